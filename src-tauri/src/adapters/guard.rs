@@ -1,0 +1,134 @@
+//! The guard in front of every route: DNS-rebinding protection (the `Host` must be a loopback
+//! name, a present `Origin` must be this server's own origin: else 403) and authentication
+//! (`Authorization: Bearer <token>`: else 401). The authenticated [`Principal`] is put into the
+//! request's extensions for the handlers.
+//!
+//! MCP Streamable HTTP (2025-11-25 and 2026-07-28 §Security Warning) requires the Origin check;
+//! the errors on `/mcp` are JSON-RPC error objects, on `/v1` RFC 9457 problem documents.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::{Request, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use serde_json::json;
+
+use super::auth::{ANONYMOUS, Authenticator};
+use crate::engine::Principal;
+
+/// Guard settings.
+pub struct Guard {
+    pub authenticator: Authenticator,
+    /// The port the server listens on (part of the only allowed origins).
+    pub port: u16,
+    /// Let requests without a token act as principal `anonymous` (local test runs only).
+    pub allow_anonymous: bool,
+    /// Extra allowed origins (e.g. the desktop window's `tauri://localhost`).
+    pub extra_origins: Vec<String>,
+}
+
+impl Guard {
+    fn host_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+            return false;
+        };
+        let name = match host.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or(""),
+            None => host.rsplit_once(':').map_or(host, |(n, _)| n),
+        };
+        matches!(
+            name.to_ascii_lowercase().as_str(),
+            "127.0.0.1" | "localhost" | "::1"
+        )
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
+        let port = self.port;
+        [
+            format!("http://127.0.0.1:{port}"),
+            format!("http://localhost:{port}"),
+            format!("http://[::1]:{port}"),
+        ]
+        .iter()
+        .chain(self.extra_origins.iter())
+        .any(|o| *o == origin)
+    }
+
+    /// The principal for these headers, or the rejection to send.
+    pub fn check(&self, headers: &HeaderMap) -> Result<Principal, (StatusCode, &'static str)> {
+        if !self.host_allowed(headers) {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not a loopback name",
+            ));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let ok = origin.to_str().is_ok_and(|o| self.origin_allowed(o));
+            if !ok {
+                return Err((StatusCode::FORBIDDEN, "Forbidden: Origin not allowed"));
+            }
+        }
+        match headers
+            .get(header::AUTHORIZATION)
+            .map(|v| v.to_str().unwrap_or(""))
+        {
+            Some(value) => {
+                let token = value
+                    .strip_prefix("Bearer ")
+                    .or_else(|| value.strip_prefix("bearer "))
+                    .unwrap_or("");
+                self.authenticator.authenticate(token.trim()).ok_or((
+                    StatusCode::UNAUTHORIZED,
+                    "Unauthorized: invalid or revoked token",
+                ))
+            }
+            None if self.allow_anonymous => Ok(Principal::named(ANONYMOUS)),
+            None => Err((
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: send Authorization: Bearer <token>",
+            )),
+        }
+    }
+}
+
+/// Axum middleware applying [`Guard::check`].
+pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    match g.check(req.headers()) {
+        Ok(principal) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Err((status, message)) => rejection(req.uri().path(), status, message),
+    }
+}
+
+/// A 401/403 in the shape the route speaks: JSON-RPC on `/mcp`, problem+json elsewhere.
+fn rejection(path: &str, status: StatusCode, message: &str) -> Response {
+    let mut resp = if path.starts_with("/mcp") {
+        let code = if status == StatusCode::UNAUTHORIZED {
+            -32001
+        } else {
+            -32600
+        };
+        (
+            status,
+            axum::Json(
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
+            ),
+        )
+            .into_response()
+    } else {
+        super::http_api::problem(status, message)
+    };
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"taskdeck\""),
+        );
+    }
+    resp
+}

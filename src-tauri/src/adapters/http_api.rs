@@ -1,0 +1,310 @@
+//! The `/v1` HTTP API the UI, the CLI and scripts use. JSON bodies; errors are RFC 9457
+//! problem documents (`application/problem+json`). Same authentication as `/mcp`; a principal
+//! sees only its own tasks (the admin sees all).
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first |
+//! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
+//! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
+//! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
+//! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events |
+//! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use axum::{
+    Extension, Json, Router,
+    extract::{Path, Query, State},
+    http::{HeaderMap, StatusCode, header},
+    response::{
+        IntoResponse, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
+    routing::{get, post},
+};
+use futures::{StreamExt, stream};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_stream::wrappers::{BroadcastStream, errors::BroadcastStreamRecvError};
+
+use crate::engine::{
+    Engine, EngineError, Principal, TaskRecord, TaskStatus, feed::Change, store::ListFilter,
+};
+
+/// An RFC 9457 problem document response.
+pub fn problem(status: StatusCode, detail: &str) -> Response {
+    let body = json!({
+        "type": "about:blank",
+        "title": status.canonical_reason().unwrap_or("Error"),
+        "status": status.as_u16(),
+        "detail": detail,
+    });
+    let mut resp = (status, body.to_string()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/problem+json"),
+    );
+    resp
+}
+
+fn engine_problem(e: EngineError) -> Response {
+    match e {
+        EngineError::NotFound => problem(StatusCode::NOT_FOUND, "Task not found"),
+        EngineError::Invalid(m) => problem(StatusCode::UNPROCESSABLE_ENTITY, &m),
+        EngineError::Terminal(_) | EngineError::KeyReused(_) => {
+            problem(StatusCode::CONFLICT, &e.to_string())
+        }
+        EngineError::IllegalTransition { .. } | EngineError::Store(_) => {
+            problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
+        }
+    }
+}
+
+/// The `/v1` router (state: the engine).
+pub fn router(engine: Engine) -> Router {
+    Router::new()
+        .route("/v1/tasks", get(list_tasks))
+        .route("/v1/tasks/{task_id}", get(get_task))
+        .route("/v1/tasks/{task_id}/input", post(answer))
+        .route("/v1/tasks/{task_id}/cancel", post(cancel))
+        .route("/v1/events", get(events))
+        .route("/v1/me", get(me))
+        .route("/v1/tools", get(tools))
+        .with_state(engine)
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    tool: Option<String>,
+    principal: Option<String>,
+    q: Option<String>,
+    cursor: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn list_tasks(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let mut statuses = Vec::new();
+    for s in q
+        .status
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|s| !s.is_empty())
+    {
+        match TaskStatus::parse(s) {
+            Some(st) => statuses.push(st),
+            None => return problem(StatusCode::BAD_REQUEST, &format!("unknown status {s:?}")),
+        }
+    }
+    let before_seq = match q.cursor.as_deref().filter(|c| !c.is_empty()) {
+        None => None,
+        Some(c) => match c.parse::<i64>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => return problem(StatusCode::BAD_REQUEST, "invalid cursor"),
+        },
+    };
+    let filter = ListFilter {
+        statuses,
+        tool: q.tool.filter(|t| !t.is_empty()),
+        principal: q.principal.filter(|t| !t.is_empty()),
+        query: q.q,
+        before_seq,
+        limit: q.limit.unwrap_or(100).clamp(1, 1000),
+    };
+    let owner = (!p.admin)
+        .then(|| p.name.clone())
+        .or_else(|| filter.principal.clone());
+    let result = tokio::task::spawn_blocking(move || {
+        let (tasks, next) = engine.list(&p, filter)?;
+        let counts = engine.store().counts(owner.as_deref())?;
+        Ok::<_, EngineError>((tasks, next, counts))
+    })
+    .await;
+    match result {
+        Ok(Ok((tasks, next, counts))) => Json(json!({
+            "tasks": tasks.iter().map(TaskRecord::api_view).collect::<Vec<_>>(),
+            "nextCursor": next.map(|n| n.to_string()),
+            "counts": counts,
+        }))
+        .into_response(),
+        Ok(Err(e)) => engine_problem(e),
+        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn get_task(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    Path(task_id): Path<String>,
+) -> Response {
+    let task = match engine.get(&p, &task_id) {
+        Ok(t) => t,
+        Err(e) => return engine_problem(e),
+    };
+    match engine.history(&p, &task_id) {
+        Ok((timeline, rounds)) => Json(json!({
+            "task": task.api_view(),
+            "timeline": timeline.iter().map(|e| e.api_view()).collect::<Vec<_>>(),
+            "inputRounds": rounds.iter().map(|r| json!({
+                "key": r.key, "request": r.request, "state": r.state, "response": r.response,
+                "answeredBy": r.answered_by,
+                "answeredAt": r.answered_at_ms.map(crate::engine::clock::iso8601),
+                "createdAt": crate::engine::clock::iso8601(r.created_at_ms),
+            })).collect::<Vec<_>>(),
+        }))
+        .into_response(),
+        Err(e) => engine_problem(e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerBody {
+    input_responses: Map<String, Value>,
+}
+
+async fn answer(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    Path(task_id): Path<String>,
+    body: Result<Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Json(body) = match body {
+        Ok(b) => b,
+        Err(e) => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                &format!("body must be {{\"inputResponses\": {{...}}}}: {e}"),
+            );
+        }
+    };
+    match engine.answer(&p, &task_id, body.input_responses).await {
+        Ok(report) => {
+            let task = engine
+                .get(&p, &task_id)
+                .map(|t| t.api_view())
+                .unwrap_or(Value::Null);
+            Json(json!({"accepted": report.accepted, "ignored": report.ignored, "task": task}))
+                .into_response()
+        }
+        Err(e) => engine_problem(e),
+    }
+}
+
+async fn cancel(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    Path(task_id): Path<String>,
+) -> Response {
+    match engine.cancel(&p, &task_id).await {
+        Ok(_) => {
+            let task = engine
+                .get(&p, &task_id)
+                .map(|t| t.api_view())
+                .unwrap_or(Value::Null);
+            (StatusCode::ACCEPTED, Json(json!({"task": task}))).into_response()
+        }
+        Err(e) => engine_problem(e),
+    }
+}
+
+async fn me(Extension(p): Extension<Principal>) -> Response {
+    Json(json!({"principal": p.name, "admin": p.admin})).into_response()
+}
+
+async fn tools(State(engine): State<Engine>) -> Response {
+    let tools: Vec<Value> = engine
+        .tools()
+        .into_iter()
+        .map(|d| json!({"name": d.name, "title": d.title, "description": d.description, "inputSchema": d.input_schema}))
+        .collect();
+    Json(json!({"tools": tools})).into_response()
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    since: Option<i64>,
+}
+
+fn change_event(change: &Change) -> Event {
+    let data = json!({"event": change.event.api_view(), "task": change.task.api_view()});
+    Event::default()
+        .id(change.event.id.to_string())
+        .event("change")
+        .data(data.to_string())
+}
+
+/// `GET /v1/events`: every change to tasks the caller may see, as SSE `change` events whose
+/// `id` is the timeline event id. With `Last-Event-ID` (or `?since=`), the stream first replays
+/// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
+/// to reload its list.
+async fn events(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+    Query(q): Query<EventsQuery>,
+) -> Response {
+    let since = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .or(q.since);
+    // Subscribe before reading the backlog so nothing falls between the two.
+    let live = BroadcastStream::new(engine.store().feed().subscribe());
+    let mut replayed_up_to = since.unwrap_or(i64::MAX);
+    let mut backlog = Vec::new();
+    if let Some(mut after) = since {
+        let owner = (!p.admin).then(|| p.name.clone());
+        loop {
+            let batch = match engine.store().events_since(after, owner.as_deref(), 1000) {
+                Ok(b) => b,
+                Err(e) => return engine_problem(e),
+            };
+            let Some(last) = batch.last() else { break };
+            after = last.id;
+            for ev in batch {
+                if let Ok(task) = engine.get(&p, &ev.task_id) {
+                    backlog.push(Ok::<_, Infallible>(change_event(&Change {
+                        event: ev,
+                        task: Arc::new(task),
+                    })));
+                }
+            }
+            if backlog.len() > 50_000 {
+                backlog.clear();
+                backlog.push(Ok(Event::default().event("resync").data("{}")));
+                break;
+            }
+        }
+        replayed_up_to = after;
+    }
+    let principal = p.clone();
+    let live = live.filter_map(move |item| {
+        let principal = principal.clone();
+        async move {
+            match item {
+                Ok(change) if change.event.id > replayed_up_to || replayed_up_to == i64::MAX => {
+                    principal
+                        .can_see(&change.task.principal)
+                        .then(|| Ok(change_event(&change)))
+                }
+                Ok(_) => None,
+                Err(BroadcastStreamRecvError::Lagged(_)) => {
+                    Some(Ok(Event::default().event("resync").data("{}")))
+                }
+            }
+        }
+    });
+    let stream = stream::iter(backlog).chain(live);
+    let mut resp = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    resp.headers_mut()
+        .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
+    resp
+}

@@ -1,0 +1,17 @@
+//! Adapters: translate the outside world into engine calls and back. They decide nothing about
+//! tasks; they authenticate, validate wire shapes and map engine errors to wire codes.
+//!
+//! - [`auth`]: bearer tokens of named principals (stored hashed) and the admin token file.
+//! - [`guard`]: Host/Origin validation (403) and authentication (401) for every route.
+//! - [`mcp`]: the MCP endpoint (rmcp `ServerHandler`, Streamable HTTP at `/mcp`).
+//! - [`mcp_front`]: the `/mcp` front door: task requests SEP-2663 handles on a dedicated path
+//!   (`tasks/get`, `subscriptions/listen` for `notifications/tasks`), everything else to rmcp.
+//! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
+
+pub mod auth;
+pub mod guard;
+pub mod http_api;
+pub mod mcp;
+pub mod mcp_fixtures;
+pub mod mcp_front;
+pub mod wire;

@@ -1,0 +1,112 @@
+//! What a running tool sees of the engine: its task id, its cancellation token, and the calls
+//! that report progress and ask for input. Every call is a durable store write.
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Engine;
+
+/// How a tool's run ended. The executor, not the canceller, decides the final state: a tool
+/// that finishes its work despite a cancel request returns `Completed` and the task completes.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The tool's `CallToolResult` (a JSON object), `isError: true` results included
+    /// (SEP-2663 §Task Execution Errors: such a task is `completed`).
+    Completed(Value),
+    /// A JSON-RPC error: the task is `failed` with `error = {code, message, data?}`.
+    Failed {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
+    /// The tool stopped because cancellation was requested.
+    Cancelled,
+}
+
+impl Outcome {
+    /// A completed outcome with one text content block and `isError: false`.
+    pub fn text(text: impl Into<String>) -> Outcome {
+        Outcome::Completed(
+            json!({"content": [{"type": "text", "text": text.into()}], "isError": false}),
+        )
+    }
+}
+
+/// Returned by [`TaskContext::request_input`] when the task was cancelled while waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelled;
+
+/// Handle given to a tool for the duration of one run of one task.
+#[derive(Clone)]
+pub struct TaskContext {
+    pub(crate) engine: Engine,
+    pub(crate) task_id: String,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) resumed: bool,
+}
+
+impl TaskContext {
+    /// The task's id.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// True when this run resumes a task after a restart: the tool starts again from the top and
+    /// [`TaskContext::request_input`] replays inputs already answered.
+    pub fn is_resumed(&self) -> bool {
+        self.resumed
+    }
+
+    /// True once cancellation was requested.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when cancellation is requested.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Sets the task's `statusMessage` (appended to its timeline). Ignored once terminal.
+    pub async fn status_message(&self, message: impl Into<String>) {
+        let _ = self
+            .engine
+            .set_status_message(&self.task_id, message.into())
+            .await;
+    }
+
+    /// Reports progress: `current` of `total` (when known), with an optional message.
+    pub async fn progress(&self, current: f64, total: Option<f64>, message: Option<String>) {
+        let _ = self
+            .engine
+            .set_progress(&self.task_id, current, total, message)
+            .await;
+    }
+
+    /// Asks the client for input under `key` (unique for the task's whole life) and waits for
+    /// the answer. `request` is an SEP-2663 `InputRequest`: `{"method": "elicitation/create",
+    /// "params": {...}}` (or `sampling/createMessage`, `roots/list`). The task is
+    /// `input_required` while any request is outstanding.
+    ///
+    /// On a resumed run, a key already answered returns its stored answer at once and a key still
+    /// outstanding is waited on again. Errors: `Err(Cancelled)` when the task is cancelled (or the
+    /// key cannot be issued, which is logged).
+    pub async fn request_input(&self, key: &str, request: Value) -> Result<Value, Cancelled> {
+        self.engine.request_input(self, key, request).await
+    }
+
+    /// Form-mode elicitation (`elicitation/create`, `mode: "form"`) under `key`. Returns the
+    /// `ElicitResult` (`{"action": "accept"|"decline"|"cancel", "content"?: {...}}`).
+    pub async fn elicit(
+        &self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Value, Cancelled> {
+        let request = json!({
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        });
+        self.request_input(key, request).await
+    }
+}

@@ -1,0 +1,854 @@
+//! [`Engine`]: the one seam adapters use. It creates tasks, runs their tools, and applies every
+//! change (status, progress, input rounds, cancellation, expiry) as one durable store write that
+//! checks the state machine and appends to the task's timeline.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    panic::AssertUnwindSafe,
+    sync::{
+        Arc, Mutex, RwLock,
+        atomic::{AtomicI64, AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use serde_json::{Map, Value, json};
+use tokio::sync::{Notify, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    EngineError, Principal, TaskRecord, TaskStatus, TimelineEvent,
+    clock::now_ms,
+    context::{Cancelled, Outcome, TaskContext},
+    model::{InputRound, Progress},
+    state::check_transition,
+    store::{self, ListFilter, Store, WriteCtx},
+    sweeper,
+};
+
+/// How a tool answers `tools/call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolMode {
+    /// Always runs as a task. `required: true` means a client that cannot take a task handle
+    /// gets `-32021` instead of a handle in an ordinary result.
+    Task { required: bool },
+}
+
+/// What the engine and the adapters need to know about a task tool.
+#[derive(Debug, Clone)]
+pub struct ToolDescriptor {
+    /// Tool name as agents call it, e.g. `request_approval`.
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    /// JSON Schema (draft 2020-12) of the arguments object.
+    pub input_schema: Value,
+    pub mode: ToolMode,
+    /// A resumable tool can be run again from the top after a restart (its input rounds are
+    /// replayed from the store); others are failed as interrupted.
+    pub resumable: bool,
+}
+
+/// A tool whose calls run as tasks.
+pub trait TaskTool: Send + Sync + 'static {
+    /// Name, schema and behaviour.
+    fn descriptor(&self) -> &ToolDescriptor;
+    /// Checks arguments beyond their JSON Schema before a task is created.
+    /// Errors: a message for the caller (adapters answer `-32602`).
+    fn check_arguments(&self, _arguments: &Value) -> Result<(), String> {
+        Ok(())
+    }
+    /// Runs one call. The future should watch [`TaskContext::cancelled`] and return
+    /// [`Outcome::Cancelled`] promptly; one that ignores cancellation is dropped after the
+    /// engine's cancel grace period.
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome>;
+}
+
+/// Engine settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// ttlMs given to new tasks (retention from creation); `None` = unlimited.
+    pub default_ttl_ms: Option<u64>,
+    /// pollIntervalMs suggested to clients.
+    pub poll_interval_ms: u64,
+    /// How long a tool may ignore a cancel request before its run is dropped.
+    pub cancel_grace: Duration,
+    /// Keep at most this many tasks; the oldest terminal ones are deleted first.
+    pub max_tasks: Option<u64>,
+    /// Keep at most about this many bytes of task data; the oldest terminal tasks go first.
+    pub max_bytes: Option<u64>,
+    /// How long a task that failed by expiry stays visible before it is deleted, in ms.
+    pub expired_grace_ms: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            default_ttl_ms: Some(24 * 3600 * 1000),
+            poll_interval_ms: 1000,
+            cancel_grace: Duration::from_secs(10),
+            max_tasks: None,
+            max_bytes: None,
+            expired_grace_ms: 60_000,
+        }
+    }
+}
+
+/// The outcome of [`Engine::answer`]: which keys were taken and which ignored (never issued,
+/// already answered, or superseded: SEP-2663 §Task Update Requests).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AnswerReport {
+    pub accepted: Vec<String>,
+    pub ignored: Vec<String>,
+}
+
+#[derive(Default)]
+struct Live {
+    cancel: CancellationToken,
+    waiters: HashMap<String, oneshot::Sender<Value>>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Store,
+    pub(crate) config: EngineConfig,
+    tools: RwLock<HashMap<String, Arc<dyn TaskTool>>>,
+    live: Mutex<HashMap<String, Live>>,
+    pub(crate) sweeper_wake: Notify,
+    /// The deadline (ms since epoch) the sweeper sleeps until; `i64::MAX` when none.
+    pub(crate) next_deadline: AtomicI64,
+    pub(crate) creations: AtomicU64,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// Handle to the engine; cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Engine {
+    /// An engine over `store`. Register tools, then call [`Engine::start`].
+    pub fn new(store: Store, config: EngineConfig) -> Engine {
+        Engine {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                tools: RwLock::new(HashMap::new()),
+                live: Mutex::new(HashMap::new()),
+                sweeper_wake: Notify::new(),
+                next_deadline: AtomicI64::new(i64::MAX),
+                creations: AtomicU64::new(0),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The store (for reads adapters make directly: lists, timelines, events).
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// Makes `tool` callable (and resumable after restarts).
+    pub fn register_tool(&self, tool: Arc<dyn TaskTool>) {
+        let name = tool.descriptor().name.clone();
+        self.inner.tools.write().unwrap().insert(name, tool);
+    }
+
+    /// The registered tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<Arc<dyn TaskTool>> {
+        self.inner.tools.read().unwrap().get(name).cloned()
+    }
+
+    /// Descriptors of all registered tools, sorted by name.
+    pub fn tools(&self) -> Vec<ToolDescriptor> {
+        let mut v: Vec<_> = self
+            .inner
+            .tools
+            .read()
+            .unwrap()
+            .values()
+            .map(|t| t.descriptor().clone())
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// Gives every task left unsettled by a previous process an explicit fate, then starts the
+    /// TTL sweeper. Resumable tools run again; other tasks fail with a JSON-RPC error
+    /// (`-32603`, `data.reason = "restart"`); tasks with a pending cancel are cancelled.
+    /// Returns how many tasks were resumed and how many failed.
+    pub async fn start(&self) -> Result<(usize, usize), EngineError> {
+        let mut resumed = 0;
+        let mut failed = 0;
+        for task in self.inner.store.unsettled()? {
+            if task.cancel_requested {
+                self.finish(&task.task_id, Outcome::Cancelled).await?;
+                continue;
+            }
+            match self.tool(&task.tool).filter(|t| t.descriptor().resumable) {
+                Some(tool) => {
+                    let id = task.task_id.clone();
+                    self.inner
+                        .store
+                        .write(move |w| {
+                            let mut t = load(w, &id)?;
+                            t.last_updated_at_ms = now_ms();
+                            store::save_task(w.conn, &t)?;
+                            w.event(
+                                &t,
+                                t.last_updated_at_ms,
+                                "resumed",
+                                json!({"reason": "restart"}),
+                            )?;
+                            Ok(())
+                        })
+                        .await?;
+                    self.spawn_executor(task, tool, true);
+                    resumed += 1;
+                }
+                None => {
+                    let data =
+                        json!({"reason": "restart", "lastStatusMessage": task.status_message});
+                    self.finish(
+                        &task.task_id,
+                        Outcome::Failed {
+                            code: -32603,
+                            message: "Task interrupted: Taskdeck restarted while it was running"
+                                .into(),
+                            data: Some(data),
+                        },
+                    )
+                    .await?;
+                    failed += 1;
+                }
+            }
+        }
+        sweeper::spawn(self.clone());
+        Ok((resumed, failed))
+    }
+
+    /// Stops the sweeper and asks every running tool to stop (their tasks stay as they are in
+    /// the store and get their fate at the next start).
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Creates a task owned by `principal` for `tool` with `arguments`, commits it, and only then
+    /// starts the tool. The returned record is what `tasks/get` would return right now
+    /// (SEP-2663 §Task Creation: durable before the CreateTaskResult).
+    ///
+    /// Errors: [`EngineError::Invalid`] for an unknown tool; [`EngineError::Store`].
+    pub async fn create_task(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<TaskRecord, EngineError> {
+        let Some(tool_impl) = self.tool(tool) else {
+            return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
+        };
+        let now = now_ms();
+        let mut task = TaskRecord {
+            task_id: uuid::Uuid::new_v4().to_string(),
+            seq: 0,
+            tool: tool.to_string(),
+            arguments,
+            principal: principal.name.clone(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now,
+            last_updated_at_ms: now,
+            ttl_ms: self.inner.config.default_ttl_ms,
+            poll_interval_ms: self.inner.config.poll_interval_ms,
+            progress: None,
+            result: None,
+            error: None,
+            input_requests: BTreeMap::new(),
+            cancel_requested: false,
+        };
+        let task = self
+            .inner
+            .store
+            .write(move |w| {
+                store::insert_task(w.conn, &mut task)?;
+                w.event(
+                    &task,
+                    now,
+                    "created",
+                    json!({"status": "working", "tool": task.tool}),
+                )?;
+                Ok(task)
+            })
+            .await?;
+        self.note_deadline(&task);
+        if self.inner.creations.fetch_add(1, Ordering::Relaxed) % 1000 == 999 {
+            self.inner.sweeper_wake.notify_one();
+        }
+        self.spawn_executor(task.clone(), tool_impl, false);
+        Ok(task)
+    }
+
+    /// The task as `principal` may see it. Errors: [`EngineError::NotFound`] when it does not
+    /// exist or belongs to another principal (indistinguishable on purpose).
+    pub fn get(&self, principal: &Principal, task_id: &str) -> Result<TaskRecord, EngineError> {
+        match self.inner.store.get(task_id)? {
+            Some(t) if principal.can_see(&t.principal) => Ok(t),
+            _ => Err(EngineError::NotFound),
+        }
+    }
+
+    /// Lists tasks visible to `principal`, newest first; see [`ListFilter`].
+    pub fn list(
+        &self,
+        principal: &Principal,
+        mut filter: ListFilter,
+    ) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
+        if !principal.admin {
+            filter.principal = Some(principal.name.clone());
+        }
+        self.inner.store.list(&filter)
+    }
+
+    /// The timeline and every input round of a task visible to `principal`.
+    pub fn history(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+    ) -> Result<(Vec<TimelineEvent>, Vec<InputRound>), EngineError> {
+        self.get(principal, task_id)?;
+        Ok((
+            self.inner.store.timeline(task_id)?,
+            self.inner.store.input_rounds(task_id)?,
+        ))
+    }
+
+    /// Answers outstanding input requests of a task visible to `principal` (SEP-2663
+    /// §Task Update Requests). Partial answers are taken; keys not outstanding are ignored; the
+    /// task returns to `working` once no request is outstanding. Each answer is recorded with
+    /// who gave it and when. An `elicitation/create` answer with `action: "accept"` must
+    /// validate against the request's `requestedSchema`.
+    ///
+    /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed
+    /// or fails its schema (then nothing of this update is recorded).
+    pub async fn answer(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+        responses: Map<String, Value>,
+    ) -> Result<AnswerReport, EngineError> {
+        let who = principal.clone();
+        let id = task_id.to_string();
+        let ttl = self.inner.config.default_ttl_ms;
+        let (report, delivered) = self
+            .inner
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if !who.can_see(&t.principal) {
+                    return Err(EngineError::NotFound);
+                }
+                let mut report = AnswerReport::default();
+                let mut delivered = Vec::new();
+                if t.status.is_terminal() {
+                    report.ignored = responses.keys().cloned().collect();
+                    return Ok((report, delivered));
+                }
+                let now = now_ms();
+                for (key, response) in responses {
+                    let Some(request) = t.input_requests.get(&key) else {
+                        report.ignored.push(key);
+                        continue;
+                    };
+                    validate_response(&key, request, &response)?;
+                    store::answer_input(w.conn, &id, &key, &response, &who.name, now)?;
+                    let action = response.get("action").cloned().unwrap_or(Value::Null);
+                    t.input_requests.remove(&key);
+                    w.event(
+                        &t,
+                        now,
+                        "inputAnswered",
+                        json!({"key": key, "by": who.name, "action": action}),
+                    )?;
+                    delivered.push((key.clone(), response));
+                    report.accepted.push(key);
+                }
+                if !report.accepted.is_empty() {
+                    t.last_updated_at_ms = now;
+                    if t.input_requests.is_empty() && t.status == TaskStatus::InputRequired {
+                        transition(w, &mut t, TaskStatus::Working, now)?;
+                        t.ttl_ms = ttl.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
+                        w.event(
+                            &t,
+                            now,
+                            "ttl",
+                            json!({"ttlMs": t.ttl_ms, "reason": "input answered"}),
+                        )?;
+                    }
+                    store::save_task(w.conn, &t)?;
+                    w.settle(&t);
+                }
+                Ok((report, delivered))
+            })
+            .await?;
+        if !delivered.is_empty() {
+            let mut live = self.inner.live.lock().unwrap();
+            if let Some(l) = live.get_mut(task_id) {
+                for (key, response) in delivered {
+                    if let Some(tx) = l.waiters.remove(&key) {
+                        let _ = tx.send(response);
+                    }
+                }
+            }
+        }
+        if let Ok(t) = self.inner.store.get(task_id)
+            && let Some(t) = t
+        {
+            self.note_deadline(&t);
+        }
+        Ok(report)
+    }
+
+    /// Requests cancellation of a task visible to `principal`. Cooperative: the tool is told
+    /// and decides the final state (SEP-2663 §Task Cancellation). Idempotent: a terminal task is
+    /// returned unchanged. Returns the task as it stands after the request.
+    ///
+    /// Errors: [`EngineError::NotFound`].
+    pub async fn cancel(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+    ) -> Result<TaskRecord, EngineError> {
+        let who = principal.clone();
+        let id = task_id.to_string();
+        let task = self
+            .inner
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if !who.can_see(&t.principal) {
+                    return Err(EngineError::NotFound);
+                }
+                if t.status.is_terminal() || t.cancel_requested {
+                    return Ok(t);
+                }
+                let now = now_ms();
+                t.cancel_requested = true;
+                t.last_updated_at_ms = now;
+                store::save_task(w.conn, &t)?;
+                w.event(&t, now, "cancelRequested", json!({"by": who.name}))?;
+                Ok(t)
+            })
+            .await?;
+        if !task.status.is_terminal() {
+            let token = self
+                .inner
+                .live
+                .lock()
+                .unwrap()
+                .get(task_id)
+                .map(|l| l.cancel.clone());
+            match token {
+                Some(token) => token.cancel(),
+                None => self.finish(task_id, Outcome::Cancelled).await?,
+            }
+        }
+        Ok(task)
+    }
+
+    pub(crate) async fn set_status_message(
+        &self,
+        task_id: &str,
+        message: String,
+    ) -> Result<(), EngineError> {
+        let id = task_id.to_string();
+        self.inner
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if t.status.is_terminal() {
+                    return Ok(());
+                }
+                let now = now_ms();
+                t.status_message = Some(message.clone());
+                t.last_updated_at_ms = now;
+                store::save_task(w.conn, &t)?;
+                w.event(&t, now, "statusMessage", json!({"statusMessage": message}))?;
+                Ok(())
+            })
+            .await
+    }
+
+    pub(crate) async fn set_progress(
+        &self,
+        task_id: &str,
+        current: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), EngineError> {
+        let id = task_id.to_string();
+        self.inner
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if t.status.is_terminal() {
+                    return Ok(());
+                }
+                let now = now_ms();
+                let progress = Progress {
+                    current,
+                    total,
+                    message,
+                };
+                t.progress = Some(progress.clone());
+                if let Some(m) = &progress.message {
+                    t.status_message = Some(m.clone());
+                }
+                t.last_updated_at_ms = now;
+                store::save_task(w.conn, &t)?;
+                w.event(&t, now, "progress", serde_json::to_value(&progress)?)?;
+                Ok(())
+            })
+            .await
+    }
+
+    pub(crate) async fn request_input(
+        &self,
+        ctx: &TaskContext,
+        key: &str,
+        request: Value,
+    ) -> Result<Value, Cancelled> {
+        enum Issued {
+            Pending,
+            Answered(Value),
+        }
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut live = self.inner.live.lock().unwrap();
+            let Some(l) = live.get_mut(&ctx.task_id) else {
+                return Err(Cancelled);
+            };
+            l.waiters.insert(key.to_string(), tx);
+        }
+        let id = ctx.task_id.clone();
+        let k = key.to_string();
+        let issued = self
+            .inner
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if t.status.is_terminal() {
+                    return Err(EngineError::Terminal(t.status));
+                }
+                match store::input_key(w.conn, &id, &k)? {
+                    Some((state, stored, _)) if state == "outstanding" && stored == request => {
+                        return Ok(Issued::Pending);
+                    }
+                    Some((state, _, Some(response))) if state == "answered" => {
+                        return Ok(Issued::Answered(response));
+                    }
+                    Some(_) => return Err(EngineError::KeyReused(k)),
+                    None => {}
+                }
+                let now = now_ms();
+                store::insert_input(w.conn, &id, &k, &request, now)?;
+                t.input_requests.insert(k.clone(), request.clone());
+                t.last_updated_at_ms = now;
+                w.event(
+                    &t,
+                    now,
+                    "inputRequested",
+                    json!({"key": k, "request": request}),
+                )?;
+                if t.status == TaskStatus::Working {
+                    transition(w, &mut t, TaskStatus::InputRequired, now)?;
+                    // A task waiting on a human must not expire under them: retention becomes
+                    // unlimited (ttlMs: null) until the input is answered.
+                    if t.ttl_ms.is_some() {
+                        t.ttl_ms = None;
+                        w.event(
+                            &t,
+                            now,
+                            "ttl",
+                            json!({"ttlMs": null, "reason": "waiting for input"}),
+                        )?;
+                    }
+                }
+                store::save_task(w.conn, &t)?;
+                w.settle(&t);
+                Ok(Issued::Pending)
+            })
+            .await;
+        let remove_waiter = |engine: &Engine| {
+            if let Some(l) = engine.inner.live.lock().unwrap().get_mut(&ctx.task_id) {
+                l.waiters.remove(key);
+            }
+        };
+        match issued {
+            Ok(Issued::Answered(v)) => {
+                remove_waiter(self);
+                Ok(v)
+            }
+            Ok(Issued::Pending) => {
+                tokio::select! {
+                    v = rx => v.map_err(|_| Cancelled),
+                    _ = ctx.cancel.cancelled() => { remove_waiter(self); Err(Cancelled) }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(task_id = %ctx.task_id, key, "input request not issued: {e}");
+                remove_waiter(self);
+                Err(Cancelled)
+            }
+        }
+    }
+
+    /// Settles a task with `outcome`, unless it is already terminal (then nothing happens).
+    /// Outstanding input requests become superseded.
+    pub(crate) async fn finish(&self, task_id: &str, outcome: Outcome) -> Result<(), EngineError> {
+        let id = task_id.to_string();
+        self.inner
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if t.status.is_terminal() {
+                    return Ok(());
+                }
+                let now = now_ms();
+                let to = match outcome {
+                    Outcome::Completed(result) => {
+                        t.result = Some(result);
+                        TaskStatus::Completed
+                    }
+                    Outcome::Failed {
+                        code,
+                        message,
+                        data,
+                    } => {
+                        let mut err = json!({"code": code, "message": message});
+                        if let Some(d) = data {
+                            err["data"] = d;
+                        }
+                        t.status_message = Some(message);
+                        t.error = Some(err);
+                        TaskStatus::Failed
+                    }
+                    Outcome::Cancelled => TaskStatus::Cancelled,
+                };
+                for key in store::supersede_inputs(w.conn, &id, None)? {
+                    t.input_requests.remove(&key);
+                    w.event(&t, now, "inputSuperseded", json!({"key": key}))?;
+                }
+                transition(w, &mut t, to, now)?;
+                if let Some(p) = t.progress.as_mut().filter(|_| to == TaskStatus::Completed)
+                    && let Some(total) = p.total
+                {
+                    p.current = total;
+                }
+                store::save_task(w.conn, &t)?;
+                w.settle(&t);
+                Ok(())
+            })
+            .await
+    }
+
+    /// Expires one task whose TTL elapsed: an unsettled task fails (its tool is told to stop)
+    /// and stays visible for `expired_grace_ms`; a settled one is deleted.
+    pub(crate) async fn expire(&self, task_id: &str) -> Result<(), EngineError> {
+        let id = task_id.to_string();
+        let grace = self.inner.config.expired_grace_ms;
+        let failed_now = self
+            .inner
+            .store
+            .write(move |w| {
+                let Some(mut t) = store::load_task(w.conn, &id)? else {
+                    return Ok(false);
+                };
+                let now = now_ms();
+                if t.status.is_terminal() {
+                    store::delete_task(w.conn, &id)?;
+                    return Ok(false);
+                }
+                for key in store::supersede_inputs(w.conn, &id, None)? {
+                    t.input_requests.remove(&key);
+                    w.event(&t, now, "inputSuperseded", json!({"key": key}))?;
+                }
+                let message = "Task expired: its ttlMs elapsed before it finished".to_string();
+                t.error = Some(
+                    json!({"code": -32603, "message": message, "data": {"reason": "expired"}}),
+                );
+                t.status_message = Some(message);
+                transition(w, &mut t, TaskStatus::Failed, now)?;
+                t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + grace);
+                w.event(
+                    &t,
+                    now,
+                    "ttl",
+                    json!({"ttlMs": t.ttl_ms, "reason": "expired"}),
+                )?;
+                store::save_task(w.conn, &t)?;
+                w.settle(&t);
+                Ok(true)
+            })
+            .await?;
+        if failed_now && let Some(l) = self.inner.live.lock().unwrap().get(task_id) {
+            l.cancel.cancel();
+        }
+        Ok(())
+    }
+
+    /// Deletes the oldest terminal tasks while a configured cap (count, bytes) is exceeded.
+    pub(crate) async fn enforce_caps(&self) -> Result<usize, EngineError> {
+        let (max_tasks, max_bytes) = (self.inner.config.max_tasks, self.inner.config.max_bytes);
+        if max_tasks.is_none() && max_bytes.is_none() {
+            return Ok(0);
+        }
+        let mut deleted = 0;
+        loop {
+            let (count, bytes) = self.inner.store.totals()?;
+            let over_count = max_tasks.map_or(0, |m| (count as u64).saturating_sub(m));
+            let over_bytes = max_bytes.is_some_and(|m| bytes as u64 > m);
+            if over_count == 0 && !over_bytes {
+                return Ok(deleted);
+            }
+            let batch = (over_count as usize).clamp(if over_bytes { 100 } else { 1 }, 1000);
+            let victims = self.inner.store.oldest_terminal(batch)?;
+            if victims.is_empty() {
+                return Ok(deleted);
+            }
+            deleted += victims.len();
+            self.inner
+                .store
+                .write(move |w| {
+                    for id in &victims {
+                        store::delete_task(w.conn, id)?;
+                    }
+                    Ok(())
+                })
+                .await?;
+        }
+    }
+
+    /// Tells the sweeper about `task`'s deadline if it is earlier than the one it sleeps until.
+    fn note_deadline(&self, task: &TaskRecord) {
+        if let Some(ttl) = task.ttl_ms {
+            let deadline = task.created_at_ms + ttl as i64;
+            if deadline < self.inner.next_deadline.load(Ordering::Relaxed) {
+                self.inner.sweeper_wake.notify_one();
+            }
+        }
+    }
+
+    fn spawn_executor(&self, task: TaskRecord, tool: Arc<dyn TaskTool>, resumed: bool) {
+        let cancel = self.inner.shutdown.child_token();
+        if task.cancel_requested {
+            cancel.cancel();
+        }
+        self.inner.live.lock().unwrap().insert(
+            task.task_id.clone(),
+            Live {
+                cancel: cancel.clone(),
+                waiters: HashMap::new(),
+            },
+        );
+        let ctx = TaskContext {
+            engine: self.clone(),
+            task_id: task.task_id.clone(),
+            cancel: cancel.clone(),
+            resumed,
+        };
+        let engine = self.clone();
+        let grace = self.inner.config.cancel_grace;
+        let shutdown = self.inner.shutdown.clone();
+        tokio::spawn(async move {
+            let run = AssertUnwindSafe(tool.run(ctx, task.arguments.clone())).catch_unwind();
+            let ignored_cancel = async {
+                cancel.cancelled().await;
+                tokio::time::sleep(grace).await;
+            };
+            let outcome = tokio::select! {
+                o = run => o.unwrap_or_else(|_| Outcome::Failed {
+                    code: -32603,
+                    message: format!("tool {} panicked", task.tool),
+                    data: None,
+                }),
+                _ = ignored_cancel => Outcome::Cancelled,
+            };
+            // On shutdown the task keeps its stored state; the next start decides its fate.
+            if !shutdown.is_cancelled()
+                && let Err(e) = engine.finish(&task.task_id, outcome).await
+            {
+                tracing::error!(task_id = %task.task_id, "cannot settle task: {e}");
+            }
+            engine.inner.live.lock().unwrap().remove(&task.task_id);
+        });
+    }
+}
+
+fn load(w: &WriteCtx<'_>, task_id: &str) -> Result<TaskRecord, EngineError> {
+    store::load_task(w.conn, task_id)?.ok_or(EngineError::NotFound)
+}
+
+/// Moves `t` to `to` (checked against the state machine) and records a `status` event.
+fn transition(
+    w: &mut WriteCtx<'_>,
+    t: &mut TaskRecord,
+    to: TaskStatus,
+    now: i64,
+) -> Result<(), EngineError> {
+    check_transition(t.status, to)?;
+    let from = t.status;
+    t.status = to;
+    t.last_updated_at_ms = now;
+    w.event(
+        t,
+        now,
+        "status",
+        json!({"from": from.as_str(), "to": to.as_str(), "statusMessage": t.status_message}),
+    )?;
+    Ok(())
+}
+
+/// Checks one answer against its request: an elicitation answer needs `action` in
+/// accept/decline/cancel, and an accepted one must match the request's `requestedSchema`.
+fn validate_response(key: &str, request: &Value, response: &Value) -> Result<(), EngineError> {
+    if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
+        return Ok(());
+    }
+    let action = response.get("action").and_then(Value::as_str);
+    match action {
+        Some("decline" | "cancel") => Ok(()),
+        Some("accept") => {
+            let Some(schema) = request.pointer("/params/requestedSchema") else {
+                return Ok(());
+            };
+            let content = response
+                .get("content")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            let validator = jsonschema::validator_for(schema).map_err(|e| {
+                EngineError::Invalid(format!("input request {key:?} has an invalid schema: {e}"))
+            })?;
+            let errors: Vec<String> = validator
+                .iter_errors(&content)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect();
+            if errors.is_empty() {
+                Ok(())
+            } else {
+                Err(EngineError::Invalid(format!(
+                    "answer to {key:?} does not match its schema: {}",
+                    errors.join("; ")
+                )))
+            }
+        }
+        _ => Err(EngineError::Invalid(format!(
+            "answer to {key:?} needs \"action\": \"accept\", \"decline\" or \"cancel\""
+        ))),
+    }
+}

@@ -1,0 +1,23 @@
+//! The task engine: model, state machine, durable store, change feed, executors, sweeper.
+//!
+//! Invariants (kept true by this module and relied upon by every adapter):
+//! - every state change goes through [`Engine`] methods that run inside one store write, which
+//!   checks the transition with [`state::check_transition`] and appends a timeline event;
+//! - a change is published on the [`feed::ChangeFeed`] only after its write committed;
+//! - a task is visible only to its principal (and the admin); everyone else gets
+//!   [`EngineError::NotFound`], exactly as for an id that never existed.
+
+pub mod clock;
+mod context;
+mod engine;
+pub mod error;
+pub mod feed;
+pub mod model;
+pub mod state;
+pub mod store;
+mod sweeper;
+
+pub use context::{Outcome, TaskContext};
+pub use engine::{Engine, EngineConfig, TaskTool, ToolDescriptor, ToolMode};
+pub use error::EngineError;
+pub use model::{Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};

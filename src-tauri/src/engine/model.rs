@@ -1,0 +1,258 @@
+//! The task record and its parts, as stored and as shown on the wire.
+//!
+//! Wire names follow SEP-2663 (`taskId`, `status`, `statusMessage`, `createdAt`,
+//! `lastUpdatedAt`, `ttlMs`, `pollIntervalMs`, `inputRequests`, `result`, `error`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::clock::iso8601;
+
+/// Task status, SEP-2663 §Task Status. `completed`, `failed` and `cancelled` are terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// All statuses, in lifecycle order.
+    pub const ALL: [TaskStatus; 5] = [
+        TaskStatus::Working,
+        TaskStatus::InputRequired,
+        TaskStatus::Completed,
+        TaskStatus::Failed,
+        TaskStatus::Cancelled,
+    ];
+
+    /// The wire spelling (`working`, `input_required`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the wire spelling; `None` for anything else.
+    pub fn parse(s: &str) -> Option<TaskStatus> {
+        TaskStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// True for `completed`, `failed` and `cancelled`: such a task never changes again.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+/// The authenticated identity a request acts for: the owner bound to every task it creates.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal {
+    /// Token name, e.g. `claude-code`; `admin` for the admin token, `anonymous` under
+    /// `--allow-anonymous`.
+    pub name: String,
+    /// The admin sees and acts on every principal's tasks.
+    pub admin: bool,
+}
+
+impl Principal {
+    /// The principal of the admin token.
+    pub fn admin() -> Principal {
+        Principal {
+            name: "admin".into(),
+            admin: true,
+        }
+    }
+    /// A non-admin principal named `name`.
+    pub fn named(name: impl Into<String>) -> Principal {
+        Principal {
+            name: name.into(),
+            admin: false,
+        }
+    }
+    /// True if this principal may see a task owned by `owner`.
+    pub fn can_see(&self, owner: &str) -> bool {
+        self.admin || self.name == owner
+    }
+}
+
+/// Progress of a task: `current` out of `total` (when known), with an optional message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub current: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One task as stored. Times are milliseconds since the Unix epoch (UTC).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// Opaque id: a UUID v4 (122 random bits), SEP-2663 §Security.
+    pub task_id: String,
+    /// Monotonic creation order; the list's "newest first" key and its cursor.
+    pub seq: i64,
+    pub tool: String,
+    /// The tool call's arguments (a JSON object).
+    pub arguments: Value,
+    /// Name of the owning principal.
+    pub principal: String,
+    pub status: TaskStatus,
+    pub status_message: Option<String>,
+    pub created_at_ms: i64,
+    pub last_updated_at_ms: i64,
+    /// Retention from creation in ms; `None` = unlimited (set while waiting for a human).
+    pub ttl_ms: Option<u64>,
+    pub poll_interval_ms: u64,
+    pub progress: Option<Progress>,
+    /// The CallToolResult (JSON object) when `completed`, including `isError: true` results.
+    pub result: Option<Value>,
+    /// The JSON-RPC error object `{code, message, data?}` when `failed`.
+    pub error: Option<Value>,
+    /// Outstanding input requests (`key` → `{method, params}`), present while `input_required`.
+    pub input_requests: BTreeMap<String, Value>,
+    /// A cancel was requested and the executor has not settled the task yet.
+    pub cancel_requested: bool,
+}
+
+impl TaskRecord {
+    /// The base `Task` object of SEP-2663 (no `resultType`, no payload).
+    pub fn wire_task(&self) -> Map<String, Value> {
+        let mut m = Map::with_capacity(9);
+        m.insert("taskId".into(), Value::String(self.task_id.clone()));
+        m.insert("status".into(), Value::String(self.status.as_str().into()));
+        if let Some(msg) = &self.status_message {
+            m.insert("statusMessage".into(), Value::String(msg.clone()));
+        }
+        m.insert(
+            "createdAt".into(),
+            Value::String(iso8601(self.created_at_ms)),
+        );
+        m.insert(
+            "lastUpdatedAt".into(),
+            Value::String(iso8601(self.last_updated_at_ms)),
+        );
+        m.insert(
+            "ttlMs".into(),
+            self.ttl_ms.map_or(Value::Null, |t| json!(t)),
+        );
+        m.insert("pollIntervalMs".into(), json!(self.poll_interval_ms));
+        m
+    }
+
+    /// The `DetailedTask` of SEP-2663 §Task Polling: the base task plus `inputRequests`
+    /// (input_required), `result` (completed) or `error` (failed).
+    pub fn wire_detailed(&self) -> Map<String, Value> {
+        let mut m = self.wire_task();
+        match self.status {
+            TaskStatus::InputRequired => {
+                let reqs: Map<String, Value> = self
+                    .input_requests
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                m.insert("inputRequests".into(), Value::Object(reqs));
+            }
+            TaskStatus::Completed => {
+                m.insert(
+                    "result".into(),
+                    self.result
+                        .clone()
+                        .unwrap_or_else(|| json!({"content": []})),
+                );
+            }
+            TaskStatus::Failed => {
+                m.insert(
+                    "error".into(),
+                    self.error
+                        .clone()
+                        .unwrap_or_else(|| json!({"code": -32603, "message": "failed"})),
+                );
+            }
+            TaskStatus::Working | TaskStatus::Cancelled => {}
+        }
+        m
+    }
+
+    /// The record as the `/v1` API and the UI show it: the detailed task plus Taskdeck's own
+    /// fields (`tool`, `arguments`, `principal`, `progress`, `cancelRequested`, `expiresAt`).
+    pub fn api_view(&self) -> Value {
+        let mut m = self.wire_detailed();
+        m.insert("tool".into(), Value::String(self.tool.clone()));
+        m.insert("arguments".into(), self.arguments.clone());
+        m.insert("principal".into(), Value::String(self.principal.clone()));
+        if let Some(p) = &self.progress {
+            m.insert(
+                "progress".into(),
+                serde_json::to_value(p).unwrap_or(Value::Null),
+            );
+        }
+        m.insert("cancelRequested".into(), Value::Bool(self.cancel_requested));
+        if let Some(ttl) = self.ttl_ms {
+            m.insert(
+                "expiresAt".into(),
+                Value::String(iso8601(self.created_at_ms + ttl as i64)),
+            );
+        }
+        Value::Object(m)
+    }
+
+    /// Approximate stored size in bytes (arguments, result, error, messages), for store caps.
+    pub fn approx_bytes(&self) -> i64 {
+        let len = |v: &Option<Value>| v.as_ref().map_or(0, |v| v.to_string().len());
+        (self.arguments.to_string().len()
+            + len(&self.result)
+            + len(&self.error)
+            + self.status_message.as_ref().map_or(0, String::len)
+            + 256) as i64
+    }
+}
+
+/// One entry of a task's timeline: every state change, progress update, status message and
+/// input round is one event. `id` is global and increasing: the `/v1/events` SSE event id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineEvent {
+    pub id: i64,
+    pub task_id: String,
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// `created`, `status`, `progress`, `statusMessage`, `inputRequested`, `inputAnswered`,
+    /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`.
+    pub kind: String,
+    pub data: Value,
+}
+
+impl TimelineEvent {
+    /// JSON for the API: the event plus an ISO 8601 `at`.
+    pub fn api_view(&self) -> Value {
+        json!({"id": self.id, "taskId": self.task_id, "at": iso8601(self.at_ms), "kind": self.kind, "data": self.data})
+    }
+}
+
+/// One input request over its whole life (the "input round" the timeline and UI show).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRound {
+    pub key: String,
+    /// The request, `{method, params}`.
+    pub request: Value,
+    /// `outstanding`, `answered` or `superseded`.
+    pub state: String,
+    pub response: Option<Value>,
+    pub answered_by: Option<String>,
+    pub answered_at_ms: Option<i64>,
+    pub created_at_ms: i64,
+}

@@ -1,0 +1,738 @@
+//! The durable store: one SQLite file (WAL mode) holding tasks, their input rounds and their
+//! timeline events.
+//!
+//! Writes go through one writer thread that groups every write waiting in its queue into a
+//! single transaction (group commit): a caller's write is acknowledged only after the commit
+//! that contains it, so "returned" always means "on disk". Each write runs in its own savepoint,
+//! so one failing write never takes its neighbours down. Reads use a small pool of read-only
+//! connections and never wait for the writer (WAL readers see the last commit).
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, mpsc},
+    thread,
+};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::{
+    EngineError, TaskRecord, TaskStatus, TimelineEvent,
+    feed::{Change, ChangeFeed},
+    model::{InputRound, Progress},
+};
+
+/// How hard each commit is pushed to disk (SQLite `PRAGMA synchronous`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Durability {
+    /// `synchronous=NORMAL` in WAL mode: every commit survives a crash of the process
+    /// (SIGKILL, panic); the last commits may be lost if the machine loses power.
+    Process,
+    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged; survives power loss.
+    Power,
+}
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS tasks(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL UNIQUE,
+  tool TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT,
+  created_at INTEGER NOT NULL,
+  last_updated_at INTEGER NOT NULL,
+  ttl_ms INTEGER,
+  expires_at INTEGER,
+  poll_interval_ms INTEGER NOT NULL,
+  progress TEXT,
+  result TEXT,
+  error TEXT,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS tasks_expires ON tasks(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, seq);
+CREATE INDEX IF NOT EXISTS tasks_principal ON tasks(principal, seq);
+CREATE INDEX IF NOT EXISTS tasks_tool ON tasks(tool, seq);
+CREATE TABLE IF NOT EXISTS input_requests(
+  task_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request TEXT NOT NULL,
+  state TEXT NOT NULL,
+  response TEXT,
+  answered_by TEXT,
+  answered_at INTEGER,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY(task_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_task ON events(task_id, id);
+CREATE TABLE IF NOT EXISTS tokens(
+  name TEXT PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+"#;
+
+/// A write: runs inside the group transaction and returns a closure that delivers its result
+/// once the commit is known (`true` = committed).
+type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Box<dyn FnOnce(bool) + Send>) + Send>;
+
+/// What a write sees: the connection (inside the group transaction) and the changes it will
+/// publish after the commit.
+pub struct WriteCtx<'c> {
+    pub conn: &'c Connection,
+    changes: Vec<Arc<Change>>,
+}
+
+impl WriteCtx<'_> {
+    /// Appends a timeline event for `task` (its state after this write) and queues the change
+    /// for the feed. Returns the event.
+    pub fn event(
+        &mut self,
+        task: &TaskRecord,
+        at_ms: i64,
+        kind: &str,
+        data: Value,
+    ) -> Result<TimelineEvent, EngineError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events(task_id, principal, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![task.task_id, task.principal, at_ms, kind, data.to_string()])?;
+        let event = TimelineEvent {
+            id: self.conn.last_insert_rowid(),
+            task_id: task.task_id.clone(),
+            at_ms,
+            kind: kind.to_string(),
+            data,
+        };
+        self.changes.push(Arc::new(Change {
+            event: event.clone(),
+            task: Arc::new(task.clone()),
+        }));
+        Ok(event)
+    }
+
+    /// Re-points the snapshot of every change queued by this write for `task` to its final
+    /// state, so subscribers never see a half-applied write.
+    pub fn settle(&mut self, task: &TaskRecord) {
+        let snapshot = Arc::new(task.clone());
+        for c in self
+            .changes
+            .iter_mut()
+            .filter(|c| c.task.task_id == task.task_id)
+        {
+            *c = Arc::new(Change {
+                event: c.event.clone(),
+                task: snapshot.clone(),
+            });
+        }
+    }
+}
+
+/// Filters for [`Store::list`]. Empty fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub statuses: Vec<TaskStatus>,
+    pub tool: Option<String>,
+    /// Owner; callers that are not admin must set this to themselves.
+    pub principal: Option<String>,
+    /// Free text, matched (case-insensitively) against tool, arguments, status message, result.
+    pub query: Option<String>,
+    /// Cursor: only tasks older than this `seq`.
+    pub before_seq: Option<i64>,
+    /// Page size, 1..=1000.
+    pub limit: usize,
+}
+
+/// Handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: mpsc::Sender<Job>,
+    readers: Mutex<Vec<Connection>>,
+    feed: ChangeFeed,
+}
+
+impl Store {
+    /// Opens (creating if needed) `dir/taskdeck.sqlite3` and starts the writer thread.
+    ///
+    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened.
+    pub fn open(
+        dir: &Path,
+        durability: Durability,
+        feed: ChangeFeed,
+    ) -> Result<Store, EngineError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join("taskdeck.sqlite3");
+        let conn = open_conn(&path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(
+            None,
+            "synchronous",
+            match durability {
+                Durability::Process => "NORMAL",
+                Durability::Power => "FULL",
+            },
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        let writer_feed = feed.clone();
+        thread::Builder::new()
+            .name("taskdeck-store-writer".into())
+            .spawn(move || writer_loop(conn, rx, writer_feed))
+            .map_err(|e| EngineError::Store(e.to_string()))?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                path,
+                writer: tx,
+                readers: Mutex::new(Vec::new()),
+                feed,
+            }),
+        })
+    }
+
+    /// Path of the SQLite file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The feed on which committed writes are published.
+    pub fn feed(&self) -> &ChangeFeed {
+        &self.inner.feed
+    }
+
+    /// Runs `f` inside the next group commit and returns its result once that commit is durable.
+    /// If `f` fails, its own changes are rolled back and nothing is published.
+    pub async fn write<R, F>(&self, f: F) -> Result<R, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<R, EngineError> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |w| {
+            let r = f(w);
+            let ok = r.is_ok();
+            let deliver = move |committed: bool| {
+                let _ = tx.send(if committed || r.is_err() {
+                    r
+                } else {
+                    Err(EngineError::Store("commit failed".into()))
+                });
+            };
+            (ok, Box::new(deliver))
+        });
+        self.inner
+            .writer
+            .send(job)
+            .map_err(|_| EngineError::Store("store writer stopped".into()))?;
+        rx.await
+            .map_err(|_| EngineError::Store("store writer stopped".into()))?
+    }
+
+    /// Runs `f` on a pooled read connection (sees the last commit). Blocking; keep it short or
+    /// call it from `spawn_blocking`.
+    pub fn read<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        let conn = self.inner.readers.lock().unwrap().pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => open_conn(&self.inner.path)?,
+        };
+        let r = f(&conn);
+        let mut pool = self.inner.readers.lock().unwrap();
+        if pool.len() < 16 {
+            pool.push(conn);
+        }
+        r
+    }
+
+    /// Loads one task (with its outstanding input requests), or `None`.
+    pub fn get(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
+        self.read(|c| load_task(c, task_id))
+    }
+
+    /// Lists tasks newest first. Returns the page and the cursor for the next one.
+    pub fn list(&self, filter: &ListFilter) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
+        self.read(|c| list_tasks(c, filter))
+    }
+
+    /// Task counts per status, for one principal or (admin) all.
+    pub fn counts(&self, principal: Option<&str>) -> Result<BTreeMap<String, i64>, EngineError> {
+        self.read(|c| {
+            let mut out = BTreeMap::new();
+            let mut stmt = c.prepare_cached(
+                "SELECT status, COUNT(*) FROM tasks WHERE (?1 IS NULL OR principal = ?1) GROUP BY status",
+            )?;
+            let rows = stmt.query_map(params![principal], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+            for row in rows {
+                let (s, n) = row?;
+                out.insert(s, n);
+            }
+            Ok(out)
+        })
+    }
+
+    /// The task's timeline, oldest first.
+    pub fn timeline(&self, task_id: &str) -> Result<Vec<TimelineEvent>, EngineError> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, task_id, at, kind, data FROM events WHERE task_id = ?1 ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![task_id], row_event)?;
+            rows.map(|r| r.map_err(EngineError::from)).collect()
+        })
+    }
+
+    /// Every input round of the task (outstanding, answered, superseded), oldest first.
+    pub fn input_rounds(&self, task_id: &str) -> Result<Vec<InputRound>, EngineError> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT key, request, state, response, answered_by, answered_at, created_at
+                 FROM input_requests WHERE task_id = ?1 ORDER BY created_at, key",
+            )?;
+            let rows = stmt.query_map(params![task_id], |r| {
+                Ok(InputRound {
+                    key: r.get(0)?,
+                    request: parse_json(r.get::<_, String>(1)?),
+                    state: r.get(2)?,
+                    response: r.get::<_, Option<String>>(3)?.map(parse_json),
+                    answered_by: r.get(4)?,
+                    answered_at_ms: r.get(5)?,
+                    created_at_ms: r.get(6)?,
+                })
+            })?;
+            rows.map(|r| r.map_err(EngineError::from)).collect()
+        })
+    }
+
+    /// Events after `after_id` (exclusive), oldest first, at most `limit`, optionally only those
+    /// of one principal's tasks. Used to resume `/v1/events` from `Last-Event-ID`.
+    pub fn events_since(
+        &self,
+        after_id: i64,
+        principal: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TimelineEvent>, EngineError> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, task_id, at, kind, data FROM events
+                 WHERE id > ?1 AND (?2 IS NULL OR principal = ?2) ORDER BY id LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![after_id, principal, limit as i64], row_event)?;
+            rows.map(|r| r.map_err(EngineError::from)).collect()
+        })
+    }
+
+    /// Tasks that are not terminal (for restart recovery), oldest first.
+    pub fn unsettled(&self) -> Result<Vec<TaskRecord>, EngineError> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT task_id FROM tasks WHERE status IN ('working','input_required') ORDER BY seq",
+            )?;
+            let ids: Vec<String> =
+                stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(t) = load_task(c, &id)? {
+                    out.push(t);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// The earliest `createdAt + ttlMs` over all tasks (ms since epoch), if any task has a TTL.
+    pub fn next_expiry(&self) -> Result<Option<i64>, EngineError> {
+        self.read(|c| {
+            Ok(
+                c.prepare_cached("SELECT MIN(expires_at) FROM tasks WHERE expires_at IS NOT NULL")?
+                    .query_row([], |r| r.get::<_, Option<i64>>(0))?,
+            )
+        })
+    }
+
+    /// Ids of tasks whose TTL elapsed at `now_ms`, at most `limit`.
+    pub fn expired(&self, now_ms: i64, limit: usize) -> Result<Vec<String>, EngineError> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT task_id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?1
+                 ORDER BY expires_at LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![now_ms, limit as i64], |r| r.get(0))?;
+            rows.map(|r| r.map_err(EngineError::from)).collect()
+        })
+    }
+
+    /// Number of tasks and their approximate bytes.
+    pub fn totals(&self) -> Result<(i64, i64), EngineError> {
+        self.read(|c| {
+            Ok(
+                c.prepare_cached("SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM tasks")?
+                    .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?,
+            )
+        })
+    }
+
+    /// Oldest terminal tasks, `limit` of them: the first to go when a cap is exceeded.
+    pub fn oldest_terminal(&self, limit: usize) -> Result<Vec<String>, EngineError> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT task_id FROM tasks WHERE status IN ('completed','failed','cancelled')
+                 ORDER BY seq LIMIT ?1",
+            )?;
+            let rows = stmt.query_map(params![limit as i64], |r| r.get(0))?;
+            rows.map(|r| r.map_err(EngineError::from)).collect()
+        })
+    }
+}
+
+fn open_conn(path: &Path) -> Result<Connection, EngineError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+fn writer_loop(conn: Connection, rx: mpsc::Receiver<Job>, feed: ChangeFeed) {
+    const MAX_GROUP: usize = 512;
+    while let Ok(first) = rx.recv() {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let mut ctx = WriteCtx {
+            conn: &conn,
+            changes: Vec::new(),
+        };
+        let mut deliveries = Vec::with_capacity(jobs.len());
+        let began = conn.execute_batch("BEGIN IMMEDIATE").is_ok();
+        for job in jobs {
+            if !began {
+                let (_, deliver) = job(&mut ctx);
+                deliveries.push(deliver);
+                continue;
+            }
+            let mark = ctx.changes.len();
+            let _ = conn.execute_batch("SAVEPOINT job");
+            let (ok, deliver) = job(&mut ctx);
+            if ok {
+                let _ = conn.execute_batch("RELEASE job");
+            } else {
+                let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+                ctx.changes.truncate(mark);
+            }
+            deliveries.push(deliver);
+        }
+        let committed = began && conn.execute_batch("COMMIT").is_ok();
+        if !committed {
+            let _ = conn.execute_batch("ROLLBACK");
+            tracing::error!("store commit failed; {} writes rejected", deliveries.len());
+        } else {
+            for change in ctx.changes.drain(..) {
+                feed.publish(change);
+            }
+        }
+        for deliver in deliveries {
+            deliver(committed);
+        }
+    }
+}
+
+fn parse_json(s: String) -> Value {
+    serde_json::from_str(&s).unwrap_or(Value::Null)
+}
+
+fn row_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<TimelineEvent> {
+    Ok(TimelineEvent {
+        id: r.get(0)?,
+        task_id: r.get(1)?,
+        at_ms: r.get(2)?,
+        kind: r.get(3)?,
+        data: parse_json(r.get(4)?),
+    })
+}
+
+const TASK_COLUMNS: &str =
+    "seq, task_id, tool, arguments, principal, status, status_message, created_at,
+  last_updated_at, ttl_ms, poll_interval_ms, progress, result, error, cancel_requested";
+
+fn row_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
+    let status: String = r.get(5)?;
+    Ok(TaskRecord {
+        seq: r.get(0)?,
+        task_id: r.get(1)?,
+        tool: r.get(2)?,
+        arguments: parse_json(r.get(3)?),
+        principal: r.get(4)?,
+        status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed),
+        status_message: r.get(6)?,
+        created_at_ms: r.get(7)?,
+        last_updated_at_ms: r.get(8)?,
+        ttl_ms: r.get::<_, Option<i64>>(9)?.map(|t| t.max(0) as u64),
+        poll_interval_ms: r.get::<_, i64>(10)?.max(0) as u64,
+        progress: r
+            .get::<_, Option<String>>(11)?
+            .and_then(|s| serde_json::from_str::<Progress>(&s).ok()),
+        result: r.get::<_, Option<String>>(12)?.map(parse_json),
+        error: r.get::<_, Option<String>>(13)?.map(parse_json),
+        input_requests: BTreeMap::new(),
+        cancel_requested: r.get::<_, i64>(14)? != 0,
+    })
+}
+
+/// Loads one task and, when it is `input_required`, its outstanding input requests.
+pub fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
+    let mut task = c
+        .prepare_cached(&format!(
+            "SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?1"
+        ))?
+        .query_row(params![task_id], row_task)
+        .optional()?;
+    if let Some(t) = task.as_mut() {
+        t.input_requests = outstanding_inputs(c, task_id)?;
+    }
+    Ok(task)
+}
+
+/// The outstanding input requests of a task, key → request.
+pub fn outstanding_inputs(
+    c: &Connection,
+    task_id: &str,
+) -> Result<BTreeMap<String, Value>, EngineError> {
+    let mut stmt = c.prepare_cached(
+        "SELECT key, request FROM input_requests WHERE task_id = ?1 AND state = 'outstanding'",
+    )?;
+    let rows = stmt.query_map(params![task_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    let mut out = BTreeMap::new();
+    for row in rows {
+        let (k, v) = row?;
+        out.insert(k, parse_json(v));
+    }
+    Ok(out)
+}
+
+fn list_tasks(
+    c: &Connection,
+    f: &ListFilter,
+) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
+    let mut sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE 1=1");
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if !f.statuses.is_empty() {
+        let marks: Vec<&str> = f.statuses.iter().map(|_| "?").collect();
+        sql.push_str(&format!(" AND status IN ({})", marks.join(",")));
+        args.extend(f.statuses.iter().map(|s| s.as_str().to_string().into()));
+    }
+    if let Some(tool) = &f.tool {
+        sql.push_str(" AND tool = ?");
+        args.push(tool.clone().into());
+    }
+    if let Some(p) = &f.principal {
+        sql.push_str(" AND principal = ?");
+        args.push(p.clone().into());
+    }
+    if let Some(q) = f.query.as_ref().filter(|q| !q.is_empty()) {
+        let pattern = format!(
+            "%{}%",
+            q.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        sql.push_str(
+            " AND (tool LIKE ?1q ESCAPE '\\' OR arguments LIKE ?1q ESCAPE '\\'
+              OR COALESCE(status_message,'') LIKE ?1q ESCAPE '\\' OR COALESCE(result,'') LIKE ?1q ESCAPE '\\'
+              OR task_id LIKE ?1q ESCAPE '\\')",
+        );
+        let n = args.len() + 1;
+        sql = sql.replace("?1q", &format!("?{n}"));
+        args.push(pattern.into());
+    }
+    if let Some(before) = f.before_seq {
+        sql.push_str(" AND seq < ?");
+        args.push(before.into());
+    }
+    let limit = f.limit.clamp(1, 1000);
+    sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", limit + 1));
+    // Positional `?` after a numbered `?N` continue from N+1 in SQLite, so numbering stays right.
+    let mut stmt = c.prepare(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), row_task)?;
+    let mut tasks: Vec<TaskRecord> = rows.collect::<Result<_, _>>()?;
+    let next = if tasks.len() > limit {
+        tasks.truncate(limit);
+        tasks.last().map(|t| t.seq)
+    } else {
+        None
+    };
+    for t in tasks
+        .iter_mut()
+        .filter(|t| t.status == TaskStatus::InputRequired)
+    {
+        t.input_requests = outstanding_inputs(c, &t.task_id)?;
+    }
+    Ok((tasks, next))
+}
+
+/// Inserts a new task row (its `seq` is assigned and written back).
+pub fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError> {
+    c.prepare_cached(
+        "INSERT INTO tasks(task_id, tool, arguments, principal, status, status_message, created_at,
+           last_updated_at, ttl_ms, expires_at, poll_interval_ms, progress, result, error,
+           cancel_requested, bytes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?
+    .execute(params![
+        t.task_id,
+        t.tool,
+        t.arguments.to_string(),
+        t.principal,
+        t.status.as_str(),
+        t.status_message,
+        t.created_at_ms,
+        t.last_updated_at_ms,
+        t.ttl_ms.map(|v| v as i64),
+        t.ttl_ms.map(|v| t.created_at_ms + v as i64),
+        t.poll_interval_ms as i64,
+        t.progress
+            .as_ref()
+            .map(|p| serde_json::to_string(p).unwrap_or_default()),
+        t.result.as_ref().map(Value::to_string),
+        t.error.as_ref().map(Value::to_string),
+        t.cancel_requested as i64,
+        t.approx_bytes(),
+    ])?;
+    t.seq = c.last_insert_rowid();
+    Ok(())
+}
+
+/// Writes back every mutable column of `t`.
+pub fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
+    c.prepare_cached(
+        "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4, ttl_ms = ?5,
+           expires_at = ?6, poll_interval_ms = ?7, progress = ?8, result = ?9, error = ?10,
+           cancel_requested = ?11, bytes = ?12
+         WHERE task_id = ?1",
+    )?
+    .execute(params![
+        t.task_id,
+        t.status.as_str(),
+        t.status_message,
+        t.last_updated_at_ms,
+        t.ttl_ms.map(|v| v as i64),
+        t.ttl_ms.map(|v| t.created_at_ms + v as i64),
+        t.poll_interval_ms as i64,
+        t.progress
+            .as_ref()
+            .map(|p| serde_json::to_string(p).unwrap_or_default()),
+        t.result.as_ref().map(Value::to_string),
+        t.error.as_ref().map(Value::to_string),
+        t.cancel_requested as i64,
+        t.approx_bytes(),
+    ])?;
+    Ok(())
+}
+
+/// Deletes a task with its events and input rounds.
+pub fn delete_task(c: &Connection, task_id: &str) -> Result<(), EngineError> {
+    c.prepare_cached("DELETE FROM tasks WHERE task_id = ?1")?
+        .execute(params![task_id])?;
+    c.prepare_cached("DELETE FROM events WHERE task_id = ?1")?
+        .execute(params![task_id])?;
+    c.prepare_cached("DELETE FROM input_requests WHERE task_id = ?1")?
+        .execute(params![task_id])?;
+    Ok(())
+}
+
+/// One stored input round's key state: `(state, request, response)`.
+pub fn input_key(
+    c: &Connection,
+    task_id: &str,
+    key: &str,
+) -> Result<Option<(String, Value, Option<Value>)>, EngineError> {
+    Ok(c.prepare_cached(
+        "SELECT state, request, response FROM input_requests WHERE task_id = ?1 AND key = ?2",
+    )?
+    .query_row(params![task_id, key], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            parse_json(r.get(1)?),
+            r.get::<_, Option<String>>(2)?.map(parse_json),
+        ))
+    })
+    .optional()?)
+}
+
+/// Records a new outstanding input request.
+pub fn insert_input(
+    c: &Connection,
+    task_id: &str,
+    key: &str,
+    request: &Value,
+    at_ms: i64,
+) -> Result<(), EngineError> {
+    c.prepare_cached(
+        "INSERT INTO input_requests(task_id, key, request, state, created_at) VALUES (?1, ?2, ?3, 'outstanding', ?4)",
+    )?
+    .execute(params![task_id, key, request.to_string(), at_ms])?;
+    Ok(())
+}
+
+/// Marks an outstanding input request answered by `by` at `at_ms`.
+pub fn answer_input(
+    c: &Connection,
+    task_id: &str,
+    key: &str,
+    response: &Value,
+    by: &str,
+    at_ms: i64,
+) -> Result<(), EngineError> {
+    c.prepare_cached(
+        "UPDATE input_requests SET state = 'answered', response = ?3, answered_by = ?4, answered_at = ?5
+         WHERE task_id = ?1 AND key = ?2 AND state = 'outstanding'",
+    )?
+    .execute(params![task_id, key, response.to_string(), by, at_ms])?;
+    Ok(())
+}
+
+/// Marks outstanding input requests superseded (all of them when `key` is `None`).
+pub fn supersede_inputs(
+    c: &Connection,
+    task_id: &str,
+    key: Option<&str>,
+) -> Result<Vec<String>, EngineError> {
+    let keys: Vec<String> = outstanding_inputs(c, task_id)?
+        .into_keys()
+        .filter(|k| key.is_none_or(|key| key == k))
+        .collect();
+    for k in &keys {
+        c.prepare_cached(
+            "UPDATE input_requests SET state = 'superseded' WHERE task_id = ?1 AND key = ?2",
+        )?
+        .execute(params![task_id, k])?;
+    }
+    Ok(keys)
+}

@@ -1,0 +1,218 @@
+//! The `taskdeck` binary: parses the command line and hands over to a shell.
+//!
+//! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
+//! (clap); 3 unknown or duplicate token name.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use taskdeck::{
+    adapters::auth,
+    engine::{EngineConfig, store::Durability},
+    shell::{paths, serve},
+};
+
+#[derive(Parser)]
+#[command(
+    name = "taskdeck",
+    version,
+    about = "Control room for long-running agent work: durable MCP tasks you can watch, answer and cancel"
+)]
+struct Cli {
+    /// Where the task store lives [default: XDG data dir, e.g. ~/.local/share/taskdeck]
+    #[arg(long, global = true, env = "TASKDECK_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where the admin token file lives [default: XDG config dir, e.g. ~/.config/taskdeck]
+    #[arg(long, global = true, env = "TASKDECK_CONFIG_DIR")]
+    config_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the engine and the local endpoints without a window (MCP at /mcp, HTTP API at /v1)
+    Serve(ServeArgs),
+    /// Manage the bearer tokens of agents and scripts
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token for principal NAME and print it (shown once; only its hash is stored)
+    Create {
+        name: String,
+        /// Print {"name", "token"} as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// List token names (never the secrets)
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke principal NAME's token
+    Revoke { name: String },
+}
+
+#[derive(Parser, Clone)]
+struct ServeArgs {
+    /// Port on 127.0.0.1 (0 picks a free one)
+    #[arg(long, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
+    port: u16,
+    /// Let requests without a token act as principal "anonymous" (loopback test runs only)
+    #[arg(long)]
+    allow_anonymous: bool,
+    /// Serve the MCP conformance suite's fixture tools (greet, slow_compute, ...)
+    #[arg(long)]
+    conformance_fixtures: bool,
+    /// Route tasks/get through rmcp's generic path instead of the dedicated one (for comparison)
+    #[arg(long, hide = true)]
+    no_fast_path: bool,
+    /// process: commits survive a crash of Taskdeck; power: also a power loss (fsync per commit)
+    #[arg(long, value_enum, default_value_t = Durability::Process)]
+    durability: Durability,
+    /// ttlMs of new tasks, in ms (0 = unlimited). Waiting for input never expires a task.
+    #[arg(long, default_value_t = 86_400_000)]
+    default_ttl_ms: u64,
+    /// pollIntervalMs suggested to clients, in ms
+    #[arg(long, default_value_t = 1000)]
+    poll_interval_ms: u64,
+    /// Keep at most this many tasks (oldest finished ones are deleted first)
+    #[arg(long)]
+    max_tasks: Option<u64>,
+    /// Keep at most about this many bytes of task data (oldest finished tasks go first)
+    #[arg(long)]
+    max_store_bytes: Option<u64>,
+    /// How long a tool may ignore a cancel before it is stopped, in ms
+    #[arg(long, default_value_t = 10_000)]
+    cancel_grace_ms: u64,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,rmcp=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let data_dir = paths::data_dir(cli.data_dir.clone());
+    let config_dir = paths::config_dir(cli.config_dir.clone());
+    match cli.command {
+        None => run_serve(data_dir, config_dir, ServeArgs::parse_from(["serve"])),
+        Some(Command::Serve(args)) => run_serve(data_dir, config_dir, args),
+        Some(Command::Token(cmd)) => run_token(&data_dir, cmd),
+    }
+}
+
+fn run_serve(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> ExitCode {
+    let engine = EngineConfig {
+        default_ttl_ms: (args.default_ttl_ms > 0).then_some(args.default_ttl_ms),
+        poll_interval_ms: args.poll_interval_ms,
+        cancel_grace: std::time::Duration::from_millis(args.cancel_grace_ms),
+        max_tasks: args.max_tasks,
+        max_bytes: args.max_store_bytes,
+        ..EngineConfig::default()
+    };
+    let cfg = serve::ServeConfig {
+        port: args.port,
+        data_dir,
+        config_dir,
+        allow_anonymous: args.allow_anonymous,
+        conformance_fixtures: args.conformance_fixtures,
+        fast_path: !args.no_fast_path,
+        durability: args.durability,
+        engine,
+    };
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taskdeck: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let running = match serve::start(cfg.clone()).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("taskdeck: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        println!("Taskdeck is running headless on http://{}", running.addr);
+        println!("  MCP endpoint:  http://{}/mcp", running.addr);
+        println!("  HTTP API:      http://{}/v1/tasks", running.addr);
+        println!(
+            "  Task store:    {}",
+            paths::database(&cfg.data_dir).display()
+        );
+        println!("  Admin token:   {}", running.admin_token_file.display());
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = sigterm() => {}
+        }
+        eprintln!("taskdeck: stopping");
+        running.engine.shutdown();
+        ExitCode::SUCCESS
+    })
+}
+
+async fn sigterm() {
+    #[cfg(unix)]
+    {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}
+
+fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
+    if let Err(e) = std::fs::create_dir_all(data_dir) {
+        eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
+        return ExitCode::from(1);
+    }
+    let db = paths::database(data_dir);
+    let result = match cmd {
+        TokenCommand::Create { name, json } => auth::create_token(&db, &name).map(|token| {
+            if json {
+                println!("{}", serde_json::json!({"name": name, "token": token}));
+            } else {
+                println!("{token}");
+                eprintln!("Token for principal {name:?} created. It is shown only once; agents send it as `Authorization: Bearer <token>`.");
+            }
+        }),
+        TokenCommand::List { json } => auth::list_tokens(&db).map(|tokens| {
+            if json {
+                println!("{}", serde_json::to_string(&tokens).unwrap_or_default());
+            } else {
+                for t in tokens {
+                    println!("{}\t{}\t{}", t.name, t.created_at, if t.revoked { "revoked" } else { "active" });
+                }
+            }
+        }),
+        TokenCommand::Revoke { name } => auth::revoke_token(&db, &name).map(|()| println!("revoked {name}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(
+            e @ (auth::AuthError::Exists(_)
+            | auth::AuthError::Unknown(_)
+            | auth::AuthError::BadName(_)),
+        ) => {
+            eprintln!("taskdeck: {e}");
+            ExitCode::from(3)
+        }
+        Err(e) => {
+            eprintln!("taskdeck: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Where Taskdeck keeps its files. Data (the SQLite store) goes under the XDG data dir
+//! (`$XDG_DATA_HOME/taskdeck`, usually `~/.local/share/taskdeck`), configuration (the admin
+//! token file) under the XDG config dir (`~/.config/taskdeck`). `--data-dir`/`TASKDECK_DATA_DIR`
+//! and `--config-dir`/`TASKDECK_CONFIG_DIR` override them.
+
+use std::path::PathBuf;
+
+/// The data directory: `explicit` if given, else the XDG data dir, else `./taskdeck-data`.
+pub fn data_dir(explicit: Option<PathBuf>) -> PathBuf {
+    explicit
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "taskdeck").map(|d| d.data_dir().to_path_buf())
+        })
+        .unwrap_or_else(|| PathBuf::from("taskdeck-data"))
+}
+
+/// The config directory: `explicit` if given, else the XDG config dir, else `./taskdeck-config`.
+pub fn config_dir(explicit: Option<PathBuf>) -> PathBuf {
+    explicit
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "taskdeck").map(|d| d.config_dir().to_path_buf())
+        })
+        .unwrap_or_else(|| PathBuf::from("taskdeck-config"))
+}
+
+/// The SQLite file inside `data_dir`.
+pub fn database(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("taskdeck.sqlite3")
+}

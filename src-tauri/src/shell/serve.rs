@@ -1,0 +1,170 @@
+//! `taskdeck serve`: the headless server. Opens the store, gives unsettled tasks their fate,
+//! and serves `/mcp` (MCP Streamable HTTP) and `/v1` (HTTP API + events) on 127.0.0.1.
+
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+
+use axum::serve::ListenerExt;
+use axum::{Router, middleware, routing::any};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    adapters::{
+        auth::{self, Authenticator},
+        guard::{Guard, guard},
+        http_api,
+        mcp::{McpCore, McpHandler},
+        mcp_front::{self, Front},
+    },
+    engine::{
+        Engine, EngineConfig,
+        feed::ChangeFeed,
+        store::{Durability, Store},
+    },
+    tools,
+};
+
+/// The default port of the local endpoint (`--port`, `TASKDECK_PORT`).
+pub const DEFAULT_PORT: u16 = 4747;
+
+/// Everything `serve` needs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Port on 127.0.0.1; 0 picks a free one (printed at start).
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub config_dir: PathBuf,
+    /// Requests without a token act as principal `anonymous` (warned loudly).
+    pub allow_anonymous: bool,
+    /// Serve the MCP conformance suite's fixture tools.
+    pub conformance_fixtures: bool,
+    /// Serve `tasks/get` on the dedicated path (see `adapters::mcp_front`).
+    pub fast_path: bool,
+    pub durability: Durability,
+    pub engine: EngineConfig,
+}
+
+/// Errors that stop the server from starting, worded for the person who started it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "port {0} on 127.0.0.1 is already in use (is Taskdeck already running? choose another with --port)"
+    )]
+    PortBusy(u16),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A running server: where it listens and how to stop it.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub engine: Engine,
+    pub admin_token_file: PathBuf,
+    pub shutdown: CancellationToken,
+    pub done: tokio::task::JoinHandle<()>,
+}
+
+/// Starts the server and returns once it listens.
+pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
+    let other = |e: &dyn std::fmt::Display| ServeError::Other(e.to_string());
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", cfg.port)).await {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            return Err(ServeError::PortBusy(cfg.port));
+        }
+        Err(e) => {
+            return Err(ServeError::Other(format!(
+                "cannot listen on 127.0.0.1:{}: {e}",
+                cfg.port
+            )));
+        }
+    };
+    let addr = listener.local_addr().map_err(|e| other(&e))?;
+
+    let feed = ChangeFeed::new(4096);
+    let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
+    let db = store.path().to_path_buf();
+    let admin_token_file = auth::ensure_admin_token(&db, &cfg.config_dir).map_err(|e| other(&e))?;
+    let engine = Engine::new(store, cfg.engine.clone());
+    tools::register_all(&engine, cfg.conformance_fixtures);
+    let (resumed, failed) = engine.start().await.map_err(|e| other(&e))?;
+    if resumed + failed > 0 {
+        tracing::info!(
+            resumed,
+            failed,
+            "recovered tasks left unsettled by the previous run"
+        );
+    }
+    if cfg.allow_anonymous {
+        tracing::warn!(
+            "--allow-anonymous: requests without a token act as principal \"anonymous\"; use only for local test runs"
+        );
+    }
+
+    let shutdown = CancellationToken::new();
+    let origins = vec![
+        format!("http://127.0.0.1:{}", addr.port()),
+        format!("http://localhost:{}", addr.port()),
+    ];
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
+        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
+        .with_allowed_origins(origins)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_cancellation_token(shutdown.child_token());
+    let core = Arc::new(McpCore::new(engine.clone(), cfg.conformance_fixtures));
+    let factory_core = core.clone();
+    let rmcp = StreamableHttpService::new(
+        move || {
+            Ok(McpHandler {
+                core: factory_core.clone(),
+            })
+        },
+        Arc::new(LocalSessionManager::default()),
+        rmcp_config,
+    );
+    let front = Arc::new(Front {
+        engine: engine.clone(),
+        rmcp,
+        fast_path: cfg.fast_path,
+        max_body_bytes: 4 * 1024 * 1024,
+        server_info: json!({"name": "taskdeck", "title": "Taskdeck", "version": env!("CARGO_PKG_VERSION")}),
+    });
+    let guard_state = Arc::new(Guard {
+        authenticator: Authenticator::new(&db),
+        port: addr.port(),
+        allow_anonymous: cfg.allow_anonymous,
+        extra_origins: Vec::new(),
+    });
+    let app = Router::new()
+        .route("/mcp", any(mcp_front::handle).with_state(front))
+        .merge(http_api::router(engine.clone()))
+        .layer(middleware::from_fn_with_state(guard_state, guard));
+
+    // Small responses must not wait for the peer's delayed ACK (~40 ms): TCP_NODELAY on every
+    // accepted socket.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let stop = shutdown.clone();
+    let engine_for_stop = engine.clone();
+    let done = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::error!("server: {e}");
+        }
+        engine_for_stop.shutdown();
+    });
+    Ok(Running {
+        addr,
+        engine,
+        admin_token_file,
+        shutdown,
+        done,
+    })
+}
