@@ -1,1 +1,11 @@
-//! Integration tests.
+//! Integration tests: each starts the real `taskdeck serve` binary on an ephemeral port with a
+//! temporary data dir and talks HTTP to it, as an agent, a script or the UI would.
+
+mod harness;
+
+mod api;
+mod crash;
+mod legacy;
+mod lifecycle;
+mod security;
+mod ttl;

@@ -59,7 +59,11 @@ impl Guard {
     }
 
     /// The principal for these headers, or the rejection to send.
-    pub fn check(&self, headers: &HeaderMap) -> Result<Principal, (StatusCode, &'static str)> {
+    pub fn check(
+        &self,
+        headers: &HeaderMap,
+        needs_auth: bool,
+    ) -> Result<Option<Principal>, (StatusCode, &'static str)> {
         if !self.host_allowed(headers) {
             return Err((
                 StatusCode::FORBIDDEN,
@@ -72,6 +76,9 @@ impl Guard {
                 return Err((StatusCode::FORBIDDEN, "Forbidden: Origin not allowed"));
             }
         }
+        if !needs_auth {
+            return Ok(None);
+        }
         match headers
             .get(header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""))
@@ -81,12 +88,15 @@ impl Guard {
                     .strip_prefix("Bearer ")
                     .or_else(|| value.strip_prefix("bearer "))
                     .unwrap_or("");
-                self.authenticator.authenticate(token.trim()).ok_or((
-                    StatusCode::UNAUTHORIZED,
-                    "Unauthorized: invalid or revoked token",
-                ))
+                self.authenticator
+                    .authenticate(token.trim())
+                    .map(Some)
+                    .ok_or((
+                        StatusCode::UNAUTHORIZED,
+                        "Unauthorized: invalid or revoked token",
+                    ))
             }
-            None if self.allow_anonymous => Ok(Principal::named(ANONYMOUS)),
+            None if self.allow_anonymous => Ok(Some(Principal::named(ANONYMOUS))),
             None => Err((
                 StatusCode::UNAUTHORIZED,
                 "Unauthorized: send Authorization: Bearer <token>",
@@ -95,11 +105,16 @@ impl Guard {
     }
 }
 
-/// Axum middleware applying [`Guard::check`].
+/// Axum middleware applying [`Guard::check`]. `/mcp` and `/v1` need a principal; the UI's
+/// static assets only pass the Host/Origin checks.
 pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
-    match g.check(req.headers()) {
+    let path = req.uri().path();
+    let needs_auth = path == "/mcp" || path.starts_with("/mcp/") || path.starts_with("/v1");
+    match g.check(req.headers(), needs_auth) {
         Ok(principal) => {
-            req.extensions_mut().insert(principal);
+            if let Some(p) = principal {
+                req.extensions_mut().insert(p);
+            }
             next.run(req).await
         }
         Err((status, message)) => rejection(req.uri().path(), status, message),

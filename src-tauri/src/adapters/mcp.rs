@@ -152,7 +152,8 @@ pub fn handle_result(task: &TaskRecord) -> Value {
     json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": {"task": Value::Object(task.wire_task())},
-        "isError": false
+        "isError": false,
+        "resultType": "complete"
     })
 }
 
@@ -173,7 +174,7 @@ pub fn status_result(task: &TaskRecord) -> Value {
             "It waits for input; answer with task_respond {{\"taskId\": \"{}\", \"inputResponses\": {{KEY: {{\"action\": \"accept\", \"content\": {{...}}}}}}}}. Outstanding inputRequests: {}",
             task.task_id, Value::Object(task.input_requests.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
     }
-    json!({"content": content, "structuredContent": {"task": detailed}, "isError": false})
+    json!({"content": content, "structuredContent": {"task": detailed}, "isError": false, "resultType": "complete"})
 }
 
 fn followup_tools() -> Vec<(&'static str, &'static str, &'static str, Value)> {

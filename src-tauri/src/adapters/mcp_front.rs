@@ -23,7 +23,7 @@ use axum::{
 };
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
-use serde_json::{Value, json, value::RawValue};
+use serde_json::{Map, Value, json, value::RawValue};
 use tokio_stream::wrappers::BroadcastStream;
 use tower::ServiceExt;
 
@@ -46,8 +46,6 @@ pub struct Front {
     pub fast_path: bool,
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
-    /// `_meta["io.modelcontextprotocol/serverInfo"]` stamped on results, as rmcp does.
-    pub server_info: Value,
 }
 
 #[derive(Deserialize)]
@@ -105,7 +103,99 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
             }
         }
     }
+    if let Err(resp) = check_envelope(&bytes) {
+        return resp;
+    }
     forward(&front, Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// Rejects what rmcp would answer with a bare `415`: a body that is not JSON (`-32700`), not a
+/// JSON-RPC 2.0 message (`-32600`), or a known method whose params have the wrong shape
+/// (`-32602`). All with HTTP 400 and a JSON-RPC error body, echoing the id when there is one.
+fn check_envelope(bytes: &[u8]) -> Result<(), Response> {
+    let null = RawValue::from_string("null".into()).expect("null is JSON");
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                &null,
+                wire::PARSE_ERROR,
+                &format!("Parse error: {e}"),
+                None,
+            ));
+        }
+    };
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+        .and_then(|id| RawValue::from_string(id.to_string()).ok())
+        .unwrap_or(null);
+    let obj = value.as_object();
+    let valid = obj.is_some_and(|o| {
+        o.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+            && (o.contains_key("method") && o["method"].is_string()
+                || o.contains_key("result")
+                || o.contains_key("error"))
+            && o.get("id")
+                .is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64())
+            && o.get("params").is_none_or(Value::is_object)
+    });
+    if !valid {
+        return Err(error_response(
+            StatusCode::BAD_REQUEST,
+            &id,
+            wire::INVALID_REQUEST,
+            "Invalid Request: expected one JSON-RPC 2.0 object with a string method, an optional object params and a string or integer id",
+            None,
+        ));
+    }
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
+        Err(e) => {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                &id,
+                INVALID_PARAMS,
+                &format!("Invalid params: {e}"),
+                None,
+            ));
+        }
+        // rmcp falls back to a custom request when a known method's params do not fit its type.
+        Ok(rmcp::model::ClientJsonRpcMessage::Request(r))
+            if matches!(r.request, rmcp::model::ClientRequest::CustomRequest(_))
+                && is_known_method(&method) =>
+        {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                &id,
+                INVALID_PARAMS,
+                &format!("Invalid params for {method}"),
+                None,
+            ));
+        }
+        Ok(_) => {}
+    }
+    Ok(())
+}
+
+fn is_known_method(method: &str) -> bool {
+    matches!(
+        method,
+        "server/discover"
+            | "tools/call"
+            | "tools/list"
+            | "tasks/get"
+            | "tasks/update"
+            | "tasks/cancel"
+            | "subscriptions/listen"
+            | "prompts/get"
+            | "resources/read"
+    )
 }
 
 async fn forward(front: &Front, req: Request) -> Response {
@@ -342,7 +432,7 @@ fn tasks_get(
         Some(Ok(p)) => p,
         _ => {
             return error_response(
-                StatusCode::OK,
+                StatusCode::BAD_REQUEST,
                 id,
                 INVALID_PARAMS,
                 "Invalid params: tasks/get needs {taskId}",
@@ -350,37 +440,31 @@ fn tasks_get(
             );
         }
     };
-    let task_id = params.task_id.as_ref().and_then(Value::as_str);
-    if let Err(resp) = check_request(
-        headers,
-        id,
-        "tasks/get",
-        Some(task_id.unwrap_or("")),
-        params.meta.as_ref(),
-        true,
-    ) {
-        return resp;
-    }
-    let Some(task_id) = task_id else {
+    let Some(task_id) = params.task_id.as_ref().and_then(Value::as_str) else {
         return error_response(
-            StatusCode::OK,
+            StatusCode::BAD_REQUEST,
             id,
             INVALID_PARAMS,
             "Invalid params: taskId must be a string",
             None,
         );
     };
+    if let Err(resp) = check_request(
+        headers,
+        id,
+        "tasks/get",
+        Some(task_id),
+        params.meta.as_ref(),
+        true,
+    ) {
+        return resp;
+    }
     match front.engine.get(principal, task_id) {
         Ok(task) => {
-            let mut result = wire::get_task_result(&task);
-            result.insert(
-                "_meta".into(),
-                json!({"io.modelcontextprotocol/serverInfo": front.server_info}),
-            );
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
                 id.get(),
-                Value::Object(result)
+                Value::Object(wire::get_task_result(&task))
             );
             json_response(StatusCode::OK, body.into_bytes())
         }
@@ -389,6 +473,16 @@ fn tasks_get(
             error_response(StatusCode::OK, id, code, &message, None)
         }
     }
+}
+
+fn notification(params: Map<String, Value>, subscription_id: &Value) -> Result<Event, Infallible> {
+    let mut params = params;
+    params.insert(
+        "_meta".into(),
+        json!({"io.modelcontextprotocol/subscriptionId": subscription_id}),
+    );
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/tasks", "params": params});
+    Ok(Event::default().data(note.to_string()))
 }
 
 fn listen(
@@ -420,39 +514,34 @@ fn listen(
                 .collect()
         })
         .unwrap_or_default();
+    // Subscribe first, then snapshot: a change between the two is delivered twice, never lost.
+    let feed = BroadcastStream::new(front.engine.store().feed().subscribe());
     // Ids the caller may not see are dropped silently, exactly like ids that do not exist.
-    let accepted: Vec<String> = requested
-        .into_iter()
-        .filter(|t| front.engine.get(principal, t).is_ok())
+    let visible: Vec<_> = requested
+        .iter()
+        .filter_map(|t| front.engine.get(principal, t).ok())
         .collect();
+    let accepted: Vec<String> = visible.iter().map(|t| t.task_id.clone()).collect();
     let subscription_id: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
     let ack = json!({
         "jsonrpc": "2.0",
         "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": {"taskIds": accepted}, "_meta": {"io.modelcontextprotocol/subscriptionId": subscription_id}}
     });
-    let feed = BroadcastStream::new(front.engine.store().feed().subscribe());
+    let snapshot: Vec<_> = visible
+        .iter()
+        .map(|t| notification(t.wire_detailed(), &subscription_id))
+        .collect();
     let sub = subscription_id.clone();
     let changes = feed.filter_map(move |change| {
-        let accepted = accepted.clone();
-        let sub = sub.clone();
-        async move {
-            let change = change.ok()?;
-            if !accepted.contains(&change.task.task_id) {
-                return None;
-            }
-            let mut params = change.task.wire_detailed();
-            params.insert(
-                "_meta".into(),
-                json!({"io.modelcontextprotocol/subscriptionId": sub}),
-            );
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/tasks", "params": params});
-            Some(Ok::<_, Infallible>(Event::default().data(note.to_string())))
-        }
+        let keep = change.ok().filter(|c| accepted.contains(&c.task.task_id));
+        let note = keep.map(|c| notification(c.task.wire_detailed(), &sub));
+        async move { note }
     });
     let stream = futures::stream::once(async move {
         Ok::<_, Infallible>(Event::default().data(ack.to_string()))
     })
+    .chain(futures::stream::iter(snapshot))
     .chain(changes);
     sse(stream)
 }

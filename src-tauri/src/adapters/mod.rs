@@ -14,4 +14,5 @@ pub mod http_api;
 pub mod mcp;
 pub mod mcp_fixtures;
 pub mod mcp_front;
+pub mod ui_assets;
 pub mod wire;

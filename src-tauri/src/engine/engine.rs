@@ -117,6 +117,8 @@ pub(crate) struct Inner {
     pub(crate) sweeper_wake: Notify,
     /// The deadline (ms since epoch) the sweeper sleeps until; `i64::MAX` when none.
     pub(crate) next_deadline: AtomicI64,
+    /// Tasks in the store (kept in step by create and delete), to wake the sweeper on a cap.
+    pub(crate) task_count: AtomicI64,
     pub(crate) creations: AtomicU64,
     pub(crate) shutdown: CancellationToken,
 }
@@ -138,6 +140,7 @@ impl Engine {
                 live: Mutex::new(HashMap::new()),
                 sweeper_wake: Notify::new(),
                 next_deadline: AtomicI64::new(i64::MAX),
+                task_count: AtomicI64::new(0),
                 creations: AtomicU64::new(0),
                 shutdown: CancellationToken::new(),
             }),
@@ -186,6 +189,9 @@ impl Engine {
     pub async fn start(&self) -> Result<(usize, usize), EngineError> {
         let mut resumed = 0;
         let mut failed = 0;
+        self.inner
+            .task_count
+            .store(self.inner.store.totals()?.0, Ordering::Relaxed);
         for task in self.inner.store.unsettled()? {
             if task.cancel_requested {
                 self.finish(&task.task_id, Outcome::Cancelled).await?;
@@ -287,7 +293,15 @@ impl Engine {
             })
             .await?;
         self.note_deadline(&task);
-        if self.inner.creations.fetch_add(1, Ordering::Relaxed) % 1000 == 999 {
+        let count = self.inner.task_count.fetch_add(1, Ordering::Relaxed) + 1;
+        let creations = self.inner.creations.fetch_add(1, Ordering::Relaxed) + 1;
+        let over_count = self
+            .inner
+            .config
+            .max_tasks
+            .is_some_and(|m| count as u64 > m);
+        let check_bytes = self.inner.config.max_bytes.is_some() && creations % 100 == 0;
+        if over_count || check_bytes {
             self.inner.sweeper_wake.notify_one();
         }
         self.spawn_executor(task.clone(), tool_impl, false);
@@ -666,13 +680,14 @@ impl Engine {
             .inner
             .store
             .write(move |w| {
+                // None: gone already; Some(false): deleted now; Some(true): failed now.
                 let Some(mut t) = store::load_task(w.conn, &id)? else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 let now = now_ms();
                 if t.status.is_terminal() {
                     store::delete_task(w.conn, &id)?;
-                    return Ok(false);
+                    return Ok(Some(false));
                 }
                 for key in store::supersede_inputs(w.conn, &id, None)? {
                     t.input_requests.remove(&key);
@@ -693,10 +708,15 @@ impl Engine {
                 )?;
                 store::save_task(w.conn, &t)?;
                 w.settle(&t);
-                Ok(true)
+                Ok(Some(true))
             })
             .await?;
-        if failed_now && let Some(l) = self.inner.live.lock().unwrap().get(task_id) {
+        if failed_now == Some(false) {
+            self.inner.task_count.fetch_sub(1, Ordering::Relaxed);
+        }
+        if failed_now == Some(true)
+            && let Some(l) = self.inner.live.lock().unwrap().get(task_id)
+        {
             l.cancel.cancel();
         }
         Ok(())
@@ -722,6 +742,9 @@ impl Engine {
                 return Ok(deleted);
             }
             deleted += victims.len();
+            self.inner
+                .task_count
+                .fetch_sub(victims.len() as i64, Ordering::Relaxed);
             self.inner
                 .store
                 .write(move |w| {

@@ -8,7 +8,6 @@ use axum::{Router, middleware, routing::any};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -18,6 +17,7 @@ use crate::{
         http_api,
         mcp::{McpCore, McpHandler},
         mcp_front::{self, Front},
+        ui_assets,
     },
     engine::{
         Engine, EngineConfig,
@@ -131,7 +131,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         rmcp,
         fast_path: cfg.fast_path,
         max_body_bytes: 4 * 1024 * 1024,
-        server_info: json!({"name": "taskdeck", "title": "Taskdeck", "version": env!("CARGO_PKG_VERSION")}),
     });
     let guard_state = Arc::new(Guard {
         authenticator: Authenticator::new(&db),
@@ -142,6 +141,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let app = Router::new()
         .route("/mcp", any(mcp_front::handle).with_state(front))
         .merge(http_api::router(engine.clone()))
+        .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));
 
     // Small responses must not wait for the peer's delayed ACK (~40 ms): TCP_NODELAY on every

@@ -1,0 +1,282 @@
+//! The `/v1` API: listing with filters and cursors, the event stream with resume, MCP
+//! `notifications/tasks` over `subscriptions/listen`, and start-up errors.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::harness::Server;
+
+type Frame = (Option<String>, Option<String>, Value);
+
+/// Reads SSE frames from a response until `n` data frames arrived (5 s at most).
+async fn read_frames(resp: reqwest::Response, n: usize) -> Vec<Frame> {
+    read_until(resp, move |f| f.len() >= n).await
+}
+
+/// Reads SSE frames until `done(frames)` holds (5 s at most).
+async fn read_until(resp: reqwest::Response, done: impl Fn(&[Frame]) -> bool) -> Vec<Frame> {
+    let mut stream = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut frames = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !done(&frames) {
+        let chunk = tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .expect("timed out reading SSE")
+            .unwrap()
+            .unwrap();
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            let (mut id, mut event, mut data) = (None, None, String::new());
+            for line in frame.lines() {
+                if let Some(v) = line.strip_prefix("id:") {
+                    id = Some(v.trim().to_string());
+                } else if let Some(v) = line.strip_prefix("event:") {
+                    event = Some(v.trim().to_string());
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data.push_str(v.trim());
+                }
+            }
+            if !data.is_empty() {
+                frames.push((id, event, serde_json::from_str(&data).unwrap()));
+            }
+        }
+    }
+    frames
+}
+
+#[tokio::test]
+async fn list_filters_and_paginates_newest_first() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        ids.push(
+            s.call(
+                &t,
+                "slow_compute",
+                json!({"seconds": 0.01, "label": format!("alpha-{i}")}),
+            )
+            .await["taskId"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let waiting = s
+        .call(
+            &t,
+            "request_approval",
+            json!({"message": "needle in a haystack"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&t, &waiting, "input_required").await;
+    for id in &ids {
+        s.wait_status(&t, id, "completed").await;
+    }
+    let (_, page1) = s.v1_get(Some(&t), "/v1/tasks?limit=5").await;
+    let page1_ids: Vec<&str> = page1["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(page1_ids[0], waiting, "newest first");
+    assert_eq!(page1_ids.len(), 5);
+    let cursor = page1["nextCursor"].as_str().unwrap();
+    let (_, page2) = s
+        .v1_get(Some(&t), &format!("/v1/tasks?limit=5&cursor={cursor}"))
+        .await;
+    assert_eq!(page2["tasks"].as_array().unwrap().len(), 3);
+    assert_eq!(page2["nextCursor"], Value::Null);
+    assert_eq!(page1["counts"]["completed"], 7);
+    assert_eq!(page1["counts"]["input_required"], 1);
+
+    let (_, inbox) = s.v1_get(Some(&t), "/v1/tasks?status=input_required").await;
+    assert_eq!(inbox["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        inbox["tasks"][0]["inputRequests"]["approval"]["params"]["message"],
+        "needle in a haystack"
+    );
+    let (_, by_tool) = s.v1_get(Some(&t), "/v1/tasks?tool=request_approval").await;
+    assert_eq!(by_tool["tasks"].as_array().unwrap().len(), 1);
+    let (_, search) = s.v1_get(Some(&t), "/v1/tasks?q=alpha-3").await;
+    assert_eq!(
+        search["tasks"].as_array().unwrap().len(),
+        1,
+        "search matches arguments"
+    );
+    let (_, search) = s.v1_get(Some(&t), "/v1/tasks?q=Computed%20alpha-5").await;
+    assert_eq!(
+        search["tasks"].as_array().unwrap().len(),
+        1,
+        "search matches results"
+    );
+    let (_, none) = s.v1_get(Some(&t), "/v1/tasks?q=100%25_").await;
+    assert_eq!(
+        none["tasks"],
+        json!([]),
+        "LIKE wildcards in the query are literal"
+    );
+}
+
+#[tokio::test]
+async fn events_stream_live_and_resume_from_last_event_id() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let resp = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let id = s
+        .call(&t, "slow_compute", json!({"seconds": 0.01, "label": "ev"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let frames = read_frames(resp, 3).await;
+    assert_eq!(frames[0].1.as_deref(), Some("change"));
+    assert_eq!(frames[0].2["event"]["kind"], "created");
+    assert_eq!(frames[0].2["task"]["taskId"], id.as_str());
+    let first_id: i64 = frames[0].0.as_ref().unwrap().parse().unwrap();
+    s.wait_status(&t, &id, "completed").await;
+
+    // Resume after the first event: the rest is replayed from the store, in order.
+    let resp = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .header("Last-Event-ID", first_id.to_string())
+        .send()
+        .await
+        .unwrap();
+    let replay = read_frames(resp, 2).await;
+    let replay_ids: Vec<i64> = replay
+        .iter()
+        .map(|f| f.0.as_ref().unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        replay_ids[0] > first_id && replay_ids[1] > replay_ids[0],
+        "{replay_ids:?}"
+    );
+    assert_eq!(replay.last().unwrap().2["task"]["status"], "completed");
+
+    // Another principal's events are not delivered.
+    let other = s.token("other");
+    let resp = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&other)
+        .header("Last-Event-ID", "0")
+        .send()
+        .await
+        .unwrap();
+    let mine = s
+        .call(
+            &other,
+            "slow_compute",
+            json!({"seconds": 0.01, "label": "mine"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let frames = read_frames(resp, 1).await;
+    assert_eq!(
+        frames[0].2["task"]["taskId"],
+        mine.as_str(),
+        "the replay skipped the admin's tasks"
+    );
+}
+
+#[tokio::test]
+async fn subscriptions_listen_delivers_notifications_tasks() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let id = s
+        .call(&t, "confirm_delete", json!({"filename": "n.txt"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut params = json!({"notifications": {"taskIds": [id, "not-a-task"]}});
+    params["_meta"] = crate::harness::meta(true);
+    let body = json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": params});
+    let resp = s
+        .http
+        .post(s.url("/mcp"))
+        .bearer_auth(&t)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "subscriptions/listen")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    s.wait_status(&t, &id, "input_required").await;
+    let reader = tokio::spawn(read_until(resp, |f| {
+        f.iter().any(|x| x.2["params"]["status"] == "completed")
+    }));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.rpc(Some(&t), "tasks/update", json!({"taskId": id, "inputResponses": {"confirm-delete": {"action": "accept", "content": {"confirm": true}}}}), true).await.result();
+    let frames = reader.await.unwrap();
+    let ack = &frames[0].2;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([id]),
+        "unknown ids are not acknowledged"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "sub-1"
+    );
+    // First the current state, then every change until completion, each a full DetailedTask.
+    let note = &frames[1].2;
+    assert_eq!(note["method"], "notifications/tasks");
+    assert_eq!(note["params"]["taskId"], id.as_str());
+    assert_eq!(note["params"]["status"], "input_required");
+    assert!(note["params"]["inputRequests"]["confirm-delete"].is_object());
+    let last = &frames.last().unwrap().2;
+    assert_eq!(
+        last["params"]["result"]["content"][0]["text"],
+        "Deleted n.txt"
+    );
+    for f in &frames[1..] {
+        assert_eq!(
+            f.2["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            "sub-1"
+        );
+    }
+}
+
+#[tokio::test]
+async fn busy_port_is_a_clear_error() {
+    let s = Server::start(&[]).await;
+    let out = tokio::process::Command::new(crate::harness::BIN)
+        .args(["serve", "--port", &s.port.to_string(), "--data-dir"])
+        .arg(s.dir.join("data2"))
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg2"))
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("port {} on 127.0.0.1 is already in use", s.port)),
+        "{err}"
+    );
+}

@@ -1,0 +1,310 @@
+//! Starts `taskdeck serve` as a child process and speaks MCP (both eras) and `/v1` to it.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, Command},
+};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_taskdeck");
+
+/// A running server and the temp dir it lives in.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub admin: String,
+    pub http: Client,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+/// A JSON-RPC reply: HTTP status and the JSON-RPC message (from JSON or from an SSE stream).
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Reply {
+    pub fn result(&self) -> &Value {
+        assert!(
+            self.body.get("result").is_some(),
+            "expected a result, got {} {}",
+            self.status,
+            self.body
+        );
+        &self.body["result"]
+    }
+    pub fn error_code(&self) -> i64 {
+        self.body["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("expected an error, got {} {}", self.status, self.body))
+    }
+}
+
+pub fn meta(declare_tasks: bool) -> Value {
+    let caps = if declare_tasks {
+        json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+    } else {
+        json!({"elicitation": {}})
+    };
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "taskdeck-tests", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    })
+}
+
+/// Parses a body that is either one JSON object or an SSE stream; returns the message with `id`.
+pub fn parse_body(text: &str) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return v;
+    }
+    let mut found = Value::Null;
+    for line in text.lines() {
+        if let Some(data) = line.strip_prefix("data:")
+            && let Ok(v) = serde_json::from_str::<Value>(data.trim())
+            && v.get("id").is_some()
+        {
+            found = v;
+        }
+    }
+    found
+}
+
+impl Server {
+    /// Starts a server in a fresh temp dir.
+    pub async fn start(extra: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let mut s = Server::start_in(&dir, extra).await;
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// Starts a server on `dir` (kept: use for restarts).
+    pub async fn start_in(dir: &Path, extra: &[&str]) -> Server {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .args(["--port", "0", "--data-dir"])
+            .arg(dir.join("data"))
+            .arg("--config-dir")
+            .arg(dir.join("cfg"))
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn taskdeck");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let port = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(rest) =
+                    line.strip_prefix("Taskdeck is running headless on http://127.0.0.1:")
+                {
+                    return rest.trim().parse::<u16>().unwrap();
+                }
+            }
+            panic!("server exited before listening");
+        })
+        .await
+        .expect("server did not start in 20 s");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let admin = std::fs::read_to_string(dir.join("cfg/admin-token"))
+            .unwrap()
+            .trim()
+            .to_string();
+        Server {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+            admin,
+            http: Client::new(),
+            _tmp: None,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// SIGKILL, no chance to clean up.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.unwrap();
+    }
+
+    /// Creates a token for principal `name` with the CLI, against this server's data dir.
+    pub fn token(&self, name: &str) -> String {
+        let out = std::process::Command::new(BIN)
+            .args(["token", "create", name, "--data-dir"])
+            .arg(self.dir.join("data"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "token create failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A 2026-07-28 JSON-RPC request with correct routing headers.
+    pub async fn rpc(
+        &self,
+        token: Option<&str>,
+        method: &str,
+        params: Value,
+        declare_tasks: bool,
+    ) -> Reply {
+        let mut params = params;
+        params["_meta"] = meta(declare_tasks);
+        let name = match method {
+            "tools/call" => params["name"].as_str().map(String::from),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                params["taskId"].as_str().map(String::from)
+            }
+            _ => None,
+        };
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+        let mut headers = vec![("Mcp-Method", method.to_string())];
+        if let Some(n) = name {
+            headers.push(("Mcp-Name", n));
+        }
+        self.raw(token, &body.to_string(), &headers).await
+    }
+
+    /// POST `/mcp` with a 2026 header set plus `extra` headers; body as given.
+    pub async fn raw(&self, token: Option<&str>, body: &str, extra: &[(&str, String)]) -> Reply {
+        let mut req = self
+            .http
+            .post(self.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .body(body.to_string());
+        for (k, v) in extra {
+            req = req.header(*k, v);
+        }
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        Reply {
+            status,
+            body: parse_body(&text),
+            headers,
+        }
+    }
+
+    /// `tools/call` from a client that declares the tasks extension; returns the result.
+    pub async fn call(&self, token: &str, tool: &str, args: Value) -> Value {
+        let r = self
+            .rpc(
+                Some(token),
+                "tools/call",
+                json!({"name": tool, "arguments": args}),
+                true,
+            )
+            .await;
+        r.result().clone()
+    }
+
+    /// `tasks/get` result (panics on error).
+    pub async fn get(&self, token: &str, task_id: &str) -> Value {
+        self.rpc(Some(token), "tasks/get", json!({"taskId": task_id}), true)
+            .await
+            .result()
+            .clone()
+    }
+
+    /// Polls `tasks/get` until `pred` holds (10 s at most).
+    pub async fn wait_for(
+        &self,
+        token: &str,
+        task_id: &str,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let start = Instant::now();
+        loop {
+            let t = self.get(token, task_id).await;
+            if pred(&t) {
+                return t;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "timed out waiting for {what}: {t}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    pub async fn wait_status(&self, token: &str, task_id: &str, status: &str) -> Value {
+        self.wait_for(token, task_id, status, |t| t["status"] == status)
+            .await
+    }
+
+    /// GET a `/v1` path; returns status and JSON.
+    pub async fn v1_get(&self, token: Option<&str>, path: &str) -> (StatusCode, Value) {
+        let mut req = self.http.get(self.url(path));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    /// POST JSON to a `/v1` path; returns status, content type and JSON.
+    pub async fn v1_post(
+        &self,
+        token: Option<&str>,
+        path: &str,
+        body: Value,
+    ) -> (StatusCode, Value) {
+        let mut req = self.http.post(self.url(path)).json(&body);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+}
+
+impl Reply {
+    /// Sends `tasks/cancel` for `task_id` from a fresh client; returns the HTTP status.
+    pub async fn cancel_via(url: &str, token: &str, task_id: &str) -> u16 {
+        let mut params = json!({"taskId": task_id});
+        params["_meta"] = meta(true);
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/cancel", "params": params});
+        let resp = Client::new()
+            .post(url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tasks/cancel")
+            .header("Mcp-Name", task_id)
+            .bearer_auth(token)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let v: Value = resp.json().await.unwrap();
+        assert_eq!(v["result"]["resultType"], "complete", "{v}");
+        status
+    }
+}

@@ -1,0 +1,234 @@
+//! Clients that cannot take a task: 2025-11-25 sessions (initialize + Mcp-Session-Id) and
+//! 2026-07-28 clients without the extension. They are never held on a long call: the tool
+//! answers at once with a handle, and `task_status` / `task_respond` / `task_cancel` follow up.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Client;
+use serde_json::{Value, json};
+
+use crate::harness::{Server, parse_body};
+
+struct LegacySession<'a> {
+    s: &'a Server,
+    token: String,
+    session: String,
+    next_id: i64,
+}
+
+impl<'a> LegacySession<'a> {
+    async fn open(s: &'a Server, token: &str) -> LegacySession<'a> {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "legacy-agent", "version": "0.1"}}});
+        let resp = Client::new()
+            .post(s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .bearer_auth(token)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let session = resp.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let init = parse_body(&resp.text().await.unwrap());
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(init["result"]["serverInfo"]["name"], "taskdeck");
+        let mut me = LegacySession {
+            s,
+            token: token.into(),
+            session,
+            next_id: 1,
+        };
+        me.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        me
+    }
+
+    async fn post(&mut self, body: Value) -> Value {
+        let resp = Client::new()
+            .post(self.s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .header("Mcp-Session-Id", &self.session)
+            .bearer_auth(&self.token)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_success(), "{}", resp.status());
+        parse_body(&resp.text().await.unwrap())
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let reply = self
+            .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        assert_eq!(reply["id"], id, "{reply}");
+        reply
+    }
+
+    async fn tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": args}))
+            .await;
+        assert!(r.get("result").is_some(), "{r}");
+        r["result"].clone()
+    }
+}
+
+#[tokio::test]
+async fn legacy_session_gets_a_handle_and_follows_up_with_tools() {
+    let s = Server::start(&[]).await;
+    let token = s.token("legacy-agent");
+    let mut c = LegacySession::open(&s, &token).await;
+    let tools = c.request("tools/list", json!({})).await;
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "request_approval",
+        "task_status",
+        "task_respond",
+        "task_cancel",
+    ] {
+        assert!(names.contains(&n), "{names:?}");
+    }
+
+    let started = Instant::now();
+    let r = c
+        .tool("request_approval", json!({"message": "Delete the cache?"}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a legacy client must not be held"
+    );
+    assert!(
+        r.get("resultType").is_none(),
+        "legacy results carry no resultType"
+    );
+    let id = r["structuredContent"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("task_status")
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let st = c.tool("task_status", json!({"taskId": id})).await;
+        if st["structuredContent"]["task"]["status"] == "input_required" {
+            break st;
+        }
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert_eq!(
+        status["structuredContent"]["task"]["inputRequests"]["approval"]["params"]["message"],
+        "Delete the cache?"
+    );
+    let answered = c
+        .tool(
+            "task_respond",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": "decline"}}}),
+        )
+        .await;
+    assert_ne!(
+        answered["structuredContent"]["task"]["status"],
+        "input_required"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let st = c.tool("task_status", json!({"taskId": id})).await;
+        if st["structuredContent"]["task"]["status"] == "completed" {
+            assert_eq!(
+                st["structuredContent"]["task"]["result"]["structuredContent"]["action"],
+                "decline"
+            );
+            assert!(
+                st["content"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|b| b["text"] == "The human declined.")
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+
+    // task_cancel, and "not found" for a task that is not ours.
+    let r = c
+        .tool("request_approval", json!({"message": "Second?"}))
+        .await;
+    let id2 = r["structuredContent"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.tool("task_cancel", json!({"taskId": id2})).await;
+    let st = s.wait_status(&token, &id2, "cancelled").await;
+    assert_eq!(st["status"], "cancelled");
+    let other = s.token("someone-else");
+    let mut c2 = LegacySession::open(&s, &other).await;
+    let denied = c2
+        .request(
+            "tools/call",
+            json!({"name": "task_status", "arguments": {"taskId": id2}}),
+        )
+        .await;
+    assert_eq!(denied["error"]["code"], -32602);
+    assert_eq!(denied["error"]["message"], "Task not found");
+}
+
+#[tokio::test]
+async fn modern_client_without_extension_gets_a_handle_or_32021() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let r = s
+        .rpc(
+            Some(&t),
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {"message": "ok?"}}),
+            false,
+        )
+        .await;
+    let result = r.result();
+    assert_eq!(result["resultType"], "complete");
+    assert!(result.get("taskId").is_none());
+    assert_eq!(result["structuredContent"]["task"]["status"], "working");
+    // A tool that only runs as a task answers -32021 with the capability it needs, HTTP 400.
+    let r = s
+        .rpc(
+            Some(&t),
+            "tools/call",
+            json!({"name": "failing_job", "arguments": {}}),
+            false,
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), -32021);
+    assert_eq!(
+        r.body["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    // tasks/* without the extension: -32021 before any lookup.
+    let r = s
+        .rpc(Some(&t), "tasks/get", json!({"taskId": "nope"}), false)
+        .await;
+    assert_eq!(r.error_code(), -32021);
+}

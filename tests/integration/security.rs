@@ -1,0 +1,398 @@
+//! Origin/Host validation, authentication, principal isolation, and bad input: each with its
+//! exact HTTP status and JSON-RPC code.
+
+use serde_json::{Value, json};
+
+use crate::harness::Server;
+
+#[tokio::test]
+async fn foreign_origin_and_host_are_forbidden() {
+    let s = Server::start(&[]).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": crate::harness::meta(true)}}).to_string();
+    let ok = s
+        .raw(
+            Some(&s.admin),
+            &body,
+            &[
+                ("Mcp-Method", "server/discover".into()),
+                ("Origin", s.url("")),
+            ],
+        )
+        .await;
+    assert_eq!(ok.status, 200, "{:?}", ok.body);
+    assert_eq!(
+        ok.result()["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    for origin in ["http://evil.example.com", "http://localhost:1", "null"] {
+        let r = s
+            .raw(
+                Some(&s.admin),
+                &body,
+                &[
+                    ("Mcp-Method", "server/discover".into()),
+                    ("Origin", origin.into()),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 403, "origin {origin}");
+    }
+    let r = s
+        .raw(
+            Some(&s.admin),
+            &body,
+            &[
+                ("Mcp-Method", "server/discover".into()),
+                ("Host", "evil.example.com".into()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    // /v1 and the UI get the same protection.
+    let resp = s
+        .http
+        .get(s.url("/v1/tasks"))
+        .bearer_auth(&s.admin)
+        .header("Origin", "http://evil.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 403);
+    assert_eq!(resp.headers()["content-type"], "application/problem+json");
+}
+
+#[tokio::test]
+async fn every_request_needs_a_valid_token() {
+    let s = Server::start(&[]).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": crate::harness::meta(true)}}).to_string();
+    let missing = s
+        .raw(None, &body, &[("Mcp-Method", "tools/list".into())])
+        .await;
+    assert_eq!(missing.status, 401);
+    assert_eq!(
+        missing.headers["www-authenticate"],
+        "Bearer realm=\"taskdeck\""
+    );
+    let wrong = s
+        .raw(
+            Some("td_not-a-token"),
+            &body,
+            &[("Mcp-Method", "tools/list".into())],
+        )
+        .await;
+    assert_eq!(wrong.status, 401);
+    let (status, problem) = s.v1_get(None, "/v1/tasks").await;
+    assert_eq!(status, 401);
+    assert_eq!(problem["status"], 401);
+
+    let agent = s.token("revoke-me");
+    let ok = s
+        .raw(Some(&agent), &body, &[("Mcp-Method", "tools/list".into())])
+        .await;
+    assert_eq!(ok.status, 200);
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["token", "revoke", "revoke-me", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Revocation takes effect within the authenticator's recheck window.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let revoked = s
+        .raw(Some(&agent), &body, &[("Mcp-Method", "tools/list".into())])
+        .await;
+    assert_eq!(revoked.status, 401);
+
+    // Token files and names: the admin token file is private; duplicates are refused (exit 3).
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(s.dir.join("cfg/admin-token"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let dup = std::process::Command::new(crate::harness::BIN)
+        .args(["token", "create", "admin", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(dup.status.code(), Some(3));
+}
+
+#[tokio::test]
+async fn another_principals_task_is_not_found() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let alice = s.token("alice");
+    let bob = s.token("bob");
+    let id = s
+        .call(&alice, "confirm_delete", json!({"filename": "x"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&alice, &id, "input_required").await;
+
+    let unknown = s
+        .rpc(
+            Some(&bob),
+            "tasks/get",
+            json!({"taskId": "00000000-0000-4000-8000-000000000000"}),
+            true,
+        )
+        .await;
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": id})),
+        (
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"confirm-delete": {"action": "accept", "content": {"confirm": true}}}}),
+        ),
+        ("tasks/cancel", json!({"taskId": id})),
+    ] {
+        let r = s.rpc(Some(&bob), method, params, true).await;
+        assert_eq!(r.error_code(), -32602, "{method}");
+        assert_eq!(
+            r.body["error"], unknown.body["error"],
+            "{method}: must look exactly like an unknown id"
+        );
+    }
+    let r = s
+        .rpc(
+            Some(&bob),
+            "tools/call",
+            json!({"name": "task_status", "arguments": {"taskId": id}}),
+            true,
+        )
+        .await;
+    assert_eq!(r.error_code(), -32602);
+    assert_eq!(
+        s.get(&alice, &id).await["status"],
+        "input_required",
+        "bob's attempts changed nothing"
+    );
+
+    let (status, _) = s.v1_get(Some(&bob), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(status, 404);
+    let (status, _) = s
+        .v1_post(Some(&bob), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+    assert_eq!(status, 404);
+    let (_, list) = s.v1_get(Some(&bob), "/v1/tasks?principal=alice").await;
+    assert_eq!(
+        list["tasks"],
+        json!([]),
+        "bob cannot list alice's tasks even by asking"
+    );
+    let (_, list) = s.v1_get(Some(&alice), "/v1/tasks").await;
+    assert_eq!(list["tasks"][0]["taskId"], id.as_str());
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?principal=alice").await;
+    assert_eq!(
+        list["tasks"].as_array().unwrap().len(),
+        1,
+        "the admin sees everyone's tasks"
+    );
+}
+
+#[tokio::test]
+async fn malformed_requests_get_exact_errors() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    // Not JSON at all.
+    let r = s
+        .raw(Some(&t), "{not json", &[("Mcp-Method", "tasks/get".into())])
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.error_code(), -32700);
+    // Unknown method: 404 + -32601 (2026-07-28 Streamable HTTP).
+    let r = s
+        .rpc(Some(&t), "tasks/result", json!({"taskId": "x"}), true)
+        .await;
+    assert_eq!((r.status.as_u16(), r.error_code()), (404, -32601));
+    let r = s.rpc(Some(&t), "tasks/list", json!({}), true).await;
+    assert_eq!((r.status.as_u16(), r.error_code()), (404, -32601));
+    // Not JSON-RPC: batch arrays, wrong version, non-string method.
+    for body in [
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":7}"#,
+    ] {
+        let r = s
+            .raw(Some(&t), body, &[("Mcp-Method", "tools/list".into())])
+            .await;
+        assert_eq!((r.status.as_u16(), r.error_code()), (400, -32600), "{body}");
+    }
+    // Wrong param types: -32602 with the request's id.
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": {"taskId": 42, "_meta": crate::harness::meta(true)}}).to_string();
+    let r = s
+        .raw(
+            Some(&t),
+            &body,
+            &[
+                ("Mcp-Method", "tasks/get".into()),
+                ("Mcp-Name", "42".into()),
+            ],
+        )
+        .await;
+    assert_eq!(
+        (r.status.as_u16(), r.error_code(), r.body["id"].as_i64()),
+        (400, -32602, Some(9))
+    );
+    let body = json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"arguments": {}, "_meta": crate::harness::meta(true)}}).to_string();
+    let r = s
+        .raw(Some(&t), &body, &[("Mcp-Method", "tools/call".into())])
+        .await;
+    assert_eq!(
+        (r.status.as_u16(), r.error_code()),
+        (400, -32602),
+        "tools/call without a name"
+    );
+    let r = s
+        .rpc(
+            Some(&t),
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": "soon"}}),
+            true,
+        )
+        .await;
+    assert_eq!(r.error_code(), -32602);
+    let r = s
+        .rpc(
+            Some(&t),
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}}),
+            true,
+        )
+        .await;
+    assert_eq!(r.error_code(), -32602);
+    let r = s.rpc(Some(&t), "tools/call", json!({"name": "request_approval", "arguments": {"message": "x", "requestedSchema": {"type": "object", "properties": {"nested": {"type": "object"}}}}}), true).await;
+    assert_eq!(
+        r.error_code(),
+        -32602,
+        "a form must stay in the elicitation subset"
+    );
+    // Routing headers: missing/mismatched Mcp-Name on tasks/get → 400 + -32020.
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "abc", "_meta": crate::harness::meta(true)}}).to_string();
+    let r = s
+        .raw(Some(&t), &body, &[("Mcp-Method", "tasks/get".into())])
+        .await;
+    assert_eq!((r.status.as_u16(), r.error_code()), (400, -32020));
+    let r = s
+        .raw(
+            Some(&t),
+            &body,
+            &[
+                ("Mcp-Method", "tasks/get".into()),
+                ("Mcp-Name", "xyz".into()),
+            ],
+        )
+        .await;
+    assert_eq!((r.status.as_u16(), r.error_code()), (400, -32020));
+    assert_eq!(r.body["id"], 3);
+    // Unsupported protocol version → 400 + -32022 with data.
+    let r = s
+        .raw(
+            Some(&t),
+            &body.replace("2026-07-28", "2099-01-01"),
+            &[
+                ("Mcp-Method", "tasks/get".into()),
+                ("Mcp-Name", "abc".into()),
+                ("MCP-Protocol-Version", "2099-01-01".into()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    // A /v1 body that is not what the route wants: 400 problem.
+    let (status, problem) = s
+        .v1_post(Some(&t), "/v1/tasks/abc/input", json!({"answers": 1}))
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("inputResponses")
+    );
+    let (status, _) = s.v1_get(Some(&t), "/v1/tasks?cursor=banana").await;
+    assert_eq!(status, 400);
+    let (status, _) = s.v1_get(Some(&t), "/v1/tasks?status=sleeping").await;
+    assert_eq!(status, 400);
+}
+
+/// The dedicated tasks/get path answers byte-for-byte what rmcp's generic path answers.
+#[tokio::test]
+async fn tasks_get_fast_path_matches_rmcp() {
+    let mut fast = Server::start(&["--conformance-fixtures"]).await;
+    let t = fast.admin.clone();
+    let done = fast
+        .call(
+            &t,
+            "slow_compute",
+            json!({"seconds": 0.05, "label": "same"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let failed = fast.call(&t, "protocol_error_job", json!({})).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fast.wait_status(&t, &done, "completed").await;
+    fast.wait_status(&t, &failed, "failed").await;
+    let cases = |id: &str| -> Vec<(String, Vec<(&'static str, String)>)> {
+        let body = |id: &str, meta: Value| {
+            json!({"jsonrpc": "2.0", "id": "q-1", "method": "tasks/get", "params": {"taskId": id, "_meta": meta}}).to_string()
+        };
+        vec![
+            (
+                body(id, crate::harness::meta(true)),
+                vec![("Mcp-Method", "tasks/get".into()), ("Mcp-Name", id.into())],
+            ),
+            (
+                body("unknown", crate::harness::meta(true)),
+                vec![
+                    ("Mcp-Method", "tasks/get".into()),
+                    ("Mcp-Name", "unknown".into()),
+                ],
+            ),
+            (
+                body(id, crate::harness::meta(false)),
+                vec![("Mcp-Method", "tasks/get".into()), ("Mcp-Name", id.into())],
+            ),
+            (
+                body(id, crate::harness::meta(true)),
+                vec![
+                    ("Mcp-Method", "tasks/get".into()),
+                    ("Mcp-Name", "other".into()),
+                ],
+            ),
+            (
+                body(id, crate::harness::meta(true)),
+                vec![
+                    ("Mcp-Method", "tasks/cancel".into()),
+                    ("Mcp-Name", id.into()),
+                ],
+            ),
+        ]
+    };
+    let mut answers = Vec::new();
+    for id in [&done, &failed] {
+        for (body, headers) in cases(id) {
+            let r = fast.raw(Some(&t), &body, &headers).await;
+            answers.push((r.status, r.body));
+        }
+    }
+    fast.child.kill().await.unwrap();
+    let dir = fast.dir.clone();
+    let slow = Server::start_in(&dir, &["--conformance-fixtures", "--no-fast-path"]).await;
+    let mut i = 0;
+    for id in [&done, &failed] {
+        for (body, headers) in cases(id) {
+            let r = slow.raw(Some(&t), &body, &headers).await;
+            assert_eq!(
+                (r.status, &r.body),
+                (answers[i].0, &answers[i].1),
+                "case {i}"
+            );
+            i += 1;
+        }
+    }
+}

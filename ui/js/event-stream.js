@@ -1,0 +1,143 @@
+// The live feed: reads GET /v1/events with fetch() (so it can send the bearer token), parses
+// it with the SSE parser, and reconnects with Last-Event-ID after any drop so the server
+// replays what was missed. No DOM; `fetch` and the timer are injectable for tests.
+
+import { createSseDecoder } from './sse.js';
+
+export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10000, 15000];
+
+/**
+ * @param {object} o
+ * @param {string} [o.url] default "/v1/events"
+ * @param {() => string} o.getToken
+ * @param {(change: {event: object, task: object}, id: string) => void} o.onChange
+ * @param {() => void} [o.onResync] the server says we fell behind: reload the list
+ * @param {(state: 'connecting'|'open'|'reconnecting'|'closed', info?: object) => void} [o.onState]
+ * @param {() => void} [o.onAuthError] 401/403: the token is not accepted (the stream stops)
+ * @param {string} [o.lastEventId] resume after this id
+ * @param {typeof fetch} [o.fetchImpl]
+ * @param {number[]} [o.backoffMs] delays between reconnect attempts
+ * @param {number} [o.idleTimeoutMs] no byte for this long (keep-alives come every 15 s): reconnect
+ * @param {(fn: () => void, ms: number) => any} [o.setTimer]
+ * @param {(t: any) => void} [o.clearTimer]
+ */
+export function openEventStream(o) {
+  const url = o.url || '/v1/events';
+  const fetchImpl = o.fetchImpl || ((...a) => fetch(...a));
+  const backoff = o.backoffMs || DEFAULT_BACKOFF_MS;
+  const idleTimeoutMs = o.idleTimeoutMs ?? 45000;
+  const setTimer = o.setTimer || ((fn, ms) => setTimeout(fn, ms));
+  const clearTimer = o.clearTimer || ((t) => clearTimeout(t));
+  const onState = o.onState || (() => {});
+  let lastEventId = o.lastEventId || '';
+  let closed = false;
+  let attempt = 0;
+  let controller = null;
+  let reader = null;
+  let retryTimer = null;
+  let wake = null;
+  let serverRetryMs = null;
+
+  function state(s, info) {
+    if (!closed || s === 'closed') onState(s, info);
+  }
+
+  // Aborting the request should also end the body, but a stalled body is cancelled explicitly.
+  function abortNow() {
+    if (controller) controller.abort();
+    if (reader) reader.cancel().catch(() => {});
+  }
+
+  async function connectOnce() {
+    controller = new AbortController();
+    reader = null;
+    const headers = { Accept: 'text/event-stream', Authorization: `Bearer ${o.getToken()}` };
+    if (lastEventId) headers['Last-Event-ID'] = lastEventId;
+    let idle = null;
+    const armIdle = () => {
+      if (idle) clearTimer(idle);
+      if (idleTimeoutMs > 0) idle = setTimer(abortNow, idleTimeoutMs);
+    };
+    try {
+      armIdle();
+      const resp = await fetchImpl(url, { headers, signal: controller.signal, cache: 'no-store' });
+      if (resp.status === 401 || resp.status === 403) {
+        closed = true;
+        state('closed', { reason: 'auth' });
+        if (o.onAuthError) o.onAuthError();
+        return;
+      }
+      if (!resp.ok || !resp.body) throw new Error(`HTTP ${resp.status}`);
+      attempt = 0;
+      state('open');
+      const decoder = createSseDecoder(
+        (ev) => {
+          if (ev.id) lastEventId = ev.id;
+          if (ev.type === 'change') {
+            let change;
+            try {
+              change = JSON.parse(ev.data);
+            } catch {
+              return; // a malformed event is skipped, not fatal
+            }
+            if (change && change.task && change.event) o.onChange(change, ev.id);
+          } else if (ev.type === 'resync') {
+            if (o.onResync) o.onResync();
+          }
+        },
+        { onRetry: (ms) => (serverRetryMs = ms) },
+      );
+      reader = resp.body.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        armIdle();
+        if (value) decoder.push(value);
+        if (closed) break;
+      }
+      decoder.end();
+    } catch (err) {
+      if (closed) return;
+      state('reconnecting', { error: String(err && err.message ? err.message : err) });
+    } finally {
+      if (idle) clearTimer(idle);
+    }
+  }
+
+  async function loop() {
+    while (!closed) {
+      state(attempt === 0 ? 'connecting' : 'reconnecting');
+      await connectOnce();
+      if (closed) break;
+      const delay = serverRetryMs ?? backoff[Math.min(attempt, backoff.length - 1)];
+      attempt++;
+      state('reconnecting', { delayMs: delay });
+      await new Promise((resolve) => {
+        wake = resolve;
+        retryTimer = setTimer(resolve, delay);
+      });
+      retryTimer = null;
+      wake = null;
+    }
+  }
+
+  const done = loop();
+
+  return {
+    /** Stops the stream for good. */
+    close() {
+      if (closed) return;
+      closed = true;
+      if (retryTimer) clearTimer(retryTimer);
+      if (wake) wake();
+      abortNow();
+      onState('closed', { reason: 'closed' });
+    },
+    /** The id to resume after. */
+    get lastEventId() {
+      return lastEventId;
+    },
+    /** Resolves when the stream has stopped (after close() or an auth error). */
+    done,
+  };
+}

@@ -1,0 +1,331 @@
+// Elicitation forms: turns a `requestedSchema` (the flat JSON Schema subset MCP allows for
+// elicitation/create in form mode) into field descriptors the page renders, validates what the
+// human typed, and converts it to the `content` object sent back. No DOM.
+//
+// Raw values (what the inputs hold) by kind:
+//   text/email/uri/date/date-time/number/integer/json: string as typed
+//   boolean: true/false;  select: the chosen option's value or null;  multiselect: array of values
+
+/**
+ * @typedef {object} Field
+ * @property {string} name property name (the key in `content`)
+ * @property {'text'|'email'|'uri'|'date'|'date-time'|'number'|'integer'|'boolean'|'select'|'multiselect'|'json'} kind
+ * @property {string} label
+ * @property {string} [description]
+ * @property {boolean} required
+ * @property {any} defaultValue raw default (see above)
+ * @property {number} [minLength] @property {number} [maxLength] @property {string} [pattern]
+ * @property {number} [minimum] @property {number} [maximum]
+ * @property {number} [exclusiveMinimum] @property {number} [exclusiveMaximum]
+ * @property {number} [minItems] @property {number} [maxItems]
+ * @property {{value: any, label: string}[]} [options]
+ */
+
+const STRING_FORMATS = { email: 'email', uri: 'uri', url: 'uri', date: 'date', 'date-time': 'date-time' };
+
+function num(v) {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/** Options of a single-select string: `enum` (+ legacy `enumNames`) or `oneOf: [{const, title}]`. */
+function singleOptions(prop) {
+  if (Array.isArray(prop.enum)) {
+    const names = Array.isArray(prop.enumNames) ? prop.enumNames : [];
+    return prop.enum.map((v, i) => ({ value: v, label: typeof names[i] === 'string' ? names[i] : String(v) }));
+  }
+  const alts = Array.isArray(prop.oneOf) ? prop.oneOf : Array.isArray(prop.anyOf) ? prop.anyOf : null;
+  if (alts && alts.length && alts.every((a) => a && typeof a === 'object' && 'const' in a)) {
+    return alts.map((a) => ({ value: a.const, label: typeof a.title === 'string' ? a.title : String(a.const) }));
+  }
+  return null;
+}
+
+/** Options of a multi-select: `items.enum` or `items.anyOf/oneOf: [{const, title}]`. */
+function multiOptions(prop) {
+  const items = prop.items;
+  if (!items || typeof items !== 'object') return null;
+  return singleOptions(items);
+}
+
+/**
+ * Describes the form for `schema`. Properties come in the schema's order.
+ * @param {object} schema an elicitation requestedSchema
+ * @returns {{fields: Field[]}}
+ */
+export function describeForm(schema) {
+  const props = schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object'
+    ? schema.properties
+    : {};
+  const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
+  const fields = [];
+  for (const [name, raw] of Object.entries(props)) {
+    const prop = raw && typeof raw === 'object' ? raw : {};
+    const base = {
+      name,
+      label: typeof prop.title === 'string' && prop.title.trim() ? prop.title : name,
+      description: typeof prop.description === 'string' ? prop.description : undefined,
+      required: required.has(name),
+    };
+    const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;
+    let field;
+    if (type === 'array') {
+      const options = multiOptions(prop);
+      if (options) {
+        const defaults = Array.isArray(prop.default) ? prop.default : [];
+        field = {
+          ...base,
+          kind: 'multiselect',
+          options,
+          minItems: num(prop.minItems),
+          maxItems: num(prop.maxItems),
+          defaultValue: options.filter((o) => defaults.some((d) => d === o.value)).map((o) => o.value),
+        };
+      }
+    } else if (type === 'boolean') {
+      field = { ...base, kind: 'boolean', defaultValue: typeof prop.default === 'boolean' ? prop.default : false };
+    } else if (type === 'number' || type === 'integer') {
+      field = {
+        ...base,
+        kind: type,
+        minimum: num(prop.minimum),
+        maximum: num(prop.maximum),
+        exclusiveMinimum: num(prop.exclusiveMinimum),
+        exclusiveMaximum: num(prop.exclusiveMaximum),
+        defaultValue: num(prop.default) !== undefined ? String(prop.default) : '',
+      };
+    } else if (type === 'string' || type === undefined) {
+      const options = singleOptions(prop);
+      if (options) {
+        const def = options.find((o) => o.value === prop.default);
+        field = { ...base, kind: 'select', options, defaultValue: def ? def.value : null };
+      } else if (type === 'string') {
+        const kind = STRING_FORMATS[prop.format] || 'text';
+        let def = typeof prop.default === 'string' ? prop.default : '';
+        if (kind === 'date-time' && def) def = isoToLocalInput(def);
+        field = {
+          ...base,
+          kind,
+          minLength: num(prop.minLength),
+          maxLength: num(prop.maxLength),
+          pattern: typeof prop.pattern === 'string' ? prop.pattern : undefined,
+          defaultValue: def,
+        };
+      }
+    }
+    if (!field) {
+      // Outside the elicitation subset: still answerable, as JSON typed by the human.
+      field = {
+        ...base,
+        kind: 'json',
+        defaultValue: prop.default !== undefined ? JSON.stringify(prop.default, null, 2) : '',
+      };
+    }
+    fields.push(field);
+  }
+  return { fields };
+}
+
+/** Raw starting values: each field's default. */
+export function initialValues(fields) {
+  const values = {};
+  for (const f of fields) values[f.name] = Array.isArray(f.defaultValue) ? [...f.defaultValue] : f.defaultValue;
+  return values;
+}
+
+function codePoints(s) {
+  return [...s].length;
+}
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const LOCAL_DT_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/;
+
+function validDate(y, m, d) {
+  const dt = new Date(Date.UTC(y, m - 1, d));
+  return dt.getUTCFullYear() === y && dt.getUTCMonth() === m - 1 && dt.getUTCDate() === d;
+}
+
+function isEmpty(field, v) {
+  if (field.kind === 'boolean') return typeof v !== 'boolean';
+  if (field.kind === 'select') return v === null || v === undefined;
+  if (field.kind === 'multiselect') return !Array.isArray(v) || v.length === 0;
+  return v === undefined || v === null || String(v).trim() === '';
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The problem with one field's raw value, or null. */
+export function validateField(field, v) {
+  if (isEmpty(field, v)) {
+    if (!field.required) return null;
+    switch (field.kind) {
+      case 'select':
+        return 'Choose an option.';
+      case 'multiselect':
+        return 'Choose at least one option.';
+      case 'boolean':
+        return 'Answer yes or no.';
+      default:
+        return 'This field is required.';
+    }
+  }
+  switch (field.kind) {
+    case 'text':
+    case 'email':
+    case 'uri':
+    case 'date':
+    case 'date-time': {
+      const s = String(v);
+      const n = codePoints(s);
+      if (field.minLength !== undefined && n < field.minLength) {
+        return `Enter at least ${plural(field.minLength, 'character')} (now ${n}).`;
+      }
+      if (field.maxLength !== undefined && n > field.maxLength) {
+        return `Enter at most ${plural(field.maxLength, 'character')} (now ${n}).`;
+      }
+      if (field.kind === 'email' && !EMAIL_RE.test(s)) return 'Enter an email address, like name@example.com.';
+      if (field.kind === 'uri' && !isAbsoluteUri(s)) return 'Enter a full address, like https://example.com/page.';
+      if (field.kind === 'date') {
+        const m = DATE_RE.exec(s);
+        if (!m || !validDate(+m[1], +m[2], +m[3])) return 'Enter a date as YYYY-MM-DD.';
+      }
+      if (field.kind === 'date-time') {
+        const m = LOCAL_DT_RE.exec(s);
+        if (!m || !validDate(+m[1], +m[2], +m[3]) || +m[4] > 23 || +m[5] > 59 || (m[6] !== undefined && +m[6] > 59)) {
+          return 'Enter a date and time.';
+        }
+      }
+      if (field.pattern !== undefined) {
+        let re = null;
+        try {
+          re = new RegExp(field.pattern, 'u');
+        } catch {
+          re = null; // an invalid pattern from the agent is not the human's problem
+        }
+        if (re && !re.test(s)) return `Must match the pattern ${field.pattern}.`;
+      }
+      return null;
+    }
+    case 'number':
+    case 'integer': {
+      const s = String(v).trim();
+      const n = Number(s);
+      if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s) || !Number.isFinite(n)) {
+        return field.kind === 'integer' ? 'Enter a whole number.' : 'Enter a number.';
+      }
+      if (field.kind === 'integer' && !Number.isInteger(n)) return 'Enter a whole number.';
+      if (field.minimum !== undefined && n < field.minimum) return `Must be at least ${field.minimum}.`;
+      if (field.maximum !== undefined && n > field.maximum) return `Must be at most ${field.maximum}.`;
+      if (field.exclusiveMinimum !== undefined && n <= field.exclusiveMinimum) {
+        return `Must be more than ${field.exclusiveMinimum}.`;
+      }
+      if (field.exclusiveMaximum !== undefined && n >= field.exclusiveMaximum) {
+        return `Must be less than ${field.exclusiveMaximum}.`;
+      }
+      return null;
+    }
+    case 'boolean':
+      return null;
+    case 'select':
+      return field.options.some((o) => o.value === v) ? null : 'Choose one of the listed options.';
+    case 'multiselect': {
+      if (!v.every((x) => field.options.some((o) => o.value === x))) return 'Choose only listed options.';
+      if (field.minItems !== undefined && v.length < field.minItems) return `Choose at least ${field.minItems}.`;
+      if (field.maxItems !== undefined && v.length > field.maxItems) return `Choose at most ${field.maxItems}.`;
+      return null;
+    }
+    case 'json': {
+      try {
+        JSON.parse(String(v));
+        return null;
+      } catch {
+        return 'Enter valid JSON.';
+      }
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * Validates every field.
+ * @returns {Record<string, string>} field name → message; empty when the form may be sent
+ */
+export function validateForm(fields, values) {
+  const errors = {};
+  for (const f of fields) {
+    const msg = validateField(f, values[f.name]);
+    if (msg) errors[f.name] = msg;
+  }
+  return errors;
+}
+
+/**
+ * The `content` object for an accepted answer: typed values, empty optional fields left out.
+ * Call after validateForm() found nothing.
+ */
+export function toContent(fields, values) {
+  const out = {};
+  for (const f of fields) {
+    const v = values[f.name];
+    if (isEmpty(f, v)) continue;
+    switch (f.kind) {
+      case 'number':
+      case 'integer':
+        out[f.name] = Number(String(v).trim());
+        break;
+      case 'boolean':
+        out[f.name] = v;
+        break;
+      case 'select':
+        out[f.name] = v;
+        break;
+      case 'multiselect':
+        // In the order the options are listed, whatever order they were ticked in.
+        out[f.name] = f.options.filter((o) => v.includes(o.value)).map((o) => o.value);
+        break;
+      case 'date-time':
+        out[f.name] = localInputToIso(String(v));
+        break;
+      case 'json':
+        out[f.name] = JSON.parse(String(v));
+        break;
+      default:
+        out[f.name] = String(v);
+    }
+  }
+  return out;
+}
+
+/** True for an absolute URI with a scheme (what format "uri" asks for). */
+export function isAbsoluteUri(s) {
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(s)) return false;
+  try {
+    new URL(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pad(n, w = 2) {
+  return String(n).padStart(w, '0');
+}
+
+/** "2026-01-02T03:04" (local time, what <input type=datetime-local> holds) → RFC 3339 UTC. */
+export function localInputToIso(s) {
+  const m = LOCAL_DT_RE.exec(s);
+  if (!m) return s;
+  const d = new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], m[6] ? +m[6] : 0);
+  return d.toISOString();
+}
+
+/** RFC 3339 → "YYYY-MM-DDTHH:MM[:SS]" in local time, for a datetime-local input. */
+export function isoToLocalInput(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const base = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return d.getSeconds() ? `${base}:${pad(d.getSeconds())}` : base;
+}

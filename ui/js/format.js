@@ -1,0 +1,188 @@
+// Small text formatters: durations, ages, retention countdowns, sizes, truncation. No DOM.
+
+/** Milliseconds since the epoch for an ISO 8601 string; NaN when absent or invalid. */
+export function toMs(iso) {
+  if (typeof iso !== 'string' || !iso) return NaN;
+  return Date.parse(iso);
+}
+
+/**
+ * A compact duration: "0.4s", "9.5s", "42s", "12m 5s", "3h 12m", "2d 4h".
+ * Negative input counts as zero.
+ */
+export function formatDuration(ms) {
+  if (!Number.isFinite(ms)) return '–';
+  ms = Math.max(0, ms);
+  if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${m % 60}m`;
+  const d = Math.floor(h / 24);
+  return `${d}d ${h % 24}h`;
+}
+
+/** How long ago: "just now", "42s ago", "12m ago", "3h ago", "2d ago". */
+export function formatAge(iso, now = Date.now()) {
+  const t = toMs(iso);
+  if (!Number.isFinite(t)) return '–';
+  const s = Math.floor((now - t) / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return `${s}s ago`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ago`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ago`;
+  return `${Math.floor(h / 24)}d ago`;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** True for completed, failed and cancelled. */
+export function isTerminal(status) {
+  return TERMINAL.has(status);
+}
+
+/** Run time of a task: until its last update once terminal, else until now. */
+export function taskDurationMs(task, now = Date.now()) {
+  const start = toMs(task.createdAt);
+  const end = isTerminal(task.status) ? toMs(task.lastUpdatedAt) : now;
+  return end - start;
+}
+
+/**
+ * The retention line for a task: when the store will delete it.
+ * @returns {{text: string, urgent: boolean}}
+ */
+export function ttlCountdown(task, now = Date.now()) {
+  if (task.ttlMs === null || task.ttlMs === undefined) {
+    return {
+      text: task.status === 'input_required' ? 'Kept until answered (no expiry while waiting for input)' : 'Kept indefinitely',
+      urgent: false,
+    };
+  }
+  let expires = toMs(task.expiresAt);
+  if (!Number.isFinite(expires)) expires = toMs(task.createdAt) + task.ttlMs;
+  const left = expires - now;
+  if (!Number.isFinite(left)) return { text: '–', urgent: false };
+  if (left <= 0) return { text: 'Expired: removed at the next sweep', urgent: true };
+  const verb = isTerminal(task.status) ? 'Deleted' : 'Expires';
+  return { text: `${verb} in ${formatDuration(left)}`, urgent: left < 5 * 60_000 };
+}
+
+/**
+ * Cuts `text` to `max` characters (default 10,000).
+ * @returns {{text: string, truncated: boolean, hidden: number, total: number}}
+ */
+export function truncate(text, max = 10_000) {
+  const s = String(text ?? '');
+  if (s.length <= max) return { text: s, truncated: false, hidden: 0, total: s.length };
+  // Do not split a surrogate pair.
+  let cut = max;
+  const c = s.charCodeAt(cut - 1);
+  if (c >= 0xd800 && c <= 0xdbff) cut--;
+  return { text: s.slice(0, cut), truncated: true, hidden: s.length - cut, total: s.length };
+}
+
+/** One line, at most `max` characters, with an ellipsis. */
+export function oneLine(text, max = 200) {
+  const s = String(text ?? '').replace(/\s+/g, ' ').trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** "1,234,567" */
+export function formatCount(n) {
+  return Number(n || 0).toLocaleString('en-US');
+}
+
+/** "512 B", "1.5 KB", "3.2 MB" (1024 steps). */
+export function formatBytes(n) {
+  if (!Number.isFinite(n) || n < 0) return '–';
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+/** Decoded size in bytes of a base64 string (whitespace ignored). */
+export function base64ByteLength(b64) {
+  const s = String(b64 ?? '').replace(/\s+/g, '');
+  if (!s) return 0;
+  const padding = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  return Math.floor((s.length * 3) / 4) - padding;
+}
+
+/** True when `s` is plausibly base64 (only base64 alphabet, right length). */
+export function looksLikeBase64(s) {
+  if (typeof s !== 'string') return false;
+  const t = s.replace(/\s+/g, '');
+  return t.length > 0 && t.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(t);
+}
+
+/** Pretty JSON; `undefined` becomes "". */
+export function prettyJson(value) {
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Parses text that is a JSON object or array; null otherwise. */
+export function parseJsonObject(text) {
+  const s = String(text ?? '').trim();
+  if (!(s.startsWith('{') && s.endsWith('}')) && !(s.startsWith('[') && s.endsWith(']'))) return null;
+  try {
+    const v = JSON.parse(s);
+    return v && typeof v === 'object' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The first 8 characters of an id, for tight places (the full id is always shown on hover/detail). */
+export function shortId(id) {
+  return String(id ?? '').slice(0, 8);
+}
+
+function pad(n, w = 2) {
+  return String(n).padStart(w, '0');
+}
+
+/** Local "YYYY-MM-DD HH:MM:SS". */
+export function formatTimestamp(iso) {
+  const t = toMs(iso);
+  if (!Number.isFinite(t)) return '–';
+  const d = new Date(t);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Local "HH:MM:SS.mmm" (timeline rows). */
+export function formatClock(iso) {
+  const t = toMs(iso);
+  if (!Number.isFinite(t)) return '–';
+  const d = new Date(t);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** Progress as a fraction 0..1 when the total is known, else null. */
+export function progressFraction(progress) {
+  if (!progress || typeof progress.current !== 'number') return null;
+  if (typeof progress.total !== 'number' || !(progress.total > 0)) return null;
+  return Math.min(1, Math.max(0, progress.current / progress.total));
+}
+
+/** "3 / 10" or "3" (numbers without a needless ".0"). */
+export function progressText(progress) {
+  if (!progress || typeof progress.current !== 'number') return '';
+  const n = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+  return typeof progress.total === 'number' ? `${n(progress.current)} / ${n(progress.total)}` : n(progress.current);
+}

@@ -1,0 +1,331 @@
+// The task list's state: loaded pages (newest first), filters, per-status counts, live change
+// events applied in place, and the pause buffer. Also the "Needs input" inbox. No DOM: the
+// list view reads rows by index and re-renders when `version` changes.
+
+import { isTerminal, toMs } from './format.js';
+
+/** @returns {{statuses: string[], tool: string, principal: string, q: string}} */
+export function defaultFilters() {
+  return { statuses: [], tool: '', principal: '', q: '' };
+}
+
+/** The query string for GET /v1/tasks. */
+export function listQuery(filters, { cursor = null, limit = 200 } = {}) {
+  const p = new URLSearchParams();
+  if (filters.statuses && filters.statuses.length) p.set('status', filters.statuses.join(','));
+  if (filters.tool) p.set('tool', filters.tool);
+  if (filters.principal) p.set('principal', filters.principal);
+  if (filters.q && filters.q.trim()) p.set('q', filters.q.trim());
+  if (cursor) p.set('cursor', cursor);
+  p.set('limit', String(limit));
+  return p.toString();
+}
+
+function textOf(v) {
+  if (v === undefined || v === null) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/**
+ * Client-side approximation of the server's `q` (case-insensitive substring of tool,
+ * arguments, statusMessage, result or taskId), used for tasks that arrive live.
+ */
+export function matchesQuery(task, q) {
+  const needle = String(q || '').trim().toLowerCase();
+  if (!needle) return true;
+  return [task.tool, task.taskId, task.statusMessage, textOf(task.arguments), textOf(task.result)].some((s) =>
+    textOf(s).toLowerCase().includes(needle),
+  );
+}
+
+/** Status, tool and principal filters (not the free text). */
+export function matchesStructuredFilters(task, filters) {
+  if (filters.statuses && filters.statuses.length && !filters.statuses.includes(task.status)) return false;
+  if (filters.tool && task.tool !== filters.tool) return false;
+  if (filters.principal && task.principal !== filters.principal) return false;
+  return true;
+}
+
+/** Every filter, free text included. */
+export function matchesFilters(task, filters) {
+  return matchesStructuredFilters(task, filters) && matchesQuery(task, filters.q);
+}
+
+/**
+ * True when `incoming` is older than what we hold: a terminal task never becomes live again,
+ * and an earlier lastUpdatedAt loses. Equal timestamps are taken (the later event wins).
+ */
+export function isStale(current, incoming) {
+  if (!current) return false;
+  if (isTerminal(current.status) && !isTerminal(incoming.status)) return true;
+  const a = toMs(current.lastUpdatedAt);
+  const b = toMs(incoming.lastUpdatedAt);
+  return Number.isFinite(a) && Number.isFinite(b) && b < a;
+}
+
+/**
+ * @typedef {{id: string, task: object, createdMs: number}} Entry
+ * @typedef {{event: object, task: object}} Change
+ * @typedef {{type: 'inserted'|'updated'|'removed'|'ignored'|'buffered', index?: number}} ApplyResult
+ */
+
+export class TaskList {
+  constructor(filters = defaultFilters()) {
+    /** @type {Entry[]} newest first */
+    this.rows = [];
+    /** @type {Map<string, Entry>} */
+    this.byId = new Map();
+    this.filters = { ...filters };
+    this.nextCursor = null;
+    /** @type {Record<string, number>} */
+    this.counts = {};
+    this.paused = false;
+    /** @type {Change[]} */
+    this.pending = [];
+    /** @type {Change[]|null} changes seen while a page request is in flight */
+    this.recording = null;
+    /** Bumped on every visible change; views compare it to skip work. */
+    this.version = 0;
+  }
+
+  get length() {
+    return this.rows.length;
+  }
+
+  /** @returns {Entry|undefined} */
+  at(i) {
+    return this.rows[i];
+  }
+
+  get(taskId) {
+    const e = this.byId.get(taskId);
+    return e ? e.task : undefined;
+  }
+
+  indexOf(taskId) {
+    const e = this.byId.get(taskId);
+    return e ? this.rows.indexOf(e) : -1;
+  }
+
+  setFilters(filters) {
+    this.filters = { ...defaultFilters(), ...filters };
+  }
+
+  /** Call before requesting a page; changes arriving meanwhile are re-applied on top of it. */
+  beginLoad() {
+    this.recording = [];
+  }
+
+  /** Replaces the list with a first page ({tasks, nextCursor, counts}). */
+  reset(page) {
+    this.rows = [];
+    this.byId = new Map();
+    this.addTasks(page.tasks || []);
+    this.nextCursor = page.nextCursor || null;
+    this.counts = { ...(page.counts || {}) };
+    this.replayRecorded();
+    this.version++;
+  }
+
+  /** Adds the next (older) page. */
+  appendPage(page) {
+    this.addTasks(page.tasks || []);
+    this.nextCursor = page.nextCursor || null;
+    if (page.counts) this.counts = { ...page.counts };
+    this.replayRecorded();
+    this.version++;
+  }
+
+  addTasks(tasks) {
+    for (const task of tasks) {
+      if (!task || typeof task.taskId !== 'string') continue;
+      const existing = this.byId.get(task.taskId);
+      if (existing) {
+        if (!isStale(existing.task, task)) existing.task = task;
+        continue;
+      }
+      const entry = { id: task.taskId, task, createdMs: toMs(task.createdAt) };
+      this.rows.push(entry);
+      this.byId.set(entry.id, entry);
+    }
+  }
+
+  replayRecorded() {
+    const recorded = this.recording || [];
+    this.recording = null;
+    for (const change of recorded) {
+      if (this.paused) continue; // still waiting in `pending`
+      this.applyNow(change, { counts: false });
+    }
+  }
+
+  /**
+   * Applies one change from /v1/events (or buffers it while paused).
+   * @param {Change} change
+   * @returns {ApplyResult}
+   */
+  apply(change) {
+    if (this.recording) this.recording.push(change);
+    if (this.paused) {
+      this.pending.push(change);
+      return { type: 'buffered' };
+    }
+    return this.applyNow(change, { counts: true });
+  }
+
+  /** @returns {ApplyResult} */
+  applyNow(change, { counts = true } = {}) {
+    const task = change.task;
+    if (!task || typeof task.taskId !== 'string') return { type: 'ignored' };
+    if (counts) this.adjustCounts(change);
+    const entry = this.byId.get(task.taskId);
+    if (entry) {
+      if (isStale(entry.task, task)) return { type: 'ignored' };
+      if (!matchesStructuredFilters(task, this.filters)) {
+        const index = this.rows.indexOf(entry);
+        if (index >= 0) this.rows.splice(index, 1);
+        this.byId.delete(task.taskId);
+        this.version++;
+        return { type: 'removed', index };
+      }
+      entry.task = task;
+      this.version++;
+      return { type: 'updated' };
+    }
+    if (!matchesFilters(task, this.filters)) return { type: 'ignored' };
+    const createdMs = toMs(task.createdAt);
+    const index = this.insertionIndex(createdMs);
+    // Past the loaded pages: it will come with a later page.
+    if (index === this.rows.length && this.nextCursor) return { type: 'ignored' };
+    const e = { id: task.taskId, task, createdMs };
+    this.rows.splice(index, 0, e);
+    this.byId.set(e.id, e);
+    this.version++;
+    return { type: 'inserted', index };
+  }
+
+  /** First index whose task was created at or before `createdMs` (rows are newest first). */
+  insertionIndex(createdMs) {
+    if (!Number.isFinite(createdMs)) return 0;
+    let lo = 0;
+    let hi = this.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.rows[mid].createdMs > createdMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Counts follow creation and status events (within the principal filter, as the server counts). */
+  adjustCounts(change) {
+    const { event, task } = change;
+    if (!event) return;
+    if (this.filters.principal && task.principal !== this.filters.principal) return;
+    const d = event.data || {};
+    const bump = (status, n) => {
+      if (!status) return;
+      this.counts[status] = Math.max(0, (this.counts[status] || 0) + n);
+    };
+    if (event.kind === 'created') bump(d.status || 'working', 1);
+    else if (event.kind === 'status' && d.from !== d.to) {
+      bump(d.from, -1);
+      bump(d.to, 1);
+    } else return;
+    this.version++;
+  }
+
+  /** Total over the statuses (all of them when none given). */
+  total(statuses = null) {
+    return Object.entries(this.counts)
+      .filter(([s]) => !statuses || !statuses.length || statuses.includes(s))
+      .reduce((n, [, c]) => n + c, 0);
+  }
+
+  /** Freezes the list: later changes wait in `pending`. */
+  pause() {
+    this.paused = true;
+  }
+
+  /**
+   * Applies what waited and goes live again.
+   * @returns {number} how many changes were applied
+   */
+  resume() {
+    this.paused = false;
+    const waiting = this.pending;
+    this.pending = [];
+    for (const c of waiting) this.applyNow(c, { counts: true });
+    this.version++;
+    return waiting.length;
+  }
+
+  /** How many changes are waiting, and for how many distinct tasks. */
+  pendingSummary() {
+    const tasks = new Set(this.pending.map((c) => c.task && c.task.taskId));
+    return { changes: this.pending.length, tasks: tasks.size };
+  }
+}
+
+/** The "Needs input" inbox: every input_required task the caller can see, newest first. */
+export class InputInbox {
+  constructor() {
+    /** @type {Map<string, object>} */
+    this.tasks = new Map();
+    this.version = 0;
+  }
+
+  get size() {
+    return this.tasks.size;
+  }
+
+  reset(tasks) {
+    this.tasks = new Map();
+    for (const t of tasks) if (t && t.status === 'input_required') this.tasks.set(t.taskId, t);
+    this.version++;
+  }
+
+  /**
+   * Takes a task as it is now.
+   * @returns {'added'|'updated'|'removed'|null}
+   */
+  apply(task) {
+    if (!task || typeof task.taskId !== 'string') return null;
+    const current = this.tasks.get(task.taskId);
+    if (current && isStale(current, task)) return null;
+    if (task.status === 'input_required') {
+      this.tasks.set(task.taskId, task);
+      this.version++;
+      return current ? 'updated' : 'added';
+    }
+    if (current) {
+      this.tasks.delete(task.taskId);
+      this.version++;
+      return 'removed';
+    }
+    return null;
+  }
+
+  /** Newest first. */
+  list() {
+    return [...this.tasks.values()].sort((a, b) => toMs(b.createdAt) - toMs(a.createdAt));
+  }
+}
+
+/** The prompts a task waits on: [{key, message, schema}] in key order. */
+export function outstandingPrompts(task) {
+  const reqs = (task && task.status === 'input_required' && task.inputRequests) || {};
+  return Object.keys(reqs)
+    .sort()
+    .map((key) => {
+      const params = (reqs[key] && reqs[key].params) || {};
+      return {
+        key,
+        method: reqs[key] && reqs[key].method,
+        mode: params.mode || 'form',
+        message: typeof params.message === 'string' ? params.message : '',
+        schema: params.requestedSchema || { type: 'object', properties: {} },
+        url: typeof params.url === 'string' ? params.url : undefined,
+      };
+    });
+}

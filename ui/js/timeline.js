@@ -1,0 +1,124 @@
+// Timeline events and input rounds in plain words. No DOM.
+
+import { formatDuration, oneLine, progressText, prettyJson } from './format.js';
+import { statusLabel } from './status.js';
+
+/**
+ * @typedef {{title: string, detail?: string, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted'}} EventText
+ */
+
+function ttlWords(data) {
+  const reason = data && typeof data.reason === 'string' ? ` (${data.reason})` : '';
+  if (!data || data.ttlMs === null || data.ttlMs === undefined) return `Retention: unlimited${reason}`;
+  return `Retention: ${formatDuration(Number(data.ttlMs))} from creation${reason}`;
+}
+
+const ACTION_WORDS = { accept: 'accepted', decline: 'declined', cancel: 'dismissed' };
+
+/**
+ * Describes one timeline event.
+ * @param {{kind: string, data?: any}} ev
+ * @returns {EventText}
+ */
+export function describeEvent(ev) {
+  const d = (ev && ev.data) || {};
+  switch (ev && ev.kind) {
+    case 'created':
+      return { title: `Created: ${d.tool ? `tool ${d.tool}` : 'task'}`, tone: 'info' };
+    case 'status': {
+      const to = statusLabel(d.to);
+      const title = d.from ? `Status: ${statusLabel(d.from)} → ${to}` : `Status: ${to}`;
+      const tone = d.to === 'completed' ? 'good' : d.to === 'failed' ? 'bad' : d.to === 'input_required' ? 'input' : d.to === 'cancelled' ? 'muted' : 'info';
+      return { title, detail: d.statusMessage ? oneLine(d.statusMessage, 500) : undefined, tone };
+    }
+    case 'progress': {
+      const p = progressText(d);
+      return { title: `Progress ${p}`.trim(), detail: d.message ? oneLine(d.message, 500) : undefined, tone: 'muted' };
+    }
+    case 'statusMessage':
+      return { title: 'Message', detail: oneLine(d.statusMessage ?? '', 500), tone: 'info' };
+    case 'inputRequested': {
+      const msg = d.request && d.request.params && d.request.params.message;
+      return {
+        title: `Asked for input${d.key ? ` (${d.key})` : ''}`,
+        detail: typeof msg === 'string' ? oneLine(msg, 500) : undefined,
+        tone: 'input',
+      };
+    }
+    case 'inputAnswered': {
+      const verb = ACTION_WORDS[d.action] || `answered (${d.action ?? 'no action'})`;
+      return { title: `${d.by || 'Someone'} ${verb}${d.key ? ` ${d.key}` : ''}`, tone: d.action === 'accept' ? 'good' : 'warn' };
+    }
+    case 'inputSuperseded':
+      return { title: `Input request withdrawn${d.key ? ` (${d.key})` : ''}`, detail: 'The task no longer needs this answer.', tone: 'muted' };
+    case 'cancelRequested':
+      return { title: `Cancel requested${d.by ? ` by ${d.by}` : ''}`, detail: 'The task is asked to stop; it ends as cancelled when it does.', tone: 'warn' };
+    case 'ttl':
+      return { title: ttlWords(d), tone: 'muted' };
+    case 'resumed':
+      return { title: 'Resumed', detail: d.reason === 'restart' ? 'Taskdeck restarted and picked the task up again.' : d.reason, tone: 'info' };
+    default:
+      return { title: `Event: ${ev && ev.kind ? ev.kind : 'unknown'}`, detail: oneLine(prettyJson(d), 300), tone: 'muted' };
+  }
+}
+
+/**
+ * Folds runs of consecutive progress events into one item, so a task reporting every
+ * second does not bury its other events. Other events stay as they are, in order.
+ * @returns {({type: 'event', event: object} | {type: 'progress', events: object[]})[]}
+ */
+export function groupTimeline(events, minRun = 3) {
+  const out = [];
+  let run = [];
+  const flush = () => {
+    if (run.length >= minRun) out.push({ type: 'progress', events: run });
+    else for (const e of run) out.push({ type: 'event', event: e });
+    run = [];
+  };
+  for (const e of events) {
+    if (e.kind === 'progress') run.push(e);
+    else {
+      flush();
+      out.push({ type: 'event', event: e });
+    }
+  }
+  flush();
+  return out;
+}
+
+/** Summary line for a folded progress run: "Progress 1 / 10 → 10 / 10 (10 updates)". */
+export function describeProgressRun(events) {
+  const first = progressText(events[0].data || {});
+  const last = progressText(events[events.length - 1].data || {});
+  return `Progress ${first} → ${last} (${events.length} updates)`;
+}
+
+/**
+ * Describes an input round for the detail pane.
+ * @param {{key: string, request: any, state: string, response: any, answeredBy?: string}} round
+ * @returns {{title: string, state: string, answer?: string}}
+ */
+export function describeRound(round) {
+  const params = (round.request && round.request.params) || {};
+  const title = typeof params.message === 'string' && params.message ? params.message : round.key;
+  let state;
+  let answer;
+  switch (round.state) {
+    case 'outstanding':
+      state = 'Waiting for an answer';
+      break;
+    case 'superseded':
+      state = 'Withdrawn by the task';
+      break;
+    case 'answered': {
+      const action = round.response && round.response.action;
+      state = `${ACTION_WORDS[action] ? ACTION_WORDS[action][0].toUpperCase() + ACTION_WORDS[action].slice(1) : 'Answered'}${round.answeredBy ? ` by ${round.answeredBy}` : ''}`;
+      const content = round.response && round.response.content;
+      if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(content);
+      break;
+    }
+    default:
+      state = String(round.state);
+  }
+  return { title, state, answer };
+}
