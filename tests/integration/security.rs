@@ -373,6 +373,7 @@ async fn tasks_get_fast_path_matches_rmcp() {
             ),
         ]
     };
+    let fast_creates = creates(&fast, &t).await;
     let mut answers = Vec::new();
     for id in [&done, &failed] {
         for (body, headers) in cases(id) {
@@ -383,6 +384,14 @@ async fn tasks_get_fast_path_matches_rmcp() {
     fast.child.kill().await.unwrap();
     let dir = fast.dir.clone();
     let slow = Server::start_in(&dir, &["--conformance-fixtures", "--no-fast-path"]).await;
+    let mut slow_creates = creates(&slow, &t).await;
+    slow_creates.1.sort();
+    let mut fast_creates = fast_creates;
+    fast_creates.1.sort();
+    assert_eq!(
+        fast_creates, slow_creates,
+        "tools/call creating a task: same answer on both paths"
+    );
     let mut i = 0;
     for id in [&done, &failed] {
         for (body, headers) in cases(id) {
@@ -395,4 +404,48 @@ async fn tasks_get_fast_path_matches_rmcp() {
             i += 1;
         }
     }
+}
+
+async fn creates(
+    server: &Server,
+    token: &str,
+) -> (
+    reqwest::StatusCode,
+    Vec<(String, String)>,
+    reqwest::StatusCode,
+    Value,
+) {
+    let ok = server
+        .rpc(
+            Some(token),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"x": 1}}),
+            true,
+        )
+        .await;
+    let bad = server
+        .rpc(
+            Some(token),
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": "x"}}),
+            true,
+        )
+        .await;
+    let shape: Vec<(String, String)> = ok
+        .result()
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                if k == "taskId" || k.ends_with("At") {
+                    "*".into()
+                } else {
+                    v.to_string()
+                },
+            )
+        })
+        .collect();
+    (ok.status, shape, bad.status, bad.body)
 }

@@ -48,7 +48,9 @@ function multiOptions(prop) {
 }
 
 /**
- * Describes the form for `schema`. Properties come in the schema's order.
+ * Describes the form for `schema`: required fields first, then the optional ones, each group
+ * in the schema's property order. (JSON objects may reach the page with their keys sorted, so
+ * the agent's order is not reliable; putting what must be answered first always helps.)
  * @param {object} schema an elicitation requestedSchema
  * @returns {{fields: Field[]}}
  */
@@ -122,7 +124,7 @@ export function describeForm(schema) {
     }
     fields.push(field);
   }
-  return { fields };
+  return { fields: [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)] };
 }
 
 /** Raw starting values: each field's default. */

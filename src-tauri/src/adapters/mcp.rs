@@ -76,7 +76,8 @@ impl McpCore {
         }
     }
 
-    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), McpError> {
+    /// Validates `arguments` against `tool`'s input schema. Errors: `-32602` naming each violation.
+    pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), McpError> {
         let Some(v) = self.validators.get(tool) else {
             return Ok(());
         };

@@ -45,6 +45,15 @@ pub fn sync_tools() -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
+/// True when [`call_sync`] answers this call itself (so no generic task path may take it).
+pub fn intercepts(name: &str, arguments: &Value) -> bool {
+    match name {
+        "slow_compute" => slow_compute_seconds(arguments) == 0.0,
+        "test_tool_with_task" => true,
+        _ => sync_tools().iter().any(|(n, _, _)| *n == name),
+    }
+}
+
 fn text(t: String) -> Result<CallToolResponse, McpError> {
     Ok(CallToolResponse::Complete(CallToolResult::success(vec![
         rmcp::model::ContentBlock::text(t),

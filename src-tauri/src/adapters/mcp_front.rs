@@ -1,4 +1,4 @@
-//! The `/mcp` front door. Two SEP-2663 requests are answered here, on a dedicated, fully
+//! The `/mcp` front door. Three requests are answered here, on a dedicated, fully
 //! validated path; everything else goes to rmcp's Streamable HTTP service unchanged:
 //!
 //! - `tasks/get`, the call agents repeat most: parsing it into rmcp's request enum and running it
@@ -6,6 +6,8 @@
 //!   applies the same checks in the same order (Accept 406, Content-Type 415, protocol version
 //!   400/-32022, `Mcp-Method`/`Mcp-Name` 400/-32020, tasks capability 400/-32021, unknown task
 //!   -32602) and returns the same JSON; `tests/integration` compares both paths byte for byte.
+//! - `tools/call` of a task tool from a client that declared the tasks extension: the durable
+//!   create and its `CreateTaskResult`, after the same header, capability and argument checks.
 //! - `subscriptions/listen` with `notifications.taskIds` (SEP-2663 §Task Status Notifications):
 //!   rmcp's subscription filter has no `taskIds`, so the stream of `notifications/tasks` is served
 //!   here from the engine's change feed.
@@ -41,6 +43,8 @@ type RmcpService = rmcp::transport::streamable_http_server::StreamableHttpServic
 /// Shared state of the front door.
 pub struct Front {
     pub engine: Engine,
+    /// Tool schemas and fixtures switch, shared with the rmcp handler.
+    pub core: Arc<super::mcp::McpCore>,
     pub rmcp: RmcpService,
     /// Serve `tasks/get` on the dedicated path (off: everything goes through rmcp).
     pub fast_path: bool,
@@ -59,11 +63,11 @@ struct Peek<'a> {
 }
 
 #[derive(Deserialize)]
-struct TaskParams {
-    #[serde(rename = "taskId")]
-    task_id: Option<Value>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<Value>,
+struct TaskParams<'a> {
+    #[serde(rename = "taskId", borrow)]
+    task_id: Option<&'a RawValue>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +95,14 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
         if let Some(principal) = principal {
             if method == "tasks/get" && front.fast_path && is_modern(&parts.headers) {
                 return tasks_get(&front, &parts.headers, &principal, id, peek.params);
+            }
+            if method == "tools/call"
+                && front.fast_path
+                && is_modern(&parts.headers)
+                && let Some(resp) =
+                    create_task(&front, &parts.headers, &principal, id, peek.params).await
+            {
+                return resp;
             }
             if method == "subscriptions/listen"
                 && let Some(params) = peek.params
@@ -428,7 +440,7 @@ fn tasks_get(
     id: &RawValue,
     params: Option<&RawValue>,
 ) -> Response {
-    let params = match params.map(|p| serde_json::from_str::<TaskParams>(p.get())) {
+    let params = match params.map(|p| serde_json::from_str::<TaskParams<'_>>(p.get())) {
         Some(Ok(p)) => p,
         _ => {
             return error_response(
@@ -440,7 +452,10 @@ fn tasks_get(
             );
         }
     };
-    let Some(task_id) = params.task_id.as_ref().and_then(Value::as_str) else {
+    let task_id: Option<String> = params
+        .task_id
+        .and_then(|t| serde_json::from_str(t.get()).ok());
+    let Some(task_id) = task_id else {
         return error_response(
             StatusCode::BAD_REQUEST,
             id,
@@ -449,22 +464,23 @@ fn tasks_get(
             None,
         );
     };
+    let meta: Option<Value> = params.meta.and_then(|m| serde_json::from_str(m.get()).ok());
     if let Err(resp) = check_request(
         headers,
         id,
         "tasks/get",
-        Some(task_id),
-        params.meta.as_ref(),
+        Some(&task_id),
+        meta.as_ref(),
         true,
     ) {
         return resp;
     }
-    match front.engine.get(principal, task_id) {
-        Ok(task) => {
+    match front.engine.get_result_json(principal, &task_id) {
+        Ok(result) => {
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
                 id.get(),
-                Value::Object(wire::get_task_result(&task))
+                result
             );
             json_response(StatusCode::OK, body.into_bytes())
         }
@@ -473,6 +489,72 @@ fn tasks_get(
             error_response(StatusCode::OK, id, code, &message, None)
         }
     }
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    name: Option<String>,
+    arguments: Option<Map<String, Value>>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Value>,
+    #[serde(rename = "inputResponses", borrow, default)]
+    input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default)]
+    request_state: Option<&'a RawValue>,
+}
+
+/// The dedicated path for `tools/call` of a task tool by a client that declared the tasks
+/// extension: validate like rmcp, create the task durably, answer the `CreateTaskResult`.
+/// `None` for every other call (sync tools, MRTR rounds, clients without the extension), which
+/// then goes to rmcp.
+async fn create_task(
+    front: &Front,
+    headers: &HeaderMap,
+    principal: &Principal,
+    id: &RawValue,
+    params: Option<&RawValue>,
+) -> Option<Response> {
+    let params: CallParams<'_> = serde_json::from_str(params?.get()).ok()?;
+    let name = params.name?;
+    if params.input_responses.is_some() || params.request_state.is_some() {
+        return None;
+    }
+    let meta = params.meta?;
+    let declared = meta
+        .pointer("/io.modelcontextprotocol~1clientCapabilities/extensions")
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some();
+    let tool = front.engine.tool(&name)?;
+    let arguments = Value::Object(params.arguments.unwrap_or_default());
+    if !declared || (front.core.fixtures && super::mcp_fixtures::intercepts(&name, &arguments)) {
+        return None;
+    }
+    if let Err(resp) = check_request(headers, id, "tools/call", Some(&name), Some(&meta), true) {
+        return Some(resp);
+    }
+    let invalid = |m: &str| Some(error_response(StatusCode::OK, id, INVALID_PARAMS, m, None));
+    if let Err(e) = front.core.validate(&name, &arguments) {
+        return invalid(&e.message);
+    }
+    if let Err(m) = tool.check_arguments(&arguments) {
+        return invalid(&m);
+    }
+    Some(
+        match front.engine.create_task(principal, &name, arguments).await {
+            Ok(task) => {
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+                    id.get(),
+                    Value::Object(wire::create_task_result(&task))
+                );
+                json_response(StatusCode::OK, body.into_bytes())
+            }
+            Err(e) => {
+                let (code, message) = wire::error_code(&e);
+                error_response(StatusCode::OK, id, code, &message, None)
+            }
+        },
+    )
 }
 
 fn notification(params: Map<String, Value>, subscription_id: &Value) -> Result<Event, Infallible> {

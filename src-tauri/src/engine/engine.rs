@@ -317,6 +317,23 @@ impl Engine {
         }
     }
 
+    /// [`Engine::get`] for the hot `tasks/get` path: the `GetTaskResult` object as JSON text,
+    /// built from the stored columns without decoding the result. Same errors as `get`.
+    pub fn get_result_json(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+    ) -> Result<String, EngineError> {
+        match self
+            .inner
+            .store
+            .read(|c| store::load_get_result_json(c, task_id))?
+        {
+            Some((owner, json)) if principal.can_see(&owner) => Ok(json),
+            _ => Err(EngineError::NotFound),
+        }
+    }
+
     /// Lists tasks visible to `principal`, newest first; see [`ListFilter`].
     pub fn list(
         &self,

@@ -437,10 +437,14 @@ fn writer_loop(conn: Connection, rx: mpsc::Receiver<Job>, feed: ChangeFeed) {
                 continue;
             }
             let mark = ctx.changes.len();
-            let _ = conn.execute_batch("SAVEPOINT job");
+            let _ = conn
+                .prepare_cached("SAVEPOINT job")
+                .and_then(|mut s| s.execute([]));
             let (ok, deliver) = job(&mut ctx);
             if ok {
-                let _ = conn.execute_batch("RELEASE job");
+                let _ = conn
+                    .prepare_cached("RELEASE job")
+                    .and_then(|mut s| s.execute([]));
             } else {
                 let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
                 ctx.changes.truncate(mark);
@@ -476,9 +480,13 @@ fn row_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<TimelineEvent> {
     })
 }
 
-const TASK_COLUMNS: &str =
-    "seq, task_id, tool, arguments, principal, status, status_message, created_at,
-  last_updated_at, ttl_ms, poll_interval_ms, progress, result, error, cancel_requested";
+macro_rules! task_columns {
+    () => {
+        "seq, task_id, tool, arguments, principal, status, status_message, created_at,
+  last_updated_at, ttl_ms, poll_interval_ms, progress, result, error, cancel_requested"
+    };
+}
+const TASK_COLUMNS: &str = task_columns!();
 
 fn row_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
     let status: String = r.get(5)?;
@@ -507,15 +515,92 @@ fn row_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
 /// Loads one task and, when it is `input_required`, its outstanding input requests.
 pub fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
     let mut task = c
-        .prepare_cached(&format!(
-            "SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?1"
+        .prepare_cached(concat!(
+            "SELECT ",
+            task_columns!(),
+            " FROM tasks WHERE task_id = ?1"
         ))?
         .query_row(params![task_id], row_task)
         .optional()?;
-    if let Some(t) = task.as_mut() {
+    if let Some(t) = task
+        .as_mut()
+        .filter(|t| t.status == TaskStatus::InputRequired)
+    {
         t.input_requests = outstanding_inputs(c, task_id)?;
     }
     Ok(task)
+}
+
+/// The `tasks/get` view of one task, read without decoding its stored JSON: returns the owner
+/// and the `GetTaskResult` object (SEP-2663 §Task Polling) as JSON text, with `result` and
+/// `error` copied verbatim from the store. Same content as [`TaskRecord::wire_detailed`] plus
+/// `resultType: "complete"`.
+pub fn load_get_result_json(
+    c: &Connection,
+    task_id: &str,
+) -> Result<Option<(String, String)>, EngineError> {
+    let row = c
+        .prepare_cached(
+            "SELECT principal, status, status_message, created_at, last_updated_at, ttl_ms, poll_interval_ms,
+               result, error FROM tasks WHERE task_id = ?1",
+        )?
+        .query_row(params![task_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, i64>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<String>>(8)?,
+            ))
+        })
+        .optional()?;
+    let Some((principal, status, message, created, updated, ttl, poll, result, error)) = row else {
+        return Ok(None);
+    };
+    let status = TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed);
+    let quote = |s: &str| Value::String(s.to_string()).to_string();
+    // Keys in the order serde_json's sorted maps print them.
+    let mut out = String::with_capacity(256 + result.as_ref().map_or(0, String::len));
+    out.push_str("{\"createdAt\":");
+    out.push_str(&quote(&super::clock::iso8601(created)));
+    if status == TaskStatus::Failed {
+        out.push_str(",\"error\":");
+        out.push_str(
+            error
+                .as_deref()
+                .unwrap_or(r#"{"code":-32603,"message":"failed"}"#),
+        );
+    }
+    if status == TaskStatus::InputRequired {
+        out.push_str(",\"inputRequests\":");
+        let reqs: serde_json::Map<String, Value> =
+            outstanding_inputs(c, task_id)?.into_iter().collect();
+        out.push_str(&Value::Object(reqs).to_string());
+    }
+    out.push_str(",\"lastUpdatedAt\":");
+    out.push_str(&quote(&super::clock::iso8601(updated)));
+    out.push_str(&format!(",\"pollIntervalMs\":{}", poll.max(0)));
+    if status == TaskStatus::Completed {
+        out.push_str(",\"result\":");
+        out.push_str(result.as_deref().unwrap_or(r#"{"content":[]}"#));
+    }
+    out.push_str(",\"resultType\":\"complete\",\"status\":");
+    out.push_str(&quote(status.as_str()));
+    if let Some(m) = &message {
+        out.push_str(",\"statusMessage\":");
+        out.push_str(&quote(m));
+    }
+    out.push_str(",\"taskId\":");
+    out.push_str(&quote(task_id));
+    match ttl {
+        Some(t) => out.push_str(&format!(",\"ttlMs\":{}}}", t.max(0))),
+        None => out.push_str(",\"ttlMs\":null}"),
+    }
+    Ok(Some((principal, out)))
 }
 
 /// The outstanding input requests of a task, key → request.

@@ -128,6 +128,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     );
     let front = Arc::new(Front {
         engine: engine.clone(),
+        core: core.clone(),
         rmcp,
         fast_path: cfg.fast_path,
         max_body_bytes: 4 * 1024 * 1024,

@@ -8,6 +8,7 @@
 //! - `protocol_error_job`: fails with a JSON-RPC error (`-32603`).
 //! - `confirm_delete {filename}`: one elicitation (`confirm`), then completes.
 //! - `multi_input`: two elicitations outstanding at once; completes when both are answered.
+//! - `echo`: completes at once with its arguments (the benchmarks' creation workload).
 //! - `test_tool_with_task`: the task half of the MRTR composition fixture: greets the
 //!   `user_name` gathered by the synchronous round (see `adapters::mcp_fixtures`).
 
@@ -145,6 +146,13 @@ fn multi_input(ctx: TaskContext, _arguments: Value) -> BoxFuture<'static, Outcom
     .boxed()
 }
 
+fn echo(_ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+    async move {
+        Outcome::Completed(json!({"content": [{"type": "text", "text": arguments.to_string()}], "structuredContent": arguments, "isError": false}))
+    }
+    .boxed()
+}
+
 fn test_tool_with_task(_ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
     async move {
         let name = arguments
@@ -196,6 +204,13 @@ pub fn register(engine: &Engine) {
             obj(json!({})),
             true,
             multi_input,
+        ),
+        fixture(
+            "echo",
+            "Completes at once with its arguments.",
+            json!({"type": "object"}),
+            false,
+            echo,
         ),
         fixture(
             "test_tool_with_task",

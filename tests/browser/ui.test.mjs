@@ -1,0 +1,505 @@
+// End-to-end test of the Taskdeck web UI: the real `taskdeck serve` binary, a real agent
+// talking MCP over HTTP, and the page in headless Chromium (Debian's /usr/bin/chromium).
+//
+//   cd tests/browser && npm ci && node --test
+//   TASKDECK_BIN=/path/to/taskdeck node --test      (default: target/debug/taskdeck)
+//   CHROMIUM=/path/to/chromium                      (default: /usr/bin/chromium)
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARTIFACTS = path.join(repo, 'test-artifacts');
+const PROTOCOL = '2026-07-28';
+
+let server;
+let base;
+let token;
+let tmp;
+let browser;
+let page;
+const pageErrors = [];
+
+// ---------------------------------------------------------------- helpers
+
+/** Polls `fn` until it returns a truthy value; fails with `what` after `timeout` ms. */
+async function waitFor(fn, what, { timeout = 15_000, interval = 100 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** Starts the server; resolves with its base URL and the admin token file path. */
+function startServer() {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'));
+  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(tmp, 'data'), '--config-dir', path.join(tmp, 'cfg'), '--conformance-fixtures'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time; output:\n${out}`)), 30_000);
+    const onData = (chunk) => {
+      out += chunk.toString();
+      const url = /running headless on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const tokenFile = /Admin token:\s*(\S+)/.exec(out);
+      if (url && tokenFile) {
+        clearTimeout(timer);
+        resolve({ child, url: url[1], tokenFile: tokenFile[1] });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited early (${code}); output:\n${out}`));
+    });
+  });
+}
+
+let rpcId = 0;
+/** One MCP request as an agent would send it (protocol 2026-07-28 with the tasks extension). */
+async function mcp(method, name, params) {
+  const body = {
+    jsonrpc: '2.0',
+    id: ++rpcId,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': PROTOCOL,
+        'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+      },
+    },
+  };
+  const resp = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': PROTOCOL,
+      'Mcp-Method': method,
+      'Mcp-Name': name,
+      Authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify(body),
+  });
+  const json = await resp.json();
+  if (json.error) throw new Error(`${method}: ${json.error.code} ${json.error.message}`);
+  return json.result;
+}
+
+/** An agent starts a task; returns its id. */
+async function startTask(tool, args) {
+  const r = await mcp('tools/call', tool, { name: tool, arguments: args });
+  assert.equal(r.resultType, 'task', `${tool} should run as a task`);
+  return r.taskId;
+}
+
+/** The agent's view of a task (MCP tasks/get). */
+async function agentGet(taskId) {
+  return mcp('tasks/get', taskId, { taskId });
+}
+
+/** The /v1 API's view of a task. */
+async function apiTask(taskId) {
+  const resp = await fetch(`${base}/v1/tasks/${taskId}`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(resp.status, 200);
+  return (await resp.json()).task;
+}
+
+const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator('.row-id', { hasText: taskId.slice(0, 8) }) });
+
+/** Task ids of the rows on screen, in order. */
+async function visibleRowIds() {
+  return page.$$eval('#task-list .row:not([hidden])', (rows) =>
+    rows
+      .map((r) => ({ y: new DOMMatrixReadOnly(getComputedStyle(r).transform).m42, id: r.querySelector('.row-id').title }))
+      .sort((a, b) => a.y - b.y)
+      .map((r) => r.id),
+  );
+}
+
+// ---------------------------------------------------------------- setup
+
+before(async () => {
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN} (set TASKDECK_BIN)`);
+  const started = await startServer();
+  server = started.child;
+  base = started.url;
+  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'light' });
+  page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await page.locator('#conn[data-state="open"]').waitFor();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------- tests
+
+test('the token leaves the address bar and the page shows the signed-in principal', async () => {
+  assert.ok(!page.url().includes('token='), `token still in URL: ${page.url()}`);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('taskdeck.token')), token);
+  await page.locator('#me', { hasText: 'admin' }).waitFor();
+});
+
+test('an approval request appears live, is answered in the form, and the agent gets the answer', async () => {
+  const taskId = await startTask('request_approval', {
+    message: 'Deploy to prod?',
+    requestedSchema: { type: 'object', properties: { reason: { type: 'string', minLength: 3 } }, required: ['reason'] },
+  });
+
+  // The row and the inbox entry appear without a reload.
+  await row(taskId).locator('.badge', { hasText: 'Needs input' }).waitFor();
+  const inboxItem = page.locator('#inbox .inbox-item', { hasText: 'Deploy to prod?' });
+  await inboxItem.waitFor();
+  await waitFor(() => page.locator('#input-announcer').textContent().then((t) => t.includes('Deploy to prod?')), 'the aria-live announcement');
+
+  await inboxItem.click();
+  const card = page.locator('.prompt-card[data-key="approval"]');
+  await card.waitFor();
+  await card.locator('.prompt-message', { hasText: 'Deploy to prod?' }).waitFor();
+
+  // Too short: the browser refuses before anything is sent.
+  const reason = card.getByLabel('reason');
+  await reason.fill('no');
+  await card.getByRole('button', { name: 'Accept' }).click();
+  await card.locator('.field-error', { hasText: 'Enter at least 3 characters' }).waitFor();
+  assert.equal((await apiTask(taskId)).status, 'input_required', 'nothing was sent');
+
+  await reason.fill('Ship it: tests are green');
+  await card.getByRole('button', { name: 'Accept' }).click();
+
+  // The agent polls tasks/get and sees the human's answer.
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'the task to complete');
+  assert.deepEqual(done.result.structuredContent, { action: 'accept', content: { reason: 'Ship it: tests are green' } });
+
+  // The prompt vanished, the row and the detail show the outcome, the inbox entry is gone.
+  await card.waitFor({ state: 'detached' });
+  await row(taskId).locator('.badge', { hasText: 'Completed' }).waitFor();
+  await page.locator('#detail .outcome-good', { hasText: 'Completed' }).waitFor();
+  await page.locator('#detail .round', { hasText: 'Accepted by admin' }).waitFor();
+  await inboxItem.waitFor({ state: 'detached' });
+});
+
+test('a prompt answered elsewhere disappears live', async () => {
+  const taskId = await startTask('confirm_delete', { filename: 'old.log' });
+  await row(taskId).click();
+  const card = page.locator('.prompt-card[data-key="confirm-delete"]');
+  await card.waitFor();
+  // Someone else (a script, another window) answers through the API.
+  const resp = await fetch(`${base}/v1/tasks/${taskId}/input`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputResponses: { 'confirm-delete': { action: 'accept', content: { confirm: true } } } }),
+  });
+  assert.equal(resp.status, 200);
+  await card.waitFor({ state: 'detached' });
+  await row(taskId).locator('.badge', { hasText: 'Completed' }).waitFor();
+});
+
+test('cancel from the UI (after confirming) ends a long task as cancelled', async () => {
+  const taskId = await startTask('slow_compute', { seconds: 60, label: 'to-cancel' });
+  await row(taskId).click();
+  await page.locator('#detail .detail-title', { hasText: 'slow_compute' }).waitFor();
+  await page.locator('#detail .badge', { hasText: 'Working' }).waitFor();
+
+  // Backing out of the dialog keeps it running.
+  await page.getByRole('button', { name: 'Cancel task…' }).click();
+  const dialog = page.locator('#confirm-dialog');
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Keep running' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  assert.equal((await apiTask(taskId)).status, 'working');
+
+  await page.getByRole('button', { name: 'Cancel task…' }).click();
+  await dialog.getByRole('button', { name: 'Cancel task' }).click();
+  const t = await waitFor(async () => {
+    const task = await apiTask(taskId);
+    return task.status === 'cancelled' && task;
+  }, 'the task to be cancelled');
+  assert.equal(t.status, 'cancelled');
+  await page.locator('#detail .badge', { hasText: 'Cancelled' }).waitFor();
+  await row(taskId).locator('.badge', { hasText: 'Cancelled' }).waitFor();
+});
+
+test('search and the status filter narrow the list', async () => {
+  const label = `needle-${Date.now()}`;
+  const found = await startTask('slow_compute', { seconds: 0.2, label });
+  const failed = await startTask('protocol_error_job', {});
+  await waitFor(async () => (await apiTask(found)).status === 'completed' && (await apiTask(failed)).status === 'failed', 'both tasks to finish');
+  await row(failed).locator('.badge', { hasText: 'Failed' }).waitFor();
+  assert.ok((await visibleRowIds()).length > 2);
+
+  // Free text (server-side q, debounced).
+  await page.keyboard.press('Escape'); // leave whatever had focus
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('/');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'search');
+  await page.keyboard.type(label);
+  await waitFor(async () => {
+    const ids = await visibleRowIds();
+    return ids.length === 1 && ids[0] === found;
+  }, 'the search to leave only the matching task');
+  await page.locator('#search').fill('');
+
+  // Status filter, with its count.
+  const chip = page.locator('#status-filters .chip[data-status="failed"]');
+  await waitFor(async () => (await chip.locator('.chip-count').textContent()) === '1', 'the failed count');
+  await chip.click();
+  await waitFor(async () => {
+    const ids = await visibleRowIds();
+    return ids.length === 1 && ids[0] === failed;
+  }, 'the filter to leave only the failed task');
+  assert.equal(await chip.getAttribute('aria-pressed'), 'true');
+  await row(failed).click();
+  await page.locator('#detail .outcome-bad', { hasText: 'Failed' }).waitFor();
+  await page.locator('#detail .kv', { hasText: '-32603' }).waitFor();
+
+  await page.locator('#status-filters .chip[data-status="all"]').click();
+  await waitFor(async () => (await visibleRowIds()).length > 2, 'all tasks to come back');
+});
+
+test('pause freezes the list and says how many updates wait', async () => {
+  await page.getByRole('button', { name: 'Pause updates' }).click();
+  const taskId = await startTask('slow_compute', { seconds: 0.3, label: 'while-paused' });
+  await page.locator('#pending-note', { hasText: 'waiting' }).waitFor();
+  assert.equal(await row(taskId).count(), 0, 'the new task is not shown while paused');
+  await page.locator('#pause-btn[aria-pressed="true"]').click();
+  await row(taskId).waitFor();
+  assert.equal(await page.locator('#pending-note').textContent(), '');
+});
+
+test('keyboard: i opens the waiting task, a accepts the focused prompt, d declines the next, j/Enter open rows', async () => {
+  const taskId = await startTask('multi_input', {});
+  await page.locator('#inbox .inbox-item', { hasText: 'First question' }).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.locator('#detail .detail-title', { hasText: 'multi_input' }).waitFor();
+  const first = page.locator('.prompt-card[data-key="first-answer"]');
+  const second = page.locator('.prompt-card[data-key="second-answer"]');
+  await first.waitFor();
+  await second.waitFor();
+
+  await first.getByLabel('name', { exact: true }).fill('Ada');
+  await first.getByLabel('confirm', { exact: true }).check(); // focus now on a checkbox, not a text field
+  await page.keyboard.press('a');
+  await first.waitFor({ state: 'detached' });
+  await page.keyboard.press('d');
+  await second.waitFor({ state: 'detached' });
+
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'multi_input to complete');
+  const text = done.result.content[0].text;
+  assert.match(text, /"name":"Ada"/);
+  assert.match(text, /"confirm":true/);
+  const rounds = await fetch(`${base}/v1/tasks/${taskId}`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.json());
+  assert.deepEqual(
+    rounds.inputRounds.map((r) => [r.key, r.response.action, r.answeredBy]).sort(),
+    [['first-answer', 'accept', 'admin'], ['second-answer', 'decline', 'admin']],
+  );
+
+  // j/k move the highlighted row; Enter opens it.
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Home');
+  await page.keyboard.press('j');
+  const activeId = await page.$eval('#task-list', (el) => document.getElementById(el.getAttribute('aria-activedescendant')).querySelector('.row-id').title);
+  assert.equal(activeId, (await visibleRowIds())[1]);
+  await page.keyboard.press('Enter');
+  await page.locator(`#detail .task-id`, { hasText: activeId }).waitFor();
+
+  // ? shows the shortcut help; Escape closes it.
+  await page.keyboard.press('?');
+  await page.locator('#help-dialog[open]').waitFor();
+  await page.keyboard.press('Escape');
+  await page.locator('#help-dialog[open]').waitFor({ state: 'detached' });
+});
+
+test('bulk cancel reports partial success', async () => {
+  // Two long tasks and one that finishes while the confirmation dialog is open.
+  const ids = [
+    await startTask('slow_compute', { seconds: 60, label: 'bulk-long-1' }),
+    await startTask('slow_compute', { seconds: 60, label: 'bulk-long-2' }),
+    await startTask('slow_compute', { seconds: 3, label: 'bulk-short' }),
+  ];
+  for (const id of ids) await row(id).locator('.badge', { hasText: 'Working' }).waitFor();
+  for (const id of ids) await row(id).locator('.row-check').click();
+  await page.locator('#bulk-count', { hasText: '3 selected' }).waitFor();
+  await page.getByRole('button', { name: 'Cancel selected' }).click();
+  const dialog = page.locator('#confirm-dialog');
+  await dialog.locator('#confirm-title', { hasText: 'Cancel 3 tasks?' }).waitFor();
+  await waitFor(async () => (await apiTask(ids[2])).status === 'completed', 'the short task to finish', { timeout: 20_000 });
+  await dialog.getByRole('button', { name: 'Cancel 3 tasks' }).click();
+  await page.locator('.toast', { hasText: '2 of 3 cancel requests accepted; 1 already finished.' }).waitFor();
+  await waitFor(async () => {
+    const [a, b, c] = await Promise.all(ids.map(apiTask));
+    return a.status === 'cancelled' && b.status === 'cancelled' && c.status === 'completed';
+  }, 'the long tasks to be cancelled');
+  await page.locator('#bulk-bar').waitFor({ state: 'hidden' });
+});
+
+test('agent content is shown as text; long text is cut with "Show all"; images come from data: URLs', async () => {
+  // The result viewer, fed a hostile and oversized result inside the real page (real CSP).
+  const report = await page.evaluate(async () => {
+    const { resultView } = await import('/js/result-view.js');
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const el = resultView(
+      {
+        content: [
+          { type: 'text', text: '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>' },
+          { type: 'text', text: 'x'.repeat(25_000) },
+          { type: 'image', data: png, mimeType: 'image/png' },
+          { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+        ],
+        structuredContent: { html: '<b>bold?</b>' },
+        isError: false,
+      },
+      'abc',
+    );
+    document.body.appendChild(el);
+    await new Promise((r) => setTimeout(r, 50));
+    const pres = [...el.querySelectorAll('pre')].map((p) => p.textContent);
+    const out = {
+      pwned: window.pwned ?? null,
+      injectedImgs: el.querySelectorAll('img:not(.result-image)').length,
+      scripts: el.querySelectorAll('script').length,
+      firstText: pres.find((t) => t.includes('onerror')),
+      longShown: pres.find((t) => t.startsWith('xxx')).length,
+      showAll: [...el.querySelectorAll('button')].map((b) => b.textContent).find((t) => t.startsWith('Show all')),
+      image: el.querySelector('img.result-image').getAttribute('src').slice(0, 22),
+      imageLoaded: el.querySelector('img.result-image').naturalWidth,
+      audio: el.textContent.includes('Audio · audio/wav · 3 B'),
+    };
+    [...el.querySelectorAll('button')].find((b) => b.textContent.startsWith('Show all')).click();
+    out.afterShowAll = [...el.querySelectorAll('pre')].map((p) => p.textContent).find((t) => t.startsWith('xxx')).length;
+    el.remove();
+    return out;
+  });
+  assert.equal(report.pwned, null);
+  assert.equal(report.injectedImgs, 0);
+  assert.equal(report.scripts, 0);
+  assert.equal(report.firstText, '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>');
+  assert.equal(report.longShown, 10_000);
+  assert.equal(report.showAll, 'Show all (15,000 more characters)');
+  assert.equal(report.afterShowAll, 25_000);
+  assert.equal(report.image, 'data:image/png;base64,');
+  assert.equal(report.imageLoaded, 1);
+  assert.equal(report.audio, true);
+});
+
+test('the virtualized list keeps about a screenful of rows in the DOM for 100,000 tasks', async () => {
+  const report = await page.evaluate(async () => {
+    const { TaskList } = await import('/js/tasks-model.js');
+    const { ListView, ROW_HEIGHT } = await import('/js/list-view.js');
+    const box = document.createElement('div');
+    box.style.cssText = 'position:fixed;left:0;top:0;width:600px;height:640px;overflow:auto;z-index:99;background:white';
+    const spacer = document.createElement('div');
+    spacer.style.position = 'relative';
+    box.appendChild(spacer);
+    document.body.appendChild(box);
+    const tasks = [];
+    const t0 = Date.parse('2026-01-01T00:00:00Z');
+    for (let i = 0; i < 100_000; i++) {
+      const at = new Date(t0 - i * 1000).toISOString();
+      tasks.push({ taskId: `task-${String(i).padStart(6, '0')}-x`, status: i % 7 ? 'completed' : 'working', tool: `tool_${i % 13}`, principal: 'bench', createdAt: at, lastUpdatedAt: at, arguments: {} });
+    }
+    const model = new TaskList();
+    model.reset({ tasks, nextCursor: null, counts: {} });
+    const view = new ListView(box, spacer, model, { onOpen() {}, onToggle() {}, isSelected: () => false, openTaskId: () => null, onNearEnd() {} });
+    const started = performance.now();
+    view.render();
+    const firstRender = performance.now() - started;
+    const scrollStart = performance.now();
+    for (let i = 1; i <= 50; i++) {
+      box.scrollTop = i * 2000 * ROW_HEIGHT;
+      view.render();
+    }
+    const scrollMs = (performance.now() - scrollStart) / 50;
+    const rows = spacer.querySelectorAll('.row').length;
+    const top = Math.floor(box.scrollTop / ROW_HEIGHT);
+    const shown = [...spacer.querySelectorAll('.row:not([hidden])')].map((r) => r.querySelector('.row-id').title);
+    const height = box.scrollHeight;
+    box.remove();
+    return { rows, firstRender, scrollMs, height, hasTop: shown.includes(tasks[top].taskId) };
+  });
+  assert.ok(report.rows < 40, `${report.rows} rows in the DOM`);
+  assert.equal(report.height, 100_000 * 64);
+  assert.ok(report.hasTop, 'the row at the scroll position is rendered');
+  assert.ok(report.scrollMs < 16, `a scroll frame took ${report.scrollMs} ms`);
+});
+
+test('screenshot of the control room', async () => {
+  // A realistic moment: work running, one finished with an error, a rich form waiting.
+  await startTask('slow_compute', { seconds: 600, label: 'nightly index rebuild' });
+  await startTask('failing_job', {});
+  const formTask = await startTask('request_approval', {
+    message: 'Deploy build 4812 to production?',
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        reason: { type: 'string', title: 'Reason', description: 'Why is it safe to ship now?', minLength: 3 },
+        window: { type: 'string', title: 'Deploy window', oneOf: [{ const: 'now', title: 'Right now' }, { const: 'tonight', title: 'Tonight, 22:00' }, { const: 'weekend', title: 'Weekend' }] },
+        replicas: { type: 'integer', title: 'Replicas', minimum: 1, maximum: 12, default: 3 },
+        canary: { type: 'boolean', title: 'Roll out to a canary first', default: true },
+      },
+      required: ['reason', 'window'],
+    },
+  });
+  await row(formTask).click();
+  await page.locator('.prompt-card[data-key="approval"]').waitFor();
+  await page.locator('.prompt-card').getByLabel('Reason').fill('Hotfix for the login timeout; verified on staging');
+  await page.evaluate(() => document.getElementById('toasts').replaceChildren()); // earlier tests' notices
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, 'ui.png');
+  await page.screenshot({ path: file });
+  assert.ok(fs.statSync(file).size > 10_000);
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(pageErrors, []);
+});

@@ -1,0 +1,121 @@
+// The /v1 HTTP API client: bearer token on every request, problem+json errors as ApiError.
+// No DOM; `fetch` is injectable.
+
+export class ApiError extends Error {
+  /**
+   * @param {number} status HTTP status (0 for a network failure)
+   * @param {{type?: string, title?: string, status?: number, detail?: string}} problem
+   */
+  constructor(status, problem = {}) {
+    super(problem.detail || problem.title || (status ? `HTTP ${status}` : 'Network error'));
+    this.name = 'ApiError';
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+/**
+ * @param {() => string} getToken
+ * @param {{fetchImpl?: typeof fetch, onAuthError?: () => void}} [options]
+ */
+export function createApi(getToken, options = {}) {
+  const fetchImpl = options.fetchImpl || ((...a) => fetch(...a));
+
+  async function request(method, path, body) {
+    const headers = { Accept: 'application/json', Authorization: `Bearer ${getToken()}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let resp;
+    try {
+      resp = await fetchImpl(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+      });
+    } catch (err) {
+      throw new ApiError(0, { title: 'Network error', detail: `Taskdeck did not answer (${err && err.message ? err.message : err}).` });
+    }
+    const text = await resp.text();
+    let json = null;
+    if (text) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = null;
+      }
+    }
+    if (!resp.ok) {
+      if (resp.status === 401 && options.onAuthError) options.onAuthError();
+      throw new ApiError(resp.status, json && typeof json === 'object' ? json : { title: resp.statusText, detail: text.slice(0, 500) });
+    }
+    return json;
+  }
+
+  return {
+    get: (path) => request('GET', path),
+    post: (path, body) => request('POST', path, body ?? {}),
+    me: () => request('GET', '/v1/me'),
+    tools: () => request('GET', '/v1/tools'),
+    listTasks: (query) => request('GET', `/v1/tasks?${query}`),
+    getTask: (id) => request('GET', `/v1/tasks/${encodeURIComponent(id)}`),
+    answer: (id, inputResponses) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/input`, { inputResponses }),
+    cancel: (id) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/cancel`, {}),
+  };
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * Judges one cancel answer. The server answers 202 even for a task that had already
+ * finished (a no-op), so the returned task decides: still running with cancelRequested, or
+ * cancelled, means the request took; finished any other way means it came too late.
+ * @returns {string|null} null when accepted, else why not
+ */
+export function cancelRefusal(task) {
+  if (!task || typeof task !== 'object') return null;
+  if (task.status === 'cancelled') return null;
+  if (TERMINAL.has(task.status)) return 'already finished';
+  return null;
+}
+
+/** Why a cancel request failed, in a few words. */
+function failureReason(error) {
+  if (error && error.status === 409) return 'already finished';
+  if (error && error.status === 404) return 'not found';
+  return (error && error.message) || 'error';
+}
+
+/**
+ * Cancels several tasks, at most `concurrency` requests at a time.
+ * @returns {Promise<{accepted: string[], failed: {taskId: string, reason: string}[]}>}
+ */
+export async function cancelMany(api, taskIds, concurrency = 4) {
+  const accepted = [];
+  const failed = [];
+  let next = 0;
+  async function worker() {
+    while (next < taskIds.length) {
+      const id = taskIds[next++];
+      try {
+        const r = await api.cancel(id);
+        const refusal = cancelRefusal(r && r.task);
+        if (refusal) failed.push({ taskId: id, reason: refusal });
+        else accepted.push(id);
+      } catch (error) {
+        failed.push({ taskId: id, reason: failureReason(error) });
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, taskIds.length) }, worker));
+  return { accepted, failed };
+}
+
+/** "3 of 4 cancel requests accepted; 1 already finished." */
+export function describeBulkCancel({ accepted, failed }) {
+  const total = accepted.length + failed.length;
+  const head = `${accepted.length} of ${total} cancel request${total === 1 ? '' : 's'} accepted`;
+  if (!failed.length) return head + '.';
+  const reasons = new Map();
+  for (const f of failed) reasons.set(f.reason, (reasons.get(f.reason) || 0) + 1);
+  return `${head}; ${[...reasons].map(([why, n]) => `${n} ${why}`).join(', ')}.`;
+}

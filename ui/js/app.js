@@ -1,0 +1,774 @@
+// Taskdeck's page: wires the token, the /v1 API, the live event stream, the task list model
+// and the views together, and handles keyboard shortcuts. Logic that needs no DOM lives in
+// the small modules it imports (and is unit-tested there).
+
+import { createApi, cancelMany, describeBulkCancel, cancelRefusal } from './api.js';
+import { loadToken, saveToken, forgetToken, parseTokenFragment } from './auth.js';
+import { openEventStream } from './event-stream.js';
+import { TaskList, InputInbox, defaultFilters, listQuery } from './tasks-model.js';
+import { ListView } from './list-view.js';
+import { DetailView } from './detail-view.js';
+import { confirmDialog, openHelp, initHelp, dialogOpen } from './dialogs.js';
+import { h, clear, isTypingTarget } from './dom.js';
+import { STATUSES, statusLabel } from './status.js';
+import { formatAge, formatCount, oneLine, shortId, isTerminal } from './format.js';
+
+const PAGE_SIZE = 200;
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  token: null,
+  me: null,
+  api: null,
+  stream: null,
+  model: new TaskList(defaultFilters()),
+  inbox: new InputInbox(),
+  list: null,
+  detail: null,
+  selected: new Set(),
+  lastToggled: -1,
+  generation: 0,
+  loading: false,
+  loadingMore: false,
+  loadError: null,
+  listLoaded: false,
+  tools: new Set(),
+  principals: new Set(),
+  streamState: 'connecting',
+  timers: [],
+};
+
+// ---------------------------------------------------------------- boot and token
+
+function showTokenScreen(message) {
+  $('boot').hidden = true;
+  $('app').hidden = true;
+  $('token-screen').hidden = false;
+  const err = $('token-error');
+  err.textContent = message || '';
+  err.hidden = !message;
+  $('token-input').value = '';
+  $('token-input').focus();
+}
+
+function onAuthError() {
+  forgetToken(sessionStorage);
+  if (state.stream) state.stream.close();
+  state.stream = null;
+  for (const t of state.timers) clearInterval(t);
+  state.timers = [];
+  showTokenScreen('The token was not accepted (it may have changed). Paste a current token.');
+}
+
+function initTokenScreen() {
+  const input = $('token-input');
+  const show = $('token-show');
+  show.addEventListener('click', () => {
+    const visible = input.type === 'text';
+    input.type = visible ? 'password' : 'text';
+    show.textContent = visible ? 'Show' : 'Hide';
+    show.setAttribute('aria-pressed', String(!visible));
+  });
+  $('token-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const token = input.value.trim();
+    if (!token) {
+      showTokenScreen('Paste the token first.');
+      return;
+    }
+    const probe = createApi(() => token);
+    try {
+      await probe.me();
+    } catch (err) {
+      showTokenScreen(err.status === 401 ? 'That token was not accepted. Check that you copied the whole file content.' : `Could not reach Taskdeck: ${err.message}`);
+      return;
+    }
+    saveToken(sessionStorage, token);
+    start(token);
+  });
+}
+
+async function boot() {
+  initTokenScreen();
+  initHelp();
+  const token = loadToken({ location: window.location, storage: sessionStorage, history: window.history });
+  if (!token) {
+    showTokenScreen('');
+    return;
+  }
+  start(token);
+}
+
+async function start(token) {
+  state.token = token;
+  state.api = createApi(() => state.token, { onAuthError });
+  try {
+    state.me = await state.api.me();
+  } catch (err) {
+    if (err.status === 401) return; // onAuthError showed the token screen
+    $('boot').textContent = `Could not reach Taskdeck: ${err.message}`;
+    return;
+  }
+  $('boot').hidden = true;
+  $('token-screen').hidden = true;
+  $('app').hidden = false;
+  if (!state.initialized) initApp();
+  clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), state.me.admin ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
+  $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
+  $('principal-filter-label').hidden = !state.me.admin;
+  state.api
+    .tools()
+    .then((r) => {
+      for (const t of r.tools || []) state.tools.add(t.name);
+      renderToolOptions();
+    })
+    .catch(() => {});
+  connectStream();
+  for (const t of state.timers) clearInterval(t);
+  state.timers = [
+    setInterval(() => state.detail.tick(), 1000),
+    setInterval(() => {
+      state.list.tick();
+      renderInbox();
+    }, 5000),
+  ];
+  const { hash } = parseTokenFragment(window.location.hash);
+  const wanted = new URLSearchParams(hash.replace(/^#/, '')).get('task');
+  if (wanted) openTask(wanted, { focus: false });
+}
+
+// ---------------------------------------------------------------- live stream
+
+function connectStream() {
+  let loadedOnce = false;
+  const loadOnce = () => {
+    if (loadedOnce) return;
+    loadedOnce = true;
+    reloadList();
+    reloadInbox();
+  };
+  // If the stream cannot open quickly, show the list anyway; live updates follow when it does.
+  const fallback = setTimeout(loadOnce, 2500);
+  state.stream = openEventStream({
+    getToken: () => state.token,
+    onChange: handleChange,
+    onResync: () => {
+      toast('Live updates fell behind; the list was reloaded.', 'warn');
+      reloadList();
+      reloadInbox();
+    },
+    onAuthError,
+    onState: (s, info) => {
+      state.streamState = s;
+      renderConn(info);
+      if (s === 'open') {
+        clearTimeout(fallback);
+        loadOnce();
+      }
+    },
+  });
+}
+
+function renderConn(info) {
+  const el = $('conn');
+  const s = state.streamState;
+  el.dataset.state = s;
+  const text = {
+    connecting: 'Connecting…',
+    open: 'Live',
+    reconnecting: 'Reconnecting…',
+    closed: 'Offline',
+  }[s];
+  $('conn-text').textContent = text || s;
+  el.title = s === 'reconnecting' && info && info.error ? `Connection lost: ${info.error}` : s === 'open' ? 'Changes appear as they happen' : '';
+}
+
+function handleChange(change) {
+  const task = change.task;
+  if (task.tool) noteTool(task.tool);
+  if (task.principal) notePrincipal(task.principal);
+  // The inbox and the open task stay live even while the list is paused.
+  const inboxResult = state.inbox.apply(task);
+  if (inboxResult === 'added') {
+    announceInput(task);
+    renderInbox();
+  } else if (inboxResult) renderInbox();
+  state.detail.onChange(change);
+  const r = state.model.apply(change);
+  if (r.type === 'buffered') renderPending();
+  else if (r.type !== 'ignored') {
+    state.list.reanchorActive();
+    if (r.type === 'removed' && state.selected.has(task.taskId)) {
+      state.selected.delete(task.taskId);
+      renderBulk();
+    }
+    scheduleListRender();
+  }
+}
+
+function announceInput(task) {
+  const prompts = Object.values(task.inputRequests || {});
+  const msg = prompts.length && prompts[0].params && typeof prompts[0].params.message === 'string' ? prompts[0].params.message : '';
+  $('input-announcer').textContent = `New input request from ${task.principal || 'an agent'}: ${task.tool}${msg ? ` — ${oneLine(msg, 140)}` : ''}`;
+}
+
+function announce(text) {
+  $('announcer').textContent = text;
+}
+
+// ---------------------------------------------------------------- list loading
+
+let renderQueued = false;
+function scheduleListRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    state.list.render();
+    renderChips();
+    renderFooter();
+    renderEmpty();
+  });
+}
+
+async function reloadList() {
+  const gen = ++state.generation;
+  state.loading = true;
+  state.loadError = null;
+  state.model.setFilters(currentFilters());
+  state.model.beginLoad();
+  renderFooter();
+  try {
+    const page = await state.api.listTasks(listQuery(state.model.filters, { limit: PAGE_SIZE }));
+    if (gen !== state.generation) return;
+    state.model.reset(page);
+    for (const t of page.tasks || []) {
+      noteTool(t.tool);
+      notePrincipal(t.principal);
+    }
+    state.list.resetScroll();
+    state.listLoaded = true;
+  } catch (err) {
+    if (gen !== state.generation) return;
+    state.model.recording = null;
+    state.loadError = err;
+  } finally {
+    if (gen === state.generation) state.loading = false;
+  }
+  scheduleListRender();
+}
+
+async function loadMore() {
+  const m = state.model;
+  if (state.loading || state.loadingMore || !m.nextCursor) return;
+  const gen = state.generation;
+  state.loadingMore = true;
+  m.beginLoad();
+  renderFooter();
+  try {
+    const page = await state.api.listTasks(listQuery(m.filters, { cursor: m.nextCursor, limit: PAGE_SIZE }));
+    if (gen !== state.generation) return;
+    m.appendPage(page);
+    for (const t of page.tasks || []) notePrincipal(t.principal);
+  } catch (err) {
+    if (gen === state.generation) {
+      m.recording = null;
+      state.loadError = err;
+    }
+  } finally {
+    state.loadingMore = false;
+  }
+  scheduleListRender();
+}
+
+async function reloadInbox() {
+  try {
+    const page = await state.api.listTasks(listQuery({ statuses: ['input_required'] }, { limit: 1000 }));
+    state.inbox.reset(page.tasks || []);
+  } catch {
+    // keep what we have; the stream keeps it current
+  }
+  renderInbox();
+}
+
+function currentFilters() {
+  return {
+    statuses: [...state.statusFilter],
+    tool: $('tool-filter').value,
+    principal: state.me && state.me.admin ? $('principal-filter').value : '',
+    q: $('search').value,
+  };
+}
+
+// ---------------------------------------------------------------- rendering bits
+
+function renderChips() {
+  const wrap = $('status-filters');
+  const counts = state.model.counts;
+  const all = state.model.total();
+  const make = (key, label, count, pressed) => {
+    const btn = h(
+      'button',
+      { type: 'button', class: `chip chip-${key}`, 'aria-pressed': String(pressed), dataset: { status: key } },
+      key !== 'all' ? h('span', { class: 'chip-symbol', 'aria-hidden': 'true' }, chipSymbol(key)) : null,
+      h('span', { class: 'chip-label' }, label),
+      h('span', { class: 'chip-count' }, formatCount(count)),
+    );
+    return btn;
+  };
+  const existing = wrap.querySelectorAll('button.chip');
+  const wantKeys = ['all', ...STATUSES];
+  if (existing.length !== wantKeys.length) {
+    clear(wrap);
+    for (const key of wantKeys) wrap.appendChild(make(key, key === 'all' ? 'All' : statusLabel(key), 0, false));
+  }
+  for (const btn of wrap.querySelectorAll('button.chip')) {
+    const key = btn.dataset.status;
+    const count = key === 'all' ? all : counts[key] || 0;
+    const pressed = key === 'all' ? state.statusFilter.size === 0 : state.statusFilter.has(key);
+    btn.setAttribute('aria-pressed', String(pressed));
+    btn.querySelector('.chip-count').textContent = formatCount(count);
+    btn.setAttribute('aria-label', `${key === 'all' ? 'All statuses' : statusLabel(key)}: ${formatCount(count)} task${count === 1 ? '' : 's'}`);
+  }
+}
+
+function chipSymbol(key) {
+  return { working: '◐', input_required: '!', completed: '✓', failed: '✕', cancelled: '⊘' }[key] || '';
+}
+
+function renderFooter() {
+  const m = state.model;
+  const el = $('list-footer');
+  let text;
+  if (state.loading && !state.listLoaded) text = 'Loading tasks…';
+  else if (state.loading) text = 'Updating…';
+  else if (state.loadError) text = `Could not load tasks: ${state.loadError.message}`;
+  else if (state.loadingMore) text = `${formatCount(m.length)} loaded · loading more…`;
+  else if (m.nextCursor) text = `${formatCount(m.length)} loaded · more load as you scroll`;
+  else text = `${formatCount(m.length)} task${m.length === 1 ? '' : 's'}`;
+  el.textContent = text;
+  el.classList.toggle('error', !!state.loadError);
+}
+
+function renderEmpty() {
+  const el = $('list-empty');
+  const m = state.model;
+  const show = !state.loading && state.listLoaded && m.length === 0;
+  el.hidden = !show;
+  if (!show) return;
+  const f = m.filters;
+  const filtered = f.statuses.length || f.tool || f.principal || (f.q && f.q.trim());
+  clear(el);
+  el.appendChild(h('p', { class: 'list-empty-title' }, filtered ? 'No tasks match these filters' : 'No tasks yet'));
+  el.appendChild(h('p', { class: 'muted' }, filtered ? 'Try another status, tool or search.' : 'Tasks appear here as soon as an agent starts one.'));
+  if (filtered) {
+    const reset = h('button', { type: 'button', class: 'btn btn-small' }, 'Clear filters');
+    reset.addEventListener('click', clearFilters);
+    el.appendChild(reset);
+  }
+}
+
+function clearFilters() {
+  state.statusFilter.clear();
+  $('search').value = '';
+  $('tool-filter').value = '';
+  $('principal-filter').value = '';
+  reloadList();
+}
+
+function renderInbox() {
+  const list = state.inbox.list();
+  const box = $('inbox');
+  box.hidden = list.length === 0;
+  document.title = list.length ? `(${list.length}) Taskdeck — ${list.length === 1 ? '1 task needs' : `${list.length} tasks need`} input` : 'Taskdeck';
+  $('inbox-count').textContent = formatCount(list.length);
+  const ul = $('inbox-list');
+  clear(ul);
+  const now = Date.now();
+  for (const t of list.slice(0, 200)) {
+    const prompts = Object.values(t.inputRequests || {});
+    const msg = prompts.length && prompts[0].params && typeof prompts[0].params.message === 'string' ? prompts[0].params.message : t.statusMessage || '';
+    const more = prompts.length > 1 ? ` (+${prompts.length - 1} more)` : '';
+    const btn = h(
+      'button',
+      { type: 'button', class: `inbox-item${state.detail.taskId === t.taskId ? ' open' : ''}`, 'aria-label': `Answer ${t.tool} from ${t.principal}: ${oneLine(msg, 120)}` },
+      h('span', { class: 'inbox-main' }, h('span', { class: 'inbox-msg' }, oneLine(msg, 160) || 'Waiting for input', more), h('span', { class: 'inbox-meta' }, `${t.tool} · ${t.principal} · ${shortId(t.taskId)}`)),
+      h('span', { class: 'inbox-age' }, formatAge(t.lastUpdatedAt, now)),
+      h('span', { class: 'inbox-go', 'aria-hidden': 'true' }, 'Answer →'),
+    );
+    btn.addEventListener('click', () => openTask(t.taskId, { focus: true, focusPrompt: true }));
+    ul.appendChild(h('li', {}, btn));
+  }
+}
+
+function renderPending() {
+  const m = state.model;
+  const btn = $('pause-btn');
+  const note = $('pending-note');
+  if (!m.paused) {
+    btn.textContent = 'Pause updates';
+    btn.setAttribute('aria-pressed', 'false');
+    btn.classList.remove('btn-paused');
+    note.textContent = '';
+    return;
+  }
+  const s = m.pendingSummary();
+  btn.setAttribute('aria-pressed', 'true');
+  btn.classList.add('btn-paused');
+  btn.textContent = s.changes ? `Resume (${formatCount(s.changes)})` : 'Resume';
+  note.textContent = s.changes ? `Paused · ${formatCount(s.changes)} update${s.changes === 1 ? '' : 's'} to ${formatCount(s.tasks)} task${s.tasks === 1 ? '' : 's'} waiting` : 'Paused · list frozen';
+}
+
+function togglePause() {
+  const m = state.model;
+  if (m.paused) {
+    const n = m.resume();
+    state.list.reanchorActive();
+    announce(n ? `Resumed: ${n} update${n === 1 ? '' : 's'} applied.` : 'Resumed live updates.');
+    scheduleListRender();
+  } else {
+    m.pause();
+    announce('Paused: the list is frozen; new changes wait.');
+  }
+  renderPending();
+}
+
+function renderToolOptions() {
+  fillSelect($('tool-filter'), 'All tools', [...state.tools].sort());
+}
+
+function renderPrincipalOptions() {
+  fillSelect($('principal-filter'), 'All principals', [...state.principals].sort());
+}
+
+function fillSelect(select, allLabel, values) {
+  const current = select.value;
+  const have = [...select.options].map((o) => o.value);
+  const want = ['', ...values];
+  if (current && !want.includes(current)) want.push(current);
+  if (have.length === want.length && have.every((v, i) => v === want[i])) return;
+  clear(select);
+  for (const v of want) select.appendChild(h('option', { value: v }, v || allLabel));
+  select.value = current;
+}
+
+let optionTimer = null;
+function noteTool(tool) {
+  if (!tool || state.tools.has(tool)) return;
+  state.tools.add(tool);
+  queueOptions();
+}
+function notePrincipal(p) {
+  if (!p || state.principals.has(p)) return;
+  state.principals.add(p);
+  queueOptions();
+}
+function queueOptions() {
+  if (optionTimer) return;
+  optionTimer = setTimeout(() => {
+    optionTimer = null;
+    renderToolOptions();
+    renderPrincipalOptions();
+  }, 200);
+}
+
+// ---------------------------------------------------------------- toasts
+
+function toast(text, tone = 'info') {
+  const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss' }, '×');
+  const el = h('div', { class: `toast toast-${tone}`, role: tone === 'bad' ? 'alert' : undefined }, h('span', { class: 'toast-text' }, text), close);
+  const remove = () => el.remove();
+  close.addEventListener('click', remove);
+  $('toasts').appendChild(el);
+  setTimeout(remove, tone === 'bad' ? 12000 : 7000);
+}
+
+// ---------------------------------------------------------------- selection and cancel
+
+function renderBulk() {
+  const n = state.selected.size;
+  $('bulk-bar').hidden = n === 0;
+  $('bulk-count').textContent = `${formatCount(n)} selected`;
+  scheduleListRender();
+}
+
+function toggleSelect(index, shift) {
+  const m = state.model;
+  const entry = m.at(index);
+  if (!entry) return;
+  if (shift && state.lastToggled >= 0 && state.lastToggled < m.length) {
+    const [a, b] = [Math.min(index, state.lastToggled), Math.max(index, state.lastToggled)];
+    for (let i = a; i <= b; i++) state.selected.add(m.at(i).id);
+  } else if (state.selected.has(entry.id)) state.selected.delete(entry.id);
+  else state.selected.add(entry.id);
+  state.lastToggled = index;
+  renderBulk();
+}
+
+async function requestCancel(task) {
+  const ok = await confirmDialog({
+    title: 'Cancel this task?',
+    body: [
+      h('p', {}, 'Cancel ', h('strong', {}, task.tool || 'task'), ' ', h('code', {}, shortId(task.taskId)), task.principal ? ` started by ${task.principal}?` : '?'),
+      h('p', { class: 'muted' }, 'The task is asked to stop. It ends as “cancelled” once it does, which can take a moment. Work it already did is not undone.'),
+    ],
+    confirmLabel: 'Cancel task',
+    cancelLabel: 'Keep running',
+  });
+  if (!ok) return null;
+  try {
+    const r = await state.api.cancel(task.taskId);
+    if (cancelRefusal(r && r.task)) toast(`${task.tool} ${shortId(task.taskId)} had already finished; nothing to cancel.`, 'warn');
+    else toast(`Cancel requested for ${task.tool} ${shortId(task.taskId)}.`, 'info');
+    if (r && r.task) handleTaskSnapshot(r.task);
+    return r && r.task;
+  } catch (err) {
+    toast(err.status === 409 ? 'The task had already finished.' : `Could not cancel: ${err.message}`, err.status === 409 ? 'warn' : 'bad');
+    return null;
+  }
+}
+
+/** A task state from an API answer (not an event): update the list row in place. */
+function handleTaskSnapshot(task) {
+  const entry = state.model.byId.get(task.taskId);
+  if (entry && !state.model.paused) {
+    state.model.applyNow({ event: null, task }, { counts: false });
+    scheduleListRender();
+  }
+  if (state.inbox.apply(task)) renderInbox();
+}
+
+async function bulkCancel() {
+  const ids = [...state.selected];
+  const tasks = ids.map((id) => state.model.get(id)).filter(Boolean);
+  const live = tasks.filter((t) => !isTerminal(t.status));
+  const finished = ids.length - live.length;
+  if (!live.length) {
+    toast('None of the selected tasks is still running.', 'warn');
+    return;
+  }
+  const ok = await confirmDialog({
+    title: `Cancel ${live.length} task${live.length === 1 ? '' : 's'}?`,
+    body: [
+      h('p', {}, `Each of the ${live.length} running task${live.length === 1 ? '' : 's'} is asked to stop.`),
+      finished ? h('p', { class: 'muted' }, `${finished} selected task${finished === 1 ? ' has' : 's have'} already finished and will be skipped.`) : null,
+    ].filter(Boolean),
+    confirmLabel: `Cancel ${live.length} task${live.length === 1 ? '' : 's'}`,
+    cancelLabel: 'Keep running',
+  });
+  if (!ok) return;
+  const result = await cancelMany(state.api, live.map((t) => t.taskId));
+  const text = describeBulkCancel(result) + (finished ? ` ${finished} already finished, skipped.` : '');
+  toast(text, result.failed.length ? 'warn' : 'good');
+  announce(text);
+  state.selected.clear();
+  renderBulk();
+}
+
+// ---------------------------------------------------------------- opening tasks
+
+function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
+  const p = state.detail.open(taskId, { focus });
+  history.replaceState(null, '', `${location.pathname}${location.search}#task=${encodeURIComponent(taskId)}`);
+  renderInbox();
+  scheduleListRender();
+  if (focusPrompt) {
+    Promise.resolve(p).then(() => {
+      const card = state.detail.shortcutPrompt();
+      if (card) card.focus();
+    });
+  }
+  return p;
+}
+
+function closeDetail() {
+  state.detail.close();
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+  renderInbox();
+  scheduleListRender();
+  $('task-list').focus();
+}
+
+// ---------------------------------------------------------------- keyboard
+
+function onKey(e) {
+  if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (dialogOpen()) return;
+  const target = e.target;
+  if (isTypingTarget(target)) {
+    if (e.key === 'Escape' && target === $('search')) {
+      $('task-list').focus();
+      e.preventDefault();
+    }
+    return;
+  }
+  const listFocused = target === $('task-list');
+  switch (e.key) {
+    case '/':
+      e.preventDefault();
+      $('search').focus();
+      $('search').select();
+      return;
+    case '?':
+      e.preventDefault();
+      openHelp();
+      return;
+    case 'j':
+    case 'k':
+      e.preventDefault();
+      state.list.move(e.key === 'j' ? 1 : -1);
+      if (!listFocused) $('task-list').focus({ preventScroll: true });
+      return;
+    case 'ArrowDown':
+    case 'ArrowUp':
+      if (!listFocused) return;
+      e.preventDefault();
+      state.list.move(e.key === 'ArrowDown' ? 1 : -1);
+      return;
+    case 'Home':
+    case 'End':
+      if (!listFocused) return;
+      e.preventDefault();
+      state.list.setActive(e.key === 'Home' ? 0 : state.model.length - 1);
+      return;
+    case 'PageDown':
+    case 'PageUp':
+      if (!listFocused) return;
+      e.preventDefault();
+      state.list.move((e.key === 'PageDown' ? 1 : -1) * Math.max(1, Math.floor($('task-list').clientHeight / 64) - 1));
+      return;
+    case 'Enter':
+    case ' ':
+      if (!listFocused) return;
+      e.preventDefault();
+      if (e.key === ' ') {
+        if (state.list.active >= 0) toggleSelect(state.list.active, e.shiftKey);
+        return;
+      }
+      if (state.list.active >= 0) openTask(state.model.at(state.list.active).id, { focus: false });
+      return;
+    case 'x':
+      if (state.list.active >= 0) {
+        e.preventDefault();
+        toggleSelect(state.list.active, e.shiftKey);
+      }
+      return;
+    case 'a':
+    case 'd': {
+      const card = state.detail.shortcutPrompt();
+      if (!card) {
+        if (state.detail.taskId) toast('This task has no open prompt.', 'info');
+        return;
+      }
+      e.preventDefault();
+      if (e.key === 'a') card.accept();
+      else card.decline();
+      return;
+    }
+    case 'c': {
+      e.preventDefault();
+      const task = state.detail.task || (state.list.active >= 0 ? state.model.at(state.list.active).task : null);
+      if (!task) return;
+      if (isTerminal(task.status)) {
+        toast('That task has already finished.', 'info');
+        return;
+      }
+      if (task.cancelRequested) {
+        toast('Cancel was already requested for that task.', 'info');
+        return;
+      }
+      if (state.detail.task && state.detail.task.taskId === task.taskId) state.detail.requestCancel();
+      else requestCancel(task);
+      return;
+    }
+    case 'p':
+      e.preventDefault();
+      togglePause();
+      return;
+    case 'i': {
+      const first = state.inbox.list()[0];
+      if (first) {
+        e.preventDefault();
+        openTask(first.taskId, { focus: true, focusPrompt: true });
+      }
+      return;
+    }
+    case 'Escape':
+      if (state.detail.taskId) {
+        e.preventDefault();
+        closeDetail();
+      }
+      return;
+    default:
+  }
+}
+
+// ---------------------------------------------------------------- setup
+
+function initApp() {
+  state.initialized = true;
+  state.statusFilter = new Set();
+  state.detail = new DetailView($('detail'), {
+    api: {
+      getTask: (id) => state.api.getTask(id),
+      answer: async (id, responses) => {
+        const r = await state.api.answer(id, responses);
+        if (r && r.task) handleTaskSnapshot(r.task);
+        return r;
+      },
+    },
+    requestCancel,
+    announce,
+    toast,
+    onClose: closeDetail,
+  });
+  state.list = new ListView($('task-list'), $('task-list-spacer'), state.model, {
+    onOpen: (index, how) => openTask(state.model.at(index).id, how),
+    onToggle: toggleSelect,
+    isSelected: (id) => state.selected.has(id),
+    openTaskId: () => state.detail.taskId,
+    onNearEnd: () => loadMore(),
+  });
+  renderChips();
+  $('status-filters').addEventListener('click', (e) => {
+    const btn = e.target instanceof Element ? e.target.closest('button.chip') : null;
+    if (!btn) return;
+    const key = btn.dataset.status;
+    if (key === 'all') state.statusFilter.clear();
+    else if (e.shiftKey || e.ctrlKey || e.metaKey) {
+      // Shift/Ctrl-click combines statuses.
+      if (state.statusFilter.has(key)) state.statusFilter.delete(key);
+      else state.statusFilter.add(key);
+    } else if (state.statusFilter.size === 1 && state.statusFilter.has(key)) state.statusFilter.clear();
+    else {
+      state.statusFilter.clear();
+      state.statusFilter.add(key);
+    }
+    renderChips();
+    reloadList();
+  });
+  let searchTimer = null;
+  $('search').addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(reloadList, 250);
+  });
+  $('filters').addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearTimeout(searchTimer);
+    reloadList();
+  });
+  $('tool-filter').addEventListener('change', reloadList);
+  $('principal-filter').addEventListener('change', reloadList);
+  $('pause-btn').addEventListener('click', togglePause);
+  $('help-btn').addEventListener('click', openHelp);
+  $('bulk-cancel').addEventListener('click', bulkCancel);
+  $('bulk-clear').addEventListener('click', () => {
+    state.selected.clear();
+    renderBulk();
+  });
+  document.addEventListener('keydown', onKey);
+  renderPending();
+  renderConn();
+}
+
+boot();

@@ -1,0 +1,58 @@
+// Where the bearer token comes from: the URL fragment (#token=...), which is then removed
+// from the address bar, or this tab's sessionStorage. No DOM beyond what is passed in.
+
+export const TOKEN_KEY = 'taskdeck.token';
+
+/**
+ * Splits `#token=abc&x=1` into the token and the fragment without it.
+ * @returns {{token: string|null, hash: string}}
+ */
+export function parseTokenFragment(hash) {
+  const raw = String(hash || '').replace(/^#/, '');
+  if (!raw) return { token: null, hash: '' };
+  const params = new URLSearchParams(raw);
+  const token = params.get('token');
+  if (token === null) return { token: null, hash: hash || '' };
+  params.delete('token');
+  const rest = params.toString();
+  return { token: token.trim() || null, hash: rest ? `#${rest}` : '' };
+}
+
+/**
+ * Reads the token: the fragment wins (and is stored, then scrubbed from the URL), then storage.
+ * @param {{location: {hash: string, pathname: string, search: string}, storage: Storage, history: History}} env
+ * @returns {string|null}
+ */
+export function loadToken({ location, storage, history }) {
+  const { token, hash } = parseTokenFragment(location.hash);
+  if (token) {
+    try {
+      storage.setItem(TOKEN_KEY, token);
+    } catch {
+      // storage may be unavailable; the token still works for this page
+    }
+    history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);
+    return token;
+  }
+  try {
+    return storage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function saveToken(storage, token) {
+  try {
+    storage.setItem(TOKEN_KEY, token);
+  } catch {
+    // ignore
+  }
+}
+
+export function forgetToken(storage) {
+  try {
+    storage.removeItem(TOKEN_KEY);
+  } catch {
+    // ignore
+  }
+}

@@ -1,0 +1,404 @@
+// The detail pane: one task's header (status, ids, times, retention countdown, progress,
+// cancel), its outstanding prompts as forms, its outcome (result / completed with error /
+// failed / cancelled), arguments, input rounds and full timeline. It follows the task live;
+// prompt cards are kept (not rebuilt) while they stay outstanding, so typing is never lost.
+
+import { h, clear, copyButton } from './dom.js';
+import { statusBadge } from './status.js';
+import {
+  formatAge,
+  formatDuration,
+  formatTimestamp,
+  formatClock,
+  taskDurationMs,
+  ttlCountdown,
+  isTerminal,
+  progressFraction,
+  progressText,
+} from './format.js';
+import { describeEvent, groupTimeline, describeProgressRun, describeRound } from './timeline.js';
+import { outstandingPrompts, isStale } from './tasks-model.js';
+import { promptCard } from './prompt-form.js';
+import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
+
+export function badgeEl(task, extraClass = '') {
+  const b = statusBadge(task);
+  return h('span', { class: `badge badge-${b.key} ${extraClass}`.trim() }, h('span', { class: 'badge-symbol', 'aria-hidden': 'true' }, b.symbol), h('span', { class: 'badge-text' }, b.label));
+}
+
+function section(title, ...children) {
+  const id = `sec-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
+  return h('section', { class: 'detail-section', 'aria-labelledby': id }, h('h3', { id, class: 'section-title' }, title), ...children);
+}
+
+export class DetailView {
+  /**
+   * @param {HTMLElement} root
+   * @param {{api: object, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
+   *          toast: (s: string, tone?: string) => void, onClose: () => void}} deps
+   */
+  constructor(root, deps) {
+    this.root = root;
+    this.deps = deps;
+    this.taskId = null;
+    this.task = null;
+    this.events = [];
+    this.rounds = [];
+    this.cards = new Map();
+    this.loadSeq = 0;
+    this.refreshTimer = null;
+    this.timelineTimer = null;
+    this.renderedOutcomeFor = null;
+  }
+
+  /** Opens a task (loads its detail). */
+  async open(taskId, { focus = false } = {}) {
+    if (this.taskId === taskId && this.task) {
+      if (focus) this.root.focus();
+      return;
+    }
+    this.taskId = taskId;
+    this.task = null;
+    this.events = [];
+    this.rounds = [];
+    this.cards = new Map();
+    this.renderedOutcomeFor = null;
+    const seq = ++this.loadSeq;
+    clear(this.root);
+    this.root.appendChild(h('div', { class: 'detail-loading', role: 'status' }, 'Loading task…'));
+    this.root.classList.add('open');
+    document.body.classList.add('detail-open');
+    let data;
+    try {
+      data = await this.deps.api.getTask(taskId);
+    } catch (err) {
+      if (seq !== this.loadSeq) return;
+      clear(this.root);
+      this.root.appendChild(this.closeBar());
+      this.root.appendChild(
+        h('div', { class: 'detail-missing' }, h('p', { class: 'detail-empty-title' }, err.status === 404 ? 'Task not found' : 'Could not load the task'), h('p', { class: 'muted' }, err.status === 404 ? 'It may have expired and been removed, or it belongs to another principal.' : err.message)),
+      );
+      return;
+    }
+    if (seq !== this.loadSeq) return;
+    this.task = data.task;
+    this.events = (data.timeline || []).slice().sort((a, b) => a.id - b.id);
+    this.rounds = data.inputRounds || [];
+    this.build();
+    if (focus) this.root.focus();
+  }
+
+  close() {
+    this.loadSeq++;
+    this.taskId = null;
+    this.task = null;
+    this.cards = new Map();
+    this.root.classList.remove('open');
+    document.body.classList.remove('detail-open');
+    clear(this.root);
+    this.root.appendChild(
+      h('div', { class: 'detail-empty' }, h('p', { class: 'detail-empty-title' }, 'No task selected'), h('p', { class: 'muted' }, 'Pick a task from the list, or press j/k and Enter. Press ? for all shortcuts.')),
+    );
+  }
+
+  closeBar() {
+    const back = h('button', { type: 'button', class: 'btn btn-small detail-back', 'aria-label': 'Close the task detail' }, '← Back to list');
+    back.addEventListener('click', () => this.deps.onClose());
+    return h('div', { class: 'detail-closebar' }, back);
+  }
+
+  build() {
+    const t = this.task;
+    clear(this.root);
+    this.root.appendChild(this.closeBar());
+
+    // Header
+    this.el = {};
+    this.el.title = h('h2', { class: 'detail-title' }, t.tool || 'task');
+    this.el.badge = h('span', { class: 'detail-badge' });
+    this.el.cancelNote = h('span', { class: 'pill pill-warn', hidden: true }, h('span', { 'aria-hidden': 'true' }, '⏳ '), 'Cancel requested — waiting for the task to stop');
+    this.el.cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', 'aria-keyshortcuts': 'c' }, 'Cancel task…');
+    this.el.cancelBtn.addEventListener('click', () => this.requestCancel());
+    const idCode = h('code', { class: 'task-id' }, t.taskId);
+    this.el.createdAge = h('span');
+    this.el.createdAt = h('span', { class: 'meta-sub' });
+    this.el.created = h('span', { class: 'meta-stack' }, this.el.createdAge, this.el.createdAt);
+    this.el.duration = h('span');
+    this.el.updated = h('span');
+    this.el.ttl = h('span');
+    this.el.principal = h('span', {}, t.principal || '–');
+    const meta = h(
+      'dl',
+      { class: 'meta' },
+      h('div', { class: 'meta-item meta-wide' }, h('dt', {}, 'Task ID'), h('dd', {}, idCode, copyButton(() => t.taskId, 'Copy', 'Copy task ID'))),
+      h('div', { class: 'meta-item' }, h('dt', {}, 'Principal'), h('dd', {}, this.el.principal)),
+      h('div', { class: 'meta-item' }, h('dt', {}, 'Created'), h('dd', {}, this.el.created)),
+      h('div', { class: 'meta-item' }, h('dt', {}, 'Duration'), h('dd', {}, this.el.duration)),
+      h('div', { class: 'meta-item' }, h('dt', {}, 'Last update'), h('dd', {}, this.el.updated)),
+      h('div', { class: 'meta-item meta-wide' }, h('dt', {}, 'Retention'), h('dd', {}, this.el.ttl)),
+    );
+    this.el.progressFill = h('div', { class: 'progress-fill' });
+    this.el.progressBar = h('div', { class: 'progress', role: 'progressbar', 'aria-label': 'Task progress', 'aria-valuemin': '0' }, this.el.progressFill);
+    this.el.progressText = h('span', { class: 'progress-text' });
+    this.el.progress = h('div', { class: 'detail-progress', hidden: true }, this.el.progressBar, this.el.progressText);
+    this.el.message = h('div', { class: 'status-message', hidden: true });
+    const head = h(
+      'header',
+      { class: 'detail-head' },
+      h('div', { class: 'detail-title-row' }, h('div', { class: 'detail-title-wrap' }, this.el.title, h('div', { class: 'detail-status-row' }, this.el.badge, this.el.cancelNote)), this.el.cancelBtn),
+      meta,
+      this.el.progress,
+      this.el.message,
+    );
+    this.root.appendChild(head);
+
+    // Prompts
+    this.el.promptList = h('div', { class: 'prompt-list' });
+    this.el.prompts = section('Input needed', h('p', { class: 'muted section-note' }, 'The task is waiting for you. Answers are checked here before they are sent.'), this.el.promptList);
+    this.el.prompts.classList.add('prompts-section');
+    this.root.appendChild(this.el.prompts);
+
+    // Outcome
+    this.el.outcomeBody = h('div');
+    this.el.outcome = section('Outcome', this.el.outcomeBody);
+    this.root.appendChild(this.el.outcome);
+
+    // Arguments
+    this.root.appendChild(section('Arguments', jsonBlock(t.arguments ?? {}, { copyLabel: 'arguments' })));
+
+    // Input rounds
+    this.el.roundsBody = h('div');
+    this.el.rounds = section('Input rounds', this.el.roundsBody);
+    this.root.appendChild(this.el.rounds);
+
+    // Timeline
+    this.el.timelineBody = h('div');
+    this.root.appendChild(section('Timeline', this.el.timelineBody));
+
+    this.refresh();
+    this.renderRounds();
+    this.renderTimeline();
+  }
+
+  /** Brings the header, prompts and outcome in line with `this.task`. */
+  refresh() {
+    const t = this.task;
+    if (!t || !this.el) return;
+    clear(this.el.badge).appendChild(badgeEl(t, 'badge-large'));
+    const terminal = isTerminal(t.status);
+    this.el.cancelNote.hidden = !(t.cancelRequested && !terminal);
+    this.el.cancelBtn.hidden = terminal;
+    this.el.cancelBtn.disabled = !!t.cancelRequested;
+    this.el.cancelBtn.textContent = t.cancelRequested ? 'Cancel requested' : 'Cancel task…';
+    this.el.principal.textContent = t.principal || '–';
+
+    const frac = progressFraction(t.progress);
+    if (t.progress && !terminal) {
+      this.el.progress.hidden = false;
+      this.el.progressBar.hidden = frac === null;
+      if (frac !== null) {
+        this.el.progressFill.style.width = `${(frac * 100).toFixed(1)}%`;
+        this.el.progressBar.setAttribute('aria-valuenow', String(Math.round(frac * 100)));
+        this.el.progressBar.setAttribute('aria-valuemax', '100');
+        this.el.progressBar.setAttribute('aria-valuetext', progressText(t.progress));
+      }
+      this.el.progressText.textContent = [progressText(t.progress), frac !== null ? `${Math.round(frac * 100)}%` : null, t.progress.message].filter(Boolean).join(' · ');
+    } else {
+      this.el.progress.hidden = true;
+    }
+    const msg = typeof t.statusMessage === 'string' ? t.statusMessage : '';
+    this.el.message.hidden = !msg;
+    clear(this.el.message);
+    if (msg) this.el.message.appendChild(textBlock(msg, { className: 'message-text', label: 'Status message' }));
+
+    this.syncPrompts();
+    this.renderOutcome();
+    this.tick();
+  }
+
+  /** Once a second: ages, duration and the retention countdown. */
+  tick() {
+    const t = this.task;
+    if (!t || !this.el) return;
+    const now = Date.now();
+    this.el.createdAge.textContent = formatAge(t.createdAt, now);
+    this.el.createdAt.textContent = formatTimestamp(t.createdAt);
+    this.el.duration.textContent = `${formatDuration(taskDurationMs(t, now))}${isTerminal(t.status) ? '' : ' so far'}`;
+    this.el.updated.textContent = formatAge(t.lastUpdatedAt, now);
+    const ttl = ttlCountdown(t, now);
+    this.el.ttl.textContent = ttl.text;
+    this.el.ttl.classList.toggle('urgent', ttl.urgent);
+  }
+
+  syncPrompts() {
+    const prompts = outstandingPrompts(this.task);
+    const keys = new Set(prompts.map((p) => p.key));
+    for (const [key, card] of this.cards) {
+      if (keys.has(key)) continue;
+      if (!card.gone) this.deps.announce(`The input request “${key}” was answered or withdrawn elsewhere.`);
+      card.el.remove();
+      this.cards.delete(key);
+    }
+    for (const p of prompts) {
+      if (this.cards.has(p.key)) continue;
+      const card = promptCard(p, { send: (key, response) => this.sendAnswer(key, response) });
+      this.cards.set(p.key, card);
+      this.el.promptList.appendChild(card.el);
+    }
+    this.el.prompts.hidden = this.cards.size === 0;
+  }
+
+  async sendAnswer(key, response) {
+    const id = this.task.taskId;
+    const r = await this.deps.api.answer(id, { [key]: response });
+    const verb = response.action === 'accept' ? 'accepted' : response.action === 'decline' ? 'declined' : 'dismissed';
+    if (r.accepted && r.accepted.includes(key)) this.deps.toast(`Answer sent: ${verb} “${key}”.`, 'good');
+    else this.deps.toast(`“${key}” was already answered; your answer was not used.`, 'warn');
+    if (r.task && this.taskId === id) this.applyTask(r.task);
+    return r;
+  }
+
+  renderOutcome() {
+    const t = this.task;
+    if (!isTerminal(t.status)) {
+      this.el.outcome.hidden = true;
+      this.renderedOutcomeFor = null;
+      return;
+    }
+    if (this.renderedOutcomeFor === t.status) return; // a terminal task does not change again
+    this.renderedOutcomeFor = t.status;
+    clear(this.el.outcomeBody);
+    this.el.outcome.hidden = false;
+    if (t.status === 'completed') this.el.outcomeBody.appendChild(resultView(t.result, t.taskId));
+    else if (t.status === 'failed') this.el.outcomeBody.appendChild(errorView(t.error));
+    else {
+      this.el.outcomeBody.appendChild(
+        h(
+          'div',
+          { class: 'outcome outcome-muted' },
+          h('span', { class: 'outcome-symbol', 'aria-hidden': 'true' }, '⊘'),
+          h('div', {}, h('strong', {}, 'Cancelled'), h('div', { class: 'outcome-note' }, 'The task stopped before it finished; it has no result.')),
+        ),
+      );
+    }
+  }
+
+  renderRounds() {
+    clear(this.el.roundsBody);
+    this.el.rounds.hidden = this.rounds.length === 0;
+    const list = h('ol', { class: 'rounds' });
+    for (const r of this.rounds) {
+      const d = describeRound(r);
+      const when = r.state === 'answered' && r.answeredAt ? `${formatTimestamp(r.answeredAt)}` : `asked ${formatTimestamp(r.createdAt)}`;
+      list.appendChild(
+        h(
+          'li',
+          { class: `round round-${r.state}` },
+          h('div', { class: 'round-head' }, h('strong', { class: 'round-title' }, d.title), h('span', { class: `pill pill-${r.state}` }, d.state)),
+          h('div', { class: 'round-meta muted' }, `Key ${r.key} · ${when}`),
+          d.answer ? textBlock(d.answer, { className: 'json', label: 'Answer content' }) : null,
+        ),
+      );
+    }
+    this.el.roundsBody.appendChild(list);
+  }
+
+  renderTimeline() {
+    this.timelineTimer = null;
+    if (!this.el) return;
+    clear(this.el.timelineBody);
+    const items = groupTimeline(this.events);
+    const list = h('ol', { class: 'timeline' });
+    const eventRow = (ev) => {
+      const d = describeEvent(ev);
+      return h(
+        'li',
+        { class: `tl tl-${d.tone}` },
+        h('time', { class: 'tl-time', datetime: ev.at, title: formatTimestamp(ev.at) }, formatClock(ev.at)),
+        h('span', { class: 'tl-dot', 'aria-hidden': 'true' }),
+        h('div', { class: 'tl-body' }, h('span', { class: 'tl-title' }, d.title), d.detail ? h('div', { class: 'tl-detail' }, d.detail) : null),
+      );
+    };
+    for (const item of items) {
+      if (item.type === 'event') list.appendChild(eventRow(item.event));
+      else {
+        const first = item.events[0];
+        const inner = h('ol', { class: 'timeline timeline-inner' }, item.events.map(eventRow));
+        list.appendChild(
+          h(
+            'li',
+            { class: 'tl tl-muted tl-group' },
+            h('time', { class: 'tl-time', datetime: first.at }, formatClock(first.at)),
+            h('span', { class: 'tl-dot', 'aria-hidden': 'true' }),
+            h('details', { class: 'tl-body' }, h('summary', {}, describeProgressRun(item.events)), inner),
+          ),
+        );
+      }
+    }
+    if (!this.events.length) list.appendChild(h('li', { class: 'muted' }, 'No events yet.'));
+    this.el.timelineBody.appendChild(list);
+  }
+
+  scheduleTimeline() {
+    if (this.timelineTimer) return;
+    this.timelineTimer = setTimeout(() => this.renderTimeline(), 150);
+  }
+
+  /** Takes a newer version of the task (from an event or an API answer). */
+  applyTask(task) {
+    if (!this.task || task.taskId !== this.task.taskId) return;
+    if (isStale(this.task, task)) return;
+    this.task = task;
+    this.refresh();
+  }
+
+  /** A live change for any task; ignored unless it is the open one. */
+  onChange(change) {
+    if (!this.task || !change.task || change.task.taskId !== this.task.taskId) return;
+    const ev = change.event;
+    if (ev && !this.events.some((e) => e.id === ev.id)) {
+      this.events.push(ev);
+      if (this.events.length > 1 && this.events[this.events.length - 2].id > ev.id) this.events.sort((a, b) => a.id - b.id);
+      this.scheduleTimeline();
+    }
+    this.applyTask(change.task);
+    if (ev && ['inputRequested', 'inputAnswered', 'inputSuperseded'].includes(ev.kind)) this.scheduleRefetch();
+  }
+
+  /** Input rounds are only in the detail answer: fetch again (at most every 300 ms). */
+  scheduleRefetch() {
+    if (this.refreshTimer) return;
+    const id = this.taskId;
+    this.refreshTimer = setTimeout(async () => {
+      this.refreshTimer = null;
+      try {
+        const data = await this.deps.api.getTask(id);
+        if (this.taskId !== id || !this.el) return;
+        this.rounds = data.inputRounds || [];
+        this.renderRounds();
+        const known = new Set(this.events.map((e) => e.id));
+        for (const e of data.timeline || []) if (!known.has(e.id)) this.events.push(e);
+        this.events.sort((a, b) => a.id - b.id);
+        this.scheduleTimeline();
+        this.applyTask(data.task);
+      } catch {
+        // the next event will try again
+      }
+    }, 300);
+  }
+
+  async requestCancel() {
+    if (!this.task || isTerminal(this.task.status) || this.task.cancelRequested) return;
+    const t = await this.deps.requestCancel(this.task);
+    if (t) this.applyTask(t);
+  }
+
+  /** The prompt the a/d shortcuts act on: the one holding focus, else the first still open. */
+  shortcutPrompt() {
+    const active = document.activeElement;
+    for (const card of this.cards.values()) if (!card.gone && card.el.contains(active)) return card;
+    for (const card of this.cards.values()) if (!card.gone) return card;
+    return null;
+  }
+
+}

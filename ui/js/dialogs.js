@@ -1,0 +1,60 @@
+// The confirmation and help dialogs (native <dialog>: focus is trapped and Esc closes).
+
+import { replaceChildren } from './dom.js';
+
+/**
+ * Asks for confirmation.
+ * @param {{title: string, body: (string|Node)[], confirmLabel?: string, cancelLabel?: string}} o
+ * @returns {Promise<boolean>}
+ */
+export function confirmDialog(o) {
+  const dialog = document.getElementById('confirm-dialog');
+  const yes = document.getElementById('confirm-yes');
+  const no = document.getElementById('confirm-no');
+  document.getElementById('confirm-title').textContent = o.title;
+  replaceChildren(document.getElementById('confirm-body'), ...o.body);
+  yes.textContent = o.confirmLabel || 'Confirm';
+  no.textContent = o.cancelLabel || 'Back';
+  const opener = document.activeElement;
+  return new Promise((resolve) => {
+    let answer = false;
+    const finish = () => {
+      yes.removeEventListener('click', onYes);
+      no.removeEventListener('click', onNo);
+      dialog.removeEventListener('close', onClose);
+      if (opener && opener instanceof HTMLElement && opener.isConnected) opener.focus();
+      resolve(answer);
+    };
+    const onYes = () => {
+      answer = true;
+      dialog.close();
+    };
+    const onNo = () => dialog.close();
+    const onClose = () => finish();
+    yes.addEventListener('click', onYes);
+    no.addEventListener('click', onNo);
+    dialog.addEventListener('close', onClose);
+    dialog.showModal();
+    no.focus(); // the safe choice has focus: Enter does not cancel work by accident
+  });
+}
+
+export function openHelp() {
+  const dialog = document.getElementById('help-dialog');
+  if (dialog.open) return;
+  dialog.showModal();
+  document.getElementById('help-close').focus();
+}
+
+export function initHelp() {
+  const dialog = document.getElementById('help-dialog');
+  document.getElementById('help-close').addEventListener('click', () => dialog.close());
+  dialog.addEventListener('click', (e) => {
+    if (e.target === dialog) dialog.close(); // a click on the backdrop
+  });
+}
+
+/** True while a modal dialog is open (page shortcuts pause). */
+export function dialogOpen() {
+  return !!document.querySelector('dialog[open]');
+}

@@ -1,0 +1,228 @@
+// The virtualized task list: only the rows in view (plus a few) exist in the DOM, recycled
+// as the list scrolls, so 100,000 tasks scroll as smoothly as 10. Rows have a fixed height.
+// Keyboard: the grid keeps an "active" row (j/k), exposed with aria-activedescendant.
+
+import { h } from './dom.js';
+import { statusBadge } from './status.js';
+import { formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine } from './format.js';
+
+export const ROW_HEIGHT = 64;
+const OVERSCAN = 8;
+
+export class ListView {
+  /**
+   * @param {HTMLElement} container the scrolling grid element
+   * @param {HTMLElement} spacer its child whose height is rows × ROW_HEIGHT
+   * @param {import('./tasks-model.js').TaskList} model
+   * @param {{onOpen: (index: number, how: {focus: boolean}) => void, onToggle: (index: number, shift: boolean) => void,
+   *          isSelected: (taskId: string) => boolean, openTaskId: () => string|null, onNearEnd: () => void}} deps
+   */
+  constructor(container, spacer, model, deps) {
+    this.container = container;
+    this.spacer = spacer;
+    this.model = model;
+    this.deps = deps;
+    this.pool = [];
+    this.active = -1;
+    this.activeId = null;
+    this.frame = 0;
+    this.renderedVersion = -1;
+    this.tickCount = 0;
+    container.addEventListener('scroll', () => this.schedule(), { passive: true });
+    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(container);
+    container.addEventListener('click', (e) => this.onClick(e));
+    container.addEventListener('focus', () => {
+      if (this.active < 0 && this.model.length) this.setActive(0);
+      this.updateActiveDescendant();
+    });
+  }
+
+  schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  /** Keeps the active row on the same task when rows are inserted or removed above it. */
+  reanchorActive() {
+    if (!this.activeId) return;
+    const i = this.model.indexOf(this.activeId);
+    if (i >= 0) this.active = i;
+    else this.active = Math.min(this.active, this.model.length - 1);
+  }
+
+  render() {
+    const m = this.model;
+    const n = m.length;
+    this.container.setAttribute('aria-rowcount', String(n));
+    this.spacer.style.height = `${n * ROW_HEIGHT}px`;
+    const top = this.container.scrollTop;
+    const height = this.container.clientHeight || 600;
+    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(n - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+    const needed = Math.max(0, last - first + 1);
+    while (this.pool.length < needed) this.pool.push(this.makeRow(this.pool.length));
+    const now = Date.now();
+    for (let slot = 0; slot < this.pool.length; slot++) {
+      const row = this.pool[slot];
+      const index = first + slot;
+      if (slot >= needed || index > last) {
+        if (!row.el.hidden) row.el.hidden = true;
+        row.index = -1;
+        continue;
+      }
+      const entry = m.at(index);
+      row.el.hidden = false;
+      this.fillRow(row, index, entry.task, now);
+    }
+    this.updateActiveDescendant();
+    this.renderedVersion = m.version;
+    if (n && last >= n - 40) this.deps.onNearEnd();
+  }
+
+  makeRow(slot) {
+    const r = {};
+    r.cb = h('input', { type: 'checkbox', class: 'row-check', tabindex: -1 });
+    r.badgeSym = h('span', { class: 'badge-symbol', 'aria-hidden': 'true' });
+    r.badgeText = h('span', { class: 'badge-text' });
+    r.badge = h('span', { class: 'badge' }, r.badgeSym, r.badgeText);
+    r.progFill = h('span', { class: 'progress-fill' });
+    r.prog = h('span', { class: 'progress progress-small', 'aria-hidden': 'true' }, r.progFill);
+    r.progText = h('span', { class: 'row-progress-text' });
+    r.tool = h('span', { class: 'row-tool' });
+    r.principal = h('span', { class: 'row-principal' });
+    r.cancel = h('span', { class: 'row-flag', hidden: true }, 'cancel requested');
+    r.id = h('span', { class: 'row-id' });
+    r.msg = h('span', { class: 'row-msg' });
+    r.age = h('span', { class: 'row-age' });
+    r.dur = h('span', { class: 'row-dur' });
+    r.el = h(
+      'div',
+      { class: 'row', role: 'row', id: `task-row-slot-${slot}` },
+      h('span', { class: 'cell cell-check', role: 'gridcell' }, r.cb),
+      h('span', { class: 'cell cell-status', role: 'gridcell' }, r.badge, h('span', { class: 'row-progress' }, r.prog, r.progText)),
+      h('span', { class: 'cell cell-main', role: 'gridcell' }, h('span', { class: 'row-line1' }, r.tool, r.principal, r.cancel, r.id), r.msg),
+      h('span', { class: 'cell cell-time', role: 'gridcell' }, r.age, r.dur),
+    );
+    r.el.dataset.slot = String(slot);
+    this.spacer.appendChild(r.el);
+    return r;
+  }
+
+  fillRow(r, index, t, now) {
+    const moved = r.index !== index;
+    r.index = index;
+    if (moved) r.el.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
+    r.el.setAttribute('aria-rowindex', String(index + 1));
+    const selected = this.deps.isSelected(t.taskId);
+    const isActive = index === this.active;
+    const isOpen = this.deps.openTaskId() === t.taskId;
+    r.el.classList.toggle('active', isActive);
+    r.el.classList.toggle('open', isOpen);
+    r.el.classList.toggle('selected', selected);
+    r.el.setAttribute('aria-selected', String(selected));
+    if (r.cb.checked !== selected) r.cb.checked = selected;
+    if (r.task !== t || moved || r.tick !== this.tickCount) {
+      r.task = t;
+      r.tick = this.tickCount;
+      const b = statusBadge(t);
+      r.badge.className = `badge badge-${b.key}`;
+      r.badgeSym.textContent = b.symbol;
+      r.badgeText.textContent = b.label;
+      const frac = progressFraction(t.progress);
+      const showProg = frac !== null && !isTerminal(t.status);
+      r.prog.hidden = !showProg;
+      if (showProg) r.progFill.style.width = `${(frac * 100).toFixed(1)}%`;
+      r.progText.textContent = t.progress && !isTerminal(t.status) ? progressText(t.progress) : '';
+      r.tool.textContent = t.tool || '(unknown tool)';
+      r.principal.textContent = t.principal || '';
+      r.cancel.hidden = !(t.cancelRequested && !isTerminal(t.status));
+      r.id.textContent = shortId(t.taskId);
+      r.id.title = t.taskId;
+      const msg = isTerminal(t.status) ? resultSummary(t) || t.statusMessage || '' : t.statusMessage || (t.progress && t.progress.message) || '';
+      r.msg.textContent = oneLine(msg, 240);
+      r.msg.title = oneLine(msg, 1000);
+      r.age.textContent = formatAge(t.createdAt, now);
+      r.dur.textContent = `${isTerminal(t.status) ? 'took' : 'for'} ${formatDuration(taskDurationMs(t, now))}`;
+      r.cb.setAttribute('aria-label', `Select ${t.tool || 'task'} ${shortId(t.taskId)}`);
+      r.el.setAttribute('aria-label', `${b.label}: ${t.tool || 'task'} ${shortId(t.taskId)}${t.principal ? `, by ${t.principal}` : ''}, started ${formatAge(t.createdAt, now)}${msg ? `. ${oneLine(msg, 120)}` : ''}`);
+    }
+  }
+
+  /** Re-render ages and durations (called every few seconds). */
+  tick() {
+    this.tickCount++;
+    this.schedule();
+  }
+
+  rowIndexFromEvent(e) {
+    const rowEl = e.target instanceof Element ? e.target.closest('.row') : null;
+    if (!rowEl) return -1;
+    const r = this.pool[Number(rowEl.dataset.slot)];
+    return r ? r.index : -1;
+  }
+
+  onClick(e) {
+    const index = this.rowIndexFromEvent(e);
+    if (index < 0) return;
+    if (e.target.classList.contains('row-check')) {
+      e.stopPropagation();
+      this.setActive(index, { scroll: false });
+      this.deps.onToggle(index, e.shiftKey);
+      return;
+    }
+    this.setActive(index, { scroll: false });
+    this.container.focus({ preventScroll: true });
+    this.deps.onOpen(index, { focus: false });
+  }
+
+  setActive(index, { scroll = true } = {}) {
+    const n = this.model.length;
+    if (!n) {
+      this.active = -1;
+      this.activeId = null;
+      return;
+    }
+    this.active = Math.max(0, Math.min(n - 1, index));
+    this.activeId = this.model.at(this.active).id;
+    if (scroll) this.scrollToIndex(this.active);
+    this.render();
+  }
+
+  move(delta) {
+    this.setActive(this.active < 0 ? 0 : this.active + delta);
+  }
+
+  scrollToIndex(index) {
+    const top = index * ROW_HEIGHT;
+    const view = this.container.clientHeight;
+    if (top < this.container.scrollTop) this.container.scrollTop = top;
+    else if (top + ROW_HEIGHT > this.container.scrollTop + view) this.container.scrollTop = top + ROW_HEIGHT - view;
+  }
+
+  updateActiveDescendant() {
+    const r = this.pool.find((p) => p.index === this.active && this.active >= 0);
+    if (r) this.container.setAttribute('aria-activedescendant', r.el.id);
+    else this.container.removeAttribute('aria-activedescendant');
+  }
+
+  /** Back to the top (new filters). */
+  resetScroll() {
+    this.container.scrollTop = 0;
+    this.active = -1;
+    this.activeId = null;
+    for (const r of this.pool) r.index = -1;
+  }
+}
+
+function resultSummary(t) {
+  if (t.status === 'failed' && t.error) return `Error ${t.error.code ?? ''}: ${t.error.message ?? ''}`;
+  if (t.status === 'cancelled') return t.statusMessage || 'Cancelled before it finished';
+  if (t.status === 'completed' && t.result && Array.isArray(t.result.content)) {
+    const text = t.result.content.find((c) => c && c.type === 'text' && typeof c.text === 'string');
+    if (text) return text.text;
+  }
+  return '';
+}

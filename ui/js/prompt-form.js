@@ -1,0 +1,310 @@
+// One outstanding input request rendered as a form (from its requestedSchema), checked in the
+// browser before it is sent, with Accept / Decline / Cancel.
+
+import { h, uid } from './dom.js';
+import { describeForm, initialValues, validateForm, validateField, toContent } from './form-schema.js';
+
+function hintFor(f) {
+  const parts = [];
+  const range = (lo, hi, unit) => {
+    if (lo !== undefined && hi !== undefined) return lo === hi ? `exactly ${lo}${unit}` : `${lo}–${hi}${unit}`;
+    if (lo !== undefined) return `at least ${lo}${unit}`;
+    if (hi !== undefined) return `at most ${hi}${unit}`;
+    return null;
+  };
+  switch (f.kind) {
+    case 'text':
+    case 'email':
+    case 'uri': {
+      if (f.kind === 'email') parts.push('Email address');
+      if (f.kind === 'uri') parts.push('Full URL');
+      const r = range(f.minLength, f.maxLength, ' characters');
+      if (r) parts.push(r[0].toUpperCase() + r.slice(1));
+      break;
+    }
+    case 'date':
+      parts.push('Date (YYYY-MM-DD)');
+      break;
+    case 'date-time':
+      parts.push('Date and time, your local time');
+      break;
+    case 'number':
+    case 'integer': {
+      parts.push(f.kind === 'integer' ? 'Whole number' : 'Number');
+      const r = range(f.minimum ?? f.exclusiveMinimum, f.maximum ?? f.exclusiveMaximum, '');
+      if (r) parts.push(r);
+      break;
+    }
+    case 'multiselect': {
+      const r = range(f.minItems, f.maxItems, '');
+      parts.push(r ? `Choose ${r}` : 'Choose any');
+      break;
+    }
+    case 'json':
+      parts.push('JSON value');
+      break;
+    default:
+      break;
+  }
+  return parts.join(' · ');
+}
+
+/** Builds the control(s) for one field; returns {el, read(), focus()}. */
+function fieldControl(f, value, ids, onChange) {
+  const describedBy = [ids.hint, ids.desc, ids.error].filter(Boolean).join(' ');
+  const common = { id: ids.input, 'aria-describedby': describedBy || undefined, 'aria-required': f.required ? 'true' : undefined };
+  switch (f.kind) {
+    case 'boolean': {
+      const input = h('input', { ...common, type: 'checkbox', checked: value === true });
+      input.addEventListener('change', onChange);
+      const el = h('div', { class: 'check-row' }, input, h('label', { for: ids.input }, f.label, f.required ? h('span', { class: 'req' }, ' (required)') : null));
+      return { el, read: () => input.checked, focus: () => input.focus(), inputs: [input], labelled: true };
+    }
+    case 'select': {
+      const radios = f.options.length <= 5;
+      if (radios) {
+        const inputs = f.options.map((o, i) => {
+          const id = `${ids.input}-${i}`;
+          const input = h('input', { type: 'radio', name: ids.input, id, value: String(i), checked: value === o.value });
+          input.addEventListener('change', onChange);
+          return { input, row: h('div', { class: 'check-row' }, input, h('label', { for: id }, o.label)) };
+        });
+        const el = h('div', { class: 'choice-list', role: 'radiogroup', 'aria-labelledby': ids.label, 'aria-describedby': describedBy || undefined, 'aria-required': f.required ? 'true' : undefined }, inputs.map((x) => x.row));
+        if (!f.required) {
+          const clearBtn = h('button', { type: 'button', class: 'btn btn-link' }, 'Clear choice');
+          clearBtn.addEventListener('click', () => {
+            for (const x of inputs) x.input.checked = false;
+            onChange();
+          });
+          el.appendChild(clearBtn);
+        }
+        return {
+          el,
+          read: () => {
+            const i = inputs.findIndex((x) => x.input.checked);
+            return i >= 0 ? f.options[i].value : null;
+          },
+          focus: () => (inputs.find((x) => x.input.checked) || inputs[0]).input.focus(),
+          inputs: inputs.map((x) => x.input),
+        };
+      }
+      const select = h('select', common, h('option', { value: '' }, f.required ? 'Choose…' : '(no answer)'), f.options.map((o, i) => h('option', { value: String(i), selected: value === o.value }, o.label)));
+      select.addEventListener('change', onChange);
+      return { el: select, read: () => (select.value === '' ? null : f.options[Number(select.value)].value), focus: () => select.focus(), inputs: [select] };
+    }
+    case 'multiselect': {
+      const chosen = new Set(Array.isArray(value) ? value : []);
+      const inputs = f.options.map((o, i) => {
+        const id = `${ids.input}-${i}`;
+        const input = h('input', { type: 'checkbox', id, checked: chosen.has(o.value) });
+        input.addEventListener('change', onChange);
+        return { input, row: h('div', { class: 'check-row' }, input, h('label', { for: id }, o.label)) };
+      });
+      const el = h('div', { class: 'choice-list', role: 'group', 'aria-labelledby': ids.label, 'aria-describedby': describedBy || undefined }, inputs.map((x) => x.row));
+      return { el, read: () => f.options.filter((o, i) => inputs[i].input.checked).map((o) => o.value), focus: () => inputs[0] && inputs[0].input.focus(), inputs: inputs.map((x) => x.input) };
+    }
+    case 'json': {
+      const ta = h('textarea', { ...common, class: 'mono', rows: 4, spellcheck: 'false' });
+      ta.value = value ?? '';
+      ta.addEventListener('input', onChange);
+      return { el: ta, read: () => ta.value, focus: () => ta.focus(), inputs: [ta] };
+    }
+    default: {
+      const types = { text: 'text', email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local', number: 'text', integer: 'text' };
+      const long = f.kind === 'text' && (f.maxLength === undefined || f.maxLength > 120);
+      const attrs = { ...common, spellcheck: f.kind === 'text' ? 'true' : 'false', autocomplete: 'off' };
+      if (f.kind === 'number') attrs.inputmode = 'decimal';
+      if (f.kind === 'integer') attrs.inputmode = 'numeric';
+      if (f.kind === 'date-time') attrs.step = '1';
+      const input = long ? h('textarea', { ...attrs, rows: 2 }) : h('input', { ...attrs, type: types[f.kind] || 'text' });
+      input.value = value ?? '';
+      input.addEventListener('input', onChange);
+      return { el: input, read: () => input.value, focus: () => input.focus(), inputs: [input] };
+    }
+  }
+}
+
+/**
+ * @param {{key: string, message: string, schema: object, mode?: string, url?: string}} prompt
+ * @param {{send: (key: string, response: object) => Promise<{accepted: string[], ignored: string[]}>}} deps
+ */
+export function promptCard(prompt, deps) {
+  const { fields } = describeForm(prompt.schema);
+  const values = initialValues(fields);
+  const errors = {};
+  const touched = new Set();
+  const titleId = uid('prompt-title');
+  const formError = h('div', { class: 'form-error', role: 'alert', hidden: true });
+  const controls = new Map();
+  const errorEls = new Map();
+  const fieldEls = new Map();
+
+  const form = h('form', { class: 'prompt-form', novalidate: true, 'aria-labelledby': titleId });
+  const card = h(
+    'section',
+    { class: 'prompt-card', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
+    h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', {}, h('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.'), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`))),
+    form,
+  );
+
+  if (prompt.mode && prompt.mode !== 'form') {
+    form.appendChild(h('p', { class: 'muted' }, `This request uses the “${prompt.mode}” mode, which this page cannot show as a form. You can still decline or cancel it.`));
+  }
+
+  function refreshError(name) {
+    const f = fields.find((x) => x.name === name);
+    const msg = errors[name];
+    const el = errorEls.get(name);
+    el.textContent = msg || '';
+    el.hidden = !msg;
+    fieldEls.get(name).classList.toggle('invalid', !!msg);
+    for (const input of controls.get(name).inputs) {
+      if (msg) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+    }
+    return f;
+  }
+
+  for (const f of fields) {
+    const ids = { input: uid('f'), label: uid('fl'), error: uid('fe'), hint: null, desc: null };
+    const hint = hintFor(f);
+    if (hint) ids.hint = uid('fh');
+    if (f.description) ids.desc = uid('fd');
+    const onChange = () => {
+      values[f.name] = control.read();
+      touched.add(f.name);
+      // Re-check a field as soon as it has shown an error, so the message goes away when fixed.
+      if (errors[f.name] !== undefined) {
+        const msg = validateField(f, values[f.name]);
+        if (msg) errors[f.name] = msg;
+        else delete errors[f.name];
+        refreshError(f.name);
+      }
+    };
+    const control = fieldControl(f, values[f.name], ids, onChange);
+    controls.set(f.name, control);
+    const errorEl = h('div', { id: ids.error, class: 'field-error', hidden: true });
+    errorEls.set(f.name, errorEl);
+    const isGroup = f.kind === 'multiselect' || (f.kind === 'select' && f.options.length <= 5);
+    const label = control.labelled
+      ? null
+      : isGroup
+        ? h('div', { id: ids.label, class: 'field-label' }, f.label, f.required ? h('span', { class: 'req' }, ' (required)') : null)
+        : h('label', { id: ids.label, for: ids.input, class: 'field-label' }, f.label, f.required ? h('span', { class: 'req' }, ' (required)') : null);
+    const wrap = h(
+      'div',
+      { class: `field field-${f.kind}` },
+      label,
+      f.description ? h('div', { id: ids.desc, class: 'field-desc' }, f.description) : null,
+      control.el,
+      hint ? h('div', { id: ids.hint, class: 'field-hint' }, hint) : null,
+      errorEl,
+    );
+    fieldEls.set(f.name, wrap);
+    form.appendChild(wrap);
+    // A blur on a field the human typed in shows its problem (not before they have tried).
+    for (const input of control.inputs) {
+      input.addEventListener('blur', () => {
+        if (!touched.has(f.name)) return;
+        const msg = validateField(f, values[f.name]);
+        if (msg) errors[f.name] = msg;
+        else delete errors[f.name];
+        refreshError(f.name);
+      });
+    }
+  }
+  if (!fields.length && (!prompt.mode || prompt.mode === 'form')) {
+    form.appendChild(h('p', { class: 'muted' }, 'No form: answer with Accept or Decline.'));
+  }
+
+  const acceptBtn = h('button', { type: 'submit', class: 'btn btn-primary', 'aria-keyshortcuts': 'a' }, 'Accept');
+  const declineBtn = h('button', { type: 'button', class: 'btn', 'aria-keyshortcuts': 'd' }, 'Decline');
+  const cancelBtn = h('button', { type: 'button', class: 'btn btn-quiet' }, 'Cancel');
+  const status = h('span', { class: 'prompt-status', role: 'status' });
+  if (prompt.mode && prompt.mode !== 'form') acceptBtn.disabled = true;
+  form.appendChild(formError);
+  form.appendChild(h('div', { class: 'prompt-actions' }, acceptBtn, declineBtn, cancelBtn, status));
+  form.appendChild(h('p', { class: 'prompt-help muted' }, 'Decline answers “no”. Cancel dismisses the question without an answer.'));
+
+  let busy = false;
+  let gone = false;
+
+  function setBusy(b, text = '') {
+    busy = b;
+    for (const btn of [acceptBtn, declineBtn, cancelBtn]) btn.disabled = b || (btn === acceptBtn && prompt.mode && prompt.mode !== 'form');
+    status.textContent = text;
+  }
+
+  function showFormError(msg) {
+    formError.textContent = msg || '';
+    formError.hidden = !msg;
+  }
+
+  async function send(action) {
+    if (busy || gone) return false;
+    showFormError('');
+    const response = { action };
+    if (action === 'accept') {
+      for (const f of fields) values[f.name] = controls.get(f.name).read();
+      const found = validateForm(fields, values);
+      for (const f of fields) {
+        if (found[f.name]) errors[f.name] = found[f.name];
+        else delete errors[f.name];
+        refreshError(f.name);
+      }
+      const bad = fields.filter((f) => found[f.name]);
+      if (bad.length) {
+        showFormError(bad.length === 1 ? 'One field needs attention.' : `${bad.length} fields need attention.`);
+        controls.get(bad[0].name).focus();
+        return false;
+      }
+      response.content = toContent(fields, values);
+    }
+    setBusy(true, 'Sending…');
+    try {
+      const r = await deps.send(prompt.key, response);
+      if (r && Array.isArray(r.accepted) && r.accepted.includes(prompt.key)) {
+        markGone(action === 'accept' ? 'Accepted. The task continues.' : action === 'decline' ? 'Declined.' : 'Dismissed.');
+        return true;
+      }
+      markGone('Already answered elsewhere.');
+      return false;
+    } catch (err) {
+      setBusy(false);
+      const detail = err && err.problem && err.problem.detail ? err.problem.detail : err && err.message ? err.message : String(err);
+      showFormError(err && err.status === 422 ? `The task did not accept this answer: ${detail}` : `Could not send the answer: ${detail}`);
+      return false;
+    }
+  }
+
+  /** The request is no longer outstanding: lock the card and say why. */
+  function markGone(text) {
+    gone = true;
+    setBusy(true, text);
+    card.classList.add('prompt-gone');
+  }
+
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    send('accept');
+  });
+  declineBtn.addEventListener('click', () => send('decline'));
+  cancelBtn.addEventListener('click', () => send('cancel'));
+
+  return {
+    el: card,
+    key: prompt.key,
+    accept: () => send('accept'),
+    decline: () => send('decline'),
+    dismiss: () => send('cancel'),
+    markGone,
+    get gone() {
+      return gone;
+    },
+    focus() {
+      const first = fields[0] && controls.get(fields[0].name);
+      if (first) first.focus();
+      else acceptBtn.focus();
+    },
+  };
+}

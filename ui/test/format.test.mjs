@@ -1,0 +1,103 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  formatDuration,
+  formatAge,
+  taskDurationMs,
+  ttlCountdown,
+  truncate,
+  oneLine,
+  formatBytes,
+  base64ByteLength,
+  looksLikeBase64,
+  parseJsonObject,
+  progressFraction,
+  progressText,
+  formatCount,
+} from '../js/format.js';
+import { statusBadge } from '../js/status.js';
+
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+
+test('durations are compact and never negative', () => {
+  assert.equal(formatDuration(0), '0.0s');
+  assert.equal(formatDuration(-5), '0.0s');
+  assert.equal(formatDuration(450), '0.4s');
+  assert.equal(formatDuration(9_990), '9.9s');
+  assert.equal(formatDuration(42_000), '42s');
+  assert.equal(formatDuration(12 * 60_000 + 5_000), '12m 5s');
+  assert.equal(formatDuration(3 * 3_600_000 + 12 * 60_000), '3h 12m');
+  assert.equal(formatDuration(2 * 86_400_000 + 4 * 3_600_000), '2d 4h');
+  assert.equal(formatDuration(NaN), '–');
+});
+
+test('ages read naturally', () => {
+  assert.equal(formatAge('2026-11-29T11:59:58Z', NOW), 'just now');
+  assert.equal(formatAge('2026-11-29T11:59:18Z', NOW), '42s ago');
+  assert.equal(formatAge('2026-11-29T11:48:00Z', NOW), '12m ago');
+  assert.equal(formatAge('2026-11-29T09:00:00Z', NOW), '3h ago');
+  assert.equal(formatAge('2026-11-25T12:00:00Z', NOW), '4d ago');
+  assert.equal(formatAge(undefined, NOW), '–');
+});
+
+test('task duration runs until now, or until the last update once terminal', () => {
+  const t = { createdAt: '2026-11-29T11:59:00Z', lastUpdatedAt: '2026-11-29T11:59:30Z' };
+  assert.equal(taskDurationMs({ ...t, status: 'working' }, NOW), 60_000);
+  assert.equal(taskDurationMs({ ...t, status: 'completed' }, NOW), 30_000);
+});
+
+test('TTL countdown covers unlimited, waiting for input, counting down and expired', () => {
+  assert.equal(ttlCountdown({ ttlMs: null, status: 'input_required' }, NOW).text, 'Kept until answered (no expiry while waiting for input)');
+  assert.equal(ttlCountdown({ ttlMs: null, status: 'working' }, NOW).text, 'Kept indefinitely');
+  const live = { ttlMs: 86_400_000, status: 'working', createdAt: '2026-11-29T11:00:00Z', expiresAt: '2026-11-30T11:00:00Z' };
+  assert.deepEqual(ttlCountdown(live, NOW), { text: 'Expires in 23h 0m', urgent: false });
+  assert.equal(ttlCountdown({ ...live, status: 'completed' }, NOW).text, 'Deleted in 23h 0m');
+  const noExpiresAt = { ttlMs: 120_000, status: 'working', createdAt: '2026-11-29T11:59:00Z' };
+  assert.deepEqual(ttlCountdown(noExpiresAt, NOW), { text: 'Expires in 1m 0s', urgent: true });
+  assert.deepEqual(ttlCountdown({ ...live, expiresAt: '2026-11-29T11:00:00Z' }, NOW), { text: 'Expired: removed at the next sweep', urgent: true });
+});
+
+test('truncation keeps the first 10,000 characters and says how many are hidden', () => {
+  const long = 'x'.repeat(10_500);
+  assert.deepEqual(truncate('short'), { text: 'short', truncated: false, hidden: 0, total: 5 });
+  const t = truncate(long);
+  assert.equal(t.text.length, 10_000);
+  assert.equal(t.truncated, true);
+  assert.equal(t.hidden, 500);
+  const emoji = 'a'.repeat(9) + '🎉';
+  assert.equal(truncate(emoji, 10).text, 'a'.repeat(9), 'no half surrogate pair');
+  assert.equal(oneLine('a\n  b\tc'), 'a b c');
+  assert.equal(oneLine('abcdef', 4), 'abc…');
+});
+
+test('sizes, base64 and counts', () => {
+  assert.equal(formatBytes(512), '512 B');
+  assert.equal(formatBytes(1536), '1.5 KB');
+  assert.equal(formatBytes(5 * 1024 * 1024), '5.0 MB');
+  assert.equal(formatBytes(300 * 1024 * 1024), '300 MB');
+  assert.equal(base64ByteLength('aGVsbG8='), 5);
+  assert.equal(base64ByteLength('aGVsbG8h'), 6);
+  assert.equal(base64ByteLength(''), 0);
+  assert.equal(looksLikeBase64('aGVsbG8='), true);
+  assert.equal(looksLikeBase64('hello world'), false);
+  assert.equal(formatCount(1234567), '1,234,567');
+});
+
+test('JSON detection and progress', () => {
+  assert.deepEqual(parseJsonObject(' {"a":1} '), { a: 1 });
+  assert.equal(parseJsonObject('"str"'), null);
+  assert.equal(parseJsonObject('{broken'), null);
+  assert.equal(progressFraction({ current: 3, total: 10 }), 0.3);
+  assert.equal(progressFraction({ current: 3 }), null);
+  assert.equal(progressFraction({ current: 12, total: 10 }), 1);
+  assert.equal(progressText({ current: 3.0, total: 10 }), '3 / 10');
+  assert.equal(progressText({ current: 2.5 }), '2.5');
+});
+
+test('status badges pair a word with a symbol; isError is not "failed"', () => {
+  assert.deepEqual(statusBadge({ status: 'input_required' }), { key: 'input_required', label: 'Needs input', symbol: '!' });
+  assert.equal(statusBadge({ status: 'completed', result: { isError: true } }).label, 'Completed with error');
+  assert.equal(statusBadge({ status: 'completed', result: { isError: false } }).label, 'Completed');
+  assert.equal(statusBadge({ status: 'failed' }).label, 'Failed');
+  assert.equal(statusBadge({ status: 'weird' }).key, 'unknown');
+});

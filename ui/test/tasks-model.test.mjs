@@ -1,0 +1,191 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts } from '../js/tasks-model.js';
+
+let clock = Date.parse('2026-11-29T10:00:00Z');
+const iso = (ms) => new Date(ms).toISOString();
+
+function task(id, over = {}) {
+  clock += 1000;
+  return {
+    taskId: id,
+    status: 'working',
+    tool: 'slow_compute',
+    principal: 'admin',
+    arguments: { label: id },
+    createdAt: iso(clock),
+    lastUpdatedAt: iso(clock),
+    ttlMs: 1000,
+    ...over,
+  };
+}
+const later = (t, over) => ({ ...t, lastUpdatedAt: iso(Date.parse(t.lastUpdatedAt) + 500), ...over });
+const ev = (kind, t, data = {}) => ({ event: { id: ++ev.n, kind, taskId: t.taskId, data }, task: t });
+ev.n = 0;
+
+test('listQuery carries only the filters that are set', () => {
+  assert.equal(listQuery({ statuses: [], tool: '', principal: '', q: '  ' }), 'limit=200');
+  assert.equal(
+    listQuery({ statuses: ['working', 'input_required'], tool: 'x y', principal: 'p', q: 'deploy' }, { cursor: '42', limit: 50 }),
+    'status=working%2Cinput_required&tool=x+y&principal=p&q=deploy&cursor=42&limit=50',
+  );
+});
+
+test('a change updates its row in place, keeping the order', () => {
+  const [a, b, c] = [task('a'), task('b'), task('c')];
+  const list = new TaskList();
+  list.reset({ tasks: [c, b, a], nextCursor: null, counts: { working: 3 } });
+  const v = list.version;
+  const b2 = later(b, { progress: { current: 5, total: 10 } });
+  assert.deepEqual(list.apply(ev('progress', b2, { current: 5, total: 10 })), { type: 'updated' });
+  assert.deepEqual(list.rows.map((r) => r.id), ['c', 'b', 'a']);
+  assert.equal(list.get('b').progress.current, 5);
+  assert.ok(list.version > v);
+});
+
+test('a new task goes on top; counts follow created and status events', () => {
+  const a = task('a');
+  const list = new TaskList();
+  list.reset({ tasks: [a], nextCursor: null, counts: { working: 1 } });
+  const n = task('n');
+  assert.deepEqual(list.apply(ev('created', n, { status: 'working', tool: 'slow_compute' })), { type: 'inserted', index: 0 });
+  assert.equal(list.counts.working, 2);
+  list.apply(ev('status', later(n, { status: 'completed' }), { from: 'working', to: 'completed' }));
+  assert.deepEqual(list.counts, { working: 1, completed: 1 });
+  assert.equal(list.total(), 2);
+  assert.equal(list.total(['completed']), 1);
+});
+
+test('stale and out-of-order updates are ignored; terminal never goes back', () => {
+  const a = task('a');
+  const list = new TaskList();
+  list.reset({ tasks: [a], nextCursor: null, counts: {} });
+  const done = later(a, { status: 'completed' });
+  list.apply(ev('status', done));
+  assert.deepEqual(list.apply(ev('progress', a)), { type: 'ignored' });
+  assert.equal(list.get('a').status, 'completed');
+  assert.equal(isStale(done, { ...done, status: 'working', lastUpdatedAt: iso(Date.now() + 1e9) }), true);
+  assert.equal(isStale(a, a), false, 'same timestamp is taken');
+});
+
+test('a task that leaves the status filter is removed; one that enters it is inserted by creation time', () => {
+  const [a, b, c] = [task('a'), task('b'), task('c')];
+  const list = new TaskList({ statuses: ['working'], tool: '', principal: '', q: '' });
+  list.reset({ tasks: [c, a], nextCursor: null, counts: {} });
+  assert.deepEqual(list.apply(ev('status', later(c, { status: 'completed' }))), { type: 'removed', index: 0 });
+  assert.deepEqual(list.rows.map((r) => r.id), ['a']);
+  // b was input_required (not listed) and now works again: it belongs above a.
+  assert.deepEqual(list.apply(ev('status', later(b, { status: 'working' }))), { type: 'inserted', index: 0 });
+  assert.deepEqual(list.rows.map((r) => r.id), ['b', 'a']);
+});
+
+test('an old task past the loaded pages is left for the next page', () => {
+  const old = task('old');
+  const [x, y] = [task('x'), task('y')];
+  const list = new TaskList();
+  list.reset({ tasks: [y, x], nextCursor: '5', counts: {} });
+  assert.deepEqual(list.apply(ev('progress', later(old))), { type: 'ignored' });
+  list.appendPage({ tasks: [old], nextCursor: null });
+  assert.deepEqual(list.rows.map((r) => r.id), ['y', 'x', 'old']);
+  assert.equal(list.nextCursor, null);
+});
+
+test('tool, principal and free-text filters apply to live tasks', () => {
+  const t = task('zz', { tool: 'request_approval', principal: 'ci', arguments: { message: 'Deploy to PROD?' } });
+  assert.equal(matchesFilters(t, { statuses: [], tool: 'request_approval', principal: '', q: '' }), true);
+  assert.equal(matchesFilters(t, { statuses: [], tool: 'other', principal: '', q: '' }), false);
+  assert.equal(matchesFilters(t, { statuses: [], tool: '', principal: 'admin', q: '' }), false);
+  assert.equal(matchesFilters(t, { statuses: [], tool: '', principal: '', q: 'deploy to prod' }), true);
+  assert.equal(matchesFilters(t, { statuses: [], tool: '', principal: '', q: 'rollback' }), false);
+  const list = new TaskList({ statuses: [], tool: '', principal: '', q: 'rollback' });
+  list.reset({ tasks: [], nextCursor: null, counts: {} });
+  assert.equal(list.apply(ev('created', t, { status: 'working' })).type, 'ignored');
+  assert.equal(list.counts.working, 1, 'counts are not narrowed by the free text (as on the server)');
+});
+
+test('pause buffers changes and resume applies them', () => {
+  const a = task('a');
+  const list = new TaskList();
+  list.reset({ tasks: [a], nextCursor: null, counts: { working: 1 } });
+  list.pause();
+  const n = task('n');
+  assert.deepEqual(list.apply(ev('created', n, { status: 'working' })), { type: 'buffered' });
+  list.apply(ev('progress', later(a, { progress: { current: 1 } })));
+  list.apply(ev('progress', later(a, { progress: { current: 2 } })));
+  assert.deepEqual(list.pendingSummary(), { changes: 3, tasks: 2 });
+  assert.deepEqual(list.rows.map((r) => r.id), ['a'], 'frozen');
+  assert.equal(list.counts.working, 1, 'counts frozen too');
+  assert.equal(list.resume(), 3);
+  assert.deepEqual(list.rows.map((r) => r.id), ['n', 'a']);
+  assert.equal(list.get('a').progress.current, 2);
+  assert.equal(list.counts.working, 2);
+  assert.deepEqual(list.pendingSummary(), { changes: 0, tasks: 0 });
+});
+
+test('changes seen while a page loads are re-applied on top of it', () => {
+  const a = task('a');
+  const list = new TaskList();
+  list.beginLoad();
+  const a2 = later(a, { status: 'completed' });
+  list.apply(ev('status', a2, { from: 'working', to: 'completed' }));
+  // The page was read before that change.
+  list.reset({ tasks: [a], nextCursor: null, counts: { working: 1 } });
+  assert.equal(list.get('a').status, 'completed');
+  assert.deepEqual(list.counts, { working: 1 }, 'the page counts are not adjusted twice');
+});
+
+test('pages never duplicate rows', () => {
+  const [a, b] = [task('a'), task('b')];
+  const list = new TaskList();
+  list.reset({ tasks: [b, a], nextCursor: '1', counts: {} });
+  list.appendPage({ tasks: [a], nextCursor: null });
+  assert.equal(list.length, 2);
+  assert.equal(list.indexOf('a'), 1);
+});
+
+test('the inbox keeps input_required tasks, newest first, and drops answered ones', () => {
+  const inbox = new InputInbox();
+  const [p, q] = [task('p', { status: 'input_required' }), task('q', { status: 'input_required' })];
+  inbox.reset([p, task('w')]);
+  assert.equal(inbox.size, 1);
+  assert.equal(inbox.apply(q), 'added');
+  assert.deepEqual(inbox.list().map((t) => t.taskId), ['q', 'p']);
+  assert.equal(inbox.apply(later(p, { status: 'working' })), 'removed');
+  assert.equal(inbox.apply(later(p, { status: 'working' })), null);
+  assert.deepEqual(inbox.list().map((t) => t.taskId), ['q']);
+});
+
+test('outstanding prompts come from inputRequests in key order', () => {
+  const t = task('m', {
+    status: 'input_required',
+    inputRequests: {
+      'second-answer': { method: 'elicitation/create', params: { mode: 'form', message: 'Second?', requestedSchema: { type: 'object', properties: {} } } },
+      'first-answer': { method: 'elicitation/create', params: { mode: 'form', message: 'First?' } },
+    },
+  });
+  const prompts = outstandingPrompts(t);
+  assert.deepEqual(prompts.map((p) => [p.key, p.message]), [['first-answer', 'First?'], ['second-answer', 'Second?']]);
+  assert.deepEqual(prompts[0].schema, { type: 'object', properties: {} });
+  assert.deepEqual(outstandingPrompts({ ...t, status: 'working' }), []);
+});
+
+test('100,000 rows: a live update near the end and an insert at the top stay fast', () => {
+  const tasks = [];
+  let ms = Date.parse('2026-01-01T00:00:00Z');
+  for (let i = 0; i < 100_000; i++) {
+    ms -= 10;
+    tasks.push({ taskId: `t${i}`, status: 'working', tool: 'x', principal: 'admin', createdAt: iso(ms), lastUpdatedAt: iso(ms) });
+  }
+  const list = new TaskList();
+  list.reset({ tasks, nextCursor: null, counts: { working: 100_000 } });
+  const started = performance.now();
+  for (let i = 0; i < 1000; i++) {
+    const t = tasks[99_000 + i];
+    list.apply({ event: { id: i, kind: 'progress', data: {} }, task: { ...t, progress: { current: i } } });
+  }
+  list.apply(ev('created', task('fresh', { createdAt: '2026-06-01T00:00:00Z' }), { status: 'working' }));
+  const took = performance.now() - started;
+  assert.equal(list.rows[0].id, 'fresh');
+  assert.equal(list.get('t99500').progress.current, 500);
+  assert.ok(took < 500, `took ${took} ms`);
+});

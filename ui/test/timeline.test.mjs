@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeEvent, groupTimeline, describeProgressRun, describeRound } from '../js/timeline.js';
+
+test('each event kind reads as a sentence', () => {
+  const cases = [
+    [{ kind: 'created', data: { status: 'working', tool: 'slow_compute' } }, 'Created: tool slow_compute'],
+    [{ kind: 'status', data: { from: 'working', to: 'input_required', statusMessage: null } }, 'Status: Working → Needs input'],
+    [{ kind: 'status', data: { from: 'working', to: 'completed' } }, 'Status: Working → Completed'],
+    [{ kind: 'progress', data: { current: 3, total: 10, message: 'step 3 of 10' } }, 'Progress 3 / 10'],
+    [{ kind: 'statusMessage', data: { statusMessage: 'Waiting' } }, 'Message'],
+    [{ kind: 'inputRequested', data: { key: 'approval', request: { params: { message: 'Deploy?' } } } }, 'Asked for input (approval)'],
+    [{ kind: 'inputAnswered', data: { key: 'approval', by: 'admin', action: 'accept' } }, 'admin accepted approval'],
+    [{ kind: 'inputAnswered', data: { key: 'approval', by: 'alice', action: 'decline' } }, 'alice declined approval'],
+    [{ kind: 'inputAnswered', data: { key: 'k', by: 'bob', action: 'cancel' } }, 'bob dismissed k'],
+    [{ kind: 'inputSuperseded', data: { key: 'k' } }, 'Input request withdrawn (k)'],
+    [{ kind: 'cancelRequested', data: { by: 'admin' } }, 'Cancel requested by admin'],
+    [{ kind: 'ttl', data: { ttlMs: null, reason: 'waiting for input' } }, 'Retention: unlimited (waiting for input)'],
+    [{ kind: 'ttl', data: { ttlMs: 86_400_000, reason: 'input answered' } }, 'Retention: 1d 0h from creation (input answered)'],
+    [{ kind: 'resumed', data: { reason: 'restart' } }, 'Resumed'],
+    [{ kind: 'somethingNew', data: { a: 1 } }, 'Event: somethingNew'],
+  ];
+  for (const [ev, title] of cases) assert.equal(describeEvent(ev).title, title, ev.kind);
+  assert.equal(describeEvent(cases[3][0]).detail, 'step 3 of 10');
+  assert.equal(describeEvent(cases[4][0]).detail, 'Waiting');
+  assert.equal(describeEvent(cases[5][0]).detail, 'Deploy?');
+  assert.equal(describeEvent(cases[2][0]).tone, 'good');
+  assert.equal(describeEvent({ kind: 'status', data: { from: 'working', to: 'failed' } }).tone, 'bad');
+  assert.equal(describeEvent({ kind: 'status', data: { from: 'working', to: 'failed', statusMessage: 'boom\nline' } }).detail, 'boom line');
+});
+
+test('runs of three or more progress events fold into one item', () => {
+  const p = (id, n) => ({ id, kind: 'progress', data: { current: n, total: 10 } });
+  const evs = [{ id: 1, kind: 'created', data: {} }, p(2, 1), p(3, 2), p(4, 3), { id: 5, kind: 'statusMessage', data: {} }, p(6, 4), p(7, 5)];
+  const g = groupTimeline(evs);
+  assert.deepEqual(g.map((x) => x.type), ['event', 'progress', 'event', 'event', 'event']);
+  assert.deepEqual(g[1].events.map((e) => e.id), [2, 3, 4]);
+  assert.equal(describeProgressRun(g[1].events), 'Progress 1 / 10 → 3 / 10 (3 updates)');
+  assert.equal(groupTimeline([]).length, 0);
+});
+
+test('input rounds say who answered what', () => {
+  const request = { method: 'elicitation/create', params: { message: 'Deploy to prod?' } };
+  const answered = describeRound({ key: 'approval', request, state: 'answered', response: { action: 'accept', content: { reason: 'ok' } }, answeredBy: 'admin' });
+  assert.equal(answered.title, 'Deploy to prod?');
+  assert.equal(answered.state, 'Accepted by admin');
+  assert.equal(answered.answer, '{\n  "reason": "ok"\n}');
+  assert.equal(describeRound({ key: 'k', request: {}, state: 'outstanding' }).state, 'Waiting for an answer');
+  assert.equal(describeRound({ key: 'k', request: {}, state: 'outstanding' }).title, 'k');
+  assert.equal(describeRound({ key: 'k', request, state: 'superseded' }).state, 'Withdrawn by the task');
+  assert.equal(describeRound({ key: 'k', request, state: 'answered', response: { action: 'decline' }, answeredBy: 'bob' }).state, 'Declined by bob');
+});
