@@ -475,8 +475,9 @@ test('the virtualized list keeps about a screenful of rows in the DOM for 100,00
 
 test('screenshot of the control room', async () => {
   // A realistic moment: work running, one finished with an error, a rich form waiting.
-  await startTask('slow_compute', { seconds: 600, label: 'nightly index rebuild' });
+  const running = await startTask('slow_compute', { seconds: 30, label: 'nightly index rebuild' });
   await startTask('failing_job', {});
+  await startTask('confirm_delete', { filename: 'backups-2025.tar.gz' });
   const formTask = await startTask('request_approval', {
     message: 'Deploy build 4812 to production?',
     requestedSchema: {
@@ -493,11 +494,33 @@ test('screenshot of the control room', async () => {
   await row(formTask).click();
   await page.locator('.prompt-card[data-key="approval"]').waitFor();
   await page.locator('.prompt-card').getByLabel('Reason').fill('Hotfix for the login timeout; verified on staging');
+  await row(running).locator('.progress:not([hidden])').waitFor({ timeout: 10_000 });
   await page.evaluate(() => document.getElementById('toasts').replaceChildren()); // earlier tests' notices
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, 'ui.png');
   await page.screenshot({ path: file });
   assert.ok(fs.statSync(file).size > 10_000);
+});
+
+test('older pages load as the list scrolls (nextCursor)', async () => {
+  const label = `page-${Date.now()}`;
+  const ids = [];
+  for (let i = 0; i < 210; i++) ids.push(await startTask('slow_compute', { seconds: 0.01, label: `${label}-${i}` }));
+  await page.locator('#search').fill(label);
+  const footer = page.locator('#list-footer');
+  await footer.filter({ hasText: '200 loaded · more load as you scroll' }).waitFor();
+  assert.deepEqual((await visibleRowIds()).slice(0, 3), [ids[209], ids[208], ids[207]], 'newest first');
+  await page.locator('#task-list').evaluate((el) => {
+    el.scrollTop = el.scrollHeight;
+  });
+  await footer.filter({ hasText: '210 tasks' }).waitFor();
+  await page.locator('#task-list').evaluate((el) => {
+    el.scrollTop = el.scrollHeight;
+  });
+  await row(ids[0]).waitFor();
+  assert.ok((await page.locator('#task-list .row').count()) < 40, 'still virtualized');
+  await page.locator('#search').fill('');
+  await footer.filter({ hasText: 'more load as you scroll' }).waitFor();
 });
 
 test('the page logged no errors', () => {

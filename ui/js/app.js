@@ -156,6 +156,7 @@ function connectStream() {
       toast('Live updates fell behind; the list was reloaded.', 'warn');
       reloadList();
       reloadInbox();
+      if (state.detail.taskId) state.detail.scheduleRefetch();
     },
     onAuthError,
     onState: (s, info) => {
@@ -383,6 +384,9 @@ function renderInbox() {
   document.title = list.length ? `(${list.length}) Taskdeck — ${list.length === 1 ? '1 task needs' : `${list.length} tasks need`} input` : 'Taskdeck';
   $('inbox-count').textContent = formatCount(list.length);
   const ul = $('inbox-list');
+  // Rebuilt often (ages tick): keep keyboard focus on the same task's entry.
+  const focused = ul.contains(document.activeElement) ? document.activeElement.dataset.taskId : null;
+  const scroll = ul.scrollTop;
   clear(ul);
   const now = Date.now();
   for (const t of list.slice(0, 200)) {
@@ -391,14 +395,16 @@ function renderInbox() {
     const more = prompts.length > 1 ? ` (+${prompts.length - 1} more)` : '';
     const btn = h(
       'button',
-      { type: 'button', class: `inbox-item${state.detail.taskId === t.taskId ? ' open' : ''}`, 'aria-label': `Answer ${t.tool} from ${t.principal}: ${oneLine(msg, 120)}` },
+      { type: 'button', class: `inbox-item${state.detail.taskId === t.taskId ? ' open' : ''}`, dataset: { taskId: t.taskId }, 'aria-label': `Answer ${t.tool} from ${t.principal}: ${oneLine(msg, 120)}` },
       h('span', { class: 'inbox-main' }, h('span', { class: 'inbox-msg' }, oneLine(msg, 160) || 'Waiting for input', more), h('span', { class: 'inbox-meta' }, `${t.tool} · ${t.principal} · ${shortId(t.taskId)}`)),
       h('span', { class: 'inbox-age' }, formatAge(t.lastUpdatedAt, now)),
       h('span', { class: 'inbox-go', 'aria-hidden': 'true' }, 'Answer →'),
     );
     btn.addEventListener('click', () => openTask(t.taskId, { focus: true, focusPrompt: true }));
     ul.appendChild(h('li', {}, btn));
+    if (focused === t.taskId) btn.focus({ preventScroll: true });
   }
+  ul.scrollTop = scroll;
 }
 
 function renderPending() {
@@ -581,6 +587,11 @@ function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
   return p;
 }
 
+/** True when the layout shows one pane at a time (narrow window or high zoom). */
+function narrow() {
+  return window.matchMedia('(max-width: 60rem)').matches;
+}
+
 function closeDetail() {
   state.detail.close();
   history.replaceState(null, '', `${location.pathname}${location.search}`);
@@ -645,7 +656,7 @@ function onKey(e) {
         if (state.list.active >= 0) toggleSelect(state.list.active, e.shiftKey);
         return;
       }
-      if (state.list.active >= 0) openTask(state.model.at(state.list.active).id, { focus: false });
+      if (state.list.active >= 0) openTask(state.model.at(state.list.active).id, { focus: narrow() });
       return;
     case 'x':
       if (state.list.active >= 0) {
@@ -723,7 +734,8 @@ function initApp() {
     onClose: closeDetail,
   });
   state.list = new ListView($('task-list'), $('task-list-spacer'), state.model, {
-    onOpen: (index, how) => openTask(state.model.at(index).id, how),
+    // On a narrow screen the detail replaces the list, so focus follows it there.
+    onOpen: (index, how) => openTask(state.model.at(index).id, { ...how, focus: how.focus || narrow() }),
     onToggle: toggleSelect,
     isSelected: (id) => state.selected.has(id),
     openTaskId: () => state.detail.taskId,

@@ -49,6 +49,8 @@ export class DetailView {
     this.refreshTimer = null;
     this.timelineTimer = null;
     this.renderedOutcomeFor = null;
+    this.openGroups = new Set();
+    this.early = [];
   }
 
   /** Opens a task (loads its detail). */
@@ -63,6 +65,8 @@ export class DetailView {
     this.rounds = [];
     this.cards = new Map();
     this.renderedOutcomeFor = null;
+    this.openGroups = new Set();
+    this.early = [];
     const seq = ++this.loadSeq;
     clear(this.root);
     this.root.appendChild(h('div', { class: 'detail-loading', role: 'status' }, 'Loading task…'));
@@ -85,6 +89,10 @@ export class DetailView {
     this.events = (data.timeline || []).slice().sort((a, b) => a.id - b.id);
     this.rounds = data.inputRounds || [];
     this.build();
+    // Changes that arrived while the detail was loading.
+    const early = this.early;
+    this.early = [];
+    for (const change of early) this.onChange(change);
     if (focus) this.root.focus();
   }
 
@@ -109,6 +117,7 @@ export class DetailView {
 
   build() {
     const t = this.task;
+    this.renderedMessage = null;
     clear(this.root);
     this.root.appendChild(this.closeBar());
 
@@ -208,8 +217,11 @@ export class DetailView {
     }
     const msg = typeof t.statusMessage === 'string' ? t.statusMessage : '';
     this.el.message.hidden = !msg;
-    clear(this.el.message);
-    if (msg) this.el.message.appendChild(textBlock(msg, { className: 'message-text', label: 'Status message' }));
+    if (this.renderedMessage !== msg) {
+      this.renderedMessage = msg;
+      clear(this.el.message);
+      if (msg) this.el.message.appendChild(textBlock(msg, { className: 'message-text', label: 'Status message' }));
+    }
 
     this.syncPrompts();
     this.renderOutcome();
@@ -306,6 +318,11 @@ export class DetailView {
   renderTimeline() {
     this.timelineTimer = null;
     if (!this.el) return;
+    // Keep folded progress runs the reader opened open across re-renders.
+    for (const d of this.el.timelineBody.querySelectorAll('details[data-first]')) {
+      if (d.open) this.openGroups.add(d.dataset.first);
+      else this.openGroups.delete(d.dataset.first);
+    }
     clear(this.el.timelineBody);
     const items = groupTimeline(this.events);
     const list = h('ol', { class: 'timeline' });
@@ -330,7 +347,7 @@ export class DetailView {
             { class: 'tl tl-muted tl-group' },
             h('time', { class: 'tl-time', datetime: first.at }, formatClock(first.at)),
             h('span', { class: 'tl-dot', 'aria-hidden': 'true' }),
-            h('details', { class: 'tl-body' }, h('summary', {}, describeProgressRun(item.events)), inner),
+            h('details', { class: 'tl-body', dataset: { first: String(first.id) }, open: this.openGroups.has(String(first.id)) }, h('summary', {}, describeProgressRun(item.events)), inner),
           ),
         );
       }
@@ -354,7 +371,11 @@ export class DetailView {
 
   /** A live change for any task; ignored unless it is the open one. */
   onChange(change) {
-    if (!this.task || !change.task || change.task.taskId !== this.task.taskId) return;
+    if (!change.task || change.task.taskId !== this.taskId) return;
+    if (!this.task) {
+      this.early.push(change);
+      return;
+    }
     const ev = change.event;
     if (ev && !this.events.some((e) => e.id === ev.id)) {
       this.events.push(ev);

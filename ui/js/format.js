@@ -186,3 +186,18 @@ export function progressText(progress) {
   const n = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
   return typeof progress.total === 'number' ? `${n(progress.current)} / ${n(progress.total)}` : n(progress.current);
 }
+
+/**
+ * Arguments in one line for the list: "label: nightly build · seconds: 600".
+ * Nested values are compact JSON; each value is cut to 60 characters.
+ */
+export function argsSummary(args, max = 200) {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
+  const parts = [];
+  for (const [k, v] of Object.entries(args)) {
+    let text = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+    text = oneLine(text, 60);
+    parts.push(`${k}: ${text}`);
+  }
+  return oneLine(parts.join(' · '), max);
+}

@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { statusBadge } from './status.js';
-import { formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine } from './format.js';
+import { formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
 
 export const ROW_HEIGHT = 64;
 const OVERSCAN = 8;
@@ -141,7 +141,7 @@ export class ListView {
       r.cancel.hidden = !(t.cancelRequested && !isTerminal(t.status));
       r.id.textContent = shortId(t.taskId);
       r.id.title = t.taskId;
-      const msg = isTerminal(t.status) ? resultSummary(t) || t.statusMessage || '' : t.statusMessage || (t.progress && t.progress.message) || '';
+      const msg = (isTerminal(t.status) ? resultSummary(t) || t.statusMessage : t.statusMessage || (t.progress && t.progress.message)) || argsSummary(t.arguments);
       r.msg.textContent = oneLine(msg, 240);
       r.msg.title = oneLine(msg, 1000);
       r.age.textContent = formatAge(t.createdAt, now);

@@ -14,6 +14,7 @@ import {
   progressFraction,
   progressText,
   formatCount,
+  argsSummary,
 } from '../js/format.js';
 import { statusBadge } from '../js/status.js';
 
@@ -100,4 +101,12 @@ test('status badges pair a word with a symbol; isError is not "failed"', () => {
   assert.equal(statusBadge({ status: 'completed', result: { isError: false } }).label, 'Completed');
   assert.equal(statusBadge({ status: 'failed' }).label, 'Failed');
   assert.equal(statusBadge({ status: 'weird' }).key, 'unknown');
+});
+
+test('arguments read as one line', () => {
+  assert.equal(argsSummary({ label: 'nightly build', seconds: 600 }), 'label: nightly build · seconds: 600');
+  assert.equal(argsSummary({ cfg: { a: [1, 2] }, on: true }), 'cfg: {"a":[1,2]} · on: true');
+  assert.equal(argsSummary({}), '');
+  assert.equal(argsSummary(null), '');
+  assert.equal(argsSummary({ text: 'x'.repeat(100) }).length, 'text: '.length + 60);
 });

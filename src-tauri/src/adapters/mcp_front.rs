@@ -62,6 +62,38 @@ struct Peek<'a> {
     params: Option<&'a RawValue>,
 }
 
+/// The parts of a request's `_meta` the front door checks, borrowed from the body.
+#[derive(Deserialize, Default)]
+struct MetaView<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    protocol_version: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    client_capabilities: Option<CapsView<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CapsView<'a> {
+    #[serde(borrow, default)]
+    extensions: Option<std::collections::HashMap<std::borrow::Cow<'a, str>, serde::de::IgnoredAny>>,
+}
+
+impl MetaView<'_> {
+    fn declares_tasks(&self) -> bool {
+        self.client_capabilities
+            .as_ref()
+            .and_then(|c| c.extensions.as_ref())
+            .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+    }
+}
+
+/// Parses `_meta`; `Err` when present but malformed (e.g. capabilities not an object).
+fn parse_meta(raw: Option<&RawValue>) -> Result<Option<MetaView<'_>>, ()> {
+    match raw {
+        None => Ok(None),
+        Some(r) => serde_json::from_str(r.get()).map(Some).map_err(|_| ()),
+    }
+}
+
 #[derive(Deserialize)]
 struct TaskParams<'a> {
     #[serde(rename = "taskId", borrow)]
@@ -71,11 +103,11 @@ struct TaskParams<'a> {
 }
 
 #[derive(Deserialize)]
-struct ListenParams {
+struct ListenParams<'a> {
     #[serde(default)]
     notifications: Option<Value>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<Value>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
 }
 
 /// Axum handler for every method on `/mcp`.
@@ -254,7 +286,7 @@ fn check_request(
     id: &RawValue,
     method: &str,
     name: Option<&str>,
-    meta: Option<&Value>,
+    meta: Result<Option<&MetaView<'_>>, ()>,
     accept_json: bool,
 ) -> Result<(), Response> {
     let accepts = |mime: &str| {
@@ -300,9 +332,9 @@ fn check_request(
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let meta_version = meta
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-        .and_then(Value::as_str);
+    let malformed_meta = meta.is_err();
+    let meta = meta.unwrap_or(None);
+    let meta_version = meta.and_then(|m| m.protocol_version.as_deref());
     if header_version != MODERN_PROTOCOL {
         return Err(error_response(
             StatusCode::BAD_REQUEST,
@@ -390,14 +422,9 @@ fn check_request(
             ));
         }
     }
-    let declared = meta
-        .and_then(|m| m.pointer("/io.modelcontextprotocol~1clientCapabilities/extensions"))
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some();
-    let has_caps = meta
-        .and_then(|m| m.get("io.modelcontextprotocol/clientCapabilities"))
-        .is_some_and(Value::is_object);
-    if !has_caps {
+    let declared = meta.is_some_and(MetaView::declares_tasks);
+    let has_caps = meta.is_some_and(|m| m.client_capabilities.is_some());
+    if malformed_meta || !has_caps {
         return Err(error_response(
             StatusCode::BAD_REQUEST,
             id,
@@ -464,13 +491,13 @@ fn tasks_get(
             None,
         );
     };
-    let meta: Option<Value> = params.meta.and_then(|m| serde_json::from_str(m.get()).ok());
+    let meta = parse_meta(params.meta);
     if let Err(resp) = check_request(
         headers,
         id,
         "tasks/get",
         Some(&task_id),
-        meta.as_ref(),
+        meta.as_ref().map(Option::as_ref).map_err(|_| ()),
         true,
     ) {
         return resp;
@@ -495,8 +522,8 @@ fn tasks_get(
 struct CallParams<'a> {
     name: Option<String>,
     arguments: Option<Map<String, Value>>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<Value>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<MetaView<'a>>,
     #[serde(rename = "inputResponses", borrow, default)]
     input_responses: Option<&'a RawValue>,
     #[serde(rename = "requestState", borrow, default)]
@@ -520,16 +547,20 @@ async fn create_task(
         return None;
     }
     let meta = params.meta?;
-    let declared = meta
-        .pointer("/io.modelcontextprotocol~1clientCapabilities/extensions")
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some();
+    let declared = meta.declares_tasks();
     let tool = front.engine.tool(&name)?;
     let arguments = Value::Object(params.arguments.unwrap_or_default());
     if !declared || (front.core.fixtures && super::mcp_fixtures::intercepts(&name, &arguments)) {
         return None;
     }
-    if let Err(resp) = check_request(headers, id, "tools/call", Some(&name), Some(&meta), true) {
+    if let Err(resp) = check_request(
+        headers,
+        id,
+        "tools/call",
+        Some(&name),
+        Ok(Some(&meta)),
+        true,
+    ) {
         return Some(resp);
     }
     let invalid = |m: &str| Some(error_response(StatusCode::OK, id, INVALID_PARAMS, m, None));
@@ -574,12 +605,13 @@ fn listen(
     id: &RawValue,
     params: ListenParams,
 ) -> Response {
+    let meta = parse_meta(params.meta);
     if let Err(resp) = check_request(
         headers,
         id,
         "subscriptions/listen",
         None,
-        params.meta.as_ref(),
+        meta.as_ref().map(Option::as_ref).map_err(|_| ()),
         false,
     ) {
         return resp;

@@ -671,7 +671,12 @@ impl Engine {
                     }
                     Outcome::Cancelled => TaskStatus::Cancelled,
                 };
-                for key in store::supersede_inputs(w.conn, &id, None)? {
+                let outstanding = if t.status == TaskStatus::InputRequired {
+                    store::supersede_inputs(w.conn, &id, None)?
+                } else {
+                    Vec::new()
+                };
+                for key in outstanding {
                     t.input_requests.remove(&key);
                     w.event(&t, now, "inputSuperseded", json!({"key": key}))?;
                 }
@@ -706,7 +711,12 @@ impl Engine {
                     store::delete_task(w.conn, &id)?;
                     return Ok(Some(false));
                 }
-                for key in store::supersede_inputs(w.conn, &id, None)? {
+                let outstanding = if t.status == TaskStatus::InputRequired {
+                    store::supersede_inputs(w.conn, &id, None)?
+                } else {
+                    Vec::new()
+                };
+                for key in outstanding {
                     t.input_requests.remove(&key);
                     w.event(&t, now, "inputSuperseded", json!({"key": key}))?;
                 }

@@ -194,11 +194,29 @@ impl Store {
             },
         )?;
         conn.execute_batch(SCHEMA)?;
+        // Checkpoints (copying the WAL back into the database, with fsyncs) run on their own
+        // thread so the writer never stalls on them; the writer asks for one every
+        // CHECKPOINT_EVERY commits.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let checkpointer = open_conn(&path)?;
+        let (ckpt_tx, ckpt_rx) = mpsc::sync_channel::<()>(1);
+        thread::Builder::new()
+            .name("taskdeck-store-checkpoint".into())
+            .spawn(move || {
+                while ckpt_rx.recv().is_ok() {
+                    if let Err(e) =
+                        checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    {
+                        tracing::warn!("checkpoint: {e}");
+                    }
+                }
+            })
+            .map_err(|e| EngineError::Store(e.to_string()))?;
         let (tx, rx) = mpsc::channel::<Job>();
         let writer_feed = feed.clone();
         thread::Builder::new()
             .name("taskdeck-store-writer".into())
-            .spawn(move || writer_loop(conn, rx, writer_feed))
+            .spawn(move || writer_loop(conn, rx, writer_feed, ckpt_tx))
             .map_err(|e| EngineError::Store(e.to_string()))?;
         Ok(Store {
             inner: Arc::new(Inner {
@@ -414,9 +432,22 @@ fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     Ok(conn)
 }
 
-fn writer_loop(conn: Connection, rx: mpsc::Receiver<Job>, feed: ChangeFeed) {
+/// Commits between two checkpoint requests.
+const CHECKPOINT_EVERY: u64 = 200;
+
+fn writer_loop(
+    conn: Connection,
+    rx: mpsc::Receiver<Job>,
+    feed: ChangeFeed,
+    checkpoint: mpsc::SyncSender<()>,
+) {
     const MAX_GROUP: usize = 512;
+    let mut commits: u64 = 0;
     while let Ok(first) = rx.recv() {
+        commits += 1;
+        if commits % CHECKPOINT_EVERY == 0 {
+            let _ = checkpoint.try_send(());
+        }
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
             match rx.try_recv() {
