@@ -144,7 +144,8 @@ async function visibleRowIds() {
 // ---------------------------------------------------------------- setup
 
 before(async () => {
-  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN} (set TASKDECK_BIN)`);
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN} (build it, or set TASKDECK_BIN)`);
+  assert.ok(fs.existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)`);
   const started = await startServer();
   server = started.child;
   base = started.url;
@@ -519,6 +520,19 @@ test('older pages load as the list scrolls (nextCursor)', async () => {
   });
   await row(ids[0]).waitFor();
   assert.ok((await page.locator('#task-list .row').count()) < 40, 'still virtualized');
+
+  // A new matching task arrives on top while the reader looks at the bottom: nothing moves.
+  const topInView = () =>
+    page.$eval('#task-list', (el) => {
+      const y = Math.floor(el.scrollTop / 64) * 64;
+      const r = [...el.querySelectorAll('.row:not([hidden])')].find((x) => new DOMMatrixReadOnly(getComputedStyle(x).transform).m42 === y);
+      return r && r.querySelector('.row-id').title;
+    });
+  const before = await topInView();
+  await startTask('slow_compute', { seconds: 0.01, label: `${label}-late` });
+  await footer.filter({ hasText: '211 tasks' }).waitFor();
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  assert.equal(await topInView(), before);
   await page.locator('#search').fill('');
   await footer.filter({ hasText: 'more load as you scroll' }).waitFor();
 });

@@ -247,7 +247,10 @@ async fn subscriptions_listen_delivers_notifications_tasks() {
     let note = &frames[1].2;
     assert_eq!(note["method"], "notifications/tasks");
     assert_eq!(note["params"]["taskId"], id.as_str());
-    let waiting = frames.iter().find(|f| f.2["params"]["status"] == "input_required").expect("an input_required notification");
+    let waiting = frames
+        .iter()
+        .find(|f| f.2["params"]["status"] == "input_required")
+        .expect("an input_required notification");
     assert!(waiting.2["params"]["inputRequests"]["confirm-delete"].is_object());
     let last = &frames.last().unwrap().2;
     assert_eq!(

@@ -195,7 +195,9 @@ function handleChange(change) {
     renderInbox();
   } else if (inboxResult) renderInbox();
   state.detail.onChange(change);
+  const anchor = state.model.paused ? null : state.list.captureAnchor();
   const r = state.model.apply(change);
+  if (r.type === 'inserted' || r.type === 'removed') state.list.restoreAnchor(anchor);
   if (r.type === 'buffered') renderPending();
   else if (r.type !== 'ignored') {
     state.list.reanchorActive();
@@ -396,7 +398,7 @@ function renderInbox() {
     const btn = h(
       'button',
       { type: 'button', class: `inbox-item${state.detail.taskId === t.taskId ? ' open' : ''}`, dataset: { taskId: t.taskId }, 'aria-label': `Answer ${t.tool} from ${t.principal}: ${oneLine(msg, 120)}` },
-      h('span', { class: 'inbox-main' }, h('span', { class: 'inbox-msg' }, oneLine(msg, 160) || 'Waiting for input', more), h('span', { class: 'inbox-meta' }, `${t.tool} · ${t.principal} · ${shortId(t.taskId)}`)),
+      h('span', { class: 'inbox-main' }, h('span', { class: 'inbox-msg' }, oneLine(msg, 160) || 'Waiting for input', more), h('span', { class: 'inbox-meta' }, `${t.tool} · ${t.principal}`)),
       h('span', { class: 'inbox-age' }, formatAge(t.lastUpdatedAt, now)),
       h('span', { class: 'inbox-go', 'aria-hidden': 'true' }, 'Answer →'),
     );
@@ -428,7 +430,9 @@ function renderPending() {
 function togglePause() {
   const m = state.model;
   if (m.paused) {
+    const anchor = state.list.captureAnchor();
     const n = m.resume();
+    state.list.restoreAnchor(anchor);
     state.list.reanchorActive();
     announce(n ? `Resumed: ${n} update${n === 1 ? '' : 's'} applied.` : 'Resumed live updates.');
     scheduleListRender();
@@ -440,21 +444,22 @@ function togglePause() {
 }
 
 function renderToolOptions() {
-  fillSelect($('tool-filter'), 'All tools', [...state.tools].sort());
+  fillSelect($('tool-filter'), 'All tools', 'Tool', [...state.tools].sort());
 }
 
 function renderPrincipalOptions() {
-  fillSelect($('principal-filter'), 'All principals', [...state.principals].sort());
+  fillSelect($('principal-filter'), 'All principals', 'Principal', [...state.principals].sort());
 }
 
-function fillSelect(select, allLabel, values) {
+/** Options "All tools", "Tool: a", "Tool: b"... so the closed select names its own filter. */
+function fillSelect(select, allLabel, prefix, values) {
   const current = select.value;
   const have = [...select.options].map((o) => o.value);
   const want = ['', ...values];
   if (current && !want.includes(current)) want.push(current);
   if (have.length === want.length && have.every((v, i) => v === want[i])) return;
   clear(select);
-  for (const v of want) select.appendChild(h('option', { value: v }, v || allLabel));
+  for (const v of want) select.appendChild(h('option', { value: v }, v ? `${prefix}: ${v}` : allLabel));
   select.value = current;
 }
 

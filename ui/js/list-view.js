@@ -32,9 +32,32 @@ export class ListView {
     if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(container);
     container.addEventListener('click', (e) => this.onClick(e));
     container.addEventListener('focus', () => {
-      if (this.active < 0 && this.model.length) this.setActive(0);
+      // First focus (a click or Tab): highlight the first row in view, without scrolling.
+      if (this.active < 0 && this.model.length) this.setActive(Math.floor(this.container.scrollTop / ROW_HEIGHT), { scroll: false });
       this.updateActiveDescendant();
     });
+  }
+
+  /**
+   * Notes which task is at the top of the view, so that rows inserted or removed above it
+   * (live changes) do not make what the reader is looking at jump. At the very top nothing
+   * is kept: new tasks should appear there.
+   */
+  captureAnchor() {
+    const top = this.container.scrollTop;
+    if (top <= 0) return null;
+    const index = Math.floor(top / ROW_HEIGHT);
+    const entry = this.model.at(index);
+    return entry ? { id: entry.id, offset: top - index * ROW_HEIGHT } : null;
+  }
+
+  restoreAnchor(anchor) {
+    if (!anchor) return;
+    const index = this.model.indexOf(anchor.id);
+    if (index < 0) return;
+    this.spacer.style.height = `${this.model.length * ROW_HEIGHT}px`;
+    const top = index * ROW_HEIGHT + anchor.offset;
+    if (this.container.scrollTop !== top) this.container.scrollTop = top;
   }
 
   schedule() {

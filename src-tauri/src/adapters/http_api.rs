@@ -4,7 +4,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first |
+//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters |
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
@@ -108,7 +108,7 @@ async fn list_tasks(
             _ => return problem(StatusCode::BAD_REQUEST, "invalid cursor"),
         },
     };
-    let filter = ListFilter {
+    let mut filter = ListFilter {
         statuses,
         tool: q.tool.filter(|t| !t.is_empty()),
         principal: q.principal.filter(|t| !t.is_empty()),
@@ -116,12 +116,12 @@ async fn list_tasks(
         before_seq,
         limit: q.limit.unwrap_or(100).clamp(1, 1000),
     };
-    let owner = (!p.admin)
-        .then(|| p.name.clone())
-        .or_else(|| filter.principal.clone());
+    if !p.admin {
+        filter.principal = Some(p.name.clone());
+    }
     let result = tokio::task::spawn_blocking(move || {
+        let counts = engine.store().counts(&filter)?;
         let (tasks, next) = engine.list(&p, filter)?;
-        let counts = engine.store().counts(owner.as_deref())?;
         Ok::<_, EngineError>((tasks, next, counts))
     })
     .await;

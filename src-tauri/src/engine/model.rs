@@ -187,9 +187,11 @@ impl TaskRecord {
     }
 
     /// The record as the `/v1` API and the UI show it: the detailed task plus Taskdeck's own
-    /// fields (`tool`, `arguments`, `principal`, `progress`, `cancelRequested`, `expiresAt`).
+    /// fields (`seq`: the list order, `tool`, `arguments`, `principal`, `progress`,
+    /// `cancelRequested`, `expiresAt`).
     pub fn api_view(&self) -> Value {
         let mut m = self.wire_detailed();
+        m.insert("seq".into(), json!(self.seq));
         m.insert("tool".into(), Value::String(self.tool.clone()));
         m.insert("arguments".into(), self.arguments.clone());
         m.insert("principal".into(), Value::String(self.principal.clone()));

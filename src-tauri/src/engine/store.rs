@@ -295,14 +295,22 @@ impl Store {
         self.read(|c| list_tasks(c, filter))
     }
 
-    /// Task counts per status, for one principal or (admin) all.
-    pub fn counts(&self, principal: Option<&str>) -> Result<BTreeMap<String, i64>, EngineError> {
+    /// Task counts per status for the tasks `filter` selects, ignoring its status, cursor and
+    /// limit (so a UI can show how many of each status its other filters leave).
+    pub fn counts(&self, filter: &ListFilter) -> Result<BTreeMap<String, i64>, EngineError> {
         self.read(|c| {
+            let (clause, args) = filter_clause(&ListFilter {
+                statuses: Vec::new(),
+                before_seq: None,
+                ..filter.clone()
+            });
+            let sql =
+                format!("SELECT status, COUNT(*) FROM tasks WHERE 1=1{clause} GROUP BY status");
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
             let mut out = BTreeMap::new();
-            let mut stmt = c.prepare_cached(
-                "SELECT status, COUNT(*) FROM tasks WHERE (?1 IS NULL OR principal = ?1) GROUP BY status",
-            )?;
-            let rows = stmt.query_map(params![principal], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
             for row in rows {
                 let (s, n) = row?;
                 out.insert(s, n);
@@ -653,11 +661,9 @@ pub fn outstanding_inputs(
     Ok(out)
 }
 
-fn list_tasks(
-    c: &Connection,
-    f: &ListFilter,
-) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
-    let mut sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE 1=1");
+/// The `AND ...` conditions and their arguments for `f` (statuses, tool, principal, query, cursor).
+fn filter_clause(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = String::new();
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     if !f.statuses.is_empty() {
         let marks: Vec<&str> = f.statuses.iter().map(|_| "?").collect();
@@ -679,19 +685,28 @@ fn list_tasks(
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
-        sql.push_str(
-            " AND (tool LIKE ?1q ESCAPE '\\' OR arguments LIKE ?1q ESCAPE '\\'
-              OR COALESCE(status_message,'') LIKE ?1q ESCAPE '\\' OR COALESCE(result,'') LIKE ?1q ESCAPE '\\'
-              OR task_id LIKE ?1q ESCAPE '\\')",
-        );
         let n = args.len() + 1;
-        sql = sql.replace("?1q", &format!("?{n}"));
+        sql.push_str(&format!(
+            " AND (tool LIKE ?{n} ESCAPE '\\' OR arguments LIKE ?{n} ESCAPE '\\'
+              OR COALESCE(status_message,'') LIKE ?{n} ESCAPE '\\' OR COALESCE(result,'') LIKE ?{n} ESCAPE '\\'
+              OR task_id LIKE ?{n} ESCAPE '\\')"
+        ));
         args.push(pattern.into());
     }
     if let Some(before) = f.before_seq {
         sql.push_str(" AND seq < ?");
         args.push(before.into());
     }
+    // Positional `?` after a numbered `?N` continue from N+1 in SQLite, so numbering stays right.
+    (sql, args)
+}
+
+fn list_tasks(
+    c: &Connection,
+    f: &ListFilter,
+) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
+    let (clause, args) = filter_clause(f);
+    let mut sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE 1=1{clause}");
     let limit = f.limit.clamp(1, 1000);
     sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", limit + 1));
     // Positional `?` after a numbered `?N` continue from N+1 in SQLite, so numbering stays right.

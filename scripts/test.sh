@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The one command that runs every Taskdeck test (README Quick start; .ci/run calls it).
+# Installs what the tests need, idempotently: Debian packages (Chromium for the browser test),
+# Node 22 and the MCP conformance suite from the npm registry (into .tools/), playwright-core.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+
+need=()
+for pkg in chromium pkg-config; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${need[*]}"
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+passed=0; failed=0
+suite() { # name, command...
+  local name=$1; shift
+  echo "=== $name: $*"
+  if "$@"; then passed=$((passed + 1)); echo "=== $name: ok"; else failed=$((failed + 1)); echo "=== $name: FAILED"; fi
+}
+
+suite "build" cargo build --bins --quiet
+suite "rust unit + integration tests" cargo test --quiet
+# cargo test rebuilds target/debug/taskdeck with test settings; the suites below drive it.
+suite "build again" cargo build --bins --quiet
+suite "MCP conformance suite" scripts/conformance.sh target/debug/taskdeck
+if [ -d ui/test ]; then
+  suite "UI unit tests" node --test ui/test/
+fi
+if [ -f tests/browser/package.json ]; then
+  (cd tests/browser && [ -d node_modules ] || npm ci --silent --no-audit --no-fund >/dev/null 2>&1 || npm install --silent --no-audit --no-fund >/dev/null)
+  suite "UI in headless Chromium" env TASKDECK_BIN="$PWD/target/debug/taskdeck" node --test tests/browser/
+fi
+
+echo "taskdeck test suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
