@@ -8,9 +8,12 @@
 //!   run inside the engine through [`engine::TaskContext`].
 //! - [`adapters`]: translate the outside world into engine calls and back: the MCP endpoint
 //!   (rmcp Streamable HTTP), the `/v1` HTTP API, the event stream, authentication.
-//! - [`shell`]: wires the layers into a running process (`taskdeck serve`).
+//! - [`shell`]: wires the layers into a running process (`taskdeck serve`); `desktop` (cargo
+//!   feature `desktop`) adds the Tauri window, notifications and the tray.
 
 pub mod adapters;
+#[cfg(feature = "desktop")]
+pub mod desktop;
 pub mod engine;
 pub mod shell;
 pub mod tools;

@@ -102,13 +102,21 @@ fn main() -> ExitCode {
     let data_dir = paths::data_dir(cli.data_dir.clone());
     let config_dir = paths::config_dir(cli.config_dir.clone());
     match cli.command {
-        None => run_serve(data_dir, config_dir, ServeArgs::parse_from(["serve"])),
-        Some(Command::Serve(args)) => run_serve(data_dir, config_dir, args),
+        None => {
+            let cfg = serve_config(data_dir, config_dir, ServeArgs::parse_from(["serve"]));
+            #[cfg(feature = "desktop")]
+            return taskdeck::desktop::run(cfg);
+            #[cfg(not(feature = "desktop"))]
+            serve::run_headless(cfg, true)
+        }
+        Some(Command::Serve(args)) => {
+            serve::run_headless(serve_config(data_dir, config_dir, args), true)
+        }
         Some(Command::Token(cmd)) => run_token(&data_dir, cmd),
     }
 }
 
-fn run_serve(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> ExitCode {
+fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serve::ServeConfig {
     let engine = EngineConfig {
         default_ttl_ms: (args.default_ttl_ms > 0).then_some(args.default_ttl_ms),
         poll_interval_ms: args.poll_interval_ms,
@@ -117,7 +125,7 @@ fn run_serve(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> ExitCod
         max_bytes: args.max_store_bytes,
         ..EngineConfig::default()
     };
-    let cfg = serve::ServeConfig {
+    serve::ServeConfig {
         port: args.port,
         data_dir,
         config_dir,
@@ -126,52 +134,7 @@ fn run_serve(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> ExitCod
         fast_path: !args.no_fast_path,
         durability: args.durability,
         engine,
-    };
-    let rt = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("taskdeck: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    rt.block_on(async move {
-        let running = match serve::start(cfg.clone()).await {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("taskdeck: {e}");
-                return ExitCode::from(1);
-            }
-        };
-        println!("Taskdeck is running headless on http://{}", running.addr);
-        println!("  MCP endpoint:  http://{}/mcp", running.addr);
-        println!("  HTTP API:      http://{}/v1/tasks", running.addr);
-        println!(
-            "  Task store:    {}",
-            paths::database(&cfg.data_dir).display()
-        );
-        println!("  Admin token:   {}", running.admin_token_file.display());
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = sigterm() => {}
-        }
-        eprintln!("taskdeck: stopping");
-        running.engine.shutdown();
-        ExitCode::SUCCESS
-    })
-}
-
-async fn sigterm() {
-    #[cfg(unix)]
-    {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            s.recv().await;
-            return;
-        }
     }
-    std::future::pending::<()>().await
 }
 
 fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {

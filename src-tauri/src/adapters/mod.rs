@@ -14,5 +14,7 @@ pub mod http_api;
 pub mod mcp;
 pub mod mcp_fixtures;
 pub mod mcp_front;
+pub mod notices;
+pub mod tray_model;
 pub mod ui_assets;
 pub mod wire;

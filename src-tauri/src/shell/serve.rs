@@ -169,3 +169,72 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         done,
     })
 }
+
+/// Prints where everything is; the first line is `Taskdeck is running headless on URL` or
+/// `Taskdeck is running with its window on URL`. `ui_link` (headless): also print the browser
+/// link to the UI, with the admin token in the URL fragment (browsers never send it to a server).
+pub fn print_banner(running: &Running, cfg: &ServeConfig, ui_link: bool) {
+    use std::io::Write;
+    let mode = if ui_link {
+        "headless"
+    } else {
+        "with its window"
+    };
+    println!("Taskdeck is running {mode} on http://{}", running.addr);
+    println!("  MCP endpoint:  http://{}/mcp", running.addr);
+    println!("  HTTP API:      http://{}/v1/tasks", running.addr);
+    println!(
+        "  Task store:    {}",
+        super::paths::database(&cfg.data_dir).display()
+    );
+    println!("  Admin token:   {}", running.admin_token_file.display());
+    if ui_link && let Ok(token) = std::fs::read_to_string(&running.admin_token_file) {
+        println!(
+            "  Open the UI:   http://{}/#token={}",
+            running.addr,
+            token.trim()
+        );
+    }
+    let _ = std::io::stdout().flush();
+}
+
+/// Runs the server until Ctrl-C or SIGTERM (`taskdeck serve`, and the desktop shell's fallback
+/// when there is no display). Exit code 1 when it cannot start.
+pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taskdeck: cannot start the async runtime: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let running = match start(cfg.clone()).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("taskdeck: {e}");
+                return std::process::ExitCode::from(1);
+            }
+        };
+        print_banner(&running, &cfg, ui_link);
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = sigterm() => {}
+        }
+        eprintln!("taskdeck: stopping");
+        running.engine.shutdown();
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+async fn sigterm() {
+    #[cfg(unix)]
+    {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}

@@ -1,0 +1,69 @@
+//! Sends desktop notifications (notify-rust, D-Bus) for the changes the policy in
+//! `adapters::notices` selects. Clicking one focuses the window on that task. Without a session
+//! bus or a notification daemon it logs once and keeps running.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
+
+use tauri::Manager;
+
+use super::SettingsStore;
+use crate::{
+    adapters::notices::{Notice, notice_for},
+    engine::Engine,
+};
+
+/// Follows the engine's change feed and notifies.
+pub fn spawn(app: tauri::AppHandle, engine: Engine, settings: Arc<SettingsStore>) {
+    let mut feed = engine.store().feed().subscribe();
+    let unavailable_logged = Arc::new(AtomicBool::new(false));
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let change = match feed.recv().await {
+                Ok(c) => c,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return,
+            };
+            if settings.paused() {
+                continue;
+            }
+            let focused = app
+                .get_webview_window("main")
+                .and_then(|w| w.is_focused().ok())
+                .unwrap_or(false);
+            let Some(notice) = notice_for(&change, &settings.get(), focused) else {
+                continue;
+            };
+            let (app, logged) = (app.clone(), unavailable_logged.clone());
+            std::thread::spawn(move || show(app, notice, &logged));
+        }
+    });
+}
+
+fn show(app: tauri::AppHandle, notice: Notice, unavailable_logged: &AtomicBool) {
+    let result = notify_rust::Notification::new()
+        .appname("Taskdeck")
+        .summary(&notice.summary)
+        .body(&notice.body)
+        .action("default", "Open")
+        .show();
+    match result {
+        Ok(handle) => {
+            let task_id = notice.task_id.clone();
+            handle.wait_for_action(move |action| {
+                if action == "default" {
+                    super::focus(&app, Some(&task_id));
+                }
+            });
+        }
+        Err(e) => {
+            if !unavailable_logged.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "desktop notifications unavailable ({e}); Taskdeck keeps running without them"
+                );
+            }
+        }
+    }
+}
