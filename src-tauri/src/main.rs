@@ -36,6 +36,23 @@ enum Command {
     /// Manage the bearer tokens of agents and scripts
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
+    McpConfig {
+        /// claude-code, claude-desktop, vscode or cursor
+        client: String,
+        /// Principal name for the new token [default: the client's name]
+        #[arg(long)]
+        name: Option<String>,
+        /// Use this token instead of creating one
+        #[arg(long)]
+        token: Option<String>,
+        /// Port of the endpoint
+        #[arg(long, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
+        port: u16,
+        /// Print {client, title, target, kind, text} as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -113,6 +130,13 @@ fn main() -> ExitCode {
             serve::run_headless(serve_config(data_dir, config_dir, args), true)
         }
         Some(Command::Token(cmd)) => run_token(&data_dir, cmd),
+        Some(Command::McpConfig {
+            client,
+            name,
+            token,
+            port,
+            json,
+        }) => run_mcp_config(&data_dir, &client, name, token, port, json),
     }
 }
 
@@ -178,4 +202,51 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn run_mcp_config(
+    data_dir: &std::path::Path,
+    client: &str,
+    name: Option<String>,
+    token: Option<String>,
+    port: u16,
+    json: bool,
+) -> ExitCode {
+    use taskdeck::adapters::mcp_config::{CLIENTS, client_config};
+    if !CLIENTS.contains(&client) {
+        eprintln!(
+            "taskdeck: unknown client {client:?}; one of: {}",
+            CLIENTS.join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    let token = match token {
+        Some(t) => t,
+        None => {
+            if let Err(e) = std::fs::create_dir_all(data_dir) {
+                eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
+                return ExitCode::from(1);
+            }
+            let name = name.unwrap_or_else(|| client.to_string());
+            match auth::create_token(&paths::database(data_dir), &name) {
+                Ok(t) => {
+                    eprintln!("Created a token for principal {name:?}.");
+                    t
+                }
+                Err(e) => {
+                    eprintln!("taskdeck: {e} (pass --name NEW-NAME or --token TOKEN)");
+                    return ExitCode::from(3);
+                }
+            }
+        }
+    };
+    let cfg = client_config(client, &format!("http://127.0.0.1:{port}/mcp"), &token)
+        .expect("known client");
+    if json {
+        println!("{}", serde_json::to_string(&cfg).unwrap_or_default());
+    } else {
+        eprintln!("{} — {}:", cfg.title, cfg.target);
+        println!("{}", cfg.text);
+    }
+    ExitCode::SUCCESS
 }

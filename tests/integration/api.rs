@@ -283,3 +283,78 @@ async fn busy_port_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn connect_an_agent_creates_a_working_token() {
+    let s = Server::start(&[]).await;
+    let (status, created) = s
+        .v1_post(Some(&s.admin), "/v1/agents", json!({"name": "claude-code"}))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let token = created["token"].as_str().unwrap().to_string();
+    assert_eq!(created["mcpUrl"], s.url("/mcp"));
+    let configs = created["configs"].as_array().unwrap();
+    let clients: Vec<&str> = configs
+        .iter()
+        .map(|c| c["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        clients,
+        ["claude-code", "claude-desktop", "vscode", "cursor"]
+    );
+    assert!(
+        configs
+            .iter()
+            .all(|c| c["text"].as_str().unwrap().contains(&token))
+    );
+    let (_, me) = s.v1_get(Some(&token), "/v1/me").await;
+    assert_eq!(me, json!({"principal": "claude-code", "admin": false}));
+    // The new principal is an agent, not an admin: it cannot mint tokens.
+    let (status, _) = s
+        .v1_post(Some(&token), "/v1/agents", json!({"name": "sneaky"}))
+        .await;
+    assert_eq!(status, 403);
+    let (status, _) = s
+        .v1_post(Some(&s.admin), "/v1/agents", json!({"name": "claude-code"}))
+        .await;
+    assert_eq!(status, 409);
+    let (status, _) = s
+        .v1_post(Some(&s.admin), "/v1/agents", json!({"name": "bad name!"}))
+        .await;
+    assert_eq!(status, 422);
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/agents").await;
+    assert!(
+        list["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["name"] == "claude-code")
+    );
+    assert!(
+        !list.to_string().contains(&token),
+        "secrets are never listed"
+    );
+
+    // The CLI prints the same kind of configuration.
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args([
+            "mcp-config",
+            "cursor",
+            "--name",
+            "cursor-1",
+            "--port",
+            &s.port.to_string(),
+            "--data-dir",
+        ])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cfg: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let auth = cfg["mcpServers"]["taskdeck"]["headers"]["Authorization"]
+        .as_str()
+        .unwrap();
+    let cli_token = auth.strip_prefix("Bearer ").unwrap();
+    let (_, me) = s.v1_get(Some(cli_token), "/v1/me").await;
+    assert_eq!(me["principal"], "cursor-1");
+}

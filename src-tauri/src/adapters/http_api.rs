@@ -10,6 +10,8 @@
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
 //! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events |
 //! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
+//! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken |
+//! | `GET /v1/agents` (admin) | `{agents: [{name, createdAt, revoked}]}` |
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -70,6 +72,7 @@ pub fn router(engine: Engine) -> Router {
         .route("/v1/tasks/{task_id}/cancel", post(cancel))
         .route("/v1/events", get(events))
         .route("/v1/me", get(me))
+        .route("/v1/agents", get(list_agents).post(create_agent))
         .route("/v1/tools", get(tools))
         .with_state(engine)
 }
@@ -307,4 +310,67 @@ async fn events(
     resp.headers_mut()
         .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
     resp
+}
+
+#[derive(Deserialize)]
+struct AgentBody {
+    name: String,
+}
+
+fn admin_only(p: &Principal) -> Option<Response> {
+    (!p.admin).then(|| problem(StatusCode::FORBIDDEN, "only the admin manages agent tokens"))
+}
+
+/// `POST /v1/agents`: a token for a new agent principal, with ready-to-paste client configs.
+async fn create_agent(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+    body: Result<Json<AgentBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if let Some(r) = admin_only(&p) {
+        return r;
+    }
+    let Ok(Json(body)) = body else {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "body must be {\"name\": \"agent-name\"}",
+        );
+    };
+    let db = engine.store().path().to_path_buf();
+    let name = body.name.trim().to_string();
+    match super::auth::create_token(&db, &name) {
+        Ok(token) => {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("127.0.0.1");
+            let mcp_url = format!("http://{host}/mcp");
+            let configs: Vec<_> = super::mcp_config::CLIENTS
+                .iter()
+                .filter_map(|c| super::mcp_config::client_config(c, &mcp_url, &token))
+                .collect();
+            (
+                StatusCode::CREATED,
+                Json(json!({"name": name, "token": token, "mcpUrl": mcp_url, "configs": configs})),
+            )
+                .into_response()
+        }
+        Err(e @ super::auth::AuthError::Exists(_)) => problem(StatusCode::CONFLICT, &e.to_string()),
+        Err(e @ super::auth::AuthError::BadName(_)) => {
+            problem(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string())
+        }
+        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// `GET /v1/agents`: token names (never secrets).
+async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Principal>) -> Response {
+    if let Some(r) = admin_only(&p) {
+        return r;
+    }
+    match super::auth::list_tokens(engine.store().path()) {
+        Ok(tokens) => Json(json!({"agents": tokens})).into_response(),
+        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
 }

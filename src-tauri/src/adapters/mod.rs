@@ -12,6 +12,7 @@ pub mod auth;
 pub mod guard;
 pub mod http_api;
 pub mod mcp;
+pub mod mcp_config;
 pub mod mcp_fixtures;
 pub mod mcp_front;
 pub mod notices;
