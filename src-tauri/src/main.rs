@@ -1,7 +1,7 @@
 //! The `taskdeck` binary: parses the command line and hands over to a shell.
 //!
 //! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
-//! (clap); 3 unknown or duplicate token name.
+//! (clap); 3 unknown or duplicate token name. `taskdeck run` exits with its command's code.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -36,6 +36,24 @@ enum Command {
     /// Manage the bearer tokens of agents and scripts
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Run a command as a Taskdeck job: output as usual, status and progress in Taskdeck,
+    /// cancellable from the window; exits with the command's exit code
+    Run {
+        /// Name shown in Taskdeck [default: the command line]
+        #[arg(long)]
+        name: Option<String>,
+        /// When Taskdeck is not running, wait for it instead of running the command untracked
+        #[arg(long)]
+        wait: bool,
+        #[arg(long, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
+        port: u16,
+        /// Token to report with [default: TASKDECK_TOKEN, else the admin token file]
+        #[arg(long, env = "TASKDECK_TOKEN")]
+        token: Option<String>,
+        /// The command and its arguments (after --)
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
         /// claude-code, claude-desktop, vscode or cursor
@@ -130,6 +148,22 @@ fn main() -> ExitCode {
             serve::run_headless(serve_config(data_dir, config_dir, args), true)
         }
         Some(Command::Token(cmd)) => run_token(&data_dir, cmd),
+        Some(Command::Run {
+            name,
+            wait,
+            port,
+            token,
+            command,
+        }) => taskdeck::shell::run_cli::run(
+            taskdeck::shell::run_cli::RunArgs {
+                name,
+                wait,
+                port,
+                token,
+                command,
+            },
+            &config_dir,
+        ),
         Some(Command::McpConfig {
             client,
             name,

@@ -80,7 +80,7 @@ function startServer() {
 
 let rpcId = 0;
 /** One MCP request as an agent would send it (protocol 2026-07-28 with the tasks extension). */
-async function mcp(method, name, params) {
+async function mcp(method, name, params, bearer = token) {
   const body = {
     jsonrpc: '2.0',
     id: ++rpcId,
@@ -101,7 +101,7 @@ async function mcp(method, name, params) {
       'MCP-Protocol-Version': PROTOCOL,
       'Mcp-Method': method,
       'Mcp-Name': name,
-      Authorization: `Bearer ${token}`,
+      Authorization: `Bearer ${bearer}`,
     },
     body: JSON.stringify(body),
   });
@@ -141,6 +141,44 @@ async function visibleRowIds() {
   );
 }
 
+/** HTTP error statuses a test provokes on purpose (the browser logs each as a console error). */
+const expectedHttpErrors = new Map();
+function expectHttpError(status) {
+  expectedHttpErrors.set(status, (expectedHttpErrors.get(status) || 0) + 1);
+}
+
+/** Page errors and console errors fail the last test. */
+function watchErrors(p) {
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  p.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(m.text());
+    const n = status ? expectedHttpErrors.get(Number(status[1])) || 0 : 0;
+    if (n > 0) expectedHttpErrors.set(Number(status[1]), n - 1);
+    else pageErrors.push(m.text());
+  });
+}
+
+/** A second tab (its own sessionStorage) signed in with `bearer`, at `fragment` after the token. */
+async function openTab(bearer, fragment = '', contextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', ...contextOptions });
+  if (contextOptions.initScript) await context.addInitScript(contextOptions.initScript);
+  const p = await context.newPage();
+  watchErrors(p);
+  await p.goto(`${base}/#token=${encodeURIComponent(bearer)}${fragment}`);
+  await p.locator('#conn[data-state="open"]').waitFor();
+  return { context, page: p };
+}
+
+/** GET /v1/me with `bearer`. */
+async function me(bearer) {
+  const resp = await fetch(`${base}/v1/me`, { headers: { Authorization: `Bearer ${bearer}` } });
+  assert.equal(resp.status, 200);
+  return resp.json();
+}
+
+let agentToken = null;
+
 // ---------------------------------------------------------------- setup
 
 before(async () => {
@@ -155,11 +193,9 @@ before(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'light' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(m.text());
-  });
+  watchErrors(page);
   await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
   await page.locator('#conn[data-state="open"]').waitFor();
 });
@@ -535,6 +571,208 @@ test('older pages load as the list scrolls (nextCursor)', async () => {
   assert.equal(await topInView(), before);
   await page.locator('#search').fill('');
   await footer.filter({ hasText: 'more load as you scroll' }).waitFor();
+});
+
+test('an admin connects an agent; the Claude Code command carries a token that works', async () => {
+  assert.equal(await page.locator('#notify-btn').isVisible(), false, 'no notification settings in a plain browser');
+  const open = page.getByRole('button', { name: 'Connect an agent' });
+  await open.click();
+  const dialog = page.locator('#agent-dialog');
+  await dialog.waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'agent-name', 'focus starts in the name field');
+  await dialog.locator('#agent-existing', { hasText: 'admin' }).waitFor();
+
+  // Checked before anything is sent.
+  const name = dialog.getByLabel('Agent name');
+  await name.fill('test agent!');
+  await dialog.getByRole('button', { name: 'Create token' }).click();
+  await dialog.locator('.field-error', { hasText: 'spaces, “!” are not allowed' }).waitFor();
+  assert.equal(await name.getAttribute('aria-invalid'), 'true');
+  const agentsBefore = await fetch(`${base}/v1/agents`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.json());
+  assert.ok(!agentsBefore.agents.some((a) => a.name.startsWith('test')), 'nothing was created');
+
+  await name.fill('test-agent');
+  await dialog.locator('.field-error').waitFor({ state: 'hidden' });
+  await name.press('Enter');
+  await dialog.getByRole('alert').filter({ hasText: 'the token is shown only once' }).waitFor();
+
+  // One tab per client, Claude Code first and selected, with the command to run.
+  const tabs = dialog.getByRole('tab');
+  assert.deepEqual(await tabs.allTextContents(), ['Claude Code', 'Claude Desktop', 'VS Code', 'Cursor']);
+  assert.equal(await dialog.getByRole('tab', { name: 'Claude Code' }).getAttribute('aria-selected'), 'true');
+  const panel = dialog.getByRole('tabpanel', { name: 'Claude Code' });
+  const command = await panel.locator('pre').textContent();
+  assert.match(command, /^claude mcp add --transport http taskdeck http:\/\/127\.0\.0\.1:\d+\/mcp --header "Authorization: Bearer \S+"$/);
+  agentToken = /Bearer ([^"\s]+)"/.exec(command)[1];
+  assert.notEqual(agentToken, token);
+  await panel.getByText('Run in a terminal').waitFor();
+
+  // The token works: /v1/me names the agent, and it can start a task over MCP.
+  assert.deepEqual(await me(agentToken), { principal: 'test-agent', admin: false });
+  const r = await mcp('tools/call', 'request_approval', { name: 'request_approval', arguments: { message: 'Hello from test-agent' } }, agentToken);
+  assert.equal(r.resultType, 'task');
+  await row(r.taskId).filter({ hasText: 'test-agent' }).waitFor(); // listed under the agent's name
+  assert.equal((await apiTask(r.taskId)).principal, 'test-agent');
+
+  // Copy puts the command on the clipboard.
+  await panel.getByRole('button', { name: 'Copy the Claude Code command' }).click();
+  await panel.getByRole('button', { name: 'Copy the Claude Code command' }).filter({ hasText: 'Copied' }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), command);
+
+  // Arrow keys move between tabs; each client's file and JSON carry the same token.
+  await dialog.getByRole('tab', { name: 'Claude Code' }).focus();
+  await page.keyboard.press('ArrowRight');
+  assert.equal(await dialog.getByRole('tab', { name: 'Claude Desktop' }).getAttribute('aria-selected'), 'true');
+  await page.keyboard.press('End');
+  const cursor = dialog.getByRole('tabpanel', { name: 'Cursor' });
+  await cursor.waitFor();
+  assert.equal(await panel.isVisible(), false);
+  await cursor.getByText('~/.cursor/mcp.json').waitFor();
+  const cursorJson = JSON.parse(await cursor.locator('pre').textContent());
+  assert.equal(cursorJson.mcpServers.taskdeck.headers.Authorization, `Bearer ${agentToken}`);
+  await dialog.getByRole('tab', { name: 'VS Code' }).click();
+  const vscode = dialog.getByRole('tabpanel', { name: 'VS Code' });
+  await vscode.getByText('.vscode/mcp.json').waitFor();
+  assert.equal(JSON.parse(await vscode.locator('pre').textContent()).servers.taskdeck.headers.Authorization, `Bearer ${agentToken}`);
+
+  await dialog.getByRole('tab', { name: 'Claude Code' }).click();
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'connect-agent.png') });
+
+  // Escape closes; focus goes back to the button; the token leaves the page.
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'connect-btn');
+  assert.equal(await page.evaluate((t) => document.body.innerHTML.includes(t), agentToken), false);
+
+  // Tidy up: the agent's prompt would otherwise wait in the inbox.
+  const cancel = await fetch(`${base}/v1/tasks/${r.taskId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
+  assert.ok(cancel.ok);
+});
+
+test('a name that is taken shows the server’s 409 as a clear message', async () => {
+  assert.ok(agentToken, 'the previous test created test-agent');
+  await page.getByRole('button', { name: 'Connect an agent' }).click();
+  const dialog = page.locator('#agent-dialog');
+  await dialog.waitFor();
+  assert.equal(await dialog.getByLabel('Agent name').inputValue(), '', 'the form starts empty again');
+  await dialog.getByLabel('Agent name').fill('test-agent');
+  expectHttpError(409);
+  await dialog.getByRole('button', { name: 'Create token' }).click();
+  await dialog.locator('.field-error', { hasText: 'A token named “test-agent” already exists.' }).waitFor();
+  assert.equal(await dialog.getByRole('tab').count(), 0, 'no configuration is shown');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'agent-name', 'focus is back on the name');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+});
+
+test('a non-admin token does not get the Connect an agent button', async () => {
+  assert.ok(agentToken, 'the first agent test created test-agent');
+  const tab = await openTab(agentToken);
+  try {
+    await tab.page.locator('#me', { hasText: 'test-agent' }).waitFor();
+    assert.equal(await tab.page.locator('#connect-btn').isVisible(), false);
+    assert.equal(await tab.page.getByRole('button', { name: 'Connect an agent' }).count(), 0);
+    const resp = await fetch(`${base}/v1/agents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'sneaky' }),
+    });
+    assert.equal(resp.status, 403, 'and the server refuses it anyway');
+  } finally {
+    await tab.context.close();
+  }
+});
+
+test('#task=<id> opens that task: at load, and when the desktop shell sets the fragment', async () => {
+  const first = await startTask('slow_compute', { seconds: 0.05, label: 'focus-at-load' });
+  const second = await startTask('confirm_delete', { filename: 'focus-me.txt' });
+  const tab = await openTab(token, `&task=${first}`);
+  const p = tab.page;
+  try {
+    await p.locator('#detail .task-id', { hasText: first }).waitFor();
+    assert.ok(!p.url().includes('token='), 'the token still leaves the address bar');
+
+    // A task that is not in the loaded list (filtered out here) is fetched and shown.
+    await p.locator('#search').fill('no-task-matches-this');
+    await p.locator('#list-empty:not([hidden])').waitFor();
+    await p.evaluate((id) => {
+      window.location.hash = `task=${id}`; // what the desktop shell does when a notification is clicked
+    }, second);
+    await p.locator('#detail .task-id', { hasText: second }).waitFor();
+    await p.locator('#detail .prompt-card[data-key="confirm-delete"]').waitFor();
+    await waitFor(() => p.evaluate(() => document.getElementById('detail').contains(document.activeElement)), 'focus to move to the task');
+
+    // An unknown task says so.
+    expectHttpError(404);
+    await p.evaluate(() => {
+      window.location.hash = 'task=00000000-0000-0000-0000-000000000000';
+    });
+    await p.locator('#detail .detail-missing', { hasText: 'Task not found' }).waitFor();
+  } finally {
+    await tab.context.close();
+  }
+  const cancel = await fetch(`${base}/v1/tasks/${second}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
+  assert.ok(cancel.ok);
+});
+
+test('in the desktop window, notification settings load, validate and save through the shell', async () => {
+  // A stand-in for Tauri's withGlobalTauri bridge, recording each command.
+  const initScript = () => {
+    const calls = [];
+    let settings = { inputRequired: true, completed: true, failed: true, thresholdMs: 10000, doNotDisturb: false };
+    window.__calls = calls;
+    window.__TAURI__ = {
+      core: {
+        invoke: async (cmd, args) => {
+          calls.push([cmd, args === undefined ? null : JSON.parse(JSON.stringify(args))]);
+          if (cmd === 'notification_settings') return settings;
+          if (cmd === 'set_notification_settings') settings = args.settings;
+          return null;
+        },
+      },
+    };
+  };
+  const tab = await openTab(token, '', { initScript });
+  const p = tab.page;
+  try {
+    const btn = p.getByRole('button', { name: 'Notifications' });
+    await btn.click();
+    const dialog = p.locator('#notify-dialog');
+    await dialog.locator('#notify-input:not([disabled])').waitFor();
+    assert.equal(await p.evaluate(() => document.activeElement.id), 'notify-input');
+    assert.equal(await dialog.getByRole('checkbox', { name: 'completes', exact: true }).isChecked(), true);
+    const threshold = dialog.getByLabel('Minimum run time for “completes” and “fails”');
+    assert.equal(await threshold.inputValue(), '10');
+
+    await threshold.fill('soon');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.locator('.field-error', { hasText: 'like 10 or 2.5' }).waitFor();
+    assert.ok(!(await p.evaluate(() => window.__calls.some(([c]) => c === 'set_notification_settings'))), 'nothing saved');
+
+    await threshold.fill('2.5');
+    await dialog.getByRole('checkbox', { name: 'fails', exact: true }).uncheck();
+    await dialog.getByRole('checkbox', { name: 'Do not disturb' }).check();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await p.locator('.toast', { hasText: 'Notification settings saved.' }).waitFor();
+    const saved = await p.evaluate(() => window.__calls.find(([c]) => c === 'set_notification_settings')[1]);
+    assert.deepEqual(saved, { settings: { inputRequired: true, completed: true, failed: false, thresholdMs: 2500, doNotDisturb: true } });
+    assert.equal(await btn.getAttribute('title'), 'Do not disturb: no notifications');
+
+    // Reopened: the saved values; Escape closes without saving; the data folder opens.
+    await btn.click();
+    await dialog.locator('#notify-input:not([disabled])').waitFor();
+    assert.equal(await threshold.inputValue(), '2.5');
+    assert.equal(await dialog.getByRole('checkbox', { name: 'fails', exact: true }).isChecked(), false);
+    await dialog.getByRole('button', { name: 'Open data folder' }).click();
+    await waitFor(() => p.evaluate(() => window.__calls.some(([c]) => c === 'open_data_dir')), 'open_data_dir');
+    await p.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await p.evaluate(() => window.__calls.filter(([c]) => c === 'set_notification_settings').length), 1);
+  } finally {
+    await tab.context.close();
+  }
 });
 
 test('the page logged no errors', () => {

@@ -5,6 +5,7 @@ mod harness;
 
 mod api;
 mod crash;
+mod jobs;
 mod legacy;
 mod lifecycle;
 mod security;

@@ -3,12 +3,15 @@
 // the small modules it imports (and is unit-tested there).
 
 import { createApi, cancelMany, describeBulkCancel, cancelRefusal } from './api.js';
-import { loadToken, saveToken, forgetToken, parseTokenFragment } from './auth.js';
+import { loadToken, saveToken, forgetToken, parseTokenFragment, taskFromHash } from './auth.js';
 import { openEventStream } from './event-stream.js';
 import { TaskList, InputInbox, defaultFilters, listQuery } from './tasks-model.js';
 import { ListView } from './list-view.js';
 import { DetailView } from './detail-view.js';
 import { confirmDialog, openHelp, initHelp, dialogOpen } from './dialogs.js';
+import { initConnectDialog, openConnectDialog } from './connect-dialog.js';
+import { initNotifyDialog, openNotifyDialog } from './notify-dialog.js';
+import { desktopBridge } from './notify-settings.js';
 import { h, clear, isTypingTarget } from './dom.js';
 import { STATUSES, statusLabel } from './status.js';
 import { formatAge, formatCount, oneLine, shortId, isTerminal } from './format.js';
@@ -36,6 +39,8 @@ const state = {
   principals: new Set(),
   streamState: 'connecting',
   timers: [],
+  /** The desktop shell's commands (notification settings...), or null in a plain browser. */
+  desktop: desktopBridge(window.__TAURI__),
 };
 
 // ---------------------------------------------------------------- boot and token
@@ -116,6 +121,8 @@ async function start(token) {
   clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), state.me.admin ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
   $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
   $('principal-filter-label').hidden = !state.me.admin;
+  $('connect-btn').hidden = !state.me.admin;
+  $('notify-btn').hidden = !state.desktop;
   state.api
     .tools()
     .then((r) => {
@@ -132,9 +139,27 @@ async function start(token) {
       renderInbox();
     }, 5000),
   ];
-  const { hash } = parseTokenFragment(window.location.hash);
-  const wanted = new URLSearchParams(hash.replace(/^#/, '')).get('task');
-  if (wanted) openTask(wanted, { focus: false });
+  const wanted = taskFromHash(parseTokenFragment(window.location.hash).hash);
+  if (wanted) focusTask(wanted, { focus: false });
+}
+
+/**
+ * The fragment changed: the desktop shell sets #task=<id> when a notification is clicked
+ * (and someone may paste a #token=... link into this tab).
+ */
+function onHashChange() {
+  const { token } = parseTokenFragment(window.location.hash);
+  if (token) {
+    // Stored and scrubbed from the address bar; a different token means a fresh start.
+    loadToken({ location: window.location, storage: sessionStorage, history: window.history });
+    if (token !== state.token) {
+      window.location.reload();
+      return;
+    }
+  }
+  if (!state.me) return; // not signed in yet: start() reads the fragment
+  const wanted = taskFromHash(window.location.hash);
+  if (wanted) focusTask(wanted, { focus: true });
 }
 
 // ---------------------------------------------------------------- live stream
@@ -578,6 +603,16 @@ async function bulkCancel() {
 
 // ---------------------------------------------------------------- opening tasks
 
+/**
+ * Shows a task asked for from outside the list (the URL fragment): highlights its row when
+ * it is loaded, and opens its detail (which fetches it, so it need not be in the list).
+ */
+function focusTask(taskId, { focus }) {
+  const index = state.model.indexOf(taskId);
+  if (index >= 0 && state.list) state.list.setActive(index);
+  return openTask(taskId, { focus, focusPrompt: focus });
+}
+
 function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
   const p = state.detail.open(taskId, { focus });
   history.replaceState(null, '', `${location.pathname}${location.search}#task=${encodeURIComponent(taskId)}`);
@@ -778,6 +813,20 @@ function initApp() {
   $('principal-filter').addEventListener('change', reloadList);
   $('pause-btn').addEventListener('click', togglePause);
   $('help-btn').addEventListener('click', openHelp);
+  initConnectDialog({
+    api: { get: (path) => state.api.get(path), post: (path, body) => state.api.post(path, body) },
+    toast,
+    onCreated: ({ name }) => {
+      notePrincipal(name);
+      announce(`Token created for ${name}.`);
+    },
+  });
+  $('connect-btn').addEventListener('click', openConnectDialog);
+  if (state.desktop) {
+    initNotifyDialog({ bridge: state.desktop, toast });
+    $('notify-btn').addEventListener('click', openNotifyDialog);
+  }
+  window.addEventListener('hashchange', onHashChange);
   $('bulk-cancel').addEventListener('click', bulkCancel);
   $('bulk-clear').addEventListener('click', () => {
     state.selected.clear();

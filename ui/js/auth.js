@@ -1,5 +1,6 @@
 // Where the bearer token comes from: the URL fragment (#token=...), which is then removed
-// from the address bar, or this tab's sessionStorage. No DOM beyond what is passed in.
+// from the address bar, or this tab's sessionStorage; and the task a fragment asks to show
+// (#task=<id>). No DOM beyond what is passed in.
 
 export const TOKEN_KEY = 'taskdeck.token';
 
@@ -55,4 +56,16 @@ export function forgetToken(storage) {
   } catch {
     // ignore
   }
+}
+
+/**
+ * The task a fragment asks to show: `#task=<id>` (also next to other parameters, as in
+ * `#token=...&task=...`). The desktop shell sets it when a notification is clicked.
+ * @returns {string|null}
+ */
+export function taskFromHash(hash) {
+  const raw = String(hash || '').replace(/^#/, '');
+  if (!raw) return null;
+  const id = new URLSearchParams(raw).get('task');
+  return id && id.trim() ? id.trim() : null;
 }

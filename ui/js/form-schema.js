@@ -48,9 +48,9 @@ function multiOptions(prop) {
 }
 
 /**
- * Describes the form for `schema`: required fields first, then the optional ones, each group
- * in the schema's property order. (JSON objects may reach the page with their keys sorted, so
- * the agent's order is not reliable; putting what must be answered first always helps.)
+ * Describes the form for `schema`, its fields in the schema's property order (the server
+ * keeps the agent's key order, and the agent chose it: related fields stay together).
+ * Required fields are marked, not moved.
  * @param {object} schema an elicitation requestedSchema
  * @returns {{fields: Field[]}}
  */
@@ -124,7 +124,7 @@ export function describeForm(schema) {
     }
     fields.push(field);
   }
-  return { fields: [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)] };
+  return { fields };
 }
 
 /** Raw starting values: each field's default. */

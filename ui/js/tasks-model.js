@@ -64,7 +64,26 @@ export function isStale(current, incoming) {
 }
 
 /**
- * @typedef {{id: string, task: object, createdMs: number}} Entry
+ * A task's place in the list, newest first: the server's `seq` (its list order; higher is
+ * newer), falling back to createdAt for a task without one. Compared with compareOrder.
+ * @returns {number[]}
+ */
+export function orderKey(task) {
+  const seq = task && Number.isFinite(task.seq) ? task.seq : null;
+  const created = toMs(task && task.createdAt);
+  return seq !== null ? [1, seq] : [0, Number.isFinite(created) ? created : Infinity];
+}
+
+/** > 0 when key `a` is newer than `b`, < 0 when older, 0 when equal. */
+export function compareOrder(a, b) {
+  // A seq and a timestamp are not comparable: a task with a seq counts as newer (it came
+  // from the server now; one without is only seen in hand-built data).
+  if (a[0] !== b[0]) return a[0] - b[0];
+  return a[1] === b[1] ? 0 : a[1] > b[1] ? 1 : -1;
+}
+
+/**
+ * @typedef {{id: string, task: object, key: number[]}} Entry  key: see orderKey
  * @typedef {{event: object, task: object}} Change
  * @typedef {{type: 'inserted'|'updated'|'removed'|'ignored'|'buffered', index?: number}} ApplyResult
  */
@@ -144,7 +163,7 @@ export class TaskList {
         if (!isStale(existing.task, task)) existing.task = task;
         continue;
       }
-      const entry = { id: task.taskId, task, createdMs: toMs(task.createdAt) };
+      const entry = { id: task.taskId, task, key: orderKey(task) };
       this.rows.push(entry);
       this.byId.set(entry.id, entry);
     }
@@ -193,25 +212,24 @@ export class TaskList {
       return { type: 'updated' };
     }
     if (!matchesFilters(task, this.filters)) return { type: 'ignored' };
-    const createdMs = toMs(task.createdAt);
-    const index = this.insertionIndex(createdMs);
+    const key = orderKey(task);
+    const index = this.insertionIndex(key);
     // Past the loaded pages: it will come with a later page.
     if (index === this.rows.length && this.nextCursor) return { type: 'ignored' };
-    const e = { id: task.taskId, task, createdMs };
+    const e = { id: task.taskId, task, key };
     this.rows.splice(index, 0, e);
     this.byId.set(e.id, e);
     this.version++;
     return { type: 'inserted', index };
   }
 
-  /** First index whose task was created at or before `createdMs` (rows are newest first). */
-  insertionIndex(createdMs) {
-    if (!Number.isFinite(createdMs)) return 0;
+  /** First index whose task is not newer than `key` (rows are newest first). */
+  insertionIndex(key) {
     let lo = 0;
     let hi = this.rows.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.rows[mid].createdMs > createdMs) lo = mid + 1;
+      if (compareOrder(this.rows[mid].key, key) > 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -308,7 +326,7 @@ export class InputInbox {
 
   /** Newest first. */
   list() {
-    return [...this.tasks.values()].sort((a, b) => toMs(b.createdAt) - toMs(a.createdAt));
+    return [...this.tasks.values()].sort((a, b) => compareOrder(orderKey(b), orderKey(a)));
   }
 }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApi, ApiError, cancelMany, describeBulkCancel, cancelRefusal } from '../js/api.js';
-import { parseTokenFragment, loadToken, TOKEN_KEY } from '../js/auth.js';
+import { parseTokenFragment, loadToken, TOKEN_KEY, taskFromHash } from '../js/auth.js';
 
 function memoryStorage() {
   const m = new Map();
@@ -23,6 +23,19 @@ test('the token is taken from the fragment, stored, and scrubbed from the URL', 
   // Next load: no fragment, the stored token is used and the URL is left alone.
   assert.equal(loadToken({ location: { hash: '', pathname: '/', search: '' }, storage, history }), 's3cret');
   assert.equal(replaced.length, 1);
+});
+
+test('#task=<id> names the task to show, next to other parameters or alone', () => {
+  assert.equal(taskFromHash('#task=58589a8b-1202-49bd-bcb3-65e04e79d22a'), '58589a8b-1202-49bd-bcb3-65e04e79d22a');
+  assert.equal(taskFromHash('task=abc'), 'abc', 'as the desktop shell sets it, without #');
+  assert.equal(taskFromHash('#token=t&task=abc'), 'abc');
+  assert.equal(taskFromHash('#task=a%2Fb'), 'a/b');
+  assert.equal(taskFromHash('#task='), null);
+  assert.equal(taskFromHash('#token=t'), null);
+  assert.equal(taskFromHash(''), null);
+  assert.equal(taskFromHash(undefined), null);
+  // After the token is taken out of the fragment, the task is still there.
+  assert.equal(taskFromHash(parseTokenFragment('#token=t&task=abc').hash), 'abc');
 });
 
 test('API errors carry the problem document; 401 reports an auth error', async () => {

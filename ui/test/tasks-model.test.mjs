@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts } from '../js/tasks-model.js';
+import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts, orderKey, compareOrder } from '../js/tasks-model.js';
 
 let clock = Date.parse('2026-11-29T10:00:00Z');
 const iso = (ms) => new Date(ms).toISOString();
@@ -141,6 +141,31 @@ test('pages never duplicate rows', () => {
   list.appendPage({ tasks: [a], nextCursor: null });
   assert.equal(list.length, 2);
   assert.equal(list.indexOf('a'), 1);
+});
+
+test('the list orders by seq, not by createdAt (equal or skewed clocks do not reorder)', () => {
+  // Same createdAt millisecond, and a clock that stepped back: seq still decides.
+  const at = iso(clock);
+  const s1 = task('s1', { seq: 1, createdAt: at });
+  const s2 = task('s2', { seq: 2, createdAt: at });
+  const s3 = task('s3', { seq: 3, createdAt: iso(Date.parse(at) - 60_000) });
+  const list = new TaskList();
+  list.reset({ tasks: [s2, s1], nextCursor: null, counts: {} });
+  assert.deepEqual(list.apply(ev('created', s3, { status: 'working' })), { type: 'inserted', index: 0 });
+  const mid = task('mid', { seq: 2.5, createdAt: iso(Date.parse(at) + 999_999) });
+  assert.deepEqual(list.apply(ev('created', mid, { status: 'working' })), { type: 'inserted', index: 1 });
+  assert.deepEqual(list.rows.map((r) => r.id), ['s3', 'mid', 's2', 's1']);
+  // Without seq (hand-built data), createdAt still orders.
+  assert.ok(compareOrder(orderKey({ createdAt: iso(2000) }), orderKey({ createdAt: iso(1000) })) > 0);
+  assert.ok(compareOrder(orderKey({ seq: 1 }), orderKey({ createdAt: iso(clock) })) > 0, 'a seq outranks a bare timestamp');
+  assert.equal(compareOrder(orderKey({ seq: 7 }), orderKey({ seq: 7 })), 0);
+  // The inbox too.
+  const inbox = new InputInbox();
+  inbox.reset([
+    task('old', { seq: 10, status: 'input_required', createdAt: iso(clock + 5000) }),
+    task('new', { seq: 11, status: 'input_required', createdAt: iso(clock - 5000) }),
+  ]);
+  assert.deepEqual(inbox.list().map((t) => t.taskId), ['new', 'old']);
 });
 
 test('the inbox keeps input_required tasks, newest first, and drops answered ones', () => {

@@ -50,7 +50,8 @@ pub fn problem(status: StatusCode, detail: &str) -> Response {
     resp
 }
 
-fn engine_problem(e: EngineError) -> Response {
+/// The problem document for an engine error (404 for not found, 422 invalid, 409 conflicts).
+pub fn engine_problem(e: EngineError) -> Response {
     match e {
         EngineError::NotFound => problem(StatusCode::NOT_FOUND, "Task not found"),
         EngineError::Invalid(m) => problem(StatusCode::UNPROCESSABLE_ENTITY, &m),

@@ -51,7 +51,7 @@ impl McpCore {
             }
             tools.push(tool);
         };
-        for d in engine.tools() {
+        for d in engine.tools().into_iter().filter(|d| d.agent_callable) {
             add(
                 &d.name,
                 d.title.as_deref(),

@@ -548,7 +548,10 @@ async fn create_task(
     }
     let meta = params.meta?;
     let declared = meta.declares_tasks();
-    let tool = front.engine.tool(&name)?;
+    let tool = front
+        .engine
+        .tool(&name)
+        .filter(|t| t.descriptor().agent_callable)?;
     let arguments = Value::Object(params.arguments.unwrap_or_default());
     if !declared || (front.core.fixtures && super::mcp_fixtures::intercepts(&name, &arguments)) {
         return None;

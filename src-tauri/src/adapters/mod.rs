@@ -11,6 +11,7 @@
 pub mod auth;
 pub mod guard;
 pub mod http_api;
+pub mod jobs_api;
 pub mod mcp;
 pub mod mcp_config;
 pub mod mcp_fixtures;

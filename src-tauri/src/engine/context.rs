@@ -41,6 +41,7 @@ pub struct Cancelled;
 pub struct TaskContext {
     pub(crate) engine: Engine,
     pub(crate) task_id: String,
+    pub(crate) principal: String,
     pub(crate) cancel: CancellationToken,
     pub(crate) resumed: bool,
 }
@@ -49,6 +50,11 @@ impl TaskContext {
     /// The task's id.
     pub fn task_id(&self) -> &str {
         &self.task_id
+    }
+
+    /// Name of the principal that owns the task (who asked for this work).
+    pub fn principal(&self) -> &str {
+        &self.principal
     }
 
     /// True when this run resumes a task after a restart: the tool starts again from the top and

@@ -48,6 +48,9 @@ pub struct ToolDescriptor {
     /// A resumable tool can be run again from the top after a restart (its input rounds are
     /// replayed from the store); others are failed as interrupted.
     pub resumable: bool,
+    /// Offered to agents as an MCP tool (false for work other programs report on, such as
+    /// external jobs).
+    pub agent_callable: bool,
 }
 
 /// A tool whose calls run as tasks.
@@ -113,6 +116,7 @@ pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) config: EngineConfig,
     tools: RwLock<HashMap<String, Arc<dyn TaskTool>>>,
+    validators: RwLock<HashMap<String, Arc<jsonschema::Validator>>>,
     live: Mutex<HashMap<String, Live>>,
     pub(crate) sweeper_wake: Notify,
     /// The deadline (ms since epoch) the sweeper sleeps until; `i64::MAX` when none.
@@ -137,6 +141,7 @@ impl Engine {
                 store,
                 config,
                 tools: RwLock::new(HashMap::new()),
+                validators: RwLock::new(HashMap::new()),
                 live: Mutex::new(HashMap::new()),
                 sweeper_wake: Notify::new(),
                 next_deadline: AtomicI64::new(i64::MAX),
@@ -158,9 +163,40 @@ impl Engine {
     }
 
     /// Makes `tool` callable (and resumable after restarts).
+    ///
+    /// Panics if the tool's input schema is not a valid JSON Schema (a programming error).
     pub fn register_tool(&self, tool: Arc<dyn TaskTool>) {
         let name = tool.descriptor().name.clone();
+        let validator =
+            jsonschema::validator_for(&tool.descriptor().input_schema).expect("tool input schema");
+        self.inner
+            .validators
+            .write()
+            .unwrap()
+            .insert(name.clone(), Arc::new(validator));
         self.inner.tools.write().unwrap().insert(name, tool);
+    }
+
+    /// Checks `arguments` for `tool`: its JSON Schema, then the tool's own checks.
+    /// Errors: [`EngineError::Invalid`] naming every violation (or the unknown tool).
+    pub fn check_arguments(&self, tool: &str, arguments: &Value) -> Result<(), EngineError> {
+        let Some(t) = self.tool(tool) else {
+            return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
+        };
+        let validator = self.inner.validators.read().unwrap().get(tool).cloned();
+        if let Some(v) = validator {
+            let errors: Vec<String> = v
+                .iter_errors(arguments)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect();
+            if !errors.is_empty() {
+                return Err(EngineError::Invalid(format!(
+                    "invalid arguments for {tool}: {}",
+                    errors.join("; ")
+                )));
+            }
+        }
+        t.check_arguments(arguments).map_err(EngineError::Invalid)
     }
 
     /// The registered tool named `name`.
@@ -809,14 +845,17 @@ impl Engine {
         let ctx = TaskContext {
             engine: self.clone(),
             task_id: task.task_id.clone(),
+            principal: task.principal.clone(),
             cancel: cancel.clone(),
             resumed,
         };
         let engine = self.clone();
         let grace = self.inner.config.cancel_grace;
         let shutdown = self.inner.shutdown.clone();
+        // The tool's run is created here, before this returns (so a tool can register the task
+        // at once, e.g. external jobs awaiting reports); it is polled on its own tokio task.
+        let run = AssertUnwindSafe(tool.run(ctx, task.arguments.clone())).catch_unwind();
         tokio::spawn(async move {
-            let run = AssertUnwindSafe(tool.run(ctx, task.arguments.clone())).catch_unwind();
             let ignored_cancel = async {
                 cancel.cancelled().await;
                 tokio::time::sleep(grace).await;

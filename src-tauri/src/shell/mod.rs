@@ -5,4 +5,5 @@
 //! - [`serve`]: the headless server (`taskdeck serve`).
 
 pub mod paths;
+pub mod run_cli;
 pub mod serve;

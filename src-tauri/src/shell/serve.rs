@@ -14,7 +14,7 @@ use crate::{
     adapters::{
         auth::{self, Authenticator},
         guard::{Guard, guard},
-        http_api,
+        http_api, jobs_api,
         mcp::{McpCore, McpHandler},
         mcp_front::{self, Front},
         ui_assets,
@@ -89,7 +89,12 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let db = store.path().to_path_buf();
     let admin_token_file = auth::ensure_admin_token(&db, &cfg.config_dir).map_err(|e| other(&e))?;
     let engine = Engine::new(store, cfg.engine.clone());
-    tools::register_all(&engine, cfg.conformance_fixtures);
+    let external = tools::register_all(
+        &engine,
+        cfg.conformance_fixtures,
+        &cfg.config_dir,
+        &cfg.data_dir,
+    );
     let (resumed, failed) = engine.start().await.map_err(|e| other(&e))?;
     if resumed + failed > 0 {
         tracing::info!(
@@ -142,6 +147,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let app = Router::new()
         .route("/mcp", any(mcp_front::handle).with_state(front))
         .merge(http_api::router(engine.clone()))
+        .merge(jobs_api::router(jobs_api::JobsState {
+            engine: engine.clone(),
+            external,
+        }))
         .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));
 

@@ -40,6 +40,7 @@ impl RequestApproval {
                 }),
                 mode: ToolMode::Task { required: false },
                 resumable: true,
+                agent_callable: true,
             },
         }
     }

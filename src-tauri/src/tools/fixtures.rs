@@ -50,6 +50,7 @@ fn fixture(
             input_schema,
             mode: ToolMode::Task { required },
             resumable: false,
+            agent_callable: true,
         },
         run,
     })

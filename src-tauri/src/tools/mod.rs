@@ -2,18 +2,33 @@
 //! [`TaskContext`](crate::engine::TaskContext); none knows about HTTP or MCP transports.
 
 pub mod approval;
+pub mod external;
 pub mod fixtures;
+pub mod output;
+pub mod policy;
+pub mod process;
+pub mod run_command;
 pub mod schema;
 
 use std::sync::Arc;
 
 use crate::engine::Engine;
 
-/// Registers the tools every Taskdeck serves (`request_approval`), plus the conformance suite's
-/// fixture task tools when `fixtures` is set.
-pub fn register_all(engine: &Engine, fixtures: bool) {
+/// Registers the tools every Taskdeck serves (`request_approval`, `run_command`, external jobs), plus the
+/// conformance suite's fixture task tools when `fixtures` is set. Returns the external-jobs tool
+/// (the jobs API relays runners' reports to it).
+pub fn register_all(
+    engine: &Engine,
+    fixtures: bool,
+    config_dir: &std::path::Path,
+    data_dir: &std::path::Path,
+) -> Arc<external::ExternalJobs> {
     engine.register_tool(Arc::new(approval::RequestApproval::new()));
+    engine.register_tool(Arc::new(run_command::RunCommand::new(config_dir, data_dir)));
+    let external = external::ExternalJobs::new();
+    engine.register_tool(external.clone());
     if fixtures {
         fixtures::register(engine);
     }
+    external
 }

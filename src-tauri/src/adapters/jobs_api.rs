@@ -1,0 +1,259 @@
+//! The HTTP jobs API: long-running operations the RFC 9110 way (§15.3.3 "202 Accepted": the
+//! response describes the request's status and points to a status monitor). Any task tool can be
+//! started as a job, and programs can register work they run themselves ("external" jobs) and
+//! report on it.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `POST /v1/jobs` `{tool, arguments}` or `{external: {name, heartbeatMs?, ...}}` | 202, `Location: /v1/jobs/{taskId}`, `Retry-After` (s), body = the task |
+//! | `GET /v1/jobs/{taskId}` | 200, the task (result/error inline when terminal); `Retry-After` while not terminal |
+//! | `DELETE /v1/jobs/{taskId}`, `POST /v1/jobs/{taskId}/cancel` | 202, the task (cancellation is cooperative) |
+//! | `POST /v1/jobs/{taskId}/report` (external jobs) | 200 `{task, cancelRequested}`, or 202 when the report ends the job; see [`ReportBody`] |
+//!
+//! Unknown ids and other principals' jobs: 404 `application/problem+json` (RFC 9457).
+
+use std::sync::Arc;
+
+use axum::{
+    Extension, Json, Router,
+    extract::{Path, State},
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::http_api::{engine_problem, problem};
+use crate::{
+    engine::{Engine, Outcome, Principal, TaskRecord},
+    tools::external::{EXTERNAL, ExternalJobs, Report},
+};
+
+/// State of the jobs routes.
+#[derive(Clone)]
+pub struct JobsState {
+    pub engine: Engine,
+    pub external: Arc<ExternalJobs>,
+}
+
+/// The `/v1/jobs` router.
+pub fn router(state: JobsState) -> Router {
+    Router::new()
+        .route("/v1/jobs", post(create))
+        .route("/v1/jobs/{task_id}", get(status).delete(cancel))
+        .route("/v1/jobs/{task_id}/cancel", post(cancel))
+        .route("/v1/jobs/{task_id}/report", post(report))
+        .with_state(state)
+}
+
+/// `Retry-After` in whole seconds (at least 1) from the task's pollIntervalMs.
+fn retry_after(task: &TaskRecord) -> HeaderValue {
+    HeaderValue::from(task.poll_interval_ms.div_ceil(1000).max(1))
+}
+
+fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Response {
+    let mut resp = (status, Json(task.api_view())).into_response();
+    if location {
+        if let Ok(v) = HeaderValue::from_str(&format!("/v1/jobs/{}", task.task_id)) {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+    }
+    if !task.status.is_terminal() {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, retry_after(task));
+    }
+    resp
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    tool: Option<String>,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    external: Option<Map<String, Value>>,
+}
+
+async fn create(
+    State(s): State<JobsState>,
+    Extension(p): Extension<Principal>,
+    body: Result<Json<CreateBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "body must be {{\"tool\", \"arguments\"}} or {{\"external\": {{\"name\"}}}}: {e}"
+                ),
+            );
+        }
+    };
+    let (tool, arguments) = match (body.tool, body.external) {
+        (Some(tool), None) if tool != EXTERNAL => {
+            (tool, Value::Object(body.arguments.unwrap_or_default()))
+        }
+        (None, Some(ext)) if body.arguments.is_none() => (EXTERNAL.to_string(), Value::Object(ext)),
+        _ => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "give either {\"tool\", \"arguments\"} or {\"external\": {\"name\", ...}}",
+            );
+        }
+    };
+    let callable = s
+        .engine
+        .tool(&tool)
+        .is_some_and(|t| t.descriptor().agent_callable || tool == EXTERNAL);
+    if !callable {
+        return problem(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &format!("unknown tool: {tool}"),
+        );
+    }
+    if let Err(e) = s.engine.check_arguments(&tool, &arguments) {
+        return engine_problem(e);
+    }
+    match s.engine.create_task(&p, &tool, arguments).await {
+        Ok(task) => job_response(StatusCode::ACCEPTED, &task, true),
+        Err(e) => engine_problem(e),
+    }
+}
+
+async fn status(
+    State(s): State<JobsState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
+    match s.engine.get(&p, &id) {
+        Ok(task) => job_response(StatusCode::OK, &task, false),
+        Err(e) => engine_problem(e),
+    }
+}
+
+async fn cancel(
+    State(s): State<JobsState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
+    if let Err(e) = s.engine.cancel(&p, &id).await {
+        return engine_problem(e);
+    }
+    match s.engine.get(&p, &id) {
+        Ok(task) => job_response(StatusCode::ACCEPTED, &task, false),
+        Err(e) => engine_problem(e),
+    }
+}
+
+/// A runner's report on its external job. Every field is optional; any report is a heartbeat.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReportBody {
+    /// `{current, total?, message?}`.
+    pub progress: Option<ReportProgress>,
+    pub status_message: Option<String>,
+    /// The final CallToolResult (`{content, structuredContent?, isError?}`): completes the job.
+    pub result: Option<Map<String, Value>>,
+    /// A JSON-RPC error `{code, message, data?}`: fails the job.
+    pub error: Option<ReportError>,
+    /// The runner stopped because cancellation was requested: the job ends cancelled.
+    #[serde(default)]
+    pub cancelled: bool,
+}
+
+/// Progress in a report.
+#[derive(Deserialize)]
+pub struct ReportProgress {
+    pub current: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// A JSON-RPC error in a report.
+#[derive(Deserialize)]
+pub struct ReportError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+async fn report(
+    State(s): State<JobsState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &format!("invalid report: {e}")),
+    };
+    let task = match s.engine.get(&p, &id) {
+        Ok(t) => t,
+        Err(e) => return engine_problem(e),
+    };
+    if task.tool != EXTERNAL {
+        return problem(StatusCode::CONFLICT, "only external jobs take reports");
+    }
+    let finished = [body.result.is_some(), body.error.is_some(), body.cancelled]
+        .iter()
+        .filter(|b| **b)
+        .count();
+    if finished > 1 {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            "a report ends a job at most one way: result, error or cancelled",
+        );
+    }
+    let mut reports = vec![Report::Heartbeat];
+    if let Some(pr) = body.progress {
+        reports.push(Report::Progress {
+            current: pr.current,
+            total: pr.total,
+            message: pr.message,
+        });
+    }
+    if let Some(m) = body.status_message {
+        reports.push(Report::StatusMessage(m));
+    }
+    if let Some(mut r) = body.result {
+        r.entry("content").or_insert_with(|| json!([]));
+        reports.push(Report::Finished(Outcome::Completed(Value::Object(r))));
+    } else if let Some(e) = body.error {
+        reports.push(Report::Finished(Outcome::Failed {
+            code: e.code,
+            message: e.message,
+            data: e.data,
+        }));
+    } else if body.cancelled {
+        reports.push(Report::Finished(Outcome::Cancelled));
+    }
+    let ends = reports.iter().any(|r| matches!(r, Report::Finished(_)));
+    for r in reports {
+        if !s.external.report(&id, r).await {
+            return problem(
+                StatusCode::CONFLICT,
+                &format!("job is already {}", task.status.as_str()),
+            );
+        }
+    }
+    if ends {
+        // The job settles as soon as the engine stores the outcome; follow Location to see it.
+        let mut resp = (
+            StatusCode::ACCEPTED,
+            Json(json!({"cancelRequested": task.cancel_requested})),
+        )
+            .into_response();
+        if let Ok(v) = HeaderValue::from_str(&format!("/v1/jobs/{id}")) {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+        return resp;
+    }
+    let task = match s.engine.get(&p, &id) {
+        Ok(t) => t,
+        Err(e) => return engine_problem(e),
+    };
+    let cancel_requested = task.cancel_requested;
+    Json(json!({"task": task.api_view(), "cancelRequested": cancel_requested})).into_response()
+}

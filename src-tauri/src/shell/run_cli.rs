@@ -1,0 +1,233 @@
+//! `taskdeck run [--name NAME] [--wait] -- CMD ARGS...`: wraps any long command as an external
+//! job. The command's output streams to the terminal as usual; its latest line and parsed
+//! progress go to Taskdeck; a cancel pressed in the window stops the command's whole process
+//! group; the exit code is the command's. When Taskdeck is not running, the command runs anyway
+//! (or, with `--wait`, `taskdeck run` waits for Taskdeck first).
+
+use std::{
+    io::Write,
+    process::{ExitCode, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+use crate::tools::{
+    output::{OutputLog, parse_progress, status_line},
+    process::{describe_exit, read_lines, stop_group},
+};
+
+/// What `taskdeck run` needs.
+pub struct RunArgs {
+    pub name: Option<String>,
+    pub wait: bool,
+    pub port: u16,
+    pub token: Option<String>,
+    pub command: Vec<String>,
+}
+
+/// Heartbeat timeout given to the job, in ms (reports go every second).
+const HEARTBEAT_MS: u64 = 15_000;
+
+/// Runs the command; returns its exit code (128 + signal when killed; 1 when it cannot start).
+pub fn run(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taskdeck run: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let token = args
+        .token
+        .clone()
+        .or_else(|| {
+            std::fs::read_to_string(crate::adapters::auth::admin_token_path(config_dir)).ok()
+        })
+        .map(|t| t.trim().to_string())
+        .unwrap_or_default();
+    rt.block_on(run_async(args, token))
+}
+
+async fn run_async(args: RunArgs, token: String) -> ExitCode {
+    let base = format!("http://127.0.0.1:{}", args.port);
+    let http = reqwest::Client::new();
+    let name = args.name.clone().unwrap_or_else(|| args.command.join(" "));
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let body = json!({"external": {"name": name, "command": args.command, "cwd": cwd, "heartbeatMs": HEARTBEAT_MS}});
+    let mut announced = false;
+    let job: Option<String> = loop {
+        let sent = http
+            .post(format!("{base}/v1/jobs"))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+            .await;
+        match sent {
+            Ok(r) if r.status() == 202 => {
+                let v: Value = r.json().await.unwrap_or(Value::Null);
+                break v["taskId"].as_str().map(String::from);
+            }
+            Ok(r) => {
+                let status = r.status();
+                let detail = r
+                    .json::<Value>()
+                    .await
+                    .ok()
+                    .and_then(|v| v["detail"].as_str().map(String::from))
+                    .unwrap_or_default();
+                eprintln!(
+                    "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
+                );
+                break None;
+            }
+            Err(_) if args.wait => {
+                if !announced {
+                    eprintln!("taskdeck run: waiting for Taskdeck at {base} ...");
+                    announced = true;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(_) => {
+                eprintln!(
+                    "taskdeck run: Taskdeck is not running at {base}; running the command without it (use --wait to wait for it)."
+                );
+                break None;
+            }
+        }
+    };
+    if let Some(id) = &job {
+        eprintln!("taskdeck run: tracking as job {id} ({base}/v1/jobs/{id})");
+    }
+
+    let mut cmd = tokio::process::Command::new(&args.command[0]);
+    cmd.args(&args.command[1..])
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let started = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("taskdeck run: cannot start {:?}: {e}", args.command[0]);
+            if let Some(id) = &job {
+                let result = json!({"content": [{"type": "text", "text": format!("Could not start: {e}")}], "isError": true});
+                let _ = http
+                    .post(format!("{base}/v1/jobs/{id}/report"))
+                    .bearer_auth(&token)
+                    .json(&json!({"result": result}))
+                    .send()
+                    .await;
+            }
+            return ExitCode::from(1);
+        }
+    };
+    let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
+    let latest: Arc<Mutex<(Option<String>, Option<(f64, f64)>)>> =
+        Arc::new(Mutex::new((None, None)));
+    let make_sink = |to_stderr: bool| {
+        let (log, latest) = (log.clone(), latest.clone());
+        move |raw: &[u8]| {
+            if to_stderr {
+                let mut e = std::io::stderr().lock();
+                let _ = e.write_all(raw).and_then(|_| e.write_all(b"\n"));
+            } else {
+                let mut o = std::io::stdout().lock();
+                let _ = o
+                    .write_all(raw)
+                    .and_then(|_| o.write_all(b"\n"))
+                    .and_then(|_| o.flush());
+            }
+            log.lock().unwrap().push(raw);
+            if let Some(s) = status_line(&String::from_utf8_lossy(raw)) {
+                let mut l = latest.lock().unwrap();
+                if let Some(p) = parse_progress(&s) {
+                    l.1 = Some(p);
+                }
+                l.0 = Some(s);
+            }
+        }
+    };
+    let out = child
+        .stdout
+        .take()
+        .map(|o| tokio::spawn(read_lines(o, make_sink(false))));
+    let err = child
+        .stderr
+        .take()
+        .map(|e| tokio::spawn(read_lines(e, make_sink(true))));
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let report = |body: Value| {
+        let (http, token, base, job) = (http.clone(), token.clone(), base.clone(), job.clone());
+        async move {
+            let id = job?;
+            let r = http
+                .post(format!("{base}/v1/jobs/{id}/report"))
+                .bearer_auth(&token)
+                .json(&body)
+                .send()
+                .await
+                .ok()?;
+            r.json::<Value>().await.ok()
+        }
+    };
+    let mut cancelled = false;
+    let status = loop {
+        tokio::select! {
+            s = child.wait() => break s.ok(),
+            _ = tokio::signal::ctrl_c() => {
+                cancelled = true;
+                break stop_group(&mut child, Duration::from_secs(5)).await;
+            }
+            _ = tick.tick(), if job.is_some() => {
+                let (message, progress) = {
+                    let mut l = latest.lock().unwrap();
+                    (l.0.take(), l.1.take())
+                };
+                let mut body = json!({});
+                if let Some(m) = message { body["statusMessage"] = json!(m); }
+                if let Some((c, t)) = progress { body["progress"] = json!({"current": c, "total": t}); }
+                if let Some(answer) = report(body).await
+                    && answer["cancelRequested"] == true
+                {
+                    eprintln!("taskdeck run: cancelled from Taskdeck; stopping the command");
+                    cancelled = true;
+                    break stop_group(&mut child, Duration::from_secs(5)).await;
+                }
+            }
+        }
+    };
+    for reader in [out, err].into_iter().flatten() {
+        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+    }
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let (code, how) = describe_exit(status);
+    let tail = log.lock().unwrap().tail();
+    if cancelled {
+        report(json!({"cancelled": true})).await;
+    } else {
+        let text = format!(
+            "`{name}` finished with {how} after {:.1} s.\n{tail}",
+            duration_ms as f64 / 1000.0
+        );
+        let result = json!({
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"exitCode": code, "durationMs": duration_ms, "tail": tail},
+            "isError": code != Some(0)
+        });
+        report(json!({"result": result})).await;
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let exit = match status {
+        Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
+        None => 1,
+    };
+    ExitCode::from(exit.clamp(0, 255) as u8)
+}

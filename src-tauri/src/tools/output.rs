@@ -1,0 +1,210 @@
+//! Output of a running command: progress parsed from its lines, the latest line as a status
+//! message, and a bounded log (the last lines in memory, the output in a file up to a size cap).
+//! Shared by the `run_command` tool and `taskdeck run`.
+
+use std::{collections::VecDeque, io::Write, path::Path};
+
+/// Longest status message taken from an output line, in characters.
+pub const MAX_STATUS_CHARS: usize = 200;
+
+/// Progress found in `line`: the last `NN%` (0..=100) as `(NN, 100)`, else the last `a/b` with
+/// `0 <= a <= b` as `(a, b)`. `None` when neither appears.
+pub fn parse_progress(line: &str) -> Option<(f64, f64)> {
+    let bytes = line.as_bytes();
+    // Percentages: digits (with an optional fraction) right before '%'.
+    let mut found = None;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'%' {
+            let start = bytes[..i]
+                .iter()
+                .rposition(|c| !(c.is_ascii_digit() || *c == b'.'))
+                .map_or(0, |p| p + 1);
+            if let Ok(v) = line[start..i].parse::<f64>()
+                && (0.0..=100.0).contains(&v)
+            {
+                found = Some((v, 100.0));
+            }
+        }
+    }
+    if found.is_some() {
+        return found;
+    }
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'/' {
+            let start = bytes[..i]
+                .iter()
+                .rposition(|c| !c.is_ascii_digit())
+                .map_or(0, |p| p + 1);
+            let end = bytes[i + 1..]
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .map_or(bytes.len(), |p| i + 1 + p);
+            let (a, b) = (&line[start..i], &line[i + 1..end]);
+            // Not part of a path or a date: digits on both sides, nothing glued around them.
+            let glued = (start > 0 && bytes[start - 1] == b'/')
+                || (end < bytes.len() && bytes[end] == b'/');
+            if let (Ok(a), Ok(b)) = (a.parse::<u64>(), b.parse::<u64>())
+                && !glued
+                && b > 0
+                && a <= b
+            {
+                found = Some((a as f64, b as f64));
+            }
+        }
+    }
+    found
+}
+
+/// `line` trimmed of whitespace and control characters (ANSI escapes removed) and cut to
+/// [`MAX_STATUS_CHARS`]; `None` if nothing is left.
+pub fn status_line(line: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Skip an ANSI escape sequence: ESC [ ... final byte in @..~
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c == '\r' {
+            out.clear();
+            continue;
+        }
+        if !c.is_control() || c == '\t' {
+            out.push(c);
+        }
+    }
+    let trimmed = out.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let mut s: String = trimmed.chars().take(MAX_STATUS_CHARS).collect();
+    if trimmed.chars().count() > MAX_STATUS_CHARS {
+        s.push('…');
+    }
+    Some(s)
+}
+
+/// The bounded log of one command: the last `max_lines` lines in memory, and the whole output in
+/// a file until `max_file_bytes` (then a note that the file was cut).
+pub struct OutputLog {
+    tail: VecDeque<String>,
+    max_lines: usize,
+    file: Option<std::fs::File>,
+    file_bytes: u64,
+    max_file_bytes: u64,
+    truncated: bool,
+}
+
+impl OutputLog {
+    /// A log keeping `max_lines` in memory and writing to `path` (if given) up to `max_file_bytes`.
+    pub fn new(path: Option<&Path>, max_lines: usize, max_file_bytes: u64) -> OutputLog {
+        let file = path.and_then(|p| {
+            if let Some(dir) = p.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            std::fs::File::create(p).ok()
+        });
+        OutputLog {
+            tail: VecDeque::with_capacity(max_lines),
+            max_lines,
+            file,
+            file_bytes: 0,
+            max_file_bytes,
+            truncated: false,
+        }
+    }
+
+    /// Records one line (bytes as the command wrote them; invalid UTF-8 is replaced).
+    pub fn push(&mut self, raw: &[u8]) {
+        let line = String::from_utf8_lossy(raw)
+            .trim_end_matches(['\n', '\r'])
+            .to_string();
+        if let Some(f) = self.file.as_mut() {
+            if self.file_bytes + raw.len() as u64 + 1 <= self.max_file_bytes {
+                let _ = f
+                    .write_all(line.as_bytes())
+                    .and_then(|_| f.write_all(b"\n"));
+                self.file_bytes += line.len() as u64 + 1;
+            } else if !self.truncated {
+                let _ = f.write_all(b"[taskdeck: log file size limit reached; later output is not kept in this file]\n");
+                self.truncated = true;
+            }
+        }
+        if self.tail.len() == self.max_lines {
+            self.tail.pop_front();
+        }
+        let mut line = line;
+        if line.len() > 4096 {
+            let mut cut = 4096;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push('…');
+        }
+        self.tail.push_back(line);
+    }
+
+    /// The last lines, joined with newlines.
+    pub fn tail(&self) -> String {
+        self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_forms() {
+        assert_eq!(parse_progress("Downloading 42% done"), Some((42.0, 100.0)));
+        assert_eq!(
+            parse_progress("[12/50] Compiling serde"),
+            Some((12.0, 50.0))
+        );
+        assert_eq!(parse_progress("step 3/4, 75.5%"), Some((75.5, 100.0)));
+        assert_eq!(parse_progress("see /usr/lib/x86_64"), None);
+        assert_eq!(parse_progress("date 2026/11/29"), None);
+        assert_eq!(parse_progress("9/3 is not progress"), None);
+        assert_eq!(parse_progress("150% effort"), None);
+        assert_eq!(parse_progress("no numbers"), None);
+    }
+
+    #[test]
+    fn status_lines_are_clean_and_bounded() {
+        assert_eq!(
+            status_line("  \u{1b}[32mok\u{1b}[0m test a ... \n").as_deref(),
+            Some("ok test a ...")
+        );
+        assert_eq!(status_line("10%\r20%\r30%").as_deref(), Some("30%"));
+        assert_eq!(status_line("   "), None);
+        let long = "x".repeat(500);
+        assert_eq!(
+            status_line(&long).unwrap().chars().count(),
+            MAX_STATUS_CHARS + 1
+        );
+    }
+
+    #[test]
+    fn log_is_bounded_in_memory_and_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.log");
+        let mut log = OutputLog::new(Some(&path), 3, 20);
+        for i in 0..10 {
+            log.push(format!("line {i}\n").as_bytes());
+        }
+        log.push(b"\xff\xfe bytes");
+        assert_eq!(log.tail(), "line 8\nline 9\n\u{fffd}\u{fffd} bytes");
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(file.starts_with("line 0\nline 1\n"));
+        assert!(file.contains("size limit reached"));
+    }
+}

@@ -1,0 +1,79 @@
+//! Child processes in their own process group, so a cancel or timeout stops the command and
+//! everything it started: SIGTERM to the group, SIGKILL after a grace period. Also the line
+//! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output.
+
+use std::time::Duration;
+
+use nix::{
+    sys::signal::{Signal, killpg},
+    unistd::Pid,
+};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Longest line handed on, in bytes; longer runs are split.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Stops the process group `pgid` (the child's pid, see `Command::process_group(0)`): SIGTERM,
+/// then SIGKILL if `child` has not exited after `grace`. Returns the child's exit status when known.
+pub async fn stop_group(
+    child: &mut tokio::process::Child,
+    grace: Duration,
+) -> Option<std::process::ExitStatus> {
+    let pgid = child.id().map(|p| Pid::from_raw(p as i32));
+    if let Some(pgid) = pgid {
+        let _ = killpg(pgid, Signal::SIGTERM);
+    }
+    let status = match tokio::time::timeout(grace, child.wait()).await {
+        Ok(s) => s.ok(),
+        Err(_) => None,
+    };
+    // Whatever is left in the group (children that ignored SIGTERM, or the child itself) dies now.
+    if let Some(pgid) = pgid {
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    match status {
+        Some(s) => Some(s),
+        None => child.wait().await.ok(),
+    }
+}
+
+/// Reads `reader` and calls `on_line` for each line (without the newline; lines longer than
+/// [`MAX_LINE_BYTES`] are split), until end of file or an error.
+pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl FnMut(&[u8])) {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                on_line(&line);
+                line.clear();
+            } else {
+                line.push(b);
+                if line.len() >= MAX_LINE_BYTES {
+                    on_line(&line);
+                    line.clear();
+                }
+            }
+        }
+    }
+    if !line.is_empty() {
+        on_line(&line);
+    }
+}
+
+/// Describes how a process ended: `exit code N` or `killed by signal S`.
+pub fn describe_exit(status: Option<std::process::ExitStatus>) -> (Option<i32>, String) {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => (Some(c), format!("exit code {c}")),
+            (None, Some(sig)) => (None, format!("killed by signal {sig}")),
+            _ => (None, "ended".into()),
+        },
+        None => (None, "status unknown".into()),
+    }
+}

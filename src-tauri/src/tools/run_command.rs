@@ -1,0 +1,301 @@
+//! `run_command`: an agent asks to run a local command. By default the human approves every run
+//! first (the task is `input_required` with the exact command line); patterns in the command
+//! policy let a principal run matching commands without asking. While it runs, the latest output
+//! line is the statusMessage, progress is parsed from the output (`42%`, `12/50`), and output goes
+//! to a bounded log (last lines in memory, the rest in `<data dir>/logs/<taskId>.log`).
+//! Cancel and timeout stop the whole process group (SIGTERM, SIGKILL after a grace period).
+//! A non-zero exit is a completed task with `isError: true` (SEP-2663 §Task Execution Errors).
+
+use std::{
+    path::PathBuf,
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use serde_json::{Value, json};
+
+use super::{
+    output::{OutputLog, parse_progress, status_line},
+    policy::CommandPolicy,
+    process::{describe_exit, read_lines, stop_group},
+};
+use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+
+/// Lines of output kept in memory (and returned in the result).
+pub const TAIL_LINES: usize = 40;
+/// Largest log file per run, in bytes.
+pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+/// Time a command gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// The `run_command` tool.
+pub struct RunCommand {
+    descriptor: ToolDescriptor,
+    policy: Arc<CommandPolicy>,
+    log_dir: PathBuf,
+}
+
+impl RunCommand {
+    /// The tool; the policy lives in `config_dir`, logs in `data_dir/logs`.
+    pub fn new(config_dir: &std::path::Path, data_dir: &std::path::Path) -> RunCommand {
+        RunCommand {
+            descriptor: ToolDescriptor {
+                name: "run_command".into(),
+                title: Some("Run a local command (with the human's approval)".into()),
+                description: "Run a command on the user's machine. The human approves it first unless their policy \
+                    allows it for you. Returns at once with a task; the result has the exit code, duration and the \
+                    last lines of output (isError when the exit code is not 0)."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments (no shell)."},
+                        "command": {"type": "string", "minLength": 1, "description": "A shell command line (run with /bin/sh -c)."},
+                        "cwd": {"type": "string", "description": "Working directory (default: Taskdeck's)."},
+                        "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment additions."},
+                        "timeoutMs": {"type": "integer", "minimum": 1, "description": "Stop and fail the task after this many ms."}
+                    },
+                    "additionalProperties": false
+                }),
+                mode: ToolMode::Task { required: false },
+                resumable: false,
+                agent_callable: true,
+            },
+            policy: Arc::new(CommandPolicy::new(config_dir)),
+            log_dir: data_dir.join("logs"),
+        }
+    }
+}
+
+/// The command line as shown to the human and matched against the policy.
+pub fn command_line(arguments: &Value) -> String {
+    if let Some(c) = arguments.get("command").and_then(Value::as_str) {
+        return c.to_string();
+    }
+    let argv: Vec<&str> = arguments
+        .get("argv")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a.to_string()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn declined(line: &str) -> Outcome {
+    Outcome::Completed(json!({
+        "content": [{"type": "text", "text": format!("The human declined to run `{line}`; it was not started.")}],
+        "structuredContent": {"declined": true, "command": line},
+        "isError": true
+    }))
+}
+
+impl TaskTool for RunCommand {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    /// Exactly one of `argv` and `command`.
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        match (
+            arguments.get("argv").is_some(),
+            arguments.get("command").is_some(),
+        ) {
+            (true, false) | (false, true) => Ok(()),
+            _ => Err(
+                "give exactly one of argv (program and arguments) or command (a shell line)".into(),
+            ),
+        }
+    }
+
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let policy = self.policy.clone();
+        let log_path = self.log_dir.join(format!("{}.log", ctx.task_id()));
+        async move {
+            let line = command_line(&arguments);
+            let cwd = arguments.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+            let where_ = cwd.as_ref().map_or_else(|| "Taskdeck's working directory".to_string(), |c| c.display().to_string());
+            if policy.allowing_pattern(ctx.principal(), &line).is_none() {
+                let question = format!("{} wants to run:\n\n{line}\n\nin {where_}", ctx.principal());
+                let schema = json!({"type": "object", "properties": {
+                    "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command for {}", ctx.principal()), "default": false}
+                }});
+                let Ok(answer) = ctx.elicit("approve-command", &question, schema).await else { return Outcome::Cancelled };
+                if answer.get("action").and_then(Value::as_str) != Some("accept") {
+                    return declined(&line);
+                }
+                if answer.pointer("/content/alwaysAllow").and_then(Value::as_bool) == Some(true)
+                    && let Err(e) = policy.allow_exact(ctx.principal(), &line)
+                {
+                    tracing::warn!("cannot save the command policy: {e}");
+                }
+            }
+            execute(ctx, arguments, line, cwd, log_path).await
+        }
+        .boxed()
+    }
+}
+
+async fn execute(
+    ctx: TaskContext,
+    arguments: Value,
+    line: String,
+    cwd: Option<PathBuf>,
+    log_path: PathBuf,
+) -> Outcome {
+    let mut cmd = match arguments.get("argv").and_then(Value::as_array) {
+        Some(argv) => {
+            let argv: Vec<String> = argv
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect();
+            let mut c = tokio::process::Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        None => {
+            let mut c = tokio::process::Command::new("/bin/sh");
+            c.arg("-c").arg(&line);
+            c
+        }
+    };
+    if let Some(dir) = &cwd {
+        cmd.current_dir(dir);
+    }
+    if let Some(env) = arguments.get("env").and_then(Value::as_object) {
+        for (k, v) in env {
+            cmd.env(k, v.as_str().unwrap_or_default());
+        }
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let started = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome::Completed(json!({
+                "content": [{"type": "text", "text": format!("Could not start `{line}`: {e}")}],
+                "structuredContent": {"command": line, "started": false, "error": e.to_string()},
+                "isError": true
+            }));
+        }
+    };
+    ctx.status_message(format!("Running: {line}")).await;
+    let log = Arc::new(Mutex::new(OutputLog::new(
+        Some(&log_path),
+        TAIL_LINES,
+        super::run_command::MAX_LOG_BYTES,
+    )));
+    // Latest status line and progress, published at most every 250 ms.
+    let latest: Arc<Mutex<(Option<String>, Option<(f64, f64)>, bool)>> =
+        Arc::new(Mutex::new((None, None, false)));
+    let on_line = {
+        let (log, latest) = (log.clone(), latest.clone());
+        move |raw: &[u8]| {
+            log.lock().unwrap().push(raw);
+            let text = String::from_utf8_lossy(raw);
+            let mut l = latest.lock().unwrap();
+            if let Some(s) = status_line(&text) {
+                if let Some(p) = parse_progress(&s) {
+                    l.1 = Some(p);
+                }
+                l.0 = Some(s);
+                l.2 = true;
+            }
+        }
+    };
+    let stdout = child
+        .stdout
+        .take()
+        .map(|o| tokio::spawn(read_lines(o, on_line.clone())));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|e| tokio::spawn(read_lines(e, on_line)));
+    let timeout = arguments
+        .get("timeoutMs")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis);
+    let deadline = async {
+        match timeout {
+            Some(t) => tokio::time::sleep(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    enum End {
+        Exited(Option<std::process::ExitStatus>),
+        Cancelled,
+        TimedOut,
+    }
+    let end = loop {
+        tokio::select! {
+            status = child.wait() => break End::Exited(status.ok()),
+            _ = ctx.cancelled() => break End::Cancelled,
+            _ = &mut deadline => break End::TimedOut,
+            _ = tick.tick() => publish(&ctx, &latest).await,
+        }
+    };
+    let status = match end {
+        End::Exited(s) => s,
+        End::Cancelled | End::TimedOut => stop_group(&mut child, KILL_GRACE).await,
+    };
+    // Output still buffered in the pipes (bounded wait: a grandchild may keep them open).
+    for reader in [stdout, stderr].into_iter().flatten() {
+        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+    }
+    publish(&ctx, &latest).await;
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let tail = log.lock().unwrap().tail();
+    let (code, how) = describe_exit(status);
+    match end {
+        End::Cancelled => Outcome::Cancelled,
+        End::TimedOut => Outcome::Failed {
+            code: -32603,
+            message: format!(
+                "`{line}` timed out after {} ms and was stopped",
+                timeout.map_or(0, |t| t.as_millis())
+            ),
+            data: Some(
+                json!({"reason": "timeout", "durationMs": duration_ms, "tail": tail, "log": log_path}),
+            ),
+        },
+        End::Exited(_) => Outcome::Completed(json!({
+            "content": [{"type": "text", "text": format!("`{line}` finished with {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
+            "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
+            "isError": code != Some(0)
+        })),
+    }
+}
+
+async fn publish(ctx: &TaskContext, latest: &Mutex<(Option<String>, Option<(f64, f64)>, bool)>) {
+    let (message, progress) = {
+        let mut l = latest.lock().unwrap();
+        if !l.2 {
+            return;
+        }
+        l.2 = false;
+        (l.0.clone(), l.1.take())
+    };
+    match (progress, message) {
+        (Some((current, total)), message) => ctx.progress(current, Some(total), message).await,
+        (None, Some(m)) => ctx.status_message(m).await,
+        (None, None) => {}
+    }
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Desktop end-to-end test: Taskdeck's real Tauri window (WebKitGTK) on a virtual X display,
+# driven through tauri-driver + WebKitWebDriver by tests/desktop/desktop_e2e.py.
+#
+#   tests/desktop/run.sh [path/to/taskdeck]        (default: target/debug/taskdeck, desktop build)
+#
+# Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor), dunst,
+# webkit2gtk-driver (WebKitWebDriver), tauri-driver (cargo install tauri-driver; or set
+# TAURI_DRIVER=/path), python3 (standard library only).
+#
+# It runs on a copy of the binary (the original may be rebuilt meanwhile), wraps itself in
+# xvfb-run + dbus-run-session, starts a notification daemon (dunst) and a dbus-monitor log of
+# Notify calls, runs the test, stops everything it started, and ends with the line
+# "desktop e2e: N passed, M failed" (exit status 0 only when M is 0).
+# Logs of a failed run are kept in the work directory it prints.
+
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+
+# ------------------------------------------------------------------ inside the X + D-Bus session
+if [ -n "${TASKDECK_E2E_INNER:-}" ]; then
+  WORK=$TASKDECK_E2E_WORK
+  BIN=$1
+  started=()
+  cleanup() {
+    for pid in "${started[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${started[@]}"; do
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+    done
+  }
+  trap cleanup EXIT
+  trap 'exit 143' TERM INT
+
+  dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
+    >"$WORK/notify.log" 2>"$WORK/dbus-monitor.err" &
+  started+=($!)
+  dunst >"$WORK/dunst.log" 2>&1 &
+  started+=($!)
+
+  # Both must be up before the app starts: the monitor is (its first line is NameAcquired),
+  # and dunst owns org.freedesktop.Notifications.
+  ready=
+  for _ in $(seq 100); do
+    if grep -q NameAcquired "$WORK/notify.log" 2>/dev/null &&
+      dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+        org.freedesktop.DBus.NameHasOwner string:org.freedesktop.Notifications 2>/dev/null | grep -q 'boolean true'; then
+      ready=1
+      break
+    fi
+    sleep 0.1
+  done
+  if [ -z "$ready" ]; then
+    echo "dbus-monitor or dunst did not start (see $WORK/dunst.log, $WORK/dbus-monitor.err)" >&2
+    exit 1
+  fi
+
+  python3 "$HERE/desktop_e2e.py" --binary "$BIN" --work-dir "$WORK" --notify-log "$WORK/notify.log" \
+    --summary "$WORK/summary" --tauri-driver "$TAURI_DRIVER"
+  exit $?
+fi
+
+# ------------------------------------------------------------------ outside: set up, then re-run inside
+finish() { # passed failed
+  echo "desktop e2e: $1 passed, $2 failed"
+  [ "$2" -eq 0 ]
+  exit $?
+}
+
+BIN_ARG=${1:-$REPO/target/debug/taskdeck}
+TAURI_DRIVER=${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}
+missing=
+for tool in xvfb-run xauth dbus-run-session dbus-monitor dbus-send dunst WebKitWebDriver python3 timeout; do
+  command -v "$tool" >/dev/null || missing="$missing $tool"
+done
+[ -x "$TAURI_DRIVER" ] || missing="$missing tauri-driver($TAURI_DRIVER)"
+if [ -n "$missing" ]; then
+  echo "missing:$missing" >&2
+  finish 0 1
+fi
+if [ ! -x "$BIN_ARG" ]; then
+  echo "no executable taskdeck binary at $BIN_ARG (build the desktop feature, or pass its path)" >&2
+  finish 0 1
+fi
+
+WORK=$(mktemp -d /tmp/taskdeck-desktop-e2e.XXXXXX)
+cp "$BIN_ARG" "$WORK/taskdeck"
+# Every process of this run inherits this marker, so that leftovers can be found exactly.
+MARK="TASKDECK_E2E_RUN=$(basename "$WORK")"
+
+env "$MARK" TASKDECK_E2E_INNER=1 TASKDECK_E2E_WORK="$WORK" TAURI_DRIVER="$TAURI_DRIVER" \
+  timeout -k 10 170 \
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck"
+rc=$?
+
+# Processes of this run still alive (not zombies): a test failure, then ended by pid.
+ours() {
+  local p
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = "$$" ] && continue
+    grep -qsz -x -F "$MARK" "$p/environ" || continue
+    grep -qs '^State:.*Z' "$p/status" && continue
+    echo "${p#/proc/}"
+  done
+}
+strays=
+for _ in $(seq 50); do
+  strays=$(ours)
+  [ -z "$strays" ] && break
+  sleep 0.1
+done
+
+passed=0 failed=1
+if [ -f "$WORK/summary" ]; then
+  read -r passed failed <"$WORK/summary"
+fi
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "the test run ended with status $rc" >&2
+  failed=1
+fi
+if [ -n "$strays" ]; then
+  echo "FAIL  processes left running after the test:" >&2
+  for pid in $strays; do echo "      $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2; done
+  for pid in $strays; do kill -9 "$pid" 2>/dev/null; done
+  failed=$((failed + 1))
+else
+  passed=$((passed + 1))
+  echo "PASS  no processes left running"
+fi
+
+if [ "$failed" -eq 0 ]; then
+  rm -rf "$WORK"
+else
+  echo "logs kept in $WORK" >&2
+fi
+finish "$passed" "$failed"

@@ -1,0 +1,507 @@
+//! Long-running work: the HTTP jobs API (202 + Location + Retry-After), external jobs and their
+//! heartbeats, `run_command` with approval and process-group cancellation, and `taskdeck run`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{BIN, Server};
+
+async fn post_job(s: &Server, token: &str, body: Value) -> reqwest::Response {
+    s.http
+        .post(s.url("/v1/jobs"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn wait_job(s: &Server, token: &str, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let v: Value = s
+            .http
+            .get(s.url(&format!("/v1/jobs/{id}")))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if pred(&v) {
+            return v;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "timed out: {v}");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+}
+
+#[tokio::test]
+async fn jobs_api_speaks_202_location_retry_after() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let r = post_job(
+        &s,
+        &t,
+        json!({"tool": "slow_compute", "arguments": {"seconds": 0.5, "label": "job"}}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(r.headers()["retry-after"], "1");
+    let task: Value = r.json().await.unwrap();
+    assert_eq!(
+        location,
+        format!("/v1/jobs/{}", task["taskId"].as_str().unwrap())
+    );
+    let r = s
+        .http
+        .get(s.url(&location))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        r.headers().get("retry-after").is_some(),
+        "Retry-After while not terminal"
+    );
+    let id = task["taskId"].as_str().unwrap();
+    let done = wait_job(&s, &t, id, |v| v["status"] == "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Computed job in 0.5s");
+    let r = s
+        .http
+        .get(s.url(&location))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.headers().get("retry-after").is_none(),
+        "no Retry-After once terminal"
+    );
+
+    // Cancel by DELETE and by POST .../cancel: 202.
+    for how in ["delete", "post"] {
+        let r = post_job(
+            &s,
+            &t,
+            json!({"tool": "slow_compute", "arguments": {"seconds": 60}}),
+        )
+        .await;
+        let id = r.json::<Value>().await.unwrap()["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let r = if how == "delete" {
+            s.http
+                .delete(s.url(&format!("/v1/jobs/{id}")))
+                .bearer_auth(&t)
+                .send()
+                .await
+                .unwrap()
+        } else {
+            s.http
+                .post(s.url(&format!("/v1/jobs/{id}/cancel")))
+                .bearer_auth(&t)
+                .send()
+                .await
+                .unwrap()
+        };
+        assert_eq!(r.status(), 202);
+        wait_job(&s, &t, &id, |v| v["status"] == "cancelled").await;
+    }
+
+    // Errors: problem+json with exact statuses.
+    let other = s.token("other");
+    for (token, path) in [
+        (&t, "/v1/jobs/nope".to_string()),
+        (&other, location.clone()),
+    ] {
+        let r = s
+            .http
+            .get(s.url(&path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+        assert_eq!(r.headers()["content-type"], "application/problem+json");
+        let r = s
+            .http
+            .delete(s.url(&path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+    }
+    let r = post_job(&s, &t, json!({"tool": "no_such_tool"})).await;
+    assert_eq!(r.status(), 422);
+    let r = post_job(
+        &s,
+        &t,
+        json!({"tool": "slow_compute", "arguments": {"seconds": "x"}}),
+    )
+    .await;
+    assert_eq!(r.status(), 422);
+    let r = post_job(
+        &s,
+        &t,
+        json!({"tool": "slow_compute", "external": {"name": "both"}}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let r = s
+        .http
+        .post(s.url("/v1/jobs"))
+        .bearer_auth(&t)
+        .header("content-type", "application/json")
+        .body("{oops")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+}
+
+#[tokio::test]
+async fn external_jobs_report_and_time_out() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let r = post_job(
+        &s,
+        &t,
+        json!({"external": {"name": "nightly export", "heartbeatMs": 1000}}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let report = |body: Value| {
+        let (http, url, t) = (
+            s.http.clone(),
+            s.url(&format!("/v1/jobs/{id}/report")),
+            t.clone(),
+        );
+        async move {
+            http.post(url)
+                .bearer_auth(t)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let r =
+        report(json!({"progress": {"current": 3, "total": 10, "message": "3 of 10 tables"}})).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(
+        v["task"]["progress"],
+        json!({"current": 3.0, "total": 10.0, "message": "3 of 10 tables"})
+    );
+    assert_eq!(v["cancelRequested"], false);
+    let r = report(
+        json!({"result": {"content": [{"type": "text", "text": "exported"}], "isError": false}}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let done = wait_job(&s, &t, &id, |v| v["status"] == "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "exported");
+    assert_eq!(
+        report(json!({})).await.status(),
+        409,
+        "a settled job takes no reports"
+    );
+
+    // A runner that stops reporting is lost.
+    let r = post_job(
+        &s,
+        &t,
+        json!({"external": {"name": "flaky", "heartbeatMs": 1000}}),
+    )
+    .await;
+    let lost = r.json::<Value>().await.unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = wait_job(&s, &t, &lost, |v| v["status"] == "failed").await;
+    assert_eq!(v["error"]["data"]["reason"], "runner lost");
+    assert!(v["statusMessage"].as_str().unwrap().contains("Runner lost"));
+
+    // External jobs are not MCP tools.
+    let r = s
+        .rpc(
+            Some(&t),
+            "tools/call",
+            json!({"name": "external", "arguments": {"name": "x"}}),
+            true,
+        )
+        .await;
+    assert_eq!(r.error_code(), -32602);
+}
+
+fn pid_alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+#[tokio::test]
+async fn run_command_asks_first_and_stops_whole_process_groups() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("claude-code");
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let call = |args: Value| {
+        let (s, agent) = (&s, agent.clone());
+        async move {
+            s.call(&agent, "run_command", args).await["taskId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let answer = |id: String, response: Value| {
+        let (s, admin) = (&s, s.admin.clone());
+        async move {
+            s.wait_status(&admin, &id, "input_required").await;
+            let (status, _) = s
+                .v1_post(
+                    Some(&admin),
+                    &format!("/v1/tasks/{id}/input"),
+                    json!({"inputResponses": {"approve-command": response}}),
+                )
+                .await;
+            assert_eq!(status, 200);
+        }
+    };
+
+    // Declined: completed with isError, and the command never started.
+    let id = call(json!({"argv": ["touch", marker.to_str().unwrap()]})).await;
+    let waiting = s.wait_status(&agent, &id, "input_required").await;
+    let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        question.contains(&format!("touch {}", marker.display())),
+        "the exact command is shown: {question}"
+    );
+    answer(id.clone(), json!({"action": "decline"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("declined")
+    );
+    assert!(!marker.exists());
+
+    // Approved with "always allow": runs; progress and status come from the output.
+    let script = "for i in 1 2 3 4; do echo \"step $i/4\"; sleep 0.2; done; printf '\\377\\376 not utf8\\n'; exit 3";
+    let id = call(json!({"command": script})).await;
+    answer(
+        id.clone(),
+        json!({"action": "accept", "content": {"alwaysAllow": true}}),
+    )
+    .await;
+    let v = s
+        .wait_for(&agent, &id, "progress", |v| {
+            v["status"] == "completed"
+                || v["statusMessage"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("step"))
+        })
+        .await;
+    let _ = v;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(
+        v["result"]["isError"], true,
+        "a non-zero exit is a completed task with isError"
+    );
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 3);
+    let tail = v["result"]["structuredContent"]["tail"].as_str().unwrap();
+    assert!(
+        tail.contains("step 4/4") && tail.contains("\u{fffd}\u{fffd} not utf8"),
+        "{tail}"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert!(
+        detail["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "progress"),
+        "progress parsed from 'step i/4'"
+    );
+
+    // The same command again is allowed by the saved policy: no question.
+    let id = call(json!({"command": script})).await;
+    let v = s
+        .wait_for(&agent, &id, "terminal", |v| {
+            v["status"] == "completed" || v["status"] == "input_required"
+        })
+        .await;
+    assert_eq!(v["status"], "completed");
+
+    // Cancel: a command that ignores SIGTERM and spawns children; nothing survives.
+    std::fs::write(dir.path().join("command-policy.json"), "{}").unwrap();
+    let pids = dir.path().join("pids");
+    let stubborn = format!(
+        "trap '' TERM; (trap '' TERM; sleep 300) & echo $! >> {p}; sleep 300 & echo $! >> {p}; echo $$ >> {p}; while true; do sleep 1; done",
+        p = pids.display()
+    );
+    let id = call(json!({"command": stubborn})).await;
+    answer(id.clone(), json!({"action": "accept"})).await;
+    let start = Instant::now();
+    while std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "command did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let all: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    s.rpc(Some(&agent), "tasks/cancel", json!({"taskId": id}), true)
+        .await
+        .result();
+    s.wait_status(&agent, &id, "cancelled").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for pid in all {
+        assert!(!pid_alive(pid), "process {pid} survived the cancel");
+    }
+
+    // Several megabytes of output: bounded in memory (tail) and on disk (log file cap).
+    let id =
+        call(json!({"command": "yes 'a line of output that repeats' | head -c 6000000"})).await;
+    answer(id.clone(), json!({"action": "accept"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(
+        v["result"]["structuredContent"]["tail"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .count(),
+        40
+    );
+    let log = v["result"]["structuredContent"]["log"].as_str().unwrap();
+    assert!(std::fs::metadata(log).unwrap().len() >= 5_000_000);
+
+    // Timeout: stopped and failed with a clear message.
+    let id = call(json!({"argv": ["sleep", "30"], "timeoutMs": 300})).await;
+    answer(id.clone(), json!({"action": "accept"})).await;
+    let v = s.wait_status(&agent, &id, "failed").await;
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 300 ms")
+    );
+}
+
+#[tokio::test]
+async fn taskdeck_run_wraps_a_command() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let port = s.port.to_string();
+    let out = tokio::process::Command::new(BIN)
+        .args([
+            "run",
+            "--port",
+            &port,
+            "--token",
+            &t,
+            "--name",
+            "build",
+            "--",
+            "sh",
+            "-c",
+            "echo 25%; echo half 2/4; echo to-stderr >&2; exit 7",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "exits with the command's code");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("25%") && stdout.contains("half 2/4"),
+        "output streams as usual: {stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("to-stderr"));
+    let (_, list) = s.v1_get(Some(&t), "/v1/tasks?tool=external").await;
+    let job = &list["tasks"][0];
+    assert_eq!(job["arguments"]["name"], "build");
+    let id = job["taskId"].as_str().unwrap();
+    let v = wait_job(&s, &t, id, |v| v["status"] == "completed").await;
+    assert_eq!(v["result"]["isError"], true);
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 7);
+
+    // Cancel pressed in Taskdeck stops the command (and what it started).
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "run",
+            "--port",
+            &port,
+            "--token",
+            &t,
+            "--",
+            "sh",
+            "-c",
+            "sleep 300 & sleep 300",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let id = loop {
+        let (_, list) = s
+            .v1_get(Some(&t), "/v1/tasks?tool=external&status=working")
+            .await;
+        if let Some(id) = list["tasks"][0]["taskId"].as_str() {
+            break id.to_string();
+        }
+        assert!(start.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (status, _) = s
+        .v1_post(Some(&t), &format!("/v1/jobs/{id}/cancel"), json!({}))
+        .await;
+    assert_eq!(status, 202);
+    let code = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("taskdeck run stopped")
+        .unwrap();
+    assert_eq!(code.code(), Some(128 + 15), "the command was terminated");
+    wait_job(&s, &t, &id, |v| v["status"] == "cancelled").await;
+
+    // Taskdeck not running: the command runs anyway and says so.
+    let out = tokio::process::Command::new(BIN)
+        .args([
+            "run",
+            "--port",
+            "1",
+            "--token",
+            "x",
+            "--",
+            "sh",
+            "-c",
+            "echo alone; exit 0",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("alone"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not running"));
+}
