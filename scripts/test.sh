@@ -6,8 +6,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
+# Chromium for the browser test; WebKitGTK & co. to build the desktop window; Xvfb, D-Bus, a
+# notification daemon, ImageMagick and WebKitWebDriver to drive the real window.
 need=()
-for pkg in chromium pkg-config; do
+for pkg in chromium pkg-config build-essential file libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev \
+  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth dbus-x11 dunst libnotify-bin \
+  imagemagick xdotool webkit2gtk-driver; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -34,6 +38,14 @@ fi
 if [ -f tests/browser/package.json ]; then
   (cd tests/browser && [ -d node_modules ] || npm ci --silent --no-audit --no-fund >/dev/null 2>&1 || npm install --silent --no-audit --no-fund >/dev/null)
   suite "UI in headless Chromium" env TASKDECK_BIN="$PWD/target/debug/taskdeck" node --test tests/browser/
+fi
+
+# The desktop build (Tauri window) in its own target dir, so the headless binary above stays as it is.
+suite "build desktop window" env CARGO_TARGET_DIR=target/desktop cargo build --features desktop --bins --quiet
+suite "desktop unit tests" env CARGO_TARGET_DIR=target/desktop cargo test --features desktop --lib --quiet
+if [ -x tests/desktop/run.sh ]; then
+  command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0 --quiet
+  suite "desktop window end to end" tests/desktop/run.sh "$PWD/target/desktop/debug/taskdeck"
 fi
 
 echo "taskdeck test suites: $passed passed, $failed failed"

@@ -1,7 +1,7 @@
 //! The `taskdeck` binary: parses the command line and hands over to a shell.
 //!
 //! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
-//! (clap); 3 unknown or duplicate token name. `taskdeck run` exits with its command's code.
+//! (clap); 3 unknown or duplicate token name. `taskdeck run` exits with its command's code; `taskdeck tasks` exits 4 when the API refuses.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -54,6 +54,19 @@ enum Command {
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
+    /// List, show, cancel and answer tasks (exit 4 when the API refuses)
+    Tasks {
+        #[command(subcommand)]
+        cmd: TasksCmd,
+        #[arg(long, global = true, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
+        port: u16,
+        /// [default: TASKDECK_TOKEN, else the admin token file]
+        #[arg(long, global = true, env = "TASKDECK_TOKEN")]
+        token: Option<String>,
+        /// Print the API's JSON
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
         /// claude-code, claude-desktop, vscode or cursor
@@ -70,6 +83,37 @@ enum Command {
         /// Print {client, title, target, kind, text} as JSON
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum TasksCmd {
+    /// Tasks, newest first
+    List {
+        /// Comma-separated statuses, e.g. working,input_required
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        tool: Option<String>,
+        /// Free text over tool, arguments, status messages and results
+        #[arg(long, short)]
+        query: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// One task with its timeline
+    Show { task_id: String },
+    /// Request cancellation
+    Cancel { task_id: String },
+    /// Answer one input request: accept (with --content JSON), decline or cancel
+    Answer {
+        task_id: String,
+        key: String,
+        #[arg(value_parser = ["accept", "decline", "cancel"])]
+        action: String,
+        /// The form's values as a JSON object, for accept
+        #[arg(long)]
+        content: Option<String>,
     },
 }
 
@@ -164,6 +208,45 @@ fn main() -> ExitCode {
             },
             &config_dir,
         ),
+        Some(Command::Tasks {
+            cmd,
+            port,
+            token,
+            json,
+        }) => {
+            use taskdeck::shell::tasks_cli::{self, TasksCommand};
+            let token = token
+                .or_else(|| std::fs::read_to_string(auth::admin_token_path(&config_dir)).ok())
+                .map(|t| t.trim().to_string())
+                .unwrap_or_default();
+            let cmd = match cmd {
+                TasksCmd::List {
+                    status,
+                    tool,
+                    query,
+                    limit,
+                } => TasksCommand::List {
+                    status,
+                    tool,
+                    query,
+                    limit,
+                },
+                TasksCmd::Show { task_id } => TasksCommand::Show { task_id },
+                TasksCmd::Cancel { task_id } => TasksCommand::Cancel { task_id },
+                TasksCmd::Answer {
+                    task_id,
+                    key,
+                    action,
+                    content,
+                } => TasksCommand::Answer {
+                    task_id,
+                    key,
+                    action,
+                    content,
+                },
+            };
+            tasks_cli::run(cmd, port, &token, json)
+        }
         Some(Command::McpConfig {
             client,
             name,

@@ -548,6 +548,14 @@ class Suite:
         d = self.desktop
         if not (d and d.wd and d.wd.sid):
             return
+        if d.proc:
+            procs = []
+            for pid in process_group_alive(d.proc.pid):
+                try:
+                    procs.append(f"{pid} {Path(f'/proc/{pid}/cmdline').read_bytes().replace(bytes(1), b' ').decode()[:100]}")
+                except OSError:
+                    pass
+            log("  processes of the window: " + "; ".join(procs))
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
         try:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)

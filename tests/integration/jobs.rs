@@ -505,3 +505,61 @@ async fn taskdeck_run_wraps_a_command() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("alone"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not running"));
 }
+
+#[tokio::test]
+async fn tasks_cli_lists_shows_answers_and_cancels() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let id = s
+        .call(&t, "request_approval", json!({"message": "Ship it?"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&t, &id, "input_required").await;
+    let cli = |args: &[&str]| {
+        let mut full = vec!["tasks"];
+        full.extend_from_slice(args);
+        let port = s.port.to_string();
+        let (token, port2) = (t.clone(), port.clone());
+        let full: Vec<String> = full
+            .iter()
+            .map(|a| a.to_string())
+            .chain(["--port".into(), port2, "--token".into(), token])
+            .collect();
+        std::process::Command::new(BIN)
+            .args(&full)
+            .output()
+            .unwrap()
+    };
+    let out = cli(&["list", "--status", "input_required", "--json"]);
+    assert!(out.status.success());
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list["tasks"][0]["taskId"], id.as_str());
+    let out = cli(&["list"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    let out = cli(&[
+        "answer",
+        &id,
+        "approval",
+        "accept",
+        "--content",
+        "{\"note\": \"ok\"}",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = s.wait_status(&t, &id, "completed").await;
+    assert_eq!(v["result"]["structuredContent"]["content"]["note"], "ok");
+    let out = cli(&["show", &id]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("inputAnswered") && shown.contains("completed"),
+        "{shown}"
+    );
+    let out = cli(&["cancel", "no-such-task"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Task not found"));
+}

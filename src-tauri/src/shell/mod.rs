@@ -7,3 +7,4 @@
 pub mod paths;
 pub mod run_cli;
 pub mod serve;
+pub mod tasks_cli;

@@ -1,0 +1,162 @@
+//! `taskdeck tasks list|show|cancel|answer`: the `/v1` API from the command line, for people and
+//! scripts (`--json` prints the API's JSON unchanged).
+//!
+//! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
+//! (unknown task, invalid answer...; its problem detail is printed).
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+/// One `taskdeck tasks` command.
+pub enum TasksCommand {
+    List {
+        status: Option<String>,
+        tool: Option<String>,
+        query: Option<String>,
+        limit: usize,
+    },
+    Show {
+        task_id: String,
+    },
+    Cancel {
+        task_id: String,
+    },
+    Answer {
+        task_id: String,
+        key: String,
+        action: String,
+        content: Option<String>,
+    },
+}
+
+/// Runs `cmd` against the server on `port` with `token`.
+pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taskdeck: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let request = match &cmd {
+            TasksCommand::List {
+                status,
+                tool,
+                query,
+                limit,
+            } => {
+                let mut q = vec![("limit", limit.to_string())];
+                for (k, v) in [("status", status), ("tool", tool), ("q", query)] {
+                    if let Some(v) = v {
+                        q.push((k, v.clone()));
+                    }
+                }
+                http.get(format!("{base}/v1/tasks")).query(&q)
+            }
+            TasksCommand::Show { task_id } => http.get(format!("{base}/v1/tasks/{task_id}")),
+            TasksCommand::Cancel { task_id } => {
+                http.post(format!("{base}/v1/tasks/{task_id}/cancel"))
+            }
+            TasksCommand::Answer {
+                task_id,
+                key,
+                action,
+                content,
+            } => {
+                let mut answer = json!({"action": action});
+                if let Some(c) = content {
+                    match serde_json::from_str::<Value>(c) {
+                        Ok(v) => answer["content"] = v,
+                        Err(e) => {
+                            eprintln!("taskdeck: --content must be a JSON object: {e}");
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
+                http.post(format!("{base}/v1/tasks/{task_id}/input"))
+                    .json(&json!({"inputResponses": {key: answer}}))
+            }
+        };
+        let resp = match request.bearer_auth(token).send().await {
+            Ok(r) => r,
+            Err(_) => {
+                eprintln!("taskdeck: Taskdeck is not running at {base}");
+                return ExitCode::from(1);
+            }
+        };
+        let status = resp.status();
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            eprintln!(
+                "taskdeck: {} ({status})",
+                body["detail"].as_str().unwrap_or("request refused")
+            );
+            return ExitCode::from(if status.is_client_error() { 4 } else { 1 });
+        }
+        if as_json {
+            println!("{body}");
+            return ExitCode::SUCCESS;
+        }
+        match cmd {
+            TasksCommand::List { .. } => {
+                for t in body["tasks"].as_array().into_iter().flatten() {
+                    println!("{}", row(t));
+                }
+                if let Some(c) = body["nextCursor"].as_str() {
+                    eprintln!("(more: --json shows nextCursor {c})");
+                }
+            }
+            TasksCommand::Show { .. } => {
+                let t = &body["task"];
+                println!("{}", row(t));
+                println!("arguments: {}", t["arguments"]);
+                if let Some(r) = t.get("result") {
+                    println!("result: {r}");
+                }
+                if let Some(e) = t.get("error") {
+                    println!("error: {e}");
+                }
+                for (k, r) in t["inputRequests"].as_object().into_iter().flatten() {
+                    println!(
+                        "waiting for input {k}: {}",
+                        r["params"]["message"].as_str().unwrap_or("")
+                    );
+                }
+                for e in body["timeline"].as_array().into_iter().flatten() {
+                    println!(
+                        "  {}  {:<16} {}",
+                        e["at"].as_str().unwrap_or(""),
+                        e["kind"].as_str().unwrap_or(""),
+                        e["data"]
+                    );
+                }
+            }
+            TasksCommand::Cancel { .. } => println!("cancel requested: {}", row(&body["task"])),
+            TasksCommand::Answer { .. } => {
+                println!(
+                    "accepted: {}  ignored: {}",
+                    body["accepted"], body["ignored"]
+                );
+            }
+        }
+        ExitCode::SUCCESS
+    })
+}
+
+fn row(t: &Value) -> String {
+    format!(
+        "{:<36}  {:<14}  {:<20}  {:<14}  {}",
+        t["taskId"].as_str().unwrap_or(""),
+        t["status"].as_str().unwrap_or(""),
+        t["tool"].as_str().unwrap_or(""),
+        t["principal"].as_str().unwrap_or(""),
+        t["statusMessage"].as_str().unwrap_or("")
+    )
+}
