@@ -73,7 +73,11 @@ def wait_for(fn, what: str, timeout: float = 15.0, interval: float = 0.1):
             last = fn()
             if last:
                 return last
-        except (WebDriverError, TransportError, OSError, ValueError, KeyError) as e:
+        except WebDriverError as e:
+            if e.error == "invalid session id":
+                raise  # the window is gone: waiting longer cannot help
+            last = e
+        except (TransportError, OSError, ValueError, KeyError) as e:
             last = e
         if time.monotonic() > deadline:
             raise Failure(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
@@ -424,7 +428,10 @@ class Desktop:
                 start_new_session=True,
             )
         self.wd = WebDriver(f"http://127.0.0.1:{wd_port}")
+        native = WebDriver(f"http://127.0.0.1:{native_port}")
+        # tauri-driver answers /status itself; a session needs WebKitWebDriver to listen too.
         wait_for(lambda: self.proc.poll() is None and self.wd._once("GET", "/status", timeout=2) is not None, "tauri-driver to answer /status", timeout=15)
+        wait_for(lambda: self.proc.poll() is None and (native._once("GET", "/status", timeout=2) or {}).get("ready"), "WebKitWebDriver to be ready", timeout=15)
         t = time.monotonic()
         caps = self.wd.new_session({"alwaysMatch": {"tauri:options": {"application": str(self.launcher)}}})
         log(f"WebDriver session {self.wd.sid[:8]} on {caps['capabilities'].get('browserName')} {caps['capabilities'].get('browserVersion')} ({time.monotonic() - t:.1f}s)")

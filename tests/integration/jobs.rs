@@ -563,3 +563,141 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Task not found"));
 }
+
+/// A small remote API with long-running operations, on loopback: `POST /ops` answers 202 with
+/// `Location: /ops/{n}` and `Retry-After: 1`; the monitor fails once with 503, then says
+/// "running" (again with Retry-After), then "succeeded". `DELETE /ops/{n}` is recorded.
+async fn remote_api() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::{
+        Router,
+        extract::{Path, State},
+        http::{HeaderMap, StatusCode},
+        routing::{get, post},
+    };
+    use std::sync::{Arc, Mutex};
+    type Log = Arc<Mutex<Vec<String>>>;
+    let log: Log = Arc::new(Mutex::new(Vec::new()));
+    let app = Router::new()
+        .route(
+            "/ops",
+            post(|State(log): State<Log>| async move {
+                log.lock().unwrap().push("POST /ops".into());
+                let mut h = HeaderMap::new();
+                h.insert("location", "/ops/1".parse().unwrap());
+                h.insert("retry-after", "1".parse().unwrap());
+                (StatusCode::ACCEPTED, h, r#"{"status":"accepted"}"#)
+            }),
+        )
+        .route(
+            "/bad",
+            post(|| async { (StatusCode::BAD_REQUEST, r#"{"error":"missing field"}"#) }),
+        )
+        .route(
+            "/ops/{n}",
+            get(|State(log): State<Log>, Path(n): Path<u32>| async move {
+                let polls = {
+                    let mut l = log.lock().unwrap();
+                    l.push(format!("GET /ops/{n}"));
+                    l.iter().filter(|e| **e == format!("GET /ops/{n}")).count()
+                };
+                let mut h = HeaderMap::new();
+                match (n, polls) {
+                    (_, 1) => (StatusCode::SERVICE_UNAVAILABLE, h, "busy".to_string()),
+                    (1, 2) | (2, _) => {
+                        h.insert("retry-after", "1".parse().unwrap());
+                        (StatusCode::OK, h, r#"{"status":"running"}"#.to_string())
+                    }
+                    _ => (
+                        StatusCode::OK,
+                        h,
+                        r#"{"status":"succeeded","output":42}"#.to_string(),
+                    ),
+                }
+            })
+            .delete(|State(log): State<Log>, Path(n): Path<u32>| async move {
+                log.lock().unwrap().push(format!("DELETE /ops/{n}"));
+                StatusCode::NO_CONTENT
+            }),
+        )
+        .with_state(log.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, log)
+}
+
+#[tokio::test]
+async fn wait_for_http_job_follows_202_location_retry_after() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let (remote, log) = remote_api().await;
+    let started = Instant::now();
+    let id = s
+        .call(
+            &t,
+            "wait_for_http_job",
+            json!({"url": format!("{remote}/ops"), "body": {"export": "all"}}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = s.wait_status(&t, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["body"],
+        json!({"status": "succeeded", "output": 42})
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["POST /ops", "GET /ops/1", "GET /ops/1", "GET /ops/1"],
+        "one 503 retried, Retry-After honoured"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(1900),
+        "waited as the server asked (Retry-After: 1 twice)"
+    );
+
+    // A 4xx is a clear tool error at once.
+    let id = s
+        .call(
+            &t,
+            "wait_for_http_job",
+            json!({"url": format!("{remote}/bad"), "body": {}}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = s.wait_status(&t, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 400")
+    );
+
+    // Cancelling while following a monitor sends DELETE to it.
+    let id = s
+        .call(
+            &t,
+            "wait_for_http_job",
+            json!({"monitor": format!("{remote}/ops/2")}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_for(&t, &id, "polling", |v| {
+        v["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("running"))
+    })
+    .await;
+    s.rpc(Some(&t), "tasks/cancel", json!({"taskId": id}), true)
+        .await
+        .result();
+    s.wait_status(&t, &id, "cancelled").await;
+    assert!(log.lock().unwrap().contains(&"DELETE /ops/2".to_string()));
+}

@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod external;
 pub mod fixtures;
+pub mod http_job;
 pub mod output;
 pub mod policy;
 pub mod process;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 use crate::engine::Engine;
 
-/// Registers the tools every Taskdeck serves (`request_approval`, `run_command`, external jobs), plus the
+/// Registers the tools every Taskdeck serves (`request_approval`, `run_command`, `wait_for_http_job`, external jobs), plus the
 /// conformance suite's fixture task tools when `fixtures` is set. Returns the external-jobs tool
 /// (the jobs API relays runners' reports to it).
 pub fn register_all(
@@ -25,6 +26,7 @@ pub fn register_all(
 ) -> Arc<external::ExternalJobs> {
     engine.register_tool(Arc::new(approval::RequestApproval::new()));
     engine.register_tool(Arc::new(run_command::RunCommand::new(config_dir, data_dir)));
+    engine.register_tool(Arc::new(http_job::WaitForHttpJob::new()));
     let external = external::ExternalJobs::new();
     engine.register_tool(external.clone());
     if fixtures {
