@@ -563,6 +563,15 @@ class Suite:
                 except OSError:
                     pass
             log("  processes of the window: " + "; ".join(procs))
+        try:
+            wins = subprocess.run(["xdotool", "search", "--name", "Taskdeck"], capture_output=True, text=True, timeout=5).stdout.split()
+            log(f"  X windows named Taskdeck: {wins}")
+        except (OSError, subprocess.SubprocessError):
+            pass
+        for f in (d.app_err, d.driver_log):
+            if f.exists():
+                tail = f.read_text(errors="replace")[-1500:]
+                log(f"  tail of {f.name}:\n    " + "\n    ".join(tail.splitlines()))
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
         try:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -358,3 +358,42 @@ async fn connect_an_agent_creates_a_working_token() {
     let (_, me) = s.v1_get(Some(cli_token), "/v1/me").await;
     assert_eq!(me["principal"], "cursor-1");
 }
+
+#[tokio::test]
+async fn openapi_document_covers_every_route() {
+    let s = Server::start(&[]).await;
+    let (status, doc) = s.v1_get(Some(&s.admin), "/v1/openapi.json").await;
+    assert_eq!(status, 200);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, methods) in [
+        ("/v1/tasks", vec!["get"]),
+        ("/v1/tasks/{task_id}", vec!["get"]),
+        ("/v1/tasks/{task_id}/input", vec!["post"]),
+        ("/v1/tasks/{task_id}/cancel", vec!["post"]),
+        ("/v1/events", vec!["get"]),
+        ("/v1/me", vec!["get"]),
+        ("/v1/tools", vec!["get"]),
+        ("/v1/agents", vec!["get", "post"]),
+        ("/v1/jobs", vec!["post"]),
+        ("/v1/jobs/{task_id}", vec!["get", "delete"]),
+        ("/v1/jobs/{task_id}/cancel", vec!["post"]),
+        ("/v1/jobs/{task_id}/report", vec!["post"]),
+    ] {
+        for m in methods {
+            assert!(
+                paths.get(path).and_then(|p| p.get(m)).is_some(),
+                "{m} {path} missing from the OpenAPI document"
+            );
+        }
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    assert!(doc["components"]["schemas"]["ReportBody"]["properties"]["statusMessage"].is_object());
+}

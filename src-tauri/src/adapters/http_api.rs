@@ -12,6 +12,7 @@
 //! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
 //! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken |
 //! | `GET /v1/agents` (admin) | `{agents: [{name, createdAt, revoked}]}` |
+//! | `GET /v1/openapi.json` | the OpenAPI 3.1 document of `/v1`, generated from this code |
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -74,20 +75,32 @@ pub fn router(engine: Engine) -> Router {
         .route("/v1/events", get(events))
         .route("/v1/me", get(me))
         .route("/v1/agents", get(list_agents).post(create_agent))
+        .route("/v1/openapi.json", get(openapi))
         .route("/v1/tools", get(tools))
         .with_state(engine)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// Comma-separated statuses (working, input_required, completed, failed, cancelled).
     status: Option<String>,
+    /// Only this tool.
     tool: Option<String>,
+    /// Only this principal (the admin only; others always see their own).
     principal: Option<String>,
+    /// Free text over tool, arguments, status message, result and taskId.
     q: Option<String>,
+    /// `nextCursor` of the previous page.
     cursor: Option<String>,
+    /// Page size, 1..=1000 (default 100).
     limit: Option<usize>,
 }
 
+/// Tasks visible to the caller, newest first.
+#[utoipa::path(get, path = "/v1/tasks", params(ListQuery), tag = "tasks",
+    responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}}`", body = Object),
+              (status = 400, description = "unknown status or invalid cursor", content_type = "application/problem+json")))]
 async fn list_tasks(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -141,6 +154,10 @@ async fn list_tasks(
     }
 }
 
+/// One task with its timeline and input rounds.
+#[utoipa::path(get, path = "/v1/tasks/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "tasks",
+    responses((status = 200, description = "`{task, timeline: [Event], inputRounds: [InputRound]}`", body = Object),
+              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
 async fn get_task(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -166,12 +183,19 @@ async fn get_task(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct AnswerBody {
+    /// Request key → answer (`{action: accept|decline|cancel, content?}` for elicitations).
     input_responses: Map<String, Value>,
 }
 
+/// Answers outstanding input requests (SEP-2663 semantics: partial answers taken, others ignored).
+#[utoipa::path(post, path = "/v1/tasks/{task_id}/input", params(("task_id" = String, Path, description = "taskId")), request_body = AnswerBody, tag = "tasks",
+    responses((status = 200, description = "`{accepted: [key], ignored: [key], task}`", body = Object),
+              (status = 400, description = "malformed body", content_type = "application/problem+json"),
+              (status = 404, description = "unknown task", content_type = "application/problem+json"),
+              (status = 422, description = "an answer fails its schema; nothing recorded", content_type = "application/problem+json")))]
 async fn answer(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -200,6 +224,10 @@ async fn answer(
     }
 }
 
+/// Requests cancellation (cooperative; idempotent).
+#[utoipa::path(post, path = "/v1/tasks/{task_id}/cancel", params(("task_id" = String, Path, description = "taskId")), tag = "tasks",
+    responses((status = 202, description = "`{task}`", body = Object),
+              (status = 404, description = "unknown task", content_type = "application/problem+json")))]
 async fn cancel(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -217,10 +245,14 @@ async fn cancel(
     }
 }
 
+/// The caller's principal.
+#[utoipa::path(get, path = "/v1/me", tag = "auth", responses((status = 200, description = "`{principal, admin}`", body = Object)))]
 async fn me(Extension(p): Extension<Principal>) -> Response {
     Json(json!({"principal": p.name, "admin": p.admin})).into_response()
 }
 
+/// The task tools.
+#[utoipa::path(get, path = "/v1/tools", tag = "tasks", responses((status = 200, description = "`{tools: [{name, title, description, inputSchema}]}`", body = Object)))]
 async fn tools(State(engine): State<Engine>) -> Response {
     let tools: Vec<Value> = engine
         .tools()
@@ -230,8 +262,10 @@ async fn tools(State(engine): State<Engine>) -> Response {
     Json(json!({"tools": tools})).into_response()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct EventsQuery {
+    /// Resume after this event id (like `Last-Event-ID`).
     since: Option<i64>,
 }
 
@@ -247,6 +281,8 @@ fn change_event(change: &Change) -> Event {
 /// `id` is the timeline event id. With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
 /// to reload its list.
+#[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
+    responses((status = 200, description = "Server-Sent Events: `change` events `{event, task}` with `id` = event id; `resync` when the client fell behind", content_type = "text/event-stream")))]
 async fn events(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -313,8 +349,9 @@ async fn events(
     resp
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 struct AgentBody {
+    /// Principal name: 1-64 letters, digits, `-`, `_`, `.`.
     name: String,
 }
 
@@ -323,6 +360,11 @@ fn admin_only(p: &Principal) -> Option<Response> {
 }
 
 /// `POST /v1/agents`: a token for a new agent principal, with ready-to-paste client configs.
+#[utoipa::path(post, path = "/v1/agents", request_body = AgentBody, tag = "auth",
+    responses((status = 201, description = "`{name, token, mcpUrl, configs: [{client, title, target, kind, text}]}`", body = Object),
+              (status = 403, description = "not the admin", content_type = "application/problem+json"),
+              (status = 409, description = "name taken", content_type = "application/problem+json"),
+              (status = 422, description = "bad name", content_type = "application/problem+json")))]
 async fn create_agent(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -366,6 +408,9 @@ async fn create_agent(
 }
 
 /// `GET /v1/agents`: token names (never secrets).
+#[utoipa::path(get, path = "/v1/agents", tag = "auth",
+    responses((status = 200, description = "`{agents: [{name, createdAt, revoked}]}`", body = Object),
+              (status = 403, description = "not the admin", content_type = "application/problem+json")))]
 async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Principal>) -> Response {
     if let Some(r) = admin_only(&p) {
         return r;
@@ -374,4 +419,34 @@ async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Princ
         Ok(tokens) => Json(json!({"agents": tokens})).into_response(),
         Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
+}
+
+/// The OpenAPI 3.1 document of `/v1`, generated from the handlers' annotations.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents and jobs. Every route needs `Authorization: Bearer <token>`; errors are RFC 9457 problem documents."),
+    paths(list_tasks, get_task, answer, cancel, me, tools, events, create_agent, list_agents,
+          super::jobs_api::create, super::jobs_api::status, super::jobs_api::cancel_delete, super::jobs_api::cancel, super::jobs_api::report),
+    components(schemas(AnswerBody, AgentBody, super::jobs_api::CreateBody, super::jobs_api::ReportBody, super::jobs_api::ReportProgress, super::jobs_api::ReportError)),
+    modifiers(&BearerAuth),
+    security(("bearer" = []))
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// `GET /v1/openapi.json`.
+async fn openapi() -> Response {
+    Json(<ApiDoc as utoipa::OpenApi>::openapi()).into_response()
 }

@@ -41,7 +41,7 @@ pub struct JobsState {
 pub fn router(state: JobsState) -> Router {
     Router::new()
         .route("/v1/jobs", post(create))
-        .route("/v1/jobs/{task_id}", get(status).delete(cancel))
+        .route("/v1/jobs/{task_id}", get(status).delete(cancel_delete))
         .route("/v1/jobs/{task_id}/cancel", post(cancel))
         .route("/v1/jobs/{task_id}/report", post(report))
         .with_state(state)
@@ -66,16 +66,27 @@ fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Respon
     resp
 }
 
-#[derive(Deserialize)]
+/// Start a job: `{tool, arguments}` (any task tool) or `{external: {name, heartbeatMs?, ...}}`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateBody {
+pub struct CreateBody {
+    /// A task tool, e.g. `run_command`.
     tool: Option<String>,
+    /// The tool's arguments.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     arguments: Option<Map<String, Value>>,
+    /// Register work this program runs itself and reports on.
+    #[schema(value_type = Option<Object>)]
     external: Option<Map<String, Value>>,
 }
 
-async fn create(
+/// Starts a job (RFC 9110 §15.3.3).
+#[utoipa::path(post, path = "/v1/jobs", request_body = CreateBody, tag = "jobs",
+    responses((status = 202, description = "the task; `Location: /v1/jobs/{taskId}`, `Retry-After` in s", body = Object),
+              (status = 400, description = "malformed body", content_type = "application/problem+json"),
+              (status = 422, description = "unknown tool or invalid arguments", content_type = "application/problem+json")))]
+pub(crate) async fn create(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
     body: Result<Json<CreateBody>, axum::extract::rejection::JsonRejection>,
@@ -122,7 +133,11 @@ async fn create(
     }
 }
 
-async fn status(
+/// The job's status monitor.
+#[utoipa::path(get, path = "/v1/jobs/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
+    responses((status = 200, description = "the task, result/error inline when terminal; `Retry-After` while not terminal", body = Object),
+              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
+pub(crate) async fn status(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
     Path(id): Path<String>,
@@ -133,7 +148,11 @@ async fn status(
     }
 }
 
-async fn cancel(
+/// Requests cancellation.
+#[utoipa::path(post, path = "/v1/jobs/{task_id}/cancel", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
+    responses((status = 202, description = "the task", body = Object),
+              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
+pub(crate) async fn cancel(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
     Path(id): Path<String>,
@@ -147,14 +166,27 @@ async fn cancel(
     }
 }
 
+/// `DELETE /v1/jobs/{taskId}`: the same as `POST .../cancel`.
+#[utoipa::path(delete, path = "/v1/jobs/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
+    responses((status = 202, description = "the task", body = Object),
+              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
+pub(crate) async fn cancel_delete(
+    state: State<JobsState>,
+    p: Extension<Principal>,
+    id: Path<String>,
+) -> Response {
+    cancel(state, p, id).await
+}
+
 /// A runner's report on its external job. Every field is optional; any report is a heartbeat.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReportBody {
     /// `{current, total?, message?}`.
     pub progress: Option<ReportProgress>,
     pub status_message: Option<String>,
     /// The final CallToolResult (`{content, structuredContent?, isError?}`): completes the job.
+    #[schema(value_type = Option<Object>)]
     pub result: Option<Map<String, Value>>,
     /// A JSON-RPC error `{code, message, data?}`: fails the job.
     pub error: Option<ReportError>,
@@ -164,7 +196,7 @@ pub struct ReportBody {
 }
 
 /// Progress in a report.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 pub struct ReportProgress {
     pub current: f64,
     pub total: Option<f64>,
@@ -172,14 +204,21 @@ pub struct ReportProgress {
 }
 
 /// A JSON-RPC error in a report.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 pub struct ReportError {
     pub code: i64,
     pub message: String,
+    #[schema(value_type = Option<Object>)]
     pub data: Option<Value>,
 }
 
-async fn report(
+/// An external runner's report (any report is also a heartbeat).
+#[utoipa::path(post, path = "/v1/jobs/{task_id}/report", params(("task_id" = String, Path, description = "taskId")), request_body = ReportBody, tag = "jobs",
+    responses((status = 200, description = "`{task, cancelRequested}`", body = Object),
+              (status = 202, description = "the report ends the job", body = Object),
+              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json"),
+              (status = 409, description = "not an external job, or already settled", content_type = "application/problem+json")))]
+pub(crate) async fn report(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
     Path(id): Path<String>,
