@@ -4,7 +4,7 @@
 #
 #   tests/desktop/run.sh [path/to/taskdeck]        (default: target/debug/taskdeck, desktop build)
 #
-# Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor), dunst,
+# Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst, xdotool,
 # webkit2gtk-driver (WebKitWebDriver), tauri-driver (cargo install tauri-driver; or set
 # TAURI_DRIVER=/path), python3 (standard library only).
 #
@@ -72,7 +72,7 @@ finish() { # passed failed
 BIN_ARG=${1:-$REPO/target/debug/taskdeck}
 TAURI_DRIVER=${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}
 missing=
-for tool in xvfb-run xauth dbus-run-session dbus-monitor dbus-send dunst WebKitWebDriver python3 timeout; do
+for tool in xvfb-run xauth dbus-run-session dbus-monitor dbus-send dunst xdotool WebKitWebDriver python3 timeout; do
   command -v "$tool" >/dev/null || missing="$missing $tool"
 done
 [ -x "$TAURI_DRIVER" ] || missing="$missing tauri-driver($TAURI_DRIVER)"
@@ -90,10 +90,20 @@ cp "$BIN_ARG" "$WORK/taskdeck"
 # Every process of this run inherits this marker, so that leftovers can be found exactly.
 MARK="TASKDECK_E2E_RUN=$(basename "$WORK")"
 
+# `timeout` runs in its own process group; Ctrl-C or a TERM here is passed on to it (and from it
+# to the whole run, whose test then stops the window it started).
 env "$MARK" TASKDECK_E2E_INNER=1 TASKDECK_E2E_WORK="$WORK" TAURI_DRIVER="$TAURI_DRIVER" \
-  timeout -k 10 170 \
-  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck"
-rc=$?
+  timeout -k 10 "${TASKDECK_E2E_TIMEOUT:-170}" \
+  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck" &
+tpid=$!
+trap 'kill -TERM "$tpid" 2>/dev/null' INT TERM
+rc=0
+wait "$tpid" || rc=$?
+while kill -0 "$tpid" 2>/dev/null; do
+  rc=0
+  wait "$tpid" || rc=$?
+done
+trap - INT TERM
 
 # Processes of this run still alive (not zombies): a test failure, then ended by pid.
 ours() {
@@ -116,8 +126,11 @@ passed=0 failed=1
 if [ -f "$WORK/summary" ]; then
   read -r passed failed <"$WORK/summary"
 fi
-if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-  echo "the test run ended with status $rc" >&2
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  echo "FAIL  the run took longer than ${TASKDECK_E2E_TIMEOUT:-170} s and was stopped" >&2
+  [ -f "$WORK/summary" ] && failed=$((failed + 1))
+elif [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "FAIL  the test run ended with status $rc" >&2
   failed=1
 fi
 if [ -n "$strays" ]; then

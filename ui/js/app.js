@@ -350,13 +350,14 @@ function renderChips() {
     clear(wrap);
     for (const key of wantKeys) wrap.appendChild(make(key, key === 'all' ? 'All' : statusLabel(key), 0, false));
   }
+  // Runs on every list frame: write only what changed.
   for (const btn of wrap.querySelectorAll('button.chip')) {
     const key = btn.dataset.status;
     const count = key === 'all' ? all : counts[key] || 0;
     const pressed = key === 'all' ? state.statusFilter.size === 0 : state.statusFilter.has(key);
-    btn.setAttribute('aria-pressed', String(pressed));
-    btn.querySelector('.chip-count').textContent = formatCount(count);
-    btn.setAttribute('aria-label', `${key === 'all' ? 'All statuses' : statusLabel(key)}: ${formatCount(count)} task${count === 1 ? '' : 's'}`);
+    setAttr(btn, 'aria-pressed', String(pressed));
+    setText(btn.querySelector('.chip-count'), formatCount(count));
+    setAttr(btn, 'aria-label', `${key === 'all' ? 'All statuses' : statusLabel(key)}: ${formatCount(count)} task${count === 1 ? '' : 's'}`);
   }
 }
 
@@ -374,8 +375,16 @@ function renderFooter() {
   else if (state.loadingMore) text = `${formatCount(m.length)} loaded · loading more…`;
   else if (m.nextCursor) text = `${formatCount(m.length)} loaded · more load as you scroll`;
   else text = `${formatCount(m.length)} task${m.length === 1 ? '' : 's'}`;
-  el.textContent = text;
+  setText(el, text);
   el.classList.toggle('error', !!state.loadError);
+}
+
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
 function renderEmpty() {

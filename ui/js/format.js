@@ -92,9 +92,12 @@ export function oneLine(text, max = 200) {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
-/** "1,234,567" */
+const COUNT_FORMAT = new Intl.NumberFormat('en-US');
+
+/** "1,234,567" (one shared formatter: toLocaleString builds a new one per call, which shows
+ * up in profiles when the status chips are redrawn on every frame of a busy stream). */
 export function formatCount(n) {
-  return Number(n || 0).toLocaleString('en-US');
+  return COUNT_FORMAT.format(Number(n || 0));
 }
 
 /** "512 B", "1.5 KB", "3.2 MB" (1024 steps). */

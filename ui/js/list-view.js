@@ -79,26 +79,45 @@ export class ListView {
   render() {
     const m = this.model;
     const n = m.length;
-    this.container.setAttribute('aria-rowcount', String(n));
-    this.spacer.style.height = `${n * ROW_HEIGHT}px`;
+    const rowCount = String(n);
+    if (this.container.getAttribute('aria-rowcount') !== rowCount) this.container.setAttribute('aria-rowcount', rowCount);
+    const spacerHeight = `${n * ROW_HEIGHT}px`;
+    if (this.spacer.style.height !== spacerHeight) this.spacer.style.height = spacerHeight;
     const top = this.container.scrollTop;
     const height = this.container.clientHeight || 600;
     const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(n - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
-    const needed = Math.max(0, last - first + 1);
-    while (this.pool.length < needed) this.pool.push(this.makeRow(this.pool.length));
+    // A row keeps its task while that task stays in range: scrolling, or a task inserted above,
+    // only moves it (a transform). Only rows that come into range are filled, so a frame costs
+    // a few rows' worth of DOM writes instead of every row's.
+    const wanted = new Set();
+    for (let i = first; i <= last; i++) wanted.add(m.at(i).id);
+    const kept = new Map();
+    const free = [];
+    for (const row of this.pool) {
+      if (row.key !== null && wanted.has(row.key) && !kept.has(row.key)) kept.set(row.key, row);
+      else free.push(row);
+    }
+    free.reverse(); // reuse in slot order (pop takes the lowest slot first)
     const now = Date.now();
-    for (let slot = 0; slot < this.pool.length; slot++) {
-      const row = this.pool[slot];
-      const index = first + slot;
-      if (slot >= needed || index > last) {
-        if (!row.el.hidden) row.el.hidden = true;
-        row.index = -1;
-        continue;
-      }
+    for (let index = first; index <= last; index++) {
       const entry = m.at(index);
-      row.el.hidden = false;
+      let row = kept.get(entry.id);
+      if (!row) {
+        row = free.pop();
+        if (!row) {
+          row = this.makeRow(this.pool.length);
+          this.pool.push(row);
+        }
+        row.key = entry.id;
+      }
+      if (row.el.hidden) row.el.hidden = false;
       this.fillRow(row, index, entry.task, now);
+    }
+    for (const row of free) {
+      if (!row.el.hidden) row.el.hidden = true;
+      row.index = -1;
+      row.key = null;
     }
     this.updateActiveDescendant();
     this.renderedVersion = m.version;
@@ -106,7 +125,8 @@ export class ListView {
   }
 
   makeRow(slot) {
-    const r = {};
+    // key: the id of the task the row shows (null when unused).
+    const r = { key: null, index: -1, task: null, tick: -1, selected: null };
     r.cb = h('input', { type: 'checkbox', class: 'row-check', tabindex: -1 });
     r.badgeSym = h('span', { class: 'badge-symbol', 'aria-hidden': 'true' });
     r.badgeText = h('span', { class: 'badge-text' });
@@ -135,19 +155,24 @@ export class ListView {
   }
 
   fillRow(r, index, t, now) {
-    const moved = r.index !== index;
-    r.index = index;
-    if (moved) r.el.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
-    r.el.setAttribute('aria-rowindex', String(index + 1));
+    if (r.index !== index) {
+      r.index = index;
+      r.el.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
+      r.el.setAttribute('aria-rowindex', String(index + 1));
+    }
     const selected = this.deps.isSelected(t.taskId);
     const isActive = index === this.active;
     const isOpen = this.deps.openTaskId() === t.taskId;
     r.el.classList.toggle('active', isActive);
     r.el.classList.toggle('open', isOpen);
     r.el.classList.toggle('selected', selected);
-    r.el.setAttribute('aria-selected', String(selected));
+    if (r.selected !== selected) {
+      r.selected = selected;
+      r.el.setAttribute('aria-selected', String(selected));
+    }
     if (r.cb.checked !== selected) r.cb.checked = selected;
-    if (r.task !== t || moved || r.tick !== this.tickCount) {
+    // The text depends only on the task (and the clock, re-read on each tick).
+    if (r.task !== t || r.tick !== this.tickCount) {
       r.task = t;
       r.tick = this.tickCount;
       const b = statusBadge(t);

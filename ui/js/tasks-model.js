@@ -290,6 +290,10 @@ export class InputInbox {
   constructor() {
     /** @type {Map<string, object>} */
     this.tasks = new Map();
+    /** Last state seen of tasks that left the inbox, so a late, older snapshot (e.g. the answer
+     *  to a cancel request arriving after the stream said "cancelled") cannot bring them back.
+     *  @type {Map<string, object>} */
+    this.left = new Map();
     this.version = 0;
   }
 
@@ -310,18 +314,28 @@ export class InputInbox {
   apply(task) {
     if (!task || typeof task.taskId !== 'string') return null;
     const current = this.tasks.get(task.taskId);
-    if (current && isStale(current, task)) return null;
+    const seen = current ?? this.left.get(task.taskId);
+    if (seen && isStale(seen, task)) return null;
     if (task.status === 'input_required') {
+      this.left.delete(task.taskId);
       this.tasks.set(task.taskId, task);
       this.version++;
       return current ? 'updated' : 'added';
     }
     if (current) {
       this.tasks.delete(task.taskId);
+      this.rememberLeft(task);
       this.version++;
       return 'removed';
     }
+    this.rememberLeft(task);
     return null;
+  }
+
+  rememberLeft(task) {
+    this.left.delete(task.taskId);
+    this.left.set(task.taskId, task);
+    if (this.left.size > 10000) this.left.delete(this.left.keys().next().value);
   }
 
   /** Newest first. */

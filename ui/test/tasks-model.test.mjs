@@ -214,3 +214,14 @@ test('100,000 rows: a live update near the end and an insert at the top stay fas
   assert.equal(list.get('t99500').progress.current, 500);
   assert.ok(took < 500, `took ${took} ms`);
 });
+
+test('a late, older snapshot does not bring a cancelled task back into the inbox', async () => {
+  const { InputInbox } = await import('../js/tasks-model.js');
+  const inbox = new InputInbox();
+  const waiting = { taskId: 't1', status: 'input_required', lastUpdatedAt: '2026-11-29T10:00:00.327Z', inputRequests: { a: {} } };
+  assert.equal(inbox.apply(waiting), 'added');
+  assert.equal(inbox.apply({ ...waiting, status: 'cancelled', lastUpdatedAt: '2026-11-29T10:00:00.333Z' }), 'removed');
+  // The cancel request's own answer (older: still input_required, cancelRequested) arrives last.
+  assert.equal(inbox.apply({ ...waiting, cancelRequested: true }), null);
+  assert.equal(inbox.size, 0);
+});

@@ -84,6 +84,14 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
                 .inner_size(1280.0, 820.0)
                 .min_inner_size(420.0, 320.0)
                 .build()?;
+            // Fit small screens: at most 90% of the monitor's work area.
+            if let Ok(Some(monitor)) = window.current_monitor() {
+                let scale = monitor.scale_factor();
+                let area = monitor.size().to_logical::<f64>(scale);
+                let (w, h) = ((area.width * 0.9).min(1280.0), (area.height * 0.9).min(820.0));
+                let _ = window.set_size(tauri::LogicalSize::new(w, h));
+                let _ = window.center();
+            }
             // Closing the window keeps Taskdeck (and notifications) running; the tray or a second
             // launch brings it back, the tray's Quit ends it.
             let hide = window.clone();

@@ -705,7 +705,11 @@ impl Engine {
                         t.error = Some(err);
                         TaskStatus::Failed
                     }
-                    Outcome::Cancelled => TaskStatus::Cancelled,
+                    Outcome::Cancelled => {
+                        // The last progress line (e.g. "Waiting for a human: ...") no longer holds.
+                        t.status_message = Some(if t.cancel_requested { "Cancelled on request" } else { "Cancelled" }.into());
+                        TaskStatus::Cancelled
+                    }
                 };
                 let outstanding = if t.status == TaskStatus::InputRequired {
                     store::supersede_inputs(w.conn, &id, None)?
