@@ -24,12 +24,33 @@
     ch.port2.postMessage(0);
   };
 
+  // The list's scroll position and height, cached from scroll events and a ResizeObserver:
+  // reading them in the MutationObserver callback would force a layout in the middle of the
+  // page's own frame and distort what is measured.
+  const geom = { top: 0, height: 0, list: null };
+  function watchGeometry() {
+    const list = document.getElementById('task-list');
+    if (!list || geom.list === list) return list;
+    geom.list = list;
+    geom.top = list.scrollTop;
+    geom.height = list.clientHeight;
+    list.addEventListener('scroll', () => (geom.top = list.scrollTop), { passive: true });
+    new ResizeObserver(() => (geom.height = list.clientHeight)).observe(list);
+    return list;
+  }
+  B.refreshGeometry = () => {
+    const list = watchGeometry();
+    if (!list) return;
+    geom.top = list.scrollTop;
+    geom.height = list.clientHeight;
+  };
+
   /** Rows inside the list's viewport, top to bottom: [{id, msg, badge}]. */
   function visibleRows() {
-    const list = document.getElementById('task-list');
+    const list = watchGeometry();
     if (!list) return [];
-    const top = list.scrollTop;
-    const bottom = top + list.clientHeight;
+    const top = geom.top;
+    const bottom = top + geom.height;
     const out = [];
     for (const el of list.querySelectorAll('.row')) {
       if (el.hidden) continue;
@@ -49,6 +70,7 @@
 
   /** Resolves `watch` when the rows in view are exactly the first ones of `ids`. */
   B.watchFor = (ids, inputType) => {
+    B.refreshGeometry();
     B.inputs = [];
     B.watch = { ids, inputType, done: false, t: null, painted: null };
   };
@@ -87,23 +109,28 @@
       });
   }
   B.startRecording = () => {
+    B.refreshGeometry();
     B.records = [];
     B.last = new Map();
     for (const r of visibleRows()) B.last.set(r.id, `${r.badge}|${r.msg}`);
+    B.arrivals = [];
     B.recording = true;
   };
   B.stopRecording = () => {
     B.recording = false;
-    return B.records;
+    const arrivals = B.arrivals;
+    B.arrivals = null;
+    return { records: B.records, arrivals };
   };
 
   const mo = new MutationObserver(() => {
     const now = performance.now();
     if (B.firstRow === null) {
-      const rows = visibleRows();
-      if (rows.length) {
+      // The top row (no geometry read: the page is still booting).
+      const idEl = document.querySelector('#task-list .row[aria-rowindex="1"]:not([hidden]) .row-id[title]');
+      if (idEl) {
         B.firstRow = now;
-        B.firstRowId = rows[0].id;
+        B.firstRowId = idEl.title;
         afterPaint(() => (B.firstRowPainted = performance.now()));
       }
     }
@@ -120,9 +147,33 @@
     const rec = { url: String(input && input.url ? input.url : input), start: performance.now(), headers: null };
     B.fetches.push(rec);
     const p = realFetch.call(this, input, init);
-    p.then(() => (rec.headers = performance.now()), () => {});
+    p.then((resp) => {
+      rec.headers = performance.now();
+      if (/\/v1\/events/.test(rec.url) && resp.body) tapEvents(resp.body);
+    }, () => {});
     return p;
   };
+
+  // When each event of the live stream reached the page (the chunk read that carried its
+  // `id:` line), while recording: separates the transport from the page's own work.
+  B.arrivals = null;
+  function tapEvents(body) {
+    const getReader = body.getReader.bind(body);
+    body.getReader = (...args) => {
+      const reader = getReader(...args);
+      const read = reader.read.bind(reader);
+      const decoder = new TextDecoder();
+      reader.read = () =>
+        read().then((res) => {
+          if (res.value && B.arrivals) {
+            const t = epoch();
+            for (const m of decoder.decode(res.value, { stream: true }).matchAll(/^id: ?(\d+)$/gm)) B.arrivals.push([Number(m[1]), t]);
+          }
+          return res;
+        });
+      return reader;
+    };
+  }
 
   for (const type of ['click', 'input', 'keydown']) {
     document.addEventListener(type, (e) => B.inputs.push({ type, t: e.timeStamp, target: e.target && e.target.id }), true);

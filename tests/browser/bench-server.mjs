@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import http from 'node:http';
 
 /**
  * Starts `taskdeck serve` on `dir`/data and `dir`/cfg.
@@ -215,4 +216,53 @@ export function followEvents(base, token, onChange) {
       await worker.terminate();
     },
   };
+}
+
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' };
+
+/**
+ * Serves the page from `uiDir` and forwards everything else (/v1, /mcp) to `upstream`, for
+ * comparing two versions of the UI against one server without rebuilding it. The extra hop
+ * adds a little latency to every request, so compare proxied runs with proxied runs only.
+ * @returns {Promise<{base: string, close: () => Promise<void>}>}
+ */
+export function startUiProxy(uiDir, upstream) {
+  const up = new URL(upstream);
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    if (url.pathname.startsWith('/v1') || url.pathname.startsWith('/mcp')) {
+      const headers = { ...req.headers, host: up.host };
+      if (headers.origin) headers.origin = up.origin;
+      const preq = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers }, (pres) => {
+        res.writeHead(pres.statusCode, pres.headers);
+        res.flushHeaders();
+        pres.on('data', (chunk) => res.write(chunk));
+        pres.on('end', () => res.end());
+      });
+      preq.on('error', () => res.destroy());
+      res.on('close', () => preq.destroy());
+      req.pipe(preq);
+      return;
+    }
+    const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname).replace(/^\/+/, '');
+    const file = path.resolve(uiDir, rel);
+    if (!file.startsWith(path.resolve(uiDir) + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': MIME[path.extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-cache' });
+    res.end(fs.readFileSync(file));
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        base: `http://127.0.0.1:${server.address().port}`,
+        close: () => new Promise((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+      });
+    });
+  });
 }

@@ -2,12 +2,17 @@
 // headless Chromium, timings taken inside the page (bench-page.js). Prints a markdown report.
 //
 //   node tests/browser/bench.mjs [--tasks 100000] [--data DIR] [--seconds 10] [--rate 1000]
-//                                [--scroll-seconds 3] [--runs 5] [--json FILE]
+//                                [--scroll-seconds 3] [--scroll-step 100] [--runs 5] [--json FILE]
+//                                [--only firstpaint,filters,scroll,updates] [--ui DIR]
 //   TASKDECK_BIN=/path/to/taskdeck (default target/debug/taskdeck), CHROMIUM (default /usr/bin/chromium)
 //
-// --data DIR reuses (and tops up) a seeded store in DIR/data, DIR/cfg; without it a temporary
-// store is seeded and deleted at the end. Seeding 100,000 tasks through a debug build takes a
-// few minutes; pass --data to pay that once.
+// --data DIR keeps a seeded store in DIR/data, DIR/cfg (seeded or topped up when it holds fewer
+// than --tasks); without it a temporary store is seeded and deleted at the end. Seeding 100,000
+// tasks through a debug build takes a few minutes; pass --data to pay that once. Each run
+// checkpoints the seeded store's WAL with the sqlite3 CLI (BENCH_NO_COMPACT=1 skips it), then
+// works on a temporary copy, so the live phases never grow the seeded store. --ui DIR serves the page from another copy of ui/
+// through a small local proxy (to compare two UI versions against one binary; the proxy adds a
+// hop, so compare proxied runs with proxied runs).
 //
 // Measured:
 //  1. first paint: navigation start → the first task row is in the DOM, and after the frame
@@ -25,7 +30,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer, client, seed, storedTasks, followEvents, pool, SEARCH_TERM } from './bench-server.mjs';
+import { startServer, startUiProxy, client, seed, storedTasks, followEvents, pool, SEARCH_TERM } from './bench-server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -33,16 +38,16 @@ const repo = path.resolve(here, '..', '..');
 // ---------------------------------------------------------------- options
 
 function parseArgs(argv) {
-  const o = { tasks: 100000, data: null, seconds: 10, rate: 1000, scrollSeconds: 3, scrollStep: 100, runs: 5, json: null, only: null };
-  const names = { '--tasks': 'tasks', '--data': 'data', '--seconds': 'seconds', '--rate': 'rate', '--scroll-seconds': 'scrollSeconds', '--scroll-step': 'scrollStep', '--runs': 'runs', '--json': 'json', '--only': 'only' };
+  const o = { tasks: 100000, data: null, seconds: 10, rate: 1000, scrollSeconds: 3, scrollStep: 100, runs: 5, json: null, only: null, ui: null };
+  const names = { '--tasks': 'tasks', '--data': 'data', '--seconds': 'seconds', '--rate': 'rate', '--scroll-seconds': 'scrollSeconds', '--scroll-step': 'scrollStep', '--runs': 'runs', '--json': 'json', '--only': 'only', '--ui': 'ui' };
   for (let i = 0; i < argv.length; i++) {
     const key = names[argv[i]];
     if (!key || i + 1 >= argv.length) {
-      console.error(`unknown or incomplete option ${argv[i]}\nusage: node tests/browser/bench.mjs [--tasks N] [--data DIR] [--seconds S] [--rate R] [--scroll-seconds S] [--scroll-step PX] [--runs N] [--json FILE] [--only firstpaint,filters,scroll,updates]`);
+      console.error(`unknown or incomplete option ${argv[i]}\nusage: node tests/browser/bench.mjs [--tasks N] [--data DIR] [--seconds S] [--rate R] [--scroll-seconds S] [--scroll-step PX] [--runs N] [--json FILE] [--only firstpaint,filters,scroll,updates] [--ui DIR]`);
       process.exit(2);
     }
     const v = argv[++i];
-    o[key] = key === 'data' || key === 'json' || key === 'only' ? v : Number(v);
+    o[key] = ['data', 'json', 'only', 'ui'].includes(key) ? v : Number(v);
   }
   return o;
 }
@@ -77,7 +82,6 @@ const cleanups = [];
 async function cleanupAll() {
   while (cleanups.length) {
     const fn = cleanups.pop();
-    if (process.env.BENCH_DEBUG) log(`cleanup ${fn.toString().slice(0, 60)}`);
     try {
       await fn();
     } catch (err) {
@@ -225,7 +229,7 @@ async function drive(seconds, rate, send, inFlight = 64) {
  * For each server event of `events` ({id, taskId, at, recv, covers(record)}) the first page
  * record (time order) of the same task that shows it or a later state.
  */
-function latencies(events, records, covers) {
+function latencies(events, records, covers, arrivals = new Map()) {
   const byTask = new Map();
   for (const r of records) {
     if (!byTask.has(r.id)) byTask.set(r.id, []);
@@ -235,6 +239,8 @@ function latencies(events, records, covers) {
   const painted = [];
   const wire = [];
   const raw = [];
+  const transport = [];
+  const page = [];
   let unseen = 0;
   for (const e of events) {
     wire.push(e.recv - e.at);
@@ -246,9 +252,14 @@ function latencies(events, records, covers) {
     }
     dom.push(r.t - e.at);
     painted.push(r.painted - e.at);
+    const arrived = arrivals.get(e.id);
+    if (arrived !== undefined) {
+      transport.push(arrived - e.at);
+      page.push(r.painted - arrived);
+    }
     raw.push([e.at, e.recv - e.at, r.t - e.at, r.painted - e.at]);
   }
-  return { dom: summary(dom), painted: summary(painted), wire: summary(wire), unseen, events: events.length, raw };
+  return { dom: summary(dom), painted: summary(painted), wire: summary(wire), transport: summary(transport), page: summary(page), unseen, events: events.length, raw };
 }
 
 /** Mode A: reports to external jobs whose rows are in view (each report = one change). */
@@ -284,18 +295,21 @@ async function updateStream(page, base, token, api) {
   const sentAt = Date.now();
   const d = await drive(opt.seconds, opt.rate, (seq) => api.post(`/v1/jobs/${jobs[seq % jobs.length]}/report`, { statusMessage: `u${seq}` }));
   await sleep(1500);
-  const records = await page.evaluate(() => window.__bench.stopRecording());
+  const { records, arrivals } = await page.evaluate(() => window.__bench.stopRecording());
+  const arrivedAt = new Map(arrivals);
   const longTasks = await page.evaluate(() => window.__bench.longTasks.map((l) => [performance.timeOrigin + l.start, l.duration]));
   await stream.close();
   const inWindow = events.filter((e) => e.marker && e.recv >= sentAt);
   const lat = latencies(inWindow, records, (rec, e) => {
     const covered = markerEvent.get(`${rec.id}|${rec.msg}`);
     return covered !== undefined && covered >= e.id;
-  });
+  }, arrivedAt);
   const span = inWindow.length ? (inWindow[inWindow.length - 1].at - inWindow[0].at) / 1000 : 0;
+  const kinds = {};
+  for (const e of inWindow) kinds[e.kind] = (kinds[e.kind] || 0) + 1;
   // Clean up: finish the jobs so they do not linger as "working".
   await pool(jobs.length, 8, (i) => api.post(`/v1/jobs/${jobs[i]}/report`, { result: { content: [{ type: 'text', text: 'bench done' }] } }).catch(() => {}));
-  return { ...lat, drive: d, rows: jobs.length, changesPerSecond: span ? inWindow.length / span : 0, longTasks };
+  return { ...lat, drive: d, rows: jobs.length, changesPerSecond: span ? inWindow.length / span : 0, longTasks, kinds };
 }
 
 /** Mode B: new echo tasks (created + completed = two changes each) inserted at the top of the list. */
@@ -315,16 +329,18 @@ async function insertStream(page, base, token, api) {
   await page.evaluate(() => window.__bench.startRecording());
   const d = await drive(opt.seconds, opt.rate / 2, (seq) => api.post('/v1/jobs', { tool: 'echo', arguments: { n: seq, note: `${run} ${seq}` } }));
   await sleep(1500);
-  const records = await page.evaluate(() => window.__bench.stopRecording());
+  const { records, arrivals } = await page.evaluate(() => window.__bench.stopRecording());
+  const arrivedAt = new Map(arrivals);
   await stream.close();
   const created = events.filter((e) => e.kind === 'created');
   const finished = events.filter((e) => e.kind === 'status' && e.to === 'completed');
-  const latCreated = latencies(created, records, () => true);
-  const latDone = latencies(finished, records, (rec) => rec.badge.includes('badge-completed'));
+  const latCreated = latencies(created, records, () => true, arrivedAt);
+  const latDone = latencies(finished, records, (rec) => rec.badge.includes('badge-completed'), arrivedAt);
   const all = latencies(
     [...created, ...finished],
     records,
     (rec, e) => e.kind === 'created' || rec.badge.includes('badge-completed'),
+    arrivedAt,
   );
   const span = events.length ? (events[events.length - 1].at - events[0].at) / 1000 : 0;
   return { created: latCreated, finished: latDone, all, drive: d, changesPerSecond: span ? events.length / span : 0, other: events.length - created.length - finished.length };
@@ -380,7 +396,8 @@ function frameStats(r) {
   const over = (limit) => gaps.filter((g) => g > limit).length;
   // Frames lost: how many 16.7 ms vsync slots were skipped in total.
   const lost = gaps.reduce((n, g) => n + Math.max(0, Math.round(g / (1000 / 60)) - 1), 0);
-  return { frames: gaps.length, ...s, over17: over(17.5), over25: over(25), over33: over(33.4), lost, blank: r.blank, scrolledPx: r.scrolledPx, rows: r.rows, longTasks: r.longTasks.length, longestTask: Math.max(0, ...r.longTasks.map((l) => l.duration)) };
+  const slowFrames = gaps.map((g, i) => [i + 1, Math.round(g)]).filter(([, g]) => g > 25);
+  return { frames: gaps.length, slowFrames, ...s, over17: over(17.5), over25: over(25), over33: over(33.4), lost, blank: r.blank, scrolledPx: r.scrolledPx, rows: r.rows, longTasks: r.longTasks.length, longestTask: Math.max(0, ...r.longTasks.map((l) => l.duration)) };
 }
 
 // ---------------------------------------------------------------- main
@@ -388,33 +405,46 @@ function frameStats(r) {
 async function main() {
   if (!fs.existsSync(BIN)) throw new Error(`taskdeck binary not found at ${BIN} (build it, or set TASKDECK_BIN)`);
   if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM)`);
-  const dir = opt.data ? path.resolve(opt.data) : fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-bench-'));
-  if (!opt.data) cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // The seeded store stays as it is: each run works on a copy (the live phases add tasks).
+  const seedDir = opt.data ? path.resolve(opt.data) : fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-bench-seed-'));
+  if (!opt.data) cleanups.push(() => fs.rmSync(seedDir, { recursive: true, force: true }));
   const load0 = os.loadavg();
 
-  log(`server: ${BIN} on ${dir}`);
-  const wal = compactStore(dir);
-  let server = await startServer(BIN, dir);
-  cleanups.push(() => server.stop());
-  let api = client(server.base, server.token);
+  log(`server: ${BIN}; seeded store: ${seedDir}`);
+  const wal = compactStore(seedDir);
+  const seeding = await startServer(BIN, seedDir);
+  cleanups.push(() => seeding.stop());
+  let api = client(seeding.base, seeding.token);
   const have = await storedTasks(api);
   if (have < opt.tasks) {
     log(`seeding ${opt.tasks - have} tasks (${have} stored)…`);
     const s = await seed(api, opt.tasks);
-    log(`seeded ${s.added} in ${s.seconds.toFixed(0)} s; restarting the server on the compacted store`);
-    await server.stop();
-    compactStore(dir);
-    server = await startServer(BIN, dir);
-    api = client(server.base, server.token);
+    log(`seeded ${s.added} in ${s.seconds.toFixed(0)} s`);
   } else log(`reusing ${have} stored tasks`);
+  await seeding.stop();
+  const walAfterSeeding = compactStore(seedDir);
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-bench-run-'));
+  cleanups.push(() => fs.rmSync(runDir, { recursive: true, force: true }));
+  fs.cpSync(seedDir, runDir, { recursive: true });
+  const server = await startServer(BIN, runDir);
+  cleanups.push(() => server.stop());
+  api = client(server.base, server.token);
   const stored = await storedTasks(api);
+  // The page's origin: the server itself, or (--ui DIR) a local proxy serving another UI copy.
+  let pageBase = server.base;
+  if (opt.ui) {
+    const proxy = await startUiProxy(path.resolve(opt.ui), server.base);
+    cleanups.push(() => proxy.close());
+    pageBase = proxy.base;
+    log(`page served from ${opt.ui} through ${pageBase}`);
+  }
 
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   cleanups.push(() => browser.close());
-  const results = { stored, opt, bin: BIN, walFound: wal };
+  const results = { stored, opt, bin: BIN, walFound: wal === null && walAfterSeeding === null ? null : Math.max(wal || 0, walAfterSeeding || 0) };
   const errors = [];
 
   // 1. First paint (a fresh context each time: no cache, no sessionStorage). The first run warms
@@ -423,7 +453,7 @@ async function main() {
     log('first paint…');
     const firsts = [];
     for (let i = 0; i <= opt.runs; i++) {
-      const tab = await openUi(browser, server.base, server.token);
+      const tab = await openUi(browser, pageBase, server.token);
       errors.push(...tab.errors);
       if (i > 0) firsts.push(tab.t);
       await tab.context.close();
@@ -432,7 +462,7 @@ async function main() {
   }
 
   // The page for the rest.
-  const tab = await openUi(browser, server.base, server.token);
+  const tab = await openUi(browser, pageBase, server.token);
   const { page } = tab;
   await page.locator('#conn[data-state="open"]').waitFor();
   await sleep(1000);
@@ -517,6 +547,15 @@ function pass(ok) {
   return ok ? 'met' : '**missed**';
 }
 
+/** "met at p50 and p95, **missed** at p99" for a latency summary against `limit` ms. */
+function verdict(s, limit) {
+  const ok = ['p50', 'p95', 'p99'].filter((k) => s[k] < limit);
+  const bad = ['p50', 'p95', 'p99'].filter((k) => !(s[k] < limit));
+  if (!bad.length) return 'met (p99)';
+  if (!ok.length) return '**missed** (p50)';
+  return `met at ${ok.join(', ')}; **missed** at ${bad.join(', ')}`;
+}
+
 function report(r) {
   const cmd = `node tests/browser/bench.mjs ${process.argv.slice(2).join(' ')}`.trim();
   const m = r.machine;
@@ -524,7 +563,7 @@ function report(r) {
   const details = [];
   out.push(`Command: \`${process.env.TASKDECK_BIN ? `TASKDECK_BIN=${process.env.TASKDECK_BIN} ` : ''}${cmd}\` (${new Date().toISOString().slice(0, 10)})`);
   out.push(`Machine: ${m.cpus} cores (${m.cpu}), ${m.memGiB} GiB, Linux ${m.kernel}, no GPU; Chromium ${m.chromium} headless (--disable-gpu), Node ${m.node}; server \`${path.basename(r.bin)}\` (${r.bin.includes('release') ? 'release' : 'debug'} build); load average ${m.loadBefore.map((x) => x.toFixed(1)).join(' ')} before, ${m.loadAfter.map((x) => x.toFixed(1)).join(' ')} after.`);
-  out.push(`Store: ${r.stored.toLocaleString('en-US')} tasks${r.walFound !== null ? ` (WAL checkpointed before the run; it held ${(r.walFound / 2 ** 20).toFixed(0)} MiB)` : ''}. Viewport ${VIEWPORT.width}×${VIEWPORT.height}.`);
+  out.push(`Store: ${r.stored.toLocaleString('en-US')} tasks${r.walFound !== null ? ` (its WAL was checkpointed before the run: ${(r.walFound / 2 ** 20).toFixed(0)} MiB)` : ''}. Viewport ${VIEWPORT.width}×${VIEWPORT.height}.${opt.ui ? ` Page served from \`${opt.ui}\` through a local proxy.` : ''}`);
   out.push('');
   out.push('| measurement | target | p50 | p95 / max | result |');
   out.push('|---|---|---|---|---|');
@@ -552,18 +591,18 @@ function report(r) {
   }
   if (r.updates) {
     const u = r.updates;
-    out.push(`| update → row rendered: ${u.events} reports to ${u.rows} rows in view at ${Math.round(u.changesPerSecond)} changes/s | < 50 ms | ${ms(u.painted.p50)} | p95 ${ms(u.painted.p95)}, p99 ${ms(u.painted.p99)}, max ${ms(u.painted.max)} | ${pass(u.painted.p99 < 50)} |`);
+    out.push(`| update → row rendered: ${u.events} reports to ${u.rows} rows in view at ${Math.round(u.changesPerSecond)} changes/s | < 50 ms | ${ms(u.painted.p50)} | p95 ${ms(u.painted.p95)}, p99 ${ms(u.painted.p99)}, max ${ms(u.painted.max)} | ${verdict(u.painted, 50)} |`);
     const ins = r.inserts.all;
-    out.push(`| update → row rendered: ${r.inserts.created.events} new tasks at the top (created + completed) at ${Math.round(r.inserts.changesPerSecond)} changes/s | < 50 ms | ${ms(ins.painted.p50)} | p95 ${ms(ins.painted.p95)}, p99 ${ms(ins.painted.p99)}, max ${ms(ins.painted.max)} | ${pass(ins.painted.p99 < 50)} |`);
+    out.push(`| update → row rendered: ${r.inserts.created.events} new tasks at the top (created + completed) at ${Math.round(r.inserts.changesPerSecond)} changes/s | < 50 ms | ${ms(ins.painted.p50)} | p95 ${ms(ins.painted.p95)}, p99 ${ms(ins.painted.p99)}, max ${ms(ins.painted.max)} | ${verdict(ins.painted, 50)} |`);
     const lt = u.longTasks || [];
-    details.push(`- Updates: server event → Node SSE client (a worker thread) p50 ${ms(u.wire.p50)}, p99 ${ms(u.wire.p99)} (the server's part); → row in the DOM p50 ${ms(u.dom.p50)}, p99 ${ms(u.dom.p99)}; → rendered p50 ${ms(u.painted.p50)}, p99 ${ms(u.painted.p99)}. ${u.drive.sent} reports sent in ${u.drive.seconds.toFixed(1)} s (asked: ${opt.rate}/s), ${u.drive.failed} failed${u.drive.capped ? `, the 64-in-flight cap was hit ${u.drive.capped} times` : ''}; ${u.unseen} changes never reached a rendered row; ${lt.length} long tasks in the page (longest ${ms(Math.max(0, ...lt.map((l) => l[1])))}).`);
+    details.push(`- Updates: server event → Node SSE client (a worker thread) p50 ${ms(u.wire.p50)}, p99 ${ms(u.wire.p99)} (the server's part); → the page's stream reader p50 ${ms(u.transport.p50)}, p99 ${ms(u.transport.p99)}; → row in the DOM p50 ${ms(u.dom.p50)}, p99 ${ms(u.dom.p99)}; → rendered p50 ${ms(u.painted.p50)}, p99 ${ms(u.painted.p99)}. The page's own part (stream reader → rendered) p50 ${ms(u.page.p50)}, p95 ${ms(u.page.p95)}, p99 ${ms(u.page.p99)}. ${u.drive.sent} reports sent in ${u.drive.seconds.toFixed(1)} s (asked: ${opt.rate}/s), ${u.drive.failed} failed${u.drive.capped ? `, the 64-in-flight cap was hit ${u.drive.capped} times` : ''}; ${u.unseen} changes never reached a rendered row; events by kind: ${Object.entries(u.kinds || {}).map(([k, n]) => `${k} ${n}`).join(', ')}; ${lt.length} long tasks in the page (longest ${ms(Math.max(0, ...lt.map((l) => l[1])))}).`);
     const c = r.inserts;
-    details.push(`- Inserts: created → row p50 ${ms(c.created.painted.p50)}, p99 ${ms(c.created.painted.p99)}; completed → badge p50 ${ms(c.finished.painted.p50)}, p99 ${ms(c.finished.painted.p99)}; server → Node p50 ${ms(c.all.wire.p50)}, p99 ${ms(c.all.wire.p99)}. ${c.drive.sent} tasks in ${c.drive.seconds.toFixed(1)} s (asked: ${opt.rate / 2}/s), ${c.drive.failed} failed; ${c.all.unseen} of ${c.all.events} changes never reached a rendered row (pushed out of view before a frame showed them).`);
+    details.push(`- Inserts: created → row p50 ${ms(c.created.painted.p50)}, p99 ${ms(c.created.painted.p99)}; completed → badge p50 ${ms(c.finished.painted.p50)}, p99 ${ms(c.finished.painted.p99)}; server → Node p50 ${ms(c.all.wire.p50)}, p99 ${ms(c.all.wire.p99)}; → the page's stream reader p50 ${ms(c.all.transport.p50)}, p99 ${ms(c.all.transport.p99)}; the page's own part (stream reader → rendered) p50 ${ms(c.all.page.p50)}, p95 ${ms(c.all.page.p95)}, p99 ${ms(c.all.page.p99)}. ${c.drive.sent} tasks in ${c.drive.seconds.toFixed(1)} s (asked: ${opt.rate / 2}/s), ${c.drive.failed} failed; ${c.all.unseen} of ${c.all.events} changes never reached a rendered row (pushed out of view before a frame showed them).`);
   }
   if (r.scroll) {
     for (const [label, s] of [[`${opt.scrollStep} px/frame`, r.scroll], ['16 px/frame', r.scrollSlow]]) {
       out.push(`| scrolling ${label} for ${opt.scrollSeconds} s: frames > 25 ms (a vsync missed) | 0 | ${ms(s.p50)} frame | ${s.over25} of ${s.frames} frames > 25 ms, ${s.over33} > 33 ms, max ${ms(s.max)} | ${pass(s.over25 === 0)} |`);
-      details.push(`- Scrolling ${label}: ${s.frames} frames, p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)}; ${s.over17} > 17.5 ms, ${s.over25} > 25 ms, ${s.over33} > 33 ms; ${s.lost} vsyncs missed in total; ${s.blank} frames with an unfilled row in view; ${s.longTasks} long tasks (longest ${ms(s.longestTask)}); scrolled to ${s.scrolledPx} px of ${s.rows} loaded rows.`);
+      details.push(`- Scrolling ${label}: ${s.frames} frames, p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)}; ${s.over17} > 17.5 ms, ${s.over25} > 25 ms, ${s.over33} > 33 ms${s.slowFrames.length ? ` (frame #: ms ${s.slowFrames.slice(0, 8).map(([i, g]) => `${i}: ${g}`).join(', ')})` : ''}; ${s.lost} vsyncs missed in total; ${s.blank} frames with an unfilled row in view; ${s.longTasks} long tasks (longest ${ms(s.longestTask)}); scrolled to ${s.scrolledPx} px of ${s.rows} loaded rows.`);
     }
   }
   if (r.errors.length) details.push(`- Page errors: ${[...new Set(r.errors)].slice(0, 5).join(' | ')}`);

@@ -57,6 +57,9 @@ function showTokenScreen(message) {
 }
 
 function onAuthError() {
+  // /v1/me and the stream may both be refused: the token screen is shown once.
+  if (state.authFailed) return;
+  state.authFailed = true;
   forgetToken(sessionStorage);
   if (state.stream) state.stream.close();
   state.stream = null;
@@ -106,18 +109,27 @@ async function boot() {
 
 async function start(token) {
   state.token = token;
+  state.authFailed = false;
   state.api = createApi(() => state.token, { onAuthError });
+  // /v1/me, the live stream and (once the stream is open) the first list page go out together:
+  // the first rows do not wait for /v1/me's round trip. Every request checks the token; the
+  // first 401 shows the token screen (onAuthError) and stops the stream.
+  const me = state.api.me();
+  if (!state.initialized) initApp();
+  connectStream();
   try {
-    state.me = await state.api.me();
+    state.me = await me;
   } catch (err) {
     if (err.status === 401) return; // onAuthError showed the token screen
+    if (state.stream) state.stream.close();
+    state.stream = null;
     $('boot').textContent = `Could not reach Taskdeck: ${err.message}`;
     return;
   }
+  if (state.authFailed) return;
   $('boot').hidden = true;
   $('token-screen').hidden = true;
   $('app').hidden = false;
-  if (!state.initialized) initApp();
   clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), state.me.admin ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
   $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
   $('principal-filter-label').hidden = !state.me.admin;
@@ -130,7 +142,6 @@ async function start(token) {
       renderToolOptions();
     })
     .catch(() => {});
-  connectStream();
   for (const t of state.timers) clearInterval(t);
   state.timers = [
     setInterval(() => state.detail.tick(), 1000),
@@ -169,8 +180,9 @@ function connectStream() {
   const loadOnce = () => {
     if (loadedOnce) return;
     loadedOnce = true;
-    reloadList();
-    reloadInbox();
+    // The inbox's query waits for the list's: the first rows are what the page is opened for,
+    // and two queries at once (each counting every task) slow each other down.
+    reloadList().finally(reloadInbox);
   };
   // If the stream cannot open quickly, show the list anyway; live updates follow when it does.
   const fallback = setTimeout(loadOnce, 2500);
@@ -190,7 +202,7 @@ function connectStream() {
       if (s === 'open') {
         clearTimeout(fallback);
         loadOnce();
-      }
+      } else if (s === 'closed') clearTimeout(fallback); // stopped (refused token, sign-in failed)
     },
   });
 }
@@ -811,7 +823,9 @@ function initApp() {
   let searchTimer = null;
   $('search').addEventListener('input', () => {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(reloadList, 250);
+    // Typing is coalesced; clearing the box is one deliberate act and applies at once.
+    if (!$('search').value.trim()) reloadList();
+    else searchTimer = setTimeout(reloadList, 250);
   });
   $('filters').addEventListener('submit', (e) => {
     e.preventDefault();

@@ -79,12 +79,18 @@ export class ListView {
   render() {
     const m = this.model;
     const n = m.length;
+    // Read the geometry before writing anything: a read after a write forces a layout in the
+    // middle of the frame (the browser lays out again after this function anyway).
+    let top = this.container.scrollTop;
+    const height = this.container.clientHeight || 600;
     const rowCount = String(n);
     if (this.container.getAttribute('aria-rowcount') !== rowCount) this.container.setAttribute('aria-rowcount', rowCount);
-    const spacerHeight = `${n * ROW_HEIGHT}px`;
-    if (this.spacer.style.height !== spacerHeight) this.spacer.style.height = spacerHeight;
-    const top = this.container.scrollTop;
-    const height = this.container.clientHeight || 600;
+    const spacerHeight = n * ROW_HEIGHT;
+    if (this.spacer.style.height !== `${spacerHeight}px`) {
+      this.spacer.style.height = `${spacerHeight}px`;
+      // A shorter list may pull the scroll position back: only then is it read again.
+      if (top + height > spacerHeight) top = this.container.scrollTop;
+    }
     const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(n - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
     // A row keeps its task while that task stays in range: scrolling, or a task inserted above,

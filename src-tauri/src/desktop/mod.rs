@@ -88,7 +88,10 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
             if let Ok(Some(monitor)) = window.current_monitor() {
                 let scale = monitor.scale_factor();
                 let area = monitor.size().to_logical::<f64>(scale);
-                let (w, h) = ((area.width * 0.9).min(1280.0), (area.height * 0.9).min(820.0));
+                let (w, h) = (
+                    (area.width * 0.9).min(1280.0),
+                    (area.height * 0.9).min(820.0),
+                );
                 let _ = window.set_size(tauri::LogicalSize::new(w, h));
                 let _ = window.center();
             }

@@ -707,7 +707,14 @@ impl Engine {
                     }
                     Outcome::Cancelled => {
                         // The last progress line (e.g. "Waiting for a human: ...") no longer holds.
-                        t.status_message = Some(if t.cancel_requested { "Cancelled on request" } else { "Cancelled" }.into());
+                        t.status_message = Some(
+                            if t.cancel_requested {
+                                "Cancelled on request"
+                            } else {
+                                "Cancelled"
+                            }
+                            .into(),
+                        );
                         TaskStatus::Cancelled
                     }
                 };

@@ -198,16 +198,33 @@ impl Store {
         // thread so the writer never stalls on them; the writer asks for one every
         // CHECKPOINT_EVERY commits.
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        // When the WAL is reset, truncate the file back to this size (bytes).
+        conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
         let checkpointer = open_conn(&path)?;
         let (ckpt_tx, ckpt_rx) = mpsc::sync_channel::<()>(1);
         thread::Builder::new()
             .name("taskdeck-store-checkpoint".into())
             .spawn(move || {
                 while ckpt_rx.recv().is_ok() {
-                    if let Err(e) =
-                        checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                    {
-                        tracing::warn!("checkpoint: {e}");
+                    // PASSIVE never blocks anyone, but under constant reads and writes it cannot
+                    // reset the WAL, which then grows without bound; past WAL_RESET_FRAMES a
+                    // TRUNCATE checkpoint waits (busy timeout) for readers and resets it.
+                    let passive =
+                        checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                            r.get::<_, i64>(1)
+                        });
+                    match passive {
+                        Ok(frames) if frames > WAL_RESET_FRAMES => {
+                            if let Err(e) = checkpointer.query_row(
+                                "PRAGMA wal_checkpoint(TRUNCATE)",
+                                [],
+                                |_| Ok(()),
+                            ) {
+                                tracing::warn!("checkpoint (truncate): {e}");
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!("checkpoint: {e}"),
                     }
                 }
             })
@@ -439,6 +456,9 @@ fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
+
+/// WAL size (in 4 KiB frames, so about 64 MiB) past which a checkpoint resets the WAL.
+const WAL_RESET_FRAMES: i64 = 16_384;
 
 /// Commits between two checkpoint requests.
 const CHECKPOINT_EVERY: u64 = 200;
