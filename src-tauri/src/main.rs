@@ -178,6 +178,16 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if !matches!(cli.command, None | Some(Command::Serve(_))) {
+        // Command-line tools end quietly when their output pipe closes (`taskdeck tasks list | head`).
+        // SAFETY: restoring the default disposition of SIGPIPE before any other thread exists.
+        unsafe {
+            let _ = nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigDfl,
+            );
+        }
+    }
     let data_dir = paths::data_dir(cli.data_dir.clone());
     let config_dir = paths::config_dir(cli.config_dir.clone());
     match cli.command {

@@ -292,6 +292,22 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         question.contains(&format!("touch {}", marker.display())),
         "the exact command is shown: {question}"
     );
+    // The agent cannot approve its own command: only the human (admin) answers this request.
+    let own = s
+        .rpc(
+            Some(&agent),
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"approve-command": {"action": "accept"}}}),
+            true,
+        )
+        .await;
+    assert_eq!(own.error_code(), -32602);
+    assert!(
+        own.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("must be answered by the human")
+    );
     answer(id.clone(), json!({"action": "decline"})).await;
     let v = s.wait_status(&agent, &id, "completed").await;
     assert_eq!(v["result"]["isError"], true);
@@ -349,6 +365,31 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         })
         .await;
     assert_eq!(v["status"], "completed");
+
+    // The policy never waves through shell syntax or extra environment behind an allowed prefix.
+    std::fs::write(dir.path().join("command-policy.json"), "{}").unwrap();
+    let policy = s.dir.join("cfg/command-policy.json");
+    std::fs::write(&policy, r#"{"allow": {"claude-code": ["echo hi *"]}}"#).unwrap();
+    let id = call(json!({"command": "echo hi there"})).await;
+    assert_eq!(
+        s.wait_for(&agent, &id, "settled", |v| v["status"] != "working")
+            .await["status"],
+        "completed"
+    );
+    for sneaky in [
+        json!({"command": format!("echo hi x; touch {}", marker.display())}),
+        json!({"argv": ["echo", "hi", "x"], "env": {"PATH": "/tmp"}}),
+    ] {
+        let id = call(sneaky).await;
+        let v = s
+            .wait_for(&agent, &id, "question", |v| v["status"] != "working")
+            .await;
+        assert_eq!(v["status"], "input_required", "must ask: {v}");
+        s.rpc(Some(&s.admin), "tasks/cancel", json!({"taskId": id}), true)
+            .await
+            .result();
+    }
+    assert!(!marker.exists());
 
     // Cancel: a command that ignores SIGTERM and spawns children; nothing survives.
     std::fs::write(dir.path().join("command-policy.json"), "{}").unwrap();
@@ -511,7 +552,7 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     let s = Server::start(&[]).await;
     let t = s.admin.clone();
     let id = s
-        .call(&t, "request_approval", json!({"message": "Ship it?"}))
+        .call(&t, "request_approval", json!({"message": "Ship it?", "requestedSchema": {"type": "object", "properties": {"note": {"type": "string"}}}}))
         .await["taskId"]
         .as_str()
         .unwrap()

@@ -74,7 +74,13 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
             commands::open_data_dir
         ])
         .setup(move |app| {
-            let running = tauri::async_runtime::block_on(serve::start(setup_cfg.clone()))?;
+            let running = match tauri::async_runtime::block_on(serve::start(setup_cfg.clone())) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("taskdeck: {e}");
+                    std::process::exit(1);
+                }
+            };
             let token = std::fs::read_to_string(&running.admin_token_file)?
                 .trim()
                 .to_string();

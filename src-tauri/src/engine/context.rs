@@ -98,7 +98,22 @@ impl TaskContext {
     /// outstanding is waited on again. Errors: `Err(Cancelled)` when the task is cancelled (or the
     /// key cannot be issued, which is logged).
     pub async fn request_input(&self, key: &str, request: Value) -> Result<Value, Cancelled> {
-        self.engine.request_input(self, key, request).await
+        self.engine.request_input(self, key, request, false).await
+    }
+
+    /// Like [`TaskContext::elicit`], but only the human (the admin principal, at the Taskdeck
+    /// window or CLI) may answer: the agent that asked cannot approve its own request.
+    pub async fn elicit_human(
+        &self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Value, Cancelled> {
+        let request = json!({
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": message, "requestedSchema": requested_schema}
+        });
+        self.engine.request_input(self, key, request, true).await
     }
 
     /// Form-mode elicitation (`elicitation/create`, `mode: "form"`) under `key`. Returns the

@@ -432,6 +432,12 @@ impl Engine {
                         report.ignored.push(key);
                         continue;
                     };
+                    if !who.admin && store::input_human_only(w.conn, &id, &key)? {
+                        return Err(EngineError::Invalid(format!(
+                            "input request {key:?} must be answered by the human in Taskdeck, not by {}",
+                            who.name
+                        )));
+                    }
                     validate_response(&key, request, &response)?;
                     store::answer_input(w.conn, &id, &key, &response, &who.name, now)?;
                     let action = response.get("action").cloned().unwrap_or(Value::Null);
@@ -589,6 +595,7 @@ impl Engine {
         ctx: &TaskContext,
         key: &str,
         request: Value,
+        human_only: bool,
     ) -> Result<Value, Cancelled> {
         enum Issued {
             Pending,
@@ -623,7 +630,7 @@ impl Engine {
                     None => {}
                 }
                 let now = now_ms();
-                store::insert_input(w.conn, &id, &k, &request, now)?;
+                store::insert_input(w.conn, &id, &k, &request, human_only, now)?;
                 t.input_requests.insert(k.clone(), request.clone());
                 t.last_updated_at_ms = now;
                 w.event(
@@ -679,6 +686,7 @@ impl Engine {
     /// Outstanding input requests become superseded.
     pub(crate) async fn finish(&self, task_id: &str, outcome: Outcome) -> Result<(), EngineError> {
         let id = task_id.to_string();
+        let default_ttl = self.inner.config.default_ttl_ms;
         self.inner
             .store
             .write(move |w| {
@@ -687,8 +695,22 @@ impl Engine {
                     return Ok(());
                 }
                 let now = now_ms();
+                // A task cancelled or settled while waiting for input gets its retention back.
+                if t.ttl_ms.is_none()
+                    && let Some(ttl) = default_ttl
+                {
+                    t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + ttl);
+                }
                 let to = match outcome {
                     Outcome::Completed(result) => {
+                        // The statusMessage now says how it ended: the result's first line.
+                        if let Some(first) = result
+                            .pointer("/content/0/text")
+                            .and_then(Value::as_str)
+                            .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
+                        {
+                            t.status_message = Some(first.trim().chars().take(200).collect());
+                        }
                         t.result = Some(result);
                         TaskStatus::Completed
                     }
@@ -931,7 +953,13 @@ fn validate_response(key: &str, request: &Value, response: &Value) -> Result<(),
                 .get("content")
                 .cloned()
                 .unwrap_or_else(|| json!({}));
-            let validator = jsonschema::validator_for(schema).map_err(|e| {
+            // A form is a flat object of the listed fields: nothing else is accepted.
+            let mut schema = schema.clone();
+            if let Some(obj) = schema.as_object_mut() {
+                obj.entry("additionalProperties")
+                    .or_insert(Value::Bool(false));
+            }
+            let validator = jsonschema::validator_for(&schema).map_err(|e| {
                 EngineError::Invalid(format!("input request {key:?} has an invalid schema: {e}"))
             })?;
             let errors: Vec<String> = validator

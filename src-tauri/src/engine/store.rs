@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS input_requests(
   key TEXT NOT NULL,
   request TEXT NOT NULL,
   state TEXT NOT NULL,
+  human_only INTEGER NOT NULL DEFAULT 0,
   response TEXT,
   answered_by TEXT,
   answered_at INTEGER,
@@ -843,13 +844,24 @@ pub fn insert_input(
     task_id: &str,
     key: &str,
     request: &Value,
+    human_only: bool,
     at_ms: i64,
 ) -> Result<(), EngineError> {
     c.prepare_cached(
-        "INSERT INTO input_requests(task_id, key, request, state, created_at) VALUES (?1, ?2, ?3, 'outstanding', ?4)",
+        "INSERT INTO input_requests(task_id, key, request, state, human_only, created_at) VALUES (?1, ?2, ?3, 'outstanding', ?4, ?5)",
     )?
-    .execute(params![task_id, key, request.to_string(), at_ms])?;
+    .execute(params![task_id, key, request.to_string(), human_only as i64, at_ms])?;
     Ok(())
+}
+
+/// True when the input request may only be answered by the human (the admin principal).
+pub fn input_human_only(c: &Connection, task_id: &str, key: &str) -> Result<bool, EngineError> {
+    Ok(
+        c.prepare_cached("SELECT human_only FROM input_requests WHERE task_id = ?1 AND key = ?2")?
+            .query_row(params![task_id, key], |r| r.get::<_, i64>(0))
+            .optional()?
+            .is_some_and(|v| v != 0),
+    )
 }
 
 /// Marks an outstanding input request answered by `by` at `at_ms`.

@@ -65,6 +65,8 @@ pub struct Running {
     pub admin_token_file: PathBuf,
     pub shutdown: CancellationToken,
     pub done: tokio::task::JoinHandle<()>,
+    /// Held for the process's life (an exclusive lock on `<data dir>/taskdeck.lock`).
+    _data_dir_lock: std::fs::File,
 }
 
 /// Starts the server and returns once it listens.
@@ -84,6 +86,15 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     };
     let addr = listener.local_addr().map_err(|e| other(&e))?;
 
+    // One process per data dir: a second one would "recover" the first one's running tasks.
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
+    let lock = std::fs::File::create(cfg.data_dir.join("taskdeck.lock")).map_err(|e| other(&e))?;
+    if lock.try_lock().is_err() {
+        return Err(ServeError::Other(format!(
+            "another Taskdeck is already using the data dir {} (stop it first, or use --data-dir)",
+            cfg.data_dir.display()
+        )));
+    }
     let feed = ChangeFeed::new(4096);
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
     let db = store.path().to_path_buf();
@@ -176,6 +187,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         admin_token_file,
         shutdown,
         done,
+        _data_dir_lock: lock,
     })
 }
 

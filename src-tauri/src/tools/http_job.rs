@@ -177,7 +177,9 @@ impl TaskTool for WaitForHttpJob {
                             _ = ctx.cancelled() => return Outcome::Cancelled,
                         };
                         match attempt {
-                            Ok(r) if !(r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS) => break r,
+                            // A POST/PATCH that reached the server is not repeated: it may have acted.
+                            Ok(r) if !(r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS)
+                                || !(method == Method::GET || method == Method::PUT) => break r,
                             other => {
                                 failures += 1;
                                 let why = match other { Ok(r) => format!("HTTP {}", r.status()), Err(e) => e.to_string() };
@@ -193,6 +195,10 @@ impl TaskTool for WaitForHttpJob {
                         }
                     };
                     let status = resp.status();
+                    if status.is_server_error() {
+                        let body = body_of(resp).await;
+                        return tool_error(format!("{method} {url} failed: HTTP {status} (not retried: the request may have had effects)"), json!({"url": url, "httpStatus": status.as_u16(), "body": body}));
+                    }
                     if status.is_client_error() {
                         let body = body_of(resp).await;
                         return tool_error(format!("{method} {url} was refused: HTTP {status}"), json!({"url": url, "httpStatus": status.as_u16(), "body": body}));

@@ -38,20 +38,33 @@ impl CommandPolicy {
             .unwrap_or_default()
     }
 
-    /// The pattern that allows `command_line` for `principal`, if any. `*` matches any text
-    /// (including spaces and slashes).
-    pub fn allowing_pattern(&self, principal: &str, command_line: &str) -> Option<String> {
+    /// The pattern that allows `command_line` for `principal`, if any. A pattern equal to the
+    /// escaped line (what "always allow" saves) allows exactly that line; a pattern with
+    /// wildcards (`*` matches any text, spaces and slashes included) is used only when
+    /// `wildcards_ok` (the caller vouches that the line holds no shell syntax).
+    pub fn allowing_pattern(
+        &self,
+        principal: &str,
+        command_line: &str,
+        wildcards_ok: bool,
+    ) -> Option<String> {
         let _g = self.lock.lock().unwrap();
         let opts = glob::MatchOptions {
             case_sensitive: true,
             require_literal_separator: false,
             require_literal_leading_dot: false,
         };
+        let exact = glob::Pattern::escape(command_line);
         self.load()
             .allow
             .get(principal)?
             .iter()
-            .find(|p| glob::Pattern::new(p).is_ok_and(|pat| pat.matches_with(command_line, opts)))
+            .find(|p| {
+                **p == exact
+                    || (wildcards_ok
+                        && glob::Pattern::new(p)
+                            .is_ok_and(|pat| pat.matches_with(command_line, opts)))
+            })
             .cloned()
     }
 
@@ -85,16 +98,29 @@ mod tests {
         .unwrap();
         let p = CommandPolicy::new(dir.path());
         assert_eq!(
-            p.allowing_pattern("claude-code", "cargo test --all -- a/b")
+            p.allowing_pattern("claude-code", "cargo test --all -- a/b", true)
                 .as_deref(),
             Some("cargo test *")
         );
-        assert!(p.allowing_pattern("claude-code", "cargo build").is_none());
-        assert!(p.allowing_pattern("other", "cargo test x").is_none());
-        p.allow_exact("other", "make test[1]").unwrap();
-        assert!(p.allowing_pattern("other", "make test[1]").is_some());
         assert!(
-            p.allowing_pattern("other", "make test1").is_none(),
+            p.allowing_pattern("claude-code", "cargo test x; rm -rf ~", false)
+                .is_none(),
+            "no wildcards for shell syntax"
+        );
+        assert!(
+            p.allowing_pattern("claude-code", "cargo build", true)
+                .is_none()
+        );
+        assert!(p.allowing_pattern("other", "cargo test x", true).is_none());
+        p.allow_exact("other", "make test[1] && echo ok").unwrap();
+        assert!(
+            p.allowing_pattern("other", "make test[1] && echo ok", false)
+                .is_some(),
+            "an exact line is allowed as saved"
+        );
+        assert!(
+            p.allowing_pattern("other", "make test1 && echo ok", true)
+                .is_none(),
             "the exact line, not a class"
         );
     }

@@ -127,12 +127,21 @@ impl TaskTool for RunCommand {
             let line = command_line(&arguments);
             let cwd = arguments.get("cwd").and_then(Value::as_str).map(PathBuf::from);
             let where_ = cwd.as_ref().map_or_else(|| "Taskdeck's working directory".to_string(), |c| c.display().to_string());
-            if policy.allowing_pattern(ctx.principal(), &line).is_none() {
-                let question = format!("{} wants to run:\n\n{line}\n\nin {where_}", ctx.principal());
+            let env = arguments.get("env").and_then(Value::as_object).filter(|e| !e.is_empty());
+            // The policy only waves through a plain command: no extra environment, and no shell
+            // syntax that could chain or substitute other commands behind an allowed prefix.
+            let plain = env.is_none() && !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
+            let allowed = env.is_none() && policy.allowing_pattern(ctx.principal(), &line, plain).is_some();
+            if !allowed {
+                let env_text = env.map_or(String::new(), |e| {
+                    let pairs: Vec<String> = e.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect();
+                    format!("\n\nwith environment: {}", pairs.join(" "))
+                });
+                let question = format!("{} wants to run:\n\n{line}\n\nin {where_}{env_text}", ctx.principal());
                 let schema = json!({"type": "object", "properties": {
                     "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command for {}", ctx.principal()), "default": false}
                 }});
-                let Ok(answer) = ctx.elicit("approve-command", &question, schema).await else { return Outcome::Cancelled };
+                let Ok(answer) = ctx.elicit_human("approve-command", &question, schema).await else { return Outcome::Cancelled };
                 if answer.get("action").and_then(Value::as_str) != Some("accept") {
                     return declined(&line);
                 }
