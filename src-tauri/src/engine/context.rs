@@ -101,21 +101,6 @@ impl TaskContext {
         self.engine.request_input(self, key, request, false).await
     }
 
-    /// Like [`TaskContext::elicit`], but only the human (the admin principal, at the Taskdeck
-    /// window or CLI) may answer: the agent that asked cannot approve its own request.
-    pub async fn elicit_human(
-        &self,
-        key: &str,
-        message: &str,
-        requested_schema: Value,
-    ) -> Result<Value, Cancelled> {
-        let request = json!({
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": message, "requestedSchema": requested_schema}
-        });
-        self.engine.request_input(self, key, request, true).await
-    }
-
     /// Form-mode elicitation (`elicitation/create`, `mode: "form"`) under `key`. Returns the
     /// `ElicitResult` (`{"action": "accept"|"decline"|"cancel", "content"?: {...}}`).
     pub async fn elicit(
@@ -124,10 +109,28 @@ impl TaskContext {
         message: &str,
         requested_schema: Value,
     ) -> Result<Value, Cancelled> {
-        let request = json!({
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": message, "requestedSchema": requested_schema}
-        });
-        self.request_input(key, request).await
+        self.engine
+            .request_input(self, key, form_request(message, requested_schema), false)
+            .await
     }
+
+    /// Like [`TaskContext::elicit`], but only the human (the admin principal, at the Taskdeck
+    /// window or CLI) may answer: the agent that asked cannot approve its own request.
+    pub async fn elicit_human(
+        &self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Value, Cancelled> {
+        self.engine
+            .request_input(self, key, form_request(message, requested_schema), true)
+            .await
+    }
+}
+
+fn form_request(message: &str, requested_schema: Value) -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": requested_schema}
+    })
 }
