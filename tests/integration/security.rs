@@ -316,7 +316,7 @@ async fn malformed_requests_get_exact_errors() {
     assert_eq!(status, 400);
 }
 
-/// The dedicated tasks/get path answers byte-for-byte what rmcp's generic path answers.
+/// The dedicated tasks/get and create paths give the same JSON answers as rmcp's generic path.
 #[tokio::test]
 async fn tasks_get_fast_path_matches_rmcp() {
     let mut fast = Server::start(&["--conformance-fixtures"]).await;

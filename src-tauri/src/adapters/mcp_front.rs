@@ -5,7 +5,7 @@
 //!   through the session machinery costs several times the work of the lookup itself. This path
 //!   applies the same checks in the same order (Accept 406, Content-Type 415, protocol version
 //!   400/-32022, `Mcp-Method`/`Mcp-Name` 400/-32020, tasks capability 400/-32021, unknown task
-//!   -32602) and returns the same JSON; `tests/integration` compares both paths byte for byte.
+//!   -32602) and returns the same JSON; `tests/integration/security.rs` compares the answers of both paths.
 //! - `tools/call` of a task tool from a client that declared the tasks extension: the durable
 //!   create and its `CreateTaskResult`, after the same header, capability and argument checks.
 //! - `subscriptions/listen` with `notifications.taskIds` (SEP-2663 §Task Status Notifications):
