@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Benchmarks the release build over loopback HTTP; prints a markdown report (BENCHMARKS.md).
-# Server pinned to core 0 (one tokio worker), load generator to core 1.
+# Server pinned to core 0 (one tokio worker), load generator (wrk, one thread, 50 connections,
+# scripts/wrk/jsonrpc.lua checks every answer) pinned to core 1.
 # Usage: scripts/bench.sh [seconds per run, default 10] [tasks to seed, default 100000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10}
 SEED=${2:-100000}
+if ! command -v wrk >/dev/null; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends wrk
+fi
 cargo build --release --bins -q
 BIN=target/release/taskdeck
 LOAD=target/release/taskdeck-bench
@@ -14,7 +19,22 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-load() { taskset -c 1 "$LOAD" load --seconds "$SECS" --connections 50 "$@"; }
+META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}'
+# load URL get|create|ceiling [TASK_ID]: one wrk run; prints {"rps","p50us","p99us","requests","errors"}.
+load() {
+  local body expect method name out
+  case "$2" in
+    create) method=tools/call; name=echo; expect='"resultType":"task"'
+      body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"note\":\"benchmark task\"},$META}}" ;;
+    *) method=tasks/get; name=$3; expect='"resultType":"complete"'
+      body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"$3\",$META}}" ;;
+  esac
+  if [ "$2" = ceiling ]; then method=""; expect='"ok":true'; fi
+  out=$(BODY="$body" TOKEN="${token:-}" MCP_METHOD="$method" MCP_NAME="$name" EXPECT="$expect" \
+    taskset -c 1 wrk -t1 -c50 -d"${SECS}s" -s scripts/wrk/jsonrpc.lua "$1" | tail -1)
+  if [ "$(field "$out" errors)" != 0 ]; then echo "bench: $2 against $1 had errors: $out" >&2; exit 1; fi
+  echo "$out"
+}
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
@@ -33,19 +53,19 @@ stop_taskdeck() { kill "$td"; wait "$td" 2>/dev/null || true; }
 cport=$(free_port)
 taskset -c 0 "$LOAD" ceiling --port "$cport" >/dev/null & pids+=("$!")
 sleep 0.5
-ceiling=$(load --url "http://127.0.0.1:$cport/mcp" --mode ceiling)
+ceiling=$(token="" load "http://127.0.0.1:$cport/mcp" ceiling x)
 
 # 2. Taskdeck with 1 stored task.
 start_taskdeck ""
 seed1=$("$LOAD" seed --url "$url" --token "$token" --count 1 --connections 1)
 task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
-get1=$(load --url "$url" --mode get --token "$token" --task-id "$task")
-create1=$(load --url "$url" --mode create --token "$token")
+get1=$(load "$url" get "$task")
+create1=$(load "$url" create)
 stop_taskdeck
 
 # 3. The same tasks/get through rmcp's generic path, for comparison.
 start_taskdeck "--no-fast-path"
-get1_rmcp=$(load --url "$url" --mode get --token "$token" --task-id "$task")
+get1_rmcp=$(load "$url" get "$task")
 stop_taskdeck
 
 # 4. Grow the store to SEED tasks (retained: default ttlMs is 24 h), measure again.
@@ -58,8 +78,8 @@ stop_taskdeck
 start_taskdeck ""
 sleep 1
 rss_idle=$(rss_kib "$td")
-get100k=$(load --url "$url" --mode get --token "$token" --task-id "$task")
-create100k=$(load --url "$url" --mode create --token "$token")
+get100k=$(load "$url" get "$task")
+create100k=$(load "$url" create)
 rss_after=$(rss_kib "$td")
 stored=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(sum(c.values()))')
 dbsize=$(du -k "$work/data/taskdeck.sqlite3" | cut -f1)
@@ -69,7 +89,7 @@ c=$(field "$ceiling" rps)
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 cat <<MD
 Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); $(rustc --version).
-Command: \`scripts/bench.sh $SECS $SEED\` ($(date -u +%Y-%m-%d)). Server on core 0 (TOKIO_WORKER_THREADS=1), load on core 1, 50 keep-alive connections, ${SECS} s per run, every response checked.
+Command: \`scripts/bench.sh $SECS $SEED\` ($(date -u +%Y-%m-%d)). Server on core 0 (TOKIO_WORKER_THREADS=1), load (wrk -t1 -c50) on core 1, ${SECS} s per run, every response checked.
 
 | workload | stored tasks | req/s | vs ceiling | p50 | p99 |
 |---|---|---|---|---|---|

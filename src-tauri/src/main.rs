@@ -5,6 +5,10 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
+/// mimalloc: fewer allocator stalls on the request path than glibc's malloc (BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use taskdeck::{
     adapters::auth,

@@ -25,10 +25,9 @@ async fn approval_round_trip_records_who_answered() {
         created["ttlMs"].as_u64().unwrap() > 0 && created["pollIntervalMs"].as_u64().unwrap() > 0
     );
     let id = created["taskId"].as_str().unwrap().to_string();
-    assert_eq!(
-        uuid_version(&id),
-        Some(4),
-        "taskId must be a random UUID: {id}"
+    assert!(
+        random_part_is_uuid_v4(&id),
+        "taskId must end in a random UUID v4 (122 random bits): {id}"
     );
 
     let waiting = s.wait_status(&agent, &id, "input_required").await;
@@ -104,11 +103,19 @@ async fn approval_round_trip_records_who_answered() {
     );
 }
 
-fn uuid_version(id: &str) -> Option<u32> {
-    let parts: Vec<&str> = id.split('-').collect();
-    (parts.len() == 5 && id.len() == 36)
-        .then(|| parts[2].chars().next().and_then(|c| c.to_digit(16)))
-        .flatten()
+/// A taskId is `<12 hex digits of creation ms>-<UUID v4 as 32 hex digits>`; the time prefix is
+/// within a minute of now.
+fn random_part_is_uuid_v4(id: &str) -> bool {
+    let Some((time, random)) = id.split_once('-') else {
+        return false;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let recent = i64::from_str_radix(time, 16).is_ok_and(|ms| (now - ms).abs() < 60_000);
+    let hex = random.len() == 32 && random.chars().all(|c| c.is_ascii_hexdigit());
+    recent && time.len() == 12 && hex && uuid::Uuid::parse_str(random).is_ok_and(|u| u.get_version_num() == 4)
 }
 
 #[tokio::test]

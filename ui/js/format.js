@@ -153,7 +153,10 @@ export function parseJsonObject(text) {
 
 /** The first 8 characters of an id, for tight places (the full id is always shown on hover/detail). */
 export function shortId(id) {
-  return String(id ?? '').slice(0, 8);
+  // Taskdeck ids are `<creation time in hex>-<random hex>`: show the start of the random part.
+  const s = String(id ?? '');
+  const m = /^[0-9a-f]{12}-([0-9a-f]{8})/.exec(s);
+  return m ? m[1] : s.slice(0, 8);
 }
 
 function pad(n, w = 2) {

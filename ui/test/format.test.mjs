@@ -15,6 +15,7 @@ import {
   progressText,
   formatCount,
   argsSummary,
+  shortId,
 } from '../js/format.js';
 import { statusBadge } from '../js/status.js';
 
@@ -109,4 +110,10 @@ test('arguments read as one line', () => {
   assert.equal(argsSummary({}), '');
   assert.equal(argsSummary(null), '');
   assert.equal(argsSummary({ text: 'x'.repeat(100) }).length, 'text: '.length + 60);
+});
+
+test('short ids show the random part of a Taskdeck id, the start of anything else', () => {
+  assert.equal(shortId('019ad3a5c2f1-5b0c1e0f9d8a4c7e8f1a2b3c4d5e6f70'), '5b0c1e0f');
+  assert.equal(shortId('00000000-0000-4000-8000-000000000000'), '00000000');
+  assert.equal(shortId(undefined), '');
 });

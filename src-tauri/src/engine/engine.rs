@@ -297,7 +297,7 @@ impl Engine {
         };
         let now = now_ms();
         let mut task = TaskRecord {
-            task_id: uuid::Uuid::new_v4().to_string(),
+            task_id: super::model::new_task_id(now),
             seq: 0,
             tool: tool.to_string(),
             arguments,
@@ -427,6 +427,9 @@ impl Engine {
                     return Ok((report, delivered));
                 }
                 let now = now_ms();
+                // Every answer is checked before anything is written (Store::write's contract):
+                // one bad answer records none of this update.
+                let mut checked = Vec::new();
                 for (key, response) in responses {
                     let Some(request) = t.input_requests.get(&key) else {
                         report.ignored.push(key);
@@ -439,6 +442,9 @@ impl Engine {
                         )));
                     }
                     validate_response(&key, request, &response)?;
+                    checked.push((key, response));
+                }
+                for (key, response) in checked {
                     store::answer_input(w.conn, &id, &key, &response, &who.name, now)?;
                     let action = response.get("action").cloned().unwrap_or(Value::Null);
                     t.input_requests.remove(&key);

@@ -3,8 +3,8 @@
 //!
 //! Writes go through one writer thread that groups every write waiting in its queue into a
 //! single transaction (group commit): a caller's write is acknowledged only after the commit
-//! that contains it, so "returned" always means "on disk". Each write runs in its own savepoint,
-//! so one failing write never takes its neighbours down. Reads use a small pool of read-only
+//! that contains it, so "returned" always means "on disk". A write checks before it changes
+//! anything, so a failing write leaves nothing behind and never takes its neighbours down. Reads use a small pool of read-only
 //! connections and never wait for the writer (WAL readers see the last commit).
 
 use std::{
@@ -87,9 +87,10 @@ CREATE TABLE IF NOT EXISTS tokens(
 );
 "#;
 
-/// A write: runs inside the group transaction and returns a closure that delivers its result
-/// once the commit is known (`true` = committed).
-type Job = Box<dyn FnOnce(&mut WriteCtx<'_>) -> (bool, Box<dyn FnOnce(bool) + Send>) + Send>;
+/// A write: runs inside the group transaction (`None` when no transaction could be opened: it
+/// must not touch the database) and returns a closure that delivers its result once the
+/// commit is known (`true` = committed).
+type Job = Box<dyn FnOnce(Option<&mut WriteCtx<'_>>) -> (bool, Box<dyn FnOnce(bool) + Send>) + Send>;
 
 /// What a write sees: the connection (inside the group transaction) and the changes it will
 /// publish after the commit.
@@ -195,6 +196,10 @@ impl Store {
             },
         )?;
         conn.execute_batch(SCHEMA)?;
+        // Savepoint sub-journals and temporary b-trees stay in memory; the writer keeps up to
+        // 32 MiB of pages cached (the readers keep SQLite's default 2 MiB each).
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
+        conn.pragma_update(None, "cache_size", -32_768)?;
         // Checkpoints (copying the WAL back into the database, with fsyncs) run on their own
         // thread so the writer never stalls on them; the writer asks for one every
         // CHECKPOINT_EVERY commits.
@@ -257,7 +262,13 @@ impl Store {
     }
 
     /// Runs `f` inside the next group commit and returns its result once that commit is durable.
-    /// If `f` fails, its own changes are rolled back and nothing is published.
+    ///
+    /// Contract: `f` does every check that can fail before its first change, so an `Err` leaves
+    /// the database as it found it; nothing it queued is published. (There is no savepoint per
+    /// write: they cost a page copy per touched page, measured in BENCHMARKS.md.) If `f` fails
+    /// after changing rows, the whole group is rolled back and every write in it gets an error.
+    ///
+    /// Errors: `f`'s own error; [`EngineError::Store`] when the commit fails or the writer stopped.
     pub async fn write<R, F>(&self, f: F) -> Result<R, EngineError>
     where
         R: Send + 'static,
@@ -265,7 +276,10 @@ impl Store {
     {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |w| {
-            let r = f(w);
+            let r = match w {
+                Some(w) => f(w),
+                None => Err(EngineError::Store("cannot open a write transaction".into())),
+            };
             let ok = r.is_ok();
             let deliver = move |committed: bool| {
                 let _ = tx.send(if committed || r.is_err() {
@@ -489,29 +503,31 @@ fn writer_loop(
             changes: Vec::new(),
         };
         let mut deliveries = Vec::with_capacity(jobs.len());
-        let began = conn.execute_batch("BEGIN IMMEDIATE").is_ok();
-        for job in jobs {
-            if !began {
-                let (_, deliver) = job(&mut ctx);
-                deliveries.push(deliver);
-                continue;
+        let began = match conn.execute_batch("BEGIN IMMEDIATE") {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!("store: cannot begin a write transaction: {e}");
+                false
             }
+        };
+        // A write that fails must fail before its first change (see `Store::write`), so no
+        // savepoint is needed per write. One that breaks this rule poisons the group: it is all
+        // rolled back and every write in it is answered with an error, never half-applied.
+        let mut poisoned = false;
+        for job in jobs {
             let mark = ctx.changes.len();
-            let _ = conn
-                .prepare_cached("SAVEPOINT job")
-                .and_then(|mut s| s.execute([]));
-            let (ok, deliver) = job(&mut ctx);
-            if ok {
-                let _ = conn
-                    .prepare_cached("RELEASE job")
-                    .and_then(|mut s| s.execute([]));
-            } else {
-                let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+            let before = conn.total_changes();
+            let (ok, deliver) = job(began.then_some(&mut ctx));
+            if !ok {
+                if conn.total_changes() != before {
+                    tracing::error!("a store write failed after changing rows; group rolled back");
+                    poisoned = true;
+                }
                 ctx.changes.truncate(mark);
             }
             deliveries.push(deliver);
         }
-        let committed = began && conn.execute_batch("COMMIT").is_ok();
+        let committed = began && !poisoned && conn.execute_batch("COMMIT").is_ok();
         if !committed {
             let _ = conn.execute_batch("ROLLBACK");
             tracing::error!("store commit failed; {} writes rejected", deliveries.len());
@@ -782,29 +798,50 @@ pub fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError
 }
 
 /// Writes back every mutable column of `t`.
+///
+/// When `ttl_ms` did not change, the TTL columns are left out of the UPDATE: SQLite rewrites an
+/// index entry for every indexed column an UPDATE sets, even to the same value, and most writes
+/// (progress, status messages, completion) keep the TTL.
 pub fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
-    c.prepare_cached(
-        "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4, ttl_ms = ?5,
-           expires_at = ?6, poll_interval_ms = ?7, progress = ?8, result = ?9, error = ?10,
-           cancel_requested = ?11, bytes = ?12
-         WHERE task_id = ?1",
-    )?
-    .execute(params![
+    let ttl = t.ttl_ms.map(|v| v as i64);
+    let progress = t
+        .progress
+        .as_ref()
+        .map(|p| serde_json::to_string(p).unwrap_or_default());
+    let result = t.result.as_ref().map(Value::to_string);
+    let error = t.error.as_ref().map(Value::to_string);
+    let expires_at = ttl.map(|v| t.created_at_ms + v);
+    let values = params![
         t.task_id,
         t.status.as_str(),
         t.status_message,
         t.last_updated_at_ms,
-        t.ttl_ms.map(|v| v as i64),
-        t.ttl_ms.map(|v| t.created_at_ms + v as i64),
+        ttl,
         t.poll_interval_ms as i64,
-        t.progress
-            .as_ref()
-            .map(|p| serde_json::to_string(p).unwrap_or_default()),
-        t.result.as_ref().map(Value::to_string),
-        t.error.as_ref().map(Value::to_string),
+        progress,
+        result,
+        error,
         t.cancel_requested as i64,
         t.approx_bytes(),
-    ])?;
+        expires_at,
+    ];
+    let kept_ttl = c
+        .prepare_cached(
+            "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4,
+               poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
+               cancel_requested = ?10, bytes = ?11
+             WHERE task_id = ?1 AND ttl_ms IS ?5",
+        )?
+        .execute(&values[..11])?;
+    if kept_ttl == 0 {
+        c.prepare_cached(
+            "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4, ttl_ms = ?5,
+               expires_at = ?12, poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
+               cancel_requested = ?10, bytes = ?11
+             WHERE task_id = ?1",
+        )?
+        .execute(values)?;
+    }
     Ok(())
 }
 
@@ -898,4 +935,104 @@ pub fn supersede_inputs(
         .execute(params![task_id, k])?;
     }
     Ok(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn task(id: &str) -> TaskRecord {
+        TaskRecord {
+            task_id: id.to_string(),
+            seq: 0,
+            tool: "echo".into(),
+            arguments: serde_json::json!({}),
+            principal: "admin".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: 1,
+            last_updated_at_ms: 1,
+            ttl_ms: Some(1000),
+            poll_interval_ms: 1000,
+            progress: None,
+            result: None,
+            error: None,
+            input_requests: BTreeMap::new(),
+            cancel_requested: false,
+        }
+    }
+
+    /// Runs `writes` as one group: a first write holds the writer until all of them are queued.
+    async fn one_group(
+        store: &Store,
+        writes: Vec<Box<dyn FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send>>,
+    ) -> Vec<Result<(), EngineError>> {
+        let hold = store.write(|_| {
+            std::thread::sleep(Duration::from_millis(300));
+            Ok(())
+        });
+        let queued = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            futures::future::join_all(writes.into_iter().map(|f| store.write(f))).await
+        };
+        let (held, results) = tokio::join!(hold, queued);
+        held.unwrap();
+        results
+    }
+
+    #[tokio::test]
+    async fn a_write_failing_before_any_change_leaves_its_group_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+        let results = one_group(
+            &store,
+            vec![
+                Box::new(|w| insert_task(w.conn, &mut task("a"))),
+                Box::new(|_| Err(EngineError::NotFound)),
+                Box::new(|w| insert_task(w.conn, &mut task("c"))),
+            ],
+        )
+        .await;
+        assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+        assert!(matches!(results[1], Err(EngineError::NotFound)));
+        assert!(store.get("a").unwrap().is_some() && store.get("c").unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_write_failing_after_a_change_rolls_back_its_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let feed = ChangeFeed::new(64);
+        let mut changes = feed.subscribe();
+        let store = Store::open(dir.path(), Durability::Process, feed).unwrap();
+        let results = one_group(
+            &store,
+            vec![
+                Box::new(|w| {
+                    let t = task("a");
+                    insert_task(w.conn, &mut t.clone())?;
+                    w.event(&t, 1, "created", serde_json::json!({}))?;
+                    Ok(())
+                }),
+                Box::new(|w| {
+                    insert_task(w.conn, &mut task("b"))?;
+                    Err(EngineError::Invalid("failed halfway".into()))
+                }),
+            ],
+        )
+        .await;
+        assert!(
+            matches!(&results[0], Err(EngineError::Store(_))),
+            "{results:?}"
+        );
+        assert!(matches!(&results[1], Err(EngineError::Invalid(_))));
+        assert!(store.get("a").unwrap().is_none() && store.get("b").unwrap().is_none());
+        assert!(changes.try_recv().is_err(), "nothing is published");
+        // The writer goes on with the next group.
+        store
+            .write(|w| insert_task(w.conn, &mut task("d")))
+            .await
+            .unwrap();
+        assert!(store.get("d").unwrap().is_some());
+    }
 }
