@@ -347,6 +347,37 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         tail.contains("step 4/4") && tail.contains("\u{fffd}\u{fffd} not utf8"),
         "{tail}"
     );
+    // The whole output is in the task's log, readable in byte ranges by its owner only.
+    let (status, log) = s.v1_get(Some(&agent), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 200, "{log}");
+    let text = log["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("step 1/4\nstep 2/4\n") && text.contains("not utf8"),
+        "{text}"
+    );
+    assert_eq!(log["complete"], true);
+    assert_eq!(log["nextOffset"], log["size"]);
+    let (_, part) = s
+        .v1_get(
+            Some(&agent),
+            &format!("/v1/tasks/{id}/log?offset=9&limit=10"),
+        )
+        .await;
+    assert_eq!(part["text"], "step 2/4\n", "a cut chunk ends at a line end");
+    assert_eq!(
+        (part["nextOffset"].as_u64(), part["complete"].as_bool()),
+        (Some(18), Some(false))
+    );
+    let (_, tail) = s
+        .v1_get(Some(&agent), &format!("/v1/tasks/{id}/log?tail=20"))
+        .await;
+    assert!(
+        tail["text"].as_str().unwrap().ends_with("not utf8\n"),
+        "{tail}"
+    );
+    let other = s.token("other-agent");
+    let (status, _) = s.v1_get(Some(&other), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 404, "another principal's log is not found");
     let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     assert!(
         detail["timeline"]

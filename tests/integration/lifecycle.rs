@@ -115,7 +115,10 @@ fn random_part_is_uuid_v4(id: &str) -> bool {
         .as_millis() as i64;
     let recent = i64::from_str_radix(time, 16).is_ok_and(|ms| (now - ms).abs() < 60_000);
     let hex = random.len() == 32 && random.chars().all(|c| c.is_ascii_hexdigit());
-    recent && time.len() == 12 && hex && uuid::Uuid::parse_str(random).is_ok_and(|u| u.get_version_num() == 4)
+    recent
+        && time.len() == 12
+        && hex
+        && uuid::Uuid::parse_str(random).is_ok_and(|u| u.get_version_num() == 4)
 }
 
 #[tokio::test]

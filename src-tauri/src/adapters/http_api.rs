@@ -8,6 +8,7 @@
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
+//! | `GET /v1/tasks/{taskId}/log?offset=&tail=&limit=` | `{offset, nextOffset, size, text, complete}` (see `logs_api`) |
 //! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events |
 //! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
 //! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken |
@@ -426,7 +427,7 @@ async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Princ
 #[openapi(
     info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents and jobs. Every route needs `Authorization: Bearer <token>`; errors are RFC 9457 problem documents."),
     paths(list_tasks, get_task, answer, cancel, me, tools, events, create_agent, list_agents,
-          super::jobs_api::create, super::jobs_api::status, super::jobs_api::cancel_delete, super::jobs_api::cancel, super::jobs_api::report),
+          super::jobs_api::create, super::jobs_api::status, super::jobs_api::cancel_delete, super::jobs_api::cancel, super::jobs_api::report, super::logs_api::read_log),
     components(schemas(AnswerBody, AgentBody, super::jobs_api::CreateBody, super::jobs_api::ReportBody, super::jobs_api::ReportProgress, super::jobs_api::ReportError)),
     modifiers(&BearerAuth),
     security(("bearer" = []))

@@ -7,11 +7,14 @@
 //! - [`mcp_front`]: the `/mcp` front door: task requests SEP-2663 handles on a dedicated path
 //!   (`tasks/get`, `subscriptions/listen` for `notifications/tasks`), everything else to rmcp.
 //! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
+//! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
+//! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 
 pub mod auth;
 pub mod guard;
 pub mod http_api;
 pub mod jobs_api;
+pub mod logs_api;
 pub mod mcp;
 pub mod mcp_config;
 pub mod mcp_fixtures;

@@ -90,7 +90,8 @@ CREATE TABLE IF NOT EXISTS tokens(
 /// A write: runs inside the group transaction (`None` when no transaction could be opened: it
 /// must not touch the database) and returns a closure that delivers its result once the
 /// commit is known (`true` = committed).
-type Job = Box<dyn FnOnce(Option<&mut WriteCtx<'_>>) -> (bool, Box<dyn FnOnce(bool) + Send>) + Send>;
+type Job =
+    Box<dyn FnOnce(Option<&mut WriteCtx<'_>>) -> (bool, Box<dyn FnOnce(bool) + Send>) + Send>;
 
 /// What a write sees: the connection (inside the group transaction) and the changes it will
 /// publish after the commit.

@@ -14,7 +14,7 @@ use crate::{
     adapters::{
         auth::{self, Authenticator},
         guard::{Guard, guard},
-        http_api, jobs_api,
+        http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_front::{self, Front},
         ui_assets,
@@ -161,6 +161,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .merge(jobs_api::router(jobs_api::JobsState {
             engine: engine.clone(),
             external,
+        }))
+        .merge(logs_api::router(logs_api::LogsState {
+            engine: engine.clone(),
+            log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));

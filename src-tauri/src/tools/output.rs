@@ -92,6 +92,17 @@ pub fn status_line(line: &str) -> Option<String> {
     Some(s)
 }
 
+/// The directory of the command tasks' output logs: `<data dir>/logs`.
+pub fn log_dir(data_dir: &Path) -> std::path::PathBuf {
+    data_dir.join("logs")
+}
+
+/// Where the output log of task `task_id` lives under `log_dir` (`<data dir>/logs`):
+/// `<log_dir>/<taskId>.log`. Read by `GET /v1/tasks/{taskId}/log`.
+pub fn log_path(log_dir: &Path, task_id: &str) -> std::path::PathBuf {
+    log_dir.join(format!("{task_id}.log"))
+}
+
 /// The bounded log of one command: the last `max_lines` lines in memory, and the whole output in
 /// a file until `max_file_bytes` (then a note that the file was cut).
 pub struct OutputLog {

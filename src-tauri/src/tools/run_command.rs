@@ -64,7 +64,7 @@ impl RunCommand {
                 agent_callable: true,
             },
             policy: Arc::new(CommandPolicy::new(config_dir)),
-            log_dir: data_dir.join("logs"),
+            log_dir: super::output::log_dir(data_dir),
         }
     }
 }
@@ -122,7 +122,7 @@ impl TaskTool for RunCommand {
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let policy = self.policy.clone();
-        let log_path = self.log_dir.join(format!("{}.log", ctx.task_id()));
+        let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
         async move {
             let line = command_line(&arguments);
             let cwd = arguments.get("cwd").and_then(Value::as_str).map(PathBuf::from);
