@@ -181,39 +181,24 @@ async fn external_jobs_report_and_time_out() {
         .as_str()
         .unwrap()
         .to_string();
-    let report = |body: Value| {
-        let (http, url, t) = (
-            s.http.clone(),
-            s.url(&format!("/v1/jobs/{id}/report")),
-            t.clone(),
-        );
-        async move {
-            http.post(url)
-                .bearer_auth(t)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-        }
-    };
-    let r =
+    let report = |body: Value| send_report(&s, &t, &id, body);
+    let (status, v) =
         report(json!({"progress": {"current": 3, "total": 10, "message": "3 of 10 tables"}})).await;
-    assert_eq!(r.status(), 200);
-    let v: Value = r.json().await.unwrap();
+    assert_eq!(status, 200);
     assert_eq!(
         v["task"]["progress"],
         json!({"current": 3.0, "total": 10.0, "message": "3 of 10 tables"})
     );
     assert_eq!(v["cancelRequested"], false);
-    let r = report(
+    let (status, _) = report(
         json!({"result": {"content": [{"type": "text", "text": "exported"}], "isError": false}}),
     )
     .await;
-    assert_eq!(r.status(), 202);
+    assert_eq!(status, 202);
     let done = wait_job(&s, &t, &id, |v| v["status"] == "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "exported");
     assert_eq!(
-        report(json!({})).await.status(),
+        report(json!({})).await.0,
         409,
         "a settled job takes no reports"
     );
@@ -243,6 +228,97 @@ async fn external_jobs_report_and_time_out() {
         )
         .await;
     assert_eq!(r.error_code(), -32602);
+}
+
+#[tokio::test]
+async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() {
+    let s = Server::start(&[]).await;
+    let runner = s.token("deploy-bot");
+    let r = post_job(
+        &s,
+        &runner,
+        json!({"external": {"name": "deploy", "heartbeatMs": 5000}}),
+    )
+    .await;
+    let id = r.json::<Value>().await.unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let report = |body: Value| send_report(&s, &runner, &id, body);
+    let question = json!({"method": "elicitation/create", "params": {
+        "message": "Deploy build 42 to production?",
+        "requestedSchema": {"type": "object", "properties": {"window": {"type": "string", "enum": ["now", "tonight"]}}, "required": ["window"]}
+    }});
+
+    // Malformed requests are refused and change nothing.
+    let (status, v) = report(
+        json!({"inputRequests": {"go": {"method": "sampling/createMessage", "params": {}}}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{v}");
+    let (status, _) = report(json!({"inputRequests": {"go": {"method": "elicitation/create", "params": {"message": "x", "requestedSchema": {"type": "object", "properties": {"n": {"type": "object"}}}}}}})).await;
+    assert_eq!(status, 400, "nested objects are not a form");
+
+    let (status, v) = report(json!({"inputRequests": {"go": question}})).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["task"]["status"], "input_required");
+    assert_eq!(v["task"]["inputRequests"]["go"], question);
+    assert_eq!(v["inputResponses"], json!({}));
+    // Asking again is harmless; reusing the key for another question is a conflict.
+    assert_eq!(
+        report(json!({"inputRequests": {"go": question}})).await.0,
+        200
+    );
+    let mut other = question.clone();
+    other["params"]["message"] = json!("Something else?");
+    let (status, v) = report(json!({"inputRequests": {"go": other}})).await;
+    assert_eq!(status, 409, "{v}");
+
+    // The human answers (validated against the form); the runner sees it in its next reply.
+    let (status, v) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"go": {"action": "accept", "content": {"window": "soon"}}}}),
+        )
+        .await;
+    assert_eq!(status, 422, "not one of the enum values: {v}");
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"go": {"action": "accept", "content": {"window": "tonight"}}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, v) = report(json!({"statusMessage": "deploying"})).await;
+    assert_eq!(status, 200);
+    assert_eq!(v["task"]["status"], "working");
+    assert_eq!(
+        v["inputResponses"]["go"],
+        json!({"action": "accept", "content": {"window": "tonight"}})
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["inputRounds"][0]["answeredBy"], "admin");
+    let (status, _) =
+        report(json!({"result": {"content": [{"type": "text", "text": "deployed tonight"}]}}))
+            .await;
+    assert_eq!(status, 202);
+    wait_job(&s, &runner, &id, |v| v["status"] == "completed").await;
+}
+
+/// POSTs an external job's report; returns the status and the JSON answer.
+async fn send_report(s: &Server, token: &str, id: &str, body: Value) -> (u16, Value) {
+    let r = s
+        .http
+        .post(s.url(&format!("/v1/jobs/{id}/report")))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json::<Value>().await.unwrap_or(Value::Null))
 }
 
 fn pid_alive(pid: i32) -> bool {

@@ -185,6 +185,12 @@ pub struct ReportBody {
     /// `{current, total?, message?}`.
     pub progress: Option<ReportProgress>,
     pub status_message: Option<String>,
+    /// Questions for the human, SEP-2663 shape: key → `{"method": "elicitation/create",
+    /// "params": {"message", "requestedSchema"?}}`. Keys are unique for the job's life; sending
+    /// the same request again is harmless. The job is `input_required` until all are answered;
+    /// answers come back in `inputResponses` of every report reply.
+    #[schema(value_type = Option<Object>)]
+    pub input_requests: Option<Map<String, Value>>,
     /// The final CallToolResult (`{content, structuredContent?, isError?}`): completes the job.
     #[schema(value_type = Option<Object>)]
     pub result: Option<Map<String, Value>>,
@@ -214,7 +220,7 @@ pub struct ReportError {
 
 /// An external runner's report (any report is also a heartbeat).
 #[utoipa::path(post, path = "/v1/jobs/{task_id}/report", params(("task_id" = String, Path, description = "taskId")), request_body = ReportBody, tag = "jobs",
-    responses((status = 200, description = "`{task, cancelRequested}`", body = Object),
+    responses((status = 200, description = "`{task, cancelRequested, inputResponses: {key: answer}}`: every answer the human gave to this job's input requests so far", body = Object),
               (status = 202, description = "the report ends the job", body = Object),
               (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json"),
               (status = 409, description = "not an external job, or already settled", content_type = "application/problem+json")))]
@@ -256,6 +262,17 @@ pub(crate) async fn report(
     if let Some(m) = body.status_message {
         reports.push(Report::StatusMessage(m));
     }
+    if let Some(requests) = body.input_requests.filter(|r| !r.is_empty()) {
+        for (key, request) in &requests {
+            if let Err(m) = crate::tools::schema::check_input_request(request) {
+                return problem(
+                    StatusCode::BAD_REQUEST,
+                    &format!("input request {key:?}: {m}"),
+                );
+            }
+        }
+        reports.push(Report::InputRequests(requests));
+    }
     if let Some(mut r) = body.result {
         r.entry("content").or_insert_with(|| json!([]));
         reports.push(Report::Finished(Outcome::Completed(Value::Object(r))));
@@ -270,11 +287,15 @@ pub(crate) async fn report(
     }
     let ends = reports.iter().any(|r| matches!(r, Report::Finished(_)));
     for r in reports {
-        if !s.external.report(&id, r).await {
-            return problem(
-                StatusCode::CONFLICT,
-                &format!("job is already {}", task.status.as_str()),
-            );
+        match s.external.report(&id, r).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return problem(
+                    StatusCode::CONFLICT,
+                    &format!("job is already {}", task.status.as_str()),
+                );
+            }
+            Err(e) => return engine_problem(e),
         }
     }
     if ends {
@@ -294,5 +315,13 @@ pub(crate) async fn report(
         Err(e) => return engine_problem(e),
     };
     let cancel_requested = task.cancel_requested;
-    Json(json!({"task": task.api_view(), "cancelRequested": cancel_requested})).into_response()
+    let answers: Map<String, Value> = match s.engine.history(&p, &id) {
+        Ok((_, rounds)) => rounds
+            .into_iter()
+            .filter_map(|r| Some((r.key, r.response?)))
+            .collect(),
+        Err(e) => return engine_problem(e),
+    };
+    Json(json!({"task": task.api_view(), "cancelRequested": cancel_requested, "inputResponses": answers}))
+        .into_response()
 }

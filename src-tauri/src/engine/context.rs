@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
+use super::{Engine, EngineError};
 
 /// How a tool's run ended. The executor, not the canceller, decides the final state: a tool
 /// that finishes its work despite a cancel request returns `Completed` and the task completes.
@@ -99,6 +99,20 @@ impl TaskContext {
     /// key cannot be issued, which is logged).
     pub async fn request_input(&self, key: &str, request: Value) -> Result<Value, Cancelled> {
         self.engine.request_input(self, key, request, false).await
+    }
+
+    /// Stores input request `key` without waiting for its answer (the task goes
+    /// `input_required`; the answer is recorded when it comes, and the task returns to `working`
+    /// once nothing is outstanding). For tools whose answers are read elsewhere, e.g. external
+    /// jobs, whose runner reads them from its report replies. Idempotent for the same request.
+    ///
+    /// Errors: [`EngineError::KeyReused`] when `key` was used for another request during the
+    /// task's life; [`EngineError::Terminal`]; [`EngineError::Store`].
+    pub async fn issue_input(&self, key: &str, request: Value) -> Result<(), EngineError> {
+        self.engine
+            .issue_input(self, key, request, false)
+            .await
+            .map(drop)
     }
 
     /// Form-mode elicitation (`elicitation/create`, `mode: "form"`) under `key`. Returns the

@@ -109,7 +109,8 @@ pub struct AnswerReport {
 #[derive(Default)]
 struct Live {
     cancel: CancellationToken,
-    waiters: HashMap<String, oneshot::Sender<Value>>,
+    /// Input key → (waiter id, where its answer goes).
+    waiters: HashMap<String, (u64, oneshot::Sender<Value>)>,
 }
 
 pub(crate) struct Inner {
@@ -479,7 +480,7 @@ impl Engine {
             let mut live = self.inner.live.lock().unwrap();
             if let Some(l) = live.get_mut(task_id) {
                 for (key, response) in delivered {
-                    if let Some(tx) = l.waiters.remove(&key) {
+                    if let Some((_, tx)) = l.waiters.remove(&key) {
                         let _ = tx.send(response);
                     }
                 }
@@ -603,17 +604,41 @@ impl Engine {
         request: Value,
         human_only: bool,
     ) -> Result<Value, Cancelled> {
+        match self.issue_input(ctx, key, request, human_only).await {
+            Ok(waiter) => waiter.answer(ctx).await,
+            Err(e) => {
+                tracing::warn!(task_id = %ctx.task_id, key, "input request not issued: {e}");
+                Err(Cancelled)
+            }
+        }
+    }
+
+    /// Stores input request `key` (the task goes `input_required`) and returns a waiter for its
+    /// answer. Issuing the same request again under a key still outstanding waits for it again;
+    /// a key already answered yields its stored answer.
+    ///
+    /// Errors: [`EngineError::KeyReused`] when `key` was used for another request (keys are
+    /// unique for the task's life); [`EngineError::Terminal`]; [`EngineError::Store`].
+    pub(crate) async fn issue_input(
+        &self,
+        ctx: &TaskContext,
+        key: &str,
+        request: Value,
+        human_only: bool,
+    ) -> Result<InputWaiter, EngineError> {
         enum Issued {
             Pending,
             Answered(Value),
         }
         let (tx, rx) = oneshot::channel();
+        static WAITER_IDS: AtomicU64 = AtomicU64::new(1);
+        let waiter_id = WAITER_IDS.fetch_add(1, Ordering::Relaxed);
         {
             let mut live = self.inner.live.lock().unwrap();
             let Some(l) = live.get_mut(&ctx.task_id) else {
-                return Err(Cancelled);
+                return Err(EngineError::NotFound);
             };
-            l.waiters.insert(key.to_string(), tx);
+            l.waiters.insert(key.to_string(), (waiter_id, tx));
         }
         let id = ctx.task_id.clone();
         let k = key.to_string();
@@ -664,27 +689,19 @@ impl Engine {
                 Ok(Issued::Pending)
             })
             .await;
-        let remove_waiter = |engine: &Engine| {
-            if let Some(l) = engine.inner.live.lock().unwrap().get_mut(&ctx.task_id) {
-                l.waiters.remove(key);
-            }
+        let waiter = InputWaiter {
+            engine: self.clone(),
+            task_id: ctx.task_id.clone(),
+            key: key.to_string(),
+            id: waiter_id,
+            state: match &issued {
+                Ok(Issued::Answered(v)) => WaiterState::Answered(v.clone()),
+                _ => WaiterState::Pending(rx),
+            },
         };
         match issued {
-            Ok(Issued::Answered(v)) => {
-                remove_waiter(self);
-                Ok(v)
-            }
-            Ok(Issued::Pending) => {
-                tokio::select! {
-                    v = rx => v.map_err(|_| Cancelled),
-                    _ = ctx.cancel.cancelled() => { remove_waiter(self); Err(Cancelled) }
-                }
-            }
-            Err(e) => {
-                tracing::warn!(task_id = %ctx.task_id, key, "input request not issued: {e}");
-                remove_waiter(self);
-                Err(Cancelled)
-            }
+            Ok(_) => Ok(waiter),
+            Err(e) => Err(e),
         }
     }
 
@@ -915,6 +932,55 @@ impl Engine {
             }
             engine.inner.live.lock().unwrap().remove(&task.task_id);
         });
+    }
+}
+
+/// The answer to come for one issued input request ([`Engine::issue_input`]). Dropping it stops
+/// waiting (the request stays outstanding in the store).
+pub(crate) struct InputWaiter {
+    engine: Engine,
+    task_id: String,
+    key: String,
+    id: u64,
+    state: WaiterState,
+}
+
+enum WaiterState {
+    Answered(Value),
+    Pending(oneshot::Receiver<Value>),
+    Done,
+}
+
+impl InputWaiter {
+    /// Waits for the answer. Errors: `Cancelled` when the task is cancelled first.
+    pub(crate) async fn answer(mut self, ctx: &TaskContext) -> Result<Value, Cancelled> {
+        match std::mem::replace(&mut self.state, WaiterState::Done) {
+            WaiterState::Answered(v) => Ok(v),
+            WaiterState::Pending(rx) => tokio::select! {
+                v = rx => v.map_err(|_| Cancelled),
+                _ = ctx.cancel.cancelled() => Err(Cancelled),
+            },
+            WaiterState::Done => Err(Cancelled),
+        }
+    }
+}
+
+impl Drop for InputWaiter {
+    fn drop(&mut self) {
+        // Answered (the engine took the sender) or given up: no one waits on this key now.
+        if let Some(l) = self
+            .engine
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get_mut(&self.task_id)
+            && l.waiters
+                .get(&self.key)
+                .is_some_and(|(id, _)| *id == self.id)
+        {
+            l.waiters.remove(&self.key);
+        }
     }
 }
 

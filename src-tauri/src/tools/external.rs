@@ -1,5 +1,6 @@
 //! External jobs: work a program runs itself (e.g. `taskdeck run -- make`) and reports on over
-//! the HTTP jobs API: progress, status messages, heartbeats and its final result. The task's
+//! the HTTP jobs API: progress, status messages, input requests for the human, heartbeats and
+//! its final result. The task's
 //! "run" here only relays those reports to the engine; if no report arrives within the job's
 //! heartbeat timeout, the task fails with "runner lost". After a restart the job waits for its
 //! runner again with a fresh heartbeat window (the runner may still be alive).
@@ -14,7 +15,7 @@ use futures::{FutureExt, future::BoxFuture};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use crate::engine::{EngineError, Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
 
 /// The tool name of external jobs.
 pub const EXTERNAL: &str = "external";
@@ -32,6 +33,9 @@ pub enum Report {
         message: Option<String>,
     },
     StatusMessage(String),
+    /// Input requests (key → form elicitation) for the human; the task is `input_required` until
+    /// they are answered. The runner reads the answers from its report replies.
+    InputRequests(serde_json::Map<String, Value>),
     /// The job ended: completed (a CallToolResult), failed (JSON-RPC error) or cancelled.
     Finished(Outcome),
 }
@@ -39,7 +43,14 @@ pub enum Report {
 /// The `external` task tool.
 pub struct ExternalJobs {
     descriptor: ToolDescriptor,
-    runs: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<(Report, oneshot::Sender<()>)>>>>,
+    runs: Arc<
+        Mutex<
+            HashMap<
+                String,
+                mpsc::UnboundedSender<(Report, oneshot::Sender<Result<(), EngineError>>)>,
+            >,
+        >,
+    >,
 }
 
 impl ExternalJobs {
@@ -69,9 +80,12 @@ impl ExternalJobs {
     }
 
     /// Delivers `report` to the job's run and waits until it is applied (stored), or for a
-    /// `Finished` report, until the run took it. `false` when the job is not running here
+    /// `Finished` report, until the run took it. `Ok(false)` when the job is not running here
     /// (unknown, settled, or not an external job).
-    pub async fn report(&self, task_id: &str, report: Report) -> bool {
+    ///
+    /// Errors: what applying it failed with, e.g. [`EngineError::KeyReused`] for an input
+    /// request key the job already used for another request.
+    pub async fn report(&self, task_id: &str, report: Report) -> Result<bool, EngineError> {
         let (ack, applied) = oneshot::channel();
         let sent = self
             .runs
@@ -79,7 +93,13 @@ impl ExternalJobs {
             .unwrap()
             .get(task_id)
             .is_some_and(|tx| tx.send((report, ack)).is_ok());
-        sent && applied.await.is_ok()
+        if !sent {
+            return Ok(false);
+        }
+        match applied.await {
+            Ok(r) => r.map(|()| true),
+            Err(_) => Ok(false),
+        }
     }
 }
 
@@ -105,17 +125,27 @@ impl TaskTool for ExternalJobs {
             loop {
                 tokio::select! {
                     report = rx.recv() => match report {
-                        Some((Report::Heartbeat, ack)) => { let _ = ack.send(()); }
+                        Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
                         Some((Report::Progress { current, total, message }, ack)) => {
                             ctx.progress(current, total, message).await;
-                            let _ = ack.send(());
+                            let _ = ack.send(Ok(()));
                         }
                         Some((Report::StatusMessage(m), ack)) => {
                             ctx.status_message(m).await;
-                            let _ = ack.send(());
+                            let _ = ack.send(Ok(()));
+                        }
+                        Some((Report::InputRequests(requests), ack)) => {
+                            let mut applied = Ok(());
+                            for (key, request) in requests {
+                                applied = ctx.issue_input(&key, request).await;
+                                if applied.is_err() {
+                                    break;
+                                }
+                            }
+                            let _ = ack.send(applied);
                         }
                         Some((Report::Finished(outcome), ack)) => {
-                            let _ = ack.send(());
+                            let _ = ack.send(Ok(()));
                             return outcome;
                         }
                         None => return Outcome::Cancelled,
@@ -141,7 +171,14 @@ impl TaskTool for ExternalJobs {
 }
 
 struct Unregister(
-    Arc<Mutex<HashMap<String, mpsc::UnboundedSender<(Report, oneshot::Sender<()>)>>>>,
+    Arc<
+        Mutex<
+            HashMap<
+                String,
+                mpsc::UnboundedSender<(Report, oneshot::Sender<Result<(), EngineError>>)>,
+            >,
+        >,
+    >,
     String,
 );
 

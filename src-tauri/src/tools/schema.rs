@@ -55,6 +55,37 @@ pub fn check_elicitation_schema(schema: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Returns `Err(reason)` unless `request` is a form elicitation as SEP-2663 carries it in
+/// `inputRequests`: `{"method": "elicitation/create", "params": {"mode"?: "form", "message":
+/// string, "requestedSchema"?: form schema}}` (the schema checked by
+/// [`check_elicitation_schema`]).
+pub fn check_input_request(request: &Value) -> Result<(), String> {
+    if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
+        return Err(
+            "an input request must be {\"method\": \"elicitation/create\", \"params\": {...}}"
+                .into(),
+        );
+    }
+    let params = request
+        .get("params")
+        .and_then(Value::as_object)
+        .ok_or("an input request needs params")?;
+    if params.get("mode").is_some_and(|m| m != "form") {
+        return Err("only form elicitations (mode \"form\") are supported".into());
+    }
+    if !params
+        .get("message")
+        .and_then(Value::as_str)
+        .is_some_and(|m| !m.trim().is_empty())
+    {
+        return Err("params.message must be a non-empty string".into());
+    }
+    match params.get("requestedSchema") {
+        Some(schema) => check_elicitation_schema(schema),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
