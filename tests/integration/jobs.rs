@@ -307,6 +307,64 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
     wait_job(&s, &runner, &id, |v| v["status"] == "completed").await;
 }
 
+#[tokio::test]
+async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let admin = s.admin.clone();
+    let pids = tmp.path().join("pids");
+    let script = format!(
+        "echo started; sleep 300 & echo $! >> {p}; (sleep 300; true) & echo $! >> {p}; echo $$ >> {p}; wait",
+        p = pids.display()
+    );
+    let id = s
+        .call(&admin, "run_command", json!({"command": script}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&admin, &id, "input_required").await;
+    let (status, _) = s
+        .v1_post(
+            Some(&admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let start = Instant::now();
+    while std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "command did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let all: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    s.kill().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        all.iter().all(|p| pid_alive(*p)),
+        "SIGKILL of Taskdeck leaves the command running"
+    );
+
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let v = s.wait_status(&admin, &id, "failed").await;
+    assert_eq!(v["error"]["data"]["reason"], "restart");
+    let start = Instant::now();
+    while all.iter().any(|p| pid_alive(*p)) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "processes of the interrupted command survive the restart: {all:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// POSTs an external job's report; returns the status and the JSON answer.
 async fn send_report(s: &Server, token: &str, id: &str, body: Value) -> (u16, Value) {
     let r = s

@@ -66,6 +66,10 @@ pub trait TaskTool: Send + Sync + 'static {
     /// [`Outcome::Cancelled`] promptly; one that ignores cancellation is dropped after the
     /// engine's cancel grace period.
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome>;
+    /// Called at start for a call of this (non-resumable) tool that was running when the last
+    /// process ended, just before the task is failed as interrupted: the place to stop what the
+    /// run left behind, e.g. processes it started.
+    fn interrupted(&self, _task_id: &str) {}
 }
 
 /// Engine settings.
@@ -256,6 +260,9 @@ impl Engine {
                     resumed += 1;
                 }
                 None => {
+                    if let Some(tool) = self.tool(&task.tool) {
+                        tool.interrupted(&task.task_id);
+                    }
                     let data =
                         json!({"reason": "restart", "lastStatusMessage": task.status_message});
                     self.finish(

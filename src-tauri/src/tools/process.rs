@@ -37,6 +37,43 @@ pub async fn stop_group(
     }
 }
 
+/// The environment variable that tags every process a task starts with its taskId; processes
+/// inherit it, so whatever a command leaves behind can be found after a crash.
+pub const TASK_ID_ENV: &str = "TASKDECK_TASK_ID";
+
+/// SIGKILLs every process of this user whose environment carries `TASKDECK_TASK_ID=<task_id>`
+/// (read from `/proc/<pid>/environ`): what a task's command left running when Taskdeck died.
+/// Returns how many processes were signalled.
+pub fn kill_tagged(task_id: &str) -> usize {
+    let tag = format!("{TASK_ID_ENV}={task_id}");
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|kv| kv == tag.as_bytes())
+            && nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok()
+        {
+            killed += 1;
+        }
+    }
+    killed
+}
+
 /// Reads `reader` and calls `on_line` for each line (without the newline; lines longer than
 /// [`MAX_LINE_BYTES`] are split), until end of file or an error.
 pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl FnMut(&[u8])) {

@@ -120,6 +120,19 @@ impl TaskTool for RunCommand {
         }
     }
 
+    /// After a crash: stops every process the command left running (tagged with
+    /// `TASKDECK_TASK_ID`), so nothing outlives the task that failed as interrupted.
+    fn interrupted(&self, task_id: &str) {
+        let killed = super::process::kill_tagged(task_id);
+        if killed > 0 {
+            tracing::warn!(
+                task_id,
+                killed,
+                "stopped processes an interrupted command left running"
+            );
+        }
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let policy = self.policy.clone();
         let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
@@ -189,6 +202,8 @@ async fn execute(
             cmd.env(k, v.as_str().unwrap_or_default());
         }
     }
+    // Tagged, so that what it leaves behind can be found if Taskdeck dies (`interrupted`).
+    cmd.env(super::process::TASK_ID_ENV, ctx.task_id());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
