@@ -332,19 +332,7 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
         )
         .await;
     assert_eq!(status, 200);
-    let start = Instant::now();
-    while std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) < 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "command did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let all: Vec<i32> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().parse().unwrap())
-        .collect();
+    let all = wait_for_pids(&pids, 3).await;
     s.kill().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
@@ -363,6 +351,23 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Waits (10 s at most) until the command under test wrote `n` pids to `path`, one a line.
+async fn wait_for_pids(path: &std::path::Path, n: usize) -> Vec<i32> {
+    let start = Instant::now();
+    while std::fs::read_to_string(path).map_or(0, |s| s.lines().count()) < n {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "command did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
 }
 
 /// POSTs an external job's report; returns the status and the JSON answer.
@@ -565,19 +570,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     );
     let id = call(json!({"command": stubborn})).await;
     answer(id.clone(), json!({"action": "accept"})).await;
-    let start = Instant::now();
-    while std::fs::read_to_string(&pids).map_or(0, |s| s.lines().count()) < 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "command did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let all: Vec<i32> = std::fs::read_to_string(&pids)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().parse().unwrap())
-        .collect();
+    let all = wait_for_pids(&pids, 3).await;
     s.rpc(Some(&agent), "tasks/cancel", json!({"taskId": id}), true)
         .await
         .result();
