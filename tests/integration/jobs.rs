@@ -609,6 +609,68 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
 }
 
 #[tokio::test]
+async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
+    // `script` (util-linux) runs `taskdeck run` with a terminal on its standard output.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("this test needs `script` (util-linux / bsdutils)");
+    }
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("build.sh");
+    std::fs::write(
+        &script,
+        "if [ -t 1 ]; then echo on-a-terminal; else echo on-a-pipe; fi\n\
+         for i in 1 2 3 4 5 6; do printf '\\rBuilding %d/6' $i; sleep 0.4; done\n\
+         printf '\\n'; echo finished\n",
+    )
+    .unwrap();
+    let line = format!(
+        "{BIN} run --port {} --token {t} --name bar -- sh {}",
+        s.port,
+        script.display()
+    );
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("on-a-terminal"),
+        "the command sees a terminal: {stdout}"
+    );
+    assert!(
+        stdout.contains("\rBuilding 3/6\rBuilding 4/6"),
+        "redraws pass through untouched: {stdout:?}"
+    );
+    let (_, list) = s.v1_get(Some(&t), "/v1/tasks?tool=external").await;
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    let v = wait_job(&s, &t, &id, |v| v["status"] == "completed").await;
+    assert_eq!(
+        v["result"]["structuredContent"]["tail"],
+        "on-a-terminal\nBuilding 6/6\nfinished"
+    );
+    let (_, detail) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
+    let live: Vec<&Value> = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "progress")
+        .collect();
+    assert!(
+        live.iter()
+            .any(|e| e["data"]["total"] == 6.0 && e["data"]["current"].as_f64() < Some(6.0)),
+        "a \\r redraw's progress shows while the command runs: {live:?}"
+    );
+}
+
+#[tokio::test]
 async fn taskdeck_run_wraps_a_command() {
     let s = Server::start(&[]).await;
     let t = s.admin.clone();

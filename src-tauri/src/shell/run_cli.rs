@@ -3,9 +3,15 @@
 //! progress go to Taskdeck; a cancel pressed in the window stops the command's whole process
 //! group; the exit code is the command's. When Taskdeck is not running, the command runs anyway
 //! (or, with `--wait`, `taskdeck run` waits for Taskdeck first).
+//!
+//! When standard output is a terminal, the command writes to a pseudo-terminal of the same size,
+//! so it behaves as it would without `taskdeck run` (colours, progress bars redrawn with `\r`,
+//! line buffering); the bytes are passed through untouched, and Taskdeck gets the latest line,
+//! including each `\r` redraw, so a progress bar's `12/50` shows live. Otherwise the command's
+//! stdout and stderr are pipes, copied line by line.
 
 use std::{
-    io::Write,
+    io::{IsTerminal, Read, Write},
     process::{ExitCode, Stdio},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
@@ -109,11 +115,38 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
     let mut cmd = tokio::process::Command::new(&args.command[0]);
     cmd.args(&args.command[1..])
         .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .process_group(0);
+    // A terminal of our own size when ours is one; pipes otherwise.
+    let pty = if std::io::stdout().is_terminal() {
+        match nix::pty::openpty(&terminal_size(), None) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!(
+                    "taskdeck run: no pseudo-terminal ({e}); the command's output goes through pipes"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    match &pty {
+        Some(p) => {
+            let out = p.slave.try_clone();
+            let err = p.slave.try_clone();
+            if let (Ok(out), Ok(err)) = (out, err) {
+                cmd.stdout(Stdio::from(out)).stderr(Stdio::from(err));
+            }
+        }
+        None => {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        }
+    }
     let started = Instant::now();
-    let mut child = match cmd.spawn() {
+    let spawned = cmd.spawn();
+    // Our copy of the terminal's slave side must go, or reading the master never ends.
+    let master = pty.map(|p| p.master);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             eprintln!("taskdeck run: cannot start {:?}: {e}", args.command[0]);
@@ -132,8 +165,21 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
     let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
     let latest: Arc<Mutex<(Option<String>, Option<(f64, f64)>)>> =
         Arc::new(Mutex::new((None, None)));
+    // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
+    let note = {
+        let latest = latest.clone();
+        move |text: &str| {
+            if let Some(s) = status_line(text) {
+                let mut l = latest.lock().unwrap();
+                if let Some(p) = parse_progress(&s) {
+                    l.1 = Some(p);
+                }
+                l.0 = Some(s);
+            }
+        }
+    };
     let make_sink = |to_stderr: bool| {
-        let (log, latest) = (log.clone(), latest.clone());
+        let (log, note) = (log.clone(), note.clone());
         move |raw: &[u8]| {
             if to_stderr {
                 let mut e = std::io::stderr().lock();
@@ -146,23 +192,30 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
                     .and_then(|_| o.flush());
             }
             log.lock().unwrap().push(raw);
-            if let Some(s) = status_line(&String::from_utf8_lossy(raw)) {
-                let mut l = latest.lock().unwrap();
-                if let Some(p) = parse_progress(&s) {
-                    l.1 = Some(p);
-                }
-                l.0 = Some(s);
-            }
+            note(&String::from_utf8_lossy(raw));
         }
     };
-    let out = child
-        .stdout
-        .take()
-        .map(|o| tokio::spawn(read_lines(o, make_sink(false))));
-    let err = child
-        .stderr
-        .take()
-        .map(|e| tokio::spawn(read_lines(e, make_sink(true))));
+    let readers: Vec<tokio::task::JoinHandle<()>> = match master {
+        Some(master) => {
+            let (log, note) = (log.clone(), note.clone());
+            vec![tokio::task::spawn_blocking(move || {
+                copy_terminal(std::fs::File::from(master), log, note)
+            })]
+        }
+        None => [
+            child
+                .stdout
+                .take()
+                .map(|o| tokio::spawn(read_lines(o, make_sink(false)))),
+            child
+                .stderr
+                .take()
+                .map(|e| tokio::spawn(read_lines(e, make_sink(true)))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    };
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let report = |body: Value| {
         let (http, token, base, job) = (http.clone(), token.clone(), base.clone(), job.clone());
@@ -204,7 +257,7 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
             }
         }
     };
-    for reader in [out, err].into_iter().flatten() {
+    for reader in readers {
         let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
     }
     let duration_ms = started.elapsed().as_millis() as u64;
@@ -230,4 +283,67 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
         None => 1,
     };
     ExitCode::from(exit.clamp(0, 255) as u8)
+}
+
+/// The size of the terminal on our standard output (80x24 when it cannot be read).
+fn terminal_size() -> nix::pty::Winsize {
+    let mut ws = nix::pty::Winsize {
+        ws_row: 24,
+        ws_col: 80,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we pass; on failure it writes nothing.
+    let ok = unsafe { nix::libc::ioctl(1, nix::libc::TIOCGWINSZ, &mut ws) } == 0;
+    if !ok || ws.ws_col == 0 || ws.ws_row == 0 {
+        ws.ws_row = 24;
+        ws.ws_col = 80;
+    }
+    ws
+}
+
+/// Copies the command's terminal output to ours byte for byte until it closes (blocking). Each
+/// `\n`-ended line goes to `log`; each line and each `\r` redraw goes to `note`.
+fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: impl Fn(&str)) {
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        // Linux answers EIO once the command and everything it started closed the terminal.
+        let n = match master.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
+        drop(out);
+        for &b in &buf[..n] {
+            match b {
+                b'\n' => {
+                    // A terminal ends lines with "\r\n".
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    let text = String::from_utf8_lossy(&line).into_owned();
+                    note(&text);
+                    log.lock()
+                        .unwrap()
+                        .push(status_line(&text).unwrap_or_default().as_bytes());
+                    line.clear();
+                }
+                b'\r' => {
+                    note(&String::from_utf8_lossy(&line));
+                    line.push(b);
+                }
+                _ if line.len() < crate::tools::process::MAX_LINE_BYTES => line.push(b),
+                _ => {}
+            }
+        }
+    }
+    if !line.is_empty() {
+        let text = String::from_utf8_lossy(&line).into_owned();
+        note(&text);
+        log.lock()
+            .unwrap()
+            .push(status_line(&text).unwrap_or_default().as_bytes());
+    }
 }
