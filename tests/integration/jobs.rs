@@ -514,6 +514,13 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         tail["text"].as_str().unwrap().ends_with("not utf8\n"),
         "{tail}"
     );
+    // Output and tasks can hold secrets: only the user can read the log and the store.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: std::path::PathBuf| std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(s.dir.join(format!("data/logs/{id}.log"))), 0o600);
+    assert_eq!(mode(s.dir.join("data/logs")), 0o700);
+    assert_eq!(mode(s.dir.join("data/taskdeck.sqlite3")), 0o600);
+    assert_eq!(mode(s.dir.join("data/taskdeck.sqlite3-wal")), 0o600);
     let other = s.token("other-agent");
     let (status, _) = s.v1_get(Some(&other), &format!("/v1/tasks/{id}/log")).await;
     assert_eq!(status, 404, "another principal's log is not found");

@@ -186,6 +186,22 @@ impl Store {
         std::fs::create_dir_all(dir)
             .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", dir.display())))?;
         let path = dir.join("taskdeck.sqlite3");
+        // Tasks carry agents' arguments and results: the database is the user's alone (0600;
+        // SQLite gives its -wal and -shm files the database's permissions).
+        {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(&path)
+                .and_then(|_| {
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                })
+                .map_err(|e| {
+                    EngineError::Store(format!("cannot create {}: {e}", path.display()))
+                })?;
+        }
         let conn = open_conn(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(

@@ -117,11 +117,22 @@ pub struct OutputLog {
 impl OutputLog {
     /// A log keeping `max_lines` in memory and writing to `path` (if given) up to `max_file_bytes`.
     pub fn new(path: Option<&Path>, max_lines: usize, max_file_bytes: u64) -> OutputLog {
+        // Output can hold secrets: the log directory is 0700 and each log 0600.
         let file = path.and_then(|p| {
+            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
             if let Some(dir) = p.parent() {
-                let _ = std::fs::create_dir_all(dir);
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir);
             }
-            std::fs::File::create(p).ok()
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(p)
+                .ok()
         });
         OutputLog {
             tail: VecDeque::with_capacity(max_lines),
