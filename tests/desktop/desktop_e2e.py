@@ -926,6 +926,7 @@ class Suite:
             check(proc.returncode == 0, f"the second launch exited with {proc.returncode}; stderr:\n{err}")
             check("Taskdeck is running" not in out, f"the second launch printed a 'running' banner:\n{out}")
             check("already in use" not in err and "headless" not in err, f"the second launch tried to start a server:\n{err}")
+            check("already running" in err, f"the second launch does not say that Taskdeck is already running:\n{err}")
         finally:
             stop_group(proc, "the second launch")
         wait_for(lambda: self.wd.js(visibility) == "visible", "the second launch to show the first window again", timeout=10)
@@ -938,6 +939,28 @@ class Suite:
         # The window still follows the agent's work.
         task = self.agent.start_task("request_approval", {"message": "Still there?", "requestedSchema": APPROVAL_SCHEMA})
         wait_for(lambda: self.wd.js(INBOX_TEXT, task) == "Still there?", "the new task in the window's inbox")
+
+    def test_notification_click(self) -> None:
+        """(7) Clicking a task's desktop notification brings the window back, open on that task."""
+        subprocess.run(["dunstctl", "close-all"], check=False, capture_output=True)
+        wait_for(lambda: subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True).stdout.strip() == "0", "dunst to show no notification")
+        # Look at another task, then put the window away.
+        other = self.ids["approved"]
+        self.wd.js("window.location.hash = 'task=' + arguments[0]", other, mutates=True)
+        wait_for(lambda: self.wd.js(DETAIL_TASK_ID) == other, "the window to show another task first")
+        for w in xdotool("search", "--onlyvisible", "--name", "Taskdeck"):
+            xdotool("windowunmap", "--sync", w)
+        wait_for(lambda: self.wd.js("return document.visibilityState") == "hidden", "the window to be hidden", timeout=10)
+        message = "Open the firewall for the demo?"
+        task = self.agent.start_task("request_approval", {"message": message, "requestedSchema": APPROVAL_SCHEMA})
+        wait_for(lambda: any(c["body"] == message for c in notify_calls(self.notify_log)), "the task's Notify call", timeout=10)
+        wait_for(lambda: subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True).stdout.strip() == "1", "dunst to show the notification")
+        # What a click does: dunst invokes the notification's default action.
+        r = subprocess.run(["dunstctl", "action", "0"], capture_output=True, text=True)
+        check(r.returncode == 0, f"dunstctl action: {r.stderr}")
+        wait_for(lambda: self.wd.js("return document.visibilityState") == "visible", "the click to show the window", timeout=10)
+        wait_for(lambda: self.wd.js(DETAIL_TASK_ID) == task, "the window to open the notified task")
+        check(self.wd.js(f"return !!document.querySelector('#detail .prompt-card[data-key=\"approval\"]')"), "the task's prompt is not shown")
 
     # ------------------------------------------------------------------ driver
 
@@ -956,6 +979,7 @@ class Suite:
             self.run("search and the status filter narrow the list", self.test_search_and_filter, True)
             self.run("screenshot of the window saved to test-artifacts/desktop.png", self.test_screenshot, True)
             self.run("second launch shows the first window and exits quickly; the first keeps serving", self.test_single_instance, True)
+            self.run("clicking a notification shows the window on that task", self.test_notification_click, True)
         finally:
             if self.desktop:
                 drops = self.desktop.wd.drops if self.desktop.wd else 0

@@ -53,6 +53,10 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
         );
         return serve::run_headless(cfg, true);
     }
+    if serve::data_dir_in_use(&cfg.data_dir) {
+        // The single-instance plugin below hands over to the running one and ends this process.
+        eprintln!("taskdeck: Taskdeck is already running; bringing its window to the front.");
+    }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

@@ -88,7 +88,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 
     // One process per data dir: a second one would "recover" the first one's running tasks.
     std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
-    let lock = std::fs::File::create(cfg.data_dir.join("taskdeck.lock")).map_err(|e| other(&e))?;
+    let lock = std::fs::File::create(lock_path(&cfg.data_dir)).map_err(|e| other(&e))?;
     if lock.try_lock().is_err() {
         return Err(ServeError::Other(format!(
             "another Taskdeck is already using the data dir {} (stop it first, or use --data-dir)",
@@ -221,6 +221,15 @@ pub fn print_banner(running: &Running, cfg: &ServeConfig, ui_link: bool) {
         );
     }
     let _ = std::io::stdout().flush();
+}
+
+fn lock_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("taskdeck.lock")
+}
+
+/// True when another Taskdeck process holds `data_dir` (its lock file is locked).
+pub fn data_dir_in_use(data_dir: &std::path::Path) -> bool {
+    std::fs::File::open(lock_path(data_dir)).is_ok_and(|f| f.try_lock().is_err())
 }
 
 /// Runs the server until Ctrl-C or SIGTERM (`taskdeck serve`, and the desktop shell's fallback
