@@ -129,7 +129,8 @@ async function apiTask(taskId) {
   return (await resp.json()).task;
 }
 
-const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator('.row-id', { hasText: taskId.slice(0, 8) }) });
+/** A task's row on screen, found by the full id its short id carries as a tooltip. */
+const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator(`.row-id[title="${taskId}"]`) });
 
 /** Task ids of the rows on screen, in order. */
 async function visibleRowIds() {
@@ -145,6 +146,31 @@ async function visibleRowIds() {
 const expectedHttpErrors = new Map();
 function expectHttpError(status) {
   expectedHttpErrors.set(status, (expectedHttpErrors.get(status) || 0) + 1);
+}
+
+/**
+ * Allows up to `n` console errors for HTTP `status` while `fn` runs, for a race the test cannot
+ * pin down; afterwards none are allowed again.
+ */
+async function tolerateHttpErrors(status, n, fn) {
+  expectedHttpErrors.set(status, (expectedHttpErrors.get(status) || 0) + n);
+  try {
+    return await fn();
+  } finally {
+    expectedHttpErrors.delete(status);
+  }
+}
+
+/** In the page: the text of the line at the top of a scrolled <pre> made of text nodes. */
+function lineAtTop(pre) {
+  const box = pre.getBoundingClientRect();
+  const at = document.caretRangeFromPoint(box.left + 16, box.top + 14);
+  let offset = at.startOffset;
+  for (let n = at.startContainer.previousSibling; n; n = n.previousSibling) offset += n.textContent.length;
+  const text = pre.textContent;
+  const start = text.lastIndexOf('\n', offset - 1) + 1;
+  const end = text.indexOf('\n', start);
+  return text.slice(start, end < 0 ? undefined : end);
 }
 
 /** Page errors and console errors fail the last test. */
@@ -682,6 +708,212 @@ test('a non-admin token does not get the Connect an agent button', async () => {
   } finally {
     await tab.context.close();
   }
+});
+
+test('a command’s output appears live in the detail, as text, following the end until complete', async () => {
+  assert.ok(agentToken, 'the first agent test created test-agent');
+  const hostile = '<b>bold</b> & <img src=x onerror=window.pwned=1>';
+  const command = `echo '${hostile}'; for i in $(seq 1 60); do echo "line $i"; sleep 0.05; done`;
+  const r = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command } }, agentToken);
+  assert.equal(r.resultType, 'task');
+  const taskId = r.taskId;
+
+  // It waits for the human's approval: nothing has run, so there is no Output section yet.
+  await row(taskId).click();
+  const card = page.locator('.prompt-card[data-key="approve-command"]');
+  await card.waitFor();
+  const output = page.locator('#detail section.log-section');
+  assert.equal(await output.count(), 1);
+  assert.equal(await output.isVisible(), false);
+  const pre = output.getByRole('log', { name: 'Command output' });
+  const status = output.locator('.log-state');
+  const shows = (line) => pre.filter({ hasText: new RegExp(`^${line}$`, 'm') }).waitFor();
+  const scroll = () => pre.evaluate((el) => ({ top: el.scrollTop, max: el.scrollHeight - el.clientHeight }));
+
+  // The log file appears only once the command starts, so a read right after the approval may
+  // still find none (404); the panel tries again on the next change.
+  await tolerateHttpErrors(404, 3, async () => {
+    await card.getByRole('button', { name: 'Accept' }).click();
+    await shows('line 5');
+    // Read while it runs: the panel follows the log, not a finished result.
+    assert.equal((await apiTask(taskId)).status, 'working');
+    assert.ok(!(await pre.textContent()).includes('line 60'));
+    await status.filter({ hasText: /^Live · .* so far$/ }).waitFor();
+
+    // New output keeps the view at the end while the reader is there...
+    await shows('line 35');
+    await waitFor(async () => {
+      const s = await scroll();
+      return s.max > 0 && s.top >= s.max - 4;
+    }, 'the output to scroll with its end');
+    // ...and leaves it alone while the reader looks at earlier lines.
+    await pre.evaluate((el) => {
+      el.scrollTop = 0;
+    });
+    await shows('line 45');
+    assert.equal((await scroll()).top, 0, 'the reader was not moved');
+    await shows('line 60');
+  });
+
+  await status.filter({ hasText: /^Output complete · \d+ B$/ }).waitFor();
+  await page.locator('#detail .outcome-good', { hasText: 'Completed' }).waitFor();
+  assert.equal((await apiTask(taskId)).status, 'completed');
+
+  // Everything came through once, in order, as text: the markup is shown, not made.
+  const lines = (await pre.textContent()).split('\n');
+  assert.deepEqual(lines, [hostile, ...Array.from({ length: 60 }, (_, i) => `line ${i + 1}`), '']);
+  assert.equal(await pre.locator('b, img').count(), 0);
+  assert.equal(await page.evaluate(() => window.pwned ?? null), null);
+  assert.equal(await output.getByRole('button', { name: 'Show earlier output' }).isVisible(), false, 'the whole log is shown');
+  assert.equal(await pre.getAttribute('aria-live'), 'off');
+  assert.equal(await pre.getAttribute('tabindex'), '0');
+  await output.scrollIntoViewIfNeeded();
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'command-output.png') });
+});
+
+test('"Show earlier output" loads what came before the tail, exactly, without moving the reader', async () => {
+  // 108,894 bytes of numbered lines, then a line with a multi-byte character and an invalid byte.
+  const r = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command: 'seq 1 20000; printf "caf\\303\\251 \\377\\n"' } });
+  const taskId = r.taskId;
+  await waitFor(async () => (await apiTask(taskId)).status === 'input_required', 'the approval prompt');
+  const approve = await fetch(`${base}/v1/tasks/${taskId}/input`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputResponses: { 'approve-command': { action: 'accept' } } }),
+  });
+  assert.equal(approve.status, 200);
+  await waitFor(async () => (await apiTask(taskId)).status === 'completed', 'the command to finish');
+
+  await row(taskId).click();
+  const output = page.locator('#detail section.log-section');
+  const pre = output.getByRole('log', { name: 'Command output' });
+  await output.locator('.log-state', { hasText: 'Output complete · 106 KB' }).waitFor();
+  const tail = await pre.textContent();
+  assert.ok(tail.length <= 65_536 && /^\d+\n/.test(tail), 'the last 64 KiB, from a line start');
+  await output.locator('.log-earlier', { hasText: 'KB before this' }).waitFor();
+
+  // The reader looks at the first line shown; the earlier output goes above it.
+  await output.scrollIntoViewIfNeeded();
+  await pre.evaluate((el) => {
+    el.scrollTop = 0;
+  });
+  assert.equal(await pre.evaluate(lineAtTop), tail.slice(0, tail.indexOf('\n')));
+  await output.getByRole('button', { name: 'Show earlier output' }).focus();
+  await page.keyboard.press('Enter');
+  await output.locator('.log-earlier').waitFor({ state: 'hidden' });
+  assert.equal(await pre.textContent(), `${Array.from({ length: 20000 }, (_, i) => i + 1).join('\n')}\ncafé \uFFFD\n`);
+  assert.equal(await pre.evaluate(lineAtTop), tail.slice(0, tail.indexOf('\n')), 'the line the reader looked at is still at the top');
+  assert.equal(await pre.evaluate((el) => document.activeElement === el), true, 'focus moved from the vanished button to the output');
+});
+
+test('the output panel keeps the last 1 MiB and the reader’s place, and reads only when the task changes', async () => {
+  // The panel inside the real page, fed a growing 3 MiB log by a stand-in for GET .../log.
+  const lineAtTopInPage = await page.evaluateHandle(`(${lineAtTop})`);
+  const report = await page.evaluate(async (lineAtTop) => {
+    const { LogView } = await import('/js/log-view.js');
+    const LINE = 64;
+    const KiB = 1024;
+    const log = Array.from({ length: (3 * 1024 * KiB) / LINE }, (_, i) => `line ${String(i + 1).padStart(7, '0')} ${'x'.repeat(LINE - 14)}\n`).join('');
+    let size = 0;
+    let terminal = false;
+    const reads = [];
+    const api = {
+      taskLog: async (id, { offset, tail, limit = 64 * KiB }) => {
+        reads.push(offset ?? `tail ${tail}`);
+        await new Promise((r) => setTimeout(r, 5));
+        let start = offset !== undefined ? Math.min(offset, size) : Math.max(0, size - tail);
+        if (offset === undefined && start > 0) start = log.indexOf('\n', start - 1) + 1;
+        let end = Math.min(size, start + limit);
+        if (end < size) end = Math.max(start, log.lastIndexOf('\n', end - 1) + 1);
+        return { taskId: id, offset: start, nextOffset: end, size, text: log.slice(start, end), complete: terminal && end >= size };
+      },
+    };
+    const task = { taskId: 'fake', tool: 'run_command', status: 'working' };
+    const view = new LogView(api, task);
+    view.el.style.cssText = 'position:fixed;left:0;top:0;width:700px;z-index:99;background:white';
+    document.body.appendChild(view.el);
+    const pre = view.el.querySelector('pre');
+    const settle = () => new Promise((r) => setTimeout(r, 60));
+    const grow = async (bytes) => {
+      size = Math.min(log.length, size + bytes);
+      view.update(task);
+      await settle();
+    };
+    const atEnd = () => pre.scrollTop >= pre.scrollHeight - pre.clientHeight - 4;
+    const out = {};
+
+    await grow(100 * LINE);
+    out.opened = { text: pre.textContent === log.slice(0, size), atEnd: atEnd() };
+
+    // Five changes at once: one read in flight, one more after it.
+    reads.length = 0;
+    size += 10 * LINE;
+    for (let i = 0; i < 5; i++) view.update(task);
+    await settle();
+    out.coalesced = reads.length;
+
+    // Past the cap while following: the oldest output goes, the view stays at the end.
+    while (size < 1.5 * 1024 * KiB) await grow(200 * KiB);
+    out.following = atEnd();
+    // The reader scrolls up to read; more output pushes older lines out above them.
+    pre.scrollTop = (pre.scrollHeight - pre.clientHeight) / 2;
+    const before = lineAtTop(pre);
+    await grow(200 * KiB);
+    await grow(200 * KiB);
+    out.readerLine = [before, lineAtTop(pre)];
+    while (size < log.length) await grow(200 * KiB);
+    // Earlier output loads only up to the cap.
+    const button = view.el.querySelector('.log-earlier button');
+    out.clicks = 0;
+    while (!button.hidden && out.clicks < 10) {
+      button.click();
+      out.clicks++;
+      await settle();
+    }
+    const kept = pre.textContent;
+    out.kept = { chars: kept.length, exact: kept === log.slice(log.length - kept.length) };
+    out.note = view.el.querySelector('.log-earlier .muted').textContent;
+
+    // No change, no read: there is no timer.
+    reads.length = 0;
+    await new Promise((r) => setTimeout(r, 1000));
+    out.idleReads = reads.length;
+
+    // The task ends: one more read, complete; later changes read nothing.
+    task.status = 'completed';
+    terminal = true;
+    view.update(task);
+    await settle();
+    view.update(task);
+    await settle();
+    out.state = view.el.querySelector('.log-state').textContent;
+    out.finalReads = reads.length;
+    view.el.remove();
+
+    // A panel no longer shown (another task opened) drops the answer to a read on its way.
+    const other = { taskId: 'other', tool: 'run_command', status: 'working' };
+    const gone = new LogView(api, other);
+    gone.update(other);
+    gone.dispose();
+    await settle();
+    out.disposed = { reads: reads.length - out.finalReads, hidden: gone.el.hidden, text: gone.el.querySelector('pre').textContent };
+    return out;
+  }, lineAtTopInPage);
+  await lineAtTopInPage.dispose();
+  assert.deepEqual(report.opened, { text: true, atEnd: true });
+  assert.equal(report.coalesced, 2);
+  assert.equal(report.following, true);
+  assert.match(report.readerLine[0], /^line \d{7} x+$/);
+  assert.equal(report.readerLine[1], report.readerLine[0], 'the line the reader looked at stayed in place while older lines went');
+  assert.ok(report.clicks < 10, 'the button goes once the cap is reached');
+  assert.ok(report.kept.chars <= 1024 * 1024 && report.kept.chars > 1020 * 1024 - 64, `${report.kept.chars} characters kept`);
+  assert.ok(report.kept.exact, 'the kept output is the end of the log, whole lines');
+  assert.match(report.note, /^2\.\d MB of earlier output not shown: this page keeps the last 1\.0 MB\.$/);
+  assert.equal(report.idleReads, 0);
+  assert.equal(report.state, 'Output complete · 3.0 MB');
+  assert.equal(report.finalReads, 1);
+  assert.deepEqual(report.disposed, { reads: 1, hidden: true, text: '' });
 });
 
 test('#task=<id> opens that task: at load, and when the desktop shell sets the fragment', async () => {

@@ -397,3 +397,35 @@ async fn openapi_document_covers_every_route() {
     );
     assert!(doc["components"]["schemas"]["ReportBody"]["properties"]["statusMessage"].is_object());
 }
+
+#[tokio::test]
+async fn ui_assets_are_served_with_a_strict_csp_and_revalidate_by_etag() {
+    let s = Server::start(&[]).await;
+    let page = s.http.get(s.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), 200, "the UI needs no token");
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(csp.contains("script-src 'self'") && csp.contains("object-src 'none'"), "{csp}");
+    let etag = page.headers()["etag"].to_str().unwrap().to_string();
+    assert!(page.text().await.unwrap().contains("modulepreload"));
+    let again = s
+        .http
+        .get(s.url("/"))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert!(again.bytes().await.unwrap().is_empty());
+    let other = s
+        .http
+        .get(s.url("/js/app.js"))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200, "another file's ETag does not match");
+    assert_eq!(
+        other.headers()["content-type"].to_str().unwrap(),
+        "text/javascript"
+    );
+}

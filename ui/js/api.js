@@ -60,7 +60,20 @@ export function createApi(getToken, options = {}) {
     getTask: (id) => request('GET', `/v1/tasks/${encodeURIComponent(id)}`),
     answer: (id, inputResponses) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/input`, { inputResponses }),
     cancel: (id) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/cancel`, {}),
+    /** A byte range of a command task's output log: `{offset}` or `{tail}`, optional `limit`. */
+    taskLog: (id, range) => request('GET', `/v1/tasks/${encodeURIComponent(id)}/log?${logQuery(range)}`),
   };
+}
+
+/**
+ * The query of a log read, e.g. "offset=1024&limit=65536": the fields that are given, in a
+ * fixed order. The server reads `offset` first when both it and `tail` are there.
+ * @param {{offset?: number, tail?: number, limit?: number}} [range]
+ */
+export function logQuery(range = {}) {
+  const q = new URLSearchParams();
+  for (const key of ['offset', 'tail', 'limit']) if (range[key] !== undefined && range[key] !== null) q.set(key, String(range[key]));
+  return q.toString();
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);

@@ -788,6 +788,7 @@ function initApp() {
         if (r && r.task) handleTaskSnapshot(r.task);
         return r;
       },
+      taskLog: (id, range) => state.api.taskLog(id, range),
     },
     requestCancel,
     announce,

@@ -1,9 +1,10 @@
 // The detail pane: one task's header (status, ids, times, retention countdown, progress,
 // cancel), its outstanding prompts as forms, its outcome (result / completed with error /
-// failed / cancelled), arguments, input rounds and full timeline. It follows the task live;
-// prompt cards are kept (not rebuilt) while they stay outstanding, so typing is never lost.
+// failed / cancelled), a command's output (log-view.js), arguments, input rounds and full
+// timeline. It follows the task live; prompt cards are kept (not rebuilt) while they stay
+// outstanding, so typing is never lost.
 
-import { h, clear, copyButton } from './dom.js';
+import { h, clear, copyButton, section } from './dom.js';
 import { statusBadge } from './status.js';
 import {
   formatAge,
@@ -20,21 +21,17 @@ import { describeEvent, groupTimeline, describeProgressRun, describeRound } from
 import { outstandingPrompts, isStale } from './tasks-model.js';
 import { promptCard } from './prompt-form.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
+import { LogView, hasOutputLog } from './log-view.js';
 
 export function badgeEl(task, extraClass = '') {
   const b = statusBadge(task);
   return h('span', { class: `badge badge-${b.key} ${extraClass}`.trim() }, h('span', { class: 'badge-symbol', 'aria-hidden': 'true' }, b.symbol), h('span', { class: 'badge-text' }, b.label));
 }
 
-function section(title, ...children) {
-  const id = `sec-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
-  return h('section', { class: 'detail-section', 'aria-labelledby': id }, h('h3', { id, class: 'section-title' }, title), ...children);
-}
-
 export class DetailView {
   /**
    * @param {HTMLElement} root
-   * @param {{api: object, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
+   * @param {{api: {getTask: Function, answer: Function, taskLog: Function}, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
    *          toast: (s: string, tone?: string) => void, onClose: () => void}} deps
    */
   constructor(root, deps) {
@@ -51,6 +48,7 @@ export class DetailView {
     this.renderedOutcomeFor = null;
     this.openGroups = new Set();
     this.early = [];
+    this.log = null;
   }
 
   /** Opens a task (loads its detail). */
@@ -67,6 +65,7 @@ export class DetailView {
     this.renderedOutcomeFor = null;
     this.openGroups = new Set();
     this.early = [];
+    this.disposeLog();
     const seq = ++this.loadSeq;
     clear(this.root);
     this.root.appendChild(h('div', { class: 'detail-loading', role: 'status' }, 'Loading task…'));
@@ -101,12 +100,19 @@ export class DetailView {
     this.taskId = null;
     this.task = null;
     this.cards = new Map();
+    this.disposeLog();
     this.root.classList.remove('open');
     document.body.classList.remove('detail-open');
     clear(this.root);
     this.root.appendChild(
       h('div', { class: 'detail-empty' }, h('p', { class: 'detail-empty-title' }, 'No task selected'), h('p', { class: 'muted' }, 'Pick a task from the list, or press j/k and Enter. Press ? for all shortcuts.')),
     );
+  }
+
+  /** Stops the output panel of the task shown before; its late answers are dropped. */
+  disposeLog() {
+    if (this.log) this.log.dispose();
+    this.log = null;
   }
 
   closeBar() {
@@ -172,6 +178,12 @@ export class DetailView {
     this.el.outcome = section('Outcome', this.el.outcomeBody);
     this.root.appendChild(this.el.outcome);
 
+    // Output of a command, followed live (hidden until the command has started)
+    if (hasOutputLog(t)) {
+      this.log = new LogView(this.deps.api, t);
+      this.root.appendChild(this.log.el);
+    }
+
     // Arguments
     this.root.appendChild(section('Arguments', jsonBlock(t.arguments ?? {}, { copyLabel: 'arguments' })));
 
@@ -189,7 +201,7 @@ export class DetailView {
     this.renderTimeline();
   }
 
-  /** Brings the header, prompts and outcome in line with `this.task`. */
+  /** Brings the header, prompts, outcome and output in line with `this.task`. */
   refresh() {
     const t = this.task;
     if (!t || !this.el) return;
@@ -225,6 +237,8 @@ export class DetailView {
 
     this.syncPrompts();
     this.renderOutcome();
+    // Every change of a running command may come with new output: the panel reads on.
+    if (this.log) this.log.update(t);
     this.tick();
   }
 

@@ -36,6 +36,12 @@ function append(el, children) {
   }
 }
 
+/** A titled section of the detail pane: `<section>` labelled by its `<h3>`. */
+export function section(title, ...children) {
+  const id = `sec-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;
+  return h('section', { class: 'detail-section', 'aria-labelledby': id }, h('h3', { id, class: 'section-title' }, title), ...children);
+}
+
 /** Removes every child. */
 export function clear(el) {
   while (el.firstChild) el.removeChild(el.firstChild);

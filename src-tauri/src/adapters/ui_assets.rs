@@ -7,7 +7,7 @@
 
 use axum::{
     body::Body,
-    http::{StatusCode, Uri, header},
+    http::{HeaderMap, StatusCode, Uri, header},
     response::{IntoResponse, Response},
 };
 
@@ -21,18 +21,31 @@ struct Assets;
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
     connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
-/// Axum fallback: `GET /` → `index.html`, `GET /path` → `ui/path`; 404 otherwise.
-pub async fn serve(uri: Uri) -> Response {
+/// Axum fallback: `GET /` → `index.html`, `GET /path` → `ui/path`; 404 otherwise. Each asset
+/// carries an `ETag` (its SHA-256) with `Cache-Control: no-cache`: the browser revalidates on
+/// every load and gets a bodiless 304 while the file is unchanged.
+pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     let path = uri.path().trim_start_matches('/');
     let path = if path.is_empty() { "index.html" } else { path };
-    match Assets::get(path) {
-        Some(file) => Response::builder()
+    let Some(file) = Assets::get(path) else {
+        return super::http_api::problem(StatusCode::NOT_FOUND, "no such page");
+    };
+    let etag = format!("\"{}\"", hex::encode(&file.metadata.sha256_hash()[..16]));
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
+    let builder = Response::builder()
+        .header(header::CONTENT_SECURITY_POLICY, CSP)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .header(header::ETAG, &etag);
+    let response = if unchanged {
+        builder.status(StatusCode::NOT_MODIFIED).body(Body::empty())
+    } else {
+        builder
             .header(header::CONTENT_TYPE, file.metadata.mimetype())
-            .header(header::CONTENT_SECURITY_POLICY, CSP)
-            .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
-            .header(header::CACHE_CONTROL, "no-cache")
             .body(Body::from(file.data.into_owned()))
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-        None => super::http_api::problem(StatusCode::NOT_FOUND, "no such page"),
-    }
+    };
+    response.unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }

@@ -219,12 +219,13 @@ async fn execute(
             }));
         }
     };
-    ctx.status_message(format!("Running: {line}")).await;
+    // The log exists before the status says "Running", so a reader woken by that change finds it.
     let log = Arc::new(Mutex::new(OutputLog::new(
         Some(&log_path),
         TAIL_LINES,
         super::run_command::MAX_LOG_BYTES,
     )));
+    ctx.status_message(format!("Running: {line}")).await;
     // Latest status line and progress, published at most every 250 ms.
     let latest: Arc<Mutex<(Option<String>, Option<(f64, f64)>, bool)>> =
         Arc::new(Mutex::new((None, None, false)));
