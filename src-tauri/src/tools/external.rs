@@ -1,8 +1,7 @@
 //! External jobs: work a program runs itself (e.g. `taskdeck run -- make`) and reports on over
 //! the HTTP jobs API: progress, status messages, input requests for the human, heartbeats and
-//! its final result. The task's
-//! "run" here only relays those reports to the engine; if no report arrives within the job's
-//! heartbeat timeout, the task fails with "runner lost". After a restart the job waits for its
+//! its final result. The task's "run" here only relays those reports to the engine; if no report
+//! arrives within the job's heartbeat timeout, the task fails with "runner lost". After a restart the job waits for its
 //! runner again with a fresh heartbeat window (the runner may still be alive).
 
 use std::{
@@ -40,17 +39,14 @@ pub enum Report {
     Finished(Outcome),
 }
 
+/// Where each running job's relay takes reports: taskId → (report, where to say it was applied).
+type Runs = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<(Report, Ack)>>>>;
+type Ack = oneshot::Sender<Result<(), EngineError>>;
+
 /// The `external` task tool.
 pub struct ExternalJobs {
     descriptor: ToolDescriptor,
-    runs: Arc<
-        Mutex<
-            HashMap<
-                String,
-                mpsc::UnboundedSender<(Report, oneshot::Sender<Result<(), EngineError>>)>,
-            >,
-        >,
-    >,
+    runs: Runs,
 }
 
 impl ExternalJobs {
@@ -170,17 +166,7 @@ impl TaskTool for ExternalJobs {
     }
 }
 
-struct Unregister(
-    Arc<
-        Mutex<
-            HashMap<
-                String,
-                mpsc::UnboundedSender<(Report, oneshot::Sender<Result<(), EngineError>>)>,
-            >,
-        >,
-    >,
-    String,
-);
+struct Unregister(Runs, String);
 
 impl Drop for Unregister {
     fn drop(&mut self) {
