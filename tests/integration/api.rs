@@ -403,8 +403,14 @@ async fn ui_assets_are_served_with_a_strict_csp_and_revalidate_by_etag() {
     let s = Server::start(&[]).await;
     let page = s.http.get(s.url("/")).send().await.unwrap();
     assert_eq!(page.status(), 200, "the UI needs no token");
-    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_string();
-    assert!(csp.contains("script-src 'self'") && csp.contains("object-src 'none'"), "{csp}");
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("object-src 'none'"),
+        "{csp}"
+    );
     let etag = page.headers()["etag"].to_str().unwrap().to_string();
     assert!(page.text().await.unwrap().contains("modulepreload"));
     let again = s

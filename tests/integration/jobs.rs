@@ -274,6 +274,15 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
     let (status, v) = report(json!({"inputRequests": {"go": other}})).await;
     assert_eq!(status, 409, "{v}");
 
+    // The runner cannot answer its own question: only the human can.
+    let (status, _) = s
+        .v1_post(
+            Some(&runner),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"go": {"action": "accept", "content": {"window": "now"}}}}),
+        )
+        .await;
+    assert_eq!(status, 422);
     // The human answers (validated against the form); the runner sees it in its next reply.
     let (status, v) = s
         .v1_post(
@@ -340,17 +349,48 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
         "SIGKILL of Taskdeck leaves the command running"
     );
 
-    let s = Server::start_in(tmp.path(), &[]).await;
+    let mut s = Server::start_in(tmp.path(), &[]).await;
     let v = s.wait_status(&admin, &id, "failed").await;
     assert_eq!(v["error"]["data"]["reason"], "restart");
-    let start = Instant::now();
-    while all.iter().any(|p| pid_alive(*p)) {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "processes of the interrupted command survive the restart: {all:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let gone = |all: &[i32], what: &str| {
+        let (all, what) = (all.to_vec(), what.to_string());
+        async move {
+            let start = Instant::now();
+            while all.iter().any(|p| pid_alive(*p)) {
+                assert!(start.elapsed() < Duration::from_secs(5), "{what}: {all:?}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    gone(
+        &all,
+        "processes of the interrupted command survive the restart",
+    )
+    .await;
+
+    // A normal stop (SIGTERM) stops running commands at once, too.
+    std::fs::remove_file(&pids).unwrap();
+    let id = s
+        .call(&admin, "run_command", json!({"command": script}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&admin, &id, "input_required").await;
+    s.v1_post(
+        Some(&admin),
+        &format!("/v1/tasks/{id}/input"),
+        json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
+    )
+    .await;
+    let all = wait_for_pids(&pids, 3).await;
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.child.wait()).await;
+    gone(&all, "processes of a running command survive a normal stop").await;
 }
 
 /// Waits (10 s at most) until the command under test wrote `n` pids to `path`, one a line.

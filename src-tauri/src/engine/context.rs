@@ -101,16 +101,21 @@ impl TaskContext {
         self.engine.request_input(self, key, request, false).await
     }
 
-    /// Stores input request `key` without waiting for its answer (the task goes
+    /// Stores input request `key` for the human without waiting for its answer (the task goes
     /// `input_required`; the answer is recorded when it comes, and the task returns to `working`
     /// once nothing is outstanding). For tools whose answers are read elsewhere, e.g. external
     /// jobs, whose runner reads them from its report replies. Idempotent for the same request.
     ///
     /// Errors: [`EngineError::KeyReused`] when `key` was used for another request during the
     /// task's life; [`EngineError::Terminal`]; [`EngineError::Store`].
-    pub async fn issue_input(&self, key: &str, request: Value) -> Result<(), EngineError> {
+    /// Only the human (the admin principal) may answer it.
+    pub async fn issue_input_for_human(
+        &self,
+        key: &str,
+        request: Value,
+    ) -> Result<(), EngineError> {
         self.engine
-            .issue_input(self, key, request, false)
+            .issue_input(self, key, request, true)
             .await
             .map(drop)
     }

@@ -110,11 +110,12 @@ pub struct AnswerReport {
     pub ignored: Vec<String>,
 }
 
-#[derive(Default)]
 struct Live {
     cancel: CancellationToken,
     /// Input key → (waiter id, where its answer goes).
     waiters: HashMap<String, (u64, oneshot::Sender<Value>)>,
+    /// The tool running it (told at shutdown that its run is interrupted).
+    tool: Arc<dyn TaskTool>,
 }
 
 pub(crate) struct Inner {
@@ -285,8 +286,24 @@ impl Engine {
 
     /// Stops the sweeper and asks every running tool to stop (their tasks stay as they are in
     /// the store and get their fate at the next start).
+    ///
+    /// What a non-resumable run leaves behind (e.g. a command's processes) is stopped now
+    /// ([`TaskTool::interrupted`]): nothing of it outlives Taskdeck.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
+        let live: Vec<(String, Arc<dyn TaskTool>)> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, l)| (id.clone(), l.tool.clone()))
+            .collect();
+        for (id, tool) in live {
+            if !tool.descriptor().resumable {
+                tool.interrupted(&id);
+            }
+        }
     }
 
     /// Creates a task owned by `principal` for `tool` with `arguments`, commits it, and only then
@@ -903,6 +920,7 @@ impl Engine {
             Live {
                 cancel: cancel.clone(),
                 waiters: HashMap::new(),
+                tool: tool.clone(),
             },
         );
         let ctx = TaskContext {

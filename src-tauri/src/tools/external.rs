@@ -133,7 +133,7 @@ impl TaskTool for ExternalJobs {
                         Some((Report::InputRequests(requests), ack)) => {
                             let mut applied = Ok(());
                             for (key, request) in requests {
-                                applied = ctx.issue_input(&key, request).await;
+                                applied = ctx.issue_input_for_human(&key, request).await;
                                 if applied.is_err() {
                                     break;
                                 }
