@@ -1,7 +1,10 @@
 //! Long-running work: the HTTP jobs API (202 + Location + Retry-After), external jobs and their
 //! heartbeats, `run_command` with approval and process-group cancellation, and `taskdeck run`.
 
-use std::time::{Duration, Instant};
+use std::{
+    process::Stdio,
+    time::{Duration, Instant},
+};
 
 use serde_json::{Value, json};
 
@@ -703,6 +706,32 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         v["result"]["structuredContent"]["tail"],
         "on-a-terminal\nBuilding 6/6\nfinished"
     );
+    // The command reads the terminal as it would alone (it is not a stopped background job).
+    let ask = dir.path().join("ask.sh");
+    std::fs::write(&ask, "printf 'name? '; read name; echo \"hello-$name\"\n").unwrap();
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh {}",
+        s.port,
+        ask.display()
+    );
+    let mut script = tokio::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = script.stdin.take().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stdin.write_all(b"ada\n").await.unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(10), script.wait_with_output())
+        .await
+        .expect("a command reading the terminal must not hang")
+        .unwrap();
+    drop(stdin);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("hello-ada"), "{stdout:?}");
+
     let (_, detail) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
     let live: Vec<&Value> = detail["timeline"]
         .as_array()

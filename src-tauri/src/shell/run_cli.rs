@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::tools::{
     output::{OutputLog, parse_progress, status_line},
-    process::{describe_exit, read_lines, stop_group},
+    process::{TASK_ID_ENV, describe_exit, read_lines, stop_group, stop_tagged},
 };
 
 /// What `taskdeck run` needs.
@@ -113,9 +113,21 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
     }
 
     let mut cmd = tokio::process::Command::new(&args.command[0]);
+    // Everything the command starts carries this tag, so all of it can be stopped.
+    let tag = job
+        .clone()
+        .unwrap_or_else(|| format!("local-{}", uuid::Uuid::new_v4().simple()));
     cmd.args(&args.command[1..])
         .stdin(Stdio::inherit())
-        .process_group(0);
+        .env(TASK_ID_ENV, &tag);
+    // With a terminal on stdin the command stays in our (foreground) process group, so it can
+    // read the terminal and gets Ctrl-C as it would without `taskdeck run`; it is stopped through
+    // its tag. Otherwise it gets a process group of its own, stopped as a whole.
+    let interactive = std::io::stdin().is_terminal();
+    if !interactive {
+        cmd.process_group(0);
+    }
+
     // A terminal of our own size when ours is one; pipes otherwise.
     let pty = if std::io::stdout().is_terminal() {
         match nix::pty::openpty(&terminal_size(), None) {
@@ -237,7 +249,13 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
             s = child.wait() => break s.ok(),
             _ = tokio::signal::ctrl_c() => {
                 cancelled = true;
-                break stop_group(&mut child, Duration::from_secs(5)).await;
+                if interactive {
+                    // The terminal sent SIGINT to the command too: let it end as it would alone.
+                    if let Ok(s) = tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+                        break s.ok();
+                    }
+                }
+                break stop_command(&mut child, interactive, &tag).await;
             }
             _ = tick.tick(), if job.is_some() => {
                 let (message, progress) = {
@@ -252,7 +270,7 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
                 {
                     eprintln!("taskdeck run: cancelled from Taskdeck; stopping the command");
                     cancelled = true;
-                    break stop_group(&mut child, Duration::from_secs(5)).await;
+                    break stop_command(&mut child, interactive, &tag).await;
                 }
             }
         }
@@ -345,5 +363,19 @@ fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: im
         log.lock()
             .unwrap()
             .push(status_line(&text).unwrap_or_default().as_bytes());
+    }
+}
+
+/// Stops the command and everything it started: by its tag when it shares our process group
+/// (`interactive`), else its whole process group. SIGTERM, then SIGKILL after 5 s.
+async fn stop_command(
+    child: &mut tokio::process::Child,
+    interactive: bool,
+    tag: &str,
+) -> Option<std::process::ExitStatus> {
+    if interactive {
+        stop_tagged(child, tag, Duration::from_secs(5)).await
+    } else {
+        stop_group(child, Duration::from_secs(5)).await
     }
 }

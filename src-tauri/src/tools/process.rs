@@ -45,12 +45,18 @@ pub const TASK_ID_ENV: &str = "TASKDECK_TASK_ID";
 /// (read from `/proc/<pid>/environ`): what a task's command left running when Taskdeck died.
 /// Returns how many processes were signalled.
 pub fn kill_tagged(task_id: &str) -> usize {
-    let tag = format!("{TASK_ID_ENV}={task_id}");
+    signal_tagged(task_id, Signal::SIGKILL)
+}
+
+/// Sends `signal` to every process of this user tagged `TASKDECK_TASK_ID=<tag>`, except this
+/// one. Returns how many were signalled.
+pub fn signal_tagged(tag: &str, signal: Signal) -> usize {
+    let tag = format!("{TASK_ID_ENV}={tag}");
     let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return 0;
     };
-    let mut killed = 0;
+    let mut signalled = 0;
     for entry in entries.flatten() {
         let Some(pid) = entry
             .file_name()
@@ -66,12 +72,31 @@ pub fn kill_tagged(task_id: &str) -> usize {
             continue;
         };
         if environ.split(|&b| b == 0).any(|kv| kv == tag.as_bytes())
-            && nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok()
+            && nix::sys::signal::kill(Pid::from_raw(pid), signal).is_ok()
         {
-            killed += 1;
+            signalled += 1;
         }
     }
-    killed
+    signalled
+}
+
+/// Like [`stop_group`] for a child that stays in our process group (so that it can read the
+/// terminal): SIGTERM to every process tagged `tag`, then SIGKILL to what is left after `grace`.
+pub async fn stop_tagged(
+    child: &mut tokio::process::Child,
+    tag: &str,
+    grace: Duration,
+) -> Option<std::process::ExitStatus> {
+    signal_tagged(tag, Signal::SIGTERM);
+    let status = tokio::time::timeout(grace, child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    signal_tagged(tag, Signal::SIGKILL);
+    match status {
+        Some(s) => Some(s),
+        None => child.wait().await.ok(),
+    }
 }
 
 /// Reads `reader` and calls `on_line` for each line (without the newline; lines longer than
