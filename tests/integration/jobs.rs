@@ -20,6 +20,16 @@ async fn post_job(s: &Server, token: &str, body: Value) -> reqwest::Response {
         .unwrap()
 }
 
+/// Registers an external job (`{"external": external}`); asserts the 202 and returns its taskId.
+async fn start_external(s: &Server, token: &str, external: Value) -> String {
+    let r = post_job(s, token, json!({ "external": external })).await;
+    assert_eq!(r.status(), 202);
+    r.json::<Value>().await.unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 async fn wait_job(s: &Server, token: &str, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let start = Instant::now();
     loop {
@@ -173,17 +183,12 @@ async fn jobs_api_speaks_202_location_retry_after() {
 async fn external_jobs_report_and_time_out() {
     let s = Server::start(&[]).await;
     let t = s.admin.clone();
-    let r = post_job(
+    let id = start_external(
         &s,
         &t,
-        json!({"external": {"name": "nightly export", "heartbeatMs": 1000}}),
+        json!({"name": "nightly export", "heartbeatMs": 1000}),
     )
     .await;
-    assert_eq!(r.status(), 202);
-    let id = r.json::<Value>().await.unwrap()["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
     let report = |body: Value| send_report(&s, &t, &id, body);
     let (status, v) =
         report(json!({"progress": {"current": 3, "total": 10, "message": "3 of 10 tables"}})).await;
@@ -207,16 +212,7 @@ async fn external_jobs_report_and_time_out() {
     );
 
     // A runner that stops reporting is lost.
-    let r = post_job(
-        &s,
-        &t,
-        json!({"external": {"name": "flaky", "heartbeatMs": 1000}}),
-    )
-    .await;
-    let lost = r.json::<Value>().await.unwrap()["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let lost = start_external(&s, &t, json!({"name": "flaky", "heartbeatMs": 1000})).await;
     let v = wait_job(&s, &t, &lost, |v| v["status"] == "failed").await;
     assert_eq!(v["error"]["data"]["reason"], "runner lost");
     assert!(v["statusMessage"].as_str().unwrap().contains("Runner lost"));
@@ -237,16 +233,7 @@ async fn external_jobs_report_and_time_out() {
 async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() {
     let s = Server::start(&[]).await;
     let runner = s.token("deploy-bot");
-    let r = post_job(
-        &s,
-        &runner,
-        json!({"external": {"name": "deploy", "heartbeatMs": 5000}}),
-    )
-    .await;
-    let id = r.json::<Value>().await.unwrap()["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = start_external(&s, &runner, json!({"name": "deploy", "heartbeatMs": 5000})).await;
     let report = |body: Value| send_report(&s, &runner, &id, body);
     let question = json!({"method": "elicitation/create", "params": {
         "message": "Deploy build 42 to production?",
