@@ -18,6 +18,14 @@ use crate::{
     tools::fixtures::{slow_compute_seconds, slow_compute_text},
 };
 
+/// Names of the synchronous fixture tools, in [`sync_tools`] order.
+const SYNC_TOOL_NAMES: [&str; 4] = [
+    "greet",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+];
+
 /// `(name, description, input schema)` of the synchronous fixture tools; `greet` first (the
 /// suite's header test calls the first listed tool with `{}`).
 pub fn sync_tools() -> Vec<(&'static str, &'static str, Value)> {
@@ -50,7 +58,7 @@ pub fn intercepts(name: &str, arguments: &Value) -> bool {
     match name {
         "slow_compute" => slow_compute_seconds(arguments) == 0.0,
         "test_tool_with_task" => true,
-        _ => sync_tools().iter().any(|(n, _, _)| *n == name),
+        _ => SYNC_TOOL_NAMES.contains(&name),
     }
 }
 
@@ -150,4 +158,13 @@ pub async fn call_sync(
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_intercepted_names_are_the_listed_sync_tools() {
+        let listed: Vec<&str> = super::sync_tools().iter().map(|(n, _, _)| *n).collect();
+        assert_eq!(listed, super::SYNC_TOOL_NAMES);
+    }
 }

@@ -576,12 +576,14 @@ async fn create_task(
     Some(
         match front.engine.create_task(principal, &name, arguments).await {
             Ok(task) => {
-                let body = format!(
-                    r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
-                    id.get(),
-                    Value::Object(wire::create_task_result(&task))
-                );
-                json_response(StatusCode::OK, body.into_bytes())
+                let mut body = Vec::with_capacity(512);
+                body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                body.extend_from_slice(id.get().as_bytes());
+                body.extend_from_slice(br#","result":"#);
+                serde_json::to_writer(&mut body, &wire::create_task_result(&task))
+                    .expect("a JSON object always serializes");
+                body.push(b'}');
+                json_response(StatusCode::OK, body)
             }
             Err(e) => {
                 let (code, message) = wire::error_code(&e);

@@ -247,17 +247,17 @@ impl Engine {
                         .write(move |w| {
                             let mut t = load(w, &id)?;
                             t.last_updated_at_ms = now_ms();
-                            store::save_task(w.conn, &t)?;
                             w.event(
                                 &t,
                                 t.last_updated_at_ms,
                                 "resumed",
                                 json!({"reason": "restart"}),
                             )?;
+                            w.save(t)?;
                             Ok(())
                         })
                         .await?;
-                    self.spawn_executor(task, tool, true);
+                    self.spawn_executor(Arc::new(task), tool, true);
                     resumed += 1;
                 }
                 None => {
@@ -316,12 +316,12 @@ impl Engine {
         principal: &Principal,
         tool: &str,
         arguments: Value,
-    ) -> Result<TaskRecord, EngineError> {
+    ) -> Result<Arc<TaskRecord>, EngineError> {
         let Some(tool_impl) = self.tool(tool) else {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
         let now = now_ms();
-        let mut task = TaskRecord {
+        let task = TaskRecord {
             task_id: super::model::new_task_id(now),
             seq: 0,
             tool: tool.to_string(),
@@ -343,14 +343,13 @@ impl Engine {
             .inner
             .store
             .write(move |w| {
-                store::insert_task(w.conn, &mut task)?;
                 w.event(
                     &task,
                     now,
                     "created",
                     json!({"status": "working", "tool": task.tool}),
                 )?;
-                Ok(task)
+                w.insert(task)
             })
             .await?;
         self.note_deadline(&task);
@@ -494,8 +493,7 @@ impl Engine {
                             json!({"ttlMs": t.ttl_ms, "reason": "input answered"}),
                         )?;
                     }
-                    store::save_task(w.conn, &t)?;
-                    w.settle(&t);
+                    w.save(t)?;
                 }
                 Ok((report, delivered))
             })
@@ -544,9 +542,9 @@ impl Engine {
                 let now = now_ms();
                 t.cancel_requested = true;
                 t.last_updated_at_ms = now;
-                store::save_task(w.conn, &t)?;
                 w.event(&t, now, "cancelRequested", json!({"by": who.name}))?;
-                Ok(t)
+                let t = w.save(t)?;
+                Ok(TaskRecord::clone(&t))
             })
             .await?;
         if !task.status.is_terminal() {
@@ -581,8 +579,8 @@ impl Engine {
                 let now = now_ms();
                 t.status_message = Some(message.clone());
                 t.last_updated_at_ms = now;
-                store::save_task(w.conn, &t)?;
                 w.event(&t, now, "statusMessage", json!({"statusMessage": message}))?;
+                w.save(t)?;
                 Ok(())
             })
             .await
@@ -614,8 +612,8 @@ impl Engine {
                     t.status_message = Some(m.clone());
                 }
                 t.last_updated_at_ms = now;
-                store::save_task(w.conn, &t)?;
                 w.event(&t, now, "progress", serde_json::to_value(&progress)?)?;
+                w.save(t)?;
                 Ok(())
             })
             .await
@@ -708,8 +706,7 @@ impl Engine {
                         )?;
                     }
                 }
-                store::save_task(w.conn, &t)?;
-                w.settle(&t);
+                w.save(t)?;
                 Ok(Issued::Pending)
             })
             .await;
@@ -802,8 +799,7 @@ impl Engine {
                 {
                     p.current = total;
                 }
-                store::save_task(w.conn, &t)?;
-                w.settle(&t);
+                w.save(t)?;
                 Ok(())
             })
             .await
@@ -819,12 +815,12 @@ impl Engine {
             .store
             .write(move |w| {
                 // None: gone already; Some(false): deleted now; Some(true): failed now.
-                let Some(mut t) = store::load_task(w.conn, &id)? else {
+                let Some(mut t) = w.load(&id)? else {
                     return Ok(None);
                 };
                 let now = now_ms();
                 if t.status.is_terminal() {
-                    store::delete_task(w.conn, &id)?;
+                    w.delete(&id)?;
                     return Ok(Some(false));
                 }
                 let outstanding = if t.status == TaskStatus::InputRequired {
@@ -849,8 +845,7 @@ impl Engine {
                     "ttl",
                     json!({"ttlMs": t.ttl_ms, "reason": "expired"}),
                 )?;
-                store::save_task(w.conn, &t)?;
-                w.settle(&t);
+                w.save(t)?;
                 Ok(Some(true))
             })
             .await?;
@@ -892,7 +887,7 @@ impl Engine {
                 .store
                 .write(move |w| {
                     for id in &victims {
-                        store::delete_task(w.conn, id)?;
+                        w.delete(id)?;
                     }
                     Ok(())
                 })
@@ -910,7 +905,7 @@ impl Engine {
         }
     }
 
-    fn spawn_executor(&self, task: TaskRecord, tool: Arc<dyn TaskTool>, resumed: bool) {
+    fn spawn_executor(&self, task: Arc<TaskRecord>, tool: Arc<dyn TaskTool>, resumed: bool) {
         let cancel = self.inner.shutdown.child_token();
         if task.cancel_requested {
             cancel.cancel();
@@ -1009,8 +1004,8 @@ impl Drop for InputWaiter {
     }
 }
 
-fn load(w: &WriteCtx<'_>, task_id: &str) -> Result<TaskRecord, EngineError> {
-    store::load_task(w.conn, task_id)?.ok_or(EngineError::NotFound)
+fn load(w: &mut WriteCtx<'_>, task_id: &str) -> Result<TaskRecord, EngineError> {
+    w.load(task_id)?.ok_or(EngineError::NotFound)
 }
 
 /// Moves `t` to `to` (checked against the state machine) and records a `status` event.

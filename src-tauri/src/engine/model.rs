@@ -101,6 +101,9 @@ pub struct Progress {
 /// `now_ms`, `-`, then a UUID v4 in 32 hex digits (122 random bits, the unguessable part), e.g.
 /// `019ad3a5c2f1-5b0c1e0f9d8a4c7e8f1a2b3c4d5e6f70` (45 ASCII characters).
 ///
+/// The random bits come from uuid's `fast-rng`: a thread-local CSPRNG (ChaCha) seeded by the
+/// OS, so making an id costs no system call.
+///
 /// The time prefix makes ids sort by creation, so the store's taskId indexes grow at their end
 /// instead of touching a random page per new task: fewer pages per commit (BENCHMARKS.md,
 /// "Durable creation"). It reveals nothing the task's own `createdAt` does not.
@@ -225,16 +228,6 @@ impl TaskRecord {
             );
         }
         Value::Object(m)
-    }
-
-    /// Approximate stored size in bytes (arguments, result, error, messages), for store caps.
-    pub fn approx_bytes(&self) -> i64 {
-        let len = |v: &Option<Value>| v.as_ref().map_or(0, |v| v.to_string().len());
-        (self.arguments.to_string().len()
-            + len(&self.result)
-            + len(&self.error)
-            + self.status_message.as_ref().map_or(0, String::len)
-            + 256) as i64
     }
 }
 

@@ -93,23 +93,46 @@ CREATE TABLE IF NOT EXISTS tokens(
 type Job =
     Box<dyn FnOnce(Option<&mut WriteCtx<'_>>) -> (bool, Box<dyn FnOnce(bool) + Send>) + Send>;
 
-/// What a write sees: the connection (inside the group transaction) and the changes it will
-/// publish after the commit.
+/// What a write sees: the connection (inside the group transaction), the changes it will
+/// publish after the commit, and the writer's copies of recently written `working` tasks.
+///
+/// Writes read, insert, save and delete tasks through this context, never with SQL of their
+/// own on `conn` (which they use for input requests only): that keeps the copies equal to
+/// the rows.
 pub struct WriteCtx<'c> {
     pub conn: &'c Connection,
-    changes: Vec<Arc<Change>>,
+    changes: Vec<Pending>,
+    /// Where the current write's changes start in `changes`.
+    mark: usize,
+    cache: &'c mut TaskCache,
 }
 
+/// A change queued by the write in progress. Its task snapshot is the task as that write
+/// leaves it: set when the write saves the task, or by the writer once the write returns.
+struct Pending {
+    event: TimelineEvent,
+    task: Option<Arc<TaskRecord>>,
+}
+
+/// The writer's copies of the `working` tasks it wrote last, so that the next write of a live
+/// task (progress, status message, completion) does not read it back from SQLite. Only tasks
+/// without outstanding input requests are kept (their row is the whole record). Emptied when
+/// a write fails or a group is rolled back, and when it reaches [`TASK_CACHE_CAP`] entries.
+type TaskCache = std::collections::HashMap<String, Arc<TaskRecord>>;
+
+/// Entries of [`TaskCache`] (about 1 KiB each with small arguments) before it is emptied.
+const TASK_CACHE_CAP: usize = 8_192;
+
 impl WriteCtx<'_> {
-    /// Appends a timeline event for `task` (its state after this write) and queues the change
-    /// for the feed. Returns the event.
+    /// Appends a timeline event for `task` and queues the change for the feed; the change
+    /// carries the task as this write leaves it.
     pub fn event(
         &mut self,
         task: &TaskRecord,
         at_ms: i64,
         kind: &str,
         data: Value,
-    ) -> Result<TimelineEvent, EngineError> {
+    ) -> Result<(), EngineError> {
         self.conn
             .prepare_cached(
                 "INSERT INTO events(task_id, principal, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -122,27 +145,87 @@ impl WriteCtx<'_> {
             kind: kind.to_string(),
             data,
         };
-        self.changes.push(Arc::new(Change {
-            event: event.clone(),
-            task: Arc::new(task.clone()),
-        }));
-        Ok(event)
+        self.changes.push(Pending { event, task: None });
+        Ok(())
     }
 
-    /// Re-points the snapshot of every change queued by this write for `task` to its final
-    /// state, so subscribers never see a half-applied write.
-    pub fn settle(&mut self, task: &TaskRecord) {
-        let snapshot = Arc::new(task.clone());
-        for c in self
-            .changes
-            .iter_mut()
-            .filter(|c| c.task.task_id == task.task_id)
-        {
-            *c = Arc::new(Change {
-                event: c.event.clone(),
-                task: snapshot.clone(),
-            });
+    /// One task as this transaction sees it (with its outstanding input requests), or `None`.
+    pub fn load(&mut self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
+        match self.cache.get(task_id) {
+            Some(t) => Ok(Some(TaskRecord::clone(t))),
+            None => load_task(self.conn, task_id),
         }
+    }
+
+    /// Inserts a new task (its `seq` is assigned) and returns it as stored.
+    pub fn insert(&mut self, mut task: TaskRecord) -> Result<Arc<TaskRecord>, EngineError> {
+        insert_task(self.conn, &mut task)?;
+        Ok(self.settle(task))
+    }
+
+    /// Writes back every mutable column of `task` and returns it as stored; the changes this
+    /// write queued for it carry this state.
+    pub fn save(&mut self, task: TaskRecord) -> Result<Arc<TaskRecord>, EngineError> {
+        save_task(self.conn, &task)?;
+        Ok(self.settle(task))
+    }
+
+    /// Deletes a task with its events and input rounds.
+    pub fn delete(&mut self, task_id: &str) -> Result<(), EngineError> {
+        self.cache.remove(task_id);
+        delete_task(self.conn, task_id)
+    }
+
+    fn settle(&mut self, task: TaskRecord) -> Arc<TaskRecord> {
+        let task = Arc::new(task);
+        for p in self.changes[self.mark..]
+            .iter_mut()
+            .filter(|p| p.event.task_id == task.task_id)
+        {
+            p.task = Some(task.clone());
+        }
+        if task.status == TaskStatus::Working && task.input_requests.is_empty() {
+            if self.cache.len() >= TASK_CACHE_CAP {
+                self.cache.clear();
+            }
+            self.cache.insert(task.task_id.clone(), task.clone());
+        } else {
+            self.cache.remove(&task.task_id);
+        }
+        task
+    }
+
+    /// Gives every change of the write that just returned its task snapshot (the task as that
+    /// write left it); a change whose task that write deleted is dropped with it.
+    fn finish_write(&mut self) {
+        let mut i = self.mark;
+        while i < self.changes.len() {
+            if self.changes[i].task.is_none() {
+                let id = self.changes[i].event.task_id.clone();
+                match self.load(&id) {
+                    Ok(Some(t)) => {
+                        let t = Arc::new(t);
+                        for p in self.changes[i..]
+                            .iter_mut()
+                            .filter(|p| p.task.is_none() && p.event.task_id == id)
+                        {
+                            p.task = Some(t.clone());
+                        }
+                    }
+                    Ok(None) => {
+                        self.changes.remove(i);
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::error!(task_id = %id, "store: cannot read a written task: {e}");
+                        self.changes.remove(i);
+                        continue;
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.mark = self.changes.len();
     }
 }
 
@@ -213,10 +296,12 @@ impl Store {
             },
         )?;
         conn.execute_batch(SCHEMA)?;
-        // Savepoint sub-journals and temporary b-trees stay in memory; the writer keeps up to
-        // 32 MiB of pages cached (the readers keep SQLite's default 2 MiB each).
+        // Temporary b-trees stay in memory. The writer keeps up to 4 MiB of pages cached (the
+        // readers keep SQLite's default 2 MiB each): its writes touch the ends of the b-trees,
+        // and every commit walks the page cache's hash table, so a larger cache (32 MiB) made
+        // each commit slower (BENCHMARKS.md).
         conn.pragma_update(None, "temp_store", "MEMORY")?;
-        conn.pragma_update(None, "cache_size", -32_768)?;
+        conn.pragma_update(None, "cache_size", -4_096)?;
         // Checkpoints (copying the WAL back into the database, with fsyncs) run on their own
         // thread so the writer never stalls on them; the writer asks for one every
         // CHECKPOINT_EVERY commits.
@@ -503,6 +588,7 @@ fn writer_loop(
 ) {
     const MAX_GROUP: usize = 512;
     let mut commits: u64 = 0;
+    let mut cache = TaskCache::new();
     while let Ok(first) = rx.recv() {
         commits += 1;
         if commits % CHECKPOINT_EVERY == 0 {
@@ -518,6 +604,8 @@ fn writer_loop(
         let mut ctx = WriteCtx {
             conn: &conn,
             changes: Vec::new(),
+            mark: 0,
+            cache: &mut cache,
         };
         let mut deliveries = Vec::with_capacity(jobs.len());
         let began = match conn.execute_batch("BEGIN IMMEDIATE") {
@@ -532,25 +620,33 @@ fn writer_loop(
         // rolled back and every write in it is answered with an error, never half-applied.
         let mut poisoned = false;
         for job in jobs {
-            let mark = ctx.changes.len();
             let before = conn.total_changes();
             let (ok, deliver) = job(began.then_some(&mut ctx));
-            if !ok {
+            if ok {
+                ctx.finish_write();
+            } else {
                 if conn.total_changes() != before {
                     tracing::error!("a store write failed after changing rows; group rolled back");
                     poisoned = true;
                 }
-                ctx.changes.truncate(mark);
+                ctx.changes.truncate(ctx.mark);
+                ctx.cache.clear();
             }
             deliveries.push(deliver);
         }
         let committed = began && !poisoned && conn.execute_batch("COMMIT").is_ok();
         if !committed {
             let _ = conn.execute_batch("ROLLBACK");
+            ctx.cache.clear();
             tracing::error!("store commit failed; {} writes rejected", deliveries.len());
         } else {
-            for change in ctx.changes.drain(..) {
-                feed.publish(change);
+            for p in ctx.changes.drain(..) {
+                if let Some(task) = p.task {
+                    feed.publish(Arc::new(Change {
+                        event: p.event,
+                        task,
+                    }));
+                }
             }
         }
         for deliver in deliveries {
@@ -606,7 +702,7 @@ fn row_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
 }
 
 /// Loads one task and, when it is `input_required`, its outstanding input requests.
-pub fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
+fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
     let mut task = c
         .prepare_cached(concat!(
             "SELECT ",
@@ -782,8 +878,14 @@ fn list_tasks(
     Ok((tasks, next))
 }
 
-/// Inserts a new task row (its `seq` is assigned and written back).
-pub fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError> {
+/// Inserts a new task row (its `seq` is assigned and written back). `bytes` (for the store's
+/// byte cap) is the stored size of its arguments, status message, result and error, plus 256.
+fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError> {
+    let arguments = t.arguments.to_string();
+    let result = t.result.as_ref().map(Value::to_string);
+    let error = t.error.as_ref().map(Value::to_string);
+    let len = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+    let bytes = arguments.len() + len(&t.status_message) + len(&result) + len(&error) + 256;
     c.prepare_cached(
         "INSERT INTO tasks(task_id, tool, arguments, principal, status, status_message, created_at,
            last_updated_at, ttl_ms, expires_at, poll_interval_ms, progress, result, error,
@@ -793,7 +895,7 @@ pub fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError
     .execute(params![
         t.task_id,
         t.tool,
-        t.arguments.to_string(),
+        arguments,
         t.principal,
         t.status.as_str(),
         t.status_message,
@@ -805,21 +907,29 @@ pub fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError
         t.progress
             .as_ref()
             .map(|p| serde_json::to_string(p).unwrap_or_default()),
-        t.result.as_ref().map(Value::to_string),
-        t.error.as_ref().map(Value::to_string),
+        result,
+        error,
         t.cancel_requested as i64,
-        t.approx_bytes(),
+        bytes as i64,
     ])?;
     t.seq = c.last_insert_rowid();
     Ok(())
 }
 
-/// Writes back every mutable column of `t`.
+/// The `bytes` assignment of [`save_task`]'s UPDATEs (?3 status message, ?8 result, ?9 error).
+macro_rules! bytes_column {
+    () => {
+        "bytes = octet_length(arguments) + ifnull(octet_length(?3), 0)
+           + ifnull(octet_length(?8), 0) + ifnull(octet_length(?9), 0) + 256"
+    };
+}
+
+/// Writes back every mutable column of `t`; `bytes` is recomputed as in [`insert_task`].
 ///
 /// When `ttl_ms` did not change, the TTL columns are left out of the UPDATE: SQLite rewrites an
 /// index entry for every indexed column an UPDATE sets, even to the same value, and most writes
 /// (progress, status messages, completion) keep the TTL.
-pub fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
+fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
     let ttl = t.ttl_ms.map(|v| v as i64);
     let progress = t
         .progress
@@ -839,31 +949,32 @@ pub fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
         result,
         error,
         t.cancel_requested as i64,
-        t.approx_bytes(),
         expires_at,
     ];
     let kept_ttl = c
-        .prepare_cached(
+        .prepare_cached(concat!(
             "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4,
                poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
-               cancel_requested = ?10, bytes = ?11
-             WHERE task_id = ?1 AND ttl_ms IS ?5",
-        )?
-        .execute(&values[..11])?;
+               cancel_requested = ?10, ",
+            bytes_column!(),
+            " WHERE task_id = ?1 AND ttl_ms IS ?5"
+        ))?
+        .execute(&values[..10])?;
     if kept_ttl == 0 {
-        c.prepare_cached(
+        c.prepare_cached(concat!(
             "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4, ttl_ms = ?5,
-               expires_at = ?12, poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
-               cancel_requested = ?10, bytes = ?11
-             WHERE task_id = ?1",
-        )?
+               expires_at = ?11, poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
+               cancel_requested = ?10, ",
+            bytes_column!(),
+            " WHERE task_id = ?1"
+        ))?
         .execute(values)?;
     }
     Ok(())
 }
 
 /// Deletes a task with its events and input rounds.
-pub fn delete_task(c: &Connection, task_id: &str) -> Result<(), EngineError> {
+fn delete_task(c: &Connection, task_id: &str) -> Result<(), EngineError> {
     c.prepare_cached("DELETE FROM tasks WHERE task_id = ?1")?
         .execute(params![task_id])?;
     c.prepare_cached("DELETE FROM events WHERE task_id = ?1")?
@@ -1051,5 +1162,55 @@ mod tests {
             .await
             .unwrap();
         assert!(store.get("d").unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn the_writers_copies_follow_rollbacks_and_changes_carry_the_saved_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let feed = ChangeFeed::new(64);
+        let mut changes = feed.subscribe();
+        let store = Store::open(dir.path(), Durability::Process, feed).unwrap();
+        let mut a = task("a");
+        a.status = TaskStatus::Working;
+        store.write(move |w| w.insert(a).map(drop)).await.unwrap();
+        // A save in a group that is rolled back must not survive in the writer's copy.
+        let results = one_group(
+            &store,
+            vec![
+                Box::new(|w| {
+                    let mut t = w.load("a")?.unwrap();
+                    t.status_message = Some("rolled back".into());
+                    w.save(t).map(drop)
+                }),
+                Box::new(|w| {
+                    insert_task(w.conn, &mut task("b"))?;
+                    Err(EngineError::Invalid("failed halfway".into()))
+                }),
+            ],
+        )
+        .await;
+        assert!(results.iter().all(Result::is_err), "{results:?}");
+        let seen = store
+            .write(|w| Ok(w.load("a")?.unwrap().status_message))
+            .await
+            .unwrap();
+        assert_eq!(seen, None, "the writer reads the committed row again");
+        // An event queued before the save carries the task as the write leaves it.
+        store
+            .write(|w| {
+                let mut t = w.load("a")?.unwrap();
+                w.event(&t, 2, "statusMessage", serde_json::json!({}))?;
+                t.status_message = Some("final".into());
+                w.save(t).map(drop)
+            })
+            .await
+            .unwrap();
+        let change = changes.try_recv().unwrap();
+        assert_eq!(change.event.kind, "statusMessage");
+        assert_eq!(change.task.status_message.as_deref(), Some("final"));
+        assert_eq!(
+            store.get("a").unwrap().unwrap().status_message.as_deref(),
+            Some("final")
+        );
     }
 }
