@@ -8,5 +8,6 @@ mod crash;
 mod jobs;
 mod legacy;
 mod lifecycle;
+mod search;
 mod security;
 mod ttl;

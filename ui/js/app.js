@@ -5,7 +5,7 @@
 import { createApi, cancelMany, describeBulkCancel, cancelRefusal } from './api.js';
 import { loadToken, saveToken, forgetToken, parseTokenFragment, taskFromHash } from './auth.js';
 import { openEventStream } from './event-stream.js';
-import { TaskList, InputInbox, defaultFilters, listQuery } from './tasks-model.js';
+import { TaskList, InputInbox, defaultFilters, listQuery, searchDelayMs } from './tasks-model.js';
 import { ListView } from './list-view.js';
 import { DetailView } from './detail-view.js';
 import { confirmDialog, openHelp, initHelp, dialogOpen } from './dialogs.js';
@@ -16,6 +16,9 @@ import { h, clear, isTypingTarget } from './dom.js';
 import { STATUSES, statusLabel } from './status.js';
 import { formatAge, formatCount, oneLine, shortId, isTerminal } from './format.js';
 
+// The first page is small so the list paints early (it covers a tall window); the next
+// pages load while the reader looks at it.
+const FIRST_PAGE_SIZE = 50;
 const PAGE_SIZE = 200;
 const $ = (id) => document.getElementById(id);
 
@@ -279,7 +282,7 @@ async function reloadList() {
   state.model.beginLoad();
   renderFooter();
   try {
-    const page = await state.api.listTasks(listQuery(state.model.filters, { limit: PAGE_SIZE }));
+    const page = await state.api.listTasks(listQuery(state.model.filters, { limit: FIRST_PAGE_SIZE }));
     if (gen !== state.generation) return;
     state.model.reset(page);
     for (const t of page.tasks || []) {
@@ -824,9 +827,11 @@ function initApp() {
   let searchTimer = null;
   $('search').addEventListener('input', () => {
     clearTimeout(searchTimer);
-    // Typing is coalesced; clearing the box is one deliberate act and applies at once.
-    if (!$('search').value.trim()) reloadList();
-    else searchTimer = setTimeout(reloadList, 250);
+    // Typing is coalesced (briefly when the server answers from its index); clearing the box
+    // is one deliberate act and applies at once.
+    const delay = searchDelayMs($('search').value);
+    if (!delay) reloadList();
+    else searchTimer = setTimeout(reloadList, delay);
   });
   $('filters').addEventListener('submit', (e) => {
     e.preventDefault();

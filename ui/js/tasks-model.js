@@ -21,6 +21,23 @@ export function listQuery(filters, { cursor = null, limit = 200 } = {}) {
   return p.toString();
 }
 
+/** Consecutive characters a query needs to use the server's trigram search index. */
+export const INDEXED_QUERY_CHARS = 3;
+
+/**
+ * How long typing in the search box waits before the query runs, in ms. A query with at least
+ * INDEXED_QUERY_CHARS consecutive characters other than the LIKE wildcards `%` and `_` is
+ * answered from the server's search index in milliseconds, so it runs almost at once (40 ms
+ * gathers one burst of keys); a shorter one makes the server scan every task and waits for a
+ * pause in typing (250 ms). An empty box applies at once (0).
+ */
+export function searchDelayMs(q) {
+  const text = String(q || '').trim();
+  if (!text) return 0;
+  const longestRun = Math.max(...text.split(/[%_]/).map((run) => [...run].length));
+  return longestRun >= INDEXED_QUERY_CHARS ? 40 : 250;
+}
+
 function textOf(v) {
   if (v === undefined || v === null) return '';
   return typeof v === 'string' ? v : JSON.stringify(v);

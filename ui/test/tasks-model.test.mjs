@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts, orderKey, compareOrder } from '../js/tasks-model.js';
+import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts, orderKey, compareOrder, searchDelayMs } from '../js/tasks-model.js';
 
 let clock = Date.parse('2026-11-29T10:00:00Z');
 const iso = (ms) => new Date(ms).toISOString();
@@ -224,4 +224,14 @@ test('a late, older snapshot does not bring a cancelled task back into the inbox
   // The cancel request's own answer (older: still input_required, cancelRequested) arrives last.
   assert.equal(inbox.apply({ ...waiting, cancelRequested: true }), null);
   assert.equal(inbox.size, 0);
+});
+
+test('search runs at once when the server can use its index, after a pause when it must scan', () => {
+  assert.equal(searchDelayMs(''), 0);
+  assert.equal(searchDelayMs('   '), 0);
+  assert.equal(searchDelayMs('ne'), 250);
+  assert.equal(searchDelayMs('a%b_c'), 250, 'wildcards break the runs the index needs');
+  assert.equal(searchDelayMs('nee'), 40);
+  assert.equal(searchDelayMs(' needle 9 '), 40);
+  assert.equal(searchDelayMs('ééé'), 40, 'characters, not bytes');
 });

@@ -1,4 +1,5 @@
-//! The task engine: model, state machine, durable store, change feed, executors, sweeper.
+//! The task engine: model, state machine, durable store, change feed, search index, executors,
+//! sweeper.
 //!
 //! Invariants (kept true by this module and relied upon by every adapter):
 //! - every state change goes through [`Engine`] methods that run inside one store write, which
@@ -13,6 +14,7 @@ mod engine;
 pub mod error;
 pub mod feed;
 pub mod model;
+pub mod search;
 pub mod state;
 pub mod store;
 mod sweeper;

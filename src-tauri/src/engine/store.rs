@@ -22,6 +22,7 @@ use super::{
     EngineError, TaskRecord, TaskStatus, TimelineEvent,
     feed::{Change, ChangeFeed},
     model::{InputRound, Progress},
+    search,
 };
 
 /// How hard each commit is pushed to disk (SQLite `PRAGMA synchronous`).
@@ -252,6 +253,8 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
+    /// The search index file, attached to every read connection as `search`.
+    search: Option<PathBuf>,
     writer: mpsc::Sender<Job>,
     readers: Mutex<Vec<Connection>>,
     feed: ChangeFeed,
@@ -269,22 +272,7 @@ impl Store {
         std::fs::create_dir_all(dir)
             .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", dir.display())))?;
         let path = dir.join("taskdeck.sqlite3");
-        // Tasks carry agents' arguments and results: the database is the user's alone (0600;
-        // SQLite gives its -wal and -shm files the database's permissions).
-        {
-            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(&path)
-                .and_then(|_| {
-                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-                })
-                .map_err(|e| {
-                    EngineError::Store(format!("cannot create {}: {e}", path.display()))
-                })?;
-        }
+        create_private_file(&path)?;
         let conn = open_conn(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(
@@ -337,6 +325,17 @@ impl Store {
                 }
             })
             .map_err(|e| EngineError::Store(e.to_string()))?;
+        let search = search::open(dir).and_then(|index| {
+            search::spawn_indexer(index.clone(), path.clone(), feed.subscribe())?;
+            Ok(index)
+        });
+        let search = match search {
+            Ok(index) => Some(index),
+            Err(e) => {
+                tracing::warn!("search index unavailable, searches scan every task: {e}");
+                None
+            }
+        };
         let (tx, rx) = mpsc::channel::<Job>();
         let writer_feed = feed.clone();
         thread::Builder::new()
@@ -346,6 +345,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 path,
+                search,
                 writer: tx,
                 readers: Mutex::new(Vec::new()),
                 feed,
@@ -409,7 +409,16 @@ impl Store {
         let conn = self.inner.readers.lock().unwrap().pop();
         let conn = match conn {
             Some(c) => c,
-            None => open_conn(&self.inner.path)?,
+            None => {
+                let c = open_conn(&self.inner.path)?;
+                if let Some(index) = &self.inner.search {
+                    c.execute(
+                        "ATTACH DATABASE ?1 AS search",
+                        params![index.to_string_lossy()],
+                    )?;
+                }
+                c
+            }
         };
         let r = f(&conn);
         let mut pool = self.inner.readers.lock().unwrap();
@@ -426,18 +435,23 @@ impl Store {
 
     /// Lists tasks newest first. Returns the page and the cursor for the next one.
     pub fn list(&self, filter: &ListFilter) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
-        self.read(|c| list_tasks(c, filter))
+        let indexed = self.inner.search.is_some();
+        self.read(|c| list_tasks(c, filter, indexed))
     }
 
     /// Task counts per status for the tasks `filter` selects, ignoring its status, cursor and
     /// limit (so a UI can show how many of each status its other filters leave).
     pub fn counts(&self, filter: &ListFilter) -> Result<BTreeMap<String, i64>, EngineError> {
+        let indexed = self.inner.search.is_some();
         self.read(|c| {
-            let (clause, args) = filter_clause(&ListFilter {
-                statuses: Vec::new(),
-                before_seq: None,
-                ..filter.clone()
-            });
+            let (clause, args) = filter_clause(
+                &ListFilter {
+                    statuses: Vec::new(),
+                    before_seq: None,
+                    ..filter.clone()
+                },
+                indexed,
+            );
             let sql =
                 format!("SELECT status, COUNT(*) FROM tasks WHERE 1=1{clause} GROUP BY status");
             let mut stmt = c.prepare_cached(&sql)?;
@@ -565,6 +579,19 @@ impl Store {
             rows.map(|r| r.map_err(EngineError::from)).collect()
         })
     }
+}
+
+/// Creates `path` if needed, readable and writable by the user alone (0600): tasks carry agents'
+/// arguments and results. SQLite gives a database's -wal and -shm files its permissions.
+pub(crate) fn create_private_file(path: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|_| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)))
+        .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", path.display())))
 }
 
 fn open_conn(path: &Path) -> Result<Connection, EngineError> {
@@ -812,7 +839,8 @@ pub fn outstanding_inputs(
 }
 
 /// The `AND ...` conditions and their arguments for `f` (statuses, tool, principal, query, cursor).
-fn filter_clause(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
+/// `indexed`: the connection has the search index attached (see [`search`]).
+fn filter_clause(f: &ListFilter, indexed: bool) -> (String, Vec<rusqlite::types::Value>) {
     let mut sql = String::new();
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     if !f.statuses.is_empty() {
@@ -835,6 +863,16 @@ fn filter_clause(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
+        // Candidates: the index's matches, plus every task changed since its last pass.
+        if let Some(candidates) = search::candidate_pattern(q).filter(|_| indexed) {
+            let n = args.len() + 1;
+            sql.push_str(&format!(
+                " AND seq IN (SELECT rowid FROM search.task_text WHERE text LIKE ?{n}
+                  UNION ALL SELECT seq FROM tasks WHERE task_id IN (SELECT task_id FROM events
+                    WHERE id > (SELECT ifnull(max(value), 0) FROM search.meta WHERE key = 'event_id')))"
+            ));
+            args.push(candidates.into());
+        }
         let n = args.len() + 1;
         sql.push_str(&format!(
             " AND (tool LIKE ?{n} ESCAPE '\\' OR arguments LIKE ?{n} ESCAPE '\\'
@@ -854,8 +892,9 @@ fn filter_clause(f: &ListFilter) -> (String, Vec<rusqlite::types::Value>) {
 fn list_tasks(
     c: &Connection,
     f: &ListFilter,
+    indexed: bool,
 ) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
-    let (clause, args) = filter_clause(f);
+    let (clause, args) = filter_clause(f, indexed);
     let mut sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE 1=1{clause}");
     let limit = f.limit.clamp(1, 1000);
     sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", limit + 1));

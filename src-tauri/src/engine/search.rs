@@ -1,0 +1,268 @@
+//! The free-text search index: an SQLite FTS5 table (trigram tokenizer) in its own file,
+//! `search.sqlite3` next to the store, kept by a thread at idle priority.
+//!
+//! Why its own file and thread: durable creation must not pay for search. The store's writer
+//! never touches the index; the indexer follows the store's timeline instead. Every change to
+//! a task appends an event with a global, increasing id, so the indexer reads the events after
+//! the last id it indexed, re-indexes the tasks they name (their tool, arguments, status
+//! message, result and taskId) and stores the new last id in the same transaction.
+//!
+//! Searches stay exact while the index lags (after a burst of writes, or while the CPU is
+//! busy): [`Store::list`](super::store::Store::list) takes its candidates from the index plus
+//! every task with an event the index has not seen yet, then applies the exact `LIKE` test to
+//! them. The index only narrows; it never decides.
+//!
+//! The index can always be rebuilt from the store: a missing, unreadable or older-version file
+//! is replaced by an empty one and filled again from the first event.
+
+use std::{
+    collections::HashSet,
+    path::{Path, PathBuf},
+    sync::Arc,
+    thread,
+    time::Duration,
+};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use tokio::sync::broadcast::{self, error::TryRecvError};
+
+use super::{EngineError, feed::Change};
+
+/// File name of the index, in the store's directory.
+pub const FILE_NAME: &str = "search.sqlite3";
+
+/// Schema version; a file with another version is rebuilt.
+const VERSION: i64 = 1;
+
+/// Text indexed per task, in bytes (cut at a character boundary): a search finds a task by the
+/// first 64 KiB of its tool, arguments, status message, result and taskId.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+
+/// Events read per indexing pass.
+const BATCH: usize = 2_000;
+
+/// Queries need this many consecutive characters that are not `LIKE` wildcards to use the
+/// index (the trigram tokenizer's unit); shorter ones scan the tasks.
+pub const MIN_INDEXED_QUERY: usize = 3;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigram', detail = 'none');
+";
+
+/// Opens (creating or rebuilding if needed) the index in `dir` and returns its path.
+///
+/// Errors: [`EngineError::Store`] when the file cannot be created even after removing it.
+pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
+    let path = dir.join(FILE_NAME);
+    match prepare(&path) {
+        Ok(()) => Ok(path),
+        Err(e) => {
+            tracing::warn!("search index {}: {e}; rebuilding it", path.display());
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            prepare(&path)?;
+            Ok(path)
+        }
+    }
+}
+
+fn prepare(path: &Path) -> Result<(), EngineError> {
+    super::store::create_private_file(path)?;
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version != VERSION {
+        conn.execute_batch("DROP TABLE IF EXISTS task_text; DROP TABLE IF EXISTS meta;")?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", VERSION)?;
+    }
+    conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
+    Ok(())
+}
+
+/// Starts the indexer thread: it indexes everything the index has not seen, then waits for the
+/// store's changes (`changes`, a subscription to its feed) and indexes them in passes. Stops
+/// when the feed closes.
+pub fn spawn_indexer(
+    index: PathBuf,
+    store: PathBuf,
+    changes: broadcast::Receiver<Arc<Change>>,
+) -> Result<(), EngineError> {
+    let idx = Connection::open(&index)?;
+    // The index is rebuilt from the store if lost: it need not survive a power cut.
+    idx.pragma_update(None, "synchronous", "OFF")?;
+    let main = Connection::open_with_flags(
+        &store,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    main.busy_timeout(Duration::from_secs(10))?;
+    thread::Builder::new()
+        .name("taskdeck-search".into())
+        .spawn(move || run(idx, main, changes))
+        .map_err(|e| EngineError::Store(e.to_string()))?;
+    Ok(())
+}
+
+fn run(mut idx: Connection, main: Connection, mut changes: broadcast::Receiver<Arc<Change>>) {
+    lower_priority();
+    let mut oldest_seq = 0;
+    loop {
+        match index_pass(&mut idx, &main, &mut oldest_seq) {
+            Ok(n) if n == BATCH => continue,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("search index: {e}");
+                thread::sleep(Duration::from_secs(1));
+            }
+        }
+        match changes.blocking_recv() {
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+        // Let a burst of changes gather into one pass.
+        thread::sleep(Duration::from_millis(20));
+        loop {
+            match changes.try_recv() {
+                Ok(_) | Err(TryRecvError::Lagged(_)) => {}
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+/// Indexes the tasks named by up to [`BATCH`] events after the last indexed one; drops index
+/// rows of tasks older than the oldest stored task (deleted). Returns how many events it read.
+fn index_pass(
+    idx: &mut Connection,
+    main: &Connection,
+    oldest_seq: &mut i64,
+) -> Result<usize, EngineError> {
+    let last: i64 = idx
+        .query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .unwrap_or(0);
+    // One read transaction: the events and the tasks they name come from the same commit.
+    let snapshot = main.unchecked_transaction()?;
+    let events: Vec<(i64, String)> = snapshot
+        .prepare_cached("SELECT id, task_id FROM events WHERE id > ?1 ORDER BY id LIMIT ?2")?
+        .query_map(params![last, BATCH as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let Some(&(newest, _)) = events.last() else {
+        return Ok(0);
+    };
+    let oldest: i64 =
+        snapshot.query_row("SELECT ifnull(min(seq), 0) FROM tasks", [], |r| r.get(0))?;
+    let tx = idx.transaction()?;
+    let mut seen = HashSet::new();
+    {
+        let mut read = snapshot.prepare_cached(
+            "SELECT seq, tool, arguments, status_message, result FROM tasks WHERE task_id = ?1",
+        )?;
+        let mut write =
+            tx.prepare_cached("INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)")?;
+        for (_, task_id) in &events {
+            if !seen.insert(task_id.as_str()) {
+                continue;
+            }
+            let row = read
+                .query_row(params![task_id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        [
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                            r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                        ],
+                    ))
+                })
+                .optional()?;
+            if let Some((seq, fields)) = row {
+                write.execute(params![seq, task_text(task_id, &fields)])?;
+            }
+        }
+    }
+    if oldest > *oldest_seq {
+        tx.execute("DELETE FROM task_text WHERE rowid < ?1", params![oldest])?;
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('event_id', ?1)",
+        params![newest],
+    )?;
+    tx.commit()?;
+    *oldest_seq = oldest;
+    Ok(events.len())
+}
+
+/// The indexed text of one task: its tool, arguments, status message, result and taskId, one
+/// per line, cut to [`MAX_TEXT_BYTES`].
+fn task_text(task_id: &str, fields: &[String; 4]) -> String {
+    let mut text = String::with_capacity(fields.iter().map(String::len).sum::<usize>() + 64);
+    for f in fields {
+        text.push_str(f);
+        text.push('\n');
+    }
+    text.push_str(task_id);
+    if text.len() > MAX_TEXT_BYTES {
+        let mut cut = MAX_TEXT_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
+/// The `LIKE` pattern that selects candidates for `query` from the index, or `None` when the
+/// query is too short for the trigram index. `%` and `_` in the query become `_` (any one
+/// character): a superset of the exact match, which the caller then applies.
+pub fn candidate_pattern(query: &str) -> Option<String> {
+    let longest_run = query
+        .split(['%', '_'])
+        .map(|run| run.chars().count())
+        .max()
+        .unwrap_or(0);
+    (longest_run >= MIN_INDEXED_QUERY).then(|| format!("%{}%", query.replace('%', "_")))
+}
+
+/// Runs the indexer at the lowest CPU priority (Linux `SCHED_IDLE`): it gets the CPU only when
+/// nothing else wants it.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain system call on the calling thread (pid 0) with a valid parameter.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        if rc != 0 {
+            tracing::debug!(
+                "search index: cannot lower priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_or_wildcard_queries_do_not_use_the_index() {
+        assert_eq!(candidate_pattern("ab"), None);
+        assert_eq!(candidate_pattern("a%b_c"), None);
+        assert_eq!(candidate_pattern("needle 9").as_deref(), Some("%needle 9%"));
+        assert_eq!(candidate_pattern("50%_off").as_deref(), Some("%50__off%"));
+    }
+
+    #[test]
+    fn task_text_is_cut_at_a_character_boundary() {
+        let big = "é".repeat(MAX_TEXT_BYTES);
+        let text = task_text("id", &[big, String::new(), String::new(), String::new()]);
+        assert!(text.len() <= MAX_TEXT_BYTES && text.len() > MAX_TEXT_BYTES - 2);
+    }
+}

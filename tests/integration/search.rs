@@ -1,0 +1,161 @@
+//! Free-text search (`/v1/tasks?q=`) through the search index: the same answers before the
+//! index has seen a change, after it caught up, and after the index file is lost or damaged.
+
+use std::{path::Path, time::Duration};
+
+use serde_json::json;
+
+use crate::harness::Server;
+
+/// Task ids that `/v1/tasks?q=QUERY` returns, newest first.
+async fn search(s: &Server, query: &str) -> Vec<String> {
+    let q: String = url_encode(query);
+    let (status, page) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks?limit=100&q={q}"))
+        .await;
+    assert!(status.is_success(), "{status}: {page}");
+    let total: i64 = page["counts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_i64().unwrap())
+        .sum();
+    let ids: Vec<String> = page["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        total as usize,
+        ids.len(),
+        "counts agree with the page for {query:?}"
+    );
+    ids
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The last event id the index has seen, and the store's last event id.
+fn index_progress(data: &Path) -> (i64, i64) {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let main = rusqlite::Connection::open_with_flags(data.join("taskdeck.sqlite3"), flags).unwrap();
+    let newest: i64 = main
+        .query_row("SELECT ifnull(max(id), 0) FROM events", [], |r| r.get(0))
+        .unwrap();
+    let seen = rusqlite::Connection::open_with_flags(data.join("search.sqlite3"), flags)
+        .ok()
+        .and_then(|c| {
+            c.query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
+                r.get(0)
+            })
+            .ok()
+        })
+        .unwrap_or(0);
+    (seen, newest)
+}
+
+async fn wait_for_index(data: &Path) {
+    for _ in 0..200 {
+        let (seen, newest) = index_progress(data);
+        if seen >= newest {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the search index did not catch up in 10 s: {:?}",
+        index_progress(data)
+    );
+}
+
+/// Queries and the labels (`alpha-N`) of the tasks each must find.
+fn expectations() -> Vec<(&'static str, Vec<usize>)> {
+    vec![
+        ("alpha-1", vec![1, 10, 11, 12]),
+        ("ALPHA-12", vec![12]),
+        ("Computed alpha-5", vec![5]),
+        // Two characters: too short for the trigram index, answered by a scan.
+        ("a-", (0..13).collect()),
+        // LIKE wildcards in a query are literal characters.
+        ("alpha_1", vec![]),
+        ("100%", vec![]),
+        ("zzz-not-there", vec![]),
+    ]
+}
+
+async fn check(s: &Server, labels: &[String], when: &str) {
+    for (query, want) in expectations() {
+        let mut got = search(s, query).await;
+        got.sort();
+        let mut want: Vec<String> = want.iter().map(|&i| labels[i].clone()).collect();
+        want.sort();
+        assert_eq!(got, want, "{when}: q={query:?}");
+    }
+}
+
+#[tokio::test]
+async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    // labels[i] = taskId of the task labelled alpha-i.
+    let mut labels = Vec::new();
+    for i in 0..13 {
+        let created = s
+            .call(
+                &t,
+                "slow_compute",
+                json!({"seconds": 0.01, "label": format!("alpha-{i}")}),
+            )
+            .await;
+        labels.push(created["taskId"].as_str().unwrap().to_string());
+    }
+    for id in &labels {
+        s.wait_status(&t, id, "completed").await;
+    }
+    // Right away: what the index has not seen yet is found by the exact test.
+    check(&s, &labels, "before indexing").await;
+    wait_for_index(&data).await;
+    check(&s, &labels, "indexed").await;
+
+    // A change after indexing (a new status message) is found at once, and later by the index.
+    let waiting = s
+        .call(
+            &t,
+            "request_approval",
+            json!({"message": "approve beta99 please"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&t, &waiting, "input_required").await;
+    assert_eq!(search(&s, "beta99").await, vec![waiting.clone()]);
+    wait_for_index(&data).await;
+    assert_eq!(search(&s, "beta99").await, vec![waiting.clone()]);
+    let (status, _) = s
+        .v1_post(Some(&t), &format!("/v1/tasks/{waiting}/cancel"), json!({}))
+        .await;
+    assert!(status.is_success());
+    s.wait_status(&t, &waiting, "cancelled").await;
+
+    // A damaged index file is replaced and rebuilt from the store.
+    s.kill().await;
+    std::fs::write(data.join("search.sqlite3"), b"not a database").unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(data.join(format!("search.sqlite3{suffix}")));
+    }
+    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    check(&s, &labels, "after the index was damaged").await;
+    wait_for_index(&data).await;
+    check(&s, &labels, "rebuilt").await;
+}
