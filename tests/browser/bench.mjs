@@ -119,6 +119,33 @@ function compactStore(dir) {
   return size;
 }
 
+/**
+ * Waits (server running) until the search index in DIR/data/search.sqlite3 has seen the store's
+ * last event, as it has on a store in daily use; returns the seconds waited (null without the
+ * sqlite3 CLI). A store seeded by an older Taskdeck gets its index built here.
+ */
+async function waitForSearchIndex(dir) {
+  const sql = (db, q) => execFileSync('sqlite3', [path.join(dir, 'data', db), q], { encoding: 'utf8' }).trim();
+  const started = Date.now();
+  try {
+    for (;;) {
+      const newest = Number(sql('taskdeck.sqlite3', 'SELECT ifnull(max(id), 0) FROM events;'));
+      let seen = -1;
+      try {
+        seen = Number(sql('search.sqlite3', "SELECT ifnull(max(value), 0) FROM meta WHERE key = 'event_id';") || 0);
+      } catch {
+        // Not created yet.
+      }
+      if (seen >= newest) return (Date.now() - started) / 1000;
+      if (Date.now() - started > 300_000) throw new Error(`search index still behind after 300 s (${seen} of ${newest})`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } catch (e) {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
 // ---------------------------------------------------------------- page helpers
 
 async function newPage(browser) {
@@ -421,6 +448,8 @@ async function main() {
     const s = await seed(api, opt.tasks);
     log(`seeded ${s.added} in ${s.seconds.toFixed(0)} s`);
   } else log(`reusing ${have} stored tasks`);
+  const indexWait = await waitForSearchIndex(seedDir);
+  if (indexWait !== null) log(`search index current after ${indexWait.toFixed(1)} s`);
   await seeding.stop();
   const walAfterSeeding = compactStore(seedDir);
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-bench-run-'));
