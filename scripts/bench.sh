@@ -48,6 +48,26 @@ start_taskdeck() { # $1 = extra flags
   url="http://127.0.0.1:$port/mcp"
 }
 stop_taskdeck() { kill "$td"; wait "$td" 2>/dev/null || true; }
+# Waits until the search index (search.sqlite3, kept by a low-priority thread) has seen the
+# store's last event: measurements then show steady state, not a first index build.
+wait_for_index() {
+  python3 - "$work/data" <<'PY'
+import sqlite3, sys, time
+data = sys.argv[1]
+for _ in range(3000):
+    newest = sqlite3.connect(f"file:{data}/taskdeck.sqlite3?mode=ro", uri=True).execute(
+        "SELECT ifnull(max(id), 0) FROM events").fetchone()[0]
+    try:
+        seen = sqlite3.connect(f"file:{data}/search.sqlite3?mode=ro", uri=True).execute(
+            "SELECT ifnull(max(value), 0) FROM meta WHERE key = 'event_id'").fetchone()[0]
+    except sqlite3.Error:
+        seen = -1
+    if seen >= newest:
+        sys.exit(0)
+    time.sleep(0.2)
+sys.exit("search index did not catch up in 600 s")
+PY
+}
 
 # 1. The ceiling: a bare axum handler parsing the same body.
 cport=$(free_port)
@@ -76,6 +96,7 @@ if [ "$count" -lt "$SEED" ]; then
 fi
 stop_taskdeck
 start_taskdeck ""
+wait_for_index
 sleep 1
 rss_idle=$(rss_kib "$td")
 get100k=$(load "$url" get "$task")
