@@ -323,7 +323,8 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
         Err(
             e @ (auth::AuthError::Exists(_)
             | auth::AuthError::Unknown(_)
-            | auth::AuthError::BadName(_)),
+            | auth::AuthError::BadName(_)
+            | auth::AuthError::AdminRevoke),
         ) => {
             eprintln!("taskdeck: {e}");
             ExitCode::from(3)

@@ -118,6 +118,28 @@ async fn list_filters_and_paginates_newest_first() {
         1,
         "search matches results"
     );
+    // A malformed query string gets a problem document, like every other /v1 error.
+    for path in [
+        "/v1/tasks?limit=abc",
+        "/v1/events?since=x",
+        "/v1/tasks/x/log?offset=-1",
+    ] {
+        let resp = s
+            .http
+            .get(s.url(path))
+            .bearer_auth(&t)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{path}");
+        assert_eq!(
+            resp.headers()["content-type"],
+            "application/problem+json",
+            "{path}"
+        );
+        let problem: Value = resp.json().await.unwrap();
+        assert_eq!(problem["status"], 400, "{path}");
+    }
     let (_, none) = s.v1_get(Some(&t), "/v1/tasks?q=100%25_").await;
     assert_eq!(
         none["tasks"],

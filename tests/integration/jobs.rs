@@ -572,6 +572,21 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         })
         .await;
     assert_eq!(v["status"], "completed");
+    // ... but only in the directory it was approved in.
+    let id = call(json!({"command": script, "cwd": dir.path()})).await;
+    s.wait_status(&agent, &id, "input_required").await;
+    answer(id.clone(), json!({"action": "decline"})).await;
+    s.wait_status(&agent, &id, "completed").await;
+    // A working directory that does not exist is named as such.
+    let id = call(json!({"command": "true", "cwd": "/nonexistent-taskdeck-dir"})).await;
+    answer(id.clone(), json!({"action": "accept"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true);
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("working directory /nonexistent-taskdeck-dir does not exist"),
+        "{text}"
+    );
 
     // The policy never waves through shell syntax or extra environment behind an allowed prefix.
     std::fs::write(dir.path().join("command-policy.json"), "{}").unwrap();
@@ -769,6 +784,22 @@ async fn taskdeck_run_wraps_a_command() {
     let v = wait_job(&s, &t, id, |v| v["status"] == "completed").await;
     assert_eq!(v["result"]["isError"], true);
     assert_eq!(v["result"]["structuredContent"]["exitCode"], 7);
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("`build` exited with code 7 after "),
+        "{v}"
+    );
+
+    // A command that does not exist: reported, and 127 as a shell would.
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &port, "--token", &t, "--"])
+        .arg("no-such-command-taskdeck")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
 
     // Cancel pressed in Taskdeck stops the command (and what it started).
     let mut child = tokio::process::Command::new(BIN)

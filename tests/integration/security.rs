@@ -102,6 +102,16 @@ async fn every_request_needs_a_valid_token() {
         .raw(Some(&agent), &body, &[("Mcp-Method", "tools/list".into())])
         .await;
     assert_eq!(revoked.status, 401);
+    // The admin token is not revoked from the command line: that would lock the human out.
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["token", "revoke", "admin", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("admin token cannot be revoked"));
+    let (still, _) = s.v1_get(Some(&s.admin), "/v1/me").await;
+    assert_eq!(still, 200);
 
     // Token files and names: the admin token file is private; duplicates are refused (exit 3).
     use std::os::unix::fs::PermissionsExt;

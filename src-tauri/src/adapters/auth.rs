@@ -27,6 +27,11 @@ pub enum AuthError {
     Exists(String),
     #[error("no token named {0:?}")]
     Unknown(String),
+    /// Revoking the admin token would lock the human out of a running Taskdeck.
+    #[error(
+        "the admin token cannot be revoked; to replace it, delete the admin-token file in the config dir and restart Taskdeck"
+    )]
+    AdminRevoke,
     #[error("token names are 1-64 characters of letters, digits, '-', '_' and '.'; {0:?} is not")]
     BadName(String),
     #[error("database: {0}")]
@@ -117,8 +122,11 @@ pub fn list_tokens(db: &Path) -> Result<Vec<TokenInfo>, AuthError> {
 }
 
 /// Revokes principal `name`'s token; requests with it get 401 from then on.
-/// Errors: [`AuthError::Unknown`].
+/// Errors: [`AuthError::Unknown`]; [`AuthError::AdminRevoke`] for the admin token.
 pub fn revoke_token(db: &Path, name: &str) -> Result<(), AuthError> {
+    if name == ADMIN {
+        return Err(AuthError::AdminRevoke);
+    }
     let c = open(db)?;
     let n = c.execute(
         "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",

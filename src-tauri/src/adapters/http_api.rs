@@ -52,6 +52,28 @@ pub fn problem(status: StatusCode, detail: &str) -> Response {
     resp
 }
 
+/// `Query<T>` whose rejection (a malformed or mistyped query string) is a 400 problem document
+/// like every other `/v1` error, not axum's plain-text one.
+pub struct ProblemQuery<T>(pub T);
+
+impl<T, S> axum::extract::FromRequestParts<S> for ProblemQuery<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        <Query<T> as axum::extract::FromRequestParts<S>>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ProblemQuery(v))
+            .map_err(|e| problem(StatusCode::BAD_REQUEST, &e.body_text()))
+    }
+}
+
 /// The problem document for an engine error (404 for not found, 422 invalid, 409 conflicts).
 pub fn engine_problem(e: EngineError) -> Response {
     match e {
@@ -105,7 +127,7 @@ struct ListQuery {
 async fn list_tasks(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
-    Query(q): Query<ListQuery>,
+    ProblemQuery(q): ProblemQuery<ListQuery>,
 ) -> Response {
     let mut statuses = Vec::new();
     for s in q
@@ -288,7 +310,7 @@ async fn events(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
     headers: HeaderMap,
-    Query(q): Query<EventsQuery>,
+    ProblemQuery(q): ProblemQuery<EventsQuery>,
 ) -> Response {
     let since = headers
         .get("last-event-id")

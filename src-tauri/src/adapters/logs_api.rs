@@ -11,7 +11,7 @@ use std::{
 
 use axum::{
     Extension, Json, Router,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
     response::{IntoResponse, Response},
     routing::get,
@@ -19,7 +19,7 @@ use axum::{
 use serde::Deserialize;
 use serde_json::json;
 
-use super::http_api::{engine_problem, problem};
+use super::http_api::{ProblemQuery, engine_problem, problem};
 use crate::{
     engine::{Engine, Principal},
     tools::output::log_path,
@@ -63,7 +63,7 @@ pub async fn read_log(
     State(s): State<LogsState>,
     Extension(p): Extension<Principal>,
     Path(task_id): Path<String>,
-    Query(q): Query<LogQuery>,
+    ProblemQuery(q): ProblemQuery<LogQuery>,
 ) -> Response {
     let task = match s.engine.get(&p, &task_id) {
         Ok(t) => t,

@@ -270,8 +270,12 @@ impl Engine {
                         &task.task_id,
                         Outcome::Failed {
                             code: -32603,
-                            message: "Task interrupted: Taskdeck restarted while it was running"
-                                .into(),
+                            message: if task.status == TaskStatus::InputRequired {
+                                "Task interrupted: Taskdeck restarted while it waited for input"
+                            } else {
+                                "Task interrupted: Taskdeck restarted while it was running"
+                            }
+                            .into(),
                             data: Some(data),
                         },
                     )

@@ -618,7 +618,7 @@ fn writer_loop(
     let mut cache = TaskCache::new();
     while let Ok(first) = rx.recv() {
         commits += 1;
-        if commits % CHECKPOINT_EVERY == 0 {
+        if commits.is_multiple_of(CHECKPOINT_EVERY) {
             let _ = checkpoint.try_send(());
         }
         let mut jobs = vec![first];

@@ -171,7 +171,12 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
                     .send()
                     .await;
             }
-            return ExitCode::from(1);
+            // As a shell would: 127 when the command is not found, 126 when it cannot run.
+            return ExitCode::from(if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            });
         }
     };
     let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
@@ -285,7 +290,7 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
         report(json!({"cancelled": true})).await;
     } else {
         let text = format!(
-            "`{name}` finished with {how} after {:.1} s.\n{tail}",
+            "`{name}` {how} after {:.1} s.\n{tail}",
             duration_ms as f64 / 1000.0
         );
         let result = json!({

@@ -1,6 +1,9 @@
-//! Which commands a principal may run without asking the human: glob patterns per principal in
-//! `<config dir>/command-policy.json`, e.g. `{"allow": {"claude-code": ["cargo test *"]}}`.
-//! Approving a command in the window with "always allow" adds its exact command line.
+//! Which commands a principal may run without asking the human: rules per principal in
+//! `<config dir>/command-policy.json`. A rule is a glob pattern for any directory, or a pattern
+//! and the one directory it holds in:
+//! `{"allow": {"claude-code": ["cargo test *", {"command": "make", "cwd": "/home/me/app"}]}}`.
+//! Approving a command in the window with "always allow" adds its exact command line with the
+//! directory it ran in.
 
 use std::{
     collections::BTreeMap,
@@ -13,7 +16,35 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct PolicyFile {
     #[serde(default)]
-    allow: BTreeMap<String, Vec<String>>,
+    allow: BTreeMap<String, Vec<Rule>>,
+}
+
+/// One allow rule: a command pattern, in any directory or in one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Rule {
+    Anywhere(String),
+    In { command: String, cwd: PathBuf },
+}
+
+impl Rule {
+    fn pattern(&self) -> &str {
+        match self {
+            Rule::Anywhere(p) | Rule::In { command: p, .. } => p,
+        }
+    }
+
+    /// True when the rule holds in `cwd` (compared after resolving symlinks where possible).
+    fn holds_in(&self, cwd: &Path) -> bool {
+        match self {
+            Rule::Anywhere(_) => true,
+            Rule::In { cwd: dir, .. } => resolved(dir) == resolved(cwd),
+        }
+    }
+}
+
+fn resolved(dir: &Path) -> PathBuf {
+    dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())
 }
 
 /// The command policy, re-read from disk on every check (so edits apply at once).
@@ -38,14 +69,16 @@ impl CommandPolicy {
             .unwrap_or_default()
     }
 
-    /// The pattern that allows `command_line` for `principal`, if any. A pattern equal to the
-    /// escaped line (what "always allow" saves) allows exactly that line; a pattern with
-    /// wildcards (`*` matches any text, spaces and slashes included) is used only when
-    /// `wildcards_ok` (the caller vouches that the line holds no shell syntax).
+    /// The pattern that allows `command_line` in directory `cwd` for `principal`, if any. A
+    /// pattern equal to the escaped line (what "always allow" saves) allows exactly that line; a
+    /// pattern with wildcards (`*` matches any text, spaces and slashes included) is used only
+    /// when `wildcards_ok` (the caller vouches that the line holds no shell syntax). A rule with
+    /// a `cwd` holds only in that directory.
     pub fn allowing_pattern(
         &self,
         principal: &str,
         command_line: &str,
+        cwd: &Path,
         wildcards_ok: bool,
     ) -> Option<String> {
         let _g = self.lock.lock().unwrap();
@@ -59,23 +92,34 @@ impl CommandPolicy {
             .allow
             .get(principal)?
             .iter()
+            .filter(|r| r.holds_in(cwd))
+            .map(Rule::pattern)
             .find(|p| {
-                **p == exact
+                *p == exact
                     || (wildcards_ok
                         && glob::Pattern::new(p)
                             .is_ok_and(|pat| pat.matches_with(command_line, opts)))
             })
-            .cloned()
+            .map(str::to_string)
     }
 
-    /// Allows exactly `command_line` for `principal` from now on. Errors: the file cannot be written.
-    pub fn allow_exact(&self, principal: &str, command_line: &str) -> std::io::Result<()> {
+    /// Allows exactly `command_line` in directory `cwd` for `principal` from now on.
+    /// Errors: the file cannot be written.
+    pub fn allow_exact(
+        &self,
+        principal: &str,
+        command_line: &str,
+        cwd: &Path,
+    ) -> std::io::Result<()> {
         let _g = self.lock.lock().unwrap();
         let mut file = self.load();
-        let pattern = glob::Pattern::escape(command_line);
+        let rule = Rule::In {
+            command: glob::Pattern::escape(command_line),
+            cwd: resolved(cwd),
+        };
         let list = file.allow.entry(principal.to_string()).or_default();
-        if !list.contains(&pattern) {
-            list.push(pattern);
+        if !list.contains(&rule) {
+            list.push(rule);
         }
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -91,37 +135,63 @@ mod tests {
     #[test]
     fn patterns_per_principal() {
         let dir = tempfile::tempdir().unwrap();
+        let here = dir.path();
         std::fs::write(
-            dir.path().join("command-policy.json"),
+            here.join("command-policy.json"),
             r#"{"allow": {"claude-code": ["cargo test *"]}}"#,
         )
         .unwrap();
-        let p = CommandPolicy::new(dir.path());
+        let p = CommandPolicy::new(here);
         assert_eq!(
-            p.allowing_pattern("claude-code", "cargo test --all -- a/b", true)
+            p.allowing_pattern("claude-code", "cargo test --all -- a/b", here, true)
                 .as_deref(),
             Some("cargo test *")
         );
         assert!(
-            p.allowing_pattern("claude-code", "cargo test x; rm -rf ~", false)
+            p.allowing_pattern("claude-code", "cargo test x; rm -rf ~", here, false)
                 .is_none(),
             "no wildcards for shell syntax"
         );
         assert!(
-            p.allowing_pattern("claude-code", "cargo build", true)
+            p.allowing_pattern("claude-code", "cargo build", here, true)
                 .is_none()
         );
-        assert!(p.allowing_pattern("other", "cargo test x", true).is_none());
-        p.allow_exact("other", "make test[1] && echo ok").unwrap();
         assert!(
-            p.allowing_pattern("other", "make test[1] && echo ok", false)
+            p.allowing_pattern("other", "cargo test x", here, true)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn always_allow_holds_for_the_exact_line_in_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (config, app, elsewhere) = (dir.path(), dir.path().join("app"), dir.path().join("x"));
+        std::fs::create_dir_all(&app).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let p = CommandPolicy::new(config);
+        p.allow_exact("other", "make test[1] && echo ok", &app)
+            .unwrap();
+        assert!(
+            p.allowing_pattern("other", "make test[1] && echo ok", &app, false)
                 .is_some(),
             "an exact line is allowed as saved"
         );
         assert!(
-            p.allowing_pattern("other", "make test1 && echo ok", true)
+            p.allowing_pattern("other", "make test[1] && echo ok", &app.join("."), false)
+                .is_some(),
+            "the same directory, spelled differently"
+        );
+        assert!(
+            p.allowing_pattern("other", "make test[1] && echo ok", &elsewhere, false)
+                .is_none(),
+            "not in another directory"
+        );
+        assert!(
+            p.allowing_pattern("other", "make test1 && echo ok", &app, true)
                 .is_none(),
             "the exact line, not a class"
         );
+        let saved = std::fs::read_to_string(config.join("command-policy.json")).unwrap();
+        assert!(saved.contains("\"cwd\""), "{saved}");
     }
 }

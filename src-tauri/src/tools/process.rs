@@ -127,15 +127,21 @@ pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl F
     }
 }
 
-/// Describes how a process ended: `exit code N` or `killed by signal S`.
+/// Describes how a process ended, as the end of a sentence that starts with the command:
+/// `exited with code N`, `was killed by signal 15 (SIGTERM)`. Returns the exit code too.
 pub fn describe_exit(status: Option<std::process::ExitStatus>) -> (Option<i32>, String) {
     use std::os::unix::process::ExitStatusExt;
     match status {
         Some(s) => match (s.code(), s.signal()) {
-            (Some(c), _) => (Some(c), format!("exit code {c}")),
-            (None, Some(sig)) => (None, format!("killed by signal {sig}")),
+            (Some(c), _) => (Some(c), format!("exited with code {c}")),
+            (None, Some(sig)) => {
+                let name = nix::sys::signal::Signal::try_from(sig)
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default();
+                (None, format!("was killed by signal {sig}{name}"))
+            }
             _ => (None, "ended".into()),
         },
-        None => (None, "status unknown".into()),
+        None => (None, "ended (exit status unknown)".into()),
     }
 }

@@ -144,7 +144,9 @@ impl TaskTool for RunCommand {
             // The policy only waves through a plain command: no extra environment, and no shell
             // syntax that could chain or substitute other commands behind an allowed prefix.
             let plain = env.is_none() && !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
-            let allowed = env.is_none() && policy.allowing_pattern(ctx.principal(), &line, plain).is_some();
+            // The policy is checked against the directory the command will run in.
+            let run_dir = cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+            let allowed = env.is_none() && policy.allowing_pattern(ctx.principal(), &line, &run_dir, plain).is_some();
             if !allowed {
                 let env_text = env.map_or(String::new(), |e| {
                     let pairs: Vec<String> = e.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect();
@@ -152,14 +154,14 @@ impl TaskTool for RunCommand {
                 });
                 let question = format!("{} wants to run:\n\n{line}\n\nin {where_}{env_text}", ctx.principal());
                 let schema = json!({"type": "object", "properties": {
-                    "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command for {}", ctx.principal()), "default": false}
+                    "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command in this directory for {}", ctx.principal()), "default": false}
                 }});
                 let Ok(answer) = ctx.elicit_human("approve-command", &question, schema).await else { return Outcome::Cancelled };
                 if answer.get("action").and_then(Value::as_str) != Some("accept") {
                     return declined(&line);
                 }
                 if answer.pointer("/content/alwaysAllow").and_then(Value::as_bool) == Some(true)
-                    && let Err(e) = policy.allow_exact(ctx.principal(), &line)
+                    && let Err(e) = policy.allow_exact(ctx.principal(), &line, &run_dir)
                 {
                     tracing::warn!("cannot save the command policy: {e}");
                 }
@@ -209,12 +211,21 @@ async fn execute(
         .stderr(Stdio::piped())
         .process_group(0);
     let started = Instant::now();
-    let mut child = match cmd.spawn() {
+    // A missing working directory fails the spawn with the same "not found" as a missing
+    // program: say which one it is.
+    let spawned = match &cwd {
+        Some(dir) if !dir.is_dir() => Err(format!(
+            "the working directory {} does not exist or is not a directory",
+            dir.display()
+        )),
+        _ => cmd.spawn().map_err(|e| e.to_string()),
+    };
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             return Outcome::Completed(json!({
                 "content": [{"type": "text", "text": format!("Could not start `{line}`: {e}")}],
-                "structuredContent": {"command": line, "started": false, "error": e.to_string()},
+                "structuredContent": {"command": line, "started": false, "error": e},
                 "isError": true
             }));
         }
@@ -302,7 +313,7 @@ async fn execute(
             ),
         },
         End::Exited(_) => Outcome::Completed(json!({
-            "content": [{"type": "text", "text": format!("`{line}` finished with {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
+            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
             "isError": code != Some(0)
         })),
