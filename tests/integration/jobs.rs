@@ -477,6 +477,21 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
             .unwrap()
             .contains("must be answered by the human")
     );
+    // task_status tells the agent to wait for the human, not to answer.
+    let status = s.call(&agent, "task_status", json!({"taskId": id})).await;
+    let texts: Vec<&str> = status["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("you cannot answer this yourself"))
+            && !texts.iter().any(|t| t.contains("task_respond")),
+        "{texts:?}"
+    );
     answer(id.clone(), json!({"action": "decline"})).await;
     let v = s.wait_status(&agent, &id, "completed").await;
     assert_eq!(v["result"]["isError"], true);

@@ -159,8 +159,10 @@ pub fn handle_result(task: &TaskRecord) -> Value {
 }
 
 /// `CallToolResult` of `task_status`: the detailed task, and for a finished task its own
-/// result's content first so a legacy agent reads the outcome directly.
-pub fn status_result(task: &TaskRecord) -> Value {
+/// result's content first so a legacy agent reads the outcome directly. `human_only`: the
+/// outstanding input request keys that only the human may answer (the agent is told to wait
+/// for those instead of answering them).
+pub fn status_result(task: &TaskRecord, human_only: &[String]) -> Value {
     let detailed = Value::Object(task.wire_detailed());
     let summary = match (&task.status_message, task.status.as_str()) {
         (Some(m), s) => format!("Task {} is {s}: {m}", task.task_id),
@@ -170,10 +172,20 @@ pub fn status_result(task: &TaskRecord) -> Value {
     if let Some(Value::Array(inner)) = task.result.as_ref().and_then(|r| r.get("content")) {
         content.extend(inner.iter().cloned());
     }
-    if !task.input_requests.is_empty() {
+    let (for_human, for_agent): (Vec<_>, Vec<_>) = task
+        .input_requests
+        .iter()
+        .partition(|(k, _)| human_only.contains(k));
+    if !for_agent.is_empty() {
         content.push(json!({"type": "text", "text": format!(
             "It waits for input; answer with task_respond {{\"taskId\": \"{}\", \"inputResponses\": {{KEY: {{\"action\": \"accept\", \"content\": {{...}}}}}}}}. Outstanding inputRequests: {}",
-            task.task_id, Value::Object(task.input_requests.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
+            task.task_id, Value::Object(for_agent.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
+    }
+    if !for_human.is_empty() {
+        let keys: Vec<&str> = for_human.iter().map(|(k, _)| k.as_str()).collect();
+        content.push(json!({"type": "text", "text": format!(
+            "It waits for the human to answer in Taskdeck ({}); you cannot answer this yourself. Poll with task_status, or stop it with task_cancel.",
+            keys.join(", "))}));
     }
     json!({"content": content, "structuredContent": {"task": detailed}, "isError": false, "resultType": "complete"})
 }
@@ -234,7 +246,8 @@ impl McpHandler {
                 engine.get(principal, id).map_err(mcp_error)?
             }
         };
-        let result: CallToolResult = serde_json::from_value(status_result(&task))
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let result: CallToolResult = serde_json::from_value(status_result(&task, &human_only))
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(CallToolResponse::Complete(result))
     }

@@ -381,6 +381,20 @@ impl Engine {
         }
     }
 
+    /// The keys of `task`'s outstanding input requests that only the human (the admin) may
+    /// answer, e.g. `run_command`'s approval. Errors: [`EngineError::Store`].
+    pub fn human_only_inputs(&self, task: &TaskRecord) -> Result<Vec<String>, EngineError> {
+        self.inner.store.read(|c| {
+            let mut keys = Vec::new();
+            for key in task.input_requests.keys() {
+                if store::input_human_only(c, &task.task_id, key)? {
+                    keys.push(key.clone());
+                }
+            }
+            Ok(keys)
+        })
+    }
+
     /// [`Engine::get`] for the hot `tasks/get` path: the `GetTaskResult` object as JSON text,
     /// built from the stored columns without decoding the result. Same errors as `get`.
     pub fn get_result_json(
