@@ -3,7 +3,7 @@
 //
 //   node tests/browser/bench.mjs [--tasks 100000] [--data DIR] [--seconds 10] [--rate 1000]
 //                                [--scroll-seconds 3] [--scroll-step 100] [--runs 5] [--json FILE]
-//                                [--only firstpaint,filters,scroll,updates] [--ui DIR]
+//                                [--only firstpaint,filters,scroll,updates] [--ui DIR] [--profile DIR]
 //   TASKDECK_BIN=/path/to/taskdeck (default target/debug/taskdeck), CHROMIUM (default /usr/bin/chromium)
 //
 // --data DIR keeps a seeded store in DIR/data, DIR/cfg (seeded or topped up when it holds fewer
@@ -12,7 +12,9 @@
 // checkpoints the seeded store's WAL with the sqlite3 CLI (BENCH_NO_COMPACT=1 skips it), then
 // works on a temporary copy, so the live phases never grow the seeded store. --ui DIR serves the page from another copy of ui/
 // through a small local proxy (to compare two UI versions against one binary; the proxy adds a
-// hop, so compare proxied runs with proxied runs).
+// hop, so compare proxied runs with proxied runs). --profile DIR records CPU profiles of the page
+// during the live-update phases (DIR/updates.cpuprofile, DIR/inserts.cpuprofile) and lists the
+// functions that took the most time.
 //
 // Measured:
 //  1. first paint: navigation start → the first task row is in the DOM, and after the frame
@@ -38,16 +40,16 @@ const repo = path.resolve(here, '..', '..');
 // ---------------------------------------------------------------- options
 
 function parseArgs(argv) {
-  const o = { tasks: 100000, data: null, seconds: 10, rate: 1000, scrollSeconds: 3, scrollStep: 100, runs: 5, json: null, only: null, ui: null };
-  const names = { '--tasks': 'tasks', '--data': 'data', '--seconds': 'seconds', '--rate': 'rate', '--scroll-seconds': 'scrollSeconds', '--scroll-step': 'scrollStep', '--runs': 'runs', '--json': 'json', '--only': 'only', '--ui': 'ui' };
+  const o = { tasks: 100000, data: null, seconds: 10, rate: 1000, scrollSeconds: 3, scrollStep: 100, runs: 5, json: null, only: null, ui: null, profile: null };
+  const names = { '--tasks': 'tasks', '--data': 'data', '--seconds': 'seconds', '--rate': 'rate', '--scroll-seconds': 'scrollSeconds', '--scroll-step': 'scrollStep', '--runs': 'runs', '--json': 'json', '--only': 'only', '--ui': 'ui', '--profile': 'profile' };
   for (let i = 0; i < argv.length; i++) {
     const key = names[argv[i]];
     if (!key || i + 1 >= argv.length) {
-      console.error(`unknown or incomplete option ${argv[i]}\nusage: node tests/browser/bench.mjs [--tasks N] [--data DIR] [--seconds S] [--rate R] [--scroll-seconds S] [--scroll-step PX] [--runs N] [--json FILE] [--only firstpaint,filters,scroll,updates] [--ui DIR]`);
+      console.error(`unknown or incomplete option ${argv[i]}\nusage: node tests/browser/bench.mjs [--tasks N] [--data DIR] [--seconds S] [--rate R] [--scroll-seconds S] [--scroll-step PX] [--runs N] [--json FILE] [--only firstpaint,filters,scroll,updates] [--ui DIR] [--profile DIR]`);
       process.exit(2);
     }
     const v = argv[++i];
-    o[key] = ['data', 'json', 'only', 'ui'].includes(key) ? v : Number(v);
+    o[key] = ['data', 'json', 'only', 'ui', 'profile'].includes(key) ? v : Number(v);
   }
   return o;
 }
@@ -144,6 +146,35 @@ async function waitForSearchIndex(dir) {
     if (e.code === 'ENOENT') return null;
     throw e;
   }
+}
+
+/**
+ * With --profile DIR: starts a CPU profile of the page (Chrome DevTools protocol, 0.5 ms
+ * sampling). `stop(name)` writes DIR/name.cpuprofile (open it in DevTools) and returns the
+ * page's main-thread time by function, largest first. Without --profile: a no-op.
+ */
+async function profilePage(page) {
+  if (!opt.profile) return { stop: async () => null };
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+  await cdp.send('Profiler.start');
+  return {
+    stop: async (name) => {
+      const { profile } = await cdp.send('Profiler.stop');
+      await cdp.detach();
+      fs.mkdirSync(opt.profile, { recursive: true });
+      fs.writeFileSync(path.join(opt.profile, `${name}.cpuprofile`), JSON.stringify(profile));
+      const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+      const self = new Map();
+      profile.samples.forEach((id, i) => {
+        const f = nodes.get(id).callFrame;
+        const key = `${f.functionName || '(anonymous)'} ${f.url ? `${f.url.split('/').pop()}:${f.lineNumber + 1}` : ''}`.trim();
+        self.set(key, (self.get(key) || 0) + (profile.timeDeltas[i] || 0) / 1000);
+      });
+      return [...self].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([fn, ms]) => [fn, Math.round(ms)]);
+    },
+  };
 }
 
 // ---------------------------------------------------------------- page helpers
@@ -320,8 +351,10 @@ async function updateStream(page, base, token, api) {
     window.__bench.startRecording();
   });
   const sentAt = Date.now();
+  const prof = await profilePage(page);
   const d = await drive(opt.seconds, opt.rate, (seq) => api.post(`/v1/jobs/${jobs[seq % jobs.length]}/report`, { statusMessage: `u${seq}` }));
   await sleep(1500);
+  const profile = await prof.stop('updates');
   const { records, arrivals } = await page.evaluate(() => window.__bench.stopRecording());
   const arrivedAt = new Map(arrivals);
   const longTasks = await page.evaluate(() => window.__bench.longTasks.map((l) => [performance.timeOrigin + l.start, l.duration]));
@@ -336,7 +369,7 @@ async function updateStream(page, base, token, api) {
   for (const e of inWindow) kinds[e.kind] = (kinds[e.kind] || 0) + 1;
   // Clean up: finish the jobs so they do not linger as "working".
   await pool(jobs.length, 8, (i) => api.post(`/v1/jobs/${jobs[i]}/report`, { result: { content: [{ type: 'text', text: 'bench done' }] } }).catch(() => {}));
-  return { ...lat, drive: d, rows: jobs.length, changesPerSecond: span ? inWindow.length / span : 0, longTasks, kinds };
+  return { ...lat, drive: d, rows: jobs.length, changesPerSecond: span ? inWindow.length / span : 0, longTasks, kinds, profile };
 }
 
 /** Mode B: new echo tasks (created + completed = two changes each) inserted at the top of the list. */
@@ -354,8 +387,10 @@ async function insertStream(page, base, token, api) {
   await stream.opened;
   await sleep(300);
   await page.evaluate(() => window.__bench.startRecording());
+  const prof = await profilePage(page);
   const d = await drive(opt.seconds, opt.rate / 2, (seq) => api.post('/v1/jobs', { tool: 'echo', arguments: { n: seq, note: `${run} ${seq}` } }));
   await sleep(1500);
+  const profile = await prof.stop('inserts');
   const { records, arrivals } = await page.evaluate(() => window.__bench.stopRecording());
   const arrivedAt = new Map(arrivals);
   await stream.close();
@@ -370,7 +405,7 @@ async function insertStream(page, base, token, api) {
     arrivedAt,
   );
   const span = events.length ? (events[events.length - 1].at - events[0].at) / 1000 : 0;
-  return { created: latCreated, finished: latDone, all, drive: d, changesPerSecond: span ? events.length / span : 0, other: events.length - created.length - finished.length };
+  return { created: latCreated, finished: latDone, all, drive: d, changesPerSecond: span ? events.length / span : 0, other: events.length - created.length - finished.length, profile };
 }
 
 // ---------------------------------------------------------------- scrolling
@@ -633,6 +668,9 @@ function report(r) {
       out.push(`| scrolling ${label} for ${opt.scrollSeconds} s: frames > 25 ms (a vsync missed) | 0 | ${ms(s.p50)} frame | ${s.over25} of ${s.frames} frames > 25 ms, ${s.over33} > 33 ms, max ${ms(s.max)} | ${pass(s.over25 === 0)} |`);
       details.push(`- Scrolling ${label}: ${s.frames} frames, p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)}; ${s.over17} > 17.5 ms, ${s.over25} > 25 ms, ${s.over33} > 33 ms${s.slowFrames.length ? ` (frame #: ms ${s.slowFrames.slice(0, 8).map(([i, g]) => `${i}: ${g}`).join(', ')})` : ''}; ${s.lost} vsyncs missed in total; ${s.blank} frames with an unfilled row in view; ${s.longTasks} long tasks (longest ${ms(s.longestTask)}); scrolled to ${s.scrolledPx} px of ${s.rows} loaded rows.`);
     }
+  }
+  for (const [label, phase] of [['reports', r.updates], ['inserts', r.inserts]]) {
+    if (phase && phase.profile) details.push(`- Page CPU profile during the ${label} (\`${opt.profile}/${label === 'reports' ? 'updates' : 'inserts'}.cpuprofile\`), self time: ${phase.profile.map(([fn, t]) => `${fn} ${t} ms`).join(', ')}.`);
   }
   if (r.errors.length) details.push(`- Page errors: ${[...new Set(r.errors)].slice(0, 5).join(' | ')}`);
   out.push('', 'Details:', ...details);
