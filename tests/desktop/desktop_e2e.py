@@ -570,7 +570,6 @@ class Suite:
         self.agent: Agent | None = None
         self.ids: dict[str, str] = {}
         self.results: list[tuple[str, bool, str]] = []
-        self.known_bugs: list[str] = []
         self.restarts = 0
 
     # ------------------------------------------------------------------ infrastructure
@@ -679,19 +678,6 @@ class Suite:
             lambda: self.wd.js(DETAIL_TASK_ID) == task_id,
             f"the row of {task_id[:8]}",
         )
-
-    def known_bug(self, holds, what: str, bug: str, timeout: float = 5.0) -> None:
-        """A check that fails because of a known app bug: reported, and counted as a failure only
-        with TASKDECK_E2E_STRICT=1 (so that the run stays green until the app is fixed)."""
-        try:
-            wait_for(holds, what, timeout)
-        except Failure as e:
-            if os.environ.get("TASKDECK_E2E_STRICT") == "1":
-                raise Failure(f"known app bug: {bug} ({e})") from e
-            log(f"  KNOWN APP BUG (not counted; TASKDECK_E2E_STRICT=1 counts it): {bug}")
-            self.known_bugs.append(bug)
-            return
-        log(f"  a known app bug did not show up this time (fixed?): {bug}")
 
     def button(self, scope: str, text: str):
         return self.wd.js(BUTTON_BY_TEXT, scope, text)
@@ -832,13 +818,11 @@ class Suite:
         check(t["status"] == "cancelled", f"tasks/get: {t}")
         wait_for(lambda: self.wd.js(DETAIL_BADGE) == "Cancelled", "the detail badge 'Cancelled'")
         self.wait_row_badge(task, "Cancelled")
-        self.known_bug(
-            lambda: not self.wd.js(INBOX_ITEM, task),
-            "the cancelled task to leave the 'Needs input' inbox",
-            "a task cancelled from the window can stay in the 'Needs input' inbox: the live stream removes it, "
-            "then the cancel answer's older snapshot (status input_required, cancelRequested) puts it back "
-            "(InputInbox.apply keeps no memory of removed tasks; handleTaskSnapshot in ui/js/app.js)",
-        )
+        # It leaves the "Needs input" inbox and stays out (older snapshots arriving late, the
+        # cancel's own answer or an inbox reload, must not bring it back: InputInbox).
+        wait_for(lambda: not self.wd.js(INBOX_ITEM, task), "the cancelled task to leave the 'Needs input' inbox")
+        time.sleep(1.0)
+        check(not self.wd.js(INBOX_ITEM, task), "the cancelled task came back into the 'Needs input' inbox")
 
     def server_ids(self, query: str) -> list[str]:
         """Task ids the server lists for `query` (the list the window should show)."""
@@ -991,8 +975,6 @@ class Suite:
             print(f"{'PASS' if ok else 'FAIL'}  {name}" + ("" if ok else f"\n      {why.splitlines()[0] if why else ''}"), flush=True)
         if self.restarts:
             print(f"NOTE  the window was restarted {self.restarts} time(s) after WebKitWebDriver lost its session", flush=True)
-        for bug in self.known_bugs:
-            print(f"KNOWN APP BUG  {bug}", flush=True)
         if self.args.summary:
             Path(self.args.summary).write_text(f"{passed} {failed}\n")
         else:

@@ -325,6 +325,7 @@ async function loadMore() {
 }
 
 async function reloadInbox() {
+  state.inbox.beginReset();
   try {
     const page = await state.api.listTasks(listQuery({ statuses: ['input_required'] }, { limit: 1000 }));
     state.inbox.reset(page.tasks || []);

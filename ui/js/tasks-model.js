@@ -307,6 +307,8 @@ export class InputInbox {
   constructor() {
     /** @type {Map<string, object>} */
     this.tasks = new Map();
+    /** Ids the stream changed since `beginReset` (null when no snapshot is loading). */
+    this.touched = null;
     /** Last state seen of tasks that left the inbox, so a late, older snapshot (e.g. the answer
      *  to a cancel request arriving after the stream said "cancelled") cannot bring them back.
      *  @type {Map<string, object>} */
@@ -318,9 +320,33 @@ export class InputInbox {
     return this.tasks.size;
   }
 
+  /** Call before fetching a snapshot for `reset`: changes applied from now on are newer. */
+  beginReset() {
+    this.touched = new Set();
+  }
+
+  /**
+   * Takes a fetched snapshot of the input_required tasks. What the stream said while it was
+   * loading wins over it: a task that left meanwhile (answered, cancelled) stays out, one that
+   * arrived meanwhile stays in, and a newer state of a task is kept.
+   */
   reset(tasks) {
-    this.tasks = new Map();
-    for (const t of tasks) if (t && t.status === 'input_required') this.tasks.set(t.taskId, t);
+    const touched = this.touched || new Set();
+    this.touched = null;
+    const next = new Map();
+    for (const t of tasks) {
+      if (!t || t.status !== 'input_required') continue;
+      const left = this.left.get(t.taskId);
+      const current = this.tasks.get(t.taskId);
+      if (left && isStale(left, t)) continue;
+      next.set(t.taskId, current && isStale(current, t) ? current : t);
+    }
+    for (const id of touched) {
+      const current = this.tasks.get(id);
+      const snap = next.get(id);
+      if (current && (!snap || isStale(current, snap))) next.set(id, current);
+    }
+    this.tasks = next;
     this.version++;
   }
 
@@ -330,6 +356,7 @@ export class InputInbox {
    */
   apply(task) {
     if (!task || typeof task.taskId !== 'string') return null;
+    if (this.touched) this.touched.add(task.taskId);
     const current = this.tasks.get(task.taskId);
     const seen = current ?? this.left.get(task.taskId);
     if (seen && isStale(seen, task)) return null;

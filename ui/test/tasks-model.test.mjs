@@ -226,6 +226,25 @@ test('a late, older snapshot does not bring a cancelled task back into the inbox
   assert.equal(inbox.size, 0);
 });
 
+test('an inbox snapshot that was loading while the stream moved on does not undo the stream', () => {
+  const inbox = new InputInbox();
+  const [gone, stays, arrives] = ['gone', 'stays', 'arrives'].map((id) => task(id, { status: 'input_required' }));
+  inbox.reset([gone, stays]);
+  inbox.beginReset();
+  // While the snapshot loads: one is cancelled, one gets newer, a new one comes in.
+  assert.equal(inbox.apply(later(gone, { status: 'cancelled' })), 'removed');
+  const newer = later(stays, { statusMessage: 'still waiting' });
+  assert.equal(inbox.apply(newer), 'updated');
+  assert.equal(inbox.apply(arrives), 'added');
+  // The snapshot was taken before all of that.
+  inbox.reset([gone, stays]);
+  assert.deepEqual(inbox.list().map((t) => t.taskId).sort(), ['arrives', 'stays']);
+  assert.equal(inbox.tasks.get('stays').statusMessage, 'still waiting');
+  // Without a load in progress a snapshot is taken as it is.
+  inbox.reset([stays]);
+  assert.deepEqual(inbox.list().map((t) => t.taskId), ['stays']);
+});
+
 test('search runs at once when the server can use its index, after a pause when it must scan', () => {
   assert.equal(searchDelayMs(''), 0);
   assert.equal(searchDelayMs('   '), 0);
