@@ -32,7 +32,7 @@ use super::{EngineError, feed::Change};
 pub const FILE_NAME: &str = "search.sqlite3";
 
 /// Schema version; a file with another version is rebuilt.
-const VERSION: i64 = 1;
+const VERSION: i64 = 2;
 
 /// Text indexed per task, in bytes (cut at a character boundary): a search finds a task by the
 /// first 64 KiB of its tool, arguments, status message, result and taskId.
@@ -47,7 +47,8 @@ pub const MIN_INDEXED_QUERY: usize = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigram', detail = 'none');
+CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigram', detail = 'none',
+  content = '', contentless_delete = 1);
 ";
 
 /// Opens (creating or rebuilding if needed) the index in `dir` and returns its path.
@@ -233,16 +234,35 @@ fn task_text(task_id: &str, fields: &[String; 4]) -> String {
     text
 }
 
-/// The `LIKE` pattern that selects candidates for `query` from the index, or `None` when the
-/// query is too short for the trigram index. `%` and `_` in the query become `_` (any one
-/// character): a superset of the exact match, which the caller then applies.
-pub fn candidate_pattern(query: &str) -> Option<String> {
-    let longest_run = query
-        .split(['%', '_'])
-        .map(|run| run.chars().count())
-        .max()
-        .unwrap_or(0);
-    (longest_run >= MIN_INDEXED_QUERY).then(|| format!("%{}%", query.replace('%', "_")))
+/// Most trigrams a query puts in its `MATCH` expression (the first ones of its text).
+const MAX_QUERY_TRIGRAMS: usize = 32;
+
+/// The FTS5 `MATCH` expression that selects candidates for `query` from the index (every task
+/// whose text contains all of the query's trigrams), or `None` when the query has no run of
+/// [`MIN_INDEXED_QUERY`] characters outside the `LIKE` wildcards `%` and `_`. The candidates are
+/// a superset of the exact matches (the trigrams may be apart, in another order, or past a
+/// wildcard); the caller applies the exact test. The index stores no text of its own
+/// (`content = ''`), which halves its size, so it cannot check more itself.
+pub fn candidate_match(query: &str) -> Option<String> {
+    let mut trigrams: Vec<String> = Vec::new();
+    for run in query.split(['%', '_']) {
+        let chars: Vec<char> = run.chars().collect();
+        for w in chars.windows(MIN_INDEXED_QUERY) {
+            let t: String = w.iter().collect::<String>().to_lowercase();
+            if !trigrams.contains(&t) {
+                trigrams.push(t);
+            }
+        }
+    }
+    if trigrams.is_empty() {
+        return None;
+    }
+    trigrams.truncate(MAX_QUERY_TRIGRAMS);
+    let quoted: Vec<String> = trigrams
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    Some(quoted.join(" AND "))
 }
 
 /// Runs the indexer thread at the lowest nice level (19): under load it gets a small share of
@@ -271,11 +291,69 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_or_wildcard_queries_do_not_use_the_index() {
-        assert_eq!(candidate_pattern("ab"), None);
-        assert_eq!(candidate_pattern("a%b_c"), None);
-        assert_eq!(candidate_pattern("needle 9").as_deref(), Some("%needle 9%"));
-        assert_eq!(candidate_pattern("50%_off").as_deref(), Some("%50__off%"));
+    fn queries_become_the_trigrams_they_contain() {
+        assert_eq!(candidate_match("ab"), None);
+        assert_eq!(candidate_match("a%b_c"), None, "wildcards break the runs");
+        assert_eq!(
+            candidate_match("Need").as_deref(),
+            Some(r#""nee" AND "eed""#)
+        );
+        assert_eq!(
+            candidate_match("50%_off x").as_deref(),
+            Some(r#""off" AND "ff " AND "f x""#)
+        );
+        assert_eq!(
+            candidate_match(r#"a"bc"#).as_deref(),
+            Some(r#""a""b" AND """bc""#),
+            "quotes doubled inside a quoted string"
+        );
+        let repeated = candidate_match(&"abcdefghij".repeat(20)).unwrap();
+        assert_eq!(repeated.matches(" AND ").count(), 9, "10 distinct trigrams");
+        let long = candidate_match("abcdefghijklmnopqrstuvwxyz0123456789").unwrap();
+        assert_eq!(
+            long.matches(" AND ").count(),
+            MAX_QUERY_TRIGRAMS - 1,
+            "capped"
+        );
+    }
+
+    #[test]
+    fn the_index_finds_candidates_without_storing_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = open(dir.path()).unwrap();
+        let c = Connection::open(&path).unwrap();
+        let add = |seq: i64, text: &str| {
+            c.execute(
+                "INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)",
+                params![seq, text],
+            )
+            .unwrap();
+        };
+        add(1, "echo\n{\"note\":\"needle 9\"}");
+        add(2, "echo\n{\"note\":\"haystack\"}");
+        add(3, "NEEDLE 95 in caps");
+        let find = |q: &str| -> Vec<i64> {
+            let m = candidate_match(q).unwrap();
+            let mut stmt = c
+                .prepare("SELECT rowid FROM task_text WHERE task_text MATCH ?1 ORDER BY rowid")
+                .unwrap();
+            stmt.query_map(params![m], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(find("needle 9"), vec![1, 3]);
+        assert_eq!(find("hay"), vec![2]);
+        add(2, "replaced");
+        assert_eq!(
+            find("hay"),
+            Vec::<i64>::new(),
+            "a replaced row's old text is gone"
+        );
+        assert_eq!(find("repl"), vec![2]);
+        c.execute("DELETE FROM task_text WHERE rowid < 3", [])
+            .unwrap();
+        assert_eq!(find("needle"), vec![3]);
     }
 
     #[test]

@@ -864,10 +864,10 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> (String, Vec<rusqlite::types:
                 .replace('_', "\\_")
         );
         // Candidates: the index's matches, plus every task changed since its last pass.
-        if let Some(candidates) = search::candidate_pattern(q).filter(|_| indexed) {
+        if let Some(candidates) = search::candidate_match(q).filter(|_| indexed) {
             let n = args.len() + 1;
             sql.push_str(&format!(
-                " AND seq IN (SELECT rowid FROM search.task_text WHERE text LIKE ?{n}
+                " AND seq IN (SELECT rowid FROM search.task_text WHERE task_text MATCH ?{n}
                   UNION ALL SELECT seq FROM tasks WHERE task_id IN (SELECT task_id FROM events
                     WHERE id > (SELECT ifnull(max(value), 0) FROM search.meta WHERE key = 'event_id')))"
             ));
