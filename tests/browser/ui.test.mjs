@@ -568,15 +568,16 @@ test('screenshot of the control room', async () => {
 test('older pages load as the list scrolls (nextCursor)', async () => {
   const label = `page-${Date.now()}`;
   const ids = [];
-  for (let i = 0; i < 210; i++) ids.push(await startTask('slow_compute', { seconds: 0.01, label: `${label}-${i}` }));
+  for (let i = 0; i < 260; i++) ids.push(await startTask('slow_compute', { seconds: 0.01, label: `${label}-${i}` }));
   await page.locator('#search').fill(label);
   const footer = page.locator('#list-footer');
-  await footer.filter({ hasText: '200 loaded · more load as you scroll' }).waitFor();
-  assert.deepEqual((await visibleRowIds()).slice(0, 3), [ids[209], ids[208], ids[207]], 'newest first');
+  // A first page of 50 paints; the next 200 follow at once (the view is near the end of 50).
+  await footer.filter({ hasText: '250 loaded · more load as you scroll' }).waitFor();
+  assert.deepEqual((await visibleRowIds()).slice(0, 3), [ids[259], ids[258], ids[257]], 'newest first');
   await page.locator('#task-list').evaluate((el) => {
     el.scrollTop = el.scrollHeight;
   });
-  await footer.filter({ hasText: '210 tasks' }).waitFor();
+  await footer.filter({ hasText: '260 tasks' }).waitFor();
   await page.locator('#task-list').evaluate((el) => {
     el.scrollTop = el.scrollHeight;
   });
@@ -592,7 +593,7 @@ test('older pages load as the list scrolls (nextCursor)', async () => {
     });
   const before = await topInView();
   await startTask('slow_compute', { seconds: 0.01, label: `${label}-late` });
-  await footer.filter({ hasText: '211 tasks' }).waitFor();
+  await footer.filter({ hasText: '261 tasks' }).waitFor();
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   assert.equal(await topInView(), before);
   await page.locator('#search').fill('');
