@@ -176,3 +176,37 @@ async fn sigkill_loses_nothing_and_leaves_nothing_stuck() {
         .collect();
     assert!(kinds.contains(&"resumed"), "{kinds:?}");
 }
+
+/// A client that sends a create and hangs up at once: whatever was stored also runs (it used
+/// to stay `working` for ever when the connection closed while the write was queued).
+#[tokio::test]
+async fn a_create_whose_client_hangs_up_still_runs() {
+    use tokio::io::AsyncWriteExt;
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let body = r#"{"tool": "echo", "arguments": {"note": "hung up"}}"#;
+    let request = format!(
+        "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {t}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        s.port,
+        body.len()
+    );
+    for _ in 0..60 {
+        let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", s.port))
+            .await
+            .unwrap();
+        conn.write_all(request.as_bytes()).await.unwrap();
+        drop(conn);
+    }
+    // Whatever was stored finishes; nothing stays working.
+    let mut last = Value::Null;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (_, page) = s.v1_get(Some(&t), "/v1/tasks?limit=1").await;
+        last = page["counts"].clone();
+        if last.get("working").is_none_or(|n| n == 0) && last.get("completed").is_some() {
+            return;
+        }
+    }
+    panic!("tasks left working after their clients hung up: {last}");
+}

@@ -343,20 +343,35 @@ impl Engine {
             input_requests: BTreeMap::new(),
             cancel_requested: false,
         };
-        let task = self
-            .inner
-            .store
-            .write(move |w| {
-                w.event(
-                    &task,
-                    now,
-                    "created",
-                    json!({"status": "working", "tool": task.tool}),
-                )?;
-                w.insert(task)
-            })
-            .await?;
-        self.note_deadline(&task);
+        // Stored and started on a task of its own: if the caller goes away while the write is
+        // queued (the client closed its connection), the write still commits, and a task that
+        // is stored must also be started, or it would stay `working` for ever.
+        let engine = self.clone();
+        let created = tokio::spawn(async move {
+            let task = engine
+                .inner
+                .store
+                .write(move |w| {
+                    w.event(
+                        &task,
+                        now,
+                        "created",
+                        json!({"status": "working", "tool": task.tool}),
+                    )?;
+                    w.insert(task)
+                })
+                .await?;
+            engine.started(&task, tool_impl);
+            Ok(task)
+        });
+        created
+            .await
+            .map_err(|e| EngineError::Store(format!("task creation stopped: {e}")))?
+    }
+
+    /// After a task was stored: its deadline, the counts the sweeper's caps use, and its tool.
+    fn started(&self, task: &Arc<TaskRecord>, tool: Arc<dyn TaskTool>) {
+        self.note_deadline(task);
         let count = self.inner.task_count.fetch_add(1, Ordering::Relaxed) + 1;
         let creations = self.inner.creations.fetch_add(1, Ordering::Relaxed) + 1;
         let over_count = self
@@ -368,8 +383,7 @@ impl Engine {
         if over_count || check_bytes {
             self.inner.sweeper_wake.notify_one();
         }
-        self.spawn_executor(task.clone(), tool_impl, false);
-        Ok(task)
+        self.spawn_executor(task.clone(), tool, false);
     }
 
     /// The task as `principal` may see it. Errors: [`EngineError::NotFound`] when it does not
