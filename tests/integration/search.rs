@@ -148,14 +148,83 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     assert!(status.is_success());
     s.wait_status(&t, &waiting, "cancelled").await;
 
+    // Text past what the index holds (64 KiB per task) is still found, before and after.
+    let long_note = format!("{} farneedle", "a".repeat(70_000));
+    let (status, job) = s
+        .v1_post(
+            Some(&t),
+            "/v1/jobs",
+            json!({"tool": "echo", "arguments": {"note": long_note}}),
+        )
+        .await;
+    assert!(status.is_success(), "{status} {job}");
+    let long_id = job["taskId"].as_str().unwrap().to_string();
+    s.wait_status(&t, &long_id, "completed").await;
+    assert_eq!(search(&s, "farneedle").await, vec![long_id.clone()]);
+    wait_for_index(&data).await;
+    assert_eq!(search(&s, "farneedle").await, vec![long_id.clone()]);
+
     // A damaged index file is replaced and rebuilt from the store.
     s.kill().await;
     std::fs::write(data.join("search.sqlite3"), b"not a database").unwrap();
     for suffix in ["-wal", "-shm"] {
         let _ = std::fs::remove_file(data.join(format!("search.sqlite3{suffix}")));
     }
-    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
     check(&s, &labels, "after the index was damaged").await;
     wait_for_index(&data).await;
     check(&s, &labels, "rebuilt").await;
+    s.kill().await;
+
+    // An index that belongs to another store (or to a later state of this one, before a
+    // backup was restored) is emptied and rebuilt: its entries would hide new tasks.
+    let other = tempfile::tempdir().unwrap();
+    let mut o = Server::start_in(other.path(), &["--conformance-fixtures"]).await;
+    for i in 0..30 {
+        let id = o
+            .call(
+                &o.admin.clone(),
+                "slow_compute",
+                json!({"seconds": 0.01, "label": format!("other-{i}")}),
+            )
+            .await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        o.wait_status(&o.admin.clone(), &id, "completed").await;
+    }
+    wait_for_index(&other.path().join("data")).await;
+    o.kill().await;
+    for suffix in ["", "-wal", "-shm"] {
+        let name = format!("search.sqlite3{suffix}");
+        let _ = std::fs::remove_file(data.join(&name));
+        let _ = std::fs::copy(other.path().join("data").join(&name), data.join(&name));
+    }
+    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let mut restored = Vec::new();
+    for i in 0..5 {
+        let id = s
+            .call(
+                &t,
+                "slow_compute",
+                json!({"seconds": 0.01, "label": format!("restored-{i}")}),
+            )
+            .await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        s.wait_status(&t, &id, "completed").await;
+        restored.push(id);
+    }
+    wait_for_index(&data).await;
+    let mut found = search(&s, "restored").await;
+    found.sort();
+    restored.sort();
+    assert_eq!(
+        found, restored,
+        "new tasks are found through the rebuilt index"
+    );
+    assert_eq!(search(&s, "other-1").await, Vec::<String>::new());
+    check(&s, &labels, "after another store's index").await;
 }

@@ -32,10 +32,10 @@ use super::{EngineError, feed::Change};
 pub const FILE_NAME: &str = "search.sqlite3";
 
 /// Schema version; a file with another version is rebuilt.
-const VERSION: i64 = 2;
+const VERSION: i64 = 3;
 
-/// Text indexed per task, in bytes (cut at a character boundary): a search finds a task by the
-/// first 64 KiB of its tool, arguments, status message, result and taskId.
+/// Text indexed per task, in bytes (cut at a character boundary). A task with more text is
+/// listed in `long_tasks` and is a candidate for every query, so searches stay exact.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// Events read per indexing pass.
@@ -47,6 +47,7 @@ pub const MIN_INDEXED_QUERY: usize = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS long_tasks(seq INTEGER PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigram', detail = 'none',
   content = '', contentless_delete = 1);
 ";
@@ -75,7 +76,7 @@ fn prepare(path: &Path) -> Result<(), EngineError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version != VERSION {
-        conn.execute_batch("DROP TABLE IF EXISTS task_text; DROP TABLE IF EXISTS meta;")?;
+        conn.execute_batch("DROP TABLE IF EXISTS task_text; DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS long_tasks;")?;
         conn.execute_batch(SCHEMA)?;
         conn.pragma_update(None, "user_version", VERSION)?;
     }
@@ -104,10 +105,52 @@ pub fn spawn_indexer(
     for conn in [&idx, &main] {
         conn.pragma_update(None, "cache_size", -1_024)?;
     }
+    adopt(&idx, &main)?;
     thread::Builder::new()
         .name("taskdeck-search".into())
         .spawn(move || run(idx, main, changes))
         .map_err(|e| EngineError::Store(e.to_string()))?;
+    Ok(())
+}
+
+/// Empties the index unless it was built from this store as it is now: same store identity
+/// (`meta.store_id` of both files), and no event seen that the store does not have (a store
+/// restored from an older backup, or another store's file next to it). Its entries would hide
+/// new tasks or name other tasks.
+fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
+    let store_id: String =
+        main.query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })?;
+    let newest: i64 = main.query_row("SELECT ifnull(max(id), 0) FROM events", [], |r| r.get(0))?;
+    let seen_store: Option<String> = idx
+        .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let seen_event: i64 = idx
+        .query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .unwrap_or(0);
+    if seen_store.as_deref() == Some(store_id.as_str()) && seen_event <= newest {
+        return Ok(());
+    }
+    if seen_store.is_some() || seen_event > 0 {
+        tracing::warn!("search index belongs to another state of the store; rebuilding it");
+    }
+    idx.execute_batch(
+        "BEGIN;
+         INSERT INTO task_text(task_text) VALUES ('delete-all');
+         DELETE FROM long_tasks;
+         DELETE FROM meta;",
+    )?;
+    idx.execute(
+        "INSERT INTO meta(key, value) VALUES ('store_id', ?1)",
+        params![store_id],
+    )?;
+    idx.execute_batch("COMMIT;")?;
     Ok(())
 }
 
@@ -190,7 +233,8 @@ fn index_pass(
                 })
                 .optional()?;
             if let Some((seq, fields)) = row {
-                texts.push((seq, task_text(task_id, &fields)));
+                let (text, cut) = task_text(task_id, &fields);
+                texts.push((seq, text, cut));
             }
         }
     }
@@ -199,12 +243,20 @@ fn index_pass(
     {
         let mut write =
             tx.prepare_cached("INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)")?;
-        for (seq, text) in &texts {
+        let mut long = tx.prepare_cached("INSERT OR IGNORE INTO long_tasks(seq) VALUES (?1)")?;
+        let mut short = tx.prepare_cached("DELETE FROM long_tasks WHERE seq = ?1")?;
+        for (seq, text, cut) in &texts {
             write.execute(params![seq, text])?;
+            if *cut {
+                long.execute(params![seq])?;
+            } else {
+                short.execute(params![seq])?;
+            }
         }
     }
     if oldest > *oldest_seq {
         tx.execute("DELETE FROM task_text WHERE rowid < ?1", params![oldest])?;
+        tx.execute("DELETE FROM long_tasks WHERE seq < ?1", params![oldest])?;
     }
     tx.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('event_id', ?1)",
@@ -216,22 +268,23 @@ fn index_pass(
 }
 
 /// The indexed text of one task: its tool, arguments, status message, result and taskId, one
-/// per line, cut to [`MAX_TEXT_BYTES`].
-fn task_text(task_id: &str, fields: &[String; 4]) -> String {
+/// per line, cut to [`MAX_TEXT_BYTES`]; and whether it was cut.
+fn task_text(task_id: &str, fields: &[String; 4]) -> (String, bool) {
     let mut text = String::with_capacity(fields.iter().map(String::len).sum::<usize>() + 64);
     for f in fields {
         text.push_str(f);
         text.push('\n');
     }
     text.push_str(task_id);
-    if text.len() > MAX_TEXT_BYTES {
-        let mut cut = MAX_TEXT_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
+    if text.len() <= MAX_TEXT_BYTES {
+        return (text, false);
     }
-    text
+    let mut cut = MAX_TEXT_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    (text, true)
 }
 
 /// Most trigrams a query puts in its `MATCH` expression (the first ones of its text).
@@ -359,7 +412,11 @@ mod tests {
     #[test]
     fn task_text_is_cut_at_a_character_boundary() {
         let big = "é".repeat(MAX_TEXT_BYTES);
-        let text = task_text("id", &[big, String::new(), String::new(), String::new()]);
-        assert!(text.len() <= MAX_TEXT_BYTES && text.len() > MAX_TEXT_BYTES - 2);
+        let (text, cut) = task_text("id", &[big, String::new(), String::new(), String::new()]);
+        assert!(cut && text.len() <= MAX_TEXT_BYTES && text.len() > MAX_TEXT_BYTES - 2);
+        assert_eq!(
+            task_text("id", &Default::default()),
+            ("\n\n\n\nid".to_string(), false)
+        );
     }
 }

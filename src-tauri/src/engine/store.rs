@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS tokens(
   created_at INTEGER NOT NULL,
   revoked_at INTEGER
 );
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 "#;
 
 /// A write: runs inside the group transaction (`None` when no transaction could be opened: it
@@ -284,6 +285,11 @@ impl Store {
             },
         )?;
         conn.execute_batch(SCHEMA)?;
+        // This store's identity, which derived files (the search index) check they belong to.
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?1)",
+            params![uuid::Uuid::new_v4().simple().to_string()],
+        )?;
         // Temporary b-trees stay in memory. The writer keeps up to 4 MiB of pages cached (the
         // readers keep SQLite's default 2 MiB each): its writes touch the ends of the b-trees,
         // and every commit walks the page cache's hash table, so a larger cache (32 MiB) made
@@ -863,11 +869,13 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> (String, Vec<rusqlite::types:
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
-        // Candidates: the index's matches, plus every task changed since its last pass.
+        // Candidates: the index's matches, the tasks with more text than it holds, and every
+        // task changed since its last pass.
         if let Some(candidates) = search::candidate_match(q).filter(|_| indexed) {
             let n = args.len() + 1;
             sql.push_str(&format!(
                 " AND seq IN (SELECT rowid FROM search.task_text WHERE task_text MATCH ?{n}
+                  UNION ALL SELECT seq FROM search.long_tasks
                   UNION ALL SELECT seq FROM tasks WHERE task_id IN (SELECT task_id FROM events
                     WHERE id > (SELECT ifnull(max(value), 0) FROM search.meta WHERE key = 'event_id')))"
             ));
