@@ -76,6 +76,22 @@ async fn wait_for_index(data: &Path) {
     );
 }
 
+/// Runs `slow_compute` labelled `label` as the admin until it completes; returns its taskId.
+async fn completed_task(s: &Server, label: String) -> String {
+    let id = s
+        .call(
+            &s.admin,
+            "slow_compute",
+            json!({"seconds": 0.01, "label": label}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "completed").await;
+    id
+}
+
 /// Queries and the labels (`alpha-N`) of the tasks each must find.
 fn expectations() -> Vec<(&'static str, Vec<usize>)> {
     vec![
@@ -110,17 +126,7 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     // labels[i] = taskId of the task labelled alpha-i.
     let mut labels = Vec::new();
     for i in 0..13 {
-        let created = s
-            .call(
-                &t,
-                "slow_compute",
-                json!({"seconds": 0.01, "label": format!("alpha-{i}")}),
-            )
-            .await;
-        labels.push(created["taskId"].as_str().unwrap().to_string());
-    }
-    for id in &labels {
-        s.wait_status(&t, id, "completed").await;
+        labels.push(completed_task(&s, format!("alpha-{i}")).await);
     }
     // Right away: what the index has not seen yet is found by the exact test.
     check(&s, &labels, "before indexing").await;
@@ -181,17 +187,7 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     let other = tempfile::tempdir().unwrap();
     let mut o = Server::start_in(other.path(), &["--conformance-fixtures"]).await;
     for i in 0..30 {
-        let id = o
-            .call(
-                &o.admin.clone(),
-                "slow_compute",
-                json!({"seconds": 0.01, "label": format!("other-{i}")}),
-            )
-            .await["taskId"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        o.wait_status(&o.admin.clone(), &id, "completed").await;
+        completed_task(&o, format!("other-{i}")).await;
     }
     wait_for_index(&other.path().join("data")).await;
     o.kill().await;
@@ -201,21 +197,9 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
         let _ = std::fs::copy(other.path().join("data").join(&name), data.join(&name));
     }
     let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
-    let t = s.admin.clone();
     let mut restored = Vec::new();
     for i in 0..5 {
-        let id = s
-            .call(
-                &t,
-                "slow_compute",
-                json!({"seconds": 0.01, "label": format!("restored-{i}")}),
-            )
-            .await["taskId"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        s.wait_status(&t, &id, "completed").await;
-        restored.push(id);
+        restored.push(completed_task(&s, format!("restored-{i}")).await);
     }
     wait_for_index(&data).await;
     let mut found = search(&s, "restored").await;
