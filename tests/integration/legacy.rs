@@ -164,7 +164,7 @@ async fn legacy_session_gets_a_handle_and_follows_up_with_tools() {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .any(|b| b["text"] == "The human declined.")
+                    .any(|b| b["text"] == "Declined.")
             );
             break;
         }

@@ -98,8 +98,9 @@ fn expectations() -> Vec<(&'static str, Vec<usize>)> {
         ("alpha-1", vec![1, 10, 11, 12]),
         ("ALPHA-12", vec![12]),
         ("Computed alpha-5", vec![5]),
-        // Two characters: too short for the trigram index, answered by a scan.
-        ("a-", (0..13).collect()),
+        // Two characters: too short for the trigram index, answered by a scan. (Not hex
+        // digits: taskIds are hex, so e.g. "a-" also matches ids ending their time in "a".)
+        ("ph", (0..13).collect()),
         // LIKE wildcards in a query are literal characters.
         ("alpha_1", vec![]),
         ("100%", vec![]),

@@ -90,13 +90,15 @@ impl TaskTool for RequestApproval {
                 .unwrap_or("cancel")
                 .to_string();
             let content = answer.get("content").cloned();
+            // Who answered (the human in Taskdeck, or the MCP client through tasks/update) is
+            // in the task's input rounds; the text does not guess.
             let text = match (&action[..], &content) {
                 ("accept", Some(c)) if c.as_object().is_some_and(|o| !o.is_empty()) => {
-                    format!("The human accepted: {c}")
+                    format!("Accepted: {c}")
                 }
-                ("accept", _) => "The human accepted.".to_string(),
-                ("decline", _) => "The human declined.".to_string(),
-                _ => "The human dismissed the request without answering.".to_string(),
+                ("accept", _) => "Accepted.".to_string(),
+                ("decline", _) => "Declined.".to_string(),
+                _ => "Dismissed without an answer.".to_string(),
             };
             let mut structured = json!({"action": action});
             if let Some(c) = content {
