@@ -8,12 +8,16 @@
 //! message, result and taskId) and stores the new last id in the same transaction.
 //!
 //! Searches stay exact while the index lags (after a burst of writes, or while the CPU is
-//! busy): [`Store::list`](super::store::Store::list) takes its candidates from the index plus
-//! every task with an event the index has not seen yet, then applies the exact `LIKE` test to
-//! them. The index only narrows; it never decides.
+//! busy): [`Store::list`](super::store::Store::list) takes its candidates from the index (tasks
+//! holding all the query's trigrams), the tasks with more text than the index holds
+//! (`long_tasks`) and every task with an event the index has not seen yet, then applies the
+//! exact `LIKE` test to them. The index only narrows; it never decides.
 //!
 //! The index can always be rebuilt from the store: a missing, unreadable or older-version file
-//! is replaced by an empty one and filled again from the first event.
+//! is replaced by an empty one, and one built from another store (or from a later state of
+//! this one, before a backup was restored) is emptied; both fill again from the first event.
+//! `meta` holds `event_id` (the last event indexed) and `store_id` (text, in the same
+//! dynamically typed `value` column).
 
 use std::{
     collections::HashSet,
