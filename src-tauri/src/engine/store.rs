@@ -986,7 +986,7 @@ fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
     let error = t.error.as_ref().map(Value::to_string);
     let expires_at = ttl.map(|v| t.created_at_ms + v);
     let values = params![
-        t.task_id,
+        t.seq,
         t.status.as_str(),
         t.status_message,
         t.last_updated_at_ms,
@@ -1004,7 +1004,7 @@ fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
                poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
                cancel_requested = ?10, ",
             bytes_column!(),
-            " WHERE task_id = ?1 AND ttl_ms IS ?5"
+            " WHERE seq = ?1 AND ttl_ms IS ?5"
         ))?
         .execute(&values[..10])?;
     if kept_ttl == 0 {
@@ -1013,7 +1013,7 @@ fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
                expires_at = ?11, poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
                cancel_requested = ?10, ",
             bytes_column!(),
-            " WHERE task_id = ?1"
+            " WHERE seq = ?1"
         ))?
         .execute(values)?;
     }
