@@ -49,8 +49,9 @@ enum Command {
         /// When Taskdeck is not running, wait for it instead of running the command untracked
         #[arg(long)]
         wait: bool,
-        #[arg(long, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
-        port: u16,
+        /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
+        #[arg(long, env = "TASKDECK_PORT")]
+        port: Option<u16>,
         /// Token to report with [default: TASKDECK_TOKEN, else the admin token file]
         #[arg(long, env = "TASKDECK_TOKEN")]
         token: Option<String>,
@@ -62,8 +63,9 @@ enum Command {
     Tasks {
         #[command(subcommand)]
         cmd: TasksCmd,
-        #[arg(long, global = true, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
-        port: u16,
+        /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
+        #[arg(long, global = true, env = "TASKDECK_PORT")]
+        port: Option<u16>,
         /// [default: TASKDECK_TOKEN, else the admin token file]
         #[arg(long, global = true, env = "TASKDECK_TOKEN")]
         token: Option<String>,
@@ -81,9 +83,9 @@ enum Command {
         /// Use this token instead of creating one
         #[arg(long)]
         token: Option<String>,
-        /// Port of the endpoint
-        #[arg(long, env = "TASKDECK_PORT", default_value_t = serve::DEFAULT_PORT)]
-        port: u16,
+        /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
+        #[arg(long, env = "TASKDECK_PORT")]
+        port: Option<u16>,
         /// Print {client, title, target, kind, text} as JSON
         #[arg(long)]
         json: bool,
@@ -216,7 +218,7 @@ fn main() -> ExitCode {
             taskdeck::shell::run_cli::RunArgs {
                 name,
                 wait,
-                port,
+                port: serve::client_port(port, &data_dir),
                 token,
                 command,
             },
@@ -259,7 +261,7 @@ fn main() -> ExitCode {
                     content,
                 },
             };
-            tasks_cli::run(cmd, port, &token, json)
+            tasks_cli::run(cmd, serve::client_port(port, &data_dir), &token, json)
         }
         Some(Command::McpConfig {
             client,
@@ -267,7 +269,7 @@ fn main() -> ExitCode {
             token,
             port,
             json,
-        }) => run_mcp_config(&data_dir, &client, name, token, port, json),
+        }) => run_mcp_config(&data_dir, &client, name, token, serve::client_port(port, &data_dir), json),
     }
 }
 

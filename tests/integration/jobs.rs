@@ -628,16 +628,17 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     }
     assert!(!marker.exists());
 
-    // Cancel: a command that ignores SIGTERM and spawns children; nothing survives.
+    // Cancel: a command that ignores SIGTERM and spawns children, one of which leaves the
+    // process group (setsid); nothing survives.
     std::fs::write(dir.path().join("command-policy.json"), "{}").unwrap();
     let pids = dir.path().join("pids");
     let stubborn = format!(
-        "trap '' TERM; (trap '' TERM; sleep 300) & echo $! >> {p}; sleep 300 & echo $! >> {p}; echo $$ >> {p}; while true; do sleep 1; done",
+        "trap '' TERM; (trap '' TERM; sleep 300) & echo $! >> {p}; sleep 300 & echo $! >> {p}; setsid sleep 301 & echo $! >> {p}; echo $$ >> {p}; while true; do sleep 1; done",
         p = pids.display()
     );
     let id = call(json!({"command": stubborn})).await;
     answer(id.clone(), json!({"action": "accept"})).await;
-    let all = wait_for_pids(&pids, 3).await;
+    let all = wait_for_pids(&pids, 4).await;
     s.rpc(Some(&agent), "tasks/cancel", json!({"taskId": id}), true)
         .await
         .result();
@@ -923,6 +924,28 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     );
     let v = s.wait_status(&t, &id, "completed").await;
     assert_eq!(v["result"]["structuredContent"]["content"]["note"], "ok");
+    // Answering again is ignored, and says so with exit 4 (the API itself answers 200).
+    let out = cli(&["answer", &id, "approval", "decline"]);
+    assert_eq!(out.status.code(), Some(4));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("approval is not waiting for an answer") && said.contains("completed"),
+        "{said}"
+    );
+    // Without --port, the data dir tells the CLI where its Taskdeck listens (here not 4747).
+    let out = std::process::Command::new(BIN)
+        .args(["tasks", "show", &id, "--json", "--token", &t, "--data-dir"])
+        .arg(s.dir.join("data"))
+        .env_remove("TASKDECK_PORT")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["task"]["status"], "completed");
     let out = cli(&["show", &id]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(

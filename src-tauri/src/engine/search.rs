@@ -16,8 +16,9 @@
 //! The index can always be rebuilt from the store: a missing, unreadable or older-version file
 //! is replaced by an empty one, and one built from another store (or from a later state of
 //! this one, before a backup was restored) is emptied; both fill again from the first event.
-//! `meta` holds `event_id` (the last event indexed) and `store_id` (text, in the same
-//! dynamically typed `value` column).
+//! `meta` holds `event_id` (the last event indexed, an integer) and `store_id` (text) in its
+//! `value` column, which has no type affinity so that each keeps its own type (version 3
+//! declared it INTEGER, which would have turned a store_id of digits into a number).
 
 use std::{
     collections::HashSet,
@@ -36,7 +37,7 @@ use super::{EngineError, feed::Change};
 pub const FILE_NAME: &str = "search.sqlite3";
 
 /// Schema version; a file with another version is rebuilt.
-const VERSION: i64 = 3;
+const VERSION: i64 = 4;
 
 /// Text indexed per task, in bytes (cut at a character boundary). A task with more text is
 /// listed in `long_tasks` and is a candidate for every query, so searches stay exact.
@@ -50,7 +51,7 @@ const BATCH: usize = 100;
 pub const MIN_INDEXED_QUERY: usize = 3;
 
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value NOT NULL);
 CREATE TABLE IF NOT EXISTS long_tasks(seq INTEGER PRIMARY KEY);
 CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigram', detail = 'none',
   content = '', contentless_delete = 1);
@@ -346,6 +347,15 @@ fn lower_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The UI decides how long to wait after a key by whether the index can serve the query
+    /// (`ui/js/tasks-model.js`); its threshold must be this one.
+    #[test]
+    fn the_ui_uses_the_same_indexed_query_length() {
+        let ui = include_str!("../../../ui/js/tasks-model.js");
+        let line = format!("export const INDEXED_QUERY_CHARS = {MIN_INDEXED_QUERY};");
+        assert!(ui.contains(&line), "ui/js/tasks-model.js must say `{line}`");
+    }
 
     #[test]
     fn queries_become_the_trigrams_they_contain() {

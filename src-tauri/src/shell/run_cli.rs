@@ -372,7 +372,7 @@ fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: im
 }
 
 /// Stops the command and everything it started: by its tag when it shares our process group
-/// (`interactive`), else its whole process group. SIGTERM, then SIGKILL after 5 s.
+/// (`interactive`), else its whole process group and its tag. SIGTERM, then SIGKILL after 5 s.
 async fn stop_command(
     child: &mut tokio::process::Child,
     interactive: bool,
@@ -381,6 +381,6 @@ async fn stop_command(
     if interactive {
         stop_tagged(child, tag, Duration::from_secs(5)).await
     } else {
-        stop_group(child, Duration::from_secs(5)).await
+        stop_group(child, tag, Duration::from_secs(5)).await
     }
 }

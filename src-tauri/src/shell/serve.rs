@@ -95,6 +95,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             cfg.data_dir.display()
         )));
     }
+    // Where command-line tools (`taskdeck tasks`, `run`, `mcp-config`) find this server when
+    // they are given the data dir but no port.
+    if let Err(e) = std::fs::write(port_path(&cfg.data_dir), format!("{}\n", addr.port())) {
+        tracing::warn!("cannot record the port in the data dir: {e}");
+    }
     let feed = ChangeFeed::new(4096);
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
     let db = store.path().to_path_buf();
@@ -225,6 +230,31 @@ pub fn print_banner(running: &Running, cfg: &ServeConfig, ui_link: bool) {
 
 fn lock_path(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join("taskdeck.lock")
+}
+
+fn port_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("taskdeck.port")
+}
+
+/// The port of the Taskdeck serving `data_dir`, when one is running there (it holds the data
+/// dir's lock and recorded its port in `<data dir>/taskdeck.port`); `None` otherwise.
+pub fn running_port(data_dir: &std::path::Path) -> Option<u16> {
+    if !data_dir_in_use(data_dir) {
+        return None;
+    }
+    std::fs::read_to_string(port_path(data_dir))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The port command-line tools talk to: `explicit` (`--port` or `TASKDECK_PORT`), else the port
+/// of the Taskdeck running on `data_dir`, else [`DEFAULT_PORT`].
+pub fn client_port(explicit: Option<u16>, data_dir: &std::path::Path) -> u16 {
+    explicit
+        .or_else(|| running_port(data_dir))
+        .unwrap_or(DEFAULT_PORT)
 }
 
 /// True when another Taskdeck process holds `data_dir` (its lock file is locked).

@@ -2,7 +2,8 @@
 //! scripts (`--json` prints the API's JSON unchanged).
 //!
 //! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
-//! (unknown task, invalid answer...; its problem detail is printed).
+//! (unknown task, invalid answer...; its problem detail is printed), or an answer was ignored
+//! because its key was not outstanding (already answered, superseded or never asked).
 
 use std::process::ExitCode;
 
@@ -100,9 +101,17 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
             );
             return ExitCode::from(if status.is_client_error() { 4 } else { 1 });
         }
+        // An answer the task did not take is a refusal for scripts, though the API says 200.
+        let ignored = matches!(cmd, TasksCommand::Answer { .. })
+            && body["ignored"].as_array().is_some_and(|k| !k.is_empty());
+        let done = if ignored {
+            ExitCode::from(4)
+        } else {
+            ExitCode::SUCCESS
+        };
         if as_json {
             println!("{body}");
-            return ExitCode::SUCCESS;
+            return done;
         }
         match cmd {
             TasksCommand::List { .. } => {
@@ -139,14 +148,22 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                 }
             }
             TasksCommand::Cancel { .. } => println!("cancel requested: {}", row(&body["task"])),
-            TasksCommand::Answer { .. } => {
-                println!(
-                    "accepted: {}  ignored: {}",
-                    body["accepted"], body["ignored"]
-                );
+            TasksCommand::Answer { ref key, .. } => {
+                if ignored {
+                    eprintln!(
+                        "taskdeck: ignored: {key} is not waiting for an answer (already answered, \
+                         superseded, or never asked); the task is {}",
+                        body["task"]["status"].as_str().unwrap_or("unknown")
+                    );
+                } else {
+                    println!(
+                        "accepted: {}  ignored: {}",
+                        body["accepted"], body["ignored"]
+                    );
+                }
             }
         }
-        ExitCode::SUCCESS
+        done
     })
 }
 

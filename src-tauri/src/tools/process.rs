@@ -13,24 +13,29 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// Longest line handed on, in bytes; longer runs are split.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-/// Stops the process group `pgid` (the child's pid, see `Command::process_group(0)`): SIGTERM,
-/// then SIGKILL if `child` has not exited after `grace`. Returns the child's exit status when known.
+/// Stops the process group `pgid` (the child's pid, see `Command::process_group(0)`) and every
+/// process tagged `TASKDECK_TASK_ID=<tag>` (a descendant that left the group with `setsid`
+/// keeps the tag in its environment): SIGTERM, then SIGKILL to what is left once `child` has
+/// exited or after `grace`. Returns the child's exit status when known.
 pub async fn stop_group(
     child: &mut tokio::process::Child,
+    tag: &str,
     grace: Duration,
 ) -> Option<std::process::ExitStatus> {
     let pgid = child.id().map(|p| Pid::from_raw(p as i32));
     if let Some(pgid) = pgid {
         let _ = killpg(pgid, Signal::SIGTERM);
     }
+    signal_tagged(tag, Signal::SIGTERM);
     let status = match tokio::time::timeout(grace, child.wait()).await {
         Ok(s) => s.ok(),
         Err(_) => None,
     };
-    // Whatever is left in the group (children that ignored SIGTERM, or the child itself) dies now.
+    // Whatever is left (children that ignored SIGTERM, or the child itself) dies now.
     if let Some(pgid) = pgid {
         let _ = killpg(pgid, Signal::SIGKILL);
     }
+    signal_tagged(tag, Signal::SIGKILL);
     match status {
         Some(s) => Some(s),
         None => child.wait().await.ok(),

@@ -290,7 +290,7 @@ async fn execute(
     };
     let status = match end {
         End::Exited(s) => s,
-        End::Cancelled | End::TimedOut => stop_group(&mut child, KILL_GRACE).await,
+        End::Cancelled | End::TimedOut => stop_group(&mut child, ctx.task_id(), KILL_GRACE).await,
     };
     // Output still buffered in the pipes (bounded wait: a grandchild may keep them open).
     for reader in [stdout, stderr].into_iter().flatten() {
