@@ -626,7 +626,7 @@ function report(r) {
   const out = [];
   const details = [];
   out.push(`Command: \`${process.env.TASKDECK_BIN ? `TASKDECK_BIN=${process.env.TASKDECK_BIN} ` : ''}${cmd}\` (${new Date().toISOString().slice(0, 10)})`);
-  out.push(`Machine: ${m.cpus} cores (${m.cpu}), ${m.memGiB} GiB, Linux ${m.kernel}, no GPU; Chromium ${m.chromium} headless (--disable-gpu), Node ${m.node}; server \`${path.basename(r.bin)}\` (${r.bin.includes('release') ? 'release' : 'debug'} build); load average ${m.loadBefore.map((x) => x.toFixed(1)).join(' ')} before, ${m.loadAfter.map((x) => x.toFixed(1)).join(' ')} after.`);
+  out.push(`Machine: ${m.cpus} cores (${m.cpu}), ${m.memGiB} GiB, Linux ${m.kernel}, no GPU; Chromium ${m.chromium} headless (--disable-gpu), Node ${m.node}; server \`${r.bin}\`; load average ${m.loadBefore.map((x) => x.toFixed(1)).join(' ')} before, ${m.loadAfter.map((x) => x.toFixed(1)).join(' ')} after.`);
   out.push(`Store: ${r.stored.toLocaleString('en-US')} tasks${r.walFound !== null ? ` (its WAL was checkpointed before the run: ${(r.walFound / 2 ** 20).toFixed(0)} MiB)` : ''}. Viewport ${VIEWPORT.width}×${VIEWPORT.height}.${opt.ui ? ` Page served from \`${opt.ui}\` through a local proxy.` : ''}`);
   out.push('');
   out.push('| measurement | target | p50 | p95 / max | result |');
