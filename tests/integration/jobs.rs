@@ -381,6 +381,38 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
         .unwrap();
     let _ = tokio::time::timeout(Duration::from_secs(10), s.child.wait()).await;
     gone(&all, "processes of a running command survive a normal stop").await;
+
+    // Cancelled, and Taskdeck is killed while the command ignores SIGTERM (inside the grace
+    // period): the next start stops the command before it records the task as cancelled.
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    std::fs::remove_file(&pids).unwrap();
+    let stubborn = format!(
+        "trap '' TERM; echo $$ >> {p}; while true; do sleep 0.2; done",
+        p = pids.display()
+    );
+    let id = s
+        .call(&admin, "run_command", json!({"command": stubborn}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&admin, &id, "input_required").await;
+    s.v1_post(
+        Some(&admin),
+        &format!("/v1/tasks/{id}/input"),
+        json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
+    )
+    .await;
+    let all = wait_for_pids(&pids, 1).await;
+    s.rpc(Some(&admin), "tasks/cancel", json!({"taskId": id}), true)
+        .await
+        .result();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    s.kill().await;
+    assert!(all.iter().all(|p| pid_alive(*p)), "the command ignores SIGTERM");
+    let s = Server::start_in(tmp.path(), &[]).await;
+    s.wait_status(&admin, &id, "cancelled").await;
+    gone(&all, "a cancelled command survives the restart").await;
 }
 
 /// Waits (10 s at most) until the command under test wrote `n` pids to `path`, one a line.
@@ -855,6 +887,37 @@ async fn taskdeck_run_wraps_a_command() {
         .unwrap();
     assert_eq!(code.code(), Some(128 + 15), "the command was terminated");
     wait_job(&s, &t, &id, |v| v["status"] == "cancelled").await;
+
+    // `taskdeck run` itself terminated (kill, a closed terminal): its command goes with it.
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let script = format!(
+        "sleep 300 & echo $! >> {p}; setsid sleep 301 & echo $! >> {p}; echo $$ >> {p}; wait",
+        p = pids.display()
+    );
+    let mut child = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &port, "--token", &t, "--", "sh", "-c", &script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let all = wait_for_pids(&pids, 3).await;
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("taskdeck run stopped")
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for pid in all {
+        assert!(!pid_alive(pid), "process {pid} outlived its terminated `taskdeck run`");
+    }
+    let (_, list) = s
+        .v1_get(Some(&t), "/v1/tasks?tool=external&status=cancelled")
+        .await;
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 2, "{list}");
 
     // Taskdeck not running: the command runs anyway and says so.
     let out = tokio::process::Command::new(BIN)

@@ -236,6 +236,11 @@ impl Engine {
             .store(self.inner.store.totals()?.0, Ordering::Relaxed);
         for task in self.inner.store.unsettled()? {
             if task.cancel_requested {
+                // Its tool was still stopping it when the process ended: finish that first (e.g.
+                // run_command's processes), so that "cancelled" never hides a live command.
+                if let Some(tool) = self.tool(&task.tool) {
+                    tool.interrupted(&task.task_id);
+                }
                 self.finish(&task.task_id, Outcome::Cancelled).await?;
                 continue;
             }

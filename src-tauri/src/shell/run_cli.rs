@@ -249,9 +249,21 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
         }
     };
     let mut cancelled = false;
+    // Stopped itself (kill, a closed terminal): stop the command and everything it started too.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let status = loop {
         tokio::select! {
             s = child.wait() => break s.ok(),
+            Some(()) = async { term.as_mut()?.recv().await } => {
+                eprintln!("taskdeck run: terminated; stopping the command");
+                cancelled = true;
+                break stop_command(&mut child, interactive, &tag).await;
+            }
+            Some(()) = async { hup.as_mut()?.recv().await } => {
+                cancelled = true;
+                break stop_command(&mut child, interactive, &tag).await;
+            }
             _ = tokio::signal::ctrl_c() => {
                 cancelled = true;
                 if interactive {

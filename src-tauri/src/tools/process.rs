@@ -16,7 +16,7 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024;
 /// Stops the process group `pgid` (the child's pid, see `Command::process_group(0)`) and every
 /// process tagged `TASKDECK_TASK_ID=<tag>` (a descendant that left the group with `setsid`
 /// keeps the tag in its environment): SIGTERM, then SIGKILL to what is left once `child` has
-/// exited or after `grace`. Returns the child's exit status when known.
+/// exited or after `grace`, and again 200 ms later. Returns the child's exit status when known.
 pub async fn stop_group(
     child: &mut tokio::process::Child,
     tag: &str,
@@ -31,10 +31,13 @@ pub async fn stop_group(
         Ok(s) => s.ok(),
         Err(_) => None,
     };
-    // Whatever is left (children that ignored SIGTERM, or the child itself) dies now.
+    // Whatever is left (children that ignored SIGTERM, or the child itself) dies now; a second
+    // pass catches what a SIGTERM handler started while the first one ran.
     if let Some(pgid) = pgid {
         let _ = killpg(pgid, Signal::SIGKILL);
     }
+    signal_tagged(tag, Signal::SIGKILL);
+    tokio::time::sleep(Duration::from_millis(200)).await;
     signal_tagged(tag, Signal::SIGKILL);
     match status {
         Some(s) => Some(s),
