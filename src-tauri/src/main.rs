@@ -231,10 +231,18 @@ fn main() -> ExitCode {
             json,
         }) => {
             use taskdeck::shell::tasks_cli::{self, TasksCommand};
-            let token = token
-                .or_else(|| std::fs::read_to_string(auth::admin_token_path(&config_dir)).ok())
+            let token_file = auth::admin_token_path(&config_dir);
+            let Some(token) = token
+                .or_else(|| std::fs::read_to_string(&token_file).ok())
                 .map(|t| t.trim().to_string())
-                .unwrap_or_default();
+            else {
+                eprintln!(
+                    "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
+                     --config-dir for the directory Taskdeck was started with)",
+                    token_file.display()
+                );
+                return ExitCode::from(2);
+            };
             let cmd = match cmd {
                 TasksCmd::List {
                     status,
@@ -269,7 +277,17 @@ fn main() -> ExitCode {
             token,
             port,
             json,
-        }) => run_mcp_config(&data_dir, &client, name, token, serve::client_port(port, &data_dir), json),
+        }) => {
+            if port.is_none() && serve::running_port(&data_dir).is_none() {
+                eprintln!(
+                    "note: no Taskdeck is running on {}; the configuration uses port {} \
+                     (pass --port if Taskdeck will listen elsewhere)",
+                    data_dir.display(),
+                    serve::DEFAULT_PORT
+                );
+            }
+            run_mcp_config(&data_dir, &client, name, token, serve::client_port(port, &data_dir), json)
+        }
     }
 }
 

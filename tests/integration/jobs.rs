@@ -1018,6 +1018,20 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     let out = cli(&["cancel", "no-such-task"]);
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Task not found"));
+    // A taskId is one path segment: "../me" names no task, not the /v1/me endpoint.
+    let out = cli(&["show", "../me"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let out = cli(&["cancel", &id]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("already completed, nothing to cancel"));
+    // No token given and no admin-token file where it looks: it says where it looked.
+    let out = std::process::Command::new(BIN)
+        .args(["tasks", "list", "--port", &s.port.to_string(), "--config-dir", "/nonexistent-td"])
+        .env_remove("TASKDECK_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent-td/admin-token does not exist"));
 }
 
 /// A small remote API with long-running operations, on loopback: `POST /ops` answers 202 with

@@ -61,9 +61,9 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                 }
                 http.get(format!("{base}/v1/tasks")).query(&q)
             }
-            TasksCommand::Show { task_id } => http.get(format!("{base}/v1/tasks/{task_id}")),
+            TasksCommand::Show { task_id } => http.get(task_url(&base, task_id, None)),
             TasksCommand::Cancel { task_id } => {
-                http.post(format!("{base}/v1/tasks/{task_id}/cancel"))
+                http.post(task_url(&base, task_id, Some("cancel")))
             }
             TasksCommand::Answer {
                 task_id,
@@ -81,7 +81,7 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                         }
                     }
                 }
-                http.post(format!("{base}/v1/tasks/{task_id}/input"))
+                http.post(task_url(&base, task_id, Some("input")))
                     .json(&json!({"inputResponses": {key: answer}}))
             }
         };
@@ -147,7 +147,12 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                     );
                 }
             }
-            TasksCommand::Cancel { .. } => println!("cancel requested: {}", row(&body["task"])),
+            TasksCommand::Cancel { .. } => match body["task"]["status"].as_str() {
+                Some(s @ ("completed" | "failed" | "cancelled")) => {
+                    println!("already {s}, nothing to cancel: {}", row(&body["task"]))
+                }
+                _ => println!("cancel requested: {}", row(&body["task"])),
+            },
             TasksCommand::Answer { ref key, .. } => {
                 if ignored {
                     eprintln!(
@@ -165,6 +170,17 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
         }
         done
     })
+}
+
+/// `/v1/tasks/{taskId}[/tail]` on `base`, the taskId escaped as one path segment (so that an
+/// id such as `../me` cannot name another endpoint).
+fn task_url(base: &str, task_id: &str, tail: Option<&str>) -> reqwest::Url {
+    let mut url = reqwest::Url::parse(base).expect("a valid base URL");
+    url.path_segments_mut()
+        .expect("an http URL")
+        .extend(["v1", "tasks", task_id])
+        .extend(tail);
+    url
 }
 
 fn row(t: &Value) -> String {

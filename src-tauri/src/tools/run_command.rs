@@ -139,7 +139,12 @@ impl TaskTool for RunCommand {
         async move {
             let line = command_line(&arguments);
             let cwd = arguments.get("cwd").and_then(Value::as_str).map(PathBuf::from);
-            let where_ = cwd.as_ref().map_or_else(|| "Taskdeck's working directory".to_string(), |c| c.display().to_string());
+            // The human sees the directory the command will run in (the one "always allow" saves).
+            let where_ = match (&cwd, std::env::current_dir()) {
+                (Some(c), _) => c.display().to_string(),
+                (None, Ok(d)) => format!("{} (Taskdeck's working directory)", d.display()),
+                (None, Err(_)) => "Taskdeck's working directory".to_string(),
+            };
             let env = arguments.get("env").and_then(Value::as_object).filter(|e| !e.is_empty());
             // The policy only waves through a plain command: no extra environment, and no shell
             // syntax that could chain or substitute other commands behind an allowed prefix.
