@@ -218,7 +218,8 @@ fn main() -> ExitCode {
             taskdeck::shell::run_cli::RunArgs {
                 name,
                 wait,
-                port: serve::client_port(port, &data_dir),
+                port,
+                data_dir: data_dir.clone(),
                 token,
                 command,
             },

@@ -756,6 +756,28 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         v["result"]["structuredContent"]["tail"],
         "on-a-terminal\nBuilding 6/6\nfinished"
     );
+    // A background child that keeps the terminal open does not hold `taskdeck run` back.
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh -c 'sleep 20 & echo started-bg; exit 0'",
+        s.port
+    );
+    let started = Instant::now();
+    let out = tokio::time::timeout(
+        Duration::from_secs(15),
+        tokio::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .output(),
+    )
+    .await
+    .expect("taskdeck run returned")
+    .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("started-bg"));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited {:?} for the background child",
+        started.elapsed()
+    );
     // The command reads the terminal as it would alone (it is not a stopped background job).
     let ask = dir.path().join("ask.sh");
     std::fs::write(&ask, "printf 'name? '; read name; echo \"hello-$name\"\n").unwrap();
@@ -938,6 +960,38 @@ async fn taskdeck_run_wraps_a_command() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("alone"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not running"));
+}
+
+#[tokio::test]
+async fn taskdeck_run_wait_finds_a_taskdeck_that_starts_later_on_its_data_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let child = tokio::process::Command::new(BIN)
+        .args(["run", "--wait", "--data-dir"])
+        .arg(tmp.path().join("data"))
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .args(["--", "sh", "-c", "echo waited-run"])
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // First start on that data dir: a free port (not 4747) and a new admin token.
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("taskdeck run --wait found Taskdeck")
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("tracking as job"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("waited-run"));
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    wait_job(&s, &s.admin, &id, |v| v["status"] == "completed").await;
 }
 
 #[tokio::test]

@@ -28,7 +28,10 @@ use crate::tools::{
 pub struct RunArgs {
     pub name: Option<String>,
     pub wait: bool,
-    pub port: u16,
+    /// `--port` / `TASKDECK_PORT`; without it, the port of the Taskdeck running on `data_dir`
+    /// (looked up again while `--wait` waits), else the default port.
+    pub port: Option<u16>,
+    pub data_dir: std::path::PathBuf,
     pub token: Option<String>,
     pub command: Vec<String>,
 }
@@ -48,19 +51,29 @@ pub fn run(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let token = args
-        .token
-        .clone()
-        .or_else(|| {
-            std::fs::read_to_string(crate::adapters::auth::admin_token_path(config_dir)).ok()
-        })
-        .map(|t| t.trim().to_string())
-        .unwrap_or_default();
-    rt.block_on(run_async(args, token))
+    let code = rt.block_on(run_async(args, config_dir));
+    // The terminal copier may still be blocked on a terminal that a background child of the
+    // command keeps open: do not wait for it (without `taskdeck run` the shell would not).
+    rt.shutdown_background();
+    code
 }
 
-async fn run_async(args: RunArgs, token: String) -> ExitCode {
-    let base = format!("http://127.0.0.1:{}", args.port);
+async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
+    // Where Taskdeck is and the token to use; looked up again while waiting for Taskdeck, which
+    // may start on another port, or for the first time (then creating the admin-token file).
+    let locate = || {
+        let port = crate::shell::serve::client_port(args.port, &args.data_dir);
+        let token = args
+            .token
+            .clone()
+            .or_else(|| {
+                std::fs::read_to_string(crate::adapters::auth::admin_token_path(config_dir)).ok()
+            })
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default();
+        (format!("http://127.0.0.1:{port}"), token)
+    };
+    let (mut base, mut token) = locate();
     let http = reqwest::Client::new();
     let name = args.name.clone().unwrap_or_else(|| args.command.join(" "));
     let cwd = std::env::current_dir()
@@ -99,6 +112,7 @@ async fn run_async(args: RunArgs, token: String) -> ExitCode {
                     announced = true;
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
+                (base, token) = locate();
             }
             Err(_) => {
                 eprintln!(
