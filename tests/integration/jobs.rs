@@ -804,6 +804,31 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("hello-ada"), "{stdout:?}");
 
+    // Ctrl-C in the terminal ends the command and what it started, even in a session of its own.
+    let pids = dir.path().join("ctrl-c-pids");
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh -c 'setsid sleep 401 & echo $! > {}; sleep 402'",
+        s.port,
+        pids.display()
+    );
+    let mut script = tokio::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = script.stdin.take().unwrap();
+    let all = wait_for_pids(&pids, 1).await;
+    stdin.write_all(b"\x03").await.unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(15), script.wait_with_output())
+        .await
+        .expect("Ctrl-C ends taskdeck run")
+        .unwrap();
+    drop(stdin);
+    assert!(!out.status.success());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!pid_alive(all[0]), "the setsid child survived Ctrl-C");
+
     let (_, detail) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
     let live: Vec<&Value> = detail["timeline"]
         .as_array()

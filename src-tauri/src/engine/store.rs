@@ -285,6 +285,7 @@ impl Store {
             },
         )?;
         conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
         // This store's identity, which derived files (the search index) check they belong to.
         conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?1)",
@@ -598,6 +599,24 @@ pub(crate) fn create_private_file(path: &Path) -> Result<(), EngineError> {
         .open(path)
         .and_then(|_| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)))
         .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", path.display())))
+}
+
+/// Brings a store written by an earlier Taskdeck up to [`SCHEMA`] (which only creates what is
+/// missing): columns added since are added with their defaults. Errors: [`EngineError::Store`].
+fn migrate(conn: &Connection) -> Result<(), EngineError> {
+    // (table, column, declaration): stores from before 2026-11-29 11:34 lack `human_only`.
+    const ADDED: &[(&str, &str, &str)] =
+        &[("input_requests", "human_only", "INTEGER NOT NULL DEFAULT 0")];
+    for (table, column, decl) in ADDED {
+        let present = conn
+            .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?
+            .exists(params![table, column])?;
+        if !present {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+            tracing::info!("store: added column {table}.{column}");
+        }
+    }
+    Ok(())
 }
 
 fn open_conn(path: &Path) -> Result<Connection, EngineError> {
@@ -1172,6 +1191,33 @@ mod tests {
         assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
         assert!(matches!(results[1], Err(EngineError::NotFound)));
         assert!(store.get("a").unwrap().is_some() && store.get("c").unwrap().is_some());
+    }
+
+    #[test]
+    fn a_store_from_before_human_only_gets_the_column() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let old = Connection::open(dir.path().join("taskdeck.sqlite3")).unwrap();
+            old.execute_batch(
+                "CREATE TABLE input_requests(task_id TEXT NOT NULL, key TEXT NOT NULL,
+                   request TEXT NOT NULL, state TEXT NOT NULL, response TEXT, answered_by TEXT,
+                   answered_at INTEGER, created_at INTEGER NOT NULL, PRIMARY KEY(task_id, key))
+                   WITHOUT ROWID;
+                 INSERT INTO input_requests(task_id, key, request, state, created_at)
+                   VALUES ('old', 'k', '{}', 'outstanding', 1);",
+            )
+            .unwrap();
+        }
+        let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
+        store
+            .read(|c| {
+                assert!(!input_human_only(c, "old", "k")?, "old rows default to false");
+                Ok(())
+            })
+            .unwrap();
+        let c = open_conn(store.path()).unwrap();
+        insert_input(&c, "new", "k", &serde_json::json!({}), true, 2).unwrap();
+        assert!(input_human_only(&c, "new", "k").unwrap());
     }
 
     #[tokio::test]

@@ -17,11 +17,12 @@ use std::{
     time::{Duration, Instant},
 };
 
+use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use crate::tools::{
     output::{OutputLog, parse_progress, status_line},
-    process::{TASK_ID_ENV, describe_exit, read_lines, stop_group, stop_tagged},
+    process::{TASK_ID_ENV, describe_exit, read_lines, signal_tagged, stop_group, stop_tagged},
 };
 
 /// What `taskdeck run` needs.
@@ -92,6 +93,16 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
             Ok(r) if r.status() == 202 => {
                 let v: Value = r.json().await.unwrap_or(Value::Null);
                 break v["taskId"].as_str().map(String::from);
+            }
+            // The admin-token file this run read may be older than the Taskdeck that just
+            // started (or not exist yet): keep waiting for a token that works.
+            Ok(r) if r.status() == 401 && args.wait && args.token.is_none() => {
+                if !announced {
+                    eprintln!("taskdeck run: waiting for Taskdeck to accept its admin token ...");
+                    announced = true;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                (base, token) = locate();
             }
             Ok(r) => {
                 let status = r.status();
@@ -306,6 +317,20 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
             }
         }
     };
+    // A command ended by Ctrl-C, a closed terminal or a stop of ours: what it started (even in a
+    // session of its own) goes with it, and a hang-up counts as a cancel.
+    {
+        use std::os::unix::process::ExitStatusExt;
+        let signal = status.and_then(|s| s.signal());
+        if signal == Some(nix::libc::SIGHUP) {
+            cancelled = true;
+        }
+        if cancelled || signal == Some(nix::libc::SIGINT) {
+            signal_tagged(&tag, Signal::SIGTERM);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            signal_tagged(&tag, Signal::SIGKILL);
+        }
+    }
     for reader in readers {
         let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
     }

@@ -95,11 +95,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             cfg.data_dir.display()
         )));
     }
-    // Where command-line tools (`taskdeck tasks`, `run`, `mcp-config`) find this server when
-    // they are given the data dir but no port.
-    if let Err(e) = std::fs::write(port_path(&cfg.data_dir), format!("{}\n", addr.port())) {
-        tracing::warn!("cannot record the port in the data dir: {e}");
-    }
     let feed = ChangeFeed::new(4096);
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
     let db = store.path().to_path_buf();
@@ -179,6 +174,12 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
+    // Where command-line tools (`taskdeck tasks`, `run`, `mcp-config`) find this server when
+    // they are given the data dir but no port; written once the admin token exists, so a tool
+    // that finds the port also finds the token.
+    if let Err(e) = std::fs::write(port_path(&cfg.data_dir), format!("{}\n", addr.port())) {
+        tracing::warn!("cannot record the port in the data dir: {e}");
+    }
     let stop = shutdown.clone();
     let engine_for_stop = engine.clone();
     let done = tokio::spawn(async move {
