@@ -493,6 +493,20 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         question.contains(&format!("touch {}", marker.display())),
         "the exact command is shown: {question}"
     );
+    // A relative directory is shown resolved, as the absolute directory it will run in.
+    let rel = call(json!({"command": "true", "cwd": "."})).await;
+    let asked = s.wait_status(&agent, &rel, "input_required").await;
+    let text = asked["inputRequests"]["approve-command"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    let here = std::env::current_dir().unwrap().canonicalize().unwrap();
+    assert!(
+        text.ends_with(&format!("in {}", here.display())),
+        "{text}"
+    );
+    s.rpc(Some(&s.admin), "tasks/cancel", json!({"taskId": rel}), true)
+        .await
+        .result();
     // The agent cannot approve its own command: only the human (admin) answers this request.
     let own = s
         .rpc(
@@ -624,9 +638,8 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     s.wait_status(&agent, &id, "input_required").await;
     answer(id.clone(), json!({"action": "decline"})).await;
     s.wait_status(&agent, &id, "completed").await;
-    // A working directory that does not exist is named as such.
+    // A working directory that does not exist is named as such (and nothing is asked).
     let id = call(json!({"command": "true", "cwd": "/nonexistent-taskdeck-dir"})).await;
-    answer(id.clone(), json!({"action": "accept"})).await;
     let v = s.wait_status(&agent, &id, "completed").await;
     assert_eq!(v["result"]["isError"], true);
     let text = v["result"]["content"][0]["text"].as_str().unwrap();

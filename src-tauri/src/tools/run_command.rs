@@ -138,7 +138,17 @@ impl TaskTool for RunCommand {
         let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
         async move {
             let line = command_line(&arguments);
-            let cwd = arguments.get("cwd").and_then(Value::as_str).map(PathBuf::from);
+            // A relative `cwd` is taken from Taskdeck's working directory; the human is shown, the
+            // policy checks and the command runs in the resolved directory.
+            let cwd = arguments.get("cwd").and_then(Value::as_str).filter(|c| !c.is_empty()).map(|c| {
+                let dir = PathBuf::from(c);
+                let dir = if dir.is_relative() { std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir)) } else { dir };
+                dir.canonicalize().unwrap_or(dir)
+            });
+            // Nothing to approve when the directory is missing: `execute` says so without running.
+            if cwd.as_ref().is_some_and(|d| !d.is_dir()) {
+                return execute(ctx, arguments, line, cwd, log_path).await;
+            }
             // The human sees the directory the command will run in (the one "always allow" saves).
             let where_ = match (&cwd, std::env::current_dir()) {
                 (Some(c), _) => c.display().to_string(),
