@@ -287,7 +287,14 @@ fn main() -> ExitCode {
                     serve::DEFAULT_PORT
                 );
             }
-            run_mcp_config(&data_dir, &client, name, token, serve::client_port(port, &data_dir), json)
+            run_mcp_config(
+                &data_dir,
+                &client,
+                name,
+                token,
+                serve::client_port(port, &data_dir),
+                json,
+            )
         }
     }
 }

@@ -316,21 +316,7 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
         "echo started; sleep 300 & echo $! >> {p}; (sleep 300; true) & echo $! >> {p}; echo $$ >> {p}; wait",
         p = pids.display()
     );
-    let id = s
-        .call(&admin, "run_command", json!({"command": script}))
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&admin, &id, "input_required").await;
-    let (status, _) = s
-        .v1_post(
-            Some(&admin),
-            &format!("/v1/tasks/{id}/input"),
-            json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
-        )
-        .await;
-    assert_eq!(status, 200);
+    let id = approved_command(&s, &admin, &script).await;
     let all = wait_for_pids(&pids, 3).await;
     s.kill().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -360,19 +346,7 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
 
     // A normal stop (SIGTERM) stops running commands at once, too.
     std::fs::remove_file(&pids).unwrap();
-    let id = s
-        .call(&admin, "run_command", json!({"command": script}))
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&admin, &id, "input_required").await;
-    s.v1_post(
-        Some(&admin),
-        &format!("/v1/tasks/{id}/input"),
-        json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
-    )
-    .await;
+    let id = approved_command(&s, &admin, &script).await;
     let all = wait_for_pids(&pids, 3).await;
     let pid = s.child.id().unwrap().to_string();
     std::process::Command::new("kill")
@@ -390,29 +364,40 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
         "trap '' TERM; echo $$ >> {p}; while true; do sleep 0.2; done",
         p = pids.display()
     );
-    let id = s
-        .call(&admin, "run_command", json!({"command": stubborn}))
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&admin, &id, "input_required").await;
-    s.v1_post(
-        Some(&admin),
-        &format!("/v1/tasks/{id}/input"),
-        json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
-    )
-    .await;
+    let id = approved_command(&s, &admin, &stubborn).await;
     let all = wait_for_pids(&pids, 1).await;
     s.rpc(Some(&admin), "tasks/cancel", json!({"taskId": id}), true)
         .await
         .result();
     tokio::time::sleep(Duration::from_millis(300)).await;
     s.kill().await;
-    assert!(all.iter().all(|p| pid_alive(*p)), "the command ignores SIGTERM");
+    assert!(
+        all.iter().all(|p| pid_alive(*p)),
+        "the command ignores SIGTERM"
+    );
     let s = Server::start_in(tmp.path(), &[]).await;
     s.wait_status(&admin, &id, "cancelled").await;
     gone(&all, "a cancelled command survives the restart").await;
+}
+
+/// Calls `run_command {command}` as `token` and approves it as the human; returns the taskId.
+async fn approved_command(s: &Server, token: &str, command: &str) -> String {
+    let id = s
+        .call(token, "run_command", json!({"command": command}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(token, &id, "input_required").await;
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve-command": {"action": "accept"}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    id
 }
 
 /// Waits (10 s at most) until the command under test wrote `n` pids to `path`, one a line.
@@ -500,10 +485,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         .as_str()
         .unwrap();
     let here = std::env::current_dir().unwrap().canonicalize().unwrap();
-    assert!(
-        text.ends_with(&format!("in {}", here.display())),
-        "{text}"
-    );
+    assert!(text.ends_with(&format!("in {}", here.display())), "{text}");
     s.rpc(Some(&s.admin), "tasks/cancel", json!({"taskId": rel}), true)
         .await
         .result();
@@ -956,7 +938,9 @@ async fn taskdeck_run_wraps_a_command() {
         p = pids.display()
     );
     let mut child = tokio::process::Command::new(BIN)
-        .args(["run", "--port", &port, "--token", &t, "--", "sh", "-c", &script])
+        .args([
+            "run", "--port", &port, "--token", &t, "--", "sh", "-c", &script,
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -972,7 +956,10 @@ async fn taskdeck_run_wraps_a_command() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     for pid in all {
-        assert!(!pid_alive(pid), "process {pid} outlived its terminated `taskdeck run`");
+        assert!(
+            !pid_alive(pid),
+            "process {pid} outlived its terminated `taskdeck run`"
+        );
     }
     let (_, list) = s
         .v1_get(Some(&t), "/v1/tasks?tool=external&status=cancelled")
@@ -1115,15 +1102,26 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(out.status.code(), Some(4), "{out:?}");
     let out = cli(&["cancel", &id]);
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("already completed, nothing to cancel"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("already completed, nothing to cancel")
+    );
     // No token given and no admin-token file where it looks: it says where it looked.
     let out = std::process::Command::new(BIN)
-        .args(["tasks", "list", "--port", &s.port.to_string(), "--config-dir", "/nonexistent-td"])
+        .args([
+            "tasks",
+            "list",
+            "--port",
+            &s.port.to_string(),
+            "--config-dir",
+            "/nonexistent-td",
+        ])
         .env_remove("TASKDECK_TOKEN")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent-td/admin-token does not exist"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/nonexistent-td/admin-token does not exist")
+    );
 }
 
 /// A small remote API with long-running operations, on loopback: `POST /ops` answers 202 with

@@ -1211,7 +1211,10 @@ mod tests {
         let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
         store
             .read(|c| {
-                assert!(!input_human_only(c, "old", "k")?, "old rows default to false");
+                assert!(
+                    !input_human_only(c, "old", "k")?,
+                    "old rows default to false"
+                );
                 Ok(())
             })
             .unwrap();

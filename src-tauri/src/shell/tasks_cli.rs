@@ -62,9 +62,7 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                 http.get(format!("{base}/v1/tasks")).query(&q)
             }
             TasksCommand::Show { task_id } => http.get(task_url(&base, task_id, None)),
-            TasksCommand::Cancel { task_id } => {
-                http.post(task_url(&base, task_id, Some("cancel")))
-            }
+            TasksCommand::Cancel { task_id } => http.post(task_url(&base, task_id, Some("cancel"))),
             TasksCommand::Answer {
                 task_id,
                 key,
