@@ -346,7 +346,7 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
 
     // A normal stop (SIGTERM) stops running commands at once, too.
     std::fs::remove_file(&pids).unwrap();
-    let id = approved_command(&s, &admin, &script).await;
+    approved_command(&s, &admin, &script).await;
     let all = wait_for_pids(&pids, 3).await;
     let pid = s.child.id().unwrap().to_string();
     std::process::Command::new("kill")

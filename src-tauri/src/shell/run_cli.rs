@@ -274,6 +274,7 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
         }
     };
     let mut cancelled = false;
+    let mut stopped = false;
     // Stopped itself (kill, a closed terminal): stop the command and everything it started too.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
@@ -283,10 +284,12 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
             Some(()) = async { term.as_mut()?.recv().await } => {
                 eprintln!("taskdeck run: terminated; stopping the command");
                 cancelled = true;
+                stopped = true;
                 break stop_command(&mut child, interactive, &tag).await;
             }
             Some(()) = async { hup.as_mut()?.recv().await } => {
                 cancelled = true;
+                stopped = true;
                 break stop_command(&mut child, interactive, &tag).await;
             }
             _ = tokio::signal::ctrl_c() => {
@@ -297,6 +300,7 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                         break s.ok();
                     }
                 }
+                stopped = true;
                 break stop_command(&mut child, interactive, &tag).await;
             }
             _ = tick.tick(), if job.is_some() => {
@@ -312,7 +316,8 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 {
                     eprintln!("taskdeck run: cancelled from Taskdeck; stopping the command");
                     cancelled = true;
-                    break stop_command(&mut child, interactive, &tag).await;
+                    stopped = true;
+                break stop_command(&mut child, interactive, &tag).await;
                 }
             }
         }
@@ -325,7 +330,8 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
         if signal == Some(nix::libc::SIGHUP) {
             cancelled = true;
         }
-        if cancelled || signal == Some(nix::libc::SIGINT) {
+        // `stop_command` already swept them when it stopped the command (`stopped`).
+        if !stopped && (cancelled || signal == Some(nix::libc::SIGINT)) {
             signal_tagged(&tag, Signal::SIGTERM);
             tokio::time::sleep(Duration::from_millis(200)).await;
             signal_tagged(&tag, Signal::SIGKILL);
