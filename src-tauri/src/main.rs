@@ -233,10 +233,7 @@ fn main() -> ExitCode {
         }) => {
             use taskdeck::shell::tasks_cli::{self, TasksCommand};
             let token_file = auth::admin_token_path(&config_dir);
-            let Some(token) = token
-                .or_else(|| std::fs::read_to_string(&token_file).ok())
-                .map(|t| t.trim().to_string())
-            else {
+            let Some(token) = token.or_else(|| auth::read_admin_token(&config_dir)) else {
                 eprintln!(
                     "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
                      --config-dir for the directory Taskdeck was started with)",
@@ -279,7 +276,8 @@ fn main() -> ExitCode {
             port,
             json,
         }) => {
-            if port.is_none() && serve::running_port(&data_dir).is_none() {
+            let port = port.or_else(|| serve::running_port(&data_dir));
+            if port.is_none() {
                 eprintln!(
                     "note: no Taskdeck is running on {}; the configuration uses port {} \
                      (pass --port if Taskdeck will listen elsewhere)",
@@ -292,7 +290,7 @@ fn main() -> ExitCode {
                 &client,
                 name,
                 token,
-                serve::client_port(port, &data_dir),
+                port.unwrap_or(serve::DEFAULT_PORT),
                 json,
             )
         }

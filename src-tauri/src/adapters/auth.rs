@@ -144,6 +144,14 @@ pub fn admin_token_path(config_dir: &Path) -> PathBuf {
     config_dir.join("admin-token")
 }
 
+/// The admin token as stored in `<config dir>/admin-token` (trimmed), or `None` when the file
+/// cannot be read. Command-line tools use it when given no `--token`.
+pub fn read_admin_token(config_dir: &Path) -> Option<String> {
+    std::fs::read_to_string(admin_token_path(config_dir))
+        .ok()
+        .map(|t| t.trim().to_string())
+}
+
 /// Makes sure an admin token exists and its secret is in `<config_dir>/admin-token` (0600).
 /// If the file was lost, a new admin token replaces the old one. Returns the file's path.
 pub fn ensure_admin_token(db: &Path, config_dir: &Path) -> Result<PathBuf, AuthError> {

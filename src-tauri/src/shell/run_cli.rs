@@ -67,10 +67,7 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
         let token = args
             .token
             .clone()
-            .or_else(|| {
-                std::fs::read_to_string(crate::adapters::auth::admin_token_path(config_dir)).ok()
-            })
-            .map(|t| t.trim().to_string())
+            .or_else(|| crate::adapters::auth::read_admin_token(config_dir))
             .unwrap_or_default();
         (format!("http://127.0.0.1:{port}"), token)
     };
