@@ -101,11 +101,18 @@ enum TasksCmd {
         status: Option<String>,
         #[arg(long)]
         tool: Option<String>,
+        /// Only this agent's tasks (principal name; an agent's token only ever sees its own)
+        #[arg(long)]
+        principal: Option<String>,
         /// Free text over tool, arguments, status messages and results
         #[arg(long, short)]
         query: Option<String>,
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
+        /// Tasks per page
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        limit: u16,
+        /// Continue after a previous page: the cursor it printed
+        #[arg(long)]
+        cursor: Option<String>,
     },
     /// One task with its timeline
     Show { task_id: String },
@@ -245,13 +252,17 @@ fn main() -> ExitCode {
                 TasksCmd::List {
                     status,
                     tool,
+                    principal,
                     query,
                     limit,
+                    cursor,
                 } => TasksCommand::List {
                     status,
                     tool,
+                    principal,
                     query,
                     limit,
+                    cursor,
                 },
                 TasksCmd::Show { task_id } => TasksCommand::Show { task_id },
                 TasksCmd::Cancel { task_id } => TasksCommand::Cancel { task_id },

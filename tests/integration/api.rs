@@ -231,21 +231,9 @@ async fn subscriptions_listen_delivers_notifications_tasks() {
         .as_str()
         .unwrap()
         .to_string();
-    let mut params = json!({"notifications": {"taskIds": [id, "not-a-task"]}});
-    params["_meta"] = crate::harness::meta(true);
-    let body = json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": params});
     let resp = s
-        .http
-        .post(s.url("/mcp"))
-        .bearer_auth(&t)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "subscriptions/listen")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+        .listen(&t, json!("sub-1"), json!({"taskIds": [id, "not-a-task"]}))
+        .await;
     assert_eq!(resp.status(), 200);
     s.wait_status(&t, &id, "input_required").await;
     let reader = tokio::spawn(read_until(resp, |f| {

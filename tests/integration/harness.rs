@@ -208,6 +208,23 @@ impl Server {
         }
     }
 
+    /// Opens a `subscriptions/listen` stream (2026-07-28) for `notifications` (e.g.
+    /// `{"taskIds": [...]}`) with request id `id`; the response's body is the SSE stream.
+    pub async fn listen(&self, token: &str, id: Value, notifications: Value) -> reqwest::Response {
+        let params = json!({"notifications": notifications, "_meta": meta(true)});
+        self.http
+            .post(self.url("/mcp"))
+            .bearer_auth(token)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "subscriptions/listen")
+            .body(json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params}).to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// `tools/call` from a client that declares the tasks extension; returns the result.
     pub async fn call(&self, token: &str, tool: &str, args: Value) -> Value {
         let r = self

@@ -950,10 +950,11 @@ async fn taskdeck_run_wraps_a_command() {
         .args(["-TERM", &child.id().unwrap().to_string()])
         .status()
         .unwrap();
-    tokio::time::timeout(Duration::from_secs(10), child.wait())
+    let code = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
         .expect("taskdeck run stopped")
         .unwrap();
+    assert_eq!(code.code(), Some(128 + 15), "as a process ended by SIGTERM");
     tokio::time::sleep(Duration::from_millis(100)).await;
     for pid in all {
         assert!(
@@ -1051,6 +1052,52 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(list["tasks"][0]["taskId"], id.as_str());
     let out = cli(&["list"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+
+    // Paging: a page says how to get the next one, and that cursor works.
+    let agent = s.token("cli-agent");
+    let mine = s
+        .call(&agent, "request_approval", json!({"message": "Mine?"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = cli(&["list", "--limit", "1"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && stdout.contains(&mine) && !stdout.contains(&id),
+        "{out:?}"
+    );
+    let cursor = stderr
+        .split("add --cursor ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no cursor hint: {stderr}"));
+    let out = cli(&["list", "--limit", "1", "--cursor", cursor]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(&id) && !stdout.contains(&mine),
+        "{out:?}"
+    );
+    // One agent's tasks; a page size the API cannot serve is a usage error (exit 2).
+    let out = cli(&["list", "--principal", "cli-agent", "--json"]);
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [mine.as_str()]);
+    assert_eq!(cli(&["list", "--limit", "0"]).status.code(), Some(2));
+    assert!(
+        s.v1_post(Some(&t), &format!("/v1/tasks/{mine}/cancel"), json!({}))
+            .await
+            .0
+            .is_success()
+    );
     let out = cli(&[
         "answer",
         &id,

@@ -459,3 +459,77 @@ async fn creates(
         .collect();
     (ok.status, shape, bad.status, bad.body)
 }
+
+/// Reads `resp`'s body until it ends; panics if it is still open after `limit`.
+async fn body_ends_within(resp: reqwest::Response, limit: std::time::Duration) {
+    use futures::StreamExt as _;
+    let mut body = resp.bytes_stream();
+    tokio::time::timeout(limit, async {
+        while let Some(chunk) = body.next().await {
+            if chunk.is_err() {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the stream was still open");
+}
+
+#[tokio::test]
+async fn a_revoked_token_loses_its_open_event_streams() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let agent = s.token("watcher");
+    let events = |token: &str| s.http.get(s.url("/v1/events")).bearer_auth(token).send();
+    let agent_events = events(&agent).await.unwrap();
+    assert_eq!(agent_events.status(), 200);
+    let admin_events = events(&s.admin).await.unwrap();
+    let listen = s.listen(&agent, json!(1), json!({"taskIds": []})).await;
+    assert_eq!(listen.status(), 200);
+    assert!(
+        listen.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["token", "revoke", "watcher", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Both of the agent's streams end within a recheck window (2 s) and some slack.
+    let limit = std::time::Duration::from_secs(5);
+    tokio::join!(
+        body_ends_within(agent_events, limit),
+        body_ends_within(listen, limit)
+    );
+    assert_eq!(
+        events(&agent).await.unwrap().status(),
+        401,
+        "reconnecting is refused"
+    );
+
+    // The admin's stream, opened at the same time, still delivers changes.
+    let id = s
+        .call(
+            &s.admin,
+            "slow_compute",
+            json!({"seconds": 0.01, "label": "after"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut body = admin_events.bytes_stream();
+    let mut seen = String::new();
+    use futures::StreamExt as _;
+    while !seen.contains(&id) {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(5), body.next())
+            .await
+            .expect("the admin's stream still delivers")
+            .unwrap()
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}

@@ -228,15 +228,7 @@ impl Authenticator {
         {
             return Some(p.clone());
         }
-        let name: Option<String> = open(&self.db)
-            .ok()?
-            .query_row(
-                "SELECT name FROM tokens WHERE hash = ?1 AND revoked_at IS NULL",
-                params![h],
-                |r| r.get(0),
-            )
-            .optional()
-            .ok()?;
+        let name = self.live_name(&h).ok()?;
         let mut cache = self.cache.write().unwrap();
         match name {
             Some(name) => {
@@ -253,5 +245,31 @@ impl Authenticator {
                 None
             }
         }
+    }
+
+    /// Asks the database (never the cache) whether `token` was revoked or deleted since it
+    /// authenticated a request. `false` when the database cannot be read: an open event stream
+    /// is not cut because of a busy or briefly unreadable file.
+    pub fn is_revoked(&self, token: &str) -> bool {
+        let h = hash(token);
+        match self.live_name(&h) {
+            Ok(Some(_)) => false,
+            Ok(None) => {
+                self.cache.write().unwrap().remove(&h);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The principal name of the live (not revoked) token with hash `h`.
+    fn live_name(&self, h: &str) -> Result<Option<String>, AuthError> {
+        Ok(open(&self.db)?
+            .query_row(
+                "SELECT name FROM tokens WHERE hash = ?1 AND revoked_at IS NULL",
+                params![h],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 }

@@ -1,7 +1,9 @@
 //! The guard in front of every route: DNS-rebinding protection (the `Host` must be a loopback
 //! name, a present `Origin` must be this server's own origin: else 403) and authentication
 //! (`Authorization: Bearer <token>`: else 401). The authenticated [`Principal`] is put into the
-//! request's extensions for the handlers.
+//! request's extensions for the handlers. A streaming answer (`text/event-stream`: `/v1/events`,
+//! MCP notification streams, followed logs) ends once its token is revoked, checked every
+//! [`Authenticator::RECHECK_MS`]: revocation cuts an agent off from what it was already watching.
 //!
 //! MCP Streamable HTTP (2025-11-25 and 2026-07-28 §Security Warning) requires the Origin check;
 //! the errors on `/mcp` are JSON-RPC error objects, on `/v1` RFC 9457 problem documents.
@@ -14,6 +16,7 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
+use futures::StreamExt as _;
 use serde_json::json;
 
 use super::auth::{ANONYMOUS, Authenticator};
@@ -79,23 +82,11 @@ impl Guard {
         if !needs_auth {
             return Ok(None);
         }
-        match headers
-            .get(header::AUTHORIZATION)
-            .map(|v| v.to_str().unwrap_or(""))
-        {
-            Some(value) => {
-                let token = value
-                    .strip_prefix("Bearer ")
-                    .or_else(|| value.strip_prefix("bearer "))
-                    .unwrap_or("");
-                self.authenticator
-                    .authenticate(token.trim())
-                    .map(Some)
-                    .ok_or((
-                        StatusCode::UNAUTHORIZED,
-                        "Unauthorized: invalid or revoked token",
-                    ))
-            }
+        match bearer_token(headers) {
+            Some(token) => self.authenticator.authenticate(token).map(Some).ok_or((
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: invalid or revoked token",
+            )),
             None if self.allow_anonymous => Ok(Some(Principal::named(ANONYMOUS))),
             None => Err((
                 StatusCode::UNAUTHORIZED,
@@ -105,20 +96,65 @@ impl Guard {
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` header (`""` for another scheme or a value
+/// that is not text, which no token matches); `None` without the header.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().unwrap_or("");
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .unwrap_or("");
+    Some(token.trim())
+}
+
 /// Axum middleware applying [`Guard::check`]. `/mcp` and `/v1` need a principal; the UI's
-/// static assets only pass the Host/Origin checks.
+/// static assets only pass the Host/Origin checks. Event streams opened with a token end when
+/// it is revoked ([`end_when_revoked`]).
 pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let needs_auth = path == "/mcp" || path.starts_with("/mcp/") || path.starts_with("/v1");
     match g.check(req.headers(), needs_auth) {
         Ok(principal) => {
+            let token = principal
+                .is_some()
+                .then(|| bearer_token(req.headers()).map(str::to_owned))
+                .flatten();
             if let Some(p) = principal {
                 req.extensions_mut().insert(p);
             }
-            next.run(req).await
+            let resp = next.run(req).await;
+            match token {
+                Some(token) if is_event_stream(&resp) => end_when_revoked(resp, g, token),
+                _ => resp,
+            }
         }
         Err((status, message)) => rejection(req.uri().path(), status, message),
     }
+}
+
+fn is_event_stream(resp: &Response) -> bool {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// Ends `resp`'s body (a clean end of the stream; the client's reconnect then gets 401) at the
+/// first check, every [`Authenticator::RECHECK_MS`], that finds `token` revoked.
+fn end_when_revoked(resp: Response, g: Arc<Guard>, token: String) -> Response {
+    let period = std::time::Duration::from_millis(Authenticator::RECHECK_MS as u64);
+    let revoked = async move {
+        loop {
+            tokio::time::sleep(period).await;
+            if g.authenticator.is_revoked(&token) {
+                tracing::info!("an event stream ended: its token was revoked");
+                return;
+            }
+        }
+    };
+    let (parts, body) = resp.into_parts();
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(revoked));
+    Response::from_parts(parts, body)
 }
 
 /// A 401/403 in the shape the route speaks: JSON-RPC on `/mcp`, problem+json elsewhere.

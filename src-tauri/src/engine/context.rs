@@ -32,9 +32,34 @@ impl Outcome {
     }
 }
 
-/// Returned by [`TaskContext::request_input`] when the task was cancelled while waiting.
+/// Returned by an input waiter when the task was cancelled while waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancelled;
+
+/// Why [`TaskContext::request_input`] (or `elicit`) returned without an answer.
+#[derive(Debug)]
+pub enum InputError {
+    /// The task was cancelled (or had already ended) while waiting.
+    Cancelled,
+    /// The request could not be stored: its key was used for another request earlier in the
+    /// task's life ([`EngineError::KeyReused`]), or the store failed ([`EngineError::Store`]).
+    NotIssued(EngineError),
+}
+
+impl From<InputError> for Outcome {
+    /// `Cancelled` ends the task `cancelled`; `NotIssued` ends it `failed` with JSON-RPC
+    /// `-32603` "the input request could not be stored: …", never as if someone had cancelled.
+    fn from(e: InputError) -> Outcome {
+        match e {
+            InputError::Cancelled => Outcome::Cancelled,
+            InputError::NotIssued(e) => Outcome::Failed {
+                code: -32603,
+                message: format!("the input request could not be stored: {e}"),
+                data: None,
+            },
+        }
+    }
+}
 
 /// Handle given to a tool for the duration of one run of one task.
 #[derive(Clone)]
@@ -95,9 +120,10 @@ impl TaskContext {
     /// `input_required` while any request is outstanding.
     ///
     /// On a resumed run, a key already answered returns its stored answer at once and a key still
-    /// outstanding is waited on again. Errors: `Err(Cancelled)` when the task is cancelled (or the
-    /// key cannot be issued, which is logged).
-    pub async fn request_input(&self, key: &str, request: Value) -> Result<Value, Cancelled> {
+    /// outstanding is waited on again. Errors: [`InputError::Cancelled`] when the task is
+    /// cancelled, [`InputError::NotIssued`] when the request cannot be stored (`Outcome::from`
+    /// turns either into the tool's outcome).
+    pub async fn request_input(&self, key: &str, request: Value) -> Result<Value, InputError> {
         self.engine.request_input(self, key, request, false).await
     }
 
@@ -127,7 +153,7 @@ impl TaskContext {
         key: &str,
         message: &str,
         requested_schema: Value,
-    ) -> Result<Value, Cancelled> {
+    ) -> Result<Value, InputError> {
         self.engine
             .request_input(self, key, form_request(message, requested_schema), false)
             .await
@@ -140,7 +166,7 @@ impl TaskContext {
         key: &str,
         message: &str,
         requested_schema: Value,
-    ) -> Result<Value, Cancelled> {
+    ) -> Result<Value, InputError> {
         self.engine
             .request_input(self, key, form_request(message, requested_schema), true)
             .await

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     EngineError, Principal, TaskRecord, TaskStatus, TimelineEvent,
     clock::now_ms,
-    context::{Cancelled, Outcome, TaskContext},
+    context::{Cancelled, InputError, Outcome, TaskContext},
     model::{InputRound, Progress},
     state::check_transition,
     store::{self, ListFilter, Store, WriteCtx},
@@ -662,12 +662,17 @@ impl Engine {
         key: &str,
         request: Value,
         human_only: bool,
-    ) -> Result<Value, Cancelled> {
+    ) -> Result<Value, InputError> {
         match self.issue_input(ctx, key, request, human_only).await {
-            Ok(waiter) => waiter.answer(ctx).await,
+            Ok(waiter) => waiter
+                .answer(ctx)
+                .await
+                .map_err(|Cancelled| InputError::Cancelled),
+            // The task ended (or was cancelled) before the request was stored.
+            Err(EngineError::Terminal(_) | EngineError::NotFound) => Err(InputError::Cancelled),
             Err(e) => {
                 tracing::warn!(task_id = %ctx.task_id, key, "input request not issued: {e}");
-                Err(Cancelled)
+                Err(InputError::NotIssued(e))
             }
         }
     }
@@ -1107,5 +1112,74 @@ fn validate_response(key: &str, request: &Value, response: &Value) -> Result<(),
         _ => Err(EngineError::Invalid(format!(
             "answer to {key:?} needs \"action\": \"accept\", \"decline\" or \"cancel\""
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{feed::ChangeFeed, store::Durability};
+
+    /// Asks under key `k` twice with different requests: the second cannot be issued.
+    struct ReusesKey(ToolDescriptor);
+
+    impl TaskTool for ReusesKey {
+        fn descriptor(&self) -> &ToolDescriptor {
+            &self.0
+        }
+        fn run(&self, ctx: TaskContext, _arguments: Value) -> BoxFuture<'static, Outcome> {
+            Box::pin(async move {
+                let first = ctx.request_input("k", json!({"method": "roots/list"}));
+                // Not waited for: storing it is enough to use the key.
+                let _ = tokio::time::timeout(Duration::from_millis(50), first).await;
+                match ctx
+                    .request_input("k", json!({"method": "elicitation/create"}))
+                    .await
+                {
+                    Ok(_) => Outcome::text("answered"),
+                    Err(e) => e.into(),
+                }
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn an_input_request_that_cannot_be_stored_fails_the_task_instead_of_cancelling_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+        let engine = Engine::new(store, EngineConfig::default());
+        engine.register_tool(Arc::new(ReusesKey(ToolDescriptor {
+            name: "reuses_key".into(),
+            title: None,
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+            mode: ToolMode::Task { required: false },
+            resumable: false,
+            agent_callable: true,
+        })));
+        engine.start().await.unwrap();
+        let admin = Principal::admin();
+        let task = engine
+            .create_task(&admin, "reuses_key", json!({}))
+            .await
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let done = loop {
+            let t = engine.get(&admin, &task.task_id).unwrap();
+            if t.status.is_terminal() {
+                break t;
+            }
+            assert!(std::time::Instant::now() < deadline, "still {:?}", t.status);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert_eq!(done.status, TaskStatus::Failed);
+        let error = done.error.unwrap();
+        assert_eq!(error["code"], -32603);
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("the input request could not be stored")
+                && message.contains("\"k\" was already used"),
+            "{message}"
+        );
     }
 }

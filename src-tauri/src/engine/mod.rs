@@ -19,7 +19,7 @@ pub mod state;
 pub mod store;
 mod sweeper;
 
-pub use context::{Outcome, TaskContext};
+pub use context::{InputError, Outcome, TaskContext};
 pub use engine::{Engine, EngineConfig, TaskTool, ToolDescriptor, ToolMode};
 pub use error::EngineError;
 pub use model::{Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};

@@ -272,6 +272,9 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
     };
     let mut cancelled = false;
     let mut stopped = false;
+    // The signal that stopped `taskdeck run` itself: its exit status is then 128 + it, as a
+    // shell expects of a process ended by that signal.
+    let mut received: Option<i32> = None;
     // Stopped itself (kill, a closed terminal): stop the command and everything it started too.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
@@ -282,15 +285,18 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 eprintln!("taskdeck run: terminated; stopping the command");
                 cancelled = true;
                 stopped = true;
+                received = Some(nix::libc::SIGTERM);
                 break stop_command(&mut child, interactive, &tag).await;
             }
             Some(()) = async { hup.as_mut()?.recv().await } => {
                 cancelled = true;
                 stopped = true;
+                received = Some(nix::libc::SIGHUP);
                 break stop_command(&mut child, interactive, &tag).await;
             }
             _ = tokio::signal::ctrl_c() => {
                 cancelled = true;
+                received = Some(nix::libc::SIGINT);
                 if interactive {
                     // The terminal sent SIGINT to the command too: let it end as it would alone.
                     if let Ok(s) = tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
@@ -314,7 +320,7 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                     eprintln!("taskdeck run: cancelled from Taskdeck; stopping the command");
                     cancelled = true;
                     stopped = true;
-                break stop_command(&mut child, interactive, &tag).await;
+                    break stop_command(&mut child, interactive, &tag).await;
                 }
             }
         }
@@ -355,9 +361,10 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
         report(json!({"result": result})).await;
     }
     use std::os::unix::process::ExitStatusExt;
-    let exit = match status {
-        Some(s) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
-        None => 1,
+    let exit = match (received, status) {
+        (Some(signal), _) => 128 + signal,
+        (None, Some(s)) => s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)),
+        (None, None) => 1,
     };
     ExitCode::from(exit.clamp(0, 255) as u8)
 }

@@ -14,8 +14,12 @@ pub enum TasksCommand {
     List {
         status: Option<String>,
         tool: Option<String>,
+        principal: Option<String>,
         query: Option<String>,
-        limit: usize,
+        /// Tasks per page, 1..=1000.
+        limit: u16,
+        /// `nextCursor` of the previous page.
+        cursor: Option<String>,
     },
     Show {
         task_id: String,
@@ -50,11 +54,19 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
             TasksCommand::List {
                 status,
                 tool,
+                principal,
                 query,
                 limit,
+                cursor,
             } => {
                 let mut q = vec![("limit", limit.to_string())];
-                for (k, v) in [("status", status), ("tool", tool), ("q", query)] {
+                for (k, v) in [
+                    ("status", status),
+                    ("tool", tool),
+                    ("principal", principal),
+                    ("q", query),
+                    ("cursor", cursor),
+                ] {
                     if let Some(v) = v {
                         q.push((k, v.clone()));
                     }
@@ -117,7 +129,7 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                     println!("{}", row(t));
                 }
                 if let Some(c) = body["nextCursor"].as_str() {
-                    eprintln!("(more: --json shows nextCursor {c})");
+                    eprintln!("(more: add --cursor {c})");
                 }
             }
             TasksCommand::Show { .. } => {

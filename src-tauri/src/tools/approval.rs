@@ -82,7 +82,7 @@ impl TaskTool for RequestApproval {
             }
             let answer = match ctx.elicit("approval", &message, schema).await {
                 Ok(a) => a,
-                Err(_) => return Outcome::Cancelled,
+                Err(e) => return e.into(),
             };
             let action = answer
                 .get("action")

@@ -122,8 +122,9 @@ fn confirm_delete(ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outc
     async move {
         let filename = arguments.get("filename").and_then(Value::as_str).unwrap_or("file").to_string();
         let schema = json!({"type": "object", "properties": {"confirm": {"type": "boolean", "title": "Delete it?"}}, "required": ["confirm"]});
-        let Ok(answer) = ctx.elicit("confirm-delete", &format!("Delete {filename}?"), schema).await else {
-            return Outcome::Cancelled;
+        let answer = match ctx.elicit("confirm-delete", &format!("Delete {filename}?"), schema).await {
+            Ok(answer) => answer,
+            Err(e) => return e.into(),
         };
         let confirmed = answer.get("action").and_then(Value::as_str) == Some("accept")
             && answer.pointer("/content/confirm").and_then(Value::as_bool) == Some(true);
@@ -141,7 +142,7 @@ fn multi_input(ctx: TaskContext, _arguments: Value) -> BoxFuture<'static, Outcom
         );
         match (a, b) {
             (Ok(a), Ok(b)) => Outcome::text(format!("Got both answers: {} and {}", a["content"], b["content"])),
-            _ => Outcome::Cancelled,
+            (Err(e), _) | (_, Err(e)) => e.into(),
         }
     }
     .boxed()

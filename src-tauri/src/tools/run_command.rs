@@ -171,7 +171,10 @@ impl TaskTool for RunCommand {
                 let schema = json!({"type": "object", "properties": {
                     "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command in this directory for {}", ctx.principal()), "default": false}
                 }});
-                let Ok(answer) = ctx.elicit_human("approve-command", &question, schema).await else { return Outcome::Cancelled };
+                let answer = match ctx.elicit_human("approve-command", &question, schema).await {
+                    Ok(answer) => answer,
+                    Err(e) => return e.into(),
+                };
                 if answer.get("action").and_then(Value::as_str) != Some("accept") {
                     return declined(&line);
                 }
