@@ -1061,6 +1061,7 @@ fn transition(
     let from = t.status;
     t.status = to;
     t.last_updated_at_ms = now;
+    w.status_changed(t, from);
     w.event(
         t,
         now,
