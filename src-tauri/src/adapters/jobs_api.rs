@@ -54,10 +54,8 @@ fn retry_after(task: &TaskRecord) -> HeaderValue {
 
 fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Response {
     let mut resp = (status, Json(task.api_view())).into_response();
-    if location {
-        if let Ok(v) = HeaderValue::from_str(&format!("/v1/jobs/{}", task.task_id)) {
-            resp.headers_mut().insert(header::LOCATION, v);
-        }
+    if location && let Ok(v) = HeaderValue::from_str(&format!("/v1/jobs/{}", task.task_id)) {
+        resp.headers_mut().insert(header::LOCATION, v);
     }
     if !task.status.is_terminal() {
         resp.headers_mut()

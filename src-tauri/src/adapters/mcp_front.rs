@@ -156,6 +156,8 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
 /// Rejects what rmcp would answer with a bare `415`: a body that is not JSON (`-32700`), not a
 /// JSON-RPC 2.0 message (`-32600`), or a known method whose params have the wrong shape
 /// (`-32602`). All with HTTP 400 and a JSON-RPC error body, echoing the id when there is one.
+// The `Err` is the response to send; it is built only on the rejection path.
+#[allow(clippy::result_large_err)]
 fn check_envelope(bytes: &[u8]) -> Result<(), Response> {
     let null = RawValue::from_string("null".into()).expect("null is JSON");
     let value: Value = match serde_json::from_slice(bytes) {
@@ -281,6 +283,7 @@ fn error_response(
 
 /// The checks rmcp applies to a modern request before dispatch, in its order. `name` is the
 /// value `Mcp-Name` must carry (`None`: the header must be absent or is not checked).
+#[allow(clippy::result_large_err)] // the `Err` is the rejection to send
 fn check_request(
     headers: &HeaderMap,
     id: &RawValue,

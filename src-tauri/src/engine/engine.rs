@@ -384,7 +384,7 @@ impl Engine {
             .config
             .max_tasks
             .is_some_and(|m| count as u64 > m);
-        let check_bytes = self.inner.config.max_bytes.is_some() && creations % 100 == 0;
+        let check_bytes = self.inner.config.max_bytes.is_some() && creations.is_multiple_of(100);
         if over_count || check_bytes {
             self.inner.sweeper_wake.notify_one();
         }

@@ -10,6 +10,8 @@
 
 pub mod clock;
 mod context;
+// The module holding the `Engine` type is named for it, like the layer.
+#[allow(clippy::module_inception)]
 mod engine;
 pub mod error;
 pub mod feed;

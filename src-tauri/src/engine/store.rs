@@ -1268,11 +1268,11 @@ mod tests {
         }
     }
 
+    /// One write of a test group.
+    type TestWrite = Box<dyn FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send>;
+
     /// Runs `writes` as one group: a first write holds the writer until all of them are queued.
-    async fn one_group(
-        store: &Store,
-        writes: Vec<Box<dyn FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send>>,
-    ) -> Vec<Result<(), EngineError>> {
+    async fn one_group(store: &Store, writes: Vec<TestWrite>) -> Vec<Result<(), EngineError>> {
         let hold = store.write(|_| {
             std::thread::sleep(Duration::from_millis(300));
             Ok(())

@@ -21,7 +21,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use crate::tools::{
-    output::{OutputLog, parse_progress, status_line},
+    output::{LatestStatus, OutputLog, status_line},
     process::{TASK_ID_ENV, describe_exit, read_lines, signal_tagged, stop_group, stop_tagged},
 };
 
@@ -202,20 +202,11 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
         }
     };
     let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
-    let latest: Arc<Mutex<(Option<String>, Option<(f64, f64)>)>> =
-        Arc::new(Mutex::new((None, None)));
     // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
+    let latest = Arc::new(Mutex::new(LatestStatus::default()));
     let note = {
         let latest = latest.clone();
-        move |text: &str| {
-            if let Some(s) = status_line(text) {
-                let mut l = latest.lock().unwrap();
-                if let Some(p) = parse_progress(&s) {
-                    l.1 = Some(p);
-                }
-                l.0 = Some(s);
-            }
-        }
+        move |text: &str| latest.lock().unwrap().note(text)
     };
     let make_sink = |to_stderr: bool| {
         let (log, note) = (log.clone(), note.clone());
@@ -307,13 +298,12 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 break stop_command(&mut child, interactive, &tag).await;
             }
             _ = tick.tick(), if job.is_some() => {
-                let (message, progress) = {
-                    let mut l = latest.lock().unwrap();
-                    (l.0.take(), l.1.take())
-                };
+                let update = latest.lock().unwrap().take();
                 let mut body = json!({});
-                if let Some(m) = message { body["statusMessage"] = json!(m); }
-                if let Some((c, t)) = progress { body["progress"] = json!({"current": c, "total": t}); }
+                if let Some(u) = update {
+                    body["statusMessage"] = json!(u.message);
+                    if let Some((c, t)) = u.progress { body["progress"] = json!({"current": c, "total": t}); }
+                }
                 if let Some(answer) = report(body).await
                     && answer["cancelRequested"] == true
                 {

@@ -251,7 +251,6 @@ impl TaskTool for WaitForHttpJob {
                     return tool_error(format!("The status monitor {monitor} answered HTTP {status}"), json!({"monitor": monitor, "httpStatus": status.as_u16(), "body": body}));
                 }
                 let next = retry_after(&resp, default_interval);
-                let asked_to_wait = resp.headers().contains_key(header::RETRY_AFTER);
                 if let Some(location) = resp.headers().get(header::LOCATION).and_then(|l| l.to_str().ok())
                     && status == StatusCode::ACCEPTED
                 {
@@ -260,7 +259,7 @@ impl TaskTool for WaitForHttpJob {
                 let body = body_of(resp).await;
                 let word = body_status(&body);
                 let running = status == StatusCode::ACCEPTED || word.as_deref().is_some_and(|w| RUNNING.contains(&w));
-                if !running && !(asked_to_wait && word.is_none() && status == StatusCode::ACCEPTED) {
+                if !running {
                     return finished(&monitor, status, body);
                 }
                 ctx.status_message(format!("Waiting for {monitor} (status: {}, poll {polls})", word.unwrap_or_else(|| status.to_string()))).await;

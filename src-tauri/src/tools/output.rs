@@ -103,6 +103,39 @@ pub fn log_path(log_dir: &Path, task_id: &str) -> std::path::PathBuf {
     log_dir.join(format!("{task_id}.log"))
 }
 
+/// The latest status line of a command's output and the progress it showed, kept until they
+/// are reported (`run_command` and `taskdeck run` report at most every 250 ms).
+#[derive(Debug, Default)]
+pub struct LatestStatus {
+    pending: Option<StatusUpdate>,
+}
+
+/// What a command's output said since it was last reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusUpdate {
+    /// The latest line, cleaned by [`status_line`].
+    pub message: String,
+    /// The latest `(current, total)` a line showed ([`parse_progress`]), if any did.
+    pub progress: Option<(f64, f64)>,
+}
+
+impl LatestStatus {
+    /// Takes in one output line (or `\r` redraw): its text becomes the status message, and its
+    /// progress, if it shows one, the progress. Blank lines change nothing.
+    pub fn note(&mut self, line: &str) {
+        if let Some(message) = status_line(line) {
+            let progress =
+                parse_progress(&message).or_else(|| self.pending.as_ref().and_then(|p| p.progress));
+            self.pending = Some(StatusUpdate { message, progress });
+        }
+    }
+
+    /// What came since the last call, or `None` when nothing did.
+    pub fn take(&mut self) -> Option<StatusUpdate> {
+        self.pending.take()
+    }
+}
+
 /// The bounded log of one command: the last `max_lines` lines in memory, and the whole output in
 /// a file until `max_file_bytes` (then a note that the file was cut).
 pub struct OutputLog {
@@ -150,7 +183,7 @@ impl OutputLog {
             .trim_end_matches(['\n', '\r'])
             .to_string();
         if let Some(f) = self.file.as_mut() {
-            if self.file_bytes + raw.len() as u64 + 1 <= self.max_file_bytes {
+            if self.file_bytes + (raw.len() as u64) < self.max_file_bytes {
                 let _ = f
                     .write_all(line.as_bytes())
                     .and_then(|_| f.write_all(b"\n"));
@@ -184,6 +217,32 @@ impl OutputLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_latest_status_keeps_the_last_line_and_the_last_progress_until_taken() {
+        let mut latest = LatestStatus::default();
+        assert_eq!(latest.take(), None);
+        latest.note("building 2/4");
+        latest.note("  ");
+        latest.note("\u{1b}[1mlinking\u{1b}[0m");
+        assert_eq!(
+            latest.take(),
+            Some(StatusUpdate {
+                message: "linking".into(),
+                progress: Some((2.0, 4.0))
+            })
+        );
+        assert_eq!(latest.take(), None, "reported once");
+        latest.note("done");
+        assert_eq!(
+            latest.take(),
+            Some(StatusUpdate {
+                message: "done".into(),
+                progress: None
+            }),
+            "a progress already reported is not reported again"
+        );
+    }
 
     #[test]
     fn progress_forms() {

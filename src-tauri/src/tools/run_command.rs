@@ -17,7 +17,7 @@ use futures::{FutureExt, future::BoxFuture};
 use serde_json::{Value, json};
 
 use super::{
-    output::{OutputLog, parse_progress, status_line},
+    output::{LatestStatus, OutputLog},
     policy::CommandPolicy,
     process::{describe_exit, read_lines, stop_group},
 };
@@ -256,21 +256,12 @@ async fn execute(
     )));
     ctx.status_message(format!("Running: {line}")).await;
     // Latest status line and progress, published at most every 250 ms.
-    let latest: Arc<Mutex<(Option<String>, Option<(f64, f64)>, bool)>> =
-        Arc::new(Mutex::new((None, None, false)));
+    let latest = Arc::new(Mutex::new(LatestStatus::default()));
     let on_line = {
         let (log, latest) = (log.clone(), latest.clone());
         move |raw: &[u8]| {
             log.lock().unwrap().push(raw);
-            let text = String::from_utf8_lossy(raw);
-            let mut l = latest.lock().unwrap();
-            if let Some(s) = status_line(&text) {
-                if let Some(p) = parse_progress(&s) {
-                    l.1 = Some(p);
-                }
-                l.0 = Some(s);
-                l.2 = true;
-            }
+            latest.lock().unwrap().note(&String::from_utf8_lossy(raw));
         }
     };
     let stdout = child
@@ -338,18 +329,15 @@ async fn execute(
     }
 }
 
-async fn publish(ctx: &TaskContext, latest: &Mutex<(Option<String>, Option<(f64, f64)>, bool)>) {
-    let (message, progress) = {
-        let mut l = latest.lock().unwrap();
-        if !l.2 {
-            return;
-        }
-        l.2 = false;
-        (l.0.clone(), l.1.take())
+async fn publish(ctx: &TaskContext, latest: &Mutex<LatestStatus>) {
+    let Some(update) = latest.lock().unwrap().take() else {
+        return;
     };
-    match (progress, message) {
-        (Some((current, total)), message) => ctx.progress(current, Some(total), message).await,
-        (None, Some(m)) => ctx.status_message(m).await,
-        (None, None) => {}
+    match update.progress {
+        Some((current, total)) => {
+            ctx.progress(current, Some(total), Some(update.message))
+                .await
+        }
+        None => ctx.status_message(update.message).await,
     }
 }

@@ -73,10 +73,10 @@ pub fn check_input_request(request: &Value) -> Result<(), String> {
     if params.get("mode").is_some_and(|m| m != "form") {
         return Err("only form elicitations (mode \"form\") are supported".into());
     }
-    if !params
+    if params
         .get("message")
         .and_then(Value::as_str)
-        .is_some_and(|m| !m.trim().is_empty())
+        .is_none_or(|m| m.trim().is_empty())
     {
         return Err("params.message must be a non-empty string".into());
     }
