@@ -105,6 +105,12 @@ fn expectations() -> Vec<(&'static str, Vec<usize>)> {
         ("alpha_1", vec![]),
         ("100%", vec![]),
         ("zzz-not-there", vec![]),
+        // Letters beyond ASCII match in any case, indexed (3+ characters) or scanned.
+        // (The task's text has "Grü" and "Über": each query changes the case of a "ü".)
+        ("überlingen", vec![13]),
+        ("GRÜ", vec![13]),
+        ("üb", vec![13]),
+        ("über_", vec![]),
     ]
 }
 
@@ -129,6 +135,7 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     for i in 0..13 {
         labels.push(completed_task(&s, format!("alpha-{i}")).await);
     }
+    labels.push(completed_task(&s, "Grüße aus Überlingen".into()).await);
     // Right away: what the index has not seen yet is found by the exact test.
     check(&s, &labels, "before indexing").await;
     wait_for_index(&data).await;

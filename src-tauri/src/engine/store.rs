@@ -714,7 +714,27 @@ fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.set_prepared_statement_cache_capacity(64);
+    register_contains(&conn)?;
     Ok(conn)
+}
+
+/// Registers `td_contains(text, needle)`: 1 when `text` lowercased by Unicode rules contains
+/// `needle` (given lowercased), 0 otherwise or when `text` is NULL. Free-text queries with
+/// letters beyond ASCII use it: SQLite's `LIKE` folds only ASCII, so "über" would not find
+/// "Über" (the search index and the UI's live matching fold all letters).
+fn register_contains(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "td_contains",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let (Ok(text), Ok(needle)) = (ctx.get_raw(0).as_str(), ctx.get_raw(1).as_str()) else {
+                return Ok(false);
+            };
+            Ok(text.to_lowercase().contains(needle))
+        },
+    )
 }
 
 /// WAL size (in 4 KiB frames, so about 64 MiB) past which a checkpoint resets the WAL.
@@ -1000,12 +1020,20 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> (String, Vec<rusqlite::types:
             args.push(candidates.into());
         }
         let n = args.len() + 1;
-        sql.push_str(&format!(
-            " AND (tool LIKE ?{n} ESCAPE '\\' OR arguments LIKE ?{n} ESCAPE '\\'
-              OR COALESCE(status_message,'') LIKE ?{n} ESCAPE '\\' OR COALESCE(result,'') LIKE ?{n} ESCAPE '\\'
-              OR task_id LIKE ?{n} ESCAPE '\\')"
-        ));
-        args.push(pattern.into());
+        if q.is_ascii() {
+            sql.push_str(&format!(
+                " AND (tool LIKE ?{n} ESCAPE '\\' OR arguments LIKE ?{n} ESCAPE '\\'
+                  OR COALESCE(status_message,'') LIKE ?{n} ESCAPE '\\' OR COALESCE(result,'') LIKE ?{n} ESCAPE '\\'
+                  OR task_id LIKE ?{n} ESCAPE '\\')"
+            ));
+            args.push(pattern.into());
+        } else {
+            sql.push_str(&format!(
+                " AND (td_contains(tool, ?{n}) OR td_contains(arguments, ?{n})
+                  OR td_contains(status_message, ?{n}) OR td_contains(result, ?{n}))"
+            ));
+            args.push(q.to_lowercase().into());
+        }
     }
     if let Some(before) = f.before_seq {
         sql.push_str(" AND seq < ?");
