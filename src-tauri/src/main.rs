@@ -361,6 +361,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
             e @ (auth::AuthError::Exists(_)
             | auth::AuthError::Unknown(_)
             | auth::AuthError::BadName(_)
+            | auth::AuthError::Reserved(_)
             | auth::AuthError::AdminRevoke),
         ) => {
             eprintln!("taskdeck: {e}");

@@ -121,6 +121,8 @@ async fn list_filters_and_paginates_newest_first() {
     // A malformed query string gets a problem document, like every other /v1 error.
     for path in [
         "/v1/tasks?limit=abc",
+        "/v1/tasks?limit=0",
+        "/v1/tasks?limit=1001",
         "/v1/events?since=x",
         "/v1/tasks/x/log?offset=-1",
     ] {

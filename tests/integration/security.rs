@@ -120,12 +120,26 @@ async fn every_request_needs_a_valid_token() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600);
-    let dup = std::process::Command::new(crate::harness::BIN)
-        .args(["token", "create", "admin", "--data-dir"])
-        .arg(s.dir.join("data"))
-        .output()
-        .unwrap();
+    s.token("twice");
+    let create = |name: &str| {
+        std::process::Command::new(crate::harness::BIN)
+            .args(["token", "create", name, "--data-dir"])
+            .arg(s.dir.join("data"))
+            .output()
+            .unwrap()
+    };
+    let dup = create("twice");
     assert_eq!(dup.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&dup.stderr).contains("already exists"));
+    // Taskdeck's own principals are reserved names, said as such.
+    for name in ["admin", "anonymous"] {
+        let out = create(name);
+        assert_eq!(out.status.code(), Some(3), "{name}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is reserved"),
+            "{name}: {out:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -34,6 +34,12 @@ pub enum AuthError {
     AdminRevoke,
     #[error("token names are 1-64 characters of letters, digits, '-', '_' and '.'; {0:?} is not")]
     BadName(String),
+    /// `admin` (its token is in the admin-token file) and `anonymous` (requests without a
+    /// token under `--allow-anonymous`) name Taskdeck's own principals.
+    #[error(
+        "the name {0:?} is reserved for Taskdeck's own principal (the admin token is in the admin-token file in the config dir); choose another name"
+    )]
+    Reserved(String),
     #[error("database: {0}")]
     Db(#[from] rusqlite::Error),
     #[error("{0}")]
@@ -73,16 +79,19 @@ fn open(db: &Path) -> Result<Connection, AuthError> {
 }
 
 /// Creates a token for principal `name` in the database at `db` and returns the secret (shown
-/// once; only its hash is kept). Errors: [`AuthError::Exists`], [`AuthError::BadName`].
+/// once; only its hash is kept). Errors: [`AuthError::Exists`], [`AuthError::BadName`],
+/// [`AuthError::Reserved`] for `admin` and `anonymous`.
 pub fn create_token(db: &Path, name: &str) -> Result<String, AuthError> {
     let valid = !name.is_empty()
         && name.len() <= 64
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        && name != ANONYMOUS;
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if !valid {
         return Err(AuthError::BadName(name.into()));
+    }
+    if name == ADMIN || name == ANONYMOUS {
+        return Err(AuthError::Reserved(name.into()));
     }
     let c = open(db)?;
     let secret = new_secret();

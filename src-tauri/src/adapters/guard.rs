@@ -1,8 +1,8 @@
 //! The guard in front of every route: DNS-rebinding protection (the `Host` must be a loopback
 //! name, a present `Origin` must be this server's own origin: else 403) and authentication
 //! (`Authorization: Bearer <token>`: else 401). The authenticated [`Principal`] is put into the
-//! request's extensions for the handlers. A streaming answer (`text/event-stream`: `/v1/events`,
-//! MCP notification streams, followed logs) ends once its token is revoked, checked every
+//! request's extensions for the handlers. A streaming answer (`text/event-stream`: `/v1/events`
+//! and MCP notification streams) ends once its token is revoked, checked every
 //! [`Authenticator::RECHECK_MS`]: revocation cuts an agent off from what it was already watching.
 //!
 //! MCP Streamable HTTP (2025-11-25 and 2026-07-28 §Security Warning) requires the Origin check;

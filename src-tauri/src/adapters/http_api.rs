@@ -116,7 +116,7 @@ struct ListQuery {
     q: Option<String>,
     /// `nextCursor` of the previous page.
     cursor: Option<String>,
-    /// Page size, 1..=1000 (default 100).
+    /// Page size, 1..=1000 (default 100); other values are refused with 400.
     limit: Option<usize>,
 }
 
@@ -148,13 +148,20 @@ async fn list_tasks(
             _ => return problem(StatusCode::BAD_REQUEST, "invalid cursor"),
         },
     };
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            &format!("limit must be 1 to 1000, not {limit}"),
+        );
+    }
     let mut filter = ListFilter {
         statuses,
         tool: q.tool.filter(|t| !t.is_empty()),
         principal: q.principal.filter(|t| !t.is_empty()),
         query: q.q,
         before_seq,
-        limit: q.limit.unwrap_or(100).clamp(1, 1000),
+        limit,
     };
     if !p.admin {
         filter.principal = Some(p.name.clone());
@@ -422,7 +429,9 @@ async fn create_agent(
             )
                 .into_response()
         }
-        Err(e @ super::auth::AuthError::Exists(_)) => problem(StatusCode::CONFLICT, &e.to_string()),
+        Err(e @ (super::auth::AuthError::Exists(_) | super::auth::AuthError::Reserved(_))) => {
+            problem(StatusCode::CONFLICT, &e.to_string())
+        }
         Err(e @ super::auth::AuthError::BadName(_)) => {
             problem(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string())
         }

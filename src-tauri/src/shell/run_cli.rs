@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 
 use crate::tools::{
     output::{LatestStatus, OutputLog, status_line},
-    process::{TASK_ID_ENV, describe_exit, read_lines, signal_tagged, stop_group, stop_tagged},
+    process::{
+        TASK_ID_ENV, describe_exit, read_lines, shell_line, signal_tagged, stop_group, stop_tagged,
+    },
 };
 
 /// What `taskdeck run` needs.
@@ -73,7 +75,10 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
     };
     let (mut base, mut token) = locate();
     let http = reqwest::Client::new();
-    let name = args.name.clone().unwrap_or_else(|| args.command.join(" "));
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| shell_line(&args.command));
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();

@@ -1,6 +1,7 @@
 //! Child processes in their own process group, so a cancel or timeout stops the command and
 //! everything it started: SIGTERM to the group, SIGKILL after a grace period. Also the line
-//! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output.
+//! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output, and
+//! the quoting that shows an argv as one shell line.
 
 use std::time::Duration;
 
@@ -9,6 +10,25 @@ use nix::{
     unistd::Pid,
 };
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// `argv` as a POSIX shell would read it back: words of plain characters as they are, others
+/// in single quotes (`sh -c 'echo hi'`). For showing a command to a human and naming it.
+pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|a| {
+            let a = a.as_ref();
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a.to_string()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// Longest line handed on, in bytes; longer runs are split.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -151,5 +171,20 @@ pub fn describe_exit(status: Option<std::process::ExitStatus>) -> (Option<i32>, 
             _ => (None, "ended".into()),
         },
         None => (None, "ended (exit status unknown)".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shell_line_quotes_what_a_shell_would_split_or_expand() {
+        assert_eq!(
+            super::shell_line(&["sh", "-c", "echo hi; echo 3/4"]),
+            "sh -c 'echo hi; echo 3/4'"
+        );
+        assert_eq!(
+            super::shell_line(&["printf", "it's", "", "a=b"]),
+            r"printf 'it'\''s' '' a=b"
+        );
     }
 }
