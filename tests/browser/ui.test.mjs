@@ -47,10 +47,10 @@ async function waitFor(fn, what, { timeout = 15_000, interval = 100 } = {}) {
   }
 }
 
-/** Starts the server; resolves with its base URL and the admin token file path. */
-function startServer() {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'));
-  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(tmp, 'data'), '--config-dir', path.join(tmp, 'cfg'), '--conformance-fixtures'], {
+/** Starts a server in a new temp dir (with `extra` flags); resolves with the child, its base URL, the admin token file path and the dir. */
+function startServer(extra = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'));
+  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data'), '--config-dir', path.join(dir, 'cfg'), '--conformance-fixtures', ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -62,7 +62,7 @@ function startServer() {
       const tokenFile = /Admin token:\s*(\S+)/.exec(out);
       if (url && tokenFile) {
         clearTimeout(timer);
-        resolve({ child, url: url[1], tokenFile: tokenFile[1] });
+        resolve({ child, url: url[1], tokenFile: tokenFile[1], dir });
       }
     };
     child.stdout.on('data', onData);
@@ -211,6 +211,7 @@ before(async () => {
   assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN} (build it, or set TASKDECK_BIN)`);
   assert.ok(fs.existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)`);
   const started = await startServer();
+  tmp = started.dir;
   server = started.child;
   base = started.url;
   token = fs.readFileSync(started.tokenFile, 'utf8').trim();
@@ -598,6 +599,35 @@ test('older pages load as the list scrolls (nextCursor)', async () => {
   assert.equal(await topInView(), before);
   await page.locator('#search').fill('');
   await footer.filter({ hasText: 'more load as you scroll' }).waitFor();
+});
+
+test('a task removed when its TTL runs out leaves the list and the counts, live', async () => {
+  const other = await startServer(['--default-ttl-ms', '2500']);
+  const otherToken = fs.readFileSync(other.tokenFile, 'utf8').trim();
+  const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  try {
+    watchErrors(tab);
+    await tab.goto(`${other.url}/#token=${encodeURIComponent(otherToken)}`);
+    await tab.locator('#conn[data-state="open"]').waitFor();
+    const job = await fetch(`${other.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${otherToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'echo', arguments: { note: 'short-lived' } }),
+    }).then((r) => r.json());
+    const shown = tab.locator('#task-list .row:not([hidden])', { has: tab.locator(`.row-id[title="${job.taskId}"]`) });
+    const completed = tab.locator('#status-filters .chip-completed .chip-count');
+    await shown.locator('.badge', { hasText: 'Completed' }).waitFor();
+    await waitFor(async () => (await completed.textContent()) === '1', 'the completed count');
+    // Swept 2.5 s after creation: the row goes and the count follows, without a reload.
+    await shown.waitFor({ state: 'detached', timeout: 15_000 });
+    await waitFor(async () => (await completed.textContent()) === '0', 'the completed count after the sweep');
+    await tab.locator('#list-footer', { hasText: '0 tasks' }).waitFor();
+  } finally {
+    await tab.close();
+    other.child.kill('SIGTERM');
+    await new Promise((r) => other.child.once('exit', r));
+    fs.rmSync(other.dir, { recursive: true, force: true });
+  }
 });
 
 test('an admin connects an agent; the Claude Code command carries a token that works', async () => {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::harness::Server;
 
-type Frame = (Option<String>, Option<String>, Value);
+pub(crate) type Frame = (Option<String>, Option<String>, Value);
 
 /// Reads SSE frames from a response until `n` data frames arrived (5 s at most).
 async fn read_frames(resp: reqwest::Response, n: usize) -> Vec<Frame> {
@@ -16,7 +16,10 @@ async fn read_frames(resp: reqwest::Response, n: usize) -> Vec<Frame> {
 }
 
 /// Reads SSE frames until `done(frames)` holds (5 s at most).
-async fn read_until(resp: reqwest::Response, done: impl Fn(&[Frame]) -> bool) -> Vec<Frame> {
+pub(crate) async fn read_until(
+    resp: reqwest::Response,
+    done: impl Fn(&[Frame]) -> bool,
+) -> Vec<Frame> {
     let mut stream = resp.bytes_stream();
     let mut buf = String::new();
     let mut frames = Vec::new();

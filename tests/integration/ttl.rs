@@ -11,6 +11,14 @@ use crate::harness::Server;
 async fn expiry_sweeps_and_waiting_tasks_survive() {
     let s = Server::start(&["--conformance-fixtures", "--default-ttl-ms", "1500"]).await;
     let t = s.admin.clone();
+    let events = |last_event_id: Option<String>| {
+        let mut req = s.http.get(s.url("/v1/events")).bearer_auth(&t);
+        if let Some(id) = last_event_id {
+            req = req.header("Last-Event-ID", id);
+        }
+        req.send()
+    };
+    let live = events(None).await.unwrap();
     let finished = s
         .call(
             &t,
@@ -53,6 +61,22 @@ async fn expiry_sweeps_and_waiting_tasks_survive() {
         .rpc(Some(&t), "tasks/get", json!({"taskId": finished}), true)
         .await;
     assert_eq!(gone.error_code(), -32602);
+    // Watchers are told: a `deleted` event with the task's last status, live and on resume.
+    let is_deletion = |f: &crate::api::Frame| {
+        f.2["event"]["kind"] == "deleted" && f.2["task"]["taskId"] == finished.as_str()
+    };
+    let frames = crate::api::read_until(live, |fs| fs.iter().any(is_deletion)).await;
+    let deletion = frames.iter().find(|f| is_deletion(f)).unwrap();
+    assert_eq!(deletion.2["event"]["data"]["status"], "completed");
+    assert_eq!(deletion.2["event"]["data"]["tool"], "slow_compute");
+    let first_id = frames[0].0.clone();
+    let resumed = crate::api::read_until(events(first_id).await.unwrap(), |fs| {
+        fs.iter().any(is_deletion)
+    })
+    .await;
+    let replayed = resumed.iter().find(|f| is_deletion(f)).unwrap();
+    assert_eq!(replayed.0, deletion.0, "the same event id");
+    assert_eq!(replayed.2["task"]["status"], "completed");
 
     // The working task expired: failed with a JSON-RPC error saying so, its tool stopped.
     let expired = s.get(&t, &running).await;

@@ -229,11 +229,9 @@ function handleChange(change) {
   if (task.tool) noteTool(task.tool);
   if (task.principal) notePrincipal(task.principal);
   // The inbox and the open task stay live even while the list is paused.
-  const inboxResult = state.inbox.apply(task);
-  if (inboxResult === 'added') {
-    announceInput(task);
-    renderInbox();
-  } else if (inboxResult) renderInbox();
+  const inboxResult = state.inbox.apply(task, change.event);
+  if (inboxResult === 'added') announceInput(task);
+  if (inboxResult || state.inbox.total !== null) scheduleInboxRender();
   state.detail.onChange(change);
   const anchor = state.model.paused ? null : state.list.captureAnchor();
   const r = state.model.apply(change);
@@ -261,18 +259,25 @@ function announce(text) {
 
 // ---------------------------------------------------------------- list loading
 
-let renderQueued = false;
-function scheduleListRender() {
-  if (renderQueued) return;
-  renderQueued = true;
-  requestAnimationFrame(() => {
-    renderQueued = false;
-    state.list.render();
-    renderChips();
-    renderFooter();
-    renderEmpty();
-  });
+/** A function that runs `fn` once in the next animation frame, however often it is called before then. */
+function oncePerFrame(fn) {
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      fn();
+    });
+  };
 }
+
+const scheduleListRender = oncePerFrame(() => {
+  state.list.render();
+  renderChips();
+  renderFooter();
+  renderEmpty();
+});
 
 async function reloadList() {
   const gen = ++state.generation;
@@ -324,16 +329,31 @@ async function loadMore() {
   scheduleListRender();
 }
 
+/** Pages of 1,000 the inbox loads at most; past them it shows the server's count. */
+const INBOX_MAX_PAGES = 10;
+
 async function reloadInbox() {
   state.inbox.beginReset();
   try {
-    const page = await state.api.listTasks(listQuery({ statuses: ['input_required'] }, { limit: 1000 }));
-    state.inbox.reset(page.tasks || []);
+    const tasks = [];
+    let cursor = null;
+    let total = 0;
+    for (let n = 0; n < INBOX_MAX_PAGES; n++) {
+      const page = await state.api.listTasks(listQuery({ statuses: ['input_required'] }, { limit: 1000, cursor }));
+      if (n === 0) total = (page.counts && page.counts.input_required) || 0;
+      tasks.push(...(page.tasks || []));
+      cursor = page.nextCursor || null;
+      if (!cursor) break;
+    }
+    state.inbox.reset(tasks, cursor ? total : null);
   } catch {
     // keep what we have; the stream keeps it current
   }
   renderInbox();
 }
+
+/** Renders the inbox once in the next frame, however many changes arrive before it. */
+const scheduleInboxRender = oncePerFrame(() => renderInbox());
 
 function currentFilters() {
   return {
@@ -429,19 +449,23 @@ function clearFilters() {
   reloadList();
 }
 
+/** Entries the inbox shows (newest first); the rest are counted and in the list's "Needs input". */
+const INBOX_SHOWN = 200;
+
 function renderInbox() {
   const list = state.inbox.list();
+  const count = state.inbox.count;
   const box = $('inbox');
-  box.hidden = list.length === 0;
-  document.title = list.length ? `(${list.length}) Taskdeck — ${list.length === 1 ? '1 task needs' : `${list.length} tasks need`} input` : 'Taskdeck';
-  $('inbox-count').textContent = formatCount(list.length);
+  box.hidden = count === 0;
+  document.title = count ? `(${count}) Taskdeck — ${count === 1 ? '1 task needs' : `${formatCount(count)} tasks need`} input` : 'Taskdeck';
+  $('inbox-count').textContent = formatCount(count);
   const ul = $('inbox-list');
   // Rebuilt often (ages tick): keep keyboard focus on the same task's entry.
   const focused = ul.contains(document.activeElement) ? document.activeElement.dataset.taskId : null;
   const scroll = ul.scrollTop;
   clear(ul);
   const now = Date.now();
-  for (const t of list.slice(0, 200)) {
+  for (const t of list.slice(0, INBOX_SHOWN)) {
     const prompts = Object.values(t.inputRequests || {});
     const msg = prompts.length && prompts[0].params && typeof prompts[0].params.message === 'string' ? prompts[0].params.message : t.statusMessage || '';
     const more = prompts.length > 1 ? ` (+${prompts.length - 1} more)` : '';
@@ -455,6 +479,9 @@ function renderInbox() {
     btn.addEventListener('click', () => openTask(t.taskId, { focus: true, focusPrompt: true }));
     ul.appendChild(h('li', {}, btn));
     if (focused === t.taskId) btn.focus({ preventScroll: true });
+  }
+  if (count > INBOX_SHOWN) {
+    ul.appendChild(h('li', { class: 'inbox-more muted' }, `and ${formatCount(count - INBOX_SHOWN)} more, older: choose “Needs input” above the list to see them all`));
   }
   ul.scrollTop = scroll;
 }
@@ -596,7 +623,7 @@ function handleTaskSnapshot(task) {
     state.model.applyNow({ event: null, task }, { counts: false });
     scheduleListRender();
   }
-  if (state.inbox.apply(task)) renderInbox();
+  if (state.inbox.apply(task)) scheduleInboxRender();
 }
 
 async function bulkCancel() {

@@ -215,6 +215,15 @@ export class TaskList {
     if (!task || typeof task.taskId !== 'string') return { type: 'ignored' };
     if (counts) this.adjustCounts(change);
     const entry = this.byId.get(task.taskId);
+    if (change.event && change.event.kind === 'deleted') {
+      // Removed from the store (TTL, retention caps): it leaves the list.
+      if (!entry) return { type: 'ignored' };
+      const index = this.rows.indexOf(entry);
+      if (index >= 0) this.rows.splice(index, 1);
+      this.byId.delete(task.taskId);
+      this.version++;
+      return { type: 'removed', index };
+    }
     if (entry) {
       if (isStale(entry.task, task)) return { type: 'ignored' };
       if (!matchesStructuredFilters(task, this.filters)) {
@@ -252,11 +261,18 @@ export class TaskList {
     return lo;
   }
 
-  /** Counts follow creation and status events (within the principal filter, as the server counts). */
+  /**
+   * Counts follow creation, status and deletion events of the tasks the other filters select
+   * (principal, tool and free text), as the server counts them. The free text is matched on the
+   * task as it is now, which can differ from how it was when it was counted: a later page
+   * load brings the server's exact counts.
+   */
   adjustCounts(change) {
     const { event, task } = change;
     if (!event) return;
     if (this.filters.principal && task.principal !== this.filters.principal) return;
+    if (this.filters.tool && task.tool !== this.filters.tool) return;
+    if (!matchesQuery(task, this.filters.q)) return;
     const d = event.data || {};
     const bump = (status, n) => {
       if (!status) return;
@@ -266,7 +282,8 @@ export class TaskList {
     else if (event.kind === 'status' && d.from !== d.to) {
       bump(d.from, -1);
       bump(d.to, 1);
-    } else return;
+    } else if (event.kind === 'deleted') bump(d.status, -1);
+    else return;
     this.version++;
   }
 
@@ -313,11 +330,20 @@ export class InputInbox {
      *  to a cancel request arriving after the stream said "cancelled") cannot bring them back.
      *  @type {Map<string, object>} */
     this.left = new Map();
+    /** How many tasks wait in all when the last snapshot was cut short (null: it was whole). */
+    this.total = null;
     this.version = 0;
+    /** `list()`'s answer and the version it was sorted at. */
+    this.sorted = { version: -1, list: [] };
   }
 
   get size() {
     return this.tasks.size;
+  }
+
+  /** How many tasks wait for input: the ones held, or the server's count when it has more. */
+  get count() {
+    return this.total === null ? this.tasks.size : Math.max(this.total, this.tasks.size);
   }
 
   /** Call before fetching a snapshot for `reset`: changes applied from now on are newer. */
@@ -328,9 +354,11 @@ export class InputInbox {
   /**
    * Takes a fetched snapshot of the input_required tasks. What the stream said while it was
    * loading wins over it: a task that left meanwhile (answered, cancelled) stays out, one that
-   * arrived meanwhile stays in, and a newer state of a task is kept.
+   * arrived meanwhile stays in, and a newer state of a task is kept. `total`: the server's
+   * count when the snapshot holds only the newest of them (null when it holds all).
    */
-  reset(tasks) {
+  reset(tasks, total = null) {
+    this.total = total;
     const touched = this.touched || new Set();
     this.touched = null;
     const next = new Map();
@@ -351,11 +379,23 @@ export class InputInbox {
   }
 
   /**
-   * Takes a task as it is now.
+   * Takes a task as it is now (`event`: the change's timeline event, which keeps `total`
+   * current while the snapshot was cut short).
    * @returns {'added'|'updated'|'removed'|null}
    */
-  apply(task) {
+  apply(task, event = null) {
     if (!task || typeof task.taskId !== 'string') return null;
+    if (this.total !== null && event) {
+      const d = event.data || {};
+      if (event.kind === 'status' && d.from !== d.to) this.total += (d.to === 'input_required') - (d.from === 'input_required');
+      else if (event.kind === 'deleted' && d.status === 'input_required') this.total -= 1;
+    }
+    if (event && event.kind === 'deleted') {
+      if (!this.tasks.has(task.taskId)) return null;
+      this.tasks.delete(task.taskId);
+      this.version++;
+      return 'removed';
+    }
     if (this.touched) this.touched.add(task.taskId);
     const current = this.tasks.get(task.taskId);
     const seen = current ?? this.left.get(task.taskId);
@@ -382,9 +422,14 @@ export class InputInbox {
     if (this.left.size > 10000) this.left.delete(this.left.keys().next().value);
   }
 
-  /** Newest first. */
+  /** Newest first (sorted again only after a change). */
   list() {
-    return [...this.tasks.values()].sort((a, b) => compareOrder(orderKey(b), orderKey(a)));
+    if (this.sorted.version !== this.version) {
+      const keyed = [...this.tasks.values()].map((t) => [orderKey(t), t]);
+      keyed.sort((a, b) => compareOrder(b[0], a[0]));
+      this.sorted = { version: this.version, list: keyed.map(([, t]) => t) };
+    }
+    return this.sorted.list;
   }
 }
 

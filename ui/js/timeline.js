@@ -55,6 +55,8 @@ export function describeEvent(ev) {
       return { title: `Cancel requested${d.by ? ` by ${d.by}` : ''}`, detail: 'The task is asked to stop; it ends as cancelled when it does.', tone: 'warn' };
     case 'ttl':
       return { title: ttlWords(d), tone: 'muted' };
+    case 'deleted':
+      return { title: 'Removed from Taskdeck', detail: 'Its time to live ran out, or a retention cap removed it. What is shown here is its last state.', tone: 'muted' };
     case 'resumed':
       return { title: 'Resumed', detail: d.reason === 'restart' ? 'Taskdeck restarted and picked the task up again.' : d.reason, tone: 'info' };
     default:

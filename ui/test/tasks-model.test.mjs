@@ -100,7 +100,37 @@ test('tool, principal and free-text filters apply to live tasks', () => {
   const list = new TaskList({ statuses: [], tool: '', principal: '', q: 'rollback' });
   list.reset({ tasks: [], nextCursor: null, counts: {} });
   assert.equal(list.apply(ev('created', t, { status: 'working' })).type, 'ignored');
-  assert.equal(list.counts.working, 1, 'counts are not narrowed by the free text (as on the server)');
+  assert.equal(list.counts.working, undefined, 'counts are narrowed by the free text, as on the server');
+});
+
+test('counts follow only the tasks the tool filter and the free text select', () => {
+  const list = new TaskList({ statuses: [], tool: 'external', principal: '', q: 'trigger' });
+  list.reset({ tasks: [], nextCursor: null, counts: { working: 1 } });
+  const other = task('o', { tool: 'request_approval', arguments: { message: 'trigger' } });
+  list.apply(ev('created', other, { status: 'working' }));
+  list.apply(ev('status', later(other, { status: 'input_required' }), { from: 'working', to: 'input_required' }));
+  const unrelated = task('u', { tool: 'external', arguments: { name: 'nightly' } });
+  list.apply(ev('created', unrelated, { status: 'working' }));
+  assert.deepEqual(list.counts, { working: 1 }, 'another tool and a text that does not match change nothing');
+  const job = task('j', { tool: 'external', arguments: { name: 'trigger' } });
+  list.apply(ev('created', job, { status: 'working' }));
+  list.apply(ev('status', later(job, { status: 'failed' }), { from: 'working', to: 'failed' }));
+  assert.deepEqual(list.counts, { working: 1, failed: 1 });
+});
+
+test('a task deleted from the store leaves the list and its count', () => {
+  const [a, b] = [task('a', { status: 'completed' }), task('b')];
+  const list = new TaskList();
+  list.reset({ tasks: [b, a], nextCursor: null, counts: { working: 1, completed: 1 } });
+  assert.deepEqual(list.apply(ev('deleted', a, { status: 'completed', tool: a.tool, principal: a.principal })), { type: 'removed', index: 1 });
+  assert.deepEqual(list.rows.map((r) => r.id), ['b']);
+  assert.deepEqual(list.counts, { working: 1, completed: 0 });
+  assert.equal(list.total(), 1);
+  // One that was never loaded (an older page) still leaves the counts.
+  const old = task('old', { status: 'failed' });
+  list.counts.failed = 3;
+  assert.deepEqual(list.apply(ev('deleted', old, { status: 'failed' })), { type: 'ignored' });
+  assert.equal(list.counts.failed, 2);
 });
 
 test('pause buffers changes and resume applies them', () => {
@@ -178,6 +208,27 @@ test('the inbox keeps input_required tasks, newest first, and drops answered one
   assert.equal(inbox.apply(later(p, { status: 'working' })), 'removed');
   assert.equal(inbox.apply(later(p, { status: 'working' })), null);
   assert.deepEqual(inbox.list().map((t) => t.taskId), ['q']);
+});
+
+test('an inbox cut short at its last page counts what the server counted, and follows events', () => {
+  const inbox = new InputInbox();
+  const [p, q] = [task('p', { status: 'input_required' }), task('q', { status: 'input_required' })];
+  inbox.reset([p, q], 1017);
+  assert.equal(inbox.size, 2);
+  assert.equal(inbox.count, 1017);
+  const n = task('n');
+  inbox.apply(later(n, { status: 'input_required' }), { kind: 'status', data: { from: 'working', to: 'input_required' } });
+  assert.equal(inbox.count, 1018);
+  // One that was not loaded is answered: the count drops although the inbox never held it.
+  const far = task('far', { status: 'working' });
+  assert.equal(inbox.apply(far, { kind: 'status', data: { from: 'input_required', to: 'working' } }), null);
+  assert.equal(inbox.count, 1017);
+  // A whole snapshot: the count is what it holds.
+  inbox.reset([p]);
+  assert.equal(inbox.count, 1);
+  assert.equal(inbox.apply(q, { kind: 'deleted', data: { status: 'completed' } }), null);
+  assert.equal(inbox.apply(p, { kind: 'deleted', data: { status: 'input_required' } }), 'removed');
+  assert.equal(inbox.count, 0);
 });
 
 test('outstanding prompts come from inputRequests in key order', () => {

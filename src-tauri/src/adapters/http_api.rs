@@ -308,7 +308,8 @@ fn change_event(change: &Change) -> Event {
 }
 
 /// `GET /v1/events`: every change to tasks the caller may see, as SSE `change` events whose
-/// `id` is the timeline event id. With `Last-Event-ID` (or `?since=`), the stream first replays
+/// `id` is the timeline event id. A task removed from the store (TTL, caps) ends with an
+/// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
 /// to reload its list.
 #[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
@@ -338,7 +339,17 @@ async fn events(
             let Some(last) = batch.last() else { break };
             after = last.id;
             for ev in batch {
-                if let Ok(task) = engine.get(&p, &ev.task_id) {
+                if ev.kind == "deleted" {
+                    // The task is gone; its last status, tool and principal are in the event.
+                    let task = json!({"taskId": ev.task_id, "status": ev.data["status"],
+                        "tool": ev.data["tool"], "principal": ev.data["principal"]});
+                    backlog.push(Ok::<_, Infallible>(
+                        Event::default()
+                            .id(ev.id.to_string())
+                            .event("change")
+                            .data(json!({"event": ev.api_view(), "task": task}).to_string()),
+                    ));
+                } else if let Ok(task) = engine.get(&p, &ev.task_id) {
                     backlog.push(Ok::<_, Infallible>(change_event(&Change {
                         event: ev,
                         task: Arc::new(task),

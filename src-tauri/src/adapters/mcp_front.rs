@@ -656,7 +656,10 @@ fn listen(
         .collect();
     let sub = subscription_id.clone();
     let changes = feed.filter_map(move |change| {
-        let keep = change.ok().filter(|c| accepted.contains(&c.task.task_id));
+        // A deleted task has no further state to notify (it is gone, as if never subscribed).
+        let keep = change
+            .ok()
+            .filter(|c| c.event.kind != "deleted" && accepted.contains(&c.task.task_id));
         let note = keep.map(|c| notification(c.task.wire_detailed(), &sub));
         async move { note }
     });

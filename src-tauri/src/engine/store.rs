@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS events(
   data TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_task ON events(task_id, id);
+CREATE INDEX IF NOT EXISTS events_deleted ON events(at) WHERE kind = 'deleted';
 CREATE TABLE IF NOT EXISTS tokens(
   name TEXT PRIMARY KEY,
   hash TEXT NOT NULL UNIQUE,
@@ -133,6 +134,10 @@ struct Pending {
 /// without outstanding input requests are kept (their row is the whole record). Emptied when
 /// a write fails or a group is rolled back, and when it reaches [`TASK_CACHE_CAP`] entries.
 type TaskCache = std::collections::HashMap<String, Arc<TaskRecord>>;
+
+/// How long the `deleted` event of a deleted task is kept (ms): an event stream resumed within
+/// this time still removes the task ([`WriteCtx::delete`]).
+pub const DELETED_EVENTS_KEPT_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// Entries of [`TaskCache`] (about 1 KiB each with small arguments) before it is emptied.
 const TASK_CACHE_CAP: usize = 8_192;
@@ -199,13 +204,45 @@ impl WriteCtx<'_> {
         Ok(self.settle(task))
     }
 
-    /// Deletes a task with its events and input rounds.
+    /// Deletes a task with its events and input rounds, and leaves one timeline event of kind
+    /// `deleted` (`data: {status, tool, principal}`, the task's last) in their place, published
+    /// on the feed with the task's last snapshot: watchers drop the task, and a client that
+    /// resumes its event stream later still learns of it (kept [`DELETED_EVENTS_KEPT_MS`]).
     pub fn delete(&mut self, task_id: &str) -> Result<(), EngineError> {
+        let last = self.load(task_id)?;
         self.cache.remove(task_id);
-        if let Some((principal, tool, status)) = delete_task(self.conn, task_id)? {
-            self.count(&principal, &tool, status, -1);
-        }
+        let Some((principal, tool, status)) = delete_task(self.conn, task_id)? else {
+            return Ok(());
+        };
+        self.count(&principal, &tool, status, -1);
+        let at_ms = super::clock::now_ms();
+        let data =
+            serde_json::json!({"status": status.as_str(), "tool": tool, "principal": principal});
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events(task_id, principal, at, kind, data) VALUES (?1, ?2, ?3, 'deleted', ?4)",
+            )?
+            .execute(params![task_id, principal, at_ms, data.to_string()])?;
+        let event = TimelineEvent {
+            id: self.conn.last_insert_rowid(),
+            task_id: task_id.to_string(),
+            at_ms,
+            kind: "deleted".into(),
+            data,
+        };
+        self.changes.push(Pending {
+            event,
+            task: last.map(Arc::new),
+        });
         Ok(())
+    }
+
+    /// Drops the `deleted` events older than `before_ms` (ms since the epoch). Returns how many.
+    pub fn prune_deleted_events(&mut self, before_ms: i64) -> Result<usize, EngineError> {
+        Ok(self
+            .conn
+            .prepare_cached("DELETE FROM events WHERE kind = 'deleted' AND at < ?1")?
+            .execute(params![before_ms])?)
     }
 
     fn settle(&mut self, task: TaskRecord) -> Arc<TaskRecord> {

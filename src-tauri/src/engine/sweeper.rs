@@ -1,6 +1,8 @@
 //! The TTL sweeper: a background task that sleeps until the next task's `createdAt + ttlMs`
 //! (woken early when an earlier deadline appears), expires what is due, and enforces the
-//! store caps. No polling interval: when nothing has a TTL it sleeps until woken.
+//! store caps; each pass also drops the `deleted` events older than
+//! [`DELETED_EVENTS_KEPT_MS`](super::store::DELETED_EVENTS_KEPT_MS) (only passes delete tasks,
+//! so only passes add them). No polling interval: when nothing has a TTL it sleeps until woken.
 
 use std::sync::atomic::Ordering;
 
@@ -40,5 +42,11 @@ async fn sweep_once(engine: &Engine) -> Result<(), super::EngineError> {
         }
     }
     engine.enforce_caps().await?;
+    let before = now_ms() - super::store::DELETED_EVENTS_KEPT_MS;
+    engine
+        .inner
+        .store
+        .write(move |w| w.prune_deleted_events(before))
+        .await?;
     Ok(())
 }
