@@ -165,8 +165,10 @@ struct ServeArgs {
     /// process: commits survive a crash of Taskdeck; power: also a power loss (fsync per commit)
     #[arg(long, value_enum, default_value_t = Durability::Process)]
     durability: Durability,
-    /// ttlMs of new tasks, in ms (0 = unlimited). Waiting for input never expires a task.
-    #[arg(long, default_value_t = 86_400_000)]
+    /// ttlMs of new tasks, in ms, at most 100 years (0 = unlimited). Waiting for input never
+    /// expires a task.
+    #[arg(long, default_value_t = 86_400_000,
+          value_parser = clap::value_parser!(u64).range(0..=3_155_760_000_000))]
     default_ttl_ms: u64,
     /// pollIntervalMs suggested to clients, in ms
     #[arg(long, default_value_t = 1000)]

@@ -126,6 +126,7 @@ async fn list_filters_and_paginates_newest_first() {
         "/v1/tasks?limit=abc",
         "/v1/tasks?limit=0",
         "/v1/tasks?limit=1001",
+        "/v1/tasks?q=zz%00",
         "/v1/events?since=x",
         "/v1/tasks/x/log?offset=-1",
     ] {
@@ -224,6 +225,31 @@ async fn events_stream_live_and_resume_from_last_event_id() {
         mine.as_str(),
         "the replay skipped the admin's tasks"
     );
+
+    // A Last-Event-ID this store never reached (an older backup restored): reload, then live.
+    let resp = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .header("Last-Event-ID", "999999999")
+        .send()
+        .await
+        .unwrap();
+    let later = s
+        .call(
+            &t,
+            "slow_compute",
+            json!({"seconds": 0.01, "label": "after-restore"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let frames = read_until(resp, |f| {
+        f.iter().any(|x| x.2["task"]["taskId"] == later.as_str())
+    })
+    .await;
+    assert_eq!(frames[0].1.as_deref(), Some("resync"));
 }
 
 #[tokio::test]

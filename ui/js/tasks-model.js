@@ -44,14 +44,26 @@ function textOf(v) {
 }
 
 /**
+ * `s` with each character lowercased on its own, like the server's `fold_case`: without the
+ * context rule of `toLowerCase` that makes a word-final "Σ" a "ς", so a substring still matches.
+ */
+export function foldCase(s) {
+  const lower = s.toLowerCase();
+  if (!lower.includes('ς')) return lower; // the only context-dependent mapping
+  let out = '';
+  for (const c of s) out += c.toLowerCase();
+  return out;
+}
+
+/**
  * Client-side approximation of the server's `q` (case-insensitive substring of tool,
  * arguments, statusMessage, result or taskId), used for tasks that arrive live.
  */
 export function matchesQuery(task, q) {
-  const needle = String(q || '').trim().toLowerCase();
+  const needle = foldCase(String(q || '').trim());
   if (!needle) return true;
   return [task.tool, task.taskId, task.statusMessage, textOf(task.arguments), textOf(task.result)].some((s) =>
-    textOf(s).toLowerCase().includes(needle),
+    foldCase(textOf(s)).includes(needle),
   );
 }
 

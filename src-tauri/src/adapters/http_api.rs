@@ -148,6 +148,9 @@ async fn list_tasks(
             _ => return problem(StatusCode::BAD_REQUEST, "invalid cursor"),
         },
     };
+    if q.q.as_deref().is_some_and(|t| t.contains('\0')) {
+        return problem(StatusCode::BAD_REQUEST, "q must not contain NUL characters");
+    }
     let limit = q.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return problem(
@@ -329,7 +332,16 @@ async fn events(
     let live = BroadcastStream::new(engine.store().feed().subscribe());
     let mut replayed_up_to = since.unwrap_or(i64::MAX);
     let mut backlog = Vec::new();
-    if let Some(mut after) = since {
+    // An id this store never reached (e.g. a backup older than the client's last event was
+    // restored): the client's state cannot be resumed, so it is asked to reload.
+    let newest = match since.map(|_| engine.store().last_event_id()).transpose() {
+        Ok(n) => n.unwrap_or(0),
+        Err(e) => return engine_problem(e),
+    };
+    if since.is_some_and(|s| s > newest) {
+        backlog.push(Ok(Event::default().event("resync").data("{}")));
+        replayed_up_to = newest;
+    } else if let Some(mut after) = since {
         let owner = (!p.admin).then(|| p.name.clone());
         loop {
             let batch = match engine.store().events_since(after, owner.as_deref(), 1000) {

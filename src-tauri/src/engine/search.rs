@@ -306,7 +306,9 @@ pub fn candidate_match(query: &str) -> Option<String> {
     for run in query.split(['%', '_']) {
         let chars: Vec<char> = run.chars().collect();
         for w in chars.windows(MIN_INDEXED_QUERY) {
-            let t: String = w.iter().collect::<String>().to_lowercase();
+            // As typed: the trigram tokenizer folds case itself, the same way for the query as
+            // for the text (lowercasing here could make 4 characters of 3, e.g. "İ").
+            let t: String = w.iter().collect();
             if !trigrams.contains(&t) {
                 trigrams.push(t);
             }

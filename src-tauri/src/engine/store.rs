@@ -638,6 +638,14 @@ impl Store {
         })
     }
 
+    /// The id of the newest timeline event (0 when there is none).
+    pub fn last_event_id(&self) -> Result<i64, EngineError> {
+        self.read(|c| {
+            Ok(c.prepare_cached("SELECT ifnull(max(id), 0) FROM events")?
+                .query_row([], |r| r.get(0))?)
+        })
+    }
+
     /// Tasks that are not terminal (for restart recovery), oldest first.
     pub fn unsettled(&self) -> Result<Vec<TaskRecord>, EngineError> {
         self.read(|c| {
@@ -755,8 +763,15 @@ fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     Ok(conn)
 }
 
-/// Registers `td_contains(text, needle)`: 1 when `text` lowercased by Unicode rules contains
-/// `needle` (given lowercased), 0 otherwise or when `text` is NULL. Free-text queries with
+/// `s` with each character lowercased on its own (Unicode's per-character mapping, without the
+/// context rules of `str::to_lowercase`, which turn a word-final "Σ" into "ς"): the same text
+/// folds the same wherever it sits, so a substring of it still matches.
+pub fn fold_case(s: &str) -> String {
+    s.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// Registers `td_contains(text, needle)`: 1 when [`fold_case`]`(text)` contains `needle`
+/// (given folded), 0 otherwise or when `text` is NULL. Free-text queries with
 /// letters beyond ASCII use it: SQLite's `LIKE` folds only ASCII, so "über" would not find
 /// "Über" (the search index and the UI's live matching fold all letters).
 fn register_contains(conn: &Connection) -> rusqlite::Result<()> {
@@ -769,7 +784,7 @@ fn register_contains(conn: &Connection) -> rusqlite::Result<()> {
             let (Ok(text), Ok(needle)) = (ctx.get_raw(0).as_str(), ctx.get_raw(1).as_str()) else {
                 return Ok(false);
             };
-            Ok(text.to_lowercase().contains(needle))
+            Ok(fold_case(text).contains(needle))
         },
     )
 }
@@ -1069,7 +1084,7 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> (String, Vec<rusqlite::types:
                 " AND (td_contains(tool, ?{n}) OR td_contains(arguments, ?{n})
                   OR td_contains(status_message, ?{n}) OR td_contains(result, ?{n}))"
             ));
-            args.push(q.to_lowercase().into());
+            args.push(fold_case(q).into());
         }
     }
     if let Some(before) = f.before_seq {

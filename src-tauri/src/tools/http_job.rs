@@ -134,9 +134,28 @@ impl TaskTool for WaitForHttpJob {
             arguments.get("url").is_some(),
             arguments.get("monitor").is_some(),
         ) {
-            (true, false) | (false, true) => Ok(()),
-            _ => Err("give exactly one of url (start an operation) or monitor (follow one)".into()),
+            (true, false) | (false, true) => {}
+            _ => {
+                return Err(
+                    "give exactly one of url (start an operation) or monitor (follow one)".into(),
+                );
+            }
         }
+        for field in ["url", "monitor"] {
+            if let Some(v) = arguments.get(field).and_then(Value::as_str) {
+                match reqwest::Url::parse(v) {
+                    Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+                    Ok(u) => {
+                        return Err(format!(
+                            "{field} must be an http or https URL, not {}:",
+                            u.scheme()
+                        ));
+                    }
+                    Err(e) => return Err(format!("{field} is not a URL ({e}): {v:?}")),
+                }
+            }
+        }
+        Ok(())
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
