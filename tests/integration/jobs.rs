@@ -1237,6 +1237,18 @@ async fn remote_api() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>)
 async fn wait_for_http_job_follows_202_location_retry_after() {
     let s = Server::start(&[]).await;
     let t = s.admin.clone();
+    // What is not an http(s) URL is refused before a task exists (-32602).
+    for url in ["not a url", "ftp://example.com/x"] {
+        let r = s
+            .rpc(
+                Some(&t),
+                "tools/call",
+                json!({"name": "wait_for_http_job", "arguments": {"url": url}}),
+                true,
+            )
+            .await;
+        assert_eq!(r.error_code(), -32602, "{url}: {:?}", r.body);
+    }
     let (remote, log) = remote_api().await;
     let started = Instant::now();
     let id = s

@@ -161,8 +161,11 @@ pub fn read_admin_token(config_dir: &Path) -> Option<String> {
         .map(|t| t.trim().to_string())
 }
 
-/// Makes sure an admin token exists and its secret is in `<config_dir>/admin-token` (0600).
-/// If the file was lost, a new admin token replaces the old one. Returns the file's path.
+/// Makes sure the store at `db` has an admin token whose secret is in
+/// `<config_dir>/admin-token` (0600), and returns the file's path. The file is the source: a
+/// store whose admin token differs (another data dir sharing this config dir, a restored
+/// backup) takes the file's token, so one config dir never has two admin tokens replacing each
+/// other. Only a missing or empty file gets a new secret (and the store's old admin token goes).
 pub fn ensure_admin_token(db: &Path, config_dir: &Path) -> Result<PathBuf, AuthError> {
     let path = admin_token_path(config_dir);
     let c = open(db)?;
@@ -173,19 +176,25 @@ pub fn ensure_admin_token(db: &Path, config_dir: &Path) -> Result<PathBuf, AuthE
             |r| r.get(0),
         )
         .optional()?;
-    if let (Some(h), Ok(secret)) = (&stored, std::fs::read_to_string(&path))
-        && hash(secret.trim()) == *h
+    let existing = std::fs::read_to_string(&path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    if let Some(secret) = &existing
+        && stored.as_deref() == Some(hash(secret).as_str())
     {
         return Ok(path);
     }
-    let secret = new_secret();
+    let secret = existing.clone().unwrap_or_else(new_secret);
     c.execute("DELETE FROM tokens WHERE name = ?1", params![ADMIN])?;
     c.execute(
         "INSERT INTO tokens(name, hash, created_at) VALUES (?1, ?2, ?3)",
         params![ADMIN, hash(&secret), now_ms()],
     )?;
-    std::fs::create_dir_all(config_dir)?;
-    write_private(&path, &secret)?;
+    if existing.is_none() {
+        std::fs::create_dir_all(config_dir)?;
+        write_private(&path, &secret)?;
+    }
     Ok(path)
 }
 
@@ -280,5 +289,38 @@ impl Authenticator {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_sharing_a_config_dir_share_its_admin_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("cfg");
+        let (a, b) = (dir.path().join("a.sqlite3"), dir.path().join("b.sqlite3"));
+        let file = ensure_admin_token(&a, &cfg).unwrap();
+        let token = std::fs::read_to_string(&file).unwrap().trim().to_string();
+        ensure_admin_token(&b, &cfg).unwrap();
+        ensure_admin_token(&a, &cfg).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap().trim(),
+            token,
+            "never rewritten"
+        );
+        for db in [&a, &b] {
+            assert_eq!(
+                Authenticator::new(db).authenticate(&token),
+                Some(Principal::admin())
+            );
+        }
+        // A lost file: a new token, and the old one stops working.
+        std::fs::remove_file(&file).unwrap();
+        ensure_admin_token(&a, &cfg).unwrap();
+        let fresh = std::fs::read_to_string(&file).unwrap().trim().to_string();
+        assert_ne!(fresh, token);
+        assert_eq!(Authenticator::new(&a).authenticate(&token), None);
     }
 }
