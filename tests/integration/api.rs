@@ -146,6 +146,17 @@ async fn list_filters_and_paginates_newest_first() {
         let problem: Value = resp.json().await.unwrap();
         assert_eq!(problem["status"], 400, "{path}");
     }
+    // A method a path does not take: 405 with Allow, as a problem document too.
+    let resp = s
+        .http
+        .delete(s.url("/v1/tasks"))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 405);
+    assert!(resp.headers().contains_key("allow"));
+    assert_eq!(resp.headers()["content-type"], "application/problem+json");
     let (_, none) = s.v1_get(Some(&t), "/v1/tasks?q=100%25_").await;
     assert_eq!(
         none["tasks"],

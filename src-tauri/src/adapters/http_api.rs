@@ -36,6 +36,36 @@ use crate::engine::{
     Engine, EngineError, Principal, TaskRecord, TaskStatus, feed::Change, store::ListFilter,
 };
 
+/// Axum middleware: the bare `405` axum's router answers for a method a `/v1` path does not
+/// take becomes a problem document like every other `/v1` error (its `Allow` header kept).
+pub async fn problem_for_405(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let v1 = req.uri().path().starts_with("/v1");
+    let resp = next.run(req).await;
+    if !v1
+        || resp.status() != StatusCode::METHOD_NOT_ALLOWED
+        || resp.headers().contains_key(header::CONTENT_TYPE)
+    {
+        return resp;
+    }
+    let allow = resp.headers().get(header::ALLOW).cloned();
+    let allowed = allow
+        .as_ref()
+        .and_then(|a| a.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let mut p = problem(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!("this path takes only {allowed}"),
+    );
+    if let Some(a) = allow {
+        p.headers_mut().insert(header::ALLOW, a);
+    }
+    p
+}
+
 /// An RFC 9457 problem document response.
 pub fn problem(status: StatusCode, detail: &str) -> Response {
     let body = json!({

@@ -167,6 +167,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .fallback(ui_assets::serve)
+        .layer(middleware::from_fn(http_api::problem_for_405))
         .layer(middleware::from_fn_with_state(guard_state, guard));
 
     // Small responses must not wait for the peer's delayed ACK (~40 ms): TCP_NODELAY on every
