@@ -277,6 +277,22 @@ async fn malformed_requests_get_exact_errors() {
         )
         .await;
     assert_eq!(r.error_code(), -32602);
+    assert_eq!(
+        r.body["error"]["message"],
+        "invalid arguments for slow_compute: at /seconds: \"soon\" is not of type \"number\""
+    );
+    let r = s
+        .rpc(
+            Some(&t),
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {}}),
+            true,
+        )
+        .await;
+    assert_eq!(
+        r.body["error"]["message"],
+        "invalid arguments for request_approval: \"message\" is a required property"
+    );
     let r = s
         .rpc(
             Some(&t),

@@ -204,7 +204,12 @@ function connectStream() {
       renderConn(info);
       if (s === 'open') {
         clearTimeout(fallback);
-        loadOnce();
+        if (loadedOnce) {
+          // Back after a gap: the replay brings every change, but not the tasks that were
+          // created and deleted meanwhile; the counts come from the server again.
+          reloadList();
+          reloadInbox();
+        } else loadOnce();
       } else if (s === 'closed') clearTimeout(fallback); // stopped (refused token, sign-in failed)
     },
   });
@@ -233,6 +238,9 @@ function handleChange(change) {
   if (inboxResult === 'added') announceInput(task);
   if (inboxResult || state.inbox.total !== null) scheduleInboxRender();
   state.detail.onChange(change);
+  // A task's text changes as it runs, so whether it matches the free text changes too: the
+  // counts under a search come from the server again (at most once a second).
+  if (state.model.filters.q && state.model.filters.q.trim()) scheduleCountsRefresh();
   const anchor = state.model.paused ? null : state.list.captureAnchor();
   const r = state.model.apply(change);
   if (r.type === 'inserted' || r.type === 'removed') state.list.restoreAnchor(anchor);
@@ -278,6 +286,24 @@ const scheduleListRender = oncePerFrame(() => {
   renderFooter();
   renderEmpty();
 });
+
+let countsRefresh = null;
+function scheduleCountsRefresh() {
+  if (countsRefresh) return;
+  countsRefresh = setTimeout(async () => {
+    countsRefresh = null;
+    const gen = state.generation;
+    try {
+      const page = await state.api.listTasks(listQuery(state.model.filters, { limit: 1 }));
+      if (gen !== state.generation || state.model.paused || !page.counts) return;
+      state.model.counts = { ...page.counts };
+      state.model.version++;
+      scheduleListRender();
+    } catch {
+      // the next change tries again
+    }
+  }, 1000);
+}
 
 async function reloadList() {
   const gen = ++state.generation;
@@ -457,7 +483,7 @@ function renderInbox() {
   const count = state.inbox.count;
   const box = $('inbox');
   box.hidden = count === 0;
-  document.title = count ? `(${count}) Taskdeck — ${count === 1 ? '1 task needs' : `${formatCount(count)} tasks need`} input` : 'Taskdeck';
+  document.title = count ? `(${formatCount(count)}) Taskdeck — ${count === 1 ? '1 task needs' : `${formatCount(count)} tasks need`} input` : 'Taskdeck';
   $('inbox-count').textContent = formatCount(count);
   const ul = $('inbox-list');
   // Rebuilt often (ages tick): keep keyboard focus on the same task's entry.

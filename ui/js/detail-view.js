@@ -251,7 +251,8 @@ export class DetailView {
     this.el.createdAt.textContent = formatTimestamp(t.createdAt);
     this.el.duration.textContent = `${formatDuration(taskDurationMs(t, now))}${isTerminal(t.status) ? '' : ' so far'}`;
     this.el.updated.textContent = formatAge(t.lastUpdatedAt, now);
-    const ttl = ttlCountdown(t, now);
+    const removed = this.events.some((e) => e.kind === 'deleted');
+    const ttl = removed ? { text: 'Removed from Taskdeck: what is shown is its last state', urgent: false } : ttlCountdown(t, now);
     this.el.ttl.textContent = ttl.text;
     this.el.ttl.classList.toggle('urgent', ttl.urgent);
   }

@@ -238,7 +238,7 @@ export class TaskList {
     }
     if (entry) {
       if (isStale(entry.task, task)) return { type: 'ignored' };
-      if (!matchesStructuredFilters(task, this.filters)) {
+      if (!matchesFilters(task, this.filters)) {
         const index = this.rows.indexOf(entry);
         if (index >= 0) this.rows.splice(index, 1);
         this.byId.delete(task.taskId);

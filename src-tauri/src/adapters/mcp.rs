@@ -81,17 +81,9 @@ impl McpCore {
         let Some(v) = self.validators.get(tool) else {
             return Ok(());
         };
-        let errors: Vec<String> = v
-            .iter_errors(arguments)
-            .map(|e| format!("{}: {e}", e.instance_path()))
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(McpError::invalid_params(
-                format!("invalid arguments for {tool}: {}", errors.join("; ")),
-                None,
-            ))
+        match crate::engine::argument_errors(tool, v, arguments) {
+            None => Ok(()),
+            Some(problem) => Err(McpError::invalid_params(problem, None)),
         }
     }
 }

@@ -35,6 +35,27 @@ pub enum ToolMode {
     Task { required: bool },
 }
 
+/// `"invalid arguments for TOOL: ..."` listing what `arguments` breaks in `validator` (each
+/// with its JSON pointer, e.g. `at /count: -1 is less than the minimum of 0`), or `None`.
+pub fn argument_errors(
+    tool: &str,
+    validator: &jsonschema::Validator,
+    arguments: &Value,
+) -> Option<String> {
+    let errors: Vec<String> = validator
+        .iter_errors(arguments)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("at {at}: {e}")
+            }
+        })
+        .collect();
+    (!errors.is_empty()).then(|| format!("invalid arguments for {tool}: {}", errors.join("; ")))
+}
+
 /// What the engine and the adapters need to know about a task tool.
 #[derive(Debug, Clone)]
 pub struct ToolDescriptor {
@@ -190,17 +211,10 @@ impl Engine {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
         let validator = self.inner.validators.read().unwrap().get(tool).cloned();
-        if let Some(v) = validator {
-            let errors: Vec<String> = v
-                .iter_errors(arguments)
-                .map(|e| format!("{}: {e}", e.instance_path()))
-                .collect();
-            if !errors.is_empty() {
-                return Err(EngineError::Invalid(format!(
-                    "invalid arguments for {tool}: {}",
-                    errors.join("; ")
-                )));
-            }
+        if let Some(v) = validator
+            && let Some(problem) = argument_errors(tool, &v, arguments)
+        {
+            return Err(EngineError::Invalid(problem));
         }
         t.check_arguments(arguments).map_err(EngineError::Invalid)
     }

@@ -22,6 +22,6 @@ pub mod store;
 mod sweeper;
 
 pub use context::{InputError, Outcome, TaskContext};
-pub use engine::{Engine, EngineConfig, TaskTool, ToolDescriptor, ToolMode};
+pub use engine::{Engine, EngineConfig, TaskTool, ToolDescriptor, ToolMode, argument_errors};
 pub use error::EngineError;
 pub use model::{Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};

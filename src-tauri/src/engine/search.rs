@@ -365,7 +365,8 @@ mod tests {
         assert_eq!(candidate_match("a%b_c"), None, "wildcards break the runs");
         assert_eq!(
             candidate_match("Need").as_deref(),
-            Some(r#""nee" AND "eed""#)
+            Some(r#""Nee" AND "eed""#),
+            "as typed: the tokenizer folds case"
         );
         assert_eq!(
             candidate_match("50%_off x").as_deref(),

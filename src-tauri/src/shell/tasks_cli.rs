@@ -84,7 +84,11 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                 let mut answer = json!({"action": action});
                 if let Some(c) = content {
                     match serde_json::from_str::<Value>(c) {
-                        Ok(v) => answer["content"] = v,
+                        Ok(v) if v.is_object() => answer["content"] = v,
+                        Ok(_) => {
+                            eprintln!("taskdeck: --content must be a JSON object, e.g. '{{\"note\": \"ok\"}}'");
+                            return ExitCode::from(2);
+                        }
                         Err(e) => {
                             eprintln!("taskdeck: --content must be a JSON object: {e}");
                             return ExitCode::from(2);
