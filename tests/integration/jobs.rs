@@ -195,7 +195,8 @@ async fn external_jobs_report_and_time_out() {
     assert_eq!(status, 200);
     assert_eq!(
         v["task"]["progress"],
-        json!({"current": 3.0, "total": 10.0, "message": "3 of 10 tables"})
+        json!({"current": 3, "total": 10, "message": "3 of 10 tables"}),
+        "whole numbers stay integers"
     );
     assert_eq!(v["cancelRequested"], false);
     let (status, _) = report(

@@ -88,13 +88,33 @@ impl Principal {
 }
 
 /// Progress of a task: `current` out of `total` (when known), with an optional message.
+/// Whole numbers are written as JSON integers (`3`, not `3.0`), as they were reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
+    #[serde(serialize_with = "whole_as_integer")]
     pub current: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "some_whole_as_integer"
+    )]
     pub total: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+fn whole_as_integer<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < 9e15 {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
+}
+
+fn some_whole_as_integer<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => whole_as_integer(v, s),
+        None => s.serialize_none(),
+    }
 }
 
 /// A new taskId for a task created at `now_ms` (ms since the Unix epoch): 12 hex digits of
