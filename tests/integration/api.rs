@@ -238,14 +238,14 @@ async fn events_stream_live_and_resume_from_last_event_id() {
     );
 
     // A Last-Event-ID this store never reached (an older backup restored): reload, then live.
-    let resp = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .header("Last-Event-ID", "999999999")
-        .send()
-        .await
-        .unwrap();
+    let resume = |id: &str| {
+        s.http
+            .get(s.url("/v1/events"))
+            .bearer_auth(&t)
+            .header("Last-Event-ID", id.to_string())
+            .send()
+    };
+    let resp = resume("999999999").await.unwrap();
     let later = s
         .call(
             &t,
@@ -261,6 +261,9 @@ async fn events_stream_live_and_resume_from_last_event_id() {
     })
     .await;
     assert_eq!(frames[0].1.as_deref(), Some("resync"));
+    // One that is not an event id at all: the same.
+    let resp = resume("abc").await.unwrap();
+    assert_eq!(read_frames(resp, 1).await[0].1.as_deref(), Some("resync"));
 }
 
 #[tokio::test]

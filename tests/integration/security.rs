@@ -132,7 +132,7 @@ async fn every_request_needs_a_valid_token() {
     assert_eq!(dup.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&dup.stderr).contains("already exists"));
     // Taskdeck's own principals are reserved names, said as such.
-    for name in ["admin", "anonymous"] {
+    for name in ["admin", "anonymous", "Admin", "ANONYMOUS"] {
         let out = create(name);
         assert_eq!(out.status.code(), Some(3), "{name}");
         assert!(

@@ -44,15 +44,11 @@ function textOf(v) {
 }
 
 /**
- * `s` with each character lowercased on its own, like the server's `fold_case`: without the
- * context rule of `toLowerCase` that makes a word-final "Σ" a "ς", so a substring still matches.
+ * `s` with case folded like the server's `fold_case`: lowercased, and "ς" as "σ" (the final
+ * sigma is the only context-dependent lowercase mapping, and people type either form).
  */
 export function foldCase(s) {
-  const lower = s.toLowerCase();
-  if (!lower.includes('ς')) return lower; // the only context-dependent mapping
-  let out = '';
-  for (const c of s) out += c.toLowerCase();
-  return out;
+  return s.toLowerCase().replaceAll('ς', 'σ');
 }
 
 /**

@@ -35,7 +35,7 @@ pub enum AuthError {
     #[error("token names are 1-64 characters of letters, digits, '-', '_' and '.'; {0:?} is not")]
     BadName(String),
     /// `admin` (its token is in the admin-token file) and `anonymous` (requests without a
-    /// token under `--allow-anonymous`) name Taskdeck's own principals.
+    /// token under `--allow-anonymous`) name Taskdeck's own principals, in any case.
     #[error(
         "the name {0:?} is reserved for Taskdeck's own principal (the admin token is in the admin-token file in the config dir); choose another name"
     )]
@@ -90,7 +90,7 @@ pub fn create_token(db: &Path, name: &str) -> Result<String, AuthError> {
     if !valid {
         return Err(AuthError::BadName(name.into()));
     }
-    if name == ADMIN || name == ANONYMOUS {
+    if name.eq_ignore_ascii_case(ADMIN) || name.eq_ignore_ascii_case(ANONYMOUS) {
         return Err(AuthError::Reserved(name.into()));
     }
     let c = open(db)?;

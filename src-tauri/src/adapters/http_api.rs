@@ -51,15 +51,13 @@ pub async fn problem_for_405(
         return resp;
     }
     let allow = resp.headers().get(header::ALLOW).cloned();
-    let allowed = allow
-        .as_ref()
-        .and_then(|a| a.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let mut p = problem(
-        StatusCode::METHOD_NOT_ALLOWED,
-        &format!("this path takes only {allowed}"),
-    );
+    let detail = match allow.as_ref().and_then(|a| a.to_str().ok()) {
+        Some(methods) if !methods.is_empty() => format!("this path takes only {methods}"),
+        _ => {
+            "this path does not take this method (its Allow header lists the ones it takes)".into()
+        }
+    };
+    let mut p = problem(StatusCode::METHOD_NOT_ALLOWED, &detail);
     if let Some(a) = allow {
         p.headers_mut().insert(header::ALLOW, a);
     }
@@ -353,11 +351,16 @@ async fn events(
     headers: HeaderMap,
     ProblemQuery(q): ProblemQuery<EventsQuery>,
 ) -> Response {
-    let since = headers
+    // A Last-Event-ID that is not an event id this store could have given cannot be resumed:
+    // like one past the newest event, it gets `resync` (below).
+    let header_id = headers
         .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<i64>().ok())
-        .or(q.since);
+        .map(|v| v.to_str().ok().and_then(|v| v.trim().parse::<i64>().ok()));
+    let since = match header_id {
+        Some(Some(id)) => Some(id),
+        Some(None) => Some(i64::MAX),
+        None => q.since,
+    };
     // Subscribe before reading the backlog so nothing falls between the two.
     let live = BroadcastStream::new(engine.store().feed().subscribe());
     let mut replayed_up_to = since.unwrap_or(i64::MAX);

@@ -763,15 +763,8 @@ fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     Ok(conn)
 }
 
-/// `s` with each character lowercased on its own (Unicode's per-character mapping, without the
-/// context rules of `str::to_lowercase`, which turn a word-final "Σ" into "ς"): the same text
-/// folds the same wherever it sits, so a substring of it still matches.
-pub fn fold_case(s: &str) -> String {
-    s.chars().flat_map(char::to_lowercase).collect()
-}
-
-/// Registers `td_contains(text, needle)`: 1 when [`fold_case`]`(text)` contains `needle`
-/// (given folded), 0 otherwise or when `text` is NULL. Free-text queries with
+/// Registers `td_contains(text, needle)`: 1 when [`search::fold_case`]`(text)` contains
+/// `needle` (given folded), 0 otherwise or when `text` is NULL. Free-text queries with
 /// letters beyond ASCII use it: SQLite's `LIKE` folds only ASCII, so "über" would not find
 /// "Über" (the search index and the UI's live matching fold all letters).
 fn register_contains(conn: &Connection) -> rusqlite::Result<()> {
@@ -784,7 +777,7 @@ fn register_contains(conn: &Connection) -> rusqlite::Result<()> {
             let (Ok(text), Ok(needle)) = (ctx.get_raw(0).as_str(), ctx.get_raw(1).as_str()) else {
                 return Ok(false);
             };
-            Ok(fold_case(text).contains(needle))
+            Ok(search::fold_case(text).contains(needle))
         },
     )
 }
@@ -1084,7 +1077,7 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> (String, Vec<rusqlite::types:
                 " AND (td_contains(tool, ?{n}) OR td_contains(arguments, ?{n})
                   OR td_contains(status_message, ?{n}) OR td_contains(result, ?{n}))"
             ));
-            args.push(fold_case(q).into());
+            args.push(search::fold_case(q).into());
         }
     }
     if let Some(before) = f.before_seq {
