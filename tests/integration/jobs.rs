@@ -782,14 +782,19 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         s.port,
         ask.display()
     );
-    let mut script = tokio::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // `line` run in a terminal whose keyboard is the returned stdin.
+    let in_terminal = |line: &str| {
+        let mut script = tokio::process::Command::new("script")
+            .args(["-qec", line, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = script.stdin.take().unwrap();
+        (script, stdin)
+    };
+    let (script, mut stdin) = in_terminal(&line);
     use tokio::io::AsyncWriteExt;
-    let mut stdin = script.stdin.take().unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     stdin.write_all(b"ada\n").await.unwrap();
     let out = tokio::time::timeout(Duration::from_secs(10), script.wait_with_output())
@@ -807,13 +812,7 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         s.port,
         pids.display()
     );
-    let mut script = tokio::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = script.stdin.take().unwrap();
+    let (script, mut stdin) = in_terminal(&line);
     let all = wait_for_pids(&pids, 1).await;
     stdin.write_all(b"\x03").await.unwrap();
     let out = tokio::time::timeout(Duration::from_secs(15), script.wait_with_output())
