@@ -165,6 +165,74 @@ async fn list_filters_and_paginates_newest_first() {
     );
 }
 
+/// Runs a short `slow_compute` task to completion; returns its taskId.
+async fn completed_task(s: &Server, token: &str, label: &str) -> String {
+    let id = s
+        .call(
+            token,
+            "slow_compute",
+            json!({"seconds": 0.01, "label": label}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(token, &id, "completed").await;
+    id
+}
+
+#[tokio::test]
+async fn a_list_page_names_the_newest_change_it_reflects_and_the_stream_resumes_from_it() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let (_, empty) = s.v1_get(Some(&t), "/v1/tasks?limit=5").await;
+    assert_eq!(empty["eventId"], "0", "no change yet");
+    let first = completed_task(&s, &t, "before").await;
+    let (_, page) = s.v1_get(Some(&t), "/v1/tasks?limit=5").await;
+    assert_eq!(page["counts"], json!({"completed": 1}));
+    let event_id = page["eventId"].as_str().unwrap().to_string();
+    let (_, history) = s.v1_get(Some(&t), &format!("/v1/tasks/{first}")).await;
+    let newest = history["timeline"].as_array().unwrap().last().unwrap()["id"].clone();
+    assert_eq!(
+        event_id,
+        newest.to_string(),
+        "the page reflects the task's last event"
+    );
+
+    // A change after the page: a stream resumed from its eventId brings exactly that change
+    // and what follows, nothing the page already had.
+    let second = completed_task(&s, &t, "after").await;
+    let resp = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .header("Last-Event-ID", event_id.clone())
+        .send()
+        .await
+        .unwrap();
+    let frames = read_until(resp, |f| {
+        f.iter().any(|x| {
+            x.2["task"]["taskId"] == second.as_str()
+                && x.2["task"]["status"] == "completed"
+                && x.2["event"]["kind"] == "status"
+                && x.2["event"]["data"]["to"] == "completed"
+        })
+    })
+    .await;
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.2["task"]["taskId"] == second.as_str()),
+        "only the later task's changes are replayed: {frames:?}"
+    );
+    assert_eq!(frames[0].2["event"]["kind"], "created");
+    // A principal's page names an event id too (its own changes are what it reflects).
+    let other = s.token("other");
+    let (_, theirs) = s.v1_get(Some(&other), "/v1/tasks").await;
+    assert_eq!(theirs["tasks"], json!([]));
+    assert!(theirs["eventId"].as_str().unwrap().parse::<i64>().is_ok());
+}
+
 #[tokio::test]
 async fn events_stream_live_and_resume_from_last_event_id() {
     let s = Server::start(&["--conformance-fixtures"]).await;

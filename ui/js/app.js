@@ -114,12 +114,19 @@ async function start(token) {
   state.token = token;
   state.authFailed = false;
   state.api = createApi(() => state.token, { onAuthError });
-  // /v1/me, the live stream and (once the stream is open) the first list page go out together:
-  // the first rows do not wait for /v1/me's round trip. Every request checks the token; the
-  // first 401 shows the token screen (onAuthError) and stops the stream.
+  // /v1/me and the first list page go out together, before the live stream: the first rows
+  // wait for neither the stream nor /v1/me's round trip. The page carries the id of the newest
+  // change it reflects, and the stream resumes from there, so nothing falls between the two.
+  // Every request checks the token; the first 401 shows the token screen (onAuthError) and
+  // stops the stream.
   const me = state.api.me();
   if (!state.initialized) initApp();
-  connectStream();
+  reloadList().then((eventId) => {
+    if (state.authFailed) return;
+    connectStream(eventId);
+    // The inbox's query waits for the list's: the first rows are what the page is opened for.
+    reloadInbox();
+  });
   try {
     state.me = await me;
   } catch (err) {
@@ -178,19 +185,16 @@ function onHashChange() {
 
 // ---------------------------------------------------------------- live stream
 
-function connectStream() {
-  let loadedOnce = false;
-  const loadOnce = () => {
-    if (loadedOnce) return;
-    loadedOnce = true;
-    // The inbox's query waits for the list's: the first rows are what the page is opened for,
-    // and two queries at once (each counting every task) slow each other down.
-    reloadList().finally(reloadInbox);
-  };
-  // If the stream cannot open quickly, show the list anyway; live updates follow when it does.
-  const fallback = setTimeout(loadOnce, 2500);
+/**
+ * Opens the live stream. With `resumeFrom` (the list page's `eventId`) it starts with the
+ * changes after that page; without it (the page could not be loaded), the list is loaded once
+ * the stream is open.
+ */
+function connectStream(resumeFrom) {
+  let openedOnce = false;
   state.stream = openEventStream({
     getToken: () => state.token,
+    lastEventId: resumeFrom || '',
     onChange: handleChange,
     onResync: () => {
       toast('Live updates fell behind; the list was reloaded.', 'warn');
@@ -203,14 +207,14 @@ function connectStream() {
       state.streamState = s;
       renderConn(info);
       if (s === 'open') {
-        clearTimeout(fallback);
-        if (loadedOnce) {
+        if (openedOnce || !resumeFrom) {
           // Back after a gap: the replay brings every change, but not the tasks that were
           // created and deleted meanwhile; the counts come from the server again.
           reloadList();
           reloadInbox();
-        } else loadOnce();
-      } else if (s === 'closed') clearTimeout(fallback); // stopped (refused token, sign-in failed)
+        }
+        openedOnce = true;
+      }
     },
   });
 }
@@ -305,8 +309,13 @@ function scheduleCountsRefresh() {
   }, 1000);
 }
 
+/**
+ * Loads the first page for the current filters (changes arriving meanwhile are applied on top).
+ * Resolves to the page's `eventId`, or null when this load failed or was overtaken by a newer one.
+ */
 async function reloadList() {
   const gen = ++state.generation;
+  let eventId = null;
   state.loading = true;
   state.loadError = null;
   state.model.setFilters(currentFilters());
@@ -314,8 +323,9 @@ async function reloadList() {
   renderFooter();
   try {
     const page = await state.api.listTasks(listQuery(state.model.filters, { limit: FIRST_PAGE_SIZE }));
-    if (gen !== state.generation) return;
+    if (gen !== state.generation) return null;
     state.model.reset(page);
+    eventId = page.eventId || null;
     for (const t of page.tasks || []) {
       noteTool(t.tool);
       notePrincipal(t.principal);
@@ -323,13 +333,14 @@ async function reloadList() {
     state.list.resetScroll();
     state.listLoaded = true;
   } catch (err) {
-    if (gen !== state.generation) return;
+    if (gen !== state.generation) return null;
     state.model.recording = null;
     state.loadError = err;
   } finally {
     if (gen === state.generation) state.loading = false;
   }
   scheduleListRender();
+  return eventId;
 }
 
 async function loadMore() {

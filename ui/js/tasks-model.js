@@ -126,6 +126,8 @@ export class TaskList {
     this.paused = false;
     /** @type {Change[]} */
     this.pending = [];
+    /** The newest event id the counts are known to include (from a page's `eventId`). */
+    this.countedUpTo = -1;
     /** @type {Change[]|null} changes seen while a page request is in flight */
     this.recording = null;
     /** Bumped on every visible change; views compare it to skip work. */
@@ -160,23 +162,27 @@ export class TaskList {
     this.recording = [];
   }
 
-  /** Replaces the list with a first page ({tasks, nextCursor, counts}). */
+  /**
+   * Replaces the list with a first page ({tasks, nextCursor, counts, eventId}). The page and
+   * its counts reflect exactly the changes up to `eventId`; recorded changes after it are
+   * applied on top, counts included.
+   */
   reset(page) {
     this.rows = [];
     this.byId = new Map();
     this.addTasks(page.tasks || []);
     this.nextCursor = page.nextCursor || null;
     this.counts = { ...(page.counts || {}) };
-    this.replayRecorded();
+    this.replayRecorded(page.eventId);
     this.version++;
   }
 
-  /** Adds the next (older) page. */
+  /** Adds the next (older) page (its counts are newer than ours: they replace them). */
   appendPage(page) {
     this.addTasks(page.tasks || []);
     this.nextCursor = page.nextCursor || null;
     if (page.counts) this.counts = { ...page.counts };
-    this.replayRecorded();
+    this.replayRecorded(page.counts ? page.eventId : undefined);
     this.version++;
   }
 
@@ -194,12 +200,21 @@ export class TaskList {
     }
   }
 
-  replayRecorded() {
+  /**
+   * Re-applies the changes recorded while a page was loading. With the page's `eventId` (the
+   * server read the page and counts in one snapshot), changes up to it are already in the page
+   * and the later ones are applied in full; without it, the page's counts are kept as they are.
+   */
+  replayRecorded(eventId) {
     const recorded = this.recording || [];
     this.recording = null;
+    const upTo = eventId === undefined || eventId === null || eventId === '' ? null : Number(eventId);
+    if (upTo !== null) this.countedUpTo = upTo;
     for (const change of recorded) {
       if (this.paused) continue; // still waiting in `pending`
-      this.applyNow(change, { counts: false });
+      const id = change.event ? Number(change.event.id) : NaN;
+      if (upTo !== null && id <= upTo) continue;
+      this.applyNow(change, { counts: upTo !== null });
     }
   }
 
@@ -315,7 +330,8 @@ export class TaskList {
     this.paused = false;
     const waiting = this.pending;
     this.pending = [];
-    for (const c of waiting) this.applyNow(c, { counts: true });
+    // Changes a page loaded meanwhile already counted (up to its eventId) are not counted twice.
+    for (const c of waiting) this.applyNow(c, { counts: !(c.event && Number(c.event.id) <= this.countedUpTo) });
     this.version++;
     return waiting.length;
   }

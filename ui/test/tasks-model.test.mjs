@@ -164,6 +164,37 @@ test('changes seen while a page loads are re-applied on top of it', () => {
   assert.deepEqual(list.counts, { working: 1 }, 'the page counts are not adjusted twice');
 });
 
+test('with the page eventId, changes it already reflects are skipped and later ones counted', () => {
+  const [a, b] = [task('a'), task('b')];
+  const list = new TaskList();
+  list.beginLoad();
+  const a2 = later(a, { status: 'completed' });
+  const seen = ev('status', a2, { from: 'working', to: 'completed' }); // in the page's snapshot
+  list.apply(seen);
+  const b2 = later(b, { status: 'failed' });
+  const after = ev('status', b2, { from: 'working', to: 'failed' }); // after it
+  list.apply(after);
+  list.reset({ tasks: [b, a2], nextCursor: null, counts: { working: 1, completed: 1 }, eventId: String(seen.event.id) });
+  assert.equal(list.get('a').status, 'completed');
+  assert.equal(list.get('b').status, 'failed', 'a later change is applied to the row');
+  assert.deepEqual(list.counts, { working: 0, completed: 1, failed: 1 }, 'and counted once');
+});
+
+test('changes that waited while paused are not counted again after a page counted them', () => {
+  const a = task('a');
+  const list = new TaskList();
+  list.reset({ tasks: [a], nextCursor: null, counts: { working: 1 }, eventId: '0' });
+  list.pause();
+  const a2 = later(a, { status: 'completed' });
+  const change = ev('status', a2, { from: 'working', to: 'completed' });
+  list.apply(change);
+  // A reload while paused: the server's page already has the change.
+  list.beginLoad();
+  list.reset({ tasks: [a2], nextCursor: null, counts: { completed: 1 }, eventId: String(change.event.id) });
+  list.resume();
+  assert.deepEqual(list.counts, { completed: 1 });
+});
+
 test('pages never duplicate rows', () => {
   const [a, b] = [task('a'), task('b')];
   const list = new TaskList();

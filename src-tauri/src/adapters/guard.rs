@@ -99,12 +99,17 @@ impl Guard {
 /// The token of an `Authorization: Bearer <token>` header (`""` for another scheme or a value
 /// that is not text, which no token matches); `None` without the header.
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().unwrap_or("");
-    let token = value
+    headers.get(header::AUTHORIZATION).map(bearer_of)
+}
+
+/// The token of an `Authorization: Bearer <token>` value ("" when it is not one).
+fn bearer_of(value: &HeaderValue) -> &str {
+    let value = value.to_str().unwrap_or("");
+    value
         .strip_prefix("Bearer ")
         .or_else(|| value.strip_prefix("bearer "))
-        .unwrap_or("");
-    Some(token.trim())
+        .unwrap_or("")
+        .trim()
 }
 
 /// Axum middleware applying [`Guard::check`]. `/mcp` and `/v1` need a principal; the UI's
@@ -115,17 +120,21 @@ pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) ->
     let needs_auth = path == "/mcp" || path.starts_with("/mcp/") || path.starts_with("/v1");
     match g.check(req.headers(), needs_auth) {
         Ok(principal) => {
-            let token = principal
+            // Kept (a cheap clone of the header) for the rare response that is an event stream.
+            let authorization = principal
                 .is_some()
-                .then(|| bearer_token(req.headers()).map(str::to_owned))
+                .then(|| req.headers().get(header::AUTHORIZATION).cloned())
                 .flatten();
             if let Some(p) = principal {
                 req.extensions_mut().insert(p);
             }
             let resp = next.run(req).await;
-            match token {
-                Some(token) if is_event_stream(&resp) => end_when_revoked(resp, g, token),
-                _ => resp,
+            if !is_event_stream(&resp) {
+                return resp;
+            }
+            match authorization {
+                Some(value) => end_when_revoked(resp, g, bearer_of(&value).to_owned()),
+                None => resp,
             }
         }
         Err((status, message)) => rejection(req.uri().path(), status, message),

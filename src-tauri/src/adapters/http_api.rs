@@ -150,7 +150,7 @@ struct ListQuery {
 
 /// Tasks visible to the caller, newest first.
 #[utoipa::path(get, path = "/v1/tasks", params(ListQuery), tag = "tasks",
-    responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}}`", body = Object),
+    responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}, eventId: string}`: the page and the counts reflect exactly the changes up to `eventId` (read in one snapshot); `/v1/events` with `Last-Event-ID: eventId` brings every later one", body = Object),
               (status = 400, description = "unknown status or invalid cursor", content_type = "application/problem+json")))]
 async fn list_tasks(
     State(engine): State<Engine>,
@@ -197,17 +197,13 @@ async fn list_tasks(
     if !p.admin {
         filter.principal = Some(p.name.clone());
     }
-    let result = tokio::task::spawn_blocking(move || {
-        let counts = engine.store().counts(&filter)?;
-        let (tasks, next) = engine.list(&p, filter)?;
-        Ok::<_, EngineError>((tasks, next, counts))
-    })
-    .await;
+    let result = tokio::task::spawn_blocking(move || engine.page(&p, filter)).await;
     match result {
-        Ok(Ok((tasks, next, counts))) => Json(json!({
-            "tasks": tasks.iter().map(TaskRecord::api_view).collect::<Vec<_>>(),
-            "nextCursor": next.map(|n| n.to_string()),
-            "counts": counts,
+        Ok(Ok(page)) => Json(json!({
+            "tasks": page.tasks.iter().map(TaskRecord::api_view).collect::<Vec<_>>(),
+            "nextCursor": page.next_seq.map(|n| n.to_string()),
+            "counts": page.counts,
+            "eventId": page.event_id.to_string(),
         }))
         .into_response(),
         Ok(Err(e)) => engine_problem(e),

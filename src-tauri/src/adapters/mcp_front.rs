@@ -510,7 +510,7 @@ fn tasks_get(
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
                 id.get(),
-                result
+                result.json
             );
             json_response(StatusCode::OK, body.into_bytes())
         }

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     EngineError, Principal, TaskRecord, TaskStatus, TimelineEvent,
+    answer_cache::CachedAnswer,
     clock::now_ms,
     context::{Cancelled, InputError, Outcome, TaskContext},
     model::{InputRound, Progress},
@@ -428,21 +429,31 @@ impl Engine {
         })
     }
 
-    /// [`Engine::get`] for the hot `tasks/get` path: the `GetTaskResult` object as JSON text,
-    /// built from the stored columns without decoding the result. Same errors as `get`.
+    /// [`Engine::get`] for the hot `tasks/get` path: the `GetTaskResult` object as JSON text
+    /// (SEP-2663 §Task Polling), built from the stored columns without decoding the result and
+    /// kept in the store's answer cache until the task next changes. Same errors as `get`.
     pub fn get_result_json(
         &self,
         principal: &Principal,
         task_id: &str,
-    ) -> Result<String, EngineError> {
-        match self
-            .inner
-            .store
-            .read(|c| store::load_get_result_json(c, task_id))?
-        {
-            Some((owner, json)) if principal.can_see(&owner) => Ok(json),
+    ) -> Result<Arc<CachedAnswer>, EngineError> {
+        match self.inner.store.get_answer(task_id)? {
+            Some(answer) if principal.can_see(&answer.owner) => Ok(answer),
             _ => Err(EngineError::NotFound),
         }
+    }
+
+    /// [`Engine::list`] with the per-status counts and the newest event id, read in one
+    /// snapshot ([`Store::page`]). Same errors as `list`.
+    pub fn page(
+        &self,
+        principal: &Principal,
+        mut filter: ListFilter,
+    ) -> Result<store::Page, EngineError> {
+        if !principal.admin {
+            filter.principal = Some(principal.name.clone());
+        }
+        self.inner.store.page(&filter)
     }
 
     /// Lists tasks visible to `principal`, newest first; see [`ListFilter`].

@@ -8,6 +8,7 @@
 //! - a task is visible only to its principal (and the admin); everyone else gets
 //!   [`EngineError::NotFound`], exactly as for an id that never existed.
 
+pub mod answer_cache;
 pub mod clock;
 mod context;
 // The module holding the `Engine` type is named for it, like the layer.

@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 
 use super::{
     EngineError, TaskRecord, TaskStatus, TimelineEvent,
+    answer_cache::{AnswerCache, CachedAnswer},
     feed::{Change, ChangeFeed},
     model::{InputRound, Progress},
     search,
@@ -120,6 +121,9 @@ pub struct WriteCtx<'c> {
     count_deltas: Vec<(String, String, TaskStatus, i64)>,
     /// Where the current write's entries start in `count_deltas`.
     count_mark: usize,
+    /// Every task this group inserted, saved, deleted or logged an event for: their cached
+    /// `tasks/get` answers are invalidated after the commit ([`AnswerCache::invalidate`]).
+    touched: Vec<String>,
 }
 
 /// A change queued by the write in progress. Its task snapshot is the task as that write
@@ -157,6 +161,7 @@ impl WriteCtx<'_> {
                 "INSERT INTO events(task_id, principal, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute(params![task.task_id, task.principal, at_ms, kind, data.to_string()])?;
+        self.touched.push(task.task_id.clone());
         let event = TimelineEvent {
             id: self.conn.last_insert_rowid(),
             task_id: task.task_id.clone(),
@@ -211,6 +216,7 @@ impl WriteCtx<'_> {
     pub fn delete(&mut self, task_id: &str) -> Result<(), EngineError> {
         let last = self.load(task_id)?;
         self.cache.remove(task_id);
+        self.touched.push(task_id.to_string());
         let Some((principal, tool, status)) = delete_task(self.conn, task_id)? else {
             return Ok(());
         };
@@ -246,6 +252,7 @@ impl WriteCtx<'_> {
     }
 
     fn settle(&mut self, task: TaskRecord) -> Arc<TaskRecord> {
+        self.touched.push(task.task_id.clone());
         let task = Arc::new(task);
         for p in self.changes[self.mark..]
             .iter_mut()
@@ -343,6 +350,19 @@ pub struct ListFilter {
     pub limit: usize,
 }
 
+/// One page of the task list as [`Store::page`] reads it.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// Newest first, at most the filter's `limit`.
+    pub tasks: Vec<TaskRecord>,
+    /// The `seq` to pass as `before_seq` for the next page, when there is one.
+    pub next_seq: Option<i64>,
+    /// Tasks per status (see [`Store::counts`]).
+    pub counts: BTreeMap<String, i64>,
+    /// The newest timeline event the page and the counts reflect (0 when there is none).
+    pub event_id: i64,
+}
+
 /// Handle to the store; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -356,7 +376,12 @@ struct Inner {
     writer: mpsc::Sender<Job>,
     readers: Mutex<Vec<Connection>>,
     feed: ChangeFeed,
+    /// Recent `tasks/get` answers; the writer invalidates what each commit changed.
+    answers: Arc<AnswerCache>,
 }
+
+/// Bytes of `tasks/get` answers kept in memory ([`AnswerCache`]): a few thousand polled tasks.
+const ANSWER_CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 impl Store {
     /// Opens (creating if needed) `dir/taskdeck.sqlite3` and starts the writer thread.
@@ -442,9 +467,11 @@ impl Store {
         };
         let (tx, rx) = mpsc::channel::<Job>();
         let writer_feed = feed.clone();
+        let answers = Arc::new(AnswerCache::new(ANSWER_CACHE_BYTES));
+        let writer_answers = answers.clone();
         thread::Builder::new()
             .name("taskdeck-store-writer".into())
-            .spawn(move || writer_loop(conn, rx, writer_feed, ckpt_tx))
+            .spawn(move || writer_loop(conn, rx, writer_feed, writer_answers, ckpt_tx))
             .map_err(|e| EngineError::Store(e.to_string()))?;
         Ok(Store {
             inner: Arc::new(Inner {
@@ -453,6 +480,7 @@ impl Store {
                 writer: tx,
                 readers: Mutex::new(Vec::new()),
                 feed,
+                answers,
             }),
         })
     }
@@ -532,6 +560,22 @@ impl Store {
         r
     }
 
+    /// The owner and `GetTaskResult` JSON of one task ([`load_get_result_json`]), or `None`,
+    /// from the answer cache when it holds the task, else read and cached. Errors:
+    /// [`EngineError::Store`].
+    pub fn get_answer(&self, task_id: &str) -> Result<Option<Arc<CachedAnswer>>, EngineError> {
+        let seen = match self.inner.answers.get(task_id) {
+            Ok(answer) => return Ok(Some(answer)),
+            Err(seen) => seen,
+        };
+        let Some((owner, json)) = self.read(|c| load_get_result_json(c, task_id))? else {
+            return Ok(None);
+        };
+        let answer = Arc::new(CachedAnswer { owner, json });
+        self.inner.answers.fill(task_id, answer.clone(), seen);
+        Ok(Some(answer))
+    }
+
     /// Loads one task (with its outstanding input requests), or `None`.
     pub fn get(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
         self.read(|c| load_task(c, task_id))
@@ -549,41 +593,29 @@ impl Store {
     /// Without a free-text query the answer comes from `task_counts` (kept by the writer in
     /// the transactions that change the tasks), so it costs the same for 10 or 1,000,000 tasks.
     pub fn counts(&self, filter: &ListFilter) -> Result<BTreeMap<String, i64>, EngineError> {
-        if filter.query.is_none() {
-            return self.read(|c| {
-                let mut stmt = c.prepare_cached(
-                    "SELECT status, SUM(n) FROM task_counts
-                     WHERE (?1 IS NULL OR principal = ?1) AND (?2 IS NULL OR tool = ?2)
-                     GROUP BY status HAVING SUM(n) > 0",
-                )?;
-                let rows = stmt.query_map(params![filter.principal, filter.tool], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-                })?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            });
-        }
+        let indexed = self.inner.search.is_some();
+        self.read(|c| count_tasks(c, filter, indexed))
+    }
+
+    /// [`Self::list`] and [`Self::counts`] for `filter`, and the id of the newest timeline
+    /// event, all read in one snapshot: the page and the counts reflect exactly the events up
+    /// to that id, so a change feed resumed after it (`/v1/events` with `Last-Event-ID`) brings
+    /// every later change once. Errors: [`EngineError::Store`].
+    pub fn page(&self, filter: &ListFilter) -> Result<Page, EngineError> {
         let indexed = self.inner.search.is_some();
         self.read(|c| {
-            let (clause, args) = filter_clause(
-                &ListFilter {
-                    statuses: Vec::new(),
-                    before_seq: None,
-                    ..filter.clone()
-                },
-                indexed,
-            );
-            let sql =
-                format!("SELECT status, COUNT(*) FROM tasks WHERE 1=1{clause} GROUP BY status");
-            let mut stmt = c.prepare_cached(&sql)?;
-            let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            let mut out = BTreeMap::new();
-            for row in rows {
-                let (s, n) = row?;
-                out.insert(s, n);
-            }
-            Ok(out)
+            // A deferred read transaction: its snapshot starts at the first SELECT.
+            let tx = c.unchecked_transaction()?;
+            let event_id = newest_event_id(&tx)?;
+            let counts = count_tasks(&tx, filter, indexed)?;
+            let (tasks, next_seq) = list_tasks(&tx, filter, indexed)?;
+            tx.finish()?;
+            Ok(Page {
+                tasks,
+                next_seq,
+                counts,
+                event_id,
+            })
         })
     }
 
@@ -640,10 +672,7 @@ impl Store {
 
     /// The id of the newest timeline event (0 when there is none).
     pub fn last_event_id(&self) -> Result<i64, EngineError> {
-        self.read(|c| {
-            Ok(c.prepare_cached("SELECT ifnull(max(id), 0) FROM events")?
-                .query_row([], |r| r.get(0))?)
-        })
+        self.read(newest_event_id)
     }
 
     /// Tasks that are not terminal (for restart recovery), oldest first.
@@ -792,6 +821,7 @@ fn writer_loop(
     conn: Connection,
     rx: mpsc::Receiver<Job>,
     feed: ChangeFeed,
+    answers: Arc<AnswerCache>,
     checkpoint: mpsc::SyncSender<()>,
 ) {
     const MAX_GROUP: usize = 512;
@@ -816,6 +846,7 @@ fn writer_loop(
             cache: &mut cache,
             count_deltas: Vec::new(),
             count_mark: 0,
+            touched: Vec::new(),
         };
         let mut deliveries = Vec::with_capacity(jobs.len());
         let began = match conn.execute_batch("BEGIN IMMEDIATE") {
@@ -856,6 +887,8 @@ fn writer_loop(
             ctx.cache.clear();
             tracing::error!("store commit failed; {} writes rejected", deliveries.len());
         } else {
+            // Before anyone can learn of the commit (feed, acknowledgements).
+            answers.invalidate(ctx.touched.iter().map(String::as_str));
             for p in ctx.changes.drain(..) {
                 if let Some(task) = p.task {
                     feed.publish(Arc::new(Change {
@@ -1025,6 +1058,45 @@ pub fn outstanding_inputs(
         out.insert(k, parse_json(v));
     }
     Ok(out)
+}
+
+/// The id of the newest timeline event (0 when there is none).
+fn newest_event_id(c: &Connection) -> Result<i64, EngineError> {
+    Ok(c.prepare_cached("SELECT ifnull(max(id), 0) FROM events")?
+        .query_row([], |r| r.get(0))?)
+}
+
+/// See [`Store::counts`].
+fn count_tasks(
+    c: &Connection,
+    filter: &ListFilter,
+    indexed: bool,
+) -> Result<BTreeMap<String, i64>, EngineError> {
+    if filter.query.is_none() {
+        let mut stmt = c.prepare_cached(
+            "SELECT status, SUM(n) FROM task_counts
+             WHERE (?1 IS NULL OR principal = ?1) AND (?2 IS NULL OR tool = ?2)
+             GROUP BY status HAVING SUM(n) > 0",
+        )?;
+        let rows = stmt.query_map(params![filter.principal, filter.tool], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })?;
+        return Ok(rows.collect::<Result<_, _>>()?);
+    }
+    let (clause, args) = filter_clause(
+        &ListFilter {
+            statuses: Vec::new(),
+            before_seq: None,
+            ..filter.clone()
+        },
+        indexed,
+    );
+    let sql = format!("SELECT status, COUNT(*) FROM tasks WHERE 1=1{clause} GROUP BY status");
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// The `AND ...` conditions and their arguments for `f` (statuses, tool, principal, query, cursor).
@@ -1359,6 +1431,14 @@ mod tests {
         results
     }
 
+    /// A write that breaks the rule (it fails after a change): its whole group is rolled back.
+    fn failing_halfway() -> TestWrite {
+        Box::new(|w| {
+            insert_task(w.conn, &mut task("b"))?;
+            Err(EngineError::Invalid("failed halfway".into()))
+        })
+    }
+
     #[tokio::test]
     async fn a_write_failing_before_any_change_leaves_its_group_alone() {
         let dir = tempfile::tempdir().unwrap();
@@ -1551,10 +1631,7 @@ mod tests {
                     w.event(&t, 1, "created", serde_json::json!({}))?;
                     Ok(())
                 }),
-                Box::new(|w| {
-                    insert_task(w.conn, &mut task("b"))?;
-                    Err(EngineError::Invalid("failed halfway".into()))
-                }),
+                failing_halfway(),
             ],
         )
         .await;
@@ -1591,10 +1668,7 @@ mod tests {
                     t.status_message = Some("rolled back".into());
                     w.save(t).map(drop)
                 }),
-                Box::new(|w| {
-                    insert_task(w.conn, &mut task("b"))?;
-                    Err(EngineError::Invalid("failed halfway".into()))
-                }),
+                failing_halfway(),
             ],
         )
         .await;
@@ -1621,5 +1695,84 @@ mod tests {
             store.get("a").unwrap().unwrap().status_message.as_deref(),
             Some("final")
         );
+    }
+
+    #[tokio::test]
+    async fn cached_get_answers_follow_every_committed_write_and_no_rolled_back_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+        let status = |store: &Store| {
+            let answer = store.get_answer("a").unwrap()?;
+            let v: Value = serde_json::from_str(&answer.json).unwrap();
+            Some(v["status"].as_str().unwrap().to_string())
+        };
+        store
+            .write(|w| w.insert(task("a")).map(drop))
+            .await
+            .unwrap();
+        assert_eq!(status(&store).as_deref(), Some("working"));
+        assert_eq!(store.inner.answers.len(), 1, "the answer is cached");
+        // A rolled-back save changes nothing, in the store or the cache.
+        let results = one_group(
+            &store,
+            vec![
+                Box::new(|w| {
+                    let mut t = w.load("a")?.unwrap();
+                    t.status = TaskStatus::Completed;
+                    w.save(t).map(drop)
+                }),
+                failing_halfway(),
+            ],
+        )
+        .await;
+        assert!(results.iter().all(Result::is_err), "{results:?}");
+        assert_eq!(status(&store).as_deref(), Some("working"));
+        // An input request (written with SQL of its own, then logged) shows at once.
+        store
+            .write(|w| {
+                let mut t = w.load("a")?.unwrap();
+                insert_input(
+                    w.conn,
+                    "a",
+                    "k",
+                    &serde_json::json!({"method": "elicitation/create"}),
+                    false,
+                    2,
+                )?;
+                t.status = TaskStatus::InputRequired;
+                w.event(&t, 2, "inputRequested", serde_json::json!({"key": "k"}))?;
+                w.save(t).map(drop)
+            })
+            .await
+            .unwrap();
+        assert_eq!(status(&store).as_deref(), Some("input_required"));
+        let answer = store.get_answer("a").unwrap().unwrap();
+        assert!(
+            answer.json.contains("\"inputRequests\":{\"k\""),
+            "{}",
+            answer.json
+        );
+        store
+            .write(|w| {
+                let mut t = w.load("a")?.unwrap();
+                answer_input(
+                    w.conn,
+                    "a",
+                    "k",
+                    &serde_json::json!({"action": "accept"}),
+                    "admin",
+                    3,
+                )?;
+                t.status = TaskStatus::Completed;
+                t.input_requests.clear();
+                t.result = Some(serde_json::json!({"content": []}));
+                w.event(&t, 3, "status", serde_json::json!({}))?;
+                w.save(t).map(drop)
+            })
+            .await
+            .unwrap();
+        assert_eq!(status(&store).as_deref(), Some("completed"));
+        store.write(|w| w.delete("a")).await.unwrap();
+        assert_eq!(status(&store), None, "a deleted task is not found");
     }
 }

@@ -155,8 +155,8 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         allow_anonymous: cfg.allow_anonymous,
         extra_origins: Vec::new(),
     });
-    let app = Router::new()
-        .route("/mcp", any(mcp_front::handle).with_state(front))
+    // The /v1 routes only: `/mcp` (where agents poll) passes through one layer, the guard.
+    let v1 = Router::new()
         .merge(http_api::router(engine.clone()))
         .merge(jobs_api::router(jobs_api::JobsState {
             engine: engine.clone(),
@@ -166,8 +166,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
+        .layer(middleware::from_fn(http_api::problem_for_405));
+    let app = Router::new()
+        .route("/mcp", any(mcp_front::handle).with_state(front))
+        .merge(v1)
         .fallback(ui_assets::serve)
-        .layer(middleware::from_fn(http_api::problem_for_405))
         .layer(middleware::from_fn_with_state(guard_state, guard));
 
     // Small responses must not wait for the peer's delayed ACK (~40 ms): TCP_NODELAY on every
