@@ -35,6 +35,15 @@ load() {
   if [ "$(field "$out" errors)" != 0 ]; then echo "bench: $2 against $1 had errors: $out" >&2; exit 1; fi
   echo "$out"
 }
+# report BASE_URL: status-message reports to one new external job (scripts/wrk/report.lua).
+report() {
+  local job out
+  job=$(curl -s -X POST "$1/v1/jobs" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -d '{"external":{"name":"bench-reports","heartbeatMs":600000}}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["taskId"])')
+  out=$(TOKEN="$token" taskset -c 1 wrk -t1 -c50 -d"${SECS}s" -s scripts/wrk/report.lua "$1/v1/jobs/$job/report" | tail -1)
+  if [ "$(field "$out" errors)" != 0 ]; then echo "bench: reports had errors: $out" >&2; exit 1; fi
+  echo "$out"
+}
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
@@ -81,6 +90,7 @@ seed1=$("$LOAD" seed --url "$url" --token "$token" --count 1 --connections 1)
 task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
 get1=$(load "$url" get "$task")
 create1=$(load "$url" create)
+reports1=$(report "http://127.0.0.1:$port")
 stop_taskdeck
 
 # 3. The same tasks/get through rmcp's generic path, for comparison.
@@ -121,6 +131,7 @@ Command: \`scripts/bench.sh $SECS $SEED\` ($(date -u +%Y-%m-%d)). Server on core
 | tasks/get, through rmcp (\`--no-fast-path\`) | 1 | $(field "$get1_rmcp" rps) | $(ratio "$(field "$get1_rmcp" rps)" "$c") | $(field "$get1_rmcp" p50us) µs | $(field "$get1_rmcp" p99us) µs |
 | tasks/get, dedicated path | $seeded | $(field "$get100k" rps) | $(ratio "$(field "$get100k" rps)" "$c") | $(field "$get100k" p50us) µs | $(field "$get100k" p99us) µs |
 | durable creation (tools/call echo → CreateTaskResult) | ~1 | $(field "$create1" rps) | $(ratio "$(field "$create1" rps)" "$c") | $(field "$create1" p50us) µs | $(field "$create1" p99us) µs |
+| external job reports (\`POST /v1/jobs/{id}/report\` statusMessage, one job, each a committed write) | ~1 | $(field "$reports1" rps) | $(ratio "$(field "$reports1" rps)" "$c") | $(field "$reports1" p50us) µs | $(field "$reports1" p99us) µs |
 | durable creation | $SEED+ | $(field "$create100k" rps) | $(ratio "$(field "$create100k" rps)" "$c") | $(field "$create100k" p50us) µs | $(field "$create100k" p99us) µs |
 
 RSS with $seeded retained tasks: $((rss_idle / 1024)) MiB after start, $((rss_get / 1024)) MiB after the tasks/get run; with $stored tasks after the creation run: $((rss_after / 1024)) MiB. Database file: $((dbsize / 1024)) MiB.

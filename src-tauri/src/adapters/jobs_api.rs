@@ -313,8 +313,8 @@ pub(crate) async fn report(
         Err(e) => return engine_problem(e),
     };
     let cancel_requested = task.cancel_requested;
-    let answers: Map<String, Value> = match s.engine.history(&p, &id) {
-        Ok((_, rounds)) => rounds
+    let answers: Map<String, Value> = match s.engine.input_rounds(&p, &id) {
+        Ok(rounds) => rounds
             .into_iter()
             .filter_map(|r| Some((r.key, r.response?)))
             .collect(),

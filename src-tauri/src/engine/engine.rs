@@ -481,6 +481,17 @@ impl Engine {
         ))
     }
 
+    /// The input rounds of a task visible to `principal` (who asked what, who answered, when),
+    /// without its timeline, which grows with every report. Errors: [`EngineError::NotFound`].
+    pub fn input_rounds(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+    ) -> Result<Vec<InputRound>, EngineError> {
+        self.get(principal, task_id)?;
+        self.inner.store.input_rounds(task_id)
+    }
+
     /// Answers outstanding input requests of a task visible to `principal` (SEP-2663
     /// §Task Update Requests). Partial answers are taken; keys not outstanding are ignored; the
     /// task returns to `working` once no request is outstanding. Each answer is recorded with
