@@ -40,7 +40,7 @@ report() {
   local job out
   job=$(curl -s -X POST "$1/v1/jobs" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -d '{"external":{"name":"bench-reports","heartbeatMs":600000}}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["taskId"])')
-  out=$(TOKEN="$token" taskset -c 1 wrk -t1 -c50 -d"${SECS}s" -s scripts/wrk/report.lua "$1/v1/jobs/$job/report" | tail -1)
+  out=$(TOKEN="$token" EXPECT='"statusMessage":"report ' taskset -c 1 wrk -t1 -c50 -d"${SECS}s" -s scripts/wrk/report.lua "$1/v1/jobs/$job/report" | tail -1)
   if [ "$(field "$out" errors)" != 0 ]; then echo "bench: reports had errors: $out" >&2; exit 1; fi
   echo "$out"
 }
