@@ -947,6 +947,43 @@ test('the output panel keeps the last 1 MiB and the reader’s place, and reads 
   assert.deepEqual(report.disposed, { reads: 1, hidden: true, text: '' });
 });
 
+test('a long timeline shows its newest 500 events and pages back on request', async () => {
+  const post = (path, body) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const job = await (await post('/v1/jobs', { external: { name: 'chatty-job', heartbeatMs: 600000 } })).json();
+  const id = job.taskId;
+  for (let i = 0; i < 1150; i += 50) {
+    const batch = [];
+    for (let j = i; j < Math.min(i + 50, 1150); j++) batch.push(post(`/v1/jobs/${id}/report`, { statusMessage: `step ${j}` }));
+    for (const r of await Promise.all(batch)) assert.equal(r.status, 200);
+  }
+  const timeline = async (query) => (await (await fetch(`${base}/v1/tasks/${id}?${query}`, { headers: { Authorization: `Bearer ${token}` } })).json()).timeline;
+  assert.equal((await timeline('')).length, 1000, "the server's first page");
+  const total = (await timeline('timelineLimit=5000')).length; // created + 1,150 status messages
+  assert.ok(total > 1000 && total <= 1500, String(total));
+  const tab = await openTab(token, `&task=${id}`);
+  const p = tab.page;
+  try {
+    const items = p.locator('#detail ol.timeline > li');
+    const earlier = p.locator('#detail button.timeline-earlier');
+    await earlier.waitFor();
+    assert.equal(await items.count(), 500, 'the newest 500 of the 1,000 loaded');
+    assert.match(await earlier.textContent(), /Show 500 earlier events \(500 hidden\)/);
+    await earlier.click();
+    await waitFor(async () => (await items.count()) === 1000, 'all loaded events shown');
+    // The next click loads what the server has not sent yet.
+    assert.equal(await earlier.textContent(), 'Load earlier events');
+    await earlier.click();
+    await waitFor(async () => (await items.count()) === total, 'the earlier events loaded');
+    assert.equal(await earlier.count(), 0, 'nothing older is left');
+    await p.locator('#detail ol.timeline > li', { hasText: 'step 0' }).first().waitFor();
+  } finally {
+    await tab.context.close();
+  }
+  const done = await post(`/v1/jobs/${id}/report`, { result: { content: [] } });
+  assert.equal(done.status, 202);
+});
+
 test('#task=<id> opens that task: at load, and when the desktop shell sets the fragment', async () => {
   const first = await startTask('slow_compute', { seconds: 0.05, label: 'focus-at-load' });
   const second = await startTask('confirm_delete', { filename: 'focus-me.txt' });

@@ -234,6 +234,71 @@ async fn a_list_page_names_the_newest_change_it_reflects_and_the_stream_resumes_
 }
 
 #[tokio::test]
+async fn a_long_timeline_comes_newest_first_in_pages() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let (_, job) = s
+        .v1_post(
+            Some(&t),
+            "/v1/jobs",
+            json!({"external": {"name": "chatty"}}),
+        )
+        .await;
+    let id = job["taskId"].as_str().unwrap().to_string();
+    for i in 0..7 {
+        let (status, _) = s
+            .v1_post(
+                Some(&t),
+                &format!("/v1/jobs/{id}/report"),
+                json!({"statusMessage": format!("step {i}")}),
+            )
+            .await;
+        assert_eq!(status, 200);
+    }
+    let (_, all) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
+    let ids = |v: &Value| -> Vec<i64> {
+        v["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_i64().unwrap())
+            .collect()
+    };
+    let every = ids(&all);
+    assert!(every.len() >= 8, "{all}");
+    assert_eq!(all["timelineMore"], false);
+    // The newest three, oldest first; then the three before them; then the rest.
+    let (_, page) = s
+        .v1_get(Some(&t), &format!("/v1/tasks/{id}?timelineLimit=3"))
+        .await;
+    assert_eq!(ids(&page), every[every.len() - 3..].to_vec());
+    assert_eq!(page["timelineMore"], true);
+    let before = ids(&page)[0];
+    let (_, older) = s
+        .v1_get(
+            Some(&t),
+            &format!("/v1/tasks/{id}?timelineLimit=3&timelineBefore={before}"),
+        )
+        .await;
+    assert_eq!(
+        ids(&older),
+        every[every.len() - 6..every.len() - 3].to_vec()
+    );
+    let (_, rest) = s
+        .v1_get(
+            Some(&t),
+            &format!("/v1/tasks/{id}?timelineBefore={}", ids(&older)[0]),
+        )
+        .await;
+    assert_eq!(ids(&rest), every[..every.len() - 6].to_vec());
+    assert_eq!(rest["timelineMore"], false);
+    for bad in ["timelineLimit=0", "timelineLimit=5001", "timelineBefore=x"] {
+        let (status, body) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}?{bad}")).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+}
+
+#[tokio::test]
 async fn events_stream_live_and_resume_from_last_event_id() {
     let s = Server::start(&["--conformance-fixtures"]).await;
     let t = s.admin.clone();

@@ -57,7 +57,8 @@ export function createApi(getToken, options = {}) {
     me: () => request('GET', '/v1/me'),
     tools: () => request('GET', '/v1/tools'),
     listTasks: (query) => request('GET', `/v1/tasks?${query}`),
-    getTask: (id) => request('GET', `/v1/tasks/${encodeURIComponent(id)}`),
+    /** `query`: e.g. "timelineBefore=42" to page back through a long timeline. */
+    getTask: (id, query = '') => request('GET', `/v1/tasks/${encodeURIComponent(id)}${query ? `?${query}` : ''}`),
     answer: (id, inputResponses) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/input`, { inputResponses }),
     cancel: (id) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/cancel`, {}),
     /** A byte range of a command task's output log: `{offset}` or `{tail}`, optional `limit`. */

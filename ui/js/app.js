@@ -850,7 +850,7 @@ function initApp() {
   state.statusFilter = new Set();
   state.detail = new DetailView($('detail'), {
     api: {
-      getTask: (id) => state.api.getTask(id),
+      getTask: (id, query) => state.api.getTask(id, query),
       answer: async (id, responses) => {
         const r = await state.api.answer(id, responses);
         if (r && r.task) handleTaskSnapshot(r.task);

@@ -18,6 +18,9 @@ import {
   progressText,
 } from './format.js';
 import { describeEvent, groupTimeline, describeProgressRun, describeRound } from './timeline.js';
+
+/** Timeline events shown at first, and added by each "Show earlier events". */
+const TIMELINE_PAGE = 500;
 import { outstandingPrompts, isStale } from './tasks-model.js';
 import { promptCard } from './prompt-form.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
@@ -40,9 +43,14 @@ export class DetailView {
     this.taskId = null;
     this.task = null;
     this.events = [];
+    this.eventIds = new Set();
     this.rounds = [];
     this.cards = new Map();
     this.loadSeq = 0;
+    /** Older timeline events exist on the server (not loaded). */
+    this.timelineMore = false;
+    /** How many of the newest events the timeline shows. */
+    this.shownEvents = TIMELINE_PAGE;
     this.refreshTimer = null;
     this.timelineTimer = null;
     this.renderedOutcomeFor = null;
@@ -60,6 +68,9 @@ export class DetailView {
     this.taskId = taskId;
     this.task = null;
     this.events = [];
+    this.eventIds = new Set();
+    this.timelineMore = false;
+    this.shownEvents = TIMELINE_PAGE;
     this.rounds = [];
     this.cards = new Map();
     this.renderedOutcomeFor = null;
@@ -85,7 +96,8 @@ export class DetailView {
     }
     if (seq !== this.loadSeq) return;
     this.task = data.task;
-    this.events = (data.timeline || []).slice().sort((a, b) => a.id - b.id);
+    this.addEvents(data.timeline || []);
+    this.timelineMore = !!data.timelineMore;
     this.rounds = data.inputRounds || [];
     this.build();
     // Changes that arrived while the detail was loading.
@@ -339,7 +351,13 @@ export class DetailView {
       else this.openGroups.delete(d.dataset.first);
     }
     clear(this.el.timelineBody);
-    const items = groupTimeline(this.events);
+    // A long-running task can have many thousands of events: only the newest are in the DOM.
+    const hidden = Math.max(0, this.events.length - this.shownEvents);
+    if (hidden || this.timelineMore) {
+      const label = hidden ? `Show ${Math.min(hidden, TIMELINE_PAGE).toLocaleString('en-US')} earlier events (${hidden.toLocaleString('en-US')} hidden)` : 'Load earlier events';
+      this.el.timelineBody.appendChild(h('button', { class: 'btn btn-small timeline-earlier', type: 'button', onclick: () => this.showEarlier() }, label));
+    }
+    const items = groupTimeline(hidden ? this.events.slice(hidden) : this.events);
     const list = h('ol', { class: 'timeline' });
     const eventRow = (ev) => {
       const d = describeEvent(ev);
@@ -371,6 +389,35 @@ export class DetailView {
     this.el.timelineBody.appendChild(list);
   }
 
+  /** Adds timeline events not seen yet, keeping them in id order. */
+  addEvents(events) {
+    let unordered = false;
+    for (const e of events) {
+      if (!e || this.eventIds.has(e.id)) continue;
+      if (this.events.length && this.events[this.events.length - 1].id > e.id) unordered = true;
+      this.eventIds.add(e.id);
+      this.events.push(e);
+    }
+    if (unordered) this.events.sort((a, b) => a.id - b.id);
+  }
+
+  /** Shows the next page of earlier events, loading it from the server when needed. */
+  async showEarlier() {
+    this.shownEvents += TIMELINE_PAGE;
+    if (this.events.length < this.shownEvents && this.timelineMore && this.events.length) {
+      const id = this.taskId;
+      try {
+        const data = await this.deps.api.getTask(id, `timelineBefore=${this.events[0].id}&timelineLimit=${TIMELINE_PAGE}`);
+        if (this.taskId !== id) return;
+        this.addEvents(data.timeline || []);
+        this.timelineMore = !!data.timelineMore;
+      } catch (err) {
+        this.deps.toast?.(`Could not load earlier events: ${err.message}`, 'error');
+      }
+    }
+    this.renderTimeline();
+  }
+
   scheduleTimeline() {
     if (this.timelineTimer) return;
     this.timelineTimer = setTimeout(() => this.renderTimeline(), 150);
@@ -392,9 +439,8 @@ export class DetailView {
       return;
     }
     const ev = change.event;
-    if (ev && !this.events.some((e) => e.id === ev.id)) {
-      this.events.push(ev);
-      if (this.events.length > 1 && this.events[this.events.length - 2].id > ev.id) this.events.sort((a, b) => a.id - b.id);
+    if (ev && !this.eventIds.has(ev.id)) {
+      this.addEvents([ev]);
       this.scheduleTimeline();
     }
     this.applyTask(change.task);
@@ -412,9 +458,7 @@ export class DetailView {
         if (this.taskId !== id || !this.el) return;
         this.rounds = data.inputRounds || [];
         this.renderRounds();
-        const known = new Set(this.events.map((e) => e.id));
-        for (const e of data.timeline || []) if (!known.has(e.id)) this.events.push(e);
-        this.events.sort((a, b) => a.id - b.id);
+        this.addEvents(data.timeline || []);
         this.scheduleTimeline();
         this.applyTask(data.task);
       } catch {

@@ -211,23 +211,44 @@ async fn list_tasks(
     }
 }
 
-/// One task with its timeline and input rounds.
-#[utoipa::path(get, path = "/v1/tasks/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "tasks",
-    responses((status = 200, description = "`{task, timeline: [Event], inputRounds: [InputRound]}`", body = Object),
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct TaskQuery {
+    /// Only timeline events with an id below this one (to page back through a long timeline).
+    #[serde(rename = "timelineBefore")]
+    timeline_before: Option<i64>,
+    /// How many of the newest (matching) timeline events, 1..=5000 (default 1000).
+    #[serde(rename = "timelineLimit")]
+    timeline_limit: Option<usize>,
+}
+
+/// One task with its timeline (the newest 1,000 events by default) and input rounds.
+#[utoipa::path(get, path = "/v1/tasks/{task_id}", params(("task_id" = String, Path, description = "taskId"), TaskQuery), tag = "tasks",
+    responses((status = 200, description = "`{task, timeline: [Event], timelineMore: bool, inputRounds: [InputRound]}`: `timeline` is oldest first; `timelineMore` says older events exist (ask again with `timelineBefore` = the first event's id)", body = Object),
+              (status = 400, description = "timelineLimit outside 1..=5000", content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
 async fn get_task(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
     Path(task_id): Path<String>,
+    ProblemQuery(q): ProblemQuery<TaskQuery>,
 ) -> Response {
+    let limit = q.timeline_limit.unwrap_or(1000);
+    if !(1..=5000).contains(&limit) {
+        return problem(
+            StatusCode::BAD_REQUEST,
+            &format!("timelineLimit must be 1 to 5000, not {limit}"),
+        );
+    }
     let task = match engine.get(&p, &task_id) {
         Ok(t) => t,
         Err(e) => return engine_problem(e),
     };
-    match engine.history(&p, &task_id) {
-        Ok((timeline, rounds)) => Json(json!({
+    match engine.history(&p, &task_id, q.timeline_before, limit) {
+        Ok((timeline, more, rounds)) => Json(json!({
             "task": task.api_view(),
             "timeline": timeline.iter().map(|e| e.api_view()).collect::<Vec<_>>(),
+            "timelineMore": more,
             "inputRounds": rounds.iter().map(|r| json!({
                 "key": r.key, "request": r.request, "state": r.state, "response": r.response,
                 "answeredBy": r.answered_by,

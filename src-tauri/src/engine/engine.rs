@@ -468,17 +468,19 @@ impl Engine {
         self.inner.store.list(&filter)
     }
 
-    /// The timeline and every input round of a task visible to `principal`.
+    /// A task visible to `principal`: the newest `limit` events of its timeline with an id
+    /// below `before` (oldest first; see [`Store::timeline`]), whether older events exist, and
+    /// every input round. Errors: [`EngineError::NotFound`].
     pub fn history(
         &self,
         principal: &Principal,
         task_id: &str,
-    ) -> Result<(Vec<TimelineEvent>, Vec<InputRound>), EngineError> {
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<(Vec<TimelineEvent>, bool, Vec<InputRound>), EngineError> {
         self.get(principal, task_id)?;
-        Ok((
-            self.inner.store.timeline(task_id)?,
-            self.inner.store.input_rounds(task_id)?,
-        ))
+        let (events, more) = self.inner.store.timeline(task_id, before, limit)?;
+        Ok((events, more, self.inner.store.input_rounds(task_id)?))
     }
 
     /// The input rounds of a task visible to `principal` (who asked what, who answered, when),

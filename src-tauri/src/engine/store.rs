@@ -619,14 +619,29 @@ impl Store {
         })
     }
 
-    /// The task's timeline, oldest first.
-    pub fn timeline(&self, task_id: &str) -> Result<Vec<TimelineEvent>, EngineError> {
+    /// The newest `limit` timeline events of the task with an id below `before` (all when
+    /// `None`), oldest first, and whether older ones exist. One indexed range read
+    /// (`events_task`), however long the timeline. Errors: [`EngineError::Store`].
+    pub fn timeline(
+        &self,
+        task_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<(Vec<TimelineEvent>, bool), EngineError> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT id, task_id, at, kind, data FROM events WHERE task_id = ?1 ORDER BY id",
+                "SELECT id, task_id, at, kind, data FROM events WHERE task_id = ?1 AND id < ?2
+                 ORDER BY id DESC LIMIT ?3",
             )?;
-            let rows = stmt.query_map(params![task_id], row_event)?;
-            rows.map(|r| r.map_err(EngineError::from)).collect()
+            let rows = stmt.query_map(
+                params![task_id, before.unwrap_or(i64::MAX), limit as i64 + 1],
+                row_event,
+            )?;
+            let mut events = rows.collect::<Result<Vec<_>, _>>()?;
+            let more = events.len() > limit;
+            events.truncate(limit);
+            events.reverse();
+            Ok((events, more))
         })
     }
 
