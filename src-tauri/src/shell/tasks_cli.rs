@@ -152,7 +152,14 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                         r["params"]["message"].as_str().unwrap_or("")
                     );
                 }
-                for e in body["timeline"].as_array().into_iter().flatten() {
+                let timeline = body["timeline"].as_array();
+                if body["timelineMore"] == true {
+                    println!(
+                        "  (the newest {} events; older ones: GET /v1/tasks/{{taskId}}?timelineBefore=ID)",
+                        timeline.map_or(0, Vec::len)
+                    );
+                }
+                for e in timeline.into_iter().flatten() {
                     println!(
                         "  {}  {:<16} {}",
                         e["at"].as_str().unwrap_or(""),
