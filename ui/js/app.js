@@ -121,8 +121,9 @@ async function start(token) {
   // stops the stream.
   const me = state.api.me();
   if (!state.initialized) initApp();
+  let unreachable = false;
   reloadList().then((eventId) => {
-    if (state.authFailed) return;
+    if (state.authFailed || unreachable) return;
     connectStream(eventId);
     // The inbox's query waits for the list's: the first rows are what the page is opened for.
     reloadInbox();
@@ -131,6 +132,7 @@ async function start(token) {
     state.me = await me;
   } catch (err) {
     if (err.status === 401) return; // onAuthError showed the token screen
+    unreachable = true; // the stream is not opened (or stopped if it already was)
     if (state.stream) state.stream.close();
     state.stream = null;
     $('boot').textContent = `Could not reach Taskdeck: ${err.message}`;
