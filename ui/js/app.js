@@ -251,7 +251,8 @@ function handleChange(change) {
   const r = state.model.apply(change);
   if (r.type === 'inserted' || r.type === 'removed') state.list.restoreAnchor(anchor);
   if (r.type === 'buffered') renderPending();
-  else if (r.type !== 'ignored') {
+  else if (r.type === 'ignored') scheduleListRender(); // the counts may have changed
+  else {
     state.list.reanchorActive();
     if (r.type === 'removed' && state.selected.has(task.taskId)) {
       state.selected.delete(task.taskId);

@@ -229,7 +229,9 @@ export class TaskList {
       this.pending.push(change);
       return { type: 'buffered' };
     }
-    return this.applyNow(change, { counts: true });
+    // A change a loaded page already counted (its eventId) is not counted again.
+    const counted = change.event && Number(change.event.id) <= this.countedUpTo;
+    return this.applyNow(change, { counts: !counted });
   }
 
   /** @returns {ApplyResult} */
@@ -305,7 +307,12 @@ export class TaskList {
     else if (event.kind === 'status' && d.from !== d.to) {
       bump(d.from, -1);
       bump(d.to, 1);
-    } else if (event.kind === 'deleted') bump(d.status, -1);
+    } else if (event.kind === 'deleted') {
+      // The status it was counted under: the row's, when it is loaded (a stream resumed after a
+      // page gets only the `deleted` event of a task whose other events went with it).
+      const entry = this.byId.get(task.taskId);
+      bump(entry ? entry.task.status : d.status, -1);
+    }
     else return;
     this.version++;
   }

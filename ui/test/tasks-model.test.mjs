@@ -195,6 +195,30 @@ test('changes that waited while paused are not counted again after a page counte
   assert.deepEqual(list.counts, { completed: 1 });
 });
 
+test('a change arriving after a page that already counted it is not counted again', () => {
+  const a = task('a');
+  const a2 = later(a, { status: 'completed' });
+  const list = new TaskList();
+  list.beginLoad();
+  const change = ev('status', a2, { from: 'working', to: 'completed' });
+  list.reset({ tasks: [a2], nextCursor: null, counts: { completed: 1 }, eventId: String(change.event.id) });
+  list.apply(change); // the stream lags behind the page
+  assert.deepEqual(list.counts, { completed: 1 });
+  list.apply(ev('created', task('b'), { status: 'working' }));
+  assert.deepEqual(list.counts, { completed: 1, working: 1 }, 'later changes are counted');
+  assert.equal(list.get('a').status, 'completed');
+});
+
+test('a deleted task leaves the count it was counted under', () => {
+  const a = task('a', { status: 'input_required' });
+  const list = new TaskList();
+  list.reset({ tasks: [a], nextCursor: null, counts: { input_required: 1 }, eventId: '0' });
+  // Resumed after the page: the task was answered, completed and deleted; only `deleted` is left.
+  list.apply(ev('deleted', { taskId: 'a', status: 'completed' }, { status: 'completed' }));
+  assert.deepEqual(list.counts, { input_required: 0 });
+  assert.equal(list.length, 0);
+});
+
 test('pages never duplicate rows', () => {
   const [a, b] = [task('a'), task('b')];
   const list = new TaskList();

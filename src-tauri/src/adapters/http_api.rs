@@ -150,7 +150,7 @@ struct ListQuery {
 
 /// Tasks visible to the caller, newest first.
 #[utoipa::path(get, path = "/v1/tasks", params(ListQuery), tag = "tasks",
-    responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}, eventId: string}`: the page and the counts reflect exactly the changes up to `eventId` (read in one snapshot); `/v1/events` with `Last-Event-ID: eventId` brings every later one", body = Object),
+    responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}, eventId: string}`: the page and the counts reflect exactly the changes up to `eventId` (read in one snapshot); `/v1/events` with `Last-Event-ID: eventId` brings every later one (a task deleted meanwhile: only its `deleted` event)", body = Object),
               (status = 400, description = "unknown status or invalid cursor", content_type = "application/problem+json")))]
 async fn list_tasks(
     State(engine): State<Engine>,

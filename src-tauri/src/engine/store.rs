@@ -600,7 +600,7 @@ impl Store {
     /// [`Self::list`] and [`Self::counts`] for `filter`, and the id of the newest timeline
     /// event, all read in one snapshot: the page and the counts reflect exactly the events up
     /// to that id, so a change feed resumed after it (`/v1/events` with `Last-Event-ID`) brings
-    /// every later change once. Errors: [`EngineError::Store`].
+    /// every later change once (a task deleted meanwhile: only its `deleted` event). Errors: [`EngineError::Store`].
     pub fn page(&self, filter: &ListFilter) -> Result<Page, EngineError> {
         let indexed = self.inner.search.is_some();
         self.read(|c| {
