@@ -443,8 +443,9 @@ impl Engine {
         }
     }
 
-    /// [`Engine::list`] with the per-status counts and the newest event id, read in one
-    /// snapshot ([`Store::page`]). Same errors as `list`.
+    /// One page of the tasks visible to `principal`, newest first (see [`ListFilter`]), with
+    /// the per-status counts and the newest event id, read in one snapshot ([`Store::page`]).
+    /// Errors: [`EngineError::Store`].
     pub fn page(
         &self,
         principal: &Principal,
@@ -454,18 +455,6 @@ impl Engine {
             filter.principal = Some(principal.name.clone());
         }
         self.inner.store.page(&filter)
-    }
-
-    /// Lists tasks visible to `principal`, newest first; see [`ListFilter`].
-    pub fn list(
-        &self,
-        principal: &Principal,
-        mut filter: ListFilter,
-    ) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
-        if !principal.admin {
-            filter.principal = Some(principal.name.clone());
-        }
-        self.inner.store.list(&filter)
     }
 
     /// A task visible to `principal`: the newest `limit` events of its timeline with an id

@@ -8,7 +8,7 @@
 //! message, result and taskId) and stores the new last id in the same transaction.
 //!
 //! Searches stay exact while the index lags (after a burst of writes, or while the CPU is
-//! busy): [`Store::list`](super::store::Store::list) takes its candidates from the index (tasks
+//! busy): [`Store::page`](super::store::Store::page) takes its candidates from the index (tasks
 //! holding all the query's trigrams), the tasks with more text than the index holds
 //! (`long_tasks`) and every task with an event the index has not seen yet, then applies the
 //! exact `LIKE` test to them. The index only narrows; it never decides.

@@ -335,7 +335,7 @@ fn apply_count_deltas(
     Ok(())
 }
 
-/// Filters for [`Store::list`]. Empty fields match everything.
+/// Filters for [`Store::page`]. Empty fields match everything.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
     pub statuses: Vec<TaskStatus>,
@@ -581,12 +581,6 @@ impl Store {
         self.read(|c| load_task(c, task_id))
     }
 
-    /// Lists tasks newest first. Returns the page and the cursor for the next one.
-    pub fn list(&self, filter: &ListFilter) -> Result<(Vec<TaskRecord>, Option<i64>), EngineError> {
-        let indexed = self.inner.search.is_some();
-        self.read(|c| list_tasks(c, filter, indexed))
-    }
-
     /// Task counts per status for the tasks `filter` selects, ignoring its status, cursor and
     /// limit (so a UI can show how many of each status its other filters leave).
     ///
@@ -597,10 +591,11 @@ impl Store {
         self.read(|c| count_tasks(c, filter, indexed))
     }
 
-    /// [`Self::list`] and [`Self::counts`] for `filter`, and the id of the newest timeline
-    /// event, all read in one snapshot: the page and the counts reflect exactly the events up
-    /// to that id, so a change feed resumed after it (`/v1/events` with `Last-Event-ID`) brings
-    /// every later change once (a task deleted meanwhile: only its `deleted` event). Errors: [`EngineError::Store`].
+    /// One page of the tasks `filter` selects (newest first, with the cursor for the next), its
+    /// [`Self::counts`], and the id of the newest timeline event, all read in one snapshot: the
+    /// page and the counts reflect exactly the events up to that id, so a change feed resumed
+    /// after it (`/v1/events` with `Last-Event-ID`) brings every later change once (a task
+    /// deleted meanwhile: only its `deleted` event). Errors: [`EngineError::Store`].
     pub fn page(&self, filter: &ListFilter) -> Result<Page, EngineError> {
         let indexed = self.inner.search.is_some();
         self.read(|c| {
