@@ -165,29 +165,13 @@ async fn list_filters_and_paginates_newest_first() {
     );
 }
 
-/// Runs a short `slow_compute` task to completion; returns its taskId.
-async fn completed_task(s: &Server, token: &str, label: &str) -> String {
-    let id = s
-        .call(
-            token,
-            "slow_compute",
-            json!({"seconds": 0.01, "label": label}),
-        )
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(token, &id, "completed").await;
-    id
-}
-
 #[tokio::test]
 async fn a_list_page_names_the_newest_change_it_reflects_and_the_stream_resumes_from_it() {
     let s = Server::start(&["--conformance-fixtures"]).await;
     let t = s.admin.clone();
     let (_, empty) = s.v1_get(Some(&t), "/v1/tasks?limit=5").await;
     assert_eq!(empty["eventId"], "0", "no change yet");
-    let first = completed_task(&s, &t, "before").await;
+    let first = s.completed_task(&t, "before").await;
     let (_, page) = s.v1_get(Some(&t), "/v1/tasks?limit=5").await;
     assert_eq!(page["counts"], json!({"completed": 1}));
     let event_id = page["eventId"].as_str().unwrap().to_string();
@@ -201,7 +185,7 @@ async fn a_list_page_names_the_newest_change_it_reflects_and_the_stream_resumes_
 
     // A change after the page: a stream resumed from its eventId brings exactly that change
     // and what follows, nothing the page already had.
-    let second = completed_task(&s, &t, "after").await;
+    let second = s.completed_task(&t, "after").await;
     let resp = s
         .http
         .get(s.url("/v1/events"))

@@ -268,6 +268,23 @@ impl Server {
         }
     }
 
+    /// Runs `slow_compute` labelled `label` (10 ms) as `token`'s principal until it completes;
+    /// returns its taskId.
+    pub async fn completed_task(&self, token: &str, label: &str) -> String {
+        let id = self
+            .call(
+                token,
+                "slow_compute",
+                json!({"seconds": 0.01, "label": label}),
+            )
+            .await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        self.wait_status(token, &id, "completed").await;
+        id
+    }
+
     pub async fn wait_status(&self, token: &str, task_id: &str, status: &str) -> Value {
         self.wait_for(token, task_id, status, |t| t["status"] == status)
             .await

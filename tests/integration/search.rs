@@ -76,22 +76,6 @@ async fn wait_for_index(data: &Path) {
     );
 }
 
-/// Runs `slow_compute` labelled `label` as the admin until it completes; returns its taskId.
-async fn completed_task(s: &Server, label: String) -> String {
-    let id = s
-        .call(
-            &s.admin,
-            "slow_compute",
-            json!({"seconds": 0.01, "label": label}),
-        )
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&s.admin, &id, "completed").await;
-    id
-}
-
 /// Queries and the labels (`alpha-N`) of the tasks each must find.
 fn expectations() -> Vec<(&'static str, Vec<usize>)> {
     vec![
@@ -144,10 +128,10 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     // labels[i] = taskId of the task labelled alpha-i.
     let mut labels = Vec::new();
     for i in 0..13 {
-        labels.push(completed_task(&s, format!("alpha-{i}")).await);
+        labels.push(s.completed_task(&s.admin, &format!("alpha-{i}")).await);
     }
-    labels.push(completed_task(&s, "Grüße aus Überlingen".into()).await);
-    labels.push(completed_task(&s, "İstanbul ᎠᎡᎢᎣ ΔΟΣΑ ΚΑΛΟΣ".into()).await);
+    labels.push(s.completed_task(&s.admin, "Grüße aus Überlingen").await);
+    labels.push(s.completed_task(&s.admin, "İstanbul ᎠᎡᎢᎣ ΔΟΣΑ ΚΑΛΟΣ").await);
     // Right away: what the index has not seen yet is found by the exact test.
     check(&s, &labels, "before indexing").await;
     wait_for_index(&data).await;
@@ -207,7 +191,7 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     let other = tempfile::tempdir().unwrap();
     let mut o = Server::start_in(other.path(), &["--conformance-fixtures"]).await;
     for i in 0..30 {
-        completed_task(&o, format!("other-{i}")).await;
+        o.completed_task(&o.admin, &format!("other-{i}")).await;
     }
     wait_for_index(&other.path().join("data")).await;
     o.kill().await;
@@ -219,7 +203,7 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
     let mut restored = Vec::new();
     for i in 0..5 {
-        restored.push(completed_task(&s, format!("restored-{i}")).await);
+        restored.push(s.completed_task(&s.admin, &format!("restored-{i}")).await);
     }
     wait_for_index(&data).await;
     let mut found = search(&s, "restored").await;
