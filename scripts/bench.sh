@@ -47,10 +47,11 @@ report() {
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-start_taskdeck() { # $1 = extra flags
+start_taskdeck() { # $1 = store (a directory under $work), $2 = extra flags
   port=$(free_port)
-  TOKIO_WORKER_THREADS=1 taskset -c 0 "$BIN" serve --port "$port" --data-dir "$work/data" --config-dir "$work/cfg" \
-    --conformance-fixtures $1 >"$work/out" 2>"$work/err" &
+  data="$work/$1"
+  TOKIO_WORKER_THREADS=1 taskset -c 0 "$BIN" serve --port "$port" --data-dir "$data" --config-dir "$work/cfg" \
+    --conformance-fixtures $2 >"$work/out" 2>"$work/err" &
   td=$!; pids+=("$td")
   for _ in $(seq 200); do grep -q "running headless" "$work/out" 2>/dev/null && break; sleep 0.05; done
   token=$(cat "$work/cfg/admin-token")
@@ -60,7 +61,7 @@ stop_taskdeck() { kill "$td"; wait "$td" 2>/dev/null || true; }
 # Waits until the search index (search.sqlite3, kept by a low-priority thread) has seen the
 # store's last event: measurements then show steady state, not a first index build.
 wait_for_index() {
-  python3 - "$work/data" <<'PY'
+  python3 - "$data" <<'PY'
 import sqlite3, sys, time
 data = sys.argv[1]
 for _ in range(3000):
@@ -84,8 +85,8 @@ taskset -c 0 "$LOAD" ceiling --port "$cport" >/dev/null & pids+=("$!")
 sleep 0.5
 ceiling=$(token="" load "http://127.0.0.1:$cport/mcp" ceiling x)
 
-# 2. Taskdeck with 1 stored task.
-start_taskdeck ""
+# 2. Taskdeck with 1 stored task (its own store: the creation run below adds to it).
+start_taskdeck small ""
 seed1=$("$LOAD" seed --url "$url" --token "$token" --count 1 --connections 1)
 task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
 get1=$(load "$url" get "$task")
@@ -94,18 +95,19 @@ reports1=$(report "http://127.0.0.1:$port")
 stop_taskdeck
 
 # 3. The same tasks/get through rmcp's generic path, for comparison.
-start_taskdeck "--no-fast-path"
+start_taskdeck small "--no-fast-path"
 get1_rmcp=$(load "$url" get "$task")
 stop_taskdeck
 
-# 4. Grow the store to SEED tasks (retained: default ttlMs is 24 h), measure again.
-start_taskdeck ""
+# 4. A second store grown to SEED tasks (retained: default ttlMs is 24 h), measured again.
+start_taskdeck seeded ""
 count=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(sum(c.values()))')
 if [ "$count" -lt "$SEED" ]; then
   "$LOAD" seed --url "$url" --token "$token" --count $((SEED - count)) >/dev/null
 fi
+task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
 stop_taskdeck
-start_taskdeck ""
+start_taskdeck seeded ""
 wait_for_index
 sleep 1
 seeded=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(sum(c.values()))')
@@ -115,7 +117,7 @@ rss_get=$(rss_kib "$td")
 create100k=$(load "$url" create)
 rss_after=$(rss_kib "$td")
 stored=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(sum(c.values()))')
-dbsize=$(du -k "$work/data/taskdeck.sqlite3" | cut -f1)
+dbsize=$(du -k "$data/taskdeck.sqlite3" | cut -f1)
 stop_taskdeck
 
 c=$(field "$ceiling" rps)

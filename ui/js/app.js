@@ -121,6 +121,12 @@ async function start(token) {
   // stops the stream.
   const me = state.api.me();
   if (!state.initialized) initApp();
+  // The shell is shown at once, before /v1/me answers: its first layout then happens while the
+  // requests are in flight instead of in the frame that renders the first rows. A refused token
+  // swaps it for the token screen; what only the admin may use stays hidden until /v1/me says.
+  $('boot').hidden = true;
+  $('token-screen').hidden = true;
+  $('app').hidden = false;
   let unreachable = false;
   reloadList().then((eventId) => {
     if (state.authFailed || unreachable) return;
@@ -135,13 +141,12 @@ async function start(token) {
     unreachable = true; // the stream is not opened (or stopped if it already was)
     if (state.stream) state.stream.close();
     state.stream = null;
+    $('app').hidden = true;
     $('boot').textContent = `Could not reach Taskdeck: ${err.message}`;
+    $('boot').hidden = false;
     return;
   }
   if (state.authFailed) return;
-  $('boot').hidden = true;
-  $('token-screen').hidden = true;
-  $('app').hidden = false;
   clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), state.me.admin ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
   $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
   $('principal-filter-label').hidden = !state.me.admin;
@@ -873,6 +878,7 @@ function initApp() {
     isSelected: (id) => state.selected.has(id),
     openTaskId: () => state.detail.taskId,
     onNearEnd: () => loadMore(),
+    schedule: () => scheduleListRender(),
   });
   renderChips();
   $('status-filters').addEventListener('click', (e) => {

@@ -24,6 +24,19 @@ let busy = false;
  * @param {{api: {get: Function, post: Function}, toast: (text: string, tone?: string) => void,
  *          onCreated?: (agent: {name: string}) => void}} d
  */
+/** Removes the shown token from the page and brings the form back. */
+function forgetResult() {
+  clear($('agent-result'));
+  $('agent-result').hidden = true;
+  $('agent-form').hidden = false;
+}
+
+/** Closes the dialog; the token leaves the DOM at once, not when the 'close' event comes. */
+function closeDialog() {
+  forgetResult();
+  $('agent-dialog').close();
+}
+
 export function initConnectDialog(d) {
   deps = d;
   const dialog = $('agent-dialog');
@@ -31,8 +44,10 @@ export function initConnectDialog(d) {
     e.preventDefault();
     create();
   });
-  $('agent-cancel').addEventListener('click', () => dialog.close());
-  $('agent-x').addEventListener('click', () => dialog.close());
+  $('agent-cancel').addEventListener('click', closeDialog);
+  $('agent-x').addEventListener('click', closeDialog);
+  // Escape: the dialog's 'close' event comes a task later; the token leaves the page now.
+  dialog.addEventListener('cancel', forgetResult);
   $('agent-name').addEventListener('input', () => {
     // Errors go away as soon as the name is edited; a wrong character is reported at once.
     const name = normalizeAgentName($('agent-name').value);
@@ -41,9 +56,7 @@ export function initConnectDialog(d) {
     showFormError(null);
   });
   dialog.addEventListener('close', () => {
-    clear($('agent-result')); // the token does not stay in the page
-    $('agent-result').hidden = true;
-    $('agent-form').hidden = false;
+    forgetResult();
     if (opener && opener.isConnected) opener.focus();
     opener = null;
   });
@@ -220,7 +233,7 @@ function showResult(agent, fallbackName) {
   );
 
   const done = h('button', { type: 'button', class: 'btn btn-primary' }, 'Done');
-  done.addEventListener('click', () => $('agent-dialog').close());
+  done.addEventListener('click', closeDialog);
   const another = h('button', { type: 'button', class: 'btn' }, 'Connect another');
   another.addEventListener('click', () => {
     clear(root);

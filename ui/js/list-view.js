@@ -9,13 +9,21 @@ import { formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction
 export const ROW_HEIGHT = 64;
 const OVERSCAN = 8;
 
+/**
+ * The list learns of scrolling from the container's `scroll` events (the browser sends one
+ * before the next frame); until the first one it takes the top as 0 without reading layout.
+ */
 export class ListView {
   /**
    * @param {HTMLElement} container the scrolling grid element
    * @param {HTMLElement} spacer its child whose height is rows × ROW_HEIGHT
    * @param {import('./tasks-model.js').TaskList} model
    * @param {{onOpen: (index: number, how: {focus: boolean}) => void, onToggle: (index: number, shift: boolean) => void,
-   *          isSelected: (taskId: string) => boolean, openTaskId: () => string|null, onNearEnd: () => void}} deps
+   *          isSelected: (taskId: string) => boolean, openTaskId: () => string|null, onNearEnd: () => void,
+   *          schedule?: () => void}} deps `schedule`, when given, asks for the page's one frame
+   *          callback (which calls `render()` before its other writes) instead of a frame of the list's
+   *          own: two renders in one frame would make the second read the geometry after the first's
+   *          writes, a forced layout.
    */
   constructor(container, spacer, model, deps) {
     this.container = container;
@@ -26,9 +34,12 @@ export class ListView {
     this.active = -1;
     this.activeId = null;
     this.frame = 0;
+    /** The pending `onNearEnd` call (a timer id), or 0. */
+    this.nearEndTimer = 0;
     this.renderedVersion = -1;
     this.tickCount = 0;
-    /** Whether the list may be away from the top (set by every scroll, cleared by resetScroll). */
+    /** Whether the list may be away from the top (set by every scroll and by our own scrollTop
+     *  writes, cleared by resetScroll): while false, render() takes the top as 0 without reading it. */
     this.maybeScrolled = false;
     container.addEventListener(
       'scroll',
@@ -38,7 +49,15 @@ export class ListView {
       },
       { passive: true },
     );
-    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(() => this.schedule()).observe(container);
+    /** The list's height in px as of the last layout (0 until the ResizeObserver reports). */
+    this.viewHeight = 0;
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(() => {
+        // Layout has just run: reading the height here costs nothing.
+        this.viewHeight = container.clientHeight;
+        this.schedule();
+      }).observe(container);
+    }
     container.addEventListener('click', (e) => this.onClick(e));
     container.addEventListener('focus', () => {
       // First focus (a click or Tab): highlight the first row in view, without scrolling.
@@ -66,10 +85,17 @@ export class ListView {
     if (index < 0) return;
     this.spacer.style.height = `${this.model.length * ROW_HEIGHT}px`;
     const top = index * ROW_HEIGHT + anchor.offset;
-    if (this.container.scrollTop !== top) this.container.scrollTop = top;
+    if (this.container.scrollTop !== top) {
+      this.container.scrollTop = top;
+      this.maybeScrolled = true;
+    }
   }
 
   schedule() {
+    if (this.deps.schedule) {
+      this.deps.schedule();
+      return;
+    }
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
@@ -89,16 +115,18 @@ export class ListView {
     const m = this.model;
     const n = m.length;
     // Read the geometry before writing anything: a read after a write forces a layout in the
-    // middle of the frame (the browser lays out again after this function anyway).
-    let top = this.container.scrollTop;
-    const height = this.container.clientHeight || 600;
+    // middle of the frame (the browser lays out again after this function anyway). A list that
+    // never left the top is at 0, and the height is the last layout's, so the usual frame (and
+    // the first one, where the whole page is still to be laid out) reads no layout at all.
+    let top = this.maybeScrolled ? this.container.scrollTop : 0;
+    const height = this.viewHeight || globalThis.innerHeight || 600;
     const rowCount = String(n);
     if (this.container.getAttribute('aria-rowcount') !== rowCount) this.container.setAttribute('aria-rowcount', rowCount);
     const spacerHeight = n * ROW_HEIGHT;
     if (this.spacer.style.height !== `${spacerHeight}px`) {
       this.spacer.style.height = `${spacerHeight}px`;
       // A shorter list may pull the scroll position back: only then is it read again.
-      if (top + height > spacerHeight) top = this.container.scrollTop;
+      if (this.maybeScrolled && top + height > spacerHeight) top = this.container.scrollTop;
     }
     const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(n - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
@@ -136,7 +164,13 @@ export class ListView {
     }
     this.updateActiveDescendant();
     this.renderedVersion = m.version;
-    if (n && last >= n - 40) this.deps.onNearEnd();
+    // The next page is asked for after this frame is drawn, not inside it.
+    if (n && last >= n - 40 && !this.nearEndTimer) {
+      this.nearEndTimer = setTimeout(() => {
+        this.nearEndTimer = 0;
+        this.deps.onNearEnd();
+      }, 0);
+    }
   }
 
   makeRow(slot) {
@@ -263,6 +297,8 @@ export class ListView {
     const view = this.container.clientHeight;
     if (top < this.container.scrollTop) this.container.scrollTop = top;
     else if (top + ROW_HEIGHT > this.container.scrollTop + view) this.container.scrollTop = top + ROW_HEIGHT - view;
+    else return;
+    this.maybeScrolled = true;
   }
 
   updateActiveDescendant() {
