@@ -97,7 +97,7 @@ enum TasksCmd {
     /// Tasks, newest first
     List {
         /// Comma-separated statuses, e.g. working,input_required
-        #[arg(long)]
+        #[arg(long, value_parser = parse_statuses)]
         status: Option<String>,
         #[arg(long)]
         tool: Option<String>,
@@ -421,4 +421,17 @@ fn run_mcp_config(
         println!("{}", cfg.text);
     }
     ExitCode::SUCCESS
+}
+
+/// `--status` of `taskdeck tasks list`: comma-separated task statuses, checked before anything is
+/// sent (a wrong one is a usage error, exit 2). Returns the list as given.
+fn parse_statuses(s: &str) -> Result<String, String> {
+    for part in s.split(',') {
+        if taskdeck::engine::model::TaskStatus::parse(part.trim()).is_none() {
+            return Err(format!(
+                "{part:?} is not a task status (working, input_required, completed, failed, cancelled)"
+            ));
+        }
+    }
+    Ok(s.to_string())
 }

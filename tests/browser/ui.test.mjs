@@ -743,6 +743,50 @@ test('a non-admin token does not get the Connect an agent button', async () => {
   }
 });
 
+test('an agent sees its command approval, but only the admin gets the form to answer it', async () => {
+  assert.ok(agentToken, 'the first agent test created test-agent');
+  const r = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command: 'true' } }, agentToken);
+  assert.equal(r.resultType, 'task');
+  const tab = await openTab(agentToken, `&task=${r.taskId}`);
+  try {
+    const card = tab.page.locator('.prompt-card[data-key="approve-command"]');
+    await card.filter({ hasText: 'Only the person using Taskdeck' }).waitFor();
+    assert.equal(await card.getByRole('button').count(), 0, 'no Accept / Decline for the agent');
+    // The a/d shortcuts pass the locked request by: nothing is sent.
+    await tab.page.locator('#detail').focus();
+    await tab.page.keyboard.press('a');
+    assert.equal((await apiTask(r.taskId)).status, 'input_required');
+  } finally {
+    await tab.context.close();
+  }
+  // The admin's page offers the form.
+  await row(r.taskId).click();
+  const adminCard = page.locator('.prompt-card[data-key="approve-command"]');
+  await adminCard.getByRole('button', { name: 'Decline' }).waitFor();
+  assert.equal(await adminCard.filter({ hasText: 'Only the person using Taskdeck' }).count(), 0);
+  // A declined command never ran: the output panel finds no log (404) when the task is working
+  // again after the answer (unless that change and the end come together), and once more when
+  // it has ended; then it stops asking.
+  const done = await tolerateHttpErrors(404, 2, async () => {
+    let misses = 0;
+    const count = (m) => {
+      if (/status of 404/.test(m.text())) misses++;
+    };
+    page.on('console', count);
+    const missed = (n, timeout) => waitFor(() => misses >= n, `${n} log reads answered 404`, { timeout, interval: 20 });
+    await adminCard.getByRole('button', { name: 'Decline' }).click();
+    await missed(1);
+    const t = await waitFor(async () => {
+      const t = await apiTask(r.taskId);
+      return t.status !== 'input_required' && t.status !== 'working' && t;
+    }, 'the declined command to end');
+    await missed(2, 1500).catch(() => {}); // the second read, if there is one
+    page.off('console', count);
+    return t;
+  });
+  assert.equal(done.result.isError, true, 'a declined command ends as an error result');
+});
+
 test('a command’s output appears live in the detail, as text, following the end until complete', async () => {
   assert.ok(agentToken, 'the first agent test created test-agent');
   const hostile = '<b>bold</b> & <img src=x onerror=window.pwned=1>';

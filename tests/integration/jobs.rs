@@ -1052,6 +1052,10 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(list["tasks"][0]["taskId"], id.as_str());
     let out = cli(&["list"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    // A status that does not exist is a usage error, caught before anything is sent.
+    let out = cli(&["list", "--status", "working,bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"bogus\" is not a task status"));
 
     // Paging: a page says how to get the next one, and that cursor works.
     let agent = s.token("cli-agent");

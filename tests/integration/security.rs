@@ -9,33 +9,40 @@ use crate::harness::Server;
 async fn foreign_origin_and_host_are_forbidden() {
     let s = Server::start(&[]).await;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": crate::harness::meta(true)}}).to_string();
-    let ok = s
-        .raw(
+    // server/discover on /mcp with this Origin header.
+    let discover = async |origin: &str| {
+        s.raw(
             Some(&s.admin),
             &body,
             &[
                 ("Mcp-Method", "server/discover".into()),
-                ("Origin", s.url("")),
+                ("Origin", origin.into()),
             ],
         )
-        .await;
-    assert_eq!(ok.status, 200, "{:?}", ok.body);
-    assert_eq!(
-        ok.result()["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
-        json!({})
-    );
+        .await
+    };
+    // The server's own origin under each loopback name passes, on /mcp and on /v1 alike.
+    let port = s.port;
+    for name in ["127.0.0.1", "localhost", "[::1]"] {
+        let origin = format!("http://{name}:{port}");
+        let ok = discover(&origin).await;
+        assert_eq!(ok.status, 200, "origin {origin}: {:?}", ok.body);
+        assert_eq!(
+            ok.result()["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+            json!({})
+        );
+        let me = s
+            .http
+            .get(s.url("/v1/me"))
+            .bearer_auth(&s.admin)
+            .header("Origin", &origin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(me.status(), 200, "origin {origin} on /v1");
+    }
     for origin in ["http://evil.example.com", "http://localhost:1", "null"] {
-        let r = s
-            .raw(
-                Some(&s.admin),
-                &body,
-                &[
-                    ("Mcp-Method", "server/discover".into()),
-                    ("Origin", origin.into()),
-                ],
-            )
-            .await;
-        assert_eq!(r.status, 403, "origin {origin}");
+        assert_eq!(discover(origin).await.status, 403, "origin {origin}");
     }
     let r = s
         .raw(
@@ -307,6 +314,16 @@ async fn malformed_requests_get_exact_errors() {
         r.error_code(),
         -32602,
         "a form must stay in the elicitation subset"
+    );
+    let r = s.rpc(Some(&t), "tools/call", json!({"name": "request_approval", "arguments": {"message": "x", "requestedSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 1}}, "required": ["n"]}}}), true).await;
+    assert_eq!(r.error_code(), -32602, "a form nobody can fill in");
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no value lies between"),
+        "{}",
+        r.body
     );
     // Routing headers: missing/mismatched Mcp-Name on tasks/get → 400 + -32020.
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "abc", "_meta": crate::harness::meta(true)}}).to_string();

@@ -162,10 +162,9 @@ async function start(token) {
   for (const t of state.timers) clearInterval(t);
   state.timers = [
     setInterval(() => state.detail.tick(), 1000),
-    setInterval(() => {
-      state.list.tick();
-      renderInbox();
-    }, 5000),
+    // Running rows count their seconds like the detail does (rows write only what changed).
+    setInterval(() => state.list.tick(), 1000),
+    setInterval(renderInbox, 5000),
   ];
   const wanted = taskFromHash(parseTokenFragment(window.location.hash).hash);
   if (wanted) focusTask(wanted, { focus: false });
@@ -870,6 +869,7 @@ function initApp() {
     announce,
     toast,
     onClose: closeDetail,
+    isAdmin: () => Boolean(state.me && state.me.admin),
   });
   state.list = new ListView($('task-list'), $('task-list-spacer'), state.model, {
     // On a narrow screen the detail replaces the list, so focus follows it there.

@@ -22,7 +22,7 @@ import { describeEvent, groupTimeline, describeProgressRun, describeRound } from
 /** Timeline events shown at first, and added by each "Show earlier events". */
 const TIMELINE_PAGE = 500;
 import { outstandingPrompts, isStale } from './tasks-model.js';
-import { promptCard } from './prompt-form.js';
+import { promptCard, lockedPromptCard } from './prompt-form.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
 
@@ -35,7 +35,8 @@ export class DetailView {
   /**
    * @param {HTMLElement} root
    * @param {{api: {getTask: Function, answer: Function, taskLog: Function}, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
-   *          toast: (s: string, tone?: string) => void, onClose: () => void}} deps
+   *          toast: (s: string, tone?: string) => void, onClose: () => void, isAdmin: () => boolean}} deps
+   *        `isAdmin`: whether this page may answer `humanOnly` requests (signed in as the admin).
    */
   constructor(root, deps) {
     this.root = root;
@@ -269,18 +270,26 @@ export class DetailView {
     this.el.ttl.classList.toggle('urgent', ttl.urgent);
   }
 
+  /** Whether this page may not answer `key` (a `humanOnly` round, and not the admin). */
+  lockedFor(key) {
+    if (this.deps.isAdmin()) return false;
+    return this.rounds.some((r) => r.key === key && r.humanOnly);
+  }
+
   syncPrompts() {
     const prompts = outstandingPrompts(this.task);
     const keys = new Set(prompts.map((p) => p.key));
     for (const [key, card] of this.cards) {
-      if (keys.has(key)) continue;
-      if (!card.gone) this.deps.announce(`The input request “${key}” was answered or withdrawn elsewhere.`);
+      if (keys.has(key)) {
+        // A request that arrived live is shown before its round (and `humanOnly`) is known.
+        if (!!card.locked === this.lockedFor(key)) continue;
+      } else if (!card.gone) this.deps.announce(`The input request “${key}” was answered or withdrawn elsewhere.`);
       card.el.remove();
       this.cards.delete(key);
     }
     for (const p of prompts) {
       if (this.cards.has(p.key)) continue;
-      const card = promptCard(p, { send: (key, response) => this.sendAnswer(key, response) });
+      const card = this.lockedFor(p.key) ? lockedPromptCard(p) : promptCard(p, { send: (key, response) => this.sendAnswer(key, response) });
       this.cards.set(p.key, card);
       this.el.promptList.appendChild(card.el);
     }
@@ -458,6 +467,7 @@ export class DetailView {
         if (this.taskId !== id || !this.el) return;
         this.rounds = data.inputRounds || [];
         this.renderRounds();
+        this.syncPrompts();
         this.addEvents(data.timeline || []);
         this.scheduleTimeline();
         this.applyTask(data.task);
@@ -476,8 +486,8 @@ export class DetailView {
   /** The prompt the a/d shortcuts act on: the one holding focus, else the first still open. */
   shortcutPrompt() {
     const active = document.activeElement;
-    for (const card of this.cards.values()) if (!card.gone && card.el.contains(active)) return card;
-    for (const card of this.cards.values()) if (!card.gone) return card;
+    for (const card of this.cards.values()) if (!card.gone && !card.locked && card.el.contains(active)) return card;
+    for (const card of this.cards.values()) if (!card.gone && !card.locked) return card;
     return null;
   }
 

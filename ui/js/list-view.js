@@ -220,10 +220,11 @@ export class ListView {
       r.el.setAttribute('aria-selected', String(selected));
     }
     if (r.cb.checked !== selected) r.cb.checked = selected;
-    // The text depends only on the task (and the clock, re-read on each tick).
-    if (r.task !== t || r.tick !== this.tickCount) {
+    // The text depends only on the task; the times (and the label that names the age) also on
+    // the clock, re-read on each tick, and written only when their text changed.
+    if (r.task !== t) {
       r.task = t;
-      r.tick = this.tickCount;
+      r.tick = -1;
       const b = statusBadge(t);
       r.badge.className = `badge badge-${b.key}`;
       r.badgeSym.textContent = b.symbol;
@@ -241,10 +242,21 @@ export class ListView {
       const msg = (isTerminal(t.status) ? resultSummary(t) || t.statusMessage : t.statusMessage || (t.progress && t.progress.message)) || argsSummary(t.arguments);
       r.msg.textContent = oneLine(msg, 240);
       r.msg.title = oneLine(msg, 1000);
-      r.age.textContent = formatAge(t.createdAt, now);
-      r.dur.textContent = `${isTerminal(t.status) ? 'took' : 'for'} ${formatDuration(taskDurationMs(t, now))}`;
       r.cb.setAttribute('aria-label', `Select ${t.tool || 'task'} ${shortId(t.taskId)}`);
-      r.el.setAttribute('aria-label', `${b.label}: ${t.tool || 'task'} ${shortId(t.taskId)}${t.principal ? `, by ${t.principal}` : ''}, started ${formatAge(t.createdAt, now)}${msg ? `. ${oneLine(msg, 120)}` : ''}`);
+      r.labelHead = `${b.label}: ${t.tool || 'task'} ${shortId(t.taskId)}${t.principal ? `, by ${t.principal}` : ''}, started `;
+      r.labelTail = msg ? `. ${oneLine(msg, 120)}` : '';
+      r.labelAge = null;
+    }
+    if (r.tick !== this.tickCount) {
+      r.tick = this.tickCount;
+      const age = formatAge(t.createdAt, now);
+      const dur = `${isTerminal(t.status) ? 'took' : 'for'} ${formatDuration(taskDurationMs(t, now))}`;
+      if (r.age.textContent !== age) r.age.textContent = age;
+      if (r.labelAge !== age) {
+        r.labelAge = age;
+        r.el.setAttribute('aria-label', r.labelHead + age + r.labelTail);
+      }
+      if (r.dur.textContent !== dur) r.dur.textContent = dur;
     }
   }
 

@@ -125,6 +125,37 @@ function fieldControl(f, value, ids, onChange) {
 }
 
 /**
+ * A request this viewer may not answer (`humanOnly`, and the page is not signed in as the admin):
+ * its message and who can answer it, without a form. Same shape as `promptCard`'s card, marked
+ * `locked`; keyboard shortcuts pass it by.
+ * @param {{key: string, message: string}} prompt
+ */
+export function lockedPromptCard(prompt) {
+  const titleId = uid('prompt-title');
+  const card = h(
+    'section',
+    { class: 'prompt-card prompt-locked', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
+    h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', {}, h('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.'), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`))),
+    h('p', { class: 'callout' }, 'Only the person using Taskdeck (signed in with the admin token) can answer this request. The task waits for their answer.'),
+  );
+  let gone = false;
+  return {
+    el: card,
+    key: prompt.key,
+    locked: true,
+    markGone() {
+      gone = true;
+    },
+    get gone() {
+      return gone;
+    },
+    focus() {
+      card.focus();
+    },
+  };
+}
+
+/**
  * @param {{key: string, message: string, schema: object, mode?: string, url?: string}} prompt
  * @param {{send: (key: string, response: object) => Promise<{accepted: string[], ignored: string[]}>}} deps
  */

@@ -29,8 +29,18 @@ pub struct Guard {
     pub port: u16,
     /// Let requests without a token act as principal `anonymous` (local test runs only).
     pub allow_anonymous: bool,
-    /// Extra allowed origins (e.g. the desktop window's `tauri://localhost`).
-    pub extra_origins: Vec<String>,
+}
+
+/// The only origins a page may call Taskdeck from: its own, under each loopback name
+/// (`http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT`), lowercase and
+/// without a trailing slash. The guard and rmcp's own Origin check (`shell/serve.rs`) use
+/// this one list.
+pub fn loopback_origins(port: u16) -> [String; 3] {
+    [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ]
 }
 
 impl Guard {
@@ -50,15 +60,7 @@ impl Guard {
 
     fn origin_allowed(&self, origin: &str) -> bool {
         let origin = origin.trim_end_matches('/').to_ascii_lowercase();
-        let port = self.port;
-        [
-            format!("http://127.0.0.1:{port}"),
-            format!("http://localhost:{port}"),
-            format!("http://[::1]:{port}"),
-        ]
-        .iter()
-        .chain(self.extra_origins.iter())
-        .any(|o| *o == origin)
+        loopback_origins(self.port).contains(&origin)
     }
 
     /// The principal for these headers, or the rejection to send.

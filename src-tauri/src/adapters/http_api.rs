@@ -224,7 +224,7 @@ struct TaskQuery {
 
 /// One task with its timeline (the newest 1,000 events by default) and input rounds.
 #[utoipa::path(get, path = "/v1/tasks/{task_id}", params(("task_id" = String, Path, description = "taskId"), TaskQuery), tag = "tasks",
-    responses((status = 200, description = "`{task, timeline: [Event], timelineMore: bool, inputRounds: [InputRound]}`: `timeline` is oldest first; `timelineMore` says older events exist (ask again with `timelineBefore` = the first event's id)", body = Object),
+    responses((status = 200, description = "`{task, timeline: [Event], timelineMore: bool, inputRounds: [InputRound]}`: `timeline` is oldest first; an InputRound is `{key, request, state: outstanding|answered|superseded, response, answeredBy, answeredAt, createdAt, humanOnly}` (`humanOnly`: only the admin may answer it); `timelineMore` says older events exist (ask again with `timelineBefore` = the first event's id)", body = Object),
               (status = 400, description = "timelineLimit outside 1..=5000", content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
 async fn get_task(
@@ -254,6 +254,7 @@ async fn get_task(
                 "answeredBy": r.answered_by,
                 "answeredAt": r.answered_at_ms.map(crate::engine::clock::iso8601),
                 "createdAt": crate::engine::clock::iso8601(r.created_at_ms),
+                "humanOnly": r.human_only,
             })).collect::<Vec<_>>(),
         }))
         .into_response(),

@@ -286,4 +286,7 @@ pub struct InputRound {
     pub answered_by: Option<String>,
     pub answered_at_ms: Option<i64>,
     pub created_at_ms: i64,
+    /// Only the human at Taskdeck (the admin) may answer it, e.g. `run_command`'s approval;
+    /// the agent that owns the task gets an error if it tries.
+    pub human_only: bool,
 }

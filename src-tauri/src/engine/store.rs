@@ -644,7 +644,7 @@ impl Store {
     pub fn input_rounds(&self, task_id: &str) -> Result<Vec<InputRound>, EngineError> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT key, request, state, response, answered_by, answered_at, created_at
+                "SELECT key, request, state, response, answered_by, answered_at, created_at, human_only
                  FROM input_requests WHERE task_id = ?1 ORDER BY created_at, key",
             )?;
             let rows = stmt.query_map(params![task_id], |r| {
@@ -656,6 +656,7 @@ impl Store {
                     answered_by: r.get(4)?,
                     answered_at_ms: r.get(5)?,
                     created_at_ms: r.get(6)?,
+                    human_only: r.get(7)?,
                 })
             })?;
             rows.map(|r| r.map_err(EngineError::from)).collect()

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     adapters::{
         auth::{self, Authenticator},
-        guard::{Guard, guard},
+        guard::{Guard, guard, loopback_origins},
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_front::{self, Front},
@@ -121,14 +121,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     }
 
     let shutdown = CancellationToken::new();
-    let origins = vec![
-        format!("http://127.0.0.1:{}", addr.port()),
-        format!("http://localhost:{}", addr.port()),
-    ];
     let rmcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
         .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
-        .with_allowed_origins(origins)
+        .with_allowed_origins(loopback_origins(addr.port()))
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
     let core = Arc::new(McpCore::new(engine.clone(), cfg.conformance_fixtures));
@@ -153,7 +149,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         authenticator: Authenticator::new(&db),
         port: addr.port(),
         allow_anonymous: cfg.allow_anonymous,
-        extra_origins: Vec::new(),
     });
     // The /v1 routes only: `/mcp` (where agents poll) passes through one layer, the guard.
     let v1 = Router::new()
