@@ -7,10 +7,7 @@ import { loadToken, saveToken, forgetToken, parseTokenFragment, taskFromHash } f
 import { openEventStream } from './event-stream.js';
 import { TaskList, InputInbox, defaultFilters, listQuery, searchDelayMs } from './tasks-model.js';
 import { ListView } from './list-view.js';
-import { DetailView } from './detail-view.js';
 import { confirmDialog, openHelp, initHelp, dialogOpen } from './dialogs.js';
-import { initConnectDialog, openConnectDialog } from './connect-dialog.js';
-import { initNotifyDialog, openNotifyDialog } from './notify-dialog.js';
 import { desktopBridge } from './notify-settings.js';
 import { h, clear, isTypingTarget } from './dom.js';
 import { STATUSES, statusLabel } from './status.js';
@@ -45,6 +42,87 @@ const state = {
   /** The desktop shell's commands (notification settings...), or null in a plain browser. */
   desktop: desktopBridge(window.__TAURI__),
 };
+
+// ---------------------------------------------------------------- modules loaded later
+
+// The first screen (the list) needs neither the detail pane (with its forms, result viewer,
+// timeline and output log) nor the dialogs: their modules load once the list is drawn (when
+// the browser is idle), or at once when they are first used. index.html preloads only what
+// the list needs (ui/test/preload.test.mjs keeps both in step).
+
+/** The detail pane until its modules have loaded: no task is open. */
+const NO_DETAIL = {
+  taskId: null,
+  task: null,
+  tick() {},
+  onChange() {},
+  scheduleRefetch() {},
+  shortcutPrompt: () => null,
+  close() {},
+  requestCancel() {},
+};
+
+/** `load` runs once; every call returns its promise. */
+function once(load) {
+  let p = null;
+  return () => (p ||= load());
+}
+
+const loadDetail = once(async () => {
+  const { DetailView } = await import('./detail-view.js');
+  state.detail = new DetailView($('detail'), {
+    api: {
+      getTask: (id, query) => state.api.getTask(id, query),
+      answer: async (id, responses) => {
+        const r = await state.api.answer(id, responses);
+        if (r && r.task) handleTaskSnapshot(r.task);
+        return r;
+      },
+      taskLog: (id, range) => state.api.taskLog(id, range),
+    },
+    requestCancel,
+    announce,
+    toast,
+    onClose: closeDetail,
+    isAdmin: () => Boolean(state.me && state.me.admin),
+  });
+  return state.detail;
+});
+
+const loadConnectDialog = once(async () => {
+  const m = await import('./connect-dialog.js');
+  m.initConnectDialog({
+    api: { get: (path) => state.api.get(path), post: (path, body) => state.api.post(path, body) },
+    toast,
+    onCreated: ({ name }) => {
+      notePrincipal(name);
+      announce(`Token created for ${name}.`);
+    },
+  });
+  return m;
+});
+
+const loadNotifyDialog = once(async () => {
+  const m = await import('./notify-dialog.js');
+  m.initNotifyDialog({ bridge: state.desktop, toast });
+  return m;
+});
+
+/** Loads what the first screen left out, when the browser has nothing else to do. */
+function loadTheRestWhenIdle() {
+  const load = () => {
+    loadDetail();
+    if (state.me && state.me.admin) loadConnectDialog();
+    if (state.desktop) loadNotifyDialog();
+  };
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(load, { timeout: 1000 });
+  else setTimeout(load, 200);
+}
+
+/** Runs `fn` with a module loaded on first use; a failed load is reported, not thrown. */
+function withModule(load, fn) {
+  load().then(fn, (err) => toast(`Could not load this part of the page: ${err.message}`, 'bad'));
+}
 
 // ---------------------------------------------------------------- boot and token
 
@@ -133,6 +211,7 @@ async function start(token) {
     connectStream(eventId);
     // The inbox's query waits for the list's: the first rows are what the page is opened for.
     reloadInbox();
+    loadTheRestWhenIdle();
   });
   try {
     state.me = await me;
@@ -710,10 +789,16 @@ function focusTask(taskId, { focus }) {
 }
 
 function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
-  const p = state.detail.open(taskId, { focus });
   history.replaceState(null, '', `${location.pathname}${location.search}#task=${encodeURIComponent(taskId)}`);
-  renderInbox();
-  scheduleListRender();
+  const p = loadDetail().then(
+    (detail) => {
+      const opened = detail.open(taskId, { focus });
+      renderInbox();
+      scheduleListRender();
+      return opened;
+    },
+    (err) => toast(`Could not load the task's detail: ${err.message}`, 'bad'),
+  );
   if (focusPrompt) {
     Promise.resolve(p).then(() => {
       const card = state.detail.shortcutPrompt();
@@ -855,22 +940,7 @@ function onKey(e) {
 function initApp() {
   state.initialized = true;
   state.statusFilter = new Set();
-  state.detail = new DetailView($('detail'), {
-    api: {
-      getTask: (id, query) => state.api.getTask(id, query),
-      answer: async (id, responses) => {
-        const r = await state.api.answer(id, responses);
-        if (r && r.task) handleTaskSnapshot(r.task);
-        return r;
-      },
-      taskLog: (id, range) => state.api.taskLog(id, range),
-    },
-    requestCancel,
-    announce,
-    toast,
-    onClose: closeDetail,
-    isAdmin: () => Boolean(state.me && state.me.admin),
-  });
+  state.detail = NO_DETAIL;
   state.list = new ListView($('task-list'), $('task-list-spacer'), state.model, {
     // On a narrow screen the detail replaces the list, so focus follows it there.
     onOpen: (index, how) => openTask(state.model.at(index).id, { ...how, focus: how.focus || narrow() }),
@@ -916,19 +986,8 @@ function initApp() {
   $('principal-filter').addEventListener('change', reloadList);
   $('pause-btn').addEventListener('click', togglePause);
   $('help-btn').addEventListener('click', openHelp);
-  initConnectDialog({
-    api: { get: (path) => state.api.get(path), post: (path, body) => state.api.post(path, body) },
-    toast,
-    onCreated: ({ name }) => {
-      notePrincipal(name);
-      announce(`Token created for ${name}.`);
-    },
-  });
-  $('connect-btn').addEventListener('click', openConnectDialog);
-  if (state.desktop) {
-    initNotifyDialog({ bridge: state.desktop, toast });
-    $('notify-btn').addEventListener('click', openNotifyDialog);
-  }
+  $('connect-btn').addEventListener('click', () => withModule(loadConnectDialog, (m) => m.openConnectDialog()));
+  if (state.desktop) $('notify-btn').addEventListener('click', () => withModule(loadNotifyDialog, (m) => m.openNotifyDialog()));
   window.addEventListener('hashchange', onHashChange);
   $('bulk-cancel').addEventListener('click', bulkCancel);
   $('bulk-clear').addEventListener('click', () => {

@@ -1,6 +1,7 @@
-// index.html preloads every module app.js needs (<link rel="modulepreload">), so the browser
-// fetches them all at once instead of discovering them one import level at a time. This test
-// keeps that list equal to the real import graph.
+// index.html preloads every module the first screen needs (<link rel="modulepreload">), so the
+// browser fetches them all at once instead of discovering them one import level at a time.
+// Modules app.js loads later (`import('./x.js')`: the detail pane, the dialogs) are not
+// preloaded: they would compete with the list's. This test keeps both in step with the code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -29,4 +30,15 @@ test('index.html preloads exactly the modules app.js imports, directly or not', 
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="js\/([\w-]+\.js)">/g)].map((m) => m[1]));
   assert.ok(needed.size > 10, `found only ${needed.size} imports: is the import pattern still right?`);
   assert.deepEqual([...preloaded].sort(), [...needed].sort());
+});
+
+test('what app.js loads later exists, and is not preloaded', () => {
+  const src = readFileSync(join(ui, 'js', 'app.js'), 'utf8');
+  const later = [...src.matchAll(/import\('\.\/([\w-]+\.js)'\)/g)].map((m) => m[1]);
+  assert.deepEqual(later.sort(), ['connect-dialog.js', 'detail-view.js', 'notify-dialog.js']);
+  const html = readFileSync(join(ui, 'index.html'), 'utf8');
+  for (const file of later) {
+    assert.ok(readFileSync(join(ui, 'js', file), 'utf8').length > 0, file);
+    assert.ok(!html.includes(`js/${file}`), `${file} is preloaded`);
+  }
 });
