@@ -787,6 +787,105 @@ test('an agent sees its command approval, but only the admin gets the form to an
   assert.equal(done.result.isError, true, 'a declined command ends as an error result');
 });
 
+test('an agent’s page never offers a form for a human-only request that arrives live', async () => {
+  assert.ok(agentToken, 'the first agent test created test-agent');
+  const job = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ external: { name: 'live-human-only' } }),
+  }).then((r) => r.json());
+  const tab = await openTab(agentToken, `&task=${job.taskId}`);
+  try {
+    await tab.page.locator('#detail .detail-title').waitFor();
+    // Notes any answer button that ever shows up in a prompt card.
+    await tab.page.evaluate(() => {
+      window.__formShown = false;
+      new MutationObserver(() => {
+        if (document.querySelector('#detail .prompt-card:not(.prompt-locked) button')) window.__formShown = true;
+      }).observe(document.body, { subtree: true, childList: true });
+    });
+    const report = await fetch(`${base}/v1/jobs/${job.taskId}/report`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ inputRequests: { go: { method: 'elicitation/create', params: { message: 'Deploy now?' } } } }),
+    });
+    assert.equal(report.status, 200);
+    await tab.page.locator('.prompt-card.prompt-locked[data-key="go"]').waitFor();
+    await tab.page.locator('#detail').getByText('The task is waiting for the person using Taskdeck.').waitFor();
+    await new Promise((r) => setTimeout(r, 500)); // past the detail's refetch of its input rounds
+    assert.equal(await tab.page.evaluate(() => window.__formShown), false, 'no form was ever offered');
+    await tab.page.keyboard.press('a');
+    await tab.page.locator('.toast', { hasText: 'Only the person using Taskdeck can answer this prompt.' }).waitFor();
+  } finally {
+    await tab.context.close();
+  }
+  const cancel = await fetch(`${base}/v1/tasks/${job.taskId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
+  assert.ok(cancel.ok);
+});
+
+test('the detail’s modules: a failed load is tried again; Escape while they load cancels the open; a slow /v1/me still gives the admin the form', async () => {
+  const r = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command: 'true' } }, agentToken);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  try {
+    let detailFetches = 0;
+    let slow = false;
+    await context.route('**/js/detail-view.js', async (route) => {
+      detailFetches++;
+      if (detailFetches === 1) return route.abort(); // the first load fails (the server was away)
+      if (slow) await new Promise((res) => setTimeout(res, 600));
+      return route.continue();
+    });
+    await context.route('**/v1/me', async (route) => {
+      await new Promise((res) => setTimeout(res, 1500));
+      return route.continue();
+    });
+    const p = await context.newPage();
+    const errors = [];
+    p.on('pageerror', (e) => errors.push(e.message));
+    await p.goto(`${base}/#token=${encodeURIComponent(token)}`);
+    const theRow = p.locator('#task-list .row:not([hidden])', { has: p.locator(`.row-id[title="${r.taskId}"]`) });
+    // Before /v1/me answers. The module's first load fails: in the idle-time load (then this
+    // click loads it again) or in this click's (then the page says so, and the next click does).
+    await theRow.click();
+    const card = p.locator('.prompt-card[data-key="approve-command"]');
+    const failed = p.locator('.toast', { hasText: 'Could not load the task' });
+    const first = await Promise.race([card.waitFor().then(() => 'card'), failed.waitFor().then(() => 'toast')]).catch(() => 'none');
+    if (first === 'toast') await theRow.click();
+    await card.waitFor();
+    // Until /v1/me answers, the page does not know it is the admin's; then the form appears.
+    await card.getByRole('button', { name: 'Decline' }).waitFor();
+    assert.equal(await card.filter({ hasText: 'Only the person using Taskdeck' }).count(), 0);
+    assert.ok(detailFetches >= 2, `${detailFetches} fetches of detail-view.js`);
+    await p.keyboard.press('Escape');
+    await p.locator('#detail .prompt-card').waitFor({ state: 'detached' });
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+  // A fresh page whose detail modules are slow: Escape right after Enter wins over the load.
+  const slowContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  try {
+    await slowContext.route('**/js/detail-view.js', async (route) => {
+      await new Promise((res) => setTimeout(res, 800));
+      return route.continue();
+    });
+    const p = await slowContext.newPage();
+    await p.goto(`${base}/#token=${encodeURIComponent(token)}`);
+    await p.locator('#task-list .row:not([hidden])').first().waitFor();
+    await p.locator('#task-list').focus();
+    await p.keyboard.press('j');
+    await p.keyboard.press('Enter');
+    await p.keyboard.press('Escape');
+    await new Promise((res) => setTimeout(res, 1500)); // the modules have loaded by now
+    assert.equal(await p.locator('#detail .detail-title, #detail .detail-loading').count(), 0, 'no task was opened after Escape');
+    assert.equal(new URL(p.url()).hash, '');
+  } finally {
+    await slowContext.close();
+  }
+  const cancel = await fetch(`${base}/v1/tasks/${r.taskId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
+  assert.ok(cancel.ok);
+});
+
 test('a command’s output appears live in the detail, as text, following the end until complete', async () => {
   assert.ok(agentToken, 'the first agent test created test-agent');
   const hostile = '<b>bold</b> & <img src=x onerror=window.pwned=1>';

@@ -58,14 +58,25 @@ const NO_DETAIL = {
   onChange() {},
   scheduleRefetch() {},
   shortcutPrompt: () => null,
+  hasLockedPrompts: () => false,
+  syncPrompts() {},
   close() {},
   requestCancel() {},
 };
 
-/** `load` runs once; every call returns its promise. */
+/** `load` runs once; every call returns its promise. A load that failed (the server was away,
+ *  say) is tried again by the next call. */
 function once(load) {
   let p = null;
-  return () => (p ||= load());
+  return () => {
+    if (!p) {
+      p = load();
+      p.catch(() => {
+        p = null;
+      });
+    }
+    return p;
+  };
 }
 
 const loadDetail = once(async () => {
@@ -226,6 +237,7 @@ async function start(token) {
     return;
   }
   if (state.authFailed) return;
+  state.detail.syncPrompts(); // who may answer what is known now
   clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), state.me.admin ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
   $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
   $('principal-filter-label').hidden = !state.me.admin;
@@ -788,10 +800,20 @@ function focusTask(taskId, { focus }) {
   return openTask(taskId, { focus, focusPrompt: focus });
 }
 
+/** Counts openTask and closeDetail calls: an open that waited for the detail's modules is
+ *  dropped when the detail was closed (or another task opened) meanwhile. */
+let openSeq = 0;
+/** The task being opened while the detail's modules load (Escape cancels it), or null. */
+let opening = null;
+
 function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
+  const seq = ++openSeq;
+  opening = taskId;
   history.replaceState(null, '', `${location.pathname}${location.search}#task=${encodeURIComponent(taskId)}`);
   const p = loadDetail().then(
     (detail) => {
+      if (seq !== openSeq) return undefined;
+      opening = null;
       const opened = detail.open(taskId, { focus });
       renderInbox();
       scheduleListRender();
@@ -814,6 +836,8 @@ function narrow() {
 }
 
 function closeDetail() {
+  openSeq++;
+  opening = null;
   state.detail.close();
   history.replaceState(null, '', `${location.pathname}${location.search}`);
   renderInbox();
@@ -889,7 +913,8 @@ function onKey(e) {
     case 'd': {
       const card = state.detail.shortcutPrompt();
       if (!card) {
-        if (state.detail.taskId) toast('This task has no open prompt.', 'info');
+        if (state.detail.hasLockedPrompts()) toast('Only the person using Taskdeck can answer this prompt.', 'info');
+        else if (state.detail.taskId) toast('This task has no open prompt.', 'info');
         return;
       }
       e.preventDefault();
@@ -926,7 +951,7 @@ function onKey(e) {
       return;
     }
     case 'Escape':
-      if (state.detail.taskId) {
+      if (state.detail.taskId || opening) {
         e.preventDefault();
         closeDetail();
       }

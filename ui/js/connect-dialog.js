@@ -31,8 +31,10 @@ function forgetResult() {
   $('agent-form').hidden = false;
 }
 
-/** Closes the dialog; the token leaves the DOM at once, not when the 'close' event comes. */
+/** Closes the dialog; the token leaves the DOM at once, not when the 'close' event comes.
+ *  Not while a token is being created: it would be made and never shown (names are single-use). */
 function closeDialog() {
+  if (busy) return;
   forgetResult();
   $('agent-dialog').close();
 }
@@ -47,7 +49,11 @@ export function initConnectDialog(d) {
   $('agent-cancel').addEventListener('click', closeDialog);
   $('agent-x').addEventListener('click', closeDialog);
   // Escape: the dialog's 'close' event comes a task later; the token leaves the page now.
-  dialog.addEventListener('cancel', forgetResult);
+  // While a token is being created, Escape does nothing (see closeDialog).
+  dialog.addEventListener('cancel', (e) => {
+    if (busy) e.preventDefault();
+    else forgetResult();
+  });
   $('agent-name').addEventListener('input', () => {
     // Errors go away as soon as the name is edited; a wrong character is reported at once.
     const name = normalizeAgentName($('agent-name').value);
@@ -114,6 +120,8 @@ function setBusy(on) {
   const btn = $('agent-create');
   btn.disabled = on;
   btn.textContent = on ? 'Creating…' : 'Create token';
+  $('agent-cancel').disabled = on;
+  $('agent-x').disabled = on;
   $('agent-form').setAttribute('aria-busy', String(on));
 }
 

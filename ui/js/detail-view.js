@@ -182,7 +182,8 @@ export class DetailView {
 
     // Prompts
     this.el.promptList = h('div', { class: 'prompt-list' });
-    this.el.prompts = section('Input needed', h('p', { class: 'muted section-note' }, 'The task is waiting for you. Answers are checked here before they are sent.'), this.el.promptList);
+    this.el.promptsNote = h('p', { class: 'muted section-note' });
+    this.el.prompts = section('Input needed', this.el.promptsNote, this.el.promptList);
     this.el.prompts.classList.add('prompts-section');
     this.root.appendChild(this.el.prompts);
 
@@ -270,10 +271,18 @@ export class DetailView {
     this.el.ttl.classList.toggle('urgent', ttl.urgent);
   }
 
-  /** Whether this page may not answer `key` (a `humanOnly` round, and not the admin). */
+  /** Whether this page may not answer `key` (a `humanOnly` request, and not the admin). The
+   *  rounds come with the detail; a request that arrived since is known from its event. */
   lockedFor(key) {
     if (this.deps.isAdmin()) return false;
-    return this.rounds.some((r) => r.key === key && r.humanOnly);
+    if (this.rounds.some((r) => r.key === key && r.humanOnly)) return true;
+    return this.events.some((e) => e.kind === 'inputRequested' && e.data && e.data.key === key && e.data.humanOnly === true);
+  }
+
+  /** Whether a request this page may not answer is shown (the a/d keys say so). */
+  hasLockedPrompts() {
+    for (const card of this.cards.values()) if (card.locked && !card.gone) return true;
+    return false;
   }
 
   syncPrompts() {
@@ -294,6 +303,10 @@ export class DetailView {
       this.el.promptList.appendChild(card.el);
     }
     this.el.prompts.hidden = this.cards.size === 0;
+    const note = this.hasLockedPrompts() && [...this.cards.values()].every((c) => c.locked)
+      ? 'The task is waiting for the person using Taskdeck.'
+      : 'The task is waiting for you. Answers are checked here before they are sent.';
+    if (this.el.promptsNote.textContent !== note) this.el.promptsNote.textContent = note;
   }
 
   async sendAnswer(key, response) {

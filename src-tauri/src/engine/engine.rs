@@ -759,7 +759,7 @@ impl Engine {
                     &t,
                     now,
                     "inputRequested",
-                    json!({"key": k, "request": request}),
+                    json!({"key": k, "request": request, "humanOnly": human_only}),
                 )?;
                 if t.status == TaskStatus::Working {
                     transition(w, &mut t, TaskStatus::InputRequired, now)?;

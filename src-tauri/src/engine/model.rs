@@ -260,7 +260,8 @@ pub struct TimelineEvent {
     pub task_id: String,
     /// Milliseconds since the Unix epoch.
     pub at_ms: i64,
-    /// `created`, `status`, `progress`, `statusMessage`, `inputRequested`, `inputAnswered`,
+    /// `created`, `status`, `progress`, `statusMessage`, `inputRequested` (`{key, request,
+    /// humanOnly}`: `humanOnly` when only the admin may answer it), `inputAnswered`,
     /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`.
     pub kind: String,
     pub data: Value,
