@@ -433,19 +433,23 @@ impl Store {
                 while ckpt_rx.recv().is_ok() {
                     // PASSIVE never blocks anyone, but under constant reads and writes it cannot
                     // reset the WAL, which then grows without bound; past WAL_RESET_FRAMES a
-                    // TRUNCATE checkpoint waits (busy timeout) for readers and resets it.
+                    // RESTART checkpoint waits for the writer and the readers and resets it, so
+                    // the next commits write the file from its start again. New writes wait
+                    // while it runs (~15 ms here, about twice a second under a creation flood).
+                    // TRUNCATE (also shrinking the file to 0 bytes, so that it grew again) made
+                    // those waits twice as long (BENCHMARKS.md); `journal_size_limit` caps the
+                    // file instead.
                     let passive =
                         checkpointer.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
                             r.get::<_, i64>(1)
                         });
                     match passive {
                         Ok(frames) if frames > WAL_RESET_FRAMES => {
-                            if let Err(e) = checkpointer.query_row(
-                                "PRAGMA wal_checkpoint(TRUNCATE)",
-                                [],
-                                |_| Ok(()),
-                            ) {
-                                tracing::warn!("checkpoint (truncate): {e}");
+                            if let Err(e) =
+                                checkpointer
+                                    .query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
+                            {
+                                tracing::warn!("checkpoint (restart): {e}");
                             }
                         }
                         Ok(_) => {}
@@ -797,10 +801,28 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
 
 fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     let conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.busy_handler(Some(wait_for_lock))?;
     conn.set_prepared_statement_cache_capacity(64);
     register_contains(&conn)?;
     Ok(conn)
+}
+
+/// How long a connection waits for a lock another connection holds before its statement fails
+/// with SQLITE_BUSY.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long it sleeps between two tries.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The busy handler of every connection: retries every 200 µs, for up to 10 s. SQLite's own
+/// (`busy_timeout`) sleeps 1, 2, 5, 10, 15, 20, 25... ms between tries: when the checkpoint
+/// thread's RESTART checkpoint (which holds off new writers while it waits) waited on the
+/// writer's lock that way, every waiting write stalled for 15-25 ms (BENCHMARKS.md).
+fn wait_for_lock(tries: i32) -> bool {
+    if LOCK_RETRY * u32::try_from(tries).unwrap_or(u32::MAX) >= LOCK_WAIT {
+        return false;
+    }
+    thread::sleep(LOCK_RETRY);
+    true
 }
 
 /// Registers `td_contains(text, needle)`: 1 when [`search::fold_case`]`(text)` contains
@@ -1424,7 +1446,54 @@ mod tests {
         }
     }
 
-    /// One write of a test group.
+    /// Past WAL_RESET_FRAMES the checkpoint thread resets the WAL even while writes and reads
+    /// never stop (PASSIVE alone cannot: the file grew to 3.5 GB while a store was seeded).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_wal_stays_bounded_under_constant_writes_and_reads() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            Arc::new(Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (store, stop) = (store.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    store
+                        .read(|c| {
+                            Ok(c.query_row("SELECT count(*) FROM tasks", [], |r| {
+                                r.get::<_, i64>(0)
+                            })?)
+                        })
+                        .unwrap();
+                }
+            })
+        };
+        let wal = dir.path().join("taskdeck.sqlite3-wal");
+        let note = "x".repeat(32 * 1024);
+        let limit = (WAL_RESET_FRAMES * 4096) as u64;
+        let mut largest = 0;
+        // ~190 MiB of task rows: three times the size at which the WAL is reset.
+        for i in 0..6_000 {
+            let mut t = task(&format!("t{i:05}"));
+            t.arguments = serde_json::json!({ "note": note });
+            store
+                .write(move |w| insert_task(w.conn, &mut t))
+                .await
+                .unwrap();
+            if i % 50 == 0 {
+                largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        reader.join().unwrap();
+        assert!(
+            largest < limit * 3 / 2,
+            "the WAL reached {largest} bytes (reset past {limit})"
+        );
+    }
+
+    /// One write of a test group.    /// One write of a test group.
     type TestWrite = Box<dyn FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send>;
 
     /// Runs `writes` as one group: a first write holds the writer until all of them are queued.
