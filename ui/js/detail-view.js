@@ -303,7 +303,7 @@ export class DetailView {
       this.el.promptList.appendChild(card.el);
     }
     this.el.prompts.hidden = this.cards.size === 0;
-    const note = this.hasLockedPrompts() && [...this.cards.values()].every((c) => c.locked)
+    const note = this.cards.size > 0 && [...this.cards.values()].every((c) => c.locked)
       ? 'The task is waiting for the person using Taskdeck.'
       : 'The task is waiting for you. Answers are checked here before they are sent.';
     if (this.el.promptsNote.textContent !== note) this.el.promptsNote.textContent = note;

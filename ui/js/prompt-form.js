@@ -124,6 +124,11 @@ function fieldControl(f, value, ids, onChange) {
   }
 }
 
+/** A prompt card's head: its message (the card's title, `titleId`) and request key. */
+function promptHead(prompt, titleId) {
+  return h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', {}, h('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.'), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`)));
+}
+
 /**
  * A request this viewer may not answer (`humanOnly`, and the page is not signed in as the admin):
  * its message and who can answer it, without a form. Same shape as `promptCard`'s card, marked
@@ -135,7 +140,7 @@ export function lockedPromptCard(prompt) {
   const card = h(
     'section',
     { class: 'prompt-card prompt-locked', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
-    h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', {}, h('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.'), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`))),
+    promptHead(prompt, titleId),
     h('p', { class: 'callout' }, 'Only the person using Taskdeck (signed in with the admin token) can answer this request. The task waits for their answer.'),
   );
   let gone = false;
@@ -174,7 +179,7 @@ export function promptCard(prompt, deps) {
   const card = h(
     'section',
     { class: 'prompt-card', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
-    h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', {}, h('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.'), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`))),
+    promptHead(prompt, titleId),
     form,
   );
 
