@@ -13,7 +13,7 @@ export CARGO_INCREMENTAL=0
 need=()
 for pkg in chromium pkg-config build-essential file libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev \
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth dbus-x11 dunst libnotify-bin \
-  imagemagick xdotool webkit2gtk-driver; do
+  imagemagick xdotool webkit2gtk-driver python3-venv; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -34,6 +34,7 @@ suite "rust unit + integration tests" cargo test --quiet
 # cargo test rebuilds target/debug/taskdeck with test settings; the suites below drive it.
 suite "build again" cargo build --bins --quiet
 suite "MCP conformance suite" scripts/conformance.sh target/debug/taskdeck
+suite "real MCP clients" tests/clients/run.sh target/debug/taskdeck
 if [ -d ui/test ]; then
   suite "UI unit tests" node --test ui/test/
 fi

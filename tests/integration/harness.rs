@@ -342,3 +342,107 @@ impl Reply {
         status
     }
 }
+
+/// A 2025-11-25 client: `initialize` opened a session (`Mcp-Session-Id`) for `token`.
+pub struct LegacySession<'a> {
+    pub s: &'a Server,
+    pub token: String,
+    pub session: String,
+    pub next_id: i64,
+    /// The `initialize` result.
+    pub init: Value,
+}
+
+impl<'a> LegacySession<'a> {
+    /// Opens a session declaring form elicitation.
+    pub async fn open(s: &'a Server, token: &str) -> LegacySession<'a> {
+        Self::open_with(s, token, json!({"elicitation": {}})).await
+    }
+
+    /// Opens a session declaring `capabilities`.
+    pub async fn open_with(s: &'a Server, token: &str, capabilities: Value) -> LegacySession<'a> {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": "legacy-agent", "version": "0.1"}}});
+        let resp = Client::new()
+            .post(s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .bearer_auth(token)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let session = resp.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let init = parse_body(&resp.text().await.unwrap());
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(init["result"]["serverInfo"]["name"], "taskdeck");
+        let mut me = LegacySession {
+            s,
+            token: token.into(),
+            session,
+            next_id: 1,
+            init: init["result"].clone(),
+        };
+        me.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        me
+    }
+
+    /// The same session id presented with another principal's `token`.
+    pub fn with_token(&self, token: &str) -> LegacySession<'a> {
+        LegacySession {
+            s: self.s,
+            token: token.into(),
+            session: self.session.clone(),
+            next_id: 0,
+            init: Value::Null,
+        }
+    }
+
+    /// POSTs one message on the session; the HTTP response, unread (e.g. an SSE stream).
+    pub async fn send(&self, body: Value) -> reqwest::Response {
+        Client::new()
+            .post(self.s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .header("Mcp-Session-Id", &self.session)
+            .bearer_auth(&self.token)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// POSTs one message on the session; the reply (JSON or the SSE message with an id).
+    pub async fn post(&mut self, body: Value) -> Value {
+        let resp = self.send(body).await;
+        assert!(resp.status().is_success(), "{}", resp.status());
+        parse_body(&resp.text().await.unwrap())
+    }
+
+    /// Sends a request with the next id; its reply.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let reply = self
+            .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        assert_eq!(reply["id"], id, "{reply}");
+        reply
+    }
+
+    /// `tools/call`; its result.
+    pub async fn tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": args}))
+            .await;
+        assert!(r.get("result").is_some(), "{r}");
+        r["result"].clone()
+    }
+}

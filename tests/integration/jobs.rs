@@ -265,15 +265,20 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
     let (status, v) = report(json!({"inputRequests": {"go": other}})).await;
     assert_eq!(status, 409, "{v}");
 
-    // The runner cannot answer its own question: only the human can.
-    let (status, _) = s
+    // The runner cannot answer its own question: only the human can. Its answer is ignored.
+    let (status, v) = s
         .v1_post(
             Some(&runner),
             &format!("/v1/tasks/{id}/input"),
             json!({"inputResponses": {"go": {"action": "accept", "content": {"window": "now"}}}}),
         )
         .await;
-    assert_eq!(status, 422);
+    assert_eq!(
+        (status.as_u16(), &v["ignored"]),
+        (200, &json!(["go"])),
+        "{v}"
+    );
+    assert_eq!(v["task"]["status"], "input_required");
     // The human answers (validated against the form); the runner sees it in its next reply.
     let (status, v) = s
         .v1_post(
@@ -389,7 +394,7 @@ async fn approved_command(s: &Server, token: &str, command: &str) -> String {
         .as_str()
         .unwrap()
         .to_string();
-    s.wait_status(token, &id, "input_required").await;
+    s.wait_status(&s.admin, &id, "input_required").await;
     let (status, _) = s
         .v1_post(
             Some(&s.admin),
@@ -471,7 +476,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
 
     // Declined: completed with isError, and the command never started.
     let id = call(json!({"argv": ["touch", marker.to_str().unwrap()]})).await;
-    let waiting = s.wait_status(&agent, &id, "input_required").await;
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
     let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
         .as_str()
         .unwrap();
@@ -481,7 +486,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     );
     // A relative directory is shown resolved, as the absolute directory it will run in.
     let rel = call(json!({"command": "true", "cwd": "."})).await;
-    let asked = s.wait_status(&agent, &rel, "input_required").await;
+    let asked = s.wait_status(&s.admin, &rel, "input_required").await;
     let text = asked["inputRequests"]["approve-command"]["params"]["message"]
         .as_str()
         .unwrap();
@@ -490,7 +495,19 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     s.rpc(Some(&s.admin), "tasks/cancel", json!({"taskId": rel}), true)
         .await
         .result();
-    // The agent cannot approve its own command: only the human (admin) answers this request.
+    // The agent never sees the approval: its task reads `working`, waiting for the human.
+    let seen = s.get(&agent, &id).await;
+    assert_eq!(seen["status"], "working", "{seen}");
+    assert!(seen.get("inputRequests").is_none(), "{seen}");
+    assert!(
+        seen["statusMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("Waiting for approval in Taskdeck: "),
+        "{seen}"
+    );
+    // The agent cannot approve its own command: its answer is acknowledged and ignored (never
+    // an error the agent would take for a failed call), and the request waits for the human.
     let own = s
         .rpc(
             Some(&agent),
@@ -499,13 +516,10 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
             true,
         )
         .await;
-    assert_eq!(own.error_code(), -32602);
-    assert!(
-        own.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("must be answered by the human")
-    );
+    assert_eq!(own.result()["resultType"], "complete");
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["status"], "input_required");
+    assert!(!marker.exists(), "the agent's own answer ran nothing");
     // task_status tells the agent to wait for the human, not to answer.
     let status = s.call(&agent, "task_status", json!({"taskId": id})).await;
     let texts: Vec<&str> = status["content"]
@@ -611,14 +625,14 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     // The same command again is allowed by the saved policy: no question.
     let id = call(json!({"command": script})).await;
     let v = s
-        .wait_for(&agent, &id, "terminal", |v| {
+        .wait_for(&s.admin, &id, "terminal", |v| {
             v["status"] == "completed" || v["status"] == "input_required"
         })
         .await;
     assert_eq!(v["status"], "completed");
     // ... but only in the directory it was approved in.
     let id = call(json!({"command": script, "cwd": dir.path()})).await;
-    s.wait_status(&agent, &id, "input_required").await;
+    s.wait_status(&s.admin, &id, "input_required").await;
     answer(id.clone(), json!({"action": "decline"})).await;
     s.wait_status(&agent, &id, "completed").await;
     // A working directory that does not exist is named as such (and nothing is asked).
@@ -637,7 +651,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     std::fs::write(&policy, r#"{"allow": {"claude-code": ["echo hi *"]}}"#).unwrap();
     let id = call(json!({"command": "echo hi there"})).await;
     assert_eq!(
-        s.wait_for(&agent, &id, "settled", |v| v["status"] != "working")
+        s.wait_for(&s.admin, &id, "settled", |v| v["status"] != "working")
             .await["status"],
         "completed"
     );
@@ -647,7 +661,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     ] {
         let id = call(sneaky).await;
         let v = s
-            .wait_for(&agent, &id, "question", |v| v["status"] != "working")
+            .wait_for(&s.admin, &id, "question", |v| v["status"] != "working")
             .await;
         assert_eq!(v["status"], "input_required", "must ask: {v}");
         s.rpc(Some(&s.admin), "tasks/cancel", json!({"taskId": id}), true)

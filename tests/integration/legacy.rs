@@ -4,85 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::Client;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::harness::{Server, parse_body};
-
-struct LegacySession<'a> {
-    s: &'a Server,
-    token: String,
-    session: String,
-    next_id: i64,
-}
-
-impl<'a> LegacySession<'a> {
-    async fn open(s: &'a Server, token: &str) -> LegacySession<'a> {
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "legacy-agent", "version": "0.1"}}});
-        let resp = Client::new()
-            .post(s.url("/mcp"))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .bearer_auth(token)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 200);
-        let session = resp.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_string();
-        let init = parse_body(&resp.text().await.unwrap());
-        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
-        assert_eq!(init["result"]["serverInfo"]["name"], "taskdeck");
-        let mut me = LegacySession {
-            s,
-            token: token.into(),
-            session,
-            next_id: 1,
-        };
-        me.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        me
-    }
-
-    async fn post(&mut self, body: Value) -> Value {
-        let resp = Client::new()
-            .post(self.s.url("/mcp"))
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .header("Mcp-Session-Id", &self.session)
-            .bearer_auth(&self.token)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        assert!(resp.status().is_success(), "{}", resp.status());
-        parse_body(&resp.text().await.unwrap())
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let reply = self
-            .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        assert_eq!(reply["id"], id, "{reply}");
-        reply
-    }
-
-    async fn tool(&mut self, name: &str, args: Value) -> Value {
-        let r = self
-            .request("tools/call", json!({"name": name, "arguments": args}))
-            .await;
-        assert!(r.get("result").is_some(), "{r}");
-        r["result"].clone()
-    }
-}
+use crate::harness::{LegacySession, Server};
 
 #[tokio::test]
 async fn legacy_session_gets_a_handle_and_follows_up_with_tools() {

@@ -7,6 +7,7 @@ mod api;
 mod crash;
 mod jobs;
 mod legacy;
+mod legacy_tasks;
 mod lifecycle;
 mod search;
 mod security;

@@ -325,12 +325,33 @@ async fn malformed_requests_get_exact_errors() {
         "{}",
         r.body
     );
-    // Routing headers: missing/mismatched Mcp-Name on tasks/get → 400 + -32020.
+    // Routing headers: a tasks/* request without Mcp-Name is taken as naming its taskId
+    // (fastmcp-tasks sends none); a mismatched one is 400 + -32020.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let body = json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": {"taskId": "abc", "inputResponses": {}, "_meta": crate::harness::meta(true)}}).to_string();
+        let r = s
+            .raw(Some(&t), &body, &[("Mcp-Method", method.into())])
+            .await;
+        assert_eq!(
+            (r.status.as_u16(), r.error_code()),
+            (200, -32602),
+            "{method} without Mcp-Name reaches the task lookup: {}",
+            r.body
+        );
+        let r = s
+            .raw(
+                Some(&t),
+                &body,
+                &[("Mcp-Method", method.into()), ("Mcp-Name", "xyz".into())],
+            )
+            .await;
+        assert_eq!(
+            (r.status.as_u16(), r.error_code()),
+            (400, -32020),
+            "{method}"
+        );
+    }
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "abc", "_meta": crate::harness::meta(true)}}).to_string();
-    let r = s
-        .raw(Some(&t), &body, &[("Mcp-Method", "tasks/get".into())])
-        .await;
-    assert_eq!((r.status.as_u16(), r.error_code()), (400, -32020));
     let r = s
         .raw(
             Some(&t),

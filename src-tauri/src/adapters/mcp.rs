@@ -19,11 +19,16 @@ use rmcp::{
         InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
         ServerCapabilities, Tool, UpdateTaskParams,
     },
-    service::RequestContext,
+    service::{NotificationContext, RequestContext},
 };
 use serde_json::{Map, Value, json};
 
-use super::{mcp_fixtures, wire};
+use super::{
+    agent_view::{self, Reader},
+    mcp_fixtures,
+    mcp_sessions::Sessions,
+    wire,
+};
 use crate::engine::{Engine, EngineError, Principal, TaskRecord, ToolMode};
 
 /// Shared state of all MCP sessions.
@@ -31,6 +36,8 @@ pub struct McpCore {
     pub engine: Engine,
     /// Serve the conformance suite's fixture tools.
     pub fixtures: bool,
+    /// The 2025-11-25 sessions: principals, capabilities, peers, watched tasks.
+    pub sessions: Arc<Sessions>,
     validators: HashMap<String, Arc<jsonschema::Validator>>,
     tools: Vec<Tool>,
 }
@@ -68,12 +75,20 @@ impl McpCore {
             }
         }
         tools.sort_by(|a, b| (a.name != "greet", &a.name).cmp(&(b.name != "greet", &b.name)));
+        let sessions = Arc::new(Sessions::default());
+        sessions.spawn_notifier(engine.clone());
         McpCore {
             engine,
             fixtures,
+            sessions,
             validators,
             tools,
         }
+    }
+
+    /// Every tool `tools/list` offers (task tools, follow-up tools, fixtures), `greet` first.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
     }
 
     /// Validates `arguments` against `tool`'s input schema. Errors: `-32602` naming each violation.
@@ -118,6 +133,40 @@ pub fn declares_tasks(ctx: &RequestContext<RoleServer>) -> bool {
             .is_some_and(|c| c.supports_tasks())
 }
 
+/// True when this request arrived on a 2025-11-25 session (not a 2026-07-28 request).
+fn on_session(ctx: &RequestContext<RoleServer>) -> bool {
+    !ctx.meta
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= wire::MODERN_PROTOCOL)
+}
+
+/// The `Mcp-Session-Id` this request came with, if any.
+fn session_id(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+}
+
+/// Who reads tasks through this request (`agent_view`): form elicitation as declared in this
+/// request's `_meta` (2026-07-28) or at the session's `initialize` (2025-11-25).
+pub fn reader(ctx: &RequestContext<RoleServer>, principal: &Principal) -> Reader {
+    let capabilities = if on_session(ctx) {
+        ctx.peer
+            .peer_info()
+            .and_then(|i| serde_json::to_value(&i.capabilities).ok())
+    } else {
+        ctx.meta
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+    };
+    Reader {
+        can_elicit: agent_view::declares_form_elicitation(capabilities.as_ref()),
+        admin: principal.admin,
+    }
+}
+
 /// Maps an engine error to its JSON-RPC error.
 pub fn mcp_error(e: EngineError) -> McpError {
     let (code, message) = wire::error_code(&e);
@@ -150,13 +199,14 @@ pub fn handle_result(task: &TaskRecord) -> Value {
     })
 }
 
-/// `CallToolResult` of `task_status`: the detailed task, and for a finished task its own
-/// result's content first so a legacy agent reads the outcome directly. `human_only`: the
-/// outstanding input request keys that only the human may answer (the agent is told to wait
-/// for those instead of answering them).
-pub fn status_result(task: &TaskRecord, human_only: &[String]) -> Value {
-    let detailed = Value::Object(task.wire_detailed());
-    let summary = match (&task.status_message, task.status.as_str()) {
+/// `CallToolResult` of `task_status`: the detailed task as `reader` sees it (`agent_view`), and
+/// for a finished task its own result's content first so a legacy agent reads the outcome
+/// directly. `human_only`: the outstanding input request keys that only the human may answer;
+/// the agent is shown only the questions it can answer, and told to wait for the others.
+pub fn status_result(task: &TaskRecord, human_only: &[String], reader: Reader) -> Value {
+    let detailed = agent_view::detailed(task, human_only, reader);
+    let (status, message) = agent_view::status(task, human_only, reader);
+    let summary = match (&message, status.as_str()) {
         (Some(m), s) => format!("Task {} is {s}: {m}", task.task_id),
         (None, s) => format!("Task {} is {s}", task.task_id),
     };
@@ -164,22 +214,18 @@ pub fn status_result(task: &TaskRecord, human_only: &[String]) -> Value {
     if let Some(Value::Array(inner)) = task.result.as_ref().and_then(|r| r.get("content")) {
         content.extend(inner.iter().cloned());
     }
-    let (for_human, for_agent): (Vec<_>, Vec<_>) = task
-        .input_requests
-        .iter()
-        .partition(|(k, _)| human_only.contains(k));
+    let for_agent = agent_view::answerable(task, human_only, reader);
     if !for_agent.is_empty() {
         content.push(json!({"type": "text", "text": format!(
             "It waits for input; answer with task_respond {{\"taskId\": \"{}\", \"inputResponses\": {{KEY: {{\"action\": \"accept\", \"content\": {{...}}}}}}}}. Outstanding inputRequests: {}",
             task.task_id, Value::Object(for_agent.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
+    } else if status == crate::engine::TaskStatus::Working
+        && task.status == crate::engine::TaskStatus::InputRequired
+    {
+        content.push(json!({"type": "text", "text":
+            "A human answers this in Taskdeck; you cannot answer this yourself. Poll with task_status until it is completed, failed or cancelled, or stop it with task_cancel."}));
     }
-    if !for_human.is_empty() {
-        let keys: Vec<&str> = for_human.iter().map(|(k, _)| k.as_str()).collect();
-        content.push(json!({"type": "text", "text": format!(
-            "It waits for the human to answer in Taskdeck ({}); you cannot answer this yourself. Poll with task_status, or stop it with task_cancel.",
-            keys.join(", "))}));
-    }
-    json!({"content": content, "structuredContent": {"task": detailed}, "isError": false, "resultType": "complete"})
+    json!({"content": content, "structuredContent": {"task": Value::Object(detailed)}, "isError": false, "resultType": "complete"})
 }
 
 fn followup_tools() -> Vec<(&'static str, &'static str, &'static str, Value)> {
@@ -215,6 +261,7 @@ impl McpHandler {
         &self,
         name: &str,
         principal: &Principal,
+        reader: Reader,
         args: &Value,
     ) -> Result<CallToolResponse, McpError> {
         let engine = &self.core.engine;
@@ -239,8 +286,9 @@ impl McpHandler {
             }
         };
         let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
-        let result: CallToolResult = serde_json::from_value(status_result(&task, &human_only))
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let result: CallToolResult =
+            serde_json::from_value(status_result(&task, &human_only, reader))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(CallToolResponse::Complete(result))
     }
 }
@@ -259,6 +307,12 @@ impl ServerHandler for McpHandler {
                  ask the human something. Clients without the tasks extension get a task handle in the tool \
                  result and follow up with task_status, task_respond and task_cancel.",
             )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(session) = session_id(&context.extensions) {
+            self.core.sessions.attach_peer(&session, context.peer);
+        }
     }
 
     async fn list_tools(
@@ -292,7 +346,8 @@ impl ServerHandler for McpHandler {
             name.as_str(),
             "task_status" | "task_respond" | "task_cancel"
         ) {
-            return self.followup(&name, &principal, &arguments).await;
+            let reader = reader(&context, &principal);
+            return self.followup(&name, &principal, reader, &arguments).await;
         }
         let declared = declares_tasks(&context);
         if self.core.fixtures
@@ -317,6 +372,16 @@ impl ServerHandler for McpHandler {
         tool.check_arguments(&arguments)
             .map_err(|m| McpError::invalid_params(m, None))?;
         let ToolMode::Task { required } = tool.descriptor().mode;
+        if required && on_session(&context) {
+            // 2025-11-25 §Tool-Level Negotiation: `required` without `params.task` is -32601.
+            return Err(McpError::new(
+                ErrorCode(wire::METHOD_NOT_FOUND as i32),
+                format!(
+                    "Tool {name} requires a task-augmented call (execution.taskSupport is required)"
+                ),
+                None,
+            ));
+        }
         if !declared && required {
             return Err(McpError::new(
                 ErrorCode(wire::MISSING_REQUIRED_CLIENT_CAPABILITY as i32),
@@ -328,6 +393,16 @@ impl ServerHandler for McpHandler {
             .create_task(&principal, &name, arguments)
             .await
             .map_err(mcp_error)?;
+        if on_session(&context)
+            && let (Some(session), Some(token)) = (
+                session_id(&context.extensions),
+                context.meta.get_progress_token(),
+            )
+        {
+            self.core
+                .sessions
+                .watch(&task.task_id, &session, false, Some(token));
+        }
         if declared {
             let created: CreateTaskResult = from_json(wire::create_task_result(&task))?;
             Ok(CallToolResponse::Task(created))
@@ -344,12 +419,14 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let principal = principal_of(&context)?;
-        let task = self
-            .core
-            .engine
+        let engine = &self.core.engine;
+        let task = engine
             .get(&principal, &request.task_id)
             .map_err(mcp_error)?;
-        from_json(wire::get_task_result(&task))
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let mut shown = agent_view::detailed(&task, &human_only, reader(&context, &principal));
+        shown.insert("resultType".into(), json!("complete"));
+        from_json(shown)
     }
 
     async fn update_task(

@@ -24,16 +24,18 @@ use axum::{
     },
 };
 use futures::{Stream, StreamExt};
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use serde::Deserialize;
 use serde_json::{Map, Value, json, value::RawValue};
 use tokio_stream::wrappers::BroadcastStream;
 use tower::ServiceExt;
 
+use super::agent_view::{self, Reader};
 use super::wire::{
     self, HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, MODERN_PROTOCOL,
     TASKS_EXTENSION,
 };
-use crate::engine::{Engine, Principal};
+use crate::engine::{Engine, Principal, TaskStatus};
 
 type RmcpService = rmcp::transport::streamable_http_server::StreamableHttpService<
     super::mcp::McpHandler,
@@ -46,6 +48,8 @@ pub struct Front {
     /// Tool schemas and fixtures switch, shared with the rmcp handler.
     pub core: Arc<super::mcp::McpCore>,
     pub rmcp: RmcpService,
+    /// rmcp's sessions, to tell whether a 2025-11-25 session still exists.
+    pub sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
     /// Serve `tasks/get` on the dedicated path (off: everything goes through rmcp).
     pub fast_path: bool,
     /// Largest accepted request body, in bytes.
@@ -75,6 +79,8 @@ struct MetaView<'a> {
 struct CapsView<'a> {
     #[serde(borrow, default)]
     extensions: Option<std::collections::HashMap<std::borrow::Cow<'a, str>, serde::de::IgnoredAny>>,
+    #[serde(default)]
+    elicitation: Option<Value>,
 }
 
 impl MetaView<'_> {
@@ -83,6 +89,19 @@ impl MetaView<'_> {
             .as_ref()
             .and_then(|c| c.extensions.as_ref())
             .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+    }
+
+    /// Who reads tasks through this request (`agent_view`), by its own capabilities.
+    fn reader(&self, principal: &Principal) -> Reader {
+        let elicitation = self
+            .client_capabilities
+            .as_ref()
+            .and_then(|c| c.elicitation.clone())
+            .map(|e| json!({"elicitation": e}));
+        Reader {
+            can_elicit: agent_view::declares_form_elicitation(elicitation.as_ref()),
+            admin: principal.admin,
+        }
     }
 }
 
@@ -110,27 +129,124 @@ struct ListenParams<'a> {
     meta: Option<&'a RawValue>,
 }
 
+/// The one `Mcp-Session-Id` of a request (`None` without one, or with two).
+fn session_header(headers: &HeaderMap) -> Option<String> {
+    let mut values = headers.get_all("mcp-session-id").iter();
+    let first = values.next()?.to_str().ok()?.to_string();
+    values.next().is_none().then_some(first)
+}
+
+/// What rmcp answers for a session it does not know: Taskdeck answers the same for a session
+/// opened by another principal, so a session id is no credential.
+fn unknown_session() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
+
 /// Axum handler for every method on `/mcp`.
 pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
+    let principal = req.extensions().get::<Principal>().cloned();
+    let session_id = session_header(req.headers());
+    // The session, when this request is on one Taskdeck knows and rmcp still has.
+    let mut session = None;
+    if let Some(sid) = &session_id
+        && let Some(known) = front.core.sessions.get(sid)
+    {
+        if Some(&known.principal) != principal.as_ref() {
+            return unknown_session();
+        }
+        if front
+            .sessions
+            .has_session(&sid.clone().into())
+            .await
+            .unwrap_or(false)
+        {
+            session = Some(known);
+        } else {
+            front.core.sessions.close(sid);
+        }
+    }
+    if req.method() == http::Method::DELETE {
+        let resp = forward(&front, req).await;
+        if resp.status() != StatusCode::ACCEPTED {
+            return resp;
+        }
+        // The session ended: 204, which every client takes (the Python SDK warns on 202).
+        if let Some(sid) = &session_id {
+            front.core.sessions.close(sid);
+        }
+        return StatusCode::NO_CONTENT.into_response();
+    }
     if req.method() != http::Method::POST {
         return forward(&front, req).await;
     }
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, front.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large").into_response(),
+        Err(_) => {
+            let null = RawValue::from_string("null".into()).expect("null is JSON");
+            return error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &null,
+                wire::INVALID_REQUEST,
+                &format!(
+                    "Request body too large: /mcp accepts at most {} bytes",
+                    front.max_body_bytes
+                ),
+                None,
+            );
+        }
     };
+    let modern = is_modern(&parts.headers);
+    if let (Some(sid), Some(session), false) = (&session_id, &session, modern) {
+        if let Ok(message) = serde_json::from_slice::<Value>(&bytes)
+            && message.get("method").is_none()
+            && let Some(resp) = super::mcp_legacy::take_answer(&front, session, &message).await
+        {
+            return resp;
+        }
+        if let Ok(peek) = serde_json::from_slice::<Peek<'_>>(&bytes)
+            && let (Some(method), Some(id)) = (peek.method, peek.id)
+            && let Some(resp) =
+                super::mcp_legacy::handle(&front, sid, session, method, id, peek.params).await
+        {
+            return resp;
+        }
+    }
     if let Ok(peek) = serde_json::from_slice::<Peek<'_>>(&bytes)
         && let (Some(method), Some(id)) = (peek.method, peek.id)
     {
-        let principal = parts.extensions.get::<Principal>().cloned();
+        if method == "initialize" && session_id.is_none() && !modern {
+            if let Err(resp) = check_envelope(&bytes) {
+                return resp;
+            }
+            let can_elicit = serde_json::from_slice::<Value>(&bytes).is_ok_and(|m| {
+                agent_view::declares_form_elicitation(m.pointer("/params/capabilities"))
+            });
+            let resp = forward(&front, Request::from_parts(parts, Body::from(bytes))).await;
+            return initialized(&front, resp, principal, can_elicit).await;
+        }
+        if modern
+            && matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+            && !parts.headers.contains_key("mcp-name")
+            && let Some(task_id) = peek
+                .params
+                .and_then(|p| serde_json::from_str::<TaskParams<'_>>(p.get()).ok())
+                .and_then(|p| p.task_id)
+                .and_then(|t| serde_json::from_str::<String>(t.get()).ok())
+            && let Ok(value) = http::HeaderValue::from_str(&task_id)
+        {
+            // Liberal where it costs nothing: a tasks/* request without `Mcp-Name` (fastmcp-tasks
+            // 4.1.4 sends none) is taken as naming its body's taskId; a mismatched one is
+            // still rejected.
+            parts.headers.insert("mcp-name", value);
+        }
         if let Some(principal) = principal {
-            if method == "tasks/get" && front.fast_path && is_modern(&parts.headers) {
+            if method == "tasks/get" && front.fast_path && modern {
                 return tasks_get(&front, &parts.headers, &principal, id, peek.params);
             }
             if method == "tools/call"
                 && front.fast_path
-                && is_modern(&parts.headers)
+                && modern
                 && let Some(resp) =
                     create_task(&front, &parts.headers, &principal, id, peek.params).await
             {
@@ -151,6 +267,60 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
         return resp;
     }
     forward(&front, Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// Completes a 2025-11-25 `initialize` rmcp answered: records the session for `principal`, and
+/// advertises the 2025-11-25 task capabilities (`tasks.{list, cancel, requests.tools.call}`,
+/// 2025-11-25 §Capabilities), which rmcp 3.x does not know, in place of the SEP-2663 extension
+/// (not defined under 2025-11-25). The answer goes out as one JSON message.
+async fn initialized(
+    front: &Front,
+    resp: Response,
+    principal: Option<Principal>,
+    can_elicit: bool,
+) -> Response {
+    let Some(sid) = session_header(resp.headers()) else {
+        return resp;
+    };
+    if let Some(p) = principal {
+        front.core.sessions.open(&sid, p, can_elicit);
+    }
+    let (parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .chain(std::iter::once(text.as_ref()))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some());
+    let Some(mut message) = message else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    if let Some(caps) = message
+        .pointer_mut("/result/capabilities")
+        .and_then(Value::as_object_mut)
+    {
+        if let Some(Value::Object(ext)) = caps.get_mut("extensions") {
+            ext.remove(TASKS_EXTENSION);
+            if ext.is_empty() {
+                caps.remove("extensions");
+            }
+        }
+        caps.insert(
+            "tasks".into(),
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        );
+    }
+    let mut out = json_response(parts.status, message.to_string().into_bytes());
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
 }
 
 /// Rejects what rmcp would answer with a bare `415`: a body that is not JSON (`-32700`), not a
@@ -258,7 +428,8 @@ fn is_modern(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v >= MODERN_PROTOCOL)
 }
 
-fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+/// A JSON response with `body`.
+pub(super) fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
     Response::builder()
         .status(status)
         .header(header::CONTENT_TYPE, "application/json")
@@ -266,7 +437,8 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-fn error_response(
+/// A JSON-RPC error response for request `id`, with HTTP `status`.
+pub(super) fn error_response(
     status: StatusCode,
     id: &RawValue,
     code: i64,
@@ -505,7 +677,32 @@ fn tasks_get(
     ) {
         return resp;
     }
+    let reader = match &meta {
+        Ok(Some(m)) => m.reader(principal),
+        _ => Reader {
+            can_elicit: false,
+            admin: principal.admin,
+        },
+    };
     match front.engine.get_result_json(principal, &task_id) {
+        // A waiting task is shown differently to different clients (`agent_view`).
+        Ok(answer) if answer.status == TaskStatus::InputRequired => {
+            let shown = front.engine.get(principal, &task_id).and_then(|task| {
+                let human_only = front.engine.human_only_inputs(&task)?;
+                Ok(agent_view::detailed(&task, &human_only, reader))
+            });
+            match shown {
+                Ok(mut shown) => {
+                    shown.insert("resultType".into(), json!("complete"));
+                    let body = json!({"jsonrpc": "2.0", "id": serde_json::from_str::<Value>(id.get()).unwrap_or(Value::Null), "result": shown});
+                    json_response(StatusCode::OK, body.to_string().into_bytes())
+                }
+                Err(e) => {
+                    let (code, message) = wire::error_code(&e);
+                    error_response(StatusCode::OK, id, code, &message, None)
+                }
+            }
+        }
         Ok(result) => {
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
@@ -650,9 +847,25 @@ fn listen(
         "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": {"taskIds": accepted}, "_meta": {"io.modelcontextprotocol/subscriptionId": subscription_id}}
     });
+    let reader = match &meta {
+        Ok(Some(m)) => m.reader(principal),
+        _ => Reader {
+            can_elicit: false,
+            admin: principal.admin,
+        },
+    };
+    let engine = front.engine.clone();
+    let shown = move |t: &crate::engine::TaskRecord| {
+        let human_only = if t.status == TaskStatus::InputRequired {
+            engine.human_only_inputs(t).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        agent_view::detailed(t, &human_only, reader)
+    };
     let snapshot: Vec<_> = visible
         .iter()
-        .map(|t| notification(t.wire_detailed(), &subscription_id))
+        .map(|t| notification(shown(t), &subscription_id))
         .collect();
     let sub = subscription_id.clone();
     let changes = feed.filter_map(move |change| {
@@ -660,7 +873,7 @@ fn listen(
         let keep = change
             .ok()
             .filter(|c| c.event.kind != "deleted" && accepted.contains(&c.task.task_id));
-        let note = keep.map(|c| notification(c.task.wire_detailed(), &sub));
+        let note = keep.map(|c| notification(shown(&c.task), &sub));
         async move { note }
     });
     let stream = futures::stream::once(async move {
@@ -671,7 +884,10 @@ fn listen(
     sse(stream)
 }
 
-fn sse(stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static) -> Response {
+/// An SSE response of `stream`, kept alive every 15 s, unbuffered by proxies.
+pub(super) fn sse(
+    stream: impl Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
     let mut resp = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response();

@@ -5,20 +5,28 @@
 //! - [`guard`]: Host/Origin validation (403) and authentication (401) for every route.
 //! - [`mcp`]: the MCP endpoint (rmcp `ServerHandler`, Streamable HTTP at `/mcp`).
 //! - [`mcp_front`]: the `/mcp` front door: task requests SEP-2663 handles on a dedicated path
-//!   (`tasks/get`, `subscriptions/listen` for `notifications/tasks`), everything else to rmcp.
+//!   (`tasks/get`, `subscriptions/listen` for `notifications/tasks`), the 2025-11-25 task path
+//!   ([`mcp_legacy`]), everything else to rmcp.
+//! - [`mcp_sessions`]: 2025-11-25 sessions: their principal, capabilities and notifications.
+//! - [`agent_view`]: what a client is shown of a task waiting for input (only what it can answer).
+//! - [`wire`], [`legacy_wire`]: the task shapes of 2026-07-28 (SEP-2663) and 2025-11-25.
 //! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 
+pub mod agent_view;
 pub mod auth;
 pub mod guard;
 pub mod http_api;
 pub mod jobs_api;
+pub mod legacy_wire;
 pub mod logs_api;
 pub mod mcp;
 pub mod mcp_config;
 pub mod mcp_fixtures;
 pub mod mcp_front;
+pub mod mcp_legacy;
+pub mod mcp_sessions;
 pub mod notices;
 pub mod tray_model;
 pub mod ui_assets;

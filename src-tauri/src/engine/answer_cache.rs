@@ -19,6 +19,9 @@ use hashlink::LruCache;
 pub struct CachedAnswer {
     /// The task's principal.
     pub owner: String,
+    /// The task's status: adapters that show an `input_required` task differently to
+    /// different clients (which questions each may answer) read it to skip the cached JSON.
+    pub status: super::TaskStatus,
     /// The `GetTaskResult` object (with `resultType: "complete"`), as
     /// [`super::store::load_get_result_json`] renders it.
     pub json: String,
@@ -127,6 +130,7 @@ mod tests {
     fn answer(owner: &str, json: &str) -> Arc<CachedAnswer> {
         Arc::new(CachedAnswer {
             owner: owner.into(),
+            status: crate::engine::TaskStatus::Working,
             json: json.into(),
         })
     }

@@ -162,6 +162,9 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// The shortest retention a requestor may ask for, in ms (see [`Engine::create_task_with_ttl`]).
+    pub const MIN_REQUESTED_TTL_MS: u64 = 1_000;
+
     /// An engine over `store`. Register tools, then call [`Engine::start`].
     pub fn new(store: Store, config: EngineConfig) -> Engine {
         Engine {
@@ -341,6 +344,21 @@ impl Engine {
         tool: &str,
         arguments: Value,
     ) -> Result<Arc<TaskRecord>, EngineError> {
+        self.create_task_with_ttl(principal, tool, arguments, None)
+            .await
+    }
+
+    /// [`Engine::create_task`] with the retention the requestor asked for (ms from creation;
+    /// 2025-11-25 `params.task.ttl`). The server's bounds hold: at least
+    /// [`Engine::MIN_REQUESTED_TTL_MS`], at most the configured default ttlMs (a client may
+    /// shorten its task's retention, never extend it past the default). `None`: the default.
+    pub async fn create_task_with_ttl(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: Value,
+        requested_ttl_ms: Option<u64>,
+    ) -> Result<Arc<TaskRecord>, EngineError> {
         let Some(tool_impl) = self.tool(tool) else {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
@@ -355,7 +373,11 @@ impl Engine {
             status_message: None,
             created_at_ms: now,
             last_updated_at_ms: now,
-            ttl_ms: self.inner.config.default_ttl_ms,
+            ttl_ms: match (requested_ttl_ms, self.inner.config.default_ttl_ms) {
+                (Some(asked), Some(max)) => Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, max)),
+                (Some(asked), None) => Some(asked.max(Self::MIN_REQUESTED_TTL_MS)),
+                (None, default) => default,
+            },
             poll_interval_ms: self.inner.config.poll_interval_ms,
             progress: None,
             result: None,
@@ -487,7 +509,9 @@ impl Engine {
     /// §Task Update Requests). Partial answers are taken; keys not outstanding are ignored; the
     /// task returns to `working` once no request is outstanding. Each answer is recorded with
     /// who gave it and when. An `elicitation/create` answer with `action: "accept"` must
-    /// validate against the request's `requestedSchema`.
+    /// validate against the request's `requestedSchema` (formats included); `decline` and
+    /// `cancel` answers are recorded without content. A non-admin's answer to a human-only
+    /// request (e.g. `run_command`'s approval) is ignored: the request waits for the human.
     ///
     /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed
     /// or fails its schema (then nothing of this update is recorded).
@@ -523,13 +547,14 @@ impl Engine {
                         report.ignored.push(key);
                         continue;
                     };
+                    // A decision reserved for the human is never taken by an agent: its answer
+                    // is ignored like any key the caller may not answer (SEP-2663 §Task
+                    // Update Requests), and the request stays outstanding for the human.
                     if !who.admin && store::input_human_only(w.conn, &id, &key)? {
-                        return Err(EngineError::Invalid(format!(
-                            "input request {key:?} must be answered by the human in Taskdeck, not by {}",
-                            who.name
-                        )));
+                        report.ignored.push(key);
+                        continue;
                     }
-                    validate_response(&key, request, &response)?;
+                    let response = validate_response(&key, request, response)?;
                     checked.push((key, response));
                 }
                 for (key, response) in checked {
@@ -1100,16 +1125,21 @@ fn transition(
 
 /// Checks one answer against its request: an elicitation answer needs `action` in
 /// accept/decline/cancel, and an accepted one must match the request's `requestedSchema`.
-fn validate_response(key: &str, request: &Value, response: &Value) -> Result<(), EngineError> {
+/// Checks one answer against its request and returns it as it is recorded. An
+/// `elicitation/create` answer needs an `action`; `accept` content must match the form's
+/// `requestedSchema` (types, required fields, no others, and the `format` of email, uri, date
+/// and date-time strings, as the UI checks them); content sent with `decline` or `cancel` is
+/// dropped, so it reaches neither the result nor the timeline. Errors: [`EngineError::Invalid`].
+fn validate_response(key: &str, request: &Value, response: Value) -> Result<Value, EngineError> {
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
-        return Ok(());
+        return Ok(response);
     }
     let action = response.get("action").and_then(Value::as_str);
     match action {
-        Some("decline" | "cancel") => Ok(()),
+        Some(a @ ("decline" | "cancel")) => Ok(json!({"action": a})),
         Some("accept") => {
             let Some(schema) = request.pointer("/params/requestedSchema") else {
-                return Ok(());
+                return Ok(response);
             };
             let content = response
                 .get("content")
@@ -1121,15 +1151,20 @@ fn validate_response(key: &str, request: &Value, response: &Value) -> Result<(),
                 obj.entry("additionalProperties")
                     .or_insert(Value::Bool(false));
             }
-            let validator = jsonschema::validator_for(&schema).map_err(|e| {
-                EngineError::Invalid(format!("input request {key:?} has an invalid schema: {e}"))
-            })?;
+            let validator = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .map_err(|e| {
+                    EngineError::Invalid(format!(
+                        "input request {key:?} has an invalid schema: {e}"
+                    ))
+                })?;
             let errors: Vec<String> = validator
                 .iter_errors(&content)
                 .map(|e| format!("{}: {e}", e.instance_path()))
                 .collect();
             if errors.is_empty() {
-                Ok(())
+                Ok(response)
             } else {
                 Err(EngineError::Invalid(format!(
                     "answer to {key:?} does not match its schema: {}",

@@ -192,7 +192,9 @@ impl TaskRecord {
     }
 
     /// The `DetailedTask` of SEP-2663 §Task Polling: the base task plus `inputRequests`
-    /// (input_required), `result` (completed) or `error` (failed).
+    /// (input_required), `result` (completed) or `error` (failed). The inlined `result` is the
+    /// tool's `CallToolResult` as a 2026-07-28 result, so it carries `resultType: "complete"`
+    /// (schema/2026-07-28 `Result.resultType` is required on every result).
     pub fn wire_detailed(&self) -> Map<String, Value> {
         let mut m = self.wire_task();
         match self.status {
@@ -205,12 +207,14 @@ impl TaskRecord {
                 m.insert("inputRequests".into(), Value::Object(reqs));
             }
             TaskStatus::Completed => {
-                m.insert(
-                    "result".into(),
-                    self.result
-                        .clone()
-                        .unwrap_or_else(|| json!({"content": []})),
-                );
+                let mut result = self
+                    .result
+                    .clone()
+                    .unwrap_or_else(|| json!({"content": []}));
+                if let Some(r) = result.as_object_mut() {
+                    r.entry("resultType").or_insert_with(|| json!("complete"));
+                }
+                m.insert("result".into(), result);
             }
             TaskStatus::Failed => {
                 m.insert(

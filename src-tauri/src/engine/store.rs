@@ -572,10 +572,14 @@ impl Store {
             Ok(answer) => return Ok(Some(answer)),
             Err(seen) => seen,
         };
-        let Some((owner, json)) = self.read(|c| load_get_result_json(c, task_id))? else {
+        let Some((owner, status, json)) = self.read(|c| load_get_result_json(c, task_id))? else {
             return Ok(None);
         };
-        let answer = Arc::new(CachedAnswer { owner, json });
+        let answer = Arc::new(CachedAnswer {
+            owner,
+            status,
+            json,
+        });
         self.inner.answers.fill(task_id, answer.clone(), seen);
         Ok(Some(answer))
     }
@@ -1002,14 +1006,14 @@ fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskRecord>, Engine
     Ok(task)
 }
 
-/// The `tasks/get` view of one task, read without decoding its stored JSON: returns the owner
-/// and the `GetTaskResult` object (SEP-2663 §Task Polling) as JSON text, with `result` and
+/// The `tasks/get` view of one task, read without decoding its stored JSON: returns the owner,
+/// the status and the `GetTaskResult` object (SEP-2663 §Task Polling) as JSON text, with `result` and
 /// `error` copied verbatim from the store. Same content as [`TaskRecord::wire_detailed`] plus
 /// `resultType: "complete"`.
 pub fn load_get_result_json(
     c: &Connection,
     task_id: &str,
-) -> Result<Option<(String, String)>, EngineError> {
+) -> Result<Option<(String, TaskStatus, String)>, EngineError> {
     let row = c
         .prepare_cached(
             "SELECT principal, status, status_message, created_at, last_updated_at, ttl_ms, poll_interval_ms,
@@ -1057,7 +1061,7 @@ pub fn load_get_result_json(
     out.push_str(&format!(",\"pollIntervalMs\":{}", poll.max(0)));
     if status == TaskStatus::Completed {
         out.push_str(",\"result\":");
-        out.push_str(result.as_deref().unwrap_or(r#"{"content":[]}"#));
+        push_complete_result(&mut out, result.as_deref().unwrap_or(r#"{"content":[]}"#));
     }
     out.push_str(",\"resultType\":\"complete\",\"status\":");
     out.push_str(&quote(status.as_str()));
@@ -1071,7 +1075,30 @@ pub fn load_get_result_json(
         Some(t) => out.push_str(&format!(",\"ttlMs\":{}}}", t.max(0))),
         None => out.push_str(",\"ttlMs\":null}"),
     }
-    Ok(Some((principal, out)))
+    Ok(Some((principal, status, out)))
+}
+
+/// Appends a stored `CallToolResult` (JSON text) as a 2026-07-28 result: with
+/// `resultType: "complete"` unless it has a `resultType` of its own, as
+/// [`TaskRecord::wire_detailed`] inlines it.
+fn push_complete_result(out: &mut String, result: &str) {
+    match result.strip_prefix('{') {
+        Some(rest) if !result.contains("\"resultType\"") => {
+            out.push_str("{\"resultType\":\"complete\"");
+            if !rest.trim_start().starts_with('}') {
+                out.push(',');
+            }
+            out.push_str(rest);
+        }
+        _ => match serde_json::from_str::<Value>(result) {
+            Ok(Value::Object(mut m)) => {
+                m.entry("resultType")
+                    .or_insert_with(|| Value::from("complete"));
+                out.push_str(&Value::Object(m).to_string());
+            }
+            _ => out.push_str(result),
+        },
+    }
 }
 
 /// The outstanding input requests of a task, key → request.

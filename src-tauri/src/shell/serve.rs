@@ -129,19 +129,21 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .with_cancellation_token(shutdown.child_token());
     let core = Arc::new(McpCore::new(engine.clone(), cfg.conformance_fixtures));
     let factory_core = core.clone();
+    let sessions = Arc::new(LocalSessionManager::default());
     let rmcp = StreamableHttpService::new(
         move || {
             Ok(McpHandler {
                 core: factory_core.clone(),
             })
         },
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         rmcp_config,
     );
     let front = Arc::new(Front {
         engine: engine.clone(),
         core: core.clone(),
         rmcp,
+        sessions,
         fast_path: cfg.fast_path,
         max_body_bytes: 4 * 1024 * 1024,
     });

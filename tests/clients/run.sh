@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Real-client compatibility suite: independently written MCP clients complete Taskdeck tasks
+# through their native task APIs while this script plays the human through /v1 (see README.md).
+# Usage: tests/clients/run.sh [path/to/taskdeck]   (default: target/debug/taskdeck)
+# Installs what it needs, idempotently: the pinned npm packages into tests/clients/node_modules,
+# the pinned Python packages into .tools/clients-venv. Prints one line per check and a closing
+# "clients: N passed, M failed"; exits non-zero if any check failed.
+# KEEP=1 keeps the server's data dir; the traffic of every client (one JSON line per HTTP
+# exchange, tokens redacted) is written to test-artifacts/clients/traffic-CLIENT.jsonl, and
+# `node tests/clients/lib/traffic.mjs FILE` prints it compactly.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+BIN=${1:-$root/target/debug/taskdeck}
+case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+[ -x "$BIN" ] || { echo "taskdeck binary not found: $BIN"; exit 2; }
+export PYTHONDONTWRITEBYTECODE=1
+
+# ---- install (idempotent: skipped while the pinned manifests are unchanged) -------------------
+sha() { sha256sum "$@" | sha256sum | cut -c1-64; }
+npm_stamp=$here/node_modules/.taskdeck-installed
+want=$(sha "$here/package.json" "$here/package-lock.json")
+if [ "$(cat "$npm_stamp" 2>/dev/null)" != "$want" ]; then
+  echo "installing the pinned npm packages (package-lock.json)"
+  (cd "$here" && npm ci --silent --no-audit --no-fund >/dev/null) || { echo "npm ci failed"; exit 2; }
+  echo "$want" > "$npm_stamp"
+fi
+venv=$root/.tools/clients-venv
+py_stamp=$venv/.taskdeck-installed
+want=$(sha "$here/requirements.txt")
+if [ "$(cat "$py_stamp" 2>/dev/null)" != "$want" ]; then
+  echo "installing the pinned Python packages (requirements.txt) into .tools/clients-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || { echo "python3 -m venv failed"; exit 2; }
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" || { echo "pip install failed"; exit 2; }
+  echo "$want" > "$py_stamp"
+fi
+
+# ---- a real taskdeck -----------------------------------------------------------------------
+work=$(mktemp -d)
+artifacts=$root/test-artifacts/clients
+mkdir -p "$artifacts"
+rm -f "$artifacts"/traffic-*.jsonl
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  cp "$work"/server.err "$artifacts/server.err" 2>/dev/null
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+"$BIN" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" --poll-interval-ms 200 \
+  >"$work/server.out" 2>"$work/server.err" &
+pids+=($!)
+port=
+for _ in $(seq 100); do
+  port=$(sed -n 's/^Taskdeck is running headless on http:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$work/server.out")
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/server.err"; echo "taskdeck did not start"; exit 1; }
+admin=$(cat "$work/cfg/admin-token")
+
+token() { # NAME -> a new agent token for principal NAME
+  "$BIN" token create "$1" --data-dir "$work/data" --config-dir "$work/cfg" --json |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).token))'
+}
+proxy() { # NAME -> port of a logging proxy in front of taskdeck for that client
+  node "$here/lib/proxy.mjs" "$port" "$artifacts/traffic-$1.jsonl" >"$work/proxy-$1.out" 2>&1 &
+  pids+=($!)
+  local pp=
+  for _ in $(seq 50); do
+    pp=$(sed -n 's/^listening //p' "$work/proxy-$1.out")
+    [ -n "$pp" ] && break
+    sleep 0.1
+  done
+  echo "$pp"
+}
+
+# ---- the clients (in parallel: each has its own principal; output is printed per client) ----
+clients=(ts-sdk1 ext-tasks python-mcp fastmcp)
+declare -A cmd=(
+  [ts-sdk1]="node $here/ts-sdk1.mjs"
+  [ext-tasks]="node $here/ext-tasks.mjs"
+  [python-mcp]="$venv/bin/python $here/python-mcp.py"
+  [fastmcp]="$venv/bin/python $here/fastmcp-client.py"
+)
+declare -A run_pid
+for c in "${clients[@]}"; do
+  tok=$(token "$c") || { echo "FAILED $c: taskdeck token create $c"; continue; }
+  pp=$(proxy "$c")
+  (
+    cd "$here" &&
+      TD_BASE="http://127.0.0.1:$port" TD_MCP_URL="http://127.0.0.1:$pp/mcp" TD_AGENT_TOKEN="$tok" \
+        TD_AGENT_NAME="$c" TD_ADMIN_TOKEN="$admin" timeout 150 ${cmd[$c]} >"$work/out-$c.txt" 2>"$work/err-$c.txt"
+  ) &
+  run_pid[$c]=$!
+done
+
+passed=0; failed=0
+for c in "${clients[@]}"; do
+  [ -n "${run_pid[$c]:-}" ] || { failed=$((failed + 1)); continue; }
+  wait "${run_pid[$c]}"; rc=$?
+  echo "=== $c"
+  grep -E '^(ok|FAILED|  note) ' "$work/out-$c.txt"
+  p=$(grep -c '^ok ' "$work/out-$c.txt"); f=$(grep -c '^FAILED ' "$work/out-$c.txt")
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    failed=$((failed + 1))
+    echo "FAILED $c: the script exited with code $rc without a FAILED check"
+    tail -20 "$work/err-$c.txt" | sed 's/^/  stderr: /'
+  fi
+done
+echo "clients: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

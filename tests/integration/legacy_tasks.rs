@@ -1,0 +1,480 @@
+//! The 2025-11-25 task path (task-augmented `tools/call`, `tasks/get|result|list|cancel`,
+//! `notifications/tasks/status`, `notifications/progress`) on 2025-11-25 sessions, the sessions'
+//! binding to their principal, and what each kind of client is shown while a human decides.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use reqwest::Client;
+use serde_json::{Value, json};
+
+use crate::harness::{LegacySession, Server};
+
+/// Reads SSE `data:` messages from `resp` until `on_message` says stop (10 s at most).
+async fn read_until(
+    resp: reqwest::Response,
+    mut on_message: impl AsyncFnMut(&Value) -> bool,
+) -> Vec<Value> {
+    let mut stream = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(Some(Ok(chunk))) = tokio::time::timeout(left, stream.next()).await else {
+            panic!("stream ended or timed out; saw {seen:?}");
+        };
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let event: String = buf.drain(..end + 2).collect();
+            for line in event.lines() {
+                if let Some(data) = line.strip_prefix("data:")
+                    && let Ok(v) = serde_json::from_str::<Value>(data.trim())
+                {
+                    seen.push(v.clone());
+                    if on_message(&v).await {
+                        return seen;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn task_augmented_calls_take_the_2025_11_25_task_path() {
+    let s = Server::start(&[]).await;
+    let token = s.token("vscode");
+    let mut c = LegacySession::open(&s, &token).await;
+    // initialize advertises 2025-11-25 tasks, not the SEP-2663 extension (undefined there).
+    assert_eq!(
+        c.init["capabilities"]["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+    );
+    assert!(
+        c.init["capabilities"].get("extensions").is_none(),
+        "{}",
+        c.init
+    );
+    let tools = c.request("tools/list", json!({})).await;
+    let support = |name: &str| {
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["execution"]["taskSupport"]
+            .clone()
+    };
+    assert_eq!(support("request_approval"), "optional");
+    assert_eq!(support("run_command"), "optional");
+    assert_eq!(support("task_status"), Value::Null, "forbidden: absent");
+
+    // CreateTaskResult {task} at once, with the requested ttl.
+    let created = c
+        .request(
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {"message": "Merge the PR?"}, "task": {"ttl": 60000}}),
+        )
+        .await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert_eq!(task["ttl"], 60000);
+    assert!(
+        task["pollInterval"].is_u64() && task.get("ttlMs").is_none(),
+        "{task}"
+    );
+    let id = task["taskId"].as_str().unwrap().to_string();
+    // A forbidden tool cannot be task-augmented.
+    let r = c
+        .request(
+            "tools/call",
+            json!({"name": "task_status", "arguments": {"taskId": id}, "task": {}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let got = c.request("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(got["result"]["status"], "input_required", "{got}");
+    let listed = c.request("tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], id, "{listed}");
+    let bogus = c.request("tasks/list", json!({"cursor": "banana"})).await;
+    assert_eq!(bogus["error"]["code"], -32602);
+    // Another principal's session lists none of it.
+    let other = s.token("someone-else");
+    let mut o = LegacySession::open(&s, &other).await;
+    let theirs = o.request("tasks/list", json!({})).await;
+    assert_eq!(theirs["result"]["tasks"], json!([]));
+    let theirs = o.request("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(theirs["error"]["code"], -32602);
+
+    // tasks/result: the question arrives on its stream; the client's answer finishes the task.
+    let resp = c
+        .send(
+            json!({"jsonrpc": "2.0", "id": 50, "method": "tasks/result", "params": {"taskId": id}}),
+        )
+        .await;
+    assert_eq!(resp.status(), 200);
+    let seen = read_until(resp, async |m: &Value| {
+        if m["method"] == "elicitation/create" {
+            assert_eq!(m["params"]["message"], "Merge the PR?");
+            assert_eq!(
+                m["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+                id
+            );
+            let r = c
+                .send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept", "content": {}}}),
+            )
+            .await;
+            assert_eq!(r.status(), 202);
+            return false;
+        }
+        m["id"] == 50
+    })
+    .await;
+    let result = &seen.last().unwrap()["result"];
+    assert_eq!(result["structuredContent"]["action"], "accept", "{seen:?}");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
+    assert!(
+        result.get("resultType").is_none(),
+        "a 2025-11-25 CallToolResult"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["inputRounds"][0]["answeredBy"], "vscode");
+
+    // tasks/cancel: -32602 for a terminal task; otherwise the task, cancelled.
+    let r = c.request("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let second = c
+        .request(
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {"message": "Again?"}, "task": {}}),
+        )
+        .await;
+    let id2 = second["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = c.request("tasks/cancel", json!({"taskId": id2})).await;
+    assert_eq!(r["result"]["status"], "cancelled", "{r}");
+    // tasks/result of a cancelled task: an error, not a result.
+    let r = c.request("tasks/result", json!({"taskId": id2})).await;
+    assert_eq!(r["error"]["data"]["status"], "cancelled", "{r}");
+
+    // DELETE ends the session with 204; the session is then unknown.
+    let r = Client::new()
+        .delete(s.url("/mcp"))
+        .header("Mcp-Session-Id", &c.session)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let r = c
+        .send(json!({"jsonrpc": "2.0", "id": 60, "method": "tasks/list", "params": {}}))
+        .await;
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_the_principal_that_opened_it() {
+    let s = Server::start(&[]).await;
+    let owner = s.token("owner");
+    let intruder = s.token("intruder");
+    let mut c = LegacySession::open(&s, &owner).await;
+    let as_intruder = c.with_token(&intruder);
+    for body in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/list", "params": {}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ] {
+        let r = as_intruder.send(body).await;
+        assert_eq!(r.status(), 404, "another principal's token on the session");
+    }
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let r = Client::new()
+            .request(method.clone(), s.url("/mcp"))
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &c.session)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .bearer_auth(&intruder)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "{method}");
+    }
+    // The owner's session is untouched.
+    let r = c.request("tools/list", json!({})).await;
+    assert!(r["result"]["tools"].is_array());
+}
+
+/// A `_meta` for a 2026-07-28 request declaring the tasks extension, without elicitation.
+fn meta_without_elicitation() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    })
+}
+
+#[tokio::test]
+async fn questions_go_only_where_they_can_be_answered() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("inspector");
+    // A 2026-07-28 client that declared no elicitation sees `working`, never the question.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "request_approval", "arguments": {"message": "Rotate the keys?"},
+        "_meta": meta_without_elicitation()}});
+    let r = s
+        .raw(
+            Some(&agent),
+            &call.to_string(),
+            &[
+                ("Mcp-Method", "tools/call".into()),
+                ("Mcp-Name", "request_approval".into()),
+            ],
+        )
+        .await;
+    let id = r.result()["taskId"].as_str().unwrap().to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let get = |meta: Value| {
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": id, "_meta": meta}})
+            .to_string()
+    };
+    let headers = [
+        ("Mcp-Method", "tasks/get".to_string()),
+        ("Mcp-Name", id.clone()),
+    ];
+    let blind = s
+        .raw(Some(&agent), &get(meta_without_elicitation()), &headers)
+        .await;
+    let seen = blind.result();
+    assert_eq!(seen["status"], "working", "{seen}");
+    assert!(seen.get("inputRequests").is_none());
+    assert_eq!(
+        seen["statusMessage"],
+        "Waiting for a human in Taskdeck: Rotate the keys?"
+    );
+    // The same task, read by a client that can ask its user: the question.
+    let asking = s.get(&agent, &id).await;
+    assert_eq!(asking["status"], "input_required");
+    assert!(asking["inputRequests"]["approval"].is_object());
+    // A 2025-11-25 session without elicitation: `working` too.
+    let mut legacy = LegacySession::open_with(&s, &agent, json!({})).await;
+    let st = legacy.request("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(st["result"]["status"], "working", "{st}");
+    let st = legacy.tool("task_status", json!({"taskId": id})).await;
+    assert_eq!(st["structuredContent"]["task"]["status"], "working", "{st}");
+
+    // The human answers in Taskdeck; the blind client reads the outcome, as a 2026-07-28
+    // result (resultType "complete" on the inlined result too), on both tasks/get paths.
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approval": {"action": "accept"}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    s.wait_status(&agent, &id, "completed").await;
+    let done = s
+        .raw(Some(&agent), &get(meta_without_elicitation()), &headers)
+        .await;
+    assert_eq!(
+        done.result()["result"]["resultType"],
+        "complete",
+        "{}",
+        done.body
+    );
+    assert_eq!(
+        done.result()["result"]["structuredContent"]["action"],
+        "accept"
+    );
+    let mut slow = Server::start(&["--no-fast-path"]).await;
+    let t = slow.admin.clone();
+    let created = slow
+        .call(&t, "request_approval", json!({"message": "x"}))
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    slow.wait_status(&t, &id, "input_required").await;
+    slow.rpc(
+        Some(&t),
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"approval": {"action": "decline"}}}),
+        true,
+    )
+    .await
+    .result();
+    let v = slow.wait_status(&t, &id, "completed").await;
+    assert_eq!(v["result"]["resultType"], "complete", "{v}");
+    slow.kill().await;
+}
+
+#[tokio::test]
+async fn task_status_and_progress_reach_the_session_stream() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("copilot");
+    let script = s.dir.join("steps.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nfor i in 1 2 3; do echo \"step $i/3\"; sleep 0.3; done\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    std::fs::write(
+        s.dir.join("cfg/command-policy.json"),
+        json!({"allow": {"copilot": [script.to_str().unwrap()]}}).to_string(),
+    )
+    .unwrap();
+    let mut c = LegacySession::open(&s, &agent).await;
+    let stream = Client::new()
+        .get(s.url("/mcp"))
+        .header("Accept", "text/event-stream")
+        .header("Mcp-Session-Id", &c.session)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .bearer_auth(&agent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let created = c
+        .request(
+            "tools/call",
+            json!({"name": "run_command",
+                   "arguments": {"argv": [script.to_str().unwrap()]},
+                   "task": {}, "_meta": {"progressToken": "p-1"}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut progress = Vec::new();
+    let seen = read_until(stream, async |m: &Value| {
+        if m["method"] == "notifications/progress" {
+            assert_eq!(m["params"]["progressToken"], "p-1");
+            progress.push(m["params"]["progress"].as_f64().unwrap());
+        }
+        m["method"] == "notifications/tasks/status"
+            && m["params"]["taskId"] == id
+            && m["params"]["status"] == "completed"
+    })
+    .await;
+    assert!(
+        progress.windows(2).all(|w| w[1] > w[0]) && progress.contains(&3.0),
+        "progress grows to 3 of 3: {progress:?} in {seen:?}"
+    );
+    assert!(
+        seen.iter().any(|m| m["method"] == "notifications/progress"
+            && m["params"]["total"].as_f64() == Some(3.0)),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn answers_are_checked_and_declines_carry_no_content() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let form = json!({"type": "object", "properties": {
+        "email": {"type": "string", "format": "email"},
+        "day": {"type": "string", "format": "date"}}});
+    let ask = async |s: &Server| {
+        let created = s
+            .call(
+                &t,
+                "request_approval",
+                json!({"message": "Who?", "requestedSchema": form}),
+            )
+            .await;
+        let id = created["taskId"].as_str().unwrap().to_string();
+        s.wait_status(&t, &id, "input_required").await;
+        id
+    };
+    // Formats are checked on both paths, as the UI checks them.
+    let id = ask(&s).await;
+    let r = s
+        .rpc(
+            Some(&t),
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"email": "not an address"}}}}),
+            true,
+        )
+        .await;
+    assert_eq!(r.error_code(), -32602, "{}", r.body);
+    let (status, problem) = s
+        .v1_post(
+            Some(&t),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approval": {"action": "accept", "content": {"day": "31/12/2026"}}}}),
+        )
+        .await;
+    assert_eq!(status, 422, "{problem}");
+    // A decline with content: the content is dropped from the result and the record.
+    let (status, _) = s
+        .v1_post(
+            Some(&t),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approval": {"action": "decline", "content": {"email": "a@b.example"}}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let v = s.wait_status(&t, &id, "completed").await;
+    assert_eq!(
+        v["result"]["structuredContent"],
+        json!({"action": "decline"})
+    );
+    let (_, detail) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(
+        detail["inputRounds"][0]["response"],
+        json!({"action": "decline"})
+    );
+    assert!(!detail.to_string().contains("a@b.example"), "{detail}");
+    // A valid accept goes through.
+    let id = ask(&s).await;
+    s.rpc(
+        Some(&t),
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"email": "a@b.example", "day": "2026-12-31"}}}}),
+        true,
+    )
+    .await
+    .result();
+    let v = s.wait_status(&t, &id, "completed").await;
+    assert_eq!(
+        v["result"]["structuredContent"]["content"]["day"],
+        "2026-12-31"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_mcp_body_is_413_with_a_json_rpc_error() {
+    let s = Server::start(&[]).await;
+    let big = "x".repeat(5 * 1024 * 1024);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "request_approval", "arguments": {"message": big}}});
+    let r = s
+        .raw(
+            Some(&s.admin),
+            &body.to_string(),
+            &[
+                ("Mcp-Method", "tools/call".into()),
+                ("Mcp-Name", "request_approval".into()),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 413);
+    assert_eq!(r.error_code(), -32600);
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 4194304 bytes")
+    );
+}
