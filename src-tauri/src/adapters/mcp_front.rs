@@ -299,9 +299,14 @@ async fn initialized(
     let Some(mut message) = message else {
         return Response::from_parts(parts, Body::from(bytes));
     };
-    if let Some(caps) = message
-        .pointer_mut("/result/capabilities")
-        .and_then(Value::as_object_mut)
+    let negotiated = message
+        .pointer("/result/protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if negotiated >= "2025-11-25"
+        && let Some(caps) = message
+            .pointer_mut("/result/capabilities")
+            .and_then(Value::as_object_mut)
     {
         if let Some(Value::Object(ext)) = caps.get_mut("extensions") {
             ext.remove(TASKS_EXTENSION);

@@ -71,16 +71,31 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Records a session rmcp just created for `principal`.
+    /// Records a session rmcp just created for `principal`, and forgets those whose session
+    /// worker has ended (rmcp dropped them: their clients left without a DELETE).
     pub fn open(&self, session_id: &str, principal: Principal, can_elicit: bool) {
-        self.sessions.lock().unwrap().insert(
-            session_id.to_string(),
-            Session {
-                principal,
-                can_elicit,
-                peer: None,
-            },
-        );
+        let live: Option<Vec<String>> = {
+            let mut sessions = self.sessions.lock().unwrap();
+            let before = sessions.len();
+            sessions.retain(|_, s| !s.peer.as_ref().is_some_and(Peer::is_transport_closed));
+            let pruned = sessions.len() < before;
+            sessions.insert(
+                session_id.to_string(),
+                Session {
+                    principal,
+                    can_elicit,
+                    peer: None,
+                },
+            );
+            pruned.then(|| sessions.keys().cloned().collect())
+        };
+        // Never both locks at once: `on_change` takes `watches` first.
+        if let Some(live) = live {
+            self.watches
+                .lock()
+                .unwrap()
+                .retain(|_, w| live.contains(&w.session_id));
+        }
     }
 
     /// Attaches the session's peer (rmcp's `on_initialized`).
