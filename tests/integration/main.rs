@@ -8,6 +8,7 @@ mod crash;
 mod jobs;
 mod legacy;
 mod lifecycle;
+mod limits;
 mod search;
 mod security;
 mod ttl;

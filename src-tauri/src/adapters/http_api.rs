@@ -14,6 +14,8 @@
 //! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken |
 //! | `GET /v1/agents` (admin) | `{agents: [{name, createdAt, revoked}]}` |
 //! | `GET /v1/openapi.json` | the OpenAPI 3.1 document of `/v1`, generated from this code |
+//!
+//! A request body over [`MAX_BODY_BYTES`] is a 413 problem document on every route ([`limit_body`]).
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -62,6 +64,72 @@ pub async fn problem_for_405(
         p.headers_mut().insert(header::ALLOW, a);
     }
     p
+}
+
+/// The largest request body a `/v1` route takes, in bytes: 4 MiB, as on `/mcp`. What agents
+/// and runners store is capped far lower by the engine (`engine::limits`); this bounds what a
+/// request can make the server read.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How much of a too large body [`limit_body`] reads (and drops) before it answers 413, in
+/// bytes: a client that is still sending when the answer comes and the connection closes gets
+/// a broken pipe instead of the answer.
+const DRAINED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Axum middleware for the `/v1` routes: reads the request body, up to [`MAX_BODY_BYTES`], before
+/// any handler runs. A larger one (by its `Content-Length`, or once that many bytes arrived
+/// without one) is answered `413` with a problem document, whatever the route, after the rest
+/// of the body (up to [`DRAINED_BYTES`]) was read and dropped; a body that cannot be read (the
+/// client went away mid-body) is a `400` one.
+pub async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use http_body_util::BodyExt;
+    let too_large = || {
+        problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is larger than {} MiB, the most a /v1 route takes",
+                MAX_BODY_BYTES / (1024 * 1024)
+            ),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > DRAINED_BYTES) {
+        return too_large();
+    }
+    let (parts, mut body) = req.into_parts();
+    let mut kept =
+        bytes::BytesMut::with_capacity(declared.unwrap_or(0).min(MAX_BODY_BYTES as u64) as usize);
+    let mut read: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let data = match frame.map(|f| f.into_data()) {
+            Ok(Ok(data)) => data,
+            Ok(Err(_trailers)) => continue,
+            Err(e) => {
+                return problem(
+                    StatusCode::BAD_REQUEST,
+                    &format!("cannot read the request body: {e}"),
+                );
+            }
+        };
+        read += data.len() as u64;
+        if read <= MAX_BODY_BYTES as u64 {
+            kept.extend_from_slice(&data);
+        } else if read > DRAINED_BYTES {
+            break;
+        }
+    }
+    if read > MAX_BODY_BYTES as u64 {
+        return too_large();
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        kept.freeze().into(),
+    ))
+    .await
 }
 
 /// An RFC 9457 problem document response.
@@ -530,7 +598,7 @@ async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Princ
 /// The OpenAPI 3.1 document of `/v1`, generated from the handlers' annotations.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents and jobs. Every route needs `Authorization: Bearer <token>`; errors are RFC 9457 problem documents."),
+    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents and jobs. Every route needs `Authorization: Bearer <token>`; errors are RFC 9457 problem documents. A request body over 4 MiB is refused with 413 on every route."),
     paths(list_tasks, get_task, answer, cancel, me, tools, events, create_agent, list_agents,
           super::jobs_api::create, super::jobs_api::status, super::jobs_api::cancel_delete, super::jobs_api::cancel, super::jobs_api::report, super::logs_api::read_log),
     components(schemas(AnswerBody, AgentBody, super::jobs_api::CreateBody, super::jobs_api::ReportBody, super::jobs_api::ReportProgress, super::jobs_api::ReportError)),
