@@ -83,7 +83,7 @@ pub struct CreateBody {
 #[utoipa::path(post, path = "/v1/jobs", request_body = CreateBody, tag = "jobs",
     responses((status = 202, description = "the task; `Location: /v1/jobs/{taskId}`, `Retry-After` in s", body = Object),
               (status = 400, description = "malformed body", content_type = "application/problem+json"),
-              (status = 422, description = "unknown tool or invalid arguments", content_type = "application/problem+json")))]
+              (status = 422, description = "unknown tool, invalid arguments, or arguments over 256 KiB as JSON", content_type = "application/problem+json")))]
 pub(crate) async fn create(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
@@ -182,9 +182,11 @@ pub(crate) async fn cancel_delete(
 pub struct ReportBody {
     /// `{current, total?, message?}`.
     pub progress: Option<ReportProgress>,
+    /// The job's latest status line; the first 4 KiB are kept (a longer one ends with
+    /// `… [truncated N]`).
     pub status_message: Option<String>,
     /// Questions for the human, SEP-2663 shape: key → `{"method": "elicitation/create",
-    /// "params": {"message", "requestedSchema"?}}`. Keys are unique for the job's life; sending
+    /// "params": {"message", "requestedSchema"?}}` (a message of at most 64 KiB). Keys are unique for the job's life; sending
     /// the same request again is harmless. The job is `input_required` until all are answered;
     /// answers come back in `inputResponses` of every report reply.
     #[schema(value_type = Option<Object>)]
@@ -204,6 +206,7 @@ pub struct ReportBody {
 pub struct ReportProgress {
     pub current: f64,
     pub total: Option<f64>,
+    /// Also the job's statusMessage; cut to 4 KiB like it.
     pub message: Option<String>,
 }
 

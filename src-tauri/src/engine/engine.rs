@@ -22,6 +22,7 @@ use super::{
     answer_cache::CachedAnswer,
     clock::now_ms,
     context::{Cancelled, InputError, Outcome, TaskContext},
+    limits,
     model::{InputRound, Progress},
     state::check_transition,
     store::{self, ListFilter, Store, WriteCtx},
@@ -334,7 +335,8 @@ impl Engine {
     /// starts the tool. The returned record is what `tasks/get` would return right now
     /// (SEP-2663 §Task Creation: durable before the CreateTaskResult).
     ///
-    /// Errors: [`EngineError::Invalid`] for an unknown tool; [`EngineError::Store`].
+    /// Errors: [`EngineError::Invalid`] for an unknown tool or arguments over
+    /// [`limits::ARGUMENTS_MAX_BYTES`] as JSON; [`EngineError::Store`].
     pub async fn create_task(
         &self,
         principal: &Principal,
@@ -344,6 +346,7 @@ impl Engine {
         let Some(tool_impl) = self.tool(tool) else {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
+        limits::check_arguments_size(tool, &arguments)?;
         let now = now_ms();
         let task = TaskRecord {
             task_id: super::model::new_task_id(now),
@@ -627,11 +630,14 @@ impl Engine {
         Ok(task)
     }
 
+    /// Sets a live task's statusMessage, cut to [`limits::STATUS_MESSAGE_MAX_BYTES`] (a
+    /// terminal task is left alone). Errors: [`EngineError::NotFound`]; [`EngineError::Store`].
     pub(crate) async fn set_status_message(
         &self,
         task_id: &str,
         message: String,
     ) -> Result<(), EngineError> {
+        let message = limits::truncate(message, limits::STATUS_MESSAGE_MAX_BYTES);
         let id = task_id.to_string();
         self.inner
             .store
@@ -650,6 +656,8 @@ impl Engine {
             .await
     }
 
+    /// Sets a live task's progress; its message (cut to [`limits::STATUS_MESSAGE_MAX_BYTES`])
+    /// becomes the statusMessage too. Errors: [`EngineError::NotFound`]; [`EngineError::Store`].
     pub(crate) async fn set_progress(
         &self,
         task_id: &str,
@@ -657,6 +665,7 @@ impl Engine {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<(), EngineError> {
+        let message = message.map(|m| limits::truncate(m, limits::STATUS_MESSAGE_MAX_BYTES));
         let id = task_id.to_string();
         self.inner
             .store
@@ -836,7 +845,8 @@ impl Engine {
                         if let Some(d) = data {
                             err["data"] = d;
                         }
-                        t.status_message = Some(message);
+                        t.status_message =
+                            Some(limits::truncate(message, limits::STATUS_MESSAGE_MAX_BYTES));
                         t.error = Some(err);
                         TaskStatus::Failed
                     }
