@@ -5,6 +5,7 @@ mod harness;
 
 mod api;
 mod crash;
+mod cursors;
 mod jobs;
 mod legacy;
 mod lifecycle;

@@ -4,7 +4,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters |
+//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters; `nextCursor` is opaque and bound to the caller and the filters (see `page_cursor`) |
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
@@ -34,6 +34,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_stream::wrappers::{BroadcastStream, errors::BroadcastStreamRecvError};
 
+use super::page_cursor;
 use crate::engine::{
     Engine, EngineError, Principal, TaskRecord, TaskStatus, feed::Change, store::ListFilter,
 };
@@ -210,7 +211,9 @@ struct ListQuery {
     principal: Option<String>,
     /// Free text over tool, arguments, status message, result and taskId.
     q: Option<String>,
-    /// `nextCursor` of the previous page.
+    /// `nextCursor` of the previous page, as it came (opaque). It continues only the list it
+    /// came from: same caller and the same status, tool, principal and q (`limit` may change);
+    /// any other cursor, an empty one included, is refused with 400.
     cursor: Option<String>,
     /// Page size, 1..=1000 (default 100); other values are refused with 400.
     limit: Option<usize>,
@@ -219,7 +222,7 @@ struct ListQuery {
 /// Tasks visible to the caller, newest first.
 #[utoipa::path(get, path = "/v1/tasks", params(ListQuery), tag = "tasks",
     responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}, eventId: string}`: the page and the counts reflect exactly the changes up to `eventId` (read in one snapshot); `/v1/events` with `Last-Event-ID: eventId` brings every later one (a task deleted meanwhile: only its `deleted` event)", body = Object),
-              (status = 400, description = "unknown status or invalid cursor", content_type = "application/problem+json")))]
+              (status = 400, description = "unknown status, bad limit, or a cursor that is empty, not a nextCursor, altered, another principal's or another query's (the detail says which)", content_type = "application/problem+json")))]
 async fn list_tasks(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -237,13 +240,6 @@ async fn list_tasks(
             None => return problem(StatusCode::BAD_REQUEST, &format!("unknown status {s:?}")),
         }
     }
-    let before_seq = match q.cursor.as_deref().filter(|c| !c.is_empty()) {
-        None => None,
-        Some(c) => match c.parse::<i64>() {
-            Ok(n) if n > 0 => Some(n),
-            _ => return problem(StatusCode::BAD_REQUEST, "invalid cursor"),
-        },
-    };
     if q.q.as_deref().is_some_and(|t| t.contains('\0')) {
         return problem(StatusCode::BAD_REQUEST, "q must not contain NUL characters");
     }
@@ -258,24 +254,49 @@ async fn list_tasks(
         statuses,
         tool: q.tool.filter(|t| !t.is_empty()),
         principal: q.principal.filter(|t| !t.is_empty()),
-        query: q.q,
-        before_seq,
+        query: q.q.filter(|t| !t.is_empty()),
+        before_seq: None,
         limit,
     };
     if !p.admin {
         filter.principal = Some(p.name.clone());
     }
-    let result = tokio::task::spawn_blocking(move || engine.page(&p, filter)).await;
+    let key = *engine.store().cursor_key();
+    if let Some(cursor) = q.cursor.as_deref() {
+        match page_cursor::decode(&key, cursor, &cursor_scope(&p, &filter)) {
+            Ok(seq) => filter.before_seq = Some(seq),
+            Err(e) => return problem(StatusCode::BAD_REQUEST, &e.to_string()),
+        }
+    }
+    let result = tokio::task::spawn_blocking(move || {
+        let page = engine.page(&p, filter.clone())?;
+        let next = page
+            .next_seq
+            .map(|seq| page_cursor::encode(&key, seq, &cursor_scope(&p, &filter)));
+        Ok::<_, EngineError>((page, next))
+    })
+    .await;
     match result {
-        Ok(Ok(page)) => Json(json!({
+        Ok(Ok((page, next))) => Json(json!({
             "tasks": page.tasks.iter().map(TaskRecord::api_view).collect::<Vec<_>>(),
-            "nextCursor": page.next_seq.map(|n| n.to_string()),
+            "nextCursor": next,
             "counts": page.counts,
             "eventId": page.event_id.to_string(),
         }))
         .into_response(),
         Ok(Err(e)) => engine_problem(e),
         Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// What a `/v1/tasks` cursor is bound to: the caller and the filters of its list.
+fn cursor_scope<'a>(caller: &'a Principal, filter: &'a ListFilter) -> page_cursor::CursorScope<'a> {
+    page_cursor::CursorScope {
+        caller,
+        statuses: &filter.statuses,
+        tool: filter.tool.as_deref(),
+        principal: filter.principal.as_deref(),
+        query: filter.query.as_deref(),
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
+//! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 
 pub mod auth;
 pub mod guard;
@@ -20,6 +21,7 @@ pub mod mcp_config;
 pub mod mcp_fixtures;
 pub mod mcp_front;
 pub mod notices;
+pub mod page_cursor;
 pub mod tray_model;
 pub mod ui_assets;
 pub mod wire;

@@ -378,6 +378,8 @@ struct Inner {
     feed: ChangeFeed,
     /// Recent `tasks/get` answers; the writer invalidates what each commit changed.
     answers: Arc<AnswerCache>,
+    /// See [`Store::cursor_key`].
+    cursor_key: [u8; 32],
 }
 
 /// Bytes of `tasks/get` answers kept in memory ([`AnswerCache`]): a few thousand polled tasks.
@@ -413,6 +415,7 @@ impl Store {
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?1)",
             params![uuid::Uuid::new_v4().simple().to_string()],
         )?;
+        let cursor_key = secret(&conn, "cursor_key")?;
         // Temporary b-trees stay in memory. The writer keeps up to 4 MiB of pages cached (the
         // readers keep SQLite's default 2 MiB each): its writes touch the ends of the b-trees,
         // and every commit walks the page cache's hash table, so a larger cache (32 MiB) made
@@ -485,6 +488,7 @@ impl Store {
                 readers: Mutex::new(Vec::new()),
                 feed,
                 answers,
+                cursor_key,
             }),
         })
     }
@@ -497,6 +501,13 @@ impl Store {
     /// The feed on which committed writes are published.
     pub fn feed(&self) -> &ChangeFeed {
         &self.inner.feed
+    }
+
+    /// 32 random bytes made with the store and kept in it (`meta.cursor_key`): the key of the
+    /// MACs that bind the list cursors handed out, so that a cursor outlives a restart but no
+    /// one can make one up.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.inner.cursor_key
     }
 
     /// Runs `f` inside the next group commit and returns its result once that commit is durable.
@@ -797,6 +808,25 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
         }
     }
     Ok(())
+}
+
+/// The 32-byte secret `meta.<name>` (hex), drawn the first time from `rand`'s thread RNG (a
+/// CSPRNG seeded by the OS).
+/// Errors: [`EngineError::Store`], also when the stored value is not 32 bytes of hex.
+fn secret(conn: &Connection, name: &str) -> Result<[u8; 32], EngineError> {
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES (?1, ?2)",
+        params![name, hex::encode(rand::random::<[u8; 32]>())],
+    )?;
+    let stored: String = conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        params![name],
+        |r| r.get(0),
+    )?;
+    hex::decode(&stored)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| EngineError::Store(format!("meta.{name} is not 32 bytes of hex")))
 }
 
 fn open_conn(path: &Path) -> Result<Connection, EngineError> {
