@@ -6,6 +6,7 @@ mod harness;
 mod api;
 mod crash;
 mod cursors;
+mod idempotency;
 mod jobs;
 mod legacy;
 mod lifecycle;

@@ -8,12 +8,14 @@
 //!   (`tasks/get`, `subscriptions/listen` for `notifications/tasks`), everything else to rmcp.
 //! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
+//! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 
 pub mod auth;
 pub mod guard;
 pub mod http_api;
+pub mod idempotency_key;
 pub mod jobs_api;
 pub mod logs_api;
 pub mod mcp;

@@ -22,6 +22,7 @@ use super::{
     answer_cache::CachedAnswer,
     clock::now_ms,
     context::{Cancelled, InputError, Outcome, TaskContext},
+    idempotency::{self, Creation},
     limits,
     model::{InputRound, Progress},
     state::check_transition,
@@ -343,6 +344,49 @@ impl Engine {
         tool: &str,
         arguments: Value,
     ) -> Result<Arc<TaskRecord>, EngineError> {
+        match self.create(principal, tool, arguments, None).await? {
+            Creation::Created(task) => Ok(task),
+            // Only a creation that names a key can find one.
+            Creation::Replayed { .. } | Creation::Conflict { .. } => Err(EngineError::Store(
+                "a creation without an idempotency key found one".into(),
+            )),
+        }
+    }
+
+    /// [`Engine::create_task`] at most once per `principal` and idempotency `key` (kept
+    /// [`idempotency::KEY_KEPT_MS`]): the first call creates the task and stores the key with it
+    /// in one write; a later one with the same tool and arguments (members in any order) gets
+    /// that task back ([`Creation::Replayed`]), one with another request gets
+    /// [`Creation::Conflict`]. Racing calls with one key create one task. The key is not
+    /// checked here (the adapter speaks its wire rules).
+    ///
+    /// Errors: those of [`Engine::create_task`].
+    pub async fn create_task_once(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: Value,
+        key: &str,
+    ) -> Result<Creation, EngineError> {
+        let fingerprint = idempotency::fingerprint(tool, &arguments);
+        self.create(
+            principal,
+            tool,
+            arguments,
+            Some((key.to_string(), fingerprint)),
+        )
+        .await
+    }
+
+    /// Creates a task (see [`Engine::create_task`]); with `key` = (idempotency key,
+    /// fingerprint), first looks the key up in the same write (see [`Engine::create_task_once`]).
+    async fn create(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: Value,
+        key: Option<(String, String)>,
+    ) -> Result<Creation, EngineError> {
         let Some(tool_impl) = self.tool(tool) else {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
@@ -366,26 +410,55 @@ impl Engine {
             input_requests: BTreeMap::new(),
             cancel_requested: false,
         };
+        let keyed = key.is_some();
         // Stored and started on a task of its own: if the caller goes away while the write is
         // queued (the client closed its connection), the write still commits, and a task that
         // is stored must also be started, or it would stay `working` for ever.
         let engine = self.clone();
         let created = tokio::spawn(async move {
-            let task = engine
+            let creation = engine
                 .inner
                 .store
                 .write(move |w| {
+                    // The key is looked up and stored by the writer, in the creating write:
+                    // racing creations with one key are serialized here.
+                    if let Some((key, fingerprint)) = &key
+                        && let Some((stored, task_id)) =
+                            idempotency::lookup(w.conn, &task.principal, key, now)?
+                    {
+                        if stored != *fingerprint {
+                            return Ok(Creation::Conflict { task_id });
+                        }
+                        let task = w.load(&task_id)?.map(Arc::new);
+                        return Ok(Creation::Replayed { task_id, task });
+                    }
                     w.event(
                         &task,
                         now,
                         "created",
                         json!({"status": "working", "tool": task.tool}),
                     )?;
-                    w.insert(task)
+                    let task = w.insert(task)?;
+                    if let Some((key, fingerprint)) = &key {
+                        idempotency::remember(
+                            w.conn,
+                            &task.principal,
+                            key,
+                            fingerprint,
+                            &task.task_id,
+                            now,
+                        )?;
+                    }
+                    Ok(Creation::Created(task))
                 })
                 .await?;
-            engine.started(&task, tool_impl);
-            Ok(task)
+            if let Creation::Created(task) = &creation {
+                engine.started(task, tool_impl);
+                if keyed {
+                    engine.note_deadline_at(now + idempotency::KEY_KEPT_MS);
+                }
+            }
+            Ok(creation)
         });
         created
             .await
@@ -977,10 +1050,15 @@ impl Engine {
     /// Tells the sweeper about `task`'s deadline if it is earlier than the one it sleeps until.
     fn note_deadline(&self, task: &TaskRecord) {
         if let Some(ttl) = task.ttl_ms {
-            let deadline = task.created_at_ms + ttl as i64;
-            if deadline < self.inner.next_deadline.load(Ordering::Relaxed) {
-                self.inner.sweeper_wake.notify_one();
-            }
+            self.note_deadline_at(task.created_at_ms + ttl as i64);
+        }
+    }
+
+    /// Wakes the sweeper when `deadline` (ms since the epoch: a task's expiry, or an idempotency
+    /// key's) is earlier than the one it sleeps until.
+    fn note_deadline_at(&self, deadline: i64) {
+        if deadline < self.inner.next_deadline.load(Ordering::Relaxed) {
+            self.inner.sweeper_wake.notify_one();
         }
     }
 

@@ -89,6 +89,16 @@ CREATE TABLE IF NOT EXISTS tokens(
   revoked_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idempotency_keys(
+  principal TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY(principal, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_expires ON idempotency_keys(expires_at);
 CREATE TABLE IF NOT EXISTS task_counts(
   principal TEXT NOT NULL,
   tool TEXT NOT NULL,
@@ -108,8 +118,8 @@ type Job =
 /// publish after the commit, and the writer's copies of recently written `working` tasks.
 ///
 /// Writes read, insert, save and delete tasks through this context, never with SQL of their
-/// own on `conn` (which they use for input requests only): that keeps the copies equal to
-/// the rows.
+/// own on `conn` (which they use for input requests and idempotency keys only): that keeps the
+/// copies equal to the rows.
 pub struct WriteCtx<'c> {
     pub conn: &'c Connection,
     changes: Vec<Pending>,
