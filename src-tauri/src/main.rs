@@ -110,7 +110,7 @@ enum TasksCmd {
         /// Tasks per page
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=1000))]
         limit: u16,
-        /// Continue after a previous page: the cursor it printed
+        /// Continue after a previous page: the cursor it printed (with the same filters)
         #[arg(long)]
         cursor: Option<String>,
     },

@@ -446,3 +446,20 @@ impl<'a> LegacySession<'a> {
         r["result"].clone()
     }
 }
+
+/// An HTTP answer read whole: its status, its `Content-Type` ("" when none) and its JSON body
+/// (`Null` when it is not JSON).
+pub async fn read_answer(resp: reqwest::Response) -> (u16, String, Value) {
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    (
+        status,
+        content_type,
+        resp.json().await.unwrap_or(Value::Null),
+    )
+}

@@ -5,10 +5,13 @@ mod harness;
 
 mod api;
 mod crash;
+mod cursors;
+mod idempotency;
 mod jobs;
 mod legacy;
 mod legacy_tasks;
 mod lifecycle;
+mod limits;
 mod search;
 mod security;
 mod ttl;

@@ -4,7 +4,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters |
+//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters; `nextCursor` is opaque and bound to the caller and the filters (see `page_cursor`) |
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
@@ -14,6 +14,8 @@
 //! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken |
 //! | `GET /v1/agents` (admin) | `{agents: [{name, createdAt, revoked}]}` |
 //! | `GET /v1/openapi.json` | the OpenAPI 3.1 document of `/v1`, generated from this code |
+//!
+//! A request body over [`MAX_BODY_BYTES`] is a 413 problem document on every route ([`limit_body`]).
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -32,6 +34,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_stream::wrappers::{BroadcastStream, errors::BroadcastStreamRecvError};
 
+use super::page_cursor;
 use crate::engine::{
     Engine, EngineError, Principal, TaskRecord, TaskStatus, feed::Change, store::ListFilter,
 };
@@ -62,6 +65,72 @@ pub async fn problem_for_405(
         p.headers_mut().insert(header::ALLOW, a);
     }
     p
+}
+
+/// The largest request body a `/v1` route takes, in bytes: 4 MiB, as on `/mcp`. What agents
+/// and runners store is capped far lower by the engine (`engine::limits`); this bounds what a
+/// request can make the server read.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How much of a too large body [`limit_body`] reads (and drops) before it answers 413, in
+/// bytes: a client that is still sending when the answer comes and the connection closes gets
+/// a broken pipe instead of the answer.
+const DRAINED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Axum middleware for the `/v1` routes: reads the request body, up to [`MAX_BODY_BYTES`], before
+/// any handler runs. A larger one (by its `Content-Length`, or once that many bytes arrived
+/// without one) is answered `413` with a problem document, whatever the route, after the rest
+/// of the body (up to [`DRAINED_BYTES`]) was read and dropped; a body that cannot be read (the
+/// client went away mid-body) is a `400` one.
+pub async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use http_body_util::BodyExt;
+    let too_large = || {
+        problem(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is larger than {} MiB, the most a /v1 route takes",
+                MAX_BODY_BYTES / (1024 * 1024)
+            ),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > DRAINED_BYTES) {
+        return too_large();
+    }
+    let (parts, mut body) = req.into_parts();
+    let mut kept =
+        bytes::BytesMut::with_capacity(declared.unwrap_or(0).min(MAX_BODY_BYTES as u64) as usize);
+    let mut read: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let data = match frame.map(|f| f.into_data()) {
+            Ok(Ok(data)) => data,
+            Ok(Err(_trailers)) => continue,
+            Err(e) => {
+                return problem(
+                    StatusCode::BAD_REQUEST,
+                    &format!("cannot read the request body: {e}"),
+                );
+            }
+        };
+        read += data.len() as u64;
+        if read <= MAX_BODY_BYTES as u64 {
+            kept.extend_from_slice(&data);
+        } else if read > DRAINED_BYTES {
+            break;
+        }
+    }
+    if read > MAX_BODY_BYTES as u64 {
+        return too_large();
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        kept.freeze().into(),
+    ))
+    .await
 }
 
 /// An RFC 9457 problem document response.
@@ -142,7 +211,9 @@ struct ListQuery {
     principal: Option<String>,
     /// Free text over tool, arguments, status message, result and taskId.
     q: Option<String>,
-    /// `nextCursor` of the previous page.
+    /// `nextCursor` of the previous page, as it came (opaque). It continues only the list it
+    /// came from: same caller and the same status, tool, principal and q (`limit` may change);
+    /// any other cursor, an empty one included, is refused with 400.
     cursor: Option<String>,
     /// Page size, 1..=1000 (default 100); other values are refused with 400.
     limit: Option<usize>,
@@ -151,7 +222,7 @@ struct ListQuery {
 /// Tasks visible to the caller, newest first.
 #[utoipa::path(get, path = "/v1/tasks", params(ListQuery), tag = "tasks",
     responses((status = 200, description = "`{tasks: [Task], nextCursor: string|null, counts: {status: n}, eventId: string}`: the page and the counts reflect exactly the changes up to `eventId` (read in one snapshot); `/v1/events` with `Last-Event-ID: eventId` brings every later one (a task deleted meanwhile: only its `deleted` event)", body = Object),
-              (status = 400, description = "unknown status or invalid cursor", content_type = "application/problem+json")))]
+              (status = 400, description = "unknown status, bad limit, or a cursor that is empty, not a nextCursor, altered, another principal's or another query's (the detail says which)", content_type = "application/problem+json")))]
 async fn list_tasks(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -169,13 +240,6 @@ async fn list_tasks(
             None => return problem(StatusCode::BAD_REQUEST, &format!("unknown status {s:?}")),
         }
     }
-    let before_seq = match q.cursor.as_deref().filter(|c| !c.is_empty()) {
-        None => None,
-        Some(c) => match c.parse::<i64>() {
-            Ok(n) if n > 0 => Some(n),
-            _ => return problem(StatusCode::BAD_REQUEST, "invalid cursor"),
-        },
-    };
     if q.q.as_deref().is_some_and(|t| t.contains('\0')) {
         return problem(StatusCode::BAD_REQUEST, "q must not contain NUL characters");
     }
@@ -190,24 +254,49 @@ async fn list_tasks(
         statuses,
         tool: q.tool.filter(|t| !t.is_empty()),
         principal: q.principal.filter(|t| !t.is_empty()),
-        query: q.q,
-        before_seq,
+        query: q.q.filter(|t| !t.is_empty()),
+        before_seq: None,
         limit,
     };
     if !p.admin {
         filter.principal = Some(p.name.clone());
     }
-    let result = tokio::task::spawn_blocking(move || engine.page(&p, filter)).await;
+    let key = *engine.store().cursor_key();
+    if let Some(cursor) = q.cursor.as_deref() {
+        match page_cursor::decode(&key, cursor, &cursor_scope(&p, &filter)) {
+            Ok(seq) => filter.before_seq = Some(seq),
+            Err(e) => return problem(StatusCode::BAD_REQUEST, &e.to_string()),
+        }
+    }
+    let result = tokio::task::spawn_blocking(move || {
+        let page = engine.page(&p, filter.clone())?;
+        let next = page
+            .next_seq
+            .map(|seq| page_cursor::encode(&key, seq, &cursor_scope(&p, &filter)));
+        Ok::<_, EngineError>((page, next))
+    })
+    .await;
     match result {
-        Ok(Ok(page)) => Json(json!({
+        Ok(Ok((page, next))) => Json(json!({
             "tasks": page.tasks.iter().map(TaskRecord::api_view).collect::<Vec<_>>(),
-            "nextCursor": page.next_seq.map(|n| n.to_string()),
+            "nextCursor": next,
             "counts": page.counts,
             "eventId": page.event_id.to_string(),
         }))
         .into_response(),
         Ok(Err(e)) => engine_problem(e),
         Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// What a `/v1/tasks` cursor is bound to: the caller and the filters of its list.
+fn cursor_scope<'a>(caller: &'a Principal, filter: &'a ListFilter) -> page_cursor::CursorScope<'a> {
+    page_cursor::CursorScope {
+        caller,
+        statuses: &filter.statuses,
+        tool: filter.tool.as_deref(),
+        principal: filter.principal.as_deref(),
+        query: filter.query.as_deref(),
     }
 }
 
@@ -530,7 +619,7 @@ async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Princ
 /// The OpenAPI 3.1 document of `/v1`, generated from the handlers' annotations.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents and jobs. Every route needs `Authorization: Bearer <token>`; errors are RFC 9457 problem documents."),
+    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents and jobs. Every route needs `Authorization: Bearer <token>`; errors are RFC 9457 problem documents. A request body over 4 MiB is refused with 413 on every route."),
     paths(list_tasks, get_task, answer, cancel, me, tools, events, create_agent, list_agents,
           super::jobs_api::create, super::jobs_api::status, super::jobs_api::cancel_delete, super::jobs_api::cancel, super::jobs_api::report, super::logs_api::read_log),
     components(schemas(AnswerBody, AgentBody, super::jobs_api::CreateBody, super::jobs_api::ReportBody, super::jobs_api::ReportProgress, super::jobs_api::ReportError)),

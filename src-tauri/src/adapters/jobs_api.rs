@@ -5,7 +5,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/jobs` `{tool, arguments}` or `{external: {name, heartbeatMs?, ...}}` | 202, `Location: /v1/jobs/{taskId}`, `Retry-After` (s), body = the task |
+//! | `POST /v1/jobs` `{tool, arguments}` or `{external: {name, heartbeatMs?, ...}}` | 202, `Location: /v1/jobs/{taskId}`, `Retry-After` (s), body = the task; with an `Idempotency-Key` already used for the same body: 200 and that task; for another body: 422; when that task is gone: 410 |
 //! | `GET /v1/jobs/{taskId}` | 200, the task (result/error inline when terminal); `Retry-After` while not terminal |
 //! | `DELETE /v1/jobs/{taskId}`, `POST /v1/jobs/{taskId}/cancel` | 202, the task (cancellation is cooperative) |
 //! | `POST /v1/jobs/{taskId}/report` (external jobs) | 200 `{task, cancelRequested}`, or 202 when the report ends the job; see [`ReportBody`] |
@@ -17,16 +17,19 @@ use std::sync::Arc;
 use axum::{
     Extension, Json, Router,
     extract::{Path, State},
-    http::{HeaderValue, StatusCode, header},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
     routing::{get, post},
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::http_api::{engine_problem, problem};
+use super::{
+    http_api::{engine_problem, problem},
+    idempotency_key,
+};
 use crate::{
-    engine::{Engine, Outcome, Principal, TaskRecord},
+    engine::{Engine, Outcome, Principal, TaskRecord, idempotency::Creation},
     tools::external::{EXTERNAL, ExternalJobs, Report},
 };
 
@@ -79,16 +82,26 @@ pub struct CreateBody {
     external: Option<Map<String, Value>>,
 }
 
-/// Starts a job (RFC 9110 §15.3.3).
+/// Starts a job (RFC 9110 §15.3.3). With an `Idempotency-Key` (IETF httpapi idempotency-key
+/// draft), a start the caller repeats (a retry after a lost answer) is done once: the key is
+/// kept per principal for 24 h with the job it started.
 #[utoipa::path(post, path = "/v1/jobs", request_body = CreateBody, tag = "jobs",
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes the start safe to retry: 1 to 255 visible ASCII characters, bare or as a structured-field string (`\"...\"`), e.g. a random UUID per job. Kept per principal for 24 h with the job it started: the same key and body again answer 200 with that job, the same key with another body 422. Other principals' keys are theirs.")),
     responses((status = 202, description = "the task; `Location: /v1/jobs/{taskId}`, `Retry-After` in s", body = Object),
-              (status = 400, description = "malformed body", content_type = "application/problem+json"),
-              (status = 422, description = "unknown tool or invalid arguments", content_type = "application/problem+json")))]
+              (status = 200, description = "the `Idempotency-Key` started this job before, with the same body (tool and arguments, members in any order): the job as it is now, with `Location` (no second job is created)", body = Object),
+              (status = 400, description = "malformed body, or a malformed `Idempotency-Key` (empty, over 255 characters, not visible ASCII, given twice)", content_type = "application/problem+json"),
+              (status = 410, description = "the `Idempotency-Key` started a job that no longer exists (its ttl ran out, or a cap removed it)", content_type = "application/problem+json"),
+              (status = 422, description = "unknown tool, invalid arguments, arguments over 256 KiB as JSON, or an `Idempotency-Key` used before with another body", content_type = "application/problem+json")))]
 pub(crate) async fn create(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
+    headers: HeaderMap,
     body: Result<Json<CreateBody>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
+    let key = match idempotency_key::from_headers(&headers) {
+        Ok(k) => k,
+        Err(m) => return problem(StatusCode::BAD_REQUEST, &m),
+    };
     let body = match body {
         Ok(Json(b)) => b,
         Err(e) => {
@@ -125,8 +138,32 @@ pub(crate) async fn create(
     if let Err(e) = s.engine.check_arguments(&tool, &arguments) {
         return engine_problem(e);
     }
-    match s.engine.create_task(&p, &tool, arguments).await {
-        Ok(task) => job_response(StatusCode::ACCEPTED, &task, true),
+    let Some(key) = key else {
+        return match s.engine.create_task(&p, &tool, arguments).await {
+            Ok(task) => job_response(StatusCode::ACCEPTED, &task, true),
+            Err(e) => engine_problem(e),
+        };
+    };
+    match s.engine.create_task_once(&p, &tool, arguments, &key).await {
+        Ok(Creation::Created(task)) => job_response(StatusCode::ACCEPTED, &task, true),
+        Ok(Creation::Replayed {
+            task: Some(task), ..
+        }) => job_response(StatusCode::OK, &task, true),
+        Ok(Creation::Replayed {
+            task_id,
+            task: None,
+        }) => problem(
+            StatusCode::GONE,
+            &format!(
+                "Idempotency-Key {key:?} started job {task_id}, which no longer exists (its ttl ran out or a cap removed it); use a new key to start another"
+            ),
+        ),
+        Ok(Creation::Conflict { task_id }) => problem(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &format!(
+                "Idempotency-Key {key:?} was used for another request (it started job {task_id}); a key goes with one body: use a new key for a new job"
+            ),
+        ),
         Err(e) => engine_problem(e),
     }
 }
@@ -182,9 +219,11 @@ pub(crate) async fn cancel_delete(
 pub struct ReportBody {
     /// `{current, total?, message?}`.
     pub progress: Option<ReportProgress>,
+    /// The job's latest status line; the first 4 KiB are kept (a longer one ends with
+    /// `… [truncated N]`).
     pub status_message: Option<String>,
     /// Questions for the human, SEP-2663 shape: key → `{"method": "elicitation/create",
-    /// "params": {"message", "requestedSchema"?}}`. Keys are unique for the job's life; sending
+    /// "params": {"message", "requestedSchema"?}}` (a message of at most 64 KiB). Keys are unique for the job's life; sending
     /// the same request again is harmless. The job is `input_required` until all are answered;
     /// answers come back in `inputResponses` of every report reply.
     #[schema(value_type = Option<Object>)]
@@ -204,6 +243,7 @@ pub struct ReportBody {
 pub struct ReportProgress {
     pub current: f64,
     pub total: Option<f64>,
+    /// Also the job's statusMessage; cut to 4 KiB like it.
     pub message: Option<String>,
 }
 

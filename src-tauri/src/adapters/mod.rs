@@ -12,12 +12,15 @@
 //! - [`wire`], [`legacy_wire`]: the task shapes of 2026-07-28 (SEP-2663) and 2025-11-25.
 //! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
+//! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
+//! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 
 pub mod agent_view;
 pub mod auth;
 pub mod guard;
 pub mod http_api;
+pub mod idempotency_key;
 pub mod jobs_api;
 pub mod legacy_wire;
 pub mod logs_api;
@@ -28,6 +31,7 @@ pub mod mcp_front;
 pub mod mcp_legacy;
 pub mod mcp_sessions;
 pub mod notices;
+pub mod page_cursor;
 pub mod tray_model;
 pub mod ui_assets;
 pub mod wire;

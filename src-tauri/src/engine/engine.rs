@@ -22,6 +22,8 @@ use super::{
     answer_cache::CachedAnswer,
     clock::now_ms,
     context::{Cancelled, InputError, Outcome, TaskContext},
+    idempotency::{self, Creation},
+    limits,
     model::{InputRound, Progress},
     state::check_transition,
     store::{self, ListFilter, Store, WriteCtx},
@@ -337,7 +339,8 @@ impl Engine {
     /// starts the tool. The returned record is what `tasks/get` would return right now
     /// (SEP-2663 §Task Creation: durable before the CreateTaskResult).
     ///
-    /// Errors: [`EngineError::Invalid`] for an unknown tool; [`EngineError::Store`].
+    /// Errors: [`EngineError::Invalid`] for an unknown tool or arguments over
+    /// [`limits::ARGUMENTS_MAX_BYTES`] as JSON; [`EngineError::Store`].
     pub async fn create_task(
         &self,
         principal: &Principal,
@@ -352,6 +355,8 @@ impl Engine {
     /// 2025-11-25 `params.task.ttl`). The server's bounds hold: at least
     /// [`Engine::MIN_REQUESTED_TTL_MS`], at most the configured default ttlMs (a client may
     /// shorten its task's retention, never extend it past the default). `None`: the default.
+    ///
+    /// Errors: those of [`Engine::create_task`].
     pub async fn create_task_with_ttl(
         &self,
         principal: &Principal,
@@ -359,9 +364,58 @@ impl Engine {
         arguments: Value,
         requested_ttl_ms: Option<u64>,
     ) -> Result<Arc<TaskRecord>, EngineError> {
+        match self
+            .create(principal, tool, arguments, None, requested_ttl_ms)
+            .await?
+        {
+            Creation::Created(task) => Ok(task),
+            // Only a creation that names a key can find one.
+            Creation::Replayed { .. } | Creation::Conflict { .. } => Err(EngineError::Store(
+                "a creation without an idempotency key found one".into(),
+            )),
+        }
+    }
+
+    /// [`Engine::create_task`] at most once per `principal` and idempotency `key` (kept
+    /// [`idempotency::KEY_KEPT_MS`]): the first call creates the task and stores the key with it
+    /// in one write; a later one with the same tool and arguments (members in any order) gets
+    /// that task back ([`Creation::Replayed`]), one with another request gets
+    /// [`Creation::Conflict`]. Racing calls with one key create one task. The key is not
+    /// checked here (the adapter speaks its wire rules).
+    ///
+    /// Errors: those of [`Engine::create_task`].
+    pub async fn create_task_once(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: Value,
+        key: &str,
+    ) -> Result<Creation, EngineError> {
+        let fingerprint = idempotency::fingerprint(tool, &arguments);
+        self.create(
+            principal,
+            tool,
+            arguments,
+            Some((key.to_string(), fingerprint)),
+            None,
+        )
+        .await
+    }
+
+    /// Creates a task (see [`Engine::create_task_with_ttl`]); with `key` = (idempotency key,
+    /// fingerprint), first looks the key up in the same write (see [`Engine::create_task_once`]).
+    async fn create(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: Value,
+        key: Option<(String, String)>,
+        requested_ttl_ms: Option<u64>,
+    ) -> Result<Creation, EngineError> {
         let Some(tool_impl) = self.tool(tool) else {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
+        limits::check_arguments_size(tool, &arguments)?;
         let now = now_ms();
         let task = TaskRecord {
             task_id: super::model::new_task_id(now),
@@ -385,26 +439,55 @@ impl Engine {
             input_requests: BTreeMap::new(),
             cancel_requested: false,
         };
+        let keyed = key.is_some();
         // Stored and started on a task of its own: if the caller goes away while the write is
         // queued (the client closed its connection), the write still commits, and a task that
         // is stored must also be started, or it would stay `working` for ever.
         let engine = self.clone();
         let created = tokio::spawn(async move {
-            let task = engine
+            let creation = engine
                 .inner
                 .store
                 .write(move |w| {
+                    // The key is looked up and stored by the writer, in the creating write:
+                    // racing creations with one key are serialized here.
+                    if let Some((key, fingerprint)) = &key
+                        && let Some((stored, task_id)) =
+                            idempotency::lookup(w.conn, &task.principal, key, now)?
+                    {
+                        if stored != *fingerprint {
+                            return Ok(Creation::Conflict { task_id });
+                        }
+                        let task = w.load(&task_id)?.map(Arc::new);
+                        return Ok(Creation::Replayed { task_id, task });
+                    }
                     w.event(
                         &task,
                         now,
                         "created",
                         json!({"status": "working", "tool": task.tool}),
                     )?;
-                    w.insert(task)
+                    let task = w.insert(task)?;
+                    if let Some((key, fingerprint)) = &key {
+                        idempotency::remember(
+                            w.conn,
+                            &task.principal,
+                            key,
+                            fingerprint,
+                            &task.task_id,
+                            now,
+                        )?;
+                    }
+                    Ok(Creation::Created(task))
                 })
                 .await?;
-            engine.started(&task, tool_impl);
-            Ok(task)
+            if let Creation::Created(task) = &creation {
+                engine.started(task, tool_impl);
+                if keyed {
+                    engine.note_deadline_at(now + idempotency::KEY_KEPT_MS);
+                }
+            }
+            Ok(creation)
         });
         created
             .await
@@ -652,11 +735,14 @@ impl Engine {
         Ok(task)
     }
 
+    /// Sets a live task's statusMessage, cut to [`limits::STATUS_MESSAGE_MAX_BYTES`] (a
+    /// terminal task is left alone). Errors: [`EngineError::NotFound`]; [`EngineError::Store`].
     pub(crate) async fn set_status_message(
         &self,
         task_id: &str,
         message: String,
     ) -> Result<(), EngineError> {
+        let message = limits::truncate(message, limits::STATUS_MESSAGE_MAX_BYTES);
         let id = task_id.to_string();
         self.inner
             .store
@@ -675,6 +761,8 @@ impl Engine {
             .await
     }
 
+    /// Sets a live task's progress; its message (cut to [`limits::STATUS_MESSAGE_MAX_BYTES`])
+    /// becomes the statusMessage too. Errors: [`EngineError::NotFound`]; [`EngineError::Store`].
     pub(crate) async fn set_progress(
         &self,
         task_id: &str,
@@ -682,6 +770,7 @@ impl Engine {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<(), EngineError> {
+        let message = message.map(|m| limits::truncate(m, limits::STATUS_MESSAGE_MAX_BYTES));
         let id = task_id.to_string();
         self.inner
             .store
@@ -861,7 +950,8 @@ impl Engine {
                         if let Some(d) = data {
                             err["data"] = d;
                         }
-                        t.status_message = Some(message);
+                        t.status_message =
+                            Some(limits::truncate(message, limits::STATUS_MESSAGE_MAX_BYTES));
                         t.error = Some(err);
                         TaskStatus::Failed
                     }
@@ -992,10 +1082,15 @@ impl Engine {
     /// Tells the sweeper about `task`'s deadline if it is earlier than the one it sleeps until.
     fn note_deadline(&self, task: &TaskRecord) {
         if let Some(ttl) = task.ttl_ms {
-            let deadline = task.created_at_ms + ttl as i64;
-            if deadline < self.inner.next_deadline.load(Ordering::Relaxed) {
-                self.inner.sweeper_wake.notify_one();
-            }
+            self.note_deadline_at(task.created_at_ms + ttl as i64);
+        }
+    }
+
+    /// Wakes the sweeper when `deadline` (ms since the epoch: a task's expiry, or an idempotency
+    /// key's) is earlier than the one it sleeps until.
+    fn note_deadline_at(&self, deadline: i64) {
+        if deadline < self.inner.next_deadline.load(Ordering::Relaxed) {
+            self.inner.sweeper_wake.notify_one();
         }
     }
 

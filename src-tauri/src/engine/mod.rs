@@ -1,5 +1,5 @@
 //! The task engine: model, state machine, durable store, change feed, search index, executors,
-//! sweeper.
+//! sweeper, idempotent creation (`idempotency`), and the caps on what tasks store (`limits`).
 //!
 //! Invariants (kept true by this module and relied upon by every adapter):
 //! - every state change goes through [`Engine`] methods that run inside one store write, which
@@ -16,6 +16,8 @@ mod context;
 mod engine;
 pub mod error;
 pub mod feed;
+pub mod idempotency;
+pub mod limits;
 pub mod model;
 pub mod search;
 pub mod state;

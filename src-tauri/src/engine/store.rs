@@ -89,6 +89,16 @@ CREATE TABLE IF NOT EXISTS tokens(
   revoked_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idempotency_keys(
+  principal TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY(principal, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_expires ON idempotency_keys(expires_at);
 CREATE TABLE IF NOT EXISTS task_counts(
   principal TEXT NOT NULL,
   tool TEXT NOT NULL,
@@ -108,8 +118,8 @@ type Job =
 /// publish after the commit, and the writer's copies of recently written `working` tasks.
 ///
 /// Writes read, insert, save and delete tasks through this context, never with SQL of their
-/// own on `conn` (which they use for input requests only): that keeps the copies equal to
-/// the rows.
+/// own on `conn` (which they use for input requests and idempotency keys only): that keeps the
+/// copies equal to the rows.
 pub struct WriteCtx<'c> {
     pub conn: &'c Connection,
     changes: Vec<Pending>,
@@ -378,6 +388,8 @@ struct Inner {
     feed: ChangeFeed,
     /// Recent `tasks/get` answers; the writer invalidates what each commit changed.
     answers: Arc<AnswerCache>,
+    /// See [`Store::cursor_key`].
+    cursor_key: [u8; 32],
 }
 
 /// Bytes of `tasks/get` answers kept in memory ([`AnswerCache`]): a few thousand polled tasks.
@@ -413,6 +425,7 @@ impl Store {
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?1)",
             params![uuid::Uuid::new_v4().simple().to_string()],
         )?;
+        let cursor_key = secret(&conn, "cursor_key")?;
         // Temporary b-trees stay in memory. The writer keeps up to 4 MiB of pages cached (the
         // readers keep SQLite's default 2 MiB each): its writes touch the ends of the b-trees,
         // and every commit walks the page cache's hash table, so a larger cache (32 MiB) made
@@ -485,6 +498,7 @@ impl Store {
                 readers: Mutex::new(Vec::new()),
                 feed,
                 answers,
+                cursor_key,
             }),
         })
     }
@@ -497,6 +511,13 @@ impl Store {
     /// The feed on which committed writes are published.
     pub fn feed(&self) -> &ChangeFeed {
         &self.inner.feed
+    }
+
+    /// 32 random bytes made with the store and kept in it (`meta.cursor_key`): the key of the
+    /// MACs that bind the list cursors handed out, so that a cursor outlives a restart but no
+    /// one can make one up.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.inner.cursor_key
     }
 
     /// Runs `f` inside the next group commit and returns its result once that commit is durable.
@@ -801,6 +822,25 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
         }
     }
     Ok(())
+}
+
+/// The 32-byte secret `meta.<name>` (hex), drawn the first time from `rand`'s thread RNG (a
+/// CSPRNG seeded by the OS).
+/// Errors: [`EngineError::Store`], also when the stored value is not 32 bytes of hex.
+fn secret(conn: &Connection, name: &str) -> Result<[u8; 32], EngineError> {
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES (?1, ?2)",
+        params![name, hex::encode(rand::random::<[u8; 32]>())],
+    )?;
+    let stored: String = conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        params![name],
+        |r| r.get(0),
+    )?;
+    hex::decode(&stored)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| EngineError::Store(format!("meta.{name} is not 32 bytes of hex")))
 }
 
 fn open_conn(path: &Path) -> Result<Connection, EngineError> {

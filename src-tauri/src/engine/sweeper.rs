@@ -1,12 +1,13 @@
-//! The TTL sweeper: a background task that sleeps until the next task's `createdAt + ttlMs`
-//! (woken early when an earlier deadline appears), expires what is due, and enforces the
-//! store caps; each pass also drops the `deleted` events older than
-//! [`DELETED_EVENTS_KEPT_MS`](super::store::DELETED_EVENTS_KEPT_MS) (only passes delete tasks,
-//! so only passes add them). No polling interval: when nothing has a TTL it sleeps until woken.
+//! The TTL sweeper: a background task that sleeps until the next task's `createdAt + ttlMs` or
+//! the next idempotency key's expiry (woken early when an earlier deadline appears), expires
+//! what is due, and enforces the store caps; each pass also drops the `deleted` events older
+//! than [`DELETED_EVENTS_KEPT_MS`](super::store::DELETED_EVENTS_KEPT_MS) (only passes delete
+//! tasks, so only passes add them) and the expired idempotency keys. No polling interval: when
+//! nothing has a deadline it sleeps until woken.
 
 use std::sync::atomic::Ordering;
 
-use super::{Engine, clock::now_ms};
+use super::{Engine, clock::now_ms, idempotency};
 
 pub(crate) fn spawn(engine: Engine) {
     tokio::spawn(async move {
@@ -15,7 +16,9 @@ pub(crate) fn spawn(engine: Engine) {
             if let Err(e) = sweep_once(&engine).await {
                 tracing::error!("sweeper: {e}");
             }
-            let next = inner.store.next_expiry().ok().flatten().unwrap_or(i64::MAX);
+            let tasks = inner.store.next_expiry().ok().flatten();
+            let keys = inner.store.read(idempotency::next_expiry).ok().flatten();
+            let next = tasks.into_iter().chain(keys).min().unwrap_or(i64::MAX);
             inner.next_deadline.store(next, Ordering::Relaxed);
             let wait_ms = if next == i64::MAX {
                 u64::MAX / 4
@@ -42,11 +45,15 @@ async fn sweep_once(engine: &Engine) -> Result<(), super::EngineError> {
         }
     }
     engine.enforce_caps().await?;
-    let before = now_ms() - super::store::DELETED_EVENTS_KEPT_MS;
+    let now = now_ms();
+    let before = now - super::store::DELETED_EVENTS_KEPT_MS;
     engine
         .inner
         .store
-        .write(move |w| w.prune_deleted_events(before))
+        .write(move |w| {
+            w.prune_deleted_events(before)?;
+            idempotency::prune(w.conn, now)
+        })
         .await?;
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! job. The command's output streams to the terminal as usual; its latest line and parsed
 //! progress go to Taskdeck; a cancel pressed in the window stops the command's whole process
 //! group; the exit code is the command's. When Taskdeck is not running, the command runs anyway
-//! (or, with `--wait`, `taskdeck run` waits for Taskdeck first).
+//! (or, with `--wait`, `taskdeck run` waits for Taskdeck first). The job's start carries a random
+//! `Idempotency-Key`; a start that fails on the way (the connection dropped or was reset, a 5xx)
+//! is sent again with the same key a few times, so a retried start never makes a second job.
 //!
 //! When standard output is a terminal, the command writes to a pseudo-terminal of the same size,
 //! so it behaves as it would without `taskdeck run` (colours, progress bars redrawn with `\r`,
@@ -41,6 +43,13 @@ pub struct RunArgs {
 
 /// Heartbeat timeout given to the job, in ms (reports go every second).
 const HEARTBEAT_MS: u64 = 15_000;
+
+/// How many times a start that failed on the way (a dropped connection, a 5xx) is sent again,
+/// with the same `Idempotency-Key`, before the command runs without Taskdeck.
+const START_RETRIES: u32 = 4;
+
+/// The wait before the first of those retries; each next one waits twice as long.
+const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
 
 /// Runs the command; returns its exit code (128 + signal when killed; 1 when it cannot start).
 pub fn run(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
@@ -83,19 +92,27 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
         .map(|d| d.display().to_string())
         .unwrap_or_default();
     let body = json!({"external": {"name": name, "command": args.command, "cwd": cwd, "heartbeatMs": HEARTBEAT_MS}});
+    // One key for this run's job, sent again with every retry of its start: a start whose
+    // answer was lost is not done twice (Taskdeck answers the retry with the job it started).
+    let idempotency_key = format!("\"{}\"", uuid::Uuid::new_v4());
     let mut announced = false;
+    let mut retries = 0;
     let job: Option<String> = loop {
         let sent = http
             .post(format!("{base}/v1/jobs"))
             .bearer_auth(&token)
+            .header("Idempotency-Key", &idempotency_key)
             .json(&body)
             .send()
             .await;
-        match sent {
-            Ok(r) if r.status() == 202 => {
-                let v: Value = r.json().await.unwrap_or(Value::Null);
-                break v["taskId"].as_str().map(String::from);
-            }
+        // Why this attempt failed on the way, when it may be sent again (nothing was started,
+        // or what was is found again by its key).
+        let why = match sent {
+            // 202: started; 200: a retry found the job an earlier attempt started.
+            Ok(r) if r.status() == 202 || r.status() == 200 => match r.json::<Value>().await {
+                Ok(v) => break v["taskId"].as_str().map(String::from),
+                Err(e) => format!("the answer was cut off: {e}"),
+            },
             // The admin-token file this run read may be older than the Taskdeck that just
             // started (or not exist yet): keep waiting for a token that works.
             Ok(r) if r.status() == 401 && args.wait && args.token.is_none() => {
@@ -105,6 +122,10 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 (base, token) = locate();
+                continue;
+            }
+            Ok(r) if r.status().is_server_error() && retries < START_RETRIES => {
+                format!("HTTP {}", r.status())
             }
             Ok(r) => {
                 let status = r.status();
@@ -119,6 +140,8 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 );
                 break None;
             }
+            // Connected, then lost (reset, closed before the answer, timed out).
+            Err(e) if !e.is_connect() => e.to_string(),
             Err(_) if args.wait => {
                 if !announced {
                     eprintln!("taskdeck run: waiting for Taskdeck at {base} ...");
@@ -126,6 +149,7 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 (base, token) = locate();
+                continue;
             }
             Err(_) => {
                 eprintln!(
@@ -133,7 +157,22 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 );
                 break None;
             }
+        };
+        if retries == START_RETRIES {
+            if !args.wait {
+                eprintln!(
+                    "taskdeck run: Taskdeck did not take the job ({why}); running the command without it."
+                );
+                break None;
+            }
+            // `--wait`: as long as it takes, at the pace of the wait for Taskdeck.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            (base, token) = locate();
+            continue;
         }
+        eprintln!("taskdeck run: starting the job failed ({why}); trying again");
+        tokio::time::sleep(FIRST_RETRY_DELAY * 2u32.pow(retries)).await;
+        retries += 1;
     };
     if let Some(id) = &job {
         eprintln!("taskdeck run: tracking as job {id} ({base}/v1/jobs/{id})");

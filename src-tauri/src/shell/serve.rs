@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
 use axum::serve::ListenerExt;
-use axum::{Router, middleware, routing::any};
+use axum::{Router, extract::DefaultBodyLimit, middleware, routing::any};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -163,7 +163,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
-        .layer(middleware::from_fn(http_api::problem_for_405));
+        .layer(middleware::from_fn(http_api::problem_for_405))
+        // Every /v1 body is read (and a too large one refused with 413) before its handler;
+        // the extractors then take what passed.
+        .layer(DefaultBodyLimit::max(http_api::MAX_BODY_BYTES))
+        .layer(middleware::from_fn(http_api::limit_body));
     let app = Router::new()
         .route("/mcp", any(mcp_front::handle).with_state(front))
         .merge(v1)

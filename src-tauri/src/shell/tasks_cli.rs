@@ -18,7 +18,8 @@ pub enum TasksCommand {
         query: Option<String>,
         /// Tasks per page, 1..=1000.
         limit: u16,
-        /// `nextCursor` of the previous page.
+        /// `nextCursor` of the previous page (opaque; only continues a list with the same
+        /// filters).
         cursor: Option<String>,
     },
     Show {

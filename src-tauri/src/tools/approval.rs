@@ -7,7 +7,7 @@
 use futures::{FutureExt, future::BoxFuture};
 use serde_json::{Value, json};
 
-use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode, limits};
 
 /// The `request_approval` tool.
 pub struct RequestApproval {
@@ -29,7 +29,7 @@ impl RequestApproval {
                 input_schema: json!({
                     "type": "object",
                     "properties": {
-                        "message": {"type": "string", "minLength": 1, "description": "What you ask the human, in plain words."},
+                        "message": {"type": "string", "minLength": 1, "description": "What you ask the human, in plain words (at most 64 KiB)."},
                         "requestedSchema": {
                             "type": "object",
                             "description": "Optional form: an elicitation schema (flat object of string, number, integer, boolean and enum fields)."
@@ -57,8 +57,12 @@ impl TaskTool for RequestApproval {
         &self.descriptor
     }
 
-    /// The form, when given, must be an elicitation schema.
+    /// The message must fit [`limits::INPUT_MESSAGE_MAX_BYTES`]; the form, when given, must be
+    /// an elicitation schema.
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        if let Some(message) = arguments.get("message").and_then(Value::as_str) {
+            limits::check_input_message("request_approval's message", message)?;
+        }
         match arguments.get("requestedSchema") {
             Some(schema) => super::schema::check_elicitation_schema(schema),
             None => Ok(()),

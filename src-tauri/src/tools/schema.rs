@@ -111,7 +111,8 @@ fn check_satisfiable(prop: &Value) -> Result<(), String> {
 /// Returns `Err(reason)` unless `request` is a form elicitation as SEP-2663 carries it in
 /// `inputRequests`: `{"method": "elicitation/create", "params": {"mode"?: "form", "message":
 /// string, "requestedSchema"?: form schema}}` (the schema checked by
-/// [`check_elicitation_schema`]).
+/// [`check_elicitation_schema`]; the message at most
+/// [`INPUT_MESSAGE_MAX_BYTES`](crate::engine::limits::INPUT_MESSAGE_MAX_BYTES)).
 pub fn check_input_request(request: &Value) -> Result<(), String> {
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
         return Err(
@@ -126,13 +127,12 @@ pub fn check_input_request(request: &Value) -> Result<(), String> {
     if params.get("mode").is_some_and(|m| m != "form") {
         return Err("only form elicitations (mode \"form\") are supported".into());
     }
-    if params
+    let message = params
         .get("message")
         .and_then(Value::as_str)
-        .is_none_or(|m| m.trim().is_empty())
-    {
-        return Err("params.message must be a non-empty string".into());
-    }
+        .filter(|m| !m.trim().is_empty())
+        .ok_or("params.message must be a non-empty string")?;
+    crate::engine::limits::check_input_message("params.message", message)?;
     match params.get("requestedSchema") {
         Some(schema) => check_elicitation_schema(schema),
         None => Ok(()),

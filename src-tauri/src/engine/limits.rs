@@ -1,0 +1,147 @@
+//! Caps on what agents and runners store in a task, applied by the engine so that every
+//! adapter (MCP, `/v1`, external job reports) and every tool gets the same ones:
+//!
+//! | what | cap | over it |
+//! |---|---|---|
+//! | a statusMessage (set by a tool, an external job's report, a progress message) | [`STATUS_MESSAGE_MAX_BYTES`] (4 KiB) | cut, ending with `… [truncated 1.9 MiB]` ([`truncate`]) |
+//! | an input request's message (`request_approval`'s `message`, an external job's question) | [`INPUT_MESSAGE_MAX_BYTES`] (64 KiB) | refused ([`check_input_message`]) |
+//! | a call's arguments, as JSON text | [`ARGUMENTS_MAX_BYTES`] (256 KiB) | refused ([`check_arguments_size`]) |
+//!
+//! A status message is cut rather than refused: it is a progress line, and a runner should not
+//! fail over a long one. What a human approves or a tool runs on is never cut: it is refused,
+//! and the caller can shorten it.
+
+use serde_json::Value;
+
+use super::EngineError;
+
+/// The most bytes (UTF-8) a task's statusMessage, or a progress message, keeps: 4 KiB.
+pub const STATUS_MESSAGE_MAX_BYTES: usize = 4 * 1024;
+
+/// The most bytes (UTF-8) of an input request's message: 64 KiB.
+pub const INPUT_MESSAGE_MAX_BYTES: usize = 64 * 1024;
+
+/// The most bytes of a call's arguments, serialized as compact JSON: 256 KiB.
+pub const ARGUMENTS_MAX_BYTES: usize = 256 * 1024;
+
+/// Bytes [`truncate`] keeps free for its marker (`… [truncated 1023.9 KiB]` is 26).
+const MARKER_ROOM: usize = 32;
+
+/// `text` when it has at most `max` bytes; otherwise its start, cut at a character boundary,
+/// followed by a marker that says how much was cut (`… [truncated 1.9 MiB]`), `max` bytes in
+/// all (`max` should leave room for the marker: 64 bytes or more).
+pub fn truncate(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut keep = max.saturating_sub(MARKER_ROOM);
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let cut = text.len() - keep;
+    let mut out = text;
+    out.truncate(keep);
+    out.push_str(&format!("… [truncated {}]", human_bytes(cut)));
+    out
+}
+
+/// A byte count for people: `512 bytes`, `12.5 KiB`, `1.9 MiB`, `2.0 GiB`.
+pub fn human_bytes(n: usize) -> String {
+    const KIB: f64 = 1024.0;
+    let n_f = n as f64;
+    if n < 1024 {
+        format!("{n} bytes")
+    } else if n_f < KIB * KIB {
+        format!("{:.1} KiB", n_f / KIB)
+    } else if n_f < KIB * KIB * KIB {
+        format!("{:.1} MiB", n_f / (KIB * KIB))
+    } else {
+        format!("{:.1} GiB", n_f / (KIB * KIB * KIB))
+    }
+}
+
+/// Checks an input request's message (`what` names it in the error, e.g.
+/// `request_approval's message`) against [`INPUT_MESSAGE_MAX_BYTES`].
+/// Errors: a message for the caller, e.g. `request_approval's message is 70.0 KiB; at most
+/// 64 KiB are allowed`.
+pub fn check_input_message(what: &str, message: &str) -> Result<(), String> {
+    if message.len() <= INPUT_MESSAGE_MAX_BYTES {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} is {}; at most {} KiB are allowed",
+        human_bytes(message.len()),
+        INPUT_MESSAGE_MAX_BYTES / 1024
+    ))
+}
+
+/// Checks the size of `tool`'s `arguments` as compact JSON text against
+/// [`ARGUMENTS_MAX_BYTES`], without building the text.
+/// Errors: [`EngineError::Invalid`] saying the size and the cap.
+pub fn check_arguments_size(tool: &str, arguments: &Value) -> Result<(), EngineError> {
+    /// Counts the bytes written to it.
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    serde_json::to_writer(&mut counter, arguments)?;
+    if counter.0 <= ARGUMENTS_MAX_BYTES {
+        return Ok(());
+    }
+    Err(EngineError::Invalid(format!(
+        "arguments for {tool} are {} as JSON; at most {} KiB are allowed (send less, e.g. a \
+         file's path instead of its content)",
+        human_bytes(counter.0),
+        ARGUMENTS_MAX_BYTES / 1024
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_keeps_short_text_and_cuts_long_text_at_a_character_with_a_marker() {
+        assert_eq!(truncate("short".into(), 64), "short");
+        let long = "é".repeat(3000); // 6,000 bytes
+        let cut = truncate(long, STATUS_MESSAGE_MAX_BYTES);
+        assert!(cut.len() <= STATUS_MESSAGE_MAX_BYTES, "{}", cut.len());
+        assert!(cut.starts_with("éé"));
+        assert!(cut.ends_with("… [truncated 1.9 KiB]"), "{cut}");
+        let huge = "x".repeat(2 * 1024 * 1024);
+        let cut = truncate(huge, STATUS_MESSAGE_MAX_BYTES);
+        assert!(cut.ends_with("x… [truncated 2.0 MiB]"), "{}", &cut[4000..]);
+        assert!(cut.len() <= STATUS_MESSAGE_MAX_BYTES);
+    }
+
+    #[test]
+    fn sizes_read_as_people_say_them() {
+        assert_eq!(human_bytes(17), "17 bytes");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(1_992_294), "1.9 MiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    }
+
+    #[test]
+    fn input_messages_and_arguments_over_their_caps_are_refused() {
+        assert!(check_input_message("m", &"a".repeat(INPUT_MESSAGE_MAX_BYTES)).is_ok());
+        let e = check_input_message("m", &"a".repeat(INPUT_MESSAGE_MAX_BYTES + 1)).unwrap_err();
+        assert_eq!(e, "m is 64.0 KiB; at most 64 KiB are allowed");
+        // `{"b":"..."}` is 8 bytes more than the string.
+        let fits = serde_json::json!({"b": "x".repeat(ARGUMENTS_MAX_BYTES - 8)});
+        assert!(check_arguments_size("t", &fits).is_ok());
+        let over = serde_json::json!({"b": "x".repeat(ARGUMENTS_MAX_BYTES - 7)});
+        let e = check_arguments_size("t", &over).unwrap_err().to_string();
+        assert!(
+            e.starts_with("arguments for t are 256.0 KiB as JSON; at most 256 KiB are allowed"),
+            "{e}"
+        );
+    }
+}
