@@ -417,6 +417,17 @@ async fn answers_are_checked_and_declines_carry_no_content() {
         )
         .await;
     assert_eq!(status, 422, "{problem}");
+    // An answer over 64 KiB is refused whole.
+    let big = "x".repeat(65 * 1024);
+    let r = s
+        .rpc(
+            Some(&t),
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": "accept", "content": {"email": big}}}}),
+            true,
+        )
+        .await;
+    assert_eq!(r.error_code(), -32602, "{}", r.body);
     // A decline with content: the content is dropped from the result and the record.
     let (status, _) = s
         .v1_post(

@@ -637,6 +637,7 @@ impl Engine {
                         report.ignored.push(key);
                         continue;
                     }
+                    limits::check_answer_size(&key, &response)?;
                     let response = validate_response(&key, request, response)?;
                     checked.push((key, response));
                 }

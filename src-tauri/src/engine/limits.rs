@@ -6,6 +6,7 @@
 //! | a statusMessage (set by a tool, an external job's report, a progress message) | [`STATUS_MESSAGE_MAX_BYTES`] (4 KiB) | cut, ending with `… [truncated 1.9 MiB]` ([`truncate`]) |
 //! | an input request's message (`request_approval`'s `message`, an external job's question) | [`INPUT_MESSAGE_MAX_BYTES`] (64 KiB) | refused ([`check_input_message`]) |
 //! | a call's arguments, as JSON text | [`ARGUMENTS_MAX_BYTES`] (256 KiB) | refused ([`check_arguments_size`]) |
+//! | one answer to an input request, as JSON text | [`ANSWER_MAX_BYTES`] (64 KiB) | refused ([`check_answer_size`]) |
 //!
 //! A status message is cut rather than refused: it is a progress line, and a runner should not
 //! fail over a long one. What a human approves or a tool runs on is never cut: it is refused,
@@ -23,6 +24,9 @@ pub const INPUT_MESSAGE_MAX_BYTES: usize = 64 * 1024;
 
 /// The most bytes of a call's arguments, serialized as compact JSON: 256 KiB.
 pub const ARGUMENTS_MAX_BYTES: usize = 256 * 1024;
+
+/// The most bytes of one answer to an input request, serialized as compact JSON: 64 KiB.
+pub const ANSWER_MAX_BYTES: usize = 64 * 1024;
 
 /// Bytes [`truncate`] keeps free for its marker (`… [truncated 1023.9 KiB]` is 26).
 const MARKER_ROOM: usize = 32;
@@ -75,10 +79,8 @@ pub fn check_input_message(what: &str, message: &str) -> Result<(), String> {
     ))
 }
 
-/// Checks the size of `tool`'s `arguments` as compact JSON text against
-/// [`ARGUMENTS_MAX_BYTES`], without building the text.
-/// Errors: [`EngineError::Invalid`] saying the size and the cap.
-pub fn check_arguments_size(tool: &str, arguments: &Value) -> Result<(), EngineError> {
+/// The size of `value` as compact JSON text, in bytes, counted without building the text.
+fn json_size(value: &Value) -> usize {
     /// Counts the bytes written to it.
     struct Counter(usize);
     impl std::io::Write for Counter {
@@ -91,15 +93,39 @@ pub fn check_arguments_size(tool: &str, arguments: &Value) -> Result<(), EngineE
         }
     }
     let mut counter = Counter(0);
-    serde_json::to_writer(&mut counter, arguments)?;
-    if counter.0 <= ARGUMENTS_MAX_BYTES {
+    // Writing a `Value` to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// Checks the size of `tool`'s `arguments` as compact JSON text against
+/// [`ARGUMENTS_MAX_BYTES`].
+/// Errors: [`EngineError::Invalid`] saying the size and the cap.
+pub fn check_arguments_size(tool: &str, arguments: &Value) -> Result<(), EngineError> {
+    let size = json_size(arguments);
+    if size <= ARGUMENTS_MAX_BYTES {
         return Ok(());
     }
     Err(EngineError::Invalid(format!(
         "arguments for {tool} are {} as JSON; at most {} KiB are allowed (send less, e.g. a \
          file's path instead of its content)",
-        human_bytes(counter.0),
+        human_bytes(size),
         ARGUMENTS_MAX_BYTES / 1024
+    )))
+}
+
+/// Checks the answer to input request `key` as compact JSON text against
+/// [`ANSWER_MAX_BYTES`] (a form's answer is a few fields; a larger one is refused whole).
+/// Errors: [`EngineError::Invalid`] saying the size and the cap.
+pub fn check_answer_size(key: &str, answer: &Value) -> Result<(), EngineError> {
+    let size = json_size(answer);
+    if size <= ANSWER_MAX_BYTES {
+        return Ok(());
+    }
+    Err(EngineError::Invalid(format!(
+        "the answer to {key:?} is {} as JSON; at most {} KiB are allowed",
+        human_bytes(size),
+        ANSWER_MAX_BYTES / 1024
     )))
 }
 
