@@ -34,13 +34,6 @@ pub fn create_task_result(task: &TaskRecord) -> Map<String, Value> {
     m
 }
 
-/// `GetTaskResult` (SEP-2663 §Task Polling): the `DetailedTask` with `resultType: "complete"`.
-pub fn get_task_result(task: &TaskRecord) -> Map<String, Value> {
-    let mut m = task.wire_detailed();
-    m.insert("resultType".into(), json!("complete"));
-    m
-}
-
 /// `(code, message)` of the JSON-RPC error for an engine error.
 pub fn error_code(e: &EngineError) -> (i64, String) {
     match e {
