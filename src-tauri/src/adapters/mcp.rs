@@ -135,9 +135,9 @@ pub fn declares_tasks(ctx: &RequestContext<RoleServer>) -> bool {
 
 /// True when this request arrived on a 2025-11-25 session (not a 2026-07-28 request).
 fn on_session(ctx: &RequestContext<RoleServer>) -> bool {
-    !ctx.meta
+    ctx.meta
         .protocol_version()
-        .is_some_and(|v| v.as_str() >= wire::MODERN_PROTOCOL)
+        .is_none_or(|v| v.as_str() < wire::MODERN_PROTOCOL)
 }
 
 /// The `Mcp-Session-Id` this request came with, if any.
