@@ -68,6 +68,110 @@ async fn foreign_origin_and_host_are_forbidden() {
     assert_eq!(resp.headers()["content-type"], "application/problem+json");
 }
 
+/// One HTTP/1.1 request written byte for byte (so a header can appear twice, which HTTP
+/// clients merge or refuse); returns the status, the headers (lowercase names) and the body.
+async fn raw_http(port: u16, head: &str, body: &str) -> (u16, Vec<(String, String)>, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let request = format!(
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, mut body) = answer.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut text = String::new();
+    if headers.contains(&("transfer-encoding".into(), "chunked".into())) {
+        while let Some((size, rest)) = body.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            text.push_str(&rest[..size]);
+            body = &rest[size + 2..];
+        }
+    } else {
+        text = body.to_string();
+    }
+    (status, headers, text)
+}
+
+/// A header sent twice cannot pass as the harmless copy: two `Host` or two `Origin` headers are
+/// 403 on `/mcp`, `/v1` and the UI, whichever comes first (hyper hands both on).
+#[tokio::test]
+async fn a_host_or_origin_header_sent_twice_is_forbidden() {
+    let s = Server::start(&[]).await;
+    let port = s.port;
+    let own_host = format!("127.0.0.1:{port}");
+    let own_origin = format!("http://127.0.0.1:{port}");
+    let mcp_body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": crate::harness::meta(true)}}).to_string();
+    let request = |path: &str, headers: &[(&str, &str)]| {
+        let method = if path == "/mcp" { "POST" } else { "GET" };
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: server/discover\r\n",
+            s.admin
+        );
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        let body = if path == "/mcp" {
+            mcp_body.clone()
+        } else {
+            String::new()
+        };
+        async move { raw_http(port, &head, &body).await }
+    };
+    for path in ["/mcp", "/v1/me", "/"] {
+        // One of each passes: the raw requests themselves are fine.
+        let (status, _, text) =
+            request(path, &[("Host", &own_host), ("Origin", &own_origin)]).await;
+        assert_eq!(status, 200, "{path}: {text}");
+        let twice: [&[(&str, &str)]; 5] = [
+            &[("Host", &own_host), ("Host", "evil.example.com")],
+            &[("Host", "evil.example.com"), ("Host", &own_host)],
+            &[("Host", &own_host), ("Host", &own_host)],
+            &[
+                ("Host", &own_host),
+                ("Origin", &own_origin),
+                ("Origin", "http://evil.example.com"),
+            ],
+            &[
+                ("Host", &own_host),
+                ("Origin", &own_origin),
+                ("Origin", &own_origin),
+            ],
+        ];
+        for headers in twice {
+            let (status, response_headers, text) = request(path, headers).await;
+            assert_eq!(status, 403, "{path} {headers:?}: {text}");
+            let body: Value = serde_json::from_str(&text).unwrap();
+            let content_type = response_headers
+                .iter()
+                .find(|(k, _)| k == "content-type")
+                .map(|(_, v)| v.as_str());
+            if path == "/mcp" {
+                assert_eq!(body["error"]["code"], -32600, "{body}");
+                assert_eq!(body["id"], Value::Null);
+            } else {
+                assert_eq!(content_type, Some("application/problem+json"), "{path}");
+                assert_eq!(body["status"], 403, "{body}");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn every_request_needs_a_valid_token() {
     let s = Server::start(&[]).await;
