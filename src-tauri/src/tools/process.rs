@@ -1,5 +1,6 @@
 //! Child processes in their own process group, so a cancel or timeout stops the command and
-//! everything it started: SIGTERM to the group, SIGKILL after a grace period. Also the line
+//! everything it started: SIGTERM to the group, SIGKILL after a grace period; [`wait_or_stop`]
+//! waits for a command's end and says how it ended. Also the line
 //! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output, and
 //! the quoting that shows an argv as one shell line.
 
@@ -63,6 +64,61 @@ pub async fn stop_group(
         Some(s) => Some(s),
         None => child.wait().await.ok(),
     }
+}
+
+/// How a command in its own process group ended ([`wait_or_stop`]).
+#[derive(Debug)]
+pub enum Ended {
+    /// It exited on its own: its exit status (`None` when it could not be read).
+    Exited(Option<std::process::ExitStatus>),
+    /// The cancel took effect while it ran: it was stopped; its status after the stop.
+    Cancelled(Option<std::process::ExitStatus>),
+    /// The timeout passed while it ran: it was stopped; its status after the stop.
+    TimedOut(Option<std::process::ExitStatus>),
+}
+
+impl Ended {
+    /// The command's exit status, however it ended (`None` when unknown).
+    pub fn status(&self) -> Option<std::process::ExitStatus> {
+        match self {
+            Ended::Exited(s) | Ended::Cancelled(s) | Ended::TimedOut(s) => *s,
+        }
+    }
+}
+
+/// Waits for `child` (started with `process_group(0)`, its processes tagged `tag`) to exit,
+/// calling `tick` every `every` meanwhile (the first call at once). When `cancelled` resolves
+/// or `timeout` passes first, stops its group and its tagged processes ([`stop_group`], SIGKILL
+/// after `grace`).
+pub async fn wait_or_stop<T>(
+    child: &mut tokio::process::Child,
+    tag: &str,
+    cancelled: impl Future<Output = ()>,
+    timeout: Option<Duration>,
+    grace: Duration,
+    every: Duration,
+    mut tick: impl FnMut() -> T,
+) -> Ended
+where
+    T: Future<Output = ()>,
+{
+    let deadline = async {
+        match timeout {
+            Some(t) => tokio::time::sleep(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline, cancelled);
+    let mut ticks = tokio::time::interval(every);
+    let end: fn(_) -> Ended = loop {
+        tokio::select! {
+            status = child.wait() => return Ended::Exited(status.ok()),
+            _ = &mut cancelled => break Ended::Cancelled,
+            _ = &mut deadline => break Ended::TimedOut,
+            _ = ticks.tick() => tick().await,
+        }
+    };
+    end(stop_group(child, tag, grace).await)
 }
 
 /// The environment variable that tags every process a task starts with its taskId; processes
