@@ -89,7 +89,9 @@ impl Ended {
 /// Waits for `child` (started with `process_group(0)`, its processes tagged `tag`) to exit,
 /// calling `tick` every `every` meanwhile (the first call at once). When `cancelled` resolves
 /// or `timeout` passes first, stops its group and its tagged processes ([`stop_group`], SIGKILL
-/// after `grace`).
+/// after `grace`): `Cancelled` or `TimedOut`. A child that had already exited by then (its
+/// status is there to be read, even if its exit had not been noticed yet) is left alone and
+/// ended on its own: `Exited`, with its status.
 pub async fn wait_or_stop<T>(
     child: &mut tokio::process::Child,
     tag: &str,
@@ -112,12 +114,19 @@ where
     let mut ticks = tokio::time::interval(every);
     let end: fn(_) -> Ended = loop {
         tokio::select! {
+            biased;
             status = child.wait() => return Ended::Exited(status.ok()),
             _ = &mut cancelled => break Ended::Cancelled,
             _ = &mut deadline => break Ended::TimedOut,
             _ = ticks.tick() => tick().await,
         }
     };
+    // The exit may have happened before the cancel or timeout without being noticed yet (the
+    // runtime learns of it from a signal or a pidfd event that can come after the cancel's
+    // wake-up): a non-blocking wait tells, and only a child still running now is stopped.
+    if let Ok(Some(status)) = child.try_wait() {
+        return Ended::Exited(Some(status));
+    }
     end(stop_group(child, tag, grace).await)
 }
 
@@ -232,6 +241,79 @@ pub fn describe_exit(status: Option<std::process::ExitStatus>) -> (Option<i32>, 
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::{Ended, wait_or_stop};
+
+    /// `/bin/sh -c SCRIPT` in its own process group, as `run_command` starts commands.
+    fn spawn(script: &str) -> tokio::process::Child {
+        tokio::process::Command::new("/bin/sh")
+            .args(["-c", script])
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits until process `pid` has exited and is not reaped yet (a zombie: state `Z`). It
+    /// blocks the (current-thread) runtime meanwhile, so the runtime has not noticed the exit
+    /// (neither its SIGCHLD nor its pidfd event) when the caller looks next.
+    fn exited_unreaped(pid: u32) {
+        let zombie = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+        };
+        while !zombie() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// [`wait_or_stop`] with a cancel that is there from the start, and no timeout.
+    async fn cancelled_at_once(child: &mut tokio::process::Child) -> Ended {
+        let tag = format!("test-cancelled-at-once-{}", child.id().unwrap_or(0));
+        let (grace, every) = (Duration::from_secs(5), Duration::from_millis(250));
+        wait_or_stop(
+            child,
+            &tag,
+            std::future::ready(()),
+            None,
+            grace,
+            every,
+            || async {},
+        )
+        .await
+    }
+
+    /// A cancel that takes effect once the command has exited finds it exited: it ended on its
+    /// own, with its exit code. Each round sets up exactly the race: the command has exited,
+    /// the runtime has not noticed yet, and the cancel is ready when `wait_or_stop` first looks.
+    #[tokio::test]
+    async fn a_command_that_exited_before_the_cancel_took_effect_ended_on_its_own() {
+        for round in 0..20 {
+            let code = if round % 2 == 0 { 0 } else { 3 };
+            let mut child = spawn(&format!("exit {code}"));
+            exited_unreaped(child.id().unwrap());
+            let ended = cancelled_at_once(&mut child).await;
+            assert!(
+                matches!(ended, Ended::Exited(Some(s)) if s.code() == Some(code)),
+                "round {round} (exit {code}): {ended:?}"
+            );
+        }
+    }
+
+    /// A command still running when the cancel takes effect is stopped: `Cancelled`.
+    #[tokio::test]
+    async fn a_command_running_when_the_cancel_takes_effect_is_stopped() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut child = spawn("sleep 30");
+        let ended = cancelled_at_once(&mut child).await;
+        assert!(
+            matches!(ended, Ended::Cancelled(Some(s)) if s.signal() == Some(15)),
+            "{ended:?}"
+        );
+    }
+
     #[test]
     fn shell_line_quotes_what_a_shell_would_split_or_expand() {
         assert_eq!(
