@@ -7,6 +7,7 @@ pub mod fixtures;
 pub mod http_job;
 pub mod output;
 pub mod policy;
+pub mod policy_file;
 pub mod process;
 pub mod run_command;
 pub mod schema;
