@@ -455,17 +455,10 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         }
     };
     let answer = |id: String, response: Value| {
-        let (s, admin) = (&s, s.admin.clone());
+        let s = &s;
         async move {
-            s.wait_status(&admin, &id, "input_required").await;
-            let (status, _) = s
-                .v1_post(
-                    Some(&admin),
-                    &format!("/v1/tasks/{id}/input"),
-                    json!({"inputResponses": {"approve-command": response}}),
-                )
-                .await;
-            assert_eq!(status, 200);
+            s.wait_status(&s.admin, &id, "input_required").await;
+            s.answer(&id, "approve-command", response).await;
         }
     };
 
@@ -1231,10 +1224,7 @@ async fn remote_api() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>)
             }),
         )
         .with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (base, log)
+    (crate::harness::serve_local(app).await, log)
 }
 
 #[tokio::test]
