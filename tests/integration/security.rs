@@ -684,3 +684,107 @@ async fn a_revoked_token_loses_its_open_event_streams() {
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
 }
+
+/// A web server on 127.0.0.1 standing for a local service an agent should not reach on its
+/// own: every request is counted; `GET /secret` answers a body worth stealing. Returns its base
+/// URL and the request count.
+async fn local_service() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = axum::Router::new()
+        .fallback(|| async { r#"{"status":"done","secret":"s3cr3t"}"# })
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                next.run(req)
+            },
+        ));
+    (crate::harness::serve_local(app).await, hits)
+}
+
+/// `wait_for_http_job` does not reach a loopback or private address on an agent's word: the
+/// task asks the human (a question only the human can answer) and sends nothing until they
+/// allow it; declined, it ends with an error and the service never saw a request.
+#[tokio::test]
+async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
+    use std::sync::atomic::Ordering;
+    let s = Server::start(&[]).await;
+    let agent = s.token("curious-agent");
+    let (base, hits) = local_service().await;
+    let start = || {
+        let (s, agent, url) = (&s, agent.clone(), format!("{base}/secret"));
+        async move {
+            s.call(&agent, "wait_for_http_job", json!({"url": url}))
+                .await["taskId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let answer = async |id: &str, response: Value| {
+        let body = s.answer(id, "allow-private-network", response).await;
+        assert_eq!(body["accepted"], json!(["allow-private-network"]), "{body}");
+    };
+    let authority = base.trim_start_matches("http://").to_string();
+
+    // (a) Without the human's answer nothing is sent: the task waits for the human alone.
+    let id = start().await;
+    let waiting = s.wait_status(&agent, &id, "input_required").await;
+    let question = waiting["inputRequests"]["allow-private-network"]["params"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{waiting}"));
+    assert!(
+        question.contains(&format!(
+            "Allow this task to reach {authority} (127.0.0.1, private network)?"
+        )),
+        "{question}"
+    );
+    let own = s
+        .rpc(
+            Some(&agent),
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"allow-private-network": {"action": "accept"}}}),
+            true,
+        )
+        .await;
+    assert_eq!(own.error_code(), -32602, "the agent cannot allow itself");
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["status"], "input_required");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "nothing reached the service"
+    );
+
+    // (b) Declined: the task ends with a clear error, and the service never saw a request.
+    answer(&id, json!({"action": "decline"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not allow") && text.contains(&authority),
+        "{text}"
+    );
+    assert!(!v.to_string().contains("s3cr3t"));
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "a declined task sends nothing"
+    );
+
+    // (c) Allowed: the task goes ahead, and only this task was allowed.
+    let id = start().await;
+    s.wait_status(&agent, &id, "input_required").await;
+    answer(&id, json!({"action": "accept"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(v["result"]["structuredContent"]["body"]["secret"], "s3cr3t");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let id = start().await;
+    s.wait_status(&agent, &id, "input_required").await;
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "the next task asks again");
+}
