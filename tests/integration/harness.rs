@@ -318,6 +318,31 @@ impl Server {
     }
 }
 
+/// Serves `app` on an ephemeral port of 127.0.0.1 (a service for the tools to reach) until the
+/// test ends; returns its base URL, `http://127.0.0.1:PORT`.
+pub async fn serve_local(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+impl Server {
+    /// The human (the admin token) answers input request `key` of task `id` with `response`
+    /// (`POST /v1/tasks/{id}/input`); asserts the 200 and returns `{accepted, ignored, task}`.
+    pub async fn answer(&self, id: &str, key: &str, response: Value) -> Value {
+        let (status, body) = self
+            .v1_post(
+                Some(&self.admin),
+                &format!("/v1/tasks/{id}/input"),
+                json!({ "inputResponses": { key: response } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+}
+
 impl Reply {
     /// Sends `tasks/cancel` for `task_id` from a fresh client; returns the HTTP status.
     pub async fn cancel_via(url: &str, token: &str, task_id: &str) -> u16 {

@@ -460,17 +460,10 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         }
     };
     let answer = |id: String, response: Value| {
-        let (s, admin) = (&s, s.admin.clone());
+        let s = &s;
         async move {
-            s.wait_status(&admin, &id, "input_required").await;
-            let (status, _) = s
-                .v1_post(
-                    Some(&admin),
-                    &format!("/v1/tasks/{id}/input"),
-                    json!({"inputResponses": {"approve-command": response}}),
-                )
-                .await;
-            assert_eq!(status, 200);
+            s.wait_status(&s.admin, &id, "input_required").await;
+            s.answer(&id, "approve-command", response).await;
         }
     };
 
@@ -1245,10 +1238,7 @@ async fn remote_api() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>)
             }),
         )
         .with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (base, log)
+    (crate::harness::serve_local(app).await, log)
 }
 
 #[tokio::test]
@@ -1279,6 +1269,14 @@ async fn wait_for_http_job_follows_202_location_retry_after() {
         .as_str()
         .unwrap()
         .to_string();
+    // The remote API is on loopback: the human allows it, for good ("always allow"), so the
+    // later tasks go there without asking.
+    s.wait_status(&t, &id, "input_required").await;
+    let allow = json!({"action": "accept", "content": {"alwaysAllow": true}});
+    s.answer(&id, "allow-private-network", allow).await;
+    let policy = std::fs::read_to_string(s.dir.join("cfg/http-policy.json")).unwrap();
+    let authority = remote.trim_start_matches("http://");
+    assert!(policy.contains(authority), "{policy}");
     let v = s.wait_status(&t, &id, "completed").await;
     assert_eq!(v["result"]["isError"], false, "{v}");
     assert_eq!(

@@ -68,6 +68,110 @@ async fn foreign_origin_and_host_are_forbidden() {
     assert_eq!(resp.headers()["content-type"], "application/problem+json");
 }
 
+/// One HTTP/1.1 request written byte for byte (so a header can appear twice, which HTTP
+/// clients merge or refuse); returns the status, the headers (lowercase names) and the body.
+async fn raw_http(port: u16, head: &str, body: &str) -> (u16, Vec<(String, String)>, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let request = format!(
+        "{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, mut body) = answer.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut text = String::new();
+    if headers.contains(&("transfer-encoding".into(), "chunked".into())) {
+        while let Some((size, rest)) = body.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if size == 0 {
+                break;
+            }
+            text.push_str(&rest[..size]);
+            body = &rest[size + 2..];
+        }
+    } else {
+        text = body.to_string();
+    }
+    (status, headers, text)
+}
+
+/// A header sent twice cannot pass as the harmless copy: two `Host` or two `Origin` headers are
+/// 403 on `/mcp`, `/v1` and the UI, whichever comes first (hyper hands both on).
+#[tokio::test]
+async fn a_host_or_origin_header_sent_twice_is_forbidden() {
+    let s = Server::start(&[]).await;
+    let port = s.port;
+    let own_host = format!("127.0.0.1:{port}");
+    let own_origin = format!("http://127.0.0.1:{port}");
+    let mcp_body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": crate::harness::meta(true)}}).to_string();
+    let request = |path: &str, headers: &[(&str, &str)]| {
+        let method = if path == "/mcp" { "POST" } else { "GET" };
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: server/discover\r\n",
+            s.admin
+        );
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        let body = if path == "/mcp" {
+            mcp_body.clone()
+        } else {
+            String::new()
+        };
+        async move { raw_http(port, &head, &body).await }
+    };
+    for path in ["/mcp", "/v1/me", "/"] {
+        // One of each passes: the raw requests themselves are fine.
+        let (status, _, text) =
+            request(path, &[("Host", &own_host), ("Origin", &own_origin)]).await;
+        assert_eq!(status, 200, "{path}: {text}");
+        let twice: [&[(&str, &str)]; 5] = [
+            &[("Host", &own_host), ("Host", "evil.example.com")],
+            &[("Host", "evil.example.com"), ("Host", &own_host)],
+            &[("Host", &own_host), ("Host", &own_host)],
+            &[
+                ("Host", &own_host),
+                ("Origin", &own_origin),
+                ("Origin", "http://evil.example.com"),
+            ],
+            &[
+                ("Host", &own_host),
+                ("Origin", &own_origin),
+                ("Origin", &own_origin),
+            ],
+        ];
+        for headers in twice {
+            let (status, response_headers, text) = request(path, headers).await;
+            assert_eq!(status, 403, "{path} {headers:?}: {text}");
+            let body: Value = serde_json::from_str(&text).unwrap();
+            let content_type = response_headers
+                .iter()
+                .find(|(k, _)| k == "content-type")
+                .map(|(_, v)| v.as_str());
+            if path == "/mcp" {
+                assert_eq!(body["error"]["code"], -32600, "{body}");
+                assert_eq!(body["id"], Value::Null);
+            } else {
+                assert_eq!(content_type, Some("application/problem+json"), "{path}");
+                assert_eq!(body["status"], 403, "{body}");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn every_request_needs_a_valid_token() {
     let s = Server::start(&[]).await;
@@ -600,4 +704,116 @@ async fn a_revoked_token_loses_its_open_event_streams() {
             .unwrap();
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
+}
+
+/// A web server on 127.0.0.1 standing for a local service an agent should not reach on its
+/// own: every request is counted; `GET /secret` answers a body worth stealing. Returns its base
+/// URL and the request count.
+async fn local_service() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = axum::Router::new()
+        .fallback(|| async { r#"{"status":"done","secret":"s3cr3t"}"# })
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                next.run(req)
+            },
+        ));
+    (crate::harness::serve_local(app).await, hits)
+}
+
+/// `wait_for_http_job` does not reach a loopback or private address on an agent's word: the
+/// task asks the human (a question only the human can answer) and sends nothing until they
+/// allow it; declined, it ends with an error and the service never saw a request.
+#[tokio::test]
+async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
+    use std::sync::atomic::Ordering;
+    let s = Server::start(&[]).await;
+    let agent = s.token("curious-agent");
+    let (base, hits) = local_service().await;
+    let start = || {
+        let (s, agent, url) = (&s, agent.clone(), format!("{base}/secret"));
+        async move {
+            s.call(&agent, "wait_for_http_job", json!({"url": url}))
+                .await["taskId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let answer = async |id: &str, response: Value| {
+        let body = s.answer(id, "allow-private-network", response).await;
+        assert_eq!(body["accepted"], json!(["allow-private-network"]), "{body}");
+    };
+    let authority = base.trim_start_matches("http://").to_string();
+
+    // (a) Without the human's answer nothing is sent: the task waits for the human alone.
+    let id = start().await;
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    // The agent is never shown the question: its task reads `working`, waiting for the human.
+    let seen = s.get(&agent, &id).await;
+    assert_eq!(seen["status"], "working", "{seen}");
+    assert!(seen.get("inputRequests").is_none(), "{seen}");
+    let question = waiting["inputRequests"]["allow-private-network"]["params"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{waiting}"));
+    assert!(
+        question.contains(&format!(
+            "Allow this task to reach {authority} (127.0.0.1, private network)?"
+        )),
+        "{question}"
+    );
+    let own = s
+        .rpc(
+            Some(&agent),
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"allow-private-network": {"action": "accept"}}}),
+            true,
+        )
+        .await;
+    assert_eq!(
+        own.result()["resultType"],
+        "complete",
+        "the agent's own answer is acknowledged and ignored: it cannot allow itself"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["status"], "input_required");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "nothing reached the service"
+    );
+
+    // (b) Declined: the task ends with a clear error, and the service never saw a request.
+    answer(&id, json!({"action": "decline"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not allow") && text.contains(&authority),
+        "{text}"
+    );
+    assert!(!v.to_string().contains("s3cr3t"));
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "a declined task sends nothing"
+    );
+
+    // (c) Allowed: the task goes ahead, and only this task was allowed.
+    let id = start().await;
+    s.wait_status(&s.admin, &id, "input_required").await;
+    answer(&id, json!({"action": "accept"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(v["result"]["structuredContent"]["body"]["secret"], "s3cr3t");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let id = start().await;
+    s.wait_status(&s.admin, &id, "input_required").await;
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "the next task asks again");
 }

@@ -7,6 +7,8 @@
 //!
 //! MCP Streamable HTTP (2025-11-25 and 2026-07-28 §Security Warning) requires the Origin check;
 //! the errors on `/mcp` are JSON-RPC error objects, on `/v1` RFC 9457 problem documents.
+//! A request with two `Host` or two `Origin` headers is refused (hyper hands both on, and a check
+//! of the first one alone would let the second one through to whatever reads it).
 
 use std::sync::Arc;
 
@@ -43,9 +45,19 @@ pub fn loopback_origins(port: u16) -> [String; 3] {
     ]
 }
 
+/// The value of header `name` when the request carries it at most once: `Ok(None)` without it,
+/// `Err(())` when it appears more than once.
+fn single(headers: &HeaderMap, name: header::HeaderName) -> Result<Option<&HeaderValue>, ()> {
+    let mut values = headers.get_all(name).into_iter();
+    match (values.next(), values.next()) {
+        (first, None) => Ok(first),
+        _ => Err(()),
+    }
+}
+
 impl Guard {
-    fn host_allowed(&self, headers: &HeaderMap) -> bool {
-        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+    fn host_allowed(&self, host: Option<&HeaderValue>) -> bool {
+        let Some(host) = host.and_then(|h| h.to_str().ok()) else {
             return false;
         };
         let name = match host.strip_prefix('[') {
@@ -63,19 +75,34 @@ impl Guard {
         loopback_origins(self.port).contains(&origin)
     }
 
-    /// The principal for these headers, or the rejection to send.
+    /// The principal for these headers (`None` when `needs_auth` is false), or the rejection to
+    /// send: 403 when `Host` is missing, sent twice or not a loopback name, or when `Origin` is
+    /// sent twice or is not one of [`loopback_origins`]; 401 when a needed token is missing,
+    /// unknown or revoked.
     pub fn check(
         &self,
         headers: &HeaderMap,
         needs_auth: bool,
     ) -> Result<Option<Principal>, (StatusCode, &'static str)> {
-        if !self.host_allowed(headers) {
+        let Ok(host) = single(headers, header::HOST) else {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "Forbidden: more than one Host header",
+            ));
+        };
+        if !self.host_allowed(host) {
             return Err((
                 StatusCode::FORBIDDEN,
                 "Forbidden: Host header is not a loopback name",
             ));
         }
-        if let Some(origin) = headers.get(header::ORIGIN) {
+        let Ok(origin) = single(headers, header::ORIGIN) else {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "Forbidden: more than one Origin header",
+            ));
+        };
+        if let Some(origin) = origin {
             let ok = origin.to_str().is_ok_and(|o| self.origin_allowed(o));
             if !ok {
                 return Err((StatusCode::FORBIDDEN, "Forbidden: Origin not allowed"));

@@ -2,11 +2,14 @@
 //! [`TaskContext`](crate::engine::TaskContext); none knows about HTTP or MCP transports.
 
 pub mod approval;
+pub mod destination;
 pub mod external;
 pub mod fixtures;
 pub mod http_job;
+pub mod http_policy;
 pub mod output;
 pub mod policy;
+pub mod policy_file;
 pub mod process;
 pub mod run_command;
 pub mod schema;
@@ -26,7 +29,7 @@ pub fn register_all(
 ) -> Arc<external::ExternalJobs> {
     engine.register_tool(Arc::new(approval::RequestApproval::new()));
     engine.register_tool(Arc::new(run_command::RunCommand::new(config_dir, data_dir)));
-    engine.register_tool(Arc::new(http_job::WaitForHttpJob::new()));
+    engine.register_tool(Arc::new(http_job::WaitForHttpJob::new(config_dir)));
     let external = external::ExternalJobs::new();
     engine.register_tool(external.clone());
     if fixtures {

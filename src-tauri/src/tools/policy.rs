@@ -8,13 +8,14 @@
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
-    sync::Mutex,
 };
 
 use serde::{Deserialize, Serialize};
 
+use super::policy_file::PolicyFile;
+
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct PolicyFile {
+struct Rules {
     #[serde(default)]
     allow: BTreeMap<String, Vec<Rule>>,
 }
@@ -49,24 +50,15 @@ fn resolved(dir: &Path) -> PathBuf {
 
 /// The command policy, re-read from disk on every check (so edits apply at once).
 pub struct CommandPolicy {
-    path: PathBuf,
-    lock: Mutex<()>,
+    file: PolicyFile<Rules>,
 }
 
 impl CommandPolicy {
     /// The policy stored in `config_dir`.
     pub fn new(config_dir: &Path) -> CommandPolicy {
         CommandPolicy {
-            path: config_dir.join("command-policy.json"),
-            lock: Mutex::new(()),
+            file: PolicyFile::new(config_dir.join("command-policy.json")),
         }
-    }
-
-    fn load(&self) -> PolicyFile {
-        std::fs::read_to_string(&self.path)
-            .ok()
-            .and_then(|s| serde_json::from_str(&s).ok())
-            .unwrap_or_default()
     }
 
     /// The pattern that allows `command_line` in directory `cwd` for `principal`, if any. A
@@ -81,14 +73,14 @@ impl CommandPolicy {
         cwd: &Path,
         wildcards_ok: bool,
     ) -> Option<String> {
-        let _g = self.lock.lock().unwrap();
         let opts = glob::MatchOptions {
             case_sensitive: true,
             require_literal_separator: false,
             require_literal_leading_dot: false,
         };
         let exact = glob::Pattern::escape(command_line);
-        self.load()
+        self.file
+            .read()
             .allow
             .get(principal)?
             .iter()
@@ -111,20 +103,16 @@ impl CommandPolicy {
         command_line: &str,
         cwd: &Path,
     ) -> std::io::Result<()> {
-        let _g = self.lock.lock().unwrap();
-        let mut file = self.load();
         let rule = Rule::In {
             command: glob::Pattern::escape(command_line),
             cwd: resolved(cwd),
         };
-        let list = file.allow.entry(principal.to_string()).or_default();
-        if !list.contains(&rule) {
-            list.push(rule);
-        }
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&self.path, serde_json::to_vec_pretty(&file)?)
+        self.file.update(|rules| {
+            let list = rules.allow.entry(principal.to_string()).or_default();
+            if !list.contains(&rule) {
+                list.push(rule);
+            }
+        })
     }
 }
 

@@ -1,5 +1,6 @@
 //! Child processes in their own process group, so a cancel or timeout stops the command and
-//! everything it started: SIGTERM to the group, SIGKILL after a grace period. Also the line
+//! everything it started: SIGTERM to the group, SIGKILL after a grace period; [`wait_or_stop`]
+//! waits for a command's end and says how it ended. Also the line
 //! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output, and
 //! the quoting that shows an argv as one shell line.
 
@@ -63,6 +64,70 @@ pub async fn stop_group(
         Some(s) => Some(s),
         None => child.wait().await.ok(),
     }
+}
+
+/// How a command in its own process group ended ([`wait_or_stop`]).
+#[derive(Debug)]
+pub enum Ended {
+    /// It exited on its own: its exit status (`None` when it could not be read).
+    Exited(Option<std::process::ExitStatus>),
+    /// The cancel took effect while it ran: it was stopped; its status after the stop.
+    Cancelled(Option<std::process::ExitStatus>),
+    /// The timeout passed while it ran: it was stopped; its status after the stop.
+    TimedOut(Option<std::process::ExitStatus>),
+}
+
+impl Ended {
+    /// The command's exit status, however it ended (`None` when unknown).
+    pub fn status(&self) -> Option<std::process::ExitStatus> {
+        match self {
+            Ended::Exited(s) | Ended::Cancelled(s) | Ended::TimedOut(s) => *s,
+        }
+    }
+}
+
+/// Waits for `child` (started with `process_group(0)`, its processes tagged `tag`) to exit,
+/// calling `tick` every `every` meanwhile (the first call at once). When `cancelled` resolves
+/// or `timeout` passes first, stops its group and its tagged processes ([`stop_group`], SIGKILL
+/// after `grace`): `Cancelled` or `TimedOut`. A child that had already exited by then (its
+/// status is there to be read, even if its exit had not been noticed yet) is left alone and
+/// ended on its own: `Exited`, with its status.
+pub async fn wait_or_stop<T>(
+    child: &mut tokio::process::Child,
+    tag: &str,
+    cancelled: impl Future<Output = ()>,
+    timeout: Option<Duration>,
+    grace: Duration,
+    every: Duration,
+    mut tick: impl FnMut() -> T,
+) -> Ended
+where
+    T: Future<Output = ()>,
+{
+    let deadline = async {
+        match timeout {
+            Some(t) => tokio::time::sleep(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline, cancelled);
+    let mut ticks = tokio::time::interval(every);
+    let end: fn(_) -> Ended = loop {
+        tokio::select! {
+            biased;
+            status = child.wait() => return Ended::Exited(status.ok()),
+            _ = &mut cancelled => break Ended::Cancelled,
+            _ = &mut deadline => break Ended::TimedOut,
+            _ = ticks.tick() => tick().await,
+        }
+    };
+    // The exit may have happened before the cancel or timeout without being noticed yet (the
+    // runtime learns of it from a signal or a pidfd event that can come after the cancel's
+    // wake-up): a non-blocking wait tells, and only a child still running now is stopped.
+    if let Ok(Some(status)) = child.try_wait() {
+        return Ended::Exited(Some(status));
+    }
+    end(stop_group(child, tag, grace).await)
 }
 
 /// The environment variable that tags every process a task starts with its taskId; processes
@@ -176,6 +241,79 @@ pub fn describe_exit(status: Option<std::process::ExitStatus>) -> (Option<i32>, 
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::{Ended, wait_or_stop};
+
+    /// `/bin/sh -c SCRIPT` in its own process group, as `run_command` starts commands.
+    fn spawn(script: &str) -> tokio::process::Child {
+        tokio::process::Command::new("/bin/sh")
+            .args(["-c", script])
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits until process `pid` has exited and is not reaped yet (a zombie: state `Z`). It
+    /// blocks the (current-thread) runtime meanwhile, so the runtime has not noticed the exit
+    /// (neither its SIGCHLD nor its pidfd event) when the caller looks next.
+    fn exited_unreaped(pid: u32) {
+        let zombie = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+        };
+        while !zombie() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// [`wait_or_stop`] with a cancel that is there from the start, and no timeout.
+    async fn cancelled_at_once(child: &mut tokio::process::Child) -> Ended {
+        let tag = format!("test-cancelled-at-once-{}", child.id().unwrap_or(0));
+        let (grace, every) = (Duration::from_secs(5), Duration::from_millis(250));
+        wait_or_stop(
+            child,
+            &tag,
+            std::future::ready(()),
+            None,
+            grace,
+            every,
+            || async {},
+        )
+        .await
+    }
+
+    /// A cancel that takes effect once the command has exited finds it exited: it ended on its
+    /// own, with its exit code. Each round sets up exactly the race: the command has exited,
+    /// the runtime has not noticed yet, and the cancel is ready when `wait_or_stop` first looks.
+    #[tokio::test]
+    async fn a_command_that_exited_before_the_cancel_took_effect_ended_on_its_own() {
+        for round in 0..20 {
+            let code = if round % 2 == 0 { 0 } else { 3 };
+            let mut child = spawn(&format!("exit {code}"));
+            exited_unreaped(child.id().unwrap());
+            let ended = cancelled_at_once(&mut child).await;
+            assert!(
+                matches!(ended, Ended::Exited(Some(s)) if s.code() == Some(code)),
+                "round {round} (exit {code}): {ended:?}"
+            );
+        }
+    }
+
+    /// A command still running when the cancel takes effect is stopped: `Cancelled`.
+    #[tokio::test]
+    async fn a_command_running_when_the_cancel_takes_effect_is_stopped() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut child = spawn("sleep 30");
+        let ended = cancelled_at_once(&mut child).await;
+        assert!(
+            matches!(ended, Ended::Cancelled(Some(s)) if s.signal() == Some(15)),
+            "{ended:?}"
+        );
+    }
+
     #[test]
     fn shell_line_quotes_what_a_shell_would_split_or_expand() {
         assert_eq!(

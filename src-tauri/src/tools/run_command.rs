@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::{
     output::{LatestStatus, OutputLog},
     policy::CommandPolicy,
-    process::{describe_exit, read_lines, stop_group},
+    process::{Ended, describe_exit, read_lines, wait_or_stop},
 };
 use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
 
@@ -243,7 +243,6 @@ async fn execute(
         super::run_command::MAX_LOG_BYTES,
     )));
     ctx.status_message(format!("Running: {line}")).await;
-    // Latest status line and progress, published at most every 250 ms.
     let latest = Arc::new(Mutex::new(LatestStatus::default()));
     let on_line = {
         let (log, latest) = (log.clone(), latest.clone());
@@ -264,31 +263,17 @@ async fn execute(
         .get("timeoutMs")
         .and_then(Value::as_u64)
         .map(Duration::from_millis);
-    let deadline = async {
-        match timeout {
-            Some(t) => tokio::time::sleep(t).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(deadline);
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
-    enum End {
-        Exited(Option<std::process::ExitStatus>),
-        Cancelled,
-        TimedOut,
-    }
-    let end = loop {
-        tokio::select! {
-            status = child.wait() => break End::Exited(status.ok()),
-            _ = ctx.cancelled() => break End::Cancelled,
-            _ = &mut deadline => break End::TimedOut,
-            _ = tick.tick() => publish(&ctx, &latest).await,
-        }
-    };
-    let status = match end {
-        End::Exited(s) => s,
-        End::Cancelled | End::TimedOut => stop_group(&mut child, ctx.task_id(), KILL_GRACE).await,
-    };
+    // Latest status line and progress, published at most every 250 ms.
+    let ended = wait_or_stop(
+        &mut child,
+        ctx.task_id(),
+        ctx.cancelled(),
+        timeout,
+        KILL_GRACE,
+        Duration::from_millis(250),
+        || publish(&ctx, &latest),
+    )
+    .await;
     // Output still buffered in the pipes (bounded wait: a grandchild may keep them open).
     for reader in [stdout, stderr].into_iter().flatten() {
         let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
@@ -296,10 +281,10 @@ async fn execute(
     publish(&ctx, &latest).await;
     let duration_ms = started.elapsed().as_millis() as u64;
     let tail = log.lock().unwrap().tail();
-    let (code, how) = describe_exit(status);
-    match end {
-        End::Cancelled => Outcome::Cancelled,
-        End::TimedOut => Outcome::Failed {
+    let (code, how) = describe_exit(ended.status());
+    match ended {
+        Ended::Cancelled(_) => Outcome::Cancelled,
+        Ended::TimedOut(_) => Outcome::Failed {
             code: -32603,
             message: format!(
                 "`{line}` timed out after {} ms and was stopped",
@@ -309,7 +294,7 @@ async fn execute(
                 json!({"reason": "timeout", "durationMs": duration_ms, "tail": tail, "log": log_path}),
             ),
         },
-        End::Exited(_) => Outcome::Completed(json!({
+        Ended::Exited(_) => Outcome::Completed(json!({
             "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
             "isError": code != Some(0)
