@@ -315,6 +315,8 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
     let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     let status = loop {
         tokio::select! {
+            // An exit that is ready wins over a report tick that would find a cancel.
+            biased;
             s = child.wait() => break s.ok(),
             Some(()) = async { term.as_mut()?.recv().await } => {
                 eprintln!("taskdeck run: terminated; stopping the command");
@@ -351,6 +353,11 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 if let Some(answer) = report(body).await
                     && answer["cancelRequested"] == true
                 {
+                    // A command that exited before the cancel took effect ended on its own: its
+                    // exit code and output are the job's result, not a cancel.
+                    if let Ok(Some(exited)) = child.try_wait() {
+                        break Some(exited);
+                    }
                     eprintln!("taskdeck run: cancelled from Taskdeck; stopping the command");
                     cancelled = true;
                     stopped = true;
