@@ -53,7 +53,7 @@ enum Command {
         #[arg(long, env = "TASKDECK_PORT")]
         port: Option<u16>,
         /// Token to report with [default: TASKDECK_TOKEN, else the admin token file]
-        #[arg(long, env = "TASKDECK_TOKEN")]
+        #[arg(long, env = "TASKDECK_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// The command and its arguments (after --)
         #[arg(last = true, required = true)]
@@ -67,7 +67,7 @@ enum Command {
         #[arg(long, global = true, env = "TASKDECK_PORT")]
         port: Option<u16>,
         /// [default: TASKDECK_TOKEN, else the admin token file]
-        #[arg(long, global = true, env = "TASKDECK_TOKEN")]
+        #[arg(long, global = true, env = "TASKDECK_TOKEN", hide_env_values = true)]
         token: Option<String>,
         /// Print the API's JSON
         #[arg(long, global = true)]

@@ -96,14 +96,37 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
 
     s.wait_status(&s.admin, &id, "input_required").await;
     let got = c.request("tasks/get", json!({"taskId": id})).await;
+    assert_eq!(
+        got["result"]["ttl"],
+        Value::Null,
+        "unlimited while a human decides"
+    );
     assert_eq!(got["result"]["status"], "input_required", "{got}");
     let listed = c.request("tasks/list", json!({})).await;
     assert_eq!(listed["result"]["tasks"][0]["taskId"], id, "{listed}");
-    let bogus = c.request("tasks/list", json!({"cursor": "banana"})).await;
-    assert_eq!(bogus["error"]["code"], -32602);
-    // Another principal's session lists none of it.
+    for cursor in [json!("banana"), json!(""), json!("tl1.5"), json!(5)] {
+        let bogus = c.request("tasks/list", json!({"cursor": cursor})).await;
+        assert_eq!(bogus["error"]["code"], -32602, "{cursor}: {bogus}");
+    }
+    // Pages: 50 each, cursors opaque and bound to the caller.
+    for n in 0..50 {
+        c.request(
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {"message": format!("q{n}")}, "task": {}}),
+        )
+        .await;
+    }
+    let first = c.request("tasks/list", json!({})).await;
+    assert_eq!(first["result"]["tasks"].as_array().unwrap().len(), 50);
+    let cursor = first["result"]["nextCursor"].as_str().unwrap().to_string();
+    let second = c.request("tasks/list", json!({"cursor": cursor})).await;
+    assert_eq!(second["result"]["tasks"][0]["taskId"], id, "{second}");
+    assert!(second["result"].get("nextCursor").is_none());
+    // Another principal's session lists none of it, and cannot use this cursor.
     let other = s.token("someone-else");
     let mut o = LegacySession::open(&s, &other).await;
+    let theirs = o.request("tasks/list", json!({"cursor": cursor})).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
     let theirs = o.request("tasks/list", json!({})).await;
     assert_eq!(theirs["result"]["tasks"], json!([]));
     let theirs = o.request("tasks/get", json!({"taskId": id})).await;
@@ -145,6 +168,9 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
     );
     let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     assert_eq!(detail["inputRounds"][0]["answeredBy"], "vscode");
+    // Its requested retention comes back (from creation, plus the time waited), not the default.
+    let ttl = detail["task"]["ttlMs"].as_u64().unwrap();
+    assert!((60_000..70_000).contains(&ttl), "{ttl}");
 
     // tasks/cancel: -32602 for a terminal task; otherwise the task, cancelled.
     let r = c.request("tasks/cancel", json!({"taskId": id})).await;
@@ -175,6 +201,15 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
         .await
         .unwrap();
     assert_eq!(r.status(), 204);
+    let again = Client::new()
+        .delete(s.url("/mcp"))
+        .header("Mcp-Session-Id", &c.session)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404, "an ended session is unknown");
     let r = c
         .send(json!({"jsonrpc": "2.0", "id": 60, "method": "tasks/list", "params": {}}))
         .await;
@@ -259,12 +294,43 @@ async fn questions_go_only_where_they_can_be_answered() {
         seen["statusMessage"],
         "Waiting for a human in Taskdeck: Rotate the keys?"
     );
+    // Nor can it answer it, on any path: its answers are acknowledged and ignored.
+    let update = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/update", "params": {
+        "taskId": id, "inputResponses": {"approval": {"action": "accept"}},
+        "_meta": meta_without_elicitation()}});
+    let r = s
+        .raw(
+            Some(&agent),
+            &update.to_string(),
+            &[
+                ("Mcp-Method", "tasks/update".into()),
+                ("Mcp-Name", id.clone()),
+            ],
+        )
+        .await;
+    assert_eq!(r.result()["resultType"], "complete", "{}", r.body);
+    let mut legacy = LegacySession::open_with(&s, &agent, json!({})).await;
+    let st = legacy
+        .tool(
+            "task_respond",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": "accept"}}}),
+        )
+        .await;
+    assert_eq!(st["structuredContent"]["task"]["status"], "working", "{st}");
+    let guessed = legacy
+        .send(json!({"jsonrpc": "2.0", "id": format!("taskdeck-input:{id}:approval"), "result": {"action": "accept"}}))
+        .await;
+    assert_eq!(guessed.status(), 202);
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(
+        detail["task"]["status"], "input_required",
+        "still the human's: {detail}"
+    );
     // The same task, read by a client that can ask its user: the question.
     let asking = s.get(&agent, &id).await;
     assert_eq!(asking["status"], "input_required");
     assert!(asking["inputRequests"]["approval"].is_object());
     // A 2025-11-25 session without elicitation: `working` too.
-    let mut legacy = LegacySession::open_with(&s, &agent, json!({})).await;
     let st = legacy.request("tasks/get", json!({"taskId": id})).await;
     assert_eq!(st["result"]["status"], "working", "{st}");
     let st = legacy.tool("task_status", json!({"taskId": id})).await;
@@ -294,6 +360,12 @@ async fn questions_go_only_where_they_can_be_answered() {
         done.result()["result"]["structuredContent"]["action"],
         "accept"
     );
+    // A subscription names its tasks as an array of taskIds, or is refused.
+    for bad in [json!({"taskIds": "notalist"}), json!({"taskIds": [5]})] {
+        let r = s.listen(&agent, json!(9), bad.clone()).await;
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], -32602, "{bad}: {body}");
+    }
     let mut slow = Server::start(&["--no-fast-path"]).await;
     let t = slow.admin.clone();
     let created = slow
@@ -428,6 +500,21 @@ async fn answers_are_checked_and_declines_carry_no_content() {
         )
         .await;
     assert_eq!(r.error_code(), -32602, "{}", r.body);
+    // A decline's content is dropped before anything is checked, however large.
+    let (status, v) = s
+        .v1_post(
+            Some(&t),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approval": {"action": "decline", "content": {"email": "x".repeat(70 * 1024)}}}}),
+        )
+        .await;
+    assert_eq!(
+        (status.as_u16(), &v["accepted"]),
+        (200, &json!(["approval"])),
+        "{v}"
+    );
+    s.wait_status(&t, &id, "completed").await;
+    let id = ask(&s).await;
     // A decline with content: the content is dropped from the result and the record.
     let (status, _) = s
         .v1_post(

@@ -53,6 +53,24 @@ pub fn answerable<'a>(
         .collect()
 }
 
+/// The answers in `responses` that `reader` may give: those to questions it is shown
+/// ([`answerable`]). The others are dropped, so they are ignored like answers to keys that are
+/// not outstanding (SEP-2663 §Task Update Requests): a client is never told its answer failed,
+/// and a question it was not asked still waits for the human.
+pub fn answerable_responses(
+    task: &TaskRecord,
+    human_only: &[String],
+    reader: Reader,
+    mut responses: Map<String, Value>,
+) -> Map<String, Value> {
+    let shown: Vec<&String> = answerable(task, human_only, reader)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    responses.retain(|key, _| shown.contains(&key));
+    responses
+}
+
 /// The status and statusMessage `reader` is shown: the task's own, or, when it waits only for
 /// questions `reader` cannot answer, `working` with a message saying so.
 pub fn status(

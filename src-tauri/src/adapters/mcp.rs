@@ -257,6 +257,28 @@ fn followup_tools() -> Vec<(&'static str, &'static str, &'static str, Value)> {
 }
 
 impl McpHandler {
+    /// Applies the answers `reader` may give (`agent_view::answerable_responses`); the others
+    /// are ignored. Errors: not found, or an answer that fails its schema (-32602).
+    async fn answer(
+        &self,
+        principal: &Principal,
+        reader: Reader,
+        task_id: &str,
+        responses: Map<String, Value>,
+    ) -> Result<(), McpError> {
+        let engine = &self.core.engine;
+        let task = engine.get(principal, task_id).map_err(mcp_error)?;
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let responses = agent_view::answerable_responses(&task, &human_only, reader, responses);
+        if !responses.is_empty() {
+            engine
+                .answer(principal, task_id, responses)
+                .await
+                .map_err(mcp_error)?;
+        }
+        Ok(())
+    }
+
     async fn followup(
         &self,
         name: &str,
@@ -278,10 +300,7 @@ impl McpHandler {
                     .and_then(Value::as_object)
                     .cloned()
                     .unwrap_or_default();
-                engine
-                    .answer(principal, id, responses)
-                    .await
-                    .map_err(mcp_error)?;
+                self.answer(principal, reader, id, responses).await?;
                 engine.get(principal, id).map_err(mcp_error)?
             }
         };
@@ -436,12 +455,9 @@ impl ServerHandler for McpHandler {
     ) -> Result<(), McpError> {
         let principal = principal_of(&context)?;
         let responses: Map<String, Value> = request.input_responses.into_iter().collect();
-        self.core
-            .engine
-            .answer(&principal, &request.task_id, responses)
+        let reader = reader(&context, &principal);
+        self.answer(&principal, reader, &request.task_id, responses)
             .await
-            .map_err(mcp_error)?;
-        Ok(())
     }
 
     async fn cancel_task(

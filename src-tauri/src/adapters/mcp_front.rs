@@ -166,6 +166,16 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
         }
     }
     if req.method() == http::Method::DELETE {
+        // An unknown session is 404 for DELETE too, as for a session of another principal.
+        if let Some(sid) = &session_id
+            && !front
+                .sessions
+                .has_session(&sid.clone().into())
+                .await
+                .unwrap_or(false)
+        {
+            return unknown_session();
+        }
         let resp = forward(&front, req).await;
         if resp.status() != StatusCode::ACCEPTED {
             return resp;
@@ -826,18 +836,27 @@ fn listen(
     ) {
         return resp;
     }
-    let requested: Vec<String> = params
+    let ids = params
         .notifications
         .as_ref()
         .and_then(|n| n.get("taskIds"))
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+        .filter(|a| a.iter().all(Value::is_string));
+    let Some(ids) = ids else {
+        return error_response(
+            StatusCode::OK,
+            id,
+            INVALID_PARAMS,
+            "Invalid params: notifications.taskIds must be an array of taskId strings",
+            None,
+        );
+    };
+    let mut requested: Vec<String> = Vec::with_capacity(ids.len());
+    for t in ids.iter().filter_map(Value::as_str) {
+        if !requested.iter().any(|r| r == t) {
+            requested.push(t.to_string());
+        }
+    }
     // Subscribe first, then snapshot: a change between the two is delivered twice, never lost.
     let feed = BroadcastStream::new(front.engine.store().feed().subscribe());
     // Ids the caller may not see are dropped silently, exactly like ids that do not exist.

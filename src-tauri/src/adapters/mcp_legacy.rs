@@ -6,7 +6,7 @@
 //!   `required` for task-only ones, absent (forbidden) for the rest.
 //! - `tools/call` with `params.task` creates the task (`params.task.ttl` within the engine's
 //!   bounds) and answers `CreateTaskResult {task}` at once.
-//! - `tasks/get`, `tasks/list` (the caller's tasks, cursor-paginated), `tasks/cancel` (the task;
+//! - `tasks/get`, `tasks/list` (the caller's tasks, opaque bound cursors), `tasks/cancel` (the task;
 //!   `-32602` for a terminal one) answer with 2025-11-25 `Task` objects.
 //! - `tasks/result` blocks until the task is terminal, then answers exactly the tool's
 //!   `CallToolResult` (or its JSON-RPC error). While the task waits for input the session's
@@ -29,6 +29,7 @@ use super::{
     agent_view, legacy_wire,
     mcp_front::{Front, error_response, json_response, sse},
     mcp_sessions::Session,
+    page_cursor,
     wire::{self, INVALID_PARAMS, METHOD_NOT_FOUND},
 };
 use crate::engine::{EngineError, TaskRecord, TaskStatus, ToolMode, store::ListFilter};
@@ -200,17 +201,29 @@ fn get(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
 }
 
 /// `tasks/list`: the caller's tasks, newest first, 50 a page; `nextCursor` when more exist
-/// (2025-11-25 §Task Listing). Cursors are opaque (`tl1.<position>`); any other is `-32602`.
+/// (2025-11-25 §Task Listing). Cursors are opaque and bound to the caller (`page_cursor`); any
+/// other is `-32602`.
 fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
+    let key = *front.engine.store().cursor_key();
+    let scope = page_cursor::CursorScope {
+        caller: &session.principal,
+        statuses: &[],
+        tool: None,
+        principal: None,
+        query: None,
+    };
     let before_seq = match params.get("cursor") {
         None | Some(Value::Null) => None,
-        Some(c) => Some(
-            c.as_str()
-                .and_then(|c| c.strip_prefix("tl1."))
-                .and_then(|n| n.parse::<i64>().ok())
-                .filter(|n| *n > 0)
-                .ok_or((INVALID_PARAMS, "Invalid params: unknown cursor".to_string()))?,
+        Some(Value::String(c)) => Some(
+            page_cursor::decode(&key, c, &scope)
+                .map_err(|e| (INVALID_PARAMS, format!("Invalid params: {e}")))?,
         ),
+        Some(_) => {
+            return Err((
+                INVALID_PARAMS,
+                "Invalid params: cursor must be a string".into(),
+            ));
+        }
     };
     let page = front
         .engine
@@ -238,7 +251,7 @@ fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply 
     }
     let mut result = json!({"tasks": tasks});
     if let Some(next) = page.next_seq {
-        result["nextCursor"] = json!(format!("tl1.{next}"));
+        result["nextCursor"] = json!(page_cursor::encode(&key, next, &scope));
     }
     Ok(result)
 }
@@ -381,12 +394,19 @@ pub async fn take_answer(front: &Front, session: &Session, message: &Value) -> O
     answer.remove("_meta");
     let mut responses = Map::new();
     responses.insert(key.to_string(), Value::Object(answer));
+    // Only an answer to a question this session may be asked counts (`agent_view`).
+    let engine = &front.engine;
+    let Ok(task) = engine.get(&session.principal, task_id) else {
+        return Some(accepted());
+    };
+    let human_only = engine.human_only_inputs(&task).unwrap_or_default();
+    let responses =
+        agent_view::answerable_responses(&task, &human_only, session.reader(), responses);
+    if responses.is_empty() {
+        return Some(accepted());
+    }
     Some(
-        match front
-            .engine
-            .answer(&session.principal, task_id, responses)
-            .await
-        {
+        match engine.answer(&session.principal, task_id, responses).await {
             Ok(_) => accepted(),
             Err(e) => {
                 let (code, message) = wire::error_code(&e);

@@ -166,6 +166,9 @@ pub struct Engine {
 impl Engine {
     /// The shortest retention a requestor may ask for, in ms (see [`Engine::create_task_with_ttl`]).
     pub const MIN_REQUESTED_TTL_MS: u64 = 1_000;
+    /// The longest retention a requestor may ask for when the default is unlimited: 100 years
+    /// in ms, the bound `--default-ttl-ms` has.
+    pub const MAX_REQUESTED_TTL_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
 
     /// An engine over `store`. Register tools, then call [`Engine::start`].
     pub fn new(store: Store, config: EngineConfig) -> Engine {
@@ -429,7 +432,9 @@ impl Engine {
             last_updated_at_ms: now,
             ttl_ms: match (requested_ttl_ms, self.inner.config.default_ttl_ms) {
                 (Some(asked), Some(max)) => Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, max)),
-                (Some(asked), None) => Some(asked.max(Self::MIN_REQUESTED_TTL_MS)),
+                (Some(asked), None) => {
+                    Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, Self::MAX_REQUESTED_TTL_MS))
+                }
                 (None, default) => default,
             },
             poll_interval_ms: self.inner.config.poll_interval_ms,
@@ -465,7 +470,7 @@ impl Engine {
                         &task,
                         now,
                         "created",
-                        json!({"status": "working", "tool": task.tool}),
+                        json!({"status": "working", "tool": task.tool, "ttlMs": task.ttl_ms}),
                     )?;
                     let task = w.insert(task)?;
                     if let Some((key, fingerprint)) = &key {
@@ -637,8 +642,8 @@ impl Engine {
                         report.ignored.push(key);
                         continue;
                     }
-                    limits::check_answer_size(&key, &response)?;
                     let response = validate_response(&key, request, response)?;
+                    limits::check_answer_size(&key, &response)?;
                     checked.push((key, response));
                 }
                 for (key, response) in checked {
@@ -658,7 +663,8 @@ impl Engine {
                     t.last_updated_at_ms = now;
                     if t.input_requests.is_empty() && t.status == TaskStatus::InputRequired {
                         transition(w, &mut t, TaskStatus::Working, now)?;
-                        t.ttl_ms = ttl.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
+                        let base = store::created_ttl(w.conn, &id)?.unwrap_or(ttl);
+                        t.ttl_ms = base.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
                         w.event(
                             &t,
                             now,
@@ -925,7 +931,7 @@ impl Engine {
                 let now = now_ms();
                 // A task cancelled or settled while waiting for input gets its retention back.
                 if t.ttl_ms.is_none()
-                    && let Some(ttl) = default_ttl
+                    && let Some(ttl) = store::created_ttl(w.conn, &id)?.unwrap_or(default_ttl)
                 {
                     t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + ttl);
                 }

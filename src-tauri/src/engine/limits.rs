@@ -123,9 +123,7 @@ pub fn check_answer_size(key: &str, answer: &Value) -> Result<(), EngineError> {
         return Ok(());
     }
     Err(EngineError::Invalid(format!(
-        "the answer to {key:?} is {} as JSON; at most {} KiB are allowed",
-        human_bytes(size),
-        ANSWER_MAX_BYTES / 1024
+        "the answer to {key:?} is {size} bytes as JSON; at most {ANSWER_MAX_BYTES} bytes (64 KiB) are allowed"
     )))
 }
 

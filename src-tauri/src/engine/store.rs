@@ -1441,6 +1441,22 @@ pub fn insert_input(
     Ok(())
 }
 
+/// The ttlMs a task was created with, as its `created` event recorded it: `Some(ttl)` (`ttl`
+/// `None` = unlimited), or `None` for a task created before the event carried it. A task that
+/// waited for a human gets its retention back from it.
+pub fn created_ttl(c: &Connection, task_id: &str) -> Result<Option<Option<u64>>, EngineError> {
+    let data: Option<String> = c
+        .prepare_cached(
+            "SELECT data FROM events WHERE task_id = ?1 AND kind = 'created' ORDER BY id LIMIT 1",
+        )?
+        .query_row(params![task_id], |r| r.get(0))
+        .optional()?;
+    Ok(data
+        .map(parse_json)
+        .and_then(|d| d.as_object().and_then(|o| o.get("ttlMs").cloned()))
+        .map(|ttl| ttl.as_u64()))
+}
+
 /// True when the input request may only be answered by the human (the admin principal).
 pub fn input_human_only(c: &Connection, task_id: &str, key: &str) -> Result<bool, EngineError> {
     Ok(
