@@ -192,23 +192,18 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
     assert_eq!(r["error"]["data"]["status"], "cancelled", "{r}");
 
     // DELETE ends the session with 204; the session is then unknown.
-    let r = Client::new()
-        .delete(s.url("/mcp"))
-        .header("Mcp-Session-Id", &c.session)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 204);
-    let again = Client::new()
-        .delete(s.url("/mcp"))
-        .header("Mcp-Session-Id", &c.session)
-        .header("MCP-Protocol-Version", "2025-11-25")
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let delete = async || {
+        Client::new()
+            .delete(s.url("/mcp"))
+            .header("Mcp-Session-Id", &c.session)
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+    };
+    assert_eq!(delete().await.status(), 204);
+    let again = delete().await;
     assert_eq!(again.status(), 404, "an ended session is unknown");
     let r = c
         .send(json!({"jsonrpc": "2.0", "id": 60, "method": "tasks/list", "params": {}}))
