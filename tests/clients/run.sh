@@ -64,16 +64,17 @@ token() { # NAME -> a new agent token for principal NAME
   "$BIN" token create "$1" --data-dir "$work/data" --config-dir "$work/cfg" --json |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).token))'
 }
-proxy() { # NAME -> port of a logging proxy in front of taskdeck for that client
+# NAME -> starts a logging proxy in front of taskdeck for that client; its port in $pp.
+# Not called in $(...): the proxy's pid must reach `pids` in this shell, or it outlives the run.
+proxy() {
   node "$here/lib/proxy.mjs" "$port" "$artifacts/traffic-$1.jsonl" >"$work/proxy-$1.out" 2>&1 &
   pids+=($!)
-  local pp=
+  pp=
   for _ in $(seq 50); do
     pp=$(sed -n 's/^listening //p' "$work/proxy-$1.out")
     [ -n "$pp" ] && break
     sleep 0.1
   done
-  echo "$pp"
 }
 
 # ---- the clients (in parallel: each has its own principal; output is printed per client) ----
@@ -87,7 +88,7 @@ declare -A cmd=(
 declare -A run_pid
 for c in "${clients[@]}"; do
   tok=$(token "$c") || { echo "FAILED $c: taskdeck token create $c"; continue; }
-  pp=$(proxy "$c")
+  proxy "$c"
   (
     cd "$here" &&
       TD_BASE="http://127.0.0.1:$port" TD_MCP_URL="http://127.0.0.1:$pp/mcp" TD_AGENT_TOKEN="$tok" \

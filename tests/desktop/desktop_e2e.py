@@ -40,7 +40,9 @@ ARTIFACTS = REPO / "test-artifacts"
 PROTOCOL = "2026-07-28"
 MCP_META = {
     "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-    "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    # An agent whose client can ask its user (form elicitation): it is shown the questions it
+    # may answer, so it reads `input_required` while the human decides in the window.
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
 }
 APPROVAL_SCHEMA = {
     "type": "object",

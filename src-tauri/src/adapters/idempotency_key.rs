@@ -4,7 +4,8 @@
 //!
 //! A key is 1 to [`MAX_KEY_LEN`] visible ASCII characters (`!` to `~`), sent bare
 //! (`Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324`) or as the draft's structured-field
-//! string (`Idempotency-Key: "8e03978e-..."`, no escapes inside); both spell the same key. A
+//! string (`Idempotency-Key: "8e03978e-..."`, with RFC 8941's `\"` and `\\` escapes); both spell
+//! the same key. A
 //! random UUID per operation, reused for its retries, is the intended use.
 
 use axum::http::HeaderMap;
@@ -35,11 +36,8 @@ pub fn from_headers(headers: &HeaderMap) -> Result<Option<String>, String> {
         .to_str()
         .map_err(|_| bad("has a character that is not visible ASCII"))?;
     let key = match text.strip_prefix('"') {
-        Some(rest) => rest
-            .strip_suffix('"')
-            .filter(|k| !k.contains(['"', '\\']))
-            .ok_or_else(|| bad("is not a well-formed quoted string"))?,
-        None => text,
+        Some(rest) => sf_string(rest).ok_or_else(|| bad("is not a well-formed quoted string"))?,
+        None => text.to_string(),
     };
     if key.is_empty() {
         return Err(bad("is empty"));
@@ -50,7 +48,26 @@ pub fn from_headers(headers: &HeaderMap) -> Result<Option<String>, String> {
     if !key.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(bad("has a character that is not visible ASCII"));
     }
-    Ok(Some(key.to_string()))
+    Ok(Some(key))
+}
+
+/// The content of a structured-field string (RFC 8941 §3.3.3) whose opening quote is already
+/// consumed: `\"` and `\\` are the escapes, the closing quote ends it; `None` for any other
+/// backslash, a quote inside, or no closing quote.
+fn sf_string(rest: &str) -> Option<String> {
+    let mut out = String::with_capacity(rest.len());
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                e @ ('"' | '\\') => out.push(e),
+                _ => return None,
+            },
+            '"' => return chars.next().is_none().then_some(out),
+            c => out.push(c),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -72,13 +89,17 @@ mod tests {
         assert_eq!(key(&[]), Ok(None));
         assert_eq!(key(&[b"abc-123"]), Ok(Some("abc-123".into())));
         assert_eq!(key(&[b"\"abc-123\""]), Ok(Some("abc-123".into())));
+        // RFC 8941 escapes: `\"` and `\\` inside a quoted key.
+        assert_eq!(key(&[b"\"a\\\"b\""]), Ok(Some("a\"b".into())));
+        assert_eq!(key(&[b"\"a\\\\b\""]), Ok(Some("a\\b".into())));
         let longest = "k".repeat(MAX_KEY_LEN);
         assert_eq!(key(&[longest.as_bytes()]), Ok(Some(longest.clone())));
         for bad in [
             &b""[..],
             b"\"\"",
             b"\"abc",
-            b"\"a\\\"b\"",
+            b"\"a\\xb\"",
+            b"\"a\"b\"",
             b"a b",
             b"tab\there",
             b"caf\xe9",

@@ -208,6 +208,9 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
     };
     let modern = is_modern(&parts.headers);
     if let (Some(sid), Some(session), false) = (&session_id, &session, modern) {
+        if let Err(resp) = check_envelope(&bytes) {
+            return resp;
+        }
         if let Ok(message) = serde_json::from_slice::<Value>(&bytes)
             && message.get("method").is_none()
             && let Some(resp) = super::mcp_legacy::take_answer(&front, session, &message).await
@@ -418,6 +421,7 @@ fn is_known_method(method: &str) -> bool {
     matches!(
         method,
         "server/discover"
+            | "initialize"
             | "tools/call"
             | "tools/list"
             | "tasks/get"
@@ -892,12 +896,25 @@ fn listen(
         .map(|t| notification(shown(t), &subscription_id))
         .collect();
     let sub = subscription_id.clone();
+    // The last task sent per id: a change that leaves what this client is shown as it was (an
+    // event that changes nothing it sees) sends nothing.
+    let mut last: std::collections::HashMap<String, Map<String, Value>> = visible
+        .iter()
+        .map(|t| (t.task_id.clone(), shown(t)))
+        .collect();
     let changes = feed.filter_map(move |change| {
         // A deleted task has no further state to notify (it is gone, as if never subscribed).
         let keep = change
             .ok()
             .filter(|c| c.event.kind != "deleted" && accepted.contains(&c.task.task_id));
-        let note = keep.map(|c| notification(shown(&c.task), &sub));
+        let note = keep.and_then(|c| {
+            let now = shown(&c.task);
+            if last.get(&c.task.task_id) == Some(&now) {
+                return None;
+            }
+            last.insert(c.task.task_id.clone(), now.clone());
+            Some(notification(now, &sub))
+        });
         async move { note }
     });
     let stream = futures::stream::once(async move {

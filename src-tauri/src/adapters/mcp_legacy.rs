@@ -170,9 +170,14 @@ async fn create(
         .map_err(|e| (INVALID_PARAMS, e.message.to_string()))?;
     tool.check_arguments(&arguments)
         .map_err(|m| (INVALID_PARAMS, m))?;
-    let ttl = params
-        .get("task")
-        .and_then(|t| t.get("ttl"))
+    let Some(task) = params.get("task").and_then(Value::as_object) else {
+        return Err((
+            INVALID_PARAMS,
+            "Invalid params: task must be an object {ttl?}".into(),
+        ));
+    };
+    let ttl = task
+        .get("ttl")
         .and_then(Value::as_f64)
         .filter(|t| t.is_finite() && *t >= 0.0)
         .map(|t| t as u64);

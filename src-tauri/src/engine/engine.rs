@@ -963,7 +963,7 @@ impl Engine {
                         TaskStatus::Failed
                     }
                     Outcome::Cancelled => {
-                        // The last progress line (e.g. "Waiting for a human: ...") no longer holds.
+                        // The last progress line (e.g. "Waiting for a human in Taskdeck: ...") no longer holds.
                         t.status_message = Some(
                             if t.cancel_requested {
                                 "Cancelled on request"

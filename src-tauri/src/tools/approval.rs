@@ -81,7 +81,7 @@ impl TaskTool for RequestApproval {
                 .cloned()
                 .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
             if !ctx.is_resumed() {
-                ctx.status_message(format!("Waiting for a human: {message}"))
+                ctx.status_message(format!("Waiting for a human in Taskdeck: {message}"))
                     .await;
             }
             let answer = match ctx.elicit("approval", &message, schema).await {
