@@ -127,7 +127,35 @@ where
     if let Ok(Some(status)) = child.try_wait() {
         return Ended::Exited(Some(status));
     }
-    end(stop_group(child, tag, grace).await)
+    // The command may also be exiting already, past the point a signal can end it (the kernel
+    // delivers none to a process inside exit): it then ends with its own exit code although
+    // SIGTERM was sent. When SIGTERM would have killed it (not caught, not ignored), an exit
+    // with a code (not by a signal) says it ended on its own; a command that catches SIGTERM
+    // and exits with a code was stopped by the cancel.
+    let term_is_fatal = child.id().is_some_and(term_is_fatal);
+    match stop_group(child, tag, grace).await {
+        Some(status) if term_is_fatal && status.code().is_some() => Ended::Exited(Some(status)),
+        status => end(status),
+    }
+}
+
+/// True when SIGTERM ends process `pid` (neither caught nor ignored, as `/proc/<pid>/status`
+/// lists them in `SigCgt` and `SigIgn`); false when it does not or cannot be read.
+fn term_is_fatal(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let mask = |field: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    };
+    let term = 1u64 << (Signal::SIGTERM as i32 - 1);
+    match (mask("SigCgt:"), mask("SigIgn:")) {
+        (Some(caught), Some(ignored)) => (caught | ignored) & term == 0,
+        _ => false,
+    }
 }
 
 /// The environment variable that tags every process a task starts with its taskId; processes
@@ -300,6 +328,43 @@ mod tests {
                 "round {round} (exit {code}): {ended:?}"
             );
         }
+    }
+
+    /// A command that is past the point SIGTERM can end it (here: it holds SIGTERM blocked, as
+    /// a process inside exit does) and then exits with its own code ended on its own: `Exited`.
+    /// One that catches SIGTERM and exits with a code was stopped by the cancel: `Cancelled`.
+    #[tokio::test]
+    async fn a_command_the_cancel_could_not_end_ended_on_its_own() {
+        let mut blocked = tokio::process::Command::new("python3")
+            .args([
+                "-c",
+                "import signal, sys, time\n\
+                 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])\n\
+                 print('ready', flush=True)\n\
+                 time.sleep(0.3)\n\
+                 sys.exit(3)",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut out = tokio::io::BufReader::new(blocked.stdout.take().unwrap());
+        let mut line = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line)
+            .await
+            .unwrap();
+        let ended = cancelled_at_once(&mut blocked).await;
+        assert!(
+            matches!(ended, Ended::Exited(Some(s)) if s.code() == Some(3)),
+            "{ended:?}"
+        );
+        let mut trapping = spawn("trap 'exit 5' TERM; echo ready; while :; do sleep 0.05; done");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let ended = cancelled_at_once(&mut trapping).await;
+        assert!(
+            matches!(ended, Ended::Cancelled(Some(s)) if s.code() == Some(5)),
+            "{ended:?}"
+        );
     }
 
     /// A command still running when the cancel takes effect is stopped: `Cancelled`.
