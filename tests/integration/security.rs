@@ -817,3 +817,44 @@ async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
     s.wait_status(&s.admin, &id, "input_required").await;
     assert_eq!(hits.load(Ordering::SeqCst), 1, "the next task asks again");
 }
+
+/// Credentials in arguments (`run_command`'s `env` here) reach the run, never the store: the
+/// task's arguments, the approval question, search and the change stream show `[redacted]`.
+#[tokio::test]
+async fn secrets_in_arguments_are_never_shown() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("deployer");
+    let out = s.dir.join("seen-token");
+    let created = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"argv": ["sh", "-c", format!("printf %s \"$GITHUB_TOKEN\" > {}", out.display())],
+                   "env": {"GITHUB_TOKEN": "ghp_s3cr3tvalue", "RUST_LOG": "info"}}),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        question.contains("GITHUB_TOKEN=[redacted]") && question.contains("RUST_LOG=info"),
+        "{question}"
+    );
+    s.answer(&id, "approve-command", json!({"action": "accept"}))
+        .await;
+    s.wait_status(&s.admin, &id, "completed").await;
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "ghp_s3cr3tvalue",
+        "the command got the secret"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["arguments"]["env"]["GITHUB_TOKEN"], "[redacted]");
+    assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
+    let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=s3cr3t").await;
+    assert_eq!(found["tasks"], json!([]), "search finds no secret");
+    let (_, list) = s.v1_get(Some(&agent), "/v1/tasks").await;
+    assert!(!list.to_string().contains("s3cr3t"));
+}

@@ -86,6 +86,13 @@ pub trait TaskTool: Send + Sync + 'static {
     fn check_arguments(&self, _arguments: &Value) -> Result<(), String> {
         Ok(())
     }
+    /// The arguments as the store keeps them and every view shows them, when they hold secrets
+    /// (credential values replaced, e.g. by `[redacted]`); `None` when there is nothing to hide.
+    /// The run gets the arguments as given. Only for tools that are not resumable: a resumed
+    /// run reads its arguments from the store.
+    fn redact_arguments(&self, _arguments: &Value) -> Option<Value> {
+        None
+    }
     /// Runs one call. The future should watch [`TaskContext::cancelled`] and return
     /// [`Outcome::Cancelled`] promptly; one that ignores cancellation is dropped after the
     /// engine's cancel grace period.
@@ -285,7 +292,7 @@ impl Engine {
                             Ok(())
                         })
                         .await?;
-                    self.spawn_executor(Arc::new(task), tool, true);
+                    self.spawn_executor(Arc::new(task), tool, true, None);
                     resumed += 1;
                 }
                 None => {
@@ -419,6 +426,12 @@ impl Engine {
             return Err(EngineError::Invalid(format!("unknown tool: {tool}")));
         };
         limits::check_arguments_size(tool, &arguments)?;
+        // Secrets never reach the store (or any view of it): the run gets them in memory only.
+        let (stored, run_arguments) = match tool_impl.redact_arguments(&arguments) {
+            Some(shown) if !tool_impl.descriptor().resumable => (shown, Some(arguments)),
+            _ => (arguments, None),
+        };
+        let arguments = stored;
         let now = now_ms();
         let task = TaskRecord {
             task_id: super::model::new_task_id(now),
@@ -487,7 +500,7 @@ impl Engine {
                 })
                 .await?;
             if let Creation::Created(task) = &creation {
-                engine.started(task, tool_impl);
+                engine.started(task, tool_impl, run_arguments);
                 if keyed {
                     engine.note_deadline_at(now + idempotency::KEY_KEPT_MS);
                 }
@@ -500,7 +513,8 @@ impl Engine {
     }
 
     /// After a task was stored: its deadline, the counts the sweeper's caps use, and its tool.
-    fn started(&self, task: &Arc<TaskRecord>, tool: Arc<dyn TaskTool>) {
+    /// `arguments`: what the run gets when it is not the stored arguments (secrets redacted).
+    fn started(&self, task: &Arc<TaskRecord>, tool: Arc<dyn TaskTool>, arguments: Option<Value>) {
         self.note_deadline(task);
         let count = self.inner.task_count.fetch_add(1, Ordering::Relaxed) + 1;
         let creations = self.inner.creations.fetch_add(1, Ordering::Relaxed) + 1;
@@ -513,7 +527,7 @@ impl Engine {
         if over_count || check_bytes {
             self.inner.sweeper_wake.notify_one();
         }
-        self.spawn_executor(task.clone(), tool, false);
+        self.spawn_executor(task.clone(), tool, false, arguments);
     }
 
     /// The task as `principal` may see it. Errors: [`EngineError::NotFound`] when it does not
@@ -1101,7 +1115,13 @@ impl Engine {
         }
     }
 
-    fn spawn_executor(&self, task: Arc<TaskRecord>, tool: Arc<dyn TaskTool>, resumed: bool) {
+    fn spawn_executor(
+        &self,
+        task: Arc<TaskRecord>,
+        tool: Arc<dyn TaskTool>,
+        resumed: bool,
+        arguments: Option<Value>,
+    ) {
         let cancel = self.inner.shutdown.child_token();
         if task.cancel_requested {
             cancel.cancel();
@@ -1126,7 +1146,8 @@ impl Engine {
         let shutdown = self.inner.shutdown.clone();
         // The tool's run is created here, before this returns (so a tool can register the task
         // at once, e.g. external jobs awaiting reports); it is polled on its own tokio task.
-        let run = AssertUnwindSafe(tool.run(ctx, task.arguments.clone())).catch_unwind();
+        let arguments = arguments.unwrap_or_else(|| task.arguments.clone());
+        let run = AssertUnwindSafe(tool.run(ctx, arguments)).catch_unwind();
         tokio::spawn(async move {
             let ignored_cancel = async {
                 cancel.cancelled().await;

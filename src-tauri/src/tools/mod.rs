@@ -13,6 +13,7 @@ pub mod policy_file;
 pub mod process;
 pub mod run_command;
 pub mod schema;
+pub mod secrets;
 
 use std::sync::Arc;
 

@@ -91,6 +91,11 @@ fn declined(line: &str) -> Outcome {
 }
 
 impl TaskTool for RunCommand {
+    /// `env` values whose names say they are credentials are kept and shown as `[redacted]`.
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        super::secrets::redact_field(arguments, "env")
+    }
+
     fn descriptor(&self) -> &ToolDescriptor {
         &self.descriptor
     }
@@ -152,7 +157,13 @@ impl TaskTool for RunCommand {
             let allowed = env.is_none() && policy.allowing_pattern(ctx.principal(), &line, &run_dir, plain).is_some();
             if !allowed {
                 let env_text = env.map_or(String::new(), |e| {
-                    let pairs: Vec<String> = e.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(""))).collect();
+                    let pairs: Vec<String> = e
+                        .iter()
+                        .map(|(k, v)| match super::secrets::is_secret_name(k) {
+                            true => format!("{k}={}", super::secrets::REDACTED),
+                            false => format!("{k}={}", v.as_str().unwrap_or("")),
+                        })
+                        .collect();
                     format!("\n\nwith environment: {}", pairs.join(" "))
                 });
                 let question = format!("{} wants to run:\n\n{line}\n\nin {where_}{env_text}", ctx.principal());
