@@ -178,8 +178,9 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
             TasksCommand::Answer { ref key, .. } => {
                 if ignored {
                     eprintln!(
-                        "taskdeck: ignored: {key} is not waiting for an answer (already answered, \
-                         superseded, or never asked); the task is {}",
+                        "taskdeck: ignored: {key} is not waiting for an answer from this token \
+                         (already answered, superseded, never asked, or only the human's admin \
+                         token may answer it); the task is {}",
                         body["task"]["status"].as_str().unwrap_or("unknown")
                     );
                 } else {
