@@ -1129,7 +1129,8 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(out.status.code(), Some(4));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("approval is not waiting for an answer from this token") && said.contains("completed"),
+        said.contains("approval is not waiting for an answer from this token")
+            && said.contains("completed"),
         "{said}"
     );
     // Without --port, the data dir tells the CLI where its Taskdeck listens (here not 4747).

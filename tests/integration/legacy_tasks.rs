@@ -241,6 +241,36 @@ async fn a_session_belongs_to_the_principal_that_opened_it() {
     // The owner's session is untouched.
     let r = c.request("tools/list", json!({})).await;
     assert!(r["result"]["tools"].is_array());
+    // Ending the session ends what it was waiting on: an open tasks/result stream closes.
+    let created = c
+        .request(
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {"message": "Wait?"}, "task": {}}),
+        )
+        .await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let waiting = c
+        .send(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tasks/result", "params": {"taskId": id}}),
+        )
+        .await;
+    let deleted = Client::new()
+        .delete(s.url("/mcp"))
+        .header("Mcp-Session-Id", &c.session)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .bearer_auth(&owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let ended = tokio::time::timeout(Duration::from_secs(5), waiting.text()).await;
+    assert!(
+        ended.is_ok(),
+        "the tasks/result stream outlived its session"
+    );
 }
 
 /// A `_meta` for a 2026-07-28 request declaring the tasks extension, without elicitation.

@@ -851,7 +851,10 @@ async fn secrets_in_arguments_are_never_shown() {
         "the command got the secret"
     );
     let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
-    assert_eq!(detail["task"]["arguments"]["env"]["GITHUB_TOKEN"], "[redacted]");
+    assert_eq!(
+        detail["task"]["arguments"]["env"]["GITHUB_TOKEN"],
+        "[redacted]"
+    );
     assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
     let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=s3cr3t").await;
     assert_eq!(found["tasks"], json!([]), "search finds no secret");

@@ -372,8 +372,9 @@ fn result_stream(
                         },
                         Err(RecvError::Closed) => return,
                     },
-                    // The client went away: stop waiting on its behalf.
+                    // The client went away, or its session ended: stop waiting on its behalf.
                     _ = tx.closed() => return,
+                    _ = session.ended.cancelled() => return,
                 }
             };
         }

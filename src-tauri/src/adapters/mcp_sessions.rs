@@ -25,6 +25,7 @@ use rmcp::{
     },
 };
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::{agent_view, legacy_wire};
 use crate::engine::{Engine, Principal, TaskRecord};
@@ -38,6 +39,8 @@ pub struct Session {
     pub can_elicit: bool,
     /// The session's peer, once rmcp reported the session initialized.
     pub peer: Option<Peer<RoleServer>>,
+    /// Cancelled when the session ends (DELETE, or rmcp dropped it): what serves it stops.
+    pub ended: CancellationToken,
 }
 
 impl Session {
@@ -77,7 +80,13 @@ impl Sessions {
         let live: Option<Vec<String>> = {
             let mut sessions = self.sessions.lock().unwrap();
             let before = sessions.len();
-            sessions.retain(|_, s| !s.peer.as_ref().is_some_and(Peer::is_transport_closed));
+            sessions.retain(|_, s| {
+                let gone = s.peer.as_ref().is_some_and(Peer::is_transport_closed);
+                if gone {
+                    s.ended.cancel();
+                }
+                !gone
+            });
             let pruned = sessions.len() < before;
             sessions.insert(
                 session_id.to_string(),
@@ -85,6 +94,7 @@ impl Sessions {
                     principal,
                     can_elicit,
                     peer: None,
+                    ended: CancellationToken::new(),
                 },
             );
             pruned.then(|| sessions.keys().cloned().collect())
@@ -112,7 +122,9 @@ impl Sessions {
 
     /// Forgets a session (DELETE, or rmcp no longer has it) and the watches it had.
     pub fn close(&self, session_id: &str) {
-        self.sessions.lock().unwrap().remove(session_id);
+        if let Some(s) = self.sessions.lock().unwrap().remove(session_id) {
+            s.ended.cancel();
+        }
         self.watches
             .lock()
             .unwrap()
