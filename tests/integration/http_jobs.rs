@@ -1,6 +1,7 @@
 //! `wait_for_http_job` against what an agent may point it at: destinations that are this
-//! machine in disguise, services that misbehave (bodies too large or cut short), and monitors
-//! on another origin or behind a non-HTTP `Location`.
+//! machine in disguise, services that misbehave (bodies too large or cut short), monitors on
+//! another origin or behind a non-HTTP `Location`, and cancels that must reach an
+//! authenticated API.
 
 use std::{
     sync::{
@@ -441,4 +442,59 @@ async fn a_monitor_location_that_is_not_http_fails_at_once() {
         assert_eq!(hits.load(Ordering::SeqCst), 1, "nothing retried");
         assert!(began.elapsed() < Duration::from_secs(3));
     }
+}
+
+/// Cancelling a task that follows a monitor sends `DELETE` with the headers the polls carry
+/// (an authenticated API refuses one without them), and the task's timeline says how the
+/// `DELETE` went.
+#[tokio::test]
+async fn a_cancel_deletes_the_monitor_with_the_polls_headers_and_records_the_outcome() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let deletes: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let log = deletes.clone();
+    let app = Router::new().route(
+        "/ops/1",
+        get(|| async { ([("retry-after", "1")], r#"{"status":"running"}"#) }).delete(
+            move |headers: HeaderMap| {
+                let auth = header(&headers, "authorization");
+                log.lock().unwrap().push(auth.clone());
+                async move {
+                    if auth.as_deref() == Some("Bearer api-key") {
+                        StatusCode::NO_CONTENT
+                    } else {
+                        StatusCode::UNAUTHORIZED
+                    }
+                }
+            },
+        ),
+    );
+    let base = serve_local(app).await;
+    allow(&s, "agent", &[authority(&base)]);
+    let monitor = format!("{base}/ops/1");
+    let id = start(
+        &s,
+        &agent,
+        json!({"monitor": monitor, "headers": {"Authorization": "Bearer api-key"}}),
+    )
+    .await;
+    s.wait_for(&agent, &id, "polling", |v| {
+        v["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("running"))
+    })
+    .await;
+    s.rpc(Some(&agent), "tasks/cancel", json!({"taskId": id}), true)
+        .await
+        .result();
+    s.wait_status(&agent, &id, "cancelled").await;
+    assert_eq!(
+        *deletes.lock().unwrap(),
+        [Some("Bearer api-key".to_string())]
+    );
+    let messages = status_messages(&s, &id).await;
+    assert!(
+        messages.contains(&format!("Cancelled; DELETE {monitor} answered 204")),
+        "{messages:?}"
+    );
 }

@@ -4,7 +4,8 @@
 //! finishes; the task completes with the final representation. Transient failures (nothing
 //! answered, a body cut short, 5xx, 429) are retried with exponential backoff, at most
 //! [`MAX_RETRIES`] in a row; a 4xx, a body over 1 MiB or a `Location` that is not an HTTP URL
-//! is a clear tool error at once. Cancelling the task sends `DELETE` to the monitor.
+//! is a clear tool error at once. Cancelling the task sends `DELETE` to the monitor, with the
+//! headers its polls carry, and records how that went in the task's timeline.
 //!
 //! An agent must not use Taskdeck to read services only this machine can reach: every request
 //! goes through [`Reach`], which resolves and checks each destination first (a private one, or
@@ -255,6 +256,7 @@ impl TaskTool for WaitForHttpJob {
                     Err(Stop::Cancelled) => {
                         let deleted = reach.delete(&monitor).await;
                         tracing::info!(task_id = ctx.task_id(), monitor = %monitor.url, deleted, "cancelled; asked the remote operation to stop");
+                        ctx.status_message(format!("Cancelled; DELETE {} {deleted}", monitor.url)).await;
                         return Outcome::Cancelled;
                     }
                     Err(Stop::End(outcome)) => return outcome,
@@ -703,5 +705,62 @@ mod tests {
         let done = result(&engine, &task.task_id).await;
         assert_eq!(done["isError"], false, "{done}");
         assert_eq!(polls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    /// How the `DELETE` sent on a cancel went is recorded when it fails too: here the monitor's
+    /// server answered one poll and then closed its port.
+    #[tokio::test]
+    async fn a_cancel_records_a_delete_that_failed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let authority = listener.local_addr().unwrap().to_string();
+        super::HttpPolicy::new(dir.path())
+            .allow("agent", &authority)
+            .unwrap();
+        // One poll: "running", next poll in a minute; then the listener goes with the task.
+        let server = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let _ = conn.read(&mut [0u8; 4096]).await.unwrap();
+            let body = r#"{"status":"running"}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nRetry-After: 60\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            conn.write_all(answer.as_bytes()).await.unwrap();
+        });
+        let monitor = format!("http://{authority}/op");
+        let args = json!({"monitor": monitor});
+        let task = engine
+            .create_task(&Principal::named("agent"), "wait_for_http_job", args)
+            .await
+            .unwrap();
+        wait_until(&engine, &task.task_id, |t| {
+            t.status_message
+                .as_deref()
+                .is_some_and(|m| m.contains("running"))
+        })
+        .await;
+        server.await.unwrap();
+        engine
+            .cancel(&Principal::admin(), &task.task_id)
+            .await
+            .unwrap();
+        let t = wait_until(&engine, &task.task_id, |t| t.status.is_terminal()).await;
+        assert_eq!(t.status, TaskStatus::Cancelled);
+        let (events, ..) = engine
+            .history(&Principal::admin(), &task.task_id, None, 100)
+            .unwrap();
+        let recorded: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e.data["statusMessage"].as_str())
+            .collect();
+        let failed =
+            format!("Cancelled; DELETE {monitor} failed: cannot connect: Connection refused");
+        assert!(
+            recorded.iter().any(|m| m.starts_with(&failed)),
+            "{recorded:?}"
+        );
     }
 }

@@ -27,6 +27,9 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest time to open a connection (within [`REQUEST_TIMEOUT`]).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest time the `DELETE` sent on a cancel may take, resolving its host included: it must
+/// end well within the engine's cancel grace (10 s by default).
+pub const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Headers that go only to the origin the agent gave them for (as browsers and reqwest do on
 /// redirects).
@@ -282,18 +285,40 @@ impl Reach {
         Err(end(format!("{what}: more than {MAX_REDIRECTS} redirects")))
     }
 
-    /// Sends `DELETE target` once, without asking anyone: a destination that would need the
-    /// human's allowance is skipped. True when the server answered with a success.
-    pub async fn delete(&mut self, target: &Target) -> bool {
-        match self.dests.resolve(&target.url).await {
-            Ok(dest) if self.may_reach(&dest) => self.dests.pin(&dest),
-            _ => return false,
+    /// Sends `DELETE target` once, with the headers a request there carries, without asking
+    /// anyone (a destination that would need the human's allowance is skipped) and within
+    /// [`DELETE_TIMEOUT`]. Returns how it went, for the task's timeline: "answered 204",
+    /// "failed: ...", "not sent: ...".
+    pub async fn delete(&mut self, target: &Target) -> String {
+        let attempt = async {
+            let dest = self
+                .dests
+                .resolve(&target.url)
+                .await
+                .map_err(|e| format!("not sent: {e}"))?;
+            if let (false, Some((ip, how))) = (self.may_reach(&dest), dest.near) {
+                return Err(format!(
+                    "not sent: {} ({ip}, {how}) was not allowed",
+                    dest.authority()
+                ));
+            }
+            self.dests.pin(&dest);
+            let mut req = self.http.delete(target.url.clone());
+            for (k, v) in self.headers_for(target.credentials) {
+                req = req.header(k, v);
+            }
+            let resp = req
+                .timeout(DELETE_TIMEOUT)
+                .send()
+                .await
+                .map_err(|e| format!("failed: {}", why(&e, DELETE_TIMEOUT)))?;
+            Ok(format!("answered {}", resp.status().as_u16()))
+        };
+        match tokio::time::timeout(DELETE_TIMEOUT, attempt).await {
+            Ok(Ok(answered)) => answered,
+            Ok(Err(failed)) => failed,
+            Err(_) => format!("failed: no answer within {} s", DELETE_TIMEOUT.as_secs()),
         }
-        self.http
-            .delete(target.url.clone())
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success())
     }
 }
 
