@@ -1,28 +1,29 @@
 //! `wait_for_http_job`: start or follow a long-running HTTP operation elsewhere, the RFC 9110
 //! way: a request answered `202 Accepted` with `Location` (and maybe `Retry-After`) points to a
 //! status monitor, which is polled at the interval the server asks for until the operation
-//! finishes; the task completes with the final representation. Transient errors (connection
-//! failures, 5xx, 429) are retried with exponential backoff, at most [`MAX_RETRIES`] in a row; a
-//! 4xx is a clear tool error. Cancelling the task sends `DELETE` to the monitor.
+//! finishes; the task completes with the final representation. Transient failures (nothing
+//! answered, a body cut short, 5xx, 429) are retried with exponential backoff, at most
+//! [`MAX_RETRIES`] in a row; a 4xx, a body over 1 MiB or a `Location` that is not an HTTP URL
+//! is a clear tool error at once. Cancelling the task sends `DELETE` to the monitor, with the
+//! headers its polls carry, and records how that went in the task's timeline.
 //!
-//! An agent must not use Taskdeck to read services only this machine can reach: before every
-//! request, and before following every redirect (followed here, hop by hop, never by the HTTP
-//! client), the destination is resolved and checked ([`super::destination`]). One on a private
-//! network (loopback, private, link-local, a `localhost` name) is reached only if the human
-//! allowed it: the task asks them (a question only the human can answer, key
-//! `allow-private-network`, then `-2`, `-3`, ... for further hosts) and sends nothing before the
-//! answer; "always allow" records it in `<config dir>/http-policy.json` ([`HttpPolicy`]). The
-//! connection goes to the addresses that were checked, never to a fresh DNS answer.
+//! An agent must not use Taskdeck to read services only this machine can reach: every request
+//! goes through [`Reach`], which resolves and checks each destination first (a private one, or
+//! one of this machine's own addresses, only once the human allowed it: a question only the
+//! human can answer, key `allow-private-network`, then `-2`, `-3`, ... for further hosts;
+//! "always allow" records it in `<config dir>/http-policy.json`, [`HttpPolicy`]), connects to
+//! the addresses it checked, and sends the agent's credentials only to the agent's origin.
 
-use std::{collections::HashSet, path::Path, sync::Arc, time::Duration};
+use std::{path::Path, sync::Arc, time::Duration};
 
 use futures::{FutureExt, future::BoxFuture};
 use reqwest::{Method, StatusCode, Url, header};
 use serde_json::{Value, json};
 
 use super::{
-    destination::{Destination, Destinations, Lookup, system_lookup},
+    destination::{Lookup, system_lookup},
     http_policy::HttpPolicy,
+    http_reach::{Answer, Failure, REQUEST_TIMEOUT, Reach, Target},
 };
 use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
 
@@ -30,8 +31,6 @@ use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
 pub const MAX_RETRIES: u32 = 5;
 /// Longest wait between two polls, whatever the server asks, in ms.
 pub const MAX_POLL_MS: u64 = 60_000;
-/// Redirects followed for one request, at most.
-pub const MAX_REDIRECTS: usize = 10;
 /// The key of the first question about a private destination (later ones add `-2`, `-3`, ...).
 pub const ALLOW_PRIVATE_KEY: &str = "allow-private-network";
 
@@ -55,6 +54,8 @@ pub struct WaitForHttpJob {
     descriptor: ToolDescriptor,
     policy: Arc<HttpPolicy>,
     lookup: Lookup,
+    /// How long one request may take: [`REQUEST_TIMEOUT`] (shorter in tests).
+    request_timeout: Duration,
 }
 
 impl WaitForHttpJob {
@@ -73,7 +74,8 @@ impl WaitForHttpJob {
                 description: "Start an HTTP operation (POST/GET url) or follow an existing status monitor (monitor), poll it \
                     at the interval the server asks (Retry-After) until it finishes, and return its final representation. \
                     Cancelling the task sends DELETE to the monitor. A destination on a private network (loopback, \
-                    LAN, link-local) is reached only once the human allows it."
+                    LAN, link-local) or on this machine is reached only once the human allows it. Responses over 1 MiB \
+                    fail the task."
                     .into(),
                 input_schema: json!({
                     "type": "object",
@@ -93,27 +95,37 @@ impl WaitForHttpJob {
             },
             policy: Arc::new(HttpPolicy::new(config_dir)),
             lookup,
+            request_timeout: REQUEST_TIMEOUT,
         }
+    }
+
+    /// The same tool with another time limit per request (tests that cannot wait 30 s).
+    #[cfg(test)]
+    fn with_request_timeout(mut self, timeout: Duration) -> WaitForHttpJob {
+        self.request_timeout = timeout;
+        self
     }
 }
 
-fn tool_error(text: String, data: Value) -> Outcome {
+/// A completed outcome with `isError: true`: `text` for the agent, `data` as structured content.
+pub(super) fn tool_error(text: String, data: Value) -> Outcome {
     Outcome::Completed(
         json!({"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": true}),
     )
 }
 
-/// The delay a response asks for: `Retry-After` in seconds (or an HTTP date), else `default`.
-fn retry_after(resp: &reqwest::Response, default: Duration) -> Duration {
-    let Some(v) = resp
-        .headers()
+/// The delay an answer asks for: `Retry-After` in seconds (or an HTTP date), at most
+/// [`MAX_POLL_MS`], else `default`.
+fn retry_after(answer: &Answer, default: Duration) -> Duration {
+    let Some(v) = answer
+        .headers
         .get(header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
     else {
         return default;
     };
     if let Ok(secs) = v.trim().parse::<u64>() {
-        return Duration::from_millis((secs * 1000).min(MAX_POLL_MS));
+        return Duration::from_millis(secs.saturating_mul(1000).min(MAX_POLL_MS));
     }
     httpdate_delay(v).unwrap_or(default)
 }
@@ -125,12 +137,6 @@ fn httpdate_delay(v: &str) -> Option<Duration> {
         .whole_milliseconds()
         .clamp(0, MAX_POLL_MS as i128);
     Some(Duration::from_millis(ms as u64))
-}
-
-/// The body as JSON, or as a JSON string when it is not JSON.
-async fn body_of(resp: reqwest::Response) -> Value {
-    let text = resp.text().await.unwrap_or_default();
-    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }
 
 /// The status word of a monitor body (`status`, `state` or `done: false`), lowercased.
@@ -180,7 +186,11 @@ impl TaskTool for WaitForHttpJob {
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
-        let (policy, lookup) = (self.policy.clone(), self.lookup.clone());
+        let (policy, lookup, timeout) = (
+            self.policy.clone(),
+            self.lookup.clone(),
+            self.request_timeout,
+        );
         async move {
             let default_interval = Duration::from_millis(arguments.get("pollIntervalMs").and_then(Value::as_u64).unwrap_or(1000));
             let headers: Vec<(String, String)> = arguments
@@ -188,136 +198,168 @@ impl TaskTool for WaitForHttpJob {
                 .and_then(Value::as_object)
                 .map(|h| h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
                 .unwrap_or_default();
-            let mut reach = match Reach::new(ctx.clone(), policy, lookup, headers) {
+            let given = arguments.get("monitor").or_else(|| arguments.get("url")).and_then(Value::as_str).unwrap_or_default();
+            // The agent's credentials are for the origin of the URL it gave.
+            let first = match Url::parse(given) {
+                Ok(url) => Target { url, credentials: true },
+                Err(e) => return tool_error(format!("{given} is not a URL: {e}"), json!({"url": given})),
+            };
+            let mut reach = match Reach::new(ctx.clone(), policy, lookup, headers, timeout) {
                 Ok(r) => r,
                 Err(e) => return Outcome::Failed { code: -32603, message: format!("cannot set up the HTTP client: {e}"), data: None },
             };
             // 1. Start the operation (or take the monitor as given).
-            let (mut monitor, mut wait) = match arguments.get("monitor").and_then(Value::as_str) {
-                Some(m) => (m.to_string(), Duration::ZERO),
-                None => {
-                    let url = arguments["url"].as_str().unwrap_or_default().to_string();
-                    let body = arguments.get("body").cloned();
-                    let method = match arguments.get("method").and_then(Value::as_str) {
-                        Some(m) => Method::from_bytes(m.as_bytes()).unwrap_or(Method::POST),
-                        None if body.is_some() => Method::POST,
-                        None => Method::GET,
-                    };
-                    ctx.status_message(format!("Starting {method} {url}")).await;
-                    let mut failures = 0;
-                    let resp = loop {
-                        let attempt = tokio::select! {
-                            r = reach.send(method.clone(), &url, body.as_ref()) => r,
-                            _ = ctx.cancelled() => return Outcome::Cancelled,
-                        };
-                        let attempt = match retryable(attempt) {
-                            Ok(attempt) => attempt,
-                            Err(end) => return end,
-                        };
-                        match attempt {
-                            // A POST/PATCH that reached the server is not repeated: it may have acted.
-                            Ok(r) if !(r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS)
-                                || !(method == Method::GET || method == Method::PUT) => break r,
-                            other => {
-                                failures += 1;
-                                let why = match other { Ok(r) => format!("HTTP {}", r.status()), Err(e) => e };
-                                if failures > MAX_RETRIES {
-                                    return tool_error(format!("{method} {url} kept failing: {why}"), json!({"url": url, "error": why}));
-                                }
-                                ctx.status_message(format!("{method} {url}: {why}; retry {failures} of {MAX_RETRIES}")).await;
-                                tokio::select! {
-                                    _ = tokio::time::sleep(Duration::from_millis(500 << (failures - 1))) => {}
-                                    _ = ctx.cancelled() => return Outcome::Cancelled,
-                                }
-                            }
-                        }
-                    };
-                    let status = resp.status();
-                    if status.is_server_error() {
-                        let body = body_of(resp).await;
-                        return tool_error(format!("{method} {url} failed: HTTP {status} (not retried: the request may have had effects)"), json!({"url": url, "httpStatus": status.as_u16(), "body": body}));
+            let (mut monitor, mut wait) = if arguments.get("monitor").is_some() {
+                (first, Duration::ZERO)
+            } else {
+                let url = &first.url;
+                let body = arguments.get("body").cloned();
+                let method = match arguments.get("method").and_then(Value::as_str) {
+                    Some(m) => Method::from_bytes(m.as_bytes()).unwrap_or(Method::POST),
+                    None if body.is_some() => Method::POST,
+                    None => Method::GET,
+                };
+                ctx.status_message(format!("Starting {method} {url}")).await;
+                let label = format!("{method} {url}");
+                let answer = match exchange(&ctx, &mut reach, &method, &first, body.as_ref(), Duration::ZERO, &label).await {
+                    Ok(answer) => answer,
+                    Err(Stop::Cancelled) => return Outcome::Cancelled,
+                    Err(Stop::End(outcome)) => return outcome,
+                };
+                let status = answer.status;
+                if status.is_server_error() {
+                    return tool_error(format!("{label} failed: HTTP {status} (not retried: the request may have had effects)"), json!({"url": url.as_str(), "httpStatus": status.as_u16(), "body": answer.json()}));
+                }
+                if status.is_client_error() {
+                    return tool_error(format!("{label} was refused: HTTP {status}"), json!({"url": url.as_str(), "httpStatus": status.as_u16(), "body": answer.json()}));
+                }
+                if status != StatusCode::ACCEPTED {
+                    return finished(url, status, answer.json());
+                }
+                match answer.location() {
+                    Some(Ok(monitor)) => (monitor, retry_after(&answer, default_interval)),
+                    Some(Err(location)) => {
+                        return tool_error(format!("{url} answered 202 Accepted with Location {location}"), json!({"url": url.as_str(), "body": answer.json()}));
                     }
-                    if status.is_client_error() {
-                        let body = body_of(resp).await;
-                        return tool_error(format!("{method} {url} was refused: HTTP {status}"), json!({"url": url, "httpStatus": status.as_u16(), "body": body}));
+                    None => {
+                        return tool_error(format!("{url} answered 202 Accepted without a Location to follow"), json!({"url": url.as_str(), "body": answer.json()}));
                     }
-                    if status != StatusCode::ACCEPTED {
-                        let body = body_of(resp).await;
-                        return finished(&url, status, body);
-                    }
-                    let location = resp.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()).map(String::from);
-                    let Some(location) = location else {
-                        let body = body_of(resp).await;
-                        return tool_error(format!("{url} answered 202 Accepted without a Location to follow"), json!({"url": url, "body": body}));
-                    };
-                    let monitor = resp.url().join(&location).map(|u| u.to_string()).unwrap_or(location);
-                    (monitor, retry_after(&resp, default_interval))
                 }
             };
-            // 2. Poll the monitor.
-            let mut failures = 0;
+            // 2. Poll the monitor. A cancel while waiting or polling (or asking about the
+            // monitor) asks the remote operation to stop.
             let mut polls = 0u64;
             loop {
-                // A cancel while waiting or polling (or asking about the monitor) stops the remote operation.
-                let attempt = tokio::select! {
-                    r = async {
-                        tokio::time::sleep(wait).await;
-                        reach.send(Method::GET, &monitor, None).await
-                    } => Some(r),
-                    _ = ctx.cancelled() => None,
-                };
-                let Some(attempt) = attempt else {
-                    let deleted = reach.delete(&monitor).await;
-                    tracing::info!(task_id = ctx.task_id(), monitor, deleted, "cancelled; asked the remote operation to stop");
-                    return Outcome::Cancelled;
+                let label = format!("The status monitor {}", monitor.url);
+                let answer = match exchange(&ctx, &mut reach, &Method::GET, &monitor, None, wait, &label).await {
+                    Ok(answer) => answer,
+                    Err(Stop::Cancelled) => {
+                        let deleted = reach.delete(&monitor).await;
+                        tracing::info!(task_id = ctx.task_id(), monitor = %monitor.url, deleted, "cancelled; asked the remote operation to stop");
+                        ctx.status_message(format!("Cancelled; DELETE {} {deleted}", monitor.url)).await;
+                        return Outcome::Cancelled;
+                    }
+                    Err(Stop::End(outcome)) => return outcome,
                 };
                 polls += 1;
-                let attempt = match retryable(attempt) {
-                    Ok(attempt) => attempt,
-                    Err(end) => return end,
-                };
-                let resp = match attempt {
-                    Ok(r) if !(r.status().is_server_error() || r.status() == StatusCode::TOO_MANY_REQUESTS) => {
-                        failures = 0;
-                        r
-                    }
-                    other => {
-                        failures += 1;
-                        let why = match other { Ok(r) => format!("HTTP {}", r.status()), Err(e) => e };
-                        if failures > MAX_RETRIES {
-                            return tool_error(format!("The status monitor {monitor} kept failing: {why}"), json!({"monitor": monitor, "error": why}));
-                        }
-                        ctx.status_message(format!("{monitor}: {why}; retry {failures} of {MAX_RETRIES}")).await;
-                        wait = Duration::from_millis(500 << (failures - 1));
-                        continue;
-                    }
-                };
-                let status = resp.status();
+                let status = answer.status;
                 if status.is_client_error() {
-                    let body = body_of(resp).await;
-                    return tool_error(format!("The status monitor {monitor} answered HTTP {status}"), json!({"monitor": monitor, "httpStatus": status.as_u16(), "body": body}));
+                    return tool_error(format!("{label} answered HTTP {status}"), json!({"monitor": monitor.url.as_str(), "httpStatus": status.as_u16(), "body": answer.json()}));
                 }
-                let next = retry_after(&resp, default_interval);
-                if let Some(location) = resp.headers().get(header::LOCATION).and_then(|l| l.to_str().ok())
-                    && status == StatusCode::ACCEPTED
-                {
-                    monitor = resp.url().join(location).map(|u| u.to_string()).unwrap_or(monitor);
+                wait = retry_after(&answer, default_interval);
+                if status == StatusCode::ACCEPTED && let Some(location) = answer.location() {
+                    monitor = match location {
+                        Ok(next) => next,
+                        Err(location) => {
+                            return tool_error(format!("{label} answered 202 Accepted with Location {location}"), json!({"monitor": monitor.url.as_str(), "body": answer.json()}));
+                        }
+                    };
                 }
-                let body = body_of(resp).await;
+                let body = answer.json();
                 let word = body_status(&body);
                 let running = status == StatusCode::ACCEPTED || word.as_deref().is_some_and(|w| RUNNING.contains(&w));
                 if !running {
-                    return finished(&monitor, status, body);
+                    return finished(&monitor.url, status, body);
                 }
-                ctx.status_message(format!("Waiting for {monitor} (status: {}, poll {polls})", word.unwrap_or_else(|| status.to_string()))).await;
-                wait = next;
+                ctx.status_message(format!("Waiting for {} (status: {}, poll {polls})", monitor.url, word.unwrap_or_else(|| status.to_string()))).await;
             }
         }
         .boxed()
     }
 }
 
-fn finished(url: &str, status: StatusCode, body: Value) -> Outcome {
+/// Why tries of a request ended without an answer to keep.
+enum Stop {
+    /// The task was cancelled meanwhile.
+    Cancelled,
+    /// The run ends with this outcome.
+    End(Outcome),
+}
+
+/// Sends `method target` (with JSON `body`), first waiting `wait`, until an answer worth
+/// keeping comes. A transient failure (nothing answered, a body cut short, 5xx, 429) is tried
+/// again after a backoff (0.5 s, doubling), at most [`MAX_RETRIES`] times in a row; but a
+/// request that is not idempotent (POST, PATCH) is tried again only when nothing answered it:
+/// its 5xx or 429 is returned as its answer, and a body cut short ends the run (the server
+/// saw it, and may have acted). `label` names the request in status messages and errors
+/// ("POST url", "The status monitor url").
+async fn exchange(
+    ctx: &TaskContext,
+    reach: &mut Reach,
+    method: &Method,
+    target: &Target,
+    body: Option<&Value>,
+    mut wait: Duration,
+    label: &str,
+) -> Result<Answer, Stop> {
+    let idempotent = matches!(*method, Method::GET | Method::PUT);
+    let mut failures = 0;
+    loop {
+        let sent = tokio::select! {
+            sent = async {
+                tokio::time::sleep(wait).await;
+                reach.send(method.clone(), target, body).await
+            } => sent,
+            _ = ctx.cancelled() => return Err(Stop::Cancelled),
+        };
+        let why = match sent {
+            Ok(answer)
+                if !idempotent
+                    || !(answer.status.is_server_error()
+                        || answer.status == StatusCode::TOO_MANY_REQUESTS) =>
+            {
+                return Ok(answer);
+            }
+            Ok(answer) => format!("HTTP {}", answer.status),
+            Err(Failure::Unanswered(why)) => why,
+            Err(Failure::Cut(why)) if idempotent => why,
+            Err(Failure::Cut(why)) => {
+                let text =
+                    format!("{label}: {why} (not retried: the request may have had effects)");
+                return Err(Stop::End(tool_error(
+                    text,
+                    json!({"url": target.url.as_str(), "error": why}),
+                )));
+            }
+            // A cancel while the human was asked about the destination is a cancel.
+            Err(Failure::End(_)) if ctx.is_cancelled() => return Err(Stop::Cancelled),
+            Err(Failure::End(outcome)) => return Err(Stop::End(outcome)),
+        };
+        failures += 1;
+        if failures > MAX_RETRIES {
+            let text = format!("{label} kept failing: {why}");
+            return Err(Stop::End(tool_error(
+                text,
+                json!({"url": target.url.as_str(), "error": why}),
+            )));
+        }
+        ctx.status_message(format!("{label}: {why}; retry {failures} of {MAX_RETRIES}"))
+            .await;
+        wait = Duration::from_millis(500 << (failures - 1));
+    }
+}
+
+fn finished(url: &Url, status: StatusCode, body: Value) -> Outcome {
     let failed = body_status(&body).is_some_and(|w| FAILED.contains(&w.as_str()));
     let how = if failed {
         "unsuccessfully".to_string()
@@ -327,225 +369,9 @@ fn finished(url: &str, status: StatusCode, body: Value) -> Outcome {
     let text = format!("{url} finished ({how}): {body}");
     Outcome::Completed(json!({
         "content": [{"type": "text", "text": text}],
-        "structuredContent": {"url": url, "httpStatus": status.as_u16(), "body": body},
+        "structuredContent": {"url": url.as_str(), "httpStatus": status.as_u16(), "body": body},
         "isError": failed
     }))
-}
-
-/// Why a request got no answer.
-enum Unsent {
-    /// A failure worth retrying, like a 5xx: the connection failed, a name did not resolve.
-    Transient(String),
-    /// The run ends with this outcome: the human did not allow a destination, the task was
-    /// cancelled while they were asked, or a redirect led nowhere.
-    End(Outcome),
-}
-
-/// A request's result as the retry loops take it: the response or a transient failure's text,
-/// or (`Err`) the outcome the run ends with.
-fn retryable(
-    sent: Result<reqwest::Response, Unsent>,
-) -> Result<Result<reqwest::Response, String>, Outcome> {
-    match sent {
-        Ok(resp) => Ok(Ok(resp)),
-        Err(Unsent::Transient(why)) => Ok(Err(why)),
-        Err(Unsent::End(outcome)) => Err(outcome),
-    }
-}
-
-/// One run's way out: its HTTP client, the names it pinned, and the private destinations the
-/// human allowed during the run.
-struct Reach {
-    ctx: TaskContext,
-    policy: Arc<HttpPolicy>,
-    dests: Destinations,
-    http: reqwest::Client,
-    /// The agent's `headers`, sent with every request (the credentials among them only to the
-    /// origin they were given for: a redirect elsewhere drops them).
-    headers: Vec<(String, String)>,
-    /// Private authorities (`host:port`) allowed for this run.
-    allowed: HashSet<String>,
-    /// Questions asked so far (each needs a key of its own).
-    asked: u32,
-}
-
-/// Headers not carried across a redirect to another origin (as browsers and reqwest do).
-const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
-
-impl Reach {
-    /// Errors: the HTTP client cannot be built.
-    fn new(
-        ctx: TaskContext,
-        policy: Arc<HttpPolicy>,
-        lookup: Lookup,
-        headers: Vec<(String, String)>,
-    ) -> reqwest::Result<Reach> {
-        let dests = Destinations::new(lookup);
-        let http = dests.client(
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .timeout(Duration::from_secs(60)),
-        )?;
-        Ok(Reach {
-            ctx,
-            policy,
-            dests,
-            http,
-            headers,
-            allowed: HashSet::new(),
-            asked: 0,
-        })
-    }
-
-    /// True when `dest` may be reached without asking: it is public, or this run or the
-    /// policy allowed its authority.
-    fn may_reach(&self, dest: &Destination) -> bool {
-        if dest.private_ip().is_none() {
-            return true;
-        }
-        let authority = dest.authority();
-        self.allowed.contains(&authority) || self.policy.allows(self.ctx.principal(), &authority)
-    }
-
-    /// Resolves `url`, makes sure its destination may be reached (asking the human about a
-    /// private one: `what` says which request it is for), and pins it for the connection.
-    async fn check(&mut self, url: &Url, what: &str) -> Result<(), Unsent> {
-        let dest = self.dests.resolve(url).await.map_err(Unsent::Transient)?;
-        if !self.may_reach(&dest) {
-            self.ask(&dest, what).await?;
-        }
-        self.dests.pin(&dest);
-        Ok(())
-    }
-
-    /// Asks the human whether this task may reach the private destination `dest`; an accept
-    /// allows it for the rest of the run ("always allow": for the principal, in the policy).
-    async fn ask(&mut self, dest: &Destination, what: &str) -> Result<(), Unsent> {
-        let (authority, principal) = (dest.authority(), self.ctx.principal().to_string());
-        let ip = dest
-            .private_ip()
-            .map(|ip| ip.to_string())
-            .unwrap_or_default();
-        self.asked += 1;
-        let key = match self.asked {
-            1 => ALLOW_PRIVATE_KEY.to_string(),
-            n => format!("{ALLOW_PRIVATE_KEY}-{n}"),
-        };
-        let question = format!(
-            "Allow this task to reach {authority} ({ip}, private network)?\n\n\
-             {principal} asked wait_for_http_job to send {what}. The response goes back to {principal}."
-        );
-        let schema = json!({"type": "object", "properties": {
-            "alwaysAllow": {"type": "boolean", "title": format!("Always allow {principal} to reach {authority}"), "default": false}
-        }});
-        let answer = self
-            .ctx
-            .elicit_human(&key, &question, schema)
-            .await
-            .map_err(|e| Unsent::End(e.into()))?;
-        if answer.get("action").and_then(Value::as_str) != Some("accept") {
-            return Err(Unsent::End(tool_error(
-                format!(
-                    "The human did not allow this task to reach {authority} ({ip}, private network): {what} was not sent."
-                ),
-                json!({"refused": authority, "ip": ip, "request": what}),
-            )));
-        }
-        if answer
-            .pointer("/content/alwaysAllow")
-            .and_then(Value::as_bool)
-            == Some(true)
-            && let Err(e) = self.policy.allow(&principal, &authority)
-        {
-            tracing::warn!("cannot save the HTTP policy: {e}");
-        }
-        self.allowed.insert(authority);
-        Ok(())
-    }
-
-    /// Sends `method url` with the agent's headers and JSON `body`, following redirects
-    /// ([`MAX_REDIRECTS`] at most; 301/302 turn a POST, 303 anything but HEAD, into a GET
-    /// without body), each hop's destination checked before it is sent.
-    async fn send(
-        &mut self,
-        method: Method,
-        url: &str,
-        body: Option<&Value>,
-    ) -> Result<reqwest::Response, Unsent> {
-        let end = |text: String| Unsent::End(tool_error(text, json!({"url": url})));
-        let mut url = Url::parse(url).map_err(|e| end(format!("{url} is not a URL: {e}")))?;
-        let (mut method, mut body) = (method, body.cloned());
-        let mut headers = self.headers.clone();
-        let mut what = format!("{method} {url}");
-        for _ in 0..=MAX_REDIRECTS {
-            self.check(&url, &what).await?;
-            let mut req = self.http.request(method.clone(), url.clone());
-            for (k, v) in &headers {
-                req = req.header(k, v);
-            }
-            if let Some(b) = &body {
-                req = req.json(b);
-            }
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| Unsent::Transient(e.to_string()))?;
-            let status = resp.status();
-            let location = resp
-                .headers()
-                .get(header::LOCATION)
-                .and_then(|l| l.to_str().ok());
-            let (true, Some(location)) = (is_redirect(status), location) else {
-                return Ok(resp);
-            };
-            let next = url
-                .join(location)
-                .ok()
-                .filter(|u| matches!(u.scheme(), "http" | "https"))
-                .ok_or_else(|| {
-                    end(format!(
-                        "{url} redirected to {location:?}, which is not an HTTP URL"
-                    ))
-                })?;
-            if status == StatusCode::SEE_OTHER && method != Method::HEAD
-                || matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
-                    && method == Method::POST
-            {
-                method = Method::GET;
-                body = None;
-            }
-            if (next.host_str(), next.port_or_known_default())
-                != (url.host_str(), url.port_or_known_default())
-            {
-                headers.retain(|(k, _)| !CREDENTIALS.iter().any(|c| k.eq_ignore_ascii_case(c)));
-            }
-            what = format!("{method} {next} (where {url} redirected)");
-            url = next;
-        }
-        Err(end(format!("{what}: more than {MAX_REDIRECTS} redirects")))
-    }
-
-    /// Sends `DELETE url` once, without asking anyone: a destination that would need the
-    /// human's allowance is skipped. True when the server answered with a success.
-    async fn delete(&mut self, url: &str) -> bool {
-        let Ok(url) = Url::parse(url) else {
-            return false;
-        };
-        match self.dests.resolve(&url).await {
-            Ok(dest) if self.may_reach(&dest) => self.dests.pin(&dest),
-            _ => return false,
-        }
-        self.http
-            .delete(url)
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success())
-    }
-}
-
-/// 301, 302, 303, 307 and 308: the statuses whose `Location` is followed.
-fn is_redirect(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
 }
 
 #[cfg(test)]
@@ -559,7 +385,7 @@ mod tests {
     use futures::FutureExt as _;
     use serde_json::{Value, json};
 
-    use super::{ALLOW_PRIVATE_KEY, WaitForHttpJob};
+    use super::{ALLOW_PRIVATE_KEY, REQUEST_TIMEOUT, WaitForHttpJob};
     use crate::engine::{
         Engine, EngineConfig, Principal, TaskRecord, TaskStatus,
         feed::ChangeFeed,
@@ -609,8 +435,9 @@ mod tests {
     }
 
     /// An engine with `wait_for_http_job` whose DNS knows `public.test` and `other.test`, both
-    /// at 127.0.0.1 (what a rebinding or a hostile DNS answer would say).
-    async fn engine(dir: &std::path::Path) -> Engine {
+    /// at 127.0.0.1 (what a rebinding or a hostile DNS answer would say), and whose requests
+    /// may take `timeout` each.
+    async fn engine(dir: &std::path::Path, timeout: Duration) -> Engine {
         let store = Store::open(dir, Durability::Process, ChangeFeed::new(64)).unwrap();
         let engine = Engine::new(store, EngineConfig::default());
         let lookup = Arc::new(|host: String, port: u16| {
@@ -624,7 +451,8 @@ mod tests {
             }
             .boxed()
         });
-        engine.register_tool(Arc::new(WaitForHttpJob::with_lookup(dir, lookup)));
+        let tool = WaitForHttpJob::with_lookup(dir, lookup).with_request_timeout(timeout);
+        engine.register_tool(Arc::new(tool));
         engine.start().await.unwrap();
         engine
     }
@@ -679,7 +507,7 @@ mod tests {
     #[tokio::test]
     async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = engine(dir.path()).await;
+        let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
         let (port, seen) = local_server().await;
         let agent = Principal::named("agent");
         let url = format!("http://public.test:{port}/ops");
@@ -713,7 +541,7 @@ mod tests {
     #[tokio::test]
     async fn a_redirect_to_another_private_destination_is_asked_about_again() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = engine(dir.path()).await;
+        let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
         let (port, seen) = local_server().await;
         // The first destination is allowed by the policy; the redirect's is not.
         super::HttpPolicy::new(dir.path())
@@ -783,6 +611,156 @@ mod tests {
                 format!("127.0.0.1:{port}"),
                 auth
             )
+        );
+    }
+
+    /// Serves `app` on 127.0.0.1 and lets principal `agent` reach it in `dir`'s policy; its
+    /// base URL.
+    async fn allowed_service(dir: &std::path::Path, app: axum::Router) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let authority = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        super::HttpPolicy::new(dir)
+            .allow("agent", &authority)
+            .unwrap();
+        format!("http://{authority}")
+    }
+
+    /// One request has a time limit of its own ([`REQUEST_TIMEOUT`], 300 ms here): a server that
+    /// never answers, or never finishes its body, is a transient failure retried at once, not a
+    /// task stuck for minutes.
+    #[tokio::test]
+    async fn a_request_that_hangs_times_out_and_is_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path(), Duration::from_millis(300)).await;
+        let app = axum::Router::new()
+            .route(
+                "/silent",
+                axum::routing::get(std::future::pending::<&'static str>),
+            )
+            .route(
+                "/stalled",
+                axum::routing::get(|| async {
+                    let forever = futures::stream::pending::<Result<Vec<u8>, std::io::Error>>();
+                    axum::response::Response::builder()
+                        .header("content-length", "100")
+                        .body(axum::body::Body::from_stream(forever))
+                        .unwrap()
+                }),
+            );
+        let base = allowed_service(dir.path(), app).await;
+        let agent = Principal::named("agent");
+        for (path, why) in [
+            ("/silent", "timed out after 0.3 s; retry 1 of 5"),
+            (
+                "/stalled",
+                "the response body broke off: timed out after 0.3 s; retry 1 of 5",
+            ),
+        ] {
+            let args = json!({"monitor": format!("{base}{path}")});
+            let began = Instant::now();
+            let task = engine
+                .create_task(&agent, "wait_for_http_job", args)
+                .await
+                .unwrap();
+            let t = wait_until(&engine, &task.task_id, |t| {
+                t.status_message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("retry 1"))
+            })
+            .await;
+            assert!(t.status_message.as_deref().unwrap().ends_with(why), "{t:?}");
+            assert!(began.elapsed() < Duration::from_secs(3));
+            engine
+                .cancel(&Principal::admin(), &task.task_id)
+                .await
+                .unwrap();
+            wait_until(&engine, &task.task_id, |t| t.status.is_terminal()).await;
+        }
+    }
+
+    /// The wait a server asks for between polls is not a request's time: a `Retry-After` longer
+    /// than the time limit still polls again and finishes.
+    #[tokio::test]
+    async fn a_retry_after_longer_than_the_time_limit_still_polls() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path(), Duration::from_millis(300)).await;
+        let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = polls.clone();
+        let app = axum::Router::new().fallback(move || {
+            let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                match n {
+                    0 => ([("retry-after", "1")], r#"{"status":"running"}"#),
+                    _ => ([("retry-after", "1")], r#"{"status":"done"}"#),
+                }
+            }
+        });
+        let base = allowed_service(dir.path(), app).await;
+        let args = json!({"monitor": format!("{base}/op")});
+        let task = engine
+            .create_task(&Principal::named("agent"), "wait_for_http_job", args)
+            .await
+            .unwrap();
+        let done = result(&engine, &task.task_id).await;
+        assert_eq!(done["isError"], false, "{done}");
+        assert_eq!(polls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    /// How the `DELETE` sent on a cancel went is recorded when it fails too: here the monitor's
+    /// server answered one poll and then closed its port.
+    #[tokio::test]
+    async fn a_cancel_records_a_delete_that_failed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let authority = listener.local_addr().unwrap().to_string();
+        super::HttpPolicy::new(dir.path())
+            .allow("agent", &authority)
+            .unwrap();
+        // One poll: "running", next poll in a minute; then the listener goes with the task.
+        let server = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let _ = conn.read(&mut [0u8; 4096]).await.unwrap();
+            let body = r#"{"status":"running"}"#;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nRetry-After: 60\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            conn.write_all(answer.as_bytes()).await.unwrap();
+        });
+        let monitor = format!("http://{authority}/op");
+        let args = json!({"monitor": monitor});
+        let task = engine
+            .create_task(&Principal::named("agent"), "wait_for_http_job", args)
+            .await
+            .unwrap();
+        wait_until(&engine, &task.task_id, |t| {
+            t.status_message
+                .as_deref()
+                .is_some_and(|m| m.contains("running"))
+        })
+        .await;
+        server.await.unwrap();
+        engine
+            .cancel(&Principal::admin(), &task.task_id)
+            .await
+            .unwrap();
+        let t = wait_until(&engine, &task.task_id, |t| t.status.is_terminal()).await;
+        assert_eq!(t.status, TaskStatus::Cancelled);
+        let (events, ..) = engine
+            .history(&Principal::admin(), &task.task_id, None, 100)
+            .unwrap();
+        let recorded: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e.data["statusMessage"].as_str())
+            .collect();
+        let failed =
+            format!("Cancelled; DELETE {monitor} failed: cannot connect: Connection refused");
+        assert!(
+            recorded.iter().any(|m| m.starts_with(&failed)),
+            "{recorded:?}"
         );
     }
 }

@@ -7,6 +7,7 @@ pub mod external;
 pub mod fixtures;
 pub mod http_job;
 pub mod http_policy;
+pub mod http_reach;
 pub mod output;
 pub mod policy;
 pub mod policy_file;
