@@ -1275,10 +1275,11 @@ async fn wait_for_http_job_follows_202_location_retry_after() {
     s.wait_status(&t, &id, "input_required").await;
     let allow = json!({"action": "accept", "content": {"alwaysAllow": true}});
     s.answer(&id, "allow-private-network", allow).await;
+    // The tool saves the allowance once it has the answer: by the time the task ends.
+    let v = s.wait_status(&t, &id, "completed").await;
     let policy = std::fs::read_to_string(s.dir.join("cfg/http-policy.json")).unwrap();
     let authority = remote.trim_start_matches("http://");
     assert!(policy.contains(authority), "{policy}");
-    let v = s.wait_status(&t, &id, "completed").await;
     assert_eq!(v["result"]["isError"], false, "{v}");
     assert_eq!(
         v["result"]["structuredContent"]["body"],

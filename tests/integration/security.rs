@@ -861,3 +861,24 @@ async fn secrets_in_arguments_are_never_shown() {
     let (_, list) = s.v1_get(Some(&agent), "/v1/tasks").await;
     assert!(!list.to_string().contains("s3cr3t"));
 }
+
+/// `wait_for_http_job`'s credential headers are redacted like `run_command`'s `env`.
+#[tokio::test]
+async fn http_job_credential_headers_are_never_shown() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("fetcher");
+    let created = s
+        .call(
+            &agent,
+            "wait_for_http_job",
+            json!({"url": "http://127.0.0.1:9/never", "headers": {"Authorization": "Bearer tok_s3cr3t", "X-Api-Key": "k_s3cr3t", "Accept": "application/json"}}),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let headers = &detail["task"]["arguments"]["headers"];
+    assert_eq!(headers["Authorization"], "[redacted]", "{detail}");
+    assert_eq!(headers["X-Api-Key"], "[redacted]");
+    assert_eq!(headers["Accept"], "application/json");
+    assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
+}

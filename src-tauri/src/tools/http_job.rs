@@ -155,6 +155,11 @@ impl TaskTool for WaitForHttpJob {
         &self.descriptor
     }
 
+    /// `headers` values whose names say they are credentials are kept and shown as `[redacted]`.
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        super::secrets::redact_field(arguments, "headers")
+    }
+
     /// Exactly one of `url` and `monitor`.
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
         match (

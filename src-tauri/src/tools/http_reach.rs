@@ -31,10 +31,6 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// end well within the engine's cancel grace (10 s by default).
 pub const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Headers that go only to the origin the agent gave them for (as browsers and reqwest do on
-/// redirects).
-const CREDENTIALS: [&str; 3] = ["authorization", "cookie", "proxy-authorization"];
-
 /// Where a request goes, and whether the agent's credentials may go with it: only while every
 /// URL that led there (the agent's own, each redirect, each `Location` of a monitor) was on the
 /// agent's origin.
@@ -228,11 +224,14 @@ impl Reach {
         Ok(())
     }
 
-    /// The agent's headers for a request, without the credentials unless `credentials`.
+    /// The agent's headers for a request, without the credentials unless `credentials`: the
+    /// headers whose names say they carry one (`Authorization`, `Cookie`, `X-Api-Key`, ...:
+    /// [`super::secrets::is_secret_name`]) go only to the origin the agent gave them for, as browsers
+    /// and reqwest do on redirects.
     fn headers_for(&self, credentials: bool) -> impl Iterator<Item = &(String, String)> {
-        self.headers.iter().filter(move |(k, _)| {
-            credentials || !CREDENTIALS.iter().any(|c| k.eq_ignore_ascii_case(c))
-        })
+        self.headers
+            .iter()
+            .filter(move |(k, _)| credentials || !super::secrets::is_secret_name(k))
     }
 
     /// Sends `method target` with the agent's headers and JSON `body`, following redirects
