@@ -90,6 +90,11 @@ start_taskdeck small ""
 seed1=$("$LOAD" seed --url "$url" --token "$token" --count 1 --connections 1)
 task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
 get1=$(load "$url" get "$task")
+# A task that waits for a human: each client is shown only what it may answer (not cached).
+waiting=$(curl -s "http://127.0.0.1:$port/v1/jobs" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -d '{"tool": "request_approval", "arguments": {"message": "benchmark question"}}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["taskId"])')
+sleep 0.2
+getwaiting=$(load "$url" get "$waiting")
 create1=$(load "$url" create)
 reports1=$(report "http://127.0.0.1:$port")
 stop_taskdeck
@@ -130,6 +135,7 @@ Command: \`scripts/bench.sh $SECS $SEED\` ($(date -u +%Y-%m-%d)). Server on core
 |---|---|---|---|---|---|
 | bare axum ceiling (parse body, small JSON) | - | $c | 1.00 | $(field "$ceiling" p50us) µs | $(field "$ceiling" p99us) µs |
 | tasks/get, dedicated path | 1 | $(field "$get1" rps) | $(ratio "$(field "$get1" rps)" "$c") | $(field "$get1" p50us) µs | $(field "$get1" p99us) µs |
+| tasks/get, a task waiting for a human (request_approval) | 2 | $(field "$getwaiting" rps) | $(ratio "$(field "$getwaiting" rps)" "$c") | $(field "$getwaiting" p50us) µs | $(field "$getwaiting" p99us) µs |
 | tasks/get, through rmcp (\`--no-fast-path\`) | 1 | $(field "$get1_rmcp" rps) | $(ratio "$(field "$get1_rmcp" rps)" "$c") | $(field "$get1_rmcp" p50us) µs | $(field "$get1_rmcp" p99us) µs |
 | tasks/get, dedicated path | $seeded | $(field "$get100k" rps) | $(ratio "$(field "$get100k" rps)" "$c") | $(field "$get100k" p50us) µs | $(field "$get100k" p99us) µs |
 | durable creation (tools/call echo → CreateTaskResult) | ~1 | $(field "$create1" rps) | $(ratio "$(field "$create1" rps)" "$c") | $(field "$create1" p50us) µs | $(field "$create1" p99us) µs |

@@ -215,6 +215,22 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
 async fn a_session_belongs_to_the_principal_that_opened_it() {
     let s = Server::start(&[]).await;
     let owner = s.token("owner");
+    // An initialize whose params do not fit is -32602, not "session id required".
+    let bad = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": true},
+        "clientInfo": {"name": "x", "version": "1"}}});
+    let r = Client::new()
+        .post(s.url("/mcp"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .bearer_auth(&owner)
+        .body(bad.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32602, "{body}");
     let intruder = s.token("intruder");
     let mut c = LegacySession::open(&s, &owner).await;
     let as_intruder = c.with_token(&intruder);

@@ -232,6 +232,22 @@ pub async fn handle(State(front): State<Arc<Front>>, req: Request) -> Response {
             if let Err(resp) = check_envelope(&bytes) {
                 return resp;
             }
+            // A 2025-11-25 initialize whose params do not fit (e.g. `elicitation: true`) would
+            // reach rmcp as an unknown request and be told a session id is missing.
+            let fits = matches!(
+                serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes),
+                Ok(rmcp::model::ClientJsonRpcMessage::Request(r))
+                    if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
+            );
+            if !fits {
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    id,
+                    INVALID_PARAMS,
+                    "Invalid params for initialize: {protocolVersion, capabilities, clientInfo}",
+                    None,
+                );
+            }
             let can_elicit = serde_json::from_slice::<Value>(&bytes).is_ok_and(|m| {
                 agent_view::declares_form_elicitation(m.pointer("/params/capabilities"))
             });
@@ -421,7 +437,6 @@ fn is_known_method(method: &str) -> bool {
     matches!(
         method,
         "server/discover"
-            | "initialize"
             | "tools/call"
             | "tools/list"
             | "tasks/get"
