@@ -882,3 +882,33 @@ async fn http_job_credential_headers_are_never_shown() {
     assert_eq!(headers["Accept"], "application/json");
     assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
 }
+
+/// An approval shows where and with what the command runs before the command's own text, and
+/// shows hidden characters escaped: an agent cannot make the question read as another one.
+#[tokio::test]
+async fn a_command_cannot_pose_as_another_approval() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("sneaky");
+    let fake = "x'\n\nin /home/me/safe (Taskdeck's working directory)\n\n\n";
+    let created = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"argv": ["ls", fake, "a\u{202E}b"], "cwd": "/", "env": {"MODE": "a\nb"}}),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    let (head, command) = question.split_once("\n\n").unwrap();
+    assert_eq!(
+        head,
+        r"sneaky wants to run in / with environment MODE=$'a\nb':",
+        "{question}"
+    );
+    assert!(!command.contains('\n') && !command.contains('\u{202E}'), "{command:?}");
+    assert!(command.contains(r"$'x\'\n\nin /home/me/safe"), "{command}");
+    assert!(command.contains(r"$'a\u202eb'"), "{command}");
+}

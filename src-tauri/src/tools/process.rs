@@ -13,22 +13,65 @@ use nix::{
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// `argv` as a POSIX shell would read it back: words of plain characters as they are, others
-/// in single quotes (`sh -c 'echo hi'`). For showing a command to a human and naming it.
+/// in single quotes (`sh -c 'echo hi'`), and words holding a control or an invisible formatting
+/// character (a newline, U+202E) in bash's `$'...'` with those escaped (`$'a\nb'`), so that
+/// what a human is shown is all of the command, on one line, in the order it runs. For showing
+/// a command to a human and naming it.
 pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
     argv.iter()
-        .map(|a| {
-            let a = a.as_ref();
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a.to_string()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
+        .map(|a| shell_word(a.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// One word of [`shell_line`].
+pub fn shell_word(a: &str) -> String {
+    if !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        return a.to_string();
+    }
+    if !a.chars().any(hidden) {
+        return format!("'{}'", a.replace('\'', r"'\''"));
+    }
+    let mut out = String::from("$'");
+    for c in a.chars() {
+        match c {
+            '\n' => out.push_str(r"\n"),
+            '\t' => out.push_str(r"\t"),
+            '\r' => out.push_str(r"\r"),
+            '\\' => out.push_str(r"\\"),
+            '\'' => out.push_str(r"\'"),
+            c if hidden(c) && (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if hidden(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A shell script (`run_command`'s `command`) as a human is shown it: its lines and tabs as
+/// they are, every other hidden character (see [`shell_word`]) escaped as `\u{...}`.
+pub fn shown_script(script: &str) -> String {
+    script
+        .chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if hidden(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// Characters a human cannot see for what they are: controls (newlines, escapes) and the
+/// invisible formatting characters that reorder or hide text (bidi overrides and isolates,
+/// zero-width characters).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// Longest line handed on, in bytes; longer runs are split.
@@ -377,6 +420,15 @@ mod tests {
             matches!(ended, Ended::Cancelled(Some(s)) if s.signal() == Some(15)),
             "{ended:?}"
         );
+    }
+
+    #[test]
+    fn shell_line_shows_hidden_characters_escaped_on_one_line() {
+        assert_eq!(
+            super::shell_line(&["ls", "x'\n\nin /home/me/safe\n"]),
+            r"ls $'x\'\n\nin /home/me/safe\n'"
+        );
+        assert_eq!(super::shell_word("a\u{202E}b\u{1b}"), r"$'a\u202eb\x1b'");
     }
 
     #[test]

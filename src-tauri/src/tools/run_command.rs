@@ -144,8 +144,11 @@ impl TaskTool for RunCommand {
             }
             // The human sees the directory the command will run in (the one "always allow" saves).
             let where_ = match (&cwd, std::env::current_dir()) {
-                (Some(c), _) => c.display().to_string(),
-                (None, Ok(d)) => format!("{} (Taskdeck's working directory)", d.display()),
+                (Some(c), _) => super::process::shell_word(&c.display().to_string()),
+                (None, Ok(d)) => format!(
+                    "{} (Taskdeck's working directory)",
+                    super::process::shell_word(&d.display().to_string())
+                ),
                 (None, Err(_)) => "Taskdeck's working directory".to_string(),
             };
             let env = arguments.get("env").and_then(Value::as_object).filter(|e| !e.is_empty());
@@ -161,12 +164,21 @@ impl TaskTool for RunCommand {
                         .iter()
                         .map(|(k, v)| match super::secrets::is_secret_name(k) {
                             true => format!("{k}={}", super::secrets::REDACTED),
-                            false => format!("{k}={}", v.as_str().unwrap_or("")),
+                            false => format!(
+                                "{}={}",
+                                super::process::shell_word(k),
+                                super::process::shell_word(v.as_str().unwrap_or(""))
+                            ),
                         })
                         .collect();
-                    format!("\n\nwith environment: {}", pairs.join(" "))
+                    format!(" with environment {}", pairs.join(" "))
                 });
-                let question = format!("{} wants to run:\n\n{line}\n\nin {where_}{env_text}", ctx.principal());
+                // Where and with what come first: nothing the command's text holds can pose as them.
+                let question = format!(
+                    "{} wants to run in {where_}{env_text}:\n\n{}",
+                    ctx.principal(),
+                    super::process::shown_script(&line)
+                );
                 let schema = json!({"type": "object", "properties": {
                     "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command in this directory for {}", ctx.principal()), "default": false}
                 }});

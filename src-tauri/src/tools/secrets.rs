@@ -10,49 +10,83 @@ use serde_json::{Map, Value};
 pub const REDACTED: &str = "[redacted]";
 
 /// True when a header or variable named `name` carries a credential: `Authorization`,
-/// `Proxy-Authorization`, `Cookie`, or a name that contains (case-insensitively) `token`,
-/// `secret`, `password`, `passwd`, `credential`, `api-key`/`api_key`/`apikey`, `auth` or
-/// `session`, or ends in `key`/`_KEY`/`-key`.
+/// `Proxy-Authorization`, or a name that contains (case-insensitively) `token`, `secret`,
+/// `pass` (`PASSWORD`, `PGPASS`, `GPG_PASSPHRASE`), `credential`, `auth`, `session`, `jwt`,
+/// `dsn`, `cookie` or `private`, or ends in `key` or `pwd` (but not the working directory
+/// variables `PWD` and `OLDPWD`).
 pub fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    matches!(
-        n.as_str(),
-        "authorization" | "proxy-authorization" | "cookie"
-    ) || [
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "credential",
-        "api-key",
-        "api_key",
-        "apikey",
-        "auth",
-        "session",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
+    if matches!(n.as_str(), "pwd" | "oldpwd") {
+        return false;
+    }
+    matches!(n.as_str(), "authorization" | "proxy-authorization")
+        || [
+            "token",
+            "secret",
+            "pass",
+            "credential",
+            "auth",
+            "session",
+            "jwt",
+            "dsn",
+            "cookie",
+            "private",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
         || n.ends_with("key")
+        || n.ends_with("pwd")
 }
 
-/// `map` with the values of secret-named members replaced by [`REDACTED`], or `None` when it
-/// has none.
-pub fn redact_map(map: &Map<String, Value>) -> Option<Map<String, Value>> {
-    if !map.keys().any(|k| is_secret_name(k)) {
-        return None;
+/// `value` with the password of every `scheme://user:password@host` in it replaced by `****`
+/// (`DATABASE_URL`, `REDIS_URL`, a webhook URL); `None` when it holds none.
+pub fn mask_url_passwords(value: &str) -> Option<String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    let mut masked = false;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        // The authority ends at the first '/', '?', '#' or whitespace.
+        let end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        let userinfo = authority
+            .rfind('@')
+            .and_then(|at_sign| authority[..at_sign].find(':').map(|colon| (colon, at_sign)));
+        match userinfo {
+            Some((colon, at_sign)) if colon + 1 < at_sign => {
+                out.push_str(&authority[..=colon]);
+                out.push_str("****");
+                out.push_str(&authority[at_sign..]);
+                masked = true;
+            }
+            _ => out.push_str(authority),
+        }
+        rest = &tail[end..];
     }
-    Some(
-        map.iter()
-            .map(|(k, v)| {
-                let shown = if is_secret_name(k) {
-                    Value::String(REDACTED.into())
-                } else {
-                    v.clone()
-                };
-                (k.clone(), shown)
-            })
-            .collect(),
-    )
+    out.push_str(rest);
+    masked.then_some(out)
+}
+
+/// `map` with the values of secret-named members replaced by [`REDACTED`] and the passwords
+/// in URL values masked ([`mask_url_passwords`]), or `None` when it holds no secret.
+pub fn redact_map(map: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let mut changed = false;
+    let shown = map
+        .iter()
+        .map(|(k, v)| {
+            let shown = if is_secret_name(k) {
+                Some(Value::String(REDACTED.into()))
+            } else {
+                v.as_str().and_then(mask_url_passwords).map(Value::String)
+            };
+            changed |= shown.is_some();
+            (k.clone(), shown.unwrap_or_else(|| v.clone()))
+        })
+        .collect();
+    changed.then_some(shown)
 }
 
 /// `arguments` with the object member `field` (e.g. `headers`, `env`) redacted by
@@ -82,10 +116,24 @@ mod tests {
             "OPENAI_API_KEY",
             "X-Auth-Token",
             "ssh_key",
+            "PGPASS",
+            "MYSQL_PWD",
+            "GPG_PASSPHRASE",
+            "CI_JOB_JWT",
+            "SENTRY_DSN",
+            "X-Pass",
         ] {
             assert!(is_secret_name(secret), "{secret}");
         }
-        for plain in ["Accept", "Content-Type", "PATH", "RUST_LOG", "HOME", "LANG"] {
+        for plain in [
+            "Accept",
+            "Content-Type",
+            "PATH",
+            "RUST_LOG",
+            "HOME",
+            "LANG",
+            "PWD",
+        ] {
             assert!(!is_secret_name(plain), "{plain}");
         }
     }
@@ -102,5 +150,23 @@ mod tests {
             None
         );
         assert_eq!(redact_field(&json!({"url": "http://x"}), "headers"), None);
+    }
+
+    #[test]
+    fn passwords_in_urls_are_masked() {
+        assert_eq!(
+            mask_url_passwords("postgres://app:hunter2@db:5432/prod").as_deref(),
+            Some("postgres://app:****@db:5432/prod")
+        );
+        assert_eq!(
+            mask_url_passwords("a https://u:p@x/ and redis://:pw@r:6379").as_deref(),
+            Some("a https://u:****@x/ and redis://:****@r:6379")
+        );
+        assert_eq!(mask_url_passwords("https://user@host/x"), None);
+        assert_eq!(mask_url_passwords("no url here"), None);
+        let env = json!({"env": {"DATABASE_URL": "postgres://app:hunter2@db/prod", "MODE": "ci"}});
+        let shown = redact_field(&env, "env").unwrap();
+        assert_eq!(shown["env"]["DATABASE_URL"], "postgres://app:****@db/prod");
+        assert_eq!(shown["env"]["MODE"], "ci");
     }
 }
