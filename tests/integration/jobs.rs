@@ -1341,3 +1341,36 @@ async fn wait_for_http_job_follows_202_location_retry_after() {
     s.wait_status(&t, &id, "cancelled").await;
     assert!(log.lock().unwrap().contains(&"DELETE /ops/2".to_string()));
 }
+
+/// A job Taskdeck ended without its runner (here: its ttlMs passed) answers the runner's next
+/// report with 409 and why, so the runner learns its work is no longer tracked.
+#[tokio::test]
+async fn a_report_to_an_expired_job_is_refused() {
+    let s = Server::start(&["--default-ttl-ms", "1500"]).await;
+    let runner = s.token("nightly");
+    let (status, job) = s
+        .v1_post(
+            Some(&runner),
+            "/v1/jobs",
+            json!({"external": {"name": "export", "heartbeatMs": 60000}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{job}");
+    let id = job["taskId"].as_str().unwrap().to_string();
+    let v = s
+        .wait_for(&s.admin, &id, "expired", |v| v["status"] == "failed")
+        .await;
+    assert!(v["statusMessage"].as_str().unwrap().contains("expired"), "{v}");
+    let (status, problem) = s
+        .v1_post(
+            Some(&runner),
+            &format!("/v1/jobs/{id}/report"),
+            json!({"statusMessage": "still exporting"}),
+        )
+        .await;
+    assert_eq!(status, 409, "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("job is already failed: "),
+        "{problem}"
+    );
+}

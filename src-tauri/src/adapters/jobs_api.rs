@@ -279,6 +279,15 @@ pub(crate) async fn report(
     if task.tool != EXTERNAL {
         return problem(StatusCode::CONFLICT, "only external jobs take reports");
     }
+    // A job that ended without its runner (expired, failed as runner lost, cancelled) tells the
+    // runner so, whatever the runner still has in flight.
+    if task.status.is_terminal() {
+        let why = task.status_message.as_deref().unwrap_or("");
+        return problem(
+            StatusCode::CONFLICT,
+            &format!("job is already {}: {why}", task.status.as_str()),
+        );
+    }
     let finished = [body.result.is_some(), body.error.is_some(), body.cancelled]
         .iter()
         .filter(|b| **b)

@@ -302,11 +302,16 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                 .send()
                 .await
                 .ok()?;
-            r.json::<Value>().await.ok()
+            let conflict = r.status() == reqwest::StatusCode::CONFLICT;
+            let answer = r.json::<Value>().await.ok()?;
+            // Taskdeck ended the job without us (e.g. its ttlMs passed): say so.
+            Some(if conflict { json!({"ended": answer["detail"]}) } else { answer })
         }
     };
     let mut cancelled = false;
     let mut stopped = false;
+    // Said once: Taskdeck ended the job while the command still ran.
+    let mut told_ended = false;
     // The signal that stopped `taskdeck run` itself: its exit status is then 128 + it, as a
     // shell expects of a process ended by that signal.
     let mut received: Option<i32> = None;
@@ -350,7 +355,14 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
                     body["statusMessage"] = json!(u.message);
                     if let Some((c, t)) = u.progress { body["progress"] = json!({"current": c, "total": t}); }
                 }
-                if let Some(answer) = report(body).await
+                let answer = report(body).await;
+                if let Some(ended) = answer.as_ref().and_then(|a| a["ended"].as_str())
+                    && !told_ended
+                {
+                    told_ended = true;
+                    eprintln!("taskdeck run: Taskdeck ended this job ({ended}); the command keeps running, no longer tracked");
+                }
+                if let Some(answer) = answer
                     && answer["cancelRequested"] == true
                 {
                     // A command that exited before the cancel took effect ended on its own: its
