@@ -1360,7 +1360,10 @@ async fn a_report_to_an_expired_job_is_refused() {
     let v = s
         .wait_for(&s.admin, &id, "expired", |v| v["status"] == "failed")
         .await;
-    assert!(v["statusMessage"].as_str().unwrap().contains("expired"), "{v}");
+    assert!(
+        v["statusMessage"].as_str().unwrap().contains("expired"),
+        "{v}"
+    );
     let (status, problem) = s
         .v1_post(
             Some(&runner),
@@ -1370,7 +1373,10 @@ async fn a_report_to_an_expired_job_is_refused() {
         .await;
     assert_eq!(status, 409, "{problem}");
     assert!(
-        problem["detail"].as_str().unwrap().starts_with("job is already failed: "),
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("job is already failed: "),
         "{problem}"
     );
 }

@@ -904,11 +904,13 @@ async fn a_command_cannot_pose_as_another_approval() {
         .unwrap();
     let (head, command) = question.split_once("\n\n").unwrap();
     assert_eq!(
-        head,
-        r"sneaky wants to run in / with environment MODE=$'a\nb':",
+        head, r"sneaky wants to run in / with environment MODE=$'a\nb':",
         "{question}"
     );
-    assert!(!command.contains('\n') && !command.contains('\u{202E}'), "{command:?}");
+    assert!(
+        !command.contains('\n') && !command.contains('\u{202E}'),
+        "{command:?}"
+    );
     assert!(command.contains(r"$'x\'\n\nin /home/me/safe"), "{command}");
     assert!(command.contains(r"$'a\u202eb'"), "{command}");
 }

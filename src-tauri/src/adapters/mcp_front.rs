@@ -719,17 +719,25 @@ fn tasks_get(
         },
     };
     match front.engine.get_result_json(principal, &task_id) {
-        // A waiting task is shown differently to different clients (`agent_view`).
+        // A waiting task is shown differently to different clients (`agent_view`): each kind
+        // of reader's rendering is made once and kept with the cached answer.
         Ok(answer) if answer.status == TaskStatus::InputRequired => {
-            let shown = front.engine.get(principal, &task_id).and_then(|task| {
-                let human_only = front.engine.human_only_inputs(&task)?;
-                Ok(agent_view::detailed(&task, &human_only, reader))
-            });
-            match shown {
-                Ok(mut shown) => {
+            let key = reader.can_elicit as u8 | (reader.admin as u8) << 1;
+            let rendered = match answer.rendering(key) {
+                Some(r) => Ok(r),
+                None => front.engine.get(principal, &task_id).and_then(|task| {
+                    let human_only = front.engine.human_only_inputs(&task)?;
+                    let mut shown = agent_view::detailed(&task, &human_only, reader);
                     shown.insert("resultType".into(), json!("complete"));
-                    let body = json!({"jsonrpc": "2.0", "id": serde_json::from_str::<Value>(id.get()).unwrap_or(Value::Null), "result": shown});
-                    json_response(StatusCode::OK, body.to_string().into_bytes())
+                    let r: Arc<str> = Value::Object(shown).to_string().into();
+                    answer.keep_rendering(key, r.clone());
+                    Ok(r)
+                }),
+            };
+            match rendered {
+                Ok(r) => {
+                    let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), r);
+                    json_response(StatusCode::OK, body.into_bytes())
                 }
                 Err(e) => {
                     let (code, message) = wire::error_code(&e);

@@ -25,9 +25,40 @@ pub struct CachedAnswer {
     /// The `GetTaskResult` object (with `resultType: "complete"`), as
     /// [`super::store::load_get_result_json`] renders it.
     pub json: String,
+    /// Other renderings of the same task that adapters made (e.g. what one kind of client is
+    /// shown of a waiting task), keyed by the adapter's own small number. They live and die
+    /// with this answer: a write to the task drops the answer, and with it every rendering.
+    renderings: Mutex<Vec<(u8, Arc<str>)>>,
 }
 
 impl CachedAnswer {
+    /// An answer for a task owned by `owner`, with no renderings yet.
+    pub fn new(owner: String, status: super::TaskStatus, json: String) -> CachedAnswer {
+        CachedAnswer {
+            owner,
+            status,
+            json,
+            renderings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The rendering kept under `key`, if one was.
+    pub fn rendering(&self, key: u8) -> Option<Arc<str>> {
+        let kept = self.renderings.lock().unwrap();
+        kept.iter().find(|(k, _)| *k == key).map(|(_, r)| r.clone())
+    }
+
+    /// Keeps `rendering` under `key`. It must describe the task as it stood when this answer
+    /// was read or later (a read made after this answer was obtained): a later write drops
+    /// the answer before it is acknowledged, so a rendering is never older than the answer
+    /// it is kept with.
+    pub fn keep_rendering(&self, key: u8, rendering: Arc<str>) {
+        let mut kept = self.renderings.lock().unwrap();
+        if !kept.iter().any(|(k, _)| *k == key) {
+            kept.push((key, rendering));
+        }
+    }
+
     /// Bytes this entry holds (key, owner, JSON, and a fixed 96 for the entry itself).
     fn weight(&self, task_id: &str) -> usize {
         task_id.len() + self.owner.len() + self.json.len() + 96
@@ -128,11 +159,22 @@ mod tests {
     use super::*;
 
     fn answer(owner: &str, json: &str) -> Arc<CachedAnswer> {
-        Arc::new(CachedAnswer {
-            owner: owner.into(),
-            status: crate::engine::TaskStatus::Working,
-            json: json.into(),
-        })
+        Arc::new(CachedAnswer::new(
+            owner.into(),
+            crate::engine::TaskStatus::Working,
+            json.into(),
+        ))
+    }
+
+    #[test]
+    fn an_answer_keeps_the_first_rendering_under_each_key() {
+        let a = answer("o", "{}");
+        assert_eq!(a.rendering(1), None);
+        a.keep_rendering(1, "first".into());
+        a.keep_rendering(1, "second".into());
+        a.keep_rendering(2, "other".into());
+        assert_eq!(a.rendering(1).as_deref(), Some("first"));
+        assert_eq!(a.rendering(2).as_deref(), Some("other"));
     }
 
     #[test]

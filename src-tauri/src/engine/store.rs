@@ -596,11 +596,7 @@ impl Store {
         let Some((owner, status, json)) = self.read(|c| load_get_result_json(c, task_id))? else {
             return Ok(None);
         };
-        let answer = Arc::new(CachedAnswer {
-            owner,
-            status,
-            json,
-        });
+        let answer = Arc::new(CachedAnswer::new(owner, status, json));
         self.inner.answers.fill(task_id, answer.clone(), seen);
         Ok(Some(answer))
     }

@@ -305,7 +305,11 @@ async fn run_async(args: RunArgs, config_dir: &std::path::Path) -> ExitCode {
             let conflict = r.status() == reqwest::StatusCode::CONFLICT;
             let answer = r.json::<Value>().await.ok()?;
             // Taskdeck ended the job without us (e.g. its ttlMs passed): say so.
-            Some(if conflict { json!({"ended": answer["detail"]}) } else { answer })
+            Some(if conflict {
+                json!({"ended": answer["detail"]})
+            } else {
+                answer
+            })
         }
     };
     let mut cancelled = false;
