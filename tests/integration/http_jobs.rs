@@ -498,3 +498,272 @@ async fn a_cancel_deletes_the_monitor_with_the_polls_headers_and_records_the_out
         "{messages:?}"
     );
 }
+
+/// A server cannot make Taskdeck poll it in a tight loop: `Retry-After: 0`, a date in the past
+/// and an invalid value all wait the task's poll interval, at least 1 s (a `pollIntervalMs` of
+/// 100 included); and polls that say the same thing write one timeline event, not one each.
+#[tokio::test]
+async fn polls_are_at_least_a_second_apart_and_write_only_what_changed() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let polls: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let log = polls.clone();
+    let app = Router::new().fallback(move || {
+        let n = {
+            let mut polls = log.lock().unwrap();
+            polls.push(Instant::now());
+            polls.len() - 1
+        };
+        async move {
+            let (retry_after, body) = match n {
+                0 => ("0", r#"{"status":"running"}"#),
+                1 => ("Thu, 01 Jan 1970 00:00:00 GMT", r#"{"status":"running"}"#),
+                2 => ("soon", r#"{"status":"running"}"#),
+                _ => ("0", r#"{"status":"done"}"#),
+            };
+            ([("retry-after", retry_after)], body)
+        }
+    });
+    let base = serve_local(app).await;
+    allow(&s, "agent", &[authority(&base)]);
+    let id = start(
+        &s,
+        &agent,
+        json!({"monitor": format!("{base}/op"), "pollIntervalMs": 100}),
+    )
+    .await;
+    let result = completed(&s, &id).await;
+    assert_eq!(result["isError"], false, "{result}");
+    let polls = polls.lock().unwrap().clone();
+    assert_eq!(polls.len(), 4);
+    for pair in polls.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap >= Duration::from_millis(950), "polls {gap:?} apart");
+    }
+    let waiting: Vec<String> = status_messages(&s, &id)
+        .await
+        .into_iter()
+        .filter(|m| m.starts_with("Waiting for"))
+        .collect();
+    assert_eq!(
+        waiting,
+        [format!("Waiting for {base}/op (status: running)")],
+        "one event for three polls that said the same"
+    );
+}
+
+/// A POST whose connection broke after it was sent may have reached the server: it is not sent
+/// again (a PUT is); a POST whose connection was refused never left, and is retried.
+#[tokio::test]
+async fn a_post_that_may_have_arrived_is_not_sent_again() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    // Reads each request whole, then hangs up without a word.
+    let (base, seen) = raw_server(vec![Vec::new()]).await;
+    let refused = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    allow(&s, "agent", &[authority(&base), authority(&refused)]);
+
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("{base}/ops"), "body": {"n": 1}}),
+    )
+    .await;
+    let result = completed(&s, &id).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("not retried: the request may have had effects"),
+        "{text}"
+    );
+    assert_eq!(*seen.lock().unwrap(), ["POST /OPS HTTP/1.1"], "sent once");
+
+    seen.lock().unwrap().clear();
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("{base}/ops"), "method": "PUT", "body": {"n": 1}}),
+    )
+    .await;
+    retried_then_cancelled(&s, &agent, &id, "retry 2 of 5").await;
+    assert!(seen.lock().unwrap().len() >= 2, "the PUT was sent again");
+
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("{refused}/ops"), "body": {"n": 1}}),
+    )
+    .await;
+    let message = retried_then_cancelled(&s, &agent, &id, "retry 1 of 5").await;
+    assert!(message.contains("cannot connect"), "{message}");
+}
+
+/// Waits until the task's statusMessage contains `retry` ("retry 1 of 5"), then cancels it;
+/// that statusMessage.
+async fn retried_then_cancelled(s: &Server, agent: &str, id: &str, retry: &str) -> String {
+    let t = s
+        .wait_for(agent, id, retry, |v| {
+            v["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains(retry))
+        })
+        .await;
+    s.rpc(Some(agent), "tasks/cancel", json!({"taskId": id}), true)
+        .await
+        .result();
+    t["statusMessage"].as_str().unwrap_or_default().to_string()
+}
+
+/// A URL's password is never shown: not in the human's question, the status messages, the
+/// timeline or the result, whether it came in the agent's `url`, a `Location` or a redirect.
+#[tokio::test]
+async fn a_password_in_a_url_is_never_shown() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap().to_string();
+    let polls = Arc::new(AtomicUsize::new(0));
+    let app = {
+        let (at, polls) = (at.clone(), polls.clone());
+        Router::new().fallback(move |req: axum::extract::Request| {
+            let (at, polls) = (at.clone(), polls.clone());
+            async move {
+                let mut h = HeaderMap::new();
+                let (status, location, body) = match req.uri().path() {
+                    "/start" => (202, format!("http://bob:PW2@{at}/mon"), "{}"),
+                    "/mon" if polls.fetch_add(1, Ordering::SeqCst) == 0 => {
+                        (200, String::new(), r#"{"status":"running"}"#)
+                    }
+                    "/mon" => (307, format!("http://carol:PW3@{at}/final"), ""),
+                    _ => (200, String::new(), r#"{"status":"done"}"#),
+                };
+                if !location.is_empty() {
+                    h.insert("location", location.parse().unwrap());
+                }
+                (StatusCode::from_u16(status).unwrap(), h, body)
+            }
+        })
+    };
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("http://bob:PW1@{at}/start"), "body": {}}),
+    )
+    .await;
+    let v = s.wait_status(&s.admin, &id, "input_required").await;
+    let asked = v["inputRequests"]["allow-private-network"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        asked.contains(&format!("POST http://bob:****@{at}/start")) && !asked.contains("PW"),
+        "{asked}"
+    );
+    s.answer(&id, "allow-private-network", json!({"action": "accept"}))
+        .await;
+    let result = completed(&s, &id).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["structuredContent"]["answeredBy"],
+        format!("http://carol:****@{at}/final")
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let shown = json!({"timeline": detail["timeline"].as_array().unwrap().iter()
+            .filter(|e| e["kind"] != "created").collect::<Vec<_>>(),
+        "statusMessage": detail["statusMessage"], "result": detail["result"]})
+    .to_string();
+    assert!(!shown.contains("PW"), "{shown}");
+    assert!(
+        shown.contains(&format!("http://bob:****@{at}/mon")),
+        "{shown}"
+    );
+}
+
+/// A cancel while the first request is in flight (the remote side may have started the job,
+/// and there is no monitor to stop it by) says so in the task's timeline.
+#[tokio::test]
+async fn a_cancel_during_the_first_request_records_that_it_was_in_flight() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let app = Router::new().fallback(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        std::future::pending::<&'static str>()
+    });
+    let base = serve_local(app).await;
+    allow(&s, "agent", &[authority(&base)]);
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("{base}/ops"), "body": {"n": 1}}),
+    )
+    .await;
+    let began = Instant::now();
+    while hits.load(Ordering::SeqCst) == 0 {
+        assert!(began.elapsed() < Duration::from_secs(10), "never sent");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    s.rpc(Some(&agent), "tasks/cancel", json!({"taskId": id}), true)
+        .await
+        .result();
+    s.wait_status(&agent, &id, "cancelled").await;
+    let messages = status_messages(&s, &id).await;
+    assert!(
+        messages.contains(&format!(
+            "Cancelled while POST {base}/ops was in flight; no monitor to DELETE"
+        )),
+        "{messages:?}"
+    );
+}
+
+/// An answer that is neither a success, a refusal nor a server error (a 302 without
+/// `Location`, a 304, a status over 599) is an error, not the operation's result; and the
+/// result of a redirected request names the URL that answered.
+#[tokio::test]
+async fn an_answer_with_nothing_to_follow_is_an_error_and_the_answering_url_is_named() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let mut bases = Vec::new();
+    for (head, code) in [
+        ("HTTP/1.1 302 Found\r\nContent-Length: 0", 302),
+        ("HTTP/1.1 304 Not Modified", 304),
+        ("HTTP/1.1 600 Odd\r\nContent-Length: 2", 600),
+    ] {
+        let body = if code == 600 { "{}" } else { "" };
+        let answer = format!("{head}\r\nConnection: close\r\n\r\n{body}").into_bytes();
+        let (base, _) = raw_server(vec![answer]).await;
+        bases.push((base, code));
+    }
+    let moved = Router::new()
+        .route(
+            "/a",
+            get(|| async { (StatusCode::TEMPORARY_REDIRECT, [("location", "/b")], "") }),
+        )
+        .route("/b", get(|| async { r#"{"status":"done"}"# }));
+    let moved = serve_local(moved).await;
+    let mut authorities: Vec<&str> = bases.iter().map(|(b, _)| authority(b)).collect();
+    authorities.push(authority(&moved));
+    allow(&s, "agent", &authorities);
+
+    for (base, code) in &bases {
+        let id = start(&s, &agent, json!({"monitor": format!("{base}/op")})).await;
+        let result = completed(&s, &id).await;
+        assert_eq!(result["isError"], true, "{code}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(&format!("HTTP {code}")), "{text}");
+    }
+    let id = start(&s, &agent, json!({"url": format!("{moved}/a")})).await;
+    let result = completed(&s, &id).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["url"], format!("{moved}/a"));
+    assert_eq!(
+        result["structuredContent"]["answeredBy"],
+        format!("{moved}/b")
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&format!("answered by {moved}/b")), "{text}");
+}

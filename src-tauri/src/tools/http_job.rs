@@ -4,8 +4,11 @@
 //! finishes; the task completes with the final representation. Transient failures (nothing
 //! answered, a body cut short, 5xx, 429) are retried with exponential backoff, at most
 //! [`MAX_RETRIES`] in a row; a 4xx, a body over 1 MiB or a `Location` that is not an HTTP URL
-//! is a clear tool error at once. Cancelling the task sends `DELETE` to the monitor, with the
-//! headers its polls carry, and records how that went in the task's timeline.
+//! is a clear tool error at once. Polls are at least [`MIN_POLL_MS`] (or the task's
+//! `pollIntervalMs`, if larger) apart whatever the server asks, and a poll writes the task's
+//! status (a timeline event) only when what it says changed. Cancelling the task sends
+//! `DELETE` to the monitor, with the headers its polls carry, and records how that went in the
+//! task's timeline (or, before there is a monitor, whether the first request was in flight).
 //!
 //! An agent must not use Taskdeck to read services only this machine can reach: every request
 //! goes through [`Reach`], which resolves and checks each destination first (a private one, or
@@ -23,14 +26,18 @@ use serde_json::{Value, json};
 use super::{
     destination::{Lookup, system_lookup},
     http_policy::HttpPolicy,
-    http_reach::{Answer, Failure, REQUEST_TIMEOUT, Reach, Target},
+    http_reach::{Answer, Failure, REQUEST_TIMEOUT, Reach, Target, check_header, shown},
 };
 use crate::engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
 
 /// Consecutive transient failures tolerated before the task fails.
 pub const MAX_RETRIES: u32 = 5;
-/// Longest wait between two polls, whatever the server asks, in ms.
+/// Longest wait between two polls the server can ask for, in ms.
 pub const MAX_POLL_MS: u64 = 60_000;
+/// Shortest wait between two requests of a run's polling (after the starting request too), in
+/// ms, whatever the server asks (`Retry-After: 0`, a date in the past) or the agent gives as
+/// `pollIntervalMs`: a server cannot make Taskdeck poll it in a tight loop.
+pub const MIN_POLL_MS: u64 = 1000;
 /// The key of the first question about a private destination (later ones add `-2`, `-3`, ...).
 pub const ALLOW_PRIVATE_KEY: &str = "allow-private-network";
 
@@ -85,7 +92,7 @@ impl WaitForHttpJob {
                         "body": {"description": "JSON body of the starting request."},
                         "headers": {"type": "object", "additionalProperties": {"type": "string"}},
                         "monitor": {"type": "string", "format": "uri", "description": "Follow this status monitor instead of starting anything."},
-                        "pollIntervalMs": {"type": "integer", "minimum": 100, "description": "Poll interval when the server gives no Retry-After (default 1000)."}
+                        "pollIntervalMs": {"type": "integer", "minimum": 100, "description": "Poll interval when the server gives no Retry-After, and the shortest wait between polls whatever it gives (default and at least 1000)."}
                     },
                     "additionalProperties": false
                 }),
@@ -112,6 +119,18 @@ pub(super) fn tool_error(text: String, data: Value) -> Outcome {
     Outcome::Completed(
         json!({"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": true}),
     )
+}
+
+/// The wait before the next poll: what `answer` asks for ([`retry_after`]), but never less than
+/// `interval` (the task's poll interval, at least [`MIN_POLL_MS`]).
+fn next_poll(answer: &Answer, interval: Duration) -> Duration {
+    retry_after(answer, interval).max(interval)
+}
+
+/// The task's poll interval: `pollIntervalMs` (default and at least [`MIN_POLL_MS`]).
+fn poll_interval(arguments: &Value) -> Duration {
+    let given = arguments.get("pollIntervalMs").and_then(Value::as_u64);
+    Duration::from_millis(given.unwrap_or(MIN_POLL_MS).max(MIN_POLL_MS))
 }
 
 /// The delay an answer asks for: `Retry-After` in seconds (or an HTTP date), at most
@@ -160,8 +179,14 @@ impl TaskTool for WaitForHttpJob {
         super::secrets::redact_field(arguments, "headers")
     }
 
-    /// Exactly one of `url` and `monitor`.
+    /// Exactly one of `url` and `monitor`, each an HTTP URL; `headers` valid on the wire and
+    /// none that only the client sets (`Host`, `Content-Length`, ...: [`check_header`]).
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        if let Some(headers) = arguments.get("headers").and_then(Value::as_object) {
+            for (name, value) in headers {
+                check_header(name, value.as_str().unwrap_or_default())?;
+            }
+        }
         match (
             arguments.get("url").is_some(),
             arguments.get("monitor").is_some(),
@@ -197,7 +222,7 @@ impl TaskTool for WaitForHttpJob {
             self.request_timeout,
         );
         async move {
-            let default_interval = Duration::from_millis(arguments.get("pollIntervalMs").and_then(Value::as_u64).unwrap_or(1000));
+            let interval = poll_interval(&arguments);
             let headers: Vec<(String, String)> = arguments
                 .get("headers")
                 .and_then(Value::as_object)
@@ -207,12 +232,13 @@ impl TaskTool for WaitForHttpJob {
             // The agent's credentials are for the origin of the URL it gave.
             let first = match Url::parse(given) {
                 Ok(url) => Target { url, credentials: true },
-                Err(e) => return tool_error(format!("{given} is not a URL: {e}"), json!({"url": given})),
+                Err(e) => return tool_error(format!("the URL given is not a URL: {e}"), json!({"error": e.to_string()})),
             };
             let mut reach = match Reach::new(ctx.clone(), policy, lookup, headers, timeout) {
                 Ok(r) => r,
                 Err(e) => return Outcome::Failed { code: -32603, message: format!("cannot set up the HTTP client: {e}"), data: None },
             };
+            let mut status = Status { ctx: ctx.clone(), last: String::new() };
             // 1. Start the operation (or take the monitor as given).
             let (mut monitor, mut wait) = if arguments.get("monitor").is_some() {
                 (first, Duration::ZERO)
@@ -224,73 +250,116 @@ impl TaskTool for WaitForHttpJob {
                     None if body.is_some() => Method::POST,
                     None => Method::GET,
                 };
-                ctx.status_message(format!("Starting {method} {url}")).await;
-                let label = format!("{method} {url}");
-                let answer = match exchange(&ctx, &mut reach, &method, &first, body.as_ref(), Duration::ZERO, &label).await {
+                let label = format!("{method} {}", shown(url));
+                status.set(format!("Starting {label}")).await;
+                let answer = match exchange(&mut status, &mut reach, &method, &first, body.as_ref(), Duration::ZERO, &label).await {
                     Ok(answer) => answer,
-                    Err(Stop::Cancelled) => return Outcome::Cancelled,
+                    Err(Stop::Cancelled) => {
+                        // No monitor yet: say whether the remote side may have the request.
+                        let note = match reach.in_flight() {
+                            Some(request) => format!("Cancelled while {request} was in flight; no monitor to DELETE"),
+                            None => format!("Cancelled before {label} was answered; nothing was in flight, no monitor to DELETE"),
+                        };
+                        tracing::info!(task_id = ctx.task_id(), "{note}");
+                        status.set(note).await;
+                        return Outcome::Cancelled;
+                    }
                     Err(Stop::End(outcome)) => return outcome,
                 };
-                let status = answer.status;
-                if status.is_server_error() {
-                    return tool_error(format!("{label} failed: HTTP {status} (not retried: the request may have had effects)"), json!({"url": url.as_str(), "httpStatus": status.as_u16(), "body": answer.json()}));
+                let code = answer.status;
+                let seen = json!({"url": shown(url), "answeredBy": shown(&answer.from.url), "httpStatus": code.as_u16(), "body": answer.json()});
+                if code.is_server_error() {
+                    return tool_error(format!("{label} failed: HTTP {code} (not retried: the request may have had effects)"), seen);
                 }
-                if status.is_client_error() {
-                    return tool_error(format!("{label} was refused: HTTP {status}"), json!({"url": url.as_str(), "httpStatus": status.as_u16(), "body": answer.json()}));
+                if code.is_client_error() {
+                    return tool_error(format!("{label} was refused: HTTP {code}"), seen);
                 }
-                if status != StatusCode::ACCEPTED {
-                    return finished(url, status, answer.json());
+                if !code.is_success() {
+                    return tool_error(unexpected(&label, code), seen);
+                }
+                if code != StatusCode::ACCEPTED {
+                    return finished(url, &answer);
                 }
                 match answer.location() {
-                    Some(Ok(monitor)) => (monitor, retry_after(&answer, default_interval)),
+                    Some(Ok(monitor)) => (monitor, next_poll(&answer, interval)),
                     Some(Err(location)) => {
-                        return tool_error(format!("{url} answered 202 Accepted with Location {location}"), json!({"url": url.as_str(), "body": answer.json()}));
+                        return tool_error(format!("{} answered 202 Accepted with Location {location}", shown(&answer.from.url)), seen);
                     }
                     None => {
-                        return tool_error(format!("{url} answered 202 Accepted without a Location to follow"), json!({"url": url.as_str(), "body": answer.json()}));
+                        return tool_error(format!("{} answered 202 Accepted without a Location to follow", shown(&answer.from.url)), seen);
                     }
                 }
             };
             // 2. Poll the monitor. A cancel while waiting or polling (or asking about the
             // monitor) asks the remote operation to stop.
-            let mut polls = 0u64;
             loop {
-                let label = format!("The status monitor {}", monitor.url);
-                let answer = match exchange(&ctx, &mut reach, &Method::GET, &monitor, None, wait, &label).await {
+                let label = format!("The status monitor {}", shown(&monitor.url));
+                let answer = match exchange(&mut status, &mut reach, &Method::GET, &monitor, None, wait, &label).await {
                     Ok(answer) => answer,
                     Err(Stop::Cancelled) => {
                         let deleted = reach.delete(&monitor).await;
-                        tracing::info!(task_id = ctx.task_id(), monitor = %monitor.url, deleted, "cancelled; asked the remote operation to stop");
-                        ctx.status_message(format!("Cancelled; DELETE {} {deleted}", monitor.url)).await;
+                        let note = format!("Cancelled; DELETE {} {deleted}", shown(&monitor.url));
+                        tracing::info!(task_id = ctx.task_id(), "{note}");
+                        status.set(note).await;
                         return Outcome::Cancelled;
                     }
                     Err(Stop::End(outcome)) => return outcome,
                 };
-                polls += 1;
-                let status = answer.status;
-                if status.is_client_error() {
-                    return tool_error(format!("{label} answered HTTP {status}"), json!({"monitor": monitor.url.as_str(), "httpStatus": status.as_u16(), "body": answer.json()}));
+                let code = answer.status;
+                let seen = || json!({"monitor": shown(&monitor.url), "answeredBy": shown(&answer.from.url), "httpStatus": code.as_u16(), "body": answer.json()});
+                if code.is_client_error() {
+                    return tool_error(format!("{label} answered HTTP {code}"), seen());
                 }
-                wait = retry_after(&answer, default_interval);
-                if status == StatusCode::ACCEPTED && let Some(location) = answer.location() {
+                if !code.is_success() {
+                    return tool_error(unexpected(&label, code), seen());
+                }
+                wait = next_poll(&answer, interval);
+                if code == StatusCode::ACCEPTED && let Some(location) = answer.location() {
                     monitor = match location {
                         Ok(next) => next,
                         Err(location) => {
-                            return tool_error(format!("{label} answered 202 Accepted with Location {location}"), json!({"monitor": monitor.url.as_str(), "body": answer.json()}));
+                            return tool_error(format!("{label} answered 202 Accepted with Location {location}"), seen());
                         }
                     };
                 }
                 let body = answer.json();
                 let word = body_status(&body);
-                let running = status == StatusCode::ACCEPTED || word.as_deref().is_some_and(|w| RUNNING.contains(&w));
+                let running = code == StatusCode::ACCEPTED || word.as_deref().is_some_and(|w| RUNNING.contains(&w));
                 if !running {
-                    return finished(&monitor.url, status, body);
+                    return finished(&monitor.url, &answer);
                 }
-                ctx.status_message(format!("Waiting for {} (status: {}, poll {polls})", monitor.url, word.unwrap_or_else(|| status.to_string()))).await;
+                // The same words as the last poll's write nothing: no event per poll.
+                status.set(format!("Waiting for {} (status: {})", shown(&monitor.url), word.unwrap_or_else(|| code.to_string()))).await;
             }
         }
         .boxed()
     }
+}
+
+/// The task's status message as this run last wrote it: a message is written (a timeline
+/// event) only when it differs from the last one.
+struct Status {
+    ctx: TaskContext,
+    last: String,
+}
+
+impl Status {
+    /// Sets the task's status message to `message`, unless that is what it says already.
+    async fn set(&mut self, message: String) {
+        if message != self.last {
+            self.ctx.status_message(message.clone()).await;
+            self.last = message;
+        }
+    }
+}
+
+/// The error text for an answer that is neither a success, nor a refusal, nor a server error
+/// (a 1xx, a 3xx that is no redirect to follow, a status over 599): there is nothing to follow.
+fn unexpected(label: &str, code: StatusCode) -> String {
+    format!(
+        "{label} answered HTTP {}, which is not an answer to follow (a 2xx, 4xx or 5xx was expected)",
+        code.as_u16()
+    )
 }
 
 /// Why tries of a request ended without an answer to keep.
@@ -304,12 +373,13 @@ enum Stop {
 /// Sends `method target` (with JSON `body`), first waiting `wait`, until an answer worth
 /// keeping comes. A transient failure (nothing answered, a body cut short, 5xx, 429) is tried
 /// again after a backoff (0.5 s, doubling), at most [`MAX_RETRIES`] times in a row; but a
-/// request that is not idempotent (POST, PATCH) is tried again only when nothing answered it:
-/// its 5xx or 429 is returned as its answer, and a body cut short ends the run (the server
-/// saw it, and may have acted). `label` names the request in status messages and errors
-/// ("POST url", "The status monitor url").
+/// request that is not idempotent (POST, PATCH) is tried again only when it is known not to
+/// have reached the server (the name did not resolve, the connection could not be opened): its
+/// 5xx or 429 is returned as its answer, and a time-out, a broken connection or a body cut
+/// short ends the run (the server may have received it, and acted). `label` names the request
+/// in status messages and errors ("POST url", "The status monitor url").
 async fn exchange(
-    ctx: &TaskContext,
+    status: &mut Status,
     reach: &mut Reach,
     method: &Method,
     target: &Target,
@@ -317,7 +387,8 @@ async fn exchange(
     mut wait: Duration,
     label: &str,
 ) -> Result<Answer, Stop> {
-    let idempotent = matches!(*method, Method::GET | Method::PUT);
+    let ctx = status.ctx.clone();
+    let idempotent = method.is_idempotent();
     let mut failures = 0;
     loop {
         let sent = tokio::select! {
@@ -336,14 +407,14 @@ async fn exchange(
                 return Ok(answer);
             }
             Ok(answer) => format!("HTTP {}", answer.status),
-            Err(Failure::Unanswered(why)) => why,
-            Err(Failure::Cut(why)) if idempotent => why,
-            Err(Failure::Cut(why)) => {
+            Err(Failure::Unsent(why)) => why,
+            Err(Failure::Unanswered(why) | Failure::Cut(why)) if idempotent => why,
+            Err(Failure::Unanswered(why) | Failure::Cut(why)) => {
                 let text =
                     format!("{label}: {why} (not retried: the request may have had effects)");
                 return Err(Stop::End(tool_error(
                     text,
-                    json!({"url": target.url.as_str(), "error": why}),
+                    json!({"url": shown(&target.url), "error": why}),
                 )));
             }
             // A cancel while the human was asked about the destination is a cancel.
@@ -355,26 +426,36 @@ async fn exchange(
             let text = format!("{label} kept failing: {why}");
             return Err(Stop::End(tool_error(
                 text,
-                json!({"url": target.url.as_str(), "error": why}),
+                json!({"url": shown(&target.url), "error": why}),
             )));
         }
-        ctx.status_message(format!("{label}: {why}; retry {failures} of {MAX_RETRIES}"))
+        status
+            .set(format!("{label}: {why}; retry {failures} of {MAX_RETRIES}"))
             .await;
         wait = Duration::from_millis(500 << (failures - 1));
     }
 }
 
-fn finished(url: &Url, status: StatusCode, body: Value) -> Outcome {
+/// The outcome of an operation that finished: `answer` to a request for `url` (which may have
+/// been redirected: `answeredBy` names the URL that answered). An error when its body's status
+/// word says it failed.
+fn finished(url: &Url, answer: &Answer) -> Outcome {
+    let (status, body, from) = (answer.status, answer.json(), &answer.from.url);
     let failed = body_status(&body).is_some_and(|w| FAILED.contains(&w.as_str()));
     let how = if failed {
         "unsuccessfully".to_string()
     } else {
         format!("HTTP {}", status.as_u16())
     };
-    let text = format!("{url} finished ({how}): {body}");
+    let by = if from == url {
+        String::new()
+    } else {
+        format!(", answered by {}", shown(from))
+    };
+    let text = format!("{} finished ({how}{by}): {body}", shown(url));
     Outcome::Completed(json!({
         "content": [{"type": "text", "text": text}],
-        "structuredContent": {"url": url.as_str(), "httpStatus": status.as_u16(), "body": body},
+        "structuredContent": {"url": shown(url), "answeredBy": shown(from), "httpStatus": status.as_u16(), "body": body},
         "isError": failed
     }))
 }
@@ -767,5 +848,77 @@ mod tests {
             recorded.iter().any(|m| m.starts_with(&failed)),
             "{recorded:?}"
         );
+    }
+
+    /// Headers the wire cannot carry, or that only the client may set, are refused when the
+    /// task is asked for (-32602 / 422), not retried as transient failures later.
+    #[test]
+    fn invalid_and_reserved_headers_are_refused_at_call_time() {
+        use crate::engine::TaskTool as _;
+        let dir = tempfile::tempdir().unwrap();
+        let tool = WaitForHttpJob::new(dir.path());
+        let with = |headers: Value| json!({"url": "http://example.com/ops", "headers": headers});
+        for (headers, why) in [
+            (json!({"Bad Header": "1"}), "is not a valid header name"),
+            (
+                json!({"X-Ok": "a\r\nX-Injected: 1"}),
+                "not a valid header value",
+            ),
+            (json!({"X-Ok": "a\nb"}), "not a valid header value"),
+        ] {
+            let refused = tool.check_arguments(&with(headers.clone())).unwrap_err();
+            assert!(refused.contains(why), "{headers}: {refused}");
+            assert!(
+                !refused.contains("X-Injected"),
+                "the value is not echoed: {refused}"
+            );
+        }
+        for name in [
+            "Host",
+            "content-length",
+            "Transfer-Encoding",
+            "Connection",
+            "Upgrade",
+            "TE",
+            "Trailer",
+        ] {
+            let refused = tool.check_arguments(&with(json!({name: "x"}))).unwrap_err();
+            assert!(
+                refused.contains("is set by Taskdeck's HTTP client"),
+                "{refused}"
+            );
+        }
+        let fine =
+            json!({"Authorization": "Bearer x", "Accept": "application/json", "X-Tab": "a\tb"});
+        assert_eq!(tool.check_arguments(&with(fine)), Ok(()));
+    }
+
+    /// A POST that was sent but got no answer in time may have started the operation: it is
+    /// not sent again, and the task says why.
+    #[tokio::test]
+    async fn a_post_without_an_answer_in_time_is_not_sent_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path(), Duration::from_millis(300)).await;
+        let posts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = posts.clone();
+        let app = axum::Router::new().fallback(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::future::pending::<&'static str>()
+        });
+        let base = allowed_service(dir.path(), app).await;
+        let args = json!({"url": format!("{base}/ops"), "body": {"n": 1}});
+        let task = engine
+            .create_task(&Principal::named("agent"), "wait_for_http_job", args)
+            .await
+            .unwrap();
+        let done = result(&engine, &task.task_id).await;
+        assert_eq!(done["isError"], true, "{done}");
+        let text = done["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("timed out after 0.3 s (not retried: the request may have had effects)"),
+            "{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(posts.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

@@ -4,6 +4,9 @@
 //! and every answer read whole but bounded: at most [`MAX_BODY_BYTES`] of body, each request
 //! (each redirect hop) within [`REQUEST_TIMEOUT`] from connecting to the last byte of its
 //! answer. A body that stops before its announced end is a failure, never an answer.
+//!
+//! A URL's password never leaves this module in text meant for people: every URL a message,
+//! status, result or log line names goes through [`shown`] (`http://bob:****@host/x`).
 
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
@@ -27,6 +30,19 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest time to open a connection (within [`REQUEST_TIMEOUT`]).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a URL's password is shown as.
+pub const MASKED_PASSWORD: &str = "****";
+/// Headers only the HTTP client may set: the agent's `Host` would reach another virtual host
+/// of an allowed destination, and the framing headers would desynchronise the connection.
+pub const RESERVED_HEADERS: [&str; 7] = [
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+    "te",
+    "trailer",
+];
 /// Longest time the `DELETE` sent on a cancel may take, resolving its host included: it must
 /// end well within the engine's cancel grace (10 s by default).
 pub const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -56,8 +72,55 @@ impl Target {
                 credentials: self.credentials && same_origin(&url, &self.url),
                 url,
             })
-            .ok_or_else(|| format!("{location:?}, which is not an HTTP URL"))
+            .ok_or_else(|| {
+                let location = self
+                    .url
+                    .join(location)
+                    .map_or(location.to_string(), |u| shown(&u));
+                format!("{location:?}, which is not an HTTP URL")
+            })
     }
+}
+
+/// `url` as people may see it: its password, if any, replaced by [`MASKED_PASSWORD`]
+/// (`http://bob:****@host/x`); the user name stays, it says which account is used.
+pub fn shown(url: &Url) -> String {
+    if url.password().is_none() {
+        return url.to_string();
+    }
+    let mut masked = url.clone();
+    // An http(s) URL with a password has a host, so the password can be set.
+    let _ = masked.set_password(Some(MASKED_PASSWORD));
+    masked.to_string()
+}
+
+/// `text` with every spelling of `url` in it shown without its password ([`shown`]): for
+/// error texts written by others (a resolver, reqwest) that may quote the URL.
+fn scrub(text: String, url: &Url) -> String {
+    if url.password().is_none() {
+        return text;
+    }
+    text.replace(url.as_str(), &shown(url))
+}
+
+/// Checks one agent-given header: `name` must be a valid header name and not one only the
+/// client sets ([`RESERVED_HEADERS`]), `value` a valid header value (no CR, LF or other control
+/// character). Errors: why, for the agent (never quoting the value: it may be a secret).
+pub fn check_header(name: &str, value: &str) -> Result<(), String> {
+    if header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(format!("headers: {name:?} is not a valid header name"));
+    }
+    if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(format!(
+            "headers: {name} is set by Taskdeck's HTTP client, not by the caller"
+        ));
+    }
+    if header::HeaderValue::from_str(value).is_err() {
+        return Err(format!(
+            "headers: the value of {name} is not a valid header value (line breaks and other control characters are not allowed)"
+        ));
+    }
+    Ok(())
 }
 
 /// A response read whole.
@@ -102,8 +165,12 @@ pub fn same_origin(a: &Url, b: &Url) -> bool {
 /// Why a request brought no answer.
 #[derive(Debug)]
 pub enum Failure {
-    /// Nothing answered; worth retrying: the name did not resolve, the connection failed, or
-    /// no answer came within [`REQUEST_TIMEOUT`].
+    /// The request never reached the server: the name did not resolve or the connection could
+    /// not be opened. Worth retrying, whatever the method.
+    Unsent(String),
+    /// The request was (or may have been) sent but nothing answered: no answer within
+    /// [`REQUEST_TIMEOUT`], or the connection broke. Worth retrying, but the server may have
+    /// received it.
     Unanswered(String),
     /// An answer began but its body broke off (the connection closed or timed out before its
     /// end); worth retrying, but the server did receive the request.
@@ -129,6 +196,9 @@ pub struct Reach {
     asked: u32,
     /// How long one request may take ([`REQUEST_TIMEOUT`] but in tests).
     timeout: Duration,
+    /// The request being sent ("POST url"), from the moment it goes on the wire until its
+    /// answer is read; still set when its future was dropped mid-flight (a cancel).
+    in_flight: Option<String>,
 }
 
 impl Reach {
@@ -156,6 +226,7 @@ impl Reach {
             allowed: HashSet::new(),
             asked: 0,
             timeout,
+            in_flight: None,
         })
     }
 
@@ -172,7 +243,11 @@ impl Reach {
     /// Resolves `url`, makes sure its destination may be reached (asking the human about a
     /// private one: `what` says which request it is for), and pins it for the connection.
     async fn check(&mut self, url: &Url, what: &str) -> Result<(), Failure> {
-        let dest = self.dests.resolve(url).await.map_err(Failure::Unanswered)?;
+        let dest = self
+            .dests
+            .resolve(url)
+            .await
+            .map_err(|e| Failure::Unsent(scrub(e, url)))?;
         if !self.may_reach(&dest) {
             self.ask(&dest, what).await?;
         }
@@ -234,24 +309,31 @@ impl Reach {
             .filter(move |(k, _)| credentials || !super::secrets::is_secret_name(k))
     }
 
+    /// The request that was on the wire when the last [`Reach::send`] stopped, if it stopped
+    /// mid-flight (its future dropped on a cancel): "POST url" (or "POST url (where ...
+    /// redirected)"), the URL shown without its password.
+    pub fn in_flight(&self) -> Option<&str> {
+        self.in_flight.as_deref()
+    }
+
     /// Sends `method target` with the agent's headers and JSON `body`, following redirects
     /// ([`MAX_REDIRECTS`] at most; 301/302 turn a POST, 303 anything but HEAD, into a GET
     /// without body), each hop's destination checked before it is sent, and reads the answer
-    /// ([`read`]).
+    /// ([`read`]). A redirect status without a `Location` ends the run with an error.
     pub async fn send(
         &mut self,
         method: Method,
         target: &Target,
         body: Option<&Value>,
     ) -> Result<Answer, Failure> {
+        self.in_flight = None;
         let mut hop = target.clone();
-        let end =
-            |text: String| Failure::End(tool_error(text, json!({"url": target.url.as_str()})));
+        let end = |text: String| Failure::End(tool_error(text, json!({"url": shown(&target.url)})));
         if !matches!(hop.url.scheme(), "http" | "https") {
-            return Err(end(format!("{} is not an HTTP URL", hop.url)));
+            return Err(end(format!("{} is not an HTTP URL", shown(&hop.url))));
         }
         let (mut method, mut body) = (method, body.cloned());
-        let mut what = format!("{method} {}", hop.url);
+        let mut what = format!("{method} {}", shown(&hop.url));
         for _ in 0..=MAX_REDIRECTS {
             self.check(&hop.url, &what).await?;
             let mut req = self.http.request(method.clone(), hop.url.clone());
@@ -261,16 +343,41 @@ impl Reach {
             if let Some(b) = &body {
                 req = req.json(b);
             }
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| Failure::Unanswered(why(&e, self.timeout)))?;
+            self.in_flight = Some(what.clone());
+            let sent = req.send().await;
+            let resp = match sent {
+                Ok(resp) => resp,
+                Err(e) => {
+                    self.in_flight = None;
+                    let why = scrub(why(&e, self.timeout), &hop.url);
+                    // A connection that could not be opened carried nothing; any later failure
+                    // may come after the server got the request.
+                    return Err(if e.is_connect() {
+                        Failure::Unsent(why)
+                    } else {
+                        Failure::Unanswered(why)
+                    });
+                }
+            };
             let status = resp.status();
             let next = match location(&hop, resp.headers()) {
                 Some(next) if is_redirect(status) => next,
-                _ => return read(resp, hop, self.timeout).await,
+                None if is_redirect(status) => {
+                    self.in_flight = None;
+                    return Err(end(format!(
+                        "{} answered HTTP {} without a Location to follow",
+                        shown(&hop.url),
+                        status.as_u16()
+                    )));
+                }
+                _ => {
+                    let answer = read(resp, hop, self.timeout).await;
+                    self.in_flight = None;
+                    return answer;
+                }
             };
-            let next = next.map_err(|to| end(format!("{} redirected to {to}", hop.url)))?;
+            self.in_flight = None;
+            let next = next.map_err(|to| end(format!("{} redirected to {to}", shown(&hop.url))))?;
             if status == StatusCode::SEE_OTHER && method != Method::HEAD
                 || matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
                     && method == Method::POST
@@ -278,7 +385,11 @@ impl Reach {
                 method = Method::GET;
                 body = None;
             }
-            what = format!("{method} {} (where {} redirected)", next.url, hop.url);
+            what = format!(
+                "{method} {} (where {} redirected)",
+                shown(&next.url),
+                shown(&hop.url)
+            );
             hop = next;
         }
         Err(end(format!("{what}: more than {MAX_REDIRECTS} redirects")))
@@ -294,7 +405,7 @@ impl Reach {
                 .dests
                 .resolve(&target.url)
                 .await
-                .map_err(|e| format!("not sent: {e}"))?;
+                .map_err(|e| format!("not sent: {}", scrub(e, &target.url)))?;
             if let (false, Some((ip, how))) = (self.may_reach(&dest), dest.near) {
                 return Err(format!(
                     "not sent: {} ({ip}, {how}) was not allowed",
@@ -306,11 +417,10 @@ impl Reach {
             for (k, v) in self.headers_for(target.credentials) {
                 req = req.header(k, v);
             }
-            let resp = req
-                .timeout(DELETE_TIMEOUT)
-                .send()
-                .await
-                .map_err(|e| format!("failed: {}", why(&e, DELETE_TIMEOUT)))?;
+            let resp =
+                req.timeout(DELETE_TIMEOUT).send().await.map_err(|e| {
+                    format!("failed: {}", scrub(why(&e, DELETE_TIMEOUT), &target.url))
+                })?;
             Ok(format!("answered {}", resp.status().as_u16()))
         };
         match tokio::time::timeout(DELETE_TIMEOUT, attempt).await {
@@ -336,10 +446,10 @@ async fn read(
         Failure::End(tool_error(
             format!(
                 "{} answered HTTP {}, but the response body is over 1 MiB (Taskdeck reads at most {MAX_BODY_BYTES} bytes of it)",
-                from.url,
+                shown(&from.url),
                 status.as_u16()
             ),
-            json!({"url": from.url.as_str(), "httpStatus": status.as_u16(), "error": "the response body is over 1 MiB"}),
+            json!({"url": shown(&from.url), "httpStatus": status.as_u16(), "error": "the response body is over 1 MiB"}),
         ))
     };
     if resp
@@ -349,11 +459,10 @@ async fn read(
         return Err(too_large(&from));
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp
-        .chunk()
-        .await
-        .map_err(|e| Failure::Cut(format!("the response body broke off: {}", why(&e, limit))))?
-    {
+    while let Some(chunk) = resp.chunk().await.map_err(|e| {
+        let why = scrub(why(&e, limit), &from.url);
+        Failure::Cut(format!("the response body broke off: {why}"))
+    })? {
         if body.len() + chunk.len() > MAX_BODY_BYTES {
             return Err(too_large(&from));
         }
