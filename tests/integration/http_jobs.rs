@@ -680,6 +680,14 @@ async fn a_password_in_a_url_is_never_shown() {
         shown.contains(&format!("http://bob:****@{at}/mon")),
         "{shown}"
     );
+    // Nor in the stored arguments, the whole task view, or search.
+    assert_eq!(
+        detail["task"]["arguments"]["url"],
+        format!("http://bob:****@{at}/start")
+    );
+    assert!(!detail.to_string().contains("PW1"), "{detail}");
+    let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=PW1").await;
+    assert_eq!(found["tasks"], json!([]));
 }
 
 /// A cancel while the first request is in flight (the remote side may have started the job,
