@@ -617,3 +617,52 @@ async fn an_oversized_mcp_body_is_413_with_a_json_rpc_error() {
             .contains("at most 4194304 bytes")
     );
 }
+
+/// An answer that fails its form, sent back on a `tasks/result` stream, is refused (400) and the
+/// question is asked again on that stream under a new id, so the client can correct it.
+#[tokio::test]
+async fn a_refused_answer_is_asked_again_with_a_new_id() {
+    let s = Server::start(&[]).await;
+    let token = s.token("vscode");
+    let c = LegacySession::open(&s, &token).await;
+    let form = json!({"type": "object", "properties": {"email": {"type": "string", "format": "email"}}, "required": ["email"]});
+    let created = c
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "request_approval", "arguments": {"message": "Who?", "requestedSchema": form}, "task": {}}}))
+        .await;
+    let created: Value = crate::harness::parse_body(&created.text().await.unwrap());
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let stream = c
+        .send(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": id}}),
+        )
+        .await;
+    let mut asks = Vec::new();
+    let seen = read_until(stream, async |m: &Value| {
+        if m["method"] == "elicitation/create" {
+            asks.push(m["id"].clone());
+            let email = if asks.len() == 1 { "not an address" } else { "a@b.example" };
+            let r = c
+                .send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept", "content": {"email": email}}}))
+                .await;
+            assert_eq!(r.status(), if asks.len() == 1 { 400 } else { 202 });
+            return false;
+        }
+        m["id"] == 2
+    })
+    .await;
+    assert_eq!(asks.len(), 2, "{seen:?}");
+    assert_ne!(
+        asks[0], asks[1],
+        "a request id is never used twice on a session"
+    );
+    let result = &seen.last().unwrap()["result"];
+    assert_eq!(
+        result["structuredContent"]["content"]["email"],
+        "a@b.example"
+    );
+}

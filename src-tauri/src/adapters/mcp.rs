@@ -412,16 +412,6 @@ impl ServerHandler for McpHandler {
             .create_task(&principal, &name, arguments)
             .await
             .map_err(mcp_error)?;
-        if on_session(&context)
-            && let (Some(session), Some(token)) = (
-                session_id(&context.extensions),
-                context.meta.get_progress_token(),
-            )
-        {
-            self.core
-                .sessions
-                .watch(&task.task_id, &session, false, Some(token));
-        }
         if declared {
             let created: CreateTaskResult = from_json(wire::create_task_result(&task))?;
             Ok(CallToolResponse::Task(created))

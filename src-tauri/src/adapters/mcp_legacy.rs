@@ -11,8 +11,9 @@
 //! - `tasks/result` blocks until the task is terminal, then answers exactly the tool's
 //!   `CallToolResult` (or its JSON-RPC error). While the task waits for input the session's
 //!   client can give, the questions go out on that stream as `elicitation/create` requests
-//!   (id `taskdeck-input:<taskId>:<key>`); the client's responses, POSTed back, are applied
-//!   as answers from the session's principal ([`take_answer`]).
+//!   (id `taskdeck-input:<taskId>:<n>:<key>`, `n` counting the stream's requests); the client's
+//!   responses, POSTed back, are applied as answers from the session's principal
+//!   ([`take_answer`]); a refused answer makes the stream ask again.
 //!
 //! What a client is shown of a task waiting for a human follows `agent_view`.
 
@@ -193,7 +194,7 @@ async fn create(
     front
         .core
         .sessions
-        .watch(&task.task_id, session_id, true, progress_token);
+        .watch(&task.task_id, session_id, progress_token);
     Ok(json!({"task": shown(front, session, &task)}))
 }
 
@@ -328,6 +329,8 @@ fn result_stream(
     tokio::spawn(async move {
         let mut task = first;
         let mut asked: HashSet<String> = HashSet::new();
+        // Numbers each request sent, so no id is used twice on the session.
+        let mut sent: u64 = 0;
         loop {
             if let Some(outcome) = legacy_wire::call_result(&task) {
                 let message = match outcome {
@@ -346,9 +349,10 @@ fn result_stream(
                 }
                 let mut params = request.get("params").cloned().unwrap_or_else(|| json!({}));
                 params["_meta"] = json!({legacy_wire::RELATED_TASK: {"taskId": task.task_id}});
+                sent += 1;
                 let ask = json!({
                     "jsonrpc": "2.0",
-                    "id": format!("{INPUT_ID_PREFIX}{}:{key}", task.task_id),
+                    "id": format!("{INPUT_ID_PREFIX}{}:{sent}:{key}", task.task_id),
                     "method": request.get("method").cloned().unwrap_or(json!("elicitation/create")),
                     "params": params,
                 });
@@ -375,6 +379,14 @@ fn result_stream(
                     // The client went away, or its session ended: stop waiting on its behalf.
                     _ = tx.closed() => return,
                     _ = session.ended.cancelled() => return,
+                    // An answer the client sent was refused (e.g. it fails its form): ask again.
+                    _ = session.reask.notified() => {
+                        asked.clear();
+                        match engine.get(&session.principal, &task.task_id) {
+                            Ok(t) => break t,
+                            Err(_) => return,
+                        }
+                    }
                 }
             };
         }
@@ -382,16 +394,19 @@ fn result_stream(
     sse(tokio_stream::wrappers::ReceiverStream::new(rx))
 }
 
-/// A client's JSON-RPC response to an `elicitation/create` that `tasks/result` sent: applied as
-/// the answer of the session's principal (202). `None` when `message` answers no such request.
-/// A response that is an error (the client could not ask its user) changes nothing: the
-/// question stays open for the human in Taskdeck.
+/// A client's JSON-RPC response to an `elicitation/create` that `tasks/result` sent (id
+/// `taskdeck-input:<taskId>:<n>:<key>`): applied as the answer of the session's principal (202).
+/// `None` when `message` answers no such request. A response that is an error (the client could
+/// not ask its user) changes nothing: the question stays open for the human in Taskdeck. An
+/// answer the engine refuses (it fails its form) is a 400, and the session's `tasks/result`
+/// streams ask the question again, so the client can correct it.
 pub async fn take_answer(front: &Front, session: &Session, message: &Value) -> Option<Response> {
-    let (task_id, key) = message
+    let mut parts = message
         .get("id")?
         .as_str()?
         .strip_prefix(INPUT_ID_PREFIX)?
-        .split_once(':')?;
+        .splitn(3, ':');
+    let (task_id, _n, key) = (parts.next()?, parts.next()?, parts.next()?);
     let accepted = || StatusCode::ACCEPTED.into_response();
     let Some(result) = message.get("result").and_then(Value::as_object) else {
         return Some(accepted());
@@ -415,6 +430,7 @@ pub async fn take_answer(front: &Front, session: &Session, message: &Value) -> O
         match engine.answer(&session.principal, task_id, responses).await {
             Ok(_) => accepted(),
             Err(e) => {
+                session.reask.notify_waiters();
                 let (code, message) = wire::error_code(&e);
                 let null = RawValue::from_string("null".into()).expect("null is JSON");
                 error_response(StatusCode::BAD_REQUEST, &null, code, &message, None)

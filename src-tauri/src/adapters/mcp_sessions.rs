@@ -7,7 +7,7 @@
 //! - whether the client declared form elicitation at `initialize` (`agent_view`);
 //! - the session's rmcp [`Peer`], to push on the session's stream, for the tasks it watches:
 //!   `notifications/tasks/status` (2025-11-25 §Task Notifications) for tasks created by a
-//!   task-augmented call, and `notifications/progress` for every call that carried a
+//!   task-augmented call, and `notifications/progress` for those that carried a
 //!   `progressToken` (valid for the task's whole life, 2025-11-25 §Task Progress Notifications).
 //!
 //! One feed subscriber serves every session: it looks each change's task up in the watch list.
@@ -24,7 +24,7 @@ use rmcp::{
         ServerNotification,
     },
 };
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{Notify, broadcast::error::RecvError};
 use tokio_util::sync::CancellationToken;
 
 use super::{agent_view, legacy_wire};
@@ -41,6 +41,8 @@ pub struct Session {
     pub peer: Option<Peer<RoleServer>>,
     /// Cancelled when the session ends (DELETE, or rmcp dropped it): what serves it stops.
     pub ended: CancellationToken,
+    /// Notified when an answer the client sent was refused: its `tasks/result` streams ask again.
+    pub reask: Arc<Notify>,
 }
 
 impl Session {
@@ -56,8 +58,6 @@ impl Session {
 /// A task whose changes go to a session.
 struct Watch {
     session_id: String,
-    /// Send `notifications/tasks/status` (the task was created by a task-augmented call).
-    status: bool,
     progress_token: Option<ProgressToken>,
     /// The last `progress` value sent: each notification's must be larger (2025-11-25
     /// §Progress).
@@ -95,6 +95,7 @@ impl Sessions {
                     can_elicit,
                     peer: None,
                     ended: CancellationToken::new(),
+                    reask: Arc::new(Notify::new()),
                 },
             );
             pruned.then(|| sessions.keys().cloned().collect())
@@ -131,23 +132,15 @@ impl Sessions {
             .retain(|_, w| w.session_id != session_id);
     }
 
-    /// Sends `task_id`'s changes to `session_id` until the task ends: status notifications when
-    /// `status`, progress notifications when the call carried `progress_token`.
-    pub fn watch(
-        &self,
-        task_id: &str,
-        session_id: &str,
-        status: bool,
-        progress_token: Option<ProgressToken>,
-    ) {
-        if !status && progress_token.is_none() {
-            return;
-        }
+    /// Sends `task_id`'s changes (a task a task-augmented call created) to `session_id` until
+    /// the task ends: status notifications, and progress notifications when the call carried
+    /// `progress_token` (valid for the task's life, unlike a plain call's, which ends with its
+    /// answer).
+    pub fn watch(&self, task_id: &str, session_id: &str, progress_token: Option<ProgressToken>) {
         self.watches.lock().unwrap().insert(
             task_id.to_string(),
             Watch {
                 session_id: session_id.to_string(),
-                status,
                 progress_token,
                 last_progress: 0.0,
                 last_status: None,
@@ -202,7 +195,7 @@ impl Sessions {
         let mut sends = Vec::new();
         let shown = (status.as_str().to_string(), message.clone());
         let status_changed = watch.last_status.as_ref() != Some(&shown);
-        if watch.status && status_changed {
+        if status_changed {
             let params = legacy_wire::task(task, status, message.clone());
             sends.push((
                 peer.clone(),
