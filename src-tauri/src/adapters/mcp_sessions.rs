@@ -30,6 +30,9 @@ use tokio_util::sync::CancellationToken;
 use super::{agent_view, legacy_wire};
 use crate::engine::{Engine, Principal, TaskRecord};
 
+/// How long one notification may wait for a session that is not reading its stream.
+const SEND_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What Taskdeck knows of one session.
 #[derive(Clone)]
 pub struct Session {
@@ -173,8 +176,10 @@ impl Sessions {
                     continue;
                 };
                 for (peer, notification) in sends {
-                    // A session whose client left has no stream: nothing to deliver to.
-                    let _ = peer.send_notification(notification).await;
+                    // A session whose client left has no stream: nothing to deliver to. One
+                    // whose client stopped reading may not hold up every other session's.
+                    let send = peer.send_notification(notification);
+                    let _ = tokio::time::timeout(SEND_WAIT, send).await;
                 }
             }
         });
