@@ -34,6 +34,13 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// Asserts a `-32602` error whose message contains `text`.
+    pub fn assert_invalid_params(&self, text: &str) {
+        assert_eq!(self.error_code(), -32602, "{:?}", self.body);
+        let message = self.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(text), "{message}");
+    }
+
     pub fn result(&self) -> &Value {
         assert!(
             self.body.get("result").is_some(),

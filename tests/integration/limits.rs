@@ -158,13 +158,7 @@ async fn status_messages_are_cut_and_large_messages_and_arguments_refused() {
             true,
         )
         .await;
-    assert_eq!(r.error_code(), -32602, "{:?}", r.body);
-    assert!(
-        r.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("64 KiB")
-    );
+    r.assert_invalid_params("64 KiB");
     let r = s
         .rpc(
             Some(&t),
@@ -215,13 +209,7 @@ async fn status_messages_are_cut_and_large_messages_and_arguments_refused() {
             true,
         )
         .await;
-    assert_eq!(r.error_code(), -32602, "{:?}", r.body);
-    assert!(
-        r.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("256 KiB")
-    );
+    r.assert_invalid_params("256 KiB");
     let r = s
         .rpc(
             Some(&t),

@@ -818,6 +818,15 @@ async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
     assert_eq!(hits.load(Ordering::SeqCst), 1, "the next task asks again");
 }
 
+/// The question `run_command` task `id` asks the human, once it asks.
+async fn approval_question(s: &Server, id: &str) -> String {
+    let waiting = s.wait_status(&s.admin, id, "input_required").await;
+    waiting["inputRequests"]["approve-command"]["params"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Credentials in arguments (`run_command`'s `env` here) reach the run, never the store: the
 /// task's arguments, the approval question, search and the change stream show `[redacted]`.
 #[tokio::test]
@@ -834,10 +843,7 @@ async fn secrets_in_arguments_are_never_shown() {
         )
         .await;
     let id = created["taskId"].as_str().unwrap().to_string();
-    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
-    let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
-        .as_str()
-        .unwrap();
+    let question = approval_question(&s, &id).await;
     assert!(
         question.contains("GITHUB_TOKEN=[redacted]") && question.contains("RUST_LOG=info"),
         "{question}"
@@ -898,10 +904,7 @@ async fn a_command_cannot_pose_as_another_approval() {
         )
         .await;
     let id = created["taskId"].as_str().unwrap().to_string();
-    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
-    let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
-        .as_str()
-        .unwrap();
+    let question = approval_question(&s, &id).await;
     let (head, command) = question.split_once("\n\n").unwrap();
     assert_eq!(
         head, r"sneaky wants to run in / with environment MODE=$'a\nb':",
