@@ -105,6 +105,18 @@ impl MetaView<'_> {
     }
 }
 
+/// Who reads tasks through a request with this `_meta` (`agent_view`); without usable `_meta`,
+/// a client that declared nothing.
+fn reader_of(meta: &Result<Option<MetaView<'_>>, ()>, principal: &Principal) -> Reader {
+    match meta {
+        Ok(Some(m)) => m.reader(principal),
+        _ => Reader {
+            can_elicit: false,
+            admin: principal.admin,
+        },
+    }
+}
+
 /// Parses `_meta`; `Err` when present but malformed (e.g. capabilities not an object).
 fn parse_meta(raw: Option<&RawValue>) -> Result<Option<MetaView<'_>>, ()> {
     match raw {
@@ -711,17 +723,11 @@ fn tasks_get(
     ) {
         return resp;
     }
-    let reader = match &meta {
-        Ok(Some(m)) => m.reader(principal),
-        _ => Reader {
-            can_elicit: false,
-            admin: principal.admin,
-        },
-    };
     match front.engine.get_result_json(principal, &task_id) {
         // A waiting task is shown differently to different clients (`agent_view`): each kind
         // of reader's rendering is made once and kept with the cached answer.
         Ok(answer) if answer.status == TaskStatus::InputRequired => {
+            let reader = reader_of(&meta, principal);
             let key = reader.can_elicit as u8 | (reader.admin as u8) << 1;
             let rendered = match answer.rendering(key) {
                 Some(r) => Ok(r),
@@ -898,13 +904,7 @@ fn listen(
         "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": {"taskIds": accepted}, "_meta": {"io.modelcontextprotocol/subscriptionId": subscription_id}}
     });
-    let reader = match &meta {
-        Ok(Some(m)) => m.reader(principal),
-        _ => Reader {
-            can_elicit: false,
-            admin: principal.admin,
-        },
-    };
+    let reader = reader_of(&meta, principal);
     let engine = front.engine.clone();
     let shown = move |t: &crate::engine::TaskRecord| {
         let human_only = if t.status == TaskStatus::InputRequired {
