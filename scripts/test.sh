@@ -30,7 +30,7 @@ suite() { # name, command...
 }
 
 suite "build" cargo build --bins --quiet
-suite "rust unit + integration tests" cargo test --quiet
+suite "rust unit + integration tests" cargo test --workspace --quiet
 # cargo test rebuilds target/debug/taskdeck with test settings; the suites below drive it.
 suite "build again" cargo build --bins --quiet
 suite "MCP conformance suite" scripts/conformance.sh target/debug/taskdeck
@@ -44,8 +44,8 @@ if [ -f tests/browser/package.json ]; then
 fi
 
 # The desktop build (Tauri window) in its own target dir, so the headless binary above stays as it is.
-suite "build desktop window" env CARGO_TARGET_DIR=target/desktop cargo build --features desktop --bins --quiet
-suite "desktop unit tests" env CARGO_TARGET_DIR=target/desktop cargo test --features desktop --lib --quiet
+suite "build desktop window" env CARGO_TARGET_DIR=target/desktop cargo build -p taskdeck --features desktop --bins --quiet
+suite "desktop unit tests" env CARGO_TARGET_DIR=target/desktop cargo test -p taskdeck --features desktop --lib --quiet
 if [ -x tests/desktop/run.sh ]; then
   command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0 --quiet
   suite "desktop window end to end" tests/desktop/run.sh "$PWD/target/desktop/debug/taskdeck"

@@ -1,19 +1,11 @@
-//! Taskdeck: a control room for long-running agent work.
+//! The `taskdeck` package: the shells around [`taskdeck_server`].
 //!
-//! The crate is layered, and the layers show in the module tree (see `ARCHITECTURE.md`):
+//! - [`cli`]: the command-line clients of a running Taskdeck (`taskdeck run`, `taskdeck tasks`).
+//! - `desktop` (cargo feature `desktop`): the Tauri window, desktop notifications and the tray.
 //!
-//! - [`engine`]: the task model, the state machine, the durable SQLite store, the change feed,
-//!   the executor runtime and the TTL sweeper. It knows nothing of HTTP, MCP transports or Tauri.
-//! - [`tools`]: the task tools agents call (`request_approval`, the conformance fixtures). They
-//!   run inside the engine through [`engine::TaskContext`].
-//! - [`adapters`]: translate the outside world into engine calls and back: the MCP endpoint
-//!   (rmcp Streamable HTTP), the `/v1` HTTP API, the event stream, authentication.
-//! - [`shell`]: wires the layers into a running process (`taskdeck serve`); `desktop` (cargo
-//!   feature `desktop`) adds the Tauri window, notifications and the tray.
+//! The binary (`main.rs`) parses the command line and hands over to one of these, or to
+//! [`taskdeck_server::serve`] for `taskdeck serve`.
 
-pub mod adapters;
+pub mod cli;
 #[cfg(feature = "desktop")]
 pub mod desktop;
-pub mod engine;
-pub mod shell;
-pub mod tools;

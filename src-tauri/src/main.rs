@@ -10,11 +10,8 @@ use std::{path::PathBuf, process::ExitCode};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
-use taskdeck::{
-    adapters::auth,
-    engine::{EngineConfig, store::Durability},
-    shell::{paths, serve},
-};
+use taskdeck_engine::{EngineConfig, store::Durability};
+use taskdeck_server::{adapters::auth, paths, serve};
 
 #[derive(Parser)]
 #[command(
@@ -31,6 +28,13 @@ struct Cli {
     config_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// `--durability`: the command-line names of [`Durability`].
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DurabilityArg {
+    Process,
+    Power,
 }
 
 #[derive(Subcommand)]
@@ -163,8 +167,8 @@ struct ServeArgs {
     #[arg(long, hide = true)]
     no_fast_path: bool,
     /// process: commits survive a crash of Taskdeck; power: also a power loss (fsync per commit)
-    #[arg(long, value_enum, default_value_t = Durability::Process)]
-    durability: Durability,
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
+    durability: DurabilityArg,
     /// ttlMs of new tasks, in ms, at most 100 years (0 = unlimited). Waiting for input never
     /// expires a task.
     #[arg(long, default_value_t = 86_400_000,
@@ -223,8 +227,8 @@ fn main() -> ExitCode {
             port,
             token,
             command,
-        }) => taskdeck::shell::run_cli::run(
-            taskdeck::shell::run_cli::RunArgs {
+        }) => taskdeck::cli::run_cli::run(
+            taskdeck::cli::run_cli::RunArgs {
                 name,
                 wait,
                 port,
@@ -240,7 +244,7 @@ fn main() -> ExitCode {
             token,
             json,
         }) => {
-            use taskdeck::shell::tasks_cli::{self, TasksCommand};
+            use taskdeck::cli::tasks_cli::{self, TasksCommand};
             let token_file = auth::admin_token_path(&config_dir);
             let Some(token) = token.or_else(|| auth::read_admin_token(&config_dir)) else {
                 eprintln!(
@@ -326,7 +330,10 @@ fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serv
         allow_anonymous: args.allow_anonymous,
         conformance_fixtures: args.conformance_fixtures,
         fast_path: !args.no_fast_path,
-        durability: args.durability,
+        durability: match args.durability {
+            DurabilityArg::Process => Durability::Process,
+            DurabilityArg::Power => Durability::Power,
+        },
         engine,
     }
 }
@@ -384,7 +391,7 @@ fn run_mcp_config(
     port: u16,
     json: bool,
 ) -> ExitCode {
-    use taskdeck::adapters::mcp_config::{CLIENTS, client_config};
+    use taskdeck_server::adapters::mcp_config::{CLIENTS, client_config};
     if !CLIENTS.contains(&client) {
         eprintln!(
             "taskdeck: unknown client {client:?}; one of: {}",
@@ -427,7 +434,7 @@ fn run_mcp_config(
 /// sent (a wrong one is a usage error, exit 2). Returns the list as given.
 fn parse_statuses(s: &str) -> Result<String, String> {
     for part in s.split(',') {
-        if taskdeck::engine::model::TaskStatus::parse(part.trim()).is_none() {
+        if taskdeck_engine::model::TaskStatus::parse(part.trim()).is_none() {
             return Err(format!(
                 "{part:?} is not a task status (working, input_required, completed, failed, cancelled)"
             ));

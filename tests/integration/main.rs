@@ -9,6 +9,7 @@ mod cursors;
 mod http_jobs;
 mod idempotency;
 mod jobs;
+mod layers;
 mod legacy;
 mod legacy_tasks;
 mod lifecycle;

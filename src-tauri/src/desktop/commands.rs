@@ -5,7 +5,7 @@ use std::{path::PathBuf, sync::Arc};
 use tauri::State;
 
 use super::SettingsStore;
-use crate::adapters::notices::NotificationSettings;
+use taskdeck_server::adapters::notices::NotificationSettings;
 
 /// State the commands use.
 pub struct DesktopState {

@@ -18,7 +18,7 @@ use std::{panic::AssertUnwindSafe, process::ExitCode, sync::Arc};
 
 use tauri::{Manager, WebviewUrl, WebviewWindowBuilder};
 
-use crate::shell::serve::{self, ServeConfig};
+use taskdeck_server::serve::{self, ServeConfig};
 
 pub use settings::SettingsStore;
 

@@ -10,10 +10,8 @@ use std::sync::{
 use tauri::Manager;
 
 use super::SettingsStore;
-use crate::{
-    adapters::notices::{Notice, notice_for},
-    engine::Engine,
-};
+use taskdeck_engine::Engine;
+use taskdeck_server::adapters::notices::{Notice, notice_for};
 
 /// Follows the engine's change feed and notifies.
 pub fn spawn(app: tauri::AppHandle, engine: Engine, settings: Arc<SettingsStore>) {

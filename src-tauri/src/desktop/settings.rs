@@ -9,7 +9,7 @@ use std::{
     },
 };
 
-use crate::adapters::notices::NotificationSettings;
+use taskdeck_server::adapters::notices::NotificationSettings;
 
 /// Shared, persisted settings.
 pub struct SettingsStore {

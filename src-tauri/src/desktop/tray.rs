@@ -11,10 +11,8 @@ use tauri::{
 };
 
 use super::SettingsStore;
-use crate::{
-    adapters::tray_model::{self, PAUSE, QUIT, SHOW, tray_model},
-    engine::{Engine, store::ListFilter},
-};
+use taskdeck_engine::{Engine, store::ListFilter};
+use taskdeck_server::adapters::tray_model::{self, PAUSE, QUIT, SHOW, tray_model};
 
 /// Installs the tray icon and keeps it current.
 pub fn install(app: &AppHandle, engine: Engine, settings: Arc<SettingsStore>) -> tauri::Result<()> {

@@ -1,0 +1,450 @@
+//! The free-text search index: an SQLite FTS5 table (trigram tokenizer) in its own file,
+//! `search.sqlite3` next to the store, kept by a thread at the lowest priority (nice 19).
+//!
+//! Why its own file and thread: durable creation must not pay for search. The store's writer
+//! never touches the index; the indexer follows the store's timeline instead. Every change to
+//! a task appends an event with a global, increasing id, so the indexer reads the events after
+//! the last id it indexed, re-indexes the tasks they name (their tool, arguments, status
+//! message, result and taskId) and stores the new last id in the same transaction.
+//!
+//! Searches stay exact while the index lags (after a burst of writes, or while the CPU is
+//! busy): [`Store::page`](super::store::Store::page) takes its candidates from the index (tasks
+//! holding all the query's trigrams), the tasks with more text than the index holds
+//! (`long_tasks`) and every task with an event the index has not seen yet, then applies the
+//! exact `LIKE` test to them. The index only narrows; it never decides.
+//!
+//! The index can always be rebuilt from the store: a missing, unreadable or older-version file
+//! is replaced by an empty one, and one built from another store (or from a later state of
+//! this one, before a backup was restored) is emptied; both fill again from the first event.
+//! `meta` holds `event_id` (the last event indexed, an integer) and `store_id` (text) in its
+//! `value` column, which has no type affinity so that each keeps its own type (version 3
+//! declared it INTEGER, which would have turned a store_id of digits into a number).
+
+use std::{
+    collections::HashSet,
+    path::{Path, PathBuf},
+    sync::Arc,
+    thread,
+    time::Duration,
+};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use tokio::sync::broadcast::{self, error::TryRecvError};
+
+use super::{EngineError, feed::Change};
+
+/// File name of the index, in the store's directory.
+pub const FILE_NAME: &str = "search.sqlite3";
+
+/// Schema version; a file with another version is rebuilt.
+const VERSION: i64 = 5;
+
+/// Text indexed per task, in bytes (cut at a character boundary). A task with more text is
+/// listed in `long_tasks` and is a candidate for every query, so searches stay exact.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+
+/// Events read per indexing pass.
+const BATCH: usize = 100;
+
+/// Queries need this many consecutive characters that are not `LIKE` wildcards to use the
+/// index (the trigram tokenizer's unit); shorter ones scan the tasks.
+pub const MIN_INDEXED_QUERY: usize = 3;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value NOT NULL);
+CREATE TABLE IF NOT EXISTS long_tasks(seq INTEGER PRIMARY KEY);
+CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigram', detail = 'none',
+  content = '', contentless_delete = 1);
+";
+
+/// Opens (creating or rebuilding if needed) the index in `dir` and returns its path.
+///
+/// Errors: [`EngineError::Store`] when the file cannot be created even after removing it.
+pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
+    let path = dir.join(FILE_NAME);
+    match prepare(&path) {
+        Ok(()) => Ok(path),
+        Err(e) => {
+            tracing::warn!("search index {}: {e}; rebuilding it", path.display());
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            prepare(&path)?;
+            Ok(path)
+        }
+    }
+}
+
+fn prepare(path: &Path) -> Result<(), EngineError> {
+    super::store::create_private_file(path)?;
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version != VERSION {
+        conn.execute_batch("DROP TABLE IF EXISTS task_text; DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS long_tasks;")?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", VERSION)?;
+    }
+    conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
+    Ok(())
+}
+
+/// Starts the indexer thread: it indexes everything the index has not seen, then waits for the
+/// store's changes (`changes`, a subscription to its feed) and indexes them in passes. Stops
+/// when the feed closes.
+pub fn spawn_indexer(
+    index: PathBuf,
+    store: PathBuf,
+    changes: broadcast::Receiver<Arc<Change>>,
+) -> Result<(), EngineError> {
+    let idx = Connection::open(&index)?;
+    // The index is rebuilt from the store if lost: it need not survive a power cut.
+    idx.pragma_update(None, "synchronous", "OFF")?;
+    let main = Connection::open_with_flags(
+        &store,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    main.busy_timeout(Duration::from_secs(10))?;
+    // The indexer reads and writes each page about once: small page caches (1 MiB each)
+    // instead of SQLite's 2 MiB default keep its memory down.
+    for conn in [&idx, &main] {
+        conn.pragma_update(None, "cache_size", -1_024)?;
+    }
+    adopt(&idx, &main)?;
+    thread::Builder::new()
+        .name("taskdeck-search".into())
+        .spawn(move || run(idx, main, changes))
+        .map_err(|e| EngineError::Store(e.to_string()))?;
+    Ok(())
+}
+
+/// Empties the index unless it was built from this store as it is now: same store identity
+/// (`meta.store_id` of both files), and no event seen that the store does not have (a store
+/// restored from an older backup, or another store's file next to it). Its entries would hide
+/// new tasks or name other tasks.
+fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
+    let store_id: String =
+        main.query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })?;
+    let newest: i64 = main.query_row("SELECT ifnull(max(id), 0) FROM events", [], |r| r.get(0))?;
+    let seen_store: Option<String> = idx
+        .query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let seen_event: i64 = idx
+        .query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .unwrap_or(0);
+    if seen_store.as_deref() == Some(store_id.as_str()) && seen_event <= newest {
+        return Ok(());
+    }
+    if seen_store.is_some() || seen_event > 0 {
+        tracing::warn!("search index belongs to another state of the store; rebuilding it");
+    }
+    idx.execute_batch(
+        "BEGIN;
+         INSERT INTO task_text(task_text) VALUES ('delete-all');
+         DELETE FROM long_tasks;
+         DELETE FROM meta;",
+    )?;
+    idx.execute(
+        "INSERT INTO meta(key, value) VALUES ('store_id', ?1)",
+        params![store_id],
+    )?;
+    idx.execute_batch("COMMIT;")?;
+    Ok(())
+}
+
+fn run(mut idx: Connection, main: Connection, mut changes: broadcast::Receiver<Arc<Change>>) {
+    lower_priority();
+    let mut oldest_seq = 0;
+    loop {
+        match index_pass(&mut idx, &main, &mut oldest_seq) {
+            Ok(n) if n == BATCH => continue,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!("search index: {e}");
+                thread::sleep(Duration::from_secs(1));
+            }
+        }
+        match changes.blocking_recv() {
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+        // Let a burst of changes gather into one pass.
+        thread::sleep(Duration::from_millis(20));
+        loop {
+            match changes.try_recv() {
+                Ok(_) | Err(TryRecvError::Lagged(_)) => {}
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+/// Indexes the tasks named by up to [`BATCH`] events after the last indexed one; drops index
+/// rows of tasks older than the oldest stored task (deleted). Returns how many events it read.
+fn index_pass(
+    idx: &mut Connection,
+    main: &Connection,
+    oldest_seq: &mut i64,
+) -> Result<usize, EngineError> {
+    let last: i64 = idx
+        .query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .unwrap_or(0);
+    // One short read transaction: the events and the tasks they name come from the same
+    // commit. It ends before the index is written: a read transaction left open keeps the
+    // store's checkpoints from resetting its WAL (and a TRUNCATE checkpoint, which waits for
+    // readers, holds the writer back meanwhile).
+    let snapshot = main.unchecked_transaction()?;
+    let events: Vec<(i64, String)> = snapshot
+        .prepare_cached("SELECT id, task_id FROM events WHERE id > ?1 ORDER BY id LIMIT ?2")?
+        .query_map(params![last, BATCH as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let Some(&(newest, _)) = events.last() else {
+        return Ok(0);
+    };
+    let oldest: i64 =
+        snapshot.query_row("SELECT ifnull(min(seq), 0) FROM tasks", [], |r| r.get(0))?;
+    let mut texts = Vec::new();
+    {
+        let mut seen = HashSet::new();
+        let mut read = snapshot.prepare_cached(
+            "SELECT seq, tool, arguments, status_message, result FROM tasks WHERE task_id = ?1",
+        )?;
+        for (_, task_id) in &events {
+            if !seen.insert(task_id.as_str()) {
+                continue;
+            }
+            let row = read
+                .query_row(params![task_id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        [
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                            r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                        ],
+                    ))
+                })
+                .optional()?;
+            if let Some((seq, fields)) = row {
+                let (text, cut) = task_text(task_id, &fields);
+                texts.push((seq, text, cut));
+            }
+        }
+    }
+    snapshot.finish()?;
+    let tx = idx.transaction()?;
+    {
+        let mut write =
+            tx.prepare_cached("INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)")?;
+        let mut long = tx.prepare_cached("INSERT OR IGNORE INTO long_tasks(seq) VALUES (?1)")?;
+        let mut short = tx.prepare_cached("DELETE FROM long_tasks WHERE seq = ?1")?;
+        for (seq, text, cut) in &texts {
+            write.execute(params![seq, text])?;
+            if *cut {
+                long.execute(params![seq])?;
+            } else {
+                short.execute(params![seq])?;
+            }
+        }
+    }
+    if oldest > *oldest_seq {
+        tx.execute("DELETE FROM task_text WHERE rowid < ?1", params![oldest])?;
+        tx.execute("DELETE FROM long_tasks WHERE seq < ?1", params![oldest])?;
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('event_id', ?1)",
+        params![newest],
+    )?;
+    tx.commit()?;
+    *oldest_seq = oldest;
+    Ok(events.len())
+}
+
+/// The indexed text of one task: its tool, arguments, status message, result and taskId, one
+/// per line, cut to [`MAX_TEXT_BYTES`]; and whether it was cut.
+/// `s` with case folded the way search compares text: each character lowercased on its own
+/// (Unicode's per-character mapping, without the context rule of `str::to_lowercase` that
+/// makes a word-final "Σ" a "ς"), and "ς" as "σ". The index holds folded text and queries are
+/// folded the same way, so they agree with the exact test whatever the script (the trigram
+/// tokenizer's own folding leaves e.g. Cherokee and Georgian capitals apart).
+pub fn fold_case(s: &str) -> String {
+    s.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == 'ς' { 'σ' } else { c })
+        .collect()
+}
+
+fn task_text(task_id: &str, fields: &[String; 4]) -> (String, bool) {
+    let mut text = String::with_capacity(fields.iter().map(String::len).sum::<usize>() + 64);
+    for f in fields {
+        text.push_str(&fold_case(f));
+        text.push('\n');
+    }
+    text.push_str(task_id);
+    if text.len() <= MAX_TEXT_BYTES {
+        return (text, false);
+    }
+    let mut cut = MAX_TEXT_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    (text, true)
+}
+
+/// Most trigrams a query puts in its `MATCH` expression (the first ones of its text).
+const MAX_QUERY_TRIGRAMS: usize = 32;
+
+/// The FTS5 `MATCH` expression that selects candidates for `query` from the index (every task
+/// whose text contains all of the query's trigrams), or `None` when the query has no run of
+/// [`MIN_INDEXED_QUERY`] characters outside the `LIKE` wildcards `%` and `_`. The candidates are
+/// a superset of the exact matches (the trigrams may be apart, in another order, or past a
+/// wildcard); the caller applies the exact test. The index stores no text of its own
+/// (`content = ''`), which halves its size, so it cannot check more itself.
+pub fn candidate_match(query: &str) -> Option<String> {
+    let mut trigrams: Vec<String> = Vec::new();
+    let query = fold_case(query);
+    for run in query.split(['%', '_']) {
+        let chars: Vec<char> = run.chars().collect();
+        for w in chars.windows(MIN_INDEXED_QUERY) {
+            // Windows of the folded query, like the folded text the index holds.
+            let t: String = w.iter().collect();
+            if !trigrams.contains(&t) {
+                trigrams.push(t);
+            }
+        }
+    }
+    if trigrams.is_empty() {
+        return None;
+    }
+    trigrams.truncate(MAX_QUERY_TRIGRAMS);
+    let quoted: Vec<String> = trigrams
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    Some(quoted.join(" AND "))
+}
+
+/// Runs the indexer thread at the lowest nice level (19): under load it gets a small share of
+/// the CPU. Not `SCHED_IDLE`, which can leave a thread without CPU for as long as the load
+/// lasts, possibly inside its short read transaction (measured: durable creation's p99 went
+/// from ~50 ms to 330 ms while checkpoints waited for it).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain system calls about the calling thread (its kernel thread id).
+        let rc = unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, 19)
+        };
+        if rc != 0 {
+            tracing::debug!(
+                "search index: cannot lower priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The UI decides how long to wait after a key by whether the index can serve the query
+    /// (`ui/js/tasks-model.js`); its threshold must be this one.
+    #[test]
+    fn the_ui_uses_the_same_indexed_query_length() {
+        let ui = include_str!("../../../../ui/js/tasks-model.js");
+        let line = format!("export const INDEXED_QUERY_CHARS = {MIN_INDEXED_QUERY};");
+        assert!(ui.contains(&line), "ui/js/tasks-model.js must say `{line}`");
+    }
+
+    #[test]
+    fn queries_become_the_trigrams_they_contain() {
+        assert_eq!(candidate_match("ab"), None);
+        assert_eq!(candidate_match("a%b_c"), None, "wildcards break the runs");
+        assert_eq!(
+            candidate_match("Need").as_deref(),
+            Some(r#""nee" AND "eed""#)
+        );
+        assert_eq!(
+            candidate_match("50%_off x").as_deref(),
+            Some(r#""off" AND "ff " AND "f x""#)
+        );
+        assert_eq!(
+            candidate_match(r#"a"bc"#).as_deref(),
+            Some(r#""a""b" AND """bc""#),
+            "quotes doubled inside a quoted string"
+        );
+        let repeated = candidate_match(&"abcdefghij".repeat(20)).unwrap();
+        assert_eq!(repeated.matches(" AND ").count(), 9, "10 distinct trigrams");
+        let long = candidate_match("abcdefghijklmnopqrstuvwxyz0123456789").unwrap();
+        assert_eq!(
+            long.matches(" AND ").count(),
+            MAX_QUERY_TRIGRAMS - 1,
+            "capped"
+        );
+    }
+
+    #[test]
+    fn the_index_finds_candidates_without_storing_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = open(dir.path()).unwrap();
+        let c = Connection::open(&path).unwrap();
+        let add = |seq: i64, text: &str| {
+            c.execute(
+                "INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)",
+                params![seq, text],
+            )
+            .unwrap();
+        };
+        add(1, "echo\n{\"note\":\"needle 9\"}");
+        add(2, "echo\n{\"note\":\"haystack\"}");
+        add(3, "NEEDLE 95 in caps");
+        let find = |q: &str| -> Vec<i64> {
+            let m = candidate_match(q).unwrap();
+            let mut stmt = c
+                .prepare("SELECT rowid FROM task_text WHERE task_text MATCH ?1 ORDER BY rowid")
+                .unwrap();
+            stmt.query_map(params![m], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(find("needle 9"), vec![1, 3]);
+        assert_eq!(find("hay"), vec![2]);
+        add(2, "replaced");
+        assert_eq!(
+            find("hay"),
+            Vec::<i64>::new(),
+            "a replaced row's old text is gone"
+        );
+        assert_eq!(find("repl"), vec![2]);
+        c.execute("DELETE FROM task_text WHERE rowid < 3", [])
+            .unwrap();
+        assert_eq!(find("needle"), vec![3]);
+    }
+
+    #[test]
+    fn task_text_is_cut_at_a_character_boundary() {
+        let big = "é".repeat(MAX_TEXT_BYTES);
+        let (text, cut) = task_text("id", &[big, String::new(), String::new(), String::new()]);
+        assert!(cut && text.len() <= MAX_TEXT_BYTES && text.len() > MAX_TEXT_BYTES - 2);
+        assert_eq!(
+            task_text("id", &Default::default()),
+            ("\n\n\n\nid".to_string(), false)
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! `GET /v1/tasks/{taskId}/log`: reads the output log a command task writes
+//! (`<data dir>/logs/<taskId>.log`, see `tools::output::OutputLog`), in byte ranges, so the UI
+//! can tail it live: it reads from `nextOffset` again whenever the task changes (every new
+//! output line changes its statusMessage, which the event stream pushes). Same visibility as the
+//! task: another principal's task is a 404 like an unknown one.
+
+use std::{
+    io::{Read, Seek, SeekFrom},
+    path::PathBuf,
+};
+
+use axum::{
+    Extension, Json, Router,
+    extract::{Path, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::http_api::{ProblemQuery, engine_problem, problem};
+use crate::tools::output::log_path;
+use taskdeck_engine::{Engine, Principal};
+
+/// Largest chunk one request returns, in bytes.
+pub const MAX_CHUNK_BYTES: u64 = 1024 * 1024;
+/// Chunk size when the request names none, in bytes.
+const DEFAULT_CHUNK_BYTES: u64 = 64 * 1024;
+
+/// State of the log routes: the engine (for visibility) and the directory the logs live in.
+#[derive(Clone)]
+pub struct LogsState {
+    pub engine: Engine,
+    pub log_dir: PathBuf,
+}
+
+/// The log router.
+pub fn router(state: LogsState) -> Router {
+    Router::new()
+        .route("/v1/tasks/{task_id}/log", get(read_log))
+        .with_state(state)
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LogQuery {
+    /// Byte offset to read from (a previous answer's `nextOffset`). Default 0.
+    offset: Option<u64>,
+    /// Instead of `offset`: start this many bytes before the end (at the next line start).
+    tail: Option<u64>,
+    /// Most bytes to return, 1..=1048576 (default 65536). A cut chunk ends at a line end.
+    limit: Option<u64>,
+}
+
+/// A byte range of a command task's output log.
+#[utoipa::path(get, path = "/v1/tasks/{task_id}/log", params(("task_id" = String, Path, description = "taskId"), LogQuery), tag = "tasks",
+    responses((status = 200, description = "`{taskId, offset, nextOffset, size, text, complete}`: bytes `offset..nextOffset` of the log (invalid UTF-8 replaced), the log's `size` in bytes, and `complete` once the task is terminal and nothing is left to read", body = Object),
+              (status = 404, description = "unknown task, another principal's, or a task without an output log", content_type = "application/problem+json")))]
+pub async fn read_log(
+    State(s): State<LogsState>,
+    Extension(p): Extension<Principal>,
+    Path(task_id): Path<String>,
+    ProblemQuery(q): ProblemQuery<LogQuery>,
+) -> Response {
+    let task = match s.engine.get(&p, &task_id) {
+        Ok(t) => t,
+        Err(e) => return engine_problem(e),
+    };
+    let path = log_path(&s.log_dir, &task.task_id);
+    let limit = q
+        .limit
+        .unwrap_or(DEFAULT_CHUNK_BYTES)
+        .clamp(1, MAX_CHUNK_BYTES);
+    let read =
+        tokio::task::spawn_blocking(move || read_range(&path, q.offset, q.tail, limit)).await;
+    match read {
+        Ok(Ok(Some((offset, bytes, size)))) => {
+            let next = offset + bytes.len() as u64;
+            Json(json!({
+                "taskId": task.task_id,
+                "offset": offset,
+                "nextOffset": next,
+                "size": size,
+                "text": String::from_utf8_lossy(&bytes),
+                "complete": task.status.is_terminal() && next >= size,
+            }))
+            .into_response()
+        }
+        Ok(Ok(None)) => problem(StatusCode::NOT_FOUND, "This task has no output log"),
+        Ok(Err(e)) => problem(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("cannot read the log: {e}"),
+        ),
+        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// Reads up to `limit` bytes from `offset` (or from `tail` bytes before the end, moved to the
+/// next line start). A chunk cut by `limit` ends after its last newline when it has one, so
+/// lines and UTF-8 characters are not split. Returns `(offset, bytes, file size)`, or `None`
+/// when there is no log file.
+fn read_range(
+    path: &std::path::Path,
+    offset: Option<u64>,
+    tail: Option<u64>,
+    limit: u64,
+) -> std::io::Result<Option<(u64, Vec<u8>, u64)>> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let size = file.metadata()?.len();
+    let mut start = match (offset, tail) {
+        (Some(o), _) => o.min(size),
+        (None, Some(t)) => size.saturating_sub(t),
+        (None, None) => 0,
+    };
+    if offset.is_none() && tail.is_some() && start > 0 {
+        // Skip the partial first line: find the newline before `start`'s line ends.
+        file.seek(SeekFrom::Start(start - 1))?;
+        let mut probe = vec![0u8; (size - start + 1).min(limit) as usize];
+        let n = file.read(&mut probe)?;
+        if let Some(i) = probe[..n].iter().position(|&b| b == b'\n') {
+            start = start - 1 + i as u64 + 1;
+        }
+    }
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::with_capacity((size - start).min(limit) as usize);
+    file.take(limit).read_to_end(&mut bytes)?;
+    if start + (bytes.len() as u64) < size
+        && let Some(end) = bytes.iter().rposition(|&b| b == b'\n')
+    {
+        bytes.truncate(end + 1);
+    }
+    Ok(Some((start, bytes, size)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_follow_offsets_and_cut_at_line_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.log");
+        std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
+        let (o, b, size) = read_range(&path, None, None, 1024).unwrap().unwrap();
+        assert_eq!((o, b.as_slice(), size), (0, &b"one\ntwo\nthree\n"[..], 14));
+        // Cut by the limit: ends after the last whole line.
+        let (o, b, _) = read_range(&path, Some(0), None, 10).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (0, &b"one\ntwo\n"[..]));
+        let (o, b, _) = read_range(&path, Some(8), None, 1024).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (8, &b"three\n"[..]));
+        // The tail starts at a line start.
+        let (o, b, _) = read_range(&path, None, Some(9), 1024).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (8, &b"three\n"[..]));
+        // Past the end: nothing, at the end.
+        let (o, b, _) = read_range(&path, Some(99), None, 1024).unwrap().unwrap();
+        assert_eq!((o, b.len()), (14, 0));
+        assert!(
+            read_range(&dir.path().join("none.log"), None, None, 10)
+                .unwrap()
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,466 @@
+//! The MCP endpoint's protocol handler: an rmcp [`ServerHandler`] over the engine.
+//!
+//! Eras (see `../shared/spec/mcp-tasks.md`):
+//! - 2026-07-28 requests that declare `io.modelcontextprotocol/tasks` in their own
+//!   `_meta.clientCapabilities` get a `CreateTaskResult` for task tools, and may call
+//!   `tasks/get`, `tasks/update`, `tasks/cancel` (SEP-2663).
+//! - Every other client (2025-11-25 sessions, 2026 clients without the extension) is never held
+//!   on a long call: a task tool answers at once with an ordinary `CallToolResult` carrying the
+//!   task handle, and the regular tools `task_status`, `task_respond`, `task_cancel` follow up.
+//!   A tool registered as `required` answers such clients `-32021` instead.
+
+use std::{collections::HashMap, sync::Arc};
+
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+        CreateTaskResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
+        InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+        ServerCapabilities, Tool, UpdateTaskParams,
+    },
+    service::{NotificationContext, RequestContext},
+};
+use serde_json::{Map, Value, json};
+
+use super::{
+    agent_view::{self, Reader},
+    mcp_fixtures,
+    mcp_sessions::Sessions,
+    wire,
+};
+use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord, ToolMode};
+
+/// Shared state of all MCP sessions.
+pub struct McpCore {
+    pub engine: Engine,
+    /// Serve the conformance suite's fixture tools.
+    pub fixtures: bool,
+    /// The 2025-11-25 sessions: principals, capabilities, peers, watched tasks.
+    pub sessions: Arc<Sessions>,
+    validators: HashMap<String, Arc<jsonschema::Validator>>,
+    tools: Vec<Tool>,
+}
+
+impl McpCore {
+    /// Builds the tool list and argument validators from the engine's registered tools.
+    pub fn new(engine: Engine, fixtures: bool) -> McpCore {
+        let mut tools = Vec::new();
+        let mut validators = HashMap::new();
+        let mut add = |name: &str, title: Option<&str>, description: &str, schema: Value| {
+            if let Ok(v) = jsonschema::validator_for(&schema) {
+                validators.insert(name.to_string(), Arc::new(v));
+            }
+            let obj = schema.as_object().cloned().unwrap_or_default();
+            let mut tool = Tool::new(name.to_string(), description.to_string(), Arc::new(obj));
+            if let Some(t) = title {
+                tool = tool.with_title(t);
+            }
+            tools.push(tool);
+        };
+        for d in engine.tools().into_iter().filter(|d| d.agent_callable) {
+            add(
+                &d.name,
+                d.title.as_deref(),
+                &d.description,
+                d.input_schema.clone(),
+            );
+        }
+        for (name, title, description, schema) in followup_tools() {
+            add(name, Some(title), description, schema);
+        }
+        if fixtures {
+            for (name, description, schema) in mcp_fixtures::sync_tools() {
+                add(name, None, description, schema);
+            }
+        }
+        tools.sort_by(|a, b| (a.name != "greet", &a.name).cmp(&(b.name != "greet", &b.name)));
+        let sessions = Arc::new(Sessions::default());
+        sessions.spawn_notifier(engine.clone());
+        McpCore {
+            engine,
+            fixtures,
+            sessions,
+            validators,
+            tools,
+        }
+    }
+
+    /// Every tool `tools/list` offers (task tools, follow-up tools, fixtures), `greet` first.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Validates `arguments` against `tool`'s input schema. Errors: `-32602` naming each violation.
+    pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), McpError> {
+        let Some(v) = self.validators.get(tool) else {
+            return Ok(());
+        };
+        match taskdeck_engine::argument_errors(tool, v, arguments) {
+            None => Ok(()),
+            Some(problem) => Err(McpError::invalid_params(problem, None)),
+        }
+    }
+}
+
+/// One MCP session's handler (rmcp creates one per session; they share [`McpCore`]).
+#[derive(Clone)]
+pub struct McpHandler {
+    pub core: Arc<McpCore>,
+}
+
+/// The principal the guard attached to this request's HTTP parts.
+pub fn principal_of(ctx: &RequestContext<RoleServer>) -> Result<Principal, McpError> {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Principal>())
+        .cloned()
+        .ok_or_else(|| McpError::new(ErrorCode(-32001), "Unauthorized", None))
+}
+
+/// True when this very request is a 2026-07-28 request whose `_meta.clientCapabilities`
+/// declares the tasks extension (SEP-2663: "regardless of prior declarations"; the extension is
+/// not defined under 2025-11-25).
+pub fn declares_tasks(ctx: &RequestContext<RoleServer>) -> bool {
+    let modern = ctx
+        .meta
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= wire::MODERN_PROTOCOL);
+    modern
+        && ctx
+            .meta
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+}
+
+/// True when this request arrived on a 2025-11-25 session (not a 2026-07-28 request).
+fn on_session(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.meta
+        .protocol_version()
+        .is_none_or(|v| v.as_str() < wire::MODERN_PROTOCOL)
+}
+
+/// The `Mcp-Session-Id` this request came with, if any.
+fn session_id(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+}
+
+/// Who reads tasks through this request (`agent_view`): form elicitation as declared in this
+/// request's `_meta` (2026-07-28) or at the session's `initialize` (2025-11-25).
+pub fn reader(ctx: &RequestContext<RoleServer>, principal: &Principal) -> Reader {
+    let capabilities = if on_session(ctx) {
+        ctx.peer
+            .peer_info()
+            .and_then(|i| serde_json::to_value(&i.capabilities).ok())
+    } else {
+        ctx.meta
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+    };
+    Reader {
+        can_elicit: agent_view::declares_form_elicitation(capabilities.as_ref()),
+        admin: principal.admin,
+    }
+}
+
+/// Maps an engine error to its JSON-RPC error.
+pub fn mcp_error(e: EngineError) -> McpError {
+    let (code, message) = wire::error_code(&e);
+    McpError::new(ErrorCode(code as i32), message, None)
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(m: Map<String, Value>) -> Result<T, McpError> {
+    serde_json::from_value(Value::Object(m))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+}
+
+/// `CallToolResult` for a client that cannot take a task: the handle, in words and in
+/// `structuredContent.task`, with how to follow up.
+pub fn handle_result(task: &TaskRecord) -> Value {
+    let text = format!(
+        "Started task {id} ({tool}); status: {status}.\n\
+         This runs as a task: poll it with the task_status tool {{\"taskId\": \"{id}\"}} about every {poll} ms \
+         until its status is completed, failed or cancelled. If it becomes input_required, answer its inputRequests \
+         with task_respond; stop it with task_cancel.",
+        id = task.task_id,
+        tool = task.tool,
+        status = task.status.as_str(),
+        poll = task.poll_interval_ms
+    );
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"task": Value::Object(task.wire_task())},
+        "isError": false,
+        "resultType": "complete"
+    })
+}
+
+/// `CallToolResult` of `task_status`: the detailed task as `reader` sees it (`agent_view`), and
+/// for a finished task its own result's content first so a legacy agent reads the outcome
+/// directly. `human_only`: the outstanding input request keys that only the human may answer;
+/// the agent is shown only the questions it can answer, and told to wait for the others.
+pub fn status_result(task: &TaskRecord, human_only: &[String], reader: Reader) -> Value {
+    let detailed = agent_view::detailed(task, human_only, reader);
+    let (status, message) = agent_view::status(task, human_only, reader);
+    let summary = match (&message, status.as_str()) {
+        (Some(m), s) => format!("Task {} is {s}: {m}", task.task_id),
+        (None, s) => format!("Task {} is {s}", task.task_id),
+    };
+    let mut content = vec![json!({"type": "text", "text": summary})];
+    if let Some(Value::Array(inner)) = task.result.as_ref().and_then(|r| r.get("content")) {
+        content.extend(inner.iter().cloned());
+    }
+    let for_agent = agent_view::answerable(task, human_only, reader);
+    if !for_agent.is_empty() {
+        content.push(json!({"type": "text", "text": format!(
+            "It waits for input; answer with task_respond {{\"taskId\": \"{}\", \"inputResponses\": {{KEY: {{\"action\": \"accept\", \"content\": {{...}}}}}}}}. Outstanding inputRequests: {}",
+            task.task_id, Value::Object(for_agent.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
+    } else if status == taskdeck_engine::TaskStatus::Working
+        && task.status == taskdeck_engine::TaskStatus::InputRequired
+    {
+        content.push(json!({"type": "text", "text":
+            "A human answers this in Taskdeck; you cannot answer this yourself. Poll with task_status until it is completed, failed or cancelled, or stop it with task_cancel."}));
+    }
+    json!({"content": content, "structuredContent": {"task": Value::Object(detailed)}, "isError": false, "resultType": "complete"})
+}
+
+fn followup_tools() -> Vec<(&'static str, &'static str, &'static str, Value)> {
+    let id =
+        json!({"type": "string", "description": "The taskId returned when the task was started."});
+    vec![
+        (
+            "task_status",
+            "Task status",
+            "Get the status of a task started by another tool: status, statusMessage, and the result, error or \
+             outstanding inputRequests. For clients without the MCP tasks extension.",
+            json!({"type": "object", "properties": {"taskId": id}, "required": ["taskId"], "additionalProperties": false}),
+        ),
+        (
+            "task_respond",
+            "Answer a task's input requests",
+            "Answer outstanding inputRequests of a task that is input_required. inputResponses maps each request \
+             key to an elicitation result {action: accept|decline|cancel, content?}.",
+            json!({"type": "object", "properties": {"taskId": id, "inputResponses": {"type": "object"}},
+                   "required": ["taskId", "inputResponses"], "additionalProperties": false}),
+        ),
+        (
+            "task_cancel",
+            "Cancel a task",
+            "Ask a task to stop. Cancellation is cooperative: poll task_status to see the final status.",
+            json!({"type": "object", "properties": {"taskId": id}, "required": ["taskId"], "additionalProperties": false}),
+        ),
+    ]
+}
+
+impl McpHandler {
+    /// Applies the answers `reader` may give (`agent_view::answerable_responses`); the others
+    /// are ignored. Errors: not found, or an answer that fails its schema (-32602).
+    async fn answer(
+        &self,
+        principal: &Principal,
+        reader: Reader,
+        task_id: &str,
+        responses: Map<String, Value>,
+    ) -> Result<(), McpError> {
+        let engine = &self.core.engine;
+        let task = engine.get(principal, task_id).map_err(mcp_error)?;
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let responses = agent_view::answerable_responses(&task, &human_only, reader, responses);
+        if !responses.is_empty() {
+            engine
+                .answer(principal, task_id, responses)
+                .await
+                .map_err(mcp_error)?;
+        }
+        Ok(())
+    }
+
+    async fn followup(
+        &self,
+        name: &str,
+        principal: &Principal,
+        reader: Reader,
+        args: &Value,
+    ) -> Result<CallToolResponse, McpError> {
+        let engine = &self.core.engine;
+        let id = args
+            .get("taskId")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let task = match name {
+            "task_status" => engine.get(principal, id).map_err(mcp_error)?,
+            "task_cancel" => engine.cancel(principal, id).await.map_err(mcp_error)?,
+            _ => {
+                let responses = args
+                    .get("inputResponses")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                self.answer(principal, reader, id, responses).await?;
+                engine.get(principal, id).map_err(mcp_error)?
+            }
+        };
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let result: CallToolResult =
+            serde_json::from_value(status_result(&task, &human_only, reader))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new("taskdeck", env!("CARGO_PKG_VERSION")).with_title("Taskdeck"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(
+                "Taskdeck runs long work as tasks a human can watch, answer and cancel. Call request_approval to \
+                 ask the human something. Clients without the tasks extension get a task handle in the tool \
+                 result and follow up with task_status, task_respond and task_cancel.",
+            )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(session) = session_id(&context.extensions) {
+            self.core.sessions.attach_peer(&session, context.peer);
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.core.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.core.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let principal = principal_of(&context)?;
+        let name = request.name.to_string();
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        if !self.core.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
+        }
+        self.core.validate(&name, &arguments)?;
+        if matches!(
+            name.as_str(),
+            "task_status" | "task_respond" | "task_cancel"
+        ) {
+            let reader = reader(&context, &principal);
+            return self.followup(&name, &principal, reader, &arguments).await;
+        }
+        let declared = declares_tasks(&context);
+        if self.core.fixtures
+            && let Some(response) = mcp_fixtures::call_sync(
+                &self.core.engine,
+                &principal,
+                &request,
+                &arguments,
+                declared,
+            )
+            .await
+        {
+            return response;
+        }
+        let engine = &self.core.engine;
+        let Some(tool) = engine.tool(&name) else {
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
+        };
+        tool.check_arguments(&arguments)
+            .map_err(|m| McpError::invalid_params(m, None))?;
+        let ToolMode::Task { required } = tool.descriptor().mode;
+        if required && on_session(&context) {
+            // 2025-11-25 §Tool-Level Negotiation: `required` without `params.task` is -32601.
+            return Err(McpError::new(
+                ErrorCode(wire::METHOD_NOT_FOUND as i32),
+                format!(
+                    "Tool {name} requires a task-augmented call (execution.taskSupport is required)"
+                ),
+                None,
+            ));
+        }
+        if !declared && required {
+            return Err(McpError::new(
+                ErrorCode(wire::MISSING_REQUIRED_CLIENT_CAPABILITY as i32),
+                "Missing required client capability: this tool runs only as a task (io.modelcontextprotocol/tasks)",
+                Some(wire::missing_tasks_capability_data()),
+            ));
+        }
+        let task = engine
+            .create_task(&principal, &name, arguments)
+            .await
+            .map_err(mcp_error)?;
+        if declared {
+            let created: CreateTaskResult = from_json(wire::create_task_result(&task))?;
+            Ok(CallToolResponse::Task(created))
+        } else {
+            let result: CallToolResult = serde_json::from_value(handle_result(&task))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            Ok(CallToolResponse::Complete(result))
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let principal = principal_of(&context)?;
+        let engine = &self.core.engine;
+        let task = engine
+            .get(&principal, &request.task_id)
+            .map_err(mcp_error)?;
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let mut shown = agent_view::detailed(&task, &human_only, reader(&context, &principal));
+        shown.insert("resultType".into(), json!("complete"));
+        from_json(shown)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = principal_of(&context)?;
+        let responses: Map<String, Value> = request.input_responses.into_iter().collect();
+        let reader = reader(&context, &principal);
+        self.answer(&principal, reader, &request.task_id, responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = principal_of(&context)?;
+        self.core
+            .engine
+            .cancel(&principal, &request.task_id)
+            .await
+            .map_err(mcp_error)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,440 @@
+//! The 2025-11-25 task path (MCP 2025-11-25 `basic/utilities/tasks`), served by the front door
+//! for requests on a 2025-11-25 session: rmcp 3.x implements only SEP-2663, so Taskdeck owns
+//! this era. The tasks are the engine's, the same whichever era created or reads them.
+//!
+//! - `tools/list` marks each tool's `execution.taskSupport`: `optional` for task tools,
+//!   `required` for task-only ones, absent (forbidden) for the rest.
+//! - `tools/call` with `params.task` creates the task (`params.task.ttl` within the engine's
+//!   bounds) and answers `CreateTaskResult {task}` at once.
+//! - `tasks/get`, `tasks/list` (the caller's tasks, opaque bound cursors), `tasks/cancel` (the task;
+//!   `-32602` for a terminal one) answer with 2025-11-25 `Task` objects.
+//! - `tasks/result` blocks until the task is terminal, then answers exactly the tool's
+//!   `CallToolResult` (or its JSON-RPC error). While the task waits for input the session's
+//!   client can give, the questions go out on that stream as `elicitation/create` requests
+//!   (id `taskdeck-input:<taskId>:<n>:<key>`, `n` counting the stream's requests); the client's
+//!   responses, POSTed back, are applied as answers from the session's principal
+//!   ([`take_answer`]); a refused answer makes the stream ask again.
+//!
+//! What a client is shown of a task waiting for a human follows `agent_view`.
+
+use std::{collections::HashSet, convert::Infallible, time::Duration};
+
+use axum::{
+    http::StatusCode,
+    response::{IntoResponse, Response, sse::Event},
+};
+use serde_json::{Map, Value, json, value::RawValue};
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+
+use super::{
+    agent_view, legacy_wire,
+    mcp_front::{Front, error_response, json_response, sse},
+    mcp_sessions::Session,
+    page_cursor,
+    wire::{self, INVALID_PARAMS, METHOD_NOT_FOUND},
+};
+use taskdeck_engine::{EngineError, TaskRecord, TaskStatus, ToolMode, store::ListFilter};
+
+/// Id prefix of the `elicitation/create` requests `tasks/result` sends.
+const INPUT_ID_PREFIX: &str = "taskdeck-input:";
+/// Tasks per `tasks/list` page.
+const LIST_PAGE: usize = 50;
+/// How long `tasks/cancel` waits for the tool to stop before it answers with the task as it
+/// stands (cancellation stays cooperative: the tool decides the final state).
+const CANCEL_WAIT: Duration = Duration::from_secs(3);
+
+/// Answers `method` when it belongs to the 2025-11-25 task path; `None` leaves the request to
+/// rmcp (plain `tools/call`, `ping`, ...).
+pub async fn handle(
+    front: &Front,
+    session_id: &str,
+    session: &Session,
+    method: &str,
+    id: &RawValue,
+    params: Option<&RawValue>,
+) -> Option<Response> {
+    let params: Map<String, Value> = match params.map(|p| serde_json::from_str::<Value>(p.get())) {
+        None => Map::new(),
+        Some(Ok(Value::Object(m))) => m,
+        Some(_) => return None,
+    };
+    let reply = match method {
+        "tools/list" => Ok(tools_list(front)),
+        "tools/call" if params.contains_key("task") => {
+            create(front, session_id, session, &params).await
+        }
+        "tasks/get" => get(front, session, &params),
+        "tasks/list" => list(front, session, &params),
+        "tasks/cancel" => cancel(front, session, &params).await,
+        "tasks/result" => return Some(result_stream(front, session, id, &params)),
+        _ => return None,
+    };
+    Some(match reply {
+        Ok(result) => {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+                id.get(),
+                result
+            );
+            json_response(StatusCode::OK, body.into_bytes())
+        }
+        Err((code, message)) => error_response(StatusCode::OK, id, code, &message, None),
+    })
+}
+
+type Reply = Result<Value, (i64, String)>;
+
+fn task_id(params: &Map<String, Value>) -> Result<&str, (i64, String)> {
+    params.get("taskId").and_then(Value::as_str).ok_or((
+        INVALID_PARAMS,
+        "Invalid params: taskId must be a string".into(),
+    ))
+}
+
+fn engine_error(e: &EngineError) -> (i64, String) {
+    match e {
+        EngineError::NotFound => (
+            INVALID_PARAMS,
+            "Failed to retrieve task: Task not found".into(),
+        ),
+        other => wire::error_code(other),
+    }
+}
+
+/// The 2025-11-25 `Task` of `task` as `session` sees it.
+fn shown(front: &Front, session: &Session, task: &TaskRecord) -> Map<String, Value> {
+    let human_only = front.engine.human_only_inputs(task).unwrap_or_default();
+    let (status, message) = agent_view::status(task, &human_only, session.reader());
+    legacy_wire::task(task, status, message)
+}
+
+/// `tools/list` with `execution.taskSupport` on every task tool.
+fn tools_list(front: &Front) -> Value {
+    let tools: Vec<Value> = front
+        .core
+        .tools()
+        .iter()
+        .map(|tool| {
+            let mut v = serde_json::to_value(tool).unwrap_or(Value::Null);
+            let support = front
+                .engine
+                .tool(&tool.name)
+                .filter(|t| t.descriptor().agent_callable)
+                .map(|t| match t.descriptor().mode {
+                    ToolMode::Task { required: true } => "required",
+                    ToolMode::Task { required: false } => "optional",
+                });
+            if let (Some(s), Some(obj)) = (support, v.as_object_mut()) {
+                obj.insert("execution".into(), json!({"taskSupport": s}));
+            }
+            v
+        })
+        .collect();
+    json!({"tools": tools})
+}
+
+/// A task-augmented `tools/call`: validates like a plain call, creates the task durably and
+/// answers `CreateTaskResult {task}` (2025-11-25 §Creating Tasks).
+async fn create(
+    front: &Front,
+    session_id: &str,
+    session: &Session,
+    params: &Map<String, Value>,
+) -> Reply {
+    let name = params.get("name").and_then(Value::as_str).ok_or((
+        INVALID_PARAMS,
+        "Invalid params: name must be a string".into(),
+    ))?;
+    if !front.core.tools().iter().any(|t| t.name == name) {
+        return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
+    }
+    let arguments = Value::Object(
+        params
+            .get("arguments")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let tool = front
+        .engine
+        .tool(name)
+        .filter(|t| t.descriptor().agent_callable)
+        .ok_or_else(|| {
+            (
+                METHOD_NOT_FOUND,
+                format!("Tool {name} does not support task-augmented calls (execution.taskSupport is forbidden)"),
+            )
+        })?;
+    front
+        .core
+        .validate(name, &arguments)
+        .map_err(|e| (INVALID_PARAMS, e.message.to_string()))?;
+    tool.check_arguments(&arguments)
+        .map_err(|m| (INVALID_PARAMS, m))?;
+    let Some(task) = params.get("task").and_then(Value::as_object) else {
+        return Err((
+            INVALID_PARAMS,
+            "Invalid params: task must be an object {ttl?}".into(),
+        ));
+    };
+    let ttl = task
+        .get("ttl")
+        .and_then(Value::as_f64)
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .map(|t| t as u64);
+    let task = front
+        .engine
+        .create_task_with_ttl(&session.principal, name, arguments, ttl)
+        .await
+        .map_err(|e| wire::error_code(&e))?;
+    let progress_token = params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .and_then(|t| serde_json::from_value(t.clone()).ok());
+    front
+        .core
+        .sessions
+        .watch(&task.task_id, session_id, progress_token);
+    Ok(json!({"task": shown(front, session, &task)}))
+}
+
+fn get(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
+    let task = front
+        .engine
+        .get(&session.principal, task_id(params)?)
+        .map_err(|e| engine_error(&e))?;
+    Ok(Value::Object(shown(front, session, &task)))
+}
+
+/// `tasks/list`: the caller's tasks, newest first, 50 a page; `nextCursor` when more exist
+/// (2025-11-25 §Task Listing). Cursors are opaque and bound to the caller (`page_cursor`); any
+/// other is `-32602`.
+fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
+    let key = *front.engine.store().cursor_key();
+    let scope = page_cursor::CursorScope {
+        caller: &session.principal,
+        statuses: &[],
+        tool: None,
+        principal: None,
+        query: None,
+    };
+    let before_seq = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(
+            page_cursor::decode(&key, c, &scope)
+                .map_err(|e| (INVALID_PARAMS, format!("Invalid params: {e}")))?,
+        ),
+        Some(_) => {
+            return Err((
+                INVALID_PARAMS,
+                "Invalid params: cursor must be a string".into(),
+            ));
+        }
+    };
+    let page = front
+        .engine
+        .page(
+            &session.principal,
+            ListFilter {
+                before_seq,
+                limit: LIST_PAGE,
+                ..ListFilter::default()
+            },
+        )
+        .map_err(|e| wire::error_code(&e))?;
+    let mut tasks = Vec::with_capacity(page.tasks.len());
+    for listed in &page.tasks {
+        // List rows carry no input requests; a waiting task is read whole to show it right.
+        let task = if listed.status == TaskStatus::InputRequired {
+            front
+                .engine
+                .get(&session.principal, &listed.task_id)
+                .unwrap_or_else(|_| listed.clone())
+        } else {
+            listed.clone()
+        };
+        tasks.push(Value::Object(shown(front, session, &task)));
+    }
+    let mut result = json!({"tasks": tasks});
+    if let Some(next) = page.next_seq {
+        result["nextCursor"] = json!(page_cursor::encode(&key, next, &scope));
+    }
+    Ok(result)
+}
+
+/// `tasks/cancel`: `-32602` for a terminal task (2025-11-25 §Task Cancellation); otherwise
+/// the tool is asked to stop and the task is answered once it ended, or after
+/// [`CANCEL_WAIT`] as it stands.
+async fn cancel(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
+    let id = task_id(params)?;
+    let engine = &front.engine;
+    let mut feed = engine.store().feed().subscribe();
+    let task = engine
+        .get(&session.principal, id)
+        .map_err(|e| engine_error(&e))?;
+    if task.status.is_terminal() {
+        return Err((
+            INVALID_PARAMS,
+            format!(
+                "Cannot cancel task: already in terminal status '{}'",
+                task.status.as_str()
+            ),
+        ));
+    }
+    let mut task = engine
+        .cancel(&session.principal, id)
+        .await
+        .map_err(|e| engine_error(&e))?;
+    let deadline = tokio::time::Instant::now() + CANCEL_WAIT;
+    while !task.status.is_terminal() {
+        match tokio::time::timeout_at(deadline, feed.recv()).await {
+            Ok(Ok(c)) if c.task.task_id == id => task = TaskRecord::clone(&c.task),
+            Ok(Ok(_)) => {}
+            Ok(Err(RecvError::Lagged(_))) => {
+                task = engine
+                    .get(&session.principal, id)
+                    .map_err(|e| engine_error(&e))?;
+            }
+            Ok(Err(RecvError::Closed)) | Err(_) => break,
+        }
+    }
+    Ok(Value::Object(shown(front, session, &task)))
+}
+
+/// `tasks/result` (2025-11-25 §Result Retrieval): an SSE stream that carries the task's
+/// questions as `elicitation/create` requests while it waits for input the client can give,
+/// and ends with the tool's result once the task is terminal.
+fn result_stream(
+    front: &Front,
+    session: &Session,
+    id: &RawValue,
+    params: &Map<String, Value>,
+) -> Response {
+    let task_id = match task_id(params) {
+        Ok(t) => t.to_string(),
+        Err((code, message)) => return error_response(StatusCode::OK, id, code, &message, None),
+    };
+    let engine = front.engine.clone();
+    let mut feed = engine.store().feed().subscribe();
+    let first = match engine.get(&session.principal, &task_id) {
+        Ok(t) => t,
+        Err(e) => {
+            let (code, message) = engine_error(&e);
+            return error_response(StatusCode::OK, id, code, &message, None);
+        }
+    };
+    let request_id: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
+    let session = session.clone();
+    let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(16);
+    tokio::spawn(async move {
+        let mut task = first;
+        let mut asked: HashSet<String> = HashSet::new();
+        // Numbers each request sent, so no id is used twice on the session.
+        let mut sent: u64 = 0;
+        loop {
+            if let Some(outcome) = legacy_wire::call_result(&task) {
+                let message = match outcome {
+                    Ok(result) => json!({"jsonrpc": "2.0", "id": request_id, "result": result}),
+                    Err(error) => json!({"jsonrpc": "2.0", "id": request_id, "error": error}),
+                };
+                let _ = tx
+                    .send(Ok(Event::default().data(message.to_string())))
+                    .await;
+                return;
+            }
+            let human_only = engine.human_only_inputs(&task).unwrap_or_default();
+            for (key, request) in agent_view::answerable(&task, &human_only, session.reader()) {
+                if !asked.insert(key.clone()) {
+                    continue;
+                }
+                let mut params = request.get("params").cloned().unwrap_or_else(|| json!({}));
+                params["_meta"] = json!({legacy_wire::RELATED_TASK: {"taskId": task.task_id}});
+                sent += 1;
+                let ask = json!({
+                    "jsonrpc": "2.0",
+                    "id": format!("{INPUT_ID_PREFIX}{}:{sent}:{key}", task.task_id),
+                    "method": request.get("method").cloned().unwrap_or(json!("elicitation/create")),
+                    "params": params,
+                });
+                if tx
+                    .send(Ok(Event::default().data(ask.to_string())))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            // The next change of this task; a lag re-reads it from the store.
+            task = loop {
+                tokio::select! {
+                    change = feed.recv() => match change {
+                        Ok(c) if c.task.task_id == task.task_id => break TaskRecord::clone(&c.task),
+                        Ok(_) => {}
+                        Err(RecvError::Lagged(_)) => match engine.get(&session.principal, &task.task_id) {
+                            Ok(t) => break t,
+                            Err(_) => return,
+                        },
+                        Err(RecvError::Closed) => return,
+                    },
+                    // The client went away, or its session ended: stop waiting on its behalf.
+                    _ = tx.closed() => return,
+                    _ = session.ended.cancelled() => return,
+                    // An answer the client sent was refused (e.g. it fails its form): ask again.
+                    _ = session.reask.notified() => {
+                        asked.clear();
+                        match engine.get(&session.principal, &task.task_id) {
+                            Ok(t) => break t,
+                            Err(_) => return,
+                        }
+                    }
+                }
+            };
+        }
+    });
+    sse(tokio_stream::wrappers::ReceiverStream::new(rx))
+}
+
+/// A client's JSON-RPC response to an `elicitation/create` that `tasks/result` sent (id
+/// `taskdeck-input:<taskId>:<n>:<key>`): applied as the answer of the session's principal (202).
+/// `None` when `message` answers no such request. A response that is an error (the client could
+/// not ask its user) changes nothing: the question stays open for the human in Taskdeck. An
+/// answer the engine refuses (it fails its form) is a 400, and the session's `tasks/result`
+/// streams ask the question again, so the client can correct it.
+pub async fn take_answer(front: &Front, session: &Session, message: &Value) -> Option<Response> {
+    let mut parts = message
+        .get("id")?
+        .as_str()?
+        .strip_prefix(INPUT_ID_PREFIX)?
+        .splitn(3, ':');
+    let (task_id, _n, key) = (parts.next()?, parts.next()?, parts.next()?);
+    let accepted = || StatusCode::ACCEPTED.into_response();
+    let Some(result) = message.get("result").and_then(Value::as_object) else {
+        return Some(accepted());
+    };
+    let mut answer = result.clone();
+    answer.remove("_meta");
+    let mut responses = Map::new();
+    responses.insert(key.to_string(), Value::Object(answer));
+    // Only an answer to a question this session may be asked counts (`agent_view`).
+    let engine = &front.engine;
+    let Ok(task) = engine.get(&session.principal, task_id) else {
+        return Some(accepted());
+    };
+    let human_only = engine.human_only_inputs(&task).unwrap_or_default();
+    let responses =
+        agent_view::answerable_responses(&task, &human_only, session.reader(), responses);
+    if responses.is_empty() {
+        return Some(accepted());
+    }
+    Some(
+        match engine.answer(&session.principal, task_id, responses).await {
+            Ok(_) => accepted(),
+            Err(e) => {
+                session.reask.notify_waiters();
+                let (code, message) = wire::error_code(&e);
+                let null = RawValue::from_string("null".into()).expect("null is JSON");
+                error_response(StatusCode::BAD_REQUEST, &null, code, &message, None)
+            }
+        },
+    )
+}

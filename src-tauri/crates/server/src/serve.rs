@@ -1,0 +1,310 @@
+//! `taskdeck serve`: the headless server. Opens the store, gives unsettled tasks their fate,
+//! and serves `/mcp` (MCP Streamable HTTP) and `/v1` (HTTP API + events) on 127.0.0.1.
+
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+
+use axum::serve::ListenerExt;
+use axum::{Router, extract::DefaultBodyLimit, middleware, routing::any};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    adapters::{
+        auth::{self, Authenticator},
+        guard::{Guard, guard, loopback_origins},
+        http_api, jobs_api, logs_api,
+        mcp::{McpCore, McpHandler},
+        mcp_front::{self, Front},
+        ui_assets,
+    },
+    tools,
+};
+use taskdeck_engine::{
+    Engine, EngineConfig,
+    feed::ChangeFeed,
+    store::{Durability, Store},
+};
+
+/// The default port of the local endpoint (`--port`, `TASKDECK_PORT`).
+pub const DEFAULT_PORT: u16 = 4747;
+
+/// Everything `serve` needs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Port on 127.0.0.1; 0 picks a free one (printed at start).
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub config_dir: PathBuf,
+    /// Requests without a token act as principal `anonymous` (warned loudly).
+    pub allow_anonymous: bool,
+    /// Serve the MCP conformance suite's fixture tools.
+    pub conformance_fixtures: bool,
+    /// Serve `tasks/get` on the dedicated path (see `adapters::mcp_front`).
+    pub fast_path: bool,
+    pub durability: Durability,
+    pub engine: EngineConfig,
+}
+
+/// Errors that stop the server from starting, worded for the person who started it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "port {0} on 127.0.0.1 is already in use (is Taskdeck already running? choose another with --port)"
+    )]
+    PortBusy(u16),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A running server: where it listens and how to stop it.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub engine: Engine,
+    pub admin_token_file: PathBuf,
+    pub shutdown: CancellationToken,
+    pub done: tokio::task::JoinHandle<()>,
+    /// Held for the process's life (an exclusive lock on `<data dir>/taskdeck.lock`).
+    _data_dir_lock: std::fs::File,
+}
+
+/// Starts the server and returns once it listens.
+pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
+    let other = |e: &dyn std::fmt::Display| ServeError::Other(e.to_string());
+    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", cfg.port)).await {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            return Err(ServeError::PortBusy(cfg.port));
+        }
+        Err(e) => {
+            return Err(ServeError::Other(format!(
+                "cannot listen on 127.0.0.1:{}: {e}",
+                cfg.port
+            )));
+        }
+    };
+    let addr = listener.local_addr().map_err(|e| other(&e))?;
+
+    // One process per data dir: a second one would "recover" the first one's running tasks.
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
+    let lock = std::fs::File::create(lock_path(&cfg.data_dir)).map_err(|e| other(&e))?;
+    if lock.try_lock().is_err() {
+        return Err(ServeError::Other(format!(
+            "another Taskdeck is already using the data dir {} (stop it first, or use --data-dir)",
+            cfg.data_dir.display()
+        )));
+    }
+    let feed = ChangeFeed::new(4096);
+    let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
+    let db = store.path().to_path_buf();
+    let admin_token_file = auth::ensure_admin_token(&db, &cfg.config_dir).map_err(|e| other(&e))?;
+    let engine = Engine::new(store, cfg.engine.clone());
+    let external = tools::register_all(
+        &engine,
+        cfg.conformance_fixtures,
+        &cfg.config_dir,
+        &cfg.data_dir,
+    );
+    let (resumed, failed) = engine.start().await.map_err(|e| other(&e))?;
+    if resumed + failed > 0 {
+        tracing::info!(
+            resumed,
+            failed,
+            "recovered tasks left unsettled by the previous run"
+        );
+    }
+    if cfg.allow_anonymous {
+        tracing::warn!(
+            "--allow-anonymous: requests without a token act as principal \"anonymous\"; use only for local test runs"
+        );
+    }
+
+    let shutdown = CancellationToken::new();
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
+        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])
+        .with_allowed_origins(loopback_origins(addr.port()))
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_cancellation_token(shutdown.child_token());
+    let core = Arc::new(McpCore::new(engine.clone(), cfg.conformance_fixtures));
+    let factory_core = core.clone();
+    let sessions = Arc::new(LocalSessionManager::default());
+    let rmcp = StreamableHttpService::new(
+        move || {
+            Ok(McpHandler {
+                core: factory_core.clone(),
+            })
+        },
+        sessions.clone(),
+        rmcp_config,
+    );
+    let front = Arc::new(Front {
+        engine: engine.clone(),
+        core: core.clone(),
+        rmcp,
+        sessions,
+        fast_path: cfg.fast_path,
+        max_body_bytes: 4 * 1024 * 1024,
+    });
+    let guard_state = Arc::new(Guard {
+        authenticator: Authenticator::new(&db),
+        port: addr.port(),
+        allow_anonymous: cfg.allow_anonymous,
+    });
+    // The /v1 routes only: `/mcp` (where agents poll) passes through one layer, the guard.
+    let v1 = Router::new()
+        .merge(http_api::router(engine.clone()))
+        .merge(jobs_api::router(jobs_api::JobsState {
+            engine: engine.clone(),
+            external,
+        }))
+        .merge(logs_api::router(logs_api::LogsState {
+            engine: engine.clone(),
+            log_dir: crate::tools::output::log_dir(&cfg.data_dir),
+        }))
+        .layer(middleware::from_fn(http_api::problem_for_405))
+        // Every /v1 body is read (and a too large one refused with 413) before its handler;
+        // the extractors then take what passed.
+        .layer(DefaultBodyLimit::max(http_api::MAX_BODY_BYTES))
+        .layer(middleware::from_fn(http_api::limit_body));
+    let app = Router::new()
+        .route("/mcp", any(mcp_front::handle).with_state(front))
+        .merge(v1)
+        .fallback(ui_assets::serve)
+        .layer(middleware::from_fn_with_state(guard_state, guard));
+
+    // Small responses must not wait for the peer's delayed ACK (~40 ms): TCP_NODELAY on every
+    // accepted socket.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    // Where command-line tools (`taskdeck tasks`, `run`, `mcp-config`) find this server when
+    // they are given the data dir but no port; written once the admin token exists, so a tool
+    // that finds the port also finds the token.
+    if let Err(e) = std::fs::write(port_path(&cfg.data_dir), format!("{}\n", addr.port())) {
+        tracing::warn!("cannot record the port in the data dir: {e}");
+    }
+    let stop = shutdown.clone();
+    let engine_for_stop = engine.clone();
+    let done = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::error!("server: {e}");
+        }
+        engine_for_stop.shutdown();
+    });
+    Ok(Running {
+        addr,
+        engine,
+        admin_token_file,
+        shutdown,
+        done,
+        _data_dir_lock: lock,
+    })
+}
+
+/// Prints where everything is; the first line is `Taskdeck is running headless on URL` or
+/// `Taskdeck is running with its window on URL`. `ui_link` (headless): also print the browser
+/// link to the UI, with the admin token in the URL fragment (browsers never send it to a server).
+pub fn print_banner(running: &Running, cfg: &ServeConfig, ui_link: bool) {
+    use std::io::Write;
+    let mode = if ui_link {
+        "headless"
+    } else {
+        "with its window"
+    };
+    println!("Taskdeck is running {mode} on http://{}", running.addr);
+    println!("  MCP endpoint:  http://{}/mcp", running.addr);
+    println!("  HTTP API:      http://{}/v1/tasks", running.addr);
+    println!(
+        "  Task store:    {}",
+        super::paths::database(&cfg.data_dir).display()
+    );
+    println!("  Admin token:   {}", running.admin_token_file.display());
+    if ui_link && let Ok(token) = std::fs::read_to_string(&running.admin_token_file) {
+        println!(
+            "  Open the UI:   http://{}/#token={}",
+            running.addr,
+            token.trim()
+        );
+    }
+    let _ = std::io::stdout().flush();
+}
+
+fn lock_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("taskdeck.lock")
+}
+
+fn port_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("taskdeck.port")
+}
+
+/// The port of the Taskdeck serving `data_dir`, when one is running there (it holds the data
+/// dir's lock and recorded its port in `<data dir>/taskdeck.port`); `None` otherwise.
+pub fn running_port(data_dir: &std::path::Path) -> Option<u16> {
+    if !data_dir_in_use(data_dir) {
+        return None;
+    }
+    std::fs::read_to_string(port_path(data_dir))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The port command-line tools talk to: `explicit` (`--port` or `TASKDECK_PORT`), else the port
+/// of the Taskdeck running on `data_dir`, else [`DEFAULT_PORT`].
+pub fn client_port(explicit: Option<u16>, data_dir: &std::path::Path) -> u16 {
+    explicit
+        .or_else(|| running_port(data_dir))
+        .unwrap_or(DEFAULT_PORT)
+}
+
+/// True when another Taskdeck process holds `data_dir` (its lock file is locked).
+pub fn data_dir_in_use(data_dir: &std::path::Path) -> bool {
+    std::fs::File::open(lock_path(data_dir)).is_ok_and(|f| f.try_lock().is_err())
+}
+
+/// Runs the server until Ctrl-C or SIGTERM (`taskdeck serve`, and the desktop shell's fallback
+/// when there is no display). Exit code 1 when it cannot start.
+pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taskdeck: cannot start the async runtime: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let running = match start(cfg.clone()).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("taskdeck: {e}");
+                return std::process::ExitCode::from(1);
+            }
+        };
+        print_banner(&running, &cfg, ui_link);
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = sigterm() => {}
+        }
+        eprintln!("taskdeck: stopping");
+        running.engine.shutdown();
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+async fn sigterm() {
+    #[cfg(unix)]
+    {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}

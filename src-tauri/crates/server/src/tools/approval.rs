@@ -1,0 +1,119 @@
+//! `request_approval`: an agent asks a human. The task goes `input_required` at once with one
+//! form elicitation (key `approval`); the human's answer (validated against the form's schema)
+//! becomes the result: `structuredContent = {action: "accept"|"decline"|"cancel", content?}`.
+//! Resumable: after a restart the question is asked again under the same key, and an answer
+//! given before the restart is not lost.
+
+use futures::{FutureExt, future::BoxFuture};
+use serde_json::{Value, json};
+
+use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode, limits};
+
+/// The `request_approval` tool.
+pub struct RequestApproval {
+    descriptor: ToolDescriptor,
+}
+
+impl RequestApproval {
+    /// The tool with its input schema: `{message: string, requestedSchema?: object}`.
+    pub fn new() -> RequestApproval {
+        RequestApproval {
+            descriptor: ToolDescriptor {
+                name: "request_approval".into(),
+                title: Some("Ask a human for approval".into()),
+                description:
+                    "Ask the human at the Taskdeck window to approve something, or to fill in a \
+                    small form. Returns at once with a task; the result is the human's answer: \
+                    action (accept, decline or cancel) and, for forms, the content they entered."
+                        .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "message": {"type": "string", "minLength": 1, "description": "What you ask the human, in plain words (at most 64 KiB)."},
+                        "requestedSchema": {
+                            "type": "object",
+                            "description": "Optional form: an elicitation schema (flat object of string, number, integer, boolean and enum fields)."
+                        }
+                    },
+                    "required": ["message"],
+                    "additionalProperties": false
+                }),
+                mode: ToolMode::Task { required: false },
+                resumable: true,
+                agent_callable: true,
+            },
+        }
+    }
+}
+
+impl Default for RequestApproval {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TaskTool for RequestApproval {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    /// The message must fit [`limits::INPUT_MESSAGE_MAX_BYTES`]; the form, when given, must be
+    /// an elicitation schema.
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        if let Some(message) = arguments.get("message").and_then(Value::as_str) {
+            limits::check_input_message("request_approval's message", message)?;
+        }
+        match arguments.get("requestedSchema") {
+            Some(schema) => super::schema::check_elicitation_schema(schema),
+            None => Ok(()),
+        }
+    }
+
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        async move {
+            let message = arguments
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("Approve?")
+                .to_string();
+            let schema = arguments
+                .get("requestedSchema")
+                .cloned()
+                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            if !ctx.is_resumed() {
+                ctx.status_message(format!("Waiting for a human in Taskdeck: {message}"))
+                    .await;
+            }
+            let answer = match ctx.elicit("approval", &message, schema).await {
+                Ok(a) => a,
+                Err(e) => return e.into(),
+            };
+            let action = answer
+                .get("action")
+                .and_then(Value::as_str)
+                .unwrap_or("cancel")
+                .to_string();
+            let content = answer.get("content").cloned();
+            // Who answered (the human in Taskdeck, or the MCP client through tasks/update) is
+            // in the task's input rounds; the text does not guess.
+            let text = match (&action[..], &content) {
+                ("accept", Some(c)) if c.as_object().is_some_and(|o| !o.is_empty()) => {
+                    format!("Accepted: {c}")
+                }
+                ("accept", _) => "Accepted.".to_string(),
+                ("decline", _) => "Declined.".to_string(),
+                _ => "Dismissed without an answer.".to_string(),
+            };
+            let mut structured = json!({"action": action});
+            if let Some(c) = content {
+                structured["content"] = c;
+            }
+            Outcome::Completed(json!({
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": structured,
+                "isError": false
+            }))
+        }
+        .boxed()
+    }
+}

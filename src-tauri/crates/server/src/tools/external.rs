@@ -1,0 +1,175 @@
+//! External jobs: work a program runs itself (e.g. `taskdeck run -- make`) and reports on over
+//! the HTTP jobs API: progress, status messages, input requests for the human, heartbeats and
+//! its final result. The task's "run" here only relays those reports to the engine; if no report
+//! arrives within the job's heartbeat timeout, the task fails with "runner lost". After a restart the job waits for its
+//! runner again with a fresh heartbeat window (the runner may still be alive).
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use taskdeck_engine::{EngineError, Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+
+/// The tool name of external jobs.
+pub const EXTERNAL: &str = "external";
+/// Default heartbeat timeout, in ms.
+pub const DEFAULT_HEARTBEAT_MS: u64 = 30_000;
+
+/// One report from an external runner.
+#[derive(Debug, Clone)]
+pub enum Report {
+    /// "Still alive" (every report counts as one).
+    Heartbeat,
+    Progress {
+        current: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    StatusMessage(String),
+    /// Input requests (key → form elicitation) for the human; the task is `input_required` until
+    /// they are answered. The runner reads the answers from its report replies.
+    InputRequests(serde_json::Map<String, Value>),
+    /// The job ended: completed (a CallToolResult), failed (JSON-RPC error) or cancelled.
+    Finished(Outcome),
+}
+
+/// Where each running job's relay takes reports: taskId → (report, where to say it was applied).
+type Runs = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<(Report, Ack)>>>>;
+type Ack = oneshot::Sender<Result<(), EngineError>>;
+
+/// The `external` task tool.
+pub struct ExternalJobs {
+    descriptor: ToolDescriptor,
+    runs: Runs,
+}
+
+impl ExternalJobs {
+    /// The tool; arguments `{name: string, heartbeatMs?: integer, ...}` (other fields are kept
+    /// as the job's description, e.g. `command`).
+    pub fn new() -> Arc<ExternalJobs> {
+        Arc::new(ExternalJobs {
+            descriptor: ToolDescriptor {
+                name: EXTERNAL.into(),
+                title: Some("External job".into()),
+                description: "Work a program runs itself and reports on over /v1/jobs/{id}/report."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                        "heartbeatMs": {"type": "integer", "minimum": 1000, "maximum": 86400000}
+                    },
+                    "required": ["name"]
+                }),
+                mode: ToolMode::Task { required: true },
+                resumable: true,
+                agent_callable: false,
+            },
+            runs: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+
+    /// Delivers `report` to the job's run and waits until it is applied (stored), or for a
+    /// `Finished` report, until the run took it. `Ok(false)` when the job is not running here
+    /// (unknown, settled, or not an external job).
+    ///
+    /// Errors: what applying it failed with, e.g. [`EngineError::KeyReused`] for an input
+    /// request key the job already used for another request.
+    pub async fn report(&self, task_id: &str, report: Report) -> Result<bool, EngineError> {
+        let (ack, applied) = oneshot::channel();
+        let sent = self
+            .runs
+            .lock()
+            .unwrap()
+            .get(task_id)
+            .is_some_and(|tx| tx.send((report, ack)).is_ok());
+        if !sent {
+            return Ok(false);
+        }
+        match applied.await {
+            Ok(r) => r.map(|()| true),
+            Err(_) => Ok(false),
+        }
+    }
+}
+
+impl TaskTool for ExternalJobs {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        self.runs
+            .lock()
+            .unwrap()
+            .insert(ctx.task_id().to_string(), tx);
+        let timeout = Duration::from_millis(
+            arguments
+                .get("heartbeatMs")
+                .and_then(Value::as_u64)
+                .unwrap_or(DEFAULT_HEARTBEAT_MS),
+        );
+        let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
+        let relay = async move {
+            loop {
+                tokio::select! {
+                    report = rx.recv() => match report {
+                        Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
+                        Some((Report::Progress { current, total, message }, ack)) => {
+                            ctx.progress(current, total, message).await;
+                            let _ = ack.send(Ok(()));
+                        }
+                        Some((Report::StatusMessage(m), ack)) => {
+                            ctx.status_message(m).await;
+                            let _ = ack.send(Ok(()));
+                        }
+                        Some((Report::InputRequests(requests), ack)) => {
+                            let mut applied = Ok(());
+                            for (key, request) in requests {
+                                applied = ctx.issue_input_for_human(&key, request).await;
+                                if applied.is_err() {
+                                    break;
+                                }
+                            }
+                            let _ = ack.send(applied);
+                        }
+                        Some((Report::Finished(outcome), ack)) => {
+                            let _ = ack.send(Ok(()));
+                            return outcome;
+                        }
+                        None => return Outcome::Cancelled,
+                    },
+                    _ = tokio::time::sleep(timeout) => {
+                        return Outcome::Failed {
+                            code: -32603,
+                            message: format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
+                            data: Some(json!({"reason": "runner lost"})),
+                        };
+                    }
+                }
+            }
+        };
+        async move {
+            // Unregistered however the run ends (returned, or dropped by the engine after an
+            // ignored cancel).
+            let _unregister = Unregister(runs, task_id);
+            relay.await
+        }
+        .boxed()
+    }
+}
+
+struct Unregister(Runs, String);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().remove(&self.1);
+    }
+}

@@ -1,0 +1,41 @@
+//! The task tools agents call. Each runs inside the engine through a
+//! [`TaskContext`](taskdeck_engine::TaskContext); none knows about HTTP or MCP transports.
+
+pub mod approval;
+pub mod destination;
+pub mod external;
+pub mod fixtures;
+pub mod http_job;
+pub mod http_policy;
+pub mod http_reach;
+pub mod output;
+pub mod policy;
+pub mod policy_file;
+pub mod process;
+pub mod run_command;
+pub mod schema;
+pub mod secrets;
+
+use std::sync::Arc;
+
+use taskdeck_engine::Engine;
+
+/// Registers the tools every Taskdeck serves (`request_approval`, `run_command`, `wait_for_http_job`, external jobs), plus the
+/// conformance suite's fixture task tools when `fixtures` is set. Returns the external-jobs tool
+/// (the jobs API relays runners' reports to it).
+pub fn register_all(
+    engine: &Engine,
+    fixtures: bool,
+    config_dir: &std::path::Path,
+    data_dir: &std::path::Path,
+) -> Arc<external::ExternalJobs> {
+    engine.register_tool(Arc::new(approval::RequestApproval::new()));
+    engine.register_tool(Arc::new(run_command::RunCommand::new(config_dir, data_dir)));
+    engine.register_tool(Arc::new(http_job::WaitForHttpJob::new(config_dir)));
+    let external = external::ExternalJobs::new();
+    engine.register_tool(external.clone());
+    if fixtures {
+        fixtures::register(engine);
+    }
+    external
+}

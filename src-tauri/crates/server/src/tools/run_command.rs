@@ -1,0 +1,339 @@
+//! `run_command`: an agent asks to run a local command. By default the human approves every run
+//! first (the task is `input_required` with the exact command line); patterns in the command
+//! policy let a principal run matching commands without asking. While it runs, the latest output
+//! line is the statusMessage, progress is parsed from the output (`42%`, `12/50`), and output goes
+//! to a bounded log (last lines in memory, the rest in `<data dir>/logs/<taskId>.log`).
+//! Cancel and timeout stop the whole process group (SIGTERM, SIGKILL after a grace period).
+//! A non-zero exit is a completed task with `isError: true` (SEP-2663 §Task Execution Errors).
+
+use std::{
+    path::PathBuf,
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use serde_json::{Value, json};
+
+use super::{
+    output::{LatestStatus, OutputLog},
+    policy::CommandPolicy,
+    process::{Ended, describe_exit, read_lines, wait_or_stop},
+};
+use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+
+/// Lines of output kept in memory (and returned in the result).
+pub const TAIL_LINES: usize = 40;
+/// Largest log file per run, in bytes.
+pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+/// Time a command gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// The `run_command` tool.
+pub struct RunCommand {
+    descriptor: ToolDescriptor,
+    policy: Arc<CommandPolicy>,
+    log_dir: PathBuf,
+}
+
+impl RunCommand {
+    /// The tool; the policy lives in `config_dir`, logs in `data_dir/logs`.
+    pub fn new(config_dir: &std::path::Path, data_dir: &std::path::Path) -> RunCommand {
+        RunCommand {
+            descriptor: ToolDescriptor {
+                name: "run_command".into(),
+                title: Some("Run a local command (with the human's approval)".into()),
+                description: "Run a command on the user's machine. The human approves it first unless their policy \
+                    allows it for you. Returns at once with a task; the result has the exit code, duration and the \
+                    last lines of output (isError when the exit code is not 0)."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments (no shell)."},
+                        "command": {"type": "string", "minLength": 1, "description": "A shell command line (run with /bin/sh -c)."},
+                        "cwd": {"type": "string", "description": "Working directory (default: Taskdeck's)."},
+                        "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment additions."},
+                        "timeoutMs": {"type": "integer", "minimum": 1, "description": "Stop and fail the task after this many ms."}
+                    },
+                    "additionalProperties": false
+                }),
+                mode: ToolMode::Task { required: false },
+                resumable: false,
+                agent_callable: true,
+            },
+            policy: Arc::new(CommandPolicy::new(config_dir)),
+            log_dir: super::output::log_dir(data_dir),
+        }
+    }
+}
+
+/// The command line as shown to the human and matched against the policy.
+pub fn command_line(arguments: &Value) -> String {
+    if let Some(c) = arguments.get("command").and_then(Value::as_str) {
+        return c.to_string();
+    }
+    let argv: Vec<&str> = arguments
+        .get("argv")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    super::process::shell_line(&argv)
+}
+
+fn declined(line: &str) -> Outcome {
+    Outcome::Completed(json!({
+        "content": [{"type": "text", "text": format!("The human declined to run `{line}`; it was not started.")}],
+        "structuredContent": {"declined": true, "command": line},
+        "isError": true
+    }))
+}
+
+impl TaskTool for RunCommand {
+    /// `env` values whose names say they are credentials are kept and shown as `[redacted]`.
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        super::secrets::redact_field(arguments, "env")
+    }
+
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    /// Exactly one of `argv` and `command`.
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        match (
+            arguments.get("argv").is_some(),
+            arguments.get("command").is_some(),
+        ) {
+            (true, false) | (false, true) => Ok(()),
+            _ => Err(
+                "give exactly one of argv (program and arguments) or command (a shell line)".into(),
+            ),
+        }
+    }
+
+    /// After a crash: stops every process the command left running (tagged with
+    /// `TASKDECK_TASK_ID`), so nothing outlives the task that failed as interrupted.
+    fn interrupted(&self, task_id: &str) {
+        let killed = super::process::kill_tagged(task_id);
+        if killed > 0 {
+            tracing::warn!(
+                task_id,
+                killed,
+                "stopped processes an interrupted command left running"
+            );
+        }
+    }
+
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let policy = self.policy.clone();
+        let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
+        async move {
+            let line = command_line(&arguments);
+            // A relative `cwd` is taken from Taskdeck's working directory; the human is shown, the
+            // policy checks and the command runs in the resolved directory.
+            let cwd = arguments.get("cwd").and_then(Value::as_str).filter(|c| !c.is_empty()).map(|c| {
+                let dir = PathBuf::from(c);
+                let dir = if dir.is_relative() { std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir)) } else { dir };
+                dir.canonicalize().unwrap_or(dir)
+            });
+            // Nothing to approve when the directory is missing: `execute` says so without running.
+            if cwd.as_ref().is_some_and(|d| !d.is_dir()) {
+                return execute(ctx, arguments, line, cwd, log_path).await;
+            }
+            // The human sees the directory the command will run in (the one "always allow" saves).
+            let where_ = match (&cwd, std::env::current_dir()) {
+                (Some(c), _) => super::process::shell_word(&c.display().to_string()),
+                (None, Ok(d)) => format!(
+                    "{} (Taskdeck's working directory)",
+                    super::process::shell_word(&d.display().to_string())
+                ),
+                (None, Err(_)) => "Taskdeck's working directory".to_string(),
+            };
+            let env = arguments.get("env").and_then(Value::as_object).filter(|e| !e.is_empty());
+            // The policy only waves through a plain command: no extra environment, and no shell
+            // syntax that could chain or substitute other commands behind an allowed prefix.
+            let plain = env.is_none() && !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
+            // The policy is checked against the directory the command will run in.
+            let run_dir = cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
+            let allowed = env.is_none() && policy.allowing_pattern(ctx.principal(), &line, &run_dir, plain).is_some();
+            if !allowed {
+                let env_text = env.map_or(String::new(), |e| {
+                    let pairs: Vec<String> = e
+                        .iter()
+                        .map(|(k, v)| match super::secrets::is_secret_name(k) {
+                            true => format!("{k}={}", super::secrets::REDACTED),
+                            false => format!(
+                                "{}={}",
+                                super::process::shell_word(k),
+                                super::process::shell_word(v.as_str().unwrap_or(""))
+                            ),
+                        })
+                        .collect();
+                    format!(" with environment {}", pairs.join(" "))
+                });
+                // Where and with what come first: nothing the command's text holds can pose as them.
+                let question = format!(
+                    "{} wants to run in {where_}{env_text}:\n\n{}",
+                    ctx.principal(),
+                    super::process::shown_script(&line)
+                );
+                let schema = json!({"type": "object", "properties": {
+                    "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command in this directory for {}", ctx.principal()), "default": false}
+                }});
+                let answer = match ctx.elicit_human("approve-command", &question, schema).await {
+                    Ok(answer) => answer,
+                    Err(e) => return e.into(),
+                };
+                if answer.get("action").and_then(Value::as_str) != Some("accept") {
+                    return declined(&line);
+                }
+                if answer.pointer("/content/alwaysAllow").and_then(Value::as_bool) == Some(true)
+                    && let Err(e) = policy.allow_exact(ctx.principal(), &line, &run_dir)
+                {
+                    tracing::warn!("cannot save the command policy: {e}");
+                }
+            }
+            execute(ctx, arguments, line, cwd, log_path).await
+        }
+        .boxed()
+    }
+}
+
+async fn execute(
+    ctx: TaskContext,
+    arguments: Value,
+    line: String,
+    cwd: Option<PathBuf>,
+    log_path: PathBuf,
+) -> Outcome {
+    let mut cmd = match arguments.get("argv").and_then(Value::as_array) {
+        Some(argv) => {
+            let argv: Vec<String> = argv
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect();
+            let mut c = tokio::process::Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        None => {
+            let mut c = tokio::process::Command::new("/bin/sh");
+            c.arg("-c").arg(&line);
+            c
+        }
+    };
+    if let Some(dir) = &cwd {
+        cmd.current_dir(dir);
+    }
+    if let Some(env) = arguments.get("env").and_then(Value::as_object) {
+        for (k, v) in env {
+            cmd.env(k, v.as_str().unwrap_or_default());
+        }
+    }
+    // Tagged, so that what it leaves behind can be found if Taskdeck dies (`interrupted`).
+    cmd.env(super::process::TASK_ID_ENV, ctx.task_id());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let started = Instant::now();
+    // A missing working directory fails the spawn with the same "not found" as a missing
+    // program: say which one it is.
+    let spawned = match &cwd {
+        Some(dir) if !dir.is_dir() => Err(format!(
+            "the working directory {} does not exist or is not a directory",
+            dir.display()
+        )),
+        _ => cmd.spawn().map_err(|e| e.to_string()),
+    };
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome::Completed(json!({
+                "content": [{"type": "text", "text": format!("Could not start `{line}`: {e}")}],
+                "structuredContent": {"command": line, "started": false, "error": e},
+                "isError": true
+            }));
+        }
+    };
+    // The log exists before the status says "Running", so a reader woken by that change finds it.
+    let log = Arc::new(Mutex::new(OutputLog::new(
+        Some(&log_path),
+        TAIL_LINES,
+        super::run_command::MAX_LOG_BYTES,
+    )));
+    ctx.status_message(format!("Running: {line}")).await;
+    let latest = Arc::new(Mutex::new(LatestStatus::default()));
+    let on_line = {
+        let (log, latest) = (log.clone(), latest.clone());
+        move |raw: &[u8]| {
+            log.lock().unwrap().push(raw);
+            latest.lock().unwrap().note(&String::from_utf8_lossy(raw));
+        }
+    };
+    let stdout = child
+        .stdout
+        .take()
+        .map(|o| tokio::spawn(read_lines(o, on_line.clone())));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|e| tokio::spawn(read_lines(e, on_line)));
+    let timeout = arguments
+        .get("timeoutMs")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis);
+    // Latest status line and progress, published at most every 250 ms.
+    let ended = wait_or_stop(
+        &mut child,
+        ctx.task_id(),
+        ctx.cancelled(),
+        timeout,
+        KILL_GRACE,
+        Duration::from_millis(250),
+        || publish(&ctx, &latest),
+    )
+    .await;
+    // Output still buffered in the pipes (bounded wait: a grandchild may keep them open).
+    for reader in [stdout, stderr].into_iter().flatten() {
+        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+    }
+    publish(&ctx, &latest).await;
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let tail = log.lock().unwrap().tail();
+    let (code, how) = describe_exit(ended.status());
+    match ended {
+        Ended::Cancelled(_) => Outcome::Cancelled,
+        Ended::TimedOut(_) => Outcome::Failed {
+            code: -32603,
+            message: format!(
+                "`{line}` timed out after {} ms and was stopped",
+                timeout.map_or(0, |t| t.as_millis())
+            ),
+            data: Some(
+                json!({"reason": "timeout", "durationMs": duration_ms, "tail": tail, "log": log_path}),
+            ),
+        },
+        Ended::Exited(_) => Outcome::Completed(json!({
+            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
+            "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
+            "isError": code != Some(0)
+        })),
+    }
+}
+
+async fn publish(ctx: &TaskContext, latest: &Mutex<LatestStatus>) {
+    let Some(update) = latest.lock().unwrap().take() else {
+        return;
+    };
+    match update.progress {
+        Some((current, total)) => {
+            ctx.progress(current, Some(total), Some(update.message))
+                .await
+        }
+        None => ctx.status_message(update.message).await,
+    }
+}

@@ -1,0 +1,7 @@
+//! The command-line clients that talk to a running Taskdeck over its HTTP API.
+//!
+//! - [`run_cli`]: `taskdeck run -- CMD`, a local command watched as an external job.
+//! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel`.
+
+pub mod run_cli;
+pub mod tasks_cli;

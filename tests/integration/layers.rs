@@ -1,0 +1,94 @@
+//! The layer rule of ARCHITECTURE.md, checked on the resolved dependency graph: the engine
+//! crate reaches no web, MCP-transport, CLI or desktop crate, and the server crate reaches no
+//! CLI or desktop crate, even through another dependency or an optional feature.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+/// Crates a layer must not depend on, directly or transitively.
+const ENGINE_FORBIDDEN: &[&str] = &[
+    "axum", "hyper", "hyper-util", "tower", "tower-http", "http", "rmcp", "reqwest", "utoipa",
+    "rust-embed", "clap", "tauri", "notify-rust", "taskdeck-server", "taskdeck",
+];
+const SERVER_FORBIDDEN: &[&str] = &["clap", "tauri", "notify-rust", "tracing-subscriber", "taskdeck"];
+
+/// `cargo metadata` for this machine's platform with every feature on, so optional
+/// dependencies count too.
+fn metadata() -> Value {
+    let rustc = std::process::Command::new("rustc").arg("-vV").output().expect("rustc runs");
+    let host = String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .expect("rustc -vV names the host");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--all-features", "--locked"])
+        .args(["--filter-platform", &host])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
+
+/// The names of every crate `package` needs to build and run (normal dependencies, followed
+/// transitively; build scripts' and tests' dependencies do not ship in the layer).
+fn reachable(meta: &Value, package: &str) -> BTreeSet<String> {
+    let names: HashMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: HashMap<&str, &Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let root = names
+        .iter()
+        .find(|(_, name)| **name == package)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("{package} is a workspace member"));
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let normal = dep["dep_kinds"].as_array().unwrap().iter().any(|k| k["kind"].is_null());
+            let dep_id = dep["pkg"].as_str().unwrap();
+            if normal && seen.insert(names[dep_id].to_string()) {
+                stack.push(dep_id);
+            }
+        }
+    }
+    seen
+}
+
+fn assert_free_of(meta: &Value, package: &str, forbidden: &[&str]) {
+    let deps = reachable(meta, package);
+    let found: Vec<&&str> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
+    assert!(found.is_empty(), "{package} must not depend on {found:?} (ARCHITECTURE.md, layers)");
+}
+
+#[test]
+fn engine_depends_on_no_web_cli_or_desktop_crate() {
+    let meta = metadata();
+    assert_free_of(&meta, "taskdeck-engine", ENGINE_FORBIDDEN);
+    // The check sees the graph: the same walk finds what the server does use.
+    let server = reachable(&meta, "taskdeck-server");
+    for used in ["axum", "rmcp", "taskdeck-engine"] {
+        assert!(server.contains(used), "the server crate depends on {used}");
+    }
+}
+
+#[test]
+fn server_depends_on_no_cli_or_desktop_crate() {
+    let meta = metadata();
+    assert_free_of(&meta, "taskdeck-server", SERVER_FORBIDDEN);
+    let binary = reachable(&meta, "taskdeck");
+    for used in ["clap", "tauri", "taskdeck-server"] {
+        assert!(binary.contains(used), "the taskdeck package depends on {used}");
+    }
+}
