@@ -158,7 +158,9 @@ pub struct TaskRecord {
     pub progress: Option<Progress>,
     /// The CallToolResult (JSON object) when `completed`, including `isError: true` results.
     pub result: Option<Value>,
-    /// The JSON-RPC error object `{code, message, data?}` when `failed`.
+    /// The JSON-RPC error object `{code, message, data?}` when `failed`: made from the engine's
+    /// [`TaskFailure`](super::TaskFailure) by the server's wire mapping when the task failed
+    /// (see [`crate::failure`]), and shown as it is stored. Every failed task has one.
     pub error: Option<Value>,
     /// Outstanding input requests (`key` → `{method, params}`), present while `input_required`.
     pub input_requests: BTreeMap<String, Value>,
@@ -192,7 +194,7 @@ impl TaskRecord {
     }
 
     /// The `DetailedTask` of SEP-2663 §Task Polling: the base task plus `inputRequests`
-    /// (input_required), `result` (completed) or `error` (failed). The inlined `result` is the
+    /// (input_required), `result` (completed) or `error` (failed, as stored). The inlined `result` is the
     /// tool's `CallToolResult` as a 2026-07-28 result, so it carries `resultType: "complete"`
     /// (schema/2026-07-28 `Result.resultType` is required on every result).
     pub fn wire_detailed(&self) -> Map<String, Value> {
@@ -217,12 +219,9 @@ impl TaskRecord {
                 m.insert("result".into(), result);
             }
             TaskStatus::Failed => {
-                m.insert(
-                    "error".into(),
-                    self.error
-                        .clone()
-                        .unwrap_or_else(|| json!({"code": -32603, "message": "failed"})),
-                );
+                if let Some(error) = &self.error {
+                    m.insert("error".into(), error.clone());
+                }
             }
             TaskStatus::Working | TaskStatus::Cancelled => {}
         }

@@ -1078,13 +1078,11 @@ pub fn load_get_result_json(
     let mut out = String::with_capacity(256 + result.as_ref().map_or(0, String::len));
     out.push_str("{\"createdAt\":");
     out.push_str(&quote(&super::clock::iso8601(created)));
-    if status == TaskStatus::Failed {
+    if status == TaskStatus::Failed
+        && let Some(error) = &error
+    {
         out.push_str(",\"error\":");
-        out.push_str(
-            error
-                .as_deref()
-                .unwrap_or(r#"{"code":-32603,"message":"failed"}"#),
-        );
+        out.push_str(error);
     }
     if status == TaskStatus::InputRequired {
         out.push_str(",\"inputRequests\":");

@@ -17,7 +17,7 @@ use crate::{
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_front::{self, Front},
-        ui_assets,
+        ui_assets, wire,
     },
     tools,
 };
@@ -99,18 +99,18 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
     let db = store.path().to_path_buf();
     let admin_token_file = auth::ensure_admin_token(&db, &cfg.config_dir).map_err(|e| other(&e))?;
-    let engine = Engine::new(store, cfg.engine.clone());
+    let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
     let external = tools::register_all(
         &engine,
         cfg.conformance_fixtures,
         &cfg.config_dir,
         &cfg.data_dir,
     );
-    let (resumed, failed) = engine.start().await.map_err(|e| other(&e))?;
-    if resumed + failed > 0 {
+    let recovery = engine.start().await.map_err(|e| other(&e))?;
+    if recovery.resumed + recovery.failed > 0 {
         tracing::info!(
-            resumed,
-            failed,
+            resumed = recovery.resumed,
+            failed = recovery.failed,
             "recovered tasks left unsettled by the previous run"
         );
     }

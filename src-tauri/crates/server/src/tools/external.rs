@@ -14,7 +14,9 @@ use futures::{FutureExt, future::BoxFuture};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use taskdeck_engine::{EngineError, Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use taskdeck_engine::{
+    EngineError, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
+};
 
 /// The tool name of external jobs.
 pub const EXTERNAL: &str = "external";
@@ -147,11 +149,10 @@ impl TaskTool for ExternalJobs {
                         None => return Outcome::Cancelled,
                     },
                     _ = tokio::time::sleep(timeout) => {
-                        return Outcome::Failed {
-                            code: -32603,
-                            message: format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
-                            data: Some(json!({"reason": "runner lost"})),
-                        };
+                        return Outcome::Failed(TaskFailure::tool(
+                            format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
+                            Some(json!({"reason": "runner lost"})),
+                        ));
                     }
                 }
             }

@@ -17,7 +17,9 @@ use std::{sync::Arc, time::Duration};
 use futures::{FutureExt, future::BoxFuture};
 use serde_json::{Value, json};
 
-use taskdeck_engine::{Engine, Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use taskdeck_engine::{
+    Engine, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
+};
 
 type Run = fn(TaskContext, Value) -> BoxFuture<'static, Outcome>;
 
@@ -109,11 +111,10 @@ fn failing_job(ctx: TaskContext, _arguments: Value) -> BoxFuture<'static, Outcom
 fn protocol_error_job(_ctx: TaskContext, _arguments: Value) -> BoxFuture<'static, Outcome> {
     async move {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        Outcome::Failed {
-            code: -32603,
-            message: "Internal error: the job's backend rejected the request".into(),
-            data: None,
-        }
+        Outcome::Failed(TaskFailure::tool(
+            "Internal error: the job's backend rejected the request",
+            None,
+        ))
     }
     .boxed()
 }

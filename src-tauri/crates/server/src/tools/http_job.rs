@@ -28,7 +28,7 @@ use super::{
     http_policy::HttpPolicy,
     http_reach::{Answer, Failure, REQUEST_TIMEOUT, Reach, Target, check_header, shown},
 };
-use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
 /// Consecutive transient failures tolerated before the task fails.
 pub const MAX_RETRIES: u32 = 5;
@@ -250,7 +250,7 @@ impl TaskTool for WaitForHttpJob {
             };
             let mut reach = match Reach::new(ctx.clone(), policy, lookup, headers, timeout) {
                 Ok(r) => r,
-                Err(e) => return Outcome::Failed { code: -32603, message: format!("cannot set up the HTTP client: {e}"), data: None },
+                Err(e) => return Outcome::Failed(TaskFailure::tool(format!("cannot set up the HTTP client: {e}"), None)),
             };
             let mut status = Status { ctx: ctx.clone(), last: String::new() };
             // 1. Start the operation (or take the monitor as given).
@@ -539,7 +539,11 @@ mod tests {
     /// may take `timeout` each.
     async fn engine(dir: &std::path::Path, timeout: Duration) -> Engine {
         let store = Store::open(dir, Durability::Process, ChangeFeed::new(64)).unwrap();
-        let engine = Engine::new(store, EngineConfig::default());
+        let engine = Engine::new(
+            store,
+            EngineConfig::default(),
+            crate::adapters::wire::task_error_object,
+        );
         let lookup = Arc::new(|host: String, port: u16| {
             async move {
                 match host.as_str() {

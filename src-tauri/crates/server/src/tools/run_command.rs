@@ -21,7 +21,7 @@ use super::{
     policy::CommandPolicy,
     process::{Ended, describe_exit, read_lines, wait_or_stop},
 };
-use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
 /// Lines of output kept in memory (and returned in the result).
 pub const TAIL_LINES: usize = 40;
@@ -307,16 +307,15 @@ async fn execute(
     let (code, how) = describe_exit(ended.status());
     match ended {
         Ended::Cancelled(_) => Outcome::Cancelled,
-        Ended::TimedOut(_) => Outcome::Failed {
-            code: -32603,
-            message: format!(
+        Ended::TimedOut(_) => Outcome::Failed(TaskFailure::tool(
+            format!(
                 "`{line}` timed out after {} ms and was stopped",
                 timeout.map_or(0, |t| t.as_millis())
             ),
-            data: Some(
+            Some(
                 json!({"reason": "timeout", "durationMs": duration_ms, "tail": tail, "log": log_path}),
             ),
-        },
+        )),
         Ended::Exited(_) => Outcome::Completed(json!({
             "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
