@@ -13,6 +13,7 @@ mod layers;
 mod legacy;
 mod legacy_tasks;
 mod lifecycle;
+mod mcp_fuzz;
 mod limits;
 mod search;
 mod security;

@@ -170,7 +170,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .layer(DefaultBodyLimit::max(http_api::MAX_BODY_BYTES))
         .layer(middleware::from_fn(http_api::limit_body));
     let app = Router::new()
-        .route("/mcp", any(mcp_endpoint::handle).with_state(mcp_endpoint_state))
+        .route(
+            "/mcp",
+            any(mcp_endpoint::handle).with_state(mcp_endpoint_state),
+        )
         .merge(v1)
         .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));

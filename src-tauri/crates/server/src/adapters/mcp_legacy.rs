@@ -403,7 +403,11 @@ fn result_stream(
 /// not ask its user) changes nothing: the question stays open for the human in Taskdeck. An
 /// answer the engine refuses (it fails its form) is a 400, and the session's `tasks/result`
 /// streams ask the question again, so the client can correct it.
-pub async fn take_answer(endpoint: &McpEndpoint, session: &Session, message: &Value) -> Option<Response> {
+pub async fn take_answer(
+    endpoint: &McpEndpoint,
+    session: &Session,
+    message: &Value,
+) -> Option<Response> {
     let mut parts = message
         .get("id")?
         .as_str()?

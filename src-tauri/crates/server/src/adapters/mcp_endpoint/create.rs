@@ -78,7 +78,11 @@ pub(crate) async fn create_task(
         return invalid(&m);
     }
     Some(
-        match endpoint.engine.create_task(principal, &name, arguments).await {
+        match endpoint
+            .engine
+            .create_task(principal, &name, arguments)
+            .await
+        {
             Ok(task) => {
                 let mut body = Vec::with_capacity(512);
                 body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);

@@ -13,8 +13,8 @@ use crate::adapters::wire::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 /// Checks that `bytes` is one JSON-RPC 2.0 message rmcp can take. `Err` is the rejection to
 /// send: HTTP 400 with a JSON-RPC error body echoing the message's id when it is a string or an
 /// integer (else `null`). Errors: `-32700` not JSON; `-32600` not an object with
-/// `jsonrpc: "2.0"` and a string `method` (or a `result`/`error`), a string or integer `id` and
-/// object `params`; `-32602` params rmcp cannot read for a method it knows.
+/// `jsonrpc: "2.0"` and a string `method` (or a `result`/`error`), a string or `i64` integer `id`
+/// (rmcp's id type; MCP: never null) and object `params`; `-32602` params rmcp cannot read for a method it knows.
 // The `Err` is the response to send; it is built only on the rejection path.
 #[allow(clippy::result_large_err)]
 pub(crate) fn check_envelope(bytes: &[u8]) -> Result<(), Response> {
@@ -32,7 +32,7 @@ pub(crate) fn check_envelope(bytes: &[u8]) -> Result<(), Response> {
     };
     let id = value
         .get("id")
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+        .filter(|id| id.is_string() || id.is_i64())
         .and_then(|id| RawValue::from_string(id.to_string()).ok())
         .unwrap_or_else(null_id);
     let obj = value.as_object();
@@ -41,8 +41,7 @@ pub(crate) fn check_envelope(bytes: &[u8]) -> Result<(), Response> {
             && (o.contains_key("method") && o["method"].is_string()
                 || o.contains_key("result")
                 || o.contains_key("error"))
-            && o.get("id")
-                .is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64())
+            && o.get("id").is_none_or(|id| id.is_string() || id.is_i64())
             && o.get("params").is_none_or(Value::is_object)
     });
     if !valid {

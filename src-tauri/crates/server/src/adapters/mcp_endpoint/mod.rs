@@ -73,9 +73,26 @@ pub struct McpEndpoint {
 #[derive(Deserialize)]
 pub(crate) struct RequestHead<'a> {
     #[serde(borrow)]
+    pub jsonrpc: Option<&'a str>,
+    #[serde(borrow)]
     pub method: Option<&'a str>,
     #[serde(borrow)]
     pub id: Option<&'a RawValue>,
     #[serde(borrow)]
     pub params: Option<&'a RawValue>,
+}
+
+impl RequestHead<'_> {
+    /// True when the envelope is that of a JSON-RPC 2.0 request as [`envelope`] requires it:
+    /// `jsonrpc: "2.0"`, an id that is a string or an integer within `i64` (MCP: never null),
+    /// params absent or an object. Only such a request may take a dedicated path; any other
+    /// goes through the [`envelope`] checks and gets their `-32600`.
+    pub fn is_request(&self) -> bool {
+        let id_ok = self.id.is_some_and(|id| {
+            let raw = id.get();
+            raw.starts_with('"') || raw.parse::<i64>().is_ok()
+        });
+        let params_ok = self.params.is_none_or(|p| p.get().starts_with('{'));
+        self.jsonrpc == Some("2.0") && id_ok && params_ok
+    }
 }

@@ -19,8 +19,8 @@ use super::responses::error_response;
 use crate::adapters::{
     agent_view::{self, Reader},
     wire::{
-        self, HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY,
-        MODERN_PROTOCOL, TASKS_EXTENSION,
+        self, HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, MODERN_PROTOCOL,
+        TASKS_EXTENSION,
     },
 };
 use taskdeck_engine::Principal;
@@ -141,47 +141,7 @@ pub(crate) fn check_request(
         name,
         answer,
     } = expected;
-    let accepts = |mime: &str| {
-        headers
-            .get_all(header::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .any(|v| {
-                v.split(',').any(|part| {
-                    part.split(';')
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .eq_ignore_ascii_case(mime)
-                })
-            })
-    };
-    if (answer == AnswerMedia::Json && !accepts("application/json"))
-        || !accepts("text/event-stream")
-    {
-        return Err((
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: Client must accept both application/json and text/event-stream",
-        )
-            .into_response());
-    }
-    let content_type_ok = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        });
-    if !content_type_ok {
-        return Err((
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json",
-        )
-            .into_response());
-    }
+    check_media(headers, answer)?;
     let header_version = headers
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
@@ -260,6 +220,55 @@ pub(crate) fn check_request(
             "Missing required client capability",
             Some(wire::missing_tasks_capability_data()),
         ));
+    }
+    Ok(())
+}
+
+/// rmcp's first checks of any POST: `Accept` must list `text/event-stream`, and
+/// `application/json` too for a request answered with JSON (else 406); `Content-Type` must be
+/// `application/json` (else 415). `Err` is the rejection to send.
+#[allow(clippy::result_large_err)] // the `Err` is the rejection to send
+pub(crate) fn check_media(headers: &HeaderMap, answer: AnswerMedia) -> Result<(), Response> {
+    let accepts = |mime: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| {
+                v.split(',').any(|part| {
+                    part.split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .eq_ignore_ascii_case(mime)
+                })
+            })
+    };
+    if (answer == AnswerMedia::Json && !accepts("application/json"))
+        || !accepts("text/event-stream")
+    {
+        return Err((
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: Client must accept both application/json and text/event-stream",
+        )
+            .into_response());
+    }
+    let content_type_ok = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        });
+    if !content_type_ok {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        )
+            .into_response());
     }
     Ok(())
 }

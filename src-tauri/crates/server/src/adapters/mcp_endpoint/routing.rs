@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::{
     body::{Body, Bytes},
     extract::{Request, State},
-    http::{HeaderValue, Method, StatusCode, request::Parts},
+    http::{HeaderMap, HeaderValue, Method, StatusCode, request::Parts},
     response::{IntoResponse, Response},
 };
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
@@ -28,7 +28,7 @@ use super::{
     envelope::check_envelope,
     initialize::initialize,
     listen::{ListenParams, listen},
-    request_checks::{is_modern, session_header},
+    request_checks::{AnswerMedia, check_media, is_modern, session_header},
     responses::{error_response, forward, null_id, unknown_session},
     tasks_get::{TaskParams, tasks_get},
 };
@@ -144,11 +144,13 @@ impl Post {
         let modern = is_modern(&self.parts.headers);
         if !modern
             && let (Some(sid), Some(session)) = (&self.session_id, &self.session)
-            && let Some(resp) = on_legacy_session(endpoint, sid, session, &self.body).await
+            && let Some(resp) =
+                on_legacy_session(endpoint, sid, session, &self.parts.headers, &self.body).await
         {
             return resp;
         }
         if let Ok(head) = serde_json::from_slice::<RequestHead<'_>>(&self.body)
+            && head.is_request()
             && let (Some(method), Some(id)) = (head.method, head.id)
         {
             if method == "initialize" && self.session_id.is_none() && !modern {
@@ -197,15 +199,19 @@ impl Post {
     }
 }
 
-/// A POST on live 2025-11-25 session `sid`: the envelope checks, then a client's answer to a
-/// question `tasks/result` asked, or a task request of that era (`mcp_legacy`). `None` for
-/// anything else, which is routed like any other POST.
+/// A POST on live 2025-11-25 session `sid`: rmcp's media checks (406, 415) and the envelope
+/// checks, then a client's answer to a question `tasks/result` asked, or a task request of that
+/// era (`mcp_legacy`). `None` for anything else, which is routed like any other POST.
 async fn on_legacy_session(
     endpoint: &McpEndpoint,
     sid: &str,
     session: &Session,
+    headers: &HeaderMap,
     body: &[u8],
 ) -> Option<Response> {
+    if let Err(resp) = check_media(headers, AnswerMedia::Json) {
+        return Some(resp);
+    }
     if let Err(resp) = check_envelope(body) {
         return Some(resp);
     }

@@ -84,7 +84,11 @@ pub(crate) fn tasks_get(
     }
     let engine = &endpoint.engine;
     let found = |result: &str| {
-        let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), result);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+            id.get(),
+            result
+        );
         json_response(StatusCode::OK, body.into_bytes())
     };
     let failed = |e: taskdeck_engine::EngineError| {
