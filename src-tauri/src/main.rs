@@ -11,7 +11,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 use taskdeck_engine::{EngineConfig, store::Durability};
-use taskdeck_server::{adapters::auth, paths, serve};
+use taskdeck_server::{
+    adapters::{auth, mcp_endpoint::TaskRouting},
+    paths, serve,
+};
 
 #[derive(Parser)]
 #[command(
@@ -163,9 +166,10 @@ struct ServeArgs {
     /// Serve the MCP conformance suite's fixture tools (greet, slow_compute, ...)
     #[arg(long)]
     conformance_fixtures: bool,
-    /// Route tasks/get through rmcp's generic path instead of the dedicated one (for comparison)
-    #[arg(long, hide = true)]
-    no_fast_path: bool,
+    /// Answer 2026-07-28 tasks/get and task creation through rmcp's generic path instead of
+    /// the dedicated ones (to compare and benchmark both)
+    #[arg(long = "no-fast-path", hide = true)]
+    rmcp_task_routing: bool,
     /// process: commits survive a crash of Taskdeck; power: also a power loss (fsync per commit)
     #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
     durability: DurabilityArg,
@@ -329,7 +333,11 @@ fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serv
         config_dir,
         allow_anonymous: args.allow_anonymous,
         conformance_fixtures: args.conformance_fixtures,
-        fast_path: !args.no_fast_path,
+        task_routing: if args.rmcp_task_routing {
+            TaskRouting::Rmcp
+        } else {
+            TaskRouting::Dedicated
+        },
         durability: match args.durability {
             DurabilityArg::Process => Durability::Process,
             DurabilityArg::Power => Durability::Power,

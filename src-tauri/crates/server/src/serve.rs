@@ -16,7 +16,7 @@ use crate::{
         guard::{Guard, guard, loopback_origins},
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
-        mcp_front::{self, Front},
+        mcp_endpoint::{self, McpEndpoint, TaskRouting},
         ui_assets, wire,
     },
     tools,
@@ -41,8 +41,9 @@ pub struct ServeConfig {
     pub allow_anonymous: bool,
     /// Serve the MCP conformance suite's fixture tools.
     pub conformance_fixtures: bool,
-    /// Serve `tasks/get` on the dedicated path (see `adapters::mcp_front`).
-    pub fast_path: bool,
+    /// Where 2026-07-28 `tasks/get` and task creation are answered (see
+    /// `adapters::mcp_endpoint`).
+    pub task_routing: TaskRouting,
     pub durability: Durability,
     pub engine: EngineConfig,
 }
@@ -139,12 +140,12 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         sessions.clone(),
         rmcp_config,
     );
-    let front = Arc::new(Front {
+    let mcp_endpoint_state = Arc::new(McpEndpoint {
         engine: engine.clone(),
         core: core.clone(),
         rmcp,
         sessions,
-        fast_path: cfg.fast_path,
+        task_routing: cfg.task_routing,
         max_body_bytes: 4 * 1024 * 1024,
     });
     let guard_state = Arc::new(Guard {
@@ -169,7 +170,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .layer(DefaultBodyLimit::max(http_api::MAX_BODY_BYTES))
         .layer(middleware::from_fn(http_api::limit_body));
     let app = Router::new()
-        .route("/mcp", any(mcp_front::handle).with_state(front))
+        .route(
+            "/mcp",
+            any(mcp_endpoint::handle).with_state(mcp_endpoint_state),
+        )
         .merge(v1)
         .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));
