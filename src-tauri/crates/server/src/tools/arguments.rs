@@ -10,13 +10,15 @@
 //! `$defs`), no Rust-only `format`s (`uint64`, `double`), an `Option` field is one that may be
 //! left out (not one that may be `null`), and no `additionalProperties: true` (the default).
 
+use std::borrow::Cow;
+
 use schemars::{
-    JsonSchema, Schema,
+    JsonSchema, Schema, SchemaGenerator,
     generate::SchemaSettings,
     transform::{RecursiveTransform, RestrictFormats},
 };
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, de::DeserializeOwned, de::Error as _};
+use serde_json::{Number, Value};
 
 use taskdeck_engine::Outcome;
 
@@ -48,7 +50,8 @@ pub fn input_schema<T: JsonSchema>() -> Value {
 
 /// `arguments` as `T`. Errors: `invalid arguments for TOOL: <serde's reason>`; after the
 /// engine checked the arguments against [`input_schema::<T>`] this does not happen (the schema
-/// is at least as strict as `T`'s `Deserialize`).
+/// is at least as strict as `T`'s `Deserialize`: integers are [`WholeNumber`]s, `Option`s
+/// leave out what the schema lets callers leave out).
 pub fn parse<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, String> {
     T::deserialize(arguments).map_err(|e| format!("invalid arguments for {tool}: {e}"))
 }
@@ -62,6 +65,43 @@ pub fn parse_for_run<T: DeserializeOwned>(tool: &str, arguments: Value) -> Resul
         message: format!("invalid arguments for {tool}: {e}"),
         data: None,
     })
+}
+
+/// A whole number at least 0 as JSON Schema's `"integer"` counts one: `5000`, and also
+/// `5000.0` (what a client that computes in floats sends; the schema lets it through, so the
+/// struct takes it too). Its schema is `u64`'s: `{"type": "integer", "minimum": 0}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WholeNumber(pub u64);
+
+impl JsonSchema for WholeNumber {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        u64::schema_name()
+    }
+
+    /// `u64`'s schema (this type's doc comment is for Rust readers, not for the field's
+    /// description).
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        u64::json_schema(generator)
+    }
+}
+
+impl<'de> Deserialize<'de> for WholeNumber {
+    /// Errors: a number with a fraction, below 0 or above `u64::MAX`, or no number at all.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<WholeNumber, D::Error> {
+        let n = Number::deserialize(deserializer)?;
+        let whole = n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(f))
+                .map(|f| f as u64)
+        });
+        whole
+            .map(WholeNumber)
+            .ok_or_else(|| D::Error::custom(format!("{n} is not a whole number of at least 0")))
+    }
 }
 
 /// An `Option` field is an argument the caller may leave out; `null` is no value for it. Undoes
@@ -107,5 +147,36 @@ fn without_default_additional_properties(schema: &mut Schema) {
 fn without_root_annotations(schema: &mut Schema) {
     for key in ["$schema", "title", "description"] {
         schema.remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{WholeNumber, parse};
+
+    /// What JSON Schema calls an integer parses; fractions, negatives and non-numbers do not.
+    #[test]
+    fn whole_numbers_are_what_json_schema_calls_integers() {
+        for (given, want) in [(json!(5000), 5000), (json!(5000.0), 5000), (json!(0), 0)] {
+            assert_eq!(
+                parse::<WholeNumber>("t", &given),
+                Ok(WholeNumber(want)),
+                "{given}"
+            );
+        }
+        for given in [json!(1.5), json!(-1), json!(-1.0), json!(1e30), json!("5")] {
+            let refused = parse::<WholeNumber>("t", &given).unwrap_err();
+            assert!(
+                refused.starts_with("invalid arguments for t: "),
+                "{refused}"
+            );
+        }
+        let fraction = parse::<WholeNumber>("t", &json!(1.5)).unwrap_err();
+        assert!(
+            fraction.ends_with("1.5 is not a whole number of at least 0"),
+            "{fraction}"
+        );
     }
 }

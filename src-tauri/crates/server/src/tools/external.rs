@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::arguments::{input_schema, parse_for_run};
+use super::arguments::{WholeNumber, input_schema, parse, parse_for_run};
 
 use taskdeck_engine::{EngineError, Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
 
@@ -57,7 +57,7 @@ struct ExternalArguments {
     #[schemars(length(min = 1, max = 200))]
     name: String,
     #[schemars(range(min = 1000, max = 86_400_000))]
-    heartbeat_ms: Option<u64>,
+    heartbeat_ms: Option<WholeNumber>,
 }
 
 /// Where each running job's relay takes reports: taskId → (report, where to say it was applied).
@@ -119,17 +119,27 @@ impl TaskTool for ExternalJobs {
         &self.descriptor
     }
 
+    /// The arguments parse as `ExternalArguments` (refused when the job is asked for, not when
+    /// it runs).
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        parse::<ExternalArguments>(EXTERNAL, arguments).map(drop)
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let arguments: ExternalArguments = match parse_for_run(EXTERNAL, arguments) {
             Ok(a) => a,
-            Err(outcome) => return async move { outcome }.boxed(),
+            Err(outcome) => return std::future::ready(outcome).boxed(),
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.runs
             .lock()
             .unwrap()
             .insert(ctx.task_id().to_string(), tx);
-        let timeout = Duration::from_millis(arguments.heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS));
+        let timeout = Duration::from_millis(
+            arguments
+                .heartbeat_ms
+                .map_or(DEFAULT_HEARTBEAT_MS, |ms| ms.0),
+        );
         let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
         let relay = async move {
             loop {

@@ -35,10 +35,14 @@ impl<A: DeserializeOwned + Send + Sync + 'static> TaskTool for Fixture<A> {
     fn descriptor(&self) -> &ToolDescriptor {
         &self.descriptor
     }
+    /// The arguments parse as `A` (refused when the task is asked for, not when it runs).
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        parse::<A>(&self.descriptor.name, arguments).map(drop)
+    }
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         match parse_for_run(&self.descriptor.name, arguments) {
             Ok(arguments) => (self.run)(ctx, arguments),
-            Err(outcome) => async move { outcome }.boxed(),
+            Err(outcome) => std::future::ready(outcome).boxed(),
         }
     }
 }

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    arguments::{input_schema, parse, parse_for_run},
+    arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
     policy::CommandPolicy,
     process::{Ended, describe_exit, read_lines, wait_or_stop},
@@ -54,7 +54,7 @@ pub struct RunCommandArguments {
     pub env: Option<IndexMap<String, String>>,
     /// Stop and fail the task after this many ms.
     #[schemars(range(min = 1))]
-    pub timeout_ms: Option<u64>,
+    pub timeout_ms: Option<WholeNumber>,
 }
 
 impl RunCommandArguments {
@@ -300,7 +300,7 @@ async fn execute(
         .stderr
         .take()
         .map(|e| tokio::spawn(read_lines(e, on_line)));
-    let timeout = arguments.timeout_ms.map(Duration::from_millis);
+    let timeout = arguments.timeout_ms.map(|ms| Duration::from_millis(ms.0));
     // Latest status line and progress, published at most every 250 ms.
     let ended = wait_or_stop(
         &mut child,

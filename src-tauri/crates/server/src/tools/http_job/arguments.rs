@@ -10,7 +10,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::{super::http_reach::check_header, MIN_POLL_MS};
+use super::{
+    super::{arguments::WholeNumber, http_reach::check_header},
+    MIN_POLL_MS,
+};
 
 /// `{url | monitor, method?, body?, headers?, pollIntervalMs?}`, nothing else. Exactly one of
 /// `url` and `monitor` is given ([`WaitForHttpJobArguments::check`]; the schema allows
@@ -39,7 +42,7 @@ pub struct WaitForHttpJobArguments {
     pub monitor: Option<String>,
     /// Poll interval when the server gives no Retry-After, and the shortest wait between polls whatever it gives (default and at least 1000).
     #[schemars(range(min = 100))]
-    pub poll_interval_ms: Option<u64>,
+    pub poll_interval_ms: Option<WholeNumber>,
 }
 
 /// The method of the starting request: `GET`, `POST`, `PUT` or `PATCH` (the variants carry no
@@ -122,7 +125,7 @@ impl WaitForHttpJobArguments {
     pub fn poll_interval(&self) -> Duration {
         Duration::from_millis(
             self.poll_interval_ms
-                .unwrap_or(MIN_POLL_MS)
+                .map_or(MIN_POLL_MS, |ms| ms.0)
                 .max(MIN_POLL_MS),
         )
     }
