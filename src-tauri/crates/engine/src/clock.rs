@@ -21,8 +21,14 @@ pub fn iso8601(ms: i64) -> String {
 mod tests {
     #[test]
     fn renders_utc_with_millis() {
-        assert_eq!(super::iso8601(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
-        assert_eq!(super::iso8601(1_700_000_000_120), "2023-11-14T22:13:20.120Z");
+        assert_eq!(
+            super::iso8601(1_700_000_000_123),
+            "2023-11-14T22:13:20.123Z"
+        );
+        assert_eq!(
+            super::iso8601(1_700_000_000_120),
+            "2023-11-14T22:13:20.120Z"
+        );
         assert_eq!(super::iso8601(0), "1970-01-01T00:00:00.000Z");
     }
 

@@ -25,6 +25,9 @@ pub enum FailureKind {
     /// be set up...). Tool failures whose result the agent should read are not failures: they
     /// complete with `isError: true` (SEP-2663 §Task Execution Errors).
     Tool,
+    /// The tool could not read its arguments although they passed the input schema (only
+    /// arguments that bypassed the engine's schema check get there).
+    InvalidArguments,
     /// A JSON-RPC error reported from outside with its own `code`, e.g. by an external job's
     /// runner (`POST /v1/jobs/{id}/report` with `error: {code, message, data?}`). The engine
     /// carries the code without reading it.

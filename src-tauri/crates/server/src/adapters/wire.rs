@@ -60,6 +60,7 @@ pub fn task_error_object(failure: &TaskFailure) -> Value {
         FailureKind::Internal | FailureKind::Tool => (INTERNAL_ERROR, None),
         FailureKind::Restart => (INTERNAL_ERROR, Some("restart")),
         FailureKind::Expired => (INTERNAL_ERROR, Some("expired")),
+        FailureKind::InvalidArguments => (INVALID_PARAMS, None),
         FailureKind::Reported { code } => (code, None),
     };
     let data = match (reason, &failure.data) {
