@@ -60,11 +60,10 @@ fn retry_after(answer: &Answer, default: Duration) -> Duration {
 /// The time from now until the HTTP date `v` (RFC 2822 form), 0 when it is past, at most
 /// [`MAX_POLL_MS`]; `None` when `v` is no such date.
 fn httpdate_delay(v: &str) -> Option<Duration> {
-    let when =
-        time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc2822).ok()?;
-    let ms = (when - time::OffsetDateTime::now_utc())
-        .whole_milliseconds()
-        .clamp(0, MAX_POLL_MS as i128);
+    let when = chrono::DateTime::parse_from_rfc2822(v.trim()).ok()?;
+    let ms = (when.to_utc() - chrono::Utc::now())
+        .num_milliseconds()
+        .clamp(0, MAX_POLL_MS as i64);
     Some(Duration::from_millis(ms as u64))
 }
 
@@ -110,4 +109,26 @@ pub fn finished(url: &Url, answer: &Answer) -> Outcome {
         "structuredContent": {"url": shown(url), "answeredBy": shown(from), "httpStatus": status.as_u16(), "body": body},
         "isError": failed
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates_become_delays() {
+        let in_10s = (chrono::Utc::now() + chrono::TimeDelta::seconds(10))
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
+        let delay = httpdate_delay(&in_10s).expect("an IMF-fixdate parses");
+        assert!(
+            delay > Duration::from_secs(8) && delay <= Duration::from_secs(10),
+            "{delay:?}"
+        );
+        assert_eq!(
+            httpdate_delay("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(httpdate_delay("tomorrow"), None);
+    }
 }
