@@ -13,6 +13,7 @@
 pub mod answer_cache;
 pub mod clock;
 mod context;
+pub mod detailed_task;
 // The module holding the `Engine` type is named for it, like the layer.
 #[allow(clippy::module_inception)]
 mod engine;
