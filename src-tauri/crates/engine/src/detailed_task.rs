@@ -5,7 +5,7 @@
 //! [`TaskRecord`] or straight from the store's columns, whose stored `result` and `error` JSON
 //! text is copied verbatim instead of decoded) and picks an output. The shape (which keys, their
 //! values, the defaults of a payload-less `completed` or `failed` task, `resultType` in the
-//! inlined result) is decided once, in [`DetailedTask::entries`]; the two encoders only write
+//! inlined result) is decided once, in `DetailedTask::entries`; the two encoders only write
 //! what it lists, each in its own key order:
 //! - objects keep the SEP's order (`taskId`, `status`, ... then the payload), and an inlined
 //!   result gets its `resultType` last, as `serde_json` inserts it;
@@ -210,7 +210,7 @@ fn write_field(out: &mut Vec<u8>, field: &Field<'_>) {
             // Stored text is compact serde_json output: splice the key in rather than decode.
             Some(rest) if !t.contains("\"resultType\"") => {
                 out.extend_from_slice(b"{\"resultType\":\"complete\"");
-                if !rest.starts_with('}') {
+                if !rest.trim_start().starts_with('}') {
                     out.push(b',');
                 }
                 out.extend_from_slice(rest.as_bytes());

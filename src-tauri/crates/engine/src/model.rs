@@ -1,4 +1,6 @@
-//! The task record and its parts, as stored and as shown on the wire.
+//! The task record and its parts, as stored, and their `/v1` API views (`api_view`). The
+//! SEP-2663 wire objects of a task (`Task`, `DetailedTask`, `GetTaskResult`) are rendered by
+//! [`crate::detailed_task`] (`TaskRecord::wire_task`, `TaskRecord::wire_detailed`).
 //!
 //! Wire names follow SEP-2663 (`taskId`, `status`, `statusMessage`, `createdAt`,
 //! `lastUpdatedAt`, `ttlMs`, `pollIntervalMs`, `inputRequests`, `result`, `error`).

@@ -14,7 +14,7 @@ use crate::{
 };
 
 impl Store {
-    /// The owner, status and `GetTaskResult` JSON of one task ([`read_answer`]), or `None`,
+    /// The owner, status and `GetTaskResult` JSON of one task (see `read_answer`), or `None`,
     /// from the answer cache when it holds the task, else read and cached. Errors:
     /// [`EngineError::Store`].
     pub fn get_answer(&self, task_id: &str) -> Result<Option<Arc<CachedAnswer>>, EngineError> {

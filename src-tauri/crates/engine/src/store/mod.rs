@@ -2,16 +2,16 @@
 //! timeline events, and the bearer tokens of the principals.
 //!
 //! Writes go through one writer thread that groups every write waiting in its queue into a
-//! single transaction (group commit, [`writer`]): a caller's write is acknowledged only after
+//! single transaction (group commit, `writer`): a caller's write is acknowledged only after
 //! the commit that contains it, so "returned" always means "on disk". A write checks before it
 //! changes anything, so a failing write leaves nothing behind and never takes its neighbours
-//! down. Reads use a small pool of read-only connections ([`connection`]) and never wait for
+//! down. Reads use a small pool of read-only connections (`connection`) and never wait for
 //! the writer (WAL readers see the last commit).
 //!
-//! Parts: [`schema`] (tables, migrations), [`connection`] (opening, pragmas, readers),
-//! [`writer`] and [`checkpoint`] (the threads), [`write_context`] (what a write sees),
-//! [`tasks`], [`lists`], [`events`], [`input_requests`], [`tokens`] (the tables' queries), and
-//! [`answers`] (the cached `tasks/get` answers).
+//! Parts: `schema` (tables, migrations), `connection` (opening, pragmas, readers),
+//! `writer` and `checkpoint` (the threads), `write_context` (what a write sees),
+//! `tasks`, `lists`, `events`, `input_requests`, `tokens` (the tables' queries), and
+//! `answers` (the cached `tasks/get` answers).
 
 mod answers;
 mod checkpoint;

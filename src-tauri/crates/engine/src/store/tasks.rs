@@ -78,6 +78,7 @@ impl Store {
     }
 }
 
+/// The task columns [`row_task`] reads, as a literal for `concat!`.
 macro_rules! task_columns {
     () => {
         "seq, task_id, tool, arguments, principal, status, status_message, created_at,
