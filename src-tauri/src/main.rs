@@ -351,9 +351,15 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
         eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
         return ExitCode::from(1);
     }
-    let db = paths::database(data_dir);
+    let tokens = match auth::TokenCommands::open(data_dir) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("taskdeck: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let result = match cmd {
-        TokenCommand::Create { name, json } => auth::create_token(&db, &name).map(|token| {
+        TokenCommand::Create { name, json } => tokens.create(&name).map(|token| {
             if json {
                 println!("{}", serde_json::json!({"name": name, "token": token}));
             } else {
@@ -361,7 +367,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
                 eprintln!("Token for principal {name:?} created. It is shown only once; agents send it as `Authorization: Bearer <token>`.");
             }
         }),
-        TokenCommand::List { json } => auth::list_tokens(&db).map(|tokens| {
+        TokenCommand::List { json } => tokens.list().map(|tokens| {
             if json {
                 println!("{}", serde_json::to_string(&tokens).unwrap_or_default());
             } else {
@@ -370,7 +376,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
                 }
             }
         }),
-        TokenCommand::Revoke { name } => auth::revoke_token(&db, &name).map(|()| println!("revoked {name}")),
+        TokenCommand::Revoke { name } => tokens.revoke(&name).map(|()| println!("revoked {name}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -415,7 +421,7 @@ fn run_mcp_config(
                 return ExitCode::from(1);
             }
             let name = name.unwrap_or_else(|| client.to_string());
-            match auth::create_token(&paths::database(data_dir), &name) {
+            match auth::TokenCommands::open(data_dir).and_then(|tokens| tokens.create(&name)) {
                 Ok(t) => {
                     eprintln!("Created a token for principal {name:?}.");
                     t

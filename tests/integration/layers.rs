@@ -122,10 +122,34 @@ fn engine_depends_on_no_web_cli_or_desktop_crate() {
     }
 }
 
+/// The crates `package` names itself as normal dependencies (not dev or build ones).
+fn direct(meta: &Value, package: &str) -> BTreeSet<String> {
+    let pkg = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == package)
+        .unwrap_or_else(|| panic!("{package} is a workspace member"));
+    pkg["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"].is_null())
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn server_depends_on_no_cli_or_desktop_crate() {
     let meta = metadata();
     assert_free_of(&meta, "taskdeck-server", SERVER_FORBIDDEN);
+    // The store's file has one owner: the server reaches SQLite only through the engine.
+    let server = direct(&meta, "taskdeck-server");
+    assert!(
+        !server.contains("rusqlite"),
+        "taskdeck-server must use the engine's store, not SQLite"
+    );
+    assert!(server.contains("taskdeck-engine"));
     let binary = reachable(&meta, "taskdeck");
     for used in ["clap", "tauri", "taskdeck-server"] {
         assert!(

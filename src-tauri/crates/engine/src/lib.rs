@@ -14,6 +14,7 @@
 pub mod answer_cache;
 pub mod clock;
 mod context;
+pub mod detailed_task;
 mod engine;
 pub mod error;
 pub mod failure;

@@ -98,8 +98,9 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     }
     let feed = ChangeFeed::new(4096);
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
-    let db = store.path().to_path_buf();
-    let admin_token_file = auth::ensure_admin_token(&db, &cfg.config_dir).map_err(|e| other(&e))?;
+    let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
+        .await
+        .map_err(|e| other(&e))?;
     let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
     let external = tools::register_all(
         &engine,
@@ -149,7 +150,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         max_body_bytes: 4 * 1024 * 1024,
     });
     let guard_state = Arc::new(Guard {
-        authenticator: Authenticator::new(&db),
+        authenticator: Authenticator::new(engine.store().clone()),
         port: addr.port(),
         allow_anonymous: cfg.allow_anonymous,
     });

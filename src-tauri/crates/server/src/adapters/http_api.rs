@@ -573,9 +573,8 @@ async fn create_agent(
             "body must be {\"name\": \"agent-name\"}",
         );
     };
-    let db = engine.store().path().to_path_buf();
     let name = body.name.trim().to_string();
-    match super::auth::create_token(&db, &name) {
+    match super::auth::create_token(engine.store(), &name).await {
         Ok(token) => {
             let host = headers
                 .get(header::HOST)
@@ -610,7 +609,7 @@ async fn list_agents(State(engine): State<Engine>, Extension(p): Extension<Princ
     if let Some(r) = admin_only(&p) {
         return r;
     }
-    match super::auth::list_tokens(engine.store().path()) {
+    match super::auth::list_tokens(engine.store()) {
         Ok(tokens) => Json(json!({"agents": tokens})).into_response(),
         Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
