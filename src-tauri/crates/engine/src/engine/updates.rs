@@ -60,22 +60,11 @@ impl Engine {
         message: String,
     ) -> Result<(), EngineError> {
         let message = limits::truncate(message, limits::STATUS_MESSAGE_MAX_BYTES);
-        let id = task_id.to_string();
-        self.parts
-            .store
-            .write(move |w| {
-                let mut t = load(w, &id)?;
-                if t.status.is_terminal() {
-                    return Ok(());
-                }
-                let now = now_ms();
-                t.status_message = Some(message.clone());
-                t.last_updated_at_ms = now;
-                w.event(&t, now, "statusMessage", json!({"statusMessage": message}))?;
-                w.save(t)?;
-                Ok(())
-            })
-            .await
+        let event = json!({"statusMessage": message});
+        self.report(task_id, "statusMessage", event, move |t| {
+            t.status_message = Some(message)
+        })
+        .await
     }
 
     /// Sets a live task's progress; its message (cut to [`limits::STATUS_MESSAGE_MAX_BYTES`])
@@ -87,7 +76,32 @@ impl Engine {
         total: Option<f64>,
         message: Option<String>,
     ) -> Result<(), EngineError> {
-        let message = message.map(|m| limits::truncate(m, limits::STATUS_MESSAGE_MAX_BYTES));
+        let progress = Progress {
+            current,
+            total,
+            message: message.map(|m| limits::truncate(m, limits::STATUS_MESSAGE_MAX_BYTES)),
+        };
+        let event = serde_json::to_value(&progress)?;
+        self.report(task_id, "progress", event, move |t| {
+            if let Some(m) = &progress.message {
+                t.status_message = Some(m.clone());
+            }
+            t.progress = Some(progress);
+        })
+        .await
+    }
+
+    /// One report of a running tool: applies `change` to the live task and logs it as a
+    /// timeline event of `kind` with `data`, in one write. A terminal task is left alone (a
+    /// report racing the task's end loses). Errors: [`EngineError::NotFound`];
+    /// [`EngineError::Store`].
+    async fn report(
+        &self,
+        task_id: &str,
+        kind: &'static str,
+        data: serde_json::Value,
+        change: impl FnOnce(&mut TaskRecord) + Send + 'static,
+    ) -> Result<(), EngineError> {
         let id = task_id.to_string();
         self.parts
             .store
@@ -97,17 +111,9 @@ impl Engine {
                     return Ok(());
                 }
                 let now = now_ms();
-                let progress = Progress {
-                    current,
-                    total,
-                    message,
-                };
-                t.progress = Some(progress.clone());
-                if let Some(m) = &progress.message {
-                    t.status_message = Some(m.clone());
-                }
+                change(&mut t);
                 t.last_updated_at_ms = now;
-                w.event(&t, now, "progress", serde_json::to_value(&progress)?)?;
+                w.event(&t, now, kind, data)?;
                 w.save(t)?;
                 Ok(())
             })
