@@ -1,0 +1,196 @@
+//! The HTTP side of `taskdeck run`: the external job that tracks the command in Taskdeck
+//! (`/v1/jobs`). Its start carries a random `Idempotency-Key`; a start that fails on the way (the
+//! connection dropped or was reset, a 5xx) is sent again with the same key a few times, so a
+//! retried start never makes a second job. Reports go to `/v1/jobs/{id}/report`.
+
+use std::{path::Path, process::ExitCode, time::Duration};
+
+use serde_json::{Value, json};
+
+use super::run_cli::RunArgs;
+
+/// Heartbeat timeout given to the job, in ms (reports go every second).
+const HEARTBEAT_MS: u64 = 15_000;
+
+/// How many times a start that failed on the way (a dropped connection, a 5xx) is sent again,
+/// with the same `Idempotency-Key`, before the command runs without Taskdeck.
+const START_RETRIES: u32 = 4;
+
+/// The wait before the first of those retries; each next one waits twice as long.
+const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
+
+/// Where Taskdeck is (`http://127.0.0.1:PORT`) and the bearer token to use ("" when none).
+pub(crate) struct Endpoint {
+    pub(crate) base: String,
+    pub(crate) token: String,
+}
+
+impl Endpoint {
+    /// Looked up again while waiting for Taskdeck, which may start on another port, or for the
+    /// first time (then creating the admin-token file): `--port`, else the port of the Taskdeck
+    /// running on the data dir; `--token`, else the admin token in `config_dir`.
+    pub(crate) fn locate(args: &RunArgs, config_dir: &Path) -> Endpoint {
+        let port = taskdeck_server::serve::client_port(args.port, &args.data_dir);
+        let token = args
+            .token
+            .clone()
+            .or_else(|| taskdeck_server::adapters::auth::read_admin_token(config_dir))
+            .unwrap_or_default();
+        Endpoint {
+            base: format!("http://127.0.0.1:{port}"),
+            token,
+        }
+    }
+}
+
+/// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
+pub(crate) struct JobLink {
+    http: reqwest::Client,
+    pub(crate) endpoint: Endpoint,
+    /// The job's taskId; `None` when the command runs without Taskdeck.
+    pub(crate) job: Option<String>,
+}
+
+impl JobLink {
+    /// Starts the job (`POST /v1/jobs`, an external job with the command, its working directory
+    /// and [`HEARTBEAT_MS`]). A start that fails on the way is sent again with the same
+    /// `Idempotency-Key` up to [`START_RETRIES`] times; with `--wait`, it waits for Taskdeck
+    /// (and for a token it accepts) as long as it takes. Without a job (Taskdeck not running,
+    /// or it refused), says why on stderr.
+    pub(crate) async fn start(args: &RunArgs, config_dir: &Path, name: &str) -> JobLink {
+        let mut endpoint = Endpoint::locate(args, config_dir);
+        let http = reqwest::Client::new();
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let body = json!({"external": {"name": name, "command": args.command, "cwd": cwd, "heartbeatMs": HEARTBEAT_MS}});
+        // One key for this run's job, sent again with every retry of its start: a start whose
+        // answer was lost is not done twice (Taskdeck answers the retry with the job it started).
+        let idempotency_key = format!("\"{}\"", uuid::Uuid::new_v4());
+        let mut announced = false;
+        let mut retries = 0;
+        let job: Option<String> = loop {
+            let sent = http
+                .post(format!("{}/v1/jobs", endpoint.base))
+                .bearer_auth(&endpoint.token)
+                .header("Idempotency-Key", &idempotency_key)
+                .json(&body)
+                .send()
+                .await;
+            // Why this attempt failed on the way, when it may be sent again (nothing was started,
+            // or what was is found again by its key).
+            let why = match sent {
+                // 202: started; 200: a retry found the job an earlier attempt started.
+                Ok(r) if r.status() == 202 || r.status() == 200 => match r.json::<Value>().await {
+                    Ok(v) => break v["taskId"].as_str().map(String::from),
+                    Err(e) => format!("the answer was cut off: {e}"),
+                },
+                // The admin-token file this run read may be older than the Taskdeck that just
+                // started (or not exist yet): keep waiting for a token that works.
+                Ok(r) if r.status() == 401 && args.wait && args.token.is_none() => {
+                    if !announced {
+                        eprintln!(
+                            "taskdeck run: waiting for Taskdeck to accept its admin token ..."
+                        );
+                        announced = true;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    endpoint = Endpoint::locate(args, config_dir);
+                    continue;
+                }
+                Ok(r) if r.status().is_server_error() && retries < START_RETRIES => {
+                    format!("HTTP {}", r.status())
+                }
+                Ok(r) => {
+                    let status = r.status();
+                    let detail = r
+                        .json::<Value>()
+                        .await
+                        .ok()
+                        .and_then(|v| v["detail"].as_str().map(String::from))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
+                    );
+                    break None;
+                }
+                // Connected, then lost (reset, closed before the answer, timed out).
+                Err(e) if !e.is_connect() => e.to_string(),
+                Err(_) if args.wait => {
+                    if !announced {
+                        eprintln!(
+                            "taskdeck run: waiting for Taskdeck at {} ...",
+                            endpoint.base
+                        );
+                        announced = true;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    endpoint = Endpoint::locate(args, config_dir);
+                    continue;
+                }
+                Err(_) => {
+                    eprintln!(
+                        "taskdeck run: Taskdeck is not running at {}; running the command without it (use --wait to wait for it).",
+                        endpoint.base
+                    );
+                    break None;
+                }
+            };
+            if retries == START_RETRIES {
+                if !args.wait {
+                    eprintln!(
+                        "taskdeck run: Taskdeck did not take the job ({why}); running the command without it."
+                    );
+                    break None;
+                }
+                // `--wait`: as long as it takes, at the pace of the wait for Taskdeck.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                endpoint = Endpoint::locate(args, config_dir);
+                continue;
+            }
+            eprintln!("taskdeck run: starting the job failed ({why}); trying again");
+            tokio::time::sleep(FIRST_RETRY_DELAY * 2u32.pow(retries)).await;
+            retries += 1;
+        };
+        JobLink {
+            http,
+            endpoint,
+            job,
+        }
+    }
+
+    /// Sends one report (`POST /v1/jobs/{id}/report`) and returns Taskdeck's answer, or
+    /// `{"ended": detail}` when Taskdeck already ended the job (409, e.g. its ttlMs passed).
+    /// `None` without a job or when the report did not get through.
+    pub(crate) async fn report(&self, body: Value) -> Option<Value> {
+        let id = self.job.as_ref()?;
+        let r = self
+            .http
+            .post(format!("{}/v1/jobs/{id}/report", self.endpoint.base))
+            .bearer_auth(&self.endpoint.token)
+            .json(&body)
+            .send()
+            .await
+            .ok()?;
+        let conflict = r.status() == reqwest::StatusCode::CONFLICT;
+        let answer = r.json::<Value>().await.ok()?;
+        Some(if conflict {
+            json!({"ended": answer["detail"]})
+        } else {
+            answer
+        })
+    }
+
+    /// The command could not be started: says so, ends the job with an error result, and
+    /// returns the exit code a shell would (127 when the command is not found, 126 otherwise).
+    pub(crate) async fn could_not_start(&self, program: &str, e: std::io::Error) -> ExitCode {
+        eprintln!("taskdeck run: cannot start {program:?}: {e}");
+        let result = json!({"content": [{"type": "text", "text": format!("Could not start: {e}")}], "isError": true});
+        self.report(json!({"result": result})).await;
+        ExitCode::from(if e.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        })
+    }
+}
