@@ -17,6 +17,7 @@ suite() { # name, command...
 
 suite "set-up" scripts/setup.sh
 suite "format" cargo fmt --all --check
+suite "docs links" python3 scripts/check-doc-links.py
 suite "build" cargo build --bins --quiet
 suite "rust unit + integration tests" cargo test --workspace --quiet
 suite "lint" cargo clippy --workspace --all-targets --quiet -- -D warnings
