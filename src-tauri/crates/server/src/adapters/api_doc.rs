@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use axum::Json;
+use axum::{Json, extract::State};
 use utoipa::openapi::{
     ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, ResponseBuilder,
     path::{Operation, PathItem},
@@ -15,7 +15,9 @@ use utoipa::openapi::{
     security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
 };
 
-use super::{http_api, jobs_api, logs_api};
+use super::{http_api, job_schemas, jobs_api, logs_api};
+use crate::tools::external::EXTERNAL;
+use taskdeck_engine::Engine;
 
 /// The parts of the document no handler declares: title, description, security.
 #[derive(utoipa::OpenApi)]
@@ -25,35 +27,49 @@ use super::{http_api, jobs_api, logs_api};
 )]
 struct ApiInfo;
 
-/// The whole `/v1` document, built once.
-pub fn document() -> &'static OpenApi {
+/// The `/v1` document of a server whose agent-callable task tools are `tools` (the names
+/// `POST /v1/jobs` takes as `tool`; any name when empty).
+pub fn build(tools: &[String]) -> OpenApi {
+    let mut doc = <ApiInfo as utoipa::OpenApi>::openapi();
+    doc.merge(http_api::routes().into_openapi());
+    doc.merge(jobs_api::routes().into_openapi());
+    doc.merge(logs_api::routes().into_openapi());
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        "bearer",
+        SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+    );
+    components
+        .schemas
+        .insert("CreateBody".into(), RefOr::T(job_schemas::job_start(tools)));
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let has_path_params = path.contains('{');
+        for op in operations(item) {
+            add_guard_responses(op, has_path_params);
+        }
+    }
+    doc
+}
+
+/// The document this server answers, built once from its engine's tools.
+pub fn document(engine: &Engine) -> &'static OpenApi {
     static DOC: OnceLock<OpenApi> = OnceLock::new();
     DOC.get_or_init(|| {
-        let mut doc = <ApiInfo as utoipa::OpenApi>::openapi();
-        doc.merge(http_api::routes().into_openapi());
-        doc.merge(jobs_api::routes().into_openapi());
-        doc.merge(logs_api::routes().into_openapi());
-        doc.components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme(
-                "bearer",
-                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-            );
-        for (path, item) in doc.paths.paths.iter_mut() {
-            let has_path_params = path.contains('{');
-            for op in operations(item) {
-                add_guard_responses(op, has_path_params);
-            }
-        }
-        doc
+        let tools: Vec<String> = engine
+            .tools()
+            .into_iter()
+            .filter(|t| t.agent_callable && t.name != EXTERNAL)
+            .map(|t| t.name)
+            .collect();
+        build(&tools)
     })
 }
 
 /// `GET /v1/openapi.json`.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "meta",
     responses((status = 200, description = "this document (OpenAPI 3.1)", body = Object)))]
-pub(crate) async fn openapi() -> Json<&'static OpenApi> {
-    Json(document())
+pub(crate) async fn openapi(State(engine): State<Engine>) -> Json<&'static OpenApi> {
+    Json(document(&engine))
 }
 
 fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
@@ -127,7 +143,7 @@ mod tests {
 
     #[test]
     fn every_operation_declares_the_guard_statuses() {
-        let doc = serde_json::to_value(document()).unwrap();
+        let doc = serde_json::to_value(build(&["run_command".into()])).unwrap();
         let paths = doc["paths"].as_object().unwrap();
         assert!(paths.contains_key("/v1/jobs/{task_id}/report"));
         for (path, item) in paths {

@@ -40,8 +40,8 @@ impl From<TaskStatus> for Status {
 pub struct JsonRpcError {
     pub code: i64,
     pub message: String,
+    /// Any JSON value.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub data: Option<Value>,
 }
 

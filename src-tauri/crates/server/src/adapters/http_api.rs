@@ -204,7 +204,8 @@ async fn get_task(
 #[serde(rename_all = "camelCase")]
 struct AnswerBody {
     /// Request key → answer (`{action: accept|decline|cancel, content?}` for elicitations).
-    #[schema(value_type = std::collections::BTreeMap<String, Object>)]
+    /// Answers to keys that are not outstanding are ignored, whatever they are.
+    #[schema(value_type = std::collections::BTreeMap<String, Value>)]
     input_responses: Map<String, Value>,
 }
 

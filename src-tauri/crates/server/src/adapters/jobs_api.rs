@@ -27,7 +27,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::{
     api_error::{ApiError, ApiPath, ProblemDocument},
     api_types::{ReportEnded, ReportReply, TaskView},
-    idempotency_key,
+    idempotency_key, job_schemas,
 };
 use crate::tools::external::{EXTERNAL, ExternalJobs, Report};
 use taskdeck_engine::{Engine, Outcome, Principal, TaskRecord, idempotency::Creation};
@@ -70,44 +70,26 @@ fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Respon
     resp
 }
 
-/// Start a job: `{tool, arguments}` (any task tool) or `{external: {name, heartbeatMs?, ...}}`.
-#[derive(Deserialize, utoipa::ToSchema)]
+/// Start a job: `{tool, arguments}` (any task tool) or `{external: {name, heartbeatMs?, ...}}`
+/// (schema: [`job_schemas::job_start`]).
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBody {
-    /// A task tool (`GET /v1/tools`), e.g. `run_command`; not with `external`.
     tool: Option<String>,
-    /// The tool's arguments, checked against its `inputSchema` (422 when they fail it).
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
     arguments: Option<Map<String, Value>>,
-    /// Register work this program runs itself and reports on: `{name, heartbeatMs?}` plus any
-    /// other members, kept as the job's description; not with `tool` or `arguments`.
-    #[schema(schema_with = external_job_schema)]
     external: Option<Map<String, Value>>,
 }
 
-/// The schema of an external job's description (the `external` tool's `inputSchema`).
-fn external_job_schema() -> utoipa::openapi::schema::Object {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    ObjectBuilder::new()
-        .schema_type(Type::Object)
-        .property(
-            "name",
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .min_length(Some(1))
-                .max_length(Some(200)),
-        )
-        .property(
-            "heartbeatMs",
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(1000))
-                .maximum(Some(86_400_000)),
-        )
-        .required("name")
-        .build()
+/// Without the server's tools at hand, any tool name; the served document lists them
+/// (`api_doc::document`).
+impl utoipa::PartialSchema for CreateBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        job_schemas::job_start(&[]).into()
+    }
 }
+
+impl utoipa::ToSchema for CreateBody {}
 
 /// Starts a job (RFC 9110 §15.3.3). With an `Idempotency-Key` (IETF httpapi idempotency-key
 /// draft), a start the caller repeats (a retry after a lost answer) is done once: the key is
@@ -222,23 +204,19 @@ pub(crate) async fn cancel_delete(
     cancel(state, p, id).await
 }
 
-/// A runner's report on its external job. Every field is optional; any report is a heartbeat.
-#[derive(Deserialize, Default, utoipa::ToSchema)]
+/// A runner's report on its external job (schema: [`job_schemas::report`]). Every field is
+/// optional; any report is a heartbeat.
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReportBody {
     /// `{current, total?, message?}`.
     pub progress: Option<ReportProgress>,
-    /// The job's latest status line; the first 4 KiB are kept (a longer one ends with
-    /// `… [truncated N]`).
+    /// The job's latest status line; the first 4 KiB are kept.
     pub status_message: Option<String>,
     /// Questions for the human, SEP-2663 shape: key → `{"method": "elicitation/create",
-    /// "params": {"message", "requestedSchema"?}}` (a message of at most 64 KiB). Keys are unique for the job's life; sending
-    /// the same request again is harmless. The job is `input_required` until all are answered;
-    /// answers come back in `inputResponses` of every report reply.
-    #[schema(value_type = Option<Object>)]
+    /// "params": {"message", "requestedSchema"?}}`.
     pub input_requests: Option<Map<String, Value>>,
-    /// The final CallToolResult (`{content, structuredContent?, isError?}`): completes the job.
-    #[schema(value_type = Option<Object>)]
+    /// The final CallToolResult: completes the job.
     pub result: Option<Map<String, Value>>,
     /// A JSON-RPC error `{code, message, data?}`: fails the job.
     pub error: Option<ReportError>,
@@ -246,6 +224,14 @@ pub struct ReportBody {
     #[serde(default)]
     pub cancelled: bool,
 }
+
+impl utoipa::PartialSchema for ReportBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        job_schemas::report(ReportProgress::schema(), ReportError::schema()).into()
+    }
+}
+
+impl utoipa::ToSchema for ReportBody {}
 
 /// Progress in a report.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -259,10 +245,27 @@ pub struct ReportProgress {
 /// A JSON-RPC error in a report (JSON-RPC 2.0 §5.1: an integer `code`).
 #[derive(Deserialize, utoipa::ToSchema)]
 pub struct ReportError {
+    /// An integer; JSON Schema's integers include `3.0`, so a whole float is taken too.
+    #[serde(deserialize_with = "whole_number")]
+    #[schema(value_type = i64)]
     pub code: i64,
     pub message: String,
-    #[schema(value_type = Option<Object>)]
+    /// Any JSON value.
     pub data: Option<Value>,
+}
+
+/// A JSON number with no fractional part, as an `i64` (`3` and `3.0` alike).
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    n.as_i64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18)
+                .map(|f| f as i64)
+        })
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!("{n} is not a whole number in i64's range"))
+        })
 }
 
 /// An external runner's report (any report is also a heartbeat).
@@ -369,4 +372,20 @@ pub(crate) async fn report(
         input_responses,
     })
     .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_code_is_any_whole_number() {
+        let code =
+            |v: Value| serde_json::from_value::<ReportError>(json!({"code": v, "message": "m"}));
+        assert_eq!(code(json!(-32000)).unwrap().code, -32000);
+        assert_eq!(code(json!(138.0)).unwrap().code, 138);
+        assert!(code(json!(1.5)).is_err());
+        assert!(code(json!("1")).is_err());
+        assert!(code(json!(1e300)).is_err());
+    }
 }

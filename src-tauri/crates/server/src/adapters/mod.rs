@@ -31,6 +31,7 @@ pub mod events_api;
 pub mod guard;
 pub mod http_api;
 pub mod idempotency_key;
+pub mod job_schemas;
 pub mod jobs_api;
 pub mod legacy_wire;
 pub mod logs_api;
