@@ -52,7 +52,8 @@ done
 admin=$(cat "$work/cfg/admin-token")
 
 # ---- the fuzz ------------------------------------------------------------------------------
-cd "$here" || exit 2
+# From the temp dir: whatever the tools write there (.hypothesis, ...) goes with it.
+cd "$work" || exit 2
 # Every check but use_after_free: `DELETE /v1/jobs/{taskId}` cancels the job (like `POST
 # .../cancel`) and the job stays readable as `cancelled`, which that check takes for a
 # resource that should be gone.
