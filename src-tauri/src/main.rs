@@ -11,7 +11,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 use taskdeck_engine::{EngineConfig, store::Durability};
-use taskdeck_server::{adapters::auth, paths, serve};
+use taskdeck_server::{
+    adapters::{auth, mcp_endpoint::TaskRouting},
+    paths, serve,
+};
 
 #[derive(Parser)]
 #[command(
@@ -163,9 +166,10 @@ struct ServeArgs {
     /// Serve the MCP conformance suite's fixture tools (greet, slow_compute, ...)
     #[arg(long)]
     conformance_fixtures: bool,
-    /// Route tasks/get through rmcp's generic path instead of the dedicated one (for comparison)
-    #[arg(long, hide = true)]
-    no_fast_path: bool,
+    /// Answer 2026-07-28 tasks/get and task creation through rmcp's generic path instead of
+    /// the dedicated ones (to compare and benchmark both)
+    #[arg(long = "no-fast-path", hide = true)]
+    rmcp_task_routing: bool,
     /// process: commits survive a crash of Taskdeck; power: also a power loss (fsync per commit)
     #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
     durability: DurabilityArg,
@@ -329,7 +333,11 @@ fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serv
         config_dir,
         allow_anonymous: args.allow_anonymous,
         conformance_fixtures: args.conformance_fixtures,
-        fast_path: !args.no_fast_path,
+        task_routing: if args.rmcp_task_routing {
+            TaskRouting::Rmcp
+        } else {
+            TaskRouting::Dedicated
+        },
         durability: match args.durability {
             DurabilityArg::Process => Durability::Process,
             DurabilityArg::Power => Durability::Power,
@@ -343,9 +351,15 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
         eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
         return ExitCode::from(1);
     }
-    let db = paths::database(data_dir);
+    let tokens = match auth::TokenCommands::open(data_dir) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("taskdeck: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let result = match cmd {
-        TokenCommand::Create { name, json } => auth::create_token(&db, &name).map(|token| {
+        TokenCommand::Create { name, json } => tokens.create(&name).map(|token| {
             if json {
                 println!("{}", serde_json::json!({"name": name, "token": token}));
             } else {
@@ -353,7 +367,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
                 eprintln!("Token for principal {name:?} created. It is shown only once; agents send it as `Authorization: Bearer <token>`.");
             }
         }),
-        TokenCommand::List { json } => auth::list_tokens(&db).map(|tokens| {
+        TokenCommand::List { json } => tokens.list().map(|tokens| {
             if json {
                 println!("{}", serde_json::to_string(&tokens).unwrap_or_default());
             } else {
@@ -362,7 +376,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
                 }
             }
         }),
-        TokenCommand::Revoke { name } => auth::revoke_token(&db, &name).map(|()| println!("revoked {name}")),
+        TokenCommand::Revoke { name } => tokens.revoke(&name).map(|()| println!("revoked {name}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -407,7 +421,7 @@ fn run_mcp_config(
                 return ExitCode::from(1);
             }
             let name = name.unwrap_or_else(|| client.to_string());
-            match auth::create_token(&paths::database(data_dir), &name) {
+            match auth::TokenCommands::open(data_dir).and_then(|tokens| tokens.create(&name)) {
                 Ok(t) => {
                     eprintln!("Created a token for principal {name:?}.");
                     t

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real-client compatibility suite: independently written MCP clients complete Taskdeck tasks
-# through their native task APIs while this script plays the human through /v1 (see README.md).
+# through their native task APIs while this script plays the human through /v1 (see docs/protocol-and-clients.md).
 # Usage: tests/clients/run.sh [path/to/taskdeck]   (default: target/debug/taskdeck)
 # Installs what it needs, idempotently: the pinned npm packages into tests/clients/node_modules,
 # the pinned Python packages into .tools/clients-venv. Prints one line per check and a closing

@@ -8,27 +8,59 @@ use serde_json::Value;
 
 /// Crates a layer must not depend on, directly or transitively.
 const ENGINE_FORBIDDEN: &[&str] = &[
-    "axum", "hyper", "hyper-util", "tower", "tower-http", "http", "rmcp", "reqwest", "utoipa",
-    "rust-embed", "clap", "tauri", "notify-rust", "taskdeck-server", "taskdeck",
+    "axum",
+    "hyper",
+    "hyper-util",
+    "tower",
+    "tower-http",
+    "http",
+    "rmcp",
+    "reqwest",
+    "utoipa",
+    "rust-embed",
+    "clap",
+    "tauri",
+    "notify-rust",
+    "taskdeck-server",
+    "taskdeck",
 ];
-const SERVER_FORBIDDEN: &[&str] = &["clap", "tauri", "notify-rust", "tracing-subscriber", "taskdeck"];
+const SERVER_FORBIDDEN: &[&str] = &[
+    "clap",
+    "tauri",
+    "notify-rust",
+    "tracing-subscriber",
+    "taskdeck",
+];
 
 /// `cargo metadata` for this machine's platform with every feature on, so optional
 /// dependencies count too.
 fn metadata() -> Value {
-    let rustc = std::process::Command::new("rustc").arg("-vV").output().expect("rustc runs");
+    let rustc = std::process::Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc runs");
     let host = String::from_utf8_lossy(&rustc.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
         .expect("rustc -vV names the host");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--all-features", "--locked"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--all-features",
+            "--locked",
+        ])
         .args(["--filter-platform", &host])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
 }
 
@@ -56,7 +88,11 @@ fn reachable(meta: &Value, package: &str) -> BTreeSet<String> {
     let mut stack = vec![root];
     while let Some(id) = stack.pop() {
         for dep in nodes[id]["deps"].as_array().unwrap() {
-            let normal = dep["dep_kinds"].as_array().unwrap().iter().any(|k| k["kind"].is_null());
+            let normal = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].is_null());
             let dep_id = dep["pkg"].as_str().unwrap();
             if normal && seen.insert(names[dep_id].to_string()) {
                 stack.push(dep_id);
@@ -69,7 +105,10 @@ fn reachable(meta: &Value, package: &str) -> BTreeSet<String> {
 fn assert_free_of(meta: &Value, package: &str, forbidden: &[&str]) {
     let deps = reachable(meta, package);
     let found: Vec<&&str> = forbidden.iter().filter(|f| deps.contains(**f)).collect();
-    assert!(found.is_empty(), "{package} must not depend on {found:?} (ARCHITECTURE.md, layers)");
+    assert!(
+        found.is_empty(),
+        "{package} must not depend on {found:?} (ARCHITECTURE.md, layers)"
+    );
 }
 
 #[test]
@@ -83,12 +122,39 @@ fn engine_depends_on_no_web_cli_or_desktop_crate() {
     }
 }
 
+/// The crates `package` names itself as normal dependencies (not dev or build ones).
+fn direct(meta: &Value, package: &str) -> BTreeSet<String> {
+    let pkg = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == package)
+        .unwrap_or_else(|| panic!("{package} is a workspace member"));
+    pkg["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"].is_null())
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn server_depends_on_no_cli_or_desktop_crate() {
     let meta = metadata();
     assert_free_of(&meta, "taskdeck-server", SERVER_FORBIDDEN);
+    // The store's file has one owner: the server reaches SQLite only through the engine.
+    let server = direct(&meta, "taskdeck-server");
+    assert!(
+        !server.contains("rusqlite"),
+        "taskdeck-server must use the engine's store, not SQLite"
+    );
+    assert!(server.contains("taskdeck-engine"));
     let binary = reachable(&meta, "taskdeck");
     for used in ["clap", "tauri", "taskdeck-server"] {
-        assert!(binary.contains(used), "the taskdeck package depends on {used}");
+        assert!(
+            binary.contains(used),
+            "the taskdeck package depends on {used}"
+        );
     }
 }

@@ -14,6 +14,7 @@ mod legacy;
 mod legacy_tasks;
 mod lifecycle;
 mod limits;
+mod mcp_fuzz;
 mod search;
 mod security;
 mod ttl;

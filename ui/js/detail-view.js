@@ -285,7 +285,9 @@ export class DetailView {
     return false;
   }
 
+  /** Redraws the task's input-request cards; nothing to do while no task is open. */
   syncPrompts() {
+    if (!this.task) return;
     const prompts = outstandingPrompts(this.task);
     const keys = new Set(prompts.map((p) => p.key));
     for (const [key, card] of this.cards) {

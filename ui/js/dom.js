@@ -36,6 +36,19 @@ function append(el, children) {
   }
 }
 
+/** The element with this id. */
+export const $ = (id) => document.getElementById(id);
+
+/** Sets an element's text only when it differs (views redrawn every frame write only what changed). */
+export function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+/** Sets an attribute only when it differs. */
+export function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
 /** A titled section of the detail pane: `<section>` labelled by its `<h3>`. */
 export function section(title, ...children) {
   const id = `sec-${title.toLowerCase().replace(/[^a-z]+/g, '-')}`;

@@ -23,7 +23,7 @@ pub struct CachedAnswer {
     /// different clients (which questions each may answer) read it to skip the cached JSON.
     pub status: super::TaskStatus,
     /// The `GetTaskResult` object (with `resultType: "complete"`), as
-    /// [`super::store::load_get_result_json`] renders it.
+    /// [`crate::detailed_task::DetailedTask::get_result_json`] renders it.
     pub json: String,
     /// Other renderings of the same task that adapters made (e.g. what one kind of client is
     /// shown of a waiting task), keyed by the adapter's own small number. They live and die

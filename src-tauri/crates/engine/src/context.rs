@@ -4,7 +4,10 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Engine, EngineError};
+use super::{
+    Engine, EngineError,
+    failure::{FailureKind, TaskFailure},
+};
 
 /// How a tool's run ended. The executor, not the canceller, decides the final state: a tool
 /// that finishes its work despite a cancel request returns `Completed` and the task completes.
@@ -13,12 +16,9 @@ pub enum Outcome {
     /// The tool's `CallToolResult` (a JSON object), `isError: true` results included
     /// (SEP-2663 §Task Execution Errors: such a task is `completed`).
     Completed(Value),
-    /// A JSON-RPC error: the task is `failed` with `error = {code, message, data?}`.
-    Failed {
-        code: i64,
-        message: String,
-        data: Option<Value>,
-    },
+    /// The task is `failed`; its stored `error` is the JSON-RPC error object the server's wire
+    /// mapping makes of this failure (see [`crate::failure`]).
+    Failed(TaskFailure),
     /// The tool stopped because cancellation was requested.
     Cancelled,
 }
@@ -47,16 +47,17 @@ pub enum InputError {
 }
 
 impl From<InputError> for Outcome {
-    /// `Cancelled` ends the task `cancelled`; `NotIssued` ends it `failed` with JSON-RPC
-    /// `-32603` "the input request could not be stored: …", never as if someone had cancelled.
+    /// `Cancelled` ends the task `cancelled`; `NotIssued` ends it `failed`
+    /// ([`FailureKind::Internal`], "the input request could not be stored: …"), never as if
+    /// someone had cancelled.
     fn from(e: InputError) -> Outcome {
         match e {
             InputError::Cancelled => Outcome::Cancelled,
-            InputError::NotIssued(e) => Outcome::Failed {
-                code: -32603,
-                message: format!("the input request could not be stored: {e}"),
-                data: None,
-            },
+            InputError::NotIssued(e) => Outcome::Failed(TaskFailure::new(
+                FailureKind::Internal,
+                format!("the input request could not be stored: {e}"),
+                None,
+            )),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `taskdeck-engine`: the task engine. Model, state machine, durable store, change feed, search
-//! index, executors, sweeper, idempotent creation (`idempotency`), and the caps on what tasks
-//! store (`limits`). It depends on no web, MCP-transport, CLI or desktop crate (its Cargo.toml
+//! index, the [`Engine`] (tool registry, executors, input rounds, retention and its sweeper),
+//! how a failed task's error is recorded (`failure`), idempotent creation (`idempotency`), and
+//! the caps on what tasks store (`limits`). It depends on no web, MCP-transport, CLI or desktop crate (its Cargo.toml
 //! is checked by `tests/integration/layers.rs`): adapters translate its calls to the wire.
 //!
 //! Invariants (kept true by this module and relied upon by every adapter):
@@ -13,10 +14,10 @@
 pub mod answer_cache;
 pub mod clock;
 mod context;
-// The module holding the `Engine` type is named for it, like the layer.
-#[allow(clippy::module_inception)]
+pub mod detailed_task;
 mod engine;
 pub mod error;
+pub mod failure;
 pub mod feed;
 pub mod idempotency;
 pub mod limits;
@@ -24,9 +25,12 @@ pub mod model;
 pub mod search;
 pub mod state;
 pub mod store;
-mod sweeper;
 
 pub use context::{InputError, Outcome, TaskContext};
-pub use engine::{Engine, EngineConfig, TaskTool, ToolDescriptor, ToolMode, argument_errors};
+pub use engine::{
+    AnswerReport, Engine, EngineConfig, Recovery, TaskTool, ToolDescriptor, ToolMode,
+    argument_errors,
+};
 pub use error::EngineError;
+pub use failure::{FailureKind, FailureToErrorObject, TaskFailure};
 pub use model::{Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};

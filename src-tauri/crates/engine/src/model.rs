@@ -1,4 +1,6 @@
-//! The task record and its parts, as stored and as shown on the wire.
+//! The task record and its parts, as stored, and their `/v1` API views (`api_view`). The
+//! SEP-2663 wire objects of a task (`Task`, `DetailedTask`, `GetTaskResult`) are rendered by
+//! [`crate::detailed_task`] (`TaskRecord::wire_task`, `TaskRecord::wire_detailed`).
 //!
 //! Wire names follow SEP-2663 (`taskId`, `status`, `statusMessage`, `createdAt`,
 //! `lastUpdatedAt`, `ttlMs`, `pollIntervalMs`, `inputRequests`, `result`, `error`).
@@ -6,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::clock::iso8601;
 
@@ -158,7 +160,9 @@ pub struct TaskRecord {
     pub progress: Option<Progress>,
     /// The CallToolResult (JSON object) when `completed`, including `isError: true` results.
     pub result: Option<Value>,
-    /// The JSON-RPC error object `{code, message, data?}` when `failed`.
+    /// The JSON-RPC error object `{code, message, data?}` when `failed`: made from the engine's
+    /// [`TaskFailure`](super::TaskFailure) by the server's wire mapping when the task failed
+    /// (see [`crate::failure`]), and shown as it is stored. Every failed task has one.
     pub error: Option<Value>,
     /// Outstanding input requests (`key` → `{method, params}`), present while `input_required`.
     pub input_requests: BTreeMap<String, Value>,
@@ -167,68 +171,6 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// The base `Task` object of SEP-2663 (no `resultType`, no payload).
-    pub fn wire_task(&self) -> Map<String, Value> {
-        let mut m = Map::with_capacity(9);
-        m.insert("taskId".into(), Value::String(self.task_id.clone()));
-        m.insert("status".into(), Value::String(self.status.as_str().into()));
-        if let Some(msg) = &self.status_message {
-            m.insert("statusMessage".into(), Value::String(msg.clone()));
-        }
-        m.insert(
-            "createdAt".into(),
-            Value::String(iso8601(self.created_at_ms)),
-        );
-        m.insert(
-            "lastUpdatedAt".into(),
-            Value::String(iso8601(self.last_updated_at_ms)),
-        );
-        m.insert(
-            "ttlMs".into(),
-            self.ttl_ms.map_or(Value::Null, |t| json!(t)),
-        );
-        m.insert("pollIntervalMs".into(), json!(self.poll_interval_ms));
-        m
-    }
-
-    /// The `DetailedTask` of SEP-2663 §Task Polling: the base task plus `inputRequests`
-    /// (input_required), `result` (completed) or `error` (failed). The inlined `result` is the
-    /// tool's `CallToolResult` as a 2026-07-28 result, so it carries `resultType: "complete"`
-    /// (schema/2026-07-28 `Result.resultType` is required on every result).
-    pub fn wire_detailed(&self) -> Map<String, Value> {
-        let mut m = self.wire_task();
-        match self.status {
-            TaskStatus::InputRequired => {
-                let reqs: Map<String, Value> = self
-                    .input_requests
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                m.insert("inputRequests".into(), Value::Object(reqs));
-            }
-            TaskStatus::Completed => {
-                let mut result = self
-                    .result
-                    .clone()
-                    .unwrap_or_else(|| json!({"content": []}));
-                if let Some(r) = result.as_object_mut() {
-                    r.entry("resultType").or_insert_with(|| json!("complete"));
-                }
-                m.insert("result".into(), result);
-            }
-            TaskStatus::Failed => {
-                m.insert(
-                    "error".into(),
-                    self.error
-                        .clone()
-                        .unwrap_or_else(|| json!({"code": -32603, "message": "failed"})),
-                );
-            }
-            TaskStatus::Working | TaskStatus::Cancelled => {}
-        }
-        m
-    }
-
     /// The record as the `/v1` API and the UI show it: the detailed task plus Taskdeck's own
     /// fields (`seq`: the list order, `tool`, `arguments`, `principal`, `progress`,
     /// `cancelRequested`, `expiresAt`).

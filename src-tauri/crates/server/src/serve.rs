@@ -16,8 +16,8 @@ use crate::{
         guard::{Guard, guard, loopback_origins},
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
-        mcp_front::{self, Front},
-        ui_assets,
+        mcp_endpoint::{self, McpEndpoint, TaskRouting},
+        ui_assets, wire,
     },
     tools,
 };
@@ -41,8 +41,9 @@ pub struct ServeConfig {
     pub allow_anonymous: bool,
     /// Serve the MCP conformance suite's fixture tools.
     pub conformance_fixtures: bool,
-    /// Serve `tasks/get` on the dedicated path (see `adapters::mcp_front`).
-    pub fast_path: bool,
+    /// Where 2026-07-28 `tasks/get` and task creation are answered (see
+    /// `adapters::mcp_endpoint`).
+    pub task_routing: TaskRouting,
     pub durability: Durability,
     pub engine: EngineConfig,
 }
@@ -97,20 +98,21 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     }
     let feed = ChangeFeed::new(4096);
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
-    let db = store.path().to_path_buf();
-    let admin_token_file = auth::ensure_admin_token(&db, &cfg.config_dir).map_err(|e| other(&e))?;
-    let engine = Engine::new(store, cfg.engine.clone());
+    let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
+        .await
+        .map_err(|e| other(&e))?;
+    let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
     let external = tools::register_all(
         &engine,
         cfg.conformance_fixtures,
         &cfg.config_dir,
         &cfg.data_dir,
     );
-    let (resumed, failed) = engine.start().await.map_err(|e| other(&e))?;
-    if resumed + failed > 0 {
+    let recovery = engine.start().await.map_err(|e| other(&e))?;
+    if recovery.resumed + recovery.failed > 0 {
         tracing::info!(
-            resumed,
-            failed,
+            resumed = recovery.resumed,
+            failed = recovery.failed,
             "recovered tasks left unsettled by the previous run"
         );
     }
@@ -139,16 +141,16 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         sessions.clone(),
         rmcp_config,
     );
-    let front = Arc::new(Front {
+    let mcp_endpoint_state = Arc::new(McpEndpoint {
         engine: engine.clone(),
         core: core.clone(),
         rmcp,
         sessions,
-        fast_path: cfg.fast_path,
+        task_routing: cfg.task_routing,
         max_body_bytes: 4 * 1024 * 1024,
     });
     let guard_state = Arc::new(Guard {
-        authenticator: Authenticator::new(&db),
+        authenticator: Authenticator::new(engine.store().clone()),
         port: addr.port(),
         allow_anonymous: cfg.allow_anonymous,
     });
@@ -169,7 +171,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .layer(DefaultBodyLimit::max(http_api::MAX_BODY_BYTES))
         .layer(middleware::from_fn(http_api::limit_body));
     let app = Router::new()
-        .route("/mcp", any(mcp_front::handle).with_state(front))
+        .route(
+            "/mcp",
+            any(mcp_endpoint::handle).with_state(mcp_endpoint_state),
+        )
         .merge(v1)
         .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));

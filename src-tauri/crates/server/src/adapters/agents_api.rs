@@ -53,11 +53,13 @@ pub(crate) async fn create_agent(
     let Json(body) =
         body.map_err(|_| ApiError::bad_request("body must be {\"name\": \"agent-name\"}"))?;
     let name = body.name.trim().to_string();
-    let token = auth::create_token(engine.store().path(), &name).map_err(|e| match e {
-        AuthError::Exists(_) | AuthError::Reserved(_) => ApiError::conflict(e.to_string()),
-        AuthError::BadName(_) => ApiError::unprocessable(e.to_string()),
-        e => ApiError::internal(e.to_string()),
-    })?;
+    let token = auth::create_token(engine.store(), &name)
+        .await
+        .map_err(|e| match e {
+            AuthError::Exists(_) | AuthError::Reserved(_) => ApiError::conflict(e.to_string()),
+            AuthError::BadName(_) => ApiError::unprocessable(e.to_string()),
+            e => ApiError::internal(e.to_string()),
+        })?;
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -88,6 +90,6 @@ pub(crate) async fn list_agents(
 ) -> Result<Json<AgentList>, ApiError> {
     admin_only(&p)?;
     let agents =
-        auth::list_tokens(engine.store().path()).map_err(|e| ApiError::internal(e.to_string()))?;
+        auth::list_tokens(engine.store()).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(Json(AgentList { agents }))
 }

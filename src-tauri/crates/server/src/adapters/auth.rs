@@ -1,6 +1,8 @@
-//! Bearer tokens for named principals. A token is `td_` + 32 random bytes (base64url); only its
-//! SHA-256 is stored (table `tokens` in the Taskdeck database). The admin token is created on
-//! first start and written to `<config dir>/admin-token` with mode 0600.
+//! Bearer tokens for named principals: making secrets, the admin token file, and resolving a
+//! request's token to its principal. A token is `td_` + 32 random bytes (base64url); only its
+//! SHA-256 (hex) is kept, in the store's `tokens` table ([`Store::add_token`] and its
+//! neighbours). The admin token is created on first start and written to
+//! `<config dir>/admin-token` with mode 0600.
 
 use std::{
     collections::HashMap,
@@ -10,10 +12,9 @@ use std::{
 
 use base64::Engine as _;
 use rand::RngCore;
-use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
-use taskdeck_engine::{Principal, clock::now_ms};
+use taskdeck_engine::{EngineError, Principal, clock::now_ms, store::Store};
 
 /// Name of the admin principal (sees every task).
 pub const ADMIN: &str = "admin";
@@ -40,8 +41,8 @@ pub enum AuthError {
         "the name {0:?} is reserved for Taskdeck's own principal (the admin token is in the admin-token file in the config dir); choose another name"
     )]
     Reserved(String),
-    #[error("database: {0}")]
-    Db(#[from] rusqlite::Error),
+    #[error("store: {0}")]
+    Store(#[from] EngineError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -68,20 +69,10 @@ fn new_secret() -> String {
     )
 }
 
-fn open(db: &Path) -> Result<Connection, AuthError> {
-    let c = Connection::open(db)?;
-    c.busy_timeout(std::time::Duration::from_secs(10))?;
-    c.execute_batch(
-        "CREATE TABLE IF NOT EXISTS tokens(name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE,
-           created_at INTEGER NOT NULL, revoked_at INTEGER);",
-    )?;
-    Ok(c)
-}
-
-/// Creates a token for principal `name` in the database at `db` and returns the secret (shown
-/// once; only its hash is kept). Errors: [`AuthError::Exists`], [`AuthError::BadName`],
-/// [`AuthError::Reserved`] for `admin` and `anonymous`.
-pub fn create_token(db: &Path, name: &str) -> Result<String, AuthError> {
+/// Creates a token for principal `name` in `store` and returns the secret (shown once; only
+/// its hash is kept). Errors: [`AuthError::Exists`], [`AuthError::BadName`],
+/// [`AuthError::Reserved`] for `admin` and `anonymous`, [`AuthError::Store`].
+pub async fn create_token(store: &Store, name: &str) -> Result<String, AuthError> {
     let valid = !name.is_empty()
         && name.len() <= 64
         && name
@@ -93,58 +84,76 @@ pub fn create_token(db: &Path, name: &str) -> Result<String, AuthError> {
     if name.eq_ignore_ascii_case(ADMIN) || name.eq_ignore_ascii_case(ANONYMOUS) {
         return Err(AuthError::Reserved(name.into()));
     }
-    let c = open(db)?;
     let secret = new_secret();
-    let live: Option<Option<i64>> = c
-        .query_row(
-            "SELECT revoked_at FROM tokens WHERE name = ?1",
-            params![name],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match live {
-        Some(None) => return Err(AuthError::Exists(name.into())),
-        Some(Some(_)) => {
-            c.execute("DELETE FROM tokens WHERE name = ?1", params![name])?;
-        }
-        None => {}
+    if store.add_token(name, &hash(&secret)).await? {
+        Ok(secret)
+    } else {
+        Err(AuthError::Exists(name.into()))
     }
-    c.execute(
-        "INSERT INTO tokens(name, hash, created_at) VALUES (?1, ?2, ?3)",
-        params![name, hash(&secret), now_ms()],
-    )?;
-    Ok(secret)
 }
 
-/// Lists tokens (names and dates, never secrets).
-pub fn list_tokens(db: &Path) -> Result<Vec<TokenInfo>, AuthError> {
-    let c = open(db)?;
-    let mut stmt = c.prepare("SELECT name, created_at, revoked_at FROM tokens ORDER BY name")?;
-    let rows = stmt.query_map([], |r| {
-        Ok(TokenInfo {
-            name: r.get(0)?,
-            created_at: taskdeck_engine::clock::iso8601(r.get(1)?),
-            revoked: r.get::<_, Option<i64>>(2)?.is_some(),
+/// Lists tokens (names and dates, never secrets). Errors: [`AuthError::Store`].
+pub fn list_tokens(store: &Store) -> Result<Vec<TokenInfo>, AuthError> {
+    Ok(store
+        .tokens()?
+        .into_iter()
+        .map(|t| TokenInfo {
+            name: t.name,
+            created_at: taskdeck_engine::clock::iso8601(t.created_at_ms),
+            revoked: t.revoked,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        .collect())
 }
 
 /// Revokes principal `name`'s token; requests with it get 401 from then on.
-/// Errors: [`AuthError::Unknown`]; [`AuthError::AdminRevoke`] for the admin token.
-pub fn revoke_token(db: &Path, name: &str) -> Result<(), AuthError> {
+/// Errors: [`AuthError::Unknown`]; [`AuthError::AdminRevoke`] for the admin token;
+/// [`AuthError::Store`].
+pub async fn revoke_token(store: &Store, name: &str) -> Result<(), AuthError> {
     if name == ADMIN {
         return Err(AuthError::AdminRevoke);
     }
-    let c = open(db)?;
-    let n = c.execute(
-        "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
-        params![name, now_ms()],
-    )?;
-    if n == 0 {
-        Err(AuthError::Unknown(name.into()))
-    } else {
+    if store.revoke_token(name).await? {
         Ok(())
+    } else {
+        Err(AuthError::Unknown(name.into()))
+    }
+}
+
+/// Token management from a command-line process (`taskdeck token ...`, `taskdeck mcp-config`):
+/// the store of a data dir, opened without its search index next to a server that may be
+/// running on it, and a runtime to wait for its writes on. The server sees the changes at its
+/// next read of the table (within [`Authenticator::RECHECK_MS`] for a revocation).
+pub struct TokenCommands {
+    store: Store,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl TokenCommands {
+    /// Opens the store in `data_dir` (creating it if needed). Errors: [`AuthError::Store`],
+    /// [`AuthError::Io`] when no runtime can be started.
+    pub fn open(data_dir: &Path) -> Result<TokenCommands, AuthError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(TokenCommands {
+            store: Store::open_for_tokens(data_dir)?,
+            runtime,
+        })
+    }
+
+    /// [`create_token`].
+    pub fn create(&self, name: &str) -> Result<String, AuthError> {
+        self.runtime.block_on(create_token(&self.store, name))
+    }
+
+    /// [`list_tokens`].
+    pub fn list(&self) -> Result<Vec<TokenInfo>, AuthError> {
+        list_tokens(&self.store)
+    }
+
+    /// [`revoke_token`].
+    pub fn revoke(&self, name: &str) -> Result<(), AuthError> {
+        self.runtime.block_on(revoke_token(&self.store, name))
     }
 }
 
@@ -161,21 +170,15 @@ pub fn read_admin_token(config_dir: &Path) -> Option<String> {
         .map(|t| t.trim().to_string())
 }
 
-/// Makes sure the store at `db` has an admin token whose secret is in
+/// Makes sure `store` has an admin token whose secret is in
 /// `<config_dir>/admin-token` (0600), and returns the file's path. The file is the source: a
 /// store whose admin token differs (another data dir sharing this config dir, a restored
 /// backup) takes the file's token, so one config dir never has two admin tokens replacing each
 /// other. Only a missing or empty file gets a new secret (and the store's old admin token goes).
-pub fn ensure_admin_token(db: &Path, config_dir: &Path) -> Result<PathBuf, AuthError> {
+/// Errors: [`AuthError::Store`], [`AuthError::Io`] when the file cannot be written.
+pub async fn ensure_admin_token(store: &Store, config_dir: &Path) -> Result<PathBuf, AuthError> {
     let path = admin_token_path(config_dir);
-    let c = open(db)?;
-    let stored: Option<String> = c
-        .query_row(
-            "SELECT hash FROM tokens WHERE name = ?1 AND revoked_at IS NULL",
-            params![ADMIN],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let stored = store.live_token_hash(ADMIN)?;
     let existing = std::fs::read_to_string(&path)
         .ok()
         .map(|s| s.trim().to_string())
@@ -186,11 +189,7 @@ pub fn ensure_admin_token(db: &Path, config_dir: &Path) -> Result<PathBuf, AuthE
         return Ok(path);
     }
     let secret = existing.clone().unwrap_or_else(new_secret);
-    c.execute("DELETE FROM tokens WHERE name = ?1", params![ADMIN])?;
-    c.execute(
-        "INSERT INTO tokens(name, hash, created_at) VALUES (?1, ?2, ?3)",
-        params![ADMIN, hash(&secret), now_ms()],
-    )?;
+    store.set_token(ADMIN, &hash(&secret)).await?;
     if existing.is_none() {
         std::fs::create_dir_all(config_dir)?;
         write_private(&path, &secret)?;
@@ -216,12 +215,12 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     f.write_all(b"\n")
 }
 
-/// Resolves bearer tokens to principals. Unknown hashes are looked up in the database, so a
+/// Resolves bearer tokens to principals. Unknown hashes are looked up in the store, so a
 /// token made by `taskdeck token create` while the server runs works at once; a known hash is
-/// trusted for [`Authenticator::RECHECK_MS`] before the database is asked again, so a revoked
+/// trusted for [`Authenticator::RECHECK_MS`] before the store is asked again, so a revoked
 /// token stops working within that time.
 pub struct Authenticator {
-    db: PathBuf,
+    store: Store,
     cache: RwLock<HashMap<String, (Principal, i64)>>,
 }
 
@@ -229,10 +228,10 @@ impl Authenticator {
     /// How long a cached token is trusted before the database is asked again, in ms.
     pub const RECHECK_MS: i64 = 2_000;
 
-    /// An authenticator over the token table of the database at `db`.
-    pub fn new(db: &Path) -> Authenticator {
+    /// An authenticator over the tokens of `store`.
+    pub fn new(store: Store) -> Authenticator {
         Authenticator {
-            db: db.to_path_buf(),
+            store,
             cache: RwLock::new(HashMap::new()),
         }
     }
@@ -265,8 +264,8 @@ impl Authenticator {
         }
     }
 
-    /// Asks the database (never the cache) whether `token` was revoked or deleted since it
-    /// authenticated a request. `false` when the database cannot be read: an open event stream
+    /// Asks the store (never the cache) whether `token` was revoked or deleted since it
+    /// authenticated a request. `false` when the store cannot be read: an open event stream
     /// is not cut because of a busy or briefly unreadable file.
     pub fn is_revoked(&self, token: &str) -> bool {
         let h = hash(token);
@@ -282,45 +281,83 @@ impl Authenticator {
 
     /// The principal name of the live (not revoked) token with hash `h`.
     fn live_name(&self, h: &str) -> Result<Option<String>, AuthError> {
-        Ok(open(&self.db)?
-            .query_row(
-                "SELECT name FROM tokens WHERE hash = ?1 AND revoked_at IS NULL",
-                params![h],
-                |r| r.get(0),
-            )
-            .optional()?)
+        Ok(self.store.live_token_name(h)?)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use taskdeck_engine::{feed::ChangeFeed, store::Durability};
 
-    #[test]
-    fn stores_sharing_a_config_dir_share_its_admin_token() {
+    fn store(dir: &Path) -> Store {
+        Store::open(dir, Durability::Process, ChangeFeed::new(8)).unwrap()
+    }
+
+    #[tokio::test]
+    async fn stores_sharing_a_config_dir_share_its_admin_token() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("cfg");
-        let (a, b) = (dir.path().join("a.sqlite3"), dir.path().join("b.sqlite3"));
-        let file = ensure_admin_token(&a, &cfg).unwrap();
+        let (a, b) = (store(&dir.path().join("a")), store(&dir.path().join("b")));
+        let file = ensure_admin_token(&a, &cfg).await.unwrap();
         let token = std::fs::read_to_string(&file).unwrap().trim().to_string();
-        ensure_admin_token(&b, &cfg).unwrap();
-        ensure_admin_token(&a, &cfg).unwrap();
+        ensure_admin_token(&b, &cfg).await.unwrap();
+        ensure_admin_token(&a, &cfg).await.unwrap();
         assert_eq!(
             std::fs::read_to_string(&file).unwrap().trim(),
             token,
             "never rewritten"
         );
-        for db in [&a, &b] {
+        for s in [&a, &b] {
             assert_eq!(
-                Authenticator::new(db).authenticate(&token),
+                Authenticator::new(s.clone()).authenticate(&token),
                 Some(Principal::admin())
             );
         }
         // A lost file: a new token, and the old one stops working.
         std::fs::remove_file(&file).unwrap();
-        ensure_admin_token(&a, &cfg).unwrap();
+        ensure_admin_token(&a, &cfg).await.unwrap();
         let fresh = std::fs::read_to_string(&file).unwrap().trim().to_string();
         assert_ne!(fresh, token);
-        assert_eq!(Authenticator::new(&a).authenticate(&token), None);
+        assert_eq!(Authenticator::new(a.clone()).authenticate(&token), None);
+    }
+
+    /// A token made by a command-line process is known to a running server's store at once,
+    /// and its revocation reaches the server's authenticator.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tokens_made_by_another_process_reach_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = store(dir.path());
+        let auth = Authenticator::new(server.clone());
+        let cli = tokio::task::spawn_blocking({
+            let dir = dir.path().to_path_buf();
+            move || {
+                let cli = TokenCommands::open(&dir).unwrap();
+                let secret = cli.create("agent-1").unwrap();
+                assert!(matches!(cli.create("agent-1"), Err(AuthError::Exists(_))));
+                (cli, secret)
+            }
+        });
+        let (cli, secret) = cli.await.unwrap();
+        assert_eq!(
+            auth.authenticate(&secret),
+            Some(Principal::named("agent-1"))
+        );
+        let listed = list_tokens(&server).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].name == "agent-1" && !listed[0].revoked);
+        // (A runtime is dropped outside async code: `cli` ends in the blocking task.)
+        tokio::task::spawn_blocking(move || {
+            cli.revoke("agent-1").unwrap();
+            assert!(matches!(cli.revoke("agent-1"), Err(AuthError::Unknown(_))));
+            assert!(matches!(cli.revoke(ADMIN), Err(AuthError::AdminRevoke)));
+        })
+        .await
+        .unwrap();
+        assert!(auth.is_revoked(&secret));
+        assert_eq!(auth.authenticate(&secret), None);
+        // A revoked name may be given a new token.
+        let again = create_token(&server, "agent-1").await.unwrap();
+        assert_eq!(auth.authenticate(&again), Some(Principal::named("agent-1")));
     }
 }

@@ -30,7 +30,9 @@ use super::{
     idempotency_key, job_schemas,
 };
 use crate::tools::external::{EXTERNAL, ExternalJobs, Report};
-use taskdeck_engine::{Engine, Outcome, Principal, TaskRecord, idempotency::Creation};
+use taskdeck_engine::{
+    Engine, FailureKind, Outcome, Principal, TaskFailure, TaskRecord, idempotency::Creation,
+};
 
 /// State of the jobs routes.
 #[derive(Clone)]
@@ -328,11 +330,11 @@ pub(crate) async fn report(
         r.entry("content").or_insert_with(|| json!([]));
         reports.push(Report::Finished(Outcome::Completed(Value::Object(r))));
     } else if let Some(e) = body.error {
-        reports.push(Report::Finished(Outcome::Failed {
-            code: e.code,
-            message: e.message,
-            data: e.data,
-        }));
+        reports.push(Report::Finished(Outcome::Failed(TaskFailure::new(
+            FailureKind::Reported { code: e.code },
+            e.message,
+            e.data,
+        ))));
     } else if body.cancelled {
         reports.push(Report::Finished(Outcome::Cancelled));
     }

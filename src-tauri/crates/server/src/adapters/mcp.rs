@@ -9,7 +9,7 @@
 //!   task handle, and the regular tools `task_status`, `task_respond`, `task_cancel` follow up.
 //!   A tool registered as `required` answers such clients `-32021` instead.
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -38,19 +38,18 @@ pub struct McpCore {
     pub fixtures: bool,
     /// The 2025-11-25 sessions: principals, capabilities, peers, watched tasks.
     pub sessions: Arc<Sessions>,
-    validators: HashMap<String, Arc<jsonschema::Validator>>,
     tools: Vec<Tool>,
 }
 
 impl McpCore {
-    /// Builds the tool list and argument validators from the engine's registered tools.
+    /// Builds the tool list from the engine's registered tools, and registers the input
+    /// schemas of the tools this endpoint answers itself (follow-up tools, fixtures) with the
+    /// engine, whose registry holds every compiled schema.
+    ///
+    /// Panics if one of those schemas is not a valid JSON Schema (a programming error).
     pub fn new(engine: Engine, fixtures: bool) -> McpCore {
         let mut tools = Vec::new();
-        let mut validators = HashMap::new();
         let mut add = |name: &str, title: Option<&str>, description: &str, schema: Value| {
-            if let Ok(v) = jsonschema::validator_for(&schema) {
-                validators.insert(name.to_string(), Arc::new(v));
-            }
             let obj = schema.as_object().cloned().unwrap_or_default();
             let mut tool = Tool::new(name.to_string(), description.to_string(), Arc::new(obj));
             if let Some(t) = title {
@@ -67,10 +66,12 @@ impl McpCore {
             );
         }
         for (name, title, description, schema) in followup_tools() {
+            engine.register_argument_schema(name, &schema);
             add(name, Some(title), description, schema);
         }
         if fixtures {
             for (name, description, schema) in mcp_fixtures::sync_tools() {
+                engine.register_argument_schema(name, &schema);
                 add(name, None, description, schema);
             }
         }
@@ -81,7 +82,6 @@ impl McpCore {
             engine,
             fixtures,
             sessions,
-            validators,
             tools,
         }
     }
@@ -91,12 +91,11 @@ impl McpCore {
         &self.tools
     }
 
-    /// Validates `arguments` against `tool`'s input schema. Errors: `-32602` naming each violation.
+    /// Validates `arguments` against `tool`'s input schema, compiled in the engine's registry
+    /// ([`Engine::argument_errors`]; a tool with no schema there passes). Errors: `-32602`
+    /// naming each violation.
     pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), McpError> {
-        let Some(v) = self.validators.get(tool) else {
-            return Ok(());
-        };
-        match taskdeck_engine::argument_errors(tool, v, arguments) {
+        match self.engine.argument_errors(tool, arguments) {
             None => Ok(()),
             Some(problem) => Err(McpError::invalid_params(problem, None)),
         }

@@ -1,4 +1,4 @@
-//! The 2025-11-25 task path (MCP 2025-11-25 `basic/utilities/tasks`), served by the front door
+//! The 2025-11-25 task path (MCP 2025-11-25 `basic/utilities/tasks`), served by the `/mcp` endpoint
 //! for requests on a 2025-11-25 session: rmcp 3.x implements only SEP-2663, so Taskdeck owns
 //! this era. The tasks are the engine's, the same whichever era created or reads them.
 //!
@@ -28,7 +28,10 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 
 use super::{
     agent_view, legacy_wire,
-    mcp_front::{Front, error_response, json_response, sse},
+    mcp_endpoint::{
+        McpEndpoint,
+        responses::{error_response, json_response, sse},
+    },
     mcp_sessions::Session,
     page_cursor,
     wire::{self, INVALID_PARAMS, METHOD_NOT_FOUND},
@@ -46,7 +49,7 @@ const CANCEL_WAIT: Duration = Duration::from_secs(3);
 /// Answers `method` when it belongs to the 2025-11-25 task path; `None` leaves the request to
 /// rmcp (plain `tools/call`, `ping`, ...).
 pub async fn handle(
-    front: &Front,
+    endpoint: &McpEndpoint,
     session_id: &str,
     session: &Session,
     method: &str,
@@ -59,14 +62,14 @@ pub async fn handle(
         Some(_) => return None,
     };
     let reply = match method {
-        "tools/list" => Ok(tools_list(front)),
+        "tools/list" => Ok(tools_list(endpoint)),
         "tools/call" if params.contains_key("task") => {
-            create(front, session_id, session, &params).await
+            create(endpoint, session_id, session, &params).await
         }
-        "tasks/get" => get(front, session, &params),
-        "tasks/list" => list(front, session, &params),
-        "tasks/cancel" => cancel(front, session, &params).await,
-        "tasks/result" => return Some(result_stream(front, session, id, &params)),
+        "tasks/get" => get(endpoint, session, &params),
+        "tasks/list" => list(endpoint, session, &params),
+        "tasks/cancel" => cancel(endpoint, session, &params).await,
+        "tasks/result" => return Some(result_stream(endpoint, session, id, &params)),
         _ => return None,
     };
     Some(match reply {
@@ -102,21 +105,21 @@ fn engine_error(e: &EngineError) -> (i64, String) {
 }
 
 /// The 2025-11-25 `Task` of `task` as `session` sees it.
-fn shown(front: &Front, session: &Session, task: &TaskRecord) -> Map<String, Value> {
-    let human_only = front.engine.human_only_inputs(task).unwrap_or_default();
+fn shown(endpoint: &McpEndpoint, session: &Session, task: &TaskRecord) -> Map<String, Value> {
+    let human_only = endpoint.engine.human_only_inputs(task).unwrap_or_default();
     let (status, message) = agent_view::status(task, &human_only, session.reader());
     legacy_wire::task(task, status, message)
 }
 
 /// `tools/list` with `execution.taskSupport` on every task tool.
-fn tools_list(front: &Front) -> Value {
-    let tools: Vec<Value> = front
+fn tools_list(endpoint: &McpEndpoint) -> Value {
+    let tools: Vec<Value> = endpoint
         .core
         .tools()
         .iter()
         .map(|tool| {
             let mut v = serde_json::to_value(tool).unwrap_or(Value::Null);
-            let support = front
+            let support = endpoint
                 .engine
                 .tool(&tool.name)
                 .filter(|t| t.descriptor().agent_callable)
@@ -136,7 +139,7 @@ fn tools_list(front: &Front) -> Value {
 /// A task-augmented `tools/call`: validates like a plain call, creates the task durably and
 /// answers `CreateTaskResult {task}` (2025-11-25 §Creating Tasks).
 async fn create(
-    front: &Front,
+    endpoint: &McpEndpoint,
     session_id: &str,
     session: &Session,
     params: &Map<String, Value>,
@@ -145,7 +148,7 @@ async fn create(
         INVALID_PARAMS,
         "Invalid params: name must be a string".into(),
     ))?;
-    if !front.core.tools().iter().any(|t| t.name == name) {
+    if !endpoint.core.tools().iter().any(|t| t.name == name) {
         return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
     }
     let arguments = Value::Object(
@@ -155,7 +158,7 @@ async fn create(
             .cloned()
             .unwrap_or_default(),
     );
-    let tool = front
+    let tool = endpoint
         .engine
         .tool(name)
         .filter(|t| t.descriptor().agent_callable)
@@ -165,7 +168,7 @@ async fn create(
                 format!("Tool {name} does not support task-augmented calls (execution.taskSupport is forbidden)"),
             )
         })?;
-    front
+    endpoint
         .core
         .validate(name, &arguments)
         .map_err(|e| (INVALID_PARAMS, e.message.to_string()))?;
@@ -182,7 +185,7 @@ async fn create(
         .and_then(Value::as_f64)
         .filter(|t| t.is_finite() && *t >= 0.0)
         .map(|t| t as u64);
-    let task = front
+    let task = endpoint
         .engine
         .create_task_with_ttl(&session.principal, name, arguments, ttl)
         .await
@@ -191,26 +194,26 @@ async fn create(
         .get("_meta")
         .and_then(|m| m.get("progressToken"))
         .and_then(|t| serde_json::from_value(t.clone()).ok());
-    front
+    endpoint
         .core
         .sessions
         .watch(&task.task_id, session_id, progress_token);
-    Ok(json!({"task": shown(front, session, &task)}))
+    Ok(json!({"task": shown(endpoint, session, &task)}))
 }
 
-fn get(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
-    let task = front
+fn get(endpoint: &McpEndpoint, session: &Session, params: &Map<String, Value>) -> Reply {
+    let task = endpoint
         .engine
         .get(&session.principal, task_id(params)?)
         .map_err(|e| engine_error(&e))?;
-    Ok(Value::Object(shown(front, session, &task)))
+    Ok(Value::Object(shown(endpoint, session, &task)))
 }
 
 /// `tasks/list`: the caller's tasks, newest first, 50 a page; `nextCursor` when more exist
 /// (2025-11-25 §Task Listing). Cursors are opaque and bound to the caller (`page_cursor`); any
 /// other is `-32602`.
-fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
-    let key = *front.engine.store().cursor_key();
+fn list(endpoint: &McpEndpoint, session: &Session, params: &Map<String, Value>) -> Reply {
+    let key = *endpoint.engine.store().cursor_key();
     let scope = page_cursor::CursorScope {
         caller: &session.principal,
         statuses: &[],
@@ -231,7 +234,7 @@ fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply 
             ));
         }
     };
-    let page = front
+    let page = endpoint
         .engine
         .page(
             &session.principal,
@@ -246,14 +249,14 @@ fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply 
     for listed in &page.tasks {
         // List rows carry no input requests; a waiting task is read whole to show it right.
         let task = if listed.status == TaskStatus::InputRequired {
-            front
+            endpoint
                 .engine
                 .get(&session.principal, &listed.task_id)
                 .unwrap_or_else(|_| listed.clone())
         } else {
             listed.clone()
         };
-        tasks.push(Value::Object(shown(front, session, &task)));
+        tasks.push(Value::Object(shown(endpoint, session, &task)));
     }
     let mut result = json!({"tasks": tasks});
     if let Some(next) = page.next_seq {
@@ -265,9 +268,9 @@ fn list(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply 
 /// `tasks/cancel`: `-32602` for a terminal task (2025-11-25 §Task Cancellation); otherwise
 /// the tool is asked to stop and the task is answered once it ended, or after
 /// [`CANCEL_WAIT`] as it stands.
-async fn cancel(front: &Front, session: &Session, params: &Map<String, Value>) -> Reply {
+async fn cancel(endpoint: &McpEndpoint, session: &Session, params: &Map<String, Value>) -> Reply {
     let id = task_id(params)?;
-    let engine = &front.engine;
+    let engine = &endpoint.engine;
     let mut feed = engine.store().feed().subscribe();
     let task = engine
         .get(&session.principal, id)
@@ -298,14 +301,14 @@ async fn cancel(front: &Front, session: &Session, params: &Map<String, Value>) -
             Ok(Err(RecvError::Closed)) | Err(_) => break,
         }
     }
-    Ok(Value::Object(shown(front, session, &task)))
+    Ok(Value::Object(shown(endpoint, session, &task)))
 }
 
 /// `tasks/result` (2025-11-25 §Result Retrieval): an SSE stream that carries the task's
 /// questions as `elicitation/create` requests while it waits for input the client can give,
 /// and ends with the tool's result once the task is terminal.
 fn result_stream(
-    front: &Front,
+    endpoint: &McpEndpoint,
     session: &Session,
     id: &RawValue,
     params: &Map<String, Value>,
@@ -314,7 +317,7 @@ fn result_stream(
         Ok(t) => t.to_string(),
         Err((code, message)) => return error_response(StatusCode::OK, id, code, &message, None),
     };
-    let engine = front.engine.clone();
+    let engine = endpoint.engine.clone();
     let mut feed = engine.store().feed().subscribe();
     let first = match engine.get(&session.principal, &task_id) {
         Ok(t) => t,
@@ -400,7 +403,11 @@ fn result_stream(
 /// not ask its user) changes nothing: the question stays open for the human in Taskdeck. An
 /// answer the engine refuses (it fails its form) is a 400, and the session's `tasks/result`
 /// streams ask the question again, so the client can correct it.
-pub async fn take_answer(front: &Front, session: &Session, message: &Value) -> Option<Response> {
+pub async fn take_answer(
+    endpoint: &McpEndpoint,
+    session: &Session,
+    message: &Value,
+) -> Option<Response> {
     let mut parts = message
         .get("id")?
         .as_str()?
@@ -416,7 +423,7 @@ pub async fn take_answer(front: &Front, session: &Session, message: &Value) -> O
     let mut responses = Map::new();
     responses.insert(key.to_string(), Value::Object(answer));
     // Only an answer to a question this session may be asked counts (`agent_view`).
-    let engine = &front.engine;
+    let engine = &endpoint.engine;
     let Ok(task) = engine.get(&session.principal, task_id) else {
         return Some(accepted());
     };

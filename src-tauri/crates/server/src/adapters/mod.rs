@@ -4,9 +4,9 @@
 //! - [`auth`]: bearer tokens of named principals (stored hashed) and the admin token file.
 //! - [`guard`]: Host/Origin validation (403) and authentication (401) for every route.
 //! - [`mcp`]: the MCP endpoint (rmcp `ServerHandler`, Streamable HTTP at `/mcp`).
-//! - [`mcp_front`]: the `/mcp` front door: task requests SEP-2663 handles on a dedicated path
-//!   (`tasks/get`, `subscriptions/listen` for `notifications/tasks`), the 2025-11-25 task path
-//!   ([`mcp_legacy`]), everything else to rmcp.
+//! - [`mcp_endpoint`]: the `/mcp` endpoint: routes each request to a dedicated path (2026-07-28
+//!   `tasks/get`, task creation, `subscriptions/listen` for `notifications/tasks`; the
+//!   2025-11-25 task path, [`mcp_legacy`]) or to rmcp.
 //! - [`mcp_sessions`]: 2025-11-25 sessions: their principal, capabilities and notifications.
 //! - [`agent_view`]: what a client is shown of a task waiting for input (only what it can answer).
 //! - [`wire`], [`legacy_wire`]: the task shapes of 2026-07-28 (SEP-2663) and 2025-11-25.
@@ -37,8 +37,8 @@ pub mod legacy_wire;
 pub mod logs_api;
 pub mod mcp;
 pub mod mcp_config;
+pub mod mcp_endpoint;
 pub mod mcp_fixtures;
-pub mod mcp_front;
 pub mod mcp_legacy;
 pub mod mcp_sessions;
 pub mod notices;

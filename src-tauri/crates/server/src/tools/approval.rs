@@ -5,9 +5,26 @@
 //! given before the restart is not lost.
 
 use futures::{FutureExt, future::BoxFuture};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
+use super::arguments::{input_schema, parse, parse_for_run};
 use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode, limits};
+
+/// The tool's name.
+const NAME: &str = "request_approval";
+
+/// `request_approval`'s arguments: `{message: string, requestedSchema?: object}`, nothing else.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ApprovalArguments {
+    /// What you ask the human, in plain words (at most 64 KiB).
+    #[schemars(length(min = 1))]
+    pub message: String,
+    /// Optional form: an elicitation schema (flat object of string, number, integer, boolean and enum fields).
+    pub requested_schema: Option<Map<String, Value>>,
+}
 
 /// The `request_approval` tool.
 pub struct RequestApproval {
@@ -15,29 +32,18 @@ pub struct RequestApproval {
 }
 
 impl RequestApproval {
-    /// The tool with its input schema: `{message: string, requestedSchema?: object}`.
+    /// The tool with its input schema, that of [`ApprovalArguments`].
     pub fn new() -> RequestApproval {
         RequestApproval {
             descriptor: ToolDescriptor {
-                name: "request_approval".into(),
+                name: NAME.into(),
                 title: Some("Ask a human for approval".into()),
                 description:
                     "Ask the human at the Taskdeck window to approve something, or to fill in a \
                     small form. Returns at once with a task; the result is the human's answer: \
                     action (accept, decline or cancel) and, for forms, the content they entered."
                         .into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "message": {"type": "string", "minLength": 1, "description": "What you ask the human, in plain words (at most 64 KiB)."},
-                        "requestedSchema": {
-                            "type": "object",
-                            "description": "Optional form: an elicitation schema (flat object of string, number, integer, boolean and enum fields)."
-                        }
-                    },
-                    "required": ["message"],
-                    "additionalProperties": false
-                }),
+                input_schema: input_schema::<ApprovalArguments>(),
                 mode: ToolMode::Task { required: false },
                 resumable: true,
                 agent_callable: true,
@@ -60,26 +66,27 @@ impl TaskTool for RequestApproval {
     /// The message must fit [`limits::INPUT_MESSAGE_MAX_BYTES`]; the form, when given, must be
     /// an elicitation schema.
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
-        if let Some(message) = arguments.get("message").and_then(Value::as_str) {
-            limits::check_input_message("request_approval's message", message)?;
-        }
-        match arguments.get("requestedSchema") {
-            Some(schema) => super::schema::check_elicitation_schema(schema),
+        let arguments: ApprovalArguments = parse(NAME, arguments)?;
+        limits::check_input_message("request_approval's message", &arguments.message)?;
+        match arguments.requested_schema {
+            Some(schema) => super::schema::check_elicitation_schema(&Value::Object(schema)),
             None => Ok(()),
         }
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         async move {
-            let message = arguments
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("Approve?")
-                .to_string();
-            let schema = arguments
-                .get("requestedSchema")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            let ApprovalArguments {
+                message,
+                requested_schema,
+            } = match parse_for_run(NAME, arguments) {
+                Ok(a) => a,
+                Err(outcome) => return outcome,
+            };
+            let schema = requested_schema.map_or_else(
+                || json!({"type": "object", "properties": {}}),
+                Value::Object,
+            );
             if !ctx.is_resumed() {
                 ctx.status_message(format!("Waiting for a human in Taskdeck: {message}"))
                     .await;

@@ -11,10 +11,16 @@ use std::{
 };
 
 use futures::{FutureExt, future::BoxFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use taskdeck_engine::{EngineError, Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use super::arguments::{WholeNumber, input_schema, parse, parse_for_run};
+
+use taskdeck_engine::{
+    EngineError, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
+};
 
 /// The tool name of external jobs.
 pub const EXTERNAL: &str = "external";
@@ -39,6 +45,23 @@ pub enum Report {
     Finished(Outcome),
 }
 
+/// An external job's arguments: `{name: string (1 to 200 characters), heartbeatMs?: integer
+/// (1000 to 86400000, default [`DEFAULT_HEARTBEAT_MS`]), ...}`; other fields are allowed and kept
+/// as the job's description (e.g. `command`). The fields carry no doc comments: the schema has
+/// no descriptions (the jobs API documents them).
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ExternalArguments {
+    #[expect(
+        dead_code,
+        reason = "the schema requires it; the jobs API shows it, the run does not"
+    )]
+    #[schemars(length(min = 1, max = 200))]
+    name: String,
+    #[schemars(range(min = 1000, max = 86_400_000))]
+    heartbeat_ms: Option<WholeNumber>,
+}
+
 /// Where each running job's relay takes reports: taskId → (report, where to say it was applied).
 type Runs = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<(Report, Ack)>>>>;
 type Ack = oneshot::Sender<Result<(), EngineError>>;
@@ -50,8 +73,9 @@ pub struct ExternalJobs {
 }
 
 impl ExternalJobs {
-    /// The tool; arguments `{name: string, heartbeatMs?: integer, ...}` (other fields are kept
-    /// as the job's description, e.g. `command`).
+    /// The tool; its arguments are those of `ExternalArguments`: `{name: string,
+    /// heartbeatMs?: integer, ...}` (other fields are kept as the job's description, e.g.
+    /// `command`).
     pub fn new() -> Arc<ExternalJobs> {
         Arc::new(ExternalJobs {
             descriptor: ToolDescriptor {
@@ -59,14 +83,7 @@ impl ExternalJobs {
                 title: Some("External job".into()),
                 description: "Work a program runs itself and reports on over /v1/jobs/{id}/report."
                     .into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "minLength": 1, "maxLength": 200},
-                        "heartbeatMs": {"type": "integer", "minimum": 1000, "maximum": 86400000}
-                    },
-                    "required": ["name"]
-                }),
+                input_schema: input_schema::<ExternalArguments>(),
                 mode: ToolMode::Task { required: true },
                 resumable: true,
                 agent_callable: false,
@@ -104,7 +121,17 @@ impl TaskTool for ExternalJobs {
         &self.descriptor
     }
 
+    /// The arguments parse as `ExternalArguments` (refused when the job is asked for, not when
+    /// it runs).
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        parse::<ExternalArguments>(EXTERNAL, arguments).map(drop)
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let arguments: ExternalArguments = match parse_for_run(EXTERNAL, arguments) {
+            Ok(a) => a,
+            Err(outcome) => return std::future::ready(outcome).boxed(),
+        };
         let (tx, mut rx) = mpsc::unbounded_channel();
         self.runs
             .lock()
@@ -112,9 +139,8 @@ impl TaskTool for ExternalJobs {
             .insert(ctx.task_id().to_string(), tx);
         let timeout = Duration::from_millis(
             arguments
-                .get("heartbeatMs")
-                .and_then(Value::as_u64)
-                .unwrap_or(DEFAULT_HEARTBEAT_MS),
+                .heartbeat_ms
+                .map_or(DEFAULT_HEARTBEAT_MS, |ms| ms.0),
         );
         let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
         let relay = async move {
@@ -147,11 +173,10 @@ impl TaskTool for ExternalJobs {
                         None => return Outcome::Cancelled,
                     },
                     _ = tokio::time::sleep(timeout) => {
-                        return Outcome::Failed {
-                            code: -32603,
-                            message: format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
-                            data: Some(json!({"reason": "runner lost"})),
-                        };
+                        return Outcome::Failed(TaskFailure::tool(
+                            format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
+                            Some(json!({"reason": "runner lost"})),
+                        ));
                     }
                 }
             }

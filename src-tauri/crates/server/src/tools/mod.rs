@@ -2,6 +2,7 @@
 //! [`TaskContext`](taskdeck_engine::TaskContext); none knows about HTTP or MCP transports.
 
 pub mod approval;
+pub mod arguments;
 pub mod destination;
 pub mod external;
 pub mod fixtures;
@@ -15,6 +16,9 @@ pub mod process;
 pub mod run_command;
 pub mod schema;
 pub mod secrets;
+
+#[cfg(test)]
+mod schema_parity;
 
 use std::sync::Arc;
 

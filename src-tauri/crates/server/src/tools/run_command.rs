@@ -14,14 +14,18 @@ use std::{
 };
 
 use futures::{FutureExt, future::BoxFuture};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
+    arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
     policy::CommandPolicy,
     process::{Ended, describe_exit, read_lines, wait_or_stop},
 };
-use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
 /// Lines of output kept in memory (and returned in the result).
 pub const TAIL_LINES: usize = 40;
@@ -29,6 +33,48 @@ pub const TAIL_LINES: usize = 40;
 pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
 /// Time a command gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// The tool's name.
+const NAME: &str = "run_command";
+
+/// `run_command`'s arguments: exactly one of `argv` and `command` (checked by
+/// [`RunCommand`]'s `check_arguments`, not the schema), nothing unknown.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunCommandArguments {
+    /// Program and arguments (no shell).
+    #[schemars(length(min = 1))]
+    pub argv: Option<Vec<String>>,
+    /// A shell command line (run with /bin/sh -c).
+    #[schemars(length(min = 1))]
+    pub command: Option<String>,
+    /// Working directory (default: Taskdeck's).
+    pub cwd: Option<String>,
+    /// Environment additions.
+    pub env: Option<IndexMap<String, String>>,
+    /// Stop and fail the task after this many ms.
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<WholeNumber>,
+}
+
+impl RunCommandArguments {
+    /// The command line as shown to the human and matched against the policy: `command` as
+    /// given, or `argv` quoted for a POSIX shell.
+    pub fn command_line(&self) -> String {
+        match (&self.command, &self.argv) {
+            (Some(command), _) => command.clone(),
+            (None, argv) => {
+                let argv: Vec<&str> = argv.iter().flatten().map(String::as_str).collect();
+                super::process::shell_line(&argv)
+            }
+        }
+    }
+
+    /// The environment additions, `None` when there are none.
+    fn env_additions(&self) -> Option<&IndexMap<String, String>> {
+        self.env.as_ref().filter(|e| !e.is_empty())
+    }
+}
 
 /// The `run_command` tool.
 pub struct RunCommand {
@@ -42,23 +88,13 @@ impl RunCommand {
     pub fn new(config_dir: &std::path::Path, data_dir: &std::path::Path) -> RunCommand {
         RunCommand {
             descriptor: ToolDescriptor {
-                name: "run_command".into(),
+                name: NAME.into(),
                 title: Some("Run a local command (with the human's approval)".into()),
                 description: "Run a command on the user's machine. The human approves it first unless their policy \
                     allows it for you. Returns at once with a task; the result has the exit code, duration and the \
                     last lines of output (isError when the exit code is not 0)."
                     .into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Program and arguments (no shell)."},
-                        "command": {"type": "string", "minLength": 1, "description": "A shell command line (run with /bin/sh -c)."},
-                        "cwd": {"type": "string", "description": "Working directory (default: Taskdeck's)."},
-                        "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment additions."},
-                        "timeoutMs": {"type": "integer", "minimum": 1, "description": "Stop and fail the task after this many ms."}
-                    },
-                    "additionalProperties": false
-                }),
+                input_schema: input_schema::<RunCommandArguments>(),
                 mode: ToolMode::Task { required: false },
                 resumable: false,
                 agent_callable: true,
@@ -67,19 +103,6 @@ impl RunCommand {
             log_dir: super::output::log_dir(data_dir),
         }
     }
-}
-
-/// The command line as shown to the human and matched against the policy.
-pub fn command_line(arguments: &Value) -> String {
-    if let Some(c) = arguments.get("command").and_then(Value::as_str) {
-        return c.to_string();
-    }
-    let argv: Vec<&str> = arguments
-        .get("argv")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    super::process::shell_line(&argv)
 }
 
 fn declined(line: &str) -> Outcome {
@@ -102,10 +125,8 @@ impl TaskTool for RunCommand {
 
     /// Exactly one of `argv` and `command`.
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
-        match (
-            arguments.get("argv").is_some(),
-            arguments.get("command").is_some(),
-        ) {
+        let arguments: RunCommandArguments = parse(NAME, arguments)?;
+        match (arguments.argv.is_some(), arguments.command.is_some()) {
             (true, false) | (false, true) => Ok(()),
             _ => Err(
                 "give exactly one of argv (program and arguments) or command (a shell line)".into(),
@@ -130,10 +151,14 @@ impl TaskTool for RunCommand {
         let policy = self.policy.clone();
         let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
         async move {
-            let line = command_line(&arguments);
+            let arguments: RunCommandArguments = match parse_for_run(NAME, arguments) {
+                Ok(a) => a,
+                Err(outcome) => return outcome,
+            };
+            let line = arguments.command_line();
             // A relative `cwd` is taken from Taskdeck's working directory; the human is shown, the
             // policy checks and the command runs in the resolved directory.
-            let cwd = arguments.get("cwd").and_then(Value::as_str).filter(|c| !c.is_empty()).map(|c| {
+            let cwd = arguments.cwd.as_deref().filter(|c| !c.is_empty()).map(|c| {
                 let dir = PathBuf::from(c);
                 let dir = if dir.is_relative() { std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir)) } else { dir };
                 dir.canonicalize().unwrap_or(dir)
@@ -151,7 +176,7 @@ impl TaskTool for RunCommand {
                 ),
                 (None, Err(_)) => "Taskdeck's working directory".to_string(),
             };
-            let env = arguments.get("env").and_then(Value::as_object).filter(|e| !e.is_empty());
+            let env = arguments.env_additions();
             // The policy only waves through a plain command: no extra environment, and no shell
             // syntax that could chain or substitute other commands behind an allowed prefix.
             let plain = env.is_none() && !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
@@ -167,7 +192,7 @@ impl TaskTool for RunCommand {
                             false => format!(
                                 "{}={}",
                                 super::process::shell_word(k),
-                                super::process::shell_word(v.as_str().unwrap_or(""))
+                                super::process::shell_word(v)
                             ),
                         })
                         .collect();
@@ -203,18 +228,13 @@ impl TaskTool for RunCommand {
 
 async fn execute(
     ctx: TaskContext,
-    arguments: Value,
+    arguments: RunCommandArguments,
     line: String,
     cwd: Option<PathBuf>,
     log_path: PathBuf,
 ) -> Outcome {
-    let mut cmd = match arguments.get("argv").and_then(Value::as_array) {
+    let mut cmd = match &arguments.argv {
         Some(argv) => {
-            let argv: Vec<String> = argv
-                .iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect();
             let mut c = tokio::process::Command::new(&argv[0]);
             c.args(&argv[1..]);
             c
@@ -228,10 +248,8 @@ async fn execute(
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
     }
-    if let Some(env) = arguments.get("env").and_then(Value::as_object) {
-        for (k, v) in env {
-            cmd.env(k, v.as_str().unwrap_or_default());
-        }
+    for (k, v) in arguments.env.iter().flatten() {
+        cmd.env(k, v);
     }
     // Tagged, so that what it leaves behind can be found if Taskdeck dies (`interrupted`).
     cmd.env(super::process::TASK_ID_ENV, ctx.task_id());
@@ -282,10 +300,7 @@ async fn execute(
         .stderr
         .take()
         .map(|e| tokio::spawn(read_lines(e, on_line)));
-    let timeout = arguments
-        .get("timeoutMs")
-        .and_then(Value::as_u64)
-        .map(Duration::from_millis);
+    let timeout = arguments.timeout_ms.map(|ms| Duration::from_millis(ms.0));
     // Latest status line and progress, published at most every 250 ms.
     let ended = wait_or_stop(
         &mut child,
@@ -307,16 +322,15 @@ async fn execute(
     let (code, how) = describe_exit(ended.status());
     match ended {
         Ended::Cancelled(_) => Outcome::Cancelled,
-        Ended::TimedOut(_) => Outcome::Failed {
-            code: -32603,
-            message: format!(
+        Ended::TimedOut(_) => Outcome::Failed(TaskFailure::tool(
+            format!(
                 "`{line}` timed out after {} ms and was stopped",
                 timeout.map_or(0, |t| t.as_millis())
             ),
-            data: Some(
+            Some(
                 json!({"reason": "timeout", "durationMs": duration_ms, "tail": tail, "log": log_path}),
             ),
-        },
+        )),
         Ended::Exited(_) => Outcome::Completed(json!({
             "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},

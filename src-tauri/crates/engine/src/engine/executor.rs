@@ -1,0 +1,324 @@
+//! The executor: runs each task's tool on a tokio task of its own, settles the task with the
+//! run's [`Outcome`], and at start gives every task the previous process left unsettled its
+//! fate (resumed, failed as interrupted, or cancelled). [`RunningTasks`] is what this process
+//! knows of the runs in flight: their cancellation tokens and the input answers they await.
+
+use std::{
+    collections::HashMap,
+    panic::AssertUnwindSafe,
+    sync::{Arc, Mutex, atomic::Ordering},
+};
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    super::{
+        clock::now_ms,
+        context::{Outcome, TaskContext},
+        failure::{FailureKind, TaskFailure},
+        limits, store,
+    },
+    Engine, EngineError, TaskRecord, TaskStatus, TaskTool, load, supersede_outstanding, transition,
+};
+
+/// What [`Engine::start`] did with the tasks the previous process left unsettled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// Tasks of resumable tools, running again from the top.
+    pub resumed: usize,
+    /// Tasks failed as interrupted (`FailureKind::Restart`).
+    pub failed: usize,
+}
+
+/// One answer a run waits for: the waiter's id (a later wait on the same key replaces it) and
+/// where the answer goes.
+pub(super) struct AwaitedAnswer {
+    pub(super) waiter_id: u64,
+    pub(super) deliver: oneshot::Sender<Value>,
+}
+
+/// A task whose tool runs in this process.
+struct RunningTask {
+    cancel: CancellationToken,
+    /// Input key → the answer its run waits for.
+    awaited: HashMap<String, AwaitedAnswer>,
+    /// The tool running it (told at shutdown that its run is interrupted).
+    tool: Arc<dyn TaskTool>,
+}
+
+/// The runs in flight, by task id.
+#[derive(Default)]
+pub(super) struct RunningTasks {
+    runs: Mutex<HashMap<String, RunningTask>>,
+}
+
+impl RunningTasks {
+    fn insert(&self, task_id: &str, run: RunningTask) {
+        self.runs.lock().unwrap().insert(task_id.to_string(), run);
+    }
+
+    fn remove(&self, task_id: &str) {
+        self.runs.lock().unwrap().remove(task_id);
+    }
+
+    /// Each running task's id and tool.
+    fn tools(&self) -> Vec<(String, Arc<dyn TaskTool>)> {
+        let runs = self.runs.lock().unwrap();
+        runs.iter()
+            .map(|(id, run)| (id.clone(), run.tool.clone()))
+            .collect()
+    }
+
+    /// Asks the run of `task_id` to stop. Returns false when it does not run in this process.
+    pub(super) fn cancel(&self, task_id: &str) -> bool {
+        match self.runs.lock().unwrap().get(task_id) {
+            Some(run) => {
+                run.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits for the answer to `key` with `answer` (replacing an earlier waiter on that key).
+    /// Returns false when `task_id` does not run in this process.
+    pub(super) fn await_answer(&self, task_id: &str, key: &str, answer: AwaitedAnswer) -> bool {
+        match self.runs.lock().unwrap().get_mut(task_id) {
+            Some(run) => {
+                run.awaited.insert(key.to_string(), answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Gives each `(key, answer)` to the run waiting for it, if any.
+    pub(super) fn deliver(&self, task_id: &str, answers: Vec<(String, Value)>) {
+        if let Some(run) = self.runs.lock().unwrap().get_mut(task_id) {
+            for (key, answer) in answers {
+                if let Some(awaited) = run.awaited.remove(&key) {
+                    let _ = awaited.deliver.send(answer);
+                }
+            }
+        }
+    }
+
+    /// Stops waiting on `key` if waiter `waiter_id` is still the one waiting.
+    pub(super) fn forget_waiter(&self, task_id: &str, key: &str, waiter_id: u64) {
+        if let Some(run) = self.runs.lock().unwrap().get_mut(task_id)
+            && run
+                .awaited
+                .get(key)
+                .is_some_and(|a| a.waiter_id == waiter_id)
+        {
+            run.awaited.remove(key);
+        }
+    }
+}
+
+impl Engine {
+    /// Gives every task left unsettled by a previous process an explicit fate, then starts the
+    /// TTL sweeper. Resumable tools run again; other tasks fail as interrupted
+    /// ([`FailureKind::Restart`], `data.lastStatusMessage`); tasks with a pending cancel are
+    /// cancelled. Errors: [`EngineError::Store`].
+    pub async fn start(&self) -> Result<Recovery, EngineError> {
+        let mut recovery = Recovery::default();
+        self.parts
+            .sweeper
+            .task_count
+            .store(self.parts.store.totals()?.0, Ordering::Relaxed);
+        for task in self.parts.store.unsettled()? {
+            if task.cancel_requested {
+                // Its tool was still stopping it when the process ended: finish that first (e.g.
+                // run_command's processes), so that "cancelled" never hides a live command.
+                if let Some(tool) = self.tool(&task.tool) {
+                    tool.interrupted(&task.task_id);
+                }
+                self.finish(&task.task_id, Outcome::Cancelled).await?;
+                continue;
+            }
+            match self.tool(&task.tool).filter(|t| t.descriptor().resumable) {
+                Some(tool) => {
+                    let id = task.task_id.clone();
+                    self.parts
+                        .store
+                        .write(move |w| {
+                            let mut t = load(w, &id)?;
+                            t.last_updated_at_ms = now_ms();
+                            w.event(
+                                &t,
+                                t.last_updated_at_ms,
+                                "resumed",
+                                json!({"reason": "restart"}),
+                            )?;
+                            w.save(t)?;
+                            Ok(())
+                        })
+                        .await?;
+                    self.spawn_executor(Arc::new(task), tool, true, None);
+                    recovery.resumed += 1;
+                }
+                None => {
+                    if let Some(tool) = self.tool(&task.tool) {
+                        tool.interrupted(&task.task_id);
+                    }
+                    let message = if task.status == TaskStatus::InputRequired {
+                        "Task interrupted: Taskdeck restarted while it waited for input"
+                    } else {
+                        "Task interrupted: Taskdeck restarted while it was running"
+                    };
+                    let data = json!({"lastStatusMessage": task.status_message});
+                    let failure = TaskFailure::new(FailureKind::Restart, message, Some(data));
+                    self.finish(&task.task_id, Outcome::Failed(failure)).await?;
+                    recovery.failed += 1;
+                }
+            }
+        }
+        self.spawn_sweeper();
+        Ok(recovery)
+    }
+
+    /// Stops the sweeper and asks every running tool to stop (their tasks stay as they are in
+    /// the store and get their fate at the next start).
+    ///
+    /// What a non-resumable run leaves behind (e.g. a command's processes) is stopped now
+    /// ([`TaskTool::interrupted`]): nothing of it outlives Taskdeck.
+    pub fn shutdown(&self) {
+        self.parts.shutdown.cancel();
+        for (id, tool) in self.parts.running.tools() {
+            if !tool.descriptor().resumable {
+                tool.interrupted(&id);
+            }
+        }
+    }
+
+    /// Starts `tool` on `task` (`resumed`: after a restart). `arguments`: what the run gets
+    /// when it is not the stored arguments (secrets redacted from those).
+    pub(super) fn spawn_executor(
+        &self,
+        task: Arc<TaskRecord>,
+        tool: Arc<dyn TaskTool>,
+        resumed: bool,
+        arguments: Option<Value>,
+    ) {
+        let cancel = self.parts.shutdown.child_token();
+        if task.cancel_requested {
+            cancel.cancel();
+        }
+        self.parts.running.insert(
+            &task.task_id,
+            RunningTask {
+                cancel: cancel.clone(),
+                awaited: HashMap::new(),
+                tool: tool.clone(),
+            },
+        );
+        let ctx = TaskContext {
+            engine: self.clone(),
+            task_id: task.task_id.clone(),
+            principal: task.principal.clone(),
+            cancel: cancel.clone(),
+            resumed,
+        };
+        let engine = self.clone();
+        let grace = self.parts.config.cancel_grace;
+        let shutdown = self.parts.shutdown.clone();
+        // The tool's run is created here, before this returns (so a tool can register the task
+        // at once, e.g. external jobs awaiting reports); it is polled on its own tokio task.
+        let arguments = arguments.unwrap_or_else(|| task.arguments.clone());
+        let run = AssertUnwindSafe(tool.run(ctx, arguments)).catch_unwind();
+        tokio::spawn(async move {
+            let ignored_cancel = async {
+                cancel.cancelled().await;
+                tokio::time::sleep(grace).await;
+            };
+            let outcome = tokio::select! {
+                o = run => o.unwrap_or_else(|_| Outcome::Failed(TaskFailure::new(
+                    FailureKind::Internal,
+                    format!("tool {} panicked", task.tool),
+                    None,
+                ))),
+                _ = ignored_cancel => Outcome::Cancelled,
+            };
+            // On shutdown the task keeps its stored state; the next start decides its fate.
+            if !shutdown.is_cancelled()
+                && let Err(e) = engine.finish(&task.task_id, outcome).await
+            {
+                tracing::error!(task_id = %task.task_id, "cannot settle task: {e}");
+            }
+            engine.parts.running.remove(&task.task_id);
+        });
+    }
+
+    /// Settles a task with `outcome`, unless it is already terminal (then nothing happens).
+    /// Outstanding input requests become superseded. A failure is stored as the error object
+    /// the server's mapping makes of it. Errors: [`EngineError::NotFound`];
+    /// [`EngineError::Store`].
+    pub(crate) async fn finish(&self, task_id: &str, outcome: Outcome) -> Result<(), EngineError> {
+        let id = task_id.to_string();
+        let default_ttl = self.parts.config.default_ttl_ms;
+        let error_object = self.parts.error_object;
+        self.parts
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if t.status.is_terminal() {
+                    return Ok(());
+                }
+                let now = now_ms();
+                // A task cancelled or settled while waiting for input gets its retention back.
+                if t.ttl_ms.is_none()
+                    && let Some(ttl) = store::created_ttl(w.conn, &id)?.unwrap_or(default_ttl)
+                {
+                    t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + ttl);
+                }
+                let to = match outcome {
+                    Outcome::Completed(result) => {
+                        // The statusMessage now says how it ended: the result's first line.
+                        if let Some(first) = result
+                            .pointer("/content/0/text")
+                            .and_then(Value::as_str)
+                            .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
+                        {
+                            t.status_message = Some(first.trim().chars().take(200).collect());
+                        }
+                        t.result = Some(result);
+                        TaskStatus::Completed
+                    }
+                    Outcome::Failed(failure) => {
+                        t.error = Some(error_object(&failure));
+                        t.status_message = Some(limits::truncate(
+                            failure.message,
+                            limits::STATUS_MESSAGE_MAX_BYTES,
+                        ));
+                        TaskStatus::Failed
+                    }
+                    Outcome::Cancelled => {
+                        // The last progress line (e.g. "Waiting for a human in Taskdeck: ...") no longer holds.
+                        t.status_message = Some(
+                            if t.cancel_requested {
+                                "Cancelled on request"
+                            } else {
+                                "Cancelled"
+                            }
+                            .into(),
+                        );
+                        TaskStatus::Cancelled
+                    }
+                };
+                supersede_outstanding(w, &mut t, now)?;
+                transition(w, &mut t, to, now)?;
+                if let Some(p) = t.progress.as_mut().filter(|_| to == TaskStatus::Completed)
+                    && let Some(total) = p.total
+                {
+                    p.current = total;
+                }
+                w.save(t)?;
+                Ok(())
+            })
+            .await
+    }
+}

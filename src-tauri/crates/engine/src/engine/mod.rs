@@ -1,0 +1,171 @@
+//! [`Engine`]: the one seam adapters use. It creates tasks, runs their tools, and applies every
+//! change (status, progress, input rounds, cancellation, expiry) as one durable store write that
+//! checks the state machine and appends to the task's timeline.
+//!
+//! This file holds the handle, its settings and the parts its clones share; each concept has a
+//! file of its own:
+//! - `tools`: the seam a tool implements ([`TaskTool`], [`ToolDescriptor`], [`ToolMode`]);
+//! - `registry`: the registered tools and their compiled input schemas;
+//! - `creation`: creating tasks (with a requested ttl, or once per idempotency key);
+//! - `executor`: running tools, settling their tasks, and the fate of tasks left unsettled by
+//!   the previous process;
+//! - `input_rounds`: input requests and their answers (SEP-2663 §Task Update Requests);
+//! - `updates`: cancellation requests, status messages and progress;
+//! - `reads`: what a principal may read of its tasks;
+//! - `retention`: TTL expiry, the store caps, and the sweeper that enforces both.
+
+mod creation;
+mod executor;
+mod input_rounds;
+mod reads;
+mod registry;
+mod retention;
+mod tools;
+mod updates;
+
+use std::{sync::Arc, time::Duration};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+pub use executor::Recovery;
+pub use input_rounds::AnswerReport;
+pub use registry::argument_errors;
+pub use tools::{TaskTool, ToolDescriptor, ToolMode};
+
+use super::{
+    EngineError, TaskRecord, TaskStatus,
+    failure::FailureToErrorObject,
+    state::check_transition,
+    store::{self, Store, WriteCtx},
+};
+
+/// Engine settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// ttlMs given to new tasks (retention from creation); `None` = unlimited.
+    pub default_ttl_ms: Option<u64>,
+    /// pollIntervalMs suggested to clients.
+    pub poll_interval_ms: u64,
+    /// How long a tool may ignore a cancel request before its run is dropped.
+    pub cancel_grace: Duration,
+    /// Keep at most this many tasks; the oldest terminal ones are deleted first.
+    pub max_tasks: Option<u64>,
+    /// Keep at most about this many bytes of task data; the oldest terminal tasks go first.
+    pub max_bytes: Option<u64>,
+    /// How long a task that failed by expiry stays visible before it is deleted, in ms.
+    pub expired_grace_ms: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            default_ttl_ms: Some(24 * 3600 * 1000),
+            poll_interval_ms: 1000,
+            cancel_grace: Duration::from_secs(10),
+            max_tasks: None,
+            max_bytes: None,
+            expired_grace_ms: 60_000,
+        }
+    }
+}
+
+/// What every clone of an [`Engine`] shares.
+pub(crate) struct EngineParts {
+    pub(crate) store: Store,
+    pub(crate) config: EngineConfig,
+    /// Makes the stored `error` object of a failed task (installed by the server).
+    error_object: FailureToErrorObject,
+    registry: registry::ToolRegistry,
+    running: executor::RunningTasks,
+    sweeper: retention::SweeperState,
+    /// Cancelled at shutdown: stops the sweeper and every run.
+    shutdown: CancellationToken,
+}
+
+/// Handle to the engine; cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    parts: Arc<EngineParts>,
+}
+
+impl Engine {
+    /// The shortest retention a requestor may ask for, in ms (see [`Engine::create_task_with_ttl`]).
+    pub const MIN_REQUESTED_TTL_MS: u64 = 1_000;
+    /// The longest retention a requestor may ask for when the default is unlimited: 100 years
+    /// in ms, the bound `--default-ttl-ms` has.
+    pub const MAX_REQUESTED_TTL_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
+
+    /// An engine over `store`. `error_object` makes the JSON-RPC error object a failed task
+    /// stores and clients see, from the engine's [`TaskFailure`](super::TaskFailure) (the
+    /// server's wire mapping: the engine chooses no code). Register tools, then call
+    /// [`Engine::start`].
+    pub fn new(store: Store, config: EngineConfig, error_object: FailureToErrorObject) -> Engine {
+        Engine {
+            parts: Arc::new(EngineParts {
+                store,
+                config,
+                error_object,
+                registry: registry::ToolRegistry::default(),
+                running: executor::RunningTasks::default(),
+                sweeper: retention::SweeperState::default(),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The store (for reads adapters make directly: lists, timelines, events).
+    pub fn store(&self) -> &Store {
+        &self.parts.store
+    }
+
+    /// Settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.parts.config
+    }
+}
+
+/// The task `task_id` inside a write. Errors: [`EngineError::NotFound`] when it does not exist.
+fn load(w: &mut WriteCtx<'_>, task_id: &str) -> Result<TaskRecord, EngineError> {
+    w.load(task_id)?.ok_or(EngineError::NotFound)
+}
+
+/// Supersedes the outstanding input requests of `t` (when it is `input_required`), each with an
+/// `inputSuperseded` event: the task is settling and their answers can no longer be used.
+/// Errors: [`EngineError::Store`].
+fn supersede_outstanding(
+    w: &mut WriteCtx<'_>,
+    t: &mut TaskRecord,
+    now: i64,
+) -> Result<(), EngineError> {
+    if t.status != TaskStatus::InputRequired {
+        return Ok(());
+    }
+    for key in store::supersede_inputs(w.conn, &t.task_id, None)? {
+        t.input_requests.remove(&key);
+        w.event(t, now, "inputSuperseded", json!({"key": key}))?;
+    }
+    Ok(())
+}
+
+/// Moves `t` to `to` (checked against the state machine) and records a `status` event.
+/// Errors: [`EngineError::IllegalTransition`]; [`EngineError::Store`].
+fn transition(
+    w: &mut WriteCtx<'_>,
+    t: &mut TaskRecord,
+    to: TaskStatus,
+    now: i64,
+) -> Result<(), EngineError> {
+    check_transition(t.status, to)?;
+    let from = t.status;
+    t.status = to;
+    t.last_updated_at_ms = now;
+    w.status_changed(t, from);
+    w.event(
+        t,
+        now,
+        "status",
+        json!({"from": from.as_str(), "to": to.as_str(), "statusMessage": t.status_message}),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! The seam between the engine and a tool: what a tool declares about itself
+//! ([`ToolDescriptor`], [`ToolMode`]) and what it implements ([`TaskTool`]). Tools live in the
+//! server crate; the engine runs them through this trait only.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::super::context::{Outcome, TaskContext};
+
+/// How a tool answers `tools/call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolMode {
+    /// Always runs as a task. `required: true` means a client that cannot take a task handle
+    /// gets `-32021` instead of a handle in an ordinary result.
+    Task { required: bool },
+}
+
+/// What the engine and the adapters need to know about a task tool.
+#[derive(Debug, Clone)]
+pub struct ToolDescriptor {
+    /// Tool name as agents call it, e.g. `request_approval`.
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    /// JSON Schema (draft 2020-12) of the arguments object.
+    pub input_schema: Value,
+    pub mode: ToolMode,
+    /// A resumable tool can be run again from the top after a restart (its input rounds are
+    /// replayed from the store); others are failed as interrupted.
+    pub resumable: bool,
+    /// Offered to agents as an MCP tool (false for work other programs report on, such as
+    /// external jobs).
+    pub agent_callable: bool,
+}
+
+/// A tool whose calls run as tasks.
+pub trait TaskTool: Send + Sync + 'static {
+    /// Name, schema and behaviour.
+    fn descriptor(&self) -> &ToolDescriptor;
+    /// Checks arguments beyond their JSON Schema before a task is created.
+    /// Errors: a message for the caller (adapters answer `-32602`).
+    fn check_arguments(&self, _arguments: &Value) -> Result<(), String> {
+        Ok(())
+    }
+    /// The arguments as the store keeps them and every view shows them, when they hold secrets
+    /// (credential values replaced, e.g. by `[redacted]`); `None` when there is nothing to hide.
+    /// The run gets the arguments as given. Only for tools that are not resumable: a resumed
+    /// run reads its arguments from the store.
+    fn redact_arguments(&self, _arguments: &Value) -> Option<Value> {
+        None
+    }
+    /// Runs one call. The future should watch [`TaskContext::cancelled`] and return
+    /// [`Outcome::Cancelled`] promptly; one that ignores cancellation is dropped after the
+    /// engine's cancel grace period.
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome>;
+    /// Called at start for a call of this (non-resumable) tool that was running when the last
+    /// process ended, just before the task is failed as interrupted: the place to stop what the
+    /// run left behind, e.g. processes it started.
+    fn interrupted(&self, _task_id: &str) {}
+}

@@ -1,0 +1,158 @@
+//! Connections to the store file: opening one (busy handler, statement cache, the
+//! `td_contains` function), the writer's pragmas, and the pool of read connections.
+//!
+//! Readers run in WAL mode and never wait for the writer: each sees the last commit.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Mutex,
+    thread,
+};
+
+use rusqlite::{Connection, params};
+
+use super::Durability;
+use crate::{EngineError, search};
+
+/// Opens the writer's connection to `path`: WAL mode, `synchronous` per `durability`, memory
+/// for temporary b-trees, a 4 MiB page cache, and no automatic checkpoints (the checkpoint
+/// thread runs them, [`super::checkpoint`]). Errors: [`EngineError::Store`].
+pub(super) fn open_writer(path: &Path, durability: Durability) -> Result<Connection, EngineError> {
+    let conn = open_conn(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(
+        None,
+        "synchronous",
+        match durability {
+            Durability::Process => "NORMAL",
+            Durability::Power => "FULL",
+        },
+    )?;
+    // Temporary b-trees stay in memory. The writer keeps up to 4 MiB of pages cached (the
+    // readers keep SQLite's default 2 MiB each): its writes touch the ends of the b-trees,
+    // and every commit walks the page cache's hash table, so a larger cache (32 MiB) made
+    // each commit slower (BENCHMARKS.md).
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    conn.pragma_update(None, "cache_size", -4_096)?;
+    // Checkpoints (copying the WAL back into the database, with fsyncs) run on their own
+    // thread so the writer never stalls on them; the writer asks for one every
+    // `CHECKPOINT_EVERY` commits.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // When the WAL is reset, truncate the file back to this size (bytes).
+    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+    Ok(conn)
+}
+
+/// Idle read-only connections, reused by [`super::Store::read`]; at most [`Self::KEPT`] are kept.
+pub(super) struct ReaderPool {
+    path: PathBuf,
+    /// The search index file, attached to every read connection as `search`.
+    search: Option<PathBuf>,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl ReaderPool {
+    /// Idle connections kept for reuse; more may be open while many reads run at once.
+    const KEPT: usize = 16;
+
+    /// An empty pool of connections to `path`, each with `search` attached when given.
+    pub(super) fn new(path: PathBuf, search: Option<PathBuf>) -> ReaderPool {
+        ReaderPool {
+            path,
+            search,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether read connections have the search index attached.
+    pub(super) fn has_search(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// Runs `f` on an idle connection (opened if none is idle) and keeps it for the next read.
+    pub(super) fn with<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        let idle = self.idle.lock().unwrap().pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => {
+                let c = open_conn(&self.path)?;
+                if let Some(index) = &self.search {
+                    c.execute(
+                        "ATTACH DATABASE ?1 AS search",
+                        params![index.to_string_lossy()],
+                    )?;
+                }
+                c
+            }
+        };
+        let r = f(&conn);
+        let mut idle = self.idle.lock().unwrap();
+        if idle.len() < Self::KEPT {
+            idle.push(conn);
+        }
+        r
+    }
+}
+
+/// Creates `path` if needed, readable and writable by the user alone (0600): tasks carry agents'
+/// arguments and results. SQLite gives a database's -wal and -shm files its permissions.
+pub(crate) fn create_private_file(path: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|_| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)))
+        .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", path.display())))
+}
+
+/// A connection to the store file with the busy handler, a statement cache and
+/// `td_contains` registered. Errors: [`EngineError::Store`].
+pub(super) fn open_conn(path: &Path) -> Result<Connection, EngineError> {
+    let conn = Connection::open(path)?;
+    conn.busy_handler(Some(wait_for_lock))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    register_contains(&conn)?;
+    Ok(conn)
+}
+
+/// How long a connection waits for a lock another connection holds before its statement fails
+/// with SQLITE_BUSY.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long it sleeps between two tries.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The busy handler of every connection: retries every 200 µs, for up to 10 s. SQLite's own
+/// (`busy_timeout`) sleeps 1, 2, 5, 10, 15, 20, 25... ms between tries: when the checkpoint
+/// thread's RESTART checkpoint (which holds off new writers while it waits) waited on the
+/// writer's lock that way, every waiting write stalled for 15-25 ms (BENCHMARKS.md).
+fn wait_for_lock(tries: i32) -> bool {
+    if LOCK_RETRY * u32::try_from(tries).unwrap_or(u32::MAX) >= LOCK_WAIT {
+        return false;
+    }
+    thread::sleep(LOCK_RETRY);
+    true
+}
+
+/// Registers `td_contains(text, needle)`: 1 when [`search::fold_case`]`(text)` contains
+/// `needle` (given folded), 0 otherwise or when `text` is NULL. Free-text queries with
+/// letters beyond ASCII use it: SQLite's `LIKE` folds only ASCII, so "über" would not find
+/// "Über" (the search index and the UI's live matching fold all letters).
+fn register_contains(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "td_contains",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let (Ok(text), Ok(needle)) = (ctx.get_raw(0).as_str(), ctx.get_raw(1).as_str()) else {
+                return Ok(false);
+            };
+            Ok(search::fold_case(text).contains(needle))
+        },
+    )
+}

@@ -1,0 +1,223 @@
+//! The durable store: one SQLite file (WAL mode) holding tasks, their input rounds, their
+//! timeline events, and the bearer tokens of the principals.
+//!
+//! Writes go through one writer thread that groups every write waiting in its queue into a
+//! single transaction (group commit, `writer`): a caller's write is acknowledged only after
+//! the commit that contains it, so "returned" always means "on disk". A write checks before it
+//! changes anything, so a failing write leaves nothing behind and never takes its neighbours
+//! down. Reads use a small pool of read-only connections (`connection`) and never wait for
+//! the writer (WAL readers see the last commit).
+//!
+//! Parts: `schema` (tables, migrations), `connection` (opening, pragmas, readers),
+//! `writer` and `checkpoint` (the threads), `write_context` (what a write sees),
+//! `tasks`, `lists`, `events`, `input_requests`, `tokens` (the tables' queries), and
+//! `answers` (the cached `tasks/get` answers).
+
+mod answers;
+mod checkpoint;
+mod connection;
+mod events;
+mod input_requests;
+mod lists;
+mod schema;
+mod tasks;
+mod tokens;
+mod write_context;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, mpsc},
+};
+
+use rusqlite::Connection;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+pub(crate) use connection::create_private_file;
+pub use events::created_ttl;
+pub use input_requests::{
+    answer_input, input_human_only, input_key, insert_input, outstanding_inputs, supersede_inputs,
+};
+pub use lists::{ListFilter, Page};
+pub use tokens::TokenRow;
+pub use write_context::{DELETED_EVENTS_KEPT_MS, WriteCtx};
+
+use crate::{EngineError, answer_cache::AnswerCache, feed::ChangeFeed, search};
+
+/// How hard each commit is pushed to disk (SQLite `PRAGMA synchronous`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL` in WAL mode: every commit survives a crash of the process
+    /// (SIGKILL, panic); the last commits may be lost if the machine loses power.
+    Process,
+    /// `synchronous=FULL`: every commit is fsynced before it is acknowledged; survives power loss.
+    Power,
+}
+
+/// Handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    state: Arc<StoreState>,
+}
+
+/// What every handle of one open store shares.
+struct StoreState {
+    path: PathBuf,
+    writer: mpsc::Sender<writer::QueuedWrite>,
+    readers: connection::ReaderPool,
+    feed: ChangeFeed,
+    /// Recent `tasks/get` answers; the writer invalidates what each commit changed.
+    answers: Arc<AnswerCache>,
+    /// See [`Store::cursor_key`].
+    cursor_key: [u8; 32],
+}
+
+/// Bytes of `tasks/get` answers kept in memory ([`AnswerCache`]): a few thousand polled tasks.
+const ANSWER_CACHE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Name of the store file in its directory.
+const FILE_NAME: &str = "taskdeck.sqlite3";
+
+impl Store {
+    /// Opens (creating if needed) `dir/taskdeck.sqlite3` with its search index, and starts the
+    /// writer thread, publishing committed changes on `feed`.
+    ///
+    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened.
+    pub fn open(
+        dir: &Path,
+        durability: Durability,
+        feed: ChangeFeed,
+    ) -> Result<Store, EngineError> {
+        let path = Self::create_file(dir)?;
+        let prepared = Prepared::open(&path, durability)?;
+        // After the tables exist: the indexer starts by reading the events it has not seen.
+        let search = search::open(dir).and_then(|index| {
+            search::spawn_indexer(index.clone(), path.clone(), feed.subscribe())?;
+            Ok(index)
+        });
+        let search = match search {
+            Ok(index) => Some(index),
+            Err(e) => {
+                tracing::warn!("search index unavailable, searches scan every task: {e}");
+                None
+            }
+        };
+        Self::start(prepared, path, feed, search)
+    }
+
+    /// Opens the store in `dir` like [`Self::open`], but without the search index and its
+    /// indexer thread, and with a feed no one listens to: for a short-lived process that only
+    /// manages tokens (`taskdeck token ...`) next to a server that may be running.
+    ///
+    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened.
+    pub fn open_for_tokens(dir: &Path) -> Result<Store, EngineError> {
+        let path = Self::create_file(dir)?;
+        let prepared = Prepared::open(&path, Durability::Power)?;
+        Self::start(prepared, path, ChangeFeed::new(1), None)
+    }
+
+    /// Creates `dir` and the store file (0600) in it; returns the file's path.
+    fn create_file(dir: &Path) -> Result<PathBuf, EngineError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join(FILE_NAME);
+        create_private_file(&path)?;
+        Ok(path)
+    }
+
+    /// Starts the writer on the prepared store file at `path`; reads attach `search`.
+    fn start(
+        prepared: Prepared,
+        path: PathBuf,
+        feed: ChangeFeed,
+        search: Option<PathBuf>,
+    ) -> Result<Store, EngineError> {
+        let Prepared { conn, cursor_key } = prepared;
+        let answers = Arc::new(AnswerCache::new(ANSWER_CACHE_BYTES));
+        let writer = writer::spawn(conn, &path, feed.clone(), answers.clone())?;
+        Ok(Store {
+            state: Arc::new(StoreState {
+                readers: connection::ReaderPool::new(path.clone(), search),
+                path,
+                writer,
+                feed,
+                answers,
+                cursor_key,
+            }),
+        })
+    }
+
+    /// Path of the SQLite file.
+    pub fn path(&self) -> &Path {
+        &self.state.path
+    }
+
+    /// The feed on which committed writes are published.
+    pub fn feed(&self) -> &ChangeFeed {
+        &self.state.feed
+    }
+
+    /// 32 random bytes made with the store and kept in it (`meta.cursor_key`): the key of the
+    /// MACs that bind the list cursors handed out, so that a cursor outlives a restart but no
+    /// one can make one up.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.state.cursor_key
+    }
+
+    /// Runs `f` inside the next group commit and returns its result once that commit is durable.
+    ///
+    /// Contract: `f` does every check that can fail before its first change, so an `Err` leaves
+    /// the database as it found it; nothing it queued is published. (There is no savepoint per
+    /// write: they cost a page copy per touched page, measured in BENCHMARKS.md.) If `f` fails
+    /// after changing rows, the whole group is rolled back and every write in it gets an error.
+    ///
+    /// Errors: `f`'s own error; [`EngineError::Store`] when the commit fails or the writer stopped.
+    pub async fn write<R, F>(&self, f: F) -> Result<R, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<R, EngineError> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        self.state
+            .writer
+            .send(writer::queued(f, tx))
+            .map_err(|_| EngineError::Store("store writer stopped".into()))?;
+        rx.await
+            .map_err(|_| EngineError::Store("store writer stopped".into()))?
+    }
+
+    /// Runs `f` on a pooled read connection (sees the last commit). Blocking; keep it short or
+    /// call it from `spawn_blocking`.
+    pub fn read<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        self.state.readers.with(f)
+    }
+}
+
+/// A store file with its tables in place, before its writer starts.
+struct Prepared {
+    /// The writer's connection.
+    conn: Connection,
+    /// See [`Store::cursor_key`].
+    cursor_key: [u8; 32],
+}
+
+impl Prepared {
+    /// Opens the writer's connection to `path` and creates or migrates the tables.
+    fn open(path: &Path, durability: Durability) -> Result<Prepared, EngineError> {
+        let conn = connection::open_writer(path, durability)?;
+        let cursor_key = schema::prepare(&conn)?;
+        Ok(Prepared { conn, cursor_key })
+    }
+}
+
+/// Decodes JSON text as stored; `null` for text that is not JSON (never written by the store).
+fn parse_json(s: String) -> Value {
+    serde_json::from_str(&s).unwrap_or(Value::Null)
+}

@@ -1,0 +1,149 @@
+//! The store's tables: the DDL, the migrations that bring a store written by an earlier Taskdeck
+//! up to it, and the values kept in `meta` (the store's identity and its secrets).
+//!
+//! Tables: `tasks` (one row per task), `input_requests` (every input round), `events` (the
+//! timeline), `tokens` (bearer token hashes, [`super::tokens`]), `meta` (key/value),
+//! `idempotency_keys` ([`crate::idempotency`]), `task_counts` (tasks per principal, tool and
+//! status, kept by the writer in the transactions that change the tasks).
+
+use rusqlite::{Connection, params};
+
+use crate::EngineError;
+
+/// Creates what is missing, migrates what is old, and makes sure the store has its identity
+/// (`meta.store_id`, which derived files such as the search index check they belong to).
+/// Returns the list cursors' key ([`super::Store::cursor_key`]). Errors: [`EngineError::Store`].
+pub(super) fn prepare(conn: &Connection) -> Result<[u8; 32], EngineError> {
+    conn.execute_batch(SCHEMA)?;
+    migrate(conn)?;
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_id', ?1)",
+        params![uuid::Uuid::new_v4().simple().to_string()],
+    )?;
+    meta_secret(conn, "cursor_key")
+}
+
+/// Every table and index, created when missing.
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS tasks(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL UNIQUE,
+  tool TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT,
+  created_at INTEGER NOT NULL,
+  last_updated_at INTEGER NOT NULL,
+  ttl_ms INTEGER,
+  expires_at INTEGER,
+  poll_interval_ms INTEGER NOT NULL,
+  progress TEXT,
+  result TEXT,
+  error TEXT,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS tasks_expires ON tasks(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, seq);
+CREATE INDEX IF NOT EXISTS tasks_principal ON tasks(principal, seq);
+CREATE INDEX IF NOT EXISTS tasks_tool ON tasks(tool, seq);
+CREATE TABLE IF NOT EXISTS input_requests(
+  task_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request TEXT NOT NULL,
+  state TEXT NOT NULL,
+  human_only INTEGER NOT NULL DEFAULT 0,
+  response TEXT,
+  answered_by TEXT,
+  answered_at INTEGER,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY(task_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_task ON events(task_id, id);
+CREATE INDEX IF NOT EXISTS events_deleted ON events(at) WHERE kind = 'deleted';
+CREATE TABLE IF NOT EXISTS tokens(
+  name TEXT PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idempotency_keys(
+  principal TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY(principal, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_expires ON idempotency_keys(expires_at);
+CREATE TABLE IF NOT EXISTS task_counts(
+  principal TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY(principal, tool, status)
+) WITHOUT ROWID;
+"#;
+
+/// Brings a store written by an earlier Taskdeck up to [`SCHEMA`] (which only creates what is
+/// missing): columns added since are added with their defaults. Errors: [`EngineError::Store`].
+fn migrate(conn: &Connection) -> Result<(), EngineError> {
+    // `task_counts` (added 2026-11-29) is filled once from the tasks of a store that had none;
+    // from then on the writer keeps it in step.
+    let counted = conn
+        .prepare("SELECT 1 FROM meta WHERE key = 'task_counts'")?
+        .exists([])?;
+    if !counted {
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             DELETE FROM task_counts;
+             INSERT INTO task_counts(principal, tool, status, n)
+               SELECT principal, tool, status, COUNT(*) FROM tasks GROUP BY 1, 2, 3;
+             INSERT OR REPLACE INTO meta(key, value) VALUES ('task_counts', '1');
+             COMMIT;",
+        )?;
+    }
+    // (table, column, declaration): stores from before 2026-11-29 11:34 lack `human_only`.
+    const ADDED: &[(&str, &str, &str)] =
+        &[("input_requests", "human_only", "INTEGER NOT NULL DEFAULT 0")];
+    for (table, column, decl) in ADDED {
+        let present = conn
+            .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?
+            .exists(params![table, column])?;
+        if !present {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+            tracing::info!("store: added column {table}.{column}");
+        }
+    }
+    Ok(())
+}
+
+/// The 32-byte secret `meta.<name>` (hex), drawn the first time from `rand`'s thread RNG (a
+/// CSPRNG seeded by the OS).
+/// Errors: [`EngineError::Store`], also when the stored value is not 32 bytes of hex.
+fn meta_secret(conn: &Connection, name: &str) -> Result<[u8; 32], EngineError> {
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES (?1, ?2)",
+        params![name, hex::encode(rand::random::<[u8; 32]>())],
+    )?;
+    let stored: String = conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        params![name],
+        |r| r.get(0),
+    )?;
+    hex::decode(&stored)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| EngineError::Store(format!("meta.{name} is not 32 bytes of hex")))
+}

@@ -1,0 +1,445 @@
+//! Tests of the store as a whole: group commit and rollback, the writer's copies, counts,
+//! the answer cache, WAL size, migrations.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use super::{
+    Durability, ListFilter, Store, WriteCtx,
+    checkpoint::WAL_RESET_FRAMES,
+    connection::open_conn,
+    input_requests::{answer_input, input_human_only, insert_input},
+    tasks::insert_task,
+};
+use crate::{EngineError, TaskRecord, TaskStatus, feed::ChangeFeed};
+
+fn task(id: &str) -> TaskRecord {
+    TaskRecord {
+        task_id: id.to_string(),
+        seq: 0,
+        tool: "echo".into(),
+        arguments: serde_json::json!({}),
+        principal: "admin".into(),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_at_ms: 1,
+        last_updated_at_ms: 1,
+        ttl_ms: Some(1000),
+        poll_interval_ms: 1000,
+        progress: None,
+        result: None,
+        error: None,
+        input_requests: BTreeMap::new(),
+        cancel_requested: false,
+    }
+}
+
+/// Past WAL_RESET_FRAMES the checkpoint thread resets the WAL even while writes and reads
+/// never stop (PASSIVE alone cannot: the file grew to 3.5 GB while a store was seeded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_stays_bounded_under_constant_writes_and_reads() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        Arc::new(Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (store, stop) = (store.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                store
+                    .read(|c| {
+                        Ok(c.query_row("SELECT count(*) FROM tasks", [], |r| r.get::<_, i64>(0))?)
+                    })
+                    .unwrap();
+            }
+        })
+    };
+    let wal = dir.path().join("taskdeck.sqlite3-wal");
+    let note = "x".repeat(32 * 1024);
+    let limit = (WAL_RESET_FRAMES * 4096) as u64;
+    let mut largest = 0;
+    // ~190 MiB of task rows: three times the size at which the WAL is reset.
+    for i in 0..6_000 {
+        let mut t = task(&format!("t{i:05}"));
+        t.arguments = serde_json::json!({ "note": note });
+        store
+            .write(move |w| insert_task(w.conn, &mut t))
+            .await
+            .unwrap();
+        if i % 50 == 0 {
+            largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    assert!(
+        largest < limit * 3 / 2,
+        "the WAL reached {largest} bytes (reset past {limit})"
+    );
+}
+
+/// One write of a test group.
+type TestWrite = Box<dyn FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send>;
+
+/// Runs `writes` as one group: a first write holds the writer until all of them are queued.
+async fn one_group(store: &Store, writes: Vec<TestWrite>) -> Vec<Result<(), EngineError>> {
+    let hold = store.write(|_| {
+        std::thread::sleep(Duration::from_millis(300));
+        Ok(())
+    });
+    let queued = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        futures::future::join_all(writes.into_iter().map(|f| store.write(f))).await
+    };
+    let (held, results) = tokio::join!(hold, queued);
+    held.unwrap();
+    results
+}
+
+/// A write that breaks the rule (it fails after a change): its whole group is rolled back.
+fn failing_halfway() -> TestWrite {
+    Box::new(|w| {
+        insert_task(w.conn, &mut task("b"))?;
+        Err(EngineError::Invalid("failed halfway".into()))
+    })
+}
+
+#[tokio::test]
+async fn a_write_failing_before_any_change_leaves_its_group_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+    let results = one_group(
+        &store,
+        vec![
+            Box::new(|w| insert_task(w.conn, &mut task("a"))),
+            Box::new(|_| Err(EngineError::NotFound)),
+            Box::new(|w| insert_task(w.conn, &mut task("c"))),
+        ],
+    )
+    .await;
+    assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+    assert!(matches!(results[1], Err(EngineError::NotFound)));
+    assert!(store.get("a").unwrap().is_some() && store.get("c").unwrap().is_some());
+}
+
+/// `counts` (from `task_counts`) against a count of the rows themselves, for each filter.
+fn assert_counts_match_rows(store: &Store) {
+    let filters = [
+        (None, None),
+        (Some("alice"), None),
+        (Some("bob"), None),
+        (None, Some("echo")),
+        (None, Some("run")),
+        (Some("bob"), Some("echo")),
+        (Some("carol"), None),
+    ];
+    for (principal, tool) in filters {
+        let filter = ListFilter {
+            principal: principal.map(String::from),
+            tool: tool.map(String::from),
+            limit: 10,
+            ..ListFilter::default()
+        };
+        let rows: BTreeMap<String, i64> = store
+            .read(|c| {
+                let mut stmt = c.prepare(
+                    "SELECT status, COUNT(*) FROM tasks WHERE (?1 IS NULL OR principal = ?1)
+                     AND (?2 IS NULL OR tool = ?2) GROUP BY status",
+                )?;
+                let rows =
+                    stmt.query_map(params![principal, tool], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })
+            .unwrap();
+        assert_eq!(
+            store.counts(&filter).unwrap(),
+            rows,
+            "{principal:?} {tool:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn counts_per_status_follow_inserts_transitions_deletes_and_failed_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+    fn make(id: &str, principal: &str, tool: &str) -> TaskRecord {
+        let mut t = task(id);
+        t.principal = principal.into();
+        t.tool = tool.into();
+        t
+    }
+    for (id, principal, tool) in [
+        ("a1", "alice", "echo"),
+        ("a2", "alice", "run"),
+        ("b1", "bob", "echo"),
+        ("b2", "bob", "echo"),
+        ("b3", "bob", "run"),
+    ] {
+        let t = make(id, principal, tool);
+        store.write(move |w| w.insert(t).map(drop)).await.unwrap();
+    }
+    let set_status = |id: &'static str, to: TaskStatus| {
+        store.write(move |w| {
+            let mut t = w.load(id)?.unwrap();
+            let from = t.status;
+            t.status = to;
+            w.status_changed(&t, from);
+            w.save(t).map(drop)
+        })
+    };
+    set_status("a1", TaskStatus::Completed).await.unwrap();
+    set_status("b1", TaskStatus::InputRequired).await.unwrap();
+    set_status("b2", TaskStatus::Failed).await.unwrap();
+    set_status("b1", TaskStatus::Working).await.unwrap();
+    assert_counts_match_rows(&store);
+
+    // A write that fails after queuing a status change (no row changed): its change is
+    // forgotten, the others in its group count.
+    let results = one_group(
+        &store,
+        vec![
+            Box::new(|w| {
+                let t = w.load("a2")?.unwrap();
+                w.status_changed(
+                    &TaskRecord {
+                        status: TaskStatus::Cancelled,
+                        ..t
+                    },
+                    TaskStatus::Working,
+                );
+                Err(EngineError::Invalid("changed its mind".into()))
+            }),
+            Box::new(|w| w.insert(make("c1", "carol", "echo")).map(drop)),
+        ],
+    )
+    .await;
+    assert!(results[0].is_err() && results[1].is_ok(), "{results:?}");
+    assert_counts_match_rows(&store);
+    // A write that fails after changing rows rolls its whole group back, counts included.
+    let results = one_group(
+        &store,
+        vec![
+            Box::new(|w| w.insert(make("c2", "carol", "run")).map(drop)),
+            Box::new(|w| {
+                w.insert(make("c3", "carol", "echo"))?;
+                Err(EngineError::Invalid("half done".into()))
+            }),
+        ],
+    )
+    .await;
+    assert!(results.iter().all(Result::is_err), "{results:?}");
+    assert_counts_match_rows(&store);
+
+    store.write(|w| w.delete("b3")).await.unwrap();
+    store.write(|w| w.delete("no-such-task")).await.unwrap();
+    assert_counts_match_rows(&store);
+    let all = store.counts(&ListFilter::default()).unwrap();
+    assert_eq!(all.values().sum::<i64>(), 5, "{all:?}");
+
+    // A store whose counts were never taken (or were lost) gets them from its rows.
+    store
+        .read(|c| {
+            c.execute_batch(
+                "DELETE FROM meta WHERE key = 'task_counts'; UPDATE task_counts SET n = 99;",
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    drop(store);
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+    assert_counts_match_rows(&store);
+}
+
+#[test]
+fn a_store_from_before_human_only_gets_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let old = Connection::open(dir.path().join("taskdeck.sqlite3")).unwrap();
+        old.execute_batch(
+            "CREATE TABLE input_requests(task_id TEXT NOT NULL, key TEXT NOT NULL,
+               request TEXT NOT NULL, state TEXT NOT NULL, response TEXT, answered_by TEXT,
+               answered_at INTEGER, created_at INTEGER NOT NULL, PRIMARY KEY(task_id, key))
+               WITHOUT ROWID;
+             INSERT INTO input_requests(task_id, key, request, state, created_at)
+               VALUES ('old', 'k', '{}', 'outstanding', 1);",
+        )
+        .unwrap();
+    }
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
+    store
+        .read(|c| {
+            assert!(
+                !input_human_only(c, "old", "k")?,
+                "old rows default to false"
+            );
+            Ok(())
+        })
+        .unwrap();
+    let c = open_conn(store.path()).unwrap();
+    insert_input(&c, "new", "k", &serde_json::json!({}), true, 2).unwrap();
+    assert!(input_human_only(&c, "new", "k").unwrap());
+}
+
+#[tokio::test]
+async fn a_write_failing_after_a_change_rolls_back_its_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let feed = ChangeFeed::new(64);
+    let mut changes = feed.subscribe();
+    let store = Store::open(dir.path(), Durability::Process, feed).unwrap();
+    let results = one_group(
+        &store,
+        vec![
+            Box::new(|w| {
+                let t = task("a");
+                insert_task(w.conn, &mut t.clone())?;
+                w.event(&t, 1, "created", serde_json::json!({}))?;
+                Ok(())
+            }),
+            failing_halfway(),
+        ],
+    )
+    .await;
+    assert!(
+        matches!(&results[0], Err(EngineError::Store(_))),
+        "{results:?}"
+    );
+    assert!(matches!(&results[1], Err(EngineError::Invalid(_))));
+    assert!(store.get("a").unwrap().is_none() && store.get("b").unwrap().is_none());
+    assert!(changes.try_recv().is_err(), "nothing is published");
+    // The writer goes on with the next group.
+    store
+        .write(|w| insert_task(w.conn, &mut task("d")))
+        .await
+        .unwrap();
+    assert!(store.get("d").unwrap().is_some());
+}
+
+#[tokio::test]
+async fn the_writers_copies_follow_rollbacks_and_changes_carry_the_saved_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let feed = ChangeFeed::new(64);
+    let mut changes = feed.subscribe();
+    let store = Store::open(dir.path(), Durability::Process, feed).unwrap();
+    let mut a = task("a");
+    a.status = TaskStatus::Working;
+    store.write(move |w| w.insert(a).map(drop)).await.unwrap();
+    // A save in a group that is rolled back must not survive in the writer's copy.
+    let results = one_group(
+        &store,
+        vec![
+            Box::new(|w| {
+                let mut t = w.load("a")?.unwrap();
+                t.status_message = Some("rolled back".into());
+                w.save(t).map(drop)
+            }),
+            failing_halfway(),
+        ],
+    )
+    .await;
+    assert!(results.iter().all(Result::is_err), "{results:?}");
+    let seen = store
+        .write(|w| Ok(w.load("a")?.unwrap().status_message))
+        .await
+        .unwrap();
+    assert_eq!(seen, None, "the writer reads the committed row again");
+    // An event queued before the save carries the task as the write leaves it.
+    store
+        .write(|w| {
+            let mut t = w.load("a")?.unwrap();
+            w.event(&t, 2, "statusMessage", serde_json::json!({}))?;
+            t.status_message = Some("final".into());
+            w.save(t).map(drop)
+        })
+        .await
+        .unwrap();
+    let change = changes.try_recv().unwrap();
+    assert_eq!(change.event.kind, "statusMessage");
+    assert_eq!(change.task.status_message.as_deref(), Some("final"));
+    assert_eq!(
+        store.get("a").unwrap().unwrap().status_message.as_deref(),
+        Some("final")
+    );
+}
+
+#[tokio::test]
+async fn cached_get_answers_follow_every_committed_write_and_no_rolled_back_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+    let status = |store: &Store| {
+        let answer = store.get_answer("a").unwrap()?;
+        let v: Value = serde_json::from_str(&answer.json).unwrap();
+        Some(v["status"].as_str().unwrap().to_string())
+    };
+    store
+        .write(|w| w.insert(task("a")).map(drop))
+        .await
+        .unwrap();
+    assert_eq!(status(&store).as_deref(), Some("working"));
+    assert_eq!(store.state.answers.len(), 1, "the answer is cached");
+    // A rolled-back save changes nothing, in the store or the cache.
+    let results = one_group(
+        &store,
+        vec![
+            Box::new(|w| {
+                let mut t = w.load("a")?.unwrap();
+                t.status = TaskStatus::Completed;
+                w.save(t).map(drop)
+            }),
+            failing_halfway(),
+        ],
+    )
+    .await;
+    assert!(results.iter().all(Result::is_err), "{results:?}");
+    assert_eq!(status(&store).as_deref(), Some("working"));
+    // An input request (written with SQL of its own, then logged) shows at once.
+    store
+        .write(|w| {
+            let mut t = w.load("a")?.unwrap();
+            insert_input(
+                w.conn,
+                "a",
+                "k",
+                &serde_json::json!({"method": "elicitation/create"}),
+                false,
+                2,
+            )?;
+            t.status = TaskStatus::InputRequired;
+            w.event(&t, 2, "inputRequested", serde_json::json!({"key": "k"}))?;
+            w.save(t).map(drop)
+        })
+        .await
+        .unwrap();
+    assert_eq!(status(&store).as_deref(), Some("input_required"));
+    let answer = store.get_answer("a").unwrap().unwrap();
+    assert!(
+        answer.json.contains("\"inputRequests\":{\"k\""),
+        "{}",
+        answer.json
+    );
+    store
+        .write(|w| {
+            let mut t = w.load("a")?.unwrap();
+            answer_input(
+                w.conn,
+                "a",
+                "k",
+                &serde_json::json!({"action": "accept"}),
+                "admin",
+                3,
+            )?;
+            t.status = TaskStatus::Completed;
+            t.input_requests.clear();
+            t.result = Some(serde_json::json!({"content": []}));
+            w.event(&t, 3, "status", serde_json::json!({}))?;
+            w.save(t).map(drop)
+        })
+        .await
+        .unwrap();
+    assert_eq!(status(&store).as_deref(), Some("completed"));
+    store.write(|w| w.delete("a")).await.unwrap();
+    assert_eq!(status(&store), None, "a deleted task is not found");
+}

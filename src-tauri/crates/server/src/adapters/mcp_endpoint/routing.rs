@@ -1,0 +1,227 @@
+//! The axum handler of `/mcp`: session rules, then each request to its dedicated path or to
+//! rmcp's Streamable HTTP service.
+//!
+//! - A request naming a 2025-11-25 session opened by another principal gets rmcp's 404 for an
+//!   unknown session; a session rmcp has dropped is forgotten.
+//! - DELETE ends a session (204, which every client takes; the Python SDK warns on rmcp's 202).
+//! - A POST on a 2025-11-25 session may be an answer to `tasks/result`'s questions or a task
+//!   request of that era (`mcp_legacy`).
+//! - A sessionless 2025-11-25 `initialize` is completed by [`initialize`](super::initialize).
+//! - 2026-07-28 `tasks/get`, task-creating `tools/call` and `subscriptions/listen` with
+//!   `taskIds` go to their dedicated paths (see [`TaskRouting`](super::TaskRouting)).
+//! - Everything else passes the [`envelope`](super::envelope) checks and goes to rmcp.
+
+use std::sync::Arc;
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{HeaderMap, HeaderValue, Method, StatusCode, request::Parts},
+    response::{IntoResponse, Response},
+};
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
+use serde_json::Value;
+
+use super::{
+    McpEndpoint, RequestHead, TaskRouting,
+    create::create_task,
+    envelope::check_envelope,
+    initialize::initialize,
+    listen::{ListenParams, listen},
+    request_checks::{AnswerMedia, check_media, is_modern, session_header},
+    responses::{error_response, forward, null_id, unknown_session},
+    tasks_get::{TaskParams, tasks_get},
+};
+use crate::adapters::{mcp_legacy, mcp_sessions::Session, wire::INVALID_REQUEST};
+use taskdeck_engine::Principal;
+
+/// Axum handler for every method on `/mcp`.
+pub async fn handle(State(endpoint): State<Arc<McpEndpoint>>, req: Request) -> Response {
+    let principal = req.extensions().get::<Principal>().cloned();
+    let session_id = session_header(req.headers());
+    let session = match &session_id {
+        Some(sid) => match live_session(&endpoint, sid, principal.as_ref()).await {
+            Ok(session) => session,
+            Err(resp) => return resp,
+        },
+        None => None,
+    };
+    if req.method() == Method::DELETE {
+        return end_session(&endpoint, session_id.as_deref(), req).await;
+    }
+    if req.method() != Method::POST {
+        return forward(&endpoint, req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let body = match axum::body::to_bytes(body, endpoint.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &null_id(),
+                INVALID_REQUEST,
+                &format!(
+                    "Request body too large: /mcp accepts at most {} bytes",
+                    endpoint.max_body_bytes
+                ),
+                None,
+            );
+        }
+    };
+    let post = Post {
+        parts,
+        body,
+        principal,
+        session_id,
+        session,
+    };
+    post.route(&endpoint).await
+}
+
+/// The 2025-11-25 session `sid` names, when Taskdeck knows it and rmcp still has it (`None`
+/// otherwise: rmcp then answers as for any session it does not know). `Err`: the 404 for a
+/// session opened by another principal.
+#[allow(clippy::result_large_err)] // the `Err` is the rejection to send
+async fn live_session(
+    endpoint: &McpEndpoint,
+    sid: &str,
+    principal: Option<&Principal>,
+) -> Result<Option<Session>, Response> {
+    let Some(known) = endpoint.core.sessions.get(sid) else {
+        return Ok(None);
+    };
+    if Some(&known.principal) != principal {
+        return Err(unknown_session());
+    }
+    if rmcp_has_session(endpoint, sid).await {
+        Ok(Some(known))
+    } else {
+        endpoint.core.sessions.close(sid);
+        Ok(None)
+    }
+}
+
+async fn rmcp_has_session(endpoint: &McpEndpoint, sid: &str) -> bool {
+    endpoint
+        .sessions
+        .has_session(&sid.to_string().into())
+        .await
+        .unwrap_or(false)
+}
+
+/// DELETE on `/mcp`: ends session `session_id` in rmcp and here. 404 for a session rmcp does not
+/// know (as for one of another principal), 204 once ended, rmcp's answer otherwise.
+async fn end_session(endpoint: &McpEndpoint, session_id: Option<&str>, req: Request) -> Response {
+    if let Some(sid) = session_id
+        && !rmcp_has_session(endpoint, sid).await
+    {
+        return unknown_session();
+    }
+    let resp = forward(endpoint, req).await;
+    if resp.status() != StatusCode::ACCEPTED {
+        return resp;
+    }
+    if let Some(sid) = session_id {
+        endpoint.core.sessions.close(sid);
+    }
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// A POST on `/mcp` whose body has been read.
+struct Post {
+    parts: Parts,
+    body: Bytes,
+    /// Who the guard authenticated (`None` only where no guard ran).
+    principal: Option<Principal>,
+    /// The request's one `Mcp-Session-Id`.
+    session_id: Option<String>,
+    /// The live 2025-11-25 session it names, if any.
+    session: Option<Session>,
+}
+
+impl Post {
+    async fn route(mut self, endpoint: &McpEndpoint) -> Response {
+        let modern = is_modern(&self.parts.headers);
+        if !modern
+            && let (Some(sid), Some(session)) = (&self.session_id, &self.session)
+            && let Some(resp) =
+                on_legacy_session(endpoint, sid, session, &self.parts.headers, &self.body).await
+        {
+            return resp;
+        }
+        if let Ok(head) = serde_json::from_slice::<RequestHead<'_>>(&self.body)
+            && head.is_request()
+            && let (Some(method), Some(id)) = (head.method, head.id)
+        {
+            if method == "initialize" && self.session_id.is_none() && !modern {
+                let id = id.to_owned();
+                return initialize(endpoint, self.parts, self.body, &id, self.principal).await;
+            }
+            if modern
+                && matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
+                && !self.parts.headers.contains_key("mcp-name")
+                && let Some(task_id) = TaskParams::task_id_of(head.params)
+                && let Ok(value) = HeaderValue::from_str(&task_id)
+            {
+                // Liberal where it costs nothing: a tasks/* request without `Mcp-Name`
+                // (fastmcp-tasks 4.1.4 sends none) is taken as naming its body's taskId; a
+                // mismatched one is still rejected.
+                self.parts.headers.insert("mcp-name", value);
+            }
+            if let Some(principal) = &self.principal {
+                let headers = &self.parts.headers;
+                let dedicated = endpoint.task_routing == TaskRouting::Dedicated && modern;
+                if method == "tasks/get" && dedicated {
+                    return tasks_get(endpoint, headers, principal, id, head.params);
+                }
+                if method == "tools/call"
+                    && dedicated
+                    && let Some(resp) =
+                        create_task(endpoint, headers, principal, id, head.params).await
+                {
+                    return resp;
+                }
+                if method == "subscriptions/listen"
+                    && let Some(params) = ListenParams::for_tasks(head.params)
+                {
+                    return listen(endpoint, headers, principal, id, params);
+                }
+            }
+        }
+        if let Err(resp) = check_envelope(&self.body) {
+            return resp;
+        }
+        forward(
+            endpoint,
+            Request::from_parts(self.parts, Body::from(self.body)),
+        )
+        .await
+    }
+}
+
+/// A POST on live 2025-11-25 session `sid`: rmcp's media checks (406, 415) and the envelope
+/// checks, then a client's answer to a question `tasks/result` asked, or a task request of that
+/// era (`mcp_legacy`). `None` for anything else, which is routed like any other POST.
+async fn on_legacy_session(
+    endpoint: &McpEndpoint,
+    sid: &str,
+    session: &Session,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Option<Response> {
+    if let Err(resp) = check_media(headers, AnswerMedia::Json) {
+        return Some(resp);
+    }
+    if let Err(resp) = check_envelope(body) {
+        return Some(resp);
+    }
+    if let Ok(message) = serde_json::from_slice::<Value>(body)
+        && message.get("method").is_none()
+        && let Some(resp) = mcp_legacy::take_answer(endpoint, session, &message).await
+    {
+        return Some(resp);
+    }
+    let head = serde_json::from_slice::<RequestHead<'_>>(body).ok()?;
+    let (method, id) = (head.method?, head.id?);
+    mcp_legacy::handle(endpoint, sid, session, method, id, head.params).await
+}

@@ -1,0 +1,144 @@
+//! The test service of `wait_for_http_job`'s tests: an engine with the tool (and a DNS that
+//! puts `public.test` and `other.test` on 127.0.0.1), local HTTP servers to reach, and waits for
+//! the task to ask, answer and finish.
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use futures::FutureExt as _;
+use serde_json::{Value, json};
+
+use super::{ALLOW_PRIVATE_KEY, WaitForHttpJob};
+use taskdeck_engine::{
+    Engine, EngineConfig, Principal, TaskRecord, TaskStatus,
+    feed::ChangeFeed,
+    store::{Durability, Store},
+};
+
+/// Requests a local server saw: `(method, path, Host, Authorization)`.
+pub(super) type Seen = Arc<Mutex<Vec<(String, String, String, Option<String>)>>>;
+
+/// A server on 127.0.0.1: `/ops` answers `{"status": "done"}`; `/away` redirects (307) to
+/// `http://other.test:PORT/ops`, `/here` (302) to `/ops` on the same origin.
+pub(super) async fn local_server() -> (u16, Seen) {
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let log = log.clone();
+        async move {
+            let header = |n: &str| {
+                req.headers()
+                    .get(n)
+                    .and_then(|v| v.to_str().ok())
+                    .map(String::from)
+            };
+            let path = req.uri().path().to_string();
+            log.lock().unwrap().push((
+                req.method().to_string(),
+                path.clone(),
+                header("host").unwrap_or_default(),
+                header("authorization"),
+            ));
+            let (status, location) = match path.as_str() {
+                "/away" => (307, format!("http://other.test:{port}/ops")),
+                "/here" => (302, "/ops".to_string()),
+                _ => (200, String::new()),
+            };
+            axum::response::Response::builder()
+                .status(status)
+                .header("location", location)
+                .body(axum::body::Body::from(r#"{"status": "done"}"#))
+                .unwrap()
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (port, seen)
+}
+
+/// An engine with `wait_for_http_job` whose DNS knows `public.test` and `other.test`, both
+/// at 127.0.0.1 (what a rebinding or a hostile DNS answer would say), and whose requests
+/// may take `timeout` each.
+pub(super) async fn engine(dir: &std::path::Path, timeout: Duration) -> Engine {
+    let store = Store::open(dir, Durability::Process, ChangeFeed::new(64)).unwrap();
+    let engine = Engine::new(
+        store,
+        EngineConfig::default(),
+        crate::adapters::wire::task_error_object,
+    );
+    let lookup = Arc::new(|host: String, port: u16| {
+        async move {
+            match host.as_str() {
+                "public.test" | "other.test" => Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))]),
+                _ => Err(std::io::Error::other("unknown name")),
+            }
+        }
+        .boxed()
+    });
+    let tool = WaitForHttpJob::with_lookup(dir, lookup).with_request_timeout(timeout);
+    engine.register_tool(Arc::new(tool));
+    engine.start().await.unwrap();
+    engine
+}
+
+pub(super) async fn wait_until(
+    engine: &Engine,
+    id: &str,
+    pred: impl Fn(&TaskRecord) -> bool,
+) -> TaskRecord {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let t = engine.get(&Principal::admin(), id).unwrap();
+        if pred(&t) {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still {:?}: {:?}",
+            t.status,
+            t.result
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The question the task asks, once it asks.
+pub(super) async fn question(engine: &Engine, id: &str) -> String {
+    let t = wait_until(engine, id, |t| t.status == TaskStatus::InputRequired).await;
+    t.input_requests[ALLOW_PRIVATE_KEY]["params"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+pub(super) async fn answer(engine: &Engine, id: &str, action: &str) {
+    let mut responses = serde_json::Map::new();
+    responses.insert(ALLOW_PRIVATE_KEY.into(), json!({"action": action}));
+    let report = engine
+        .answer(&Principal::admin(), id, responses)
+        .await
+        .unwrap();
+    assert_eq!(report.accepted, [ALLOW_PRIVATE_KEY]);
+}
+
+pub(super) async fn result(engine: &Engine, id: &str) -> Value {
+    let t = wait_until(engine, id, |t| t.status.is_terminal()).await;
+    assert_eq!(t.status, TaskStatus::Completed);
+    t.result.unwrap()
+}
+
+/// Serves `app` on 127.0.0.1 and lets principal `agent` reach it in `dir`'s policy; its
+/// base URL.
+pub(super) async fn allowed_service(dir: &std::path::Path, app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let authority = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    super::HttpPolicy::new(dir)
+        .allow("agent", &authority)
+        .unwrap();
+    format!("http://{authority}")
+}

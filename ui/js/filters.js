@@ -1,0 +1,171 @@
+// The list's filters: the status chips (with their counts), the search box, and the tool and
+// principal selects, whose options grow as tools and principals are seen. A change of filter
+// reloads the list (list.js).
+
+import { searchDelayMs } from './tasks-model.js';
+import { h, clear, $, setText, setAttr } from './dom.js';
+import { STATUSES, statusLabel } from './status.js';
+import { formatCount } from './format.js';
+import { state } from './state.js';
+import { reloadList } from './list.js';
+
+/** The filters the controls show, as the list model takes them. */
+export function currentFilters() {
+  return {
+    statuses: [...state.statusFilter],
+    tool: $('tool-filter').value,
+    principal: state.me && state.me.admin ? $('principal-filter').value : '',
+    q: $('search').value,
+  };
+}
+
+/** True when `filters` narrow the list (an empty list then says so, and offers to clear them). */
+export function isFiltered(f) {
+  return Boolean(f.statuses.length || f.tool || f.principal || (f.q && f.q.trim()));
+}
+
+/**
+ * A click on the status chip `key` ('all' or a status) changes `selected` (a Set, changed in
+ * place): a plain click shows that status alone, or all again when it was alone; with
+ * `combine` (Shift/Ctrl/Cmd) it adds or removes the status.
+ */
+export function clickChip(selected, key, combine) {
+  if (key === 'all') selected.clear();
+  else if (combine) {
+    if (selected.has(key)) selected.delete(key);
+    else selected.add(key);
+  } else if (selected.size === 1 && selected.has(key)) selected.clear();
+  else {
+    selected.clear();
+    selected.add(key);
+  }
+  return selected;
+}
+
+export function chipSymbol(key) {
+  return { working: '◐', input_required: '!', completed: '✓', failed: '✕', cancelled: '⊘' }[key] || '';
+}
+
+/** The chip's accessible name, e.g. "Needs input: 3 tasks". */
+export function chipLabel(key, count) {
+  return `${key === 'all' ? 'All statuses' : statusLabel(key)}: ${formatCount(count)} task${count === 1 ? '' : 's'}`;
+}
+
+export function renderChips() {
+  const wrap = $('status-filters');
+  const counts = state.model.counts;
+  const all = state.model.total();
+  const make = (key, label, count, pressed) => {
+    const btn = h(
+      'button',
+      { type: 'button', class: `chip chip-${key}`, 'aria-pressed': String(pressed), dataset: { status: key } },
+      key !== 'all' ? h('span', { class: 'chip-symbol', 'aria-hidden': 'true' }, chipSymbol(key)) : null,
+      h('span', { class: 'chip-label' }, label),
+      h('span', { class: 'chip-count' }, formatCount(count)),
+    );
+    return btn;
+  };
+  const existing = wrap.querySelectorAll('button.chip');
+  const wantKeys = ['all', ...STATUSES];
+  if (existing.length !== wantKeys.length) {
+    clear(wrap);
+    for (const key of wantKeys) wrap.appendChild(make(key, key === 'all' ? 'All' : statusLabel(key), 0, false));
+  }
+  // Runs on every list frame: write only what changed.
+  for (const btn of wrap.querySelectorAll('button.chip')) {
+    const key = btn.dataset.status;
+    const count = key === 'all' ? all : counts[key] || 0;
+    const pressed = key === 'all' ? state.statusFilter.size === 0 : state.statusFilter.has(key);
+    setAttr(btn, 'aria-pressed', String(pressed));
+    setText(btn.querySelector('.chip-count'), formatCount(count));
+    setAttr(btn, 'aria-label', chipLabel(key, count));
+  }
+}
+
+export function clearFilters() {
+  state.statusFilter.clear();
+  $('search').value = '';
+  $('tool-filter').value = '';
+  $('principal-filter').value = '';
+  reloadList();
+}
+
+// ---------------------------------------------------------------- tool and principal options
+
+export function renderToolOptions() {
+  fillSelect($('tool-filter'), 'All tools', 'Tool', [...state.tools].sort());
+}
+
+function renderPrincipalOptions() {
+  fillSelect($('principal-filter'), 'All principals', 'Principal', [...state.principals].sort());
+}
+
+/** The option values a select should have: '' (all), then `values`, then the `current`
+ *  choice if it is not among them (it stays chosen). */
+export function selectValues(current, values) {
+  const want = ['', ...values];
+  if (current && !want.includes(current)) want.push(current);
+  return want;
+}
+
+/** Options "All tools", "Tool: a", "Tool: b"... so the closed select names its own filter. */
+function fillSelect(select, allLabel, prefix, values) {
+  const current = select.value;
+  const have = [...select.options].map((o) => o.value);
+  const want = selectValues(current, values);
+  if (have.length === want.length && have.every((v, i) => v === want[i])) return;
+  clear(select);
+  for (const v of want) select.appendChild(h('option', { value: v }, v ? `${prefix}: ${v}` : allLabel));
+  select.value = current;
+}
+
+let optionTimer = null;
+export function noteTool(tool) {
+  if (!tool || state.tools.has(tool)) return;
+  state.tools.add(tool);
+  queueOptions();
+}
+export function notePrincipal(p) {
+  if (!p || state.principals.has(p)) return;
+  state.principals.add(p);
+  queueOptions();
+}
+function queueOptions() {
+  if (optionTimer) return;
+  optionTimer = setTimeout(() => {
+    optionTimer = null;
+    renderToolOptions();
+    renderPrincipalOptions();
+  }, 200);
+}
+
+// ---------------------------------------------------------------- wiring
+
+/** Draws the chips and wires the filter controls (once, at start-up). */
+export function initFilters() {
+  renderChips();
+  $('status-filters').addEventListener('click', (e) => {
+    const btn = e.target instanceof Element ? e.target.closest('button.chip') : null;
+    if (!btn) return;
+    // Shift/Ctrl-click combines statuses.
+    clickChip(state.statusFilter, btn.dataset.status, e.shiftKey || e.ctrlKey || e.metaKey);
+    renderChips();
+    reloadList();
+  });
+  let searchTimer = null;
+  $('search').addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    // Typing is coalesced (briefly when the server answers from its index); clearing the box
+    // is one deliberate act and applies at once.
+    const delay = searchDelayMs($('search').value);
+    if (!delay) reloadList();
+    else searchTimer = setTimeout(reloadList, delay);
+  });
+  $('filters').addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearTimeout(searchTimer);
+    reloadList();
+  });
+  $('tool-filter').addEventListener('change', reloadList);
+  $('principal-filter').addEventListener('change', reloadList);
+}

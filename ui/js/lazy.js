@@ -1,0 +1,72 @@
+// Modules loaded later. The first screen (the list) needs neither the detail pane (with its
+// forms, result viewer, timeline and output log) nor the dialogs: their modules load once the
+// list is drawn (when the browser is idle), or at once when they are first used. index.html
+// preloads only what the list needs (ui/test/preload.test.mjs keeps both in step).
+
+import { $ } from './dom.js';
+import { state } from './state.js';
+import { once } from './timing.js';
+import { toast, announce } from './notices.js';
+import { handleTaskSnapshot } from './live.js';
+import { notePrincipal } from './filters.js';
+import { requestCancel } from './cancel.js';
+import { closeDetail } from './open-task.js';
+
+/** The detail pane (DetailView): loaded, created and stored in state.detail on first call. */
+export const loadDetail = once(async () => {
+  const { DetailView } = await import('./detail-view.js');
+  state.detail = new DetailView($('detail'), {
+    api: {
+      getTask: (id, query) => state.api.getTask(id, query),
+      answer: async (id, responses) => {
+        const r = await state.api.answer(id, responses);
+        if (r && r.task) handleTaskSnapshot(r.task);
+        return r;
+      },
+      taskLog: (id, range) => state.api.taskLog(id, range),
+    },
+    requestCancel,
+    announce,
+    toast,
+    onClose: closeDetail,
+    isAdmin: () => Boolean(state.me && state.me.admin),
+  });
+  return state.detail;
+});
+
+/** The "Connect an agent" dialog (admin only). */
+export const loadConnectDialog = once(async () => {
+  const m = await import('./connect-dialog.js');
+  m.initConnectDialog({
+    api: { get: (path) => state.api.get(path), post: (path, body) => state.api.post(path, body) },
+    toast,
+    onCreated: ({ name }) => {
+      notePrincipal(name);
+      announce(`Token created for ${name}.`);
+    },
+  });
+  return m;
+});
+
+/** The desktop shell's notification settings dialog. */
+export const loadNotifyDialog = once(async () => {
+  const m = await import('./notify-dialog.js');
+  m.initNotifyDialog({ bridge: state.desktop, toast });
+  return m;
+});
+
+/** Loads what the first screen left out, when the browser has nothing else to do. */
+export function loadTheRestWhenIdle() {
+  const load = () => {
+    loadDetail();
+    if (state.me && state.me.admin) loadConnectDialog();
+    if (state.desktop) loadNotifyDialog();
+  };
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(load, { timeout: 1000 });
+  else setTimeout(load, 200);
+}
+
+/** Runs `fn` with a module loaded on first use; a failed load is reported, not thrown. */
+export function withModule(load, fn) {
+  load().then(fn, (err) => toast(`Could not load this part of the page: ${err.message}`, 'bad'));
+}

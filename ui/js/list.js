@@ -1,0 +1,190 @@
+// The task list: loading its pages for the current filters, redrawing it (rows, chips, footer,
+// empty state) at most once a frame, and pausing it while the reader looks at it. The rows
+// themselves are drawn by ListView (list-view.js) over the TaskList model (tasks-model.js).
+
+import { listQuery } from './tasks-model.js';
+import { h, clear, $, setText } from './dom.js';
+import { formatCount } from './format.js';
+import { state } from './state.js';
+import { oncePerFrame } from './timing.js';
+import { announce } from './notices.js';
+import { currentFilters, isFiltered, renderChips, clearFilters, noteTool, notePrincipal } from './filters.js';
+
+// The first page is small so the list paints early (it covers a tall window); the next
+// pages load while the reader looks at it.
+const FIRST_PAGE_SIZE = 50;
+const PAGE_SIZE = 200;
+
+export const scheduleListRender = oncePerFrame(() => {
+  state.list.render();
+  renderChips();
+  renderFooter();
+  renderEmpty();
+});
+
+let countsRefresh = null;
+/** Asks the server for the counts again in a second (under a search, changes may move them). */
+export function scheduleCountsRefresh() {
+  if (countsRefresh) return;
+  countsRefresh = setTimeout(async () => {
+    countsRefresh = null;
+    const gen = state.generation;
+    try {
+      const page = await state.api.listTasks(listQuery(state.model.filters, { limit: 1 }));
+      if (gen !== state.generation || state.model.paused || !page.counts) return;
+      state.model.counts = { ...page.counts };
+      state.model.version++;
+      scheduleListRender();
+    } catch {
+      // the next change tries again
+    }
+  }, 1000);
+}
+
+/**
+ * Loads the first page for the current filters (changes arriving meanwhile are applied on top).
+ * Resolves to the page's `eventId`, or null when this load failed or was overtaken by a newer one.
+ */
+export async function reloadList() {
+  const gen = ++state.generation;
+  let eventId = null;
+  state.loading = true;
+  state.loadError = null;
+  state.model.setFilters(currentFilters());
+  state.model.beginLoad();
+  renderFooter();
+  try {
+    const page = await state.api.listTasks(listQuery(state.model.filters, { limit: FIRST_PAGE_SIZE }));
+    if (gen !== state.generation) return null;
+    state.model.reset(page);
+    eventId = page.eventId || null;
+    for (const t of page.tasks || []) {
+      noteTool(t.tool);
+      notePrincipal(t.principal);
+    }
+    state.list.resetScroll();
+    state.listLoaded = true;
+  } catch (err) {
+    if (gen !== state.generation) return null;
+    state.model.recording = null;
+    state.loadError = err;
+  } finally {
+    if (gen === state.generation) state.loading = false;
+  }
+  scheduleListRender();
+  return eventId;
+}
+
+/** Loads the next page (the list scrolled near its end), unless one is loading already. */
+export async function loadMore() {
+  const m = state.model;
+  if (state.loading || state.loadingMore || !m.nextCursor) return;
+  const gen = state.generation;
+  state.loadingMore = true;
+  m.beginLoad();
+  renderFooter();
+  try {
+    const page = await state.api.listTasks(listQuery(m.filters, { cursor: m.nextCursor, limit: PAGE_SIZE }));
+    if (gen !== state.generation) return;
+    m.appendPage(page);
+    for (const t of page.tasks || []) notePrincipal(t.principal);
+  } catch (err) {
+    if (gen === state.generation) {
+      m.recording = null;
+      state.loadError = err;
+    }
+  } finally {
+    state.loadingMore = false;
+  }
+  scheduleListRender();
+}
+
+/** The footer's line: loading, failed, or how many tasks are loaded (and whether more are). */
+export function footerText({ loading, listLoaded, loadError, loadingMore, length, nextCursor }) {
+  if (loading && !listLoaded) return 'Loading tasks…';
+  if (loading) return 'Updating…';
+  if (loadError) return `Could not load tasks: ${loadError.message}`;
+  if (loadingMore) return `${formatCount(length)} loaded · loading more…`;
+  if (nextCursor) return `${formatCount(length)} loaded · more load as you scroll`;
+  return `${formatCount(length)} task${length === 1 ? '' : 's'}`;
+}
+
+function renderFooter() {
+  const m = state.model;
+  const el = $('list-footer');
+  const text = footerText({
+    loading: state.loading,
+    listLoaded: state.listLoaded,
+    loadError: state.loadError,
+    loadingMore: state.loadingMore,
+    length: m.length,
+    nextCursor: m.nextCursor,
+  });
+  setText(el, text);
+  el.classList.toggle('error', !!state.loadError);
+}
+
+function renderEmpty() {
+  const el = $('list-empty');
+  const m = state.model;
+  const show = !state.loading && state.listLoaded && m.length === 0;
+  el.hidden = !show;
+  if (!show) return;
+  const filtered = isFiltered(m.filters);
+  clear(el);
+  el.appendChild(h('p', { class: 'list-empty-title' }, filtered ? 'No tasks match these filters' : 'No tasks yet'));
+  el.appendChild(h('p', { class: 'muted' }, filtered ? 'Try another status, tool or search.' : 'Tasks appear here as soon as an agent starts one.'));
+  if (filtered) {
+    const reset = h('button', { type: 'button', class: 'btn btn-small' }, 'Clear filters');
+    reset.addEventListener('click', clearFilters);
+    el.appendChild(reset);
+  }
+}
+
+// ---------------------------------------------------------------- pause
+
+/** The pause button's label and the note beside it; `summary` is the model's pendingSummary()
+ *  while paused, null while live. */
+export function pauseText(summary) {
+  if (!summary) return { button: 'Pause updates', note: '' };
+  const s = summary;
+  return {
+    button: s.changes ? `Resume (${formatCount(s.changes)})` : 'Resume',
+    note: s.changes ? `Paused · ${formatCount(s.changes)} update${s.changes === 1 ? '' : 's'} to ${formatCount(s.tasks)} task${s.tasks === 1 ? '' : 's'} waiting` : 'Paused · list frozen',
+  };
+}
+
+export function renderPending() {
+  const m = state.model;
+  const btn = $('pause-btn');
+  const note = $('pending-note');
+  if (!m.paused) {
+    const t = pauseText(null);
+    btn.textContent = t.button;
+    btn.setAttribute('aria-pressed', 'false');
+    btn.classList.remove('btn-paused');
+    note.textContent = t.note;
+    return;
+  }
+  const t = pauseText(m.pendingSummary());
+  btn.setAttribute('aria-pressed', 'true');
+  btn.classList.add('btn-paused');
+  btn.textContent = t.button;
+  note.textContent = t.note;
+}
+
+export function togglePause() {
+  const m = state.model;
+  if (m.paused) {
+    const anchor = state.list.captureAnchor();
+    const n = m.resume();
+    state.list.restoreAnchor(anchor);
+    state.list.reanchorActive();
+    announce(n ? `Resumed: ${n} update${n === 1 ? '' : 's'} applied.` : 'Resumed live updates.');
+    scheduleListRender();
+  } else {
+    m.pause();
+    announce('Paused: the list is frozen; new changes wait.');
+  }
+  renderPending();
+}

@@ -1,0 +1,60 @@
+// Sign-in: the token screen (shown when the page has no token, or the server refused it) and
+// what a refused token stops. The page itself starts in app.js once a token is accepted.
+
+import { createApi } from './api.js';
+import { saveToken, forgetToken } from './auth.js';
+import { $ } from './dom.js';
+import { state } from './state.js';
+import { closeStream } from './live.js';
+
+export function showTokenScreen(message) {
+  $('boot').hidden = true;
+  $('app').hidden = true;
+  $('token-screen').hidden = false;
+  const err = $('token-error');
+  err.textContent = message || '';
+  err.hidden = !message;
+  $('token-input').value = '';
+  $('token-input').focus();
+}
+
+/** A request or the stream got 401: forget the token, stop the live parts, ask for a token. */
+export function onAuthError() {
+  // /v1/me and the stream may both be refused: the token screen is shown once.
+  if (state.authFailed) return;
+  state.authFailed = true;
+  forgetToken(sessionStorage);
+  closeStream();
+  for (const t of state.timers) clearInterval(t);
+  state.timers = [];
+  showTokenScreen('The token was not accepted (it may have changed). Paste a current token.');
+}
+
+/** Wires the token form; `start(token)` runs with a token the server accepted. */
+export function initTokenScreen(start) {
+  const input = $('token-input');
+  const show = $('token-show');
+  show.addEventListener('click', () => {
+    const visible = input.type === 'text';
+    input.type = visible ? 'password' : 'text';
+    show.textContent = visible ? 'Show' : 'Hide';
+    show.setAttribute('aria-pressed', String(!visible));
+  });
+  $('token-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const token = input.value.trim();
+    if (!token) {
+      showTokenScreen('Paste the token first.');
+      return;
+    }
+    const probe = createApi(() => token);
+    try {
+      await probe.me();
+    } catch (err) {
+      showTokenScreen(err.status === 401 ? 'That token was not accepted. Check that you copied the whole file content.' : `Could not reach Taskdeck: ${err.message}`);
+      return;
+    }
+    saveToken(sessionStorage, token);
+    start(token);
+  });
+}

@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { shortcutFor, pageStep } from '../js/keyboard.js';
+
+const key = (k, mods = {}) => ({ key: k, ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, defaultPrevented: false, ...mods });
+const onList = { dialogOpen: false, typing: false, inSearch: false, listFocused: true };
+const elsewhere = { ...onList, listFocused: false };
+
+test('each shortcut key asks for its command when the list has focus', () => {
+  const want = {
+    '/': 'search',
+    '?': 'help',
+    j: 'down',
+    k: 'up',
+    ArrowDown: 'down',
+    ArrowUp: 'up',
+    Home: 'first',
+    End: 'last',
+    PageDown: 'page-down',
+    PageUp: 'page-up',
+    Enter: 'open',
+    ' ': 'toggle',
+    x: 'select',
+    a: 'accept',
+    d: 'decline',
+    c: 'cancel',
+    p: 'pause',
+    i: 'inbox',
+    Escape: 'close',
+  };
+  for (const [k, command] of Object.entries(want)) assert.equal(shortcutFor(key(k), onList), command, JSON.stringify(k));
+  for (const k of ['q', 'J', 'Tab', 'ArrowLeft', 'Delete']) assert.equal(shortcutFor(key(k), onList), null, k);
+});
+
+test('arrows, Home/End, Page keys, Enter and Space act only on the focused list; letters act from anywhere', () => {
+  for (const k of ['ArrowDown', 'ArrowUp', 'Home', 'End', 'PageDown', 'PageUp', 'Enter', ' ']) {
+    assert.equal(shortcutFor(key(k), elsewhere), null, JSON.stringify(k));
+  }
+  for (const k of ['j', 'k', 'x', 'a', 'd', 'c', 'p', 'i', '/', '?', 'Escape']) {
+    assert.notEqual(shortcutFor(key(k), elsewhere), null, k);
+  }
+});
+
+test('Ctrl, Cmd and Alt combinations, handled keys and open dialogs are left alone', () => {
+  for (const mods of [{ ctrlKey: true }, { metaKey: true }, { altKey: true }, { defaultPrevented: true }]) {
+    assert.equal(shortcutFor(key('j', mods), onList), null, JSON.stringify(mods));
+  }
+  assert.equal(shortcutFor(key('x', { shiftKey: true }), onList), 'select', 'Shift extends a selection');
+  assert.equal(shortcutFor(key('j'), { ...onList, dialogOpen: true }), null);
+  assert.equal(shortcutFor(key('Escape'), { ...onList, dialogOpen: true }), null, 'the dialog closes itself');
+});
+
+test('while typing, keys are text; Escape leaves the search box only', () => {
+  const typing = { ...elsewhere, typing: true };
+  for (const k of ['j', '/', '?', 'a', ' ', 'Enter', 'ArrowDown']) assert.equal(shortcutFor(key(k), typing), null, JSON.stringify(k));
+  assert.equal(shortcutFor(key('Escape'), typing), null, 'Escape in another field');
+  assert.equal(shortcutFor(key('Escape'), { ...typing, inSearch: true }), 'leave-search');
+});
+
+test('a Page key moves a screenful of 64 px rows less one, at least one', () => {
+  assert.equal(pageStep(640), 9);
+  assert.equal(pageStep(700), 9);
+  assert.equal(pageStep(128), 1);
+  assert.equal(pageStep(64), 1);
+  assert.equal(pageStep(0), 1);
+});
