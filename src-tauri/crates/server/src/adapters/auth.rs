@@ -48,7 +48,7 @@ pub enum AuthError {
 }
 
 /// One token as listed (never the secret).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenInfo {
     pub name: String,

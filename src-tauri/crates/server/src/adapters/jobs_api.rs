@@ -16,17 +16,18 @@ use std::sync::Arc;
 
 use axum::{
     Extension, Json, Router,
-    extract::{Path, State},
+    extract::State,
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
-    routing::{get, post},
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    http_api::{engine_problem, problem},
-    idempotency_key,
+    api_error::{ApiError, ApiPath, ProblemDocument},
+    api_types::{ReportEnded, ReportReply, TaskView},
+    idempotency_key, job_schemas,
 };
 use crate::tools::external::{EXTERNAL, ExternalJobs, Report};
 use taskdeck_engine::{
@@ -40,14 +41,18 @@ pub struct JobsState {
     pub external: Arc<ExternalJobs>,
 }
 
+/// The `/v1/jobs` routes with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<JobsState> {
+    OpenApiRouter::new()
+        .routes(routes!(create))
+        .routes(routes!(status, cancel_delete))
+        .routes(routes!(cancel))
+        .routes(routes!(report))
+}
+
 /// The `/v1/jobs` router.
 pub fn router(state: JobsState) -> Router {
-    Router::new()
-        .route("/v1/jobs", post(create))
-        .route("/v1/jobs/{task_id}", get(status).delete(cancel_delete))
-        .route("/v1/jobs/{task_id}/cancel", post(cancel))
-        .route("/v1/jobs/{task_id}/report", post(report))
-        .with_state(state)
+    routes().split_for_parts().0.with_state(state)
 }
 
 /// `Retry-After` in whole seconds (at least 1) from the task's pollIntervalMs.
@@ -56,7 +61,7 @@ fn retry_after(task: &TaskRecord) -> HeaderValue {
 }
 
 fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Response {
-    let mut resp = (status, Json(task.api_view())).into_response();
+    let mut resp = (status, Json(TaskView::from(task))).into_response();
     if location && let Ok(v) = HeaderValue::from_str(&format!("/v1/jobs/{}", task.task_id)) {
         resp.headers_mut().insert(header::LOCATION, v);
     }
@@ -67,62 +72,60 @@ fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Respon
     resp
 }
 
-/// Start a job: `{tool, arguments}` (any task tool) or `{external: {name, heartbeatMs?, ...}}`.
-#[derive(Deserialize, utoipa::ToSchema)]
+/// Start a job: `{tool, arguments}` (any task tool) or `{external: {name, heartbeatMs?, ...}}`
+/// (schema: [`job_schemas::job_start`]).
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBody {
-    /// A task tool, e.g. `run_command`.
     tool: Option<String>,
-    /// The tool's arguments.
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
     arguments: Option<Map<String, Value>>,
-    /// Register work this program runs itself and reports on.
-    #[schema(value_type = Option<Object>)]
     external: Option<Map<String, Value>>,
 }
+
+/// Without the server's tools at hand, any tool name; the served document lists them
+/// (`api_doc::document`).
+impl utoipa::PartialSchema for CreateBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        job_schemas::job_start(&[]).into()
+    }
+}
+
+impl utoipa::ToSchema for CreateBody {}
 
 /// Starts a job (RFC 9110 §15.3.3). With an `Idempotency-Key` (IETF httpapi idempotency-key
 /// draft), a start the caller repeats (a retry after a lost answer) is done once: the key is
 /// kept per principal for 24 h with the job it started.
 #[utoipa::path(post, path = "/v1/jobs", request_body = CreateBody, tag = "jobs",
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes the start safe to retry: 1 to 255 visible ASCII characters, bare or as a structured-field string (`\"...\"`), e.g. a random UUID per job. Kept per principal for 24 h with the job it started: the same key and body again answer 200 with that job, the same key with another body 422. Other principals' keys are theirs.")),
-    responses((status = 202, description = "the task; `Location: /v1/jobs/{taskId}`, `Retry-After` in s", body = Object),
-              (status = 200, description = "the `Idempotency-Key` started this job before, with the same body (tool and arguments, members in any order): the job as it is now, with `Location` (no second job is created)", body = Object),
-              (status = 400, description = "malformed body, or a malformed `Idempotency-Key` (empty, over 255 characters, not visible ASCII, given twice)", content_type = "application/problem+json"),
-              (status = 410, description = "the `Idempotency-Key` started a job that no longer exists (its ttl ran out, or a cap removed it)", content_type = "application/problem+json"),
-              (status = 422, description = "unknown tool, invalid arguments, arguments over 256 KiB as JSON, or an `Idempotency-Key` used before with another body", content_type = "application/problem+json")))]
+    params(("Idempotency-Key" = Option<String>, Header, pattern = r#"^([!#-~][!-~]{0,254}|"([!#-\[\]-~]|\\["\\]){1,255}")$"#, description = "Makes the start safe to retry: 1 to 255 visible ASCII characters, bare or as a structured-field string (`\"...\"`), e.g. a random UUID per job. Kept per principal for 24 h with the job it started: the same key and body again answer 200 with that job, the same key with another body 422. Other principals' keys are theirs.")),
+    responses((status = 202, description = "the task; `Location: /v1/jobs/{taskId}`, `Retry-After` in s", body = TaskView,
+                headers(("Location" = String, description = "`/v1/jobs/{taskId}`"), ("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 200, description = "the `Idempotency-Key` started this job before, with the same body (tool and arguments, members in any order): the job as it is now, with `Location` (no second job is created)", body = TaskView,
+                headers(("Location" = String, description = "`/v1/jobs/{taskId}`"), ("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 400, description = "malformed body, both or neither of `tool` and `external`, or a malformed `Idempotency-Key` (empty, over 255 characters, not visible ASCII, given twice)", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 410, description = "the `Idempotency-Key` started a job that no longer exists (its ttl ran out, or a cap removed it)", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "unknown tool, invalid arguments, arguments over 256 KiB as JSON, or an `Idempotency-Key` used before with another body", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn create(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
     headers: HeaderMap,
     body: Result<Json<CreateBody>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    let key = match idempotency_key::from_headers(&headers) {
-        Ok(k) => k,
-        Err(m) => return problem(StatusCode::BAD_REQUEST, &m),
-    };
-    let body = match body {
-        Ok(Json(b)) => b,
-        Err(e) => {
-            return problem(
-                StatusCode::BAD_REQUEST,
-                &format!(
-                    "body must be {{\"tool\", \"arguments\"}} or {{\"external\": {{\"name\"}}}}: {e}"
-                ),
-            );
-        }
-    };
+) -> Result<Response, ApiError> {
+    let key = idempotency_key::from_headers(&headers).map_err(ApiError::bad_request)?;
+    let Json(body) = body.map_err(|e| {
+        ApiError::bad_request(format!(
+            "body must be {{\"tool\", \"arguments\"}} or {{\"external\": {{\"name\"}}}}: {e}"
+        ))
+    })?;
     let (tool, arguments) = match (body.tool, body.external) {
         (Some(tool), None) if tool != EXTERNAL => {
             (tool, Value::Object(body.arguments.unwrap_or_default()))
         }
         (None, Some(ext)) if body.arguments.is_none() => (EXTERNAL.to_string(), Value::Object(ext)),
         _ => {
-            return problem(
-                StatusCode::BAD_REQUEST,
+            return Err(ApiError::bad_request(
                 "give either {\"tool\", \"arguments\"} or {\"external\": {\"name\", ...}}",
-            );
+            ));
         }
     };
     let callable = s
@@ -130,106 +133,92 @@ pub(crate) async fn create(
         .tool(&tool)
         .is_some_and(|t| t.descriptor().agent_callable || tool == EXTERNAL);
     if !callable {
-        return problem(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &format!("unknown tool: {tool}"),
-        );
+        return Err(ApiError::unprocessable(format!("unknown tool: {tool}")));
     }
-    if let Err(e) = s.engine.check_arguments(&tool, &arguments) {
-        return engine_problem(e);
-    }
+    s.engine.check_arguments(&tool, &arguments)?;
     let Some(key) = key else {
-        return match s.engine.create_task(&p, &tool, arguments).await {
-            Ok(task) => job_response(StatusCode::ACCEPTED, &task, true),
-            Err(e) => engine_problem(e),
-        };
+        let task = s.engine.create_task(&p, &tool, arguments).await?;
+        return Ok(job_response(StatusCode::ACCEPTED, &task, true));
     };
-    match s.engine.create_task_once(&p, &tool, arguments, &key).await {
-        Ok(Creation::Created(task)) => job_response(StatusCode::ACCEPTED, &task, true),
-        Ok(Creation::Replayed {
+    match s
+        .engine
+        .create_task_once(&p, &tool, arguments, &key)
+        .await?
+    {
+        Creation::Created(task) => Ok(job_response(StatusCode::ACCEPTED, &task, true)),
+        Creation::Replayed {
             task: Some(task), ..
-        }) => job_response(StatusCode::OK, &task, true),
-        Ok(Creation::Replayed {
+        } => Ok(job_response(StatusCode::OK, &task, true)),
+        Creation::Replayed {
             task_id,
             task: None,
-        }) => problem(
+        } => Err(ApiError::new(
             StatusCode::GONE,
-            &format!(
+            format!(
                 "Idempotency-Key {key:?} started job {task_id}, which no longer exists (its ttl ran out or a cap removed it); use a new key to start another"
             ),
-        ),
-        Ok(Creation::Conflict { task_id }) => problem(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &format!(
-                "Idempotency-Key {key:?} was used for another request (it started job {task_id}); a key goes with one body: use a new key for a new job"
-            ),
-        ),
-        Err(e) => engine_problem(e),
+        )),
+        Creation::Conflict { task_id } => Err(ApiError::unprocessable(format!(
+            "Idempotency-Key {key:?} was used for another request (it started job {task_id}); a key goes with one body: use a new key for a new job"
+        ))),
     }
 }
 
 /// The job's status monitor.
 #[utoipa::path(get, path = "/v1/jobs/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
-    responses((status = 200, description = "the task, result/error inline when terminal; `Retry-After` while not terminal", body = Object),
-              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
+    responses((status = 200, description = "the task, result/error inline when terminal; `Retry-After` while not terminal", body = TaskView,
+                headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn status(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
-    Path(id): Path<String>,
-) -> Response {
-    match s.engine.get(&p, &id) {
-        Ok(task) => job_response(StatusCode::OK, &task, false),
-        Err(e) => engine_problem(e),
-    }
+    ApiPath(id): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let task = s.engine.get(&p, &id)?;
+    Ok(job_response(StatusCode::OK, &task, false))
 }
 
 /// Requests cancellation.
 #[utoipa::path(post, path = "/v1/jobs/{task_id}/cancel", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
-    responses((status = 202, description = "the task", body = Object),
-              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
+    responses((status = 202, description = "the task", body = TaskView,
+                headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn cancel(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
-    Path(id): Path<String>,
-) -> Response {
-    if let Err(e) = s.engine.cancel(&p, &id).await {
-        return engine_problem(e);
-    }
-    match s.engine.get(&p, &id) {
-        Ok(task) => job_response(StatusCode::ACCEPTED, &task, false),
-        Err(e) => engine_problem(e),
-    }
+    ApiPath(id): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    s.engine.cancel(&p, &id).await?;
+    let task = s.engine.get(&p, &id)?;
+    Ok(job_response(StatusCode::ACCEPTED, &task, false))
 }
 
 /// `DELETE /v1/jobs/{taskId}`: the same as `POST .../cancel`.
 #[utoipa::path(delete, path = "/v1/jobs/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
-    responses((status = 202, description = "the task", body = Object),
-              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json")))]
+    responses((status = 202, description = "the task", body = TaskView,
+                headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn cancel_delete(
     state: State<JobsState>,
     p: Extension<Principal>,
-    id: Path<String>,
-) -> Response {
+    id: ApiPath<String>,
+) -> Result<Response, ApiError> {
     cancel(state, p, id).await
 }
 
-/// A runner's report on its external job. Every field is optional; any report is a heartbeat.
-#[derive(Deserialize, Default, utoipa::ToSchema)]
+/// A runner's report on its external job (schema: [`job_schemas::report`]). Every field is
+/// optional; any report is a heartbeat.
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReportBody {
     /// `{current, total?, message?}`.
     pub progress: Option<ReportProgress>,
-    /// The job's latest status line; the first 4 KiB are kept (a longer one ends with
-    /// `… [truncated N]`).
+    /// The job's latest status line; the first 4 KiB are kept.
     pub status_message: Option<String>,
     /// Questions for the human, SEP-2663 shape: key → `{"method": "elicitation/create",
-    /// "params": {"message", "requestedSchema"?}}` (a message of at most 64 KiB). Keys are unique for the job's life; sending
-    /// the same request again is harmless. The job is `input_required` until all are answered;
-    /// answers come back in `inputResponses` of every report reply.
-    #[schema(value_type = Option<Object>)]
+    /// "params": {"message", "requestedSchema"?}}`.
     pub input_requests: Option<Map<String, Value>>,
-    /// The final CallToolResult (`{content, structuredContent?, isError?}`): completes the job.
-    #[schema(value_type = Option<Object>)]
+    /// The final CallToolResult: completes the job.
     pub result: Option<Map<String, Value>>,
     /// A JSON-RPC error `{code, message, data?}`: fails the job.
     pub error: Option<ReportError>,
@@ -237,6 +226,14 @@ pub struct ReportBody {
     #[serde(default)]
     pub cancelled: bool,
 }
+
+impl utoipa::PartialSchema for ReportBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        job_schemas::report(ReportProgress::schema(), ReportError::schema()).into()
+    }
+}
+
+impl utoipa::ToSchema for ReportBody {}
 
 /// Progress in a report.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -247,56 +244,69 @@ pub struct ReportProgress {
     pub message: Option<String>,
 }
 
-/// A JSON-RPC error in a report.
+/// A JSON-RPC error in a report (JSON-RPC 2.0 §5.1: an integer `code`).
 #[derive(Deserialize, utoipa::ToSchema)]
 pub struct ReportError {
+    /// An integer; JSON Schema's integers include `3.0`, so a whole float is taken too.
+    #[serde(deserialize_with = "whole_number")]
+    #[schema(value_type = i64)]
     pub code: i64,
     pub message: String,
-    #[schema(value_type = Option<Object>)]
+    /// Any JSON value.
     pub data: Option<Value>,
+}
+
+/// A JSON number with no fractional part, as an `i64` (`3` and `3.0` alike).
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    n.as_i64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e18)
+                .map(|f| f as i64)
+        })
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!("{n} is not a whole number in i64's range"))
+        })
 }
 
 /// An external runner's report (any report is also a heartbeat).
 #[utoipa::path(post, path = "/v1/jobs/{task_id}/report", params(("task_id" = String, Path, description = "taskId")), request_body = ReportBody, tag = "jobs",
-    responses((status = 200, description = "`{task, cancelRequested, inputResponses: {key: answer}}`: every answer the human gave to this job's input requests so far", body = Object),
-              (status = 202, description = "the report ends the job", body = Object),
-              (status = 404, description = "unknown, or another principal's", content_type = "application/problem+json"),
-              (status = 409, description = "not an external job, or already settled", content_type = "application/problem+json")))]
+    responses((status = 200, description = "the job, whether cancellation was requested, and every answer the human gave to its input requests so far", body = ReportReply),
+              (status = 202, description = "the report ends the job; `Location` is its status monitor", body = ReportEnded,
+                headers(("Location" = String, description = "`/v1/jobs/{taskId}`"))),
+              (status = 400, description = "malformed report, one that ends the job more than one way, or a malformed input request", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 409, description = "not an external job, or already settled", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "an input request key reused with another request, or a value over its limit", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn report(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
-) -> Response {
-    let body = match body {
-        Ok(Json(b)) => b,
-        Err(e) => return problem(StatusCode::BAD_REQUEST, &format!("invalid report: {e}")),
-    };
-    let task = match s.engine.get(&p, &id) {
-        Ok(t) => t,
-        Err(e) => return engine_problem(e),
-    };
+) -> Result<Response, ApiError> {
+    let Json(body) = body.map_err(|e| ApiError::bad_request(format!("invalid report: {e}")))?;
+    let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {
-        return problem(StatusCode::CONFLICT, "only external jobs take reports");
+        return Err(ApiError::conflict("only external jobs take reports"));
     }
     // A job that ended without its runner (expired, failed as runner lost, cancelled) tells the
     // runner so, whatever the runner still has in flight.
     if task.status.is_terminal() {
         let why = task.status_message.as_deref().unwrap_or("");
-        return problem(
-            StatusCode::CONFLICT,
-            &format!("job is already {}: {why}", task.status.as_str()),
-        );
+        return Err(ApiError::conflict(format!(
+            "job is already {}: {why}",
+            task.status.as_str()
+        )));
     }
     let finished = [body.result.is_some(), body.error.is_some(), body.cancelled]
         .iter()
         .filter(|b| **b)
         .count();
     if finished > 1 {
-        return problem(
-            StatusCode::BAD_REQUEST,
+        return Err(ApiError::bad_request(
             "a report ends a job at most one way: result, error or cancelled",
-        );
+        ));
     }
     let mut reports = vec![Report::Heartbeat];
     if let Some(pr) = body.progress {
@@ -311,12 +321,8 @@ pub(crate) async fn report(
     }
     if let Some(requests) = body.input_requests.filter(|r| !r.is_empty()) {
         for (key, request) in &requests {
-            if let Err(m) = crate::tools::schema::check_input_request(request) {
-                return problem(
-                    StatusCode::BAD_REQUEST,
-                    &format!("input request {key:?}: {m}"),
-                );
-            }
+            crate::tools::schema::check_input_request(request)
+                .map_err(|m| ApiError::bad_request(format!("input request {key:?}: {m}")))?;
         }
         reports.push(Report::InputRequests(requests));
     }
@@ -334,41 +340,54 @@ pub(crate) async fn report(
     }
     let ends = reports.iter().any(|r| matches!(r, Report::Finished(_)));
     for r in reports {
-        match s.external.report(&id, r).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return problem(
-                    StatusCode::CONFLICT,
-                    &format!("job is already {}", task.status.as_str()),
-                );
-            }
-            Err(e) => return engine_problem(e),
+        if !s.external.report(&id, r).await? {
+            return Err(ApiError::conflict(format!(
+                "job is already {}",
+                task.status.as_str()
+            )));
         }
     }
     if ends {
         // The job settles as soon as the engine stores the outcome; follow Location to see it.
         let mut resp = (
             StatusCode::ACCEPTED,
-            Json(json!({"cancelRequested": task.cancel_requested})),
+            Json(ReportEnded {
+                cancel_requested: task.cancel_requested,
+            }),
         )
             .into_response();
         if let Ok(v) = HeaderValue::from_str(&format!("/v1/jobs/{id}")) {
             resp.headers_mut().insert(header::LOCATION, v);
         }
-        return resp;
+        return Ok(resp);
     }
-    let task = match s.engine.get(&p, &id) {
-        Ok(t) => t,
-        Err(e) => return engine_problem(e),
-    };
-    let cancel_requested = task.cancel_requested;
-    let answers: Map<String, Value> = match s.engine.input_rounds(&p, &id) {
-        Ok(rounds) => rounds
-            .into_iter()
-            .filter_map(|r| Some((r.key, r.response?)))
-            .collect(),
-        Err(e) => return engine_problem(e),
-    };
-    Json(json!({"task": task.api_view(), "cancelRequested": cancel_requested, "inputResponses": answers}))
-        .into_response()
+    let task = s.engine.get(&p, &id)?;
+    let input_responses: Map<String, Value> = s
+        .engine
+        .input_rounds(&p, &id)?
+        .into_iter()
+        .filter_map(|r| Some((r.key, r.response?)))
+        .collect();
+    Ok(Json(ReportReply {
+        cancel_requested: task.cancel_requested,
+        task: TaskView::from(&task),
+        input_responses,
+    })
+    .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_code_is_any_whole_number() {
+        let code =
+            |v: Value| serde_json::from_value::<ReportError>(json!({"code": v, "message": "m"}));
+        assert_eq!(code(json!(-32000)).unwrap().code, -32000);
+        assert_eq!(code(json!(138.0)).unwrap().code, 138);
+        assert!(code(json!(1.5)).is_err());
+        assert!(code(json!("1")).is_err());
+        assert!(code(json!(1e300)).is_err());
+    }
 }

@@ -9,17 +9,14 @@ use std::{
     path::PathBuf,
 };
 
-use axum::{
-    Extension, Json, Router,
-    extract::{Path, State},
-    http::StatusCode,
-    response::{IntoResponse, Response},
-    routing::get,
-};
+use axum::{Extension, Json, Router, extract::State};
 use serde::Deserialize;
-use serde_json::json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::http_api::{ProblemQuery, engine_problem, problem};
+use super::{
+    api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument},
+    api_types::LogChunk,
+};
 use crate::tools::output::log_path;
 use taskdeck_engine::{Engine, Principal};
 
@@ -35,11 +32,14 @@ pub struct LogsState {
     pub log_dir: PathBuf,
 }
 
+/// The log route with its OpenAPI operation.
+pub fn routes() -> OpenApiRouter<LogsState> {
+    OpenApiRouter::new().routes(routes!(read_log))
+}
+
 /// The log router.
 pub fn router(state: LogsState) -> Router {
-    Router::new()
-        .route("/v1/tasks/{task_id}/log", get(read_log))
-        .with_state(state)
+    routes().split_for_parts().0.with_state(state)
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -49,51 +49,42 @@ pub struct LogQuery {
     offset: Option<u64>,
     /// Instead of `offset`: start this many bytes before the end (at the next line start).
     tail: Option<u64>,
-    /// Most bytes to return, 1..=1048576 (default 65536). A cut chunk ends at a line end.
+    /// Most bytes to return (default 65536); 0 reads 1 and more than 1048576 reads 1048576.
+    /// A cut chunk ends at a line end.
     limit: Option<u64>,
 }
 
 /// A byte range of a command task's output log.
 #[utoipa::path(get, path = "/v1/tasks/{task_id}/log", params(("task_id" = String, Path, description = "taskId"), LogQuery), tag = "tasks",
-    responses((status = 200, description = "`{taskId, offset, nextOffset, size, text, complete}`: bytes `offset..nextOffset` of the log (invalid UTF-8 replaced), the log's `size` in bytes, and `complete` once the task is terminal and nothing is left to read", body = Object),
-              (status = 404, description = "unknown task, another principal's, or a task without an output log", content_type = "application/problem+json")))]
+    responses((status = 200, description = "a byte range of the log", body = LogChunk),
+              (status = 400, description = "a malformed query (e.g. a negative offset)", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 404, description = "unknown task, another principal's, or a task without an output log", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn read_log(
     State(s): State<LogsState>,
     Extension(p): Extension<Principal>,
-    Path(task_id): Path<String>,
-    ProblemQuery(q): ProblemQuery<LogQuery>,
-) -> Response {
-    let task = match s.engine.get(&p, &task_id) {
-        Ok(t) => t,
-        Err(e) => return engine_problem(e),
-    };
+    ApiPath(task_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<LogQuery>,
+) -> Result<Json<LogChunk>, ApiError> {
+    let task = s.engine.get(&p, &task_id)?;
     let path = log_path(&s.log_dir, &task.task_id);
     let limit = q
         .limit
         .unwrap_or(DEFAULT_CHUNK_BYTES)
         .clamp(1, MAX_CHUNK_BYTES);
-    let read =
-        tokio::task::spawn_blocking(move || read_range(&path, q.offset, q.tail, limit)).await;
-    match read {
-        Ok(Ok(Some((offset, bytes, size)))) => {
-            let next = offset + bytes.len() as u64;
-            Json(json!({
-                "taskId": task.task_id,
-                "offset": offset,
-                "nextOffset": next,
-                "size": size,
-                "text": String::from_utf8_lossy(&bytes),
-                "complete": task.status.is_terminal() && next >= size,
-            }))
-            .into_response()
-        }
-        Ok(Ok(None)) => problem(StatusCode::NOT_FOUND, "This task has no output log"),
-        Ok(Err(e)) => problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &format!("cannot read the log: {e}"),
-        ),
-        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    let (offset, bytes, size) =
+        tokio::task::spawn_blocking(move || read_range(&path, q.offset, q.tail, limit))
+            .await?
+            .map_err(|e| ApiError::internal(format!("cannot read the log: {e}")))?
+            .ok_or_else(|| ApiError::not_found("This task has no output log"))?;
+    let next_offset = offset + bytes.len() as u64;
+    Ok(Json(LogChunk {
+        task_id: task.task_id,
+        offset,
+        next_offset,
+        size,
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        complete: task.status.is_terminal() && next_offset >= size,
+    }))
 }
 
 /// Reads up to `limit` bytes from `offset` (or from `tail` bytes before the end, moved to the

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 pub const CLIENTS: [&str; 4] = ["claude-code", "claude-desktop", "vscode", "cursor"];
 
 /// One client's configuration: where it goes and what to paste.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientConfig {
     pub client: &'static str,

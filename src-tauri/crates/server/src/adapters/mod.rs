@@ -10,17 +10,28 @@
 //! - [`mcp_sessions`]: 2025-11-25 sessions: their principal, capabilities and notifications.
 //! - [`agent_view`]: what a client is shown of a task waiting for input (only what it can answer).
 //! - [`wire`], [`legacy_wire`]: the task shapes of 2026-07-28 (SEP-2663) and 2025-11-25.
-//! - [`http_api`]: the `/v1` JSON API and the `/v1/events` Server-Sent Events stream.
+//! - [`http_api`]: the `/v1` JSON API's task routes and the router of the engine's routes;
+//!   [`events_api`]: the `/v1/events` Server-Sent Events stream; [`agents_api`]: agent tokens.
+//! - [`api_types`], [`api_error`]: the typed `/v1` bodies and the problem-document errors;
+//!   [`api_middleware`]: the body limit (413) and 405 problem documents; [`api_doc`]: the
+//!   OpenAPI document generated from the handlers.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
 //! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 
 pub mod agent_view;
+pub mod agents_api;
+pub mod api_doc;
+pub mod api_error;
+pub mod api_middleware;
+pub mod api_types;
 pub mod auth;
+pub mod events_api;
 pub mod guard;
 pub mod http_api;
 pub mod idempotency_key;
+pub mod job_schemas;
 pub mod jobs_api;
 pub mod legacy_wire;
 pub mod logs_api;

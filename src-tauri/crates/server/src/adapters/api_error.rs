@@ -1,0 +1,200 @@
+//! The error answer of every `/v1` route: an RFC 9457 problem document
+//! (`application/problem+json`, `{type: "about:blank", title, status, detail}`). Handlers return
+//! `Result<_, ApiError>` and use `?`; engine errors map to statuses in one place
+//! (`From<EngineError>`), and the extractors' rejections (query string, path) become problem
+//! documents through [`ApiQuery`] and [`ApiPath`].
+
+use axum::{
+    extract::{FromRequestParts, Path, Query},
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+
+use taskdeck_engine::EngineError;
+
+/// An RFC 9457 problem document as `/v1` sends it (RFC 9457 §3.1: `type` is `about:blank`, so
+/// `title` is the status's reason phrase).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ProblemDocument {
+    /// Always `about:blank`: the status says what kind of problem it is.
+    #[serde(rename = "type")]
+    #[schema(example = "about:blank")]
+    pub kind: String,
+    /// The HTTP reason phrase of `status`, e.g. `Not Found`.
+    pub title: String,
+    /// The HTTP status code, repeated.
+    #[schema(minimum = 400, maximum = 599)]
+    pub status: u16,
+    /// What was wrong with this request, for a human.
+    pub detail: String,
+}
+
+/// A `/v1` error answer: `status` with a problem document saying `detail`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub detail: String,
+    /// The `Allow` header of a 405 (RFC 9110 §15.5.6).
+    pub allow: Option<HeaderValue>,
+}
+
+impl ApiError {
+    /// `status` with `detail`.
+    pub fn new(status: StatusCode, detail: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            detail: detail.into(),
+            allow: None,
+        }
+    }
+
+    /// 400 Bad Request.
+    pub fn bad_request(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, detail)
+    }
+
+    /// 404 Not Found.
+    pub fn not_found(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, detail)
+    }
+
+    /// 409 Conflict.
+    pub fn conflict(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, detail)
+    }
+
+    /// 422 Unprocessable Content.
+    pub fn unprocessable(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, detail)
+    }
+
+    /// 500 Internal Server Error.
+    pub fn internal(detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, detail)
+    }
+
+    /// The problem document this error is sent as.
+    pub fn document(&self) -> ProblemDocument {
+        ProblemDocument {
+            kind: "about:blank".into(),
+            title: self.status.canonical_reason().unwrap_or("Error").into(),
+            status: self.status.as_u16(),
+            detail: self.detail.clone(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_string(&self.document()).unwrap_or_default();
+        let mut resp = (self.status, body).into_response();
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let Some(allow) = self.allow {
+            resp.headers_mut().insert(header::ALLOW, allow);
+        }
+        resp
+    }
+}
+
+/// Engine errors as HTTP statuses: not found 404, invalid input 422, a settled task or a reused
+/// input key 409, an illegal transition or a store failure 500.
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let status = match &e {
+            EngineError::NotFound => StatusCode::NOT_FOUND,
+            EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            EngineError::Terminal(_) | EngineError::KeyReused(_) => StatusCode::CONFLICT,
+            EngineError::IllegalTransition { .. } | EngineError::Store(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+/// A blocking task that panicked or was cancelled: 500.
+impl From<tokio::task::JoinError> for ApiError {
+    fn from(e: tokio::task::JoinError) -> ApiError {
+        ApiError::internal(e.to_string())
+    }
+}
+
+/// `Query<T>` whose rejection (a malformed or mistyped query string) is a 400 problem document.
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+/// `Path<T>` whose rejection (a path segment that is not UTF-8 once percent-decoded) is a 400
+/// problem document.
+pub struct ApiPath<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiPath<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_errors_map_to_statuses() {
+        let status = |e| ApiError::from(e).status;
+        assert_eq!(status(EngineError::NotFound), StatusCode::NOT_FOUND);
+        assert_eq!(
+            status(EngineError::Invalid("x".into())),
+            StatusCode::UNPROCESSABLE_ENTITY
+        );
+        assert_eq!(
+            status(EngineError::KeyReused("k".into())),
+            StatusCode::CONFLICT
+        );
+        assert_eq!(
+            status(EngineError::Store("disk".into())),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+    }
+
+    #[test]
+    fn the_body_is_a_problem_document() {
+        let doc = serde_json::to_value(ApiError::not_found("Task not found").document()).unwrap();
+        assert_eq!(
+            doc,
+            serde_json::json!({"type": "about:blank", "title": "Not Found", "status": 404,
+                "detail": "Task not found"})
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! `GET /v1/events`: the Server-Sent Events stream of changes to the tasks the caller may see
+//! (the UI's live view). Each `change` event's `id` is its timeline event id, so a client
+//! resumes with `Last-Event-ID` (or `?since=`) after a reconnect.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use axum::{
+    Extension,
+    extract::State,
+    http::HeaderMap,
+    response::{
+        IntoResponse, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
+};
+use futures::{StreamExt, stream};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio_stream::wrappers::{BroadcastStream, errors::BroadcastStreamRecvError};
+
+use super::{
+    api_error::{ApiError, ApiQuery, ProblemDocument},
+    api_types::{TaskView, TimelineEventView},
+};
+use taskdeck_engine::{Engine, Principal, feed::Change};
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct EventsQuery {
+    /// Resume after this event id (like `Last-Event-ID`).
+    since: Option<i64>,
+}
+
+/// The data of one `change` event: the timeline event and the task as it is after it (for a
+/// `deleted` event, only `{taskId, status, tool, principal}` of the task).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ChangeEvent {
+    pub event: TimelineEventView,
+    #[schema(value_type = TaskView)]
+    pub task: Value,
+}
+
+fn change_event(change: &Change) -> Event {
+    let data = json!({"event": TimelineEventView::from(&change.event), "task": TaskView::from(&*change.task)});
+    Event::default()
+        .id(change.event.id.to_string())
+        .event("change")
+        .data(data.to_string())
+}
+
+/// `GET /v1/events`: every change to tasks the caller may see, as SSE `change` events whose
+/// `id` is the timeline event id. A task removed from the store (TTL, caps) ends with an
+/// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
+/// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
+/// to reload its list.
+#[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
+    params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (wins over `since`); one this store never gave gets `resync`")),
+    responses((status = 200, description = "Server-Sent Events: `change` events whose data is a `ChangeEvent` and whose `id` is the event id; `resync` (data `{}`) when the client fell behind and must reload its list", content_type = "text/event-stream", body = String),
+              (status = 400, description = "a malformed query", body = ProblemDocument, content_type = "application/problem+json")))]
+pub(crate) async fn events(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    headers: HeaderMap,
+    ApiQuery(q): ApiQuery<EventsQuery>,
+) -> Result<Response, ApiError> {
+    // A Last-Event-ID that is not an event id this store could have given cannot be resumed:
+    // like one past the newest event, it gets `resync` (below).
+    let header_id = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().ok().and_then(|v| v.trim().parse::<i64>().ok()));
+    let since = match header_id {
+        Some(Some(id)) => Some(id),
+        Some(None) => Some(i64::MAX),
+        None => q.since,
+    };
+    // Subscribe before reading the backlog so nothing falls between the two.
+    let live = BroadcastStream::new(engine.store().feed().subscribe());
+    let mut replayed_up_to = since.unwrap_or(i64::MAX);
+    let mut backlog = Vec::new();
+    // An id this store never reached (e.g. a backup older than the client's last event was
+    // restored): the client's state cannot be resumed, so it is asked to reload.
+    let newest = since
+        .map(|_| engine.store().last_event_id())
+        .transpose()?
+        .unwrap_or(0);
+    if since.is_some_and(|s| s > newest) {
+        backlog.push(Ok(Event::default().event("resync").data("{}")));
+        replayed_up_to = newest;
+    } else if let Some(mut after) = since {
+        let owner = (!p.admin).then(|| p.name.clone());
+        loop {
+            let batch = engine.store().events_since(after, owner.as_deref(), 1000)?;
+            let Some(last) = batch.last() else { break };
+            after = last.id;
+            for ev in batch {
+                if ev.kind == "deleted" {
+                    // The task is gone; its last status, tool and principal are in the event.
+                    let task = json!({"taskId": ev.task_id, "status": ev.data["status"],
+                        "tool": ev.data["tool"], "principal": ev.data["principal"]});
+                    backlog.push(Ok::<_, Infallible>(
+                        Event::default().id(ev.id.to_string()).event("change").data(
+                            json!({"event": TimelineEventView::from(&ev), "task": task})
+                                .to_string(),
+                        ),
+                    ));
+                } else if let Ok(task) = engine.get(&p, &ev.task_id) {
+                    backlog.push(Ok::<_, Infallible>(change_event(&Change {
+                        event: ev,
+                        task: Arc::new(task),
+                    })));
+                }
+            }
+            if backlog.len() > 50_000 {
+                backlog.clear();
+                backlog.push(Ok(Event::default().event("resync").data("{}")));
+                break;
+            }
+        }
+        replayed_up_to = after;
+    }
+    let principal = p.clone();
+    let live = live.filter_map(move |item| {
+        let principal = principal.clone();
+        async move {
+            match item {
+                Ok(change) if change.event.id > replayed_up_to || replayed_up_to == i64::MAX => {
+                    principal
+                        .can_see(&change.task.principal)
+                        .then(|| Ok(change_event(&change)))
+                }
+                Ok(_) => None,
+                Err(BroadcastStreamRecvError::Lagged(_)) => {
+                    Some(Ok(Event::default().event("resync").data("{}")))
+                }
+            }
+        }
+    });
+    let stream = stream::iter(backlog).chain(live);
+    let mut resp = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    resp.headers_mut()
+        .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
+    Ok(resp)
+}

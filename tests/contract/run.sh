@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Contract fuzz of the /v1 HTTP API: schemathesis generates requests from /v1/openapi.json (the
+# document the server generates from its handlers) and checks every answer against it (status
+# declared, content type, body schema, headers, no 5xx, invalid input refused, valid input
+# taken), then chains calls through the document's links (stateful phase).
+# Usage: tests/contract/run.sh [path/to/taskdeck]   (default: target/debug/taskdeck)
+# Installs the pinned schemathesis (requirements.txt) into .tools/contract-venv, idempotently.
+# Settings (seed, examples per operation, excluded operations): tests/contract/schemathesis.toml.
+# Exits non-zero on any failure. KEEP=1 keeps the server's data dir; the JUnit report is
+# written to test-artifacts/contract/.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+BIN=${1:-$root/target/debug/taskdeck}
+case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+[ -x "$BIN" ] || { echo "taskdeck binary not found: $BIN"; exit 2; }
+export PYTHONDONTWRITEBYTECODE=1
+
+# ---- install (idempotent: skipped while requirements.txt is unchanged) ------------------------
+venv=$root/.tools/contract-venv
+stamp=$venv/.taskdeck-installed
+want=$(sha256sum "$here/requirements.txt" | cut -c1-64)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "installing the pinned schemathesis (requirements.txt) into .tools/contract-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || { echo "python3 -m venv failed"; exit 2; }
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" || { echo "pip install failed"; exit 2; }
+  echo "$want" > "$stamp"
+fi
+
+# ---- a real taskdeck -----------------------------------------------------------------------
+work=$(mktemp -d)
+artifacts=$root/test-artifacts/contract
+mkdir -p "$artifacts"
+rm -f "$artifacts"/junit-*.xml
+server=
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  cp "$work"/server.err "$artifacts/server.err" 2>/dev/null
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+"$BIN" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" --poll-interval-ms 200 \
+  >"$work/server.out" 2>"$work/server.err" &
+server=$!
+port=
+for _ in $(seq 100); do
+  port=$(sed -n 's/^Taskdeck is running headless on http:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$work/server.out")
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/server.err"; echo "taskdeck did not start"; exit 1; }
+admin=$(cat "$work/cfg/admin-token")
+
+# ---- the fuzz ------------------------------------------------------------------------------
+# From the temp dir: whatever the tools write there (.hypothesis, ...) goes with it.
+cd "$work" || exit 2
+# Every check but use_after_free: `DELETE /v1/jobs/{taskId}` cancels the job (like `POST
+# .../cancel`) and the job stays readable as `cancelled`, which that check takes for a
+# resource that should be gone.
+"$venv/bin/schemathesis" --config-file "$here/schemathesis.toml" --no-color run \
+  "http://127.0.0.1:$port/v1/openapi.json" \
+  --header "Authorization: Bearer $admin" \
+  --checks all --exclude-checks use_after_free \
+  --phases examples,coverage,fuzzing,stateful \
+  --report junit --report-dir "$artifacts"
+status=$?
+if [ "$status" -ne 0 ]; then
+  echo "contract: FAILED (schemathesis exit $status)"
+  exit 1
+fi
+kill -0 "$server" 2>/dev/null || { echo "contract: FAILED (the server died)"; exit 1; }
+echo "contract: passed"
