@@ -25,7 +25,7 @@ suite "lint" cargo clippy --workspace --all-targets --quiet -- -D warnings
 suite "build again" cargo build --bins --quiet
 suite "MCP conformance suite" scripts/conformance.sh target/debug/taskdeck
 suite "real MCP clients" tests/clients/run.sh target/debug/taskdeck
-# suite "contract fuzz of /v1" tests/contract/run.sh target/debug/taskdeck
+suite "contract fuzz of /v1" tests/contract/run.sh target/debug/taskdeck
 if [ -d ui/test ]; then
   suite "UI unit tests" node --test ui/test/
 fi

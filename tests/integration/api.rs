@@ -146,6 +146,34 @@ async fn list_filters_and_paginates_newest_first() {
         let problem: Value = resp.json().await.unwrap();
         assert_eq!(problem["status"], 400, "{path}");
     }
+    // A body not sent as JSON: 415, and nothing is created.
+    for (path, body) in [
+        ("/v1/jobs", r#"{"external":{"name":"x"}}"#),
+        ("/v1/agents", r#"{"name":"plain-text-agent"}"#),
+    ] {
+        let resp = s
+            .http
+            .post(s.url(path))
+            .bearer_auth(&t)
+            .header("content-type", "text/plain")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 415, "{path}");
+        assert_eq!(resp.headers()["content-type"], "application/problem+json");
+    }
+    let (_, tasks) = s.v1_get(Some(&t), "/v1/tasks").await;
+    assert!(
+        tasks["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["tool"] != "external"),
+        "{tasks}"
+    );
+    let (_, agents) = s.v1_get(Some(&t), "/v1/agents").await;
+    assert!(!agents.to_string().contains("plain-text-agent"), "{agents}");
     // A method a path does not take: 405 with Allow, as a problem document too.
     let resp = s
         .http

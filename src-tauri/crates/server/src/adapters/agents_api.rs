@@ -10,7 +10,7 @@ use axum::{
 use serde::Deserialize;
 
 use super::{
-    api_error::{ApiError, ProblemDocument},
+    api_error::{ApiError, ProblemDocument, json_body},
     api_types::{AgentCreated, AgentList},
     auth::{self, AuthError},
     mcp_config,
@@ -50,8 +50,7 @@ pub(crate) async fn create_agent(
     body: Result<Json<AgentBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<AgentCreated>), ApiError> {
     admin_only(&p)?;
-    let Json(body) =
-        body.map_err(|_| ApiError::bad_request("body must be {\"name\": \"agent-name\"}"))?;
+    let body = json_body(body, "{\"name\": \"agent-name\"}")?;
     let name = body.name.trim().to_string();
     let token = auth::create_token(engine.store(), &name)
         .await

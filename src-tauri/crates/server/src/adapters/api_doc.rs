@@ -135,6 +135,12 @@ fn add_guard_responses(op: &mut Operation, has_path_params: bool) {
         "413",
         problem_response("the request body is over 4 MiB").build(),
     );
+    if op.request_body.is_some() {
+        add(
+            "415",
+            problem_response("the body was not sent as `Content-Type: application/json`").build(),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -166,6 +166,27 @@ where
     }
 }
 
+/// The JSON body `body` a handler took as `Result<Json<T>, JsonRejection>`. Errors: 415 when
+/// the request did not say `Content-Type: application/json` (RFC 9110 §15.5.16); 400 saying
+/// `expected` (the body's shape, for a human) when the body is not that JSON.
+pub fn json_body<T>(
+    body: Result<axum::Json<T>, axum::extract::rejection::JsonRejection>,
+    expected: &str,
+) -> Result<T, ApiError> {
+    use axum::extract::rejection::JsonRejection;
+    match body {
+        Ok(axum::Json(body)) => Ok(body),
+        Err(JsonRejection::MissingJsonContentType(_)) => Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the body as JSON, with `Content-Type: application/json`",
+        )),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "body must be {expected}: {}",
+            e.body_text()
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

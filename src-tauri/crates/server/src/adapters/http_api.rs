@@ -31,7 +31,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     agents_api, api_doc,
-    api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument},
+    api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument, json_body},
     api_types::{AnswerReply, CancelReply, Me, TaskDetail, TaskList, TaskView, ToolList, ToolView},
     events_api, page_cursor,
 };
@@ -222,9 +222,7 @@ async fn answer(
     ApiPath(task_id): ApiPath<String>,
     body: Result<Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<AnswerReply>, ApiError> {
-    let Json(body) = body.map_err(|e| {
-        ApiError::bad_request(format!("body must be {{\"inputResponses\": {{...}}}}: {e}"))
-    })?;
+    let body = json_body(body, "{\"inputResponses\": {...}}")?;
     let report = engine.answer(&p, &task_id, body.input_responses).await?;
     Ok(Json(AnswerReply {
         accepted: report.accepted,

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    api_error::{ApiError, ApiPath, ProblemDocument},
+    api_error::{ApiError, ApiPath, ProblemDocument, json_body},
     api_types::{ReportEnded, ReportReply, TaskView},
     idempotency_key, job_schemas,
 };
@@ -112,11 +112,10 @@ pub(crate) async fn create(
     body: Result<Json<CreateBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let key = idempotency_key::from_headers(&headers).map_err(ApiError::bad_request)?;
-    let Json(body) = body.map_err(|e| {
-        ApiError::bad_request(format!(
-            "body must be {{\"tool\", \"arguments\"}} or {{\"external\": {{\"name\"}}}}: {e}"
-        ))
-    })?;
+    let body = json_body(
+        body,
+        "{\"tool\", \"arguments\"} or {\"external\": {\"name\"}}",
+    )?;
     let (tool, arguments) = match (body.tool, body.external) {
         (Some(tool), None) if tool != EXTERNAL => {
             (tool, Value::Object(body.arguments.unwrap_or_default()))
@@ -285,7 +284,7 @@ pub(crate) async fn report(
     ApiPath(id): ApiPath<String>,
     body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let Json(body) = body.map_err(|e| ApiError::bad_request(format!("invalid report: {e}")))?;
+    let body = json_body(body, "a report")?;
     let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {
         return Err(ApiError::conflict("only external jobs take reports"));
