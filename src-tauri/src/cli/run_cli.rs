@@ -22,11 +22,11 @@ use std::{
 };
 
 use nix::sys::signal::Signal;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::run_job::JobLink;
 use taskdeck_server::tools::{
-    output::{LatestStatus, OutputLog, status_line},
+    output::{LatestStatus, OutputLog, StatusUpdate, status_line},
     process::{
         TASK_ID_ENV, describe_exit, read_lines, shell_line, signal_tagged, stop_group, stop_tagged,
     },
@@ -89,15 +89,27 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     }
     let duration_ms = launched.started.elapsed().as_millis() as u64;
     let tail = output.log.lock().unwrap().tail();
-    report_end(&link, &ending, &name, duration_ms, tail).await;
+    // What the output said after the last report (its last line, often): the end's report
+    // carries it, so the job's last status message is the output's last line.
+    let last_status = output.latest.lock().unwrap().take();
+    report_end(&link, &ending, &name, duration_ms, tail, last_status).await;
     ending.exit_code()
 }
 
 /// The job's final report: a cancel, or the result (`exitCode`, `durationMs` and the output's
-/// `tail`; `isError` unless the exit code is 0).
-async fn report_end(link: &JobLink, ending: &Ending, name: &str, duration_ms: u64, tail: String) {
+/// `tail`; `isError` unless the exit code is 0); with `last_status` (see [`status_report`]).
+async fn report_end(
+    link: &JobLink,
+    ending: &Ending,
+    name: &str,
+    duration_ms: u64,
+    tail: String,
+    last_status: Option<StatusUpdate>,
+) {
+    let mut report = status_report(last_status);
     if ending.cancelled {
-        link.report(json!({"cancelled": true})).await;
+        report.insert("cancelled".into(), json!(true));
+        link.report(Value::Object(report)).await;
         return;
     }
     let (code, how) = describe_exit(ending.status);
@@ -110,7 +122,25 @@ async fn report_end(link: &JobLink, ending: &Ending, name: &str, duration_ms: u6
         "structuredContent": {"exitCode": code, "durationMs": duration_ms, "tail": tail},
         "isError": code != Some(0)
     });
-    link.report(json!({"result": result})).await;
+    report.insert("result".into(), result);
+    link.report(Value::Object(report)).await;
+}
+
+/// The report fields (`POST /v1/jobs/{id}/report`) for what the command's output said since
+/// the last report: `statusMessage` (its latest line), and `progress` `{current, total}` when a
+/// line showed some; none when nothing came (`update` is `None`).
+fn status_report(update: Option<StatusUpdate>) -> Map<String, Value> {
+    let mut report = Map::new();
+    if let Some(u) = update {
+        report.insert("statusMessage".into(), json!(u.message));
+        if let Some((current, total)) = u.progress {
+            report.insert(
+                "progress".into(),
+                json!({"current": current, "total": total}),
+            );
+        }
+    }
+    report
 }
 
 /// The running command and how it was started.
@@ -124,8 +154,6 @@ struct Launched {
     /// The master side of the command's pseudo-terminal, until the output copier takes it.
     master: Option<OwnedFd>,
     started: Instant,
-    /// Kept for the whole run, as the terminal's slave side it was given stays open with it.
-    _command: tokio::process::Command,
 }
 
 impl Launched {
@@ -176,7 +204,11 @@ impl Launched {
         }
         let started = Instant::now();
         let spawned = cmd.spawn();
-        // Our copy of the terminal's slave side must go, or reading the master never ends.
+        // Reading the master ends (EIO) only once every copy of the terminal's slave side is
+        // closed. The command holds its own copies now; ours (the pty's, and the two `cmd`
+        // keeps for the command's stdout and stderr) are closed here. Left open, they would
+        // make the copier wait out its timeout and lose the output's last partial line.
+        drop(cmd);
         let master = pty.map(|p| p.master);
         Ok(Launched {
             child: spawned?,
@@ -184,7 +216,6 @@ impl Launched {
             interactive,
             master,
             started,
-            _command: cmd,
         })
     }
 
@@ -354,12 +385,7 @@ async fn supervise(
             }
             _ = tick.tick(), if link.job.is_some() => {
                 let update = latest.lock().unwrap().take();
-                let mut body = json!({});
-                if let Some(u) = update {
-                    body["statusMessage"] = json!(u.message);
-                    if let Some((c, t)) = u.progress { body["progress"] = json!({"current": c, "total": t}); }
-                }
-                let answer = link.report(body).await;
+                let answer = link.report(Value::Object(status_report(update))).await;
                 if let Some(ended) = answer.as_ref().and_then(|a| a["ended"].as_str())
                     && !told_ended
                 {
@@ -403,7 +429,8 @@ fn terminal_size() -> nix::pty::Winsize {
 }
 
 /// Copies the command's terminal output to ours byte for byte until it closes (blocking). Each
-/// `\n`-ended line goes to `log`; each line and each `\r` redraw goes to `note`.
+/// `\n`-ended line, and a last one without `\n`, goes to `log`; each line and each `\r` redraw
+/// goes to `note`.
 fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: impl Fn(&str)) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut line: Vec<u8> = Vec::new();
@@ -439,12 +466,11 @@ fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: im
             }
         }
     }
-    if !line.is_empty() {
-        let text = String::from_utf8_lossy(&line).into_owned();
-        note(&text);
-        log.lock()
-            .unwrap()
-            .push(status_line(&text).unwrap_or_default().as_bytes());
+    // The output's last line, when it does not end with a newline (a prompt, `printf done`):
+    // a line too, unless nothing of it shows (a colour reset, a bare `\r`).
+    if let Some(last) = status_line(&String::from_utf8_lossy(&line)) {
+        note(&last);
+        log.lock().unwrap().push(last.as_bytes());
     }
 }
 

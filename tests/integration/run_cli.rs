@@ -1,0 +1,135 @@
+//! How `taskdeck run` ends: the end of the command's output is seen as soon as the command
+//! exits (also on a pseudo-terminal, so no reader timeout is waited out), and a last line
+//! without a trailing newline reaches the job's result tail and its last status message, with
+//! the command on a terminal and on pipes alike.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{BIN, Server};
+
+/// How `taskdeck run` attaches the command's output.
+#[derive(Clone, Copy, Debug)]
+enum Attached {
+    /// Our standard output is a terminal (`script` gives it one): the command gets a
+    /// pseudo-terminal.
+    Terminal,
+    /// Our standard output is a pipe: so are the command's stdout and stderr.
+    Pipes,
+}
+
+/// A finished `taskdeck run` and the job that tracked it.
+struct FinishedRun {
+    /// Everything `taskdeck run` wrote (stdout and stderr; on a terminal they are one stream).
+    output: String,
+    /// `GET /v1/jobs/{id}` once completed.
+    job: Value,
+    /// The job's status messages in timeline order (`statusMessage` events and progress
+    /// messages).
+    status_messages: Vec<String>,
+}
+
+/// Runs `taskdeck run --name NAME -- sh -c SCRIPT` against `s`, attached as `attached`, waits
+/// (at most 20 s) for it to exit and its job to complete, and returns both. `script` must not
+/// contain a single quote.
+async fn run_and_finish(s: &Server, name: &str, script: &str, attached: Attached) -> FinishedRun {
+    let token = &s.admin;
+    let out = match attached {
+        Attached::Terminal => {
+            let line = format!(
+                "{BIN} run --port {} --token {token} --name {name} -- sh -c '{script}'",
+                s.port
+            );
+            tokio::process::Command::new("script")
+                .args(["-qec", &line, "/dev/null"])
+                .output()
+        }
+        Attached::Pipes => tokio::process::Command::new(BIN)
+            .args(["run", "--port", &s.port.to_string(), "--token", token])
+            .args(["--name", name, "--", "sh", "-c", script])
+            .output(),
+    };
+    let out = tokio::time::timeout(Duration::from_secs(20), out)
+        .await
+        .expect("taskdeck run ended")
+        .expect("taskdeck run (or `script`, util-linux) could be started");
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{attached:?}: {output}");
+    let id = output
+        .split("tracking as job ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{attached:?}: no job announced: {output}"))
+        .to_string();
+    let started = Instant::now();
+    let job = loop {
+        let (_, job) = s.v1_get(Some(token), &format!("/v1/jobs/{id}")).await;
+        if job["status"] == "completed" {
+            break job;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{job}");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    };
+    let (_, detail) = s.v1_get(Some(token), &format!("/v1/tasks/{id}")).await;
+    let status_messages = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e["kind"].as_str() {
+            Some("statusMessage") => e["data"]["statusMessage"].as_str(),
+            Some("progress") => e["data"]["message"].as_str(),
+            _ => None,
+        })
+        .map(String::from)
+        .collect();
+    FinishedRun {
+        output,
+        job,
+        status_messages,
+    }
+}
+
+#[tokio::test]
+async fn on_a_terminal_the_run_ends_when_the_command_does() {
+    let s = Server::start(&[]).await;
+    // The colour reset after the last line shows nothing: it is not a line of its own.
+    let script = "sleep 1.2; echo ok; printf \"\\033[0m\"";
+    let run = run_and_finish(&s, "slow", script, Attached::Terminal).await;
+    let duration_ms = run.job["result"]["structuredContent"]["durationMs"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        (1200..1500).contains(&duration_ms),
+        "a 1.2 s command is reported as taking {duration_ms} ms: {}",
+        run.output
+    );
+    assert_eq!(run.job["result"]["structuredContent"]["tail"], "ok");
+    assert_eq!(run.status_messages.last().map(String::as_str), Some("ok"));
+}
+
+#[tokio::test]
+async fn a_last_line_without_a_newline_is_the_tail_and_the_last_status() {
+    let s = Server::start(&[]).await;
+    for (attached, name) in [(Attached::Pipes, "pipes"), (Attached::Terminal, "term")] {
+        let last = format!("last-of-{name}");
+        let script = format!("echo first; sleep 0.3; printf {last}");
+        let run = run_and_finish(&s, name, &script, attached).await;
+        assert!(run.output.contains(&last), "{attached:?}: {}", run.output);
+        assert_eq!(
+            run.job["result"]["structuredContent"]["tail"],
+            format!("first\n{last}"),
+            "{attached:?}: {}",
+            run.output
+        );
+        assert_eq!(
+            run.status_messages.last(),
+            Some(&last),
+            "{attached:?}: the last status message"
+        );
+    }
+}
