@@ -3,6 +3,13 @@
 //! can tail it live: it reads from `nextOffset` again whenever the task changes (every new
 //! output line changes its statusMessage, which the event stream pushes). Same visibility as the
 //! task: another principal's task is a 404 like an unknown one.
+//!
+//! A command task's log file appears when its command starts. Before that (while it waits for
+//! its approval, or in the moment between the approval and the start) and when the command never
+//! ran (declined, cancelled first, could not start) the log is empty, not missing: the answer is
+//! an empty range with `exists: false`, so a reader woken by every change of the task never meets
+//! an error in the normal course of a command. Only tasks of other tools, which write no log,
+//! are a 404.
 
 use std::{
     io::{Read, Seek, SeekFrom},
@@ -20,7 +27,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::http_api::{ProblemQuery, engine_problem, problem};
-use crate::tools::output::log_path;
+use crate::tools::{output::log_path, run_command};
 use taskdeck_engine::{Engine, Principal};
 
 /// Largest chunk one request returns, in bytes.
@@ -55,8 +62,8 @@ pub struct LogQuery {
 
 /// A byte range of a command task's output log.
 #[utoipa::path(get, path = "/v1/tasks/{task_id}/log", params(("task_id" = String, Path, description = "taskId"), LogQuery), tag = "tasks",
-    responses((status = 200, description = "`{taskId, offset, nextOffset, size, text, complete}`: bytes `offset..nextOffset` of the log (invalid UTF-8 replaced), the log's `size` in bytes, and `complete` once the task is terminal and nothing is left to read", body = Object),
-              (status = 404, description = "unknown task, another principal's, or a task without an output log", content_type = "application/problem+json")))]
+    responses((status = 200, description = "`{taskId, offset, nextOffset, size, text, complete, exists}`: bytes `offset..nextOffset` of the log (invalid UTF-8 replaced), the log's `size` in bytes, `complete` once the task is terminal and nothing is left to read, and `exists`: false (with an empty range at 0) while the command has not started, and for good when it never ran", body = Object),
+              (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command does)", content_type = "application/problem+json")))]
 pub async fn read_log(
     State(s): State<LogsState>,
     Extension(p): Extension<Principal>,
@@ -67,6 +74,9 @@ pub async fn read_log(
         Ok(t) => t,
         Err(e) => return engine_problem(e),
     };
+    if task.tool != run_command::NAME {
+        return problem(StatusCode::NOT_FOUND, "This task has no output log");
+    }
     let path = log_path(&s.log_dir, &task.task_id);
     let limit = q
         .limit
@@ -74,6 +84,7 @@ pub async fn read_log(
         .clamp(1, MAX_CHUNK_BYTES);
     let read =
         tokio::task::spawn_blocking(move || read_range(&path, q.offset, q.tail, limit)).await;
+    let terminal = task.status.is_terminal();
     match read {
         Ok(Ok(Some((offset, bytes, size)))) => {
             let next = offset + bytes.len() as u64;
@@ -83,11 +94,23 @@ pub async fn read_log(
                 "nextOffset": next,
                 "size": size,
                 "text": String::from_utf8_lossy(&bytes),
-                "complete": task.status.is_terminal() && next >= size,
+                "complete": terminal && next >= size,
+                "exists": true,
             }))
             .into_response()
         }
-        Ok(Ok(None)) => problem(StatusCode::NOT_FOUND, "This task has no output log"),
+        // The command has not started (yet): its log is empty so far, or for good once the
+        // task has ended without running it.
+        Ok(Ok(None)) => Json(json!({
+            "taskId": task.task_id,
+            "offset": 0,
+            "nextOffset": 0,
+            "size": 0,
+            "text": "",
+            "complete": terminal,
+            "exists": false,
+        }))
+        .into_response(),
         Ok(Err(e)) => problem(
             StatusCode::INTERNAL_SERVER_ERROR,
             &format!("cannot read the log: {e}"),
