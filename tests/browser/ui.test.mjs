@@ -149,16 +149,32 @@ function expectHttpError(status) {
 }
 
 /**
- * Allows up to `n` console errors for HTTP `status` while `fn` runs, for a race the test cannot
- * pin down; afterwards none are allowed again.
+ * Records the answers to page `p`'s reads of task `taskId`'s output log, in the order they came:
+ * `{status, exists, complete}` each (the last two once the body is in). `stop()` ends the
+ * recording and resolves when every body is in.
  */
-async function tolerateHttpErrors(status, n, fn) {
-  expectedHttpErrors.set(status, (expectedHttpErrors.get(status) || 0) + n);
-  try {
-    return await fn();
-  } finally {
-    expectedHttpErrors.delete(status);
-  }
+function recordLogReads(p, taskId) {
+  const reads = [];
+  const bodies = [];
+  const onResponse = (resp) => {
+    if (!new URL(resp.url()).pathname.endsWith(`/v1/tasks/${taskId}/log`)) return;
+    const read = { status: resp.status() };
+    reads.push(read);
+    bodies.push(
+      resp.json().then(
+        (body) => Object.assign(read, { exists: body.exists, complete: body.complete }),
+        () => {},
+      ),
+    );
+  };
+  p.on('response', onResponse);
+  return {
+    reads,
+    stop: async () => {
+      p.off('response', onResponse);
+      await Promise.all(bodies);
+    },
+  };
 }
 
 /** In the page: the text of the line at the top of a scrolled <pre> made of text nodes. */
@@ -764,26 +780,22 @@ test('an agent sees its command approval, but only the admin gets the form to an
   const adminCard = page.locator('.prompt-card[data-key="approve-command"]');
   await adminCard.getByRole('button', { name: 'Decline' }).waitFor();
   assert.equal(await adminCard.filter({ hasText: 'Only the person using Taskdeck' }).count(), 0);
-  // A declined command never ran: the output panel finds no log (404) when the task is working
-  // again after the answer (unless that change and the end come together), and once more when
-  // it has ended; then it stops asking.
-  const done = await tolerateHttpErrors(404, 2, async () => {
-    let misses = 0;
-    const count = (m) => {
-      if (/status of 404/.test(m.text())) misses++;
-    };
-    page.on('console', count);
-    const missed = (n, timeout) => waitFor(() => misses >= n, `${n} log reads answered 404`, { timeout, interval: 20 });
-    await adminCard.getByRole('button', { name: 'Decline' }).click();
-    await missed(1);
-    const t = await waitFor(async () => {
-      const t = await apiTask(r.taskId);
-      return t.status !== 'input_required' && t.status !== 'working' && t;
-    }, 'the declined command to end');
-    await missed(2, 1500).catch(() => {}); // the second read, if there is one
-    page.off('console', count);
-    return t;
-  });
+  // A declined command never ran: its log is empty and absent (`exists: false`), not an error.
+  // The output panel reads it as the task changes, stays hidden, and stops once the task has
+  // ended (that read answers `complete`).
+  const logReads = recordLogReads(page, r.taskId);
+  await adminCard.getByRole('button', { name: 'Decline' }).click();
+  const done = await waitFor(async () => {
+    const t = await apiTask(r.taskId);
+    return t.status !== 'input_required' && t.status !== 'working' && t;
+  }, 'the declined command to end');
+  await waitFor(() => logReads.reads.some((read) => read.complete === true), 'the output panel’s read after the end');
+  await new Promise((res) => setTimeout(res, 300)); // time for a read that should not come
+  await logReads.stop();
+  const reads = JSON.stringify(logReads.reads);
+  assert.ok(logReads.reads.every((read) => read.status === 200 && read.exists === false), reads);
+  assert.equal(logReads.reads.at(-1).complete, true, `no read after the one that said complete: ${reads}`);
+  assert.equal(await page.locator('#detail section.log-section').isVisible(), false, 'no Output section for a command that never ran');
   assert.equal(done.result.isError, true, 'a declined command ends as an error result');
 });
 
@@ -906,34 +918,37 @@ test('a command’s output appears live in the detail, as text, following the en
   const shows = (line) => pre.filter({ hasText: new RegExp(`^${line}$`, 'm') }).waitFor();
   const scroll = () => pre.evaluate((el) => ({ top: el.scrollTop, max: el.scrollHeight - el.clientHeight }));
 
-  // The log file appears only once the command starts, so a read right after the approval may
-  // still find none (404); the panel tries again on the next change.
-  await tolerateHttpErrors(404, 3, async () => {
-    await card.getByRole('button', { name: 'Accept' }).click();
-    await shows('line 5');
-    // Read while it runs: the panel follows the log, not a finished result.
-    assert.equal((await apiTask(taskId)).status, 'working');
-    assert.ok(!(await pre.textContent()).includes('line 60'));
-    await status.filter({ hasText: /^Live · .* so far$/ }).waitFor();
+  // The log file appears only once the command starts: a read right after the approval may find
+  // none yet, which is an empty log (`exists: false`), not an error; the next change reads on.
+  const logReads = recordLogReads(page, taskId);
+  await card.getByRole('button', { name: 'Accept' }).click();
+  await shows('line 5');
+  // Read while it runs: the panel follows the log, not a finished result.
+  assert.equal((await apiTask(taskId)).status, 'working');
+  assert.ok(!(await pre.textContent()).includes('line 60'));
+  await status.filter({ hasText: /^Live · .* so far$/ }).waitFor();
 
-    // New output keeps the view at the end while the reader is there...
-    await shows('line 35');
-    await waitFor(async () => {
-      const s = await scroll();
-      return s.max > 0 && s.top >= s.max - 4;
-    }, 'the output to scroll with its end');
-    // ...and leaves it alone while the reader looks at earlier lines.
-    await pre.evaluate((el) => {
-      el.scrollTop = 0;
-    });
-    await shows('line 45');
-    assert.equal((await scroll()).top, 0, 'the reader was not moved');
-    await shows('line 60');
+  // New output keeps the view at the end while the reader is there...
+  await shows('line 35');
+  await waitFor(async () => {
+    const s = await scroll();
+    return s.max > 0 && s.top >= s.max - 4;
+  }, 'the output to scroll with its end');
+  // ...and leaves it alone while the reader looks at earlier lines.
+  await pre.evaluate((el) => {
+    el.scrollTop = 0;
   });
+  await shows('line 45');
+  assert.equal((await scroll()).top, 0, 'the reader was not moved');
+  await shows('line 60');
 
   await status.filter({ hasText: /^Output complete · \d+ B$/ }).waitFor();
   await page.locator('#detail .outcome-good', { hasText: 'Completed' }).waitFor();
   assert.equal((await apiTask(taskId)).status, 'completed');
+  await logReads.stop();
+  const reads = JSON.stringify(logReads.reads);
+  assert.ok(logReads.reads.every((read) => read.status === 200), `every log read answered 200: ${reads}`);
+  assert.deepEqual(logReads.reads.at(-1), { status: 200, exists: true, complete: true }, reads);
 
   // Everything came through once, in order, as text: the markup is shown, not made.
   const lines = (await pre.textContent()).split('\n');
@@ -1074,6 +1089,46 @@ test('the output panel keeps the last 1 MiB and the reader’s place, and reads 
     gone.dispose();
     await settle();
     out.disposed = { reads: reads.length - out.finalReads, hidden: gone.el.hidden, text: gone.el.querySelector('pre').textContent };
+
+    // A command that has not started has no log file yet (`exists: false`): the panel stays
+    // hidden, without an error, until a change finds the log. One that ends without running
+    // leaves it hidden, and later changes read nothing.
+    const absent = (id, done) => ({ taskId: id, offset: 0, nextOffset: 0, size: 0, text: '', complete: done, exists: false });
+    const seen = (view) => ({ hidden: view.el.hidden, error: view.el.querySelector('.log-error').hidden ? null : view.el.querySelector('.log-error').textContent, text: view.el.querySelector('pre').textContent });
+    let started = false;
+    let startReads = 0;
+    const starting = { taskId: 'starting', tool: 'run_command', status: 'working' };
+    const startingView = new LogView({
+      taskLog: async (id) => {
+        startReads++;
+        return started ? { taskId: id, offset: 0, nextOffset: 6, size: 6, text: 'hello\n', complete: false, exists: true } : absent(id, false);
+      },
+    }, starting);
+    startingView.update(starting);
+    await settle();
+    out.notStarted = { reads: startReads, ...seen(startingView) };
+    started = true;
+    startingView.update(starting);
+    await settle();
+    out.started = { reads: startReads, ...seen(startingView) };
+    startingView.dispose();
+
+    let neverReads = 0;
+    const never = { taskId: 'never', tool: 'run_command', status: 'working' };
+    const neverView = new LogView({
+      taskLog: async (id) => {
+        neverReads++;
+        return absent(id, never.status === 'completed');
+      },
+    }, never);
+    neverView.update(never);
+    await settle();
+    never.status = 'completed';
+    neverView.update(never);
+    await settle();
+    neverView.update(never);
+    await settle();
+    out.neverRan = { reads: neverReads, ...seen(neverView) };
     return out;
   }, lineAtTopInPage);
   await lineAtTopInPage.dispose();
@@ -1090,6 +1145,9 @@ test('the output panel keeps the last 1 MiB and the reader’s place, and reads 
   assert.equal(report.state, 'Output complete · 3.0 MB');
   assert.equal(report.finalReads, 1);
   assert.deepEqual(report.disposed, { reads: 1, hidden: true, text: '' });
+  assert.deepEqual(report.notStarted, { reads: 1, hidden: true, error: null, text: '' });
+  assert.deepEqual(report.started, { reads: 2, hidden: false, error: null, text: 'hello\n' });
+  assert.deepEqual(report.neverRan, { reads: 2, hidden: true, error: null, text: '' });
 });
 
 test('a long timeline shows its newest 500 events and pages back on request', async () => {

@@ -189,6 +189,9 @@ async fn external_jobs_report_and_time_out() {
         json!({"name": "nightly export", "heartbeatMs": 1000}),
     )
     .await;
+    // Only command tasks write an output log.
+    let (status, _) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 404, "an external job has no output log");
     let report = |body: Value| send_report(&s, &t, &id, body);
     let (status, v) =
         report(json!({"progress": {"current": 3, "total": 10, "message": "3 of 10 tables"}})).await;
@@ -531,6 +534,14 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
             && !texts.iter().any(|t| t.contains("task_respond")),
         "{texts:?}"
     );
+    // Before it starts, the command's log is empty and absent: no error for a reader.
+    let (status, log) = s.v1_get(Some(&agent), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 200, "{log}");
+    assert_eq!(
+        (&log["exists"], &log["size"], &log["text"], &log["complete"]),
+        (&json!(false), &json!(0), &json!(""), &json!(false)),
+        "{log}"
+    );
     answer(id.clone(), json!({"action": "decline"})).await;
     let v = s.wait_status(&agent, &id, "completed").await;
     assert_eq!(v["result"]["isError"], true);
@@ -541,6 +552,14 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
             .contains("declined")
     );
     assert!(!marker.exists());
+    // It never ran: the log stays absent, and is complete now that the task has ended.
+    let (status, log) = s.v1_get(Some(&agent), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 200, "{log}");
+    assert_eq!(
+        (&log["exists"], &log["complete"]),
+        (&json!(false), &json!(true)),
+        "{log}"
+    );
 
     // Approved with "always allow": runs; progress and status come from the output.
     let script = "for i in 1 2 3 4; do echo \"step $i/4\"; sleep 0.2; done; printf '\\377\\376 not utf8\\n'; exit 3";
@@ -579,6 +598,7 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
         "{text}"
     );
     assert_eq!(log["complete"], true);
+    assert_eq!(log["exists"], true);
     assert_eq!(log["nextOffset"], log["size"]);
     let (_, part) = s
         .v1_get(

@@ -463,6 +463,8 @@ export class DetailView {
       return;
     }
     const ev = change.event;
+    // A removed task's log cannot be read any more: the output shown is its last state.
+    if (ev && ev.kind === 'deleted' && this.log) this.log.dispose();
     if (ev && !this.eventIds.has(ev.id)) {
       this.addEvents([ev]);
       this.scheduleTimeline();

@@ -1,9 +1,11 @@
 // The Output section of the detail pane: a command task's output log (GET /v1/tasks/{id}/log),
 // followed live without a timer. The panel reads on from where it stopped whenever the task
 // changes (each new output line changes its statusMessage, which the event stream brings), and
-// once more when the task ends, until the server says the log is complete. Earlier output loads
-// on request; at most MAX_KEPT_BYTES stay on the page, the oldest going first. The output comes
-// from untrusted commands: it only ever goes in as text nodes.
+// once more when the task ends, until the server says the log is complete. Before the command
+// starts the server answers `exists: false` (an empty log, not an error): the panel stays hidden
+// and asks again on the next change. Earlier output loads on request; at most MAX_KEPT_BYTES
+// stay on the page, the oldest going first. The output comes from untrusted commands: it only
+// ever goes in as text nodes.
 
 import { h, section } from './dom.js';
 import { formatBytes, isTerminal } from './format.js';
@@ -200,7 +202,7 @@ export class LogView {
     this.size = 0; // the log's size at the last answer
     this.found = false; // the log exists
     this.complete = false;
-    this.gone = false; // nothing more will come (complete, or no log for a finished task)
+    this.gone = false; // nothing more will come (complete, the command never ran, or the log went)
     this.error = null; // of the live reads
     this.earlierError = null;
     this.loadingEarlier = false;
@@ -253,19 +255,24 @@ export class LogView {
       answer = await this.api.taskLog(this.taskId, range);
     } catch (err) {
       if (this.disposed) return false;
-      if (err && err.status === 404 && !this.found) {
-        // Not there yet (the command starts once approved), or never: the task finished
-        // without running it (declined, cancelled).
-        this.error = null;
-        this.gone = terminal;
-      } else if (err && err.status === 404) {
-        this.error = 'The output log is no longer available.';
+      if (err && err.status === 404) {
+        // The task itself is gone (removed, or no longer visible to this page).
+        this.error = this.found ? 'The output log is no longer available.' : null;
         this.gone = true;
       } else this.error = `Could not read the output: ${(err && err.message) || err}`;
       this.render();
       return false;
     }
     if (this.disposed) return false;
+    if (answer.exists === false) {
+      // No log file: the command has not started yet (it starts once approved; the next change
+      // of the task asks again), or never will once the task has ended (declined, cancelled).
+      if (this.found) this.error = 'The output log is no longer available.';
+      else this.error = null;
+      this.gone = this.found || answer.complete === true || terminal;
+      this.render();
+      return false;
+    }
     const piece = pieceOf(answer);
     this.error = null;
     this.size = answer.size;

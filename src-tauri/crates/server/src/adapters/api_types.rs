@@ -296,7 +296,11 @@ pub struct LogChunk {
     #[schema(minimum = 0)]
     pub size: u64,
     pub text: String,
+    /// The task has ended and nothing is left to read.
     pub complete: bool,
+    /// Whether the log file exists: `false` (with an empty range at 0) while the command has
+    /// not started, and for good when it never ran (e.g. the human declined it).
+    pub exists: bool,
 }
 
 /// `POST /v1/jobs/{taskId}/report` (200): the job, whether cancellation was requested, and

@@ -10,7 +10,7 @@
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
-//! | `GET /v1/tasks/{taskId}/log?offset=&tail=&limit=` | `{offset, nextOffset, size, text, complete}` (see `logs_api`) |
+//! | `GET /v1/tasks/{taskId}/log?offset=&tail=&limit=` | `{offset, nextOffset, size, text, complete, exists}` (see `logs_api`) |
 //! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events (see `events_api`) |
 //! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
 //! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken (see `agents_api`) |

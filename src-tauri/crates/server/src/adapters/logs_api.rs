@@ -3,6 +3,13 @@
 //! can tail it live: it reads from `nextOffset` again whenever the task changes (every new
 //! output line changes its statusMessage, which the event stream pushes). Same visibility as the
 //! task: another principal's task is a 404 like an unknown one.
+//!
+//! A command task's log file appears when its command starts. Before that (while it waits for
+//! its approval, or in the moment between the approval and the start) and when the command never
+//! ran (declined, cancelled first, could not start) the log is empty, not missing: the answer is
+//! an empty range with `exists: false`, so a reader woken by every change of the task never meets
+//! an error in the normal course of a command. Only tasks of other tools, which write no log,
+//! are a 404.
 
 use std::{
     io::{Read, Seek, SeekFrom},
@@ -17,7 +24,7 @@ use super::{
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument},
     api_types::LogChunk,
 };
-use crate::tools::output::log_path;
+use crate::tools::{output::log_path, run_command};
 use taskdeck_engine::{Engine, Principal};
 
 /// Largest chunk one request returns, in bytes.
@@ -56,9 +63,9 @@ pub struct LogQuery {
 
 /// A byte range of a command task's output log.
 #[utoipa::path(get, path = "/v1/tasks/{task_id}/log", params(("task_id" = String, Path, description = "taskId"), LogQuery), tag = "tasks",
-    responses((status = 200, description = "a byte range of the log", body = LogChunk),
+    responses((status = 200, description = "bytes `offset..nextOffset` of the log (invalid UTF-8 replaced); `exists: false` with an empty range while the command has not started, and for good when it never ran", body = LogChunk),
               (status = 400, description = "a malformed query (e.g. a negative offset)", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 404, description = "unknown task, another principal's, or a task without an output log", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command does)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn read_log(
     State(s): State<LogsState>,
     Extension(p): Extension<Principal>,
@@ -66,16 +73,24 @@ pub async fn read_log(
     ApiQuery(q): ApiQuery<LogQuery>,
 ) -> Result<Json<LogChunk>, ApiError> {
     let task = s.engine.get(&p, &task_id)?;
+    if task.tool != run_command::NAME {
+        return Err(ApiError::not_found("This task has no output log"));
+    }
     let path = log_path(&s.log_dir, &task.task_id);
     let limit = q
         .limit
         .unwrap_or(DEFAULT_CHUNK_BYTES)
         .clamp(1, MAX_CHUNK_BYTES);
-    let (offset, bytes, size) =
-        tokio::task::spawn_blocking(move || read_range(&path, q.offset, q.tail, limit))
-            .await?
-            .map_err(|e| ApiError::internal(format!("cannot read the log: {e}")))?
-            .ok_or_else(|| ApiError::not_found("This task has no output log"))?;
+    let read = tokio::task::spawn_blocking(move || read_range(&path, q.offset, q.tail, limit))
+        .await?
+        .map_err(|e| ApiError::internal(format!("cannot read the log: {e}")))?;
+    let terminal = task.status.is_terminal();
+    // No file: the command has not started (yet); its log is empty so far, or for good once
+    // the task has ended without running it.
+    let (offset, bytes, size, exists) = match read {
+        Some((offset, bytes, size)) => (offset, bytes, size, true),
+        None => (0, Vec::new(), 0, false),
+    };
     let next_offset = offset + bytes.len() as u64;
     Ok(Json(LogChunk {
         task_id: task.task_id,
@@ -83,7 +98,8 @@ pub async fn read_log(
         next_offset,
         size,
         text: String::from_utf8_lossy(&bytes).into_owned(),
-        complete: task.status.is_terminal() && next_offset >= size,
+        complete: terminal && next_offset >= size,
+        exists,
     }))
 }
 

@@ -34,8 +34,8 @@ pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
 /// Time a command gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
 
-/// The tool's name.
-const NAME: &str = "run_command";
+/// The tool's name; its tasks are the ones with an output log (`GET /v1/tasks/{taskId}/log`).
+pub const NAME: &str = "run_command";
 
 /// `run_command`'s arguments: exactly one of `argv` and `command` (checked by
 /// [`RunCommand`]'s `check_arguments`, not the schema), nothing unknown.
