@@ -13,8 +13,9 @@
 #   tests/browser (`npm ci` of tests/browser/package-lock.json);
 # - scripts/conformance.sh: Node 22 and the pinned MCP conformance suite, into .tools/;
 # - tests/clients/run.sh: the pinned npm packages of the real clients (tests/clients/node_modules)
-#   and their pinned Python packages (the venv .tools/clients-venv).
-# Those two stay with their suites so that each suite also runs on its own.
+#   and their pinned Python packages (the venv .tools/clients-venv);
+# - tests/contract/run.sh: the pinned schemathesis, into the venv .tools/contract-venv.
+# Those three stay with their suites so that each suite also runs on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 group=${1:-test}
