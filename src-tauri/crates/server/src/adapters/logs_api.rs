@@ -57,7 +57,7 @@ pub struct LogQuery {
     /// Instead of `offset`: start this many bytes before the end (at the next line start).
     tail: Option<u64>,
     /// Most bytes to return (default 65536); 0 reads 1 and more than 1048576 reads 1048576.
-    /// A cut chunk ends at a line end.
+    /// A chunk it cuts ends after its last newline when it has one.
     limit: Option<u64>,
 }
 
