@@ -3,8 +3,13 @@
 # Server pinned to core 0 (one tokio worker), load generator (wrk, one thread, 50 connections,
 # scripts/wrk/jsonrpc.lua checks every answer) pinned to core 1.
 # Usage: scripts/bench.sh [seconds per run, default 10] [tasks to seed, default 100000]
+#        scripts/bench.sh --ab OTHER_BINARY [seconds per run]: tasks/get of a finished task on
+#        OTHER_BINARY (e.g. a release build of an earlier commit) and on this build, alternated
+#        over 3 rounds in one run, each round with its ceiling: a regression check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+AB=""
+if [ "${1:-}" = --ab ]; then AB=$(realpath "$2"); shift 2; fi
 SECS=${1:-10}
 SEED=${2:-100000}
 if ! command -v wrk >/dev/null; then
@@ -78,6 +83,27 @@ for _ in range(3000):
 sys.exit("search index did not catch up in 600 s")
 PY
 }
+
+if [ -n "$AB" ]; then
+  cport=$(free_port)
+  taskset -c 0 "$LOAD" ceiling --port "$cport" >/dev/null & pids+=("$!")
+  sleep 0.5
+  echo "| round | ceiling req/s | other build tasks/get | this build tasks/get | other p99 | this p99 |"
+  echo "|---|---|---|---|---|---|"
+  for round in 1 2 3; do
+    c=$(token="" load "http://127.0.0.1:$cport/mcp" ceiling x)
+    row=()
+    for b in "$AB" target/release/taskdeck; do
+      BIN=$b; start_taskdeck "ab-$round-$(basename "$(dirname "$b")")" ""
+      "$LOAD" seed --url "$url" --token "$token" --count 1 --connections 1 >/dev/null
+      task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
+      row+=("$(load "$url" get "$task")")
+      stop_taskdeck
+    done
+    echo "| $round | $(field "$c" rps) | $(field "${row[0]}" rps) | $(field "${row[1]}" rps) | $(field "${row[0]}" p99us) µs | $(field "${row[1]}" p99us) µs |"
+  done
+  exit 0
+fi
 
 # 1. The ceiling: a bare axum handler parsing the same body.
 cport=$(free_port)
