@@ -500,7 +500,7 @@ async fn malformed_requests_get_exact_errors() {
 
 /// The dedicated tasks/get and create paths give the same JSON answers as rmcp's generic path.
 #[tokio::test]
-async fn tasks_get_fast_path_matches_rmcp() {
+async fn tasks_get_dedicated_path_matches_rmcp() {
     let mut fast = Server::start(&["--conformance-fixtures"]).await;
     let t = fast.admin.clone();
     let done = fast

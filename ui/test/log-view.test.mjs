@@ -21,7 +21,7 @@ const utf8 = new TextEncoder();
 const decoder = new TextDecoder(); // replaces invalid bytes with U+FFFD, as the server does
 
 /**
- * GET /v1/tasks/{id}/log over `bytes`, as src-tauri/src/adapters/logs_api.rs reads it: `tail`
+ * GET /v1/tasks/{id}/log over `bytes`, as src-tauri/crates/server/src/adapters/logs_api.rs reads it: `tail`
  * moves to the next line start, a chunk cut by `limit` ends after its last newline.
  */
 function fakeLog(bytes, { terminal = true } = {}) {

@@ -35,7 +35,7 @@ pub struct Guard {
 
 /// The only origins a page may call Taskdeck from: its own, under each loopback name
 /// (`http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT`), lowercase and
-/// without a trailing slash. The guard and rmcp's own Origin check (`shell/serve.rs`) use
+/// without a trailing slash. The guard and rmcp's own Origin check (`serve.rs`) use
 /// this one list.
 pub fn loopback_origins(port: u16) -> [String; 3] {
     [
