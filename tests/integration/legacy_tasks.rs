@@ -8,7 +8,7 @@ use futures::StreamExt;
 use reqwest::Client;
 use serde_json::{Value, json};
 
-use crate::harness::{LegacySession, Server};
+use crate::harness::{LegacySession, Server, parse_body};
 
 /// Reads SSE `data:` messages from `resp` until `on_message` says stop (10 s at most).
 async fn read_until(
@@ -665,4 +665,70 @@ async fn a_refused_answer_is_asked_again_with_a_new_id() {
         result["structuredContent"]["content"]["email"],
         "a@b.example"
     );
+}
+
+#[tokio::test]
+async fn an_initialize_under_the_2026_header_opens_a_2025_11_25_session_like_any_other() {
+    let s = Server::start(&[]).await;
+    let token = s.token("header-first");
+    let initialize = |version: &str| {
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "header-first", "version": "0.1"}}})
+    };
+    let post = |body: Value| {
+        Client::new()
+            .post(s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .bearer_auth(&token)
+            .body(body.to_string())
+            .send()
+    };
+    // A params.protocolVersion other than the header's is refused, as rmcp does.
+    let refused = post(initialize("2025-11-25")).await.unwrap();
+    assert_eq!(refused.status(), 400);
+    let refused = parse_body(&refused.text().await.unwrap());
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    // One rmcp accepts negotiates 2025-11-25: the session advertises 2025-11-25 tasks and the
+    // 2025-11-25 task path serves it.
+    let resp = post(initialize("2026-07-28")).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let init = parse_body(&resp.text().await.unwrap());
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{init}"
+    );
+    assert!(
+        init["result"]["capabilities"].get("extensions").is_none(),
+        "{init}"
+    );
+    let on_session = |body: Value| {
+        Client::new()
+            .post(s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-11-25")
+            .header("Mcp-Session-Id", &session)
+            .bearer_auth(&token)
+            .body(body.to_string())
+            .send()
+    };
+    on_session(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await
+        .unwrap();
+    let listed =
+        on_session(json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {}}))
+            .await
+            .unwrap();
+    assert_eq!(listed.status(), 200);
+    let listed = parse_body(&listed.text().await.unwrap());
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
 }

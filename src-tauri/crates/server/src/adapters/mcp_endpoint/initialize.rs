@@ -1,4 +1,5 @@
-//! A 2025-11-25 `initialize` (a POST without a session or the 2026-07-28 protocol header):
+//! A 2025-11-25 `initialize` (a POST without a session; 2026-07-28 has no `initialize`, and one
+//! sent with its header that rmcp accepts still opens a 2025-11-25 session):
 //! checked, forwarded to rmcp, and its answer completed. rmcp 3.x implements only SEP-2663, so
 //! the answer is rewritten to advertise the 2025-11-25 task capabilities
 //! (`tasks.{list, cancel, requests.tools.call}`, 2025-11-25 §Capabilities) in place of the
@@ -17,7 +18,7 @@ use serde_json::{Value, json, value::RawValue};
 use super::{
     McpEndpoint,
     envelope::check_envelope,
-    request_checks::session_header,
+    request_checks::{is_modern, session_header},
     responses::{error_response, forward, json_response},
 };
 use crate::adapters::{
@@ -43,12 +44,16 @@ pub(crate) async fn initialize(
     if let Err(resp) = check_envelope(&body) {
         return resp;
     }
+    // Under a 2026-07-28 header rmcp decides on the params (it refuses a `protocolVersion`
+    // other than the header's); a session it opens negotiates 2025-11-25 all the same, so its
+    // answer is completed like any other.
+    let modern_header = is_modern(&parts.headers);
     let fits = matches!(
         serde_json::from_slice::<ClientJsonRpcMessage>(&body),
         Ok(ClientJsonRpcMessage::Request(r))
             if matches!(r.request, ClientRequest::InitializeRequest(_))
     );
-    if !fits {
+    if !modern_header && !fits {
         return error_response(
             StatusCode::BAD_REQUEST,
             id,

@@ -153,7 +153,7 @@ impl Post {
             && head.is_request()
             && let (Some(method), Some(id)) = (head.method, head.id)
         {
-            if method == "initialize" && self.session_id.is_none() && !modern {
+            if method == "initialize" && self.session_id.is_none() {
                 let id = id.to_owned();
                 return initialize(endpoint, self.parts, self.body, &id, self.principal).await;
             }
