@@ -572,17 +572,18 @@ async fn openapi_document_covers_every_route() {
     let paths = doc["paths"].as_object().unwrap();
     for (path, methods) in [
         ("/v1/tasks", vec!["get"]),
-        ("/v1/tasks/{task_id}", vec!["get"]),
-        ("/v1/tasks/{task_id}/input", vec!["post"]),
-        ("/v1/tasks/{task_id}/cancel", vec!["post"]),
+        ("/v1/tasks/{taskId}", vec!["get"]),
+        ("/v1/tasks/{taskId}/log", vec!["get"]),
+        ("/v1/tasks/{taskId}/input", vec!["post"]),
+        ("/v1/tasks/{taskId}/cancel", vec!["post"]),
         ("/v1/events", vec!["get"]),
         ("/v1/me", vec!["get"]),
         ("/v1/tools", vec!["get"]),
         ("/v1/agents", vec!["get", "post"]),
         ("/v1/jobs", vec!["post"]),
-        ("/v1/jobs/{task_id}", vec!["get", "delete"]),
-        ("/v1/jobs/{task_id}/cancel", vec!["post"]),
-        ("/v1/jobs/{task_id}/report", vec!["post"]),
+        ("/v1/jobs/{taskId}", vec!["get", "delete"]),
+        ("/v1/jobs/{taskId}/cancel", vec!["post"]),
+        ("/v1/jobs/{taskId}/report", vec!["post"]),
     ] {
         for m in methods {
             assert!(

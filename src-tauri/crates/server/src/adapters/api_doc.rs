@@ -151,7 +151,7 @@ mod tests {
     fn every_operation_declares_the_guard_statuses() {
         let doc = serde_json::to_value(build(&["run_command".into()])).unwrap();
         let paths = doc["paths"].as_object().unwrap();
-        assert!(paths.contains_key("/v1/jobs/{task_id}/report"));
+        assert!(paths.contains_key("/v1/jobs/{taskId}/report"));
         for (path, item) in paths {
             for (method, op) in item.as_object().unwrap() {
                 for status in ["401", "403", "413"] {

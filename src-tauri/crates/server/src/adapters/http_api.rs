@@ -174,7 +174,7 @@ struct TaskQuery {
 }
 
 /// One task with its timeline (the newest 1,000 events by default) and input rounds.
-#[utoipa::path(get, path = "/v1/tasks/{task_id}", params(("task_id" = String, Path, description = "taskId"), TaskQuery), tag = "tasks",
+#[utoipa::path(get, path = "/v1/tasks/{taskId}", params(("taskId" = String, Path, description = "the task's id"), TaskQuery), tag = "tasks",
     responses((status = 200, description = "`timeline` is oldest first; `timelineMore` says older events exist (ask again with `timelineBefore` = the first event's id); an input round's `humanOnly`: only the admin may answer it", body = TaskDetail),
               (status = 400, description = "timelineLimit outside 1..=5000, or a malformed query", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
@@ -210,7 +210,7 @@ struct AnswerBody {
 }
 
 /// Answers outstanding input requests (SEP-2663 semantics: partial answers taken, others ignored).
-#[utoipa::path(post, path = "/v1/tasks/{task_id}/input", params(("task_id" = String, Path, description = "taskId")), request_body = AnswerBody, tag = "tasks",
+#[utoipa::path(post, path = "/v1/tasks/{taskId}/input", params(("taskId" = String, Path, description = "the task's id")), request_body = AnswerBody, tag = "tasks",
     responses((status = 200, description = "the keys taken and ignored, and the task as it is now", body = AnswerReply),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json"),
@@ -232,7 +232,7 @@ async fn answer(
 }
 
 /// Requests cancellation (cooperative; idempotent).
-#[utoipa::path(post, path = "/v1/tasks/{task_id}/cancel", params(("task_id" = String, Path, description = "taskId")), tag = "tasks",
+#[utoipa::path(post, path = "/v1/tasks/{taskId}/cancel", params(("taskId" = String, Path, description = "the task's id")), tag = "tasks",
     responses((status = 202, description = "the task as it is now", body = CancelReply),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn cancel(

@@ -164,7 +164,7 @@ pub(crate) async fn create(
 }
 
 /// The job's status monitor.
-#[utoipa::path(get, path = "/v1/jobs/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
+#[utoipa::path(get, path = "/v1/jobs/{taskId}", params(("taskId" = String, Path, description = "the task's id")), tag = "jobs",
     responses((status = 200, description = "the task, result/error inline when terminal; `Retry-After` while not terminal", body = TaskView,
                 headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
@@ -178,7 +178,7 @@ pub(crate) async fn status(
 }
 
 /// Requests cancellation.
-#[utoipa::path(post, path = "/v1/jobs/{task_id}/cancel", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
+#[utoipa::path(post, path = "/v1/jobs/{taskId}/cancel", params(("taskId" = String, Path, description = "the task's id")), tag = "jobs",
     responses((status = 202, description = "the task", body = TaskView,
                 headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
@@ -193,7 +193,7 @@ pub(crate) async fn cancel(
 }
 
 /// `DELETE /v1/jobs/{taskId}`: the same as `POST .../cancel`.
-#[utoipa::path(delete, path = "/v1/jobs/{task_id}", params(("task_id" = String, Path, description = "taskId")), tag = "jobs",
+#[utoipa::path(delete, path = "/v1/jobs/{taskId}", params(("taskId" = String, Path, description = "the task's id")), tag = "jobs",
     responses((status = 202, description = "the task", body = TaskView,
                 headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
@@ -270,7 +270,7 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error>
 }
 
 /// An external runner's report (any report is also a heartbeat).
-#[utoipa::path(post, path = "/v1/jobs/{task_id}/report", params(("task_id" = String, Path, description = "taskId")), request_body = ReportBody, tag = "jobs",
+#[utoipa::path(post, path = "/v1/jobs/{taskId}/report", params(("taskId" = String, Path, description = "the task's id")), request_body = ReportBody, tag = "jobs",
     responses((status = 200, description = "the job, whether cancellation was requested, and every answer the human gave to its input requests so far", body = ReportReply),
               (status = 202, description = "the report ends the job; `Location` is its status monitor", body = ReportEnded,
                 headers(("Location" = String, description = "`/v1/jobs/{taskId}`"))),

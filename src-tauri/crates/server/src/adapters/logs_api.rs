@@ -62,7 +62,7 @@ pub struct LogQuery {
 }
 
 /// A byte range of a command task's output log.
-#[utoipa::path(get, path = "/v1/tasks/{task_id}/log", params(("task_id" = String, Path, description = "taskId"), LogQuery), tag = "tasks",
+#[utoipa::path(get, path = "/v1/tasks/{taskId}/log", params(("taskId" = String, Path, description = "the task's id"), LogQuery), tag = "tasks",
     responses((status = 200, description = "bytes `offset..nextOffset` of the log (invalid UTF-8 replaced); `exists: false` with an empty range while the command has not started, and for good when it never ran", body = LogChunk),
               (status = 400, description = "a malformed query (e.g. a negative offset)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command does)", body = ProblemDocument, content_type = "application/problem+json")))]
