@@ -26,14 +26,8 @@ if [ "$(cat "$npm_stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$npm_stamp"
 fi
 venv=$root/.tools/clients-venv
-py_stamp=$venv/.taskdeck-installed
-want=$(sha "$here/requirements.txt")
-if [ "$(cat "$py_stamp" 2>/dev/null)" != "$want" ]; then
-  echo "installing the pinned Python packages (requirements.txt) into .tools/clients-venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || { echo "python3 -m venv failed"; exit 2; }
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" || { echo "pip install failed"; exit 2; }
-  echo "$want" > "$py_stamp"
-fi
+. "$root/scripts/lib/pinned-venv.sh"
+pinned_venv "$venv" "$here/requirements.txt"
 
 # ---- a real taskdeck -----------------------------------------------------------------------
 work=$(mktemp -d)

@@ -18,14 +18,8 @@ export PYTHONDONTWRITEBYTECODE=1
 
 # ---- install (idempotent: skipped while requirements.txt is unchanged) ------------------------
 venv=$root/.tools/contract-venv
-stamp=$venv/.taskdeck-installed
-want=$(sha256sum "$here/requirements.txt" | cut -c1-64)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "installing the pinned schemathesis (requirements.txt) into .tools/contract-venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || { echo "python3 -m venv failed"; exit 2; }
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" || { echo "pip install failed"; exit 2; }
-  echo "$want" > "$stamp"
-fi
+. "$root/scripts/lib/pinned-venv.sh"
+pinned_venv "$venv" "$here/requirements.txt"
 
 # ---- a real taskdeck -----------------------------------------------------------------------
 work=$(mktemp -d)
