@@ -69,7 +69,7 @@ enum Command {
     /// List, show, cancel and answer tasks (exit 4 when the API refuses)
     Tasks {
         #[command(subcommand)]
-        cmd: TasksCmd,
+        cmd: taskdeck::cli::tasks_cli::TasksCommand,
         /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
         #[arg(long, global = true, env = "TASKDECK_PORT")]
         port: Option<u16>,
@@ -96,44 +96,6 @@ enum Command {
         /// Print {client, title, target, kind, text} as JSON
         #[arg(long)]
         json: bool,
-    },
-}
-
-#[derive(Subcommand)]
-enum TasksCmd {
-    /// Tasks, newest first
-    List {
-        /// Comma-separated statuses, e.g. working,input_required
-        #[arg(long, value_parser = parse_statuses)]
-        status: Option<String>,
-        #[arg(long)]
-        tool: Option<String>,
-        /// Only this agent's tasks (principal name; an agent's token only ever sees its own)
-        #[arg(long)]
-        principal: Option<String>,
-        /// Free text over tool, arguments, status messages and results
-        #[arg(long, short)]
-        query: Option<String>,
-        /// Tasks per page
-        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=1000))]
-        limit: u16,
-        /// Continue after a previous page: the cursor it printed (with the same filters)
-        #[arg(long)]
-        cursor: Option<String>,
-    },
-    /// One task with its timeline
-    Show { task_id: String },
-    /// Request cancellation
-    Cancel { task_id: String },
-    /// Answer one input request: accept (with --content JSON), decline or cancel
-    Answer {
-        task_id: String,
-        key: String,
-        #[arg(value_parser = ["accept", "decline", "cancel"])]
-        action: String,
-        /// The form's values as a JSON object, for accept
-        #[arg(long)]
-        content: Option<String>,
     },
 }
 
@@ -248,7 +210,7 @@ fn main() -> ExitCode {
             token,
             json,
         }) => {
-            use taskdeck::cli::tasks_cli::{self, TasksCommand};
+            use taskdeck::cli::tasks_cli;
             let token_file = auth::admin_token_path(&config_dir);
             let Some(token) = token.or_else(|| auth::read_admin_token(&config_dir)) else {
                 eprintln!(
@@ -257,36 +219,6 @@ fn main() -> ExitCode {
                     token_file.display()
                 );
                 return ExitCode::from(2);
-            };
-            let cmd = match cmd {
-                TasksCmd::List {
-                    status,
-                    tool,
-                    principal,
-                    query,
-                    limit,
-                    cursor,
-                } => TasksCommand::List {
-                    status,
-                    tool,
-                    principal,
-                    query,
-                    limit,
-                    cursor,
-                },
-                TasksCmd::Show { task_id } => TasksCommand::Show { task_id },
-                TasksCmd::Cancel { task_id } => TasksCommand::Cancel { task_id },
-                TasksCmd::Answer {
-                    task_id,
-                    key,
-                    action,
-                    content,
-                } => TasksCommand::Answer {
-                    task_id,
-                    key,
-                    action,
-                    content,
-                },
             };
             tasks_cli::run(cmd, serve::client_port(port, &data_dir), &token, json)
         }
@@ -442,17 +374,4 @@ fn run_mcp_config(
         println!("{}", cfg.text);
     }
     ExitCode::SUCCESS
-}
-
-/// `--status` of `taskdeck tasks list`: comma-separated task statuses, checked before anything is
-/// sent (a wrong one is a usage error, exit 2). Returns the list as given.
-fn parse_statuses(s: &str) -> Result<String, String> {
-    for part in s.split(',') {
-        if taskdeck_engine::model::TaskStatus::parse(part.trim()).is_none() {
-            return Err(format!(
-                "{part:?} is not a task status (working, input_required, completed, failed, cancelled)"
-            ));
-        }
-    }
-    Ok(s.to_string())
 }

@@ -9,29 +9,42 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-/// One `taskdeck tasks` command.
+/// One `taskdeck tasks` command (its clap definition: `taskdeck tasks --help`).
+#[derive(clap::Subcommand)]
 pub enum TasksCommand {
+    /// Tasks, newest first
     List {
+        /// Comma-separated statuses, e.g. working,input_required
+        #[arg(long, value_parser = parse_statuses)]
         status: Option<String>,
+        /// Only tasks of this tool, e.g. run_command
+        #[arg(long)]
         tool: Option<String>,
+        /// Only this agent's tasks (principal name; an agent's token only ever sees its own)
+        #[arg(long)]
         principal: Option<String>,
+        /// Free text over tool, arguments, status messages and results
+        #[arg(long, short)]
         query: Option<String>,
-        /// Tasks per page, 1..=1000.
+        /// Tasks per page (1..=1000)
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=1000))]
         limit: u16,
-        /// `nextCursor` of the previous page (opaque; only continues a list with the same
-        /// filters).
+        /// Continue after a previous page: the cursor it printed (with the same filters)
+        #[arg(long)]
         cursor: Option<String>,
     },
-    Show {
-        task_id: String,
-    },
-    Cancel {
-        task_id: String,
-    },
+    /// One task with its timeline
+    Show { task_id: String },
+    /// Request cancellation
+    Cancel { task_id: String },
+    /// Answer one input request: accept (with --content JSON), decline or cancel
     Answer {
         task_id: String,
         key: String,
+        #[arg(value_parser = ["accept", "decline", "cancel"])]
         action: String,
+        /// The form's values as a JSON object, for accept
+        #[arg(long)]
         content: Option<String>,
     },
 }
@@ -215,4 +228,17 @@ fn row(t: &Value) -> String {
         t["principal"].as_str().unwrap_or(""),
         t["statusMessage"].as_str().unwrap_or("")
     )
+}
+
+/// `--status` of `taskdeck tasks list`: comma-separated task statuses, checked before anything is
+/// sent (a wrong one is a usage error, exit 2). Returns the list as given.
+fn parse_statuses(s: &str) -> Result<String, String> {
+    for part in s.split(',') {
+        if taskdeck_engine::TaskStatus::parse(part.trim()).is_none() {
+            return Err(format!(
+                "{part:?} is not a task status (working, input_required, completed, failed, cancelled)"
+            ));
+        }
+    }
+    Ok(s.to_string())
 }
