@@ -30,29 +30,12 @@ venv=$root/.tools/clients-venv
 pinned_venv "$venv" "$here/requirements.txt"
 
 # ---- a real taskdeck -----------------------------------------------------------------------
-work=$(mktemp -d)
 artifacts=$root/test-artifacts/clients
 mkdir -p "$artifacts"
 rm -f "$artifacts"/traffic-*.jsonl
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  cp "$work"/server.err "$artifacts/server.err" 2>/dev/null
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-"$BIN" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" --poll-interval-ms 200 \
-  >"$work/server.out" 2>"$work/server.err" &
-pids+=($!)
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/^Taskdeck is running headless on http:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$work/server.out")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/server.err"; echo "taskdeck did not start"; exit 1; }
-admin=$(cat "$work/cfg/admin-token")
+. "$root/scripts/lib/temp-taskdeck.sh"
+start_temp_taskdeck "$BIN" "$artifacts"
 
 token() { # NAME -> a new agent token for principal NAME
   "$BIN" token create "$1" --data-dir "$work/data" --config-dir "$work/cfg" --json |

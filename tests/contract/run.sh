@@ -22,28 +22,12 @@ venv=$root/.tools/contract-venv
 pinned_venv "$venv" "$here/requirements.txt"
 
 # ---- a real taskdeck -----------------------------------------------------------------------
-work=$(mktemp -d)
 artifacts=$root/test-artifacts/contract
 mkdir -p "$artifacts"
 rm -f "$artifacts"/junit-*.xml
-server=
-cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  cp "$work"/server.err "$artifacts/server.err" 2>/dev/null
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-"$BIN" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" --poll-interval-ms 200 \
-  >"$work/server.out" 2>"$work/server.err" &
-server=$!
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/^Taskdeck is running headless on http:\/\/127.0.0.1:\([0-9]*\)$/\1/p' "$work/server.out")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/server.err"; echo "taskdeck did not start"; exit 1; }
-admin=$(cat "$work/cfg/admin-token")
+pids=()
+. "$root/scripts/lib/temp-taskdeck.sh"
+start_temp_taskdeck "$BIN" "$artifacts"
 
 # ---- the fuzz ------------------------------------------------------------------------------
 # From the temp dir: whatever the tools write there (.hypothesis, ...) goes with it.
@@ -62,5 +46,5 @@ if [ "$status" -ne 0 ]; then
   echo "contract: FAILED (schemathesis exit $status)"
   exit 1
 fi
-kill -0 "$server" 2>/dev/null || { echo "contract: FAILED (the server died)"; exit 1; }
+kill -0 "${pids[0]}" 2>/dev/null || { echo "contract: FAILED (the server died)"; exit 1; }
 echo "contract: passed"
