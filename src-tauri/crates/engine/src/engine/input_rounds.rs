@@ -285,15 +285,34 @@ impl Drop for InputWaiter {
 /// Checks one answer against its request and returns it as it is recorded. An
 /// `elicitation/create` answer needs an `action`; `accept` content must match the form's
 /// `requestedSchema` (types, required fields, no others, and the `format` of email, uri, date
-/// and date-time strings, as the UI checks them); content sent with `decline` or `cancel` is
-/// dropped, so it reaches neither the result nor the timeline. Errors: [`EngineError::Invalid`].
+/// and date-time strings, as the UI checks them); of content sent with `decline` only a string
+/// `reason` is kept (at most [`DECLINE_REASON_MAX_CHARS`] characters: why a human refused an
+/// approval, for the agent to read), the rest, and all content sent with `cancel`, is dropped,
+/// so it reaches neither the result nor the timeline. Errors: [`EngineError::Invalid`].
+/// Longest decline reason kept, in characters.
+pub const DECLINE_REASON_MAX_CHARS: usize = 2000;
+
 fn validate_response(key: &str, request: &Value, response: Value) -> Result<Value, EngineError> {
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
         return Ok(response);
     }
     let action = response.get("action").and_then(Value::as_str);
     match action {
-        Some(a @ ("decline" | "cancel")) => Ok(json!({"action": a})),
+        Some("decline") => {
+            let reason = response
+                .pointer("/content/reason")
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|r| !r.is_empty());
+            Ok(match reason {
+                Some(r) => {
+                    let r: String = r.chars().take(DECLINE_REASON_MAX_CHARS).collect();
+                    json!({"action": "decline", "content": {"reason": r}})
+                }
+                None => json!({"action": "decline"}),
+            })
+        }
+        Some("cancel") => Ok(json!({"action": "cancel"})),
         Some("accept") => {
             let Some(schema) = request.pointer("/params/requestedSchema") else {
                 return Ok(response);
