@@ -15,9 +15,11 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-        CreateTaskResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
-        InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-        ServerCapabilities, Tool, UpdateTaskParams,
+        CreateTaskResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+        GetTaskResult, Implementation, InitializeResult, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, Tool,
+        UpdateTaskParams,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -371,6 +373,8 @@ impl ServerHandler for McpHandler {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
+            .enable_prompts()
             .enable_tasks()
             .build();
         InitializeResult::new(capabilities)
@@ -397,6 +401,76 @@ impl ServerHandler for McpHandler {
         Ok(ListToolsResult::with_all_items(
             self.core.tools(request_scope(&context)),
         ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = match &self.core.gateway {
+            Some(g) => g.resources(request_scope(&context)).await,
+            None => Vec::new(),
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let templates = match &self.core.gateway {
+            Some(g) => g.resource_templates(request_scope(&context)).await,
+            None => Vec::new(),
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(gateway) = &self.core.gateway else {
+            return Err(McpError::resource_not_found(
+                format!("Resource not found: {}", request.uri),
+                None,
+            ));
+        };
+        gateway
+            .read_resource(request_scope(&context), request)
+            .await
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let prompts = match &self.core.gateway {
+            Some(g) => g.prompts(request_scope(&context)).await,
+            None => Vec::new(),
+        };
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let Some(gateway) = &self.core.gateway else {
+            return Err(McpError::invalid_params(
+                format!("Unknown prompt: {}", request.name),
+                None,
+            ));
+        };
+        gateway
+            .get_prompt(request_scope(&context), request)
+            .await
+            .map(GetPromptResponse::Complete)
     }
 
     async fn call_tool(

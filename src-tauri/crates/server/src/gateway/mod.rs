@@ -7,6 +7,7 @@ pub mod approval;
 pub mod call;
 pub mod catalog;
 pub mod client_handler;
+pub mod passthrough;
 pub mod servers_file;
 pub mod upstream;
 
