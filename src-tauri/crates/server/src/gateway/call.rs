@@ -22,7 +22,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use super::{approval, upstream::Upstream};
+use super::{approval, upstream::Upstream, upstream_task};
 use taskdeck_engine::{
     FailureKind, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
 };
@@ -182,7 +182,15 @@ async fn call_upstream(
             ));
         }
     };
+    let legacy = connection.protocol_version.as_str() < "2026";
     match answer {
+        Ok(ServerResult::CallToolResult(result))
+            if legacy && upstream_task::is_task_required_result(&result) =>
+        {
+            upstream_task::follow(ctx, &connection.peer, server, &tool.name, &arguments)
+                .await
+                .into_outcome(server, &tool.name)
+        }
         Ok(ServerResult::CallToolResult(result)) => {
             let mut value = serde_json::to_value(result).unwrap_or_else(|_| json!({}));
             if let Some(obj) = value.as_object_mut() {
@@ -194,14 +202,14 @@ async fn call_upstream(
             "upstream {server} answered {} with a result Taskdeck cannot follow: {other:?}",
             tool.name
         )),
-        Err(rmcp::ServiceError::McpError(e)) => Outcome::Failed(TaskFailure::new(
-            FailureKind::Tool,
-            format!(
-                "upstream {server} refused {}: {} ({})",
-                tool.name, e.message, e.code.0
-            ),
-            Some(json!({"server": server, "upstreamError": e})),
-        )),
+        Err(rmcp::ServiceError::McpError(e))
+            if legacy && e.code.0 == upstream_task::TASK_REQUIRED_CODE =>
+        {
+            upstream_task::follow(ctx, &connection.peer, server, &tool.name, &arguments)
+                .await
+                .into_outcome(server, &tool.name)
+        }
+        Err(rmcp::ServiceError::McpError(e)) => refused_by_upstream(server, &tool.name, e),
         Err(e) => failed(format!(
             "upstream {server} failed during {} ({e}); it may have run",
             tool.name
@@ -209,6 +217,19 @@ async fn call_upstream(
     }
 }
 
-fn failed(message: String) -> Outcome {
+/// The task's failure when upstream `server` answered a call of `tool` with JSON-RPC error
+/// `e`: the upstream's code and message, and `data.upstreamError`.
+pub(super) fn refused_by_upstream(server: &str, tool: &str, e: rmcp::ErrorData) -> Outcome {
+    Outcome::Failed(TaskFailure::new(
+        FailureKind::Reported {
+            code: i64::from(e.code.0),
+        },
+        format!("upstream {server} refused {tool}: {}", e.message),
+        Some(json!({"server": server, "upstreamError": e})),
+    ))
+}
+
+/// A failure of the gateway's own making (not connected, timed out, disconnected).
+pub(super) fn failed(message: String) -> Outcome {
     Outcome::Failed(TaskFailure::new(FailureKind::Tool, message, None))
 }

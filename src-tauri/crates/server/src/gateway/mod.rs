@@ -10,6 +10,7 @@ pub mod client_handler;
 pub mod passthrough;
 pub mod servers_file;
 pub mod upstream;
+pub mod upstream_task;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
