@@ -590,6 +590,13 @@ fn expect(case: &Case) -> Expect {
     if method == "subscriptions/listen" {
         return Expect::Stream;
     }
+    if method == "resources/read" {
+        // Resources pass through to the upstream servers; a URI none has is -32002 (MCP
+        // §Resources, Error Handling).
+        return Expect::Answer {
+            errors: &[-32601, -32602, -32002],
+        };
+    }
     Expect::Answer {
         errors: &[-32601, -32602],
     }

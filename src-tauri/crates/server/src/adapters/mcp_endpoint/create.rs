@@ -80,6 +80,7 @@ pub(crate) async fn create_task(
         method: "tools/call",
         name: Some(&called),
         answer: AnswerMedia::Json,
+        needs_tasks: true,
     };
     let meta = RequestMeta::Given(meta);
     if let Err(resp) = check_request(headers, id, expected, &meta) {

@@ -1,6 +1,9 @@
-//! `subscriptions/listen` with `notifications.taskIds` (SEP-2663 §Task Status Notifications):
-//! an SSE stream of `notifications/tasks`, served from the engine's change feed because rmcp's
-//! subscription filter has no `taskIds`.
+//! `subscriptions/listen` (2026-07-28) with `notifications.taskIds` (SEP-2663 §Task Status
+//! Notifications) and/or `notifications.toolsListChanged`: an SSE stream of
+//! `notifications/tasks`, served from the engine's change feed because rmcp's subscription
+//! filter has no `taskIds`, and of `notifications/tools/list_changed` when the upstream
+//! servers' tools change (the gateway). Other filter members are not accepted: the
+//! acknowledgement lists only what the stream will carry.
 
 use std::{collections::HashMap, convert::Infallible};
 
@@ -11,7 +14,7 @@ use axum::{
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{Map, Value, json, value::RawValue};
-use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::{BroadcastStream, WatchStream};
 
 use super::{
     McpEndpoint,
@@ -31,16 +34,12 @@ pub(crate) struct ListenParams<'a> {
 }
 
 impl<'a> ListenParams<'a> {
-    /// The params of a `subscriptions/listen` this path serves: those whose `notifications`
-    /// names `taskIds`. `None` for any other (left to rmcp).
+    /// The params of a `subscriptions/listen` this path serves: every one whose `notifications`
+    /// is an object. `None` for any other (left to rmcp, which refuses it).
     pub fn for_tasks(params: Option<&'a RawValue>) -> Option<ListenParams<'a>> {
         serde_json::from_str::<ListenParams<'a>>(params?.get())
             .ok()
-            .filter(|p| {
-                p.notifications
-                    .as_ref()
-                    .is_some_and(|n| n.get("taskIds").is_some())
-            })
+            .filter(|p| p.notifications.as_ref().is_some_and(Value::is_object))
     }
 }
 
@@ -69,20 +68,26 @@ pub(crate) fn listen(
     params: ListenParams<'_>,
 ) -> Response {
     let meta = RequestMeta::parse(params.meta);
+    let filter = params.notifications.as_ref();
     let expected = ExpectedRequest {
         method: "subscriptions/listen",
         name: None,
         answer: AnswerMedia::EventStream,
+        // Task notifications are the tasks extension's; list changes are core protocol.
+        needs_tasks: filter.is_some_and(|n| n.get("taskIds").is_some()),
     };
     if let Err(resp) = check_request(headers, id, expected, &meta) {
         return resp;
     }
-    let ids = params
-        .notifications
-        .as_ref()
-        .and_then(|n| n.get("taskIds"))
-        .and_then(Value::as_array)
-        .filter(|a| a.iter().all(Value::is_string));
+    let tools_changed = filter
+        .and_then(|n| n.get("toolsListChanged"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let empty = Vec::new();
+    let ids = match filter.and_then(|n| n.get("taskIds")) {
+        None => Some(&empty),
+        Some(v) => v.as_array().filter(|a| a.iter().all(Value::is_string)),
+    };
     let Some(ids) = ids else {
         return error_response(
             StatusCode::OK,
@@ -107,10 +112,23 @@ pub(crate) fn listen(
         .collect();
     let accepted: Vec<String> = visible.iter().map(|t| t.task_id.clone()).collect();
     let subscription_id: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
+    let mut acknowledged = Map::new();
+    if filter.is_some_and(|n| n.get("taskIds").is_some()) {
+        acknowledged.insert("taskIds".into(), json!(accepted));
+    }
+    let tools_watch = endpoint
+        .core
+        .gateway
+        .as_ref()
+        .filter(|_| tools_changed)
+        .map(|g| g.watch_tools());
+    if tools_watch.is_some() {
+        acknowledged.insert("toolsListChanged".into(), json!(true));
+    }
     let ack = json!({
         "jsonrpc": "2.0",
         "method": "notifications/subscriptions/acknowledged",
-        "params": {"notifications": {"taskIds": accepted}, "_meta": {"io.modelcontextprotocol/subscriptionId": subscription_id}}
+        "params": {"notifications": acknowledged, "_meta": {"io.modelcontextprotocol/subscriptionId": subscription_id}}
     });
     let reader = meta.reader(principal);
     let engine = endpoint.engine.clone();
@@ -148,10 +166,22 @@ pub(crate) fn listen(
         });
         async move { note }
     });
+    let sub = subscription_id.clone();
+    let tool_changes = match tools_watch {
+        // The watch's current value is not a change: skip it.
+        Some(rx) => WatchStream::from_changes(rx)
+            .map(move |_| {
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                    "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": sub}}});
+                Ok::<_, Infallible>(Event::default().data(note.to_string()))
+            })
+            .boxed(),
+        None => futures::stream::pending().boxed(),
+    };
     let stream = futures::stream::once(async move {
         Ok::<_, Infallible>(Event::default().data(ack.to_string()))
     })
     .chain(futures::stream::iter(snapshot))
-    .chain(changes);
+    .chain(futures::stream::select(changes, tool_changes));
     sse(stream)
 }

@@ -125,6 +125,8 @@ pub(crate) struct ExpectedRequest<'r> {
     /// method has no such value and the header is not checked.
     pub name: Option<&'r str>,
     pub answer: AnswerMedia,
+    /// The request needs the tasks extension declared in its `_meta` (else `-32021`).
+    pub needs_tasks: bool,
 }
 
 /// Applies rmcp's checks to a 2026-07-28 request, in rmcp's order (see the module doc). `Err`
@@ -140,6 +142,7 @@ pub(crate) fn check_request(
         method,
         name,
         answer,
+        needs_tasks,
     } = expected;
     check_media(headers, answer)?;
     let header_version = headers
@@ -212,7 +215,7 @@ pub(crate) fn check_request(
             None,
         ));
     }
-    if !view.is_some_and(MetaView::declares_tasks) {
+    if needs_tasks && !view.is_some_and(MetaView::declares_tasks) {
         return Err(error_response(
             StatusCode::BAD_REQUEST,
             id,

@@ -78,6 +78,7 @@ pub(crate) fn tasks_get(
         method: "tasks/get",
         name: Some(&task_id),
         answer: AnswerMedia::Json,
+        needs_tasks: true,
     };
     if let Err(resp) = check_request(headers, id, expected, &meta) {
         return resp;
