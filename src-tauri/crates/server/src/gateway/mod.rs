@@ -3,7 +3,10 @@
 //! served on Taskdeck's `/mcp` as `NAME__TOOL` (and on `/mcp/NAME` under their own names), and
 //! every call of one is a task in the store, asked of the human first when the policy says so.
 
+pub mod import;
+pub mod server_target;
 pub mod servers_file;
+pub mod servers_watch;
 
 use std::{
     collections::BTreeMap,
