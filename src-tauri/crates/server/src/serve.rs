@@ -17,8 +17,9 @@ use crate::{
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
-        ui_assets, wire,
+        servers_api, ui_assets, wire,
     },
+    gateway::Gateway,
     tools,
 };
 use taskdeck_engine::{
@@ -122,6 +123,8 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         );
     }
 
+    let gateway = Gateway::new(&cfg.config_dir);
+
     let shutdown = CancellationToken::new();
     let rmcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
@@ -165,6 +168,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
+        .merge(servers_api::router(gateway.clone()))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
         // the extractors then take what passed.
