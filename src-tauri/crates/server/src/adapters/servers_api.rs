@@ -35,25 +35,97 @@ pub struct ServerList {
     pub servers: Vec<ServerStatus>,
 }
 
-/// A new server: `command` (stdio) or `url` (Streamable HTTP), not both.
+/// A new server: exactly one of the two shapes.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only
+pub(crate) enum NewServer {
+    /// A child process spoken to over stdio.
+    Stdio(NewStdioServer),
+    /// A Streamable HTTP endpoint.
+    Http(NewHttpServer),
+}
+
+/// `{name, command, args?, env?, cwd?, disabled?}`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ServerBody {
+#[allow(dead_code)] // a schema only
+pub(crate) struct NewStdioServer {
     /// 1-64 of `a-z 0-9 _ -`, without `__`; not `taskdeck`.
     #[schema(pattern = r"^[a-z0-9_-]{1,64}$")]
     name: String,
+    /// The program to start.
+    #[schema(min_length = 1)]
+    command: String,
+    /// Its arguments.
+    #[schema(nullable = false)]
+    args: Option<Vec<String>>,
+    /// Extra environment variables; never shown again, only their names.
+    #[schema(nullable = false)]
+    env: Option<BTreeMap<String, String>>,
+    /// Its working directory.
+    #[schema(nullable = false)]
+    cwd: Option<String>,
+    /// Kept in the file but not started.
+    #[schema(nullable = false)]
+    disabled: Option<bool>,
+}
+
+/// `{name, url, headers?, disabled?}`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // a schema only
+pub(crate) struct NewHttpServer {
+    /// 1-64 of `a-z 0-9 _ -`, without `__`; not `taskdeck`.
+    #[schema(pattern = r"^[a-z0-9_-]{1,64}$")]
+    name: String,
+    /// The endpoint, `http` or `https`.
+    #[schema(pattern = r"^https?://")]
+    url: String,
+    /// Headers sent with every request, e.g. `Authorization`; never shown again, only their
+    /// names.
+    #[schema(nullable = false)]
+    headers: Option<BTreeMap<String, String>>,
+    /// Kept in the file but not started.
+    #[schema(nullable = false)]
+    disabled: Option<bool>,
+}
+
+/// Missing is `None`; `null` is refused like any other wrong type (the document says these
+/// fields are not nullable).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// A new server: `command` (stdio) or `url` (Streamable HTTP), not both. The OpenAPI document
+/// describes it as [`NewServer`]; the handler reads both shapes' fields into this one struct, so
+/// that it can say which field is wrong.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServerBody {
+    name: String,
     /// The program to start (stdio).
+    #[serde(default, deserialize_with = "present")]
     command: Option<String>,
     /// Its arguments (stdio only).
+    #[serde(default, deserialize_with = "present")]
     args: Option<Vec<String>>,
     /// Extra environment variables (stdio only); never shown again, only their names.
+    #[serde(default, deserialize_with = "present")]
     env: Option<BTreeMap<String, String>>,
     /// Its working directory (stdio only).
+    #[serde(default, deserialize_with = "present")]
     cwd: Option<String>,
     /// The Streamable HTTP endpoint (`http` or `https`).
+    #[serde(default, deserialize_with = "present")]
     url: Option<String>,
     /// Headers sent with every request (http only), e.g. `Authorization`; never shown again,
     /// only their names.
+    #[serde(default, deserialize_with = "present")]
     headers: Option<BTreeMap<String, String>>,
     /// Kept in the file but not started.
     #[serde(default)]
@@ -61,7 +133,9 @@ pub(crate) struct ServerBody {
 }
 
 impl ServerBody {
-    fn into_spec(self) -> Result<(String, ServerSpec), ApiError> {
+    /// The spec of the server the body describes (its name is `self.name`). Errors: 400 for
+    /// neither or both of `command` and `url`, or fields of the other transport.
+    fn spec(self) -> Result<ServerSpec, ApiError> {
         let transport = match (self.command, self.url) {
             (Some(command), None) => {
                 if self.headers.is_some() {
@@ -93,13 +167,10 @@ impl ServerBody {
                 ));
             }
         };
-        Ok((
-            self.name,
-            ServerSpec {
-                transport,
-                disabled: self.disabled,
-            },
-        ))
+        Ok(ServerSpec {
+            transport,
+            disabled: self.disabled,
+        })
     }
 }
 
@@ -161,7 +232,7 @@ pub(crate) async fn list_servers(
 }
 
 /// `POST /v1/servers`: adds a server to servers.json and starts it.
-#[utoipa::path(post, path = "/v1/servers", request_body = ServerBody, tag = "servers",
+#[utoipa::path(post, path = "/v1/servers", request_body = NewServer, tag = "servers",
     responses((status = 201, description = "added; its status (usually `starting`)", body = ServerStatus),
               (status = 400, description = "malformed body, bad name, neither or both of `command` and `url`, or a spec that cannot start (bad URL, header, env name)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json"),
@@ -177,7 +248,8 @@ pub(crate) async fn add_server(
         body,
         "{\"name\": ..., \"command\": ..., \"args\": [...]} or {\"name\": ..., \"url\": ...}",
     )?;
-    let (name, spec) = body.into_spec()?;
+    let name = body.name.clone();
+    let spec = body.spec()?;
     let path = gateway.servers_path().to_path_buf();
     let added = name.clone();
     tokio::task::spawn_blocking(move || servers_file::add_server(&path, &added, spec))

@@ -22,7 +22,7 @@
 //! the client, e.g. VS Code's `${input:...}` prompts), an SSE server, or one reading an
 //! `envFile` is not imported and stays in the client's file.
 
-use std::path::PathBuf;
+use std::{collections::BTreeMap, path::PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -129,7 +129,8 @@ pub struct EntryReport {
 #[derive(Debug, Clone, Default)]
 pub struct ImportPlan {
     pub entries: Vec<EntryReport>,
-    pub to_add: Vec<(String, ServerSpec)>,
+    /// Name → spec.
+    pub to_add: BTreeMap<String, ServerSpec>,
 }
 
 /// Plans the import of `client`'s `file` (its parsed JSON) into `existing` servers.json, for a
@@ -142,14 +143,14 @@ pub fn plan(
     taskdeck_port: u16,
 ) -> Result<ImportPlan, String> {
     let mut plan = ImportPlan::default();
-    for (scope, servers) in server_maps(client, file)? {
+    for ScopedServers { scope, servers } in server_maps(client, file)? {
         for (client_name, entry) in servers {
             let verdict = judge(client_name, entry, existing, &plan, taskdeck_port);
             if let Verdict::Added { name } = &verdict
-                && !plan.to_add.iter().any(|(n, _)| n == name)
+                && !plan.to_add.contains_key(name)
             {
                 let spec = convert(entry).expect("judged convertible");
-                plan.to_add.push((name.clone(), spec));
+                plan.to_add.insert(name.clone(), spec);
             }
             plan.entries.push(EntryReport {
                 scope: scope.clone(),
@@ -188,20 +189,32 @@ pub fn rewrite(client: Client, file: &Value, plan: &ImportPlan, taskdeck_entry: 
 }
 
 /// The servers objects of the file: the top level's, then (Claude Code) each project's.
-fn server_maps(client: Client, file: &Value) -> Result<Vec<(Scope, &Map<String, Value>)>, String> {
+/// One servers object of a client's file and where it is.
+struct ScopedServers<'a> {
+    scope: Scope,
+    servers: &'a Map<String, Value>,
+}
+
+fn server_maps(client: Client, file: &Value) -> Result<Vec<ScopedServers<'_>>, String> {
     let root = file.as_object().ok_or("the file is not a JSON object")?;
     let mut maps = Vec::new();
     match root.get(client.servers_key()) {
         None | Some(Value::Null) => {}
-        Some(Value::Object(m)) => maps.push((Scope::TopLevel, m)),
+        Some(Value::Object(servers)) => maps.push(ScopedServers {
+            scope: Scope::TopLevel,
+            servers,
+        }),
         Some(_) => return Err(format!("\"{}\" is not an object", client.servers_key())),
     }
     if client == Client::ClaudeCode
         && let Some(Value::Object(projects)) = root.get("projects")
     {
         for (path, project) in projects {
-            if let Some(Value::Object(m)) = project.get("mcpServers") {
-                maps.push((Scope::Project(path.clone()), m));
+            if let Some(Value::Object(servers)) = project.get("mcpServers") {
+                maps.push(ScopedServers {
+                    scope: Scope::Project(path.clone()),
+                    servers,
+                });
             }
         }
     }
@@ -229,7 +242,7 @@ fn judge(
     }
     // Another entry of this import already took the name (two scopes, or names that
     // normalise alike): the same server is imported once; another one is a collision.
-    if let Some((_, planned)) = plan.to_add.iter().find(|(n, _)| *n == name) {
+    if let Some(planned) = plan.to_add.get(&name) {
         return if *planned == spec {
             Verdict::Added { name }
         } else {
@@ -342,10 +355,7 @@ fn strings(v: Option<&Value>, field: &str) -> Result<Vec<String>, String> {
     }
 }
 
-fn string_map(
-    v: Option<&Value>,
-    field: &str,
-) -> Result<std::collections::BTreeMap<String, String>, String> {
+fn string_map(v: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
     match v {
         None | Some(Value::Null) => Ok(Default::default()),
         Some(Value::Object(o)) => o
@@ -445,7 +455,7 @@ mod tests {
         );
         assert_eq!(plan.entries[5].scope, Scope::Project("/home/me/app".into()));
         assert_eq!(plan.to_add.len(), 3, "fs once, docs, db");
-        let db = &plan.to_add.iter().find(|(n, _)| n == "db").unwrap().1;
+        let db = &plan.to_add["db"];
         assert!(matches!(&db.transport, Transport::Stdio { env, .. } if env["PORT"] == "5432"));
 
         let rewritten = rewrite(
