@@ -1,7 +1,7 @@
 //! The `taskdeck` binary: parses the command line and hands over to a shell.
 //!
 //! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
-//! (clap); 3 unknown or duplicate token name. `taskdeck run` exits with its command's code; `taskdeck tasks` exits 4 when the API refuses.
+//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` exits 4 when the API refuses.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -80,6 +80,11 @@ enum Command {
         /// Print the API's JSON
         #[arg(long, global = true)]
         json: bool,
+    },
+    /// Add, remove, list and import the upstream MCP servers Taskdeck serves (servers.json)
+    Servers {
+        #[command(subcommand)]
+        cmd: taskdeck::cli::servers_cli::ServersCommand,
     },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
@@ -231,6 +236,13 @@ fn main() -> ExitCode {
             };
             tasks_cli::run(cmd, serve::client_port(port, &data_dir), &token, json)
         }
+        Some(Command::Servers { cmd }) => taskdeck::cli::servers_cli::run(
+            cmd,
+            &taskdeck::cli::servers_cli::ServersContext {
+                config_dir,
+                data_dir,
+            },
+        ),
         Some(Command::McpConfig {
             client,
             name,

@@ -18,4 +18,6 @@ mod mcp_fuzz;
 mod run_cli;
 mod search;
 mod security;
+mod servers_api;
+mod servers_import;
 mod ttl;

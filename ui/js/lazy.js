@@ -48,6 +48,16 @@ export const loadConnectDialog = once(async () => {
   return m;
 });
 
+/** The Servers view (admin only). */
+export const loadServersDialog = once(async () => {
+  const m = await import('./servers-dialog.js');
+  m.initServersDialog({
+    api: { get: (path) => state.api.get(path), post: (path, body) => state.api.post(path, body), del: (path) => state.api.del(path) },
+    toast,
+  });
+  return m;
+});
+
 /** The desktop shell's notification settings dialog. */
 export const loadNotifyDialog = once(async () => {
   const m = await import('./notify-dialog.js');

@@ -3,7 +3,11 @@
 //! - [`run_cli`]: `taskdeck run -- CMD`, a local command watched as an external job; its
 //!   HTTP side (starting the job, reporting to it) is `run_job`.
 //! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel`.
+//! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
+//!   `import`'s file side is `servers_import`).
 
 pub mod run_cli;
 mod run_job;
+pub mod servers_cli;
+mod servers_import;
 pub mod tasks_cli;

@@ -17,9 +17,12 @@ use crate::{
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
-        ui_assets, wire,
+        servers_api, ui_assets, wire,
     },
-    gateway::{Gateway, GatewayOptions},
+    gateway::{
+        Gateway, GatewayOptions,
+        servers_watch::{self, ServersWatch},
+    },
     policy::Policy,
     tools,
 };
@@ -72,6 +75,8 @@ pub struct Running {
     pub done: tokio::task::JoinHandle<()>,
     /// Held for the process's life (an exclusive lock on `<data dir>/taskdeck.lock`).
     _data_dir_lock: std::fs::File,
+    /// Applies edits of servers.json while running (dropped: no longer watched).
+    _servers_watch: Option<ServersWatch>,
 }
 
 /// Starts the server and returns once it listens.
@@ -115,6 +120,19 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     );
     // Before the engine starts: the upstreams' unsettled calls must find their tools.
     gateway.reload().await;
+    let servers_watch = {
+        let (path, gateway) = (gateway.servers_path().to_path_buf(), gateway.clone());
+        let runtime = tokio::runtime::Handle::current();
+        servers_watch::watch(&path, move || {
+            let gateway = gateway.clone();
+            runtime.spawn(async move { gateway.reload().await });
+        })
+    };
+    let servers_watch = servers_watch
+        .inspect_err(|e| {
+            tracing::warn!("servers.json is not watched ({e}); changes apply at the next start")
+        })
+        .ok();
     let external = tools::register_all(
         &engine,
         cfg.conformance_fixtures,
@@ -184,6 +202,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
+        .merge(servers_api::router(gateway.clone()))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
         // the extractors then take what passed.
@@ -233,6 +252,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         shutdown,
         done,
         _data_dir_lock: lock,
+        _servers_watch: servers_watch,
     })
 }
 

@@ -20,11 +20,31 @@ pub struct ClientConfig {
     pub text: String,
 }
 
+/// The entry named `taskdeck` in `client`'s own MCP configuration file (one of [`CLIENTS`])
+/// that connects to `mcp_url` with `token`; `None` for an unknown client. Claude Desktop speaks
+/// only stdio from its file, so its entry runs the `mcp-remote` bridge; the others speak
+/// Streamable HTTP with an `Authorization` header.
+pub fn server_entry(client: &str, mcp_url: &str, token: &str) -> Option<Value> {
+    let auth = format!("Bearer {token}");
+    Some(match client {
+        "claude-code" => {
+            json!({"type": "http", "url": mcp_url, "headers": {"Authorization": auth}})
+        }
+        "claude-desktop" => json!({"command": "npx",
+            "args": ["-y", "mcp-remote", mcp_url, "--header", format!("Authorization:{auth}")]}),
+        "vscode" => json!({"type": "http", "url": mcp_url, "headers": {"Authorization": auth}}),
+        "cursor" => json!({"url": mcp_url, "headers": {"Authorization": auth}}),
+        _ => return None,
+    })
+}
+
 /// The configuration for `client` (one of [`CLIENTS`]) connecting to `mcp_url` with `token`;
 /// `None` for an unknown client.
 pub fn client_config(client: &str, mcp_url: &str, token: &str) -> Option<ClientConfig> {
-    let auth = format!("Bearer {token}");
-    let pretty = |v: Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let entry = server_entry(client, mcp_url, token)?;
+    let pretty = |key: &str| {
+        serde_json::to_string_pretty(&json!({key: {"taskdeck": entry}})).unwrap_or_default()
+    };
     Some(match client {
         "claude-code" => ClientConfig {
             client: "claude-code",
@@ -32,7 +52,7 @@ pub fn client_config(client: &str, mcp_url: &str, token: &str) -> Option<ClientC
             target: "Run in a terminal",
             kind: "command",
             text: format!(
-                "claude mcp add --transport http taskdeck {mcp_url} --header \"Authorization: {auth}\""
+                "claude mcp add --transport http taskdeck {mcp_url} --header \"Authorization: Bearer {token}\""
             ),
         },
         "claude-desktop" => ClientConfig {
@@ -40,26 +60,21 @@ pub fn client_config(client: &str, mcp_url: &str, token: &str) -> Option<ClientC
             title: "Claude Desktop",
             target: "claude_desktop_config.json (Settings → Developer → Edit Config)",
             kind: "json",
-            text: pretty(json!({"mcpServers": {"taskdeck": {
-                "command": "npx", "args": ["-y", "mcp-remote", mcp_url, "--header", format!("Authorization:{auth}")]}}})),
+            text: pretty("mcpServers"),
         },
         "vscode" => ClientConfig {
             client: "vscode",
             title: "VS Code",
             target: ".vscode/mcp.json",
             kind: "json",
-            text: pretty(
-                json!({"servers": {"taskdeck": {"type": "http", "url": mcp_url, "headers": {"Authorization": auth}}}}),
-            ),
+            text: pretty("servers"),
         },
         "cursor" => ClientConfig {
             client: "cursor",
             title: "Cursor",
             target: "~/.cursor/mcp.json",
             kind: "json",
-            text: pretty(
-                json!({"mcpServers": {"taskdeck": {"url": mcp_url, "headers": {"Authorization": auth}}}}),
-            ),
+            text: pretty("mcpServers"),
         },
         _ => return None,
     })

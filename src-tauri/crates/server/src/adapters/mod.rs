@@ -19,6 +19,7 @@
 //! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
+//! - [`servers_api`]: `/v1/servers`, the gateway's upstream servers (admin only).
 
 pub mod agent_view;
 pub mod agents_api;
@@ -43,6 +44,7 @@ pub mod mcp_legacy;
 pub mod mcp_sessions;
 pub mod notices;
 pub mod page_cursor;
+pub mod servers_api;
 pub mod settle;
 pub mod tray_model;
 pub mod ui_assets;

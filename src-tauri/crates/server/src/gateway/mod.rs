@@ -7,8 +7,11 @@ pub mod approval;
 pub mod call;
 pub mod catalog;
 pub mod client_handler;
+pub mod import;
 pub mod passthrough;
+pub mod server_target;
 pub mod servers_file;
+pub mod servers_watch;
 pub mod upstream;
 pub mod upstream_task;
 
@@ -193,7 +196,8 @@ impl Gateway {
     /// necessarily connected). A file that cannot be read changes nothing (see
     /// [`Gateway::file_error`]).
     pub async fn reload(&self) {
-        let wanted = match load_servers(&self.state.servers_path) {
+        let wanted = match ServersConfig::load(&self.state.servers_path).map_err(|e| e.to_string())
+        {
             Ok(c) => {
                 *self.state.file_error.lock().unwrap() = None;
                 c.servers
@@ -343,36 +347,5 @@ impl Gateway {
                     .insert(task.tool.clone());
             }
         }
-    }
-}
-
-/// Reads servers.json: no file is no servers. Errors: the file cannot be read or is not a
-/// servers file (the message names the file and the problem).
-fn load_servers(path: &Path) -> Result<ServersConfig, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a valid servers file: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ServersConfig::default()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
-}
-
-/// `url` with the password of its userinfo and the values of its query removed, for showing.
-pub fn redact_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) => {
-            if u.password().is_some() {
-                let _ = u.set_password(Some("[redacted]"));
-            }
-            let pairs: Vec<(String, String)> = u
-                .query_pairs()
-                .map(|(k, _)| (k.into_owned(), "[redacted]".to_string()))
-                .collect();
-            if !pairs.is_empty() {
-                u.query_pairs_mut().clear().extend_pairs(pairs);
-            }
-            u.to_string()
-        }
-        Err(_) => "[an invalid URL]".to_string(),
     }
 }

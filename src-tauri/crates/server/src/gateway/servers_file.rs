@@ -12,9 +12,16 @@
 //!
 //! A server with `command` is started as a child process and spoken to over stdio; one with
 //! `url` over Streamable HTTP. Values in `env` and `headers` are secrets: they reach only the
-//! upstream, never a view (see [`ServerSpec::public`]).
+//! upstream, never a view (see [`ServerSpec::public`](super::server_target)). So the file is
+//! written with mode 0600, whole (a temp file renamed over it), and changed only under a lock
+//! (`servers.json.lock` beside it), so that the CLI and a running Taskdeck adding servers at
+//! the same moment do not lose one of the two.
 
-use std::{collections::BTreeMap, path::PathBuf};
+use std::{
+    collections::BTreeMap,
+    io::Write,
+    path::{Path, PathBuf},
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -59,4 +66,403 @@ pub struct ServerSpec {
 pub struct ServersConfig {
     #[serde(default)]
     pub servers: BTreeMap<String, ServerSpec>,
+}
+
+/// The file's name in the config dir.
+pub const FILE_NAME: &str = "servers.json";
+
+/// The name of Taskdeck's own tools in the policy; no upstream may take it.
+pub const RESERVED_NAME: &str = "taskdeck";
+
+/// The longest server name, in characters.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// `<config_dir>/servers.json`.
+pub fn servers_path(config_dir: &Path) -> PathBuf {
+    config_dir.join(FILE_NAME)
+}
+
+/// What can go wrong reading or changing servers.json; each message names what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ServersFileError {
+    /// The file is not JSON of the expected shape; `problem` is serde's message, with line
+    /// and column.
+    #[error("{path} is not a valid servers file: {problem}")]
+    Malformed { path: PathBuf, problem: String },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A name outside `^[a-z0-9_-]{1,64}$`, with `__`, or `taskdeck`.
+    #[error("{0}")]
+    BadName(String),
+    /// A spec that cannot be started: empty command, URL that is not http(s), bad header.
+    #[error("{0}")]
+    BadSpec(String),
+    /// `add` of a name the file already has (HTTP 409).
+    #[error("a server named {0:?} already exists (remove it first)")]
+    Exists(String),
+    /// `remove` of a name the file does not have (HTTP 404).
+    #[error("no server named {0:?}")]
+    Unknown(String),
+}
+
+/// Checks a server name: 1 to 64 of `a-z 0-9 _ -`, no `__` (it separates server and tool in
+/// `NAME__TOOL`), and not [`RESERVED_NAME`]. Errors: [`ServersFileError::BadName`] saying which
+/// rule failed.
+pub fn validate_name(name: &str) -> Result<(), ServersFileError> {
+    let bad = |why: &str| {
+        Err(ServersFileError::BadName(format!(
+            "bad server name {name:?}: {why}"
+        )))
+    };
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return bad("it must be 1 to 64 characters long");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+    {
+        return bad("use only lowercase letters, digits, '_' and '-'");
+    }
+    if name.contains("__") {
+        return bad("'__' separates a server's name from its tools' names");
+    }
+    if name == RESERVED_NAME {
+        return bad("\"taskdeck\" names Taskdeck's own tools");
+    }
+    Ok(())
+}
+
+impl ServerSpec {
+    /// Checks what a server needs to be started: a non-empty command; an `http`/`https` URL;
+    /// header names and values HTTP allows; env names without `=` or NUL. Errors:
+    /// [`ServersFileError::BadSpec`].
+    pub fn validate(&self) -> Result<(), ServersFileError> {
+        let bad = |why: String| Err(ServersFileError::BadSpec(why));
+        match &self.transport {
+            Transport::Stdio { command, env, .. } => {
+                if command.trim().is_empty() {
+                    return bad("the command is empty".into());
+                }
+                if let Some(key) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
+                    return bad(format!("bad environment variable name {key:?}"));
+                }
+            }
+            Transport::Http { url, headers } => {
+                match reqwest::Url::parse(url) {
+                    Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+                    Ok(u) => {
+                        return bad(format!(
+                            "the URL's scheme is {:?}, not http or https",
+                            u.scheme()
+                        ));
+                    }
+                    Err(e) => return bad(format!("bad URL: {e}")),
+                }
+                for (name, value) in headers {
+                    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                        return bad(format!("bad header name {name:?}"));
+                    }
+                    if http::HeaderValue::from_str(value).is_err() {
+                        // The value is a secret: name only the header.
+                        return bad(format!(
+                            "the value of header {name:?} is not a valid header value"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ServersConfig {
+    /// Reads `path`. A missing file is no servers; a file that is not JSON of this shape is
+    /// [`ServersFileError::Malformed`] (naming the file, the problem, its line and column).
+    pub fn load(path: &Path) -> Result<ServersConfig, ServersFileError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(ServersConfig::default());
+            }
+            Err(source) => {
+                return Err(ServersFileError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        serde_json::from_str(&text).map_err(|e| ServersFileError::Malformed {
+            path: path.to_path_buf(),
+            problem: e.to_string(),
+        })
+    }
+
+    /// Writes the whole file to `path` as pretty JSON, mode 0600: to a temp file in the same
+    /// directory (created if missing), then renamed over `path`, so a reader (or the watcher)
+    /// sees the old file or the new one, never half of one.
+    pub fn save(&self, path: &Path) -> Result<(), ServersFileError> {
+        let write_err = |source| ServersFileError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(write_err)?;
+        let mut text = serde_json::to_string_pretty(self).expect("servers serialize");
+        text.push('\n');
+        // tempfile creates it 0600 on Unix: the secrets are never readable by others, not even
+        // for the moment between write and rename.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".servers.json.")
+            .tempfile_in(dir)
+            .map_err(write_err)?;
+        tmp.write_all(text.as_bytes()).map_err(write_err)?;
+        tmp.as_file().sync_all().map_err(write_err)?;
+        tmp.persist(path).map_err(|e| write_err(e.error))?;
+        Ok(())
+    }
+}
+
+/// Adds server `name` to the file at `path` (creating the file if missing). Errors: a bad name
+/// or spec (the file is not touched), [`ServersFileError::Exists`] when the name is taken, and
+/// the file's own errors.
+pub fn add_server(path: &Path, name: &str, spec: ServerSpec) -> Result<(), ServersFileError> {
+    validate_name(name)?;
+    spec.validate()?;
+    change(path, |config| {
+        if config.servers.contains_key(name) {
+            return Err(ServersFileError::Exists(name.to_string()));
+        }
+        config.servers.insert(name.to_string(), spec);
+        Ok(())
+    })
+}
+
+/// Removes server `name` from the file at `path` and returns its spec. Errors:
+/// [`ServersFileError::Unknown`] when the file has no such server, and the file's own errors.
+pub fn remove_server(path: &Path, name: &str) -> Result<ServerSpec, ServersFileError> {
+    let mut removed = None;
+    change(path, |config| {
+        removed = config.servers.remove(name);
+        match removed {
+            Some(_) => Ok(()),
+            None => Err(ServersFileError::Unknown(name.to_string())),
+        }
+    })?;
+    Ok(removed.expect("removed"))
+}
+
+/// Loads, applies `edit` and saves, holding an exclusive lock on `<path>.lock` throughout, so
+/// concurrent changes (the CLI, the API) apply one after the other. Nothing is written when
+/// `edit` fails.
+pub fn change(
+    path: &Path,
+    edit: impl FnOnce(&mut ServersConfig) -> Result<(), ServersFileError>,
+) -> Result<(), ServersFileError> {
+    let lock_path = path.with_extension("json.lock");
+    if let Some(dir) = lock_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| ServersFileError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let lock_err = |source| ServersFileError::Write {
+        path: lock_path.clone(),
+        source,
+    };
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(lock_err)?;
+    lock.lock().map_err(lock_err)?;
+    let mut config = ServersConfig::load(path)?;
+    edit(&mut config)?;
+    config.save(path)
+    // The lock is released when `lock` is dropped.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn stdio(command: &str) -> ServerSpec {
+        ServerSpec {
+            transport: Transport::Stdio {
+                command: command.into(),
+                args: vec![],
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            disabled: false,
+            timeout_ms: None,
+        }
+    }
+
+    fn http(url: &str, headers: &[(&str, &str)]) -> ServerSpec {
+        ServerSpec {
+            transport: Transport::Http {
+                url: url.into(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            },
+            disabled: false,
+            timeout_ms: None,
+        }
+    }
+
+    #[test]
+    fn names_follow_the_rules() {
+        for good in ["fs", "a", "my-server_2", &"x".repeat(64)] {
+            validate_name(good).unwrap();
+        }
+        for bad in [
+            "",
+            "Fs",
+            "a b",
+            "a.b",
+            "a__b",
+            "taskdeck",
+            "é",
+            &"x".repeat(65),
+            "a/b",
+        ] {
+            assert!(
+                matches!(validate_name(bad), Err(ServersFileError::BadName(_))),
+                "{bad:?}"
+            );
+        }
+        assert!(
+            validate_name("a__b")
+                .unwrap_err()
+                .to_string()
+                .contains("'__'")
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_no_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = ServersConfig::load(&dir.path().join("servers.json")).unwrap();
+        assert!(config.servers.is_empty());
+    }
+
+    #[test]
+    fn a_malformed_file_names_the_file_and_the_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json");
+        std::fs::write(&path, "{\"servers\": {\"fs\": {\"args\": []}}}").unwrap();
+        let e = ServersConfig::load(&path).unwrap_err().to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(e.contains("line 1"), "{e}");
+        std::fs::write(&path, "{\"servers\": {").unwrap();
+        let e = ServersConfig::load(&path).unwrap_err().to_string();
+        assert!(e.contains("not a valid servers file"), "{e}");
+        assert!(e.contains("EOF"), "{e}");
+    }
+
+    #[test]
+    fn save_writes_pretty_json_readable_only_by_the_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cfg/servers.json");
+        let mut config = ServersConfig::default();
+        config.servers.insert(
+            "docs".into(),
+            http(
+                "https://x.example/mcp",
+                &[("Authorization", "Bearer s3cret")],
+            ),
+        );
+        config.save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\n  \"servers\": {\n"), "{text}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(ServersConfig::load(&path).unwrap(), config);
+        // No temp file is left behind.
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("servers.json")]);
+    }
+
+    #[test]
+    fn add_and_remove_edit_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json");
+        add_server(&path, "fs", stdio("npx")).unwrap();
+        add_server(&path, "docs", http("https://x.example/mcp", &[])).unwrap();
+        assert!(matches!(
+            add_server(&path, "fs", stdio("other")),
+            Err(ServersFileError::Exists(_))
+        ));
+        assert!(matches!(
+            add_server(&path, "Bad", stdio("x")),
+            Err(ServersFileError::BadName(_))
+        ));
+        let config = ServersConfig::load(&path).unwrap();
+        assert_eq!(config.servers.len(), 2);
+        assert_eq!(config.servers["fs"], stdio("npx"));
+        assert_eq!(remove_server(&path, "fs").unwrap(), stdio("npx"));
+        assert!(matches!(
+            remove_server(&path, "fs"),
+            Err(ServersFileError::Unknown(_))
+        ));
+        let config = ServersConfig::load(&path).unwrap();
+        assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["docs"]);
+    }
+
+    #[test]
+    fn concurrent_adds_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json");
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let path = &path;
+                s.spawn(move || add_server(path, &format!("s{i}"), stdio("x")).unwrap());
+            }
+        });
+        assert_eq!(ServersConfig::load(&path).unwrap().servers.len(), 8);
+    }
+
+    #[test]
+    fn specs_that_cannot_start_are_refused() {
+        let bad = |spec: ServerSpec| matches!(spec.validate(), Err(ServersFileError::BadSpec(_)));
+        assert!(bad(stdio("  ")));
+        assert!(bad(http("ftp://x.example/", &[])));
+        assert!(bad(http("not a url", &[])));
+        assert!(bad(http("https://x.example/", &[("Bad Name", "v")])));
+        let e = http(
+            "https://x.example/",
+            &[("Authorization", "Bearer s3cret\n")],
+        )
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+        let mut env = stdio("x");
+        if let Transport::Stdio { env, .. } = &mut env.transport {
+            env.insert("A=B".into(), "v".into());
+        }
+        assert!(bad(env));
+        stdio("npx").validate().unwrap();
+        http("http://127.0.0.1:3000/mcp", &[("X-Key", "v")])
+            .validate()
+            .unwrap();
+    }
 }

@@ -27,8 +27,9 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    ServerState, ServerStatus, TransportKind,
+    ServerState, ServerStatus,
     client_handler::{InFlight, UpstreamClient},
+    server_target::redact_url,
     servers_file::{ServerSpec, Transport},
 };
 use taskdeck_engine::clock::now_ms;
@@ -236,9 +237,10 @@ impl Upstream {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                client.serve(transport).await.map_err(|e| {
-                    format!("MCP handshake with {} failed: {e}", super::redact_url(url))
-                })?
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("MCP handshake with {} failed: {e}", redact_url(url)))?
             }
         };
         let tools = running
@@ -309,53 +311,5 @@ async fn keep_stderr_tail(
 }
 
 fn initial_status(name: &str, spec: &ServerSpec) -> ServerStatus {
-    let (transport, target, cwd, env_keys, header_names) = match &spec.transport {
-        Transport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => (
-            TransportKind::Stdio,
-            std::iter::once(command)
-                .chain(args)
-                .map(|w| shell_words_quote(w))
-                .collect::<Vec<_>>()
-                .join(" "),
-            cwd.as_ref().map(|c| c.display().to_string()),
-            env.keys().cloned().collect(),
-            Vec::new(),
-        ),
-        Transport::Http { url, headers } => (
-            TransportKind::Http,
-            super::redact_url(url),
-            None,
-            Vec::new(),
-            headers.keys().cloned().collect(),
-        ),
-    };
-    ServerStatus {
-        name: name.to_string(),
-        transport,
-        target,
-        cwd,
-        env_keys,
-        header_names,
-        disabled: spec.disabled,
-        state: if spec.disabled {
-            ServerState::Disabled
-        } else {
-            ServerState::Starting
-        },
-        last_error: None,
-        stderr_tail: Vec::new(),
-        tool_count: 0,
-        protocol_version: None,
-        restarts: 0,
-        since_ms: now_ms(),
-    }
-}
-
-fn shell_words_quote(word: &str) -> String {
-    crate::tools::process::shell_word(word)
+    spec.public().status(name, ServerState::Starting, now_ms())
 }

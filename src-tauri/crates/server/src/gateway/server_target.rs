@@ -1,0 +1,182 @@
+//! What of a server's spec a human may see: its transport, a target string (the command line,
+//! or the URL with its secrets taken out), its cwd and the *names* of its env variables and
+//! headers. Every view (`/v1/servers`, the Servers view, `taskdeck servers list`) is built from
+//! this, so a value from `env` or `headers` never reaches one.
+
+use super::{
+    ServerState, ServerStatus, TransportKind,
+    servers_file::{ServerSpec, Transport},
+};
+
+/// Stands in for a redacted URL part.
+pub const REDACTED: &str = "[redacted]";
+
+/// A server's spec without secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicSpec {
+    pub transport: TransportKind,
+    /// See [`ServerSpec::target`].
+    pub target: String,
+    pub cwd: Option<String>,
+    pub env_keys: Vec<String>,
+    pub header_names: Vec<String>,
+    pub disabled: bool,
+}
+
+impl ServerSpec {
+    /// The spec as a human may see it.
+    pub fn public(&self) -> PublicSpec {
+        let (transport, cwd, env_keys, header_names) = match &self.transport {
+            Transport::Stdio { env, cwd, .. } => (
+                TransportKind::Stdio,
+                cwd.as_ref().map(|c| c.display().to_string()),
+                env.keys().cloned().collect(),
+                vec![],
+            ),
+            Transport::Http { headers, .. } => (
+                TransportKind::Http,
+                None,
+                vec![],
+                headers.keys().cloned().collect(),
+            ),
+        };
+        PublicSpec {
+            transport,
+            target: self.target(),
+            cwd,
+            env_keys,
+            header_names,
+            disabled: self.disabled,
+        }
+    }
+
+    /// stdio: the command line, shell-quoted (`npx -y '@scope/pkg' '/my dir'`); http: the URL
+    /// with every query value and the fragment replaced by `[redacted]` and the userinfo
+    /// password removed (see [`redact_url`]).
+    pub fn target(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let words =
+                    std::iter::once(command.as_str()).chain(args.iter().map(String::as_str));
+                // Only a NUL byte makes quoting fail; such a line cannot be run anyway.
+                shlex::try_join(words.clone())
+                    .unwrap_or_else(|_| words.collect::<Vec<_>>().join(" ").replace('\0', "\\0"))
+            }
+            Transport::Http { url, .. } => redact_url(url),
+        }
+    }
+}
+
+impl PublicSpec {
+    /// The status of server `name` as far as the file tells: `disabled` when it is disabled,
+    /// else `state`, with no error, no tools and no stderr yet. For a server the gateway does
+    /// not report (yet); `since_ms` is when `state` began, Unix ms.
+    pub fn status(self, name: &str, state: ServerState, since_ms: i64) -> ServerStatus {
+        ServerStatus {
+            name: name.to_string(),
+            transport: self.transport,
+            target: self.target,
+            cwd: self.cwd,
+            env_keys: self.env_keys,
+            header_names: self.header_names,
+            state: if self.disabled {
+                ServerState::Disabled
+            } else {
+                state
+            },
+            disabled: self.disabled,
+            last_error: None,
+            stderr_tail: vec![],
+            tool_count: 0,
+            protocol_version: None,
+            restarts: 0,
+            since_ms,
+        }
+    }
+}
+
+/// `url` with each query value and the fragment replaced by `[redacted]` (keys stay: they say
+/// what is there) and the userinfo password removed (the user name stays). A string that is not
+/// a URL is shown as `[redacted]` whole: it may be anything.
+pub fn redact_url(url: &str) -> String {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return REDACTED.to_string();
+    };
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(None);
+    }
+    if let Some(query) = parsed.query().filter(|q| !q.is_empty()) {
+        let redacted: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) => format!("{key}={REDACTED}"),
+                // `?token` alone: the bare word may itself be the secret.
+                None if pair.is_empty() => String::new(),
+                None => REDACTED.to_string(),
+            })
+            .collect();
+        parsed.set_query(Some(&redacted.join("&")));
+    }
+    if parsed.fragment().is_some() {
+        parsed.set_fragment(Some(REDACTED));
+    }
+    parsed.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn urls_lose_their_secrets() {
+        assert_eq!(
+            redact_url("https://user:pw@mcp.example.com/mcp?key=abc&region=eu#tok"),
+            "https://user@mcp.example.com/mcp?key=[redacted]&region=[redacted]#[redacted]"
+        );
+        assert_eq!(
+            redact_url("http://127.0.0.1:3000/mcp"),
+            "http://127.0.0.1:3000/mcp"
+        );
+        assert_eq!(
+            redact_url("https://x.example/?s3cret"),
+            "https://x.example/?[redacted]"
+        );
+        assert_eq!(redact_url("not a url s3cret"), "[redacted]");
+    }
+
+    #[test]
+    fn public_specs_hold_names_never_values() {
+        let spec = ServerSpec {
+            transport: Transport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "@scope/server".into(), "/my dir".into()],
+                env: BTreeMap::from([("API_KEY".into(), "s3cret".into())]),
+                cwd: Some("/home/me".into()),
+            },
+            disabled: false,
+            timeout_ms: None,
+        };
+        let public = spec.public();
+        assert_eq!(public.target, "npx -y @scope/server '/my dir'");
+        assert_eq!(public.env_keys, ["API_KEY"]);
+        assert_eq!(public.cwd.as_deref(), Some("/home/me"));
+        let status = public.status("fs", ServerState::Starting, 5);
+        assert_eq!(status.state, ServerState::Starting);
+        assert!(!serde_json::to_string(&status).unwrap().contains("s3cret"));
+
+        let spec = ServerSpec {
+            transport: Transport::Http {
+                url: "https://x.example/mcp?token=s3cret".into(),
+                headers: BTreeMap::from([("Authorization".into(), "Bearer s3cret".into())]),
+            },
+            disabled: true,
+            timeout_ms: None,
+        };
+        let status = spec.public().status("docs", ServerState::Starting, 5);
+        assert_eq!(status.state, ServerState::Disabled);
+        assert_eq!(status.header_names, ["Authorization"]);
+        assert_eq!(status.transport, TransportKind::Http);
+        assert!(!serde_json::to_string(&status).unwrap().contains("s3cret"));
+    }
+}

@@ -1,0 +1,191 @@
+//! `taskdeck servers import CLIENT [--file PATH] [--write]`: the file side of
+//! `taskdeck_server::gateway::import`. Reads the client's file, adds its servers to
+//! servers.json (reporting each entry on stderr), gets a token for the client, and prints the
+//! client's file rewritten to reach those servers through Taskdeck; with `--write`, writes it
+//! back after copying the original to `FILE.taskdeck-backup-<unix ms>`.
+
+use std::{io::Write, path::PathBuf, process::ExitCode};
+
+use serde_json::Value;
+use taskdeck_server::{
+    adapters::{auth, mcp_config},
+    gateway::{
+        import::{self, Client, ImportPlan, Scope, Verdict},
+        servers_file::{self, ServersConfig, ServersFileError},
+    },
+    serve,
+};
+
+use super::servers_cli::{ServersContext, file_error};
+
+/// `taskdeck servers import`'s arguments.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// claude-desktop, claude-code, vscode or cursor
+    #[arg(value_parser = ["claude-desktop", "claude-code", "vscode", "cursor"])]
+    client: String,
+    /// The client's configuration file [default: the user's own file of that client, e.g.
+    /// ~/.config/Claude/claude_desktop_config.json, ~/.claude.json, ~/.config/Code/User/mcp.json,
+    /// ~/.cursor/mcp.json]
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Write the rewritten file back (after a backup next to it) instead of only printing it
+    #[arg(long)]
+    write: bool,
+    /// Principal name for the client's new token [default: the client's name]
+    #[arg(long)]
+    name: Option<String>,
+    /// Use this token instead of creating one
+    #[arg(long, env = "TASKDECK_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Port Taskdeck listens on [default: the one serving the data dir, else 4747]
+    #[arg(long, env = "TASKDECK_PORT")]
+    port: Option<u16>,
+}
+
+/// Runs the import.
+pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
+    let client = Client::from_id(&args.client).expect("clap checked the client");
+    let Some(file_path) = args.file.clone().or_else(|| client.default_file()) else {
+        eprintln!(
+            "taskdeck: cannot tell where {} keeps its file; pass --file",
+            args.client
+        );
+        return ExitCode::from(2);
+    };
+    let file: Value = match std::fs::read_to_string(&file_path) {
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("taskdeck: {} is not valid JSON: {e}", file_path.display());
+                return ExitCode::from(1);
+            }
+        },
+        Err(e) => {
+            eprintln!("taskdeck: cannot read {}: {e}", file_path.display());
+            return ExitCode::from(1);
+        }
+    };
+    let port = args
+        .port
+        .or_else(|| serve::running_port(&ctx.data_dir))
+        .unwrap_or(serve::DEFAULT_PORT);
+    let servers_path = servers_file::servers_path(&ctx.config_dir);
+    // Plan once before anything changes, so a malformed file changes nothing.
+    let existing = match ServersConfig::load(&servers_path) {
+        Ok(c) => c,
+        Err(e) => return file_error(e),
+    };
+    if let Err(e) = import::plan(client, &file, &existing, port) {
+        eprintln!("taskdeck: {}: {e}", file_path.display());
+        return ExitCode::from(1);
+    }
+    let token = match args.token {
+        Some(t) => t,
+        None => match create_token(ctx, args.name.as_deref().unwrap_or(client.id())) {
+            Ok(t) => t,
+            Err(code) => return code,
+        },
+    };
+    let mut plan = ImportPlan::default();
+    let applied = servers_file::change(&servers_path, |config| {
+        plan = import::plan(client, &file, config, port).map_err(|problem| {
+            ServersFileError::Malformed {
+                path: file_path.clone(),
+                problem,
+            }
+        })?;
+        for (name, spec) in &plan.to_add {
+            config.servers.insert(name.clone(), spec.clone());
+        }
+        Ok(())
+    });
+    if let Err(e) = applied {
+        return file_error(e);
+    }
+    report(&plan, &file_path);
+    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
+    let entry = mcp_config::server_entry(client.id(), &mcp_url, &token).expect("known client");
+    let rewritten = import::rewrite(client, &file, &plan, entry);
+    let text = serde_json::to_string_pretty(&rewritten).expect("JSON") + "\n";
+    print!("{text}");
+    if args.write {
+        match write_back(&file_path, &text) {
+            Ok(backup) => eprintln!(
+                "Wrote {} (the original is in {}). Restart {} to connect through Taskdeck.",
+                file_path.display(),
+                backup.display(),
+                args.client
+            ),
+            Err(e) => {
+                eprintln!("taskdeck: cannot write {}: {e}", file_path.display());
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        eprintln!(
+            "This is {} rewritten to reach them through Taskdeck; pass --write to write it \
+             (after a backup next to it).",
+            file_path.display()
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
+    if let Err(e) = std::fs::create_dir_all(&ctx.data_dir) {
+        eprintln!("taskdeck: cannot create {}: {e}", ctx.data_dir.display());
+        return Err(ExitCode::from(1));
+    }
+    match auth::TokenCommands::open(&ctx.data_dir).and_then(|tokens| tokens.create(name)) {
+        Ok(t) => {
+            eprintln!("Created a token for principal {name:?}.");
+            Ok(t)
+        }
+        Err(e) => {
+            eprintln!("taskdeck: {e} (pass --name NEW-NAME or --token TOKEN)");
+            Err(ExitCode::from(3))
+        }
+    }
+}
+
+/// One line per entry of the client's file, on stderr.
+fn report(plan: &ImportPlan, file: &std::path::Path) {
+    eprintln!("From {}:", file.display());
+    if plan.entries.is_empty() {
+        eprintln!("  (no servers)");
+    }
+    for e in &plan.entries {
+        let scope = match &e.scope {
+            Scope::TopLevel => String::new(),
+            Scope::Project(p) => format!(" (project {p})"),
+        };
+        let what = match &e.verdict {
+            Verdict::Added { name } => format!("added as {name}"),
+            Verdict::AlreadyThere { name } => format!("already in servers.json as {name}"),
+            Verdict::Taskdeck => "is Taskdeck itself; replaced by the new taskdeck entry".into(),
+            Verdict::Skipped { reason } => format!("not imported, kept in the file: {reason}"),
+        };
+        eprintln!("  {:?}{scope}: {what}", e.client_name);
+    }
+}
+
+/// Copies `path` to `path.taskdeck-backup-<unix ms>` (permissions included), then replaces it
+/// with `text` through a temp file renamed over it, keeping the original's permissions (the
+/// file holds a token). Returns the backup's path.
+fn write_back(path: &std::path::Path, text: &str) -> std::io::Result<PathBuf> {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let mut backup = path.as_os_str().to_owned();
+    backup.push(format!(".taskdeck-backup-{ms}"));
+    let backup = PathBuf::from(backup);
+    std::fs::copy(path, &backup)?;
+    let permissions = std::fs::metadata(path)?.permissions();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(std::path::Path::new(".")))?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(backup)
+}

@@ -1,0 +1,208 @@
+//! `/v1/servers` and `taskdeck servers` against the real binary: add, list and delete through
+//! the API and the CLI, the file as the truth, admin only, the 400/404/409 answers, and no
+//! secret value (env, headers, URL query, URL password) in any answer or output.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{BIN, Server};
+
+const SECRET: &str = "s3cret-value-42";
+
+async fn delete(s: &Server, token: &str, name: &str) -> (StatusCode, String) {
+    let resp = s
+        .http
+        .delete(s.url(&format!("/v1/servers/{name}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (resp.status(), resp.text().await.unwrap())
+}
+
+fn assert_no_secret(what: &str, text: &str) {
+    assert!(!text.contains(SECRET), "{what} shows a secret: {text}");
+}
+
+fn cli(s: &Server, args: &[&str]) -> std::process::Output {
+    // The directories first: after `--` everything is the server's command line.
+    std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(s.dir.join("data"))
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn add_list_and_delete_never_showing_secrets() {
+    let s = Server::start(&[]).await;
+    let (status, fs) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/servers",
+            json!({"name": "fs", "command": "npx", "args": ["-y", "server-fs", "/my dir"],
+                   "env": {"API_KEY": SECRET}, "cwd": "/tmp"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{fs}");
+    assert_eq!(fs["name"], "fs");
+    assert_eq!(fs["transport"], "stdio");
+    assert_eq!(fs["target"], "npx -y server-fs '/my dir'");
+    assert_eq!(fs["envKeys"], json!(["API_KEY"]));
+    assert_eq!(fs["cwd"], "/tmp");
+    assert_no_secret("POST stdio", &fs.to_string());
+
+    let url = format!("https://user:{SECRET}@mcp.example.com/mcp?key={SECRET}&region=eu");
+    let (status, docs) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/servers",
+            json!({"name": "docs", "url": url, "headers": {"Authorization": format!("Bearer {SECRET}")},
+                   "disabled": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{docs}");
+    assert_eq!(
+        docs["target"],
+        "https://user@mcp.example.com/mcp?key=[redacted]&region=[redacted]"
+    );
+    assert_eq!(docs["headerNames"], json!(["Authorization"]));
+    assert_eq!(docs["state"], "disabled");
+    assert_no_secret("POST http", &docs.to_string());
+
+    let (status, list) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<_> = list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["docs", "fs"]);
+    assert_no_secret("GET", &list.to_string());
+
+    // The file is the truth, and holds the values (0600).
+    let file = s.dir.join("cfg/servers.json");
+    let on_disk: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(on_disk["servers"]["fs"]["env"]["API_KEY"], SECRET);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // The CLI sees the running Taskdeck's live list, and shows no secret either.
+    let out = cli(&s, &["servers", "list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(text.contains("docs") && text.contains("disabled"), "{text}");
+    assert_no_secret("servers list", &text);
+    let out = cli(&s, &["servers", "list", "--json"]);
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["servers"].as_array().unwrap().len(), 2);
+    assert_no_secret("servers list --json", &listed.to_string());
+
+    // A CLI change reaches the running Taskdeck's answers.
+    let out = cli(
+        &s,
+        &["servers", "add", "git", "--", "uvx", "mcp-server-git"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+    assert_eq!(list["servers"].as_array().unwrap().len(), 3, "{list}");
+
+    assert_eq!(delete(&s, &s.admin, "fs").await.0, StatusCode::NO_CONTENT);
+    let (status, body) = delete(&s, &s.admin, "fs").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+    let names: Vec<_> = list["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["docs", "git"]);
+    let out = cli(&s, &["servers", "remove", "git"]);
+    assert!(out.status.success());
+}
+
+#[tokio::test]
+async fn refusals() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("claude-code");
+    let (status, body) = s.v1_get(Some(&agent), "/v1/servers").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, _) = s
+        .v1_post(
+            Some(&agent),
+            "/v1/servers",
+            json!({"name": "fs", "command": "x"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(delete(&s, &agent, "fs").await.0, StatusCode::FORBIDDEN);
+
+    for (body, why) in [
+        (json!({"name": "Bad Name", "command": "x"}), "name"),
+        (json!({"name": "a__b", "command": "x"}), "'__'"),
+        (json!({"name": "taskdeck", "command": "x"}), "taskdeck"),
+        (
+            json!({"name": "both", "command": "x", "url": "https://x.example/"}),
+            "either",
+        ),
+        (json!({"name": "neither"}), "either"),
+        (json!({"name": "ftp", "url": "ftp://x.example/"}), "scheme"),
+        (
+            json!({"name": "hdr", "url": "https://x.example/", "headers": {"A": format!("{SECRET}\n")}}),
+            "header",
+        ),
+        (
+            json!({"name": "extra", "command": "x", "colour": "red"}),
+            "unknown field",
+        ),
+    ] {
+        let (status, problem) = s.v1_post(Some(&s.admin), "/v1/servers", body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {problem}");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains(why), "{body}: {detail}");
+        assert_no_secret("a 400", detail);
+    }
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/servers",
+            json!({"name": "fs", "command": "x"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, problem) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/servers",
+            json!({"name": "fs", "command": "y"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{problem}");
+    assert_eq!(delete(&s, &s.admin, "nope").await.0, StatusCode::NOT_FOUND);
+
+    // A malformed file is named in the answer, not taken for an empty one.
+    std::fs::write(s.dir.join("cfg/servers.json"), "{\"servers\": [}").unwrap();
+    let (status, problem) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(
+        problem["detail"].as_str().unwrap().contains("servers.json"),
+        "{problem}"
+    );
+}

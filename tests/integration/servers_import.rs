@@ -1,0 +1,214 @@
+//! `taskdeck servers import` with the real binary on the client-configuration fixtures
+//! (`tests/fixtures/client-configs/`, written from each client's documented format): the
+//! servers land in servers.json, each entry is reported, the printed file reaches Taskdeck
+//! through one `taskdeck` entry in the client's own syntax, and `--write` keeps a backup and
+//! every other key of the file.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::harness::BIN;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/client-configs")
+        .join(name)
+}
+
+struct Imported {
+    ok: bool,
+    stdout: Value,
+    stderr: String,
+    servers: Value,
+}
+
+fn import(dir: &Path, client: &str, file: &Path, extra: &[&str]) -> Imported {
+    let out = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--config-dir")
+        .arg(dir.join("cfg"))
+        .args(["servers", "import", client, "--port", "4747", "--file"])
+        .arg(file)
+        .args(extra)
+        .env_remove("TASKDECK_TOKEN")
+        .output()
+        .unwrap();
+    let servers = std::fs::read_to_string(dir.join("cfg/servers.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    Imported {
+        ok: out.status.success(),
+        stdout: serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        servers: servers["servers"].clone(),
+    }
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn claude_desktop_is_rewritten_with_a_backup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("claude_desktop_config.json");
+    std::fs::copy(fixture("claude_desktop_config.json"), &file).unwrap();
+    let original = std::fs::read_to_string(&file).unwrap();
+    let r = import(tmp.path(), "claude-desktop", &file, &["--write"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert_eq!(keys(&r.servers), ["filesystem", "github"]);
+    assert_eq!(
+        r.servers["github"]["env"]["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        "ghp_fixture_secret_value"
+    );
+    assert!(
+        r.stderr.contains("\"filesystem\": added as filesystem"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("\"taskdeck\": is Taskdeck itself"),
+        "{}",
+        r.stderr
+    );
+
+    // The file now reaches Taskdeck only, through mcp-remote (Claude Desktop speaks stdio).
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written, r.stdout);
+    assert_eq!(written["globalShortcut"], "Ctrl+Space");
+    assert_eq!(keys(&written["mcpServers"]), ["taskdeck"]);
+    let args = written["mcpServers"]["taskdeck"]["args"]
+        .as_array()
+        .unwrap();
+    assert_eq!(args[2], "http://127.0.0.1:4747/mcp");
+    assert!(
+        args[4]
+            .as_str()
+            .unwrap()
+            .starts_with("Authorization:Bearer ")
+    );
+    assert_ne!(args[4], "Authorization:Bearer td_old");
+
+    let backups: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("claude_desktop_config.json.taskdeck-backup-"))
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join(&backups[0])).unwrap(),
+        original
+    );
+
+    // Again: nothing left to import, and the token name is taken: --token reuses one.
+    let r = import(
+        tmp.path(),
+        "claude-desktop",
+        &file,
+        &["--token", "td_given"],
+    );
+    assert!(r.ok, "{}", r.stderr);
+    assert!(r.stderr.contains("is Taskdeck itself"), "{}", r.stderr);
+    assert_eq!(
+        r.stdout["mcpServers"]["taskdeck"]["args"][4],
+        "Authorization:Bearer td_given"
+    );
+}
+
+#[test]
+fn claude_code_scopes_and_skips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join(".claude.json");
+    std::fs::copy(fixture("claude.json"), &file).unwrap();
+    let r = import(tmp.path(), "claude-code", &file, &["--write"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert_eq!(keys(&r.servers), ["postgres-db", "sentry"]);
+    assert_eq!(r.servers["sentry"]["url"], "https://mcp.sentry.example/mcp");
+    assert!(
+        r.stderr.contains("\"legacy-events\": not imported"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("\"airtable\" (project /home/me/app): not imported"),
+        "{}",
+        r.stderr
+    );
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written["numStartups"], 12);
+    assert_eq!(keys(&written["mcpServers"]), ["legacy-events", "taskdeck"]);
+    let taskdeck = &written["mcpServers"]["taskdeck"];
+    assert_eq!(taskdeck["type"], "http");
+    assert_eq!(taskdeck["url"], "http://127.0.0.1:4747/mcp");
+    assert!(
+        taskdeck["headers"]["Authorization"]
+            .as_str()
+            .unwrap()
+            .starts_with("Bearer ")
+    );
+    let project = &written["projects"]["/home/me/app"];
+    assert_eq!(keys(&project["mcpServers"]), ["airtable"]);
+    assert_eq!(project["hasTrustDialogAccepted"], true);
+}
+
+#[test]
+fn vscode_and_cursor_without_write_change_only_servers_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (client, name) in [("vscode", "vscode-mcp.json"), ("cursor", "cursor-mcp.json")] {
+        let file = tmp.path().join(name);
+        std::fs::copy(fixture(name), &file).unwrap();
+        let r = import(tmp.path(), client, &file, &[]);
+        assert!(r.ok, "{client}: {}", r.stderr);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            std::fs::read_to_string(fixture(name)).unwrap(),
+            "{client}: without --write the file stays"
+        );
+        match client {
+            "vscode" => {
+                assert_eq!(keys(&r.stdout["servers"]), ["perplexity", "taskdeck"]);
+                assert_eq!(r.stdout["inputs"][0]["id"], "perplexity-key");
+                assert_eq!(r.stdout["servers"]["taskdeck"]["type"], "http");
+            }
+            _ => {
+                assert_eq!(keys(&r.stdout["mcpServers"]), ["linear", "taskdeck"]);
+                assert_eq!(
+                    r.stdout["mcpServers"]["taskdeck"]["url"],
+                    "http://127.0.0.1:4747/mcp"
+                );
+            }
+        }
+    }
+    let servers = std::fs::read_to_string(tmp.path().join("cfg/servers.json")).unwrap();
+    let servers: Value = serde_json::from_str(&servers).unwrap();
+    assert_eq!(
+        keys(&servers["servers"]),
+        ["fetch", "github", "notes", "web-search"]
+    );
+    assert_eq!(
+        servers["servers"]["notes"],
+        json!({"url": "http://localhost:8931/mcp"})
+    );
+}
+
+#[test]
+fn a_malformed_client_file_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("mcp.json");
+    std::fs::write(&file, "{\"mcpServers\": [1]}").unwrap();
+    let r = import(tmp.path(), "cursor", &file, &["--write"]);
+    assert!(!r.ok);
+    assert!(
+        r.stderr.contains("\"mcpServers\" is not an object"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.servers, Value::Null, "servers.json was not written");
+    std::fs::write(&file, "{").unwrap();
+    let r = import(tmp.path(), "cursor", &file, &[]);
+    assert!(!r.ok);
+    assert!(r.stderr.contains("is not valid JSON"), "{}", r.stderr);
+}
