@@ -208,6 +208,7 @@ impl Upstream {
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
+                die_with_parent(&mut cmd);
                 let (transport, stderr) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::piped())
                     .spawn()
@@ -291,6 +292,26 @@ impl Upstream {
             None => message,
         }
     }
+}
+
+/// An upstream process never outlives Taskdeck, even one killed without a chance to stop it
+/// (many stdio servers do not exit when their stdin closes): on Linux the kernel sends it
+/// SIGTERM when Taskdeck's thread that started it ends (`PR_SET_PDEATHSIG`; that thread is one
+/// of the runtime's workers, which live as long as the process).
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the forked child before exec and only calls prctl(2), which
+    // is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
 }
 
 /// Reads a child's stderr into `tail` (its last [`STDERR_LINES`] lines) and the debug log.
