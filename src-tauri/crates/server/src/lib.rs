@@ -12,5 +12,6 @@
 pub mod adapters;
 pub mod gateway;
 pub mod paths;
+pub mod policy;
 pub mod serve;
 pub mod tools;

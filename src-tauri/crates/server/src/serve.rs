@@ -17,8 +17,9 @@ use crate::{
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
-        ui_assets, wire,
+        policy_api, ui_assets, wire,
     },
+    policy::Policy,
     tools,
 };
 use taskdeck_engine::{
@@ -102,10 +103,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .await
         .map_err(|e| other(&e))?;
     let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
+    let policy = Arc::new(Policy::new(&cfg.config_dir));
     let external = tools::register_all(
         &engine,
         cfg.conformance_fixtures,
-        &cfg.config_dir,
+        policy.clone(),
         &cfg.data_dir,
     );
     let recovery = engine.start().await.map_err(|e| other(&e))?;
@@ -161,6 +163,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             engine: engine.clone(),
             external,
         }))
+        .merge(policy_api::router(policy.clone()))
         .merge(logs_api::router(logs_api::LogsState {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
