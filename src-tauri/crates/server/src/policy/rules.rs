@@ -29,13 +29,17 @@ pub enum Decision {
 pub struct Rule {
     /// Short and stable: `r-` and 8 hex digits (assigned when a rule comes without one).
     #[serde(default)]
+    #[schema(pattern = r"^(r-[A-Za-z0-9-]{1,38})?$")]
     pub id: String,
     /// The principal (agent name) it holds for: a glob, `*` for every principal.
+    #[schema(min_length = 1, pattern = r"\S")]
     pub principal: String,
     /// The server: an upstream's name from `servers.json`, `taskdeck` for Taskdeck's own tools,
     /// or a glob (`*`).
+    #[schema(min_length = 1, pattern = r"\S")]
     pub server: String,
     /// The tool's name as the server has it (a glob: `write_*`, `*`).
+    #[schema(min_length = 1, pattern = r"\S")]
     pub tool: String,
     /// Argument name → glob its value must match. Absent or empty: any arguments.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
