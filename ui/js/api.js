@@ -54,6 +54,8 @@ export function createApi(getToken, options = {}) {
   return {
     get: (path) => request('GET', path),
     post: (path, body) => request('POST', path, body ?? {}),
+    put: (path, body) => request('PUT', path, body ?? {}),
+    del: (path) => request('DELETE', path),
     me: () => request('GET', '/v1/me'),
     tools: () => request('GET', '/v1/tools'),
     listTasks: (query) => request('GET', `/v1/tasks?${query}`),

@@ -19,7 +19,7 @@ import { reloadInbox, renderInbox } from './inbox.js';
 import { toggleSelect, clearSelection } from './selection.js';
 import { bulkCancel } from './cancel.js';
 import { focusTask, openTask, narrow } from './open-task.js';
-import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog } from './lazy.js';
+import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadPolicyDialog } from './lazy.js';
 import { onKey } from './keyboard.js';
 
 async function boot() {
@@ -75,6 +75,7 @@ async function start(token) {
   $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
   $('principal-filter-label').hidden = !state.me.admin;
   $('connect-btn').hidden = !state.me.admin;
+  $('policies-btn').hidden = !state.me.admin;
   $('notify-btn').hidden = !state.desktop;
   state.api
     .tools()
@@ -129,6 +130,7 @@ function initApp() {
   $('pause-btn').addEventListener('click', togglePause);
   $('help-btn').addEventListener('click', openHelp);
   $('connect-btn').addEventListener('click', () => withModule(loadConnectDialog, (m) => m.openConnectDialog()));
+  $('policies-btn').addEventListener('click', () => withModule(loadPolicyDialog, (m) => m.openPolicyDialog()));
   if (state.desktop) $('notify-btn').addEventListener('click', () => withModule(loadNotifyDialog, (m) => m.openNotifyDialog()));
   window.addEventListener('hashchange', onHashChange);
   $('bulk-cancel').addEventListener('click', bulkCancel);
