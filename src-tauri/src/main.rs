@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use taskdeck_engine::{EngineConfig, store::Durability};
 use taskdeck_server::{
     adapters::{auth, mcp_endpoint::TaskRouting},
+    gateway::GatewayOptions,
     paths, serve,
 };
 
@@ -152,6 +153,14 @@ struct ServeArgs {
     /// How long a tool may ignore a cancel before it is stopped, in ms
     #[arg(long, default_value_t = 10_000)]
     cancel_grace_ms: u64,
+    /// An upstream server's call that ends within this time (without asking the human) is
+    /// answered with its result even to clients that take tasks, in ms
+    #[arg(long, default_value_t = 1_000)]
+    upstream_settle_ms: u64,
+    /// How long an upstream server may take to answer one call unless its servers.json entry
+    /// sets `timeoutMs`, in seconds
+    #[arg(long, default_value_t = 600)]
+    upstream_timeout_secs: u64,
 }
 
 fn main() -> ExitCode {
@@ -275,6 +284,11 @@ fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serv
             DurabilityArg::Power => Durability::Power,
         },
         engine,
+        gateway: GatewayOptions {
+            settle_ms: args.upstream_settle_ms,
+            call_timeout: std::time::Duration::from_secs(args.upstream_timeout_secs),
+            ..GatewayOptions::default()
+        },
     }
 }
 

@@ -115,6 +115,12 @@ impl TaskContext {
             .await;
     }
 
+    /// Every input request of this task so far, answered or not, oldest first: lets a resumed
+    /// run tell what happened before the restart. Errors: [`EngineError::Store`].
+    pub fn input_rounds(&self) -> Result<Vec<crate::model::InputRound>, EngineError> {
+        self.engine.store().input_rounds(&self.task_id)
+    }
+
     /// Asks the client for input under `key` (unique for the task's whole life) and waits for
     /// the answer. `request` is an SEP-2663 `InputRequest`: `{"method": "elicitation/create",
     /// "params": {...}}` (or `sampling/createMessage`, `roots/list`). The task is

@@ -33,4 +33,4 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use failure::{FailureKind, FailureToErrorObject, TaskFailure};
-pub use model::{Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};
+pub use model::{InputRound, Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};

@@ -19,6 +19,7 @@ use crate::{
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
         policy_api, ui_assets, wire,
     },
+    gateway::{Gateway, GatewayOptions},
     policy::Policy,
     tools,
 };
@@ -47,6 +48,8 @@ pub struct ServeConfig {
     pub task_routing: TaskRouting,
     pub durability: Durability,
     pub engine: EngineConfig,
+    /// How the gateway to upstream MCP servers treats calls.
+    pub gateway: GatewayOptions,
 }
 
 /// Errors that stop the server from starting, worded for the person who started it.
@@ -104,6 +107,14 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .map_err(|e| other(&e))?;
     let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
     let policy = Arc::new(Policy::new(&cfg.config_dir));
+    let gateway = Gateway::new(
+        engine.clone(),
+        policy.clone(),
+        &cfg.config_dir,
+        cfg.gateway.clone(),
+    );
+    // Before the engine starts: the upstreams' unsettled calls must find their tools.
+    gateway.reload().await;
     let external = tools::register_all(
         &engine,
         cfg.conformance_fixtures,
@@ -131,7 +142,13 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .with_allowed_origins(loopback_origins(addr.port()))
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
-    let core = Arc::new(McpCore::new(engine.clone(), cfg.conformance_fixtures));
+    let core = Arc::new(McpCore::new(
+        engine.clone(),
+        cfg.conformance_fixtures,
+        Some(gateway.clone()),
+    ));
+    core.sessions
+        .spawn_tool_list_notifier(gateway.watch_tools(), shutdown.child_token());
     let factory_core = core.clone();
     let sessions = Arc::new(LocalSessionManager::default());
     let rmcp = StreamableHttpService::new(
@@ -176,7 +193,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let app = Router::new()
         .route(
             "/mcp",
-            any(mcp_endpoint::handle).with_state(mcp_endpoint_state),
+            any(mcp_endpoint::handle).with_state(mcp_endpoint_state.clone()),
+        )
+        .route(
+            "/mcp/{server}",
+            any(mcp_endpoint::handle_upstream).with_state(mcp_endpoint_state),
         )
         .merge(v1)
         .fallback(ui_assets::serve)
@@ -195,6 +216,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     }
     let stop = shutdown.clone();
     let engine_for_stop = engine.clone();
+    let gateway_for_stop = gateway.clone();
     let done = tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -203,6 +225,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             tracing::error!("server: {e}");
         }
         engine_for_stop.shutdown();
+        gateway_for_stop.shutdown();
     });
     Ok(Running {
         addr,

@@ -67,6 +67,24 @@ impl Engine {
         registry.tools.write().unwrap().insert(name, tool);
     }
 
+    /// Like [`Engine::register_tool`] for a tool whose schema comes from elsewhere (e.g. an
+    /// upstream server): Errors: the input schema is not a valid JSON Schema (the tool is not
+    /// registered).
+    pub fn try_register_tool(&self, tool: Arc<dyn TaskTool>) -> Result<(), String> {
+        jsonschema::validator_for(&tool.descriptor().input_schema)
+            .map_err(|e| format!("invalid input schema: {e}"))?;
+        self.register_tool(tool);
+        Ok(())
+    }
+
+    /// Makes tool `name` uncallable and drops its schema. Its tasks stay in the store; one still
+    /// running keeps its run. Returns whether it was registered.
+    pub fn unregister_tool(&self, name: &str) -> bool {
+        let registry = &self.parts.registry;
+        registry.schemas.write().unwrap().remove(name);
+        registry.tools.write().unwrap().remove(name).is_some()
+    }
+
     /// Compiles the input schema of a tool that runs no task, one an adapter answers itself
     /// (e.g. MCP's `task_status`), so that [`Engine::argument_errors`] checks its arguments too.
     /// It does not make `name` a task tool.

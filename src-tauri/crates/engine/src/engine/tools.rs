@@ -13,6 +13,11 @@ pub enum ToolMode {
     /// Always runs as a task. `required: true` means a client that cannot take a task handle
     /// gets `-32021` instead of a handle in an ordinary result.
     Task { required: bool },
+    /// Runs as a task, but a call that settles within `within_ms` milliseconds (ends without
+    /// having asked for input) is answered with its `CallToolResult`, as an ordinary tool's
+    /// would be; one still running, or waiting for input, is answered with the task. For work
+    /// that is usually quick, e.g. an upstream server's tool behind the gateway.
+    Settle { within_ms: u64 },
 }
 
 /// What the engine and the adapters need to know about a task tool.

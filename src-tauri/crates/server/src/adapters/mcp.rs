@@ -15,9 +15,11 @@ use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-        CreateTaskResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
-        InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-        ServerCapabilities, Tool, UpdateTaskParams,
+        CreateTaskResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+        GetTaskResult, Implementation, InitializeResult, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, Tool,
+        UpdateTaskParams,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -27,9 +29,23 @@ use super::{
     agent_view::{self, Reader},
     mcp_fixtures,
     mcp_sessions::Sessions,
-    wire,
+    settle, wire,
 };
+use crate::gateway::{Gateway, catalog::Scope};
 use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord, ToolMode};
+
+/// The upstream server a request came in for: set by the `/mcp/{server}` route, absent on
+/// `/mcp`.
+#[derive(Debug, Clone)]
+pub struct UpstreamScope(pub String);
+
+/// The tool scope of a request with these HTTP parts.
+pub fn scope_of(parts: &http::request::Parts) -> Scope<'_> {
+    match parts.extensions.get::<UpstreamScope>() {
+        Some(UpstreamScope(server)) => Scope::Server(server),
+        None => Scope::All,
+    }
+}
 
 /// Shared state of all MCP sessions.
 pub struct McpCore {
@@ -38,7 +54,10 @@ pub struct McpCore {
     pub fixtures: bool,
     /// The 2025-11-25 sessions: principals, capabilities, peers, watched tasks.
     pub sessions: Arc<Sessions>,
-    tools: Vec<Tool>,
+    /// The upstream servers' tools, when the gateway runs.
+    pub gateway: Option<Gateway>,
+    /// Taskdeck's own tools (task tools, follow-up tools, fixtures).
+    own_tools: Vec<Tool>,
 }
 
 impl McpCore {
@@ -47,7 +66,7 @@ impl McpCore {
     /// engine, whose registry holds every compiled schema.
     ///
     /// Panics if one of those schemas is not a valid JSON Schema (a programming error).
-    pub fn new(engine: Engine, fixtures: bool) -> McpCore {
+    pub fn new(engine: Engine, fixtures: bool, gateway: Option<Gateway>) -> McpCore {
         let mut tools = Vec::new();
         let mut add = |name: &str, title: Option<&str>, description: &str, schema: Value| {
             let obj = schema.as_object().cloned().unwrap_or_default();
@@ -82,13 +101,32 @@ impl McpCore {
             engine,
             fixtures,
             sessions,
-            tools,
+            gateway,
+            own_tools: tools,
         }
     }
 
-    /// Every tool `tools/list` offers (task tools, follow-up tools, fixtures), `greet` first.
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
+    /// Every tool `tools/list` offers in `scope`: on `/mcp` Taskdeck's own (task tools,
+    /// follow-up tools, fixtures; `greet` first) then the upstreams' as `SERVER__TOOL`; on
+    /// `/mcp/SERVER` that server's under their own names.
+    pub fn tools(&self, scope: Scope<'_>) -> Vec<Tool> {
+        let mut tools = match scope {
+            Scope::All => self.own_tools.clone(),
+            Scope::Server(_) => Vec::new(),
+        };
+        if let Some(gateway) = &self.gateway {
+            tools.extend(gateway.tools(scope));
+        }
+        tools
+    }
+
+    /// The engine's name of tool `name` as called in `scope` (an upstream tool on `/mcp/SERVER`
+    /// is `SERVER__TOOL`), when `scope` offers it.
+    pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Option<String> {
+        if scope == Scope::All && self.own_tools.iter().any(|t| t.name == name) {
+            return Some(name.to_string());
+        }
+        self.gateway.as_ref()?.resolve(scope, name)
     }
 
     /// Validates `arguments` against `tool`'s input schema, compiled in the engine's registry
@@ -164,6 +202,25 @@ pub fn reader(ctx: &RequestContext<RoleServer>, principal: &Principal) -> Reader
         can_elicit: agent_view::declares_form_elicitation(capabilities.as_ref()),
         admin: principal.admin,
     }
+}
+
+/// The tool scope of the request behind `context` (see [`scope_of`]).
+fn request_scope(context: &RequestContext<RoleServer>) -> Scope<'_> {
+    match context.extensions.get::<http::request::Parts>() {
+        Some(parts) => scope_of(parts),
+        None => Scope::All,
+    }
+}
+
+/// A stored JSON-RPC error object `{code, message, data?}` as rmcp's error.
+fn error_data(error: Map<String, Value>) -> McpError {
+    let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the task failed")
+        .to_string();
+    McpError::new(ErrorCode(code as i32), message, error.get("data").cloned())
 }
 
 /// Maps an engine error to its JSON-RPC error.
@@ -315,6 +372,9 @@ impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_prompts()
             .enable_tasks()
             .build();
         InitializeResult::new(capabilities)
@@ -336,13 +396,81 @@ impl ServerHandler for McpHandler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.core.tools.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.core.tools(request_scope(&context)),
+        ))
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.core.tools.iter().find(|t| t.name == name).cloned()
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = match &self.core.gateway {
+            Some(g) => g.resources(request_scope(&context)).await,
+            None => Vec::new(),
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let templates = match &self.core.gateway {
+            Some(g) => g.resource_templates(request_scope(&context)).await,
+            None => Vec::new(),
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(gateway) = &self.core.gateway else {
+            return Err(McpError::resource_not_found(
+                format!("Resource not found: {}", request.uri),
+                None,
+            ));
+        };
+        gateway
+            .read_resource(request_scope(&context), request)
+            .await
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let prompts = match &self.core.gateway {
+            Some(g) => g.prompts(request_scope(&context)).await,
+            None => Vec::new(),
+        };
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let Some(gateway) = &self.core.gateway else {
+            return Err(McpError::invalid_params(
+                format!("Unknown prompt: {}", request.name),
+                None,
+            ));
+        };
+        gateway
+            .get_prompt(request_scope(&context), request)
+            .await
+            .map(GetPromptResponse::Complete)
     }
 
     async fn call_tool(
@@ -351,14 +479,13 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let principal = principal_of(&context)?;
-        let name = request.name.to_string();
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        if !self.core.tools.iter().any(|t| t.name == name) {
+        let Some(name) = self.core.resolve(request_scope(&context), &request.name) else {
             return Err(McpError::invalid_params(
-                format!("Unknown tool: {name}"),
+                format!("Unknown tool: {}", request.name),
                 None,
             ));
-        }
+        };
         self.core.validate(&name, &arguments)?;
         if matches!(
             name.as_str(),
@@ -389,7 +516,8 @@ impl ServerHandler for McpHandler {
         };
         tool.check_arguments(&arguments)
             .map_err(|m| McpError::invalid_params(m, None))?;
-        let ToolMode::Task { required } = tool.descriptor().mode;
+        let mode = tool.descriptor().mode;
+        let required = mode == ToolMode::Task { required: true };
         if required && on_session(&context) {
             // 2025-11-25 §Tool-Level Negotiation: `required` without `params.task` is -32601.
             return Err(McpError::new(
@@ -407,10 +535,18 @@ impl ServerHandler for McpHandler {
                 Some(wire::missing_tasks_capability_data()),
             ));
         }
-        let task = engine
+        let mut task = engine
             .create_task(&principal, &name, arguments)
             .await
             .map_err(mcp_error)?;
+        if let ToolMode::Settle { within_ms } = mode {
+            task = settle::settle(engine, &principal, task, within_ms).await;
+            match settle::settled_answer(&task) {
+                Some(Ok(result)) => return Ok(CallToolResponse::Complete(from_json(result)?)),
+                Some(Err(error)) => return Err(error_data(error)),
+                None => task = settle::as_seen(engine, task, reader(&context, &principal)),
+            }
+        }
         if declared {
             let created: CreateTaskResult = from_json(wire::create_task_result(&task))?;
             Ok(CallToolResponse::Task(created))

@@ -36,6 +36,7 @@ use super::{
     page_cursor,
     wire::{self, INVALID_PARAMS, METHOD_NOT_FOUND},
 };
+use crate::gateway::catalog::Scope;
 use taskdeck_engine::{EngineError, TaskRecord, TaskStatus, ToolMode, store::ListFilter};
 
 /// Id prefix of the `elicitation/create` requests `tasks/result` sends.
@@ -52,6 +53,7 @@ pub async fn handle(
     endpoint: &McpEndpoint,
     session_id: &str,
     session: &Session,
+    scope: Scope<'_>,
     method: &str,
     id: &RawValue,
     params: Option<&RawValue>,
@@ -62,9 +64,9 @@ pub async fn handle(
         Some(_) => return None,
     };
     let reply = match method {
-        "tools/list" => Ok(tools_list(endpoint)),
+        "tools/list" => Ok(tools_list(endpoint, scope)),
         "tools/call" if params.contains_key("task") => {
-            create(endpoint, session_id, session, &params).await
+            create(endpoint, session_id, session, scope, &params).await
         }
         "tasks/get" => get(endpoint, session, &params),
         "tasks/list" => list(endpoint, session, &params),
@@ -111,21 +113,22 @@ fn shown(endpoint: &McpEndpoint, session: &Session, task: &TaskRecord) -> Map<St
     legacy_wire::task(task, status, message)
 }
 
-/// `tools/list` with `execution.taskSupport` on every task tool.
-fn tools_list(endpoint: &McpEndpoint) -> Value {
+/// `tools/list` of `scope` with `execution.taskSupport` on every task tool.
+fn tools_list(endpoint: &McpEndpoint, scope: Scope<'_>) -> Value {
     let tools: Vec<Value> = endpoint
         .core
-        .tools()
+        .tools(scope)
         .iter()
         .map(|tool| {
             let mut v = serde_json::to_value(tool).unwrap_or(Value::Null);
             let support = endpoint
-                .engine
-                .tool(&tool.name)
+                .core
+                .resolve(scope, &tool.name)
+                .and_then(|name| endpoint.engine.tool(&name))
                 .filter(|t| t.descriptor().agent_callable)
                 .map(|t| match t.descriptor().mode {
                     ToolMode::Task { required: true } => "required",
-                    ToolMode::Task { required: false } => "optional",
+                    ToolMode::Task { required: false } | ToolMode::Settle { .. } => "optional",
                 });
             if let (Some(s), Some(obj)) = (support, v.as_object_mut()) {
                 obj.insert("execution".into(), json!({"taskSupport": s}));
@@ -142,15 +145,17 @@ async fn create(
     endpoint: &McpEndpoint,
     session_id: &str,
     session: &Session,
+    scope: Scope<'_>,
     params: &Map<String, Value>,
 ) -> Reply {
-    let name = params.get("name").and_then(Value::as_str).ok_or((
+    let called = params.get("name").and_then(Value::as_str).ok_or((
         INVALID_PARAMS,
         "Invalid params: name must be a string".into(),
     ))?;
-    if !endpoint.core.tools().iter().any(|t| t.name == name) {
-        return Err((INVALID_PARAMS, format!("Unknown tool: {name}")));
-    }
+    let Some(name) = endpoint.core.resolve(scope, called) else {
+        return Err((INVALID_PARAMS, format!("Unknown tool: {called}")));
+    };
+    let name = name.as_str();
     let arguments = Value::Object(
         params
             .get("arguments")

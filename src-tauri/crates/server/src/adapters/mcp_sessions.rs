@@ -58,6 +58,9 @@ impl Session {
     }
 }
 
+/// How long tool list changes are gathered before sessions are told of them.
+const LIST_CHANGED_COALESCE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A task whose changes go to a session.
 struct Watch {
     session_id: String,
@@ -149,6 +152,36 @@ impl Sessions {
                 last_status: None,
             },
         );
+    }
+
+    /// Sends `notifications/tools/list_changed` to every live session whenever `tools` changes
+    /// (the upstream servers' tools), until `stop`. A burst of changes makes one notification.
+    pub fn spawn_tool_list_notifier(
+        self: &Arc<Self>,
+        mut tools: tokio::sync::watch::Receiver<u64>,
+        stop: tokio_util::sync::CancellationToken,
+    ) {
+        let sessions = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    changed = tools.changed() => if changed.is_err() { return },
+                }
+                tokio::time::sleep(LIST_CHANGED_COALESCE).await;
+                tools.borrow_and_update();
+                let peers: Vec<Peer<RoleServer>> = sessions
+                    .sessions
+                    .lock()
+                    .unwrap()
+                    .values()
+                    .filter_map(|s| s.peer.clone())
+                    .collect();
+                for peer in peers {
+                    let _ = tokio::time::timeout(SEND_WAIT, peer.notify_tool_list_changed()).await;
+                }
+            }
+        });
     }
 
     /// Starts the one feed subscriber that pushes watched tasks' changes to their sessions.

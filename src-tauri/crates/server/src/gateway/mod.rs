@@ -3,15 +3,29 @@
 //! served on Taskdeck's `/mcp` as `NAME__TOOL` (and on `/mcp/NAME` under their own names), and
 //! every call of one is a task in the store, asked of the human first when the policy says so.
 
+pub mod approval;
+pub mod call;
+pub mod catalog;
+pub mod client_handler;
+pub mod passthrough;
 pub mod servers_file;
+pub mod upstream;
+pub mod upstream_task;
 
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, BTreeSet},
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
+    time::Duration,
 };
 
 use serde::Serialize;
+use tokio::sync::watch;
+
+use call::{CallSettings, GatewayCall};
+use servers_file::ServersConfig;
+use taskdeck_engine::Engine;
+use upstream::Upstream;
 
 /// How an upstream is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -61,34 +75,304 @@ pub struct ServerStatus {
     pub since_ms: i64,
 }
 
-/// The gateway: every configured upstream and its connection.
+/// How the gateway treats calls.
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    /// A call that ends within this time, without asking anything, is answered with its result
+    /// even to a client that takes tasks (`ToolMode::Settle`); default 1 s.
+    pub settle_ms: u64,
+    /// How long a call waits for an upstream that is (re)connecting; default 30 s.
+    pub connect_wait: Duration,
+    /// How long an upstream may take to answer one call, unless its servers.json entry sets
+    /// `timeoutMs`; default 10 minutes.
+    pub call_timeout: Duration,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> GatewayOptions {
+        GatewayOptions {
+            settle_ms: 1000,
+            connect_wait: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The gateway: every configured upstream and its connection. Cheap to clone.
 #[derive(Clone)]
 pub struct Gateway {
+    state: Arc<GatewayState>,
+}
+
+struct GatewayState {
+    engine: Engine,
+    policy: Arc<crate::policy::Policy>,
+    options: GatewayOptions,
     servers_path: PathBuf,
-    statuses: Arc<Mutex<BTreeMap<String, ServerStatus>>>,
+    upstreams: Mutex<BTreeMap<String, Arc<Upstream>>>,
+    /// The engine tool names registered for each server.
+    registered: Mutex<BTreeMap<String, BTreeSet<String>>>,
+    /// Bumped whenever the tools any upstream offers may have changed.
+    tools_version: watch::Sender<u64>,
+    /// Why servers.json could not be read at the last reload (the servers then keep running
+    /// as they were).
+    file_error: Mutex<Option<String>>,
 }
 
 impl Gateway {
-    /// The gateway for the servers listed in `<config_dir>/servers.json`. Nothing is started
-    /// until [`Gateway::reload`].
-    pub fn new(config_dir: &Path) -> Gateway {
+    /// The gateway for the servers listed in `<config_dir>/servers.json`, calling through
+    /// `engine` under `policy`. Nothing is started until [`Gateway::reload`].
+    pub fn new(
+        engine: Engine,
+        policy: Arc<crate::policy::Policy>,
+        config_dir: &Path,
+        options: GatewayOptions,
+    ) -> Gateway {
         Gateway {
-            servers_path: config_dir.join("servers.json"),
-            statuses: Arc::default(),
+            state: Arc::new(GatewayState {
+                engine,
+                policy,
+                options,
+                servers_path: config_dir.join("servers.json"),
+                upstreams: Mutex::default(),
+                registered: Mutex::default(),
+                tools_version: watch::channel(0).0,
+                file_error: Mutex::default(),
+            }),
         }
     }
 
     /// `<config dir>/servers.json`.
     pub fn servers_path(&self) -> &Path {
-        &self.servers_path
+        &self.state.servers_path
     }
 
     /// Every configured upstream's status, sorted by name.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.statuses.lock().unwrap().values().cloned().collect()
+        let upstreams: Vec<_> = self
+            .state
+            .upstreams
+            .lock()
+            .unwrap()
+            .values()
+            .cloned()
+            .collect();
+        upstreams.iter().map(|u| u.status()).collect()
+    }
+
+    /// Why servers.json could not be read at the last reload, if it could not.
+    pub fn file_error(&self) -> Option<String> {
+        self.state.file_error.lock().unwrap().clone()
+    }
+
+    /// A receiver that changes whenever the upstream tools on offer may have changed
+    /// (`notifications/tools/list_changed`).
+    pub fn watch_tools(&self) -> watch::Receiver<u64> {
+        self.state.tools_version.subscribe()
+    }
+
+    /// The upstream named `name`, if configured.
+    pub(crate) fn upstream(&self, name: &str) -> Option<Arc<Upstream>> {
+        self.state.upstreams.lock().unwrap().get(name).cloned()
+    }
+
+    /// Every configured upstream, by name.
+    pub(crate) fn upstreams(&self) -> Vec<Arc<Upstream>> {
+        self.state
+            .upstreams
+            .lock()
+            .unwrap()
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Re-reads servers.json and converges: starts new servers, stops removed ones, restarts
-    /// changed ones. Returns once every change has been started (not necessarily connected).
-    pub async fn reload(&self) {}
+    /// changed ones, and registers the tools of unsettled tasks of configured servers (so that
+    /// [`Engine::start`] can resume them). Returns once every change has been started (not
+    /// necessarily connected). A file that cannot be read changes nothing (see
+    /// [`Gateway::file_error`]).
+    pub async fn reload(&self) {
+        let wanted = match load_servers(&self.state.servers_path) {
+            Ok(c) => {
+                *self.state.file_error.lock().unwrap() = None;
+                c.servers
+            }
+            Err(e) => {
+                tracing::warn!("{e}; the upstream servers keep running as they were");
+                *self.state.file_error.lock().unwrap() = Some(e);
+                return;
+            }
+        };
+        let mut stopped = Vec::new();
+        let mut started = Vec::new();
+        {
+            let mut upstreams = self.state.upstreams.lock().unwrap();
+            upstreams.retain(|name, u| {
+                let keep = wanted.get(name) == Some(&u.spec);
+                if !keep {
+                    u.stop();
+                    stopped.push(name.clone());
+                }
+                keep
+            });
+            for (name, spec) in &wanted {
+                if !upstreams.contains_key(name) {
+                    let u = Upstream::new(name, spec.clone());
+                    upstreams.insert(name.clone(), u.clone());
+                    started.push(u);
+                }
+            }
+        }
+        for name in &stopped {
+            if !wanted.contains_key(name) {
+                self.unregister(name);
+            }
+        }
+        for u in started {
+            self.register_unsettled(&u);
+            let gateway = self.clone();
+            let name = u.name.clone();
+            let on_tools: Arc<dyn Fn() + Send + Sync> =
+                Arc::new(move || gateway.tools_changed(&name));
+            tokio::spawn(u.supervise(on_tools));
+        }
+        self.state.tools_version.send_modify(|v| *v += 1);
+    }
+
+    /// Stops every upstream (their processes are killed).
+    pub fn shutdown(&self) {
+        for u in self.state.upstreams.lock().unwrap().values() {
+            u.stop();
+        }
+    }
+
+    fn settings_for(&self, upstream: &Upstream) -> Arc<CallSettings> {
+        Arc::new(CallSettings {
+            policy: self.state.policy.clone(),
+            connect_wait: self.state.options.connect_wait,
+            call_timeout: upstream
+                .spec
+                .timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(self.state.options.call_timeout),
+        })
+    }
+
+    /// Registers the current tools of server `name` with the engine, and drops the ones it no
+    /// longer offers.
+    fn tools_changed(&self, name: &str) {
+        let Some(upstream) = self.upstream(name) else {
+            return;
+        };
+        let settings = self.settings_for(&upstream);
+        let mut now = BTreeSet::new();
+        for tool in upstream.tools() {
+            let registered = catalog::registered_name(name, &tool.name);
+            let call = GatewayCall::new(
+                registered.clone(),
+                upstream.clone(),
+                tool,
+                settings.clone(),
+                self.state.options.settle_ms,
+            );
+            match self.state.engine.try_register_tool(Arc::new(call)) {
+                Ok(()) => {
+                    now.insert(registered);
+                }
+                Err(e) => tracing::warn!(server = name, tool = %registered, "tool not served: {e}"),
+            }
+        }
+        let mut registered = self.state.registered.lock().unwrap();
+        let before = registered
+            .insert(name.to_string(), now.clone())
+            .unwrap_or_default();
+        for gone in before.difference(&now) {
+            self.state.engine.unregister_tool(gone);
+        }
+        drop(registered);
+        self.state.tools_version.send_modify(|v| *v += 1);
+    }
+
+    fn unregister(&self, name: &str) {
+        let gone = self
+            .state
+            .registered
+            .lock()
+            .unwrap()
+            .remove(name)
+            .unwrap_or_default();
+        for tool in gone {
+            self.state.engine.unregister_tool(&tool);
+        }
+    }
+
+    /// Registers, with what is known before the server connects, the tools of `upstream` that
+    /// unsettled tasks name, so that the engine can resume them at start.
+    fn register_unsettled(&self, upstream: &Arc<Upstream>) {
+        let Ok(tasks) = self.state.engine.store().unsettled() else {
+            return;
+        };
+        let settings = self.settings_for(upstream);
+        for task in tasks {
+            let Some((server, tool)) = catalog::split(&task.tool) else {
+                continue;
+            };
+            if server != upstream.name || self.state.engine.tool(&task.tool).is_some() {
+                continue;
+            }
+            let placeholder = rmcp::model::Tool::new(
+                tool.to_string(),
+                String::new(),
+                Arc::new(serde_json::Map::new()),
+            );
+            let call = GatewayCall::new(
+                task.tool.clone(),
+                upstream.clone(),
+                placeholder,
+                settings.clone(),
+                self.state.options.settle_ms,
+            );
+            if self.state.engine.try_register_tool(Arc::new(call)).is_ok() {
+                self.state
+                    .registered
+                    .lock()
+                    .unwrap()
+                    .entry(upstream.name.clone())
+                    .or_default()
+                    .insert(task.tool.clone());
+            }
+        }
+    }
+}
+
+/// Reads servers.json: no file is no servers. Errors: the file cannot be read or is not a
+/// servers file (the message names the file and the problem).
+fn load_servers(path: &Path) -> Result<ServersConfig, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a valid servers file: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ServersConfig::default()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// `url` with the password of its userinfo and the values of its query removed, for showing.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("[redacted]"));
+            }
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .map(|(k, _)| (k.into_owned(), "[redacted]".to_string()))
+                .collect();
+            if !pairs.is_empty() {
+                u.query_pairs_mut().clear().extend_pairs(pairs);
+            }
+            u.to_string()
+        }
+        Err(_) => "[an invalid URL]".to_string(),
+    }
 }

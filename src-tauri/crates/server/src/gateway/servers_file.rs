@@ -48,6 +48,10 @@ pub struct ServerSpec {
     /// A disabled server stays in the file but is not started.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+    /// How long one call may take before Taskdeck gives up on it, in milliseconds (default
+    /// 10 minutes).
+    #[serde(default, rename = "timeoutMs", skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 /// The whole file.

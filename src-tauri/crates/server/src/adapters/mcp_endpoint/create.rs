@@ -18,7 +18,19 @@ use crate::adapters::{
     mcp_fixtures,
     wire::{self, INVALID_PARAMS},
 };
-use taskdeck_engine::Principal;
+use crate::{adapters::settle, gateway::catalog::Scope};
+use taskdeck_engine::{Principal, ToolMode};
+
+/// HTTP 200 with the JSON-RPC response `{"jsonrpc":"2.0","id":ID,"result":RESULT}`.
+fn result_response(id: &RawValue, result: &impl serde::Serialize) -> Response {
+    let mut body = Vec::with_capacity(512);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    body.extend_from_slice(id.get().as_bytes());
+    body.extend_from_slice(br#","result":"#);
+    serde_json::to_writer(&mut body, result).expect("a JSON object always serializes");
+    body.push(b'}');
+    json_response(StatusCode::OK, body)
+}
 
 /// The params of `tools/call`, as far as this path reads them.
 #[derive(Deserialize)]
@@ -43,12 +55,14 @@ struct CallParams<'a> {
 pub(crate) async fn create_task(
     endpoint: &McpEndpoint,
     headers: &HeaderMap,
+    scope: Scope<'_>,
     principal: &Principal,
     id: &RawValue,
     params: Option<&RawValue>,
 ) -> Option<Response> {
     let params: CallParams<'_> = serde_json::from_str(params?.get()).ok()?;
-    let name = params.name?;
+    let called = params.name?;
+    let name = endpoint.core.resolve(scope, &called)?;
     if params.input_responses.is_some() || params.request_state.is_some() {
         return None;
     }
@@ -64,10 +78,11 @@ pub(crate) async fn create_task(
     }
     let expected = ExpectedRequest {
         method: "tools/call",
-        name: Some(&name),
+        name: Some(&called),
         answer: AnswerMedia::Json,
     };
-    if let Err(resp) = check_request(headers, id, expected, &RequestMeta::Given(meta)) {
+    let meta = RequestMeta::Given(meta);
+    if let Err(resp) = check_request(headers, id, expected, &meta) {
         return Some(resp);
     }
     let invalid = |m: &str| Some(error_response(StatusCode::OK, id, INVALID_PARAMS, m, None));
@@ -83,15 +98,34 @@ pub(crate) async fn create_task(
             .create_task(principal, &name, arguments)
             .await
         {
-            Ok(task) => {
-                let mut body = Vec::with_capacity(512);
-                body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-                body.extend_from_slice(id.get().as_bytes());
-                body.extend_from_slice(br#","result":"#);
-                serde_json::to_writer(&mut body, &wire::create_task_result(&task))
-                    .expect("a JSON object always serializes");
-                body.push(b'}');
-                json_response(StatusCode::OK, body)
+            Ok(mut task) => {
+                if let ToolMode::Settle { within_ms } = tool.descriptor().mode {
+                    task = settle::settle(&endpoint.engine, principal, task, within_ms).await;
+                    match settle::settled_answer(&task) {
+                        Some(Ok(mut result)) => {
+                            result.insert("resultType".into(), "complete".into());
+                            return Some(result_response(id, &Value::Object(result)));
+                        }
+                        Some(Err(error)) => {
+                            let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+                            let message = error
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("the task failed");
+                            return Some(error_response(
+                                StatusCode::OK,
+                                id,
+                                code,
+                                message,
+                                error.get("data").cloned(),
+                            ));
+                        }
+                        None => {
+                            task = settle::as_seen(&endpoint.engine, task, meta.reader(principal));
+                        }
+                    }
+                }
+                result_response(id, &wire::create_task_result(&task))
             }
             Err(e) => {
                 let (code, message) = wire::error_code(&e);

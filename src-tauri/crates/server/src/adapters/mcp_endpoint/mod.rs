@@ -36,7 +36,7 @@ use serde_json::value::RawValue;
 use super::mcp::{McpCore, McpHandler};
 use taskdeck_engine::Engine;
 
-pub use routing::handle;
+pub use routing::{handle, handle_upstream};
 
 /// rmcp's Streamable HTTP service, which answers everything without a dedicated path.
 pub type RmcpService = StreamableHttpService<McpHandler, LocalSessionManager>;

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use axum::{
     body::{Body, Bytes},
-    extract::{Request, State},
-    http::{HeaderMap, HeaderValue, Method, StatusCode, request::Parts},
+    extract::{Path, Request, State},
+    http::{HeaderValue, Method, StatusCode, request::Parts},
     response::{IntoResponse, Response},
 };
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
@@ -32,7 +32,12 @@ use super::{
     responses::{error_response, forward, null_id, unknown_session},
     tasks_get::{TaskParams, tasks_get},
 };
-use crate::adapters::{mcp_legacy, mcp_sessions::Session, wire::INVALID_REQUEST};
+use crate::adapters::{
+    mcp::{UpstreamScope, scope_of},
+    mcp_legacy,
+    mcp_sessions::Session,
+    wire::INVALID_REQUEST,
+};
 use taskdeck_engine::Principal;
 
 /// Axum handler for every method on `/mcp`.
@@ -76,6 +81,32 @@ pub async fn handle(State(endpoint): State<Arc<McpEndpoint>>, req: Request) -> R
         session,
     };
     post.route(&endpoint).await
+}
+
+/// Axum handler for every method on `/mcp/{server}`: the endpoint of one upstream server's
+/// tools under their own names (see `gateway::catalog`), otherwise the same as `/mcp`.
+/// 404 (`-32600`) for a server that is not configured.
+pub async fn handle_upstream(
+    State(endpoint): State<Arc<McpEndpoint>>,
+    Path(server): Path<String>,
+    mut req: Request,
+) -> Response {
+    let known = endpoint
+        .core
+        .gateway
+        .as_ref()
+        .is_some_and(|g| g.has_server(&server));
+    if !known {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            &null_id(),
+            INVALID_REQUEST,
+            &format!("No upstream server named {server:?} is configured in Taskdeck"),
+            None,
+        );
+    }
+    req.extensions_mut().insert(UpstreamScope(server));
+    handle(State(endpoint), req).await
 }
 
 /// The 2025-11-25 session `sid` names, when Taskdeck knows it and rmcp still has it (`None`
@@ -145,7 +176,7 @@ impl Post {
         if !modern
             && let (Some(sid), Some(session)) = (&self.session_id, &self.session)
             && let Some(resp) =
-                on_legacy_session(endpoint, sid, session, &self.parts.headers, &self.body).await
+                on_legacy_session(endpoint, sid, session, &self.parts, &self.body).await
         {
             return resp;
         }
@@ -176,8 +207,15 @@ impl Post {
                 }
                 if method == "tools/call"
                     && dedicated
-                    && let Some(resp) =
-                        create_task(endpoint, headers, principal, id, head.params).await
+                    && let Some(resp) = create_task(
+                        endpoint,
+                        headers,
+                        scope_of(&self.parts),
+                        principal,
+                        id,
+                        head.params,
+                    )
+                    .await
                 {
                     return resp;
                 }
@@ -206,9 +244,10 @@ async fn on_legacy_session(
     endpoint: &McpEndpoint,
     sid: &str,
     session: &Session,
-    headers: &HeaderMap,
+    parts: &Parts,
     body: &[u8],
 ) -> Option<Response> {
+    let headers = &parts.headers;
     if let Err(resp) = check_media(headers, AnswerMedia::Json) {
         return Some(resp);
     }
@@ -223,5 +262,14 @@ async fn on_legacy_session(
     }
     let head = serde_json::from_slice::<RequestHead<'_>>(body).ok()?;
     let (method, id) = (head.method?, head.id?);
-    mcp_legacy::handle(endpoint, sid, session, method, id, head.params).await
+    mcp_legacy::handle(
+        endpoint,
+        sid,
+        session,
+        scope_of(parts),
+        method,
+        id,
+        head.params,
+    )
+    .await
 }

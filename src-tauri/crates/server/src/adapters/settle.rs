@@ -1,0 +1,87 @@
+//! Waiting briefly for a task before answering the call that created it: a tool in
+//! [`ToolMode::Settle`](taskdeck_engine::ToolMode::Settle) (an upstream tool behind the
+//! gateway) is answered with its result when it settles within its time, and with the task
+//! otherwise. "Settled" means terminal; a task that asks for input is not waited on further.
+
+use std::{sync::Arc, time::Duration};
+
+use serde_json::{Map, Value};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::agent_view::{self, Reader};
+use taskdeck_engine::{Engine, Principal, TaskRecord, TaskStatus};
+
+/// `task` as it is once it ends or asks for input, or after `within_ms` milliseconds, whichever
+/// comes first. Follows the change feed; never polls.
+pub async fn settle(
+    engine: &Engine,
+    principal: &Principal,
+    task: Arc<TaskRecord>,
+    within_ms: u64,
+) -> Arc<TaskRecord> {
+    let mut feed = engine.store().feed().subscribe();
+    // Changes before the subscription are in the store.
+    let mut now = engine
+        .get(principal, &task.task_id)
+        .map(Arc::new)
+        .unwrap_or(task);
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(within_ms);
+    while !done_waiting(&now) {
+        match tokio::time::timeout_at(deadline, feed.recv()).await {
+            Err(_) | Ok(Err(RecvError::Closed)) => break,
+            Ok(Ok(change)) if change.task.task_id == now.task_id => now = change.task.clone(),
+            Ok(Ok(_)) => {}
+            Ok(Err(RecvError::Lagged(_))) => {
+                if let Ok(t) = engine.get(principal, &now.task_id) {
+                    now = Arc::new(t);
+                }
+            }
+        }
+    }
+    now
+}
+
+/// `task` with the status and status message `reader` is shown (`agent_view`): a task waiting
+/// only for the human reads `working` to an agent. For answering a call with the task.
+pub fn as_seen(engine: &Engine, task: Arc<TaskRecord>, reader: Reader) -> Arc<TaskRecord> {
+    if task.status != TaskStatus::InputRequired {
+        return task;
+    }
+    let human_only = engine.human_only_inputs(&task).unwrap_or_default();
+    let (status, message) = agent_view::status(&task, &human_only, reader);
+    let mut seen = (*task).clone();
+    seen.status = status;
+    seen.status_message = message;
+    Arc::new(seen)
+}
+
+fn done_waiting(task: &TaskRecord) -> bool {
+    task.status.is_terminal() || task.status == TaskStatus::InputRequired
+}
+
+/// What the call is answered with when `task` settled: `Ok(CallToolResult)` for a completed
+/// task, `Err(JSON-RPC error object)` for a failed or cancelled one; `None` while it runs or
+/// waits for input (answer with the task).
+pub fn settled_answer(task: &TaskRecord) -> Option<Result<Map<String, Value>, Map<String, Value>>> {
+    match task.status {
+        TaskStatus::Completed => Some(Ok(task
+            .result
+            .as_ref()
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default())),
+        TaskStatus::Failed => Some(Err(task
+            .error
+            .as_ref()
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default())),
+        TaskStatus::Cancelled => {
+            let mut e = Map::new();
+            e.insert("code".into(), (-32603).into());
+            e.insert("message".into(), "The call was cancelled".into());
+            Some(Err(e))
+        }
+        TaskStatus::Working | TaskStatus::InputRequired => None,
+    }
+}

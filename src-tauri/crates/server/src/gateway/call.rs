@@ -1,0 +1,235 @@
+//! One upstream tool as a Taskdeck task tool (`NAME__TOOL`): every call is a task. The run
+//! asks the policy first; `deny` ends it with a tool error the agent can act on, `ask` waits
+//! for the human (a human-only input request showing the server, tool, principal and exact
+//! arguments; "always allow" writes a narrow rule); then the call goes to the upstream, its
+//! progress and log messages land in the task's timeline, and the upstream's `CallToolResult`
+//! is the task's result. A cancel drops the request, which sends the upstream
+//! `notifications/cancelled`.
+//!
+//! After a restart, a call whose approval was still pending is asked again; one that had been
+//! sent upstream (approved, or allowed without asking) fails with `reason: restart`, since it
+//! may have run.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::{FutureExt, future::BoxFuture};
+use rmcp::{
+    model::{
+        CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+        ServerResult, Tool,
+    },
+    service::PeerRequestOptions,
+};
+use serde_json::{Value, json};
+
+use super::{approval, upstream::Upstream, upstream_task};
+use taskdeck_engine::{
+    FailureKind, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
+};
+
+/// Key of the approval input request.
+pub const APPROVAL_KEY: &str = "approve";
+
+/// What a gateway call needs from the process: the policy, and how long to wait.
+pub struct CallSettings {
+    pub policy: Arc<crate::policy::Policy>,
+    /// How long a call waits for a (re)connecting upstream before failing.
+    pub connect_wait: Duration,
+    /// How long an upstream may take to answer one call.
+    pub call_timeout: Duration,
+}
+
+/// The task tool for upstream tool `tool` of server `upstream`.
+pub struct GatewayCall {
+    descriptor: ToolDescriptor,
+    upstream: Arc<Upstream>,
+    tool: Tool,
+    settings: Arc<CallSettings>,
+}
+
+impl GatewayCall {
+    /// `registered_name` is `SERVER__TOOL`; `settle_ms` as in [`ToolMode::Settle`].
+    pub fn new(
+        registered_name: String,
+        upstream: Arc<Upstream>,
+        tool: Tool,
+        settings: Arc<CallSettings>,
+        settle_ms: u64,
+    ) -> GatewayCall {
+        let descriptor = ToolDescriptor {
+            name: registered_name,
+            title: tool.title.clone(),
+            description: tool.description.clone().unwrap_or_default().into_owned(),
+            input_schema: Value::Object((*tool.input_schema).clone()),
+            mode: ToolMode::Settle {
+                within_ms: settle_ms,
+            },
+            resumable: true,
+            agent_callable: true,
+        };
+        GatewayCall {
+            descriptor,
+            upstream,
+            tool,
+            settings,
+        }
+    }
+}
+
+impl TaskTool for GatewayCall {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let upstream = self.upstream.clone();
+        let tool = self.tool.clone();
+        let settings = self.settings.clone();
+        async move {
+            let server = upstream.name.clone();
+            if ctx.is_resumed() && sent_before_restart(&ctx) {
+                return Outcome::Failed(TaskFailure::new(
+                    FailureKind::Restart,
+                    format!(
+                        "Taskdeck restarted while {server}'s {} was running upstream; it may have run",
+                        tool.name
+                    ),
+                    Some(json!({"server": server, "tool": tool.name})),
+                ));
+            }
+            if let Err(outcome) = approval::obtain(&ctx, &settings.policy, &server, &tool, &arguments).await {
+                return outcome;
+            }
+            call_upstream(&ctx, &upstream, &tool, arguments, &settings).await
+        }
+        .boxed()
+    }
+}
+
+/// True when the call had gone (or was about to go) upstream before the restart: it was
+/// approved, or it never asked.
+fn sent_before_restart(ctx: &TaskContext) -> bool {
+    match ctx.input_rounds() {
+        Ok(rounds) => match rounds.iter().find(|r| r.key == APPROVAL_KEY) {
+            Some(round) => round.state != "outstanding",
+            None => true,
+        },
+        Err(_) => true,
+    }
+}
+
+async fn call_upstream(
+    ctx: &TaskContext,
+    upstream: &Arc<Upstream>,
+    tool: &Tool,
+    arguments: Value,
+    settings: &CallSettings,
+) -> Outcome {
+    let server = &upstream.name;
+    let connection = tokio::select! {
+        c = upstream.connected(settings.connect_wait) => c,
+        _ = ctx.cancelled() => return Outcome::Cancelled,
+    };
+    let Some(connection) = connection else {
+        let status = upstream.status();
+        let why = status.last_error.unwrap_or_else(|| "not connected".into());
+        return failed(format!(
+            "upstream {server} is not available ({}: {why}); the call was not sent",
+            serde_json::to_value(status.state)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("unknown")
+        ));
+    };
+    ctx.status_message(format!("Calling {} on {server}", tool.name))
+        .await;
+    let mut params = CallToolRequestParams::new(tool.name.to_string());
+    params.arguments = arguments.as_object().cloned();
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    // rmcp gives the request its own progress token: the in-flight record maps it to this task.
+    let handle = match connection
+        .peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+    {
+        Ok(h) => h,
+        Err(e) => {
+            return failed(format!(
+                "cannot send {} to upstream {server}: {e}",
+                tool.name
+            ));
+        }
+    };
+    let _guard = upstream.in_flight.enter(ctx, &handle.progress_token);
+    let (peer, id) = (handle.peer.clone(), handle.id.clone());
+    let cancel = |reason: &str| {
+        let notice = CancelledNotificationParam::new(Some(id.clone()), Some(reason.to_string()));
+        let peer = peer.clone();
+        // Best effort: the upstream may already be gone.
+        tokio::spawn(async move { peer.notify_cancelled(notice).await });
+    };
+    let answer = tokio::select! {
+        a = handle.await_response() => a,
+        _ = ctx.cancelled() => {
+            cancel("cancelled in Taskdeck");
+            return Outcome::Cancelled;
+        }
+        _ = tokio::time::sleep(settings.call_timeout) => {
+            cancel("timed out in Taskdeck");
+            return failed(format!(
+                "upstream {server} did not answer {} within {} s; the call was abandoned (it may have run)",
+                tool.name, settings.call_timeout.as_secs()
+            ));
+        }
+    };
+    let legacy = connection.protocol_version.as_str() < "2026";
+    match answer {
+        Ok(ServerResult::CallToolResult(result))
+            if legacy && upstream_task::is_task_required_result(&result) =>
+        {
+            upstream_task::follow(ctx, &connection.peer, server, &tool.name, &arguments)
+                .await
+                .into_outcome(server, &tool.name)
+        }
+        Ok(ServerResult::CallToolResult(result)) => {
+            let mut value = serde_json::to_value(result).unwrap_or_else(|_| json!({}));
+            if let Some(obj) = value.as_object_mut() {
+                obj.remove("resultType");
+            }
+            Outcome::Completed(value)
+        }
+        Ok(other) => failed(format!(
+            "upstream {server} answered {} with a result Taskdeck cannot follow: {other:?}",
+            tool.name
+        )),
+        Err(rmcp::ServiceError::McpError(e))
+            if legacy && e.code.0 == upstream_task::TASK_REQUIRED_CODE =>
+        {
+            upstream_task::follow(ctx, &connection.peer, server, &tool.name, &arguments)
+                .await
+                .into_outcome(server, &tool.name)
+        }
+        Err(rmcp::ServiceError::McpError(e)) => refused_by_upstream(server, &tool.name, e),
+        Err(e) => failed(format!(
+            "upstream {server} failed during {} ({e}); it may have run",
+            tool.name
+        )),
+    }
+}
+
+/// The task's failure when upstream `server` answered a call of `tool` with JSON-RPC error
+/// `e`: the upstream's code and message, and `data.upstreamError`.
+pub(super) fn refused_by_upstream(server: &str, tool: &str, e: rmcp::ErrorData) -> Outcome {
+    Outcome::Failed(TaskFailure::new(
+        FailureKind::Reported {
+            code: i64::from(e.code.0),
+        },
+        format!("upstream {server} refused {tool}: {}", e.message),
+        Some(json!({"server": server, "upstreamError": e})),
+    ))
+}
+
+/// A failure of the gateway's own making (not connected, timed out, disconnected).
+pub(super) fn failed(message: String) -> Outcome {
+    Outcome::Failed(TaskFailure::new(FailureKind::Tool, message, None))
+}

@@ -1,0 +1,67 @@
+//! How upstream tools are named and offered. On `/mcp` every upstream's tools appear together,
+//! each as `SERVER__TOOL` (server names never contain `__`, so the first `__` splits them); on
+//! `/mcp/SERVER` one server's tools appear under their own names. Schemas, annotations,
+//! titles and descriptions are the upstream's.
+
+use rmcp::model::Tool;
+
+use super::Gateway;
+
+/// Separates the server name from the tool name in a registered name.
+pub const SEPARATOR: &str = "__";
+
+/// Which tools an endpoint offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// `/mcp`: Taskdeck's own tools and every upstream's, as `SERVER__TOOL`.
+    All,
+    /// `/mcp/SERVER`: that server's tools only, under their own names.
+    Server(&'a str),
+}
+
+/// The engine's name of `server`'s tool `tool`: `SERVER__TOOL`.
+pub fn registered_name(server: &str, tool: &str) -> String {
+    format!("{server}{SEPARATOR}{tool}")
+}
+
+/// `(server, tool)` of a registered name, or `None` for a name without the separator.
+pub fn split(registered: &str) -> Option<(&str, &str)> {
+    registered.split_once(SEPARATOR)
+}
+
+impl Gateway {
+    /// The upstream tools offered in `scope`, sorted by server then as the server lists them.
+    pub fn tools(&self, scope: Scope<'_>) -> Vec<Tool> {
+        let mut out = Vec::new();
+        for upstream in self.upstreams() {
+            match scope {
+                Scope::All => out.extend(upstream.tools().into_iter().map(|mut t| {
+                    t.name = registered_name(&upstream.name, &t.name).into();
+                    t
+                })),
+                Scope::Server(name) if name == upstream.name => out.extend(upstream.tools()),
+                Scope::Server(_) => {}
+            }
+        }
+        out
+    }
+
+    /// The engine's name for tool `name` as called in `scope`, when that scope offers it.
+    pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Option<String> {
+        let (server, tool) = match scope {
+            Scope::All => split(name)?,
+            Scope::Server(server) => (server, name),
+        };
+        let upstream = self.upstream(server)?;
+        upstream
+            .tools()
+            .iter()
+            .any(|t| t.name == tool)
+            .then(|| registered_name(server, tool))
+    }
+
+    /// True when `/mcp/NAME` exists: `name` is a configured server.
+    pub fn has_server(&self, name: &str) -> bool {
+        self.upstream(name).is_some()
+    }
+}

@@ -1,0 +1,194 @@
+//! What Taskdeck is to an upstream server: an MCP client (rmcp [`ClientHandler`]) that declares
+//! form and URL elicitation, and routes what the server sends during a call to that call's
+//! task: `notifications/progress` (matched by the progress token of the call's request) become
+//! the task's progress, `notifications/message` its status messages, and `elicitation/create`
+//! an input request of the task (answered in the window, or by the agent when it can; SEP-2663
+//! §Input Requests). `notifications/tools/list_changed` makes the supervisor list the tools
+//! again.
+//!
+//! Stdio carries no link from a server's request to the call it belongs to; an elicitation or
+//! a log message is given to the call the server was sent last among those still running
+//! (with one call at a time, the only one).
+
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicU64, Ordering},
+};
+
+#[allow(deprecated)] // LoggingMessageNotificationParam: see on_logging_message
+use rmcp::{
+    ClientHandler, ErrorData as McpError,
+    model::{
+        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+        Implementation, LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam,
+        ProgressToken,
+    },
+    service::{NotificationContext, RequestContext, RoleClient},
+};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use taskdeck_engine::TaskContext;
+
+/// The calls under way on one upstream, oldest first.
+#[derive(Default)]
+pub struct InFlight {
+    calls: Mutex<Vec<Call>>,
+    elicitations: AtomicU64,
+}
+
+/// One call under way: its task, and the progress token its request carries.
+struct Call {
+    ctx: TaskContext,
+    progress_token: String,
+}
+
+/// Removes its call from [`InFlight`] when dropped.
+pub struct InFlightGuard {
+    in_flight: Arc<InFlight>,
+    task_id: String,
+}
+
+impl InFlight {
+    /// Registers the call of task `ctx`, whose request carries `progress_token`, until the
+    /// guard is dropped.
+    pub fn enter(
+        self: &Arc<Self>,
+        ctx: &TaskContext,
+        progress_token: &ProgressToken,
+    ) -> InFlightGuard {
+        self.calls.lock().unwrap().push(Call {
+            ctx: ctx.clone(),
+            progress_token: token_text(&progress_token.0),
+        });
+        InFlightGuard {
+            in_flight: self.clone(),
+            task_id: ctx.task_id().to_string(),
+        }
+    }
+
+    fn by_token(&self, token: &str) -> Option<TaskContext> {
+        let calls = self.calls.lock().unwrap();
+        calls
+            .iter()
+            .find(|c| c.progress_token == token)
+            .map(|c| c.ctx.clone())
+    }
+
+    fn latest(&self) -> Option<TaskContext> {
+        self.calls.lock().unwrap().last().map(|c| c.ctx.clone())
+    }
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        let mut calls = self.in_flight.calls.lock().unwrap();
+        calls.retain(|c| c.ctx.task_id() != self.task_id);
+    }
+}
+
+/// The client handler of one upstream connection.
+pub struct UpstreamClient {
+    server: String,
+    in_flight: Arc<InFlight>,
+    relist: Arc<Notify>,
+}
+
+impl UpstreamClient {
+    /// The handler for upstream `server`.
+    pub fn new(server: &str, in_flight: Arc<InFlight>, relist: Arc<Notify>) -> UpstreamClient {
+        UpstreamClient {
+            server: server.to_string(),
+            in_flight,
+            relist,
+        }
+    }
+}
+
+fn token_text(token: &NumberOrString) -> String {
+    match token {
+        NumberOrString::String(s) => s.to_string(),
+        NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+impl ClientHandler for UpstreamClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("taskdeck-gateway", env!("CARGO_PKG_VERSION"))
+                .with_title("Taskdeck"),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(ctx) = self
+            .in_flight
+            .by_token(&token_text(&params.progress_token.0))
+        {
+            ctx.progress(params.progress, params.total, params.message)
+                .await;
+        }
+    }
+
+    // Logging is deprecated (SEP-2577) but the servers people run today still log this way.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let text = match &params.data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let level = serde_json::to_value(params.level)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let line = match &params.logger {
+            Some(logger) => format!("{} [{level}] {logger}: {text}", self.server),
+            None => format!("{} [{level}]: {text}", self.server),
+        };
+        match self.in_flight.latest() {
+            Some(ctx) => ctx.status_message(line).await,
+            None => tracing::info!(server = %self.server, "{line}"),
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.relist.notify_one();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let Some(ctx) = self.in_flight.latest() else {
+            // Nothing of ours is running there: no one to ask.
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let n = self.in_flight.elicitations.fetch_add(1, Ordering::Relaxed);
+        // Unique within the task: a gateway call never outlives its process (see `call.rs`).
+        let key = format!("elicitation-{n}");
+        let mut params = serde_json::to_value(&request)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        if let Some(obj) = params.as_object_mut() {
+            obj.entry("mode").or_insert(json!("form"));
+        }
+        let answer = ctx
+            .request_input(
+                &key,
+                json!({"method": "elicitation/create", "params": params}),
+            )
+            .await
+            .map_err(|_| McpError::internal_error("the call ended before an answer came", None))?;
+        serde_json::from_value(answer).map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+}

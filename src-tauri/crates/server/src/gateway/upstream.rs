@@ -1,0 +1,361 @@
+//! One upstream MCP server and its supervisor: starts it (a child process over stdio, or a
+//! Streamable HTTP connection), initializes it with rmcp's client (which negotiates the protocol
+//! era: `server/discover` on 2026-07-28, else `initialize`), lists its tools, and starts it
+//! again with exponential backoff (1 s doubling to 60 s) whenever it fails or exits. Its state
+//! is kept as a [`ServerStatus`] for the human.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    process::Stdio,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use rmcp::{
+    ServiceExt,
+    model::Tool,
+    service::{Peer, RoleClient, RunningService},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess,
+        streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    sync::{Notify, watch},
+};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    ServerState, ServerStatus, TransportKind,
+    client_handler::{InFlight, UpstreamClient},
+    servers_file::{ServerSpec, Transport},
+};
+use taskdeck_engine::clock::now_ms;
+
+/// Lines of stderr kept per server.
+const STDERR_LINES: usize = 20;
+/// Time allowed to start a server and complete its handshake and first `tools/list`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// First and largest wait before starting a failed server again.
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
+/// A connection that lasted this long resets the backoff.
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+
+/// A live connection to an upstream: the peer to send requests to, and what it offered.
+pub struct Connection {
+    pub peer: Peer<RoleClient>,
+    pub tools: Vec<Tool>,
+    /// Negotiated protocol version, e.g. `2025-11-25`.
+    pub protocol_version: String,
+}
+
+/// One configured upstream server.
+pub struct Upstream {
+    pub name: String,
+    pub spec: ServerSpec,
+    status: Mutex<ServerStatus>,
+    /// The last lines the process wrote to stderr.
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    connection: watch::Sender<Option<Arc<Connection>>>,
+    /// The tools it offered when last connected (kept while it restarts, so that agents keep
+    /// seeing them and a call waits for the reconnection).
+    tools: Mutex<Vec<Tool>>,
+    /// Calls under way, for attributing progress, logs and elicitations.
+    pub in_flight: Arc<InFlight>,
+    /// Ask the supervisor to list the tools again (`notifications/tools/list_changed`).
+    relist: Arc<Notify>,
+    stop: CancellationToken,
+}
+
+impl Upstream {
+    /// The upstream `name` as configured by `spec`, not yet started.
+    pub fn new(name: &str, spec: ServerSpec) -> Arc<Upstream> {
+        let status = initial_status(name, &spec);
+        Arc::new(Upstream {
+            name: name.to_string(),
+            spec,
+            status: Mutex::new(status),
+            stderr_tail: Arc::default(),
+            connection: watch::channel(None).0,
+            tools: Mutex::new(Vec::new()),
+            in_flight: Arc::new(InFlight::default()),
+            relist: Arc::new(Notify::new()),
+            stop: CancellationToken::new(),
+        })
+    }
+
+    /// Its status now.
+    pub fn status(&self) -> ServerStatus {
+        let mut status = self.status.lock().unwrap().clone();
+        status.stderr_tail = self.stderr_tail.lock().unwrap().iter().cloned().collect();
+        status
+    }
+
+    /// The tools it offered when last connected.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tools.lock().unwrap().clone()
+    }
+
+    /// The connection, waiting up to `within` for one. `None`: not connected in time.
+    pub async fn connected(&self, within: Duration) -> Option<Arc<Connection>> {
+        let mut rx = self.connection.subscribe();
+        let wait = rx.wait_for(Option::is_some);
+        match tokio::time::timeout(within, wait).await {
+            Ok(Ok(c)) => c.clone(),
+            _ => None,
+        }
+    }
+
+    /// Stops the supervisor and the server (the child process is killed).
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Runs the supervisor until [`Upstream::stop`]. `on_tools`: called whenever the tool list
+    /// may have changed (connected, listed again).
+    pub async fn supervise(self: Arc<Self>, on_tools: Arc<dyn Fn() + Send + Sync>) {
+        if self.spec.disabled {
+            return;
+        }
+        let mut backoff = BACKOFF_FIRST;
+        loop {
+            self.set_state(ServerState::Starting, None);
+            let started = Instant::now();
+            match tokio::time::timeout(CONNECT_TIMEOUT, self.connect()).await {
+                Ok(Ok(running)) => {
+                    on_tools();
+                    let reason = self.serve_until_lost(running, &on_tools).await;
+                    self.connection.send_replace(None);
+                    match reason {
+                        None => return,
+                        Some(why) => self.set_state(ServerState::Failed, Some(why)),
+                    }
+                    if started.elapsed() >= STABLE_AFTER {
+                        backoff = BACKOFF_FIRST;
+                    }
+                }
+                Ok(Err(e)) => self.set_state(ServerState::Failed, Some(e)),
+                Err(_) => self.set_state(
+                    ServerState::Failed,
+                    Some(format!(
+                        "did not complete the MCP handshake within {} s",
+                        CONNECT_TIMEOUT.as_secs()
+                    )),
+                ),
+            }
+            tracing::warn!(server = %self.name, "upstream failed: {:?}; starting it again in {backoff:?}", self.status().last_error);
+            tokio::select! {
+                _ = self.stop.cancelled() => return,
+                _ = tokio::time::sleep(backoff) => {}
+            }
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+            self.status.lock().unwrap().restarts += 1;
+        }
+    }
+
+    /// Holds `running` until it ends (`Some(why)`) or the upstream is stopped (`None`), listing
+    /// the tools again whenever the server says they changed.
+    async fn serve_until_lost(
+        &self,
+        running: RunningService<RoleClient, UpstreamClient>,
+        on_tools: &Arc<dyn Fn() + Send + Sync>,
+    ) -> Option<String> {
+        let peer = running.peer().clone();
+        let token = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        loop {
+            tokio::select! {
+                _ = self.stop.cancelled() => {
+                    token.cancel();
+                    let _ = waiting.await;
+                    return None;
+                }
+                reason = &mut waiting => {
+                    return Some(match reason {
+                        Ok(r) => format!("disconnected ({r:?})"),
+                        Err(e) => format!("disconnected: {e}"),
+                    });
+                }
+                _ = self.relist.notified() => {
+                    match peer.list_all_tools().await {
+                        Ok(tools) => {
+                            self.publish(peer.clone(), tools);
+                            on_tools();
+                        }
+                        Err(e) => tracing::warn!(server = %self.name, "tools/list failed: {e}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts or reaches the server, completes the handshake and lists its tools.
+    async fn connect(&self) -> Result<RunningService<RoleClient, UpstreamClient>, String> {
+        let client = UpstreamClient::new(&self.name, self.in_flight.clone(), self.relist.clone());
+        let running = match &self.spec.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot start {command}: {e}"))?;
+                if let Some(stderr) = stderr {
+                    self.stderr_tail.lock().unwrap().clear();
+                    tokio::spawn(keep_stderr_tail(
+                        self.name.clone(),
+                        self.stderr_tail.clone(),
+                        stderr,
+                    ));
+                }
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| self.with_stderr(format!("MCP handshake failed: {e}")))?
+            }
+            Transport::Http { url, headers } => {
+                let mut custom = HashMap::new();
+                for (k, v) in headers {
+                    let name = http::HeaderName::try_from(k.as_str())
+                        .map_err(|_| format!("invalid header name {k:?}"))?;
+                    let value = http::HeaderValue::try_from(v.as_str())
+                        .map_err(|_| format!("invalid value for header {k}"))?;
+                    custom.insert(name, value);
+                }
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                client.serve(transport).await.map_err(|e| {
+                    format!("MCP handshake with {} failed: {e}", super::redact_url(url))
+                })?
+            }
+        };
+        let tools = running
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| self.with_stderr(format!("tools/list failed: {e}")))?;
+        self.publish(running.peer().clone(), tools);
+        Ok(running)
+    }
+
+    /// Records a (re)listed tool set and the connection it came from, and marks it connected.
+    fn publish(&self, peer: Peer<RoleClient>, tools: Vec<Tool>) {
+        let protocol_version = peer
+            .peer_info()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default();
+        {
+            let mut s = self.status.lock().unwrap();
+            s.tool_count = tools.len();
+            s.protocol_version = Some(protocol_version.clone());
+        }
+        *self.tools.lock().unwrap() = tools.clone();
+        self.set_state(ServerState::Connected, None);
+        self.connection.send_replace(Some(Arc::new(Connection {
+            peer,
+            tools,
+            protocol_version,
+        })));
+    }
+
+    fn set_state(&self, state: ServerState, error: Option<String>) {
+        let mut s = self.status.lock().unwrap();
+        if s.state != state {
+            s.since_ms = now_ms();
+        }
+        s.state = state;
+        if error.is_some() || state == ServerState::Connected {
+            s.last_error = error;
+        }
+    }
+
+    /// `message`, followed by the last stderr line when there is one (why a process failed is
+    /// usually there).
+    fn with_stderr(&self, message: String) -> String {
+        match self.stderr_tail.lock().unwrap().back() {
+            Some(line) => format!("{message} (stderr: {line})"),
+            None => message,
+        }
+    }
+}
+
+/// Reads a child's stderr into `tail` (its last [`STDERR_LINES`] lines) and the debug log.
+async fn keep_stderr_tail(
+    server: String,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    stderr: tokio::process::ChildStderr,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(server = %server, "stderr: {line}");
+        let mut tail = tail.lock().unwrap();
+        tail.push_back(line);
+        while tail.len() > STDERR_LINES {
+            tail.pop_front();
+        }
+    }
+}
+
+fn initial_status(name: &str, spec: &ServerSpec) -> ServerStatus {
+    let (transport, target, cwd, env_keys, header_names) = match &spec.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => (
+            TransportKind::Stdio,
+            std::iter::once(command)
+                .chain(args)
+                .map(|w| shell_words_quote(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+            cwd.as_ref().map(|c| c.display().to_string()),
+            env.keys().cloned().collect(),
+            Vec::new(),
+        ),
+        Transport::Http { url, headers } => (
+            TransportKind::Http,
+            super::redact_url(url),
+            None,
+            Vec::new(),
+            headers.keys().cloned().collect(),
+        ),
+    };
+    ServerStatus {
+        name: name.to_string(),
+        transport,
+        target,
+        cwd,
+        env_keys,
+        header_names,
+        disabled: spec.disabled,
+        state: if spec.disabled {
+            ServerState::Disabled
+        } else {
+            ServerState::Starting
+        },
+        last_error: None,
+        stderr_tail: Vec::new(),
+        tool_count: 0,
+        protocol_version: None,
+        restarts: 0,
+        since_ms: now_ms(),
+    }
+}
+
+fn shell_words_quote(word: &str) -> String {
+    crate::tools::process::shell_word(word)
+}

@@ -1,0 +1,156 @@
+//! Following an upstream's own task (2025-11-25 task-augmented `tools/call`), so that a tool the
+//! upstream runs only as a task is served and the work is one task in Taskdeck, not two.
+//!
+//! The gateway calls every tool plainly first (rmcp's client does not keep a tool's
+//! `execution.taskSupport` from `tools/list`). An upstream on 2025-11-25 answers a tool whose
+//! `execution.taskSupport` is `required` with `-32601` (2025-11-25 §Tool-Level Negotiation; the
+//! TypeScript SDK's `McpServer` sends it as a tool error result whose text is
+//! `MCP error -32601: ...`); the call is then made again task-augmented (`params.task`), and the
+//! upstream task is followed:
+//! `tasks/result` (which blocks until the task ends and carries the upstream's queued requests,
+//! e.g. its `elicitation/create`, to Taskdeck's client handler: they become input requests of
+//! the Taskdeck task) while `tasks/get` is polled at the upstream's `pollInterval` to copy its
+//! status message. A cancel in Taskdeck sends `tasks/cancel` upstream.
+
+use std::time::Duration;
+
+use rmcp::{
+    model::{CallToolResult, ClientRequest, CustomRequest, ServerResult},
+    service::{Peer, RoleClient},
+};
+use serde_json::{Value, json};
+
+use taskdeck_engine::{Outcome, TaskContext};
+
+/// The JSON-RPC code a 2025-11-25 server answers a plain call of a task-required tool with.
+pub const TASK_REQUIRED_CODE: i32 = -32601;
+
+/// True when `result` is the TypeScript SDK's rendering of `-32601` for a plain call of a
+/// task-required tool (see the module doc).
+pub fn is_task_required_result(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+        && result
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .is_some_and(|t| t.text.starts_with("MCP error -32601:"))
+}
+
+/// Longest and shortest poll of the upstream task's status, whatever it asks for.
+const POLL_MIN: Duration = Duration::from_millis(200);
+const POLL_MAX: Duration = Duration::from_secs(10);
+
+/// How the follow ended, for the caller to turn into the task's outcome.
+pub enum Followed {
+    /// The upstream's `CallToolResult` (a JSON object).
+    Result(Value),
+    /// The upstream answered with a JSON-RPC error `{code, message, data?}`.
+    Error(rmcp::ErrorData),
+    /// Taskdeck's task was cancelled; `tasks/cancel` was sent upstream.
+    Cancelled,
+    /// The upstream task could not be created or followed (message for the human).
+    Lost(String),
+}
+
+/// Calls `tool` with `arguments` as a task on `peer` and follows that task to its end.
+pub async fn follow(
+    ctx: &TaskContext,
+    peer: &Peer<RoleClient>,
+    server: &str,
+    tool: &str,
+    arguments: &Value,
+) -> Followed {
+    let created = send(
+        peer,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments, "task": {}}),
+    )
+    .await;
+    let created = match created {
+        Ok(v) => v,
+        Err(Sent::Refused(e)) => return Followed::Error(e),
+        Err(Sent::Failed(e)) => return Followed::Lost(e),
+    };
+    let Some(task_id) = created.pointer("/task/taskId").and_then(Value::as_str) else {
+        return Followed::Lost(format!(
+            "upstream {server} did not answer the task-augmented call of {tool} with a task"
+        ));
+    };
+    let task_id = task_id.to_string();
+    ctx.status_message(format!("{server} runs {tool} as its task {task_id}"))
+        .await;
+    let poll_every = poll_interval(&created["task"]);
+    let result = send(peer, "tasks/result", json!({"taskId": task_id}));
+    tokio::pin!(result);
+    let mut last_message: Option<String> = None;
+    loop {
+        tokio::select! {
+            r = &mut result => {
+                return match r {
+                    Ok(v) => Followed::Result(v),
+                    Err(Sent::Refused(e)) => Followed::Error(e),
+                    Err(Sent::Failed(e)) => Followed::Lost(format!("following {server}'s task {task_id} failed: {e}")),
+                };
+            }
+            _ = ctx.cancelled() => {
+                let _ = send(peer, "tasks/cancel", json!({"taskId": task_id})).await;
+                return Followed::Cancelled;
+            }
+            _ = tokio::time::sleep(poll_every) => {
+                if let Ok(task) = send(peer, "tasks/get", json!({"taskId": task_id})).await {
+                    let message = task.get("statusMessage").and_then(Value::as_str).map(String::from);
+                    if message.is_some() && message != last_message {
+                        ctx.status_message(format!("{server}: {}", message.as_deref().unwrap_or_default())).await;
+                        last_message = message;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn poll_interval(task: &Value) -> Duration {
+    task.get("pollInterval")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(1))
+        .clamp(POLL_MIN, POLL_MAX)
+}
+
+/// Why a request got no result.
+enum Sent {
+    /// The upstream answered with a JSON-RPC error.
+    Refused(rmcp::ErrorData),
+    /// The request could not be sent or answered.
+    Failed(String),
+}
+
+/// Sends request `method` with `params` as given (these 2025-11-25 shapes are not rmcp's
+/// typed requests) and returns the result as JSON.
+async fn send(peer: &Peer<RoleClient>, method: &str, params: Value) -> Result<Value, Sent> {
+    let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+    match peer.send_request(request).await {
+        Ok(ServerResult::CustomResult(r)) => Ok(r.0),
+        Ok(other) => serde_json::to_value(other).map_err(|e| Sent::Failed(e.to_string())),
+        Err(rmcp::ServiceError::McpError(e)) => Err(Sent::Refused(e)),
+        Err(e) => Err(Sent::Failed(e.to_string())),
+    }
+}
+
+impl Followed {
+    /// The task's outcome: the upstream result (its `resultType` dropped), or a failure naming
+    /// `server`.
+    pub fn into_outcome(self, server: &str, tool: &str) -> Outcome {
+        match self {
+            Followed::Result(mut v) => {
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("resultType");
+                }
+                Outcome::Completed(v)
+            }
+            Followed::Error(e) => super::call::refused_by_upstream(server, tool, e),
+            Followed::Cancelled => Outcome::Cancelled,
+            Followed::Lost(message) => super::call::failed(message),
+        }
+    }
+}
