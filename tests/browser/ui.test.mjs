@@ -1278,6 +1278,76 @@ test('in the desktop window, notification settings load, validate and save throu
   }
 });
 
+test('declining a command approval with a reason gives the agent that reason', async () => {
+  const taskId = await startTask('run_command', { command: 'true' });
+  await row(taskId).click();
+  const card = page.locator('.prompt-card[data-key="approve-command"]');
+  await card.getByLabel('Reason, if you decline').fill('not today');
+  await card.getByRole('button', { name: 'Decline' }).click();
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'the declined command to end');
+  assert.equal(done.result.isError, true);
+  assert.match(done.result.content[0].text, /Their reason: not today$/);
+});
+
+test('the Policies dialog lists, adds, moves and revokes rules, and the server keeps their order', async () => {
+  const stored = async () => {
+    const resp = await fetch(`${base}/v1/policy`, { headers: { Authorization: `Bearer ${token}` } });
+    return (await resp.json()).rules;
+  };
+  await page.locator('#policies-btn').click();
+  const dialog = page.locator('#policy-dialog');
+  await dialog.locator('.policy-empty').waitFor();
+  const add = async (fields) => {
+    for (const [id, value] of Object.entries(fields)) {
+      if (id === 'policy-decision') await dialog.locator(`#${id}`).selectOption(value);
+      else await dialog.locator(`#${id}`).fill(value);
+    }
+    await dialog.getByRole('button', { name: 'Add rule' }).click();
+  };
+  const rows = dialog.locator('.policy-table tbody tr');
+  await add({ 'policy-server': 'taskdeck', 'policy-tool': 'run_command', 'policy-arguments': 'command=echo *', 'policy-decision': 'allow', 'policy-note': 'echo is harmless' });
+  await rows.first().waitFor();
+  await add({ 'policy-server': 'fs', 'policy-tool': 'write_*', 'policy-decision': 'deny' });
+  await waitFor(async () => (await rows.count()) === 2, 'two rules');
+  await rows.nth(0).locator('.decision-allow').waitFor();
+  assert.equal(await rows.nth(0).locator('.policy-args').textContent(), 'command = echo *');
+  assert.equal(await rows.nth(0).locator('.policy-note').textContent(), 'echo is harmless');
+  assert.equal(await rows.nth(1).locator('.policy-args').textContent(), 'any arguments');
+
+  // A line that is not name=pattern is refused in the page; nothing is stored.
+  await add({ 'policy-arguments': 'no equals sign' });
+  await dialog.locator('#policy-error', { hasText: 'name=pattern' }).waitFor();
+  assert.equal((await stored()).length, 2);
+  await dialog.locator('#policy-arguments').fill('');
+
+  // First match wins: moving the deny rule up changes the order the server keeps.
+  await rows.nth(1).getByRole('button', { name: /^Move up/ }).click();
+  await waitFor(async () => (await stored()).map((r) => r.decision).join() === 'deny,allow', 'the new order stored');
+  await rows.nth(0).locator('.decision-deny').waitFor();
+  assert.equal(await rows.nth(0).getByRole('button', { name: /^Move up/ }).isDisabled(), true);
+
+  // Revoked: gone from the server and the table.
+  await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+  await waitFor(async () => (await stored()).length === 1, 'the revoked rule gone');
+  await waitFor(async () => (await rows.count()) === 1, 'one row left');
+  await rows.nth(0).locator('.decision-allow').waitFor();
+
+  // The rule applies at once: an echo runs without asking.
+  const taskId = await startTask('run_command', { command: 'echo waved through' });
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'the allowed command to run');
+  assert.equal(done.result.isError, false);
+  await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+  await dialog.locator('.policy-empty').waitFor();
+  await dialog.locator('#policy-close').click();
+  await dialog.waitFor({ state: 'hidden' });
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

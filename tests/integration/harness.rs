@@ -144,6 +144,13 @@ impl Server {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// Writes the approval policy (`<config dir>/policy.json`) as `{"rules": rules}`; the
+    /// running server applies it at once.
+    pub fn write_policy(&self, rules: Value) {
+        let policy = serde_json::json!({ "rules": rules });
+        std::fs::write(self.dir.join("cfg/policy.json"), policy.to_string()).unwrap();
+    }
+
     /// SIGKILL, no chance to clean up.
     pub async fn kill(&mut self) {
         self.child.kill().await.unwrap();

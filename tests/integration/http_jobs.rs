@@ -50,12 +50,12 @@ async fn service_on_all_interfaces() -> (u16, Arc<AtomicUsize>) {
     (port, hits)
 }
 
-/// Starts a task for `url` as `agent` and waits for its question about a private
-/// destination; the taskId and the question's text.
+/// Starts a task for `url` as `agent` and waits for its approval question (key `approve`,
+/// which names a private destination); the taskId and the question's text.
 async fn question(s: &Server, agent: &str, url: String) -> (String, String) {
     let id = start(s, agent, json!({"url": url})).await;
     let v = s.wait_status(&s.admin, &id, "input_required").await;
-    let text = v["inputRequests"]["allow-private-network"]["params"]["message"]
+    let text = v["inputRequests"]["approve"]["params"]["message"]
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
         .to_string();
@@ -85,8 +85,7 @@ async fn this_machines_own_interface_addresses_are_asked_about() {
             text.starts_with(&format!("Allow this task to reach {ip}:{port} ({ip}, ")),
             "{text}"
         );
-        s.answer(&id, "allow-private-network", json!({"action": "decline"}))
-            .await;
+        s.answer(&id, "approve", json!({"action": "decline"})).await;
         assert_eq!(completed(&s, &id).await["isError"], true);
     }
     assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent");
@@ -113,8 +112,7 @@ async fn a_localhost_name_that_does_not_resolve_is_asked_about_as_loopback() {
         0,
         "nothing sent before the answer"
     );
-    s.answer(&id, "allow-private-network", json!({"action": "accept"}))
-        .await;
+    s.answer(&id, "approve", json!({"action": "accept"})).await;
     let result = completed(&s, &id).await;
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(
@@ -125,10 +123,16 @@ async fn a_localhost_name_that_does_not_resolve_is_asked_about_as_loopback() {
 }
 
 /// Lets principal `agent` reach these loopback `authorities` (`127.0.0.1:PORT`) without
-/// asking, as "always allow" would have (`<config dir>/http-policy.json`).
+/// asking, as "always allow" would have: a policy rule naming each host and port.
 fn allow(s: &Server, agent: &str, authorities: &[&str]) {
-    let policy = json!({"allowPrivate": {agent: authorities}});
-    std::fs::write(s.dir.join("cfg/http-policy.json"), policy.to_string()).unwrap();
+    let rules: Vec<Value> = authorities
+        .iter()
+        .map(|a| {
+            json!({"principal": agent, "server": "taskdeck", "tool": "wait_for_http_job",
+                        "arguments": {"url": format!("http://{a}/*")}, "decision": "allow"})
+        })
+        .collect();
+    s.write_policy(json!(rules));
 }
 
 /// The value of header `name` in `headers`, when it is there and is text.
@@ -655,15 +659,14 @@ async fn a_password_in_a_url_is_never_shown() {
     )
     .await;
     let v = s.wait_status(&s.admin, &id, "input_required").await;
-    let asked = v["inputRequests"]["allow-private-network"]["params"]["message"]
+    let asked = v["inputRequests"]["approve"]["params"]["message"]
         .as_str()
         .unwrap();
     assert!(
         asked.contains(&format!("POST http://bob:****@{at}/start")) && !asked.contains("PW"),
         "{asked}"
     );
-    s.answer(&id, "allow-private-network", json!({"action": "accept"}))
-        .await;
+    s.answer(&id, "approve", json!({"action": "accept"})).await;
     let result = completed(&s, &id).await;
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(

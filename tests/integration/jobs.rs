@@ -662,9 +662,10 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     );
 
     // The policy never waves through shell syntax or extra environment behind an allowed prefix.
-    std::fs::write(dir.path().join("command-policy.json"), "{}").unwrap();
-    let policy = s.dir.join("cfg/command-policy.json");
-    std::fs::write(&policy, r#"{"allow": {"claude-code": ["echo hi *"]}}"#).unwrap();
+    s.write_policy(
+        json!([{"principal": "claude-code", "server": "taskdeck", "tool": "run_command",
+        "arguments": {"command": "echo hi *"}, "decision": "allow"}]),
+    );
     let id = call(json!({"command": "echo hi there"})).await;
     assert_eq!(
         s.wait_for(&s.admin, &id, "settled", |v| v["status"] != "working")
@@ -1297,12 +1298,12 @@ async fn wait_for_http_job_follows_202_location_retry_after() {
     // later tasks go there without asking.
     s.wait_status(&t, &id, "input_required").await;
     let allow = json!({"action": "accept", "content": {"alwaysAllow": true}});
-    s.answer(&id, "allow-private-network", allow).await;
-    // The tool saves the allowance once it has the answer: by the time the task ends.
+    s.answer(&id, "approve", allow).await;
+    // The tool saves the allowance once it has the answer: by the time the task ends; it
+    // names the origin (`http://127.0.0.1:PORT/*`).
     let v = s.wait_status(&t, &id, "completed").await;
-    let policy = std::fs::read_to_string(s.dir.join("cfg/http-policy.json")).unwrap();
-    let authority = remote.trim_start_matches("http://");
-    assert!(policy.contains(authority), "{policy}");
+    let policy = std::fs::read_to_string(s.dir.join("cfg/policy.json")).unwrap();
+    assert!(policy.contains(&format!("{remote}/*")), "{policy}");
     assert_eq!(v["result"]["isError"], false, "{v}");
     assert_eq!(
         v["result"]["structuredContent"]["body"],

@@ -442,11 +442,10 @@ async fn task_status_and_progress_reach_the_session_stream() {
         .arg(&script)
         .status()
         .unwrap();
-    std::fs::write(
-        s.dir.join("cfg/command-policy.json"),
-        json!({"allow": {"copilot": [script.to_str().unwrap()]}}).to_string(),
-    )
-    .unwrap();
+    s.write_policy(
+        json!([{"principal": "copilot", "server": "taskdeck", "tool": "run_command",
+        "arguments": {"command": script.to_str().unwrap()}, "decision": "allow"}]),
+    );
     let mut c = LegacySession::open(&s, &agent).await;
     let stream = Client::new()
         .get(s.url("/mcp"))

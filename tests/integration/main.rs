@@ -15,6 +15,7 @@ mod legacy_tasks;
 mod lifecycle;
 mod limits;
 mod mcp_fuzz;
+mod policy_api;
 mod run_cli;
 mod search;
 mod security;

@@ -747,8 +747,8 @@ async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
         }
     };
     let answer = async |id: &str, response: Value| {
-        let body = s.answer(id, "allow-private-network", response).await;
-        assert_eq!(body["accepted"], json!(["allow-private-network"]), "{body}");
+        let body = s.answer(id, "approve", response).await;
+        assert_eq!(body["accepted"], json!(["approve"]), "{body}");
     };
     let authority = base.trim_start_matches("http://").to_string();
 
@@ -759,7 +759,7 @@ async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
     let seen = s.get(&agent, &id).await;
     assert_eq!(seen["status"], "working", "{seen}");
     assert!(seen.get("inputRequests").is_none(), "{seen}");
-    let question = waiting["inputRequests"]["allow-private-network"]["params"]["message"]
+    let question = waiting["inputRequests"]["approve"]["params"]["message"]
         .as_str()
         .unwrap_or_else(|| panic!("{waiting}"));
     assert!(
@@ -772,7 +772,7 @@ async fn wait_for_http_job_asks_the_human_before_reaching_a_private_network() {
         .rpc(
             Some(&agent),
             "tasks/update",
-            json!({"taskId": id, "inputResponses": {"allow-private-network": {"action": "accept"}}}),
+            json!({"taskId": id, "inputResponses": {"approve": {"action": "accept"}}}),
             true,
         )
         .await;

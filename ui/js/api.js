@@ -54,6 +54,7 @@ export function createApi(getToken, options = {}) {
   return {
     get: (path) => request('GET', path),
     post: (path, body) => request('POST', path, body ?? {}),
+    put: (path, body) => request('PUT', path, body ?? {}),
     del: (path) => request('DELETE', path),
     me: () => request('GET', '/v1/me'),
     tools: () => request('GET', '/v1/tools'),

@@ -19,7 +19,7 @@ import { reloadInbox, renderInbox } from './inbox.js';
 import { toggleSelect, clearSelection } from './selection.js';
 import { bulkCancel } from './cancel.js';
 import { focusTask, openTask, narrow } from './open-task.js';
-import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog } from './lazy.js';
+import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog } from './lazy.js';
 import { onKey } from './keyboard.js';
 
 async function boot() {
@@ -76,6 +76,7 @@ async function start(token) {
   $('principal-filter-label').hidden = !state.me.admin;
   $('connect-btn').hidden = !state.me.admin;
   $('servers-btn').hidden = !state.me.admin;
+  $('policies-btn').hidden = !state.me.admin;
   $('notify-btn').hidden = !state.desktop;
   state.api
     .tools()
@@ -131,6 +132,7 @@ function initApp() {
   $('help-btn').addEventListener('click', openHelp);
   $('connect-btn').addEventListener('click', () => withModule(loadConnectDialog, (m) => m.openConnectDialog()));
   $('servers-btn').addEventListener('click', () => withModule(loadServersDialog, (m) => m.openServersDialog()));
+  $('policies-btn').addEventListener('click', () => withModule(loadPolicyDialog, (m) => m.openPolicyDialog()));
   if (state.desktop) $('notify-btn').addEventListener('click', () => withModule(loadNotifyDialog, (m) => m.openNotifyDialog()));
   window.addEventListener('hashchange', onHashChange);
   $('bulk-cancel').addEventListener('click', bulkCancel);

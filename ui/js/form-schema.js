@@ -268,6 +268,17 @@ export function validateForm(fields, values) {
  * The `content` object for an accepted answer: typed values, empty optional fields left out.
  * Call after validateForm() found nothing.
  */
+/**
+ * What a Decline sends as `content`: `{reason}` when the form has a text field named `reason`
+ * (an approval's "Reason, if you decline", passed on to the agent) and the human typed one;
+ * otherwise undefined (a decline carries nothing else).
+ */
+export function declineContent(fields, values) {
+  const field = fields.find((f) => f.name === 'reason' && f.kind === 'text');
+  const reason = field ? String(values.reason ?? '').trim() : '';
+  return reason ? { reason } : undefined;
+}
+
 export function toContent(fields, values) {
   const out = {};
   for (const f of fields) {

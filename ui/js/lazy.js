@@ -58,6 +58,16 @@ export const loadServersDialog = once(async () => {
   return m;
 });
 
+/** The Policies dialog (admin only). */
+export const loadPolicyDialog = once(async () => {
+  const m = await import('./policy-dialog.js');
+  m.initPolicyDialog({
+    api: { get: (path) => state.api.get(path), put: (path, body) => state.api.put(path, body), del: (path) => state.api.del(path) },
+    announce,
+  });
+  return m;
+});
+
 /** The desktop shell's notification settings dialog. */
 export const loadNotifyDialog = once(async () => {
   const m = await import('./notify-dialog.js');
@@ -70,6 +80,7 @@ export function loadTheRestWhenIdle() {
   const load = () => {
     loadDetail();
     if (state.me && state.me.admin) loadConnectDialog();
+    if (state.me && state.me.admin) loadPolicyDialog();
     if (state.desktop) loadNotifyDialog();
   };
   if (typeof requestIdleCallback === 'function') requestIdleCallback(load, { timeout: 1000 });

@@ -2,7 +2,7 @@
 // browser before it is sent, with Accept / Decline / Cancel.
 
 import { h, uid } from './dom.js';
-import { describeForm, initialValues, validateForm, validateField, toContent } from './form-schema.js';
+import { describeForm, initialValues, validateForm, validateField, toContent, declineContent } from './form-schema.js';
 
 function hintFor(f) {
   const parts = [];
@@ -260,7 +260,9 @@ export function promptCard(prompt, deps) {
   if (prompt.mode && prompt.mode !== 'form') acceptBtn.disabled = true;
   form.appendChild(formError);
   form.appendChild(h('div', { class: 'prompt-actions' }, acceptBtn, declineBtn, cancelBtn, status));
-  form.appendChild(h('p', { class: 'prompt-help muted' }, 'Decline answers “no”. Cancel dismisses the question without an answer.'));
+  const asksReason = Boolean(declineContent(fields, { reason: '-' }));
+  const declineHelp = asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.';
+  form.appendChild(h('p', { class: 'prompt-help muted' }, `${declineHelp} Cancel dismisses the question without an answer.`));
 
   let busy = false;
   let gone = false;
@@ -295,6 +297,10 @@ export function promptCard(prompt, deps) {
         return false;
       }
       response.content = toContent(fields, values);
+    } else if (action === 'decline') {
+      for (const f of fields) values[f.name] = controls.get(f.name).read();
+      const content = declineContent(fields, values);
+      if (content) response.content = content;
     }
     setBusy(true, 'Sending…');
     try {

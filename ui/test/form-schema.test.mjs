@@ -6,6 +6,7 @@ import {
   validateForm,
   validateField,
   toContent,
+  declineContent,
   localInputToIso,
   isoToLocalInput,
   isAbsoluteUri,
@@ -185,4 +186,18 @@ test('a required boolean accepts false; uri needs a scheme', () => {
   assert.equal(isAbsoluteUri('mailto:a@b.c'), true);
   assert.equal(isAbsoluteUri('/relative'), false);
   assert.equal(isAbsoluteUri('http://'), false);
+});
+
+test('a decline carries the reason an approval form asks for, and nothing else', () => {
+  const { fields: approval } = describeForm({
+    type: 'object',
+    properties: {
+      alwaysAllow: { type: 'boolean', title: 'Always allow', default: false },
+      reason: { type: 'string', title: 'Reason, if you decline' },
+    },
+  });
+  assert.deepEqual(declineContent(approval, { alwaysAllow: true, reason: '  not on prod ' }), { reason: 'not on prod' });
+  assert.equal(declineContent(approval, { alwaysAllow: false, reason: '   ' }), undefined);
+  const { fields: other } = describeForm({ type: 'object', properties: { note: { type: 'string' } } });
+  assert.equal(declineContent(other, { note: 'x' }), undefined);
 });

@@ -17,7 +17,7 @@ use crate::{
         http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
-        servers_api, ui_assets, wire,
+        policy_api, servers_api, ui_assets, wire,
     },
     gateway::{
         Gateway, GatewayOptions,
@@ -136,7 +136,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let external = tools::register_all(
         &engine,
         cfg.conformance_fixtures,
-        &cfg.config_dir,
+        policy.clone(),
         &cfg.data_dir,
     );
     let recovery = engine.start().await.map_err(|e| other(&e))?;
@@ -198,6 +198,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             engine: engine.clone(),
             external,
         }))
+        .merge(policy_api::router(policy.clone()))
         .merge(logs_api::router(logs_api::LogsState {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),

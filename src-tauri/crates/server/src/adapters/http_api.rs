@@ -15,6 +15,7 @@
 //! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
 //! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken (see `agents_api`) |
 //! | `GET /v1/agents` (admin) | `{agents: [{name, createdAt, revoked}]}` |
+//! | `GET /v1/policy`, `PUT /v1/policy` `{rules}`, `DELETE /v1/policy/rules/{id}` (admin) | the approval policy's rules (see `policy_api`) |
 //! | `GET /v1/openapi.json` | the OpenAPI 3.1 document of `/v1`, generated from this code |
 //!
 //! A request body over [`MAX_BODY_BYTES`] is a 413 problem document on every route ([`limit_body`]).

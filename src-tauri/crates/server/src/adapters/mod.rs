@@ -44,6 +44,7 @@ pub mod mcp_legacy;
 pub mod mcp_sessions;
 pub mod notices;
 pub mod page_cursor;
+pub mod policy_api;
 pub mod servers_api;
 pub mod settle;
 pub mod tray_model;

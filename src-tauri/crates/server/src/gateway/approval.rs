@@ -7,7 +7,7 @@ use rmcp::model::Tool;
 use serde_json::{Value, json};
 
 use super::call::APPROVAL_KEY;
-use crate::policy::{Decision, Policy, PolicyCall, ToolHints};
+use crate::policy::{Decision, Policy, PolicyCall, ToolHints, question};
 use taskdeck_engine::{Outcome, TaskContext};
 
 /// Longest rendering of the arguments shown in the question; longer ones are cut (the task's
@@ -65,26 +65,22 @@ async fn ask_human(
         shown.truncate(cut);
         shown.push_str("\n… (cut; the task shows the whole arguments)");
     }
-    let question = format!(
+    let message = format!(
         "{principal} wants to call {tool} on {server} with:\n\n{shown}",
         principal = ctx.principal(),
         tool = tool.name,
     );
-    let schema = json!({"type": "object", "properties": {
-        "alwaysAllow": {"type": "boolean", "default": false, "title": format!(
-            "Always allow {} to call {server}'s {} with exactly these arguments", ctx.principal(), tool.name)},
-        "reason": {"type": "string", "title": "Reason, if you decline"}
-    }});
+    let schema = question::approval_schema(&format!(
+        "Always allow {} to call {server}'s {} with exactly these arguments",
+        ctx.principal(),
+        tool.name
+    ));
     let answer = ctx
-        .elicit_human(APPROVAL_KEY, &question, schema)
+        .elicit_human(APPROVAL_KEY, &message, schema)
         .await
         .map_err(Outcome::from)?;
-    if answer.get("action").and_then(Value::as_str) != Some("accept") {
-        let reason = answer
-            .pointer("/content/reason")
-            .and_then(Value::as_str)
-            .filter(|r| !r.trim().is_empty());
-        return Err(refused(match reason {
+    if !question::approved(&answer) {
+        return Err(refused(match question::declined_reason(&answer) {
             Some(r) => format!(
                 "The user declined this call of {server}'s {}. Their reason: {r}",
                 tool.name

@@ -1,77 +1,224 @@
-//! The approval policy (interim: annotation defaults only; the rules file comes with the
-//! policy module proper).
+//! The one policy for every approval: `<config dir>/policy.json`, rules of principal × server
+//! × tool × argument patterns → `allow`, `ask` or `deny`, first match wins. No rule matching
+//! gives the default ([`defaults`]): from the tool's MCP annotations for an upstream tool,
+//! Taskdeck's own for its tools (`run_command` and `wait_for_http_job` ask). `run_command`,
+//! `wait_for_http_job` and the gateway's calls all ask it; "always allow" on an approval adds a
+//! narrow rule. The old per-tool files (`command-policy.json`, `http-policy.json`) are folded
+//! in on first start ([`migrate`]).
+
+pub mod defaults;
+pub mod file;
+pub mod migrate;
+pub mod question;
+pub mod rules;
 
 use std::path::Path;
 
 use serde_json::Value;
 
-/// A call the policy decides on.
-pub struct PolicyCall<'a> {
-    pub principal: &'a str,
-    pub server: &'a str,
-    pub tool: &'a str,
-    pub arguments: &'a Value,
-    pub hints: ToolHints,
-}
+pub use file::PolicyDocument;
+pub use rules::{Decision, Rule};
 
-/// The MCP tool annotations the defaults read.
-#[derive(Debug, Clone, Copy, Default)]
+/// The name Taskdeck's own tools have as a server in rules (`{"server": "taskdeck"}`).
+pub const TASKDECK_SERVER: &str = "taskdeck";
+/// The file's name in the config dir.
+pub const FILE_NAME: &str = "policy.json";
+
+/// What a tool's MCP annotations say about it (`readOnlyHint`, `destructiveHint`; MCP
+/// 2025-11-25 §Tool Annotations), `None` when not given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ToolHints {
+    /// `readOnlyHint`.
     pub read_only: Option<bool>,
+    /// `destructiveHint`.
     pub destructive: Option<bool>,
 }
 
-/// What to do with a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    Allow,
-    Ask,
-    Deny,
+/// One call the policy decides on.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyCall<'a> {
+    /// Who calls: the principal (agent) name.
+    pub principal: &'a str,
+    /// Which server's tool: an upstream's name, or [`TASKDECK_SERVER`].
+    pub server: &'a str,
+    /// The tool's name on that server.
+    pub tool: &'a str,
+    /// Its arguments (a JSON object; rules match its top-level values).
+    pub arguments: &'a Value,
+    /// Its annotations, for the default.
+    pub hints: ToolHints,
 }
 
-/// A decision and why.
-#[derive(Debug, Clone)]
+/// What the policy says about a call, and why.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// Allow, ask or deny.
     pub decision: Decision,
+    /// The rule that decided, `None` for a default.
     pub rule_id: Option<String>,
+    /// For people: `"rule r-5f2c0a1b"`, or the default's reason (`"default: readOnlyHint"`).
     pub reason: String,
 }
 
-/// The policy.
-pub struct Policy {}
+/// The policy of one config dir. One per process (`serve.rs` makes it and gives it to the
+/// tools and the gateway).
+pub struct Policy {
+    file: file::PolicyFile,
+}
 
 impl Policy {
-    /// The policy of `config_dir`.
-    pub fn new(_config_dir: &Path) -> Policy {
-        Policy {}
+    /// The policy in `config_dir/policy.json`, after folding in `command-policy.json` and
+    /// `http-policy.json` if they are there ([`migrate::migrate`]; a migration that fails is
+    /// logged and tried again at the next start).
+    pub fn new(config_dir: &Path) -> Policy {
+        let policy = Policy {
+            file: file::PolicyFile::new(config_dir.join(FILE_NAME)),
+        };
+        migrate::migrate(&policy.file, config_dir);
+        policy
     }
 
-    /// Decides `call`.
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The verdict on `call`: the first rule that matches it, else the default.
     pub fn decide(&self, call: &PolicyCall) -> Verdict {
-        if call.hints.read_only == Some(true) {
-            Verdict {
-                decision: Decision::Allow,
-                rule_id: None,
-                reason: "default: readOnlyHint".into(),
-            }
-        } else {
-            Verdict {
-                decision: Decision::Ask,
-                rule_id: None,
-                reason: "default: not read-only".into(),
-            }
+        self.decide_exact(call, &[])
+    }
+
+    /// Like [`Policy::decide`], but the arguments named in `exact_only` match only a pattern
+    /// that is their exact value escaped (no wildcards): `run_command` passes `command` when
+    /// the line holds shell syntax, so `cargo test *` cannot wave through `cargo test; rm -rf ~`.
+    pub fn decide_exact(&self, call: &PolicyCall, exact_only: &[&str]) -> Verdict {
+        match self.matching_rule(call, exact_only) {
+            Some(rule) => Verdict {
+                decision: rule.decision,
+                reason: format!("rule {}", rule.id),
+                rule_id: Some(rule.id),
+            },
+            None => defaults::default_verdict(call),
         }
     }
 
-    /// Writes a narrow allow rule.
+    /// The first rule that matches `call`, if any (none while the file is not valid).
+    pub fn matching_rule(&self, call: &PolicyCall, exact_only: &[&str]) -> Option<Rule> {
+        let doc = self.file.read();
+        let doc = doc.as_ref().as_ref().ok()?;
+        doc.rules
+            .iter()
+            .find(|r| {
+                r.matches(
+                    call.principal,
+                    call.server,
+                    call.tool,
+                    call.arguments,
+                    exact_only,
+                )
+            })
+            .cloned()
+    }
+
+    /// Allows exactly this call from now on: appends a rule for `principal`, `server`, `tool`
+    /// whose argument patterns are the given values escaped (`arguments`, a JSON object: each
+    /// top-level value, a non-string as its compact JSON), with `note`. An equal rule already
+    /// there is kept and its id returned. Returns the rule's id. Errors: the file is not
+    /// valid, or cannot be written.
     pub fn allow_always(
         &self,
-        _principal: &str,
-        _server: &str,
-        _tool: &str,
-        _arguments: &Value,
-        _note: &str,
+        principal: &str,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+        note: &str,
     ) -> std::io::Result<String> {
-        Err(std::io::Error::other("no rules file yet"))
+        let patterns = arguments
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), rules::exact(&rules::argument_text(v))))
+            .collect();
+        self.append(Rule {
+            id: String::new(),
+            principal: rules::exact(principal),
+            server: rules::exact(server),
+            tool: rules::exact(tool),
+            arguments: patterns,
+            decision: Decision::Allow,
+            note: (!note.is_empty()).then(|| note.to_string()),
+            created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
+        })
+    }
+
+    /// Appends `rule` (an id is given when it has none) unless an equal one is there. Returns
+    /// the id of the rule that now says it. Errors: the rule is not valid
+    /// (`ErrorKind::InvalidInput`), the file is not valid, or cannot be written.
+    pub fn append(&self, mut rule: Rule) -> std::io::Result<String> {
+        rule.assign_id();
+        rule.check()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        self.file.update(|doc| {
+            if let Some(same) = doc.rules.iter().find(|r| r.same_as(&rule)) {
+                return same.id.clone();
+            }
+            let id = rule.id.clone();
+            doc.rules.push(rule);
+            id
+        })
+    }
+
+    /// The rules in order. Errors: why the file is not valid.
+    pub fn rules(&self) -> Result<Vec<Rule>, String> {
+        self.file.read().as_ref().clone().map(|doc| doc.rules)
+    }
+
+    /// Replaces every rule with `rules` (ids given to those without one). Returns what was
+    /// stored. Errors: a rule is not valid or two share an id (`ErrorKind::InvalidInput`), or
+    /// the file cannot be written.
+    pub fn replace(&self, mut rules: Vec<Rule>) -> std::io::Result<Vec<Rule>> {
+        rules.iter_mut().for_each(Rule::assign_id);
+        let doc = PolicyDocument { rules };
+        doc.check()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        self.file.replace(&doc)?;
+        Ok(doc.rules)
+    }
+
+    /// Removes the rule `id`. Returns false when there is none. Errors: the file is not valid,
+    /// or cannot be written.
+    pub fn remove(&self, id: &str) -> std::io::Result<bool> {
+        if !self.rules().is_ok_and(|r| r.iter().any(|r| r.id == id)) {
+            return Ok(false);
+        }
+        self.file.update(|doc| {
+            let before = doc.rules.len();
+            doc.rules.retain(|r| r.id != id);
+            doc.rules.len() < before
+        })
+    }
+
+    /// True when a rule allows `call` to reach `host`, a loopback, link-local or private
+    /// destination: among the rules matching `call`, allow rules that do not name `host`
+    /// literally in their `url` pattern ([`rules::names_host_literally`]) do not count, and the
+    /// first of the others decides (an allow naming the host → true; ask or deny → false).
+    pub fn allows_host(&self, call: &PolicyCall, host: &str) -> bool {
+        let doc = self.file.read();
+        let Ok(doc) = doc.as_ref() else {
+            return false;
+        };
+        let names_host = |rule: &Rule| {
+            rule.arguments
+                .get("url")
+                .is_some_and(|p| rules::names_host_literally(p, host))
+        };
+        doc.rules
+            .iter()
+            .filter(|r| r.decision != Decision::Allow || names_host(r))
+            .find(|r| r.matches(call.principal, call.server, call.tool, call.arguments, &[]))
+            .is_some_and(|r| r.decision == Decision::Allow)
     }
 }
+
+#[cfg(test)]
+mod tests;

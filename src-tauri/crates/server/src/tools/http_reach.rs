@@ -1,5 +1,5 @@
 //! How one `wait_for_http_job` run reaches the network: every request's destination checked
-//! first ([`super::destination`]; a private one only once the human allowed it), redirects
+//! first ([`super::destination`]) and cleared with the policy ([`super::http_permission`]), redirects
 //! followed hop by hop, the agent's credentials sent only to the origin they were given for,
 //! and every answer read whole but bounded: at most [`MAX_BODY_BYTES`] of body, each request
 //! (each redirect hop) within [`REQUEST_TIMEOUT`] from connecting to the last byte of its
@@ -8,17 +8,17 @@
 //! A URL's password never leaves this module in text meant for people: every URL a message,
 //! status, result or log line names goes through [`shown`] (`http://bob:****@host/x`).
 
-use std::{collections::HashSet, sync::Arc, time::Duration};
+use std::time::Duration;
 
 use reqwest::{Method, StatusCode, Url, header};
 use serde_json::{Value, json};
 
 use super::{
-    destination::{Destination, Destinations, Lookup},
-    http_job::{ALLOW_PRIVATE_KEY, tool_error},
-    http_policy::HttpPolicy,
+    destination::{Destinations, Lookup},
+    http_job::tool_error,
+    http_permission::Permission,
 };
-use taskdeck_engine::{Outcome, TaskContext};
+use taskdeck_engine::Outcome;
 
 /// Redirects followed for one request, at most.
 pub const MAX_REDIRECTS: usize = 10;
@@ -180,20 +180,15 @@ pub enum Failure {
     End(Outcome),
 }
 
-/// One run's way out: its HTTP client, the names it pinned, and the private destinations the
-/// human allowed during the run.
+/// One run's way out: its HTTP client, the names it pinned, and what the policy and the human
+/// allowed it.
 pub struct Reach {
-    ctx: TaskContext,
-    policy: Arc<HttpPolicy>,
+    permission: Permission,
     dests: Destinations,
     http: reqwest::Client,
     /// The agent's `headers`, sent with every request (the credentials among them only as
     /// [`Target::credentials`] says).
     headers: Vec<(String, String)>,
-    /// Private authorities (`host:port`) allowed for this run.
-    allowed: HashSet<String>,
-    /// Questions asked so far (each needs a key of its own).
-    asked: u32,
     /// How long one request may take ([`REQUEST_TIMEOUT`] but in tests).
     timeout: Duration,
     /// The request being sent ("POST url"), from the moment it goes on the wire until its
@@ -202,11 +197,10 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// A way out for the run of `ctx`, sending `headers` with every request, each request
-    /// within `timeout`. Errors: the HTTP client cannot be built.
+    /// A way out for a run allowed what `permission` says, sending `headers` with every
+    /// request, each request within `timeout`. Errors: the HTTP client cannot be built.
     pub fn new(
-        ctx: TaskContext,
-        policy: Arc<HttpPolicy>,
+        permission: Permission,
         lookup: Lookup,
         headers: Vec<(String, String)>,
         timeout: Duration,
@@ -218,84 +212,25 @@ impl Reach {
                 .timeout(timeout),
         )?;
         Ok(Reach {
-            ctx,
-            policy,
+            permission,
             dests,
             http,
             headers,
-            allowed: HashSet::new(),
-            asked: 0,
             timeout,
             in_flight: None,
         })
     }
 
-    /// True when `dest` may be reached without asking: it is public, or this run or the
-    /// policy allowed its authority.
-    fn may_reach(&self, dest: &Destination) -> bool {
-        if dest.near.is_none() {
-            return true;
-        }
-        let authority = dest.authority();
-        self.allowed.contains(&authority) || self.policy.allows(self.ctx.principal(), &authority)
-    }
-
-    /// Resolves `url`, makes sure its destination may be reached (asking the human about a
-    /// private one: `what` says which request it is for), and pins it for the connection.
+    /// Resolves `url`, makes sure the request may be sent there ([`Permission::clear`]: the
+    /// human may be asked; `what` says which request it is), and pins it for the connection.
     async fn check(&mut self, url: &Url, what: &str) -> Result<(), Failure> {
         let dest = self
             .dests
             .resolve(url)
             .await
             .map_err(|e| Failure::Unsent(scrub(e, url)))?;
-        if !self.may_reach(&dest) {
-            self.ask(&dest, what).await?;
-        }
+        self.permission.clear(&dest, url, what).await?;
         self.dests.pin(&dest);
-        Ok(())
-    }
-
-    /// Asks the human whether this task may reach the near destination `dest`; an accept
-    /// allows it for the rest of the run ("always allow": for the principal, in the policy).
-    async fn ask(&mut self, dest: &Destination, what: &str) -> Result<(), Failure> {
-        let (authority, principal) = (dest.authority(), self.ctx.principal().to_string());
-        let Some((ip, nearness)) = dest.near else {
-            return Ok(());
-        };
-        self.asked += 1;
-        let key = match self.asked {
-            1 => ALLOW_PRIVATE_KEY.to_string(),
-            n => format!("{ALLOW_PRIVATE_KEY}-{n}"),
-        };
-        let question = format!(
-            "Allow this task to reach {authority} ({ip}, {nearness})?\n\n\
-             {principal} asked wait_for_http_job to send {what}. The response goes back to {principal}."
-        );
-        let schema = json!({"type": "object", "properties": {
-            "alwaysAllow": {"type": "boolean", "title": format!("Always allow {principal} to reach {authority}"), "default": false}
-        }});
-        let answer = self
-            .ctx
-            .elicit_human(&key, &question, schema)
-            .await
-            .map_err(|e| Failure::End(e.into()))?;
-        if answer.get("action").and_then(Value::as_str) != Some("accept") {
-            return Err(Failure::End(tool_error(
-                format!(
-                    "The human did not allow this task to reach {authority} ({ip}, {nearness}): {what} was not sent."
-                ),
-                json!({"refused": authority, "ip": ip, "request": what}),
-            )));
-        }
-        if answer
-            .pointer("/content/alwaysAllow")
-            .and_then(Value::as_bool)
-            == Some(true)
-            && let Err(e) = self.policy.allow(&principal, &authority)
-        {
-            tracing::warn!("cannot save the HTTP policy: {e}");
-        }
-        self.allowed.insert(authority);
         Ok(())
     }
 
@@ -406,11 +341,14 @@ impl Reach {
                 .resolve(&target.url)
                 .await
                 .map_err(|e| format!("not sent: {}", scrub(e, &target.url)))?;
-            if let (false, Some((ip, how))) = (self.may_reach(&dest), dest.near) {
-                return Err(format!(
-                    "not sent: {} ({ip}, {how}) was not allowed",
-                    dest.authority()
-                ));
+            if !self.permission.may_reach(&dest, &target.url) {
+                return Err(match dest.near {
+                    Some((ip, how)) => format!(
+                        "not sent: {} ({ip}, {how}) was not allowed",
+                        dest.authority()
+                    ),
+                    None => "not sent: the job was not allowed".to_string(),
+                });
             }
             self.dests.pin(&dest);
             let mut req = self.http.delete(target.url.clone());

@@ -22,8 +22,11 @@ use serde_json::{Value, json};
 use super::{
     arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
-    policy::CommandPolicy,
     process::{Ended, describe_exit, read_lines, wait_or_stop},
+};
+use crate::policy::{
+    Decision, Policy, PolicyCall, TASKDECK_SERVER, ToolHints,
+    question::{always_allow, approval_schema, approved, declined_reason},
 };
 use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
@@ -79,13 +82,15 @@ impl RunCommandArguments {
 /// The `run_command` tool.
 pub struct RunCommand {
     descriptor: ToolDescriptor,
-    policy: Arc<CommandPolicy>,
+    policy: Arc<Policy>,
     log_dir: PathBuf,
 }
 
 impl RunCommand {
-    /// The tool; the policy lives in `config_dir`, logs in `data_dir/logs`.
-    pub fn new(config_dir: &std::path::Path, data_dir: &std::path::Path) -> RunCommand {
+    /// The tool, asking `policy` (rules for server `taskdeck`, tool `run_command`, arguments
+    /// `command` (the line) and `cwd` (the directory it runs in, resolved)); logs in
+    /// `data_dir/logs`.
+    pub fn new(policy: Arc<Policy>, data_dir: &std::path::Path) -> RunCommand {
         RunCommand {
             descriptor: ToolDescriptor {
                 name: NAME.into(),
@@ -99,16 +104,32 @@ impl RunCommand {
                 resumable: false,
                 agent_callable: true,
             },
-            policy: Arc::new(CommandPolicy::new(config_dir)),
+            policy,
             log_dir: super::output::log_dir(data_dir),
         }
     }
 }
 
-fn declined(line: &str) -> Outcome {
+/// The result when the human declined: a tool error with their reason, if they gave one.
+fn declined(line: &str, reason: Option<&str>) -> Outcome {
+    let text = match reason {
+        Some(r) => {
+            format!("The human declined to run `{line}`; it was not started. Their reason: {r}")
+        }
+        None => format!("The human declined to run `{line}`; it was not started."),
+    };
     Outcome::Completed(json!({
-        "content": [{"type": "text", "text": format!("The human declined to run `{line}`; it was not started.")}],
-        "structuredContent": {"declined": true, "command": line},
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"declined": true, "command": line, "reason": reason},
+        "isError": true
+    }))
+}
+
+/// The result when a `deny` rule refuses the command (`why`: "rule r-5f2c0a1b").
+fn refused(line: &str, why: &str) -> Outcome {
+    Outcome::Completed(json!({
+        "content": [{"type": "text", "text": format!("`{line}` was not started: the policy denies it ({why}).")}],
+        "structuredContent": {"denied": true, "command": line, "policy": why},
         "isError": true
     }))
 }
@@ -160,7 +181,11 @@ impl TaskTool for RunCommand {
             // policy checks and the command runs in the resolved directory.
             let cwd = arguments.cwd.as_deref().filter(|c| !c.is_empty()).map(|c| {
                 let dir = PathBuf::from(c);
-                let dir = if dir.is_relative() { std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir)) } else { dir };
+                let dir = if dir.is_relative() {
+                    std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir))
+                } else {
+                    dir
+                };
                 dir.canonicalize().unwrap_or(dir)
             });
             // Nothing to approve when the directory is missing: `execute` says so without running.
@@ -178,12 +203,29 @@ impl TaskTool for RunCommand {
             };
             let env = arguments.env_additions();
             // The policy only waves through a plain command: no extra environment, and no shell
-            // syntax that could chain or substitute other commands behind an allowed prefix.
-            let plain = env.is_none() && !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
+            // syntax that could chain or substitute other commands behind an allowed prefix
+            // (then only a rule naming this exact line matches).
+            let plain = !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
             // The policy is checked against the directory the command will run in.
-            let run_dir = cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
-            let allowed = env.is_none() && policy.allowing_pattern(ctx.principal(), &line, &run_dir, plain).is_some();
-            if !allowed {
+            let run_dir = cwd
+                .clone()
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_default();
+            let run_dir = run_dir.canonicalize().unwrap_or(run_dir);
+            let policed = json!({"command": line, "cwd": run_dir.display().to_string()});
+            let call = PolicyCall {
+                principal: ctx.principal(),
+                server: TASKDECK_SERVER,
+                tool: NAME,
+                arguments: &policed,
+                hints: ToolHints::default(),
+            };
+            let verdict = policy.decide_exact(&call, if plain { &[] } else { &["command"] });
+            if verdict.decision == Decision::Deny {
+                return refused(&line, &verdict.reason);
+            }
+            // Extra environment always asks: it can change what an allowed command does.
+            if verdict.decision != Decision::Allow || env.is_some() {
                 let env_text = env.map_or(String::new(), |e| {
                     let pairs: Vec<String> = e
                         .iter()
@@ -204,20 +246,27 @@ impl TaskTool for RunCommand {
                     ctx.principal(),
                     super::process::shown_script(&line)
                 );
-                let schema = json!({"type": "object", "properties": {
-                    "alwaysAllow": {"type": "boolean", "title": format!("Always allow this exact command in this directory for {}", ctx.principal()), "default": false}
-                }});
-                let answer = match ctx.elicit_human("approve-command", &question, schema).await {
+                let always = format!(
+                    "Always allow this exact command in this directory for {}",
+                    ctx.principal()
+                );
+                let answer = match ctx
+                    .elicit_human("approve-command", &question, approval_schema(&always))
+                    .await
+                {
                     Ok(answer) => answer,
                     Err(e) => return e.into(),
                 };
-                if answer.get("action").and_then(Value::as_str) != Some("accept") {
-                    return declined(&line);
+                if !approved(&answer) {
+                    return declined(&line, declined_reason(&answer));
                 }
-                if answer.pointer("/content/alwaysAllow").and_then(Value::as_bool) == Some(true)
-                    && let Err(e) = policy.allow_exact(ctx.principal(), &line, &run_dir)
-                {
-                    tracing::warn!("cannot save the command policy: {e}");
+                if always_allow(&answer) {
+                    let note = format!("always allow, from task {}", ctx.task_id());
+                    if let Err(e) =
+                        policy.allow_always(ctx.principal(), TASKDECK_SERVER, NAME, &policed, &note)
+                    {
+                        tracing::warn!("cannot save the policy: {e}");
+                    }
                 }
             }
             execute(ctx, arguments, line, cwd, log_path).await

@@ -94,7 +94,8 @@ fn engine_with_all_tools(dir: &std::path::Path) -> Engine {
         EngineConfig::default(),
         crate::adapters::wire::task_error_object,
     );
-    super::register_all(&engine, true, dir, dir);
+    let policy = std::sync::Arc::new(crate::policy::Policy::new(dir));
+    super::register_all(&engine, true, policy, dir);
     engine
 }
 

@@ -10,16 +10,18 @@
 //! `DELETE` to the monitor, with the headers its polls carry, and records how that went in the
 //! task's timeline (or, before there is a monitor, whether the first request was in flight).
 //!
-//! An agent must not use Taskdeck to read services only this machine can reach: every request
-//! goes through [`Reach`], which resolves and checks each destination first (a private one, or
-//! one of this machine's own addresses, only once the human allowed it: a question only the
-//! human can answer, key `allow-private-network`, then `-2`, `-3`, ... for further hosts;
-//! "always allow" records it in `<config dir>/http-policy.json`, [`HttpPolicy`]), connects to
-//! the addresses it checked, and sends the agent's credentials only to the agent's origin.
+//! Taskdeck sends nothing on an agent's word alone: the call comes under the policy
+//! ([`crate::policy`]; by default the human is asked before the first request, key `approve`),
+//! and every request goes through [`Reach`], which resolves and checks each destination first
+//! (a private one, or one of this machine's own addresses, only with a rule naming its host or
+//! the human's allowance: [`super::http_permission`]), connects to the addresses it checked,
+//! and sends the agent's credentials only to the agent's origin.
 
 mod answer;
 mod arguments;
 mod exchange;
+#[cfg(test)]
+mod policy_tests;
 mod poll;
 mod start;
 mod status;
@@ -28,7 +30,7 @@ mod test_service;
 #[cfg(test)]
 mod tests;
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use futures::{FutureExt, future::BoxFuture};
 use reqwest::Url;
@@ -37,9 +39,10 @@ use serde_json::{Value, json};
 use super::{
     arguments::{input_schema, parse, parse_for_run},
     destination::{Lookup, system_lookup},
-    http_policy::HttpPolicy,
+    http_permission::{Permission, policed_arguments},
     http_reach::{REQUEST_TIMEOUT, Reach, Target},
 };
+use crate::policy::{Decision, Policy, PolicyCall, TASKDECK_SERVER, ToolHints};
 use status::Status;
 use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
@@ -55,33 +58,38 @@ const NAME: &str = "wait_for_http_job";
 pub const MIN_POLL_MS: u64 = 1000;
 /// The key of the first question about a private destination (later ones add `-2`, `-3`, ...).
 pub const ALLOW_PRIVATE_KEY: &str = "allow-private-network";
+/// The key of the approval of the call, asked before its first request when the policy says
+/// `ask` (the default).
+pub const APPROVE_KEY: &str = "approve";
 
 /// The `wait_for_http_job` tool.
 pub struct WaitForHttpJob {
     descriptor: ToolDescriptor,
-    policy: Arc<HttpPolicy>,
+    policy: Arc<Policy>,
     lookup: Lookup,
     /// How long one request may take: [`REQUEST_TIMEOUT`] (shorter in tests).
     request_timeout: Duration,
 }
 
 impl WaitForHttpJob {
-    /// The tool; its policy for private destinations is `<config_dir>/http-policy.json`.
-    pub fn new(config_dir: &Path) -> WaitForHttpJob {
-        WaitForHttpJob::with_lookup(config_dir, system_lookup())
+    /// The tool, asking `policy` (server `taskdeck`, tool `wait_for_http_job`, arguments
+    /// as [`policed_arguments`] gives them).
+    pub fn new(policy: Arc<Policy>) -> WaitForHttpJob {
+        WaitForHttpJob::with_lookup(policy, system_lookup())
     }
 
     /// Like [`WaitForHttpJob::new`], resolving host names with `lookup` (a test gives names
     /// the addresses it wants).
-    pub fn with_lookup(config_dir: &Path, lookup: Lookup) -> WaitForHttpJob {
+    pub fn with_lookup(policy: Arc<Policy>, lookup: Lookup) -> WaitForHttpJob {
         WaitForHttpJob {
             descriptor: ToolDescriptor {
                 name: NAME.into(),
                 title: Some("Wait for an HTTP long-running operation".into()),
                 description: "Start an HTTP operation (POST/GET url) or follow an existing status monitor (monitor), poll it \
                     at the interval the server asks (Retry-After) until it finishes, and return its final representation. \
-                    Cancelling the task sends DELETE to the monitor. A destination on a private network (loopback, \
-                    LAN, link-local) or on this machine is reached only once the human allows it. Responses over 1 MiB \
+                    Cancelling the task sends DELETE to the monitor. The human approves the request first unless their \
+                    policy allows it for you; a destination on a private network (loopback, LAN, link-local) or on this \
+                    machine needs a policy rule naming its host, or the human's allowance. Responses over 1 MiB \
                     fail the task."
                     .into(),
                 input_schema: input_schema::<WaitForHttpJobArguments>(),
@@ -89,7 +97,7 @@ impl WaitForHttpJob {
                 resumable: false,
                 agent_callable: true,
             },
-            policy: Arc::new(HttpPolicy::new(config_dir)),
+            policy,
             lookup,
             request_timeout: REQUEST_TIMEOUT,
         }
@@ -139,6 +147,7 @@ impl TaskTool for WaitForHttpJob {
             self.request_timeout,
         );
         async move {
+            let given = arguments.clone();
             let arguments: WaitForHttpJobArguments = match parse_for_run(NAME, arguments) {
                 Ok(a) => a,
                 Err(outcome) => return outcome,
@@ -157,8 +166,31 @@ impl TaskTool for WaitForHttpJob {
                     );
                 }
             };
+            let policed = policed_arguments(&given, &first.url);
+            let verdict = policy.decide(&PolicyCall {
+                principal: ctx.principal(),
+                server: TASKDECK_SERVER,
+                tool: NAME,
+                arguments: &policed,
+                hints: ToolHints::default(),
+            });
+            if verdict.decision == Decision::Deny {
+                return tool_error(
+                    format!(
+                        "Nothing was sent: the policy denies this request ({}).",
+                        verdict.reason
+                    ),
+                    json!({"denied": true, "policy": verdict.reason}),
+                );
+            }
+            let permission = Permission::new(
+                ctx.clone(),
+                policy,
+                policed,
+                verdict.decision == Decision::Allow,
+            );
             let headers = arguments.header_pairs();
-            let mut reach = match Reach::new(ctx.clone(), policy, lookup, headers, timeout) {
+            let mut reach = match Reach::new(permission, lookup, headers, timeout) {
                 Ok(r) => r,
                 Err(e) => {
                     return Outcome::Failed(TaskFailure::tool(

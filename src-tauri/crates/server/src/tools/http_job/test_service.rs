@@ -11,7 +11,8 @@ use std::{
 use futures::FutureExt as _;
 use serde_json::{Value, json};
 
-use super::{ALLOW_PRIVATE_KEY, WaitForHttpJob};
+use super::WaitForHttpJob;
+use crate::policy::{Decision, Policy, Rule};
 use taskdeck_engine::{
     Engine, EngineConfig, Principal, TaskRecord, TaskStatus,
     feed::ChangeFeed,
@@ -79,7 +80,8 @@ pub(super) async fn engine(dir: &std::path::Path, timeout: Duration) -> Engine {
         }
         .boxed()
     });
-    let tool = WaitForHttpJob::with_lookup(dir, lookup).with_request_timeout(timeout);
+    let policy = Arc::new(Policy::new(dir));
+    let tool = WaitForHttpJob::with_lookup(policy, lookup).with_request_timeout(timeout);
     engine.register_tool(Arc::new(tool));
     engine.start().await.unwrap();
     engine
@@ -106,23 +108,44 @@ pub(super) async fn wait_until(
     }
 }
 
-/// The question the task asks, once it asks.
-pub(super) async fn question(engine: &Engine, id: &str) -> String {
+/// The key and text of the question the task asks, once it asks.
+pub(super) async fn asked(engine: &Engine, id: &str) -> (String, String) {
     let t = wait_until(engine, id, |t| t.status == TaskStatus::InputRequired).await;
-    t.input_requests[ALLOW_PRIVATE_KEY]["params"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    let (key, request) = t.input_requests.iter().next().unwrap();
+    let text = request["params"]["message"].as_str().unwrap().to_string();
+    (key.clone(), text)
 }
 
+/// The text of the question the task asks, once it asks.
+pub(super) async fn question(engine: &Engine, id: &str) -> String {
+    asked(engine, id).await.1
+}
+
+/// Answers the question the task asks with `action`.
 pub(super) async fn answer(engine: &Engine, id: &str, action: &str) {
+    let (key, _) = asked(engine, id).await;
     let mut responses = serde_json::Map::new();
-    responses.insert(ALLOW_PRIVATE_KEY.into(), json!({"action": action}));
+    responses.insert(key.clone(), json!({"action": action}));
     let report = engine
         .answer(&Principal::admin(), id, responses)
         .await
         .unwrap();
-    assert_eq!(report.accepted, [ALLOW_PRIVATE_KEY]);
+    assert_eq!(report.accepted, [key]);
+}
+
+/// Lets principal `agent` reach `authority` (`host:port`) in `dir`'s policy: a rule naming it.
+pub(super) fn allow(dir: &std::path::Path, authority: &str) {
+    let rule = Rule {
+        id: String::new(),
+        principal: "agent".into(),
+        server: "taskdeck".into(),
+        tool: "wait_for_http_job".into(),
+        arguments: [("url".to_string(), format!("http://{authority}/*"))].into(),
+        decision: Decision::Allow,
+        note: None,
+        created_at_ms: None,
+    };
+    Policy::new(dir).append(rule).unwrap();
 }
 
 pub(super) async fn result(engine: &Engine, id: &str) -> Value {
@@ -137,8 +160,6 @@ pub(super) async fn allowed_service(dir: &std::path::Path, app: axum::Router) ->
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let authority = listener.local_addr().unwrap().to_string();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    super::HttpPolicy::new(dir)
-        .allow("agent", &authority)
-        .unwrap();
+    allow(dir, &authority);
     format!("http://{authority}")
 }

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use super::{
     super::http_reach::REQUEST_TIMEOUT,
     WaitForHttpJob,
-    test_service::{allowed_service, answer, engine, local_server, question, result, wait_until},
+    test_service::{
+        allow, allowed_service, answer, engine, local_server, question, result, wait_until,
+    },
 };
 use taskdeck_engine::{Principal, TaskStatus};
 
@@ -57,9 +59,7 @@ async fn a_redirect_to_another_private_destination_is_asked_about_again() {
     let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
     let (port, seen) = local_server().await;
     // The first destination is allowed by the policy; the redirect's is not.
-    super::HttpPolicy::new(dir.path())
-        .allow("agent", &format!("127.0.0.1:{port}"))
-        .unwrap();
+    allow(dir.path(), &format!("127.0.0.1:{port}"));
     let agent = Principal::named("agent");
     let start = |path: &str| {
         let args = json!({"url": format!("http://127.0.0.1:{port}{path}"), "body": {"n": 1},
@@ -217,9 +217,7 @@ async fn a_cancel_records_a_delete_that_failed() {
     let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let authority = listener.local_addr().unwrap().to_string();
-    super::HttpPolicy::new(dir.path())
-        .allow("agent", &authority)
-        .unwrap();
+    allow(dir.path(), &authority);
     // One poll: "running", next poll in a minute; then the listener goes with the task.
     let server = tokio::spawn(async move {
         let (mut conn, _) = listener.accept().await.unwrap();
@@ -270,7 +268,7 @@ async fn a_cancel_records_a_delete_that_failed() {
 fn invalid_and_reserved_headers_are_refused_at_call_time() {
     use taskdeck_engine::TaskTool as _;
     let dir = tempfile::tempdir().unwrap();
-    let tool = WaitForHttpJob::new(dir.path());
+    let tool = WaitForHttpJob::new(Arc::new(crate::policy::Policy::new(dir.path())));
     let with = |headers: Value| json!({"url": "http://example.com/ops", "headers": headers});
     for (headers, why) in [
         (json!({"Bad Header": "1"}), "is not a valid header name"),

@@ -1,0 +1,159 @@
+//! `<config dir>/policy.json` on disk: `{"rules": [Rule, ...]}`, read again whenever its
+//! modification time or length changed (so a human's edits apply at once, and an unchanged file
+//! is not parsed on every call), and written whole (a temporary file renamed over it) under a
+//! lock. A file that is not valid is reported once per version, with its path and the problem,
+//! and holds no rules.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::SystemTime,
+};
+
+use serde::{Deserialize, Serialize};
+
+use super::rules::Rule;
+
+/// What `policy.json` holds.
+#[derive(Debug, Default, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyDocument {
+    /// The rules, first match wins.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+impl PolicyDocument {
+    /// Checks every rule ([`Rule::check`]) and that no two share an id. Errors: the first
+    /// problem, naming the rule's position (from 1).
+    pub fn check(&self) -> Result<(), String> {
+        for (i, rule) in self.rules.iter().enumerate() {
+            rule.check().map_err(|e| format!("rule {}: {e}", i + 1))?;
+            if self.rules[..i].iter().any(|r| r.id == rule.id) {
+                return Err(format!("rule {}: id {} is used twice", i + 1, rule.id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The file as last read: its stamp and what it held (or why it holds nothing).
+struct Loaded {
+    stamp: Option<(SystemTime, u64)>,
+    content: Arc<Result<PolicyDocument, String>>,
+}
+
+/// The policy file, cached by modification time and length.
+pub struct PolicyFile {
+    path: PathBuf,
+    cache: Mutex<Option<Loaded>>,
+    /// Held across read-change-write, so two writers never lose each other's change.
+    write_lock: Mutex<()>,
+}
+
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+impl PolicyFile {
+    /// The file at `path` (it need not exist).
+    pub fn new(path: PathBuf) -> PolicyFile {
+        PolicyFile {
+            path,
+            cache: Mutex::new(None),
+            write_lock: Mutex::new(()),
+        }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn parse(&self) -> Result<PolicyDocument, String> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(PolicyDocument::default());
+            }
+            Err(e) => return Err(format!("cannot be read: {e}")),
+        };
+        if text.trim().is_empty() {
+            return Ok(PolicyDocument::default());
+        }
+        let mut doc: PolicyDocument =
+            serde_json::from_str(&text).map_err(|e| format!("is not a valid policy: {e}"))?;
+        // A hand-written rule may come without an id: it gets one for as long as the file is
+        // unchanged (a write stores it).
+        doc.rules.iter_mut().for_each(Rule::assign_id);
+        doc.check()?;
+        Ok(doc)
+    }
+
+    /// What the file holds now: its rules, or why it holds none (it is not valid JSON of the
+    /// policy's shape, or a rule is not valid). A missing or empty file holds no rules.
+    pub fn read(&self) -> Arc<Result<PolicyDocument, String>> {
+        let now = stamp(&self.path);
+        let mut cache = self.cache.lock().unwrap();
+        if let Some(loaded) = cache.as_ref()
+            && loaded.stamp == now
+            && now.is_some()
+        {
+            return loaded.content.clone();
+        }
+        let content = Arc::new(self.parse());
+        if let Err(problem) = content.as_ref() {
+            tracing::warn!(
+                "the policy file {} {problem}; no rule of it applies (every call gets its default) until it is fixed",
+                self.path.display()
+            );
+        }
+        *cache = Some(Loaded {
+            stamp: now,
+            content: content.clone(),
+        });
+        content
+    }
+
+    /// Applies `change` to the rules and writes the file (pretty JSON, via a temporary file
+    /// renamed over it; the directory is created when missing). Errors: the file is not valid
+    /// now (a human's file is never overwritten by a change to what could not be read), or it
+    /// cannot be written.
+    pub fn update<T>(&self, change: impl FnOnce(&mut PolicyDocument) -> T) -> std::io::Result<T> {
+        let _g = self.write_lock.lock().unwrap();
+        let mut doc = match self.read().as_ref() {
+            Ok(doc) => doc.clone(),
+            Err(problem) => {
+                return Err(std::io::Error::other(format!(
+                    "{} {problem}",
+                    self.path.display()
+                )));
+            }
+        };
+        let out = change(&mut doc);
+        self.write(&doc)?;
+        Ok(out)
+    }
+
+    /// Writes `doc` as the whole file, whatever it held. Errors: it cannot be written.
+    pub fn replace(&self, doc: &PolicyDocument) -> std::io::Result<()> {
+        let _g = self.write_lock.lock().unwrap();
+        self.write(doc)
+    }
+
+    fn write(&self, doc: &PolicyDocument) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = self.path.with_extension("json.tmp");
+        let mut bytes = serde_json::to_vec_pretty(doc)?;
+        bytes.push(b'\n');
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, &self.path)?;
+        // The next read parses what was written (a write within the same mtime tick and of the
+        // same length would otherwise look unchanged).
+        *self.cache.lock().unwrap() = None;
+        Ok(())
+    }
+}

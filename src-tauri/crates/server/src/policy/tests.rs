@@ -1,0 +1,267 @@
+//! The policy as its callers see it: first match wins, defaults, a broken file, "always
+//! allow", and the migration of the old per-tool files.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn call<'a>(principal: &'a str, server: &'a str, tool: &'a str, args: &'a Value) -> PolicyCall<'a> {
+    PolicyCall {
+        principal,
+        server,
+        tool,
+        arguments: args,
+        hints: ToolHints::default(),
+    }
+}
+
+fn write(dir: &Path, policy: Value) {
+    std::fs::write(dir.join(FILE_NAME), policy.to_string()).unwrap();
+}
+
+#[test]
+fn the_first_matching_rule_wins_and_edits_apply_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-1", "principal": "*", "server": "fs", "tool": "write_file",
+             "arguments": {"path": "/etc/*"}, "decision": "deny"},
+            {"id": "r-2", "principal": "claude-code", "server": "fs", "tool": "*", "decision": "allow"}
+        ]}),
+    );
+    let etc = json!({"path": "/etc/passwd"});
+    let home = json!({"path": "/home/me/x"});
+    let v = policy.decide(&call("claude-code", "fs", "write_file", &etc));
+    assert_eq!(
+        (v.decision, v.rule_id.as_deref(), v.reason.as_str()),
+        (Decision::Deny, Some("r-1"), "rule r-1")
+    );
+    let v = policy.decide(&call("claude-code", "fs", "write_file", &home));
+    assert_eq!(
+        (v.decision, v.rule_id.as_deref()),
+        (Decision::Allow, Some("r-2"))
+    );
+    let v = policy.decide(&call("codex", "fs", "write_file", &home));
+    assert_eq!((v.decision, v.rule_id), (Decision::Ask, None));
+
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-3", "principal": "codex", "server": "fs", "tool": "*", "decision": "allow", "note": "longer than before"}
+        ]}),
+    );
+    let v = policy.decide(&call("codex", "fs", "write_file", &home));
+    assert_eq!(
+        v.rule_id.as_deref(),
+        Some("r-3"),
+        "the edit applies at once"
+    );
+}
+
+#[test]
+fn defaults_come_from_annotations_and_taskdecks_own_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    let args = json!({});
+    let mut read = call("a", "fs", "read_file", &args);
+    read.hints.read_only = Some(true);
+    let v = policy.decide(&read);
+    assert_eq!(
+        (v.decision, v.reason.as_str()),
+        (Decision::Allow, "default: readOnlyHint")
+    );
+    let mut write = call("a", "fs", "write_file", &args);
+    write.hints.destructive = Some(true);
+    assert_eq!(policy.decide(&write).decision, Decision::Ask);
+    assert_eq!(
+        policy.decide(&call("a", "fs", "x", &args)).decision,
+        Decision::Ask
+    );
+    let mut run = call("a", TASKDECK_SERVER, "run_command", &args);
+    run.hints.read_only = Some(true);
+    assert_eq!(policy.decide(&run).decision, Decision::Ask);
+    let http = call("a", TASKDECK_SERVER, "wait_for_http_job", &args);
+    assert_eq!(policy.decide(&http).decision, Decision::Ask);
+}
+
+#[test]
+fn a_malformed_file_allows_no_more_than_the_defaults_and_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    // The first rule would allow everything, the second is broken: nothing of the file applies.
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-1", "principal": "*", "server": "*", "tool": "*", "decision": "allow"},
+            {"id": "r-2", "principal": "*", "server": "*", "tool": "*", "decision": "maybe"}
+        ]}),
+    );
+    let args = json!({});
+    let v = policy.decide(&call("a", "fs", "write_file", &args));
+    assert_eq!((v.decision, v.rule_id), (Decision::Ask, None));
+    assert!(policy.rules().unwrap_err().contains("not a valid policy"));
+    let before = std::fs::read_to_string(policy.path()).unwrap();
+    assert!(
+        policy
+            .allow_always("a", "fs", "write_file", &args, "")
+            .is_err()
+    );
+    assert_eq!(std::fs::read_to_string(policy.path()).unwrap(), before);
+    std::fs::write(policy.path(), "{not json").unwrap();
+    assert_eq!(
+        policy.decide(&call("a", "fs", "x", &args)).decision,
+        Decision::Ask
+    );
+}
+
+#[test]
+fn always_allow_writes_one_narrow_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    let args = json!({"path": "/tmp/a[1].txt", "mode": 5});
+    let id = policy
+        .allow_always(
+            "claude-code",
+            "fs",
+            "write_file",
+            &args,
+            "always allow, from task T",
+        )
+        .unwrap();
+    assert!(id.starts_with("r-"), "{id}");
+    assert_eq!(
+        policy
+            .allow_always("claude-code", "fs", "write_file", &args, "again")
+            .unwrap(),
+        id,
+        "an equal rule is not added twice"
+    );
+    let v = policy.decide(&call("claude-code", "fs", "write_file", &args));
+    assert_eq!(
+        (v.decision, v.rule_id.as_deref()),
+        (Decision::Allow, Some(id.as_str()))
+    );
+    let other = json!({"path": "/tmp/a1.txt", "mode": 5});
+    assert_eq!(
+        policy
+            .decide(&call("claude-code", "fs", "write_file", &other))
+            .decision,
+        Decision::Ask
+    );
+    assert_eq!(
+        policy
+            .decide(&call("codex", "fs", "write_file", &args))
+            .decision,
+        Decision::Ask
+    );
+    let rules = policy.rules().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].note.as_deref(), Some("always allow, from task T"));
+    assert!(policy.remove(&id).unwrap());
+    assert!(!policy.remove(&id).unwrap());
+    assert!(policy.rules().unwrap().is_empty());
+}
+
+#[test]
+fn replace_checks_every_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    let rule: Rule = serde_json::from_value(
+        json!({"principal": "*", "server": "fs", "tool": "*", "decision": "deny"}),
+    )
+    .unwrap();
+    let stored = policy.replace(vec![rule.clone()]).unwrap();
+    assert!(stored[0].id.starts_with("r-"));
+    let mut twice = stored.clone();
+    twice.push(stored[0].clone());
+    let e = policy.replace(twice).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(policy.rules().unwrap(), stored, "nothing written");
+}
+
+#[test]
+fn a_private_host_needs_a_rule_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-1", "principal": "a", "server": "taskdeck", "tool": "wait_for_http_job",
+             "arguments": {"url": "http://127.0.0.1:8080/*"}, "decision": "allow"},
+            {"id": "r-2", "principal": "*", "server": "taskdeck", "tool": "wait_for_http_job", "decision": "allow"}
+        ]}),
+    );
+    let named = json!({"url": "http://127.0.0.1:8080/ops"});
+    let other = json!({"url": "http://127.0.0.1:9090/ops"});
+    let tool = "wait_for_http_job";
+    assert!(policy.allows_host(&call("a", TASKDECK_SERVER, tool, &named), "127.0.0.1"));
+    assert!(
+        !policy.allows_host(&call("a", TASKDECK_SERVER, tool, &other), "127.0.0.1"),
+        "a broad rule does not do"
+    );
+    assert!(!policy.allows_host(&call("b", TASKDECK_SERVER, tool, &named), "127.0.0.1"));
+    assert_eq!(
+        policy
+            .decide(&call("b", TASKDECK_SERVER, tool, &named))
+            .decision,
+        Decision::Allow
+    );
+}
+
+#[test]
+fn the_old_files_are_migrated_once_after_the_rules_already_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-kept", "principal": "*", "server": "fs", "tool": "*", "decision": "deny"}
+        ]}),
+    );
+    let commands =
+        json!({"allow": {"claude-code": ["cargo test *", {"command": "make", "cwd": app}]}});
+    std::fs::write(dir.path().join("command-policy.json"), commands.to_string()).unwrap();
+    let http = json!({"allowPrivate": {"agent": ["127.0.0.1:8080", "Build.LAN:80"]}});
+    std::fs::write(dir.path().join("http-policy.json"), http.to_string()).unwrap();
+
+    let policy = Policy::new(dir.path());
+    let rules = policy.rules().unwrap();
+    assert_eq!(rules[0].id, "r-kept");
+    assert_eq!(rules.len(), 1 + 2 + 3, "{rules:#?}");
+    assert!(!dir.path().join("command-policy.json").exists());
+    assert!(dir.path().join("command-policy.json.migrated").exists());
+    assert!(dir.path().join("http-policy.json.migrated").exists());
+
+    let run = |line: &str, cwd: &Path| {
+        let args =
+            json!({"command": line, "cwd": cwd.canonicalize().unwrap().display().to_string()});
+        policy
+            .decide(&call("claude-code", TASKDECK_SERVER, "run_command", &args))
+            .decision
+    };
+    assert_eq!(run("cargo test --all", dir.path()), Decision::Allow);
+    assert_eq!(run("make", &app), Decision::Allow);
+    assert_eq!(
+        run("make", dir.path()),
+        Decision::Ask,
+        "the cwd-bound rule holds only there"
+    );
+    let http_call = |url: &str, host: &str| {
+        let args = json!({"url": url});
+        policy.allows_host(
+            &call("agent", TASKDECK_SERVER, "wait_for_http_job", &args),
+            host,
+        )
+    };
+    assert!(http_call("http://127.0.0.1:8080/ops", "127.0.0.1"));
+    assert!(http_call("http://build.lan/x", "build.lan"));
+    assert!(!http_call("http://127.0.0.1:8081/ops", "127.0.0.1"));
+
+    // Again (a restored old file): the same rules are not added twice.
+    std::fs::write(dir.path().join("http-policy.json"), http.to_string()).unwrap();
+    let again = Policy::new(dir.path());
+    assert_eq!(again.rules().unwrap().len(), rules.len());
+}

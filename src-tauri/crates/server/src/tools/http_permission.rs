@@ -1,0 +1,209 @@
+//! What one `wait_for_http_job` run may reach, under the policy ([`crate::policy`]): the call
+//! itself needs the policy's `allow` or the human's approval (asked before the first request
+//! is sent, key `approve`, once its destination is resolved, so the question says when it is
+//! private), and every destination on a loopback, link-local or private network (or this
+//! machine), redirect hops and monitors included, needs a rule naming its host literally in
+//! `arguments.url`, or the human's allowance for this run (key `allow-private-network`, then
+//! `-2`, `-3`, ...). A `deny` rule matching any hop's URL ends the run.
+//!
+//! "Always allow" writes a rule for this principal and tool whose `url` pattern is the
+//! request's origin (`scheme://host:port/*`, the port left out when it is the scheme's
+//! default): the host is named literally, so the rule also covers a private destination.
+
+use std::{collections::HashSet, sync::Arc};
+
+use reqwest::Url;
+use serde_json::{Value, json};
+
+use super::{
+    destination::Destination,
+    http_job::{ALLOW_PRIVATE_KEY, APPROVE_KEY, tool_error},
+    http_reach::{Failure, shown},
+};
+use crate::policy::{
+    Decision, Policy, PolicyCall, Rule, TASKDECK_SERVER, ToolHints,
+    question::{always_allow, approval_schema, approved, declined_reason},
+    rules::exact,
+};
+use taskdeck_engine::TaskContext;
+
+/// The tool's name in rules.
+const TOOL: &str = "wait_for_http_job";
+
+/// The arguments the policy sees for a run: the agent's, without `headers` (they may hold
+/// credentials) and `monitor`, with `url` set to the URL the run starts at (its `url` or its
+/// `monitor`) as it is sent (`Url`'s form: lowercase host, the scheme's default port left out).
+pub fn policed_arguments(arguments: &Value, first: &Url) -> Value {
+    let mut policed = arguments.clone();
+    if let Some(map) = policed.as_object_mut() {
+        map.remove("headers");
+        map.remove("monitor");
+        map.insert("url".into(), Value::String(first.to_string()));
+    }
+    policed
+}
+
+/// The permissions of one run.
+pub struct Permission {
+    ctx: TaskContext,
+    policy: Arc<Policy>,
+    /// [`policed_arguments`] of the run.
+    arguments: Value,
+    /// False until the policy or the human allowed the call.
+    approved: bool,
+    /// Near authorities (`host:port`) the human allowed for this run.
+    allowed: HashSet<String>,
+    /// Questions about near destinations asked so far (each needs a key of its own).
+    asked: u32,
+}
+
+impl Permission {
+    /// The permissions of the run of `ctx` with `arguments` ([`policed_arguments`]), `approved`
+    /// when the policy allowed the call.
+    pub fn new(
+        ctx: TaskContext,
+        policy: Arc<Policy>,
+        arguments: Value,
+        approved: bool,
+    ) -> Permission {
+        Permission {
+            ctx,
+            policy,
+            arguments,
+            approved,
+            allowed: HashSet::new(),
+            asked: 0,
+        }
+    }
+
+    fn call_for<'a>(&'a self, arguments: &'a Value) -> PolicyCall<'a> {
+        PolicyCall {
+            principal: self.ctx.principal(),
+            server: TASKDECK_SERVER,
+            tool: TOOL,
+            arguments,
+            hints: ToolHints::default(),
+        }
+    }
+
+    /// The policed arguments with `url` set to `url`.
+    fn at(&self, url: &Url) -> Value {
+        let mut args = self.arguments.clone();
+        args["url"] = Value::String(url.to_string());
+        args
+    }
+
+    /// True when `dest` (where `url` leads) may be reached without asking: the call was
+    /// allowed, and `dest` is public, or this run or a rule naming its host allowed it.
+    pub fn may_reach(&self, dest: &Destination, url: &Url) -> bool {
+        if !self.approved {
+            return false;
+        }
+        if dest.near.is_none() || self.allowed.contains(&dest.authority()) {
+            return true;
+        }
+        let host = url.host_str().unwrap_or_default();
+        self.policy.allows_host(&self.call_for(&self.at(url)), host)
+    }
+
+    /// Makes sure the request `what` to `url`, whose destination is `dest`, may be sent:
+    /// refused by a `deny` rule; else asked about when the call is not approved yet or the
+    /// destination is near and not allowed. Errors: [`Failure::End`] with the refusal (the
+    /// human's reason included) or the engine's error.
+    pub async fn clear(
+        &mut self,
+        dest: &Destination,
+        url: &Url,
+        what: &str,
+    ) -> Result<(), Failure> {
+        let at = self.at(url);
+        let verdict = self.policy.decide(&self.call_for(&at));
+        if verdict.decision == Decision::Deny {
+            return Err(Failure::End(tool_error(
+                format!(
+                    "{what} was not sent: the policy denies it ({}).",
+                    verdict.reason
+                ),
+                json!({"url": shown(url), "denied": true, "policy": verdict.reason}),
+            )));
+        }
+        if self.may_reach(dest, url) {
+            return Ok(());
+        }
+        let principal = self.ctx.principal().to_string();
+        let origin = url.origin().ascii_serialization();
+        let near = dest.near.map(|(ip, how)| (dest.authority(), ip, how));
+        let (key, question) = match (&near, self.approved) {
+            (Some((authority, ip, how)), approved) => {
+                let key = match approved {
+                    false => APPROVE_KEY.to_string(),
+                    true => {
+                        self.asked += 1;
+                        match self.asked {
+                            1 => ALLOW_PRIVATE_KEY.to_string(),
+                            n => format!("{ALLOW_PRIVATE_KEY}-{n}"),
+                        }
+                    }
+                };
+                (
+                    key,
+                    format!(
+                        "Allow this task to reach {authority} ({ip}, {how})?\n\n\
+                     {principal} asked wait_for_http_job to send {what}. The response goes back to {principal}."
+                    ),
+                )
+            }
+            (None, _) => (
+                APPROVE_KEY.to_string(),
+                format!(
+                    "Allow {principal} to send {what}?\n\n\
+                 wait_for_http_job sends it from this machine and follows the operation it starts; \
+                 the responses go back to {principal}."
+                ),
+            ),
+        };
+        let title = format!("Always allow {principal} to send requests to {origin}");
+        let answer = self
+            .ctx
+            .elicit_human(&key, &question, approval_schema(&title))
+            .await
+            .map_err(|e| Failure::End(e.into()))?;
+        if !approved(&answer) {
+            let reason = declined_reason(&answer);
+            let because = reason.map_or(String::new(), |r| format!(" Their reason: {r}"));
+            let (text, data) = match &near {
+                Some((authority, ip, how)) => (
+                    format!(
+                        "The human did not allow this task to reach {authority} ({ip}, {how}): {what} was not sent.{because}"
+                    ),
+                    json!({"refused": authority, "ip": ip, "request": what, "reason": reason}),
+                ),
+                None => (
+                    format!("The human declined: {what} was not sent.{because}"),
+                    json!({"declined": true, "request": what, "reason": reason}),
+                ),
+            };
+            return Err(Failure::End(tool_error(text, data)));
+        }
+        if always_allow(&answer) {
+            let rule = Rule {
+                id: String::new(),
+                principal: exact(&principal),
+                server: TASKDECK_SERVER.into(),
+                tool: TOOL.into(),
+                arguments: [("url".to_string(), format!("{}/*", exact(&origin)))].into(),
+                decision: Decision::Allow,
+                note: Some(format!("always allow, from task {}", self.ctx.task_id())),
+                created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
+            };
+            if let Err(e) = self.policy.append(rule) {
+                tracing::warn!("cannot save the policy: {e}");
+            }
+        }
+        self.approved = true;
+        if let Some((authority, ..)) = near {
+            self.allowed.insert(authority);
+        }
+        Ok(())
+    }
+}

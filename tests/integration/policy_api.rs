@@ -1,0 +1,205 @@
+//! The approval policy through `/v1/policy` on the real binary: admin only, rules checked,
+//! the old per-tool files migrated at start, and `run_command` deciding by the rules (a deny
+//! refuses at once naming the rule, an allow runs without asking, a decline's reason reaches
+//! the agent).
+
+use serde_json::{Value, json};
+
+use crate::harness::Server;
+
+/// `PUT /v1/policy` with `body` as `token`; status and JSON.
+async fn put(s: &Server, token: &str, body: Value) -> (reqwest::StatusCode, Value) {
+    let resp = s
+        .http
+        .put(s.url("/v1/policy"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// `DELETE /v1/policy/rules/{id}` as `token`; the status.
+async fn delete(s: &Server, token: &str, id: &str) -> u16 {
+    s.http
+        .delete(s.url(&format!("/v1/policy/rules/{id}")))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// `run_command` `command` as `token`; its taskId.
+async fn run(s: &Server, token: &str, command: &str) -> String {
+    s.call(token, "run_command", json!({"command": command}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_admin_reads_replaces_and_revokes_rules_and_no_one_else_does() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let (status, body) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!((status.as_u16(), body), (200, json!({"rules": []})));
+    let (status, body) = s.v1_get(Some(&agent), "/v1/policy").await;
+    assert_eq!(status, 403, "{body}");
+    let rules = json!({"rules": [
+        {"principal": "agent", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo *"}, "decision": "allow", "note": "echo is fine"},
+        {"id": "r-mine01", "principal": "*", "server": "fs", "tool": "write_*", "decision": "deny"}
+    ]});
+    assert_eq!(put(&s, &agent, rules.clone()).await.0, 403);
+    assert_eq!(delete(&s, &agent, "r-mine01").await, 403);
+    let (status, stored) = put(&s, &s.admin, rules).await;
+    assert_eq!(status, 200, "{stored}");
+    let first = stored["rules"][0]["id"].as_str().unwrap().to_string();
+    assert!(first.starts_with("r-"), "an id is given: {stored}");
+    assert_eq!(stored["rules"][1]["id"], "r-mine01");
+    let (_, listed) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(listed["rules"], stored["rules"]);
+    let on_disk: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.dir.join("cfg/policy.json")).unwrap())
+            .unwrap();
+    assert_eq!(on_disk["rules"], stored["rules"], "the file is the truth");
+
+    // Bad rules: 400 naming the problem, and nothing changes.
+    for bad in [
+        json!({"rules": [{"principal": "*", "server": "*", "tool": "*", "decision": "maybe"}]}),
+        json!({"rules": [{"principal": "", "server": "*", "tool": "*", "decision": "allow"}]}),
+        json!({"rules": [{"principal": "*", "server": "*", "tool": "[", "decision": "allow"}]}),
+        json!({"rules": [{"principal": "*", "server": "*", "tool": "*", "decision": "allow", "extra": 1}]}),
+        json!({"rules": [{"id": "r-a1", "principal": "*", "server": "*", "tool": "*", "decision": "allow"},
+                         {"id": "r-a1", "principal": "*", "server": "*", "tool": "*", "decision": "ask"}]}),
+        json!({"rules": "all"}),
+    ] {
+        let (status, problem) = put(&s, &s.admin, bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {problem}");
+        assert!(problem["detail"].as_str().is_some(), "{problem}");
+    }
+    assert_eq!(s.v1_get(Some(&s.admin), "/v1/policy").await.1, listed);
+
+    assert_eq!(delete(&s, &s.admin, &first).await, 204);
+    assert_eq!(delete(&s, &s.admin, &first).await, 404);
+    let (_, after) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(after["rules"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_malformed_file_is_reported_and_allows_nothing() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    std::fs::write(
+        s.dir.join("cfg/policy.json"),
+        r#"{"rules": [{"principal": "*", "server": "*", "tool": "*", "decision": "allow"}, {"oops": 1}]}"#,
+    )
+    .unwrap();
+    let (_, body) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(body["rules"], json!([]));
+    assert!(
+        body["problem"].as_str().unwrap().contains("policy.json"),
+        "{body}"
+    );
+    let id = run(&s, &agent, "echo hi").await;
+    s.wait_status(&s.admin, &id, "input_required").await;
+}
+
+#[tokio::test]
+async fn deny_refuses_allow_runs_and_a_declines_reason_reaches_the_agent() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    s.write_policy(json!([
+        {"id": "r-nodeploy", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "make deploy*"}, "decision": "deny"},
+        {"id": "r-echo", "principal": "agent", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo *"}, "decision": "allow"}
+    ]));
+    let id = run(&s, &agent, "make deploy").await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("rule r-nodeploy"), "{text}");
+
+    let id = run(&s, &agent, "echo waved through").await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 0, "{v}");
+
+    // Shell syntax behind an allowed prefix still asks; the human declines with a reason.
+    let id = run(&s, &agent, "echo hi; rm -rf /tmp/nothing-here").await;
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let schema = &waiting["inputRequests"]["approve-command"]["params"]["requestedSchema"];
+    assert_eq!(
+        schema["properties"]["reason"]["title"],
+        "Reason, if you decline"
+    );
+    s.answer(
+        &id,
+        "approve-command",
+        json!({"action": "decline", "content": {"reason": "no rm, please"}}),
+    )
+    .await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.ends_with("Their reason: no rm, please"), "{text}");
+
+    // "Always allow" writes a narrow rule, listed by /v1/policy.
+    let id = run(&s, &agent, "true && true").await;
+    s.wait_status(&s.admin, &id, "input_required").await;
+    s.answer(
+        &id,
+        "approve-command",
+        json!({"action": "accept", "content": {"alwaysAllow": true}}),
+    )
+    .await;
+    s.wait_status(&agent, &id, "completed").await;
+    let (_, listed) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    let written = listed["rules"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(written["arguments"]["command"], "true && true", "{written}");
+    assert_eq!(
+        (written["principal"].as_str(), written["decision"].as_str()),
+        (Some("agent"), Some("allow"))
+    );
+    assert!(written["arguments"]["cwd"].is_string(), "{written}");
+    let id = run(&s, &agent, "true && true").await;
+    let v = s
+        .wait_for(&s.admin, &id, "settled", |v| v["status"] != "working")
+        .await;
+    assert_eq!(v["status"], "completed", "no question the second time: {v}");
+}
+
+#[tokio::test]
+async fn the_old_policy_files_are_migrated_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("command-policy.json"),
+        json!({"allow": {"agent": ["echo migrated *"]}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        cfg.join("http-policy.json"),
+        json!({"allowPrivate": {"agent": ["127.0.0.1:8080"]}}).to_string(),
+    )
+    .unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let agent = s.token("agent");
+    assert!(cfg.join("command-policy.json.migrated").exists());
+    assert!(cfg.join("http-policy.json.migrated").exists());
+    assert!(!cfg.join("command-policy.json").exists());
+    let (_, listed) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    let rules = listed["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 2, "{listed}");
+    assert_eq!(rules[0]["tool"], "run_command");
+    assert_eq!(rules[1]["tool"], "wait_for_http_job");
+    assert_eq!(rules[1]["arguments"]["url"], "http*://127.0.0.1:8080/*");
+    let id = run(&s, &agent, "echo migrated fine").await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 0, "{v}");
+}

@@ -1,0 +1,160 @@
+// The Policies dialog (admin only): the approval policy's rules in order (first match wins),
+// each with its principal, server, tool, argument patterns, decision, note and creation time;
+// a rule can be moved up or down, or revoked; a small form adds one at the end. Reads and
+// writes /v1/policy (the server keeps the rules in policy.json). Rules and words live in
+// policies.js (unit-tested).
+
+import { h, clear, $ } from './dom.js';
+import { moveRule, ruleFromForm, describeArguments, createdText, ruleSummary } from './policies.js';
+
+let deps = null;
+let opener = null;
+/** The rules as last read or stored. */
+let rules = [];
+let busy = false;
+
+/**
+ * @param {{api: {get: Function, put: Function, del: Function}, announce: (text: string) => void}} d
+ */
+export function initPolicyDialog(d) {
+  deps = d;
+  const dialog = $('policy-dialog');
+  $('policy-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    add();
+  });
+  $('policy-close').addEventListener('click', () => dialog.close());
+  $('policy-x').addEventListener('click', () => dialog.close());
+  dialog.addEventListener('close', () => {
+    if (opener && opener.isConnected) opener.focus();
+    opener = null;
+  });
+}
+
+export function openPolicyDialog() {
+  const dialog = $('policy-dialog');
+  if (dialog.open) return;
+  opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+  showError(null);
+  dialog.showModal();
+  reload();
+}
+
+function showError(text) {
+  $('policy-error').textContent = text || '';
+  $('policy-error').hidden = !text;
+}
+
+function problemText(err) {
+  return err && err.problem && err.problem.detail ? err.problem.detail : err && err.message ? err.message : String(err);
+}
+
+async function reload() {
+  try {
+    const r = await deps.api.get('/v1/policy');
+    rules = Array.isArray(r.rules) ? r.rules : [];
+    $('policy-problem').textContent = r.problem ? `The policy file is not valid, so none of its rules apply: ${r.problem}` : '';
+    $('policy-problem').hidden = !r.problem;
+    render();
+  } catch (err) {
+    showError(`Could not read the policy: ${problemText(err)}`);
+  }
+}
+
+/** Stores `next` as the whole rule list; true when it was stored. */
+async function store(next, done) {
+  if (busy) return false;
+  busy = true;
+  showError(null);
+  try {
+    const r = await deps.api.put('/v1/policy', { rules: next });
+    rules = r.rules;
+    render();
+    deps.announce(done);
+    return true;
+  } catch (err) {
+    showError(`Could not save the policy: ${problemText(err)}`);
+    return false;
+  } finally {
+    busy = false;
+  }
+}
+
+async function revoke(rule) {
+  if (busy) return;
+  busy = true;
+  showError(null);
+  try {
+    await deps.api.del(`/v1/policy/rules/${encodeURIComponent(rule.id)}`);
+    deps.announce(`Rule ${rule.id} revoked.`);
+  } catch (err) {
+    showError(`Could not revoke the rule: ${problemText(err)}`);
+  } finally {
+    busy = false;
+  }
+  await reload();
+}
+
+async function add() {
+  const value = (id) => $(id).value;
+  const { rule, error } = ruleFromForm({
+    principal: value('policy-principal'),
+    server: value('policy-server'),
+    tool: value('policy-tool'),
+    argumentLines: value('policy-arguments'),
+    decision: value('policy-decision'),
+    note: value('policy-note'),
+  });
+  if (error) {
+    showError(error);
+    return;
+  }
+  if (await store([...rules, rule], 'Rule added at the end.')) {
+    for (const id of ['policy-principal', 'policy-server', 'policy-tool', 'policy-arguments', 'policy-note']) $(id).value = '';
+  }
+}
+
+function move(rule, delta) {
+  const next = moveRule(rules, rule.id, delta);
+  if (next !== rules) store(next, `Rule ${rule.id} moved ${delta < 0 ? 'up' : 'down'}.`);
+}
+
+function render() {
+  const box = clear($('policy-rules'));
+  if (!rules.length) {
+    box.append(h('p', { class: 'muted policy-empty' }, 'No rules: every call gets its default (read-only tools run, the others ask).'));
+    return;
+  }
+  const head = ['#', 'Principal', 'Server', 'Tool', 'Arguments', 'Decision', 'Note', 'Created', ''];
+  const rows = rules.map((rule, i) => {
+    const summary = ruleSummary(rule);
+    return h(
+      'tr',
+      { dataset: { ruleId: rule.id } },
+      h('td', { class: 'policy-pos' }, String(i + 1)),
+      h('td', {}, h('code', {}, rule.principal)),
+      h('td', {}, h('code', {}, rule.server)),
+      h('td', {}, h('code', {}, rule.tool)),
+      h('td', { class: 'policy-args' }, describeArguments(rule.arguments)),
+      h('td', {}, h('span', { class: `pill decision decision-${rule.decision}` }, rule.decision)),
+      h('td', { class: 'policy-note' }, rule.note || ''),
+      h('td', { class: 'policy-created' }, createdText(rule.createdAtMs)),
+      h(
+        'td',
+        { class: 'policy-actions' },
+        h('button', { type: 'button', class: 'btn btn-icon btn-quiet', 'aria-label': `Move up: ${summary}`, title: 'Move up', disabled: i === 0, onclick: () => move(rule, -1) }, '↑'),
+        h('button', { type: 'button', class: 'btn btn-icon btn-quiet', 'aria-label': `Move down: ${summary}`, title: 'Move down', disabled: i === rules.length - 1, onclick: () => move(rule, 1) }, '↓'),
+        h('button', { type: 'button', class: 'btn btn-danger policy-revoke', 'aria-label': `Revoke: ${summary}`, onclick: () => revoke(rule) }, 'Revoke'),
+      ),
+    );
+  });
+  box.append(
+    h(
+      'table',
+      { class: 'policy-table' },
+      h('caption', { class: 'muted' }, 'The first rule that matches a call decides it.'),
+      h('thead', {}, h('tr', {}, head.map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, rows),
+    ),
+  );
+}
