@@ -198,6 +198,12 @@ async fn call_upstream(
             }
             Outcome::Completed(value)
         }
+        Ok(ServerResult::CreateTaskResult(created)) => {
+            let created = serde_json::to_value(created).unwrap_or_default();
+            upstream_task::follow_modern(ctx, &connection.peer, server, &tool.name, created)
+                .await
+                .into_outcome(server, &tool.name)
+        }
         Ok(other) => failed(format!(
             "upstream {server} answered {} with a result Taskdeck cannot follow: {other:?}",
             tool.name

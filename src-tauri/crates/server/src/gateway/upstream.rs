@@ -12,9 +12,8 @@ use std::{
 };
 
 use rmcp::{
-    ServiceExt,
-    model::Tool,
-    service::{Peer, RoleClient, RunningService},
+    model::{ProtocolVersion, Tool},
+    service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -222,7 +221,7 @@ impl Upstream {
                     ));
                 }
                 client
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, lifecycle())
                     .await
                     .map_err(|e| self.with_stderr(format!("MCP handshake failed: {e}")))?
             }
@@ -239,7 +238,7 @@ impl Upstream {
                     .custom_headers(custom);
                 let transport = StreamableHttpClientTransport::from_config(config);
                 client
-                    .serve(transport)
+                    .serve_with_lifecycle(transport, lifecycle())
                     .await
                     .map_err(|e| format!("MCP handshake with {} failed: {e}", redact_url(url)))?
             }
@@ -291,6 +290,15 @@ impl Upstream {
             Some(line) => format!("{message} (stderr: {line})"),
             None => message,
         }
+    }
+}
+
+/// How the protocol era is negotiated: `server/discover` for 2026-07-28 first, `initialize` on
+/// 2025-11-25 for a server that does not know it (rmcp's `Auto`).
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
     }
 }
 

@@ -1,6 +1,13 @@
-//! Following an upstream's own task (2025-11-25 task-augmented `tools/call`), so that a tool the
-//! upstream runs only as a task is served and the work is one task in Taskdeck, not two.
+//! Following an upstream's own task, so that the work is one task in Taskdeck, not two.
 //!
+//! 2026-07-28 (SEP-2663): Taskdeck's client declares the tasks extension, so an upstream may
+//! answer a call with a `CreateTaskResult`. The task is then polled with `tasks/get` at its
+//! `pollIntervalMs`; its status message is copied, each of its `inputRequests` becomes an input
+//! request of the Taskdeck task (`upstream-KEY`, answered in the window or by the agent) whose
+//! answer goes back with `tasks/update`; its result or error ends the Taskdeck task. A cancel in
+//! Taskdeck sends `tasks/cancel`.
+//!
+//! 2025-11-25:
 //! The gateway calls every tool plainly first (rmcp's client does not keep a tool's
 //! `execution.taskSupport` from `tools/list`). An upstream on 2025-11-25 answers a tool whose
 //! `execution.taskSupport` is `required` with `-32601` (2025-11-25 §Tool-Level Negotiation; the
@@ -12,10 +19,13 @@
 //! the Taskdeck task) while `tasks/get` is polled at the upstream's `pollInterval` to copy its
 //! status message. A cancel in Taskdeck sends `tasks/cancel` upstream.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use rmcp::{
-    model::{CallToolResult, ClientRequest, CustomRequest, ServerResult},
+    model::{
+        CallToolResult, CancelTaskParams, ClientRequest, CustomRequest, GetTaskParams,
+        ServerResult, UpdateTaskParams,
+    },
     service::{Peer, RoleClient},
 };
 use serde_json::{Value, json};
@@ -52,7 +62,98 @@ pub enum Followed {
     Lost(String),
 }
 
-/// Calls `tool` with `arguments` as a task on `peer` and follows that task to its end.
+/// Follows the 2026-07-28 upstream task `created` (the answer to a call of `tool`) to its end.
+pub async fn follow_modern(
+    ctx: &TaskContext,
+    peer: &Peer<RoleClient>,
+    server: &str,
+    tool: &str,
+    created: Value,
+) -> Followed {
+    let Some(task_id) = created.get("taskId").and_then(Value::as_str).map(String::from) else {
+        return Followed::Lost(format!("upstream {server} answered {tool} with a task without a taskId"));
+    };
+    ctx.status_message(format!("{server} runs {tool} as its task {task_id}"))
+        .await;
+    let mut poll_every = poll_interval_ms(&created);
+    let mut last_message: Option<String> = None;
+    let mut answered: Vec<String> = Vec::new();
+    loop {
+        tokio::select! {
+            _ = ctx.cancelled() => {
+                let _ = peer.cancel_task(CancelTaskParams::new(task_id.clone())).await;
+                return Followed::Cancelled;
+            }
+            _ = tokio::time::sleep(poll_every) => {}
+        }
+        let task = match peer.get_task(GetTaskParams::new(task_id.clone())).await {
+            Ok(t) => serde_json::to_value(t).unwrap_or_default(),
+            Err(rmcp::ServiceError::McpError(e)) => return Followed::Error(e),
+            Err(e) => {
+                return Followed::Lost(format!("following {server}'s task {task_id} failed: {e}"));
+            }
+        };
+        poll_every = poll_interval_ms(&task);
+        let message = task.get("statusMessage").and_then(Value::as_str).map(String::from);
+        if message.is_some() && message != last_message {
+            ctx.status_message(format!("{server}: {}", message.as_deref().unwrap_or_default()))
+                .await;
+            last_message = message;
+        }
+        match task.get("status").and_then(Value::as_str) {
+            Some("completed") => {
+                return Followed::Result(task.get("result").cloned().unwrap_or_else(|| json!({})));
+            }
+            Some("failed") => {
+                let error = task.get("error").cloned().unwrap_or_default();
+                return match serde_json::from_value::<rmcp::ErrorData>(error) {
+                    Ok(e) => Followed::Error(e),
+                    Err(_) => Followed::Lost(format!("{server}'s task {task_id} failed")),
+                };
+            }
+            Some("cancelled") => {
+                return Followed::Lost(format!("{server} cancelled its task {task_id}"));
+            }
+            Some("input_required") => {
+                let requests = task
+                    .get("inputRequests")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                for (key, request) in requests {
+                    if answered.contains(&key) {
+                        continue;
+                    }
+                    let answer = match ctx.request_input(&format!("upstream-{key}"), request).await {
+                        Ok(a) => a,
+                        Err(_) => {
+                            let _ = peer.cancel_task(CancelTaskParams::new(task_id.clone())).await;
+                            return Followed::Cancelled;
+                        }
+                    };
+                    let responses = BTreeMap::from([(key.clone(), answer)]);
+                    let update = UpdateTaskParams::new(task_id.clone(), responses);
+                    if let Err(e) = peer.update_task(update).await {
+                        return Followed::Lost(format!("answering {server}'s task {task_id} failed: {e}"));
+                    }
+                    answered.push(key);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn poll_interval_ms(task: &Value) -> Duration {
+    task.get("pollIntervalMs")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(1))
+        .clamp(POLL_MIN, POLL_MAX)
+}
+
+/// Calls `tool` with `arguments` as a 2025-11-25 task on `peer` and follows that task to its
+/// end.
 pub async fn follow(
     ctx: &TaskContext,
     peer: &Peer<RoleClient>,
