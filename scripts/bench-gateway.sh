@@ -10,14 +10,16 @@
 # 2. Memory: Taskdeck's own VmRSS (not its children's) with no upstream and with IDLE idle stdio
 #    upstreams (server-filesystem, each on its own temp directory), once all are connected.
 # Usage: scripts/bench-gateway.sh [seconds per run, default 10] [sessions, default 16]
-#        [idle upstreams, default 50] [rounds, default 2]
+#        [idle upstreams, default 50] [rounds, default 3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10}
 SESSIONS=${2:-16}
 IDLE=${3:-50}
-ROUNDS=${4:-2}
+ROUNDS=${4:-3}
 WARMUP=2
+SETTLE_MS=60000
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 flock /tmp/cargo.lock cargo build --release --bin taskdeck --bin taskdeck-bench -q
 if [ ! -d tests/upstreams/node_modules/@modelcontextprotocol/server-everything ]; then
@@ -41,13 +43,14 @@ rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 die() { echo "bench-gateway: $*" >&2; exit 1; }
 
 # start_taskdeck NAME [taskset/env prefix...]: Taskdeck on a fresh store with config dir
-# $work/NAME/cfg (write servers.json there first); sets td, port, token (an agent token).
+# $work/NAME/cfg (write servers.json there first), --upstream-settle-ms $SETTLE_MS; sets td,
+# port, token (an agent token).
 start_taskdeck() {
   local name=$1; shift
   local dir=$work/$name
   mkdir -p "$dir/cfg"
   port=$(free_port)
-  "$@" "$BIN" serve --port "$port" --data-dir "$dir/data" --config-dir "$dir/cfg" >"$dir/out" 2>"$dir/err" &
+  "$@" "$BIN" serve --port "$port" --data-dir "$dir/data" --config-dir "$dir/cfg" --upstream-settle-ms "$SETTLE_MS" >"$dir/out" 2>"$dir/err" &
   td=$!; pids+=("$td")
   for _ in $(seq 400); do grep -q "running headless" "$dir/out" 2>/dev/null && break; sleep 0.05; done
   grep -q "running headless" "$dir/out" || die "Taskdeck $name did not start: $(cat "$dir/err")"
@@ -82,24 +85,36 @@ while True:
 PY
 }
 
-# calls LABEL URL TOOL TOKEN SESSIONS: one mcp-calls run of echo; prints its JSON line.
+# cpu_ticks PID: the process's user + system CPU time (all its threads), in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# calls LABEL URL TOOL TOKEN SESSIONS: one mcp-calls run of echo; prints its JSON line plus the
+# CPU time per answered call (warmup included) of server-everything and of Taskdeck, in µs.
 calls() {
-  local out
+  local out ev0 td0
+  ev0=$(cpu_ticks "$ev"); td0=$(cpu_ticks "$td")
   out=$(taskset -c 1 "$LOAD" mcp-calls --url "$2" --tool "$3" --token "$4" --sessions "$5" \
     --arguments '{"message":"gateway benchmark"}' --expect 'Echo: gateway benchmark' \
     --seconds "$SECS" --warmup-seconds "$WARMUP") || die "$1 with $5 sessions failed: $out"
-  echo "$out"
+  python3 - "$out" $(($(cpu_ticks "$ev") - ev0)) $(($(cpu_ticks "$td") - td0)) "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+run, ev, td, hz = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+run["nodeCpuUs"] = round(ev * 1e6 / hz / run["allRequests"])
+run["taskdeckCpuUs"] = round(td * 1e6 / hz / run["allRequests"])
+print(json.dumps(run))
+PY
 }
 
 # 1. Overhead.
 ev_port=$(free_port)
 PORT=$ev_port taskset -c 0 node "$UP/server-everything/dist/index.js" streamableHttp >"$work/everything.out" 2>"$work/everything.err" &
-pids+=("$!")
+ev=$!; pids+=("$ev")
 for _ in $(seq 200); do grep -q "listening on port" "$work/everything.err" 2>/dev/null && break; sleep 0.05; done
 grep -q "listening on port" "$work/everything.err" || die "server-everything did not start: $(cat "$work/everything.err")"
 direct_url="http://127.0.0.1:$ev_port/mcp"
 mkdir -p "$work/gateway/cfg"
 printf '{"servers": {"everything": {"url": "%s"}}}\n' "$direct_url" >"$work/gateway/cfg/servers.json"
+# A call slower than --upstream-settle-ms is answered with its task instead of its result: the
+# bench waits up to 60 s so that such an outlier counts as latency, not as an error.
 start_taskdeck gateway env TOKIO_WORKER_THREADS=1 taskset -c 1
 wait_for_servers 1 60 >/dev/null
 gateway_url="http://127.0.0.1:$port/mcp"
@@ -114,7 +129,8 @@ import json, sys
 r, n, d, g = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
 print(f"| {r} | {n} | {d['rps']:.0f} | {g['rps']:.0f} | {g['rps'] / d['rps']:.2f} "
       f"| {d['p50us']} µs | {g['p50us']} µs | {g['p50us'] - d['p50us']:+d} µs "
-      f"| {d['p99us']} µs | {g['p99us']} µs |")
+      f"| {d['p99us']} µs | {g['p99us']} µs "
+      f"| {d['nodeCpuUs']} µs | {g['nodeCpuUs']} + {g['taskdeckCpuUs']} µs |")
 PY
 )")
   done
@@ -156,11 +172,11 @@ for c in "${upstream_pids[@]}"; do kill "$c" 2>/dev/null || true; done
 
 per_upstream=$(python3 -c "print(f'{($rss_idle - $rss0) / 1024 / $IDLE:.2f}')")
 cat <<MD
-Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); $(rustc --version); Node $(node --version).
-Command: \`scripts/bench-gateway.sh $SECS $SESSIONS $IDLE $ROUNDS\` ($(date -u '+%Y-%m-%d %H:%M UTC')). server-everything $(node -p "require('$UP/server-everything/package.json').version") (Streamable HTTP) on core 0; Taskdeck (TOKIO_WORKER_THREADS=1, default durability \`process\`) and the client (\`taskdeck-bench mcp-calls\`, 2025-11-25 sessions) on core 1; ${WARMUP} s warmup + ${SECS} s per run, every answer checked. Tool: \`echo\` direct, \`everything__echo\` through Taskdeck (readOnlyHint: allowed without asking), each call a stored task ($tasks tasks at the end).
+Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); $(rustc --version); Node $(node --version); load average $load_at_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end.
+Command: \`scripts/bench-gateway.sh $SECS $SESSIONS $IDLE $ROUNDS\` ($(date -u '+%Y-%m-%d %H:%M UTC')). server-everything $(node -p "require('$UP/server-everything/package.json').version") (Streamable HTTP) on core 0; Taskdeck (TOKIO_WORKER_THREADS=1, default durability \`process\`) and the client (\`taskdeck-bench mcp-calls\`, 2025-11-25 sessions) on core 1; ${WARMUP} s warmup + ${SECS} s per run, every answer checked. Tool: \`echo\` direct, \`everything__echo\` through Taskdeck (readOnlyHint: allowed without asking; \`--upstream-settle-ms $SETTLE_MS\` so a slow call is still answered with its result), each call a stored task ($tasks tasks at the end).
 
-| round | sessions | direct calls/s | gateway calls/s | gateway / direct | direct p50 | gateway p50 | p50 added | direct p99 | gateway p99 |
-|---|---|---|---|---|---|---|---|---|---|
+| round | sessions | direct calls/s | gateway calls/s | gateway / direct | direct p50 | gateway p50 | p50 added | direct p99 | gateway p99 | CPU per call, direct (node) | CPU per call, gateway (node + Taskdeck) |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 $(printf '%s\n' "${rows[@]}")
 
 Taskdeck's RSS (VmRSS, its own process): $((rss0 / 1024)) MiB with no upstream, $((rss_idle / 1024)) MiB with $IDLE idle stdio upstreams (server-filesystem, $upstream_tools tools, all connected ${connect_s} s after start): **$per_upstream MiB per upstream**. The $children upstream processes themselves: $((children_kib / 1024)) MiB.

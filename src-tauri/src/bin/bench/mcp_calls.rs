@@ -8,10 +8,15 @@
 //! after `tools/call`, each waiting for its answer (a JSON body or an SSE stream; the SSE
 //! `data:` event carrying the response is picked out). An answer counts when it is a
 //! `CallToolResult` without `isError` whose first text content contains the expected text.
-//! Calls that start during the warmup are made and checked but not counted.
+//! Calls that start during the warmup are made and checked but not counted in the latencies;
+//! `allRequests` in the summary counts every checked answer, warmup included (to divide the
+//! servers' CPU time by).
 
 use std::{
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -166,8 +171,8 @@ fn response_with_id(body: &[u8], id: u64) -> Option<Value> {
         .find(is_it)
 }
 
-/// One session's loop until the deadline.
-async fn run_session(plan: Arc<CallPlan>) -> Latencies {
+/// One session's loop until the deadline; `answered` counts every good answer.
+async fn run_session(plan: Arc<CallPlan>, answered: Arc<AtomicU64>) -> Latencies {
     let mut out = Latencies::default();
     let mut session = match Session::open(plan.clone()).await {
         Ok(s) => s,
@@ -181,7 +186,11 @@ async fn run_session(plan: Arc<CallPlan>) -> Latencies {
         if start >= plan.deadline {
             break;
         }
-        match session.call_tool().await {
+        let answer = session.call_tool().await;
+        if answer.is_ok() {
+            answered.fetch_add(1, Ordering::Relaxed);
+        }
+        match answer {
             // Only calls wholly inside the measured window count.
             Ok(()) if start >= plan.measure_from && Instant::now() <= plan.deadline => {
                 out.record(start.elapsed())
@@ -196,16 +205,20 @@ async fn run_session(plan: Arc<CallPlan>) -> Latencies {
     out
 }
 
-/// Runs `plan`; returns the summary of the calls made after the warmup (see [`summary`]).
+/// Runs `plan`; returns the summary of the calls made after the warmup (see [`summary`]) with
+/// `allRequests`.
 pub async fn run(plan: CallPlan) -> Value {
     let plan = Arc::new(plan);
+    let answered = Arc::new(AtomicU64::new(0));
     let handles: Vec<_> = (0..plan.sessions)
-        .map(|_| tokio::spawn(run_session(plan.clone())))
+        .map(|_| tokio::spawn(run_session(plan.clone(), answered.clone())))
         .collect();
     let mut all = Latencies::default();
     for h in handles {
         all.merge(h.await.expect("session task"));
     }
     let measured = plan.deadline.saturating_duration_since(plan.measure_from);
-    summary(all, measured.max(Duration::from_millis(1)).as_secs_f64())
+    let mut out = summary(all, measured.max(Duration::from_millis(1)).as_secs_f64());
+    out["allRequests"] = answered.load(Ordering::Relaxed).into();
+    out
 }
