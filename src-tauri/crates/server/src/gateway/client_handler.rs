@@ -114,7 +114,12 @@ fn token_text(token: &NumberOrString) -> String {
 
 impl ClientHandler for UpstreamClient {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        // Form elicitation, and the tasks extension: an upstream's own task is followed
+        // (`upstream_task.rs`).
+        let capabilities = ClientCapabilities::builder()
+            .enable_elicitation()
+            .enable_tasks()
+            .build();
         ClientConfig::new(
             capabilities,
             Implementation::new("taskdeck-gateway", env!("CARGO_PKG_VERSION"))

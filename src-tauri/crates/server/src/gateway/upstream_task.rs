@@ -70,8 +70,14 @@ pub async fn follow_modern(
     tool: &str,
     created: Value,
 ) -> Followed {
-    let Some(task_id) = created.get("taskId").and_then(Value::as_str).map(String::from) else {
-        return Followed::Lost(format!("upstream {server} answered {tool} with a task without a taskId"));
+    let Some(task_id) = created
+        .get("taskId")
+        .and_then(Value::as_str)
+        .map(String::from)
+    else {
+        return Followed::Lost(format!(
+            "upstream {server} answered {tool} with a task without a taskId"
+        ));
     };
     ctx.status_message(format!("{server} runs {tool} as its task {task_id}"))
         .await;
@@ -94,10 +100,16 @@ pub async fn follow_modern(
             }
         };
         poll_every = poll_interval_ms(&task);
-        let message = task.get("statusMessage").and_then(Value::as_str).map(String::from);
+        let message = task
+            .get("statusMessage")
+            .and_then(Value::as_str)
+            .map(String::from);
         if message.is_some() && message != last_message {
-            ctx.status_message(format!("{server}: {}", message.as_deref().unwrap_or_default()))
-                .await;
+            ctx.status_message(format!(
+                "{server}: {}",
+                message.as_deref().unwrap_or_default()
+            ))
+            .await;
             last_message = message;
         }
         match task.get("status").and_then(Value::as_str) {
@@ -124,17 +136,22 @@ pub async fn follow_modern(
                     if answered.contains(&key) {
                         continue;
                     }
-                    let answer = match ctx.request_input(&format!("upstream-{key}"), request).await {
+                    let answer = match ctx.request_input(&format!("upstream-{key}"), request).await
+                    {
                         Ok(a) => a,
                         Err(_) => {
-                            let _ = peer.cancel_task(CancelTaskParams::new(task_id.clone())).await;
+                            let _ = peer
+                                .cancel_task(CancelTaskParams::new(task_id.clone()))
+                                .await;
                             return Followed::Cancelled;
                         }
                     };
                     let responses = BTreeMap::from([(key.clone(), answer)]);
                     let update = UpdateTaskParams::new(task_id.clone(), responses);
                     if let Err(e) = peer.update_task(update).await {
-                        return Followed::Lost(format!("answering {server}'s task {task_id} failed: {e}"));
+                        return Followed::Lost(format!(
+                            "answering {server}'s task {task_id} failed: {e}"
+                        ));
                     }
                     answered.push(key);
                 }
