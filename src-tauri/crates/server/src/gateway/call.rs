@@ -27,6 +27,9 @@ use taskdeck_engine::{
     FailureKind, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
 };
 
+/// A call still unanswered after this long gets a status message saying so.
+const SAY_WHERE_AFTER: Duration = Duration::from_millis(250);
+
 /// Key of the approval input request.
 pub const APPROVAL_KEY: &str = "approve";
 
@@ -141,8 +144,6 @@ async fn call_upstream(
                 .unwrap_or("unknown")
         ));
     };
-    ctx.status_message(format!("Calling {} on {server}", tool.name))
-        .await;
     let mut params = CallToolRequestParams::new(tool.name.to_string());
     params.arguments = arguments.as_object().cloned();
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -168,18 +169,31 @@ async fn call_upstream(
         // Best effort: the upstream may already be gone.
         tokio::spawn(async move { peer.notify_cancelled(notice).await });
     };
-    let answer = tokio::select! {
-        a = handle.await_response() => a,
-        _ = ctx.cancelled() => {
-            cancel("cancelled in Taskdeck");
-            return Outcome::Cancelled;
-        }
-        _ = tokio::time::sleep(settings.call_timeout) => {
-            cancel("timed out in Taskdeck");
-            return failed(format!(
-                "upstream {server} did not answer {} within {} s; the call was abandoned (it may have run)",
-                tool.name, settings.call_timeout.as_secs()
-            ));
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let deadline = tokio::time::sleep(settings.call_timeout);
+    tokio::pin!(deadline);
+    // A quick call's timeline is its creation and its end; one that takes a while says where
+    // it is (one store write fewer for every quick call).
+    let mut said_where = false;
+    let answer = loop {
+        tokio::select! {
+            a = &mut response => break a,
+            _ = ctx.cancelled() => {
+                cancel("cancelled in Taskdeck");
+                return Outcome::Cancelled;
+            }
+            _ = &mut deadline => {
+                cancel("timed out in Taskdeck");
+                return failed(format!(
+                    "upstream {server} did not answer {} within {} s; the call was abandoned (it may have run)",
+                    tool.name, settings.call_timeout.as_secs()
+                ));
+            }
+            _ = tokio::time::sleep(SAY_WHERE_AFTER), if !said_where => {
+                said_where = true;
+                ctx.status_message(format!("Waiting for {server} to answer {}", tool.name)).await;
+            }
         }
     };
     let legacy = connection.protocol_version.as_str() < "2026";

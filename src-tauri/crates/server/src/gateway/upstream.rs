@@ -236,7 +236,7 @@ impl Upstream {
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
                 client
                     .serve_with_lifecycle(transport, lifecycle())
                     .await
@@ -291,6 +291,30 @@ impl Upstream {
             None => message,
         }
     }
+}
+
+/// The HTTP client of Streamable HTTP upstreams: connections are kept and reused (rmcp's
+/// default client opens one per request, which costs a connect and a close per call), and only
+/// same-origin 307 and 308 redirects are followed (at most 10), as rmcp's default does: those
+/// keep the method and the body, and another origin never sees the headers.
+fn http_client() -> Result<reqwest_rmcp::Client, String> {
+    use reqwest_rmcp::redirect::{Attempt, Policy};
+    let same_origin = Policy::custom(|attempt: Attempt| {
+        let first = attempt.previous().first().map(|u| u.origin());
+        let status = attempt.status().as_u16();
+        if attempt.previous().len() > 10 {
+            attempt.error("more than 10 redirects")
+        } else if matches!(status, 307 | 308) && first == Some(attempt.url().origin()) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
+    reqwest_rmcp::Client::builder()
+        .redirect(same_origin)
+        .tcp_nodelay(true)
+        .build()
+        .map_err(|e| format!("cannot make the HTTP client: {e}"))
 }
 
 /// How the protocol era is negotiated: `server/discover` for 2026-07-28 first, `initialize` on
