@@ -96,7 +96,8 @@ impl Deck {
             .collect()
     }
 
-    /// Waits until `/mcp` lists `tool` (its upstream connected).
+    /// Waits until `/mcp` lists `tool` (its upstream connected). Polls every 5 ms, so that the
+    /// call a test makes next comes right after the listing (a tool listed must be callable).
     async fn wait_tool(&self, tool: &str) {
         let start = Instant::now();
         loop {
@@ -108,7 +109,7 @@ impl Deck {
                 start.elapsed() < CONNECT_DEADLINE,
                 "{tool} not listed after {CONNECT_DEADLINE:?}: {names:?}"
             );
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -203,6 +204,23 @@ impl Deck {
             );
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
+    }
+
+    /// The only task of `tool`, once failed, as the agent reads it (`tasks/get`); `reply`, the
+    /// answer to its call, is that task or, when it failed within the settle time, the same
+    /// error at once.
+    async fn failed_task_of(&self, tool: &str, reply: &Reply) -> Value {
+        let tasks = self.tasks_of(tool).await;
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        let id = tasks[0]["taskId"].as_str().unwrap();
+        let failed = self
+            .wait_agent(id, "failed", |t| t["status"] == "failed")
+            .await;
+        match reply.body.get("error") {
+            Some(error) => assert_eq!(error["message"], failed["error"]["message"]),
+            None => assert_eq!(reply.result()["taskId"], id, "{:?}", reply.body),
+        }
+        failed
     }
 
     /// The tasks of `tool` as the admin sees them in `/v1/tasks`, newest first.
@@ -422,6 +440,11 @@ async fn filesystem_always_allow_runs_the_same_call_unasked() {
 
 // ---- server-everything ------------------------------------------------------------------------
 
+/// A servers.json entry starting server-everything over stdio.
+fn everything_over_stdio_spec() -> Value {
+    json!({"command": "node", "args": [package_entry("server-everything"), "stdio"]})
+}
+
 /// `node dist/index.js streamableHttp` of server-everything on a free port, killed with the test.
 struct EverythingOverHttp {
     _child: Child,
@@ -429,6 +452,11 @@ struct EverythingOverHttp {
 }
 
 impl EverythingOverHttp {
+    /// Its servers.json entry.
+    fn spec(&self) -> Value {
+        json!({ "url": self.url })
+    }
+
     async fn start() -> EverythingOverHttp {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -536,16 +564,82 @@ async fn everything_through_the_gateway(spec: Value) {
 
 #[tokio::test]
 async fn everything_over_stdio() {
-    everything_through_the_gateway(
-        json!({"command": "node", "args": [package_entry("server-everything"), "stdio"]}),
-    )
-    .await;
+    everything_through_the_gateway(everything_over_stdio_spec()).await;
 }
 
 #[tokio::test]
 async fn everything_over_streamable_http() {
     let upstream = EverythingOverHttp::start().await;
-    everything_through_the_gateway(json!({ "url": upstream.url })).await;
+    everything_through_the_gateway(upstream.spec()).await;
+}
+
+/// server-everything's `simulate-research-query` runs only as a task of its own (2025-11-25
+/// `taskSupport: required`): after the approval, the gateway follows that task, its
+/// clarification question becomes the human's input request `elicitation-0`, and its report is
+/// the result.
+async fn everything_task_followed(spec: Value) {
+    let deck = Deck::start(json!({"everything": spec})).await;
+    deck.wait_tool("everything__simulate-research-query").await;
+    let id = deck
+        .call_task(
+            "everything__simulate-research-query",
+            json!({"topic": "python", "ambiguous": true}),
+        )
+        .await;
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_detail(&id, "elicitation-0", |d| {
+        d["inputRounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
+    })
+    .await;
+    deck.s
+        .answer(
+            &id,
+            "elicitation-0",
+            json!({"action": "accept", "content": {"interpretation": "snake"}}),
+        )
+        .await;
+    let done = deck
+        .wait_agent(&id, "completed", |t| t["status"] == "completed")
+        .await;
+    let report = text_of(&done["result"]);
+    assert!(
+        report.contains("Research Report: python (snake)"),
+        "{report}"
+    );
+    // The upstream task's own status messages reached the timeline.
+    let detail = deck.detail(&id).await;
+    let stages = [
+        "Gathering sources",
+        "Analyzing content",
+        "Synthesizing findings",
+        "Generating report",
+        "Continuing with interpretation",
+    ];
+    let followed = detail["timeline"].as_array().unwrap().iter().any(|e| {
+        e["kind"] == "statusMessage"
+            && stages.iter().any(|stage| {
+                e["data"]["statusMessage"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(stage))
+            })
+    });
+    assert!(followed, "{detail}");
+}
+
+#[tokio::test]
+async fn everything_task_followed_over_stdio() {
+    everything_task_followed(everything_over_stdio_spec()).await;
+}
+
+#[tokio::test]
+async fn everything_task_followed_over_streamable_http() {
+    let upstream = EverythingOverHttp::start().await;
+    everything_task_followed(upstream.spec()).await;
 }
 
 // ---- faults -------------------------------------------------------------------------------------
@@ -601,21 +695,12 @@ async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
     let mut deck = Deck::start(json!({"faulty": faulty(&[])})).await;
     deck.wait_tool("faulty__crash").await;
     let reply = deck.call("faulty__crash", json!({})).await;
-    let task = &deck.tasks_of("faulty__crash").await[0];
-    let id = task["taskId"].as_str().unwrap().to_string();
-    let failed = deck
-        .wait_agent(&id, "failed", |t| t["status"] == "failed")
-        .await;
+    let failed = deck.failed_task_of("faulty__crash", &reply).await;
     let message = failed["error"]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("faulty") && message.contains("it may have run"),
         "{failed}"
     );
-    // The agent was told the same, either at once (a JSON-RPC error) or through the task.
-    if reply.body.get("error").is_some() {
-        let said = reply.body["error"]["message"].as_str().unwrap_or_default();
-        assert!(said.contains("it may have run"), "{:?}", reply.body);
-    }
     // The server is started again (after the backoff) and serves the next call.
     let reply = deck.call("faulty__echo", json!({"text": "back"})).await;
     assert_eq!(text_of(&deck.outcome(&reply).await), "back");
@@ -631,14 +716,10 @@ async fn a_hang_past_the_timeout_fails_and_is_cancelled_upstream() {
     let mut deck = Deck::start(json!({"faulty": spec})).await;
     deck.wait_tool("faulty__hang").await;
     let started = Instant::now();
+    // The timeout and the settle time are both 1 s: the agent gets the task or, when the
+    // timeout strikes first, its error at once.
     let reply = deck.call("faulty__hang", json!({})).await;
-    let id = match reply.result()["taskId"].as_str() {
-        Some(id) => id.to_string(),
-        None => panic!("a hanging call is a task: {:?}", reply.body),
-    };
-    let failed = deck
-        .wait_agent(&id, "failed", |t| t["status"] == "failed")
-        .await;
+    let failed = deck.failed_task_of("faulty__hang", &reply).await;
     assert!(started.elapsed() >= Duration::from_secs(1));
     let message = failed["error"]["message"].as_str().unwrap_or_default();
     assert!(
