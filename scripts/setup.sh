@@ -9,8 +9,9 @@
 # - this script: Debian packages (apt; WebKitGTK & co. to build the window; Chromium for the
 #   browser test; Xvfb, D-Bus, dunst, ImageMagick, xdotool and WebKitWebDriver to drive the real
 #   window; python3-venv; Node.js and npm when there is no `npm`), the rustup components
-#   rustfmt and clippy, tauri-driver (`cargo install`, pinned), and playwright-core for
-#   tests/browser (`npm ci` of tests/browser/package-lock.json);
+#   rustfmt and clippy, tauri-driver (`cargo install`, pinned), playwright-core for
+#   tests/browser (`npm ci` of tests/browser/package-lock.json), and the real upstream MCP
+#   servers the gateway tests start (`npm ci` of tests/upstreams/package-lock.json);
 # - scripts/conformance.sh: Node 22 and the pinned MCP conformance suite, into .tools/;
 # - tests/clients/run.sh: the pinned npm packages of the real clients (tests/clients/node_modules)
 #   and their pinned Python packages (the venv .tools/clients-venv);
@@ -59,13 +60,19 @@ if [ -x tests/desktop/run.sh ] && ! command -v tauri-driver >/dev/null; then
   cargo install tauri-driver --locked --version 2.1.0 --quiet
 fi
 
-# ---- playwright-core for the browser test (skipped while its lock file is unchanged) ---------
-if [ -f tests/browser/package-lock.json ]; then
-  stamp=tests/browser/node_modules/.taskdeck-installed
-  want=$(cat tests/browser/package.json tests/browser/package-lock.json | sha256sum | cut -c1-64)
+# ---- pinned npm packages of the suites (each skipped while its lock file is unchanged) --------
+# npm_ci_pinned DIR WHAT: `npm ci` in DIR when its package.json or package-lock.json changed
+# since the last install (a stamp in DIR/node_modules remembers them).
+npm_ci_pinned() {
+  local stamp=$1/node_modules/.taskdeck-installed want
+  want=$(cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -c1-64)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing the pinned npm packages of tests/browser (playwright-core)"
-    (cd tests/browser && npm ci --silent --no-audit --no-fund >/dev/null)
+    echo "setup: installing the pinned npm packages of $1 ($2)"
+    (cd "$1" && npm ci --silent --no-audit --no-fund >/dev/null)
     echo "$want" >"$stamp"
   fi
+}
+if [ -f tests/browser/package-lock.json ]; then
+  npm_ci_pinned tests/browser "playwright-core, for the browser test"
 fi
+npm_ci_pinned tests/upstreams "the MCP servers the gateway tests start"

@@ -179,6 +179,19 @@ impl Server {
         params: Value,
         declare_tasks: bool,
     ) -> Reply {
+        self.rpc_at("/mcp", token, method, params, declare_tasks)
+            .await
+    }
+
+    /// [`Server::rpc`] to the MCP endpoint at `path` (e.g. `/mcp/fs`, one upstream's tools).
+    pub async fn rpc_at(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        method: &str,
+        params: Value,
+        declare_tasks: bool,
+    ) -> Reply {
         let mut params = params;
         params["_meta"] = meta(declare_tasks);
         let name = match method {
@@ -193,14 +206,25 @@ impl Server {
         if let Some(n) = name {
             headers.push(("Mcp-Name", n));
         }
-        self.raw(token, &body.to_string(), &headers).await
+        self.raw_at(path, token, &body.to_string(), &headers).await
     }
 
     /// POST `/mcp` with a 2026 header set plus `extra` headers; body as given.
     pub async fn raw(&self, token: Option<&str>, body: &str, extra: &[(&str, String)]) -> Reply {
+        self.raw_at("/mcp", token, body, extra).await
+    }
+
+    /// [`Server::raw`] to the MCP endpoint at `path`.
+    pub async fn raw_at(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        body: &str,
+        extra: &[(&str, String)],
+    ) -> Reply {
         let mut req = self
             .http
-            .post(self.url("/mcp"))
+            .post(self.url(path))
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", "2026-07-28")

@@ -6,6 +6,7 @@ mod harness;
 mod api;
 mod crash;
 mod cursors;
+mod gateway;
 mod http_jobs;
 mod idempotency;
 mod jobs;

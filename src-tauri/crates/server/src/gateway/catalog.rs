@@ -31,15 +31,25 @@ pub fn split(registered: &str) -> Option<(&str, &str)> {
 
 impl Gateway {
     /// The upstream tools offered in `scope`, sorted by server then as the server lists them.
+    /// Only tools the engine can run are offered: a server's new tool list is published before
+    /// its tools are registered, and a tool whose input schema does not compile is never.
     pub fn tools(&self, scope: Scope<'_>) -> Vec<Tool> {
         let mut out = Vec::new();
         for upstream in self.upstreams() {
+            let served = |t: &Tool| {
+                let registered = registered_name(&upstream.name, &t.name);
+                self.state.engine.tool(&registered).is_some()
+            };
             match scope {
-                Scope::All => out.extend(upstream.tools().into_iter().map(|mut t| {
-                    t.name = registered_name(&upstream.name, &t.name).into();
-                    t
-                })),
-                Scope::Server(name) if name == upstream.name => out.extend(upstream.tools()),
+                Scope::All => {
+                    out.extend(upstream.tools().into_iter().filter(served).map(|mut t| {
+                        t.name = registered_name(&upstream.name, &t.name).into();
+                        t
+                    }))
+                }
+                Scope::Server(name) if name == upstream.name => {
+                    out.extend(upstream.tools().into_iter().filter(served))
+                }
                 Scope::Server(_) => {}
             }
         }

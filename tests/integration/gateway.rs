@@ -1,0 +1,812 @@
+//! The gateway with real upstream MCP servers, started by the tests: the pinned
+//! `@modelcontextprotocol/server-filesystem` and `server-everything` (over stdio and over
+//! Streamable HTTP) and `tests/upstreams/faulty-server.mjs` (crashes, hangs, garbage, a
+//! failed start), all put behind the real `taskdeck serve` through `<config dir>/servers.json`
+//! and driven over real HTTP: MCP (2026-07-28) as the agent, `/v1` as the human.
+//! The npm packages come from `scripts/setup.sh` (`npm ci` in tests/upstreams).
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::process::{Child, Command};
+
+use crate::harness::{Reply, Server};
+
+/// How long an upstream may take to start and show its tools.
+const CONNECT_DEADLINE: Duration = Duration::from_secs(20);
+/// How long a condition on a task may take to hold.
+const TASK_DEADLINE: Duration = Duration::from_secs(15);
+
+/// `tests/upstreams`, where the upstream servers are installed.
+fn upstreams_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/upstreams")
+}
+
+/// The entry point of the installed npm package `@modelcontextprotocol/PACKAGE`.
+fn package_entry(package: &str) -> String {
+    let path = upstreams_dir()
+        .join("node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/setup.sh (npm ci in tests/upstreams)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+/// A servers.json entry starting the fault server with `args` (e.g. `--garbage`).
+fn faulty(args: &[&str]) -> Value {
+    let script = upstreams_dir().join("faulty-server.mjs");
+    let mut argv = vec![script.display().to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    json!({"command": "node", "args": argv})
+}
+
+/// A servers.json entry starting server-filesystem over `dir`.
+fn filesystem(dir: &Path) -> Value {
+    json!({"command": "node", "args": [package_entry("server-filesystem"), dir]})
+}
+
+/// A Taskdeck started on a temp dir whose servers.json lists `servers`, and an agent token.
+struct Deck {
+    s: Server,
+    tmp: TempDir,
+    agent: String,
+}
+
+impl Deck {
+    /// Writes `<tmp>/cfg/servers.json` = `{"servers": servers}`, then starts Taskdeck.
+    async fn start(servers: Value) -> Deck {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("cfg")).unwrap();
+        std::fs::write(
+            tmp.path().join("cfg/servers.json"),
+            json!({ "servers": servers }).to_string(),
+        )
+        .unwrap();
+        let s = Server::start_in(tmp.path(), &[]).await;
+        let agent = s.token("agent1");
+        Deck { s, tmp, agent }
+    }
+
+    /// SIGKILLs Taskdeck and starts it again on the same dirs.
+    async fn restart(&mut self) {
+        self.s.kill().await;
+        self.s = Server::start_in(self.tmp.path(), &[]).await;
+    }
+
+    /// The tool names `tools/list` offers the agent at `path` (`/mcp` or `/mcp/NAME`).
+    async fn tool_names(&self, path: &str) -> Vec<String> {
+        let r = self
+            .s
+            .rpc_at(path, Some(&self.agent), "tools/list", json!({}), true)
+            .await;
+        r.result()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Waits until `/mcp` lists `tool` (its upstream connected). Polls every 5 ms, so that the
+    /// call a test makes next comes right after the listing (a tool listed must be callable).
+    async fn wait_tool(&self, tool: &str) {
+        let start = Instant::now();
+        loop {
+            let names = self.tool_names("/mcp").await;
+            if names.iter().any(|n| n == tool) {
+                return;
+            }
+            assert!(
+                start.elapsed() < CONNECT_DEADLINE,
+                "{tool} not listed after {CONNECT_DEADLINE:?}: {names:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// `tools/call` as the agent (declaring the tasks extension); the raw reply.
+    async fn call(&self, tool: &str, arguments: Value) -> Reply {
+        self.s
+            .rpc(
+                Some(&self.agent),
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+                true,
+            )
+            .await
+    }
+
+    /// `tools/call` that must be answered with a task; its id.
+    async fn call_task(&self, tool: &str, arguments: Value) -> String {
+        let reply = self.call(tool, arguments).await;
+        let result = reply.result();
+        assert_eq!(result["resultType"], "task", "expected a task: {result}");
+        result["taskId"].as_str().unwrap().to_string()
+    }
+
+    /// The agent cancels task `id` (`tasks/cancel`); returns once the task reads `cancelled`,
+    /// with the time that took.
+    async fn cancel(&self, id: &str) -> Duration {
+        let start = Instant::now();
+        self.s
+            .rpc(
+                Some(&self.agent),
+                "tasks/cancel",
+                json!({"taskId": id}),
+                true,
+            )
+            .await
+            .result();
+        self.wait_agent(id, "cancelled", |t| t["status"] == "cancelled")
+            .await;
+        start.elapsed()
+    }
+
+    /// The final `CallToolResult` of a call answered either at once or with a task.
+    async fn outcome(&self, reply: &Reply) -> Value {
+        let result = reply.result();
+        if result["resultType"] != "task" {
+            return result.clone();
+        }
+        let id = result["taskId"].as_str().unwrap();
+        let task = self
+            .wait_agent(id, "completed", |t| t["status"] == "completed")
+            .await;
+        task["result"].clone()
+    }
+
+    /// Polls `tasks/get` as the agent until `pred` holds.
+    async fn wait_agent(&self, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let t = self.s.get(&self.agent, id).await;
+            if pred(&t) {
+                return t;
+            }
+            assert!(
+                start.elapsed() < TASK_DEADLINE,
+                "timed out waiting for {what}: {t}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// `GET /v1/tasks/{id}` as the admin: `{task, timeline, inputRounds}`.
+    async fn detail(&self, id: &str) -> Value {
+        let (status, body) = self
+            .s
+            .v1_get(Some(&self.s.admin), &format!("/v1/tasks/{id}"))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// Polls `GET /v1/tasks/{id}` until `pred` holds.
+    async fn wait_detail(&self, id: &str, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let d = self.detail(id).await;
+            if pred(&d) {
+                return d;
+            }
+            assert!(
+                start.elapsed() < TASK_DEADLINE,
+                "timed out waiting for {what}: {d}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The only task of `tool`, once failed, as the agent reads it (`tasks/get`); `reply`, the
+    /// answer to its call, is that task or, when it failed within the settle time, the same
+    /// error at once.
+    async fn failed_task_of(&self, tool: &str, reply: &Reply) -> Value {
+        let tasks = self.tasks_of(tool).await;
+        assert_eq!(tasks.len(), 1, "{tasks:?}");
+        let id = tasks[0]["taskId"].as_str().unwrap();
+        let failed = self
+            .wait_agent(id, "failed", |t| t["status"] == "failed")
+            .await;
+        match reply.body.get("error") {
+            Some(error) => assert_eq!(error["message"], failed["error"]["message"]),
+            None => assert_eq!(reply.result()["taskId"], id, "{:?}", reply.body),
+        }
+        failed
+    }
+
+    /// The tasks of `tool` as the admin sees them in `/v1/tasks`, newest first.
+    async fn tasks_of(&self, tool: &str) -> Vec<Value> {
+        let (status, body) = self
+            .s
+            .v1_get(Some(&self.s.admin), &format!("/v1/tasks?tool={tool}"))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body["tasks"].as_array().unwrap().clone()
+    }
+
+    /// The human approves (or not) the gateway call `id`: `answer` is the `approve` response.
+    async fn approve(&self, id: &str, answer: Value) {
+        self.wait_detail(id, "the approval question", |d| {
+            d["task"]["status"] == "input_required"
+        })
+        .await;
+        let reply = self.s.answer(id, "approve", answer).await;
+        assert_eq!(reply["accepted"], json!(["approve"]), "{reply}");
+    }
+
+    /// Taskdeck is still running and serving: the process lives and `/v1/me` answers.
+    async fn assert_alive(&mut self) {
+        assert!(
+            self.s.child.try_wait().unwrap().is_none(),
+            "taskdeck exited"
+        );
+        let (status, me) = self.s.v1_get(Some(&self.agent), "/v1/me").await;
+        assert_eq!(status, 200, "{me}");
+    }
+}
+
+/// The text of a `CallToolResult`'s content blocks, joined by newlines.
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no content in {result}"))
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The kinds of a `/v1` task detail's timeline events.
+fn timeline_kinds(detail: &Value) -> Vec<String> {
+    detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Polls until `path` holds a line (a request id the fault server logged as cancelled).
+async fn wait_cancel_logged(path: &Path) -> String {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(line) = text.lines().next() {
+            return line.to_string();
+        }
+        assert!(
+            start.elapsed() < TASK_DEADLINE,
+            "no notifications/cancelled reached the upstream ({} is empty)",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+// ---- server-filesystem ------------------------------------------------------------------------
+
+#[tokio::test]
+async fn filesystem_read_answers_at_once_and_per_server_endpoint() {
+    let files = tempfile::tempdir().unwrap();
+    let file = files.path().join("hello.txt");
+    std::fs::write(&file, "hello gateway").unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__read_text_file").await;
+
+    // Read-only: runs without asking, answered with its CallToolResult although the client
+    // takes tasks; the call is still a completed task for the human.
+    let reply = deck.call("fs__read_text_file", json!({"path": file})).await;
+    let result = reply.result();
+    assert_ne!(result["resultType"], "task", "{result}");
+    assert_eq!(text_of(result), "hello gateway");
+    let tasks = deck.tasks_of("fs__read_text_file").await;
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(tasks[0]["status"], "completed");
+    assert_eq!(tasks[0]["principal"], "agent1");
+
+    // /mcp/fs: the upstream's tools under their own names.
+    let names = deck.tool_names("/mcp/fs").await;
+    assert!(names.iter().any(|n| n == "read_text_file"), "{names:?}");
+    assert!(names.iter().all(|n| !n.contains("__")), "{names:?}");
+    let reply = deck
+        .s
+        .rpc_at(
+            "/mcp/fs",
+            Some(&deck.agent),
+            "tools/call",
+            json!({"name": "read_text_file", "arguments": {"path": file}}),
+            true,
+        )
+        .await;
+    assert_eq!(text_of(reply.result()), "hello gateway");
+    // No such server: 404.
+    let nope = deck
+        .s
+        .rpc_at(
+            "/mcp/nope",
+            Some(&deck.agent),
+            "tools/list",
+            json!({}),
+            true,
+        )
+        .await;
+    assert_eq!(nope.status, 404, "{:?}", nope.body);
+}
+
+#[tokio::test]
+async fn filesystem_write_waits_for_the_human() {
+    let files = tempfile::tempdir().unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+
+    // Approved: nothing is written until the human accepts.
+    let target = files.path().join("approved.txt");
+    let id = deck
+        .call_task(
+            "fs__write_file",
+            json!({"path": target, "content": "written after approval"}),
+        )
+        .await;
+    let seen = deck.s.get(&deck.agent, &id).await;
+    assert_eq!(seen["status"], "working", "{seen}");
+    assert!(
+        seen["statusMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Waiting for approval"),
+        "{seen}"
+    );
+    let asked = deck
+        .wait_detail(&id, "input_required", |d| {
+            d["task"]["status"] == "input_required"
+        })
+        .await;
+    let round = &asked["inputRounds"][0];
+    assert_eq!(round["key"], "approve", "{asked}");
+    assert_eq!(round["humanOnly"], true, "{asked}");
+    let question = round["request"]["params"]["message"].as_str().unwrap();
+    for part in ["agent1", "write_file", "fs", target.to_str().unwrap()] {
+        assert!(question.contains(part), "{part:?} not in {question}");
+    }
+    assert!(!target.exists(), "written before approval");
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    let done = deck
+        .wait_agent(&id, "completed", |t| t["status"] == "completed")
+        .await;
+    assert_ne!(done["result"]["isError"], true, "{done}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "written after approval"
+    );
+
+    // Declined with a reason: no file, and the agent reads the reason.
+    let refused = files.path().join("declined.txt");
+    let id = deck
+        .call_task(
+            "fs__write_file",
+            json!({"path": refused, "content": "never"}),
+        )
+        .await;
+    deck.approve(
+        &id,
+        json!({"action": "decline", "content": {"reason": "not in my notes folder"}}),
+    )
+    .await;
+    let done = deck
+        .wait_agent(&id, "completed", |t| t["status"] == "completed")
+        .await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        text_of(&done["result"]).contains("not in my notes folder"),
+        "{done}"
+    );
+    assert!(!refused.exists(), "a declined write happened");
+}
+
+#[tokio::test]
+async fn filesystem_always_allow_runs_the_same_call_unasked() {
+    let files = tempfile::tempdir().unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let target = files.path().join("always.txt");
+    let arguments = json!({"path": target, "content": "same every time"});
+    let id = deck.call_task("fs__write_file", arguments.clone()).await;
+    deck.approve(
+        &id,
+        json!({"action": "accept", "content": {"alwaysAllow": true}}),
+    )
+    .await;
+    deck.wait_agent(&id, "completed", |t| t["status"] == "completed")
+        .await;
+    std::fs::remove_file(&target).unwrap();
+    // The same call with the same arguments: no question, answered at once.
+    let reply = deck.call("fs__write_file", arguments).await;
+    let result = reply.result();
+    assert_ne!(result["resultType"], "task", "asked again: {result}");
+    assert_ne!(result["isError"], true, "{result}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "same every time");
+}
+
+// ---- server-everything ------------------------------------------------------------------------
+
+/// A servers.json entry starting server-everything over stdio.
+fn everything_over_stdio_spec() -> Value {
+    json!({"command": "node", "args": [package_entry("server-everything"), "stdio"]})
+}
+
+/// `node dist/index.js streamableHttp` of server-everything on a free port, killed with the test.
+struct EverythingOverHttp {
+    _child: Child,
+    url: String,
+}
+
+impl EverythingOverHttp {
+    /// Its servers.json entry.
+    fn spec(&self) -> Value {
+        json!({ "url": self.url })
+    }
+
+    async fn start() -> EverythingOverHttp {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("node")
+            .arg(package_entry("server-everything"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start node");
+        let start = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                start.elapsed() < CONNECT_DEADLINE,
+                "server-everything does not listen on {port}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        EverythingOverHttp {
+            _child: child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+/// Progress in the timeline, an elicitation answered by the human, and a cancel, through
+/// server-everything reached as `spec`.
+async fn everything_through_the_gateway(spec: Value) {
+    let deck = Deck::start(json!({"everything": spec})).await;
+    deck.wait_tool("everything__trigger-long-running-operation")
+        .await;
+
+    // A long operation (read-only: runs unasked) outlives the settle time: a task.
+    let long = deck
+        .call_task(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 2, "steps": 4}),
+        )
+        .await;
+
+    // Another one, cancelled by the agent: it ends `cancelled` at once.
+    let doomed = deck
+        .call_task(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 60, "steps": 60}),
+        )
+        .await;
+    let took = deck.cancel(&doomed).await;
+    assert!(took < Duration::from_secs(3), "the cancel took {took:?}");
+
+    // The elicitation tool asks for approval first, then its elicitation becomes the human's
+    // input request `elicitation-0`; the answer reaches the upstream.
+    let elicit = deck
+        .call_task("everything__trigger-elicitation-request", json!({}))
+        .await;
+    deck.approve(&elicit, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_detail(&elicit, "elicitation-0", |d| {
+        d["task"]["status"] == "input_required"
+            && d["inputRounds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
+    })
+    .await;
+    deck.s
+        .answer(
+            &elicit,
+            "elicitation-0",
+            json!({"action": "accept", "content": {"name": "Ada Lovelace", "check": true}}),
+        )
+        .await;
+    let done = deck
+        .wait_agent(&elicit, "completed", |t| t["status"] == "completed")
+        .await;
+    let text = text_of(&done["result"]);
+    assert!(text.contains("Name: Ada Lovelace"), "{text}");
+
+    // The long operation completed, its progress in the timeline.
+    let done = deck
+        .wait_agent(&long, "completed", |t| t["status"] == "completed")
+        .await;
+    assert!(
+        text_of(&done["result"]).contains("Long running operation completed"),
+        "{done}"
+    );
+    let detail = deck.detail(&long).await;
+    let progress: Vec<&Value> = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "progress")
+        .collect();
+    assert!(progress.len() >= 2, "{detail}");
+}
+
+#[tokio::test]
+async fn everything_over_stdio() {
+    everything_through_the_gateway(everything_over_stdio_spec()).await;
+}
+
+#[tokio::test]
+async fn everything_over_streamable_http() {
+    let upstream = EverythingOverHttp::start().await;
+    everything_through_the_gateway(upstream.spec()).await;
+}
+
+/// server-everything's `simulate-research-query` runs only as a task of its own (2025-11-25
+/// `taskSupport: required`): after the approval, the gateway follows that task, its
+/// clarification question becomes the human's input request `elicitation-0`, and its report is
+/// the result.
+async fn everything_task_followed(spec: Value) {
+    let deck = Deck::start(json!({"everything": spec})).await;
+    deck.wait_tool("everything__simulate-research-query").await;
+    let id = deck
+        .call_task(
+            "everything__simulate-research-query",
+            json!({"topic": "python", "ambiguous": true}),
+        )
+        .await;
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_detail(&id, "elicitation-0", |d| {
+        d["inputRounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
+    })
+    .await;
+    deck.s
+        .answer(
+            &id,
+            "elicitation-0",
+            json!({"action": "accept", "content": {"interpretation": "snake"}}),
+        )
+        .await;
+    let done = deck
+        .wait_agent(&id, "completed", |t| t["status"] == "completed")
+        .await;
+    let report = text_of(&done["result"]);
+    assert!(
+        report.contains("Research Report: python (snake)"),
+        "{report}"
+    );
+    // The upstream task's own status messages reached the timeline.
+    let detail = deck.detail(&id).await;
+    let stages = [
+        "Gathering sources",
+        "Analyzing content",
+        "Synthesizing findings",
+        "Generating report",
+        "Continuing with interpretation",
+    ];
+    let followed = detail["timeline"].as_array().unwrap().iter().any(|e| {
+        e["kind"] == "statusMessage"
+            && stages.iter().any(|stage| {
+                e["data"]["statusMessage"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(stage))
+            })
+    });
+    assert!(followed, "{detail}");
+}
+
+#[tokio::test]
+async fn everything_task_followed_over_stdio() {
+    everything_task_followed(everything_over_stdio_spec()).await;
+}
+
+#[tokio::test]
+async fn everything_task_followed_over_streamable_http() {
+    let upstream = EverythingOverHttp::start().await;
+    everything_task_followed(upstream.spec()).await;
+}
+
+// ---- faults -------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn an_upstream_that_exits_at_start_is_not_served() {
+    let mut deck = Deck::start(json!({
+        "broken": faulty(&["--exit-at-start"]),
+        "faulty": faulty(&[]),
+    }))
+    .await;
+    deck.wait_tool("faulty__echo").await;
+    let names = deck.tool_names("/mcp").await;
+    assert!(
+        names.iter().all(|n| !n.starts_with("broken__")),
+        "{names:?}"
+    );
+    let reply = deck.call("broken__echo", json!({"text": "hi"})).await;
+    assert!(reply.body.get("error").is_some(), "{:?}", reply.body);
+    // `/v1/servers` shows it failed, with what it wrote to stderr.
+    let start = Instant::now();
+    loop {
+        let (status, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        assert_eq!(status, 200, "{body}");
+        let broken = body["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "broken")
+            .cloned()
+            .unwrap_or_else(|| panic!("{body}"));
+        let tail = broken["stderrTail"].to_string();
+        if broken["state"] == "failed" && tail.contains("exiting at start") {
+            assert!(broken["lastError"].is_string(), "{broken}");
+            break;
+        }
+        assert!(start.elapsed() < TASK_DEADLINE, "{broken}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let reply = deck
+        .call("faulty__echo", json!({"text": "still here"}))
+        .await;
+    assert_eq!(text_of(&deck.outcome(&reply).await), "still here");
+    deck.assert_alive().await;
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
+    let mut deck = Deck::start(json!({"faulty": faulty(&[])})).await;
+    deck.wait_tool("faulty__crash").await;
+    let reply = deck.call("faulty__crash", json!({})).await;
+    let failed = deck.failed_task_of("faulty__crash", &reply).await;
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("faulty") && message.contains("it may have run"),
+        "{failed}"
+    );
+    // The server is started again (after the backoff) and serves the next call.
+    let reply = deck.call("faulty__echo", json!({"text": "back"})).await;
+    assert_eq!(text_of(&deck.outcome(&reply).await), "back");
+    let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+    let faulty = &body["servers"][0];
+    assert_eq!(faulty["state"], "connected", "{body}");
+    assert!(faulty["restarts"].as_u64() >= Some(1), "{body}");
+    deck.assert_alive().await;
+}
+
+#[tokio::test]
+async fn a_hang_past_the_timeout_fails_and_is_cancelled_upstream() {
+    let cancel_log = tempfile::NamedTempFile::new().unwrap();
+    let mut spec = faulty(&[]);
+    spec["timeoutMs"] = json!(1000);
+    spec["env"] = json!({"CANCEL_LOG": cancel_log.path()});
+    let mut deck = Deck::start(json!({"faulty": spec})).await;
+    deck.wait_tool("faulty__hang").await;
+    let started = Instant::now();
+    // The timeout and the settle time are both 1 s: the agent gets the task or, when the
+    // timeout strikes first, its error at once.
+    let reply = deck.call("faulty__hang", json!({})).await;
+    let failed = deck.failed_task_of("faulty__hang", &reply).await;
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("faulty") && message.contains("within 1 s"),
+        "{failed}"
+    );
+    wait_cancel_logged(cancel_log.path()).await;
+    deck.assert_alive().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_hang_is_cancelled_upstream() {
+    let cancel_log = tempfile::NamedTempFile::new().unwrap();
+    let mut spec = faulty(&[]);
+    spec["env"] = json!({"CANCEL_LOG": cancel_log.path()});
+    let mut deck = Deck::start(json!({"faulty": spec})).await;
+    deck.wait_tool("faulty__hang").await;
+    let id = deck.call_task("faulty__hang", json!({})).await;
+    deck.cancel(&id).await;
+    wait_cancel_logged(cancel_log.path()).await;
+    deck.assert_alive().await;
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_is_skipped() {
+    let mut deck = Deck::start(json!({"faulty": faulty(&["--garbage"])})).await;
+    deck.wait_tool("faulty__echo").await;
+    let reply = deck.call("faulty__echo", json!({"text": "clean"})).await;
+    assert_eq!(text_of(&deck.outcome(&reply).await), "clean");
+    deck.assert_alive().await;
+}
+
+// ---- restart ------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_restart_asks_pending_approvals_again_and_fails_running_calls() {
+    let files = tempfile::tempdir().unwrap();
+    let mut deck = Deck::start(json!({
+        "fs": filesystem(files.path()),
+        "faulty": faulty(&[]),
+    }))
+    .await;
+    deck.wait_tool("fs__write_file").await;
+    deck.wait_tool("faulty__slow").await;
+    let target = files.path().join("after-restart.txt");
+    let write = deck
+        .call_task(
+            "fs__write_file",
+            json!({"path": target, "content": "survived"}),
+        )
+        .await;
+    deck.wait_detail(&write, "the approval question", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+    let slow = deck.call_task("faulty__slow", json!({"ms": 60000})).await;
+    deck.wait_agent(&slow, "the call sent upstream", |t| {
+        t["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Calling slow"))
+    })
+    .await;
+
+    deck.restart().await;
+    // The call that was running upstream may have run: it fails, saying so.
+    let failed = deck
+        .wait_agent(&slow, "failed", |t| t["status"] == "failed")
+        .await;
+    assert_eq!(failed["error"]["data"]["reason"], "restart", "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("it may have run"),
+        "{failed}"
+    );
+    // The pending approval is asked again; approving it now writes the file.
+    let asked = deck
+        .wait_detail(&write, "asked again", |d| {
+            d["task"]["status"] == "input_required"
+                && timeline_kinds(d).iter().any(|k| k == "resumed")
+        })
+        .await;
+    assert!(!target.exists(), "{asked}");
+    deck.approve(&write, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_agent(&write, "completed", |t| t["status"] == "completed")
+        .await;
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "survived");
+    deck.assert_alive().await;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// A small MCP stdio server that misbehaves on purpose, for the gateway's fault tests
+// (tests/integration/gateway.rs). Built on the pinned TypeScript SDK (McpServer over stdio).
+//
+//   node faulty-server.mjs                 serves the tools below
+//   node faulty-server.mjs --garbage       also prints non-JSON lines on stdout: before the
+//                                          handshake and before every answer
+//   node faulty-server.mjs --exit-at-start writes one line to stderr and exits 1 at once
+//
+// Tools (all annotated readOnlyHint, so that Taskdeck's default policy lets them run unasked):
+//   echo {text}   answers `text` at once
+//   crash {}      the process exits (status 3) in the middle of the call, without answering
+//   hang {}       never answers
+//   slow {ms}     answers "slept MS ms" after `ms` milliseconds, with 4 progress notifications
+//                 when the request carries a progress token
+// Every `notifications/cancelled` the server receives appends its `requestId` (one per line)
+// to the file named by the environment variable CANCEL_LOG, when it is set.
+
+import { appendFileSync } from "node:fs";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+const garbage = process.argv.includes("--garbage");
+
+if (process.argv.includes("--exit-at-start")) {
+  process.stderr.write("faulty-server: exiting at start, as asked (--exit-at-start)\n");
+  process.exit(1);
+}
+
+/** Prints a line that is not JSON-RPC on stdout (the MCP channel), in --garbage mode. */
+function noise(what) {
+  if (garbage) process.stdout.write(`faulty-server garbage: ${what} <<not json>>\n`);
+}
+
+const server = new McpServer({ name: "faulty-server", version: "1.0.0" });
+const safe = { readOnlyHint: true };
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+
+server.registerTool(
+  "echo",
+  { description: "Answers text at once", inputSchema: { text: z.string() }, annotations: safe },
+  async ({ text: t }) => {
+    noise("before echo's answer");
+    return text(t);
+  },
+);
+
+server.registerTool(
+  "crash",
+  { description: "Exits in the middle of the call", inputSchema: {}, annotations: safe },
+  async () => {
+    process.stderr.write("faulty-server: crashing in the middle of a call\n");
+    process.exit(3);
+  },
+);
+
+server.registerTool(
+  "hang",
+  { description: "Never answers", inputSchema: {}, annotations: safe },
+  () => new Promise(() => {}),
+);
+
+server.registerTool(
+  "slow",
+  {
+    description: "Answers after ms milliseconds, with progress",
+    inputSchema: { ms: z.number().int().min(0) },
+    annotations: safe,
+  },
+  async ({ ms }, extra) => {
+    const token = extra._meta?.progressToken;
+    const steps = 4;
+    for (let i = 1; i <= steps; i++) {
+      await new Promise((resolve) => setTimeout(resolve, ms / steps));
+      if (token !== undefined) {
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: i, total: steps, message: `step ${i} of ${steps}` },
+        });
+      }
+    }
+    noise("before slow's answer");
+    return text(`slept ${ms} ms`);
+  },
+);
+
+const transport = new StdioServerTransport();
+noise("before the handshake");
+await server.connect(transport);
+// The client is gone when stdin ends: stop, even with a `slow` call's timer pending.
+process.stdin.on("end", () => process.exit(0));
+
+// Record every cancel notification as it arrives, before the SDK handles it.
+const handle = transport.onmessage;
+transport.onmessage = (message, extra) => {
+  if (message.method === "notifications/cancelled" && process.env.CANCEL_LOG) {
+    appendFileSync(process.env.CANCEL_LOG, `${message.params?.requestId}\n`);
+  }
+  handle?.(message, extra);
+};
