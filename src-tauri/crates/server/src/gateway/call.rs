@@ -186,8 +186,8 @@ async fn call_upstream(
             _ = &mut deadline => {
                 cancel("timed out in Taskdeck");
                 return failed(format!(
-                    "upstream {server} did not answer {} within {} s; the call was abandoned (it may have run)",
-                    tool.name, settings.call_timeout.as_secs()
+                    "upstream {server} did not answer {} within {} ms; the call was abandoned (it may have run)",
+                    tool.name, settings.call_timeout.as_millis()
                 ));
             }
             _ = tokio::time::sleep(SAY_WHERE_AFTER), if !said_where => {
