@@ -1,7 +1,8 @@
 //! How upstream tools are named and offered. On `/mcp` every upstream's tools appear together,
 //! each as `SERVER__TOOL` (server names never contain `__`, so the first `__` splits them); on
 //! `/mcp/SERVER` one server's tools appear under their own names. Schemas, annotations,
-//! titles and descriptions are the upstream's.
+//! titles and descriptions are the upstream's, except that a client that may be answered with
+//! the text handle is not shown the `outputSchema` (see [`Answers`]).
 
 use rmcp::model::Tool;
 
@@ -19,6 +20,22 @@ pub enum Scope<'a> {
     Server(&'a str),
 }
 
+/// What a client may be answered with when it calls an upstream tool, which decides whether
+/// `tools/list` shows it the upstream's `outputSchema`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    /// A 2026-07-28 request declaring the tasks extension: the tool's own `CallToolResult`, or a
+    /// `CreateTaskResult` (SEP-2663). The `outputSchema` is shown.
+    ResultOrTask,
+    /// Any other client (2025-11-25 sessions, 2026-07-28 without the extension): a call still
+    /// running or waiting for the human after the settle time is answered with the text handle,
+    /// `structuredContent: {task}`, which the upstream's `outputSchema` does not describe. The
+    /// schema is left out, since a client validating structured content against it (MCP
+    /// 2025-11-25 §Tools "Output Schema": clients SHOULD validate; the TS SDK's `callTool` does)
+    /// would reject the handle. The outcome itself reaches it through `task_status`.
+    ResultOrHandle,
+}
+
 /// The engine's name of `server`'s tool `tool`: `SERVER__TOOL`.
 pub fn registered_name(server: &str, tool: &str) -> String {
     format!("{server}{SEPARATOR}{tool}")
@@ -30,8 +47,9 @@ pub fn split(registered: &str) -> Option<(&str, &str)> {
 }
 
 impl Gateway {
-    /// The upstream tools offered in `scope`, sorted by server then as the server lists them.
-    pub fn tools(&self, scope: Scope<'_>) -> Vec<Tool> {
+    /// The upstream tools offered in `scope`, sorted by server then as the server lists them,
+    /// as shown to a client answered as `answers` says.
+    pub fn tools(&self, scope: Scope<'_>, answers: Answers) -> Vec<Tool> {
         let mut out = Vec::new();
         for upstream in self.upstreams() {
             match scope {
@@ -41,6 +59,11 @@ impl Gateway {
                 })),
                 Scope::Server(name) if name == upstream.name => out.extend(upstream.tools()),
                 Scope::Server(_) => {}
+            }
+        }
+        if answers == Answers::ResultOrHandle {
+            for tool in &mut out {
+                tool.output_schema = None;
             }
         }
         out
