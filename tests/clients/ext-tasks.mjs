@@ -6,6 +6,8 @@
 // extension) from v2RequestFraming; the transport derives MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name from the body. It polls tasks/get (the result or error is inlined), answers
 // inputRequests with tasks/update through onInputRequest and cancels with tasks/cancel.
+// Through the gateway: upstream "fs" (server-filesystem) as fs__TOOL.
+import fs from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   createApplicationInputHandler,
@@ -13,7 +15,7 @@ import {
   createTaskSessionFromClient,
   DispatchError,
 } from '@modelcontextprotocol/ext-tasks/client';
-import { env, human, NOTE_SCHEMA, Reporter, show, sleep, textOf, unique } from './lib/common.mjs';
+import { askedMessage, env, freshFile, human, NOTE_SCHEMA, Reporter, show, sleep, textOf, unique } from './lib/common.mjs';
 
 const r = new Reporter('ext-tasks');
 const MISSING_CWD = '/nonexistent/taskdeck-client-test-dir';
@@ -223,6 +225,34 @@ await r.scenario('failing tool: run_command in a cwd that does not exist', async
     const d = await human.detail(taskId);
     r.check('missing cwd: it fails at once, without asking the human', (d.inputRounds ?? []).length === 0, d.inputRounds);
   }
+});
+
+await r.scenario('gateway: fs__read_text_file answers with its result (settled within the threshold)', async () => {
+  const file = freshFile('ext-read');
+  const text = unique('read by ext-tasks');
+  fs.writeFileSync(file, text);
+  const execution = await plain.session.callTool('fs__read_text_file', { path: file });
+  const { outcome } = await execution.settle();
+  r.check('gateway read: the agent gets the file text at once (a quick read-only call is answered with its CallToolResult, not a task)', execution.kind === 'immediate' && outcome?.result?.isError !== true && textOf(outcome?.result).includes(text), { kind: execution.kind, outcome: outcomeView(outcome) });
+});
+
+await r.scenario('gateway: fs__write_file is a task, approved by the human', async () => {
+  const file = freshFile('ext-write');
+  const content = unique('written by ext-tasks');
+  const { execution, taskId, events, outcome, side } = await callAndSettle(plain.session, 'fs__write_file', { path: file, content }, async (taskId) => {
+    await sleep(600); // the agent polls meanwhile
+    const asked = await human.waitForRequest({ taskId, key: 'approve' });
+    const existedBefore = fs.existsSync(file);
+    await human.answer(taskId, 'approve', { action: 'accept', content: {} });
+    return { asked, existedBefore };
+  });
+  const seen = tasksOf(events);
+  r.check('gateway write: tools/call answers a CreateTaskResult (resultType task)', execution.kind === 'task' && !!taskId, { kind: execution.kind });
+  r.check("gateway write: the human's question names the server, tool and arguments", askedMessage(side?.asked).includes('write_file') && askedMessage(side?.asked).includes(file), side);
+  r.check('gateway write: the file does not exist while the call waits for the human', side?.existedBefore === false, side);
+  r.check('gateway write: tasks/get reads working while the human decides, never input_required', seen.length > 0 && seen.every((t) => t.status !== 'input_required'), seen);
+  r.check("gateway write: the settled outcome is the upstream's result (completed, not isError)", outcome?.status === 'completed' && outcome.result?.isError !== true && /success/i.test(textOf(outcome.result)), outcomeView(outcome));
+  r.check('gateway write: the file exists with the content', fs.existsSync(file) && fs.readFileSync(file, 'utf8') === content, file);
 });
 
 r.check('no background errors reported by ext-tasks (onError) or the SDK client (onerror)', backgroundErrors.length === 0, backgroundErrors);

@@ -8,6 +8,9 @@ task_cancel tools, all through the SDK's call_tool. The SDK's native input path 
 an InputRequiredResult (MRTR) fulfilled by elicitation_callback; the agent-answered scenario
 accepts either that or inputRequests shown by task_status and answered with task_respond, and
 checks that the agent's own elicitation handler produced the answer either way.
+
+Through the gateway (upstream "fs", server-filesystem, as fs__TOOL) the same holds: a quick
+read is answered with its result, a write waiting for the human with the handle.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from typing import Any
 
@@ -31,6 +35,7 @@ from lib.common import (
     NOTE_SCHEMA,
     TERMINAL,
     Reporter,
+    fresh_file,
     human,
     record,
     show,
@@ -241,6 +246,31 @@ async def main() -> None:
                 r.check("missing cwd: it fails at once, without asking the human", not d.get("inputRounds"), d.get("inputRounds"))
 
         await r.scenario("failing tool: run_command in a cwd that does not exist", failing)
+
+        async def gateway_read_and_write() -> None:
+            path = fresh_file("py-read")
+            text = unique("read by python-mcp")
+            with open(path, "w") as f:
+                f.write(text)
+            res = await plain.call_tool("fs__read_text_file", {"path": path})
+            r.check("gateway read: fs__read_text_file answers at once with the file text (no handle)", not res.is_error and text in text_of(res) and "task" not in sc(res), res)
+            path = fresh_file("py-write")
+            content = unique("written by python-mcp")
+            res = await plain.call_tool("fs__write_file", {"path": path, "content": content})
+            task_id = (sc(res).get("task") or {}).get("taskId")
+            r.check("gateway write: fs__write_file answers at once with the task handle (it waits for the human)", isinstance(task_id, str) and not res.is_error, res)
+            if not task_id:
+                return
+            asked = await human.approve_call(task_id)
+            message = ((asked.get("inputRequests") or {}).get("approve") or {}).get("params", {}).get("message", "")
+            r.check("gateway write: the human's question names the server, tool and the path", "write_file" in message and " fs " in message and path in message, message)
+            seen: list = []
+            final = await poll_until_terminal(plain, task_id, seen)
+            result = final.get("result") or {}
+            r.check("gateway write: task_status then shows the upstream's result (completed, not isError)", final.get("status") == "completed" and result.get("isError") is not True and "success" in text_of(result).lower(), final)
+            r.check("gateway write: the file exists with the content", os.path.exists(path) and open(path).read() == content, path)
+
+        await r.scenario("gateway: fs__read_text_file and fs__write_file", gateway_read_and_write)
 
         try:
             await stack.aclose()

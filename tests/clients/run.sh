@@ -3,8 +3,10 @@
 # through their native task APIs while this script plays the human through /v1 (see docs/protocol-and-clients.md).
 # Usage: tests/clients/run.sh [path/to/taskdeck]   (default: target/debug/taskdeck)
 # Installs what it needs, idempotently: the pinned npm packages into tests/clients/node_modules,
-# the pinned Python packages into .tools/clients-venv. Prints one line per check and a closing
-# "clients: N passed, M failed"; exits non-zero if any check failed.
+# the pinned Python packages into .tools/clients-venv, the pinned upstream MCP servers into
+# tests/upstreams/node_modules (the gateway checks put server-filesystem behind Taskdeck as "fs").
+# Prints one line per check and a closing "clients: N passed, M failed"; exits non-zero if any
+# check failed.
 # KEEP=1 keeps the server's data dir; the traffic of every client (one JSON line per HTTP
 # exchange, tokens redacted) is written to test-artifacts/clients/traffic-CLIENT.jsonl, and
 # `node tests/clients/lib/traffic.mjs FILE` prints it compactly.
@@ -28,6 +30,9 @@ fi
 venv=$root/.tools/clients-venv
 . "$root/scripts/lib/pinned-venv.sh"
 pinned_venv "$venv" "$here/requirements.txt"
+# The real upstream MCP servers the gateway checks put behind Taskdeck (tests/upstreams).
+. "$root/scripts/lib/upstreams.sh"
+install_upstreams "$root" || exit 2
 
 # ---- a real taskdeck -----------------------------------------------------------------------
 artifacts=$root/test-artifacts/clients
@@ -41,6 +46,21 @@ token() { # NAME -> a new agent token for principal NAME
   "$BIN" token create "$1" --data-dir "$work/data" --config-dir "$work/cfg" --json |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).token))'
 }
+# ---- the gateway's upstream: server-filesystem over a temp dir, as server "fs" ---------------
+fs_dir=$work/fs
+mkdir -p "$fs_dir"
+"$BIN" servers add fs --data-dir "$work/data" --config-dir "$work/cfg" -- node "$fs_server" "$fs_dir" >/dev/null 2>"$work/servers-add.err" ||
+  { cat "$work/servers-add.err"; echo "taskdeck servers add fs failed"; exit 1; }
+fs_state=
+for _ in $(seq 150); do
+  fs_state=$(node -e 'fetch(process.argv[1], {headers: {authorization: `Bearer ${process.argv[2]}`}})
+    .then((r) => r.json()).then((j) => console.log(j.servers.find((s) => s.name === "fs")?.state ?? ""), () => {})' \
+    "http://127.0.0.1:$port/v1/servers" "$admin")
+  [ "$fs_state" = connected ] && break
+  sleep 0.1
+done
+[ "$fs_state" = connected ] || { echo "upstream fs is not connected after 15 s (state: ${fs_state:-none})"; exit 1; }
+
 # NAME -> starts a logging proxy in front of taskdeck for that client; its port in $pp.
 # Not called in $(...): the proxy's pid must reach `pids` in this shell, or it outlives the run.
 proxy() {
@@ -55,28 +75,40 @@ proxy() {
 }
 
 # ---- the clients (in parallel: each has its own principal; output is printed per client) ----
-clients=(ts-sdk1 ext-tasks python-mcp fastmcp)
+# claude-desktop runs after the others: its `servers import` adds an upstream, and the tools
+# change it announces (notifications/tools/list_changed) must not race the other clients' sessions.
+parallel=(ts-sdk1 ext-tasks python-mcp fastmcp)
 declare -A cmd=(
   [ts-sdk1]="node $here/ts-sdk1.mjs"
   [ext-tasks]="node $here/ext-tasks.mjs"
   [python-mcp]="$venv/bin/python $here/python-mcp.py"
   [fastmcp]="$venv/bin/python $here/fastmcp-client.py"
+  [claude-desktop]="node $here/claude-desktop.mjs"
 )
 declare -A run_pid
-for c in "${clients[@]}"; do
-  tok=$(token "$c") || { echo "FAILED $c: taskdeck token create $c"; continue; }
+launch() { # CLIENT: starts its script in the background; its pid in run_pid[CLIENT]
+  local c=$1 tok
+  if [ "$c" = claude-desktop ]; then
+    # Its token comes from `taskdeck servers import claude-desktop`, which the script runs.
+    tok=from-the-import
+  else
+    tok=$(token "$c") || { echo "FAILED $c: taskdeck token create $c"; return; }
+  fi
   proxy "$c"
   (
     cd "$here" &&
       TD_BASE="http://127.0.0.1:$port" TD_MCP_URL="http://127.0.0.1:$pp/mcp" TD_AGENT_TOKEN="$tok" \
-        TD_AGENT_NAME="$c" TD_ADMIN_TOKEN="$admin" timeout 150 ${cmd[$c]} >"$work/out-$c.txt" 2>"$work/err-$c.txt"
+        TD_AGENT_NAME="$c" TD_ADMIN_TOKEN="$admin" TD_FS_DIR="$fs_dir" TD_BIN="$BIN" \
+        TD_DATA_DIR="$work/data" TD_CONFIG_DIR="$work/cfg" TD_FS_SERVER="$fs_server" TD_WORK="$work" \
+        timeout 150 ${cmd[$c]} >"$work/out-$c.txt" 2>"$work/err-$c.txt"
   ) &
   run_pid[$c]=$!
-done
+}
 
 passed=0; failed=0
-for c in "${clients[@]}"; do
-  [ -n "${run_pid[$c]:-}" ] || { failed=$((failed + 1)); continue; }
+report() { # CLIENT: waits for its script and prints its checks
+  local c=$1 rc p f
+  [ -n "${run_pid[$c]:-}" ] || { failed=$((failed + 1)); return; }
   wait "${run_pid[$c]}"; rc=$?
   echo "=== $c"
   grep -E '^(ok|FAILED|  note) ' "$work/out-$c.txt"
@@ -87,6 +119,10 @@ for c in "${clients[@]}"; do
     echo "FAILED $c: the script exited with code $rc without a FAILED check"
     tail -20 "$work/err-$c.txt" | sed 's/^/  stderr: /'
   fi
-done
+}
+for c in "${parallel[@]}"; do launch "$c"; done
+for c in "${parallel[@]}"; do report "$c"; done
+launch claude-desktop
+report claude-desktop
 echo "clients: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

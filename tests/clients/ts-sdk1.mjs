@@ -3,10 +3,13 @@
 // callToolStream(params, CallToolResultSchema, {task: {ttl}}) sends tools/call with params.task,
 // expects CreateTaskResult {task}, polls tasks/get and fetches the outcome with tasks/result
 // (which also carries elicitation/create requests to a client that declared elicitation).
+// Through the gateway: upstream "fs" (server-filesystem) as fs__TOOL on /mcp and under its own
+// names on /mcp/fs.
+import fs from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { env, human, NOTE_SCHEMA, Reporter, show, sleep, textOf, unique } from './lib/common.mjs';
+import { askedMessage, env, freshFile, human, NOTE_SCHEMA, Reporter, show, sleep, textOf, unique } from './lib/common.mjs';
 
 const r = new Reporter('ts-sdk1');
 const RELATED = 'io.modelcontextprotocol/related-task';
@@ -14,7 +17,7 @@ const MISSING_CWD = '/nonexistent/taskdeck-client-test-dir';
 const transportErrors = [];
 const agentAnswers = new Map(); // elicitation message -> content the agent's handler accepts with
 
-async function connect(name, { elicitation }) {
+async function connect(name, { elicitation, url = env.mcpUrl }) {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: elicitation ? { elicitation: { form: {} } } : {} });
   const elicitations = [];
   if (elicitation) {
@@ -26,7 +29,7 @@ async function connect(name, { elicitation }) {
     });
   }
   client.onerror = (e) => transportErrors.push(`${name}: ${show(e)}`);
-  const transport = new StreamableHTTPClientTransport(new URL(env.mcpUrl), {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${env.agentToken}` } },
   });
   await client.connect(transport);
@@ -218,6 +221,113 @@ await r.scenario('failing tool: run_command in a cwd that does not exist', async
   if (taskId) {
     const d = await human.detail(taskId);
     r.check('missing cwd: it fails at once, without asking the human', (d.inputRounds ?? []).length === 0 && ['completed', 'failed'].includes(d.task.status), { status: d.task.status, inputRounds: d.inputRounds });
+  }
+});
+
+// ---- through the gateway: upstream "fs" (server-filesystem over TD_FS_DIR) ------------------
+
+/** Polls task_status until the task ends; returns {status (the last task), seen (statuses)}. */
+async function pollTaskStatus(client, taskId, tries = 100) {
+  const seen = [];
+  let status;
+  for (let i = 0; i < tries; i++) {
+    const s = await client.callTool({ name: 'task_status', arguments: { taskId } });
+    status = s.structuredContent?.task;
+    seen.push(status?.status);
+    if (['completed', 'failed', 'cancelled'].includes(status?.status)) break;
+    await sleep(150);
+  }
+  return { status, seen };
+}
+
+await r.scenario('gateway: plain call of fs__read_text_file', async () => {
+  const file = freshFile('ts1-read');
+  const text = unique('read through the gateway');
+  fs.writeFileSync(file, text);
+  await plain.client.listTools(); // the SDK validates results against the tools it listed last
+  const result = await plain.client.callTool({ name: 'fs__read_text_file', arguments: { path: file } }, CallToolResultSchema, { timeout: 10000 });
+  r.check('gateway read: a read-only upstream tool answers at once with the file text (no task handle)', !result.isError && textOf(result).includes(text) && !result.structuredContent?.task, result);
+  const task = await human.findTask('fs__read_text_file', (t) => t.arguments?.path === file);
+  const d = await human.detail(task.taskId);
+  r.check('gateway read: the call is a completed task in Taskdeck, never asked the human', d.task.status === 'completed' && (d.inputRounds ?? []).length === 0, { status: d.task.status, inputRounds: d.inputRounds });
+});
+
+await r.scenario('gateway: fs__write_file as a task (callToolStream), approved by the human', async () => {
+  const file = freshFile('ts1-write');
+  const content = unique('written by ts-sdk1 as a task');
+  let taskId, approving;
+  const messages = await callAsTask(plain.client, { name: 'fs__write_file', arguments: { path: file, content } }, (m) => {
+    if (m.type === 'taskCreated' && !approving) {
+      taskId = m.task.taskId;
+      approving = (async () => {
+        const asked = await human.waitForRequest({ taskId, key: 'approve' });
+        const existedBefore = fs.existsSync(file);
+        await human.answer(taskId, 'approve', { action: 'accept', content: {} });
+        return { asked, existedBefore };
+      })().catch((e) => e);
+    }
+  });
+  const approved = await approving;
+  r.check('gateway write: tools/call with params.task answers CreateTaskResult (callToolStream yields taskCreated)', messages[0]?.type === 'taskCreated', messages[0]);
+  const message = askedMessage(approved?.asked);
+  r.check("gateway write: the human's question names the principal, server, tool and the exact arguments", message.includes(env.agentName) && message.includes('write_file') && message.includes(' fs ') && message.includes(file) && message.includes(content), approved);
+  r.check('gateway write: the file does not exist while the call waits for the human', approved?.existedBefore === false, approved);
+  const statuses = statusesOf(messages);
+  r.check('gateway write: the agent reads working while the human decides, never input_required', nonTerminal(statuses).length > 0 && nonTerminal(statuses).every((s) => s.status === 'working'), statuses);
+  const fin = finalOf(messages);
+  r.check("gateway write: the stream ends with the upstream's result (not an error)", fin?.type === 'result' && fin.result?.isError !== true && /success/i.test(textOf(fin.result)), fin);
+  r.check('gateway write: the file exists with the content after the approval', fs.existsSync(file) && fs.readFileSync(file, 'utf8') === content, fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : 'no file');
+});
+
+await r.scenario('gateway: fs__write_file declined by the human with a reason', async () => {
+  const file = freshFile('ts1-denied');
+  const reason = unique('not in that folder');
+  let taskId, declining;
+  const messages = await callAsTask(plain.client, { name: 'fs__write_file', arguments: { path: file, content: 'never written' } }, (m) => {
+    if (m.type === 'taskCreated' && !declining) {
+      taskId = m.task.taskId;
+      declining = human.declineCall(taskId, reason).catch((e) => e);
+    }
+  });
+  const declined = await declining;
+  r.check('gateway decline: the human declines through /v1 with a reason', declined?.answered?.accepted?.includes('approve'), declined?.answered ?? declined);
+  const fin = finalOf(messages);
+  r.check("gateway decline: the agent gets an isError result whose text carries the human's reason", fin?.type === 'result' && fin.result?.isError === true && textOf(fin.result).includes(reason), fin);
+  r.check('gateway decline: no file was written', !fs.existsSync(file), file);
+});
+
+await r.scenario('gateway: plain call of fs__write_file gets the text handle, then task_status', async () => {
+  const file = freshFile('ts1-plain-write');
+  const content = unique('written by a plain call');
+  await plain.client.listTools();
+  // callTool validates structuredContent against the tool's outputSchema: the handle must pass.
+  const result = await plain.client.callTool({ name: 'fs__write_file', arguments: { path: file, content } }, CallToolResultSchema, { timeout: 5000 }).catch((e) => e);
+  const taskId = result?.structuredContent?.task?.taskId;
+  r.check("plain gateway write: answered at once with the handle in structuredContent.task, accepted by the SDK's callTool", typeof taskId === 'string' && !result.isError, result);
+  if (!taskId) return;
+  const approving = human.approveCall(taskId).catch((e) => e);
+  const { status, seen } = await pollTaskStatus(plain.client, taskId);
+  await approving;
+  r.check('plain gateway write: task_status reads working, then completed with the upstream result', seen.filter((s) => s !== 'completed').every((s) => s === 'working') && status?.status === 'completed' && status?.result?.isError !== true, { seen, status });
+  r.check('plain gateway write: the file exists after the approval', fs.existsSync(file) && fs.readFileSync(file, 'utf8') === content, file);
+});
+
+await r.scenario('gateway: /mcp/fs serves the upstream under its own tool names', async () => {
+  const one = await connect('ts-sdk1-mcp-fs', { elicitation: false, url: `${env.mcpUrl}/fs` });
+  try {
+    const { tools } = await one.client.listTools();
+    const names = tools.map((t) => t.name);
+    r.check('/mcp/fs: tools/list has read_text_file and write_file, no fs__ prefix and none of Taskdeck\'s own tools', names.includes('read_text_file') && names.includes('write_file') && !names.some((n) => n.includes('__')) && !names.includes('request_approval'), names);
+    const file = freshFile('ts1-mcp-fs');
+    const text = unique('read on /mcp/fs');
+    fs.writeFileSync(file, text);
+    const result = await one.client.callTool({ name: 'read_text_file', arguments: { path: file } }, CallToolResultSchema, { timeout: 10000 });
+    r.check('/mcp/fs: read_text_file answers with the file text', !result.isError && textOf(result).includes(text), result);
+    const task = await human.findTask('fs__read_text_file', (t) => t.arguments?.path === file).catch((e) => e);
+    r.check('/mcp/fs: the call is a task of fs__read_text_file in Taskdeck', task?.taskId && task.status === 'completed', task);
+  } finally {
+    await one.transport.terminateSession().catch(() => {});
+    await one.client.close().catch(() => {});
   }
 });
 

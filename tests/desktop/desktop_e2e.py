@@ -49,6 +49,8 @@ APPROVAL_SCHEMA = {
     "properties": {"reason": {"type": "string", "minLength": 3}},
     "required": ["reason"],
 }
+# The gateway check's upstream: server-filesystem from tests/upstreams (run.sh installs it).
+FS_SERVER = REPO / "tests/upstreams/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 BANNER_RE = re.compile(r"Taskdeck is running with its window on (http://127\.0\.0\.1:(\d+))")
 T0 = time.monotonic()
 
@@ -402,6 +404,13 @@ class Desktop:
         self.proc: subprocess.Popen | None = None
         self.wd: WebDriver | None = None
         self.token = ""
+        # The gateway's upstream "fs": server-filesystem over this directory, in servers.json
+        # before the app starts.
+        self.fs_dir = work / "gateway-files"
+        self.fs_dir.mkdir(parents=True, exist_ok=True)
+        self.config_dir.mkdir(parents=True, exist_ok=True)
+        servers = {"servers": {"fs": {"command": "node", "args": [str(FS_SERVER), str(self.fs_dir)]}}}
+        (self.config_dir / "servers.json").write_text(json.dumps(servers))
         self.env = dict(os.environ)
         self.env.update(
             TASKDECK_DATA_DIR=str(self.data_dir),
@@ -797,6 +806,41 @@ class Suite:
         check(c["summary"] == "request_approval needs input (admin)", f"notification summary {c['summary']!r}")
         log(f"  notification: {c['app']}: {c['summary']!r} / {c['body']!r}")
 
+    def test_gateway_approval(self) -> None:
+        """(2) A gateway call of upstream fs's write_file waits in the inbox with the server, tool
+        and arguments; approved in the window, it reaches the upstream and the file exists."""
+        d = self.desktop
+        wait_for(lambda: next((s["state"] == "connected" for s in api_get(d.base, "/v1/servers", d.token)[1]["servers"] if s["name"] == "fs"), False), "upstream fs to be connected (/v1/servers)", timeout=20)
+        path = d.fs_dir / "approved-in-the-window.txt"
+        content = "written after the human approved"
+        task = self.agent.start_task("fs__write_file", {"path": str(path), "content": content})
+        wait_for(lambda: self.wd.js(INBOX_ITEM, task), "the gateway call in the 'Needs input' inbox")
+        entry = self.wd.js("return arguments[0].textContent", self.wd.js(INBOX_ITEM, task))
+        for part in ("write_file on fs", str(path), "fs__write_file"):
+            check(part in entry, f"the inbox entry does not show {part!r}: {entry!r}")
+        check(not path.exists(), "the file exists before the approval")
+
+        card = '.prompt-card[data-key="approve"]'
+        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.find(card), "the gateway call's inbox entry")
+        check(self.wd.js(DETAIL_TASK_ID) == task, "the inbox entry opened another task")
+        prompt = self.wd.js(f"return document.querySelector('{card} .prompt-message').textContent")
+        for part in ("admin wants to call write_file on fs", str(path), content):
+            check(part in prompt, f"the prompt does not show {part!r}: {prompt!r}")
+        waiting = self.agent.get(task)["status"]
+        check(waiting == "input_required", f"the call should still wait for the human (the agent here is admin, who may answer): {waiting}")
+        self.wd.click(
+            lambda: self.button(card, "Accept"),
+            lambda: self.wd.js(f"const c = document.querySelector('{card}'); return !c || c.classList.contains('prompt-gone')"),
+            "Accept",
+        )
+        done = self.agent.wait_status(task, "completed")
+        result = done.get("result") or {}
+        check(result.get("isError") is not True, f"the agent got an error: {result}")
+        check(path.exists() and path.read_text() == content, f"the file was not written: {path}")
+        self.wait_row_badge(task, "Completed")
+        wait_for(lambda: not self.wd.js(INBOX_ITEM, task), "the inbox entry to go away")
+        wait_for(lambda: "Accepted by admin" in self.wd.js("return document.querySelector('#detail').textContent"), "'Accepted by admin' in the input rounds")
+
     def test_cancel(self) -> None:
         """(2) Cancel from the window, after the confirmation, ends the agent's task as cancelled."""
         task = self.agent.start_task("request_approval", {"message": "Rotate the signing keys?", "requestedSchema": APPROVAL_SCHEMA})
@@ -961,6 +1005,7 @@ class Suite:
             self.run("no display: headless fallback prints the UI link and the token works", self.test_no_display_fallback)
             self.run("the window opens on the app's UI, signed in", self.test_window_opens)
             self.run("approval: row and prompt appear, answered in the window, agent gets it, notification sent", self.test_approval, True)
+            self.run("gateway: an upstream call waits in the inbox with server, tool and arguments; approved in the window, it runs", self.test_gateway_approval, True)
             self.run("cancel from the window (after confirming) ends the agent's task as cancelled", self.test_cancel, True)
             self.run("search and the status filter narrow the list", self.test_search_and_filter, True)
             self.run("screenshot of the window saved to test-artifacts/desktop.png", self.test_screenshot, True)

@@ -6,7 +6,8 @@
 #
 # Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst, xdotool,
 # webkit2gtk-driver (WebKitWebDriver), tauri-driver (cargo install tauri-driver; or set
-# TAURI_DRIVER=/path), python3 (standard library only).
+# TAURI_DRIVER=/path), python3 (standard library only), node and npm (the gateway check's
+# upstream, server-filesystem from tests/upstreams, installed here idempotently).
 #
 # It runs on a copy of the binary (the original may be rebuilt meanwhile), wraps itself in
 # xvfb-run + dbus-run-session, starts a notification daemon (dunst) and a dbus-monitor log of
@@ -72,7 +73,7 @@ finish() { # passed failed
 BIN_ARG=${1:-$REPO/target/debug/taskdeck}
 TAURI_DRIVER=${TAURI_DRIVER:-$(command -v tauri-driver || echo "$HOME/.cargo/bin/tauri-driver")}
 missing=
-for tool in xvfb-run xauth dbus-run-session dbus-monitor dbus-send dunst xdotool WebKitWebDriver python3 timeout; do
+for tool in xvfb-run xauth dbus-run-session dbus-monitor dbus-send dunst xdotool WebKitWebDriver python3 timeout node npm; do
   command -v "$tool" >/dev/null || missing="$missing $tool"
 done
 [ -x "$TAURI_DRIVER" ] || missing="$missing tauri-driver($TAURI_DRIVER)"
@@ -80,6 +81,8 @@ if [ -n "$missing" ]; then
   echo "missing:$missing" >&2
   finish 0 1
 fi
+. "$REPO/scripts/lib/upstreams.sh"
+install_upstreams "$REPO" || finish 0 1
 if [ ! -x "$BIN_ARG" ]; then
   echo "no executable taskdeck binary at $BIN_ARG (build the desktop feature, or pass its path)" >&2
   finish 0 1

@@ -4,6 +4,7 @@
 //   TD_MCP_URL      the MCP endpoint the client uses (run.sh points it at a logging proxy)
 //   TD_AGENT_TOKEN  the agent's bearer token;  TD_AGENT_NAME  its principal
 //   TD_ADMIN_TOKEN  the admin token (the human)
+//   TD_FS_DIR       the directory the gateway's upstream "fs" (server-filesystem) serves
 
 export const env = {
   base: must('TD_BASE'),
@@ -11,6 +12,7 @@ export const env = {
   agentToken: must('TD_AGENT_TOKEN'),
   agentName: must('TD_AGENT_NAME'),
   adminToken: must('TD_ADMIN_TOKEN'),
+  fsDir: must('TD_FS_DIR'),
 };
 
 function must(name) {
@@ -176,6 +178,20 @@ export const human = {
       await sleep(100);
     }
   },
+  /**
+   * Approves the gateway call `taskId` (its human-only request `approve`) once it waits for the
+   * human; returns the task as the inbox showed it (its `inputRequests.approve.params.message`
+   * names the server, tool and arguments) with `answered`, the /v1 answer.
+   */
+  async approveCall(taskId) {
+    const asked = await this.waitForRequest({ taskId, key: GATEWAY_APPROVAL });
+    return { ...asked, answered: await this.answer(taskId, GATEWAY_APPROVAL, { action: 'accept', content: {} }) };
+  },
+  /** Declines the gateway call `taskId` with `reason` (the form's `reason` field). */
+  async declineCall(taskId, reason) {
+    const asked = await this.waitForRequest({ taskId, key: GATEWAY_APPROVAL });
+    return { ...asked, answered: await this.answer(taskId, GATEWAY_APPROVAL, { action: 'decline', content: { reason } }) };
+  },
   /** Cancels every unfinished task of this agent (cleanup after a failed scenario). */
   async cancelLeftovers() {
     const q = new URLSearchParams({ principal: env.agentName, status: 'working,input_required', limit: '200' });
@@ -188,6 +204,15 @@ export const human = {
     for (const t of tasks) await v1('POST', `/v1/tasks/${encodeURIComponent(t.taskId)}/cancel`).catch(() => {});
   },
 };
+
+/** The key of the human-only approval a gateway call asks for (policy `ask`). */
+export const GATEWAY_APPROVAL = 'approve';
+
+/** The question the human sees for a gateway call waiting in the inbox. */
+export const askedMessage = (task) => task?.inputRequests?.[GATEWAY_APPROVAL]?.params?.message ?? '';
+
+/** A file in the gateway upstream's directory that does not exist yet. */
+export const freshFile = (label) => `${env.fsDir}/${unique(label)}.txt`;
 
 /** The elicitation form request_approval is called with in every scenario. */
 export const NOTE_SCHEMA = {

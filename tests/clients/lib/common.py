@@ -1,6 +1,6 @@
 """Shared helpers for the Python client scripts: the check reporter and the "human" (Taskdeck's
 /v1 API with the admin token). Configuration comes from run.sh (see lib/common.mjs):
-TD_BASE, TD_MCP_URL, TD_AGENT_TOKEN, TD_AGENT_NAME, TD_ADMIN_TOKEN."""
+TD_BASE, TD_MCP_URL, TD_AGENT_TOKEN, TD_AGENT_NAME, TD_ADMIN_TOKEN, TD_FS_DIR."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ MCP_URL = _must("TD_MCP_URL")
 AGENT_TOKEN = _must("TD_AGENT_TOKEN")
 AGENT_NAME = _must("TD_AGENT_NAME")
 ADMIN_TOKEN = _must("TD_ADMIN_TOKEN")
+FS_DIR = _must("TD_FS_DIR")  # the directory the gateway's upstream "fs" (server-filesystem) serves
+GATEWAY_APPROVAL = "approve"  # the human-only request key of a gateway call waiting for approval
 
 TERMINAL = ("completed", "failed", "cancelled")
 MISSING_CWD = "/nonexistent/taskdeck-client-test-dir"
@@ -144,6 +146,13 @@ class Human:
     async def answer(self, task_id: str, key: str, response: dict) -> dict:
         return await v1("POST", f"/v1/tasks/{urllib.parse.quote(task_id)}/input", {"inputResponses": {key: response}})
 
+    async def approve_call(self, task_id: str) -> dict:
+        """Approves gateway call `task_id` once it waits for the human; returns the inbox task
+        (its inputRequests.approve.params.message names the server, tool and arguments)."""
+        asked = await self.wait_for_request(GATEWAY_APPROVAL, task_id=task_id)
+        await self.answer(task_id, GATEWAY_APPROVAL, {"action": "accept", "content": {}})
+        return asked
+
     async def wait_for_status(self, task_id: str, statuses: tuple[str, ...], timeout: float = 10) -> dict:
         deadline = time.monotonic() + timeout
         while True:
@@ -166,6 +175,11 @@ class Human:
 
 
 human = Human()
+
+
+def fresh_file(label: str) -> str:
+    """A file in the gateway upstream's directory that does not exist yet."""
+    return f"{FS_DIR}/{unique(label)}.txt"
 
 
 def text_of(result: Any) -> str:

@@ -31,7 +31,10 @@ use super::{
     mcp_sessions::Sessions,
     settle, wire,
 };
-use crate::gateway::{Gateway, catalog::Scope};
+use crate::gateway::{
+    Gateway,
+    catalog::{Answers, Scope},
+};
 use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord, ToolMode};
 
 /// The upstream server a request came in for: set by the `/mcp/{server}` route, absent on
@@ -108,14 +111,14 @@ impl McpCore {
 
     /// Every tool `tools/list` offers in `scope`: on `/mcp` Taskdeck's own (task tools,
     /// follow-up tools, fixtures; `greet` first) then the upstreams' as `SERVER__TOOL`; on
-    /// `/mcp/SERVER` that server's under their own names.
-    pub fn tools(&self, scope: Scope<'_>) -> Vec<Tool> {
+    /// `/mcp/SERVER` that server's under their own names; shown as [`Answers`] says.
+    pub fn tools(&self, scope: Scope<'_>, answers: Answers) -> Vec<Tool> {
         let mut tools = match scope {
             Scope::All => self.own_tools.clone(),
             Scope::Server(_) => Vec::new(),
         };
         if let Some(gateway) = &self.gateway {
-            tools.extend(gateway.tools(scope));
+            tools.extend(gateway.tools(scope, answers));
         }
         tools
     }
@@ -398,8 +401,13 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let answers = if declares_tasks(&context) {
+            Answers::ResultOrTask
+        } else {
+            Answers::ResultOrHandle
+        };
         Ok(ListToolsResult::with_all_items(
-            self.core.tools(request_scope(&context)),
+            self.core.tools(request_scope(&context), answers),
         ))
     }
 

@@ -36,7 +36,7 @@ use super::{
     page_cursor,
     wire::{self, INVALID_PARAMS, METHOD_NOT_FOUND},
 };
-use crate::gateway::catalog::Scope;
+use crate::gateway::catalog::{Answers, Scope};
 use taskdeck_engine::{EngineError, TaskRecord, TaskStatus, ToolMode, store::ListFilter};
 
 /// Id prefix of the `elicitation/create` requests `tasks/result` sends.
@@ -117,7 +117,7 @@ fn shown(endpoint: &McpEndpoint, session: &Session, task: &TaskRecord) -> Map<St
 fn tools_list(endpoint: &McpEndpoint, scope: Scope<'_>) -> Value {
     let tools: Vec<Value> = endpoint
         .core
-        .tools(scope)
+        .tools(scope, Answers::ResultOrHandle)
         .iter()
         .map(|tool| {
             let mut v = serde_json::to_value(tool).unwrap_or(Value::Null);

@@ -60,16 +60,21 @@ fn done_waiting(task: &TaskRecord) -> bool {
 }
 
 /// What the call is answered with when `task` settled: `Ok(CallToolResult)` for a completed
-/// task, `Err(JSON-RPC error object)` for a failed or cancelled one; `None` while it runs or
-/// waits for input (answer with the task).
+/// task, with `resultType: "complete"` (2026-07-28 requires it in every result; rmcp drops it
+/// for 2025-11-25 peers), `Err(JSON-RPC error object)` for a failed or cancelled one; `None`
+/// while it runs or waits for input (answer with the task).
 pub fn settled_answer(task: &TaskRecord) -> Option<Result<Map<String, Value>, Map<String, Value>>> {
     match task.status {
-        TaskStatus::Completed => Some(Ok(task
-            .result
-            .as_ref()
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default())),
+        TaskStatus::Completed => {
+            let mut result = task
+                .result
+                .as_ref()
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            result.insert("resultType".into(), "complete".into());
+            Some(Ok(result))
+        }
         TaskStatus::Failed => Some(Err(task
             .error
             .as_ref()

@@ -1,7 +1,8 @@
 //! How upstream tools are named and offered. On `/mcp` every upstream's tools appear together,
 //! each as `SERVER__TOOL` (server names never contain `__`, so the first `__` splits them); on
 //! `/mcp/SERVER` one server's tools appear under their own names. Schemas, annotations,
-//! titles and descriptions are the upstream's.
+//! titles and descriptions are the upstream's, except that a client that may be answered with
+//! the text handle is not shown the `outputSchema` (see [`Answers`]).
 
 use rmcp::model::Tool;
 
@@ -19,6 +20,22 @@ pub enum Scope<'a> {
     Server(&'a str),
 }
 
+/// What a client may be answered with when it calls an upstream tool, which decides whether
+/// `tools/list` shows it the upstream's `outputSchema`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    /// A 2026-07-28 request declaring the tasks extension: the tool's own `CallToolResult`, or a
+    /// `CreateTaskResult` (SEP-2663). The `outputSchema` is shown.
+    ResultOrTask,
+    /// Any other client (2025-11-25 sessions, 2026-07-28 without the extension): a call still
+    /// running or waiting for the human after the settle time is answered with the text handle,
+    /// `structuredContent: {task}`, which the upstream's `outputSchema` does not describe. The
+    /// schema is left out, since a client validating structured content against it (MCP
+    /// 2025-11-25 §Tools "Output Schema": clients SHOULD validate; the TS SDK's `callTool` does)
+    /// would reject the handle. The outcome itself reaches it through `task_status`.
+    ResultOrHandle,
+}
+
 /// The engine's name of `server`'s tool `tool`: `SERVER__TOOL`.
 pub fn registered_name(server: &str, tool: &str) -> String {
     format!("{server}{SEPARATOR}{tool}")
@@ -30,10 +47,11 @@ pub fn split(registered: &str) -> Option<(&str, &str)> {
 }
 
 impl Gateway {
-    /// The upstream tools offered in `scope`, sorted by server then as the server lists them.
-    /// Only tools the engine can run are offered: a server's new tool list is published before
-    /// its tools are registered, and a tool whose input schema does not compile is never.
-    pub fn tools(&self, scope: Scope<'_>) -> Vec<Tool> {
+    /// The upstream tools offered in `scope`, sorted by server then as the server lists them,
+    /// as shown to a client answered as `answers` says. Only tools the engine can run are
+    /// offered: a server's new tool list is published before its tools are registered, and a
+    /// tool whose input schema does not compile is never.
+    pub fn tools(&self, scope: Scope<'_>, answers: Answers) -> Vec<Tool> {
         let mut out = Vec::new();
         for upstream in self.upstreams() {
             let served = |t: &Tool| {
@@ -51,6 +69,11 @@ impl Gateway {
                     out.extend(upstream.tools().into_iter().filter(served))
                 }
                 Scope::Server(_) => {}
+            }
+        }
+        if answers == Answers::ResultOrHandle {
+            for tool in &mut out {
+                tool.output_schema = None;
             }
         }
         out

@@ -103,8 +103,7 @@ pub(crate) async fn create_task(
                 if let ToolMode::Settle { within_ms } = tool.descriptor().mode {
                     task = settle::settle(&endpoint.engine, principal, task, within_ms).await;
                     match settle::settled_answer(&task) {
-                        Some(Ok(mut result)) => {
-                            result.insert("resultType".into(), "complete".into());
+                        Some(Ok(result)) => {
                             return Some(result_response(id, &Value::Object(result)));
                         }
                         Some(Err(error)) => {
