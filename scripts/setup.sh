@@ -61,17 +61,7 @@ if [ -x tests/desktop/run.sh ] && ! command -v tauri-driver >/dev/null; then
 fi
 
 # ---- pinned npm packages of the suites (each skipped while its lock file is unchanged) --------
-# npm_ci_pinned DIR WHAT: `npm ci` in DIR when its package.json or package-lock.json changed
-# since the last install (a stamp in DIR/node_modules remembers them).
-npm_ci_pinned() {
-  local stamp=$1/node_modules/.taskdeck-installed want
-  want=$(cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -c1-64)
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "setup: installing the pinned npm packages of $1 ($2)"
-    (cd "$1" && npm ci --silent --no-audit --no-fund >/dev/null)
-    echo "$want" >"$stamp"
-  fi
-}
+. scripts/lib/pinned-npm.sh
 if [ -f tests/browser/package-lock.json ]; then
   npm_ci_pinned tests/browser "playwright-core, for the browser test"
 fi

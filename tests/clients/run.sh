@@ -19,14 +19,8 @@ case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 export PYTHONDONTWRITEBYTECODE=1
 
 # ---- install (idempotent: skipped while the pinned manifests are unchanged) -------------------
-sha() { sha256sum "$@" | sha256sum | cut -c1-64; }
-npm_stamp=$here/node_modules/.taskdeck-installed
-want=$(sha "$here/package.json" "$here/package-lock.json")
-if [ "$(cat "$npm_stamp" 2>/dev/null)" != "$want" ]; then
-  echo "installing the pinned npm packages (package-lock.json)"
-  (cd "$here" && npm ci --silent --no-audit --no-fund >/dev/null) || { echo "npm ci failed"; exit 2; }
-  echo "$want" > "$npm_stamp"
-fi
+. "$root/scripts/lib/pinned-npm.sh"
+npm_ci_pinned "$here" "the MCP clients" || exit 2
 venv=$root/.tools/clients-venv
 . "$root/scripts/lib/pinned-venv.sh"
 pinned_venv "$venv" "$here/requirements.txt"

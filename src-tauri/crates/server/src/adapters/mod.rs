@@ -29,6 +29,7 @@ pub mod api_middleware;
 pub mod api_types;
 pub mod auth;
 pub mod events_api;
+pub mod followup_tools;
 pub mod guard;
 pub mod http_api;
 pub mod idempotency_key;

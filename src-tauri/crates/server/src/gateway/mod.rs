@@ -233,6 +233,7 @@ impl Gateway {
                 self.unregister(name);
             }
         }
+        let changed = !stopped.is_empty() || !started.is_empty();
         for u in started {
             self.register_unsettled(&u);
             let gateway = self.clone();
@@ -241,7 +242,9 @@ impl Gateway {
                 Arc::new(move || gateway.tools_changed(&name));
             tokio::spawn(u.supervise(on_tools));
         }
-        self.state.tools_version.send_modify(|v| *v += 1);
+        if changed {
+            self.state.tools_version.send_modify(|v| *v += 1);
+        }
     }
 
     /// Stops every upstream (their processes are killed).

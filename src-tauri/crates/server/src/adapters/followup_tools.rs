@@ -1,0 +1,149 @@
+//! What MCP clients without the tasks extension get from a task tool: the task handle as an
+//! ordinary `CallToolResult` ([`handle_result`]), and the follow-up tools `task_status`,
+//! `task_respond` and `task_cancel` to poll, answer and cancel it ([`followup_tools`]).
+
+use rmcp::{
+    ErrorData as McpError,
+    model::{CallToolResponse, CallToolResult},
+};
+use serde_json::{Map, Value, json};
+
+use super::{
+    agent_view::{self, Reader},
+    mcp::{McpHandler, mcp_error},
+};
+use taskdeck_engine::{Principal, TaskRecord};
+
+/// `CallToolResult` for a client that cannot take a task: the handle, in words and in
+/// `structuredContent.task`, with how to follow up.
+pub fn handle_result(task: &TaskRecord) -> Value {
+    let text = format!(
+        "Started task {id} ({tool}); status: {status}.\n\
+         This runs as a task: poll it with the task_status tool {{\"taskId\": \"{id}\"}} about every {poll} ms \
+         until its status is completed, failed or cancelled. If it becomes input_required, answer its inputRequests \
+         with task_respond; stop it with task_cancel.",
+        id = task.task_id,
+        tool = task.tool,
+        status = task.status.as_str(),
+        poll = task.poll_interval_ms
+    );
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"task": Value::Object(task.wire_task())},
+        "isError": false,
+        "resultType": "complete"
+    })
+}
+
+/// `CallToolResult` of `task_status`: the detailed task as `reader` sees it (`agent_view`), and
+/// for a finished task its own result's content first so a legacy agent reads the outcome
+/// directly. `human_only`: the outstanding input request keys that only the human may answer;
+/// the agent is shown only the questions it can answer, and told to wait for the others.
+pub fn status_result(task: &TaskRecord, human_only: &[String], reader: Reader) -> Value {
+    let detailed = agent_view::detailed(task, human_only, reader);
+    let (status, message) = agent_view::status(task, human_only, reader);
+    let summary = match (&message, status.as_str()) {
+        (Some(m), s) => format!("Task {} is {s}: {m}", task.task_id),
+        (None, s) => format!("Task {} is {s}", task.task_id),
+    };
+    let mut content = vec![json!({"type": "text", "text": summary})];
+    if let Some(Value::Array(inner)) = task.result.as_ref().and_then(|r| r.get("content")) {
+        content.extend(inner.iter().cloned());
+    }
+    let for_agent = agent_view::answerable(task, human_only, reader);
+    if !for_agent.is_empty() {
+        content.push(json!({"type": "text", "text": format!(
+            "It waits for input; answer with task_respond {{\"taskId\": \"{}\", \"inputResponses\": {{KEY: {{\"action\": \"accept\", \"content\": {{...}}}}}}}}. Outstanding inputRequests: {}",
+            task.task_id, Value::Object(for_agent.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
+    } else if status == taskdeck_engine::TaskStatus::Working
+        && task.status == taskdeck_engine::TaskStatus::InputRequired
+    {
+        content.push(json!({"type": "text", "text":
+            "A human answers this in Taskdeck; you cannot answer this yourself. Poll with task_status until it is completed, failed or cancelled, or stop it with task_cancel."}));
+    }
+    json!({"content": content, "structuredContent": {"task": Value::Object(detailed)}, "isError": false, "resultType": "complete"})
+}
+
+pub(crate) fn followup_tools() -> Vec<(&'static str, &'static str, &'static str, Value)> {
+    let id =
+        json!({"type": "string", "description": "The taskId returned when the task was started."});
+    vec![
+        (
+            "task_status",
+            "Task status",
+            "Get the status of a task started by another tool: status, statusMessage, and the result, error or \
+             outstanding inputRequests. For clients without the MCP tasks extension.",
+            json!({"type": "object", "properties": {"taskId": id}, "required": ["taskId"], "additionalProperties": false}),
+        ),
+        (
+            "task_respond",
+            "Answer a task's input requests",
+            "Answer outstanding inputRequests of a task that is input_required. inputResponses maps each request \
+             key to an elicitation result {action: accept|decline|cancel, content?}.",
+            json!({"type": "object", "properties": {"taskId": id, "inputResponses": {"type": "object"}},
+                   "required": ["taskId", "inputResponses"], "additionalProperties": false}),
+        ),
+        (
+            "task_cancel",
+            "Cancel a task",
+            "Ask a task to stop. Cancellation is cooperative: poll task_status to see the final status.",
+            json!({"type": "object", "properties": {"taskId": id}, "required": ["taskId"], "additionalProperties": false}),
+        ),
+    ]
+}
+
+impl McpHandler {
+    /// Applies the answers `reader` may give (`agent_view::answerable_responses`); the others
+    /// are ignored. Errors: not found, or an answer that fails its schema (-32602).
+    pub(crate) async fn answer(
+        &self,
+        principal: &Principal,
+        reader: Reader,
+        task_id: &str,
+        responses: Map<String, Value>,
+    ) -> Result<(), McpError> {
+        let engine = &self.core.engine;
+        let task = engine.get(principal, task_id).map_err(mcp_error)?;
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let responses = agent_view::answerable_responses(&task, &human_only, reader, responses);
+        if !responses.is_empty() {
+            engine
+                .answer(principal, task_id, responses)
+                .await
+                .map_err(mcp_error)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn followup(
+        &self,
+        name: &str,
+        principal: &Principal,
+        reader: Reader,
+        args: &Value,
+    ) -> Result<CallToolResponse, McpError> {
+        let engine = &self.core.engine;
+        let id = args
+            .get("taskId")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let task = match name {
+            "task_status" => engine.get(principal, id).map_err(mcp_error)?,
+            "task_cancel" => engine.cancel(principal, id).await.map_err(mcp_error)?,
+            _ => {
+                let responses = args
+                    .get("inputResponses")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                self.answer(principal, reader, id, responses).await?;
+                engine.get(principal, id).map_err(mcp_error)?
+            }
+        };
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let result: CallToolResult =
+            serde_json::from_value(status_result(&task, &human_only, reader))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
