@@ -172,7 +172,13 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,rmcp=warn".into()),
+                // rmcp's client transports log upstream URLs whole (query secrets included); the
+                // gateway reports their errors itself, with the secrets taken out.
+                .unwrap_or_else(|_| {
+                    "info,rmcp=warn,rmcp::transport::streamable_http_client=off,\
+                     rmcp::transport::worker=off,rmcp::transport::common=off"
+                        .into()
+                }),
         )
         .with_writer(std::io::stderr)
         .init();

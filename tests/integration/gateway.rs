@@ -435,6 +435,108 @@ async fn filesystem_always_allow_runs_the_same_call_unasked() {
     assert_ne!(result["resultType"], "task", "asked again: {result}");
     assert_ne!(result["isError"], true, "{result}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "same every time");
+    // The same call with one argument more is not the call the human approved: asked again.
+    let mut wider = json!({"path": target, "content": "same every time"});
+    wider["extra"] = json!("more");
+    let id = deck.call_task("fs__write_file", wider).await;
+    deck.wait_detail(&id, "the approval question", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn per_server_endpoint_offers_the_follow_up_tools() {
+    let files = tempfile::tempdir().unwrap();
+    std::fs::write(files.path().join("a.txt"), "x").unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let names = deck.tool_names("/mcp/fs").await;
+    for name in ["task_status", "task_respond", "task_cancel", "write_file"] {
+        assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+    }
+    // A client without tasks gets a handle for a call that waits, and follows it up there.
+    let reply = deck
+        .s
+        .rpc_at(
+            "/mcp/fs",
+            Some(&deck.agent),
+            "tools/call",
+            json!({"name": "write_file", "arguments": {"path": files.path().join("b.txt"), "content": "y"}}),
+            false,
+        )
+        .await;
+    let id = reply.result()["structuredContent"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no handle: {:?}", reply.result()))
+        .to_string();
+    let status = deck
+        .s
+        .rpc_at(
+            "/mcp/fs",
+            Some(&deck.agent),
+            "tools/call",
+            json!({"name": "task_status", "arguments": {"taskId": id}}),
+            false,
+        )
+        .await;
+    assert_eq!(
+        status.result()["structuredContent"]["task"]["taskId"],
+        id,
+        "{:?}",
+        status.result()
+    );
+}
+
+#[tokio::test]
+async fn secrets_of_an_upstream_url_never_reach_an_answer() {
+    // Nothing listens on port 9 (discard): every request to it fails, quoting the URL.
+    let deck = Deck::start(json!({
+        "web": {"url": "http://127.0.0.1:9/mcp?token=qsecret999&x=1", "headers": {"Authorization": "Bearer hsecret777"}},
+        "Bad Name": {"command": "true"},
+    }))
+    .await;
+    let start = Instant::now();
+    loop {
+        let (_, servers) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        let text = servers.to_string();
+        assert!(
+            !text.contains("qsecret999") && !text.contains("hsecret777"),
+            "{text}"
+        );
+        let web = servers["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "web")
+            .cloned();
+        let bad = servers["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "Bad Name")
+            .cloned();
+        if web
+            .as_ref()
+            .is_some_and(|w| w["state"] == "failed" && w["lastError"].is_string())
+        {
+            let bad = bad.expect("the invalid entry is shown");
+            assert_eq!(bad["state"], "failed", "{bad}");
+            assert!(
+                bad["lastError"].as_str().unwrap().contains("not started"),
+                "{bad}"
+            );
+            break;
+        }
+        assert!(start.elapsed() < CONNECT_DEADLINE, "{text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The invalid entry serves nothing.
+    let names = deck.tool_names("/mcp").await;
+    assert!(
+        !names.iter().any(|n| n.starts_with("Bad Name")),
+        "{names:?}"
+    );
 }
 
 // ---- server-everything ------------------------------------------------------------------------
@@ -785,6 +887,23 @@ async fn a_restart_asks_pending_approvals_again_and_fails_running_calls() {
     .await;
 
     deck.restart().await;
+    // The tools of the calls it resumes are listed once each, with their real schemas (the
+    // TypeScript SDK refuses a whole tools/list over one tool without `inputSchema.type`).
+    deck.wait_tool("fs__write_file").await;
+    let listed = deck
+        .s
+        .rpc_at("/mcp", Some(&deck.agent), "tools/list", json!({}), true)
+        .await;
+    let tools = listed.result()["tools"].as_array().unwrap().clone();
+    let writes = tools
+        .iter()
+        .filter(|t| t["name"] == "fs__write_file")
+        .count();
+    assert_eq!(writes, 1, "{tools:?}");
+    assert!(
+        tools.iter().all(|t| t["inputSchema"]["type"] == "object"),
+        "{tools:?}"
+    );
     // The call that was running upstream may have run: it fails, saying so.
     let failed = deck
         .wait_agent(&slow, "failed", |t| t["status"] == "failed")

@@ -118,6 +118,18 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         &cfg.config_dir,
         cfg.gateway.clone(),
     );
+    let external = tools::register_all(
+        &engine,
+        cfg.conformance_fixtures,
+        policy.clone(),
+        &cfg.data_dir,
+    );
+    // Taskdeck's own tools, before the gateway registers any upstream's.
+    let core = Arc::new(McpCore::new(
+        engine.clone(),
+        cfg.conformance_fixtures,
+        Some(gateway.clone()),
+    ));
     // Before the engine starts: the upstreams' unsettled calls must find their tools.
     gateway.reload().await;
     let servers_watch = {
@@ -133,12 +145,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             tracing::warn!("servers.json is not watched ({e}); changes apply at the next start")
         })
         .ok();
-    let external = tools::register_all(
-        &engine,
-        cfg.conformance_fixtures,
-        policy.clone(),
-        &cfg.data_dir,
-    );
     let recovery = engine.start().await.map_err(|e| other(&e))?;
     if recovery.resumed + recovery.failed > 0 {
         tracing::info!(
@@ -160,11 +166,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .with_allowed_origins(loopback_origins(addr.port()))
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown.child_token());
-    let core = Arc::new(McpCore::new(
-        engine.clone(),
-        cfg.conformance_fixtures,
-        Some(gateway.clone()),
-    ));
     core.sessions
         .spawn_tool_list_notifier(gateway.watch_tools(), shutdown.child_token());
     let factory_core = core.clone();

@@ -114,13 +114,22 @@ impl McpCore {
     /// follow-up tools, fixtures; `greet` first) then the upstreams' as `SERVER__TOOL`; on
     /// `/mcp/SERVER` that server's under their own names; shown as [`Answers`] says.
     pub fn tools(&self, scope: Scope<'_>, answers: Answers) -> Vec<Tool> {
+        let upstream = match &self.gateway {
+            Some(gateway) => gateway.tools(scope, answers),
+            None => Vec::new(),
+        };
         let mut tools = match scope {
             Scope::All => self.own_tools.clone(),
-            Scope::Server(_) => Vec::new(),
+            // A client answered with a task handle follows it up with these (unless the server
+            // has tools of those names).
+            Scope::Server(_) => self
+                .own_tools
+                .iter()
+                .filter(|t| is_followup(&t.name) && !upstream.iter().any(|u| u.name == t.name))
+                .cloned()
+                .collect(),
         };
-        if let Some(gateway) = &self.gateway {
-            tools.extend(gateway.tools(scope, answers));
-        }
+        tools.extend(upstream);
         tools
     }
 
@@ -130,7 +139,11 @@ impl McpCore {
         if scope == Scope::All && self.own_tools.iter().any(|t| t.name == name) {
             return Some(name.to_string());
         }
-        self.gateway.as_ref()?.resolve(scope, name)
+        let upstream = self.gateway.as_ref().and_then(|g| g.resolve(scope, name));
+        if upstream.is_none() && is_followup(name) {
+            return Some(name.to_string());
+        }
+        upstream
     }
 
     /// Validates `arguments` against `tool`'s input schema, compiled in the engine's registry
@@ -142,6 +155,11 @@ impl McpCore {
             Some(problem) => Err(McpError::invalid_params(problem, None)),
         }
     }
+}
+
+/// True for the follow-up tools of clients without the tasks extension.
+fn is_followup(name: &str) -> bool {
+    matches!(name, "task_status" | "task_respond" | "task_cancel")
 }
 
 /// One MCP session's handler (rmcp creates one per session; they share [`McpCore`]).
@@ -362,10 +380,7 @@ impl ServerHandler for McpHandler {
             ));
         };
         self.core.validate(&name, &arguments)?;
-        if matches!(
-            name.as_str(),
-            "task_status" | "task_respond" | "task_cancel"
-        ) {
+        if is_followup(&name) {
             let reader = reader(&context, &principal);
             return self.followup(&name, &principal, reader, &arguments).await;
         }

@@ -99,6 +99,9 @@ async fn ask_human(
         let note = format!("always allow, from task {}", ctx.task_id());
         if let Err(e) = policy.allow_always(ctx.principal(), server, &tool.name, arguments, &note) {
             tracing::warn!("cannot save the policy rule: {e}");
+            // The human asked for a rule and did not get it: the task's timeline says so.
+            ctx.status_message(format!("\"Always allow\" was not saved: {e}"))
+                .await;
         }
     }
     Ok(())

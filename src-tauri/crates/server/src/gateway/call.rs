@@ -103,9 +103,25 @@ impl TaskTool for GatewayCall {
             if let Err(outcome) = approval::obtain(&ctx, &settings.policy, &server, &tool, &arguments).await {
                 return outcome;
             }
-            call_upstream(&ctx, &upstream, &tool, arguments, &settings).await
+            let outcome = call_upstream(&ctx, &upstream, &tool, arguments, &settings).await;
+            scrubbed(outcome, &upstream)
         }
         .boxed()
+    }
+}
+
+/// `outcome` with the upstream's secrets taken out of a failure's message and data (an error
+/// from the transport may quote the URL whole).
+fn scrubbed(outcome: Outcome, upstream: &Upstream) -> Outcome {
+    match outcome {
+        Outcome::Failed(mut f) => {
+            f.message = upstream.scrub(&f.message);
+            f.data = f.data.map(|d| {
+                serde_json::from_str(&upstream.scrub(&d.to_string())).unwrap_or(Value::Null)
+            });
+            Outcome::Failed(f)
+        }
+        other => other,
     }
 }
 
@@ -230,10 +246,14 @@ async fn call_upstream(
                 .into_outcome(server, &tool.name)
         }
         Err(rmcp::ServiceError::McpError(e)) => refused_by_upstream(server, &tool.name, e),
-        Err(e) => failed(format!(
-            "upstream {server} failed during {} ({e}); it may have run",
-            tool.name
-        )),
+        Err(e) => {
+            let why = format!(
+                "upstream {server} failed during {} ({e}); it may have run",
+                tool.name
+            );
+            upstream.lost(why.clone());
+            failed(why)
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use call::{CallSettings, GatewayCall};
-use servers_file::ServersConfig;
+use servers_file::{ServerSpec, ServersConfig};
 use taskdeck_engine::Engine;
 use upstream::Upstream;
 
@@ -120,6 +120,8 @@ struct GatewayState {
     /// Why servers.json could not be read at the last reload (the servers then keep running
     /// as they were).
     file_error: Mutex<Option<String>>,
+    /// Entries of servers.json not started because they are invalid, as shown.
+    refused: Mutex<BTreeMap<String, ServerStatus>>,
 }
 
 impl Gateway {
@@ -141,6 +143,7 @@ impl Gateway {
                 registered: Mutex::default(),
                 tools_version: watch::channel(0).0,
                 file_error: Mutex::default(),
+                refused: Mutex::default(),
             }),
         }
     }
@@ -150,7 +153,8 @@ impl Gateway {
         &self.state.servers_path
     }
 
-    /// Every configured upstream's status, sorted by name.
+    /// Every configured upstream's status, sorted by name (entries refused at the last reload
+    /// included, as `failed`).
     pub fn statuses(&self) -> Vec<ServerStatus> {
         let upstreams: Vec<_> = self
             .state
@@ -160,7 +164,10 @@ impl Gateway {
             .values()
             .cloned()
             .collect();
-        upstreams.iter().map(|u| u.status()).collect()
+        let mut all: Vec<ServerStatus> = upstreams.iter().map(|u| u.status()).collect();
+        all.extend(self.state.refused.lock().unwrap().values().cloned());
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
     }
 
     /// Why servers.json could not be read at the last reload, if it could not.
@@ -200,7 +207,7 @@ impl Gateway {
         {
             Ok(c) => {
                 *self.state.file_error.lock().unwrap() = None;
-                c.servers
+                self.refuse_invalid(c.servers)
             }
             Err(e) => {
                 tracing::warn!("{e}; the upstream servers keep running as they were");
@@ -245,6 +252,33 @@ impl Gateway {
         if changed {
             self.state.tools_version.send_modify(|v| *v += 1);
         }
+    }
+
+    /// The entries of `servers` that may be started; the others (a name or spec the CLI and
+    /// `/v1/servers` would refuse, e.g. written by hand) are kept as `failed` statuses saying
+    /// why, and are neither started nor served.
+    fn refuse_invalid(
+        &self,
+        servers: BTreeMap<String, ServerSpec>,
+    ) -> BTreeMap<String, ServerSpec> {
+        let mut refused = BTreeMap::new();
+        let valid = servers
+            .into_iter()
+            .filter(|(name, spec)| {
+                let problem = servers_file::validate_name(name)
+                    .and_then(|()| spec.validate())
+                    .err();
+                if let Some(problem) = &problem {
+                    let now = taskdeck_engine::clock::now_ms();
+                    let mut status = spec.public().status(name, ServerState::Failed, now);
+                    status.last_error = Some(format!("not started: {problem}"));
+                    refused.insert(name.clone(), status);
+                }
+                problem.is_none()
+            })
+            .collect();
+        *self.state.refused.lock().unwrap() = refused;
+        valid
     }
 
     /// Stops every upstream (their processes are killed).

@@ -33,6 +33,12 @@ use super::{
 };
 use taskdeck_engine::clock::now_ms;
 
+/// The variables of Taskdeck's environment a stdio upstream inherits (the TypeScript and
+/// Python SDKs' default for stdio servers on POSIX, plus the locale).
+const INHERITED_ENV: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL",
+];
+
 /// Lines of stderr kept per server.
 const STDERR_LINES: usize = 20;
 /// Time allowed to start a server and complete its handshake and first `tools/list`.
@@ -56,6 +62,8 @@ pub struct Upstream {
     pub name: String,
     pub spec: ServerSpec,
     status: Mutex<ServerStatus>,
+    /// What [`Upstream::scrub`] takes out, longest first.
+    secrets: Vec<String>,
     /// The last lines the process wrote to stderr.
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     connection: watch::Sender<Option<Arc<Connection>>>,
@@ -66,6 +74,9 @@ pub struct Upstream {
     pub in_flight: Arc<InFlight>,
     /// Ask the supervisor to list the tools again (`notifications/tools/list_changed`).
     relist: Arc<Notify>,
+    /// Tell the supervisor the connection failed a request: it is dropped and made again.
+    lost: Notify,
+    lost_why: Mutex<Option<String>>,
     stop: CancellationToken,
 }
 
@@ -73,17 +84,32 @@ impl Upstream {
     /// The upstream `name` as configured by `spec`, not yet started.
     pub fn new(name: &str, spec: ServerSpec) -> Arc<Upstream> {
         let status = initial_status(name, &spec);
+        let secrets = secrets_of(&spec);
         Arc::new(Upstream {
             name: name.to_string(),
             spec,
             status: Mutex::new(status),
+            secrets,
             stderr_tail: Arc::default(),
             connection: watch::channel(None).0,
             tools: Mutex::new(Vec::new()),
             in_flight: Arc::new(InFlight::default()),
             relist: Arc::new(Notify::new()),
+            lost: Notify::new(),
+            lost_why: Mutex::default(),
             stop: CancellationToken::new(),
         })
+    }
+
+    /// `text` with every secret of this server's spec (values of `env` and `headers`, query
+    /// values and the password of its URL) replaced by `[redacted]`: for any message made from
+    /// an upstream error, which may quote them (a transport error quotes the URL whole).
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for secret in &self.secrets {
+            out = out.replace(secret.as_str(), "[redacted]");
+        }
+        out
     }
 
     /// Its status now.
@@ -106,6 +132,14 @@ impl Upstream {
             Ok(Ok(c)) => c.clone(),
             _ => None,
         }
+    }
+
+    /// Reports that the connection failed a request (`why`, e.g. the HTTP endpoint refused it):
+    /// the supervisor drops it and connects again with backoff, as for a server that exited.
+    /// An HTTP client cannot tell otherwise that the server went away.
+    pub fn lost(&self, why: String) {
+        *self.lost_why.lock().unwrap() = Some(why);
+        self.lost.notify_one();
     }
 
     /// Stops the supervisor and the server (the child process is killed).
@@ -162,6 +196,8 @@ impl Upstream {
         running: RunningService<RoleClient, UpstreamClient>,
         on_tools: &Arc<dyn Fn() + Send + Sync>,
     ) -> Option<String> {
+        // A loss reported of the previous connection is not this one's.
+        let _ = futures::FutureExt::now_or_never(self.lost.notified());
         let peer = running.peer().clone();
         let token = running.cancellation_token();
         let waiting = running.waiting();
@@ -172,6 +208,12 @@ impl Upstream {
                     token.cancel();
                     let _ = waiting.await;
                     return None;
+                }
+                _ = self.lost.notified() => {
+                    token.cancel();
+                    let _ = waiting.await;
+                    let why = self.lost_why.lock().unwrap().take();
+                    return Some(format!("lost: {}", why.unwrap_or_default()));
                 }
                 reason = &mut waiting => {
                     return Some(match reason {
@@ -203,7 +245,17 @@ impl Upstream {
                 cwd,
             } => {
                 let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
+                // Only the usual variables of a login and the server's own `env`: Taskdeck's
+                // environment (tokens, its own settings) is not the upstream's business. The
+                // same set the MCP SDKs' stdio clients pass on.
+                cmd.env_clear()
+                    .envs(
+                        INHERITED_ENV
+                            .iter()
+                            .filter_map(|k| Some((k, std::env::var_os(k)?))),
+                    )
+                    .args(args)
+                    .envs(env);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
@@ -216,6 +268,7 @@ impl Upstream {
                     self.stderr_tail.lock().unwrap().clear();
                     tokio::spawn(keep_stderr_tail(
                         self.name.clone(),
+                        self.secrets.clone(),
                         self.stderr_tail.clone(),
                         stderr,
                     ));
@@ -235,7 +288,9 @@ impl Upstream {
                     custom.insert(name, value);
                 }
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(custom);
+                    .custom_headers(custom)
+                    // A server that restarted forgets the session: start a new one.
+                    .reinit_on_expired_session(true);
                 let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
                 client
                     .serve_with_lifecycle(transport, lifecycle())
@@ -279,7 +334,7 @@ impl Upstream {
         }
         s.state = state;
         if error.is_some() || state == ServerState::Connected {
-            s.last_error = error;
+            s.last_error = error.map(|e| self.scrub(&e));
         }
     }
 
@@ -346,14 +401,52 @@ fn die_with_parent(cmd: &mut tokio::process::Command) {
     let _ = cmd;
 }
 
+/// The secret values of `spec`, longest first (so that a secret containing another is taken out
+/// whole): `env` and `headers` values, and of a URL its password and query values, as written
+/// and as percent-decoded. Values under 4 characters are left alone: replacing them would garble
+/// every message, and they guard nothing.
+fn secrets_of(spec: &ServerSpec) -> Vec<String> {
+    let mut secrets: Vec<String> = match &spec.transport {
+        Transport::Stdio { env, .. } => env.values().cloned().collect(),
+        Transport::Http { url, headers } => {
+            let mut s: Vec<String> = headers.values().cloned().collect();
+            // A header value's credential part too (`Bearer xyz` is quoted as `xyz` as well).
+            s.extend(
+                headers
+                    .values()
+                    .filter_map(|v| v.split_whitespace().last().map(String::from)),
+            );
+            if let Ok(u) = reqwest_rmcp::Url::parse(url) {
+                s.extend(u.password().map(String::from));
+                s.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
+                if let Some(q) = u.query() {
+                    s.extend(
+                        q.split('&')
+                            .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
+                    );
+                }
+            }
+            s
+        }
+    };
+    secrets.retain(|s| s.len() >= 4);
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    secrets
+}
+
 /// Reads a child's stderr into `tail` (its last [`STDERR_LINES`] lines) and the debug log.
 async fn keep_stderr_tail(
     server: String,
+    secrets: Vec<String>,
     tail: Arc<Mutex<VecDeque<String>>>,
     stderr: tokio::process::ChildStderr,
 ) {
     let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    while let Ok(Some(mut line)) = lines.next_line().await {
+        for secret in &secrets {
+            line = line.replace(secret.as_str(), "[redacted]");
+        }
         tracing::debug!(server = %server, "stderr: {line}");
         let mut tail = tail.lock().unwrap();
         tail.push_back(line);

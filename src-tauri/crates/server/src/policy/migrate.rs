@@ -51,6 +51,7 @@ fn allow_rule(principal: &str, tool: &str, arguments: BTreeMap<String, String>) 
         server: TASKDECK_SERVER.into(),
         tool: tool.into(),
         arguments,
+        only_these_arguments: false,
         decision: Decision::Allow,
         note: None,
         created_at_ms: Some(chrono::Utc::now().timestamp_millis()),

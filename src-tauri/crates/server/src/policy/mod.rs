@@ -121,7 +121,7 @@ impl Policy {
     }
 
     /// Allows exactly this call from now on: appends a rule for `principal`, `server`, `tool`
-    /// whose argument patterns are the given values escaped (`arguments`, a JSON object: each
+    /// that admits no other argument and whose argument patterns are the given values escaped (`arguments`, a JSON object: each
     /// top-level value, a non-string as its compact JSON), with `note`. An equal rule already
     /// there is kept and its id returned. Returns the rule's id. Errors: the file is not
     /// valid, or cannot be written.
@@ -145,6 +145,7 @@ impl Policy {
             server: rules::exact(server),
             tool: rules::exact(tool),
             arguments: patterns,
+            only_these_arguments: true,
             decision: Decision::Allow,
             note: (!note.is_empty()).then(|| note.to_string()),
             created_at_ms: Some(chrono::Utc::now().timestamp_millis()),

@@ -44,6 +44,10 @@ pub struct Rule {
     /// Argument name → glob its value must match. Absent or empty: any arguments.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub arguments: BTreeMap<String, String>,
+    /// The call may carry no argument beyond those `arguments` names (what "always allow" saves:
+    /// exactly the approved call, not that call with more options).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_these_arguments: bool,
     /// What the rule decides.
     pub decision: Decision,
     /// Why it exists (e.g. "always allow, from task 01J…"), shown in the Policies view.
@@ -100,6 +104,10 @@ impl Rule {
         glob_matches(&self.principal, principal)
             && glob_matches(&self.server, server)
             && glob_matches(&self.tool, tool)
+            && (!self.only_these_arguments
+                || arguments
+                    .as_object()
+                    .is_none_or(|given| given.keys().all(|k| self.arguments.contains_key(k))))
             && self.arguments.iter().all(|(name, pattern)| {
                 let Some(value) = arguments.get(name) else {
                     return false;
@@ -215,6 +223,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            only_these_arguments: false,
             decision: Decision::Allow,
             note: None,
             created_at_ms: None,

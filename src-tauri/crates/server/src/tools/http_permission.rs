@@ -192,6 +192,7 @@ impl Permission {
                 server: TASKDECK_SERVER.into(),
                 tool: TOOL.into(),
                 arguments: [("url".to_string(), format!("{}/*", exact(&origin)))].into(),
+                only_these_arguments: false,
                 decision: Decision::Allow,
                 note: Some(format!("always allow, from task {}", self.ctx.task_id())),
                 created_at_ms: Some(chrono::Utc::now().timestamp_millis()),

@@ -141,6 +141,7 @@ pub(super) fn allow(dir: &std::path::Path, authority: &str) {
         server: "taskdeck".into(),
         tool: "wait_for_http_job".into(),
         arguments: [("url".to_string(), format!("http://{authority}/*"))].into(),
+        only_these_arguments: false,
         decision: Decision::Allow,
         note: None,
         created_at_ms: None,
