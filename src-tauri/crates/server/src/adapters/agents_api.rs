@@ -25,17 +25,6 @@ pub(crate) struct AgentBody {
     name: String,
 }
 
-fn admin_only(p: &Principal) -> Result<(), ApiError> {
-    if p.admin {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "only the admin manages agent tokens",
-        ))
-    }
-}
-
 /// `POST /v1/agents`: a token for a new agent principal, with ready-to-paste client configs.
 #[utoipa::path(post, path = "/v1/agents", request_body = AgentBody, tag = "auth",
     responses((status = 201, description = "the token (shown this once) and client configurations for it", body = AgentCreated),
@@ -49,7 +38,7 @@ pub(crate) async fn create_agent(
     headers: HeaderMap,
     body: Result<Json<AgentBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<AgentCreated>), ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "manages agent tokens")?;
     let body = json_body(body, "{\"name\": \"agent-name\"}")?;
     let name = body.name.trim().to_string();
     let token = auth::create_token(engine.store(), &name)
@@ -87,7 +76,7 @@ pub(crate) async fn list_agents(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
 ) -> Result<Json<AgentList>, ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "manages agent tokens")?;
     let agents =
         auth::list_tokens(engine.store()).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(Json(AgentList { agents }))

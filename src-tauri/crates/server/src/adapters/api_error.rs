@@ -40,6 +40,18 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// `Ok` for the admin; for any other principal 403 "only the admin WHAT" (e.g. `manages
+    /// upstream servers`), for the routes of the human's settings.
+    pub fn admin_only(p: &taskdeck_engine::Principal, what: &str) -> Result<(), ApiError> {
+        match p.admin {
+            true => Ok(()),
+            false => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("only the admin {what}"),
+            )),
+        }
+    }
+
     /// `status` with `detail`.
     pub fn new(status: StatusCode, detail: impl Into<String>) -> ApiError {
         ApiError {

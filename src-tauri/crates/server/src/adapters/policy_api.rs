@@ -37,16 +37,6 @@ pub(crate) struct PolicyView {
     problem: Option<String>,
 }
 
-fn admin_only(p: &Principal) -> Result<(), ApiError> {
-    match p.admin {
-        true => Ok(()),
-        false => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "only the admin reads and changes the policy",
-        )),
-    }
-}
-
 fn io_error(e: std::io::Error) -> ApiError {
     match e.kind() {
         std::io::ErrorKind::InvalidInput => ApiError::bad_request(e.to_string()),
@@ -62,7 +52,7 @@ pub(crate) async fn get_policy(
     State(policy): State<Arc<Policy>>,
     Extension(p): Extension<Principal>,
 ) -> Result<Json<PolicyView>, ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "reads and changes the policy")?;
     Ok(Json(match policy.rules() {
         Ok(rules) => PolicyView {
             rules,
@@ -85,7 +75,7 @@ pub(crate) async fn put_policy(
     Extension(p): Extension<Principal>,
     body: Result<Json<PolicyDocument>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<PolicyView>, ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "reads and changes the policy")?;
     let doc = json_body(
         body,
         "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"note\"?}]}",
@@ -109,7 +99,7 @@ pub(crate) async fn delete_rule(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "reads and changes the policy")?;
     if let Err(problem) = policy.rules() {
         return Err(ApiError::conflict(format!(
             "{} {problem}",

@@ -189,17 +189,6 @@ impl ServerBody {
     }
 }
 
-fn admin_only(p: &Principal) -> Result<(), ApiError> {
-    if p.admin {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "only the admin manages upstream servers",
-        ))
-    }
-}
-
 fn file_error(e: ServersFileError) -> ApiError {
     match e {
         ServersFileError::BadName(_) | ServersFileError::BadSpec(_) => {
@@ -241,7 +230,7 @@ pub(crate) async fn list_servers(
     State(gateway): State<Gateway>,
     Extension(p): Extension<Principal>,
 ) -> Result<Json<ServerList>, ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "manages upstream servers")?;
     let servers = tokio::task::spawn_blocking(move || statuses(&gateway)).await??;
     Ok(Json(ServerList { servers }))
 }
@@ -258,7 +247,7 @@ pub(crate) async fn add_server(
     Extension(p): Extension<Principal>,
     body: Result<Json<ServerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<ServerStatus>), ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "manages upstream servers")?;
     let body = json_body(
         body,
         "{\"name\": ..., \"command\": ..., \"args\": [...]} or {\"name\": ..., \"url\": ...}",
@@ -291,7 +280,7 @@ pub(crate) async fn remove_server(
     Extension(p): Extension<Principal>,
     ApiPath(name): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    admin_only(&p)?;
+    ApiError::admin_only(&p, "manages upstream servers")?;
     let path = gateway.servers_path().to_path_buf();
     tokio::task::spawn_blocking(move || servers_file::remove_server(&path, &name))
         .await?
