@@ -53,14 +53,19 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    // VS Code's mcp.json is JSON with comments and trailing commas (JSONC), which JSON5 covers;
+    // the others are plain JSON. A file written back (`--write`) is plain JSON, its comments
+    // kept only in the backup.
     let file: Value = match std::fs::read_to_string(&file_path) {
-        Ok(text) => match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("taskdeck: {} is not valid JSON: {e}", file_path.display());
-                return ExitCode::from(1);
+        Ok(text) => {
+            match serde_json::from_str(&text).or_else(|e| json5::from_str(&text).map_err(|_| e)) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("taskdeck: {} is not valid JSON: {e}", file_path.display());
+                    return ExitCode::from(1);
+                }
             }
-        },
+        }
         Err(e) => {
             eprintln!("taskdeck: cannot read {}: {e}", file_path.display());
             return ExitCode::from(1);

@@ -260,8 +260,8 @@ fn judge(
     }
 }
 
-/// `name` in the allowed charset: lowercase, other characters as `-`, no `__`, at most 64
-/// characters; `server` when nothing is left.
+/// `name` in the allowed charset: lowercase, other characters as `-`, no `__`, no `-` or `_` at
+/// either end, at most 64 characters; `server` when nothing is left.
 pub fn normalize_name(name: &str) -> String {
     let mut out: String = name
         .trim()
@@ -274,6 +274,8 @@ pub fn normalize_name(name: &str) -> String {
     while out.contains("__") {
         out = out.replace("__", "_");
     }
+    // A name that starts with `-` reads as an option to `taskdeck servers remove`.
+    out = out.trim_matches(['-', '_']).to_string();
     out.truncate(MAX_NAME_LEN);
     if out.is_empty() {
         out.push_str("server");
@@ -419,6 +421,7 @@ mod tests {
         assert_eq!(normalize_name("github.com/tools"), "github-com-tools");
         assert_eq!(normalize_name("a___b"), "a_b");
         assert_eq!(normalize_name("  "), "server");
+        assert_eq!(normalize_name("ÜBER"), "ber", "no leading dash");
         assert_eq!(normalize_name(&"X".repeat(80)).len(), 64);
     }
 
