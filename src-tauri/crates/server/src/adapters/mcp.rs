@@ -30,7 +30,9 @@ use super::{
     followup_tools::{followup_tools, handle_result},
     mcp_fixtures,
     mcp_sessions::Sessions,
-    settle, wire,
+    settle,
+    task_watch::TaskWatch,
+    wire,
 };
 use crate::gateway::{
     Gateway,
@@ -60,6 +62,8 @@ pub struct McpCore {
     pub sessions: Arc<Sessions>,
     /// The upstream servers' tools, when the gateway runs.
     pub gateway: Option<Gateway>,
+    /// Waiters for one task's changes (answering a quick call with its result).
+    pub task_watch: Arc<TaskWatch>,
     /// Taskdeck's own tools (task tools, follow-up tools, fixtures).
     own_tools: Vec<Tool>,
 }
@@ -102,6 +106,7 @@ impl McpCore {
         let sessions = Arc::new(Sessions::default());
         sessions.spawn_notifier(engine.clone());
         McpCore {
+            task_watch: TaskWatch::spawn(&engine),
             engine,
             fixtures,
             sessions,
@@ -430,7 +435,7 @@ impl ServerHandler for McpHandler {
             .await
             .map_err(mcp_error)?;
         if let ToolMode::Settle { within_ms } = mode {
-            task = settle::settle(engine, &principal, task, within_ms).await;
+            task = settle::settle(engine, &self.core.task_watch, &principal, task, within_ms).await;
             match settle::settled_answer(&task) {
                 Some(Ok(result)) => return Ok(CallToolResponse::Complete(from_json(result)?)),
                 Some(Err(error)) => return Err(error_data(error)),

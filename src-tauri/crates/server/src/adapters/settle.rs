@@ -5,33 +5,34 @@
 
 use std::{sync::Arc, time::Duration};
 
+use super::{
+    agent_view::{self, Reader},
+    task_watch::{TaskChange, TaskWatch},
+};
 use serde_json::{Map, Value};
-use tokio::sync::broadcast::error::RecvError;
-
-use super::agent_view::{self, Reader};
 use taskdeck_engine::{Engine, Principal, TaskRecord, TaskStatus};
 
 /// `task` as it is once it ends or asks for input, or after `within_ms` milliseconds, whichever
-/// comes first. Follows the change feed; never polls.
+/// comes first. Told of the task's changes by `watch`; never polls.
 pub async fn settle(
     engine: &Engine,
+    watch: &Arc<TaskWatch>,
     principal: &Principal,
     task: Arc<TaskRecord>,
     within_ms: u64,
 ) -> Arc<TaskRecord> {
-    let mut feed = engine.store().feed().subscribe();
-    // Changes before the subscription are in the store.
+    let mut watching = watch.watch(&task.task_id);
+    // Changes before the watch began are in the store.
     let mut now = engine
         .get(principal, &task.task_id)
         .map(Arc::new)
         .unwrap_or(task);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(within_ms);
     while !done_waiting(&now) {
-        match tokio::time::timeout_at(deadline, feed.recv()).await {
-            Err(_) | Ok(Err(RecvError::Closed)) => break,
-            Ok(Ok(change)) if change.task.task_id == now.task_id => now = change.task.clone(),
-            Ok(Ok(_)) => {}
-            Ok(Err(RecvError::Lagged(_))) => {
+        match tokio::time::timeout_at(deadline, watching.changes.recv()).await {
+            Err(_) | Ok(None) => break,
+            Ok(Some(TaskChange::Changed(t))) => now = t,
+            Ok(Some(TaskChange::Resync)) => {
                 if let Ok(t) = engine.get(principal, &now.task_id) {
                     now = Arc::new(t);
                 }

@@ -72,7 +72,7 @@ pub struct ServerStatus {
     pub tool_count: usize,
     /// The protocol version negotiated with it, once connected (e.g. `2025-11-25`).
     pub protocol_version: Option<String>,
-    /// How many times it was started again after failing.
+    /// How many times it failed and was (or, during the backoff, is about to be) started again.
     pub restarts: u32,
     /// When `state` began, Unix ms.
     pub since_ms: i64,

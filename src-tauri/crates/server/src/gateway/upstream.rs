@@ -180,12 +180,12 @@ impl Upstream {
                 ),
             }
             tracing::warn!(server = %self.name, "upstream failed: {:?}; starting it again in {backoff:?}", self.status().last_error);
+            self.status.lock().unwrap().restarts += 1;
             tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(backoff) => {}
             }
             backoff = (backoff * 2).min(BACKOFF_MAX);
-            self.status.lock().unwrap().restarts += 1;
         }
     }
 

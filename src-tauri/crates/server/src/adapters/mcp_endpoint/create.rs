@@ -101,7 +101,14 @@ pub(crate) async fn create_task(
         {
             Ok(mut task) => {
                 if let ToolMode::Settle { within_ms } = tool.descriptor().mode {
-                    task = settle::settle(&endpoint.engine, principal, task, within_ms).await;
+                    task = settle::settle(
+                        &endpoint.engine,
+                        &endpoint.core.task_watch,
+                        principal,
+                        task,
+                        within_ms,
+                    )
+                    .await;
                     match settle::settled_answer(&task) {
                         Some(Ok(result)) => {
                             return Some(result_response(id, &Value::Object(result)));
