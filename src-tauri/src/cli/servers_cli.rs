@@ -31,7 +31,7 @@ use super::servers_import::{self, ImportArgs};
 pub enum ServersCommand {
     /// Add a server: `add NAME -- COMMAND [ARGS...]` (stdio) or `add NAME --url URL` (Streamable HTTP)
     Add {
-        /// 1-64 of a-z 0-9 _ - (no "__"; not "taskdeck")
+        /// 1-64 of a-z 0-9 _ -, starting with a letter or digit (no "__"; not "taskdeck")
         name: String,
         /// The server's Streamable HTTP endpoint
         #[arg(long, conflicts_with_all = ["command", "env", "cwd"], required_unless_present = "command")]

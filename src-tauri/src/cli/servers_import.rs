@@ -175,9 +175,9 @@ fn report(plan: &ImportPlan, file: &std::path::Path) {
     }
 }
 
-/// Copies `path` to `path.taskdeck-backup-<unix ms>` (permissions included), then replaces it
-/// with `text` through a temp file renamed over it, keeping the original's permissions (the
-/// file holds a token). Returns the backup's path.
+/// Copies `path` to `path.taskdeck-backup-<unix ms>`, then replaces it with `text` through a
+/// temp file renamed over it; both end up readable by their owner only (mode 0600: they hold
+/// secrets). Returns the backup's path.
 fn write_back(path: &std::path::Path, text: &str) -> std::io::Result<PathBuf> {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -186,7 +186,15 @@ fn write_back(path: &std::path::Path, text: &str) -> std::io::Result<PathBuf> {
     backup.push(format!(".taskdeck-backup-{ms}"));
     let backup = PathBuf::from(backup);
     std::fs::copy(path, &backup)?;
-    let permissions = std::fs::metadata(path)?.permissions();
+    let mut permissions = std::fs::metadata(path)?.permissions();
+    // Both files hold secrets (the backup the servers' env and headers, the new file a token):
+    // for their owner only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        permissions.set_mode(0o600);
+        std::fs::set_permissions(&backup, permissions.clone())?;
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(std::path::Path::new(".")))?;
     tmp.write_all(text.as_bytes())?;

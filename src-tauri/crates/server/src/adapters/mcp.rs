@@ -117,38 +117,45 @@ impl McpCore {
 
     /// Every tool `tools/list` offers in `scope`: on `/mcp` Taskdeck's own (task tools,
     /// follow-up tools, fixtures; `greet` first) then the upstreams' as `SERVER__TOOL`; on
-    /// `/mcp/SERVER` that server's under their own names; shown as [`Answers`] says.
+    /// `/mcp/SERVER` the follow-up tools and that server's other tools under their own names;
+    /// shown as [`Answers`] says.
     pub fn tools(&self, scope: Scope<'_>, answers: Answers) -> Vec<Tool> {
         let upstream = match &self.gateway {
             Some(gateway) => gateway.tools(scope, answers),
             None => Vec::new(),
         };
-        let mut tools = match scope {
-            Scope::All => self.own_tools.clone(),
-            // A client answered with a task handle follows it up with these (unless the server
-            // has tools of those names).
-            Scope::Server(_) => self
-                .own_tools
-                .iter()
-                .filter(|t| is_followup(&t.name) && !upstream.iter().any(|u| u.name == t.name))
-                .cloned()
-                .collect(),
-        };
-        tools.extend(upstream);
-        tools
+        match scope {
+            Scope::All => {
+                let mut tools = self.own_tools.clone();
+                tools.extend(upstream);
+                tools
+            }
+            // A client answered with a task handle follows it up with Taskdeck's follow-up
+            // tools; a server's tools of those names are reachable on `/mcp` only.
+            Scope::Server(_) => {
+                let mut tools: Vec<Tool> = self
+                    .own_tools
+                    .iter()
+                    .filter(|t| is_followup(&t.name))
+                    .cloned()
+                    .collect();
+                tools.extend(upstream.into_iter().filter(|t| !is_followup(&t.name)));
+                tools
+            }
+        }
     }
 
     /// The engine's name of tool `name` as called in `scope` (an upstream tool on `/mcp/SERVER`
     /// is `SERVER__TOOL`), when `scope` offers it.
     pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Option<String> {
-        if scope == Scope::All && self.own_tools.iter().any(|t| t.name == name) {
+        let own = match scope {
+            Scope::All => self.own_tools.iter().any(|t| t.name == name),
+            Scope::Server(_) => is_followup(name),
+        };
+        if own {
             return Some(name.to_string());
         }
-        let upstream = self.gateway.as_ref().and_then(|g| g.resolve(scope, name));
-        if upstream.is_none() && is_followup(name) {
-            return Some(name.to_string());
-        }
-        upstream
+        self.gateway.as_ref()?.resolve(scope, name)
     }
 
     /// Validates `arguments` against `tool`'s input schema, compiled in the engine's registry

@@ -51,8 +51,8 @@ pub(crate) enum NewServer {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // a schema only
 pub(crate) struct NewStdioServer {
-    /// 1-64 of `a-z 0-9 _ -`, without `__`; not `taskdeck`.
-    #[schema(pattern = r"^[a-z0-9_-]{1,64}$")]
+    /// 1-64 of `a-z 0-9 _ -`, starting with a letter or digit, without `__`; not `taskdeck`.
+    #[schema(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$")]
     name: String,
     /// The program to start.
     #[schema(min_length = 1)]
@@ -80,8 +80,8 @@ pub(crate) struct NewStdioServer {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // a schema only
 pub(crate) struct NewHttpServer {
-    /// 1-64 of `a-z 0-9 _ -`, without `__`; not `taskdeck`.
-    #[schema(pattern = r"^[a-z0-9_-]{1,64}$")]
+    /// 1-64 of `a-z 0-9 _ -`, starting with a letter or digit, without `__`; not `taskdeck`.
+    #[schema(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$")]
     name: String,
     /// The endpoint, `http` or `https`.
     #[schema(pattern = r"^https?://")]

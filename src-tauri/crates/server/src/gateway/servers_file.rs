@@ -113,7 +113,7 @@ pub enum ServersFileError {
     Unknown(String),
 }
 
-/// Checks a server name: 1 to 64 of `a-z 0-9 _ -`, no `__` (it separates server and tool in
+/// Checks a server name: 1 to 64 of `a-z 0-9 _ -`, starting with a letter or digit, no `__` (it separates server and tool in
 /// `NAME__TOOL`), and not [`RESERVED_NAME`]. Errors: [`ServersFileError::BadName`] saying which
 /// rule failed.
 pub fn validate_name(name: &str) -> Result<(), ServersFileError> {
@@ -130,6 +130,9 @@ pub fn validate_name(name: &str) -> Result<(), ServersFileError> {
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
     {
         return bad("use only lowercase letters, digits, '_' and '-'");
+    }
+    if name.starts_with(['-', '_']) {
+        return bad("it must start with a letter or a digit");
     }
     if name.contains("__") {
         return bad("'__' separates a server's name from its tools' names");
@@ -199,10 +202,29 @@ impl ServersConfig {
                 });
             }
         };
-        serde_json::from_str(&text).map_err(|e| ServersFileError::Malformed {
+        let malformed = |problem: String| ServersFileError::Malformed {
             path: path.to_path_buf(),
-            problem: e.to_string(),
-        })
+            problem,
+        };
+        let config: ServersConfig =
+            serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        // The untagged transport reads an entry with both `command` and `url` as stdio: say so
+        // instead of guessing.
+        let raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if let Some(both) = raw
+            .get("servers")
+            .and_then(serde_json::Value::as_object)
+            .and_then(|m| {
+                m.iter()
+                    .find(|(_, e)| e.get("command").is_some() && e.get("url").is_some())
+            })
+        {
+            return Err(malformed(format!(
+                "server {:?} has both `command` and `url`: give one",
+                both.0
+            )));
+        }
+        Ok(config)
     }
 
     /// Writes the whole file to `path` as pretty JSON, mode 0600: to a temp file in the same

@@ -309,6 +309,7 @@ impl Upstream {
 
     /// Records a (re)listed tool set and the connection it came from, and marks it connected.
     fn publish(&self, peer: Peer<RoleClient>, tools: Vec<Tool>) {
+        let tools = servable(&self.name, tools);
         let protocol_version = peer
             .peer_info()
             .map(|i| i.protocol_version.to_string())
@@ -372,6 +373,43 @@ fn http_client() -> Result<reqwest_rmcp::Client, String> {
         .map_err(|e| format!("cannot make the HTTP client: {e}"))
 }
 
+/// The tools of `server` Taskdeck can offer: a name of 1 to 128 of `A-Z a-z 0-9 _ - .` (MCP's
+/// tool names; `SERVER__TOOL` at most 128 too), an input schema of `type: "object"` (clients
+/// refuse a whole `tools/list` over one that is not), each name once (the first). The others
+/// are logged and left out.
+fn servable(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
+    let mut seen = std::collections::HashSet::new();
+    tools
+        .into_iter()
+        .filter(|t| {
+            let name = t.name.as_ref();
+            let why = if name.is_empty()
+                || server.len() + 2 + name.len() > 128
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                Some("its name is not 1-128 of A-Z a-z 0-9 _ - .")
+            } else if t
+                .input_schema
+                .get("type")
+                .and_then(serde_json::Value::as_str)
+                != Some("object")
+            {
+                Some("its inputSchema is not of type object")
+            } else if !seen.insert(name.to_string()) {
+                Some("a tool of that name came before it")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                tracing::warn!(server, tool = name, "tool not served: {why}");
+            }
+            why.is_none()
+        })
+        .collect()
+}
+
 /// How the protocol era is negotiated: `server/discover` for 2026-07-28 first, `initialize` on
 /// 2025-11-25 for a server that does not know it (rmcp's `Auto`).
 fn lifecycle() -> ClientLifecycleMode {
@@ -420,8 +458,16 @@ fn secrets_of(spec: &ServerSpec) -> Vec<String> {
                 s.extend(u.password().map(String::from));
                 s.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
                 if let Some(q) = u.query() {
+                    // `k=v` gives `v`; a bare `v` (no `=`) is a value too.
                     s.extend(
                         q.split('&')
+                            .map(|kv| kv.split_once('=').map_or(kv, |(_, v)| v).to_string()),
+                    );
+                }
+                if let Some(f) = u.fragment() {
+                    s.push(f.to_string());
+                    s.extend(
+                        f.split('&')
                             .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
                     );
                 }
@@ -458,4 +504,66 @@ async fn keep_stderr_tail(
 
 fn initial_status(name: &str, spec: &ServerSpec) -> ServerStatus {
     spec.public().status(name, ServerState::Starting, now_ms())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, schema: serde_json::Value) -> Tool {
+        Tool::new(
+            name.to_string(),
+            String::new(),
+            Arc::new(schema.as_object().cloned().unwrap_or_default()),
+        )
+    }
+
+    #[test]
+    fn only_tools_clients_can_take_are_served() {
+        let object = json!({"type": "object"});
+        let tools = vec![
+            tool("ok", object.clone()),
+            tool("string-schema", json!({"type": "string"})),
+            tool("with space", object.clone()),
+            tool("ünï", object.clone()),
+            tool(&"x".repeat(125), object.clone()),
+            tool(
+                "ok",
+                json!({"type": "object", "properties": {"second": {}}}),
+            ),
+            tool("dotted.name-2", object),
+        ];
+        let names: Vec<String> = servable("fs", tools)
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert_eq!(names, ["ok", "dotted.name-2"]);
+    }
+
+    #[test]
+    fn every_secret_of_a_url_is_scrubbed() {
+        let spec = ServerSpec {
+            transport: Transport::Http {
+                url: "https://me:pass-word@x.example/mcp?key=k-secret&BARESECRET#frag=f-secret"
+                    .into(),
+                headers: [("Authorization".to_string(), "Bearer h-secret".to_string())].into(),
+            },
+            disabled: false,
+            timeout_ms: None,
+        };
+        let upstream = Upstream::new("web", spec);
+        let quoted = "error sending request for url \
+            (https://me:pass-word@x.example/mcp?key=k-secret&BARESECRET#frag=f-secret) with h-secret";
+        let scrubbed = upstream.scrub(quoted);
+        for secret in [
+            "pass-word",
+            "k-secret",
+            "BARESECRET",
+            "f-secret",
+            "h-secret",
+        ] {
+            assert!(!scrubbed.contains(secret), "{secret} in {scrubbed}");
+        }
+    }
 }

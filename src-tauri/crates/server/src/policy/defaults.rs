@@ -1,7 +1,7 @@
 //! What the policy decides when no rule matches. Taskdeck's own tools keep their defaults
 //! (`run_command` and `wait_for_http_job` ask); an upstream tool's come from its MCP
-//! annotations (2025-11-25 §Tool Annotations): `readOnlyHint: true` → allow, anything else
-//! (`destructiveHint: true`, or no annotations) → ask.
+//! annotations (2025-11-25 §Tool Annotations): `destructiveHint: true` → ask (even with
+//! `readOnlyHint: true`), else `readOnlyHint: true` → allow, else (no annotations) → ask.
 
 use super::{Decision, PolicyCall, TASKDECK_SERVER, Verdict};
 
@@ -11,10 +11,11 @@ pub fn default_verdict(call: &PolicyCall) -> Verdict {
         && matches!(call.tool, "run_command" | "wait_for_http_job")
     {
         (Decision::Ask, format!("{} asks", call.tool))
+    } else if call.hints.destructive == Some(true) {
+        // A tool that says both read-only and destructive is taken at its worse word.
+        (Decision::Ask, "destructiveHint".to_string())
     } else if call.hints.read_only == Some(true) {
         (Decision::Allow, "readOnlyHint".to_string())
-    } else if call.hints.destructive == Some(true) {
-        (Decision::Ask, "destructiveHint".to_string())
     } else {
         (Decision::Ask, "not annotated read-only".to_string())
     };
