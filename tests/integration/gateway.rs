@@ -788,6 +788,39 @@ async fn an_upstream_that_exits_at_start_is_not_served() {
 }
 
 #[tokio::test]
+async fn a_new_timeout_applies_without_restarting_the_server() {
+    let deck = Deck::start(json!({"faulty": faulty(&[])})).await;
+    deck.wait_tool("faulty__slow").await;
+    let slow = deck.call_task("faulty__slow", json!({"ms": 3000})).await;
+    // Only timeoutMs changes: the running call is not cut, and the new timeout takes.
+    let mut entry = faulty(&[]);
+    entry["timeoutMs"] = json!(1000);
+    std::fs::write(
+        deck.tmp.path().join("cfg/servers.json"),
+        json!({"servers": {"faulty": entry}}).to_string(),
+    )
+    .unwrap();
+    let done = deck
+        .wait_agent(&slow, "the slow call's end", |t| {
+            t["status"] == "completed" || t["status"] == "failed"
+        })
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+    assert_eq!(body["servers"][0]["restarts"], 0, "{body}");
+    // The edit was seen well before the slow call ended (the watcher waits 200 ms): a hang now
+    // fails after 1 s, not after the default 10 minutes.
+    let reply = deck.call("faulty__hang", json!({})).await;
+    let failed = deck.failed_task_of("faulty__hang", &reply).await;
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("within 1000 ms")),
+        "{failed}"
+    );
+}
+
+#[tokio::test]
 async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
     let mut deck = Deck::start(json!({"faulty": faulty(&[])})).await;
     deck.wait_tool("faulty__crash").await;

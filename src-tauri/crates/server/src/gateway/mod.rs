@@ -217,10 +217,22 @@ impl Gateway {
         };
         let mut stopped = Vec::new();
         let mut started = Vec::new();
+        let mut retimed = Vec::new();
         {
             let mut upstreams = self.state.upstreams.lock().unwrap();
             upstreams.retain(|name, u| {
-                let keep = wanted.get(name) == Some(&u.spec);
+                // Only how it is reached or whether it runs needs a restart; a new
+                // `timeoutMs` applies to the calls made from now on.
+                let keep = wanted.get(name).is_some_and(|w| {
+                    w.transport == u.spec.transport && w.disabled == u.spec.disabled
+                });
+                match wanted.get(name) {
+                    Some(w) if keep && u.timeout_ms() != w.timeout_ms => {
+                        u.set_timeout_ms(w.timeout_ms);
+                        retimed.push(name.clone());
+                    }
+                    _ => {}
+                }
                 if !keep {
                     u.stop();
                     stopped.push(name.clone());
@@ -239,6 +251,9 @@ impl Gateway {
             if !wanted.contains_key(name) {
                 self.unregister(name);
             }
+        }
+        for name in &retimed {
+            self.tools_changed(name);
         }
         let changed = !stopped.is_empty() || !started.is_empty();
         for u in started {
@@ -293,8 +308,7 @@ impl Gateway {
             policy: self.state.policy.clone(),
             connect_wait: self.state.options.connect_wait,
             call_timeout: upstream
-                .spec
-                .timeout_ms
+                .timeout_ms()
                 .map(Duration::from_millis)
                 .unwrap_or(self.state.options.call_timeout),
         })

@@ -64,6 +64,8 @@ pub struct Upstream {
     status: Mutex<ServerStatus>,
     /// What [`Upstream::scrub`] takes out, longest first.
     secrets: Vec<String>,
+    /// `timeoutMs` (a reload may change it without restarting the server).
+    timeout_ms: Mutex<Option<u64>>,
     /// The last lines the process wrote to stderr.
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     connection: watch::Sender<Option<Arc<Connection>>>,
@@ -85,11 +87,13 @@ impl Upstream {
     pub fn new(name: &str, spec: ServerSpec) -> Arc<Upstream> {
         let status = initial_status(name, &spec);
         let secrets = secrets_of(&spec);
+        let timeout_ms = Mutex::new(spec.timeout_ms);
         Arc::new(Upstream {
             name: name.to_string(),
             spec,
             status: Mutex::new(status),
             secrets,
+            timeout_ms,
             stderr_tail: Arc::default(),
             connection: watch::channel(None).0,
             tools: Mutex::new(Vec::new()),
@@ -110,6 +114,16 @@ impl Upstream {
             out = out.replace(secret.as_str(), "[redacted]");
         }
         out
+    }
+
+    /// Its `timeoutMs`: the spec's, or the one a reload gave it since.
+    pub fn timeout_ms(&self) -> Option<u64> {
+        *self.timeout_ms.lock().unwrap()
+    }
+
+    /// Gives it a new `timeoutMs` (for calls made from now on), without a restart.
+    pub fn set_timeout_ms(&self, timeout_ms: Option<u64>) {
+        *self.timeout_ms.lock().unwrap() = timeout_ms;
     }
 
     /// Its status now.
