@@ -115,12 +115,19 @@ impl Deck {
 
     /// `tools/call` as the agent (declaring the tasks extension); the raw reply.
     async fn call(&self, tool: &str, arguments: Value) -> Reply {
+        self.call_at("/mcp", tool, arguments, true).await
+    }
+
+    /// `tools/call` of `tool` at `path` (`/mcp` or `/mcp/NAME`) as the agent, declaring the
+    /// tasks extension or not; the raw reply.
+    async fn call_at(&self, path: &str, tool: &str, arguments: Value, tasks: bool) -> Reply {
         self.s
-            .rpc(
+            .rpc_at(
+                path,
                 Some(&self.agent),
                 "tools/call",
                 json!({"name": tool, "arguments": arguments}),
-                true,
+                tasks,
             )
             .await
     }
@@ -318,14 +325,7 @@ async fn filesystem_read_answers_at_once_and_per_server_endpoint() {
     assert!(names.iter().any(|n| n == "read_text_file"), "{names:?}");
     assert!(names.iter().all(|n| !n.contains("__")), "{names:?}");
     let reply = deck
-        .s
-        .rpc_at(
-            "/mcp/fs",
-            Some(&deck.agent),
-            "tools/call",
-            json!({"name": "read_text_file", "arguments": {"path": file}}),
-            true,
-        )
+        .call_at("/mcp/fs", "read_text_file", json!({"path": file}), true)
         .await;
     assert_eq!(text_of(reply.result()), "hello gateway");
     // No such server: 404.
@@ -457,12 +457,10 @@ async fn per_server_endpoint_offers_the_follow_up_tools() {
     }
     // A client without tasks gets a handle for a call that waits, and follows it up there.
     let reply = deck
-        .s
-        .rpc_at(
+        .call_at(
             "/mcp/fs",
-            Some(&deck.agent),
-            "tools/call",
-            json!({"name": "write_file", "arguments": {"path": files.path().join("b.txt"), "content": "y"}}),
+            "write_file",
+            json!({"path": files.path().join("b.txt"), "content": "y"}),
             false,
         )
         .await;
@@ -471,14 +469,7 @@ async fn per_server_endpoint_offers_the_follow_up_tools() {
         .unwrap_or_else(|| panic!("no handle: {:?}", reply.result()))
         .to_string();
     let status = deck
-        .s
-        .rpc_at(
-            "/mcp/fs",
-            Some(&deck.agent),
-            "tools/call",
-            json!({"name": "task_status", "arguments": {"taskId": id}}),
-            false,
-        )
+        .call_at("/mcp/fs", "task_status", json!({"taskId": id}), false)
         .await;
     assert_eq!(
         status.result()["structuredContent"]["task"]["taskId"],
