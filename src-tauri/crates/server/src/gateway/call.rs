@@ -3,8 +3,9 @@
 //! for the human (a human-only input request showing the server, tool, principal and exact
 //! arguments; "always allow" writes a narrow rule); then the call goes to the upstream, its
 //! progress and log messages land in the task's timeline, and the upstream's `CallToolResult`
-//! is the task's result. A cancel drops the request, which sends the upstream
-//! `notifications/cancelled`.
+//! is the task's result; an upstream that answers with its own task is followed
+//! (`upstream_task.rs`). A cancel, or a call unanswered past its timeout, sends the upstream
+//! `notifications/cancelled`; a transport failure makes the supervisor connect again.
 //!
 //! After a restart, a call whose approval was still pending is asked again; one that had been
 //! sent upstream (approved, or allowed without asking) fails with `reason: restart`, since it
