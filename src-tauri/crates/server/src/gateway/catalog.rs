@@ -85,11 +85,8 @@ impl Gateway {
             Scope::All => split(name)?,
             Scope::Server(server) => (server, name),
         };
-        let upstream = self.upstream(server)?;
-        upstream
-            .tools()
-            .iter()
-            .any(|t| t.name == tool)
+        self.upstream(server)?
+            .has_tool(tool)
             .then(|| registered_name(server, tool))
     }
 

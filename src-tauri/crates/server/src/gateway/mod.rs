@@ -27,7 +27,7 @@ use tokio::sync::watch;
 
 use call::{CallSettings, GatewayCall};
 use servers_file::{ServerSpec, ServersConfig};
-use taskdeck_engine::Engine;
+use taskdeck_engine::{Engine, TaskRecord};
 use upstream::Upstream;
 
 /// How an upstream is reached.
@@ -117,9 +117,6 @@ struct GatewayState {
     registered: Mutex<BTreeMap<String, BTreeSet<String>>>,
     /// Bumped whenever the tools any upstream offers may have changed.
     tools_version: watch::Sender<u64>,
-    /// Why servers.json could not be read at the last reload (the servers then keep running
-    /// as they were).
-    file_error: Mutex<Option<String>>,
     /// Entries of servers.json not started because they are invalid, as shown.
     refused: Mutex<BTreeMap<String, ServerStatus>>,
 }
@@ -138,11 +135,10 @@ impl Gateway {
                 engine,
                 policy,
                 options,
-                servers_path: config_dir.join("servers.json"),
+                servers_path: servers_file::servers_path(config_dir),
                 upstreams: Mutex::default(),
                 registered: Mutex::default(),
                 tools_version: watch::channel(0).0,
-                file_error: Mutex::default(),
                 refused: Mutex::default(),
             }),
         }
@@ -170,11 +166,6 @@ impl Gateway {
         all
     }
 
-    /// Why servers.json could not be read at the last reload, if it could not.
-    pub fn file_error(&self) -> Option<String> {
-        self.state.file_error.lock().unwrap().clone()
-    }
-
     /// A receiver that changes whenever the upstream tools on offer may have changed
     /// (`notifications/tools/list_changed`).
     pub fn watch_tools(&self) -> watch::Receiver<u64> {
@@ -200,18 +191,13 @@ impl Gateway {
     /// Re-reads servers.json and converges: starts new servers, stops removed ones, restarts
     /// changed ones, and registers the tools of unsettled tasks of configured servers (so that
     /// [`Engine::start`] can resume them). Returns once every change has been started (not
-    /// necessarily connected). A file that cannot be read changes nothing (see
-    /// [`Gateway::file_error`]).
+    /// necessarily connected). A file that cannot be read changes nothing (it is logged, and
+    /// `/v1/servers`, which reads the file itself, answers 500 naming the problem).
     pub async fn reload(&self) {
-        let wanted = match ServersConfig::load(&self.state.servers_path).map_err(|e| e.to_string())
-        {
-            Ok(c) => {
-                *self.state.file_error.lock().unwrap() = None;
-                self.refuse_invalid(c.servers)
-            }
+        let wanted = match ServersConfig::load(&self.state.servers_path) {
+            Ok(c) => self.refuse_invalid(c.servers),
             Err(e) => {
                 tracing::warn!("{e}; the upstream servers keep running as they were");
-                *self.state.file_error.lock().unwrap() = Some(e);
                 return;
             }
         };
@@ -256,8 +242,13 @@ impl Gateway {
             self.tools_changed(name);
         }
         let changed = !stopped.is_empty() || !started.is_empty();
+        // One read of the unsettled tasks for every server started.
+        let unsettled = match started.is_empty() {
+            true => Vec::new(),
+            false => self.state.engine.store().unsettled().unwrap_or_default(),
+        };
         for u in started {
-            self.register_unsettled(&u);
+            self.register_unsettled(&u, &unsettled);
             let gateway = self.clone();
             let name = u.name.clone();
             let on_tools: Arc<dyn Fn() + Send + Sync> =
@@ -364,12 +355,9 @@ impl Gateway {
 
     /// Registers, with what is known before the server connects, the tools of `upstream` that
     /// unsettled tasks name, so that the engine can resume them at start.
-    fn register_unsettled(&self, upstream: &Arc<Upstream>) {
-        let Ok(tasks) = self.state.engine.store().unsettled() else {
-            return;
-        };
+    fn register_unsettled(&self, upstream: &Arc<Upstream>, unsettled: &[TaskRecord]) {
         let settings = self.settings_for(upstream);
-        for task in tasks {
+        for task in unsettled {
             let Some((server, tool)) = catalog::split(&task.tool) else {
                 continue;
             };

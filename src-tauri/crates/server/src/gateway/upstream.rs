@@ -49,10 +49,9 @@ const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// A connection that lasted this long resets the backoff.
 const STABLE_AFTER: Duration = Duration::from_secs(60);
 
-/// A live connection to an upstream: the peer to send requests to, and what it offered.
+/// A live connection to an upstream: the peer to send requests to, and its protocol version.
 pub struct Connection {
     pub peer: Peer<RoleClient>,
-    pub tools: Vec<Tool>,
     /// Negotiated protocol version, e.g. `2025-11-25`.
     pub protocol_version: String,
 }
@@ -136,6 +135,12 @@ impl Upstream {
     /// The tools it offered when last connected.
     pub fn tools(&self) -> Vec<Tool> {
         self.tools.lock().unwrap().clone()
+    }
+
+    /// True when it offered tool `name` when last connected (without copying the list: asked
+    /// on every call).
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tools.lock().unwrap().iter().any(|t| t.name == name)
     }
 
     /// The connection, waiting up to `within` for one. `None`: not connected in time.
@@ -333,11 +338,10 @@ impl Upstream {
             s.tool_count = tools.len();
             s.protocol_version = Some(protocol_version.clone());
         }
-        *self.tools.lock().unwrap() = tools.clone();
+        *self.tools.lock().unwrap() = tools;
         self.set_state(ServerState::Connected, None);
         self.connection.send_replace(Some(Arc::new(Connection {
             peer,
-            tools,
             protocol_version,
         })));
     }
