@@ -86,6 +86,12 @@ enum Command {
         #[command(subcommand)]
         cmd: taskdeck::cli::servers_cli::ServersCommand,
     },
+    /// Claude Code and Codex hooks: the hook the agent runs (`claude-code`, `codex`,
+    /// `codex-notify`), and `install` / `uninstall` of its entries (docs/hooks.md)
+    Hook {
+        #[command(subcommand)]
+        cmd: taskdeck::cli::hook_cli::HookCommand,
+    },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
         /// claude-code, claude-desktop, vscode or cursor
@@ -169,6 +175,7 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
+    let started = std::time::Instant::now();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -248,6 +255,15 @@ fn main() -> ExitCode {
                 config_dir,
                 data_dir,
             },
+        ),
+        Some(Command::Hook { cmd }) => taskdeck::cli::hook_cli::run(
+            cmd,
+            taskdeck::cli::hook_cli::Dirs {
+                data_dir,
+                config_dir,
+                explicit: (cli.data_dir, cli.config_dir),
+            },
+            started,
         ),
         Some(Command::McpConfig {
             client,

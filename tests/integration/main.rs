@@ -7,6 +7,7 @@ mod api;
 mod crash;
 mod cursors;
 mod gateway;
+mod hooks;
 mod http_jobs;
 mod idempotency;
 mod jobs;

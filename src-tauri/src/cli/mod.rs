@@ -5,7 +5,12 @@
 //! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel`.
 //! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
 //!   `import`'s file side is `servers_import`).
+//! - [`hook_cli`]: `taskdeck hook claude-code|codex|codex-notify|install|uninstall`, the coding
+//!   agents' hooks (`hook_install` writes their settings, `hook_settings` is the JSON merge).
 
+pub mod hook_cli;
+mod hook_install;
+mod hook_settings;
 pub mod run_cli;
 mod run_job;
 pub mod servers_cli;

@@ -6,11 +6,14 @@
 //!   through [`taskdeck_engine::TaskContext`].
 //! - [`adapters`]: translate the outside world into engine calls and back: the MCP endpoint
 //!   (both protocol eras), the `/v1` HTTP API, the event stream, authentication.
+//! - [`hooks`]: Claude Code's and Codex's hooks: permission requests through the policy and
+//!   the human, agent sessions as tasks.
 //! - [`serve`]: the headless server (`taskdeck serve`), which the desktop shell also starts.
 //! - [`paths`]: where data and configuration live (XDG, overridable).
 
 pub mod adapters;
 pub mod gateway;
+pub mod hooks;
 pub mod paths;
 pub mod policy;
 pub mod serve;

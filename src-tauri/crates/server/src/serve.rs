@@ -14,7 +14,7 @@ use crate::{
     adapters::{
         auth::{self, Authenticator},
         guard::{Guard, guard, loopback_origins},
-        http_api, jobs_api, logs_api,
+        hooks_api, http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
         policy_api, servers_api, ui_assets, wire,
@@ -23,6 +23,7 @@ use crate::{
         Gateway, GatewayOptions,
         servers_watch::{self, ServersWatch},
     },
+    hooks::Hooks,
     policy::Policy,
     tools,
 };
@@ -124,6 +125,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         policy.clone(),
         &cfg.data_dir,
     );
+    let hooks = Hooks::register(&engine, policy.clone());
     // Taskdeck's own tools, before the gateway registers any upstream's.
     let core = Arc::new(McpCore::new(
         engine.clone(),
@@ -205,6 +207,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .merge(servers_api::router(gateway.clone()))
+        .merge(hooks_api::router(hooks))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
         // the extractors then take what passed.

@@ -20,6 +20,7 @@
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 //! - [`servers_api`]: `/v1/servers`, the gateway's upstream servers (admin only).
+//! - [`hooks_api`]: `/v1/hooks/{agent}`, Claude Code's and Codex's hook events ([`crate::hooks`]).
 
 pub mod agent_view;
 pub mod agents_api;
@@ -31,6 +32,7 @@ pub mod auth;
 pub mod events_api;
 pub mod followup_tools;
 pub mod guard;
+pub mod hooks_api;
 pub mod http_api;
 pub mod idempotency_key;
 pub mod job_schemas;

@@ -4,7 +4,9 @@
 //! Rules: a task that starts waiting for input always notifies (unless that kind is off or
 //! do-not-disturb is on); a task that completes or fails notifies when it ran longer than the
 //! threshold (default 10 s) or the window is not focused. Bodies come from agents: they are
-//! escaped for the notification server's markup (`&`, `<`, `>`) and truncated.
+//! escaped for the notification server's markup (`&`, `<`, `>`) and truncated. An agent
+//! session's news ("Claude needs you", "Claude finished": [`crate::hooks::sessions::attention`])
+//! notifies like input (needs you) and completion (finished), whether or not the window has focus.
 
 use serde::{Deserialize, Serialize};
 
@@ -74,7 +76,13 @@ pub fn notice_for(
     settings: &NotificationSettings,
     window_focused: bool,
 ) -> Option<Notice> {
-    if settings.do_not_disturb || change.event.kind != "status" {
+    if settings.do_not_disturb {
+        return None;
+    }
+    if change.event.kind == "statusMessage" {
+        return session_notice(change, settings);
+    }
+    if change.event.kind != "status" {
         return None;
     }
     let task = &change.task;
@@ -128,6 +136,22 @@ pub fn notice_for(
         task_id: task.task_id.clone(),
         summary: escape_body(&summary),
         body: escape_body(&body),
+    })
+}
+
+/// The notification for an agent session's status message, if it calls for one.
+fn session_notice(change: &Change, settings: &NotificationSettings) -> Option<Notice> {
+    use crate::hooks::sessions::{AttentionKind, attention};
+    let message = change.event.data.get("statusMessage")?.as_str()?;
+    let news = attention(&change.task.tool, message)?;
+    let wanted = match news.kind {
+        AttentionKind::NeedsYou => settings.input_required,
+        AttentionKind::Finished => settings.completed,
+    };
+    wanted.then(|| Notice {
+        task_id: change.task.task_id.clone(),
+        summary: escape_body(&news.summary),
+        body: escape_body(&news.body),
     })
 }
 
@@ -215,6 +239,30 @@ mod tests {
             ..Default::default()
         };
         assert!(notice_for(&change(TaskStatus::Failed, 60_000), &dnd, false).is_none());
+    }
+
+    #[test]
+    fn agent_sessions_notify_when_they_need_you_or_finish() {
+        let mut c = change(TaskStatus::Working, 0);
+        let mut task = TaskRecord::clone(&c.task);
+        task.tool = "claude_code_session".into();
+        c.task = Arc::new(task);
+        c.event.kind = "statusMessage".into();
+        c.event.data =
+            json!({"statusMessage": "Claude needs you: Claude needs your permission to use Bash"});
+        let s = NotificationSettings::default();
+        let n = notice_for(&c, &s, true).unwrap();
+        assert_eq!(
+            (n.summary.as_str(), n.body.as_str()),
+            (
+                "Claude needs you",
+                "Claude needs your permission to use Bash"
+            )
+        );
+        c.event.data = json!({"statusMessage": "Claude finished: All tests pass"});
+        assert_eq!(notice_for(&c, &s, true).unwrap().summary, "Claude finished");
+        c.event.data = json!({"statusMessage": "Working on: fix the build"});
+        assert!(notice_for(&c, &s, false).is_none());
     }
 
     #[test]

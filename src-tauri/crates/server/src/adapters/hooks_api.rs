@@ -1,0 +1,115 @@
+//! `POST /v1/hooks/{agent}` (`claude-code`, `codex`): the events `taskdeck hook` forwards from
+//! a coding agent's command hooks, as the agent wrote them (Codex's `notify` payload too). The
+//! answer is the JSON the hook prints on stdout ([`crate::hooks::output`]; `{}` = no
+//! decision), 200 `application/json`.
+//!
+//! When the policy asks the human (a `PermissionRequest`), the answer's headers and a first
+//! newline go out at once, a newline follows every [`HEARTBEAT`] while the human has not
+//! answered, and the decision ends the body: the body, trimmed, is still the JSON to print.
+//! The newlines are how a dropped hook is noticed (the agent killed it at its timeout): once
+//! one cannot be written, the approval task is cancelled, so no dead question stays in the
+//! inbox.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use axum::{
+    Extension, Json, Router,
+    body::{Body, Bytes},
+    extract::State,
+    http::header,
+    response::{IntoResponse, Response},
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::api_error::{ApiError, ApiPath, ProblemDocument};
+use crate::hooks::{
+    Agent, Hooks,
+    dispatch::{HookError, HookReply, hook_output},
+    output,
+};
+use taskdeck_engine::Principal;
+
+/// How often a waiting hook's answer gets a newline.
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// The `/v1/hooks` routes with their OpenAPI operation.
+pub fn routes() -> OpenApiRouter<Arc<Hooks>> {
+    OpenApiRouter::new().routes(routes!(post_hook))
+}
+
+/// The `/v1/hooks` router.
+pub fn router(hooks: Arc<Hooks>) -> Router {
+    routes().split_for_parts().0.with_state(hooks)
+}
+
+/// `POST /v1/hooks/{agent}`.
+#[utoipa::path(post, path = "/v1/hooks/{agent}", tag = "hooks",
+    params(("agent" = String, Path, description = "`claude-code` or `codex`")),
+    request_body(content = Object, description = "the event exactly as the agent gave it to its hook (Claude Code or Codex hook input, or Codex's `notify` payload)", content_type = "application/json"),
+    responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
+              (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 404, description = "no such agent", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "a tool event without `tool_name`", body = ProblemDocument, content_type = "application/problem+json")))]
+pub(crate) async fn post_hook(
+    State(hooks): State<Arc<Hooks>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(agent): ApiPath<String>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let agent = Agent::from_name(&agent).ok_or_else(|| {
+        ApiError::not_found(format!("no hooks for {agent:?} (claude-code or codex)"))
+    })?;
+    let raw: Value = serde_json::from_slice(&body)
+        .ok()
+        .filter(Value::is_object)
+        .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
+    match hooks.handle(&principal, agent, &raw).await {
+        Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
+        Ok(HookReply::Wait(task_id)) => Ok(waiting(hooks, principal, agent, task_id)),
+        Err(HookError::Invalid(m)) => Err(ApiError::unprocessable(m)),
+        Err(HookError::Engine(e)) => Err(e.into()),
+    }
+}
+
+/// The streamed answer of a hook waiting for approval task `task_id`.
+fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, task_id: String) -> Response {
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(4);
+    tokio::spawn(async move {
+        let mut watching = hooks.watch.watch(&task_id);
+        let newline = || Ok(Bytes::from_static(b"\n"));
+        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+        let mut alive = tx.send(newline()).await.is_ok();
+        let out = loop {
+            if !alive {
+                // The hook is gone: its question must not stay in the inbox.
+                let _ = hooks.engine.cancel(&principal, &task_id).await;
+                return;
+            }
+            match hooks.engine.get(&principal, &task_id) {
+                Ok(task) => {
+                    if let Some(out) = hook_output(agent, &task) {
+                        break out;
+                    }
+                }
+                Err(_) => break output::none(),
+            }
+            tokio::select! {
+                change = watching.changes.recv() => if change.is_none() { break output::none() },
+                _ = beat.tick() => alive = tx.send(newline()).await.is_ok(),
+                _ = tx.closed() => alive = false,
+            }
+        };
+        let _ = tx.send(Ok(Bytes::from(out.to_string()))).await;
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        Body::from_stream(ReceiverStream::new(rx)),
+    )
+        .into_response()
+}

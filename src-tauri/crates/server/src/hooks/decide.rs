@@ -1,0 +1,101 @@
+//! The policy's part in a hook's permission events: which call of the policy an agent's tool
+//! call is, and what `PreToolUse` and `PermissionRequest` answer before any human is asked.
+//!
+//! Mapping (plan of issue #15, "Hooks"): `mcp__S__T` is server `S`'s tool `T`; every other
+//! tool (`Bash`, `Edit`, `WebFetch`, ...) is the agent's own: server `claude-code` (or
+//! `codex`), the tool as named. The arguments are `tool_input`; the principal is the hook's
+//! token name.
+
+use serde_json::Value;
+
+use super::{Agent, output};
+use crate::policy::{Decision, Policy, PolicyCall, ToolHints, Verdict};
+
+/// The policy's (server, tool) for an agent's tool name.
+pub fn policy_target(agent: Agent, tool_name: &str) -> (String, String) {
+    if let Some(rest) = tool_name.strip_prefix("mcp__")
+        && let Some((server, tool)) = rest.split_once("__")
+        && !server.is_empty()
+        && !tool.is_empty()
+    {
+        return (server.to_string(), tool.to_string());
+    }
+    (agent.name().to_string(), tool_name.to_string())
+}
+
+/// One hook's tool call as the policy sees it.
+pub struct HookCall<'a> {
+    pub agent: Agent,
+    pub principal: &'a str,
+    pub tool_name: &'a str,
+    pub tool_input: &'a Value,
+}
+
+impl HookCall<'_> {
+    /// The (server, tool) the policy matches.
+    pub fn target(&self) -> (String, String) {
+        policy_target(self.agent, self.tool_name)
+    }
+
+    /// Runs `f` on the policy's view of this call (no annotations: the agents' tools carry none).
+    fn as_policy_call<R>(&self, f: impl FnOnce(&PolicyCall) -> R) -> R {
+        let (server, tool) = self.target();
+        f(&PolicyCall {
+            principal: self.principal,
+            server: &server,
+            tool: &tool,
+            arguments: self.tool_input,
+            hints: ToolHints::default(),
+        })
+    }
+
+    /// `PreToolUse`'s answer: an explicit rule's decision (deny names the rule), else `{}`.
+    /// Codex takes only a deny here: its allow goes through its own flow and
+    /// `PermissionRequest` (where the same rule allows).
+    pub fn pre_tool_use(&self, policy: &Policy) -> Value {
+        let Some(rule) = self.as_policy_call(|call| policy.matching_rule(call, &[])) else {
+            return output::none();
+        };
+        let reason = format!("Taskdeck policy rule {}", rule.id);
+        match (rule.decision, self.agent) {
+            (Decision::Deny, _) => output::pre_tool_use(
+                Decision::Deny,
+                &format!(
+                    "{reason} denies {} for {}. Do not retry this call; ask the user to change the policy if it is needed.",
+                    self.tool_name, self.principal
+                ),
+            ),
+            (_, Agent::Codex) => output::none(),
+            (decision, Agent::ClaudeCode) => output::pre_tool_use(decision, &reason),
+        }
+    }
+
+    /// `PermissionRequest`'s verdict: the first matching rule, else the default (ask: the
+    /// agents' tools carry no annotations).
+    pub fn permission_verdict(&self, policy: &Policy) -> Verdict {
+        self.as_policy_call(|call| policy.decide(call))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_tools_map_to_their_server() {
+        for (agent, name, server, tool) in [
+            (
+                Agent::ClaudeCode,
+                "mcp__github__create_issue",
+                "github",
+                "create_issue",
+            ),
+            (Agent::ClaudeCode, "mcp__my_srv__a__b", "my_srv", "a__b"),
+            (Agent::ClaudeCode, "Bash", "claude-code", "Bash"),
+            (Agent::Codex, "Bash", "codex", "Bash"),
+            (Agent::ClaudeCode, "mcp__x", "claude-code", "mcp__x"),
+        ] {
+            assert_eq!(policy_target(agent, name), (server.into(), tool.into()));
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `permission_request`: the task that puts an agent's permission request (a hook's `ask`) to
+//! the human. Its run asks one human-only question under key `approve` (the approval form of
+//! `policy::question`, plus an `arguments` field for an edited call when the agent takes one)
+//! and ends with what the hook prints, in `structuredContent`:
+//! `{"behavior": "allow"|"deny"|"ask", "message"?: string, "updatedInput"?: object}`
+//! (`ask`: the approval expired after [`super::APPROVAL_EXPIRY`]; the agent shows its own prompt).
+//! The task is owned by the hook's principal and shown in the inbox like any approval; the
+//! hook that waits for it cancels it when its connection drops (`adapters::hooks_api`).
+//! Not resumable: after a restart nobody waits for the answer any more.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::{FutureExt, future::BoxFuture};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::{APPROVAL_EXPIRY, Agent};
+use crate::{
+    policy::{Policy, question},
+    tools::arguments::{input_schema, parse, parse_for_run},
+};
+use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
+
+/// The tool's name.
+pub const PERMISSION_TOOL: &str = "permission_request";
+/// The question's key (the first question of an approval, plan of issue #15).
+pub const APPROVE_KEY: &str = "approve";
+/// Longest rendering of the call shown in the question (the task's arguments show it whole).
+const SHOWN_INPUT_BYTES: usize = 4000;
+
+/// A permission request's arguments, as the hooks endpoint makes them.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermissionArguments {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// The agent's session id.
+    pub session_id: String,
+    /// The agent's working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The tool as the agent names it, e.g. `Bash` or `mcp__github__create_issue`.
+    pub tool_name: String,
+    /// The call's arguments (the hook's `tool_input`).
+    pub tool_input: Map<String, Value>,
+    /// The policy's server for the call (`claude-code`, `codex`, or an MCP server's name).
+    pub server: String,
+    /// The policy's tool name on that server.
+    pub tool: String,
+    /// Why the policy asks, e.g. `default: not annotated read-only` or `rule r-1a2b3c4d`.
+    pub reason: String,
+}
+
+/// The `permission_request` task tool.
+pub struct PermissionTool {
+    descriptor: ToolDescriptor,
+    policy: Arc<Policy>,
+    expiry: Duration,
+}
+
+impl PermissionTool {
+    /// The tool; "always allow" answers add rules to `policy`.
+    pub fn new(policy: Arc<Policy>) -> PermissionTool {
+        PermissionTool {
+            descriptor: ToolDescriptor {
+                name: PERMISSION_TOOL.into(),
+                title: Some("Agent permission request".into()),
+                description: "A coding agent's permission prompt (a Claude Code or Codex hook), answered by the human.".into(),
+                input_schema: input_schema::<PermissionArguments>(),
+                mode: ToolMode::Task { required: true },
+                resumable: false,
+                agent_callable: false,
+            },
+            policy,
+            expiry: APPROVAL_EXPIRY,
+        }
+    }
+}
+
+/// The task's result: what the hook prints, as `structuredContent`.
+fn decided(behavior: &str, message: Option<String>, updated_input: Option<Value>) -> Outcome {
+    let mut decision = json!({"behavior": behavior});
+    if let Some(m) = &message {
+        decision["message"] = json!(m);
+    }
+    if let Some(input) = updated_input {
+        decision["updatedInput"] = input;
+    }
+    let text = match (behavior, &message) {
+        ("allow", _) => "Approved.".to_string(),
+        ("ask", _) => "Expired: the agent shows its own prompt.".to_string(),
+        (_, Some(m)) => m.clone(),
+        _ => "Denied.".to_string(),
+    };
+    Outcome::Completed(json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": decision,
+        "isError": false,
+    }))
+}
+
+fn shown(input: &Map<String, Value>) -> String {
+    let mut text = serde_json::to_string_pretty(input).unwrap_or_default();
+    if text.len() > SHOWN_INPUT_BYTES {
+        let mut cut = SHOWN_INPUT_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n… (cut; the task shows the whole call)");
+    }
+    text
+}
+
+impl TaskTool for PermissionTool {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
+        parse::<PermissionArguments>(PERMISSION_TOOL, arguments).map(drop)
+    }
+
+    fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let args: PermissionArguments = match parse_for_run(PERMISSION_TOOL, arguments) {
+            Ok(a) => a,
+            Err(outcome) => return std::future::ready(outcome).boxed(),
+        };
+        let (policy, expiry) = (self.policy.clone(), self.expiry);
+        async move {
+            let agent = Agent::from_name(&args.agent).unwrap_or(Agent::ClaudeCode);
+            let editable = agent.takes_updated_input();
+            let place = args
+                .cwd
+                .as_deref()
+                .map(|c| format!(" in {c}"))
+                .unwrap_or_default();
+            let message = format!(
+                "{who} ({agent}{place}) wants to call {tool} on {server} with:\n\n{input}",
+                who = ctx.principal(),
+                agent = agent.display(),
+                tool = args.tool,
+                server = args.server,
+                input = shown(&args.tool_input),
+            );
+            let mut schema = question::approval_schema(&format!(
+                "Always allow {} to call {}'s {} with exactly these arguments",
+                ctx.principal(),
+                args.server,
+                args.tool
+            ));
+            if editable {
+                schema["properties"]["arguments"] =
+                    json!({"type": "string", "title": "Edited arguments (JSON)"});
+            }
+            let asked = ctx.elicit_human(APPROVE_KEY, &message, schema);
+            let answer = match tokio::time::timeout(expiry, asked).await {
+                Err(_) => return decided("ask", None, None),
+                Ok(Err(e)) => return Outcome::from(e),
+                Ok(Ok(answer)) => answer,
+            };
+            if !question::approved(&answer) {
+                let message = match question::declined_reason(&answer) {
+                    Some(r) => format!("The user declined this call of {}. Their reason: {r}", args.tool_name),
+                    None => format!("The user declined this call of {}. Do not retry it unchanged.", args.tool_name),
+                };
+                return decided("deny", Some(message), None);
+            }
+            let edited = match answer.pointer("/content/arguments").and_then(Value::as_str) {
+                Some(text) if editable && !text.trim().is_empty() => {
+                    match serde_json::from_str::<Value>(text) {
+                        Ok(v @ Value::Object(_)) => (v != Value::Object(args.tool_input.clone())).then_some(v),
+                        _ => {
+                            return decided(
+                                "deny",
+                                Some("The user's edited arguments were not a JSON object; the call was not made.".into()),
+                                None,
+                            );
+                        }
+                    }
+                }
+                _ => None,
+            };
+            if question::always_allow(&answer) {
+                let call = edited.clone().unwrap_or(Value::Object(args.tool_input.clone()));
+                let note = format!("always allow, from task {}", ctx.task_id());
+                if let Err(e) = policy.allow_always(ctx.principal(), &args.server, &args.tool, &call, &note) {
+                    tracing::warn!("cannot save the policy rule: {e}");
+                    ctx.status_message(format!("\"Always allow\" was not saved: {e}")).await;
+                }
+            }
+            decided("allow", None, edited)
+        }
+        .boxed()
+    }
+}

@@ -1,0 +1,228 @@
+//! `taskdeck hook claude-code|codex`: the command hook a coding agent runs. It reads the event
+//! from stdin, posts it to the running Taskdeck (`POST /v1/hooks/{agent}`) with the agent's token,
+//! prints the answer (the JSON the agent's hooks reference documents) and exits 0.
+//! `taskdeck hook codex-notify JSON` is Codex's `notify` program (Codex appends one JSON
+//! argument); it prints nothing.
+//!
+//! It never hangs the agent: when Taskdeck is not running, refuses, or has not answered within
+//! [`FIRST_ANSWER`] of the hook's start, it prints nothing (the agent goes on as if there were
+//! no hook: for a permission request, its own prompt) and exits 0. Once Taskdeck answered, a
+//! permission request waits for the human as long as the agent lets it (Taskdeck's approval
+//! expires first and then answers "no decision").
+//!
+//! Where: `--port`/`TASKDECK_PORT`, else the port of the Taskdeck running on the data dir; the
+//! token: `--token`/`TASKDECK_TOKEN`, else `<config dir>/hooks/<agent>.token` (written by
+//! `taskdeck hook install`).
+
+use std::{
+    io::{Read, Write},
+    path::PathBuf,
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+
+use taskdeck_server::hooks::Agent;
+
+use super::hook_install::{self, Placement};
+
+/// How long after its start the hook waits for Taskdeck's first answer (the response's
+/// headers) before it gives up and prints nothing.
+pub const FIRST_ANSWER: Duration = Duration::from_millis(150);
+
+/// Which agent's files `install`/`uninstall` change.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum AgentArg {
+    ClaudeCode,
+    Codex,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(a: AgentArg) -> Agent {
+        match a {
+            AgentArg::ClaudeCode => Agent::ClaudeCode,
+            AgentArg::Codex => Agent::Codex,
+        }
+    }
+}
+
+/// Where install/uninstall write: the user's files (default) or the project's.
+#[derive(clap::Args)]
+pub struct ScopeArgs {
+    /// The user's settings (~/.claude/settings.json, ~/.codex/hooks.json) [default]
+    #[arg(long, conflicts_with = "project")]
+    user: bool,
+    /// The project's settings (./.claude/settings.json, ./.codex/hooks.json)
+    #[arg(long)]
+    project: bool,
+    /// The directory that holds .claude / .codex [default: home for --user, the current
+    /// directory for --project]
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+/// One `taskdeck hook` command.
+#[derive(clap::Subcommand)]
+pub enum HookCommand {
+    /// Claude Code's command hook: the event on stdin, the decision on stdout
+    ClaudeCode(Target),
+    /// Codex's command hook: the event on stdin, the decision on stdout
+    Codex(Target),
+    /// Codex's notify program: one JSON argument (agent-turn-complete)
+    CodexNotify {
+        /// The notification, as Codex passes it
+        payload: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Merge Taskdeck's hooks into the agent's settings (after a backup) and make its token
+    Install {
+        agent: AgentArg,
+        #[command(flatten)]
+        scope: ScopeArgs,
+    },
+    /// Remove exactly Taskdeck's hooks from the agent's settings
+    Uninstall {
+        agent: AgentArg,
+        #[command(flatten)]
+        scope: ScopeArgs,
+    },
+}
+
+/// Where the hook finds Taskdeck.
+#[derive(clap::Args)]
+pub struct Target {
+    /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
+    #[arg(long, env = "TASKDECK_PORT")]
+    port: Option<u16>,
+    /// [default: TASKDECK_TOKEN, else <config dir>/hooks/<agent>.token]
+    #[arg(long, env = "TASKDECK_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+/// The data and config dirs, resolved and as given on the command line.
+pub struct Dirs {
+    pub data_dir: PathBuf,
+    pub config_dir: PathBuf,
+    pub explicit: (Option<PathBuf>, Option<PathBuf>),
+}
+
+/// Runs `cmd`. `started`: when the process started its work (the hook's deadline counts from it).
+pub fn run(cmd: HookCommand, dirs: Dirs, started: Instant) -> ExitCode {
+    let placement = |agent: AgentArg, scope: ScopeArgs| Placement {
+        agent: agent.into(),
+        project: scope.project,
+        dir: scope.dir,
+        data_dir: dirs.data_dir.clone(),
+        config_dir: dirs.config_dir.clone(),
+        explicit_dirs: dirs.explicit.clone(),
+    };
+    match cmd {
+        HookCommand::ClaudeCode(t) => hook(Agent::ClaudeCode, None, t, &dirs, started),
+        HookCommand::Codex(t) => hook(Agent::Codex, None, t, &dirs, started),
+        HookCommand::CodexNotify { payload, target } => {
+            hook(Agent::Codex, Some(payload), target, &dirs, started)
+        }
+        HookCommand::Install { agent, scope } => hook_install::install(&placement(agent, scope)),
+        HookCommand::Uninstall { agent, scope } => {
+            hook_install::uninstall(&placement(agent, scope))
+        }
+    }
+}
+
+/// Posts the event (`payload`, else stdin) and prints the answer; always exit 0.
+fn hook(
+    agent: Agent,
+    payload: Option<String>,
+    t: Target,
+    dirs: &Dirs,
+    started: Instant,
+) -> ExitCode {
+    let printed = payload.is_none();
+    let body = match payload {
+        Some(p) => p,
+        None => {
+            let mut s = String::new();
+            if std::io::stdin().read_to_string(&mut s).is_err() {
+                return ExitCode::SUCCESS;
+            }
+            s
+        }
+    };
+    let Some(token) = t
+        .token
+        .or_else(|| hook_install::read_token(&dirs.config_dir, agent))
+    else {
+        eprintln!(
+            "taskdeck: no token for the {} hook (run `taskdeck hook install {}`)",
+            agent.name(),
+            agent.name()
+        );
+        return ExitCode::SUCCESS;
+    };
+    let port = taskdeck_server::serve::client_port(t.port, &dirs.data_dir);
+    let waits = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v.get("hook_event_name")
+                .and_then(|n| n.as_str())
+                .map(|n| n == "PermissionRequest")
+        })
+        .unwrap_or(false);
+    let answer = ask(agent, port, &token, body, started + FIRST_ANSWER, waits);
+    if printed && let Some(out) = answer.filter(|a| !a.trim().is_empty()) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{}", out.trim());
+        let _ = stdout.flush();
+    }
+    ExitCode::SUCCESS
+}
+
+/// The answer's body, or `None` when Taskdeck did not give one in time (or refused). `waits`:
+/// after the headers, the body may take as long as the human does.
+fn ask(
+    agent: Agent,
+    port: u16,
+    token: &str,
+    body: String,
+    deadline: Instant,
+    waits: bool,
+) -> Option<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async move {
+        let deadline = tokio::time::Instant::from_std(deadline);
+        let http = reqwest::Client::builder().no_proxy().build().ok()?;
+        let send = http
+            .post(format!("http://127.0.0.1:{port}/v1/hooks/{}", agent.name()))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send();
+        let mut resp = tokio::time::timeout_at(deadline, send).await.ok()?.ok()?;
+        if !resp.status().is_success() {
+            eprintln!(
+                "taskdeck: Taskdeck refused the hook event ({})",
+                resp.status()
+            );
+            return None;
+        }
+        let mut text = Vec::new();
+        loop {
+            let chunk = if waits {
+                resp.chunk().await
+            } else {
+                tokio::time::timeout_at(deadline + FIRST_ANSWER, resp.chunk())
+                    .await
+                    .ok()?
+            };
+            match chunk {
+                Ok(Some(c)) => text.extend_from_slice(&c),
+                Ok(None) => break,
+                Err(_) => return None,
+            }
+        }
+        String::from_utf8(text).ok()
+    })
+}

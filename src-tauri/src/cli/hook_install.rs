@@ -1,0 +1,313 @@
+//! `taskdeck hook install|uninstall claude-code|codex [--user|--project] [--dir D]`: puts
+//! Taskdeck's hook entries into the agent's hooks file and takes exactly them out again.
+//!
+//! - Claude Code: `D/.claude/settings.json` (user: D = home; project: D = the current
+//!   directory), every event of [`claude_entries`].
+//! - Codex: `D/.codex/hooks.json` (user: `$CODEX_HOME`, else `~/.codex`; project:
+//!   `./.codex`), the events of [`codex_entries`], and `notify` in the `config.toml` beside it
+//!   when no other program is set there (edited with `toml_edit`: comments and layout stay).
+//!
+//! A file is written only when it changes, after a copy of it is saved as
+//! `<file>.taskdeck-backup`, through a temp file renamed over it. Install also makes the
+//! agent's token (principal `claude-code` or `codex`) and writes it to the token file the hook
+//! reads ([`token_path`], mode 0600), or keeps the one already there.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use serde_json::Value;
+use taskdeck_server::{
+    adapters::auth,
+    hooks::{Agent, EVENT_HOOK_TIMEOUT_SECS, PERMISSION_HOOK_TIMEOUT_SECS},
+};
+
+use super::hook_settings::{self, HookEntry};
+
+/// Where install and uninstall work.
+pub struct Placement {
+    pub agent: Agent,
+    /// `.claude` / `.codex` of the project instead of the user's.
+    pub project: bool,
+    /// The directory holding `.claude` / `.codex` (default: home or the current directory).
+    pub dir: Option<PathBuf>,
+    pub data_dir: PathBuf,
+    pub config_dir: PathBuf,
+    /// `--data-dir` / `--config-dir` as given (baked into the hook's command line).
+    pub explicit_dirs: (Option<PathBuf>, Option<PathBuf>),
+}
+
+/// The file holding `agent`'s token: `<config dir>/hooks/<agent>.token`.
+pub fn token_path(config_dir: &Path, agent: Agent) -> PathBuf {
+    config_dir
+        .join("hooks")
+        .join(format!("{}.token", agent.name()))
+}
+
+/// `agent`'s token from its token file, if there is one.
+pub fn read_token(config_dir: &Path, agent: Agent) -> Option<String> {
+    let t = std::fs::read_to_string(token_path(config_dir, agent)).ok()?;
+    let t = t.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+fn agent_dir(p: &Placement) -> Result<PathBuf, String> {
+    let dot = match p.agent {
+        Agent::ClaudeCode => ".claude",
+        Agent::Codex => ".codex",
+    };
+    if let Some(d) = &p.dir {
+        return Ok(d.join(dot));
+    }
+    if p.project {
+        let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+        return Ok(cwd.join(dot));
+    }
+    if p.agent == Agent::Codex
+        && let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty())
+    {
+        return Ok(PathBuf::from(home));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or("HOME is not set (pass --dir)")?;
+    Ok(PathBuf::from(home).join(dot))
+}
+
+fn hooks_file(p: &Placement) -> Result<PathBuf, String> {
+    Ok(agent_dir(p)?.join(match p.agent {
+        Agent::ClaudeCode => "settings.json",
+        Agent::Codex => "hooks.json",
+    }))
+}
+
+/// The hook's command line words: this binary (absolute), `hook`, `verb`, and the dirs given.
+fn command_words(p: &Placement, verb: &str) -> Result<Vec<String>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let mut words = vec![exe.display().to_string(), "hook".into(), verb.into()];
+    if let Some(d) = &p.explicit_dirs.0 {
+        words.extend(["--data-dir".into(), absolute(d).display().to_string()]);
+    }
+    if let Some(d) = &p.explicit_dirs.1 {
+        words.extend(["--config-dir".into(), absolute(d).display().to_string()]);
+    }
+    Ok(words)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Claude Code's entries: `PreToolUse` and `PermissionRequest` for every tool (`*`), and the
+/// session events.
+pub fn claude_entries(command: &str) -> Vec<HookEntry> {
+    let entry = |event, matcher, timeout_secs| HookEntry {
+        event,
+        matcher,
+        command: command.to_string(),
+        timeout_secs,
+    };
+    vec![
+        entry("PreToolUse", Some("*"), EVENT_HOOK_TIMEOUT_SECS),
+        entry("PermissionRequest", Some("*"), PERMISSION_HOOK_TIMEOUT_SECS),
+        entry("SessionStart", None, EVENT_HOOK_TIMEOUT_SECS),
+        entry("UserPromptSubmit", None, EVENT_HOOK_TIMEOUT_SECS),
+        entry("Notification", None, EVENT_HOOK_TIMEOUT_SECS),
+        entry("Stop", None, EVENT_HOOK_TIMEOUT_SECS),
+        entry("SubagentStop", None, EVENT_HOOK_TIMEOUT_SECS),
+        entry("SessionEnd", None, EVENT_HOOK_TIMEOUT_SECS),
+    ]
+}
+
+/// Codex's entries (Codex has no `Notification` or `SessionEnd` event).
+pub fn codex_entries(command: &str) -> Vec<HookEntry> {
+    let entry = |event, timeout_secs| HookEntry {
+        event,
+        matcher: None,
+        command: command.to_string(),
+        timeout_secs,
+    };
+    vec![
+        entry("PreToolUse", EVENT_HOOK_TIMEOUT_SECS),
+        entry("PermissionRequest", PERMISSION_HOOK_TIMEOUT_SECS),
+        entry("SessionStart", EVENT_HOOK_TIMEOUT_SECS),
+        entry("UserPromptSubmit", EVENT_HOOK_TIMEOUT_SECS),
+        entry("Stop", EVENT_HOOK_TIMEOUT_SECS),
+    ]
+}
+
+/// Saves `<path>.taskdeck-backup` (when `path` exists) and replaces `path` with `text`.
+fn write_with_backup(path: &Path, text: &str) -> Result<(), String> {
+    let dir = path.parent().ok_or("no parent directory")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if path.exists() {
+        let mut backup = path.as_os_str().to_owned();
+        backup.push(".taskdeck-backup");
+        std::fs::copy(path, &backup)
+            .map_err(|e| format!("cannot save a backup of {}: {e}", path.display()))?;
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
+    tmp.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = tmp.as_file().set_permissions(meta.permissions());
+    }
+    tmp.persist(path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
+fn read_json(path: &Path) -> Result<Value, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) if t.trim().is_empty() => Ok(serde_json::json!({})),
+        Ok(t) => serde_json::from_str(&t)
+            .map_err(|e| format!("{} is not valid JSON: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(serde_json::json!({})),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn write_json(path: &Path, v: &Value) -> Result<(), String> {
+    let mut text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    text.push('\n');
+    write_with_backup(path, &text)
+}
+
+/// The token file's token, else a new token for principal `agent` written to it (0600).
+fn ensure_token(p: &Placement) -> Result<(), String> {
+    if read_token(&p.config_dir, p.agent).is_some() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&p.data_dir)
+        .map_err(|e| format!("cannot create {}: {e}", p.data_dir.display()))?;
+    let token = auth::TokenCommands::open(&p.data_dir)
+        .and_then(|t| t.create(p.agent.name()))
+        .map_err(|e| match e {
+            auth::AuthError::Exists(_) => format!(
+                "a token for principal {0:?} exists but {1} does not hold it: revoke it (`taskdeck token revoke {0}`) and install again",
+                p.agent.name(),
+                token_path(&p.config_dir, p.agent).display()
+            ),
+            e => e.to_string(),
+        })?;
+    let path = token_path(&p.config_dir, p.agent);
+    let dir = path.parent().expect("token path has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options
+        .open(&path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    writeln!(f, "{token}").map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// True when `notify` is Taskdeck's (`[".../taskdeck", "hook", "codex-notify", ...]`).
+fn notify_is_ours(item: &toml_edit::Item) -> bool {
+    let words: Vec<&str> = item
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let line = shlex::try_join(words.iter().copied()).unwrap_or_default();
+    words.get(2) == Some(&"codex-notify")
+        && hook_settings::is_taskdeck_hook(&line.replacen("codex-notify", "codex", 1), "codex")
+}
+
+/// Sets (`words` = Some) or removes (None) Taskdeck's `notify` in Codex's `config.toml`;
+/// another program's `notify` is left alone (said on stderr).
+fn codex_notify(config: &Path, words: Option<&[String]>) -> Result<(), String> {
+    let text = match std::fs::read_to_string(config) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", config.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| format!("{} is not valid TOML: {e}", config.display()))?;
+    let current = doc.get("notify");
+    let ours = current.is_some_and(notify_is_ours);
+    match words {
+        Some(words) => {
+            if current.is_some() && !ours {
+                eprintln!(
+                    "note: {} already sets notify to another program; left as it is (the Stop hook reports finished turns)",
+                    config.display()
+                );
+                return Ok(());
+            }
+            let wanted: toml_edit::Array = words.iter().map(String::as_str).collect();
+            if current.and_then(|i| i.as_array()).map(|a| a.to_string()) == Some(wanted.to_string())
+            {
+                return Ok(());
+            }
+            doc["notify"] = toml_edit::value(wanted);
+        }
+        None if ours => {
+            doc.remove("notify");
+        }
+        None => return Ok(()),
+    }
+    write_with_backup(config, &doc.to_string())
+}
+
+fn fail(e: String) -> ExitCode {
+    eprintln!("taskdeck: {e}");
+    ExitCode::from(1)
+}
+
+/// `taskdeck hook install AGENT`. Exit 0 done; 1 a file could not be read or written, or no
+/// token could be made.
+pub fn install(p: &Placement) -> ExitCode {
+    let run = || -> Result<(), String> {
+        ensure_token(p)?;
+        let words = command_words(p, p.agent.name())?;
+        let command =
+            shlex::try_join(words.iter().map(String::as_str)).map_err(|e| e.to_string())?;
+        let path = hooks_file(p)?;
+        let entries = match p.agent {
+            Agent::ClaudeCode => claude_entries(&command),
+            Agent::Codex => codex_entries(&command),
+        };
+        let mut settings = read_json(&path)?;
+        if hook_settings::merge(&mut settings, p.agent.name(), &entries)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+        {
+            write_json(&path, &settings)?;
+            eprintln!("Taskdeck's hooks are in {}.", path.display());
+        } else {
+            eprintln!("Taskdeck's hooks were already in {}.", path.display());
+        }
+        if p.agent == Agent::Codex {
+            let notify = command_words(p, "codex-notify")?;
+            codex_notify(&agent_dir(p)?.join("config.toml"), Some(&notify))?;
+        }
+        Ok(())
+    };
+    run().map_or_else(fail, |()| ExitCode::SUCCESS)
+}
+
+/// `taskdeck hook uninstall AGENT`: takes exactly Taskdeck's entries out (the token stays; revoke
+/// it with `taskdeck token revoke AGENT`).
+pub fn uninstall(p: &Placement) -> ExitCode {
+    let run = || -> Result<(), String> {
+        let path = hooks_file(p)?;
+        if path.exists() {
+            let mut settings = read_json(&path)?;
+            if hook_settings::remove(&mut settings, p.agent.name()) {
+                write_json(&path, &settings)?;
+                eprintln!("Taskdeck's hooks are out of {}.", path.display());
+            } else {
+                eprintln!("{} had no Taskdeck hooks.", path.display());
+            }
+        }
+        if p.agent == Agent::Codex {
+            codex_notify(&agent_dir(p)?.join("config.toml"), None)?;
+        }
+        Ok(())
+    };
+    run().map_or_else(fail, |()| ExitCode::SUCCESS)
+}

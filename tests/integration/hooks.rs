@@ -1,0 +1,657 @@
+//! Claude Code and Codex hooks end to end: every fixture of `tests/fixtures/hooks/` goes
+//! through the real `taskdeck hook` binary (a child process, the event on stdin) to a real
+//! `taskdeck serve`; the human answers through `/v1`; the hook's stdout is checked against the
+//! agents' documented outputs. Also: the hook never hangs (Taskdeck down, or silent), a killed
+//! hook's approval is cancelled, sessions become tasks, install/uninstall edit settings files.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use tokio::{io::AsyncWriteExt, process::Command};
+
+use crate::harness::{BIN, Server};
+
+fn fixture(agent: &str, name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hooks")
+        .join(agent)
+        .join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// `fixture` with its session id replaced by `session`.
+fn in_session(mut event: Value, session: &str) -> Value {
+    let key = if event.get("thread-id").is_some() {
+        "thread-id"
+    } else {
+        "session_id"
+    };
+    event[key] = json!(session);
+    event
+}
+
+fn hook_command(s: &Server, args: &[&str], token: Option<&str>) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("hook")
+        .args(args)
+        .arg("--data-dir")
+        .arg(s.dir.join("data"))
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg"))
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(t) = token {
+        cmd.env("TASKDECK_TOKEN", t);
+    }
+    cmd
+}
+
+struct HookRun {
+    stdout: String,
+    code: Option<i32>,
+    elapsed: Duration,
+}
+
+impl HookRun {
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("hook printed {:?}: {e}", self.stdout))
+    }
+}
+
+async fn run(mut cmd: Command, input: impl std::borrow::Borrow<Value>) -> HookRun {
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(input.borrow().to_string().as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the hook hung")
+        .unwrap();
+    HookRun {
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        code: out.status.code(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Runs `taskdeck hook AGENT` with `input` as `token`'s principal.
+async fn hook(s: &Server, agent: &str, token: &str, input: &Value) -> HookRun {
+    run(hook_command(s, &[agent], Some(token)), input).await
+}
+
+/// The one `permission_request` task waiting for the human (10 s at most).
+async fn pending_approval(s: &Server) -> Value {
+    let start = Instant::now();
+    loop {
+        let (_, page) = s
+            .v1_get(
+                Some(&s.admin),
+                "/v1/tasks?tool=permission_request&status=input_required",
+            )
+            .await;
+        if let Some(t) = page["tasks"].as_array().and_then(|t| t.first()) {
+            return t.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no approval appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn bash_rules() -> Value {
+    json!([
+        {"principal": "*", "server": "claude-code", "tool": "Bash", "arguments": {"command": "npm test*"}, "decision": "allow"},
+        {"principal": "*", "server": "codex", "tool": "Bash", "arguments": {"command": "cargo test*"}, "decision": "allow"},
+        {"principal": "*", "server": "*", "tool": "Bash", "arguments": {"command": "rm -rf /*"}, "decision": "deny"},
+        {"principal": "*", "server": "claude-code", "tool": "Bash", "arguments": {"command": "git push*"}, "decision": "ask"},
+    ])
+}
+
+/// `event` with another `tool_input.command`.
+fn with_command(event: &Value, command: &str) -> Value {
+    let mut e = event.clone();
+    e["tool_input"]["command"] = json!(command);
+    e
+}
+
+/// A server with [`bash_rules`] and a token for `agent`.
+async fn ruled(agent: &str) -> (Server, String) {
+    let s = Server::start(&[]).await;
+    let token = s.token(agent);
+    s.write_policy(bash_rules());
+    (s, token)
+}
+
+/// Runs the hook with `input` (a permission request the human is asked), answers its question
+/// with `answer` as the human, and returns the hook's run.
+async fn answered(s: &Server, agent: &str, token: &str, input: &Value, answer: Value) -> HookRun {
+    let waiting = tokio::spawn(run(hook_command(s, &[agent], Some(token)), input.clone()));
+    let id = pending_approval(s).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.answer(&id, "approve", answer).await;
+    waiting.await.unwrap()
+}
+
+#[tokio::test]
+async fn pre_tool_use_answers_only_by_rule_and_at_once() {
+    let (s, t) = ruled("claude-code").await;
+    let base = fixture("claude-code", "PreToolUse");
+    let with = |command: &str| with_command(&base, command);
+    let allow = hook(&s, "claude-code", &t, &base).await;
+    assert_eq!(allow.code, Some(0));
+    let out = allow.json();
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
+    let deny = hook(&s, "claude-code", &t, &with("rm -rf /home"))
+        .await
+        .json();
+    assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = deny["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("rule r-"), "{reason}");
+    let ask = hook(&s, "claude-code", &t, &with("git push origin"))
+        .await
+        .json();
+    assert_eq!(ask["hookSpecificOutput"]["permissionDecision"], "ask");
+    // No rule: no decision, and no task either.
+    assert_eq!(
+        hook(&s, "claude-code", &t, &with("ls")).await.json(),
+        json!({})
+    );
+    let (_, page) = s.v1_get(Some(&s.admin), "/v1/tasks").await;
+    assert_eq!(page["tasks"], json!([]), "PreToolUse made a task");
+
+    // Codex takes only a deny there; its allow goes through PermissionRequest.
+    let c = s.token("codex");
+    let codex = fixture("codex", "PreToolUse");
+    assert_eq!(hook(&s, "codex", &c, &codex).await.json(), json!({}));
+    let out = hook(&s, "codex", &c, &with_command(&codex, "rm -rf /etc"))
+        .await
+        .json();
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+#[tokio::test]
+async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() {
+    let (s, t) = ruled("claude-code").await;
+    let base = fixture("claude-code", "PermissionRequest");
+    let with = |command: &str| with_command(&base, command);
+    let allowed = hook(&s, "claude-code", &t, &with("npm test -- --watch=false")).await;
+    assert_eq!(
+        allowed.json(),
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+    let denied = hook(&s, "claude-code", &t, &with("rm -rf /")).await.json();
+    assert_eq!(denied["hookSpecificOutput"]["decision"]["behavior"], "deny");
+    assert!(
+        denied["hookSpecificOutput"]["decision"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rule r-")
+    );
+
+    // No rule: the human is asked; approve as asked.
+    let waiting = tokio::spawn(run(
+        hook_command(&s, &["claude-code"], Some(&t)),
+        base.clone(),
+    ));
+    let task = pending_approval(&s).await;
+    assert_eq!(task["principal"], "claude-code");
+    assert_eq!(task["arguments"]["toolInput"], base["tool_input"]);
+    assert_eq!(task["arguments"]["server"], "claude-code");
+    let id = task["taskId"].as_str().unwrap();
+    s.answer(id, "approve", json!({"action": "accept", "content": {}}))
+        .await;
+    let out = waiting.await.unwrap();
+    assert_eq!(out.code, Some(0));
+    assert_eq!(
+        out.json()["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow"})
+    );
+
+    // Approve with edited arguments: Claude Code gets them as updatedInput.
+    let edited = json!({"command": "rm -rf build/cache", "description": "only the cache"});
+    let accept_edit = json!({"action": "accept", "content": {"arguments": edited.to_string()}});
+    let out = answered(&s, "claude-code", &t, &base, accept_edit)
+        .await
+        .json();
+    assert_eq!(
+        out["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow", "updatedInput": edited})
+    );
+
+    // Deny with a reason: the agent reads it.
+    let decline =
+        json!({"action": "decline", "content": {"reason": "keep the build, CI needs it"}});
+    let out = answered(&s, "claude-code", &t, &base, decline).await.json();
+    let decision = &out["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "deny");
+    assert!(
+        decision["message"]
+            .as_str()
+            .unwrap()
+            .contains("keep the build, CI needs it"),
+        "{decision}"
+    );
+}
+
+#[tokio::test]
+async fn codex_permission_requests_never_get_updated_input() {
+    let (s, c) = ruled("codex").await;
+    let request = fixture("codex", "PermissionRequest");
+    let allowed = with_command(&request, "cargo test --release");
+    assert_eq!(
+        hook(&s, "codex", &c, &allowed).await.json()["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow"})
+    );
+    let waiting = tokio::spawn(run(hook_command(&s, &["codex"], Some(&c)), request.clone()));
+    let task = pending_approval(&s).await;
+    let form = &task["inputRequests"]["approve"]["params"]["requestedSchema"]["properties"];
+    assert!(
+        form.get("arguments").is_none(),
+        "Codex calls are not editable: {form}"
+    );
+    let id = task["taskId"].as_str().unwrap();
+    // An edit is refused: the question has no field for one.
+    let edited = json!({"command": "rm -rf target/debug"}).to_string();
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve": {"action": "accept", "content": {"arguments": edited}}}}),
+        )
+        .await;
+    assert_eq!(status, 422);
+    s.answer(id, "approve", json!({"action": "accept", "content": {}}))
+        .await;
+    let out = waiting.await.unwrap().json();
+    assert_eq!(
+        out,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+}
+
+#[tokio::test]
+async fn the_hook_never_hangs_when_taskdeck_is_down_or_silent() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let request = fixture("claude-code", "PermissionRequest");
+    // Nothing listens on the port.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port().to_string();
+    drop(closed);
+    // Something accepts connections and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in silent.incoming() {
+            held.push(stream);
+        }
+    });
+    for port in [port, silent_port] {
+        for event in ["PermissionRequest", "PreToolUse", "SessionStart"] {
+            let input = if event == "PermissionRequest" {
+                request.clone()
+            } else {
+                fixture("claude-code", event)
+            };
+            let out = run(
+                hook_command(&s, &["claude-code", "--port", &port], Some(&t)),
+                &input,
+            )
+            .await;
+            assert_eq!(out.code, Some(0));
+            assert_eq!(out.stdout, "", "no decision: the agent's own prompt");
+            assert!(
+                out.elapsed < Duration::from_millis(200),
+                "{event} on {port} took {:?}",
+                out.elapsed
+            );
+        }
+    }
+    // No token at all: no decision either.
+    let out = run(hook_command(&s, &["claude-code"], None), &request).await;
+    assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""));
+}
+
+#[tokio::test]
+async fn a_killed_hook_cancels_its_approval() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            fixture("claude-code", "PermissionRequest")
+                .to_string()
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    drop(stdin);
+    let id = pending_approval(&s).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    child.kill().await.unwrap();
+    let start = Instant::now();
+    loop {
+        let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        if task["task"]["status"] == "cancelled" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still {}",
+            task["task"]["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn session_task(s: &Server, tool: &str) -> Vec<Value> {
+    let (_, page) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks?tool={tool}"))
+        .await;
+    page["tasks"].as_array().unwrap().clone()
+}
+
+async fn status_of(s: &Server, id: &str, want: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        if want(&task["task"]) {
+            return task["task"].clone();
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{task}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_claude_code_session_is_one_task() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let sid = "a0b1c2d3-0000-4000-8000-000000000001";
+    let start = in_session(fixture("claude-code", "SessionStart"), sid);
+    assert_eq!(hook(&s, "claude-code", &t, &start).await.json(), json!({}));
+    let tasks = session_task(&s, "claude_code_session").await;
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    let id = tasks[0]["taskId"].as_str().unwrap().to_string();
+    assert_eq!(tasks[0]["principal"], "claude-code");
+    assert_eq!(tasks[0]["arguments"]["cwd"], "/home/dev/shop");
+    for (event, shown) in [
+        (
+            "UserPromptSubmit",
+            "Working on: Run the tests and clean the build directory",
+        ),
+        (
+            "Notification",
+            "Claude needs you: Claude needs your permission to use Bash",
+        ),
+        (
+            "SubagentStop",
+            "A subagent finished: Found 3 call sites of parse_order.",
+        ),
+        (
+            "Stop",
+            "Claude finished: All 42 tests pass; the build directory is clean.",
+        ),
+    ] {
+        let input = in_session(fixture("claude-code", event), sid);
+        assert_eq!(hook(&s, "claude-code", &t, &input).await.json(), json!({}));
+        status_of(&s, &id, |t| t["statusMessage"] == shown).await;
+    }
+    assert_eq!(session_task(&s, "claude_code_session").await.len(), 1);
+    hook(
+        &s,
+        "claude-code",
+        &t,
+        &in_session(fixture("claude-code", "SessionEnd"), sid),
+    )
+    .await;
+    let done = status_of(&s, &id, |t| t["status"] == "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "Session ended (prompt_input_exit)"
+    );
+    // Resumed later with the same id: a new task.
+    let mut resumed = in_session(fixture("claude-code", "SessionStart"), sid);
+    resumed["source"] = json!("resume");
+    hook(&s, "claude-code", &t, &resumed).await;
+    let tasks = session_task(&s, "claude_code_session").await;
+    assert_eq!(tasks.len(), 2);
+    let new = tasks.iter().find(|t| t["status"] == "working").unwrap();
+    status_of(&s, new["taskId"].as_str().unwrap(), |t| {
+        t["statusMessage"] == "Resumed in /home/dev/shop"
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_codex_session_is_one_task_and_notify_reports_its_turns() {
+    let s = Server::start(&[]).await;
+    let c = s.token("codex");
+    let sid = "019a7c2e-0000-7000-8000-000000000002";
+    for event in ["SessionStart", "UserPromptSubmit"] {
+        hook(&s, "codex", &c, &in_session(fixture("codex", event), sid)).await;
+    }
+    let tasks = session_task(&s, "codex_session").await;
+    assert_eq!(tasks.len(), 1);
+    let id = tasks[0]["taskId"].as_str().unwrap().to_string();
+    status_of(&s, &id, |t| {
+        t["statusMessage"] == "Working on: Make the release build pass"
+    })
+    .await;
+    // Codex's notify program: one JSON argument, nothing printed.
+    let notify = in_session(fixture("codex", "notify-agent-turn-complete"), sid);
+    let out = run(
+        hook_command(&s, &["codex-notify", &notify.to_string()], Some(&c)),
+        &json!({}),
+    )
+    .await;
+    assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""));
+    status_of(&s, &id, |t| {
+        t["statusMessage"] == "Codex finished: The release build passes."
+    })
+    .await;
+    // The Stop hook of the same turn adds no second "finished".
+    hook(&s, "codex", &c, &in_session(fixture("codex", "Stop"), sid)).await;
+    hook(
+        &s,
+        "codex",
+        &c,
+        &in_session(fixture("codex", "UserPromptSubmit"), sid),
+    )
+    .await;
+    let (_, events) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let timeline = events["timeline"].as_array().cloned().unwrap_or_default();
+    let finished = timeline
+        .iter()
+        .filter(|e| {
+            e["data"]["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Codex finished"))
+        })
+        .count();
+    assert!(finished <= 1, "{timeline:?}");
+}
+
+fn settings_fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hooks")
+            .join(name),
+    )
+    .unwrap()
+}
+
+async fn taskdeck(s: &Server, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--data-dir")
+        .arg(s.dir.join("data"))
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg"))
+        .output()
+        .await
+        .unwrap()
+}
+
+fn read_json(p: &PathBuf) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_entries_out() {
+    let s = Server::start(&[]).await;
+    s.write_policy(bash_rules());
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().to_str().unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let original = settings_fixture("claude-settings.json");
+    std::fs::write(&settings, &original).unwrap();
+    let out = taskdeck(
+        &s,
+        &["hook", "install", "claude-code", "--user", "--dir", dir],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let installed = read_json(&settings);
+    let backup = home.path().join(".claude/settings.json.taskdeck-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    let before: Value = serde_json::from_str(&original).unwrap();
+    for key in ["model", "permissions", "env"] {
+        assert_eq!(installed[key], before[key]);
+    }
+    assert_eq!(
+        installed["hooks"]["PostToolUse"],
+        before["hooks"]["PostToolUse"]
+    );
+    let stop = installed["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!((stop.len(), &stop[0]), (2, &before["hooks"]["Stop"][0]));
+    let permission = &installed["hooks"]["PermissionRequest"][0];
+    assert_eq!(permission["matcher"], "*");
+    assert_eq!(permission["hooks"][0]["timeout"], 900);
+    let command = permission["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(command.contains(" hook claude-code"), "{command}");
+    // The token file: 0600, and the installed command works with it.
+    let token_file = s.dir.join("cfg/hooks/claude-code.token");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let mut sh = Command::new("sh");
+    sh.args(["-c", &command])
+        .env_remove("TASKDECK_TOKEN")
+        .env_remove("TASKDECK_PORT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let allowed = with_command(&fixture("claude-code", "PermissionRequest"), "npm test");
+    assert_eq!(
+        run(sh, &allowed).await.json()["hookSpecificOutput"]["decision"]["behavior"],
+        "allow"
+    );
+    // Twice: one set of entries, the file untouched.
+    let out = taskdeck(&s, &["hook", "install", "claude-code", "--dir", dir]).await;
+    assert!(out.status.success());
+    assert_eq!(read_json(&settings), installed);
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    let out = taskdeck(
+        &s,
+        &["hook", "uninstall", "claude-code", "--user", "--dir", dir],
+    )
+    .await;
+    assert!(out.status.success());
+    assert_eq!(read_json(&settings), before);
+}
+
+#[tokio::test]
+async fn install_for_codex_keeps_its_config_toml_as_written() {
+    let s = Server::start(&[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().to_str().unwrap();
+    let codex = home.path().join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let hooks_original = settings_fixture("codex-hooks.json");
+    let config_original = settings_fixture("codex-config.toml");
+    std::fs::write(codex.join("hooks.json"), &hooks_original).unwrap();
+    std::fs::write(codex.join("config.toml"), &config_original).unwrap();
+    for _ in 0..2 {
+        let out = taskdeck(&s, &["hook", "install", "codex", "--project", "--dir", dir]).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let hooks = read_json(&codex.join("hooks.json"));
+    let pre = hooks["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "{pre:?}");
+    assert_eq!(
+        hooks["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"],
+        900
+    );
+    assert!(
+        hooks["hooks"].get("SessionEnd").is_none(),
+        "Codex has no SessionEnd"
+    );
+    let config = std::fs::read_to_string(codex.join("config.toml")).unwrap();
+    for kept in [
+        "# My Codex settings",
+        "model = \"gpt-5-codex\"   # the default model",
+        "# Servers I use",
+        "[mcp_servers.github]",
+    ] {
+        assert!(config.contains(kept), "{config}");
+    }
+    let parsed: toml_edit::DocumentMut = config.parse().unwrap();
+    let notify: Vec<&str> = parsed["notify"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(&notify[1..3], &["hook", "codex-notify"]);
+    let out = taskdeck(
+        &s,
+        &["hook", "uninstall", "codex", "--project", "--dir", dir],
+    )
+    .await;
+    assert!(out.status.success());
+    assert_eq!(
+        read_json(&codex.join("hooks.json")),
+        serde_json::from_str::<Value>(&hooks_original).unwrap()
+    );
+    let config = std::fs::read_to_string(codex.join("config.toml")).unwrap();
+    assert_eq!(config, config_original);
+}
