@@ -562,7 +562,7 @@ async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_ent
         .as_str()
         .unwrap()
         .to_string();
-    assert!(command.contains(" hook claude-code"), "{command}");
+    assert!(command.contains("/taskdeck-hook claude-code"), "{command}");
     // The token file: 0600, and the installed command works with it.
     let token_file = s.dir.join("cfg/hooks/claude-code.token");
     use std::os::unix::fs::PermissionsExt;
@@ -641,7 +641,8 @@ async fn install_for_codex_keeps_its_config_toml_as_written() {
         .iter()
         .filter_map(|v| v.as_str())
         .collect();
-    assert_eq!(&notify[1..3], &["hook", "codex-notify"]);
+    assert!(notify[0].ends_with("/taskdeck-hook"), "{notify:?}");
+    assert_eq!(notify[1], "codex-notify");
     let out = taskdeck(
         &s,
         &["hook", "uninstall", "codex", "--project", "--dir", dir],

@@ -2,7 +2,8 @@
 //! from stdin, posts it to the running Taskdeck (`POST /v1/hooks/{agent}`) with the agent's token,
 //! prints the answer (the JSON the agent's hooks reference documents) and exits 0.
 //! `taskdeck hook codex-notify JSON` is Codex's `notify` program (Codex appends one JSON
-//! argument); it prints nothing.
+//! argument); it prints nothing. The `taskdeck-hook` binary runs the same commands without the
+//! `hook` word ([`HookBinary`]).
 //!
 //! It never hangs the agent: when Taskdeck is not running, refuses, or has not answered within
 //! [`FIRST_ANSWER`] of the hook's start, it prints nothing (the agent goes on as if there were
@@ -97,6 +98,37 @@ pub struct Target {
     /// [default: TASKDECK_TOKEN, else <config dir>/hooks/<agent>.token]
     #[arg(long, env = "TASKDECK_TOKEN", hide_env_values = true)]
     token: Option<String>,
+}
+
+/// The command line of the `taskdeck-hook` binary: `taskdeck-hook [--data-dir D]
+/// [--config-dir C] <HookCommand>`, the same as `taskdeck hook ...`.
+#[derive(clap::Parser)]
+#[command(
+    name = "taskdeck-hook",
+    version,
+    about = "Taskdeck's Claude Code and Codex hooks (docs/hooks.md)"
+)]
+pub struct HookBinary {
+    /// Where the task store lives [default: XDG data dir, e.g. ~/.local/share/taskdeck]
+    #[arg(long, global = true, env = "TASKDECK_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where the admin token file lives [default: XDG config dir, e.g. ~/.config/taskdeck]
+    #[arg(long, global = true, env = "TASKDECK_CONFIG_DIR")]
+    config_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    cmd: HookCommand,
+}
+
+impl HookBinary {
+    /// Runs the parsed command line (`started`: when the process started its work).
+    pub fn run(self, started: Instant) -> ExitCode {
+        let dirs = Dirs {
+            data_dir: taskdeck_server::paths::data_dir(self.data_dir.clone()),
+            config_dir: taskdeck_server::paths::config_dir(self.config_dir.clone()),
+            explicit: (self.data_dir, self.config_dir),
+        };
+        run(self.cmd, dirs, started)
+    }
 }
 
 /// The data and config dirs, resolved and as given on the command line.

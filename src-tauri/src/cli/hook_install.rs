@@ -83,11 +83,18 @@ fn hooks_file(p: &Placement) -> Result<PathBuf, String> {
     }))
 }
 
-/// The hook's command line words: this binary (absolute), `hook`, `verb`, and the dirs given.
+/// The hook's command line words: `taskdeck-hook VERB` when that binary lies beside this one
+/// (it starts faster: no GUI library), else this binary, `hook`, `VERB`; then the dirs given.
+/// Paths are absolute.
 fn command_words(p: &Placement, verb: &str) -> Result<Vec<String>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let exe = exe.canonicalize().unwrap_or(exe);
-    let mut words = vec![exe.display().to_string(), "hook".into(), verb.into()];
+    let hook_binary = exe.with_file_name("taskdeck-hook");
+    let mut words = if exe.file_name() == hook_binary.file_name() || hook_binary.is_file() {
+        vec![hook_binary.display().to_string(), verb.into()]
+    } else {
+        vec![exe.display().to_string(), "hook".into(), verb.into()]
+    };
     if let Some(d) = &p.explicit_dirs.0 {
         words.extend(["--data-dir".into(), absolute(d).display().to_string()]);
     }
@@ -206,15 +213,18 @@ fn ensure_token(p: &Placement) -> Result<(), String> {
     Ok(())
 }
 
-/// True when `notify` is Taskdeck's (`[".../taskdeck", "hook", "codex-notify", ...]`).
+/// True when `notify` is Taskdeck's (`[".../taskdeck-hook", "codex-notify", ...]`).
 fn notify_is_ours(item: &toml_edit::Item) -> bool {
-    let words: Vec<&str> = item
+    let words: Vec<String> = item
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str())
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
-    let line = shlex::try_join(words.iter().copied()).unwrap_or_default();
-    words.get(2) == Some(&"codex-notify")
-        && hook_settings::is_taskdeck_hook(&line.replacen("codex-notify", "codex", 1), "codex")
+    hook_settings::runs_taskdeck_hook(&words, "codex-notify")
 }
 
 /// Sets (`words` = Some) or removes (None) Taskdeck's `notify` in Codex's `config.toml`;

@@ -22,20 +22,26 @@ pub struct HookEntry {
     pub timeout_secs: u64,
 }
 
-/// True when `command` is Taskdeck's hook for `agent` (`.../taskdeck hook AGENT ...`).
-pub fn is_taskdeck_hook(command: &str, agent: &str) -> bool {
-    let Some(words) = shlex::split(command) else {
-        return false;
-    };
-    let program_is_taskdeck = words.first().is_some_and(|p| {
+/// True when `words` (a command line) run Taskdeck's hook command `verb` (`claude-code`,
+/// `codex`, `codex-notify`): `.../taskdeck-hook VERB ...` or `.../taskdeck hook VERB ...`.
+pub fn runs_taskdeck_hook(words: &[String], verb: &str) -> bool {
+    let program = words.first().and_then(|p| {
         std::path::Path::new(p)
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("taskdeck"))
+            .map(str::to_string)
     });
-    program_is_taskdeck
-        && words.get(1).map(String::as_str) == Some("hook")
-        && words.get(2).map(String::as_str) == Some(agent)
+    let rest: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+    match program.as_deref() {
+        Some("taskdeck-hook") => rest.first() == Some(&verb),
+        Some(p) if p.starts_with("taskdeck") => rest.get(..2) == Some(&["hook", verb][..]),
+        _ => false,
+    }
+}
+
+/// True when `command` (a shell command line) is Taskdeck's hook for `agent`.
+pub fn is_taskdeck_hook(command: &str, agent: &str) -> bool {
+    shlex::split(command).is_some_and(|words| runs_taskdeck_hook(&words, agent))
 }
 
 fn is_ours(hook: &Value, agent: &str) -> bool {
@@ -193,5 +199,7 @@ mod tests {
         assert!(!is_taskdeck_hook("/a/taskdeck hook codex", "claude-code"));
         assert!(!is_taskdeck_hook("/a/other hook codex", "codex"));
         assert!(!is_taskdeck_hook("say taskdeck hook codex", "codex"));
+        assert!(is_taskdeck_hook("/b/taskdeck-hook codex", "codex"));
+        assert!(!is_taskdeck_hook("/b/taskdeck-hook hook codex", "codex"));
     }
 }

@@ -1,0 +1,25 @@
+//! `taskdeck-hook`: the `taskdeck hook ...` commands in a binary of their own. An agent starts
+//! a hook process for every tool call, so its start counts: this binary links no GUI library,
+//! while the desktop build of `taskdeck` loads GTK and WebKit at every start (~55 ms, see
+//! BENCHMARKS.md "Hooks"). `taskdeck hook install` writes this binary's path into the agents'
+//! settings when it lies beside the running `taskdeck`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let started = std::time::Instant::now();
+    // A closed stdout ends the hook quietly.
+    // SAFETY: restoring the default disposition of SIGPIPE before any other thread exists.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigDfl,
+        );
+    }
+    taskdeck::cli::hook_cli::HookBinary::parse().run(started)
+}
