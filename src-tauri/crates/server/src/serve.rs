@@ -14,7 +14,7 @@ use crate::{
     adapters::{
         auth::{self, Authenticator},
         guard::{Guard, guard, loopback_origins},
-        http_api, jobs_api, logs_api,
+        audit_api, http_api, jobs_api, logs_api,
         mcp::{McpCore, McpHandler},
         mcp_endpoint::{self, McpEndpoint, TaskRouting},
         policy_api, servers_api, ui_assets, wire,
@@ -205,6 +205,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .merge(servers_api::router(gateway.clone()))
+        .merge(audit_api::router(engine.clone()))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
         // the extractors then take what passed.
