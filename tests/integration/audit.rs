@@ -29,7 +29,7 @@ fn decision(task_id: Option<&str>, n: u64) -> DecisionRecord {
         server: "claude-code".into(),
         tool: "Bash".into(),
         digest: format!("sha256:{:064x}", n),
-        decision: if n % 2 == 0 { "deny" } else { "allow" }.into(),
+        decision: if n.is_multiple_of(2) { "deny" } else { "allow" }.into(),
         decided_by: "human".into(),
         human: Some("alice".into()),
         rule: None,
@@ -150,7 +150,7 @@ async fn the_log_is_paged_exported_and_verified() {
     assert!(out.status.success(), "{out:?}");
     let part = stdout(&out);
     assert_eq!(part.lines().count(), 2);
-    assert!(part.starts_with(&format!("{{\"seq\":4,")), "{part}");
+    assert!(part.starts_with("{\"seq\":4,"), "{part}");
     let part_file = dir.join("part.jsonl");
     std::fs::write(&part_file, &part).unwrap();
     let out = audit(dir, &["verify", "--file", part_file.to_str().unwrap()]).await;

@@ -118,15 +118,11 @@ fn an_intact_chain_verifies_from_genesis_from_an_anchor_and_as_a_file() {
         seq: 2,
         hash: entries[1].hash.clone(),
     };
-    let report = verify_chain(
-        entries[2..].to_vec().into_iter(),
-        Some(anchor),
-        head(&entries),
-    );
+    let report = verify_chain(entries[2..].iter().cloned(), Some(anchor), head(&entries));
     assert!(report.ok, "{report:?}");
     assert_eq!((report.entries, report.first_seq), (3, Some(3)));
     // An exported part (no anchor, no head).
-    assert!(verify_chain(entries[3..].to_vec().into_iter(), None, None).ok);
+    assert!(verify_chain(entries[3..].iter().cloned(), None, None).ok);
     // An empty log.
     let empty = verify_chain(
         std::iter::empty(),

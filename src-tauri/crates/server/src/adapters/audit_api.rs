@@ -85,12 +85,13 @@ pub struct AuditQuery {
     since: Option<String>,
     /// Only entries after this seq (the previous page's `nextAfterSeq`).
     #[param(minimum = 0)]
-    after_seq: Option<u64>,
+    after_seq: Option<i64>,
     /// Most entries: a JSON page holds at most 1000 (the default); a stream holds all unless
     /// this is given.
-    #[param(minimum = 1)]
-    limit: Option<u64>,
+    #[param(minimum = 1, maximum = 4294967295_u64)]
+    limit: Option<u32>,
     /// `json` (default), `jsonl` or `csv`.
+    #[param(inline)]
     format: Option<AuditFormat>,
 }
 
@@ -226,10 +227,15 @@ pub(crate) async fn read_audit(
     if q.limit == Some(0) {
         return Err(ApiError::bad_request("limit must be at least 1"));
     }
+    let after_seq = match q.after_seq {
+        Some(n) if n < 0 => return Err(ApiError::bad_request("afterSeq must be at least 0")),
+        n => n.map(|n| n as u64),
+    };
+    let limit = q.limit.map(u64::from);
     let format = q.format.unwrap_or_default();
     if format == AuditFormat::Json {
-        let limit = q.limit.unwrap_or(JSON_PAGE_MAX).min(JSON_PAGE_MAX) as usize;
-        let after = q.after_seq;
+        let limit = limit.unwrap_or(JSON_PAGE_MAX).min(JSON_PAGE_MAX) as usize;
+        let after = after_seq;
         let entries =
             tokio::task::spawn_blocking(move || engine.audit_entries(since, after, limit + 1))
                 .await??;
@@ -240,7 +246,7 @@ pub(crate) async fn read_audit(
         _ => ("application/jsonl", None),
     };
     let head = futures::stream::iter(head.map(|h| Ok(Bytes::from(h))));
-    let rows = entry_stream(engine, since, q.after_seq, q.limit, format);
+    let rows = entry_stream(engine, since, after_seq, limit, format);
     let mut resp = Body::from_stream(head.chain(rows)).into_response();
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));

@@ -120,7 +120,7 @@ async fn a_decision_is_chained_shown_on_its_task_and_outlives_the_task() {
     assert_eq!(entries, [first.clone(), second.clone(), third.clone()]);
     assert_eq!(
         engine.audit_entries(None, Some(1), 1).unwrap(),
-        [second.clone()]
+        std::slice::from_ref(&second)
     );
     assert_eq!(
         engine
