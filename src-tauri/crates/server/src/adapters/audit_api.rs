@@ -383,7 +383,7 @@ mod tests {
             parse_since("2026-12-01T16:00:00+01:00").unwrap(),
             parse_since("2026-12-01T15:00:00Z").unwrap()
         );
-        assert_eq!(parse_since("2026-12-01").unwrap(), 1_764_547_200_000);
+        assert_eq!(parse_since("2026-12-01").unwrap(), 1_796_083_200_000);
         for bad in ["", "yesterday", "2026-13-01", "99999999999999999999"] {
             assert!(parse_since(bad).is_err(), "{bad}");
         }
