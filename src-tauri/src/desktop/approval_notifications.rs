@@ -169,11 +169,15 @@ impl ApprovalNotifications {
                 chosen = NoticeAction::from_id(id);
             }
         }));
-        self.book
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .shown
-            .remove(&q);
+        if !matches!(chosen, Some(NoticeAction::Open | NoticeAction::Edit)) {
+            // Closed, or answered below. After Open or Edit… a server may keep showing it
+            // (dunst does after a menu entry): it stays listed, to close once answered.
+            self.book
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .shown
+                .remove(&q);
+        }
         match chosen {
             Some(NoticeAction::Open | NoticeAction::Edit) => {
                 super::focus(&self.app, Some(&notice.task_id))
