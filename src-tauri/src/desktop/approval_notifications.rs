@@ -11,13 +11,13 @@ use std::{
 };
 
 use notify_rust::{ActionResponse, Notification, NotificationHandle, Timeout};
-use serde_json::{Map, json};
 
-use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord, clock::now_ms};
+use taskdeck_engine::{Engine, Principal, TaskRecord, clock::now_ms};
 use taskdeck_server::adapters::notices::{
-    ApprovalKind, ApprovalNotice, Notice, NoticeAction, answer_failed_notice, approval_kind,
-    approval_notice, local_offset, pending_approvals,
+    ApprovalNotice, Notice, NoticeAction, answer_failed_notice, approval_notice, local_offset,
+    pending_approvals,
 };
+use taskdeck_server::approvals::decide::{DecideAction, DecideItem, DecideRequest, decide};
 
 /// A question: `(task id, input request key)`.
 type QuestionId = (String, String);
@@ -183,15 +183,10 @@ impl ApprovalNotifications {
                 super::focus(&self.app, Some(&notice.task_id))
             }
             Some(action @ (NoticeAction::Approve | NoticeAction::Deny)) => {
-                let question = matches!(
-                    approval_kind(task, &q.1, request),
-                    Some(ApprovalKind::Question { .. })
-                );
                 let answered = tauri::async_runtime::block_on(answer(
                     &self.engine,
                     &notice,
                     action == NoticeAction::Approve,
-                    question,
                 ));
                 tauri::async_runtime::block_on(handle.close_async());
                 if let Err(why) = answered {
@@ -203,29 +198,31 @@ impl ApprovalNotifications {
     }
 }
 
-/// Answers the notice's question as the human at this desktop: approve or deny (no reason).
-/// `question`: a `request_approval` form (approved with empty content). Errors are for people:
-/// "it was already answered", "the task is gone", or the engine's reason.
-async fn answer(
-    engine: &Engine,
-    notice: &ApprovalNotice,
-    approve: bool,
-    question: bool,
-) -> Result<(), String> {
-    let response = match (approve, question) {
-        (true, true) => json!({"action": "accept", "content": {}}),
-        (true, false) => json!({"action": "accept"}),
-        (false, _) => json!({"action": "decline"}),
+/// Answers the notice's question as the human at this desktop through the inbox's own
+/// decision ([`decide`]): approve or deny (no reason). Errors are for people: "it was already
+/// answered", "the task is gone".
+async fn answer(engine: &Engine, notice: &ApprovalNotice, approve: bool) -> Result<(), String> {
+    let request = DecideRequest {
+        items: vec![DecideItem {
+            task_id: notice.task_id.clone(),
+            key: Some(notice.key.clone()),
+        }],
+        decision: match approve {
+            true => DecideAction::Approve,
+            false => DecideAction::Deny,
+        },
+        reason: None,
+        arguments: None,
+        always_allow: None,
     };
-    let responses = Map::from_iter([(notice.key.clone(), response)]);
-    match engine
-        .answer(&Principal::admin(), &notice.task_id, responses)
+    let outcomes = decide(engine, &Principal::admin(), request)
         .await
-    {
-        Ok(report) if report.accepted.contains(&notice.key) => Ok(()),
-        Ok(_) => Err("It was already answered.".into()),
-        Err(EngineError::NotFound) => Err("The task is gone.".into()),
-        Err(e) => Err(e.to_string()),
+        .map_err(|e| format!("{e:?}"))?;
+    match outcomes.into_iter().next().map(|o| o.result) {
+        Some(Ok(())) => Ok(()),
+        Some(Err(why)) if why == "no such task" => Err("The task is gone.".into()),
+        Some(Err(_)) => Err("It was already answered.".into()),
+        None => Err("Nothing was answered.".into()),
     }
 }
 
