@@ -183,6 +183,8 @@ export class ApprovalInbox {
     this.activeId = null;
     /** Id of the approval whose call and editor are shown open, or null. */
     this.openId = null;
+    /** Why the last decision of an approval failed, by id (shown on its row until it leaves). */
+    this.failures = new Map();
     /** True once a load answered; false while none did (or the server has no approvals API). */
     this.loaded = false;
   }
@@ -203,6 +205,7 @@ export class ApprovalInbox {
     const ids = new Set(this.approvals.map(approvalId));
     for (const id of [...this.selected]) if (!ids.has(id)) this.selected.delete(id);
     if (this.openId && !ids.has(this.openId)) this.openId = null;
+    for (const id of [...this.failures.keys()]) if (!ids.has(id)) this.failures.delete(id);
     if (this.activeId && !this.rows.some((r) => r.id === this.activeId)) this.activeId = this.rows.length ? this.rows[0].id : null;
     if (this.lastToggled >= this.rows.length) this.lastToggled = -1;
   }
