@@ -137,16 +137,39 @@ async fn ruled(agent: &str) -> (Server, String) {
     (s, token)
 }
 
-/// Runs the hook with `input` (a permission request the human is asked), answers its question
-/// with `answer` as the human, and returns the hook's run.
-async fn answered(s: &Server, agent: &str, token: &str, input: &Value, answer: Value) -> HookRun {
+/// Runs the hook with `input` (a permission request the human is asked), decides its approval
+/// as the human through `POST /v1/approvals/decide` with `decision` (`{"decision", "reason"?,
+/// "arguments"?}`), and returns the hook's run.
+async fn answered(s: &Server, agent: &str, token: &str, input: &Value, decision: Value) -> HookRun {
     let waiting = tokio::spawn(run(hook_command(s, &[agent], Some(token)), input.clone()));
-    let id = pending_approval(s).await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.answer(&id, "approve", answer).await;
+    let (_, inbox) = wait_inbox(s).await;
+    let approval = &inbox["approvals"][0];
+    assert_eq!(approval["principal"], agent);
+    assert_eq!(approval["arguments"], input["tool_input"]);
+    let mut body = decision;
+    body["items"] = json!([{"taskId": approval["taskId"], "key": approval["key"]}]);
+    let (status, decided) = s
+        .v1_post(Some(&s.admin), "/v1/approvals/decide", body)
+        .await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["results"][0]["ok"], true, "{decided}");
     waiting.await.unwrap()
+}
+
+/// `GET /v1/approvals` once an approval waits (10 s at most).
+async fn wait_inbox(s: &Server) -> (reqwest::StatusCode, Value) {
+    let start = Instant::now();
+    loop {
+        let (status, inbox) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+        if inbox["approvals"].as_array().is_some_and(|a| !a.is_empty()) {
+            return (status, inbox);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no approval in the inbox: {inbox}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test]
@@ -229,7 +252,7 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
 
     // Approve with edited arguments: Claude Code gets them as updatedInput.
     let edited = json!({"command": "rm -rf build/cache", "description": "only the cache"});
-    let accept_edit = json!({"action": "accept", "content": {"arguments": edited.to_string()}});
+    let accept_edit = json!({"decision": "approve", "arguments": edited});
     let out = answered(&s, "claude-code", &t, &base, accept_edit)
         .await
         .json();
@@ -239,8 +262,7 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
     );
 
     // Deny with a reason: the agent reads it.
-    let decline =
-        json!({"action": "decline", "content": {"reason": "keep the build, CI needs it"}});
+    let decline = json!({"decision": "deny", "reason": "keep the build, CI needs it"});
     let out = answered(&s, "claude-code", &t, &base, decline).await.json();
     let decision = &out["hookSpecificOutput"]["decision"];
     assert_eq!(decision["behavior"], "deny");
@@ -250,6 +272,27 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
             .unwrap()
             .contains("keep the build, CI needs it"),
         "{decision}"
+    );
+    // Every decision is in the audit log: the rules' at once, the human's with the edit.
+    let (_, audit) = s.v1_get(Some(&s.admin), "/v1/audit").await;
+    let entries = audit["entries"].as_array().unwrap();
+    let count = |by: &str, decision: &str| {
+        entries
+            .iter()
+            .filter(|e| e["decidedBy"] == by && e["decision"] == decision)
+            .count()
+    };
+    assert!(
+        count("rule", "allow") >= 1 && count("rule", "deny") >= 1,
+        "{audit}"
+    );
+    assert!(
+        count("human", "allow") >= 2 && count("human", "deny") >= 1,
+        "{audit}"
+    );
+    assert!(
+        entries.iter().any(|e| e["editedArguments"] == edited),
+        "{audit}"
     );
 }
 
@@ -369,11 +412,21 @@ async fn a_killed_hook_cancels_its_approval() {
     }
 }
 
-async fn session_task(s: &Server, tool: &str) -> Vec<Value> {
-    let (_, page) = s
-        .v1_get(Some(&s.admin), &format!("/v1/tasks?tool={tool}"))
-        .await;
-    page["tasks"].as_array().unwrap().clone()
+/// The tasks of session tool `tool` once there are at least `n` (10 s at most): session events
+/// are applied after the hook has its answer.
+async fn session_tasks(s: &Server, tool: &str, n: usize) -> Vec<Value> {
+    let start = Instant::now();
+    loop {
+        let (_, page) = s
+            .v1_get(Some(&s.admin), &format!("/v1/tasks?tool={tool}"))
+            .await;
+        let tasks = page["tasks"].as_array().unwrap().clone();
+        if tasks.len() >= n {
+            return tasks;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{tasks:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 async fn status_of(s: &Server, id: &str, want: impl Fn(&Value) -> bool) -> Value {
@@ -395,7 +448,7 @@ async fn a_claude_code_session_is_one_task() {
     let sid = "a0b1c2d3-0000-4000-8000-000000000001";
     let start = in_session(fixture("claude-code", "SessionStart"), sid);
     assert_eq!(hook(&s, "claude-code", &t, &start).await.json(), json!({}));
-    let tasks = session_task(&s, "claude_code_session").await;
+    let tasks = session_tasks(&s, "claude_code_session", 1).await;
     assert_eq!(tasks.len(), 1, "{tasks:?}");
     let id = tasks[0]["taskId"].as_str().unwrap().to_string();
     assert_eq!(tasks[0]["principal"], "claude-code");
@@ -422,7 +475,7 @@ async fn a_claude_code_session_is_one_task() {
         assert_eq!(hook(&s, "claude-code", &t, &input).await.json(), json!({}));
         status_of(&s, &id, |t| t["statusMessage"] == shown).await;
     }
-    assert_eq!(session_task(&s, "claude_code_session").await.len(), 1);
+    assert_eq!(session_tasks(&s, "claude_code_session", 1).await.len(), 1);
     hook(
         &s,
         "claude-code",
@@ -439,7 +492,7 @@ async fn a_claude_code_session_is_one_task() {
     let mut resumed = in_session(fixture("claude-code", "SessionStart"), sid);
     resumed["source"] = json!("resume");
     hook(&s, "claude-code", &t, &resumed).await;
-    let tasks = session_task(&s, "claude_code_session").await;
+    let tasks = session_tasks(&s, "claude_code_session", 2).await;
     assert_eq!(tasks.len(), 2);
     let new = tasks.iter().find(|t| t["status"] == "working").unwrap();
     status_of(&s, new["taskId"].as_str().unwrap(), |t| {
@@ -456,7 +509,7 @@ async fn a_codex_session_is_one_task_and_notify_reports_its_turns() {
     for event in ["SessionStart", "UserPromptSubmit"] {
         hook(&s, "codex", &c, &in_session(fixture("codex", event), sid)).await;
     }
-    let tasks = session_task(&s, "codex_session").await;
+    let tasks = session_tasks(&s, "codex_session", 1).await;
     assert_eq!(tasks.len(), 1);
     let id = tasks[0]["taskId"].as_str().unwrap().to_string();
     status_of(&s, &id, |t| {
@@ -484,6 +537,11 @@ async fn a_codex_session_is_one_task_and_notify_reports_its_turns() {
         &in_session(fixture("codex", "UserPromptSubmit"), sid),
     )
     .await;
+    // Applied in order: once the prompt shows again, the Stop before it was handled.
+    status_of(&s, &id, |t| {
+        t["statusMessage"] == "Working on: Make the release build pass"
+    })
+    .await;
     let (_, events) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     let timeline = events["timeline"].as_array().cloned().unwrap_or_default();
     let finished = timeline
@@ -494,7 +552,7 @@ async fn a_codex_session_is_one_task_and_notify_reports_its_turns() {
                 .is_some_and(|m| m.starts_with("Codex finished"))
         })
         .count();
-    assert!(finished <= 1, "{timeline:?}");
+    assert_eq!(finished, 1, "{timeline:?}");
 }
 
 fn settings_fixture(name: &str) -> String {

@@ -4,6 +4,8 @@
 mod harness;
 
 mod api;
+mod approvals;
+mod audit;
 mod crash;
 mod cursors;
 mod gateway;

@@ -7,7 +7,9 @@
 //!   `import`'s file side is `servers_import`).
 //! - [`hook_cli`]: `taskdeck hook claude-code|codex|codex-notify|install|uninstall`, the coding
 //!   agents' hooks (`hook_install` writes their settings, `hook_settings` is the JSON merge).
+//! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
 
+pub mod audit_cli;
 pub mod hook_cli;
 mod hook_install;
 mod hook_settings;

@@ -12,6 +12,7 @@
 //! - [`paths`]: where data and configuration live (XDG, overridable).
 
 pub mod adapters;
+pub mod approvals;
 pub mod gateway;
 pub mod hooks;
 pub mod paths;

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     adapters::{
+        approvals_api, audit_api,
         auth::{self, Authenticator},
         guard::{Guard, guard, loopback_origins},
         hooks_api, http_api, jobs_api, logs_api,
@@ -202,12 +203,14 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             external,
         }))
         .merge(policy_api::router(policy.clone()))
+        .merge(approvals_api::router(engine.clone()))
         .merge(logs_api::router(logs_api::LogsState {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .merge(servers_api::router(gateway.clone()))
         .merge(hooks_api::router(hooks))
+        .merge(audit_api::router(engine.clone()))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
         // the extractors then take what passed.

@@ -27,7 +27,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::api_error::{ApiError, ApiPath, ProblemDocument};
 use crate::hooks::{
     Agent, Hooks,
-    dispatch::{HookError, HookReply, hook_output},
+    dispatch::{HookReply, hook_output},
     output,
 };
 use taskdeck_engine::Principal;
@@ -68,20 +68,31 @@ pub(crate) async fn post_hook(
         .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
     match hooks.handle(&principal, agent, &raw).await {
         Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
-        Ok(HookReply::Wait(task_id)) => Ok(waiting(hooks, principal, agent, task_id)),
-        Err(HookError::Invalid(m)) => Err(ApiError::unprocessable(m)),
-        Err(HookError::Engine(e)) => Err(e.into()),
+        Ok(HookReply::Ask(arguments)) => Ok(waiting(hooks, principal, agent, arguments)),
+        Err(why) => Err(ApiError::unprocessable(why)),
     }
 }
 
-/// The streamed answer of a hook waiting for approval task `task_id`.
-fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, task_id: String) -> Response {
+/// The streamed answer of a hook waiting for the approval task made of `arguments` (started
+/// after the headers went out: the hook's first answer never waits for the store).
+fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, arguments: Value) -> Response {
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(4);
     tokio::spawn(async move {
-        let mut watching = hooks.watch.watch(&task_id);
         let newline = || Ok(Bytes::from_static(b"\n"));
+        if tx.send(newline()).await.is_err() {
+            return;
+        }
+        let task_id = match hooks.ask(&principal, arguments).await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::warn!("cannot start a hook's approval: {e}");
+                let _ = tx.send(Ok(Bytes::from(output::none().to_string()))).await;
+                return;
+            }
+        };
+        let mut watching = hooks.watch.watch(&task_id);
         let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
-        let mut alive = tx.send(newline()).await.is_ok();
+        let mut alive = !tx.is_closed();
         let out = loop {
             if !alive {
                 // The hook is gone: its question must not stay in the inbox.

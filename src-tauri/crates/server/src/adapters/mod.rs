@@ -21,6 +21,8 @@
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 //! - [`servers_api`]: `/v1/servers`, the gateway's upstream servers (admin only).
 //! - [`hooks_api`]: `/v1/hooks/{agent}`, Claude Code's and Codex's hook events ([`crate::hooks`]).
+//! - [`audit_api`]: `/v1/audit`, the audit log of approval decisions: pages, JSON Lines and
+//!   CSV exports, verification (admin only).
 
 pub mod agent_view;
 pub mod agents_api;
@@ -28,6 +30,8 @@ pub mod api_doc;
 pub mod api_error;
 pub mod api_middleware;
 pub mod api_types;
+pub mod approvals_api;
+pub mod audit_api;
 pub mod auth;
 pub mod events_api;
 pub mod followup_tools;

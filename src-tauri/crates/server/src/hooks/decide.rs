@@ -9,7 +9,11 @@
 use serde_json::Value;
 
 use super::{Agent, output};
-use crate::policy::{Decision, Policy, PolicyCall, ToolHints, Verdict};
+use crate::{
+    approvals,
+    policy::{Decision, Policy, PolicyCall, ToolHints, Verdict},
+};
+use taskdeck_engine::DecisionRecord;
 
 /// The policy's (server, tool) for an agent's tool name.
 pub fn policy_target(agent: Agent, tool_name: &str) -> (String, String) {
@@ -49,15 +53,16 @@ impl HookCall<'_> {
         })
     }
 
-    /// `PreToolUse`'s answer: an explicit rule's decision (deny names the rule), else `{}`.
-    /// Codex takes only a deny here: its allow goes through its own flow and
-    /// `PermissionRequest` (where the same rule allows).
-    pub fn pre_tool_use(&self, policy: &Policy) -> Value {
-        let Some(rule) = self.as_policy_call(|call| policy.matching_rule(call, &[])) else {
-            return output::none();
+    /// `PreToolUse`'s answer: an explicit rule's decision (deny names the rule), else `{}`;
+    /// with the rule's verdict when one matched. Codex takes only a deny here: its allow goes
+    /// through its own flow and `PermissionRequest` (where the same rule allows).
+    pub fn pre_tool_use(&self, policy: &Policy) -> (Value, Option<Verdict>) {
+        let verdict = self.permission_verdict(policy);
+        let Some(rule) = verdict.rule_id.clone() else {
+            return (output::none(), None);
         };
-        let reason = format!("Taskdeck policy rule {}", rule.id);
-        match (rule.decision, self.agent) {
+        let reason = format!("Taskdeck policy rule {rule}");
+        let out = match (verdict.decision, self.agent) {
             (Decision::Deny, _) => output::pre_tool_use(
                 Decision::Deny,
                 &format!(
@@ -65,8 +70,39 @@ impl HookCall<'_> {
                     self.tool_name, self.principal
                 ),
             ),
-            (_, Agent::Codex) => output::none(),
+            (_, Agent::Codex) => return (output::none(), None),
             (decision, Agent::ClaudeCode) => output::pre_tool_use(decision, &reason),
+        };
+        (out, Some(verdict))
+    }
+
+    /// The audit record of a decision taken without asking anyone (`verdict`, a rule's or a
+    /// default's): `ask` there means the call went back to the agent's own prompt.
+    pub fn decision_record(&self, verdict: &Verdict) -> DecisionRecord {
+        let (server, tool) = self.target();
+        let decision = match verdict.decision {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        };
+        DecisionRecord {
+            task_id: None,
+            principal: self.principal.to_string(),
+            digest: approvals::digest(&server, &tool, self.tool_input),
+            server,
+            tool,
+            decision: decision.into(),
+            decided_by: if verdict.rule_id.is_some() {
+                "rule"
+            } else {
+                "default"
+            }
+            .into(),
+            human: None,
+            rule: verdict.rule_id.clone(),
+            reason: Some(verdict.reason.clone()),
+            arguments: self.tool_input.clone(),
+            edited_arguments: None,
         }
     }
 

@@ -10,44 +10,33 @@ use super::{
     event::{self, EventKind},
     output,
     permission_task::{PERMISSION_TOOL, PermissionArguments},
-    sessions,
 };
 use crate::policy::Decision;
-use taskdeck_engine::{EngineError, Principal, TaskRecord, TaskStatus};
+use taskdeck_engine::{DecisionRecord, EngineError, Principal, TaskRecord, TaskStatus};
 
 /// What the hooks endpoint answers.
 #[derive(Debug)]
 pub enum HookReply {
     /// Print this now (`{}`: no decision).
     Now(Value),
-    /// The human is asked in this `permission_request` task; print [`hook_output`] of it once
-    /// it ends.
-    Wait(String),
-}
-
-/// Why an event was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum HookError {
-    /// The event is not one Taskdeck can read (for the caller).
-    #[error("{0}")]
-    Invalid(String),
-    #[error(transparent)]
-    Engine(#[from] EngineError),
+    /// Ask the human: [`Hooks::ask`] with these `permission_request` arguments, then print
+    /// [`hook_output`] of the task once it ends.
+    Ask(Value),
 }
 
 impl Hooks {
-    /// Handles `raw`, one event `agent` sent as `principal`. `PreToolUse` never waits for the
-    /// store; `PermissionRequest` creates a task only when the policy asks; session events wait
-    /// only for their task's creation.
+    /// Handles `raw`, one event `agent` sent as `principal`. Nothing here waits for the store:
+    /// `PreToolUse` and `PermissionRequest` answer from the policy (an ask is the caller's to
+    /// start, [`HookReply::Ask`]); session events are queued for their session's task.
     ///
-    /// Errors: [`HookError::Invalid`] for a tool event without `tool_name`; the engine's.
+    /// Errors: why the event cannot be read (a tool event without `tool_name`), for the caller.
     pub async fn handle(
         &self,
         principal: &Principal,
         agent: Agent,
         raw: &Value,
-    ) -> Result<HookReply, HookError> {
-        let event = event::parse(raw).map_err(HookError::Invalid)?;
+    ) -> Result<HookReply, String> {
+        let event = event::parse(raw)?;
         let (tool_name, tool_input, asks) = match &event.kind {
             EventKind::PreToolUse {
                 tool_name,
@@ -58,7 +47,9 @@ impl Hooks {
                 tool_input,
             } => (tool_name, tool_input, true),
             _ => {
-                sessions::report(self, principal, agent, &event).await?;
+                let _ = self
+                    .session_events
+                    .send((principal.clone(), agent, event.clone()));
                 return Ok(HookReply::Now(output::none()));
             }
         };
@@ -69,9 +60,16 @@ impl Hooks {
             tool_input,
         };
         if !asks {
-            return Ok(HookReply::Now(call.pre_tool_use(&self.policy)));
+            let (out, verdict) = call.pre_tool_use(&self.policy);
+            if let Some(verdict) = verdict {
+                self.record_in_background(call.decision_record(&verdict));
+            }
+            return Ok(HookReply::Now(out));
         }
         let verdict = call.permission_verdict(&self.policy);
+        if verdict.decision != Decision::Ask {
+            self.record_in_background(call.decision_record(&verdict));
+        }
         match verdict.decision {
             Decision::Allow => Ok(HookReply::Now(output::permission_allow(None))),
             Decision::Deny => Ok(HookReply::Now(output::permission_deny(&format!(
@@ -90,15 +88,37 @@ impl Hooks {
                     tool,
                     reason: verdict.reason,
                 };
-                let arguments = serde_json::to_value(arguments)
-                    .map_err(|e| HookError::Invalid(e.to_string()))?;
-                let task = self
-                    .engine
-                    .create_task(principal, PERMISSION_TOOL, arguments)
-                    .await?;
-                Ok(HookReply::Wait(task.task_id.clone()))
+                let arguments = serde_json::to_value(arguments).map_err(|e| e.to_string())?;
+                Ok(HookReply::Ask(arguments))
             }
         }
+    }
+}
+
+impl Hooks {
+    /// Starts the `permission_request` task of [`HookReply::Ask`]'s `arguments`, owned by
+    /// `principal`; returns its id. Errors: the engine's.
+    pub async fn ask(
+        &self,
+        principal: &Principal,
+        arguments: Value,
+    ) -> Result<String, EngineError> {
+        let task = self
+            .engine
+            .create_task(principal, PERMISSION_TOOL, arguments)
+            .await?;
+        Ok(task.task_id.clone())
+    }
+
+    /// Writes `record` to the audit log without making the hook wait for the store's commit
+    /// (a record that cannot be written is logged; the decision stands).
+    fn record_in_background(&self, record: DecisionRecord) {
+        let engine = self.engine.clone();
+        tokio::spawn(async move {
+            if let Err(e) = engine.record_decision(record).await {
+                tracing::warn!("cannot record a hook's decision in the audit log: {e}");
+            }
+        });
     }
 }
 

@@ -32,8 +32,9 @@ use taskdeck_engine::Engine;
 /// the agent lets the hook wait for the human. [`APPROVAL_EXPIRY`] ends before it.
 pub const PERMISSION_HOOK_TIMEOUT_SECS: u64 = 900;
 
-/// How long a hook's approval waits for the human before it expires (14 min, one minute under
-/// [`PERMISSION_HOOK_TIMEOUT_SECS`]); then the agent gets no decision and shows its own prompt.
+/// The longest a hook's approval waits for the human (14 min, one minute under
+/// [`PERMISSION_HOOK_TIMEOUT_SECS`]; the policy's terms may make it shorter); then the terms'
+/// `onExpiry` applies (`ask`: the agent gets no decision and shows its own prompt).
 pub const APPROVAL_EXPIRY: Duration = Duration::from_secs(840);
 
 /// The `timeout` (seconds) of every other hook entry; the hook itself gives up after 200 ms.
@@ -79,13 +80,16 @@ impl Agent {
     }
 }
 
-/// What the hooks endpoint needs: the engine, the policy, the session tools and a watch on
-/// the approval tasks the hooks wait for.
+/// What the hooks endpoint needs: the engine, the policy, the session tools, the queue of
+/// session events and a watch on the approval tasks the hooks wait for.
 pub struct Hooks {
     pub engine: Engine,
     pub policy: Arc<Policy>,
     pub sessions: Arc<session_task::SessionTool>,
     pub watch: Arc<TaskWatch>,
+    /// Session events, applied one after another in arrival order by one worker
+    /// ([`sessions::apply_in_order`]): a hook does not wait for the store.
+    pub session_events: tokio::sync::mpsc::UnboundedSender<sessions::SessionEvent>,
 }
 
 impl Hooks {
@@ -103,11 +107,15 @@ impl Hooks {
                 sessions.clone(),
             )));
         }
-        Arc::new(Hooks {
+        let (session_events, queue) = tokio::sync::mpsc::unbounded_channel();
+        let hooks = Arc::new(Hooks {
             engine: engine.clone(),
             policy,
             sessions,
             watch: TaskWatch::spawn(engine),
-        })
+            session_events,
+        });
+        tokio::spawn(sessions::apply_in_order(Arc::downgrade(&hooks), queue));
+        hooks
     }
 }

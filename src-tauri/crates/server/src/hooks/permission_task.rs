@@ -1,9 +1,11 @@
 //! `permission_request`: the task that puts an agent's permission request (a hook's `ask`) to
-//! the human. Its run asks one human-only question under key `approve` (the approval form of
-//! `policy::question`, plus an `arguments` field for an edited call when the agent takes one)
-//! and ends with what the hook prints, in `structuredContent`:
+//! the human through the one approval step ([`crate::approvals::obtain`], question key
+//! `approve`; the call is editable when the agent takes an edited call back) and ends with what
+//! the hook prints, in `structuredContent`:
 //! `{"behavior": "allow"|"deny"|"ask", "message"?: string, "updatedInput"?: object}`
-//! (`ask`: the approval expired after [`super::APPROVAL_EXPIRY`]; the agent shows its own prompt).
+//! (`ask`: nobody answered in time and the terms hand the decision back to the agent's own
+//! prompt). The question never stays open past [`super::APPROVAL_EXPIRY`], which ends before
+//! the hook's own timeout.
 //! The task is owned by the hook's principal and shown in the inbox like any approval; the
 //! hook that waits for it cancels it when its connection drops (`adapters::hooks_api`).
 //! Not resumable: after a restart nobody waits for the answer any more.
@@ -17,7 +19,8 @@ use serde_json::{Map, Value, json};
 
 use super::{APPROVAL_EXPIRY, Agent};
 use crate::{
-    policy::{Policy, question},
+    approvals::{self, Approval, ApprovalCall},
+    policy::{Policy, ToolHints},
     tools::arguments::{input_schema, parse, parse_for_run},
 };
 use taskdeck_engine::{Outcome, TaskContext, TaskTool, ToolDescriptor, ToolMode};
@@ -144,53 +147,32 @@ impl TaskTool for PermissionTool {
                 server = args.server,
                 input = shown(&args.tool_input),
             );
-            let mut schema = question::approval_schema(&format!(
-                "Always allow {} to call {}'s {} with exactly these arguments",
-                ctx.principal(),
-                args.server,
-                args.tool
-            ));
-            if editable {
-                schema["properties"]["arguments"] =
-                    json!({"type": "string", "title": "Edited arguments (JSON)"});
-            }
-            let asked = ctx.elicit_human(APPROVE_KEY, &message, schema);
-            let answer = match tokio::time::timeout(expiry, asked).await {
-                Err(_) => return decided("ask", None, None),
-                Ok(Err(e)) => return Outcome::from(e),
-                Ok(Ok(answer)) => answer,
+            let arguments = Value::Object(args.tool_input.clone());
+            let call = ApprovalCall {
+                server: &args.server,
+                tool: &args.tool,
+                arguments: &arguments,
+                hints: ToolHints::default(),
+                input_schema: None,
+                editable,
+                key: APPROVE_KEY,
+                message,
+                always_title: Some(format!(
+                    "Always allow {} to call {}'s {} with exactly these arguments",
+                    ctx.principal(),
+                    args.server,
+                    args.tool
+                )),
+                expiry_cap_ms: Some(expiry.as_millis() as u64),
             };
-            if !question::approved(&answer) {
-                let message = match question::declined_reason(&answer) {
-                    Some(r) => format!("The user declined this call of {}. Their reason: {r}", args.tool_name),
-                    None => format!("The user declined this call of {}. Do not retry it unchanged.", args.tool_name),
-                };
-                return decided("deny", Some(message), None);
-            }
-            let edited = match answer.pointer("/content/arguments").and_then(Value::as_str) {
-                Some(text) if editable && !text.trim().is_empty() => {
-                    match serde_json::from_str::<Value>(text) {
-                        Ok(v @ Value::Object(_)) => (v != Value::Object(args.tool_input.clone())).then_some(v),
-                        _ => {
-                            return decided(
-                                "deny",
-                                Some("The user's edited arguments were not a JSON object; the call was not made.".into()),
-                                None,
-                            );
-                        }
-                    }
+            match approvals::obtain(&ctx, &policy, call).await {
+                Err(e) => Outcome::from(e),
+                Ok(Approval::Allow { arguments, edited }) => {
+                    decided("allow", None, (edited && editable).then_some(arguments))
                 }
-                _ => None,
-            };
-            if question::always_allow(&answer) {
-                let call = edited.clone().unwrap_or(Value::Object(args.tool_input.clone()));
-                let note = format!("always allow, from task {}", ctx.task_id());
-                if let Err(e) = policy.allow_always(ctx.principal(), &args.server, &args.tool, &call, &note) {
-                    tracing::warn!("cannot save the policy rule: {e}");
-                    ctx.status_message(format!("\"Always allow\" was not saved: {e}")).await;
-                }
+                Ok(Approval::Deny { message }) => decided("deny", Some(message), None),
+                Ok(Approval::AgentDecides { .. }) => decided("ask", None, None),
             }
-            decided("allow", None, edited)
         }
         .boxed()
     }

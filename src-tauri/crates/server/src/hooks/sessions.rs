@@ -171,6 +171,26 @@ pub async fn session_task(
     Ok(None)
 }
 
+/// One session event waiting to be applied: who sent it, for which agent.
+pub type SessionEvent = (Principal, Agent, HookEvent);
+
+/// Applies the session events of `queue` one at a time, in the order they came (a hook ends
+/// before the agent's next event, so this is the session's order); ends with the queue, or
+/// when `hooks` is gone.
+pub async fn apply_in_order(
+    hooks: std::sync::Weak<Hooks>,
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
+) {
+    while let Some((principal, agent, event)) = queue.recv().await {
+        let Some(hooks) = hooks.upgrade() else {
+            return;
+        };
+        if let Err(e) = report(&hooks, &principal, agent, &event).await {
+            tracing::warn!("cannot show a {} session event: {e}", agent.name());
+        }
+    }
+}
+
 /// Shows `event` on its session's task (creating the task at the session's first event).
 ///
 /// Errors: the engine's (the store failed).
