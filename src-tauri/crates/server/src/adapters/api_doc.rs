@@ -16,7 +16,8 @@ use utoipa::openapi::{
 };
 
 use super::{
-    approvals_api, audit_api, hooks_api, http_api, job_schemas, jobs_api, logs_api, policy_api, servers_api,
+    approvals_api, audit_api, hooks_api, http_api, job_schemas, jobs_api, logs_api, policy_api,
+    servers_api,
 };
 use crate::tools::external::EXTERNAL;
 use taskdeck_engine::Engine;
