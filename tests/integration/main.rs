@@ -8,6 +8,7 @@ mod crash;
 mod cursors;
 mod gateway;
 mod http_jobs;
+mod humans;
 mod idempotency;
 mod jobs;
 mod layers;
