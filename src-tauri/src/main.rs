@@ -347,7 +347,13 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
                 println!("{}", serde_json::to_string(&tokens).unwrap_or_default());
             } else {
                 for t in tokens {
-                    println!("{}\t{}\t{}\t{}", t.name, t.role.as_str(), t.created_at, if t.revoked { "revoked" } else { "active" });
+                    println!(
+                        "{}\t{}\t{}\t{}",
+                        t.name,
+                        t.role.as_str(),
+                        t.created_at,
+                        if t.revoked { "revoked" } else { "active" }
+                    );
                 }
             }
         }),
