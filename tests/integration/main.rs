@@ -4,6 +4,7 @@
 mod harness;
 
 mod api;
+mod approvals;
 mod crash;
 mod cursors;
 mod gateway;

@@ -153,6 +153,17 @@ impl TaskContext {
             .map(drop)
     }
 
+    /// Like [`TaskContext::request_input`], but only a human (the admin principal, at the
+    /// Taskdeck window or CLI) may answer: for requests built by the caller, e.g. an approval
+    /// form carrying `_meta`. Same errors.
+    pub async fn request_human_input(
+        &self,
+        key: &str,
+        request: Value,
+    ) -> Result<Value, InputError> {
+        self.engine.request_input(self, key, request, true).await
+    }
+
     /// Form-mode elicitation (`elicitation/create`, `mode: "form"`) under `key`. Returns the
     /// `ElicitResult` (`{"action": "accept"|"decline"|"cancel", "content"?: {...}}`).
     pub async fn elicit(

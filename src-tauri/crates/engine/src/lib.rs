@@ -30,8 +30,8 @@ pub mod store;
 
 pub use context::{InputError, Outcome, TaskContext};
 pub use engine::{
-    AnswerReport, Engine, EngineConfig, Recovery, TaskTool, ToolDescriptor, ToolMode,
-    argument_errors,
+    AnswerReport, EXPIRED_BY, Engine, EngineConfig, Recovery, TaskTool, ToolDescriptor, ToolMode,
+    argument_errors, expired_response, is_expired_response,
 };
 pub use error::EngineError;
 pub use failure::{FailureKind, FailureToErrorObject, TaskFailure};

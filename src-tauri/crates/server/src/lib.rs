@@ -10,6 +10,7 @@
 //! - [`paths`]: where data and configuration live (XDG, overridable).
 
 pub mod adapters;
+pub mod approvals;
 pub mod gateway;
 pub mod paths;
 pub mod policy;

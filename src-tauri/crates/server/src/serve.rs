@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     adapters::{
+        approvals_api,
         auth::{self, Authenticator},
         guard::{Guard, guard, loopback_origins},
         http_api, jobs_api, logs_api,
@@ -200,6 +201,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             external,
         }))
         .merge(policy_api::router(policy.clone()))
+        .merge(approvals_api::router(engine.clone()))
         .merge(logs_api::router(logs_api::LogsState {
             engine: engine.clone(),
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),

@@ -98,17 +98,7 @@ impl Engine {
                 }
                 if !report.accepted.is_empty() {
                     t.last_updated_at_ms = now;
-                    if t.input_requests.is_empty() && t.status == TaskStatus::InputRequired {
-                        transition(w, &mut t, TaskStatus::Working, now)?;
-                        let base = store::created_ttl(w.conn, &id)?.unwrap_or(ttl);
-                        t.ttl_ms = base.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
-                        w.event(
-                            &t,
-                            now,
-                            "ttl",
-                            json!({"ttlMs": t.ttl_ms, "reason": "input answered"}),
-                        )?;
-                    }
+                    back_to_work(w, &mut t, now, ttl, "input answered")?;
                     w.save(t)?;
                 }
                 Ok((report, delivered))
@@ -281,6 +271,26 @@ impl Drop for InputWaiter {
             .running
             .forget_waiter(&self.task_id, &self.key, self.id);
     }
+}
+
+/// Once no input request is outstanding, an `input_required` task goes back to `working` and
+/// its retention runs again from creation (`ttl` when it was created without one), with a
+/// `ttl` event saying `reason`.
+pub(super) fn back_to_work(
+    w: &mut store::WriteCtx<'_>,
+    t: &mut super::TaskRecord,
+    now: i64,
+    ttl: Option<u64>,
+    reason: &str,
+) -> Result<(), EngineError> {
+    if !t.input_requests.is_empty() || t.status != TaskStatus::InputRequired {
+        return Ok(());
+    }
+    transition(w, t, TaskStatus::Working, now)?;
+    let base = store::created_ttl(w.conn, &t.task_id)?.unwrap_or(ttl);
+    t.ttl_ms = base.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
+    w.event(t, now, "ttl", json!({"ttlMs": t.ttl_ms, "reason": reason}))
+        .map(drop)
 }
 
 /// Checks one answer against its request and returns it as it is recorded. An

@@ -16,6 +16,7 @@
 
 mod creation;
 mod executor;
+mod input_expiry;
 mod input_rounds;
 mod reads;
 mod registry;
@@ -29,6 +30,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 pub use executor::Recovery;
+pub use input_expiry::{EXPIRED_BY, expired_response, is_expired_response};
 pub use input_rounds::AnswerReport;
 pub use registry::argument_errors;
 pub use tools::{TaskTool, ToolDescriptor, ToolMode};

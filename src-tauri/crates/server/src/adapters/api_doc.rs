@@ -15,7 +15,7 @@ use utoipa::openapi::{
     security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
 };
 
-use super::{http_api, job_schemas, jobs_api, logs_api, policy_api, servers_api};
+use super::{approvals_api, http_api, job_schemas, jobs_api, logs_api, policy_api, servers_api};
 use crate::tools::external::EXTERNAL;
 use taskdeck_engine::Engine;
 
@@ -36,6 +36,7 @@ pub fn build(tools: &[String]) -> OpenApi {
     doc.merge(logs_api::routes().into_openapi());
     doc.merge(servers_api::routes().into_openapi());
     doc.merge(policy_api::routes().into_openapi());
+    doc.merge(approvals_api::routes().into_openapi());
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
         "bearer",

@@ -27,6 +27,7 @@ pub mod api_doc;
 pub mod api_error;
 pub mod api_middleware;
 pub mod api_types;
+pub mod approvals_api;
 pub mod auth;
 pub mod events_api;
 pub mod followup_tools;

@@ -1,27 +1,32 @@
-//! The policy step of a gateway call: `allow` goes on, `deny` ends the call with a tool error
-//! result, `ask` waits for the human's answer to a human-only input request that shows the
-//! server, the tool, the principal and the exact arguments. Approving with "always allow"
-//! writes a narrow rule: this principal, this server and tool, these exact arguments.
+//! The policy step of a gateway call ([`crate::approvals::obtain`]): `allow` goes on, `deny`
+//! ends the call with a tool error result, `ask` waits for a human, who sees the server, the
+//! tool, the principal and the exact arguments, and may approve the call as asked, approve an
+//! edited call (checked against the upstream's inputSchema), or deny it with a reason the agent
+//! reads. Approving with "always allow" writes a narrow rule.
 
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 
 use super::call::APPROVAL_KEY;
-use crate::policy::{Decision, Policy, PolicyCall, ToolHints, question};
+use crate::{
+    approvals::{self, Approval, ApprovalCall},
+    policy::{Policy, ToolHints},
+};
 use taskdeck_engine::{Outcome, TaskContext};
 
 /// Longest rendering of the arguments shown in the question; longer ones are cut (the task's
 /// arguments, shown beside it, are whole).
 const SHOWN_ARGUMENTS_BYTES: usize = 4000;
 
-/// Lets the call go on (`Ok`) or ends it with the outcome the agent gets (`Err`).
+/// The arguments to call `tool` with (the human's edit, when they edited the call), or the
+/// outcome the agent gets (`Err`: refused, or the task ended while asking).
 pub async fn obtain(
     ctx: &TaskContext,
     policy: &Policy,
     server: &str,
     tool: &Tool,
     arguments: &Value,
-) -> Result<(), Outcome> {
+) -> Result<Value, Outcome> {
     let hints = tool
         .annotations
         .as_ref()
@@ -30,32 +35,39 @@ pub async fn obtain(
             destructive: a.destructive_hint,
         })
         .unwrap_or_default();
-    let verdict = policy.decide(&PolicyCall {
-        principal: ctx.principal(),
+    let schema = Value::Object((*tool.input_schema).clone());
+    let call = ApprovalCall {
         server,
         tool: &tool.name,
         arguments,
         hints,
-    });
-    match verdict.decision {
-        Decision::Allow => Ok(()),
-        Decision::Deny => Err(refused(format!(
-            "Taskdeck's policy denies {server}'s {} for {} ({}). Do not retry this call; ask the user to change the policy if it is needed.",
-            tool.name,
+        input_schema: Some(&schema),
+        editable: true,
+        key: APPROVAL_KEY,
+        message: format!(
+            "{principal} wants to call {tool} on {server} with:\n\n{shown}",
+            principal = ctx.principal(),
+            tool = tool.name,
+            shown = shown_arguments(arguments),
+        ),
+        always_title: Some(format!(
+            "Always allow {} to call {server}'s {} with exactly these arguments",
             ctx.principal(),
-            verdict.reason
-        ))),
-        Decision::Ask => ask_human(ctx, policy, server, tool, arguments).await,
+            tool.name
+        )),
+        expiry_cap_ms: None,
+    };
+    match approvals::obtain(ctx, policy, call).await {
+        Ok(Approval::Allow { arguments, .. }) => Ok(arguments),
+        Ok(Approval::Deny { message } | Approval::AgentDecides { message }) => {
+            Err(refused(message))
+        }
+        Err(e) => Err(Outcome::from(e)),
     }
 }
 
-async fn ask_human(
-    ctx: &TaskContext,
-    policy: &Policy,
-    server: &str,
-    tool: &Tool,
-    arguments: &Value,
-) -> Result<(), Outcome> {
+/// The arguments pretty-printed, cut at [`SHOWN_ARGUMENTS_BYTES`].
+fn shown_arguments(arguments: &Value) -> String {
     let mut shown = serde_json::to_string_pretty(arguments).unwrap_or_default();
     if shown.len() > SHOWN_ARGUMENTS_BYTES {
         let mut cut = SHOWN_ARGUMENTS_BYTES;
@@ -65,46 +77,7 @@ async fn ask_human(
         shown.truncate(cut);
         shown.push_str("\n… (cut; the task shows the whole arguments)");
     }
-    let message = format!(
-        "{principal} wants to call {tool} on {server} with:\n\n{shown}",
-        principal = ctx.principal(),
-        tool = tool.name,
-    );
-    let schema = question::approval_schema(&format!(
-        "Always allow {} to call {server}'s {} with exactly these arguments",
-        ctx.principal(),
-        tool.name
-    ));
-    let answer = ctx
-        .elicit_human(APPROVAL_KEY, &message, schema)
-        .await
-        .map_err(Outcome::from)?;
-    if !question::approved(&answer) {
-        return Err(refused(match question::declined_reason(&answer) {
-            Some(r) => format!(
-                "The user declined this call of {server}'s {}. Their reason: {r}",
-                tool.name
-            ),
-            None => format!(
-                "The user declined this call of {server}'s {}. Do not retry it unchanged.",
-                tool.name
-            ),
-        }));
-    }
-    if answer
-        .pointer("/content/alwaysAllow")
-        .and_then(Value::as_bool)
-        == Some(true)
-    {
-        let note = format!("always allow, from task {}", ctx.task_id());
-        if let Err(e) = policy.allow_always(ctx.principal(), server, &tool.name, arguments, &note) {
-            tracing::warn!("cannot save the policy rule: {e}");
-            // The human asked for a rule and did not get it: the task's timeline says so.
-            ctx.status_message(format!("\"Always allow\" was not saved: {e}"))
-                .await;
-        }
-    }
-    Ok(())
+    shown
 }
 
 /// A tool error result (the call was not made): the agent reads `text`.

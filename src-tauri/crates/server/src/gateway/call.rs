@@ -101,9 +101,11 @@ impl TaskTool for GatewayCall {
                     Some(json!({"server": server, "tool": tool.name})),
                 ));
             }
-            if let Err(outcome) = approval::obtain(&ctx, &settings.policy, &server, &tool, &arguments).await {
-                return outcome;
-            }
+            let arguments =
+                match approval::obtain(&ctx, &settings.policy, &server, &tool, &arguments).await {
+                    Ok(arguments) => arguments,
+                    Err(outcome) => return outcome,
+                };
             let outcome = call_upstream(&ctx, &upstream, &tool, arguments, &settings).await;
             scrubbed(outcome, &upstream)
         }

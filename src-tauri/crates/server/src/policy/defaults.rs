@@ -23,5 +23,6 @@ pub fn default_verdict(call: &PolicyCall) -> Verdict {
         decision,
         rule_id: None,
         reason: format!("default: {why}"),
+        terms: Default::default(),
     }
 }

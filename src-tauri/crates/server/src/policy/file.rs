@@ -12,7 +12,7 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use super::rules::Rule;
+use super::{rules::Rule, terms::ApprovalTerms};
 
 /// What `policy.json` holds.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -21,12 +21,16 @@ pub struct PolicyDocument {
     /// The rules, first match wins.
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// Terms for every `ask` no rule sets terms for (see [`super::terms`]).
+    #[serde(default, skip_serializing_if = "ApprovalTerms::is_empty")]
+    pub approval: ApprovalTerms,
 }
 
 impl PolicyDocument {
     /// Checks every rule ([`Rule::check`]) and that no two share an id. Errors: the first
     /// problem, naming the rule's position (from 1).
     pub fn check(&self) -> Result<(), String> {
+        self.approval.check()?;
         for (i, rule) in self.rules.iter().enumerate() {
             rule.check().map_err(|e| format!("rule {}: {e}", i + 1))?;
             if self.rules[..i].iter().any(|r| r.id == rule.id) {

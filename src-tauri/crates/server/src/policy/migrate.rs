@@ -55,6 +55,7 @@ fn allow_rule(principal: &str, tool: &str, arguments: BTreeMap<String, String>) 
         decision: Decision::Allow,
         note: None,
         created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
+        approval: Default::default(),
     }
 }
 

@@ -9,8 +9,8 @@
 pub mod defaults;
 pub mod file;
 pub mod migrate;
-pub mod question;
 pub mod rules;
+pub mod terms;
 
 use std::path::Path;
 
@@ -18,6 +18,7 @@ use serde_json::Value;
 
 pub use file::PolicyDocument;
 pub use rules::{Decision, Rule};
+pub use terms::{ApprovalTerms, OnExpiry, Terms};
 
 /// The name Taskdeck's own tools have as a server in rules (`{"server": "taskdeck"}`).
 pub const TASKDECK_SERVER: &str = "taskdeck";
@@ -58,6 +59,8 @@ pub struct Verdict {
     pub rule_id: Option<String>,
     /// For people: `"rule r-5f2c0a1b"`, or the default's reason (`"default: readOnlyHint"`).
     pub reason: String,
+    /// For `ask`: the approval's expiry, its default and how many humans must approve.
+    pub terms: Terms,
 }
 
 /// The policy of one config dir. One per process (`serve.rs` makes it and gives it to the
@@ -92,14 +95,28 @@ impl Policy {
     /// that is their exact value escaped (no wildcards): `run_command` passes `command` when
     /// the line holds shell syntax, so `cargo test *` cannot wave through `cargo test; rm -rf ~`.
     pub fn decide_exact(&self, call: &PolicyCall, exact_only: &[&str]) -> Verdict {
+        let file_terms = self.file_terms();
         match self.matching_rule(call, exact_only) {
             Some(rule) => Verdict {
                 decision: rule.decision,
                 reason: format!("rule {}", rule.id),
+                terms: rule.approval.resolve(&file_terms),
                 rule_id: Some(rule.id),
             },
-            None => defaults::default_verdict(call),
+            None => Verdict {
+                terms: file_terms.resolve(&ApprovalTerms::default()),
+                ..defaults::default_verdict(call)
+            },
         }
+    }
+
+    /// The file's `approval` terms (none while the file is not valid).
+    fn file_terms(&self) -> ApprovalTerms {
+        let doc = self.file.read();
+        doc.as_ref()
+            .as_ref()
+            .map(|d| d.approval.clone())
+            .unwrap_or_default()
     }
 
     /// The first rule that matches `call`, if any (none while the file is not valid).
@@ -149,6 +166,7 @@ impl Policy {
             decision: Decision::Allow,
             note: (!note.is_empty()).then(|| note.to_string()),
             created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
+            approval: Default::default(),
         })
     }
 
@@ -179,7 +197,10 @@ impl Policy {
     /// the file cannot be written.
     pub fn replace(&self, mut rules: Vec<Rule>) -> std::io::Result<Vec<Rule>> {
         rules.iter_mut().for_each(Rule::assign_id);
-        let doc = PolicyDocument { rules };
+        let doc = PolicyDocument {
+            rules,
+            approval: self.file_terms(),
+        };
         doc.check()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.file.replace(&doc)?;

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::terms::ApprovalTerms;
+
 /// What a matching rule decides (`"allow"`, `"ask"` or `"deny"` in the file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +52,10 @@ pub struct Rule {
     pub only_these_arguments: bool,
     /// What the rule decides.
     pub decision: Decision,
+    /// For `ask`: the approval's expiry, its default and how many humans must approve (absent:
+    /// the file's `approval`, then the built-in defaults; see [`super::terms`]).
+    #[serde(default, skip_serializing_if = "ApprovalTerms::is_empty")]
+    pub approval: ApprovalTerms,
     /// Why it exists (e.g. "always allow, from task 01J…"), shown in the Policies view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -148,6 +154,7 @@ impl Rule {
             glob::Pattern::new(pattern)
                 .map_err(|e| format!("{field} {pattern:?} is not a valid pattern: {e}"))?;
         }
+        self.approval.check()?;
         for (name, pattern) in &self.arguments {
             if name.is_empty() {
                 return Err("an argument name is empty".into());
@@ -173,12 +180,14 @@ impl Rule {
             &self.tool,
             &self.arguments,
             self.decision,
+            &self.approval,
         ) == (
             &other.principal,
             &other.server,
             &other.tool,
             &other.arguments,
             other.decision,
+            &other.approval,
         )
     }
 }
@@ -227,6 +236,7 @@ mod tests {
             decision: Decision::Allow,
             note: None,
             created_at_ms: None,
+            approval: Default::default(),
         }
     }
 

@@ -20,10 +20,9 @@ use super::{
     http_job::{ALLOW_PRIVATE_KEY, APPROVE_KEY, tool_error},
     http_reach::{Failure, shown},
 };
+use crate::approvals::{self, Answer, Ask};
 use crate::policy::{
-    Decision, Policy, PolicyCall, Rule, TASKDECK_SERVER, ToolHints,
-    question::{always_allow, approval_schema, approved, declined_reason},
-    rules::exact,
+    Decision, OnExpiry, Policy, PolicyCall, Rule, TASKDECK_SERVER, ToolHints, rules::exact,
 };
 use taskdeck_engine::TaskContext;
 
@@ -163,29 +162,55 @@ impl Permission {
             ),
         };
         let title = format!("Always allow {principal} to send requests to {origin}");
-        let answer = self
-            .ctx
-            .elicit_human(&key, &question, approval_schema(&title))
+        let ask = Ask {
+            key,
+            message: question,
+            always_title: Some(title),
+            server: TASKDECK_SERVER.into(),
+            tool: TOOL.into(),
+            // The URL as people see it: a password in it is never shown (nor hashed).
+            arguments: {
+                let mut shown_arguments = at;
+                shown_arguments["url"] = Value::String(shown(url).to_string());
+                shown_arguments
+            },
+            input_schema: None,
+            editable: false,
+            verdict,
+            expiry_cap_ms: None,
+        };
+        let answer = approvals::ask::ask(&self.ctx, &ask)
             .await
             .map_err(|e| Failure::End(e.into()))?;
-        if !approved(&answer) {
-            let reason = declined_reason(&answer);
-            let because = reason.map_or(String::new(), |r| format!(" Their reason: {r}"));
-            let (text, data) = match &near {
-                Some((authority, ip, how)) => (
-                    format!(
-                        "The human did not allow this task to reach {authority} ({ip}, {how}): {what} was not sent.{because}"
+        let always = match answer {
+            Answer::Approved { always, .. } => always,
+            Answer::Expired(OnExpiry::Allow) => false,
+            Answer::Expired(_) => {
+                return Err(Failure::End(tool_error(
+                    format!("Nobody answered in time: {what} was not sent."),
+                    json!({"expired": true, "request": what}),
+                )));
+            }
+            Answer::Denied { reason, .. } => {
+                let because = reason
+                    .as_deref()
+                    .map_or(String::new(), |r| format!(" Their reason: {r}"));
+                let (text, data) = match &near {
+                    Some((authority, ip, how)) => (
+                        format!(
+                            "The human did not allow this task to reach {authority} ({ip}, {how}): {what} was not sent.{because}"
+                        ),
+                        json!({"refused": authority, "ip": ip, "request": what, "reason": reason}),
                     ),
-                    json!({"refused": authority, "ip": ip, "request": what, "reason": reason}),
-                ),
-                None => (
-                    format!("The human declined: {what} was not sent.{because}"),
-                    json!({"declined": true, "request": what, "reason": reason}),
-                ),
-            };
-            return Err(Failure::End(tool_error(text, data)));
-        }
-        if always_allow(&answer) {
+                    None => (
+                        format!("The human declined: {what} was not sent.{because}"),
+                        json!({"declined": true, "request": what, "reason": reason}),
+                    ),
+                };
+                return Err(Failure::End(tool_error(text, data)));
+            }
+        };
+        if always {
             let rule = Rule {
                 id: String::new(),
                 principal: exact(&principal),
@@ -196,6 +221,7 @@ impl Permission {
                 decision: Decision::Allow,
                 note: Some(format!("always allow, from task {}", self.ctx.task_id())),
                 created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
+                approval: Default::default(),
             };
             if let Err(e) = self.policy.append(rule) {
                 tracing::warn!("cannot save the policy: {e}");

@@ -24,9 +24,9 @@ use super::{
     output::{LatestStatus, OutputLog},
     process::{Ended, describe_exit, read_lines, wait_or_stop},
 };
-use crate::policy::{
-    Decision, Policy, PolicyCall, TASKDECK_SERVER, ToolHints,
-    question::{always_allow, approval_schema, approved, declined_reason},
+use crate::{
+    approvals::{self, Answer, Ask},
+    policy::{Decision, OnExpiry, Policy, PolicyCall, TASKDECK_SERVER, ToolHints},
 };
 use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
@@ -171,23 +171,17 @@ impl TaskTool for RunCommand {
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let policy = self.policy.clone();
         let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
+        let input_schema = self.descriptor.input_schema.clone();
+        let shown = self
+            .redact_arguments(&arguments)
+            .unwrap_or_else(|| arguments.clone());
         async move {
-            let arguments: RunCommandArguments = match parse_for_run(NAME, arguments) {
+            let mut arguments: RunCommandArguments = match parse_for_run(NAME, arguments) {
                 Ok(a) => a,
                 Err(outcome) => return outcome,
             };
-            let line = arguments.command_line();
-            // A relative `cwd` is taken from Taskdeck's working directory; the human is shown, the
-            // policy checks and the command runs in the resolved directory.
-            let cwd = arguments.cwd.as_deref().filter(|c| !c.is_empty()).map(|c| {
-                let dir = PathBuf::from(c);
-                let dir = if dir.is_relative() {
-                    std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir))
-                } else {
-                    dir
-                };
-                dir.canonicalize().unwrap_or(dir)
-            });
+            let mut line = arguments.command_line();
+            let mut cwd = resolve_cwd(&arguments);
             // Nothing to approve when the directory is missing: `execute` says so without running.
             if cwd.as_ref().is_some_and(|d| !d.is_dir()) {
                 return execute(ctx, arguments, line, cwd, log_path).await;
@@ -206,13 +200,7 @@ impl TaskTool for RunCommand {
             // syntax that could chain or substitute other commands behind an allowed prefix
             // (then only a rule naming this exact line matches).
             let plain = !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
-            // The policy is checked against the directory the command will run in.
-            let run_dir = cwd
-                .clone()
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_default();
-            let run_dir = run_dir.canonicalize().unwrap_or(run_dir);
-            let policed = json!({"command": line, "cwd": run_dir.display().to_string()});
+            let policed = policed_arguments(&line, cwd.as_deref());
             let call = PolicyCall {
                 principal: ctx.principal(),
                 server: TASKDECK_SERVER,
@@ -241,31 +229,54 @@ impl TaskTool for RunCommand {
                     format!(" with environment {}", pairs.join(" "))
                 });
                 // Where and with what come first: nothing the command's text holds can pose as them.
-                let question = format!(
-                    "{} wants to run in {where_}{env_text}:\n\n{}",
-                    ctx.principal(),
-                    super::process::shown_script(&line)
-                );
-                let always = format!(
-                    "Always allow this exact command in this directory for {}",
-                    ctx.principal()
-                );
-                let answer = match ctx
-                    .elicit_human("approve-command", &question, approval_schema(&always))
-                    .await
-                {
-                    Ok(answer) => answer,
-                    Err(e) => return e.into(),
+                let question = Ask {
+                    key: "approve-command".into(),
+                    message: format!(
+                        "{} wants to run in {where_}{env_text}:\n\n{}",
+                        ctx.principal(),
+                        super::process::shown_script(&line)
+                    ),
+                    always_title: Some(format!(
+                        "Always allow this exact command in this directory for {}",
+                        ctx.principal()
+                    )),
+                    server: TASKDECK_SERVER.into(),
+                    tool: NAME.into(),
+                    // Environment values may be credentials, shown redacted: such a call is
+                    // approved or denied as it is, never edited.
+                    editable: env.is_none(),
+                    arguments: shown,
+                    input_schema: Some(input_schema),
+                    verdict,
+                    expiry_cap_ms: None,
                 };
-                if !approved(&answer) {
-                    return declined(&line, declined_reason(&answer));
-                }
-                if always_allow(&answer) {
-                    let note = format!("always allow, from task {}", ctx.task_id());
-                    if let Err(e) =
-                        policy.allow_always(ctx.principal(), TASKDECK_SERVER, NAME, &policed, &note)
-                    {
-                        tracing::warn!("cannot save the policy: {e}");
+                match approvals::ask::ask(&ctx, &question).await {
+                    Err(e) => return e.into(),
+                    Ok(Answer::Denied { reason, .. }) => return declined(&line, reason.as_deref()),
+                    Ok(Answer::Expired(OnExpiry::Allow)) => {}
+                    Ok(Answer::Expired(_)) => return expired(&line),
+                    Ok(Answer::Approved { edited, always, .. }) => {
+                        if let Some(new) = edited {
+                            arguments = match edited_call(new) {
+                                Ok(a) => a,
+                                Err(why) => return declined(&line, Some(&why)),
+                            };
+                            line = arguments.command_line();
+                            cwd = resolve_cwd(&arguments);
+                        }
+                        if always {
+                            let note = format!("always allow, from task {}", ctx.task_id());
+                            let policed = policed_arguments(&line, cwd.as_deref());
+                            if let Err(e) = policy.allow_always(
+                                ctx.principal(),
+                                TASKDECK_SERVER,
+                                NAME,
+                                &policed,
+                                &note,
+                            ) {
+                                tracing::warn!("cannot save the policy: {e}");
+                            }
+                        }
                     }
                 }
             }
@@ -273,6 +284,50 @@ impl TaskTool for RunCommand {
         }
         .boxed()
     }
+}
+
+/// A relative `cwd` is taken from Taskdeck's working directory, resolved: the human is shown,
+/// the policy checks and the command runs in that directory.
+fn resolve_cwd(arguments: &RunCommandArguments) -> Option<PathBuf> {
+    arguments.cwd.as_deref().filter(|c| !c.is_empty()).map(|c| {
+        let dir = PathBuf::from(c);
+        let dir = if dir.is_relative() {
+            std::env::current_dir().map_or(dir.clone(), |d| d.join(&dir))
+        } else {
+            dir
+        };
+        dir.canonicalize().unwrap_or(dir)
+    })
+}
+
+/// What the policy matches: `{command: the line, cwd: the directory it runs in}` (Taskdeck's
+/// working directory when none is given), resolved.
+fn policed_arguments(line: &str, cwd: Option<&std::path::Path>) -> Value {
+    let run_dir = cwd
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let run_dir = run_dir.canonicalize().unwrap_or(run_dir);
+    json!({"command": line, "cwd": run_dir.display().to_string()})
+}
+
+/// The call as the human edited it (already checked against the input schema), or why it is
+/// not a call `run_command` can make.
+fn edited_call(arguments: Value) -> Result<RunCommandArguments, String> {
+    let arguments: RunCommandArguments = parse(NAME, &arguments)?;
+    match (arguments.argv.is_some(), arguments.command.is_some()) {
+        (true, false) | (false, true) => Ok(arguments),
+        _ => Err("the edited call must give exactly one of argv or command".into()),
+    }
+}
+
+/// The result when nobody approved in time and the policy refuses on expiry.
+fn expired(line: &str) -> Outcome {
+    Outcome::Completed(json!({
+        "content": [{"type": "text", "text": format!("`{line}` was not started: nobody approved it in time.")}],
+        "structuredContent": {"expired": true, "command": line},
+        "isError": true
+    }))
 }
 
 async fn execute(

@@ -145,6 +145,7 @@ pub(super) fn allow(dir: &std::path::Path, authority: &str) {
         decision: Decision::Allow,
         note: None,
         created_at_ms: None,
+        approval: Default::default(),
     };
     Policy::new(dir).append(rule).unwrap();
 }

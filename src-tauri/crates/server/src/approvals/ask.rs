@@ -1,0 +1,232 @@
+//! Asking the human about one call and waiting for the answer under the approval's terms:
+//! expiry (the request is closed as expired at its deadline and the terms' default applies),
+//! M of N (further questions `KEY-2`, `KEY-3`, ... until enough distinct humans approved; one
+//! denial refuses), and edits (an approval with edited arguments is checked against the tool's
+//! input schema; one that does not fit is asked again, saying why, and an edit restarts the
+//! count of humans, who approved another call). A resumed run replays the answers given before
+//! the restart and keeps each question's deadline.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{
+    digest,
+    question::{self, ApprovalMeta, VerdictShown},
+};
+use crate::policy::{OnExpiry, Verdict};
+use taskdeck_engine::{InputError, TaskContext, is_expired_response};
+
+/// One call to put to the human.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// The first question's key (`approve`, `approve-command`); later ones add `-2`, `-3`, ...
+    pub key: String,
+    /// The question's text (who wants to do what, where).
+    pub message: String,
+    /// The "always allow" checkbox's title; `None` offers none.
+    pub always_title: Option<String>,
+    /// The server the tool belongs to (`taskdeck` for Taskdeck's own).
+    pub server: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The call's arguments as shown and as edited from (credentials redacted).
+    pub arguments: Value,
+    /// The tool's input schema (edits are checked against it).
+    pub input_schema: Option<Value>,
+    /// True when the human may approve an edited call.
+    pub editable: bool,
+    /// What the policy said (its terms apply).
+    pub verdict: Verdict,
+    /// The longest the question may stay open, in ms (a hook's own timeout), whatever the terms.
+    pub expiry_cap_ms: Option<u64>,
+}
+
+/// How an approval ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// Enough humans approved.
+    Approved {
+        /// The call as approved: `Some` when a human edited it.
+        edited: Option<Value>,
+        /// Someone asked for the narrow "always allow" rule.
+        always: bool,
+        /// The humans who approved, in order.
+        humans: Vec<String>,
+    },
+    /// A human denied.
+    Denied {
+        /// Their reason, when they gave one.
+        reason: Option<String>,
+        /// Who denied.
+        human: String,
+    },
+    /// Nobody answered in time: the terms' default applies.
+    Expired(OnExpiry),
+}
+
+/// The question's key for round `n` (from 1).
+fn round_key(base: &str, n: u32) -> String {
+    match n {
+        1 => base.to_string(),
+        n => format!("{base}-{n}"),
+    }
+}
+
+/// Asks until the approval is decided. Errors: the task was cancelled or the question could not
+/// be stored (`Outcome::from` turns it into the tool's outcome).
+pub async fn ask(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
+    let earlier = ctx.input_rounds().unwrap_or_default();
+    let mut arguments = ask.arguments.clone();
+    let mut edited = None;
+    let mut approved_by: Vec<String> = Vec::new();
+    let mut always = false;
+    let mut note: Option<String> = None;
+    for n in 1.. {
+        let key = round_key(&ask.key, n);
+        // A question still open from before a restart is waited on as it was asked.
+        let request = match earlier.iter().find(|r| r.key == key) {
+            Some(round) => round.request.clone(),
+            None => {
+                let meta = meta_for(ctx, ask, &arguments, &approved_by);
+                let message = match &note {
+                    Some(note) => format!("{note}\n\n{}", ask.message),
+                    None => ask.message.clone(),
+                };
+                question::approval_request(&message, ask.always_title.as_deref(), &meta)
+            }
+        };
+        let deadline = question::meta_of(&request).and_then(|m| m.expires_at_ms);
+        let answer = answer_by_deadline(ctx, &key, request, deadline).await?;
+        if is_expired_response(&answer) {
+            return Ok(Answer::Expired(ask.verdict.terms.on_expiry));
+        }
+        let human = answered_by(ctx, &key);
+        if !question::approved(&answer) {
+            return Ok(Answer::Denied {
+                reason: question::declined_reason(&answer).map(str::to_string),
+                human,
+            });
+        }
+        match question::edited_arguments(&answer).filter(|_| ask.editable) {
+            Some(Err(why)) => {
+                note = Some(format!("{human}'s edit was not used: {why}."));
+                continue;
+            }
+            Some(Ok(new)) if new != arguments => {
+                if let Some(why) = schema_errors(ask, &new) {
+                    note = Some(format!("{human}'s edit was not used: {why}."));
+                    continue;
+                }
+                arguments = new.clone();
+                edited = Some(new);
+                approved_by.clear();
+            }
+            _ => {}
+        }
+        always |= question::always_allow(&answer);
+        if approved_by.contains(&human) {
+            note = Some(format!(
+                "{human} already approved this call; another human must approve it."
+            ));
+            continue;
+        }
+        approved_by.push(human);
+        let required = ask.verdict.terms.humans as usize;
+        if approved_by.len() >= required {
+            return Ok(Answer::Approved {
+                edited,
+                always,
+                humans: approved_by,
+            });
+        }
+        let progress = format!("{} of {required} humans approved", approved_by.len());
+        ctx.status_message(format!("{progress}: waiting for another human"))
+            .await;
+        note = Some(format!("{progress} ({}).", approved_by.join(", ")));
+    }
+    unreachable!("the rounds never run out")
+}
+
+/// The question's terms and call as `_meta` says them.
+fn meta_for(
+    ctx: &TaskContext,
+    ask: &Ask,
+    arguments: &Value,
+    approved_by: &[String],
+) -> ApprovalMeta {
+    let terms = ask.verdict.terms;
+    let after = match (terms.expires_after_ms, ask.expiry_cap_ms) {
+        (Some(t), Some(cap)) => Some(t.min(cap)),
+        (t, cap) => t.or(cap),
+    };
+    ApprovalMeta {
+        server: ask.server.clone(),
+        tool: ask.tool.clone(),
+        principal: ctx.principal().to_string(),
+        arguments: arguments.clone(),
+        input_schema: ask.input_schema.clone(),
+        editable: ask.editable,
+        digest: digest(&ask.server, &ask.tool, arguments),
+        verdict: VerdictShown {
+            decision: "ask".into(),
+            rule: ask.verdict.rule_id.clone(),
+            reason: ask.verdict.reason.clone(),
+        },
+        expires_at_ms: after.map(|ms| chrono::Utc::now().timestamp_millis() + ms as i64),
+        on_expiry: terms.on_expiry.as_str().into(),
+        required: terms.humans,
+        approved_by: approved_by.to_vec(),
+    }
+}
+
+/// Waits for the answer to `key`; at `deadline` (Unix ms) closes the question as expired (a
+/// human's answer that lands first wins).
+async fn answer_by_deadline(
+    ctx: &TaskContext,
+    key: &str,
+    request: Value,
+    deadline: Option<i64>,
+) -> Result<Value, InputError> {
+    let answer = ctx.request_human_input(key, request);
+    tokio::pin!(answer);
+    let Some(deadline) = deadline else {
+        return answer.await;
+    };
+    let left = (deadline - chrono::Utc::now().timestamp_millis()).max(0) as u64;
+    tokio::select! {
+        a = &mut answer => return a,
+        _ = tokio::time::sleep(Duration::from_millis(left)) => {}
+    }
+    if let Err(e) = ctx.expire_input(key).await {
+        tracing::warn!(
+            task_id = ctx.task_id(),
+            key,
+            "cannot close an expired question: {e}"
+        );
+    }
+    answer.await
+}
+
+/// Who answered `key`, from the task's input rounds.
+fn answered_by(ctx: &TaskContext, key: &str) -> String {
+    ctx.input_rounds()
+        .ok()
+        .and_then(|rounds| rounds.into_iter().find(|r| r.key == key))
+        .and_then(|r| r.answered_by)
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Why `arguments` does not fit the tool's input schema, or `None`.
+pub fn schema_errors(ask: &Ask, arguments: &Value) -> Option<String> {
+    let schema = ask.input_schema.as_ref()?;
+    super::edit::argument_errors(schema, arguments)
+        .err()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("{} {}", e.path, e.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+}

@@ -1,0 +1,243 @@
+//! Deciding open questions from outside the task: `POST /v1/approvals/decide` and the desktop
+//! notification's Approve / Deny buttons. One decision (approve or deny, one reason) applies to
+//! every item given; each item is answered on its own, through `Engine::answer` (so a
+//! principal that may not answer a human-only question is ignored there, never here), and
+//! reported on its own: one item that fails does not stop the others. An edited call (one item
+//! only) is checked against the tool's input schema before anything is answered.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::{
+    edit::{ArgumentError, argument_errors},
+    question::{self, META_KEY},
+};
+use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord};
+
+/// Approve or deny.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecideAction {
+    /// Let the call go on (answers `accept`).
+    Approve,
+    /// Refuse it (answers `decline`, with the reason).
+    Deny,
+}
+
+/// One question to decide: a task, and the key of its question when it has several open.
+#[derive(Debug, Clone, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DecideItem {
+    /// The task waiting.
+    pub task_id: String,
+    /// The question's key; absent: the task's one open approval (or its one open question).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// `POST /v1/approvals/decide`'s body.
+#[derive(Debug, Clone, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DecideRequest {
+    /// The questions (1 to [`MAX_ITEMS`]).
+    pub items: Vec<DecideItem>,
+    /// Approve or deny all of them.
+    pub decision: DecideAction,
+    /// Why (given to the agent with a denial; at most 2000 characters are kept).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The edited call's arguments (a JSON object; with exactly one item, an approval whose
+    /// question is editable).
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// Also save the narrow "always allow" rule (approvals that offer it).
+    #[serde(default)]
+    pub always_allow: Option<bool>,
+}
+
+/// The most items one decision takes.
+pub const MAX_ITEMS: usize = 500;
+
+/// How one item went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemOutcome {
+    /// The item's task.
+    pub task_id: String,
+    /// The question answered, when one was found.
+    pub key: Option<String>,
+    /// `Err`: why nothing was answered, for people.
+    pub result: Result<(), String>,
+}
+
+/// Why a whole decision was refused (nothing answered).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecideError {
+    /// The request is malformed (400): no items, too many, arguments with several items, ...
+    Invalid(String),
+    /// The edited arguments do not fit the tool's input schema (422).
+    Arguments(Vec<ArgumentError>),
+}
+
+/// Decides `request` as `principal`. Errors: [`DecideError`], before anything is answered.
+pub async fn decide(
+    engine: &Engine,
+    principal: &Principal,
+    request: DecideRequest,
+) -> Result<Vec<ItemOutcome>, DecideError> {
+    if request.items.is_empty() || request.items.len() > MAX_ITEMS {
+        return Err(DecideError::Invalid(format!(
+            "items: give 1 to {MAX_ITEMS} questions"
+        )));
+    }
+    let edited = match &request.arguments {
+        None => None,
+        Some(_) if request.decision == DecideAction::Deny => {
+            return Err(DecideError::Invalid(
+                "arguments: only an approval carries edited arguments".into(),
+            ));
+        }
+        Some(_) if request.items.len() != 1 => {
+            return Err(DecideError::Invalid(
+                "arguments: an edit applies to exactly one item".into(),
+            ));
+        }
+        Some(arguments) => Some(check_edit(engine, principal, &request.items[0], arguments)?),
+    };
+    let mut outcomes = Vec::with_capacity(request.items.len());
+    for item in &request.items {
+        let outcome = decide_one(engine, principal, item, &request, edited.as_deref()).await;
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+async fn decide_one(
+    engine: &Engine,
+    principal: &Principal,
+    item: &DecideItem,
+    request: &DecideRequest,
+    edited: Option<&str>,
+) -> ItemOutcome {
+    let mut outcome = ItemOutcome {
+        task_id: item.task_id.clone(),
+        key: None,
+        result: Ok(()),
+    };
+    let task = match engine.get(principal, &item.task_id) {
+        Ok(t) => t,
+        Err(e) => {
+            outcome.result = Err(explain(e));
+            return outcome;
+        }
+    };
+    let key = match question_key(&task, item.key.as_deref()) {
+        Ok(k) => k,
+        Err(why) => {
+            outcome.result = Err(why);
+            return outcome;
+        }
+    };
+    outcome.key = Some(key.clone());
+    let is_call = question::meta_of(&task.input_requests[&key]).is_some();
+    let answer = match request.decision {
+        DecideAction::Deny => match request.reason.as_deref().map(str::trim) {
+            Some(r) if !r.is_empty() => json!({"action": "decline", "content": {"reason": r}}),
+            _ => json!({"action": "decline"}),
+        },
+        DecideAction::Approve => {
+            let mut content = Map::new();
+            let offers = |field: &str| {
+                task.input_requests[&key]
+                    .pointer(&format!("/params/requestedSchema/properties/{field}"))
+                    .is_some()
+            };
+            if is_call && request.always_allow == Some(true) && offers("alwaysAllow") {
+                content.insert("alwaysAllow".into(), Value::Bool(true));
+            }
+            if let Some(text) = edited {
+                content.insert("arguments".into(), Value::String(text.to_string()));
+            }
+            json!({"action": "accept", "content": content})
+        }
+    };
+    let mut responses = Map::new();
+    responses.insert(key.clone(), answer);
+    outcome.result = match engine.answer(principal, &item.task_id, responses).await {
+        Ok(report) if report.accepted.contains(&key) => Ok(()),
+        Ok(_) => Err(format!(
+            "{key} was not answered: it was decided already, or only a human may answer it"
+        )),
+        Err(e) => Err(explain(e)),
+    };
+    outcome
+}
+
+/// The key to answer: `given`, else the task's one open approval, else its one open question.
+fn question_key(task: &TaskRecord, given: Option<&str>) -> Result<String, String> {
+    if let Some(key) = given {
+        return match task.input_requests.contains_key(key) {
+            true => Ok(key.to_string()),
+            false => Err(format!("{key} is not an open question of this task")),
+        };
+    }
+    let calls: Vec<&String> = task
+        .input_requests
+        .iter()
+        .filter(|(_, r)| question::meta_of(r).is_some())
+        .map(|(k, _)| k)
+        .collect();
+    let candidates: Vec<&String> = match calls.is_empty() {
+        false => calls,
+        true => task.input_requests.keys().collect(),
+    };
+    match candidates.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err("the task has no open question".into()),
+        _ => Err("the task has several open questions: name the key".into()),
+    }
+}
+
+/// Checks an edit of `item`'s call: the question must be editable and the arguments fit its
+/// tool's input schema. Returns the arguments as the JSON text the answer carries.
+fn check_edit(
+    engine: &Engine,
+    principal: &Principal,
+    item: &DecideItem,
+    arguments: &Value,
+) -> Result<String, DecideError> {
+    let task = engine
+        .get(principal, &item.task_id)
+        .map_err(|e| DecideError::Invalid(explain(e)))?;
+    let key = question_key(&task, item.key.as_deref()).map_err(DecideError::Invalid)?;
+    let meta = question::meta_of(&task.input_requests[&key])
+        .filter(|m| m.editable)
+        .ok_or_else(|| {
+            DecideError::Invalid(format!(
+                "{key} is not an approval whose call may be edited ({META_KEY})"
+            ))
+        })?;
+    let schema = meta
+        .input_schema
+        .unwrap_or_else(|| json!({"type": "object"}));
+    argument_errors(&schema, arguments).map_err(DecideError::Arguments)?;
+    // Taskdeck's own tools check more than their schema says (run_command: exactly one of argv
+    // and command).
+    if meta.server == crate::policy::TASKDECK_SERVER
+        && let Some(tool) = engine.tool(&meta.tool)
+        && let Err(why) = tool.check_arguments(arguments)
+    {
+        return Err(DecideError::Arguments(vec![ArgumentError {
+            path: String::new(),
+            message: why,
+        }]));
+    }
+    Ok(arguments.to_string())
+}
+
+/// An engine error as one item's failure, for people.
+fn explain(e: EngineError) -> String {
+    match e {
+        EngineError::NotFound => "no such task".into(),
+        other => other.to_string(),
+    }
+}

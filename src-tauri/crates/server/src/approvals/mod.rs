@@ -1,0 +1,162 @@
+//! The one approval step every call of someone else's tool passes (gateway calls, agent hooks,
+//! `run_command`, `wait_for_http_job`): the policy decides allow, ask or deny; an `ask` is a
+//! question only a human answers ([`question`]), bound to the exact call by its [`digest`],
+//! under the terms the policy set (expiry and its default, how many distinct humans: [`ask`]);
+//! the human may approve, approve an edited call (checked against the tool's input schema:
+//! [`edit`]), or deny with a reason the agent reads. The inbox's view of open questions is
+//! [`inbox`]; deciding them from `/v1` or a notification is [`decide`].
+
+pub mod ask;
+pub mod decide;
+mod digest;
+pub mod edit;
+pub mod inbox;
+pub mod question;
+
+use serde_json::Value;
+
+pub use ask::{Answer, Ask};
+pub use digest::{canonical_json, digest};
+
+use crate::policy::{Decision, OnExpiry, Policy, PolicyCall, ToolHints};
+use taskdeck_engine::{InputError, TaskContext};
+
+/// One call to decide on, as [`obtain`] takes it.
+#[derive(Debug, Clone)]
+pub struct ApprovalCall<'a> {
+    /// The server the tool belongs to (an upstream's name, `claude-code`, `codex`).
+    pub server: &'a str,
+    /// The tool's name on that server.
+    pub tool: &'a str,
+    /// The call's arguments (a JSON object).
+    pub arguments: &'a Value,
+    /// The tool's annotations, for the policy's default.
+    pub hints: ToolHints,
+    /// The tool's input schema, when known (edits are checked against it).
+    pub input_schema: Option<&'a Value>,
+    /// True when the human may approve an edited call.
+    pub editable: bool,
+    /// The question's key (`approve`).
+    pub key: &'a str,
+    /// The question's text.
+    pub message: String,
+    /// The "always allow" checkbox's title; `None` offers none.
+    pub always_title: Option<String>,
+    /// The longest the question may stay open, in ms, whatever the terms (a hook's timeout).
+    pub expiry_cap_ms: Option<u64>,
+}
+
+/// What the call may do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    /// Go on, with these arguments (the human's edit when `edited`).
+    Allow {
+        /// The arguments to call with.
+        arguments: Value,
+        /// True when a human edited the call.
+        edited: bool,
+    },
+    /// Refused; `message` tells the agent why (the human's reason, the rule, the expiry).
+    Deny {
+        /// For the agent.
+        message: String,
+    },
+    /// Nobody answered in time and the terms hand the decision back to the agent's own prompt
+    /// (hooks); a call made through Taskdeck treats it as [`Approval::Deny`].
+    AgentDecides {
+        /// For the agent.
+        message: String,
+    },
+}
+
+/// Decides on `call` for the task of `ctx`: the policy's verdict, and for `ask` the human's
+/// answer under the verdict's terms. "Always allow" saves the narrow rule (the edited call's
+/// arguments when edited; a save that fails is said in the task's status message). Errors:
+/// the task was cancelled, or its question could not be stored.
+pub async fn obtain(
+    ctx: &TaskContext,
+    policy: &Policy,
+    call: ApprovalCall<'_>,
+) -> Result<Approval, InputError> {
+    let verdict = policy.decide(&PolicyCall {
+        principal: ctx.principal(),
+        server: call.server,
+        tool: call.tool,
+        arguments: call.arguments,
+        hints: call.hints,
+    });
+    let (server, tool) = (call.server, call.tool);
+    match verdict.decision {
+        Decision::Allow => {
+            return Ok(Approval::Allow {
+                arguments: call.arguments.clone(),
+                edited: false,
+            });
+        }
+        Decision::Deny => {
+            return Ok(Approval::Deny {
+                message: format!(
+                    "Taskdeck's policy denies {server}'s {tool} for {} ({}). Do not retry this call; ask the user to change the policy if it is needed.",
+                    ctx.principal(),
+                    verdict.reason
+                ),
+            });
+        }
+        Decision::Ask => {}
+    }
+    let question = Ask {
+        key: call.key.to_string(),
+        message: call.message,
+        always_title: call.always_title,
+        server: server.to_string(),
+        tool: tool.to_string(),
+        arguments: call.arguments.clone(),
+        input_schema: call.input_schema.cloned(),
+        editable: call.editable,
+        verdict,
+        expiry_cap_ms: call.expiry_cap_ms,
+    };
+    Ok(match ask::ask(ctx, &question).await? {
+        Answer::Approved { edited, always, .. } => {
+            let arguments = edited.clone().unwrap_or_else(|| call.arguments.clone());
+            if always {
+                let note = format!("always allow, from task {}", ctx.task_id());
+                if let Err(e) =
+                    policy.allow_always(ctx.principal(), server, tool, &arguments, &note)
+                {
+                    tracing::warn!("cannot save the policy rule: {e}");
+                    ctx.status_message(format!("\"Always allow\" was not saved: {e}"))
+                        .await;
+                }
+            }
+            Approval::Allow {
+                arguments,
+                edited: edited.is_some(),
+            }
+        }
+        Answer::Denied { reason, human } => Approval::Deny {
+            message: match reason {
+                Some(r) => {
+                    format!("{human} declined this call of {server}'s {tool}. Their reason: {r}")
+                }
+                None => format!(
+                    "{human} declined this call of {server}'s {tool}. Do not retry it unchanged."
+                ),
+            },
+        },
+        Answer::Expired(OnExpiry::Allow) => Approval::Allow {
+            arguments: call.arguments.clone(),
+            edited: false,
+        },
+        Answer::Expired(OnExpiry::Deny) => Approval::Deny {
+            message: format!(
+                "Nobody answered the approval of this call of {server}'s {tool} in time; the policy refuses it when an approval expires."
+            ),
+        },
+        Answer::Expired(OnExpiry::Ask) => Approval::AgentDecides {
+            message: format!(
+                "Nobody answered in Taskdeck in time; the approval of {server}'s {tool} is yours."
+            ),
+        },
+    })
+}

@@ -1,0 +1,226 @@
+//! The approval inbox through `/v1/approvals` on the real binary, with real `run_command`
+//! calls: the queue (oldest first, identical calls grouped, each call's `_meta` terms), approving
+//! an edited call (checked against the tool's inputSchema: 422 and nothing answered when it
+//! does not fit), denying with a reason the agent reads, deciding many at once with per-item
+//! results, and an approval that expires into its policy's default.
+
+use serde_json::{Value, json};
+
+use crate::harness::Server;
+
+/// `run_command` `command` as `token`; its taskId, once it waits for the human.
+async fn asking(s: &Server, token: &str, command: &str) -> String {
+    let id = s
+        .call(token, "run_command", json!({"command": command}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The agent is never shown a question only a human answers: the admin sees it wait.
+    s.wait_status(&s.admin, &id, "input_required").await;
+    id
+}
+
+/// `POST /v1/approvals/decide` as the admin.
+async fn decide(s: &Server, body: Value) -> (u16, Value) {
+    let (status, reply) = s
+        .v1_post(Some(&s.admin), "/v1/approvals/decide", body)
+        .await;
+    (status.as_u16(), reply)
+}
+
+/// The text of a completed task's result.
+async fn result_text(s: &Server, token: &str, id: &str) -> (Value, String) {
+    s.wait_status(token, id, "completed").await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let result = detail["task"]["result"].clone();
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (result, text)
+}
+
+#[tokio::test]
+async fn the_queue_lists_calls_oldest_first_with_identical_ones_grouped() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let first = asking(&s, &agent, "echo first").await;
+    let twins: Vec<String> = [
+        asking(&s, &agent, "echo twin").await,
+        asking(&s, &agent, "echo twin").await,
+    ]
+    .into();
+    let (status, list) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(status, 200, "{list}");
+    let approvals = list["approvals"].as_array().unwrap();
+    let ids: Vec<&str> = approvals
+        .iter()
+        .map(|a| a["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [first.as_str(), twins[0].as_str(), twins[1].as_str()]);
+    let a = &approvals[0];
+    assert_eq!(a["kind"], "call");
+    assert_eq!(
+        (a["server"].as_str(), a["tool"].as_str()),
+        (Some("taskdeck"), Some("run_command"))
+    );
+    assert_eq!(a["principal"], "agent");
+    assert_eq!(a["arguments"], json!({"command": "echo first"}));
+    assert_eq!(a["key"], "approve-command");
+    assert_eq!(
+        (a["required"].as_u64(), a["onExpiry"].as_str()),
+        (Some(1), Some("deny"))
+    );
+    assert!(a["expiresAtMs"].as_i64().unwrap() > a["waitingSinceMs"].as_i64().unwrap());
+    assert!(
+        a["editable"].as_bool().unwrap() && a["inputSchema"]["properties"]["command"].is_object()
+    );
+    assert!(a["digest"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(
+        list["groups"],
+        json!([{"digest": approvals[1]["digest"], "count": 2, "taskIds": twins}])
+    );
+    // An agent sees only its own, and cannot answer them.
+    let other = s.token("other");
+    let (_, theirs) = s.v1_get(Some(&other), "/v1/approvals").await;
+    assert_eq!(theirs["approvals"], json!([]));
+    let (status, reply) = s
+        .v1_post(
+            Some(&agent),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": first}], "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(reply["results"][0]["ok"], false, "{reply}");
+    assert!(
+        reply["results"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("only a human"),
+        "{reply}"
+    );
+    s.wait_status(&s.admin, &first, "input_required").await;
+}
+
+#[tokio::test]
+async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo as-asked").await;
+    let item = json!([{"taskId": id}]);
+    let (status, problem) = decide(
+        &s,
+        json!({"items": item, "decision": "approve", "arguments": {"command": 5}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["status"], 422);
+    assert_eq!(problem["errors"][0]["path"], "/command", "{problem}");
+    let (status, problem) = decide(
+        &s,
+        json!({"items": item, "decision": "approve", "arguments": {"cwd": "/tmp"}}),
+    )
+    .await;
+    assert_eq!(
+        status, 422,
+        "run_command's own check: one of argv and command: {problem}"
+    );
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let (status, _) = decide(&s, json!({"items": [{"taskId": id}, {"taskId": id}], "decision": "approve", "arguments": {"command": "echo x"}})).await;
+    assert_eq!(status, 400, "an edit applies to one call");
+    let (status, reply) = decide(&s, json!({"items": item, "decision": "approve", "arguments": {"command": "echo edited-by-human"}})).await;
+    assert_eq!(
+        (status, reply["results"][0]["ok"].as_bool()),
+        (200, Some(true)),
+        "{reply}"
+    );
+    let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(
+        text.contains("edited-by-human") && !text.contains("as-asked"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_denial_reason_reaches_the_agent_and_many_are_decided_at_once() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let ids = [
+        asking(&s, &agent, "echo a").await,
+        asking(&s, &agent, "echo b").await,
+    ];
+    let (status, reply) = decide(
+        &s,
+        json!({
+            "items": [{"taskId": ids[0]}, {"taskId": "01nope-0000"}, {"taskId": ids[1]}],
+            "decision": "deny", "reason": "not during the release"
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    let oks: Vec<Value> = reply["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ok"].clone())
+        .collect();
+    assert_eq!(oks, [json!(true), json!(false), json!(true)], "{reply}");
+    assert_eq!(reply["results"][1]["error"], "no such task");
+    for id in &ids {
+        let (result, text) = result_text(&s, &agent, id).await;
+        assert_eq!(result["isError"], true);
+        assert!(text.contains("not during the release"), "{result}");
+    }
+    // Deciding again: each item says it is no longer open.
+    let (_, again) = decide(
+        &s,
+        json!({"items": [{"taskId": ids[0]}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(again["results"][0]["ok"], false, "{again}");
+}
+
+#[tokio::test]
+async fn an_unanswered_approval_expires_into_the_policys_default() {
+    let s = Server::start(&[]).await;
+    std::fs::write(
+        s.dir.join("cfg/policy.json"),
+        json!({"rules": [
+            {"principal": "*", "server": "taskdeck", "tool": "run_command", "arguments": {"command": "echo lenient*"},
+             "decision": "ask", "approval": {"expiresAfterMs": 800, "onExpiry": "allow"}}
+        ], "approval": {"expiresAfterMs": 800}}).to_string(),
+    )
+    .unwrap();
+    let agent = s.token("agent");
+    let strict = asking(&s, &agent, "echo strict").await;
+    let lenient = asking(&s, &agent, "echo lenient").await;
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(list["approvals"][1]["onExpiry"], "allow", "{list}");
+    let (result, text) = result_text(&s, &agent, &strict).await;
+    assert_eq!(result["structuredContent"]["expired"], true, "{result}");
+    assert!(text.contains("nobody approved it in time"), "{text}");
+    let (result, text) = result_text(&s, &agent, &lenient).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(text.contains("lenient"), "{text}");
+    let (_, detail) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks/{strict}"))
+        .await;
+    let round = &detail["inputRounds"][0];
+    assert_eq!(
+        (
+            round["answeredBy"].as_str(),
+            round["response"]["expired"].as_bool()
+        ),
+        (Some("expiry"), Some(true)),
+        "{round}"
+    );
+    assert!(
+        detail["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "inputExpired")
+    );
+}
