@@ -1,8 +1,8 @@
 //! Human principals on the real binary: tokens with the role `human` (made by the admin with
 //! `POST /v1/agents {role: "human"}` or `taskdeck token create --human`) see every principal's
 //! tasks and answer human-only requests (a `run_command` approval), recorded under their
-//! name, where an agent's answer is ignored; they read but never change the policy and the
-//! servers, and make no tokens. A store from before tokens had roles keeps its tokens, as
+//! name, where an agent's answer is ignored; a rule asking for two humans takes two distinct
+//! ones; they read but never change the policy and the servers, and make no tokens. A store from before tokens had roles keeps its tokens, as
 //! agents.
 
 use reqwest::StatusCode;
@@ -289,4 +289,84 @@ async fn tokens_of_a_store_from_before_roles_stay_agents() {
         roles,
         [("admin", "admin"), ("bot", "agent"), ("dave", "human")]
     );
+}
+
+/// `POST /v1/approvals/decide` approving task `id`'s open approval as `token`; the item's result.
+async fn decide_approve(s: &Server, token: &str, id: &str) -> Value {
+    let (status, reply) = s
+        .v1_post(
+            Some(token),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": id}], "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    reply["results"][0].clone()
+}
+
+#[tokio::test]
+async fn two_distinct_humans_approve_a_rule_that_asks_for_two() {
+    let s = Server::start(&[]).await;
+    let bot = s.token("bot");
+    let alice = make_token(&s, "alice", "human").await;
+    let bob = make_token(&s, "bob", "human").await;
+    s.write_policy(json!([
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo deploy*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let id = run(&s, &bot, "echo deploy-ok").await;
+    s.wait_status(&alice, &id, "input_required").await;
+
+    assert_eq!(decide_approve(&s, &alice, &id).await["ok"], true);
+    // One of two: a further question waits, and the same human cannot be the second.
+    let approved_by = |t: &Value| {
+        let requests = t["inputRequests"].as_object().cloned().unwrap_or_default();
+        let meta = |r: &Value| r["params"]["_meta"]["taskdeck/approval"].clone();
+        requests
+            .values()
+            .map(meta)
+            .find(|m| m["approvedBy"] != json!([]))
+    };
+    let waiting = s
+        .wait_for(&alice, &id, "the second question", |t| {
+            approved_by(t).is_some()
+        })
+        .await;
+    let meta = approved_by(&waiting).unwrap();
+    assert_eq!(
+        (&meta["required"], &meta["approvedBy"]),
+        (&json!(2), &json!(["alice"]))
+    );
+    let (_, inbox) = s.v1_get(Some(&bob), "/v1/approvals").await;
+    assert_eq!(
+        inbox["approvals"][0]["approvedBy"],
+        json!(["alice"]),
+        "{inbox}"
+    );
+    // An agent's approval is refused; the same human's second one does not count: the call
+    // still waits for a second human.
+    assert_eq!(decide_approve(&s, &bot, &id).await["ok"], false);
+    decide_approve(&s, &alice, &id).await;
+    let waiting = s
+        .wait_for(&alice, &id, "a question again", |t| {
+            approved_by(t).is_some()
+        })
+        .await;
+    assert_eq!(
+        approved_by(&waiting).unwrap()["approvedBy"],
+        json!(["alice"])
+    );
+
+    assert_eq!(decide_approve(&s, &bob, &id).await["ok"], true);
+    let done = s.wait_status(&bot, &id, "completed").await;
+    assert_eq!(done["result"]["structuredContent"]["exitCode"], 0, "{done}");
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let by: Vec<&str> = detail["inputRounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["answeredBy"].as_str())
+        .collect();
+    assert_eq!(by.last(), Some(&"bob"), "{detail}");
+    assert!(by[..by.len() - 1].iter().all(|h| *h == "alice"), "{detail}");
 }
