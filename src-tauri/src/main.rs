@@ -1,7 +1,7 @@
 //! The `taskdeck` binary: parses the command line and hands over to a shell.
 //!
 //! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
-//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` exits 4 when the API refuses.
+//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` and `taskdeck audit` exit 4 when the API refuses; `taskdeck audit verify` exits 1 when the chain is broken.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -85,6 +85,17 @@ enum Command {
     Servers {
         #[command(subcommand)]
         cmd: taskdeck::cli::servers_cli::ServersCommand,
+    },
+    /// Export and verify the audit log of approval decisions (exit 1 when the chain is broken)
+    Audit {
+        #[command(subcommand)]
+        cmd: taskdeck::cli::audit_cli::AuditCommand,
+        /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
+        #[arg(long, global = true, env = "TASKDECK_PORT")]
+        port: Option<u16>,
+        /// [default: TASKDECK_TOKEN, else the admin token file]
+        #[arg(long, global = true, env = "TASKDECK_TOKEN", hide_env_values = true)]
+        token: Option<String>,
     },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
@@ -170,6 +181,10 @@ struct ServeArgs {
     /// sets `timeoutMs`, in seconds
     #[arg(long, default_value_t = 600)]
     upstream_timeout_secs: u64,
+    /// How long the audit log keeps a decision, in days (0 = forever), however long its task
+    /// is kept
+    #[arg(long, default_value_t = 365, value_parser = clap::value_parser!(u64).range(0..=36_500))]
+    audit_retention_days: u64,
 }
 
 fn main() -> ExitCode {
@@ -253,6 +268,15 @@ fn main() -> ExitCode {
                 data_dir,
             },
         ),
+        Some(Command::Audit { cmd, port, token }) => taskdeck::cli::audit_cli::run(
+            cmd,
+            taskdeck::cli::audit_cli::AuditContext {
+                port,
+                token,
+                data_dir,
+                config_dir,
+            },
+        ),
         Some(Command::McpConfig {
             client,
             name,
@@ -288,6 +312,8 @@ fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serv
         cancel_grace: std::time::Duration::from_millis(args.cancel_grace_ms),
         max_tasks: args.max_tasks,
         max_bytes: args.max_store_bytes,
+        audit_retention_ms: (args.audit_retention_days > 0)
+            .then_some(args.audit_retention_days * 86_400_000),
         ..EngineConfig::default()
     };
     serve::ServeConfig {

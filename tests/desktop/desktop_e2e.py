@@ -321,24 +321,71 @@ def api_get(base: str, path: str, token: str | None):
 # ------------------------------------------------------------------------- notifications
 
 
-def notify_calls(log_path: Path) -> list[dict]:
-    """The Notify method calls in a dbus-monitor log: app name, summary, body of each.
-
-    Top-level arguments are indented by 3 spaces; the string arguments of Notify are, in order,
-    app_name, app_icon, summary and body (the actions array's strings are nested deeper)."""
+def monitor_blocks(log_path: Path) -> list[str]:
+    """The messages of a dbus-monitor log, one text block each (a header line, then arguments)."""
     try:
         text = log_path.read_text(errors="replace")
     except FileNotFoundError:
         return []
+    # A message starts a line with its type; an argument's text may start a line too (a
+    # multi-line body), so only these words split.
+    return re.split(r"\n(?=(?:method call|method return|signal|error) )", text)
+
+
+def notify_calls(log_path: Path) -> list[dict]:
+    """The Notify method calls in a dbus-monitor log: app name, summary, body and actions of each.
+
+    Top-level arguments are indented by 3 spaces; the string arguments of Notify are, in order,
+    app_name, app_icon, summary and body (a body may span lines: it ends where the next argument
+    begins); then comes the actions array, whose strings (6 spaces) alternate key and label."""
     calls = []
-    for block in re.split(r"\n(?=\S)", text):
+    for block in monitor_blocks(log_path):
         head = block.split("\n", 1)[0]
         if not head.startswith("method call") or "member=Notify" not in head:
             continue
-        strings = [m.group(1) for m in re.finditer(r'^   string "(.*)"$', block, re.M)]
+        strings = [m.group(1) for m in re.finditer(r'^   string "(.*?)"$(?=\n   \S|\Z)', block, re.M | re.S)]
+        actions_block = re.search(r"^   array \[\n(.*?)^   \]$", block, re.M | re.S)
+        labels = re.findall(r'^      string "(.*)"$', actions_block.group(1), re.M) if actions_block else []
         if len(strings) >= 4:
-            calls.append({"app": strings[0], "summary": strings[2], "body": strings[3], "raw": block})
+            calls.append({
+                "app": strings[0], "summary": strings[2], "body": strings[3],
+                "actions": dict(zip(labels[::2], labels[1::2])), "raw": block,
+            })
     return calls
+
+
+def signals(log_path: Path, member: str, args: str) -> list[tuple]:
+    """The `member` signals in a dbus-monitor log, each as the groups of `args` (a regex of its
+    argument lines)."""
+    found = []
+    for block in monitor_blocks(log_path):
+        head = block.split("\n", 1)[0]
+        m = re.search(args, block, re.M)
+        if head.startswith("signal") and f"member={member}" in head and m:
+            found.append(m.groups())
+    return found
+
+
+def action_signals(log_path: Path) -> list[tuple[int, str]]:
+    """The ActionInvoked signals: (notification id, action key) each."""
+    return [(int(i), a) for i, a in signals(log_path, "ActionInvoked", r'^   uint32 (\d+)\n   string "(.*)"$')]
+
+
+def closed_signals(log_path: Path) -> list[tuple[int, int]]:
+    """The NotificationClosed signals: (notification id, reason) each."""
+    return [(int(i), int(r)) for i, r in signals(log_path, "NotificationClosed", r"^   uint32 (\d+)\n   uint32 (\d+)$")]
+
+
+def dunst_history() -> list[dict]:
+    """dunst's closed notifications (`dunstctl history`), newest first, each as {field: value}."""
+    r = subprocess.run(["dunstctl", "history"], capture_output=True, text=True, timeout=10)
+    data = json.loads(r.stdout or "{}").get("data") or [[]]
+    return [{k: v.get("data") for k, v in entry.items()} for entry in data[0]]
+
+
+def dunst_displayed() -> str:
+    """How many notifications dunst shows now (`dunstctl count displayed`)."""
+    return subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True, timeout=10).stdout.strip()
 
 
 # -------------------------------------------------------------------------- the app under test
@@ -577,6 +624,7 @@ class Suite:
         self.binary = Path(args.binary).resolve()
         self.work = Path(args.work_dir).resolve()
         self.notify_log = Path(args.notify_log).resolve()
+        self.menu_choice = Path(args.menu_choice).resolve() if args.menu_choice else None
         self.desktop: Desktop | None = None
         self.agent: Agent | None = None
         self.ids: dict[str, str] = {}
@@ -992,6 +1040,114 @@ class Suite:
         wait_for(lambda: self.wd.js(DETAIL_TASK_ID) == task, "the window to open the notified task")
         check(self.wd.js(f"return !!document.querySelector('#detail .prompt-card[data-key=\"approval\"]')"), "the task's prompt is not shown")
 
+    # ---------------------------------------------------------- actionable notifications
+
+    def approval_notification(self, path: Path) -> dict:
+        """Hides the window, clears dunst, starts a gateway call of fs's write_file on `path`
+        (the policy asks the human), and returns its notification once dunst shows it alone."""
+        subprocess.run(["dunstctl", "close-all"], check=False, capture_output=True)
+        wait_for(lambda: dunst_displayed() == "0", "dunst to show no notification")
+        for w in xdotool("search", "--onlyvisible", "--name", "Taskdeck"):
+            xdotool("windowunmap", "--sync", w)
+        wait_for(lambda: self.wd.js("return document.visibilityState") == "hidden", "the window to be hidden", timeout=10)
+        d = self.desktop
+        wait_for(lambda: next((s["state"] == "connected" for s in api_get(d.base, "/v1/servers", d.token)[1]["servers"] if s["name"] == "fs"), False), "upstream fs to be connected (/v1/servers)", timeout=20)
+        task = self.agent.start_task("fs__write_file", {"path": str(path), "content": "from the notification"})
+
+        def notified():
+            return next((c for c in notify_calls(self.notify_log) if str(path) in c["body"] and "approve" in c["actions"]), None)
+
+        call = wait_for(notified, f"a Notify call with Approve / Deny for {path.name}", timeout=10)
+        check(call["actions"].get("approve") == "Approve" and call["actions"].get("deny") == "Deny", f"the notification's actions: {call['actions']}")
+        check(call["actions"].get("default") == "Open", f"a click on the notification should open the window: {call['actions']}")
+        check(call["app"] == "Taskdeck", f"notification app name {call['app']!r}")
+        wait_for(lambda: dunst_displayed() == "1", "dunst to show the notification")
+        check(self.agent.get(task)["status"] == "input_required", "the call does not wait for the human")
+        call["taskId"] = task
+        log(f"  notification: {call['summary']!r} / {call['body']!r} / {call['actions']}")
+        return call
+
+    def pick_in_menu(self, action: str) -> None:
+        """What the user does in dunst: opens the notification's menu (`dunstctl context`, which
+        makes dunst run its menu program) and picks `action`; dunst emits ActionInvoked."""
+        check(self.menu_choice, "run through run.sh: no --menu-choice file for dunst's menu")
+        before = len(action_signals(self.notify_log))
+        self.menu_choice.write_text(action)
+        r = subprocess.run(["dunstctl", "context"], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 0, f"dunstctl context: {r.stderr}")
+        signals = wait_for(lambda: action_signals(self.notify_log)[before:], f"dunst to emit ActionInvoked {action!r}", timeout=10)
+        check([a for _, a in signals] == [action], f"ActionInvoked signals: {signals}")
+
+    def wait_closed(self, path: Path, what: str) -> None:
+        """Waits until the approval notification of the call on `path` is closed by Taskdeck:
+        in dunst's history, with a NotificationClosed signal of reason 3 (closed by a
+        CloseNotification call; 1 would be expired, 2 dismissed)."""
+        t = time.monotonic()
+        entry = wait_for(lambda: next((h for h in dunst_history() if str(path) in h.get("body", "")), None), what, timeout=5)
+        closed = [reason for nid, reason in closed_signals(self.notify_log) if nid == entry["id"]]
+        check(closed == [3], f"notification {entry['id']} closed with reasons {closed}, expected [3] (closed by Taskdeck)")
+        log(f"  notification {entry['id']} closed {time.monotonic() - t:.1f}s after the task completed")
+
+    def task_detail(self, task_id: str) -> dict:
+        status, body = api_get(self.desktop.base, f"/v1/tasks/{task_id}", self.desktop.token)
+        check(status == 200, f"/v1/tasks/{task_id}: {status} {body}")
+        return body
+
+    def wait_settled(self, task_id: str) -> dict:
+        return wait_for(lambda: (lambda b: b["task"]["status"] == "completed" and b)(self.task_detail(task_id)), f"task {task_id[:8]} to complete (/v1)", timeout=15)
+
+    def test_notification_approve(self) -> None:
+        """(8) Approve in the notification of a gateway call: the call runs, the notification
+        closes, and the window stays hidden."""
+        path = self.desktop.fs_dir / "approved-from-the-notification.txt"
+        call = self.approval_notification(path)
+        t = time.monotonic()
+        self.pick_in_menu("approve")
+        log(f"  ActionInvoked {time.monotonic() - t:.1f}s after dunstctl context")
+        detail = self.wait_settled(call["taskId"])
+        log(f"  completed {time.monotonic() - t:.1f}s after dunstctl context")
+        result = detail["task"].get("result") or {}
+        check(result.get("isError") is not True, f"the agent got an error: {result}")
+        check(path.exists() and path.read_text() == "from the notification", f"the file was not written: {path}")
+        rounds = [r for r in detail["inputRounds"] if r["key"] == "approve"]
+        check(rounds and rounds[0]["response"].get("action") == "accept" and rounds[0]["answeredBy"] == "admin", f"the approval's input round: {rounds}")
+        self.wait_closed(path, "the answered notification to close")
+        check(self.wd.js("return document.visibilityState") == "hidden", "approving from the notification opened the window")
+
+    def test_notification_deny(self) -> None:
+        """(9) Deny in the notification of a gateway call: the agent gets the refusal, the file
+        is not written, the notification closes."""
+        path = self.desktop.fs_dir / "denied-from-the-notification.txt"
+        call = self.approval_notification(path)
+        self.pick_in_menu("deny")
+        detail = self.wait_settled(call["taskId"])
+        result = detail["task"].get("result") or {}
+        text = " ".join(c.get("text", "") for c in result.get("content", []))
+        check(result.get("isError") is True and "declined" in text, f"the agent should get the refusal: {result}")
+        check(not path.exists(), f"the denied call wrote {path}")
+        rounds = [r for r in detail["inputRounds"] if r["key"] == "approve"]
+        check(rounds and rounds[0]["response"].get("action") == "decline" and rounds[0]["answeredBy"] == "admin", f"the approval's input round: {rounds}")
+        self.wait_closed(path, "the answered notification to close")
+        check(self.wd.js("return document.visibilityState") == "hidden", "denying from the notification opened the window")
+
+    def test_notification_edit_then_answered_elsewhere(self) -> None:
+        """(10) Edit… in a call's notification shows the window on the call; answered elsewhere
+        (through /v1, as the window or the CLI do), the notification closes."""
+        path = self.desktop.fs_dir / "approved-elsewhere.txt"
+        call = self.approval_notification(path)
+        check(call["actions"].get("edit") == "Edit…", f"a call that may be edited offers Edit…: {call['actions']}")
+        self.pick_in_menu("edit")
+        wait_for(lambda: self.wd.js("return document.visibilityState") == "visible", "Edit… to show the window", timeout=10)
+        wait_for(lambda: self.wd.js(DETAIL_TASK_ID) == call["taskId"], "the window to open the call's task")
+        check(self.agent.get(call["taskId"])["status"] == "input_required", "Edit… answered the call")
+        body = json.dumps({"inputResponses": {"approve": {"action": "accept"}}}).encode()
+        status, _, raw = http_request("POST", f"{self.desktop.base}/v1/tasks/{call['taskId']}/input", body,
+                                      {"Authorization": f"Bearer {self.desktop.token}", "Content-Type": "application/json"}, timeout=10)
+        check(status == 200 and json.loads(raw)["accepted"] == ["approve"], f"answer through /v1: {status} {raw[:300]!r}")
+        self.wait_settled(call["taskId"])
+        check(path.exists(), f"the approved call did not write {path}")
+        self.wait_closed(path, "the notification to close once answered elsewhere")
+
     # ------------------------------------------------------------------ driver
 
     def main(self) -> int:
@@ -1011,6 +1167,9 @@ class Suite:
             self.run("screenshot of the window saved to test-artifacts/desktop.png", self.test_screenshot, True)
             self.run("second launch shows the first window and exits quickly; the first keeps serving", self.test_single_instance, True)
             self.run("clicking a notification shows the window on that task", self.test_notification_click, True)
+            self.run("Approve in a gateway call's notification runs the call without opening the window", self.test_notification_approve, True)
+            self.run("Deny in a gateway call's notification gives the agent the refusal", self.test_notification_deny, True)
+            self.run("Edit… in a call's notification opens the window on it; answered elsewhere, the notification closes", self.test_notification_edit_then_answered_elsewhere, True)
         finally:
             if self.desktop:
                 drops = self.desktop.wd.drops if self.desktop.wd else 0
@@ -1033,7 +1192,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the taskdeck desktop binary")
     p.add_argument("--work-dir", required=True, help="a fresh directory for data dirs and logs")
-    p.add_argument("--notify-log", required=True, help="dbus-monitor's log of Notify calls")
+    p.add_argument("--notify-log", required=True, help="dbus-monitor's log of Notify calls and ActionInvoked signals")
+    p.add_argument("--menu-choice", help="the file dunst's context menu program (dunst-menu.sh) reads the action to pick from")
     p.add_argument("--tauri-driver", default=shutil.which("tauri-driver") or str(Path.home() / ".cargo/bin/tauri-driver"))
     p.add_argument("--budget", type=float, default=130.0, help="seconds after which the remaining tests are not started")
     p.add_argument("--summary", help="write 'PASSED FAILED' here instead of printing the final line")

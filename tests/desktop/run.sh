@@ -4,14 +4,15 @@
 #
 #   tests/desktop/run.sh [path/to/taskdeck]        (default: target/debug/taskdeck, desktop build)
 #
-# Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst, xdotool,
+# Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst (its
+# /etc/xdg/dunst/dunstrc, with the context menu program replaced by dunst-menu.sh), xdotool,
 # webkit2gtk-driver (WebKitWebDriver), tauri-driver (cargo install tauri-driver; or set
 # TAURI_DRIVER=/path), python3 (standard library only), node and npm (the gateway check's
 # upstream, server-filesystem from tests/upstreams, installed here idempotently).
 #
 # It runs on a copy of the binary (the original may be rebuilt meanwhile), wraps itself in
 # xvfb-run + dbus-run-session, starts a notification daemon (dunst) and a dbus-monitor log of
-# Notify calls, runs the test, stops everything it started, and ends with the line
+# Notify calls (CloseNotification calls, ActionInvoked and NotificationClosed signals), runs the test, stops everything it started, and ends with the line
 # "desktop e2e: N passed, M failed" (exit status 0 only when M is 0).
 # Logs of a failed run are kept in the work directory it prints.
 
@@ -36,9 +37,16 @@ if [ -n "${TASKDECK_E2E_INNER:-}" ]; then
   trap 'exit 143' TERM INT
 
   dbus-monitor --session "type='method_call',interface='org.freedesktop.Notifications',member='Notify'" \
+    "type='method_call',interface='org.freedesktop.Notifications',member='CloseNotification'" \
+    "type='signal',interface='org.freedesktop.Notifications',member='ActionInvoked'" \
+    "type='signal',interface='org.freedesktop.Notifications',member='NotificationClosed'" \
     >"$WORK/notify.log" 2>"$WORK/dbus-monitor.err" &
   started+=($!)
-  dunst >"$WORK/dunst.log" 2>&1 &
+  # dunst as installed, except that its context menu (`dunstctl context`) is dunst-menu.sh, which
+  # picks the action named in $WORK/menu-choice.
+  sed "s|^\( *dmenu *=\).*|\1 $HERE/dunst-menu.sh $WORK/menu-choice|" /etc/xdg/dunst/dunstrc >"$WORK/dunstrc"
+  grep -q "dunst-menu.sh" "$WORK/dunstrc" || { echo "cannot set dunst's dmenu in $WORK/dunstrc" >&2; exit 1; }
+  dunst -config "$WORK/dunstrc" >"$WORK/dunst.log" 2>&1 &
   started+=($!)
 
   # Both must be up before the app starts: the monitor is (its first line is NameAcquired),
@@ -59,7 +67,7 @@ if [ -n "${TASKDECK_E2E_INNER:-}" ]; then
   fi
 
   python3 "$HERE/desktop_e2e.py" --binary "$BIN" --work-dir "$WORK" --notify-log "$WORK/notify.log" \
-    --summary "$WORK/summary" --tauri-driver "$TAURI_DRIVER"
+    --menu-choice "$WORK/menu-choice" --summary "$WORK/summary" --tauri-driver "$TAURI_DRIVER"
   exit $?
 fi
 

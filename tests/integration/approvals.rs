@@ -224,3 +224,81 @@ async fn an_unanswered_approval_expires_into_the_policys_default() {
             .any(|e| e["kind"] == "inputExpired")
     );
 }
+
+#[tokio::test]
+async fn every_decision_is_in_the_audit_log_and_the_task_timeline() {
+    let s = Server::start(&[]).await;
+    s.write_policy(
+        json!([{"principal": "*", "server": "taskdeck", "tool": "run_command",
+        "arguments": {"command": "echo fine"}, "decision": "allow"}]),
+    );
+    let agent = s.token("agent");
+    let by_rule = s
+        .call(&agent, "run_command", json!({"command": "echo fine"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    result_text(&s, &agent, &by_rule).await;
+    let edited = asking(&s, &agent, "echo before").await;
+    decide(&s, json!({"items": [{"taskId": edited}], "decision": "approve", "arguments": {"command": "echo after"}})).await;
+    result_text(&s, &agent, &edited).await;
+    let denied = asking(&s, &agent, "echo no").await;
+    decide(
+        &s,
+        json!({"items": [{"taskId": denied}], "decision": "deny", "reason": "too late"}),
+    )
+    .await;
+    result_text(&s, &agent, &denied).await;
+    let (status, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+    assert_eq!(status, 200, "{log}");
+    let entries = log["entries"].as_array().unwrap();
+    let of = |id: &str| {
+        entries
+            .iter()
+            .find(|e| e["taskId"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} not in {log}"))
+    };
+    let rule = of(&by_rule);
+    assert_eq!(
+        (rule["decision"].as_str(), rule["decidedBy"].as_str()),
+        (Some("allow"), Some("rule"))
+    );
+    assert!(rule["rule"].as_str().unwrap().starts_with("r-"));
+    let e = of(&edited);
+    assert_eq!(
+        (
+            e["decision"].as_str(),
+            e["decidedBy"].as_str(),
+            e["human"].as_str()
+        ),
+        (Some("allow"), Some("human"), Some("admin"))
+    );
+    assert_eq!(e["arguments"], json!({"command": "echo before"}));
+    assert_eq!(e["editedArguments"], json!({"command": "echo after"}));
+    assert!(e["digest"].as_str().unwrap().starts_with("sha256:"));
+    let d = of(&denied);
+    assert_eq!(
+        (d["decision"].as_str(), d["reason"].as_str()),
+        (Some("deny"), Some("too late"))
+    );
+    // The task's own timeline holds the same decision.
+    let (_, detail) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks/{edited}"))
+        .await;
+    let event = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "decision")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        event["data"]["editedArguments"],
+        json!({"command": "echo after"}),
+        "{event}"
+    );
+    let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
+    assert_eq!(verified["ok"], true, "{verified}");
+}

@@ -5,6 +5,7 @@ mod harness;
 
 mod api;
 mod approvals;
+mod audit;
 mod crash;
 mod cursors;
 mod gateway;

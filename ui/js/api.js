@@ -63,6 +63,11 @@ export function createApi(getToken, options = {}) {
     getTask: (id, query = '') => request('GET', `/v1/tasks/${encodeURIComponent(id)}${query ? `?${query}` : ''}`),
     answer: (id, inputResponses) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/input`, { inputResponses }),
     cancel: (id) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/cancel`, {}),
+    /** Every pending approval, oldest waiting first: `{approvals, groups}`. */
+    approvals: () => request('GET', '/v1/approvals'),
+    /** Decides approvals: `{items: [{taskId, key}], decision, reason?, arguments?, alwaysAllow?}` → `{results}`
+     *  (one per item); 422 with `errors: [{path, message}]` when edited arguments do not validate. */
+    decide: (body) => request('POST', '/v1/approvals/decide', body),
     /** A byte range of a command task's output log: `{offset}` or `{tail}`, optional `limit`. */
     taskLog: (id, range) => request('GET', `/v1/tasks/${encodeURIComponent(id)}/log?${logQuery(range)}`),
   };

@@ -16,6 +16,7 @@ import { connectStream, closeStream, renderConn } from './live.js';
 import { reloadList, loadMore, scheduleListRender, renderPending, togglePause } from './list.js';
 import { initFilters, renderToolOptions } from './filters.js';
 import { reloadInbox, renderInbox } from './inbox.js';
+import { initApprovals, reloadApprovals, tickApprovals } from './approvals-view.js';
 import { toggleSelect, clearSelection } from './selection.js';
 import { bulkCancel } from './cancel.js';
 import { focusTask, openTask, narrow } from './open-task.js';
@@ -56,6 +57,7 @@ async function start(token) {
     connectStream(eventId);
     // The inbox's query waits for the list's: the first rows are what the page is opened for.
     reloadInbox();
+    reloadApprovals();
     loadTheRestWhenIdle();
   });
   try {
@@ -97,6 +99,8 @@ async function start(token) {
     // Running rows count their seconds like the detail does (rows write only what changed).
     setInterval(() => state.list.tick(), 1000),
     setInterval(renderInbox, 5000),
+    // The approvals' countdowns, to the second.
+    setInterval(tickApprovals, 1000),
   ];
   const wanted = taskFromHash(parseTokenFragment(window.location.hash).hash);
   if (wanted) focusTask(wanted, { focus: false });
@@ -143,6 +147,7 @@ function initApp() {
   window.addEventListener('hashchange', onHashChange);
   $('bulk-cancel').addEventListener('click', bulkCancel);
   $('bulk-clear').addEventListener('click', clearSelection);
+  initApprovals();
   document.addEventListener('keydown', onKey);
   renderPending();
   renderConn();

@@ -18,6 +18,7 @@ import {
   progressText,
 } from './format.js';
 import { describeEvent, groupTimeline, describeProgressRun, describeRound } from './timeline.js';
+import { diffLine } from './json-diff.js';
 
 /** Timeline events shown at first, and added by each "Show earlier events". */
 const TIMELINE_PAGE = 500;
@@ -391,7 +392,13 @@ export class DetailView {
         { class: `tl tl-${d.tone}` },
         h('time', { class: 'tl-time', datetime: ev.at, title: formatTimestamp(ev.at) }, formatClock(ev.at)),
         h('span', { class: 'tl-dot', 'aria-hidden': 'true' }),
-        h('div', { class: 'tl-body' }, h('span', { class: 'tl-title' }, d.title), d.detail ? h('div', { class: 'tl-detail' }, d.detail) : null),
+        h(
+          'div',
+          { class: 'tl-body' },
+          h('span', { class: 'tl-title' }, d.title),
+          d.detail ? h('div', { class: 'tl-detail' }, d.detail) : null,
+          d.diff ? h('ul', { class: 'tl-diff', 'aria-label': 'What the human changed' }, d.diff.map((e) => h('li', { class: `diff-${e.kind}` }, diffLine(e)))) : null,
+        ),
       );
     };
     for (const item of items) {

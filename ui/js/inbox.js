@@ -1,6 +1,7 @@
 // The "Needs input" inbox above the list: every task waiting for an answer (loaded apart from
 // the list's filters, kept current by the stream), the page title's count, and the urgent
-// announcement when a new request arrives. An entry opens its task on the prompt.
+// announcement when a new request arrives. An entry opens its task on the prompt. Tasks whose
+// request is an approval are listed in the approval queue above (approvals-view.js) instead.
 
 import { listQuery } from './tasks-model.js';
 import { h, clear, $ } from './dom.js';
@@ -74,7 +75,8 @@ export function renderInbox() {
   const scroll = ul.scrollTop;
   clear(ul);
   const now = Date.now();
-  for (const t of list.slice(0, INBOX_SHOWN)) {
+  const queued = new Set(state.approvals.approvals.map((a) => a.taskId));
+  for (const t of list.filter((x) => !queued.has(x.taskId)).slice(0, INBOX_SHOWN)) {
     const { msg, more, label } = inboxEntryText(t);
     const btn = h(
       'button',

@@ -11,16 +11,37 @@ import { togglePause } from './list.js';
 import { toggleSelect } from './selection.js';
 import { requestCancel } from './cancel.js';
 import { openTask, closeDetail, narrow } from './open-task.js';
+import { focusApprovals, openApproval, decide, decideMany, renderApprovals, selectionReason } from './approvals-view.js';
+
+/** Keys on a row of the approval queue (focus in it): what each asks for. */
+const APPROVAL_KEYS = {
+  j: 'approval-down',
+  ArrowDown: 'approval-down',
+  k: 'approval-up',
+  ArrowUp: 'approval-up',
+  Enter: 'approval-open',
+  a: 'approval-approve',
+  d: 'approval-deny',
+  e: 'approval-edit',
+  x: 'approval-select',
+  X: 'approval-select',
+  A: 'approval-approve-selected',
+  D: 'approval-deny-selected',
+  Escape: 'approval-leave',
+};
 
 /**
  * The shortcut key press `e` asks for, or null. `typing`: focus is in a text field (`inSearch`:
  * the search box); `listFocused`: the task list has focus (arrows, Home/End, Page keys, Enter
- * and Space act on it only then; j/k/x act on it from anywhere).
+ * and Space act on it only then; j/k/x act on it from anywhere); `inApprovals`: focus is on a
+ * row of the approval queue (j/k/a/d/e/x/A/D/Enter/Escape act on the queue then; Enter only on
+ * the row itself, `onApprovalRow`, so a focused button keeps its own Enter).
  */
-export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused }) {
+export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false }) {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return null;
   if (dialogOpen) return null;
   if (typing) return e.key === 'Escape' && inSearch ? 'leave-search' : null;
+  if (inApprovals && Object.hasOwn(APPROVAL_KEYS, e.key) && (e.key !== 'Enter' || onApprovalRow)) return APPROVAL_KEYS[e.key];
   const onList = (command) => (listFocused ? command : null);
   switch (e.key) {
     case '/':
@@ -74,7 +95,15 @@ export function pageStep(height) {
 export function onKey(e) {
   const target = e.target;
   const listFocused = target === $('task-list');
-  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing: isTypingTarget(target), inSearch: target === $('search'), listFocused });
+  const queue = $('approvals-list');
+  const inApprovals = queue.contains(target);
+  const onApprovalRow = inApprovals && target.parentElement === queue;
+  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing: isTypingTarget(target), inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow });
+  if (command && command.startsWith('approval-')) {
+    e.preventDefault();
+    onApprovalKey(command, e);
+    return;
+  }
   switch (command) {
     case 'leave-search':
       $('task-list').focus();
@@ -153,6 +182,10 @@ export function onKey(e) {
       togglePause();
       return;
     case 'inbox': {
+      if (focusApprovals()) {
+        e.preventDefault();
+        return;
+      }
       const first = state.inbox.list()[0];
       if (first) {
         e.preventDefault();
@@ -165,6 +198,69 @@ export function onKey(e) {
         e.preventDefault();
         closeDetail();
       }
+      return;
+    default:
+  }
+}
+
+/** Carries out a key of the approval queue on its highlighted row. */
+function onApprovalKey(command, e) {
+  const inbox = state.approvals;
+  const row = inbox.rows[inbox.activeIndex];
+  const approval = row && row.type === 'approval' ? row.approval : null;
+  switch (command) {
+    case 'approval-down':
+    case 'approval-up':
+      inbox.move(command === 'approval-down' ? 1 : -1);
+      focusApprovals();
+      return;
+    case 'approval-open':
+      if (row && row.type === 'group') {
+        inbox.toggleGroup(row.digest);
+        renderApprovals();
+      } else if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
+      else if (approval) openApproval(row.id);
+      return;
+    case 'approval-approve':
+      if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
+      else if (approval) decide([approval], 'approve');
+      else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info');
+      return;
+    case 'approval-deny':
+    case 'approval-edit': {
+      if (!approval || approval.kind === 'question') return;
+      const card = openApproval(row.id, true);
+      if (!card) return;
+      if (command === 'approval-deny') card.focusReason();
+      else if (card.canEdit) card.focusEditor();
+      else {
+        toast('This agent takes the call as asked or not at all.', 'info');
+        card.focusReason();
+      }
+      return;
+    }
+    case 'approval-select':
+      if (row) {
+        inbox.toggleSelect(inbox.activeIndex, e.shiftKey);
+        renderApprovals();
+      }
+      return;
+    case 'approval-approve-selected':
+    case 'approval-deny-selected': {
+      const chosen = inbox.selectedApprovals();
+      if (!chosen.length) {
+        toast('Select approvals first (x; Shift+x for a range).', 'info');
+        return;
+      }
+      if (command === 'approval-approve-selected') decideMany(chosen, 'approve', selectionReason());
+      else $('approvals-reason').focus();
+      return;
+    }
+    case 'approval-leave':
+      if (inbox.openId) {
+        openApproval(inbox.openId, false);
+        focusApprovals();
+      } else $('task-list').focus();
       return;
     default:
   }

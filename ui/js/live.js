@@ -11,6 +11,7 @@ import { reloadList, scheduleListRender, scheduleCountsRefresh, renderPending } 
 import { noteTool, notePrincipal } from './filters.js';
 import { reloadInbox, scheduleInboxRender, announceInput } from './inbox.js';
 import { renderBulk } from './selection.js';
+import { reloadApprovals, onApprovalChange } from './approvals-view.js';
 
 /**
  * Opens the live stream. With `resumeFrom` (the list page's `eventId`) it starts with the
@@ -27,6 +28,7 @@ export function connectStream(resumeFrom) {
       toast('Live updates fell behind; the list was reloaded.', 'warn');
       reloadList();
       reloadInbox();
+      reloadApprovals();
       if (state.detail.taskId) state.detail.scheduleRefetch();
     },
     onAuthError,
@@ -39,6 +41,7 @@ export function connectStream(resumeFrom) {
           // created and deleted meanwhile; the counts come from the server again.
           reloadList();
           reloadInbox();
+          reloadApprovals();
         }
         openedOnce = true;
       }
@@ -83,6 +86,7 @@ function handleChange(change) {
   const inboxResult = state.inbox.apply(task, change.event);
   if (inboxResult === 'added') announceInput(task);
   if (inboxResult || state.inbox.total !== null) scheduleInboxRender();
+  onApprovalChange(change);
   state.detail.onChange(change);
   // A task's text changes as it runs, so whether it matches the free text changes too: the
   // counts under a search come from the server again (at most once a second).

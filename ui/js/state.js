@@ -5,6 +5,7 @@
 
 import { TaskList, InputInbox, defaultFilters } from './tasks-model.js';
 import { desktopBridge } from './notify-settings.js';
+import { ApprovalInbox } from './approvals-model.js';
 
 /** The detail pane until its modules have loaded: no task is open. */
 export const NO_DETAIL = {
@@ -72,6 +73,8 @@ export const state = Object.seal({
   // ------------------------------------------------------------ inbox and detail
   /** The tasks waiting for input ("Needs input" above the list). */
   inbox: new InputInbox(),
+  /** The pending approvals (GET /v1/approvals): the queue, what is open, highlighted, selected. */
+  approvals: new ApprovalInbox(),
   /** The detail pane: NO_DETAIL until its modules load, then the DetailView. */
   detail: NO_DETAIL,
   /** The task being opened while the detail's modules load (Escape cancels it), or null. */

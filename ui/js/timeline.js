@@ -2,10 +2,49 @@
 
 import { formatDuration, oneLine, progressText, prettyJson } from './format.js';
 import { statusLabel } from './status.js';
+import { jsonDiff } from './json-diff.js';
 
 /**
- * @typedef {{title: string, detail?: string, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted'}} EventText
+ * @typedef {{title: string, detail?: string, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted',
+ *   diff?: import('./json-diff.js').DiffEntry[]}} EventText  `diff`: how a human edited a call they approved
  */
+
+const DECISION_WORDS = { allow: ['Approved', 'Allowed'], deny: ['Denied', 'Denied'], ask: ['Handed back to the agent’s prompt', 'Handed back to the agent’s prompt'] };
+
+/**
+ * A `decision` event (Engine::record_decision): who or what decided the call, how, and why;
+ * with the diff when a human approved it with edited arguments.
+ * @returns {EventText}
+ */
+function describeDecision(d) {
+  const [human, other] = DECISION_WORDS[d.decision] || [`Decided (${d.decision ?? 'unknown'})`, `Decided (${d.decision ?? 'unknown'})`];
+  const call = d.tool ? ` ${d.server ? `${d.server} ` : ''}${d.tool}` : '';
+  let title;
+  switch (d.decidedBy) {
+    case 'human':
+      title = `${human}${call} by ${d.human || 'a human'}`;
+      break;
+    case 'rule':
+      title = `${other}${call} by rule${d.rule ? ` ${d.rule}` : ''}`;
+      break;
+    case 'default':
+      title = `${other}${call} by default`;
+      break;
+    case 'expiry':
+      title = `Nobody answered in time:${call} ${other.toLowerCase()}`;
+      break;
+    case 'abandoned':
+      title = `Approval abandoned:${call} ${other.toLowerCase()}`;
+      break;
+    default:
+      title = `${other}${call}`;
+  }
+  const edited = d.editedArguments !== undefined && d.editedArguments !== null;
+  if (edited) title += ' with edited arguments';
+  const detail = typeof d.reason === 'string' && d.reason ? `Reason: ${oneLine(d.reason, 500)}` : undefined;
+  const tone = d.decision === 'allow' ? 'good' : d.decision === 'deny' ? 'bad' : 'warn';
+  return { title, detail, tone, diff: edited ? jsonDiff(d.arguments ?? {}, d.editedArguments) : undefined };
+}
 
 function ttlWords(data) {
   const reason = data && typeof data.reason === 'string' ? ` (${data.reason})` : '';
@@ -57,6 +96,8 @@ export function describeEvent(ev) {
       return { title: ttlWords(d), tone: 'muted' };
     case 'deleted':
       return { title: 'Removed from Taskdeck', detail: 'Its time to live ran out, or a retention cap removed it. What is shown here is its last state.', tone: 'muted' };
+    case 'decision':
+      return describeDecision(d);
     case 'resumed':
       return { title: 'Resumed', detail: d.reason === 'restart' ? 'Taskdeck restarted and picked the task up again.' : d.reason, tone: 'info' };
     default:

@@ -64,3 +64,15 @@ test('a Page key moves a screenful of 64 px rows less one, at least one', () => 
   assert.equal(pageStep(64), 1);
   assert.equal(pageStep(0), 1);
 });
+
+test('on a row of the approval queue, the queue’s keys win; typing and dialogs still pause them', () => {
+  const inQueue = { ...elsewhere, inApprovals: true, onApprovalRow: true };
+  const want = { j: 'approval-down', k: 'approval-up', ArrowDown: 'approval-down', ArrowUp: 'approval-up', Enter: 'approval-open', a: 'approval-approve', d: 'approval-deny', e: 'approval-edit', x: 'approval-select', X: 'approval-select', A: 'approval-approve-selected', D: 'approval-deny-selected', Escape: 'approval-leave' };
+  for (const [k, command] of Object.entries(want)) assert.equal(shortcutFor(key(k), inQueue), command, k);
+  assert.equal(shortcutFor(key('?'), inQueue), 'help', 'other keys keep their meaning');
+  assert.equal(shortcutFor(key('Enter'), { ...inQueue, onApprovalRow: false }), null, 'a focused button keeps its Enter');
+  assert.equal(shortcutFor(key('a'), { ...inQueue, typing: true }), null, 'typing a reason');
+  assert.equal(shortcutFor(key('a'), { ...inQueue, dialogOpen: true }), null);
+  assert.equal(shortcutFor(key('A'), elsewhere), null, 'A means nothing outside the queue');
+  assert.equal(shortcutFor(key('e'), elsewhere), null);
+});

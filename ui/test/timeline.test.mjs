@@ -50,3 +50,17 @@ test('input rounds say who answered what', () => {
   assert.equal(describeRound({ key: 'k', request, state: 'superseded' }).state, 'Withdrawn by the task');
   assert.equal(describeRound({ key: 'k', request, state: 'answered', response: { action: 'decline' }, answeredBy: 'bob' }).state, 'Declined by bob');
 });
+
+test('a decision says who decided the call and how; an edited approval carries the diff', () => {
+  const base = { server: 'claude-code', tool: 'Bash', digest: 'sha256:00', arguments: { command: 'rm -rf build' } };
+  const edited = describeEvent({ kind: 'decision', data: { ...base, decision: 'allow', decidedBy: 'human', human: 'alice', editedArguments: { command: 'rm -rf build/tmp' } } });
+  assert.equal(edited.title, 'Approved claude-code Bash by alice with edited arguments');
+  assert.equal(edited.tone, 'good');
+  assert.deepEqual(edited.diff, [{ path: 'command', kind: 'changed', from: 'rm -rf build', to: 'rm -rf build/tmp' }]);
+  const denied = describeEvent({ kind: 'decision', data: { ...base, decision: 'deny', decidedBy: 'human', human: 'bob', reason: 'not on Fridays', editedArguments: null } });
+  assert.deepEqual(denied, { title: 'Denied claude-code Bash by bob', detail: 'Reason: not on Fridays', tone: 'bad', diff: undefined });
+  assert.equal(describeEvent({ kind: 'decision', data: { ...base, decision: 'allow', decidedBy: 'rule', rule: 'r-1a2b3c4d' } }).title, 'Allowed claude-code Bash by rule r-1a2b3c4d');
+  assert.equal(describeEvent({ kind: 'decision', data: { ...base, decision: 'deny', decidedBy: 'expiry' } }).title, 'Nobody answered in time: claude-code Bash denied');
+  assert.equal(describeEvent({ kind: 'decision', data: { decision: 'ask', decidedBy: 'expiry' } }).tone, 'warn');
+  assert.equal(describeEvent({ kind: 'decision', data: { ...base, decision: 'allow', decidedBy: 'default' } }).title, 'Allowed claude-code Bash by default');
+});

@@ -5,7 +5,9 @@
 //! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel`.
 //! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
 //!   `import`'s file side is `servers_import`).
+//! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
 
+pub mod audit_cli;
 pub mod run_cli;
 mod run_job;
 pub mod servers_cli;

@@ -9,6 +9,7 @@
 //! - Tauri commands exist only for what a browser cannot do: notification settings and opening
 //!   the data dir.
 
+mod approval_notifications;
 mod commands;
 mod notifier;
 mod settings;

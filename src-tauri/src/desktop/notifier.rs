@@ -1,6 +1,7 @@
 //! Sends desktop notifications (notify-rust, D-Bus) for the changes the policy in
-//! `adapters::notices` selects. Clicking one focuses the window on that task. Without a session
-//! bus or a notification daemon it logs once and keeps running.
+//! `adapters::notices` selects. Clicking one focuses the window on that task. A task waiting on
+//! an approval is notified by `approval_notifications` instead (Approve / Deny buttons). Without
+//! a session bus or a notification daemon it logs once and keeps running.
 
 use std::sync::{
     Arc,
@@ -9,7 +10,7 @@ use std::sync::{
 
 use tauri::Manager;
 
-use super::SettingsStore;
+use super::{SettingsStore, approval_notifications::ApprovalNotifications};
 use taskdeck_engine::Engine;
 use taskdeck_server::adapters::notices::{Notice, notice_for};
 
@@ -17,14 +18,31 @@ use taskdeck_server::adapters::notices::{Notice, notice_for};
 pub fn spawn(app: tauri::AppHandle, engine: Engine, settings: Arc<SettingsStore>) {
     let mut feed = engine.store().feed().subscribe();
     let unavailable_logged = Arc::new(AtomicBool::new(false));
+    let approvals = ApprovalNotifications::new(app.clone(), engine.clone());
     tauri::async_runtime::spawn(async move {
         loop {
             let change = match feed.recv().await {
                 Ok(c) => c,
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    approvals.resync();
+                    continue;
+                }
                 Err(_) => return,
             };
+            // Answered questions close their notifications even while notifications are paused.
+            if change.event.kind == "deleted" {
+                approvals.forget(&change.task.task_id);
+            } else {
+                approvals.follow(&change.task);
+            }
             if settings.paused() {
+                continue;
+            }
+            if ApprovalNotifications::handles(&change.task) {
+                let s = settings.get();
+                if s.input_required && !s.do_not_disturb {
+                    approvals.notify(&change.task);
+                }
                 continue;
             }
             let focused = app

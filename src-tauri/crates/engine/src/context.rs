@@ -164,6 +164,16 @@ impl TaskContext {
         self.engine.request_input(self, key, request, true).await
     }
 
+    /// Records an approval decision about this task's call in the audit log and its timeline
+    /// ([`Engine::record_decision`]; `rec.task_id` is set to this task). Errors: as there.
+    pub async fn record_decision(
+        &self,
+        mut rec: crate::DecisionRecord,
+    ) -> Result<crate::AuditEntry, EngineError> {
+        rec.task_id = Some(self.task_id.clone());
+        self.engine.record_decision(rec).await
+    }
+
     /// Form-mode elicitation (`elicitation/create`, `mode: "form"`) under `key`. Returns the
     /// `ElicitResult` (`{"action": "accept"|"decline"|"cancel", "content"?: {...}}`).
     pub async fn elicit(

@@ -1,8 +1,9 @@
 //! `taskdeck-engine`: the task engine. Model, state machine, durable store, change feed, search
 //! index, the [`Engine`] (tool registry, executors, input rounds, retention and its sweeper),
-//! how a failed task's error is recorded (`failure`), idempotent creation (`idempotency`), and
-//! the caps on what tasks store (`limits`). It depends on no web, MCP-transport, CLI or desktop crate (its Cargo.toml
-//! is checked by `tests/integration/layers.rs`): adapters translate its calls to the wire.
+//! how a failed task's error is recorded (`failure`), idempotent creation (`idempotency`), the
+//! hash-chained audit log of approval decisions (`audit`), and the caps on what tasks store
+//! (`limits`). It depends on no web, MCP-transport, CLI or desktop crate (its Cargo.toml is
+//! checked by `tests/integration/layers.rs`): adapters translate its calls to the wire.
 //!
 //! Invariants (kept true by this module and relied upon by every adapter):
 //! - every state change goes through [`Engine`] methods that run inside one store write, which
@@ -13,6 +14,7 @@
 //!   [`EngineError::NotFound`], exactly as for an id that never existed.
 
 pub mod answer_cache;
+pub mod audit;
 pub mod clock;
 mod context;
 pub mod detailed_task;
@@ -28,6 +30,9 @@ pub mod search;
 pub mod state;
 pub mod store;
 
+pub use audit::{
+    AuditEntry, AuditProblem, AuditVerification, ChainLink, DecisionRecord, verify_chain,
+};
 pub use context::{InputError, Outcome, TaskContext};
 pub use engine::{
     AnswerReport, EXPIRED_BY, Engine, EngineConfig, Recovery, TaskTool, ToolDescriptor, ToolMode,

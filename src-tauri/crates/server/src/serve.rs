@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     adapters::{
-        approvals_api,
+        approvals_api, audit_api,
         auth::{self, Authenticator},
         guard::{Guard, guard, loopback_origins},
         http_api, jobs_api, logs_api,
@@ -207,6 +207,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .merge(servers_api::router(gateway.clone()))
+        .merge(audit_api::router(engine.clone()))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
         // the extractors then take what passed.

@@ -12,8 +12,11 @@
 //! - `input_rounds`: input requests and their answers (SEP-2663 §Task Update Requests);
 //! - `updates`: cancellation requests, status messages and progress;
 //! - `reads`: what a principal may read of its tasks;
-//! - `retention`: TTL expiry, the store caps, and the sweeper that enforces both.
+//! - `retention`: TTL expiry, the store caps, and the sweeper that enforces both;
+//! - `audit_log`: recording approval decisions in the audit log, reading, verifying and
+//!   pruning it.
 
+mod audit_log;
 mod creation;
 mod executor;
 mod input_expiry;
@@ -57,6 +60,9 @@ pub struct EngineConfig {
     pub max_bytes: Option<u64>,
     /// How long a task that failed by expiry stays visible before it is deleted, in ms.
     pub expired_grace_ms: u64,
+    /// How long an audit log entry is kept, in ms from when it was recorded (independent of
+    /// its task's ttlMs); `None` = forever. Default 365 days.
+    pub audit_retention_ms: Option<u64>,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +74,7 @@ impl Default for EngineConfig {
             max_tasks: None,
             max_bytes: None,
             expired_grace_ms: 60_000,
+            audit_retention_ms: Some(Engine::DEFAULT_AUDIT_RETENTION_MS),
         }
     }
 }
@@ -97,6 +104,8 @@ impl Engine {
     /// The longest retention a requestor may ask for when the default is unlimited: 100 years
     /// in ms, the bound `--default-ttl-ms` has.
     pub const MAX_REQUESTED_TTL_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
+    /// How long audit log entries are kept unless configured otherwise: 365 days in ms.
+    pub const DEFAULT_AUDIT_RETENTION_MS: u64 = 365 * 24 * 3600 * 1000;
 
     /// An engine over `store`. `error_object` makes the JSON-RPC error object a failed task
     /// stores and clients see, from the engine's [`TaskFailure`](super::TaskFailure) (the

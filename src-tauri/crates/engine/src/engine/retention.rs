@@ -9,8 +9,9 @@
 //! the next idempotency key's expiry (woken early when an earlier deadline appears), expires
 //! what is due, and enforces the caps; each pass also drops the `deleted` events older than
 //! [`DELETED_EVENTS_KEPT_MS`](super::super::store::DELETED_EVENTS_KEPT_MS) (only passes delete
-//! tasks, so only passes add them) and the expired idempotency keys. No polling interval: when
-//! nothing has a deadline it sleeps until woken.
+//! tasks, so only passes add them) and the expired idempotency keys, and prunes the audit log
+//! to its own retention (`audit_log`; the oldest entry's due time is one of the deadlines). No
+//! polling interval: when nothing has a deadline it sleeps until woken.
 
 use std::{
     sync::{
@@ -80,7 +81,13 @@ impl Engine {
                 }
                 let tasks = parts.store.next_expiry().ok().flatten();
                 let keys = parts.store.read(idempotency::next_expiry).ok().flatten();
-                let next = tasks.into_iter().chain(keys).min().unwrap_or(i64::MAX);
+                let audit = engine.next_audit_prune().ok().flatten();
+                let next = tasks
+                    .into_iter()
+                    .chain(keys)
+                    .chain(audit)
+                    .min()
+                    .unwrap_or(i64::MAX);
                 parts.sweeper.next_deadline.store(next, Ordering::Relaxed);
                 let wait_ms = if next == i64::MAX {
                     LONGEST_SLEEP_MS
@@ -96,8 +103,9 @@ impl Engine {
         });
     }
 
-    /// One sweeper pass: expires every task due, enforces the caps, and prunes old `deleted`
-    /// events and expired idempotency keys. Errors: [`EngineError::Store`].
+    /// One sweeper pass: expires every task due, enforces the caps, prunes old `deleted`
+    /// events and expired idempotency keys, and prunes the audit log to its retention.
+    /// Errors: [`EngineError::Store`].
     async fn sweep_once(&self) -> Result<(), EngineError> {
         loop {
             let due = self.parts.store.expired(now_ms(), 500)?;
@@ -118,6 +126,7 @@ impl Engine {
                 idempotency::prune(w.conn, now)
             })
             .await?;
+        self.prune_audit().await?;
         Ok(())
     }
 

@@ -10,10 +10,11 @@
 //!
 //! Parts: `schema` (tables, migrations), `connection` (opening, pragmas, readers),
 //! `writer` and `checkpoint` (the threads), `write_context` (what a write sees),
-//! `tasks`, `lists`, `events`, `input_requests`, `tokens` (the tables' queries), and
-//! `answers` (the cached `tasks/get` answers).
+//! `tasks`, `lists`, `events`, `input_requests`, `tokens` (the tables' queries), `audit` (the
+//! decision log), and `answers` (the cached `tasks/get` answers).
 
 mod answers;
+mod audit;
 mod checkpoint;
 mod connection;
 mod events;
@@ -37,6 +38,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+pub(crate) use audit::{append_audit, prune_audit};
 pub(crate) use connection::create_private_file;
 pub use events::created_ttl;
 pub use input_requests::{

@@ -4,7 +4,8 @@
 //! Tables: `tasks` (one row per task), `input_requests` (every input round), `events` (the
 //! timeline), `tokens` (bearer token hashes, [`super::tokens`]), `meta` (key/value),
 //! `idempotency_keys` ([`crate::idempotency`]), `task_counts` (tasks per principal, tool and
-//! status, kept by the writer in the transactions that change the tasks).
+//! status, kept by the writer in the transactions that change the tasks), `audit` (the
+//! hash-chained log of approval decisions, [`super::audit`]; it outlives the tasks).
 
 use rusqlite::{Connection, params};
 
@@ -95,10 +96,29 @@ CREATE TABLE IF NOT EXISTS task_counts(
   n INTEGER NOT NULL,
   PRIMARY KEY(principal, tool, status)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS audit(
+  seq INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  task_id TEXT,
+  principal TEXT NOT NULL,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  decided_by TEXT NOT NULL,
+  human TEXT,
+  rule TEXT,
+  reason TEXT,
+  arguments TEXT NOT NULL,
+  edited_arguments TEXT,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
 "#;
 
 /// Brings a store written by an earlier Taskdeck up to [`SCHEMA`] (which only creates what is
-/// missing): columns added since are added with their defaults. Errors: [`EngineError::Store`].
+/// missing, so tables added since, such as `audit` (2026-12), appear empty there): columns
+/// added since are added with their defaults. Errors: [`EngineError::Store`].
 fn migrate(conn: &Connection) -> Result<(), EngineError> {
     // `task_counts` (added 2026-11-29) is filled once from the tasks of a store that had none;
     // from then on the writer keeps it in step.

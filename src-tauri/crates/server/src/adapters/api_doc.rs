@@ -15,14 +15,16 @@ use utoipa::openapi::{
     security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
 };
 
-use super::{approvals_api, http_api, job_schemas, jobs_api, logs_api, policy_api, servers_api};
+use super::{
+    approvals_api, audit_api, http_api, job_schemas, jobs_api, logs_api, policy_api, servers_api,
+};
 use crate::tools::external::EXTERNAL;
 use taskdeck_engine::Engine;
 
 /// The parts of the document no handler declares: title, description, security.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents, jobs and upstream MCP servers. Every route needs `Authorization: Bearer <token>` (else 401) and a loopback `Host` (and `Origin`, when sent; else 403); errors are RFC 9457 problem documents. A request body over 4 MiB is refused with 413 on every route; a method a path does not take is a 405 problem document with `Allow`."),
+    info(title = "Taskdeck HTTP API", description = "Tasks, input rounds, events, agents, jobs, upstream MCP servers, the policy and the audit log. Every route needs `Authorization: Bearer <token>` (else 401) and a loopback `Host` (and `Origin`, when sent; else 403); errors are RFC 9457 problem documents. A request body over 4 MiB is refused with 413 on every route; a method a path does not take is a 405 problem document with `Allow`."),
     security(("bearer" = []))
 )]
 struct ApiInfo;
@@ -37,6 +39,7 @@ pub fn build(tools: &[String]) -> OpenApi {
     doc.merge(servers_api::routes().into_openapi());
     doc.merge(policy_api::routes().into_openapi());
     doc.merge(approvals_api::routes().into_openapi());
+    doc.merge(audit_api::routes().into_openapi());
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
         "bearer",

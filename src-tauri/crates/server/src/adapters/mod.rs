@@ -20,6 +20,8 @@
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
 //! - [`servers_api`]: `/v1/servers`, the gateway's upstream servers (read by the admin and humans, changed by the admin).
+//! - [`audit_api`]: `/v1/audit`, the audit log of approval decisions: pages, JSON Lines and
+//!   CSV exports, verification (admin only).
 
 pub mod agent_view;
 pub mod agents_api;
@@ -28,6 +30,7 @@ pub mod api_error;
 pub mod api_middleware;
 pub mod api_types;
 pub mod approvals_api;
+pub mod audit_api;
 pub mod auth;
 pub mod events_api;
 pub mod followup_tools;

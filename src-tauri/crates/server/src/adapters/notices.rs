@@ -5,10 +5,17 @@
 //! do-not-disturb is on); a task that completes or fails notifies when it ran longer than the
 //! threshold (default 10 s) or the window is not focused. Bodies come from agents: they are
 //! escaped for the notification server's markup (`&`, `<`, `>`) and truncated.
+//!
+//! Approvals (see [`pending_approvals`] and [`approval_notice`]): a task waiting on an approval
+//! question gets one notification per question, with Approve / Deny buttons when the
+//! notification server supports actions, the call's M of N ("1 of 2 approvals") and its
+//! expiry ("expires in 5 min (14:05)"); a question that needs a form only opens the window.
 
+use chrono::{DateTime, FixedOffset, Offset};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use taskdeck_engine::{TaskStatus, feed::Change};
+use taskdeck_engine::{TaskRecord, TaskStatus, feed::Change};
 
 /// User settings for notifications (persisted by the desktop shell as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +73,297 @@ pub fn escape_body(text: &str) -> String {
         }
     }
     out
+}
+
+/// Where an approval question carries its call: `params._meta["taskdeck/approval"]` of the
+/// stored `elicitation/create` request (shape in the approval plan: server, tool, principal,
+/// arguments, editable, expiresAtMs, required, approvedBy, ...).
+pub const APPROVAL_META_POINTER: &str = "/params/_meta/taskdeck~1approval";
+
+/// The metadata of an approval form that carries none.
+static NO_METADATA: Value = Value::Null;
+
+/// What an approval question is, for its notification.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ApprovalKind<'a> {
+    /// A tool call waiting for the human (gateway call, `run_command`, hook, ...): its
+    /// `taskdeck/approval` metadata.
+    Call(&'a Value),
+    /// `request_approval`, an agent's own form. `fields`: its form asks for something (then
+    /// only the window can answer it).
+    Question { fields: bool },
+}
+
+/// A button of an approval notification. [`NoticeAction::id`] is the action key sent to the
+/// notification server (`default` is what a click on the notification invokes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeAction {
+    /// Shows the window on the task.
+    Open,
+    /// Approves without opening the window.
+    Approve,
+    /// Denies without opening the window (no reason).
+    Deny,
+    /// Shows the window on the task, to edit the call before approving it.
+    Edit,
+}
+
+impl NoticeAction {
+    /// Every action, for [`NoticeAction::from_id`].
+    const ALL: [NoticeAction; 4] = [
+        NoticeAction::Open,
+        NoticeAction::Approve,
+        NoticeAction::Deny,
+        NoticeAction::Edit,
+    ];
+
+    /// The action key on the bus (Desktop Notifications spec, `Notify`'s `actions`).
+    pub fn id(self) -> &'static str {
+        match self {
+            NoticeAction::Open => "default",
+            NoticeAction::Approve => "approve",
+            NoticeAction::Deny => "deny",
+            NoticeAction::Edit => "edit",
+        }
+    }
+
+    /// The button's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            NoticeAction::Open => "Open",
+            NoticeAction::Approve => "Approve",
+            NoticeAction::Deny => "Deny",
+            NoticeAction::Edit => "Edit…",
+        }
+    }
+
+    /// The action an `ActionInvoked` key names; `None` for keys this policy never sends.
+    pub fn from_id(id: &str) -> Option<NoticeAction> {
+        Self::ALL.into_iter().find(|a| a.id() == id)
+    }
+}
+
+/// The notification for one pending approval question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalNotice {
+    pub task_id: String,
+    /// The input request's key (`approve`, `approve-2`, `approval`, ...).
+    pub key: String,
+    /// What is approved, for the texts that follow ("write_file on fs").
+    pub subject: String,
+    /// Escaped for the notification server's markup, like [`Notice::summary`].
+    pub summary: String,
+    /// Escaped; ends with the M of N and the countdown lines when they apply.
+    pub body: String,
+    /// The actions to send, in order; always starts with [`NoticeAction::Open`] (the click).
+    pub actions: Vec<NoticeAction>,
+    /// When the question expires (Unix ms); `None`: never.
+    pub expires_at_ms: Option<i64>,
+}
+
+/// Classifies input request `key` of `task`: an approval question, or `None` for any other
+/// request. A request with `taskdeck/approval` metadata is a call; `request_approval`'s key
+/// `approval` is a question.
+pub fn approval_kind<'a>(
+    task: &TaskRecord,
+    key: &str,
+    request: &'a Value,
+) -> Option<ApprovalKind<'a>> {
+    if let Some(meta) = request.pointer(APPROVAL_META_POINTER) {
+        return Some(ApprovalKind::Call(meta));
+    }
+    // A policy approval form without metadata (key `approve`/`approve-*`, the approval schema
+    // with `alwaysAllow`): a call whose server and tool only its message names.
+    let approval_form = request
+        .pointer("/params/requestedSchema/properties/alwaysAllow")
+        .is_some();
+    if approval_form && (key == "approve" || key.starts_with("approve-")) {
+        return Some(ApprovalKind::Call(&NO_METADATA));
+    }
+    if task.tool == "request_approval" && key == "approval" {
+        let fields = request
+            .pointer("/params/requestedSchema/properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        return Some(ApprovalKind::Question { fields });
+    }
+    None
+}
+
+/// The outstanding approval questions of `task` as `(key, request)`, in key order; empty unless
+/// the task is `input_required`.
+pub fn pending_approvals(task: &TaskRecord) -> Vec<(&str, &Value)> {
+    if task.status != TaskStatus::InputRequired {
+        return Vec::new();
+    }
+    task.input_requests
+        .iter()
+        .filter(|(k, r)| approval_kind(task, k, r).is_some())
+        .map(|(k, r)| (k.as_str(), r))
+        .collect()
+}
+
+/// The notification for approval question `key` of `task` (`request` is its stored input
+/// request). `now_ms` and `local` (the user's UTC offset) place the countdown;
+/// `actions_supported`: the notification server has the `actions` capability (else the only
+/// action is the click, which opens the window). `human`: who answers from this desktop; when
+/// they already approved a call that needs more humans, Approve is not offered again.
+pub fn approval_notice(
+    task: &TaskRecord,
+    key: &str,
+    request: &Value,
+    now_ms: i64,
+    local: FixedOffset,
+    actions_supported: bool,
+    human: &str,
+) -> ApprovalNotice {
+    let kind = approval_kind(task, key, request).unwrap_or(ApprovalKind::Question { fields: true });
+    let message = request
+        .pointer("/params/message")
+        .and_then(Value::as_str)
+        .unwrap_or("A task needs your approval");
+    let mut actions = vec![NoticeAction::Open];
+    let (subject, summary, body, expires_at_ms) = match kind {
+        ApprovalKind::Call(meta) => {
+            let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or("");
+            let (server, tool) = (text("server"), text("tool"));
+            let subject = if server.is_empty() || tool.is_empty() {
+                task.tool.clone()
+            } else {
+                format!("{tool} on {server}")
+            };
+            let principal = match text("principal") {
+                "" => task.principal.as_str(),
+                p => p,
+            };
+            let call = match meta.get("arguments") {
+                Some(args) => format!(
+                    "{principal}: {}",
+                    serde_json::to_string(args).unwrap_or_default()
+                ),
+                None => message.to_string(),
+            };
+            let mut extra = Vec::new();
+            let required = meta.get("required").and_then(Value::as_u64).unwrap_or(1);
+            let approved_by: Vec<&str> = meta
+                .get("approvedBy")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if required > 1 {
+                extra.push(approvals_so_far(&approved_by, required));
+            }
+            let expires = meta.get("expiresAtMs").and_then(Value::as_i64);
+            if let Some(at) = expires {
+                extra.push(countdown(at, now_ms, local));
+            }
+            if actions_supported {
+                if !approved_by.contains(&human) {
+                    actions.push(NoticeAction::Approve);
+                }
+                actions.push(NoticeAction::Deny);
+                if meta.get("editable").and_then(Value::as_bool) != Some(false) {
+                    actions.push(NoticeAction::Edit);
+                }
+            }
+            let mut body = escape_body(&call);
+            for line in extra {
+                body.push('\n');
+                body.push_str(&escape_body(&line));
+            }
+            (
+                subject.clone(),
+                format!("Approve {subject}?"),
+                body,
+                expires,
+            )
+        }
+        ApprovalKind::Question { fields } => {
+            if actions_supported && !fields {
+                actions.extend([NoticeAction::Approve, NoticeAction::Deny]);
+            }
+            (
+                task.tool.clone(),
+                format!("{} needs input ({})", task.tool, task.principal),
+                escape_body(message),
+                None,
+            )
+        }
+    };
+    ApprovalNotice {
+        task_id: task.task_id.clone(),
+        key: key.to_string(),
+        summary: escape_body(&summary),
+        subject,
+        body,
+        actions,
+        expires_at_ms,
+    }
+}
+
+/// "1 of 2 approvals (alice)": how many distinct humans approved so far of the `required`.
+pub fn approvals_so_far(approved_by: &[&str], required: u64) -> String {
+    let mut text = format!("{} of {required} approvals", approved_by.len());
+    if !approved_by.is_empty() {
+        text.push_str(&format!(" ({})", approved_by.join(", ")));
+    }
+    text
+}
+
+/// The expiry as a notification can show it (it does not tick): "expires in 5 min (14:05)",
+/// "expires in 2 h 10 min (16:15)", "expires in 3 d (Fri 14:05)", "expires in less than a
+/// minute (14:05)" or "expired". Minutes round up; the clock time is in `local`.
+pub fn countdown(expires_at_ms: i64, now_ms: i64, local: FixedOffset) -> String {
+    let left_ms = expires_at_ms - now_ms;
+    if left_ms <= 0 {
+        return "expired".into();
+    }
+    let Some(at) = DateTime::from_timestamp_millis(expires_at_ms).map(|t| t.with_timezone(&local))
+    else {
+        return "expired".into();
+    };
+    let minutes = (left_ms + 59_999) / 60_000;
+    let (days, hours, mins) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
+    let (left, clock) = if left_ms < 60_000 {
+        ("less than a minute".to_string(), at.format("%H:%M"))
+    } else if minutes < 60 {
+        (format!("{minutes} min"), at.format("%H:%M"))
+    } else if days == 0 {
+        let h = minutes / 60;
+        let left = if mins == 0 {
+            format!("{h} h")
+        } else {
+            format!("{h} h {mins} min")
+        };
+        (left, at.format("%H:%M"))
+    } else {
+        let left = if hours == 0 {
+            format!("{days} d")
+        } else {
+            format!("{days} d {hours} h")
+        };
+        (left, at.format("%a %H:%M"))
+    };
+    format!("expires in {left} ({clock})")
+}
+
+/// The user's UTC offset now (the system's time zone), for [`countdown`].
+pub fn local_offset() -> FixedOffset {
+    chrono::Local::now().offset().fix()
+}
+
+/// The short notification shown when answering from a notification failed: `action` is what
+/// was tried (Approve or Deny), `why` the reason for people ("it was already answered").
+pub fn answer_failed_notice(notice: &ApprovalNotice, action: NoticeAction, why: &str) -> Notice {
+    let verb = match action {
+        NoticeAction::Deny => "deny",
+        _ => "approve",
+    };
+    Notice {
+        task_id: notice.task_id.clone(),
+        summary: escape_body(&format!("Could not {verb} {}", notice.subject)),
+        body: escape_body(why),
+    }
 }
 
 /// The notification for `change`, if any. `window_focused`: the Taskdeck window has focus.
@@ -223,5 +521,235 @@ mod tests {
         let e = escape_body(&long);
         assert_eq!(e.chars().count(), MAX_BODY_CHARS + 1);
         assert!(e.ends_with('…'));
+    }
+}
+
+#[cfg(test)]
+mod approval_notice_tests {
+    use std::collections::BTreeMap;
+
+    use chrono::FixedOffset;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    const NOW: i64 = 1_764_600_000_000; // 2025-12-01 14:40:00 UTC
+
+    fn utc() -> FixedOffset {
+        FixedOffset::east_opt(0).unwrap()
+    }
+
+    fn waiting(tool: &str, key: &str, request: Value) -> TaskRecord {
+        TaskRecord {
+            task_id: "t1".into(),
+            seq: 1,
+            tool: tool.into(),
+            arguments: json!({}),
+            principal: "agent".into(),
+            status: TaskStatus::InputRequired,
+            status_message: None,
+            created_at_ms: NOW,
+            last_updated_at_ms: NOW,
+            ttl_ms: None,
+            poll_interval_ms: 1000,
+            progress: None,
+            result: None,
+            error: None,
+            input_requests: BTreeMap::from([(key.to_string(), request)]),
+            cancel_requested: false,
+        }
+    }
+
+    fn call_request(meta: Value) -> Value {
+        json!({"method": "elicitation/create", "params": {
+            "mode": "form", "message": "claude-code wants to call Bash on claude-code with: ...",
+            "requestedSchema": {"type": "object", "properties": {"reason": {"type": "string"}}},
+            "_meta": {"taskdeck/approval": meta}}})
+    }
+
+    fn notice(task: &TaskRecord, actions: bool) -> ApprovalNotice {
+        let (key, request) = pending_approvals(task)[0];
+        approval_notice(task, key, request, NOW, utc(), actions, "admin")
+    }
+
+    #[test]
+    fn a_call_offers_approve_deny_and_edit_with_its_arguments() {
+        let meta = json!({"server": "claude-code", "tool": "Bash", "principal": "claude-code",
+            "arguments": {"command": "rm -rf <build>"}, "editable": true, "required": 1,
+            "approvedBy": [], "expiresAtMs": NOW + 5 * 60_000});
+        let task = waiting("claude-code__Bash", "approve", call_request(meta));
+        let n = notice(&task, true);
+        assert_eq!(n.key, "approve");
+        assert_eq!(n.summary, "Approve Bash on claude-code?");
+        assert_eq!(
+            n.body,
+            "claude-code: {\"command\":\"rm -rf &lt;build&gt;\"}\nexpires in 5 min (14:45)"
+        );
+        assert_eq!(
+            n.actions,
+            [
+                NoticeAction::Open,
+                NoticeAction::Approve,
+                NoticeAction::Deny,
+                NoticeAction::Edit
+            ]
+        );
+        assert_eq!(n.expires_at_ms, Some(NOW + 300_000));
+    }
+
+    #[test]
+    fn without_the_actions_capability_only_the_click_opens() {
+        let task = waiting(
+            "fs__write_file",
+            "approve",
+            call_request(json!({"server": "fs", "tool": "write_file"})),
+        );
+        assert_eq!(notice(&task, false).actions, [NoticeAction::Open]);
+    }
+
+    #[test]
+    fn a_call_that_cannot_be_edited_has_no_edit_button() {
+        let task = waiting(
+            "codex",
+            "approve",
+            call_request(json!({"server": "codex", "tool": "shell", "editable": false})),
+        );
+        assert_eq!(
+            notice(&task, true).actions,
+            [
+                NoticeAction::Open,
+                NoticeAction::Approve,
+                NoticeAction::Deny
+            ]
+        );
+    }
+
+    #[test]
+    fn m_of_n_is_shown_and_a_human_does_not_approve_twice() {
+        let meta = json!({"server": "k8s", "tool": "deploy", "arguments": {}, "required": 2,
+            "approvedBy": ["admin"]});
+        let task = waiting("k8s__deploy", "approve-2", call_request(meta));
+        let n = notice(&task, true);
+        assert_eq!(n.key, "approve-2");
+        assert!(n.body.ends_with("\n1 of 2 approvals (admin)"), "{}", n.body);
+        assert!(!n.actions.contains(&NoticeAction::Approve));
+        assert!(n.actions.contains(&NoticeAction::Deny));
+        let other = approval_notice(
+            &task,
+            "approve-2",
+            &task.input_requests["approve-2"],
+            NOW,
+            utc(),
+            true,
+            "bob",
+        );
+        assert!(other.actions.contains(&NoticeAction::Approve));
+        assert_eq!(approvals_so_far(&[], 2), "0 of 2 approvals");
+    }
+
+    #[test]
+    fn a_policy_form_without_metadata_is_still_a_call() {
+        let request = json!({"method": "elicitation/create", "params": {"mode": "form",
+            "message": "admin wants to call write_file on fs with: {}",
+            "requestedSchema": {"type": "object", "properties": {"alwaysAllow": {"type": "boolean"}, "reason": {"type": "string"}}}}});
+        let task = waiting("fs__write_file", "approve", request.clone());
+        let n = notice(&task, true);
+        assert_eq!(n.summary, "Approve fs__write_file?");
+        assert_eq!(n.body, "admin wants to call write_file on fs with: {}");
+        assert!(n.actions.contains(&NoticeAction::Approve));
+        // Another key with that form is an ordinary question.
+        assert!(pending_approvals(&waiting("x", "other", request)).is_empty());
+    }
+
+    #[test]
+    fn request_approval_gets_buttons_only_without_fields() {
+        let form = |properties: Value| {
+            json!({"method": "elicitation/create", "params": {"mode": "form",
+            "message": "Deploy?", "requestedSchema": {"type": "object", "properties": properties}}})
+        };
+        let plain = waiting("request_approval", "approval", form(json!({})));
+        let n = notice(&plain, true);
+        assert_eq!(n.summary, "request_approval needs input (agent)");
+        assert_eq!(n.body, "Deploy?");
+        assert_eq!(
+            n.actions,
+            [
+                NoticeAction::Open,
+                NoticeAction::Approve,
+                NoticeAction::Deny
+            ]
+        );
+        let with_fields = waiting(
+            "request_approval",
+            "approval",
+            form(json!({"reason": {"type": "string"}})),
+        );
+        assert_eq!(notice(&with_fields, true).actions, [NoticeAction::Open]);
+    }
+
+    #[test]
+    fn only_waiting_tasks_have_pending_approvals() {
+        let mut task = waiting("fs__write_file", "approve", call_request(json!({})));
+        assert_eq!(pending_approvals(&task).len(), 1);
+        task.status = TaskStatus::Working;
+        assert!(pending_approvals(&task).is_empty());
+        let question = json!({"method": "elicitation/create", "params": {"message": "Name?"}});
+        assert!(pending_approvals(&waiting("some_tool", "name", question)).is_empty());
+    }
+
+    #[test]
+    fn countdown_texts() {
+        let plus_two = FixedOffset::east_opt(2 * 3600).unwrap();
+        assert_eq!(
+            countdown(NOW + 5 * 60_000, NOW, utc()),
+            "expires in 5 min (14:45)"
+        );
+        assert_eq!(
+            countdown(NOW + 5 * 60_000, NOW, plus_two),
+            "expires in 5 min (16:45)"
+        );
+        assert_eq!(
+            countdown(NOW + 4 * 60_000 + 1, NOW, utc()),
+            "expires in 5 min (14:44)"
+        );
+        assert_eq!(
+            countdown(NOW + 30_000, NOW, utc()),
+            "expires in less than a minute (14:40)"
+        );
+        assert_eq!(
+            countdown(NOW + 90 * 60_000, NOW, utc()),
+            "expires in 1 h 30 min (16:10)"
+        );
+        assert_eq!(
+            countdown(NOW + 120 * 60_000, NOW, utc()),
+            "expires in 2 h (16:40)"
+        );
+        assert_eq!(
+            countdown(NOW + 3 * 86_400_000, NOW, utc()),
+            "expires in 3 d (Thu 14:40)"
+        );
+        assert_eq!(
+            countdown(NOW + 26 * 3_600_000, NOW, utc()),
+            "expires in 1 d 2 h (Tue 16:40)"
+        );
+        assert_eq!(countdown(NOW, NOW, utc()), "expired");
+    }
+
+    #[test]
+    fn action_ids_round_trip_and_failures_are_short() {
+        for a in NoticeAction::ALL {
+            assert_eq!(NoticeAction::from_id(a.id()), Some(a));
+        }
+        assert_eq!(NoticeAction::from_id("__closed"), None);
+        let task = waiting(
+            "fs__write_file",
+            "approve",
+            call_request(json!({"server": "fs", "tool": "write_file"})),
+        );
+        let n = notice(&task, true);
+        let failed = answer_failed_notice(&n, NoticeAction::Deny, "it was already answered");
+        assert_eq!(failed.summary, "Could not deny write_file on fs");
+        assert_eq!(failed.body, "it was already answered");
+        assert_eq!(failed.task_id, "t1");
     }
 }

@@ -73,9 +73,16 @@ fn round_key(base: &str, n: u32) -> String {
     }
 }
 
-/// Asks until the approval is decided. Errors: the task was cancelled or the question could not
-/// be stored (`Outcome::from` turns it into the tool's outcome).
+/// Asks until the approval is decided, and records how it ended in the audit log (also when
+/// it was abandoned). Errors: the task was cancelled or the question could not be stored
+/// (`Outcome::from` turns it into the tool's outcome).
 pub async fn ask(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
+    let answer = ask_rounds(ctx, ask).await;
+    super::record::record_answer(ctx, ask, answer.as_ref().ok()).await;
+    answer
+}
+
+async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
     let earlier = ctx.input_rounds().unwrap_or_default();
     let mut arguments = ask.arguments.clone();
     let mut edited = None;

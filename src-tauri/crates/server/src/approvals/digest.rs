@@ -4,8 +4,10 @@
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+pub use taskdeck_engine::audit::canonical_json;
 
-/// `"sha256:"` and the lowercase hex SHA-256 of the canonical JSON ([`canonical_json`]) of
+/// `"sha256:"` and the lowercase hex SHA-256 of the canonical JSON ([`canonical_json`]: keys
+/// sorted at every depth, no whitespace; the audit log hashes the same way) of
 /// `{"arguments", "server", "tool"}`.
 pub fn digest(server: &str, tool: &str, arguments: &Value) -> String {
     let call = json!({"server": server, "tool": tool, "arguments": arguments});
@@ -13,45 +15,6 @@ pub fn digest(server: &str, tool: &str, arguments: &Value) -> String {
         "sha256:{}",
         hex::encode(Sha256::digest(canonical_json(&call).as_bytes()))
     )
-}
-
-/// `value` as JSON text with object keys sorted (by their UTF-8 bytes) at every depth and no
-/// insignificant whitespace, so equal values always give equal text (this build's serde_json
-/// keeps insertion order, so `to_string` alone would not).
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (key, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 #[cfg(test)]

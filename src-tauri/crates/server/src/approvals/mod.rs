@@ -12,6 +12,7 @@ mod digest;
 pub mod edit;
 pub mod inbox;
 pub mod question;
+pub mod record;
 
 use serde_json::Value;
 
@@ -86,6 +87,9 @@ pub async fn obtain(
         hints: call.hints,
     });
     let (server, tool) = (call.server, call.tool);
+    if verdict.decision != Decision::Ask {
+        record::record_verdict(ctx, server, tool, call.arguments, &verdict).await;
+    }
     match verdict.decision {
         Decision::Allow => {
             return Ok(Approval::Allow {

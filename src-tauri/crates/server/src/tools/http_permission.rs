@@ -42,6 +42,14 @@ pub fn policed_arguments(arguments: &Value, first: &Url) -> Value {
     policed
 }
 
+/// `policed` ([`policed_arguments`]) with `url` as people see it: a password in the URL is
+/// never shown, recorded or hashed.
+pub fn shown_arguments(policed: &Value, url: &Url) -> Value {
+    let mut shown_arguments = policed.clone();
+    shown_arguments["url"] = Value::String(shown(url));
+    shown_arguments
+}
+
 /// The permissions of one run.
 pub struct Permission {
     ctx: TaskContext,
@@ -168,12 +176,7 @@ impl Permission {
             always_title: Some(title),
             server: TASKDECK_SERVER.into(),
             tool: TOOL.into(),
-            // The URL as people see it: a password in it is never shown (nor hashed).
-            arguments: {
-                let mut shown_arguments = at;
-                shown_arguments["url"] = Value::String(shown(url).to_string());
-                shown_arguments
-            },
+            arguments: shown_arguments(&at, url),
             input_schema: None,
             editable: false,
             verdict,

@@ -209,11 +209,16 @@ impl TaskTool for RunCommand {
                 hints: ToolHints::default(),
             };
             let verdict = policy.decide_exact(&call, if plain { &[] } else { &["command"] });
+            let needs_human = verdict.decision == Decision::Ask || env.is_some();
+            if verdict.decision == Decision::Deny || !needs_human {
+                approvals::record::record_verdict(&ctx, TASKDECK_SERVER, NAME, &shown, &verdict)
+                    .await;
+            }
             if verdict.decision == Decision::Deny {
                 return refused(&line, &verdict.reason);
             }
             // Extra environment always asks: it can change what an allowed command does.
-            if verdict.decision != Decision::Allow || env.is_some() {
+            if needs_human {
                 let env_text = env.map_or(String::new(), |e| {
                     let pairs: Vec<String> = e
                         .iter()

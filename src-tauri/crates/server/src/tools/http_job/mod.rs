@@ -174,6 +174,16 @@ impl TaskTool for WaitForHttpJob {
                 arguments: &policed,
                 hints: ToolHints::default(),
             });
+            if verdict.decision != Decision::Ask {
+                crate::approvals::record::record_verdict(
+                    &ctx,
+                    TASKDECK_SERVER,
+                    NAME,
+                    &super::http_permission::shown_arguments(&policed, &first.url),
+                    &verdict,
+                )
+                .await;
+            }
             if verdict.decision == Decision::Deny {
                 return tool_error(
                     format!(

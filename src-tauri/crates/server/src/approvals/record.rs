@@ -1,0 +1,109 @@
+//! One audit record per decision on a call ([`taskdeck_engine::DecisionRecord`]): the policy's
+//! allow or deny (`rule` or `default`), a human's approval (with the edited call) or denial,
+//! an expiry and the default it applied, or a question abandoned when its task ended. The
+//! record is written with the task's timeline event `decision` in one store write; a record
+//! that cannot be written is logged and the decision stands (the store failing fails the task
+//! anyway).
+
+use serde_json::Value;
+
+use super::{Answer, Ask, digest};
+use crate::policy::{Decision, Verdict};
+use taskdeck_engine::{DecisionRecord, TaskContext};
+
+/// Records the policy's own decision on a call (`allow` or `deny`, by a rule or a default).
+pub async fn record_verdict(
+    ctx: &TaskContext,
+    server: &str,
+    tool: &str,
+    arguments: &Value,
+    verdict: &Verdict,
+) {
+    let decision = match verdict.decision {
+        Decision::Allow => "allow",
+        Decision::Deny => "deny",
+        Decision::Ask => "ask",
+    };
+    write(
+        ctx,
+        DecisionRecord {
+            task_id: None,
+            principal: ctx.principal().to_string(),
+            server: server.to_string(),
+            tool: tool.to_string(),
+            digest: digest(server, tool, arguments),
+            decision: decision.into(),
+            decided_by: match verdict.rule_id {
+                Some(_) => "rule".into(),
+                None => "default".into(),
+            },
+            human: None,
+            rule: verdict.rule_id.clone(),
+            reason: Some(verdict.reason.clone()),
+            arguments: arguments.clone(),
+            edited_arguments: None,
+        },
+    )
+    .await;
+}
+
+/// Records how the human question `ask` ended: `answer`, or `None` when it was abandoned (the
+/// task was cancelled or ended while asking).
+pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>) {
+    let (decision, decided_by, human, reason, edited) = match answer {
+        Some(Answer::Approved { edited, humans, .. }) => (
+            "allow",
+            "human",
+            Some(humans.join(", ")),
+            None,
+            edited.clone(),
+        ),
+        Some(Answer::Denied { reason, human }) => {
+            ("deny", "human", Some(human.clone()), reason.clone(), None)
+        }
+        Some(Answer::Expired(on_expiry)) => (
+            on_expiry.as_str(),
+            "expiry",
+            None,
+            Some(format!(
+                "nobody answered in time; onExpiry: {}",
+                on_expiry.as_str()
+            )),
+            None,
+        ),
+        None => (
+            "deny",
+            "abandoned",
+            None,
+            Some("the task ended while the question was open".into()),
+            None,
+        ),
+    };
+    write(
+        ctx,
+        DecisionRecord {
+            task_id: None,
+            principal: ctx.principal().to_string(),
+            server: ask.server.clone(),
+            tool: ask.tool.clone(),
+            digest: digest(&ask.server, &ask.tool, &ask.arguments),
+            decision: decision.into(),
+            decided_by: decided_by.into(),
+            human,
+            rule: ask.verdict.rule_id.clone(),
+            reason,
+            arguments: ask.arguments.clone(),
+            edited_arguments: edited,
+        },
+    )
+    .await;
+}
+
+async fn write(ctx: &TaskContext, rec: DecisionRecord) {
+    if let Err(e) = ctx.record_decision(rec).await {
+        tracing::warn!(
+            task_id = ctx.task_id(),
+            "cannot record the decision in the audit log: {e}"
+        );
+    }
+}

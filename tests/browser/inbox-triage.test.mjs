@@ -1,0 +1,298 @@
+// The approval inbox in headless Chromium against the real `taskdeck serve`: approvals made by
+// real agent calls of `run_command` over /mcp (each waits for a human under the default
+// policy), answered in the page: the queue's order, approve with edited JSON (the task's
+// timeline then shows the diff), deny with a reason, a group of identical calls approved after
+// opening it, a multi-select denied with one reason, the server's 422 next to the editor, and
+// approve from the keyboard. The agent's own view (tasks/get) proves what it received.
+//
+//   cd tests/browser && npm ci && node --test inbox-triage.test.mjs
+//   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const PROTOCOL = '2026-07-28';
+
+let server;
+let base;
+let token;
+let tmp;
+let browser;
+let page;
+const pageErrors = [];
+/** 422s the test provokes on purpose (the browser logs each failed request as an error). */
+let expected422 = 0;
+
+function startServer() {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-inbox-ui-'));
+  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(tmp, 'data'), '--config-dir', path.join(tmp, 'cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start; output:\n${out}`)), 30_000);
+    const onData = (chunk) => {
+      out += chunk.toString();
+      const url = /running headless on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const tokenFile = /Admin token:\s*(\S+)/.exec(out);
+      if (url && tokenFile) {
+        clearTimeout(timer);
+        resolve({ child, url: url[1], tokenFile: tokenFile[1] });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`server exited early (${code}); output:\n${out}`)));
+  });
+}
+
+/** Polls `fn` until it returns a truthy value; fails with `what` after `timeout` ms. */
+async function waitFor(fn, what, timeout = 15_000) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+let rpcId = 0;
+/** One MCP request as an agent sends it (2026-07-28 with the tasks extension). */
+async function mcp(method, name, params) {
+  const resp = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': PROTOCOL,
+      'Mcp-Method': method,
+      'Mcp-Name': name,
+      Authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++rpcId,
+      method,
+      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': PROTOCOL, 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } },
+    }),
+  });
+  const json = await resp.json();
+  if (json.error) throw new Error(`${method}: ${json.error.code} ${json.error.message}`);
+  return json.result;
+}
+
+/** An agent asks to run `command`; resolves with the task id once its approval is listed. */
+async function askToRun(command) {
+  const r = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command } });
+  assert.equal(r.resultType, 'task');
+  await waitFor(async () => (await pending()).some((a) => a.taskId === r.taskId), `the approval of ${command}`);
+  return r.taskId;
+}
+
+/** GET /v1/approvals' pending approvals. */
+async function pending() {
+  const resp = await fetch(`${base}/v1/approvals`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(resp.status, 200);
+  return (await resp.json()).approvals;
+}
+
+/** What the agent finally gets (tasks/get until the task has ended). */
+function outcome(taskId) {
+  return waitFor(async () => {
+    const t = await mcp('tasks/get', taskId, { taskId });
+    return ['completed', 'failed', 'cancelled'].includes(t.status) && t;
+  }, `task ${taskId} to end`);
+}
+
+const resultText = (t) => (t.result && t.result.content ? t.result.content.map((c) => c.text || '').join('\n') : JSON.stringify(t));
+const rowOf = (taskId) => page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`);
+
+/** Decides everything still pending, so each test starts with an empty queue. */
+async function clearQueue() {
+  const left = await pending();
+  if (!left.length) return;
+  const resp = await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: left.map((a) => ({ taskId: a.taskId, key: a.key })), decision: 'deny', reason: 'test cleanup' }),
+  });
+  assert.equal(resp.status, 200);
+  await page.locator('#approvals-list .approval').first().waitFor({ state: 'detached' });
+}
+
+before(async () => {
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
+  const started = await startServer();
+  server = started.child;
+  base = started.url;
+  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (/status of 422/.test(m.text()) && expected422 > 0) expected422--;
+    else pageErrors.push(m.text());
+  });
+  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await page.locator('#conn[data-state="open"]').waitFor();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the queue is oldest waiting first and counts down nothing when nothing expires', async () => {
+  const ids = [];
+  for (const word of ['first', 'second', 'third']) {
+    ids.push(await askToRun(`echo ${word}`));
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  await rowOf(ids[2]).waitFor();
+  assert.deepEqual(await page.$$eval('#approvals-list .approval', (els) => els.map((e) => e.dataset.taskId)), ids);
+  assert.match(await rowOf(ids[0]).locator('.approval-wait').textContent(), /^waiting /);
+  assert.match(await rowOf(ids[0]).locator('.approval-summary').textContent(), /taskdeck · run_command/);
+  await clearQueue();
+});
+
+test('approve with edited JSON: the agent gets the edited call, the timeline shows the diff', async () => {
+  const taskId = await askToRun('echo original');
+  const row = rowOf(taskId);
+  await row.locator('.approval-summary').click();
+  // The call exactly as asked, and its digest in short.
+  const args = JSON.parse(await row.locator('.approval-args-full').textContent());
+  assert.deepEqual(args, { command: 'echo original' });
+  assert.match(await row.locator('.approval-digest').textContent(), /^sha256:[0-9a-f]{12}…$/);
+  // A syntax error is caught in the page, before anything is sent.
+  const editor = row.locator('.approval-json');
+  await editor.fill('{"command": ');
+  await row.locator('.approval-approve-edited').click();
+  await row.locator('.approval-edit-errors', { hasText: 'Not valid JSON' }).waitFor();
+  await editor.fill('{"command": "echo edited"}');
+  await row.locator('.approval-approve-edited').click();
+  const done = await outcome(taskId);
+  assert.equal(done.status, 'completed');
+  assert.match(resultText(done), /edited/);
+  assert.doesNotMatch(resultText(done), /original/);
+  await row.waitFor({ state: 'detached' });
+
+  await page.evaluate((id) => {
+    window.location.hash = `#task=${id}`;
+  }, taskId);
+  const diff = page.locator('#detail .tl-diff li');
+  await diff.first().waitFor();
+  assert.deepEqual(await diff.allTextContents(), ['~ command: "echo original" → "echo edited"']);
+});
+
+test('deny with a reason: the agent receives it', async () => {
+  const taskId = await askToRun('echo never');
+  const row = rowOf(taskId);
+  await row.locator('.approval-deny').click();
+  const reason = row.locator('.approval-reason');
+  await reason.waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement.classList.contains('approval-reason')), true, 'Deny… focuses the reason');
+  await reason.fill('use the staging box');
+  await reason.press('Enter');
+  const done = await outcome(taskId);
+  assert.match(resultText(done), /use the staging box/);
+});
+
+test('three identical calls group; "Approve all 3 identical" shows only once the group is open, and asks first', async () => {
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push(await askToRun('echo same'));
+  const group = page.locator('#approvals-list .approval-group');
+  await group.locator('.approval-group-toggle', { hasText: '3 identical calls' }).waitFor();
+  assert.equal(await group.locator('.approval-group-approve').isVisible(), false, 'no approve-all before the calls are shown');
+  assert.equal(await page.locator('#approvals-list .approval.in-group').count(), 0);
+  await group.locator('.approval-group-toggle').click();
+  await page.locator('#approvals-list .approval.in-group').nth(2).waitFor();
+  await group.locator('.approval-group-approve', { hasText: 'Approve all 3 identical' }).click();
+  const dialog = page.locator('#confirm-dialog[open]');
+  await dialog.waitFor();
+  assert.equal(await dialog.locator('.approval-confirm-list li').count(), 3);
+  await page.locator('#confirm-yes').click();
+  for (const id of ids) assert.equal((await outcome(id)).status, 'completed');
+  await page.locator('#approvals-result', { hasText: '3 of 3 approved.' }).waitFor();
+  await group.waitFor({ state: 'detached' });
+});
+
+test('several selected (Shift for a range) are denied at once with one reason', async () => {
+  const ids = [await askToRun('echo a1'), await askToRun('echo a2'), await askToRun('echo a3')];
+  await rowOf(ids[2]).waitFor();
+  await rowOf(ids[0]).locator('.approval-check').click();
+  await rowOf(ids[2]).locator('.approval-check').click({ modifiers: ['Shift'] });
+  await page.locator('#approvals-selected', { hasText: '3 selected' }).waitFor();
+  await page.locator('#approvals-reason').fill('batch says no');
+  await page.locator('#approvals-deny').click();
+  await page.locator('#confirm-yes').click();
+  for (const id of ids) assert.match(resultText(await outcome(id)), /batch says no/);
+  await page.locator('#approvals-result', { hasText: '3 of 3 denied.' }).waitFor();
+  assert.equal(await page.locator('#approvals-bar').isVisible(), false);
+});
+
+test('the server’s 422 for edited arguments shows next to the editor, and nothing is decided', async () => {
+  const taskId = await askToRun('echo keep');
+  const row = rowOf(taskId);
+  await row.locator('.approval-summary').click();
+  // Valid for the schema the page checks (every field optional), but run_command needs one of
+  // command and argv: only the server knows.
+  await row.locator('.approval-json').fill('{"cwd": "/tmp"}');
+  expected422++;
+  await row.locator('.approval-approve-edited').click();
+  await row.locator('.approval-edit-errors li').first().waitFor();
+  assert.ok((await pending()).some((a) => a.taskId === taskId), 'still pending');
+  await clearQueue();
+});
+
+test('keyboard: i goes to the queue, j/k move, a approves, x and Shift+A approve a selection after confirming', async () => {
+  const ids = [await askToRun('echo k1'), await askToRun('echo k2'), await askToRun('echo k3')];
+  await rowOf(ids[2]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval')), 'focus on the queue');
+  await page.keyboard.press('j');
+  await page.keyboard.press('k');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.taskId), ids[0]);
+  await page.keyboard.press('a');
+  assert.equal((await outcome(ids[0])).status, 'completed');
+  await rowOf(ids[0]).waitFor({ state: 'detached' });
+  await page.keyboard.press('i');
+  await page.keyboard.press('x');
+  await page.keyboard.press('j');
+  await page.keyboard.press('x');
+  await page.locator('#approvals-selected', { hasText: '2 selected' }).waitFor();
+  await page.keyboard.press('Shift+A');
+  await page.locator('#confirm-dialog[open]').waitFor();
+  await page.locator('#confirm-yes').click();
+  for (const id of ids.slice(1)) assert.equal((await outcome(id)).status, 'completed');
+  // The keys are in the help.
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('?');
+  await page.locator('#help-dialog[open]', { hasText: 'Approve the selected calls' }).waitFor();
+  await page.keyboard.press('Escape');
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(pageErrors, []);
+});

@@ -1,0 +1,181 @@
+// One approval opened in the inbox: the call exactly as asked (server, tool, principal,
+// arguments pretty-printed, digest), an editor for approving it with edited arguments (JSON, or
+// the tool's form when its inputSchema is a flat object of simple fields), and a deny form whose
+// reason the agent receives. Errors of an edit (the page's checks, or the server's 422) show
+// next to the editor.
+
+import { h, uid } from './dom.js';
+import { prettyJson } from './format.js';
+import { validateField } from './form-schema.js';
+import { checkEdited, errorText, formFields, formValues, formArguments } from './edited-arguments.js';
+import { shortDigest } from './approvals-model.js';
+
+/** A simple input for one form field (the elicitation subset); returns {el, read()}. */
+function fieldInput(f, value, id) {
+  if (f.kind === 'boolean') {
+    const input = h('input', { id, type: 'checkbox', checked: value === true });
+    return { el: input, read: () => input.checked };
+  }
+  if (f.kind === 'select') {
+    const select = h('select', { id }, h('option', { value: '' }, '(none)'), f.options.map((o, i) => h('option', { value: String(i), selected: value === o.value }, o.label)));
+    return { el: select, read: () => (select.value === '' ? null : f.options[Number(select.value)].value) };
+  }
+  if (f.kind === 'multiselect') {
+    const boxes = f.options.map((o) => h('input', { type: 'checkbox', checked: Array.isArray(value) && value.includes(o.value), 'aria-label': o.label }));
+    const el = h('span', { id, class: 'choice-row' }, f.options.map((o, i) => h('label', {}, boxes[i], ` ${o.label}`)));
+    return { el, read: () => f.options.filter((o, i) => boxes[i].checked).map((o) => o.value) };
+  }
+  const input = h('input', { id, type: 'text', spellcheck: 'false', autocomplete: 'off', class: 'mono' });
+  input.value = value ?? '';
+  return { el: input, read: () => input.value };
+}
+
+/**
+ * @param {import('./approvals-model.js').Approval} a
+ * @param {{approve: (args?: object) => Promise<{errors?: {path: string, message: string}[]}|void>,
+ *          deny: (reason: string) => Promise<void>, openTask: () => void}} deps
+ *   `approve` resolves with `errors` when the server refused the edit (422).
+ */
+export function approvalCard(a, deps) {
+  const call = h(
+    'dl',
+    { class: 'approval-call' },
+    h('div', {}, h('dt', {}, 'Server'), h('dd', {}, h('code', {}, a.server || '–'))),
+    h('div', {}, h('dt', {}, 'Tool'), h('dd', {}, h('code', {}, a.tool || '–'))),
+    h('div', {}, h('dt', {}, 'Principal'), h('dd', {}, a.principal || '–')),
+    h('div', {}, h('dt', {}, 'Digest'), h('dd', {}, h('code', { class: 'approval-digest', title: a.digest || '' }, shortDigest(a.digest)))),
+  );
+  const why = a.verdict && a.verdict.reason ? h('p', { class: 'muted approval-verdict' }, `Why it asks: ${a.verdict.reason}`) : null;
+  const argsBlock = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments' }, prettyJson(a.arguments ?? {}));
+  const el = h('div', { class: 'approval-body' }, a.message ? h('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock);
+
+  // ------------------------------------------------ edit, then approve
+  let editor = null;
+  const errorsBox = h('ul', { class: 'approval-edit-errors form-error', role: 'alert', hidden: true });
+  const showErrors = (errors) => {
+    errorsBox.replaceChildren(...errors.map((e) => h('li', {}, errorText(e))));
+    errorsBox.hidden = errors.length === 0;
+  };
+  if (a.kind === 'call' && a.editable) {
+    const fields = formFields(a.inputSchema);
+    const jsonId = uid('edit-json');
+    const textarea = h('textarea', { id: jsonId, class: 'mono approval-json', rows: 6, spellcheck: 'false' });
+    textarea.value = prettyJson(a.arguments ?? {});
+    const jsonPane = h('div', { class: 'approval-json-pane' }, h('label', { for: jsonId, class: 'field-label' }, 'Edited arguments (JSON)'), textarea);
+    let formPane = null;
+    let inputs = null;
+    let mode = 'json';
+    const readForm = () => {
+      const values = {};
+      for (const f of fields) values[f.name] = inputs.get(f.name).read();
+      return values;
+    };
+    const buildForm = (args) => {
+      inputs = new Map();
+      const values = formValues(fields, args);
+      formPane.replaceChildren(
+        ...fields.map((f) => {
+          const id = uid('edit-field');
+          const input = fieldInput(f, values[f.name], id);
+          inputs.set(f.name, input);
+          return h('div', { class: `field field-${f.kind}` }, h('label', { for: id, class: 'field-label' }, f.label, f.required ? h('span', { class: 'req' }, ' (required)') : null), input.el);
+        }),
+      );
+    };
+    const modeBtn = fields ? h('button', { type: 'button', class: 'btn btn-small approval-mode' }, 'Edit as a form') : null;
+    if (fields) {
+      formPane = h('div', { class: 'approval-form-pane', hidden: true });
+      modeBtn.addEventListener('click', () => {
+        if (mode === 'json') {
+          const checked = checkEdited(textarea.value, null);
+          if (checked.errors.length) return showErrors(checked.errors);
+          buildForm(checked.value);
+          mode = 'form';
+        } else {
+          textarea.value = prettyJson(formArguments(fields, readForm(), a.arguments));
+          mode = 'json';
+        }
+        showErrors([]);
+        jsonPane.hidden = mode !== 'json';
+        formPane.hidden = mode !== 'form';
+        modeBtn.textContent = mode === 'json' ? 'Edit as a form' : 'Edit as JSON';
+      });
+    }
+    /** The edited arguments after the page's checks, or null (the errors are shown). */
+    const edited = () => {
+      if (mode === 'form') {
+        const values = readForm();
+        const errors = fields.map((f) => ({ path: `/${f.name}`, message: validateField(f, values[f.name]) })).filter((e) => e.message);
+        if (errors.length) return showErrors(errors), null;
+        const args = formArguments(fields, values, a.arguments);
+        const checked = checkEdited(JSON.stringify(args), a.inputSchema);
+        return checked.errors.length ? (showErrors(checked.errors), null) : args;
+      }
+      const checked = checkEdited(textarea.value, a.inputSchema);
+      if (checked.errors.length) return showErrors(checked.errors), null;
+      return checked.value;
+    };
+    const approveEdited = h('button', { type: 'button', class: 'btn btn-primary approval-approve-edited' }, 'Approve edited call');
+    const run = async () => {
+      const args = edited();
+      if (!args) return;
+      showErrors([]);
+      approveEdited.disabled = true;
+      try {
+        const r = await deps.approve(args);
+        if (r && r.errors) showErrors(r.errors);
+      } finally {
+        approveEdited.disabled = false;
+      }
+    };
+    approveEdited.addEventListener('click', run);
+    textarea.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        run();
+      }
+    });
+    textarea.addEventListener('input', () => showErrors([]));
+    editor = { focus: () => (mode === 'json' ? textarea.focus() : formPane.querySelector('input,select')?.focus()) };
+    el.appendChild(
+      h(
+        'section',
+        { class: 'approval-edit', 'aria-label': 'Approve with edited arguments' },
+        h('div', { class: 'approval-edit-head' }, h('strong', {}, 'Approve with changes'), modeBtn),
+        jsonPane,
+        formPane,
+        errorsBox,
+        h('div', { class: 'approval-actions' }, approveEdited, h('span', { class: 'muted' }, 'Ctrl+Enter in the editor')),
+      ),
+    );
+  } else if (a.kind === 'call') {
+    el.appendChild(h('p', { class: 'muted' }, 'This agent takes the call as asked or not at all: approve or deny.'));
+  }
+
+  // ------------------------------------------------ deny with a reason
+  const reasonId = uid('deny-reason');
+  const reason = h('input', { id: reasonId, type: 'text', class: 'approval-reason', autocomplete: 'off', placeholder: 'e.g. use the staging database' });
+  const denyBtn = h('button', { type: 'submit', class: 'btn btn-danger approval-deny-submit' }, 'Deny');
+  const denyForm = h('form', { class: 'approval-deny-form', novalidate: true }, h('label', { for: reasonId, class: 'field-label' }, 'Reason the agent receives'), h('div', { class: 'approval-actions' }, reason, denyBtn));
+  denyForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    denyBtn.disabled = true;
+    try {
+      await deps.deny(reason.value);
+    } finally {
+      denyBtn.disabled = false;
+    }
+  });
+  const openBtn = h('button', { type: 'button', class: 'btn btn-link approval-open-task' }, 'Open the task');
+  openBtn.addEventListener('click', () => deps.openTask());
+  el.appendChild(denyForm);
+  el.appendChild(openBtn);
+
+  return {
+    el,
+    showErrors,
+    focusReason: () => reason.focus(),
+    focusEditor: () => (editor ? editor.focus() : reason.focus()),
+    canEdit: Boolean(editor),
+  };
+}

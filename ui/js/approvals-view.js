@@ -1,0 +1,299 @@
+// The approval queue in the inbox: every pending approval of every agent, oldest waiting first,
+// each with its live countdown and "1 of 2"; identical calls grouped (approve or deny them all
+// once the group is opened and the decision confirmed); several selected and decided at once
+// with one reason, with per-item results. Loaded from GET /v1/approvals, and again when the
+// stream says a task's input changed (no polling). The keys are in keyboard.js.
+
+import { h, $, clear, setText } from './dom.js';
+import { oneLine, argsSummary, shortId } from './format.js';
+import { state } from './state.js';
+import { toast, announce } from './notices.js';
+import { confirmDialog } from './dialogs.js';
+import { openTask } from './open-task.js';
+import { handleTaskSnapshot } from './live.js';
+import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals } from './approvals-model.js';
+import { approvalCard } from './approval-card.js';
+import { scheduleInboxRender } from './inbox.js';
+
+/** Row elements by row id, kept across renders so what the human typed in an open row stays. */
+const rowEls = new Map();
+/** The open approval's card (approvalCard), by approval id. */
+const cards = new Map();
+let loadSeq = 0;
+let refetchTimer = null;
+
+/** Loads the pending approvals; a server without the approvals API leaves the queue hidden. */
+export async function reloadApprovals() {
+  const seq = ++loadSeq;
+  try {
+    const r = await state.api.approvals();
+    if (seq !== loadSeq) return;
+    state.approvals.reset(r.approvals || []);
+  } catch (err) {
+    if (seq !== loadSeq || err.status === 401) return;
+    if (err.status === 404 || err.status === 405) state.approvals.loaded = false;
+  }
+  renderApprovals();
+  scheduleInboxRender(); // the plain list leaves out what the queue shows
+}
+
+/** A live change: refetch (once for a burst) when it can change what waits for approval. */
+export function onApprovalChange(change) {
+  if (!changesApprovals(change) || refetchTimer) return;
+  refetchTimer = setTimeout(() => {
+    refetchTimer = null;
+    reloadApprovals();
+  }, 120);
+}
+
+/** Ids of the tasks the queue shows (the plain inbox list leaves them out). */
+export function approvalTaskIds() {
+  return new Set(state.approvals.approvals.map((a) => a.taskId));
+}
+
+/**
+ * Decides `approvals` through POST /v1/approvals/decide and reports per item. Resolves with the
+ * 422 errors when edited arguments were refused (nothing was decided then).
+ */
+export async function decide(approvals, decision, opts = {}) {
+  if (!approvals.length) return;
+  let r;
+  try {
+    r = await state.api.decide(decideBody(approvals, decision, opts));
+  } catch (err) {
+    if (err.status === 422 && err.problem && Array.isArray(err.problem.errors)) return { errors: err.problem.errors };
+    if (err.status === 422) return { errors: [{ path: '', message: err.message }] };
+    toast(`Could not send the decision: ${err.message}`, 'bad');
+    return;
+  }
+  const results = Array.isArray(r && r.results) ? r.results : [];
+  const words = describeResults(results, decision);
+  for (const item of results) if (item.ok && item.task) handleTaskSnapshot(item.task);
+  const byTask = new Map(approvals.map((a) => [a.taskId, a]));
+  for (const f of words.failed) if (byTask.has(f.taskId)) state.approvals.failures.set(approvalId(byTask.get(f.taskId)), f.error);
+  for (const a of approvals) if (results.some((x) => x.ok && x.taskId === a.taskId)) state.approvals.selected.delete(approvalId(a));
+  setText($('approvals-result'), words.text);
+  $('approvals-result').classList.toggle('error', words.failed.length > 0);
+  announce(words.text);
+  await reloadApprovals();
+}
+
+/** Confirms, then decides several approvals: each call is listed in the dialog first. */
+export async function decideMany(approvals, decision, reason) {
+  if (!approvals.length) return;
+  const n = approvals.length;
+  const verb = decision === 'approve' ? 'Approve' : 'Deny';
+  const ok = await confirmDialog({
+    title: `${verb} ${n} call${n === 1 ? '' : 's'}?`,
+    body: [
+      h('ul', { class: 'approval-confirm-list' }, approvals.map((a) => h('li', {}, h('code', {}, `${a.server} · ${a.tool}`), ` ${oneLine(argsSummary(a.arguments), 100)} — ${a.principal}, task ${shortId(a.taskId)}`))),
+      reason && reason.trim() ? h('p', {}, `Reason the agents receive: ${reason.trim()}`) : null,
+    ].filter(Boolean),
+    confirmLabel: `${verb} ${n}`,
+    cancelLabel: 'Back',
+  });
+  if (!ok) return;
+  await decide(approvals, decision, { reason });
+}
+
+/** Opens (or closes) the approval `id`'s call and editor; returns its card when open. */
+export function openApproval(id, open = state.approvals.openId !== id) {
+  state.approvals.openId = open ? id : null;
+  state.approvals.activeId = id;
+  renderApprovals();
+  return open ? cards.get(id) : null;
+}
+
+/** The selection bar's reason, the row's approvals and the bulk buttons. */
+export function selectionReason() {
+  return $('approvals-reason').value;
+}
+
+function approvalRow(a, inGroup) {
+  const id = approvalId(a);
+  const check = h('input', { type: 'checkbox', class: 'approval-check', 'aria-label': `Select ${a.tool} from ${a.principal}` });
+  check.addEventListener('click', (e) => {
+    const index = state.approvals.rows.findIndex((r) => r.id === id);
+    state.approvals.toggleSelect(index, e.shiftKey);
+    renderApprovals();
+  });
+  const summary = h(
+    'button',
+    { type: 'button', class: 'approval-summary', 'aria-expanded': 'false' },
+    h('span', { class: 'approval-tool' }, a.kind === 'question' ? a.message || a.tool : `${a.server} · ${a.tool}`),
+    h('span', { class: 'approval-args' }, a.kind === 'question' ? a.tool : oneLine(argsSummary(a.arguments), 120)),
+    h('span', { class: 'approval-principal' }, a.principal),
+  );
+  summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));
+  const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a' }, 'Approve');
+  approve.addEventListener('click', () => decide([a], 'approve'));
+  const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd' }, 'Deny…');
+  deny.addEventListener('click', () => openApproval(id, true)?.focusReason());
+  const answer = h('button', { type: 'button', class: 'btn btn-small approval-answer' }, 'Answer →');
+  answer.addEventListener('click', () => openTask(a.taskId, { focus: true, focusPrompt: true }));
+  const li = h(
+    'li',
+    { class: `approval${inGroup ? ' in-group' : ''}`, tabindex: '-1', dataset: { id, taskId: a.taskId, kind: a.kind } },
+    h('div', { class: 'approval-head' }, check, summary, h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : [approve, deny]),
+    h('div', { class: 'approval-failure form-error', role: 'alert', hidden: true }),
+  );
+  return li;
+}
+
+function groupRow(row) {
+  const a = row.approvals[0];
+  const n = row.approvals.length;
+  const toggle = h('button', { type: 'button', class: 'approval-group-toggle' });
+  toggle.addEventListener('click', () => {
+    state.approvals.toggleGroup(row.digest);
+    state.approvals.activeId = row.id;
+    renderApprovals();
+  });
+  const reason = h('input', { type: 'text', class: 'approval-group-reason', placeholder: 'Reason, if you deny', 'aria-label': 'Reason the agents receive if you deny' });
+  const all = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-group-approve' }, `Approve all ${n} identical`);
+  all.addEventListener('click', () => decideMany(currentGroup(row.digest), 'approve'));
+  const none = h('button', { type: 'button', class: 'btn btn-small btn-danger approval-group-deny' }, 'Deny all');
+  none.addEventListener('click', () => decideMany(currentGroup(row.digest), 'deny', reason.value));
+  return h(
+    'li',
+    { class: 'approval-group', tabindex: '-1', dataset: { id: row.id, digest: row.digest } },
+    h('div', { class: 'approval-head' }, toggle, h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' })),
+    h('div', { class: 'approval-group-actions', hidden: true }, all, reason, none),
+    h('span', { class: 'visually-hidden' }, `${a.server} ${a.tool}`),
+  );
+}
+
+/** The calls of group `digest` as the queue holds them now. */
+function currentGroup(digest) {
+  const g = state.approvals.queue.find((e) => e.type === 'group' && e.digest === digest);
+  return g ? g.approvals : [];
+}
+
+/** Writes what changes with time or state into a row element. */
+function updateRow(el, row, now) {
+  const inbox = state.approvals;
+  el.classList.toggle('active', inbox.activeId === row.id);
+  el.tabIndex = inbox.activeId === row.id ? 0 : -1;
+  if (row.type === 'group') {
+    const first = row.approvals[0];
+    setText(el.querySelector('.approval-group-toggle'), `${row.open ? '▾' : '▸'} ${row.approvals.length} identical calls: ${first.server} · ${first.tool} ${oneLine(argsSummary(first.arguments), 80)}`);
+    el.querySelector('.approval-group-toggle').setAttribute('aria-expanded', String(row.open));
+    el.querySelector('.approval-group-actions').hidden = !row.open;
+    writeTimes(el, first, now);
+    return;
+  }
+  const a = row.approval;
+  const id = row.id;
+  el.querySelector('.approval-check').checked = inbox.selected.has(id);
+  el.classList.toggle('selected', inbox.selected.has(id));
+  const q = quorumText(a);
+  const pill = el.querySelector('.approval-quorum');
+  pill.hidden = !q;
+  if (q) {
+    setText(pill, q.text);
+    pill.title = q.title;
+  }
+  writeTimes(el, a, now);
+  const failure = inbox.failures.get(id);
+  const failEl = el.querySelector('.approval-failure');
+  failEl.hidden = !failure;
+  setText(failEl, failure ? `Not decided: ${failure}` : '');
+  const open = inbox.openId === id;
+  el.querySelector('.approval-summary').setAttribute('aria-expanded', String(open));
+  let card = cards.get(id);
+  if (open && !card) {
+    card = approvalCard(a, {
+      approve: (args) => decide([a], 'approve', { arguments: args }),
+      deny: (reason) => decide([a], 'deny', { reason }),
+      openTask: () => openTask(a.taskId, { focus: true }),
+    });
+    cards.set(id, card);
+    el.appendChild(card.el);
+  } else if (!open && card) {
+    card.el.remove();
+    cards.delete(id);
+  }
+}
+
+function writeTimes(el, a, now) {
+  const exp = expiryText(a, now);
+  const expEl = el.querySelector('.approval-expiry');
+  setText(expEl, exp ? exp.text : '');
+  expEl.title = exp ? exp.title : 'Does not expire';
+  expEl.classList.toggle('urgent', Boolean(exp && exp.urgent));
+  setText(el.querySelector('.approval-wait'), waitingText(a, now));
+}
+
+export function renderApprovals() {
+  const inbox = state.approvals;
+  const box = $('approvals');
+  box.hidden = !inbox.loaded || inbox.size === 0;
+  const ul = $('approvals-list');
+  const now = Date.now();
+  const wanted = [];
+  const seen = new Set();
+  for (const row of inbox.rows) {
+    const key = `${row.type}:${row.id}`;
+    seen.add(key);
+    let el = rowEls.get(key);
+    if (!el) {
+      el = row.type === 'group' ? groupRow(row) : approvalRow(row.approval, row.inGroup);
+      rowEls.set(key, el);
+    }
+    updateRow(el, row, now);
+    wanted.push(el);
+  }
+  for (const [key, el] of rowEls) {
+    if (seen.has(key)) continue;
+    el.remove();
+    rowEls.delete(key);
+  }
+  for (const id of [...cards.keys()]) if (!inbox.get(id) || inbox.openId !== id) cards.delete(id);
+  // Moving a focused node blurs it: reorder only when the order changed.
+  const current = [...ul.children];
+  if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i])) {
+    const focused = ul.contains(document.activeElement) ? document.activeElement : null;
+    ul.replaceChildren(...wanted);
+    if (focused && focused.isConnected) focused.focus({ preventScroll: true });
+  }
+  const n = inbox.selected.size;
+  $('approvals-bar').hidden = n === 0;
+  setText($('approvals-selected'), `${n} selected`);
+  setText($('approvals-count'), String(inbox.size));
+}
+
+/** Once a second: the countdowns and waiting times. */
+export function tickApprovals() {
+  if (!state.approvals.size) return;
+  const now = Date.now();
+  for (const row of state.approvals.rows) {
+    const el = rowEls.get(`${row.type}:${row.id}`);
+    if (el) writeTimes(el, row.type === 'group' ? row.approvals[0] : row.approval, now);
+  }
+}
+
+/** Focuses the highlighted row (the first when none is). */
+export function focusApprovals() {
+  const inbox = state.approvals;
+  if (!inbox.rows.length) return false;
+  if (!inbox.activeId || inbox.activeIndex < 0) inbox.activeId = inbox.rows[0].id;
+  renderApprovals();
+  const row = inbox.rows[inbox.activeIndex];
+  const el = rowEls.get(`${row.type}:${row.id}`);
+  if (el) {
+    el.focus();
+    el.scrollIntoView({ block: 'nearest' });
+  }
+  return true;
+}
+
+/** Wires the selection bar; runs once. */
+export function initApprovals() {
+  $('approvals-approve').addEventListener('click', () => decideMany(state.approvals.selectedApprovals(), 'approve', selectionReason()));
+  $('approvals-deny').addEventListener('click', () => decideMany(state.approvals.selectedApprovals(), 'deny', selectionReason()));
+  $('approvals-clear').addEventListener('click', () => {
+    state.approvals.selected.clear();
+    renderApprovals();
+  });
+  clear($('approvals-result'));
+}

@@ -1,0 +1,78 @@
+// A small structural diff of two JSON values, for the timeline of an approval a human approved
+// with edited arguments: which keys were added, removed or changed (old → new). Objects are
+// compared key by key and arrays index by index, to any depth; anything else is a leaf. No DOM.
+
+/**
+ * @typedef {{path: string, kind: 'added'|'removed'|'changed', from?: any, to?: any}} DiffEntry
+ *   `path`: where, as a JSON Pointer-like dotted path (`command`, `env.HOME`, `args[2]`; the
+ *   whole value is `(value)`); `from`/`to`: the old and new JSON values (absent for added/removed).
+ */
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function keyPath(base, key) {
+  const plain = /^[A-Za-z_$][\w$-]*$/.test(key);
+  if (!base) return plain ? key : JSON.stringify(key);
+  return plain ? `${base}.${key}` : `${base}[${JSON.stringify(key)}]`;
+}
+
+/** Whether two JSON values are equal (objects by keys, not key order). */
+export function jsonEqual(a, b) {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/**
+ * The differences from `before` to `after`, in `before`'s key order then `after`'s new keys.
+ * Equal values give `[]`.
+ * @returns {DiffEntry[]}
+ */
+export function jsonDiff(before, after, path = '') {
+  if (jsonEqual(before, after)) return [];
+  if (isObject(before) && isObject(after)) {
+    const out = [];
+    for (const k of Object.keys(before)) {
+      const p = keyPath(path, k);
+      if (!Object.hasOwn(after, k)) out.push({ path: p, kind: 'removed', from: before[k] });
+      else out.push(...jsonDiff(before[k], after[k], p));
+    }
+    for (const k of Object.keys(after)) if (!Object.hasOwn(before, k)) out.push({ path: keyPath(path, k), kind: 'added', to: after[k] });
+    return out;
+  }
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const out = [];
+    const n = Math.max(before.length, after.length);
+    for (let i = 0; i < n; i++) {
+      const p = `${path}[${i}]`;
+      if (i >= after.length) out.push({ path: p, kind: 'removed', from: before[i] });
+      else if (i >= before.length) out.push({ path: p, kind: 'added', to: after[i] });
+      else out.push(...jsonDiff(before[i], after[i], p));
+    }
+    return out;
+  }
+  return [{ path: path || '(value)', kind: 'changed', from: before, to: after }];
+}
+
+/** A JSON value on one line, cut at `max` characters. */
+function short(v, max = 120) {
+  const s = JSON.stringify(v);
+  const text = s === undefined ? String(v) : s;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** One diff entry in words: `+ env.DEBUG: "1"`, `- cwd: "/tmp"`, `~ command: "rm -rf /" → "ls"`. */
+export function diffLine(entry) {
+  switch (entry.kind) {
+    case 'added':
+      return `+ ${entry.path}: ${short(entry.to)}`;
+    case 'removed':
+      return `- ${entry.path}: ${short(entry.from)}`;
+    default:
+      return `~ ${entry.path}: ${short(entry.from)} → ${short(entry.to)}`;
+  }
+}

@@ -1,0 +1,77 @@
+// Edited arguments of an approval: JSON syntax, the inputSchema checks the page makes, and the
+// tool's form for a flat schema.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseEdited, validateArguments, checkEdited, errorText, formFields, formValues, formArguments } from '../js/edited-arguments.js';
+import { validateForm } from '../js/form-schema.js';
+
+const runCommand = {
+  type: 'object',
+  properties: {
+    command: { type: 'string', minLength: 1 },
+    cwd: { type: ['string', 'null'] },
+    timeoutMs: { type: 'integer', minimum: 1 },
+    shell: { type: 'boolean' },
+  },
+  required: ['command'],
+  additionalProperties: false,
+};
+
+test('the editor holds a JSON object; anything else says why', () => {
+  assert.deepEqual(parseEdited('{"a": 1}'), { value: { a: 1 } });
+  const bad = parseEdited('{"a": ');
+  assert.equal(bad.error.path, '');
+  assert.match(bad.error.message, /^Not valid JSON: /);
+  assert.deepEqual(parseEdited('[1]'), { error: { path: '', message: 'The arguments must be a JSON object ({…}).' } });
+  assert.deepEqual(parseEdited('null'), { error: { path: '', message: 'The arguments must be a JSON object ({…}).' } });
+});
+
+test('the schema checks name each problem by its JSON Pointer', () => {
+  assert.deepEqual(validateArguments({ command: 'ls', cwd: null, timeoutMs: 5 }, runCommand), []);
+  assert.deepEqual(validateArguments({ cwd: 3, timeoutMs: 1.5, extra: true }, runCommand), [
+    { path: '/command', message: 'Required.' },
+    { path: '/cwd', message: 'Expected string or null, found integer.' },
+    { path: '/timeoutMs', message: 'Expected integer, found number.' },
+    { path: '/extra', message: 'Not an argument of this tool.' },
+  ]);
+  assert.deepEqual(validateArguments({ command: '', timeoutMs: 0 }, runCommand), [
+    { path: '/command', message: 'Must be at least 1 characters long.' },
+    { path: '/timeoutMs', message: 'Must be at least 1.' },
+  ]);
+  const nested = { type: 'object', properties: { list: { type: 'array', maxItems: 2, items: { enum: ['a', 'b'] } }, 'a/b': { type: 'string', pattern: '^x' } } };
+  assert.deepEqual(validateArguments({ list: ['a', 'c', 'b'], 'a/b': 'y' }, nested), [
+    { path: '/list', message: 'Must have at most 2 items.' },
+    { path: '/list/1', message: 'Must be one of "a", "b".' },
+    { path: '/a~1b', message: 'Must match the pattern ^x.' },
+  ]);
+  assert.deepEqual(validateArguments({ anything: 1 }, null), [], 'no schema known: the server decides');
+  assert.deepEqual(validateArguments(5, { type: 'number', exclusiveMaximum: 5 }), [{ path: '', message: 'Must be less than 5.' }]);
+});
+
+test('checkEdited gives the value only when nothing is wrong', () => {
+  assert.deepEqual(checkEdited('{"command": "ls -l"}', runCommand), { value: { command: 'ls -l' }, errors: [] });
+  assert.deepEqual(checkEdited('{}', runCommand), { errors: [{ path: '/command', message: 'Required.' }] });
+  assert.equal(checkEdited('{', runCommand).value, undefined);
+  assert.equal(errorText({ path: '/env/a~1b', message: 'Required.' }), 'env.a/b: Required.');
+  assert.equal(errorText({ path: '', message: 'Not valid JSON' }), 'Not valid JSON');
+});
+
+test('a flat schema of simple fields gets the tool’s form; others keep the JSON editor', () => {
+  const flat = { type: 'object', properties: { command: { type: 'string' }, timeoutMs: { type: 'integer' }, shell: { type: 'boolean' }, mode: { enum: ['fast', 'slow'] } }, required: ['command'] };
+  const fields = formFields(flat);
+  assert.deepEqual(fields.map((f) => [f.name, f.kind]), [['command', 'text'], ['timeoutMs', 'integer'], ['shell', 'boolean'], ['mode', 'select']]);
+  assert.equal(formFields({ type: 'object', properties: { env: { type: 'object' } } }), null, 'an object field');
+  assert.equal(formFields({ type: 'object', properties: {} }), null);
+  assert.equal(formFields(null), null);
+  assert.equal(formFields({ type: 'string' }), null);
+
+  const args = { command: 'rm -rf build', timeoutMs: 500, extra: [1] };
+  const values = formValues(fields, args);
+  assert.deepEqual(values, { command: 'rm -rf build', timeoutMs: '500', shell: false, mode: null });
+  values.command = 'rm -rf build/tmp';
+  values.timeoutMs = '1000';
+  assert.deepEqual(validateForm(fields, values), {});
+  assert.deepEqual(formArguments(fields, values, args), { extra: [1], command: 'rm -rf build/tmp', timeoutMs: 1000 });
+  values.shell = true;
+  assert.equal(formArguments(fields, values, args).shell, true);
+});
