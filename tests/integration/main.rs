@@ -10,6 +10,7 @@ mod crash;
 mod cursors;
 mod gateway;
 mod http_jobs;
+mod humans;
 mod idempotency;
 mod jobs;
 mod layers;
