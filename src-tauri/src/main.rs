@@ -10,7 +10,7 @@ use std::{path::PathBuf, process::ExitCode};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
-use taskdeck_engine::{EngineConfig, store::Durability};
+use taskdeck_engine::{EngineConfig, Role, store::Durability};
 use taskdeck_server::{
     adapters::{auth, mcp_endpoint::TaskRouting},
     gateway::GatewayOptions,
@@ -45,7 +45,7 @@ enum DurabilityArg {
 enum Command {
     /// Run the engine and the local endpoints without a window (MCP at /mcp, HTTP API at /v1)
     Serve(ServeArgs),
-    /// Manage the bearer tokens of agents and scripts
+    /// Manage the bearer tokens of agents, scripts and the people who answer approvals
     #[command(subcommand)]
     Token(TokenCommand),
     /// Run a command as a Taskdeck job: output as usual, status and progress in Taskdeck,
@@ -127,11 +127,15 @@ enum TokenCommand {
     /// Create a token for principal NAME and print it (shown once; only its hash is stored)
     Create {
         name: String,
-        /// Print {"name", "token"} as JSON
+        /// Make NAME a human: sees every task and answers approvals (human-only requests),
+        /// but manages no tokens, policy or servers [default: an agent, its own tasks only]
+        #[arg(long)]
+        human: bool,
+        /// Print {"name", "role", "token"} as JSON
         #[arg(long)]
         json: bool,
     },
-    /// List token names (never the secrets)
+    /// List token names and roles (never the secrets)
     List {
         #[arg(long)]
         json: bool,
@@ -365,20 +369,33 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
         }
     };
     let result = match cmd {
-        TokenCommand::Create { name, json } => tokens.create(&name).map(|token| {
-            if json {
-                println!("{}", serde_json::json!({"name": name, "token": token}));
-            } else {
-                println!("{token}");
-                eprintln!("Token for principal {name:?} created. It is shown only once; agents send it as `Authorization: Bearer <token>`.");
-            }
-        }),
+        TokenCommand::Create { name, human, json } => {
+            let role = if human { Role::Human } else { Role::Agent };
+            tokens.create_with_role(&name, role).map(|token| {
+                if json {
+                    println!("{}", serde_json::json!({"name": name, "role": role.as_str(), "token": token}));
+                } else {
+                    println!("{token}");
+                    if human {
+                        eprintln!("Token for human {name:?} created. It is shown only once; open the UI with it, or send it as `Authorization: Bearer <token>`.");
+                    } else {
+                        eprintln!("Token for principal {name:?} created. It is shown only once; agents send it as `Authorization: Bearer <token>`.");
+                    }
+                }
+            })
+        }
         TokenCommand::List { json } => tokens.list().map(|tokens| {
             if json {
                 println!("{}", serde_json::to_string(&tokens).unwrap_or_default());
             } else {
                 for t in tokens {
-                    println!("{}\t{}\t{}", t.name, t.created_at, if t.revoked { "revoked" } else { "active" });
+                    println!(
+                        "{}\t{}\t{}\t{}",
+                        t.name,
+                        t.role.as_str(),
+                        t.created_at,
+                        if t.revoked { "revoked" } else { "active" }
+                    );
                 }
             }
         }),
@@ -391,6 +408,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
             | auth::AuthError::Unknown(_)
             | auth::AuthError::BadName(_)
             | auth::AuthError::Reserved(_)
+            | auth::AuthError::AdminRole
             | auth::AuthError::AdminRevoke),
         ) => {
             eprintln!("taskdeck: {e}");

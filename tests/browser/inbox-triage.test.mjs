@@ -233,7 +233,7 @@ test('three identical calls group; "Approve all 3 identical" shows only once the
   assert.equal(await dialog.locator('.approval-confirm-list li').count(), 3);
   await page.locator('#confirm-yes').click();
   for (const id of ids) assert.equal((await outcome(id)).status, 'completed');
-  await page.locator('#approvals-result', { hasText: '3 of 3 approved.' }).waitFor();
+  await page.locator('.toast-text', { hasText: '3 of 3 approved.' }).waitFor();
   await group.waitFor({ state: 'detached' });
 });
 
@@ -247,7 +247,7 @@ test('several selected (Shift for a range) are denied at once with one reason', 
   await page.locator('#approvals-deny').click();
   await page.locator('#confirm-yes').click();
   for (const id of ids) assert.match(resultText(await outcome(id)), /batch says no/);
-  await page.locator('#approvals-result', { hasText: '3 of 3 denied.' }).waitFor();
+  await page.locator('.toast-text', { hasText: '3 of 3 denied.' }).waitFor();
   assert.equal(await page.locator('#approvals-bar').isVisible(), false);
 });
 

@@ -683,7 +683,7 @@ test('an admin connects an agent; the Claude Code command carries a token that w
   await panel.getByText('Run in a terminal').waitFor();
 
   // The token works: /v1/me names the agent, and it can start a task over MCP.
-  assert.deepEqual(await me(agentToken), { principal: 'test-agent', admin: false });
+  assert.deepEqual(await me(agentToken), { principal: 'test-agent', role: 'agent', admin: false });
   const r = await mcp('tools/call', 'request_approval', { name: 'request_approval', arguments: { message: 'Hello from test-agent' } }, agentToken);
   assert.equal(r.resultType, 'task');
   await row(r.taskId).filter({ hasText: 'test-agent' }).waitFor(); // listed under the agent's name
@@ -828,6 +828,43 @@ test('an agent’s page never offers a form for a human-only request that arrive
     assert.equal(await tab.page.evaluate(() => window.__formShown), false, 'no form was ever offered');
     await tab.page.keyboard.press('a');
     await tab.page.locator('.toast', { hasText: 'Only the person using Taskdeck can answer this prompt.' }).waitFor();
+  } finally {
+    await tab.context.close();
+  }
+  const cancel = await fetch(`${base}/v1/tasks/${job.taskId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{}' });
+  assert.ok(cancel.ok);
+});
+
+test('a human’s token opens the UI: every principal’s tasks and the forms a person answers, no admin controls', async () => {
+  assert.ok(agentToken, 'the first agent test created test-agent');
+  const made = await fetch(`${base}/v1/agents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'test-human', role: 'human' }),
+  }).then((r) => r.json());
+  assert.equal(made.role, 'human');
+  assert.deepEqual(await me(made.token), { principal: 'test-human', role: 'human', admin: false });
+  const job = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ external: { name: 'asks-a-human' } }),
+  }).then((r) => r.json());
+  const report = await fetch(`${base}/v1/jobs/${job.taskId}/report`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${agentToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputRequests: { go: { method: 'elicitation/create', params: { message: 'Ship it?' } } } }),
+  });
+  assert.equal(report.status, 200);
+  const tab = await openTab(made.token, `&task=${job.taskId}`);
+  try {
+    await tab.page.locator('#me .me-pill', { hasText: 'sees all principals' }).waitFor();
+    assert.equal(await tab.page.locator('#principal-filter-label').isVisible(), true);
+    for (const id of ['connect-btn', 'servers-btn', 'policies-btn']) assert.equal(await tab.page.locator(`#${id}`).isVisible(), false, `#${id} is the admin’s`);
+    // The agent's task is listed, and its human-only question has a form for the human.
+    await tab.page.locator('#task-list .row', { hasText: 'test-agent' }).first().waitFor();
+    const card = tab.page.locator('.prompt-card[data-key="go"]');
+    await card.getByRole('button', { name: 'Accept' }).click();
+    await tab.page.locator('#detail .round', { hasText: 'Accepted by test-human' }).waitFor();
   } finally {
     await tab.context.close();
   }

@@ -508,7 +508,10 @@ async fn connect_an_agent_creates_a_working_token() {
             .all(|c| c["text"].as_str().unwrap().contains(&token))
     );
     let (_, me) = s.v1_get(Some(&token), "/v1/me").await;
-    assert_eq!(me, json!({"principal": "claude-code", "admin": false}));
+    assert_eq!(
+        me,
+        json!({"principal": "claude-code", "role": "agent", "admin": false})
+    );
     // The new principal is an agent, not an admin: it cannot mint tokens.
     let (status, _) = s
         .v1_post(Some(&token), "/v1/agents", json!({"name": "sneaky"}))

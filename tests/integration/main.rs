@@ -11,6 +11,7 @@ mod cursors;
 mod gateway;
 mod hooks;
 mod http_jobs;
+mod humans;
 mod idempotency;
 mod jobs;
 mod layers;

@@ -6,7 +6,7 @@
 // lazy.js (modules loaded later), notices.js (toasts), timing.js. No module imports this one.
 
 import { createApi } from './api.js';
-import { loadToken, parseTokenFragment, taskFromHash } from './auth.js';
+import { loadToken, parseTokenFragment, rights, taskFromHash } from './auth.js';
 import { ListView } from './list-view.js';
 import { openHelp, initHelp } from './dialogs.js';
 import { h, clear, $ } from './dom.js';
@@ -73,12 +73,18 @@ async function start(token) {
   }
   if (state.authFailed) return;
   state.detail.syncPrompts(); // who may answer what is known now
-  clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), state.me.admin ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
-  $('me').title = state.me.admin ? 'Signed in with the admin token: you see every principal’s tasks' : 'You see only your own tasks';
-  $('principal-filter-label').hidden = !state.me.admin;
-  $('connect-btn').hidden = !state.me.admin;
-  $('servers-btn').hidden = !state.me.admin;
-  $('policies-btn').hidden = !state.me.admin;
+  // A human sees and answers like the admin; agents, servers and policies are the admin's.
+  const may = rights(state.me);
+  clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), may.seesAll ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
+  $('me').title = may.administers
+    ? 'Signed in with the admin token: you see every principal’s tasks'
+    : may.seesAll
+      ? 'Signed in as a human: you see every principal’s tasks and answer approvals; agents, servers and policies are managed with the admin token'
+      : 'You see only your own tasks';
+  $('principal-filter-label').hidden = !may.seesAll;
+  $('connect-btn').hidden = !may.administers;
+  $('servers-btn').hidden = !may.administers;
+  $('policies-btn').hidden = !may.administers;
   $('notify-btn').hidden = !state.desktop;
   state.api
     .tools()

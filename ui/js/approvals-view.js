@@ -74,6 +74,8 @@ export async function decide(approvals, decision, opts = {}) {
   for (const a of approvals) if (results.some((x) => x.ok && x.taskId === a.taskId)) state.approvals.selected.delete(approvalId(a));
   setText($('approvals-result'), words.text);
   $('approvals-result').classList.toggle('error', words.failed.length > 0);
+  // The queue (and the whole inbox) hides once it is empty: a toast keeps the outcome in view.
+  toast(words.text, words.failed.length > 0 ? 'bad' : 'info');
   announce(words.text);
   await reloadApprovals();
 }

@@ -69,3 +69,17 @@ export function taskFromHash(hash) {
   const id = new URLSearchParams(raw).get('task');
   return id && id.trim() ? id.trim() : null;
 }
+
+/**
+ * What the signed-in principal may do, from `GET /v1/me` (`{principal, role, admin}`):
+ * `seesAll` for a person (role `admin` or `human`: every principal's tasks, and the forms of
+ * requests only a person may answer); `administers` for the admin alone (agents' tokens,
+ * servers, policies). A Taskdeck that sends no `role` has only `admin`.
+ * @param {{role?: string, admin?: boolean}|null|undefined} me
+ * @returns {{seesAll: boolean, administers: boolean}}
+ */
+export function rights(me) {
+  if (!me) return { seesAll: false, administers: false };
+  const administers = me.role === 'admin' || (me.role === undefined && me.admin === true);
+  return { seesAll: administers || me.role === 'human', administers };
+}

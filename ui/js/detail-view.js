@@ -36,8 +36,9 @@ export class DetailView {
   /**
    * @param {HTMLElement} root
    * @param {{api: {getTask: Function, answer: Function, taskLog: Function}, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
-   *          toast: (s: string, tone?: string) => void, onClose: () => void, isAdmin: () => boolean}} deps
-   *        `isAdmin`: whether this page may answer `humanOnly` requests (signed in as the admin).
+   *          toast: (s: string, tone?: string) => void, onClose: () => void, isHuman: () => boolean}} deps
+   *        `isHuman`: whether this page may answer `humanOnly` requests (signed in as a person:
+   *        the admin or a human).
    */
   constructor(root, deps) {
     this.root = root;
@@ -272,10 +273,10 @@ export class DetailView {
     this.el.ttl.classList.toggle('urgent', ttl.urgent);
   }
 
-  /** Whether this page may not answer `key` (a `humanOnly` request, and not the admin). The
+  /** Whether this page may not answer `key` (a `humanOnly` request, and not a person). The
    *  rounds come with the detail; a request that arrived since is known from its event. */
   lockedFor(key) {
-    if (this.deps.isAdmin()) return false;
+    if (this.deps.isHuman()) return false;
     if (this.rounds.some((r) => r.key === key && r.humanOnly)) return true;
     return this.events.some((e) => e.kind === 'inputRequested' && e.data && e.data.key === key && e.data.humanOnly === true);
   }

@@ -7,6 +7,7 @@ import { h, clear, $, setText, setAttr } from './dom.js';
 import { STATUSES, statusLabel } from './status.js';
 import { formatCount } from './format.js';
 import { state } from './state.js';
+import { rights } from './auth.js';
 import { reloadList } from './list.js';
 
 /** The filters the controls show, as the list model takes them. */
@@ -14,7 +15,7 @@ export function currentFilters() {
   return {
     statuses: [...state.statusFilter],
     tool: $('tool-filter').value,
-    principal: state.me && state.me.admin ? $('principal-filter').value : '',
+    principal: rights(state.me).seesAll ? $('principal-filter').value : '',
     q: $('search').value,
   };
 }

@@ -4,6 +4,7 @@
 // preloads only what the list needs (ui/test/preload.test.mjs keeps both in step).
 
 import { $ } from './dom.js';
+import { rights } from './auth.js';
 import { state } from './state.js';
 import { once } from './timing.js';
 import { toast, announce } from './notices.js';
@@ -29,7 +30,7 @@ export const loadDetail = once(async () => {
     announce,
     toast,
     onClose: closeDetail,
-    isAdmin: () => Boolean(state.me && state.me.admin),
+    isHuman: () => rights(state.me).seesAll,
   });
   return state.detail;
 });
@@ -79,8 +80,8 @@ export const loadNotifyDialog = once(async () => {
 export function loadTheRestWhenIdle() {
   const load = () => {
     loadDetail();
-    if (state.me && state.me.admin) loadConnectDialog();
-    if (state.me && state.me.admin) loadPolicyDialog();
+    if (rights(state.me).administers) loadConnectDialog();
+    if (rights(state.me).administers) loadPolicyDialog();
     if (state.desktop) loadNotifyDialog();
   };
   if (typeof requestIdleCallback === 'function') requestIdleCallback(load, { timeout: 1000 });

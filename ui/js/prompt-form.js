@@ -141,7 +141,7 @@ export function lockedPromptCard(prompt) {
     'section',
     { class: 'prompt-card prompt-locked', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
     promptHead(prompt, titleId),
-    h('p', { class: 'callout' }, 'Only the person using Taskdeck (signed in with the admin token) can answer this request. The task waits for their answer.'),
+    h('p', { class: 'callout' }, 'Only the person using Taskdeck (signed in with the admin token or a human’s token) can answer this request. The task waits for their answer.'),
   );
   let gone = false;
   return {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApi, ApiError, cancelMany, describeBulkCancel, cancelRefusal } from '../js/api.js';
-import { parseTokenFragment, loadToken, TOKEN_KEY, taskFromHash } from '../js/auth.js';
+import { parseTokenFragment, loadToken, TOKEN_KEY, taskFromHash, rights } from '../js/auth.js';
 
 function memoryStorage() {
   const m = new Map();
@@ -87,4 +87,14 @@ test('bulk cancel reports partial success, judging each answer by the task it re
   assert.equal(describeBulkCancel({ accepted: ['a'], failed: [] }), '1 of 1 cancel request accepted.');
   assert.equal(cancelRefusal({ status: 'failed' }), 'already finished');
   assert.equal(cancelRefusal({ status: 'input_required', cancelRequested: true }), null);
+});
+
+test('a human sees and answers like the admin but administers nothing; an agent does neither', () => {
+  assert.deepEqual(rights({ principal: 'admin', role: 'admin', admin: true }), { seesAll: true, administers: true });
+  assert.deepEqual(rights({ principal: 'alice', role: 'human', admin: false }), { seesAll: true, administers: false });
+  assert.deepEqual(rights({ principal: 'bot', role: 'agent', admin: false }), { seesAll: false, administers: false });
+  // A Taskdeck that sends no role: `admin` alone decides.
+  assert.deepEqual(rights({ principal: 'admin', admin: true }), { seesAll: true, administers: true });
+  assert.deepEqual(rights({ principal: 'bot', admin: false }), { seesAll: false, administers: false });
+  assert.deepEqual(rights(null), { seesAll: false, administers: false });
 });

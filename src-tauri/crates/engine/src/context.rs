@@ -141,7 +141,7 @@ impl TaskContext {
     ///
     /// Errors: [`EngineError::KeyReused`] when `key` was used for another request during the
     /// task's life; [`EngineError::Terminal`]; [`EngineError::Store`].
-    /// Only the human (the admin principal) may answer it.
+    /// Only a person (the admin or a human principal) may answer it.
     pub async fn issue_input_for_human(
         &self,
         key: &str,
@@ -187,8 +187,8 @@ impl TaskContext {
             .await
     }
 
-    /// Like [`TaskContext::elicit`], but only the human (the admin principal, at the Taskdeck
-    /// window or CLI) may answer: the agent that asked cannot approve its own request.
+    /// Like [`TaskContext::elicit`], but only a person (the admin or a human principal, at the
+    /// Taskdeck window or CLI) may answer: the agent that asked cannot approve its own request.
     pub async fn elicit_human(
         &self,
         key: &str,

@@ -9,7 +9,8 @@
 //! - every state change goes through [`Engine`] methods that run inside one store write, which
 //!   checks the transition with [`state::check_transition`] and appends a timeline event;
 //! - a change is published on the [`feed::ChangeFeed`] only after its write committed;
-//! - a task is visible only to its principal (and the admin); everyone else gets
+//! - a task is visible only to its principal and to people (the admin and human principals,
+//!   [`principal`]); everyone else gets
 //!   [`EngineError::NotFound`], exactly as for an id that never existed.
 
 pub mod answer_cache;
@@ -24,6 +25,7 @@ pub mod feed;
 pub mod idempotency;
 pub mod limits;
 pub mod model;
+pub mod principal;
 pub mod search;
 pub mod state;
 pub mod store;
@@ -38,4 +40,5 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use failure::{FailureKind, FailureToErrorObject, TaskFailure};
-pub use model::{InputRound, Principal, Progress, TaskRecord, TaskStatus, TimelineEvent};
+pub use model::{InputRound, Progress, TaskRecord, TaskStatus, TimelineEvent};
+pub use principal::{Principal, Role};

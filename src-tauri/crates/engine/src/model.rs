@@ -58,37 +58,6 @@ impl TaskStatus {
     }
 }
 
-/// The authenticated identity a request acts for: the owner bound to every task it creates.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal {
-    /// Token name, e.g. `claude-code`; `admin` for the admin token, `anonymous` under
-    /// `--allow-anonymous`.
-    pub name: String,
-    /// The admin sees and acts on every principal's tasks.
-    pub admin: bool,
-}
-
-impl Principal {
-    /// The principal of the admin token.
-    pub fn admin() -> Principal {
-        Principal {
-            name: "admin".into(),
-            admin: true,
-        }
-    }
-    /// A non-admin principal named `name`.
-    pub fn named(name: impl Into<String>) -> Principal {
-        Principal {
-            name: name.into(),
-            admin: false,
-        }
-    }
-    /// True if this principal may see a task owned by `owner`.
-    pub fn can_see(&self, owner: &str) -> bool {
-        self.admin || self.name == owner
-    }
-}
-
 /// Progress of a task: `current` out of `total` (when known), with an optional message.
 /// Whole numbers are written as JSON integers (`3`, not `3.0`), as they were reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -207,7 +176,7 @@ pub struct TimelineEvent {
     /// Milliseconds since the Unix epoch.
     pub at_ms: i64,
     /// `created`, `status`, `progress`, `statusMessage`, `inputRequested` (`{key, request,
-    /// humanOnly}`: `humanOnly` when only the admin may answer it), `inputAnswered`,
+    /// humanOnly}`: `humanOnly` when only a person, the admin or a human, may answer it), `inputAnswered`,
     /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`.
     pub kind: String,
     pub data: Value,
@@ -233,7 +202,7 @@ pub struct InputRound {
     pub answered_by: Option<String>,
     pub answered_at_ms: Option<i64>,
     pub created_at_ms: i64,
-    /// Only the human at Taskdeck (the admin) may answer it, e.g. `run_command`'s approval;
-    /// the agent that owns the task gets an error if it tries.
+    /// Only a person (the admin or a human principal) may answer it, e.g. `run_command`'s
+    /// approval; an agent's answer to it is ignored.
     pub human_only: bool,
 }

@@ -34,8 +34,9 @@ impl Engine {
     /// task returns to `working` once no request is outstanding. Each answer is recorded with
     /// who gave it and when. An `elicitation/create` answer with `action: "accept"` must
     /// validate against the request's `requestedSchema` (formats included); `decline` and
-    /// `cancel` answers are recorded without content. A non-admin's answer to a human-only
-    /// request (e.g. `run_command`'s approval) is ignored: the request waits for the human.
+    /// `cancel` answers are recorded without content. An agent's answer to a human-only request
+    /// (e.g. `run_command`'s approval) is ignored: the request waits for a person, the admin or
+    /// a human principal ([`Principal::is_human`]), whose name is recorded as `by`.
     ///
     /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed
     /// or fails its schema (then nothing of this update is recorded).
@@ -74,7 +75,7 @@ impl Engine {
                     // A decision reserved for the human is never taken by an agent: its answer
                     // is ignored like any key the caller may not answer (SEP-2663 §Task
                     // Update Requests), and the request stays outstanding for the human.
-                    if !who.admin && store::input_human_only(w.conn, &id, &key)? {
+                    if !who.is_human() && store::input_human_only(w.conn, &id, &key)? {
                         report.ignored.push(key);
                         continue;
                     }
@@ -115,7 +116,7 @@ impl Engine {
     }
 
     /// Issues input request `key` for the run `ctx` (see [`Engine::issue_input`]) and waits for
-    /// its answer. `human_only`: only the admin may answer it.
+    /// its answer. `human_only`: only a person (the admin or a human principal) may answer it.
     ///
     /// Errors: [`InputError::Cancelled`] when the task ends or is cancelled first;
     /// [`InputError::NotIssued`] when the request cannot be stored.

@@ -24,8 +24,8 @@ impl Engine {
         }
     }
 
-    /// The keys of `task`'s outstanding input requests that only the human (the admin) may
-    /// answer, e.g. `run_command`'s approval. Errors: [`EngineError::Store`].
+    /// The keys of `task`'s outstanding input requests that only a person (the admin or a
+    /// human principal) may answer, e.g. `run_command`'s approval. Errors: [`EngineError::Store`].
     pub fn human_only_inputs(&self, task: &TaskRecord) -> Result<Vec<String>, EngineError> {
         self.parts.store.read(|c| {
             let mut keys = Vec::new();
@@ -60,7 +60,7 @@ impl Engine {
         principal: &Principal,
         mut filter: ListFilter,
     ) -> Result<store::Page, EngineError> {
-        if !principal.admin {
+        if !principal.is_human() {
             filter.principal = Some(principal.name.clone());
         }
         self.parts.store.page(&filter)

@@ -89,7 +89,7 @@ pub fn insert_input(
     Ok(())
 }
 
-/// True when the input request may only be answered by the human (the admin principal).
+/// True when the input request may only be answered by a person (the admin or a human).
 pub fn input_human_only(c: &Connection, task_id: &str, key: &str) -> Result<bool, EngineError> {
     Ok(
         c.prepare_cached("SELECT human_only FROM input_requests WHERE task_id = ?1 AND key = ?2")?

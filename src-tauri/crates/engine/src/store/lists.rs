@@ -19,7 +19,7 @@ use crate::{EngineError, TaskRecord, TaskStatus, search};
 pub struct ListFilter {
     pub statuses: Vec<TaskStatus>,
     pub tool: Option<String>,
-    /// Owner; callers that are not admin must set this to themselves.
+    /// Owner; callers that are agents must set this to themselves.
     pub principal: Option<String>,
     /// Free text, matched (case-insensitively) against tool, arguments, status message, result.
     pub query: Option<String>,

@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS tokens(
   name TEXT PRIMARY KEY,
   hash TEXT NOT NULL UNIQUE,
   created_at INTEGER NOT NULL,
-  revoked_at INTEGER
+  revoked_at INTEGER,
+  role TEXT NOT NULL DEFAULT 'agent'
 );
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS idempotency_keys(
@@ -134,9 +135,13 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
              COMMIT;",
         )?;
     }
-    // (table, column, declaration): stores from before 2026-11-29 11:34 lack `human_only`.
-    const ADDED: &[(&str, &str, &str)] =
-        &[("input_requests", "human_only", "INTEGER NOT NULL DEFAULT 0")];
+    // (table, column, declaration): stores from before 2026-11-29 11:34 lack `human_only`;
+    // stores made before tokens had roles lack `tokens.role`: their tokens are agents' (the
+    // admin's token is known by its reserved name, not by this column).
+    const ADDED: &[(&str, &str, &str)] = &[
+        ("input_requests", "human_only", "INTEGER NOT NULL DEFAULT 0"),
+        ("tokens", "role", "TEXT NOT NULL DEFAULT 'agent'"),
+    ];
     for (table, column, decl) in ADDED {
         let present = conn
             .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?

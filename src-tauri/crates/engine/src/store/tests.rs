@@ -1,5 +1,5 @@
 //! Tests of the store as a whole: group commit and rollback, the writer's copies, counts,
-//! the answer cache, WAL size, migrations.
+//! the answer cache, WAL size, migrations (input requests' `human_only`, tokens' `role`).
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -13,7 +13,7 @@ use super::{
     input_requests::{answer_input, input_human_only, insert_input},
     tasks::insert_task,
 };
-use crate::{EngineError, TaskRecord, TaskStatus, feed::ChangeFeed};
+use crate::{EngineError, Role, TaskRecord, TaskStatus, feed::ChangeFeed};
 
 fn task(id: &str) -> TaskRecord {
     TaskRecord {
@@ -282,6 +282,41 @@ fn a_store_from_before_human_only_gets_the_column() {
     let c = open_conn(store.path()).unwrap();
     insert_input(&c, "new", "k", &serde_json::json!({}), true, 2).unwrap();
     assert!(input_human_only(&c, "new", "k").unwrap());
+}
+
+#[tokio::test]
+async fn a_store_from_before_token_roles_keeps_its_tokens_as_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let old = Connection::open(dir.path().join("taskdeck.sqlite3")).unwrap();
+        old.execute_batch(
+            "CREATE TABLE tokens(name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE,
+               created_at INTEGER NOT NULL, revoked_at INTEGER);
+             INSERT INTO tokens(name, hash, created_at) VALUES ('bot', 'h-bot', 1);",
+        )
+        .unwrap();
+    }
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
+    assert_eq!(
+        store.live_token("h-bot").unwrap(),
+        Some(("bot".to_string(), Role::Agent))
+    );
+    assert!(
+        store
+            .add_token("alice", "h-alice", Role::Human)
+            .await
+            .unwrap()
+    );
+    let roles: Vec<(String, Role)> = store
+        .tokens()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.name, t.role))
+        .collect();
+    assert_eq!(
+        roles,
+        [("alice".into(), Role::Human), ("bot".into(), Role::Agent)]
+    );
 }
 
 #[tokio::test]

@@ -21,8 +21,9 @@ use taskdeck_engine::{TaskRecord, TaskStatus};
 pub struct Reader {
     /// The client declared form elicitation, so its user can answer `elicitation/create`.
     pub can_elicit: bool,
-    /// The admin principal (the human's token) may answer human-only requests.
-    pub admin: bool,
+    /// A person (the admin or a human principal, `Principal::is_human`): may answer
+    /// human-only requests, so is shown them.
+    pub human: bool,
 }
 
 /// True when `capabilities` (a `ClientCapabilities` object) declares form elicitation:
@@ -45,7 +46,7 @@ pub fn answerable<'a>(
     task.input_requests
         .iter()
         .filter(|(key, request)| {
-            let for_human = human_only.contains(key) && !reader.admin;
+            let for_human = human_only.contains(key) && !reader.human;
             let needs_form =
                 request.get("method").and_then(Value::as_str) == Some("elicitation/create");
             !for_human && (reader.can_elicit || !needs_form)
@@ -91,7 +92,7 @@ pub fn status(
 /// "Waiting for approval in Taskdeck: <question>" (a human-only request) or "Waiting for a
 /// human in Taskdeck: <question>"; the question on one line, at most 200 characters.
 fn waiting_message(task: &TaskRecord, human_only: &[String], reader: Reader) -> String {
-    let approval = !reader.admin && task.input_requests.keys().any(|k| human_only.contains(k));
+    let approval = !reader.human && task.input_requests.keys().any(|k| human_only.contains(k));
     let head = if approval {
         "Waiting for approval in Taskdeck"
     } else {
@@ -181,7 +182,7 @@ mod tests {
 
     const AGENT: Reader = Reader {
         can_elicit: true,
-        admin: false,
+        human: false,
     };
 
     #[test]
@@ -196,11 +197,11 @@ mod tests {
             "Waiting for approval in Taskdeck: Run `make deploy` in /srv"
         );
         // The human sees it as it is.
-        let admin = Reader {
+        let person = Reader {
             can_elicit: true,
-            admin: true,
+            human: true,
         };
-        assert_eq!(detailed(&task, &human_only, admin), task.wire_detailed());
+        assert_eq!(detailed(&task, &human_only, person), task.wire_detailed());
     }
 
     #[test]
@@ -208,7 +209,7 @@ mod tests {
         let task = waiting(&[("approval", "Ship it?")]);
         let reader = Reader {
             can_elicit: false,
-            admin: false,
+            human: false,
         };
         let seen = detailed(&task, &[], reader);
         assert_eq!(seen["status"], "working");

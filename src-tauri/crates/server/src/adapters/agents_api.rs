@@ -1,6 +1,8 @@
-//! `/v1/agents` (admin only): tokens for agent principals. `POST` makes one and answers it
-//! once, with ready-to-paste client configurations (`mcp_config`); `GET` lists the names,
-//! never the secrets (`auth` keeps only their hashes).
+//! `/v1/agents` (admin only): tokens for named principals, agents (programs) or humans
+//! (people who may see every task and answer human-only requests; `taskdeck_engine::principal`).
+//! `POST` makes one and answers it once, with ready-to-paste client configurations
+//! (`mcp_config`); `GET` lists the names and roles, never the secrets (`auth` keeps only their
+//! hashes). A human may not call either: making tokens is administration.
 
 use axum::{
     Extension, Json,
@@ -11,11 +13,11 @@ use serde::Deserialize;
 
 use super::{
     api_error::{ApiError, ProblemDocument, json_body},
-    api_types::{AgentCreated, AgentList},
+    api_types::{AgentCreated, AgentList, RoleName},
     auth::{self, AuthError},
     mcp_config,
 };
-use taskdeck_engine::{Engine, Principal};
+use taskdeck_engine::{Engine, Principal, Role};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 pub(crate) struct AgentBody {
@@ -23,13 +25,37 @@ pub(crate) struct AgentBody {
     /// `admin` and `anonymous` are Taskdeck's own (409).
     #[schema(pattern = r"^\s*[A-Za-z0-9._-]{1,64}\s*$")]
     name: String,
+    /// `agent` (the default) or `human`.
+    #[serde(default)]
+    role: NewRole,
 }
 
-/// `POST /v1/agents`: a token for a new agent principal, with ready-to-paste client configs.
+/// The role a new token gets: there is one admin token, so `admin` is not among them.
+#[derive(Deserialize, utoipa::ToSchema, Default, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum NewRole {
+    /// A program: sees its own tasks.
+    #[default]
+    Agent,
+    /// A person: sees every task and answers human-only requests; administers nothing.
+    Human,
+}
+
+impl From<NewRole> for Role {
+    fn from(r: NewRole) -> Role {
+        match r {
+            NewRole::Agent => Role::Agent,
+            NewRole::Human => Role::Human,
+        }
+    }
+}
+
+/// `POST /v1/agents`: a token for a new agent or human principal, with ready-to-paste client
+/// configs.
 #[utoipa::path(post, path = "/v1/agents", request_body = AgentBody, tag = "auth",
-    responses((status = 201, description = "the token (shown this once) and client configurations for it", body = AgentCreated),
+    responses((status = 201, description = "the token (shown this once), its role, and client configurations for it", body = AgentCreated),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "not the admin (a human may not make tokens)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "name taken, or reserved (`admin`, `anonymous`)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "bad name", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn create_agent(
@@ -39,13 +65,14 @@ pub(crate) async fn create_agent(
     body: Result<Json<AgentBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<(StatusCode, Json<AgentCreated>), ApiError> {
     ApiError::admin_only(&p, "manages agent tokens")?;
-    let body = json_body(body, "{\"name\": \"agent-name\"}")?;
+    let body = json_body(body, "{\"name\": \"agent-name\", \"role\": \"agent\"}")?;
     let name = body.name.trim().to_string();
-    let token = auth::create_token(engine.store(), &name)
+    let role = Role::from(body.role);
+    let token = auth::create_token_with_role(engine.store(), &name, role)
         .await
         .map_err(|e| match e {
             AuthError::Exists(_) | AuthError::Reserved(_) => ApiError::conflict(e.to_string()),
-            AuthError::BadName(_) => ApiError::unprocessable(e.to_string()),
+            AuthError::BadName(_) | AuthError::AdminRole => ApiError::unprocessable(e.to_string()),
             e => ApiError::internal(e.to_string()),
         })?;
     let host = headers
@@ -61,6 +88,7 @@ pub(crate) async fn create_agent(
         StatusCode::CREATED,
         Json(AgentCreated {
             name,
+            role: RoleName::from(role),
             token,
             mcp_url,
             configs,
@@ -68,9 +96,9 @@ pub(crate) async fn create_agent(
     ))
 }
 
-/// `GET /v1/agents`: token names (never secrets).
+/// `GET /v1/agents`: token names and roles (never secrets).
 #[utoipa::path(get, path = "/v1/agents", tag = "auth",
-    responses((status = 200, description = "every token's name, creation time and whether it is revoked", body = AgentList),
+    responses((status = 200, description = "every token's name, role, creation time and whether it is revoked", body = AgentList),
               (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn list_agents(
     State(engine): State<Engine>,

@@ -40,14 +40,27 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// `Ok` for the admin; for any other principal 403 "only the admin WHAT" (e.g. `manages
-    /// upstream servers`), for the routes of the human's settings.
+    /// `Ok` for the admin; for any other principal, a human one included, 403 "only the admin
+    /// WHAT" (e.g. `manages upstream servers`), for the routes that administer Taskdeck
+    /// (tokens, the policy, the upstream servers).
     pub fn admin_only(p: &taskdeck_engine::Principal, what: &str) -> Result<(), ApiError> {
-        match p.admin {
+        Self::only(p.is_admin(), "the admin", what)
+    }
+
+    /// `Ok` for a person (the admin or a human principal); for an agent 403 "only the admin
+    /// or a human WHAT" (e.g. `reads the policy`), for the routes that show Taskdeck's settings
+    /// without changing them.
+    pub fn humans_only(p: &taskdeck_engine::Principal, what: &str) -> Result<(), ApiError> {
+        Self::only(p.is_human(), "the admin or a human", what)
+    }
+
+    /// `Ok` when `allowed`, else 403 "only WHO WHAT".
+    fn only(allowed: bool, who: &str, what: &str) -> Result<(), ApiError> {
+        match allowed {
             true => Ok(()),
             false => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                format!("only the admin {what}"),
+                format!("only {who} {what}"),
             )),
         }
     }

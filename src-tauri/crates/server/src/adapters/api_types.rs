@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use taskdeck_engine::{
-    Progress, TaskRecord, TaskStatus, TimelineEvent, clock::iso8601, model::InputRound,
+    Progress, Role, TaskRecord, TaskStatus, TimelineEvent, clock::iso8601, model::InputRound,
 };
 
 /// Task status, SEP-2663 §Task Status (`completed`, `failed`, `cancelled` are terminal).
@@ -165,7 +165,8 @@ pub enum InputRoundState {
     Superseded,
 }
 
-/// One input request over its whole life. `humanOnly`: only the admin may answer it.
+/// One input request over its whole life. `humanOnly`: only a person (the admin or a human
+/// principal) may answer it; an agent's answer to it is ignored.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRoundView {
@@ -241,11 +242,45 @@ pub struct CancelReply {
     pub task: Option<TaskView>,
 }
 
-/// `GET /v1/me`: the caller's principal.
+/// `GET /v1/me`: the caller's principal, its role, and whether it is the admin (`role ==
+/// "admin"`; the only one who manages tokens, the policy and the servers).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Me {
     pub principal: String,
+    pub role: RoleName,
     pub admin: bool,
+}
+
+/// A principal's role (`taskdeck_engine::principal`): `admin` (the admin token: everything),
+/// `human` (a person: sees every task, answers human-only requests, administers nothing) or
+/// `agent` (its own tasks only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleName {
+    Admin,
+    Human,
+    Agent,
+}
+
+impl RoleName {
+    /// The wire name: `admin`, `human` or `agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleName::Admin => "admin",
+            RoleName::Human => "human",
+            RoleName::Agent => "agent",
+        }
+    }
+}
+
+impl From<Role> for RoleName {
+    fn from(r: Role) -> RoleName {
+        match r {
+            Role::Admin => RoleName::Admin,
+            Role::Human => RoleName::Human,
+            Role::Agent => RoleName::Agent,
+        }
+    }
 }
 
 /// One task tool.
@@ -271,12 +306,14 @@ pub struct ToolList {
 #[serde(rename_all = "camelCase")]
 pub struct AgentCreated {
     pub name: String,
+    /// `agent` or `human`.
+    pub role: RoleName,
     pub token: String,
     pub mcp_url: String,
     pub configs: Vec<super::mcp_config::ClientConfig>,
 }
 
-/// `GET /v1/agents`: token names, never secrets.
+/// `GET /v1/agents`: token names and roles, never secrets.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AgentList {
     pub agents: Vec<super::auth::TokenInfo>,

@@ -1,5 +1,6 @@
 //! Bearer tokens for named principals: making secrets, the admin token file, and resolving a
-//! request's token to its principal. A token is `td_` + 32 random bytes (base64url); only its
+//! request's token to its principal and [`Role`] (`agent` or `human` as stored with the token;
+//! the token named [`ADMIN`] is the admin's). A token is `td_` + 32 random bytes (base64url); only its
 //! SHA-256 (hex) is kept, in the store's `tokens` table ([`Store::add_token`] and its
 //! neighbours). The admin token is created on first start and written to
 //! `<config dir>/admin-token` with mode 0600.
@@ -14,7 +15,8 @@ use base64::Engine as _;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use taskdeck_engine::{EngineError, Principal, clock::now_ms, store::Store};
+use super::api_types::RoleName;
+use taskdeck_engine::{EngineError, Principal, Role, clock::now_ms, store::Store};
 
 /// Name of the admin principal (sees every task).
 pub const ADMIN: &str = "admin";
@@ -41,6 +43,11 @@ pub enum AuthError {
         "the name {0:?} is reserved for Taskdeck's own principal (the admin token is in the admin-token file in the config dir); choose another name"
     )]
     Reserved(String),
+    /// A token was asked for with the admin's role: there is one admin token.
+    #[error(
+        "there is one admin token (in the admin-token file in the config dir); give a person the role \"human\" instead"
+    )]
+    AdminRole,
     #[error("store: {0}")]
     Store(#[from] EngineError),
     #[error("{0}")]
@@ -52,8 +59,20 @@ pub enum AuthError {
 #[serde(rename_all = "camelCase")]
 pub struct TokenInfo {
     pub name: String,
+    /// `admin` (the admin token), `human` or `agent`.
+    pub role: RoleName,
     pub created_at: String,
     pub revoked: bool,
+}
+
+/// The principal a token stands for: the token named [`ADMIN`] is the admin's whatever its row
+/// says; any other token has the role stored with it (`agent` or `human`).
+fn principal_of(name: String, stored: Role) -> Principal {
+    if name == ADMIN {
+        Principal::admin()
+    } else {
+        Principal { name, role: stored }
+    }
 }
 
 fn hash(token: &str) -> String {
@@ -69,10 +88,15 @@ fn new_secret() -> String {
     )
 }
 
-/// Creates a token for principal `name` in `store` and returns the secret (shown once; only
-/// its hash is kept). Errors: [`AuthError::Exists`], [`AuthError::BadName`],
-/// [`AuthError::Reserved`] for `admin` and `anonymous`, [`AuthError::Store`].
-pub async fn create_token(store: &Store, name: &str) -> Result<String, AuthError> {
+/// Creates a token for principal `name` with `role` (`Agent` or `Human`) in `store` and returns
+/// the secret (shown once; only its hash is kept). Errors: [`AuthError::Exists`],
+/// [`AuthError::BadName`], [`AuthError::Reserved`] for `admin` and `anonymous`,
+/// [`AuthError::AdminRole`] for `Role::Admin`, [`AuthError::Store`].
+pub async fn create_token_with_role(
+    store: &Store,
+    name: &str,
+    role: Role,
+) -> Result<String, AuthError> {
     let valid = !name.is_empty()
         && name.len() <= 64
         && name
@@ -84,20 +108,29 @@ pub async fn create_token(store: &Store, name: &str) -> Result<String, AuthError
     if name.eq_ignore_ascii_case(ADMIN) || name.eq_ignore_ascii_case(ANONYMOUS) {
         return Err(AuthError::Reserved(name.into()));
     }
+    if role == Role::Admin {
+        return Err(AuthError::AdminRole);
+    }
     let secret = new_secret();
-    if store.add_token(name, &hash(&secret)).await? {
+    if store.add_token(name, &hash(&secret), role).await? {
         Ok(secret)
     } else {
         Err(AuthError::Exists(name.into()))
     }
 }
 
-/// Lists tokens (names and dates, never secrets). Errors: [`AuthError::Store`].
+/// [`create_token_with_role`] for an agent: the token of a program (an MCP client, a script).
+pub async fn create_token(store: &Store, name: &str) -> Result<String, AuthError> {
+    create_token_with_role(store, name, Role::Agent).await
+}
+
+/// Lists tokens (names, roles and dates, never secrets). Errors: [`AuthError::Store`].
 pub fn list_tokens(store: &Store) -> Result<Vec<TokenInfo>, AuthError> {
     Ok(store
         .tokens()?
         .into_iter()
         .map(|t| TokenInfo {
+            role: principal_of(t.name.clone(), t.role).role.into(),
             name: t.name,
             created_at: taskdeck_engine::clock::iso8601(t.created_at_ms),
             revoked: t.revoked,
@@ -141,9 +174,15 @@ impl TokenCommands {
         })
     }
 
-    /// [`create_token`].
+    /// [`create_token`]: an agent's token.
     pub fn create(&self, name: &str) -> Result<String, AuthError> {
         self.runtime.block_on(create_token(&self.store, name))
+    }
+
+    /// [`create_token_with_role`].
+    pub fn create_with_role(&self, name: &str, role: Role) -> Result<String, AuthError> {
+        self.runtime
+            .block_on(create_token_with_role(&self.store, name, role))
     }
 
     /// [`list_tokens`].
@@ -245,15 +284,11 @@ impl Authenticator {
         {
             return Some(p.clone());
         }
-        let name = self.live_name(&h).ok()?;
+        let live = self.live(&h).ok()?;
         let mut cache = self.cache.write().unwrap();
-        match name {
-            Some(name) => {
-                let p = if name == ADMIN {
-                    Principal::admin()
-                } else {
-                    Principal::named(name)
-                };
+        match live {
+            Some((name, role)) => {
+                let p = principal_of(name, role);
                 cache.insert(h, (p.clone(), now));
                 Some(p)
             }
@@ -269,7 +304,7 @@ impl Authenticator {
     /// is not cut because of a busy or briefly unreadable file.
     pub fn is_revoked(&self, token: &str) -> bool {
         let h = hash(token);
-        match self.live_name(&h) {
+        match self.live(&h) {
             Ok(Some(_)) => false,
             Ok(None) => {
                 self.cache.write().unwrap().remove(&h);
@@ -279,9 +314,9 @@ impl Authenticator {
         }
     }
 
-    /// The principal name of the live (not revoked) token with hash `h`.
-    fn live_name(&self, h: &str) -> Result<Option<String>, AuthError> {
-        Ok(self.store.live_token_name(h)?)
+    /// The principal name and stored role of the live (not revoked) token with hash `h`.
+    fn live(&self, h: &str) -> Result<Option<(String, Role)>, AuthError> {
+        Ok(self.store.live_token(h)?)
     }
 }
 
@@ -334,7 +369,10 @@ mod tests {
             move || {
                 let cli = TokenCommands::open(&dir).unwrap();
                 let secret = cli.create("agent-1").unwrap();
-                assert!(matches!(cli.create("agent-1"), Err(AuthError::Exists(_))));
+                assert!(matches!(
+                    cli.create_with_role("agent-1", Role::Human),
+                    Err(AuthError::Exists(_))
+                ));
                 (cli, secret)
             }
         });
@@ -359,5 +397,40 @@ mod tests {
         // A revoked name may be given a new token.
         let again = create_token(&server, "agent-1").await.unwrap();
         assert_eq!(auth.authenticate(&again), Some(Principal::named("agent-1")));
+    }
+
+    /// A human token authenticates as a human and is listed as one; the admin token is listed
+    /// as the admin's; no second admin can be made.
+    #[tokio::test]
+    async fn roles_are_stored_with_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(&dir.path().join("data"));
+        ensure_admin_token(&s, &dir.path().join("cfg"))
+            .await
+            .unwrap();
+        let alice = create_token_with_role(&s, "alice", Role::Human)
+            .await
+            .unwrap();
+        let bot = create_token(&s, "bot").await.unwrap();
+        let auth = Authenticator::new(s.clone());
+        assert_eq!(auth.authenticate(&alice), Some(Principal::human("alice")));
+        assert_eq!(auth.authenticate(&bot), Some(Principal::named("bot")));
+        assert!(matches!(
+            create_token_with_role(&s, "root", Role::Admin).await,
+            Err(AuthError::AdminRole)
+        ));
+        let roles: Vec<(String, RoleName)> = list_tokens(&s)
+            .unwrap()
+            .into_iter()
+            .map(|t| (t.name, t.role))
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                ("admin".into(), RoleName::Admin),
+                ("alice".into(), RoleName::Human),
+                ("bot".into(), RoleName::Agent)
+            ]
+        );
     }
 }

@@ -87,7 +87,7 @@ pub(crate) async fn events(
         backlog.push(Ok(Event::default().event("resync").data("{}")));
         replayed_up_to = newest;
     } else if let Some(mut after) = since {
-        let owner = (!p.admin).then(|| p.name.clone());
+        let owner = (!p.is_human()).then(|| p.name.clone());
         loop {
             let batch = engine.store().events_since(after, owner.as_deref(), 1000)?;
             let Some(last) = batch.last() else { break };

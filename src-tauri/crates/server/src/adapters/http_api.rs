@@ -1,7 +1,7 @@
 //! The `/v1` HTTP API the UI, the CLI and scripts use: its task routes, and the router that
 //! gathers the engine's routes. JSON bodies ([`api_types`](super::api_types)); errors are
-//! RFC 9457 problem documents ([`ApiError`]). Same authentication as `/mcp`; a principal sees
-//! only its own tasks (the admin sees all). Routes are registered through `utoipa-axum`, so the
+//! RFC 9457 problem documents ([`ApiError`]). Same authentication as `/mcp`; an agent sees
+//! only its own tasks, a person (the admin or a human principal) sees all. Routes are registered through `utoipa-axum`, so the
 //! OpenAPI document ([`api_doc`](super::api_doc)) is generated from the handlers.
 //!
 //! | route | answer |
@@ -12,10 +12,10 @@
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
 //! | `GET /v1/tasks/{taskId}/log?offset=&tail=&limit=` | `{offset, nextOffset, size, text, complete, exists}` (see `logs_api`) |
 //! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events (see `events_api`) |
-//! | `GET /v1/me`, `GET /v1/tools` | the caller's principal; the task tools |
-//! | `POST /v1/agents` `{name}` (admin) | 201 `{name, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken (see `agents_api`) |
-//! | `GET /v1/agents` (admin) | `{agents: [{name, createdAt, revoked}]}` |
-//! | `GET /v1/policy`, `PUT /v1/policy` `{rules}`, `DELETE /v1/policy/rules/{id}` (admin) | the approval policy's rules (see `policy_api`) |
+//! | `GET /v1/me`, `GET /v1/tools` | `{principal, role, admin}`; the task tools |
+//! | `POST /v1/agents` `{name, role?: "agent"\|"human"}` (admin) | 201 `{name, role, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken (see `agents_api`) |
+//! | `GET /v1/agents` (admin) | `{agents: [{name, role, createdAt, revoked}]}` |
+//! | `GET /v1/policy` (admin, human), `PUT /v1/policy` `{rules}`, `DELETE /v1/policy/rules/{id}` (admin) | the approval policy's rules (see `policy_api`) |
 //! | `GET /v1/openapi.json` | the OpenAPI 3.1 document of `/v1`, generated from this code |
 //!
 //! A request body over [`MAX_BODY_BYTES`] is a 413 problem document on every route ([`limit_body`]).
@@ -75,7 +75,7 @@ struct ListQuery {
     status: Option<String>,
     /// Only this tool.
     tool: Option<String>,
-    /// Only this principal (the admin only; others always see their own).
+    /// Only this principal (a person: the admin or a human; an agent always sees its own).
     principal: Option<String>,
     /// Free text over tool, arguments, status message, result and taskId; no NUL characters.
     #[param(pattern = "^[^\\u0000]*$")]
@@ -126,7 +126,7 @@ async fn list_tasks(
         before_seq: None,
         limit,
     };
-    if !p.admin {
+    if !p.is_human() {
         filter.principal = Some(p.name.clone());
     }
     let key = *engine.store().cursor_key();
@@ -176,7 +176,7 @@ struct TaskQuery {
 
 /// One task with its timeline (the newest 1,000 events by default) and input rounds.
 #[utoipa::path(get, path = "/v1/tasks/{taskId}", params(("taskId" = String, Path, description = "the task's id"), TaskQuery), tag = "tasks",
-    responses((status = 200, description = "`timeline` is oldest first; `timelineMore` says older events exist (ask again with `timelineBefore` = the first event's id); an input round's `humanOnly`: only the admin may answer it", body = TaskDetail),
+    responses((status = 200, description = "`timeline` is oldest first; `timelineMore` says older events exist (ask again with `timelineBefore` = the first event's id); an input round's `humanOnly`: only a person (the admin or a human principal) may answer it", body = TaskDetail),
               (status = 400, description = "timelineLimit outside 1..=5000, or a malformed query", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn get_task(
@@ -216,7 +216,7 @@ struct AnswerBody {
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "the task is settled", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "an answer fails its schema, or only the admin may give it; nothing recorded", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "an answer fails its schema; nothing recorded (an agent's answer to a human-only request is no error: it is listed in `ignored`)", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn answer(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -247,11 +247,12 @@ async fn cancel(
 }
 
 /// The caller's principal.
-#[utoipa::path(get, path = "/v1/me", tag = "auth", responses((status = 200, description = "the caller's principal and whether it is the admin", body = Me)))]
+#[utoipa::path(get, path = "/v1/me", tag = "auth", responses((status = 200, description = "the caller's principal, its role (`admin`, `human`, `agent`) and whether it is the admin", body = Me)))]
 async fn me(Extension(p): Extension<Principal>) -> Json<Me> {
     Json(Me {
+        admin: p.is_admin(),
+        role: p.role.into(),
         principal: p.name,
-        admin: p.admin,
     })
 }
 

@@ -234,7 +234,7 @@ pub fn reader(ctx: &RequestContext<RoleServer>, principal: &Principal) -> Reader
     };
     Reader {
         can_elicit: agent_view::declares_form_elicitation(capabilities.as_ref()),
-        admin: principal.admin,
+        human: principal.is_human(),
     }
 }
 

@@ -53,7 +53,7 @@ impl Session {
     pub fn reader(&self) -> agent_view::Reader {
         agent_view::Reader {
             can_elicit: self.can_elicit,
-            admin: self.principal.admin,
+            human: self.principal.is_human(),
         }
     }
 }

@@ -11,7 +11,7 @@
 //! - [`agent_view`]: what a client is shown of a task waiting for input (only what it can answer).
 //! - [`wire`], [`legacy_wire`]: the task shapes of 2026-07-28 (SEP-2663) and 2025-11-25.
 //! - [`http_api`]: the `/v1` JSON API's task routes and the router of the engine's routes;
-//!   [`events_api`]: the `/v1/events` Server-Sent Events stream; [`agents_api`]: agent tokens.
+//!   [`events_api`]: the `/v1/events` Server-Sent Events stream; [`agents_api`]: agent and human tokens.
 //! - [`api_types`], [`api_error`]: the typed `/v1` bodies and the problem-document errors;
 //!   [`api_middleware`]: the body limit (413) and 405 problem documents; [`api_doc`]: the
 //!   OpenAPI document generated from the handlers.
@@ -19,7 +19,7 @@
 //! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
-//! - [`servers_api`]: `/v1/servers`, the gateway's upstream servers (admin only).
+//! - [`servers_api`]: `/v1/servers`, the gateway's upstream servers (read by the admin and humans, changed by the admin).
 //! - [`hooks_api`]: `/v1/hooks/{agent}`, Claude Code's and Codex's hook events ([`crate::hooks`]).
 //! - [`audit_api`]: `/v1/audit`, the audit log of approval decisions: pages, JSON Lines and
 //!   CSV exports, verification (admin only).

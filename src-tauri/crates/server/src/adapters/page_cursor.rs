@@ -20,7 +20,7 @@ const VERSION: u8 = 1;
 const LEN: usize = 1 + 8 + 4 + 4 + 16;
 
 /// What a cursor is bound to: who asks, and the list they ask for (as `GET /v1/tasks` applies
-/// it: for a caller that is not the admin, `principal` is the caller).
+/// it: for an agent caller, `principal` is the caller).
 #[derive(Debug, Clone)]
 pub struct CursorScope<'a> {
     pub caller: &'a Principal,
@@ -33,9 +33,10 @@ pub struct CursorScope<'a> {
 }
 
 impl CursorScope<'_> {
-    /// The caller's tag: the first 4 bytes of the HMAC of its name and admin flag.
+    /// The caller's tag: the first 4 bytes of the HMAC of its name and whether it sees every
+    /// principal's tasks (a person: the admin or a human).
     fn caller_tag(&self, key: &[u8]) -> [u8; 4] {
-        let caller = serde_json::json!(["caller", self.caller.name, self.caller.admin]);
+        let caller = serde_json::json!(["caller", self.caller.name, self.caller.is_human()]);
         first(&hmac_sha256(key, caller.to_string().as_bytes()))
     }
 
@@ -170,10 +171,7 @@ mod tests {
     fn a_cursor_continues_only_its_own_callers_query() {
         let key = [7u8; 32];
         let admin = Principal::admin();
-        let agent = Principal {
-            name: "agent".into(),
-            admin: false,
-        };
+        let agent = Principal::named("agent");
         let statuses = [TaskStatus::Working, TaskStatus::Completed];
         let scope = CursorScope {
             caller: &admin,

@@ -1,6 +1,7 @@
-//! `/v1/policy` (admin only): the rules of `<config dir>/policy.json` ([`crate::policy`]).
-//! `GET` lists them in order (first match wins), `PUT` replaces them all (each checked; 400
-//! names the first bad one), `DELETE /v1/policy/rules/{id}` revokes one. The file stays the
+//! `/v1/policy`: the rules of `<config dir>/policy.json` ([`crate::policy`]). `GET` (the admin
+//! or a human) lists them in order (first match wins); the admin alone changes them: `PUT`
+//! replaces them all (each checked; 400 names the first bad one), `DELETE
+//! /v1/policy/rules/{id}` revokes one. The file stays the
 //! truth: a human's edit shows in the next `GET`.
 
 use std::sync::Arc;
@@ -47,12 +48,12 @@ fn io_error(e: std::io::Error) -> ApiError {
 /// `GET /v1/policy`.
 #[utoipa::path(get, path = "/v1/policy", tag = "policy",
     responses((status = 200, description = "the rules, first match wins (and why the file is not valid, if it is not)", body = PolicyView),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 403, description = "an agent (only the admin or a human reads the policy)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn get_policy(
     State(policy): State<Arc<Policy>>,
     Extension(p): Extension<Principal>,
 ) -> Result<Json<PolicyView>, ApiError> {
-    ApiError::admin_only(&p, "reads and changes the policy")?;
+    ApiError::humans_only(&p, "reads the policy")?;
     Ok(Json(match policy.rules() {
         Ok(rules) => PolicyView {
             rules,
@@ -69,13 +70,13 @@ pub(crate) async fn get_policy(
 #[utoipa::path(put, path = "/v1/policy", tag = "policy", request_body = PolicyDocument,
     responses((status = 200, description = "the rules as stored", body = PolicyView),
               (status = 400, description = "a rule is not valid, or the body is not `{rules: [...]}`", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 403, description = "not the admin (a human may read the policy, not change it)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn put_policy(
     State(policy): State<Arc<Policy>>,
     Extension(p): Extension<Principal>,
     body: Result<Json<PolicyDocument>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<PolicyView>, ApiError> {
-    ApiError::admin_only(&p, "reads and changes the policy")?;
+    ApiError::admin_only(&p, "changes the policy")?;
     let doc = json_body(
         body,
         "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"note\"?}]}",
@@ -91,7 +92,7 @@ pub(crate) async fn put_policy(
 #[utoipa::path(delete, path = "/v1/policy/rules/{id}", tag = "policy",
     params(("id" = String, Path, description = "the rule's id (`r-` and hex digits)")),
     responses((status = 204, description = "revoked"),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "not the admin (a human may read the policy, not change it)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "no such rule", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "the policy file is not valid (fix it, or replace the rules with PUT)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn delete_rule(
@@ -99,7 +100,7 @@ pub(crate) async fn delete_rule(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<StatusCode, ApiError> {
-    ApiError::admin_only(&p, "reads and changes the policy")?;
+    ApiError::admin_only(&p, "changes the policy")?;
     if let Err(problem) = policy.rules() {
         return Err(ApiError::conflict(format!(
             "{} {problem}",

@@ -1,5 +1,6 @@
-//! `/v1/servers` (admin only): the upstream MCP servers of the gateway. `GET` lists each one's
-//! status, `POST` adds one, `DELETE /v1/servers/{name}` removes one. servers.json is the truth:
+//! `/v1/servers`: the upstream MCP servers of the gateway. `GET` (the admin or a human) lists
+//! each one's status; the admin alone changes them: `POST` adds one, `DELETE
+//! /v1/servers/{name}` removes one. servers.json is the truth:
 //! a change is written to the file (`gateway::servers_file`), then the gateway reloads it. No
 //! answer holds a value of `env` or `headers`, only their names (`gateway::server_target`).
 
@@ -224,13 +225,13 @@ fn statuses(gateway: &Gateway) -> Result<Vec<ServerStatus>, ApiError> {
 /// `GET /v1/servers`.
 #[utoipa::path(get, path = "/v1/servers", tag = "servers",
     responses((status = 200, description = "every upstream server with its state; of `env` and `headers` only the names", body = ServerList),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "an agent (only the admin or a human sees the servers)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 500, description = "servers.json cannot be read or is malformed (the detail says where)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn list_servers(
     State(gateway): State<Gateway>,
     Extension(p): Extension<Principal>,
 ) -> Result<Json<ServerList>, ApiError> {
-    ApiError::admin_only(&p, "manages upstream servers")?;
+    ApiError::humans_only(&p, "sees the upstream servers")?;
     let servers = tokio::task::spawn_blocking(move || statuses(&gateway)).await??;
     Ok(Json(ServerList { servers }))
 }
@@ -239,7 +240,7 @@ pub(crate) async fn list_servers(
 #[utoipa::path(post, path = "/v1/servers", request_body = NewServer, tag = "servers",
     responses((status = 201, description = "added; its status (usually `starting`)", body = ServerStatus),
               (status = 400, description = "malformed body, bad name, neither or both of `command` and `url`, or a spec that cannot start (bad URL, header, env name)", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "not the admin (a human may list the servers, not change them)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "a server of that name exists", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 500, description = "servers.json cannot be read, is malformed, or cannot be written", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn add_server(
@@ -272,7 +273,7 @@ pub(crate) async fn add_server(
 #[utoipa::path(delete, path = "/v1/servers/{name}", tag = "servers",
     params(("name" = String, Path, description = "the server's name")),
     responses((status = 204, description = "removed"),
-              (status = 403, description = "not the admin", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "not the admin (a human may list the servers, not change them)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "no server of that name", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 500, description = "servers.json cannot be read, is malformed, or cannot be written", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn remove_server(

@@ -61,7 +61,7 @@ impl MetaView<'_> {
             .map(|e| json!({"elicitation": e}));
         Reader {
             can_elicit: agent_view::declares_form_elicitation(elicitation.as_ref()),
-            admin: principal.admin,
+            human: principal.is_human(),
         }
     }
 }
@@ -101,7 +101,7 @@ impl<'a> RequestMeta<'a> {
             Some(view) => view.reader(principal),
             None => Reader {
                 can_elicit: false,
-                admin: principal.admin,
+                human: principal.is_human(),
             },
         }
     }

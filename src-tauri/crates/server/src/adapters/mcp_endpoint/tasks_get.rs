@@ -101,7 +101,7 @@ pub(crate) fn tasks_get(
         // of reader's rendering is made once and kept with the cached answer.
         Ok(answer) if answer.status == TaskStatus::InputRequired => {
             let reader = meta.reader(principal);
-            let key = reader.can_elicit as u8 | (reader.admin as u8) << 1;
+            let key = reader.can_elicit as u8 | (reader.human as u8) << 1;
             let rendered = match answer.rendering(key) {
                 Some(r) => Ok(r),
                 None => engine.get(principal, &task_id).and_then(|task| {
