@@ -333,6 +333,40 @@ async fn codex_permission_requests_never_get_updated_input() {
 }
 
 #[tokio::test]
+async fn an_expired_approval_applies_its_default() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let request = fixture("claude-code", "PermissionRequest");
+    let policy = s.dir.join("cfg/policy.json");
+    // onExpiry ask: no decision, the agent shows its own prompt.
+    std::fs::write(
+        &policy,
+        json!({"rules": [], "approval": {"expiresAfterMs": 300, "onExpiry": "ask"}}).to_string(),
+    )
+    .unwrap();
+    let out = hook(&s, "claude-code", &t, &request).await;
+    assert_eq!((out.code, out.json()), (Some(0), json!({})));
+    assert!(
+        out.elapsed >= Duration::from_millis(300),
+        "{:?}",
+        out.elapsed
+    );
+    // onExpiry deny (the default): denied, saying so.
+    std::fs::write(
+        &policy,
+        json!({"rules": [], "approval": {"expiresAfterMs": 300}}).to_string(),
+    )
+    .unwrap();
+    let out = hook(&s, "claude-code", &t, &request).await.json();
+    let decision = &out["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "deny");
+    assert!(
+        decision["message"].as_str().unwrap().contains("in time"),
+        "{decision}"
+    );
+}
+
+#[tokio::test]
 async fn the_hook_never_hangs_when_taskdeck_is_down_or_silent() {
     let s = Server::start(&[]).await;
     let t = s.token("claude-code");
