@@ -592,14 +592,23 @@ const l = [...document.querySelectorAll(card + ' label')]
 return l ? document.getElementById(l.htmlFor) : null;
 """
 
+# A waiting task is in the inbox either as a row of the approval queue (its summary button
+# opens it) or, for other input requests, as a plain inbox entry.
 INBOX_ITEM = """
 const id = arguments[0];
+const queued = [...document.querySelectorAll('#inbox:not([hidden]) #approvals:not([hidden]) li.approval')]
+  .find((l) => l.dataset.taskId === id);
+if (queued) return queued.querySelector('.approval-summary');
 return [...document.querySelectorAll('#inbox:not([hidden]) .inbox-item')]
   .find((b) => b.dataset.taskId === id) || null;
 """
 
 INBOX_TEXT = """
-const el = document.querySelector('#inbox:not([hidden]) .inbox-item[data-task-id="' + arguments[0] + '"] .inbox-msg');
+const id = arguments[0];
+const queued = [...document.querySelectorAll('#inbox:not([hidden]) #approvals:not([hidden]) li.approval')]
+  .find((l) => l.dataset.taskId === id);
+const el = queued ? queued.querySelector('.approval-tool')
+  : document.querySelector('#inbox:not([hidden]) .inbox-item[data-task-id="' + id + '"] .inbox-msg');
 return el ? el.textContent : null;
 """
 
@@ -864,7 +873,7 @@ class Suite:
         task = self.agent.start_task("fs__write_file", {"path": str(path), "content": content})
         wait_for(lambda: self.wd.js(INBOX_ITEM, task), "the gateway call in the 'Needs input' inbox")
         entry = self.wd.js("return arguments[0].textContent", self.wd.js(INBOX_ITEM, task))
-        for part in ("write_file on fs", str(path), "fs__write_file"):
+        for part in ("write_file", "fs", str(path)):
             check(part in entry, f"the inbox entry does not show {part!r}: {entry!r}")
         check(not path.exists(), "the file exists before the approval")
 

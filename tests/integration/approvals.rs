@@ -129,7 +129,7 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     );
     s.wait_status(&s.admin, &id, "input_required").await;
     let (status, _) = decide(&s, json!({"items": [{"taskId": id}, {"taskId": id}], "decision": "approve", "arguments": {"command": "echo x"}})).await;
-    assert_eq!(status, 400, "an edit applies to one call");
+    assert_eq!(status, 422, "an edit applies to one call");
     let (status, reply) = decide(&s, json!({"items": item, "decision": "approve", "arguments": {"command": "echo edited-by-human"}})).await;
     assert_eq!(
         (status, reply["results"][0]["ok"].as_bool()),

@@ -346,7 +346,12 @@ async fn two_distinct_humans_approve_a_rule_that_asks_for_two() {
     // An agent's approval is refused; the same human's second one does not count: the call
     // still waits for a second human.
     assert_eq!(decide_approve(&s, &bot, &id).await["ok"], false);
-    decide_approve(&s, &alice, &id).await;
+    let again = decide_approve(&s, &alice, &id).await;
+    assert_eq!(again["ok"], false, "{again}");
+    assert!(
+        again["error"].as_str().unwrap().contains("another human"),
+        "{again}"
+    );
     let waiting = s
         .wait_for(&alice, &id, "a question again", |t| {
             approved_by(t).is_some()

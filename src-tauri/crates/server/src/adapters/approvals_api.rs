@@ -68,8 +68,10 @@ pub(crate) struct DecideReply {
 pub(crate) struct ArgumentsProblem {
     #[serde(flatten)]
     problem: ProblemDocument,
-    /// Every problem, with its JSON pointer into the arguments.
-    errors: Vec<ArgumentError>,
+    /// Every problem with the edited arguments, with its JSON pointer into them (absent when
+    /// the request itself cannot be carried out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errors: Option<Vec<ArgumentError>>,
 }
 
 /// `GET /v1/approvals`.
@@ -89,8 +91,8 @@ pub(crate) async fn list_approvals(
 /// `POST /v1/approvals/decide`.
 #[utoipa::path(post, path = "/v1/approvals/decide", tag = "approvals", request_body = DecideRequest,
     responses((status = 200, description = "one result per item, in order", body = DecideReply),
-              (status = 400, description = "no items, too many, or arguments given with several items or with a denial", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "the edited arguments do not fit the tool's input schema (nothing was answered)", body = ArgumentsProblem, content_type = "application/problem+json")))]
+              (status = 400, description = "the body is not JSON of this shape", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "nothing was answered: the edited arguments do not fit the tool's input schema (`errors` says where), or the request cannot be carried out (no items, too many, arguments with a denial or several items, an edit of a question that is not editable)", body = ArgumentsProblem, content_type = "application/problem+json")))]
 pub(crate) async fn decide_approvals(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -102,7 +104,7 @@ pub(crate) async fn decide_approvals(
     )?;
     let outcomes = match decide::decide(&engine, &p, request).await {
         Ok(o) => o,
-        Err(DecideError::Invalid(why)) => return Err(ApiError::bad_request(why)),
+        Err(DecideError::Invalid(why)) => return Err(ApiError::unprocessable(why)),
         Err(DecideError::Arguments(errors)) => return Ok(arguments_problem(errors)),
     };
     let results = outcomes
@@ -131,7 +133,11 @@ fn arguments_problem(errors: Vec<ArgumentError>) -> Response {
         "the edited arguments do not fit the tool's input schema: {detail}"
     ))
     .document();
-    let body = serde_json::to_string(&ArgumentsProblem { problem, errors }).unwrap_or_default();
+    let body = serde_json::to_string(&ArgumentsProblem {
+        problem,
+        errors: Some(errors),
+    })
+    .unwrap_or_default();
     let mut resp = (StatusCode::UNPROCESSABLE_ENTITY, body).into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

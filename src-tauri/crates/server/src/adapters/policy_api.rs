@@ -11,7 +11,7 @@ use serde::Serialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::api_error::{ApiError, ApiPath, ProblemDocument, json_body};
-use crate::policy::{Policy, PolicyDocument, Rule};
+use crate::policy::{ApprovalTerms, Policy, PolicyDocument, Rule};
 use taskdeck_engine::Principal;
 
 /// The `/v1/policy` routes with their OpenAPI operations.
@@ -32,6 +32,9 @@ pub fn router(policy: Arc<Policy>) -> Router {
 pub(crate) struct PolicyView {
     /// The rules in order; empty when the file is not valid.
     rules: Vec<Rule>,
+    /// The approval terms of every `ask` whose rule sets none (absent: the defaults).
+    #[serde(skip_serializing_if = "ApprovalTerms::is_empty")]
+    approval: ApprovalTerms,
     /// Why the file is not valid (then no rule applies: every call gets its default), if it
     /// is not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,13 +57,15 @@ pub(crate) async fn get_policy(
     Extension(p): Extension<Principal>,
 ) -> Result<Json<PolicyView>, ApiError> {
     ApiError::humans_only(&p, "reads the policy")?;
-    Ok(Json(match policy.rules() {
-        Ok(rules) => PolicyView {
-            rules,
+    Ok(Json(match policy.document() {
+        Ok(doc) => PolicyView {
+            rules: doc.rules,
+            approval: doc.approval,
             problem: None,
         },
         Err(problem) => PolicyView {
             rules: Vec::new(),
+            approval: ApprovalTerms::default(),
             problem: Some(format!("{} {problem}", policy.path().display())),
         },
     }))
@@ -81,9 +86,10 @@ pub(crate) async fn put_policy(
         body,
         "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"note\"?}]}",
     )?;
-    let rules = policy.replace(doc.rules).map_err(io_error)?;
+    let doc = policy.replace(doc).map_err(io_error)?;
     Ok(Json(PolicyView {
-        rules,
+        rules: doc.rules,
+        approval: doc.approval,
         problem: None,
     }))
 }

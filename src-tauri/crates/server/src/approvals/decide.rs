@@ -40,6 +40,7 @@ pub struct DecideItem {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DecideRequest {
     /// The questions (1 to [`MAX_ITEMS`]).
+    #[schema(min_items = 1, max_items = 500)]
     pub items: Vec<DecideItem>,
     /// Approve or deny all of them.
     pub decision: DecideAction,
@@ -72,7 +73,8 @@ pub struct ItemOutcome {
 /// Why a whole decision was refused (nothing answered).
 #[derive(Debug, Clone, PartialEq)]
 pub enum DecideError {
-    /// The request is malformed (400): no items, too many, arguments with several items, ...
+    /// The request cannot be carried out as asked (422): no items, too many, arguments with a
+    /// denial or with several items, an edit of a question that is not editable.
     Invalid(String),
     /// The edited arguments do not fit the tool's input schema (422).
     Arguments(Vec<ArgumentError>),
@@ -138,7 +140,20 @@ async fn decide_one(
         }
     };
     outcome.key = Some(key.clone());
-    let is_call = question::meta_of(&task.input_requests[&key]).is_some();
+    let meta = question::meta_of(&task.input_requests[&key]);
+    // M of N: a human who approved already does not count twice; say so rather than answer.
+    if request.decision == DecideAction::Approve
+        && meta
+            .as_ref()
+            .is_some_and(|m| m.approved_by.contains(&principal.name))
+    {
+        outcome.result = Err(format!(
+            "{} approved this call already; another human must approve it",
+            principal.name
+        ));
+        return outcome;
+    }
+    let is_call = meta.is_some();
     let answer = match request.decision {
         DecideAction::Deny => match request.reason.as_deref().map(str::trim) {
             Some(r) if !r.is_empty() => json!({"action": "decline", "content": {"reason": r}}),

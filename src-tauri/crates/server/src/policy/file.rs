@@ -22,7 +22,11 @@ pub struct PolicyDocument {
     #[serde(default)]
     pub rules: Vec<Rule>,
     /// Terms for every `ask` no rule sets terms for (see [`super::terms`]).
-    #[serde(default, skip_serializing_if = "ApprovalTerms::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "ApprovalTerms::is_empty",
+        deserialize_with = "super::terms::from_object"
+    )]
     pub approval: ApprovalTerms,
 }
 

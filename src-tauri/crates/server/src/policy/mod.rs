@@ -192,19 +192,21 @@ impl Policy {
         self.file.read().as_ref().clone().map(|doc| doc.rules)
     }
 
-    /// Replaces every rule with `rules` (ids given to those without one). Returns what was
-    /// stored. Errors: a rule is not valid or two share an id (`ErrorKind::InvalidInput`), or
-    /// the file cannot be written.
-    pub fn replace(&self, mut rules: Vec<Rule>) -> std::io::Result<Vec<Rule>> {
-        rules.iter_mut().for_each(Rule::assign_id);
-        let doc = PolicyDocument {
-            rules,
-            approval: self.file_terms(),
-        };
+    /// The whole document (rules and the file's approval terms). Errors: why the file is not
+    /// valid.
+    pub fn document(&self) -> Result<PolicyDocument, String> {
+        self.file.read().as_ref().clone()
+    }
+
+    /// Replaces the whole document: every rule (ids given to those without one) and the file's
+    /// approval terms. Returns what was stored. Errors: a rule or the terms are not valid, or
+    /// two rules share an id (`ErrorKind::InvalidInput`), or the file cannot be written.
+    pub fn replace(&self, mut doc: PolicyDocument) -> std::io::Result<PolicyDocument> {
+        doc.rules.iter_mut().for_each(Rule::assign_id);
         doc.check()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         self.file.replace(&doc)?;
-        Ok(doc.rules)
+        Ok(doc)
     }
 
     /// Removes the rule `id`. Returns false when there is none. Errors: the file is not valid,

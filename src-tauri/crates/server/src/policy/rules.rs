@@ -54,7 +54,11 @@ pub struct Rule {
     pub decision: Decision,
     /// For `ask`: the approval's expiry, its default and how many humans must approve (absent:
     /// the file's `approval`, then the built-in defaults; see [`super::terms`]).
-    #[serde(default, skip_serializing_if = "ApprovalTerms::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "ApprovalTerms::is_empty",
+        deserialize_with = "super::terms::from_object"
+    )]
     pub approval: ApprovalTerms,
     /// Why it exists (e.g. "always allow, from task 01J…"), shown in the Policies view.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 /// How long an approval waits when neither a rule nor the file says: one hour, in ms.
 pub const DEFAULT_EXPIRES_AFTER_MS: u64 = 3_600_000;
 
+/// The longest expiry a policy may set: 366 days, in ms.
+pub const MAX_EXPIRES_AFTER_MS: u64 = 366 * 24 * 3_600_000;
+
 /// The most humans a rule may require.
 pub const MAX_HUMANS: u32 = 10;
 
@@ -41,8 +44,9 @@ impl OnExpiry {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApprovalTerms {
-    /// How long the human has, in ms; 0 = no expiry.
+    /// How long the human has, in ms (at most [`MAX_EXPIRES_AFTER_MS`]); 0 = no expiry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 31_622_400_000_i64)]
     pub expires_after_ms: Option<u64>,
     /// What an unanswered approval becomes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,8 +63,17 @@ impl ApprovalTerms {
         *self == ApprovalTerms::default()
     }
 
-    /// Errors: `humans` outside 1..=[`MAX_HUMANS`].
+    /// Errors: `humans` outside 1..=[`MAX_HUMANS`], `expiresAfterMs` over
+    /// [`MAX_EXPIRES_AFTER_MS`].
     pub fn check(&self) -> Result<(), String> {
+        if let Some(ms) = self
+            .expires_after_ms
+            .filter(|ms| *ms > MAX_EXPIRES_AFTER_MS)
+        {
+            return Err(format!(
+                "approval.expiresAfterMs is {ms}: at most {MAX_EXPIRES_AFTER_MS} (366 days)"
+            ));
+        }
         match self.humans {
             Some(n) if n == 0 || n > MAX_HUMANS => Err(format!(
                 "approval.humans is {n}: between 1 and {MAX_HUMANS} humans"
@@ -81,6 +94,13 @@ impl ApprovalTerms {
             humans: self.humans.or(fallback.humans).unwrap_or(1).max(1),
         }
     }
+}
+
+/// Reads terms only from a JSON object (serde would also take a list of the fields' values).
+/// For `#[serde(deserialize_with)]`.
+pub fn from_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ApprovalTerms, D::Error> {
+    let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+    serde_json::from_value(serde_json::Value::Object(map)).map_err(serde::de::Error::custom)
 }
 
 /// The terms one approval is asked under.

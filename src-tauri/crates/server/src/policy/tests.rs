@@ -172,12 +172,22 @@ fn replace_checks_every_rule() {
         json!({"principal": "*", "server": "fs", "tool": "*", "decision": "deny"}),
     )
     .unwrap();
-    let stored = policy.replace(vec![rule.clone()]).unwrap();
+    let doc = |rules: Vec<Rule>| PolicyDocument {
+        rules,
+        approval: Default::default(),
+    };
+    let stored = policy.replace(doc(vec![rule.clone()])).unwrap().rules;
     assert!(stored[0].id.starts_with("r-"));
     let mut twice = stored.clone();
     twice.push(stored[0].clone());
-    let e = policy.replace(twice).unwrap_err();
+    let e = policy.replace(doc(twice)).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    let no_humans: PolicyDocument =
+        serde_json::from_value(json!({"rules": [], "approval": {"humans": 0}})).unwrap();
+    let e = policy.replace(no_humans).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    let as_list = serde_json::from_value::<PolicyDocument>(json!({"rules": [], "approval": []}));
+    assert!(as_list.is_err(), "terms are an object, not a list of values");
     assert_eq!(policy.rules().unwrap(), stored, "nothing written");
 }
 
