@@ -296,3 +296,37 @@ test('keyboard: i goes to the queue, j/k move, a approves, x and Shift+A approve
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });
+
+test('a Claude Code permission prompt, edited in the window, reaches Claude Code as updatedInput', async () => {
+  // The hook's own token (what `taskdeck hook install` makes) and the documented event on stdin.
+  const made = await fetch(`${base}/v1/agents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'claude-code' }),
+  });
+  assert.equal(made.status, 201);
+  const hookToken = (await made.json()).token;
+  const event = fs.readFileSync(path.join(repo, 'tests', 'fixtures', 'hooks', 'claude-code', 'PermissionRequest.json'), 'utf8');
+  const port = new URL(base).port;
+  const hook = spawn(BIN, ['hook', 'claude-code', '--port', port, '--token', hookToken], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let printed = '';
+  hook.stdout.on('data', (c) => (printed += c.toString()));
+  const exited = new Promise((r) => hook.once('exit', r));
+  hook.stdin.end(event);
+
+  const approval = await waitFor(async () => (await pending()).find((a) => a.server === 'claude-code' && a.tool === 'Bash'), 'the Bash prompt in the queue');
+  assert.equal(approval.principal, 'claude-code');
+  const row = rowOf(approval.taskId);
+  await row.locator('.approval-summary').click();
+  const asked = JSON.parse(await row.locator('.approval-args-full').textContent());
+  assert.equal(asked.command, 'rm -rf build');
+  await row.locator('.approval-json').fill(JSON.stringify({ ...asked, command: 'rm -rf build/cache' }));
+  await row.locator('.approval-approve-edited').click();
+
+  assert.equal(await exited, 0);
+  const answer = JSON.parse(printed);
+  assert.equal(answer.hookSpecificOutput.hookEventName, 'PermissionRequest');
+  assert.equal(answer.hookSpecificOutput.decision.behavior, 'allow');
+  assert.equal(answer.hookSpecificOutput.decision.updatedInput.command, 'rm -rf build/cache');
+  await row.waitFor({ state: 'detached' });
+});
