@@ -12,10 +12,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startServer, waitFor } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -32,43 +32,6 @@ let page;
 const pageErrors = [];
 /** 422s the test provokes on purpose (the browser logs each failed request as an error). */
 let expected422 = 0;
-
-function startServer() {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-inbox-ui-'));
-  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(tmp, 'data'), '--config-dir', path.join(tmp, 'cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start; output:\n${out}`)), 30_000);
-    const onData = (chunk) => {
-      out += chunk.toString();
-      const url = /running headless on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      const tokenFile = /Admin token:\s*(\S+)/.exec(out);
-      if (url && tokenFile) {
-        clearTimeout(timer);
-        resolve({ child, url: url[1], tokenFile: tokenFile[1] });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`server exited early (${code}); output:\n${out}`)));
-  });
-}
-
-/** Polls `fn` until it returns a truthy value; fails with `what` after `timeout` ms. */
-async function waitFor(fn, what, timeout = 15_000) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 let rpcId = 0;
 /** One MCP request as an agent sends it (2026-07-28 with the tasks extension). */
@@ -136,7 +99,8 @@ async function clearQueue() {
 
 before(async () => {
   assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
-  const started = await startServer();
+  const started = await startServer(BIN);
+  tmp = started.dir;
   server = started.child;
   base = started.url;
   token = fs.readFileSync(started.tokenFile, 'utf8').trim();

@@ -9,12 +9,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startServer } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -30,30 +29,10 @@ let browser;
 let page;
 const pageErrors = [];
 
-function startServer() {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-servers-ui-'));
-  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(tmp, 'data'), '--config-dir', path.join(tmp, 'cfg')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start; output:\n${out}`)), 30_000);
-    const onData = (chunk) => {
-      out += chunk.toString();
-      const url = /running headless on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      const tokenFile = /Admin token:\s*(\S+)/.exec(out);
-      if (url && tokenFile) {
-        clearTimeout(timer);
-        resolve({ child, url: url[1], tokenFile: tokenFile[1] });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`server exited early (${code}); output:\n${out}`)));
-  });
-}
-
 before(async () => {
   assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
-  const started = await startServer();
+  const started = await startServer(BIN);
+  tmp = started.dir;
   server = started.child;
   base = started.url;
   token = fs.readFileSync(started.tokenFile, 'utf8').trim();

@@ -7,12 +7,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startServer as startServerIn, waitFor } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -31,51 +30,9 @@ const pageErrors = [];
 
 // ---------------------------------------------------------------- helpers
 
-/** Polls `fn` until it returns a truthy value; fails with `what` after `timeout` ms. */
-async function waitFor(fn, what, { timeout = 15_000, interval = 100 } = {}) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, interval));
-  }
-}
-
-/** Starts a server in a new temp dir (with `extra` flags); resolves with the child, its base URL, the admin token file path and the dir. */
+/** Starts a server with the conformance fixtures (and `extra` flags); see harness.mjs. */
 function startServer(extra = []) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'));
-  const child = spawn(BIN, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data'), '--config-dir', path.join(dir, 'cfg'), '--conformance-fixtures', ...extra], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time; output:\n${out}`)), 30_000);
-    const onData = (chunk) => {
-      out += chunk.toString();
-      const url = /running headless on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      const tokenFile = /Admin token:\s*(\S+)/.exec(out);
-      if (url && tokenFile) {
-        clearTimeout(timer);
-        resolve({ child, url: url[1], tokenFile: tokenFile[1], dir });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited early (${code}); output:\n${out}`));
-    });
-  });
+  return startServerIn(BIN, ['--conformance-fixtures', ...extra]);
 }
 
 let rpcId = 0;
@@ -269,9 +226,10 @@ test('an approval request appears live, is answered in the form, and the agent g
     requestedSchema: { type: 'object', properties: { reason: { type: 'string', minLength: 3 } }, required: ['reason'] },
   });
 
-  // The row and the inbox entry appear without a reload.
+  // The row and the inbox's entry appear without a reload: an agent's question waits in the
+  // approval queue with every other decision (its summary opens the task's form).
   await row(taskId).locator('.badge', { hasText: 'Needs input' }).waitFor();
-  const inboxItem = page.locator('#inbox .inbox-item', { hasText: 'Deploy to prod?' });
+  const inboxItem = page.locator(`#approvals-list .approval[data-task-id="${taskId}"] .approval-summary`, { hasText: 'Deploy to prod?' });
   await inboxItem.waitFor();
   await waitFor(() => page.locator('#input-announcer').textContent().then((t) => t.includes('Deploy to prod?')), 'the aria-live announcement');
 
@@ -393,11 +351,13 @@ test('pause freezes the list and says how many updates wait', async () => {
   assert.equal(await page.locator('#pending-note').textContent(), '');
 });
 
-test('keyboard: i opens the waiting task, a accepts the focused prompt, d declines the next, j/Enter open rows', async () => {
+test('keyboard: i goes to the queue, Enter opens the waiting task, a accepts the focused prompt, d declines the next, j/Enter open rows', async () => {
   const taskId = await startTask('multi_input', {});
-  await page.locator('#inbox .inbox-item', { hasText: 'First question' }).waitFor();
+  // Its questions wait in the approval queue: `i` goes to the queue, Enter opens the task.
+  await page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`).first().waitFor();
   await page.locator('#task-list').focus();
   await page.keyboard.press('i');
+  await page.keyboard.press('Enter');
   await page.locator('#detail .detail-title', { hasText: 'multi_input' }).waitFor();
   const first = page.locator('.prompt-card[data-key="first-answer"]');
   const second = page.locator('.prompt-card[data-key="second-answer"]');

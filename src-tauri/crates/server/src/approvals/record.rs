@@ -19,32 +19,44 @@ pub async fn record_verdict(
     arguments: &Value,
     verdict: &Verdict,
 ) {
+    write(
+        ctx,
+        verdict_record(ctx.principal(), server, tool, arguments, verdict),
+    )
+    .await;
+}
+
+/// The audit record of a decision the policy took without asking anyone: `allow` or `deny`
+/// (or `ask`: handed back to the agent's own prompt, for hooks), by a rule or a default.
+pub fn verdict_record(
+    principal: &str,
+    server: &str,
+    tool: &str,
+    arguments: &Value,
+    verdict: &Verdict,
+) -> DecisionRecord {
     let decision = match verdict.decision {
         Decision::Allow => "allow",
         Decision::Deny => "deny",
         Decision::Ask => "ask",
     };
-    write(
-        ctx,
-        DecisionRecord {
-            task_id: None,
-            principal: ctx.principal().to_string(),
-            server: server.to_string(),
-            tool: tool.to_string(),
-            digest: digest(server, tool, arguments),
-            decision: decision.into(),
-            decided_by: match verdict.rule_id {
-                Some(_) => "rule".into(),
-                None => "default".into(),
-            },
-            human: None,
-            rule: verdict.rule_id.clone(),
-            reason: Some(verdict.reason.clone()),
-            arguments: arguments.clone(),
-            edited_arguments: None,
+    DecisionRecord {
+        task_id: None,
+        principal: principal.to_string(),
+        server: server.to_string(),
+        tool: tool.to_string(),
+        digest: digest(server, tool, arguments),
+        decision: decision.into(),
+        decided_by: match verdict.rule_id {
+            Some(_) => "rule".into(),
+            None => "default".into(),
         },
-    )
-    .await;
+        human: None,
+        rule: verdict.rule_id.clone(),
+        reason: Some(verdict.reason.clone()),
+        arguments: arguments.clone(),
+        edited_arguments: None,
+    }
 }
 
 /// Records how the human question `ask` ended: `answer`, or `None` when it was abandoned (the

@@ -80,30 +80,7 @@ impl HookCall<'_> {
     /// default's): `ask` there means the call went back to the agent's own prompt.
     pub fn decision_record(&self, verdict: &Verdict) -> DecisionRecord {
         let (server, tool) = self.target();
-        let decision = match verdict.decision {
-            Decision::Allow => "allow",
-            Decision::Ask => "ask",
-            Decision::Deny => "deny",
-        };
-        DecisionRecord {
-            task_id: None,
-            principal: self.principal.to_string(),
-            digest: approvals::digest(&server, &tool, self.tool_input),
-            server,
-            tool,
-            decision: decision.into(),
-            decided_by: if verdict.rule_id.is_some() {
-                "rule"
-            } else {
-                "default"
-            }
-            .into(),
-            human: None,
-            rule: verdict.rule_id.clone(),
-            reason: Some(verdict.reason.clone()),
-            arguments: self.tool_input.clone(),
-            edited_arguments: None,
-        }
+        approvals::record::verdict_record(self.principal, &server, &tool, self.tool_input, verdict)
     }
 
     /// `PermissionRequest`'s verdict: the first matching rule, else the default (ask: the

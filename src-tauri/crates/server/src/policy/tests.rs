@@ -187,7 +187,10 @@ fn replace_checks_every_rule() {
     let e = policy.replace(no_humans).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
     let as_list = serde_json::from_value::<PolicyDocument>(json!({"rules": [], "approval": []}));
-    assert!(as_list.is_err(), "terms are an object, not a list of values");
+    assert!(
+        as_list.is_err(),
+        "terms are an object, not a list of values"
+    );
     assert_eq!(policy.rules().unwrap(), stored, "nothing written");
 }
 

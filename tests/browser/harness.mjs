@@ -1,0 +1,61 @@
+// What every browser test needs from the real server: start `taskdeck serve` in a fresh temp
+// dir on an ephemeral port (read from its banner, with the admin token file it prints), and
+// poll for a condition with a deadline.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * Starts `bin serve` in a new temp dir with `extra` flags; resolves with `{child, url,
+ * tokenFile, dir}` once the banner names the URL and the admin token file (30 s at most).
+ */
+export function startServer(bin, extra = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'));
+  const child = spawn(bin, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data'), '--config-dir', path.join(dir, 'cfg'), ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time; output:\n${out}`)), 30_000);
+    const onData = (chunk) => {
+      out += chunk.toString();
+      const url = /running headless on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const tokenFile = /Admin token:\s*(\S+)/.exec(out);
+      if (url && tokenFile) {
+        clearTimeout(timer);
+        resolve({ child, url: url[1], tokenFile: tokenFile[1], dir });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited early (${code}); output:\n${out}`));
+    });
+  });
+}
+
+/**
+ * Polls `fn` until it returns a truthy value (which it resolves with); fails naming `what`
+ * after `timeout` ms (default 15 s), checking every `interval` ms (default 100).
+ */
+export async function waitFor(fn, what, { timeout = 15_000, interval = 100 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
