@@ -145,7 +145,12 @@ async fn answered(s: &Server, agent: &str, token: &str, input: &Value, decision:
     let (_, inbox) = wait_inbox(s).await;
     let approval = &inbox["approvals"][0];
     assert_eq!(approval["principal"], agent);
-    assert_eq!(approval["arguments"], input["tool_input"]);
+    let mut asked = input["tool_input"].clone();
+    if agent == approval["server"] {
+        // The agent's own explanation is not part of the call the policy and human judge.
+        asked.as_object_mut().unwrap().remove("description");
+    }
+    assert_eq!(approval["arguments"], asked);
     let mut body = decision;
     body["items"] = json!([{"taskId": approval["taskId"], "key": approval["key"]}]);
     let (status, decided) = s
@@ -841,4 +846,32 @@ async fn credentials_in_a_call_are_never_shown_recorded_or_editable() {
         "{log}"
     );
     assert!(!log.to_string().contains("hunter2"), "{log}");
+}
+
+#[tokio::test]
+async fn always_allow_holds_for_the_same_command_with_another_description() {
+    let (s, t) = ruled("claude-code").await;
+    let request = with_command(&fixture("claude-code", "PermissionRequest"), "make lint");
+    let out = answered(
+        &s,
+        "claude-code",
+        &t,
+        &request,
+        json!({"decision": "approve", "alwaysAllow": true}),
+    )
+    .await
+    .json();
+    assert_eq!(
+        out["hookSpecificOutput"]["decision"]["behavior"], "allow",
+        "{out}"
+    );
+    let mut again = with_command(&fixture("claude-code", "PreToolUse"), "make lint");
+    again["tool_input"]["description"] = json!("Lint the project again");
+    let out = hook(&s, "claude-code", &t, &again).await.json();
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{out}"
+    );
+    let other = with_command(&again, "make lint; rm -rf ~");
+    assert_eq!(hook(&s, "claude-code", &t, &other).await.json(), json!({}));
 }

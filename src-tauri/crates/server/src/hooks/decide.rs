@@ -44,11 +44,12 @@ impl HookCall<'_> {
     /// Runs `f` on the policy's view of this call (no annotations: the agents' tools carry none).
     fn as_policy_call<R>(&self, f: impl FnOnce(&PolicyCall) -> R) -> R {
         let (server, tool) = self.target();
+        let arguments = policy_input(self.agent, &server, self.tool_input);
         f(&PolicyCall {
             principal: self.principal,
             server: &server,
             tool: &tool,
-            arguments: self.tool_input,
+            arguments: &arguments,
             hints: ToolHints::default(),
         })
     }
@@ -80,7 +81,7 @@ impl HookCall<'_> {
     /// default's): `ask` there means the call went back to the agent's own prompt.
     pub fn decision_record(&self, verdict: &Verdict) -> DecisionRecord {
         let (server, tool) = self.target();
-        let shown = approvals::shown_arguments(self.tool_input);
+        let shown = approvals::shown_arguments(&policy_input(self.agent, &server, self.tool_input));
         approvals::record::verdict_record(self.principal, &server, &tool, &shown, verdict)
     }
 
@@ -93,6 +94,20 @@ impl HookCall<'_> {
         let exact_only = exact_only(self.agent, &server, self.tool_input);
         self.as_policy_call(|call| policy.decide_exact(call, exact_only))
     }
+}
+
+/// The arguments the policy, the digest and the approval see of a call of `server`'s tool: the
+/// agent's `tool_input`, without the free text an agent's own tool carries to explain itself
+/// (`description`, written anew on every call), so a rule or "always allow" about a command
+/// holds for the next call of that command and identical commands group.
+pub fn policy_input(agent: Agent, server: &str, tool_input: &Value) -> Value {
+    let mut input = tool_input.clone();
+    if server == agent.name()
+        && let Some(map) = input.as_object_mut()
+    {
+        map.remove("description");
+    }
+    input
 }
 
 /// The arguments an `allow` rule must name exactly for a call of `server`'s tool with

@@ -155,7 +155,11 @@ impl TaskTool for PermissionTool {
                     args.tool_input.clone()
                 ))),
             );
-            let arguments = Value::Object(args.tool_input.clone());
+            let arguments = super::decide::policy_input(
+                agent,
+                &args.server,
+                &Value::Object(args.tool_input.clone()),
+            );
             let call = ApprovalCall {
                 server: &args.server,
                 tool: &args.tool,
@@ -178,7 +182,17 @@ impl TaskTool for PermissionTool {
             match approvals::obtain(&ctx, &policy, call).await {
                 Err(e) => Outcome::from(e),
                 Ok(Approval::Allow { arguments, edited }) => {
-                    decided("allow", None, (edited && editable).then_some(arguments))
+                    // The edited call goes back whole: the agent's own description with it.
+                    let updated = (edited && editable).then(|| {
+                        let mut updated = arguments;
+                        if let (Some(map), Some(d)) =
+                            (updated.as_object_mut(), args.tool_input.get("description"))
+                        {
+                            map.entry("description").or_insert_with(|| d.clone());
+                        }
+                        updated
+                    });
+                    decided("allow", None, updated)
                 }
                 Ok(Approval::Deny { message }) => decided("deny", Some(message), None),
                 Ok(Approval::AgentDecides { .. }) => decided("ask", None, None),
