@@ -302,3 +302,58 @@ async fn every_decision_is_in_the_audit_log_and_the_task_timeline() {
     let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
     assert_eq!(verified["ok"], true, "{verified}");
 }
+
+#[tokio::test]
+async fn one_deadline_holds_for_every_human_and_only_the_engine_can_expire() {
+    let s = Server::start(&[]).await;
+    s.write_policy(
+        json!([{"principal": "*", "server": "taskdeck", "tool": "run_command",
+        "arguments": {"command": "echo two*"}, "decision": "ask",
+        "approval": {"humans": 2, "expiresAfterMs": 600000}}]),
+    );
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo two").await;
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let first = list["approvals"][0].clone();
+    let (_, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(reply["results"][0]["ok"], true, "{reply}");
+    // The second human's question keeps the first one's deadline.
+    let second = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+        match list["approvals"].as_array().and_then(|a| a.first()) {
+            Some(a) if a["key"] != first["key"] => break a.clone(),
+            _ => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+        }
+    };
+    assert_eq!(second["key"], "approve-command#2");
+    assert_eq!(second["approvedBy"], json!(["admin"]));
+    assert_eq!(second["expiresAtMs"], first["expiresAtMs"], "{second}");
+
+    // A human's answer that says "expired" is still a human's answer: it counts as theirs.
+    let other = asking(&s, &agent, "echo other").await;
+    s.answer(
+        &other,
+        "approve-command",
+        json!({"action": "accept", "expired": true}),
+    )
+    .await;
+    let (result, _) = result_text(&s, &agent, &other).await;
+    assert_eq!(result["isError"], false, "{result}");
+    let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+    let entry = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["taskId"] == other.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (entry["decidedBy"].as_str(), entry["human"].as_str()),
+        (Some("human"), Some("admin")),
+        "{entry}"
+    );
+}

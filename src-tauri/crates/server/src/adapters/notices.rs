@@ -82,9 +82,6 @@ pub fn escape_body(text: &str) -> String {
 /// arguments, editable, expiresAtMs, required, approvedBy, ...).
 pub const APPROVAL_META_POINTER: &str = "/params/_meta/taskdeck~1approval";
 
-/// The metadata of an approval form that carries none.
-static NO_METADATA: Value = Value::Null;
-
 /// What an approval question is, for its notification.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ApprovalKind<'a> {
@@ -173,14 +170,6 @@ pub fn approval_kind<'a>(
 ) -> Option<ApprovalKind<'a>> {
     if let Some(meta) = request.pointer(APPROVAL_META_POINTER) {
         return Some(ApprovalKind::Call(meta));
-    }
-    // A policy approval form without metadata (key `approve`/`approve-*`, the approval schema
-    // with `alwaysAllow`): a call whose server and tool only its message names.
-    let approval_form = request
-        .pointer("/params/requestedSchema/properties/alwaysAllow")
-        .is_some();
-    if approval_form && (key == "approve" || key.starts_with("approve-")) {
-        return Some(ApprovalKind::Call(&NO_METADATA));
     }
     if task.tool == "request_approval" && key == "approval" {
         let fields = request
@@ -696,17 +685,11 @@ mod approval_notice_tests {
     }
 
     #[test]
-    fn a_policy_form_without_metadata_is_still_a_call() {
+    fn a_form_without_approval_metadata_is_no_call() {
         let request = json!({"method": "elicitation/create", "params": {"mode": "form",
             "message": "admin wants to call write_file on fs with: {}",
             "requestedSchema": {"type": "object", "properties": {"alwaysAllow": {"type": "boolean"}, "reason": {"type": "string"}}}}});
-        let task = waiting("fs__write_file", "approve", request.clone());
-        let n = notice(&task, true);
-        assert_eq!(n.summary, "Approve fs__write_file?");
-        assert_eq!(n.body, "admin wants to call write_file on fs with: {}");
-        assert!(n.actions.contains(&NoticeAction::Approve));
-        // Another key with that form is an ordinary question.
-        assert!(pending_approvals(&waiting("x", "other", request)).is_empty());
+        assert!(pending_approvals(&waiting("fs__write_file", "approve", request)).is_empty());
     }
 
     #[test]

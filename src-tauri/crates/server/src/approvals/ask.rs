@@ -1,10 +1,10 @@
 //! Asking the human about one call and waiting for the answer under the approval's terms:
 //! expiry (the request is closed as expired at its deadline and the terms' default applies),
-//! M of N (further questions `KEY-2`, `KEY-3`, ... until enough distinct humans approved; one
-//! denial refuses), and edits (an approval with edited arguments is checked against the tool's
-//! input schema; one that does not fit is asked again, saying why, and an edit restarts the
-//! count of humans, who approved another call). A resumed run replays the answers given before
-//! the restart and keeps each question's deadline.
+//! M of N (further questions `KEY#2`, `KEY#3`, ... until enough distinct humans approved; one
+//! denial refuses; one deadline for all of them), and edits (an approval with edited arguments
+//! is checked against the tool's input schema; one that does not fit is asked again, saying
+//! why, and an edit restarts the count of humans, who approved another call). A resumed run
+//! replays the answers given before the restart and keeps the deadline.
 
 use std::time::Duration;
 
@@ -15,12 +15,12 @@ use super::{
     question::{self, ApprovalMeta, VerdictShown},
 };
 use crate::policy::{OnExpiry, Verdict};
-use taskdeck_engine::{InputError, TaskContext, is_expired_response};
+use taskdeck_engine::{EXPIRED_BY, InputError, TaskContext, is_expired_response};
 
 /// One call to put to the human.
 #[derive(Debug, Clone)]
 pub struct Ask {
-    /// The first question's key (`approve`, `approve-command`); later ones add `-2`, `-3`, ...
+    /// The first question's key (`approve`, `approve-command`); later ones add `#2`, `#3`, ...
     pub key: String,
     /// The question's text (who wants to do what, where).
     pub message: String,
@@ -40,6 +40,9 @@ pub struct Ask {
     pub verdict: Verdict,
     /// The longest the question may stay open, in ms (a hook's own timeout), whatever the terms.
     pub expiry_cap_ms: Option<u64>,
+    /// True when an expiry with `onExpiry: "ask"` hands the decision back to the agent's own
+    /// prompt (hooks); otherwise it refuses the call (and is recorded as a denial).
+    pub hands_back: bool,
 }
 
 /// How an approval ended.
@@ -65,11 +68,12 @@ pub enum Answer {
     Expired(OnExpiry),
 }
 
-/// The question's key for round `n` (from 1).
-fn round_key(base: &str, n: u32) -> String {
+/// The question's key for round `n` (from 1): `base`, then `base#2`, `base#3`, ... (`#` never
+/// occurs in a tool's base keys, so rounds of one question cannot take another's key).
+pub fn round_key(base: &str, n: u32) -> String {
     match n {
         1 => base.to_string(),
-        n => format!("{base}-{n}"),
+        n => format!("{base}#{n}"),
     }
 }
 
@@ -89,13 +93,17 @@ async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> 
     let mut approved_by: Vec<String> = Vec::new();
     let mut always = false;
     let mut note: Option<String> = None;
+    // One deadline for the whole approval, fixed when it is first asked: later rounds (M of N,
+    // a refused edit) do not extend it.
+    let mut deadline: Option<Option<i64>> = None;
     for n in 1.. {
         let key = round_key(&ask.key, n);
         // A question still open from before a restart is waited on as it was asked.
         let request = match earlier.iter().find(|r| r.key == key) {
             Some(round) => round.request.clone(),
             None => {
-                let meta = meta_for(ctx, ask, &arguments, &approved_by);
+                let expires_at_ms = *deadline.get_or_insert_with(|| first_deadline(ask));
+                let meta = meta_for(ctx, ask, &arguments, &approved_by, expires_at_ms);
                 let message = match &note {
                     Some(note) => format!("{note}\n\n{}", ask.message),
                     None => ask.message.clone(),
@@ -103,12 +111,15 @@ async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> 
                 question::approval_request(&message, ask.always_title.as_deref(), &meta)
             }
         };
-        let deadline = question::meta_of(&request).and_then(|m| m.expires_at_ms);
-        let answer = answer_by_deadline(ctx, &key, request, deadline).await?;
-        if is_expired_response(&answer) {
+        let expires_at_ms = question::meta_of(&request).and_then(|m| m.expires_at_ms);
+        deadline.get_or_insert(expires_at_ms);
+        let answer = answer_by_deadline(ctx, &key, request, expires_at_ms).await?;
+        let human = answered_by(ctx, &key);
+        // Only the engine's expiry answers as `expiry`; a human's answer that says "expired"
+        // is still theirs.
+        if human == EXPIRED_BY && is_expired_response(&answer) {
             return Ok(Answer::Expired(ask.verdict.terms.on_expiry));
         }
-        let human = answered_by(ctx, &key);
         if !question::approved(&answer) {
             return Ok(Answer::Denied {
                 reason: question::declined_reason(&answer).map(str::to_string),
@@ -127,17 +138,19 @@ async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> 
                 }
                 arguments = new.clone();
                 edited = Some(new);
+                // The others approved another call: their votes (and their "always") go.
                 approved_by.clear();
+                always = false;
             }
             _ => {}
         }
-        always |= question::always_allow(&answer);
         if approved_by.contains(&human) {
             note = Some(format!(
                 "{human} already approved this call; another human must approve it."
             ));
             continue;
         }
+        always |= question::always_allow(&answer);
         approved_by.push(human);
         let required = ask.verdict.terms.humans as usize;
         if approved_by.len() >= required {
@@ -155,18 +168,25 @@ async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> 
     unreachable!("the rounds never run out")
 }
 
+/// When an approval asked now expires (Unix ms): its terms' expiry, capped by the caller's
+/// (a hook's timeout); `None` = never.
+fn first_deadline(ask: &Ask) -> Option<i64> {
+    let after = match (ask.verdict.terms.expires_after_ms, ask.expiry_cap_ms) {
+        (Some(t), Some(cap)) => Some(t.min(cap)),
+        (t, cap) => t.or(cap),
+    };
+    after.map(|ms| chrono::Utc::now().timestamp_millis() + ms as i64)
+}
+
 /// The question's terms and call as `_meta` says them.
 fn meta_for(
     ctx: &TaskContext,
     ask: &Ask,
     arguments: &Value,
     approved_by: &[String],
+    expires_at_ms: Option<i64>,
 ) -> ApprovalMeta {
     let terms = ask.verdict.terms;
-    let after = match (terms.expires_after_ms, ask.expiry_cap_ms) {
-        (Some(t), Some(cap)) => Some(t.min(cap)),
-        (t, cap) => t.or(cap),
-    };
     ApprovalMeta {
         server: ask.server.clone(),
         tool: ask.tool.clone(),
@@ -180,7 +200,7 @@ fn meta_for(
             rule: ask.verdict.rule_id.clone(),
             reason: ask.verdict.reason.clone(),
         },
-        expires_at_ms: after.map(|ms| chrono::Utc::now().timestamp_millis() + ms as i64),
+        expires_at_ms,
         on_expiry: terms.on_expiry.as_str().into(),
         required: terms.humans,
         approved_by: approved_by.to_vec(),

@@ -142,7 +142,9 @@ async fn decide_one(
     outcome.key = Some(key.clone());
     let meta = question::meta_of(&task.input_requests[&key]);
     // M of N: a human who approved already does not count twice; say so rather than answer.
+    // An edit is another call, which they may approve (the count starts again).
     if request.decision == DecideAction::Approve
+        && edited.is_none()
         && meta
             .as_ref()
             .is_some_and(|m| m.approved_by.contains(&principal.name))

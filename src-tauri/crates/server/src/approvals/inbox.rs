@@ -95,7 +95,12 @@ pub fn pending(engine: &Engine, principal: &Principal) -> Result<ApprovalList, E
         let page = engine.page(principal, filter.clone())?;
         read += page.tasks.len();
         for task in &page.tasks {
-            let rounds = engine.input_rounds(principal, &task.task_id)?;
+            // A task deleted since the page was read is simply no longer waiting.
+            let rounds = match engine.input_rounds(principal, &task.task_id) {
+                Ok(rounds) => rounds,
+                Err(EngineError::NotFound) => continue,
+                Err(e) => return Err(e),
+            };
             for round in rounds.iter().filter(|r| r.state == "outstanding") {
                 if let Some(a) = describe(task, round) {
                     approvals.push(a);

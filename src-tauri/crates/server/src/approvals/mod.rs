@@ -45,6 +45,22 @@ pub struct ApprovalCall<'a> {
     pub always_title: Option<String>,
     /// The longest the question may stay open, in ms, whatever the terms (a hook's timeout).
     pub expiry_cap_ms: Option<u64>,
+    /// Arguments an `allow` rule matches only by their exact value (a shell line with shell
+    /// syntax: [`crate::policy::has_shell_syntax`]; see [`Policy::decide_exact`]).
+    pub exact_only: &'a [&'a str],
+    /// True when the agent has a prompt of its own to hand the decision back to (hooks): an
+    /// expiry with `onExpiry: "ask"` then gives [`Approval::AgentDecides`]; otherwise that is a
+    /// refusal.
+    pub hands_back: bool,
+}
+
+/// `arguments` as they may be shown, recorded and hashed: the values of secret-named members
+/// redacted and passwords in URLs masked ([`crate::tools::secrets::redact_map`]).
+pub fn shown_arguments(arguments: &Value) -> Value {
+    arguments
+        .as_object()
+        .and_then(crate::tools::secrets::redact_map)
+        .map_or_else(|| arguments.clone(), Value::Object)
 }
 
 /// What the call may do.
@@ -79,16 +95,24 @@ pub async fn obtain(
     policy: &Policy,
     call: ApprovalCall<'_>,
 ) -> Result<Approval, InputError> {
-    let verdict = policy.decide(&PolicyCall {
-        principal: ctx.principal(),
-        server: call.server,
-        tool: call.tool,
-        arguments: call.arguments,
-        hints: call.hints,
-    });
+    let verdict = policy.decide_exact(
+        &PolicyCall {
+            principal: ctx.principal(),
+            server: call.server,
+            tool: call.tool,
+            arguments: call.arguments,
+            hints: call.hints,
+        },
+        call.exact_only,
+    );
     let (server, tool) = (call.server, call.tool);
+    // Credentials are never shown, recorded or hashed: a call holding some is approved or
+    // denied as it is (an edit would lose them) and gets no "always allow" (the rule would
+    // write them to policy.json).
+    let shown = shown_arguments(call.arguments);
+    let holds_secrets = shown != *call.arguments;
     if verdict.decision != Decision::Ask {
-        record::record_verdict(ctx, server, tool, call.arguments, &verdict).await;
+        record::record_verdict(ctx, server, tool, &shown, &verdict).await;
     }
     match verdict.decision {
         Decision::Allow => {
@@ -111,14 +135,15 @@ pub async fn obtain(
     let question = Ask {
         key: call.key.to_string(),
         message: call.message,
-        always_title: call.always_title,
+        always_title: call.always_title.filter(|_| !holds_secrets),
         server: server.to_string(),
         tool: tool.to_string(),
-        arguments: call.arguments.clone(),
+        arguments: shown,
         input_schema: call.input_schema.cloned(),
-        editable: call.editable,
+        editable: call.editable && !holds_secrets,
         verdict,
         expiry_cap_ms: call.expiry_cap_ms,
+        hands_back: call.hands_back,
     };
     Ok(match ask::ask(ctx, &question).await? {
         Answer::Approved { edited, always, .. } => {
@@ -152,14 +177,14 @@ pub async fn obtain(
             arguments: call.arguments.clone(),
             edited: false,
         },
-        Answer::Expired(OnExpiry::Deny) => Approval::Deny {
-            message: format!(
-                "Nobody answered the approval of this call of {server}'s {tool} in time; the policy refuses it when an approval expires."
-            ),
-        },
-        Answer::Expired(OnExpiry::Ask) => Approval::AgentDecides {
+        Answer::Expired(OnExpiry::Ask) if call.hands_back => Approval::AgentDecides {
             message: format!(
                 "Nobody answered in Taskdeck in time; the approval of {server}'s {tool} is yours."
+            ),
+        },
+        Answer::Expired(OnExpiry::Deny | OnExpiry::Ask) => Approval::Deny {
+            message: format!(
+                "Nobody answered the approval of this call of {server}'s {tool} in time; the policy refuses it when an approval expires."
             ),
         },
     })

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::{Answer, Ask, digest};
-use crate::policy::{Decision, Verdict};
+use crate::policy::{Decision, OnExpiry, Verdict};
 use taskdeck_engine::{DecisionRecord, TaskContext};
 
 /// Records the policy's own decision on a call (`allow` or `deny`, by a rule or a default).
@@ -74,7 +74,11 @@ pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>
             ("deny", "human", Some(human.clone()), reason.clone(), None)
         }
         Some(Answer::Expired(on_expiry)) => (
-            on_expiry.as_str(),
+            // `ask` hands the call back only to an agent with a prompt of its own.
+            match on_expiry {
+                OnExpiry::Ask if !ask.hands_back => "deny",
+                other => other.as_str(),
+            },
             "expiry",
             None,
             Some(format!(

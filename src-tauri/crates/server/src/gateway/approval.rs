@@ -48,7 +48,7 @@ pub async fn obtain(
             "{principal} wants to call {tool} on {server} with:\n\n{shown}",
             principal = ctx.principal(),
             tool = tool.name,
-            shown = shown_arguments(arguments),
+            shown = shown_arguments(&approvals::shown_arguments(arguments)),
         ),
         always_title: Some(format!(
             "Always allow {} to call {server}'s {} with exactly these arguments",
@@ -56,6 +56,8 @@ pub async fn obtain(
             tool.name
         )),
         expiry_cap_ms: None,
+        exact_only: &[],
+        hands_back: false,
     };
     match approvals::obtain(ctx, policy, call).await {
         Ok(Approval::Allow { arguments, .. }) => Ok(arguments),

@@ -186,6 +186,11 @@ impl ClientHandler for UpstreamClient {
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         if let Some(obj) = params.as_object_mut() {
             obj.entry("mode").or_insert(json!("form"));
+            // Taskdeck's own metadata is Taskdeck's to write: an upstream's question cannot pose
+            // as one of its approvals (`taskdeck/approval`).
+            if let Some(meta) = obj.get_mut("_meta").and_then(Value::as_object_mut) {
+                meta.retain(|k, _| !k.starts_with("taskdeck/"));
+            }
         }
         let answer = ctx
             .request_input(

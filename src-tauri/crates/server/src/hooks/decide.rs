@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{Agent, output};
 use crate::{
     approvals,
-    policy::{Decision, Policy, PolicyCall, ToolHints, Verdict},
+    policy::{Decision, Policy, PolicyCall, ToolHints, Verdict, has_shell_syntax},
 };
 use taskdeck_engine::DecisionRecord;
 
@@ -80,14 +80,31 @@ impl HookCall<'_> {
     /// default's): `ask` there means the call went back to the agent's own prompt.
     pub fn decision_record(&self, verdict: &Verdict) -> DecisionRecord {
         let (server, tool) = self.target();
-        approvals::record::verdict_record(self.principal, &server, &tool, self.tool_input, verdict)
+        let shown = approvals::shown_arguments(self.tool_input);
+        approvals::record::verdict_record(self.principal, &server, &tool, &shown, verdict)
     }
 
     /// `PermissionRequest`'s verdict: the first matching rule, else the default (ask: the
-    /// agents' tools carry no annotations).
+    /// agents' tools carry no annotations). A shell command (`tool_input.command` of the
+    /// agent's own tools) that holds shell syntax is let through only by an `allow` rule naming
+    /// the exact line, as for `run_command` ([`Policy::decide_exact`]).
     pub fn permission_verdict(&self, policy: &Policy) -> Verdict {
-        self.as_policy_call(|call| policy.decide(call))
+        let (server, _) = self.target();
+        let exact_only = exact_only(self.agent, &server, self.tool_input);
+        self.as_policy_call(|call| policy.decide_exact(call, exact_only))
     }
+}
+
+/// The arguments an `allow` rule must name exactly for a call of `server`'s tool with
+/// `arguments`: `command` when it is a shell line of the agent's own tools (server
+/// `claude-code` or `codex`) holding shell syntax ([`has_shell_syntax`]), else none.
+pub fn exact_only(agent: Agent, server: &str, arguments: &Value) -> &'static [&'static str] {
+    let chained = server == agent.name()
+        && arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(has_shell_syntax);
+    if chained { &["command"] } else { &[] }
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ fn decided(behavior: &str, message: Option<String>, updated_input: Option<Value>
     }))
 }
 
-fn shown(input: &Map<String, Value>) -> String {
+fn shown_value(input: &Value) -> String {
     let mut text = serde_json::to_string_pretty(input).unwrap_or_default();
     if text.len() > SHOWN_INPUT_BYTES {
         let mut cut = SHOWN_INPUT_BYTES;
@@ -121,6 +121,12 @@ fn shown(input: &Map<String, Value>) -> String {
 impl TaskTool for PermissionTool {
     fn descriptor(&self) -> &ToolDescriptor {
         &self.descriptor
+    }
+
+    /// Credentials in the call (secret-named members, passwords in URLs) are stored and shown
+    /// redacted; the run (not resumable) has them as given.
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        crate::tools::secrets::redact_field(arguments, "toolInput")
     }
 
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
@@ -147,7 +153,9 @@ impl TaskTool for PermissionTool {
                 agent = agent.display(),
                 tool = args.tool,
                 server = args.server,
-                input = shown(&args.tool_input),
+                input = shown_value(&approvals::shown_arguments(&Value::Object(
+                    args.tool_input.clone()
+                ))),
             );
             let arguments = Value::Object(args.tool_input.clone());
             let call = ApprovalCall {
@@ -166,6 +174,8 @@ impl TaskTool for PermissionTool {
                     args.tool
                 )),
                 expiry_cap_ms: Some(expiry.as_millis() as u64),
+                exact_only: super::decide::exact_only(agent, &args.server, &arguments),
+                hands_back: true,
             };
             match approvals::obtain(&ctx, &policy, call).await {
                 Err(e) => Outcome::from(e),

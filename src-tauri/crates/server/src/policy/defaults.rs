@@ -1,5 +1,6 @@
 //! What the policy decides when no rule matches. Taskdeck's own tools keep their defaults
-//! (`run_command` and `wait_for_http_job` ask); an upstream tool's come from its MCP
+//! (`run_command` and `wait_for_http_job` ask), Claude Code's and Codex's own tools ask (the
+//! hooks' servers `claude-code` and `codex`); an upstream tool's come from its MCP
 //! annotations (2025-11-25 §Tool Annotations): `destructiveHint: true` → ask (even with
 //! `readOnlyHint: true`), else `readOnlyHint: true` → allow, else (no annotations) → ask.
 
@@ -11,6 +12,9 @@ pub fn default_verdict(call: &PolicyCall) -> Verdict {
         && matches!(call.tool, "run_command" | "wait_for_http_job")
     {
         (Decision::Ask, format!("{} asks", call.tool))
+    } else if matches!(call.server, "claude-code" | "codex") {
+        // The agents' own tools (Bash, Edit, ...) carry no annotations: their prompts ask.
+        (Decision::Ask, format!("{}'s own tools ask", call.server))
     } else if call.hints.destructive == Some(true) {
         // A tool that says both read-only and destructive is taken at its worse word.
         (Decision::Ask, "destructiveHint".to_string())

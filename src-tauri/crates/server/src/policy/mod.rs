@@ -20,6 +20,14 @@ pub use file::PolicyDocument;
 pub use rules::{Decision, Rule};
 pub use terms::{ApprovalTerms, OnExpiry, Terms};
 
+/// True when a command line holds shell syntax that could chain or substitute other commands
+/// behind an allowed prefix (`;`, `&`, `|`, `$`, backquote, `<`, `>`, parentheses, newline,
+/// backslash): then only an `allow` rule naming the exact line lets it through
+/// ([`Policy::decide_exact`]).
+pub fn has_shell_syntax(line: &str) -> bool {
+    line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\'])
+}
+
 /// The name Taskdeck's own tools have as a server in rules (`{"server": "taskdeck"}`).
 pub const TASKDECK_SERVER: &str = "taskdeck";
 /// The file's name in the config dir.
@@ -91,9 +99,10 @@ impl Policy {
         self.decide_exact(call, &[])
     }
 
-    /// Like [`Policy::decide`], but the arguments named in `exact_only` match only a pattern
-    /// that is their exact value escaped (no wildcards): `run_command` passes `command` when
-    /// the line holds shell syntax, so `cargo test *` cannot wave through `cargo test; rm -rf ~`.
+    /// Like [`Policy::decide`], but for `allow` rules the arguments named in `exact_only` match
+    /// only a pattern that is their exact value escaped (no wildcards): `run_command` and the
+    /// agents' shell tools pass `command` when the line holds shell syntax
+    /// ([`has_shell_syntax`]), so `cargo test *` cannot wave through `cargo test; rm -rf ~`.
     pub fn decide_exact(&self, call: &PolicyCall, exact_only: &[&str]) -> Verdict {
         let file_terms = self.file_terms();
         match self.matching_rule(call, exact_only) {

@@ -101,8 +101,10 @@ pub fn exact(text: &str) -> String {
 
 impl Rule {
     /// True when the rule covers a call of `tool` on `server` by `principal` with `arguments`
-    /// (a JSON object). An argument named in `exact_only` matches only a pattern equal to its
-    /// escaped value ([`exact`]): no wildcards for it.
+    /// (a JSON object). For an `allow` rule, an argument named in `exact_only` matches only a
+    /// pattern equal to its escaped value ([`exact`]): no wildcards lets such a call through.
+    /// `ask` and `deny` rules match it as usual (a wildcard that catches it still refuses or
+    /// asks, with its terms).
     pub fn matches(
         &self,
         principal: &str,
@@ -123,7 +125,9 @@ impl Rule {
                     return false;
                 };
                 let text = argument_text(value);
-                match exact_only.contains(&name.as_str()) {
+                let exact_only =
+                    self.decision == Decision::Allow && exact_only.contains(&name.as_str());
+                match exact_only {
                     true => *pattern == exact(&text),
                     false => glob_matches(pattern, &text),
                 }
@@ -273,6 +277,12 @@ mod tests {
         let line = json!({"command": "cargo test x; rm -rf ~"});
         assert!(wide.matches("a", "s", "t", &line, &[]));
         assert!(!wide.matches("a", "s", "t", &line, &["command"]));
+        let mut refuse = wide.clone();
+        refuse.decision = Decision::Deny;
+        assert!(
+            refuse.matches("a", "s", "t", &line, &["command"]),
+            "a deny (or ask) rule's wildcard still catches a line with shell syntax"
+        );
         let narrow = rule("*", "*", "*", &[("command", &exact("make test[1] && ok"))]);
         let line = json!({"command": "make test[1] && ok"});
         assert!(narrow.matches("a", "s", "t", &line, &["command"]));

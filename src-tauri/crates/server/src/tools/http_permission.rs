@@ -22,7 +22,8 @@ use super::{
 };
 use crate::approvals::{self, Answer, Ask};
 use crate::policy::{
-    Decision, OnExpiry, Policy, PolicyCall, Rule, TASKDECK_SERVER, ToolHints, rules::exact,
+    Decision, OnExpiry, Policy, PolicyCall, Rule, TASKDECK_SERVER, Terms, ToolHints, Verdict,
+    rules::exact,
 };
 use taskdeck_engine::TaskContext;
 
@@ -179,8 +180,20 @@ impl Permission {
             arguments: shown_arguments(&at, url),
             input_schema: None,
             editable: false,
-            verdict,
+            // A private destination is reached only with a rule naming it or a human's
+            // allowance: its question never expires into `allow`.
+            verdict: match near.is_some() && verdict.terms.on_expiry == OnExpiry::Allow {
+                true => Verdict {
+                    terms: Terms {
+                        on_expiry: OnExpiry::Deny,
+                        ..verdict.terms
+                    },
+                    ..verdict
+                },
+                false => verdict,
+            },
             expiry_cap_ms: None,
+            hands_back: false,
         };
         let answer = approvals::ask::ask(&self.ctx, &ask)
             .await

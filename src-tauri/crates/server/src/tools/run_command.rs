@@ -26,7 +26,10 @@ use super::{
 };
 use crate::{
     approvals::{self, Answer, Ask},
-    policy::{Decision, OnExpiry, Policy, PolicyCall, TASKDECK_SERVER, ToolHints},
+    policy::{
+        Decision, OnExpiry, Policy, PolicyCall, TASKDECK_SERVER, Terms, ToolHints, Verdict,
+        has_shell_syntax,
+    },
 };
 use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
@@ -199,7 +202,7 @@ impl TaskTool for RunCommand {
             // The policy only waves through a plain command: no extra environment, and no shell
             // syntax that could chain or substitute other commands behind an allowed prefix
             // (then only a rule naming this exact line matches).
-            let plain = !line.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n', '\\']);
+            let plain = !has_shell_syntax(&line);
             let policed = policed_arguments(&line, cwd.as_deref());
             let call = PolicyCall {
                 principal: ctx.principal(),
@@ -252,8 +255,12 @@ impl TaskTool for RunCommand {
                     editable: env.is_none(),
                     arguments: shown,
                     input_schema: Some(input_schema),
-                    verdict,
+                    verdict: Verdict {
+                        terms: safety_terms(&verdict, env.is_some()),
+                        ..verdict
+                    },
                     expiry_cap_ms: None,
+                    hands_back: false,
                 };
                 match approvals::ask::ask(&ctx, &question).await {
                     Err(e) => return e.into(),
@@ -289,6 +296,17 @@ impl TaskTool for RunCommand {
         }
         .boxed()
     }
+}
+
+/// The terms a question is asked under: the verdict's, except that a call the policy would
+/// have allowed (asked only for its extra environment, which always asks) never expires into
+/// `allow`: only a human lets such a call through.
+fn safety_terms(verdict: &Verdict, extra_env: bool) -> Terms {
+    let mut terms = verdict.terms;
+    if extra_env && terms.on_expiry == OnExpiry::Allow {
+        terms.on_expiry = OnExpiry::Deny;
+    }
+    terms
 }
 
 /// A relative `cwd` is taken from Taskdeck's working directory, resolved: the human is shown,
