@@ -2,7 +2,8 @@
 //! through the real `taskdeck hook` binary (a child process, the event on stdin) to a real
 //! `taskdeck serve`; the human answers through `/v1`; the hook's stdout is checked against the
 //! agents' documented outputs. Also: the hook never hangs (Taskdeck down, or silent), a killed
-//! hook's approval is cancelled, sessions become tasks, install/uninstall edit settings files.
+//! hook's approval is cancelled, sessions become tasks, install/uninstall edit settings files
+//! (backups that keep the original, symlinked settings, a --dir that must exist).
 
 use std::{
     path::{Path, PathBuf},
@@ -415,6 +416,65 @@ async fn the_hook_never_hangs_when_taskdeck_is_down_or_silent() {
     assert_eq!((out.code, out.stdout.as_str()), (Some(0), ""));
 }
 
+/// Accepts one connection on `listener`, reads the request (headers and `content-length` body),
+/// answers 200 with chunked headers and one heartbeat newline, then holds the connection open
+/// and sends nothing more: a Taskdeck stopped (SIGSTOP) after its first answer.
+fn answer_once_then_fall_silent(listener: std::net::TcpListener) {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).unwrap();
+            assert!(n > 0, "the hook closed before its request was read");
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got).to_string();
+            let Some(end) = text.find("\r\n\r\n") else {
+                continue;
+            };
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if got.len() >= end + 4 + length {
+                break;
+            }
+        }
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n1\r\n\n\r\n")
+            .unwrap();
+        stream.flush().unwrap();
+        std::thread::sleep(Duration::from_secs(30));
+        drop(stream);
+    });
+}
+
+#[tokio::test]
+async fn a_waiting_hook_gives_up_when_taskdeck_falls_silent_after_answering() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    answer_once_then_fall_silent(listener);
+    let out = run(
+        hook_command(&s, &["claude-code", "--port", &port], Some(&t)),
+        fixture("claude-code", "PermissionRequest"),
+    )
+    .await;
+    assert_eq!(out.code, Some(0));
+    assert_eq!(out.stdout, "", "no decision: the agent's own prompt");
+    assert!(
+        out.elapsed >= Duration::from_secs(3) && out.elapsed < Duration::from_millis(4500),
+        "gave up after {:?} (3 heartbeats of silence)",
+        out.elapsed
+    );
+}
+
 #[tokio::test]
 async fn a_killed_hook_cancels_its_approval() {
     let s = Server::start(&[]).await;
@@ -690,6 +750,11 @@ async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_ent
     .await;
     assert!(out.status.success());
     assert_eq!(read_json(&settings), before);
+    assert_eq!(
+        std::fs::read_to_string(&backup).unwrap(),
+        original,
+        "uninstall keeps the backup of the file before Taskdeck's first change"
+    );
 }
 
 #[tokio::test]
@@ -703,6 +768,20 @@ async fn install_for_codex_keeps_its_config_toml_as_written() {
     let config_original = settings_fixture("codex-config.toml");
     std::fs::write(codex.join("hooks.json"), &hooks_original).unwrap();
     std::fs::write(codex.join("config.toml"), &config_original).unwrap();
+    let backups_are_the_originals = || {
+        for (file, original) in [
+            ("hooks.json", &hooks_original),
+            ("config.toml", &config_original),
+        ] {
+            let backup = codex.join(format!("{file}.taskdeck-backup"));
+            assert_eq!(
+                &std::fs::read_to_string(&backup).unwrap(),
+                original,
+                "{file}'s backup"
+            );
+        }
+    };
+    let mut installed = Vec::new();
     for _ in 0..2 {
         let out = taskdeck(&s, &["hook", "install", "codex", "--project", "--dir", dir]).await;
         assert!(
@@ -710,7 +789,15 @@ async fn install_for_codex_keeps_its_config_toml_as_written() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        backups_are_the_originals();
+        installed.push(
+            ["hooks.json", "config.toml"].map(|f| std::fs::read_to_string(codex.join(f)).unwrap()),
+        );
     }
+    assert_eq!(
+        installed[0], installed[1],
+        "installing twice changes nothing"
+    );
     let hooks = read_json(&codex.join("hooks.json"));
     let pre = hooks["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre.len(), 2, "{pre:?}");
@@ -752,6 +839,86 @@ async fn install_for_codex_keeps_its_config_toml_as_written() {
     );
     let config = std::fs::read_to_string(codex.join("config.toml")).unwrap();
     assert_eq!(config, config_original);
+    backups_are_the_originals();
+}
+
+#[tokio::test]
+async fn install_writes_through_a_symlinked_settings_file() {
+    let s = Server::start(&[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().to_str().unwrap();
+    std::fs::create_dir_all(home.path().join("dotfiles")).unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    let target = home.path().join("dotfiles/settings.json");
+    let link = home.path().join(".claude/settings.json");
+    let original = settings_fixture("claude-settings.json");
+    std::fs::write(&target, &original).unwrap();
+    std::os::unix::fs::symlink("../dotfiles/settings.json", &link).unwrap();
+    let still_a_link = || {
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            Path::new("../dotfiles/settings.json")
+        );
+    };
+    let out = taskdeck(&s, &["hook", "install", "claude-code", "--dir", dir]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    still_a_link();
+    assert!(read_json(&target)["hooks"]["PermissionRequest"].is_array());
+    let backup = home.path().join("dotfiles/settings.json.taskdeck-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    assert!(
+        !home
+            .path()
+            .join(".claude/settings.json.taskdeck-backup")
+            .exists()
+    );
+    let out = taskdeck(&s, &["hook", "uninstall", "claude-code", "--dir", dir]).await;
+    assert!(out.status.success());
+    still_a_link();
+    assert_eq!(
+        read_json(&target),
+        serde_json::from_str::<Value>(&original).unwrap()
+    );
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+}
+
+#[tokio::test]
+async fn install_refuses_a_dir_that_does_not_exist() {
+    let s = Server::start(&[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("no/such/dir");
+    for verb in ["install", "uninstall"] {
+        for agent in ["claude-code", "codex"] {
+            let out = taskdeck(
+                &s,
+                &["hook", verb, agent, "--dir", missing.to_str().unwrap()],
+            )
+            .await;
+            assert!(!out.status.success(), "{verb} {agent}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("no such directory"), "{err}");
+            assert!(!home.path().join("no").exists(), "{verb} {agent} made it");
+        }
+    }
+    // An existing dir without .claude is fine: .claude is made.
+    let out = taskdeck(
+        &s,
+        &[
+            "hook",
+            "install",
+            "claude-code",
+            "--dir",
+            home.path().to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.status.success());
+    assert!(home.path().join(".claude/settings.json").is_file());
 }
 
 #[tokio::test]

@@ -9,7 +9,8 @@
 //! [`FIRST_ANSWER`] of the hook's start, it prints nothing (the agent goes on as if there were
 //! no hook: for a permission request, its own prompt) and exits 0. Once Taskdeck answered, a
 //! permission request waits for the human as long as the agent lets it (Taskdeck's approval
-//! expires first and then answers "no decision").
+//! expires first and then answers "no decision") while Taskdeck's heartbeat newlines keep
+//! coming; after [`SILENCE`] without a byte it prints nothing and exits 0.
 //!
 //! Where: `--port`/`TASKDECK_PORT`, else the port of the Taskdeck running on the data dir; the
 //! token: `--token`/`TASKDECK_TOKEN`, else `<config dir>/hooks/<agent>.token` (written by
@@ -22,13 +23,19 @@ use std::{
     time::{Duration, Instant},
 };
 
-use taskdeck_server::hooks::Agent;
+use taskdeck_server::{adapters::hooks_api::HEARTBEAT, hooks::Agent};
 
 use super::hook_install::{self, Placement};
 
 /// How long after its start the hook waits for Taskdeck's first answer (the response's
-/// headers) before it gives up and prints nothing.
+/// headers; for every event but a permission request, the whole answer) before it gives up and
+/// prints nothing. With the process's start and exit, the hook is done within 200 ms.
 pub const FIRST_ANSWER: Duration = Duration::from_millis(150);
+
+/// How long a waiting permission request lets Taskdeck be silent (no byte) once it answered:
+/// three of the server's heartbeat newlines ([`HEARTBEAT`], one a second). Then the hook
+/// prints nothing and exits 0.
+pub const SILENCE: Duration = Duration::from_millis(3 * HEARTBEAT.as_millis() as u64);
 
 /// Which agent's files `install`/`uninstall` change.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -209,8 +216,10 @@ fn hook(
     ExitCode::SUCCESS
 }
 
-/// The answer's body, or `None` when Taskdeck did not give one in time (or refused). `waits`:
-/// after the headers, the body may take as long as the human does.
+/// The answer's body, or `None` when Taskdeck did not give one in time (or refused). The
+/// headers are due by `deadline`; the body too, unless `waits`: then it may take as long as the
+/// human does, but no read may wait longer than [`SILENCE`] (a Taskdeck stopped or wedged after
+/// its first answer no longer sends its heartbeat newlines).
 fn ask(
     agent: Agent,
     port: u16,
@@ -242,17 +251,24 @@ fn ask(
         }
         let mut text = Vec::new();
         loop {
-            let chunk = if waits {
-                resp.chunk().await
+            let read_by = if waits {
+                tokio::time::Instant::now() + SILENCE
             } else {
-                tokio::time::timeout_at(deadline + FIRST_ANSWER, resp.chunk())
-                    .await
-                    .ok()?
+                deadline
             };
-            match chunk {
-                Ok(Some(c)) => text.extend_from_slice(&c),
-                Ok(None) => break,
-                Err(_) => return None,
+            match tokio::time::timeout_at(read_by, resp.chunk()).await {
+                Ok(Ok(Some(c))) => text.extend_from_slice(&c),
+                Ok(Ok(None)) => break,
+                Ok(Err(_)) => return None,
+                Err(_) => {
+                    if waits {
+                        eprintln!(
+                            "taskdeck: Taskdeck went silent for {} s while the human was asked; no decision",
+                            SILENCE.as_secs()
+                        );
+                    }
+                    return None;
+                }
             }
         }
         String::from_utf8(text).ok()

@@ -7,8 +7,9 @@
 //!   `./.codex`), the events of [`codex_entries`], and `notify` in the `config.toml` beside it
 //!   when no other program is set there (edited with `toml_edit`: comments and layout stay).
 //!
-//! A file is written only when it changes, after a copy of it is saved as
-//! `<file>.taskdeck-backup`, through a temp file renamed over it. Install also makes the
+//! Files are written by [`hook_file::write`]: only when they change, through their symlinks,
+//! and backed up to `<file>.taskdeck-backup` only from a file Taskdeck had not changed yet.
+//! `--dir` must name an existing directory. Install also makes the
 //! agent's token (principal `claude-code` or `codex`) and writes it to the token file the hook
 //! reads ([`token_path`], mode 0600), or keeps the one already there.
 
@@ -24,7 +25,10 @@ use taskdeck_server::{
     hooks::{Agent, EVENT_HOOK_TIMEOUT_SECS, PERMISSION_HOOK_TIMEOUT_SECS},
 };
 
-use super::hook_settings::{self, HookEntry};
+use super::{
+    hook_file,
+    hook_settings::{self, HookEntry},
+};
 
 /// Where install and uninstall work.
 pub struct Placement {
@@ -59,6 +63,12 @@ fn agent_dir(p: &Placement) -> Result<PathBuf, String> {
         Agent::Codex => ".codex",
     };
     if let Some(d) = &p.dir {
+        if !d.is_dir() {
+            return Err(format!(
+                "--dir {}: no such directory (give an existing one; {dot} inside it is made when missing)",
+                d.display()
+            ));
+        }
         return Ok(d.join(dot));
     }
     if p.project {
@@ -146,26 +156,6 @@ pub fn codex_entries(command: &str) -> Vec<HookEntry> {
     ]
 }
 
-/// Saves `<path>.taskdeck-backup` (when `path` exists) and replaces `path` with `text`.
-fn write_with_backup(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path.parent().ok_or("no parent directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    if path.exists() {
-        let mut backup = path.as_os_str().to_owned();
-        backup.push(".taskdeck-backup");
-        std::fs::copy(path, &backup)
-            .map_err(|e| format!("cannot save a backup of {}: {e}", path.display()))?;
-    }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
-    tmp.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = tmp.as_file().set_permissions(meta.permissions());
-    }
-    tmp.persist(path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
-}
-
 fn read_json(path: &Path) -> Result<Value, String> {
     match std::fs::read_to_string(path) {
         Ok(t) if t.trim().is_empty() => Ok(serde_json::json!({})),
@@ -176,10 +166,12 @@ fn read_json(path: &Path) -> Result<Value, String> {
     }
 }
 
-fn write_json(path: &Path, v: &Value) -> Result<(), String> {
+/// Writes `v` to `path` ([`hook_file::write`]; `pristine`: the file holds none of Taskdeck's
+/// hooks yet).
+fn write_json(path: &Path, v: &Value, pristine: bool) -> Result<(), String> {
     let mut text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
     text.push('\n');
-    write_with_backup(path, &text)
+    hook_file::write(path, &text, pristine).map(drop)
 }
 
 /// The token file's token, else a new token for principal `agent` written to it (0600).
@@ -249,11 +241,13 @@ fn codex_notify(config: &Path, words: Option<&[String]>) -> Result<(), String> {
                 );
                 return Ok(());
             }
-            let wanted: toml_edit::Array = words.iter().map(String::as_str).collect();
-            if current.and_then(|i| i.as_array()).map(|a| a.to_string()) == Some(wanted.to_string())
-            {
+            let set: Option<Vec<&str>> = current
+                .and_then(|i| i.as_array())
+                .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
+            if set.is_some_and(|set| set.iter().copied().eq(words.iter().map(String::as_str))) {
                 return Ok(());
             }
+            let wanted: toml_edit::Array = words.iter().map(String::as_str).collect();
             doc["notify"] = toml_edit::value(wanted);
         }
         None if ours => {
@@ -261,7 +255,7 @@ fn codex_notify(config: &Path, words: Option<&[String]>) -> Result<(), String> {
         }
         None => return Ok(()),
     }
-    write_with_backup(config, &doc.to_string())
+    hook_file::write(config, &doc.to_string(), !ours).map(drop)
 }
 
 fn fail(e: String) -> ExitCode {
@@ -283,10 +277,11 @@ pub fn install(p: &Placement) -> ExitCode {
             Agent::Codex => codex_entries(&command),
         };
         let mut settings = read_json(&path)?;
+        let pristine = !hook_settings::remove(&mut settings.clone(), p.agent.name());
         if hook_settings::merge(&mut settings, p.agent.name(), &entries)
             .map_err(|e| format!("{}: {e}", path.display()))?
         {
-            write_json(&path, &settings)?;
+            write_json(&path, &settings, pristine)?;
             eprintln!("Taskdeck's hooks are in {}.", path.display());
         } else {
             eprintln!("Taskdeck's hooks were already in {}.", path.display());
@@ -308,7 +303,7 @@ pub fn uninstall(p: &Placement) -> ExitCode {
         if path.exists() {
             let mut settings = read_json(&path)?;
             if hook_settings::remove(&mut settings, p.agent.name()) {
-                write_json(&path, &settings)?;
+                write_json(&path, &settings, false)?;
                 eprintln!("Taskdeck's hooks are out of {}.", path.display());
             } else {
                 eprintln!("{} had no Taskdeck hooks.", path.display());

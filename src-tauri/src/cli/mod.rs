@@ -6,11 +6,13 @@
 //! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
 //!   `import`'s file side is `servers_import`).
 //! - [`hook_cli`]: `taskdeck hook claude-code|codex|codex-notify|install|uninstall`, the coding
-//!   agents' hooks (`hook_install` writes their settings, `hook_settings` is the JSON merge).
+//!   agents' hooks (`hook_install` writes their settings, `hook_settings` is the JSON merge,
+//!   `hook_file` writes a file with its backup).
 //! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
 
 pub mod audit_cli;
 pub mod hook_cli;
+mod hook_file;
 mod hook_install;
 mod hook_settings;
 pub mod run_cli;

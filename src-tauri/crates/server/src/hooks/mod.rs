@@ -3,7 +3,9 @@
 //! module decides what the agent is told.
 //!
 //! - `PreToolUse`: only an explicit policy rule decides ([`decide`]); no rule, no decision (the
-//!   agent goes on with its own permission flow). No task, no store write: this path is fast.
+//!   agent goes on with its own permission flow). No task; a rule's decision goes to the audit
+//!   log in the background (the answer does not wait for the store); no rule, no write. This
+//!   path is fast.
 //! - `PermissionRequest`: the policy decides with its defaults (no rule → ask). An ask is a
 //!   task of [`permission_task`], whose run asks the human; the hook waits for it.
 //! - `SessionStart`, `UserPromptSubmit`, `Notification`, `Stop`, `SubagentStop`, `SessionEnd`
@@ -32,12 +34,14 @@ use taskdeck_engine::Engine;
 /// the agent lets the hook wait for the human. [`APPROVAL_EXPIRY`] ends before it.
 pub const PERMISSION_HOOK_TIMEOUT_SECS: u64 = 900;
 
-/// The longest a hook's approval waits for the human (14 min, one minute under
-/// [`PERMISSION_HOOK_TIMEOUT_SECS`]; the policy's terms may make it shorter); then the terms'
+/// The longest a hook's approval waits for the human, counted from its first question (14 min,
+/// one minute under [`PERMISSION_HOOK_TIMEOUT_SECS`]; the policy's terms may make it shorter;
+/// with M of N humans the later questions share the first one's deadline); then the terms'
 /// `onExpiry` applies (`ask`: the agent gets no decision and shows its own prompt).
 pub const APPROVAL_EXPIRY: Duration = Duration::from_secs(840);
 
-/// The `timeout` (seconds) of every other hook entry; the hook itself gives up after 200 ms.
+/// The `timeout` (seconds) of every other hook entry; the hook itself gives up when Taskdeck
+/// has not answered within 150 ms of its start.
 pub const EVENT_HOOK_TIMEOUT_SECS: u64 = 5;
 
 /// Which coding agent sent an event.

@@ -4,8 +4,10 @@
 //! the hook prints, in `structuredContent`:
 //! `{"behavior": "allow"|"deny"|"ask", "message"?: string, "updatedInput"?: object}`
 //! (`ask`: nobody answered in time and the terms hand the decision back to the agent's own
-//! prompt). The question never stays open past [`super::APPROVAL_EXPIRY`], which ends before
-//! the hook's own timeout.
+//! prompt). The approval's deadline is set when its first question is asked, at most
+//! [`super::APPROVAL_EXPIRY`] later (its `expiry_cap_ms`; sooner when the terms say so), and
+//! the later questions of an M of N approval share it: no question stays open past it, and it
+//! ends before the hook's own timeout.
 //! The task is owned by the hook's principal and shown in the inbox like any approval; the
 //! hook that waits for it cancels it when its connection drops (`adapters::hooks_api`).
 //! Not resumable: after a restart nobody waits for the answer any more.
