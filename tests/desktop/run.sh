@@ -4,9 +4,8 @@
 #
 #   tests/desktop/run.sh [path/to/taskdeck]        (default: target/debug/taskdeck, desktop build)
 #
-# TASKDECK_E2E_SCREEN=WxH sets the virtual screen's size (default 1400x900, where a user saw the window
-# open half off-screen); the window's
-# geometry cases hold on any size.
+# TASKDECK_E2E_SCREEN=WxH sets the virtual screen's size (default 1400x900, where a user saw
+# the window open half off-screen); the window's geometry cases hold on any size.
 #
 # Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst (its
 # /etc/xdg/dunst/dunstrc, with the context menu program replaced by dunst-menu.sh), xdotool,
