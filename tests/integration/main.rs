@@ -15,6 +15,7 @@ mod humans;
 mod idempotency;
 mod jobs;
 mod layers;
+mod listen_frames;
 mod legacy;
 mod legacy_tasks;
 mod lifecycle;
