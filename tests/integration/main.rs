@@ -24,6 +24,7 @@ mod mcp_fuzz;
 mod policy_api;
 mod run_cli;
 mod search;
+mod task_actions;
 mod security;
 mod servers_api;
 mod servers_import;
