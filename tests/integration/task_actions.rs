@@ -80,7 +80,16 @@ async fn settled_tasks_are_deleted_one_by_one_in_bulk_and_all_at_once() {
     let (status, _) = s
         .v1_post(Some(&agent), "/v1/task-deletions", json!({}))
         .await;
-    assert_eq!(status, 400, "neither ids nor finished");
+    assert_eq!(status, 200, "neither ids nor finished: nothing to do");
+    let too_many: Vec<String> = (0..1001).map(|i| format!("t{i}")).collect();
+    let (status, _) = s
+        .v1_post(
+            Some(&agent),
+            "/v1/task-deletions",
+            json!({"taskIds": too_many}),
+        )
+        .await;
+    assert_eq!(status, 400, "more than 1000 ids");
 
     // The CLI: delete names what it kept; clear --finished deletes the caller's settled tasks
     // (the admin sees everyone's) and keeps the live one.

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `POST /v1/tasks/{taskId}/rerun` | 201 `{task, rerunOf}`: a new task with the same arguments |
 //! | `DELETE /v1/tasks/{taskId}` | 204; 409 while the task is live; 404 unknown or another principal's |
-//! | `POST /v1/task-deletions` `{taskIds}` or `{finished: true}` | `{deleted, results}` |
+//! | `POST /v1/task-deletions` `{taskIds?, finished?}` | `{deleted, results}` |
 //!
 //! Re-running: the new task belongs to the caller, not to the task's principal: whoever asks
 //! for a command to run again is who the policy decides for and who the audit log names (an
@@ -21,7 +21,7 @@
 
 use axum::{Extension, Json, extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
@@ -139,7 +139,8 @@ async fn delete_task(
     }
 }
 
-/// `POST /v1/task-deletions`: the ids to delete, or every finished task.
+/// `POST /v1/task-deletions`: the ids to delete, and/or every finished task (neither: nothing
+/// is deleted).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeletionRequest {
@@ -174,40 +175,44 @@ pub struct DeletionReply {
 /// Deletes several settled tasks, or all of them ("clear finished"); live tasks are kept.
 #[utoipa::path(post, path = "/v1/task-deletions", request_body = DeletionRequest, tag = "tasks",
     responses((status = 200, description = "how many were deleted and, for `taskIds`, what each id found", body = DeletionReply),
-              (status = 400, description = "neither or both of `taskIds` and `finished: true`, more than 1000 ids, or a malformed body", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 400, description = "more than 1000 ids, or a malformed body", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn delete_tasks(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
-    body: Result<Json<DeletionRequest>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<Map<String, Value>>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<DeletionReply>, ApiError> {
+    // An object only: serde would also take an array for the struct's fields.
     let body = json_body(body, "{\"taskIds\": [...]} or {\"finished\": true}")?;
-    match (body.task_ids, body.finished == Some(true)) {
-        (None, true) => Ok(Json(DeletionReply {
-            deleted: engine.delete_finished(&p).await?,
-            results: Vec::new(),
-        })),
-        (Some(ids), false) if (1..=MAX_IDS).contains(&ids.len()) => {
-            let found = engine.delete_tasks(&p, ids.clone()).await?;
-            let results: Vec<DeletionResult> = ids
-                .into_iter()
-                .zip(found)
-                .map(|(task_id, d)| DeletionResult {
-                    task_id,
-                    outcome: match d {
-                        Deletion::Deleted => "deleted",
-                        Deletion::NotFound => "not_found",
-                        Deletion::NotTerminal(_) => "live",
-                    }
-                    .into(),
-                })
-                .collect();
-            Ok(Json(DeletionReply {
-                deleted: results.iter().filter(|r| r.outcome == "deleted").count(),
-                results,
-            }))
-        }
-        _ => Err(ApiError::bad_request(
-            "send {\"taskIds\": [1 to 1000 ids]} or {\"finished\": true}",
-        )),
+    let body: DeletionRequest = serde_json::from_value(Value::Object(body))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let ids = body.task_ids.unwrap_or_default();
+    if ids.len() > MAX_IDS {
+        return Err(ApiError::bad_request(format!(
+            "taskIds takes at most {MAX_IDS} ids, not {}",
+            ids.len()
+        )));
     }
+    let found = if ids.is_empty() {
+        Vec::new()
+    } else {
+        engine.delete_tasks(&p, ids.clone()).await?
+    };
+    let results: Vec<DeletionResult> = ids
+        .into_iter()
+        .zip(found)
+        .map(|(task_id, d)| DeletionResult {
+            task_id,
+            outcome: match d {
+                Deletion::Deleted => "deleted",
+                Deletion::NotFound => "not_found",
+                Deletion::NotTerminal(_) => "live",
+            }
+            .into(),
+        })
+        .collect();
+    let mut deleted = results.iter().filter(|r| r.outcome == "deleted").count();
+    if body.finished == Some(true) {
+        deleted += engine.delete_finished(&p).await?;
+    }
+    Ok(Json(DeletionReply { deleted, results }))
 }
