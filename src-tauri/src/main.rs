@@ -70,7 +70,7 @@ enum Command {
     /// List, show, cancel and answer tasks (exit 4 when the API refuses)
     Tasks {
         #[command(subcommand)]
-        cmd: taskdeck::cli::tasks_cli::TasksCommand,
+        cmd: taskdeck::cli::task_actions_cli::TasksCli,
         /// Port of the running Taskdeck [default: the one serving the data dir, else 4747]
         #[arg(long, global = true, env = "TASKDECK_PORT")]
         port: Option<u16>,
@@ -256,7 +256,6 @@ fn main() -> ExitCode {
             token,
             json,
         }) => {
-            use taskdeck::cli::tasks_cli;
             let token_file = auth::admin_token_path(&config_dir);
             let Some(token) = token.or_else(|| auth::read_admin_token(&config_dir)) else {
                 eprintln!(
@@ -266,7 +265,12 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             };
-            tasks_cli::run(cmd, serve::client_port(port, &data_dir), &token, json)
+            taskdeck::cli::task_actions_cli::run_any(
+                cmd,
+                serve::client_port(port, &data_dir),
+                &token,
+                json,
+            )
         }
         Some(Command::Servers { cmd }) => taskdeck::cli::servers_cli::run(
             cmd,

@@ -390,7 +390,7 @@ async fn a_command_running_when_taskdeck_dies_is_stopped_at_the_next_start() {
 }
 
 /// Calls `run_command {command}` as `token` and approves it as the human; returns the taskId.
-async fn approved_command(s: &Server, token: &str, command: &str) -> String {
+pub(crate) async fn approved_command(s: &Server, token: &str, command: &str) -> String {
     let id = s
         .call(token, "run_command", json!({"command": command}))
         .await["taskId"]

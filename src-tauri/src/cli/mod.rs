@@ -2,7 +2,8 @@
 //!
 //! - [`run_cli`]: `taskdeck run -- CMD`, a local command watched as an external job; its
 //!   HTTP side (starting the job, reporting to it) is `run_job`.
-//! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel` (`task_table` lays out the list).
+//! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel` (`task_table` lays out the list);
+//!   [`task_actions_cli`]: `taskdeck tasks rerun|delete|clear`.
 //! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
 //!   `import`'s file side is `servers_import`).
 //! - [`hook_cli`]: `taskdeck hook claude-code|codex|codex-notify|install|uninstall`, the coding
@@ -19,5 +20,6 @@ pub mod run_cli;
 mod run_job;
 pub mod servers_cli;
 mod servers_import;
+pub mod task_actions_cli;
 mod task_table;
 pub mod tasks_cli;

@@ -35,7 +35,7 @@ pub use audit::{
 };
 pub use context::{InputError, Outcome, TaskContext};
 pub use engine::{
-    AnswerReport, EXPIRED_BY, Engine, EngineConfig, Recovery, TaskTool, ToolDescriptor, ToolMode,
+    AnswerReport, Deletion, EXPIRED_BY, Engine, EngineConfig, Recovery, TaskTool, ToolDescriptor, ToolMode,
     argument_errors, expired_response, is_expired_response,
 };
 pub use error::EngineError;

@@ -18,6 +18,7 @@
 
 mod audit_log;
 mod creation;
+mod deletion;
 mod executor;
 mod input_expiry;
 mod input_rounds;
@@ -32,6 +33,7 @@ use std::{sync::Arc, time::Duration};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+pub use deletion::Deletion;
 pub use executor::Recovery;
 pub use input_expiry::{EXPIRED_BY, expired_response, is_expired_response};
 pub use input_rounds::AnswerReport;

@@ -10,6 +10,7 @@
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
+//! | `POST /v1/tasks/{taskId}/rerun`, `DELETE /v1/tasks/{taskId}`, `POST /v1/task-deletions` | re-run and delete settled tasks (see `task_actions_api`) |
 //! | `GET /v1/tasks/{taskId}/log?offset=&tail=&limit=` | `{offset, nextOffset, size, text, complete, exists}` (see `logs_api`) |
 //! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events (see `events_api`) |
 //! | `GET /v1/me`, `GET /v1/tools` | `{principal, role, admin}`; the task tools |
@@ -34,7 +35,7 @@ use super::{
     agents_api, api_doc,
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument, json_body},
     api_types::{AnswerReply, CancelReply, Me, TaskDetail, TaskList, TaskView, ToolList, ToolView},
-    events_api, page_cursor,
+    events_api, page_cursor, task_actions_api,
 };
 use taskdeck_engine::{Engine, EngineError, Principal, TaskStatus, store::ListFilter};
 
@@ -57,6 +58,7 @@ pub fn routes() -> OpenApiRouter<Engine> {
         .routes(routes!(tools))
         .routes(routes!(agents_api::list_agents, agents_api::create_agent))
         .routes(routes!(api_doc::openapi))
+        .merge(task_actions_api::routes())
 }
 
 /// The `/v1` router (state: the engine).

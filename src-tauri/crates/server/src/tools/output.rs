@@ -58,29 +58,12 @@ pub fn parse_progress(line: &str) -> Option<(f64, f64)> {
 /// `line` trimmed of whitespace and control characters (ANSI escapes removed) and cut to
 /// [`MAX_STATUS_CHARS`]; `None` if nothing is left.
 pub fn status_line(line: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // Skip an ANSI escape sequence: ESC [ ... final byte in @..~
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        if c == '\r' {
-            out.clear();
-            continue;
-        }
-        if !c.is_control() || c == '\t' {
-            out.push(c);
-        }
-    }
+    // A carriage return starts the line over (a progress bar redrawn in place).
+    let last = line.rsplit('\r').next().unwrap_or(line);
+    let out: String = without_ansi(last)
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\t')
+        .collect();
     let trimmed = out.trim();
     if trimmed.is_empty() {
         return None;
@@ -90,6 +73,19 @@ pub fn status_line(line: &str) -> Option<String> {
         s.push('…');
     }
     Some(s)
+}
+
+/// `text` without its ANSI escape sequences (colours, cursor moves, OSC hyperlinks and titles),
+/// as the `strip-ansi-escapes` crate parses them (the `vte` terminal parser); carriage returns
+/// are kept, so a log still shows a progress bar's redraws.
+pub fn without_ansi(text: &str) -> String {
+    if !text.contains('\u{1b}') && !text.contains('\u{9b}') {
+        return text.to_string();
+    }
+    text.split('\r')
+        .map(|part| String::from_utf8_lossy(&strip_ansi_escapes::strip(part)).into_owned())
+        .collect::<Vec<_>>()
+        .join("\r")
 }
 
 /// The directory of the command tasks' output logs: `<data dir>/logs`.
@@ -177,11 +173,12 @@ impl OutputLog {
         }
     }
 
-    /// Records one line (bytes as the command wrote them; invalid UTF-8 is replaced).
+    /// Records one line of what the command wrote, as text: invalid UTF-8 is replaced and ANSI
+    /// escape sequences are removed ([`without_ansi`]), in the file and in the tail alike, so
+    /// the Output panel, `/v1/tasks/{id}/logs` and the result an agent reads carry no colour
+    /// codes whether or not the command thought it wrote to a terminal.
     pub fn push(&mut self, raw: &[u8]) {
-        let line = String::from_utf8_lossy(raw)
-            .trim_end_matches(['\n', '\r'])
-            .to_string();
+        let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
         if let Some(f) = self.file.as_mut() {
             if self.file_bytes + (raw.len() as u64) < self.max_file_bytes {
                 let _ = f
@@ -287,5 +284,22 @@ mod tests {
         let file = std::fs::read_to_string(&path).unwrap();
         assert!(file.starts_with("line 0\nline 1\n"));
         assert!(file.contains("size limit reached"));
+    }
+
+    #[test]
+    fn colour_codes_are_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.log");
+        let mut log = OutputLog::new(Some(&path), 10, 1 << 20);
+        log.push(b"\x1b[1;31merror\x1b[0m: \x1b[38;5;208mdisk\x1b[m full\n");
+        log.push(b"\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ 10%\r\x1b[2K20%\n");
+        assert_eq!(log.tail(), "error: disk full\nlink 10%\r20%");
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(file, "error: disk full\nlink 10%\r20%\n");
+        assert_eq!(
+            status_line("\x1b[32m 3/7 done\x1b[0m\r\x1b[32m4/7 done\x1b[0m").as_deref(),
+            Some("4/7 done")
+        );
+        assert_eq!(without_ansi("plain [31m text"), "plain [31m text");
     }
 }

@@ -1,0 +1,129 @@
+//! `taskdeck tasks rerun|delete|clear`: re-run a finished command and delete settled tasks
+//! through `/v1` (`POST /v1/tasks/{id}/rerun`, `POST /v1/task-deletions`).
+//!
+//! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
+//! (its problem detail is printed), or some of the tasks named were not deleted (live,
+//! unknown or another principal's: each is named on stderr).
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use super::tasks_cli::TasksCommand;
+
+/// Every `taskdeck tasks` command: those that read and answer ([`TasksCommand`]) and those
+/// that re-run or delete ([`TaskActionsCommand`]).
+#[derive(clap::Subcommand)]
+pub enum TasksCli {
+    #[command(flatten)]
+    Read(TasksCommand),
+    #[command(flatten)]
+    Actions(TaskActionsCommand),
+}
+
+/// Runs any `taskdeck tasks` command against the server on `port` with `token`.
+pub fn run_any(cmd: TasksCli, port: u16, token: &str, as_json: bool) -> ExitCode {
+    match cmd {
+        TasksCli::Read(cmd) => super::tasks_cli::run(cmd, port, token, as_json),
+        TasksCli::Actions(cmd) => run(cmd, port, token, as_json),
+    }
+}
+
+/// The task commands that re-run or delete (part of `taskdeck tasks`).
+#[derive(clap::Subcommand)]
+pub enum TaskActionsCommand {
+    /// Run a finished run_command task or `taskdeck run` job again, as a new run_command
+    /// task of yours (the policy decides anew: it may wait for an approval)
+    Rerun { task_id: String },
+    /// Delete settled tasks (completed, failed, cancelled); live ones are kept
+    Delete {
+        #[arg(required = true, num_args = 1..=1000)]
+        task_ids: Vec<String>,
+    },
+    /// Delete every settled task you can see
+    Clear {
+        /// Required: what is cleared (live tasks are never deleted)
+        #[arg(long, required = true)]
+        finished: bool,
+    },
+}
+
+/// Runs `cmd` against the server on `port` with `token`; `as_json` prints the API's answer.
+pub fn run(cmd: TaskActionsCommand, port: u16, token: &str, as_json: bool) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("taskdeck: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    rt.block_on(async move {
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let request = match &cmd {
+            TaskActionsCommand::Rerun { task_id } => {
+                let mut url = reqwest::Url::parse(&base).expect("a valid base URL");
+                url.path_segments_mut()
+                    .expect("an http URL")
+                    .extend(["v1", "tasks", task_id, "rerun"]);
+                http.post(url)
+            }
+            TaskActionsCommand::Delete { task_ids } => http
+                .post(format!("{base}/v1/task-deletions"))
+                .json(&json!({"taskIds": task_ids})),
+            TaskActionsCommand::Clear { .. } => http
+                .post(format!("{base}/v1/task-deletions"))
+                .json(&json!({"finished": true})),
+        };
+        let resp = match request.bearer_auth(token).send().await {
+            Ok(r) => r,
+            Err(_) => {
+                eprintln!("taskdeck: Taskdeck is not running at {base}");
+                return ExitCode::from(1);
+            }
+        };
+        let status = resp.status();
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            eprintln!(
+                "taskdeck: {} ({status})",
+                body["detail"].as_str().unwrap_or("request refused")
+            );
+            return ExitCode::from(if status.is_client_error() { 4 } else { 1 });
+        }
+        let kept: Vec<&Value> = body["results"]
+            .as_array()
+            .map(|r| r.iter().filter(|r| r["outcome"] != "deleted").collect())
+            .unwrap_or_default();
+        if as_json {
+            println!("{body}");
+        } else {
+            match &cmd {
+                TaskActionsCommand::Rerun { task_id } => println!(
+                    "{} re-runs {task_id} ({})",
+                    body["task"]["taskId"].as_str().unwrap_or("?"),
+                    body["task"]["status"].as_str().unwrap_or("?")
+                ),
+                _ => println!("deleted {}", body["deleted"]),
+            }
+        }
+        for r in &kept {
+            let why = match r["outcome"].as_str() {
+                Some("live") => "still live: cancel it or wait until it ends",
+                _ => "not found",
+            };
+            eprintln!(
+                "taskdeck: {} not deleted: {why}",
+                r["taskId"].as_str().unwrap_or("?")
+            );
+        }
+        if kept.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(4)
+        }
+    })
+}
