@@ -46,8 +46,9 @@ pub(crate) fn focus(app: &tauri::AppHandle, task_id: Option<&str>) {
     }
 }
 
-/// Runs Taskdeck with its window. Returns when the user quits.
-pub fn run(cfg: ServeConfig) -> ExitCode {
+/// Runs Taskdeck with its window; `hidden` (`taskdeck --hidden`, the autostart entry) keeps the
+/// window hidden until the tray's Show or a second launch. Returns when the user quits.
+pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
     if !display_available() {
         eprintln!(
             "taskdeck: no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless instead."
@@ -76,7 +77,9 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
         .invoke_handler(tauri::generate_handler![
             commands::notification_settings,
             commands::set_notification_settings,
-            commands::open_data_dir
+            commands::open_data_dir,
+            commands::autostart_enabled,
+            commands::set_autostart
         ])
         .setup(move |app| {
             let running = match tauri::async_runtime::block_on(serve::start(setup_cfg.clone())) {
@@ -94,6 +97,7 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
                 .title("Taskdeck")
                 .inner_size(1280.0, 820.0)
                 .min_inner_size(420.0, 320.0)
+                .visible(!hidden)
                 .build()?;
             // Fit small screens: at most 90% of the monitor's work area.
             if let Ok(Some(monitor)) = window.current_monitor() {
@@ -117,7 +121,8 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
             });
             serve::print_banner(&running, &setup_cfg, false);
             println!(
-                "  Window:        open (closing it keeps Taskdeck running; quit from the tray)"
+                "  Window:        {} (closing it keeps Taskdeck running; quit from the tray)",
+                if hidden { "hidden in the tray" } else { "open" }
             );
             tray::install(app.handle(), running.engine.clone(), setup_settings.clone())?;
             notifier::spawn(
