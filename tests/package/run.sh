@@ -3,7 +3,8 @@
 # profile, reusing target/desktop/debug), checks what each declares and holds, installs the
 # .deb on this machine with apt, uses it as a user would (`taskdeck --version`, `taskdeck
 # serve` answering /v1/me with its admin token, `taskdeck hook install` finding
-# `taskdeck-hook` beside `taskdeck`, desktop-file-validate on the menu entry), removes it and
+# `taskdeck-hook` beside `taskdeck`, desktop-file-validate on the menu entry, the autostart
+# entry's hidden start: hidden_start.sh), removes it and
 # checks that none of its files is left while the user's data stays.
 #
 # Needs root (or sudo) for apt-get and dpkg; refuses to run when a `taskdeck` package is
@@ -115,6 +116,11 @@ kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 HOME=$home taskdeck hook install claude-code >/dev/null 2>&1 || fail "taskdeck hook install claude-code failed"
 grep -q '/usr/bin/taskdeck-hook' "$home/.claude/settings.json" ||
   fail "hook install did not use /usr/bin/taskdeck-hook: $(cat "$home/.claude/settings.json")"
+
+# Started at login from the autostart entry: hidden in the tray until a second launch.
+step "starting it as the autostart entry does (tests/package/hidden_start.sh)"
+mkdir -p "$tmp/login"
+tests/package/hidden_start.sh "$tmp/login" || fail "hidden start"
 
 # ---- remove: every file of the package goes, the user's data stays ---------------------------
 step "removing it (apt-get remove taskdeck)"
