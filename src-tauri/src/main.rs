@@ -1,7 +1,7 @@
 //! The `taskdeck` binary: parses the command line and hands over to a shell.
 //!
 //! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
-//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` and `taskdeck audit` exit 4 when the API refuses; `taskdeck audit verify` exits 1 when the chain is broken.
+//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` and `taskdeck audit` exit 4 when the API refuses; `taskdeck audit verify` exits 1 when the chain is broken. `taskdeck` (the window) exits 0 on SIGTERM or Ctrl-C, and at once with 0 when Taskdeck already runs on its data dir (it says where).
 
 use std::{path::PathBuf, process::ExitCode};
 

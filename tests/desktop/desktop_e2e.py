@@ -51,6 +51,8 @@ APPROVAL_SCHEMA = {
 }
 # The gateway check's upstream: server-filesystem from tests/upstreams (run.sh installs it).
 FS_SERVER = REPO / "tests/upstreams/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+# The window's minimum inner size (src-tauri/src/desktop/window.rs MIN_SIZE), in pixels at scale 1.
+MIN_SIZE = (640, 480)
 BANNER_RE = re.compile(r"Taskdeck is running with its window on (http://127\.0\.0\.1:(\d+))")
 T0 = time.monotonic()
 
@@ -619,6 +621,49 @@ def xdotool(*args: str) -> list[str]:
     return r.stdout.split()
 
 
+def screen_size() -> tuple[int, int]:
+    """The X screen's size in pixels (xdotool getdisplaygeometry)."""
+    w, h = xdotool("getdisplaygeometry")
+    return int(w), int(h)
+
+
+def window_geometry(win: str) -> tuple[int, int, int, int]:
+    """(x, y, width, height) of an X window, from xdotool getwindowgeometry --shell."""
+    r = subprocess.run(["xdotool", "getwindowgeometry", "--shell", win], capture_output=True, text=True, timeout=10)
+    v = dict(line.split("=", 1) for line in r.stdout.split() if "=" in line)
+    check({"X", "Y", "WIDTH", "HEIGHT"} <= v.keys(), f"xdotool getwindowgeometry {win}: {r.stdout!r} {r.stderr!r}")
+    return int(v["X"]), int(v["Y"]), int(v["WIDTH"]), int(v["HEIGHT"])
+
+
+def check_on_screen(geo: tuple[int, int, int, int], what: str) -> None:
+    x, y, w, h = geo
+    sw, sh = screen_size()
+    check(x >= 0 and y >= 0 and x + w <= sw and y + h <= sh, f"{what} at {w}x{h}+{x}+{y} is not inside the {sw}x{sh} screen")
+    check(w >= MIN_SIZE[0] and h >= MIN_SIZE[1], f"{what} is {w}x{h}, below the minimum {MIN_SIZE[0]}x{MIN_SIZE[1]}")
+
+
+def taskdeck_windows() -> set[str]:
+    return set(xdotool("search", "--onlyvisible", "--name", "Taskdeck"))
+
+
+def own_session_launch(binary: Path, env: dict, out_path: Path, err_path: Path) -> subprocess.Popen:
+    """Starts the binary in a D-Bus session of its own (as from another desktop session: the
+    single-instance plugin of the window under test cannot see it)."""
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        return subprocess.Popen(["dbus-run-session", "--", str(binary)], stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def child_running(parent: subprocess.Popen, binary: Path) -> int | None:
+    """The pid of `binary` running in `parent`'s process group, if any."""
+    for pid in process_group_alive(parent.pid):
+        try:
+            if os.readlink(f"/proc/{pid}/exe") == str(binary):
+                return pid
+        except OSError:
+            pass
+    return None
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     check(data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG")
     return struct.unpack(">II", data[16:24])
@@ -873,7 +918,8 @@ class Suite:
         task = self.agent.start_task("fs__write_file", {"path": str(path), "content": content})
         wait_for(lambda: self.wd.js(INBOX_ITEM, task), "the gateway call in the 'Needs input' inbox")
         entry = self.wd.js("return arguments[0].textContent", self.wd.js(INBOX_ITEM, task))
-        for part in ("write_file", "fs", str(path)):
+        # The queue's row shows the arguments in one clamped line: the file's name may be cut.
+        for part in ("write_file", "fs", "gateway-files/approved-in-"):
             check(part in entry, f"the inbox entry does not show {part!r}: {entry!r}")
         check(not path.exists(), "the file exists before the approval")
 
@@ -1027,6 +1073,90 @@ class Suite:
         task = self.agent.start_task("request_approval", {"message": "Still there?", "requestedSchema": APPROVAL_SCHEMA})
         wait_for(lambda: self.wd.js(INBOX_TEXT, task) == "Still there?", "the new task in the window's inbox")
 
+    def test_window_geometry(self) -> None:
+        """The first window lies fully inside the screen, centred, no larger than the screen."""
+        wins = wait_for(taskdeck_windows, "a visible X window named Taskdeck")
+        check(len(wins) == 1, f"expected one Taskdeck window, found {wins}")
+        geo = window_geometry(next(iter(wins)))
+        check_on_screen(geo, "the window")
+        x, y, w, h = geo
+        sw, sh = screen_size()
+        check(abs(x - (sw - x - w)) <= 20, f"the window at {w}x{h}+{x}+{y} is not centred horizontally on the {sw}x{sh} screen")
+        check(w <= sw * 0.9 + 1 and h <= sh * 0.9 + 1, f"a first window should take at most 90% of the screen; it is {w}x{h} on {sw}x{sh}")
+        log(f"  window {w}x{h}+{x}+{y} on a {sw}x{sh} screen")
+
+    def test_saved_state_off_screen(self) -> None:
+        """A saved geometry on a monitor that is gone (and too large) opens shrunk and centred on
+        this screen; SIGTERM then prints "stopping", exits 0, and the plugin saved where it was."""
+        data, config = self.work / "offscreen-data", self.work / "offscreen-config"
+        config.mkdir(parents=True, exist_ok=True)
+        state = config / "window-state.json"
+        sw, sh = screen_size()
+        saved = {"width": 3000, "height": 700, "x": 6000, "y": 4000, "prev_x": 6000, "prev_y": 4000,
+                 "maximized": False, "visible": True, "decorated": True, "fullscreen": False}
+        state.write_text(json.dumps({"main": saved}))
+        env = dict(self.desktop.app_env())
+        port = free_port()
+        env.update(TASKDECK_DATA_DIR=str(data), TASKDECK_CONFIG_DIR=str(config), TASKDECK_PORT=str(port))
+        out_path, err_path = self.work / "offscreen.out", self.work / "offscreen.err"
+        before = taskdeck_windows()
+        proc = own_session_launch(self.binary, env, out_path, err_path)
+        try:
+            def banner():
+                check(proc.poll() is None, f"the launch exited ({proc.returncode}): {err_path.read_text(errors='replace')[-800:]}")
+                return BANNER_RE.search(out_path.read_text(errors="replace"))
+
+            wait_for(banner, "the off-screen launch's banner", timeout=30)
+            win = wait_for(lambda: next(iter(taskdeck_windows() - before), None), "the off-screen launch's window")
+            geo = wait_for(lambda: (lambda g: g if g[2] < sw else None)(window_geometry(win)), "the window to be shrunk to the screen", timeout=10)
+            check_on_screen(geo, "the window saved off-screen")
+            x, y, w, h = geo
+            check(h == 700, f"the saved height 700 should be kept, the window is {w}x{h}")
+            check(abs(x - (sw - x - w)) <= 20, f"the window at {w}x{h}+{x}+{y} is not centred on the {sw}x{sh} screen")
+            log(f"  saved 3000x700+6000+4000 -> window {w}x{h}+{x}+{y}")
+            pid = child_running(proc, self.binary)
+            check(pid, "the window process is not running")
+            os.kill(pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                raise Failure("the window process did not stop within 15 s of SIGTERM") from None
+            err = err_path.read_text(errors="replace")
+            check("taskdeck: stopping" in err, f"SIGTERM should print 'taskdeck: stopping'; exit {proc.returncode}, stderr:\n{err}")
+            check(proc.returncode == 0, f"SIGTERM should end the window process with 0, got {proc.returncode}; stderr:\n{err}")
+            main = json.loads(state.read_text()).get("main", {})
+            sx, sy = main.get("x", -1), main.get("y", -1)
+            check(0 <= sx < sw and 0 <= sy < sh, f"the state saved at exit should be on screen: {main}")
+        finally:
+            stop_group(proc, "the off-screen launch")
+
+    def test_second_launch_other_session(self) -> None:
+        """A second launch with the same data dir from another D-Bus session says where Taskdeck
+        runs (its URL and pid) and exits 0, without trying the port."""
+        d = self.desktop
+        out_path, err_path = self.work / "other-session.out", self.work / "other-session.err"
+        proc = own_session_launch(self.binary, d.app_env(), out_path, err_path)
+        try:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                pass
+            out, err = out_path.read_text(errors="replace"), err_path.read_text(errors="replace")
+            check(proc.returncode is not None, f"the launch is still running after 15 s; stdout:\n{out}\nstderr:\n{err}")
+            log(f"  exit {proc.returncode}; stderr {err.strip()!r}")
+            check(proc.returncode == 0, f"the launch exited with {proc.returncode}; stderr:\n{err}")
+            check("already in use" not in err and "Taskdeck is running" not in out, f"the launch tried to serve:\n{out}\n{err}")
+            pid = child_running(d.proc, self.binary) if d.proc else None
+            want = f"Taskdeck is already running on {d.base} (pid {pid}); its window is on another desktop session"
+            check(want in err, f"stderr should say {want!r}; it is:\n{err}")
+            ours = [line for line in err.splitlines() if not line.startswith("dbus-daemon[")]
+            check(len(ours) == 1, f"the launch should print one line (besides its D-Bus daemon's):\n{err}")
+        finally:
+            stop_group(proc, "the launch from another session")
+        check(d.app_alive(), "the first instance is gone")
+        status, _ = api_get(d.base, "/v1/me", d.token)
+        check(status == 200, f"the first instance stopped serving: /v1/me {status}")
+
     def test_notification_click(self) -> None:
         """(7) Clicking a task's desktop notification brings the window back, open on that task."""
         subprocess.run(["dunstctl", "close-all"], check=False, capture_output=True)
@@ -1169,12 +1299,15 @@ class Suite:
         try:
             self.run("no display: headless fallback prints the UI link and the token works", self.test_no_display_fallback)
             self.run("the window opens on the app's UI, signed in", self.test_window_opens)
+            self.run("the window opens fully on screen, centred, at most 90% of it", self.test_window_geometry, True)
             self.run("approval: row and prompt appear, answered in the window, agent gets it, notification sent", self.test_approval, True)
             self.run("gateway: an upstream call waits in the inbox with server, tool and arguments; approved in the window, it runs", self.test_gateway_approval, True)
             self.run("cancel from the window (after confirming) ends the agent's task as cancelled", self.test_cancel, True)
             self.run("search and the status filter narrow the list", self.test_search_and_filter, True)
             self.run("screenshot of the window saved to test-artifacts/desktop.png", self.test_screenshot, True)
             self.run("second launch shows the first window and exits quickly; the first keeps serving", self.test_single_instance, True)
+            self.run("a launch from another D-Bus session says where Taskdeck runs and exits 0", self.test_second_launch_other_session, True)
+            self.run("a saved geometry off every monitor opens on screen; SIGTERM prints 'stopping', exits 0, saves", self.test_saved_state_off_screen, True)
             self.run("clicking a notification shows the window on that task", self.test_notification_click, True)
             self.run("Approve in a gateway call's notification runs the call without opening the window", self.test_notification_approve, True)
             self.run("Deny in a gateway call's notification gives the agent the refusal", self.test_notification_deny, True)
@@ -1204,7 +1337,7 @@ def main() -> int:
     p.add_argument("--notify-log", required=True, help="dbus-monitor's log of Notify calls and ActionInvoked signals")
     p.add_argument("--menu-choice", help="the file dunst's context menu program (dunst-menu.sh) reads the action to pick from")
     p.add_argument("--tauri-driver", default=shutil.which("tauri-driver") or str(Path.home() / ".cargo/bin/tauri-driver"))
-    p.add_argument("--budget", type=float, default=130.0, help="seconds after which the remaining tests are not started")
+    p.add_argument("--budget", type=float, default=160.0, help="seconds after which the remaining tests are not started")
     p.add_argument("--summary", help="write 'PASSED FAILED' here instead of printing the final line")
     args = p.parse_args()
 

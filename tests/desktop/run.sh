@@ -4,6 +4,9 @@
 #
 #   tests/desktop/run.sh [path/to/taskdeck]        (default: target/debug/taskdeck, desktop build)
 #
+# TASKDECK_E2E_SCREEN=WxH sets the virtual screen's size (default 1280x800); the window's
+# geometry cases hold on any size.
+#
 # Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst (its
 # /etc/xdg/dunst/dunstrc, with the context menu program replaced by dunst-menu.sh), xdotool,
 # webkit2gtk-driver (WebKitWebDriver), tauri-driver (cargo install tauri-driver; or set
@@ -104,8 +107,8 @@ MARK="TASKDECK_E2E_RUN=$(basename "$WORK")"
 # `timeout` runs in its own process group; Ctrl-C or a TERM here is passed on to it (and from it
 # to the whole run, whose test then stops the window it started).
 env "$MARK" TASKDECK_E2E_INNER=1 TASKDECK_E2E_WORK="$WORK" TAURI_DRIVER="$TAURI_DRIVER" \
-  timeout -k 10 "${TASKDECK_E2E_TIMEOUT:-170}" \
-  xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck" &
+  timeout -k 10 "${TASKDECK_E2E_TIMEOUT:-200}" \
+  xvfb-run -a -s "-screen 0 ${TASKDECK_E2E_SCREEN:-1280x800}x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck" &
 tpid=$!
 trap 'kill -TERM "$tpid" 2>/dev/null' INT TERM
 rc=0
@@ -138,7 +141,7 @@ if [ -f "$WORK/summary" ]; then
   read -r passed failed <"$WORK/summary"
 fi
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-  echo "FAIL  the run took longer than ${TASKDECK_E2E_TIMEOUT:-170} s and was stopped" >&2
+  echo "FAIL  the run took longer than ${TASKDECK_E2E_TIMEOUT:-200} s and was stopped" >&2
   [ -f "$WORK/summary" ] && failed=$((failed + 1))
 elif [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   echo "FAIL  the test run ended with status $rc" >&2

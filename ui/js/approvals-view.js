@@ -180,6 +180,8 @@ function updateRow(el, row, now) {
     const first = row.approvals[0];
     setText(el.querySelector('.approval-group-toggle'), `${row.open ? '▾' : '▸'} ${row.approvals.length} identical calls: ${first.server} · ${first.tool} ${oneLine(argsSummary(first.arguments), 80)}`);
     el.querySelector('.approval-group-toggle').setAttribute('aria-expanded', String(row.open));
+    // The group grows while it is on screen: its label counts the calls it holds now.
+    setText(el.querySelector('.approval-group-approve'), `Approve all ${row.approvals.length} identical`);
     el.querySelector('.approval-group-actions').hidden = !row.open;
     writeTimes(el, first, now);
     return;

@@ -5,19 +5,29 @@
 //! - No display (DISPLAY and WAYLAND_DISPLAY unset, or GTK cannot start): falls back to
 //!   headless serving and prints the URL that opens the same UI in a browser.
 //! - A second launch focuses the running window (single-instance plugin) instead of starting a
-//!   second engine on the same port and data dir.
+//!   second engine on the same port and data dir; from another D-Bus session, where that plugin
+//!   cannot reach it, it says where Taskdeck runs and exits ([`running_instance`]).
+//! - The window opens fully on screen where the user left it ([`window`], [`placement`]).
 //! - Tauri commands exist only for what a browser cannot do: notification settings and opening
 //!   the data dir.
 
 mod approval_notifications;
 mod commands;
 mod notifier;
+mod placement;
+mod running_instance;
 mod settings;
 mod tray;
+mod window;
 
-use std::{panic::AssertUnwindSafe, process::ExitCode, sync::Arc};
+use std::{
+    panic::AssertUnwindSafe,
+    process::ExitCode,
+    sync::{Arc, Mutex},
+};
 
-use tauri::{Manager, WebviewUrl, WebviewWindowBuilder};
+use running_instance::RunningInstance;
+use tauri::{Manager, WebviewUrl};
 
 use taskdeck_server::serve::{self, ServeConfig};
 
@@ -47,7 +57,11 @@ pub(crate) fn focus(app: &tauri::AppHandle, task_id: Option<&str>) {
 }
 
 /// Runs Taskdeck with its window; `hidden` (`taskdeck --hidden`, the autostart entry) keeps the
-/// window hidden until the tray's Show or a second launch. Returns when the user quits.
+/// window hidden until the tray's Show or a second launch. Returns when the user quits (tray
+/// Quit) or on SIGTERM / Ctrl-C (prints "taskdeck: stopping", then stops the server and the
+/// running tools): exit code 0. A launch while Taskdeck already runs on the same data dir prints
+/// one line saying where it runs and exits 0 (its window comes to the front when it is on this
+/// D-Bus session).
 pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
     if !display_available() {
         eprintln!(
@@ -55,9 +69,13 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
         );
         return serve::run_headless(cfg, true);
     }
-    if serve::data_dir_in_use(&cfg.data_dir) {
+    let context = tauri::generate_context!();
+    if let Some(other) = RunningInstance::find(&cfg.data_dir, &context.config().identifier) {
+        eprintln!("taskdeck: {}", other.message());
+        if !other.window_on_this_session {
+            return ExitCode::SUCCESS;
+        }
         // The single-instance plugin below hands over to the running one and ends this process.
-        eprintln!("taskdeck: Taskdeck is already running; bringing its window to the front.");
     }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -67,13 +85,22 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
         }
     };
     tauri::async_runtime::set(rt.handle().clone());
+    // Registered now, so that a SIGTERM or Ctrl-C while the window is being set up is not lost.
+    let stop_requested = {
+        let _in_runtime = rt.enter();
+        stop_signal()
+    };
     let settings = Arc::new(SettingsStore::load(&cfg.config_dir));
     let setup_cfg = cfg.clone();
     let setup_settings = settings.clone();
+    // The server, taken out at the end to stop it cleanly.
+    let server: Arc<Mutex<Option<serve::Running>>> = Arc::default();
+    let setup_server = server.clone();
     let builder = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
             focus(app, None)
         }))
+        .plugin(window::state_plugin(&cfg.config_dir))
         .invoke_handler(tauri::generate_handler![
             commands::notification_settings,
             commands::set_notification_settings,
@@ -93,23 +120,12 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
                 .trim()
                 .to_string();
             let url = format!("http://{}/#token={token}", running.addr);
-            let window = WebviewWindowBuilder::new(app, "main", WebviewUrl::External(url.parse()?))
-                .title("Taskdeck")
-                .inner_size(1280.0, 820.0)
-                .min_inner_size(420.0, 320.0)
-                .visible(!hidden)
-                .build()?;
-            // Fit small screens: at most 90% of the monitor's work area.
-            if let Ok(Some(monitor)) = window.current_monitor() {
-                let scale = monitor.scale_factor();
-                let area = monitor.size().to_logical::<f64>(scale);
-                let (w, h) = (
-                    (area.width * 0.9).min(1280.0),
-                    (area.height * 0.9).min(820.0),
-                );
-                let _ = window.set_size(tauri::LogicalSize::new(w, h));
-                let _ = window.center();
-            }
+            let window = window::build(
+                app,
+                WebviewUrl::External(url.parse()?),
+                &setup_cfg.config_dir,
+                !hidden,
+            )?;
             // Closing the window keeps Taskdeck (and notifications) running; the tray or a second
             // launch brings it back, the tray's Quit ends it.
             let hide = window.clone();
@@ -134,16 +150,24 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
                 settings: setup_settings.clone(),
                 data_dir: setup_cfg.data_dir.clone(),
             });
-            app.manage(running);
+            let quit = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                stop_requested.await;
+                eprintln!("taskdeck: stopping");
+                quit.exit(0);
+            });
+            *setup_server.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
             Ok(())
         });
-    let built = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        builder.build(tauri::generate_context!())
-    }));
+    let built = std::panic::catch_unwind(AssertUnwindSafe(|| builder.build(context)));
     match built {
         Ok(Ok(app)) => {
-            app.run(|_, _| {});
-            ExitCode::SUCCESS
+            let code = app.run_return(|_, _| {});
+            let running = server.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(running) = running {
+                stop(&rt, running);
+            }
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
         Ok(Err(e)) => {
             eprintln!("taskdeck: {e}");
@@ -155,6 +179,38 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
             );
             drop(rt);
             serve::run_headless(cfg, true)
+        }
+    }
+}
+
+/// Stops the server (open connections get up to 5 s to finish) and the running tools, as
+/// `taskdeck serve` does on SIGTERM.
+fn stop(rt: &tokio::runtime::Runtime, running: serve::Running) {
+    running.engine.shutdown();
+    running.shutdown.cancel();
+    rt.block_on(async move {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), running.done).await;
+    });
+}
+
+/// A future that resolves on the first SIGTERM or Ctrl-C (SIGINT) the process gets; both are
+/// caught from the moment it is created (inside a Tokio runtime), not from its first poll.
+fn stop_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate()).ok();
+    let int = signal(SignalKind::interrupt()).ok();
+    async move {
+        let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = wait(term) => {}
+            _ = wait(int) => {}
         }
     }
 }

@@ -1,0 +1,143 @@
+//! The Taskdeck already running on this data dir, as a second launch finds it.
+//!
+//! The data dir's lock (`<data dir>/taskdeck.lock`) says whether one runs, its port file where it
+//! listens, the kernel's lock table (`/proc/locks`) which process holds the lock, and the session
+//! bus whether its window can be reached from here: the single-instance plugin shows the running
+//! window only when both launches share a D-Bus session. Without that, a second launch would try
+//! to serve the same port and fail with "port already in use"; with it, it says one clear thing.
+
+use std::{os::unix::fs::MetadataExt, path::Path};
+
+use taskdeck_server::serve;
+
+/// The running Taskdeck that holds a data dir.
+#[derive(Debug)]
+pub struct RunningInstance {
+    /// The port it recorded in the data dir (`None` when the port file is missing or unreadable).
+    pub port: Option<u16>,
+    /// The process holding the data dir's lock (`None` when /proc/locks does not say).
+    pub pid: Option<u32>,
+    /// It was started as `taskdeck serve` (no window anywhere).
+    pub headless: bool,
+    /// Its window is registered on this process's D-Bus session, so the single-instance plugin
+    /// can bring it to the front.
+    pub window_on_this_session: bool,
+}
+
+impl RunningInstance {
+    /// The Taskdeck holding `data_dir`, or `None` when none does. `identifier` is the app's
+    /// identifier (tauri.conf.json), from which the single-instance plugin names its D-Bus
+    /// service `<identifier>.SingleInstance`.
+    pub fn find(data_dir: &Path, identifier: &str) -> Option<RunningInstance> {
+        if !serve::data_dir_in_use(data_dir) {
+            return None;
+        }
+        let pid = lock_holder(&data_dir.join("taskdeck.lock"));
+        let headless = pid.is_some_and(started_as_serve);
+        Some(RunningInstance {
+            port: serve::running_port(data_dir),
+            pid,
+            headless,
+            window_on_this_session: !headless
+                && name_has_owner(&format!("{identifier}.SingleInstance")),
+        })
+    }
+
+    /// The one line a second launch prints (without the `taskdeck: ` prefix), e.g. "Taskdeck is
+    /// already running on http://127.0.0.1:4747 (pid 812); its window is on another desktop
+    /// session, so it cannot be shown from here: open http://127.0.0.1:4747/ in a browser, or
+    /// quit it there first."
+    pub fn message(&self) -> String {
+        let url = self
+            .port
+            .map(|p| format!("http://127.0.0.1:{p}"))
+            .unwrap_or_else(|| "its port".into());
+        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        let running = format!("Taskdeck is already running on {url}{pid}");
+        if self.window_on_this_session {
+            format!("{running}; bringing its window to the front.")
+        } else if self.headless {
+            format!(
+                "{running} without a window (taskdeck serve): open {url}/ in a browser, \
+                 or stop it first to get the window."
+            )
+        } else {
+            format!(
+                "{running}; its window is on another desktop session, so it cannot be shown \
+                 from here: open {url}/ in a browser, or quit it there first."
+            )
+        }
+    }
+}
+
+/// The pid holding an exclusive `flock` on `lock_file`, from the kernel's lock table: lines
+/// like `1: FLOCK  ADVISORY  WRITE 812 fe:00:10018882 0 EOF` (pid, then device as hex
+/// major:minor and inode); see proc_locks(5).
+fn lock_holder(lock_file: &Path) -> Option<u32> {
+    let meta = std::fs::metadata(lock_file).ok()?;
+    let dev = meta.dev();
+    let wanted = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(dev),
+        libc::minor(dev),
+        meta.ino()
+    );
+    let table = std::fs::read_to_string("/proc/locks").ok()?;
+    table.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            [_, "FLOCK", _, "WRITE", pid, file, ..] if *file == wanted => pid.parse().ok(),
+            _ => None,
+        }
+    })
+}
+
+/// True when process `pid` was started as `taskdeck serve` (`serve` among its arguments).
+fn started_as_serve(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|b| *b == 0).skip(1).any(|a| a == b"serve"))
+}
+
+/// True when `name` has an owner on this process's D-Bus session bus (false without a bus).
+fn name_has_owner(name: &str) -> bool {
+    let Ok(conn) = zbus::blocking::Connection::session() else {
+        return false;
+    };
+    let Ok(bus) = zbus::blocking::fdo::DBusProxy::new(&conn) else {
+        return false;
+    };
+    zbus::names::BusName::try_from(name)
+        .ok()
+        .and_then(|n| bus.name_has_owner(n).ok())
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_process_holding_the_lock_and_its_port() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(RunningInstance::find(dir.path(), "dev.taskdeck.test").is_none());
+        let lock = std::fs::File::create(dir.path().join("taskdeck.lock")).unwrap();
+        lock.try_lock().unwrap();
+        std::fs::write(dir.path().join("taskdeck.port"), "4811\n").unwrap();
+        let found = RunningInstance::find(dir.path(), "dev.taskdeck.test").unwrap();
+        assert_eq!(found.port, Some(4811));
+        assert_eq!(found.pid, Some(std::process::id()));
+        assert!(!found.headless);
+        assert!(!found.window_on_this_session);
+        let msg = found.message();
+        assert!(
+            msg.starts_with(&format!(
+                "Taskdeck is already running on http://127.0.0.1:4811 (pid {})",
+                std::process::id()
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains("another desktop session"), "{msg}");
+        drop(lock);
+        assert!(RunningInstance::find(dir.path(), "dev.taskdeck.test").is_none());
+    }
+}
