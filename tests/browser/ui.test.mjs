@@ -1345,6 +1345,64 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
   await dialog.waitFor({ state: 'hidden' });
 });
 
+test('a huge approval question is clamped: Accept stays in view, and "Show all" opens the whole text in its own scroll box', async () => {
+  // About 50 KB (the tool takes at most 64 KiB).
+  const lines = Array.from({ length: 800 }, (_, i) => `Line ${i + 1} of the release notes, with enough words to wrap.`);
+  const message = `Ship the release?\n${lines.join('\n')}`;
+  const taskId = await startTask('request_approval', { message });
+  // The row and the queue say the question, not the tool's name.
+  await row(taskId).locator('.row-tool', { hasText: 'Ship the release?' }).waitFor();
+  const inboxItem = page.locator(`#approvals-list .approval[data-task-id="${taskId}"] .approval-summary`);
+  await inboxItem.waitFor();
+  const summaryHeight = await inboxItem.evaluate((el) => el.getBoundingClientRect().height);
+  assert.ok(summaryHeight < 80, `the queue row stays one row (${summaryHeight}px)`);
+  await inboxItem.click();
+  const card = page.locator('.prompt-card[data-key="approval"]');
+  await card.waitFor();
+  await page.locator('#detail .detail-title', { hasText: 'Ship the release?' }).waitFor();
+  const viewport = page.viewportSize();
+  const inView = async () => {
+    const box = await card.getByRole('button', { name: 'Accept' }).boundingBox();
+    return box && box.y >= 0 && box.y + box.height <= viewport.height;
+  };
+  assert.ok(await inView(), 'Accept is in view below the clamped question');
+  const heading = card.locator('.prompt-message');
+  assert.ok((await heading.textContent()).length < 1000, 'only the start of the question is on the page');
+  const showAll = card.getByRole('button', { name: /^Show all \(\d[\d,]* characters\)$/ });
+  await showAll.click();
+  await waitFor(async () => (await heading.textContent()) === message, 'the whole question');
+  assert.ok(await inView(), `Accept stays in view with the whole question open (the card at ${JSON.stringify(await card.boundingBox())})`);
+  const scrolls = await heading.evaluate((el) => el.scrollHeight > el.clientHeight);
+  assert.ok(scrolls, 'the whole question scrolls in its own box');
+  await card.getByRole('button', { name: 'Show less' }).click();
+  await card.getByRole('button', { name: 'Accept' }).click();
+  await waitFor(async () => (await apiTask(taskId)).status === 'completed', 'the approval answered');
+});
+
+test('a job that ends with an error result is completed, shown as an error, counted and filtered by the Errors chip', async () => {
+  const post = (p, body) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const started = await post('/v1/jobs', { external: { name: 'unit tests', heartbeatMs: 60000 } });
+  assert.equal(started.status, 202);
+  const jobId = (await started.json()).taskId;
+  await row(jobId).locator('.row-tool', { hasText: 'unit tests' }).waitFor();
+  const errorsChip = page.locator('#status-filters .chip[data-status="error"]');
+  const before = Number(await errorsChip.locator('.chip-count').textContent());
+  const ended = await post(`/v1/jobs/${jobId}/report`, { result: { content: [{ type: 'text', text: '3 tests failed' }], isError: true } });
+  assert.equal(ended.status, 202);
+  await row(jobId).locator('.badge-completed-error', { hasText: 'Completed with error' }).waitFor();
+  assert.equal((await apiTask(jobId)).status, 'completed');
+  await waitFor(async () => Number(await errorsChip.locator('.chip-count').textContent()) === before + 1, 'the errors count, live');
+  await errorsChip.click();
+  assert.equal(await errorsChip.getAttribute('aria-pressed'), 'true');
+  await waitFor(async () => {
+    const ids = await visibleRowIds();
+    return ids.length === before + 1 && ids[0] === jobId;
+  }, 'only the errors listed');
+  await page.locator('#status-filters .chip[data-status="all"]').click();
+  assert.equal(await errorsChip.getAttribute('aria-pressed'), 'false');
+  await row(jobId).waitFor();
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -916,33 +916,37 @@ class Suite:
         path = d.fs_dir / "approved-in-the-window.txt"
         content = "written after the human approved"
         task = self.agent.start_task("fs__write_file", {"path": str(path), "content": content})
-        wait_for(lambda: self.wd.js(INBOX_ITEM, task), "the gateway call in the 'Needs input' inbox")
-        entry = self.wd.js("return arguments[0].textContent", self.wd.js(INBOX_ITEM, task))
-        # The queue's row shows the arguments in one clamped line: the file's name may be cut.
+        # A call's approval waits in the inbox's approval queue.
+        row = "document.querySelector('#inbox:not([hidden]) #approvals:not([hidden]) li.approval[data-task-id=\"' + arguments[0] + '\"]')"
+        wait_for(lambda: self.wd.js(f"return {row}", task), "the gateway call in the approval queue")
+        entry = self.wd.js(f"return {row}.textContent", task)
+        # The row shows the arguments in one clamped line: the file's name may be cut.
         for part in ("write_file", "fs", "gateway-files/approved-in-"):
-            check(part in entry, f"the inbox entry does not show {part!r}: {entry!r}")
+            check(part in entry, f"the queue row does not show {part!r}: {entry!r}")
         check(not path.exists(), "the file exists before the approval")
-
-        card = '.prompt-card[data-key="approve"]'
-        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.find(card), "the gateway call's inbox entry")
-        check(self.wd.js(DETAIL_TASK_ID) == task, "the inbox entry opened another task")
-        prompt = self.wd.js(f"return document.querySelector('{card} .prompt-message').textContent")
-        for part in ("admin wants to call write_file on fs", str(path), content):
-            check(part in prompt, f"the prompt does not show {part!r}: {prompt!r}")
+        # Opened, the row shows the call exactly.
+        self.wd.click(
+            lambda: self.wd.js(f"return {row}.querySelector('.approval-summary')", task),
+            lambda: self.wd.js(f"const r = {row}; return r && r.querySelector('.approval-args-full')", task),
+            "the gateway call's queue row",
+        )
+        shown = self.wd.js(f"return {row}.querySelector('.approval-args-full').textContent", task)
+        for part in (str(path), content):
+            check(part in shown, f"the opened row does not show {part!r}: {shown!r}")
         waiting = self.agent.get(task)["status"]
         check(waiting == "input_required", f"the call should still wait for the human (the agent here is admin, who may answer): {waiting}")
         self.wd.click(
-            lambda: self.button(card, "Accept"),
-            lambda: self.wd.js(f"const c = document.querySelector('{card}'); return !c || c.classList.contains('prompt-gone')"),
-            "Accept",
+            lambda: self.wd.js(f"return {row}.querySelector('.approval-approve')", task),
+            lambda: not self.wd.js(f"return {row}", task),
+            "Approve",
         )
         done = self.agent.wait_status(task, "completed")
         result = done.get("result") or {}
         check(result.get("isError") is not True, f"the agent got an error: {result}")
         check(path.exists() and path.read_text() == content, f"the file was not written: {path}")
         self.wait_row_badge(task, "Completed")
-        wait_for(lambda: not self.wd.js(INBOX_ITEM, task), "the inbox entry to go away")
-        wait_for(lambda: "Accepted by admin" in self.wd.js("return document.querySelector('#detail').textContent"), "'Accepted by admin' in the input rounds")
+        rounds = api_get(d.base, f"/v1/tasks/{task}", d.token)[1]["inputRounds"]
+        check([r.get("answeredBy") for r in rounds] == ["admin"], f"the input rounds: {rounds}")
 
     def test_cancel(self) -> None:
         """(2) Cancel from the window, after the confirmation, ends the agent's task as cancelled."""

@@ -4,8 +4,8 @@
 #
 #   tests/desktop/run.sh [path/to/taskdeck]        (default: target/debug/taskdeck, desktop build)
 #
-# TASKDECK_E2E_SCREEN=WxH sets the virtual screen's size (default 1280x800); the window's
-# geometry cases hold on any size.
+# TASKDECK_E2E_SCREEN=WxH sets the virtual screen's size (default 1400x900, where a user saw
+# the window open half off-screen); the window's geometry cases hold on any size.
 #
 # Needs: xvfb (xvfb-run), xauth, dbus (dbus-run-session, dbus-monitor, dbus-send), dunst (its
 # /etc/xdg/dunst/dunstrc, with the context menu program replaced by dunst-menu.sh), xdotool,
@@ -108,7 +108,7 @@ MARK="TASKDECK_E2E_RUN=$(basename "$WORK")"
 # to the whole run, whose test then stops the window it started).
 env "$MARK" TASKDECK_E2E_INNER=1 TASKDECK_E2E_WORK="$WORK" TAURI_DRIVER="$TAURI_DRIVER" \
   timeout -k 10 "${TASKDECK_E2E_TIMEOUT:-200}" \
-  xvfb-run -a -s "-screen 0 ${TASKDECK_E2E_SCREEN:-1280x800}x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck" &
+  xvfb-run -a -s "-screen 0 ${TASKDECK_E2E_SCREEN:-1400x900}x24" dbus-run-session -- bash "$HERE/run.sh" "$WORK/taskdeck" &
 tpid=$!
 trap 'kill -TERM "$tpid" 2>/dev/null' INT TERM
 rc=0

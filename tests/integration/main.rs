@@ -21,6 +21,7 @@ mod legacy_tasks;
 mod lifecycle;
 mod limits;
 mod mcp_fuzz;
+mod names;
 mod policy_api;
 mod run_cli;
 mod search;

@@ -9,6 +9,7 @@ import { prettyJson } from './format.js';
 import { validateField } from './form-schema.js';
 import { checkEdited, errorText, formFields, formValues, formArguments } from './edited-arguments.js';
 import { shortDigest } from './approvals-model.js';
+import { clampedText } from './clamp.js';
 
 /** A simple input for one form field (the elicitation subset); returns {el, read()}. */
 function fieldInput(f, value, id) {
@@ -47,7 +48,7 @@ export function approvalCard(a, deps) {
   );
   const why = a.verdict && a.verdict.reason ? h('p', { class: 'muted approval-verdict' }, `Why it asks: ${a.verdict.reason}`) : null;
   const argsBlock = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments' }, prettyJson(a.arguments ?? {}));
-  const el = h('div', { class: 'approval-body' }, a.message ? h('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock);
+  const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock);
 
   // ------------------------------------------------ edit, then approve
   let editor = null;

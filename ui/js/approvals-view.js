@@ -122,7 +122,7 @@ function approvalRow(a, inGroup) {
   const summary = h(
     'button',
     { type: 'button', class: 'approval-summary', 'aria-expanded': 'false' },
-    h('span', { class: 'approval-tool' }, a.kind === 'question' ? a.message || a.tool : `${a.server} · ${a.tool}`),
+    h('span', { class: 'approval-tool' }, a.kind === 'question' ? oneLine(a.message || a.tool, 200) : `${a.server} · ${a.tool}`),
     h('span', { class: 'approval-args' }, a.kind === 'question' ? a.tool : oneLine(argsSummary(a.arguments), 120)),
     h('span', { class: 'approval-principal' }, a.principal),
   );

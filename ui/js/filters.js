@@ -10,10 +10,14 @@ import { state } from './state.js';
 import { rights } from './auth.js';
 import { reloadList } from './list.js';
 
+/** The "Errors" chip's key in the chips' set: completed tasks whose result is an error. */
+export const ERRORS_CHIP = 'error';
+
 /** The filters the controls show, as the list model takes them. */
 export function currentFilters() {
   return {
-    statuses: [...state.statusFilter],
+    statuses: [...state.statusFilter].filter((s) => s !== ERRORS_CHIP),
+    errors: state.statusFilter.has(ERRORS_CHIP),
     tool: $('tool-filter').value,
     principal: rights(state.me).seesAll ? $('principal-filter').value : '',
     q: $('search').value,
@@ -22,11 +26,12 @@ export function currentFilters() {
 
 /** True when `filters` narrow the list (an empty list then says so, and offers to clear them). */
 export function isFiltered(f) {
-  return Boolean(f.statuses.length || f.tool || f.principal || (f.q && f.q.trim()));
+  return Boolean(f.statuses.length || f.errors || f.tool || f.principal || (f.q && f.q.trim()));
 }
 
 /**
- * A click on the status chip `key` ('all' or a status) changes `selected` (a Set, changed in
+ * A click on the status chip `key` ('all', a status or ERRORS_CHIP, which narrows the chosen
+ * statuses to the completed ones with an error result) changes `selected` (a Set, changed in
  * place): a plain click shows that status alone, or all again when it was alone; with
  * `combine` (Shift/Ctrl/Cmd) it adds or removes the status.
  */
@@ -44,12 +49,18 @@ export function clickChip(selected, key, combine) {
 }
 
 export function chipSymbol(key) {
-  return { working: '◐', input_required: '!', completed: '✓', failed: '✕', cancelled: '⊘' }[key] || '';
+  return { working: '◐', input_required: '!', completed: '✓', failed: '✕', cancelled: '⊘', [ERRORS_CHIP]: '⚠' }[key] || '';
 }
 
-/** The chip's accessible name, e.g. "Needs input: 3 tasks". */
+/** The chip's text: "All", a status's label, or "Errors". */
+export function chipText(key) {
+  return key === 'all' ? 'All' : key === ERRORS_CHIP ? 'Errors' : statusLabel(key);
+}
+
+/** The chip's accessible name, e.g. "Needs input: 3 tasks", "Errors: 1 task". */
 export function chipLabel(key, count) {
-  return `${key === 'all' ? 'All statuses' : statusLabel(key)}: ${formatCount(count)} task${count === 1 ? '' : 's'}`;
+  const name = key === 'all' ? 'All statuses' : key === ERRORS_CHIP ? 'Errors (completed with an error result)' : statusLabel(key);
+  return `${name}: ${formatCount(count)} task${count === 1 ? '' : 's'}`;
 }
 
 export function renderChips() {
@@ -67,10 +78,10 @@ export function renderChips() {
     return btn;
   };
   const existing = wrap.querySelectorAll('button.chip');
-  const wantKeys = ['all', ...STATUSES];
+  const wantKeys = ['all', ...STATUSES, ERRORS_CHIP];
   if (existing.length !== wantKeys.length) {
     clear(wrap);
-    for (const key of wantKeys) wrap.appendChild(make(key, key === 'all' ? 'All' : statusLabel(key), 0, false));
+    for (const key of wantKeys) wrap.appendChild(make(key, chipText(key), 0, false));
   }
   // Runs on every list frame: write only what changed.
   for (const btn of wrap.querySelectorAll('button.chip')) {

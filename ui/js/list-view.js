@@ -184,6 +184,7 @@ export class ListView {
     r.prog = h('span', { class: 'progress progress-small', 'aria-hidden': 'true' }, r.progFill);
     r.progText = h('span', { class: 'row-progress-text' });
     r.tool = h('span', { class: 'row-tool' });
+    r.toolName = h('span', { class: 'row-toolname', hidden: true });
     r.principal = h('span', { class: 'row-principal' });
     r.cancel = h('span', { class: 'row-flag', hidden: true }, 'cancel requested');
     r.id = h('span', { class: 'row-id' });
@@ -195,7 +196,7 @@ export class ListView {
       { class: 'row', role: 'row', id: `task-row-slot-${slot}` },
       h('span', { class: 'cell cell-check', role: 'gridcell' }, r.cb),
       h('span', { class: 'cell cell-status', role: 'gridcell' }, r.badge, h('span', { class: 'row-progress' }, r.prog, r.progText)),
-      h('span', { class: 'cell cell-main', role: 'gridcell' }, h('span', { class: 'row-line1' }, r.tool, r.principal, r.cancel, r.id), r.msg),
+      h('span', { class: 'cell cell-main', role: 'gridcell' }, h('span', { class: 'row-line1' }, r.tool, r.toolName, r.principal, r.cancel, r.id), r.msg),
       h('span', { class: 'cell cell-time', role: 'gridcell' }, r.age, r.dur),
     );
     r.el.dataset.slot = String(slot);
@@ -234,7 +235,11 @@ export class ListView {
       r.prog.hidden = !showProg;
       if (showProg) r.progFill.style.width = `${(frac * 100).toFixed(1)}%`;
       r.progText.textContent = t.progress && !isTerminal(t.status) ? progressText(t.progress) : '';
-      r.tool.textContent = t.tool || '(unknown tool)';
+      // The title (an external job's name, an approval's question...); the tool beside it when
+      // the title is something else.
+      r.tool.textContent = oneLine(t.title || t.tool || '(unknown tool)', 200);
+      r.toolName.textContent = t.title && t.tool && t.title !== t.tool ? t.tool : '';
+      r.toolName.hidden = !r.toolName.textContent;
       r.principal.textContent = t.principal || '';
       r.cancel.hidden = !(t.cancelRequested && !isTerminal(t.status));
       r.id.textContent = shortId(t.taskId);
@@ -242,8 +247,9 @@ export class ListView {
       const msg = (isTerminal(t.status) ? resultSummary(t) || t.statusMessage : t.statusMessage || (t.progress && t.progress.message)) || argsSummary(t.arguments);
       r.msg.textContent = oneLine(msg, 240);
       r.msg.title = oneLine(msg, 1000);
-      r.cb.setAttribute('aria-label', `Select ${t.tool || 'task'} ${shortId(t.taskId)}`);
-      r.labelHead = `${b.label}: ${t.tool || 'task'} ${shortId(t.taskId)}${t.principal ? `, by ${t.principal}` : ''}, started `;
+      const name = oneLine(t.title || t.tool || 'task', 120);
+      r.cb.setAttribute('aria-label', `Select ${name} ${shortId(t.taskId)}`);
+      r.labelHead = `${b.label}: ${name} ${shortId(t.taskId)}${t.principal ? `, by ${t.principal}` : ''}, started `;
       r.labelTail = msg ? `. ${oneLine(msg, 120)}` : '';
       r.labelAge = null;
     }

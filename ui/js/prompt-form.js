@@ -3,6 +3,7 @@
 
 import { h, uid } from './dom.js';
 import { describeForm, initialValues, validateForm, validateField, toContent, declineContent } from './form-schema.js';
+import { clampedText } from './clamp.js';
 
 function hintFor(f) {
   const parts = [];
@@ -124,9 +125,9 @@ function fieldControl(f, value, ids, onChange) {
   }
 }
 
-/** A prompt card's head: its message (the card's title, `titleId`) and request key. */
+/** A prompt card's head: its message (the card's title, `titleId`; clamped, with "Show all") and request key. */
 function promptHead(prompt, titleId) {
-  return h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', {}, h('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.'), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`)));
+  return h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', { class: 'prompt-text' }, clampedText('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.', { keepInView: '.prompt-card' }), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`)));
 }
 
 /**

@@ -4,15 +4,29 @@
 
 import { isTerminal, toMs } from './format.js';
 
-/** @returns {{statuses: string[], tool: string, principal: string, q: string}} */
+/**
+ * `errors`: only completed tasks whose result is an error (the server's `error=true`).
+ * @returns {{statuses: string[], errors: boolean, tool: string, principal: string, q: string}}
+ */
 export function defaultFilters() {
-  return { statuses: [], tool: '', principal: '', q: '' };
+  return { statuses: [], errors: false, tool: '', principal: '', q: '' };
+}
+
+/**
+ * A completed task whose result says `isError: true` (a command that exited non-zero): the
+ * server's `isError`, or the result itself for a task shown without it.
+ */
+export function isErrorTask(task) {
+  if (!task || task.status !== 'completed') return false;
+  if (typeof task.isError === 'boolean') return task.isError;
+  return Boolean(task.result && task.result.isError === true);
 }
 
 /** The query string for GET /v1/tasks. */
 export function listQuery(filters, { cursor = null, limit = 200 } = {}) {
   const p = new URLSearchParams();
   if (filters.statuses && filters.statuses.length) p.set('status', filters.statuses.join(','));
+  if (filters.errors) p.set('error', 'true');
   if (filters.tool) p.set('tool', filters.tool);
   if (filters.principal) p.set('principal', filters.principal);
   if (filters.q && filters.q.trim()) p.set('q', filters.q.trim());
@@ -20,6 +34,9 @@ export function listQuery(filters, { cursor = null, limit = 200 } = {}) {
   p.set('limit', String(limit));
   return p.toString();
 }
+
+/** The key of `counts` that counts the completed tasks with an error result (also counted as completed). */
+export const ERROR_COUNT = 'error';
 
 /** Consecutive characters a query needs to use the server's trigram search index. */
 export const INDEXED_QUERY_CHARS = 3;
@@ -63,9 +80,10 @@ export function matchesQuery(task, q) {
   );
 }
 
-/** Status, tool and principal filters (not the free text). */
+/** Status, error, tool and principal filters (not the free text). */
 export function matchesStructuredFilters(task, filters) {
   if (filters.statuses && filters.statuses.length && !filters.statuses.includes(task.status)) return false;
+  if (filters.errors && !isErrorTask(task)) return false;
   if (filters.tool && task.tool !== filters.tool) return false;
   if (filters.principal && task.principal !== filters.principal) return false;
   return true;
@@ -307,20 +325,24 @@ export class TaskList {
     else if (event.kind === 'status' && d.from !== d.to) {
       bump(d.from, -1);
       bump(d.to, 1);
+      // Terminal tasks never change: an error result comes with the status that ends it.
+      if (isErrorTask(task)) bump(ERROR_COUNT, 1);
     } else if (event.kind === 'deleted') {
       // The status it was counted under: the row's, when it is loaded (a stream resumed after a
       // page gets only the `deleted` event of a task whose other events went with it).
       const entry = this.byId.get(task.taskId);
+      const last = entry ? entry.task : task;
       bump(entry ? entry.task.status : d.status, -1);
+      if (isErrorTask(last)) bump(ERROR_COUNT, -1);
     }
     else return;
     this.version++;
   }
 
-  /** Total over the statuses (all of them when none given). */
+  /** Total over the statuses (all of them when none given); the error count is not a status. */
   total(statuses = null) {
     return Object.entries(this.counts)
-      .filter(([s]) => !statuses || !statuses.length || statuses.includes(s))
+      .filter(([s]) => s !== ERROR_COUNT && (!statuses || !statuses.length || statuses.includes(s)))
       .reduce((n, [, c]) => n + c, 0);
   }
 

@@ -2,7 +2,7 @@
 //!
 //! - [`run_cli`]: `taskdeck run -- CMD`, a local command watched as an external job; its
 //!   HTTP side (starting the job, reporting to it) is `run_job`.
-//! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel`.
+//! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel` (`task_table` lays out the list).
 //! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
 //!   `import`'s file side is `servers_import`).
 //! - [`hook_cli`]: `taskdeck hook claude-code|codex|codex-notify|install|uninstall`, the coding
@@ -23,4 +23,5 @@ pub mod run_cli;
 mod run_job;
 pub mod servers_cli;
 mod servers_import;
+mod task_table;
 pub mod tasks_cli;

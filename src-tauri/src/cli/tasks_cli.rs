@@ -1,5 +1,6 @@
 //! `taskdeck tasks list|show|cancel|answer`: the `/v1` API from the command line, for people and
-//! scripts (`--json` prints the API's JSON unchanged).
+//! scripts (`--json` prints the API's JSON unchanged). The list is a table with a header row,
+//! each cell cut to one short line ([`task_table`]).
 //!
 //! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
 //! (unknown task, invalid answer...; its problem detail is printed), or an answer was ignored
@@ -8,6 +9,8 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
+
+use super::task_table;
 
 /// One `taskdeck tasks` command (its clap definition: `taskdeck tasks --help`).
 #[derive(clap::Subcommand)]
@@ -26,6 +29,9 @@ pub enum TasksCommand {
         /// Free text over tool, arguments, status messages and results
         #[arg(long, short)]
         query: Option<String>,
+        /// Only completed tasks whose result is an error (e.g. a command that exited non-zero)
+        #[arg(long)]
+        errors: bool,
         /// Tasks per page (1..=1000)
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=1000))]
         limit: u16,
@@ -70,10 +76,14 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                 tool,
                 principal,
                 query,
+                errors,
                 limit,
                 cursor,
             } => {
                 let mut q = vec![("limit", limit.to_string())];
+                if *errors {
+                    q.push(("error", "true".into()));
+                }
                 for (k, v) in [
                     ("status", status),
                     ("tool", tool),
@@ -143,6 +153,7 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
         }
         match cmd {
             TasksCommand::List { .. } => {
+                println!("{}", task_table::header());
                 for t in body["tasks"].as_array().into_iter().flatten() {
                     println!("{}", row(t));
                 }
@@ -219,15 +230,9 @@ fn task_url(base: &str, task_id: &str, tail: Option<&str>) -> reqwest::Url {
     url
 }
 
+/// `t` as one line of the list's table, its age as of now.
 fn row(t: &Value) -> String {
-    format!(
-        "{:<36}  {:<14}  {:<20}  {:<14}  {}",
-        t["taskId"].as_str().unwrap_or(""),
-        t["status"].as_str().unwrap_or(""),
-        t["tool"].as_str().unwrap_or(""),
-        t["principal"].as_str().unwrap_or(""),
-        t["statusMessage"].as_str().unwrap_or("")
-    )
+    task_table::row(t, taskdeck_engine::clock::now_ms())
 }
 
 /// `--status` of `taskdeck tasks list`: comma-separated task statuses, checked before anything is

@@ -17,6 +17,14 @@ pub fn iso8601(ms: i64) -> String {
         .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// Milliseconds since the Unix epoch of an RFC 3339 timestamp such as [`iso8601`] renders
+/// (any offset); `None` when `s` is not one.
+pub fn parse_iso8601(s: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -30,6 +38,15 @@ mod tests {
             "2023-11-14T22:13:20.120Z"
         );
         assert_eq!(super::iso8601(0), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn parses_what_it_renders() {
+        assert_eq!(
+            super::parse_iso8601("2023-11-14T22:13:20.123Z"),
+            Some(1_700_000_000_123)
+        );
+        assert_eq!(super::parse_iso8601("yesterday"), None);
     }
 
     #[test]

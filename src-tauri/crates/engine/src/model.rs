@@ -139,7 +139,28 @@ pub struct TaskRecord {
     pub cancel_requested: bool,
 }
 
+/// The key under which `task_counts` and the `/v1/tasks` `counts` count the completed tasks
+/// whose result is an error ([`TaskRecord::is_error`]); such a task is counted under
+/// `completed` too.
+pub const ERROR_COUNT_KEY: &str = "error";
+
+/// The SQL condition, over a `tasks` row, that [`TaskRecord::is_error`] states in Rust.
+pub const IS_ERROR_SQL: &str = "(status = 'completed' AND json_extract(result, '$.isError') IS 1)";
+
 impl TaskRecord {
+    /// A completed task whose CallToolResult says `isError: true` (MCP 2025-11-25 §Tools, "Error
+    /// Handling": the tool ran and reports an error, e.g. a command that exited non-zero). Its
+    /// status stays `completed` (SEP-2663); Taskdeck counts and filters these as errors.
+    pub fn is_error(&self) -> bool {
+        self.status == TaskStatus::Completed
+            && self
+                .result
+                .as_ref()
+                .and_then(|r| r.get("isError"))
+                .and_then(Value::as_bool)
+                == Some(true)
+    }
+
     /// The record as the `/v1` API and the UI show it: the detailed task plus Taskdeck's own
     /// fields (`seq`: the list order, `tool`, `arguments`, `principal`, `progress`,
     /// `cancelRequested`, `expiresAt`).

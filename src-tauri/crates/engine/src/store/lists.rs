@@ -12,7 +12,11 @@ use super::{
     input_requests::outstanding_inputs,
     tasks::{TASK_COLUMNS, row_task},
 };
-use crate::{EngineError, TaskRecord, TaskStatus, search};
+use crate::{
+    EngineError, TaskRecord, TaskStatus,
+    model::{ERROR_COUNT_KEY, IS_ERROR_SQL},
+    search,
+};
 
 /// Filters for [`Store::page`]. Empty fields match everything.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +27,8 @@ pub struct ListFilter {
     pub principal: Option<String>,
     /// Free text, matched (case-insensitively) against tool, arguments, status message, result.
     pub query: Option<String>,
+    /// Only completed tasks whose result is an error ([`TaskRecord::is_error`]).
+    pub errors_only: bool,
     /// Cursor: only tasks older than this `seq`.
     pub before_seq: Option<i64>,
     /// Page size, 1..=1000.
@@ -43,8 +49,10 @@ pub struct Page {
 }
 
 impl Store {
-    /// Task counts per status for the tasks `filter` selects, ignoring its status, cursor and
-    /// limit (so a UI can show how many of each status its other filters leave).
+    /// Task counts per status for the tasks `filter` selects, ignoring its status, error,
+    /// cursor and limit (so a UI can show how many of each status its other filters leave),
+    /// plus [`ERROR_COUNT_KEY`]: how many of the completed ones have an error result (when
+    /// there are any). Only keys with a count above 0 are present.
     ///
     /// Without a free-text query the answer comes from `task_counts` (kept by the writer in
     /// the transactions that change the tasks), so it costs the same for 10 or 1,000,000 tasks.
@@ -97,17 +105,32 @@ fn count_tasks(
     let SqlFilter { clause, args } = filter_clause(
         &ListFilter {
             statuses: Vec::new(),
+            errors_only: false,
             before_seq: None,
             ..filter.clone()
         },
         indexed,
     );
-    let sql = format!("SELECT status, COUNT(*) FROM tasks WHERE 1=1{clause} GROUP BY status");
+    let sql = format!(
+        "SELECT status, COUNT(*), SUM({IS_ERROR_SQL}) FROM tasks WHERE 1=1{clause} GROUP BY status"
+    );
     let mut stmt = c.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
     })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    let mut counts = BTreeMap::new();
+    for row in rows {
+        let (status, n, errors) = row?;
+        counts.insert(status, n);
+        if errors > 0 {
+            counts.insert(ERROR_COUNT_KEY.to_string(), errors);
+        }
+    }
+    Ok(counts)
 }
 
 /// A filter as SQL: `AND ...` conditions to append to `WHERE 1=1`, and their arguments.
@@ -125,6 +148,9 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> SqlFilter {
         let marks: Vec<&str> = f.statuses.iter().map(|_| "?").collect();
         sql.push_str(&format!(" AND status IN ({})", marks.join(",")));
         args.extend(f.statuses.iter().map(|s| s.as_str().to_string().into()));
+    }
+    if f.errors_only {
+        sql.push_str(&format!(" AND {IS_ERROR_SQL}"));
     }
     if let Some(tool) = &f.tool {
         sql.push_str(" AND tool = ?");

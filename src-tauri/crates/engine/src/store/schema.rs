@@ -135,6 +135,23 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
              COMMIT;",
         )?;
     }
+    // The counts of completed tasks with an error result (`model::ERROR_COUNT_KEY`, added
+    // 2026-12-01) are filled once from the tasks of a store that had none.
+    let errors_counted = conn
+        .prepare("SELECT 1 FROM meta WHERE key = 'task_counts_errors'")?
+        .exists([])?;
+    if !errors_counted {
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE;
+             DELETE FROM task_counts WHERE status = '{key}';
+             INSERT INTO task_counts(principal, tool, status, n)
+               SELECT principal, tool, '{key}', COUNT(*) FROM tasks WHERE {cond} GROUP BY 1, 2;
+             INSERT OR REPLACE INTO meta(key, value) VALUES ('task_counts_errors', '1');
+             COMMIT;",
+            key = crate::model::ERROR_COUNT_KEY,
+            cond = crate::model::IS_ERROR_SQL,
+        ))?;
+    }
     // (table, column, declaration): stores from before 2026-11-29 11:34 lack `human_only`;
     // stores made before tokens had roles lack `tokens.role`: their tokens are agents' (the
     // admin's token is known by its reserved name, not by this column).

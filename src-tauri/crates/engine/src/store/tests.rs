@@ -1,5 +1,5 @@
 //! Tests of the store as a whole: group commit and rollback, the writer's copies, counts,
-//! the answer cache, WAL size, migrations (input requests' `human_only`, tokens' `role`).
+//! errors among the completed, the answer cache, WAL size, migrations (input requests' `human_only`, tokens' `role`).
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -13,7 +13,11 @@ use super::{
     input_requests::{answer_input, input_human_only, insert_input},
     tasks::insert_task,
 };
-use crate::{EngineError, Role, TaskRecord, TaskStatus, feed::ChangeFeed};
+use crate::{
+    EngineError, Role, TaskRecord, TaskStatus,
+    feed::ChangeFeed,
+    model::{ERROR_COUNT_KEY, IS_ERROR_SQL},
+};
 
 fn task(id: &str) -> TaskRecord {
     TaskRecord {
@@ -145,10 +149,13 @@ fn assert_counts_match_rows(store: &Store) {
         };
         let rows: BTreeMap<String, i64> = store
             .read(|c| {
-                let mut stmt = c.prepare(
+                let mut stmt = c.prepare(&format!(
                     "SELECT status, COUNT(*) FROM tasks WHERE (?1 IS NULL OR principal = ?1)
-                     AND (?2 IS NULL OR tool = ?2) GROUP BY status",
-                )?;
+                     AND (?2 IS NULL OR tool = ?2) GROUP BY status
+                     UNION ALL SELECT '{ERROR_COUNT_KEY}', COUNT(*) FROM tasks
+                     WHERE (?1 IS NULL OR principal = ?1) AND (?2 IS NULL OR tool = ?2)
+                     AND {IS_ERROR_SQL} HAVING COUNT(*) > 0"
+                ))?;
                 let rows =
                     stmt.query_map(params![principal, tool], |r| Ok((r.get(0)?, r.get(1)?)))?;
                 Ok(rows.collect::<Result<_, _>>()?)
@@ -158,6 +165,16 @@ fn assert_counts_match_rows(store: &Store) {
             store.counts(&filter).unwrap(),
             rows,
             "{principal:?} {tool:?}"
+        );
+        // The free-text path counts the rows themselves: the same answer.
+        let searched = ListFilter {
+            query: Some(String::new()),
+            ..filter
+        };
+        assert_eq!(
+            store.counts(&searched).unwrap(),
+            rows,
+            "{principal:?} {tool:?} q"
         );
     }
 }
@@ -195,6 +212,39 @@ async fn counts_per_status_follow_inserts_transitions_deletes_and_failed_writes(
     set_status("b1", TaskStatus::InputRequired).await.unwrap();
     set_status("b2", TaskStatus::Failed).await.unwrap();
     set_status("b1", TaskStatus::Working).await.unwrap();
+    // Completed with an error result: counted under `completed` and `error`; b3's error
+    // count goes when it is deleted below.
+    let complete = |id: &'static str, is_error: bool| {
+        store.write(move |w| {
+            let mut t = w.load(id)?.unwrap();
+            let from = t.status;
+            t.status = TaskStatus::Completed;
+            t.result = Some(serde_json::json!({"content": [], "isError": is_error}));
+            w.status_changed(&t, from);
+            w.save(t).map(drop)
+        })
+    };
+    complete("b3", true).await.unwrap();
+    store
+        .write(|w| {
+            let mut t = make("a3", "alice", "run");
+            t.status = TaskStatus::Completed;
+            t.result = Some(serde_json::json!({"content": [], "isError": true}));
+            w.insert(t).map(drop)
+        })
+        .await
+        .unwrap();
+    let errors = store.counts(&ListFilter::default()).unwrap();
+    assert_eq!(errors.get(ERROR_COUNT_KEY), Some(&2), "{errors:?}");
+    let listed = store
+        .page(&ListFilter {
+            errors_only: true,
+            limit: 10,
+            ..ListFilter::default()
+        })
+        .unwrap();
+    let ids: Vec<&str> = listed.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["a3", "b3"]);
     assert_counts_match_rows(&store);
 
     // A write that fails after queuing a status change (no row changed): its change is
@@ -238,13 +288,20 @@ async fn counts_per_status_follow_inserts_transitions_deletes_and_failed_writes(
     store.write(|w| w.delete("no-such-task")).await.unwrap();
     assert_counts_match_rows(&store);
     let all = store.counts(&ListFilter::default()).unwrap();
-    assert_eq!(all.values().sum::<i64>(), 5, "{all:?}");
+    assert_eq!(all.get(ERROR_COUNT_KEY), Some(&1), "{all:?}");
+    let statuses: i64 = all
+        .iter()
+        .filter(|(k, _)| *k != ERROR_COUNT_KEY)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(statuses, 6, "{all:?}");
 
     // A store whose counts were never taken (or were lost) gets them from its rows.
     store
         .read(|c| {
             c.execute_batch(
-                "DELETE FROM meta WHERE key = 'task_counts'; UPDATE task_counts SET n = 99;",
+                "DELETE FROM meta WHERE key IN ('task_counts', 'task_counts_errors');
+                 UPDATE task_counts SET n = 99;",
             )?;
             Ok(())
         })

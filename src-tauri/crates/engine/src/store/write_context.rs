@@ -11,7 +11,7 @@ use rusqlite::{Connection, params};
 use serde_json::Value;
 
 use super::tasks::{DeletedTask, delete_task, insert_task, load_task, save_task};
-use crate::{EngineError, TaskRecord, TaskStatus, TimelineEvent};
+use crate::{EngineError, TaskRecord, TaskStatus, TimelineEvent, model::ERROR_COUNT_KEY};
 
 /// What a write sees: the connection (inside the group transaction), the changes it will
 /// publish after the commit, and the writer's copies of recently written `working` tasks.
@@ -36,11 +36,12 @@ pub struct WriteCtx<'c> {
     pub(super) touched: Vec<String>,
 }
 
-/// One change to `task_counts`: `n` (+1 or -1) tasks of `principal` and `tool` in `status`.
+/// One change to `task_counts`: `n` (+1 or -1) tasks of `principal` and `tool` under `key`: a
+/// status name, or [`ERROR_COUNT_KEY`] for a completed task whose result is an error.
 struct CountDelta {
     principal: String,
     tool: String,
-    status: TaskStatus,
+    key: &'static str,
     n: i64,
 }
 
@@ -115,24 +116,33 @@ impl<'c> WriteCtx<'c> {
     /// Inserts a new task (its `seq` is assigned) and returns it as stored.
     pub fn insert(&mut self, mut task: TaskRecord) -> Result<Arc<TaskRecord>, EngineError> {
         insert_task(self.conn, &mut task)?;
-        self.count(&task.principal, &task.tool, task.status, 1);
+        self.count(&task.principal, &task.tool, task.status.as_str(), 1);
+        if task.is_error() {
+            self.count(&task.principal, &task.tool, ERROR_COUNT_KEY, 1);
+        }
         Ok(self.settle(task))
     }
 
     /// Records that `task` (already given its new status) left status `from`, for the counts
-    /// per status. Every status change goes through the engine's `transition`, which calls it.
+    /// per status. Every status change goes through the engine's `transition`, which calls it
+    /// with the result already set, so a task that completes with an error result is counted
+    /// under [`ERROR_COUNT_KEY`] too (terminal tasks never change, so it stays counted until
+    /// it is deleted).
     pub fn status_changed(&mut self, task: &TaskRecord, from: TaskStatus) {
         if from != task.status {
-            self.count(&task.principal, &task.tool, from, -1);
-            self.count(&task.principal, &task.tool, task.status, 1);
+            self.count(&task.principal, &task.tool, from.as_str(), -1);
+            self.count(&task.principal, &task.tool, task.status.as_str(), 1);
+            if task.is_error() {
+                self.count(&task.principal, &task.tool, ERROR_COUNT_KEY, 1);
+            }
         }
     }
 
-    fn count(&mut self, principal: &str, tool: &str, status: TaskStatus, n: i64) {
+    fn count(&mut self, principal: &str, tool: &str, key: &'static str, n: i64) {
         self.count_deltas.push(CountDelta {
             principal: principal.to_string(),
             tool: tool.to_string(),
-            status,
+            key,
             n,
         });
     }
@@ -160,7 +170,10 @@ impl<'c> WriteCtx<'c> {
         else {
             return Ok(());
         };
-        self.count(&principal, &tool, status, -1);
+        self.count(&principal, &tool, status.as_str(), -1);
+        if last.as_ref().is_some_and(TaskRecord::is_error) {
+            self.count(&principal, &tool, ERROR_COUNT_KEY, -1);
+        }
         let at_ms = crate::clock::now_ms();
         let data =
             serde_json::json!({"status": status.as_str(), "tool": tool, "principal": principal});
@@ -253,13 +266,11 @@ impl<'c> WriteCtx<'c> {
     }
 
     /// Adds the group's count changes to `task_counts` (one upsert per distinct principal, tool
-    /// and status; a group of ~70 writes touches two or three). Called once, before the commit.
+    /// and key; a group of ~70 writes touches two or three). Called once, before the commit.
     pub(super) fn apply_count_deltas(&self) -> Result<(), EngineError> {
         let mut sums: BTreeMap<(&str, &str, &str), i64> = BTreeMap::new();
         for d in &self.count_deltas {
-            *sums
-                .entry((&d.principal, &d.tool, d.status.as_str()))
-                .or_default() += d.n;
+            *sums.entry((&d.principal, &d.tool, d.key)).or_default() += d.n;
         }
         let mut stmt = self.conn.prepare_cached(
             "INSERT INTO task_counts(principal, tool, status, n) VALUES (?1, ?2, ?3, ?4)

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::task_title::task_title;
 use taskdeck_engine::{
     Progress, Role, TaskRecord, TaskStatus, TimelineEvent, clock::iso8601, model::InputRound,
 };
@@ -56,8 +57,9 @@ pub struct ProgressView {
 }
 
 /// A task as `/v1` shows it: SEP-2663's `DetailedTask` (`inputRequests` while input_required,
-/// `result` when completed, `error` when failed) plus `seq`, `tool`, `arguments`, `principal`,
-/// `progress`, `cancelRequested`, `expiresAt`. Times are ISO 8601 UTC with milliseconds.
+/// `result` when completed, `error` when failed) plus `seq`, `tool`, `title`, `isError`,
+/// `arguments`, `principal`, `progress`, `cancelRequested`, `expiresAt`. Times are ISO 8601 UTC
+/// with milliseconds. The MCP endpoint shows SEP-2663's shapes alone, without these.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
@@ -86,9 +88,17 @@ pub struct TaskView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<JsonRpcError>)]
     pub error: Option<Value>,
-    /// Creation order; the list is newest (highest) first.
+    /// Creation order, unique and increasing: the list is newest (highest) first, and a task
+    /// that arrives over `/v1/events` goes where its `seq` puts it.
     pub seq: i64,
     pub tool: String,
+    /// What a person reads as the task's name: an external job's `name`, a `request_approval`'s
+    /// question, a `run_command`'s command line, else the tool; one line of at most 200
+    /// characters ("…" when cut). See `task_title`.
+    pub title: String,
+    /// Completed, with a result that says `isError: true` (e.g. a command that exited
+    /// non-zero): the status stays `completed` (SEP-2663), and `counts.error` counts these.
+    pub is_error: bool,
     /// The tool call's arguments (secrets redacted).
     #[schema(value_type = Object)]
     pub arguments: Value,
@@ -120,6 +130,8 @@ impl From<&TaskRecord> for TaskView {
             error: detailed.remove("error"),
             seq: t.seq,
             tool: t.tool.clone(),
+            title: task_title(&t.tool, &t.arguments),
+            is_error: t.is_error(),
             arguments: t.arguments.clone(),
             principal: t.principal.clone(),
             progress: t.progress.clone(),
@@ -210,7 +222,9 @@ pub struct TaskList {
     pub tasks: Vec<TaskView>,
     /// Opaque; the next page's `cursor` (null on the last page).
     pub next_cursor: Option<String>,
-    /// Tasks per status under the other filters, status → count.
+    /// Tasks per status under the other filters (`status` and `error` aside), status → count,
+    /// plus `error`: how many of the `completed` ones have an error result (`isError`). Only
+    /// counts above 0 are present.
     pub counts: BTreeMap<String, i64>,
     /// The newest event id the page reflects, as a decimal string.
     pub event_id: String,
@@ -395,11 +409,13 @@ mod tests {
     fn task_view_is_the_api_view_byte_for_byte() {
         for status in TaskStatus::ALL {
             let mut r = record(status);
+            // The engine's view plus the adapter's own `title` and `isError`.
             let same = |r: &TaskRecord| {
-                assert_eq!(
-                    serde_json::to_string(&TaskView::from(r)).unwrap(),
-                    r.api_view().to_string()
-                )
+                let mut view = serde_json::to_value(TaskView::from(r)).unwrap();
+                let own = view.as_object_mut().unwrap();
+                assert_eq!(own.shift_remove("title"), Some(json!("ls")));
+                assert_eq!(own.shift_remove("isError"), Some(json!(r.is_error())));
+                assert_eq!(view.to_string(), r.api_view().to_string())
             };
             same(&r);
             r.status_message = None;

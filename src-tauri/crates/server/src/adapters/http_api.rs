@@ -6,7 +6,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters; `nextCursor` is opaque and bound to the caller and the filters (see `page_cursor`) |
+//! | `GET /v1/tasks?status=a,b&tool=&principal=&q=&error=&cursor=&limit=` | `{tasks, nextCursor, counts}` newest first; `counts` per status under the other filters, plus `error` (completed with `isError`); `error=true` lists only those; `nextCursor` is opaque and bound to the caller and the filters (see `page_cursor`) |
 //! | `GET /v1/tasks/{taskId}` | `{task, timeline, inputRounds}` |
 //! | `POST /v1/tasks/{taskId}/input` `{inputResponses}` | `{accepted, ignored, task}` |
 //! | `POST /v1/tasks/{taskId}/cancel` | 202 `{task}` |
@@ -81,18 +81,21 @@ struct ListQuery {
     #[param(pattern = "^[^\\u0000]*$")]
     q: Option<String>,
     /// `nextCursor` of the previous page, as it came (opaque). It continues only the list it
-    /// came from: same caller and the same status, tool, principal and q (`limit` may change);
+    /// came from: same caller and the same status, tool, principal, q and error (`limit` may change);
     /// any other cursor, an empty one included, is refused with 400.
     cursor: Option<String>,
     /// Page size, 1..=1000 (default 100); other values are refused with 400.
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<usize>,
+    /// `true`: only completed tasks whose result is an error (`isError: true`, e.g. a command
+    /// that exited non-zero; `counts.error` counts them); `false` or absent: no such filter.
+    error: Option<bool>,
 }
 
 /// Tasks visible to the caller, newest first.
 #[utoipa::path(get, path = "/v1/tasks", params(ListQuery), tag = "tasks",
     responses((status = 200, description = "the page and the counts reflect exactly the changes up to `eventId` (read in one snapshot); `/v1/events` with `Last-Event-ID: eventId` brings every later one (a task deleted meanwhile: only its `deleted` event)", body = TaskList),
-              (status = 400, description = "unknown status, bad limit, a q with NUL, or a cursor that is empty, not a nextCursor, altered, another principal's or another query's (the detail says which)", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 400, description = "unknown status, bad limit, an error that is not true or false, a q with NUL, or a cursor that is empty, not a nextCursor, altered, another principal's or another query's (the detail says which)", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn list_tasks(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -123,6 +126,7 @@ async fn list_tasks(
         tool: q.tool.filter(|t| !t.is_empty()),
         principal: q.principal.filter(|t| !t.is_empty()),
         query: q.q.filter(|t| !t.is_empty()),
+        errors_only: q.error.unwrap_or(false),
         before_seq: None,
         limit,
     };
@@ -159,6 +163,7 @@ fn cursor_scope<'a>(caller: &'a Principal, filter: &'a ListFilter) -> page_curso
         tool: filter.tool.as_deref(),
         principal: filter.principal.as_deref(),
         query: filter.query.as_deref(),
+        errors_only: filter.errors_only,
     }
 }
 

@@ -225,6 +225,7 @@ fn list(endpoint: &McpEndpoint, session: &Session, params: &Map<String, Value>) 
         tool: None,
         principal: None,
         query: None,
+        errors_only: false,
     };
     let before_seq = match params.get("cursor") {
         None | Some(Value::Null) => None,

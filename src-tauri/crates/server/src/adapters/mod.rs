@@ -54,6 +54,7 @@ pub mod page_cursor;
 pub mod policy_api;
 pub mod servers_api;
 pub mod settle;
+pub mod task_title;
 pub mod task_watch;
 pub mod tray_model;
 pub mod ui_assets;

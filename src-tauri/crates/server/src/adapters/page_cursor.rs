@@ -30,6 +30,8 @@ pub struct CursorScope<'a> {
     pub principal: Option<&'a str>,
     /// Free text; `None` and `""` are the same query.
     pub query: Option<&'a str>,
+    /// Only completed tasks with an error result (`/v1/tasks?error=true`).
+    pub errors_only: bool,
 }
 
 impl CursorScope<'_> {
@@ -45,13 +47,18 @@ impl CursorScope<'_> {
         let mut statuses: Vec<&str> = self.statuses.iter().map(|s| s.as_str()).collect();
         statuses.sort_unstable();
         statuses.dedup();
-        let query = serde_json::json!([
-            "query",
-            statuses,
-            self.tool.filter(|t| !t.is_empty()),
-            self.principal.filter(|p| !p.is_empty()),
-            self.query.filter(|q| !q.is_empty()),
-        ]);
+        let mut query = vec![
+            serde_json::json!("query"),
+            serde_json::json!(statuses),
+            serde_json::json!(self.tool.filter(|t| !t.is_empty())),
+            serde_json::json!(self.principal.filter(|p| !p.is_empty())),
+            serde_json::json!(self.query.filter(|q| !q.is_empty())),
+        ];
+        // Only when set, so the cursors of lists without it stay what they were.
+        if self.errors_only {
+            query.push(serde_json::json!("errors"));
+        }
+        let query = serde_json::Value::Array(query);
         first(&hmac_sha256(key, query.to_string().as_bytes()))
     }
 }
@@ -179,6 +186,7 @@ mod tests {
             tool: Some("echo"),
             principal: None,
             query: Some(""),
+            errors_only: false,
         };
         let cursor = encode(&key, 42, &scope);
         assert_eq!(cursor.len(), 44);
@@ -233,6 +241,10 @@ mod tests {
             },
             CursorScope {
                 statuses: &[TaskStatus::Working],
+                ..scope.clone()
+            },
+            CursorScope {
+                errors_only: true,
                 ..scope.clone()
             },
         ] {

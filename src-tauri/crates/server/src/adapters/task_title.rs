@@ -1,0 +1,107 @@
+//! A task's title: the short name a person reads in the list, the detail heading and
+//! `taskdeck tasks list`, made from the task's tool and (redacted) arguments. An external job
+//! or `taskdeck run` is titled by its `name`, a `request_approval` by its question, a
+//! `run_command` by its command line, a coding agent's permission request by the agent's tool;
+//! any other task by its tool name. The title is one line of at most [`TITLE_MAX_CHARS`]
+//! characters: a longer one is cut and ends with "…" (the whole text stays in `arguments`).
+
+use serde_json::Value;
+
+use crate::{
+    hooks::permission_task::PERMISSION_TOOL,
+    tools::{external::EXTERNAL, process::shell_line, run_command},
+};
+
+/// The most characters a title has, its closing "…" included.
+pub const TITLE_MAX_CHARS: usize = 200;
+
+/// The title of a task of `tool` called with `arguments` (see the module comment), e.g.
+/// `"nightly export"` for `external {"name": "nightly export"}`, `"Deploy to production?"` for
+/// `request_approval {"message": "Deploy to production?\n\nDetails..."}`, `"make -j8"` for
+/// `run_command {"command": "make -j8"}`, `"echo"` for `echo {}`.
+pub fn task_title(tool: &str, arguments: &Value) -> String {
+    let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let named = match tool {
+        EXTERNAL => text("name").map(str::to_string),
+        "request_approval" => text("message").map(str::to_string),
+        run_command::NAME => text("command").map(str::to_string).or_else(|| {
+            let argv: Vec<&str> = arguments
+                .get("argv")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            Some(shell_line(&argv))
+        }),
+        PERMISSION_TOOL => text("toolName").map(|t| format!("Allow {t}?")),
+        _ => None,
+    };
+    named
+        .map(|t| one_line(&t))
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| tool.to_string())
+}
+
+/// The first line of `text` that is not blank, with runs of whitespace as one space, cut to
+/// [`TITLE_MAX_CHARS`] characters ending with "…" when longer or when more lines follow.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A text with more lines ends with "…" too: the title says more follows.
+    let more = lines.next().is_some();
+    if line.chars().count() <= TITLE_MAX_CHARS && !more {
+        return line;
+    }
+    let kept: String = line.chars().take(TITLE_MAX_CHARS - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_kind_of_task_is_titled_by_what_a_person_recognises() {
+        assert_eq!(
+            task_title("external", &json!({"name": "nightly export"})),
+            "nightly export"
+        );
+        assert_eq!(
+            task_title("request_approval", &json!({"message": "Deploy?"})),
+            "Deploy?"
+        );
+        assert_eq!(
+            task_title(
+                "request_approval",
+                &json!({"message": "\n  Deploy   to prod?\nDetails follow"})
+            ),
+            "Deploy to prod?…"
+        );
+        assert_eq!(
+            task_title("run_command", &json!({"command": "make -j8"})),
+            "make -j8"
+        );
+        assert_eq!(
+            task_title("run_command", &json!({"argv": ["echo", "a b"]})),
+            "echo 'a b'"
+        );
+        assert_eq!(
+            task_title("permission_request", &json!({"toolName": "Bash"})),
+            "Allow Bash?"
+        );
+        assert_eq!(task_title("echo", &json!({"text": "hi"})), "echo");
+        assert_eq!(task_title("external", &json!({"name": "  "})), "external");
+    }
+
+    #[test]
+    fn a_long_text_is_cut_to_the_most_characters_with_an_ellipsis() {
+        let title = task_title("request_approval", &json!({"message": "é".repeat(900_000)}));
+        assert_eq!(title.chars().count(), TITLE_MAX_CHARS);
+        assert!(title.ends_with('…'));
+        let exact = "x".repeat(TITLE_MAX_CHARS);
+        assert_eq!(task_title("external", &json!({"name": exact})), exact);
+    }
+}

@@ -1,0 +1,134 @@
+//! The table `taskdeck tasks list` prints: a header row, then one line per task with its id,
+//! status (`completed (error)` for a completed task whose result is an error), age, principal,
+//! title and latest status message. Every cell is one line of at most its column's width: a
+//! longer text is cut and ends with "…", so a 900 KB approval question prints as one short
+//! line (`--json` gives the whole task).
+
+use serde_json::Value;
+
+/// The columns: (header, most characters). The last one is not padded.
+const COLUMNS: [(&str, usize); 6] = [
+    ("TASK ID", 45),
+    ("STATUS", 17),
+    ("AGE", 4),
+    ("PRINCIPAL", 14),
+    ("TITLE", 40),
+    ("MESSAGE", 60),
+];
+
+/// The header row.
+pub fn header() -> String {
+    line(COLUMNS.map(|(name, _)| name.to_string()))
+}
+
+/// One task (a `/v1` task view) as a row, its age measured at `now_ms` (ms since the epoch).
+pub fn row(t: &Value, now_ms: i64) -> String {
+    let text = |key: &str| t[key].as_str().unwrap_or("").to_string();
+    let status = if t["isError"] == true {
+        format!("{} (error)", text("status"))
+    } else {
+        text("status")
+    };
+    let age = taskdeck_engine::clock::parse_iso8601(&text("createdAt"))
+        .map(|created| age(now_ms - created))
+        .unwrap_or_default();
+    let title = t["title"]
+        .as_str()
+        .or_else(|| t["tool"].as_str())
+        .unwrap_or("")
+        .to_string();
+    line([
+        text("taskId"),
+        status,
+        age,
+        text("principal"),
+        title,
+        text("statusMessage"),
+    ])
+}
+
+/// The cells, each made one line, cut to its column and padded (but the last).
+fn line(cells: [String; 6]) -> String {
+    let last = cells.len() - 1;
+    cells
+        .iter()
+        .zip(COLUMNS)
+        .enumerate()
+        .map(|(i, (cell, (_, width)))| {
+            let cell = clamp(cell, width);
+            if i == last {
+                cell
+            } else {
+                format!("{cell:<width$}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("  ")
+        .trim_end()
+        .to_string()
+}
+
+/// `text` on one line (line breaks, tabs and other control characters as spaces) and at most
+/// `max` characters, ending with "…" when cut.
+pub fn clamp(text: &str, max: usize) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let kept: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    format!("{kept}…")
+}
+
+/// An age in ms as its largest whole unit: `"12s"`, `"3m"`, `"2h"`, `"5d"`, `"7w"`; a time in
+/// the future (another clock) counts as `"0s"`.
+pub fn age(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        86_400..1_209_600 => format!("{}d", s / 86_400),
+        _ => format!("{}w", s / 604_800),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn ages_use_their_largest_whole_unit() {
+        assert_eq!(age(-5_000), "0s");
+        assert_eq!(age(59_999), "59s");
+        assert_eq!(age(3 * 60_000 + 10), "3m");
+        assert_eq!(age(2 * 3_600_000), "2h");
+        assert_eq!(age(5 * 86_400_000), "5d");
+        assert_eq!(age(30 * 86_400_000), "4w");
+    }
+
+    #[test]
+    fn a_row_is_one_short_line_whatever_the_task_holds() {
+        let huge = "question\n".repeat(100_000);
+        let t = json!({"taskId": "t1", "status": "completed", "isError": true,
+            "createdAt": "2026-01-01T00:00:00.000Z", "principal": "admin",
+            "title": "make test", "tool": "external", "statusMessage": huge});
+        let now = taskdeck_engine::clock::parse_iso8601("2026-01-01T02:30:00.000Z").unwrap();
+        let r = row(&t, now);
+        assert!(!r.contains('\n'));
+        assert!(r.chars().count() < 200, "{r}");
+        assert!(r.starts_with("t1 "));
+        assert!(r.contains("completed (error)  2h    admin"), "{r}");
+        assert!(
+            r.ends_with("question quest…") && r.contains("make test "),
+            "{r}"
+        );
+        assert!(header().starts_with("TASK ID"));
+        assert_eq!(clamp("ab", 2), "ab");
+        assert_eq!(clamp("abc", 2), "a…");
+    }
+}
