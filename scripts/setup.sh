@@ -10,8 +10,10 @@
 #   browser test; Xvfb, D-Bus, dunst, ImageMagick, xdotool and WebKitWebDriver to drive the real
 #   window; python3-venv; Node.js and npm when there is no `npm`), the rustup components
 #   rustfmt and clippy, tauri-driver (`cargo install`, pinned), playwright-core for
-#   tests/browser (`npm ci` of tests/browser/package-lock.json), and the real upstream MCP
-#   servers the gateway tests start (`npm ci` of tests/upstreams/package-lock.json);
+#   tests/browser (`npm ci` of tests/browser/package-lock.json), the real upstream MCP
+#   servers the gateway tests start (`npm ci` of tests/upstreams/package-lock.json), and the
+#   pinned Tauri CLI (npm @tauri-apps/cli into .tools/tauri-cli; scripts/lib/tauri-cli.sh) with
+#   desktop-file-utils and rpm for the package test;
 # - scripts/conformance.sh: Node 22 and the pinned MCP conformance suite, into .tools/;
 # - tests/clients/run.sh: the pinned npm packages of the real clients (tests/clients/node_modules)
 #   and their pinned Python packages (the venv .tools/clients-venv);
@@ -33,6 +35,8 @@ if [ "$group" = test ]; then
   # WebKitWebDriver to drive the real window; venv for the Python clients.
   packages+=(chromium xvfb xauth dbus-x11 dunst libnotify-bin imagemagick xdotool
     webkit2gtk-driver python3-venv)
+  # The package test (tests/package/run.sh): desktop-file-validate and `rpm -qlp`.
+  packages+=(desktop-file-utils rpm)
   # Node.js from the distribution only when there is none (it may come from elsewhere).
   command -v npm >/dev/null || packages+=(nodejs npm)
 fi
@@ -66,3 +70,7 @@ if [ -f tests/browser/package-lock.json ]; then
   npm_ci_pinned tests/browser "playwright-core, for the browser test"
 fi
 npm_ci_pinned tests/upstreams "the MCP servers the gateway tests start"
+
+# ---- the Tauri CLI that builds the .deb and .rpm (scripts/package.sh, tests/package) ------------
+. scripts/lib/tauri-cli.sh
+tauri_cli_pinned >/dev/null

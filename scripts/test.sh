@@ -40,6 +40,7 @@ suite "lint desktop window" env CARGO_TARGET_DIR=target/desktop cargo clippy -p 
 if [ -x tests/desktop/run.sh ]; then
   suite "desktop window end to end" tests/desktop/run.sh "$PWD/target/desktop/debug/taskdeck"
 fi
+suite "desktop packages (.deb install/remove, .rpm contents)" tests/package/run.sh
 
 echo "taskdeck test suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -9,6 +9,8 @@ fn main() {
             "notification_settings",
             "set_notification_settings",
             "open_data_dir",
+            "autostart_enabled",
+            "set_autostart",
         ]),
     ))
     .expect("tauri build");

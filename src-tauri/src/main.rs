@@ -30,6 +30,10 @@ struct Cli {
     /// Where the admin token file lives [default: XDG config dir, e.g. ~/.config/taskdeck]
     #[arg(long, global = true, env = "TASKDECK_CONFIG_DIR")]
     config_dir: Option<PathBuf>,
+    /// Start the window hidden: only the tray icon shows until its Show or a second launch
+    /// (the autostart entry starts Taskdeck this way)
+    #[arg(long)]
+    hidden: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -102,6 +106,11 @@ enum Command {
         /// [default: TASKDECK_TOKEN, else the admin token file]
         #[arg(long, global = true, env = "TASKDECK_TOKEN", hide_env_values = true)]
         token: Option<String>,
+    },
+    /// Start Taskdeck at login, hidden in the tray: on, off or status (an XDG autostart entry)
+    Autostart {
+        #[command(subcommand)]
+        cmd: taskdeck::cli::autostart_cli::AutostartCommand,
     },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
@@ -225,7 +234,9 @@ fn main() -> ExitCode {
         None => {
             let cfg = serve_config(data_dir, config_dir, ServeArgs::parse_from(["serve"]));
             #[cfg(feature = "desktop")]
-            return taskdeck::desktop::run(cfg);
+            return taskdeck::desktop::run(cfg, cli.hidden);
+            #[cfg(not(feature = "desktop"))]
+            let _headless_has_no_window_to_hide = cli.hidden;
             #[cfg(not(feature = "desktop"))]
             serve::run_headless(cfg, true)
         }
@@ -297,6 +308,9 @@ fn main() -> ExitCode {
                 config_dir,
             },
         ),
+        Some(Command::Autostart { cmd }) => {
+            taskdeck::cli::autostart_cli::run(cmd, (cli.data_dir, cli.config_dir))
+        }
         Some(Command::McpConfig {
             client,
             name,

@@ -6,6 +6,7 @@ mod harness;
 mod api;
 mod approvals;
 mod audit;
+mod autostart;
 mod crash;
 mod cursors;
 mod gateway;

@@ -1,6 +1,6 @@
 // The desktop notification settings dialog (only in the desktop window, where the shell's
-// commands exist): a checkbox per kind, the minimum run time, do-not-disturb, Save, and
-// "Open data folder". Conversion and validation live in notify-settings.js (unit-tested).
+// commands exist): a checkbox per kind, the minimum run time, do-not-disturb, "Start at login"
+// (the autostart entry, saved only when changed), Save, and "Open data folder". Conversion and validation live in notify-settings.js (unit-tested).
 
 import { settingsToForm, formToSettings, settingsSummary } from './notify-settings.js';
 
@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 let deps = null;
 let opener = null;
 let loaded = null; // the settings as loaded: the base for saving (unknown fields survive)
+let autostartLoaded = false; // whether the autostart entry existed when the dialog opened
 let busy = false;
 
 /**
@@ -49,7 +50,7 @@ export async function openNotifyDialog() {
   setBusy(true, 'Loading…');
   dialog.showModal();
   try {
-    loaded = await deps.bridge.getSettings();
+    [loaded, autostartLoaded] = await Promise.all([deps.bridge.getSettings(), deps.bridge.getAutostart()]);
   } catch (err) {
     loaded = null;
     setBusy(false);
@@ -70,6 +71,7 @@ function fill(form) {
   $('notify-failed').checked = form.failed;
   $('notify-threshold').value = form.thresholdSeconds;
   $('notify-dnd').checked = form.doNotDisturb;
+  $('notify-autostart').checked = autostartLoaded;
   syncEnabled();
 }
 
@@ -133,6 +135,11 @@ async function save() {
   setBusy(true, 'Saving…');
   try {
     await deps.bridge.saveSettings(settings);
+    const autostart = $('notify-autostart').checked;
+    if (autostart !== autostartLoaded) {
+      await deps.bridge.setAutostart(autostart);
+      autostartLoaded = autostart;
+    }
   } catch (err) {
     setBusy(false);
     showError(`Could not save the settings: ${errorText(err)}`);

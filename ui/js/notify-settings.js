@@ -2,7 +2,8 @@
 // its settings object and the dialog's form values, with validation. No DOM.
 //
 // In the desktop window (Tauri, withGlobalTauri) `window.__TAURI__.core.invoke` reaches the
-// shell's commands: notification_settings, set_notification_settings, open_data_dir. In a
+// shell's commands: notification_settings, set_notification_settings, open_data_dir,
+// autostart_enabled, set_autostart. In a
 // plain browser there is no __TAURI__ and none of this is shown.
 
 /** The shell's defaults (used for missing fields). */
@@ -20,7 +21,8 @@ export const MAX_THRESHOLD_SECONDS = 86_400;
 /**
  * The desktop commands, or null outside the desktop window.
  * @param {unknown} tauri `window.__TAURI__`
- * @returns {{getSettings: () => Promise<object>, saveSettings: (s: object) => Promise<void>, openDataDir: () => Promise<void>}|null}
+ * @returns {{getSettings: () => Promise<object>, saveSettings: (s: object) => Promise<void>, openDataDir: () => Promise<void>,
+ *           getAutostart: () => Promise<boolean>, setAutostart: (on: boolean) => Promise<void>}|null}
  */
 export function desktopBridge(tauri) {
   const invoke = tauri && typeof tauri === 'object' && tauri.core && typeof tauri.core.invoke === 'function' ? tauri.core.invoke.bind(tauri.core) : null;
@@ -32,6 +34,10 @@ export function desktopBridge(tauri) {
     },
     openDataDir: async () => {
       await invoke('open_data_dir');
+    },
+    getAutostart: async () => (await invoke('autostart_enabled')) === true,
+    setAutostart: async (enabled) => {
+      await invoke('set_autostart', { enabled: !!enabled });
     },
   };
 }

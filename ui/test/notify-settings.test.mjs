@@ -41,6 +41,29 @@ test('the bridge calls the shell commands with the expected arguments', async ()
   ]);
 });
 
+test('the bridge reads and sets the autostart entry through the shell', async () => {
+  const calls = [];
+  let on = false;
+  const bridge = desktopBridge({
+    core: {
+      invoke: async (cmd, args) => {
+        calls.push([cmd, args]);
+        if (cmd === 'autostart_enabled') return on;
+        if (cmd === 'set_autostart') on = args.enabled;
+        return null;
+      },
+    },
+  });
+  assert.equal(await bridge.getAutostart(), false);
+  await bridge.setAutostart(1);
+  assert.equal(await bridge.getAutostart(), true);
+  assert.deepEqual(calls, [
+    ['autostart_enabled', undefined],
+    ['set_autostart', { enabled: true }],
+    ['autostart_enabled', undefined],
+  ]);
+});
+
 test('a failing command rejects with what the shell said', async () => {
   const bridge = desktopBridge({ core: { invoke: async () => Promise.reject('cannot open /data: no xdg-open') } });
   await assert.rejects(bridge.openDataDir(), (e) => e === 'cannot open /data: no xdg-open');

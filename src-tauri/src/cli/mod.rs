@@ -10,8 +10,12 @@
 //!   agents' hooks (`hook_install` writes their settings, `hook_settings` is the JSON merge,
 //!   `hook_file` writes a file with its backup).
 //! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
+//! - [`autostart_cli`]: `taskdeck autostart on|off|status`, the XDG autostart entry
+//!   ([`autostart`]) that starts the window hidden in the tray at login.
 
 pub mod audit_cli;
+pub mod autostart;
+pub mod autostart_cli;
 pub mod hook_cli;
 mod hook_file;
 mod hook_install;

@@ -37,3 +37,21 @@ pub fn open_data_dir(state: State<'_, DesktopState>) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| format!("cannot open {}: {e}", state.data_dir.display()))
 }
+
+/// Whether Taskdeck starts at login (the XDG autostart entry of `cli::autostart` exists).
+#[tauri::command]
+pub fn autostart_enabled() -> bool {
+    crate::cli::autostart::enabled()
+}
+
+/// Writes (`enabled`) or removes the autostart entry; a written entry starts this program
+/// hidden in the tray. Errors: the entry cannot be written or removed.
+#[tauri::command]
+pub fn set_autostart(enabled: bool) -> Result<(), String> {
+    if enabled {
+        crate::cli::autostart::enable(&[]).map(|_| ())
+    } else {
+        crate::cli::autostart::disable().map(|_| ())
+    }
+    .map_err(|e| format!("autostart: {e}"))
+}

@@ -56,11 +56,13 @@ pub(crate) fn focus(app: &tauri::AppHandle, task_id: Option<&str>) {
     }
 }
 
-/// Runs Taskdeck with its window. Returns when the user quits (tray Quit) or on SIGTERM / Ctrl-C
-/// (prints "taskdeck: stopping", then stops the server and the running tools): exit code 0. A
-/// launch while Taskdeck already runs on the same data dir prints one line saying where it runs
-/// and exits 0 (its window comes to the front when it is on this D-Bus session).
-pub fn run(cfg: ServeConfig) -> ExitCode {
+/// Runs Taskdeck with its window; `hidden` (`taskdeck --hidden`, the autostart entry) keeps the
+/// window hidden until the tray's Show or a second launch. Returns when the user quits (tray
+/// Quit) or on SIGTERM / Ctrl-C (prints "taskdeck: stopping", then stops the server and the
+/// running tools): exit code 0. A launch while Taskdeck already runs on the same data dir prints
+/// one line saying where it runs and exits 0 (its window comes to the front when it is on this
+/// D-Bus session).
+pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
     if !display_available() {
         eprintln!(
             "taskdeck: no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless instead."
@@ -102,7 +104,9 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
         .invoke_handler(tauri::generate_handler![
             commands::notification_settings,
             commands::set_notification_settings,
-            commands::open_data_dir
+            commands::open_data_dir,
+            commands::autostart_enabled,
+            commands::set_autostart
         ])
         .setup(move |app| {
             let running = match tauri::async_runtime::block_on(serve::start(setup_cfg.clone())) {
@@ -120,6 +124,7 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
                 app,
                 WebviewUrl::External(url.parse()?),
                 &setup_cfg.config_dir,
+                !hidden,
             )?;
             // Closing the window keeps Taskdeck (and notifications) running; the tray or a second
             // launch brings it back, the tray's Quit ends it.
@@ -132,7 +137,8 @@ pub fn run(cfg: ServeConfig) -> ExitCode {
             });
             serve::print_banner(&running, &setup_cfg, false);
             println!(
-                "  Window:        open (closing it keeps Taskdeck running; quit from the tray)"
+                "  Window:        {} (closing it keeps Taskdeck running; quit from the tray)",
+                if hidden { "hidden in the tray" } else { "open" }
             );
             tray::install(app.handle(), running.engine.clone(), setup_settings.clone())?;
             notifier::spawn(

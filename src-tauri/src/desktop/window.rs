@@ -117,11 +117,18 @@ fn current_monitor(app: &App) -> Option<Monitor> {
 }
 
 /// Builds the main window on `url`, titled "Taskdeck", placed by [`placement::place`] from the
-/// saved state in `config_dir` and the monitors present now, with [`MIN_SIZE`] as its minimum.
+/// saved state in `config_dir` and the monitors present now, with [`MIN_SIZE`] as its minimum;
+/// shown at once unless `visible` is false (`taskdeck --hidden`: the tray shows it later).
 /// Errors: Tauri could not create the window.
-pub fn build(app: &App, url: WebviewUrl, config_dir: &Path) -> tauri::Result<WebviewWindow> {
+pub fn build(
+    app: &App,
+    url: WebviewUrl,
+    config_dir: &Path,
+    visible: bool,
+) -> tauri::Result<WebviewWindow> {
     let mut builder = WebviewWindowBuilder::new(app, LABEL, url)
         .title("Taskdeck")
+        .visible(visible)
         .min_inner_size(MIN_SIZE.0, MIN_SIZE.1);
     let saved = saved(config_dir);
     match current_monitor(app) {
