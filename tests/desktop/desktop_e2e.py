@@ -954,7 +954,9 @@ class Suite:
         self.ids["cancelled"] = task
         self.wait_row_badge(task, "Needs input")
         self.open_row(task)
-        wait_for(lambda: self.wd.js("return document.querySelector('#detail .detail-title').textContent") == "request_approval", "the detail title")
+        # The detail is titled by the question, with the tool beside it.
+        title = "const t = document.querySelector('#detail .detail-title'); return t && t.textContent"
+        wait_for(lambda: (self.wd.js(title) or "").startswith("Rotate the signing keys?"), "the detail title (the question)")
         wait_for(lambda: self.wd.js(DETAIL_BADGE) == "Needs input", "the detail badge 'Needs input'")
         dialog_open = "return document.getElementById('confirm-dialog').open"
 
