@@ -20,7 +20,7 @@ import { initApprovals, reloadApprovals, tickApprovals } from './approvals-view.
 import { toggleSelect, clearSelection } from './selection.js';
 import { bulkCancel } from './cancel.js';
 import { focusTask, openTask, narrow } from './open-task.js';
-import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog } from './lazy.js';
+import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog, loadTaskActions } from './lazy.js';
 import { onKey } from './keyboard.js';
 
 async function boot() {
@@ -147,6 +147,8 @@ function initApp() {
   window.addEventListener('hashchange', onHashChange);
   $('bulk-cancel').addEventListener('click', bulkCancel);
   $('bulk-clear').addEventListener('click', clearSelection);
+  $('bulk-delete').addEventListener('click', () => withModule(loadTaskActions, (m) => m.bulkDelete()));
+  $('clear-finished').addEventListener('click', () => withModule(loadTaskActions, (m) => m.clearFinished()));
   initApprovals();
   document.addEventListener('keydown', onKey);
   renderPending();

@@ -26,6 +26,7 @@ import { outstandingPrompts, isStale } from './tasks-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
+import { canRerun, requestDelete, requestRerun } from './task-actions.js';
 
 export function badgeEl(task, extraClass = '') {
   const b = statusBadge(task);
@@ -150,6 +151,11 @@ export class DetailView {
     this.el.cancelNote = h('span', { class: 'pill pill-warn', hidden: true }, h('span', { 'aria-hidden': 'true' }, '⏳ '), 'Cancel requested — waiting for the task to stop');
     this.el.cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', 'aria-keyshortcuts': 'c' }, 'Cancel task…');
     this.el.cancelBtn.addEventListener('click', () => this.requestCancel());
+    // A finished task: run its command again, or delete it.
+    this.el.rerunBtn = h('button', { type: 'button', class: 'btn detail-rerun', hidden: true }, 'Run again…');
+    this.el.rerunBtn.addEventListener('click', () => requestRerun(this.task));
+    this.el.deleteBtn = h('button', { type: 'button', class: 'btn detail-delete', hidden: true }, 'Delete…');
+    this.el.deleteBtn.addEventListener('click', () => requestDelete(this.task));
     const idCode = h('code', { class: 'task-id' }, t.taskId);
     this.el.createdAge = h('span');
     this.el.createdAt = h('span', { class: 'meta-sub' });
@@ -176,7 +182,12 @@ export class DetailView {
     const head = h(
       'header',
       { class: 'detail-head' },
-      h('div', { class: 'detail-title-row' }, h('div', { class: 'detail-title-wrap' }, this.el.title, h('div', { class: 'detail-status-row' }, this.el.badge, this.el.cancelNote)), this.el.cancelBtn),
+      h(
+        'div',
+        { class: 'detail-title-row' },
+        h('div', { class: 'detail-title-wrap' }, this.el.title, h('div', { class: 'detail-status-row' }, this.el.badge, this.el.cancelNote)),
+        h('div', { class: 'detail-actions' }, this.el.cancelBtn, this.el.rerunBtn, this.el.deleteBtn),
+      ),
       meta,
       this.el.progress,
       this.el.message,
@@ -226,6 +237,8 @@ export class DetailView {
     const terminal = isTerminal(t.status);
     this.el.cancelNote.hidden = !(t.cancelRequested && !terminal);
     this.el.cancelBtn.hidden = terminal;
+    this.el.rerunBtn.hidden = !canRerun(t);
+    this.el.deleteBtn.hidden = !terminal;
     this.el.cancelBtn.disabled = !!t.cancelRequested;
     this.el.cancelBtn.textContent = t.cancelRequested ? 'Cancel requested' : 'Cancel task…';
     this.el.principal.textContent = t.principal || '–';

@@ -76,6 +76,9 @@ export const loadNotifyDialog = once(async () => {
   return m;
 });
 
+/** Deleting and re-running tasks (the list's bulk bar and "Clear finished"). */
+export const loadTaskActions = once(() => import('./task-actions.js'));
+
 /** Loads what the first screen left out, when the browser has nothing else to do. */
 export function loadTheRestWhenIdle() {
   const load = () => {

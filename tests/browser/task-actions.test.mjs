@@ -1,0 +1,121 @@
+// Re-running and cleaning up in headless Chromium against the real `taskdeck serve`: a finished
+// run_command task runs again from its detail (a new task, decided by the policy again), one
+// finished task is deleted from its detail, and "Clear finished…" deletes every finished task
+// after asking, leaving the running one. The list follows through the event stream.
+//
+//   cd tests/browser && npm ci && node --test task-actions.test.mjs
+//   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer, waitFor } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+let server;
+let base;
+let token;
+let tmp;
+let browser;
+let page;
+const pageErrors = [];
+
+/** Starts `run_command` through the jobs API (`POST /v1/jobs`); resolves with its task id. */
+async function runCommand(command) {
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
+  });
+  assert.equal(resp.status, 202, await resp.clone().text());
+  return (await resp.json()).taskId;
+}
+
+async function apiTask(taskId) {
+  const resp = await fetch(`${base}/v1/tasks/${taskId}`, { headers: { Authorization: `Bearer ${token}` } });
+  return resp.status === 200 ? (await resp.json()).task : null;
+}
+
+const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator(`.row-id[title="${taskId}"]`) });
+
+before(async () => {
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
+  const started = await startServer(BIN);
+  server = started.child;
+  base = started.url;
+  tmp = started.dir;
+  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  // Commands run at once under this policy (the re-run is decided by it again).
+  fs.writeFileSync(path.join(tmp, 'cfg', 'policy.json'), JSON.stringify({ rules: [
+    { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'echo *' }, decision: 'allow' },
+    { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'sleep *' }, decision: 'allow' },
+  ] }));
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await page.locator('#conn[data-state="open"]').waitFor();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('a finished command runs again from its detail, and a finished task is deleted', async () => {
+  const first = await runCommand('echo again');
+  await waitFor(async () => (await apiTask(first))?.status === 'completed', 'the command to finish');
+  await row(first).click();
+  const rerun = page.locator('#detail .detail-rerun');
+  await rerun.waitFor();
+  await rerun.click();
+  await page.locator('#confirm-yes', { hasText: 'Run again' }).click();
+  // The detail moves to the new task, which the policy allows at once.
+  const second = await waitFor(async () => {
+    const id = await page.evaluate(() => decodeURIComponent((window.location.hash.match(/task=([^&]+)/) || [])[1] || ''));
+    return id && id !== first && id;
+  }, 'the new task to open');
+  await waitFor(async () => (await apiTask(second))?.status === 'completed', 'the re-run to finish');
+  assert.equal((await apiTask(second)).arguments.command, 'echo again');
+
+  // A running task has no Delete; the finished one has, and goes after the confirmation.
+  await page.locator('#detail .detail-delete:not([hidden])').click();
+  await page.locator('#confirm-yes', { hasText: 'Delete task' }).click();
+  await row(second).waitFor({ state: 'detached' });
+  assert.equal(await apiTask(second), null, 'deleted on the server');
+  assert.ok(await apiTask(first), 'the other task stays');
+});
+
+test('"Clear finished…" deletes every finished task after asking and keeps the running one', async () => {
+  const done = await runCommand('echo done');
+  const running = await runCommand('sleep 30');
+  await waitFor(async () => (await apiTask(done))?.status === 'completed', 'the short command to finish');
+  await row(running).waitFor();
+  await page.locator('#clear-finished').click();
+  // Backing out deletes nothing.
+  await page.locator('#confirm-no').click();
+  assert.ok(await apiTask(done));
+  await page.locator('#clear-finished').click();
+  await page.locator('#confirm-yes', { hasText: 'Clear finished' }).click();
+  await page.locator('.toast-text', { hasText: /^Deleted \d+ tasks?\.$/ }).waitFor();
+  await row(done).waitFor({ state: 'detached' });
+  assert.equal(await apiTask(done), null);
+  assert.equal((await apiTask(running)).status, 'working');
+  await fetch(`${base}/v1/tasks/${running}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(pageErrors, []);
+});

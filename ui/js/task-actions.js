@@ -1,0 +1,136 @@
+// Cleaning up and running again: delete one finished task, the selected ones, or every finished
+// task ("Clear finished", after a confirmation), and run a finished command again (a new task:
+// `run_command` with the same arguments, which the policy decides on again). The server does
+// the work (`DELETE /v1/tasks/{id}`, `POST /v1/task-deletions`, `POST /v1/tasks/{id}/rerun`);
+// deleted tasks leave the list through the event stream's `deleted` events.
+
+import { confirmDialog } from './dialogs.js';
+import { h } from './dom.js';
+import { shortId, isTerminal } from './format.js';
+import { state } from './state.js';
+import { toast, announce } from './notices.js';
+import { clearSelection } from './selection.js';
+import { closeDetail, openTask } from './open-task.js';
+
+/** True when the server can run `task` again: a finished `run_command`, or a `taskdeck run` job that reported its command line. */
+export function canRerun(task) {
+  if (!task || !isTerminal(task.status)) return false;
+  if (task.tool === 'run_command') return true;
+  const argv = task.tool === 'external' && task.arguments && task.arguments.command;
+  return Array.isArray(argv) && argv.length > 0;
+}
+
+/** What deleting the selected `ids` would do: the finished tasks `getTask` knows (`finished`) and how many are still live (kept). */
+export function deletePlan(ids, getTask) {
+  const tasks = ids.map((id) => getTask(id)).filter(Boolean);
+  const finished = tasks.filter((t) => isTerminal(t.status));
+  return { finished, live: tasks.length - finished.length };
+}
+
+/** "Deleted 3 tasks; 1 kept (still running)." from a `POST /v1/task-deletions` answer. */
+export function describeDeletions(reply) {
+  const deleted = reply && Number.isInteger(reply.deleted) ? reply.deleted : 0;
+  const kept = ((reply && reply.results) || []).filter((r) => r.outcome !== 'deleted');
+  const live = kept.filter((r) => r.outcome === 'live').length;
+  const gone = kept.length - live;
+  const parts = [`Deleted ${deleted} task${deleted === 1 ? '' : 's'}`];
+  if (live) parts.push(`${live} kept (still running)`);
+  if (gone) parts.push(`${gone} not found`);
+  return `${parts.join('; ')}.`;
+}
+
+/** Deletes the finished `task` after a confirmation; closes its detail. */
+export async function requestDelete(task) {
+  const ok = await confirmDialog({
+    title: 'Delete this task?',
+    body: [
+      h('p', {}, 'Delete ', h('strong', {}, task.title || task.tool), ' ', h('code', {}, shortId(task.taskId)), ' and its timeline?'),
+      h('p', { class: 'muted' }, 'Its decisions stay in the audit log.'),
+    ],
+    confirmLabel: 'Delete task',
+    cancelLabel: 'Keep it',
+  });
+  if (!ok) return false;
+  try {
+    await state.api.del(`/v1/tasks/${encodeURIComponent(task.taskId)}`);
+  } catch (err) {
+    toast(err.status === 409 ? 'The task is still running: cancel it first.' : `Could not delete: ${err.message}`, err.status === 409 ? 'warn' : 'bad');
+    return false;
+  }
+  toast(`Deleted ${task.title || task.tool} ${shortId(task.taskId)}.`, 'good');
+  closeDetail();
+  return true;
+}
+
+/** Runs the finished command `task` again after a confirmation, and opens the new task. */
+export async function requestRerun(task) {
+  const ok = await confirmDialog({
+    title: 'Run this command again?',
+    body: [
+      h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again.'),
+      h('p', { class: 'muted' }, 'It is a new run_command call of yours: the policy decides on it again, and may ask for approval.'),
+    ],
+    confirmLabel: 'Run again',
+    cancelLabel: 'Back',
+  });
+  if (!ok) return null;
+  try {
+    const r = await state.api.post(`/v1/tasks/${encodeURIComponent(task.taskId)}/rerun`, {});
+    const id = r && r.task && r.task.taskId;
+    toast(`Started again as ${shortId(id)}.`, 'good');
+    if (id) openTask(id, { focus: true });
+    return id;
+  } catch (err) {
+    toast(`Could not run it again: ${err.message}`, 'bad');
+    return null;
+  }
+}
+
+/** Deletes the selected tasks that have finished (running ones are kept), after a confirmation. */
+export async function bulkDelete() {
+  const ids = [...state.selected];
+  const { finished, live } = deletePlan(ids, (id) => state.model.get(id));
+  if (!finished.length) {
+    toast('None of the selected tasks has finished.', 'warn');
+    return;
+  }
+  const n = finished.length;
+  const ok = await confirmDialog({
+    title: `Delete ${n} task${n === 1 ? '' : 's'}?`,
+    body: [
+      h('p', {}, `The ${n} finished task${n === 1 ? '' : 's'} and their timelines are deleted.`),
+      live ? h('p', { class: 'muted' }, `${live} selected task${live === 1 ? ' is' : 's are'} still running and will be kept.`) : null,
+    ].filter(Boolean),
+    confirmLabel: `Delete ${n} task${n === 1 ? '' : 's'}`,
+    cancelLabel: 'Keep them',
+  });
+  if (!ok) return;
+  await deleteAndSay({ taskIds: finished.map((t) => t.taskId) });
+  clearSelection();
+}
+
+/** Deletes every finished task the caller may see, after a confirmation. */
+export async function clearFinished() {
+  const ok = await confirmDialog({
+    title: 'Clear all finished tasks?',
+    body: [
+      h('p', {}, 'Every completed, failed and cancelled task you can see is deleted with its timeline. Running and waiting tasks stay.'),
+      h('p', { class: 'muted' }, 'Decisions stay in the audit log.'),
+    ],
+    confirmLabel: 'Clear finished',
+    cancelLabel: 'Keep them',
+  });
+  if (!ok) return;
+  await deleteAndSay({ finished: true });
+}
+
+async function deleteAndSay(body) {
+  try {
+    const reply = await state.api.post('/v1/task-deletions', body);
+    const text = describeDeletions(reply);
+    toast(text, 'good');
+    announce(text);
+  } catch (err) {
+    toast(`Could not delete: ${err.message}`, 'bad');
+  }
+}

@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { canRerun, deletePlan, describeDeletions } from '../js/task-actions.js';
+
+test('only finished commands and taskdeck run jobs with a command line run again', () => {
+  assert.equal(canRerun({ tool: 'run_command', status: 'completed' }), true);
+  assert.equal(canRerun({ tool: 'run_command', status: 'working' }), false);
+  assert.equal(canRerun({ tool: 'external', status: 'failed', arguments: { command: ['make', 'test'] } }), true);
+  assert.equal(canRerun({ tool: 'external', status: 'completed', arguments: { name: 'nightly' } }), false);
+  assert.equal(canRerun({ tool: 'request_approval', status: 'completed' }), false);
+});
+
+test('a selection deletes its finished tasks and keeps the live ones', () => {
+  const tasks = { a: { taskId: 'a', status: 'completed' }, b: { taskId: 'b', status: 'working' }, c: { taskId: 'c', status: 'cancelled' } };
+  const plan = deletePlan(['a', 'b', 'c', 'gone'], (id) => tasks[id]);
+  assert.deepEqual(plan.finished.map((t) => t.taskId), ['a', 'c']);
+  assert.equal(plan.live, 1);
+});
+
+test('the outcome of a deletion is said in one line', () => {
+  assert.equal(describeDeletions({ deleted: 1, results: [{ taskId: 'a', outcome: 'deleted' }] }), 'Deleted 1 task.');
+  assert.equal(
+    describeDeletions({ deleted: 2, results: [{ outcome: 'deleted' }, { outcome: 'live' }, { outcome: 'deleted' }, { outcome: 'not_found' }] }),
+    'Deleted 2 tasks; 1 kept (still running); 1 not found.',
+  );
+  assert.equal(describeDeletions({ deleted: 7, results: [] }), 'Deleted 7 tasks.');
+});
