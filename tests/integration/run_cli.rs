@@ -133,3 +133,40 @@ async fn a_last_line_without_a_newline_is_the_tail_and_the_last_status() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_run_that_reaches_another_taskdecks_port_names_the_mismatch() {
+    let ours = Server::start(&[]).await;
+    let other = Server::start(&[]).await;
+    let run = |port: u16, extra: &[&str]| {
+        let mut cmd = tokio::process::Command::new(BIN);
+        cmd.args(["run", "--port", &port.to_string()])
+            .args(["--data-dir", &ours.dir.join("data").display().to_string()])
+            .args(["--config-dir", &ours.dir.join("cfg").display().to_string()])
+            .args(extra)
+            .args(["--", "true"]);
+        cmd
+    };
+    // Our data dir's admin token, sent to the other Taskdeck's port.
+    let out = run(other.port, &[]).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the command still runs: {stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the Taskdeck on port {} serves another data dir",
+            other.port
+        )) && stderr.contains(&format!("runs on port {}", ours.port)),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("invalid or revoked"), "{stderr}");
+    // A token that no Taskdeck knows, on our own port.
+    let out = run(ours.port, &["--token", "td_nope"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("does not know the token given with --token"),
+        "{stderr}"
+    );
+}

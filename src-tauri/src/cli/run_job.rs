@@ -43,6 +43,32 @@ impl Endpoint {
     }
 }
 
+/// Why the Taskdeck at `endpoint` refused this run's token, naming the mismatch: a `--port`
+/// that reaches a Taskdeck serving another data dir than `args.data_dir` (whose own Taskdeck
+/// runs on another port, or not at all), a `--token` it does not know, or an admin token from
+/// `config_dir` that belongs to another Taskdeck.
+pub(crate) fn token_mismatch(args: &RunArgs, config_dir: &Path, endpoint: &Endpoint) -> String {
+    let data_dir = args.data_dir.display();
+    let ours = taskdeck_server::serve::running_port(&args.data_dir);
+    match (args.port, ours) {
+        (Some(port), Some(theirs)) if port != theirs => format!(
+            "the Taskdeck on port {port} serves another data dir: the one of {data_dir} runs on port {theirs} (leave out --port, or pass that Taskdeck's --data-dir and --config-dir)"
+        ),
+        (Some(port), None) => format!(
+            "the Taskdeck on port {port} does not take this token: it serves another data dir, and none runs on {data_dir} (pass that Taskdeck's --data-dir and --config-dir, or its --token)"
+        ),
+        _ if args.token.is_some() => format!(
+            "the Taskdeck at {} does not know the token given with --token / TASKDECK_TOKEN (revoked, or another Taskdeck's)",
+            endpoint.base
+        ),
+        _ => format!(
+            "the Taskdeck at {} does not take the admin token in {}: it belongs to another Taskdeck (pass --config-dir of the one that runs there)",
+            endpoint.base,
+            config_dir.display()
+        ),
+    }
+}
+
 /// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
 pub(crate) struct JobLink {
     http: reqwest::Client,
@@ -109,9 +135,15 @@ impl JobLink {
                         .ok()
                         .and_then(|v| v["detail"].as_str().map(String::from))
                         .unwrap_or_default();
-                    eprintln!(
-                        "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
-                    );
+                    match status.as_u16() {
+                        401 => eprintln!(
+                            "taskdeck run: {}; running the command without it.",
+                            token_mismatch(args, config_dir, &endpoint)
+                        ),
+                        _ => eprintln!(
+                            "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
+                        ),
+                    }
                     break None;
                 }
                 // Connected, then lost (reset, closed before the answer, timed out).
