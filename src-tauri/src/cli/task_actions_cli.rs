@@ -78,22 +78,10 @@ pub fn run(cmd: TaskActionsCommand, port: u16, token: &str, as_json: bool) -> Ex
                 .post(format!("{base}/v1/task-deletions"))
                 .json(&json!({"finished": true})),
         };
-        let resp = match request.bearer_auth(token).send().await {
-            Ok(r) => r,
-            Err(_) => {
-                eprintln!("taskdeck: Taskdeck is not running at {base}");
-                return ExitCode::from(1);
-            }
+        let body = match super::tasks_cli::send(request, token, &base).await {
+            Ok(body) => body,
+            Err(code) => return code,
         };
-        let status = resp.status();
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
-        if !status.is_success() {
-            eprintln!(
-                "taskdeck: {} ({status})",
-                body["detail"].as_str().unwrap_or("request refused")
-            );
-            return ExitCode::from(if status.is_client_error() { 4 } else { 1 });
-        }
         let kept: Vec<&Value> = body["results"]
             .as_array()
             .map(|r| r.iter().filter(|r| r["outcome"] != "deleted").collect())

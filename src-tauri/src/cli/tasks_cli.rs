@@ -123,22 +123,10 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                     .json(&json!({"inputResponses": {key: answer}}))
             }
         };
-        let resp = match request.bearer_auth(token).send().await {
-            Ok(r) => r,
-            Err(_) => {
-                eprintln!("taskdeck: Taskdeck is not running at {base}");
-                return ExitCode::from(1);
-            }
+        let body = match send(request, token, &base).await {
+            Ok(body) => body,
+            Err(code) => return code,
         };
-        let status = resp.status();
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
-        if !status.is_success() {
-            eprintln!(
-                "taskdeck: {} ({status})",
-                body["detail"].as_str().unwrap_or("request refused")
-            );
-            return ExitCode::from(if status.is_client_error() { 4 } else { 1 });
-        }
         // An answer the task did not take is a refusal for scripts, though the API says 200.
         let ignored = matches!(cmd, TasksCommand::Answer { .. })
             && body["ignored"].as_array().is_some_and(|k| !k.is_empty());
@@ -246,4 +234,28 @@ fn parse_statuses(s: &str) -> Result<String, String> {
         }
     }
     Ok(s.to_string())
+}
+
+/// Sends `request` to the Taskdeck at `base` with `token`; its JSON body (`null` when there is
+/// none). Errors, said on stderr, as the exit code: 1 when Taskdeck is not running there or
+/// failed, 4 when it refused the request (the problem's `detail` is printed).
+pub(super) async fn send(
+    request: reqwest::RequestBuilder,
+    token: &str,
+    base: &str,
+) -> Result<Value, ExitCode> {
+    let Ok(resp) = request.bearer_auth(token).send().await else {
+        eprintln!("taskdeck: Taskdeck is not running at {base}");
+        return Err(ExitCode::from(1));
+    };
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        eprintln!(
+            "taskdeck: {} ({status})",
+            body["detail"].as_str().unwrap_or("request refused")
+        );
+        return Err(ExitCode::from(if status.is_client_error() { 4 } else { 1 }));
+    }
+    Ok(body)
 }
