@@ -59,3 +59,31 @@ export async function waitFor(fn, what, { timeout = 15_000, interval = 100 } = {
     await new Promise((r) => setTimeout(r, interval));
   }
 }
+
+/**
+ * Launches headless Chromium (`executablePath`) on a 1280x900 page of the UI at `base`, signed
+ * in with `token`, once its event stream is open; page errors go to `pageErrors`, and `onPage`
+ * may watch the page before it loads. Resolves with `{browser, page}`.
+ */
+export async function openUi({ chromium, executablePath, base, token, pageErrors, onPage = () => {} }) {
+  const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  onPage(page);
+  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await page.locator('#conn[data-state="open"]').waitFor();
+  return { browser, page };
+}
+
+/** Closes `browser`, stops `server` (SIGTERM, SIGKILL after 5 s) and removes the temp dir `tmp`. */
+export async function tearDown({ browser, server, tmp }) {
+  if (browser) await browser.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+}

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer, waitFor } from './harness.mjs';
+import { openUi, startServer, tearDown, waitFor } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -104,28 +104,17 @@ before(async () => {
   server = started.child;
   base = started.url;
   token = fs.readFileSync(started.tokenFile, 'utf8').trim();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    if (/status of 422/.test(m.text()) && expected422 > 0) expected422--;
-    else pageErrors.push(m.text());
-  });
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
-  await page.locator('#conn[data-state="open"]').waitFor();
+  // 422s the tests provoke on purpose are not page errors (the browser logs each failed request).
+  const onPage = (p) =>
+    p.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      if (/status of 422/.test(m.text()) && expected422 > 0) expected422--;
+      else pageErrors.push(m.text());
+    });
+  ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors, onPage }));
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => tearDown({ browser, server, tmp }));
 
 test('the queue is oldest waiting first and counts down nothing when nothing expires', async () => {
   const ids = [];

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer } from './harness.mjs';
+import { openUi, startServer, tearDown } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -36,23 +36,10 @@ before(async () => {
   server = started.child;
   base = started.url;
   token = fs.readFileSync(started.tokenFile, 'utf8').trim();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
-  await page.locator('#conn[data-state="open"]').waitFor();
+  ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors }));
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => tearDown({ browser, server, tmp }));
 
 test('add a stdio server with a secret, see it listed without the secret, remove it', async () => {
   await page.locator('#servers-btn').click();

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer, waitFor } from './harness.mjs';
+import { openUi, startServer, tearDown, waitFor } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -57,22 +57,10 @@ before(async () => {
     { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'echo *' }, decision: 'allow' },
     { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'sleep *' }, decision: 'allow' },
   ] }));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
-  await page.locator('#conn[data-state="open"]').waitFor();
+  ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors }));
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => tearDown({ browser, server, tmp }));
 
 test('a finished command runs again from its detail, and a finished task is deleted', async () => {
   const first = await runCommand('echo again');

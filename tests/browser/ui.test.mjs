@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer as startServerIn, waitFor } from './harness.mjs';
+import { startServer as startServerIn, tearDown, waitFor } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -200,17 +200,7 @@ before(async () => {
   await page.locator('#conn[data-state="open"]').waitFor();
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
+after(() => tearDown({ browser, server, tmp }));
 
 // ---------------------------------------------------------------- tests
 
