@@ -30,6 +30,12 @@ esac
 . scripts/lib/tauri-cli.sh
 tauri=$(tauri_cli_pinned)
 export CARGO_TARGET_DIR=$PWD/target/desktop
+if [ "$profile" = release ]; then
+  # What users install carries no debug info and no symbol table: 296 MB of line tables and
+  # symbols per binary otherwise (the workspace's release profile keeps line tables for
+  # profiling the benchmarks). Only target/desktop/release is built with these settings.
+  export CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=symbols
+fi
 "$tauri" build "${args[@]}" --bundles deb,rpm --features desktop --ci >&2
 out=$CARGO_TARGET_DIR/$profile/bundle
 ls "$out"/deb/*.deb "$out"/rpm/*.rpm
