@@ -17,7 +17,7 @@ use tower_mcp::{
 
 use crate::{
     TaskdeckStore,
-    signals::until_ended,
+    signals::{must_stop, until_ended},
     views::{
         decode, encode, encode_map, engine_status, object_of, owner_of, principal_of, snapshot_of,
         store_error,
@@ -235,6 +235,14 @@ impl TaskStore for TaskdeckStore {
         };
         let responses = self.input_responses(task_id).await?.unwrap_or_default();
         let token = self.inner.signals.token(&task);
+        // A cancel or expiry committed between the read above and the token's registration
+        // reached the feed reader before the token did: read again.
+        if self
+            .live(task_id)?
+            .is_none_or(|t| must_stop(&t, taskdeck_engine::clock::now_ms()))
+        {
+            token.cancel();
+        }
         Ok(Some(
             TaskResumeContext::new(task.tool, task.arguments, responses)
                 .with_cancellation_token(token),
