@@ -33,7 +33,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
@@ -84,6 +84,17 @@ fn visible(
     Ok((task, owner))
 }
 
+/// Errors: 400 for a ttlMs over [`Engine::MAX_REQUESTED_TTL_MS`] (100 years).
+fn check_ttl(ttl_ms: u64) -> Result<(), ApiError> {
+    match ttl_ms <= Engine::MAX_REQUESTED_TTL_MS {
+        true => Ok(()),
+        false => Err(ApiError::bad_request(format!(
+            "ttlMs must be at most {} (100 years)",
+            Engine::MAX_REQUESTED_TTL_MS
+        ))),
+    }
+}
+
 /// The record of `task` as its host reads it.
 fn record(
     engine: &Engine,
@@ -100,7 +111,7 @@ fn record(
 #[utoipa::path(post, path = "/v1/hosted-tasks", request_body = CreateHosted, tag = "hosted tasks",
     responses((status = 201, description = "the task; `Location: /v1/hosted-tasks/{taskId}`", body = HostedTask,
                 headers(("Location" = String, description = "`/v1/hosted-tasks/{taskId}`"))),
-              (status = 400, description = "malformed body, or a tool name that is empty or over 200 characters", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 400, description = "malformed body, a tool name that is empty or over 200 characters, or a ttlMs over 100 years", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn create(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -110,9 +121,10 @@ pub(crate) async fn create(
     if body.tool.is_empty() || body.tool.chars().count() > 200 {
         return Err(ApiError::bad_request("tool must be 1 to 200 characters"));
     }
-    let arguments = body
-        .arguments
-        .unwrap_or_else(|| Value::Object(Default::default()));
+    if let Some(ttl) = body.ttl_ms {
+        check_ttl(ttl)?;
+    }
+    let arguments = Value::Object(body.arguments.unwrap_or_default());
     let task = engine
         .create_hosted_owned(
             &p.name,
@@ -133,8 +145,9 @@ pub(crate) async fn create(
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct ListHostedQuery {
-    /// Only tasks in this status (working, input_required, completed, failed, cancelled).
-    #[param(pattern = "^(working|input_required|completed|failed|cancelled)$")]
+    /// Only tasks in this status (working, input_required, completed, failed, cancelled);
+    /// empty or absent: every status.
+    #[param(pattern = "^(working|input_required|completed|failed|cancelled)?$")]
     status: Option<String>,
 }
 
@@ -216,7 +229,7 @@ pub(crate) async fn discard(
 /// sets `cancelRequested`. A task that had already ended is left as it was (`changed: false`).
 #[utoipa::path(post, path = "/v1/hosted-tasks/{taskId}/settle", params(("taskId" = String, Path, description = "the task's id")), request_body = SettleHosted, tag = "hosted tasks",
     responses((status = 200, description = "whether this call ended the task, and the task after it", body = HostedSettled),
-              (status = 400, description = "malformed body, or not exactly one of `completed`, `failed`, `cancelled`", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 400, description = "malformed body: not exactly one of `completed`, `failed`, `cancelled`", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn settle(
     State(engine): State<Engine>,
@@ -225,15 +238,16 @@ pub(crate) async fn settle(
     body: Result<Json<SettleHosted>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<HostedSettled>, ApiError> {
     let body = json_body(body, "{\"completed\"} or {\"failed\"} or {\"cancelled\"}")?;
-    let settlement = match (body.completed, body.failed, body.cancelled) {
-        (Some(result), None, None) => Settlement::Completed(Value::Object(result)),
-        (None, Some(error), None) => Settlement::Failed(Value::Object(error)),
-        (None, None, Some(message)) => Settlement::Cancelled(message),
-        _ => {
-            return Err(ApiError::bad_request(
-                "give exactly one of completed, failed, cancelled",
-            ));
+    let settlement = match body {
+        SettleHosted::Completed(result) => Settlement::Completed(Value::Object(result)),
+        SettleHosted::Failed(error) => {
+            let mut object = json!({"code": error.code, "message": error.message});
+            if let Some(data) = error.data {
+                object["data"] = data;
+            }
+            Settlement::Failed(object)
         }
+        SettleHosted::Cancelled(message) => Settlement::Cancelled(message),
     };
     let (_, owner) = visible(&engine, &p, &id)?;
     let Some((task, changed)) = engine.settle_hosted(&id, settlement).await? else {
@@ -248,7 +262,7 @@ pub(crate) async fn settle(
 /// Sets the task's retention (ms from creation), terminal or not; 0 expires it now.
 #[utoipa::path(put, path = "/v1/hosted-tasks/{taskId}/ttl", params(("taskId" = String, Path, description = "the task's id")), request_body = HostedTtl, tag = "hosted tasks",
     responses((status = 200, description = "`changed: true`", body = HostedChange),
-              (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 400, description = "malformed body, or a ttlMs over 100 years", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn set_ttl(
     State(engine): State<Engine>,
@@ -257,6 +271,7 @@ pub(crate) async fn set_ttl(
     body: Result<Json<HostedTtl>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<HostedChange>, ApiError> {
     let body = json_body(body, "{\"ttlMs\"}")?;
+    check_ttl(body.ttl_ms)?;
     visible(&engine, &p, &id)?;
     match engine.set_hosted_ttl(&id, body.ttl_ms).await? {
         true => Ok(Json(HostedChange { changed: true })),
@@ -310,7 +325,10 @@ pub(crate) async fn require_input(
     let changed = engine
         .require_hosted_input(
             &id,
-            body.requests.into_iter().collect(),
+            body.requests
+                .into_iter()
+                .map(|(k, v)| (k, Value::Object(v)))
+                .collect(),
             body.status_message,
         )
         .await?;
@@ -332,7 +350,16 @@ pub(crate) async fn answer(
 ) -> Result<Json<HostedAnswered>, ApiError> {
     let body = json_body(body, "{\"responses\": {...}}")?;
     visible(&engine, &p, &id)?;
-    let Some(answers) = engine.answer_hosted(&id, body.responses).await? else {
+    let Some(answers) = engine
+        .answer_hosted(
+            &id,
+            body.responses
+                .into_iter()
+                .map(|(k, v)| (k, Value::Object(v)))
+                .collect(),
+        )
+        .await?
+    else {
         return Err(ApiError::conflict(format!("hosted task {id} is settled")));
     };
     Ok(Json(HostedAnswered {
@@ -355,7 +382,10 @@ pub(crate) async fn set_meta(
 ) -> Result<Json<HostedChange>, ApiError> {
     let body = json_body(body, "{\"meta\": {...}}")?;
     visible(&engine, &p, &id)?;
-    match engine.set_hosted_meta(&id, body.meta).await? {
+    match engine
+        .set_hosted_meta(&id, Value::Object(body.meta))
+        .await?
+    {
         true => Ok(Json(HostedChange { changed: true })),
         false => Err(ApiError::not_found(format!("no hosted task {id}"))),
     }

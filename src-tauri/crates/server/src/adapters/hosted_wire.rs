@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::openapi::{
+    RefOr, Schema,
+    schema::{AdditionalProperties, ObjectBuilder, OneOfBuilder, Type},
+};
 
-use super::api_types::Status;
+use super::{api_types::Status, jobs_api::ReportError};
 use taskdeck_engine::{TaskRecord, clock::iso8601};
 
 /// A hosted task as its host reads it: the task, the owner the host gave it, every answer
@@ -37,7 +41,7 @@ pub struct HostedTask {
     pub poll_interval_ms: u64,
     /// The host's tool name (also the task's title in the window).
     pub tool: String,
-    /// The tool call's arguments, as given at creation (any JSON).
+    /// The tool call's arguments, as given at creation.
     #[schema(value_type = Object)]
     pub arguments: Value,
     /// The principal of the token that created the task (who may see it).
@@ -118,36 +122,73 @@ pub struct CreateHosted {
     /// The host's tool name (1 to 200 characters).
     #[schema(min_length = 1, max_length = 200)]
     pub tool: String,
-    /// The tool call's arguments (any JSON; default `{}`), stored as given.
-    #[schema(value_type = Object)]
-    pub arguments: Option<Value>,
-    /// Retention from creation in ms, stored as given; absent = unlimited.
-    #[schema(minimum = 0)]
+    /// The tool call's arguments (a JSON object, as MCP's `tools/call` has them; absent =
+    /// `{}`), stored as given.
+    #[schema(value_type = Option<Object>)]
+    pub arguments: Option<Map<String, Value>>,
+    /// Retention from creation in ms (at most 100 years), stored as given; absent = unlimited.
+    #[schema(minimum = 0, maximum = 3_153_600_000_000_u64)]
+    #[serde(default, deserialize_with = "some_whole_ms")]
     pub ttl_ms: Option<u64>,
     /// The host's owner of the task; absent or null = anonymous (kept distinct from `""`).
     pub owner: Option<String>,
 }
 
-/// `POST /v1/hosted-tasks/{taskId}/settle`: exactly one member, the way the task ends.
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SettleHosted {
+/// `POST /v1/hosted-tasks/{taskId}/settle`: an object with exactly one member, the way the
+/// task ends (schema: [`SettleHosted::schema`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SettleHosted {
     /// `completed` with this CallToolResult (an `isError: true` result included).
-    #[schema(value_type = Option<Object>)]
-    pub completed: Option<Map<String, Value>>,
-    /// `failed` with this JSON-RPC error object (`{code, message, data?}`), stored whole.
-    #[schema(value_type = Option<Object>)]
-    pub failed: Option<Map<String, Value>>,
+    Completed(Map<String, Value>),
+    /// `failed` with this JSON-RPC error object (`{code, message, data?}`; JSON-RPC 2.0 §5.1).
+    Failed(ReportError),
     /// `cancelled`; the text becomes the status message.
-    pub cancelled: Option<String>,
+    Cancelled(String),
 }
+
+/// One of `{completed: object}`, `{failed: object}`, `{cancelled: string}`, no other members
+/// (a derive leaves the other members open).
+impl utoipa::PartialSchema for SettleHosted {
+    fn schema() -> RefOr<Schema> {
+        let only = |name: &str, value: RefOr<Schema>| {
+            ObjectBuilder::new()
+                .title(Some(name))
+                .property(name, value)
+                .required(name)
+                .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+        };
+        let described = |value: ObjectBuilder, what: &str| value.description(Some(what)).into();
+        OneOfBuilder::new()
+            .item(only(
+                "completed",
+                described(
+                    ObjectBuilder::new().schema_type(Type::Object),
+                    "The CallToolResult (an `isError: true` result included): the task completes.",
+                ),
+            ))
+            .item(only("failed", ReportError::schema()))
+            .item(only(
+                "cancelled",
+                described(
+                    ObjectBuilder::new().schema_type(Type::String),
+                    "The status message: the task is cancelled.",
+                ),
+            ))
+            .description(Some("How the task ends: exactly one member."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for SettleHosted {}
 
 /// `PUT /v1/hosted-tasks/{taskId}/ttl`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HostedTtl {
-    /// The new retention, in ms from creation (0 = expired now).
-    #[schema(minimum = 0)]
+    /// The new retention, in ms from creation (0 = expired now; at most 100 years).
+    #[schema(minimum = 0, maximum = 3_153_600_000_000_u64)]
+    #[serde(deserialize_with = "whole_ms")]
     pub ttl_ms: u64,
 }
 
@@ -175,7 +216,7 @@ pub struct HostedInputRequests {
     /// Key → SEP-2663 `InputRequest` (`{method, params}`). A key outstanding with the same
     /// request is carried forward; an outstanding key left out is superseded.
     #[schema(value_type = BTreeMap<String, Object>)]
-    pub requests: Map<String, Value>,
+    pub requests: BTreeMap<String, Map<String, Value>>,
     /// The new status message; absent = unchanged.
     pub status_message: Option<String>,
 }
@@ -186,16 +227,16 @@ pub struct HostedInputRequests {
 pub struct HostedInputResponses {
     /// Key → SEP-2663 `InputResponse`, recorded as given (the host validated them).
     #[schema(value_type = BTreeMap<String, Object>)]
-    pub responses: Map<String, Value>,
+    pub responses: BTreeMap<String, Map<String, Value>>,
 }
 
 /// `PUT /v1/hosted-tasks/{taskId}/meta`.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostedMeta {
-    /// The task's protocol `_meta` (replaces the one stored before).
+    /// The task's protocol `_meta`, a JSON object (replaces the one stored before).
     #[schema(value_type = Object)]
-    pub meta: Value,
+    pub meta: Map<String, Value>,
 }
 
 /// Whether a change applied (`false`: the task is settled, or the change was already so).
@@ -226,4 +267,24 @@ pub struct HostedAnswered {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HostedTaskList {
     pub tasks: Vec<HostedTask>,
+}
+
+/// A count of ms: a JSON number with no fractional part, `0` to `u64::MAX` (JSON Schema's
+/// integers include `5.0`, so a whole float is taken too).
+fn whole_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    n.as_u64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..1.8e19).contains(f))
+                .map(|f| f as u64)
+        })
+        .ok_or_else(|| serde::de::Error::custom(format!("{n} is not a whole number of ms")))
+}
+
+/// [`whole_ms`] for an optional member (null = absent).
+fn some_whole_ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    struct Ms(#[serde(deserialize_with = "whole_ms")] u64);
+    Ok(Option::<Ms>::deserialize(d)?.map(|Ms(ms)| ms))
 }
