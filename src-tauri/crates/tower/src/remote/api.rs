@@ -17,7 +17,7 @@ type Result<T> = std::result::Result<T, TaskStoreError>;
 #[derive(Clone)]
 pub(crate) struct Api {
     http: reqwest::Client,
-    /// e.g. `http://127.0.0.1:7780`, without a trailing `/`.
+    /// e.g. `http://127.0.0.1:4747`, without a trailing `/`.
     base: String,
     token: String,
 }
@@ -43,7 +43,7 @@ async fn body<T: DeserializeOwned>(resp: Response) -> Result<T> {
 }
 
 impl Api {
-    /// A client of the server at `base` (e.g. `http://127.0.0.1:7780`) with bearer `token`.
+    /// A client of the server at `base` (e.g. `http://127.0.0.1:4747`) with bearer `token`.
     pub(crate) fn new(base: &str, token: &str) -> Api {
         Api {
             http: reqwest::Client::new(),

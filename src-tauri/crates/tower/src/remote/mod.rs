@@ -36,7 +36,7 @@ struct Inner {
 }
 
 impl RemoteTaskdeckStore {
-    /// Connects to the Taskdeck at `base_url` (e.g. `http://127.0.0.1:7780`, as `taskdeck
+    /// Connects to the Taskdeck at `base_url` (e.g. `http://127.0.0.1:4747`, as `taskdeck
     /// serve` prints it) with `token` (a principal's token, from `taskdeck token create NAME`
     /// or the window's Agents page): opens its event stream, so every cancel and change from
     /// then on reaches the store's tokens and waiters. Must be called inside a Tokio runtime.
