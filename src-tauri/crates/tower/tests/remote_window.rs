@@ -170,3 +170,40 @@ async fn another_principals_hosted_task_is_not_found() {
         .unwrap();
     assert_eq!(resp.status(), 401);
 }
+
+/// A Taskdeck restart leaves a hosted task as it was (its handler runs in the tower-mcp
+/// server, which may still be running it): the server, connected again, finds it and settles it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taskdeck_restart_leaves_hosted_tasks_to_their_server() {
+    let mut taskdeck = Taskdeck::start().await;
+    let token = taskdeck.fresh_token();
+    let store = RemoteTaskdeckStore::connect(&taskdeck.url, &token)
+        .await
+        .unwrap();
+    let (id, _) = store
+        .create_task("deploy", json!({}), Some(600_000), Some("alice".into()))
+        .await
+        .unwrap();
+    let request: InputRequest =
+        serde_json::from_value(json!({"method": "roots/list", "params": {}})).unwrap();
+    let asked = InputRequests::from([("roots".to_string(), request)]);
+    assert!(store.require_input(&id, asked, None).await.unwrap());
+    drop(store);
+    taskdeck.restart().await;
+
+    let store = RemoteTaskdeckStore::connect(&taskdeck.url, &token)
+        .await
+        .unwrap();
+    let task = store.get_task(&id).await.unwrap().unwrap();
+    assert_eq!(task.status, TaskStatus::InputRequired);
+    assert_eq!(
+        store.task_owner(&id).await.unwrap(),
+        Some(Some("alice".into()))
+    );
+    assert!(
+        store
+            .complete_task(&id, tower_mcp::CallToolResult::text("done"))
+            .await
+            .unwrap()
+    );
+}

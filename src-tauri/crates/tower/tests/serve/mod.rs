@@ -78,12 +78,33 @@ impl Taskdeck {
     /// Starts `taskdeck serve` in a new temp dir and waits until it listens.
     pub async fn start() -> Taskdeck {
         let dir = tempfile::tempdir().unwrap();
+        let (child, url, admin) = Self::serve(dir.path()).await;
+        Taskdeck {
+            _child: child,
+            url,
+            admin,
+            dir,
+            made: AtomicUsize::new(0),
+        }
+    }
+
+    /// Kills the server (no clean shutdown) and starts it again on the same directory; it
+    /// listens on a new port (`url` changes).
+    #[allow(dead_code)] // Not every test restarts Taskdeck.
+    pub async fn restart(&mut self) {
+        self._child.kill().await.unwrap();
+        let (child, url, admin) = Self::serve(self.dir.path()).await;
+        (self._child, self.url, self.admin) = (child, url, admin);
+    }
+
+    /// Starts `taskdeck serve` on `dir`: the child, its URL and the admin's token.
+    async fn serve(dir: &Path) -> (Child, String, String) {
         let mut child = Command::new(binary())
             .arg("serve")
             .args(["--port", "0", "--data-dir"])
-            .arg(dir.path().join("data"))
+            .arg(dir.join("data"))
             .arg("--config-dir")
-            .arg(dir.path().join("cfg"))
+            .arg(dir.join("cfg"))
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -104,17 +125,11 @@ impl Taskdeck {
         .await
         .expect("taskdeck serve did not listen within 20 s");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let admin = std::fs::read_to_string(dir.path().join("cfg/admin-token"))
+        let admin = std::fs::read_to_string(dir.join("cfg/admin-token"))
             .unwrap()
             .trim()
             .to_string();
-        Taskdeck {
-            _child: child,
-            url,
-            admin,
-            dir,
-            made: AtomicUsize::new(0),
-        }
+        (child, url, admin)
     }
 
     /// The token of a new principal `host-N`, made with `taskdeck token create` on the
