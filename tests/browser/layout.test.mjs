@@ -1,0 +1,97 @@
+// The page's geometry in headless Chromium against the real `taskdeck serve`, measured with
+// boundingBox and the elements' sizes: a task's title gets the row's room before its labels
+// (tool, principal, id) at 1280, 1000 and 640 px wide.
+//
+//   cd tests/browser && npm ci && node --test layout.test.mjs
+//   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { openUi, startServer, tearDown, waitFor } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+let server;
+let base;
+let token;
+let tmp;
+let browser;
+let page;
+const pageErrors = [];
+
+/** Registers an external job named `name` (`POST /v1/jobs`); resolves with its task id. */
+async function job(name, extra = {}) {
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ external: { name, heartbeatMs: 600_000, ...extra } }),
+  });
+  assert.equal(resp.status, 202, await resp.clone().text());
+  return (await resp.json()).taskId;
+}
+
+const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator(`.row-id[title="${taskId}"]`) });
+
+before(async () => {
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
+  const started = await startServer(BIN);
+  server = started.child;
+  base = started.url;
+  tmp = started.dir;
+  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors }));
+});
+
+after(() => tearDown({ browser, server, tmp }));
+
+/**
+ * The first line of task `taskId`'s row: whether its title shows whole, and each label that is
+ * in view (inside the line's box), with whether it shows whole.
+ */
+async function titleLine(taskId) {
+  return row(taskId).evaluate((el) => {
+    const title = el.querySelector('.row-tool');
+    const line = el.querySelector('.row-labels') || title.parentElement;
+    const box = line.getBoundingClientRect();
+    const labels = [...line.querySelectorAll(':scope > :not([hidden]):not(.row-tool)')].map((l) => {
+      const r = l.getBoundingClientRect();
+      return { text: l.textContent, inView: r.width > 0 && r.top < box.bottom - 1 && r.left < box.right - 1, whole: r.right <= box.right + 0.5 && l.scrollWidth <= l.clientWidth };
+    });
+    return { whole: title.scrollWidth <= title.clientWidth, width: title.clientWidth, labels: labels.filter((l) => l.inView) };
+  });
+}
+
+test('a title gets the row before its labels, at 1280, 1000 and 640 px wide', async () => {
+  const short = 'Deploy v2.3 to production?';
+  const long = 'Nightly export of the billing ledger to the finance database';
+  assert.equal(long.length, 60);
+  const shortId = await job(short);
+  const longId = await job(long);
+  await row(shortId).waitFor();
+  await row(longId).waitFor();
+  for (const width of [1280, 1000, 640]) {
+    await page.setViewportSize({ width, height: 820 });
+    await waitFor(async () => (await titleLine(shortId)).whole, `"${short}" whole at ${width} px`);
+    if (width === 1280) await waitFor(async () => (await titleLine(longId)).whole, `the 60-character title whole at ${width} px`);
+    for (const id of [shortId, longId]) {
+      const line = await titleLine(id);
+      // A label in view never costs the title a letter, and shows whole unless it is alone.
+      if (!line.whole) assert.deepEqual(line.labels, [], `${width} px: the title is cut while labels show: ${JSON.stringify(line)}`);
+      assert.ok(line.labels.slice(1).every((l) => l.whole), `${width} px: a label cut behind another: ${JSON.stringify(line)}`);
+    }
+    // With the room, the labels come back: the tool and principal show beside the short title.
+    if (width === 1280) assert.deepEqual((await titleLine(shortId)).labels.map((l) => l.text).slice(0, 2), ['external', 'admin']);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(pageErrors, []);
+});
