@@ -1,6 +1,7 @@
 // The page's geometry in headless Chromium against the real `taskdeck serve`, measured with
 // boundingBox and the elements' sizes: a task's title gets the row's room before its labels
-// (tool, principal, id) at 1280, 1000 and 640 px wide.
+// (tool, principal, id) at 1280, 1000 and 640 px wide; ticking a row shows the selection bar
+// without moving the rows, and the list scrolls past it.
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -89,6 +90,44 @@ test('a title gets the row before its labels, at 1280, 1000 and 640 px wide', as
     // With the room, the labels come back: the tool and principal show beside the short title.
     if (width === 1280) assert.deepEqual((await titleLine(shortId)).labels.map((l) => l.text).slice(0, 2), ['external', 'admin']);
   }
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('ticking a row shows the selection bar without moving a row, and the list scrolls past it', async () => {
+  await page.setViewportSize({ width: 1280, height: 820 });
+  const ids = [];
+  for (let i = 0; i < 24; i++) ids.push(await job(`select me ${i}`));
+  await row(ids[0]).waitFor();
+  const list = page.locator('#task-list');
+  const first = page.locator('#task-list .row:not([hidden])[aria-rowindex="1"]');
+  const second = page.locator('#task-list .row:not([hidden])[aria-rowindex="2"]');
+  const before = await second.boundingBox();
+  await first.locator('.row-check').click();
+  const bar = page.locator('#bulk-bar');
+  await page.locator('#bulk-count', { hasText: '1 selected' }).waitFor();
+  assert.deepEqual(await second.boundingBox(), before, 'the rows stay where they were');
+  // The next click lands where the pointer is: on the second row's checkbox.
+  const check = await second.locator('.row-check').boundingBox();
+  await page.mouse.click(check.x + check.width / 2, check.y + check.height / 2);
+  await page.locator('#bulk-count', { hasText: '2 selected' }).waitFor();
+  assert.equal(await second.getAttribute('aria-selected'), 'true');
+  // The bar lies over the foot of the list; scrolled to the end, the last row is above it.
+  const barBox = await bar.boundingBox();
+  const listBox = await list.boundingBox();
+  assert.ok(barBox.y + barBox.height <= listBox.y + listBox.height + 0.5, 'the bar is within the list pane');
+  await list.evaluate((el) => {
+    el.scrollTop = el.scrollHeight;
+  });
+  const rows = await page.locator('#task-list').getAttribute('aria-rowcount');
+  const last = page.locator(`#task-list .row:not([hidden])[aria-rowindex="${rows}"]`);
+  await last.waitFor();
+  const lastBox = await last.boundingBox();
+  assert.ok(lastBox.y + lastBox.height <= barBox.y + 0.5, `the last row (${JSON.stringify(lastBox)}) scrolls above the bar (${JSON.stringify(barBox)})`);
+  await page.locator('#bulk-clear').click();
+  await bar.waitFor({ state: 'hidden' });
+  await list.evaluate((el) => {
+    el.scrollTop = 0;
+  });
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 

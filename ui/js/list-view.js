@@ -318,7 +318,8 @@ export class ListView {
 
   scrollToIndex(index) {
     const top = index * ROW_HEIGHT;
-    const view = this.container.clientHeight;
+    // What floats over the foot of the list (the selection bar) is the CSS scroll-padding.
+    const view = this.container.clientHeight - (parseFloat(getComputedStyle(this.container).scrollPaddingBottom) || 0);
     if (top < this.container.scrollTop) this.container.scrollTop = top;
     else if (top + ROW_HEIGHT > this.container.scrollTop + view) this.container.scrollTop = top + ROW_HEIGHT - view;
     else return;
