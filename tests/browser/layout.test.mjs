@@ -1,7 +1,8 @@
 // The page's geometry in headless Chromium against the real `taskdeck serve`, measured with
 // boundingBox and the elements' sizes: a task's title gets the row's room before its labels
 // (tool, principal, id) at 1280, 1000 and 640 px wide; ticking a row shows the selection bar
-// without moving the rows, and the list scrolls past it.
+// without moving the rows, and the list scrolls past it; a label beside the detail's title never
+// breaks inside its word.
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -97,7 +98,7 @@ test('ticking a row shows the selection bar without moving a row, and the list s
   await page.setViewportSize({ width: 1280, height: 820 });
   const ids = [];
   for (let i = 0; i < 24; i++) ids.push(await job(`select me ${i}`));
-  await row(ids[0]).waitFor();
+  await row(ids[23]).waitFor(); // the newest: the first row
   const list = page.locator('#task-list');
   const first = page.locator('#task-list .row:not([hidden])[aria-rowindex="1"]');
   const second = page.locator('#task-list .row:not([hidden])[aria-rowindex="2"]');
@@ -110,7 +111,7 @@ test('ticking a row shows the selection bar without moving a row, and the list s
   const check = await second.locator('.row-check').boundingBox();
   await page.mouse.click(check.x + check.width / 2, check.y + check.height / 2);
   await page.locator('#bulk-count', { hasText: '2 selected' }).waitFor();
-  assert.equal(await second.getAttribute('aria-selected'), 'true');
+  await page.locator('#task-list .row:not([hidden])[aria-rowindex="2"][aria-selected="true"]').waitFor();
   // The bar lies over the foot of the list; scrolled to the end, the last row is above it.
   const barBox = await bar.boundingBox();
   const listBox = await list.boundingBox();
@@ -128,6 +129,24 @@ test('ticking a row shows the selection bar without moving a row, and the list s
   await list.evaluate((el) => {
     el.scrollTop = 0;
   });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('the tool label beside a long title in the detail heading never breaks inside its word', async () => {
+  // A long word at the end of the title pushes the label to the end of a line at some widths.
+  const id = await job('Nightly export of the billing ledger to the finance warehouse_and_archive_storage_bucket_for_2024');
+  await row(id).click();
+  const tool = page.locator('#detail .detail-title .detail-tool');
+  await tool.waitFor();
+  assert.equal(await tool.textContent(), 'external');
+  // Every width from 600 to 1400 px puts the end of the title's lines somewhere else.
+  const broken = [];
+  for (let width = 600; width <= 1400; width += 4) {
+    await page.setViewportSize({ width, height: 900 });
+    const boxes = await tool.evaluate((el) => el.getClientRects().length);
+    if (boxes !== 1) broken.push(width);
+  }
+  assert.deepEqual(broken, [], 'widths where "external" is split over two lines');
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
