@@ -20,6 +20,23 @@ export function canRerun(task) {
   return Array.isArray(argv) && argv.length > 0;
 }
 
+/** `s` as a shell word: as it is when it has no character a shell reads, else in single quotes. */
+function shellWord(s) {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * What running `task` again runs: `{line, cwd}` (the command line as a shell would read it, and
+ * the working directory or null), or null when its arguments name no command.
+ */
+export function rerunCommand(task) {
+  const a = (task && task.arguments) || {};
+  const argv = Array.isArray(a.argv) ? a.argv : task && task.tool === 'external' && Array.isArray(a.command) ? a.command : null;
+  const line = argv ? argv.map((w) => shellWord(String(w))).join(' ') : typeof a.command === 'string' ? a.command : '';
+  if (!line) return null;
+  return { line, cwd: typeof a.cwd === 'string' && a.cwd ? a.cwd : null };
+}
+
 /** What deleting the selected `ids` would do: the finished tasks `getTask` knows (`finished`) and how many are still live (kept). */
 export function deletePlan(ids, getTask) {
   const tasks = ids.map((id) => getTask(id)).filter(Boolean);
@@ -62,14 +79,21 @@ export async function requestDelete(task) {
   return true;
 }
 
-/** Runs the finished command `task` again after a confirmation, and opens the new task. */
+/** Runs the finished command `task` again after a confirmation (which shows the command line), and opens the new task. */
 export async function requestRerun(task) {
+  const cmd = rerunCommand(task);
   const ok = await confirmDialog({
     title: 'Run this command again?',
     body: [
-      h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again.'),
+      cmd
+        ? [
+            h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again:'),
+            h('pre', { class: 'rerun-command' }, h('code', {}, cmd.line)),
+            cmd.cwd ? h('p', { class: 'rerun-cwd' }, 'in ', h('code', {}, cmd.cwd)) : null,
+          ]
+        : h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again.'),
       h('p', { class: 'muted' }, 'It is a new run_command call of yours: the policy decides on it again, and may ask for approval.'),
-    ],
+    ].flat().filter(Boolean),
     confirmLabel: 'Run again',
     cancelLabel: 'Back',
   });
