@@ -2,7 +2,7 @@
 // run_command task runs again from its detail (a new task, decided by the policy again), and
 // the confirmation of a `taskdeck run` job's shows its command line and directory; one finished
 // task is deleted from its detail, and "Clear finished…" deletes every finished task after
-// asking, leaving the running one. The list follows through the event stream.
+// asking (it says how many), leaving the running one. The list follows through the event stream.
 //
 //   cd tests/browser && npm ci && node --test task-actions.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -120,8 +120,20 @@ test('"Clear finished…" deletes every finished task after asking and keeps the
   // Backing out deletes nothing.
   await page.locator('#confirm-no').click();
   assert.ok(await apiTask(done));
+  // It says how many it deletes: every finished task, also while a search narrows the list.
+  const counts = (await (await fetch(`${base}/v1/tasks?limit=1`, { headers: { Authorization: `Bearer ${token}` } })).json()).counts;
+  const finished = (counts.completed || 0) + (counts.failed || 0) + (counts.cancelled || 0);
+  assert.ok(finished >= 2, JSON.stringify(counts));
+  await page.locator('#search').fill('echo done');
+  await page.locator('#list-footer', { hasText: /^1 task$/ }).waitFor();
   await page.locator('#clear-finished').click();
-  await page.locator('#confirm-yes', { hasText: 'Clear finished' }).click();
+  await page.locator('#confirm-title', { hasText: `Clear all ${finished} finished tasks?` }).waitFor();
+  await page.locator('#confirm-no').click();
+  await page.locator('#search').fill('');
+  await row(running).waitFor();
+  await page.locator('#clear-finished').click();
+  await page.locator('#confirm-title', { hasText: `Clear all ${finished} finished tasks?` }).waitFor();
+  await page.locator('#confirm-yes', { hasText: `Clear ${finished} finished` }).click();
   await page.locator('.toast-text', { hasText: /^Deleted \d+ tasks?\.$/ }).waitFor();
   await row(done).waitFor({ state: 'detached' });
   assert.equal(await apiTask(done), null);

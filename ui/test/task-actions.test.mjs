@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canRerun, deletePlan, describeDeletions, rerunCommand } from '../js/task-actions.js';
+import { canRerun, deletePlan, describeDeletions, rerunCommand, finishedCount } from '../js/task-actions.js';
 
 test('only finished commands and taskdeck run jobs with a command line run again', () => {
   assert.equal(canRerun({ tool: 'run_command', status: 'completed' }), true);
@@ -37,4 +37,10 @@ test('running again says the command line it runs, and where', () => {
     cwd: '/work/app',
   });
   assert.equal(rerunCommand({ tool: 'external', arguments: { name: 'nightly' } }), null);
+});
+
+test('the finished tasks are the completed, failed and cancelled ones of the counts', () => {
+  assert.equal(finishedCount({ working: 2, input_required: 1, completed: 5, error: 2, failed: 1, cancelled: 3 }), 9);
+  assert.equal(finishedCount({ working: 2 }), 0);
+  assert.equal(finishedCount(undefined), 0);
 });
