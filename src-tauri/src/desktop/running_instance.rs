@@ -48,12 +48,7 @@ impl RunningInstance {
     /// session, so it cannot be shown from here: open http://127.0.0.1:4747/ in a browser, or
     /// quit it there first."
     pub fn message(&self) -> String {
-        let url = self
-            .port
-            .map(|p| format!("http://127.0.0.1:{p}"))
-            .unwrap_or_else(|| "its port".into());
-        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-        let running = format!("Taskdeck is already running on {url}{pid}");
+        let (url, running) = self.running_on();
         if self.window_on_this_session {
             format!("{running}; bringing its window to the front.")
         } else if self.headless {
@@ -67,6 +62,29 @@ impl RunningInstance {
                  from here: open {url}/ in a browser, or quit it there first."
             )
         }
+    }
+}
+
+impl RunningInstance {
+    /// The one line a second launch without a display (over SSH, say) prints, e.g. "Taskdeck
+    /// is already running on http://127.0.0.1:4747 (pid 812); this launch has no display to
+    /// show its window on: open http://127.0.0.1:4747/ in a browser."
+    pub fn message_without_display(&self) -> String {
+        let (url, running) = self.running_on();
+        format!(
+            "{running}; this launch has no display to show its window on: open {url}/ in a browser."
+        )
+    }
+
+    /// Its URL (`http://127.0.0.1:PORT`) and "Taskdeck is already running on URL (pid N)".
+    fn running_on(&self) -> (String, String) {
+        let url = self
+            .port
+            .map(|p| format!("http://127.0.0.1:{p}"))
+            .unwrap_or_else(|| "its port".into());
+        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        let running = format!("Taskdeck is already running on {url}{pid}");
+        (url, running)
     }
 }
 

@@ -199,6 +199,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         authenticator: Authenticator::new(engine.store().clone()),
         port: addr.port(),
         allow_anonymous: cfg.allow_anonymous,
+        stopping: shutdown.child_token(),
     });
     // The /v1 routes only: `/mcp` (where agents poll) passes through one layer, the guard.
     let v1 = Router::new()
