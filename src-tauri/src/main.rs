@@ -216,6 +216,8 @@ fn main() -> ExitCode {
                 }),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log redirected to a file (or the journal) stays plain.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     if !matches!(cli.command, None | Some(Command::Serve(_))) {
@@ -266,23 +268,16 @@ fn main() -> ExitCode {
             port,
             token,
             json,
-        }) => {
-            let token_file = auth::admin_token_path(&config_dir);
-            let Some(token) = token.or_else(|| auth::read_admin_token(&config_dir)) else {
-                eprintln!(
-                    "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
-                     --config-dir for the directory Taskdeck was started with)",
-                    token_file.display()
-                );
-                return ExitCode::from(2);
-            };
-            taskdeck::cli::task_actions_cli::run_any(
-                cmd,
-                serve::client_port(port, &data_dir),
-                &token,
-                json,
-            )
-        }
+        }) => taskdeck::cli::task_actions_cli::run_any(
+            cmd,
+            &taskdeck::cli::Target {
+                port,
+                token,
+                data_dir,
+                config_dir,
+            },
+            json,
+        ),
         Some(Command::Servers { cmd }) => taskdeck::cli::servers_cli::run(
             cmd,
             &taskdeck::cli::servers_cli::ServersContext {
@@ -301,7 +296,7 @@ fn main() -> ExitCode {
         ),
         Some(Command::Audit { cmd, port, token }) => taskdeck::cli::audit_cli::run(
             cmd,
-            taskdeck::cli::audit_cli::AuditContext {
+            &taskdeck::cli::Target {
                 port,
                 token,
                 data_dir,
