@@ -849,6 +849,10 @@ test('the detail’s modules: a failed load is tried again; Escape while they lo
     const card = p.locator('.prompt-card[data-key="approve-command"]');
     const failed = p.locator('.toast', { hasText: 'Could not load the task' });
     const first = await Promise.race([card.waitFor().then(() => 'card'), failed.waitFor().then(() => 'toast')]).catch(() => 'none');
+    if (first === 'none') {
+      const toasts = await p.locator('.toast').allTextContents();
+      assert.fail(`neither the form nor a failed load shown: ${detailFetches} fetches of detail-view.js, toasts ${JSON.stringify(toasts)}, hash ${new URL(p.url()).hash}, errors ${JSON.stringify(errors)}`);
+    }
     if (first === 'toast') await theRow.click();
     await card.waitFor();
     // Until /v1/me answers, the page does not know it is the admin's; then the form appears.

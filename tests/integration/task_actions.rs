@@ -177,3 +177,43 @@ async fn a_finished_command_reruns_as_a_new_approved_task_of_the_caller() {
 async fn done_arguments(s: &Server, id: &str) -> Value {
     s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await.1["task"]["arguments"].clone()
 }
+
+/// Waits up to 5 s for `path` to be gone.
+async fn gone(path: &std::path::Path) -> bool {
+    for _ in 0..100 {
+        if !path.exists() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_deleted_tasks_output_log_is_removed_and_strays_are_swept_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("data/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    // A log whose task is not stored (left by a run that stopped before removing it), and a
+    // file that is no task's log.
+    let stray = logs.join("no-such-task.log");
+    let unrelated = logs.join("notes.txt");
+    std::fs::write(&stray, "old output\n").unwrap();
+    std::fs::write(&unrelated, "kept\n").unwrap();
+    let s = Server::start_in(dir.path(), &["--conformance-fixtures"]).await;
+    assert!(gone(&stray).await, "a stray log is swept at start");
+    assert!(unrelated.exists(), "only <taskId>.log files are touched");
+
+    let agent = s.token("agent-a");
+    let kept = approved_command(&s, &agent, "echo kept").await;
+    let deleted = approved_command(&s, &agent, "echo deleted").await;
+    s.wait_status(&agent, &kept, "completed").await;
+    s.wait_status(&agent, &deleted, "completed").await;
+    let deleted_log = logs.join(format!("{deleted}.log"));
+    assert!(deleted_log.exists(), "a command writes its log");
+    assert_eq!(delete(&s, &agent, &deleted).await, 204);
+    assert!(gone(&deleted_log).await, "the deleted task's log is removed");
+    let (status, log) = s.v1_get(Some(&agent), &format!("/v1/tasks/{kept}/log")).await;
+    assert_eq!(status, 200);
+    assert_eq!(log["text"], "kept\n", "another task's log stays");
+}

@@ -177,6 +177,11 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     }
 
     let shutdown = CancellationToken::new();
+    tools::log_removal::spawn(
+        &engine,
+        tools::output::log_dir(&cfg.data_dir),
+        shutdown.child_token(),
+    );
     let rmcp_config = StreamableHttpServerConfig::default()
         .with_json_response(true)
         .with_allowed_hosts(["localhost", "127.0.0.1", "::1"])

@@ -9,6 +9,7 @@ pub mod fixtures;
 pub mod http_job;
 pub mod http_permission;
 pub mod http_reach;
+pub mod log_removal;
 pub mod output;
 pub mod process;
 pub mod run_command;
