@@ -12,6 +12,8 @@
 //! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
 //! - `endpoint`: which Taskdeck the client commands talk to, with which token, and what a
 //!   refused token means.
+//! - [`doctor_cli`]: `taskdeck doctor`, the checks of the store, search index, lock, port and
+//!   admin token; [`backup_cli`]: `taskdeck backup|restore` (docs/operations.md).
 //! - [`autostart_cli`]: `taskdeck autostart on|off|status`, the XDG autostart entry
 //!   ([`autostart`]) that starts the window hidden in the tray at login.
 
@@ -19,6 +21,8 @@ pub mod audit_cli;
 pub mod autostart;
 pub mod autostart_cli;
 mod endpoint;
+pub mod backup_cli;
+pub mod doctor_cli;
 pub mod hook_cli;
 mod hook_file;
 mod hook_install;
