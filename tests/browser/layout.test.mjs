@@ -2,7 +2,8 @@
 // boundingBox and the elements' sizes: a task's title gets the row's room before its labels
 // (tool, principal, id) at 1280, 1000 and 640 px wide; ticking a row shows the selection bar
 // without moving the rows, and the list scrolls past it; a label beside the detail's title never
-// breaks inside its word.
+// breaks inside its word; at the minimum window size, 640x480, with two approvals pending, the
+// first approval and the first two rows are in view.
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -148,6 +149,44 @@ test('the tool label beside a long title in the detail heading never breaks insi
   }
   assert.deepEqual(broken, [], 'widths where "external" is split over two lines');
   await page.setViewportSize({ width: 1280, height: 900 });
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+  await page.locator('#detail .detail-empty').waitFor();
+});
+
+test('at 640x480 with two approvals pending, the inbox shows the first and the first two rows are in view', async () => {
+  const asked = [];
+  for (const command of ['echo one', 'echo two']) {
+    const resp = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
+    });
+    assert.equal(resp.status, 202, await resp.clone().text());
+    asked.push((await resp.json()).taskId);
+  }
+  await page.setViewportSize({ width: 640, height: 480 });
+  const approvals = page.locator('#approvals-list .approval');
+  await waitFor(async () => (await approvals.count()) === 2, 'two approvals in the queue');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const view = { width: 640, height: 480 };
+  const inView = (b) => b && b.y >= 0 && b.y + b.height <= view.height + 0.5 && b.x >= 0 && b.x + b.width <= view.width + 0.5;
+  for (const index of [1, 2]) {
+    const box = await page.locator(`#task-list .row:not([hidden])[aria-rowindex="${index}"]`).boundingBox();
+    assert.ok(inView(box), `row ${index} is in view: ${JSON.stringify(box)}`);
+  }
+  // The first call can be decided as it is; the second scrolls inside the inbox.
+  const approve = await approvals.first().locator('.approval-approve').boundingBox();
+  assert.ok(inView(approve), `the first approval's Approve is in view: ${JSON.stringify(approve)}`);
+  assert.ok(await page.locator('#approvals-list').evaluate((el) => el.scrollHeight > el.clientHeight), 'the other approval scrolls inside the inbox');
+  assert.ok(inView(await page.locator('#search').boundingBox()), 'search is in view');
+  assert.ok(inView(await page.locator('#status-filters .chip').first().boundingBox()), 'the chips are in view');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: (await (await fetch(`${base}/v1/approvals`, { headers: { Authorization: `Bearer ${token}` } })).json()).approvals.map((a) => ({ taskId: a.taskId, key: a.key })), decision: 'deny' }),
+  });
 });
 
 test('the page logged no errors', () => {

@@ -276,6 +276,8 @@ export function renderApprovals() {
     ul.replaceChildren(...wanted);
     if (focused && focused.isConnected) focused.focus({ preventScroll: true });
   }
+  // A short window shows the queue's first row only, until a call or a group is opened.
+  ul.classList.toggle('has-open', inbox.openId !== null || inbox.rows.some((r) => r.type === 'group' && r.open));
   const n = inbox.selected.size;
   $('approvals-bar').hidden = n === 0;
   setText($('approvals-selected'), `${n} selected`);
