@@ -559,6 +559,19 @@ const row = [...document.querySelectorAll('#task-list .row:not([hidden])')]
 return row ? row.querySelector('.cell-main') : null;
 """
 
+WHAT_IS_AT_ROW_MAIN = """
+const id = arguments[0];
+const row = [...document.querySelectorAll('#task-list .row:not([hidden])')]
+  .find((r) => r.querySelector('.row-id').title === id);
+if (!row) return 'no row';
+const b = row.querySelector('.cell-main').getBoundingClientRect();
+const at = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+const detail = document.querySelector('#detail');
+return JSON.stringify({box: [b.x, b.y, b.width, b.height], at: at && at.outerHTML.slice(0, 160),
+  active: document.activeElement && document.activeElement.id, dialog: [...document.querySelectorAll('dialog[open]')].map((d) => d.id),
+  detail: detail && detail.textContent.slice(0, 120), hash: location.hash});
+"""
+
 ROW_BADGE = """
 const id = arguments[0];
 const row = [...document.querySelectorAll('#task-list .row:not([hidden])')]
@@ -793,11 +806,15 @@ class Suite:
 
     def open_row(self, task_id: str) -> None:
         """Clicks the task's row (its text, not its checkbox) and waits for its detail."""
-        self.wd.click(
-            lambda: self.wd.js(ROW_MAIN_BY_ID, task_id),
-            lambda: self.wd.js(DETAIL_TASK_ID) == task_id,
-            f"the row of {task_id[:8]}",
-        )
+        try:
+            self.wd.click(
+                lambda: self.wd.js(ROW_MAIN_BY_ID, task_id),
+                lambda: self.wd.js(DETAIL_TASK_ID) == task_id,
+                f"the row of {task_id[:8]}",
+            )
+        except Failure as e:
+            seen = self.wd.js(WHAT_IS_AT_ROW_MAIN, task_id)
+            raise Failure(f"{e}; at the centre of the row's title: {seen}") from None
 
     def button(self, scope: str, text: str):
         return self.wd.js(BUTTON_BY_TEXT, scope, text)
