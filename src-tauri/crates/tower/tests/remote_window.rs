@@ -172,7 +172,9 @@ async fn another_principals_hosted_task_is_not_found() {
 }
 
 /// A Taskdeck restart leaves a hosted task as it was (its handler runs in the tower-mcp
-/// server, which may still be running it): the server, connected again, finds it and settles it.
+/// server, which may still be running it): the server's store reconnects its event stream by
+/// itself, so a cancel pressed after the restart still raises the task's token, and a new
+/// connection finds the task and settles another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_taskdeck_restart_leaves_hosted_tasks_to_their_server() {
     let mut taskdeck = Taskdeck::start().await;
@@ -180,29 +182,44 @@ async fn a_taskdeck_restart_leaves_hosted_tasks_to_their_server() {
     let store = RemoteTaskdeckStore::connect(&taskdeck.url, &token)
         .await
         .unwrap();
-    let (id, _) = store
+    let (waiting, _) = store
         .create_task("deploy", json!({}), Some(600_000), Some("alice".into()))
+        .await
+        .unwrap();
+    let (running, running_token) = store
+        .create_task("build", json!({}), Some(600_000), None)
         .await
         .unwrap();
     let request: InputRequest =
         serde_json::from_value(json!({"method": "roots/list", "params": {}})).unwrap();
     let asked = InputRequests::from([("roots".to_string(), request)]);
-    assert!(store.require_input(&id, asked, None).await.unwrap());
-    drop(store);
+    assert!(store.require_input(&waiting, asked, None).await.unwrap());
     taskdeck.restart().await;
 
-    let store = RemoteTaskdeckStore::connect(&taskdeck.url, &token)
+    let (status, reply) = as_admin(
+        &taskdeck,
+        reqwest::Method::POST,
+        &format!("/v1/tasks/{running}/cancel"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 202, "{reply}");
+    tokio::time::timeout(Duration::from_secs(5), running_token.cancelled())
+        .await
+        .expect("the reconnected event stream raised the token");
+
+    let again = RemoteTaskdeckStore::connect(&taskdeck.url, &token)
         .await
         .unwrap();
-    let task = store.get_task(&id).await.unwrap().unwrap();
+    let task = again.get_task(&waiting).await.unwrap().unwrap();
     assert_eq!(task.status, TaskStatus::InputRequired);
     assert_eq!(
-        store.task_owner(&id).await.unwrap(),
+        again.task_owner(&waiting).await.unwrap(),
         Some(Some("alice".into()))
     );
     assert!(
-        store
-            .complete_task(&id, tower_mcp::CallToolResult::text("done"))
+        again
+            .complete_task(&waiting, tower_mcp::CallToolResult::text("done"))
             .await
             .unwrap()
     );

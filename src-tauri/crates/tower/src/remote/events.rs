@@ -7,7 +7,7 @@
 //! waiter reads again.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet, VecDeque},
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -31,12 +31,25 @@ const CHANGES_CAPACITY: usize = 1024;
 
 /// Tokens and waiters of one remote store, shared with its event reader.
 pub(crate) struct Routing {
-    /// Task id → its token. A stop seen before the token is asked for leaves a raised token,
-    /// so a cancel racing `create_task`'s answer is not lost; a deleted task's is forgotten.
-    tokens: Mutex<HashMap<String, CancellationToken>>,
+    tokens: Mutex<Tokens>,
     /// The id of every task that changed ([`EVERY_TASK`]: any may have).
     pub(crate) changes: broadcast::Sender<Arc<str>>,
 }
+
+/// The tokens handed out, and the tasks seen deleted lately. A stop seen before the token is
+/// asked for leaves a raised token, and a deletion a remembered id, so a cancel, an expiry or
+/// a deletion racing `create_task`'s answer is not lost.
+#[derive(Default)]
+struct Tokens {
+    /// Task id → its token (until the task is deleted).
+    live: HashMap<String, CancellationToken>,
+    /// The last [`GONE_KEPT`] deleted task ids, oldest first, and the same as a set.
+    gone: VecDeque<String>,
+    gone_set: HashSet<String>,
+}
+
+/// How many deleted task ids a store remembers for tokens asked for after the deletion.
+const GONE_KEPT: usize = 4096;
 
 impl Default for Routing {
     fn default() -> Self {
@@ -49,16 +62,12 @@ impl Default for Routing {
 
 impl Routing {
     /// The token of task `id` (one per task and store), raised at once when `record` says
-    /// its work must stop.
+    /// its work must stop or the task was deleted meanwhile.
     pub(crate) fn token(&self, id: &str, record: Option<&HostedRecord>) -> CancellationToken {
-        let token = self
-            .tokens
-            .lock()
-            .unwrap()
-            .entry(id.to_string())
-            .or_default()
-            .clone();
-        if record.is_none_or(HostedRecord::must_stop) {
+        let mut tokens = self.tokens.lock().unwrap();
+        let deleted = tokens.gone_set.contains(id);
+        let token = tokens.live.entry(id.to_string()).or_default().clone();
+        if deleted || record.is_none_or(HostedRecord::must_stop) {
             token.cancel();
         }
         token
@@ -66,18 +75,23 @@ impl Routing {
 
     /// Raises the token of `id` (creating it raised when none was handed out yet).
     pub(crate) fn raise(&self, id: &str) {
-        self.tokens
-            .lock()
-            .unwrap()
-            .entry(id.to_string())
-            .or_default()
-            .cancel();
+        let mut tokens = self.tokens.lock().unwrap();
+        tokens.live.entry(id.to_string()).or_default().cancel();
     }
 
     /// Raises the token of `id`, if any, and forgets it: the task is gone.
     fn raise_and_forget(&self, id: &str) {
-        if let Some(token) = self.tokens.lock().unwrap().remove(id) {
+        let mut tokens = self.tokens.lock().unwrap();
+        if let Some(token) = tokens.live.remove(id) {
             token.cancel();
+        }
+        if tokens.gone_set.insert(id.to_string()) {
+            tokens.gone.push_back(id.to_string());
+            if tokens.gone.len() > GONE_KEPT
+                && let Some(oldest) = tokens.gone.pop_front()
+            {
+                tokens.gone_set.remove(&oldest);
+            }
         }
     }
 
@@ -85,6 +99,7 @@ impl Routing {
     fn unraised(&self) -> Vec<String> {
         let tokens = self.tokens.lock().unwrap();
         tokens
+            .live
             .iter()
             .filter(|(_, t)| !t.is_cancelled())
             .map(|(id, _)| id.clone())

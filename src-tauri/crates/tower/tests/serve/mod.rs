@@ -78,7 +78,7 @@ impl Taskdeck {
     /// Starts `taskdeck serve` in a new temp dir and waits until it listens.
     pub async fn start() -> Taskdeck {
         let dir = tempfile::tempdir().unwrap();
-        let (child, url, admin) = Self::serve(dir.path()).await;
+        let (child, url, admin) = Self::serve(dir.path(), 0).await;
         Taskdeck {
             _child: child,
             url,
@@ -88,20 +88,22 @@ impl Taskdeck {
         }
     }
 
-    /// Kills the server (no clean shutdown) and starts it again on the same directory; it
-    /// listens on a new port (`url` changes).
+    /// Kills the server (no clean shutdown) and starts it again on the same directory and
+    /// port, as a restarted Taskdeck on its usual port.
     #[allow(dead_code)] // Not every test restarts Taskdeck.
     pub async fn restart(&mut self) {
         self._child.kill().await.unwrap();
-        let (child, url, admin) = Self::serve(self.dir.path()).await;
+        let port: u16 = self.url.rsplit(':').next().unwrap().parse().unwrap();
+        let (child, url, admin) = Self::serve(self.dir.path(), port).await;
         (self._child, self.url, self.admin) = (child, url, admin);
     }
 
-    /// Starts `taskdeck serve` on `dir`: the child, its URL and the admin's token.
-    async fn serve(dir: &Path) -> (Child, String, String) {
+    /// Starts `taskdeck serve` on `dir` and `port` (0: any free one): the child, its URL and
+    /// the admin's token.
+    async fn serve(dir: &Path, port: u16) -> (Child, String, String) {
         let mut child = Command::new(binary())
             .arg("serve")
-            .args(["--port", "0", "--data-dir"])
+            .args(["--port", &port.to_string(), "--data-dir"])
             .arg(dir.join("data"))
             .arg("--config-dir")
             .arg(dir.join("cfg"))
