@@ -210,7 +210,10 @@ impl TaskRecord {
         if let Some(ttl) = self.ttl_ms {
             m.insert(
                 "expiresAt".into(),
-                Value::String(iso8601(self.created_at_ms + ttl as i64)),
+                Value::String(iso8601(
+                    self.created_at_ms
+                        .saturating_add(i64::try_from(ttl).unwrap_or(i64::MAX)),
+                )),
             );
         }
         Value::Object(m)

@@ -210,3 +210,32 @@ async fn tasks_survive_reopening_the_store() {
         .unwrap();
     assert_eq!(task.status, TaskStatus::Completed);
 }
+
+/// A ttl beyond what SQLite's integers hold (tower-mcp passes any u64) is stored as "never",
+/// and the store keeps writing: the expiry arithmetic saturates instead of overflowing.
+#[tokio::test]
+async fn a_ttl_beyond_i64_is_kept_and_the_store_keeps_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = TaskdeckStore::open(dir.path()).unwrap();
+    let (id, _cancel) = store
+        .create_task("forever", json!({}), Some(u64::MAX), None)
+        .await
+        .unwrap();
+    let task = store
+        .get_task(&id)
+        .await
+        .unwrap()
+        .expect("the task is there");
+    assert_eq!(task.status, TaskStatus::Working);
+    let (next, _) = store
+        .create_task("after", json!({}), TTL, None)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .complete_task(&next, CallToolResult::text("done"))
+            .await
+            .unwrap()
+    );
+    close(store).await;
+}

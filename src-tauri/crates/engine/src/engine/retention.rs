@@ -229,7 +229,8 @@ impl Engine {
     /// Tells the sweeper about `task`'s deadline if it is earlier than the one it sleeps until.
     pub(super) fn note_deadline(&self, task: &TaskRecord) {
         if let Some(ttl) = task.ttl_ms {
-            self.note_deadline_at(task.created_at_ms + ttl as i64);
+            let ttl = i64::try_from(ttl).unwrap_or(i64::MAX);
+            self.note_deadline_at(task.created_at_ms.saturating_add(ttl));
         }
     }
 

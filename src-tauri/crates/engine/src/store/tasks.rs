@@ -155,8 +155,9 @@ pub(super) fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), Engi
         t.status_message,
         t.created_at_ms,
         t.last_updated_at_ms,
-        t.ttl_ms.map(|v| v as i64),
-        t.ttl_ms.map(|v| t.created_at_ms + v as i64),
+        t.ttl_ms.map(ttl_column),
+        t.ttl_ms
+            .map(|v| t.created_at_ms.saturating_add(ttl_column(v))),
         t.poll_interval_ms as i64,
         t.progress
             .as_ref()
@@ -184,14 +185,14 @@ macro_rules! bytes_column {
 /// index entry for every indexed column an UPDATE sets, even to the same value, and most writes
 /// (progress, status messages, completion) keep the TTL.
 pub(super) fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
-    let ttl = t.ttl_ms.map(|v| v as i64);
+    let ttl = t.ttl_ms.map(ttl_column);
     let progress = t
         .progress
         .as_ref()
         .map(|p| serde_json::to_string(p).unwrap_or_default());
     let result = t.result.as_ref().map(Value::to_string);
     let error = t.error.as_ref().map(Value::to_string);
-    let expires_at = ttl.map(|v| t.created_at_ms + v);
+    let expires_at = ttl.map(|v| t.created_at_ms.saturating_add(v));
     let values = params![
         t.seq,
         t.status.as_str(),
@@ -254,4 +255,10 @@ pub(super) fn delete_task(
         tool,
         status: TaskStatus::parse(&status).unwrap_or(TaskStatus::Failed),
     }))
+}
+
+/// A ttl in ms as stored (SQLite integers are i64): one beyond `i64::MAX` is `i64::MAX`, and an
+/// expiry past it is `i64::MAX` too (never, in practice), so no ttl overflows the writer.
+fn ttl_column(ttl_ms: u64) -> i64 {
+    i64::try_from(ttl_ms).unwrap_or(i64::MAX)
 }
