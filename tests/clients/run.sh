@@ -16,6 +16,13 @@ root=$(cd "$here/../.." && pwd)
 BIN=${1:-$root/target/debug/taskdeck}
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 [ -x "$BIN" ] || { echo "taskdeck binary not found: $BIN"; exit 2; }
+# The tower-mcp example server with Taskdeck's embedded task store (tower-example.mjs drives it
+# over stdio through a restart), built next to the taskdeck binary by `cargo test --workspace`.
+EXAMPLE_BIN=$(dirname "$BIN")/examples/durable_tasks
+[ -x "$EXAMPLE_BIN" ] || {
+  echo "tower-mcp example binary not found: $EXAMPLE_BIN (build it: cargo build -p taskdeck-tower --example durable_tasks)"
+  exit 2
+}
 export PYTHONDONTWRITEBYTECODE=1
 
 # ---- install (idempotent: skipped while the pinned manifests are unchanged) -------------------
@@ -69,15 +76,17 @@ proxy() {
 }
 
 # ---- the clients (in parallel: each has its own principal; output is printed per client) ----
+# tower-example does not talk to this taskdeck: it starts the tower-mcp example server itself.
 # claude-desktop runs after the others: its `servers import` adds an upstream, and the tools
 # change it announces (notifications/tools/list_changed) must not race the other clients' sessions.
-parallel=(ts-sdk1 ext-tasks python-mcp fastmcp)
+parallel=(ts-sdk1 ext-tasks python-mcp fastmcp tower-example)
 declare -A cmd=(
   [ts-sdk1]="node $here/ts-sdk1.mjs"
   [ext-tasks]="node $here/ext-tasks.mjs"
   [python-mcp]="$venv/bin/python $here/python-mcp.py"
   [fastmcp]="$venv/bin/python $here/fastmcp-client.py"
   [claude-desktop]="node $here/claude-desktop.mjs"
+  [tower-example]="node $here/tower-example.mjs"
 )
 declare -A run_pid
 launch() { # CLIENT: starts its script in the background; its pid in run_pid[CLIENT]
@@ -93,7 +102,7 @@ launch() { # CLIENT: starts its script in the background; its pid in run_pid[CLI
     cd "$here" &&
       TD_BASE="http://127.0.0.1:$port" TD_MCP_URL="http://127.0.0.1:$pp/mcp" TD_AGENT_TOKEN="$tok" \
         TD_AGENT_NAME="$c" TD_ADMIN_TOKEN="$admin" TD_FS_DIR="$fs_dir" TD_BIN="$BIN" \
-        TD_DATA_DIR="$work/data" TD_CONFIG_DIR="$work/cfg" TD_FS_SERVER="$fs_server" TD_WORK="$work" \
+        TD_DATA_DIR="$work/data" TD_CONFIG_DIR="$work/cfg" TD_FS_SERVER="$fs_server" TD_WORK="$work" TD_EXAMPLE_BIN="$EXAMPLE_BIN" \
         timeout 150 ${cmd[$c]} >"$work/out-$c.txt" 2>"$work/err-$c.txt"
   ) &
   run_pid[$c]=$!
