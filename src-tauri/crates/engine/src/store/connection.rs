@@ -29,7 +29,7 @@ pub(super) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
         },
     )?;
     // Temporary b-trees stay in memory. The writer keeps up to 4 MiB of pages cached (the
-    // readers [`READER_CACHE_KIB`] each): its writes touch the ends of the b-trees,
+    // readers keep SQLite's default 2 MiB each): its writes touch the ends of the b-trees,
     // and every commit walks the page cache's hash table, so a larger cache (32 MiB) made
     // each commit slower (BENCHMARKS.md).
     conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -42,16 +42,6 @@ pub(super) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
     conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
     Ok(conn)
 }
-
-/// KiB of pages each read connection keeps cached (SQLite's default is 2,000). A `tasks/get`
-/// of a task nobody polled lately walks two b-trees (the `task_id` index, then the table):
-/// with 1,000,000 tasks their interior pages alone take about 2 MiB, so with the default
-/// cache they pushed each other out and a lookup read 3.1 pages from the file (one `pread`
-/// each); with 8 MiB the interior pages stay and a lookup reads 2.0, the two leaves
-/// (BENCHMARKS.md, "Fleet workloads"). A cache grows only as its connection reads pages, and
-/// the pool hands out the most recently used connection first, so about one connection per
-/// thread running reads at once ever fills its cache.
-const READER_CACHE_KIB: i64 = 8_192;
 
 /// Idle read-only connections, reused by [`super::Store::read`]; at most [`Self::KEPT`] are kept.
 pub(super) struct ReaderPool {
@@ -89,7 +79,6 @@ impl ReaderPool {
             Some(c) => c,
             None => {
                 let c = open_conn(&self.path)?;
-                c.pragma_update(None, "cache_size", -READER_CACHE_KIB)?;
                 if let Some(index) = &self.search {
                     c.execute(
                         "ATTACH DATABASE ?1 AS search",
