@@ -32,9 +32,10 @@ packages=(pkg-config build-essential file libwebkit2gtk-4.1-dev libjavascriptcor
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev)
 if [ "$group" = test ]; then
   # Chromium for the browser test; Xvfb, D-Bus, a notification daemon, ImageMagick and
-  # WebKitWebDriver to drive the real window; venv for the Python clients.
+  # WebKitWebDriver to drive the real window; `ss` (iproute2) to see the window's connections;
+  # venv for the Python clients.
   packages+=(chromium xvfb xauth dbus-x11 dunst libnotify-bin imagemagick xdotool
-    webkit2gtk-driver python3-venv)
+    webkit2gtk-driver iproute2 python3-venv)
   # The package test (tests/package/run.sh): desktop-file-validate and `rpm -qlp`.
   packages+=(desktop-file-utils rpm)
   # Node.js from the distribution only when there is none (it may come from elsewhere).

@@ -1,7 +1,7 @@
 //! The `taskdeck` binary: parses the command line and hands over to a shell.
 //!
 //! Exit codes: 0 success; 1 runtime error (port busy, store unreadable...); 2 usage error
-//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` and `taskdeck audit` exit 4 when the API refuses; `taskdeck audit verify` exits 1 when the chain is broken. `taskdeck` (the window) exits 0 on SIGTERM or Ctrl-C, and at once with 0 when Taskdeck already runs on its data dir (it says where).
+//! (clap); 3 unknown or duplicate token or server name. `taskdeck run` exits with its command's code; `taskdeck tasks` and `taskdeck audit` exit 4 when the API refuses; `taskdeck audit verify` exits 1 when the chain is broken; `taskdeck doctor` exits 1 when a check finds a problem. `taskdeck` (the window) exits 0 on SIGTERM or Ctrl-C, and at once with 0 when Taskdeck already runs on its data dir (it says where).
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -112,6 +112,28 @@ enum Command {
         #[command(subcommand)]
         cmd: taskdeck::cli::autostart_cli::AutostartCommand,
     },
+    /// Check the task store, the search index, the lock and port files and the admin token;
+    /// one line per check (exit 1 when one finds a problem). Only reads: safe while running
+    Doctor {
+        /// Run SQLite's integrity_check on the store instead of quick_check (slower: it also
+        /// matches every index to its table)
+        #[arg(long)]
+        full: bool,
+        /// Print {"ok", "checks": [{check, ok, detail, fix?}]}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy the task store to PATH while Taskdeck runs (SQLite's online backup: one
+    /// consistent state); prints the path, its size and its task count
+    Backup {
+        path: PathBuf,
+        /// Replace PATH if it exists
+        #[arg(long)]
+        force: bool,
+    },
+    /// Replace the task store with the backup at PATH (Taskdeck must be stopped; the replaced
+    /// store is moved aside, not deleted)
+    Restore { path: PathBuf },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
         /// claude-code, claude-desktop, vscode or cursor
@@ -216,6 +238,8 @@ fn main() -> ExitCode {
                 }),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: a log redirected to a file (or the journal) stays plain.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     if !matches!(cli.command, None | Some(Command::Serve(_))) {
@@ -266,23 +290,16 @@ fn main() -> ExitCode {
             port,
             token,
             json,
-        }) => {
-            let token_file = auth::admin_token_path(&config_dir);
-            let Some(token) = token.or_else(|| auth::read_admin_token(&config_dir)) else {
-                eprintln!(
-                    "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
-                     --config-dir for the directory Taskdeck was started with)",
-                    token_file.display()
-                );
-                return ExitCode::from(2);
-            };
-            taskdeck::cli::task_actions_cli::run_any(
-                cmd,
-                serve::client_port(port, &data_dir),
-                &token,
-                json,
-            )
-        }
+        }) => taskdeck::cli::task_actions_cli::run_any(
+            cmd,
+            &taskdeck::cli::Target {
+                port,
+                token,
+                data_dir,
+                config_dir,
+            },
+            json,
+        ),
         Some(Command::Servers { cmd }) => taskdeck::cli::servers_cli::run(
             cmd,
             &taskdeck::cli::servers_cli::ServersContext {
@@ -301,7 +318,7 @@ fn main() -> ExitCode {
         ),
         Some(Command::Audit { cmd, port, token }) => taskdeck::cli::audit_cli::run(
             cmd,
-            taskdeck::cli::audit_cli::AuditContext {
+            &taskdeck::cli::Target {
                 port,
                 token,
                 data_dir,
@@ -311,6 +328,18 @@ fn main() -> ExitCode {
         Some(Command::Autostart { cmd }) => {
             taskdeck::cli::autostart_cli::run(cmd, (cli.data_dir, cli.config_dir))
         }
+        Some(Command::Doctor { full, json }) => taskdeck::cli::doctor_cli::run(
+            taskdeck_server::doctor::DoctorOptions {
+                data_dir,
+                config_dir,
+                full,
+            },
+            json,
+        ),
+        Some(Command::Backup { path, force }) => {
+            taskdeck::cli::backup_cli::run_backup(&data_dir, &path, force)
+        }
+        Some(Command::Restore { path }) => taskdeck::cli::backup_cli::run_restore(&data_dir, &path),
         Some(Command::McpConfig {
             client,
             name,

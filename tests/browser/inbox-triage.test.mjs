@@ -2,8 +2,9 @@
 // real agent calls of `run_command` over /mcp (each waits for a human under the default
 // policy), answered in the page: the queue's order, approve with edited JSON (the task's
 // timeline then shows the diff), deny with a reason, a group of identical calls approved after
-// opening it, a multi-select denied with one reason, the server's 422 next to the editor, and
-// approve from the keyboard. The agent's own view (tasks/get) proves what it received.
+// opening it, a multi-select denied with one reason, the server's 422 next to the editor,
+// approve from the keyboard, and a decision's outcome line that goes away after a few seconds.
+// The agent's own view (tasks/get) proves what it received.
 //
 //   cd tests/browser && npm ci && node --test inbox-triage.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -156,6 +157,21 @@ test('approve with edited JSON: the agent gets the edited call, the timeline sho
   const diff = page.locator('#detail .tl-diff li');
   await diff.first().waitFor();
   assert.deepEqual(await diff.allTextContents(), ['~ command: "echo original" → "echo edited"']);
+});
+
+test('a decision\'s outcome line above the queue goes away after a few seconds', async () => {
+  const first = await askToRun('echo first of two');
+  const second = await askToRun('echo second of two');
+  await rowOf(first).locator('.approval-approve').click();
+  const line = page.locator('#approvals-result');
+  await line.getByText('Call approved.').waitFor();
+  await rowOf(first).waitFor({ state: 'detached' });
+  // The other call still waits (the queue stays in view), but the confirmation does not.
+  const shown = Date.now();
+  await waitFor(async () => (await line.textContent()) === '', 'the outcome line to clear', { timeout: 12_000 });
+  assert.ok(Date.now() - shown >= 3000, 'it was readable for a few seconds');
+  assert.equal(await rowOf(second).isVisible(), true);
+  await clearQueue();
 });
 
 test('deny with a reason: the agent receives it', async () => {

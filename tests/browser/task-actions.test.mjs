@@ -1,7 +1,8 @@
 // Re-running and cleaning up in headless Chromium against the real `taskdeck serve`: a finished
-// run_command task runs again from its detail (a new task, decided by the policy again), one
-// finished task is deleted from its detail, and "Clear finished…" deletes every finished task
-// after asking, leaving the running one. The list follows through the event stream.
+// run_command task runs again from its detail (a new task, decided by the policy again), and
+// the confirmation of a `taskdeck run` job's shows its command line and directory; one finished
+// task is deleted from its detail, and "Clear finished…" deletes every finished task after
+// asking (it says how many), leaving the running one. The list follows through the event stream.
 //
 //   cd tests/browser && npm ci && node --test task-actions.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -86,6 +87,30 @@ test('a finished command runs again from its detail, and a finished task is dele
   assert.ok(await apiTask(first), 'the other task stays');
 });
 
+test('"Run again…" on a taskdeck run job shows the command line and directory it runs', async () => {
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ external: { name: 'build', command: ['sh', '-c', 'echo built'], cwd: tmp, heartbeatMs: 600_000 } }),
+  });
+  assert.equal(resp.status, 202);
+  const id = (await resp.json()).taskId;
+  await fetch(`${base}/v1/jobs/${id}/report`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ result: { content: [{ type: 'text', text: 'built' }] } }),
+  });
+  await waitFor(async () => (await apiTask(id))?.status === 'completed', 'the job to finish');
+  await row(id).click();
+  await page.locator('#detail .detail-rerun:not([hidden])').click();
+  const body = page.locator('#confirm-body');
+  await body.locator('.rerun-command', { hasText: "sh -c 'echo built'" }).waitFor();
+  assert.equal(await body.locator('.rerun-cwd code').textContent(), tmp);
+  // Backing out runs nothing.
+  await page.locator('#confirm-no').click();
+  assert.equal(await page.locator('#confirm-dialog[open]').count(), 0);
+});
+
 test('"Clear finished…" deletes every finished task after asking and keeps the running one', async () => {
   const done = await runCommand('echo done');
   const running = await runCommand('sleep 30');
@@ -95,8 +120,20 @@ test('"Clear finished…" deletes every finished task after asking and keeps the
   // Backing out deletes nothing.
   await page.locator('#confirm-no').click();
   assert.ok(await apiTask(done));
+  // It says how many it deletes: every finished task, also while a search narrows the list.
+  const counts = (await (await fetch(`${base}/v1/tasks?limit=1`, { headers: { Authorization: `Bearer ${token}` } })).json()).counts;
+  const finished = (counts.completed || 0) + (counts.failed || 0) + (counts.cancelled || 0);
+  assert.ok(finished >= 2, JSON.stringify(counts));
+  await page.locator('#search').fill('echo done');
+  await page.locator('#list-footer', { hasText: /^1 task$/ }).waitFor();
   await page.locator('#clear-finished').click();
-  await page.locator('#confirm-yes', { hasText: 'Clear finished' }).click();
+  await page.locator('#confirm-title', { hasText: `Clear all ${finished} finished tasks?` }).waitFor();
+  await page.locator('#confirm-no').click();
+  await page.locator('#search').fill('');
+  await row(running).waitFor();
+  await page.locator('#clear-finished').click();
+  await page.locator('#confirm-title', { hasText: `Clear all ${finished} finished tasks?` }).waitFor();
+  await page.locator('#confirm-yes', { hasText: `Clear ${finished} finished` }).click();
   await page.locator('.toast-text', { hasText: /^Deleted \d+ tasks?\.$/ }).waitFor();
   await row(done).waitFor({ state: 'detached' });
   assert.equal(await apiTask(done), null);

@@ -115,6 +115,13 @@ class TransportError(Exception):
         self.timed_out = timed_out
 
 
+def established(port: int) -> int:
+    """How many TCP connections to 127.0.0.1:`port` are established (`ss`, iproute2)."""
+    out = subprocess.run(["ss", "-Htn", "state", "established", f"( sport = :{port} )"],
+                         capture_output=True, text=True, check=False).stdout
+    return len([line for line in out.splitlines() if line.strip()])
+
+
 def http_request(method: str, url: str, body=None, headers=None, timeout: float = 30.0):
     """One HTTP request; returns (status, headers, body bytes). Raises TransportError."""
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
@@ -552,6 +559,19 @@ const row = [...document.querySelectorAll('#task-list .row:not([hidden])')]
 return row ? row.querySelector('.cell-main') : null;
 """
 
+WHAT_IS_AT_ROW_MAIN = """
+const id = arguments[0];
+const row = [...document.querySelectorAll('#task-list .row:not([hidden])')]
+  .find((r) => r.querySelector('.row-id').title === id);
+if (!row) return 'no row';
+const b = row.querySelector('.cell-main').getBoundingClientRect();
+const at = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+const detail = document.querySelector('#detail');
+return JSON.stringify({box: [b.x, b.y, b.width, b.height], at: at && at.outerHTML.slice(0, 160),
+  active: document.activeElement && document.activeElement.id, dialog: [...document.querySelectorAll('dialog[open]')].map((d) => d.id),
+  detail: detail && detail.textContent.slice(0, 120), hash: location.hash});
+"""
+
 ROW_BADGE = """
 const id = arguments[0];
 const row = [...document.querySelectorAll('#task-list .row:not([hidden])')]
@@ -786,11 +806,15 @@ class Suite:
 
     def open_row(self, task_id: str) -> None:
         """Clicks the task's row (its text, not its checkbox) and waits for its detail."""
-        self.wd.click(
-            lambda: self.wd.js(ROW_MAIN_BY_ID, task_id),
-            lambda: self.wd.js(DETAIL_TASK_ID) == task_id,
-            f"the row of {task_id[:8]}",
-        )
+        try:
+            self.wd.click(
+                lambda: self.wd.js(ROW_MAIN_BY_ID, task_id),
+                lambda: self.wd.js(DETAIL_TASK_ID) == task_id,
+                f"the row of {task_id[:8]}",
+            )
+        except Failure as e:
+            seen = self.wd.js(WHAT_IS_AT_ROW_MAIN, task_id)
+            raise Failure(f"{e}; at the centre of the row's title: {seen}") from None
 
     def button(self, scope: str, text: str):
         return self.wd.js(BUTTON_BY_TEXT, scope, text)
@@ -834,6 +858,15 @@ class Suite:
             status, _, page = http_request("GET", base + "/", timeout=10)
             check(status == 200 and b"<title>Taskdeck</title>" in page, f"the UI page at {base}/: {status}")
             log(f"  headless fallback: {err.strip().splitlines()[-1] if err.strip() else ''!s}")
+            # A second launch without a display (over SSH, say) finds this one by its data dir.
+            env2 = dict(env)
+            env2.pop("DBUS_SESSION_BUS_ADDRESS", None)
+            env2["TASKDECK_PORT"] = str(free_port())
+            second = subprocess.run([str(self.binary)], capture_output=True, text=True, env=env2, timeout=30, stdin=subprocess.DEVNULL)
+            lines = [line for line in second.stderr.splitlines() if line.strip()]
+            want = f"taskdeck: Taskdeck is already running on http://127.0.0.1:{port} (pid {proc.pid}); this launch has no display"
+            check(second.returncode == 0, f"the second launch without a display should exit 0, got {second.returncode}: {second.stderr}")
+            check(len(lines) == 1 and lines[0].startswith(want), f"the second launch should print one line starting {want!r}; it printed:\n{second.stderr}")
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -905,7 +938,8 @@ class Suite:
         calls = wait_for(notified, f"a Notify call with 'needs input' and {message!r} in {self.notify_log}", timeout=10)
         c = calls[0]
         check(c["app"] == "Taskdeck", f"notification app name {c['app']!r}")
-        check(c["summary"] == "request_approval needs input (admin)", f"notification summary {c['summary']!r}")
+        want = f"admin needs input: {message.splitlines()[0]}"
+        check(c["summary"] == want, f"notification summary {c['summary']!r}, expected {want!r} (the question is the title)")
         log(f"  notification: {c['app']}: {c['summary']!r} / {c['body']!r}")
 
     def test_gateway_approval(self) -> None:
@@ -1122,11 +1156,18 @@ class Suite:
             log(f"  saved 3000x700+6000+4000 -> window {w}x{h}+{x}+{y}")
             pid = child_running(proc, self.binary)
             check(pid, "the window process is not running")
+            # The page's event stream is open by now: stopping must not wait for it to end.
+            wait_for(lambda: established(port) > 0, "the window's connections to the server", timeout=15)
+            time.sleep(1.0)  # the page's boot opens /v1/events once its list is drawn
+            began = time.monotonic()
             os.kill(pid, signal.SIGTERM)
             try:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 raise Failure("the window process did not stop within 15 s of SIGTERM") from None
+            took = time.monotonic() - began
+            log(f"  stopped {took:.2f} s after SIGTERM")
+            check(took < 2.5, f"the window process took {took:.2f} s to stop (open event streams must end at once)")
             err = err_path.read_text(errors="replace")
             check("taskdeck: stopping" in err, f"SIGTERM should print 'taskdeck: stopping'; exit {proc.returncode}, stderr:\n{err}")
             check(proc.returncode == 0, f"SIGTERM should end the window process with 0, got {proc.returncode}; stderr:\n{err}")

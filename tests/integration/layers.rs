@@ -1,7 +1,8 @@
 //! The layer rule of ARCHITECTURE.md, checked on the resolved dependency graph: the engine
 //! crate reaches no web, MCP-transport, CLI or desktop crate, and the server crate reaches no
 //! CLI or desktop crate, even through another dependency, an optional feature or a dependency
-//! of another platform; and the server opens no SQLite of its own.
+//! of another platform; the server opens no SQLite of its own; and `taskdeck-tower` reaches
+//! the engine but never the server.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -190,4 +191,34 @@ fn server_depends_on_no_cli_or_desktop_crate() {
             "the taskdeck package depends on {used}"
         );
     }
+}
+
+/// `taskdeck-tower` (the engine's store as a tower-mcp `TaskStore`) is an adapter beside the
+/// server: it reaches the engine and tower-mcp, never the server, the binary, a CLI or desktop
+/// crate, or SQLite of its own.
+#[test]
+fn tower_store_depends_on_the_engine_only() {
+    let meta = metadata();
+    assert_free_of(
+        &meta,
+        "taskdeck-tower",
+        SERVER_FORBIDDEN,
+        &["taskdeck-server", "taskdeck"],
+    );
+    let own = direct(&meta, "taskdeck-tower");
+    let own_sqlite: Vec<&&str> = SERVER_NOT_DIRECT
+        .iter()
+        .filter(|c| own.contains(**c))
+        .collect();
+    assert!(
+        own_sqlite.is_empty(),
+        "taskdeck-tower must use the engine's store, not {own_sqlite:?}"
+    );
+    for used in ["taskdeck-engine", "tower-mcp"] {
+        assert!(own.contains(used), "taskdeck-tower depends on {used}");
+    }
+    assert!(
+        !reachable(&meta, "taskdeck-engine").contains("tower-mcp"),
+        "the engine knows nothing of tower-mcp"
+    );
 }

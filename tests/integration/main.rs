@@ -29,5 +29,6 @@ mod search;
 mod security;
 mod servers_api;
 mod servers_import;
+mod store_faults;
 mod task_actions;
 mod ttl;

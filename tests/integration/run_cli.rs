@@ -170,3 +170,37 @@ async fn a_run_that_reaches_another_taskdecks_port_names_the_mismatch() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn tasks_and_audit_commands_that_reach_another_taskdeck_name_the_mismatch() {
+    let ours = Server::start(&[]).await;
+    let other = Server::start(&[]).await;
+    let ask = |args: &[&str]| {
+        std::process::Command::new(BIN)
+            .args(args)
+            .args(["--port", &other.port.to_string()])
+            .args(["--data-dir", &ours.dir.join("data").display().to_string()])
+            .args(["--config-dir", &ours.dir.join("cfg").display().to_string()])
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["tasks", "list"][..],
+        &["tasks", "clear", "--finished"],
+        &["audit", "export"],
+    ] {
+        let out = ask(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim(),
+            format!(
+                "taskdeck: the Taskdeck on port {} serves another data dir: the one of {} runs on port {} (leave out --port, or pass that Taskdeck's --data-dir and --config-dir)",
+                other.port,
+                ours.dir.join("data").display(),
+                ours.port
+            ),
+            "{args:?}"
+        );
+    }
+}

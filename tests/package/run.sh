@@ -136,4 +136,10 @@ done <"$tmp/deb-files"
 [ ${#left[@]} -eq 0 ] || fail "left behind after removal: ${left[*]}"
 hash -r; command -v taskdeck >/dev/null && fail "taskdeck is still on PATH after removal"
 [ -s "$config/admin-token" ] && [ -d "$data" ] || fail "removal touched the user's data"
+# The autostart entry is the user's and stays; its TryExec names the removed program, so the
+# session skips it at login instead of failing to run it.
+entry=$tmp/login/xdg/autostart/taskdeck.desktop
+try_exec=$(sed -n 's/^TryExec=//p' "$entry")
+[ "$try_exec" = /usr/bin/taskdeck ] || fail "the autostart entry's TryExec is '$try_exec', not /usr/bin/taskdeck"
+[ ! -e "$try_exec" ] || fail "$try_exec is still there after removal"
 step "ok: installed, used and removed $(basename "$deb"); $(wc -l <"$tmp/deb-files") paths checked"

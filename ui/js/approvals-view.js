@@ -7,7 +7,7 @@
 import { h, $, clear, setText } from './dom.js';
 import { oneLine, argsSummary, shortId } from './format.js';
 import { state } from './state.js';
-import { toast, announce } from './notices.js';
+import { toast, announce, noticeMs } from './notices.js';
 import { confirmDialog } from './dialogs.js';
 import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
@@ -21,6 +21,8 @@ const rowEls = new Map();
 const cards = new Map();
 let loadSeq = 0;
 let refetchTimer = null;
+/** The pending removal of the last decision's outcome line (a timer id), or 0. */
+let resultTimer = 0;
 
 /** Loads the pending approvals; a server without the approvals API leaves the queue hidden. */
 export async function reloadApprovals() {
@@ -72,12 +74,26 @@ export async function decide(approvals, decision, opts = {}) {
   const byTask = new Map(approvals.map((a) => [a.taskId, a]));
   for (const f of words.failed) if (byTask.has(f.taskId)) state.approvals.failures.set(approvalId(byTask.get(f.taskId)), f.error);
   for (const a of approvals) if (results.some((x) => x.ok && x.taskId === a.taskId)) state.approvals.selected.delete(approvalId(a));
-  setText($('approvals-result'), words.text);
-  $('approvals-result').classList.toggle('error', words.failed.length > 0);
-  // The queue (and the whole inbox) hides once it is empty: a toast keeps the outcome in view.
-  toast(words.text, words.failed.length > 0 ? 'bad' : 'info');
+  // The outcome above the queue goes away with its toast (the queue, and the whole inbox,
+  // hides once it is empty: the toast keeps the outcome in view then).
+  const tone = words.failed.length > 0 ? 'bad' : 'info';
+  showResult(words.text, tone);
+  toast(words.text, tone);
   announce(words.text);
   await reloadApprovals();
+}
+
+/** Shows a decision's outcome above the queue for as long as its toast, until the next one. */
+function showResult(text, tone) {
+  const line = $('approvals-result');
+  clearTimeout(resultTimer);
+  setText(line, text);
+  line.classList.toggle('error', tone === 'bad');
+  resultTimer = setTimeout(() => {
+    resultTimer = 0;
+    clear(line);
+    line.classList.remove('error');
+  }, noticeMs(tone));
 }
 
 /** Confirms, then decides several approvals: each call is listed in the dialog first. */
@@ -260,6 +276,8 @@ export function renderApprovals() {
     ul.replaceChildren(...wanted);
     if (focused && focused.isConnected) focused.focus({ preventScroll: true });
   }
+  // A short window shows the queue's first row only, until a call or a group is opened.
+  ul.classList.toggle('has-open', inbox.openId !== null || inbox.rows.some((r) => r.type === 'group' && r.open));
   const n = inbox.selected.size;
   $('approvals-bar').hidden = n === 0;
   setText($('approvals-selected'), `${n} selected`);

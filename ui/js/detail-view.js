@@ -146,7 +146,9 @@ export class DetailView {
     // Header
     this.el = {};
     // The title (an external job's name, an approval's question...), and the tool when it differs.
-    this.el.title = h('h2', { class: 'detail-title' }, t.title || t.tool || 'task', t.title && t.tool && t.title !== t.tool ? h('span', { class: 'detail-tool muted' }, t.tool) : null);
+    // The space lets the tool go to the next line whole (styles.css keeps it in one piece).
+    const toolLabel = t.title && t.tool && t.title !== t.tool ? [' ', h('span', { class: 'detail-tool muted' }, t.tool)] : null;
+    this.el.title = h('h2', { class: 'detail-title' }, t.title || t.tool || 'task', toolLabel);
     this.el.badge = h('span', { class: 'detail-badge' });
     this.el.cancelNote = h('span', { class: 'pill pill-warn', hidden: true }, h('span', { 'aria-hidden': 'true' }, '⏳ '), 'Cancel requested — waiting for the task to stop');
     this.el.cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', 'aria-keyshortcuts': 'c' }, 'Cancel task…');

@@ -183,6 +183,7 @@ export class ListView {
     r.progFill = h('span', { class: 'progress-fill' });
     r.prog = h('span', { class: 'progress progress-small', 'aria-hidden': 'true' }, r.progFill);
     r.progText = h('span', { class: 'row-progress-text' });
+    r.progWrap = h('span', { class: 'row-progress', hidden: true }, r.prog, r.progText);
     r.tool = h('span', { class: 'row-tool' });
     r.toolName = h('span', { class: 'row-toolname', hidden: true });
     r.principal = h('span', { class: 'row-principal' });
@@ -191,12 +192,15 @@ export class ListView {
     r.msg = h('span', { class: 'row-msg' });
     r.age = h('span', { class: 'row-age' });
     r.dur = h('span', { class: 'row-dur' });
+    // The title has the first line to itself: the labels after it (styles.css .row-labels) take
+    // what it leaves, and a label that does not fit drops out of view. The status, progress and
+    // message share the second line.
     r.el = h(
       'div',
       { class: 'row', role: 'row', id: `task-row-slot-${slot}` },
       h('span', { class: 'cell cell-check', role: 'gridcell' }, r.cb),
-      h('span', { class: 'cell cell-status', role: 'gridcell' }, r.badge, h('span', { class: 'row-progress' }, r.prog, r.progText)),
-      h('span', { class: 'cell cell-main', role: 'gridcell' }, h('span', { class: 'row-line1' }, r.tool, r.toolName, r.principal, r.cancel, r.id), r.msg),
+      h('span', { class: 'cell cell-main', role: 'gridcell' }, r.tool, h('span', { class: 'row-labels' }, r.cancel, r.toolName, r.principal, r.id)),
+      h('span', { class: 'cell cell-status', role: 'gridcell' }, r.badge, r.progWrap, r.msg),
       h('span', { class: 'cell cell-time', role: 'gridcell' }, r.age, r.dur),
     );
     r.el.dataset.slot = String(slot);
@@ -235,9 +239,11 @@ export class ListView {
       r.prog.hidden = !showProg;
       if (showProg) r.progFill.style.width = `${(frac * 100).toFixed(1)}%`;
       r.progText.textContent = t.progress && !isTerminal(t.status) ? progressText(t.progress) : '';
+      r.progWrap.hidden = !showProg && !r.progText.textContent;
       // The title (an external job's name, an approval's question...); the tool beside it when
       // the title is something else.
       r.tool.textContent = oneLine(t.title || t.tool || '(unknown tool)', 200);
+      r.tool.title = r.tool.textContent;
       r.toolName.textContent = t.title && t.tool && t.title !== t.tool ? t.tool : '';
       r.toolName.hidden = !r.toolName.textContent;
       r.principal.textContent = t.principal || '';
@@ -312,7 +318,8 @@ export class ListView {
 
   scrollToIndex(index) {
     const top = index * ROW_HEIGHT;
-    const view = this.container.clientHeight;
+    // What floats over the foot of the list (the selection bar) is the CSS scroll-padding.
+    const view = this.container.clientHeight - (parseFloat(getComputedStyle(this.container).scrollPaddingBottom) || 0);
     if (top < this.container.scrollTop) this.container.scrollTop = top;
     else if (top + ROW_HEIGHT > this.container.scrollTop + view) this.container.scrollTop = top + ROW_HEIGHT - view;
     else return;

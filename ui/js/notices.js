@@ -3,13 +3,18 @@
 
 import { h, $ } from './dom.js';
 
+/** How long a notice of `tone` stays in view, in ms: a failure longer. */
+export function noticeMs(tone) {
+  return tone === 'bad' ? 12000 : 7000;
+}
+
 export function toast(text, tone = 'info') {
   const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss' }, '×');
   const el = h('div', { class: `toast toast-${tone}`, role: tone === 'bad' ? 'alert' : undefined }, h('span', { class: 'toast-text' }, text), close);
   const remove = () => el.remove();
   close.addEventListener('click', remove);
   $('toasts').appendChild(el);
-  setTimeout(remove, tone === 'bad' ? 12000 : 7000);
+  setTimeout(remove, noticeMs(tone));
 }
 
 /** Says `text` to screen readers (politely). */

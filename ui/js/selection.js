@@ -12,6 +12,7 @@ export { toggleSelection };
 export function renderBulk() {
   const n = state.selected.size;
   $('bulk-bar').hidden = n === 0;
+  $('task-list').classList.toggle('with-bulk-bar', n > 0);
   $('bulk-count').textContent = `${formatCount(n)} selected`;
   scheduleListRender();
 }

@@ -1,12 +1,12 @@
 // Cleaning up and running again: delete one finished task, the selected ones, or every finished
-// task ("Clear finished", after a confirmation), and run a finished command again (a new task:
+// task ("Clear finished", after a confirmation that says how many), and run a finished command again (a new task:
 // `run_command` with the same arguments, which the policy decides on again). The server does
 // the work (`DELETE /v1/tasks/{id}`, `POST /v1/task-deletions`, `POST /v1/tasks/{id}/rerun`);
 // deleted tasks leave the list through the event stream's `deleted` events.
 
 import { confirmDialog } from './dialogs.js';
 import { h } from './dom.js';
-import { shortId, isTerminal } from './format.js';
+import { shortId, isTerminal, formatCount } from './format.js';
 import { state } from './state.js';
 import { toast, announce } from './notices.js';
 import { clearSelection } from './selection.js';
@@ -18,6 +18,23 @@ export function canRerun(task) {
   if (task.tool === 'run_command') return true;
   const argv = task.tool === 'external' && task.arguments && task.arguments.command;
   return Array.isArray(argv) && argv.length > 0;
+}
+
+/** `s` as a shell word: as it is when it has no character a shell reads, else in single quotes. */
+function shellWord(s) {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * What running `task` again runs: `{line, cwd}` (the command line as a shell would read it, and
+ * the working directory or null), or null when its arguments name no command.
+ */
+export function rerunCommand(task) {
+  const a = (task && task.arguments) || {};
+  const argv = Array.isArray(a.argv) ? a.argv : task && task.tool === 'external' && Array.isArray(a.command) ? a.command : null;
+  const line = argv ? argv.map((w) => shellWord(String(w))).join(' ') : typeof a.command === 'string' ? a.command : '';
+  if (!line) return null;
+  return { line, cwd: typeof a.cwd === 'string' && a.cwd ? a.cwd : null };
 }
 
 /** What deleting the selected `ids` would do: the finished tasks `getTask` knows (`finished`) and how many are still live (kept). */
@@ -62,14 +79,21 @@ export async function requestDelete(task) {
   return true;
 }
 
-/** Runs the finished command `task` again after a confirmation, and opens the new task. */
+/** Runs the finished command `task` again after a confirmation (which shows the command line), and opens the new task. */
 export async function requestRerun(task) {
+  const cmd = rerunCommand(task);
   const ok = await confirmDialog({
     title: 'Run this command again?',
     body: [
-      h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again.'),
+      cmd
+        ? [
+            h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again:'),
+            h('pre', { class: 'rerun-command' }, h('code', {}, cmd.line)),
+            cmd.cwd ? h('p', { class: 'rerun-cwd' }, 'in ', h('code', {}, cmd.cwd)) : null,
+          ]
+        : h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again.'),
       h('p', { class: 'muted' }, 'It is a new run_command call of yours: the policy decides on it again, and may ask for approval.'),
-    ],
+    ].flat().filter(Boolean),
     confirmLabel: 'Run again',
     cancelLabel: 'Back',
   });
@@ -109,15 +133,43 @@ export async function bulkDelete() {
   clearSelection();
 }
 
-/** Deletes every finished task the caller may see, after a confirmation. */
+/** How many finished (completed, failed, cancelled) tasks per-status `counts` of GET /v1/tasks hold. */
+export function finishedCount(counts) {
+  return ['completed', 'failed', 'cancelled'].reduce((n, k) => n + ((counts && counts[k]) || 0), 0);
+}
+
+/**
+ * How many finished tasks the caller may see: the list's counts when no tool, principal, search
+ * or error filter narrows them and the list is live; else the server's counts (null if it does
+ * not answer).
+ */
+async function finishedTotal() {
+  const m = state.model;
+  const f = m.filters;
+  if (!f.tool && !f.principal && !(f.q && f.q.trim()) && !f.errors && !m.paused) return finishedCount(m.counts);
+  try {
+    return finishedCount((await state.api.listTasks('limit=1')).counts);
+  } catch {
+    return null;
+  }
+}
+
+/** Deletes every finished task the caller may see, after a confirmation that says how many. */
 export async function clearFinished() {
+  const n = await finishedTotal();
+  if (n === 0) {
+    toast('There are no finished tasks to clear.', 'info');
+    return;
+  }
+  // Tasks may finish or go before the server acts: "all N" is what the list knows now.
+  const what = n === null ? 'every finished task' : n === 1 ? 'the 1 finished task' : `all ${formatCount(n)} finished tasks`;
   const ok = await confirmDialog({
-    title: 'Clear all finished tasks?',
+    title: n === null ? 'Clear all finished tasks?' : `Clear ${what}?`,
     body: [
-      h('p', {}, 'Every completed, failed and cancelled task you can see is deleted with its timeline. Running and waiting tasks stay.'),
+      h('p', {}, `Deletes ${what} you can see (completed, failed and cancelled) with their timelines. Running and waiting tasks stay.`),
       h('p', { class: 'muted' }, 'Decisions stay in the audit log.'),
     ],
-    confirmLabel: 'Clear finished',
+    confirmLabel: n === null ? 'Clear finished' : `Clear ${formatCount(n)} finished`,
     cancelLabel: 'Keep them',
   });
   if (!ok) return;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canRerun, deletePlan, describeDeletions } from '../js/task-actions.js';
+import { canRerun, deletePlan, describeDeletions, rerunCommand, finishedCount } from '../js/task-actions.js';
 
 test('only finished commands and taskdeck run jobs with a command line run again', () => {
   assert.equal(canRerun({ tool: 'run_command', status: 'completed' }), true);
@@ -24,4 +24,23 @@ test('the outcome of a deletion is said in one line', () => {
     'Deleted 2 tasks; 1 kept (still running); 1 not found.',
   );
   assert.equal(describeDeletions({ deleted: 7, results: [] }), 'Deleted 7 tasks.');
+});
+
+test('running again says the command line it runs, and where', () => {
+  assert.deepEqual(rerunCommand({ tool: 'run_command', arguments: { command: 'make test | tee log' } }), { line: 'make test | tee log', cwd: null });
+  assert.deepEqual(rerunCommand({ tool: 'run_command', arguments: { argv: ['git', 'commit', '-m', "it's done"], cwd: '/src' } }), {
+    line: "git commit -m 'it'\\''s done'",
+    cwd: '/src',
+  });
+  assert.deepEqual(rerunCommand({ tool: 'external', arguments: { name: 'build', command: ['cargo', 'build', '--release'], cwd: '/work/app' } }), {
+    line: 'cargo build --release',
+    cwd: '/work/app',
+  });
+  assert.equal(rerunCommand({ tool: 'external', arguments: { name: 'nightly' } }), null);
+});
+
+test('the finished tasks are the completed, failed and cancelled ones of the counts', () => {
+  assert.equal(finishedCount({ working: 2, input_required: 1, completed: 5, error: 2, failed: 1, cancelled: 3 }), 9);
+  assert.equal(finishedCount({ working: 2 }), 0);
+  assert.equal(finishedCount(undefined), 0);
 });

@@ -4,7 +4,7 @@
 //! exported JSON Lines file offline with the same [`verify_chain`] the server uses.
 //!
 //! Exit codes: 0 success (the chain is intact); 1 the chain is broken (the seq and what is
-//! wrong are printed), the file cannot be read, or Taskdeck is unreachable; 4 the API refused
+//! wrong are printed), the file cannot be read, or Taskdeck is unreachable; 2 no token; 4 the API refused
 //! (e.g. a token that is not the admin's, or a malformed `--since`).
 
 use std::{
@@ -14,7 +14,8 @@ use std::{
 };
 
 use taskdeck_engine::{AuditEntry, AuditVerification, verify_chain};
-use taskdeck_server::{adapters::auth, serve};
+
+use super::endpoint::{Endpoint, Target, block_on};
 
 /// One `taskdeck audit` command (its clap definition: `taskdeck audit --help`).
 #[derive(clap::Subcommand)]
@@ -51,18 +52,9 @@ pub enum ExportFormat {
     Csv,
 }
 
-/// Where the running Taskdeck is and how to authenticate to it.
-pub struct AuditContext {
-    /// `--port` / `TASKDECK_PORT`, if given.
-    pub port: Option<u16>,
-    /// `--token` / `TASKDECK_TOKEN`, if given (else the admin token file).
-    pub token: Option<String>,
-    pub data_dir: PathBuf,
-    pub config_dir: PathBuf,
-}
-
 /// Runs `cmd`.
-pub fn run(cmd: AuditCommand, ctx: AuditContext) -> ExitCode {
+/// Runs `cmd`; the commands that ask Taskdeck ask the one `target` names.
+pub fn run(cmd: AuditCommand, target: &Target) -> ExitCode {
     match cmd {
         AuditCommand::Verify {
             file: Some(file),
@@ -74,38 +66,16 @@ pub fn run(cmd: AuditCommand, ctx: AuditContext) -> ExitCode {
                 ExitCode::from(1)
             }
         },
-        cmd => {
-            let Some(token) = ctx
-                .token
-                .clone()
-                .or_else(|| auth::read_admin_token(&ctx.config_dir))
-            else {
-                eprintln!(
-                    "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
-                     --config-dir for the directory Taskdeck was started with)",
-                    auth::admin_token_path(&ctx.config_dir).display()
-                );
-                return ExitCode::from(1);
-            };
-            let port = serve::client_port(ctx.port, &ctx.data_dir);
-            let rt = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    eprintln!("taskdeck: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            rt.block_on(remote(cmd, port, &token))
-        }
+        cmd => match target.locate_with_token() {
+            Ok(endpoint) => block_on(remote(cmd, target, endpoint)),
+            Err(code) => code,
+        },
     }
 }
 
-/// The commands that ask the Taskdeck on `port`.
-async fn remote(cmd: AuditCommand, port: u16, token: &str) -> ExitCode {
-    let base = format!("http://127.0.0.1:{port}");
+/// The commands that ask the Taskdeck at `endpoint`.
+async fn remote(cmd: AuditCommand, target: &Target, endpoint: Endpoint) -> ExitCode {
+    let base = endpoint.base.as_str();
     let http = reqwest::Client::new();
     let request = match &cmd {
         AuditCommand::Export { since, format, .. } => {
@@ -124,22 +94,10 @@ async fn remote(cmd: AuditCommand, port: u16, token: &str) -> ExitCode {
         }
         AuditCommand::Verify { .. } => http.get(format!("{base}/v1/audit/verify")),
     };
-    let resp = match request.bearer_auth(token).send().await {
-        Ok(r) => r,
-        Err(_) => {
-            eprintln!("taskdeck: Taskdeck is not running at {base}");
-            return ExitCode::from(1);
-        }
+    let resp = match target.send(&endpoint, request).await {
+        Ok(resp) => resp,
+        Err(code) => return code,
     };
-    let status = resp.status();
-    if !status.is_success() {
-        let body: serde_json::Value = resp.json().await.unwrap_or_default();
-        eprintln!(
-            "taskdeck: {} ({status})",
-            body["detail"].as_str().unwrap_or("request refused")
-        );
-        return ExitCode::from(if status.is_client_error() { 4 } else { 1 });
-    }
     match cmd {
         AuditCommand::Export { output, .. } => match export(resp, output.as_deref()).await {
             Ok(()) => ExitCode::SUCCESS,

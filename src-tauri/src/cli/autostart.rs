@@ -37,9 +37,12 @@ pub fn entry_path() -> Option<PathBuf> {
 
 /// The entry's text: a `[Desktop Entry]` of type Application whose `Exec` runs `program`
 /// (absolute path) with `extra_args` (e.g. `--data-dir DIR`) and [`HIDDEN_FLAG`], each word
-/// quoted as the Desktop Entry spec requires.
+/// quoted as the Desktop Entry spec requires. `TryExec` names `program` too, so a session
+/// skips the entry once the program is gone (the package removed) instead of failing at
+/// every login.
 pub fn entry_text(program: &Path, extra_args: &[String]) -> String {
-    let mut words = vec![exec_word(&program.to_string_lossy())];
+    let program = program.to_string_lossy();
+    let mut words = vec![exec_word(&program)];
     words.extend(extra_args.iter().map(|a| exec_word(a)));
     words.push(HIDDEN_FLAG.to_string());
     format!(
@@ -48,13 +51,24 @@ pub fn entry_text(program: &Path, extra_args: &[String]) -> String {
          Version=1.0\n\
          Name=Taskdeck\n\
          Comment=Start Taskdeck hidden in the tray at login\n\
+         TryExec={}\n\
          Exec={}\n\
          Icon=taskdeck\n\
          Terminal=false\n\
          StartupNotify=false\n\
          X-GNOME-Autostart-enabled=true\n",
+        string_value(&program),
         words.join(" ")
     )
+}
+
+/// A string value of a desktop entry key: a backslash written `\\`, control characters as
+/// `\n`, `\t`, `\r` (Desktop Entry Specification, "Possible value types").
+fn string_value(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('\n', "\\n")
+        .replace('\t', "\\t")
+        .replace('\r', "\\r")
 }
 
 /// One `Exec` argument: double-quoted when it holds a reserved character (inside the quotes
@@ -79,10 +93,7 @@ fn exec_word(word: &str) -> String {
     } else {
         word
     };
-    quoted
-        .replace('\\', "\\\\")
-        .replace('\n', "\\n")
-        .replace('\t', "\\t")
+    string_value(&quoted)
 }
 
 /// Writes the entry (creating the autostart directory) for this program and returns its path.
@@ -147,7 +158,7 @@ mod tests {
     fn plain_path_is_not_quoted() {
         let text = entry_text(Path::new("/usr/bin/taskdeck"), &[]);
         assert!(
-            text.contains("\nExec=/usr/bin/taskdeck --hidden\n"),
+            text.contains("\nTryExec=/usr/bin/taskdeck\nExec=/usr/bin/taskdeck --hidden\n"),
             "{text}"
         );
     }

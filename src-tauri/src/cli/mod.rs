@@ -10,12 +10,19 @@
 //!   agents' hooks (`hook_install` writes their settings, `hook_settings` is the JSON merge,
 //!   `hook_file` writes a file with its backup).
 //! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
+//! - `endpoint`: which Taskdeck the client commands talk to, with which token, and what a
+//!   refused token means.
+//! - [`doctor_cli`]: `taskdeck doctor`, the checks of the store, search index, lock, port and
+//!   admin token; [`backup_cli`]: `taskdeck backup|restore` (docs/operations.md).
 //! - [`autostart_cli`]: `taskdeck autostart on|off|status`, the XDG autostart entry
 //!   ([`autostart`]) that starts the window hidden in the tray at login.
 
 pub mod audit_cli;
 pub mod autostart;
 pub mod autostart_cli;
+mod endpoint;
+pub mod backup_cli;
+pub mod doctor_cli;
 pub mod hook_cli;
 mod hook_file;
 mod hook_install;
@@ -25,5 +32,6 @@ mod run_job;
 pub mod servers_cli;
 mod servers_import;
 pub mod task_actions_cli;
+pub use endpoint::Target;
 mod task_table;
 pub mod tasks_cli;

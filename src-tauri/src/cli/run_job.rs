@@ -7,7 +7,10 @@ use std::{path::Path, process::ExitCode, time::Duration};
 
 use serde_json::{Value, json};
 
-use super::run_cli::RunArgs;
+use super::{
+    endpoint::{Endpoint, Target},
+    run_cli::RunArgs,
+};
 
 /// Heartbeat timeout given to the job, in ms (reports go every second).
 const HEARTBEAT_MS: u64 = 15_000;
@@ -18,56 +21,6 @@ const START_RETRIES: u32 = 4;
 
 /// The wait before the first of those retries; each next one waits twice as long.
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
-
-/// Where Taskdeck is (`http://127.0.0.1:PORT`) and the bearer token to use ("" when none).
-pub(crate) struct Endpoint {
-    pub(crate) base: String,
-    pub(crate) token: String,
-}
-
-impl Endpoint {
-    /// Looked up again while waiting for Taskdeck, which may start on another port, or for the
-    /// first time (then creating the admin-token file): `--port`, else the port of the Taskdeck
-    /// running on the data dir; `--token`, else the admin token in `config_dir`.
-    pub(crate) fn locate(args: &RunArgs, config_dir: &Path) -> Endpoint {
-        let port = taskdeck_server::serve::client_port(args.port, &args.data_dir);
-        let token = args
-            .token
-            .clone()
-            .or_else(|| taskdeck_server::adapters::auth::read_admin_token(config_dir))
-            .unwrap_or_default();
-        Endpoint {
-            base: format!("http://127.0.0.1:{port}"),
-            token,
-        }
-    }
-}
-
-/// Why the Taskdeck at `endpoint` refused this run's token, naming the mismatch: a `--port`
-/// that reaches a Taskdeck serving another data dir than `args.data_dir` (whose own Taskdeck
-/// runs on another port, or not at all), a `--token` it does not know, or an admin token from
-/// `config_dir` that belongs to another Taskdeck.
-pub(crate) fn token_mismatch(args: &RunArgs, config_dir: &Path, endpoint: &Endpoint) -> String {
-    let data_dir = args.data_dir.display();
-    let ours = taskdeck_server::serve::running_port(&args.data_dir);
-    match (args.port, ours) {
-        (Some(port), Some(theirs)) if port != theirs => format!(
-            "the Taskdeck on port {port} serves another data dir: the one of {data_dir} runs on port {theirs} (leave out --port, or pass that Taskdeck's --data-dir and --config-dir)"
-        ),
-        (Some(port), None) => format!(
-            "the Taskdeck on port {port} does not take this token: it serves another data dir, and none runs on {data_dir} (pass that Taskdeck's --data-dir and --config-dir, or its --token)"
-        ),
-        _ if args.token.is_some() => format!(
-            "the Taskdeck at {} does not know the token given with --token / TASKDECK_TOKEN (revoked, or another Taskdeck's)",
-            endpoint.base
-        ),
-        _ => format!(
-            "the Taskdeck at {} does not take the admin token in {}: it belongs to another Taskdeck (pass --config-dir of the one that runs there)",
-            endpoint.base,
-            config_dir.display()
-        ),
-    }
-}
 
 /// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
 pub(crate) struct JobLink {
@@ -84,7 +37,13 @@ impl JobLink {
     /// (and for a token it accepts) as long as it takes. Without a job (Taskdeck not running,
     /// or it refused), says why on stderr.
     pub(crate) async fn start(args: &RunArgs, config_dir: &Path, name: &str) -> JobLink {
-        let mut endpoint = Endpoint::locate(args, config_dir);
+        let target = Target {
+            port: args.port,
+            token: args.token.clone(),
+            data_dir: args.data_dir.clone(),
+            config_dir: config_dir.to_path_buf(),
+        };
+        let mut endpoint = target.locate();
         let http = reqwest::Client::new();
         let cwd = std::env::current_dir()
             .map(|d| d.display().to_string())
@@ -121,7 +80,7 @@ impl JobLink {
                         announced = true;
                     }
                     tokio::time::sleep(Duration::from_secs(1)).await;
-                    endpoint = Endpoint::locate(args, config_dir);
+                    endpoint = target.locate();
                     continue;
                 }
                 Ok(r) if r.status().is_server_error() && retries < START_RETRIES => {
@@ -138,7 +97,7 @@ impl JobLink {
                     match status.as_u16() {
                         401 => eprintln!(
                             "taskdeck run: {}; running the command without it.",
-                            token_mismatch(args, config_dir, &endpoint)
+                            target.refused(&endpoint)
                         ),
                         _ => eprintln!(
                             "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
@@ -157,7 +116,7 @@ impl JobLink {
                         announced = true;
                     }
                     tokio::time::sleep(Duration::from_secs(1)).await;
-                    endpoint = Endpoint::locate(args, config_dir);
+                    endpoint = target.locate();
                     continue;
                 }
                 Err(_) => {
@@ -177,7 +136,7 @@ impl JobLink {
                 }
                 // `--wait`: as long as it takes, at the pace of the wait for Taskdeck.
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                endpoint = Endpoint::locate(args, config_dir);
+                endpoint = target.locate();
                 continue;
             }
             eprintln!("taskdeck run: starting the job failed ({why}); trying again");

@@ -9,7 +9,10 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use super::tasks_cli::TasksCommand;
+use super::{
+    endpoint::{Target, block_on},
+    tasks_cli::TasksCommand,
+};
 
 /// Every `taskdeck tasks` command: those that read and answer ([`TasksCommand`]) and those
 /// that re-run or delete ([`TaskActionsCommand`]).
@@ -21,11 +24,11 @@ pub enum TasksCli {
     Actions(TaskActionsCommand),
 }
 
-/// Runs any `taskdeck tasks` command against the server on `port` with `token`.
-pub fn run_any(cmd: TasksCli, port: u16, token: &str, as_json: bool) -> ExitCode {
+/// Runs any `taskdeck tasks` command against the Taskdeck `target` names.
+pub fn run_any(cmd: TasksCli, target: &Target, as_json: bool) -> ExitCode {
     match cmd {
-        TasksCli::Read(cmd) => super::tasks_cli::run(cmd, port, token, as_json),
-        TasksCli::Actions(cmd) => run(cmd, port, token, as_json),
+        TasksCli::Read(cmd) => super::tasks_cli::run(cmd, target, as_json),
+        TasksCli::Actions(cmd) => run(cmd, target, as_json),
     }
 }
 
@@ -48,24 +51,18 @@ pub enum TaskActionsCommand {
     },
 }
 
-/// Runs `cmd` against the server on `port` with `token`; `as_json` prints the API's answer.
-pub fn run(cmd: TaskActionsCommand, port: u16, token: &str, as_json: bool) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("taskdeck: {e}");
-            return ExitCode::from(1);
-        }
+/// Runs `cmd` against the Taskdeck `target` names; `as_json` prints the API's answer.
+fn run(cmd: TaskActionsCommand, target: &Target, as_json: bool) -> ExitCode {
+    let endpoint = match target.locate_with_token() {
+        Ok(endpoint) => endpoint,
+        Err(code) => return code,
     };
-    rt.block_on(async move {
-        let base = format!("http://127.0.0.1:{port}");
+    block_on(async move {
+        let base = endpoint.base.as_str();
         let http = reqwest::Client::new();
         let request = match &cmd {
             TaskActionsCommand::Rerun { task_id } => {
-                let mut url = reqwest::Url::parse(&base).expect("a valid base URL");
+                let mut url = reqwest::Url::parse(base).expect("a valid base URL");
                 url.path_segments_mut()
                     .expect("an http URL")
                     .extend(["v1", "tasks", task_id, "rerun"]);
@@ -78,7 +75,7 @@ pub fn run(cmd: TaskActionsCommand, port: u16, token: &str, as_json: bool) -> Ex
                 .post(format!("{base}/v1/task-deletions"))
                 .json(&json!({"finished": true})),
         };
-        let body = match super::tasks_cli::send(request, token, &base).await {
+        let body = match target.send_json(&endpoint, request).await {
             Ok(body) => body,
             Err(code) => return code,
         };

@@ -10,7 +10,10 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use super::task_table;
+use super::{
+    endpoint::{Target, block_on},
+    task_table,
+};
 
 /// One `taskdeck tasks` command (its clap definition: `taskdeck tasks --help`).
 #[derive(clap::Subcommand)]
@@ -55,20 +58,14 @@ pub enum TasksCommand {
     },
 }
 
-/// Runs `cmd` against the server on `port` with `token`.
-pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("taskdeck: {e}");
-            return ExitCode::from(1);
-        }
+/// Runs `cmd` against the Taskdeck `target` names.
+pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode {
+    let endpoint = match target.locate_with_token() {
+        Ok(endpoint) => endpoint,
+        Err(code) => return code,
     };
-    rt.block_on(async move {
-        let base = format!("http://127.0.0.1:{port}");
+    block_on(async move {
+        let base = endpoint.base.as_str();
         let http = reqwest::Client::new();
         let request = match &cmd {
             TasksCommand::List {
@@ -97,8 +94,8 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                 }
                 http.get(format!("{base}/v1/tasks")).query(&q)
             }
-            TasksCommand::Show { task_id } => http.get(task_url(&base, task_id, None)),
-            TasksCommand::Cancel { task_id } => http.post(task_url(&base, task_id, Some("cancel"))),
+            TasksCommand::Show { task_id } => http.get(task_url(base, task_id, None)),
+            TasksCommand::Cancel { task_id } => http.post(task_url(base, task_id, Some("cancel"))),
             TasksCommand::Answer {
                 task_id,
                 key,
@@ -110,7 +107,9 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                     match serde_json::from_str::<Value>(c) {
                         Ok(v) if v.is_object() => answer["content"] = v,
                         Ok(_) => {
-                            eprintln!("taskdeck: --content must be a JSON object, e.g. '{{\"note\": \"ok\"}}'");
+                            eprintln!(
+                                "taskdeck: --content must be a JSON object, e.g. '{{\"note\": \"ok\"}}'"
+                            );
                             return ExitCode::from(2);
                         }
                         Err(e) => {
@@ -119,11 +118,11 @@ pub fn run(cmd: TasksCommand, port: u16, token: &str, as_json: bool) -> ExitCode
                         }
                     }
                 }
-                http.post(task_url(&base, task_id, Some("input")))
+                http.post(task_url(base, task_id, Some("input")))
                     .json(&json!({"inputResponses": {key: answer}}))
             }
         };
-        let body = match send(request, token, &base).await {
+        let body = match target.send_json(&endpoint, request).await {
             Ok(body) => body,
             Err(code) => return code,
         };
@@ -234,28 +233,4 @@ fn parse_statuses(s: &str) -> Result<String, String> {
         }
     }
     Ok(s.to_string())
-}
-
-/// Sends `request` to the Taskdeck at `base` with `token`; its JSON body (`null` when there is
-/// none). Errors, said on stderr, as the exit code: 1 when Taskdeck is not running there or
-/// failed, 4 when it refused the request (the problem's `detail` is printed).
-pub(super) async fn send(
-    request: reqwest::RequestBuilder,
-    token: &str,
-    base: &str,
-) -> Result<Value, ExitCode> {
-    let Ok(resp) = request.bearer_auth(token).send().await else {
-        eprintln!("taskdeck: Taskdeck is not running at {base}");
-        return Err(ExitCode::from(1));
-    };
-    let status = resp.status();
-    let body: Value = resp.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        eprintln!(
-            "taskdeck: {} ({status})",
-            body["detail"].as_str().unwrap_or("request refused")
-        );
-        return Err(ExitCode::from(if status.is_client_error() { 4 } else { 1 }));
-    }
-    Ok(body)
 }

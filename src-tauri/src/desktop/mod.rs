@@ -40,6 +40,13 @@ pub fn display_available() -> bool {
         .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
 }
 
+/// Ends the app (the tray's Quit, SIGTERM, Ctrl-C): prints "taskdeck: stopping"; [`run`] then
+/// stops the server and the running tools and returns exit code 0.
+pub(crate) fn quit(app: &tauri::AppHandle) {
+    eprintln!("taskdeck: stopping");
+    app.exit(0);
+}
+
 /// Shows and focuses the main window, optionally opening `task_id` in it.
 pub(crate) fn focus(app: &tauri::AppHandle, task_id: Option<&str>) {
     if let Some(w) = app.get_webview_window("main") {
@@ -61,21 +68,26 @@ pub(crate) fn focus(app: &tauri::AppHandle, task_id: Option<&str>) {
 /// Quit) or on SIGTERM / Ctrl-C (prints "taskdeck: stopping", then stops the server and the
 /// running tools): exit code 0. A launch while Taskdeck already runs on the same data dir prints
 /// one line saying where it runs and exits 0 (its window comes to the front when it is on this
-/// D-Bus session).
+/// D-Bus session and this launch has a display).
 pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
-    if !display_available() {
-        eprintln!(
-            "taskdeck: no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless instead."
-        );
-        return serve::run_headless(cfg, true);
-    }
     let context = tauri::generate_context!();
+    let display = display_available();
     if let Some(other) = RunningInstance::find(&cfg.data_dir, &context.config().identifier) {
+        if !display {
+            eprintln!("taskdeck: {}", other.message_without_display());
+            return ExitCode::SUCCESS;
+        }
         eprintln!("taskdeck: {}", other.message());
         if !other.window_on_this_session {
             return ExitCode::SUCCESS;
         }
         // The single-instance plugin below hands over to the running one and ends this process.
+    }
+    if !display {
+        eprintln!(
+            "taskdeck: no display (DISPLAY and WAYLAND_DISPLAY are unset): running headless instead."
+        );
+        return serve::run_headless(cfg, true);
     }
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -150,11 +162,10 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
                 settings: setup_settings.clone(),
                 data_dir: setup_cfg.data_dir.clone(),
             });
-            let quit = app.handle().clone();
+            let quitting = app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 stop_requested.await;
-                eprintln!("taskdeck: stopping");
-                quit.exit(0);
+                quit(&quitting);
             });
             *setup_server.lock().unwrap_or_else(|e| e.into_inner()) = Some(running);
             Ok(())

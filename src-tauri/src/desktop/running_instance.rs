@@ -6,9 +6,9 @@
 //! window only when both launches share a D-Bus session. Without that, a second launch would try
 //! to serve the same port and fail with "port already in use"; with it, it says one clear thing.
 
-use std::{os::unix::fs::MetadataExt, path::Path};
+use std::path::Path;
 
-use taskdeck_server::serve;
+use taskdeck_server::{data_dir_lock, serve};
 
 /// The running Taskdeck that holds a data dir.
 #[derive(Debug)]
@@ -32,7 +32,7 @@ impl RunningInstance {
         if !serve::data_dir_in_use(data_dir) {
             return None;
         }
-        let pid = lock_holder(&data_dir.join("taskdeck.lock"));
+        let pid = data_dir_lock::holder(data_dir);
         let headless = pid.is_some_and(started_as_serve);
         Some(RunningInstance {
             port: serve::running_port(data_dir),
@@ -48,12 +48,7 @@ impl RunningInstance {
     /// session, so it cannot be shown from here: open http://127.0.0.1:4747/ in a browser, or
     /// quit it there first."
     pub fn message(&self) -> String {
-        let url = self
-            .port
-            .map(|p| format!("http://127.0.0.1:{p}"))
-            .unwrap_or_else(|| "its port".into());
-        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
-        let running = format!("Taskdeck is already running on {url}{pid}");
+        let (url, running) = self.running_on();
         if self.window_on_this_session {
             format!("{running}; bringing its window to the front.")
         } else if self.headless {
@@ -70,26 +65,27 @@ impl RunningInstance {
     }
 }
 
-/// The pid holding an exclusive `flock` on `lock_file`, from the kernel's lock table: lines
-/// like `1: FLOCK  ADVISORY  WRITE 812 fe:00:10018882 0 EOF` (pid, then device as hex
-/// major:minor and inode); see proc_locks(5).
-fn lock_holder(lock_file: &Path) -> Option<u32> {
-    let meta = std::fs::metadata(lock_file).ok()?;
-    let dev = meta.dev();
-    let wanted = format!(
-        "{:02x}:{:02x}:{}",
-        libc::major(dev),
-        libc::minor(dev),
-        meta.ino()
-    );
-    let table = std::fs::read_to_string("/proc/locks").ok()?;
-    table.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        match fields.as_slice() {
-            [_, "FLOCK", _, "WRITE", pid, file, ..] if *file == wanted => pid.parse().ok(),
-            _ => None,
-        }
-    })
+impl RunningInstance {
+    /// The one line a second launch without a display (over SSH, say) prints, e.g. "Taskdeck
+    /// is already running on http://127.0.0.1:4747 (pid 812); this launch has no display to
+    /// show its window on: open http://127.0.0.1:4747/ in a browser."
+    pub fn message_without_display(&self) -> String {
+        let (url, running) = self.running_on();
+        format!(
+            "{running}; this launch has no display to show its window on: open {url}/ in a browser."
+        )
+    }
+
+    /// Its URL (`http://127.0.0.1:PORT`) and "Taskdeck is already running on URL (pid N)".
+    fn running_on(&self) -> (String, String) {
+        let url = self
+            .port
+            .map(|p| format!("http://127.0.0.1:{p}"))
+            .unwrap_or_else(|| "its port".into());
+        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        let running = format!("Taskdeck is already running on {url}{pid}");
+        (url, running)
+    }
 }
 
 /// True when process `pid` was started as `taskdeck serve` (`serve` among its arguments).

@@ -39,7 +39,7 @@ pub fn install(app: &AppHandle, engine: Engine, settings: Arc<SettingsStore>) ->
         .on_menu_event(move |app, event| match event.id.as_ref() {
             tray_model::SHOW => super::focus(app, None),
             tray_model::PAUSE => menu_settings.set_paused(!menu_settings.paused()),
-            tray_model::QUIT => app.exit(0),
+            tray_model::QUIT => super::quit(app),
             _ => {}
         });
     if let Some(icon) = app.default_window_icon() {

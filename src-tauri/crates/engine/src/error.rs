@@ -4,7 +4,7 @@
 use super::TaskStatus;
 
 /// What can go wrong in an engine call.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
     /// No task with this id is visible to the caller (it never existed, expired, or belongs to
     /// another principal: the three are deliberately indistinguishable).
@@ -23,14 +23,33 @@ pub enum EngineError {
     /// The task is settled and cannot take this operation.
     #[error("task is already {0:?}")]
     Terminal(TaskStatus),
-    /// The store failed (I/O, corruption, full disk).
+    /// The store failed (I/O, corruption).
     #[error("store: {0}")]
     Store(String),
+    /// The store's file system is full (SQLITE_FULL, or ENOSPC): the write was not made and
+    /// nothing committed before it is lost. Reads still work, and writes succeed again as soon
+    /// as there is space (the writer thread keeps running); the text is SQLite's message.
+    #[error(
+        "the disk holding the task store is full ({0}); free some space, writes resume by themselves"
+    )]
+    DiskFull(String),
 }
 
+impl EngineError {
+    /// True for [`EngineError::DiskFull`].
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, EngineError::DiskFull(_))
+    }
+}
+
+/// SQLite's "database or disk is full" (SQLITE_FULL, also what it reports for ENOSPC) becomes
+/// [`EngineError::DiskFull`]; every other SQLite error [`EngineError::Store`].
 impl From<rusqlite::Error> for EngineError {
     fn from(e: rusqlite::Error) -> Self {
-        EngineError::Store(e.to_string())
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DiskFull) => EngineError::DiskFull(e.to_string()),
+            _ => EngineError::Store(e.to_string()),
+        }
     }
 }
 

@@ -148,6 +148,36 @@ pub const ERROR_COUNT_KEY: &str = "error";
 pub const IS_ERROR_SQL: &str = "(status = 'completed' AND json_extract(result, '$.isError') IS 1)";
 
 impl TaskRecord {
+    /// A new `working` task created at `now_ms` (ms since the epoch) with a fresh
+    /// [`new_task_id`], before the store gives it its `seq`: nothing reported yet.
+    pub fn working(
+        now_ms: i64,
+        tool: &str,
+        arguments: Value,
+        principal: &str,
+        ttl_ms: Option<u64>,
+        poll_interval_ms: u64,
+    ) -> TaskRecord {
+        TaskRecord {
+            task_id: new_task_id(now_ms),
+            seq: 0,
+            tool: tool.to_string(),
+            arguments,
+            principal: principal.to_string(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now_ms,
+            last_updated_at_ms: now_ms,
+            ttl_ms,
+            poll_interval_ms,
+            progress: None,
+            result: None,
+            error: None,
+            input_requests: BTreeMap::new(),
+            cancel_requested: false,
+        }
+    }
+
     /// A completed task whose CallToolResult says `isError: true` (MCP 2025-11-25 §Tools, "Error
     /// Handling": the tool ran and reports an error, e.g. a command that exited non-zero). Its
     /// status stays `completed` (SEP-2663); Taskdeck counts and filters these as errors.
@@ -198,7 +228,8 @@ pub struct TimelineEvent {
     pub at_ms: i64,
     /// `created`, `status`, `progress`, `statusMessage`, `inputRequested` (`{key, request,
     /// humanOnly}`: `humanOnly` when only a person, the admin or a human, may answer it), `inputAnswered`,
-    /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`.
+    /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`, `meta` (`{meta}`: a hosted task's
+    /// protocol `_meta`, see [`Engine::set_hosted_meta`](crate::Engine::set_hosted_meta)).
     pub kind: String,
     pub data: Value,
 }

@@ -13,6 +13,8 @@
 
 pub mod adapters;
 pub mod approvals;
+pub mod data_dir_lock;
+pub mod doctor;
 pub mod gateway;
 pub mod hooks;
 pub mod paths;

@@ -31,8 +31,13 @@ use crate::{
 use taskdeck_engine::{
     Engine, EngineConfig,
     feed::ChangeFeed,
-    store::{Durability, Store},
+    store::{
+        Durability, Store,
+        integrity::{self as store_check, StartCheckError},
+    },
 };
+
+use crate::data_dir_lock;
 
 /// The default port of the local endpoint (`--port`, `TASKDECK_PORT`).
 pub const DEFAULT_PORT: u16 = 4747;
@@ -64,6 +69,9 @@ pub enum ServeError {
         "port {0} on 127.0.0.1 is already in use (is Taskdeck already running? choose another with --port)"
     )]
     PortBusy(u16),
+    /// The store failed its start check: the one paragraph that names the file and the way out.
+    #[error("{0}")]
+    DamagedStore(String),
     #[error("{0}")]
     Other(String),
 }
@@ -76,7 +84,7 @@ pub struct Running {
     pub shutdown: CancellationToken,
     pub done: tokio::task::JoinHandle<()>,
     /// Held for the process's life (an exclusive lock on `<data dir>/taskdeck.lock`).
-    _data_dir_lock: std::fs::File,
+    _data_dir_lock: data_dir_lock::DataDirLock,
     /// Applies edits of servers.json while running (dropped: no longer watched).
     _servers_watch: Option<ServersWatch>,
 }
@@ -100,13 +108,19 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 
     // One process per data dir: a second one would "recover" the first one's running tasks.
     std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
-    let lock = std::fs::File::create(lock_path(&cfg.data_dir)).map_err(|e| other(&e))?;
-    if lock.try_lock().is_err() {
-        return Err(ServeError::Other(format!(
-            "another Taskdeck is already using the data dir {} (stop it first, or use --data-dir)",
-            cfg.data_dir.display()
-        )));
-    }
+    let data_dir_lock::Acquired { lock, unclean } =
+        data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
+    // A damaged store is refused before anything reads or writes it (docs/operations.md).
+    let checked = store_check::check_at_start(&cfg.data_dir, unclean).map_err(|e| match e {
+        StartCheckError::Damaged { .. } => ServeError::DamagedStore(e.to_string()),
+        StartCheckError::Unreadable(_) => other(&e),
+    })?;
+    tracing::info!(
+        bytes = checked.bytes,
+        ms = checked.elapsed.as_millis() as u64,
+        after_unclean_stop = unclean,
+        "store checked"
+    );
     let feed = ChangeFeed::new(4096);
     let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
     let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
@@ -199,6 +213,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         authenticator: Authenticator::new(engine.store().clone()),
         port: addr.port(),
         allow_anonymous: cfg.allow_anonymous,
+        stopping: shutdown.child_token(),
     });
     // The /v1 routes only: `/mcp` (where agents poll) passes through one layer, the guard.
     let v1 = Router::new()
@@ -248,6 +263,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let stop = shutdown.clone();
     let engine_for_stop = engine.clone();
     let gateway_for_stop = gateway.clone();
+    let data_dir = cfg.data_dir.clone();
     let done = tokio::spawn(async move {
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -257,6 +273,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         }
         engine_for_stop.shutdown();
         gateway_for_stop.shutdown();
+        data_dir_lock::mark_stopped(&data_dir);
     });
     Ok(Running {
         addr,
@@ -297,11 +314,8 @@ pub fn print_banner(running: &Running, cfg: &ServeConfig, ui_link: bool) {
     let _ = std::io::stdout().flush();
 }
 
-fn lock_path(data_dir: &std::path::Path) -> PathBuf {
-    data_dir.join("taskdeck.lock")
-}
-
-fn port_path(data_dir: &std::path::Path) -> PathBuf {
+/// The file in `data_dir` where the running Taskdeck records its port.
+pub fn port_path(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join("taskdeck.port")
 }
 
@@ -328,7 +342,7 @@ pub fn client_port(explicit: Option<u16>, data_dir: &std::path::Path) -> u16 {
 
 /// True when another Taskdeck process holds `data_dir` (its lock file is locked).
 pub fn data_dir_in_use(data_dir: &std::path::Path) -> bool {
-    std::fs::File::open(lock_path(data_dir)).is_ok_and(|f| f.try_lock().is_err())
+    data_dir_lock::in_use(data_dir)
 }
 
 /// Runs the server until Ctrl-C or SIGTERM (`taskdeck serve`, and the desktop shell's fallback
@@ -356,6 +370,7 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
         }
         eprintln!("taskdeck: stopping");
         running.engine.shutdown();
+        data_dir_lock::mark_stopped(&cfg.data_dir);
         std::process::ExitCode::SUCCESS
     })
 }

@@ -2,7 +2,7 @@
 //! one is given) in one write, and only then is its tool started (SEP-2663 §Task Creation:
 //! durable before the `CreateTaskResult`).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -11,11 +11,10 @@ use super::{
         clock::now_ms,
         idempotency::{self, Creation},
         limits,
-        model::new_task_id,
     },
-    Engine, EngineError, TaskRecord, TaskStatus, TaskTool,
+    Engine, EngineError, TaskRecord, TaskTool,
 };
-use crate::Principal;
+use crate::{Principal, store::WriteCtx};
 
 impl Engine {
     /// Creates a task owned by `principal` for `tool` with `arguments`, commits it, and only then
@@ -106,30 +105,21 @@ impl Engine {
         };
         let arguments = stored;
         let now = now_ms();
-        let task = TaskRecord {
-            task_id: new_task_id(now),
-            seq: 0,
-            tool: tool.to_string(),
-            arguments,
-            principal: principal.name.clone(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at_ms: now,
-            last_updated_at_ms: now,
-            ttl_ms: match (requested_ttl_ms, self.parts.config.default_ttl_ms) {
-                (Some(asked), Some(max)) => Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, max)),
-                (Some(asked), None) => {
-                    Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, Self::MAX_REQUESTED_TTL_MS))
-                }
-                (None, default) => default,
-            },
-            poll_interval_ms: self.parts.config.poll_interval_ms,
-            progress: None,
-            result: None,
-            error: None,
-            input_requests: BTreeMap::new(),
-            cancel_requested: false,
+        let ttl_ms = match (requested_ttl_ms, self.parts.config.default_ttl_ms) {
+            (Some(asked), Some(max)) => Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, max)),
+            (Some(asked), None) => {
+                Some(asked.clamp(Self::MIN_REQUESTED_TTL_MS, Self::MAX_REQUESTED_TTL_MS))
+            }
+            (None, default) => default,
         };
+        let task = TaskRecord::working(
+            now,
+            tool,
+            arguments,
+            &principal.name,
+            ttl_ms,
+            self.parts.config.poll_interval_ms,
+        );
         let keyed = key.is_some();
         // Stored and started on a task of its own: if the caller goes away while the write is
         // queued (the client closed its connection), the write still commits, and a task that
@@ -152,13 +142,7 @@ impl Engine {
                         let task = w.load(&task_id)?.map(Arc::new);
                         return Ok(Creation::Replayed { task_id, task });
                     }
-                    w.event(
-                        &task,
-                        now,
-                        "created",
-                        json!({"status": "working", "tool": task.tool, "ttlMs": task.ttl_ms}),
-                    )?;
-                    let task = w.insert(task)?;
+                    let task = insert_new(w, task, now)?;
                     if let Some((key, fingerprint)) = &key {
                         idempotency::remember(
                             w.conn,
@@ -192,4 +176,20 @@ impl Engine {
         self.note_created(task);
         self.spawn_executor(task.clone(), tool, false, arguments);
     }
+}
+
+/// Stores the new task `task` with its `created` event at `now` (ms since the epoch), inside a
+/// write; returns it with its `seq`. Errors: [`EngineError::Store`].
+pub(super) fn insert_new(
+    w: &mut WriteCtx<'_>,
+    task: TaskRecord,
+    now: i64,
+) -> Result<Arc<TaskRecord>, EngineError> {
+    w.event(
+        &task,
+        now,
+        "created",
+        json!({"status": "working", "tool": task.tool, "ttlMs": task.ttl_ms}),
+    )?;
+    w.insert(task)
 }

@@ -10,6 +10,7 @@
 //! - `executor`: running tools, settling their tasks, and the fate of tasks left unsettled by
 //!   the previous process;
 //! - `input_rounds`: input requests and their answers (SEP-2663 §Task Update Requests);
+//! - `hosted`: tasks whose work runs in the host process, which reports every change;
 //! - `updates`: cancellation requests, status messages and progress;
 //! - `reads`: what a principal may read of its tasks;
 //! - `retention`: TTL expiry, the store caps, and the sweeper that enforces both;
@@ -20,6 +21,7 @@ mod audit_log;
 mod creation;
 mod deletion;
 mod executor;
+mod hosted;
 mod input_expiry;
 mod input_rounds;
 mod reads;
@@ -35,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use deletion::Deletion;
 pub use executor::Recovery;
+pub use hosted::{HostedAnswers, Settlement, retention_elapsed};
 pub use input_expiry::{EXPIRED_BY, expired_response, is_expired_response};
 pub use input_rounds::AnswerReport;
 pub use registry::argument_errors;

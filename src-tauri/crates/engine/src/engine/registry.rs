@@ -13,8 +13,13 @@ use serde_json::Value;
 
 use super::{Engine, EngineError, TaskTool, ToolDescriptor};
 
+/// Longest JSON text of a value an argument error quotes whole; a longer one is shown by its
+/// start and length, so a 300,000-character argument does not come back in the error.
+const QUOTED_VALUE_CHARS: usize = 120;
+
 /// `"invalid arguments for TOOL: ..."` listing what `arguments` breaks in `validator` (each
-/// with its JSON pointer, e.g. `at /count: -1 is less than the minimum of 0`), or `None`.
+/// with its JSON pointer, e.g. `at /count: -1 is less than the minimum of 0`; a value longer
+/// than [`QUOTED_VALUE_CHARS`] is quoted by its first 40 characters and its length), or `None`.
 pub fn argument_errors(
     tool: &str,
     validator: &jsonschema::Validator,
@@ -24,10 +29,21 @@ pub fn argument_errors(
         .iter_errors(arguments)
         .map(|e| {
             let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
+            let quoted = e.instance().to_string();
+            let message = if quoted.chars().count() > QUOTED_VALUE_CHARS {
+                let start: String = quoted.chars().take(40).collect();
+                let length = match e.instance().as_ref() {
+                    Value::String(text) => format!("{} characters", text.chars().count()),
+                    _ => format!("{} characters of JSON", quoted.chars().count()),
+                };
+                e.masked_with(format!("{start}… ({length})")).to_string()
             } else {
-                format!("at {at}: {e}")
+                e.to_string()
+            };
+            if at.is_empty() {
+                message
+            } else {
+                format!("at {at}: {message}")
             }
         })
         .collect();
@@ -131,5 +147,35 @@ impl Engine {
             .collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::argument_errors;
+
+    #[test]
+    fn a_long_value_is_not_quoted_back_whole() {
+        let schema =
+            json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 200}}});
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let long = "n".repeat(300_000);
+        let error = argument_errors("job", &validator, &json!({"name": long})).unwrap();
+        assert!(
+            error.len() < 300,
+            "{} bytes: {}",
+            error.len(),
+            &error[..300]
+        );
+        assert!(error.contains("at /name:"), "{error}");
+        assert!(error.contains("(300000 characters)"), "{error}");
+        assert!(error.contains("longer than 200 characters"), "{error}");
+        let short = argument_errors("job", &validator, &json!({"name": 7})).unwrap();
+        assert_eq!(
+            short,
+            "invalid arguments for job: at /name: 7 is not of type \"string\""
+        );
     }
 }

@@ -11,14 +11,19 @@
 //! Parts: `schema` (tables, migrations), `connection` (opening, pragmas, readers),
 //! `writer` and `checkpoint` (the threads), `write_context` (what a write sees),
 //! `tasks`, `lists`, `events`, `input_requests`, `tokens` (the tables' queries), `audit` (the
-//! decision log), and `answers` (the cached `tasks/get` answers).
+//! decision log), `answers` (the cached `tasks/get` answers), and for operations `integrity`
+//! (damage checks), `inspect` (a read-only look from another process) and `backup` (online
+//! backups, restore).
 
 mod answers;
 mod audit;
+pub mod backup;
 mod checkpoint;
 mod connection;
 mod events;
 mod input_requests;
+mod inspect;
+pub mod integrity;
 mod lists;
 mod schema;
 mod tasks;
@@ -41,6 +46,7 @@ use tokio::sync::oneshot;
 pub(crate) use audit::{append_audit, prune_audit};
 pub(crate) use connection::create_private_file;
 pub use events::created_ttl;
+pub use inspect::StoreFile;
 pub use input_requests::{
     answer_input, input_human_only, input_key, insert_input, outstanding_inputs, supersede_inputs,
 };
@@ -177,7 +183,9 @@ impl Store {
     /// write: they cost a page copy per touched page, measured in BENCHMARKS.md.) If `f` fails
     /// after changing rows, the whole group is rolled back and every write in it gets an error.
     ///
-    /// Errors: `f`'s own error; [`EngineError::Store`] when the commit fails or the writer stopped.
+    /// Errors: `f`'s own error; [`EngineError::DiskFull`] when the file system is full (the
+    /// write was not made; later writes succeed once there is space); [`EngineError::Store`]
+    /// when the commit fails otherwise or the writer stopped.
     pub async fn write<R, F>(&self, f: F) -> Result<R, EngineError>
     where
         R: Send + 'static,

@@ -24,6 +24,55 @@ pub(super) fn prepare(conn: &Connection) -> Result<[u8; 32], EngineError> {
     meta_secret(conn, "cursor_key")
 }
 
+/// The tables [`SCHEMA`] makes, and the `meta` keys `prepare` and [`migrate`] leave behind: a
+/// store that lacks one was not (yet) opened by this Taskdeck ([`gaps`]).
+const TABLES: &[&str] = &[
+    "tasks",
+    "input_requests",
+    "events",
+    "tokens",
+    "meta",
+    "idempotency_keys",
+    "task_counts",
+    "audit",
+];
+const META_KEYS: &[&str] = &[
+    "store_id",
+    "cursor_key",
+    "task_counts",
+    "task_counts_errors",
+];
+
+/// What the store on `conn` lacks of this Taskdeck's schema, one line each ("table audit is
+/// missing", "column tokens.role is missing", "meta.store_id is missing"); empty when it is
+/// current. Reads only. Errors: SQLite's.
+pub(super) fn gaps(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut gaps = Vec::new();
+    let mut table =
+        conn.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1")?;
+    for t in TABLES {
+        if !table.exists([t])? {
+            gaps.push(format!("table {t} is missing"));
+        }
+    }
+    if !gaps.is_empty() {
+        return Ok(gaps);
+    }
+    let mut column = conn.prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?;
+    for (t, c, _) in ADDED {
+        if !column.exists(params![t, c])? {
+            gaps.push(format!("column {t}.{c} is missing"));
+        }
+    }
+    let mut key = conn.prepare("SELECT 1 FROM meta WHERE key = ?1")?;
+    for k in META_KEYS {
+        if !key.exists([k])? {
+            gaps.push(format!("meta.{k} is missing"));
+        }
+    }
+    Ok(gaps)
+}
+
 /// Every table and index, created when missing.
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS tasks(
@@ -152,13 +201,6 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
             cond = crate::model::IS_ERROR_SQL,
         ))?;
     }
-    // (table, column, declaration): stores from before 2026-11-29 11:34 lack `human_only`;
-    // stores made before tokens had roles lack `tokens.role`: their tokens are agents' (the
-    // admin's token is known by its reserved name, not by this column).
-    const ADDED: &[(&str, &str, &str)] = &[
-        ("input_requests", "human_only", "INTEGER NOT NULL DEFAULT 0"),
-        ("tokens", "role", "TEXT NOT NULL DEFAULT 'agent'"),
-    ];
     for (table, column, decl) in ADDED {
         let present = conn
             .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?
@@ -170,6 +212,15 @@ fn migrate(conn: &Connection) -> Result<(), EngineError> {
     }
     Ok(())
 }
+
+/// Columns added since the first stores, as (table, column, declaration): stores from before
+/// 2026-11-29 11:34 lack `human_only`; stores made before tokens had roles lack `tokens.role`:
+/// their tokens are agents' (the admin's token is known by its reserved name, not by this
+/// column).
+const ADDED: &[(&str, &str, &str)] = &[
+    ("input_requests", "human_only", "INTEGER NOT NULL DEFAULT 0"),
+    ("tokens", "role", "TEXT NOT NULL DEFAULT 'agent'"),
+];
 
 /// The 32-byte secret `meta.<name>` (hex), drawn the first time from `rand`'s thread RNG (a
 /// CSPRNG seeded by the OS).

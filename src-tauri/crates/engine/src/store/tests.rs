@@ -535,3 +535,52 @@ async fn cached_get_answers_follow_every_committed_write_and_no_rolled_back_one(
     store.write(|w| w.delete("a")).await.unwrap();
     assert_eq!(status(&store), None, "a deleted task is not found");
 }
+
+/// A full store (SQLite's `max_page_count` here: the same SQLITE_FULL a full file system gives,
+/// which `tests/integration/store_faults.rs` makes with a real tmpfs) refuses writes with
+/// `DiskFull`, keeps what was committed readable, and takes writes again once there is room:
+/// the writer thread survives the failed writes.
+#[tokio::test]
+async fn a_full_store_refuses_writes_with_disk_full_and_then_takes_them_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+    store
+        .write(|w| insert_task(w.conn, &mut task("kept")))
+        .await
+        .unwrap();
+    let cap = |pages: i64| {
+        move |w: &mut WriteCtx<'_>| -> Result<(), EngineError> {
+            let pages = match pages {
+                0 => w
+                    .conn
+                    .query_row("PRAGMA page_count", [], |r| r.get::<_, i64>(0))?,
+                n => n,
+            };
+            w.conn
+                .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+            Ok(())
+        }
+    };
+    store.write(cap(0)).await.unwrap();
+    let note = "x".repeat(64 * 1024);
+    let mut refused = None;
+    for i in 0..20 {
+        let mut t = task(&format!("big{i}"));
+        t.arguments = serde_json::json!({ "note": note });
+        if let Err(e) = store.write(move |w| insert_task(w.conn, &mut t)).await {
+            refused = Some(e);
+            break;
+        }
+    }
+    assert!(
+        matches!(refused, Some(EngineError::DiskFull(_))),
+        "{refused:?}"
+    );
+    assert!(store.get("kept").unwrap().is_some(), "reads go on");
+    store.write(cap(1_073_741_823)).await.unwrap();
+    store
+        .write(|w| insert_task(w.conn, &mut task("after")))
+        .await
+        .unwrap();
+    assert!(store.get("after").unwrap().is_some());
+}

@@ -24,18 +24,24 @@ use crate::{
     feed::{Change, ChangeFeed},
 };
 
-/// A queued write: runs inside the group transaction (`None` when no transaction could be
-/// opened: it must not touch the database) and says whether it succeeded, with the closure
-/// that delivers its result once the commit is known (`true` = committed).
-pub(super) type QueuedWrite = Box<dyn FnOnce(Option<&mut WriteCtx<'_>>) -> Ran + Send>;
+/// A queued write: runs inside the group transaction (`Err` when no transaction could be
+/// opened, or the group's transaction was lost to an earlier write's failure: it must not touch
+/// the database and fails with that error) and says whether it succeeded, with the closure that
+/// delivers its result once the commit is known.
+pub(super) type QueuedWrite =
+    Box<dyn FnOnce(Result<&mut WriteCtx<'_>, &EngineError>) -> Ran + Send>;
 
 /// What a [`QueuedWrite`] returns to the writer.
 pub(super) struct Ran {
-    /// The write succeeded (its changes stay in the group).
-    ok: bool,
-    /// Sends the write's result to its caller, given whether the group committed.
-    deliver: Box<dyn FnOnce(bool) + Send>,
+    /// The write's own outcome: `Ok` keeps its changes in the group.
+    outcome: Result<(), EngineError>,
+    /// Sends the write's result to its caller, given the group's fate: `None` = committed,
+    /// `Some(e)` = rolled back because of `e`.
+    deliver: Deliver,
 }
+
+/// Sends a write's result to its caller, given the group's fate (see [`Ran::deliver`]).
+type Deliver = Box<dyn FnOnce(Option<&EngineError>) + Send>;
 
 /// Writes in one group at most.
 const MAX_GROUP: usize = 512;
@@ -43,8 +49,8 @@ const MAX_GROUP: usize = 512;
 /// Commits between two checkpoint requests.
 const CHECKPOINT_EVERY: u64 = 200;
 
-/// Wraps `f` as a queued write whose result (or [`EngineError::Store`] when the group did not
-/// commit) is sent on `reply`.
+/// Wraps `f` as a queued write whose result (or, when the group did not commit, the error that
+/// stopped it, e.g. [`EngineError::DiskFull`]) is sent on `reply`.
 pub(super) fn queued<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> QueuedWrite
 where
     R: Send + 'static,
@@ -52,19 +58,18 @@ where
 {
     Box::new(move |w| {
         let r = match w {
-            Some(w) => f(w),
-            None => Err(EngineError::Store("cannot open a write transaction".into())),
+            Ok(w) => f(w),
+            Err(e) => Err(e.clone()),
         };
-        let ok = r.is_ok();
-        let deliver = move |committed: bool| {
-            let _ = reply.send(if committed || r.is_err() {
-                r
-            } else {
-                Err(EngineError::Store("commit failed".into()))
+        let outcome = r.as_ref().map(|_| ()).map_err(EngineError::clone);
+        let deliver = move |failed: Option<&EngineError>| {
+            let _ = reply.send(match failed {
+                Some(e) if r.is_ok() => Err(e.clone()),
+                _ => r,
             });
         };
         Ran {
-            ok,
+            outcome,
             deliver: Box::new(deliver),
         }
     })
@@ -114,43 +119,65 @@ fn run_writer(
         }
         let mut ctx = WriteCtx::new(&conn, &mut cache);
         let mut deliveries = Vec::with_capacity(group.len());
-        let began = match conn.execute_batch("BEGIN IMMEDIATE") {
-            Ok(()) => true,
-            Err(e) => {
+        // Why the group cannot commit, once that is known; the writes after it are not run.
+        let mut failed: Option<EngineError> = conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| {
                 tracing::error!("store: cannot begin a write transaction: {e}");
-                false
-            }
-        };
+                EngineError::from(e)
+            })
+            .err();
         // A write that fails must fail before its first change (see `Store::write`), so no
         // savepoint is needed per write. One that breaks this rule poisons the group: it is all
         // rolled back and every write in it is answered with an error, never half-applied.
-        let mut poisoned = false;
         for write in group {
             let before = conn.total_changes();
-            let Ran { ok, deliver } = write(began.then_some(&mut ctx));
-            if ok {
-                ctx.finish_write();
-            } else {
-                if conn.total_changes() != before {
-                    tracing::error!("a store write failed after changing rows; group rolled back");
-                    poisoned = true;
+            let Ran { outcome, deliver } = match &failed {
+                None => write(Ok(&mut ctx)),
+                Some(e) => write(Err(e)),
+            };
+            if failed.is_none() {
+                match outcome {
+                    Ok(()) => ctx.finish_write(),
+                    Err(e) => {
+                        ctx.abandon_write();
+                        // SQLite may roll the whole transaction back by itself after some
+                        // errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM): the writes after it
+                        // would then run outside any transaction, each committing alone.
+                        let lost = conn.is_autocommit();
+                        if lost || conn.total_changes() != before {
+                            tracing::error!("a store write failed ({e}); group rolled back");
+                            failed = Some(if e.is_disk_full() {
+                                e
+                            } else {
+                                EngineError::Store(format!("a write of its group failed: {e}"))
+                            });
+                        }
+                    }
                 }
-                ctx.abandon_write();
             }
             deliveries.push(deliver);
         }
-        if began
-            && !poisoned
+        if failed.is_none()
             && let Err(e) = ctx.apply_count_deltas()
         {
             tracing::error!("store: cannot update the task counts: {e}");
-            poisoned = true;
+            failed = Some(e);
         }
-        let committed = began && !poisoned && conn.execute_batch("COMMIT").is_ok();
-        if !committed {
-            let _ = conn.execute_batch("ROLLBACK");
+        if failed.is_none()
+            && let Err(e) = conn.execute_batch("COMMIT")
+        {
+            failed = Some(e.into());
+        }
+        if let Some(e) = &failed {
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
             ctx.cache.clear();
-            tracing::error!("store commit failed; {} writes rejected", deliveries.len());
+            tracing::error!(
+                "store commit failed ({e}); {} writes rejected",
+                deliveries.len()
+            );
         } else {
             // Before anyone can learn of the commit (feed, acknowledgements).
             answers.invalidate(ctx.touched.iter().map(String::as_str));
@@ -164,7 +191,7 @@ fn run_writer(
             }
         }
         for deliver in deliveries {
-            deliver(committed);
+            deliver(failed.as_ref());
         }
     }
 }

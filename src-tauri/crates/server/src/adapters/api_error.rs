@@ -28,6 +28,12 @@ pub struct ProblemDocument {
     pub status: u16,
     /// What was wrong with this request, for a human.
     pub detail: String,
+    /// Why, for a program (an RFC 9457 extension member), when the status alone does not say:
+    /// `disk_full` on a 503 whose write was refused because the store's disk is full (retry
+    /// once there is space: writes resume by themselves).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "disk_full")]
+    pub reason: Option<String>,
 }
 
 /// A `/v1` error answer: `status` with a problem document saying `detail`.
@@ -37,6 +43,8 @@ pub struct ApiError {
     pub detail: String,
     /// The `Allow` header of a 405 (RFC 9110 §15.5.6).
     pub allow: Option<HeaderValue>,
+    /// [`ProblemDocument::reason`].
+    pub reason: Option<&'static str>,
 }
 
 impl ApiError {
@@ -71,6 +79,7 @@ impl ApiError {
             status,
             detail: detail.into(),
             allow: None,
+            reason: None,
         }
     }
 
@@ -106,6 +115,7 @@ impl ApiError {
             title: self.status.canonical_reason().unwrap_or("Error").into(),
             status: self.status.as_u16(),
             detail: self.detail.clone(),
+            reason: self.reason.map(str::to_string),
         }
     }
 }
@@ -121,21 +131,35 @@ impl IntoResponse for ApiError {
         if let Some(allow) = self.allow {
             resp.headers_mut().insert(header::ALLOW, allow);
         }
+        if self.reason == Some(DISK_FULL_REASON) {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        }
         resp
     }
 }
 
+/// The `reason` of a 503 refusing a write because the store's disk is full.
+pub const DISK_FULL_REASON: &str = "disk_full";
+
 /// Engine errors as HTTP statuses: not found 404, invalid input 422, a settled task or a reused
-/// input key 409, an illegal transition or a store failure 500.
+/// input key 409, an illegal transition or a store failure 500, a full disk 503 with
+/// `reason: "disk_full"` and `Retry-After: 5` (seconds).
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
+        if e.is_disk_full() {
+            return ApiError {
+                reason: Some(DISK_FULL_REASON),
+                ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            };
+        }
         let status = match &e {
             EngineError::NotFound => StatusCode::NOT_FOUND,
             EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             EngineError::Terminal(_) | EngineError::KeyReused(_) => StatusCode::CONFLICT,
-            EngineError::IllegalTransition { .. } | EngineError::Store(_) => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            EngineError::IllegalTransition { .. }
+            | EngineError::Store(_)
+            | EngineError::DiskFull(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())
     }
@@ -232,6 +256,9 @@ mod tests {
             status(EngineError::Store("disk".into())),
             StatusCode::INTERNAL_SERVER_ERROR
         );
+        let full = ApiError::from(EngineError::DiskFull("database or disk is full".into()));
+        assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(full.document().reason.as_deref(), Some("disk_full"));
     }
 
     #[test]

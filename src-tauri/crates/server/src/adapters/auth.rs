@@ -75,8 +75,13 @@ fn principal_of(name: String, stored: Role) -> Principal {
     }
 }
 
-fn hash(token: &str) -> String {
+/// What the store keeps of a token: its SHA-256, hex.
+pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+fn hash(token: &str) -> String {
+    token_hash(token)
 }
 
 fn new_secret() -> String {

@@ -20,6 +20,7 @@ use axum::{
 };
 use futures::StreamExt as _;
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use super::auth::{ANONYMOUS, Authenticator};
 use taskdeck_engine::Principal;
@@ -31,6 +32,10 @@ pub struct Guard {
     pub port: u16,
     /// Let requests without a token act as principal `anonymous` (local test runs only).
     pub allow_anonymous: bool,
+    /// Cancelled when the server stops: every open event stream ends then, so the graceful
+    /// shutdown does not wait on streams that never end by themselves (the window's own
+    /// `/v1/events`, agents' `subscriptions/listen`).
+    pub stopping: CancellationToken,
 }
 
 /// The only origins a page may call Taskdeck from: its own, under each loopback name
@@ -143,7 +148,7 @@ fn bearer_of(value: &HeaderValue) -> &str {
 
 /// Axum middleware applying [`Guard::check`]. `/mcp` and `/v1` need a principal; the UI's
 /// static assets only pass the Host/Origin checks. Event streams opened with a token end when
-/// it is revoked ([`end_when_revoked`]).
+/// it is revoked or the server stops ([`end_when_revoked_or_stopping`]).
 pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let needs_auth = path == "/mcp" || path.starts_with("/mcp/") || path.starts_with("/v1");
@@ -161,10 +166,8 @@ pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) ->
             if !is_event_stream(&resp) {
                 return resp;
             }
-            match authorization {
-                Some(value) => end_when_revoked(resp, g, bearer_of(&value).to_owned()),
-                None => resp,
-            }
+            let token = authorization.map(|value| bearer_of(&value).to_owned());
+            end_when_revoked_or_stopping(resp, g, token)
         }
         Err((status, message)) => rejection(req.uri().path(), status, message),
     }
@@ -177,11 +180,16 @@ fn is_event_stream(resp: &Response) -> bool {
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
-/// Ends `resp`'s body (a clean end of the stream; the client's reconnect then gets 401) at the
-/// first check, every [`Authenticator::RECHECK_MS`], that finds `token` revoked.
-fn end_when_revoked(resp: Response, g: Arc<Guard>, token: String) -> Response {
+/// Ends `resp`'s body (a clean end of the stream) when the server stops, or at the first
+/// check, every [`Authenticator::RECHECK_MS`], that finds `token` revoked (the client's
+/// reconnect then gets 401). A stream opened without a token ends only when the server stops.
+fn end_when_revoked_or_stopping(resp: Response, g: Arc<Guard>, token: Option<String>) -> Response {
     let period = std::time::Duration::from_millis(Authenticator::RECHECK_MS as u64);
+    let stopping = g.stopping.clone().cancelled_owned();
     let revoked = async move {
+        let Some(token) = token else {
+            return std::future::pending().await;
+        };
         loop {
             tokio::time::sleep(period).await;
             if g.authenticator.is_revoked(&token) {
@@ -190,8 +198,14 @@ fn end_when_revoked(resp: Response, g: Arc<Guard>, token: String) -> Response {
             }
         }
     };
+    let end = async move {
+        tokio::select! {
+            _ = stopping => {}
+            _ = revoked => {}
+        }
+    };
     let (parts, body) = resp.into_parts();
-    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(revoked));
+    let body = axum::body::Body::from_stream(body.into_data_stream().take_until(end));
     Response::from_parts(parts, body)
 }
 

@@ -260,7 +260,7 @@ fn error_data(error: Map<String, Value>) -> McpError {
 /// Maps an engine error to its JSON-RPC error.
 pub fn mcp_error(e: EngineError) -> McpError {
     let (code, message) = wire::error_code(&e);
-    McpError::new(ErrorCode(code as i32), message, None)
+    McpError::new(ErrorCode(code as i32), message, wire::error_data(&e))
 }
 
 fn from_json<T: serde::de::DeserializeOwned>(m: Map<String, Value>) -> Result<T, McpError> {

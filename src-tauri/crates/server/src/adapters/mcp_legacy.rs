@@ -446,7 +446,13 @@ pub async fn take_answer(
                 session.reask.notify_waiters();
                 let (code, message) = wire::error_code(&e);
                 let null = RawValue::from_string("null".into()).expect("null is JSON");
-                error_response(StatusCode::BAD_REQUEST, &null, code, &message, None)
+                error_response(
+                    StatusCode::BAD_REQUEST,
+                    &null,
+                    code,
+                    &message,
+                    wire::error_data(&e),
+                )
             }
         },
     )

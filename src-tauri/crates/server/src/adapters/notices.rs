@@ -19,6 +19,8 @@ use serde_json::Value;
 
 use taskdeck_engine::{TaskRecord, TaskStatus, feed::Change};
 
+use super::task_title::task_title;
+
 /// User settings for notifications (persisted by the desktop shell as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -275,7 +277,7 @@ pub fn approval_notice(
             }
             (
                 task.tool.clone(),
-                format!("{} needs input ({})", task.tool, task.principal),
+                needs_input_summary(task),
                 escape_body(message),
                 None,
             )
@@ -290,6 +292,25 @@ pub fn approval_notice(
         actions,
         expires_at_ms,
     }
+}
+
+/// Most characters of a task's title in a notification's summary (its closing "…" included).
+const SUMMARY_TITLE_CHARS: usize = 80;
+
+/// The task's title ([`task_title`]: a job's name, an approval's question, a command line),
+/// cut to [`SUMMARY_TITLE_CHARS`].
+fn summary_title(task: &TaskRecord) -> String {
+    let title = task_title(&task.tool, &task.arguments);
+    if title.chars().count() <= SUMMARY_TITLE_CHARS {
+        return title;
+    }
+    let kept: String = title.chars().take(SUMMARY_TITLE_CHARS - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
+/// "agent needs input: Deploy v2.3 to production?": who waits and for what.
+fn needs_input_summary(task: &TaskRecord) -> String {
+    format!("{} needs input: {}", task.principal, summary_title(task))
 }
 
 /// "1 of 2 approvals (alice)": how many distinct humans approved so far of the `required`.
@@ -382,10 +403,7 @@ pub fn notice_for(
                 .values()
                 .find_map(|r| r.pointer("/params/message").and_then(|m| m.as_str()))
                 .unwrap_or("A task needs your answer");
-            (
-                format!("{} needs input ({})", task.tool, task.principal),
-                question.to_string(),
-            )
+            (needs_input_summary(task), question.to_string())
         }
         TaskStatus::Completed if settings.completed && long_or_unseen => {
             let is_error = task
@@ -406,7 +424,7 @@ pub fn notice_for(
             } else {
                 "completed"
             };
-            (format!("{} {what}", task.tool), text)
+            (format!("{} {what}", summary_title(task)), text)
         }
         TaskStatus::Failed if settings.failed && long_or_unseen => {
             let message = task
@@ -415,7 +433,10 @@ pub fn notice_for(
                 .and_then(|e| e.get("message"))
                 .and_then(|m| m.as_str())
                 .unwrap_or("failed");
-            (format!("{} failed", task.tool), message.to_string())
+            (
+                format!("{} failed", summary_title(task)),
+                message.to_string(),
+            )
         }
         _ => return None,
     };
@@ -460,7 +481,7 @@ mod tests {
             task_id: "t1".into(),
             seq: 1,
             tool: "request_approval".into(),
-            arguments: json!({}),
+            arguments: json!({"message": "Deploy <b>now</b> & then?"}),
             principal: "agent".into(),
             status,
             status_message: None,
@@ -496,7 +517,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(n.body, "Deploy &lt;b&gt;now&lt;/b&gt; &amp; then?");
-        assert_eq!(n.summary, "request_approval needs input (agent)");
+        assert_eq!(
+            n.summary, "agent needs input: Deploy &lt;b&gt;now&lt;/b&gt; &amp; then?",
+            "titled by the question, not the tool"
+        );
+    }
+
+    #[test]
+    fn summaries_name_the_task_by_its_title_cut_to_80_characters() {
+        let s = NotificationSettings::default();
+        let job = |name: String| {
+            let mut done = change(TaskStatus::Completed, 12_000);
+            let task = Arc::make_mut(&mut done.task);
+            task.tool = "external".into();
+            task.arguments = json!({ "name": name });
+            done
+        };
+        assert_eq!(
+            notice_for(&job("nightly export".into()), &s, true)
+                .unwrap()
+                .summary,
+            "nightly export completed"
+        );
+        let summary = notice_for(&job("x".repeat(300)), &s, true).unwrap().summary;
+        assert_eq!(summary, format!("{}… completed", "x".repeat(79)));
     }
 
     #[test]
@@ -700,7 +744,7 @@ mod approval_notice_tests {
         };
         let plain = waiting("request_approval", "approval", form(json!({})));
         let n = notice(&plain, true);
-        assert_eq!(n.summary, "request_approval needs input (agent)");
+        assert_eq!(n.summary, "agent needs input: request_approval");
         assert_eq!(n.body, "Deploy?");
         assert_eq!(
             n.actions,

@@ -23,19 +23,22 @@ pub struct TrayModel {
 pub fn tray_model(counts: &BTreeMap<String, i64>, notifications_paused: bool) -> TrayModel {
     let needs_input = counts.get("input_required").copied().unwrap_or(0);
     let running = counts.get("working").copied().unwrap_or(0);
-    let tooltip = match (needs_input, running) {
-        (0, 0) => "Taskdeck: nothing running".to_string(),
-        (0, r) => format!("Taskdeck: {r} running"),
-        (n, 0) => format!("Taskdeck: {n} need{} input", if n == 1 { "s" } else { "" }),
-        (n, r) => format!(
-            "Taskdeck: {n} need{} input, {r} running",
-            if n == 1 { "s" } else { "" }
-        ),
+    let needs = if needs_input == 1 { "needs" } else { "need" };
+    let counts = match (needs_input, running) {
+        (0, 0) => None,
+        (0, r) => Some(format!("{r} running")),
+        (n, 0) => Some(format!("{n} {needs} input")),
+        (n, r) => Some(format!("{n} {needs} input, {r} running")),
     };
-    let show = if needs_input > 0 {
-        format!("Show Taskdeck ({needs_input} need input)")
-    } else {
-        "Show Taskdeck".into()
+    let tooltip = format!(
+        "Taskdeck: {}",
+        counts.as_deref().unwrap_or("nothing running")
+    );
+    // Linux tray hosts (StatusNotifierItem through libayatana-appindicator) show no tooltip, so
+    // the counts are in the menu too.
+    let show = match &counts {
+        Some(counts) => format!("Show Taskdeck ({counts})"),
+        None => "Show Taskdeck".into(),
     };
     TrayModel {
         needs_input,
@@ -67,7 +70,7 @@ mod tests {
         .into();
         let m = tray_model(&counts, true);
         assert_eq!(m.tooltip, "Taskdeck: 2 need input, 3 running");
-        assert_eq!(m.items[0].1, "Show Taskdeck (2 need input)");
+        assert_eq!(m.items[0].1, "Show Taskdeck (2 need input, 3 running)");
         assert_eq!(
             m.items[1],
             (PAUSE, "Pause notifications".to_string(), Some(true))
@@ -79,5 +82,18 @@ mod tests {
         );
         let one: BTreeMap<String, i64> = [("input_required".to_string(), 1)].into();
         assert_eq!(tray_model(&one, false).tooltip, "Taskdeck: 1 needs input");
+        assert_eq!(
+            tray_model(&one, false).items[0].1,
+            "Show Taskdeck (1 needs input)"
+        );
+        let running: BTreeMap<String, i64> = [("working".to_string(), 4)].into();
+        assert_eq!(
+            tray_model(&running, false).items[0].1,
+            "Show Taskdeck (4 running)"
+        );
+        assert_eq!(
+            tray_model(&BTreeMap::new(), false).items[0].1,
+            "Show Taskdeck"
+        );
     }
 }

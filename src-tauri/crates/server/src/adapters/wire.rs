@@ -35,15 +35,25 @@ pub fn create_task_result(task: &TaskRecord) -> Map<String, Value> {
     m
 }
 
-/// `(code, message)` of the JSON-RPC error for an engine error.
+/// `data.reason` of the JSON-RPC error of a write refused because the store's disk is full.
+pub const DISK_FULL_REASON: &str = "disk_full";
+
+/// The `data` of the JSON-RPC error for an engine error, when it has one: `{"reason":
+/// "disk_full"}` for [`EngineError::DiskFull`] (code -32603; retry once there is space).
+pub fn error_data(e: &EngineError) -> Option<Value> {
+    e.is_disk_full()
+        .then(|| json!({"reason": DISK_FULL_REASON}))
+}
+
+/// `(code, message)` of the JSON-RPC error for an engine error; its `data` is [`error_data`].
 pub fn error_code(e: &EngineError) -> (i64, String) {
     match e {
         EngineError::NotFound => (INVALID_PARAMS, "Task not found".into()),
         EngineError::Invalid(m) => (INVALID_PARAMS, m.clone()),
         EngineError::Terminal(_) | EngineError::KeyReused(_) => (INVALID_PARAMS, e.to_string()),
-        EngineError::IllegalTransition { .. } | EngineError::Store(_) => {
-            (INTERNAL_ERROR, e.to_string())
-        }
+        EngineError::IllegalTransition { .. }
+        | EngineError::Store(_)
+        | EngineError::DiskFull(_) => (INTERNAL_ERROR, e.to_string()),
     }
 }
 

@@ -136,7 +136,7 @@ pub(crate) async fn create_task(
             }
             Err(e) => {
                 let (code, message) = wire::error_code(&e);
-                error_response(StatusCode::OK, id, code, &message, None)
+                error_response(StatusCode::OK, id, code, &message, wire::error_data(&e))
             }
         },
     )

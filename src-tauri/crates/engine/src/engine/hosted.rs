@@ -1,0 +1,426 @@
+//! Hosted tasks: tasks whose work runs in the process that hosts the engine rather than in a
+//! registered [`TaskTool`](super::TaskTool). The host (for example a tower-mcp server using
+//! `taskdeck-tower`) creates a task, runs its handler itself and reports every change: status
+//! messages, input requests and their answers, the result, the error, a cancellation, a new
+//! ttlMs. Each report is one store write that checks the state machine and appends a timeline
+//! event, like every other change (ARCHITECTURE.md, invariant 1); the change feed publishes it.
+//!
+//! Differences from tool-run tasks, all because the host, not the engine, decides:
+//! - the ttlMs is stored as given (no clamping) and does not become unlimited while the task
+//!   waits for input;
+//! - `require_hosted_input` replaces the whole outstanding set (SEP-2663 §Task Update Requests:
+//!   a key left out is superseded; a spent key is never issued again);
+//! - answers are recorded as given: the host validates them;
+//! - an expired task (`createdAt + ttlMs` elapsed) is treated as absent by every method here at
+//!   once, before the sweeper fails or deletes it.
+//!
+//! Start an engine for hosted tasks with [`Engine::start_hosting`], not [`Engine::start`]: a
+//! restart keeps the tasks as they are, since their handlers are the host's to run again.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::{Arc, atomic::Ordering},
+};
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::{Map, Value, json};
+
+use super::{
+    super::{clock::now_ms, store, store::WriteCtx},
+    Engine, EngineError, TaskRecord, TaskStatus, creation, supersede_outstanding, transition,
+};
+
+/// How a host ends a hosted task ([`Engine::settle_hosted`]).
+#[derive(Debug, Clone)]
+pub enum Settlement {
+    /// `completed` with this CallToolResult (a JSON object; `isError: true` results included,
+    /// SEP-2663 §Task Execution Errors).
+    Completed(Value),
+    /// `failed` with this JSON-RPC error object (`{code, message, data?}`), stored whole.
+    Failed(Value),
+    /// `cancelled`; the text becomes the status message.
+    Cancelled(String),
+}
+
+/// The outcome of [`Engine::answer_hosted`]: keys taken, keys ignored (never issued, already
+/// answered or superseded), and the keys still outstanding afterwards.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostedAnswers {
+    pub accepted: BTreeSet<String>,
+    pub ignored: BTreeSet<String>,
+    pub outstanding: BTreeSet<String>,
+}
+
+/// True when `task`'s retention (`createdAt + ttlMs`) has elapsed at `now_ms` (ms since the
+/// epoch); a task with no ttlMs never expires.
+pub fn retention_elapsed(task: &TaskRecord, now_ms: i64) -> bool {
+    task.ttl_ms.is_some_and(|ttl| {
+        task.created_at_ms
+            .saturating_add(ttl.min(i64::MAX as u64) as i64)
+            <= now_ms
+    })
+}
+
+/// The task `task_id` inside a write, when it exists and its retention has not elapsed.
+fn load_live(
+    w: &mut WriteCtx<'_>,
+    task_id: &str,
+    now: i64,
+) -> Result<Option<TaskRecord>, EngineError> {
+    Ok(w.load(task_id)?.filter(|t| !retention_elapsed(t, now)))
+}
+
+/// Which hosted tasks a change applies to ([`Engine::change_hosted`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Applies {
+    /// Any task whose retention has not elapsed.
+    Live,
+    /// A live task that is not terminal.
+    Unsettled,
+}
+
+impl Engine {
+    /// Starts the retention sweeper without the recovery of [`Engine::start`]: tasks left
+    /// `working` or `input_required` by the previous process stay so, for the host to resume
+    /// or settle. Must be called inside a Tokio runtime. Errors: [`EngineError::Store`].
+    pub fn start_hosting(&self) -> Result<(), EngineError> {
+        self.parts
+            .sweeper
+            .task_count
+            .store(self.parts.store.totals()?.0, Ordering::Relaxed);
+        self.spawn_sweeper();
+        Ok(())
+    }
+
+    /// Creates a `working` task owned by `principal` (a name) for `tool` (any name: no tool is
+    /// registered or run) with `arguments` and retention `ttl_ms` (ms from creation, stored as
+    /// given; `None` = unlimited). Committed before it returns.
+    /// Errors: [`EngineError::Store`].
+    pub async fn create_hosted(
+        &self,
+        principal: &str,
+        tool: &str,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<TaskRecord>, EngineError> {
+        let now = now_ms();
+        let task = TaskRecord::working(
+            now,
+            tool,
+            arguments,
+            principal,
+            ttl_ms,
+            self.parts.config.poll_interval_ms,
+        );
+        let task = self
+            .parts
+            .store
+            .write(move |w| creation::insert_new(w, task, now))
+            .await?;
+        self.note_created(&task);
+        Ok(task)
+    }
+
+    /// The task `task_id` unless its retention elapsed (then `None`, as for an unknown id).
+    /// Errors: [`EngineError::Store`].
+    pub fn get_hosted(&self, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
+        Ok(self
+            .parts
+            .store
+            .get(task_id)?
+            .filter(|t| !retention_elapsed(t, now_ms())))
+    }
+
+    /// Runs `change` in one store write on task `task_id` as it stands, with the write's time
+    /// (ms since the epoch), when the task exists, its retention has not elapsed and `applies`
+    /// holds; `Ok(None)` otherwise. Errors: `change`'s; [`EngineError::Store`].
+    async fn change_hosted<R, F>(
+        &self,
+        task_id: &str,
+        applies: Applies,
+        change: F,
+    ) -> Result<Option<R>, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WriteCtx<'_>, TaskRecord, i64) -> Result<R, EngineError> + Send + 'static,
+    {
+        let id = task_id.to_string();
+        self.parts
+            .store
+            .write(move |w| {
+                let now = now_ms();
+                match load_live(w, &id, now)?
+                    .filter(|t| applies == Applies::Live || !t.status.is_terminal())
+                {
+                    Some(t) => change(w, t, now).map(Some),
+                    None => Ok(None),
+                }
+            })
+            .await
+    }
+
+    /// Ends a live hosted task as `settlement` says; outstanding input requests are superseded.
+    /// A cancellation also sets `cancel_requested`. Returns the task after the write and
+    /// whether it changed: `Some((task, false))` for a task already terminal (left as it was),
+    /// `None` for an unknown or expired one. Errors: [`EngineError::Store`].
+    pub async fn settle_hosted(
+        &self,
+        task_id: &str,
+        settlement: Settlement,
+    ) -> Result<Option<(TaskRecord, bool)>, EngineError> {
+        self.change_hosted(task_id, Applies::Live, move |w, mut t, now| {
+            if t.status.is_terminal() {
+                return Ok((t, false));
+            }
+            let to = match settlement {
+                Settlement::Completed(result) => {
+                    t.result = Some(result);
+                    TaskStatus::Completed
+                }
+                Settlement::Failed(error) => {
+                    t.status_message = error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .or(t.status_message);
+                    t.error = Some(error);
+                    TaskStatus::Failed
+                }
+                Settlement::Cancelled(message) => {
+                    t.cancel_requested = true;
+                    t.status_message = Some(message);
+                    w.event(&t, now, "cancelRequested", json!({"by": t.principal}))?;
+                    TaskStatus::Cancelled
+                }
+            };
+            supersede_outstanding(w, &mut t, now)?;
+            transition(w, &mut t, to, now)?;
+            let t = w.save(t)?;
+            Ok((TaskRecord::clone(&t), true))
+        })
+        .await
+    }
+
+    /// Sets a hosted task's retention to `ttl_ms` (ms from creation), terminal or not, with a
+    /// `ttl` event; the sweeper is told of the new deadline. Returns false for an unknown or
+    /// expired task. Errors: [`EngineError::Store`].
+    pub async fn set_hosted_ttl(&self, task_id: &str, ttl_ms: u64) -> Result<bool, EngineError> {
+        let task = self
+            .change_hosted(task_id, Applies::Live, move |w, mut t, now| {
+                t.ttl_ms = Some(ttl_ms);
+                t.last_updated_at_ms = now;
+                w.event(&t, now, "ttl", json!({"ttlMs": ttl_ms, "reason": "host"}))?;
+                w.save(t)
+            })
+            .await?;
+        if let Some(t) = &task {
+            self.note_deadline(t);
+        }
+        Ok(task.is_some())
+    }
+
+    /// Sets a live hosted task's status (`working` or `input_required`, checked by the state
+    /// machine) and, when given, its status message. Returns false for an unknown, expired or
+    /// terminal task. Errors: [`EngineError::IllegalTransition`] for a terminal `status`;
+    /// [`EngineError::Store`].
+    pub async fn set_hosted_status(
+        &self,
+        task_id: &str,
+        status: TaskStatus,
+        message: Option<String>,
+    ) -> Result<bool, EngineError> {
+        if status.is_terminal() {
+            return Err(EngineError::IllegalTransition {
+                from: TaskStatus::Working,
+                to: status,
+            });
+        }
+        let changed = self
+            .change_hosted(task_id, Applies::Unsettled, move |w, mut t, now| {
+                if let Some(message) = message {
+                    t.status_message = Some(message.clone());
+                    w.event(&t, now, "statusMessage", json!({"statusMessage": message}))?;
+                }
+                t.last_updated_at_ms = now;
+                if t.status != status {
+                    transition(w, &mut t, status, now)?;
+                }
+                w.save(t)
+            })
+            .await?;
+        Ok(changed.is_some())
+    }
+
+    /// Replaces the outstanding input requests of a live hosted task with `requests` (key →
+    /// SEP-2663 `InputRequest`, `{method, params}`) and makes it `input_required`; `message`,
+    /// when given, becomes its status message. A key outstanding with the same request is
+    /// carried forward; an outstanding key left out is superseded. Returns false for an
+    /// unknown, expired or terminal task.
+    ///
+    /// Errors: [`EngineError::KeyReused`] (nothing changed) when a key was answered or
+    /// superseded earlier in the task's life, or is outstanding with another request (keys are
+    /// unique over a task's life); [`EngineError::Store`].
+    pub async fn require_hosted_input(
+        &self,
+        task_id: &str,
+        requests: BTreeMap<String, Value>,
+        message: Option<String>,
+    ) -> Result<bool, EngineError> {
+        let changed = self
+            .change_hosted(task_id, Applies::Unsettled, move |w, mut t, now| {
+                let id = t.task_id.clone();
+                let mut reused = Vec::new();
+                let mut new = Vec::new();
+                for (key, request) in &requests {
+                    match store::input_key(w.conn, &id, key)? {
+                        None => new.push(key.clone()),
+                        Some((state, stored, _))
+                            if state == "outstanding" && stored == *request => {}
+                        Some(_) => reused.push(key.clone()),
+                    }
+                }
+                if !reused.is_empty() {
+                    return Err(EngineError::KeyReused(reused.join(", ")));
+                }
+                let dropped: Vec<String> = t
+                    .input_requests
+                    .keys()
+                    .filter(|k| !requests.contains_key(*k))
+                    .cloned()
+                    .collect();
+                for key in dropped {
+                    store::supersede_inputs(w.conn, &id, Some(&key))?;
+                    t.input_requests.remove(&key);
+                    w.event(&t, now, "inputSuperseded", json!({"key": key}))?;
+                }
+                for key in new {
+                    let request = &requests[&key];
+                    store::insert_input(w.conn, &id, &key, request, false, now)?;
+                    t.input_requests.insert(key.clone(), request.clone());
+                    w.event(
+                        &t,
+                        now,
+                        "inputRequested",
+                        json!({"key": key, "request": request, "humanOnly": false}),
+                    )?;
+                }
+                if let Some(message) = message {
+                    t.status_message = Some(message);
+                }
+                t.last_updated_at_ms = now;
+                if t.status != TaskStatus::InputRequired {
+                    transition(w, &mut t, TaskStatus::InputRequired, now)?;
+                }
+                w.save(t)
+            })
+            .await?;
+        Ok(changed.is_some())
+    }
+
+    /// Records `responses` (key → answer, as given) for the outstanding input requests of a
+    /// live hosted task; other keys are ignored. Once none is outstanding the task returns to
+    /// `working`. Returns `None` for an unknown, expired or terminal task.
+    /// Errors: [`EngineError::Store`].
+    pub async fn answer_hosted(
+        &self,
+        task_id: &str,
+        responses: Map<String, Value>,
+    ) -> Result<Option<HostedAnswers>, EngineError> {
+        self.change_hosted(task_id, Applies::Unsettled, move |w, mut t, now| {
+            let mut report = HostedAnswers::default();
+            for (key, response) in responses {
+                if t.input_requests.remove(&key).is_none() {
+                    report.ignored.insert(key);
+                    continue;
+                }
+                store::answer_input(w.conn, &t.task_id, &key, &response, &t.principal, now)?;
+                let action = response.get("action").cloned().unwrap_or(Value::Null);
+                w.event(
+                    &t,
+                    now,
+                    "inputAnswered",
+                    json!({"key": key, "by": t.principal, "action": action}),
+                )?;
+                report.accepted.insert(key);
+            }
+            report.outstanding = t.input_requests.keys().cloned().collect();
+            if !report.accepted.is_empty() {
+                t.last_updated_at_ms = now;
+                if t.input_requests.is_empty() && t.status == TaskStatus::InputRequired {
+                    transition(w, &mut t, TaskStatus::Working, now)?;
+                }
+                w.save(t)?;
+            }
+            Ok(report)
+        })
+        .await
+    }
+
+    /// Every answer recorded for a hosted task so far (key → answer), across all its input
+    /// rounds. Errors: [`EngineError::Store`].
+    pub fn hosted_answers(&self, task_id: &str) -> Result<BTreeMap<String, Value>, EngineError> {
+        Ok(self
+            .parts
+            .store
+            .input_rounds(task_id)?
+            .into_iter()
+            .filter(|round| round.state == "answered")
+            .filter_map(|round| Some((round.key, round.response?)))
+            .collect())
+    }
+
+    /// Stores protocol `_meta` (a JSON object) for a live or terminal hosted task as a `meta`
+    /// timeline event; [`Engine::hosted_meta`] reads the latest. Returns false for an unknown
+    /// or expired task. Errors: [`EngineError::Store`].
+    pub async fn set_hosted_meta(&self, task_id: &str, meta: Value) -> Result<bool, EngineError> {
+        let changed = self
+            .change_hosted(task_id, Applies::Live, move |w, mut t, now| {
+                t.last_updated_at_ms = now;
+                w.event(&t, now, "meta", json!({"meta": meta}))?;
+                w.save(t)
+            })
+            .await?;
+        Ok(changed.is_some())
+    }
+
+    /// The latest `_meta` stored by [`Engine::set_hosted_meta`], if any.
+    /// Errors: [`EngineError::Store`].
+    pub fn hosted_meta(&self, task_id: &str) -> Result<Option<Value>, EngineError> {
+        self.parts.store.read(|c| {
+            let data: Option<String> = c
+                .prepare_cached(
+                    "SELECT data FROM events WHERE task_id = ?1 AND kind = 'meta' ORDER BY id DESC LIMIT 1",
+                )?
+                .query_row(params![task_id], |r| r.get(0))
+                .optional()?;
+            Ok(data
+                .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                .and_then(|mut d| d.get_mut("meta").map(Value::take)))
+        })
+    }
+
+    /// Deletes a hosted task whatever its state (its events and input rounds go with it; a
+    /// `deleted` event is published). Returns false when there was no such task.
+    /// Errors: [`EngineError::Store`].
+    pub async fn discard_hosted(&self, task_id: &str) -> Result<bool, EngineError> {
+        let id = task_id.to_string();
+        let deleted = self
+            .parts
+            .store
+            .write(move |w| {
+                if w.load(&id)?.is_none() {
+                    return Ok(false);
+                }
+                w.delete(&id)?;
+                Ok(true)
+            })
+            .await?;
+        if deleted {
+            self.parts
+                .sweeper
+                .task_count
+                .fetch_sub(1, Ordering::Relaxed);
+        }
+        Ok(deleted)
+    }
+}

@@ -1,0 +1,210 @@
+//! Online backups of the store (SQLite's backup API) and restoring one.
+//!
+//! A backup copies every page under one read transaction of its own connection: it is the
+//! store as of one commit, taken while Taskdeck keeps writing (a WAL reader blocks no one and
+//! is not restarted by later commits). The copy is a single self-contained file (rollback
+//! journal mode, no -wal), written next to its destination and renamed into place, so a
+//! failed backup never leaves a half file under the name asked for.
+
+use std::{
+    path::{Path, PathBuf},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use rusqlite::{Connection, backup::StepResult};
+
+use super::{
+    FILE_NAME, create_private_file,
+    inspect::StoreFile,
+    integrity::{self, CheckDepth, open_read_only},
+};
+use crate::EngineError;
+
+/// A backup or a restore that did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    /// The destination exists and overwriting was not asked for.
+    #[error("{0} already exists")]
+    Exists(PathBuf),
+    /// The file to restore failed its check: it is not a sound store.
+    #[error("{path} is not a sound Taskdeck store: {problem}")]
+    Unsound { path: PathBuf, problem: String },
+    /// Reading, writing or renaming failed (including a full disk).
+    #[error(transparent)]
+    Store(#[from] EngineError),
+}
+
+/// What a backup or a restore wrote.
+#[derive(Debug, Clone)]
+pub struct CopySummary {
+    /// The file written.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Tasks in it.
+    pub tasks: u64,
+    /// Restore only: where the store it replaced was moved (`taskdeck.sqlite3.before-restore-
+    /// <unix seconds>`, with its -wal when it had one); `None` when there was none.
+    pub moved_aside: Option<PathBuf>,
+}
+
+/// Copies the store of data dir `dir` to `dest` (made 0600) while it may be in use, as of one
+/// commit. `overwrite`: replace an existing `dest` (and drop its stale -wal and -shm).
+///
+/// Errors: [`BackupError::Exists`]; [`BackupError::Store`] when the store cannot be read or
+/// `dest` written ([`EngineError::DiskFull`] when its disk is full).
+pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, BackupError> {
+    let source = dir.join(FILE_NAME);
+    if !source.is_file() {
+        return Err(store_error(&source, "there is no store file"));
+    }
+    if dest.exists() && !overwrite {
+        return Err(BackupError::Exists(dest.to_path_buf()));
+    }
+    let partial = partial_path(dest);
+    let copied = copy_pages(&source, &partial);
+    let tasks = match copied {
+        Ok(tasks) => tasks,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e.into());
+        }
+    };
+    let placed = if overwrite {
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(with_suffix(dest, suffix));
+        }
+        std::fs::rename(&partial, dest)
+    } else {
+        // A hard link fails when `dest` appeared meanwhile, where a rename would replace it.
+        std::fs::hard_link(&partial, dest).and_then(|()| std::fs::remove_file(&partial))
+    };
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&partial);
+        return Err(match e.kind() {
+            std::io::ErrorKind::AlreadyExists => BackupError::Exists(dest.to_path_buf()),
+            _ => store_error(dest, &e.to_string()),
+        });
+    }
+    Ok(CopySummary {
+        path: dest.to_path_buf(),
+        bytes: std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0),
+        tasks,
+        moved_aside: None,
+    })
+}
+
+/// Copies every page of the SQLite file `source` into a new file `dest` in one step (one read
+/// transaction), makes `dest` a rollback-journal database, syncs it, and returns its task count.
+fn copy_pages(source: &Path, dest: &Path) -> Result<u64, EngineError> {
+    let _ = std::fs::remove_file(dest);
+    create_private_file(dest)?;
+    let src = open_read_only(source)?;
+    let mut dst = Connection::open(dest)?;
+    {
+        let copy = rusqlite::backup::Backup::new(&src, &mut dst)?;
+        // One step of every page: a later commit to the source cannot restart the copy.
+        loop {
+            match copy.step(-1)? {
+                StepResult::Done => break,
+                StepResult::More | StepResult::Busy | StepResult::Locked => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+    dst.pragma_update(None, "journal_mode", "DELETE")?;
+    let tasks: i64 = dst.query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))?;
+    drop(dst);
+    std::fs::File::open(dest)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| store_io(dest, e))?;
+    Ok(tasks.max(0) as u64)
+}
+
+/// Replaces the store of data dir `dir` with a copy of the backup at `backup`, which must pass
+/// `PRAGMA quick_check`. Taskdeck must not be running on `dir` (the caller holds its lock).
+/// The replaced store is moved aside, not deleted ([`CopySummary::moved_aside`]); the search
+/// index notices the older state at the next start and rebuilds itself.
+///
+/// Errors: [`BackupError::Unsound`] when `backup` is damaged or not a store;
+/// [`BackupError::Store`] when a file cannot be read, copied or moved.
+pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
+    let unsound = |problem: String| BackupError::Unsound {
+        path: backup.to_path_buf(),
+        problem,
+    };
+    let report = integrity::check_file(backup, CheckDepth::Quick)?;
+    if let Some(problem) = report.problems.first() {
+        return Err(unsound(problem.clone()));
+    }
+    let tasks = StoreFile::open(backup)?
+        .task_count()
+        .map_err(|e| unsound(e.to_string()))?;
+    let store = dir.join(FILE_NAME);
+    let partial = partial_path(&store);
+    let _ = std::fs::remove_file(&partial);
+    create_private_file(&partial)?;
+    std::fs::copy(backup, &partial)
+        .and_then(|_| std::fs::File::open(&partial)?.sync_all())
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&partial);
+            store_io(&partial, e)
+        })?;
+    let moved_aside = if store.exists() {
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let aside = with_suffix(&store, &format!(".before-restore-{stamp}"));
+        for suffix in ["", "-wal"] {
+            let from = with_suffix(&store, suffix);
+            if from.exists() {
+                std::fs::rename(&from, with_suffix(&aside, suffix))
+                    .map_err(|e| store_io(&from, e))?;
+            }
+        }
+        Some(aside)
+    } else {
+        None
+    };
+    let _ = std::fs::remove_file(with_suffix(&store, "-shm"));
+    std::fs::rename(&partial, &store).map_err(|e| store_io(&store, e))?;
+    Ok(CopySummary {
+        bytes: std::fs::metadata(&store).map(|m| m.len()).unwrap_or(0),
+        path: store,
+        tasks,
+        moved_aside,
+    })
+}
+
+/// `path` with `suffix` appended to its file name (`x.sqlite3` + `-wal`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Where a copy to `dest` is written before it is renamed into place: `.NAME.partial` in the
+/// same directory (a rename within one file system is atomic).
+fn partial_path(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "backup".into());
+    dest.with_file_name(format!(".{name}.partial"))
+}
+
+fn store_error(path: &Path, what: &str) -> BackupError {
+    BackupError::Store(EngineError::Store(format!("{}: {what}", path.display())))
+}
+
+/// An I/O error on `path`; ENOSPC is [`EngineError::DiskFull`].
+fn store_io(path: &Path, e: std::io::Error) -> EngineError {
+    if e.kind() == std::io::ErrorKind::StorageFull {
+        EngineError::DiskFull(format!("{}: {e}", path.display()))
+    } else {
+        EngineError::Store(format!("{}: {e}", path.display()))
+    }
+}

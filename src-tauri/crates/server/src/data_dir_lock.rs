@@ -1,0 +1,144 @@
+//! The data dir's lock file, `<data dir>/taskdeck.lock`: one Taskdeck process per data dir
+//! (an exclusive `flock` held for the process's life), and whether the last one stopped
+//! cleanly (the file says `running <pid>` while one runs and `stopped` after a clean stop).
+//!
+//! Why the second: the start check of the store ([`taskdeck_engine::store::integrity`]) reads
+//! every page only when that is cheap or the last run ended without stopping (killed, crashed,
+//! the machine lost power); `taskdeck doctor` reads the lock's holder from here too.
+
+use std::{
+    fs::File,
+    io::{Read, Seek, SeekFrom, Write},
+    os::unix::fs::MetadataExt,
+    path::{Path, PathBuf},
+};
+
+/// The lock file of `data_dir`.
+pub fn lock_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("taskdeck.lock")
+}
+
+/// The lock of a data dir, held until dropped.
+#[derive(Debug)]
+pub struct DataDirLock {
+    _file: File,
+}
+
+/// What [`acquire`] found.
+#[derive(Debug)]
+pub struct Acquired {
+    /// Held for the process's life.
+    pub lock: DataDirLock,
+    /// The last process on this data dir did not stop cleanly (the file still said `running`).
+    /// False for a new data dir and for one last used by a Taskdeck that did not record it.
+    pub unclean: bool,
+}
+
+/// Why [`acquire`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds the lock.
+    #[error(
+        "another Taskdeck is already using the data dir {0} (stop it first, or use --data-dir)"
+    )]
+    Busy(PathBuf),
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// Takes the lock of `data_dir` (created if needed) and records this process as running.
+/// Errors: [`LockError::Busy`] when another process holds it; [`LockError::Io`].
+pub fn acquire(data_dir: &Path) -> Result<Acquired, LockError> {
+    let path = lock_path(data_dir);
+    let io = |e| LockError::Io(path.clone(), e);
+    let mut file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io)?;
+    if file.try_lock().is_err() {
+        return Err(LockError::Busy(data_dir.to_path_buf()));
+    }
+    let mut before = String::new();
+    let _ = file.read_to_string(&mut before);
+    let unclean = before.starts_with("running");
+    file.set_len(0)
+        .and_then(|()| file.seek(SeekFrom::Start(0)))
+        .and_then(|_| writeln!(file, "running {}", std::process::id()))
+        .and_then(|()| file.sync_all())
+        .map_err(io)?;
+    Ok(Acquired {
+        lock: DataDirLock { _file: file },
+        unclean,
+    })
+}
+
+/// Records that the process holding `data_dir`'s lock stopped cleanly; called as the last step
+/// of a clean stop. A failure is logged: the next start then checks the whole store.
+pub fn mark_stopped(data_dir: &Path) {
+    let path = lock_path(data_dir);
+    if let Err(e) = std::fs::write(&path, "stopped\n") {
+        tracing::warn!("cannot record the clean stop in {}: {e}", path.display());
+    }
+}
+
+/// True when a process holds `data_dir`'s lock.
+pub fn in_use(data_dir: &Path) -> bool {
+    File::open(lock_path(data_dir)).is_ok_and(|f| f.try_lock().is_err())
+}
+
+/// The pid holding the exclusive `flock` on `data_dir`'s lock file, from the kernel's lock
+/// table (`/proc/locks`, proc_locks(5): `1: FLOCK  ADVISORY  WRITE 812 fe:00:10018882 0 EOF`,
+/// i.e. pid, then the device as hex major:minor and the inode); `None` when none is listed.
+pub fn holder(data_dir: &Path) -> Option<u32> {
+    let meta = std::fs::metadata(lock_path(data_dir)).ok()?;
+    let dev = meta.dev();
+    let wanted = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(dev),
+        libc::minor(dev),
+        meta.ino()
+    );
+    std::fs::read_to_string("/proc/locks")
+        .ok()?
+        .lines()
+        .find_map(
+            |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                [_, "FLOCK", _, "WRITE", pid, file, ..] if file == wanted => pid.parse().ok(),
+                _ => None,
+            },
+        )
+}
+
+/// What the lock file of `data_dir` says (`running <pid>`, `stopped`, or empty), for doctor;
+/// `None` when it does not exist.
+pub fn recorded_state(data_dir: &Path) -> Option<String> {
+    std::fs::read_to_string(lock_path(data_dir))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_did_not_mark_its_stop_is_unclean() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = acquire(dir.path()).unwrap();
+        assert!(!first.unclean, "a new data dir");
+        assert!(in_use(dir.path()));
+        assert_eq!(holder(dir.path()), Some(std::process::id()));
+        assert!(matches!(acquire(dir.path()), Err(LockError::Busy(_))));
+        drop(first);
+        assert!(!in_use(dir.path()));
+        let second = acquire(dir.path()).unwrap();
+        assert!(second.unclean, "the first never marked its stop");
+        mark_stopped(dir.path());
+        drop(second);
+        assert_eq!(recorded_state(dir.path()).as_deref(), Some("stopped"));
+        assert!(!acquire(dir.path()).unwrap().unclean);
+    }
+}

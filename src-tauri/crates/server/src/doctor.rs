@@ -1,0 +1,344 @@
+//! `taskdeck doctor`: checks a data dir and its config dir, whether Taskdeck runs on them or
+//! not, and says for each thing what is wrong and what to do. Only reads (a WAL reader blocks
+//! no one), so it is safe while Taskdeck runs and writes.
+//!
+//! Checks, in order: `store` (SQLite `quick_check`, or `integrity_check` with `full`),
+//! `schema` (tables, columns and `meta` keys of this Taskdeck), `search index` (SQLite
+//! `integrity_check` of `search.sqlite3`, which runs FTS5's own integrity check), `lock`
+//! (who holds `taskdeck.lock`, whether the last run stopped cleanly), `port` (the running one
+//! answers `GET /v1/me`; a stopped one's port is free), `admin token` (the file exists, is
+//! 0600, and is the store's admin token). See docs/operations.md.
+
+use std::{
+    os::unix::fs::PermissionsExt,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use serde::Serialize;
+use taskdeck_engine::store::{
+    StoreFile,
+    integrity::{self, CheckDepth},
+};
+
+use crate::{
+    adapters::auth::{self, ADMIN},
+    data_dir_lock, paths, serve,
+};
+
+/// What doctor looks at.
+#[derive(Debug, Clone)]
+pub struct DoctorOptions {
+    pub data_dir: PathBuf,
+    pub config_dir: PathBuf,
+    /// `integrity_check` instead of `quick_check` for the store (about 10x slower: 10 s with
+    /// 1,000,000 tasks here).
+    pub full: bool,
+}
+
+/// One check's outcome, as printed (one line) and as `--json` gives it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Which check: `store`, `schema`, `search index`, `lock`, `port`, `admin token`.
+    pub check: &'static str,
+    /// Passed.
+    pub ok: bool,
+    /// What was found, for a human.
+    pub detail: String,
+    /// What to do about a problem; `None` when `ok`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(check: &'static str, detail: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            ok: true,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn problem(check: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            ok: false,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// Runs every check on `opts`' dirs and returns one finding per check, in the order of the
+/// module doc. Never fails: what cannot be read is a problem finding.
+pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
+    let running = data_dir_lock::in_use(&opts.data_dir);
+    let store = paths::database(&opts.data_dir);
+    let depth = if opts.full {
+        CheckDepth::Full
+    } else {
+        CheckDepth::Quick
+    };
+    let (store_found, store_sound) = check_store(&store, depth);
+    let mut findings = vec![store_found];
+    let file = store_sound.then(|| StoreFile::open(&store).ok()).flatten();
+    findings.push(check_schema(file.as_ref(), store_sound));
+    findings.push(check_search(&opts.data_dir, running));
+    findings.push(check_lock(&opts.data_dir, running));
+    findings.push(check_port(opts, running).await);
+    findings.push(check_admin_token(opts, file.as_ref(), running));
+    findings
+}
+
+/// The store check and whether the store can be read further (exists and is sound).
+fn check_store(store: &Path, depth: CheckDepth) -> (Finding, bool) {
+    const CHECK: &str = "store";
+    if !store.exists() {
+        return (
+            Finding::ok(
+                CHECK,
+                format!(
+                    "{} does not exist yet (made at the first start)",
+                    store.display()
+                ),
+            ),
+            false,
+        );
+    }
+    let pragma = match depth {
+        CheckDepth::Full => "integrity_check",
+        _ => "quick_check",
+    };
+    match integrity::check_file(store, depth) {
+        Ok(report) if report.problems.is_empty() => (
+            Finding::ok(
+                CHECK,
+                format!(
+                    "{}: {pragma} ok ({} MiB, {} ms)",
+                    store.display(),
+                    report.bytes / (1024 * 1024),
+                    report.elapsed.as_millis()
+                ),
+            ),
+            true,
+        ),
+        Ok(report) => (
+            Finding::problem(
+                CHECK,
+                format!(
+                    "{} is damaged: {}",
+                    store.display(),
+                    report.problems.join("; ")
+                ),
+                "stop Taskdeck and restore a backup (`taskdeck restore BACKUP`), or move the \
+                 file aside with its -wal and -shm to start with an empty store \
+                 (docs/operations.md)",
+            ),
+            false,
+        ),
+        Err(e) => (
+            Finding::problem(
+                CHECK,
+                format!("cannot read {}: {e}", store.display()),
+                "check the file's owner and permissions (it must be readable and writable by \
+                 the user running Taskdeck)",
+            ),
+            false,
+        ),
+    }
+}
+
+fn check_schema(file: Option<&StoreFile>, store_sound: bool) -> Finding {
+    const CHECK: &str = "schema";
+    let Some(file) = file else {
+        return match store_sound {
+            true => Finding::problem(CHECK, "the store cannot be opened", "see the store check"),
+            false => Finding::ok(CHECK, "not checked (no sound store)"),
+        };
+    };
+    match file.schema_gaps() {
+        Ok(gaps) if gaps.is_empty() => Finding::ok(CHECK, "current"),
+        Ok(gaps) => Finding::problem(
+            CHECK,
+            format!("older than this Taskdeck: {}", gaps.join(", ")),
+            "start this Taskdeck once on the data dir: it adds what is missing",
+        ),
+        Err(e) => Finding::problem(CHECK, e.to_string(), "see the store check"),
+    }
+}
+
+fn check_search(data_dir: &Path, running: bool) -> Finding {
+    const CHECK: &str = "search index";
+    let path = data_dir.join(taskdeck_engine::search::FILE_NAME);
+    if !path.exists() {
+        return Finding::ok(CHECK, "absent (built from the store at the next start)");
+    }
+    let rebuild = format!(
+        "{}remove {} (and its -wal and -shm): it is rebuilt from the store at the next start",
+        if running { "stop Taskdeck, then " } else { "" },
+        path.display()
+    );
+    match integrity::check_file(&path, CheckDepth::Full) {
+        Ok(r) if r.problems.is_empty() => Finding::ok(
+            CHECK,
+            format!("integrity_check ok ({} MiB)", r.bytes / (1024 * 1024)),
+        ),
+        Ok(r) => Finding::problem(
+            CHECK,
+            format!("damaged: {}", r.problems.join("; ")),
+            rebuild,
+        ),
+        Err(e) => Finding::problem(CHECK, e.to_string(), rebuild),
+    }
+}
+
+fn check_lock(data_dir: &Path, running: bool) -> Finding {
+    const CHECK: &str = "lock";
+    let state = data_dir_lock::recorded_state(data_dir);
+    if running {
+        let pid = data_dir_lock::holder(data_dir)
+            .map(|p| format!("pid {p}"))
+            .unwrap_or_else(|| "a process /proc/locks does not name".into());
+        return Finding::ok(CHECK, format!("Taskdeck is running ({pid} holds the lock)"));
+    }
+    match state.as_deref() {
+        Some(s) if s.starts_with("running") => Finding::ok(
+            CHECK,
+            format!(
+                "not running; the last run ({}) did not stop cleanly, so the next start checks \
+                 the whole store",
+                s.trim_start_matches("running").trim()
+            ),
+        ),
+        Some(_) => Finding::ok(CHECK, "not running; the last run stopped cleanly"),
+        None => Finding::ok(CHECK, "not running; never started on this data dir"),
+    }
+}
+
+async fn check_port(opts: &DoctorOptions, running: bool) -> Finding {
+    const CHECK: &str = "port";
+    let recorded = std::fs::read_to_string(serve::port_path(&opts.data_dir))
+        .ok()
+        .and_then(|s| s.trim().parse::<u16>().ok());
+    if !running {
+        let port = recorded.unwrap_or(serve::DEFAULT_PORT);
+        return match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Ok(_) => Finding::ok(
+                CHECK,
+                format!("not running; port {port} is free for the next start"),
+            ),
+            Err(e) => Finding::problem(
+                CHECK,
+                format!("not running, but port {port} on 127.0.0.1 is taken ({e})"),
+                format!(
+                    "stop what listens on {port}, or start Taskdeck with another --port \
+                     (0 picks a free one)"
+                ),
+            ),
+        };
+    }
+    let Some(port) = recorded else {
+        return Finding::problem(
+            CHECK,
+            format!(
+                "Taskdeck is running but {} has no port",
+                serve::port_path(&opts.data_dir).display()
+            ),
+            "it may still be starting; if this lasts, restart it",
+        );
+    };
+    let token = auth::read_admin_token(&opts.config_dir).unwrap_or_default();
+    let answer = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map(|c| {
+            c.get(format!("http://127.0.0.1:{port}/v1/me"))
+                .bearer_auth(token)
+                .send()
+        });
+    let status = match answer {
+        Ok(send) => send.await.map(|r| r.status()),
+        Err(e) => Err(e),
+    };
+    let pid = data_dir_lock::holder(&opts.data_dir)
+        .map(|p| format!(" (pid {p})"))
+        .unwrap_or_default();
+    match status {
+        Ok(s) if s.is_success() => Finding::ok(CHECK, format!("{port} answers GET /v1/me")),
+        Ok(s) if s.as_u16() == 401 => Finding::problem(
+            CHECK,
+            format!("{port} answers, but refuses the admin token file's token (401)"),
+            "see the admin token check: the running Taskdeck was started with another \
+             --config-dir",
+        ),
+        Ok(s) => Finding::problem(
+            CHECK,
+            format!("{port} answers GET /v1/me with {s}"),
+            format!("is port {port} Taskdeck's? restart Taskdeck{pid}"),
+        ),
+        Err(e) => Finding::problem(
+            CHECK,
+            format!("Taskdeck{pid} holds the lock but port {port} does not answer: {e}"),
+            format!("it may be hung: stop it{pid} and start it again"),
+        ),
+    }
+}
+
+fn check_admin_token(opts: &DoctorOptions, file: Option<&StoreFile>, running: bool) -> Finding {
+    const CHECK: &str = "admin token";
+    let path = auth::admin_token_path(&opts.config_dir);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(_) => {
+            return Finding::ok(
+                CHECK,
+                format!(
+                    "{} does not exist: the next start makes one{}",
+                    path.display(),
+                    if running {
+                        " (the running Taskdeck was started with another --config-dir?)"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+    };
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Finding::problem(
+            CHECK,
+            format!("{} can be read by others (mode {mode:03o})", path.display()),
+            format!("chmod 600 {}", path.display()),
+        );
+    }
+    let Some(file) = file else {
+        return Finding::ok(CHECK, format!("{} is private (0600)", path.display()));
+    };
+    let secret = auth::read_admin_token(&opts.config_dir).unwrap_or_default();
+    match file.live_token_hash(ADMIN) {
+        Ok(Some(stored)) if stored == auth::token_hash(&secret) => Finding::ok(
+            CHECK,
+            format!("{} is private (0600) and is the store's", path.display()),
+        ),
+        Ok(_) if !running => Finding::ok(
+            CHECK,
+            format!(
+                "{} is private (0600); the store has another admin token, replaced by the \
+                 file's at the next start",
+                path.display()
+            ),
+        ),
+        Ok(_) => Finding::problem(
+            CHECK,
+            format!(
+                "{} is not the running Taskdeck's admin token",
+                path.display()
+            ),
+            "restart Taskdeck with this --config-dir (it then takes the file's token), or \
+             pass the --config-dir it was started with",
+        ),
+        Err(e) => Finding::problem(CHECK, e.to_string(), "see the store check"),
+    }
+}

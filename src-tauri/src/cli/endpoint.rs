@@ -1,0 +1,137 @@
+//! Which Taskdeck a client command (`taskdeck run`, `tasks`, `audit`) talks to, with which
+//! token, and what it says when that Taskdeck refuses the token: a 401 is nearly always a
+//! mismatch of port, data dir and config dir (docs/cli.md, "Which Taskdeck the client commands
+//! talk to"), so the message names which one instead of repeating "invalid or revoked token".
+
+use std::{path::PathBuf, process::ExitCode};
+
+use serde_json::Value;
+
+use taskdeck_server::{adapters::auth, serve};
+
+/// What the user chose: `--port` / `TASKDECK_PORT`, `--token` / `TASKDECK_TOKEN`, and the data
+/// and config dirs (given or default).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub port: Option<u16>,
+    pub token: Option<String>,
+    pub data_dir: PathBuf,
+    pub config_dir: PathBuf,
+}
+
+/// Where Taskdeck is (`http://127.0.0.1:PORT`) and the bearer token to use ("" when none).
+pub(crate) struct Endpoint {
+    pub(crate) base: String,
+    pub(crate) token: String,
+}
+
+impl Target {
+    /// The endpoint, looked up now (again while `taskdeck run --wait` waits, since Taskdeck may
+    /// start on another port or write a new admin token): `--port`, else the port of the
+    /// Taskdeck running on the data dir, else the default; `--token`, else the admin token in
+    /// the config dir.
+    pub(crate) fn locate(&self) -> Endpoint {
+        let port = serve::client_port(self.port, &self.data_dir);
+        let token = self
+            .token
+            .clone()
+            .or_else(|| auth::read_admin_token(&self.config_dir))
+            .unwrap_or_default();
+        Endpoint {
+            base: format!("http://127.0.0.1:{port}"),
+            token,
+        }
+    }
+
+    /// The endpoint, or (exit code 2, said on stderr) when there is no token at all: none given
+    /// and no admin-token file in the config dir.
+    pub(crate) fn locate_with_token(&self) -> Result<Endpoint, ExitCode> {
+        if self.token.is_none() && auth::read_admin_token(&self.config_dir).is_none() {
+            eprintln!(
+                "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
+                 --config-dir for the directory Taskdeck was started with)",
+                auth::admin_token_path(&self.config_dir).display()
+            );
+            return Err(ExitCode::from(2));
+        }
+        Ok(self.locate())
+    }
+
+    /// Why the Taskdeck at `endpoint` refused the token: a `--port` that reaches a Taskdeck
+    /// serving another data dir (whose own Taskdeck runs on another port, or not at all), a
+    /// `--token` it does not know, or an admin token from the config dir that belongs to
+    /// another Taskdeck.
+    pub(crate) fn refused(&self, endpoint: &Endpoint) -> String {
+        let data_dir = self.data_dir.display();
+        match (self.port, serve::running_port(&self.data_dir)) {
+            (Some(port), Some(theirs)) if port != theirs => format!(
+                "the Taskdeck on port {port} serves another data dir: the one of {data_dir} runs on port {theirs} (leave out --port, or pass that Taskdeck's --data-dir and --config-dir)"
+            ),
+            (Some(port), None) => format!(
+                "the Taskdeck on port {port} does not take this token: it serves another data dir, and none runs on {data_dir} (pass that Taskdeck's --data-dir and --config-dir, or its --token)"
+            ),
+            _ if self.token.is_some() => format!(
+                "the Taskdeck at {} does not know the token given with --token / TASKDECK_TOKEN (revoked, or another Taskdeck's)",
+                endpoint.base
+            ),
+            _ => format!(
+                "the Taskdeck at {} does not take the admin token in {}: it belongs to another Taskdeck (pass --config-dir of the one that runs there)",
+                endpoint.base,
+                self.config_dir.display()
+            ),
+        }
+    }
+
+    /// Sends `request` with the endpoint's token; the response when it succeeded. Errors, said
+    /// on stderr, as the exit code: 1 when Taskdeck is not running there or failed, 4 when it
+    /// refused the request (its problem `detail` is printed; for a 401, [`Target::refused`]).
+    pub(crate) async fn send(
+        &self,
+        endpoint: &Endpoint,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ExitCode> {
+        let Ok(resp) = request.bearer_auth(&endpoint.token).send().await else {
+            eprintln!("taskdeck: Taskdeck is not running at {}", endpoint.base);
+            return Err(ExitCode::from(1));
+        };
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            eprintln!("taskdeck: {}", self.refused(endpoint));
+        } else {
+            let body: Value = resp.json().await.unwrap_or(Value::Null);
+            eprintln!(
+                "taskdeck: {} ({status})",
+                body["detail"].as_str().unwrap_or("request refused")
+            );
+        }
+        Err(ExitCode::from(if status.is_client_error() { 4 } else { 1 }))
+    }
+
+    /// [`Target::send`], then the answer's JSON body (`null` when there is none).
+    pub(crate) async fn send_json(
+        &self,
+        endpoint: &Endpoint,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Value, ExitCode> {
+        let resp = self.send(endpoint, request).await?;
+        Ok(resp.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// Runs a client command's `work` on a one-thread Tokio runtime; exit code 1 when the runtime
+/// cannot start.
+pub(crate) fn block_on(work: impl Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(work),
+        Err(e) => {
+            eprintln!("taskdeck: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

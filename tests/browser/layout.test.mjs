@@ -1,0 +1,194 @@
+// The page's geometry in headless Chromium against the real `taskdeck serve`, measured with
+// boundingBox and the elements' sizes: a task's title gets the row's room before its labels
+// (tool, principal, id) at 1280, 1000 and 640 px wide; ticking a row shows the selection bar
+// without moving the rows, and the list scrolls past it; a label beside the detail's title never
+// breaks inside its word; at the minimum window size, 640x480, with two approvals pending, the
+// first approval and the first two rows are in view.
+//
+//   cd tests/browser && npm ci && node --test layout.test.mjs
+//   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { openUi, startServer, tearDown, waitFor } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+let server;
+let base;
+let token;
+let tmp;
+let browser;
+let page;
+const pageErrors = [];
+
+/** Registers an external job named `name` (`POST /v1/jobs`); resolves with its task id. */
+async function job(name, extra = {}) {
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ external: { name, heartbeatMs: 600_000, ...extra } }),
+  });
+  assert.equal(resp.status, 202, await resp.clone().text());
+  return (await resp.json()).taskId;
+}
+
+const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator(`.row-id[title="${taskId}"]`) });
+
+before(async () => {
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
+  const started = await startServer(BIN);
+  server = started.child;
+  base = started.url;
+  tmp = started.dir;
+  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors }));
+});
+
+after(() => tearDown({ browser, server, tmp }));
+
+/**
+ * The first line of task `taskId`'s row: whether its title shows whole, and each label that is
+ * in view (inside the line's box), with whether it shows whole.
+ */
+async function titleLine(taskId) {
+  return row(taskId).evaluate((el) => {
+    const title = el.querySelector('.row-tool');
+    const line = el.querySelector('.row-labels') || title.parentElement;
+    const box = line.getBoundingClientRect();
+    const labels = [...line.querySelectorAll(':scope > :not([hidden]):not(.row-tool)')].map((l) => {
+      const r = l.getBoundingClientRect();
+      return { text: l.textContent, inView: r.width > 0 && r.top < box.bottom - 1 && r.left < box.right - 1, whole: r.right <= box.right + 0.5 && l.scrollWidth <= l.clientWidth };
+    });
+    return { whole: title.scrollWidth <= title.clientWidth, width: title.clientWidth, labels: labels.filter((l) => l.inView) };
+  });
+}
+
+test('a title gets the row before its labels, at 1280, 1000 and 640 px wide', async () => {
+  const short = 'Deploy v2.3 to production?';
+  const long = 'Nightly export of the billing ledger to the finance database';
+  assert.equal(long.length, 60);
+  const shortId = await job(short);
+  const longId = await job(long);
+  await row(shortId).waitFor();
+  await row(longId).waitFor();
+  for (const width of [1280, 1000, 640]) {
+    await page.setViewportSize({ width, height: 820 });
+    await waitFor(async () => (await titleLine(shortId)).whole, `"${short}" whole at ${width} px`);
+    if (width === 1280) await waitFor(async () => (await titleLine(longId)).whole, `the 60-character title whole at ${width} px`);
+    for (const id of [shortId, longId]) {
+      const line = await titleLine(id);
+      // A label in view never costs the title a letter, and shows whole unless it is alone.
+      if (!line.whole) assert.deepEqual(line.labels, [], `${width} px: the title is cut while labels show: ${JSON.stringify(line)}`);
+      assert.ok(line.labels.slice(1).every((l) => l.whole), `${width} px: a label cut behind another: ${JSON.stringify(line)}`);
+    }
+    // With the room, the labels come back: the tool and principal show beside the short title.
+    if (width === 1280) assert.deepEqual((await titleLine(shortId)).labels.map((l) => l.text).slice(0, 2), ['external', 'admin']);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('ticking a row shows the selection bar without moving a row, and the list scrolls past it', async () => {
+  await page.setViewportSize({ width: 1280, height: 820 });
+  const ids = [];
+  for (let i = 0; i < 24; i++) ids.push(await job(`select me ${i}`));
+  await row(ids[23]).waitFor(); // the newest: the first row
+  const list = page.locator('#task-list');
+  const first = page.locator('#task-list .row:not([hidden])[aria-rowindex="1"]');
+  const second = page.locator('#task-list .row:not([hidden])[aria-rowindex="2"]');
+  const before = await second.boundingBox();
+  await first.locator('.row-check').click();
+  const bar = page.locator('#bulk-bar');
+  await page.locator('#bulk-count', { hasText: '1 selected' }).waitFor();
+  assert.deepEqual(await second.boundingBox(), before, 'the rows stay where they were');
+  // The next click lands where the pointer is: on the second row's checkbox.
+  const check = await second.locator('.row-check').boundingBox();
+  await page.mouse.click(check.x + check.width / 2, check.y + check.height / 2);
+  await page.locator('#bulk-count', { hasText: '2 selected' }).waitFor();
+  await page.locator('#task-list .row:not([hidden])[aria-rowindex="2"][aria-selected="true"]').waitFor();
+  // The bar lies over the foot of the list; scrolled to the end, the last row is above it.
+  const barBox = await bar.boundingBox();
+  const listBox = await list.boundingBox();
+  assert.ok(barBox.y + barBox.height <= listBox.y + listBox.height + 0.5, 'the bar is within the list pane');
+  await list.evaluate((el) => {
+    el.scrollTop = el.scrollHeight;
+  });
+  const rows = await page.locator('#task-list').getAttribute('aria-rowcount');
+  const last = page.locator(`#task-list .row:not([hidden])[aria-rowindex="${rows}"]`);
+  await last.waitFor();
+  const lastBox = await last.boundingBox();
+  assert.ok(lastBox.y + lastBox.height <= barBox.y + 0.5, `the last row (${JSON.stringify(lastBox)}) scrolls above the bar (${JSON.stringify(barBox)})`);
+  await page.locator('#bulk-clear').click();
+  await bar.waitFor({ state: 'hidden' });
+  await list.evaluate((el) => {
+    el.scrollTop = 0;
+  });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('the tool label beside a long title in the detail heading never breaks inside its word', async () => {
+  // A long word at the end of the title pushes the label to the end of a line at some widths.
+  const id = await job('Nightly export of the billing ledger to the finance warehouse_and_archive_storage_bucket_for_2024');
+  await row(id).click();
+  const tool = page.locator('#detail .detail-title .detail-tool');
+  await tool.waitFor();
+  assert.equal(await tool.textContent(), 'external');
+  // Every width from 600 to 1400 px puts the end of the title's lines somewhere else.
+  const broken = [];
+  for (let width = 600; width <= 1400; width += 4) {
+    await page.setViewportSize({ width, height: 900 });
+    const boxes = await tool.evaluate((el) => el.getClientRects().length);
+    if (boxes !== 1) broken.push(width);
+  }
+  assert.deepEqual(broken, [], 'widths where "external" is split over two lines');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+  await page.locator('#detail .detail-empty').waitFor();
+});
+
+test('at 640x480 with two approvals pending, the inbox shows the first and the first two rows are in view', async () => {
+  const asked = [];
+  for (const command of ['echo one', 'echo two']) {
+    const resp = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
+    });
+    assert.equal(resp.status, 202, await resp.clone().text());
+    asked.push((await resp.json()).taskId);
+  }
+  await page.setViewportSize({ width: 640, height: 480 });
+  const approvals = page.locator('#approvals-list .approval');
+  await waitFor(async () => (await approvals.count()) === 2, 'two approvals in the queue');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const view = { width: 640, height: 480 };
+  const inView = (b) => b && b.y >= 0 && b.y + b.height <= view.height + 0.5 && b.x >= 0 && b.x + b.width <= view.width + 0.5;
+  for (const index of [1, 2]) {
+    const box = await page.locator(`#task-list .row:not([hidden])[aria-rowindex="${index}"]`).boundingBox();
+    assert.ok(inView(box), `row ${index} is in view: ${JSON.stringify(box)}`);
+  }
+  // The first call can be decided as it is; the second scrolls inside the inbox.
+  const approve = await approvals.first().locator('.approval-approve').boundingBox();
+  assert.ok(inView(approve), `the first approval's Approve is in view: ${JSON.stringify(approve)}`);
+  assert.ok(await page.locator('#approvals-list').evaluate((el) => el.scrollHeight > el.clientHeight), 'the other approval scrolls inside the inbox');
+  assert.ok(inView(await page.locator('#search').boundingBox()), 'search is in view');
+  assert.ok(inView(await page.locator('#status-filters .chip').first().boundingBox()), 'the chips are in view');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: (await (await fetch(`${base}/v1/approvals`, { headers: { Authorization: `Bearer ${token}` } })).json()).approvals.map((a) => ({ taskId: a.taskId, key: a.key })), decision: 'deny' }),
+  });
+});
+
+test('the page logged no errors', () => {
+  assert.deepEqual(pageErrors, []);
+});

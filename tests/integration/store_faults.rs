@@ -1,0 +1,455 @@
+//! Store faults (issue #17): a damaged store is refused at start with the way out, `taskdeck
+//! doctor` passes a sound data dir and names what is wrong with a broken one, `taskdeck
+//! backup` copies a store that is being written (every task acknowledged before it began is
+//! in the copy) and `taskdeck restore` puts it back, and a full disk refuses writes with
+//! `disk_full` while reads go on, then writes resume by themselves once there is space.
+
+use std::{
+    io::{Seek, SeekFrom, Write},
+    path::{Path, PathBuf},
+    process::Output,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+use crate::harness::{BIN, Server};
+
+/// Runs `taskdeck ARGS --data-dir DIR/data --config-dir DIR/cfg`.
+fn taskdeck(dir: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(BIN)
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--config-dir")
+        .arg(dir.join("cfg"))
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Creates an external job through `/v1/jobs`; its task id.
+async fn job(s: &Server, name: &str) -> String {
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/jobs",
+            json!({"external": {"name": name}}),
+        )
+        .await;
+    assert!(status.is_success(), "{status} {body}");
+    body["taskId"].as_str().unwrap().to_string()
+}
+
+/// `taskdeck backup` of `s`'s store to `dest`; asserts success.
+fn backup(dir: &Path, dest: &Path) -> String {
+    let out = taskdeck(dir, &["backup", dest.to_str().unwrap()]);
+    assert!(out.status.success(), "backup: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// The task ids in the SQLite file at `path`.
+fn ids_in(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn.prepare("SELECT task_id FROM tasks").unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_backup_taken_while_writing_holds_every_acknowledged_task_and_restores() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let mut acked = Vec::new();
+    for i in 0..50 {
+        acked.push(job(&s, &format!("before-{i}")).await);
+    }
+    // Writers keep creating tasks while the backup runs.
+    let writer = {
+        let (url, token) = (s.url("/v1/jobs"), s.admin.clone());
+        tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            for i in 0..400 {
+                let r = http
+                    .post(&url)
+                    .bearer_auth(&token)
+                    .json(&json!({"external": {"name": format!("during-{i}")}}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(r.status().is_success());
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let dest = tmp.path().join("copy.sqlite3");
+    let dir = tmp.path().to_path_buf();
+    let printed = {
+        let dest = dest.clone();
+        tokio::task::spawn_blocking(move || backup(&dir, &dest))
+            .await
+            .unwrap()
+    };
+    writer.await.unwrap();
+    assert!(printed.starts_with(dest.to_str().unwrap()), "{printed}");
+    assert!(printed.contains(" tasks"), "{printed}");
+    let copied = ids_in(&dest);
+    for id in &acked {
+        assert!(
+            copied.contains(id),
+            "acknowledged task {id} missing from the backup"
+        );
+    }
+    let tasks: usize = printed
+        .split('\t')
+        .nth(2)
+        .unwrap()
+        .trim()
+        .trim_end_matches(" tasks")
+        .parse()
+        .unwrap();
+    assert_eq!(tasks, copied.len());
+
+    // An existing file is not overwritten without --force.
+    let again = taskdeck(tmp.path(), &["backup", dest.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains("--force"),
+        "{}",
+        text(&again.stderr)
+    );
+    assert!(
+        taskdeck(tmp.path(), &["backup", dest.to_str().unwrap(), "--force"])
+            .status
+            .success()
+    );
+    let copied = ids_in(&dest);
+
+    // Restore refuses while Taskdeck runs, then puts the copy back once it is stopped.
+    let refused = taskdeck(tmp.path(), &["restore", dest.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains("stop it first"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let later = job(&s, "after the backup").await;
+    s.kill().await;
+    let restored = taskdeck(tmp.path(), &["restore", dest.to_str().unwrap()]);
+    assert!(restored.status.success(), "{}", text(&restored.stderr));
+    assert!(
+        text(&restored.stderr).contains("moved to"),
+        "{}",
+        text(&restored.stderr)
+    );
+    let s = Server::start_in(tmp.path(), &[]).await;
+    for id in copied.iter().take(20).chain(acked.iter().take(5)) {
+        let (status, _) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        assert_eq!(status, 200, "restored task {id}");
+    }
+    let (status, _) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks/{later}"))
+        .await;
+    assert_eq!(
+        status, 404,
+        "a task made after the backup is gone after the restore"
+    );
+}
+
+/// Overwrites page `page` (1-based, 4096 bytes) of the file at `path` with garbage.
+fn damage_page(path: &Path, page: u64) {
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.seek(SeekFrom::Start((page - 1) * 4096)).unwrap();
+    f.write_all(&[0xA5; 4096]).unwrap();
+}
+
+/// A data dir in `tmp` whose store is a sound copy (made with `taskdeck backup`) with 30 tasks.
+async fn stopped_store(tmp: &Path) -> PathBuf {
+    let source = tmp.join("source");
+    let mut s = Server::start_in(&source, &[]).await;
+    for i in 0..30 {
+        job(&s, &format!("t{i}")).await;
+    }
+    let copy = tmp.join("copy.sqlite3");
+    backup(&source, &copy);
+    s.kill().await;
+    let dir = tmp.join("damaged");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::copy(&copy, dir.join("data/taskdeck.sqlite3")).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = stopped_store(tmp.path()).await;
+    let store = dir.join("data/taskdeck.sqlite3");
+    // Sound: doctor passes every check (nothing running, nothing else on the default port is
+    // not guaranteed, so look at the store checks).
+    let sound = taskdeck(&dir, &["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&sound.stdout).unwrap();
+    let check = |r: &Value, name: &str| {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(check(&report, "store")["ok"], true, "{report}");
+    assert_eq!(check(&report, "schema")["ok"], true, "{report}");
+
+    let pages = std::fs::metadata(&store).unwrap().len() / 4096;
+    assert!(pages > 4, "{pages} pages");
+    damage_page(&store, pages - 1);
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--port", "0", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--config-dir")
+        .arg(dir.join("cfg"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    for part in [
+        "damaged",
+        store.to_str().unwrap(),
+        "backup",
+        "taskdeck doctor",
+        "moving the file aside",
+    ] {
+        assert!(said.contains(part), "missing {part:?} in: {said}");
+    }
+    assert!(!text(&out.stdout).contains("running"), "it must not start");
+
+    let doctor = taskdeck(&dir, &["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    let lines = text(&doctor.stdout);
+    assert!(
+        lines
+            .lines()
+            .any(|l| l.starts_with("problem  store:") && l.contains("restore")),
+        "{lines}"
+    );
+    let json: Value =
+        serde_json::from_slice(&taskdeck(&dir, &["doctor", "--json"]).stdout).unwrap();
+    assert_eq!(json["ok"], false);
+    assert_eq!(check(&json, "store")["ok"], false);
+}
+
+#[tokio::test]
+async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    job(&s, "one").await;
+    let out = taskdeck(tmp.path(), &["doctor"]);
+    let lines = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{lines}");
+    assert_eq!(lines.lines().count(), 6, "{lines}");
+    assert!(
+        lines.contains(&format!("port: {} answers GET /v1/me", s.port)),
+        "{lines}"
+    );
+    assert!(
+        lines.contains(&format!("pid {}", s.child.id().unwrap())),
+        "{lines}"
+    );
+
+    use std::os::unix::fs::PermissionsExt;
+    let token_file = tmp.path().join("cfg/admin-token");
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = taskdeck(tmp.path(), &["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let token = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "admin token")
+        .unwrap();
+    assert_eq!(token["ok"], false, "{json}");
+    assert!(
+        token["fix"].as_str().unwrap().contains("chmod 600"),
+        "{json}"
+    );
+}
+
+/// Mounts a tmpfs of `mib` MiB at `at` (the test runs as root, or `sudo -n` works).
+fn mount_tmpfs(at: &Path, mib: u32) -> Result<(), String> {
+    std::fs::create_dir_all(at).unwrap();
+    let uid = unsafe { libc::getuid() };
+    let opts = format!("size={mib}m,uid={uid},mode=0700");
+    let mut cmd = if uid == 0 {
+        std::process::Command::new("mount")
+    } else {
+        let mut c = std::process::Command::new("sudo");
+        c.args(["-n", "mount"]);
+        c
+    };
+    let out = cmd
+        .args(["-t", "tmpfs", "-o", &opts, "tmpfs"])
+        .arg(at)
+        .output()
+        .map_err(|e| e.to_string())?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(text(&out.stderr)),
+    }
+}
+
+/// Unmounts `at` when dropped.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let program = if unsafe { libc::getuid() } == 0 {
+            "umount"
+        } else {
+            "sudo"
+        };
+        let mut cmd = std::process::Command::new(program);
+        if program == "sudo" {
+            cmd.args(["-n", "umount"]);
+        }
+        let _ = cmd.arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Writes `dir/filler` until the file system is full; returns its path.
+fn fill(dir: &Path) -> PathBuf {
+    fill_as(dir, "filler")
+}
+
+/// Writes `dir/name` until the file system is full; returns its path.
+fn fill_as(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap();
+    let chunk = vec![7u8; 64 * 1024];
+    loop {
+        if f.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    // Smaller pieces take the last free blocks.
+    while f.write_all(&[7u8; 512]).is_ok() {}
+    let _ = f.sync_all();
+    path
+}
+
+#[tokio::test]
+async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_returns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    if let Err(e) = mount_tmpfs(&data, 24) {
+        panic!(
+            "this test needs a small file system: mounting a tmpfs needs root or `sudo -n` \
+             ({e}); run the tests as root or with passwordless sudo (scripts/setup.sh)"
+        );
+    }
+    let _mounted = Mounted(data.clone());
+    let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let before = job(&s, "before the disk filled").await;
+    let filler = fill(&data);
+
+    // Writes fail with a clear reason: /v1 with 503 problem+json, /mcp with a JSON-RPC error.
+    let mut refused = 0;
+    let mut acked_while_full = Vec::new();
+    for i in 0..20 {
+        let resp = s
+            .http
+            .post(s.url("/v1/jobs"))
+            .bearer_auth(&s.admin)
+            .json(&json!({"external": {"name": format!("full-{i}")}}))
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        let ctype = resp.headers()["content-type"].to_str().unwrap().to_string();
+        let body: Value = resp.json().await.unwrap();
+        if status.is_success() {
+            // The WAL may still have had room for a frame or two.
+            acked_while_full.push(body["taskId"].as_str().unwrap().to_string());
+            continue;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert_eq!(ctype, "application/problem+json");
+        assert_eq!(body["reason"], "disk_full", "{body}");
+        assert!(body["detail"].as_str().unwrap().contains("full"), "{body}");
+        refused += 1;
+    }
+    assert!(refused > 0, "no write was refused on a full disk");
+    // A failed commit can hand a few blocks back (the WAL's partial frames): fill them again.
+    let filler_2 = fill_as(&data, "filler-2");
+    let mut rpc_refused = false;
+    for _ in 0..10 {
+        let rpc = s
+            .rpc(
+                Some(&s.admin),
+                "tools/call",
+                json!({"name": "slow_compute", "arguments": {"seconds": 60, "label": "full"}}),
+                true,
+            )
+            .await;
+        if let Some(task) = rpc.body.get("result") {
+            acked_while_full.push(task["taskId"].as_str().unwrap().to_string());
+            continue;
+        }
+        assert_eq!(
+            rpc.body["error"]["data"]["reason"], "disk_full",
+            "{:?}",
+            rpc.body
+        );
+        assert_eq!(rpc.error_code(), -32603);
+        rpc_refused = true;
+        break;
+    }
+    assert!(rpc_refused, "no tools/call was refused on a full disk");
+
+    // Reads keep working.
+    let (status, task) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks/{before}"))
+        .await;
+    assert_eq!(status, 200, "{task}");
+    let (status, _) = s.v1_get(Some(&s.admin), "/v1/tasks?limit=5").await;
+    assert_eq!(status, 200);
+
+    // Space returns: writes succeed again without a restart.
+    std::fs::remove_file(&filler).unwrap();
+    std::fs::remove_file(&filler_2).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let after = loop {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                "/v1/jobs",
+                json!({"external": {"name": "after"}}),
+            )
+            .await;
+        if status.is_success() {
+            break body["taskId"].as_str().unwrap().to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "writes did not resume: {status} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+
+    // Nothing acknowledged is lost, across a restart too.
+    s.kill().await;
+    let s = Server::start_in(tmp.path(), &[]).await;
+    for id in std::iter::once(&before)
+        .chain(acked_while_full.iter())
+        .chain(std::iter::once(&after))
+    {
+        let (status, _) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        assert_eq!(status, 200, "acknowledged task {id} lost");
+    }
+}
