@@ -17,7 +17,8 @@
 //! (answers per second of the run), `p50us`, `p99us`, `p999us`, `maxus` (µs), `over10ms`
 //! (answers that took over 10 ms), and `maxGapus` / `gapsOver10ms`: the longest time in which
 //! no answer arrived at all while the run went on, and how many such gaps exceeded 10 ms (a
-//! stall of the server, as opposed to a slow request).
+//! stall of the server, as opposed to a slow request); `gaps` lists the first 50 of those as
+//! `[start, length]` in ms since the run's start, to line them up with the server's log.
 
 use std::{
     sync::{
@@ -199,6 +200,7 @@ async fn connection(
 /// The JSON line of a run (see the module comment); gaps count only within `duration`.
 fn summarize(mut all: Measured, rps: f64, seconds: f64, duration: Duration) -> Value {
     const STALL_US: u64 = 10_000;
+    const MAX_GAPS_LISTED: usize = 50;
     let lat = &mut all.latencies_us;
     lat.sort_unstable();
     let pct = |p: f64| percentile(lat, p);
@@ -207,12 +209,16 @@ fn summarize(mut all: Measured, rps: f64, seconds: f64, duration: Duration) -> V
     let window = duration.as_micros() as u64;
     let mut max_gap = 0;
     let mut gaps_over = 0;
+    let mut first_gaps = Vec::new();
     let mut previous = at.first().copied().unwrap_or(0);
     for &t in at.iter().take_while(|&&t| t <= window) {
         let gap = t - previous;
         max_gap = max_gap.max(gap);
         if gap > STALL_US {
             gaps_over += 1;
+            if first_gaps.len() < MAX_GAPS_LISTED {
+                first_gaps.push([previous / 1000, gap / 1000]);
+            }
         }
         previous = t;
     }
@@ -223,6 +229,6 @@ fn summarize(mut all: Measured, rps: f64, seconds: f64, duration: Duration) -> V
         "p50us": pct(0.50), "p99us": pct(0.99), "p999us": pct(0.999),
         "maxus": lat.last().copied().unwrap_or(0),
         "over10ms": lat.iter().filter(|&&l| l > STALL_US).count(),
-        "maxGapus": max_gap, "gapsOver10ms": gaps_over,
+        "maxGapus": max_gap, "gapsOver10ms": gaps_over, "gaps": first_gaps,
     })
 }
