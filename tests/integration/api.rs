@@ -587,6 +587,14 @@ async fn openapi_document_covers_every_route() {
         ("/v1/jobs/{taskId}", vec!["get", "delete"]),
         ("/v1/jobs/{taskId}/cancel", vec!["post"]),
         ("/v1/jobs/{taskId}/report", vec!["post"]),
+        ("/v1/hosted-tasks", vec!["get", "post"]),
+        ("/v1/hosted-tasks/{taskId}", vec!["get", "delete"]),
+        ("/v1/hosted-tasks/{taskId}/settle", vec!["post"]),
+        ("/v1/hosted-tasks/{taskId}/ttl", vec!["put"]),
+        ("/v1/hosted-tasks/{taskId}/status", vec!["post"]),
+        ("/v1/hosted-tasks/{taskId}/input-requests", vec!["put"]),
+        ("/v1/hosted-tasks/{taskId}/input-responses", vec!["post"]),
+        ("/v1/hosted-tasks/{taskId}/meta", vec!["put"]),
     ] {
         for m in methods {
             assert!(

@@ -11,6 +11,7 @@ mod crash;
 mod cursors;
 mod gateway;
 mod hooks;
+mod hosted_tasks;
 mod http_jobs;
 mod humans;
 mod idempotency;

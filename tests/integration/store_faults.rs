@@ -159,6 +159,22 @@ async fn a_backup_taken_while_writing_holds_every_acknowledged_task_and_restores
         status, 404,
         "a task made after the backup is gone after the restore"
     );
+    // Two restores in a row (within one second): each store replaced is kept, under its own name.
+    let mut s = s;
+    s.kill().await;
+    let asides = || {
+        std::fs::read_dir(tmp.path().join("data"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.contains(".before-restore-") && !n.ends_with("-wal"))
+            .count()
+    };
+    let before = asides();
+    for _ in 0..2 {
+        let again = taskdeck(tmp.path(), &["restore", dest.to_str().unwrap()]);
+        assert!(again.status.success(), "{}", text(&again.stderr));
+    }
+    assert_eq!(asides(), before + 2, "each replaced store is kept");
 }
 
 /// Overwrites page `page` (1-based, 4096 bytes) of the file at `path` with garbage.

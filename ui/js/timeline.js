@@ -98,6 +98,13 @@ export function describeEvent(ev) {
       return { title: 'Removed from Taskdeck', detail: 'Its time to live ran out, or a retention cap removed it. What is shown here is its last state.', tone: 'muted' };
     case 'decision':
       return describeDecision(d);
+    case 'hosted': {
+      // A task another program runs and keeps here (a tower-mcp server's remote store).
+      const owner = typeof d.owner === 'string' ? ` for ${d.owner === '' ? '(empty name)' : d.owner}` : '';
+      return { title: `Run by its own program${owner}`, detail: 'Taskdeck keeps it; its program reports each change, and your answers and cancel reach the program.', tone: 'info' };
+    }
+    case 'meta':
+      return { title: 'Metadata', detail: oneLine(prettyJson(d.meta ?? {}), 300), tone: 'muted' };
     case 'resumed':
       return { title: 'Resumed', detail: d.reason === 'restart' ? 'Taskdeck restarted and picked the task up again.' : d.reason, tone: 'info' };
     default:

@@ -18,6 +18,9 @@ test('each event kind reads as a sentence', () => {
     [{ kind: 'ttl', data: { ttlMs: null, reason: 'waiting for input' } }, 'Retention: unlimited (waiting for input)'],
     [{ kind: 'ttl', data: { ttlMs: 86_400_000, reason: 'input answered' } }, 'Retention: 1d 0h from creation (input answered)'],
     [{ kind: 'resumed', data: { reason: 'restart' } }, 'Resumed'],
+    [{ kind: 'hosted', data: { owner: 'alice' } }, 'Run by its own program for alice'],
+    [{ kind: 'hosted', data: { owner: null } }, 'Run by its own program'],
+    [{ kind: 'meta', data: { meta: { trace: 'abc' } } }, 'Metadata'],
     [{ kind: 'somethingNew', data: { a: 1 } }, 'Event: somethingNew'],
   ];
   for (const [ev, title] of cases) assert.equal(describeEvent(ev).title, title, ev.kind);

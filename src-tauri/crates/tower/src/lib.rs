@@ -14,12 +14,19 @@
 //! tokens and wakes completion waiters. It passes tower-mcp's own contract suites
 //! (`task_store_contract` and `task_store_optional_contract`, `tests/contract.rs`).
 //!
+//! [`RemoteTaskdeckStore`] implements the same trait over a running Taskdeck's HTTP API
+//! instead: its tasks appear in Taskdeck's window, where a person answers their input requests
+//! and presses their cancel (`tests/remote_contract.rs` holds it to the same suites).
+//!
 //! Parts: `store` (opening and the settings), `task_store` (the trait, method by method),
-//! `views` (Taskdeck's records as tower-mcp's types), `signals` (tokens and waiters).
+//! `views` (Taskdeck's records as tower-mcp's types), `signals` (tokens and waiters),
+//! `remote` (the store over HTTP).
 
+mod remote;
 mod signals;
 mod store;
 mod task_store;
 mod views;
 
+pub use remote::RemoteTaskdeckStore;
 pub use store::{StoreOptions, TaskdeckStore};

@@ -9,7 +9,7 @@ use tower_mcp::{
     CallToolResult,
     async_task::{
         AppliedInputResponses, CancellationToken, Result, TaskOwner, TaskResumeContext,
-        TaskSnapshot, TaskStore, TaskStoreError,
+        TaskSnapshot, TaskStore,
     },
     error::JsonRpcError,
     protocol::{InputRequests, InputResponses, TaskObject, TaskStatus},
@@ -19,8 +19,8 @@ use crate::{
     TaskdeckStore,
     signals::{must_stop, until_ended},
     views::{
-        decode, encode, encode_map, engine_status, object_of, owner_of, principal_of, snapshot_of,
-        store_error,
+        cancel_message, decode, encode, encode_map, engine_status, not_progress, object_of,
+        owner_of, principal_of, snapshot_of, store_error,
     },
 };
 
@@ -217,10 +217,7 @@ impl TaskStore for TaskdeckStore {
         message: Option<&str>,
     ) -> Result<bool> {
         let Some(status) = engine_status(status).filter(|s| !s.is_terminal()) else {
-            return Err(TaskStoreError::InvalidTransition(format!(
-                "set_status is for non-terminal progress; use complete_task, fail_task, or \
-                 cancel_task to reach {status:?}"
-            )));
+            return Err(not_progress(status));
         };
         self.inner
             .engine
@@ -268,10 +265,7 @@ impl TaskStore for TaskdeckStore {
     }
 
     async fn cancel_task(&self, task_id: &str, reason: Option<&str>) -> Result<Option<TaskObject>> {
-        let message = reason.map_or_else(
-            || "Task cancelled".to_string(),
-            |r| format!("Cancelled: {r}"),
-        );
+        let message = cancel_message(reason);
         let settled = self
             .inner
             .engine

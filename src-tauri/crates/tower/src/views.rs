@@ -126,3 +126,19 @@ pub(crate) fn store_error(error: EngineError) -> TaskStoreError {
         other => TaskStoreError::Backend(other.to_string()),
     }
 }
+
+/// The status message of a task cancelled through `cancel_task` with `reason`.
+pub(crate) fn cancel_message(reason: Option<&str>) -> String {
+    reason.map_or_else(
+        || "Task cancelled".to_string(),
+        |r| format!("Cancelled: {r}"),
+    )
+}
+
+/// The error of `set_status` asked for `status`, which only a settlement reaches.
+pub(crate) fn not_progress(status: TaskStatus) -> TaskStoreError {
+    TaskStoreError::InvalidTransition(format!(
+        "set_status is for non-terminal progress; use complete_task, fail_task, or \
+         cancel_task to reach {status:?}"
+    ))
+}

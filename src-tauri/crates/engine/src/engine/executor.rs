@@ -123,7 +123,8 @@ impl Engine {
     /// Gives every task left unsettled by a previous process an explicit fate, then starts the
     /// TTL sweeper. Resumable tools run again; other tasks fail as interrupted
     /// ([`FailureKind::Restart`], `data.lastStatusMessage`); tasks with a pending cancel are
-    /// cancelled. Errors: [`EngineError::Store`].
+    /// cancelled; hosted tasks ([`Engine::create_hosted_owned`]) are left to their host.
+    /// Errors: [`EngineError::Store`].
     pub async fn start(&self) -> Result<Recovery, EngineError> {
         let mut recovery = Recovery::default();
         self.parts
@@ -131,6 +132,16 @@ impl Engine {
             .task_count
             .store(self.parts.store.totals()?.0, Ordering::Relaxed);
         for task in self.parts.store.unsettled()? {
+            // A hosted task's work runs in its host, which may still be running it: it stays
+            // as it is, for the host to settle (its ttlMs still bounds it).
+            let id = task.task_id.clone();
+            if self
+                .parts
+                .store
+                .read(move |c| Ok(super::hosted::is_hosted(c, &id)?))?
+            {
+                continue;
+            }
             if task.cancel_requested {
                 // Its tool was still stopping it when the process ended: finish that first (e.g.
                 // run_command's processes), so that "cancelled" never hides a live command.

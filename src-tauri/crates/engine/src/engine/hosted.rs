@@ -103,6 +103,56 @@ impl Engine {
         arguments: Value,
         ttl_ms: Option<u64>,
     ) -> Result<Arc<TaskRecord>, EngineError> {
+        self.create_hosted_task(principal, None, tool, arguments, ttl_ms)
+            .await
+    }
+
+    /// [`Engine::create_hosted`] for a host that serves several owners under one principal
+    /// (e.g. a tower-mcp server reaching Taskdeck over HTTP with one token): `owner` (the
+    /// host's name for whoever asked, `None` = anonymous) is recorded in the same write as a
+    /// `hosted` timeline event `{"owner": name|null}`; [`Engine::hosted_owner`] reads it.
+    /// Errors: [`EngineError::Store`].
+    pub async fn create_hosted_owned(
+        &self,
+        principal: &str,
+        owner: Option<String>,
+        tool: &str,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<TaskRecord>, EngineError> {
+        self.create_hosted_task(principal, Some(owner), tool, arguments, ttl_ms)
+            .await
+    }
+
+    /// The owner [`Engine::create_hosted_owned`] recorded for `task_id`: `Some(None)` for an
+    /// anonymous one, `None` when none was recorded. Errors: [`EngineError::Store`].
+    pub fn hosted_owner(&self, task_id: &str) -> Result<Option<Option<String>>, EngineError> {
+        self.parts.store.read(|c| {
+            let data: Option<String> = c
+                .prepare_cached(
+                    "SELECT data FROM events WHERE task_id = ?1 AND kind = 'hosted' ORDER BY id LIMIT 1",
+                )?
+                .query_row(params![task_id], |r| r.get(0))
+                .optional()?;
+            Ok(data
+                .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                .and_then(|d| {
+                    let owner = d.get("owner")?;
+                    Some(owner.as_str().map(str::to_string))
+                }))
+        })
+    }
+
+    /// Creates a hosted task; with `owner`, records it as a `hosted` event (see
+    /// [`Engine::create_hosted_owned`]).
+    async fn create_hosted_task(
+        &self,
+        principal: &str,
+        owner: Option<Option<String>>,
+        tool: &str,
+        arguments: Value,
+        ttl_ms: Option<u64>,
+    ) -> Result<Arc<TaskRecord>, EngineError> {
         let now = now_ms();
         let task = TaskRecord::working(
             now,
@@ -115,7 +165,13 @@ impl Engine {
         let task = self
             .parts
             .store
-            .write(move |w| creation::insert_new(w, task, now))
+            .write(move |w| {
+                let task = creation::insert_new(w, task, now)?;
+                if let Some(owner) = owner {
+                    w.event(&task, now, "hosted", json!({"owner": owner}))?;
+                }
+                Ok(task)
+            })
             .await?;
         self.note_created(&task);
         Ok(task)
@@ -423,4 +479,14 @@ impl Engine {
         }
         Ok(deleted)
     }
+}
+
+/// True when `task_id` was created by [`Engine::create_hosted_owned`] (it has a `hosted`
+/// event): its retention ends at its ttlMs with no grace, as the host's store promises.
+pub(super) fn is_hosted(conn: &rusqlite::Connection, task_id: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM events WHERE task_id = ?1 AND kind = 'hosted' LIMIT 1")?
+        .query_row(params![task_id], |_| Ok(()))
+        .optional()?
+        .is_some())
 }

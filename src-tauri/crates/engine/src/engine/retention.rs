@@ -148,6 +148,13 @@ impl Engine {
                     w.delete(&id)?;
                     return Ok(Expiry::Deleted);
                 }
+                // A hosted task reads as absent once its ttlMs elapses (its host's contract):
+                // no grace keeps it visible as failed.
+                let grace = if super::hosted::is_hosted(w.conn, &id)? {
+                    0
+                } else {
+                    grace
+                };
                 supersede_outstanding(w, &mut t, now)?;
                 let failure = TaskFailure::new(
                     FailureKind::Expired,

@@ -44,7 +44,8 @@ pub struct CopySummary {
     /// Tasks in it.
     pub tasks: u64,
     /// Restore only: where the store it replaced was moved (`taskdeck.sqlite3.before-restore-
-    /// <unix seconds>`, with its -wal when it had one); `None` when there was none.
+    /// <unix seconds>`, `-2`, `-3`... after it when that name is taken, with its -wal when it
+    /// had one); `None` when there was none.
     pub moved_aside: Option<PathBuf>,
 }
 
@@ -157,7 +158,14 @@ pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        let aside = with_suffix(&store, &format!(".before-restore-{stamp}"));
+        // A name no earlier restore took (two restores in one second must not share one).
+        let aside = (0..)
+            .map(|n| match n {
+                0 => with_suffix(&store, &format!(".before-restore-{stamp}")),
+                n => with_suffix(&store, &format!(".before-restore-{stamp}-{n}")),
+            })
+            .find(|aside| !aside.exists() && !with_suffix(aside, "-wal").exists())
+            .expect("an unused name");
         for suffix in ["", "-wal"] {
             let from = with_suffix(&store, suffix);
             if from.exists() {

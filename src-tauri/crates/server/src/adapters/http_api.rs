@@ -13,6 +13,7 @@
 //! | `POST /v1/tasks/{taskId}/rerun`, `DELETE /v1/tasks/{taskId}`, `POST /v1/task-deletions` | re-run and delete settled tasks (see `task_actions_api`) |
 //! | `GET /v1/tasks/{taskId}/log?offset=&tail=&limit=` | `{offset, nextOffset, size, text, complete, exists}` (see `logs_api`) |
 //! | `GET /v1/events` (`Last-Event-ID` or `?since=`) | `text/event-stream` of `change` events (see `events_api`) |
+//! | `/v1/hosted-tasks...` | tasks another program runs and keeps here (see `hosted_api`) |
 //! | `GET /v1/me`, `GET /v1/tools` | `{principal, role, admin}`; the task tools |
 //! | `POST /v1/agents` `{name, role?: "agent"\|"human"}` (admin) | 201 `{name, role, token, mcpUrl, configs: [ClientConfig]}`; 409 name taken (see `agents_api`) |
 //! | `GET /v1/agents` (admin) | `{agents: [{name, role, createdAt, revoked}]}` |
@@ -35,7 +36,7 @@ use super::{
     agents_api, api_doc,
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument, json_body},
     api_types::{AnswerReply, CancelReply, Me, TaskDetail, TaskList, TaskView, ToolList, ToolView},
-    events_api, page_cursor, task_actions_api,
+    events_api, hosted_api, page_cursor, task_actions_api,
 };
 use taskdeck_engine::{Engine, EngineError, Principal, TaskStatus, store::ListFilter};
 
@@ -59,6 +60,7 @@ pub fn routes() -> OpenApiRouter<Engine> {
         .routes(routes!(agents_api::list_agents, agents_api::create_agent))
         .routes(routes!(api_doc::openapi))
         .merge(task_actions_api::routes())
+        .merge(hosted_api::routes())
 }
 
 /// The `/v1` router (state: the engine).

@@ -16,6 +16,8 @@
 //!   [`api_middleware`]: the body limit (413) and 405 problem documents; [`api_doc`]: the
 //!   OpenAPI document generated from the handlers.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
+//! - [`hosted_api`], [`hosted_wire`]: `/v1/hosted-tasks`, tasks another program runs and keeps
+//!   here (tower-mcp's remote `TaskStore`), and their bodies.
 //! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
 //! - [`logs_api`]: `/v1/tasks/{taskId}/log`, byte ranges of a command task's output log.
 //! - [`page_cursor`]: the opaque, bound `nextCursor` of `GET /v1/tasks`.
@@ -37,6 +39,8 @@ pub mod events_api;
 pub mod followup_tools;
 pub mod guard;
 pub mod hooks_api;
+pub mod hosted_api;
+pub mod hosted_wire;
 pub mod http_api;
 pub mod idempotency_key;
 pub mod job_schemas;

@@ -51,6 +51,7 @@ impl Default for NotificationSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
     pub task_id: String,
+    /// Plain text: the notification spec's summary takes no markup, so nothing is escaped.
     pub summary: String,
     /// Escaped for the notification server's markup.
     pub body: String,
@@ -152,7 +153,7 @@ pub struct ApprovalNotice {
     pub key: String,
     /// What is approved, for the texts that follow ("write_file on fs").
     pub subject: String,
-    /// Escaped for the notification server's markup, like [`Notice::summary`].
+    /// Plain text, like [`Notice::summary`].
     pub summary: String,
     /// Escaped; ends with the M of N and the countdown lines when they apply.
     pub body: String,
@@ -286,7 +287,7 @@ pub fn approval_notice(
     ApprovalNotice {
         task_id: task.task_id.clone(),
         key: key.to_string(),
-        summary: escape_body(&summary),
+        summary,
         subject,
         body,
         actions,
@@ -373,7 +374,7 @@ pub fn answer_failed_notice(notice: &ApprovalNotice, action: NoticeAction, why: 
     };
     Notice {
         task_id: notice.task_id.clone(),
-        summary: escape_body(&format!("Could not {verb} {}", notice.subject)),
+        summary: format!("Could not {verb} {}", notice.subject),
         body: escape_body(why),
     }
 }
@@ -442,7 +443,7 @@ pub fn notice_for(
     };
     Some(Notice {
         task_id: task.task_id.clone(),
-        summary: escape_body(&summary),
+        summary,
         body: escape_body(&body),
     })
 }
@@ -458,7 +459,7 @@ fn session_notice(change: &Change, settings: &NotificationSettings) -> Option<No
     };
     wanted.then(|| Notice {
         task_id: change.task.task_id.clone(),
-        summary: escape_body(&news.summary),
+        summary: news.summary.clone(),
         body: escape_body(&news.body),
     })
 }
@@ -518,8 +519,8 @@ mod tests {
         .unwrap();
         assert_eq!(n.body, "Deploy &lt;b&gt;now&lt;/b&gt; &amp; then?");
         assert_eq!(
-            n.summary, "agent needs input: Deploy &lt;b&gt;now&lt;/b&gt; &amp; then?",
-            "titled by the question, not the tool"
+            n.summary, "agent needs input: Deploy <b>now</b> & then?",
+            "titled by the question, not the tool; a summary is plain text, never escaped"
         );
     }
 
