@@ -49,6 +49,7 @@ report() {
   if [ "$(field "$out" errors)" != 0 ]; then echo "bench: reports had errors: $out" >&2; exit 1; fi
   echo "$out"
 }
+source scripts/lib/search-index.sh
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
@@ -63,26 +64,6 @@ start_taskdeck() { # $1 = store (a directory under $work), $2 = extra flags
   url="http://127.0.0.1:$port/mcp"
 }
 stop_taskdeck() { kill "$td"; wait "$td" 2>/dev/null || true; }
-# Waits until the search index (search.sqlite3, kept by a low-priority thread) has seen the
-# store's last event: measurements then show steady state, not a first index build.
-wait_for_index() {
-  python3 - "$data" <<'PY'
-import sqlite3, sys, time
-data = sys.argv[1]
-for _ in range(3000):
-    newest = sqlite3.connect(f"file:{data}/taskdeck.sqlite3?mode=ro", uri=True).execute(
-        "SELECT ifnull(max(id), 0) FROM events").fetchone()[0]
-    try:
-        seen = sqlite3.connect(f"file:{data}/search.sqlite3?mode=ro", uri=True).execute(
-            "SELECT ifnull(max(value), 0) FROM meta WHERE key = 'event_id'").fetchone()[0]
-    except sqlite3.Error:
-        seen = -1
-    if seen >= newest:
-        sys.exit(0)
-    time.sleep(0.2)
-sys.exit("search index did not catch up in 600 s")
-PY
-}
 
 if [ -n "$AB" ]; then
   cport=$(free_port)
@@ -139,7 +120,7 @@ fi
 task=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"][0]["taskId"])')
 stop_taskdeck
 start_taskdeck seeded ""
-wait_for_index
+wait_for_index "$data"
 sleep 1
 seeded=$(curl -s "http://127.0.0.1:$port/v1/tasks?limit=1" -H "Authorization: Bearer $token" | python3 -c 'import json,sys; c=json.load(sys.stdin)["counts"]; print(sum(c.values()))')
 rss_idle=$(rss_kib "$td")

@@ -2,9 +2,13 @@
 //!
 //! - `ceiling --port P`: a bare axum server that parses the same JSON-RPC body a `tasks/get`
 //!   carries and answers a small JSON object: the ceiling any endpoint on this machine can reach.
-//! - `seed --url U --token T --count N [--connections C]`: creates N finished tasks (`echo` calls
-//!   by a client declaring the tasks extension) over C keep-alive connections, as fast as the
-//!   server takes them; every answer is checked; prints one JSON line (requests, errors, rps).
+//! - `seed --url U --token T --count N [--connections C] [--tool NAME --arguments JSON]`: creates
+//!   N tasks (`tools/call` of `echo`, finished at once, or of NAME, by a client declaring the
+//!   tasks extension) over C keep-alive connections, as fast as the server takes them; every
+//!   answer is checked; prints one JSON line (requests, errors, rps).
+//! - `rate --url U --token T --rps R [--seconds S] [--connections C]`: durable creation offered
+//!   at R per second without coordinated omission, or at the peak with R = 0 (see
+//!   `bench/rate.rs`), for `scripts/bench-fleet.sh`.
 //!
 //! - `mcp-calls --url U --tool NAME --arguments JSON --expect TEXT [--token T] [--sessions N]
 //!   [--seconds S] [--warmup-seconds W]`: N concurrent 2025-11-25 MCP sessions calling one tool
@@ -17,6 +21,8 @@
 
 #[path = "bench/mcp_calls.rs"]
 mod mcp_calls;
+#[path = "bench/rate.rs"]
+mod rate;
 
 use std::time::{Duration, Instant};
 
@@ -47,6 +53,26 @@ enum Cmd {
         token: String,
         #[arg(long)]
         count: usize,
+        #[arg(long, default_value_t = 50)]
+        connections: usize,
+        /// The tool each task runs (`echo`: finished at once).
+        #[arg(long, default_value = "echo")]
+        tool: String,
+        /// The tool's arguments, a JSON object (default: echo's numbered note).
+        #[arg(long)]
+        arguments: Option<String>,
+    },
+    Rate {
+        #[arg(long)]
+        url: String,
+        #[arg(long)]
+        token: String,
+        /// Offered creations per second; 0 for the peak (closed loop: each connection sends
+        /// its next request when the previous one is answered).
+        #[arg(long)]
+        rps: f64,
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
         #[arg(long, default_value_t = 50)]
         connections: usize,
     },
@@ -80,15 +106,54 @@ fn meta() -> Value {
     })
 }
 
-/// The body of the `n`th seeding request: `tools/call echo`, declaring the tasks extension.
-fn create_body(n: u64) -> Bytes {
-    let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
-        "params": {"name": "echo", "arguments": {"n": n, "note": "benchmark task"}, "_meta": meta()}});
-    Bytes::from(body.to_string())
+/// What `seed` and `rate` create: `tools/call` of one tool by a client declaring the tasks
+/// extension, so that every call answers a `CreateTaskResult`.
+#[derive(Clone)]
+pub struct Creation {
+    /// The tool, e.g. `echo` (completes at once), `slow_compute` (stays `working`) or
+    /// `confirm_delete` (stays `input_required`), all served with `--conformance-fixtures`.
+    pub tool: String,
+    /// Its arguments; `None` for `echo`'s `{"n": n, "note": "benchmark task"}`.
+    pub arguments: Option<Value>,
+}
+
+impl Creation {
+    /// The body of the `n`th request.
+    fn body(&self, n: u64) -> Bytes {
+        let arguments = self
+            .arguments
+            .clone()
+            .unwrap_or_else(|| json!({"n": n, "note": "benchmark task"}));
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": self.tool, "arguments": arguments, "_meta": meta()}});
+        Bytes::from(body.to_string())
+    }
+
+    /// The `n`th request to `url` (its `authority` given), with the 2026-07-28 headers and
+    /// `token` as bearer token when not empty.
+    pub fn request(
+        &self,
+        url: &hyper::Uri,
+        authority: &str,
+        token: &str,
+        n: u64,
+    ) -> Request<Full<Bytes>> {
+        let mut req = Request::post(url.path())
+            .header("host", authority)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", self.tool.as_str());
+        if !token.is_empty() {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        req.body(Full::new(self.body(n))).unwrap()
+    }
 }
 
 /// Checks that `body` is a `CreateTaskResult`.
-fn check(body: &[u8]) -> Result<(), String> {
+pub fn check(body: &[u8]) -> Result<(), String> {
     let v: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
     if v["result"]["resultType"] == "task" && v["result"]["taskId"].is_string() {
         Ok(())
@@ -129,15 +194,18 @@ impl Latencies {
     }
 }
 
+/// The value at fraction `p` (0.5 for the median) of `sorted` (ascending), nearest rank below;
+/// the default value (0) when `sorted` is empty.
+pub fn percentile<T: Copy + Default>(sorted: &[T], p: f64) -> T {
+    let rank = ((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1));
+    sorted.get(rank).copied().unwrap_or_default()
+}
+
 /// The JSON line `seed` and `mcp-calls` print, for answers counted over `seconds`.
 pub fn summary(mut all: Latencies, seconds: f64) -> Value {
     let lat = &mut all.latencies_us;
     lat.sort_unstable();
-    let pct = |p: f64| {
-        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or(0)
-    };
+    let pct = |p: f64| percentile(lat, p);
     json!({
         "requests": lat.len(), "errors": all.errors, "firstError": all.first_error,
         "seconds": seconds, "rps": (lat.len() as f64 / seconds).round(),
@@ -146,6 +214,7 @@ pub fn summary(mut all: Latencies, seconds: f64) -> Value {
 }
 
 async fn connection(
+    creation: Creation,
     url: hyper::Uri,
     token: String,
     deadline: Instant,
@@ -167,18 +236,7 @@ async fn connection(
         if limit.is_some_and(|l| n >= l) {
             break;
         }
-        let body = create_body(n);
-        let mut req = Request::post(url.path())
-            .header("host", authority.as_str())
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "echo");
-        if !token.is_empty() {
-            req = req.header("authorization", format!("Bearer {token}"));
-        }
-        let req = req.body(Full::new(body)).unwrap();
+        let req = creation.request(&url, authority.as_str(), &token, n);
         let start = Instant::now();
         let resp = match sender.send_request(req).await {
             Ok(r) => r,
@@ -204,7 +262,7 @@ async fn connection(
 }
 
 /// Creates `count` tasks over `connections` connections (one hour at most); returns the summary.
-async fn seed(url: &str, connections: usize, token: &str, count: u64) -> Value {
+async fn seed(creation: Creation, url: &str, connections: usize, token: &str, count: u64) -> Value {
     let url: hyper::Uri = url.parse().expect("url");
     let limit = Some(count);
     let deadline = Instant::now() + Duration::from_secs(3600);
@@ -213,6 +271,7 @@ async fn seed(url: &str, connections: usize, token: &str, count: u64) -> Value {
     let handles: Vec<_> = (0..connections)
         .map(|_| {
             tokio::spawn(connection(
+                creation.clone(),
                 url.clone(),
                 token.to_string(),
                 deadline,
@@ -272,12 +331,36 @@ fn main() {
             token,
             count,
             connections,
+            tool,
+            arguments,
+        } => {
+            let arguments = arguments.map(|a| serde_json::from_str(&a).expect("--arguments: JSON"));
+            let creation = Creation { tool, arguments };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let r = rt.block_on(seed(creation, &url, connections, &token, count as u64));
+            print_and_check(&r);
+        }
+        Cmd::Rate {
+            url,
+            token,
+            rps,
+            seconds,
+            connections,
         } => {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .unwrap();
-            let r = rt.block_on(seed(&url, connections, &token, count as u64));
+            let r = rt.block_on(rate::run(rate::RatePlan {
+                url: url.parse().expect("url"),
+                token,
+                rps,
+                duration: Duration::from_secs(seconds),
+                connections,
+            }));
             print_and_check(&r);
         }
         Cmd::McpCalls {
