@@ -212,8 +212,13 @@ async fn a_deleted_tasks_output_log_is_removed_and_strays_are_swept_at_start() {
     let deleted_log = logs.join(format!("{deleted}.log"));
     assert!(deleted_log.exists(), "a command writes its log");
     assert_eq!(delete(&s, &agent, &deleted).await, 204);
-    assert!(gone(&deleted_log).await, "the deleted task's log is removed");
-    let (status, log) = s.v1_get(Some(&agent), &format!("/v1/tasks/{kept}/log")).await;
+    assert!(
+        gone(&deleted_log).await,
+        "the deleted task's log is removed"
+    );
+    let (status, log) = s
+        .v1_get(Some(&agent), &format!("/v1/tasks/{kept}/log"))
+        .await;
     assert_eq!(status, 200);
     assert_eq!(log["text"], "kept\n", "another task's log stays");
 }

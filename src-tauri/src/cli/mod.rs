@@ -20,9 +20,9 @@
 pub mod audit_cli;
 pub mod autostart;
 pub mod autostart_cli;
-mod endpoint;
 pub mod backup_cli;
 pub mod doctor_cli;
+mod endpoint;
 pub mod hook_cli;
 mod hook_file;
 mod hook_install;

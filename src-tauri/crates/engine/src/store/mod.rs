@@ -46,10 +46,10 @@ use tokio::sync::oneshot;
 pub(crate) use audit::{append_audit, prune_audit};
 pub(crate) use connection::create_private_file;
 pub use events::created_ttl;
-pub use inspect::StoreFile;
 pub use input_requests::{
     answer_input, input_human_only, input_key, insert_input, outstanding_inputs, supersede_inputs,
 };
+pub use inspect::StoreFile;
 pub use lists::{ListFilter, Page};
 pub use tokens::TokenRow;
 pub use write_context::{DELETED_EVENTS_KEPT_MS, WriteCtx};
