@@ -1,4 +1,5 @@
-// What every browser test needs from the real server: start `taskdeck serve` in a fresh temp
+// What every browser test needs: the binary and Chromium under test, and from the real
+// server: start `taskdeck serve` in a fresh temp
 // dir on an ephemeral port (read from its banner, with the admin token file it prints), and
 // poll for a condition with a deadline.
 
@@ -6,6 +7,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root directory. */
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The taskdeck binary under test: `TASKDECK_BIN`, else the debug build. */
+export const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
+/** The Chromium the tests drive: `CHROMIUM`, else Debian's. */
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 /**
  * Starts `bin serve` in a new temp dir with `extra` flags; resolves with `{child, url,

@@ -14,14 +14,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { openUi, startServer, tearDown, waitFor } from './harness.mjs';
+import { openUi, startServer, tearDown, waitFor, BIN, CHROMIUM, repo } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PROTOCOL = '2026-07-28';
 
 let server;

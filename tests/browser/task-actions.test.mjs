@@ -11,14 +11,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { openUi, startServer, tearDown, waitFor } from './harness.mjs';
+import { openUi, startServer, tearDown, waitFor, BIN, CHROMIUM } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 let server;
 let base;

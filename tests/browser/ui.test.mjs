@@ -9,14 +9,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer as startServerIn, tearDown, waitFor } from './harness.mjs';
+import { startServer as startServerIn, tearDown, waitFor, BIN, CHROMIUM, repo } from './harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug', 'taskdeck');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.join(repo, 'test-artifacts');
 const PROTOCOL = '2026-07-28';
 
