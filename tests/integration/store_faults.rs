@@ -469,3 +469,23 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
         assert_eq!(status, 200, "acknowledged task {id} lost");
     }
 }
+
+#[tokio::test]
+async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let kept = job(&s, "kept").await;
+    let store = tmp.path().join("data/taskdeck.sqlite3");
+    for target in [store.clone(), tmp.path().join("data/taskdeck.sqlite3-wal")] {
+        let out = taskdeck(tmp.path(), &["backup", "--force", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is the store itself"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let (status, _) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{kept}")).await;
+    assert_eq!(status, 200, "the live store is untouched");
+    assert!(job(&s, "still writing").await.len() > 10);
+}

@@ -62,6 +62,13 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
     if dest.exists() && !overwrite {
         return Err(BackupError::Exists(dest.to_path_buf()));
     }
+    let same = |a: &Path, b: &Path| matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b);
+    if same(dest, &source) || same(dest, &with_suffix(&source, "-wal")) {
+        return Err(store_error(
+            dest,
+            "is the store itself (or its WAL): back up to another path",
+        ));
+    }
     let partial = partial_path(dest);
     let copied = copy_pages(&source, &partial);
     let tasks = match copied {
@@ -145,15 +152,13 @@ pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
         .map_err(|e| unsound(e.to_string()))?;
     let store = dir.join(FILE_NAME);
     let partial = partial_path(&store);
-    let _ = std::fs::remove_file(&partial);
-    create_private_file(&partial)?;
-    std::fs::copy(backup, &partial)
-        .and_then(|_| std::fs::File::open(&partial)?.sync_all())
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&partial);
-            store_io(&partial, e)
-        })?;
-    let moved_aside = if store.exists() {
+    // Through SQLite, as the check above read it: a backup with a -wal beside it (a store
+    // moved aside by an earlier restore) is copied with the commits in that -wal.
+    if let Err(e) = copy_pages(backup, &partial) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e.into());
+    }
+    let moved_aside = if store.exists() || with_suffix(&store, "-wal").exists() {
         let stamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())

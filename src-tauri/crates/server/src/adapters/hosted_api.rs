@@ -313,7 +313,8 @@ pub(crate) async fn set_status(
     responses((status = 200, description = "whether the task took the requests", body = HostedChange),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 409, description = "a key was answered or superseded earlier in the task's life, or is outstanding with another request (keys are unique over a task's life); nothing changed", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 409, description = "a key was answered or superseded earlier in the task's life, or is outstanding with another request (keys are unique over a task's life); nothing changed", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "a request carries `_meta[\"taskdeck/approval\"]`, which only Taskdeck's own approvals may", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn require_input(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -321,6 +322,20 @@ pub(crate) async fn require_input(
     body: Result<Json<HostedInputRequests>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<HostedChange>, ApiError> {
     let body = json_body(body, "{\"requests\": {...}, \"statusMessage\"?}")?;
+    // Taskdeck's own approvals carry the call they approve in this `_meta` key, and the inbox
+    // shows it as Taskdeck's policy question: a host may not dress its question up as one.
+    if let Some(key) = body.requests.iter().find_map(|(key, request)| {
+        request
+            .get("params")
+            .and_then(|params| params.get("_meta"))
+            .and_then(|meta| meta.get(crate::approvals::question::META_KEY))
+            .map(|_| key)
+    }) {
+        return Err(ApiError::unprocessable(format!(
+            "request {key}: `_meta[\"{}\"]` is Taskdeck's own approvals'; a hosted task may not send it",
+            crate::approvals::question::META_KEY
+        )));
+    }
     visible(&engine, &p, &id)?;
     let changed = engine
         .require_hosted_input(

@@ -96,7 +96,7 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
     responses((status = 201, description = "the new task (a `run_command` of the caller's) and the id it repeats", body = RerunReply),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "the task is still live, or its env held secrets that were not stored", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "a tool other than run_command and external (taskdeck run), or a job without a command line", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "a tool other than run_command and external (taskdeck run), a job without a command line, or a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn rerun(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -106,6 +106,13 @@ async fn rerun(
     if !old.status.is_terminal() {
         return Err(ApiError::conflict(
             "the task is still running: cancel it or wait until it ends",
+        ));
+    }
+    // A hosted task's tool and arguments are whatever its host process said (any name, any
+    // command line): they are that process's, not a run Taskdeck made, so they are not re-run.
+    if engine.hosted_owner(&old.task_id)?.is_some() {
+        return Err(ApiError::unprocessable(
+            "a hosted task (its work ran in another process) cannot be run again here",
         ));
     }
     let arguments = rerun_arguments(&old.tool, &old.arguments)?;
