@@ -22,6 +22,7 @@ use std::{
 };
 
 use nix::sys::signal::Signal;
+use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 use serde_json::{Map, Value, json};
 
 use super::run_job::JobLink;
@@ -77,12 +78,14 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
             link.endpoint.base
         );
     }
+    // Listening before the command starts: a Ctrl-C, SIGTERM or hang-up from then on is seen.
+    let mut stops = StopSignals::listen();
     let mut launched = match Launched::spawn(&args.command, link.job.as_deref()) {
         Ok(launched) => launched,
         Err(e) => return link.could_not_start(&args.command[0], e).await,
     };
     let output = OutputCapture::start(&mut launched);
-    let mut ending = supervise(&mut launched, &link, &output.latest).await;
+    let mut ending = supervise(&mut launched, &link, &output.latest, &mut stops).await;
     ending.sweep_leftovers(&launched.tag).await;
     for reader in output.readers {
         let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
@@ -333,6 +336,26 @@ impl Ending {
     }
 }
 
+/// The signals that stop `taskdeck run`, each listened to for the whole run: a stream made once
+/// keeps a signal that arrives while the supervisor is busy (a fresh `ctrl_c()` per loop turn
+/// would miss one that came during a report's round trip). `None` where a listener could not
+/// be installed.
+struct StopSignals {
+    interrupt: Option<SignalStream>,
+    terminate: Option<SignalStream>,
+    hangup: Option<SignalStream>,
+}
+
+impl StopSignals {
+    fn listen() -> StopSignals {
+        StopSignals {
+            interrupt: signal(SignalKind::interrupt()).ok(),
+            terminate: signal(SignalKind::terminate()).ok(),
+            hangup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+}
+
 /// Waits for the command to end while, every second, reporting its latest line and progress to
 /// the job; stops it on a cancel from Taskdeck, on SIGTERM or SIGHUP to `taskdeck run`, and on
 /// Ctrl-C (when interactive, the command gets 5 s to end on its own SIGINT first).
@@ -340,6 +363,7 @@ async fn supervise(
     launched: &mut Launched,
     link: &JobLink,
     latest: &Mutex<LatestStatus>,
+    stops: &mut StopSignals,
 ) -> Ending {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut ending = Ending {
@@ -350,28 +374,26 @@ async fn supervise(
     };
     // Said once: Taskdeck ended the job while the command still ran.
     let mut told_ended = false;
-    // Stopped itself (kill, a closed terminal): stop the command and everything it started too.
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     ending.status = loop {
         tokio::select! {
             // An exit that is ready wins over a report tick that would find a cancel.
             biased;
             s = launched.child.wait() => break s.ok(),
-            Some(()) = async { term.as_mut()?.recv().await } => {
+            // Stopped itself (kill, a closed terminal): stop the command and all it started too.
+            Some(()) = async { stops.terminate.as_mut()?.recv().await } => {
                 eprintln!("taskdeck run: terminated; stopping the command");
                 ending.cancelled = true;
                 ending.stopped = true;
                 ending.received = Some(nix::libc::SIGTERM);
                 break launched.stop().await;
             }
-            Some(()) = async { hup.as_mut()?.recv().await } => {
+            Some(()) = async { stops.hangup.as_mut()?.recv().await } => {
                 ending.cancelled = true;
                 ending.stopped = true;
                 ending.received = Some(nix::libc::SIGHUP);
                 break launched.stop().await;
             }
-            _ = tokio::signal::ctrl_c() => {
+            Some(()) = async { stops.interrupt.as_mut()?.recv().await } => {
                 ending.cancelled = true;
                 ending.received = Some(nix::libc::SIGINT);
                 if launched.interactive {
