@@ -130,7 +130,7 @@ impl Engine {
         self.parts
             .sweeper
             .task_count
-            .store(self.parts.store.totals()?.0, Ordering::Relaxed);
+            .store(self.parts.store.task_count()?, Ordering::Relaxed);
         for task in self.parts.store.unsettled()? {
             // A hosted task's work runs in its host, which may still be running it: it stays
             // as it is, for the host to settle (its ttlMs still bounds it).
