@@ -95,7 +95,7 @@ impl Engine {
         self.parts
             .sweeper
             .task_count
-            .store(self.parts.store.totals()?.0, Ordering::Relaxed);
+            .store(self.parts.store.task_count()?, Ordering::Relaxed);
         self.spawn_sweeper();
         Ok(())
     }
