@@ -140,7 +140,18 @@ async fn a_backup_taken_while_writing_holds_every_acknowledged_task_and_restores
     );
     let later = job(&s, "after the backup").await;
     s.kill().await;
+    // A restore that fails leaves the store in place, and the record that its last run did not
+    // stop cleanly (so the next start still checks it whole); one that succeeds clears it.
+    let lock_file = tmp.path().join("data/taskdeck.lock");
+    let state = || std::fs::read_to_string(&lock_file).unwrap();
+    assert!(state().starts_with("running"), "{}", state());
+    let not_a_store = tmp.path().join("not-a-store");
+    std::fs::write(&not_a_store, "not SQLite").unwrap();
+    let failed = taskdeck(tmp.path(), &["restore", not_a_store.to_str().unwrap()]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    assert!(state().starts_with("running"), "{}", state());
     let restored = taskdeck(tmp.path(), &["restore", dest.to_str().unwrap()]);
+    assert_eq!(state(), "stopped\n");
     assert!(restored.status.success(), "{}", text(&restored.stderr));
     assert!(
         text(&restored.stderr).contains("moved to"),
