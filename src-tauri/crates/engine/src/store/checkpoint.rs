@@ -1,7 +1,7 @@
 //! The WAL checkpoint thread: copies the write-ahead log back into the database file on its
 //! own connection, so that the writer never stalls on the fsyncs a checkpoint makes.
 
-use std::{path::Path, sync::mpsc, thread};
+use std::{path::Path, sync::mpsc, thread, time::Instant};
 
 use super::connection::open_conn;
 use crate::EngineError;
@@ -10,7 +10,8 @@ use crate::EngineError;
 pub(super) const WAL_RESET_FRAMES: i64 = 16_384;
 
 /// Starts the checkpoint thread on the store at `path`. Each `()` sent on the returned channel
-/// asks for one checkpoint; a request made while one is pending is dropped (`try_send`).
+/// asks for one checkpoint; a request made while one is pending is dropped (`try_send`). Each
+/// checkpoint is logged at debug level with its duration (`RUST_LOG=taskdeck_engine::store=debug`).
 /// Errors: [`EngineError::Store`] when the connection or the thread cannot be made.
 pub(super) fn spawn(path: &Path) -> Result<mpsc::SyncSender<()>, EngineError> {
     let checkpointer = open_conn(path)?;
@@ -27,13 +28,27 @@ pub(super) fn spawn(path: &Path) -> Result<mpsc::SyncSender<()>, EngineError> {
                 // TRUNCATE (also shrinking the file to 0 bytes, so that it grew again) made
                 // those waits twice as long (BENCHMARKS.md); `journal_size_limit` caps the
                 // file instead.
+                let started = Instant::now();
                 let passive = checkpointer
                     .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1));
+                tracing::debug!(
+                    "store: checkpoint (passive) of {:?} frames took {} µs",
+                    passive.as_ref().ok(),
+                    started.elapsed().as_micros()
+                );
                 match passive {
                     Ok(frames) if frames > WAL_RESET_FRAMES => {
-                        if let Err(e) =
-                            checkpointer.query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
-                        {
+                        let started = Instant::now();
+                        let restart = checkpointer.query_row(
+                            "PRAGMA wal_checkpoint(RESTART)",
+                            [],
+                            |_| Ok(()),
+                        );
+                        tracing::debug!(
+                            "store: checkpoint (restart) took {} µs",
+                            started.elapsed().as_micros()
+                        );
+                        if let Err(e) = restart {
                             tracing::warn!("checkpoint (restart): {e}");
                         }
                     }

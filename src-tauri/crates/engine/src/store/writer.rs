@@ -9,6 +9,7 @@ use std::{
     path::Path,
     sync::{Arc, mpsc},
     thread,
+    time::Instant,
 };
 
 use rusqlite::Connection;
@@ -117,6 +118,8 @@ fn run_writer(
                 Err(_) => break,
             }
         }
+        let started = Instant::now();
+        let writes = group.len();
         let mut ctx = WriteCtx::new(&conn, &mut cache);
         let mut deliveries = Vec::with_capacity(group.len());
         // Why the group cannot commit, once that is known; the writes after it are not run.
@@ -164,11 +167,18 @@ fn run_writer(
             tracing::error!("store: cannot update the task counts: {e}");
             failed = Some(e);
         }
+        let committing = Instant::now();
         if failed.is_none()
             && let Err(e) = conn.execute_batch("COMMIT")
         {
             failed = Some(e.into());
         }
+        // Lined up with a client's gaps, tells a slow group or commit from a stall elsewhere.
+        tracing::debug!(
+            "store: group of {writes} writes took {} µs, its commit {} µs",
+            started.elapsed().as_micros(),
+            committing.elapsed().as_micros()
+        );
         if let Some(e) = &failed {
             if !conn.is_autocommit() {
                 let _ = conn.execute_batch("ROLLBACK");
