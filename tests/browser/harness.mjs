@@ -17,11 +17,11 @@ export const BIN = process.env.TASKDECK_BIN || path.join(repo, 'target', 'debug'
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 /**
- * Starts `bin serve` in a new temp dir with `extra` flags; resolves with `{child, url,
- * tokenFile, dir}` once the banner names the URL and the admin token file (30 s at most).
+ * Starts `bin serve` in `dir` (default: a new temp dir; its data dir is `dir/data`) with `extra`
+ * flags; resolves with `{child, url, tokenFile, dir}` once the banner names the URL and the
+ * admin token file (30 s at most).
  */
-export function startServer(bin, extra = []) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'));
+export function startServer(bin, extra = [], dir = fs.mkdtempSync(path.join(os.tmpdir(), 'taskdeck-ui-'))) {
   const child = spawn(bin, ['serve', '--port', '0', '--data-dir', path.join(dir, 'data'), '--config-dir', path.join(dir, 'cfg'), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

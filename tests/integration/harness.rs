@@ -99,7 +99,14 @@ impl Server {
 
     /// Starts a server on `dir` (kept: use for restarts).
     pub async fn start_in(dir: &Path, extra: &[&str]) -> Server {
+        Server::start_with_env(dir, extra, &[]).await
+    }
+
+    /// Starts a server on `dir` like [`Server::start_in`], with `env` (name, value) added to its
+    /// environment (e.g. an `LD_PRELOAD`).
+    pub async fn start_with_env(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(BIN);
+        cmd.envs(env.iter().copied());
         cmd.arg("serve")
             .args(["--port", "0", "--data-dir"])
             .arg(dir.join("data"))

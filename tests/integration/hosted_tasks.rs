@@ -2,8 +2,10 @@
 //! remote store) is answered, route by route, where the store's own tests
 //! (`src-tauri/crates/tower/tests/remote_*.rs`) see only the trait: 201 with `Location`, 409
 //! for a spent input key, 400 for a settle body that ends a task two ways or a ttlMs over 100
-//! years, 404 for another principal's task and for a task not created here, and the task as
-//! every other view shows it.
+//! years, 404 for another principal's task and for a task not created here, the task as
+//! every other view shows it; the engine's caps (422 `too_large` with the cap), the status
+//! following the input requests, the host's ttlMs kept through a person's answer, and the
+//! list's pages.
 
 use serde_json::{Value, json};
 
@@ -225,4 +227,229 @@ async fn a_host_cannot_pose_as_taskdecks_approvals_nor_have_its_tasks_rerun() {
         .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/rerun"), json!({}))
         .await;
     assert_eq!(status, 422, "{problem}");
+}
+
+/// A program keeping its tasks here: its calls with its token.
+struct Host<'a> {
+    s: &'a Server,
+    token: String,
+}
+
+impl Host<'_> {
+    /// `method` to `path` with an optional JSON body: status and JSON.
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let (status, body, _) = send(self.s, &self.token, method, path, body).await;
+        (status, body)
+    }
+
+    /// Creates a hosted task with `body`; its taskId.
+    async fn create(&self, body: Value) -> String {
+        let (status, task) = self.call("POST", "/v1/hosted-tasks", Some(body)).await;
+        assert_eq!(status, 201, "{task}");
+        task["taskId"].as_str().unwrap().to_string()
+    }
+
+    /// The hosted task `id` as its host reads it.
+    async fn read(&self, id: &str) -> Value {
+        self.call("GET", &format!("/v1/hosted-tasks/{id}"), None)
+            .await
+            .1
+    }
+}
+
+/// An `elicitation/create` form request asking `message`.
+fn form(message: String) -> Value {
+    json!({"method": "elicitation/create", "params": {"mode": "form", "message": message,
+        "requestedSchema": {"type": "object", "properties": {"region": {"type": "string"}}}}})
+}
+
+#[tokio::test]
+async fn what_a_host_stores_has_the_engines_caps() {
+    let s = Server::start(&[]).await;
+    let host = Host {
+        s: &s,
+        token: s.token("tower-host"),
+    };
+    let big = |bytes: usize| "x".repeat(bytes);
+    // Each over its cap: refused whole, saying which cap (the remote store maps it to
+    // tower-mcp's RetentionLimitExceeded), and the detail does not quote the value.
+    let refused = |(status, problem): (u16, Value), limit: u64| {
+        assert_eq!(status, 422, "{problem}");
+        assert_eq!(problem["reason"], "too_large");
+        assert_eq!(problem["limit"], limit);
+        assert!(problem["detail"].as_str().unwrap().len() < 300, "{problem}");
+    };
+    let create = |body: Value| host.call("POST", "/v1/hosted-tasks", Some(body));
+    refused(
+        create(json!({"tool": "t", "arguments": {"a": big(300 * 1024)}})).await,
+        256 * 1024,
+    );
+    refused(create(json!({"tool": "t", "owner": big(1025)})).await, 1024);
+    let (_, list) = host.call("GET", "/v1/hosted-tasks", None).await;
+    assert_eq!(list["tasks"], json!([]), "nothing was created");
+
+    let id = host.create(json!({"tool": "t", "ttlMs": 600000})).await;
+    let at = |rest: &str| format!("/v1/hosted-tasks/{id}/{rest}");
+    let ask = json!({"requests": {"q": form(big(70 * 1024))}});
+    refused(
+        host.call("PUT", &at("input-requests"), Some(ask)).await,
+        64 * 1024,
+    );
+    let meta = json!({"meta": {"m": big(70 * 1024)}});
+    refused(host.call("PUT", &at("meta"), Some(meta)).await, 64 * 1024);
+    let ask = json!({"requests": {"q": form("Go?".into())}});
+    assert_eq!(
+        host.call("PUT", &at("input-requests"), Some(ask)).await.0,
+        200
+    );
+    let answer =
+        json!({"responses": {"q": {"action": "accept", "content": {"region": big(70 * 1024)}}}});
+    refused(
+        host.call("POST", &at("input-responses"), Some(answer))
+            .await,
+        64 * 1024,
+    );
+    let task = host.read(&id).await;
+    assert_eq!(
+        task["answers"],
+        json!({}),
+        "the answer over its cap was not recorded"
+    );
+    assert_eq!(task["status"], "input_required");
+    let failed = json!({"failed": {"code": -32603, "message": "no", "data": big(70 * 1024)}});
+    refused(
+        host.call("POST", &at("settle"), Some(failed)).await,
+        64 * 1024,
+    );
+
+    // A status message is cut to 4 KiB, as every task's.
+    let cancelled = json!({"cancelled": big(10_000)});
+    assert_eq!(
+        host.call("POST", &at("settle"), Some(cancelled)).await.0,
+        200
+    );
+    let task = host.read(&id).await;
+    let message = task["statusMessage"].as_str().unwrap();
+    assert!(
+        message.len() <= 4096 && message.ends_with("… [truncated 5.8 KiB]"),
+        "{}",
+        message.len()
+    );
+}
+
+#[tokio::test]
+async fn a_hosted_tasks_status_follows_its_input_requests_and_its_ttl_is_the_hosts() {
+    let s = Server::start(&[]).await;
+    let host = Host {
+        s: &s,
+        token: s.token("tower-host"),
+    };
+    let id = host.create(json!({"tool": "t", "ttlMs": 600000})).await;
+    let at = |rest: &str| format!("/v1/hosted-tasks/{id}/{rest}");
+    let ask = |key: &str| json!({"requests": {key: form("Region?".into())}});
+
+    // input_required only while something is asked (ARCHITECTURE.md, invariant 6).
+    let (status, problem) = host
+        .call(
+            "POST",
+            &at("status"),
+            Some(json!({"status": "input_required"})),
+        )
+        .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(host.read(&id).await["status"], "working");
+    let (status, problem) = host
+        .call("PUT", &at("input-requests"), Some(json!({"requests": {}})))
+        .await;
+    assert_eq!(status, 422, "an empty set asks nothing: {problem}");
+    host.call("PUT", &at("input-requests"), Some(ask("a")))
+        .await;
+    // Back to working: what was asked is superseded, and its key is spent.
+    let working = json!({"status": "working", "statusMessage": "decided without asking"});
+    assert_eq!(host.call("POST", &at("status"), Some(working)).await.0, 200);
+    let task = host.read(&id).await;
+    assert_eq!(task["status"], "working", "{task}");
+    assert_eq!(task["inputRequests"], json!({}), "{task}");
+    let (status, _) = host
+        .call("PUT", &at("input-requests"), Some(ask("a")))
+        .await;
+    assert_eq!(status, 409, "a superseded key is never issued again");
+
+    // A person answers in the window: the task goes back to working and keeps the host's ttlMs.
+    host.call("PUT", &at("input-requests"), Some(ask("b")))
+        .await;
+    assert_eq!(
+        host.read(&id).await["ttlMs"],
+        600000,
+        "waiting keeps the host's ttlMs"
+    );
+    s.answer(
+        &id,
+        "b",
+        json!({"action": "accept", "content": {"region": "eu"}}),
+    )
+    .await;
+    let task = host.read(&id).await;
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttlMs"], 600000, "{task}");
+    assert_eq!(task["answers"]["b"]["content"]["region"], "eu");
+}
+
+#[tokio::test]
+async fn the_hosted_task_list_comes_in_pages() {
+    let s = Server::start(&[]).await;
+    let host = Host {
+        s: &s,
+        token: s.token("tower-host"),
+    };
+    let mut made = Vec::new();
+    for i in 0..5 {
+        made.push(host.create(json!({"tool": format!("t{i}")})).await);
+        // Tasks of this principal that are not hosted are looked at but never listed.
+        let job = json!({"external": {"name": "a job"}});
+        s.v1_post(Some(&host.token), "/v1/jobs", job).await;
+    }
+    let mut seen = Vec::new();
+    let mut path = "/v1/hosted-tasks?limit=3".to_string();
+    let mut pages = 0;
+    loop {
+        let (status, page) = host.call("GET", &path, None).await;
+        assert_eq!(status, 200, "{page}");
+        pages += 1;
+        let tasks = page["tasks"].as_array().unwrap();
+        assert!(tasks.len() <= 3);
+        seen.extend(
+            tasks
+                .iter()
+                .map(|t| t["taskId"].as_str().unwrap().to_string()),
+        );
+        match page["nextCursor"].as_str() {
+            Some(c) => path = format!("/v1/hosted-tasks?limit=3&cursor={c}"),
+            None => break,
+        }
+    }
+    made.reverse();
+    assert_eq!(seen, made, "every hosted task once, newest first");
+    assert_eq!(pages, 4, "10 tasks looked at, 3 a page");
+
+    // A cursor continues only its own list.
+    let (_, first) = host.call("GET", "/v1/hosted-tasks?limit=1", None).await;
+    let cursor = first["nextCursor"].as_str().unwrap().to_string();
+    let someone_else = Host {
+        s: &s,
+        token: s.token("someone-else"),
+    };
+    for (caller, path) in [
+        (
+            &host,
+            format!("/v1/hosted-tasks?status=working&cursor={cursor}"),
+        ),
+        (&someone_else, format!("/v1/hosted-tasks?cursor={cursor}")),
+        (&host, format!("/v1/tasks?cursor={cursor}")),
+        (&host, "/v1/hosted-tasks?limit=501".to_string()),
+    ] {
+        let (status, problem) = caller.call("GET", &path, None).await;
+        assert_eq!(status, 400, "{path}: {problem}");
+    }
 }

@@ -25,6 +25,7 @@ mod listen_frames;
 mod mcp_fuzz;
 mod names;
 mod policy_api;
+mod power_loss;
 mod run_cli;
 mod search;
 mod security;

@@ -204,3 +204,47 @@ async fn tasks_and_audit_commands_that_reach_another_taskdeck_name_the_mismatch(
         );
     }
 }
+
+#[tokio::test]
+async fn the_admin_token_goes_only_to_a_taskdeck_known_to_serve_the_data_dir() {
+    // A stopped Taskdeck: its config dir keeps the admin token, nothing runs on its data dir.
+    let mut stopped = Server::start(&[]).await;
+    stopped.kill().await;
+    // Whatever listens on the default port must not be sent that token.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 4747))
+        .expect("this test listens on 4747, Taskdeck's default port: stop what uses it");
+    listener.set_nonblocking(true).unwrap();
+    let dirs = [
+        "--data-dir".to_string(),
+        stopped.dir.join("data").display().to_string(),
+        "--config-dir".to_string(),
+        stopped.dir.join("cfg").display().to_string(),
+    ];
+    let expected = format!(
+        "no Taskdeck is running on {}",
+        stopped.dir.join("data").display()
+    );
+    for args in [
+        &["tasks", "list"][..],
+        &["audit", "export"],
+        &["run", "--", "true"],
+    ] {
+        let out = tokio::process::Command::new(BIN)
+            .args(args.iter().take_while(|a| **a != "--"))
+            .args(&dirs)
+            .args(args.iter().skip_while(|a| **a != "--"))
+            .env_remove("TASKDECK_PORT")
+            .env_remove("TASKDECK_TOKEN")
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&expected), "{args:?}: {stderr}");
+        let code = if args[0] == "run" { 0 } else { 1 };
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    }
+    assert!(
+        listener.accept().is_err(),
+        "a client command connected to the default port"
+    );
+}

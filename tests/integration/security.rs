@@ -706,6 +706,41 @@ async fn a_revoked_token_loses_its_open_event_streams() {
     }
 }
 
+/// The admin token cannot be revoked (`taskdeck token revoke admin` is refused), so the admin's
+/// event streams (the UI's) are not rechecked every `Authenticator::RECHECK_MS`: an idle
+/// window wakes the server on no timer. Seen from outside: a stream the admin opened stays
+/// open past several recheck windows even when its row is marked revoked behind the server's
+/// back, which a recheck would have answered by ending it.
+#[tokio::test]
+async fn the_admins_event_stream_is_not_rechecked() {
+    use futures::StreamExt as _;
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let admin_events = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(admin_events.status(), 200);
+    let db = rusqlite::Connection::open(s.dir.join("data/taskdeck.sqlite3")).unwrap();
+    db.busy_timeout(std::time::Duration::from_secs(5)).unwrap();
+    let marked = db
+        .execute("UPDATE tokens SET revoked_at = 1 WHERE name = 'admin'", [])
+        .unwrap();
+    assert_eq!(marked, 1);
+    let mut body = admin_events.bytes_stream();
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while let Some(chunk) = body.next().await {
+            if chunk.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_err(), "the admin's stream ended: it was rechecked");
+}
+
 /// A web server on 127.0.0.1 standing for a local service an agent should not reach on its
 /// own: every request is counted; `GET /secret` answers a body worth stealing. Returns its base
 /// URL and the request count.

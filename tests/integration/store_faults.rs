@@ -13,7 +13,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::harness::{BIN, Server};
+use crate::harness::{BIN, LegacySession, Server};
 
 /// Runs `taskdeck ARGS --data-dir DIR/data --config-dir DIR/cfg`.
 fn taskdeck(dir: &Path, args: &[&str]) -> Output {
@@ -140,7 +140,18 @@ async fn a_backup_taken_while_writing_holds_every_acknowledged_task_and_restores
     );
     let later = job(&s, "after the backup").await;
     s.kill().await;
+    // A restore that fails leaves the store in place, and the record that its last run did not
+    // stop cleanly (so the next start still checks it whole); one that succeeds clears it.
+    let lock_file = tmp.path().join("data/taskdeck.lock");
+    let state = || std::fs::read_to_string(&lock_file).unwrap();
+    assert!(state().starts_with("running"), "{}", state());
+    let not_a_store = tmp.path().join("not-a-store");
+    std::fs::write(&not_a_store, "not SQLite").unwrap();
+    let failed = taskdeck(tmp.path(), &["restore", not_a_store.to_str().unwrap()]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    assert!(state().starts_with("running"), "{}", state());
     let restored = taskdeck(tmp.path(), &["restore", dest.to_str().unwrap()]);
+    assert_eq!(state(), "stopped\n");
     assert!(restored.status.success(), "{}", text(&restored.stderr));
     assert!(
         text(&restored.stderr).contains("moved to"),
@@ -338,6 +349,19 @@ impl Drop for Mounted {
     }
 }
 
+/// A 24 MiB tmpfs mounted as `dir/data` (unmounted when the guard drops); panics saying what is
+/// needed when it cannot be mounted.
+fn small_data_dir(dir: &Path) -> (PathBuf, Mounted) {
+    let data = dir.join("data");
+    if let Err(e) = mount_tmpfs(&data, 24) {
+        panic!(
+            "this test needs a small file system: mounting a tmpfs needs root or `sudo -n` \
+             ({e}); run the tests as root or with passwordless sudo (scripts/setup.sh)"
+        );
+    }
+    (data.clone(), Mounted(data))
+}
+
 /// Writes `dir/filler` until the file system is full; returns its path.
 fn fill(dir: &Path) -> PathBuf {
     fill_as(dir, "filler")
@@ -362,16 +386,10 @@ fn fill_as(dir: &Path, name: &str) -> PathBuf {
 #[tokio::test]
 async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_returns() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    if let Err(e) = mount_tmpfs(&data, 24) {
-        panic!(
-            "this test needs a small file system: mounting a tmpfs needs root or `sudo -n` \
-             ({e}); run the tests as root or with passwordless sudo (scripts/setup.sh)"
-        );
-    }
-    let _mounted = Mounted(data.clone());
+    let (data, _mounted) = small_data_dir(tmp.path());
     let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
     let before = job(&s, "before the disk filled").await;
+    let mut legacy = LegacySession::open(&s, &s.admin).await;
     let filler = fill(&data);
 
     // Writes fail with a clear reason: /v1 with 503 problem+json, /mcp with a JSON-RPC error.
@@ -427,6 +445,29 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
         break;
     }
     assert!(rpc_refused, "no tools/call was refused on a full disk");
+    // The 2025-11-25 path: a task-augmented tools/call on a 2025-11-25 session says it too.
+    let mut legacy_refused = false;
+    for _ in 0..10 {
+        let reply = legacy
+            .request(
+                "tools/call",
+                json!({"name": "slow_compute", "arguments": {"seconds": 60, "label": "full"},
+                       "task": {"ttl": 60000}}),
+            )
+            .await;
+        if let Some(created) = reply.get("result") {
+            acked_while_full.push(created["task"]["taskId"].as_str().unwrap().to_string());
+            continue;
+        }
+        assert_eq!(reply["error"]["data"]["reason"], "disk_full", "{reply}");
+        assert_eq!(reply["error"]["code"], -32603, "{reply}");
+        legacy_refused = true;
+        break;
+    }
+    assert!(
+        legacy_refused,
+        "no 2025-11-25 task-augmented tools/call was refused on a full disk"
+    );
 
     // Reads keep working.
     let (status, task) = s
@@ -488,4 +529,78 @@ async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
     let (status, _) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{kept}")).await;
     assert_eq!(status, 200, "the live store is untouched");
     assert!(job(&s, "still writing").await.len() > 10);
+}
+
+#[tokio::test]
+async fn a_command_whose_log_fills_the_disk_goes_on_and_its_result_says_the_log_was_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let agent = s.token("log-agent");
+    // Outside the small file system: the files the test uses to pace the command.
+    let (go, done) = (tmp.path().join("go"), tmp.path().join("done"));
+    let command = format!(
+        "seq 1 300 | sed 's/^/before the disk filled /'; \
+         while [ ! -e {go} ]; do sleep 0.05; done; \
+         yes 'output written while the disk is full' | head -n 50000; echo written; \
+         while [ ! -e {done} ]; do sleep 0.05; done; echo end",
+        go = go.display(),
+        done = done.display()
+    );
+    let id = crate::jobs::approved_command(&s, &agent, &command).await;
+    let log = data.join(format!("logs/{id}.log"));
+    let wait_for_log = |needle: &'static str| {
+        let log = log.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                if text.contains(needle) {
+                    return text;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "the log never said {needle:?}: ...{}",
+                    &text[text.len().saturating_sub(300)..]
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    wait_for_log("before the disk filled 300\n").await;
+    let filler = fill(&data);
+    std::fs::write(&go, "").unwrap();
+    let cut = wait_for_log("output log truncated: disk full").await;
+    assert!(
+        cut.starts_with("before the disk filled 1\n"),
+        "{}",
+        &cut[..100]
+    );
+    assert!(
+        cut.ends_with(
+            "[taskdeck: output log truncated: disk full; later output is not kept in this file]\n"
+        ),
+        "...{}",
+        &cut[cut.len().saturating_sub(300)..]
+    );
+    // The command went on: it is still running, waiting for `done`.
+    let (status, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(task["task"]["status"], "working", "{task}");
+
+    std::fs::remove_file(&filler).unwrap();
+    std::fs::write(&done, "").unwrap();
+    let v = s.wait_status(&s.admin, &id, "completed").await;
+    let result = &v["result"];
+    assert_eq!(result["isError"], false, "{v}");
+    assert_eq!(
+        result["structuredContent"]["logTruncated"], "disk full",
+        "{v}"
+    );
+    let tail = result["structuredContent"]["tail"].as_str().unwrap();
+    assert!(tail.ends_with("written\nend"), "{tail}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("output log truncated: disk full"), "{text}");
+    // Nothing was written to the file after the cut, even once there was space again.
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), cut);
 }

@@ -4,7 +4,7 @@
 export class ApiError extends Error {
   /**
    * @param {number} status HTTP status (0 for a network failure)
-   * @param {{type?: string, title?: string, status?: number, detail?: string}} problem
+   * @param {{type?: string, title?: string, status?: number, detail?: string, reason?: string}} problem
    */
   constructor(status, problem = {}) {
     super(problem.detail || problem.title || (status ? `HTTP ${status}` : 'Network error'));
@@ -14,14 +14,42 @@ export class ApiError extends Error {
   }
 }
 
+/** The banner's words while the store's disk is full. */
+export const STORE_FULL_TEXT = 'The disk holding Taskdeck’s store is full: free some space; writes resume by themselves.';
+
+/**
+ * What the page keeps saying after a write failed, beyond the failure's own notice: for a
+ * write refused because the store's disk is full (503 problem+json with `reason: "disk_full"`,
+ * docs/http-api.md), STORE_FULL_TEXT; null for every other failure, which says all in its notice.
+ * @param {ApiError|null|undefined} error
+ * @returns {string|null}
+ */
+export function lastingWriteFailure(error) {
+  if (error && error.status === 503 && error.problem && error.problem.reason === 'disk_full') return STORE_FULL_TEXT;
+  return null;
+}
+
 /**
  * @param {() => string} getToken
- * @param {{fetchImpl?: typeof fetch, onAuthError?: () => void}} [options]
+ * @param {{fetchImpl?: typeof fetch, onAuthError?: () => void, onWrite?: (error: ApiError|null) => void}} [options]
+ *   `onWrite` hears how each write (POST, PUT, DELETE) ended: null when it succeeded, else its ApiError.
  */
 export function createApi(getToken, options = {}) {
   const fetchImpl = options.fetchImpl || ((...a) => fetch(...a));
 
   async function request(method, path, body) {
+    if (method === 'GET' || !options.onWrite) return send(method, path, body);
+    try {
+      const answer = await send(method, path, body);
+      options.onWrite(null);
+      return answer;
+    } catch (err) {
+      options.onWrite(err);
+      throw err;
+    }
+  }
+
+  async function send(method, path, body) {
     const headers = { Accept: 'application/json', Authorization: `Bearer ${getToken()}` };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let resp;

@@ -3,7 +3,8 @@
 // loaded later), wires the controls once, and follows the URL fragment. Each part of the page
 // is a module of its own: state.js (the one state object), token-screen.js, live.js (the event
 // stream), list.js, filters.js, inbox.js, selection.js, cancel.js, open-task.js, keyboard.js,
-// lazy.js (modules loaded later), notices.js (toasts), timing.js. No module imports this one.
+// lazy.js (modules loaded later), notices.js (toasts), store-banner.js (why writes fail),
+// timing.js. No module imports this one.
 
 import { createApi } from './api.js';
 import { loadToken, parseTokenFragment, rights, taskFromHash } from './auth.js';
@@ -22,6 +23,7 @@ import { bulkCancel } from './cancel.js';
 import { focusTask, openTask, narrow } from './open-task.js';
 import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog, loadTaskActions } from './lazy.js';
 import { onKey } from './keyboard.js';
+import { noteWrite } from './store-banner.js';
 
 async function boot() {
   initTokenScreen(start);
@@ -37,7 +39,7 @@ async function boot() {
 async function start(token) {
   state.token = token;
   state.authFailed = false;
-  state.api = createApi(() => state.token, { onAuthError });
+  state.api = createApi(() => state.token, { onAuthError, onWrite: noteWrite });
   // /v1/me and the first list page go out together, before the live stream: the first rows
   // wait for neither the stream nor /v1/me's round trip. The page carries the id of the newest
   // change it reflects, and the stream resumes from there, so nothing falls between the two.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApi, ApiError, cancelMany, describeBulkCancel, cancelRefusal } from '../js/api.js';
+import { createApi, ApiError, cancelMany, describeBulkCancel, cancelRefusal, lastingWriteFailure, STORE_FULL_TEXT } from '../js/api.js';
 import { parseTokenFragment, loadToken, TOKEN_KEY, taskFromHash, rights } from '../js/auth.js';
 
 function memoryStorage() {
@@ -97,4 +97,28 @@ test('a human sees and answers like the admin but administers nothing; an agent 
   assert.deepEqual(rights({ principal: 'admin', admin: true }), { seesAll: true, administers: true });
   assert.deepEqual(rights({ principal: 'bot', admin: false }), { seesAll: false, administers: false });
   assert.deepEqual(rights(null), { seesAll: false, administers: false });
+});
+
+test('a write refused on a full disk is told apart, and onWrite hears how every write ended', async () => {
+  const answers = [
+    { status: 503, body: { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'the disk holding the task store is full', reason: 'disk_full' } },
+    { status: 500, body: { title: 'Internal Server Error', status: 500, detail: 'boom' } },
+    { status: 202, body: { task: { taskId: 't', status: 'working' } } },
+    { status: 200, body: { tasks: [] } },
+  ];
+  const fetchImpl = async () => {
+    const a = answers.shift();
+    return new Response(JSON.stringify(a.body), { status: a.status, headers: { 'Content-Type': 'application/json' } });
+  };
+  const heard = [];
+  const api = createApi(() => 'tok', { fetchImpl, onWrite: (e) => heard.push(e) });
+  const full = await api.cancel('t').catch((e) => e);
+  assert.equal(lastingWriteFailure(full), STORE_FULL_TEXT);
+  const other = await api.cancel('t').catch((e) => e);
+  assert.equal(other.message, 'boom');
+  assert.equal(lastingWriteFailure(other), null);
+  await api.cancel('t');
+  await api.listTasks('limit=1'); // a read is not a write
+  assert.deepEqual(heard.map((e) => e && e.status), [503, 500, null]);
+  assert.equal(lastingWriteFailure(null), null);
 });

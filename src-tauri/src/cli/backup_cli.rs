@@ -40,8 +40,8 @@ pub fn run_restore(data_dir: &Path, backup_file: &Path) -> ExitCode {
         eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
         return ExitCode::from(1);
     }
-    let _lock = match data_dir_lock::acquire(data_dir) {
-        Ok(acquired) => acquired.lock,
+    let (_lock, unclean) = match data_dir_lock::acquire(data_dir) {
+        Ok(acquired) => (acquired.lock, acquired.unclean),
         Err(data_dir_lock::LockError::Busy(_)) => {
             eprintln!(
                 "taskdeck: Taskdeck is running on {}: stop it first, then restore",
@@ -55,8 +55,12 @@ pub fn run_restore(data_dir: &Path, backup_file: &Path) -> ExitCode {
         }
     };
     let restored = backup::restore(backup_file, data_dir);
-    // Not a run of Taskdeck: the next start need not check the store for an unclean stop.
-    data_dir_lock::mark_stopped(data_dir);
+    // Not a run of Taskdeck: the lock file goes back to saying whether the store in place
+    // needs the full check at the next start. A restored copy does not; a store left in
+    // place by a failed restore does when the last Taskdeck on it did not stop cleanly.
+    if restored.is_ok() || !unclean {
+        data_dir_lock::mark_stopped(data_dir);
+    }
     match restored {
         Ok(summary) => {
             print_summary(&summary);

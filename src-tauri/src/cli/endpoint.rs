@@ -20,18 +20,42 @@ pub struct Target {
 }
 
 /// Where Taskdeck is (`http://127.0.0.1:PORT`) and the bearer token to use ("" when none).
+#[derive(Debug, Clone)]
 pub(crate) struct Endpoint {
     pub(crate) base: String,
     pub(crate) token: String,
+    /// False when nothing says a Taskdeck of this data dir is at `base`: no `--port`, none
+    /// runs on the data dir, and the token would be the admin token from the config dir. The
+    /// admin token is never sent to whatever listens on the default port then; callers say
+    /// Taskdeck is not running ([`Endpoint::not_running`]).
+    pub(crate) known: bool,
+}
+
+impl Endpoint {
+    /// What to say when Taskdeck is not running there (or, unknown, not on the data dir).
+    pub(crate) fn not_running(&self, target: &Target) -> String {
+        match self.known {
+            true => format!("Taskdeck is not running at {}", self.base),
+            false => format!(
+                "no Taskdeck is running on {} (start it with `taskdeck`, or pass the --data-dir, \
+                 or --port and --token, of the one that runs)",
+                target.data_dir.display()
+            ),
+        }
+    }
 }
 
 impl Target {
     /// The endpoint, looked up now (again while `taskdeck run --wait` waits, since Taskdeck may
     /// start on another port or write a new admin token): `--port`, else the port of the
     /// Taskdeck running on the data dir, else the default; `--token`, else the admin token in
-    /// the config dir.
+    /// the config dir (see [`Endpoint::known`]).
     pub(crate) fn locate(&self) -> Endpoint {
-        let port = serve::client_port(self.port, &self.data_dir);
+        let running = serve::running_port(&self.data_dir);
+        let port = self
+            .port
+            .or(running)
+            .unwrap_or(taskdeck_server::serve::DEFAULT_PORT);
         let token = self
             .token
             .clone()
@@ -40,6 +64,7 @@ impl Target {
         Endpoint {
             base: format!("http://127.0.0.1:{port}"),
             token,
+            known: self.port.is_some() || running.is_some() || self.token.is_some(),
         }
     }
 
@@ -90,8 +115,12 @@ impl Target {
         endpoint: &Endpoint,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ExitCode> {
+        if !endpoint.known {
+            eprintln!("taskdeck: {}", endpoint.not_running(self));
+            return Err(ExitCode::from(1));
+        }
         let Ok(resp) = request.bearer_auth(&endpoint.token).send().await else {
-            eprintln!("taskdeck: Taskdeck is not running at {}", endpoint.base);
+            eprintln!("taskdeck: {}", endpoint.not_running(self));
             return Err(ExitCode::from(1));
         };
         let status = resp.status();

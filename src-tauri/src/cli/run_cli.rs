@@ -22,8 +22,8 @@ use std::{
 };
 
 use nix::sys::signal::Signal;
-use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 use serde_json::{Map, Value, json};
+use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use super::run_job::JobLink;
 use taskdeck_server::tools::{

@@ -55,24 +55,31 @@ impl JobLink {
         let mut announced = false;
         let mut retries = 0;
         let job: Option<String> = loop {
-            let sent = http
-                .post(format!("{}/v1/jobs", endpoint.base))
-                .bearer_auth(&endpoint.token)
-                .header("Idempotency-Key", &idempotency_key)
-                .json(&body)
-                .send()
-                .await;
+            // Not sent (`None`) where no Taskdeck of this data dir is known to be.
+            let sent = match endpoint.known {
+                true => Some(
+                    http.post(format!("{}/v1/jobs", endpoint.base))
+                        .bearer_auth(&endpoint.token)
+                        .header("Idempotency-Key", &idempotency_key)
+                        .json(&body)
+                        .send()
+                        .await,
+                ),
+                false => None,
+            };
             // Why this attempt failed on the way, when it may be sent again (nothing was started,
             // or what was is found again by its key).
             let why = match sent {
                 // 202: started; 200: a retry found the job an earlier attempt started.
-                Ok(r) if r.status() == 202 || r.status() == 200 => match r.json::<Value>().await {
-                    Ok(v) => break v["taskId"].as_str().map(String::from),
-                    Err(e) => format!("the answer was cut off: {e}"),
-                },
+                Some(Ok(r)) if r.status() == 202 || r.status() == 200 => {
+                    match r.json::<Value>().await {
+                        Ok(v) => break v["taskId"].as_str().map(String::from),
+                        Err(e) => format!("the answer was cut off: {e}"),
+                    }
+                }
                 // The admin-token file this run read may be older than the Taskdeck that just
                 // started (or not exist yet): keep waiting for a token that works.
-                Ok(r) if r.status() == 401 && args.wait && args.token.is_none() => {
+                Some(Ok(r)) if r.status() == 401 && args.wait && args.token.is_none() => {
                     if !announced {
                         eprintln!(
                             "taskdeck run: waiting for Taskdeck to accept its admin token ..."
@@ -83,10 +90,10 @@ impl JobLink {
                     endpoint = target.locate();
                     continue;
                 }
-                Ok(r) if r.status().is_server_error() && retries < START_RETRIES => {
+                Some(Ok(r)) if r.status().is_server_error() && retries < START_RETRIES => {
                     format!("HTTP {}", r.status())
                 }
-                Ok(r) => {
+                Some(Ok(r)) => {
                     let status = r.status();
                     let detail = r
                         .json::<Value>()
@@ -106,12 +113,13 @@ impl JobLink {
                     break None;
                 }
                 // Connected, then lost (reset, closed before the answer, timed out).
-                Err(e) if !e.is_connect() => e.to_string(),
-                Err(_) if args.wait => {
+                Some(Err(e)) if !e.is_connect() => e.to_string(),
+                // Not running there (refused to connect), or not known to run at all.
+                _ if args.wait => {
                     if !announced {
                         eprintln!(
-                            "taskdeck run: waiting for Taskdeck at {} ...",
-                            endpoint.base
+                            "taskdeck run: waiting: {} ...",
+                            endpoint.not_running(&target)
                         );
                         announced = true;
                     }
@@ -119,10 +127,10 @@ impl JobLink {
                     endpoint = target.locate();
                     continue;
                 }
-                Err(_) => {
+                _ => {
                     eprintln!(
-                        "taskdeck run: Taskdeck is not running at {}; running the command without it (use --wait to wait for it).",
-                        endpoint.base
+                        "taskdeck run: {}; running the command without it (use --wait to wait for it).",
+                        endpoint.not_running(&target)
                     );
                     break None;
                 }

@@ -20,6 +20,11 @@ pub enum EngineError {
     /// The caller's input is invalid (bad arguments, an answer that fails its schema...).
     #[error("{0}")]
     Invalid(String),
+    /// A value the caller sent is over its cap in [`crate::limits`] (arguments, an answer, an
+    /// input request, `_meta`...): refused whole, nothing of the call is recorded. `limit` is
+    /// the cap in bytes of compact JSON (or UTF-8 text); the message says what and how large.
+    #[error("{message}")]
+    TooLarge { message: String, limit: usize },
     /// The task is settled and cannot take this operation.
     #[error("task is already {0:?}")]
     Terminal(TaskStatus),

@@ -7,6 +7,8 @@
 //! | an input request's message (`request_approval`'s `message`, an external job's question) | [`INPUT_MESSAGE_MAX_BYTES`] (64 KiB) | refused ([`check_input_message`]) |
 //! | a call's arguments, as JSON text | [`ARGUMENTS_MAX_BYTES`] (256 KiB) | refused ([`check_arguments_size`]) |
 //! | one answer to an input request, as JSON text | [`ANSWER_MAX_BYTES`] (64 KiB) | refused ([`check_answer_size`]) |
+//! | a hosted task's input request, `_meta`, or failure (JSON text) | [`HOSTED_VALUE_MAX_BYTES`] (64 KiB) | refused ([`check_value_size`]) |
+//! | a hosted task's owner name | [`OWNER_MAX_BYTES`] (1 KiB) | refused ([`check_value_size`]) |
 //!
 //! A status message is cut rather than refused: it is a progress line, and a runner should not
 //! fail over a long one. What a human approves or a tool runs on is never cut: it is refused,
@@ -27,6 +29,13 @@ pub const ARGUMENTS_MAX_BYTES: usize = 256 * 1024;
 
 /// The most bytes of one answer to an input request, serialized as compact JSON: 64 KiB.
 pub const ANSWER_MAX_BYTES: usize = 64 * 1024;
+
+/// The most bytes of one value a host stores with a hosted task, serialized as compact JSON:
+/// an input request, the task's `_meta`, a failure's error object: 64 KiB.
+pub const HOSTED_VALUE_MAX_BYTES: usize = 64 * 1024;
+
+/// The most bytes (UTF-8) of a hosted task's owner name: 1 KiB.
+pub const OWNER_MAX_BYTES: usize = 1024;
 
 /// Bytes [`truncate`] keeps free for its marker (`… [truncated 1023.9 KiB]` is 26).
 const MARKER_ROOM: usize = 32;
@@ -100,31 +109,57 @@ fn json_size(value: &Value) -> usize {
 
 /// Checks the size of `tool`'s `arguments` as compact JSON text against
 /// [`ARGUMENTS_MAX_BYTES`].
-/// Errors: [`EngineError::Invalid`] saying the size and the cap.
+/// Errors: [`EngineError::TooLarge`] saying the size and the cap.
 pub fn check_arguments_size(tool: &str, arguments: &Value) -> Result<(), EngineError> {
     let size = json_size(arguments);
     if size <= ARGUMENTS_MAX_BYTES {
         return Ok(());
     }
-    Err(EngineError::Invalid(format!(
-        "arguments for {tool} are {} as JSON; at most {} KiB are allowed (send less, e.g. a \
-         file's path instead of its content)",
-        human_bytes(size),
-        ARGUMENTS_MAX_BYTES / 1024
-    )))
+    Err(EngineError::TooLarge {
+        message: format!(
+            "arguments for {tool} are {} as JSON; at most {} KiB are allowed (send less, e.g. \
+             a file's path instead of its content)",
+            human_bytes(size),
+            ARGUMENTS_MAX_BYTES / 1024
+        ),
+        limit: ARGUMENTS_MAX_BYTES,
+    })
 }
 
 /// Checks the answer to input request `key` as compact JSON text against
 /// [`ANSWER_MAX_BYTES`] (a form's answer is a few fields; a larger one is refused whole).
-/// Errors: [`EngineError::Invalid`] saying the size and the cap.
+/// Errors: [`EngineError::TooLarge`] saying the size and the cap.
 pub fn check_answer_size(key: &str, answer: &Value) -> Result<(), EngineError> {
     let size = json_size(answer);
     if size <= ANSWER_MAX_BYTES {
         return Ok(());
     }
-    Err(EngineError::Invalid(format!(
-        "the answer to {key:?} is {size} bytes as JSON; at most {ANSWER_MAX_BYTES} bytes (64 KiB) are allowed"
-    )))
+    Err(EngineError::TooLarge {
+        message: format!(
+            "the answer to {key:?} is {size} bytes as JSON; at most {ANSWER_MAX_BYTES} bytes (64 KiB) are allowed"
+        ),
+        limit: ANSWER_MAX_BYTES,
+    })
+}
+
+/// Checks `value` (`what` names it in the error, e.g. `the input request "name"`) as compact
+/// JSON text against `max` bytes; a string counts its UTF-8 bytes, without quotes.
+/// Errors: [`EngineError::TooLarge`] saying the size and the cap.
+pub fn check_value_size(what: &str, value: &Value, max: usize) -> Result<(), EngineError> {
+    let size = match value {
+        Value::String(s) => s.len(),
+        other => json_size(other),
+    };
+    if size <= max {
+        return Ok(());
+    }
+    Err(EngineError::TooLarge {
+        message: format!(
+            "{what} is {size} bytes; at most {max} bytes ({}) are allowed",
+            human_bytes(max)
+        ),
+        limit: max,
+    })
 }
 
 #[cfg(test)]
@@ -167,5 +202,24 @@ mod tests {
             e.starts_with("arguments for t are 256.0 KiB as JSON; at most 256 KiB are allowed"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn values_over_their_cap_are_refused_with_the_cap() {
+        let name = serde_json::json!("é".repeat(512)); // 1,024 bytes
+        assert!(check_value_size("the owner", &name, OWNER_MAX_BYTES).is_ok());
+        let over = serde_json::json!("é".repeat(513));
+        match check_value_size("the owner", &over, OWNER_MAX_BYTES) {
+            Err(EngineError::TooLarge { message, limit }) => {
+                assert_eq!(limit, OWNER_MAX_BYTES);
+                assert_eq!(
+                    message,
+                    "the owner is 1026 bytes; at most 1024 bytes (1.0 KiB) are allowed"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let meta = serde_json::json!({"k": "x".repeat(HOSTED_VALUE_MAX_BYTES)});
+        assert!(check_value_size("_meta", &meta, HOSTED_VALUE_MAX_BYTES).is_err());
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use taskdeck_engine::{EngineError, TaskRecord, TaskStatus as EngineStatus, clock::iso8601};
 use tower_mcp::{
     CallToolResult,
-    async_task::{TaskOwner, TaskSnapshot, TaskStoreError},
+    async_task::{TaskOwner, TaskRetentionLimitKind, TaskSnapshot, TaskStoreError},
     error::JsonRpcError,
     protocol::{TaskObject, TaskStatus},
 };
@@ -123,6 +123,12 @@ pub(crate) fn store_error(error: EngineError) -> TaskStoreError {
         EngineError::IllegalTransition { from, to } => {
             TaskStoreError::InvalidTransition(format!("{} -> {}", from.as_str(), to.as_str()))
         }
+        EngineError::TooLarge { limit, .. } => TaskStoreError::RetentionLimitExceeded {
+            kind: TaskRetentionLimitKind::PayloadBytes,
+            limit,
+        },
+        // Deterministic: the same call fails the same way.
+        EngineError::Invalid(message) => TaskStoreError::InvalidTransition(message),
         other => TaskStoreError::Backend(other.to_string()),
     }
 }

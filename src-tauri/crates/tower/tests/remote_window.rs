@@ -171,6 +171,48 @@ async fn another_principals_hosted_task_is_not_found() {
     assert_eq!(resp.status(), 401);
 }
 
+/// Over Taskdeck's caps, the remote store answers as tower-mcp's own stores do over theirs:
+/// `RetentionLimitExceeded` with the cap; across pages, `list_tasks` still lists every task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caps_and_long_lists_read_as_tower_mcp_expects() {
+    use tower_mcp::async_task::{TaskRetentionLimitKind, TaskStoreError};
+    let taskdeck = Taskdeck::start().await;
+    let store = RemoteTaskdeckStore::connect(&taskdeck.url, &taskdeck.fresh_token())
+        .await
+        .unwrap();
+    let (id, _) = store.create_task("t", json!({}), None, None).await.unwrap();
+    let error = store
+        .set_task_meta(&id, json!({"m": "x".repeat(70 * 1024)}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TaskStoreError::RetentionLimitExceeded {
+                kind: TaskRetentionLimitKind::PayloadBytes,
+                limit: 65536
+            }
+        ),
+        "{error:?}"
+    );
+    let error = store
+        .create_task("t", json!({"a": "x".repeat(300 * 1024)}), None, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TaskStoreError::RetentionLimitExceeded { limit: 262144, .. }
+        ),
+        "{error:?}"
+    );
+    // More tasks than one page looks at (500).
+    for _ in 0..600 {
+        store.create_task("t", json!({}), None, None).await.unwrap();
+    }
+    assert_eq!(store.list_tasks(None).await.unwrap().len(), 601);
+}
+
 /// A Taskdeck restart leaves a hosted task as it was (its handler runs in the tower-mcp
 /// server, which may still be running it): the server's store reconnects its event stream by
 /// itself, so a cancel pressed after the restart still raises the task's token, and a new

@@ -12,7 +12,15 @@
 //!   a key left out is superseded; a spent key is never issued again);
 //! - answers are recorded as given: the host validates them;
 //! - an expired task (`createdAt + ttlMs` elapsed) is treated as absent by every method here at
-//!   once, before the sweeper fails or deletes it.
+//!   once, before the sweeper fails or deletes it;
+//! - a task without a ttlMs stays until its host settles or discards it, or a person cancels it.
+//!
+//! What a host stores has the engine's caps ([`crate::limits`]): arguments and answers as for
+//! every task, status messages cut to 4 KiB, and an input request, `_meta` or a failure's error
+//! object at most [`limits::HOSTED_VALUE_MAX_BYTES`]; over a cap the call is refused whole
+//! ([`EngineError::TooLarge`]). The status follows the outstanding input requests as for every
+//! task (ARCHITECTURE.md, invariant 6): `input_required` is reached only through
+//! [`Engine::require_hosted_input`].
 //!
 //! Start an engine for hosted tasks with [`Engine::start_hosting`], not [`Engine::start`]: a
 //! restart keeps the tasks as they are, since their handlers are the host's to run again.
@@ -26,7 +34,7 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
 use super::{
-    super::{clock::now_ms, store, store::WriteCtx},
+    super::{clock::now_ms, limits, store, store::WriteCtx},
     Engine, EngineError, TaskRecord, TaskStatus, creation, supersede_outstanding, transition,
 };
 
@@ -87,7 +95,7 @@ impl Engine {
         self.parts
             .sweeper
             .task_count
-            .store(self.parts.store.totals()?.0, Ordering::Relaxed);
+            .store(self.parts.store.task_count()?, Ordering::Relaxed);
         self.spawn_sweeper();
         Ok(())
     }
@@ -95,7 +103,8 @@ impl Engine {
     /// Creates a `working` task owned by `principal` (a name) for `tool` (any name: no tool is
     /// registered or run) with `arguments` and retention `ttl_ms` (ms from creation, stored as
     /// given; `None` = unlimited). Committed before it returns.
-    /// Errors: [`EngineError::Store`].
+    /// Errors: [`EngineError::TooLarge`] for arguments over [`limits::ARGUMENTS_MAX_BYTES`];
+    /// [`EngineError::Store`].
     pub async fn create_hosted(
         &self,
         principal: &str,
@@ -111,7 +120,8 @@ impl Engine {
     /// (e.g. a tower-mcp server reaching Taskdeck over HTTP with one token): `owner` (the
     /// host's name for whoever asked, `None` = anonymous) is recorded in the same write as a
     /// `hosted` timeline event `{"owner": name|null}`; [`Engine::hosted_owner`] reads it.
-    /// Errors: [`EngineError::Store`].
+    /// Errors: [`EngineError::TooLarge`] for arguments over [`limits::ARGUMENTS_MAX_BYTES`] or
+    /// an owner over [`limits::OWNER_MAX_BYTES`]; [`EngineError::Store`].
     pub async fn create_hosted_owned(
         &self,
         principal: &str,
@@ -125,7 +135,8 @@ impl Engine {
     }
 
     /// The owner [`Engine::create_hosted_owned`] recorded for `task_id`: `Some(None)` for an
-    /// anonymous one, `None` when none was recorded. Errors: [`EngineError::Store`].
+    /// anonymous one, `None` when none was recorded (not a hosted task, or one made by
+    /// [`Engine::create_hosted`]). Errors: [`EngineError::Store`].
     pub fn hosted_owner(&self, task_id: &str) -> Result<Option<Option<String>>, EngineError> {
         self.parts.store.read(|c| {
             let data: Option<String> = c
@@ -143,8 +154,8 @@ impl Engine {
         })
     }
 
-    /// Creates a hosted task; with `owner`, records it as a `hosted` event (see
-    /// [`Engine::create_hosted_owned`]).
+    /// Creates a hosted task with its `hosted` event, which marks it as hosted ([`is_hosted`]):
+    /// `{"owner": name|null}` with `owner` (see [`Engine::create_hosted_owned`]), `{}` without.
     async fn create_hosted_task(
         &self,
         principal: &str,
@@ -153,6 +164,14 @@ impl Engine {
         arguments: Value,
         ttl_ms: Option<u64>,
     ) -> Result<Arc<TaskRecord>, EngineError> {
+        limits::check_arguments_size(tool, &arguments)?;
+        if let Some(Some(name)) = &owner {
+            limits::check_value_size(
+                "the owner's name",
+                &Value::String(name.clone()),
+                limits::OWNER_MAX_BYTES,
+            )?;
+        }
         let now = now_ms();
         let task = TaskRecord::working(
             now,
@@ -167,9 +186,11 @@ impl Engine {
             .store
             .write(move |w| {
                 let task = creation::insert_new(w, task, now)?;
-                if let Some(owner) = owner {
-                    w.event(&task, now, "hosted", json!({"owner": owner}))?;
-                }
+                let data = match owner {
+                    Some(owner) => json!({"owner": owner}),
+                    None => json!({}),
+                };
+                w.event(&task, now, "hosted", data)?;
                 Ok(task)
             })
             .await?;
@@ -218,12 +239,18 @@ impl Engine {
     /// Ends a live hosted task as `settlement` says; outstanding input requests are superseded.
     /// A cancellation also sets `cancel_requested`. Returns the task after the write and
     /// whether it changed: `Some((task, false))` for a task already terminal (left as it was),
-    /// `None` for an unknown or expired one. Errors: [`EngineError::Store`].
+    /// `None` for an unknown or expired one. A status message (a failure's `message`, a
+    /// cancellation's text) is cut to [`limits::STATUS_MESSAGE_MAX_BYTES`].
+    /// Errors: [`EngineError::TooLarge`] for a failure's error object over
+    /// [`limits::HOSTED_VALUE_MAX_BYTES`]; [`EngineError::Store`].
     pub async fn settle_hosted(
         &self,
         task_id: &str,
         settlement: Settlement,
     ) -> Result<Option<(TaskRecord, bool)>, EngineError> {
+        if let Settlement::Failed(error) = &settlement {
+            limits::check_value_size("the error", error, limits::HOSTED_VALUE_MAX_BYTES)?;
+        }
         self.change_hosted(task_id, Applies::Live, move |w, mut t, now| {
             if t.status.is_terminal() {
                 return Ok((t, false));
@@ -237,14 +264,14 @@ impl Engine {
                     t.status_message = error
                         .get("message")
                         .and_then(Value::as_str)
-                        .map(str::to_string)
+                        .map(status_text)
                         .or(t.status_message);
                     t.error = Some(error);
                     TaskStatus::Failed
                 }
                 Settlement::Cancelled(message) => {
                     t.cancel_requested = true;
-                    t.status_message = Some(message);
+                    t.status_message = Some(status_text(&message));
                     w.event(&t, now, "cancelRequested", json!({"by": t.principal}))?;
                     TaskStatus::Cancelled
                 }
@@ -275,9 +302,13 @@ impl Engine {
         Ok(task.is_some())
     }
 
-    /// Sets a live hosted task's status (`working` or `input_required`, checked by the state
-    /// machine) and, when given, its status message. Returns false for an unknown, expired or
+    /// Sets a live hosted task's status and, when given, its status message (cut to
+    /// [`limits::STATUS_MESSAGE_MAX_BYTES`]). The status follows the input requests
+    /// (ARCHITECTURE.md, invariant 6): `working` supersedes the outstanding ones (the host no
+    /// longer waits for them); `input_required` is accepted only while one is outstanding (ask
+    /// with [`Engine::require_hosted_input`]). Returns false for an unknown, expired or
     /// terminal task. Errors: [`EngineError::IllegalTransition`] for a terminal `status`;
+    /// [`EngineError::Invalid`] for `input_required` with no input request outstanding;
     /// [`EngineError::Store`].
     pub async fn set_hosted_status(
         &self,
@@ -293,11 +324,22 @@ impl Engine {
         }
         let changed = self
             .change_hosted(task_id, Applies::Unsettled, move |w, mut t, now| {
+                if status == TaskStatus::InputRequired && t.input_requests.is_empty() {
+                    return Err(EngineError::Invalid(
+                        "a task is input_required only while an input request is outstanding: \
+                         ask with input requests instead"
+                            .into(),
+                    ));
+                }
                 if let Some(message) = message {
+                    let message = status_text(&message);
                     t.status_message = Some(message.clone());
                     w.event(&t, now, "statusMessage", json!({"statusMessage": message}))?;
                 }
                 t.last_updated_at_ms = now;
+                if status == TaskStatus::Working {
+                    supersede_outstanding(w, &mut t, now)?;
+                }
                 if t.status != status {
                     transition(w, &mut t, status, now)?;
                 }
@@ -315,13 +357,28 @@ impl Engine {
     ///
     /// Errors: [`EngineError::KeyReused`] (nothing changed) when a key was answered or
     /// superseded earlier in the task's life, or is outstanding with another request (keys are
-    /// unique over a task's life); [`EngineError::Store`].
+    /// unique over a task's life); [`EngineError::TooLarge`] for a request over
+    /// [`limits::HOSTED_VALUE_MAX_BYTES`]; [`EngineError::Invalid`] for an empty set;
+    /// [`EngineError::Store`].
     pub async fn require_hosted_input(
         &self,
         task_id: &str,
         requests: BTreeMap<String, Value>,
         message: Option<String>,
     ) -> Result<bool, EngineError> {
+        if requests.is_empty() {
+            return Err(EngineError::Invalid(
+                "at least one input request is needed to wait for input".into(),
+            ));
+        }
+        for (key, request) in &requests {
+            limits::check_value_size(
+                &format!("the input request {key:?}"),
+                request,
+                limits::HOSTED_VALUE_MAX_BYTES,
+            )?;
+        }
+        let message = message.map(|m| status_text(&m));
         let changed = self
             .change_hosted(task_id, Applies::Unsettled, move |w, mut t, now| {
                 let id = t.task_id.clone();
@@ -376,12 +433,16 @@ impl Engine {
     /// Records `responses` (key → answer, as given) for the outstanding input requests of a
     /// live hosted task; other keys are ignored. Once none is outstanding the task returns to
     /// `working`. Returns `None` for an unknown, expired or terminal task.
-    /// Errors: [`EngineError::Store`].
+    /// Errors: [`EngineError::TooLarge`] (nothing recorded) for an answer over
+    /// [`limits::ANSWER_MAX_BYTES`]; [`EngineError::Store`].
     pub async fn answer_hosted(
         &self,
         task_id: &str,
         responses: Map<String, Value>,
     ) -> Result<Option<HostedAnswers>, EngineError> {
+        for (key, response) in &responses {
+            limits::check_answer_size(key, response)?;
+        }
         self.change_hosted(task_id, Applies::Unsettled, move |w, mut t, now| {
             let mut report = HostedAnswers::default();
             for (key, response) in responses {
@@ -427,8 +488,10 @@ impl Engine {
 
     /// Stores protocol `_meta` (a JSON object) for a live or terminal hosted task as a `meta`
     /// timeline event; [`Engine::hosted_meta`] reads the latest. Returns false for an unknown
-    /// or expired task. Errors: [`EngineError::Store`].
+    /// or expired task. Errors: [`EngineError::TooLarge`] for `_meta` over
+    /// [`limits::HOSTED_VALUE_MAX_BYTES`]; [`EngineError::Store`].
     pub async fn set_hosted_meta(&self, task_id: &str, meta: Value) -> Result<bool, EngineError> {
+        limits::check_value_size("_meta", &meta, limits::HOSTED_VALUE_MAX_BYTES)?;
         let changed = self
             .change_hosted(task_id, Applies::Live, move |w, mut t, now| {
                 t.last_updated_at_ms = now;
@@ -481,8 +544,14 @@ impl Engine {
     }
 }
 
-/// True when `task_id` was created by [`Engine::create_hosted_owned`] (it has a `hosted`
-/// event): its retention ends at its ttlMs with no grace, as the host's store promises.
+/// A host's status message as stored: cut to [`limits::STATUS_MESSAGE_MAX_BYTES`].
+fn status_text(message: &str) -> String {
+    limits::truncate(message.to_string(), limits::STATUS_MESSAGE_MAX_BYTES)
+}
+
+/// True when `task_id` is a hosted task (it has the `hosted` event its creation writes): its
+/// retention ends at its ttlMs with no grace, as the host's store promises; its ttlMs is the
+/// host's alone; a restart leaves it to its host.
 pub(super) fn is_hosted(conn: &rusqlite::Connection, task_id: &str) -> rusqlite::Result<bool> {
     Ok(conn
         .prepare_cached("SELECT 1 FROM events WHERE task_id = ?1 AND kind = 'hosted' LIMIT 1")?

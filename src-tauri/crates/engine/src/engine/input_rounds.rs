@@ -275,7 +275,7 @@ impl Drop for InputWaiter {
 
 /// Once no input request is outstanding, an `input_required` task goes back to `working` and
 /// its retention runs again from creation (`ttl` when it was created without one), with a
-/// `ttl` event saying `reason`.
+/// `ttl` event saying `reason`; a hosted task's ttlMs is its host's and stays as it is.
 pub(super) fn back_to_work(
     w: &mut store::WriteCtx<'_>,
     t: &mut super::TaskRecord,
@@ -287,6 +287,9 @@ pub(super) fn back_to_work(
         return Ok(());
     }
     transition(w, t, TaskStatus::Working, now)?;
+    if super::hosted::is_hosted(w.conn, &t.task_id)? {
+        return Ok(());
+    }
     let base = store::created_ttl(w.conn, &t.task_id)?.unwrap_or(ttl);
     t.ttl_ms = base.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
     w.event(t, now, "ttl", json!({"ttlMs": t.ttl_ms, "reason": reason}))

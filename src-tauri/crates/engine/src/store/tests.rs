@@ -129,8 +129,10 @@ async fn a_write_failing_before_any_change_leaves_its_group_alone() {
     assert!(store.get("a").unwrap().is_some() && store.get("c").unwrap().is_some());
 }
 
-/// `counts` (from `task_counts`) against a count of the rows themselves, for each filter.
+/// `counts` (from `task_counts`) against a count of the rows themselves, for each filter, and
+/// `task_count` against `COUNT(*)`.
 fn assert_counts_match_rows(store: &Store) {
+    assert_eq!(store.task_count().unwrap(), store.totals().unwrap().0);
     let filters = [
         (None, None),
         (Some("alice"), None),

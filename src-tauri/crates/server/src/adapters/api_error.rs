@@ -30,10 +30,15 @@ pub struct ProblemDocument {
     pub detail: String,
     /// Why, for a program (an RFC 9457 extension member), when the status alone does not say:
     /// `disk_full` on a 503 whose write was refused because the store's disk is full (retry
-    /// once there is space: writes resume by themselves).
+    /// once there is space: writes resume by themselves); `too_large` on a 422 refusing a value
+    /// over its cap (see `limit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = "disk_full")]
     pub reason: Option<String>,
+    /// With `reason: "too_large"`: the cap the value went over, in bytes (of compact JSON, or
+    /// of UTF-8 text for a name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
 }
 
 /// A `/v1` error answer: `status` with a problem document saying `detail`.
@@ -45,6 +50,8 @@ pub struct ApiError {
     pub allow: Option<HeaderValue>,
     /// [`ProblemDocument::reason`].
     pub reason: Option<&'static str>,
+    /// [`ProblemDocument::limit`].
+    pub limit: Option<usize>,
 }
 
 impl ApiError {
@@ -80,6 +87,7 @@ impl ApiError {
             detail: detail.into(),
             allow: None,
             reason: None,
+            limit: None,
         }
     }
 
@@ -116,6 +124,7 @@ impl ApiError {
             status: self.status.as_u16(),
             detail: self.detail.clone(),
             reason: self.reason.map(str::to_string),
+            limit: self.limit,
         }
     }
 }
@@ -142,9 +151,13 @@ impl IntoResponse for ApiError {
 /// The `reason` of a 503 refusing a write because the store's disk is full.
 pub const DISK_FULL_REASON: &str = "disk_full";
 
+/// The `reason` of a 422 refusing a value over its cap ([`EngineError::TooLarge`]).
+pub const TOO_LARGE_REASON: &str = "too_large";
+
 /// Engine errors as HTTP statuses: not found 404, invalid input 422, a settled task or a reused
 /// input key 409, an illegal transition or a store failure 500, a full disk 503 with
-/// `reason: "disk_full"` and `Retry-After: 5` (seconds).
+/// `reason: "disk_full"` and `Retry-After: 5` (seconds), a value over its cap 422 with
+/// `reason: "too_large"` and its `limit`.
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> ApiError {
         if e.is_disk_full() {
@@ -153,9 +166,18 @@ impl From<EngineError> for ApiError {
                 ..ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
             };
         }
+        if let EngineError::TooLarge { limit, .. } = &e {
+            return ApiError {
+                reason: Some(TOO_LARGE_REASON),
+                limit: Some(*limit),
+                ..ApiError::unprocessable(e.to_string())
+            };
+        }
         let status = match &e {
             EngineError::NotFound => StatusCode::NOT_FOUND,
-            EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            EngineError::Invalid(_) | EngineError::TooLarge { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             EngineError::Terminal(_) | EngineError::KeyReused(_) => StatusCode::CONFLICT,
             EngineError::IllegalTransition { .. }
             | EngineError::Store(_)

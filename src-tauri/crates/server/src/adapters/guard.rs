@@ -4,6 +4,7 @@
 //! request's extensions for the handlers. A streaming answer (`text/event-stream`: `/v1/events`
 //! and MCP notification streams) ends once its token is revoked, checked every
 //! [`Authenticator::RECHECK_MS`]: revocation cuts an agent off from what it was already watching.
+//! The admin token cannot be revoked, so its streams are not checked.
 //!
 //! MCP Streamable HTTP (2025-11-25 and 2026-07-28 §Security Warning) requires the Origin check;
 //! the errors on `/mcp` are JSON-RPC error objects, on `/v1` RFC 9457 problem documents.
@@ -154,11 +155,14 @@ pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) ->
     let needs_auth = path == "/mcp" || path.starts_with("/mcp/") || path.starts_with("/v1");
     match g.check(req.headers(), needs_auth) {
         Ok(principal) => {
-            // Kept (a cheap clone of the header) for the rare response that is an event stream.
+            // Kept (a cheap clone of the header) for the rare response that is an event stream
+            // whose token can be revoked: every token but the admin's (`revoke_token` refuses
+            // it, and only a start replaces it), so the admin's streams (the UI's) wait on no
+            // timer while nothing happens.
             let authorization = principal
-                .is_some()
-                .then(|| req.headers().get(header::AUTHORIZATION).cloned())
-                .flatten();
+                .as_ref()
+                .filter(|p| !p.is_admin())
+                .and_then(|_| req.headers().get(header::AUTHORIZATION).cloned());
             if let Some(p) = principal {
                 req.extensions_mut().insert(p);
             }
@@ -182,7 +186,8 @@ fn is_event_stream(resp: &Response) -> bool {
 
 /// Ends `resp`'s body (a clean end of the stream) when the server stops, or at the first
 /// check, every [`Authenticator::RECHECK_MS`], that finds `token` revoked (the client's
-/// reconnect then gets 401). A stream opened without a token ends only when the server stops.
+/// reconnect then gets 401). A stream given no `token` (opened without one, or with the admin
+/// token, which cannot be revoked) ends only when the server stops, and wakes no one until then.
 fn end_when_revoked_or_stopping(resp: Response, g: Arc<Guard>, token: Option<String>) -> Response {
     let period = std::time::Duration::from_millis(Authenticator::RECHECK_MS as u64);
     let stopping = g.stopping.clone().cancelled_owned();

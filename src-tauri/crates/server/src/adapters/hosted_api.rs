@@ -10,7 +10,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `POST /v1/hosted-tasks` `{tool, arguments?, ttlMs?, owner?}` | 201 [`HostedTask`], `Location` |
-//! | `GET /v1/hosted-tasks?status=` | `{tasks: [HostedTask]}`, the caller's live hosted tasks |
+//! | `GET /v1/hosted-tasks?status=&limit=&cursor=` | `{tasks: [HostedTask], nextCursor?}`, a page of the caller's live hosted tasks |
 //! | `GET /v1/hosted-tasks/{taskId}` | [`HostedTask`] |
 //! | `DELETE /v1/hosted-tasks/{taskId}` | 204: discarded whatever its state |
 //! | `POST .../settle` `{completed}` or `{failed}` or `{cancelled}` | `{changed, task}` |
@@ -43,14 +43,21 @@ use super::{
         HostedMeta, HostedSettled, HostedStatus, HostedTask, HostedTaskList, HostedTtl, LiveStatus,
         SettleHosted,
     },
+    page_cursor,
 };
 use taskdeck_engine::{
     Engine, EngineError, Principal, Settlement, TaskRecord, TaskStatus, clock::now_ms,
     retention_elapsed, store::ListFilter,
 };
 
-/// Tasks read per page by the list.
-const LIST_PAGE: usize = 500;
+/// Tasks a list page holds at most by default (`limit`).
+const LIST_PAGE: usize = 100;
+
+/// The largest `limit` of a list page.
+const LIST_PAGE_MAX: usize = 500;
+
+/// Tells a hosted-task list's cursor apart from a `/v1/tasks` one of the same caller.
+const LIST_SCOPE: &str = "hosted-tasks";
 
 /// The hosted-task routes with their OpenAPI operations (state: the engine).
 pub fn routes() -> OpenApiRouter<Engine> {
@@ -111,7 +118,8 @@ fn record(
 #[utoipa::path(post, path = "/v1/hosted-tasks", request_body = CreateHosted, tag = "hosted tasks",
     responses((status = 201, description = "the task; `Location: /v1/hosted-tasks/{taskId}`", body = HostedTask,
                 headers(("Location" = String, description = "`/v1/hosted-tasks/{taskId}`"))),
-              (status = 400, description = "malformed body, a tool name that is empty or over 200 characters, or a ttlMs over 100 years", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 400, description = "malformed body, a tool name that is empty or over 200 characters, or a ttlMs over 100 years", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "arguments over 256 KiB as JSON or an owner name over 1 KiB (`reason: \"too_large\"`, `limit` in bytes)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn create(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -149,13 +157,20 @@ pub(crate) struct ListHostedQuery {
     /// empty or absent: every status.
     #[param(pattern = "^(working|input_required|completed|failed|cancelled)?$")]
     status: Option<String>,
+    /// Tasks looked at for this page, 1..=500 (default 100); the page holds those of them that
+    /// are hosted and live, so it may hold fewer (even none) while `nextCursor` goes on.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<usize>,
+    /// `nextCursor` of the previous page, as it came (opaque; bound to the caller and the
+    /// status filter).
+    cursor: Option<String>,
 }
 
-/// The caller's hosted tasks whose retention has not elapsed, newest first (all of them: a
-/// host's `list_tasks` answers with every task).
+/// A page of the caller's hosted tasks whose retention has not elapsed, newest first; a host's
+/// `list_tasks` follows `nextCursor` until it is absent.
 #[utoipa::path(get, path = "/v1/hosted-tasks", params(ListHostedQuery), tag = "hosted tasks",
-    responses((status = 200, description = "the caller's live hosted tasks", body = HostedTaskList),
-              (status = 400, description = "an unknown status, or a malformed query", body = ProblemDocument, content_type = "application/problem+json")))]
+    responses((status = 200, description = "a page of the caller's live hosted tasks", body = HostedTaskList),
+              (status = 400, description = "an unknown status, a limit out of 1..=500, a cursor that is not this list's nextCursor, or a malformed query", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn list(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -168,30 +183,57 @@ pub(crate) async fn list(
         ],
         None => Vec::new(),
     };
+    let limit = q.limit.unwrap_or(LIST_PAGE);
+    if !(1..=LIST_PAGE_MAX).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit must be 1 to {LIST_PAGE_MAX}"
+        )));
+    }
+    let mut filter = ListFilter {
+        statuses,
+        principal: Some(p.name.clone()),
+        query: Some(LIST_SCOPE.into()),
+        limit,
+        ..ListFilter::default()
+    };
+    let key = *engine.store().cursor_key();
+    if let Some(cursor) = q.cursor.as_deref() {
+        let seq = page_cursor::decode(&key, cursor, &list_scope(&p, &filter))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        filter.before_seq = Some(seq);
+    }
     let list = tokio::task::spawn_blocking(move || {
-        let mut filter = ListFilter {
-            statuses,
-            principal: Some(p.name.clone()),
-            limit: LIST_PAGE,
-            ..ListFilter::default()
-        };
+        let page = engine.store().page(&ListFilter {
+            query: None,
+            ..filter.clone()
+        })?;
+        let now = now_ms();
         let mut tasks = Vec::new();
-        loop {
-            let page = engine.store().page(&filter)?;
-            let now = now_ms();
-            for task in page.tasks.iter().filter(|t| !retention_elapsed(t, now)) {
-                if let Some(owner) = engine.hosted_owner(&task.task_id)? {
-                    tasks.push(record(&engine, task, owner)?);
-                }
-            }
-            match page.next_seq {
-                Some(seq) => filter.before_seq = Some(seq),
-                None => return Ok::<_, ApiError>(HostedTaskList { tasks }),
+        for task in page.tasks.iter().filter(|t| !retention_elapsed(t, now)) {
+            if let Some(owner) = engine.hosted_owner(&task.task_id)? {
+                tasks.push(record(&engine, task, owner)?);
             }
         }
+        let next_cursor = page
+            .next_seq
+            .map(|seq| page_cursor::encode(&key, seq, &list_scope(&p, &filter)));
+        Ok::<_, ApiError>(HostedTaskList { tasks, next_cursor })
     })
     .await??;
     Ok(Json(list))
+}
+
+/// What a hosted-task list's cursor is bound to: the caller and its status filter (the
+/// filter's `query` is [`LIST_SCOPE`], never searched for).
+fn list_scope<'a>(caller: &'a Principal, filter: &'a ListFilter) -> page_cursor::CursorScope<'a> {
+    page_cursor::CursorScope {
+        caller,
+        statuses: &filter.statuses,
+        tool: None,
+        principal: filter.principal.as_deref(),
+        query: filter.query.as_deref(),
+        errors_only: false,
+    }
 }
 
 /// The hosted task with its owner, answers, `_meta` and outcome.
@@ -230,7 +272,8 @@ pub(crate) async fn discard(
 #[utoipa::path(post, path = "/v1/hosted-tasks/{taskId}/settle", params(("taskId" = String, Path, description = "the task's id")), request_body = SettleHosted, tag = "hosted tasks",
     responses((status = 200, description = "whether this call ended the task, and the task after it", body = HostedSettled),
               (status = 400, description = "malformed body: not exactly one of `completed`, `failed`, `cancelled`", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "a `failed` error object over 64 KiB as JSON (`reason: \"too_large\"`, `limit` in bytes)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn settle(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -284,7 +327,8 @@ pub(crate) async fn set_ttl(
 #[utoipa::path(post, path = "/v1/hosted-tasks/{taskId}/status", params(("taskId" = String, Path, description = "the task's id")), request_body = HostedStatus, tag = "hosted tasks",
     responses((status = 200, description = "whether the task took the status", body = HostedChange),
               (status = 400, description = "malformed body, or a terminal status (use `.../settle`)", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "`input_required` while no input request is outstanding (the status follows the input requests: ask with `.../input-requests`)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn set_status(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -314,7 +358,7 @@ pub(crate) async fn set_status(
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "a key was answered or superseded earlier in the task's life, or is outstanding with another request (keys are unique over a task's life); nothing changed", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "a request carries `_meta[\"taskdeck/approval\"]`, which only Taskdeck's own approvals may", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "no request, a request over 64 KiB as JSON (`reason: \"too_large\"`, `limit` in bytes), or a request carrying `_meta[\"taskdeck/approval\"]`, which only Taskdeck's own approvals may", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn require_input(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -356,7 +400,8 @@ pub(crate) async fn require_input(
     responses((status = 200, description = "the keys taken, ignored and still outstanding", body = HostedAnswered),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 409, description = "the task is settled", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 409, description = "the task is settled", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "an answer over 64 KiB as JSON (`reason: \"too_large\"`, `limit` in bytes); nothing recorded", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn answer(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -388,7 +433,8 @@ pub(crate) async fn answer(
 #[utoipa::path(put, path = "/v1/hosted-tasks/{taskId}/meta", params(("taskId" = String, Path, description = "the task's id")), request_body = HostedMeta, tag = "hosted tasks",
     responses((status = 200, description = "`changed: true`", body = HostedChange),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "`meta` over 64 KiB as JSON (`reason: \"too_large\"`, `limit` in bytes)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn set_meta(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,

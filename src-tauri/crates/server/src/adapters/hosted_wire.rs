@@ -262,11 +262,14 @@ pub struct HostedAnswered {
     pub outstanding: Vec<String>,
 }
 
-/// `GET /v1/hosted-tasks`: the caller's hosted tasks whose retention has not elapsed, newest
-/// first.
+/// `GET /v1/hosted-tasks`: a page of the caller's hosted tasks whose retention has not
+/// elapsed, newest first.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HostedTaskList {
     pub tasks: Vec<HostedTask>,
+    /// The next page's `cursor`; absent on the last page.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// A count of ms: a JSON number with no fractional part, `0` to `u64::MAX` (JSON Schema's

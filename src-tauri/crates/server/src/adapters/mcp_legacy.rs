@@ -83,11 +83,39 @@ pub async fn handle(
             );
             json_response(StatusCode::OK, body.into_bytes())
         }
-        Err((code, message)) => error_response(StatusCode::OK, id, code, &message, None),
+        Err(e) => error_response(StatusCode::OK, id, e.code, &e.message, e.data),
     })
 }
 
-type Reply = Result<Value, (i64, String)>;
+/// A JSON-RPC error of this path: `code`, `message` and, for an engine error that has one,
+/// `data` (e.g. `{"reason": "disk_full"}` for a write refused on a full disk, [`wire::error_data`]).
+struct RpcError {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl From<(i64, String)> for RpcError {
+    fn from((code, message): (i64, String)) -> RpcError {
+        RpcError {
+            code,
+            message,
+            data: None,
+        }
+    }
+}
+
+impl RpcError {
+    /// The shared mapping of an engine error ([`wire::error_code`], [`wire::error_data`]).
+    fn wire(e: &EngineError) -> RpcError {
+        RpcError {
+            data: wire::error_data(e),
+            ..wire::error_code(e).into()
+        }
+    }
+}
+
+type Reply = Result<Value, RpcError>;
 
 fn task_id(params: &Map<String, Value>) -> Result<&str, (i64, String)> {
     params.get("taskId").and_then(Value::as_str).ok_or((
@@ -96,13 +124,16 @@ fn task_id(params: &Map<String, Value>) -> Result<&str, (i64, String)> {
     ))
 }
 
-fn engine_error(e: &EngineError) -> (i64, String) {
+/// The error for an engine error on a task named by `taskId`: "Failed to retrieve task" for an
+/// unknown one (2025-11-25 §Error Handling), otherwise [`RpcError::wire`].
+fn engine_error(e: &EngineError) -> RpcError {
     match e {
         EngineError::NotFound => (
             INVALID_PARAMS,
-            "Failed to retrieve task: Task not found".into(),
-        ),
-        other => wire::error_code(other),
+            "Failed to retrieve task: Task not found".to_string(),
+        )
+            .into(),
+        other => RpcError::wire(other),
     }
 }
 
@@ -153,7 +184,7 @@ async fn create(
         "Invalid params: name must be a string".into(),
     ))?;
     let Some(name) = endpoint.core.resolve(scope, called) else {
-        return Err((INVALID_PARAMS, format!("Unknown tool: {called}")));
+        return Err((INVALID_PARAMS, format!("Unknown tool: {called}")).into());
     };
     let name = name.as_str();
     let arguments = Value::Object(
@@ -183,7 +214,8 @@ async fn create(
         return Err((
             INVALID_PARAMS,
             "Invalid params: task must be an object {ttl?}".into(),
-        ));
+        )
+            .into());
     };
     let ttl = task
         .get("ttl")
@@ -194,7 +226,7 @@ async fn create(
         .engine
         .create_task_with_ttl(&session.principal, name, arguments, ttl)
         .await
-        .map_err(|e| wire::error_code(&e))?;
+        .map_err(|e| RpcError::wire(&e))?;
     let progress_token = params
         .get("_meta")
         .and_then(|m| m.get("progressToken"))
@@ -237,7 +269,8 @@ fn list(endpoint: &McpEndpoint, session: &Session, params: &Map<String, Value>) 
             return Err((
                 INVALID_PARAMS,
                 "Invalid params: cursor must be a string".into(),
-            ));
+            )
+                .into());
         }
     };
     let page = endpoint
@@ -250,7 +283,7 @@ fn list(endpoint: &McpEndpoint, session: &Session, params: &Map<String, Value>) 
                 ..ListFilter::default()
             },
         )
-        .map_err(|e| wire::error_code(&e))?;
+        .map_err(|e| RpcError::wire(&e))?;
     let mut tasks = Vec::with_capacity(page.tasks.len());
     for listed in &page.tasks {
         // List rows carry no input requests; a waiting task is read whole to show it right.
@@ -288,7 +321,8 @@ async fn cancel(endpoint: &McpEndpoint, session: &Session, params: &Map<String, 
                 "Cannot cancel task: already in terminal status '{}'",
                 task.status.as_str()
             ),
-        ));
+        )
+            .into());
     }
     let mut task = engine
         .cancel(&session.principal, id)
@@ -328,8 +362,8 @@ fn result_stream(
     let first = match engine.get(&session.principal, &task_id) {
         Ok(t) => t,
         Err(e) => {
-            let (code, message) = engine_error(&e);
-            return error_response(StatusCode::OK, id, code, &message, None);
+            let e = engine_error(&e);
+            return error_response(StatusCode::OK, id, e.code, &e.message, e.data);
         }
     };
     let request_id: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);

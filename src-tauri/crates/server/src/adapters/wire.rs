@@ -49,7 +49,9 @@ pub fn error_data(e: &EngineError) -> Option<Value> {
 pub fn error_code(e: &EngineError) -> (i64, String) {
     match e {
         EngineError::NotFound => (INVALID_PARAMS, "Task not found".into()),
-        EngineError::Invalid(m) => (INVALID_PARAMS, m.clone()),
+        EngineError::Invalid(m) | EngineError::TooLarge { message: m, .. } => {
+            (INVALID_PARAMS, m.clone())
+        }
         EngineError::Terminal(_) | EngineError::KeyReused(_) => (INVALID_PARAMS, e.to_string()),
         EngineError::IllegalTransition { .. }
         | EngineError::Store(_)

@@ -133,14 +133,46 @@ impl LatestStatus {
 }
 
 /// The bounded log of one command: the last `max_lines` lines in memory, and the whole output in
-/// a file until `max_file_bytes` (then a note that the file was cut).
+/// a file until `max_file_bytes` or until the file cannot be written (its disk is full): then the
+/// file ends with a note saying why it was cut, and the command goes on ([`Self::cut`]).
 pub struct OutputLog {
     tail: VecDeque<String>,
     max_lines: usize,
     file: Option<std::fs::File>,
     file_bytes: u64,
     max_file_bytes: u64,
-    truncated: bool,
+    cut: Option<LogCut>,
+}
+
+/// Why a command's log file stopped before its output did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogCut {
+    /// The file reached its size cap.
+    SizeLimit,
+    /// The file system holding it is full (`ENOSPC`).
+    DiskFull,
+    /// Another write error.
+    WriteError,
+}
+
+impl LogCut {
+    /// The words a result and the file's last line use: "size limit", "disk full", "write error".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogCut::SizeLimit => "size limit",
+            LogCut::DiskFull => "disk full",
+            LogCut::WriteError => "write error",
+        }
+    }
+
+    /// The file's last line, e.g. `[taskdeck: output log truncated: disk full; later output is
+    /// not kept in this file]`.
+    fn note(self) -> String {
+        format!(
+            "[taskdeck: output log truncated: {}; later output is not kept in this file]\n",
+            self.as_str()
+        )
+    }
 }
 
 impl OutputLog {
@@ -155,7 +187,9 @@ impl OutputLog {
                     .mode(0o700)
                     .create(dir);
             }
+            // Read too: on a full disk the end is read back to cut the file at a whole line.
             std::fs::OpenOptions::new()
+                .read(true)
                 .write(true)
                 .create(true)
                 .truncate(true)
@@ -169,8 +203,28 @@ impl OutputLog {
             file,
             file_bytes: 0,
             max_file_bytes,
-            truncated: false,
+            cut: None,
         }
+    }
+
+    /// Why the log file stopped before the output did, if it did.
+    pub fn cut(&self) -> Option<LogCut> {
+        self.cut
+    }
+
+    /// Stops writing the file for `why` and ends it with the note saying so. On a full disk
+    /// the note may not fit: the file is then shortened to its last whole line that leaves
+    /// room for the note in blocks it already holds, and the note written there.
+    fn stop_file(&mut self, why: LogCut) {
+        let Some(mut f) = self.file.take() else {
+            return;
+        };
+        self.cut = Some(why);
+        let note = why.note();
+        if f.write_all(note.as_bytes()).is_ok() {
+            return;
+        }
+        let _ = make_room(&mut f, note.len() as u64).and_then(|_| f.write_all(note.as_bytes()));
     }
 
     /// Records one line of what the command wrote, as text: invalid UTF-8 is replaced and ANSI
@@ -181,13 +235,15 @@ impl OutputLog {
         let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
         if let Some(f) = self.file.as_mut() {
             if self.file_bytes + (raw.len() as u64) < self.max_file_bytes {
-                let _ = f
-                    .write_all(line.as_bytes())
-                    .and_then(|_| f.write_all(b"\n"));
-                self.file_bytes += line.len() as u64 + 1;
-            } else if !self.truncated {
-                let _ = f.write_all(b"[taskdeck: log file size limit reached; later output is not kept in this file]\n");
-                self.truncated = true;
+                match f.write_all(format!("{line}\n").as_bytes()) {
+                    Ok(()) => self.file_bytes += line.len() as u64 + 1,
+                    Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                        self.stop_file(LogCut::DiskFull)
+                    }
+                    Err(_) => self.stop_file(LogCut::WriteError),
+                }
+            } else {
+                self.stop_file(LogCut::SizeLimit);
             }
         }
         if self.tail.len() == self.max_lines {
@@ -209,6 +265,28 @@ impl OutputLog {
     pub fn tail(&self) -> String {
         self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
+}
+
+/// Shortens `f` (whose cursor is at its end) to the end of its last whole line that leaves
+/// `room` bytes before the old end, and puts the cursor there: the bytes written there then go
+/// to blocks the file already holds.
+fn make_room(f: &mut std::fs::File, room: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let end = f.metadata()?.len();
+    let limit = end.saturating_sub(room);
+    // The last newline at or before `limit` (looked for in the 4 KiB before it).
+    let from = limit.saturating_sub(4096);
+    let mut before = vec![0u8; (limit - from) as usize];
+    let mut reader = f.try_clone()?;
+    reader.seek(SeekFrom::Start(from))?;
+    reader.read_exact(&mut before)?;
+    let keep = match before.iter().rposition(|b| *b == b'\n') {
+        Some(i) => from + i as u64 + 1,
+        None => from,
+    };
+    f.set_len(keep)?;
+    f.seek(SeekFrom::Start(keep))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -283,7 +361,8 @@ mod tests {
         assert_eq!(log.tail(), "line 8\nline 9\n\u{fffd}\u{fffd} bytes");
         let file = std::fs::read_to_string(&path).unwrap();
         assert!(file.starts_with("line 0\nline 1\n"));
-        assert!(file.contains("size limit reached"));
+        assert!(file.ends_with("[taskdeck: output log truncated: size limit; later output is not kept in this file]\n"), "{file}");
+        assert_eq!(log.cut(), Some(LogCut::SizeLimit));
     }
 
     #[test]

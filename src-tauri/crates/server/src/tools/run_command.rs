@@ -445,13 +445,24 @@ async fn execute(
     }
     publish(&ctx, &latest).await;
     let duration_ms = started.elapsed().as_millis() as u64;
-    let tail = log.lock().unwrap().tail();
+    let (tail, cut) = {
+        let log = log.lock().unwrap();
+        (log.tail(), log.cut())
+    };
     let (code, how) = describe_exit(ended.status());
-    match ended {
-        Ended::Cancelled(_) => Outcome::Cancelled,
+    // A log file cut short (its disk full, or its size cap) is said in the result: the tail is
+    // then the only copy of the last lines.
+    let cut_note = cut.map_or(String::new(), |c| {
+        format!(
+            "\n(output log truncated: {}; the tail above is complete)",
+            c.as_str()
+        )
+    });
+    let mut outcome = match ended {
+        Ended::Cancelled(_) => return Outcome::Cancelled,
         Ended::TimedOut(_) => Outcome::Failed(TaskFailure::tool(
             format!(
-                "`{line}` timed out after {} ms and was stopped",
+                "`{line}` timed out after {} ms and was stopped{cut_note}",
                 timeout.map_or(0, |t| t.as_millis())
             ),
             Some(
@@ -459,11 +470,22 @@ async fn execute(
             ),
         )),
         Ended::Exited(_) => Outcome::Completed(json!({
-            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}", duration_ms as f64 / 1000.0)}],
+            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
             "isError": code != Some(0)
         })),
+    };
+    if let Some(cut) = cut {
+        let fields = match &mut outcome {
+            Outcome::Completed(result) => result.get_mut("structuredContent"),
+            Outcome::Failed(failure) => failure.data.as_mut(),
+            _ => None,
+        };
+        if let Some(Value::Object(fields)) = fields {
+            fields.insert("logTruncated".into(), json!(cut.as_str()));
+        }
     }
+    outcome
 }
 
 async fn publish(ctx: &TaskContext, latest: &Mutex<LatestStatus>) {

@@ -1,13 +1,14 @@
 //! [`Api`]: the calls of Taskdeck's `/v1/hosted-tasks` routes (documented in Taskdeck's
 //! `docs/http-api.md` and its OpenAPI document) as typed Rust calls, with the answers mapped to
 //! tower-mcp's store semantics: 404 (unknown, expired, another principal's) is absent, a 409
-//! for a reused input key is [`TaskStoreError::InvalidTransition`], anything else unexpected is
+//! for a reused input key and a 422 are [`TaskStoreError::InvalidTransition`] (a value over its
+//! cap: [`TaskStoreError::RetentionLimitExceeded`]), anything else unexpected is
 //! [`TaskStoreError::Backend`].
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tower_mcp::async_task::{TaskOwner, TaskStoreError};
+use tower_mcp::async_task::{TaskOwner, TaskRetentionLimitKind, TaskStoreError};
 
 use super::wire::{Answered, Changed, HostedRecord, RecordList, Settled};
 
@@ -22,11 +23,24 @@ pub(crate) struct Api {
     token: String,
 }
 
-/// An unexpected answer as a backend error: `HTTP STATUS: detail`.
+/// A refusal as tower-mcp's error: a 422 (the same call fails the same way) is
+/// [`TaskStoreError::RetentionLimitExceeded`] for a value over its cap (`reason: "too_large"`
+/// with its `limit`), [`TaskStoreError::InvalidTransition`] otherwise; any other unexpected
+/// answer is a backend error `HTTP STATUS: detail`.
 async fn unexpected(resp: Response) -> TaskStoreError {
     let status = resp.status();
     let body: Value = resp.json().await.unwrap_or(Value::Null);
     let detail = body["detail"].as_str().unwrap_or("");
+    if status == StatusCode::UNPROCESSABLE_ENTITY {
+        if let (Some("too_large"), Some(limit)) = (body["reason"].as_str(), body["limit"].as_u64())
+        {
+            return TaskStoreError::RetentionLimitExceeded {
+                kind: TaskRetentionLimitKind::PayloadBytes,
+                limit: limit as usize,
+            };
+        }
+        return TaskStoreError::InvalidTransition(detail.to_string());
+    }
     TaskStoreError::Backend(format!("Taskdeck answered HTTP {status}: {detail}"))
 }
 
@@ -110,15 +124,30 @@ impl Api {
         }
     }
 
-    /// `GET /v1/hosted-tasks?status=`: every live task of this principal.
+    /// `GET /v1/hosted-tasks?status=`, page after page (500 tasks looked at each): every live
+    /// task of this principal, newest first.
     pub(crate) async fn list(&self, status: Option<&str>) -> Result<Vec<HostedRecord>> {
-        let mut req = self.request(Method::GET, "/v1/hosted-tasks");
-        if let Some(status) = status {
-            req = req.query(&[("status", status)]);
-        }
-        match self.send(req).await? {
-            Some(resp) => Ok(body::<RecordList>(resp).await?.tasks),
-            None => Ok(Vec::new()),
+        let mut tasks = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut req = self
+                .request(Method::GET, "/v1/hosted-tasks")
+                .query(&[("limit", "500")]);
+            if let Some(status) = status {
+                req = req.query(&[("status", status)]);
+            }
+            if let Some(cursor) = &cursor {
+                req = req.query(&[("cursor", cursor)]);
+            }
+            let Some(resp) = self.send(req).await? else {
+                return Ok(tasks);
+            };
+            let page = body::<RecordList>(resp).await?;
+            tasks.extend(page.tasks);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tasks),
+            }
         }
     }
 

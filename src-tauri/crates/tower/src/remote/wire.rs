@@ -125,8 +125,11 @@ pub(crate) struct Answered {
     pub outstanding: Vec<String>,
 }
 
-/// `GET /v1/hosted-tasks`' answer.
+/// `GET /v1/hosted-tasks`' answer: one page.
 #[derive(Debug, Deserialize)]
 pub(crate) struct RecordList {
     pub tasks: Vec<HostedRecord>,
+    /// The next page's cursor; absent on the last page.
+    #[serde(rename = "nextCursor", default)]
+    pub next_cursor: Option<String>,
 }
