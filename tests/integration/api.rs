@@ -412,6 +412,70 @@ async fn events_stream_live_and_resume_from_last_event_id() {
 }
 
 #[tokio::test]
+async fn streams_open_together_each_get_every_change_with_its_own_data() {
+    // The live changes' data is rendered once and shared by the open streams: each frame must
+    // still carry its own event (the SSE id) and the task as it was after that event.
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let mut streams = Vec::new();
+    for _ in 0..3 {
+        let resp = s
+            .http
+            .get(s.url("/v1/events"))
+            .bearer_auth(&t)
+            .send()
+            .await
+            .unwrap();
+        streams.push(resp);
+    }
+    let id = s
+        .call(
+            &t,
+            "slow_compute",
+            json!({"seconds": 0.05, "label": "shared"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut seen = Vec::new();
+    for resp in streams {
+        let frames = read_until(resp, |f| {
+            f.iter().any(|x| x.2["task"]["status"] == "completed")
+        })
+        .await;
+        for (sse_id, event, data) in &frames {
+            assert_eq!(event.as_deref(), Some("change"));
+            assert_eq!(data["task"]["taskId"], id.as_str());
+            assert_eq!(
+                sse_id.as_deref().map(|i| i.parse::<i64>().unwrap()),
+                data["event"]["id"].as_i64(),
+                "a frame carries another change's data: {data}"
+            );
+        }
+        // Each progress event shows the task as it was right after it.
+        let progress: Vec<f64> = frames
+            .iter()
+            .filter(|f| f.2["event"]["kind"] == "progress")
+            .map(|f| {
+                assert_eq!(
+                    f.2["task"]["progress"]["current"],
+                    f.2["event"]["data"]["current"]
+                );
+                f.2["event"]["data"]["current"].as_f64().unwrap()
+            })
+            .collect();
+        assert!(
+            !progress.is_empty() && progress.windows(2).all(|w| w[0] < w[1]),
+            "{progress:?}"
+        );
+        seen.push(frames);
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[1], seen[2]);
+}
+
+#[tokio::test]
 async fn subscriptions_listen_delivers_notifications_tasks() {
     let s = Server::start(&["--conformance-fixtures"]).await;
     let t = s.admin.clone();

@@ -23,7 +23,6 @@ use std::{
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, client::conn::http1::SendRequest};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 use crate::{Latencies, summary};
@@ -64,14 +63,7 @@ impl Session {
     /// Connects and initializes; errors say which step failed.
     async fn open(plan: Arc<CallPlan>) -> Result<Session, String> {
         let authority = plan.url.authority().ok_or("url without host")?.clone();
-        let stream = tokio::net::TcpStream::connect(authority.as_str())
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
-        stream.set_nodelay(true).map_err(|e| e.to_string())?;
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("handshake: {e}"))?;
-        tokio::spawn(conn);
+        let sender = crate::pool::connect(authority.as_str()).await?;
         let mut session = Session {
             sender,
             plan,

@@ -29,7 +29,6 @@ use std::{
 };
 
 use http_body_util::BodyExt;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, mpsc};
 
@@ -135,19 +134,14 @@ async fn connection(
 ) -> Measured {
     let mut out = Measured::default();
     let authority = plan.url.authority().unwrap().clone();
-    let stream = match tokio::net::TcpStream::connect(authority.as_str()).await {
+    let mut sender = match crate::pool::connect(authority.as_str()).await {
         Ok(s) => s,
         Err(e) => {
             out.errors += 1;
-            out.first_error = Some(format!("connect: {e}"));
+            out.first_error = Some(e);
             return out;
         }
     };
-    stream.set_nodelay(true).unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
     loop {
         let (n, due) = if plan.rps > 0.0 {
             let next = queue.lock().await.recv().await;

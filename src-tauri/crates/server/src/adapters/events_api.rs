@@ -2,7 +2,12 @@
 //! (the UI's live view). Each `change` event's `id` is its timeline event id, so a client
 //! resumes with `Last-Event-ID` (or `?since=`) after a reconnect.
 
-use std::{convert::Infallible, sync::Arc, time::Duration};
+use std::{
+    collections::VecDeque,
+    convert::Infallible,
+    sync::{Arc, Mutex, Weak},
+    time::Duration,
+};
 
 use axum::{
     Extension,
@@ -40,12 +45,55 @@ pub struct ChangeEvent {
     pub task: Value,
 }
 
-fn change_event(change: &Change) -> Event {
-    let data = json!({"event": TimelineEventView::from(&change.event), "task": TaskView::from(&*change.task)});
+/// The `data` of `change`'s `change` event: a [`ChangeEvent`], the same for every reader.
+fn change_data(change: &Change) -> String {
+    json!({"event": TimelineEventView::from(&change.event), "task": TaskView::from(&*change.task)})
+        .to_string()
+}
+
+/// The `change` event of `change` whose rendered data is `data`.
+fn sse_change(change: &Change, data: &str) -> Event {
     Event::default()
         .id(change.event.id.to_string())
         .event("change")
-        .data(data.to_string())
+        .data(data)
+}
+
+fn change_event(change: &Change) -> Event {
+    sse_change(change, &change_data(change))
+}
+
+/// How many recent live changes keep their rendered `data` (see [`live_change_event`]).
+const RENDERED_KEPT: usize = 256;
+
+/// The rendered `data` of the most recent live changes, shared by all streams: each entry's
+/// `Weak` keeps the change's allocation, so its address is not reused while it is cached and
+/// an address that matches is that very change.
+static RENDERED: Mutex<VecDeque<(Weak<Change>, Arc<str>)>> = Mutex::new(VecDeque::new());
+
+/// The `change` event of a live `change` from the feed, as [`change_event`] renders it. The
+/// data (the same for every reader) is rendered to JSON once and shared by every open stream
+/// that sends it: with N streams open (the UI in several windows), rendering it per stream
+/// took N times the CPU.
+fn live_change_event(change: &Arc<Change>) -> Event {
+    let key = Arc::as_ptr(change);
+    let cached = RENDERED.lock().ok().and_then(|r| {
+        r.iter()
+            .rev()
+            .find(|(w, _)| w.as_ptr() == key)
+            .map(|(_, d)| d.clone())
+    });
+    let data = cached.unwrap_or_else(|| {
+        let data: Arc<str> = change_data(change).into();
+        if let Ok(mut r) = RENDERED.lock() {
+            if r.len() == RENDERED_KEPT {
+                r.pop_front();
+            }
+            r.push_back((Arc::downgrade(change), data.clone()));
+        }
+        data
+    });
+    sse_change(change, &data)
 }
 
 /// `GET /v1/events`: every change to tasks the caller may see, as SSE `change` events whose
@@ -126,7 +174,7 @@ pub(crate) async fn events(
                 Ok(change) if change.event.id > replayed_up_to || replayed_up_to == i64::MAX => {
                     principal
                         .can_see(&change.task.principal)
-                        .then(|| Ok(change_event(&change)))
+                        .then(|| Ok(live_change_event(&change)))
                 }
                 Ok(_) => None,
                 Err(BroadcastStreamRecvError::Lagged(_)) => {
