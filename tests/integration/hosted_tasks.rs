@@ -363,6 +363,9 @@ async fn a_hosted_tasks_status_follows_its_input_requests_and_its_ttl_is_the_hos
         .call("PUT", &at("input-requests"), Some(json!({"requests": {}})))
         .await;
     assert_eq!(status, 422, "an empty set asks nothing: {problem}");
+    let odd = json!({"requests": {"x": {"method": "rm -rf", "params": {}}}});
+    let (status, problem) = host.call("PUT", &at("input-requests"), Some(odd)).await;
+    assert_eq!(status, 422, "not an InputRequest: {problem}");
     host.call("PUT", &at("input-requests"), Some(ask("a")))
         .await;
     // Back to working: what was asked is superseded, and its key is spent.

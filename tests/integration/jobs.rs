@@ -836,6 +836,31 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("hello-ada"), "{stdout:?}");
 
+    // A command that handles Ctrl-C itself goes on, as it would alone.
+    let go_on = dir.path().join("go-on");
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh -c 'trap \"echo got-int\" INT; while [ ! -e {} ]; do sleep 0.1; done; echo went-on'",
+        s.port,
+        go_on.display()
+    );
+    let (script, mut stdin) = in_terminal(&line);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    stdin.write_all(b"\x03").await.unwrap();
+    // Longer than any grace `taskdeck run` could give it before stopping it.
+    tokio::time::sleep(Duration::from_millis(6000)).await;
+    std::fs::write(&go_on, "").unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(10), script.wait_with_output())
+        .await
+        .expect("the command ends on its own")
+        .unwrap();
+    drop(stdin);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("got-int") && stdout.contains("went-on"),
+        "{stdout:?}"
+    );
+    assert!(out.status.success(), "{stdout:?}");
+
     // Ctrl-C in the terminal ends the command and what it started, even in a session of its own.
     let pids = dir.path().join("ctrl-c-pids");
     let line = format!(
@@ -845,6 +870,18 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     );
     let (script, mut stdin) = in_terminal(&line);
     let all = wait_for_pids(&pids, 1).await;
+    // Ctrl-C once the shell waits for `sleep 402`: a shell run with -c defers a SIGINT that
+    // comes between two commands (it would also hang alone).
+    for _ in 0..100 {
+        let found = std::process::Command::new("pgrep")
+            .args(["-f", "^sleep 402$"])
+            .output()
+            .unwrap();
+        if found.status.success() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     stdin.write_all(b"\x03").await.unwrap();
     let out = tokio::time::timeout(Duration::from_secs(15), script.wait_with_output())
         .await

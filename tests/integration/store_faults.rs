@@ -526,6 +526,25 @@ async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
             text(&out.stderr)
         );
     }
+    // Nor onto any other file of the data dir (its lock, port, search index), new or not.
+    for name in [
+        "taskdeck.lock",
+        "taskdeck.port",
+        "search.sqlite3",
+        "copy.sqlite3",
+        "logs/x",
+    ] {
+        let target = tmp.path().join("data").join(name);
+        let out = taskdeck(tmp.path(), &["backup", "--force", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is inside the data dir"),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
+    let lock = std::fs::read_to_string(tmp.path().join("data/taskdeck.lock")).unwrap();
+    assert!(lock.starts_with("running"), "{lock}");
     let (status, _) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{kept}")).await;
     assert_eq!(status, 200, "the live store is untouched");
     assert!(job(&s, "still writing").await.len() > 10);

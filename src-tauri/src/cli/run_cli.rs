@@ -310,10 +310,10 @@ struct Ending {
 
 impl Ending {
     /// A command ended by Ctrl-C, a closed terminal or a stop of ours: what it started (even in
-    /// a session of its own) goes with it, and a hang-up counts as a cancel.
+    /// a session of its own) goes with it, and a hang-up or Ctrl-C counts as a cancel.
     async fn sweep_leftovers(&mut self, tag: &str) {
         let signal = self.status.and_then(|s| s.signal());
-        if signal == Some(nix::libc::SIGHUP) {
+        if signal == Some(nix::libc::SIGHUP) || signal == Some(nix::libc::SIGINT) {
             self.cancelled = true;
         }
         // `stop_command` already swept them when it stopped the command (`stopped`).
@@ -358,7 +358,9 @@ impl StopSignals {
 
 /// Waits for the command to end while, every second, reporting its latest line and progress to
 /// the job; stops it on a cancel from Taskdeck, on SIGTERM or SIGHUP to `taskdeck run`, and on
-/// Ctrl-C (when interactive, the command gets 5 s to end on its own SIGINT first).
+/// SIGINT when it is not interactive. Interactive (stdin a terminal), Ctrl-C reaches the
+/// command from the terminal as it would without `taskdeck run`: the command decides (a REPL
+/// goes on; one that dies of it is counted cancelled by [`Ending::sweep_leftovers`]).
 async fn supervise(
     launched: &mut Launched,
     link: &JobLink,
@@ -394,14 +396,12 @@ async fn supervise(
                 break launched.stop().await;
             }
             Some(()) = async { stops.interrupt.as_mut()?.recv().await } => {
+                // The terminal sent SIGINT to the command too: it handles it as it would alone.
+                if launched.interactive {
+                    continue;
+                }
                 ending.cancelled = true;
                 ending.received = Some(nix::libc::SIGINT);
-                if launched.interactive {
-                    // The terminal sent SIGINT to the command too: let it end as it would alone.
-                    if let Ok(s) = tokio::time::timeout(Duration::from_secs(5), launched.child.wait()).await {
-                        break s.ok();
-                    }
-                }
                 ending.stopped = true;
                 break launched.stop().await;
             }

@@ -69,6 +69,28 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
             "is the store itself (or its WAL): back up to another path",
         ));
     }
+    // Every file in the data dir is Taskdeck's (its lock, port, search index, logs): a copy
+    // written over one of them would break the running Taskdeck.
+    // (The nearest directory above `dest` that exists: `dest` may name new directories.)
+    let inside = dest
+        .ancestors()
+        .skip(1)
+        .find_map(|a| {
+            std::fs::canonicalize(if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            })
+            .ok()
+        })
+        .zip(std::fs::canonicalize(dir).ok())
+        .is_some_and(|(parent, dir)| parent.starts_with(dir));
+    if inside {
+        return Err(store_error(
+            dest,
+            "is inside the data dir, whose files are Taskdeck's own: back up to another directory",
+        ));
+    }
     let partial = partial_path(dest);
     let copied = copy_pages(&source, &partial);
     let tasks = match copied {

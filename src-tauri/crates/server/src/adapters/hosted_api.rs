@@ -358,7 +358,7 @@ pub(crate) async fn set_status(
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, another principal's, expired, or not a hosted task", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "a key was answered or superseded earlier in the task's life, or is outstanding with another request (keys are unique over a task's life); nothing changed", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "no request, a request over 64 KiB as JSON (`reason: \"too_large\"`, `limit` in bytes), or a request carrying `_meta[\"taskdeck/approval\"]`, which only Taskdeck's own approvals may", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "no request, a `method` other than elicitation/create, sampling/createMessage and roots/list, a request over 64 KiB as JSON (`reason: \"too_large\"`, `limit` in bytes), or a request carrying `_meta[\"taskdeck/approval\"]`, which only Taskdeck's own approvals may", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn require_input(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -366,6 +366,20 @@ pub(crate) async fn require_input(
     body: Result<Json<HostedInputRequests>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<HostedChange>, ApiError> {
     let body = json_body(body, "{\"requests\": {...}, \"statusMessage\"?}")?;
+    // What a task may ask of its client: the schema's `InputRequest` (SEP-2663 §Task Update
+    // Requests).
+    const METHODS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
+    if let Some((key, _)) = body.requests.iter().find(|(_, request)| {
+        !request
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|m| METHODS.contains(&m))
+    }) {
+        return Err(ApiError::unprocessable(format!(
+            "request {key}: `method` must be one of {}",
+            METHODS.join(", ")
+        )));
+    }
     // Taskdeck's own approvals carry the call they approve in this `_meta` key, and the inbox
     // shows it as Taskdeck's policy question: a host may not dress its question up as one.
     if let Some(key) = body.requests.iter().find_map(|(key, request)| {

@@ -213,12 +213,41 @@ pub struct HostedStatus {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HostedInputRequests {
-    /// Key → SEP-2663 `InputRequest` (`{method, params}`). A key outstanding with the same
-    /// request is carried forward; an outstanding key left out is superseded.
-    #[schema(value_type = BTreeMap<String, Object>)]
+    /// Key → SEP-2663 `InputRequest` (`{method, params}`), at least one. A key outstanding
+    /// with the same request is carried forward; an outstanding key left out is superseded.
+    #[schema(schema_with = input_requests_schema)]
     pub requests: BTreeMap<String, Map<String, Value>>,
     /// The new status message; absent = unchanged.
     pub status_message: Option<String>,
+}
+
+/// The shape of one SEP-2663 `InputRequest` in the OpenAPI document (§Task Update Requests;
+/// the route keeps the request object whole, as given).
+#[derive(Deserialize, utoipa::ToSchema)]
+pub struct InputRequestShape {
+    pub method: InputMethod,
+    /// `ElicitRequestParams` or `CreateMessageRequestParams`; none for `roots/list`.
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Value>,
+}
+
+/// The schema of `requests`: an object of at least one [`InputRequestShape`].
+fn input_requests_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .additional_properties(Some(<InputRequestShape as utoipa::PartialSchema>::schema()))
+        .min_properties(Some(1))
+        .build()
+}
+
+/// What a task may ask of its client.
+#[derive(Deserialize, utoipa::ToSchema)]
+pub enum InputMethod {
+    #[serde(rename = "elicitation/create")]
+    Elicitation,
+    #[serde(rename = "sampling/createMessage")]
+    Sampling,
+    #[serde(rename = "roots/list")]
+    Roots,
 }
 
 /// `POST /v1/hosted-tasks/{taskId}/input-responses`.
