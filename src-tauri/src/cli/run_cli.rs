@@ -347,6 +347,7 @@ struct StopSignals {
 }
 
 impl StopSignals {
+    /// Installs the three listeners (each `None` when it cannot be installed).
     fn listen() -> StopSignals {
         StopSignals {
             interrupt: signal(SignalKind::interrupt()).ok(),

@@ -225,6 +225,7 @@ pub struct HostedInputRequests {
 /// the route keeps the request object whole, as given).
 #[derive(Deserialize, utoipa::ToSchema)]
 pub struct InputRequestShape {
+    /// What is asked of the client.
     pub method: InputMethod,
     /// `ElicitRequestParams` or `CreateMessageRequestParams`; none for `roots/list`.
     #[schema(value_type = Option<Object>)]
@@ -242,10 +243,13 @@ fn input_requests_schema() -> utoipa::openapi::Object {
 /// What a task may ask of its client.
 #[derive(Deserialize, utoipa::ToSchema)]
 pub enum InputMethod {
+    /// A form or URL for the user (`ElicitRequestParams`).
     #[serde(rename = "elicitation/create")]
     Elicitation,
+    /// A completion from the client's model (`CreateMessageRequestParams`).
     #[serde(rename = "sampling/createMessage")]
     Sampling,
+    /// The client's roots.
     #[serde(rename = "roots/list")]
     Roots,
 }
