@@ -623,3 +623,30 @@ async fn a_command_whose_log_fills_the_disk_goes_on_and_its_result_says_the_log_
     // Nothing was written to the file after the cut, even once there was space again.
     assert_eq!(std::fs::read_to_string(&log).unwrap(), cut);
 }
+
+#[tokio::test]
+async fn a_clean_stop_empties_the_write_ahead_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let mut made = Vec::new();
+    for i in 0..200 {
+        made.push(job(&s, &format!("job {i}")).await);
+    }
+    let wal = tmp.path().join("data/taskdeck.sqlite3-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert!(size() > 0, "the writes went through the log");
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+        .await
+        .expect("a clean stop")
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(size(), 0, "the log was copied into the store and emptied");
+    // Everything is in the store file itself.
+    let stored = ids_in(&tmp.path().join("data/taskdeck.sqlite3"));
+    assert!(made.iter().all(|id| stored.contains(id)));
+}

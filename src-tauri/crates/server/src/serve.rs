@@ -273,6 +273,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         }
         engine_for_stop.shutdown();
         gateway_for_stop.shutdown();
+        empty_wal(&engine_for_stop);
         data_dir_lock::mark_stopped(&data_dir);
     });
     Ok(Running {
@@ -370,9 +371,22 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
         }
         eprintln!("taskdeck: stopping");
         running.engine.shutdown();
+        empty_wal(&running.engine);
         data_dir_lock::mark_stopped(&cfg.data_dir);
         std::process::ExitCode::SUCCESS
     })
+}
+
+/// At a clean stop, empties the store's write-ahead log into the store file
+/// ([`taskdeck_engine::store::Store::truncate_wal`]); a failure is logged (the log stays).
+fn empty_wal(engine: &Engine) {
+    match engine.store().truncate_wal() {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::info!("the store's log is still in use; it is kept until the next start")
+        }
+        Err(e) => tracing::warn!("cannot empty the store's log at stop: {e}"),
+    }
 }
 
 async fn sigterm() {
