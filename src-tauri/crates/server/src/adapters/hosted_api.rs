@@ -192,7 +192,6 @@ pub(crate) async fn list(
     let mut filter = ListFilter {
         statuses,
         principal: Some(p.name.clone()),
-        query: Some(LIST_SCOPE.into()),
         limit,
         ..ListFilter::default()
     };
@@ -203,10 +202,7 @@ pub(crate) async fn list(
         filter.before_seq = Some(seq);
     }
     let list = tokio::task::spawn_blocking(move || {
-        let page = engine.store().page(&ListFilter {
-            query: None,
-            ..filter.clone()
-        })?;
+        let page = engine.store().page(&filter)?;
         let now = now_ms();
         let mut tasks = Vec::new();
         for task in page.tasks.iter().filter(|t| !retention_elapsed(t, now)) {
@@ -223,15 +219,15 @@ pub(crate) async fn list(
     Ok(Json(list))
 }
 
-/// What a hosted-task list's cursor is bound to: the caller and its status filter (the
-/// filter's `query` is [`LIST_SCOPE`], never searched for).
+/// What a hosted-task list's cursor is bound to: the caller and its status filter, with
+/// [`LIST_SCOPE`] in place of a text query, so that no `/v1/tasks` cursor continues it.
 fn list_scope<'a>(caller: &'a Principal, filter: &'a ListFilter) -> page_cursor::CursorScope<'a> {
     page_cursor::CursorScope {
         caller,
         statuses: &filter.statuses,
         tool: None,
         principal: filter.principal.as_deref(),
-        query: filter.query.as_deref(),
+        query: Some(LIST_SCOPE),
         errors_only: false,
     }
 }
