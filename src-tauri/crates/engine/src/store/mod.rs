@@ -212,13 +212,19 @@ impl Store {
     /// Copies the whole write-ahead log into the store file and empties it (a `TRUNCATE`
     /// checkpoint), for a clean stop: the WAL otherwise stays on disk at up to 64 MiB
     /// (`journal_size_limit`) after a busy run. Returns false when a reader or writer still
-    /// held the log (nothing is lost then: the log stays, as after any stop). Errors:
+    /// held the log for a whole second (the checkpoint thread or the search indexer may be in
+    /// the middle of a read; nothing is lost then: the log stays, as after any stop). Errors:
     /// [`EngineError::Store`].
     pub fn truncate_wal(&self) -> Result<bool, EngineError> {
-        self.read(|c| {
-            let busy: i64 = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
-            Ok(busy == 0)
-        })
+        for _ in 0..20 {
+            let busy: i64 = self
+                .read(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?))?;
+            if busy == 0 {
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Ok(false)
     }
 }
 
