@@ -57,6 +57,16 @@ impl Reply {
     }
 }
 
+/// `script` (util-linux) running the shell command `line` on a new terminal, its output
+/// captured. The line is `exec`ed: a shell that stayed in between (dash, `script`'s shell when
+/// `SHELL` is unset, does not exec a lone command) would get Ctrl-C too and report its own
+/// 130 instead of the command's exit code.
+pub fn in_script(line: &str) -> Command {
+    let mut script = Command::new("script");
+    script.args(["-qec", &format!("exec {line}"), "/dev/null"]);
+    script
+}
+
 pub fn meta(declare_tasks: bool) -> Value {
     let caps = if declare_tasks {
         json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})

@@ -8,7 +8,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::harness::{BIN, Server};
+use crate::harness::{BIN, Server, in_script};
 
 async fn post_job(s: &Server, token: &str, body: Value) -> reqwest::Response {
     s.http
@@ -761,11 +761,7 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         s.port,
         script.display()
     );
-    let out = tokio::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .output()
-        .await
-        .unwrap();
+    let out = in_script(&line).output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(
@@ -789,15 +785,10 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         s.port
     );
     let started = Instant::now();
-    let out = tokio::time::timeout(
-        Duration::from_secs(15),
-        tokio::process::Command::new("script")
-            .args(["-qec", &line, "/dev/null"])
-            .output(),
-    )
-    .await
-    .expect("taskdeck run returned")
-    .unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(15), in_script(&line).output())
+        .await
+        .expect("taskdeck run returned")
+        .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("started-bg"));
     assert!(
@@ -815,8 +806,7 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     );
     // `line` run in a terminal whose keyboard is the returned stdin.
     let in_terminal = |line: &str| {
-        let mut script = tokio::process::Command::new("script")
-            .args(["-qec", line, "/dev/null"])
+        let mut script = in_script(line)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -859,7 +849,7 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         stdout.contains("got-int") && stdout.contains("went-on"),
         "{stdout:?}"
     );
-    assert!(out.status.success(), "{stdout:?}");
+    assert!(out.status.success(), "{:?}: {stdout:?}", out.status);
 
     // Ctrl-C in the terminal ends the command and what it started, even in a session of its own.
     let pids = dir.path().join("ctrl-c-pids");

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{BIN, Server};
+use crate::harness::{BIN, Server, in_script};
 
 /// How `taskdeck run` attaches the command's output.
 #[derive(Clone, Copy, Debug)]
@@ -41,9 +41,7 @@ async fn run_and_finish(s: &Server, name: &str, script: &str, attached: Attached
                 "{BIN} run --port {} --token {token} --name {name} -- sh -c '{script}'",
                 s.port
             );
-            tokio::process::Command::new("script")
-                .args(["-qec", &line, "/dev/null"])
-                .output()
+            in_script(&line).output()
         }
         Attached::Pipes => tokio::process::Command::new(BIN)
             .args(["run", "--port", &s.port.to_string(), "--token", token])
