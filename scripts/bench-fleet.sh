@@ -12,15 +12,19 @@
 #    server's CPU time (utime + stime, all threads) per answered request, which the host's
 #    load disturbs less than req/s.
 # 2. Durable creation on a fresh store (`taskdeck-bench rate`): offered at RATE/s (open loop,
-#    latency from each request's due instant), and the peak (closed loop), 50 connections.
+#    latency from each request's due instant) after WARMUP seconds of the same load unmeasured
+#    (a fresh store's first writes grow its files: stalls of 10-12 ms in the first 300 ms),
+#    then the peak (closed loop), 50 connections.
 #
-# Usage: scripts/bench-fleet.sh [seconds per run, default 10] [STORED... default 100000 1000000]
+# Usage: scripts/bench-fleet.sh [seconds per run, default 10] [STORED... default 100000 1000000;
+#        0 for none, only creation]
 #        scripts/bench-fleet.sh --ab OTHER_BINARY [seconds] [STORED...]: the tasks/get rows on
 #        OTHER_BINARY (e.g. the release build of main, on a copy of the store) and on this
 #        build, both servers running (idle but the one measured), alternated over 3 rounds,
-#        each round with its own ceiling run: a before/after comparison inside one run.
+#        each round with its own ceiling run; then creation on each build, alternated over 3
+#        rounds: a before/after comparison inside one run.
 # Environment: FLEET_STORES (default /tmp/taskdeck-fleet), WORKING and WAITING (default 1000
-# each), RATE (default 10000), NO_BUILD=1 to use target/release as it is, QUIET_WAIT=0 not to
+# each), RATE (default 10000), WARMUP (default 3), NO_BUILD=1 to use target/release as it is, QUIET_WAIT=0 not to
 # wait for an idle machine before each measurement (wait_quiet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +38,7 @@ STORES=${FLEET_STORES:-/tmp/taskdeck-fleet}
 WORKING=${WORKING:-1000}
 WAITING=${WAITING:-1000}
 RATE=${RATE:-10000}
+WARMUP=${WARMUP:-3}
 [ "${NO_BUILD:-}" = 1 ] || cargo build --release --bins -q
 THIS=$PWD/target/release/taskdeck
 LOAD=target/release/taskdeck-bench
@@ -166,6 +171,7 @@ Command: \`scripts/bench-fleet.sh ${AB:+--ab $AB }$SECS ${SIZES[*]}\` ($(date -u
 |---|---|---|---|---|---|---|---|---|---|
 MD
 for size in "${SIZES[@]}"; do
+  [ "$size" = 0 ] && continue
   prepare "$THIS" "$STORES/$size" "$size" this
   if [ -n "$AB" ]; then
     # The other build polls a copy of the same store, both servers idle on core 0 but the one
@@ -191,20 +197,36 @@ for size in "${SIZES[@]}"; do
   kill "$this_td"; wait "$this_td" 2>/dev/null || true
 done
 
-if [ -z "$AB" ]; then
-  start_taskdeck "$THIS" "$work/fresh"
+# creation_rows BINARY LABEL: durable creation on a fresh store, offered at RATE/s and at the
+# peak; prints the two table rows.
+creation_rows() {
+  local fresh offered peak
+  fresh=$(mktemp -d "$work/fresh-XXXX")
+  start_taskdeck "$1" "$fresh"
   wait_quiet
-  offered=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps "$RATE" --seconds "$SECS" --connections 50)
+  offered=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps "$RATE" --seconds "$SECS" --connections 50 --warmup-seconds "$WARMUP")
   wait_quiet
   peak=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps 0 --seconds "$SECS" --connections 50)
   stop_taskdeck
-  cat <<MD
+  rm -rf "$fresh"
+  for run in "offered $RATE/s (open loop, after ${WARMUP} s of it unmeasured)|$offered" "peak (closed loop)|$peak"; do
+    local r=${run#*|}
+    echo "| $2${run%%|*} | $(field "$r" rps) | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $(field "$r" p999us) µs | $(field "$r" maxus) µs | $(field "$r" over10ms) | $(field "$r" maxGapus) µs | $(field "$r" gapsOver10ms) |"
+  done
+}
 
-Durable creation on a fresh store (\`taskdeck-bench rate\`, 50 connections, tools/call echo → CreateTaskResult, committed before the answer):
+cat <<MD
+
+Durable creation on a fresh store (\`taskdeck-bench rate\`, 50 connections, tools/call echo → CreateTaskResult, committed before the answer)${AB:+, the two builds alternated over 3 rounds}:
 
 | load | answers/s | p50 | p99 | p99.9 | max | answers over 10 ms | longest time without an answer | gaps over 10 ms |
 |---|---|---|---|---|---|---|---|---|
-| offered $RATE/s (open loop) | $(field "$offered" rps) | $(field "$offered" p50us) µs | $(field "$offered" p99us) µs | $(field "$offered" p999us) µs | $(field "$offered" maxus) µs | $(field "$offered" over10ms) | $(field "$offered" maxGapus) µs | $(field "$offered" gapsOver10ms) |
-| peak (closed loop) | $(field "$peak" rps) | $(field "$peak" p50us) µs | $(field "$peak" p99us) µs | $(field "$peak" p999us) µs | $(field "$peak" maxus) µs | $(field "$peak" over10ms) | $(field "$peak" maxGapus) µs | $(field "$peak" gapsOver10ms) |
 MD
+if [ -z "$AB" ]; then
+  creation_rows "$THIS" ""
+else
+  for round in 1 2 3; do
+    creation_rows "$AB" "other, round $round: "
+    creation_rows "$THIS" "this, round $round: "
+  done
 fi

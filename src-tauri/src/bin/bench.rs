@@ -6,9 +6,10 @@
 //!   N tasks (`tools/call` of `echo`, finished at once, or of NAME, by a client declaring the
 //!   tasks extension) over C keep-alive connections, as fast as the server takes them; every
 //!   answer is checked; prints one JSON line (requests, errors, rps).
-//! - `rate --url U --token T --rps R [--seconds S] [--connections C]`: durable creation offered
-//!   at R per second without coordinated omission, or at the peak with R = 0 (see
-//!   `bench/rate.rs`), for `scripts/bench-fleet.sh`.
+//! - `rate --url U --token T --rps R [--seconds S] [--connections C] [--warmup-seconds W]`:
+//!   durable creation offered at R per second without coordinated omission, or at the peak with
+//!   R = 0 (see `bench/rate.rs`), for `scripts/bench-fleet.sh`; the same load for W seconds
+//!   first, not measured (a fresh store's first writes grow its files).
 //!
 //! - `mcp-calls --url U --tool NAME --arguments JSON --expect TEXT [--token T] [--sessions N]
 //!   [--seconds S] [--warmup-seconds W]`: N concurrent 2025-11-25 MCP sessions calling one tool
@@ -89,6 +90,9 @@ enum Cmd {
         seconds: u64,
         #[arg(long, default_value_t = 50)]
         connections: usize,
+        /// Seconds of the same load before the measured run, not measured.
+        #[arg(long, default_value_t = 0)]
+        warmup_seconds: u64,
     },
     /// N concurrent 2025-11-25 MCP sessions calling one tool in a loop.
     McpCalls {
@@ -397,18 +401,26 @@ fn main() {
             rps,
             seconds,
             connections,
+            warmup_seconds,
         } => {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .unwrap();
-            let r = rt.block_on(rate::run(rate::RatePlan {
+            let plan = |duration| rate::RatePlan {
                 url: url.parse().expect("url"),
-                token,
+                token: token.clone(),
                 rps,
-                duration: Duration::from_secs(seconds),
+                duration,
                 connections,
-            }));
+            };
+            if warmup_seconds > 0 {
+                let warmup = rt.block_on(rate::run(plan(Duration::from_secs(warmup_seconds))));
+                if warmup["errors"] != 0 {
+                    print_and_check(&warmup);
+                }
+            }
+            let r = rt.block_on(rate::run(plan(Duration::from_secs(seconds))));
             print_and_check(&r);
         }
         Cmd::McpCalls {

@@ -26,6 +26,7 @@ pub mod idempotency;
 pub mod limits;
 pub mod model;
 pub mod principal;
+mod priority;
 pub mod search;
 pub mod state;
 pub mod store;

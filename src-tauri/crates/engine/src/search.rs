@@ -160,7 +160,8 @@ fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
 }
 
 fn run(mut idx: Connection, main: Connection, mut changes: broadcast::Receiver<Arc<Change>>) {
-    lower_priority();
+    // The lowest priority: under load it gets a small share of the CPU.
+    crate::priority::lower_this_thread(19, "search index");
     let mut oldest_seq = 0;
     loop {
         match index_pass(&mut idx, &main, &mut oldest_seq) {
@@ -335,27 +336,6 @@ pub fn candidate_match(query: &str) -> Option<String> {
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect();
     Some(quoted.join(" AND "))
-}
-
-/// Runs the indexer thread at the lowest nice level (19): under load it gets a small share of
-/// the CPU. Not `SCHED_IDLE`, which can leave a thread without CPU for as long as the load
-/// lasts, possibly inside its short read transaction (measured: durable creation's p99 went
-/// from ~50 ms to 330 ms while checkpoints waited for it).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: plain system calls about the calling thread (its kernel thread id).
-        let rc = unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, 19)
-        };
-        if rc != 0 {
-            tracing::debug!(
-                "search index: cannot lower priority: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,62 +1,185 @@
-//! The WAL checkpoint thread: copies the write-ahead log back into the database file on its
-//! own connection, so that the writer never stalls on the fsyncs a checkpoint makes.
+//! WAL checkpoints: a thread of low priority copies the write-ahead log back into the database
+//! file on its own connection, so that the writer never stalls on that copying; the writer
+//! itself finishes what resets the log, between two groups (see [`Checkpointer::finish`]).
+//!
+//! SQLite restarts the WAL from its first frame when a write transaction begins with every
+//! frame already copied and no reader still using one of them. Under constant writes the
+//! checkpoint thread never sees that moment: new frames arrive while it copies. So once the
+//! WAL is past [`WAL_RESET_FRAMES`], the thread copies until it is nearly caught up and asks the
+//! writer to copy the rest (a few hundred frames, about a millisecond) on its own connection
+//! after its next commit: nothing is written meanwhile, the next group then restarts the log.
 
-use std::{path::Path, sync::mpsc, thread, time::Instant};
+use std::{
+    path::Path,
+    sync::{
+        Arc,
+        atomic::{AtomicU8, Ordering},
+        mpsc,
+    },
+    thread,
+    time::Instant,
+};
 
-use super::connection::open_conn;
+use rusqlite::Connection;
+
+use super::connection::{open_conn, wait_for_lock};
 use crate::EngineError;
 
-/// WAL size (in 4 KiB frames, so about 64 MiB) past which a checkpoint resets the WAL.
-pub(super) const WAL_RESET_FRAMES: i64 = 16_384;
+/// WAL size (in 4 KiB frames, so about 32 MiB) past which the log is reset. Half the file's
+/// size limit ([`super::connection::WAL_SIZE_LIMIT`]): a reset of a file past that limit also
+/// truncates it, and on a filesystem mounted with `discard` the writer then waited up to 25 ms
+/// in the truncation's synchronous discard; the next commits also paid to allocate the blocks
+/// again.
+pub(super) const WAL_RESET_FRAMES: i64 = 8_192;
 
-/// Starts the checkpoint thread on the store at `path`. Each `()` sent on the returned channel
-/// asks for one checkpoint; a request made while one is pending is dropped (`try_send`). Each
-/// checkpoint is logged at debug level with its duration (`RUST_LOG=taskdeck_engine::store=debug`).
-/// Errors: [`EngineError::Store`] when the connection or the thread cannot be made.
-pub(super) fn spawn(path: &Path) -> Result<mpsc::SyncSender<()>, EngineError> {
-    let checkpointer = open_conn(path)?;
-    let (tx, rx) = mpsc::sync_channel::<()>(1);
-    thread::Builder::new()
-        .name("taskdeck-store-checkpoint".into())
-        .spawn(move || {
-            while rx.recv().is_ok() {
-                // PASSIVE never blocks anyone, but under constant reads and writes it cannot
-                // reset the WAL, which then grows without bound; past WAL_RESET_FRAMES a
-                // RESTART checkpoint waits for the writer and the readers and resets it, so
-                // the next commits write the file from its start again. New writes wait
-                // while it runs (~15 ms here, about twice a second under a creation flood).
-                // TRUNCATE (also shrinking the file to 0 bytes, so that it grew again) made
-                // those waits twice as long (BENCHMARKS.md); `journal_size_limit` caps the
-                // file instead.
-                let started = Instant::now();
-                let passive = checkpointer
-                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1));
-                tracing::debug!(
-                    "store: checkpoint (passive) of {:?} frames took {} µs",
-                    passive.as_ref().ok(),
-                    started.elapsed().as_micros()
-                );
-                match passive {
-                    Ok(frames) if frames > WAL_RESET_FRAMES => {
-                        let started = Instant::now();
-                        let restart = checkpointer.query_row(
-                            "PRAGMA wal_checkpoint(RESTART)",
-                            [],
-                            |_| Ok(()),
-                        );
-                        tracing::debug!(
-                            "store: checkpoint (restart) took {} µs",
-                            started.elapsed().as_micros()
-                        );
-                        if let Err(e) = restart {
-                            tracing::warn!("checkpoint (restart): {e}");
-                        }
+/// Frames the writer may be left to copy (256 KiB): it waits for their fsyncs, which took 1-10
+/// ms with 256 frames left, under a creation flood.
+const WRITER_LEFT_FRAMES: i64 = 64;
+
+/// PASSIVE passes made in a row at most: each copies what the writer added during the one
+/// before, so a few passes get within [`WRITER_LEFT_FRAMES`] unless the writer outruns them.
+const MAX_PASSES: usize = 16;
+
+/// Nice level of the checkpoint thread. Its passes copy thousands of frames (10-15 ms of CPU
+/// each under a creation flood); at normal priority, on a busy core, they took that time from
+/// the writer and the request handlers. At 19 (the indexer's) it could fall behind a saturated
+/// core: copying a flood of 25k tasks/s needs about 3% of a core; nice 10 gets about 10%.
+const NICE: i32 = 10;
+
+/// What the writer is asked to run after its next commit ([`Checkpointer::finish`]).
+const NOTHING: u8 = 0;
+/// A PASSIVE checkpoint on the writer's connection: it copies what the thread left, with no
+/// new frame arriving meanwhile, so the next write transaction restarts the log unless a
+/// reader still uses an old frame.
+const PASSIVE: u8 = 1;
+/// A RESTART checkpoint: also waits for the readers of old frames, for at most
+/// [`RESTART_WAIT_TRIES`] tries. Asked for only when the WAL grew past twice [`WAL_RESET_FRAMES`] (PASSIVE
+/// resets kept failing: a reader always held an old frame).
+const RESTART: u8 = 2;
+
+/// How long the writer's RESTART waits for readers (retrying every 200 µs) before it gives up
+/// until the next round: the reader it waits for may be the search indexer, whose low priority
+/// can keep it off a busy CPU for tens of milliseconds, while every write waits.
+const RESTART_WAIT_TRIES: i32 = 25;
+
+/// The writer's handle on the checkpoint thread.
+pub(super) struct Checkpointer {
+    /// One `()` asks for one round of passes; a request made while one is pending is dropped.
+    requests: mpsc::SyncSender<()>,
+    /// What the thread asks the writer to finish: [`NOTHING`], [`PASSIVE`] or [`RESTART`].
+    wanted: Arc<AtomicU8>,
+}
+
+impl Checkpointer {
+    /// Starts the checkpoint thread on the store at `path`. Each pass is logged at debug level
+    /// with its duration (`RUST_LOG=taskdeck_engine::store=debug`). Errors:
+    /// [`EngineError::Store`] when the connection or the thread cannot be made.
+    pub(super) fn spawn(path: &Path) -> Result<Checkpointer, EngineError> {
+        let conn = open_conn(path)?;
+        let (requests, rx) = mpsc::sync_channel::<()>(1);
+        let wanted = Arc::new(AtomicU8::new(NOTHING));
+        let asks = wanted.clone();
+        thread::Builder::new()
+            .name("taskdeck-store-checkpoint".into())
+            .spawn(move || {
+                crate::priority::lower_this_thread(NICE, "store checkpoint");
+                while rx.recv().is_ok() {
+                    // The writer has not taken the last ask yet: a pass now would hold the
+                    // checkpoint lock when it does (its checkpoint would then find it busy).
+                    if asks.load(Ordering::Acquire) != NOTHING {
+                        continue;
                     }
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!("checkpoint: {e}"),
+                    match passive_until_caught_up(&conn) {
+                        Ok(frames) if frames > 2 * WAL_RESET_FRAMES => {
+                            asks.store(RESTART, Ordering::Release)
+                        }
+                        Ok(frames) if frames > WAL_RESET_FRAMES => {
+                            asks.store(PASSIVE, Ordering::Release)
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!("checkpoint: {e}"),
+                    }
                 }
-            }
-        })
-        .map_err(|e| EngineError::Store(e.to_string()))?;
-    Ok(tx)
+            })
+            .map_err(|e| EngineError::Store(e.to_string()))?;
+        Ok(Checkpointer { requests, wanted })
+    }
+
+    /// Asks for a round of passes; never blocks (dropped while one is pending).
+    pub(super) fn request(&self) {
+        let _ = self.requests.try_send(());
+    }
+
+    /// Run by the writer between two groups, on its own connection `conn` (no transaction
+    /// open): the checkpoint the thread asked for, if any. Logged at debug level with its
+    /// duration; a failure is logged as a warning and leaves the WAL to the next round.
+    pub(super) fn finish(&self, conn: &Connection) {
+        let sql = match self.wanted.load(Ordering::Acquire) {
+            PASSIVE => "PRAGMA wal_checkpoint(PASSIVE)",
+            RESTART => "PRAGMA wal_checkpoint(RESTART)",
+            _ => return,
+        };
+        let started = Instant::now();
+        let restart = sql.contains("RESTART");
+        if restart {
+            let _ = conn.busy_handler(Some(wait_briefly));
+        }
+        let done = conn.query_row(sql, [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        });
+        if restart {
+            let _ = conn.busy_handler(Some(wait_for_lock));
+        }
+        // Taken: the thread's next round may start.
+        self.wanted.store(NOTHING, Ordering::Release);
+        match done {
+            Ok((busy, frames, copied)) => tracing::debug!(
+                "store: writer's {sql} of {frames} frames, {copied} copied, busy {busy}, took {} µs",
+                started.elapsed().as_micros()
+            ),
+            Err(e) => tracing::warn!("checkpoint (writer's {sql}): {e}"),
+        }
+    }
+}
+
+/// The writer's busy handler during its RESTART: retries every 200 µs, [`RESTART_WAIT_TRIES`]
+/// times.
+fn wait_briefly(tries: i32) -> bool {
+    if tries >= RESTART_WAIT_TRIES {
+        return false;
+    }
+    thread::sleep(std::time::Duration::from_micros(200));
+    true
+}
+
+/// Runs PASSIVE checkpoints (which block no one) while the WAL is past [`WAL_RESET_FRAMES`]
+/// and the last pass still copied [`WRITER_LEFT_FRAMES`] or more frames (what the writer added
+/// during the pass before), at most [`MAX_PASSES`]; one pass when the WAL is smaller. Returns
+/// the WAL's size in frames at the last pass. Errors: SQLite's.
+fn passive_until_caught_up(conn: &Connection) -> rusqlite::Result<i64> {
+    // Frames already copied before this pass, once known.
+    let mut copied_before: Option<i64> = None;
+    let mut pass = 0;
+    loop {
+        pass += 1;
+        let started = Instant::now();
+        let (frames, copied) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+            Ok((r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?;
+        // A WAL the writer restarted since the last pass starts again from frame 0.
+        let this_pass = match copied_before {
+            Some(before) if before <= copied => Some(copied - before),
+            _ => None,
+        };
+        tracing::debug!(
+            "store: checkpoint (passive, pass {pass}) of {frames} frames, {copied} copied \
+             ({this_pass:?} by this pass), took {} µs",
+            started.elapsed().as_micros()
+        );
+        let caught_up = this_pass.is_some_and(|n| n < WRITER_LEFT_FRAMES);
+        if frames <= WAL_RESET_FRAMES || caught_up || pass == MAX_PASSES {
+            return Ok(frames);
+        }
+        copied_before = Some(copied);
+    }
 }

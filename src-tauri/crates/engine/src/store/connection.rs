@@ -38,10 +38,14 @@ pub(super) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
     // thread so the writer never stalls on them; the writer asks for one every
     // `CHECKPOINT_EVERY` commits.
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-    // When the WAL is reset, truncate the file back to this size (bytes).
-    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     Ok(conn)
 }
+
+/// Bytes past which a reset WAL file is truncated back to this size (`journal_size_limit`).
+/// The WAL is reset at half this size ([`super::checkpoint::WAL_RESET_FRAMES`]), so it reaches
+/// it only when resets were held off (by readers that never paused).
+pub(super) const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
 /// Idle read-only connections, reused by [`super::Store::read`]; at most [`Self::KEPT`] are kept.
 pub(super) struct ReaderPool {
@@ -130,7 +134,7 @@ const LOCK_RETRY: std::time::Duration = std::time::Duration::from_micros(200);
 /// (`busy_timeout`) sleeps 1, 2, 5, 10, 15, 20, 25... ms between tries: when the checkpoint
 /// thread's RESTART checkpoint (which holds off new writers while it waits) waited on the
 /// writer's lock that way, every waiting write stalled for 15-25 ms (BENCHMARKS.md).
-fn wait_for_lock(tries: i32) -> bool {
+pub(super) fn wait_for_lock(tries: i32) -> bool {
     if LOCK_RETRY * u32::try_from(tries).unwrap_or(u32::MAX) >= LOCK_WAIT {
         return false;
     }
