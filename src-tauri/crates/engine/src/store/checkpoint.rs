@@ -66,6 +66,24 @@ const RESTART: u8 = 2;
 /// can keep it off a busy CPU for tens of milliseconds, while every write waits.
 const RESTART_WAIT_TRIES: i32 = 25;
 
+/// WAL size (frames, 128 MiB) past which the writer's RESTART waits for the readers of old
+/// frames for up to [`HARD_RESTART_WAIT_TRIES`]: readers that follow each other without a gap
+/// (full-text searches in a loop, each a read transaction of 0.1-2 s) never leave a moment
+/// when the log can be reused, and the WAL grew by 38 MiB/s, to 2.4 GB in a minute, with
+/// searches slowing down as it grew. Past this size, writes wait for the current readers
+/// instead (new readers do not hold a RESTART up), at most once per
+/// [`HARD_RESTART_SPACING`].
+const HARD_LIMIT_FRAMES: i64 = 4 * WAL_RESET_FRAMES;
+
+/// Tries (200 µs apart, so 1 s) of a RESTART past [`HARD_LIMIT_FRAMES`]: longer than a slow
+/// search (0.1-0.7 s on a WAL that large), shorter than a backup of a large store (which then
+/// keeps the WAL until it ends).
+const HARD_RESTART_WAIT_TRIES: i32 = 5_000;
+
+/// Time between two RESTARTs past [`HARD_LIMIT_FRAMES`], so that a reader holding old frames
+/// for long (a backup) stalls writes for at most 1 s in 2 s.
+const HARD_RESTART_SPACING: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Commits between two of the writer's own checkpoints while the WAL is past twice
 /// [`WAL_RESET_FRAMES`] and the thread has not asked: often enough to bound the WAL, rarely
 /// enough that a long reader holding old frames (during which nothing can be copied or reset)
@@ -91,6 +109,8 @@ pub(super) struct Checkpointer {
     requests: mpsc::SyncSender<()>,
     /// What the thread asks the writer to finish: [`NOTHING`], [`PASSIVE`] or [`RESTART`].
     wanted: Arc<AtomicU8>,
+    /// When the writer last ran a RESTART past [`HARD_LIMIT_FRAMES`] (the writer's own).
+    hard_tried: Cell<Option<Instant>>,
 }
 
 impl Checkpointer {
@@ -125,7 +145,11 @@ impl Checkpointer {
                 }
             })
             .map_err(|e| EngineError::Store(e.to_string()))?;
-        Ok(Checkpointer { requests, wanted })
+        Ok(Checkpointer {
+            requests,
+            wanted,
+            hard_tried: Cell::new(None),
+        })
     }
 
     /// Asks for a round of passes; never blocks (dropped while one is pending).
@@ -143,32 +167,61 @@ impl Checkpointer {
     /// Run by the writer between two groups, on its own connection `conn` (no transaction
     /// open), `commits` being its count of commits so far: the checkpoint the thread asked
     /// for, if any; else, every [`OWN_CHECKPOINT_EVERY`] commits while the WAL is past twice
-    /// [`WAL_RESET_FRAMES`] (the thread is behind), a PASSIVE one of its own. Logged at debug
+    /// [`WAL_RESET_FRAMES`] (the thread is behind), a PASSIVE one of its own. Past
+    /// [`HARD_LIMIT_FRAMES`] either is a RESTART that waits up to 1 s for readers. Logged at debug
     /// level with its duration; a failure is logged as a warning and leaves the WAL to the next
     /// round.
     pub(super) fn finish(&self, conn: &Connection, commits: u64) {
-        let behind =
-            WAL_FRAMES.get() > 2 * WAL_RESET_FRAMES && commits.is_multiple_of(OWN_CHECKPOINT_EVERY);
-        let sql = match self.wanted.load(Ordering::Acquire) {
-            PASSIVE => "PRAGMA wal_checkpoint(PASSIVE)",
-            RESTART => "PRAGMA wal_checkpoint(RESTART)",
-            _ if behind => "PRAGMA wal_checkpoint(PASSIVE)",
+        let frames = WAL_FRAMES.get();
+        let behind = frames > 2 * WAL_RESET_FRAMES && commits.is_multiple_of(OWN_CHECKPOINT_EVERY);
+        let hard = frames > HARD_LIMIT_FRAMES
+            && self
+                .hard_tried
+                .get()
+                .is_none_or(|t| t.elapsed() >= HARD_RESTART_SPACING);
+        let restart = match self.wanted.load(Ordering::Acquire) {
+            PASSIVE => hard,
+            RESTART => true,
+            _ if behind => hard,
             _ => return,
         };
+        let sql = if restart {
+            "PRAGMA wal_checkpoint(RESTART)"
+        } else {
+            "PRAGMA wal_checkpoint(PASSIVE)"
+        };
         let started = Instant::now();
-        let restart = sql.contains("RESTART");
-        if restart {
+        if hard {
+            let _ = conn.busy_handler(Some(wait_past_hard_limit));
+        } else if restart {
             let _ = conn.busy_handler(Some(wait_briefly));
         }
-        let done = conn.query_row(sql, [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        });
+        let run = || {
+            conn.query_row(sql, [], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+        };
+        let mut done = run();
+        // Past the hard limit, a checkpoint thread in the middle of a pass (-1 frames: this
+        // one could not start) is waited for, up to 20 ms, rather than left to win again.
+        for _ in 0..20 {
+            if !hard || !done.as_ref().is_ok_and(|(_, frames, _)| *frames < 0) {
+                break;
+            }
+            thread::sleep(std::time::Duration::from_millis(1));
+            done = run();
+        }
         if restart {
             let _ = conn.busy_handler(Some(wait_for_lock));
+        }
+        // One that found the checkpoint thread in a pass (-1 frames: it did not start) did not
+        // wait, and is tried again at the next chance.
+        if hard && done.as_ref().is_ok_and(|(_, frames, _)| *frames >= 0) {
+            self.hard_tried.set(Some(Instant::now()));
         }
         // Taken: the thread's next round may start.
         self.wanted.store(NOTHING, Ordering::Release);
@@ -180,6 +233,16 @@ impl Checkpointer {
             Err(e) => tracing::warn!("checkpoint (writer's {sql}): {e}"),
         }
     }
+}
+
+/// The writer's busy handler during a RESTART past [`HARD_LIMIT_FRAMES`]: retries every
+/// 200 µs, [`HARD_RESTART_WAIT_TRIES`] times.
+fn wait_past_hard_limit(tries: i32) -> bool {
+    if tries >= HARD_RESTART_WAIT_TRIES {
+        return false;
+    }
+    thread::sleep(std::time::Duration::from_micros(200));
+    true
 }
 
 /// The writer's busy handler during its RESTART: retries every 200 µs, [`RESTART_WAIT_TRIES`]
