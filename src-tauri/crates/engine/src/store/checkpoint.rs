@@ -8,8 +8,12 @@
 //! WAL is past [`WAL_RESET_FRAMES`], the thread copies until it is nearly caught up and asks the
 //! writer to copy the rest (a few hundred frames, about a millisecond) on its own connection
 //! after its next commit: nothing is written meanwhile, the next group then restarts the log.
+//! When the thread falls behind anyway (a machine busy with other work leaves a low-priority
+//! thread little CPU), the writer, which learns the WAL's size at every commit, copies on its
+//! own once the WAL is past twice [`WAL_RESET_FRAMES`], so the WAL stays bounded.
 
 use std::{
+    cell::Cell,
     path::Path,
     sync::{
         Arc,
@@ -20,7 +24,7 @@ use std::{
     time::Instant,
 };
 
-use rusqlite::Connection;
+use rusqlite::{Connection, hooks::Wal};
 
 use super::connection::{open_conn, wait_for_lock};
 use crate::EngineError;
@@ -61,6 +65,25 @@ const RESTART: u8 = 2;
 /// until the next round: the reader it waits for may be the search indexer, whose low priority
 /// can keep it off a busy CPU for tens of milliseconds, while every write waits.
 const RESTART_WAIT_TRIES: i32 = 25;
+
+/// Commits between two of the writer's own checkpoints while the WAL is past twice
+/// [`WAL_RESET_FRAMES`] and the thread has not asked: often enough to bound the WAL, rarely
+/// enough that a long reader holding old frames (during which nothing can be copied or reset)
+/// costs the writer little.
+const OWN_CHECKPOINT_EVERY: u64 = 50;
+
+thread_local! {
+    /// Frames in the WAL after the last commit of this thread's connection, as SQLite's WAL
+    /// hook reports them (set on the writer thread, whose connection [`Checkpointer::watch`]
+    /// registered the hook on).
+    static WAL_FRAMES: Cell<i64> = const { Cell::new(0) };
+}
+
+/// SQLite's WAL hook: runs after each commit with the frames now in the WAL.
+fn note_wal_frames(_: &Wal, frames: std::ffi::c_int) -> rusqlite::Result<()> {
+    WAL_FRAMES.set(i64::from(frames));
+    Ok(())
+}
 
 /// The writer's handle on the checkpoint thread.
 pub(super) struct Checkpointer {
@@ -110,13 +133,26 @@ impl Checkpointer {
         let _ = self.requests.try_send(());
     }
 
+    /// Registers, on the writer's connection `conn` and from the writer's thread, the hook
+    /// through which [`Self::finish`] learns the WAL's size (after `wal_autocheckpoint`, which
+    /// would replace it).
+    pub(super) fn watch(conn: &Connection) {
+        conn.wal_hook(Some(note_wal_frames));
+    }
+
     /// Run by the writer between two groups, on its own connection `conn` (no transaction
-    /// open): the checkpoint the thread asked for, if any. Logged at debug level with its
-    /// duration; a failure is logged as a warning and leaves the WAL to the next round.
-    pub(super) fn finish(&self, conn: &Connection) {
+    /// open), `commits` being its count of commits so far: the checkpoint the thread asked
+    /// for, if any; else, every [`OWN_CHECKPOINT_EVERY`] commits while the WAL is past twice
+    /// [`WAL_RESET_FRAMES`] (the thread is behind), a PASSIVE one of its own. Logged at debug
+    /// level with its duration; a failure is logged as a warning and leaves the WAL to the next
+    /// round.
+    pub(super) fn finish(&self, conn: &Connection, commits: u64) {
+        let behind =
+            WAL_FRAMES.get() > 2 * WAL_RESET_FRAMES && commits.is_multiple_of(OWN_CHECKPOINT_EVERY);
         let sql = match self.wanted.load(Ordering::Acquire) {
             PASSIVE => "PRAGMA wal_checkpoint(PASSIVE)",
             RESTART => "PRAGMA wal_checkpoint(RESTART)",
+            _ if behind => "PRAGMA wal_checkpoint(PASSIVE)",
             _ => return,
         };
         let started = Instant::now();
@@ -125,7 +161,11 @@ impl Checkpointer {
             let _ = conn.busy_handler(Some(wait_briefly));
         }
         let done = conn.query_row(sql, [], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
         });
         if restart {
             let _ = conn.busy_handler(Some(wait_for_lock));

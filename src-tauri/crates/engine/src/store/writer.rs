@@ -106,6 +106,7 @@ fn run_writer(
     answers: Arc<AnswerCache>,
     checkpoint: Checkpointer,
 ) {
+    Checkpointer::watch(&conn);
     let mut commits: u64 = 0;
     let mut cache = WorkingTasks::new();
     while let Ok(first) = rx.recv() {
@@ -206,6 +207,6 @@ fn run_writer(
             deliver(failed.as_ref());
         }
         // After the answers: the writes of this group do not wait for it.
-        checkpoint.finish(&conn);
+        checkpoint.finish(&conn, commits);
     }
 }
