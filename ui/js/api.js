@@ -30,9 +30,25 @@ export function lastingWriteFailure(error) {
 }
 
 /**
+ * The fetch options of one /v1 request: JSON wanted, the bearer token, the body as JSON (when
+ * there is one), never from the HTTP cache. early.js sends the page's first requests with these.
+ * @param {string} method e.g. 'GET'
+ * @param {string} token the bearer token
+ * @param {unknown} [body] sent as JSON when not undefined
+ * @returns {RequestInit & {headers: Record<string, string>}}
+ */
+export function requestInit(method, token, body) {
+  const headers = { Accept: 'application/json', Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  return { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' };
+}
+
+/**
  * @param {() => string} getToken
  * @param {{fetchImpl?: typeof fetch, onAuthError?: () => void, onWrite?: (error: ApiError|null) => void}} [options]
- *   `onWrite` hears how each write (POST, PUT, DELETE) ended: null when it succeeded, else its ApiError.
+ *   `fetchImpl` resolves to a Response, or to what is read of one: `ok`, `status`, `statusText`
+ *   and `text()` (early.js's answers). `onWrite` hears how each write (POST, PUT, DELETE) ended:
+ *   null when it succeeded, else its ApiError.
  */
 export function createApi(getToken, options = {}) {
   const fetchImpl = options.fetchImpl || ((...a) => fetch(...a));
@@ -50,16 +66,9 @@ export function createApi(getToken, options = {}) {
   }
 
   async function send(method, path, body) {
-    const headers = { Accept: 'application/json', Authorization: `Bearer ${getToken()}` };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
     let resp;
     try {
-      resp = await fetchImpl(path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        cache: 'no-store',
-      });
+      resp = await fetchImpl(path, requestInit(method, getToken(), body));
     } catch (err) {
       throw new ApiError(0, { title: 'Network error', detail: `Taskdeck did not answer (${err && err.message ? err.message : err}).` });
     }

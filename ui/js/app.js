@@ -1,6 +1,6 @@
-// Taskdeck's page, its entry point (index.html loads this module): finds the token, starts the
-// page with it (/v1/me, the first list page, then the live stream, the inbox and the modules
-// loaded later), wires the controls once, and follows the URL fragment. Each part of the page
+// Taskdeck's page, its entry point (index.html loads this module): starts the page with the
+// token early.js found (/v1/me and the first list page, whose requests early.js sent already,
+// then the live stream, the inbox and the modules loaded later), wires the controls once, and follows the URL fragment. Each part of the page
 // is a module of its own: state.js (the one state object), token-screen.js, live.js (the event
 // stream), list.js, filters.js, inbox.js, selection.js, cancel.js, open-task.js, keyboard.js,
 // lazy.js (modules loaded later), notices.js (toasts), store-banner.js (why writes fail),
@@ -8,6 +8,7 @@
 
 import { createApi } from './api.js';
 import { loadToken, parseTokenFragment, rights, taskFromHash } from './auth.js';
+import { early } from './early.js';
 import { ListView } from './list-view.js';
 import { openHelp, initHelp } from './dialogs.js';
 import { h, clear, $ } from './dom.js';
@@ -23,12 +24,14 @@ import { bulkCancel } from './cancel.js';
 import { focusTask, openTask, narrow } from './open-task.js';
 import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog, loadTaskActions } from './lazy.js';
 import { onKey } from './keyboard.js';
+import { afterNextFrame } from './timing.js';
 import { noteWrite } from './store-banner.js';
 
 async function boot() {
   initTokenScreen(start);
   initHelp();
-  const token = loadToken({ location: window.location, storage: sessionStorage, history: window.history });
+  // early.js has read (and scrubbed) the fragment already: its token is the page's.
+  const token = early.token;
   if (!token) {
     showTokenScreen('');
     return;
@@ -39,7 +42,9 @@ async function boot() {
 async function start(token) {
   state.token = token;
   state.authFailed = false;
-  state.api = createApi(() => state.token, { onAuthError, onWrite: noteWrite });
+  // The first /v1/me and list requests were sent by early.js (with this token, or they are not
+  // taken): the client reads those answers instead of asking again.
+  state.api = createApi(() => state.token, { onAuthError, onWrite: noteWrite, fetchImpl: (path, init) => early.take(path, init) || fetch(path, init) });
   // /v1/me and the first list page go out together, before the live stream: the first rows
   // wait for neither the stream nor /v1/me's round trip. The page carries the id of the newest
   // change it reflects, and the stream resumes from there, so nothing falls between the two.
@@ -54,13 +59,22 @@ async function start(token) {
   $('token-screen').hidden = true;
   $('app').hidden = false;
   let unreachable = false;
-  reloadList().then((eventId) => {
+  const listed = reloadList();
+  // Both first requests have taken early.js's answers (or sent their own): an answer left there
+  // is dropped, so no later request gets it.
+  early.close();
+  listed.then((eventId) => {
     if (state.authFailed || unreachable) return;
-    connectStream(eventId);
-    // The inbox's query waits for the list's: the first rows are what the page is opened for.
-    reloadInbox();
-    reloadApprovals();
-    loadTheRestWhenIdle();
+    // The stream, the inbox's and approvals' queries and the modules loaded later wait for the
+    // frame that draws the first rows (opening them cost that frame ~10 ms): the rows are what
+    // the page is opened for, and the stream resumes from the page's eventId, missing nothing.
+    afterNextFrame(() => {
+      if (state.authFailed || unreachable) return;
+      connectStream(eventId);
+      reloadInbox();
+      reloadApprovals();
+      loadTheRestWhenIdle();
+    });
   });
   try {
     state.me = await me;

@@ -128,8 +128,12 @@ export class ListView {
       // A shorter list may pull the scroll position back: only then is it read again.
       if (this.maybeScrolled && top + height > spacerHeight) top = this.container.scrollTop;
     }
-    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
-    const last = Math.min(n - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+    // Until the first layout has told the list's height (the page's first rows), only the rows
+    // the window can show are drawn: the ResizeObserver's report, right after that frame, asks
+    // for the frame that adds the rows beyond the view.
+    const overscan = this.viewHeight ? OVERSCAN : 0;
+    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - overscan);
+    const last = Math.min(n - 1, Math.ceil((top + height) / ROW_HEIGHT) + overscan);
     // A row keeps its task while that task stays in range: scrolling, or a task inserted above,
     // only moves it (a transform). Only rows that come into range are filled, so a frame costs
     // a few rows' worth of DOM writes instead of every row's.

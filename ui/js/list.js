@@ -2,7 +2,7 @@
 // empty state) at most once a frame, and pausing it while the reader looks at it. The rows
 // themselves are drawn by ListView (list-view.js) over the TaskList model (tasks-model.js).
 
-import { listQuery } from './tasks-model.js';
+import { listQuery, FIRST_PAGE_SIZE } from './tasks-model.js';
 import { h, clear, $, setText } from './dom.js';
 import { formatCount } from './format.js';
 import { state } from './state.js';
@@ -10,9 +10,7 @@ import { oncePerFrame } from './timing.js';
 import { announce } from './notices.js';
 import { currentFilters, isFiltered, renderChips, clearFilters, noteTool, notePrincipal } from './filters.js';
 
-// The first page is small so the list paints early (it covers a tall window); the next
-// pages load while the reader looks at it.
-const FIRST_PAGE_SIZE = 50;
+/** How many tasks each further page asks for. */
 const PAGE_SIZE = 200;
 
 export const scheduleListRender = oncePerFrame(() => {

@@ -22,6 +22,10 @@ export function isErrorTask(task) {
   return Boolean(task.result && task.result.isError === true);
 }
 
+/** How many tasks the list's first page asks for: few, so the list paints early (they cover a
+ *  tall window); the next pages load while the reader looks at it. */
+export const FIRST_PAGE_SIZE = 50;
+
 /** The query string for GET /v1/tasks. */
 export function listQuery(filters, { cursor = null, limit = 200 } = {}) {
   const p = new URLSearchParams();

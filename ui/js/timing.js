@@ -1,5 +1,6 @@
-// When a function runs: at most once (a lazy module load), or at most once per animation frame
-// (a redraw asked for by many changes). No DOM; unit-tested in ui/test/timing.test.mjs.
+// When a function runs: at most once (a lazy module load), at most once per animation frame
+// (a redraw asked for by many changes), or after the next frame (work that should not delay
+// it). No DOM; unit-tested in ui/test/timing.test.mjs.
 
 /** `load` runs once; every call returns its promise. A load that failed (the server was away,
  *  say) is tried again by the next call. */
@@ -28,4 +29,21 @@ export function oncePerFrame(fn, raf = (cb) => requestAnimationFrame(cb)) {
       fn();
     });
   };
+}
+
+/**
+ * Runs `fn` once, in a task after the next animation frame: work that the page needs soon but
+ * that should not delay what that frame draws. A page that draws no frame (a hidden tab, where
+ * requestAnimationFrame waits until it is shown) runs it after `maxWaitMs` all the same.
+ * `raf` and `setTimer` are the frame and timer schedulers (tests pass their own).
+ */
+export function afterNextFrame(fn, { maxWaitMs = 100, raf = (cb) => requestAnimationFrame(cb), setTimer = (cb, ms) => setTimeout(cb, ms) } = {}) {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  raf(() => setTimer(run, 0));
+  setTimer(run, maxWaitMs);
 }

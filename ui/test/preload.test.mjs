@@ -38,7 +38,24 @@ test('index.html loads app.js and preloads exactly the modules it imports, direc
   assert.ok(needed.size > 20, `found only ${needed.size} imports: is the import pattern still right?`);
   assert.ok(!needed.has('app.js'), 'no module imports the entry point (its evaluation starts the page)');
   assert.match(html, /<script type="module" src="js\/app\.js"><\/script>/);
+  // early.js has a script of its own (it runs before app.js's graph has loaded): not preloaded.
+  assert.ok(needed.has('early.js'), 'app.js takes the first answers from early.js');
+  needed.delete('early.js');
   assert.deepEqual([...preloaded].sort(), [...needed].sort());
+});
+
+test('early.js has its own script, first in <head>, before the stylesheet and app.js, its imports preloaded first', () => {
+  const html = readFileSync(join(ui, 'index.html'), 'utf8');
+  // Not async: Chromium runs async module scripts late (after the other modules' fetches);
+  // a deferred one runs as soon as the HTML is parsed, before app.js (document order).
+  const script = html.indexOf('<script type="module" src="js/early.js"></script>');
+  assert.ok(script > 0, 'early.js is loaded by a module script of its own');
+  assert.ok(script < html.indexOf('<link rel="stylesheet"'), 'before the stylesheet');
+  assert.ok(script < html.indexOf('<script type="module" src="js/app.js">'), 'before app.js');
+  for (const dep of importsOf('early.js')) {
+    const link = html.indexOf(`<link rel="modulepreload" href="js/${dep}">`);
+    assert.ok(link > script && link < html.indexOf('<link rel="stylesheet"'), `${dep} is preloaded right after early.js`);
+  }
 });
 
 test('what the page loads later exists, and is not preloaded', () => {

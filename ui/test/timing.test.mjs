@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { once, oncePerFrame } from '../js/timing.js';
+import { once, oncePerFrame, afterNextFrame } from '../js/timing.js';
 
 test('once: loads once and shares the promise', async () => {
   let calls = 0;
@@ -56,5 +56,28 @@ test('oncePerFrame: a call from inside the function queues another frame', () =>
   frames.shift()();
   assert.equal(frames.length, 1);
   frames.shift()();
+  assert.equal(runs, 2);
+});
+
+test('afterNextFrame: runs once, in a task after the frame, or after the wait when no frame comes', () => {
+  const frames = [];
+  const timers = [];
+  const deps = { raf: (cb) => frames.push(cb), setTimer: (cb, ms) => timers.push({ cb, ms }), maxWaitMs: 100 };
+  let runs = 0;
+  afterNextFrame(() => runs++, deps);
+  assert.equal(runs, 0, 'nothing runs before the frame');
+  assert.deepEqual(timers.map((t) => t.ms), [100], 'only the fallback timer so far');
+  frames.shift()();
+  assert.equal(runs, 0, 'not inside the frame either');
+  assert.deepEqual(timers.map((t) => t.ms), [100, 0]);
+  timers.pop().cb();
+  assert.equal(runs, 1, 'in the task queued from the frame');
+  timers.pop().cb();
+  assert.equal(runs, 1, 'the fallback finds it done');
+
+  // A hidden tab draws no frame: the fallback runs it.
+  frames.length = 0;
+  afterNextFrame(() => runs++, deps);
+  timers.pop().cb();
   assert.equal(runs, 2);
 });

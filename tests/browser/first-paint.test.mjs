@@ -1,0 +1,106 @@
+// The page's first requests (ui/js/early.js): GET /v1/me and the list's first page go out from
+// early.js, once each, and the page draws its first rows (or, for a refused token, the token
+// screen) from those very answers. The real `taskdeck serve` and headless Chromium; the
+// requests and who sent them are read from the DevTools protocol (Network.requestWillBeSent).
+//
+//   TASKDECK_BIN=/path/to/taskdeck node --test tests/browser/first-paint.test.mjs
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { chromium } from 'playwright-core';
+import { startServer, tearDown, BIN, CHROMIUM } from './harness.mjs';
+
+let server;
+let base;
+let token;
+let tmp;
+let browser;
+
+before(async () => {
+  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN} (cargo build, or set TASKDECK_BIN)`);
+  assert.ok(fs.existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM} (set CHROMIUM)`);
+  const started = await startServer(BIN, ['--conformance-fixtures']);
+  tmp = started.dir;
+  server = started.child;
+  base = started.url;
+  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  for (let i = 0; i < 3; i++) {
+    const resp = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'echo', arguments: { n: i, note: `first paint ${i}` } }),
+    });
+    assert.ok(resp.ok, `POST /v1/jobs: ${resp.status}`);
+  }
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+});
+
+after(() => tearDown({ browser, server, tmp }));
+
+/**
+ * Opens the page with `#token=<bearer>` in a fresh context and records every request it sends:
+ * `[{url, method, initiatorUrls}]`, where initiatorUrls are the script URLs on the stack that
+ * sent it. Resolves with `{page, requests, errors}`.
+ */
+async function open(bearer) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const requests = [];
+  const cdp = await context.newCDPSession(page);
+  cdp.on('Network.requestWillBeSent', ({ request, initiator }) => {
+    const urls = [];
+    for (let s = initiator && initiator.stack; s; s = s.parent) for (const f of s.callFrames) urls.push(f.url);
+    requests.push({ url: request.url, method: request.method, initiatorUrls: urls });
+  });
+  await cdp.send('Network.enable');
+  await page.goto(`${base}/#token=${encodeURIComponent(bearer)}`);
+  return { page, requests, errors };
+}
+
+const pathOf = (url) => url.slice(base.length);
+
+test('/v1/me and the first list page are sent once, from early.js, and the first rows come from them', async () => {
+  const { page, requests, errors } = await open(token);
+  await page.locator('#task-list .row[aria-rowindex="1"]:not([hidden]) .row-id[title]').waitFor();
+  // Everything the start sends has gone out once the stream is open.
+  await page.locator('#conn[data-state="open"]').waitFor();
+  await page.locator('#me', { hasText: 'admin' }).waitFor();
+  const rows = await page.locator('#task-list .row:not([hidden]) .row-msg').allTextContents();
+  assert.ok(rows.some((t) => t.includes('first paint')), `rows: ${JSON.stringify(rows)}`);
+
+  for (const path of ['/v1/me', '/v1/tasks?limit=50']) {
+    const sent = requests.filter((r) => pathOf(r.url) === path);
+    assert.equal(sent.length, 1, `${path} sent ${sent.length} times: the page did not take early.js's answer`);
+    assert.equal(sent[0].method, 'GET');
+    assert.ok(
+      sent[0].initiatorUrls.some((u) => u.endsWith('/js/early.js')),
+      `${path} was sent by ${JSON.stringify(sent[0].initiatorUrls)}, not early.js`,
+    );
+  }
+  // early.js's requests go out before app.js has run: the stream, which app.js opens, comes later.
+  const order = requests.map((r) => pathOf(r.url).split('?')[0]);
+  assert.ok(order.indexOf('/v1/tasks') < order.indexOf('/v1/events'), `order: ${JSON.stringify(order)}`);
+  // The token was scrubbed from the address bar and is in no request's URL.
+  assert.ok(!page.url().includes('token='), page.url());
+  for (const r of requests) assert.ok(!r.url.includes(token), `token in ${r.url}`);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('taskdeck.token')), token);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test('a refused token: early.js\'s answers bring up the token screen, and the page asks nothing twice', async () => {
+  const { page, requests, errors } = await open('not-a-valid-token');
+  await page.locator('#token-screen:not([hidden])').waitFor();
+  await page.locator('#token-error', { hasText: 'not accepted' }).waitFor();
+  assert.equal(await page.locator('#app').isHidden(), true);
+  for (const path of ['/v1/me', '/v1/tasks?limit=50']) {
+    assert.equal(requests.filter((r) => pathOf(r.url) === path).length, 1, path);
+  }
+  assert.equal(requests.filter((r) => pathOf(r.url).startsWith('/v1/events')).length, 0, 'no stream for a refused token');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('taskdeck.token')), null, 'the refused token is forgotten');
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
