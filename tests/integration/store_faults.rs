@@ -383,6 +383,65 @@ fn fill_as(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// A start on a full disk, with tasks the last run left running (each must be recorded as
+/// failed, which needs a write), stops with what to do, not with the running server's "writes
+/// resume by themselves".
+#[tokio::test]
+async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    for _ in 0..20 {
+        let rpc = s
+            .rpc(
+                Some(&s.admin),
+                "tools/call",
+                json!({"name": "slow_compute", "arguments": {"seconds": 600, "label": "left"}}),
+                true,
+            )
+            .await;
+        assert!(rpc.body.get("result").is_some(), "{:?}", rpc.body);
+    }
+    s.kill().await;
+    let filler = fill(&data);
+    let started = tokio::process::Command::new(BIN)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--conformance-fixtures",
+            "--data-dir",
+        ])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), started)
+        .await
+        .expect("a start on a full disk must not hang")
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    // The last word (the log lines before it may quote the writer's own errors).
+    let last = err
+        .lines()
+        .rfind(|l| l.starts_with("taskdeck: "))
+        .unwrap_or_default();
+    assert!(
+        last.contains("cannot start: the disk holding the task store is full")
+            && last.contains("free some space, then start Taskdeck again")
+            && !last.contains("resume by themselves"),
+        "{err}"
+    );
+    // With space again, the next start records them and serves.
+    std::fs::remove_file(filler).unwrap();
+    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let (status, list) = s.v1_get(Some(&s.admin), "/v1/tasks?status=failed").await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 20, "{list}");
+}
+
 #[tokio::test]
 async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_returns() {
     let tmp = tempfile::tempdir().unwrap();

@@ -29,7 +29,7 @@ use crate::{
     tools,
 };
 use taskdeck_engine::{
-    Engine, EngineConfig,
+    Engine, EngineConfig, EngineError,
     feed::ChangeFeed,
     store::{
         Durability, Store,
@@ -162,7 +162,16 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             tracing::warn!("servers.json is not watched ({e}); changes apply at the next start")
         })
         .ok();
-    let recovery = engine.start().await.map_err(|e| other(&e))?;
+    // Recording what the last run left unsettled needs writes: a full disk stops the start, and
+    // the engine error's "writes resume by themselves" would not hold for a process that exits.
+    let recovery = engine.start().await.map_err(|e| match e {
+        EngineError::DiskFull(why) => ServeError::Other(format!(
+            "cannot start: the disk holding the task store is full ({why}), and the tasks the \
+             last run left unsettled must be recorded first; free some space, then start \
+             Taskdeck again"
+        )),
+        e => other(&e),
+    })?;
     if recovery.resumed + recovery.failed > 0 {
         tracing::info!(
             resumed = recovery.resumed,
