@@ -6,11 +6,13 @@
 //! frame already copied and no reader still using one of them. Under constant writes the
 //! checkpoint thread never sees that moment: new frames arrive while it copies. So once the
 //! WAL is past [`WAL_RESET_FRAMES`], the thread copies until it is nearly caught up and asks the
-//! writer to copy the rest (a few hundred frames, about a millisecond) on its own connection
-//! after its next commit: nothing is written meanwhile, the next group then restarts the log.
-//! When the thread falls behind anyway (a machine busy with other work leaves a low-priority
-//! thread little CPU), the writer, which learns the WAL's size at every commit, copies on its
-//! own once the WAL is past twice [`WAL_RESET_FRAMES`], so the WAL stays bounded.
+//! writer to copy the rest (under [`WRITER_LEFT_FRAMES`], about a millisecond) on its own
+//! connection after its next commit: nothing is written meanwhile, the next group then restarts
+//! the log. When the thread falls behind anyway (a machine busy with other work leaves a
+//! low-priority thread little CPU), the writer, which learns the WAL's size at every commit,
+//! copies on its own once the WAL is past twice [`WAL_RESET_FRAMES`]. Readers whose
+//! transactions follow each other without a gap keep old frames in use, so no reset can happen
+//! without waiting for them: past [`HARD_LIMIT_FRAMES`] the writer does wait (up to 1 s).
 
 use std::{
     cell::Cell,
@@ -57,8 +59,8 @@ const NOTHING: u8 = 0;
 /// reader still uses an old frame.
 const PASSIVE: u8 = 1;
 /// A RESTART checkpoint: also waits for the readers of old frames, for at most
-/// [`RESTART_WAIT_TRIES`] tries. Asked for only when the WAL grew past twice [`WAL_RESET_FRAMES`] (PASSIVE
-/// resets kept failing: a reader always held an old frame).
+/// [`RESTART_WAIT_TRIES`] tries. Asked for only when the WAL grew past twice
+/// [`WAL_RESET_FRAMES`] (PASSIVE resets kept failing: a reader always held an old frame).
 const RESTART: u8 = 2;
 
 /// How long the writer's RESTART waits for readers (retrying every 200 µs) before it gives up
