@@ -194,9 +194,9 @@ impl Checkpointer {
         };
         let started = Instant::now();
         if hard {
-            let _ = conn.busy_handler(Some(wait_past_hard_limit));
+            let _ = conn.busy_handler(Some(wait_tries::<HARD_RESTART_WAIT_TRIES>));
         } else if restart {
-            let _ = conn.busy_handler(Some(wait_briefly));
+            let _ = conn.busy_handler(Some(wait_tries::<RESTART_WAIT_TRIES>));
         }
         let run = || {
             conn.query_row(sql, [], |r| {
@@ -237,20 +237,10 @@ impl Checkpointer {
     }
 }
 
-/// The writer's busy handler during a RESTART past [`HARD_LIMIT_FRAMES`]: retries every
-/// 200 µs, [`HARD_RESTART_WAIT_TRIES`] times.
-fn wait_past_hard_limit(tries: i32) -> bool {
-    if tries >= HARD_RESTART_WAIT_TRIES {
-        return false;
-    }
-    thread::sleep(std::time::Duration::from_micros(200));
-    true
-}
-
-/// The writer's busy handler during its RESTART: retries every 200 µs, [`RESTART_WAIT_TRIES`]
-/// times.
-fn wait_briefly(tries: i32) -> bool {
-    if tries >= RESTART_WAIT_TRIES {
+/// The writer's busy handler during its RESTART: retries every 200 µs, `TRIES` times
+/// ([`RESTART_WAIT_TRIES`], or [`HARD_RESTART_WAIT_TRIES`] past [`HARD_LIMIT_FRAMES`]).
+fn wait_tries<const TRIES: i32>(tries: i32) -> bool {
+    if tries >= TRIES {
         return false;
     }
     thread::sleep(std::time::Duration::from_micros(200));
