@@ -475,6 +475,42 @@ async fn streams_open_together_each_get_every_change_with_its_own_data() {
     assert_eq!(seen[1], seen[2]);
 }
 
+/// An idle `/v1/events` stream carries a keep-alive comment every 15 s, and none with
+/// `?keepAlive=false` (what the UI asks for over loopback, so an idle window wakes nothing).
+#[tokio::test]
+async fn an_idle_stream_gets_keep_alives_unless_it_asks_for_none() {
+    let s = Server::start(&[]).await;
+    let open = |query: &'static str| {
+        s.http
+            .get(s.url(&format!("/v1/events{query}")))
+            .bearer_auth(&s.admin)
+            .send()
+    };
+    let (mut kept, mut quiet) = (
+        open("").await.unwrap(),
+        open("?keepAlive=false").await.unwrap(),
+    );
+    assert_eq!(quiet.status(), 200);
+    let mut bytes = (Vec::new(), Vec::new());
+    let until = tokio::time::Instant::now() + Duration::from_secs(17);
+    while tokio::time::Instant::now() < until {
+        tokio::select! {
+            c = kept.chunk() => bytes.0.extend_from_slice(&c.unwrap().unwrap()),
+            c = quiet.chunk() => bytes.1.extend_from_slice(&c.unwrap().unwrap_or_default()),
+            () = tokio::time::sleep_until(until) => {}
+        }
+    }
+    let kept = String::from_utf8_lossy(&bytes.0);
+    assert!(kept.starts_with(':'), "no keep-alive in 17 s: {kept:?}");
+    assert!(
+        bytes.1.is_empty(),
+        "keepAlive=false sent {:?}",
+        String::from_utf8_lossy(&bytes.1)
+    );
+    let (status, body) = s.v1_get(Some(&s.admin), "/v1/events?keepAlive=maybe").await;
+    assert_eq!(status, 400, "{body}");
+}
+
 #[tokio::test]
 async fn subscriptions_listen_delivers_notifications_tasks() {
     let s = Server::start(&["--conformance-fixtures"]).await;

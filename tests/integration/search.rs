@@ -62,6 +62,19 @@ fn index_progress(data: &Path) -> (i64, i64) {
     (seen, newest)
 }
 
+/// How many tasks the index itself names as candidates for `query`.
+fn indexed(data: &Path, query: &str) -> usize {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let c = rusqlite::Connection::open_with_flags(data.join("search.sqlite3"), flags).unwrap();
+    let m = taskdeck_engine::search::candidate_match(query).unwrap();
+    c.query_row(
+        "SELECT count(*) FROM task_text WHERE task_text MATCH ?1",
+        [m],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap() as usize
+}
+
 async fn wait_for_index(data: &Path) {
     for _ in 0..200 {
         let (seen, newest) = index_progress(data);
@@ -152,11 +165,45 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     assert_eq!(search(&s, "beta99").await, vec![waiting.clone()]);
     wait_for_index(&data).await;
     assert_eq!(search(&s, "beta99").await, vec![waiting.clone()]);
+    // The index skips a live task (its text still changes); searches take it as a candidate.
+    assert_eq!(indexed(&data, "beta99"), 0, "a live task is not indexed");
     let (status, _) = s
         .v1_post(Some(&t), &format!("/v1/tasks/{waiting}/cancel"), json!({}))
         .await;
     assert!(status.is_success());
     s.wait_status(&t, &waiting, "cancelled").await;
+    assert_eq!(search(&s, "beta99").await, vec![waiting.clone()]);
+    wait_for_index(&data).await;
+    assert_eq!(indexed(&data, "beta99"), 1, "settled, it is indexed");
+    assert_eq!(search(&s, "beta99").await, vec![waiting.clone()]);
+
+    // A working task's status message, changed by each progress report, is found as it is now.
+    let working = s
+        .call(
+            &t,
+            "slow_compute",
+            json!({"seconds": 10, "label": "gamma77"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut message = String::new();
+    for _ in 0..100 {
+        let (_, task) = s.v1_get(Some(&t), &format!("/v1/tasks/{working}")).await;
+        message = task["task"]["statusMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if message.contains("step 2") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(message.contains("step 2"), "progress: {message:?}");
+    wait_for_index(&data).await;
+    assert_eq!(search(&s, &message).await, vec![working.clone()]);
+    assert_eq!(search(&s, "gamma77").await, vec![working.clone()]);
 
     // Text past what the index holds (64 KiB per task) is still found, before and after.
     let long_note = format!("{} farneedle", "a".repeat(70_000));

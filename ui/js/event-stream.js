@@ -7,8 +7,21 @@ import { createSseDecoder } from './sse.js';
 export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10000, 15000];
 
 /**
+ * Whether `hostname` is this machine's loopback (the desktop window's server, or `serve` opened
+ * locally). There a dead server closes the stream at once, so the stream needs no keep-alives.
+ * @param {string} hostname
+ */
+export function isLoopback(hostname) {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\./.test(hostname);
+}
+
+/**
+ * Over loopback the stream asks for no keep-alives (`?keepAlive=false`) and reads without an
+ * idle timeout, so an idle page wakes neither the server nor itself; elsewhere the server's
+ * keep-alive comes every 15 s and 45 s without a byte means a dead connection: reconnect.
  * @param {object} o
- * @param {string} [o.url] default "/v1/events"
+ * @param {string} [o.url] default "/v1/events" ("/v1/events?keepAlive=false" over loopback)
+ * @param {boolean} [o.loopback] default: whether the page's host is loopback ({@link isLoopback})
  * @param {() => string} o.getToken
  * @param {(change: {event: object, task: object}, id: string) => void} o.onChange
  * @param {() => void} [o.onResync] the server says we fell behind: reload the list
@@ -17,15 +30,17 @@ export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10000, 15000];
  * @param {string} [o.lastEventId] resume after this id
  * @param {typeof fetch} [o.fetchImpl]
  * @param {number[]} [o.backoffMs] delays between reconnect attempts
- * @param {number} [o.idleTimeoutMs] no byte for this long (keep-alives come every 15 s): reconnect
+ * @param {number} [o.idleTimeoutMs] no byte for this long: reconnect (default 45000; 0, none,
+ *   over loopback)
  * @param {(fn: () => void, ms: number) => any} [o.setTimer]
  * @param {(t: any) => void} [o.clearTimer]
  */
 export function openEventStream(o) {
-  const url = o.url || '/v1/events';
+  const loopback = o.loopback ?? (typeof location !== 'undefined' && isLoopback(location.hostname));
+  const url = o.url || (loopback ? '/v1/events?keepAlive=false' : '/v1/events');
   const fetchImpl = o.fetchImpl || ((...a) => fetch(...a));
   const backoff = o.backoffMs || DEFAULT_BACKOFF_MS;
-  const idleTimeoutMs = o.idleTimeoutMs ?? 45000;
+  const idleTimeoutMs = o.idleTimeoutMs ?? (loopback ? 0 : 45000);
   const setTimer = o.setTimer || ((fn, ms) => setTimeout(fn, ms));
   const clearTimer = o.clearTimer || ((t) => clearTimeout(t));
   const onState = o.onState || (() => {});

@@ -126,3 +126,42 @@ test('a silent connection is dropped after the idle timeout and reopened', async
   stream.close();
   await stream.done;
 });
+
+test('over loopback the stream asks for no keep-alives and arms no idle timer; elsewhere both', async () => {
+  for (const [loopback, wantUrl, wantIdleTimer] of [
+    [true, '/v1/events?keepAlive=false', false],
+    [false, '/v1/events', true],
+  ]) {
+    const urls = [];
+    const timers = [];
+    let opened;
+    const open = new Promise((r) => (opened = r));
+    const stream = openEventStream({
+      loopback,
+      getToken: () => 't',
+      fetchImpl: async (url) => {
+        urls.push(url);
+        opened();
+        return sseResponse([change(1)], { hold: true });
+      },
+      onChange: () => {},
+      setTimer: (fn, ms) => {
+        timers.push(ms);
+        return setTimeout(() => {}, 0);
+      },
+      clearTimer: (t) => clearTimeout(t),
+    });
+    await open;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(urls, [wantUrl]);
+    assert.equal(timers.includes(45000), wantIdleTimer, `loopback ${loopback}: timers ${timers}`);
+    stream.close();
+    await stream.done;
+  }
+});
+
+test('loopback hosts are told apart from others', async () => {
+  const { isLoopback } = await import('../js/event-stream.js');
+  for (const h of ['127.0.0.1', '127.4.5.6', 'localhost', '[::1]']) assert.ok(isLoopback(h), h);
+  for (const h of ['192.168.1.2', 'example.com', 'localhost.example.com', '10.0.0.1', '']) assert.ok(!isLoopback(h), h);
+});

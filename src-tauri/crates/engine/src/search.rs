@@ -4,14 +4,21 @@
 //! Why its own file and thread: durable creation must not pay for search. The store's writer
 //! never touches the index; the indexer follows the store's timeline instead. Every change to
 //! a task appends an event with a global, increasing id, so the indexer reads the events after
-//! the last id it indexed, re-indexes the tasks they name (their tool, arguments, status
-//! message, result and taskId) and stores the new last id in the same transaction.
+//! the last id it indexed, re-indexes the settled tasks they name (their tool, arguments,
+//! status message, result and taskId) and stores the new last id in the same transaction.
+//! A task still `working` or `input_required` is not indexed: its status message changes with
+//! every progress report, and re-indexing it each time was most of the indexer's work under a
+//! fleet's load (BENCHMARKS.md). Searches take every live task as a candidate instead (there
+//! are few: the work in flight), and the indexer indexes a task once, when it settles.
 //!
 //! Searches stay exact while the index lags (after a burst of writes, or while the CPU is
 //! busy): [`Store::page`](super::store::Store::page) takes its candidates from the index (tasks
 //! holding all the query's trigrams), the tasks with more text than the index holds
-//! (`long_tasks`) and every task with an event the index has not seen yet, then applies the
-//! exact `LIKE` test to them. The index only narrows; it never decides.
+//! (`long_tasks`), every live task and every task with an event the index has not seen yet,
+//! then applies the exact `LIKE` test to them. The index only narrows; it never decides. A
+//! settled task's text no longer changes, so once its last event is indexed its entry is
+//! exact; a task with an entry from before it settled (or from an older version) holds
+//! trigrams of older text as well, which only adds candidates.
 //!
 //! The index can always be rebuilt from the store: a missing, unreadable or older-version file
 //! is replaced by an empty one, and one built from another store (or from a later state of
@@ -188,7 +195,8 @@ fn run(mut idx: Connection, main: Connection, mut changes: broadcast::Receiver<A
     }
 }
 
-/// Indexes the tasks named by up to [`BATCH`] events after the last indexed one; drops index
+/// Indexes the settled tasks named by up to [`BATCH`] events after the last indexed one (a live
+/// task is a candidate of every search without it); drops index
 /// rows of tasks older than the oldest stored task (deleted). Returns how many events it read.
 fn index_pass(
     idx: &mut Connection,
@@ -219,7 +227,8 @@ fn index_pass(
     {
         let mut seen = HashSet::new();
         let mut read = snapshot.prepare_cached(
-            "SELECT seq, tool, arguments, status_message, result FROM tasks WHERE task_id = ?1",
+            "SELECT seq, tool, arguments, status_message, result FROM tasks
+             WHERE task_id = ?1 AND status NOT IN ('working', 'input_required')",
         )?;
         for (_, task_id) in &events {
             if !seen.insert(task_id.as_str()) {

@@ -167,13 +167,14 @@ fn filter_clause(f: &ListFilter, indexed: bool) -> SqlFilter {
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
-        // Candidates: the index's matches, the tasks with more text than it holds, and every
-        // task changed since its last pass.
+        // Candidates: the index's matches, the tasks with more text than it holds, the live
+        // tasks (the index holds settled tasks only) and every task changed since its last pass.
         if let Some(candidates) = search::candidate_match(q).filter(|_| indexed) {
             let n = args.len() + 1;
             sql.push_str(&format!(
                 " AND seq IN (SELECT rowid FROM search.task_text WHERE task_text MATCH ?{n}
                   UNION ALL SELECT seq FROM search.long_tasks
+                  UNION ALL SELECT seq FROM tasks WHERE status IN ('working', 'input_required')
                   UNION ALL SELECT seq FROM tasks WHERE task_id IN (SELECT task_id FROM events
                     WHERE id > (SELECT ifnull(max(value), 0) FROM search.meta WHERE key = 'event_id')))"
             ));

@@ -34,7 +34,16 @@ use taskdeck_engine::{Engine, Principal, feed::Change};
 pub(crate) struct EventsQuery {
     /// Resume after this event id (like `Last-Event-ID`).
     since: Option<i64>,
+    /// Send a keep-alive comment (`: ` line) after 15 s without an event (default `true`), so
+    /// that a proxy keeps the idle stream open and a reader can tell a dead connection from a
+    /// quiet one. `false`: none, and an idle stream wakes nobody; for readers that reach the
+    /// server over loopback, where a dead peer closes the connection at once (the UI does so).
+    #[serde(rename = "keepAlive")]
+    keep_alive: Option<bool>,
 }
+
+/// How long an idle stream waits before its keep-alive comment (see [`EventsQuery`]).
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The data of one `change` event: the timeline event and the task as it is after it (for a
 /// `deleted` event, only `{taskId, status, tool, principal}` of the task).
@@ -100,7 +109,8 @@ fn live_change_event(change: &Arc<Change>) -> Event {
 /// `id` is the timeline event id. A task removed from the store (TTL, caps) ends with an
 /// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
-/// to reload its list.
+/// to reload its list. An idle stream carries a keep-alive comment every 15 s unless
+/// `?keepAlive=false`.
 #[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (wins over `since`); one this store never gave gets `resync`")),
     responses((status = 200, description = "Server-Sent Events: `change` events whose data is a `ChangeEvent` and whose `id` is the event id; `resync` (data `{}`) when the client fell behind and must reload its list", content_type = "text/event-stream", body = String),
@@ -183,10 +193,14 @@ pub(crate) async fn events(
             }
         }
     });
-    let stream = stream::iter(backlog).chain(live);
-    let mut resp = Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response();
+    let stream = stream::iter(backlog).chain(super::sse_batch::batched(live));
+    let sse = Sse::new(stream);
+    let mut resp = if q.keep_alive.unwrap_or(true) {
+        sse.keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+            .into_response()
+    } else {
+        sse.into_response()
+    };
     resp.headers_mut()
         .insert("x-accel-buffering", http::HeaderValue::from_static("no"));
     Ok(resp)

@@ -11,7 +11,7 @@
 //! - [`agent_view`]: what a client is shown of a task waiting for input (only what it can answer).
 //! - [`wire`], [`legacy_wire`]: the task shapes of 2026-07-28 (SEP-2663) and 2025-11-25.
 //! - [`http_api`]: the `/v1` JSON API's task routes and the router of the engine's routes;
-//!   [`events_api`]: the `/v1/events` Server-Sent Events stream; [`agents_api`]: agent and human tokens.
+//!   [`events_api`]: the `/v1/events` Server-Sent Events stream ([`sse_batch`] batches busy streams); [`agents_api`]: agent and human tokens.
 //! - [`api_types`], [`api_error`]: the typed `/v1` bodies and the problem-document errors;
 //!   [`api_middleware`]: the body limit (413) and 405 problem documents; [`api_doc`]: the
 //!   OpenAPI document generated from the handlers.
@@ -58,6 +58,7 @@ pub mod page_cursor;
 pub mod policy_api;
 pub mod servers_api;
 pub mod settle;
+pub mod sse_batch;
 pub mod task_actions_api;
 pub mod task_title;
 pub mod task_watch;
