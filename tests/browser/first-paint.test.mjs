@@ -1,7 +1,9 @@
 // The page's first requests (ui/js/early.js): GET /v1/me and the list's first page go out from
 // early.js, once each, and the page draws its first rows (or, for a refused token, the token
-// screen) from those very answers. The real `taskdeck serve` and headless Chromium; the
-// requests and who sent them are read from the DevTools protocol (Network.requestWillBeSent).
+// screen) from those very answers. And the part of the page loaded after the first rows
+// (ui/js/rest.js): keys pressed and changes made before it has loaded are not lost. The real
+// `taskdeck serve` and headless Chromium; the requests and who sent them are read from the
+// DevTools protocol (Network.requestWillBeSent).
 //
 //   TASKDECK_BIN=/path/to/taskdeck node --test tests/browser/first-paint.test.mjs
 
@@ -41,11 +43,13 @@ after(() => tearDown({ browser, server, tmp }));
 /**
  * Opens the page with `#token=<bearer>` in a fresh context and records every request it sends:
  * `[{url, method, initiatorUrls}]`, where initiatorUrls are the script URLs on the stack that
- * sent it. Resolves with `{page, requests, errors}`.
+ * sent it; `beforeLoad(page)` runs before the page is opened. Resolves with
+ * `{page, requests, errors}`.
  */
-async function open(bearer) {
+async function open(bearer, { beforeLoad = async () => {} } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const page = await context.newPage();
+  await beforeLoad(page);
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   const requests = [];
@@ -101,6 +105,71 @@ test('a refused token: early.js\'s answers bring up the token screen, and the pa
   }
   assert.equal(requests.filter((r) => pathOf(r.url).startsWith('/v1/events')).length, 0, 'no stream for a refused token');
   assert.equal(await page.evaluate(() => sessionStorage.getItem('taskdeck.token')), null, 'the refused token is forgotten');
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+/** POSTs an echo job whose note is `note`; resolves with its task id. */
+async function createTask(note) {
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'echo', arguments: { note } }),
+  });
+  assert.ok(resp.ok, `POST /v1/jobs: ${resp.status}`);
+  const job = await resp.json();
+  return job.taskId || job.task.taskId;
+}
+
+test('keys pressed and a task created while rest.js is still loading: each key acts in turn, the stream resumes from the list page', async () => {
+  // rest.js (the stream, opening a task...) is held back until the keys have been pressed.
+  let requested;
+  const asked = new Promise((r) => {
+    requested = r;
+  });
+  let release;
+  const released = new Promise((r) => {
+    release = r;
+  });
+  const { page, requests, errors } = await open(token, {
+    beforeLoad: (p) =>
+      p.route('**/js/rest.js', async (route) => {
+        requested();
+        await released;
+        await route.continue();
+      }),
+  });
+  await page.locator('#task-list .row[aria-rowindex="2"]:not([hidden]) .row-id[title]').waitFor();
+  // The page asks for rest.js once the first rows are drawn, without a key or click asking.
+  await asked;
+  const created = await createTask('made while rest.js loads');
+
+  await page.keyboard.press('j');
+  await page.keyboard.press('j');
+  await page.keyboard.press('x');
+  await page.keyboard.press('Enter');
+  const activeId = await page.$eval('#task-list', (el) => document.getElementById(el.getAttribute('aria-activedescendant')).querySelector('.row-id').title);
+  const rowIds = await page.locator('#task-list .row:not([hidden]) .row-id').evaluateAll((els) => els.map((e) => e.title));
+  assert.equal(activeId, rowIds[1], 'j j highlights the second row at once');
+  // x selects at once (the bulk bar is in the first load); Enter waits for rest.js.
+  await page.locator('#bulk-bar:not([hidden])', { hasText: '1 selected' }).waitFor();
+  assert.equal(await page.locator('#conn').getAttribute('data-state'), 'connecting', 'rest.js had not loaded: no stream yet');
+  assert.equal(await page.locator('#detail .task-id').count(), 0, 'rest.js had not loaded: no task open yet');
+  assert.ok(!rowIds.includes(created), 'the new task came after the list page');
+
+  release();
+  // Enter, pressed before rest.js ran, opens the row highlighted then.
+  await page.locator('#detail .task-id', { hasText: activeId }).waitFor();
+  // The task created before the stream started comes from the stream's replay, not from
+  // loading the list again: the stream resumed from the first page's eventId.
+  await page.locator('#conn[data-state="open"]').waitFor();
+  await page.locator(`#task-list .row:not([hidden]) .row-id[title="${created}"]`).waitFor();
+  assert.equal(requests.filter((r) => pathOf(r.url) === '/v1/tasks?limit=50').length, 1, 'the list was loaded again');
+  // Keys after rest.js has loaded: Escape closes the task, ? shows the help.
+  await page.keyboard.press('Escape');
+  await page.locator('#detail .task-id').waitFor({ state: 'detached' });
+  await page.keyboard.press('?');
+  await page.locator('#help-dialog[open]').waitFor();
   assert.deepEqual(errors, []);
   await page.context().close();
 });

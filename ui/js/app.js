@@ -1,31 +1,53 @@
 // Taskdeck's page, its entry point (index.html loads this module): starts the page with the
-// token early.js found (/v1/me and the first list page, whose requests early.js sent already,
-// then the live stream, the inbox and the modules loaded later), wires the controls once, and follows the URL fragment. Each part of the page
-// is a module of its own: state.js (the one state object), token-screen.js, live.js (the event
-// stream), list.js, filters.js, inbox.js, selection.js, cancel.js, open-task.js, keyboard.js,
-// lazy.js (modules loaded later), notices.js (toasts), store-banner.js (why writes fail),
-// timing.js. No module imports this one.
+// token early.js found (/v1/me and the first list page, whose requests early.js sent already),
+// wires the controls once, and follows the URL fragment. Its static imports are what the first
+// rows need, plus the keys (keyboard.js) and the help dialog, which must answer at once; the
+// rest of the page (rest.js: the live stream, the inbox, the approvals, opening a task,
+// cancelling, and through lazy.js the detail pane and the dialogs) is imported after the frame
+// that draws the first rows, or as soon as a key or a click needs it. Each part of the page is
+// a module of its own: state.js (the one state object), token-screen.js, list.js, filters.js,
+// selection.js, keyboard.js, dialogs.js, notices.js (toasts), store-banner.js (why writes
+// fail), timing.js. No module imports this one.
 
 import { createApi } from './api.js';
 import { loadToken, parseTokenFragment, rights, taskFromHash } from './auth.js';
 import { early } from './early.js';
 import { ListView } from './list-view.js';
 import { openHelp, initHelp } from './dialogs.js';
-import { h, clear, $ } from './dom.js';
+import { h, clear, $, narrow } from './dom.js';
 import { state } from './state.js';
-import { showTokenScreen, onAuthError, initTokenScreen } from './token-screen.js';
-import { connectStream, closeStream, renderConn } from './live.js';
+import { showTokenScreen, onAuthError, initTokenScreen, closeStream } from './token-screen.js';
 import { reloadList, loadMore, scheduleListRender, renderPending, togglePause } from './list.js';
 import { initFilters, renderToolOptions } from './filters.js';
-import { reloadInbox, renderInbox } from './inbox.js';
-import { initApprovals, reloadApprovals, tickApprovals } from './approvals-view.js';
 import { toggleSelect, clearSelection } from './selection.js';
-import { bulkCancel } from './cancel.js';
-import { focusTask, openTask, narrow } from './open-task.js';
-import { loadTheRestWhenIdle, withModule, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog, loadTaskActions } from './lazy.js';
 import { onKey } from './keyboard.js';
-import { afterNextFrame } from './timing.js';
+import { once, afterNextFrame } from './timing.js';
+import { toast } from './notices.js';
 import { noteWrite } from './store-banner.js';
+
+/** rest.js once it has loaded and run initRest(); null before. */
+let rest = null;
+
+/** Loads rest.js (once; a failed load is tried again by the next call). */
+const loadRest = once(async () => {
+  const m = await import('./rest.js');
+  if (!rest) {
+    m.initRest();
+    rest = m;
+  }
+  return m;
+});
+
+/** Runs `fn` with a module loaded on first use (`load`); a failed load is reported, not thrown.
+ *  Calls made in turn run in turn (they wait on the same load). */
+function withModule(load, fn) {
+  load().then(fn, (err) => toast(`Could not load this part of the page: ${err.message}`, 'bad'));
+}
+
+/** Runs `fn` with rest.js, loading it first if it has not loaded. */
+function withRest(fn) {
+  withModule(loadRest, fn);
+}
 
 async function boot() {
   initTokenScreen(start);
@@ -65,15 +87,18 @@ async function start(token) {
   early.close();
   listed.then((eventId) => {
     if (state.authFailed || unreachable) return;
-    // The stream, the inbox's and approvals' queries and the modules loaded later wait for the
-    // frame that draws the first rows (opening them cost that frame ~10 ms): the rows are what
-    // the page is opened for, and the stream resumes from the page's eventId, missing nothing.
+    // The rest of the page's modules, the stream, the inbox's and approvals' queries wait for
+    // the frame that draws the first rows (loading them would delay it): the rows are what the
+    // page is opened for, and the stream resumes from the page's eventId, missing nothing.
     afterNextFrame(() => {
       if (state.authFailed || unreachable) return;
-      connectStream(eventId);
-      reloadInbox();
-      reloadApprovals();
-      loadTheRestWhenIdle();
+      withRest((m) => {
+        if (state.authFailed || unreachable) return;
+        m.connectStream(eventId);
+        m.reloadInbox();
+        m.reloadApprovals();
+        m.loadDetailAndDialogsWhenIdle();
+      });
     });
   });
   try {
@@ -114,12 +139,12 @@ async function start(token) {
     setInterval(() => state.detail.tick(), 1000),
     // Running rows count their seconds like the detail does (rows write only what changed).
     setInterval(() => state.list.tick(), 1000),
-    setInterval(renderInbox, 5000),
-    // The approvals' countdowns, to the second.
-    setInterval(tickApprovals, 1000),
+    // The inbox's ages and the approvals' countdowns, once rest.js has loaded them.
+    setInterval(() => rest && rest.renderInbox(), 5000),
+    setInterval(() => rest && rest.tickApprovals(), 1000),
   ];
   const wanted = taskFromHash(parseTokenFragment(window.location.hash).hash);
-  if (wanted) focusTask(wanted, { focus: false });
+  if (wanted) withRest((m) => m.focusTask(wanted, { focus: false }));
 }
 
 /**
@@ -138,7 +163,7 @@ function onHashChange() {
   }
   if (!state.me) return; // not signed in yet: start() reads the fragment
   const wanted = taskFromHash(window.location.hash);
-  if (wanted) focusTask(wanted, { focus: true });
+  if (wanted) withRest((m) => m.focusTask(wanted, { focus: true }));
 }
 
 /** Creates the list's view and wires the page's controls; runs once. */
@@ -146,7 +171,11 @@ function initApp() {
   state.initialized = true;
   state.list = new ListView($('task-list'), $('task-list-spacer'), state.model, {
     // On a narrow screen the detail replaces the list, so focus follows it there.
-    onOpen: (index, how) => openTask(state.model.at(index).id, { ...how, focus: how.focus || narrow() }),
+    onOpen: (index, how) => {
+      const id = state.model.at(index).id;
+      const focus = how.focus || narrow();
+      withRest((m) => m.openTask(id, { ...how, focus }));
+    },
     onToggle: toggleSelect,
     isSelected: (id) => state.selected.has(id),
     openTaskId: () => state.detail.taskId,
@@ -156,19 +185,19 @@ function initApp() {
   initFilters();
   $('pause-btn').addEventListener('click', togglePause);
   $('help-btn').addEventListener('click', openHelp);
-  $('connect-btn').addEventListener('click', () => withModule(loadConnectDialog, (m) => m.openConnectDialog()));
-  $('servers-btn').addEventListener('click', () => withModule(loadServersDialog, (m) => m.openServersDialog()));
-  $('policies-btn').addEventListener('click', () => withModule(loadPolicyDialog, (m) => m.openPolicyDialog()));
-  if (state.desktop) $('notify-btn').addEventListener('click', () => withModule(loadNotifyDialog, (m) => m.openNotifyDialog()));
+  // The dialogs and the task actions load on first use, after rest.js (whose lazy.js loads them).
+  const withPart = (load, fn) => withRest((m) => withModule(load(m), fn));
+  $('connect-btn').addEventListener('click', () => withPart((m) => m.loadConnectDialog, (d) => d.openConnectDialog()));
+  $('servers-btn').addEventListener('click', () => withPart((m) => m.loadServersDialog, (d) => d.openServersDialog()));
+  $('policies-btn').addEventListener('click', () => withPart((m) => m.loadPolicyDialog, (d) => d.openPolicyDialog()));
+  if (state.desktop) $('notify-btn').addEventListener('click', () => withPart((m) => m.loadNotifyDialog, (d) => d.openNotifyDialog()));
   window.addEventListener('hashchange', onHashChange);
-  $('bulk-cancel').addEventListener('click', bulkCancel);
+  $('bulk-cancel').addEventListener('click', () => withRest((m) => m.bulkCancel()));
   $('bulk-clear').addEventListener('click', clearSelection);
-  $('bulk-delete').addEventListener('click', () => withModule(loadTaskActions, (m) => m.bulkDelete()));
-  $('clear-finished').addEventListener('click', () => withModule(loadTaskActions, (m) => m.clearFinished()));
-  initApprovals();
-  document.addEventListener('keydown', onKey);
+  $('bulk-delete').addEventListener('click', () => withPart((m) => m.loadTaskActions, (a) => a.bulkDelete()));
+  $('clear-finished').addEventListener('click', () => withPart((m) => m.loadTaskActions, (a) => a.clearFinished()));
+  document.addEventListener('keydown', (e) => onKey(e, withRest));
   renderPending();
-  renderConn();
 }
 
 boot();

@@ -2,7 +2,8 @@
 // each with its live countdown and "1 of 2"; identical calls grouped (approve or deny them all
 // once the group is opened and the decision confirmed); several selected and decided at once
 // with one reason, with per-item results. Loaded from GET /v1/approvals, and again when the
-// stream says a task's input changed (no polling). The keys are in keyboard.js.
+// stream says a task's input changed (no polling). keyboard.js decides which key asks for what;
+// onApprovalKey carries out the queue's keys.
 
 import { h, $, clear, setText } from './dom.js';
 import { oneLine, argsSummary, shortId } from './format.js';
@@ -318,4 +319,70 @@ export function initApprovals() {
     renderApprovals();
   });
   clear($('approvals-result'));
+}
+
+/**
+ * Carries out a key of the approval queue on its highlighted row: `command` is one of
+ * keyboard.js's `approval-*` shortcuts, `shift` whether Shift was held (x extends a range).
+ */
+export function onApprovalKey(command, shift) {
+  const inbox = state.approvals;
+  const row = inbox.rows[inbox.activeIndex];
+  const approval = row && row.type === 'approval' ? row.approval : null;
+  switch (command) {
+    case 'approval-down':
+    case 'approval-up':
+      inbox.move(command === 'approval-down' ? 1 : -1);
+      focusApprovals();
+      return;
+    case 'approval-open':
+      if (row && row.type === 'group') {
+        inbox.toggleGroup(row.digest);
+        renderApprovals();
+      } else if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
+      else if (approval) openApproval(row.id);
+      return;
+    case 'approval-approve':
+      if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
+      else if (approval) decide([approval], 'approve');
+      else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info');
+      return;
+    case 'approval-deny':
+    case 'approval-edit': {
+      if (!approval || approval.kind === 'question') return;
+      const card = openApproval(row.id, true);
+      if (!card) return;
+      if (command === 'approval-deny') card.focusReason();
+      else if (card.canEdit) card.focusEditor();
+      else {
+        toast('This agent takes the call as asked or not at all.', 'info');
+        card.focusReason();
+      }
+      return;
+    }
+    case 'approval-select':
+      if (row) {
+        inbox.toggleSelect(inbox.activeIndex, shift);
+        renderApprovals();
+      }
+      return;
+    case 'approval-approve-selected':
+    case 'approval-deny-selected': {
+      const chosen = inbox.selectedApprovals();
+      if (!chosen.length) {
+        toast('Select approvals first (x; Shift+x for a range).', 'info');
+        return;
+      }
+      if (command === 'approval-approve-selected') decideMany(chosen, 'approve', selectionReason());
+      else $('approvals-reason').focus();
+      return;
+    }
+    case 'approval-leave':
+      if (inbox.openId) {
+        openApproval(inbox.openId, false);
+        focusApprovals();
+      } else $('task-list').focus();
+      return;
+    default:
+  }
 }

@@ -1,6 +1,7 @@
 // DOM building. Everything on screen that came from an agent is untrusted, so elements are
 // made with createElement and text goes in through textContent; this module never parses
-// HTML (no innerHTML, no insertAdjacentHTML).
+// HTML (no innerHTML, no insertAdjacentHTML). Also two questions about the page: whether focus
+// is in a text field (isTypingTarget) and whether one pane shows at a time (narrow).
 
 /**
  * Creates an element.
@@ -147,4 +148,9 @@ export function isTypingTarget(el) {
     return !['checkbox', 'radio', 'button', 'submit', 'reset', 'range', 'color', 'file'].includes(type);
   }
   return false;
+}
+
+/** True when the layout shows one pane at a time (narrow window or high zoom). */
+export function narrow() {
+  return window.matchMedia('(max-width: 60rem)').matches;
 }

@@ -1,17 +1,18 @@
 // Keyboard shortcuts (the help dialog lists them): `shortcutFor` decides which one a key press
 // asks for from the key and where focus is (no DOM, unit-tested); `onKey` carries it out.
 // Shortcuts pause while a dialog is open and while focus is in something that takes text.
+// This module is in the page's first load, so a key pressed as soon as the rows show is taken
+// at once (and its default prevented then); what a shortcut does in a module loaded after the
+// first rows (rest.js: opening a task, cancelling, the approval queue) runs through `later`,
+// which loads that module first, in the order the keys came.
 
 import { openHelp, dialogOpen } from './dialogs.js';
-import { $, isTypingTarget } from './dom.js';
+import { $, isTypingTarget, narrow } from './dom.js';
 import { isTerminal } from './format.js';
 import { state } from './state.js';
 import { toast } from './notices.js';
 import { togglePause } from './list.js';
 import { toggleSelect } from './selection.js';
-import { requestCancel } from './cancel.js';
-import { openTask, closeDetail, narrow } from './open-task.js';
-import { focusApprovals, openApproval, decide, decideMany, renderApprovals, selectionReason } from './approvals-view.js';
 
 /** Keys on a row of the approval queue (focus in it): what each asks for. */
 const APPROVAL_KEYS = {
@@ -92,7 +93,13 @@ export function pageStep(height) {
   return Math.max(1, Math.floor(height / 64) - 1);
 }
 
-export function onKey(e) {
+/**
+ * Carries out the shortcut key press `e` asks for, if any. `later(fn)` calls `fn` with the
+ * module rest.js once it has loaded (at once when it has): calls made in turn run in turn.
+ * @param {KeyboardEvent} e
+ * @param {(fn: (rest: typeof import('./rest.js')) => void) => void} later
+ */
+export function onKey(e, later) {
   const target = e.target;
   const listFocused = target === $('task-list');
   const queue = $('approvals-list');
@@ -101,7 +108,8 @@ export function onKey(e) {
   const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing: isTypingTarget(target), inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow });
   if (command && command.startsWith('approval-')) {
     e.preventDefault();
-    onApprovalKey(command, e);
+    const shift = e.shiftKey;
+    later((rest) => rest.onApprovalKey(command, shift));
     return;
   }
   switch (command) {
@@ -140,7 +148,11 @@ export function onKey(e) {
       return;
     case 'open':
       e.preventDefault();
-      if (state.list.active >= 0) openTask(state.model.at(state.list.active).id, { focus: narrow() });
+      if (state.list.active >= 0) {
+        const id = state.model.at(state.list.active).id;
+        const focus = narrow();
+        later((rest) => rest.openTask(id, { focus }));
+      }
       return;
     case 'select':
       if (state.list.active >= 0) {
@@ -174,7 +186,7 @@ export function onKey(e) {
         return;
       }
       if (state.detail.task && state.detail.task.taskId === task.taskId) state.detail.requestCancel();
-      else requestCancel(task);
+      else later((rest) => rest.requestCancel(task));
       return;
     }
     case 'pause':
@@ -182,86 +194,28 @@ export function onKey(e) {
       togglePause();
       return;
     case 'inbox': {
-      if (focusApprovals()) {
+      // The approval queue first (focusApprovals focuses it when it has a row).
+      if (state.approvals.rows.length) {
         e.preventDefault();
+        later((rest) => rest.focusApprovals());
         return;
       }
       const first = state.inbox.list()[0];
       if (first) {
         e.preventDefault();
-        openTask(first.taskId, { focus: true, focusPrompt: true });
+        later((rest) => rest.openTask(first.taskId, { focus: true, focusPrompt: true }));
       }
       return;
     }
-    case 'close':
-      if (state.detail.taskId || state.opening) {
-        e.preventDefault();
-        closeDetail();
-      }
-      return;
-    default:
-  }
-}
-
-/** Carries out a key of the approval queue on its highlighted row. */
-function onApprovalKey(command, e) {
-  const inbox = state.approvals;
-  const row = inbox.rows[inbox.activeIndex];
-  const approval = row && row.type === 'approval' ? row.approval : null;
-  switch (command) {
-    case 'approval-down':
-    case 'approval-up':
-      inbox.move(command === 'approval-down' ? 1 : -1);
-      focusApprovals();
-      return;
-    case 'approval-open':
-      if (row && row.type === 'group') {
-        inbox.toggleGroup(row.digest);
-        renderApprovals();
-      } else if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
-      else if (approval) openApproval(row.id);
-      return;
-    case 'approval-approve':
-      if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
-      else if (approval) decide([approval], 'approve');
-      else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info');
-      return;
-    case 'approval-deny':
-    case 'approval-edit': {
-      if (!approval || approval.kind === 'question') return;
-      const card = openApproval(row.id, true);
-      if (!card) return;
-      if (command === 'approval-deny') card.focusReason();
-      else if (card.canEdit) card.focusEditor();
-      else {
-        toast('This agent takes the call as asked or not at all.', 'info');
-        card.focusReason();
-      }
+    case 'close': {
+      // A task asked for by an earlier key may still be opening once rest.js runs that key.
+      const open = () => state.detail.taskId || state.opening;
+      if (open()) e.preventDefault();
+      later((rest) => {
+        if (open()) rest.closeDetail();
+      });
       return;
     }
-    case 'approval-select':
-      if (row) {
-        inbox.toggleSelect(inbox.activeIndex, e.shiftKey);
-        renderApprovals();
-      }
-      return;
-    case 'approval-approve-selected':
-    case 'approval-deny-selected': {
-      const chosen = inbox.selectedApprovals();
-      if (!chosen.length) {
-        toast('Select approvals first (x; Shift+x for a range).', 'info');
-        return;
-      }
-      if (command === 'approval-approve-selected') decideMany(chosen, 'approve', selectionReason());
-      else $('approvals-reason').focus();
-      return;
-    }
-    case 'approval-leave':
-      if (inbox.openId) {
-        openApproval(inbox.openId, false);
-        focusApprovals();
-      } else $('task-list').focus();
-      return;
     default:
   }
 }

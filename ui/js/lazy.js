@@ -1,7 +1,7 @@
-// Modules loaded later. The first screen (the list) needs neither the detail pane (with its
-// forms, result viewer, timeline and output log) nor the dialogs: their modules load once the
-// list is drawn (when the browser is idle), or at once when they are first used. index.html
-// preloads only what the list needs (ui/test/preload.test.mjs keeps both in step).
+// The detail pane and the dialogs, loaded on their own. They come after rest.js (the part of the
+// page loaded after the first rows, which imports this module): their modules load when the
+// browser is idle after that, or at once when they are first used. index.html preloads only
+// what the first rows need (ui/test/preload.test.mjs keeps both in step).
 
 import { $ } from './dom.js';
 import { rights } from './auth.js';
@@ -79,8 +79,8 @@ export const loadNotifyDialog = once(async () => {
 /** Deleting and re-running tasks (the list's bulk bar and "Clear finished"). */
 export const loadTaskActions = once(() => import('./task-actions.js'));
 
-/** Loads what the first screen left out, when the browser has nothing else to do. */
-export function loadTheRestWhenIdle() {
+/** Loads the detail pane and the dialogs (those this user may open) when the browser is idle. */
+export function loadDetailAndDialogsWhenIdle() {
   const load = () => {
     loadDetail();
     if (rights(state.me).administers) loadConnectDialog();
@@ -89,9 +89,4 @@ export function loadTheRestWhenIdle() {
   };
   if (typeof requestIdleCallback === 'function') requestIdleCallback(load, { timeout: 1000 });
   else setTimeout(load, 200);
-}
-
-/** Runs `fn` with a module loaded on first use; a failed load is reported, not thrown. */
-export function withModule(load, fn) {
-  load().then(fn, (err) => toast(`Could not load this part of the page: ${err.message}`, 'bad'));
 }

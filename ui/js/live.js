@@ -1,6 +1,6 @@
 // Live updates: the event stream from /v1/events and what each change does to the list, the
 // inbox and the open task, plus task states that come back in API answers. The stream's state
-// shows in the top bar (#conn).
+// shows in the top bar (#conn). A refused token closes it (token-screen.js closeStream).
 
 import { openEventStream } from './event-stream.js';
 import { $ } from './dom.js';
@@ -47,12 +47,6 @@ export function connectStream(resumeFrom) {
       }
     },
   });
-}
-
-/** Closes the stream, if one is open. */
-export function closeStream() {
-  if (state.stream) state.stream.close();
-  state.stream = null;
 }
 
 /** The top bar's word and tooltip for the stream's state `s` (`info.error`: why it dropped). */

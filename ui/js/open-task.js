@@ -43,11 +43,6 @@ export function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
   return p;
 }
 
-/** True when the layout shows one pane at a time (narrow window or high zoom). */
-export function narrow() {
-  return window.matchMedia('(max-width: 60rem)').matches;
-}
-
 export function closeDetail() {
   state.openSeq++;
   state.opening = null;

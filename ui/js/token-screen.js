@@ -5,7 +5,12 @@ import { createApi } from './api.js';
 import { saveToken, forgetToken } from './auth.js';
 import { $ } from './dom.js';
 import { state } from './state.js';
-import { closeStream } from './live.js';
+
+/** Closes the live stream (live.js opens it), if one is open. */
+export function closeStream() {
+  if (state.stream) state.stream.close();
+  state.stream = null;
+}
 
 export function showTokenScreen(message) {
   $('boot').hidden = true;
