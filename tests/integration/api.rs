@@ -475,6 +475,90 @@ async fn streams_open_together_each_get_every_change_with_its_own_data() {
     assert_eq!(seen[1], seen[2]);
 }
 
+/// A stream that falls behind the feed (its reader paused while thousands of changes went by,
+/// more than the feed keeps) gets what it missed from the store, in order, with no `resync`.
+#[tokio::test]
+async fn a_stream_that_falls_behind_catches_up_from_the_store_without_resync() {
+    let s = Server::start(&["--conformance-fixtures"]).await;
+    let t = s.admin.clone();
+    let mut paused = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap()
+        .bytes_stream();
+    // 6,000 tasks, about 18,000 changes (the feed keeps 4,096; the sockets hold a few MB).
+    let mut makers = Vec::new();
+    for m in 0..24 {
+        let http = s.http.clone();
+        let url = s.url("/v1/jobs");
+        let t = t.clone();
+        makers.push(tokio::spawn(async move {
+            for i in 0..250 {
+                let r = http
+                    .post(&url)
+                    .bearer_auth(&t)
+                    .json(&json!({"tool": "echo", "arguments": {"note": format!("lag {m}-{i}")}}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(r.status().is_success(), "{}", r.status());
+            }
+        }));
+    }
+    for m in makers {
+        m.await.unwrap();
+    }
+    let db = rusqlite::Connection::open_with_flags(
+        s.dir.join("data").join("taskdeck.sqlite3"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let ids = || -> Vec<i64> {
+        let mut stmt = db.prepare("SELECT id FROM events ORDER BY id").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    // Every task has settled: wait for its last event to be in the store.
+    let mut want = ids();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = ids();
+        if now == want {
+            break;
+        }
+        want = now;
+    }
+    let mut got = Vec::new();
+    let mut buf = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while got.last() != want.last() {
+        let chunk = tokio::time::timeout_at(deadline, paused.next())
+            .await
+            .unwrap_or_else(|_| panic!("timed out after {} of {} events", got.len(), want.len()))
+            .unwrap()
+            .unwrap();
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            assert!(
+                !frame.contains("event: resync"),
+                "resync after {} events",
+                got.len()
+            );
+            if let Some(id) = frame.lines().find_map(|l| l.strip_prefix("id: ")) {
+                got.push(id.trim().parse::<i64>().unwrap());
+            }
+        }
+    }
+    assert_eq!(got.len(), want.len(), "every change, once");
+    assert_eq!(got, want, "in order, none missing");
+}
+
 /// An idle `/v1/events` stream carries a keep-alive comment every 15 s, and none with
 /// `?keepAlive=false` (what the UI asks for over loopback, so an idle window wakes nothing).
 #[tokio::test]

@@ -105,11 +105,68 @@ fn live_change_event(change: &Arc<Change>) -> Event {
     sse_change(change, &data)
 }
 
+/// Most events one replay sends; a client further behind gets `resync` instead.
+const MAX_REPLAY: usize = 50_000;
+
+/// The `resync` event: the client fell behind further than a replay reaches and must reload.
+fn resync() -> Result<Event, Infallible> {
+    Ok(Event::default().event("resync").data("{}"))
+}
+
+/// The `change` events of the timeline events `p` may see (`owner`: only that principal's;
+/// `None` for a person, who sees all) after id `after` and, with `before`, below it, read from
+/// the store oldest first, each with its task as it is now (a deleted task's last status, tool
+/// and principal, from its `deleted` event). Also returns the last id read. More than
+/// [`MAX_REPLAY`] events: just `resync`. Errors: the store's, as [`ApiError`].
+fn replay(
+    engine: &Engine,
+    p: &Principal,
+    owner: Option<&str>,
+    mut after: i64,
+    before: Option<i64>,
+) -> Result<(Vec<Result<Event, Infallible>>, i64), ApiError> {
+    let mut out = Vec::new();
+    loop {
+        let mut batch = engine.store().events_since(after, owner, 1000)?;
+        let full = batch.len() == 1000;
+        batch.retain(|ev| before.is_none_or(|b| ev.id < b));
+        let Some(last) = batch.last() else { break };
+        after = last.id;
+        let ended = batch.len() < 1000 || !full;
+        for ev in batch {
+            if ev.kind == "deleted" {
+                // The task is gone; its last status, tool and principal are in the event.
+                let task = json!({"taskId": ev.task_id, "status": ev.data["status"],
+                    "tool": ev.data["tool"], "principal": ev.data["principal"]});
+                out.push(Ok(Event::default()
+                    .id(ev.id.to_string())
+                    .event("change")
+                    .data(
+                        json!({"event": TimelineEventView::from(&ev), "task": task}).to_string(),
+                    )));
+            } else if let Ok(task) = engine.get(p, &ev.task_id) {
+                out.push(Ok(change_event(&Change {
+                    event: ev,
+                    task: Arc::new(task),
+                })));
+            }
+        }
+        if out.len() > MAX_REPLAY {
+            return Ok((vec![resync()], after));
+        }
+        if ended {
+            break;
+        }
+    }
+    Ok((out, after))
+}
+
 /// `GET /v1/events`: every change to tasks the caller may see, as SSE `change` events whose
 /// `id` is the timeline event id. A task removed from the store (TTL, caps) ends with an
 /// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
-/// to reload its list. An idle stream carries a keep-alive comment every 15 s unless
+/// to reload its list; changes a live stream fell behind on (a burst it could not keep up with)
+/// are read from the store and sent in order, so `resync` comes only past 50,000. An idle stream carries a keep-alive comment every 15 s unless
 /// `?keepAlive=false`.
 #[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (wins over `since`); one this store never gave gets `resync`")),
@@ -133,65 +190,59 @@ pub(crate) async fn events(
     };
     // Subscribe before reading the backlog so nothing falls between the two.
     let live = BroadcastStream::new(engine.store().feed().subscribe());
+    let owner = (!p.is_human()).then(|| p.name.clone());
+    let newest = engine.store().last_event_id()?;
     let mut replayed_up_to = since.unwrap_or(i64::MAX);
     let mut backlog = Vec::new();
     // An id this store never reached (e.g. a backup older than the client's last event was
     // restored): the client's state cannot be resumed, so it is asked to reload.
-    let newest = since
-        .map(|_| engine.store().last_event_id())
-        .transpose()?
-        .unwrap_or(0);
     if since.is_some_and(|s| s > newest) {
-        backlog.push(Ok(Event::default().event("resync").data("{}")));
+        backlog.push(resync());
         replayed_up_to = newest;
-    } else if let Some(mut after) = since {
-        let owner = (!p.is_human()).then(|| p.name.clone());
-        loop {
-            let batch = engine.store().events_since(after, owner.as_deref(), 1000)?;
-            let Some(last) = batch.last() else { break };
-            after = last.id;
-            for ev in batch {
-                if ev.kind == "deleted" {
-                    // The task is gone; its last status, tool and principal are in the event.
-                    let task = json!({"taskId": ev.task_id, "status": ev.data["status"],
-                        "tool": ev.data["tool"], "principal": ev.data["principal"]});
-                    backlog.push(Ok::<_, Infallible>(
-                        Event::default().id(ev.id.to_string()).event("change").data(
-                            json!({"event": TimelineEventView::from(&ev), "task": task})
-                                .to_string(),
-                        ),
-                    ));
-                } else if let Ok(task) = engine.get(&p, &ev.task_id) {
-                    backlog.push(Ok::<_, Infallible>(change_event(&Change {
-                        event: ev,
-                        task: Arc::new(task),
-                    })));
-                }
-            }
-            if backlog.len() > 50_000 {
-                backlog.clear();
-                backlog.push(Ok(Event::default().event("resync").data("{}")));
-                break;
-            }
-        }
-        replayed_up_to = after;
+    } else if let Some(after) = since {
+        let (events, up_to) = replay(&engine, &p, owner.as_deref(), after, None)?;
+        backlog = events;
+        replayed_up_to = up_to;
     }
-    let principal = p.clone();
-    let live = live.filter_map(move |item| {
-        let principal = principal.clone();
-        async move {
-            match item {
-                Ok(change) if change.event.id > replayed_up_to || replayed_up_to == i64::MAX => {
-                    principal
-                        .can_see(&change.task.principal)
-                        .then(|| Ok(live_change_event(&change)))
+    // The id of the last live change received (or, before any, where the feed was joined):
+    // after a lag, the changes between it and the next one received were dropped by the feed
+    // and are read from the store instead.
+    let mut last_seen = if since.is_some() {
+        replayed_up_to
+    } else {
+        newest
+    };
+    let mut lagged = false;
+    let live = live.flat_map(move |item| {
+        let mut out = Vec::new();
+        match item {
+            Err(BroadcastStreamRecvError::Lagged(_)) => lagged = true,
+            Ok(change) => {
+                let id = change.event.id;
+                // Ids the replay covered need nothing; a lag that dropped only those (a burst
+                // while the replay was read) is no loss.
+                let from = last_seen.max(if replayed_up_to == i64::MAX {
+                    i64::MIN
+                } else {
+                    replayed_up_to
+                });
+                if std::mem::take(&mut lagged) && id > from + 1 {
+                    match replay(&engine, &p, owner.as_deref(), from, Some(id)) {
+                        Ok((events, _)) => out.extend(events),
+                        Err(e) => {
+                            tracing::warn!("/v1/events: cannot read what a stream missed: {e:?}");
+                            out.push(resync());
+                        }
+                    }
                 }
-                Ok(_) => None,
-                Err(BroadcastStreamRecvError::Lagged(_)) => {
-                    Some(Ok(Event::default().event("resync").data("{}")))
+                last_seen = last_seen.max(id);
+                let fresh = id > replayed_up_to || replayed_up_to == i64::MAX;
+                if fresh && p.can_see(&change.task.principal) {
+                    out.push(Ok(live_change_event(&change)));
                 }
             }
         }
+        stream::iter(out)
     });
     let stream = stream::iter(backlog).chain(super::sse_batch::batched(live));
     let sse = Sse::new(stream);
