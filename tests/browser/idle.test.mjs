@@ -16,6 +16,7 @@ let server;
 let base;
 let token;
 let tmp;
+/** The Chromium openUi launched (closed by tearDown). */
 let browser;
 
 /** POSTs a job running `tool` with `args`; resolves with its task id. */
@@ -42,7 +43,6 @@ before(async () => {
   const ids = [];
   for (let i = 0; i < 3; i++) ids.push(await createJob('echo', { note: `idle ${i}` }));
   for (const id of ids) await waitFor(async () => (await statusOf(id)) === 'completed', `echo task ${id} to complete`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
 });
 
 after(() => tearDown({ browser, server, tmp }));
@@ -94,7 +94,8 @@ async function assertQuiet(page, ms, when) {
 
 test('with only finished tasks no timer runs; a running task ticks in the list and the detail, then the clocks stop', async () => {
   const pageErrors = [];
-  const { page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors, onPage: (p) => p.addInitScript(countTimers) });
+  let page;
+  ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors, onPage: (p) => p.addInitScript(countTimers) }));
   await page.locator('#task-list .row:not([hidden]) .row-msg', { hasText: 'idle 2' }).waitFor();
   // What the page does once after loading (rest.js, the lazy modules, their idle-time loads) is
   // over: no timeout or frame for 700 ms (intervals are what is looked at next).
