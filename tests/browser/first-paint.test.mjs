@@ -9,9 +9,8 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import { chromium } from 'playwright-core';
-import { startServer, tearDown, BIN, CHROMIUM } from './harness.mjs';
+import { startTestServer, tearDown, CHROMIUM } from './harness.mjs';
 
 let server;
 let base;
@@ -20,13 +19,7 @@ let tmp;
 let browser;
 
 before(async () => {
-  assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN} (cargo build, or set TASKDECK_BIN)`);
-  assert.ok(fs.existsSync(CHROMIUM), `Chromium not found at ${CHROMIUM} (set CHROMIUM)`);
-  const started = await startServer(BIN, ['--conformance-fixtures']);
-  tmp = started.dir;
-  server = started.child;
-  base = started.url;
-  token = fs.readFileSync(started.tokenFile, 'utf8').trim();
+  ({ dir: tmp, child: server, url: base, token } = await startTestServer(['--conformance-fixtures']));
   for (let i = 0; i < 3; i++) {
     const resp = await fetch(`${base}/v1/jobs`, {
       method: 'POST',

@@ -51,6 +51,18 @@ export function startServer(bin, extra = [], dir = fs.mkdtempSync(path.join(os.t
 }
 
 /**
+ * Checks that the binary and Chromium under test exist (failing with what to set otherwise), then
+ * starts `BIN serve` with `extra` flags (startServer); resolves with `{child, url, token, dir}`,
+ * `token` being the admin token read from its file.
+ */
+export async function startTestServer(extra = []) {
+  if (!fs.existsSync(BIN)) throw new Error(`taskdeck binary not found at ${BIN} (cargo build, or set TASKDECK_BIN)`);
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM)`);
+  const started = await startServer(BIN, extra);
+  return { ...started, token: fs.readFileSync(started.tokenFile, 'utf8').trim() };
+}
+
+/**
  * Polls `fn` until it returns a truthy value (which it resolves with); fails naming `what`
  * after `timeout` ms (default 15 s), checking every `interval` ms (default 100).
  */

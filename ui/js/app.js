@@ -134,15 +134,6 @@ async function start(token) {
       renderToolOptions();
     })
     .catch(() => {});
-  for (const t of state.timers) clearInterval(t);
-  state.timers = [
-    setInterval(() => state.detail.tick(), 1000),
-    // Running rows count their seconds like the detail does (rows write only what changed).
-    setInterval(() => state.list.tick(), 1000),
-    // The inbox's ages and the approvals' countdowns, once rest.js has loaded them.
-    setInterval(() => rest && rest.renderInbox(), 5000),
-    setInterval(() => rest && rest.tickApprovals(), 1000),
-  ];
   const wanted = taskFromHash(parseTokenFragment(window.location.hash).hash);
   if (wanted) withRest((m) => m.focusTask(wanted, { focus: false }));
 }
@@ -181,7 +172,25 @@ function initApp() {
     openTaskId: () => state.detail.taskId,
     onNearEnd: () => loadMore(),
     schedule: () => scheduleListRender(),
+    needTick: (on) => state.ticker.need('list', on),
   });
+  // The clocks of what shows a running time; each runs only while its part has something it
+  // updates (the parts call state.ticker.need as they redraw): with nothing live, none is set.
+  state.ticker.add('detail', () => state.detail.tick(), 1000);
+  // Live rows count their seconds like the detail does (rows write only what changed).
+  state.ticker.add('list', () => state.list.tick(), 1000);
+  // The inbox's ages and the approvals' countdowns, once rest.js has loaded them.
+  state.ticker.add('inbox', () => rest && rest.renderInbox(), 5000);
+  state.ticker.add('approvals', () => rest && rest.tickApprovals(), 1000);
+  // With no clock running, a finished row's age ("12m ago") waits: it is brought up to date
+  // when the window is looked at again (shown or focused), which sets no timer either.
+  const catchUp = () => {
+    if (document.visibilityState !== 'visible') return;
+    state.list.tick();
+    state.detail.tick();
+  };
+  window.addEventListener('focus', catchUp);
+  document.addEventListener('visibilitychange', catchUp);
   initFilters();
   $('pause-btn').addEventListener('click', togglePause);
   $('help-btn').addEventListener('click', openHelp);

@@ -283,9 +283,12 @@ export function renderApprovals() {
   $('approvals-bar').hidden = n === 0;
   setText($('approvals-selected'), `${n} selected`);
   setText($('approvals-count'), String(inbox.size));
+  // Every pending approval shows how long it has waited (and maybe a countdown), to the second.
+  state.ticker.need('approvals', inbox.size > 0);
 }
 
-/** Once a second: the countdowns and waiting times. */
+/** The countdowns and waiting times: the 'approvals' clock calls it every second while one is
+ *  pending (renderApprovals says when). */
 export function tickApprovals() {
   if (!state.approvals.size) return;
   const now = Date.now();

@@ -37,9 +37,11 @@ export class DetailView {
   /**
    * @param {HTMLElement} root
    * @param {{api: {getTask: Function, answer: Function, taskLog: Function}, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
-   *          toast: (s: string, tone?: string) => void, onClose: () => void, isHuman: () => boolean}} deps
+   *          toast: (s: string, tone?: string) => void, onClose: () => void, isHuman: () => boolean,
+   *          needTick?: (on: boolean) => void}} deps
    *        `isHuman`: whether this page may answer `humanOnly` requests (signed in as a person:
-   *        the admin or a human).
+   *        the admin or a human). `needTick`: told whether the header shows times that run to
+   *        the second (starts or stops the clock that calls `tick()`).
    */
   constructor(root, deps) {
     this.root = root;
@@ -71,6 +73,7 @@ export class DetailView {
     }
     this.taskId = taskId;
     this.task = null;
+    this.tick();
     this.events = [];
     this.eventIds = new Set();
     this.timelineMore = false;
@@ -115,6 +118,7 @@ export class DetailView {
     this.loadSeq++;
     this.taskId = null;
     this.task = null;
+    this.tick();
     this.cards = new Map();
     this.disposeLog();
     this.root.classList.remove('open');
@@ -274,10 +278,14 @@ export class DetailView {
     this.tick();
   }
 
-  /** Once a second: ages, duration and the retention countdown. */
+  /** Ages, duration and the retention countdown; the 'detail' clock calls it every second while
+   *  they run to the second (deps.needTick: the task is live, or under an hour from deletion). */
   tick() {
     const t = this.task;
-    if (!t || !this.el) return;
+    if (!t || !this.el) {
+      if (this.deps.needTick) this.deps.needTick(false);
+      return;
+    }
     const now = Date.now();
     this.el.createdAge.textContent = formatAge(t.createdAt, now);
     this.el.createdAt.textContent = formatTimestamp(t.createdAt);
@@ -287,6 +295,7 @@ export class DetailView {
     const ttl = removed ? { text: 'Removed from Taskdeck: what is shown is its last state', urgent: false } : ttlCountdown(t, now);
     this.el.ttl.textContent = ttl.text;
     this.el.ttl.classList.toggle('urgent', ttl.urgent);
+    if (this.deps.needTick) this.deps.needTick(!isTerminal(t.status) || Boolean(ttl.ticking));
   }
 
   /** Whether this page may not answer `key` (a `humanOnly` request, and not a person). The

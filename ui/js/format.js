@@ -53,23 +53,25 @@ export function taskDurationMs(task, now = Date.now()) {
 }
 
 /**
- * The retention line for a task: when the store will delete it.
- * @returns {{text: string, urgent: boolean}}
+ * The retention line for a task: when the store will delete it. `ticking`: whether the text
+ * changes every second (under an hour left, it counts seconds).
+ * @returns {{text: string, urgent: boolean, ticking: boolean}}
  */
 export function ttlCountdown(task, now = Date.now()) {
   if (task.ttlMs === null || task.ttlMs === undefined) {
     return {
       text: task.status === 'input_required' ? 'Kept until answered (no expiry while waiting for input)' : 'Kept indefinitely',
       urgent: false,
+      ticking: false,
     };
   }
   let expires = toMs(task.expiresAt);
   if (!Number.isFinite(expires)) expires = toMs(task.createdAt) + task.ttlMs;
   const left = expires - now;
-  if (!Number.isFinite(left)) return { text: '–', urgent: false };
-  if (left <= 0) return { text: 'Expired: removed at the next sweep', urgent: true };
+  if (!Number.isFinite(left)) return { text: '–', urgent: false, ticking: false };
+  if (left <= 0) return { text: 'Expired: removed at the next sweep', urgent: true, ticking: false };
   const verb = isTerminal(task.status) ? 'Deleted' : 'Expires';
-  return { text: `${verb} in ${formatDuration(left)}`, urgent: left < 5 * 60_000 };
+  return { text: `${verb} in ${formatDuration(left)}`, urgent: left < 5 * 60_000, ticking: left < 3_600_000 };
 }
 
 /**

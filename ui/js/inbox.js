@@ -76,7 +76,10 @@ export function renderInbox() {
   clear(ul);
   const now = Date.now();
   const queued = new Set(state.approvals.approvals.map((a) => a.taskId));
-  for (const t of list.filter((x) => !queued.has(x.taskId)).slice(0, INBOX_SHOWN)) {
+  const shown = list.filter((x) => !queued.has(x.taskId)).slice(0, INBOX_SHOWN);
+  // Entries show their ages: the 'inbox' clock redraws them while there is one.
+  state.ticker.need('inbox', shown.length > 0);
+  for (const t of shown) {
     const { msg, more, label } = inboxEntryText(t);
     const btn = h(
       'button',

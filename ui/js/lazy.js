@@ -31,6 +31,7 @@ export const loadDetail = once(async () => {
     toast,
     onClose: closeDetail,
     isHuman: () => rights(state.me).seesAll,
+    needTick: (on) => state.ticker.need('detail', on),
   });
   return state.detail;
 });

@@ -20,10 +20,12 @@ export class ListView {
    * @param {import('./tasks-model.js').TaskList} model
    * @param {{onOpen: (index: number, how: {focus: boolean}) => void, onToggle: (index: number, shift: boolean) => void,
    *          isSelected: (taskId: string) => boolean, openTaskId: () => string|null, onNearEnd: () => void,
-   *          schedule?: () => void}} deps `schedule`, when given, asks for the page's one frame
-   *          callback (which calls `render()` before its other writes) instead of a frame of the list's
-   *          own: two renders in one frame would make the second read the geometry after the first's
-   *          writes, a forced layout.
+   *          schedule?: () => void, needTick?: (on: boolean) => void}} deps `schedule`, when given, asks
+   *          for the page's one frame callback (which calls `render()` before its other writes) instead
+   *          of a frame of the list's own: two renders in one frame would make the second read the
+   *          geometry after the first's writes, a forced layout. `needTick`, told after each render
+   *          whether a row drawn is live (working, input_required: its times run), starts or stops
+   *          the clock that calls `tick()`.
    */
   constructor(container, spacer, model, deps) {
     this.container = container;
@@ -147,8 +149,10 @@ export class ListView {
     }
     free.reverse(); // reuse in slot order (pop takes the lowest slot first)
     const now = Date.now();
+    let live = false;
     for (let index = first; index <= last; index++) {
       const entry = m.at(index);
+      if (!live && !isTerminal(entry.task.status)) live = true;
       let row = kept.get(entry.id);
       if (!row) {
         row = free.pop();
@@ -168,6 +172,9 @@ export class ListView {
     }
     this.updateActiveDescendant();
     this.renderedVersion = m.version;
+    // Only a live row's times run (a finished row's duration is fixed): with none drawn, the
+    // clock stops. A row scrolled into view is drawn with the time of its render.
+    if (this.deps.needTick) this.deps.needTick(live);
     // The next page is asked for after this frame is drawn, not inside it.
     if (n && last >= n - 40 && !this.nearEndTimer) {
       this.nearEndTimer = setTimeout(() => {
@@ -276,7 +283,8 @@ export class ListView {
     }
   }
 
-  /** Re-render ages and durations (called every few seconds). */
+  /** Re-renders ages and durations (the 'list' clock calls it every second while a row drawn
+   *  is live). */
   tick() {
     this.tickCount++;
     this.schedule();

@@ -1,11 +1,12 @@
 // The page's state: one object, every field declared here with what it holds. The other
 // modules read and write these fields; none adds a field of its own (the object is sealed:
 // assigning an undeclared field throws). Creating it touches no DOM (only the list model and
-// the desktop shell's bridge, if there is one).
+// the desktop shell's bridge, if there is one; the clocks are set only when needed).
 
 import { TaskList, InputInbox, defaultFilters } from './tasks-model.js';
 import { desktopBridge } from './notify-settings.js';
 import { ApprovalInbox } from './approvals-model.js';
+import { createTicker } from './timing.js';
 
 /** The detail pane until its modules have loaded: no task is open. */
 export const NO_DETAIL = {
@@ -39,8 +40,9 @@ export const state = Object.seal({
   stream: null,
   /** The stream's state for the top bar: connecting | open | reconnecting | closed. */
   streamState: 'connecting',
-  /** setInterval handles of the clocks (detail, list rows, inbox ages); cleared on sign-out. */
-  timers: [],
+  /** The clocks of what shows a running time (createTicker: 'list', 'detail', 'inbox',
+   *  'approvals'), each running only while its part needs it; all stopped on sign-out. */
+  ticker: createTicker(),
 
   // ------------------------------------------------------------ the task list
   /** The loaded tasks under the current filters, their counts and the paused changes. */

@@ -30,8 +30,7 @@ export function onAuthError() {
   state.authFailed = true;
   forgetToken(sessionStorage);
   closeStream();
-  for (const t of state.timers) clearInterval(t);
-  state.timers = [];
+  state.ticker.stopAll();
   showTokenScreen('The token was not accepted (it may have changed). Paste a current token.');
 }
 

@@ -52,11 +52,11 @@ test('TTL countdown covers unlimited, waiting for input, counting down and expir
   assert.equal(ttlCountdown({ ttlMs: null, status: 'input_required' }, NOW).text, 'Kept until answered (no expiry while waiting for input)');
   assert.equal(ttlCountdown({ ttlMs: null, status: 'working' }, NOW).text, 'Kept indefinitely');
   const live = { ttlMs: 86_400_000, status: 'working', createdAt: '2026-11-29T11:00:00Z', expiresAt: '2026-11-30T11:00:00Z' };
-  assert.deepEqual(ttlCountdown(live, NOW), { text: 'Expires in 23h 0m', urgent: false });
+  assert.deepEqual(ttlCountdown(live, NOW), { text: 'Expires in 23h 0m', urgent: false, ticking: false });
   assert.equal(ttlCountdown({ ...live, status: 'completed' }, NOW).text, 'Deleted in 23h 0m');
   const noExpiresAt = { ttlMs: 120_000, status: 'working', createdAt: '2026-11-29T11:59:00Z' };
-  assert.deepEqual(ttlCountdown(noExpiresAt, NOW), { text: 'Expires in 1m 0s', urgent: true });
-  assert.deepEqual(ttlCountdown({ ...live, expiresAt: '2026-11-29T11:00:00Z' }, NOW), { text: 'Expired: removed at the next sweep', urgent: true });
+  assert.deepEqual(ttlCountdown(noExpiresAt, NOW), { text: 'Expires in 1m 0s', urgent: true, ticking: true });
+  assert.deepEqual(ttlCountdown({ ...live, expiresAt: '2026-11-29T11:00:00Z' }, NOW), { text: 'Expired: removed at the next sweep', urgent: true, ticking: false });
 });
 
 test('truncation keeps the first 10,000 characters and says how many are hidden', () => {
