@@ -74,12 +74,14 @@ async function start(token) {
   // stops the stream.
   const me = state.api.me();
   if (!state.initialized) initApp();
-  // The shell is shown at once, before /v1/me answers: its first layout then happens while the
-  // requests are in flight instead of in the frame that renders the first rows. A refused token
-  // swaps it for the token screen; what only the admin may use stays hidden until /v1/me says.
+  // The shell is shown at once, before /v1/me answers (it was laid out, undrawn, while the
+  // modules loaded: index.html), so the frame that draws the first rows lays out only them. A
+  // refused token swaps it for the token screen; what only the admin may use stays hidden until
+  // /v1/me says.
   $('boot').hidden = true;
   $('token-screen').hidden = true;
   $('app').hidden = false;
+  delete $('app').dataset.booting; // drawn from now on (index.html lays it out hidden)
   let unreachable = false;
   const listed = reloadList();
   // Both first requests have taken early.js's answers (or sent their own): an answer left there

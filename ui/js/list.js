@@ -45,6 +45,11 @@ export function scheduleCountsRefresh() {
  */
 export async function reloadList() {
   const gen = ++state.generation;
+  // The page's first rows are drawn as soon as their answer is read, not in the next frame's
+  // callbacks: the answer often comes while the page is still busy with its first layout, and
+  // the rows then join that layout and the frame after it instead of waiting one more frame.
+  // Nothing has scrolled or been laid out with rows yet, so drawing them reads no layout.
+  const first = !state.listLoaded;
   let eventId = null;
   state.loading = true;
   state.loadError = null;
@@ -69,7 +74,8 @@ export async function reloadList() {
   } finally {
     if (gen === state.generation) state.loading = false;
   }
-  scheduleListRender();
+  if (first && state.listLoaded) scheduleListRender.now();
+  else scheduleListRender();
   return eventId;
 }
 

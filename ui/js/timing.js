@@ -19,17 +19,30 @@ export function once(load) {
 }
 
 /** A function that runs `fn` once in the next animation frame, however often it is called
- *  before then. `raf` is the frame scheduler (requestAnimationFrame; tests pass their own). */
+ *  before then. `raf` is the frame scheduler (requestAnimationFrame; tests pass their own).
+ *  Its `now()` runs `fn` at once instead, and a frame already asked for then runs nothing (unless
+ *  it is asked for again): for a change that should reach the next frame's layout and paint
+ *  directly, not wait for that frame's callbacks and show one frame later. */
 export function oncePerFrame(fn, raf = (cb) => requestAnimationFrame(cb)) {
   let queued = false;
-  return () => {
+  let frameAsked = false;
+  const schedule = () => {
     if (queued) return;
     queued = true;
+    if (frameAsked) return; // the frame asked for before now() serves this call
+    frameAsked = true;
     raf(() => {
+      frameAsked = false;
+      if (!queued) return;
       queued = false;
       fn();
     });
   };
+  schedule.now = () => {
+    queued = false;
+    fn();
+  };
+  return schedule;
 }
 
 /**

@@ -4,7 +4,8 @@
 // Those are rest.js and what it imports (app.js imports it with import() after the first rows'
 // frame: the stream, the inbox, the approvals, opening a task), and the detail pane and the
 // dialogs (`import('./x.js')` in lazy.js). This test keeps all of it in step with the code, and
-// fails when a module of the rest is imported statically by the first load again.
+// fails when a module of the rest is imported statically by the first load again. It also checks
+// that index.html lays out the app shell (undrawn) from the start, while those modules load.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -112,4 +113,18 @@ test('what the page loads later exists, and is not preloaded', () => {
     assert.ok(readFileSync(join(ui, 'js', file), 'utf8').length > 0, file);
     assert.ok(!html.includes(`js/${file}`), `${file} is preloaded`);
   }
+});
+
+test('the app shell is laid out, undrawn, from the start: its first layout happens while the modules load', () => {
+  const html = readFileSync(join(ui, 'index.html'), 'utf8');
+  const css = readFileSync(join(ui, 'styles.css'), 'utf8');
+  const app = /<div id="app"[^>]*>/.exec(html);
+  assert.ok(app, 'index.html has #app');
+  // `hidden` is display: none (no layout at all); data-booting is visibility: hidden (laid out).
+  assert.ok(!/\bhidden\b/.test(app[0]), `#app starts without [hidden]: ${app[0]}`);
+  assert.match(app[0], /\bdata-booting\b/);
+  assert.match(css, /\.app\[data-booting\]\s*\{\s*visibility:\s*hidden;\s*\}/);
+  // The boot line sits over the app, so hiding it moves nothing the app has laid out.
+  assert.match(css, /\.boot\s*\{[^}]*position:\s*fixed/);
+  assert.match(readFileSync(join(ui, 'js', 'app.js'), 'utf8'), /delete \$\('app'\)\.dataset\.booting/);
 });

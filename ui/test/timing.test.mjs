@@ -81,3 +81,31 @@ test('afterNextFrame: runs once, in a task after the frame, or after the wait wh
   timers.pop().cb();
   assert.equal(runs, 2);
 });
+
+test('oncePerFrame: now() runs at once, and the frame asked for before runs nothing', () => {
+  const frames = [];
+  let runs = 0;
+  const render = oncePerFrame(() => runs++, (cb) => frames.push(cb));
+  render();
+  render.now();
+  assert.equal(runs, 1, 'ran at once');
+  frames.shift()();
+  assert.equal(runs, 1, 'the frame found nothing left to do');
+  render();
+  assert.equal(frames.length, 1, 'a later call asks for a frame again');
+  frames.shift()();
+  assert.equal(runs, 2);
+});
+
+test('oncePerFrame: a call after now() is served by the frame already asked for, once', () => {
+  const frames = [];
+  let runs = 0;
+  const render = oncePerFrame(() => runs++, (cb) => frames.push(cb));
+  render();
+  render.now();
+  render();
+  assert.equal(frames.length, 1, 'no second frame asked for');
+  frames.shift()();
+  assert.equal(runs, 2);
+  assert.equal(frames.length, 0);
+});
