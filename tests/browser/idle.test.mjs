@@ -1,5 +1,6 @@
-// The page sets no timer while nothing on it runs (issue #17): with only finished tasks and no
-// approval, no setInterval / setTimeout / requestAnimationFrame callback fires for seconds; a
+// The page sets no clock while nothing on it runs (issue #17): with only finished tasks and no
+// approval, no setInterval / setTimeout / requestAnimationFrame callback fires for seconds but the
+// one timeout that redraws the rows' ages when their text changes (and they stay true); a
 // running task brings the clocks back (its row's time counts, and the detail's when it is open),
 // and once it has finished they stop again. The real `taskdeck serve` (with its conformance
 // fixtures' slow_compute tool) and headless Chromium; the page's timer functions are wrapped by
@@ -11,6 +12,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { startTestServer, tearDown, waitFor, openUi, CHROMIUM } from './harness.mjs';
+import { formatAge } from '../../ui/js/format.js';
 
 let server;
 let base;
@@ -53,9 +55,14 @@ after(() => tearDown({ browser, server, tmp }));
  * frames; the last few callbacks' sources in `recent`) and holds the periods of the intervals set and not cleared (`intervals`).
  */
 function countTimers() {
-  const t = { fired: 0, once: 0, recent: [], intervals: new Map() };
+  const t = { fired: 0, once: 0, ages: 0, recent: [], intervals: new Map() };
   window.__timers = t;
   const note = (kind, fn) => {
+    // The list's one timeout that redraws the finished rows' ages when their text changes.
+    if (String(fn).includes('this.ageTimer = 0')) {
+      t.ages++;
+      return;
+    }
     t.fired++;
     if (kind !== 'interval') t.once++;
     t.recent.push(`${kind}: ${String(fn).slice(0, 100)}`);
@@ -80,16 +87,34 @@ function countTimers() {
 const timers = (page) =>
   page.evaluate(() => {
     const t = window.__timers;
-    return { fired: t.fired, once: t.once, recent: [...t.recent], intervals: [...t.intervals.values()] };
+    return { fired: t.fired, once: t.once, ages: t.ages, recent: [...t.recent], intervals: [...t.intervals.values()] };
   });
 
-/** Waits `ms` and asserts that no timer callback ran in the page meanwhile and no interval is set. */
+/**
+ * Waits `ms` and asserts that no interval is set and no timer callback ran in the page meanwhile
+ * but the list's age timeout, at most once a second (the finished tasks here are seconds old, so
+ * their "12s ago" changes each second), and that it kept every row's age true.
+ */
 async function assertQuiet(page, ms, when) {
   const a = await timers(page);
   await new Promise((r) => setTimeout(r, ms));
   const b = await timers(page);
   assert.deepEqual(b.intervals, [], `${when}: intervals still set: ${JSON.stringify(b.intervals)}`);
   assert.equal(b.fired - a.fired, 0, `${when}: ${b.fired - a.fired} timer callbacks ran in ${ms} ms; the last: ${JSON.stringify(b.recent, null, 1)}`);
+  assert.ok(b.ages - a.ages <= Math.ceil(ms / 1000) + 1, `${when}: the age timeout fired ${b.ages - a.ages} times in ${ms} ms`);
+  // Every row's age is what formatAge says now, or up to 1.5 s ago (the one-second throttle, and
+  // this check's own reads).
+  const rows = await page.$$eval('#task-list .row:not([hidden])', (els) =>
+    els.map((el) => ({ id: el.querySelector('.row-id').title, age: el.querySelector('.row-age').textContent })),
+  );
+  assert.ok(rows.length > 0, `${when}: no rows`);
+  for (const { id, age } of rows) {
+    const resp = await fetch(`${base}/v1/tasks/${id}`, { headers: { Authorization: `Bearer ${token}` } });
+    const { createdAt } = (await resp.json()).task;
+    const now = Date.now();
+    const want = [...new Set(Array.from({ length: 16 }, (_, i) => formatAge(createdAt, now - 100 * i)))];
+    assert.ok(want.includes(age), `${when}: task ${id} shows ${age}, created ${createdAt}, expected ${want}`);
+  }
 }
 
 test('with only finished tasks no timer runs; a running task ticks in the list and the detail, then the clocks stop', async () => {
@@ -98,12 +123,12 @@ test('with only finished tasks no timer runs; a running task ticks in the list a
   ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors, onPage: (p) => p.addInitScript(countTimers) }));
   await page.locator('#task-list .row:not([hidden]) .row-msg', { hasText: 'idle 2' }).waitFor();
   // What the page does once after loading (rest.js, the lazy modules, their idle-time loads) is
-  // over: no timeout or frame for 700 ms (intervals are what is looked at next).
+  // over: no timeout or frame for 1.5 s (intervals are what is looked at next).
   await waitFor(async () => {
     const a = (await timers(page)).once;
-    await new Promise((r) => setTimeout(r, 700));
+    await new Promise((r) => setTimeout(r, 1500));
     return (await timers(page)).once === a;
-  }, 'the page to settle after loading', { timeout: 10_000, interval: 0 });
+  }, 'the page to settle after loading', { timeout: 30_000, interval: 0 });
   await assertQuiet(page, 3000, 'finished tasks only');
 
   // A running task appears (a live change from the stream): its row counts its seconds.

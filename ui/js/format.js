@@ -38,6 +38,20 @@ export function formatAge(iso, now = Date.now()) {
   return `${Math.floor(h / 24)}d ago`;
 }
 
+/**
+ * Milliseconds from `now` until {@link formatAge} shows another text for `iso` (Infinity for a
+ * time it cannot read): the end of "just now", then of the current second, minute, hour or day.
+ * A page with no live row wakes only then to redraw its ages.
+ */
+export function ageChangesIn(iso, now = Date.now()) {
+  const t = toMs(iso);
+  if (!Number.isFinite(t)) return Infinity;
+  const ms = Math.max(0, now - t);
+  if (ms < 5000) return 5000 - ms;
+  const step = ms < 60_000 ? 1000 : ms < 3_600_000 ? 60_000 : ms < 48 * 3_600_000 ? 3_600_000 : 86_400_000;
+  return step - (ms % step);
+}
+
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** True for completed, failed and cancelled. */

@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { statusBadge } from './status.js';
-import { formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
+import { ageChangesIn, formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
 
 export const ROW_HEIGHT = 64;
 const OVERSCAN = 8;
@@ -40,6 +40,10 @@ export class ListView {
     this.nearEndTimer = 0;
     this.renderedVersion = -1;
     this.tickCount = 0;
+    /** The timeout that redraws the finished rows' ages when the next one changes, or 0; when
+     *  it last ran (ms since the epoch). */
+    this.ageTimer = 0;
+    this.agedAt = 0;
     /** Whether the list may be away from the top (set by every scroll and by our own scrollTop
      *  writes, cleared by resetScroll): while false, render() takes the top as 0 without reading it. */
     this.maybeScrolled = false;
@@ -150,9 +154,12 @@ export class ListView {
     free.reverse(); // reuse in slot order (pop takes the lowest slot first)
     const now = Date.now();
     let live = false;
+    /** When the first drawn finished row's age text changes (ms from now). */
+    let nextAge = Infinity;
     for (let index = first; index <= last; index++) {
       const entry = m.at(index);
-      if (!live && !isTerminal(entry.task.status)) live = true;
+      if (!isTerminal(entry.task.status)) live = true;
+      else nextAge = Math.min(nextAge, ageChangesIn(entry.task.createdAt, now));
       let row = kept.get(entry.id);
       if (!row) {
         row = free.pop();
@@ -175,8 +182,25 @@ export class ListView {
     // Only a live row's times run (a finished row's duration is fixed): with none drawn, the
     // clock stops. A row scrolled into view is drawn with the time of its render.
     if (this.deps.needTick) this.deps.needTick(live);
+    // With no live row the clock stops, but the finished rows' ages ("12m ago") still change:
+    // one timeout redraws them when the first of them does (each second for a minute-old task,
+    // then each minute, hour, day), at most once a second (rows whose seconds turn at other
+    // moments wait for the next one), and none is set while the clock runs.
+    clearTimeout(this.ageTimer);
+    this.ageTimer = 0;
+    if (!live && Number.isFinite(nextAge)) {
+      const wait = Math.max(nextAge + 20, this.agedAt + 1000 - now);
+      // Drawn from the timeout itself (at most once a second, so no frame to share): the only
+      // wake-up an idle page has.
+      this.ageTimer = setTimeout(() => {
+        this.ageTimer = 0;
+        this.agedAt = Date.now();
+        this.tickCount++;
+        this.render();
+      }, wait);
+    }
     // The next page is asked for after this frame is drawn, not inside it.
-    if (n && last >= n - 40 && !this.nearEndTimer) {
+    if (n && m.nextCursor && last >= n - 40 && !this.nearEndTimer) {
       this.nearEndTimer = setTimeout(() => {
         this.nearEndTimer = 0;
         this.deps.onNearEnd();

@@ -117,3 +117,18 @@ test('short ids show the random part of a Taskdeck id, the start of anything els
   assert.equal(shortId('00000000-0000-4000-8000-000000000000'), '00000000');
   assert.equal(shortId(undefined), '');
 });
+
+test('ageChangesIn: the time until formatAge shows another text', async () => {
+  const { ageChangesIn, formatAge } = await import('../js/format.js');
+  const t0 = Date.parse('2026-12-01T00:00:00Z');
+  const iso = new Date(t0).toISOString();
+  for (const age of [0, 1200, 4999, 5000, 7300, 59_999, 60_000, 61_500, 3_599_000, 3_600_000, 5 * 3_600_000 + 7, 48 * 3_600_000, 50 * 3_600_000 + 3]) {
+    const now = t0 + age;
+    const wait = ageChangesIn(iso, now);
+    assert.ok(wait > 0, `age ${age}: ${wait}`);
+    assert.equal(formatAge(iso, now + wait - 1), formatAge(iso, now), `age ${age}: unchanged until ${wait} ms`);
+    assert.notEqual(formatAge(iso, now + wait), formatAge(iso, now), `age ${age}: changed at ${wait} ms`);
+  }
+  assert.equal(ageChangesIn('not a time', t0), Infinity);
+  assert.equal(ageChangesIn(new Date(t0 + 3000).toISOString(), t0), 5000, 'a time ahead of the clock reads as just now');
+});
