@@ -166,3 +166,65 @@ test('keys pressed and a task created while rest.js is still loading: each key a
   assert.deepEqual(errors, []);
   await page.context().close();
 });
+
+/** Opens the page with rest.js held back until the returned `release` is called. */
+async function openHoldingRest() {
+  let requested;
+  const asked = new Promise((r) => {
+    requested = r;
+  });
+  let release;
+  const released = new Promise((r) => {
+    release = r;
+  });
+  const opened = await open(token, {
+    beforeLoad: (p) =>
+      p.route('**/js/rest.js', async (route) => {
+        requested();
+        await released;
+        await route.continue();
+      }),
+  });
+  await opened.page.locator('#task-list .row:not([hidden]) .row-id[title]').first().waitFor();
+  await asked;
+  return { ...opened, release };
+}
+
+test('i, and Enter then a, pressed while rest.js loads: the approval queue takes focus; the task opens and a answers it', async () => {
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'request_approval', arguments: { message: 'Ship it, early keys?' } }),
+  });
+  assert.ok(resp.ok, `POST /v1/jobs: ${resp.status}`);
+  const job = await resp.json();
+  const waiting = job.taskId || job.task.taskId;
+  const statusOf = async () => {
+    const r = await fetch(`${base}/v1/tasks/${waiting}`, { headers: { Authorization: `Bearer ${token}` } });
+    return (await r.json()).task.status;
+  };
+  for (let i = 0; i < 100 && (await statusOf()) !== 'input_required'; i++) await new Promise((r) => setTimeout(r, 50));
+
+  // i before the queues have loaded: once they have, focus goes to the approval queue, which
+  // holds the waiting question.
+  let held = await openHoldingRest();
+  await held.page.keyboard.press('i');
+  held.release();
+  await held.page.waitForFunction(() => document.getElementById('approvals-list').contains(document.activeElement) && document.activeElement.id !== 'approvals-list');
+  assert.match(await held.page.evaluate(() => document.activeElement.textContent), /Ship it, early keys\?/);
+  assert.deepEqual(held.errors, []);
+  await held.page.context().close();
+
+  // j Enter a before rest.js has loaded: the newest row (the waiting task) opens and a answers
+  // its prompt once it is shown.
+  held = await openHoldingRest();
+  await held.page.keyboard.press('j');
+  await held.page.keyboard.press('Enter');
+  await held.page.keyboard.press('a');
+  held.release();
+  await held.page.locator('#detail .task-id', { hasText: waiting }).waitFor();
+  for (let i = 0; i < 100 && (await statusOf()) === 'input_required'; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.notEqual(await statusOf(), 'input_required', 'a answered the prompt');
+  assert.deepEqual(held.errors, []);
+  await held.page.context().close();
+});

@@ -97,8 +97,7 @@ async function start(token) {
       withRest((m) => {
         if (state.authFailed || unreachable) return;
         m.connectStream(eventId);
-        m.reloadInbox();
-        m.reloadApprovals();
+        state.queuesLoaded ||= Promise.allSettled([m.reloadInbox(), m.reloadApprovals()]);
         m.loadDetailAndDialogsWhenIdle();
       });
     });

@@ -7,7 +7,9 @@
 import { h, clear, copyButton, section } from './dom.js';
 import { statusBadge } from './status.js';
 import {
+  ageChangesIn,
   formatAge,
+  toMs,
   formatDuration,
   formatTimestamp,
   formatClock,
@@ -44,6 +46,8 @@ export class DetailView {
    *        the second (starts or stops the clock that calls `tick()`).
    */
   constructor(root, deps) {
+    /** The timeout that redraws a settled task's ages and countdown when they change, or 0. */
+    this.ageTimer = 0;
     this.root = root;
     this.deps = deps;
     this.taskId = null;
@@ -279,9 +283,12 @@ export class DetailView {
   }
 
   /** Ages, duration and the retention countdown; the 'detail' clock calls it every second while
-   *  they run to the second (deps.needTick: the task is live, or under an hour from deletion). */
+   *  they run to the second (deps.needTick: the task is live, or under an hour from deletion);
+   *  otherwise its own timeout, when the next of them changes. */
   tick() {
     const t = this.task;
+    clearTimeout(this.ageTimer);
+    this.ageTimer = 0;
     if (!t || !this.el) {
       if (this.deps.needTick) this.deps.needTick(false);
       return;
@@ -295,7 +302,20 @@ export class DetailView {
     const ttl = removed ? { text: 'Removed from Taskdeck: what is shown is its last state', urgent: false } : ttlCountdown(t, now);
     this.el.ttl.textContent = ttl.text;
     this.el.ttl.classList.toggle('urgent', ttl.urgent);
-    if (this.deps.needTick) this.deps.needTick(!isTerminal(t.status) || Boolean(ttl.ticking));
+    const ticking = !isTerminal(t.status) || Boolean(ttl.ticking);
+    if (this.deps.needTick) this.deps.needTick(ticking);
+    if (ticking) return;
+    // A settled task's ages ("12m ago") and its retention countdown (to the minute) still
+    // change: one timeout redraws them when the first does, at most once a second.
+    let wait = Math.min(ageChangesIn(t.createdAt, now), ageChangesIn(t.lastUpdatedAt, now));
+    const expires = toMs(t.expiresAt);
+    if (!removed && Number.isFinite(expires) && expires > now) wait = Math.min(wait, ((expires - now) % 60_000) + 1);
+    if (Number.isFinite(wait)) {
+      this.ageTimer = setTimeout(() => {
+        this.ageTimer = 0;
+        this.tick();
+      }, Math.max(wait + 20, 1000));
+    }
   }
 
   /** Whether this page may not answer `key` (a `humanOnly` request, and not a person). The

@@ -162,15 +162,19 @@ export function onKey(e, later) {
       return;
     case 'accept':
     case 'decline': {
-      const card = state.detail.shortcutPrompt();
-      if (!card) {
-        if (state.detail.hasLockedPrompts()) toast('Only the person using Taskdeck can answer this prompt.', 'info');
-        else if (state.detail.taskId) toast('This task has no open prompt.', 'info');
-        return;
-      }
+      // After the task an earlier key opened is shown (Enter then a at once acts on its prompt).
       e.preventDefault();
-      if (command === 'accept') card.accept();
-      else card.decline();
+      later(async () => {
+        await state.openDone;
+        const card = state.detail.shortcutPrompt();
+        if (!card) {
+          if (state.detail.hasLockedPrompts()) toast('Only the person using Taskdeck can answer this prompt.', 'info');
+          else if (state.detail.taskId) toast('This task has no open prompt.', 'info');
+          return;
+        }
+        if (command === 'accept') card.accept();
+        else card.decline();
+      });
       return;
     }
     case 'cancel': {
@@ -194,17 +198,19 @@ export function onKey(e, later) {
       togglePause();
       return;
     case 'inbox': {
-      // The approval queue first (focusApprovals focuses it when it has a row).
-      if (state.approvals.rows.length) {
-        e.preventDefault();
-        later((rest) => rest.focusApprovals());
-        return;
-      }
-      const first = state.inbox.list()[0];
-      if (first) {
-        e.preventDefault();
-        later((rest) => rest.openTask(first.taskId, { focus: true, focusPrompt: true }));
-      }
+      // The approval queue first (focusApprovals focuses it when it has a row), once both have
+      // loaded (a key pressed as the first rows show comes before their first answers).
+      e.preventDefault();
+      later(async (rest) => {
+        state.queuesLoaded ||= Promise.allSettled([rest.reloadInbox(), rest.reloadApprovals()]);
+        await state.queuesLoaded;
+        if (state.approvals.rows.length) {
+          rest.focusApprovals();
+          return;
+        }
+        const first = state.inbox.list()[0];
+        if (first) rest.openTask(first.taskId, { focus: true, focusPrompt: true });
+      });
       return;
     }
     case 'close': {

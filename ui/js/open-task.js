@@ -34,6 +34,7 @@ export function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
     },
     (err) => toast(`Could not load the task's detail: ${err.message}`, 'bad'),
   );
+  state.openDone = p;
   if (focusPrompt) {
     Promise.resolve(p).then(() => {
       const card = state.detail.shortcutPrompt();

@@ -84,6 +84,12 @@ export const state = Object.seal({
   /** Counts openTask and closeDetail calls: an open that waited for the detail's modules is
    *  dropped when the detail was closed (or another task opened) meanwhile. */
   openSeq: 0,
+  /** Settles when the last task asked for (openTask) is shown in the detail, or null: a key
+   *  that acts on the open task's prompt waits for it. */
+  openDone: null,
+  /** Settles when the inbox's and the approval queue's first loads are done, or null before
+   *  they start: a key that goes to them waits for it. */
+  queuesLoaded: null,
 
   // ------------------------------------------------------------ desktop shell
   /** The desktop shell's commands (notification settings...), or null in a plain browser. */
