@@ -114,8 +114,8 @@ async function createTask(note) {
   return job.taskId || job.task.taskId;
 }
 
-test('keys pressed and a task created while rest.js is still loading: each key acts in turn, the stream resumes from the list page', async () => {
-  // rest.js (the stream, opening a task...) is held back until the keys have been pressed.
+/** Opens the page with rest.js held back until the returned `release` is called. */
+async function openHoldingRest() {
   let requested;
   const asked = new Promise((r) => {
     requested = r;
@@ -124,7 +124,7 @@ test('keys pressed and a task created while rest.js is still loading: each key a
   const released = new Promise((r) => {
     release = r;
   });
-  const { page, requests, errors } = await open(token, {
+  const opened = await open(token, {
     beforeLoad: (p) =>
       p.route('**/js/rest.js', async (route) => {
         requested();
@@ -132,9 +132,16 @@ test('keys pressed and a task created while rest.js is still loading: each key a
         await route.continue();
       }),
   });
-  await page.locator('#task-list .row[aria-rowindex="2"]:not([hidden]) .row-id[title]').waitFor();
-  // The page asks for rest.js once the first rows are drawn, without a key or click asking.
+  await opened.page.locator('#task-list .row:not([hidden]) .row-id[title]').first().waitFor();
   await asked;
+  return { ...opened, release };
+}
+
+test('keys pressed and a task created while rest.js is still loading: each key acts in turn, the stream resumes from the list page', async () => {
+  // rest.js (the stream, opening a task...) is held back until the keys have been pressed.
+  // The page asks for it once the first rows are drawn, without a key or click asking.
+  const { page, requests, errors, release } = await openHoldingRest();
+  await page.locator('#task-list .row[aria-rowindex="2"]:not([hidden]) .row-id[title]').waitFor();
   const created = await createTask('made while rest.js loads');
 
   await page.keyboard.press('j');
@@ -166,29 +173,6 @@ test('keys pressed and a task created while rest.js is still loading: each key a
   assert.deepEqual(errors, []);
   await page.context().close();
 });
-
-/** Opens the page with rest.js held back until the returned `release` is called. */
-async function openHoldingRest() {
-  let requested;
-  const asked = new Promise((r) => {
-    requested = r;
-  });
-  let release;
-  const released = new Promise((r) => {
-    release = r;
-  });
-  const opened = await open(token, {
-    beforeLoad: (p) =>
-      p.route('**/js/rest.js', async (route) => {
-        requested();
-        await released;
-        await route.continue();
-      }),
-  });
-  await opened.page.locator('#task-list .row:not([hidden]) .row-id[title]').first().waitFor();
-  await asked;
-  return { ...opened, release };
-}
 
 test('i, and Enter then a, pressed while rest.js loads: the approval queue takes focus; the task opens and a answers it', async () => {
   const resp = await fetch(`${base}/v1/jobs`, {
