@@ -246,6 +246,10 @@ test('an approval request appears live, is answered in the form, and the agent g
   await page.locator('#detail .outcome-good', { hasText: 'Completed' }).waitFor();
   await page.locator('#detail .round', { hasText: 'Accepted by admin' }).waitFor();
   await inboxItem.waitFor({ state: 'detached' });
+  // The page's own answer is not announced as someone else's (the live change that removes the
+  // prompt can come before the answer's response).
+  const announced = await page.locator('#announcer').textContent();
+  assert.ok(!announced.includes('elsewhere'), `announced: ${announced}`);
 });
 
 test('a prompt answered elsewhere disappears live', async () => {

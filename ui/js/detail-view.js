@@ -341,7 +341,7 @@ export class DetailView {
       if (keys.has(key)) {
         // A request that arrived live is shown before its round (and `humanOnly`) is known.
         if (!!card.locked === this.lockedFor(key)) continue;
-      } else if (!card.gone) this.deps.announce(`The input request “${key}” was answered or withdrawn elsewhere.`);
+      } else if (!card.gone && !card.sending) this.deps.announce(`The input request “${key}” was answered or withdrawn elsewhere.`);
       card.el.remove();
       this.cards.delete(key);
     }

@@ -344,6 +344,10 @@ export function promptCard(prompt, deps) {
     get gone() {
       return gone;
     },
+    /** This page's own answer is on its way (its result will say what became of it). */
+    get sending() {
+      return busy && !gone;
+    },
     focus() {
       const first = fields[0] && controls.get(fields[0].name);
       if (first) first.focus();
