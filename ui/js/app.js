@@ -97,7 +97,8 @@ async function start(token) {
       withRest((m) => {
         if (state.authFailed || unreachable) return;
         m.connectStream(eventId);
-        state.queuesLoaded ||= Promise.allSettled([m.reloadInbox(), m.reloadApprovals()]);
+        // Each start (a sign-in again too) loads both queues afresh; a key waits for them.
+        state.queuesLoaded = Promise.allSettled([m.reloadInbox(), m.reloadApprovals()]);
         m.loadDetailAndDialogsWhenIdle();
       });
     });

@@ -128,11 +128,11 @@ fn replay(
     let mut out = Vec::new();
     loop {
         let mut batch = engine.store().events_since(after, owner, 1000)?;
-        let full = batch.len() == 1000;
         batch.retain(|ev| before.is_none_or(|b| ev.id < b));
         let Some(last) = batch.last() else { break };
         after = last.id;
-        let ended = batch.len() < 1000 || !full;
+        // A short batch (the store's end, or `before` reached) is the last.
+        let ended = batch.len() < 1000;
         for ev in batch {
             if ev.kind == "deleted" {
                 // The task is gone; its last status, tool and principal are in the event.
@@ -166,8 +166,8 @@ fn replay(
 /// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
 /// to reload its list; changes a live stream fell behind on (a burst it could not keep up with)
-/// are read from the store and sent in order, so `resync` comes only past 50,000. An idle stream carries a keep-alive comment every 15 s unless
-/// `?keepAlive=false`.
+/// are read from the store and sent in order, so `resync` comes only past 50,000. An idle
+/// stream carries a keep-alive comment every 15 s unless `?keepAlive=false`.
 #[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (wins over `since`); one this store never gave gets `resync`")),
     responses((status = 200, description = "Server-Sent Events: `change` events whose data is a `ChangeEvent` and whose `id` is the event id; `resync` (data `{}`) when the client fell behind and must reload its list", content_type = "text/event-stream", body = String),
