@@ -193,9 +193,10 @@ macro_rules! bytes_column {
 
 /// Writes back every mutable column of `t`; `bytes` is recomputed as in [`insert_task`].
 ///
-/// When `ttl_ms` did not change, the TTL columns are left out of the UPDATE: SQLite rewrites an
-/// index entry for every indexed column an UPDATE sets, even to the same value, and most writes
-/// (progress, status messages, completion) keep the TTL.
+/// When `status` or `ttl_ms` did not change, their columns are left out of the UPDATE: SQLite
+/// rewrites an index entry for every indexed column an UPDATE sets, even to the same value, and
+/// most writes keep both (progress and status messages) or the TTL (completion). A write
+/// that changed one of them first finds its row with the other value (one lookup by `seq`).
 pub(super) fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineError> {
     let ttl = t.ttl_ms.map(ttl_column);
     let progress = t
@@ -218,6 +219,20 @@ pub(super) fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineErro
         t.cancel_requested as i64,
         expires_at,
     ];
+    // Most writes (progress, status messages) keep the status too: its index entry is left
+    // alone when it did not change.
+    let kept_status_and_ttl = c
+        .prepare_cached(concat!(
+            "UPDATE tasks SET status_message = ?3, last_updated_at = ?4,
+               poll_interval_ms = ?6, progress = ?7, result = ?8, error = ?9,
+               cancel_requested = ?10, ",
+            bytes_column!(),
+            " WHERE seq = ?1 AND ttl_ms IS ?5 AND status = ?2"
+        ))?
+        .execute(&values[..10])?;
+    if kept_status_and_ttl == 1 {
+        return Ok(());
+    }
     let kept_ttl = c
         .prepare_cached(concat!(
             "UPDATE tasks SET status = ?2, status_message = ?3, last_updated_at = ?4,
