@@ -51,7 +51,7 @@ async fn next_change_of(changes: &mut Receiver<Arc<str>>, task_id: &str) {
 /// The ways a settle call ended for the trait method that made it.
 enum Settle {
     /// Taskdeck answered: the task after it, and whether this call ended it (`None`: absent).
-    Answered(Option<Settled>),
+    Answered(Option<Box<Settled>>),
     /// Taskdeck could not take it now: kept in the outbox, sent again until it does.
     Kept,
     /// An earlier outcome of the task waits in the outbox and will end it; this one is dropped.
@@ -66,7 +66,7 @@ impl RemoteTaskdeckStore {
             return Ok(Settle::Behind);
         }
         match self.inner.api.settle(task_id, settlement.clone()).await {
-            Ok(settled) => Ok(Settle::Answered(settled)),
+            Ok(settled) => Ok(Settle::Answered(settled.map(Box::new))),
             Err(SettleError::Retry(e)) => {
                 self.inner
                     .outbox
