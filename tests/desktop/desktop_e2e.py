@@ -1179,10 +1179,19 @@ class Suite:
 
     def test_second_launch_other_session(self) -> None:
         """A second launch with the same data dir from another D-Bus session says where Taskdeck
-        runs (its URL and pid) and exits 0, without trying the port."""
+        runs (its URL and pid), opens it in the user's browser signed in (the menu gives a launch
+        no terminal to read), and exits 0, without trying the port."""
         d = self.desktop
         out_path, err_path = self.work / "other-session.out", self.work / "other-session.err"
-        proc = own_session_launch(self.binary, d.app_env(), out_path, err_path)
+        # The user's browser, as xdg-open finds it on a desktop without a default browser.
+        opened = self.work / "browser-opened.txt"
+        browser = self.work / "browser.sh"
+        browser.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{opened}'\n")
+        browser.chmod(0o755)
+        # No desktop entry claims http: (this machine's chromium would), so xdg-open takes $BROWSER.
+        bare = str(self.work / "no-mimeapps")
+        env = dict(d.app_env(), BROWSER=str(browser), XDG_CONFIG_HOME=bare, XDG_DATA_HOME=bare, XDG_DATA_DIRS=bare, XDG_CONFIG_DIRS=bare)
+        proc = own_session_launch(self.binary, env, out_path, err_path)
         try:
             try:
                 proc.wait(timeout=15)
@@ -1198,6 +1207,9 @@ class Suite:
             check(want in err, f"stderr should say {want!r}; it is:\n{err}")
             ours = [line for line in err.splitlines() if not line.startswith("dbus-daemon[")]
             check(len(ours) == 1, f"the launch should print one line (besides its D-Bus daemon's):\n{err}")
+            wait_for(opened.exists, "the second launch to open the browser", timeout=10)
+            urls = opened.read_text().split()
+            check(urls == [f"{d.base}/#token={d.token}"], f"the browser should get the UI's address with the admin token once; it got {urls}")
         finally:
             stop_group(proc, "the launch from another session")
         check(d.app_alive(), "the first instance is gone")

@@ -104,7 +104,12 @@ export function truncate(text, max = 10_000) {
 
 /** One line, at most `max` characters, with an ellipsis. */
 export function oneLine(text, max = 200) {
-  const s = String(text ?? '').replace(/\s+/g, ' ').trim();
+  // Terminal escape sequences (a command's colours in its name or output) go; other control
+  // characters count as spaces.
+  const s = String(text ?? '')
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g, '')
+    .replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 

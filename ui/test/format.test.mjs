@@ -70,6 +70,8 @@ test('truncation keeps the first 10,000 characters and says how many are hidden'
   assert.equal(truncate(emoji, 10).text, 'a'.repeat(9), 'no half surrogate pair');
   assert.equal(oneLine('a\n  b\tc'), 'a b c');
   assert.equal(oneLine('abcdef', 4), 'abc…');
+  // A job named with colours, a bell and line breaks reads as plain words.
+  assert.equal(oneLine('\u001b[1;31mred\u001b[0m\u0007 and\u0000\nbold \u001b]0;title\u0007end'), 'red and bold end');
 });
 
 test('sizes, base64 and counts', () => {

@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use super::run_job::JobLink;
+use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, OutputLog, StatusUpdate, status_line},
     process::{
@@ -116,8 +117,11 @@ async fn report_end(
         return;
     }
     let (code, how) = describe_exit(ending.status);
+    // The first line is the job's status message: the name on one line, so a name with line
+    // breaks or escape sequences (a default name from a multi-line command) does not cut it.
     let text = format!(
-        "`{name}` {how} after {:.1} s.\n{tail}",
+        "`{}` {how} after {:.1} s.\n{tail}",
+        one_line(name),
         duration_ms as f64 / 1000.0
     );
     let result = json!({

@@ -79,6 +79,8 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
         }
         eprintln!("taskdeck: {}", other.message());
         if !other.window_on_this_session {
+            let token = taskdeck_server::adapters::auth::read_admin_token(&cfg.config_dir);
+            other.open_in_browser(token.as_deref());
             return ExitCode::SUCCESS;
         }
         // The single-instance plugin below hands over to the running one and ends this process.

@@ -45,23 +45,77 @@ impl RunningInstance {
 
     /// The one line a second launch prints (without the `taskdeck: ` prefix), e.g. "Taskdeck is
     /// already running on http://127.0.0.1:4747 (pid 812); its window is on another desktop
-    /// session, so it cannot be shown from here: open http://127.0.0.1:4747/ in a browser, or
-    /// quit it there first."
+    /// session, so it cannot be shown from here: opening http://127.0.0.1:4747/ in your
+    /// browser (or quit it there first)." When its window cannot be shown, the launch then
+    /// calls [`RunningInstance::open_in_browser`], so that a launch from the application menu,
+    /// whose output nobody sees, still shows Taskdeck.
     pub fn message(&self) -> String {
         let (url, running) = self.running_on();
         if self.window_on_this_session {
             format!("{running}; bringing its window to the front.")
         } else if self.headless {
             format!(
-                "{running} without a window (taskdeck serve): open {url}/ in a browser, \
-                 or stop it first to get the window."
+                "{running} without a window (taskdeck serve): opening {url}/ in your browser \
+                 (stop it first to get the window)."
             )
         } else {
             format!(
                 "{running}; its window is on another desktop session, so it cannot be shown \
-                 from here: open {url}/ in a browser, or quit it there first."
+                 from here: opening {url}/ in your browser (or quit it there first)."
             )
         }
+    }
+
+    /// Opens the running Taskdeck's UI in the user's browser with `xdg-open` (which honours
+    /// `$BROWSER` on a desktop without a default browser), signed in with `admin_token` when
+    /// given: the token goes in the URL's fragment, which a browser never sends to a server,
+    /// and the page removes it from the address bar. When no browser can be started (no
+    /// `xdg-open`, or it fails within 2 s), says so on stderr and in a desktop notification,
+    /// since a launch from the menu has no terminal. Returns whether a browser was started.
+    pub fn open_in_browser(&self, admin_token: Option<&str>) -> bool {
+        let (url, running) = self.running_on();
+        let Some(port) = self.port else {
+            return self.cannot_open(&running, "its port file is missing");
+        };
+        let link = match admin_token {
+            Some(token) => format!("http://127.0.0.1:{port}/#token={token}"),
+            None => format!("http://127.0.0.1:{port}/"),
+        };
+        let started = std::process::Command::new("xdg-open")
+            .arg(&link)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let mut child = match started {
+            Ok(child) => child,
+            Err(e) => return self.cannot_open(&running, &format!("xdg-open: {e}")),
+        };
+        // xdg-open may stay while the browser it started runs; only an early failure counts.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while std::time::Instant::now() < until {
+            match child.try_wait() {
+                Ok(Some(status)) if !status.success() => {
+                    return self.cannot_open(&running, &format!("xdg-open {url}/ {status}"));
+                }
+                Ok(Some(_)) | Err(_) => return true,
+                Ok(None) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
+        }
+        true
+    }
+
+    /// Says that no browser could show the running Taskdeck (`why`), on stderr and in a
+    /// desktop notification; returns false.
+    fn cannot_open(&self, running: &str, why: &str) -> bool {
+        let text = format!("{running}; no browser could be opened ({why}).");
+        eprintln!("taskdeck: {text}");
+        let _ = notify_rust::Notification::new()
+            .summary("Taskdeck is already running")
+            .body(&text)
+            .appname("Taskdeck")
+            .show();
+        false
     }
 }
 

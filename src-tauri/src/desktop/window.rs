@@ -117,7 +117,8 @@ fn current_monitor(app: &App) -> Option<Monitor> {
 }
 
 /// Builds the main window on `url`, titled "Taskdeck", placed by [`placement::place`] from the
-/// saved state in `config_dir` and the monitors present now, with [`MIN_SIZE`] as its minimum;
+/// saved state in `config_dir` and the monitors present now, with [`MIN_SIZE`] as its minimum
+/// (or the whole work area, on a monitor smaller than that);
 /// shown at once unless `visible` is false (`taskdeck --hidden`: the tray shows it later).
 /// Errors: Tauri could not create the window.
 pub fn build(
@@ -128,8 +129,7 @@ pub fn build(
 ) -> tauri::Result<WebviewWindow> {
     let mut builder = WebviewWindowBuilder::new(app, LABEL, url)
         .title("Taskdeck")
-        .visible(visible)
-        .min_inner_size(MIN_SIZE.0, MIN_SIZE.1);
+        .visible(visible);
     let saved = saved(config_dir);
     match current_monitor(app) {
         Some(current) => {
@@ -149,12 +149,21 @@ pub fn build(
             };
             let rect =
                 placement::place(saved.map(|(r, _)| r), &monitors, work_area(&current), sizes);
+            let (w, h) = (f64::from(rect.w) / scale, f64::from(rect.h) / scale);
+            // On a monitor smaller than MIN_SIZE the minimum gives way, so that the window
+            // still fits on it.
             builder = builder
-                .inner_size(f64::from(rect.w) / scale, f64::from(rect.h) / scale)
+                .inner_size(w, h)
+                .min_inner_size(MIN_SIZE.0.min(w), MIN_SIZE.1.min(h))
                 .position(f64::from(rect.x) / scale, f64::from(rect.y) / scale);
         }
         // No monitor reported: let the window system place a window of the preferred size.
-        None => builder = builder.inner_size(PREFERRED.0, PREFERRED.1).center(),
+        None => {
+            builder = builder
+                .inner_size(PREFERRED.0, PREFERRED.1)
+                .min_inner_size(MIN_SIZE.0, MIN_SIZE.1)
+                .center()
+        }
     }
     if saved.is_some_and(|(_, maximized)| maximized) {
         builder = builder.maximized(true);

@@ -1,6 +1,6 @@
 //! Batching for busy Server-Sent Events streams: the first event after a quiet spell goes out at
-//! once; the events that follow within [`WINDOW`] go out together at its end, so hyper writes
-//! them with one `writev` (up to 16 frames each) instead of one per event.
+//! once; the events that follow within [`WINDOW`] go out together at its end, as one batch that
+//! the stream writes as one chunk (one `writev`).
 //!
 //! Why: `/v1/events` gets one event per change to any task its reader may see. Under a fleet's
 //! load (about 2,500 changes/s) each open stream wrote 2,500 frames a second, one system call
@@ -21,23 +21,31 @@ use futures::{Stream, StreamExt, stream};
 pub(crate) const WINDOW: Duration = Duration::from_millis(10);
 
 /// Most events gathered into one batch; the rest wait for the next one.
-const MAX_BATCH: usize = 512;
+pub(crate) const MAX_BATCH: usize = 512;
 
-/// `inner` with its events batched as the module describes: the first event after a window in
-/// which nothing came is yielded at once; later ones are gathered for [`WINDOW`] (or until
-/// [`MAX_BATCH`] are ready) and then yielded back to back. Ends when `inner` ends, after
-/// yielding what was gathered.
-pub(crate) fn batched<S>(inner: S) -> impl Stream<Item = S::Item> + Send
+/// `inner`'s events in batches, as the module describes: the first event after a window in
+/// which nothing came is yielded at once, alone; later ones are gathered for [`WINDOW`] (or
+/// until [`MAX_BATCH`] are ready) and yielded together, in order. With `idle` set, an empty
+/// batch is yielded after each `idle` in which nothing came (the caller's keep-alive). Ends
+/// when `inner` ends, after yielding what was gathered.
+pub(crate) fn batched<S>(
+    inner: S,
+    idle: Option<Duration>,
+) -> impl Stream<Item = Vec<S::Item>> + Send
 where
     S: Stream + Send + 'static,
     S::Item: Send,
 {
-    batched_in_windows(inner, WINDOW)
+    batched_in_windows(inner, WINDOW, idle)
 }
 
 /// [`batched`] with windows of `window` (the tests use longer ones than [`WINDOW`], so that a
 /// busy machine's scheduling delays stay well inside them).
-fn batched_in_windows<S>(inner: S, window: Duration) -> impl Stream<Item = S::Item> + Send
+fn batched_in_windows<S>(
+    inner: S,
+    window: Duration,
+    idle: Option<Duration>,
+) -> impl Stream<Item = Vec<S::Item>> + Send
 where
     S: Stream + Send + 'static,
     S::Item: Send,
@@ -55,36 +63,47 @@ where
         ended: false,
     };
     stream::unfold(start, move |mut st| async move {
-        if st.ended {
-            return None;
-        }
-        let Some(window_end) = st.window_end else {
-            let first = st.inner.next().await?;
-            st.window_end = Some(Instant::now() + window);
-            return Some((vec![first], st));
-        };
-        // Gathers until the window ends; a window that ended while nobody read the stream
-        // takes only what is ready.
-        let mut batch = Vec::new();
-        let deadline = tokio::time::sleep_until(window_end.into());
-        tokio::pin!(deadline);
-        while batch.len() < MAX_BATCH {
-            tokio::select! {
-                biased;
-                item = st.inner.next() => match item {
-                    Some(item) => batch.push(item),
-                    None => {
-                        st.ended = true;
-                        break;
-                    }
-                },
-                () = &mut deadline => break,
+        loop {
+            if st.ended {
+                return None;
             }
+            let Some(window_end) = st.window_end else {
+                let first = match idle {
+                    None => st.inner.next().await?,
+                    Some(idle) => match tokio::time::timeout(idle, st.inner.next()).await {
+                        Ok(first) => first?,
+                        Err(_) => return Some((Vec::new(), st)),
+                    },
+                };
+                st.window_end = Some(Instant::now() + window);
+                return Some((vec![first], st));
+            };
+            // Gathers until the window ends; a window that ended while nobody read the stream
+            // takes only what is ready. A window in which nothing came yields nothing: the
+            // next event leads a new one.
+            let mut batch = Vec::new();
+            let deadline = tokio::time::sleep_until(window_end.into());
+            tokio::pin!(deadline);
+            while batch.len() < MAX_BATCH {
+                tokio::select! {
+                    biased;
+                    item = st.inner.next() => match item {
+                        Some(item) => batch.push(item),
+                        None => {
+                            st.ended = true;
+                            break;
+                        }
+                    },
+                    () = &mut deadline => break,
+                }
+            }
+            if !batch.is_empty() {
+                st.window_end = Some(Instant::now() + window);
+                return Some((batch, st));
+            }
+            st.window_end = None;
         }
-        st.window_end = (!batch.is_empty()).then(|| Instant::now() + window);
-        Some((batch, st))
     })
-    .flat_map(stream::iter)
 }
 
 #[cfg(test)]
@@ -117,10 +136,10 @@ mod tests {
     #[tokio::test]
     async fn a_lone_event_is_not_delayed_and_a_burst_keeps_every_event_in_order() {
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(batched_in_windows(
-            UnboundedReceiverStream::new(rx),
-            TEST_WINDOW,
-        ));
+        let mut s = Box::pin(
+            batched_in_windows(UnboundedReceiverStream::new(rx), TEST_WINDOW, None)
+                .flat_map(stream::iter),
+        );
         let t0 = Instant::now();
         tx.send(1).unwrap();
         let first = take_timed(&mut s, 1, t0).await;
@@ -154,10 +173,10 @@ mod tests {
     #[tokio::test]
     async fn events_that_follow_the_first_come_together_at_the_end_of_the_window() {
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(batched_in_windows(
-            UnboundedReceiverStream::new(rx),
-            TEST_WINDOW,
-        ));
+        let mut s = Box::pin(
+            batched_in_windows(UnboundedReceiverStream::new(rx), TEST_WINDOW, None)
+                .flat_map(stream::iter),
+        );
         let t0 = Instant::now();
         tx.send(0).unwrap();
         take_timed(&mut s, 1, t0).await;
@@ -186,6 +205,37 @@ mod tests {
             got[0].1
         );
         drop(sender.await.unwrap());
+        assert_eq!(s.next().await, None);
+    }
+
+    #[tokio::test]
+    async fn a_burst_comes_as_one_batch_and_a_quiet_stream_as_empty_ones() {
+        let idle = Duration::from_millis(400);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut s = Box::pin(batched_in_windows(
+            UnboundedReceiverStream::new(rx),
+            TEST_WINDOW,
+            Some(idle),
+        ));
+        let t0 = Instant::now();
+        // Nothing comes: an empty batch after each idle period.
+        assert_eq!(s.next().await, Some(vec![]));
+        assert!(t0.elapsed() >= idle, "after {:?}", t0.elapsed());
+        assert_eq!(s.next().await, Some(vec![]));
+        assert!(t0.elapsed() >= idle * 2, "after {:?}", t0.elapsed());
+        // A lone event alone and at once; a burst after it in one batch, in order.
+        tx.send(0u32).unwrap();
+        assert_eq!(s.next().await, Some(vec![0]));
+        for i in 1..=100 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(s.next().await, Some((1..=100).collect::<Vec<_>>()));
+        // The window after the burst, in which nothing came, yields nothing of its own: the
+        // next thing is the idle period's empty batch, a whole idle period after the burst.
+        let t1 = Instant::now();
+        assert_eq!(s.next().await, Some(vec![]));
+        assert!(t1.elapsed() >= idle, "after {:?}", t1.elapsed());
+        drop(tx);
         assert_eq!(s.next().await, None);
     }
 }

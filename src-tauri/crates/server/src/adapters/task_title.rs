@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::{
     hooks::permission_task::PERMISSION_TOOL,
-    tools::{external::EXTERNAL, process::shell_line, run_command},
+    tools::{external::EXTERNAL, output::without_ansi, process::shell_line, run_command},
 };
 
 /// The most characters a title has, its closing "…" included.
@@ -42,11 +42,29 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
         .unwrap_or_else(|| tool.to_string())
 }
 
-/// The first line of `text` that is not blank, with runs of whitespace as one space, cut to
+/// The first line of `text` that is not blank, without terminal escape sequences, with other
+/// control characters as spaces and runs of whitespace as one space, cut to
 /// [`TITLE_MAX_CHARS`] characters ending with "…" when longer or when more lines follow.
-fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
+    // Tabs and the like separate words; the escape parser would drop them.
+    let spaced: String = text
+        .chars()
+        .map(|c| {
+            if matches!(c, '\t' | '\u{b}' | '\u{c}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let text = without_ansi(&spaced);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let first = lines.next().unwrap_or("");
+    let first: String = lines
+        .next()
+        .unwrap_or("")
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
     // A text with more lines ends with "…" too: the title says more follows.
     let more = lines.next().is_some();
@@ -103,5 +121,14 @@ mod tests {
         assert!(title.ends_with('…'));
         let exact = "x".repeat(TITLE_MAX_CHARS);
         assert_eq!(task_title("external", &json!({"name": exact})), exact);
+    }
+
+    #[test]
+    fn a_title_has_no_escape_sequences_or_control_characters() {
+        let name = "\u{1b}[1mbuild\u{1b}[0m\u{7}\tnightly\u{0}\nsecond line";
+        assert_eq!(
+            task_title("external", &json!({"name": name})),
+            "build nightly…"
+        );
     }
 }
