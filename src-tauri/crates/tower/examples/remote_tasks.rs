@@ -11,9 +11,12 @@
 //! ```
 //!
 //! Call `build_report` as a task (2025-11-25: `tools/call` with `params.task`; 2026-07-28 with
-//! the tasks extension declared): the task appears in the window at once; its progress steps
-//! there; pressing Cancel in the window raises the task's cancellation token, and the handler
-//! stops at its next step.
+//! the tasks extension declared): the task appears in the window at once; pressing Cancel in
+//! the window raises the task's cancellation token, and the handler stops at its next step.
+//! Its progress notifications go to the MCP client, not to the window: a task's status message
+//! in the window is what the store's `set_status` records (a live handler's
+//! `TaskContext::working(message)`). `deliver_answers_to` lets a live handler waiting in
+//! `TaskContext::require_input` be woken by a person's answer in the window.
 
 use std::{sync::Arc, time::Duration};
 
@@ -63,9 +66,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let router = McpRouter::new()
         .server_info("remote-tasks-example", env!("CARGO_PKG_VERSION"))
-        .task_store(task_store)
+        .task_store(task_store.clone())
         .tool(build_report)
         .with_tasks();
+    // Answers given in the window reach handlers waiting for them.
+    task_store.deliver_answers_to(router.clone());
 
     StdioTransport::new(router).run().await?;
     Ok(())

@@ -3,7 +3,7 @@
 //! calls. Opening starts the engine's retention sweeper and the feed reader that raises tokens;
 //! dropping the last handle stops both.
 
-use std::{path::Path, sync::Arc};
+use std::{fs::File, path::Path, sync::Arc};
 
 use serde_json::{Value, json};
 use taskdeck_engine::{
@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     pub(crate) engine: Engine,
     pub(crate) options: StoreOptions,
     pub(crate) signals: Signals,
+    /// The directory's lock file, `taskdeck.lock`, locked exclusively while the store is open.
+    _lock: File,
 }
 
 impl Drop for Inner {
@@ -66,7 +68,11 @@ impl TaskdeckStore {
     /// Tasks left by an earlier process are found as they were. Must be called inside a Tokio
     /// runtime.
     ///
-    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened.
+    /// One process at a time: the store holds an exclusive lock on `dir/taskdeck.lock` (the
+    /// lock file a Taskdeck server holds on its data dir) until its last handle is dropped.
+    ///
+    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened, or
+    /// when another store or Taskdeck (in this process or another) has the directory open.
     pub fn open(dir: impl AsRef<Path>) -> Result<TaskdeckStore, EngineError> {
         Self::open_with(dir, StoreOptions::default())
     }
@@ -76,6 +82,7 @@ impl TaskdeckStore {
         dir: impl AsRef<Path>,
         options: StoreOptions,
     ) -> Result<TaskdeckStore, EngineError> {
+        let lock = lock(dir.as_ref())?;
         let store = Store::open(
             dir.as_ref(),
             options.durability,
@@ -98,6 +105,7 @@ impl TaskdeckStore {
                 engine,
                 options,
                 signals: Signals::default(),
+                _lock: lock,
             }
         });
         Ok(TaskdeckStore { inner })
@@ -106,6 +114,30 @@ impl TaskdeckStore {
     /// The engine over the store (to read what Taskdeck's API or window would show).
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+}
+
+/// Takes the exclusive lock of `dir` (created if missing) on its `taskdeck.lock`.
+/// Errors: [`EngineError::Store`] naming the directory when it is held elsewhere.
+fn lock(dir: &Path) -> Result<File, EngineError> {
+    let failed = |e: std::io::Error| EngineError::Store(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join("taskdeck.lock"))
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(EngineError::Store(format!(
+            "the task store {} is already open in another store or process (it holds {}); \
+             one process opens a store at a time",
+            dir.display(),
+            dir.join("taskdeck.lock").display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(failed(e)),
     }
 }
 

@@ -19,8 +19,8 @@ use crate::{
     TaskdeckStore,
     signals::{must_stop, until_ended},
     views::{
-        cancel_message, decode, encode, encode_map, engine_status, not_progress, object_of,
-        owner_of, principal_of, snapshot_of, store_error,
+        cancel_message, check_arguments, decode, encode, encode_map, engine_status, not_progress,
+        object_of, owner_of, principal_of, snapshot_of, store_error,
     },
 };
 
@@ -69,6 +69,7 @@ impl TaskStore for TaskdeckStore {
         ttl: Option<u64>,
         owner: TaskOwner,
     ) -> Result<(String, CancellationToken)> {
+        check_arguments(tool_name, &arguments)?;
         let ttl = ttl.or(self.inner.options.default_ttl_ms);
         let task = self
             .inner

@@ -148,3 +148,23 @@ pub(crate) fn not_progress(status: TaskStatus) -> TaskStoreError {
          cancel_task to reach {status:?}"
     ))
 }
+
+/// Checks that a task's `arguments` are a JSON object, as MCP's `tools/call` has them, or null
+/// (what tower-mcp gives for a live handler, whose arguments it does not keep).
+/// Errors: [`TaskStoreError::InvalidTransition`] naming the tool and what was given.
+pub(crate) fn check_arguments(tool: &str, arguments: &Value) -> Result<(), TaskStoreError> {
+    let kind = match arguments {
+        Value::Object(_) | Value::Null => return Ok(()),
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+    };
+    tracing::warn!(
+        tool,
+        "task refused: its arguments are {kind}, not a JSON object"
+    );
+    Err(TaskStoreError::InvalidTransition(format!(
+        "the arguments of {tool} must be a JSON object (as MCP's tools/call has them), not {kind}"
+    )))
+}

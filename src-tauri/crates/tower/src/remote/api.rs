@@ -26,7 +26,8 @@ pub(crate) struct Api {
 /// A refusal as tower-mcp's error: a 422 (the same call fails the same way) is
 /// [`TaskStoreError::RetentionLimitExceeded`] for a value over its cap (`reason: "too_large"`
 /// with its `limit`), [`TaskStoreError::InvalidTransition`] otherwise; any other unexpected
-/// answer is a backend error `HTTP STATUS: detail`.
+/// answer is a backend error `HTTP STATUS: detail`, except 413 (a body over
+/// [`MAX_BODY_BYTES`]): [`TaskStoreError::RetentionLimitExceeded`].
 async fn unexpected(resp: Response) -> TaskStoreError {
     let status = resp.status();
     let body: Value = resp.json().await.unwrap_or(Value::Null);
@@ -41,8 +42,36 @@ async fn unexpected(resp: Response) -> TaskStoreError {
         }
         return TaskStoreError::InvalidTransition(detail.to_string());
     }
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return TaskStoreError::RetentionLimitExceeded {
+            kind: TaskRetentionLimitKind::PayloadBytes,
+            limit: MAX_BODY_BYTES,
+        };
+    }
     TaskStoreError::Backend(format!("Taskdeck answered HTTP {status}: {detail}"))
 }
+
+/// Why a settle call failed.
+#[derive(Debug)]
+pub(crate) enum SettleError {
+    /// Taskdeck could not be reached, or answered that it cannot take it now (408, 429, 5xx).
+    Retry(TaskStoreError),
+    /// Taskdeck refused it: the same call fails the same way.
+    Refused(TaskStoreError),
+}
+
+impl SettleError {
+    /// The store error it is.
+    pub(crate) fn into_inner(self) -> TaskStoreError {
+        match self {
+            SettleError::Retry(e) | SettleError::Refused(e) => e,
+        }
+    }
+}
+
+/// The largest request body Taskdeck's `/v1` routes take (`/mcp` takes the same), in bytes:
+/// 4 MiB. A larger one is answered 413.
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// A transport failure as a backend error.
 fn transport(e: reqwest::Error) -> TaskStoreError {
@@ -153,13 +182,31 @@ impl Api {
 
     /// `POST .../settle` with `settlement` (`{completed}`, `{failed}` or `{cancelled}`):
     /// whether this call ended the task, and the task after it; `None` when absent.
-    pub(crate) async fn settle(&self, id: &str, settlement: Value) -> Result<Option<Settled>> {
+    /// Errors: [`SettleError::Retry`] when Taskdeck cannot be reached or answers 408, 429 or
+    /// 5xx (the same call may succeed later); [`SettleError::Refused`] otherwise.
+    pub(crate) async fn settle(
+        &self,
+        id: &str,
+        settlement: Value,
+    ) -> std::result::Result<Option<Settled>, SettleError> {
         let req = self
-            .task_request(Method::POST, id, &["settle"])?
+            .task_request(Method::POST, id, &["settle"])
+            .map_err(SettleError::Refused)?
             .json(&settlement);
-        match self.send(req).await? {
-            Some(resp) => body(resp).await.map(Some),
-            None => Ok(None),
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| SettleError::Retry(transport(e)))?;
+        match resp.status() {
+            s if s.is_success() => body(resp).await.map(Some).map_err(SettleError::Refused),
+            StatusCode::NOT_FOUND => Ok(None),
+            s if s.is_server_error()
+                || s == StatusCode::REQUEST_TIMEOUT
+                || s == StatusCode::TOO_MANY_REQUESTS =>
+            {
+                Err(SettleError::Retry(unexpected(resp).await))
+            }
+            _ => Err(SettleError::Refused(unexpected(resp).await)),
         }
     }
 

@@ -2,13 +2,14 @@
 //! completion waiters, driven by one `GET /v1/events` stream (Server-Sent Events) per store.
 //! A change that cancels a task (the host's cancel, or a person's in Taskdeck's window),
 //! expires it or deletes it raises its token; every change of a task wakes its waiters, which
-//! read it again. The stream reconnects with `Last-Event-ID` after a drop; after a reconnect or
+//! read it again. An input answer given by someone other than the store's principal (a person
+//! in Taskdeck's window) is remembered for the deliverer (`deliver.rs`). The stream reconnects with `Last-Event-ID` after a drop; after a reconnect or
 //! a `resync` (changes were missed), every token is checked against the server and every
 //! waiter reads again.
 
 use std::{
-    collections::{HashMap, HashSet, VecDeque},
-    sync::{Arc, Mutex},
+    collections::{BTreeSet, HashMap, HashSet, VecDeque},
+    sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
 
@@ -17,7 +18,7 @@ use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 use sse_stream::SseStream;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tower_mcp::async_task::{CancellationToken, TaskStoreError};
 
 use super::{api::Api, wire::HostedRecord};
@@ -34,6 +35,13 @@ pub(crate) struct Routing {
     tokens: Mutex<Tokens>,
     /// The id of every task that changed ([`EVERY_TASK`]: any may have).
     pub(crate) changes: broadcast::Sender<Arc<str>>,
+    /// Task id → the input request keys someone other than the store's principal (a person in
+    /// Taskdeck's window) answered and that were not yet handed to the router as accepted
+    /// (see [`Routing::take_answered`]).
+    answered_elsewhere: Mutex<HashMap<String, BTreeSet<String>>>,
+    /// Where the ids of tasks answered elsewhere go, once the store delivers answers to a
+    /// router (`RemoteTaskdeckStore::deliver_answers_to`).
+    deliveries: OnceLock<mpsc::UnboundedSender<String>>,
 }
 
 /// The tokens handed out, and the tasks seen deleted lately. A stop seen before the token is
@@ -56,6 +64,8 @@ impl Default for Routing {
         Routing {
             tokens: Mutex::default(),
             changes: broadcast::channel(CHANGES_CAPACITY).0,
+            answered_elsewhere: Mutex::default(),
+            deliveries: OnceLock::new(),
         }
     }
 }
@@ -95,6 +105,67 @@ impl Routing {
         }
     }
 
+    /// Records that `key` of task `id` was answered by someone other than the store's
+    /// principal, and hands the task to the deliverer, if any.
+    fn answered_elsewhere(&self, id: &str, key: &str) {
+        self.answered_elsewhere
+            .lock()
+            .unwrap()
+            .entry(id.to_string())
+            .or_default()
+            .insert(key.to_string());
+        if let Some(deliveries) = self.deliveries.get() {
+            let _ = deliveries.send(id.to_string());
+        }
+    }
+
+    /// The keys of task `id` answered elsewhere and not yet delivered.
+    pub(crate) fn answered_keys(&self, id: &str) -> BTreeSet<String> {
+        let answered = self.answered_elsewhere.lock().unwrap();
+        answered.get(id).cloned().unwrap_or_default()
+    }
+
+    /// Takes (spends) the keys among `keys` of task `id` that were answered elsewhere and not
+    /// yet delivered: each is reported once as accepted by `apply_input_responses`.
+    pub(crate) fn take_answered(&self, id: &str, keys: &[String]) -> BTreeSet<String> {
+        let mut answered = self.answered_elsewhere.lock().unwrap();
+        let Some(pending) = answered.get_mut(id) else {
+            return BTreeSet::new();
+        };
+        let taken: BTreeSet<String> = keys
+            .iter()
+            .filter(|k| pending.remove(*k))
+            .cloned()
+            .collect();
+        if pending.is_empty() {
+            answered.remove(id);
+        }
+        taken
+    }
+
+    /// Forgets the undelivered answers of task `id` (it ended or is gone).
+    pub(crate) fn forget_answers(&self, id: &str) {
+        self.answered_elsewhere.lock().unwrap().remove(id);
+    }
+
+    /// Sets where the ids of tasks answered elsewhere go; `false` when already set.
+    pub(crate) fn deliver_to(&self, deliveries: mpsc::UnboundedSender<String>) -> bool {
+        let pending: Vec<String> = self
+            .answered_elsewhere
+            .lock()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        if self.deliveries.set(deliveries.clone()).is_err() {
+            return false;
+        }
+        for id in pending {
+            let _ = deliveries.send(id);
+        }
+        true
+    }
+
     /// The ids of the tokens not raised yet.
     fn unraised(&self) -> Vec<String> {
         let tokens = self.tokens.lock().unwrap();
@@ -129,6 +200,9 @@ struct TaskData {
     status: Option<String>,
     #[serde(default)]
     cancel_requested: bool,
+    /// The principal the task belongs to (the store's own, for its hosted tasks).
+    #[serde(default)]
+    principal: Option<String>,
 }
 
 /// What one `change` event says about its task's token.
@@ -237,6 +311,21 @@ async fn read(routing: &Routing, api: &Api, resp: reqwest::Response, last_id: &m
                     continue;
                 };
                 let id = change.task.task_id.as_str();
+                let by = change.event.data["by"].as_str();
+                if change.event.kind == "inputAnswered"
+                    && by.is_some()
+                    && by != change.task.principal.as_deref()
+                    && let Some(key) = change.event.data["key"].as_str()
+                {
+                    routing.answered_elsewhere(id, key);
+                }
+                if matches!(
+                    change.task.status.as_deref(),
+                    Some("completed" | "failed" | "cancelled")
+                ) || change.event.kind == "deleted"
+                {
+                    routing.forget_answers(id);
+                }
                 match verdict(&change) {
                     Verdict::Gone => routing.raise_and_forget(id),
                     Verdict::Stop => routing.raise(id),

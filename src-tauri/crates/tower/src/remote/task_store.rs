@@ -3,7 +3,7 @@
 //! states never change, input request keys are never reissued) and by the event stream
 //! (tokens raised by cancels and expiry, waiters woken by changes).
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -18,8 +18,13 @@ use tower_mcp::{
     protocol::{InputRequests, InputResponses, TaskObject, TaskStatus},
 };
 
-use super::{RemoteTaskdeckStore, events::EVERY_TASK};
-use crate::views::{cancel_message, encode, encode_map, not_progress};
+use super::{
+    RemoteTaskdeckStore,
+    api::{MAX_BODY_BYTES, SettleError},
+    events::EVERY_TASK,
+    wire::Settled,
+};
+use crate::views::{cancel_message, check_arguments, encode, encode_map, not_progress};
 
 /// ttlMs of a task created without one: 5 minutes, as tower-mcp's `MemoryTaskStore`.
 const DEFAULT_TTL_MS: u64 = 5 * 60 * 1000;
@@ -43,13 +48,62 @@ async fn next_change_of(changes: &mut Receiver<Arc<str>>, task_id: &str) {
     }
 }
 
+/// The ways a settle call ended for the trait method that made it.
+enum Settle {
+    /// Taskdeck answered: the task after it, and whether this call ended it (`None`: absent).
+    Answered(Option<Box<Settled>>),
+    /// Taskdeck could not take it now: kept in the outbox, sent again until it does.
+    Kept,
+    /// An earlier outcome of the task waits in the outbox and will end it; this one is dropped.
+    Behind,
+}
+
 impl RemoteTaskdeckStore {
-    /// Settles `task_id`; `Ok(true)` only when this call ended it.
-    async fn settle(&self, task_id: &str, settlement: Value) -> Result<bool> {
-        let settled = self.inner.api.settle(task_id, settlement).await?;
-        Ok(settled.is_some_and(|s| s.changed))
+    /// Sends `settlement` of `task_id`, keeping it for retries when Taskdeck cannot take it now
+    /// (down, or 5xx). Errors: what Taskdeck refused (the same call fails the same way).
+    async fn settle(&self, task_id: &str, settlement: Value) -> Result<Settle> {
+        if self.inner.outbox.holds(task_id) {
+            return Ok(Settle::Behind);
+        }
+        match self.inner.api.settle(task_id, settlement.clone()).await {
+            Ok(settled) => Ok(Settle::Answered(settled.map(Box::new))),
+            Err(SettleError::Retry(e)) => {
+                self.inner
+                    .outbox
+                    .keep(&self.inner.api, task_id, settlement, &e.to_string());
+                Ok(Settle::Kept)
+            }
+            Err(e) => {
+                let e = e.into_inner();
+                tracing::warn!(task_id = %task_id, "Taskdeck refused the task's outcome: {e}");
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends `task_id` with `settlement` (`{completed}` or `{failed}`); `Ok(true)` when this
+    /// call ended it, or when Taskdeck could not take it now and it is kept for retries.
+    async fn finish(&self, task_id: &str, settlement: Value) -> Result<bool> {
+        Ok(match self.settle(task_id, settlement).await? {
+            Settle::Answered(settled) => settled.is_some_and(|s| s.changed),
+            Settle::Kept => true,
+            Settle::Behind => false,
+        })
     }
 }
+
+/// The error a task is failed with when its result is over what Taskdeck takes in one request:
+/// `result too large (N bytes, at most M)`, N and M counted as the result's compact JSON.
+fn too_large(result_bytes: usize) -> JsonRpcError {
+    JsonRpcError::internal_error(format!(
+        "result too large ({result_bytes} bytes, at most {})",
+        MAX_RESULT_BYTES
+    ))
+}
+
+/// The largest result (compact JSON, bytes) a task can complete with: Taskdeck's request body
+/// limit less the `{"completed":}` around it.
+pub(crate) const MAX_RESULT_BYTES: usize = MAX_BODY_BYTES - r#"{"completed":}"#.len();
 
 #[async_trait]
 impl TaskStore for RemoteTaskdeckStore {
@@ -60,6 +114,7 @@ impl TaskStore for RemoteTaskdeckStore {
         ttl: Option<u64>,
         owner: TaskOwner,
     ) -> Result<(String, CancellationToken)> {
+        check_arguments(tool_name, &arguments)?;
         let ttl = ttl.unwrap_or(DEFAULT_TTL_MS);
         let record = self
             .inner
@@ -150,10 +205,17 @@ impl TaskStore for RemoteTaskdeckStore {
     ) -> Result<Option<AppliedInputResponses>> {
         let responses = Value::Object(encode_map(&responses)?);
         let answered = self.inner.api.answer(task_id, responses).await?;
-        Ok(answered.map(|a| AppliedInputResponses {
-            accepted: a.accepted.into_iter().collect(),
-            ignored: a.ignored.into_iter().collect(),
-            still_outstanding: a.outstanding.into_iter().collect(),
+        Ok(answered.map(|a| {
+            // Keys a person answered in Taskdeck and not yet handed over count as accepted
+            // once: that is what makes tower-mcp wake the handler waiting for them.
+            let elsewhere = self.inner.routing.take_answered(task_id, &a.ignored);
+            let (taken, ignored): (BTreeSet<String>, BTreeSet<String>) =
+                a.ignored.into_iter().partition(|k| elsewhere.contains(k));
+            AppliedInputResponses {
+                accepted: a.accepted.into_iter().chain(taken).collect(),
+                ignored,
+                still_outstanding: a.outstanding.into_iter().collect(),
+            }
         }))
     }
 
@@ -199,26 +261,39 @@ impl TaskStore for RemoteTaskdeckStore {
     }
 
     async fn complete_task(&self, task_id: &str, result: CallToolResult) -> Result<bool> {
-        self.settle(task_id, json!({"completed": encode(&result)?}))
-            .await
+        let result = encode(&result)?;
+        let bytes = serde_json::to_vec(&result).map_or(0, |b| b.len());
+        if bytes > MAX_RESULT_BYTES {
+            // Taskdeck would refuse the whole request (413), and tower-mcp would fail the task
+            // with a message that does not say why: it fails with one that does.
+            tracing::warn!(task_id = %task_id, bytes, "the task's result is over what Taskdeck takes");
+            let error = encode(&too_large(bytes))?;
+            self.finish(task_id, json!({"failed": error})).await?;
+            return Ok(false);
+        }
+        self.finish(task_id, json!({"completed": result})).await
     }
 
     async fn fail_task(&self, task_id: &str, error: JsonRpcError) -> Result<bool> {
-        self.settle(task_id, json!({"failed": encode(&error)?}))
+        self.finish(task_id, json!({"failed": encode(&error)?}))
             .await
     }
 
     async fn cancel_task(&self, task_id: &str, reason: Option<&str>) -> Result<Option<TaskObject>> {
         let message = cancel_message(reason);
-        let settled = self
-            .inner
-            .api
-            .settle(task_id, json!({"cancelled": message}))
-            .await?;
-        let Some(settled) = settled else {
-            return Ok(None);
-        };
+        let settled = self.settle(task_id, json!({"cancelled": message})).await?;
         // Raised even for a task that had already ended: work winding down behind it stops.
+        let settled = match settled {
+            Settle::Answered(None) => return Ok(None),
+            Settle::Answered(Some(settled)) => settled,
+            Settle::Kept | Settle::Behind => {
+                self.inner.routing.raise(task_id);
+                return Err(TaskStoreError::Backend(
+                    "cannot reach Taskdeck; the task's outcome is kept and sent once it answers"
+                        .into(),
+                ));
+            }
+        };
         self.inner.routing.raise(task_id);
         Ok(Some(settled.task.object()))
     }

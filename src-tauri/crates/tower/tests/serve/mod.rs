@@ -92,7 +92,19 @@ impl Taskdeck {
     /// port, as a restarted Taskdeck on its usual port.
     #[allow(dead_code)] // Not every test restarts Taskdeck.
     pub async fn restart(&mut self) {
+        self.stop().await;
+        self.start_again().await;
+    }
+
+    /// Kills the server (no clean shutdown) and waits until it is gone: Taskdeck is down.
+    #[allow(dead_code)] // Not every test stops Taskdeck.
+    pub async fn stop(&mut self) {
         self._child.kill().await.unwrap();
+    }
+
+    /// Starts the server again on the same directory and port, after [`Taskdeck::stop`].
+    #[allow(dead_code)] // Not every test stops Taskdeck.
+    pub async fn start_again(&mut self) {
         let port: u16 = self.url.rsplit(':').next().unwrap().parse().unwrap();
         let (child, url, admin) = Self::serve(self.dir.path(), port).await;
         (self._child, self.url, self.admin) = (child, url, admin);
