@@ -1,8 +1,8 @@
 //! `taskdeck-engine`: the task engine. Model, state machine, durable store, change feed, search
 //! index, the [`Engine`] (tool registry, executors, input rounds, retention and its sweeper),
 //! how a failed task's error is recorded (`failure`), idempotent creation (`idempotency`), the
-//! hash-chained audit log of approval decisions (`audit`), and the caps on what tasks store
-//! (`limits`). It depends on no web, MCP-transport, CLI or desktop crate (its Cargo.toml is
+//! hash-chained audit log of approval decisions (`audit`), the caps on what tasks store
+//! (`limits`), and the lock that keeps a data dir to one process (`data_dir_lock`). It depends on no web, MCP-transport, CLI or desktop crate (its Cargo.toml is
 //! checked by `tests/integration/layers.rs`): adapters translate its calls to the wire.
 //!
 //! Invariants (kept true by this module and relied upon by every adapter):
@@ -17,6 +17,7 @@ pub mod answer_cache;
 pub mod audit;
 pub mod clock;
 mod context;
+pub mod data_dir_lock;
 pub mod detailed_task;
 mod engine;
 pub mod error;

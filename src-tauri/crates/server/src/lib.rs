@@ -13,7 +13,7 @@
 
 pub mod adapters;
 pub mod approvals;
-pub mod data_dir_lock;
+pub use taskdeck_engine::data_dir_lock;
 pub mod doctor;
 pub mod gateway;
 pub mod hooks;

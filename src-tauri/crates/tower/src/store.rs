@@ -3,11 +3,12 @@
 //! calls. Opening starts the engine's retention sweeper and the feed reader that raises tokens;
 //! dropping the last handle stops both.
 
-use std::{fs::File, path::Path, sync::Arc};
+use std::{path::Path, sync::Arc};
 
 use serde_json::{Value, json};
 use taskdeck_engine::{
     Engine, EngineConfig, EngineError, TaskFailure,
+    data_dir_lock::{self, DataDirLock, LockError},
     feed::ChangeFeed,
     store::{Durability, Store},
 };
@@ -52,8 +53,8 @@ pub(crate) struct Inner {
     pub(crate) engine: Engine,
     pub(crate) options: StoreOptions,
     pub(crate) signals: Signals,
-    /// The directory's lock file, `taskdeck.lock`, locked exclusively while the store is open.
-    _lock: File,
+    /// The directory's lock (`taskdeck.lock`), held while the store is open.
+    _lock: DataDirLock,
 }
 
 impl Drop for Inner {
@@ -117,27 +118,20 @@ impl TaskdeckStore {
     }
 }
 
-/// Takes the exclusive lock of `dir` (created if missing) on its `taskdeck.lock`.
+/// Takes the lock of `dir` (created if missing), as a Taskdeck server takes its data dir's.
 /// Errors: [`EngineError::Store`] naming the directory when it is held elsewhere.
-fn lock(dir: &Path) -> Result<File, EngineError> {
-    let failed = |e: std::io::Error| EngineError::Store(format!("{}: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(failed)?;
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join("taskdeck.lock"))
-        .map_err(failed)?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(EngineError::Store(format!(
+fn lock(dir: &Path) -> Result<DataDirLock, EngineError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| EngineError::Store(format!("{}: {e}", dir.display())))?;
+    match data_dir_lock::acquire(dir) {
+        Ok(acquired) => Ok(acquired.lock),
+        Err(LockError::Busy(_)) => Err(EngineError::Store(format!(
             "the task store {} is already open in another store or process (it holds {}); \
              one process opens a store at a time",
             dir.display(),
-            dir.join("taskdeck.lock").display()
+            data_dir_lock::lock_path(dir).display()
         ))),
-        Err(std::fs::TryLockError::Error(e)) => Err(failed(e)),
+        Err(e) => Err(EngineError::Store(e.to_string())),
     }
 }
 
