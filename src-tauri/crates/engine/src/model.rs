@@ -230,7 +230,9 @@ pub struct TimelineEvent {
     /// Milliseconds since the Unix epoch.
     pub at_ms: i64,
     /// `created`, `status`, `progress`, `statusMessage`, `inputRequested` (`{key, request,
-    /// humanOnly}`: `humanOnly` when only a person, the admin or a human, may answer it), `inputAnswered`,
+    /// humanOnly}`: `humanOnly` when only a person, the admin or a human, may answer it),
+    /// `inputAnswered` (`{key, by, action}`, and `via: "host"` when a hosted task's own program
+    /// recorded the answer, not a person or agent through `/v1/tasks/{id}/input` or MCP),
     /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`, `meta` (`{meta}`: a hosted task's
     /// protocol `_meta`, see [`Engine::set_hosted_meta`](crate::Engine::set_hosted_meta)).
     pub kind: String,

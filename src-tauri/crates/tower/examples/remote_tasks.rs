@@ -36,6 +36,10 @@ struct ReportInput {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The store's warnings (an outcome kept while Taskdeck is down) on stderr; stdout is MCP's.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let url = std::env::var("TASKDECK_URL").map_err(|_| "set TASKDECK_URL")?;
     let token = std::env::var("TASKDECK_TOKEN").map_err(|_| "set TASKDECK_TOKEN")?;
 

@@ -1,9 +1,9 @@
 //! A person's answer in Taskdeck's window reaches a live tower-mcp handler parked in
 //! `TaskContext::require_input` on a [`RemoteTaskdeckStore`]: a real tower-mcp router and
 //! client (in process, over `ChannelTransport`), a real `taskdeck serve`, and the answer posted
-//! as the window posts it (`POST /v1/tasks/{id}/input` with the admin's token). The handler
-//! gets the answer, completes with it, and runs once; the task's progress message shows in the
-//! window.
+//! as the window posts it (`POST /v1/tasks/{id}/input`, with the admin's token, or with the
+//! server's own token signed in to the window). The handler gets the answer, completes with it,
+//! and runs once; the task's progress message shows in the window.
 
 mod serve;
 
@@ -56,8 +56,27 @@ async fn until_status(taskdeck: &Taskdeck, id: &str, status: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_persons_answer_in_the_window_wakes_the_live_handler() {
+    answer_in_the_window_wakes_the_live_handler(false).await;
+}
+
+/// The window signed in with the server's own token offers the same form; its answer is not
+/// one the store recorded itself, so it must wake the handler too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_given_in_the_window_with_the_servers_own_token_wakes_the_handler() {
+    answer_in_the_window_wakes_the_live_handler(true).await;
+}
+
+/// The test of both: the answer is posted with the admin's token, or (`own_token`) with the
+/// token the store itself uses.
+async fn answer_in_the_window_wakes_the_live_handler(own_token: bool) {
     let taskdeck = Taskdeck::start().await;
-    let store = RemoteTaskdeckStore::connect(&taskdeck.url, &taskdeck.fresh_token())
+    let token = taskdeck.fresh_token();
+    let answerer = if own_token {
+        token.clone()
+    } else {
+        taskdeck.admin.clone()
+    };
+    let store = RemoteTaskdeckStore::connect(&taskdeck.url, &token)
         .await
         .unwrap();
     let runs = Arc::new(AtomicUsize::new(0));
@@ -119,7 +138,7 @@ async fn a_persons_answer_in_the_window_wakes_the_live_handler() {
     // The person answers in the window.
     let reply = reqwest::Client::new()
         .post(format!("{}/v1/tasks/{id}/input", taskdeck.url))
-        .bearer_auth(&taskdeck.admin)
+        .bearer_auth(&answerer)
         .json(
             &json!({"inputResponses": {"approval": {"action": "accept", "content": {"ok": true}}}}),
         )

@@ -165,6 +165,15 @@ async fn another_principals_hosted_task_is_not_found() {
             .await
             .is_err()
     );
+    // A URL without its scheme is named as such, not as an unreachable server.
+    let bare = taskdeck.url.trim_start_matches("http://");
+    let Err(e) = RemoteTaskdeckStore::connect(bare, "any").await else {
+        panic!("{bare} was taken for Taskdeck's URL");
+    };
+    assert!(
+        e.to_string().contains("not Taskdeck's URL") && e.to_string().contains(bare),
+        "{e}"
+    );
     let resp = reqwest::get(format!("{}/v1/hosted-tasks/{id}", taskdeck.url))
         .await
         .unwrap();

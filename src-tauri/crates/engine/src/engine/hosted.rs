@@ -456,7 +456,7 @@ impl Engine {
                     &t,
                     now,
                     "inputAnswered",
-                    json!({"key": key, "by": t.principal, "action": action}),
+                    json!({"key": key, "by": t.principal, "action": action, "via": "host"}),
                 )?;
                 report.accepted.insert(key);
             }

@@ -2,8 +2,8 @@
 //! completion waiters, driven by one `GET /v1/events` stream (Server-Sent Events) per store.
 //! A change that cancels a task (the host's cancel, or a person's in Taskdeck's window),
 //! expires it or deletes it raises its token; every change of a task wakes its waiters, which
-//! read it again. An input answer given by someone other than the store's principal (a person
-//! in Taskdeck's window) is remembered for the deliverer (`deliver.rs`). The stream reconnects with `Last-Event-ID` after a drop; after a reconnect or
+//! read it again. An input answer the store did not record itself (a person in Taskdeck's
+//! window, or the store's own token used there) is remembered for the deliverer (`deliver.rs`). The stream reconnects with `Last-Event-ID` after a drop; after a reconnect or
 //! a `resync` (changes were missed), every token is checked against the server and every
 //! waiter reads again.
 
@@ -35,8 +35,8 @@ pub(crate) struct Routing {
     tokens: Mutex<Tokens>,
     /// The id of every task that changed ([`EVERY_TASK`]: any may have).
     pub(crate) changes: broadcast::Sender<Arc<str>>,
-    /// Task id → the input request keys someone other than the store's principal (a person in
-    /// Taskdeck's window) answered and that were not yet handed to the router as accepted
+    /// Task id → the input request keys answered in Taskdeck other than through this store (a
+    /// person in the window) and that were not yet handed to the router as accepted
     /// (see [`Routing::take_answered`]).
     answered_elsewhere: Mutex<HashMap<String, BTreeSet<String>>>,
     /// Where the ids of tasks answered elsewhere go, once the store delivers answers to a
@@ -105,8 +105,7 @@ impl Routing {
         }
     }
 
-    /// Records that `key` of task `id` was answered by someone other than the store's
-    /// principal, and hands the task to the deliverer, if any.
+    /// Records that `key` of task `id` was answered other than through this store, and hands the task to the deliverer, if any.
     fn answered_elsewhere(&self, id: &str, key: &str) {
         self.answered_elsewhere
             .lock()
@@ -200,9 +199,6 @@ struct TaskData {
     status: Option<String>,
     #[serde(default)]
     cancel_requested: bool,
-    /// The principal the task belongs to (the store's own, for its hosted tasks).
-    #[serde(default)]
-    principal: Option<String>,
 }
 
 /// What one `change` event says about its task's token.
@@ -311,10 +307,10 @@ async fn read(routing: &Routing, api: &Api, resp: reqwest::Response, last_id: &m
                     continue;
                 };
                 let id = change.task.task_id.as_str();
-                let by = change.event.data["by"].as_str();
+                // Answers this store recorded itself come `via: "host"`; any other (a person in
+                // the window, or the store's own token used there) must reach the handler.
                 if change.event.kind == "inputAnswered"
-                    && by.is_some()
-                    && by != change.task.principal.as_deref()
+                    && change.event.data["via"] != "host"
                     && let Some(key) = change.event.data["key"].as_str()
                 {
                     routing.answered_elsewhere(id, key);

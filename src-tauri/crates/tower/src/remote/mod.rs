@@ -55,14 +55,25 @@ impl RemoteTaskdeckStore {
     /// or the window's Agents page): opens its event stream, so every cancel and change from
     /// then on reaches the store's tokens and waiters. Must be called inside a Tokio runtime.
     ///
-    /// Errors: [`TaskStoreError::Backend`] when the server cannot be reached or refuses the
+    /// Errors: [`TaskStoreError::Backend`] when `base_url` is not an `http://` or `https://`
+    /// URL, or the server cannot be reached (the message ends with `base_url`) or refuses the
     /// token (401) or the host (403).
     pub async fn connect(
         base_url: &str,
         token: &str,
     ) -> Result<RemoteTaskdeckStore, TaskStoreError> {
+        let scheme = reqwest::Url::parse(base_url).map(|u| u.scheme().to_string());
+        if !matches!(scheme.as_deref(), Ok("http" | "https")) {
+            return Err(TaskStoreError::Backend(format!(
+                "{base_url:?} is not Taskdeck's URL: give it with its scheme, as \
+                 http://127.0.0.1:4747"
+            )));
+        }
         let api = Api::new(base_url, token);
-        let first = events::open(&api, None).await?;
+        let first = events::open(&api, None).await.map_err(|e| match e {
+            TaskStoreError::Backend(why) => TaskStoreError::Backend(format!("{why} ({base_url})")),
+            other => other,
+        })?;
         let routing = Arc::new(Routing::default());
         let (stop, stopped) = oneshot::channel();
         events::follow(api.clone(), routing.clone(), first, stopped);
@@ -81,8 +92,9 @@ impl RemoteTaskdeckStore {
     /// `TaskContext::require_input` is woken with them. Call it once, after building the router
     /// (`store.deliver_answers_to(router.clone())`); later calls do nothing.
     ///
-    /// How: when the event stream shows that someone other than the store's principal answered
-    /// input requests of one of its tasks and nothing is outstanding any more, the store sends
+    /// How: when the event stream shows that input requests of one of its tasks were answered
+    /// other than through this store (in the window, whoever is signed in there) and nothing is
+    /// outstanding any more, the store sends
     /// `router` a `tasks/update` with those answers, as a client would, and its
     /// `apply_input_responses` reports them as accepted (once), so tower-mcp's own
     /// `tasks/update` handling wakes the handler. The request carries no extensions, which
