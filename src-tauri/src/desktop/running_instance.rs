@@ -71,8 +71,8 @@ impl RunningInstance {
     /// given: the token goes in the URL's fragment, which a browser never sends to a server,
     /// and the page removes it from the address bar. When no browser can be started (no
     /// `xdg-open`, or it fails within 2 s), says so on stderr and in a desktop notification,
-    /// since a launch from the menu has no terminal. Returns whether a browser was started.
-    pub fn open_in_browser(&self, admin_token: Option<&str>) -> bool {
+    /// since a launch from the menu has no terminal.
+    pub fn open_in_browser(&self, admin_token: Option<&str>) {
         let (url, running) = self.running_on();
         let Some(port) = self.port else {
             return self.cannot_open(&running, "its port file is missing");
@@ -98,16 +98,15 @@ impl RunningInstance {
                 Ok(Some(status)) if !status.success() => {
                     return self.cannot_open(&running, &format!("xdg-open {url}/ {status}"));
                 }
-                Ok(Some(_)) | Err(_) => return true,
+                Ok(Some(_)) | Err(_) => return,
                 Ok(None) => std::thread::sleep(std::time::Duration::from_millis(50)),
             }
         }
-        true
     }
 
     /// Says that no browser could show the running Taskdeck (`why`), on stderr and in a
-    /// desktop notification; returns false.
-    fn cannot_open(&self, running: &str, why: &str) -> bool {
+    /// desktop notification.
+    fn cannot_open(&self, running: &str, why: &str) {
         let text = format!("{running}; no browser could be opened ({why}).");
         eprintln!("taskdeck: {text}");
         let _ = notify_rust::Notification::new()
@@ -115,7 +114,6 @@ impl RunningInstance {
             .body(&text)
             .appname("Taskdeck")
             .show();
-        false
     }
 }
 

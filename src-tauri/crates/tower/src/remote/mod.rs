@@ -94,8 +94,8 @@ impl RemoteTaskdeckStore {
     ///
     /// How: when the event stream shows that input requests of one of its tasks were answered
     /// other than through this store (in the window, whoever is signed in there) and nothing is
-    /// outstanding any more, the store sends
-    /// `router` a `tasks/update` with those answers, as a client would, and its
+    /// outstanding any more, the store sends `router` a `tasks/update` with those answers, as a
+    /// client would, and its
     /// `apply_input_responses` reports them as accepted (once), so tower-mcp's own
     /// `tasks/update` handling wakes the handler. The request carries no extensions, which
     /// tower-mcp authorizes for tasks created without an owner (a stdio server, or one without
