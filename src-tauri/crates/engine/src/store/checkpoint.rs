@@ -38,6 +38,14 @@ use crate::EngineError;
 /// again.
 pub(super) const WAL_RESET_FRAMES: i64 = 8_192;
 
+/// Frames the writer's commits add to the WAL between two requests for a round of passes (4
+/// MiB). Each pass ends with an fsync of what it copied, so frequent small passes keep each
+/// fsync short (passes of ~3,500 frames under a creation flood had fsyncs of 10-15 ms); but
+/// a page written by many commits (the end of the timeline, a busy task's row) is copied once
+/// per pass, so passes counted in commits rather than frames, every 50, cost a fleet's small
+/// commits (3-4 frames each) 24 passes and fsyncs a second.
+const PASS_EVERY_FRAMES: i64 = 1_024;
+
 /// Frames the writer may be left to copy (256 KiB): it waits for their fsyncs, which took 1-10
 /// ms with 256 frames left, under a creation flood.
 const WRITER_LEFT_FRAMES: i64 = 64;
@@ -113,6 +121,8 @@ pub(super) struct Checkpointer {
     wanted: Arc<AtomicU8>,
     /// When the writer last ran a RESTART past [`HARD_LIMIT_FRAMES`] (the writer's own).
     hard_tried: Cell<Option<Instant>>,
+    /// The WAL's size (frames) when the writer last asked for a round of passes.
+    requested_at: Cell<i64>,
 }
 
 impl Checkpointer {
@@ -151,12 +161,21 @@ impl Checkpointer {
             requests,
             wanted,
             hard_tried: Cell::new(None),
+            requested_at: Cell::new(0),
         })
     }
 
-    /// Asks for a round of passes; never blocks (dropped while one is pending).
-    pub(super) fn request(&self) {
-        let _ = self.requests.try_send(());
+    /// Asks for a round of passes once the writer's commits have added [`PASS_EVERY_FRAMES`]
+    /// to the WAL since the last ask (counting from 0 again after the log restarted), as the
+    /// WAL hook reports its size; never blocks (an ask made while one is pending is dropped).
+    fn request_when_due(&self, frames: i64) {
+        if frames < self.requested_at.get() {
+            self.requested_at.set(0);
+        }
+        if frames - self.requested_at.get() >= PASS_EVERY_FRAMES {
+            self.requested_at.set(frames);
+            let _ = self.requests.try_send(());
+        }
     }
 
     /// Registers, on the writer's connection `conn` and from the writer's thread, the hook
@@ -167,14 +186,16 @@ impl Checkpointer {
     }
 
     /// Run by the writer between two groups, on its own connection `conn` (no transaction
-    /// open), `commits` being its count of commits so far: the checkpoint the thread asked
-    /// for, if any; else, every [`OWN_CHECKPOINT_EVERY`] commits while the WAL is past twice
+    /// open), `commits` being its count of commits so far: asks the thread for a round of
+    /// passes when one is due (see [`PASS_EVERY_FRAMES`]), then runs the checkpoint the thread
+    /// asked for, if any; else, every [`OWN_CHECKPOINT_EVERY`] commits while the WAL is past twice
     /// [`WAL_RESET_FRAMES`] (the thread is behind), a PASSIVE one of its own. Past
     /// [`HARD_LIMIT_FRAMES`] either is a RESTART that waits up to 1 s for readers. Logged at debug
     /// level with its duration; a failure is logged as a warning and leaves the WAL to the next
     /// round.
     pub(super) fn finish(&self, conn: &Connection, commits: u64) {
         let frames = WAL_FRAMES.get();
+        self.request_when_due(frames);
         let behind = frames > 2 * WAL_RESET_FRAMES && commits.is_multiple_of(OWN_CHECKPOINT_EVERY);
         let hard = frames > HARD_LIMIT_FRAMES
             && self

@@ -35,8 +35,8 @@ pub(super) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "cache_size", -4_096)?;
     // Checkpoints (copying the WAL back into the database, with fsyncs) run on their own
-    // thread so the writer never stalls on them; the writer asks for one every
-    // `CHECKPOINT_EVERY` commits.
+    // thread so the writer never stalls on them; the writer asks for a pass each time its
+    // commits have added `PASS_EVERY_FRAMES` frames to the WAL (checkpoint.rs).
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     Ok(conn)

@@ -47,11 +47,6 @@ type Deliver = Box<dyn FnOnce(Option<&EngineError>) + Send>;
 /// Writes in one group at most.
 const MAX_GROUP: usize = 512;
 
-/// Commits between two checkpoint requests. Each pass of the checkpoint thread ends with an
-/// fsync of what it copied: frequent small passes keep each of those short (at 200 commits a
-/// pass copied ~3,500 frames under a creation flood, and its fsyncs took 10-15 ms).
-const CHECKPOINT_EVERY: u64 = 50;
-
 /// Wraps `f` as a queued write whose result (or, when the group did not commit, the error that
 /// stopped it, e.g. [`EngineError::DiskFull`]) is sent on `reply`.
 pub(super) fn queued<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> QueuedWrite
@@ -111,9 +106,6 @@ fn run_writer(
     let mut cache = WorkingTasks::new();
     while let Ok(first) = rx.recv() {
         commits += 1;
-        if commits.is_multiple_of(CHECKPOINT_EVERY) {
-            checkpoint.request();
-        }
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
