@@ -22,7 +22,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use bytes::{Bytes, BytesMut};
-use futures::{StreamExt, stream};
+use futures::{StreamExt, future::Either, stream};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_stream::wrappers::{BroadcastStream, errors::BroadcastStreamRecvError};
@@ -230,8 +230,11 @@ pub(crate) async fn events(
         newest
     };
     let mut lagged = false;
+    // What one feed item adds to the stream: most often one frame, without a `Vec` (the 20
+    // windows of a fleet's load would allocate one per change each).
     let live = live.flat_map(move |item| {
-        let mut out = Vec::new();
+        let mut missed = Vec::new();
+        let mut frame = None;
         match item {
             Err(BroadcastStreamRecvError::Lagged(_)) => lagged = true,
             Ok(change) => {
@@ -245,21 +248,26 @@ pub(crate) async fn events(
                 });
                 if std::mem::take(&mut lagged) && id > from + 1 {
                     match replay(&engine, &p, owner.as_deref(), from, Some(id)) {
-                        Ok((events, _)) => out.extend(events),
+                        Ok((events, _)) => missed = events,
                         Err(e) => {
                             tracing::warn!("/v1/events: cannot read what a stream missed: {e:?}");
-                            out.push(resync());
+                            missed.push(resync());
                         }
                     }
                 }
                 last_seen = last_seen.max(id);
                 let fresh = id > replayed_up_to || replayed_up_to == i64::MAX;
                 if fresh && p.can_see(&change.task.principal) {
-                    out.push(live_change_event(&change));
+                    frame = Some(live_change_event(&change));
                 }
             }
         }
-        stream::iter(out)
+        if missed.is_empty() {
+            Either::Left(stream::iter(frame))
+        } else {
+            missed.extend(frame);
+            Either::Right(stream::iter(missed))
+        }
     });
     let idle = q.keep_alive.unwrap_or(true).then_some(KEEP_ALIVE);
     let frames = stream::iter(backlog).chain(live);

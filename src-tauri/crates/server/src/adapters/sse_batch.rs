@@ -1,6 +1,7 @@
 //! Batching for busy Server-Sent Events streams: the first event after a quiet spell goes out at
 //! once; the events that follow within [`WINDOW`] go out together at its end, as one batch that
-//! the stream writes as one chunk (one `writev`).
+//! the stream writes as one chunk (one `writev`), and the stream's task wakes once per window
+//! instead of once per event.
 //!
 //! Why: `/v1/events` gets one event per change to any task its reader may see. Under a fleet's
 //! load (about 2,500 changes/s) each open stream wrote 2,500 frames a second, one system call
@@ -14,18 +15,19 @@ use std::{
     time::{Duration, Instant},
 };
 
-use futures::{Stream, StreamExt, stream};
+use futures::{FutureExt, Stream, StreamExt, stream};
 
 /// How long events after the first of a burst are gathered before they are written: 10 ms,
 /// under one frame of a 60 Hz screen, so the UI shows a change no later than it would anyway.
 pub(crate) const WINDOW: Duration = Duration::from_millis(10);
 
-/// Most events gathered into one batch; the rest wait for the next one.
+/// Most events taken into one batch; the rest go in the next one, without waiting.
 pub(crate) const MAX_BATCH: usize = 512;
 
 /// `inner`'s events in batches, as the module describes: the first event after a window in
-/// which nothing came is yielded at once, alone; later ones are gathered for [`WINDOW`] (or
-/// until [`MAX_BATCH`] are ready) and yielded together, in order. With `idle` set, an empty
+/// which nothing came is yielded at once, alone; those that come in the [`WINDOW`] after it are
+/// yielded together when it ends (at most [`MAX_BATCH`] a batch), in order. `inner` is not
+/// polled during a window, so its events wake the stream's task once a window, not once each. With `idle` set, an empty
 /// batch is yielded after each `idle` in which nothing came (the caller's keep-alive). Ends
 /// when `inner` ends, after yielding what was gathered.
 pub(crate) fn batched<S>(
@@ -78,27 +80,31 @@ where
                 st.window_end = Some(Instant::now() + window);
                 return Some((vec![first], st));
             };
-            // Gathers until the window ends; a window that ended while nobody read the stream
-            // takes only what is ready. A window in which nothing came yields nothing: the
-            // next event leads a new one.
+            // Gathers what came during the window: sleeps until it ends without waiting on
+            // `inner`, whose every event would wake this task (and poll its connection) once
+            // more, then takes what is ready. A window that ended while nobody read the stream
+            // takes only what is ready. A window in which nothing came yields nothing: the next
+            // event leads a new one.
+            tokio::time::sleep_until(window_end.into()).await;
             let mut batch = Vec::new();
-            let deadline = tokio::time::sleep_until(window_end.into());
-            tokio::pin!(deadline);
             while batch.len() < MAX_BATCH {
-                tokio::select! {
-                    biased;
-                    item = st.inner.next() => match item {
-                        Some(item) => batch.push(item),
-                        None => {
-                            st.ended = true;
-                            break;
-                        }
-                    },
-                    () = &mut deadline => break,
+                match st.inner.next().now_or_never() {
+                    Some(Some(item)) => batch.push(item),
+                    Some(None) => {
+                        st.ended = true;
+                        break;
+                    }
+                    None => break,
                 }
             }
             if !batch.is_empty() {
-                st.window_end = Some(Instant::now() + window);
+                // A full batch may have left events ready: they go at once, in the next one.
+                let next = if batch.len() == MAX_BATCH {
+                    Duration::ZERO
+                } else {
+                    window
+                };
+                st.window_end = Some(Instant::now() + next);
                 return Some((batch, st));
             }
             st.window_end = None;
@@ -206,6 +212,51 @@ mod tests {
         );
         drop(sender.await.unwrap());
         assert_eq!(s.next().await, None);
+    }
+
+    #[tokio::test]
+    async fn events_in_a_window_wake_the_stream_once_at_its_end_not_each() {
+        use futures::task::{ArcWake, waker};
+        use std::sync::{
+            Arc,
+            atomic::{AtomicUsize, Ordering},
+        };
+        use std::task::{Context, Poll};
+        /// Counts the wake-ups of the task that polls the stream.
+        struct Wakes(AtomicUsize);
+        impl ArcWake for Wakes {
+            fn wake_by_ref(w: &Arc<Self>) {
+                w.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut s = Box::pin(batched_in_windows(
+            UnboundedReceiverStream::new(rx),
+            TEST_WINDOW,
+            None,
+        ));
+        tx.send(0u32).unwrap();
+        assert_eq!(s.next().await, Some(vec![0]));
+        let wakes = Arc::new(Wakes(AtomicUsize::new(0)));
+        let waker = waker(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        // In the window that the first event opened: the events that come now wake no one.
+        assert!(s.as_mut().poll_next(&mut cx).is_pending());
+        for i in 1..=100 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(
+            wakes.0.load(Ordering::SeqCst),
+            0,
+            "events during the window woke the stream's task"
+        );
+        // The window's end does, once, and the poll then takes all of them.
+        tokio::time::sleep(TEST_WINDOW + TEST_WINDOW / 2).await;
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        match s.as_mut().poll_next(&mut cx) {
+            Poll::Ready(Some(batch)) => assert_eq!(batch, (1..=100).collect::<Vec<_>>()),
+            other => panic!("after the window: {other:?}"),
+        }
     }
 
     #[tokio::test]
