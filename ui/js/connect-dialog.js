@@ -3,7 +3,7 @@
 // buttons. The token is shown this once; it leaves the DOM when the dialog closes.
 // Rules and words live in agents.js (unit-tested).
 
-import { h, clear, copyButton, uid } from './dom.js';
+import { h, clear, copyButton, uid, inflate } from './dom.js';
 import {
   normalizeAgentName,
   validateAgentName,
@@ -41,7 +41,8 @@ function closeDialog() {
 
 export function initConnectDialog(d) {
   deps = d;
-  const dialog = $('agent-dialog');
+  // index.html keeps the dialog's content in a template until this module has loaded.
+  const dialog = inflate($('agent-dialog'));
   $('agent-form').addEventListener('submit', (e) => {
     e.preventDefault();
     create();

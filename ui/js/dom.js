@@ -40,6 +40,21 @@ function append(el, children) {
 /** The element with this id. */
 export const $ = (id) => document.getElementById(id);
 
+/**
+ * Puts the markup index.html keeps in `el`'s `<template>` child in its place (once; later calls
+ * find no template and do nothing), so the ids inside can be looked up. index.html keeps there
+ * what the first screen does not show (the token screen, the dialogs loaded later): a template's
+ * content is parsed but not part of the document, so the first style and layout and Chromium's
+ * form scan at DOMContentLoaded skip it. Returns `el`.
+ * @param {HTMLElement} el
+ * @returns {HTMLElement}
+ */
+export function inflate(el) {
+  const template = el.querySelector(':scope > template');
+  if (template) template.replaceWith(template.content);
+  return el;
+}
+
 /** Sets an element's text only when it differs (views redrawn every frame write only what changed). */
 export function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;

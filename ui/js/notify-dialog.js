@@ -2,9 +2,8 @@
 // commands exist): a checkbox per kind, the minimum run time, do-not-disturb, "Start at login"
 // (the autostart entry, saved only when changed), Save, and "Open data folder". Conversion and validation live in notify-settings.js (unit-tested).
 
+import { $, inflate } from './dom.js';
 import { settingsToForm, formToSettings, settingsSummary } from './notify-settings.js';
-
-const $ = (id) => document.getElementById(id);
 
 let deps = null;
 let opener = null;
@@ -18,7 +17,8 @@ let busy = false;
  */
 export function initNotifyDialog(d) {
   deps = d;
-  const dialog = $('notify-dialog');
+  // index.html keeps the dialog's content in a template until this module has loaded.
+  const dialog = inflate($('notify-dialog'));
   $('notify-form').addEventListener('submit', (e) => {
     e.preventDefault();
     save();

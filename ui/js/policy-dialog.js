@@ -4,7 +4,7 @@
 // writes /v1/policy (the server keeps the rules in policy.json). Rules and words live in
 // policies.js (unit-tested).
 
-import { h, clear, $ } from './dom.js';
+import { h, clear, $, inflate } from './dom.js';
 import { moveRule, ruleFromForm, describeArguments, createdText, ruleSummary } from './policies.js';
 
 let deps = null;
@@ -18,7 +18,8 @@ let busy = false;
  */
 export function initPolicyDialog(d) {
   deps = d;
-  const dialog = $('policy-dialog');
+  // index.html keeps the dialog's content in a template until this module has loaded.
+  const dialog = inflate($('policy-dialog'));
   $('policy-form').addEventListener('submit', (e) => {
     e.preventDefault();
     add();

@@ -7,7 +7,7 @@
 // view opens and again every 3 s while it is open (never while closed).
 // Rules and words live in servers-model.js (unit-tested).
 
-import { h, clear } from './dom.js';
+import { h, clear, inflate } from './dom.js';
 import { confirmDialog } from './dialogs.js';
 import { stateChip, serverBody, toolCountText } from './servers-model.js';
 
@@ -25,7 +25,8 @@ const openTails = new Set();
 /** @param {{api: {get: Function, post: Function, del: Function}, toast: Function}} d */
 export function initServersDialog(d) {
   deps = d;
-  const dialog = $('servers-dialog');
+  // index.html keeps the dialog's content in a template until this module has loaded.
+  const dialog = inflate($('servers-dialog'));
   $('servers-x').addEventListener('click', () => dialog.close());
   $('server-form').addEventListener('submit', (e) => {
     e.preventDefault();

@@ -3,7 +3,7 @@
 
 import { createApi } from './api.js';
 import { saveToken, forgetToken } from './auth.js';
-import { $ } from './dom.js';
+import { $, inflate } from './dom.js';
 import { state } from './state.js';
 
 /** Closes the live stream (live.js opens it), if one is open. */
@@ -12,7 +12,17 @@ export function closeStream() {
   state.stream = null;
 }
 
+/** What runs with a token the server accepted (initTokenScreen's `start`). */
+let onToken = null;
+
+/** Shows the token screen with `message` (none: ''); its form is put in place and wired the first
+ *  time (index.html keeps it in a template: most starts never show it). */
 export function showTokenScreen(message) {
+  const screen = $('token-screen');
+  if (screen.querySelector(':scope > template')) {
+    inflate(screen);
+    wireTokenForm();
+  }
   $('boot').hidden = true;
   $('app').hidden = true;
   $('token-screen').hidden = false;
@@ -34,8 +44,13 @@ export function onAuthError() {
   showTokenScreen('The token was not accepted (it may have changed). Paste a current token.');
 }
 
-/** Wires the token form; `start(token)` runs with a token the server accepted. */
+/** Notes what the token form does: `start(token)` runs with a token the server accepted. */
 export function initTokenScreen(start) {
+  onToken = start;
+}
+
+/** Wires the token form, once it is in the page. */
+function wireTokenForm() {
   const input = $('token-input');
   const show = $('token-show');
   show.addEventListener('click', () => {
@@ -59,6 +74,6 @@ export function initTokenScreen(start) {
       return;
     }
     saveToken(sessionStorage, token);
-    start(token);
+    onToken(token);
   });
 }

@@ -5,10 +5,12 @@
 // frame: the stream, the inbox, the approvals, opening a task), and the detail pane and the
 // dialogs (`import('./x.js')` in lazy.js). This test keeps all of it in step with the code, and
 // fails when a module of the rest is imported statically by the first load again. It also checks
-// that index.html lays out the app shell (undrawn) from the start, while those modules load.
+// that index.html lays out the app shell (undrawn) from the start, while those modules load, and
+// that what the first screen does not show (the token screen, the dialogs loaded later) is kept
+// in templates that only their own modules put in place.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -127,4 +129,52 @@ test('the app shell is laid out, undrawn, from the start: its first layout happe
   // The boot line sits over the app, so hiding it moves nothing the app has laid out.
   assert.match(css, /\.boot\s*\{[^}]*position:\s*fixed/);
   assert.match(readFileSync(join(ui, 'js', 'app.js'), 'utf8'), /delete \$\('app'\)\.dataset\.booting/);
+});
+
+/** index.html's elements that keep their content in a `<template>` (dom.js inflate), and the module that puts it in place. */
+const TEMPLATED = {
+  'token-screen': 'token-screen.js',
+  'agent-dialog': 'connect-dialog.js',
+  'servers-dialog': 'servers-dialog.js',
+  'policy-dialog': 'policy-dialog.js',
+  'notify-dialog': 'notify-dialog.js',
+};
+
+test('the only form in the first document is the filters: the token screen and the later dialogs are templates their modules inflate', () => {
+  const html = readFileSync(join(ui, 'index.html'), 'utf8').replace(/<!--[\s\S]*?-->/g, '');
+  // What is inside a <template> is not in the document (nor scanned for forms at DOMContentLoaded).
+  const outside = html.replace(/<template>[\s\S]*?<\/template>/g, '');
+  const forms = [...outside.matchAll(/<form id="([\w-]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(forms, ['filters']);
+  assert.ok(!/<input[^>]*type="password"/.test(outside), 'no password field in the first document');
+  /** The markup in the template of the element with this id. */
+  const templateOf = (id) => new RegExp(`id="${id}"[^>]*>\\s*<template>([\\s\\S]*?)</template>`).exec(html)[1];
+  for (const [id, module] of Object.entries(TEMPLATED)) {
+    const el = new RegExp(`<(\\w+) id="${id}"[^>]*>\\s*<template>([\\s\\S]*?)</template>\\s*</\\1>`).exec(html);
+    assert.ok(el, `#${id} holds one <template> and nothing else`);
+    assert.match(el[2], /<form id="[\w-]+"/, `#${id}'s template has its form`);
+    const src = readFileSync(join(ui, 'js', module), 'utf8');
+    assert.match(src, new RegExp(`inflate\\(\\$\\('${id}'\\)\\)|inflate\\(screen\\)`), `${module} inflates #${id}`);
+    // The module that inflates it is not in the first load, or (the token screen) inflates it only when shown.
+    if (id !== 'token-screen') assert.ok(!staticImports().has(module), `${module} is in the first load`);
+  }
+  // Every id a templated element's module looks up is in the document or in that template.
+  for (const [id, module] of Object.entries(TEMPLATED)) {
+    const tpl = templateOf(id);
+    const src = readFileSync(join(ui, 'js', module), 'utf8');
+    const used = [...src.matchAll(/\$\('([\w-]+)'\)/g)].map((m) => m[1]);
+    assert.ok(used.length > 3, `${module}: found only ${used.length} lookups`);
+    for (const name of used) {
+      assert.ok(outside.includes(`id="${name}"`) || tpl.includes(`id="${name}"`), `${module} looks up #${name}, in neither the document nor #${id}'s template`);
+    }
+  }
+  // No other module looks up what is inside a template (it would not be there before that module ran).
+  for (const file of readdirSync(join(ui, 'js'))) {
+    const src = readFileSync(join(ui, 'js', file), 'utf8');
+    for (const [, name] of src.matchAll(/(?:\$|getElementById)\('([\w-]+)'\)/g)) {
+      if (outside.includes(`id="${name}"`) || !html.includes(`id="${name}"`)) continue;
+      const owner = Object.entries(TEMPLATED).find(([id]) => templateOf(id).includes(`id="${name}"`));
+      assert.ok(owner && owner[1] === file, `${file} looks up #${name}, which only ${owner ? owner[1] : 'no module'} puts in place`);
+    }
+  }
 });
