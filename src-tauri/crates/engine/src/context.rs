@@ -1,6 +1,7 @@
 //! What a running tool sees of the engine: its task id, its cancellation token, and the calls
 //! that report progress and ask for input. Every call is a durable store write.
 
+use crate::Progress;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -107,12 +108,35 @@ impl TaskContext {
             .await;
     }
 
-    /// Reports progress: `current` of `total` (when known), with an optional message.
-    pub async fn progress(&self, current: f64, total: Option<f64>, message: Option<String>) {
-        let _ = self
-            .engine
-            .set_progress(&self.task_id, current, total, message)
-            .await;
+    /// Reports progress: `current` of `total` (when known), with an optional message (which
+    /// becomes the statusMessage). Returns at once: like MCP's `notifications/progress`, nobody
+    /// waits for it. The store keeps it with its next commit, at most 50 ms later
+    /// ([`crate::Store::write_unhurried`]); it is lost if the process dies before that, when
+    /// an in-process run is failed as interrupted anyway. Ignored once terminal.
+    pub fn progress(&self, current: f64, total: Option<f64>, message: Option<String>) {
+        let progress = Progress {
+            current,
+            total,
+            message,
+        };
+        let _ = self.engine.queue_progress(&self.task_id, progress);
+    }
+
+    /// [`Self::progress`], returning once the report is stored: for reports whose sender is
+    /// told they were taken (an external job's). Errors: [`EngineError::NotFound`];
+    /// [`EngineError::Store`].
+    pub async fn progress_stored(
+        &self,
+        current: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), EngineError> {
+        let progress = Progress {
+            current,
+            total,
+            message,
+        };
+        self.engine.set_progress(&self.task_id, progress).await
     }
 
     /// Every input request of this task so far, answered or not, oldest first: lets a resumed

@@ -8,7 +8,7 @@ use super::{
     super::{clock::now_ms, context::Outcome, limits, model::Progress},
     Engine, EngineError, TaskRecord, load,
 };
-use crate::Principal;
+use crate::{Principal, store::WriteCtx};
 
 impl Engine {
     /// Requests cancellation of a task visible to `principal`. Cooperative: the tool is told
@@ -67,34 +67,36 @@ impl Engine {
         .await
     }
 
-    /// Sets a live task's progress; its message (cut to [`limits::STATUS_MESSAGE_MAX_BYTES`])
-    /// becomes the statusMessage too. Errors: [`EngineError::NotFound`]; [`EngineError::Store`].
+    /// Sets a live task's progress and returns once it is stored; its message (cut to
+    /// [`limits::STATUS_MESSAGE_MAX_BYTES`]) becomes the statusMessage too. Errors:
+    /// [`EngineError::NotFound`]; [`EngineError::Store`].
     pub(crate) async fn set_progress(
         &self,
         task_id: &str,
-        current: f64,
-        total: Option<f64>,
-        message: Option<String>,
+        progress: Progress,
     ) -> Result<(), EngineError> {
-        let progress = Progress {
-            current,
-            total,
-            message: message.map(|m| limits::truncate(m, limits::STATUS_MESSAGE_MAX_BYTES)),
-        };
-        let event = serde_json::to_value(&progress)?;
-        self.report(task_id, "progress", event, move |t| {
-            if let Some(m) = &progress.message {
-                t.status_message = Some(m.clone());
-            }
-            t.progress = Some(progress);
-        })
-        .await
+        self.parts
+            .store
+            .write(progress_write(task_id, progress)?)
+            .await
     }
 
-    /// One report of a running tool: applies `change` to the live task and logs it as a
-    /// timeline event of `kind` with `data`, in one write. A terminal task is left alone (a
-    /// report racing the task's end loses). Errors: [`EngineError::NotFound`];
-    /// [`EngineError::Store`].
+    /// [`Self::set_progress`] without waiting: queued for a coming commit, which the store may
+    /// hold back up to 50 ms to share ([`crate::Store::write_unhurried`]). Errors:
+    /// [`EngineError::Store`] (the writer stopped).
+    pub(crate) fn queue_progress(
+        &self,
+        task_id: &str,
+        progress: Progress,
+    ) -> Result<(), EngineError> {
+        self.parts
+            .store
+            .write_unhurried(progress_write(task_id, progress)?)
+    }
+
+    /// One report of a running tool, as a store write: applies `change` to the live task and
+    /// logs it as a timeline event of `kind` with `data`. A terminal task is left alone (a
+    /// report racing the task's end loses). Errors: [`EngineError::NotFound`].
     async fn report(
         &self,
         task_id: &str,
@@ -102,21 +104,54 @@ impl Engine {
         data: serde_json::Value,
         change: impl FnOnce(&mut TaskRecord) + Send + 'static,
     ) -> Result<(), EngineError> {
-        let id = task_id.to_string();
         self.parts
             .store
-            .write(move |w| {
-                let mut t = load(w, &id)?;
-                if t.status.is_terminal() {
-                    return Ok(());
-                }
-                let now = now_ms();
-                change(&mut t);
-                t.last_updated_at_ms = now;
-                w.event(&t, now, kind, data)?;
-                w.save(t)?;
-                Ok(())
-            })
+            .write(report_write(task_id, kind, data, change))
             .await
+    }
+}
+
+/// The store write of a progress report (see [`Engine::set_progress`]). Errors:
+/// [`EngineError::Store`] when the progress cannot be rendered as JSON.
+fn progress_write(
+    task_id: &str,
+    progress: Progress,
+) -> Result<impl FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static, EngineError>
+{
+    let progress = Progress {
+        message: progress
+            .message
+            .map(|m| limits::truncate(m, limits::STATUS_MESSAGE_MAX_BYTES)),
+        ..progress
+    };
+    let event = serde_json::to_value(&progress)?;
+    Ok(report_write(task_id, "progress", event, move |t| {
+        if let Some(m) = &progress.message {
+            t.status_message = Some(m.clone());
+        }
+        t.progress = Some(progress);
+    }))
+}
+
+/// The store write of a running tool's report (see [`Engine::report`]). Errors:
+/// [`EngineError::NotFound`].
+fn report_write(
+    task_id: &str,
+    kind: &'static str,
+    data: serde_json::Value,
+    change: impl FnOnce(&mut TaskRecord) + Send + 'static,
+) -> impl FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static {
+    let id = task_id.to_string();
+    move |w| {
+        let mut t = load(w, &id)?;
+        if t.status.is_terminal() {
+            return Ok(());
+        }
+        let now = now_ms();
+        change(&mut t);
+        t.last_updated_at_ms = now;
+        w.event(&t, now, kind, data)?;
+        w.save(t)?;
+        Ok(())
     }
 }

@@ -75,7 +75,7 @@ pub struct Store {
 /// What every handle of one open store shares.
 struct StoreState {
     path: PathBuf,
-    writer: mpsc::Sender<writer::QueuedWrite>,
+    writer: mpsc::Sender<writer::Queued>,
     readers: connection::ReaderPool,
     feed: ChangeFeed,
     /// Recent `tasks/get` answers; the writer invalidates what each commit changed.
@@ -198,6 +198,23 @@ impl Store {
             .map_err(|_| EngineError::Store("store writer stopped".into()))?;
         rx.await
             .map_err(|_| EngineError::Store("store writer stopped".into()))?
+    }
+
+    /// Queues `f` to run in a coming group commit without waiting for it: for reports nobody
+    /// waits on (a running tool's progress), which the writer may hold back for up to 50 ms
+    /// to commit them with other writes, so that a chatty task costs one commit per 50 ms, not
+    /// one per report. Its change is published, like any other, once committed. Lost if the
+    /// process dies before that commit. `f` follows [`Store::write`]'s contract; its failure
+    /// (or its group's) is logged as a warning. Errors: [`EngineError::Store`] when the writer
+    /// stopped.
+    pub fn write_unhurried<F>(&self, f: F) -> Result<(), EngineError>
+    where
+        F: FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static,
+    {
+        self.state
+            .writer
+            .send(writer::queued_unhurried(f))
+            .map_err(|_| EngineError::Store("store writer stopped".into()))
     }
 
     /// Runs `f` on a pooled read connection (sees the last commit). Blocking; keep it short or

@@ -630,3 +630,91 @@ async fn a_full_store_refuses_writes_with_disk_full_and_then_takes_them_again() 
         .unwrap();
     assert!(store.get("after").unwrap().is_some());
 }
+
+/// A write of a `statusMessage` event on task `id` setting its message to `text`.
+fn message_write(
+    id: &'static str,
+    text: &'static str,
+) -> impl FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static {
+    move |w| {
+        let mut t = w.load(id)?.unwrap();
+        w.event(&t, 2, "statusMessage", serde_json::json!({}))?;
+        t.status_message = Some(text.into());
+        w.save(t).map(drop)
+    }
+}
+
+/// A fresh store holding working task "a", with a subscription to its feed that has seen
+/// nothing yet (the directory must outlive the store).
+async fn store_with_task_a() -> (
+    tempfile::TempDir,
+    Store,
+    tokio::sync::broadcast::Receiver<Arc<crate::feed::Change>>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let feed = ChangeFeed::new(64);
+    let mut changes = feed.subscribe();
+    let store = Store::open(dir.path(), Durability::Process, feed).unwrap();
+    store
+        .write(|w| w.insert(task("a")).map(drop))
+        .await
+        .unwrap();
+    while changes.try_recv().is_ok() {}
+    (dir, store, changes)
+}
+
+#[tokio::test]
+async fn an_unhurried_write_waits_for_one_someone_waits_for_and_shares_its_commit() {
+    let (_dir, store, mut changes) = store_with_task_a().await;
+    // Queued, not yet committed: the writer holds it back for company.
+    store
+        .write_unhurried(message_write("a", "progress"))
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(
+        changes.try_recv().is_err(),
+        "an unhurried write was committed alone at once"
+    );
+    // A write someone waits for joins it: both come out of one commit, in order.
+    store.write(message_write("a", "settled")).await.unwrap();
+    let first = changes.try_recv().unwrap();
+    let second = changes.try_recv().unwrap();
+    assert_eq!(first.task.status_message.as_deref(), Some("progress"));
+    assert_eq!(second.task.status_message.as_deref(), Some("settled"));
+    assert_eq!(
+        store.get("a").unwrap().unwrap().status_message.as_deref(),
+        Some("settled")
+    );
+}
+
+#[tokio::test]
+async fn an_unhurried_write_alone_is_committed_within_its_wait() {
+    let (_dir, store, mut changes) = store_with_task_a().await;
+    let queued = std::time::Instant::now();
+    for n in ["1", "2", "3"] {
+        store.write_unhurried(message_write("a", n)).unwrap();
+    }
+    // Committed 50 ms after the first was queued (2 s allows for a loaded machine), in order.
+    let first = tokio::time::timeout(Duration::from_secs(2), changes.recv())
+        .await
+        .expect("an unhurried write was never committed")
+        .unwrap();
+    assert!(
+        queued.elapsed() >= Duration::from_millis(40),
+        "{:?}",
+        queued.elapsed()
+    );
+    assert_eq!(first.task.status_message.as_deref(), Some("1"));
+    assert_eq!(
+        changes.recv().await.unwrap().task.status_message.as_deref(),
+        Some("2")
+    );
+    assert_eq!(
+        changes.recv().await.unwrap().task.status_message.as_deref(),
+        Some("3")
+    );
+    assert_eq!(
+        store.get("a").unwrap().unwrap().status_message.as_deref(),
+        Some("3")
+    );
+}

@@ -9,7 +9,7 @@ use std::{
     path::Path,
     sync::{Arc, mpsc},
     thread,
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use rusqlite::Connection;
@@ -32,6 +32,18 @@ use crate::{
 pub(super) type QueuedWrite =
     Box<dyn FnOnce(Result<&mut WriteCtx<'_>, &EngineError>) -> Ran + Send>;
 
+/// A write on the writer's queue.
+pub(super) struct Queued {
+    write: QueuedWrite,
+    /// Nobody waits for this write's commit (see [`queued_unhurried`]).
+    unhurried: bool,
+}
+
+/// How long a group of writes nobody waits for ([`queued_unhurried`]) waits for a write that
+/// someone does, to be committed with it: progress reports of a lone task are stored (and
+/// shown) at most this much later, in one commit per 50 ms however many came.
+const UNHURRIED_WAIT: Duration = Duration::from_millis(50);
+
 /// What a [`QueuedWrite`] returns to the writer.
 pub(super) struct Ran {
     /// The write's own outcome: `Ok` keeps its changes in the group.
@@ -49,7 +61,48 @@ const MAX_GROUP: usize = 512;
 
 /// Wraps `f` as a queued write whose result (or, when the group did not commit, the error that
 /// stopped it, e.g. [`EngineError::DiskFull`]) is sent on `reply`.
-pub(super) fn queued<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> QueuedWrite
+pub(super) fn queued<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> Queued
+where
+    R: Send + 'static,
+    F: FnOnce(&mut WriteCtx<'_>) -> Result<R, EngineError> + Send + 'static,
+{
+    Queued {
+        write: replying(f, reply),
+        unhurried: false,
+    }
+}
+
+/// Wraps `f` as a queued write that nobody waits for: the writer may hold it back for up to
+/// [`UNHURRIED_WAIT`] so that it shares a commit with other writes. A failure (its own or its
+/// group's) is logged as a warning.
+pub(super) fn queued_unhurried<F>(f: F) -> Queued
+where
+    F: FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static,
+{
+    let write: QueuedWrite = Box::new(move |w| {
+        let outcome = match w {
+            Ok(w) => f(w),
+            Err(e) => Err(e.clone()),
+        };
+        let own = outcome.as_ref().err().cloned();
+        let deliver = move |failed: Option<&EngineError>| {
+            if let Some(e) = own.as_ref().or(failed) {
+                tracing::warn!("store: an unacknowledged write was not stored: {e}");
+            }
+        };
+        Ran {
+            outcome,
+            deliver: Box::new(deliver),
+        }
+    });
+    Queued {
+        write,
+        unhurried: true,
+    }
+}
+
+/// `f` as a [`QueuedWrite`] that sends its result on `reply` (see [`queued`]).
+fn replying<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> QueuedWrite
 where
     R: Send + 'static,
     F: FnOnce(&mut WriteCtx<'_>) -> Result<R, EngineError> + Send + 'static,
@@ -81,9 +134,9 @@ pub(super) fn spawn(
     path: &Path,
     feed: ChangeFeed,
     answers: Arc<AnswerCache>,
-) -> Result<mpsc::Sender<QueuedWrite>, EngineError> {
+) -> Result<mpsc::Sender<Queued>, EngineError> {
     let checkpoint = Checkpointer::spawn(path)?;
-    let (tx, rx) = mpsc::channel::<QueuedWrite>();
+    let (tx, rx) = mpsc::channel::<Queued>();
     thread::Builder::new()
         .name("taskdeck-store-writer".into())
         .spawn(move || run_writer(conn, rx, feed, answers, checkpoint))
@@ -91,12 +144,40 @@ pub(super) fn spawn(
     Ok(tx)
 }
 
+/// The group that starts with `first`: it and every write queued behind it, up to
+/// [`MAX_GROUP`]. While every write in it is unhurried, it also waits for more, up to
+/// [`UNHURRIED_WAIT`] after `first`, and ends with the first write someone waits for (and what
+/// is queued behind that one).
+fn gather(rx: &mpsc::Receiver<Queued>, first: Queued) -> Vec<Queued> {
+    let until = Instant::now() + UNHURRIED_WAIT;
+    let mut group = vec![first];
+    let mut waited_for = !group[0].unhurried;
+    while group.len() < MAX_GROUP {
+        let next = match rx.try_recv() {
+            Ok(w) => w,
+            Err(mpsc::TryRecvError::Disconnected) => break,
+            Err(mpsc::TryRecvError::Empty) if waited_for => break,
+            Err(mpsc::TryRecvError::Empty) => {
+                match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                    Ok(w) => w,
+                    Err(_) => break,
+                }
+            }
+        };
+        waited_for |= !next.unhurried;
+        group.push(next);
+    }
+    group
+}
+
 /// The writer thread: takes the first queued write and every write queued behind it (up to
-/// [`MAX_GROUP`]), runs them in one transaction, commits, then invalidates the cached answers
-/// of what the group touched, publishes its changes and answers every write of the group.
+/// [`MAX_GROUP`]; a group of unhurried writes only also waits for one that is not, up to
+/// [`UNHURRIED_WAIT`]), runs them in one transaction, commits, then invalidates the cached
+/// answers of what the group touched, publishes its changes and answers every write of the
+/// group.
 fn run_writer(
     conn: Connection,
-    rx: mpsc::Receiver<QueuedWrite>,
+    rx: mpsc::Receiver<Queued>,
     feed: ChangeFeed,
     answers: Arc<AnswerCache>,
     checkpoint: Checkpointer,
@@ -106,13 +187,7 @@ fn run_writer(
     let mut cache = WorkingTasks::new();
     while let Ok(first) = rx.recv() {
         commits += 1;
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match rx.try_recv() {
-                Ok(w) => group.push(w),
-                Err(_) => break,
-            }
-        }
+        let group = gather(&rx, first);
         let started = Instant::now();
         let writes = group.len();
         let mut ctx = WriteCtx::new(&conn, &mut cache);
@@ -128,7 +203,7 @@ fn run_writer(
         // A write that fails must fail before its first change (see `Store::write`), so no
         // savepoint is needed per write. One that breaks this rule poisons the group: it is all
         // rolled back and every write in it is answered with an error, never half-applied.
-        for write in group {
+        for Queued { write, .. } in group {
             let before = conn.total_changes();
             let Ran { outcome, deliver } = match &failed {
                 None => write(Ok(&mut ctx)),

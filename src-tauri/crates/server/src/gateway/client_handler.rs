@@ -136,8 +136,7 @@ impl ClientHandler for UpstreamClient {
             .in_flight
             .by_token(&token_text(&params.progress_token.0))
         {
-            ctx.progress(params.progress, params.total, params.message)
-                .await;
+            ctx.progress(params.progress, params.total, params.message);
         }
     }
 

@@ -149,7 +149,7 @@ impl TaskTool for ExternalJobs {
                     report = rx.recv() => match report {
                         Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
                         Some((Report::Progress { current, total, message }, ack)) => {
-                            ctx.progress(current, total, message).await;
+                            let _ = ctx.progress_stored(current, total, message).await;
                             let _ = ack.send(Ok(()));
                         }
                         Some((Report::StatusMessage(m), ack)) => {

@@ -136,8 +136,7 @@ fn slow_compute(ctx: TaskContext, arguments: SlowComputeArguments) -> BoxFuture<
                 step as f64,
                 Some(steps as f64),
                 Some(format!("step {step} of {steps}")),
-            )
-            .await;
+            );
         }
         Outcome::text(arguments.text())
     }

@@ -493,10 +493,7 @@ async fn publish(ctx: &TaskContext, latest: &Mutex<LatestStatus>) {
         return;
     };
     match update.progress {
-        Some((current, total)) => {
-            ctx.progress(current, Some(total), Some(update.message))
-                .await
-        }
+        Some((current, total)) => ctx.progress(current, Some(total), Some(update.message)),
         None => ctx.status_message(update.message).await,
     }
 }
