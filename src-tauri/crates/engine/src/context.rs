@@ -111,8 +111,9 @@ impl TaskContext {
     /// Reports progress: `current` of `total` (when known), with an optional message (which
     /// becomes the statusMessage). Returns at once: like MCP's `notifications/progress`, nobody
     /// waits for it. The store keeps it with its next commit, at most 50 ms later
-    /// ([`crate::Store::write_unhurried`]); it is lost if the process dies before that, when
-    /// an in-process run is failed as interrupted anyway. Ignored once terminal.
+    /// ([`crate::Store::write_unhurried`]), and a clean stop commits it first
+    /// ([`crate::Store::flush`]); if the process dies within those 50 ms it is lost, and the
+    /// task shows its previous progress until the next report. Ignored once terminal.
     pub fn progress(&self, current: f64, total: Option<f64>, message: Option<String>) {
         let progress = Progress {
             current,

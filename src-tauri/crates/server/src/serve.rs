@@ -282,7 +282,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         }
         engine_for_stop.shutdown();
         gateway_for_stop.shutdown();
-        empty_wal(&engine_for_stop);
+        empty_wal(&engine_for_stop).await;
         data_dir_lock::mark_stopped(&data_dir);
     });
     Ok(Running {
@@ -380,7 +380,7 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
         }
         eprintln!("taskdeck: stopping");
         running.engine.shutdown();
-        empty_wal(&running.engine);
+        empty_wal(&running.engine).await;
         data_dir_lock::mark_stopped(&cfg.data_dir);
         std::process::ExitCode::SUCCESS
     })
@@ -388,7 +388,12 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
 
 /// At a clean stop, empties the store's write-ahead log into the store file
 /// ([`taskdeck_engine::store::Store::truncate_wal`]); a failure is logged (the log stays).
-fn empty_wal(engine: &Engine) {
+async fn empty_wal(engine: &Engine) {
+    // Commits what the writer may still hold back (running tools' progress) before the log
+    // is copied and emptied.
+    if let Err(e) = engine.store().flush().await {
+        tracing::warn!("cannot commit the last writes at stop: {e}");
+    }
     match engine.store().truncate_wal() {
         Ok(true) => {}
         Ok(false) => {

@@ -96,7 +96,8 @@ impl Engine {
 
     /// One report of a running tool, as a store write: applies `change` to the live task and
     /// logs it as a timeline event of `kind` with `data`. A terminal task is left alone (a
-    /// report racing the task's end loses). Errors: [`EngineError::NotFound`].
+    /// report racing the task's end loses). Errors: [`EngineError::NotFound`];
+    /// [`EngineError::Store`].
     async fn report(
         &self,
         task_id: &str,

@@ -42,8 +42,8 @@ pub(super) const WAL_RESET_FRAMES: i64 = 8_192;
 /// MiB). Each pass ends with an fsync of what it copied, so frequent small passes keep each
 /// fsync short (passes of ~3,500 frames under a creation flood had fsyncs of 10-15 ms); but
 /// a page written by many commits (the end of the timeline, a busy task's row) is copied once
-/// per pass, so passes counted in commits rather than frames, every 50, cost a fleet's small
-/// commits (3-4 frames each) 24 passes and fsyncs a second.
+/// per pass, and each pass ends with an fsync. Counting frames, not commits, keeps a fleet's
+/// small commits (3-4 frames each) from paying for a pass and its fsync every few dozen.
 const PASS_EVERY_FRAMES: i64 = 1_024;
 
 /// Frames the writer may be left to copy (256 KiB): it waits for their fsyncs, which took 1-10
@@ -123,6 +123,9 @@ pub(super) struct Checkpointer {
     hard_tried: Cell<Option<Instant>>,
     /// The WAL's size (frames) when the writer last asked for a round of passes.
     requested_at: Cell<i64>,
+    /// The WAL's size (frames) after the previous commit: a smaller one now means the log
+    /// restarted in between.
+    previous: Cell<i64>,
 }
 
 impl Checkpointer {
@@ -162,6 +165,7 @@ impl Checkpointer {
             wanted,
             hard_tried: Cell::new(None),
             requested_at: Cell::new(0),
+            previous: Cell::new(0),
         })
     }
 
@@ -169,7 +173,7 @@ impl Checkpointer {
     /// to the WAL since the last ask (counting from 0 again after the log restarted), as the
     /// WAL hook reports its size; never blocks (an ask made while one is pending is dropped).
     fn request_when_due(&self, frames: i64) {
-        if frames < self.requested_at.get() {
+        if frames < self.previous.replace(frames) {
             self.requested_at.set(0);
         }
         if frames - self.requested_at.get() >= PASS_EVERY_FRAMES {

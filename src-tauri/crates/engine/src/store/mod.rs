@@ -217,6 +217,13 @@ impl Store {
             .map_err(|_| EngineError::Store("store writer stopped".into()))
     }
 
+    /// Returns once every write queued before this call is committed or has failed, the
+    /// unhurried ones ([`Store::write_unhurried`]) included: for a clean stop, before the log
+    /// is emptied. Errors: [`EngineError::Store`] when the writer stopped or the commit failed.
+    pub async fn flush(&self) -> Result<(), EngineError> {
+        self.write(|_| Ok(())).await
+    }
+
     /// Runs `f` on a pooled read connection (sees the last commit). Blocking; keep it short or
     /// call it from `spawn_blocking`.
     pub fn read<R>(

@@ -666,25 +666,38 @@ async fn store_with_task_a() -> (
 #[tokio::test]
 async fn an_unhurried_write_waits_for_one_someone_waits_for_and_shares_its_commit() {
     let (_dir, store, mut changes) = store_with_task_a().await;
-    // Queued, not yet committed: the writer holds it back for company.
-    store
-        .write_unhurried(message_write("a", "progress"))
-        .unwrap();
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    assert!(
-        changes.try_recv().is_err(),
-        "an unhurried write was committed alone at once"
-    );
-    // A write someone waits for joins it: both come out of one commit, in order.
-    store.write(message_write("a", "settled")).await.unwrap();
-    let first = changes.try_recv().unwrap();
-    let second = changes.try_recv().unwrap();
-    assert_eq!(first.task.status_message.as_deref(), Some("progress"));
-    assert_eq!(second.task.status_message.as_deref(), Some("settled"));
-    assert_eq!(
-        store.get("a").unwrap().unwrap().status_message.as_deref(),
-        Some("settled")
-    );
+    // Queued, not yet committed: the writer holds it back for company. (A machine that
+    // pauses this test past the writer's 50 ms wait gets another try.)
+    for _ in 0..10 {
+        let queued = std::time::Instant::now();
+        store
+            .write_unhurried(message_write("a", "progress"))
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let early = changes.try_recv();
+        if queued.elapsed() >= Duration::from_millis(40) {
+            if early.is_err() {
+                changes.recv().await.unwrap();
+            }
+            continue;
+        }
+        assert!(
+            early.is_err(),
+            "an unhurried write was committed alone at once"
+        );
+        // A write someone waits for joins it: both come out of one commit, in order.
+        store.write(message_write("a", "settled")).await.unwrap();
+        let first = changes.try_recv().unwrap();
+        let second = changes.try_recv().unwrap();
+        assert_eq!(first.task.status_message.as_deref(), Some("progress"));
+        assert_eq!(second.task.status_message.as_deref(), Some("settled"));
+        assert_eq!(
+            store.get("a").unwrap().unwrap().status_message.as_deref(),
+            Some("settled")
+        );
+        return;
+    }
+    panic!("the machine never let this test queue two writes within 40 ms");
 }
 
 #[tokio::test]

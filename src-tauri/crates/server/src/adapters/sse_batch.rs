@@ -27,9 +27,9 @@ pub(crate) const MAX_BATCH: usize = 512;
 /// `inner`'s events in batches, as the module describes: the first event after a window in
 /// which nothing came is yielded at once, alone; those that come in the [`WINDOW`] after it are
 /// yielded together when it ends (at most [`MAX_BATCH`] a batch), in order. `inner` is not
-/// polled during a window, so its events wake the stream's task once a window, not once each. With `idle` set, an empty
-/// batch is yielded after each `idle` in which nothing came (the caller's keep-alive). Ends
-/// when `inner` ends, after yielding what was gathered.
+/// polled during a window, so its events wake the stream's task once a window, not once each.
+/// With `idle` set, an empty batch is yielded after each `idle` in which nothing came (the
+/// caller's keep-alive). Ends when `inner` ends, after yielding what was gathered.
 pub(crate) fn batched<S>(
     inner: S,
     idle: Option<Duration>,
@@ -88,7 +88,9 @@ where
             tokio::time::sleep_until(window_end.into()).await;
             let mut batch = Vec::new();
             while batch.len() < MAX_BATCH {
-                match st.inner.next().now_or_never() {
+                // Unconstrained: tokio's cooperative budget (128 receives per poll) would
+                // otherwise end the batch early, with the rest a window late.
+                match tokio::task::unconstrained(st.inner.next()).now_or_never() {
                     Some(Some(item)) => batch.push(item),
                     Some(None) => {
                         st.ended = true;
@@ -257,6 +259,35 @@ mod tests {
             Poll::Ready(Some(batch)) => assert_eq!(batch, (1..=100).collect::<Vec<_>>()),
             other => panic!("after the window: {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_window_takes_everything_that_came_in_it_up_to_a_full_batch() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut s = Box::pin(batched_in_windows(
+            UnboundedReceiverStream::new(rx),
+            TEST_WINDOW,
+            None,
+        ));
+        tx.send(0u32).unwrap();
+        assert_eq!(s.next().await, Some(vec![0]));
+        // More than tokio's cooperative budget (128 receives a poll) in one window.
+        for i in 1..=300 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(s.next().await, Some((1..=300).collect::<Vec<_>>()));
+        // More than a batch: the rest follows at once, not a window later.
+        for i in 0..(MAX_BATCH as u32 + 10) {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(s.next().await.map(|b| b.len()), Some(MAX_BATCH));
+        let t = Instant::now();
+        assert_eq!(s.next().await.map(|b| b.len()), Some(10));
+        assert!(
+            t.elapsed() < TEST_WINDOW / 2,
+            "the rest came after {:?}",
+            t.elapsed()
+        );
     }
 
     #[tokio::test]

@@ -149,8 +149,7 @@ impl TaskTool for ExternalJobs {
                     report = rx.recv() => match report {
                         Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
                         Some((Report::Progress { current, total, message }, ack)) => {
-                            let _ = ctx.progress_stored(current, total, message).await;
-                            let _ = ack.send(Ok(()));
+                            let _ = ack.send(ctx.progress_stored(current, total, message).await);
                         }
                         Some((Report::StatusMessage(m), ack)) => {
                             ctx.status_message(m).await;
