@@ -58,21 +58,36 @@ pub struct ChangeEvent {
     pub task: Value,
 }
 
-/// The `data` of `change`'s `change` event: a [`ChangeEvent`], the same for every reader.
-fn change_data(change: &Change) -> String {
-    json!({"event": TimelineEventView::from(&change.event), "task": TaskView::from(&*change.task)})
-        .to_string()
+/// A [`ChangeEvent`] borrowed: what a `change` event's `data` serializes, field for field.
+#[derive(Serialize)]
+struct ChangeEventData<'a> {
+    event: &'a TimelineEventView,
+    task: &'a TaskView,
 }
 
-/// The SSE frame of a `change` event with id `id` and `data` (one line of JSON, as
-/// `serde_json` writes it): `id: …\nevent: change\ndata: …\n\n`.
-fn change_frame(id: i64, data: &str) -> Bytes {
-    format!("id: {id}\nevent: change\ndata: {data}\n\n").into()
+/// The SSE frame of a `change` event with id `id` whose `data` is `data` as one line of JSON:
+/// `id: …\nevent: change\ndata: …\n\n`. The JSON is written straight into the frame, with no
+/// `Value` tree or string in between (under a fleet's load this runs 2,500 times a second).
+fn change_frame(id: i64, data: &impl Serialize) -> Bytes {
+    use std::io::Write;
+    let mut out = Vec::with_capacity(1024);
+    let _ = write!(out, "id: {id}\nevent: change\ndata: ");
+    // Writing into a Vec fails only if `data` cannot be JSON (a map with non-string keys),
+    // which none of the views here can be.
+    if let Err(e) = serde_json::to_writer(&mut out, data) {
+        tracing::error!("/v1/events: cannot render event {id}: {e}");
+    }
+    out.extend_from_slice(b"\n\n");
+    out.into()
 }
 
 /// The `change` frame of `change`.
 fn change_event(change: &Change) -> Bytes {
-    change_frame(change.event.id, &change_data(change))
+    let data = ChangeEventData {
+        event: &TimelineEventView::from(&change.event),
+        task: &TaskView::from(&*change.task),
+    };
+    change_frame(change.event.id, &data)
 }
 
 /// The keep-alive frame: an empty comment.
@@ -160,7 +175,7 @@ fn replay(
                 let task = json!({"taskId": ev.task_id, "status": ev.data["status"],
                     "tool": ev.data["tool"], "principal": ev.data["principal"]});
                 let data = json!({"event": TimelineEventView::from(&ev), "task": task});
-                out.push(change_frame(ev.id, &data.to_string()));
+                out.push(change_frame(ev.id, &data));
             } else if let Ok(task) = engine.get(p, &ev.task_id) {
                 out.push(change_event(&Change {
                     event: ev,
