@@ -5,7 +5,8 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-/// mimalloc: fewer allocator stalls on the request path than glibc's malloc (BENCHMARKS.md).
+/// mimalloc: fewer allocator stalls on the request path than glibc's malloc (BENCHMARKS.md),
+/// built without transparent huge pages (the workspace's `Cargo.toml` says why).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
