@@ -48,6 +48,9 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 source scripts/lib/search-index.sh
+source scripts/lib/wrk.sh
+# The tasks/get rows (any STORED but 0) run wrk.
+for n in "${SIZES[@]}"; do [ "$n" != 0 ] && { need_wrk; break; }; done
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, in 1/100 s
 rss_mib() { awk '/VmRSS/ {printf "%d", $2 / 1024}' "/proc/$1/status"; }

@@ -12,10 +12,8 @@ AB=""
 if [ "${1:-}" = --ab ]; then AB=$(realpath "$2"); shift 2; fi
 SECS=${1:-10}
 SEED=${2:-100000}
-if ! command -v wrk >/dev/null; then
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends wrk
-fi
+source scripts/lib/wrk.sh
+need_wrk
 cargo build --release --bins -q
 BIN=target/release/taskdeck
 LOAD=target/release/taskdeck-bench

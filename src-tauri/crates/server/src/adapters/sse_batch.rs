@@ -8,7 +8,8 @@
 //! and one wake-up of the reader each; with 20 streams open those writes were a sixth
 //! of the server's CPU (BENCHMARKS.md, "Fleet of 1,000 agents"). Nothing is dropped or
 //! reordered: a batch is the same events, in order, written back to back; a lone change is not
-//! delayed at all, and one in a burst by at most [`WINDOW`].
+//! delayed at all, and one in a burst by at most [`WINDOW`] ([`BUSY_WINDOW`] while the stream
+//! carries more than a person can follow: then fewer, larger writes).
 
 use std::{
     pin::Pin,
@@ -21,12 +22,23 @@ use futures::{FutureExt, Stream, StreamExt, stream};
 /// under one frame of a 60 Hz screen, so the UI shows a change no later than it would anyway.
 pub(crate) const WINDOW: Duration = Duration::from_millis(10);
 
+/// The window after one that gathered at least [`BUSY_BATCH`] events: 25 ms. At a fleet's
+/// ~2,400 changes/s a stream then makes 40 writes a second instead of 100 (each a system call
+/// and a poll of the connection), and a change reaches the screen at most ~15 ms later; the
+/// UI's own target for that is 50 ms (BENCHMARKS.md, "UI").
+pub(crate) const BUSY_WINDOW: Duration = Duration::from_millis(25);
+
+/// Events in one window from which the stream counts as busy: 16 in 10 ms, i.e. 1,600 a
+/// second, more than anyone reads; a window with fewer brings it back to [`WINDOW`].
+pub(crate) const BUSY_BATCH: usize = 16;
+
 /// Most events taken into one batch; the rest go in the next one, without waiting.
 pub(crate) const MAX_BATCH: usize = 512;
 
 /// `inner`'s events in batches, as the module describes: the first event after a window in
 /// which nothing came is yielded at once, alone; those that come in the [`WINDOW`] after it are
-/// yielded together when it ends (at most [`MAX_BATCH`] a batch), in order. `inner` is not
+/// yielded together when it ends (at most [`MAX_BATCH`] a batch), in order; after a batch of
+/// at least [`BUSY_BATCH`], the next window is [`BUSY_WINDOW`] long. `inner` is not
 /// polled during a window, so its events wake the stream's task once a window, not once each.
 /// With `idle` set, an empty batch is yielded after each `idle` in which nothing came (the
 /// caller's keep-alive). Ends when `inner` ends, after yielding what was gathered.
@@ -38,14 +50,16 @@ where
     S: Stream + Send + 'static,
     S::Item: Send,
 {
-    batched_in_windows(inner, WINDOW, idle)
+    batched_in_windows(inner, WINDOW, BUSY_WINDOW, idle)
 }
 
-/// [`batched`] with windows of `window` (the tests use longer ones than [`WINDOW`], so that a
-/// busy machine's scheduling delays stay well inside them).
+/// [`batched`] with windows of `window`, and `busy_window` after a busy one (the tests use
+/// longer ones than [`WINDOW`], so that a busy machine's scheduling delays stay well inside
+/// them).
 fn batched_in_windows<S>(
     inner: S,
     window: Duration,
+    busy_window: Duration,
     idle: Option<Duration>,
 ) -> impl Stream<Item = Vec<S::Item>> + Send
 where
@@ -101,10 +115,10 @@ where
             }
             if !batch.is_empty() {
                 // A full batch may have left events ready: they go at once, in the next one.
-                let next = if batch.len() == MAX_BATCH {
-                    Duration::ZERO
-                } else {
-                    window
+                let next = match batch.len() {
+                    MAX_BATCH => Duration::ZERO,
+                    n if n >= BUSY_BATCH => busy_window,
+                    _ => window,
                 };
                 st.window_end = Some(Instant::now() + next);
                 return Some((batch, st));
@@ -141,12 +155,57 @@ mod tests {
     /// times tens) cannot pass for it, or hide it.
     const TEST_WINDOW: Duration = Duration::from_millis(300);
 
+    /// The tests' busy window, as much longer than [`TEST_WINDOW`] as [`BUSY_WINDOW`] is.
+    const TEST_BUSY_WINDOW: Duration = Duration::from_millis(750);
+
+    #[tokio::test]
+    async fn a_busy_stream_gets_longer_windows_and_a_calmer_one_the_short_one_again() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut s = Box::pin(batched_in_windows(
+            UnboundedReceiverStream::new(rx),
+            TEST_WINDOW,
+            TEST_BUSY_WINDOW,
+            None,
+        ));
+        tx.send(0u32).unwrap();
+        assert_eq!(s.next().await, Some(vec![0]));
+        // A busy window: at least BUSY_BATCH events in it.
+        let busy: Vec<u32> = (1..=BUSY_BATCH as u32).collect();
+        for &i in &busy {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(s.next().await, Some(busy));
+        // The next window is the long one: an event sent now comes at its end, not before.
+        let t = Instant::now();
+        tx.send(100).unwrap();
+        assert_eq!(s.next().await, Some(vec![100]));
+        let waited = t.elapsed();
+        assert!(
+            waited >= TEST_BUSY_WINDOW - Duration::from_millis(20),
+            "after a busy window the next one lasted {waited:?}, not {TEST_BUSY_WINDOW:?}"
+        );
+        // That window gathered one event: the one after it is the short one again.
+        let t = Instant::now();
+        tx.send(101).unwrap();
+        assert_eq!(s.next().await, Some(vec![101]));
+        let waited = t.elapsed();
+        assert!(
+            waited < TEST_BUSY_WINDOW - Duration::from_millis(100),
+            "after a calm window the next one lasted {waited:?}, the short one is {TEST_WINDOW:?}"
+        );
+    }
+
     #[tokio::test]
     async fn a_lone_event_is_not_delayed_and_a_burst_keeps_every_event_in_order() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut s = Box::pin(
-            batched_in_windows(UnboundedReceiverStream::new(rx), TEST_WINDOW, None)
-                .flat_map(stream::iter),
+            batched_in_windows(
+                UnboundedReceiverStream::new(rx),
+                TEST_WINDOW,
+                TEST_BUSY_WINDOW,
+                None,
+            )
+            .flat_map(stream::iter),
         );
         let t0 = Instant::now();
         tx.send(1).unwrap();
@@ -167,8 +226,9 @@ mod tests {
             .map(|(v, _)| v)
             .collect();
         assert_eq!(rest, (2..=1000).collect::<Vec<_>>());
-        // After a quiet window, the next lone event again goes out at once.
-        tokio::time::sleep(TEST_WINDOW * 2).await;
+        // After a quiet window (the burst made the one after it a busy one), the next lone
+        // event again goes out at once.
+        tokio::time::sleep(TEST_BUSY_WINDOW + TEST_WINDOW).await;
         let t1 = Instant::now();
         tx.send(7).unwrap();
         let lone = take_timed(&mut s, 1, t1).await;
@@ -182,8 +242,13 @@ mod tests {
     async fn events_that_follow_the_first_come_together_at_the_end_of_the_window() {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut s = Box::pin(
-            batched_in_windows(UnboundedReceiverStream::new(rx), TEST_WINDOW, None)
-                .flat_map(stream::iter),
+            batched_in_windows(
+                UnboundedReceiverStream::new(rx),
+                TEST_WINDOW,
+                TEST_BUSY_WINDOW,
+                None,
+            )
+            .flat_map(stream::iter),
         );
         let t0 = Instant::now();
         tx.send(0).unwrap();
@@ -235,6 +300,7 @@ mod tests {
         let mut s = Box::pin(batched_in_windows(
             UnboundedReceiverStream::new(rx),
             TEST_WINDOW,
+            TEST_BUSY_WINDOW,
             None,
         ));
         tx.send(0u32).unwrap();
@@ -267,6 +333,7 @@ mod tests {
         let mut s = Box::pin(batched_in_windows(
             UnboundedReceiverStream::new(rx),
             TEST_WINDOW,
+            TEST_BUSY_WINDOW,
             None,
         ));
         tx.send(0u32).unwrap();
@@ -297,6 +364,7 @@ mod tests {
         let mut s = Box::pin(batched_in_windows(
             UnboundedReceiverStream::new(rx),
             TEST_WINDOW,
+            TEST_BUSY_WINDOW,
             Some(idle),
         ));
         let t0 = Instant::now();
