@@ -36,7 +36,7 @@ mod tests;
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, mpsc},
+    sync::Arc,
 };
 
 use rusqlite::Connection;
@@ -75,7 +75,7 @@ pub struct Store {
 /// What every handle of one open store shares.
 struct StoreState {
     path: PathBuf,
-    writer: mpsc::Sender<writer::Queued>,
+    writer: writer::Writer,
     readers: connection::ReaderPool,
     feed: ChangeFeed,
     /// Recent `tasks/get` answers; the writer invalidates what each commit changed.
@@ -192,10 +192,7 @@ impl Store {
         F: FnOnce(&mut WriteCtx<'_>) -> Result<R, EngineError> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
-        self.state
-            .writer
-            .send(writer::queued(f, tx))
-            .map_err(|_| EngineError::Store("store writer stopped".into()))?;
+        self.state.writer.send(writer::queued(f, tx))?;
         rx.await
             .map_err(|_| EngineError::Store("store writer stopped".into()))?
     }
@@ -213,8 +210,14 @@ impl Store {
     {
         self.state
             .writer
-            .send(writer::queued_unhurried(f))
-            .map_err(|_| EngineError::Store("store writer stopped".into()))
+            .send_unhurried(writer::queued_unhurried(f))
+    }
+
+    /// How many unhurried writes woke the writer so far (the others joined a queue it was
+    /// already told of).
+    #[cfg(test)]
+    fn unhurried_wakes(&self) -> usize {
+        self.state.writer.unhurried_wakes()
     }
 
     /// Returns once every write queued before this call is committed or has failed, the

@@ -634,8 +634,9 @@ async fn a_full_store_refuses_writes_with_disk_full_and_then_takes_them_again() 
 /// A write of a `statusMessage` event on task `id` setting its message to `text`.
 fn message_write(
     id: &'static str,
-    text: &'static str,
+    text: impl Into<String>,
 ) -> impl FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static {
+    let text: String = text.into();
     move |w| {
         let mut t = w.load(id)?.unwrap();
         w.event(&t, 2, "statusMessage", serde_json::json!({}))?;
@@ -730,4 +731,38 @@ async fn an_unhurried_write_alone_is_committed_within_its_wait() {
         store.get("a").unwrap().unwrap().status_message.as_deref(),
         Some("3")
     );
+}
+
+#[tokio::test]
+async fn unhurried_writes_queued_together_wake_the_writer_once() {
+    let (_dir, store, mut changes) = store_with_task_a().await;
+    // 50 reports (the test feed keeps 64) within the writer's 50 ms wait: the first tells the writer, the others join
+    // its queue without a wake-up. (A machine that pauses this test past the wait gets
+    // another try.)
+    for _ in 0..10 {
+        let before = store.unhurried_wakes();
+        let queued = std::time::Instant::now();
+        for n in 0..50 {
+            store
+                .write_unhurried(message_write("a", n.to_string()))
+                .unwrap();
+        }
+        let took = queued.elapsed();
+        for n in 0..50 {
+            let change = tokio::time::timeout(Duration::from_secs(2), changes.recv())
+                .await
+                .expect("an unhurried write was never committed")
+                .unwrap();
+            assert_eq!(
+                change.task.status_message.as_deref(),
+                Some(n.to_string().as_str())
+            );
+        }
+        if took >= Duration::from_millis(40) {
+            continue;
+        }
+        assert_eq!(store.unhurried_wakes() - before, 1);
+        return;
+    }
+    panic!("the machine never let this test queue 50 writes within 40 ms");
 }

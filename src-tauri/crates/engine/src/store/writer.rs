@@ -4,10 +4,18 @@
 //! single transaction: a caller's write is acknowledged only after the commit that contains it,
 //! so "returned" always means "on disk". A write checks before it changes anything, so a
 //! failing write leaves nothing behind and never takes its neighbours down.
+//!
+//! Writes nobody waits for (a running tool's progress) wait on a queue of their own, which the
+//! writer takes with the next group: only the first of them wakes the writer, so a chatty
+//! task's reports cost one wake-up of the writer thread per group, not one each.
 
 use std::{
     path::Path,
-    sync::{Arc, mpsc},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+        mpsc,
+    },
     thread,
     time::{Duration, Instant},
 };
@@ -32,11 +40,70 @@ use crate::{
 pub(super) type QueuedWrite =
     Box<dyn FnOnce(Result<&mut WriteCtx<'_>, &EngineError>) -> Ran + Send>;
 
-/// A write on the writer's queue.
-pub(super) struct Queued {
-    write: QueuedWrite,
-    /// Nobody waits for this write's commit (see [`queued_unhurried`]).
-    unhurried: bool,
+/// What the writer's channel carries.
+pub(super) enum Queued {
+    /// A write someone waits for (see [`queued`]).
+    Write(QueuedWrite),
+    /// The unhurried queue ([`Writer::unhurried`]) was empty and now holds a write.
+    Unhurried,
+}
+
+/// The sending side of the writer: its channel and its queue of unhurried writes.
+pub(super) struct Writer {
+    tx: mpsc::Sender<Queued>,
+    unhurried: Arc<UnhurriedQueue>,
+}
+
+/// Writes nobody waits for, in the order they were queued, until the writer takes them all.
+#[derive(Default)]
+struct UnhurriedQueue {
+    writes: Mutex<Vec<QueuedWrite>>,
+    /// Set when the writer thread ends (returned or panicked): nothing takes the queue then.
+    stopped: AtomicBool,
+    /// How many times a write woke the writer through this queue (its tests count them).
+    #[cfg(test)]
+    wakes: std::sync::atomic::AtomicUsize,
+}
+
+impl Writer {
+    /// Queues a write someone waits for. Errors: [`EngineError::Store`] when the writer stopped.
+    pub(super) fn send(&self, write: QueuedWrite) -> Result<(), EngineError> {
+        self.tx.send(Queued::Write(write)).map_err(|_| stopped())
+    }
+
+    /// Queues a write nobody waits for (see [`queued_unhurried`]); only one that finds the
+    /// queue empty tells the writer. Errors: [`EngineError::Store`] when the writer stopped.
+    pub(super) fn send_unhurried(&self, write: QueuedWrite) -> Result<(), EngineError> {
+        if self.unhurried.stopped.load(Ordering::Acquire) {
+            return Err(stopped());
+        }
+        let first = {
+            let mut writes = self
+                .unhurried
+                .writes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            writes.push(write);
+            writes.len() == 1
+        };
+        if first {
+            #[cfg(test)]
+            self.unhurried.wakes.fetch_add(1, Ordering::Relaxed);
+            self.tx.send(Queued::Unhurried).map_err(|_| stopped())?;
+        }
+        Ok(())
+    }
+
+    /// How many unhurried writes woke the writer so far.
+    #[cfg(test)]
+    pub(super) fn unhurried_wakes(&self) -> usize {
+        self.unhurried.wakes.load(Ordering::Relaxed)
+    }
+}
+
+/// The error of a write sent to a writer that stopped.
+fn stopped() -> EngineError {
+    EngineError::Store("store writer stopped".into())
 }
 
 /// How long a group of writes nobody waits for ([`queued_unhurried`]) waits for a write that
@@ -61,25 +128,22 @@ const MAX_GROUP: usize = 512;
 
 /// Wraps `f` as a queued write whose result (or, when the group did not commit, the error that
 /// stopped it, e.g. [`EngineError::DiskFull`]) is sent on `reply`.
-pub(super) fn queued<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> Queued
+pub(super) fn queued<R, F>(f: F, reply: oneshot::Sender<Result<R, EngineError>>) -> QueuedWrite
 where
     R: Send + 'static,
     F: FnOnce(&mut WriteCtx<'_>) -> Result<R, EngineError> + Send + 'static,
 {
-    Queued {
-        write: replying(f, reply),
-        unhurried: false,
-    }
+    replying(f, reply)
 }
 
-/// Wraps `f` as a queued write that nobody waits for: the writer may hold it back for up to
-/// [`UNHURRIED_WAIT`] so that it shares a commit with other writes. A failure (its own or its
-/// group's) is logged as a warning.
-pub(super) fn queued_unhurried<F>(f: F) -> Queued
+/// Wraps `f` as a queued write that nobody waits for, for [`Writer::send_unhurried`]: the
+/// writer may hold it back for up to [`UNHURRIED_WAIT`] so that it shares a commit with other
+/// writes. A failure (its own or its group's) is logged as a warning.
+pub(super) fn queued_unhurried<F>(f: F) -> QueuedWrite
 where
     F: FnOnce(&mut WriteCtx<'_>) -> Result<(), EngineError> + Send + 'static,
 {
-    let write: QueuedWrite = Box::new(move |w| {
+    Box::new(move |w| {
         let outcome = match w {
             Ok(w) => f(w),
             Err(e) => Err(e.clone()),
@@ -94,11 +158,7 @@ where
             outcome,
             deliver: Box::new(deliver),
         }
-    });
-    Queued {
-        write,
-        unhurried: true,
-    }
+    })
 }
 
 /// `f` as a [`QueuedWrite`] that sends its result on `reply` (see [`queued`]).
@@ -127,57 +187,98 @@ where
 }
 
 /// Starts the writer thread on `conn` (the store at `path`, set up by
-/// [`super::connection::open_writer`]) and its checkpoint thread; returns the queue of writes.
+/// [`super::connection::open_writer`]) and its checkpoint thread; returns its sending side.
 /// Errors: [`EngineError::Store`] when a thread cannot be started.
 pub(super) fn spawn(
     conn: Connection,
     path: &Path,
     feed: ChangeFeed,
     answers: Arc<AnswerCache>,
-) -> Result<mpsc::Sender<Queued>, EngineError> {
+) -> Result<Writer, EngineError> {
     let checkpoint = Checkpointer::spawn(path)?;
     let (tx, rx) = mpsc::channel::<Queued>();
+    let unhurried = Arc::new(UnhurriedQueue::default());
+    let queue = WriterQueue {
+        rx,
+        unhurried: unhurried.clone(),
+    };
     thread::Builder::new()
         .name("taskdeck-store-writer".into())
-        .spawn(move || run_writer(conn, rx, feed, answers, checkpoint))
+        .spawn(move || run_writer(conn, queue, feed, answers, checkpoint))
         .map_err(|e| EngineError::Store(e.to_string()))?;
-    Ok(tx)
+    Ok(Writer { tx, unhurried })
 }
 
-/// The group that starts with `first`: it and every write queued behind it, up to
-/// [`MAX_GROUP`]. While every write in it is unhurried, it also waits for more, up to
-/// [`UNHURRIED_WAIT`] after `first`, and ends with the first write someone waits for (and what
-/// is queued behind that one).
-fn gather(rx: &mpsc::Receiver<Queued>, first: Queued) -> Vec<Queued> {
-    let until = Instant::now() + UNHURRIED_WAIT;
-    let mut group = vec![first];
-    let mut waited_for = !group[0].unhurried;
-    while group.len() < MAX_GROUP {
-        let next = match rx.try_recv() {
-            Ok(w) => w,
-            Err(mpsc::TryRecvError::Disconnected) => break,
-            Err(mpsc::TryRecvError::Empty) if waited_for => break,
-            Err(mpsc::TryRecvError::Empty) => {
-                match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
-                    Ok(w) => w,
+/// The writer thread's side of its queues. Dropped when the thread ends, however it ends:
+/// unhurried writes are refused from then on.
+struct WriterQueue {
+    rx: mpsc::Receiver<Queued>,
+    unhurried: Arc<UnhurriedQueue>,
+}
+
+impl Drop for WriterQueue {
+    fn drop(&mut self) {
+        self.unhurried.stopped.store(true, Ordering::Release);
+    }
+}
+
+/// The group that starts with `first` (`None`: the channel closed): the unhurried writes
+/// queued so far, then `first` and every write queued behind it, up to [`MAX_GROUP`] of
+/// those. When `first` is only the news of an unhurried write, it first waits for a write
+/// someone waits for, up to [`UNHURRIED_WAIT`]; unhurried writes queued meanwhile do not wake
+/// it. The unhurried writes are taken last, so each one queued before a write of the group was
+/// sent is in the group, ahead of it (a task's progress before its completion); one queued
+/// after may also be, equally ahead, as the two were concurrent. Empty when there is nothing.
+fn gather(queue: &WriterQueue, first: Option<Queued>) -> Vec<QueuedWrite> {
+    let mut waited_for = Vec::new();
+    match first {
+        Some(Queued::Write(w)) => waited_for.push(w),
+        Some(Queued::Unhurried) => {
+            let until = Instant::now() + UNHURRIED_WAIT;
+            loop {
+                match queue
+                    .rx
+                    .recv_timeout(until.saturating_duration_since(Instant::now()))
+                {
+                    Ok(Queued::Write(w)) => {
+                        waited_for.push(w);
+                        break;
+                    }
+                    // Sent before the queue was taken by an earlier group and refilled.
+                    Ok(Queued::Unhurried) => {}
                     Err(_) => break,
                 }
             }
-        };
-        waited_for |= !next.unhurried;
-        group.push(next);
+        }
+        None => {}
     }
+    if !waited_for.is_empty() {
+        while waited_for.len() < MAX_GROUP {
+            match queue.rx.try_recv() {
+                Ok(Queued::Write(w)) => waited_for.push(w),
+                Ok(Queued::Unhurried) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    let mut group = std::mem::take(
+        &mut *queue
+            .unhurried
+            .writes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    group.append(&mut waited_for);
     group
 }
 
-/// The writer thread: takes the first queued write and every write queued behind it (up to
-/// [`MAX_GROUP`]; a group of unhurried writes only also waits for one that is not, up to
-/// [`UNHURRIED_WAIT`]), runs them in one transaction, commits, then invalidates the cached
-/// answers of what the group touched, publishes its changes and answers every write of the
-/// group.
+/// The writer thread: takes a group of writes ([`gather`]), runs them in one transaction,
+/// commits, then invalidates the cached answers of what the group touched, publishes its
+/// changes and answers every write of the group. Ends when the channel closes, after
+/// committing what was still queued.
 fn run_writer(
     conn: Connection,
-    rx: mpsc::Receiver<Queued>,
+    queue: WriterQueue,
     feed: ChangeFeed,
     answers: Arc<AnswerCache>,
     checkpoint: Checkpointer,
@@ -185,9 +286,18 @@ fn run_writer(
     Checkpointer::watch(&conn);
     let mut commits: u64 = 0;
     let mut cache = WorkingTasks::new();
-    while let Ok(first) = rx.recv() {
+    loop {
+        // The channel closes when the store is dropped: what is still queued is committed.
+        let first = queue.rx.recv().ok();
+        let closed = first.is_none();
+        let group = gather(&queue, first);
+        if group.is_empty() {
+            if closed {
+                break;
+            }
+            continue;
+        }
         commits += 1;
-        let group = gather(&rx, first);
         let started = Instant::now();
         let writes = group.len();
         let mut ctx = WriteCtx::new(&conn, &mut cache);
@@ -203,7 +313,7 @@ fn run_writer(
         // A write that fails must fail before its first change (see `Store::write`), so no
         // savepoint is needed per write. One that breaks this rule poisons the group: it is all
         // rolled back and every write in it is answered with an error, never half-applied.
-        for Queued { write, .. } in group {
+        for write in group {
             let before = conn.total_changes();
             let Ran { outcome, deliver } = match &failed {
                 None => write(Ok(&mut ctx)),
@@ -275,5 +385,8 @@ fn run_writer(
         }
         // After the answers: the writes of this group do not wait for it.
         checkpoint.finish(&conn, commits);
+        if closed {
+            break;
+        }
     }
 }
