@@ -640,7 +640,7 @@ fn message_write(
     move |w| {
         let mut t = w.load(id)?.unwrap();
         w.event(&t, 2, "statusMessage", serde_json::json!({}))?;
-        t.status_message = Some(text.into());
+        t.status_message = Some(text);
         w.save(t).map(drop)
     }
 }
