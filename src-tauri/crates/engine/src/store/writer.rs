@@ -58,7 +58,8 @@ pub(super) struct Writer {
 #[derive(Default)]
 struct UnhurriedQueue {
     writes: Mutex<Vec<QueuedWrite>>,
-    /// Set when the writer thread ends (returned or panicked): nothing takes the queue then.
+    /// Set when the writer thread ends (returned or panicked), under `writes`' lock: nothing
+    /// takes the queue then, so nothing more is put on it.
     stopped: AtomicBool,
     /// How many times a write woke the writer through this queue (its tests count them).
     #[cfg(test)]
@@ -74,15 +75,16 @@ impl Writer {
     /// Queues a write nobody waits for (see [`queued_unhurried`]); only one that finds the
     /// queue empty tells the writer. Errors: [`EngineError::Store`] when the writer stopped.
     pub(super) fn send_unhurried(&self, write: QueuedWrite) -> Result<(), EngineError> {
-        if self.unhurried.stopped.load(Ordering::Acquire) {
-            return Err(stopped());
-        }
         let first = {
             let mut writes = self
                 .unhurried
                 .writes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
+            // Checked under the lock the writer's end takes to set it: no write slips in after.
+            if self.unhurried.stopped.load(Ordering::Relaxed) {
+                return Err(stopped());
+            }
             writes.push(write);
             writes.len() == 1
         };
@@ -123,7 +125,8 @@ pub(super) struct Ran {
 /// Sends a write's result to its caller, given the group's fate (see [`Ran::deliver`]).
 type Deliver = Box<dyn FnOnce(Option<&EngineError>) + Send>;
 
-/// Writes in one group at most.
+/// Writes someone waits for in one group at most. The unhurried writes queued by then are all
+/// taken with them: they are as many as producers queued while the last group ran.
 const MAX_GROUP: usize = 512;
 
 /// Wraps `f` as a queued write whose result (or, when the group did not commit, the error that
@@ -218,7 +221,19 @@ struct WriterQueue {
 
 impl Drop for WriterQueue {
     fn drop(&mut self) {
-        self.unhurried.stopped.store(true, Ordering::Release);
+        let mut writes = self
+            .unhurried
+            .writes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        self.unhurried.stopped.store(true, Ordering::Relaxed);
+        if !writes.is_empty() {
+            tracing::warn!(
+                "store: the writer stopped; {} unacknowledged writes were not stored",
+                writes.len()
+            );
+            writes.clear();
+        }
     }
 }
 

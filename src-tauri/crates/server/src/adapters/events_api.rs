@@ -73,9 +73,10 @@ fn change_frame(id: i64, data: &impl Serialize) -> Bytes {
     let mut out = Vec::with_capacity(1024);
     let _ = write!(out, "id: {id}\nevent: change\ndata: ");
     // Writing into a Vec fails only if `data` cannot be JSON (a map with non-string keys),
-    // which none of the views here can be.
+    // which none of the views here can be; the reader would then reload its list.
     if let Err(e) = serde_json::to_writer(&mut out, data) {
         tracing::error!("/v1/events: cannot render event {id}: {e}");
+        return resync();
     }
     out.extend_from_slice(b"\n\n");
     out.into()

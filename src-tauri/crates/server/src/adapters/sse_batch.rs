@@ -28,17 +28,19 @@ pub(crate) const WINDOW: Duration = Duration::from_millis(10);
 /// UI's own target for that is 50 ms (BENCHMARKS.md, "UI").
 pub(crate) const BUSY_WINDOW: Duration = Duration::from_millis(25);
 
-/// Events in one window from which the stream counts as busy: 16 in 10 ms, i.e. 1,600 a
-/// second, more than anyone reads; a window with fewer brings it back to [`WINDOW`].
-pub(crate) const BUSY_BATCH: usize = 16;
+/// Events per [`WINDOW`] from which a stream counts as busy: 16 in 10 ms, i.e. 1,600 a second,
+/// more than anyone reads. The rate is what counts: a window of [`BUSY_WINDOW`] needs 40 to
+/// keep the stream busy, and one with fewer brings it back to [`WINDOW`].
+pub(crate) const BUSY_BATCH: u32 = 16;
 
 /// Most events taken into one batch; the rest go in the next one, without waiting.
 pub(crate) const MAX_BATCH: usize = 512;
 
 /// `inner`'s events in batches, as the module describes: the first event after a window in
 /// which nothing came is yielded at once, alone; those that come in the [`WINDOW`] after it are
-/// yielded together when it ends (at most [`MAX_BATCH`] a batch), in order; after a batch of
-/// at least [`BUSY_BATCH`], the next window is [`BUSY_WINDOW`] long. `inner` is not
+/// yielded together when it ends (at most [`MAX_BATCH`] a batch), in order; after a window
+/// whose events came at [`BUSY_BATCH`] per [`WINDOW`] or faster, the next window is
+/// [`BUSY_WINDOW`] long. `inner` is not
 /// polled during a window, so its events wake the stream's task once a window, not once each.
 /// With `idle` set, an empty batch is yielded after each `idle` in which nothing came (the
 /// caller's keep-alive). Ends when `inner` ends, after yielding what was gathered.
@@ -53,9 +55,9 @@ where
     batched_in_windows(inner, WINDOW, BUSY_WINDOW, idle)
 }
 
-/// [`batched`] with windows of `window`, and `busy_window` after a busy one (the tests use
-/// longer ones than [`WINDOW`], so that a busy machine's scheduling delays stay well inside
-/// them).
+/// [`batched`] with windows of `window`, and `busy_window` after one that gathered events at
+/// [`BUSY_BATCH`] per `window` or faster (the tests use longer windows than [`WINDOW`], so that
+/// a busy machine's scheduling delays stay well inside them).
 fn batched_in_windows<S>(
     inner: S,
     window: Duration,
@@ -71,11 +73,14 @@ where
         /// When the current window ends; `None` after a window in which nothing came, when
         /// the next event leads a new one.
         window_end: Option<Instant>,
+        /// How long the current window is.
+        window_len: Duration,
         ended: bool,
     }
     let start = State {
         inner: Box::pin(inner),
         window_end: None,
+        window_len: window,
         ended: false,
     };
     stream::unfold(start, move |mut st| async move {
@@ -91,6 +96,7 @@ where
                         Err(_) => return Some((Vec::new(), st)),
                     },
                 };
+                st.window_len = window;
                 st.window_end = Some(Instant::now() + window);
                 return Some((vec![first], st));
             };
@@ -115,11 +121,17 @@ where
             }
             if !batch.is_empty() {
                 // A full batch may have left events ready: they go at once, in the next one.
-                let next = match batch.len() {
-                    MAX_BATCH => Duration::ZERO,
-                    n if n >= BUSY_BATCH => busy_window,
-                    _ => window,
+                // Busy: `n` events in a window of `window_len` is BUSY_BATCH per `window` or
+                // more (a reader that came late counts what waited as if it came in time).
+                let n = batch.len();
+                let next = if n == MAX_BATCH {
+                    Duration::ZERO
+                } else if window * n as u32 >= st.window_len * BUSY_BATCH {
+                    busy_window
+                } else {
+                    window
                 };
+                st.window_len = next;
                 st.window_end = Some(Instant::now() + next);
                 return Some((batch, st));
             }
@@ -160,6 +172,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_busy_stream_gets_longer_windows_and_a_calmer_one_the_short_one_again() {
+        // Bounds that tell a short window from a long one with room for a loaded machine.
+        let between = (TEST_WINDOW + TEST_BUSY_WINDOW) / 2;
         let (tx, rx) = mpsc::unbounded_channel();
         let mut s = Box::pin(batched_in_windows(
             UnboundedReceiverStream::new(rx),
@@ -169,28 +183,32 @@ mod tests {
         ));
         tx.send(0u32).unwrap();
         assert_eq!(s.next().await, Some(vec![0]));
-        // A busy window: at least BUSY_BATCH events in it.
-        let busy: Vec<u32> = (1..=BUSY_BATCH as u32).collect();
+        // A busy window: BUSY_BATCH events in one short window.
+        let busy: Vec<u32> = (1..=BUSY_BATCH).collect();
         for &i in &busy {
             tx.send(i).unwrap();
         }
         assert_eq!(s.next().await, Some(busy));
-        // The next window is the long one: an event sent now comes at its end, not before.
+        // The next window is the long one: events sent now come at its end. They are as many
+        // as made the short window busy, a lower rate over the long one: not busy.
         let t = Instant::now();
-        tx.send(100).unwrap();
-        assert_eq!(s.next().await, Some(vec![100]));
+        let calmer: Vec<u32> = (100..100 + BUSY_BATCH).collect();
+        for &i in &calmer {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(s.next().await, Some(calmer));
         let waited = t.elapsed();
         assert!(
-            waited >= TEST_BUSY_WINDOW - Duration::from_millis(20),
+            waited >= between,
             "after a busy window the next one lasted {waited:?}, not {TEST_BUSY_WINDOW:?}"
         );
-        // That window gathered one event: the one after it is the short one again.
+        // So the window after it is the short one again.
         let t = Instant::now();
-        tx.send(101).unwrap();
-        assert_eq!(s.next().await, Some(vec![101]));
+        tx.send(200).unwrap();
+        assert_eq!(s.next().await, Some(vec![200]));
         let waited = t.elapsed();
         assert!(
-            waited < TEST_BUSY_WINDOW - Duration::from_millis(100),
+            waited < between,
             "after a calm window the next one lasted {waited:?}, the short one is {TEST_WINDOW:?}"
         );
     }
