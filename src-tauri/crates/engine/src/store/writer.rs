@@ -221,18 +221,21 @@ struct WriterQueue {
 
 impl Drop for WriterQueue {
     fn drop(&mut self) {
-        let mut writes = self
-            .unhurried
-            .writes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        self.unhurried.stopped.store(true, Ordering::Relaxed);
-        if !writes.is_empty() {
+        // Taken under the lock that pushes check `stopped` under; dropped and logged after it.
+        let left = {
+            let mut writes = self
+                .unhurried
+                .writes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            self.unhurried.stopped.store(true, Ordering::Relaxed);
+            std::mem::take(&mut *writes)
+        };
+        if !left.is_empty() {
             tracing::warn!(
                 "store: the writer stopped; {} unacknowledged writes were not stored",
-                writes.len()
+                left.len()
             );
-            writes.clear();
         }
     }
 }

@@ -76,7 +76,8 @@ fn change_frame(id: i64, data: &impl Serialize) -> Bytes {
     // which none of the views here can be; the reader would then reload its list.
     if let Err(e) = serde_json::to_writer(&mut out, data) {
         tracing::error!("/v1/events: cannot render event {id}: {e}");
-        return resync();
+        // With its id, so that a reader that reconnects resumes after it.
+        return format!("id: {id}\nevent: resync\ndata: {{}}\n\n").into();
     }
     out.extend_from_slice(b"\n\n");
     out.into()

@@ -22,7 +22,8 @@ use futures::{FutureExt, Stream, StreamExt, stream};
 /// under one frame of a 60 Hz screen, so the UI shows a change no later than it would anyway.
 pub(crate) const WINDOW: Duration = Duration::from_millis(10);
 
-/// The window after one that gathered at least [`BUSY_BATCH`] events: 25 ms. At a fleet's
+/// The window after a busy one (events at [`BUSY_BATCH`] per [`WINDOW`] or faster: 16 in a
+/// 10 ms window, 40 in a 25 ms one; the batch after a full one counts as busy): 25 ms. At a fleet's
 /// ~2,400 changes/s a stream then makes 40 writes a second instead of 100 (each a system call
 /// and a poll of the connection), and a change reaches the screen at most ~15 ms later; the
 /// UI's own target for that is 50 ms (BENCHMARKS.md, "UI").
@@ -172,6 +173,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_busy_stream_gets_longer_windows_and_a_calmer_one_the_short_one_again() {
+        // The test windows keep BUSY_WINDOW's ratio to WINDOW: busy is 16 events in a short
+        // window, 40 in a long one.
+        assert_eq!(TEST_BUSY_WINDOW * 10, TEST_WINDOW * 25);
+        assert_eq!(BUSY_WINDOW * 10, WINDOW * 25);
+        let at_busy_rate_long = BUSY_BATCH * 5 / 2;
         // Bounds that tell a short window from a long one with room for a loaded machine.
         let between = (TEST_WINDOW + TEST_BUSY_WINDOW) / 2;
         let (tx, rx) = mpsc::unbounded_channel();
@@ -183,33 +189,49 @@ mod tests {
         ));
         tx.send(0u32).unwrap();
         assert_eq!(s.next().await, Some(vec![0]));
-        // A busy window: BUSY_BATCH events in one short window.
-        let busy: Vec<u32> = (1..=BUSY_BATCH).collect();
-        for &i in &busy {
-            tx.send(i).unwrap();
-        }
-        assert_eq!(s.next().await, Some(busy));
-        // The next window is the long one: events sent now come at its end. They are as many
-        // as made the short window busy, a lower rate over the long one: not busy.
-        let t = Instant::now();
-        let calmer: Vec<u32> = (100..100 + BUSY_BATCH).collect();
-        for &i in &calmer {
-            tx.send(i).unwrap();
-        }
-        assert_eq!(s.next().await, Some(calmer));
-        let waited = t.elapsed();
+        let mut next = 1u32;
+        // Sends `n` events now; returns how long the batch of exactly them took to come.
+        let mut window_with = async |n: u32| {
+            let t = Instant::now();
+            let sent: Vec<u32> = (next..next + n).collect();
+            next += n;
+            for &i in &sent {
+                tx.send(i).unwrap();
+            }
+            assert_eq!(s.next().await, Some(sent));
+            t.elapsed()
+        };
+        // A short window with BUSY_BATCH events: busy, so the next one is long.
+        let short = window_with(BUSY_BATCH).await;
+        assert!(short < between, "the first window lasted {short:?}");
+        // That long window with as many events, below the rate of a long one: not busy.
+        let long = window_with(BUSY_BATCH).await;
         assert!(
-            waited >= between,
-            "after a busy window the next one lasted {waited:?}, not {TEST_BUSY_WINDOW:?}"
+            long >= between,
+            "after a busy window the next lasted {long:?}"
         );
-        // So the window after it is the short one again.
-        let t = Instant::now();
-        tx.send(200).unwrap();
-        assert_eq!(s.next().await, Some(vec![200]));
-        let waited = t.elapsed();
+        // So a short one follows; at the busy rate again.
+        let short = window_with(BUSY_BATCH).await;
         assert!(
-            waited < between,
-            "after a calm window the next one lasted {waited:?}, the short one is {TEST_WINDOW:?}"
+            short < between,
+            "after a calm window the next lasted {short:?}"
+        );
+        // A long one at exactly the busy rate keeps the stream busy: another long one.
+        let long = window_with(at_busy_rate_long).await;
+        assert!(
+            long >= between,
+            "after a busy window the next lasted {long:?}"
+        );
+        let long = window_with(1).await;
+        assert!(
+            long >= between,
+            "a window at the busy rate was followed by {long:?}"
+        );
+        // One event in a long window: calm, the short window is back.
+        let short = window_with(1).await;
+        assert!(
+            short < between,
+            "after a calm window the next lasted {short:?}"
         );
     }
 
@@ -244,8 +266,8 @@ mod tests {
             .map(|(v, _)| v)
             .collect();
         assert_eq!(rest, (2..=1000).collect::<Vec<_>>());
-        // After a quiet window (the burst made the one after it a busy one), the next lone
-        // event again goes out at once.
+        // Once the window after the burst (a busy one) has ended, the next lone event goes
+        // out at once: the stream, polled again, takes what is ready.
         tokio::time::sleep(TEST_BUSY_WINDOW + TEST_WINDOW).await;
         let t1 = Instant::now();
         tx.send(7).unwrap();
