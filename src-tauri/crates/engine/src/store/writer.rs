@@ -66,6 +66,14 @@ struct UnhurriedQueue {
     wakes: std::sync::atomic::AtomicUsize,
 }
 
+impl UnhurriedQueue {
+    /// The queued writes, locked (a panic while they were locked left them intact: a push or a
+    /// take is one step).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<QueuedWrite>> {
+        self.writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 impl Writer {
     /// Queues a write someone waits for. Errors: [`EngineError::Store`] when the writer stopped.
     pub(super) fn send(&self, write: QueuedWrite) -> Result<(), EngineError> {
@@ -76,11 +84,7 @@ impl Writer {
     /// queue empty tells the writer. Errors: [`EngineError::Store`] when the writer stopped.
     pub(super) fn send_unhurried(&self, write: QueuedWrite) -> Result<(), EngineError> {
         let first = {
-            let mut writes = self
-                .unhurried
-                .writes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut writes = self.unhurried.lock();
             // Checked under the lock the writer's end takes to set it: no write slips in after.
             if self.unhurried.stopped.load(Ordering::Relaxed) {
                 return Err(stopped());
@@ -223,11 +227,7 @@ impl Drop for WriterQueue {
     fn drop(&mut self) {
         // Taken under the lock that pushes check `stopped` under; dropped and logged after it.
         let left = {
-            let mut writes = self
-                .unhurried
-                .writes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut writes = self.unhurried.lock();
             self.unhurried.stopped.store(true, Ordering::Relaxed);
             std::mem::take(&mut *writes)
         };
@@ -279,13 +279,7 @@ fn gather(queue: &WriterQueue, first: Option<Queued>) -> Vec<QueuedWrite> {
             }
         }
     }
-    let mut group = std::mem::take(
-        &mut *queue
-            .unhurried
-            .writes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()),
-    );
+    let mut group = std::mem::take(&mut *queue.unhurried.lock());
     group.append(&mut waited_for);
     group
 }

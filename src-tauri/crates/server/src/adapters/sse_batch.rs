@@ -171,6 +171,23 @@ mod tests {
     /// The tests' busy window, as much longer than [`TEST_WINDOW`] as [`BUSY_WINDOW`] is.
     const TEST_BUSY_WINDOW: Duration = Duration::from_millis(750);
 
+    /// A channel and the batches of what is sent on it, in the tests' windows.
+    fn test_batches(
+        idle: Option<Duration>,
+    ) -> (
+        mpsc::UnboundedSender<u32>,
+        Pin<Box<impl Stream<Item = Vec<u32>> + Send>>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let batches = batched_in_windows(
+            UnboundedReceiverStream::new(rx),
+            TEST_WINDOW,
+            TEST_BUSY_WINDOW,
+            idle,
+        );
+        (tx, Box::pin(batches))
+    }
+
     #[tokio::test]
     async fn a_busy_stream_gets_longer_windows_and_a_calmer_one_the_short_one_again() {
         // The test windows keep BUSY_WINDOW's ratio to WINDOW: busy is 16 events in a short
@@ -180,13 +197,7 @@ mod tests {
         let at_busy_rate_long = BUSY_BATCH * 5 / 2;
         // Bounds that tell a short window from a long one with room for a loaded machine.
         let between = (TEST_WINDOW + TEST_BUSY_WINDOW) / 2;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(batched_in_windows(
-            UnboundedReceiverStream::new(rx),
-            TEST_WINDOW,
-            TEST_BUSY_WINDOW,
-            None,
-        ));
+        let (tx, mut s) = test_batches(None);
         tx.send(0u32).unwrap();
         assert_eq!(s.next().await, Some(vec![0]));
         let mut next = 1u32;
@@ -237,16 +248,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_lone_event_is_not_delayed_and_a_burst_keeps_every_event_in_order() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(
-            batched_in_windows(
-                UnboundedReceiverStream::new(rx),
-                TEST_WINDOW,
-                TEST_BUSY_WINDOW,
-                None,
-            )
-            .flat_map(stream::iter),
-        );
+        let (tx, batches) = test_batches(None);
+        let mut s = batches.flat_map(stream::iter);
         let t0 = Instant::now();
         tx.send(1).unwrap();
         let first = take_timed(&mut s, 1, t0).await;
@@ -280,16 +283,8 @@ mod tests {
 
     #[tokio::test]
     async fn events_that_follow_the_first_come_together_at_the_end_of_the_window() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(
-            batched_in_windows(
-                UnboundedReceiverStream::new(rx),
-                TEST_WINDOW,
-                TEST_BUSY_WINDOW,
-                None,
-            )
-            .flat_map(stream::iter),
-        );
+        let (tx, batches) = test_batches(None);
+        let mut s = batches.flat_map(stream::iter);
         let t0 = Instant::now();
         tx.send(0).unwrap();
         take_timed(&mut s, 1, t0).await;
@@ -336,13 +331,7 @@ mod tests {
                 w.0.fetch_add(1, Ordering::SeqCst);
             }
         }
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(batched_in_windows(
-            UnboundedReceiverStream::new(rx),
-            TEST_WINDOW,
-            TEST_BUSY_WINDOW,
-            None,
-        ));
+        let (tx, mut s) = test_batches(None);
         tx.send(0u32).unwrap();
         assert_eq!(s.next().await, Some(vec![0]));
         let wakes = Arc::new(Wakes(AtomicUsize::new(0)));
@@ -369,13 +358,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_window_takes_everything_that_came_in_it_up_to_a_full_batch() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(batched_in_windows(
-            UnboundedReceiverStream::new(rx),
-            TEST_WINDOW,
-            TEST_BUSY_WINDOW,
-            None,
-        ));
+        let (tx, mut s) = test_batches(None);
         tx.send(0u32).unwrap();
         assert_eq!(s.next().await, Some(vec![0]));
         // More than tokio's cooperative budget (128 receives a poll) in one window.
@@ -400,13 +383,7 @@ mod tests {
     #[tokio::test]
     async fn a_burst_comes_as_one_batch_and_a_quiet_stream_as_empty_ones() {
         let idle = Duration::from_millis(400);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut s = Box::pin(batched_in_windows(
-            UnboundedReceiverStream::new(rx),
-            TEST_WINDOW,
-            TEST_BUSY_WINDOW,
-            Some(idle),
-        ));
+        let (tx, mut s) = test_batches(Some(idle));
         let t0 = Instant::now();
         // Nothing comes: an empty batch after each idle period.
         assert_eq!(s.next().await, Some(vec![]));
