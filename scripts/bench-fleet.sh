@@ -14,7 +14,7 @@
 # 2. Durable creation on a fresh store (`taskdeck-bench rate`): offered at RATE/s (open loop,
 #    latency from each request's due instant) after WARMUP seconds of the same load unmeasured
 #    (a fresh store's first writes grow its files: stalls of 10-12 ms in the first 300 ms),
-#    then the peak (closed loop), 50 connections.
+#    then the peak (closed loop), 50 connections; with the WAL file's largest size during each run.
 #
 # Usage: scripts/bench-fleet.sh [seconds per run, default 10] [STORED... default 100000 1000000;
 #        0 for none, only creation]
@@ -200,6 +200,34 @@ for size in "${SIZES[@]}"; do
   kill "$this_td"; wait "$this_td" 2>/dev/null || true
 done
 
+# largest_wal FILE OUT: until killed, samples FILE's size every 20 ms and keeps the largest seen
+# in OUT (MiB, one decimal). The store's WAL is reset at 32 MiB and truncated past 64 MiB.
+largest_wal() {
+  local max=0 size
+  echo 0 >"$2"
+  while :; do
+    size=$(stat -c %s "$1" 2>/dev/null || echo 0)
+    if [ "$size" -gt "$max" ]; then
+      max=$size
+      awk -v b="$max" 'BEGIN { printf "%.1f\n", b / 1048576 }' >"$2"
+    fi
+    sleep 0.02
+  done
+}
+
+# creation_run RPS [rate options...]: one `taskdeck-bench rate` run against the server started
+# last; prints its JSON report with the WAL's largest size during the run added (walMiB).
+creation_run() {
+  local rps=$1 watcher report
+  shift
+  largest_wal "$data/taskdeck.sqlite3-wal" "$work/wal-max" &
+  watcher=$!
+  report=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps "$rps" --seconds "$SECS" --connections 50 "$@")
+  kill "$watcher"; wait "$watcher" 2>/dev/null || true
+  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r["walMiB"] = float(sys.argv[2]); print(json.dumps(r))' \
+    "$report" "$(cat "$work/wal-max")"
+}
+
 # creation_rows BINARY LABEL: durable creation on a fresh store, offered at RATE/s and at the
 # peak; prints the two table rows.
 creation_rows() {
@@ -207,14 +235,14 @@ creation_rows() {
   fresh=$(mktemp -d "$work/fresh-XXXX")
   start_taskdeck "$1" "$fresh"
   wait_quiet
-  offered=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps "$RATE" --seconds "$SECS" --connections 50 --warmup-seconds "$WARMUP")
+  offered=$(creation_run "$RATE" --warmup-seconds "$WARMUP")
   wait_quiet
-  peak=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps 0 --seconds "$SECS" --connections 50)
+  peak=$(creation_run 0)
   stop_taskdeck
   rm -rf "$fresh"
   for run in "offered $RATE/s (open loop, after ${WARMUP} s of it unmeasured)|$offered" "peak (closed loop)|$peak"; do
     local r=${run#*|}
-    echo "| $2${run%%|*} | $(field "$r" rps) | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $(field "$r" p999us) µs | $(field "$r" maxus) µs | $(field "$r" over10ms) | $(field "$r" maxGapus) µs | $(field "$r" gapsOver10ms) |"
+    echo "| $2${run%%|*} | $(field "$r" rps) | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $(field "$r" p999us) µs | $(field "$r" maxus) µs | $(field "$r" over10ms) | $(field "$r" maxGapus) µs | $(field "$r" gapsOver10ms) | $(field "$r" walMiB) MiB |"
   done
 }
 
@@ -222,8 +250,8 @@ cat <<MD
 
 Durable creation on a fresh store (\`taskdeck-bench rate\`, 50 connections, tools/call echo → CreateTaskResult, committed before the answer)${AB:+, the two builds alternated over 3 rounds}:
 
-| load | answers/s | p50 | p99 | p99.9 | max | answers over 10 ms | longest time without an answer | gaps over 10 ms |
-|---|---|---|---|---|---|---|---|---|
+| load | answers/s | p50 | p99 | p99.9 | max | answers over 10 ms | longest time without an answer | gaps over 10 ms | largest WAL |
+|---|---|---|---|---|---|---|---|---|---|
 MD
 if [ -z "$AB" ]; then
   creation_rows "$THIS" ""

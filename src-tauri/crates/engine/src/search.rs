@@ -1,7 +1,9 @@
 //! The free-text search index: an SQLite FTS5 table (trigram tokenizer) in its own file,
-//! `search.sqlite3` next to the store, kept by a thread at the lowest priority (nice 19).
+//! `search.sqlite3` next to the store, written by a thread at the lowest priority (nice 19,
+//! `taskdeck-index`) from what a thread at normal priority (`taskdeck-search`) reads from the
+//! store for it; the reading one holds no read transaction while the writing one waits for CPU.
 //!
-//! Why its own file and thread: durable creation must not pay for search. The store's writer
+//! Why its own file and threads: durable creation must not pay for search. The store's writer
 //! never touches the index; the indexer follows the store's timeline instead. Every change to
 //! a task appends an event with a global, increasing id, so the indexer reads the events after
 //! the last id it indexed, re-indexes the settled tasks they name (their tool, arguments,
@@ -30,7 +32,7 @@
 use std::{
     collections::HashSet,
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, mpsc},
     thread,
     time::Duration,
 };
@@ -118,9 +120,16 @@ pub fn spawn_indexer(
         conn.pragma_update(None, "cache_size", -1_024)?;
     }
     adopt(&idx, &main)?;
+    let last = indexed_up_to(&idx)?;
+    let (batches_tx, batches) = mpsc::sync_channel(1);
+    let (written, written_rx) = mpsc::sync_channel(1);
+    thread::Builder::new()
+        .name("taskdeck-index".into())
+        .spawn(move || run_index(idx, batches, written))
+        .map_err(|e| EngineError::Store(e.to_string()))?;
     thread::Builder::new()
         .name("taskdeck-search".into())
-        .spawn(move || run(idx, main, changes))
+        .spawn(move || run(main, changes, last, batches_tx, written_rx))
         .map_err(|e| EngineError::Store(e.to_string()))?;
     Ok(())
 }
@@ -140,12 +149,7 @@ fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
             r.get(0)
         })
         .optional()?;
-    let seen_event: i64 = idx
-        .query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
-            r.get(0)
-        })
-        .optional()?
-        .unwrap_or(0);
+    let seen_event = indexed_up_to(idx)?;
     if seen_store.as_deref() == Some(store_id.as_str()) && seen_event <= newest {
         return Ok(());
     }
@@ -166,12 +170,42 @@ fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
     Ok(())
 }
 
-fn run(mut idx: Connection, main: Connection, mut changes: broadcast::Receiver<Arc<Change>>) {
-    // The lowest priority: under load it gets a small share of the CPU.
-    crate::priority::lower_this_thread(19, "search index");
-    let mut oldest_seq = 0;
+/// The reading half of the indexer, at normal priority: reads what the index lacks from the
+/// store ([`read_batch`]), hands it to the index thread ([`run_index`]) and waits until it is
+/// written, then waits for the store's next changes. `last` is the last event indexed.
+///
+/// Why two threads: a read transaction on the store keeps its WAL from being reset until it
+/// ends, and a thread at nice 19 on a saturated core can be left without CPU for hundreds of
+/// milliseconds, even in the middle of a short read. Under a creation flood the WAL then grew
+/// past its reset point to 136-148 MiB (limit 64 MiB), each reset truncated it, and the
+/// writer paid to allocate and zero its blocks again (BENCHMARKS.md, "Creation peak").
+fn run(
+    main: Connection,
+    mut changes: broadcast::Receiver<Arc<Change>>,
+    mut last: i64,
+    batches: mpsc::SyncSender<Batch>,
+    written: mpsc::Receiver<Result<(), EngineError>>,
+) {
     loop {
-        match index_pass(&mut idx, &main, &mut oldest_seq) {
+        let outcome = read_batch(&main, last).and_then(|batch| {
+            let Some(batch) = batch else {
+                return Ok(0);
+            };
+            let (newest, events) = (batch.newest, batch.events);
+            // Either end gone means the other thread ended: stop (the feed closed).
+            if batches.send(batch).is_err() {
+                return Err(EngineError::Store("search index thread ended".into()));
+            }
+            match written.recv() {
+                Ok(Ok(())) => {
+                    last = newest;
+                    Ok(events)
+                }
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(EngineError::Store("search index thread ended".into())),
+            }
+        });
+        match outcome {
             Ok(n) if n == BATCH => continue,
             Ok(_) => {}
             Err(e) => {
@@ -195,20 +229,52 @@ fn run(mut idx: Connection, main: Connection, mut changes: broadcast::Receiver<A
     }
 }
 
-/// Indexes the settled tasks named by up to [`BATCH`] events after the last indexed one (a live
-/// task is a candidate of every search without it); drops index
-/// rows of tasks older than the oldest stored task (deleted). Returns how many events it read.
-fn index_pass(
-    idx: &mut Connection,
-    main: &Connection,
-    oldest_seq: &mut i64,
-) -> Result<usize, EngineError> {
-    let last: i64 = idx
+/// The writing half of the indexer, at the lowest priority (nice 19; under load it gets a
+/// small share of the CPU): writes each [`Batch`] it receives ([`write_batch`]) and answers
+/// with the outcome. Holds no connection to the store. Ends when the reading half does.
+fn run_index(
+    mut idx: Connection,
+    batches: mpsc::Receiver<Batch>,
+    written: mpsc::SyncSender<Result<(), EngineError>>,
+) {
+    crate::priority::lower_this_thread(19, "search index");
+    let mut oldest_seq = 0;
+    for batch in batches {
+        if written
+            .send(write_batch(&mut idx, &batch, &mut oldest_seq))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// What one pass read from the store for the index (see [`read_batch`]).
+struct Batch {
+    /// Id of the newest event read: the index's `meta.event_id` once the batch is written.
+    newest: i64,
+    /// How many events were read: [`BATCH`] when more may follow.
+    events: usize,
+    /// `seq` of the oldest stored task: index rows below it name deleted tasks.
+    oldest: i64,
+    /// `(seq, text, cut)` of each settled task the events named (see [`task_text`]).
+    texts: Vec<(i64, String, bool)>,
+}
+
+/// The last event the index holds (`meta.event_id`, 0 when none).
+fn indexed_up_to(idx: &Connection) -> Result<i64, EngineError> {
+    Ok(idx
         .query_row("SELECT value FROM meta WHERE key = 'event_id'", [], |r| {
             r.get(0)
         })
         .optional()?
-        .unwrap_or(0);
+        .unwrap_or(0))
+}
+
+/// Reads up to [`BATCH`] events after `last` and the text of the settled tasks they name (a
+/// live task is a candidate of every search without an entry), or `None` when there is no
+/// such event.
+fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError> {
     // One short read transaction: the events and the tasks they name come from the same
     // commit. It ends before the index is written: a read transaction left open keeps the
     // store's checkpoints from resetting its WAL (and a TRUNCATE checkpoint, which waits for
@@ -219,7 +285,7 @@ fn index_pass(
         .query_map(params![last, BATCH as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     let Some(&(newest, _)) = events.last() else {
-        return Ok(0);
+        return Ok(None);
     };
     let oldest: i64 =
         snapshot.query_row("SELECT ifnull(min(seq), 0) FROM tasks", [], |r| r.get(0))?;
@@ -254,13 +320,29 @@ fn index_pass(
         }
     }
     snapshot.finish()?;
+    Ok(Some(Batch {
+        newest,
+        events: events.len(),
+        oldest,
+        texts,
+    }))
+}
+
+/// Writes `batch` into the index in one transaction: the tasks' texts, the rows of tasks
+/// older than the oldest stored one dropped (deleted), and `meta.event_id`. `oldest_seq` is
+/// the oldest `seq` already dropped below.
+fn write_batch(
+    idx: &mut Connection,
+    batch: &Batch,
+    oldest_seq: &mut i64,
+) -> Result<(), EngineError> {
     let tx = idx.transaction()?;
     {
         let mut write =
             tx.prepare_cached("INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)")?;
         let mut long = tx.prepare_cached("INSERT OR IGNORE INTO long_tasks(seq) VALUES (?1)")?;
         let mut short = tx.prepare_cached("DELETE FROM long_tasks WHERE seq = ?1")?;
-        for (seq, text, cut) in &texts {
+        for (seq, text, cut) in &batch.texts {
             write.execute(params![seq, text])?;
             if *cut {
                 long.execute(params![seq])?;
@@ -269,17 +351,17 @@ fn index_pass(
             }
         }
     }
-    if oldest > *oldest_seq {
-        tx.execute("DELETE FROM task_text WHERE rowid < ?1", params![oldest])?;
-        tx.execute("DELETE FROM long_tasks WHERE seq < ?1", params![oldest])?;
+    if batch.oldest > *oldest_seq {
+        tx.execute("DELETE FROM task_text WHERE rowid < ?1", params![batch.oldest])?;
+        tx.execute("DELETE FROM long_tasks WHERE seq < ?1", params![batch.oldest])?;
     }
     tx.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('event_id', ?1)",
-        params![newest],
+        params![batch.newest],
     )?;
     tx.commit()?;
-    *oldest_seq = oldest;
-    Ok(events.len())
+    *oldest_seq = batch.oldest;
+    Ok(())
 }
 
 /// The indexed text of one task: its tool, arguments, status message, result and taskId, one
@@ -424,6 +506,44 @@ mod tests {
         c.execute("DELETE FROM task_text WHERE rowid < 3", [])
             .unwrap();
         assert_eq!(find("needle"), vec![3]);
+    }
+
+    /// The nice level of each of this process's threads named `name`.
+    #[cfg(target_os = "linux")]
+    fn nice_levels(name: &str) -> Vec<i64> {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| {
+                let t = t.ok()?.path();
+                let comm = std::fs::read_to_string(t.join("comm")).ok()?;
+                let stat = std::fs::read_to_string(t.join("stat")).ok()?;
+                // Field 19 of `stat` is the nice level; fields restart after the `(comm)`.
+                let after = &stat[stat.rfind(')')? + 2..];
+                (comm.trim() == name).then(|| after.split(' ').nth(16)?.parse().ok())?
+            })
+            .collect()
+    }
+
+    /// The thread that reads the store runs at normal priority: a read transaction held by
+    /// a thread the scheduler leaves waiting keeps the store's WAL from being reset (it grew
+    /// past twice its limit under a creation flood while the indexer read at nice 19).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_store_is_read_at_normal_priority_and_the_index_written_at_the_lowest() {
+        use crate::{
+            feed::ChangeFeed,
+            store::{Durability, Store},
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let _store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
+        // The index thread lowers its own priority as it starts.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !nice_levels("taskdeck-index").contains(&19) {
+            assert!(std::time::Instant::now() < deadline, "no index thread at nice 19");
+            thread::sleep(Duration::from_millis(10));
+        }
+        let readers = nice_levels("taskdeck-search");
+        assert!(!readers.is_empty() && readers.iter().all(|&n| n == 0), "{readers:?}");
     }
 
     #[test]
