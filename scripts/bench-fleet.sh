@@ -200,16 +200,19 @@ for size in "${SIZES[@]}"; do
   kill "$this_td"; wait "$this_td" 2>/dev/null || true
 done
 
-# largest_wal FILE OUT: until killed, samples FILE's size every 20 ms and keeps the largest seen
-# in OUT (MiB, one decimal). The store's WAL is reset at 32 MiB and truncated past 64 MiB.
+# largest_wal FILE OUT: until killed, samples FILE's size every 20 ms (on core 1, with the load)
+# and keeps the largest seen in OUT (MiB, one decimal), replaced whole so a kill never leaves it
+# empty. The store's WAL is reset at 32 MiB and truncated past 64 MiB; the file only shrinks
+# when truncated, so a run's largest size can be one an earlier run left.
 largest_wal() {
   local max=0 size
+  taskset -cp 1 "$BASHPID" >/dev/null
   echo 0 >"$2"
   while :; do
     size=$(stat -c %s "$1" 2>/dev/null || echo 0)
     if [ "$size" -gt "$max" ]; then
       max=$size
-      awk -v b="$max" 'BEGIN { printf "%.1f\n", b / 1048576 }' >"$2"
+      awk -v b="$max" 'BEGIN { printf "%.1f\n", b / 1048576 }' >"$2.new" && mv "$2.new" "$2"
     fi
     sleep 0.02
   done

@@ -98,9 +98,9 @@ fn prepare(path: &Path) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// Starts the indexer thread: it indexes everything the index has not seen, then waits for the
-/// store's changes (`changes`, a subscription to its feed) and indexes them in passes. Stops
-/// when the feed closes.
+/// Starts the indexer's two threads ([`run`] reads the store, [`run_index`] writes the index):
+/// they index everything the index has not seen, then wait for the store's changes (`changes`,
+/// a subscription to its feed) and index them in passes. Both stop when the feed closes.
 pub fn spawn_indexer(
     index: PathBuf,
     store: PathBuf,
@@ -178,7 +178,8 @@ fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
 /// ends, and a thread at nice 19 on a saturated core can be left without CPU for hundreds of
 /// milliseconds, even in the middle of a short read. Under a creation flood the WAL then grew
 /// past its reset point to 136-148 MiB (limit 64 MiB), each reset truncated it, and the
-/// writer paid to allocate and zero its blocks again (BENCHMARKS.md, "Creation peak").
+/// writer paid to allocate and zero its blocks again (BENCHMARKS.md, "The indexer's reads
+/// taken off nice 19"). The reader only copies the fields; the index thread builds the text.
 fn run(
     main: Connection,
     mut changes: broadcast::Receiver<Arc<Change>>,
@@ -187,24 +188,25 @@ fn run(
     written: mpsc::Receiver<Result<(), EngineError>>,
 ) {
     loop {
-        let outcome = read_batch(&main, last).and_then(|batch| {
-            let Some(batch) = batch else {
-                return Ok(0);
-            };
-            let (newest, events) = (batch.newest, batch.events);
-            // Either end gone means the other thread ended: stop (the feed closed).
-            if batches.send(batch).is_err() {
-                return Err(EngineError::Store("search index thread ended".into()));
-            }
-            match written.recv() {
-                Ok(Ok(())) => {
-                    last = newest;
-                    Ok(events)
+        let outcome = match read_batch(&main, last) {
+            Ok(Some(batch)) => {
+                let (newest, events) = (batch.newest, batch.events);
+                // The index thread ends only with this one, or if it panicked: stop too.
+                if batches.send(batch).is_err() {
+                    return;
                 }
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(EngineError::Store("search index thread ended".into())),
+                match written.recv() {
+                    Ok(Ok(())) => {
+                        last = newest;
+                        Ok(events)
+                    }
+                    Ok(Err(e)) => Err(e),
+                    Err(_) => return,
+                }
             }
-        });
+            Ok(None) => Ok(0),
+            Err(e) => Err(e),
+        };
         match outcome {
             Ok(n) if n == BATCH => continue,
             Ok(_) => {}
@@ -257,8 +259,9 @@ struct Batch {
     events: usize,
     /// `seq` of the oldest stored task: index rows below it name deleted tasks.
     oldest: i64,
-    /// `(seq, text, cut)` of each settled task the events named (see [`task_text`]).
-    texts: Vec<(i64, String, bool)>,
+    /// Each settled task the events named: its task id, `seq` and the fields [`task_text`]
+    /// indexes (tool, arguments, status message, result).
+    tasks: Vec<(String, i64, [String; 4])>,
 }
 
 /// The last event the index holds (`meta.event_id`, 0 when none).
@@ -289,7 +292,7 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
     };
     let oldest: i64 =
         snapshot.query_row("SELECT ifnull(min(seq), 0) FROM tasks", [], |r| r.get(0))?;
-    let mut texts = Vec::new();
+    let mut tasks = Vec::new();
     {
         let mut seen = HashSet::new();
         let mut read = snapshot.prepare_cached(
@@ -314,8 +317,7 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
                 })
                 .optional()?;
             if let Some((seq, fields)) = row {
-                let (text, cut) = task_text(task_id, &fields);
-                texts.push((seq, text, cut));
+                tasks.push((task_id.clone(), seq, fields));
             }
         }
     }
@@ -324,13 +326,13 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
         newest,
         events: events.len(),
         oldest,
-        texts,
+        tasks,
     }))
 }
 
-/// Writes `batch` into the index in one transaction: the tasks' texts, the rows of tasks
-/// older than the oldest stored one dropped (deleted), and `meta.event_id`. `oldest_seq` is
-/// the oldest `seq` already dropped below.
+/// Writes `batch` into the index in one transaction: the tasks' texts ([`task_text`]), the
+/// rows of tasks older than the oldest stored one dropped (deleted), and `meta.event_id`.
+/// `oldest_seq` is the oldest `seq` already dropped below.
 fn write_batch(
     idx: &mut Connection,
     batch: &Batch,
@@ -342,9 +344,10 @@ fn write_batch(
             tx.prepare_cached("INSERT OR REPLACE INTO task_text(rowid, text) VALUES (?1, ?2)")?;
         let mut long = tx.prepare_cached("INSERT OR IGNORE INTO long_tasks(seq) VALUES (?1)")?;
         let mut short = tx.prepare_cached("DELETE FROM long_tasks WHERE seq = ?1")?;
-        for (seq, text, cut) in &batch.texts {
+        for (task_id, seq, fields) in &batch.tasks {
+            let (text, cut) = task_text(task_id, fields);
             write.execute(params![seq, text])?;
-            if *cut {
+            if cut {
                 long.execute(params![seq])?;
             } else {
                 short.execute(params![seq])?;
@@ -508,25 +511,38 @@ mod tests {
         assert_eq!(find("needle"), vec![3]);
     }
 
-    /// The nice level of each of this process's threads named `name`.
+    /// The nice level of each of this process's threads named `name` (all of them for `None`),
+    /// from field 19 of `/proc/self/task/*/stat`.
     #[cfg(target_os = "linux")]
-    fn nice_levels(name: &str) -> Vec<i64> {
+    fn nice_levels(name: Option<&str>) -> Vec<i64> {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
             .filter_map(|t| {
                 let t = t.ok()?.path();
                 let comm = std::fs::read_to_string(t.join("comm")).ok()?;
                 let stat = std::fs::read_to_string(t.join("stat")).ok()?;
-                // Field 19 of `stat` is the nice level; fields restart after the `(comm)`.
+                // Fields restart after the `(comm)`, which may hold spaces and parentheses.
                 let after = &stat[stat.rfind(')')? + 2..];
-                (comm.trim() == name).then(|| after.split(' ').nth(16)?.parse().ok())?
+                let nice = after.split(' ').nth(16)?.parse().ok()?;
+                name.is_none_or(|n| comm.trim() == n).then_some(nice)
             })
             .collect()
     }
 
-    /// The thread that reads the store runs at normal priority: a read transaction held by
-    /// a thread the scheduler leaves waiting keeps the store's WAL from being reset (it grew
-    /// past twice its limit under a creation flood while the indexer read at nice 19).
+    /// The nice level of the calling thread.
+    #[cfg(target_os = "linux")]
+    fn own_nice_level() -> i64 {
+        // SAFETY: a plain system call about the calling thread.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        after.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    /// The thread that reads the store runs at the priority it was started with (the test's
+    /// own), the one that writes the index at the lowest: a read transaction held by a thread
+    /// the scheduler leaves waiting keeps the store's WAL from being reset (it grew past twice
+    /// its size limit under a creation flood while the indexer read at nice 19).
     #[cfg(target_os = "linux")]
     #[test]
     fn the_store_is_read_at_normal_priority_and_the_index_written_at_the_lowest() {
@@ -534,16 +550,19 @@ mod tests {
             feed::ChangeFeed,
             store::{Durability, Store},
         };
+        let normal = own_nice_level();
         let dir = tempfile::tempdir().unwrap();
         let _store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
-        // The index thread lowers its own priority as it starts.
+        // Each thread names itself, and the index thread then lowers its own priority.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while !nice_levels("taskdeck-index").contains(&19) {
-            assert!(std::time::Instant::now() < deadline, "no index thread at nice 19");
+        while nice_levels(Some("taskdeck-search")).is_empty()
+            || !nice_levels(Some("taskdeck-index")).contains(&19)
+        {
+            assert!(std::time::Instant::now() < deadline, "{:?}", nice_levels(None));
             thread::sleep(Duration::from_millis(10));
         }
-        let readers = nice_levels("taskdeck-search");
-        assert!(!readers.is_empty() && readers.iter().all(|&n| n == 0), "{readers:?}");
+        let readers = nice_levels(Some("taskdeck-search"));
+        assert!(readers.iter().all(|&n| n == normal), "{readers:?} (normal: {normal})");
     }
 
     #[test]

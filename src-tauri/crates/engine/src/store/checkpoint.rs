@@ -72,8 +72,8 @@ const PASSIVE: u8 = 1;
 const RESTART: u8 = 2;
 
 /// How long the writer's RESTART waits for readers (retrying every 200 µs) before it gives up
-/// until the next round: the reader it waits for may be the search indexer, whose low priority
-/// can keep it off a busy CPU for tens of milliseconds, while every write waits.
+/// until the next round: the reader it waits for (a request's read, the search indexer's) may
+/// be off a busy CPU for milliseconds, while every write waits.
 const RESTART_WAIT_TRIES: i32 = 25;
 
 /// WAL size (frames, 128 MiB) past which the writer's RESTART waits for the readers of old
