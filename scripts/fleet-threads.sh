@@ -24,7 +24,7 @@ taskset -c 1 target/release/taskdeck-bench fleet --url "http://127.0.0.1:$port/m
   --server-pid "$td" >"$d/fleet.json"
 echo "## Threads (name-tid, voluntary and involuntary context switches, CPU ms over the run)"
 for t in /proc/$td/task/*; do
-  echo "$(cat "$t/comm")-$(basename "$t") $(grep -h ctxt "$t/status" | awk '{printf "%s ", $2}') $(awk '{print ($14+$15)*10}' "$t/stat")"
+  echo "$(tr " " _ <"$t/comm")-$(basename "$t") $(grep -h ctxt "$t/status" | awk '{printf "%s ", $2}') $(awk '{print ($14+$15)*10}' "$t/stat")"
 done | awk '$4 > 0' | sort -k4 -n -r
 echo "## Written: $(grep -E '^(wchar|write_bytes)' "/proc/$td/io" | tr '\n' ' ')"
 python3 - "$d/log" "$SECS" "$d/fleet.json" <<'PY'

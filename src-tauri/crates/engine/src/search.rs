@@ -193,6 +193,7 @@ fn run(
                 let (newest, events) = (batch.newest, batch.events);
                 // The index thread ends only with this one, or if it panicked: stop too.
                 if batches.send(batch).is_err() {
+                    tracing::warn!("search index: the index thread ended; the index stops here");
                     return;
                 }
                 match written.recv() {
@@ -201,7 +202,12 @@ fn run(
                         Ok(events)
                     }
                     Ok(Err(e)) => Err(e),
-                    Err(_) => return,
+                    Err(_) => {
+                        tracing::warn!(
+                            "search index: the index thread ended; the index stops here"
+                        );
+                        return;
+                    }
                 }
             }
             Ok(None) => Ok(0),
@@ -274,9 +280,10 @@ fn indexed_up_to(idx: &Connection) -> Result<i64, EngineError> {
         .unwrap_or(0))
 }
 
-/// Reads up to [`BATCH`] events after `last` and the text of the settled tasks they name (a
+/// Reads up to [`BATCH`] events after `last` and the fields of the settled tasks they name (a
 /// live task is a candidate of every search without an entry), or `None` when there is no
-/// such event.
+/// such event. Each field is cut to [`MAX_RAW_FIELD_BYTES`], which keeps a batch's memory
+/// bounded (results have no size limit) and loses nothing the index would keep.
 fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError> {
     // One short read transaction: the events and the tasks they name come from the same
     // commit. It ends before the index is written: a read transaction left open keeps the
@@ -316,7 +323,10 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
                     ))
                 })
                 .optional()?;
-            if let Some((seq, fields)) = row {
+            if let Some((seq, mut fields)) = row {
+                for f in &mut fields {
+                    cut_at_char_boundary(f, MAX_RAW_FIELD_BYTES);
+                }
                 tasks.push((task_id.clone(), seq, fields));
             }
         }
@@ -355,8 +365,14 @@ fn write_batch(
         }
     }
     if batch.oldest > *oldest_seq {
-        tx.execute("DELETE FROM task_text WHERE rowid < ?1", params![batch.oldest])?;
-        tx.execute("DELETE FROM long_tasks WHERE seq < ?1", params![batch.oldest])?;
+        tx.execute(
+            "DELETE FROM task_text WHERE rowid < ?1",
+            params![batch.oldest],
+        )?;
+        tx.execute(
+            "DELETE FROM long_tasks WHERE seq < ?1",
+            params![batch.oldest],
+        )?;
     }
     tx.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('event_id', ?1)",
@@ -367,8 +383,6 @@ fn write_batch(
     Ok(())
 }
 
-/// The indexed text of one task: its tool, arguments, status message, result and taskId, one
-/// per line, cut to [`MAX_TEXT_BYTES`]; and whether it was cut.
 /// `s` with case folded the way search compares text: each character lowercased on its own
 /// (Unicode's per-character mapping, without the context rule of `str::to_lowercase` that
 /// makes a word-final "Σ" a "ς"), and "ς" as "σ". The index holds folded text and queries are
@@ -381,6 +395,24 @@ pub fn fold_case(s: &str) -> String {
         .collect()
 }
 
+/// A field's bytes kept for indexing: folding case shrinks a character at most threefold (the
+/// Kelvin sign, 3 bytes, becomes "k"), so a field cut here still folds to at least
+/// [`MAX_TEXT_BYTES`], and [`task_text`] then cuts the text and marks it cut, as it would have.
+const MAX_RAW_FIELD_BYTES: usize = 3 * MAX_TEXT_BYTES;
+
+/// Truncates `s` to at most `max` bytes, at a character boundary.
+fn cut_at_char_boundary(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+}
+
+/// The indexed text of one task: its tool, arguments, status message, result and taskId, one
+/// per line, case folded ([`fold_case`]) and cut to [`MAX_TEXT_BYTES`]; and whether it was cut.
 fn task_text(task_id: &str, fields: &[String; 4]) -> (String, bool) {
     let mut text = String::with_capacity(fields.iter().map(String::len).sum::<usize>() + 64);
     for f in fields {
@@ -388,15 +420,9 @@ fn task_text(task_id: &str, fields: &[String; 4]) -> (String, bool) {
         text.push('\n');
     }
     text.push_str(task_id);
-    if text.len() <= MAX_TEXT_BYTES {
-        return (text, false);
-    }
-    let mut cut = MAX_TEXT_BYTES;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    text.truncate(cut);
-    (text, true)
+    let cut = text.len() > MAX_TEXT_BYTES;
+    cut_at_char_boundary(&mut text, MAX_TEXT_BYTES);
+    (text, cut)
 }
 
 /// Most trigrams a query puts in its `MATCH` expression (the first ones of its text).
@@ -558,11 +584,36 @@ mod tests {
         while nice_levels(Some("taskdeck-search")).is_empty()
             || !nice_levels(Some("taskdeck-index")).contains(&19)
         {
-            assert!(std::time::Instant::now() < deadline, "{:?}", nice_levels(None));
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{:?}",
+                nice_levels(None)
+            );
             thread::sleep(Duration::from_millis(10));
         }
         let readers = nice_levels(Some("taskdeck-search"));
-        assert!(readers.iter().all(|&n| n == normal), "{readers:?} (normal: {normal})");
+        assert!(
+            readers.iter().all(|&n| n == normal),
+            "{readers:?} (normal: {normal})"
+        );
+    }
+
+    /// What the reader keeps of a long field indexes as the whole field would, even for the
+    /// character folding shrinks most (the Kelvin sign, 3 bytes, folds to "k").
+    #[test]
+    fn a_field_cut_for_the_batch_indexes_as_the_whole_field() {
+        for unit in ["\u{212A}", "é", "x", "aé\u{212A}"] {
+            let whole = unit.repeat(MAX_RAW_FIELD_BYTES + 1);
+            let mut kept = whole.clone();
+            cut_at_char_boundary(&mut kept, MAX_RAW_FIELD_BYTES);
+            assert!(kept.len() <= MAX_RAW_FIELD_BYTES && kept.len() < whole.len());
+            let fields = |f: &str| [String::new(), f.to_string(), String::new(), String::new()];
+            assert_eq!(
+                task_text("id", &fields(&kept)),
+                task_text("id", &fields(&whole)),
+                "{unit}"
+            );
+        }
     }
 
     #[test]
