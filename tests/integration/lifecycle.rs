@@ -225,6 +225,29 @@ async fn partial_late_unknown_and_superseded_answers() {
     assert_eq!(s.get(&t, &id2).await["status"], "cancelled");
 }
 
+/// Each task gets its own pollIntervalMs, within a twentieth of the configured one either
+/// side, kept for its life: agents polling their tasks in a loop do not fall into step.
+#[tokio::test]
+async fn each_task_gets_a_poll_interval_within_a_twentieth_of_the_configured_one() {
+    let s = Server::start(&["--conformance-fixtures", "--poll-interval-ms", "2000"]).await;
+    let t = s.admin.clone();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..40 {
+        let created = s.call(&t, "echo", json!({})).await;
+        let ms = created["pollIntervalMs"].as_u64().unwrap();
+        assert!((1900..=2100).contains(&ms), "{created}");
+        let id = created["taskId"].as_str().unwrap();
+        assert_eq!(
+            s.get(&t, id).await["pollIntervalMs"],
+            ms,
+            "kept for the task's life"
+        );
+        seen.insert(ms);
+    }
+    // 40 draws among 201 values: all alike would mean no spread at all.
+    assert!(seen.len() >= 10, "{seen:?}");
+}
+
 #[tokio::test]
 async fn outcomes_map_to_completed_and_failed_as_sep_2663_says() {
     let s = Server::start(&["--conformance-fixtures"]).await;

@@ -118,7 +118,7 @@ impl Engine {
             arguments,
             &principal.name,
             ttl_ms,
-            self.parts.config.poll_interval_ms,
+            self.parts.config.new_task_poll_interval_ms(),
         );
         let keyed = key.is_some();
         // Stored and started on a task of its own: if the caller goes away while the write is

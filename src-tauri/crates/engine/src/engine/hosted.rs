@@ -179,7 +179,7 @@ impl Engine {
             arguments,
             principal,
             ttl_ms,
-            self.parts.config.poll_interval_ms,
+            self.parts.config.new_task_poll_interval_ms(),
         );
         let task = self
             .parts

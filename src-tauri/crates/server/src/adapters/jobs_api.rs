@@ -55,9 +55,12 @@ pub fn router(state: JobsState) -> Router {
     routes().split_for_parts().0.with_state(state)
 }
 
-/// `Retry-After` in whole seconds (at least 1) from the task's pollIntervalMs.
+/// `Retry-After`: the task's pollIntervalMs rounded to the nearest whole second, at least 1.
+/// Rounded, not up: each task's is drawn within a twentieth of the configured one
+/// (`EngineConfig::new_task_poll_interval_ms`), and the default's 950-1050 ms should all say
+/// 1 s, not 1 or 2.
 fn retry_after(task: &TaskRecord) -> HeaderValue {
-    HeaderValue::from(task.poll_interval_ms.div_ceil(1000).max(1))
+    HeaderValue::from((task.poll_interval_ms.saturating_add(500) / 1000).max(1))
 }
 
 fn job_response(status: StatusCode, task: &TaskRecord, location: bool) -> Response {
