@@ -25,8 +25,8 @@ pub struct StoreOptions {
     /// Default: 5 minutes, as tower-mcp's `MemoryTaskStore`.
     pub default_ttl_ms: Option<u64>,
     /// pollIntervalMs suggested to clients, in ms, on average: each task gets one within a
-    /// twentieth of it ([`EngineConfig::new_task_poll_interval_ms`]). Default: 2000, as
-    /// `MemoryTaskStore`.
+    /// twentieth of it ([`EngineConfig::new_task_poll_interval_ms`]). Default: 2000,
+    /// `MemoryTaskStore`'s (which gives every task exactly that).
     pub poll_interval_ms: u64,
     /// How hard each commit is pushed to disk. Default: [`Durability::Process`] (every
     /// acknowledged change survives a crash of the process).

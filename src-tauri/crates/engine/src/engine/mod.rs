@@ -85,8 +85,10 @@ impl EngineConfig {
     /// of 500 agents: the writer's groups grew from 2.4 to 3.7 writes and the tasks/get p99 from
     /// 1.5 to 2.7 ms at a constant request rate; BENCHMARKS.md, "Soak"). Intervals that differ
     /// by up to a tenth pull such a group apart within a few polls.
+    ///
+    /// At most `i64::MAX`: the store keeps it as a signed 64-bit integer.
     pub fn new_task_poll_interval_ms(&self) -> u64 {
-        spread_poll_interval(self.poll_interval_ms, rand::random())
+        spread_poll_interval(self.poll_interval_ms, rand::random()).min(i64::MAX as u64)
     }
 }
 
@@ -250,5 +252,11 @@ mod tests {
         );
         // 200 draws among 201 values: fewer than 50 distinct ones would mean no real spread.
         assert!(drawn.len() > 50, "{drawn:?}");
+        // Past what the store keeps (a signed 64-bit integer), the largest it can keep.
+        let huge = EngineConfig {
+            poll_interval_ms: u64::MAX,
+            ..EngineConfig::default()
+        };
+        assert_eq!(huge.new_task_poll_interval_ms(), i64::MAX as u64);
     }
 }
