@@ -12,8 +12,11 @@
 # 10 jobs reporting once a second over HTTP, like `taskdeck run` (measured), and RUNS real
 # `taskdeck run -- sh -c 'for i in $(seq 100); do echo $i/100; sleep 0.5; done'` processes,
 # each started again when it ends (not measured: load). It reports p50/p99 per call kind and
-# the server's CPU share (utime + stime of all its threads over wall time, % of one core), its
-# CPU per call, RSS and open files (/proc/PID/fd), with the load average before and after.
+# the server's CPU share (utime + stime of all its threads over wall time, % of one core; also
+# by thread name: taskdeck-writer, tokio-rt-worker, taskdeck-index...), its CPU per call, RSS
+# and open files (/proc/PID/fd), the machine's steal time over the run (the host running other
+# guests: a slow run with steal is the host, not the build), with the load average before and
+# after.
 #
 # Usage: scripts/bench-agents.sh fleet [seconds, default 60] [agents, default 1000]
 #          [streams, default 20] [taskdeck run processes, default 10]
@@ -98,27 +101,31 @@ runs = {n: json.load(open(f"{work}/{n}.json")) for n in names}
 loads = {n: json.load(open(f"{work}/{n}.load")) for n in names}
 kinds = ["create", "tasks/get", "tasks/update", "job start", "job report"]
 ms = lambda us: f"{us / 1000:.2f}"
+# The server's CPU by thread name (% of one core), busiest first; threads under 0.1% left out.
+def by_thread(s):
+    t = sorted(s.get("cpuPercentByThread", {}).items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{name} {pct}" for name, pct in t if pct >= 0.1) or "-"
 if mode == "fleet":
-    print("| run | calls/s | create p50 / p99 ms | tasks/get p50 / p99 ms | tasks/update p50 / p99 ms | job start p50 / p99 ms | job report p50 / p99 ms | server CPU (% of one core) | server CPU per call | RSS start → end (max) MiB | open files start → end | generator CPU | load average before → after |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| run | calls/s | create p50 / p99 ms | tasks/get p50 / p99 ms | tasks/update p50 / p99 ms | job start p50 / p99 ms | job report p50 / p99 ms | server CPU (% of one core) | host steal (% of one core) | server CPU per call | RSS start → end (max) MiB | open files start → end | generator CPU | load average before → after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r in runs.items():
         c, s = r["calls"], r["server"]
         cells = [f"{ms(c[k]['p50us'])} / {ms(c[k]['p99us'])}" for k in kinds]
         total = sum(c[k]["rps"] for k in kinds)
-        print(f"| {n} | {total:.0f} | " + " | ".join(cells) + f" | {s['cpuPercent']}% | {s['cpuUsPerCall']} µs | {s['rssMiB'][0]} → {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][0]} → {s['fds'][1]} | {r['generatorCpuPercent']}% | {loads[n]['loadBefore']} → {loads[n]['loadAfter']} |")
+        print(f"| {n} | {total:.0f} | " + " | ".join(cells) + f" | {s['cpuPercent']}% | {s.get('hostStealPercent', '-')}% | {s['cpuUsPerCall']} µs | {s['rssMiB'][0]} → {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][0]} → {s['fds'][1]} | {r['generatorCpuPercent']}% | {loads[n]['loadBefore']} → {loads[n]['loadAfter']} |")
     print()
     for n, r in runs.items():
         c, t, e = r["calls"], r["tasks"], r["streamEvents"]
         counts = ", ".join(f"{k} {c[k]['count']}" for k in kinds)
-        print(f"- {n}: calls answered: {counts} (errors: {r['errors']}); tasks created {t['created']}, completed {t['completed']}, inputs answered {t['inputsAnswered']}; event streams: {e['events']} change events ({e['bytes'] / 2**20:.0f} MiB), {e['resyncs']} resyncs, change → stream delay p50 {e['delayP50ms']} ms, p99 {e['delayP99ms']} ms, max {e['delayMaxms']} ms.")
+        print(f"- {n}: server CPU by thread (% of one core): {by_thread(r['server'])}; calls answered: {counts} (errors: {r['errors']}); tasks created {t['created']}, completed {t['completed']}, inputs answered {t['inputsAnswered']}; event streams: {e['events']} change events ({e['bytes'] / 2**20:.0f} MiB), {e['resyncs']} resyncs, change → stream delay p50 {e['delayP50ms']} ms, p99 {e['delayP99ms']} ms, max {e['delayMaxms']} ms.")
 else:
-    print("| run | minute | calls/s | create p99 ms | tasks/get p50 / p99 ms | tasks/update p99 ms | server CPU | RSS at the end of the minute (max) MiB | open files at the end | change → stream delay p99 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| run | minute | calls/s | create p99 ms | tasks/get p50 / p99 ms | tasks/update p99 ms | server CPU | host steal | RSS at the end of the minute (max) MiB | open files at the end | change → stream delay p99 ms | server CPU by thread |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r in runs.items():
         for w in r["windows"]:
             c, s = w["calls"], w["server"]
             total = sum(c[k]["rps"] for k in kinds)
-            print(f"| {n} | {w['fromS'] // 60 + 1} | {total:.0f} | {ms(c['create']['p99us'])} | {ms(c['tasks/get']['p50us'])} / {ms(c['tasks/get']['p99us'])} | {ms(c['tasks/update']['p99us'])} | {s['cpuPercent']}% | {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][1]} | {w['delayP99ms']} |")
+            print(f"| {n} | {w['fromS'] // 60 + 1} | {total:.0f} | {ms(c['create']['p99us'])} | {ms(c['tasks/get']['p50us'])} / {ms(c['tasks/get']['p99us'])} | {ms(c['tasks/update']['p99us'])} | {s['cpuPercent']}% | {s.get('hostStealPercent', '-')}% | {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][1]} | {w['delayP99ms']} | {by_thread(s)} |")
     print()
     for n, r in runs.items():
         first, last = r["windows"][0], r["windows"][-1]
@@ -127,5 +134,5 @@ else:
         print(f"- {n}: last minute / first minute: RSS {ratio(first['server']['rssMiB'][1], last['server']['rssMiB'][1])}x, "
               + ", ".join(f"{k} p99 {ratio(p99(first, k), p99(last, k))}x" for k in ["create", "tasks/get", "tasks/update"])
               + f"; open files {first['server']['fds'][1]} → {last['server']['fds'][1]}; whole run: {r['tasks']['created']} tasks created, errors {r['errors']}, "
-              + f"server CPU {r['server']['cpuPercent']}%, RSS {r['server']['rssMiB'][0]} → {r['server']['rssMiB'][1]} MiB; load average {loads[n]['loadBefore']} → {loads[n]['loadAfter']}.")
+              + f"server CPU {r['server']['cpuPercent']}%, host steal {r['server'].get('hostStealPercent', '-')}%, RSS {r['server']['rssMiB'][0]} → {r['server']['rssMiB'][1]} MiB; load average {loads[n]['loadBefore']} → {loads[n]['loadAfter']}.")
 PY

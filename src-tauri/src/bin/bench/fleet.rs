@@ -30,14 +30,17 @@
 //! `progress`), 100 reports, then a last one with the result, then the next job.
 //!
 //! **Server.** With `--server-pid`, its `/proc` is read once a second (`bench/proc_stats.rs`):
-//! CPU share (utime + stime over wall time, % of one core), RSS and open files.
+//! CPU share (utime + stime over wall time, % of one core; also by thread name), RSS and open
+//! files; and the machine's steal time (`/proc/stat`), which says when the host, not the
+//! build, was slow.
 //!
 //! Prints one JSON line: `seconds`, `calls` (per kind: `count`, `rps`, `p50us`, `p99us`,
 //! `maxus`, `errors`), `errors`, `firstError`, `tasks` (`created`, `completed`,
 //! `inputsAnswered`), `streamEvents` (`events`, `resyncs`, `bytes`, `delayP50ms`, `delayP99ms`,
 //! `delayMaxms`, `errors`), `server` (`cpuPercent`, `cpuUsPerCall`, `rssMiB` and `fds` as
-//! `[first, last, max]`), `generatorCpuPercent` (this process, % of one core) and, with
-//! `--window-seconds`, `windows`: the same latencies and server readings per window.
+//! `[first, last, max]`, `hostStealPercent`, `cpuPercentByThread`), `generatorCpuPercent`
+//! (this process, % of one core) and, with `--window-seconds`, `windows`: the same latencies
+//! and server readings per window.
 
 use std::{
     sync::Arc,
@@ -507,7 +510,9 @@ fn calls_summary(calls: &[Call], errors: &[u64], from_ms: u32, to_ms: u32) -> Va
 }
 
 /// The server's readings from `first` to `last`: CPU share (% of one core), and RSS and open
-/// files at the end, with the highest RSS and open files in between.
+/// files at the end, with the highest RSS and open files in between; the same CPU share by
+/// thread name (threads alive at `last`); and the machine's steal time over the same span (%
+/// of one core, summed over all CPUs).
 fn server_summary(samples: &[proc_stats::Sample], calls: usize) -> Value {
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
         return Value::Null;
@@ -520,6 +525,11 @@ fn server_summary(samples: &[proc_stats::Sample], calls: usize) -> Value {
         "cpuUsPerCall": (cpu * 1e6 / calls.max(1) as f64 * 10.0).round() / 10.0,
         "rssMiB": [mib(first.rss_kib), mib(last.rss_kib), mib(samples.iter().map(|s| s.rss_kib).max().unwrap_or(0))],
         "fds": [first.fds, last.fds, samples.iter().map(|s| s.fds).max().unwrap_or(0)],
+        "hostStealPercent": ((last.steal_seconds - first.steal_seconds) / wall * 1000.0).round() / 10.0,
+        "cpuPercentByThread": last.threads.iter().map(|(name, &seconds)| {
+            let before = first.threads.get(name).copied().unwrap_or(0.0);
+            (name.clone(), json!(((seconds - before) / wall * 1000.0).round() / 10.0))
+        }).collect::<serde_json::Map<_, _>>(),
     })
 }
 
@@ -623,7 +633,7 @@ pub async fn run(plan: FleetPlan) -> Result<Value, String> {
                     // The reading at the window's start belongs to both windows.
                     at + 500 >= from && at < to + 500
                 })
-                .copied()
+                .cloned()
                 .collect();
             let calls = all
                 .calls

@@ -1,10 +1,12 @@
 //! What a process costs, read from Linux's `/proc` (proc(5)): its CPU time, resident memory
-//! and open files, sampled by `taskdeck-bench fleet` once a second for the server it loads.
+//! and open files, sampled by `taskdeck-bench fleet` once a second for the server it loads,
+//! with the machine's steal time (CPU the hypervisor gave to other guests), so that a run on a
+//! busy host can be told from a slower build.
 
-use std::time::Instant;
+use std::{collections::BTreeMap, time::Instant};
 
 /// One reading of a process.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Sample {
     /// When it was read.
     pub at: Instant,
@@ -14,19 +16,34 @@ pub struct Sample {
     pub rss_kib: u64,
     /// Entries of `/proc/PID/fd`: its open files, sockets and pipes.
     pub fds: u64,
+    /// Steal time of all CPUs since boot (field 8 of the `cpu` line of `/proc/stat`), in
+    /// seconds; 0 where the kernel does not report it.
+    pub steal_seconds: f64,
+    /// utime + stime of its threads by thread name (`/proc/PID/task/TID/comm`, at most 15
+    /// bytes: `taskdeck-writer`, `tokio-rt-worker`...), threads of one name summed, in seconds.
+    /// A thread that ended since the last reading is missing from this one.
+    pub threads: BTreeMap<String, f64>,
 }
 
 /// Reads process `pid` now; `None` when it is gone or `/proc` is not readable.
 pub fn sample(pid: u32) -> Option<Sample> {
     let at = Instant::now();
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis,
-    // where field 3 (state) is the first.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let ticks = cpu_ticks(&stat)?;
     // SAFETY: sysconf only reads a configuration value.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut threads = BTreeMap::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let read = |file: &str| std::fs::read_to_string(task.path().join(file)).ok();
+        if let (Some(name), Some(ticks)) =
+            (read("comm"), read("stat").as_deref().and_then(cpu_ticks))
+        {
+            *threads.entry(name.trim_end().to_string()).or_insert(0.0) += ticks as f64 / per_second;
+        }
+    }
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let rss_kib = status
         .lines()
@@ -38,7 +55,26 @@ pub fn sample(pid: u32) -> Option<Sample> {
         cpu_seconds: ticks as f64 / per_second,
         rss_kib,
         fds,
+        steal_seconds: steal_ticks().unwrap_or(0) as f64 / per_second,
+        threads,
     })
+}
+
+/// utime + stime (fields 14 and 15) of a `/proc/.../stat` line, in clock ticks.
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis,
+    // where field 3 (state) is the first.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split_whitespace().skip(11);
+    Some(fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?)
+}
+
+/// The `steal` column of the aggregate `cpu` line of `/proc/stat`, in clock ticks.
+fn steal_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let cpu = stat.lines().next()?.strip_prefix("cpu ")?;
+    // user nice system idle iowait irq softirq steal ...
+    cpu.split_whitespace().nth(7)?.parse().ok()
 }
 
 /// CPU time this process (all threads) used so far, in seconds (`getrusage(RUSAGE_SELF)`).

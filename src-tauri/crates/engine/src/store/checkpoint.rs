@@ -138,7 +138,7 @@ impl Checkpointer {
         let wanted = Arc::new(AtomicU8::new(NOTHING));
         let asks = wanted.clone();
         thread::Builder::new()
-            .name("taskdeck-store-checkpoint".into())
+            .name("taskdeck-ckpt".into())
             .spawn(move || {
                 crate::priority::lower_this_thread(NICE, "store checkpoint");
                 while rx.recv().is_ok() {

@@ -209,8 +209,10 @@ pub(super) fn spawn(
         rx,
         unhurried: unhurried.clone(),
     };
+    // Linux shows a thread's first 15 bytes of name (comm): each of the engine's threads is
+    // named within them, so that top, perf and /proc tell them apart.
     thread::Builder::new()
-        .name("taskdeck-store-writer".into())
+        .name("taskdeck-writer".into())
         .spawn(move || run_writer(conn, queue, feed, answers, checkpoint))
         .map_err(|e| EngineError::Store(e.to_string()))?;
     Ok(Writer { tx, unhurried })
