@@ -32,7 +32,7 @@
 use std::{
     collections::HashSet,
     path::{Path, PathBuf},
-    sync::{Arc, mpsc},
+    sync::mpsc,
     thread,
     time::Duration,
 };
@@ -40,7 +40,7 @@ use std::{
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
-use super::{EngineError, feed::Change};
+use super::EngineError;
 
 /// File name of the index, in the store's directory.
 pub const FILE_NAME: &str = "search.sqlite3";
@@ -100,11 +100,13 @@ fn prepare(path: &Path) -> Result<(), EngineError> {
 
 /// Starts the indexer's two threads ([`run`] reads the store, [`run_index`] writes the index):
 /// they index everything the index has not seen, then wait for the store's changes (`changes`,
-/// a subscription to its feed) and index them in passes. Both stop when the feed closes.
+/// from [`ChangeFeed::subscribe_ids`](crate::feed::ChangeFeed::subscribe_ids): the indexer
+/// reads the changes from the store, the ids only wake it) and index them in passes. Both stop
+/// when the feed closes.
 pub fn spawn_indexer(
     index: PathBuf,
     store: PathBuf,
-    changes: broadcast::Receiver<Arc<Change>>,
+    changes: broadcast::Receiver<i64>,
 ) -> Result<(), EngineError> {
     let idx = Connection::open(&index)?;
     // The index is rebuilt from the store if lost: it need not survive a power cut.
@@ -182,7 +184,7 @@ fn adopt(idx: &Connection, main: &Connection) -> Result<(), EngineError> {
 /// taken off nice 19"). The reader only copies the fields; the index thread builds the text.
 fn run(
     main: Connection,
-    mut changes: broadcast::Receiver<Arc<Change>>,
+    mut changes: broadcast::Receiver<i64>,
     mut last: i64,
     batches: mpsc::SyncSender<Batch>,
     written: mpsc::Receiver<Result<(), EngineError>>,

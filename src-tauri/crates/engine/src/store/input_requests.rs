@@ -85,7 +85,7 @@ pub fn insert_input(
     c.prepare_cached(
         "INSERT INTO input_requests(task_id, key, request, state, human_only, created_at) VALUES (?1, ?2, ?3, 'outstanding', ?4, ?5)",
     )?
-    .execute(params![task_id, key, request.to_string(), human_only as i64, at_ms])?;
+    .execute(params![task_id, key, super::json_text(request), human_only as i64, at_ms])?;
     Ok(())
 }
 
@@ -112,7 +112,7 @@ pub fn answer_input(
         "UPDATE input_requests SET state = 'answered', response = ?3, answered_by = ?4, answered_at = ?5
          WHERE task_id = ?1 AND key = ?2 AND state = 'outstanding'",
     )?
-    .execute(params![task_id, key, response.to_string(), by, at_ms])?;
+    .execute(params![task_id, key, super::json_text(response), by, at_ms])?;
     Ok(())
 }
 

@@ -56,6 +56,14 @@ pub use write_context::{DELETED_EVENTS_KEPT_MS, WriteCtx};
 
 use crate::{EngineError, answer_cache::AnswerCache, feed::ChangeFeed, search};
 
+/// `value` as compact JSON text, for a TEXT column. `serde_json::to_string` writes straight
+/// into one growing buffer; `Value`'s `Display` (`value.to_string()`) makes the same text
+/// through `fmt::Formatter`, a call per token, which the writer thread felt at the creation peak.
+fn json_text(value: &serde_json::Value) -> String {
+    // A `Value` always serializes: its map keys are strings.
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 /// How hard each commit is pushed to disk (SQLite `PRAGMA synchronous`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -104,7 +112,7 @@ impl Store {
         let prepared = Prepared::open(&path, durability)?;
         // After the tables exist: the indexer starts by reading the events it has not seen.
         let search = search::open(dir).and_then(|index| {
-            search::spawn_indexer(index.clone(), path.clone(), feed.subscribe())?;
+            search::spawn_indexer(index.clone(), path.clone(), feed.subscribe_ids())?;
             Ok(index)
         });
         let search = match search {

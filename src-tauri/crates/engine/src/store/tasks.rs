@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
 
 use super::{Store, input_requests::outstanding_inputs, parse_json};
 use crate::{EngineError, TaskRecord, TaskStatus, model::Progress};
@@ -147,9 +146,9 @@ pub(super) fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskReco
 /// Inserts a new task row (its `seq` is assigned and written back). `bytes` (for the store's
 /// byte cap) is the stored size of its arguments, status message, result and error, plus 256.
 pub(super) fn insert_task(c: &Connection, t: &mut TaskRecord) -> Result<(), EngineError> {
-    let arguments = t.arguments.to_string();
-    let result = t.result.as_ref().map(Value::to_string);
-    let error = t.error.as_ref().map(Value::to_string);
+    let arguments = super::json_text(&t.arguments);
+    let result = t.result.as_ref().map(super::json_text);
+    let error = t.error.as_ref().map(super::json_text);
     let len = |s: &Option<String>| s.as_ref().map_or(0, String::len);
     let bytes = arguments.len() + len(&t.status_message) + len(&result) + len(&error) + 256;
     c.prepare_cached(
@@ -203,8 +202,8 @@ pub(super) fn save_task(c: &Connection, t: &TaskRecord) -> Result<(), EngineErro
         .progress
         .as_ref()
         .map(|p| serde_json::to_string(p).unwrap_or_default());
-    let result = t.result.as_ref().map(Value::to_string);
-    let error = t.error.as_ref().map(Value::to_string);
+    let result = t.result.as_ref().map(super::json_text);
+    let error = t.error.as_ref().map(super::json_text);
     let expires_at = ttl.map(|v| t.created_at_ms.saturating_add(v));
     let values = params![
         t.seq,

@@ -92,7 +92,7 @@ impl<'c> WriteCtx<'c> {
             .prepare_cached(
                 "INSERT INTO events(task_id, principal, at, kind, data) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![task.task_id, task.principal, at_ms, kind, data.to_string()])?;
+            .execute(params![task.task_id, task.principal, at_ms, kind, super::json_text(&data)])?;
         self.touched.push(task.task_id.clone());
         let event = TimelineEvent {
             id: self.conn.last_insert_rowid(),
@@ -181,7 +181,7 @@ impl<'c> WriteCtx<'c> {
             .prepare_cached(
                 "INSERT INTO events(task_id, principal, at, kind, data) VALUES (?1, ?2, ?3, 'deleted', ?4)",
             )?
-            .execute(params![task_id, principal, at_ms, data.to_string()])?;
+            .execute(params![task_id, principal, at_ms, super::json_text(&data)])?;
         let event = TimelineEvent {
             id: self.conn.last_insert_rowid(),
             task_id: task_id.to_string(),
