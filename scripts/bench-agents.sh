@@ -105,6 +105,10 @@ ms = lambda us: f"{us / 1000:.2f}"
 def by_thread(s):
     t = sorted(s.get("cpuPercentByThread", {}).items(), key=lambda kv: -kv[1])
     return ", ".join(f"{name} {pct}" for name, pct in t if pct >= 0.1) or "-"
+# The machine's steal time (% of one core, all CPUs summed), "-" where not reported.
+def steal(s):
+    v = s.get("hostStealPercent")
+    return "-" if v is None else f"{v}%"
 if mode == "fleet":
     print("| run | calls/s | create p50 / p99 ms | tasks/get p50 / p99 ms | tasks/update p50 / p99 ms | job start p50 / p99 ms | job report p50 / p99 ms | server CPU (% of one core) | host steal (% of one core) | server CPU per call | RSS start → end (max) MiB | open files start → end | generator CPU | load average before → after |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -112,7 +116,7 @@ if mode == "fleet":
         c, s = r["calls"], r["server"]
         cells = [f"{ms(c[k]['p50us'])} / {ms(c[k]['p99us'])}" for k in kinds]
         total = sum(c[k]["rps"] for k in kinds)
-        print(f"| {n} | {total:.0f} | " + " | ".join(cells) + f" | {s['cpuPercent']}% | {s.get('hostStealPercent', '-')}% | {s['cpuUsPerCall']} µs | {s['rssMiB'][0]} → {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][0]} → {s['fds'][1]} | {r['generatorCpuPercent']}% | {loads[n]['loadBefore']} → {loads[n]['loadAfter']} |")
+        print(f"| {n} | {total:.0f} | " + " | ".join(cells) + f" | {s['cpuPercent']}% | {steal(s)} | {s['cpuUsPerCall']} µs | {s['rssMiB'][0]} → {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][0]} → {s['fds'][1]} | {r['generatorCpuPercent']}% | {loads[n]['loadBefore']} → {loads[n]['loadAfter']} |")
     print()
     for n, r in runs.items():
         c, t, e = r["calls"], r["tasks"], r["streamEvents"]
@@ -125,7 +129,7 @@ else:
         for w in r["windows"]:
             c, s = w["calls"], w["server"]
             total = sum(c[k]["rps"] for k in kinds)
-            print(f"| {n} | {w['fromS'] // 60 + 1} | {total:.0f} | {ms(c['create']['p99us'])} | {ms(c['tasks/get']['p50us'])} / {ms(c['tasks/get']['p99us'])} | {ms(c['tasks/update']['p99us'])} | {s['cpuPercent']}% | {s.get('hostStealPercent', '-')}% | {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][1]} | {w['delayP99ms']} | {by_thread(s)} |")
+            print(f"| {n} | {w['fromS'] // 60 + 1} | {total:.0f} | {ms(c['create']['p99us'])} | {ms(c['tasks/get']['p50us'])} / {ms(c['tasks/get']['p99us'])} | {ms(c['tasks/update']['p99us'])} | {s['cpuPercent']}% | {steal(s)} | {s['rssMiB'][1]} ({s['rssMiB'][2]}) | {s['fds'][1]} | {w['delayP99ms']} | {by_thread(s)} |")
     print()
     for n, r in runs.items():
         first, last = r["windows"][0], r["windows"][-1]
@@ -134,5 +138,5 @@ else:
         print(f"- {n}: last minute / first minute: RSS {ratio(first['server']['rssMiB'][1], last['server']['rssMiB'][1])}x, "
               + ", ".join(f"{k} p99 {ratio(p99(first, k), p99(last, k))}x" for k in ["create", "tasks/get", "tasks/update"])
               + f"; open files {first['server']['fds'][1]} → {last['server']['fds'][1]}; whole run: {r['tasks']['created']} tasks created, errors {r['errors']}, "
-              + f"server CPU {r['server']['cpuPercent']}%, host steal {r['server'].get('hostStealPercent', '-')}%, RSS {r['server']['rssMiB'][0]} → {r['server']['rssMiB'][1]} MiB; load average {loads[n]['loadBefore']} → {loads[n]['loadAfter']}.")
+              + f"server CPU {r['server']['cpuPercent']}%, host steal {steal(r['server'])}, RSS {r['server']['rssMiB'][0]} → {r['server']['rssMiB'][1]} MiB; load average {loads[n]['loadBefore']} → {loads[n]['loadAfter']}.")
 PY

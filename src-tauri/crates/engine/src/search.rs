@@ -220,7 +220,9 @@ fn run(
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!("search index: {e}");
+                // Try again then, not at the next change: on a quiet store there may be none.
                 thread::sleep(Duration::from_secs(1));
+                continue;
             }
         }
         match changes.blocking_recv() {

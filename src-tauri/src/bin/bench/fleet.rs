@@ -511,8 +511,9 @@ fn calls_summary(calls: &[Call], errors: &[u64], from_ms: u32, to_ms: u32) -> Va
 
 /// The server's readings from `first` to `last`: CPU share (% of one core), and RSS and open
 /// files at the end, with the highest RSS and open files in between; the same CPU share by
-/// thread name (threads alive at `last`); and the machine's steal time over the same span (%
-/// of one core, summed over all CPUs).
+/// thread name ([`proc_stats::cpu_by_thread`]: threads that ended are missing); and the
+/// machine's steal time over the same span (% of one core, all CPUs summed; null where the
+/// kernel does not report it).
 fn server_summary(samples: &[proc_stats::Sample], calls: usize) -> Value {
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
         return Value::Null;
@@ -525,11 +526,11 @@ fn server_summary(samples: &[proc_stats::Sample], calls: usize) -> Value {
         "cpuUsPerCall": (cpu * 1e6 / calls.max(1) as f64 * 10.0).round() / 10.0,
         "rssMiB": [mib(first.rss_kib), mib(last.rss_kib), mib(samples.iter().map(|s| s.rss_kib).max().unwrap_or(0))],
         "fds": [first.fds, last.fds, samples.iter().map(|s| s.fds).max().unwrap_or(0)],
-        "hostStealPercent": ((last.steal_seconds - first.steal_seconds) / wall * 1000.0).round() / 10.0,
-        "cpuPercentByThread": last.threads.iter().map(|(name, &seconds)| {
-            let before = first.threads.get(name).copied().unwrap_or(0.0);
-            (name.clone(), json!(((seconds - before) / wall * 1000.0).round() / 10.0))
-        }).collect::<serde_json::Map<_, _>>(),
+        "hostStealPercent": first.steal_seconds.zip(last.steal_seconds)
+            .map(|(a, b)| ((b - a) / wall * 1000.0).round() / 10.0),
+        "cpuPercentByThread": proc_stats::cpu_by_thread(samples).into_iter()
+            .map(|(name, seconds)| (name, json!((seconds / wall * 1000.0).round() / 10.0)))
+            .collect::<serde_json::Map<_, _>>(),
     })
 }
 

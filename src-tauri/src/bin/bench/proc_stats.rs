@@ -16,13 +16,27 @@ pub struct Sample {
     pub rss_kib: u64,
     /// Entries of `/proc/PID/fd`: its open files, sockets and pipes.
     pub fds: u64,
-    /// Steal time of all CPUs since boot (field 8 of the `cpu` line of `/proc/stat`), in
-    /// seconds; 0 where the kernel does not report it.
-    pub steal_seconds: f64,
-    /// utime + stime of its threads by thread name (`/proc/PID/task/TID/comm`, at most 15
-    /// bytes: `taskdeck-writer`, `tokio-rt-worker`...), threads of one name summed, in seconds.
-    /// A thread that ended since the last reading is missing from this one.
-    pub threads: BTreeMap<String, f64>,
+    /// Steal time of all CPUs together since boot (the 8th value after `cpu` on the first line
+    /// of `/proc/stat`), in seconds; `None` where the kernel does not report it.
+    pub steal_seconds: Option<f64>,
+    /// Each thread's name (`/proc/PID/task/TID/comm`, at most 15 bytes: `taskdeck-writer`,
+    /// `tokio-rt-worker`...) and utime + stime in seconds, by thread id.
+    pub threads: BTreeMap<u32, (String, f64)>,
+}
+
+/// CPU seconds by thread name from the first of `samples` to the last: each thread's increase
+/// between consecutive readings, summed. A thread started in between counts from 0; one that
+/// ended loses at most its last interval's CPU, so the sum can fall short of the process's
+/// total (which keeps the CPU of ended threads), never below 0.
+pub fn cpu_by_thread(samples: &[Sample]) -> BTreeMap<String, f64> {
+    let mut by_name = BTreeMap::new();
+    for pair in samples.windows(2) {
+        for (tid, (name, seconds)) in &pair[1].threads {
+            let before = pair[0].threads.get(tid).map_or(0.0, |(_, s)| *s);
+            *by_name.entry(name.clone()).or_insert(0.0) += (seconds - before).max(0.0);
+        }
+    }
+    by_name
 }
 
 /// Reads process `pid` now; `None` when it is gone or `/proc` is not readable.
@@ -38,10 +52,17 @@ pub fn sample(pid: u32) -> Option<Sample> {
         .flatten()
     {
         let read = |file: &str| std::fs::read_to_string(task.path().join(file)).ok();
-        if let (Some(name), Some(ticks)) =
-            (read("comm"), read("stat").as_deref().and_then(cpu_ticks))
-        {
-            *threads.entry(name.trim_end().to_string()).or_insert(0.0) += ticks as f64 / per_second;
+        let tid = task.file_name().to_str().and_then(|t| t.parse().ok());
+        // A thread that ends while it is read is left out.
+        if let (Some(tid), Some(name), Some(ticks)) = (
+            tid,
+            read("comm"),
+            read("stat").as_deref().and_then(cpu_ticks),
+        ) {
+            threads.insert(
+                tid,
+                (name.trim_end().to_string(), ticks as f64 / per_second),
+            );
         }
     }
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -55,7 +76,7 @@ pub fn sample(pid: u32) -> Option<Sample> {
         cpu_seconds: ticks as f64 / per_second,
         rss_kib,
         fds,
-        steal_seconds: steal_ticks().unwrap_or(0) as f64 / per_second,
+        steal_seconds: steal_ticks().map(|t| t as f64 / per_second),
         threads,
     })
 }
@@ -64,7 +85,7 @@ pub fn sample(pid: u32) -> Option<Sample> {
 fn cpu_ticks(stat: &str) -> Option<u64> {
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis,
     // where field 3 (state) is the first.
-    let rest = &stat[stat.rfind(')')? + 2..];
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
     let mut fields = rest.split_whitespace().skip(11);
     Some(fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?)
 }

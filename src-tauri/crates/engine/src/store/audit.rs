@@ -5,7 +5,6 @@
 //! [`prune_audit`] (the sweeper's) write them; an entry outlives its task.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde_json::Value;
 
 use super::{Store, parse_json};
 use crate::{
@@ -43,8 +42,8 @@ pub fn append_audit(
         entry.human,
         entry.rule,
         entry.reason,
-        entry.arguments.to_string(),
-        entry.edited_arguments.as_ref().map(Value::to_string),
+        super::json_text(&entry.arguments),
+        entry.edited_arguments.as_ref().map(super::json_text),
         entry.prev_hash,
         entry.hash,
     ])?;
