@@ -14,11 +14,7 @@
 # 2. Durable creation on a fresh store (`taskdeck-bench rate`): offered at RATE/s (open loop,
 #    latency from each request's due instant) after WARMUP seconds of the same load unmeasured
 #    (a fresh store's first writes grow its files: stalls of 10-12 ms in the first 300 ms),
-#    then the peak (closed loop), 50 connections; with the WAL file's largest size during each run
-#    and the server's CPU time per task created (all threads; steadier than tasks/s on a busy
-#    host). Below the peak, the server's idle CPU goes to its lowest-priority work (the search
-#    indexer at nice 19 indexes in smaller, costlier passes; checkpoints): at the offered rate
-#    the figure is about the whole core over the run's tasks; compare builds at the peak.
+#    then the peak (closed loop), 50 connections; with the WAL file's largest size during each run.
 #
 # Usage: scripts/bench-fleet.sh [seconds per run, default 10] [STORED... default 100000 1000000;
 #        0 for none, only creation]
@@ -222,30 +218,17 @@ largest_wal() {
   done
 }
 
-# server_ticks: the server's CPU time so far (utime + stime of all its threads, clock ticks).
-server_ticks() { awk '{ print $14 + $15 }' "/proc/$td/stat"; }
-
-# creation_run RPS [WARMUP]: one `taskdeck-bench rate` run against the server started last,
-# after WARMUP seconds (default 0) of the same load unmeasured; prints its JSON report with the
-# WAL's largest size during the run added (walMiB), and the server's CPU time over the run
-# (warm-up included) per task created in it (cpuUsPerTask; the warm-up's tasks counted at the
-# offered rate).
+# creation_run RPS [rate options...]: one `taskdeck-bench rate` run against the server started
+# last; prints its JSON report with the WAL's largest size during the run added (walMiB).
 creation_run() {
-  local rps=$1 warmup=${2:-0} watcher report ticks
+  local rps=$1 watcher report
+  shift
   largest_wal "$data/taskdeck.sqlite3-wal" "$work/wal-max" &
   watcher=$!
-  ticks=$(server_ticks)
-  report=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps "$rps" --seconds "$SECS" \
-    --connections 50 --warmup-seconds "$warmup")
-  ticks=$(($(server_ticks) - ticks))
+  report=$(taskset -c 1 "$LOAD" rate --url "$url" --token "$token" --rps "$rps" --seconds "$SECS" --connections 50 "$@")
   kill "$watcher"; wait "$watcher" 2>/dev/null || true
-  python3 -c 'import json, sys
-r = json.loads(sys.argv[1])
-r["walMiB"] = float(sys.argv[2])
-ticks, per_second, warmup = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-tasks = r["requests"] + warmup * r["offeredRps"]
-r["cpuUsPerTask"] = round(ticks / per_second * 1e6 / max(tasks, 1), 1)
-print(json.dumps(r))' "$report" "$(cat "$work/wal-max")" "$ticks" "$(getconf CLK_TCK)" "$warmup"
+  python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r["walMiB"] = float(sys.argv[2]); print(json.dumps(r))' \
+    "$report" "$(cat "$work/wal-max")"
 }
 
 # creation_rows BINARY LABEL: durable creation on a fresh store, offered at RATE/s and at the
@@ -255,14 +238,14 @@ creation_rows() {
   fresh=$(mktemp -d "$work/fresh-XXXX")
   start_taskdeck "$1" "$fresh"
   wait_quiet
-  offered=$(creation_run "$RATE" "$WARMUP")
+  offered=$(creation_run "$RATE" --warmup-seconds "$WARMUP")
   wait_quiet
   peak=$(creation_run 0)
   stop_taskdeck
   rm -rf "$fresh"
   for run in "offered $RATE/s (open loop, after ${WARMUP} s of it unmeasured)|$offered" "peak (closed loop)|$peak"; do
     local r=${run#*|}
-    echo "| $2${run%%|*} | $(field "$r" rps) | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $(field "$r" p999us) µs | $(field "$r" maxus) µs | $(field "$r" over10ms) | $(field "$r" maxGapus) µs | $(field "$r" gapsOver10ms) | $(field "$r" walMiB) MiB | $(field "$r" cpuUsPerTask) µs |"
+    echo "| $2${run%%|*} | $(field "$r" rps) | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $(field "$r" p999us) µs | $(field "$r" maxus) µs | $(field "$r" over10ms) | $(field "$r" maxGapus) µs | $(field "$r" gapsOver10ms) | $(field "$r" walMiB) MiB |"
   done
 }
 
@@ -270,8 +253,8 @@ cat <<MD
 
 Durable creation on a fresh store (\`taskdeck-bench rate\`, 50 connections, tools/call echo → CreateTaskResult, committed before the answer)${AB:+, the two builds alternated over 3 rounds}:
 
-| load | answers/s | p50 | p99 | p99.9 | max | answers over 10 ms | longest time without an answer | gaps over 10 ms | largest WAL | server CPU per task |
-|---|---|---|---|---|---|---|---|---|---|---|
+| load | answers/s | p50 | p99 | p99.9 | max | answers over 10 ms | longest time without an answer | gaps over 10 ms | largest WAL |
+|---|---|---|---|---|---|---|---|---|---|
 MD
 if [ -z "$AB" ]; then
   creation_rows "$THIS" ""

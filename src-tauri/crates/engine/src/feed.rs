@@ -43,9 +43,9 @@ impl ChangeFeed {
     }
 
     /// Subscribes to the event ids of the changes published from now on (each [`Change`]'s
-    /// `event.id`), keeping only the newest one: a receiver that has not read the last id before the next gets
-    /// `RecvError::Lagged(n)` (n ids skipped) and then the newest. For readers of the store
-    /// that want a wake-up per burst of changes, not the changes.
+    /// `event.id`), keeping only the newest one: a receiver that has not read the last id
+    /// before the next gets `RecvError::Lagged(n)` (n ids skipped) and then the newest. For
+    /// readers of the store that want a wake-up per burst of changes, not the changes.
     pub fn subscribe_ids(&self) -> broadcast::Receiver<i64> {
         self.ids.subscribe()
     }

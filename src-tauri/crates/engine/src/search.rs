@@ -220,8 +220,16 @@ fn run(
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!("search index: {e}");
-                // Try again then, not at the next change: on a quiet store there may be none.
+                // Try again then, not at the next change: on a quiet store there may be none;
+                // unless the feed closed meanwhile (the store is gone).
                 thread::sleep(Duration::from_secs(1));
+                loop {
+                    match changes.try_recv() {
+                        Ok(_) | Err(TryRecvError::Lagged(_)) => {}
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Closed) => return,
+                    }
+                }
                 continue;
             }
         }

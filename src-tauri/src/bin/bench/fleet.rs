@@ -511,9 +511,9 @@ fn calls_summary(calls: &[Call], errors: &[u64], from_ms: u32, to_ms: u32) -> Va
 
 /// The server's readings from `first` to `last`: CPU share (% of one core), and RSS and open
 /// files at the end, with the highest RSS and open files in between; the same CPU share by
-/// thread name ([`proc_stats::cpu_by_thread`]: threads that ended are missing); and the
-/// machine's steal time over the same span (% of one core, all CPUs summed; null where the
-/// kernel does not report it).
+/// thread name ([`proc_stats::cpu_by_thread`]: a thread that ended loses its CPU after its last
+/// reading); and the machine's steal time over the same span (% of one core, all CPUs summed;
+/// null where the kernel does not report it).
 fn server_summary(samples: &[proc_stats::Sample], calls: usize) -> Value {
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
         return Value::Null;
