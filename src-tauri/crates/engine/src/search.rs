@@ -52,8 +52,21 @@ const VERSION: i64 = 5;
 /// listed in `long_tasks` and is a candidate for every query, so searches stay exact.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
-/// Events read per indexing pass.
-const BATCH: usize = 100;
+/// Most events one indexing pass reads. FTS5 writes a new segment per transaction and merges
+/// segments as they pile up, so a pass's cost per task falls with its size: at 10,000 tasks
+/// created a second, the index thread took 36 µs of CPU a task in passes of 100 events and 27
+/// µs in passes of up to 2,000 (BENCHMARKS.md, "The search indexer's passes").
+const MAX_PASS_EVENTS: usize = 2_000;
+
+/// Most bytes of task fields one pass holds (the last task read may pass it), which bounds the
+/// indexer's memory whatever the tasks' sizes: a result has no size limit, and a task's fields
+/// are each cut to [`MAX_RAW_FIELD_BYTES`] only.
+const MAX_PASS_BYTES: usize = 4 << 20;
+
+/// How long the indexer lets changes gather after the first one wakes it, so that a fleet's
+/// trickle of changes is indexed in passes of many tasks. Searches stay exact meanwhile: a task
+/// with an event the index has not seen is a candidate of every search.
+const GATHER: Duration = Duration::from_millis(100);
 
 /// Queries need this many consecutive characters that are not `LIKE` wildcards to use the
 /// index (the trigram tokenizer's unit); shorter ones scan the tasks.
@@ -94,6 +107,15 @@ fn prepare(path: &Path) -> Result<(), EngineError> {
         conn.execute_batch(SCHEMA)?;
         conn.pragma_update(None, "user_version", VERSION)?;
     }
+    // FTS5 merges a level's segments once `automerge` of them have piled up (default 4): each
+    // entry is rewritten at every level it climbs. At 16 (the most it merges at once, as
+    // `crisismerge` would anyway) a task costs a quarter less to index (27 → 20 µs of CPU at
+    // 10,000 tasks a second), and searches over 200,000 tasks took as long (BENCHMARKS.md,
+    // "The search indexer's passes").
+    conn.execute(
+        "INSERT INTO task_text(task_text, rank) VALUES ('automerge', 16)",
+        [],
+    )?;
     conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
     Ok(())
 }
@@ -192,7 +214,7 @@ fn run(
     loop {
         let outcome = match read_batch(&main, last) {
             Ok(Some(batch)) => {
-                let (newest, events) = (batch.newest, batch.events);
+                let (newest, more) = (batch.newest, batch.more);
                 // The index thread ends only with this one, or if it panicked: stop too.
                 if batches.send(batch).is_err() {
                     tracing::warn!("search index: the index thread ended; the index stops here");
@@ -201,7 +223,7 @@ fn run(
                 match written.recv() {
                     Ok(Ok(())) => {
                         last = newest;
-                        Ok(events)
+                        Ok(more)
                     }
                     Ok(Err(e)) => Err(e),
                     Err(_) => {
@@ -212,12 +234,12 @@ fn run(
                     }
                 }
             }
-            Ok(None) => Ok(0),
+            Ok(None) => Ok(false),
             Err(e) => Err(e),
         };
         match outcome {
-            Ok(n) if n == BATCH => continue,
-            Ok(_) => {}
+            Ok(true) => continue,
+            Ok(false) => {}
             Err(e) => {
                 tracing::warn!("search index: {e}");
                 // Try again then, not at the next change: on a quiet store there may be none;
@@ -237,8 +259,7 @@ fn run(
             Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => return,
         }
-        // Let a burst of changes gather into one pass.
-        thread::sleep(Duration::from_millis(20));
+        thread::sleep(GATHER);
         loop {
             match changes.try_recv() {
                 Ok(_) | Err(TryRecvError::Lagged(_)) => {}
@@ -273,8 +294,9 @@ fn run_index(
 struct Batch {
     /// Id of the newest event read: the index's `meta.event_id` once the batch is written.
     newest: i64,
-    /// How many events were read: [`BATCH`] when more may follow.
-    events: usize,
+    /// Whether the pass stopped at [`MAX_PASS_EVENTS`] or [`MAX_PASS_BYTES`]: more events may
+    /// follow `newest` already.
+    more: bool,
     /// `seq` of the oldest stored task: index rows below it name deleted tasks.
     oldest: i64,
     /// Each settled task the events named: its task id, `seq` and the fields [`task_text`]
@@ -292,10 +314,11 @@ fn indexed_up_to(idx: &Connection) -> Result<i64, EngineError> {
         .unwrap_or(0))
 }
 
-/// Reads up to [`BATCH`] events after `last` and the fields of the settled tasks they name (a
-/// live task is a candidate of every search without an entry), or `None` when there is no
-/// such event. Each field is cut to [`MAX_RAW_FIELD_BYTES`], which keeps a batch's memory
-/// bounded (results have no size limit) and loses nothing the index would keep.
+/// Reads up to [`MAX_PASS_EVENTS`] events after `last` and the fields of the settled tasks they
+/// name (a live task is a candidate of every search without an entry), or `None` when there is
+/// no such event. Each field is cut to [`MAX_RAW_FIELD_BYTES`], which loses nothing the index
+/// would keep, and the pass ends early at the event whose task takes its fields past
+/// [`MAX_PASS_BYTES`]: the events after it are read by the next pass.
 fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError> {
     // One short read transaction: the events and the tasks they name come from the same
     // commit. It ends before the index is written: a read transaction left open keeps the
@@ -304,21 +327,25 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
     let snapshot = main.unchecked_transaction()?;
     let events: Vec<(i64, String)> = snapshot
         .prepare_cached("SELECT id, task_id FROM events WHERE id > ?1 ORDER BY id LIMIT ?2")?
-        .query_map(params![last, BATCH as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![last, MAX_PASS_EVENTS as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
         .collect::<Result<_, _>>()?;
-    let Some(&(newest, _)) = events.last() else {
+    let Some(&(mut newest, _)) = events.last() else {
         return Ok(None);
     };
+    let mut more = events.len() == MAX_PASS_EVENTS;
     let oldest: i64 =
         snapshot.query_row("SELECT ifnull(min(seq), 0) FROM tasks", [], |r| r.get(0))?;
     let mut tasks = Vec::new();
     {
         let mut seen = HashSet::new();
+        let mut bytes = 0;
         let mut read = snapshot.prepare_cached(
             "SELECT seq, tool, arguments, status_message, result FROM tasks
              WHERE task_id = ?1 AND status NOT IN ('working', 'input_required')",
         )?;
-        for (_, task_id) in &events {
+        for (id, task_id) in &events {
             if !seen.insert(task_id.as_str()) {
                 continue;
             }
@@ -338,15 +365,22 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
             if let Some((seq, mut fields)) = row {
                 for f in &mut fields {
                     cut_at_char_boundary(f, MAX_RAW_FIELD_BYTES);
+                    bytes += f.len();
                 }
                 tasks.push((task_id.clone(), seq, fields));
+                if bytes >= MAX_PASS_BYTES && *id != newest {
+                    // Every event up to this one is covered: a task named again later was
+                    // read as this snapshot has it, which includes those later events.
+                    (newest, more) = (*id, true);
+                    break;
+                }
             }
         }
     }
     snapshot.finish()?;
     Ok(Some(Batch {
         newest,
-        events: events.len(),
+        more,
         oldest,
         tasks,
     }))
@@ -626,6 +660,63 @@ mod tests {
                 "{unit}"
             );
         }
+    }
+
+    /// A pass ends at the task that takes its fields past [`MAX_PASS_BYTES`] and says more may
+    /// follow; the next pass starts after it, and reads a task named again as it is then.
+    #[test]
+    fn a_pass_ends_at_its_byte_bound() {
+        let main = Connection::open_in_memory().unwrap();
+        main.execute_batch(
+            "CREATE TABLE tasks(seq INTEGER PRIMARY KEY, task_id TEXT UNIQUE, tool TEXT,
+               arguments TEXT, status TEXT, status_message TEXT, result TEXT);
+             CREATE TABLE events(id INTEGER PRIMARY KEY, task_id TEXT);",
+        )
+        .unwrap();
+        // Each field is kept up to MAX_RAW_FIELD_BYTES: 4 of them a task.
+        let big = "r".repeat(MAX_RAW_FIELD_BYTES + 1);
+        let per_task = 4 * MAX_RAW_FIELD_BYTES;
+        let fill = MAX_PASS_BYTES.div_ceil(per_task);
+        let name = |n: usize| format!("t{n}");
+        for n in 1..=fill + 2 {
+            main.execute(
+                "INSERT INTO tasks VALUES (?1, ?2, ?3, ?3, 'completed', ?3, ?3)",
+                params![n as i64, name(n), big],
+            )
+            .unwrap();
+            main.execute("INSERT INTO events(task_id) VALUES (?1)", [name(n)])
+                .unwrap();
+        }
+        main.execute_batch(
+            "INSERT INTO events(task_id) VALUES ('t1');
+             INSERT INTO tasks(seq, task_id, tool, arguments, status) VALUES (99, 'live', 'echo', '{}', 'working');
+             INSERT INTO events(task_id) VALUES ('live');",
+        )
+        .unwrap();
+        let ids = |b: &Batch| b.tasks.iter().map(|t| t.0.clone()).collect::<Vec<_>>();
+        let first = read_batch(&main, 0).unwrap().unwrap();
+        assert_eq!(
+            (first.newest, first.more, ids(&first)),
+            (fill as i64, true, (1..=fill).map(name).collect())
+        );
+        assert!(
+            first
+                .tasks
+                .iter()
+                .all(|t| t.2.iter().all(|f| f.len() == MAX_RAW_FIELD_BYTES))
+        );
+        // The rest fit: the pass ends with the events, and the live task has no entry.
+        let second = read_batch(&main, first.newest).unwrap().unwrap();
+        assert_eq!(
+            (second.newest, second.more, ids(&second), second.oldest),
+            (
+                (fill + 4) as i64,
+                false,
+                vec![name(fill + 1), name(fill + 2), name(1)],
+                1
+            )
+        );
+        assert!(read_batch(&main, second.newest).unwrap().is_none());
     }
 
     #[test]
