@@ -1,7 +1,8 @@
 //! The free-text search index: an SQLite FTS5 table (trigram tokenizer) in its own file,
-//! `search.sqlite3` next to the store, written by a thread at the lowest priority (nice 19,
-//! `taskdeck-index`) from what a thread at normal priority (`taskdeck-search`) reads from the
-//! store for it; the reading one holds no read transaction while the writing one waits for CPU.
+//! `search.sqlite3` next to the store, written by a thread that runs only on CPU nothing else
+//! wants (`SCHED_IDLE`, `taskdeck-index`) from what a thread at normal priority
+//! (`taskdeck-search`) reads from the store for it; the reading one holds no read transaction
+//! while the writing one waits for CPU.
 //!
 //! Why its own file and threads: durable creation must not pay for search. The store's writer
 //! never touches the index; the indexer follows the store's timeline instead. Every change to
@@ -270,15 +271,17 @@ fn run(
     }
 }
 
-/// The writing half of the indexer, at the lowest priority (nice 19; under load it gets a
-/// small share of the CPU): writes each [`Batch`] it receives ([`write_batch`]) and answers
-/// with the outcome. Holds no connection to the store. Ends when the reading half does.
+/// The writing half of the indexer, in `SCHED_IDLE` ([`crate::priority::idle_this_thread`]:
+/// under load it waits for the load to end, and yields the core at once to any thread that
+/// wakes): writes each [`Batch`] it receives ([`write_batch`]) and answers with the outcome.
+/// Holds no connection to the store, so no one else ever waits on it. Ends when the reading
+/// half does.
 fn run_index(
     mut idx: Connection,
     batches: mpsc::Receiver<Batch>,
     written: mpsc::SyncSender<Result<(), EngineError>>,
 ) {
-    crate::priority::lower_this_thread(19, "search index");
+    crate::priority::idle_this_thread("search index");
     let mut oldest_seq = 0;
     for batch in batches {
         if written
@@ -583,64 +586,67 @@ mod tests {
         assert_eq!(find("needle"), vec![3]);
     }
 
-    /// The nice level of each of this process's threads named `name` (all of them for `None`),
-    /// from field 19 of `/proc/self/task/*/stat`.
+    /// The nice level and scheduling policy (0 normal, 5 `SCHED_IDLE`) of each of this
+    /// process's threads named `name` (all of them for `None`), from fields 19 and 41 of
+    /// `/proc/self/task/*/stat`.
     #[cfg(target_os = "linux")]
-    fn nice_levels(name: Option<&str>) -> Vec<i64> {
+    fn scheduling(name: Option<&str>) -> Vec<(i64, i64)> {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
             .filter_map(|t| {
                 let t = t.ok()?.path();
                 let comm = std::fs::read_to_string(t.join("comm")).ok()?;
                 let stat = std::fs::read_to_string(t.join("stat")).ok()?;
-                // Fields restart after the `(comm)`, which may hold spaces and parentheses.
-                let after = &stat[stat.rfind(')')? + 2..];
-                let nice = after.split(' ').nth(16)?.parse().ok()?;
-                name.is_none_or(|n| comm.trim() == n).then_some(nice)
+                name.is_none_or(|n| comm.trim() == n)
+                    .then(|| stat_scheduling(&stat))
             })
             .collect()
     }
 
-    /// The nice level of the calling thread.
+    /// Nice level and policy from a `stat` line.
     #[cfg(target_os = "linux")]
-    fn own_nice_level() -> i64 {
-        // SAFETY: a plain system call about the calling thread.
-        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        after.split(' ').nth(16).unwrap().parse().unwrap()
+    fn stat_scheduling(stat: &str) -> (i64, i64) {
+        // Fields restart after the `(comm)`, which may hold spaces and parentheses.
+        let after: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        (after[16].parse().unwrap(), after[38].parse().unwrap())
     }
 
-    /// The thread that reads the store runs at the priority it was started with (the test's
-    /// own), the one that writes the index at the lowest: a read transaction held by a thread
-    /// the scheduler leaves waiting keeps the store's WAL from being reset (it grew past twice
-    /// its size limit under a creation flood while the indexer read at nice 19).
+    /// The thread that reads the store runs as it was started (the test's own nice level and
+    /// policy), the one that writes the index in `SCHED_IDLE`: a read transaction held by a
+    /// thread the scheduler leaves waiting keeps the store's WAL from being reset (it grew past
+    /// twice its size limit under a creation flood while the indexer read at nice 19).
     #[cfg(target_os = "linux")]
     #[test]
-    fn the_store_is_read_at_normal_priority_and_the_index_written_at_the_lowest() {
+    fn the_store_is_read_at_normal_priority_and_the_index_written_when_idle() {
         use crate::{
             feed::ChangeFeed,
             store::{Durability, Store},
         };
-        let normal = own_nice_level();
+        // SAFETY: a plain system call about the calling thread.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+        let own = stat_scheduling(
+            &std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap(),
+        );
         let dir = tempfile::tempdir().unwrap();
         let _store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
-        // Each thread names itself, and the index thread then lowers its own priority.
+        // Each thread names itself, and the index thread then changes its own policy.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while nice_levels(Some("taskdeck-search")).is_empty()
-            || !nice_levels(Some("taskdeck-index")).contains(&19)
+        while scheduling(Some("taskdeck-search")).is_empty()
+            || !scheduling(Some("taskdeck-index"))
+                .iter()
+                .any(|s| s.1 == libc::SCHED_IDLE as i64)
         {
             assert!(
                 std::time::Instant::now() < deadline,
                 "{:?}",
-                nice_levels(None)
+                scheduling(None)
             );
             thread::sleep(Duration::from_millis(10));
         }
-        let readers = nice_levels(Some("taskdeck-search"));
+        let readers = scheduling(Some("taskdeck-search"));
         assert!(
-            readers.iter().all(|&n| n == normal),
-            "{readers:?} (normal: {normal})"
+            readers.iter().all(|&s| s == own),
+            "{readers:?} (own: {own:?})"
         );
     }
 
