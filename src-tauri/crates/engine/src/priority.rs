@@ -27,13 +27,15 @@ pub(crate) fn lower_this_thread(nice: i32, what: &str) {
     let _ = (nice, what);
 }
 
-/// Puts the calling thread in Linux's `SCHED_IDLE` class: it runs only on CPU no other thread
-/// wants, and any other thread that wakes takes the core from it at once (a nice-19 thread
-/// keeps it until its time slice ends). Only for a thread nothing else ever waits on: under a
-/// sustained load it may get no CPU until the load ends. Measured on the search index's writer
-/// (BENCHMARKS.md, "The search indexer's passes"): at 10,000 tasks created a second, creation's
-/// p99 3.9-4.1 ms against 4.9-5.7 ms at nice 19. A failure is logged at debug level for `what`
-/// and otherwise ignored. A no-op outside Linux.
+/// Puts the calling thread in Linux's `SCHED_IDLE` class, the lowest there is: a thread that
+/// wakes at normal priority takes the core from it at once, and while the core is busy it gets
+/// a sliver of it (a fifth of a nice-19 thread's share). Only for a thread nothing else waits
+/// on: under a sustained load its work waits for the load to end. Measured on the search
+/// index's writer (BENCHMARKS.md, "The search indexer's passes"): at 10,000 tasks created a
+/// second, creation's p99 3.9-4.1 ms in SCHED_IDLE against 4.9-5.7 ms at nice 19. Where the
+/// class is refused (some sandboxes), the thread goes to nice 19 instead
+/// ([`lower_this_thread`]); that failure is logged at debug level for `what`. Outside Linux,
+/// nothing changes.
 pub(crate) fn idle_this_thread(what: &str) {
     #[cfg(target_os = "linux")]
     {
@@ -45,9 +47,10 @@ pub(crate) fn idle_this_thread(what: &str) {
         };
         if rc != 0 {
             tracing::debug!(
-                "{what}: cannot move to SCHED_IDLE: {}",
+                "{what}: cannot move to SCHED_IDLE: {}; nice 19 instead",
                 std::io::Error::last_os_error()
             );
+            lower_this_thread(19, what);
         }
     }
     #[cfg(not(target_os = "linux"))]

@@ -38,7 +38,7 @@ use std::{
     time::Duration,
 };
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params, types::ValueRef};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::EngineError;
@@ -108,15 +108,6 @@ fn prepare(path: &Path) -> Result<(), EngineError> {
         conn.execute_batch(SCHEMA)?;
         conn.pragma_update(None, "user_version", VERSION)?;
     }
-    // FTS5 merges a level's segments once `automerge` of them have piled up (default 4): each
-    // entry is rewritten at every level it climbs. At 16 (the most it merges at once, as
-    // `crisismerge` would anyway) a task costs a quarter less to index (27 → 20 µs of CPU at
-    // 10,000 tasks a second), and searches over 200,000 tasks took as long (BENCHMARKS.md,
-    // "The search indexer's passes").
-    conn.execute(
-        "INSERT INTO task_text(task_text, rank) VALUES ('automerge', 16)",
-        [],
-    )?;
     conn.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0))?;
     Ok(())
 }
@@ -134,6 +125,9 @@ pub fn spawn_indexer(
     let idx = Connection::open(&index)?;
     // The index is rebuilt from the store if lost: it need not survive a power cut.
     idx.pragma_update(None, "synchronous", "OFF")?;
+    // A merge of a whole level (see [`AUTOMERGE`]) goes through the WAL in one transaction;
+    // the file is cut back to this size at the next checkpoint instead of staying that large.
+    idx.pragma_update(None, "journal_size_limit", 8 << 20)?;
     let main = Connection::open_with_flags(
         &store,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -145,6 +139,9 @@ pub fn spawn_indexer(
         conn.pragma_update(None, "cache_size", -1_024)?;
     }
     adopt(&idx, &main)?;
+    if let Err(e) = merge_less_often(&idx) {
+        tracing::warn!("search index: cannot set its merge level: {e}");
+    }
     let last = indexed_up_to(&idx)?;
     let (batches_tx, batches) = mpsc::sync_channel(1);
     let (written, written_rx) = mpsc::sync_channel(1);
@@ -158,6 +155,33 @@ pub fn spawn_indexer(
         .map_err(|e| EngineError::Store(e.to_string()))?;
     Ok(())
 }
+
+/// FTS5 merges a level's segments into one of the next level once `automerge` of them have
+/// piled up (default 4), so each entry is rewritten at every level it climbs. At [`AUTOMERGE`]
+/// a task costs about a quarter less to index (27 → 20 µs of CPU at 10,000 tasks created a
+/// second), and searches took as long (BENCHMARKS.md, "The search indexer's passes"). Written
+/// into the index's own configuration only when it differs, so a start does not write.
+fn merge_less_often(idx: &Connection) -> Result<(), EngineError> {
+    let now: Option<i64> = idx
+        .query_row(
+            "SELECT v FROM task_text_config WHERE k = 'automerge'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if now != Some(AUTOMERGE) {
+        idx.execute(
+            "INSERT INTO task_text(task_text, rank) VALUES ('automerge', ?1)",
+            params![AUTOMERGE],
+        )?;
+    }
+    Ok(())
+}
+
+/// Segments of one level FTS5 lets pile up before merging them (its `automerge`): the level at
+/// which it would merge them anyway (its default `crisismerge`), so no merge is spread over
+/// passes; each merge is done whole inside the pass that fills the level.
+const AUTOMERGE: i64 = 16;
 
 /// Empties the index unless it was built from this store as it is now: same store identity
 /// (`meta.store_id` of both files), and no event seen that the store does not have (a store
@@ -357,19 +381,16 @@ fn read_batch(main: &Connection, last: i64) -> Result<Option<Batch>, EngineError
                     Ok((
                         r.get::<_, i64>(0)?,
                         [
-                            r.get::<_, String>(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                            r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                            kept_field(r.get_ref(1)?),
+                            kept_field(r.get_ref(2)?),
+                            kept_field(r.get_ref(3)?),
+                            kept_field(r.get_ref(4)?),
                         ],
                     ))
                 })
                 .optional()?;
-            if let Some((seq, mut fields)) = row {
-                for f in &mut fields {
-                    cut_at_char_boundary(f, MAX_RAW_FIELD_BYTES);
-                    bytes += f.len();
-                }
+            if let Some((seq, fields)) = row {
+                bytes += fields.iter().map(String::len).sum::<usize>();
                 tasks.push((task_id.clone(), seq, fields));
                 if bytes >= MAX_PASS_BYTES && *id != newest {
                     // Every event up to this one is covered: a task named again later was
@@ -448,6 +469,28 @@ pub fn fold_case(s: &str) -> String {
 /// Kelvin sign, 3 bytes, becomes "k"), so a field cut here still folds to at least
 /// [`MAX_TEXT_BYTES`], and [`task_text`] then cuts the text and marks it cut, as it would have.
 const MAX_RAW_FIELD_BYTES: usize = 3 * MAX_TEXT_BYTES;
+
+/// What a pass keeps of one of a task's fields: its first [`MAX_RAW_FIELD_BYTES`] at most, cut
+/// at a character boundary and copied straight from SQLite's value, so that a pass never holds
+/// a whole large result; `""` for NULL. Text that is not valid UTF-8 (SQLite stores what it is
+/// given) keeps its valid parts, with U+FFFD for the rest.
+fn kept_field(value: ValueRef<'_>) -> String {
+    let bytes = match value {
+        ValueRef::Null => return String::new(),
+        ValueRef::Integer(i) => return i.to_string(),
+        ValueRef::Real(f) => return f.to_string(),
+        ValueRef::Text(b) | ValueRef::Blob(b) => b,
+    };
+    let kept = &bytes[..bytes.len().min(MAX_RAW_FIELD_BYTES)];
+    match std::str::from_utf8(kept) {
+        Ok(text) => text.to_owned(),
+        // Only the cut split a character: keep what precedes it.
+        Err(e) if e.error_len().is_none() => {
+            String::from_utf8_lossy(&kept[..e.valid_up_to()]).into_owned()
+        }
+        Err(_) => String::from_utf8_lossy(kept).into_owned(),
+    }
+}
 
 /// Truncates `s` to at most `max` bytes, at a character boundary.
 fn cut_at_char_boundary(s: &mut String, max: usize) {
@@ -586,19 +629,20 @@ mod tests {
         assert_eq!(find("needle"), vec![3]);
     }
 
-    /// The nice level and scheduling policy (0 normal, 5 `SCHED_IDLE`) of each of this
+    /// Thread id, nice level and scheduling policy (0 normal, 5 `SCHED_IDLE`) of each of this
     /// process's threads named `name` (all of them for `None`), from fields 19 and 41 of
     /// `/proc/self/task/*/stat`.
     #[cfg(target_os = "linux")]
-    fn scheduling(name: Option<&str>) -> Vec<(i64, i64)> {
+    fn scheduling(name: Option<&str>) -> Vec<(String, (i64, i64))> {
         std::fs::read_dir("/proc/self/task")
             .unwrap()
             .filter_map(|t| {
                 let t = t.ok()?.path();
                 let comm = std::fs::read_to_string(t.join("comm")).ok()?;
                 let stat = std::fs::read_to_string(t.join("stat")).ok()?;
+                let tid = t.file_name()?.to_string_lossy().into_owned();
                 name.is_none_or(|n| comm.trim() == n)
-                    .then(|| stat_scheduling(&stat))
+                    .then(|| (tid, stat_scheduling(&stat)))
             })
             .collect()
     }
@@ -611,10 +655,19 @@ mod tests {
         (after[16].parse().unwrap(), after[38].parse().unwrap())
     }
 
+    /// Nice level and policy of the calling thread.
+    #[cfg(target_os = "linux")]
+    fn own_scheduling() -> (i64, i64) {
+        // SAFETY: a plain system call about the calling thread.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+        stat_scheduling(&std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap())
+    }
+
     /// The thread that reads the store runs as it was started (the test's own nice level and
-    /// policy), the one that writes the index in `SCHED_IDLE`: a read transaction held by a
-    /// thread the scheduler leaves waiting keeps the store's WAL from being reset (it grew past
-    /// twice its size limit under a creation flood while the indexer read at nice 19).
+    /// policy), the one that writes the index in `SCHED_IDLE` (at nice 19 where a sandbox
+    /// refuses that class): a read transaction held by a thread the scheduler leaves waiting
+    /// keeps the store's WAL from being reset (it grew past twice its size limit under a
+    /// creation flood while the indexer read at nice 19).
     #[cfg(target_os = "linux")]
     #[test]
     fn the_store_is_read_at_normal_priority_and_the_index_written_when_idle() {
@@ -622,20 +675,32 @@ mod tests {
             feed::ChangeFeed,
             store::{Durability, Store},
         };
-        // SAFETY: a plain system call about the calling thread.
-        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-        let own = stat_scheduling(
-            &std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap(),
+        let own = own_scheduling();
+        // What a thread of this process gets when it asks for SCHED_IDLE.
+        let idle = thread::spawn(|| {
+            crate::priority::idle_this_thread("test");
+            own_scheduling()
+        })
+        .join()
+        .unwrap();
+        assert!(
+            idle == (own.0, libc::SCHED_IDLE as i64) || idle == (19, own.1),
+            "{idle:?}"
         );
+        // Other tests' stores run indexers too: only this store's threads count.
+        let before: Vec<String> = scheduling(None).into_iter().map(|t| t.0).collect();
+        let new = |name| -> Vec<(i64, i64)> {
+            scheduling(Some(name))
+                .into_iter()
+                .filter(|t| !before.contains(&t.0))
+                .map(|t| t.1)
+                .collect()
+        };
         let dir = tempfile::tempdir().unwrap();
         let _store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
-        // Each thread names itself, and the index thread then changes its own policy.
+        // Each thread names itself, and the index thread then changes its own class.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while scheduling(Some("taskdeck-search")).is_empty()
-            || !scheduling(Some("taskdeck-index"))
-                .iter()
-                .any(|s| s.1 == libc::SCHED_IDLE as i64)
-        {
+        while new("taskdeck-search").is_empty() || new("taskdeck-index") != [idle] {
             assert!(
                 std::time::Instant::now() < deadline,
                 "{:?}",
@@ -643,7 +708,7 @@ mod tests {
             );
             thread::sleep(Duration::from_millis(10));
         }
-        let readers = scheduling(Some("taskdeck-search"));
+        let readers = new("taskdeck-search");
         assert!(
             readers.iter().all(|&s| s == own),
             "{readers:?} (own: {own:?})"
@@ -656,8 +721,7 @@ mod tests {
     fn a_field_cut_for_the_batch_indexes_as_the_whole_field() {
         for unit in ["\u{212A}", "é", "x", "aé\u{212A}"] {
             let whole = unit.repeat(MAX_RAW_FIELD_BYTES + 1);
-            let mut kept = whole.clone();
-            cut_at_char_boundary(&mut kept, MAX_RAW_FIELD_BYTES);
+            let kept = kept_field(ValueRef::Text(whole.as_bytes()));
             assert!(kept.len() <= MAX_RAW_FIELD_BYTES && kept.len() < whole.len());
             let fields = |f: &str| [String::new(), f.to_string(), String::new(), String::new()];
             assert_eq!(
@@ -666,6 +730,8 @@ mod tests {
                 "{unit}"
             );
         }
+        assert_eq!(kept_field(ValueRef::Null), "");
+        assert_eq!(kept_field(ValueRef::Text(b"a\xffb")), "a\u{FFFD}b");
     }
 
     /// A pass ends at the task that takes its fields past [`MAX_PASS_BYTES`] and says more may
