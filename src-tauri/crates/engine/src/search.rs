@@ -1,8 +1,9 @@
 //! The free-text search index: an SQLite FTS5 table (trigram tokenizer) in its own file,
-//! `search.sqlite3` next to the store, written by a thread that runs only on CPU nothing else
-//! wants (`SCHED_IDLE`, `taskdeck-index`) from what a thread at normal priority
-//! (`taskdeck-search`) reads from the store for it; the reading one holds no read transaction
-//! while the writing one waits for CPU.
+//! `search.sqlite3` next to the store, written by a thread in Linux's lowest scheduling class
+//! (`SCHED_IDLE`, `taskdeck-index`: it yields the core to any thread that wakes, and gets a
+//! sliver of a busy core) from what a thread at normal priority (`taskdeck-search`) reads from
+//! the store for it; the reading one holds no read transaction while the writing one waits for
+//! CPU.
 //!
 //! Why its own file and threads: durable creation must not pay for search. The store's writer
 //! never touches the index; the indexer follows the store's timeline instead. Every change to
@@ -59,9 +60,10 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// µs in passes of up to 2,000 (BENCHMARKS.md, "The search indexer's passes").
 const MAX_PASS_EVENTS: usize = 2_000;
 
-/// Most bytes of task fields one pass holds (the last task read may pass it), which bounds the
-/// indexer's memory whatever the tasks' sizes: a result has no size limit, and a task's fields
-/// are each cut to [`MAX_RAW_FIELD_BYTES`] only.
+/// Most bytes of task fields one pass holds (the last task read may pass it), which bounds what
+/// a pass holds whatever the tasks' sizes: a result has no size limit, and a task's fields are
+/// each cut to [`MAX_RAW_FIELD_BYTES`] only. (SQLite itself still loads one whole value at a
+/// time while it is read.)
 const MAX_PASS_BYTES: usize = 4 << 20;
 
 /// How long the indexer lets changes gather after the first one wakes it, so that a fleet's
@@ -126,7 +128,8 @@ pub fn spawn_indexer(
     // The index is rebuilt from the store if lost: it need not survive a power cut.
     idx.pragma_update(None, "synchronous", "OFF")?;
     // A merge of a whole level (see [`AUTOMERGE`]) goes through the WAL in one transaction;
-    // the file is cut back to this size at the next checkpoint instead of staying that large.
+    // the file is cut back to this size when the log next starts over instead of staying that
+    // large.
     idx.pragma_update(None, "journal_size_limit", 8 << 20)?;
     let main = Connection::open_with_flags(
         &store,
@@ -179,8 +182,8 @@ fn merge_less_often(idx: &Connection) -> Result<(), EngineError> {
 }
 
 /// Segments of one level FTS5 lets pile up before merging them (its `automerge`): the level at
-/// which it would merge them anyway (its default `crisismerge`), so no merge is spread over
-/// passes; each merge is done whole inside the pass that fills the level.
+/// which it would merge them anyway (its default `crisismerge`), so most merges are done whole
+/// inside the pass that fills a level instead of a little in every pass.
 const AUTOMERGE: i64 = 16;
 
 /// Empties the index unless it was built from this store as it is now: same store identity
@@ -296,10 +299,10 @@ fn run(
 }
 
 /// The writing half of the indexer, in `SCHED_IDLE` ([`crate::priority::idle_this_thread`]:
-/// under load it waits for the load to end, and yields the core at once to any thread that
+/// on a busy core it gets a sliver of it, and it yields the core at once to any thread that
 /// wakes): writes each [`Batch`] it receives ([`write_batch`]) and answers with the outcome.
-/// Holds no connection to the store, so no one else ever waits on it. Ends when the reading
-/// half does.
+/// Holds no connection to the store: only the reading half waits on it, holding no read
+/// transaction. Ends when the reading half does.
 fn run_index(
     mut idx: Connection,
     batches: mpsc::Receiver<Batch>,
@@ -319,7 +322,8 @@ fn run_index(
 
 /// What one pass read from the store for the index (see [`read_batch`]).
 struct Batch {
-    /// Id of the newest event read: the index's `meta.event_id` once the batch is written.
+    /// Id of the last event the pass covers: the index's `meta.event_id` once the batch is
+    /// written.
     newest: i64,
     /// Whether the pass stopped at [`MAX_PASS_EVENTS`] or [`MAX_PASS_BYTES`]: more events may
     /// follow `newest` already.
@@ -472,8 +476,9 @@ const MAX_RAW_FIELD_BYTES: usize = 3 * MAX_TEXT_BYTES;
 
 /// What a pass keeps of one of a task's fields: its first [`MAX_RAW_FIELD_BYTES`] at most, cut
 /// at a character boundary and copied straight from SQLite's value, so that a pass never holds
-/// a whole large result; `""` for NULL. Text that is not valid UTF-8 (SQLite stores what it is
-/// given) keeps its valid parts, with U+FFFD for the rest.
+/// a whole large result (the copy may grow up to threefold where U+FFFD replaces bytes); `""`
+/// for NULL. Text that is not valid UTF-8 (SQLite stores what it is given) keeps its valid
+/// parts, with U+FFFD for the rest.
 fn kept_field(value: ValueRef<'_>) -> String {
     let bytes = match value {
         ValueRef::Null => return String::new(),
@@ -485,7 +490,7 @@ fn kept_field(value: ValueRef<'_>) -> String {
     match std::str::from_utf8(kept) {
         Ok(text) => text.to_owned(),
         // Only the cut split a character: keep what precedes it.
-        Err(e) if e.error_len().is_none() => {
+        Err(e) if e.error_len().is_none() && bytes.len() > MAX_RAW_FIELD_BYTES => {
             String::from_utf8_lossy(&kept[..e.valid_up_to()]).into_owned()
         }
         Err(_) => String::from_utf8_lossy(kept).into_owned(),
@@ -700,7 +705,12 @@ mod tests {
         let _store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(8)).unwrap();
         // Each thread names itself, and the index thread then changes its own class.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while new("taskdeck-search").is_empty() || new("taskdeck-index") != [idle] {
+        // (Another test's store opened meanwhile adds its own threads: each must match.)
+        let indexers_idle = || {
+            let indexers = new("taskdeck-index");
+            !indexers.is_empty() && indexers.iter().all(|&s| s == idle)
+        };
+        while new("taskdeck-search").is_empty() || !indexers_idle() {
             assert!(
                 std::time::Instant::now() < deadline,
                 "{:?}",
@@ -730,6 +740,12 @@ mod tests {
                 "{unit}"
             );
         }
+        // A cut that splits a character keeps what precedes it.
+        let odd = format!("x{}", "é".repeat(MAX_RAW_FIELD_BYTES));
+        let kept = kept_field(ValueRef::Text(odd.as_bytes()));
+        assert_eq!(kept.len(), MAX_RAW_FIELD_BYTES - 1);
+        assert!(odd.starts_with(&kept));
+        assert_eq!(kept_field(ValueRef::Text(b"ab\xc3")), "ab\u{FFFD}");
         assert_eq!(kept_field(ValueRef::Null), "");
         assert_eq!(kept_field(ValueRef::Text(b"a\xffb")), "a\u{FFFD}b");
     }
