@@ -30,10 +30,10 @@ pub(crate) fn lower_this_thread(nice: i32, what: &str) {
 /// Puts the calling thread in Linux's `SCHED_IDLE` class, the lowest there is: a thread that
 /// wakes at normal priority takes the core from it at once, and while the core is busy it gets
 /// a sliver of it (a fifth of a nice-19 thread's share). Only for a thread whose work nothing
-/// urgent waits on: under a sustained load that work lags until the load ends. Measured on the search
-/// index's writer (BENCHMARKS.md, "The search indexer's passes"): at 10,000 tasks created a
-/// second, creation's p99 3.9-4.1 ms in SCHED_IDLE against 4.9-5.7 ms at nice 19. Where the
-/// class is refused (some sandboxes), the thread goes to nice 19 instead
+/// urgent waits on: under a sustained load that work lags until the load ends. Measured on the
+/// search index's writer (BENCHMARKS.md, "The search indexer's passes"): at 10,000 tasks
+/// created a second, creation's p99 3.9-4.1 ms in SCHED_IDLE against 4.9-5.7 ms at nice 19.
+/// Where the class is refused (some sandboxes), the thread goes to nice 19 instead
 /// ([`lower_this_thread`]); that failure is logged at debug level for `what`. Outside Linux,
 /// nothing changes.
 pub(crate) fn idle_this_thread(what: &str) {
