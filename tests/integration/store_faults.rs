@@ -269,6 +269,19 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
         serde_json::from_slice(&taskdeck(&dir, &["doctor", "--json"]).stdout).unwrap();
     assert_eq!(json["ok"], false);
     assert_eq!(check(&json, "store")["ok"], false);
+
+    // A backup of it is refused, and leaves nothing behind: a copy that cannot be restored
+    // would be found out only when it is needed.
+    let dest = tmp.path().join("of-damaged.sqlite3");
+    let out = taskdeck(&dir, &["backup", dest.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("is damaged") && said.contains("no backup was made"),
+        "{said}"
+    );
+    assert!(!dest.exists());
+    assert!(!tmp.path().join(".of-damaged.sqlite3.partial").exists());
 }
 
 #[tokio::test]
@@ -570,6 +583,81 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
     }
 }
 
+/// A run that ends while the disk is full cannot store its outcome; the task must not stay
+/// `working` for good: the outcome is stored once there is space, without a restart.
+#[tokio::test]
+async fn a_run_that_ends_while_the_disk_is_full_settles_once_space_returns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let rpc = s
+        .rpc(
+            Some(&s.admin),
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": 2, "label": "during"}}),
+            true,
+        )
+        .await;
+    let id = rpc.body["result"]["taskId"].as_str().unwrap().to_string();
+    let filler = fill(&data);
+    // Full for sure: a write is refused (a failed commit can hand a few blocks back: refill).
+    let mut fillers = vec![filler];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let resp = s
+            .http
+            .post(s.url("/v1/jobs"))
+            .bearer_auth(&s.admin)
+            .json(&json!({"external": {"name": "probe"}}))
+            .send()
+            .await
+            .unwrap();
+        if resp.status() == 503 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the disk never filled");
+        fillers.push(fill_as(&data, &format!("filler-{}", fillers.len())));
+    }
+    // The run has ended meanwhile; its outcome could not be stored.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (status, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(status, 200, "{task}");
+    assert_eq!(
+        task["task"]["status"], "working",
+        "the settle was not refused: {task}"
+    );
+
+    for f in fillers {
+        std::fs::remove_file(f).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let settled = loop {
+        let (status, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        assert_eq!(status, 200, "{task}");
+        if task["task"]["status"] != "working" {
+            break task;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the task stayed working after space returned: {task}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(settled["task"]["status"], "completed", "{settled}");
+    // The result the run computed while the disk was full, as a polling agent gets it.
+    let get = s
+        .rpc(Some(&s.admin), "tasks/get", json!({"taskId": id}), true)
+        .await;
+    assert_eq!(get.body["result"]["status"], "completed", "{:?}", get.body);
+    assert!(
+        get.body["result"]
+            .to_string()
+            .contains("Computed during in 2s"),
+        "{:?}",
+        get.body
+    );
+}
+
 #[tokio::test]
 async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
     let tmp = tempfile::tempdir().unwrap();
@@ -602,6 +690,29 @@ async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
             text(&out.stderr)
         );
     }
+    // Nor onto a file of another data dir a Taskdeck runs on (its store above all).
+    let other_dir = tmp.path().join("other");
+    let other = Server::start_in(&other_dir, &[]).await;
+    let theirs = job(&other, "theirs").await;
+    for name in [
+        "taskdeck.sqlite3",
+        "taskdeck.sqlite3-wal",
+        "search.sqlite3",
+        "new.sqlite3",
+    ] {
+        let target = other_dir.join("data").join(name);
+        let out = taskdeck(tmp.path(), &["backup", "--force", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is in the data dir of a Taskdeck running on"),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
+    let (status, _) = other
+        .v1_get(Some(&other.admin), &format!("/v1/tasks/{theirs}"))
+        .await;
+    assert_eq!(status, 200, "the other live store is untouched");
     let lock = std::fs::read_to_string(tmp.path().join("data/taskdeck.lock")).unwrap();
     assert!(lock.starts_with("running"), "{lock}");
     let (status, _) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{kept}")).await;

@@ -7,7 +7,10 @@
 
 use std::{path::Path, process::ExitCode};
 
-use taskdeck_engine::store::backup::{self, BackupError, CopySummary};
+use taskdeck_engine::{
+    EngineError,
+    store::backup::{self, BackupError, CopySummary},
+};
 use taskdeck_server::data_dir_lock;
 
 /// `taskdeck backup DEST [--force]`: copies the store of `data_dir` to `dest` and prints
@@ -26,9 +29,20 @@ pub fn run_backup(data_dir: &Path, dest: &Path, force: bool) -> ExitCode {
             ExitCode::from(1)
         }
         Err(e) => {
-            eprintln!("taskdeck: backup failed: {e}");
+            eprintln!("taskdeck: backup failed: {}", copy_error(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// What a failed backup or restore says: a full disk is the copy's own (the store's message
+/// would say that the store's writes resume by themselves, which is not what happened).
+fn copy_error(e: &BackupError) -> String {
+    match e {
+        BackupError::Store(EngineError::DiskFull(what)) => {
+            format!("the disk is full ({what}); free some space and try again")
+        }
+        e => e.to_string(),
     }
 }
 
@@ -70,7 +84,7 @@ pub fn run_restore(data_dir: &Path, backup_file: &Path) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("taskdeck: restore failed: {e}");
+            eprintln!("taskdeck: restore failed: {}", copy_error(&e));
             ExitCode::from(1)
         }
     }

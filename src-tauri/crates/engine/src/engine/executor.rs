@@ -37,6 +37,14 @@ pub struct Recovery {
 /// enough that a store with many unsettled tasks does not queue them all.
 const RECOVERY_WRITES_IN_FLIGHT: usize = 512;
 
+/// The wait before a run's outcome is stored again after the store refused it (see
+/// [`Engine::settle_run`]); doubled after each refusal up to [`SETTLE_RETRY_MAX`].
+const SETTLE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The longest wait between two tries to store a run's outcome: the `Retry-After` the HTTP API
+/// gives for a full disk, so a task settles within this much of the space coming back.
+const SETTLE_RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What [`Engine::recover`] did with one unsettled task.
 enum Fate {
     Resumed,
@@ -288,13 +296,54 @@ impl Engine {
                 _ = ignored_cancel => Outcome::Cancelled,
             };
             // On shutdown the task keeps its stored state; the next start decides its fate.
-            if !shutdown.is_cancelled()
-                && let Err(e) = engine.finish(&task.task_id, outcome).await
-            {
-                tracing::error!(task_id = %task.task_id, "cannot settle task: {e}");
+            if !shutdown.is_cancelled() {
+                engine.settle_run(&task.task_id, outcome, &shutdown).await;
             }
             engine.parts.running.remove(&task.task_id);
         });
+    }
+
+    /// Stores how a run ended ([`Self::finish`]), trying again while the store cannot take the
+    /// write: a full disk ([`EngineError::DiskFull`]) or a group commit lost to another write
+    /// ([`EngineError::Store`]). Waits [`SETTLE_RETRY_FIRST`] before the second try, then twice
+    /// as long each time up to [`SETTLE_RETRY_MAX`], until the write is stored or `shutdown`
+    /// (then the task keeps its stored state and the next start gives it its fate). The run's
+    /// outcome is held in memory meanwhile, so a result computed while the disk was full is
+    /// stored once there is space, and the task never stays `working` after its run ended.
+    async fn settle_run(&self, task_id: &str, outcome: Outcome, shutdown: &CancellationToken) {
+        let mut wait = SETTLE_RETRY_FIRST;
+        let mut failed_tries = 0u32;
+        loop {
+            match self.finish(task_id, outcome.clone()).await {
+                Ok(()) => {
+                    if failed_tries > 0 {
+                        tracing::info!(task_id, failed_tries, "settled the task after all");
+                    }
+                    return;
+                }
+                // Deleted meanwhile: nothing left to settle.
+                Err(EngineError::NotFound) => return,
+                Err(e @ (EngineError::DiskFull(_) | EngineError::Store(_))) => {
+                    if failed_tries == 0 {
+                        tracing::warn!(
+                            task_id,
+                            "cannot settle the task yet ({e}); trying again until the store \
+                             takes it"
+                        );
+                    }
+                    failed_tries += 1;
+                }
+                Err(e) => {
+                    tracing::error!(task_id, "cannot settle the task: {e}");
+                    return;
+                }
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(wait) => {}
+            }
+            wait = (wait * 2).min(SETTLE_RETRY_MAX);
+        }
     }
 
     /// Settles a task with `outcome`, unless it is already terminal (then nothing happens).

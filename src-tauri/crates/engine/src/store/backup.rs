@@ -29,6 +29,14 @@ pub enum BackupError {
     /// The file to restore failed its check: it is not a sound store.
     #[error("{path} is not a sound Taskdeck store: {problem}")]
     Unsound { path: PathBuf, problem: String },
+    /// Backup only: the copy of the store at `path` failed `PRAGMA quick_check` (the store
+    /// itself is damaged), so no copy was kept: a backup that cannot be restored is worse than
+    /// none, as it is found out only when it is needed.
+    #[error(
+        "the store {path} is damaged ({problem}), so no backup was made: see \"A damaged store\" \
+         in docs/operations.md"
+    )]
+    Damaged { path: PathBuf, problem: String },
     /// Reading, writing or renaming failed (including a full disk).
     #[error(transparent)]
     Store(#[from] EngineError),
@@ -50,10 +58,13 @@ pub struct CopySummary {
 }
 
 /// Copies the store of data dir `dir` to `dest` (made 0600) while it may be in use, as of one
-/// commit. `overwrite`: replace an existing `dest` (and drop its stale -wal and -shm).
+/// commit, and checks the copy (`PRAGMA quick_check`: it reads every page, so it takes about as
+/// long as the copy) before it takes `dest`'s name. `overwrite`: replace an existing `dest` (and
+/// drop its stale -wal and -shm), unless `dest` is in a data dir a process runs on.
 ///
-/// Errors: [`BackupError::Exists`]; [`BackupError::Store`] when the store cannot be read or
-/// `dest` written ([`EngineError::DiskFull`] when its disk is full).
+/// Errors: [`BackupError::Exists`]; [`BackupError::Damaged`] when the copy fails its check;
+/// [`BackupError::Store`] when `dest` is in a running Taskdeck's data dir or inside `dir`, or the
+/// store cannot be read or `dest` written ([`EngineError::DiskFull`] when its disk is full).
 pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, BackupError> {
     let source = dir.join(FILE_NAME);
     if !source.is_file() {
@@ -91,12 +102,43 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
             "is inside the data dir, whose files are Taskdeck's own: back up to another directory",
         ));
     }
+    // A file of another data dir while a Taskdeck runs on it (its store, -wal, -shm, search
+    // index...): replacing one would pull it from under that process, which would go on
+    // acknowledging writes into unlinked files.
+    let parent = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if crate::data_dir_lock::in_use(parent) {
+        return Err(store_error(
+            dest,
+            &format!(
+                "is in the data dir of a Taskdeck running on {}: back up to another directory",
+                parent.display()
+            ),
+        ));
+    }
     let partial = partial_path(dest);
-    let copied = copy_pages(&source, &partial);
+    // Checked before it is counted: counting reads the tasks b-tree, which may be the damage.
+    let copied = copy_pages(&source, &partial).and_then(|()| {
+        let problems = integrity::check_file(&partial, CheckDepth::Quick)?.problems;
+        if problems.is_empty() {
+            count_tasks(&partial).map(Ok)
+        } else {
+            Ok(Err(problems))
+        }
+    });
     let tasks = match copied {
-        Ok(tasks) => tasks,
+        Ok(Ok(tasks)) => tasks,
+        Ok(Err(problems)) => {
+            remove_partial(&partial);
+            return Err(BackupError::Damaged {
+                path: source,
+                problem: problems.join("; "),
+            });
+        }
         Err(e) => {
-            let _ = std::fs::remove_file(&partial);
+            remove_partial(&partial);
             return Err(e.into());
         }
     };
@@ -110,7 +152,7 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
         std::fs::hard_link(&partial, dest).and_then(|()| std::fs::remove_file(&partial))
     };
     if let Err(e) = placed {
-        let _ = std::fs::remove_file(&partial);
+        remove_partial(&partial);
         return Err(match e.kind() {
             std::io::ErrorKind::AlreadyExists => BackupError::Exists(dest.to_path_buf()),
             _ => store_error(dest, &e.to_string()),
@@ -125,8 +167,8 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
 }
 
 /// Copies every page of the SQLite file `source` into a new file `dest` in one step (one read
-/// transaction), makes `dest` a rollback-journal database, syncs it, and returns its task count.
-fn copy_pages(source: &Path, dest: &Path) -> Result<u64, EngineError> {
+/// transaction), makes `dest` a rollback-journal database and syncs it.
+fn copy_pages(source: &Path, dest: &Path) -> Result<(), EngineError> {
     let _ = std::fs::remove_file(dest);
     create_private_file(dest)?;
     let src = open_read_only(source)?;
@@ -145,11 +187,16 @@ fn copy_pages(source: &Path, dest: &Path) -> Result<u64, EngineError> {
         }
     }
     dst.pragma_update(None, "journal_mode", "DELETE")?;
-    let tasks: i64 = dst.query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))?;
     drop(dst);
     std::fs::File::open(dest)
         .and_then(|f| f.sync_all())
-        .map_err(|e| store_io(dest, e))?;
+        .map_err(|e| store_io(dest, e))
+}
+
+/// The number of tasks in the store file at `path` (a copy [`copy_pages`] wrote).
+fn count_tasks(path: &Path) -> Result<u64, EngineError> {
+    let conn = open_read_only(path)?;
+    let tasks: i64 = conn.query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))?;
     Ok(tasks.max(0) as u64)
 }
 
@@ -177,7 +224,7 @@ pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
     // Through SQLite, as the check above read it: a backup with a -wal beside it (a store
     // moved aside by an earlier restore) is copied with the commits in that -wal.
     if let Err(e) = copy_pages(backup, &partial) {
-        let _ = std::fs::remove_file(&partial);
+        remove_partial(&partial);
         return Err(e.into());
     }
     let moved_aside = if store.exists() || with_suffix(&store, "-wal").exists() {
@@ -212,6 +259,14 @@ pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
         tasks,
         moved_aside,
     })
+}
+
+/// Removes a copy that will not be placed, with the rollback journal SQLite may have left
+/// beside it (`.NAME.partial-journal`, when the copy failed mid-way).
+fn remove_partial(partial: &Path) {
+    for suffix in ["", "-journal"] {
+        let _ = std::fs::remove_file(with_suffix(partial, suffix));
+    }
 }
 
 /// `path` with `suffix` appended to its file name (`x.sqlite3` + `-wal`).
