@@ -263,3 +263,71 @@ async fn search_answers_the_same_before_and_after_indexing_and_after_losing_the_
     assert_eq!(search(&s, "other-1").await, Vec::<String>::new());
     check(&s, &labels, "after another store's index").await;
 }
+
+/// Overwrites every page of the index file at `path` that holds FTS5's own data (its `_data`
+/// and `_idx` tables' pages: every page but the first and the small tables' roots) with
+/// garbage, after copying its WAL into it: the file opens and its small tables read, and any
+/// search through it finds the damage, as a disk's bad sectors would leave it.
+fn damage_index_pages(path: &Path) -> usize {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    let kept: Vec<i64> = c
+        .prepare(
+            "SELECT rootpage FROM sqlite_schema
+             WHERE rootpage > 0 AND name NOT IN ('task_text_data', 'task_text_idx')",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    drop(c);
+    let pages = std::fs::metadata(path).unwrap().len() / 4096;
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    let mut damaged = 0;
+    for page in 2..=pages as i64 {
+        if !kept.contains(&page) {
+            use std::io::{Seek, SeekFrom, Write};
+            f.seek(SeekFrom::Start((page as u64 - 1) * 4096)).unwrap();
+            f.write_all(&[0xA5; 4096]).unwrap();
+            damaged += 1;
+        }
+    }
+    damaged
+}
+
+/// An index whose file opens but has damaged pages (a search through it fails): searches are
+/// answered without it, exactly, and the next start rebuilds it.
+#[tokio::test]
+async fn a_damaged_index_is_searched_around_and_rebuilt_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let mut labels = Vec::new();
+    for i in 0..13 {
+        labels.push(s.completed_task(&s.admin, &format!("alpha-{i}")).await);
+    }
+    labels.push(s.completed_task(&s.admin, "Grüße aus Überlingen").await);
+    labels.push(s.completed_task(&s.admin, "İstanbul ᎠᎡᎢᎣ ΔΟΣΑ ΚΑΛΟΣ").await);
+    wait_for_index(&data).await;
+    s.kill().await;
+    let index = data.join("search.sqlite3");
+    assert!(damage_index_pages(&index) > 0, "nothing to damage");
+    let marker = data.join("search.sqlite3.damaged");
+
+    let mut s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    check(&s, &labels, "with a damaged index").await;
+    assert!(marker.exists(), "the damage is recorded for the next start");
+    // New tasks are found too (the indexer no longer writes the damaged file).
+    let new = s.completed_task(&s.admin, "omega-new").await;
+    assert_eq!(search(&s, "omega-new").await, vec![new.clone()]);
+    s.kill().await;
+
+    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    assert!(!marker.exists(), "the next start rebuilt the index");
+    wait_for_index(&data).await;
+    check(&s, &labels, "rebuilt").await;
+    assert_eq!(search(&s, "omega-new").await, vec![new]);
+    assert_eq!(indexed(&data, "alpha-1"), 4, "the rebuilt index answers");
+}

@@ -24,8 +24,8 @@
 //! exact; a task with an entry from before it settled (or from an older version) holds
 //! trigrams of older text as well, which only adds candidates.
 //!
-//! The index can always be rebuilt from the store: a missing, unreadable or older-version file
-//! is replaced by an empty one, and one built from another store (or from a later state of
+//! The index can always be rebuilt from the store: a missing, unreadable or older-version file,
+//! or one a run found damaged ([`IndexHealth`]), is replaced by an empty one, and one built from another store (or from a later state of
 //! this one, before a backup was restored) is emptied; both fill again from the first event.
 //! `meta` holds `event_id` (the last event indexed, an integer) and `store_id` (text) in its
 //! `value` column, which has no type affinity so that each keeps its own type (version 3
@@ -34,7 +34,11 @@
 use std::{
     collections::HashSet,
     path::{Path, PathBuf},
-    sync::mpsc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+        mpsc,
+    },
     thread,
     time::Duration,
 };
@@ -82,12 +86,22 @@ CREATE VIRTUAL TABLE IF NOT EXISTS task_text USING fts5(text, tokenize = 'trigra
   content = '', contentless_delete = 1);
 ";
 
-/// Opens (creating or rebuilding if needed) the index in `dir` and returns its path.
+/// Opens (creating or rebuilding if needed) the index in `dir` and returns its path. An index
+/// the last run found damaged (its marker, see [`IndexHealth`]) or that cannot be opened is
+/// replaced by an empty one, which the indexer fills from the store.
 ///
 /// Errors: [`EngineError::Store`] when the file cannot be created even after removing it.
 pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
     let path = dir.join(FILE_NAME);
-    match prepare(&path) {
+    let marker = damaged_marker(&path);
+    let problem = match std::fs::read_to_string(&marker) {
+        Ok(found) => Err(EngineError::Store(format!(
+            "found damaged by the last run ({})",
+            found.trim()
+        ))),
+        Err(_) => prepare(&path),
+    };
+    match problem {
         Ok(()) => Ok(path),
         Err(e) => {
             tracing::warn!("search index {}: {e}; rebuilding it", path.display());
@@ -95,9 +109,68 @@ pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
                 let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
             }
             prepare(&path)?;
+            // Only once the new file is in place: a start that fails before still rebuilds.
+            let _ = std::fs::remove_file(&marker);
             Ok(path)
         }
     }
+}
+
+/// What the store's read connections and the indexer share about the index file: whether it
+/// was found damaged.
+///
+/// A damaged index (a page SQLite cannot read) is found by a search that fails with it and
+/// succeeds without it, or by an indexing pass that fails where `PRAGMA quick_check` then
+/// finds damage. From then on searches go without it (exact, scanning the tasks), the indexer
+/// stops writing it, and a marker file next to it (`search.sqlite3.damaged`) has the next
+/// start replace it with an empty one that fills again from the store ([`open`]). Replacing
+/// it while Taskdeck runs would need every read connection to let go of the old file first:
+/// SQLite removes a WAL database's `-wal` by its name when the last connection closes, which
+/// would remove the new file's.
+#[derive(Debug)]
+pub struct IndexHealth {
+    damaged: AtomicBool,
+    /// The index file; its marker is this path with `.damaged` appended.
+    path: PathBuf,
+}
+
+impl IndexHealth {
+    /// The health of the index file at `path`, sound until found otherwise.
+    pub fn new(path: PathBuf) -> IndexHealth {
+        IndexHealth {
+            damaged: AtomicBool::new(false),
+            path,
+        }
+    }
+
+    /// Whether the index was found damaged: searches must not use it.
+    pub fn is_damaged(&self) -> bool {
+        self.damaged.load(Ordering::Acquire)
+    }
+
+    /// Records that the index is damaged (`error`: what showed it) and leaves the marker that
+    /// has the next start rebuild it. Logs the first time only.
+    pub fn mark_damaged(&self, error: &EngineError) {
+        if self.damaged.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let marker = damaged_marker(&self.path);
+        if let Err(e) = std::fs::write(&marker, format!("{error}\n")) {
+            tracing::warn!("search index: cannot write {}: {e}", marker.display());
+        }
+        tracing::warn!(
+            "search index {} is damaged ({error}); searching without it (every task is scanned) \
+             until the next start, which rebuilds it",
+            self.path.display()
+        );
+    }
+}
+
+/// The marker of a damaged index at `index` (see [`IndexHealth`]).
+fn damaged_marker(index: &Path) -> PathBuf {
+    let mut s = index.as_os_str().to_owned();
+    s.push(".damaged");
+    PathBuf::from(s)
 }
 
 fn prepare(path: &Path) -> Result<(), EngineError> {
@@ -118,45 +191,52 @@ fn prepare(path: &Path) -> Result<(), EngineError> {
 /// they index everything the index has not seen, then wait for the store's changes (`changes`,
 /// from [`ChangeFeed::subscribe_ids`](crate::feed::ChangeFeed::subscribe_ids): the indexer
 /// reads the changes from the store, the ids only wake it) and index them in passes. Both stop
-/// when the feed closes.
+/// when the feed closes. `health`: shared with the store's read connections; a damaged index
+/// is left alone until the next start rebuilds it (see [`IndexHealth`]).
 pub fn spawn_indexer(
     index: PathBuf,
     store: PathBuf,
     changes: broadcast::Receiver<i64>,
+    health: Arc<IndexHealth>,
 ) -> Result<(), EngineError> {
-    let idx = Connection::open(&index)?;
-    // The index is rebuilt from the store if lost: it need not survive a power cut.
-    idx.pragma_update(None, "synchronous", "OFF")?;
-    // A merge of a whole level (see [`AUTOMERGE`]) goes through the WAL in one transaction;
-    // the file is cut back to this size when the log next starts over instead of staying that
-    // large.
-    idx.pragma_update(None, "journal_size_limit", 8 << 20)?;
+    let idx = open_index(&index)?;
     let main = Connection::open_with_flags(
         &store,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     main.busy_timeout(Duration::from_secs(10))?;
-    // The indexer reads and writes each page about once: small page caches (1 MiB each)
-    // instead of SQLite's 2 MiB default keep its memory down.
-    for conn in [&idx, &main] {
-        conn.pragma_update(None, "cache_size", -1_024)?;
-    }
+    // The indexer reads and writes each page about once: a small page cache (1 MiB, as the
+    // index's own connection) instead of SQLite's 2 MiB default keeps its memory down.
+    main.pragma_update(None, "cache_size", -1_024)?;
     adopt(&idx, &main)?;
-    if let Err(e) = merge_less_often(&idx) {
-        tracing::warn!("search index: cannot set its merge level: {e}");
-    }
     let last = indexed_up_to(&idx)?;
     let (batches_tx, batches) = mpsc::sync_channel(1);
     let (written, written_rx) = mpsc::sync_channel(1);
     thread::Builder::new()
         .name("taskdeck-index".into())
-        .spawn(move || run_index(idx, batches, written))
+        .spawn(move || run_index(idx, batches, written, health))
         .map_err(|e| EngineError::Store(e.to_string()))?;
     thread::Builder::new()
         .name("taskdeck-search".into())
         .spawn(move || run(main, changes, last, batches_tx, written_rx))
         .map_err(|e| EngineError::Store(e.to_string()))?;
     Ok(())
+}
+
+/// The index thread's connection to the index file at `path` (already [`prepare`]d).
+fn open_index(path: &Path) -> Result<Connection, EngineError> {
+    let idx = Connection::open(path)?;
+    // The index is rebuilt from the store if lost: it need not survive a power cut.
+    idx.pragma_update(None, "synchronous", "OFF")?;
+    // A merge of a whole level (see [`AUTOMERGE`]) goes through the WAL in one transaction;
+    // the file is cut back to this size when the log next starts over instead of staying that
+    // large.
+    idx.pragma_update(None, "journal_size_limit", 8 << 20)?;
+    idx.pragma_update(None, "cache_size", -1_024)?;
+    if let Err(e) = merge_less_often(&idx) {
+        tracing::warn!("search index: cannot set its merge level: {e}");
+    }
+    Ok(idx)
 }
 
 /// FTS5 merges a level's segments into one of the next level once `automerge` of them have
@@ -307,17 +387,37 @@ fn run_index(
     mut idx: Connection,
     batches: mpsc::Receiver<Batch>,
     written: mpsc::SyncSender<Result<(), EngineError>>,
+    health: Arc<IndexHealth>,
 ) {
     crate::priority::idle_this_thread("search index");
     let mut oldest_seq = 0;
     for batch in batches {
-        if written
-            .send(write_batch(&mut idx, &batch, &mut oldest_seq))
-            .is_err()
-        {
+        // A damaged index is not written: searches go without it until the next start
+        // rebuilds it, and a pass that failed on it would fail again every second.
+        let outcome = if health.is_damaged() {
+            Ok(())
+        } else {
+            write_batch(&mut idx, &batch, &mut oldest_seq).or_else(|e| {
+                if e.is_disk_full() || !is_damaged(&idx) {
+                    return Err(e);
+                }
+                health.mark_damaged(&e);
+                Ok(())
+            })
+        };
+        if written.send(outcome).is_err() {
             return;
         }
     }
+}
+
+/// Whether `PRAGMA quick_check` finds the index file damaged (or cannot run on it): asked
+/// after a pass failed, to tell damage from a passing failure.
+fn is_damaged(idx: &Connection) -> bool {
+    let checked: rusqlite::Result<Vec<String>> = idx
+        .prepare("PRAGMA quick_check(1)")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
+    !matches!(checked.as_deref(), Ok([ok]) if ok == "ok")
 }
 
 /// What one pass read from the store for the index (see [`read_batch`]).

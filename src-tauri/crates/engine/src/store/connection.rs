@@ -5,7 +5,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::Mutex,
+    sync::{Arc, Mutex},
     thread,
 };
 
@@ -50,8 +50,8 @@ pub(super) const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// Idle read-only connections, reused by [`super::Store::read`]; at most [`Self::KEPT`] are kept.
 pub(super) struct ReaderPool {
     path: PathBuf,
-    /// The search index file, attached to every read connection as `search`.
-    search: Option<PathBuf>,
+    /// The search index file, attached to every read connection as `search`, and its health.
+    search: Option<(PathBuf, Arc<search::IndexHealth>)>,
     idle: Mutex<Vec<Connection>>,
 }
 
@@ -60,7 +60,10 @@ impl ReaderPool {
     const KEPT: usize = 16;
 
     /// An empty pool of connections to `path`, each with `search` attached when given.
-    pub(super) fn new(path: PathBuf, search: Option<PathBuf>) -> ReaderPool {
+    pub(super) fn new(
+        path: PathBuf,
+        search: Option<(PathBuf, Arc<search::IndexHealth>)>,
+    ) -> ReaderPool {
         ReaderPool {
             path,
             search,
@@ -68,9 +71,17 @@ impl ReaderPool {
         }
     }
 
-    /// Whether read connections have the search index attached.
+    /// Whether searches may use the index: read connections have it attached and it was not
+    /// found damaged.
     pub(super) fn has_search(&self) -> bool {
-        self.search.is_some()
+        self.search.as_ref().is_some_and(|(_, h)| !h.is_damaged())
+    }
+
+    /// Records that a search failed with the index (`error`) and succeeded without it.
+    pub(super) fn search_failed(&self, error: &EngineError) {
+        if let Some((_, health)) = &self.search {
+            health.mark_damaged(error);
+        }
     }
 
     /// Runs `f` on an idle connection (opened if none is idle) and keeps it for the next read.
@@ -83,7 +94,7 @@ impl ReaderPool {
             Some(c) => c,
             None => {
                 let c = open_conn(&self.path)?;
-                if let Some(index) = &self.search {
+                if let Some((index, _)) = &self.search {
                     c.execute(
                         "ATTACH DATABASE ?1 AS search",
                         params![index.to_string_lossy()],

@@ -57,8 +57,34 @@ impl Store {
     /// Without a free-text query the answer comes from `task_counts` (kept by the writer in
     /// the transactions that change the tasks), so it costs the same for 10 or 1,000,000 tasks.
     pub fn counts(&self, filter: &ListFilter) -> Result<BTreeMap<String, i64>, EngineError> {
-        let indexed = self.state.readers.has_search();
-        self.read(|c| count_tasks(c, filter, indexed))
+        self.with_index(filter, |indexed| {
+            self.read(|c| count_tasks(c, filter, indexed))
+        })
+    }
+
+    /// Runs `read` with the search index when it may be used (`true`), and again without it
+    /// when a search that uses it failed: a search that fails only with the index found it
+    /// damaged ([`search::IndexHealth`]), and is answered by scanning the tasks instead.
+    fn with_index<R>(
+        &self,
+        filter: &ListFilter,
+        read: impl Fn(bool) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        let searches = filter
+            .query
+            .as_deref()
+            .is_some_and(|q| search::candidate_match(q).is_some());
+        if !searches || !self.state.readers.has_search() {
+            return read(self.state.readers.has_search());
+        }
+        match read(true) {
+            Err(e @ EngineError::Store(_)) => {
+                let without = read(false)?;
+                self.state.readers.search_failed(&e);
+                Ok(without)
+            }
+            r => r,
+        }
     }
 
     /// One page of the tasks `filter` selects (newest first, with the cursor for the next), its
@@ -67,7 +93,11 @@ impl Store {
     /// after it (`/v1/events` with `Last-Event-ID`) brings every later change once (a task
     /// deleted meanwhile: only its `deleted` event). Errors: [`EngineError::Store`].
     pub fn page(&self, filter: &ListFilter) -> Result<Page, EngineError> {
-        let indexed = self.state.readers.has_search();
+        self.with_index(filter, |indexed| self.page_with(filter, indexed))
+    }
+
+    /// [`Self::page`], with the search index or not (`indexed`).
+    fn page_with(&self, filter: &ListFilter, indexed: bool) -> Result<Page, EngineError> {
         self.read(|c| {
             // A deferred read transaction: its snapshot starts at the first SELECT.
             let tx = c.unchecked_transaction()?;

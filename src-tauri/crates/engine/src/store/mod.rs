@@ -112,8 +112,14 @@ impl Store {
         let prepared = Prepared::open(&path, durability)?;
         // After the tables exist: the indexer starts by reading the events it has not seen.
         let search = search::open(dir).and_then(|index| {
-            search::spawn_indexer(index.clone(), path.clone(), feed.subscribe_ids())?;
-            Ok(index)
+            let health = Arc::new(search::IndexHealth::new(index.clone()));
+            search::spawn_indexer(
+                index.clone(),
+                path.clone(),
+                feed.subscribe_ids(),
+                health.clone(),
+            )?;
+            Ok((index, health))
         });
         let search = match search {
             Ok(index) => Some(index),
@@ -145,12 +151,13 @@ impl Store {
         Ok(path)
     }
 
-    /// Starts the writer on the prepared store file at `path`; reads attach `search`.
+    /// Starts the writer on the prepared store file at `path`; reads attach `search` (the
+    /// index file and what its indexer found of its health).
     fn start(
         prepared: Prepared,
         path: PathBuf,
         feed: ChangeFeed,
-        search: Option<PathBuf>,
+        search: Option<(PathBuf, Arc<search::IndexHealth>)>,
     ) -> Result<Store, EngineError> {
         let Prepared { conn, cursor_key } = prepared;
         let answers = Arc::new(AnswerCache::new(ANSWER_CACHE_BYTES));
