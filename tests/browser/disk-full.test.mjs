@@ -1,8 +1,9 @@
 // A full disk in headless Chromium against the real `taskdeck serve`, whose data dir is a small
-// tmpfs: a write the page makes (cancelling a task) is refused with 503 `disk_full`, and the
-// page says why in a banner under the top bar ("The disk holding Taskdeck’s store is full: free
-// some space; writes resume by themselves"); once space is freed, the next write succeeds and
-// the banner goes.
+// tmpfs: an agent's write (through the API) is refused with 503 `disk_full`, and the page, which
+// only watches, says why in a banner under the top bar ("The disk holding Taskdeck’s store is
+// full: free some space; writes resume by themselves"); a write the page makes (cancelling a
+// task) is refused too; once space is freed the banner goes by itself, and the next write
+// succeeds.
 //
 // Mounting the tmpfs needs root (or passwordless `sudo -n`); without either the test is
 // skipped and says so (CI runs as root).
@@ -97,7 +98,7 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('a write refused on a full disk shows why until a write succeeds', { skip: skip ?? false }, async () => {
+test('a full disk shows why, to a page that only watches too, until there is room', { skip: skip ?? false }, async () => {
   const resp = await createJob('waits while the disk fills');
   assert.equal(resp.status, 202);
   const { taskId } = await resp.json();
@@ -111,6 +112,9 @@ test('a write refused on a full disk shows why until a write succeeds', { skip: 
   // failed commit handed back.
   await waitFor(async () => (await createJob('probe')).status === 503, 'a write refused on the full disk');
   fill(path.join(data, 'filler-2'));
+  // The page has written nothing: the server's event stream tells it.
+  await banner.waitFor();
+  assert.equal(await banner.textContent(), 'The disk holding Taskdeck’s store is full: free some space; writes resume by themselves.');
 
   const dialog = page.locator('#confirm-dialog');
   await page.getByRole('button', { name: 'Cancel task…' }).click();
@@ -121,9 +125,10 @@ test('a write refused on a full disk shows why until a write succeeds', { skip: 
 
   fs.rmSync(path.join(data, 'filler'));
   fs.rmSync(path.join(data, 'filler-2'));
+  // Room again: the server says so (it checks every 2 s while full) before anyone writes.
+  await banner.waitFor({ state: 'hidden', timeout: 10000 });
   await page.getByRole('button', { name: 'Cancel task…' }).click();
   await dialog.getByRole('button', { name: 'Cancel task' }).click();
-  await banner.waitFor({ state: 'hidden' });
   await page.getByRole('button', { name: 'Cancel requested' }).waitFor();
   assert.deepEqual(pageErrors, []);
 });

@@ -44,6 +44,19 @@ async fn job(s: &Server, name: &str) -> String {
     body["taskId"].as_str().unwrap().to_string()
 }
 
+/// The admin's `/v1/events` stream, open.
+async fn events(s: &Server) -> reqwest::Response {
+    let resp = s
+        .http
+        .get(s.url("/v1/events?keepAlive=false"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    resp
+}
+
 /// `taskdeck backup` of `s`'s store to `dest`; asserts success.
 fn backup(dir: &Path, dest: &Path) -> String {
     let out = taskdeck(dir, &["backup", dest.to_str().unwrap()]);
@@ -491,6 +504,21 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
         refused += 1;
     }
     assert!(refused > 0, "no write was refused on a full disk");
+    // A watcher that connects now, having written nothing, is told why writes are refused.
+    let full = crate::api::read_until(events(&s).await, |f| {
+        f.iter().any(|(_, e, _)| e.as_deref() == Some("store"))
+    })
+    .await;
+    let (id, _, said) = full
+        .iter()
+        .find(|(_, e, _)| e.as_deref() == Some("store"))
+        .unwrap();
+    assert_eq!(said["diskFull"], true, "{said}");
+    assert!(
+        said["since"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{said}"
+    );
+    assert_eq!(id, &None, "a store event has no id: Last-Event-ID stays");
     // A failed commit can hand a few blocks back (the WAL's partial frames): fill them again.
     let filler_2 = fill_as(&data, "filler-2");
     let mut rpc_refused = false;
@@ -549,9 +577,21 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
     let (status, _) = s.v1_get(Some(&s.admin), "/v1/tasks?limit=5").await;
     assert_eq!(status, 200);
 
-    // Space returns: writes succeed again without a restart.
+    // Space returns: a watcher learns it without anyone writing, and writes succeed again
+    // without a restart.
+    let watcher = events(&s).await;
     std::fs::remove_file(&filler).unwrap();
     std::fs::remove_file(&filler_2).unwrap();
+    let told = crate::api::read_until(watcher, |f| {
+        f.iter()
+            .any(|(_, e, d)| e.as_deref() == Some("store") && d["diskFull"] == false)
+    })
+    .await;
+    assert!(
+        told.iter()
+            .any(|(_, e, d)| e.as_deref() == Some("store") && d["diskFull"] == true),
+        "the stream said the disk was full as it opened: {told:?}"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     let after = loop {
         let (status, body) = s

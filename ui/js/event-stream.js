@@ -25,6 +25,9 @@ export function isLoopback(hostname) {
  * @param {() => string} o.getToken
  * @param {(change: {event: object, task: object}, id: string) => void} o.onChange
  * @param {() => void} [o.onResync] the server says we fell behind: reload the list
+ * @param {(store: {diskFull: boolean, since?: string}) => void} [o.onStore] the server says
+ *   whether writes are refused because its disk is full (sent as the stream opens when it is,
+ *   then at each change)
  * @param {(state: 'connecting'|'open'|'reconnecting'|'closed', info?: object) => void} [o.onState]
  * @param {() => void} [o.onAuthError] 401/403: the token is not accepted (the stream stops)
  * @param {string} [o.lastEventId] resume after this id
@@ -98,6 +101,14 @@ export function openEventStream(o) {
             if (change && change.task && change.event) o.onChange(change, ev.id);
           } else if (ev.type === 'resync') {
             if (o.onResync) o.onResync();
+          } else if (ev.type === 'store') {
+            let store;
+            try {
+              store = JSON.parse(ev.data);
+            } catch {
+              return;
+            }
+            if (store && typeof store.diskFull === 'boolean' && o.onStore) o.onStore(store);
           }
         },
         { onRetry: (ms) => (serverRetryMs = ms) },

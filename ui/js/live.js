@@ -12,6 +12,7 @@ import { noteTool, notePrincipal } from './filters.js';
 import { reloadInbox, scheduleInboxRender, announceInput } from './inbox.js';
 import { renderBulk } from './selection.js';
 import { reloadApprovals, onApprovalChange } from './approvals-view.js';
+import { noteStore } from './store-banner.js';
 
 /**
  * Opens the live stream. With `resumeFrom` (the list page's `eventId`) it starts with the
@@ -32,10 +33,13 @@ export function connectStream(resumeFrom) {
       if (state.detail.taskId) state.detail.scheduleRefetch();
     },
     onAuthError,
+    onStore: noteStore,
     onState: (s, info) => {
       state.streamState = s;
       renderConn(info);
       if (s === 'open') {
+        // What the disk was before the gap no longer holds; a full disk is said again at once.
+        noteStore(null);
         if (openedOnce || !resumeFrom) {
           // Back after a gap: the replay brings every change, but not the tasks that were
           // created and deleted meanwhile; the counts come from the server again.

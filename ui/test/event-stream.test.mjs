@@ -80,6 +80,36 @@ test('a resync event calls onResync; a malformed change is skipped', async () =>
   assert.equal(states.at(-1), 'closed');
 });
 
+test('store events report the disk; they have no id and leave Last-Event-ID alone', async () => {
+  const stores = [];
+  const resp = sseResponse(
+    [
+      change(7),
+      'event: store\ndata: {"diskFull":true,"since":"2026-12-03T10:00:00.000Z"}\n\n',
+      'event: store\ndata: {oops\n\n',
+      'event: store\ndata: {"diskFull":false}\n\n',
+    ],
+    { hold: true },
+  );
+  let done;
+  const seen = new Promise((r) => (done = r));
+  const stream = openEventStream({
+    getToken: () => 't',
+    fetchImpl: async () => resp,
+    onChange: () => {},
+    onStore: (s) => {
+      stores.push(s);
+      if (stores.length === 2) done();
+    },
+    idleTimeoutMs: 0,
+  });
+  await seen;
+  assert.deepEqual(stores, [{ diskFull: true, since: '2026-12-03T10:00:00.000Z' }, { diskFull: false }]);
+  assert.equal(stream.lastEventId, '7');
+  stream.close();
+  await stream.done;
+});
+
 test('401 stops the stream and reports an auth error; network errors retry', async () => {
   let authErrors = 0;
   let n = 0;

@@ -174,6 +174,14 @@ impl Store {
         })
     }
 
+    /// Since when (ms since the Unix epoch) writes are refused because the disk holding the
+    /// store is full ([`EngineError::DiskFull`]), or `None`: set when a write fails for it,
+    /// cleared once the file system has 1 MiB free again (checked every 2 s meanwhile), so a
+    /// watcher learns of both without writing anything itself.
+    pub fn disk_full(&self) -> tokio::sync::watch::Receiver<Option<i64>> {
+        self.state.writer.disk_full()
+    }
+
     /// Path of the SQLite file.
     pub fn path(&self) -> &Path {
         &self.state.path

@@ -21,7 +21,7 @@ use std::{
 };
 
 use rusqlite::Connection;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use super::{
     checkpoint::Checkpointer,
@@ -48,10 +48,12 @@ pub(super) enum Queued {
     Unhurried,
 }
 
-/// The sending side of the writer: its channel and its queue of unhurried writes.
+/// The sending side of the writer: its channel, its queue of unhurried writes, and what it
+/// found of the disk.
 pub(super) struct Writer {
     tx: mpsc::Sender<Queued>,
     unhurried: Arc<UnhurriedQueue>,
+    disk_full: watch::Receiver<Option<i64>>,
 }
 
 /// Writes nobody waits for, in the order they were queued, until the writer takes them all.
@@ -100,11 +102,79 @@ impl Writer {
         Ok(())
     }
 
+    /// Since when (ms since the Unix epoch) writes are refused because the store's disk is
+    /// full, or `None`; see [`DiskWatch`].
+    pub(super) fn disk_full(&self) -> watch::Receiver<Option<i64>> {
+        self.disk_full.clone()
+    }
+
     /// How many unhurried writes woke the writer so far.
     #[cfg(test)]
     pub(super) fn unhurried_wakes(&self) -> usize {
         self.unhurried.wakes.load(Ordering::Relaxed)
     }
+}
+
+/// Whether the store's disk is full, as the writer found it: set (with the time) when a group
+/// fails with [`EngineError::DiskFull`], cleared once the file system has
+/// [`SPACE_FOR_WRITES`] free again (checked every [`DISK_RECHECK`] while set, and after each
+/// commit). A commit that fits in room the WAL already has does not clear it: the next write
+/// that needs a new block would fail. Watchers (the UI's event stream) learn of both at once, so
+/// someone who only watches sees why agents' writes are refused, and when they resume.
+struct DiskWatch {
+    /// The directory holding the store: the file system whose space is checked.
+    dir: std::path::PathBuf,
+    state: watch::Sender<Option<i64>>,
+}
+
+/// Free space (bytes, for an unprivileged writer) past which a full disk counts as having
+/// room again: a group commit of a creation flood writes a few hundred KiB.
+const SPACE_FOR_WRITES: u64 = 1 << 20;
+
+/// How often the writer checks the free space while the disk is full.
+const DISK_RECHECK: Duration = Duration::from_secs(2);
+
+impl DiskWatch {
+    fn is_full(&self) -> bool {
+        self.state.borrow().is_some()
+    }
+
+    /// A group failed with `error`: a full disk sets the state (once).
+    fn failed(&self, error: &EngineError) {
+        if error.is_disk_full() {
+            self.state.send_if_modified(|s| {
+                let was = s.is_some();
+                s.get_or_insert_with(crate::clock::now_ms);
+                !was
+            });
+        }
+    }
+
+    /// Clears the state when the file system has room again.
+    fn recheck(&self) {
+        if self.is_full() && free_bytes(&self.dir).is_some_and(|b| b >= SPACE_FOR_WRITES) {
+            tracing::info!("store: the disk has room again; writes resume");
+            self.state.send_replace(None);
+        }
+    }
+}
+
+/// The bytes an unprivileged process may still write on the file system holding `dir`
+/// (statvfs(3): `f_bavail * f_frsize`), or `None` when it cannot be asked.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `path` is a NUL-terminated string and `st` is written by statvfs on success.
+    let rc = unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    // Both are 64-bit here, narrower on 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// The error of a write sent to a writer that stopped.
@@ -203,6 +273,14 @@ pub(super) fn spawn(
     answers: Arc<AnswerCache>,
 ) -> Result<Writer, EngineError> {
     let checkpoint = Checkpointer::spawn(path)?;
+    let (disk_state, disk_full) = watch::channel(None);
+    let disk = DiskWatch {
+        dir: path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| ".".into()),
+        state: disk_state,
+    };
     let (tx, rx) = mpsc::channel::<Queued>();
     let unhurried = Arc::new(UnhurriedQueue::default());
     let queue = WriterQueue {
@@ -213,9 +291,13 @@ pub(super) fn spawn(
     // named within them, so that top, perf and /proc tell them apart.
     thread::Builder::new()
         .name("taskdeck-writer".into())
-        .spawn(move || run_writer(conn, queue, feed, answers, checkpoint))
+        .spawn(move || run_writer(conn, queue, feed, answers, checkpoint, disk))
         .map_err(|e| EngineError::Store(e.to_string()))?;
-    Ok(Writer { tx, unhurried })
+    Ok(Writer {
+        tx,
+        unhurried,
+        disk_full,
+    })
 }
 
 /// The writer thread's side of its queues. Dropped when the thread ends, however it ends:
@@ -296,13 +378,26 @@ fn run_writer(
     feed: ChangeFeed,
     answers: Arc<AnswerCache>,
     checkpoint: Checkpointer,
+    disk: DiskWatch,
 ) {
     Checkpointer::watch(&conn);
     let mut commits: u64 = 0;
     let mut cache = WorkingTasks::new();
     loop {
         // The channel closes when the store is dropped: what is still queued is committed.
-        let first = queue.rx.recv().ok();
+        // While the disk is full, the wait ends now and then to see whether it has room again.
+        let first = if disk.is_full() {
+            match queue.rx.recv_timeout(DISK_RECHECK) {
+                Ok(q) => Some(q),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    disk.recheck();
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            }
+        } else {
+            queue.rx.recv().ok()
+        };
         let closed = first.is_none();
         let group = gather(&queue, first);
         if group.is_empty() {
@@ -373,6 +468,10 @@ fn run_writer(
             started.elapsed().as_micros(),
             committing.elapsed().as_micros()
         );
+        match &failed {
+            Some(e) => disk.failed(e),
+            None => disk.recheck(),
+        }
         if let Some(e) = &failed {
             if !conn.is_autocommit() {
                 let _ = conn.execute_batch("ROLLBACK");

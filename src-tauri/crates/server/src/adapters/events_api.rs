@@ -25,7 +25,7 @@ use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, future::Either, stream};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio_stream::wrappers::{BroadcastStream, errors::BroadcastStreamRecvError};
+use tokio_stream::wrappers::{BroadcastStream, WatchStream, errors::BroadcastStreamRecvError};
 
 use super::{
     api_error::{ApiError, ApiQuery, ProblemDocument},
@@ -135,6 +135,17 @@ fn resync() -> Bytes {
     Bytes::from_static(b"event: resync\ndata: {}\n\n")
 }
 
+/// A `store` event: whether writes are refused because the disk holding the store is full
+/// (`{"diskFull": true, "since": RFC 3339}`, or `{"diskFull": false}` once it has room again).
+/// It has no `id`, so it leaves the stream's `Last-Event-ID` as it was.
+fn store_event(disk_full_since: Option<i64>) -> Bytes {
+    let data = match disk_full_since {
+        Some(ms) => json!({"diskFull": true, "since": taskdeck_engine::clock::iso8601(ms)}),
+        None => json!({"diskFull": false}),
+    };
+    Bytes::from(format!("event: store\ndata: {data}\n\n"))
+}
+
 /// One chunk of the stream: the frames of a batch back to back, or the keep-alive comment
 /// for an empty batch (the batcher's idle signal).
 fn chunk(mut frames: Vec<Bytes>) -> Bytes {
@@ -199,12 +210,13 @@ fn replay(
 /// `id` is the timeline event id. A task removed from the store (TTL, caps) ends with an
 /// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
-/// to reload its list; changes a live stream fell behind on (a burst it could not keep up with)
+/// to reload its list; a `store` event says when writes are refused because the store's disk is
+/// full and when they resume (sent at once when the disk is full as the stream opens); changes a live stream fell behind on (a burst it could not keep up with)
 /// are read from the store and sent in order, so `resync` comes only past 50,000. An idle
 /// stream carries a keep-alive comment every 15 s unless `?keepAlive=false`.
 #[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (wins over `since`); one this store never gave gets `resync`")),
-    responses((status = 200, description = "Server-Sent Events: `change` events whose data is a `ChangeEvent` and whose `id` is the event id; `resync` (data `{}`) when the client fell behind and must reload its list", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "Server-Sent Events: `change` events whose data is a `ChangeEvent` and whose `id` is the event id; `resync` (data `{}`) when the client fell behind and must reload its list; `store` (data `{diskFull, since?}`, no id) when writes start or stop being refused for a full disk", content_type = "text/event-stream", body = String),
               (status = 400, description = "a malformed query", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn events(
     State(engine): State<Engine>,
@@ -222,6 +234,11 @@ pub(crate) async fn events(
         Some(None) => Some(i64::MAX),
         None => q.since,
     };
+    // The store's disk: its state now when the disk is full, then each change of it.
+    let disk = engine.store().disk_full();
+    let full_now = *disk.borrow();
+    let disk = stream::iter(full_now.map(|since| store_event(Some(since))))
+        .chain(WatchStream::from_changes(disk).map(store_event));
     // Subscribe before reading the backlog so nothing falls between the two.
     let live = BroadcastStream::new(engine.store().feed().subscribe());
     let owner = (!p.is_human()).then(|| p.name.clone());
@@ -287,7 +304,7 @@ pub(crate) async fn events(
         }
     });
     let idle = q.keep_alive.unwrap_or(true).then_some(KEEP_ALIVE);
-    let frames = stream::iter(backlog).chain(live);
+    let frames = stream::select(stream::iter(backlog).chain(live), disk);
     let body =
         super::sse_batch::batched(frames, idle).map(|batch| Ok::<_, Infallible>(chunk(batch)));
     let mut resp = Body::from_stream(body).into_response();
