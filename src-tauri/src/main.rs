@@ -113,8 +113,8 @@ enum Command {
         #[command(subcommand)]
         cmd: taskdeck::cli::autostart_cli::AutostartCommand,
     },
-    /// Check the task store, the search index, the lock and port files and the admin token;
-    /// one line per check (exit 1 when one finds a problem). Only reads: safe while running
+    /// Check the task store, the search index, the disk, the lock and port files and the admin
+    /// token; one line per check (exit 1 when one finds a problem). Only reads: safe while running
     Doctor {
         /// Run SQLite's integrity_check on the store instead of quick_check (slower: it also
         /// matches every index to its table)
@@ -192,7 +192,7 @@ struct ServeArgs {
     #[arg(long = "no-fast-path", hide = true)]
     rmcp_task_routing: bool,
     /// process: commits survive a crash of Taskdeck; power: also a power loss (fsync per commit)
-    #[arg(long, value_enum, default_value_t = DurabilityArg::Process)]
+    #[arg(long, env = "TASKDECK_DURABILITY", value_enum, default_value_t = DurabilityArg::Process)]
     durability: DurabilityArg,
     /// ttlMs of new tasks, in ms, at most 100 years (0 = unlimited). Waiting for input never
     /// expires a task.

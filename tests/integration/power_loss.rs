@@ -240,3 +240,51 @@ async fn with_durability_process_a_power_cut_can_lose_acknowledged_tasks() {
     }
     panic!("no acknowledged task was lost in three power cuts (acknowledged, lost): {tried:?}");
 }
+
+/// `TASKDECK_DURABILITY` sets the durability as `--durability` does (the window takes no
+/// options, only the environment): with `power` each commit syncs the WAL, with the default
+/// only checkpoints do.
+#[tokio::test]
+async fn taskdeck_durability_in_the_environment_sets_the_durability() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shim = build_shim(tmp.path());
+    let mut syncs = Vec::new();
+    for durability in ["power", ""] {
+        let dir = tmp.path().join(format!("run-{durability}"));
+        let log = dir.join("wal-sync.log");
+        let (shim_s, log_s) = (shim.to_str().unwrap(), log.to_str().unwrap());
+        let mut env = vec![
+            ("LD_PRELOAD", shim_s),
+            ("WAL_SYNC_LOG", log_s),
+            ("WAL_SYNC_WATCH", WATCHED),
+        ];
+        if !durability.is_empty() {
+            env.push(("TASKDECK_DURABILITY", durability));
+        }
+        let mut s = Server::start_with_env(&dir, &[], &env).await;
+        // One at a time: each creation is a commit of its own.
+        for i in 0..20 {
+            let (status, body) = s
+                .v1_post(
+                    Some(&s.admin),
+                    "/v1/jobs",
+                    json!({"external": {"name": format!("one-{i}")}}),
+                )
+                .await;
+            assert!(status.is_success(), "{status} {body}");
+        }
+        s.kill().await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        syncs.push(text.lines().filter(|l| l.starts_with('S')).count());
+    }
+    assert!(
+        syncs[0] >= 20,
+        "power: {} WAL syncs for 20 commits",
+        syncs[0]
+    );
+    assert!(
+        syncs[1] < 5,
+        "process: {} WAL syncs for 20 commits",
+        syncs[1]
+    );
+}

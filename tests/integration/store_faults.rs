@@ -44,6 +44,17 @@ async fn job(s: &Server, name: &str) -> String {
     body["taskId"].as_str().unwrap().to_string()
 }
 
+/// The finding of check `name` in a `taskdeck doctor --json` report.
+fn finding(report: &Value, name: &str) -> Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no {name} check in {report}"))
+        .clone()
+}
+
 /// The admin's `/v1/events` stream, open.
 async fn events(s: &Server) -> reqwest::Response {
     let resp = s
@@ -233,17 +244,8 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
     // not guaranteed, so look at the store checks).
     let sound = taskdeck(&dir, &["doctor", "--json"]);
     let report: Value = serde_json::from_slice(&sound.stdout).unwrap();
-    let check = |r: &Value, name: &str| {
-        r["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["check"] == name)
-            .unwrap()
-            .clone()
-    };
-    assert_eq!(check(&report, "store")["ok"], true, "{report}");
-    assert_eq!(check(&report, "schema")["ok"], true, "{report}");
+    assert_eq!(finding(&report, "store")["ok"], true, "{report}");
+    assert_eq!(finding(&report, "schema")["ok"], true, "{report}");
 
     let pages = std::fs::metadata(&store).unwrap().len() / 4096;
     assert!(pages > 4, "{pages} pages");
@@ -281,7 +283,7 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
     let json: Value =
         serde_json::from_slice(&taskdeck(&dir, &["doctor", "--json"]).stdout).unwrap();
     assert_eq!(json["ok"], false);
-    assert_eq!(check(&json, "store")["ok"], false);
+    assert_eq!(finding(&json, "store")["ok"], false);
 
     // A backup of it is refused, and leaves nothing behind: a copy that cannot be restored
     // would be found out only when it is needed.
@@ -305,7 +307,8 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     let out = taskdeck(tmp.path(), &["doctor"]);
     let lines = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{lines}");
-    assert_eq!(lines.lines().count(), 6, "{lines}");
+    assert_eq!(lines.lines().count(), 7, "{lines}");
+    assert!(lines.contains("ok       disk: writable, "), "{lines}");
     assert!(
         lines.contains(&format!("port: {} answers GET /v1/me", s.port)),
         "{lines}"
@@ -321,12 +324,7 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     let out = taskdeck(tmp.path(), &["doctor", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let token = json["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["check"] == "admin token")
-        .unwrap();
+    let token = finding(&json, "admin token");
     assert_eq!(token["ok"], false, "{json}");
     assert!(
         token["fix"].as_str().unwrap().contains("chmod 600"),
@@ -429,6 +427,14 @@ async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
         assert!(rpc.body.get("result").is_some(), "{:?}", rpc.body);
     }
     s.kill().await;
+    let index_inode = || {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(data.join("search.sqlite3"))
+            .map(|m| m.ino())
+            .ok()
+    };
+    let index_before = index_inode();
+    assert!(index_before.is_some());
     let filler = fill(&data);
     let started = tokio::process::Command::new(BIN)
         .args([
@@ -460,6 +466,8 @@ async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
             && !last.contains("resume by themselves"),
         "{err}"
     );
+    // The search index was not thrown away for it (a new file would not have fitted either).
+    assert_eq!(index_inode(), index_before, "{err}");
     // With space again, the next start records them and serves.
     std::fs::remove_file(filler).unwrap();
     let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
@@ -504,6 +512,15 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
         refused += 1;
     }
     assert!(refused > 0, "no write was refused on a full disk");
+    // Doctor says so too.
+    let doctor = taskdeck(tmp.path(), &["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let disk = finding(&report, "disk");
+    assert_eq!(disk["ok"], false, "{report}");
+    assert!(
+        disk["detail"].as_str().unwrap().starts_with("full"),
+        "{disk}"
+    );
     // A watcher that connects now, having written nothing, is told why writes are refused.
     let full = crate::api::read_until(events(&s).await, |f| {
         f.iter().any(|(_, e, _)| e.as_deref() == Some("store"))

@@ -12,7 +12,7 @@
 //! - [`audit_cli`]: `taskdeck audit export|verify` (the audit log of approval decisions).
 //! - `endpoint`: which Taskdeck the client commands talk to, with which token, and what a
 //!   refused token means.
-//! - [`doctor_cli`]: `taskdeck doctor`, the checks of the store, search index, lock, port and
+//! - [`doctor_cli`]: `taskdeck doctor`, the checks of the store, search index, disk, lock, port and
 //!   admin token; [`backup_cli`]: `taskdeck backup|restore` (docs/operations.md).
 //! - [`autostart_cli`]: `taskdeck autostart on|off|status`, the XDG autostart entry
 //!   ([`autostart`]) that starts the window hidden in the tray at login.

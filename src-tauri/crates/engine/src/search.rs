@@ -25,8 +25,9 @@
 //! trigrams of older text as well, which only adds candidates.
 //!
 //! The index can always be rebuilt from the store: a missing, unreadable or older-version file,
-//! or one a run found damaged ([`IndexHealth`]), is replaced by an empty one, and one built from another store (or from a later state of
-//! this one, before a backup was restored) is emptied; both fill again from the first event.
+//! or one a run found damaged ([`IndexHealth`]), is replaced by an empty one, and one built
+//! from another store (or from a later state of this one, before a backup was restored) is
+//! emptied; both fill again from the first event.
 //! `meta` holds `event_id` (the last event indexed, an integer) and `store_id` (text) in its
 //! `value` column, which has no type affinity so that each keeps its own type (version 3
 //! declared it INTEGER, which would have turned a store_id of digits into a number).
@@ -95,14 +96,14 @@ pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
     let path = dir.join(FILE_NAME);
     let marker = damaged_marker(&path);
     let problem = match std::fs::read_to_string(&marker) {
-        Ok(found) => Err(EngineError::Store(format!(
-            "found damaged by the last run ({})",
-            found.trim()
-        ))),
+        Ok(found) => Err(PrepareError::Damaged(found.trim().to_string())),
         Err(_) => prepare(&path),
     };
     match problem {
         Ok(()) => Ok(path),
+        // Replacing the file would not help (and would lose a sound index): a full disk, a
+        // file that cannot be opened for lack of rights. Searches scan meanwhile.
+        Err(e) if !rebuild_helps(&e) => Err(e.into()),
         Err(e) => {
             tracing::warn!("search index {}: {e}; rebuilding it", path.display());
             for suffix in ["", "-wal", "-shm"] {
@@ -173,7 +174,44 @@ fn damaged_marker(index: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn prepare(path: &Path) -> Result<(), EngineError> {
+/// Whether opening the index failed in a way a new, empty file mends: the file is not an
+/// index (not SQLite, damaged) or was found damaged by the last run. Not a full disk or any
+/// other I/O error, which a new file would meet too.
+fn rebuild_helps(e: &PrepareError) -> bool {
+    match e {
+        PrepareError::Damaged(_) => true,
+        PrepareError::Sqlite(e) => matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+        ),
+        PrepareError::Create(_) => false,
+    }
+}
+
+/// Why [`prepare`] (or the last run's marker) refused the index file.
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    /// The last run found it damaged ([`IndexHealth`]); what showed it.
+    #[error("found damaged by the last run ({0})")]
+    Damaged(String),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// The file could not be created.
+    #[error(transparent)]
+    Create(#[from] EngineError),
+}
+
+impl From<PrepareError> for EngineError {
+    fn from(e: PrepareError) -> EngineError {
+        match e {
+            PrepareError::Sqlite(e) => e.into(),
+            PrepareError::Create(e) => e,
+            e @ PrepareError::Damaged(_) => EngineError::Store(e.to_string()),
+        }
+    }
+}
+
+fn prepare(path: &Path) -> Result<(), PrepareError> {
     super::store::create_private_file(path)?;
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -319,6 +357,9 @@ fn run(
     batches: mpsc::SyncSender<Batch>,
     written: mpsc::Receiver<Result<(), EngineError>>,
 ) {
+    // The error of the failing streak of passes, if one is under way: logged once as a
+    // warning (a full disk fails a pass every second), its end once.
+    let mut failing: Option<String> = None;
     loop {
         let outcome = match read_batch(&main, last) {
             Ok(Some(batch)) => {
@@ -345,11 +386,22 @@ fn run(
             Ok(None) => Ok(false),
             Err(e) => Err(e),
         };
+        if outcome.is_ok()
+            && let Some(e) = failing.take()
+        {
+            tracing::info!("search index: indexing again (the passes failed with: {e})");
+        }
         match outcome {
             Ok(true) => continue,
             Ok(false) => {}
             Err(e) => {
-                tracing::warn!("search index: {e}");
+                let e = e.to_string();
+                if failing.as_ref() != Some(&e) {
+                    tracing::warn!("search index: {e}; trying again every second");
+                } else {
+                    tracing::debug!("search index: {e}");
+                }
+                failing = Some(e);
                 // Try again then, not at the next change: on a quiet store there may be none;
                 // unless the feed closed meanwhile (the store is gone).
                 thread::sleep(Duration::from_secs(1));

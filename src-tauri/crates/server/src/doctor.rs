@@ -4,7 +4,8 @@
 //!
 //! Checks, in order: `store` (SQLite `quick_check`, or `integrity_check` with `full`),
 //! `schema` (tables, columns and `meta` keys of this Taskdeck), `search index` (SQLite
-//! `integrity_check` of `search.sqlite3`, which runs FTS5's own integrity check), `lock`
+//! `integrity_check` of `search.sqlite3`, which runs FTS5's own integrity check), `disk` (the
+//! data dir is writable and its file system has room for writes), `lock`
 //! (who holds `taskdeck.lock`, whether the last run stopped cleanly), `port` (the running one
 //! answers `GET /v1/me`; a stopped one's port is free), `admin token` (the file exists, is
 //! 0600, and is the store's admin token). See docs/operations.md.
@@ -17,7 +18,7 @@ use std::{
 
 use serde::Serialize;
 use taskdeck_engine::store::{
-    StoreFile,
+    StoreFile, disk_space,
     integrity::{self, CheckDepth},
 };
 
@@ -39,7 +40,7 @@ pub struct DoctorOptions {
 /// One check's outcome, as printed (one line) and as `--json` gives it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    /// Which check: `store`, `schema`, `search index`, `lock`, `port`, `admin token`.
+    /// Which check: `store`, `schema`, `search index`, `disk`, `lock`, `port`, `admin token`.
     pub check: &'static str,
     /// Passed.
     pub ok: bool,
@@ -85,6 +86,7 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     let file = store_sound.then(|| StoreFile::open(&store).ok()).flatten();
     findings.push(check_schema(file.as_ref(), store_sound));
     findings.push(check_search(&opts.data_dir, running));
+    findings.push(check_disk(&opts.data_dir));
     findings.push(check_lock(&opts.data_dir, running));
     findings.push(check_port(opts, running).await);
     findings.push(check_admin_token(opts, file.as_ref(), running));
@@ -190,6 +192,60 @@ fn check_search(data_dir: &Path, running: bool) -> Finding {
             rebuild,
         ),
         Err(e) => Finding::problem(CHECK, e.to_string(), rebuild),
+    }
+}
+
+/// The data dir can be written, and its file system has room for writes
+/// ([`disk_space::SPACE_FOR_WRITES`]): a full disk refuses writes with `disk_full`, a
+/// read-only one stops Taskdeck from starting.
+fn check_disk(data_dir: &Path) -> Finding {
+    const CHECK: &str = "disk";
+    if !data_dir.exists() {
+        return Finding::ok(
+            CHECK,
+            "the data dir does not exist yet (made at the first start)",
+        );
+    }
+    let writable = std::ffi::CString::new(data_dir.as_os_str().as_encoded_bytes())
+        .map(|p| {
+            // SAFETY: `p` is a NUL-terminated path; access(2) only reads it.
+            unsafe { libc::access(p.as_ptr(), libc::W_OK) == 0 }
+        })
+        .unwrap_or(false);
+    if !writable {
+        let why = std::io::Error::last_os_error();
+        return Finding::problem(
+            CHECK,
+            format!("{} cannot be written ({why})", data_dir.display()),
+            "make the data dir writable by this user (or mount its file system read-write), or \
+             start Taskdeck with another --data-dir",
+        );
+    }
+    match disk_space::free_bytes(data_dir) {
+        Some(free) if free < disk_space::SPACE_FOR_WRITES => Finding::problem(
+            CHECK,
+            format!(
+                "full: {} KiB free on the file system holding {}; writes are refused \
+                 (disk_full) until there is room",
+                free / 1024,
+                data_dir.display()
+            ),
+            "free some space on that file system (deleting tasks does not shrink the store \
+             file); writes resume by themselves",
+        ),
+        Some(free) => Finding::ok(
+            CHECK,
+            format!("writable, {} MiB free", free / (1024 * 1024)),
+        ),
+        None => Finding::problem(
+            CHECK,
+            format!(
+                "cannot read the free space of {} ({})",
+                data_dir.display(),
+                std::io::Error::last_os_error()
+            ),
+            "check that the data dir's file system is mounted",
+        ),
     }
 }
 

@@ -12,14 +12,15 @@
 //! `writer` and `checkpoint` (the threads), `write_context` (what a write sees),
 //! `tasks`, `lists`, `events`, `input_requests`, `tokens` (the tables' queries), `audit` (the
 //! decision log), `answers` (the cached `tasks/get` answers), and for operations `integrity`
-//! (damage checks), `inspect` (a read-only look from another process) and `backup` (online
-//! backups, restore).
+//! (damage checks), `inspect` (a read-only look from another process), `backup` (online
+//! backups, restore) and `disk_space` (the file system's free space).
 
 mod answers;
 mod audit;
 pub mod backup;
 mod checkpoint;
 mod connection;
+pub mod disk_space;
 mod events;
 mod input_requests;
 mod inspect;

@@ -25,6 +25,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::{
     checkpoint::Checkpointer,
+    disk_space::{SPACE_FOR_WRITES, free_bytes},
     write_context::{WorkingTasks, WriteCtx},
 };
 use crate::{
@@ -127,10 +128,6 @@ struct DiskWatch {
     state: watch::Sender<Option<i64>>,
 }
 
-/// Free space (bytes, for an unprivileged writer) past which a full disk counts as having
-/// room again: a group commit of a creation flood writes a few hundred KiB.
-const SPACE_FOR_WRITES: u64 = 1 << 20;
-
 /// How often the writer checks the free space while the disk is full.
 const DISK_RECHECK: Duration = Duration::from_secs(2);
 
@@ -157,24 +154,6 @@ impl DiskWatch {
             self.state.send_replace(None);
         }
     }
-}
-
-/// The bytes an unprivileged process may still write on the file system holding `dir`
-/// (statvfs(3): `f_bavail * f_frsize`), or `None` when it cannot be asked.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `path` is a NUL-terminated string and `st` is written by statvfs on success.
-    let rc = unsafe { libc::statvfs(path.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: statvfs returned 0, so it filled `st`.
-    let st = unsafe { st.assume_init() };
-    // Both are 64-bit here, narrower on 32-bit targets.
-    #[allow(clippy::unnecessary_cast)]
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// The error of a write sent to a writer that stopped.

@@ -210,9 +210,10 @@ fn replay(
 /// `id` is the timeline event id. A task removed from the store (TTL, caps) ends with an
 /// event of kind `deleted` (`data: {status, tool, principal}`). With `Last-Event-ID` (or `?since=`), the stream first replays
 /// what was missed from the store. If the caller falls too far behind, a `resync` event asks it
-/// to reload its list; a `store` event says when writes are refused because the store's disk is
-/// full and when they resume (sent at once when the disk is full as the stream opens); changes a live stream fell behind on (a burst it could not keep up with)
-/// are read from the store and sent in order, so `resync` comes only past 50,000. An idle
+/// to reload its list; changes a live stream fell behind on (a burst it could not keep up with)
+/// are read from the store and sent in order, so `resync` comes only past 50,000. A `store`
+/// event (no `id`) says when writes start being refused because the store's disk is full (at
+/// once to a stream that opens while they are) and when they resume. An idle
 /// stream carries a keep-alive comment every 15 s unless `?keepAlive=false`.
 #[utoipa::path(get, path = "/v1/events", params(EventsQuery), tag = "tasks",
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id (wins over `since`); one this store never gave gets `resync`")),
