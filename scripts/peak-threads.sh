@@ -4,7 +4,8 @@
 # on) under `taskdeck-bench rate` (core 1, 50 connections, tools/call echo, closed loop unless
 # RPS is set), then each server thread's CPU time (utime + stime from /proc/PID/task/*/stat)
 # per task created, in µs. Threads that work after the run (the search indexer catching up)
-# are counted only for what they did during it. Run it on two builds in turn (A B B A) to
+# are counted only for what they did during it. Also the store's WAL file at its largest
+# (sampled every 50 ms): past 64 MiB (`journal_size_limit`) a reset truncates it. Run it on two builds in turn (A B B A) to
 # compare them; the host's load moves all figures together.
 #
 # Usage: scripts/peak-threads.sh [BINARY, default target/release/taskdeck] [seconds, default 10]
@@ -23,6 +24,7 @@ grep -q "running headless" "$d/log" || { echo "peak-threads: taskdeck did not st
 # Each thread's CPU ticks, "name-tid ticks" per line.
 threads() { for t in /proc/$td/task/*; do echo "$(tr ' ' _ <"$t/comm")-${t##*/} $(awk '{print $14 + $15}' "$t/stat")"; done; }
 threads >"$d/before"
+( while kill -0 $td 2>/dev/null; do stat -c %s "$d/data/taskdeck.sqlite3-wal" 2>/dev/null || echo 0; sleep 0.05; done >"$d/wal" ) &
 taskset -c 1 target/release/taskdeck-bench rate --url "http://127.0.0.1:$port/mcp" \
   --token "$(cat "$d/cfg/admin-token")" --rps "${RPS:-0}" --seconds "$SECS" --connections 50 >"$d/rate.json"
 threads >"$d/after"
@@ -39,4 +41,6 @@ for name, us in sorted(rows, key=lambda x: -x[1]):
     if us >= 0.05:
         print(f"  {name:28s} {us:6.1f} µs")
 print(f"  {'all threads':28s} {sum(us for _, us in rows):6.1f} µs")
+wal = [int(l) for l in open(f"{d}/wal") if l.strip()]
+print(f"largest WAL {max(wal, default=0) / 2**20:.1f} MiB ({sum(w > 64 << 20 for w in wal)} of {len(wal)} samples past 64 MiB)")
 PY
