@@ -270,6 +270,9 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
         assert!(said.contains(part), "missing {part:?} in: {said}");
     }
     assert!(!text(&out.stdout).contains("running"), "it must not start");
+    // A refused start is no run: the lock file does not say that one stopped uncleanly.
+    let lock = std::fs::read_to_string(dir.join("data/taskdeck.lock")).unwrap();
+    assert!(lock.starts_with("stopped"), "{lock}");
 
     let doctor = taskdeck(&dir, &["doctor"]);
     assert_eq!(doctor.status.code(), Some(1));
@@ -297,6 +300,44 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
     );
     assert!(!dest.exists());
     assert!(!tmp.path().join(".of-damaged.sqlite3.partial").exists());
+}
+
+/// An empty store file where a store was (its search index is next to it) is refused: opening
+/// it would start an empty store and say nothing of the tasks that are gone.
+#[tokio::test]
+async fn an_emptied_store_is_refused_and_moving_it_aside_starts_anew() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    job(&s, "gone").await;
+    s.kill().await;
+    let store = tmp.path().join("data/taskdeck.sqlite3");
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(tmp.path().join(format!("data/taskdeck.sqlite3{suffix}")));
+    }
+    std::fs::File::create(&store).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["serve", "--port", "0", "--data-dir"])
+        .arg(tmp.path().join("data"))
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let said = text(&out.stderr);
+    for part in [
+        "the file is empty",
+        "held a store before",
+        "backup",
+        "moving the file aside",
+    ] {
+        assert!(said.contains(part), "missing {part:?} in: {said}");
+    }
+    // The way out it gives: moved aside, the next start makes a new store.
+    std::fs::rename(&store, tmp.path().join("emptied.sqlite3")).unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (status, list) = s.v1_get(Some(&s.admin), "/v1/tasks").await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["tasks"].as_array().unwrap().len(), 0, "{list}");
 }
 
 #[tokio::test]
@@ -651,14 +692,41 @@ async fn a_run_that_ends_while_the_disk_is_full_settles_once_space_returns() {
         .rpc(
             Some(&s.admin),
             "tools/call",
-            json!({"name": "slow_compute", "arguments": {"seconds": 2, "label": "during"}}),
+            json!({"name": "slow_compute", "arguments": {"seconds": 3, "label": "during"}}),
             true,
         )
         .await;
     let id = rpc.body["result"]["taskId"].as_str().unwrap().to_string();
-    let filler = fill(&data);
-    // Full for sure: a write is refused (a failed commit can hand a few blocks back: refill).
-    let mut fillers = vec![filler];
+    let fillers = fill_until_refused(&s, &data).await;
+    // The run ends meanwhile (3 s after it began); its outcome cannot be stored.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (status, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(status, 200, "{task}");
+    assert_eq!(
+        task["task"]["status"], "working",
+        "the settle was not refused: {task}"
+    );
+
+    let settled = free_and_wait_settled(&s, fillers, &id).await;
+    assert_eq!(settled["task"]["status"], "completed", "{settled}");
+    // The result the run computed while the disk was full, as a polling agent gets it.
+    let get = s
+        .rpc(Some(&s.admin), "tasks/get", json!({"taskId": id}), true)
+        .await;
+    assert_eq!(get.body["result"]["status"], "completed", "{:?}", get.body);
+    assert!(
+        get.body["result"]
+            .to_string()
+            .contains("Computed during in 3s"),
+        "{:?}",
+        get.body
+    );
+}
+
+/// Fills the data dir `data` until a write is refused, then again (a failed commit can hand a
+/// few blocks back); returns the fillers.
+async fn fill_until_refused(s: &Server, data: &Path) -> Vec<PathBuf> {
+    let mut fillers = vec![fill(data)];
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let resp = s
@@ -673,46 +741,98 @@ async fn a_run_that_ends_while_the_disk_is_full_settles_once_space_returns() {
             break;
         }
         assert!(Instant::now() < deadline, "the disk never filled");
-        fillers.push(fill_as(&data, &format!("filler-{}", fillers.len())));
+        fillers.push(fill_as(data, &format!("filler-{}", fillers.len())));
     }
-    // The run has ended meanwhile; its outcome could not be stored.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let (status, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
-    assert_eq!(status, 200, "{task}");
-    assert_eq!(
-        task["task"]["status"], "working",
-        "the settle was not refused: {task}"
-    );
+    fillers.push(fill_as(data, "filler-last"));
+    fillers
+}
 
+/// Removes `fillers`, then waits (15 s at most) until task `id` is no longer `working`; its
+/// `/v1/tasks/{id}` body.
+async fn free_and_wait_settled(s: &Server, fillers: Vec<PathBuf>, id: &str) -> Value {
     for f in fillers {
         std::fs::remove_file(f).unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(15);
-    let settled = loop {
+    loop {
         let (status, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
         assert_eq!(status, 200, "{task}");
         if task["task"]["status"] != "working" {
-            break task;
+            return task;
         }
         assert!(
             Instant::now() < deadline,
             "the task stayed working after space returned: {task}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
-    };
-    assert_eq!(settled["task"]["status"], "completed", "{settled}");
-    // The result the run computed while the disk was full, as a polling agent gets it.
-    let get = s
-        .rpc(Some(&s.admin), "tasks/get", json!({"taskId": id}), true)
+    }
+}
+
+/// A run that ended before its ttlMs did, whose outcome waited for a full disk meanwhile, ends
+/// with that outcome, not as expired, when the space returns after the ttlMs.
+#[tokio::test]
+async fn a_run_that_ended_before_its_ttl_keeps_its_result_through_a_full_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
+    let mut legacy = LegacySession::open(&s, &s.admin).await;
+    let created = legacy
+        .request(
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": 2, "label": "ttlfull"},
+                   "task": {"ttl": 4000}}),
+        )
         .await;
-    assert_eq!(get.body["result"]["status"], "completed", "{:?}", get.body);
-    assert!(
-        get.body["result"]
-            .to_string()
-            .contains("Computed during in 2s"),
-        "{:?}",
-        get.body
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_string();
+    let fillers = fill_until_refused(&s, &data).await;
+    // The run ends at 2 s, the ttlMs at 4 s, both while the disk is full.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let task = free_and_wait_settled(&s, fillers, &id).await;
+    assert_eq!(task["task"]["status"], "completed", "{task}");
+    assert_eq!(
+        task["task"]["statusMessage"], "Computed ttlfull in 2s",
+        "{task}"
     );
+}
+
+/// An external job's final report is acknowledged only once it is stored: on a full disk it
+/// is refused (503 disk_full) and the job runs on, so the runner reports again.
+#[tokio::test]
+async fn an_external_jobs_result_is_refused_on_a_full_disk_not_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let id = job(&s, "reports its result").await;
+    let fillers = fill_until_refused(&s, &data).await;
+    let report = json!({"result": {"content": [{"type": "text", "text": "important result"}]}});
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/jobs/{id}/report"),
+            report.clone(),
+        )
+        .await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["reason"], "disk_full", "{body}");
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(task["task"]["status"], "working", "{task}");
+
+    for f in fillers {
+        std::fs::remove_file(f).unwrap();
+    }
+    let (status, body) = s
+        .v1_post(Some(&s.admin), &format!("/v1/jobs/{id}/report"), report)
+        .await;
+    assert!(status.is_success(), "{status} {body}");
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(
+        task["task"]["status"], "completed",
+        "stored when acknowledged: {task}"
+    );
+    assert_eq!(task["task"]["statusMessage"], "important result", "{task}");
 }
 
 #[tokio::test]
@@ -756,6 +876,8 @@ async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
         "taskdeck.sqlite3-wal",
         "search.sqlite3",
         "new.sqlite3",
+        "logs/x.bak",
+        "logs/new-dir/x.bak",
     ] {
         let target = other_dir.join("data").join(name);
         let out = taskdeck(tmp.path(), &["backup", "--force", target.to_str().unwrap()]);

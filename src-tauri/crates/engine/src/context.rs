@@ -142,6 +142,18 @@ impl TaskContext {
 
     /// Every input request of this task so far, answered or not, oldest first: lets a resumed
     /// run tell what happened before the restart. Errors: [`EngineError::Store`].
+    /// Stores how this run ends now, before it returns `outcome` (which must be the same): for
+    /// a tool whose caller must learn that the end is stored, e.g. an external job's final
+    /// report, acknowledged only after this commit. When it fails the task is as it was and
+    /// the run goes on (the caller may try again); once it succeeded, the executor's own
+    /// settling of the returned outcome finds the task settled and changes nothing.
+    ///
+    /// Errors: [`EngineError::DiskFull`]; [`EngineError::Store`]; [`EngineError::NotFound`]
+    /// when the task was deleted.
+    pub async fn settle(&self, outcome: Outcome) -> Result<(), EngineError> {
+        self.engine.finish(&self.task_id, outcome).await
+    }
+
     pub fn input_rounds(&self) -> Result<Vec<crate::model::InputRound>, EngineError> {
         self.engine.store().input_rounds(&self.task_id)
     }

@@ -97,6 +97,9 @@ pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
     let marker = damaged_marker(&path);
     let problem = match std::fs::read_to_string(&marker) {
         Ok(found) => Err(PrepareError::Damaged(found.trim().to_string())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(PrepareError::Damaged(format!(
+            "its marker cannot be read: {e}"
+        ))),
         Err(_) => prepare(&path),
     };
     match problem {
@@ -111,7 +114,7 @@ pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
             }
             prepare(&path)?;
             // Only once the new file is in place: a start that fails before still rebuilds.
-            let _ = std::fs::remove_file(&marker);
+            let _ = std::fs::remove_file(&marker).or_else(|_| std::fs::remove_dir_all(&marker));
             Ok(path)
         }
     }
@@ -164,6 +167,23 @@ impl IndexHealth {
              until the next start, which rebuilds it",
             self.path.display()
         );
+    }
+}
+
+impl IndexHealth {
+    /// After the indexer could not start (`error`): marks the index damaged when a check of
+    /// its file finds it so ([`is_damaged`]), so that the next start rebuilds it instead of
+    /// going without an index for good. Returns whether it did.
+    pub fn mark_if_damaged(&self, error: &EngineError) -> bool {
+        let damaged = Connection::open_with_flags(
+            &self.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .is_ok_and(|c| is_damaged(&c, "main"));
+        if damaged {
+            self.mark_damaged(error);
+        }
+        damaged
     }
 }
 
@@ -443,19 +463,27 @@ fn run_index(
 ) {
     crate::priority::idle_this_thread("search index");
     let mut oldest_seq = 0;
+    // Whether the index was checked since the last pass that succeeded: a streak of failed
+    // passes (one a second) checks it once.
+    let mut checked = false;
     for batch in batches {
         // A damaged index is not written: searches go without it until the next start
         // rebuilds it, and a pass that failed on it would fail again every second.
         let outcome = if health.is_damaged() {
             Ok(())
         } else {
-            write_batch(&mut idx, &batch, &mut oldest_seq).or_else(|e| {
-                if e.is_disk_full() || !is_damaged(&idx) {
-                    return Err(e);
+            match write_batch(&mut idx, &batch, &mut oldest_seq) {
+                Ok(()) => {
+                    checked = false;
+                    Ok(())
                 }
-                health.mark_damaged(&e);
-                Ok(())
-            })
+                Err(e) if e.is_disk_full() || std::mem::replace(&mut checked, true) => Err(e),
+                Err(e) if is_damaged(&idx, "main") => {
+                    health.mark_damaged(&e);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
         };
         if written.send(outcome).is_err() {
             return;
@@ -463,13 +491,34 @@ fn run_index(
     }
 }
 
-/// Whether `PRAGMA quick_check` finds the index file damaged (or cannot run on it): asked
-/// after a pass failed, to tell damage from a passing failure.
-fn is_damaged(idx: &Connection) -> bool {
-    let checked: rusqlite::Result<Vec<String>> = idx
-        .prepare("PRAGMA quick_check(1)")
+/// Whether the index, open on `conn` as schema `schema` (`main` on the index thread's own
+/// connection, `search` where a store connection attached it), is damaged: `PRAGMA
+/// quick_check` lists a problem (the b-trees' pages), or FTS5's own `integrity-check` fails
+/// with SQLite's "corrupt" (its segments), or either says the file is not a database. A check
+/// that fails for any other reason (a lock, I/O) finds nothing. Reads the whole index: asked
+/// only after something failed with it, to tell damage from a passing failure.
+pub(crate) fn is_damaged(conn: &Connection, schema: &str) -> bool {
+    let damage = |e: &rusqlite::Error| {
+        matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        )
+    };
+    let checked: rusqlite::Result<Vec<String>> = conn
+        .prepare(&format!("PRAGMA {schema}.quick_check(1)"))
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect());
-    !matches!(checked.as_deref(), Ok([ok]) if ok == "ok")
+    match checked.as_deref() {
+        Ok([ok]) if ok == "ok" => {}
+        Ok(_) => return true,
+        Err(e) => return damage(e),
+    }
+    match conn.execute(
+        &format!("INSERT INTO {schema}.task_text(task_text) VALUES ('integrity-check')"),
+        [],
+    ) {
+        Ok(_) => false,
+        Err(e) => damage(&e),
+    }
 }
 
 /// What one pass read from the store for the index (see [`read_batch`]).

@@ -195,9 +195,9 @@ fn check_search(data_dir: &Path, running: bool) -> Finding {
     }
 }
 
-/// The data dir can be written, and its file system has room for writes
-/// ([`disk_space::SPACE_FOR_WRITES`]): a full disk refuses writes with `disk_full`, a
-/// read-only one stops Taskdeck from starting.
+/// The data dir can be written, and its file system has room for this user's writes
+/// ([`disk_space::SPACE_FOR_WRITES`], [`disk_space::free_bytes`]): a full disk refuses writes
+/// with `disk_full`, a read-only one stops Taskdeck from starting.
 fn check_disk(data_dir: &Path) -> Finding {
     const CHECK: &str = "disk";
     if !data_dir.exists() {
@@ -206,14 +206,15 @@ fn check_disk(data_dir: &Path) -> Finding {
             "the data dir does not exist yet (made at the first start)",
         );
     }
-    let writable = std::ffi::CString::new(data_dir.as_os_str().as_encoded_bytes())
-        .map(|p| {
-            // SAFETY: `p` is a NUL-terminated path; access(2) only reads it.
-            unsafe { libc::access(p.as_ptr(), libc::W_OK) == 0 }
-        })
-        .unwrap_or(false);
-    if !writable {
-        let why = std::io::Error::last_os_error();
+    let writable = match std::ffi::CString::new(data_dir.as_os_str().as_encoded_bytes()) {
+        // SAFETY: `p` is a NUL-terminated path; access(2) only reads it.
+        Ok(p) => match unsafe { libc::access(p.as_ptr(), libc::W_OK) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        },
+        Err(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
+    };
+    if let Err(why) = writable {
         return Finding::problem(
             CHECK,
             format!("{} cannot be written ({why})", data_dir.display()),
@@ -239,11 +240,7 @@ fn check_disk(data_dir: &Path) -> Finding {
         ),
         None => Finding::problem(
             CHECK,
-            format!(
-                "cannot read the free space of {} ({})",
-                data_dir.display(),
-                std::io::Error::last_os_error()
-            ),
+            format!("cannot read the free space of {}", data_dir.display()),
             "check that the data dir's file system is mounted",
         ),
     }

@@ -41,9 +41,13 @@ const RECOVERY_WRITES_IN_FLIGHT: usize = 512;
 /// [`Engine::settle_run`]); doubled after each refusal up to [`SETTLE_RETRY_MAX`].
 const SETTLE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// The longest wait between two tries to store a run's outcome: the `Retry-After` the HTTP API
-/// gives for a full disk, so a task settles within this much of the space coming back.
+/// The longest wait between two tries to store a run's outcome, so a task whose outcome waits
+/// for a full disk settles within about this much of the space coming back.
 const SETTLE_RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Tries in all to store a run's outcome when the store fails with another error than a full
+/// disk (0.25 + 0.5 + 1 + 2 s of waits between them).
+const SETTLE_STORE_TRIES: u32 = 5;
 
 /// What [`Engine::recover`] did with one unsettled task.
 enum Fate {
@@ -62,6 +66,9 @@ pub(super) struct AwaitedAnswer {
 /// A task whose tool runs in this process.
 struct RunningTask {
     cancel: CancellationToken,
+    /// How the run ended, once it did, while the executor stores it ([`Engine::settle_run`]):
+    /// a TTL that elapses meanwhile stores this instead of expiring the task.
+    ended: Option<Outcome>,
     /// Input key → the answer its run waits for.
     awaited: HashMap<String, AwaitedAnswer>,
     /// The tool running it (told at shutdown that its run is interrupted).
@@ -89,6 +96,18 @@ impl RunningTasks {
         runs.iter()
             .map(|(id, run)| (id.clone(), run.tool.clone()))
             .collect()
+    }
+
+    /// Records how the run of `task_id` ended, while its outcome is being stored.
+    fn set_ended(&self, task_id: &str, outcome: &Outcome) {
+        if let Some(run) = self.runs.lock().unwrap().get_mut(task_id) {
+            run.ended = Some(outcome.clone());
+        }
+    }
+
+    /// How the run of `task_id` ended, when it did and its outcome is not stored yet.
+    pub(super) fn ended(&self, task_id: &str) -> Option<Outcome> {
+        self.runs.lock().unwrap().get(task_id)?.ended.clone()
     }
 
     /// Asks the run of `task_id` to stop. Returns false when it does not run in this process.
@@ -264,6 +283,7 @@ impl Engine {
             &task.task_id,
             RunningTask {
                 cancel: cancel.clone(),
+                ended: None,
                 awaited: HashMap::new(),
                 tool: tool.clone(),
             },
@@ -297,6 +317,7 @@ impl Engine {
             };
             // On shutdown the task keeps its stored state; the next start decides its fate.
             if !shutdown.is_cancelled() {
+                engine.parts.running.set_ended(&task.task_id, &outcome);
                 engine.settle_run(&task.task_id, outcome, &shutdown).await;
             }
             engine.parts.running.remove(&task.task_id);
@@ -304,15 +325,17 @@ impl Engine {
     }
 
     /// Stores how a run ended ([`Self::finish`]), trying again while the store cannot take the
-    /// write: a full disk ([`EngineError::DiskFull`]) or a group commit lost to another write
-    /// ([`EngineError::Store`]). Waits [`SETTLE_RETRY_FIRST`] before the second try, then twice
-    /// as long each time up to [`SETTLE_RETRY_MAX`], until the write is stored or `shutdown`
-    /// (then the task keeps its stored state and the next start gives it its fate). The run's
-    /// outcome is held in memory meanwhile, so a result computed while the disk was full is
-    /// stored once there is space, and the task never stays `working` after its run ended.
+    /// write: for as long as its disk is full ([`EngineError::DiskFull`]), and up to
+    /// [`SETTLE_STORE_TRIES`] times in all for another store error (a group commit lost to
+    /// another write of its group; an error that lasts, such as damage, is logged and the task
+    /// left as it is stored). Waits [`SETTLE_RETRY_FIRST`] before the second try, then twice as
+    /// long each time up to [`SETTLE_RETRY_MAX`]; stops at `shutdown` (the task keeps its
+    /// stored state and the next start gives it its fate). The run's outcome is held in memory
+    /// meanwhile, so a result computed while the disk was full is stored once there is space,
+    /// and the task does not stay `working` after its run ended.
     async fn settle_run(&self, task_id: &str, outcome: Outcome, shutdown: &CancellationToken) {
         let mut wait = SETTLE_RETRY_FIRST;
-        let mut failed_tries = 0u32;
+        let (mut failed_tries, mut store_errors) = (0u32, 0u32);
         loop {
             match self.finish(task_id, outcome.clone()).await {
                 Ok(()) => {
@@ -323,14 +346,18 @@ impl Engine {
                 }
                 // Deleted meanwhile: nothing left to settle.
                 Err(EngineError::NotFound) => return,
-                Err(e @ (EngineError::DiskFull(_) | EngineError::Store(_))) => {
+                Err(e @ EngineError::DiskFull(_)) => {
                     if failed_tries == 0 {
                         tracing::warn!(
                             task_id,
-                            "cannot settle the task yet ({e}); trying again until the store \
-                             takes it"
+                            "cannot settle the task yet ({e}); trying again until there is room"
                         );
                     }
+                    failed_tries += 1;
+                }
+                Err(e @ EngineError::Store(_)) if store_errors + 1 < SETTLE_STORE_TRIES => {
+                    tracing::warn!(task_id, "cannot settle the task yet ({e}); trying again");
+                    store_errors += 1;
                     failed_tries += 1;
                 }
                 Err(e) => {
@@ -349,7 +376,7 @@ impl Engine {
     /// Settles a task with `outcome`, unless it is already terminal (then nothing happens).
     /// Outstanding input requests become superseded. A failure is stored as the error object
     /// the server's mapping makes of it. Errors: [`EngineError::NotFound`];
-    /// [`EngineError::Store`].
+    /// [`EngineError::DiskFull`]; [`EngineError::Store`].
     pub(crate) async fn finish(&self, task_id: &str, outcome: Outcome) -> Result<(), EngineError> {
         let id = task_id.to_string();
         let default_ttl = self.parts.config.default_ttl_ms;

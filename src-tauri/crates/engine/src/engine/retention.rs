@@ -131,8 +131,14 @@ impl Engine {
     }
 
     /// Expires one task whose TTL elapsed: an unsettled task fails (its tool is told to stop)
-    /// and stays visible for `expired_grace_ms`; a settled one is deleted.
+    /// and stays visible for `expired_grace_ms`, unless its run has ended and its outcome waits
+    /// to be stored (then that outcome is stored); a settled one is deleted.
     async fn expire(&self, task_id: &str) -> Result<(), EngineError> {
+        // The run ended before the TTL did, and its outcome waits to be stored (a full disk):
+        // that outcome, not the expiry, is what the task ends with.
+        if let Some(outcome) = self.parts.running.ended(task_id) {
+            return self.finish(task_id, outcome).await;
+        }
         let id = task_id.to_string();
         let grace = self.parts.config.expired_grace_ms;
         let error_object = self.parts.error_object;

@@ -29,8 +29,8 @@ pub enum BackupError {
     /// The file to restore failed its check: it is not a sound store.
     #[error("{path} is not a sound Taskdeck store: {problem}")]
     Unsound { path: PathBuf, problem: String },
-    /// Backup only: the copy of the store at `path` failed `PRAGMA quick_check` (the store
-    /// itself is damaged), so no copy was kept: a backup that cannot be restored is worse than
+    /// Backup only: the copy of the store at `path` failed `PRAGMA quick_check`, and so does
+    /// the store itself, so no copy was kept: a backup that cannot be restored is worse than
     /// none, as it is found out only when it is needed.
     #[error(
         "the store {path} is damaged ({problem}), so no backup was made: see \"A damaged store\" \
@@ -105,16 +105,20 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
     // A file of another data dir while a Taskdeck runs on it (its store, -wal, -shm, search
     // index...): replacing one would pull it from under that process, which would go on
     // acknowledging writes into unlinked files.
-    let parent = match dest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if crate::data_dir_lock::in_use(parent) {
+    // Asked of the kernel's lock table for every directory above `dest` (a data dir's own
+    // folders, e.g. its logs, are its files too): taking a lock to see would refuse a Taskdeck
+    // that starts at that instant.
+    let absolute = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
+    if let Some(live) = absolute
+        .ancestors()
+        .skip(1)
+        .find(|a| crate::data_dir_lock::holder(a).is_some())
+    {
         return Err(store_error(
             dest,
             &format!(
                 "is in the data dir of a Taskdeck running on {}: back up to another directory",
-                parent.display()
+                live.display()
             ),
         ));
     }
@@ -132,9 +136,23 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
         Ok(Ok(tasks)) => tasks,
         Ok(Err(problems)) => {
             remove_partial(&partial);
-            return Err(BackupError::Damaged {
-                path: source,
-                problem: problems.join("; "),
+            // Damage the copy has and the store has not came from writing the copy.
+            let source_sound = integrity::check_file(&source, CheckDepth::Quick)
+                .is_ok_and(|r| r.problems.is_empty());
+            return Err(if source_sound {
+                store_error(
+                    dest,
+                    &format!(
+                        "the copy failed its check ({}) though the store passes it: the disk \
+                         holding it may be failing; no backup was made",
+                        problems.join("; ")
+                    ),
+                )
+            } else {
+                BackupError::Damaged {
+                    path: source,
+                    problem: problems.join("; "),
+                }
             });
         }
         Err(e) => {

@@ -77,7 +77,8 @@ impl ReaderPool {
         self.search.as_ref().is_some_and(|(_, h)| !h.is_damaged())
     }
 
-    /// Records that a search failed with the index (`error`) and succeeded without it.
+    /// Records that the index is damaged: a search failed with it (`error`) and a check of it
+    /// found damage.
     pub(super) fn search_failed(&self, error: &EngineError) {
         if let Some((_, health)) = &self.search {
             health.mark_damaged(error);
@@ -94,11 +95,27 @@ impl ReaderPool {
             Some(c) => c,
             None => {
                 let c = open_conn(&self.path)?;
-                if let Some((index, _)) = &self.search {
-                    c.execute(
+                if let Some((index, health)) = self.search.as_ref().filter(|(_, h)| !h.is_damaged())
+                    && let Err(e) = c.execute(
                         "ATTACH DATABASE ?1 AS search",
                         params![index.to_string_lossy()],
-                    )?;
+                    )
+                {
+                    // The store's reads do not need the index: this connection goes without it
+                    // (searches on it fall back to a scan), and one too damaged to attach is
+                    // marked for a rebuild at the next start.
+                    let damaged = matches!(
+                        e.sqlite_error_code(),
+                        Some(
+                            rusqlite::ErrorCode::DatabaseCorrupt
+                                | rusqlite::ErrorCode::NotADatabase
+                        )
+                    );
+                    if damaged {
+                        health.mark_damaged(&e.into());
+                    } else {
+                        tracing::warn!("store: cannot attach the search index: {e}");
+                    }
                 }
                 c
             }

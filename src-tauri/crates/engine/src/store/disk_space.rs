@@ -3,13 +3,15 @@
 
 use std::path::Path;
 
-/// Free space (bytes, for an unprivileged writer) from which a full disk counts as having room
-/// again: a group commit of a creation flood writes a few hundred KiB.
-pub const SPACE_FOR_WRITES: u64 = 1 << 20;
+/// Free space (bytes, for this process: see [`free_bytes`]) from which a full disk counts as
+/// having room again: the fleet's commits write 3-4 pages (16 KiB) each, a creation flood's a
+/// few hundred KiB, so a flood may still be refused now and then just past it.
+pub const SPACE_FOR_WRITES: u64 = 256 << 10;
 
-/// The bytes an unprivileged process may still write on the file system holding `dir`
-/// (statvfs(3): `f_bavail * f_frsize`), or `None` when it cannot be asked (e.g. `dir` does not
-/// exist).
+/// The bytes this process may still write on the file system holding `dir` (statvfs(3):
+/// `f_bavail * f_frsize`, or `f_bfree * f_frsize` when it runs as root, which may also use the
+/// blocks a file system such as ext4 reserves for root), or `None` when it cannot be asked
+/// (e.g. `dir` does not exist).
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -21,7 +23,13 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled `st`.
     let st = unsafe { st.assume_init() };
+    // SAFETY: geteuid cannot fail.
+    let blocks = if unsafe { libc::geteuid() } == 0 {
+        st.f_bfree
+    } else {
+        st.f_bavail
+    };
     // Both are 64-bit here, narrower on 32-bit targets.
     #[allow(clippy::unnecessary_cast)]
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    Some((blocks as u64).saturating_mul(st.f_frsize as u64))
 }

@@ -159,9 +159,11 @@ pub fn start_depth(bytes: u64, unclean: bool) -> CheckDepth {
 }
 
 /// The start check of the store file in `dir` to [`start_depth`]; a file that does not exist
-/// yet (or is empty) passes: it is created at open.
+/// yet passes (it is created at open), and so does an empty one unless the data dir held a
+/// store before (its search index is there: the index is made only after a store's tables,
+/// so an empty store next to it lost them; opening it would start an empty store silently).
 ///
-/// Errors: [`StartCheckError::Damaged`] when the check found damage,
+/// Errors: [`StartCheckError::Damaged`] when the check found damage or such an empty file,
 /// [`StartCheckError::Unreadable`] when the file could not be checked.
 pub fn check_at_start(dir: &Path, unclean: bool) -> Result<CheckReport, StartCheckError> {
     let path = dir.join(super::FILE_NAME);
@@ -175,6 +177,16 @@ pub fn check_at_start(dir: &Path, unclean: bool) -> Result<CheckReport, StartChe
             ))));
         }
     };
+    if bytes == 0 && path.exists() && dir.join(crate::search::FILE_NAME).exists() {
+        return Err(StartCheckError::Damaged {
+            path,
+            problems: vec![format!(
+                "the file is empty, but this data dir held a store before: its search index, \
+                 {}, is there",
+                crate::search::FILE_NAME
+            )],
+        });
+    }
     if bytes == 0 {
         return Ok(CheckReport {
             problems: Vec::new(),

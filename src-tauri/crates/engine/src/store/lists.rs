@@ -63,8 +63,10 @@ impl Store {
     }
 
     /// Runs `read` with the search index when it may be used (`true`), and again without it
-    /// when a search that uses it failed: a search that fails only with the index found it
-    /// damaged ([`search::IndexHealth`]), and is answered by scanning the tasks instead.
+    /// when a search that uses it failed: such a search is answered by scanning the tasks
+    /// instead, and when a check of the index then finds it damaged ([`search::is_damaged`])
+    /// it is marked so ([`search::IndexHealth`]): later searches go without it and the next
+    /// start rebuilds it. The failure is logged either way.
     fn with_index<R>(
         &self,
         filter: &ListFilter,
@@ -80,7 +82,11 @@ impl Store {
         match read(true) {
             Err(e @ EngineError::Store(_)) => {
                 let without = read(false)?;
-                self.state.readers.search_failed(&e);
+                if self.read(|c| Ok(search::is_damaged(c, "search")))? {
+                    self.state.readers.search_failed(&e);
+                } else {
+                    tracing::warn!("a search failed with the index ({e}); answered without it");
+                }
                 Ok(without)
             }
             r => r,

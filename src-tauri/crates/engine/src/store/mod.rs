@@ -119,7 +119,11 @@ impl Store {
                 path.clone(),
                 feed.subscribe_ids(),
                 health.clone(),
-            )?;
+            )
+            .inspect_err(|e| {
+                // A damaged index is rebuilt at the next start, not left unused for good.
+                health.mark_if_damaged(e);
+            })?;
             Ok((index, health))
         });
         let search = match search {
@@ -177,7 +181,7 @@ impl Store {
 
     /// Since when (ms since the Unix epoch) writes are refused because the disk holding the
     /// store is full ([`EngineError::DiskFull`]), or `None`: set when a write fails for it,
-    /// cleared once the file system has 1 MiB free again (checked every 2 s meanwhile), so a
+    /// cleared once the file system has 256 KiB free again (checked every 2 s meanwhile), so a
     /// watcher learns of both without writing anything itself.
     pub fn disk_full(&self) -> tokio::sync::watch::Receiver<Option<i64>> {
         self.state.writer.disk_full()

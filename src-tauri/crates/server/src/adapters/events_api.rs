@@ -236,8 +236,10 @@ pub(crate) async fn events(
         None => q.since,
     };
     // The store's disk: its state now when the disk is full, then each change of it.
-    let disk = engine.store().disk_full();
-    let full_now = *disk.borrow();
+    let mut disk = engine.store().disk_full();
+    // Marked seen, so that only later changes follow (the receiver is a clone of one that
+    // never looked, so any past change would otherwise count as new).
+    let full_now = *disk.borrow_and_update();
     let disk = stream::iter(full_now.map(|since| store_event(Some(since))))
         .chain(WatchStream::from_changes(disk).map(store_event));
     // Subscribe before reading the backlog so nothing falls between the two.

@@ -92,9 +92,9 @@ impl ExternalJobs {
         })
     }
 
-    /// Delivers `report` to the job's run and waits until it is applied (stored), or for a
-    /// `Finished` report, until the run took it. `Ok(false)` when the job is not running here
-    /// (unknown, settled, or not an external job).
+    /// Delivers `report` to the job's run and waits until it is applied (stored; a `Finished`
+    /// report's end too). `Ok(false)` when the job is not running here (unknown, settled, or
+    /// not an external job).
     ///
     /// Errors: what applying it failed with, e.g. [`EngineError::KeyReused`] for an input
     /// request key the job already used for another request.
@@ -165,10 +165,18 @@ impl TaskTool for ExternalJobs {
                             }
                             let _ = ack.send(applied);
                         }
-                        Some((Report::Finished(outcome), ack)) => {
-                            let _ = ack.send(Ok(()));
-                            return outcome;
-                        }
+                        // Acknowledged once stored: a runner told "accepted" must not lose its
+                        // result to a full disk and a restart. Refused, the job runs on and
+                        // the runner reports again.
+                        Some((Report::Finished(outcome), ack)) => match ctx.settle(outcome.clone()).await {
+                            Ok(()) => {
+                                let _ = ack.send(Ok(()));
+                                return outcome;
+                            }
+                            Err(e) => {
+                                let _ = ack.send(Err(e));
+                            }
+                        },
                         None => return Outcome::Cancelled,
                     },
                     _ = tokio::time::sleep(timeout) => {
