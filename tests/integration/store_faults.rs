@@ -270,9 +270,13 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
         assert!(said.contains(part), "missing {part:?} in: {said}");
     }
     assert!(!text(&out.stdout).contains("running"), "it must not start");
-    // A refused start is no run: the lock file does not say that one stopped uncleanly.
-    let lock = std::fs::read_to_string(dir.join("data/taskdeck.lock")).unwrap();
-    assert!(lock.starts_with("stopped"), "{lock}");
+    // A refused start is no run: the lock file says what it said before (here: nothing, no
+    // Taskdeck ever ran on this data dir), not that one stopped uncleanly.
+    assert!(
+        !dir.join("data/taskdeck.lock").exists(),
+        "{:?}",
+        std::fs::read_to_string(dir.join("data/taskdeck.lock"))
+    );
 
     let doctor = taskdeck(&dir, &["doctor"]);
     assert_eq!(doctor.status.code(), Some(1));
@@ -302,19 +306,34 @@ async fn a_damaged_store_is_refused_with_the_way_out_and_doctor_names_it() {
     assert!(!tmp.path().join(".of-damaged.sqlite3.partial").exists());
 }
 
-/// An empty store file where a store was (its search index is next to it) is refused: opening
-/// it would start an empty store and say nothing of the tasks that are gone.
+/// An empty store file where the last run stopped cleanly (so with tables and tasks in the
+/// file) is refused, by `serve` and by `taskdeck token`: opening it would start an empty store
+/// and say nothing of the tasks that are gone.
 #[tokio::test]
 async fn an_emptied_store_is_refused_and_moving_it_aside_starts_anew() {
     let tmp = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(tmp.path(), &[]).await;
     job(&s, "gone").await;
     s.kill().await;
+    // As a clean stop leaves it (the harness's stop is a kill).
+    std::fs::write(tmp.path().join("data/taskdeck.lock"), "stopped\n").unwrap();
     let store = tmp.path().join("data/taskdeck.sqlite3");
     for suffix in ["-wal", "-shm"] {
         let _ = std::fs::remove_file(tmp.path().join(format!("data/taskdeck.sqlite3{suffix}")));
     }
     std::fs::File::create(&store).unwrap();
+    let token = taskdeck(tmp.path(), &["token", "create", "someone"]);
+    assert_eq!(token.status.code(), Some(1), "{}", text(&token.stdout));
+    assert!(
+        text(&token.stderr).contains("the file is empty"),
+        "{}",
+        text(&token.stderr)
+    );
+    assert_eq!(
+        std::fs::metadata(&store).unwrap().len(),
+        0,
+        "no tables were made in it"
+    );
     let out = std::process::Command::new(BIN)
         .args(["serve", "--port", "0", "--data-dir"])
         .arg(tmp.path().join("data"))
@@ -326,7 +345,7 @@ async fn an_emptied_store_is_refused_and_moving_it_aside_starts_anew() {
     let said = text(&out.stderr);
     for part in [
         "the file is empty",
-        "held a store before",
+        "stopped cleanly with a store in it",
         "backup",
         "moving the file aside",
     ] {
@@ -779,8 +798,8 @@ async fn a_run_that_ended_before_its_ttl_keeps_its_result_through_a_full_disk() 
     let created = legacy
         .request(
             "tools/call",
-            json!({"name": "slow_compute", "arguments": {"seconds": 2, "label": "ttlfull"},
-                   "task": {"ttl": 4000}}),
+            json!({"name": "slow_compute", "arguments": {"seconds": 3, "label": "ttlfull"},
+                   "task": {"ttl": 5000}}),
         )
         .await;
     let id = created["result"]["task"]["taskId"]
@@ -788,12 +807,14 @@ async fn a_run_that_ended_before_its_ttl_keeps_its_result_through_a_full_disk() 
         .unwrap_or_else(|| panic!("{created}"))
         .to_string();
     let fillers = fill_until_refused(&s, &data).await;
-    // The run ends at 2 s, the ttlMs at 4 s, both while the disk is full.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // The run ends at 3 s, the ttlMs at 5 s, both while the disk is full: neither is stored.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(task["task"]["status"], "working", "{task}");
     let task = free_and_wait_settled(&s, fillers, &id).await;
     assert_eq!(task["task"]["status"], "completed", "{task}");
     assert_eq!(
-        task["task"]["statusMessage"], "Computed ttlfull in 2s",
+        task["task"]["statusMessage"], "Computed ttlfull in 3s",
         "{task}"
     );
 }

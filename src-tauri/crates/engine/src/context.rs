@@ -140,20 +140,28 @@ impl TaskContext {
         self.engine.set_progress(&self.task_id, progress).await
     }
 
-    /// Every input request of this task so far, answered or not, oldest first: lets a resumed
-    /// run tell what happened before the restart. Errors: [`EngineError::Store`].
     /// Stores how this run ends now, before it returns `outcome` (which must be the same): for
     /// a tool whose caller must learn that the end is stored, e.g. an external job's final
     /// report, acknowledged only after this commit. When it fails the task is as it was and
     /// the run goes on (the caller may try again); once it succeeded, the executor's own
     /// settling of the returned outcome finds the task settled and changes nothing.
     ///
-    /// Errors: [`EngineError::DiskFull`]; [`EngineError::Store`]; [`EngineError::NotFound`]
-    /// when the task was deleted.
+    /// Errors: [`EngineError::Terminal`] when the task was already settled otherwise (expired,
+    /// cancelled): `outcome` was not stored; [`EngineError::NotFound`] when it was deleted;
+    /// [`EngineError::DiskFull`]; [`EngineError::Store`].
     pub async fn settle(&self, outcome: Outcome) -> Result<(), EngineError> {
-        self.engine.finish(&self.task_id, outcome).await
+        match self
+            .engine
+            .finish_applied(&self.task_id, outcome, None)
+            .await?
+        {
+            None => Ok(()),
+            Some(status) => Err(EngineError::Terminal(status)),
+        }
     }
 
+    /// Every input request of this task so far, answered or not, oldest first: lets a resumed
+    /// run tell what happened before the restart. Errors: [`EngineError::Store`].
     pub fn input_rounds(&self) -> Result<Vec<crate::model::InputRound>, EngineError> {
         self.engine.store().input_rounds(&self.task_id)
     }

@@ -120,6 +120,20 @@ pub fn recorded_state(data_dir: &Path) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
+/// Puts back what the lock file of `data_dir` said before a start that was refused (`state`,
+/// as [`recorded_state`] read it; `None`: there was no lock file, so it is removed), for the
+/// process that holds the lock: a refused start is no run, and must not read as a crash.
+pub fn restore_state(data_dir: &Path, state: Option<&str>) {
+    let path = lock_path(data_dir);
+    let restored = match state {
+        Some(s) => std::fs::write(&path, format!("{s}\n")),
+        None => std::fs::remove_file(&path),
+    };
+    if let Err(e) = restored {
+        tracing::warn!("cannot restore {}: {e}", path.display());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

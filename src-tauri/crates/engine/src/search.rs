@@ -136,6 +136,9 @@ pub struct IndexHealth {
     damaged: AtomicBool,
     /// The index file; its marker is this path with `.damaged` appended.
     path: PathBuf,
+    /// When a search's failure last had the index checked (ms since the epoch; see
+    /// [`Self::may_check`]).
+    checked_at_ms: std::sync::atomic::AtomicI64,
 }
 
 impl IndexHealth {
@@ -144,7 +147,20 @@ impl IndexHealth {
         IndexHealth {
             damaged: AtomicBool::new(false),
             path,
+            checked_at_ms: std::sync::atomic::AtomicI64::new(i64::MIN),
         }
+    }
+
+    /// Whether a search that failed with the index may have it checked now ([`is_damaged`]
+    /// reads all of it): once a minute at most, however many searches fail.
+    pub fn may_check(&self) -> bool {
+        let now = crate::clock::now_ms();
+        let last = self.checked_at_ms.load(Ordering::Acquire);
+        now.saturating_sub(last) >= 60_000
+            && self
+                .checked_at_ms
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
     }
 
     /// Whether the index was found damaged: searches must not use it.
@@ -179,7 +195,7 @@ impl IndexHealth {
             &self.path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .is_ok_and(|c| is_damaged(&c, "main"));
+        .is_ok_and(|c| is_damaged(&c, "main", true));
         if damaged {
             self.mark_damaged(error);
         }
@@ -478,7 +494,7 @@ fn run_index(
                     Ok(())
                 }
                 Err(e) if e.is_disk_full() || std::mem::replace(&mut checked, true) => Err(e),
-                Err(e) if is_damaged(&idx, "main") => {
+                Err(e) if is_damaged(&idx, "main", true) => {
                     health.mark_damaged(&e);
                     Ok(())
                 }
@@ -493,11 +509,12 @@ fn run_index(
 
 /// Whether the index, open on `conn` as schema `schema` (`main` on the index thread's own
 /// connection, `search` where a store connection attached it), is damaged: `PRAGMA
-/// quick_check` lists a problem (the b-trees' pages), or FTS5's own `integrity-check` fails
-/// with SQLite's "corrupt" (its segments), or either says the file is not a database. A check
-/// that fails for any other reason (a lock, I/O) finds nothing. Reads the whole index: asked
-/// only after something failed with it, to tell damage from a passing failure.
-pub(crate) fn is_damaged(conn: &Connection, schema: &str) -> bool {
+/// quick_check` lists a problem (the b-trees' pages), or, with `fts`, FTS5's own
+/// `integrity-check` fails with SQLite's "corrupt" (its segments; it runs as a write, so only
+/// on the index thread's connection), or either says the file is not a database. A check that
+/// fails for any other reason (a lock, I/O) finds nothing. Reads the whole index: asked only
+/// after something failed with it, to tell damage from a passing failure.
+pub(crate) fn is_damaged(conn: &Connection, schema: &str, fts: bool) -> bool {
     let damage = |e: &rusqlite::Error| {
         matches!(
             e.sqlite_error_code(),
@@ -511,6 +528,9 @@ pub(crate) fn is_damaged(conn: &Connection, schema: &str) -> bool {
         Ok([ok]) if ok == "ok" => {}
         Ok(_) => return true,
         Err(e) => return damage(e),
+    }
+    if !fts {
+        return false;
     }
     match conn.execute(
         &format!("INSERT INTO {schema}.task_text(task_text) VALUES ('integrity-check')"),

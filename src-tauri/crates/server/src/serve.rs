@@ -108,17 +108,19 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 
     // One process per data dir: a second one would "recover" the first one's running tasks.
     std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
+    // What the lock file said before this start: a start refused by the store check below is
+    // no run of Taskdeck, so it puts that back (the next start and `taskdeck doctor` would
+    // take the refusal for a crash).
+    let before = data_dir_lock::recorded_state(&cfg.data_dir);
     let data_dir_lock::Acquired { lock, unclean } =
         data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
-    let mut starting = Starting {
-        data_dir: cfg.data_dir.clone(),
-        unclean,
-        started: false,
-    };
     // A damaged store is refused before anything reads or writes it (docs/operations.md).
-    let checked = store_check::check_at_start(&cfg.data_dir, unclean).map_err(|e| match e {
-        StartCheckError::Damaged { .. } => ServeError::DamagedStore(e.to_string()),
-        StartCheckError::Unreadable(_) => other(&e),
+    let checked = store_check::check_at_start(&cfg.data_dir, before.as_deref()).map_err(|e| {
+        data_dir_lock::restore_state(&cfg.data_dir, before.as_deref());
+        match e {
+            StartCheckError::Damaged { .. } => ServeError::DamagedStore(e.to_string()),
+            StartCheckError::Unreadable(_) => other(&e),
+        }
     })?;
     tracing::info!(
         bytes = checked.bytes,
@@ -290,7 +292,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         empty_wal(&engine_for_stop).await;
         data_dir_lock::mark_stopped(&data_dir);
     });
-    starting.started = true;
     Ok(Running {
         addr,
         engine,
@@ -300,25 +301,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         _data_dir_lock: lock,
         _servers_watch: servers_watch,
     })
-}
-
-/// A start under way on a data dir whose lock it holds. A start refused before it serves (a
-/// damaged store, a full disk) is no run of Taskdeck: when dropped before `started`, the lock
-/// file goes back to saying the last run stopped cleanly, as it did before, so that the next
-/// start and `taskdeck doctor` do not take the refusal for a crash. After an unclean stop it is
-/// left saying so: the store still needs the whole check.
-struct Starting {
-    data_dir: PathBuf,
-    unclean: bool,
-    started: bool,
-}
-
-impl Drop for Starting {
-    fn drop(&mut self) {
-        if !self.started && !self.unclean {
-            data_dir_lock::mark_stopped(&self.data_dir);
-        }
-    }
 }
 
 /// Prints where everything is; the first line is `Taskdeck is running headless on URL` or

@@ -46,8 +46,9 @@ const SETTLE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis
 const SETTLE_RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Tries in all to store a run's outcome when the store fails with another error than a full
-/// disk (0.25 + 0.5 + 1 + 2 s of waits between them).
-const SETTLE_STORE_TRIES: u32 = 5;
+/// disk: about 5 minutes of them (waits of 0.25 s doubling to 5 s), for an I/O error that
+/// passes (a network file system back).
+const SETTLE_STORE_TRIES: u32 = 64;
 
 /// What [`Engine::recover`] did with one unsettled task.
 enum Fate {
@@ -327,8 +328,9 @@ impl Engine {
     /// Stores how a run ended ([`Self::finish`]), trying again while the store cannot take the
     /// write: for as long as its disk is full ([`EngineError::DiskFull`]), and up to
     /// [`SETTLE_STORE_TRIES`] times in all for another store error (a group commit lost to
-    /// another write of its group; an error that lasts, such as damage, is logged and the task
-    /// left as it is stored). Waits [`SETTLE_RETRY_FIRST`] before the second try, then twice as
+    /// another write of its group, an I/O error that passes; one that lasts, such as damage,
+    /// is logged and the task left as it is stored, `working`, until a restart fails it as
+    /// interrupted). Waits [`SETTLE_RETRY_FIRST`] before the second try, then twice as
     /// long each time up to [`SETTLE_RETRY_MAX`]; stops at `shutdown` (the task keeps its
     /// stored state and the next start gives it its fate). The run's outcome is held in memory
     /// meanwhile, so a result computed while the disk was full is stored once there is space,
@@ -378,6 +380,19 @@ impl Engine {
     /// the server's mapping makes of it. Errors: [`EngineError::NotFound`];
     /// [`EngineError::DiskFull`]; [`EngineError::Store`].
     pub(crate) async fn finish(&self, task_id: &str, outcome: Outcome) -> Result<(), EngineError> {
+        self.finish_applied(task_id, outcome, None).await.map(drop)
+    }
+
+    /// [`Self::finish`], saying whether it applied `outcome`: `None` when it did, else the
+    /// status the task had settled with already. `kept_ms`: keep the task visible at least
+    /// this long from now (ms), whatever its ttlMs says (an outcome stored after its ttlMs
+    /// elapsed: [`Engine::expire`](super::Engine)). Errors: as [`Self::finish`].
+    pub(crate) async fn finish_applied(
+        &self,
+        task_id: &str,
+        outcome: Outcome,
+        kept_ms: Option<u64>,
+    ) -> Result<Option<TaskStatus>, EngineError> {
         let id = task_id.to_string();
         let default_ttl = self.parts.config.default_ttl_ms;
         let error_object = self.parts.error_object;
@@ -386,7 +401,7 @@ impl Engine {
             .write(move |w| {
                 let mut t = load(w, &id)?;
                 if t.status.is_terminal() {
-                    return Ok(());
+                    return Ok(Some(t.status));
                 }
                 let now = now_ms();
                 // A task cancelled or settled while waiting for input gets its retention back.
@@ -436,8 +451,12 @@ impl Engine {
                 {
                     p.current = total;
                 }
+                if let Some(kept) = kept_ms {
+                    let until = (now - t.created_at_ms).max(0) as u64 + kept;
+                    t.ttl_ms = Some(t.ttl_ms.map_or(until, |ttl| ttl.max(until)));
+                }
                 w.save(t)?;
-                Ok(())
+                Ok(None)
             })
             .await
     }

@@ -36,6 +36,9 @@ use super::{
 /// The longest the sweeper sleeps in one go: a year, in ms (tokio's timer has an upper bound).
 const LONGEST_SLEEP_MS: u64 = 86_400_000 * 365;
 
+/// How long the sweeper waits after a pass that failed (ms) before the next.
+const SWEEP_RETRY_MS: u64 = 2_000;
+
 /// What the sweeper and the writers that wake it share.
 pub(super) struct SweeperState {
     wake: Notify,
@@ -76,9 +79,9 @@ impl Engine {
         tokio::spawn(async move {
             let parts = Arc::clone(&engine.parts);
             loop {
-                if let Err(e) = engine.sweep_once().await {
+                let failed = engine.sweep_once().await.inspect_err(|e| {
                     tracing::error!("sweeper: {e}");
-                }
+                });
                 let tasks = parts.store.next_expiry().ok().flatten();
                 let keys = parts.store.read(idempotency::next_expiry).ok().flatten();
                 let audit = engine.next_audit_prune().ok().flatten();
@@ -93,6 +96,13 @@ impl Engine {
                     LONGEST_SLEEP_MS
                 } else {
                     (next - now_ms()).max(0) as u64
+                };
+                // A pass that failed (a full disk) leaves its work due: try again later, not
+                // at once.
+                let wait_ms = if failed.is_err() {
+                    wait_ms.max(SWEEP_RETRY_MS)
+                } else {
+                    wait_ms
                 };
                 tokio::select! {
                     _ = parts.shutdown.cancelled() => return,
@@ -136,8 +146,13 @@ impl Engine {
     async fn expire(&self, task_id: &str) -> Result<(), EngineError> {
         // The run ended before the TTL did, and its outcome waits to be stored (a full disk):
         // that outcome, not the expiry, is what the task ends with.
+        // It stays visible as long as an expired task would, then goes at the next expiry.
         if let Some(outcome) = self.parts.running.ended(task_id) {
-            return self.finish(task_id, outcome).await;
+            let kept = self.parts.config.expired_grace_ms;
+            return self
+                .finish_applied(task_id, outcome, Some(kept))
+                .await
+                .map(drop);
         }
         let id = task_id.to_string();
         let grace = self.parts.config.expired_grace_ms;

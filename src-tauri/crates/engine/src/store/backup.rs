@@ -105,15 +105,17 @@ pub fn backup(dir: &Path, dest: &Path, overwrite: bool) -> Result<CopySummary, B
     // A file of another data dir while a Taskdeck runs on it (its store, -wal, -shm, search
     // index...): replacing one would pull it from under that process, which would go on
     // acknowledging writes into unlinked files.
-    // Asked of the kernel's lock table for every directory above `dest` (a data dir's own
-    // folders, e.g. its logs, are its files too): taking a lock to see would refuse a Taskdeck
-    // that starts at that instant.
+    // For every directory above `dest` (a data dir's own folders, e.g. its logs, are its files
+    // too), asked of the kernel's lock table first: taking the lock to see would refuse a
+    // Taskdeck that starts at that instant. Where the table does not name the file's device as
+    // `stat` does (btrfs subvolumes, overlayfs), a lock file that says `running` is tried.
+    let live_dir = |a: &Path| {
+        crate::data_dir_lock::holder(a).is_some()
+            || (crate::data_dir_lock::recorded_state(a).is_some_and(|s| s.starts_with("running"))
+                && crate::data_dir_lock::in_use(a))
+    };
     let absolute = std::path::absolute(dest).unwrap_or_else(|_| dest.to_path_buf());
-    if let Some(live) = absolute
-        .ancestors()
-        .skip(1)
-        .find(|a| crate::data_dir_lock::holder(a).is_some())
-    {
+    if let Some(live) = absolute.ancestors().skip(1).find(|a| live_dir(a)) {
         return Err(store_error(
             dest,
             &format!(

@@ -77,11 +77,21 @@ impl ReaderPool {
         self.search.as_ref().is_some_and(|(_, h)| !h.is_damaged())
     }
 
-    /// Records that the index is damaged: a search failed with it (`error`) and a check of it
-    /// found damage.
+    /// A search failed with the index (`error`) and succeeded without it: the index is checked
+    /// (at most once a minute) and marked damaged when the check finds it so; else the failure
+    /// is only logged.
     pub(super) fn search_failed(&self, error: &EngineError) {
-        if let Some((_, health)) = &self.search {
+        let Some((_, health)) = &self.search else {
+            return;
+        };
+        let damaged = health.may_check()
+            && self
+                .with(|c| Ok(search::is_damaged(c, "search", false)))
+                .unwrap_or(false);
+        if damaged {
             health.mark_damaged(error);
+        } else {
+            tracing::warn!("a search failed with the index ({error}); answered without it");
         }
     }
 
@@ -91,6 +101,9 @@ impl ReaderPool {
         f: impl FnOnce(&Connection) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
         let idle = self.idle.lock().unwrap().pop();
+        // Pooled connections all have the index attached (while it is used): a new one that
+        // could not attach it serves this read only.
+        let mut keep = true;
         let conn = match idle {
             Some(c) => c,
             None => {
@@ -101,6 +114,7 @@ impl ReaderPool {
                         params![index.to_string_lossy()],
                     )
                 {
+                    keep = false;
                     // The store's reads do not need the index: this connection goes without it
                     // (searches on it fall back to a scan), and one too damaged to attach is
                     // marked for a rebuild at the next start.
@@ -122,7 +136,7 @@ impl ReaderPool {
         };
         let r = f(&conn);
         let mut idle = self.idle.lock().unwrap();
-        if idle.len() < Self::KEPT {
+        if keep && idle.len() < Self::KEPT {
             idle.push(conn);
         }
         r

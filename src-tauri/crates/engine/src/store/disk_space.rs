@@ -9,9 +9,9 @@ use std::path::Path;
 pub const SPACE_FOR_WRITES: u64 = 256 << 10;
 
 /// The bytes this process may still write on the file system holding `dir` (statvfs(3):
-/// `f_bavail * f_frsize`, or `f_bfree * f_frsize` when it runs as root, which may also use the
-/// blocks a file system such as ext4 reserves for root), or `None` when it cannot be asked
-/// (e.g. `dir` does not exist).
+/// `f_bavail * f_frsize`, or `f_bfree * f_frsize` when it may also use the blocks a file
+/// system such as ext4 reserves for root: [`may_use_reserved_blocks`]), or `None` when it
+/// cannot be asked (e.g. `dir` does not exist).
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -23,8 +23,7 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled `st`.
     let st = unsafe { st.assume_init() };
-    // SAFETY: geteuid cannot fail.
-    let blocks = if unsafe { libc::geteuid() } == 0 {
+    let blocks = if may_use_reserved_blocks() {
         st.f_bfree
     } else {
         st.f_bavail
@@ -32,4 +31,18 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     // Both are 64-bit here, narrower on 32-bit targets.
     #[allow(clippy::unnecessary_cast)]
     Some((blocks as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Whether this process has `CAP_SYS_RESOURCE` in its effective set (capabilities(7): bit 24
+/// of `CapEff` in /proc/self/status), which is what lets a writer use the blocks reserved for
+/// root; root in a container usually lacks it.
+fn may_use_reserved_blocks() -> bool {
+    const CAP_SYS_RESOURCE: u32 = 24;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
+            u64::from_str_radix(hex.trim(), 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << CAP_SYS_RESOURCE) != 0)
 }

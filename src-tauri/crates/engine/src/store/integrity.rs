@@ -158,14 +158,35 @@ pub fn start_depth(bytes: u64, unclean: bool) -> CheckDepth {
     }
 }
 
-/// The start check of the store file in `dir` to [`start_depth`]; a file that does not exist
-/// yet passes (it is created at open), and so does an empty one unless the data dir held a
-/// store before (its search index is there: the index is made only after a store's tables,
-/// so an empty store next to it lost them; opening it would start an empty store silently).
+/// What is wrong with the store file in `dir` when it is empty (and has no WAL with frames)
+/// although `last_run`, the data dir's lock file as the last Taskdeck left it
+/// ([`crate::data_dir_lock::recorded_state`]), says that run stopped cleanly: a run serves
+/// only once the store's tables are committed, and a clean stop copies them into the file, so
+/// its tasks are gone from it, and opening it would start an empty store without a word.
+/// `None` otherwise (a new data dir, a first start that stopped before its tables, a store
+/// moved aside: the file is absent).
+pub fn emptied_store(dir: &Path, last_run: Option<&str>) -> Option<String> {
+    let path = dir.join(super::FILE_NAME);
+    let empty = |p: &Path| std::fs::metadata(p).map(|m| m.len() == 0);
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let clean = last_run.is_some_and(|s| s.starts_with("stopped"));
+    (clean && empty(&path).unwrap_or(false) && empty(Path::new(&wal)).unwrap_or(true)).then(|| {
+        "the file is empty, but the last Taskdeck on this data dir stopped cleanly with a store \
+         in it"
+            .to_string()
+    })
+}
+
+/// The start check of the store file in `dir` to [`start_depth`] (`last_run`: the lock file's
+/// content as the last run left it, before this start wrote its own; a run that did not stop
+/// cleanly, `running ...`, has the whole store checked); a file that does not exist yet passes
+/// (it is created at open), and so does an empty one unless [`emptied_store`] says otherwise.
 ///
-/// Errors: [`StartCheckError::Damaged`] when the check found damage or such an empty file,
+/// Errors: [`StartCheckError::Damaged`] when the check found damage or an emptied store,
 /// [`StartCheckError::Unreadable`] when the file could not be checked.
-pub fn check_at_start(dir: &Path, unclean: bool) -> Result<CheckReport, StartCheckError> {
+pub fn check_at_start(dir: &Path, last_run: Option<&str>) -> Result<CheckReport, StartCheckError> {
+    let unclean = last_run.is_some_and(|s| s.starts_with("running"));
     let path = dir.join(super::FILE_NAME);
     let bytes = match std::fs::metadata(&path) {
         Ok(m) => m.len(),
@@ -177,14 +198,10 @@ pub fn check_at_start(dir: &Path, unclean: bool) -> Result<CheckReport, StartChe
             ))));
         }
     };
-    if bytes == 0 && path.exists() && dir.join(crate::search::FILE_NAME).exists() {
+    if let Some(problem) = emptied_store(dir, last_run) {
         return Err(StartCheckError::Damaged {
             path,
-            problems: vec![format!(
-                "the file is empty, but this data dir held a store before: its search index, \
-                 {}, is there",
-                crate::search::FILE_NAME
-            )],
+            problems: vec![problem],
         });
     }
     if bytes == 0 {

@@ -64,9 +64,9 @@ impl Store {
 
     /// Runs `read` with the search index when it may be used (`true`), and again without it
     /// when a search that uses it failed: such a search is answered by scanning the tasks
-    /// instead, and when a check of the index then finds it damaged ([`search::is_damaged`])
-    /// it is marked so ([`search::IndexHealth`]): later searches go without it and the next
-    /// start rebuilds it. The failure is logged either way.
+    /// instead, and when a check of the index then finds it damaged (at most once a minute,
+    /// [`search::IndexHealth::may_check`]) it is marked so ([`search::IndexHealth`]): later
+    /// searches go without it and the next start rebuilds it. The failure is logged.
     fn with_index<R>(
         &self,
         filter: &ListFilter,
@@ -82,11 +82,7 @@ impl Store {
         match read(true) {
             Err(e @ EngineError::Store(_)) => {
                 let without = read(false)?;
-                if self.read(|c| Ok(search::is_damaged(c, "search")))? {
-                    self.state.readers.search_failed(&e);
-                } else {
-                    tracing::warn!("a search failed with the index ({e}); answered without it");
-                }
+                self.state.readers.search_failed(&e);
                 Ok(without)
             }
             r => r,

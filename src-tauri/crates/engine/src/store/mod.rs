@@ -140,8 +140,20 @@ impl Store {
     /// indexer thread, and with a feed no one listens to: for a short-lived process that only
     /// manages tokens (`taskdeck token ...`) next to a server that may be running.
     ///
-    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened.
+    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened, or
+    /// the store file is empty where the last run stopped cleanly with a store in it
+    /// ([`integrity::emptied_store`]).
     pub fn open_for_tokens(dir: &Path) -> Result<Store, EngineError> {
+        // Not through `serve`'s start check: an emptied store must not get new tables here
+        // either, after which a start would take it for a new one.
+        let last_run = crate::data_dir_lock::recorded_state(dir);
+        if let Some(problem) = integrity::emptied_store(dir, last_run.as_deref()) {
+            return Err(EngineError::Store(format!(
+                "the task store in {} is not used: {problem}; restore it from a backup, or \
+                 move the empty file aside (docs/operations.md)",
+                dir.display()
+            )));
+        }
         let path = Self::create_file(dir)?;
         let prepared = Prepared::open(&path, Durability::Power)?;
         Self::start(prepared, path, ChangeFeed::new(1), None)

@@ -173,6 +173,12 @@ impl TaskTool for ExternalJobs {
                                 let _ = ack.send(Ok(()));
                                 return outcome;
                             }
+                            // Settled otherwise meanwhile (expired, cancelled) or deleted: the
+                            // runner learns its end was not taken, and the run is over.
+                            Err(e @ (EngineError::Terminal(_) | EngineError::NotFound)) => {
+                                let _ = ack.send(Err(e));
+                                return outcome;
+                            }
                             Err(e) => {
                                 let _ = ack.send(Err(e));
                             }
