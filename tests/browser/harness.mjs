@@ -84,13 +84,14 @@ export async function waitFor(fn, what, { timeout = 15_000, interval = 100 } = {
 /**
  * Launches headless Chromium (`executablePath`) on a 1280x900 page of the UI at `base`, signed
  * in with `token`, once its event stream is open; page errors go to `pageErrors`, and `onPage`
- * may watch the page before it loads. Resolves with `{browser, page}`.
+ * may watch the page before it loads (awaited: an init script it adds, `page.addInitScript`,
+ * is registered before the page is opened). Resolves with `{browser, page}`.
  */
 export async function openUi({ chromium, executablePath, base, token, pageErrors, onPage = () => {} }) {
   const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  onPage(page);
+  await onPage(page);
   await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
   await page.locator('#conn[data-state="open"]').waitFor();
   return { browser, page };

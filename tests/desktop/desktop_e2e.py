@@ -226,12 +226,20 @@ class WebDriver:
     def type_into(self, element, text: str) -> None:
         self.call("POST", self.s(f"/element/{self.eid(element)}/value"), {"text": text}, idempotent=False)
 
-    def click(self, finder, done, what: str, timeout: float = 15.0) -> None:
-        """Clicks the element `finder()` returns, until `done()` holds.
+    def rect(self, element):
+        """The element's box in the viewport, `[x, y, width, height]` in CSS pixels."""
+        return self.js("const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height];", element)
 
-        A click is sent again only when the previous one surely did not land (stale or covered
-        element), or it may have been lost with the connection and `done()` still does not hold
-        a moment later: clicks are not idempotent (a second click can undo the first)."""
+    def click(self, finder, done, what: str, timeout: float = 15.0, repeatable: bool = False) -> None:
+        """Clicks the element `finder()` returns, once it has stopped moving, until `done()` holds.
+
+        WebDriver clicks at the point where the element was: one that moves in between (a list
+        above it redrawn) gets a click meant for another. So the element must keep its box for
+        0.15 s first. A click is sent again only when the previous one surely did not land (stale
+        or covered element), or it may have been lost with the connection and `done()` still does
+        not hold a moment later: clicks are not idempotent (a second click can undo the first).
+        A `repeatable` click (one whose repetition is harmless, like opening a task) is sent again
+        whenever `done()` does not hold 3 s after it."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
@@ -241,6 +249,11 @@ class WebDriver:
                 time.sleep(0.1)
                 continue
             try:
+                before = self.rect(el)
+                time.sleep(0.15)
+                if self.rect(el) != before:
+                    last = "element moving"
+                    continue
                 self.click_element(el)
             except WebDriverError as e:
                 last = e
@@ -252,6 +265,13 @@ class WebDriver:
                     wait_for(done, what, timeout=2.0)
                     return
                 except Failure:
+                    continue
+            if repeatable:
+                try:
+                    wait_for(done, what, timeout=min(3.0, max(1.0, deadline - time.monotonic())))
+                    return
+                except Failure:
+                    last = "clicked, but it did not happen"
                     continue
             wait_for(done, f"{what} (after the click)", timeout=max(1.0, deadline - time.monotonic()))
             return
@@ -903,7 +923,7 @@ class Suite:
         wait_for(lambda: re.match(r"\(\d+\) Taskdeck", self.wd.title()), "the window title to count the waiting task")
 
         card = '.prompt-card[data-key="approval"]'
-        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.find(card), "the inbox entry")
+        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.find(card), "the inbox entry", repeatable=True)
         check(self.wd.js(DETAIL_TASK_ID) == task, "the inbox entry opened another task")
         check(self.wd.js(f"return document.querySelector('{card} .prompt-message').textContent") == message, "the prompt shows the agent's message")
 
@@ -1057,7 +1077,7 @@ class Suite:
         task = self.ids.get("waiting")
         check(task, "needs the waiting task of the test before")
         card = '.prompt-card[data-key="approval"]'
-        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.js(DETAIL_TASK_ID) == task and self.wd.find(card), "the waiting task's inbox entry")
+        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.js(DETAIL_TASK_ID) == task and self.wd.find(card), "the waiting task's inbox entry", repeatable=True)
         reason = wait_for(lambda: self.wd.js(FIELD_BY_LABEL, card, "reason"), "the 'reason' field")
         self.wd.fill(reason, "Looks good to me")
         self.wd.js("document.getElementById('toasts').replaceChildren()")  # earlier notices

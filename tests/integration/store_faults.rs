@@ -856,6 +856,111 @@ async fn an_external_jobs_result_is_refused_on_a_full_disk_not_lost() {
     assert_eq!(task["task"]["statusMessage"], "important result", "{task}");
 }
 
+/// A start on a full disk says so to watchers at once, before any write is refused, and, when
+/// it cannot record its port, records it once space returns, so the command-line tools given
+/// the data dir find this Taskdeck (not the default port).
+#[tokio::test]
+async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_returns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    // A clean stop, so that the next start finds no log to empty (which would free space).
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    s.child.wait().await.unwrap();
+    std::fs::remove_file(data.join("taskdeck.port")).unwrap();
+    let filler = fill(&data);
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let recorded = || {
+        std::fs::read_to_string(data.join("taskdeck.port"))
+            .ok()
+            .and_then(|t| t.trim().parse::<u16>().ok())
+    };
+    assert_eq!(recorded(), None, "the disk was not full");
+    let full = crate::api::read_until(events(&s).await, |f| {
+        f.iter().any(|(_, e, _)| e.as_deref() == Some("store"))
+    })
+    .await;
+    assert!(
+        full.iter()
+            .any(|(_, e, d)| e.as_deref() == Some("store") && d["diskFull"] == true),
+        "{full:?}"
+    );
+    std::fs::remove_file(filler).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while recorded() != Some(s.port) {
+        assert!(
+            Instant::now() < deadline,
+            "the port was not recorded once space returned: {:?}",
+            recorded()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let out = std::process::Command::new(BIN)
+        .args(["tasks", "list", "--json", "--data-dir"])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// A runner that reports after its job's heartbeat lapsed while the disk was full learns that
+/// the job ended and how (not that it is "working"); the end is stored once space returns.
+#[tokio::test]
+async fn a_report_after_a_lapsed_heartbeat_on_a_full_disk_says_the_job_ended() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/jobs",
+            json!({"external": {"name": "lapses", "heartbeatMs": 3000}}),
+        )
+        .await;
+    assert!(status.is_success(), "{status} {body}");
+    let id = body["taskId"].as_str().unwrap().to_string();
+    let fillers = fill_until_refused(&s, &data).await;
+    // A heartbeat (it writes nothing) starts the lapse with the disk full, however long the
+    // filling took.
+    let (status, body) = s
+        .v1_post(Some(&s.admin), &format!("/v1/jobs/{id}/report"), json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    // The runner's next report: a 409 whose detail is returned.
+    let refused = || async {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                &format!("/v1/jobs/{id}/report"),
+                json!({"statusMessage": "still here"}),
+            )
+            .await;
+        assert_eq!(status, 409, "{body}");
+        body["detail"].as_str().unwrap_or_default().to_string()
+    };
+    let detail = refused().await;
+    assert!(
+        detail.contains("already ended") && detail.contains("Runner lost"),
+        "{detail}"
+    );
+    let task = free_and_wait_settled(&s, fillers, &id).await;
+    assert_eq!(task["task"]["status"], "failed", "{task}");
+    let detail = refused().await;
+    assert!(
+        detail.starts_with("job is already failed: Runner lost"),
+        "{detail}"
+    );
+}
+
 #[tokio::test]
 async fn a_backup_onto_the_live_store_is_refused_even_with_force() {
     let tmp = tempfile::tempdir().unwrap();

@@ -273,9 +273,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     // Where command-line tools (`taskdeck tasks`, `run`, `mcp-config`) find this server when
     // they are given the data dir but no port; written once the admin token exists, so a tool
     // that finds the port also finds the token.
-    if let Err(e) = std::fs::write(port_path(&cfg.data_dir), format!("{}\n", addr.port())) {
-        tracing::warn!("cannot record the port in the data dir: {e}");
-    }
+    record_port(&cfg.data_dir, addr.port(), shutdown.clone());
     let stop = shutdown.clone();
     let engine_for_stop = engine.clone();
     let gateway_for_stop = gateway.clone();
@@ -329,6 +327,31 @@ pub fn print_banner(running: &Running, cfg: &ServeConfig, ui_link: bool) {
         );
     }
     let _ = std::io::stdout().flush();
+}
+
+/// Writes `port` to [`port_path`] in `data_dir`. When that fails (a full disk leaves the file
+/// empty or missing, and command-line tools then look on the default port) it is tried again
+/// every 2 s, in the background, until it succeeds or `stop` is cancelled; the failure is
+/// logged once.
+fn record_port(data_dir: &std::path::Path, port: u16, stop: CancellationToken) {
+    let path = port_path(data_dir);
+    let text = format!("{port}\n");
+    let Err(e) = std::fs::write(&path, &text) else {
+        return;
+    };
+    tracing::warn!("cannot record the port in the data dir ({e}); trying again every 2 s");
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+            }
+            if std::fs::write(&path, &text).is_ok() {
+                tracing::info!("recorded the port in {}", path.display());
+                return;
+            }
+        }
+    });
 }
 
 /// The file in `data_dir` where the running Taskdeck records its port.

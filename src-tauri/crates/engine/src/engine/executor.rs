@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::Principal;
+
 use super::{
     super::{
         clock::now_ms,
@@ -265,6 +267,21 @@ impl Engine {
                 tool.interrupted(&id);
             }
         }
+    }
+
+    /// How the run of `principal`'s task `task_id` ended, when it has and that end is not
+    /// stored yet (the store refused it, e.g. a full disk: the executor stores it once it can,
+    /// [`Engine::start`]'s invariant that no run ends unrecorded). `None` while the run goes on,
+    /// once its end is stored, and for a task not running in this process.
+    ///
+    /// Errors: [`EngineError::NotFound`] for an unknown task or another principal's.
+    pub fn unstored_end(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+    ) -> Result<Option<Outcome>, EngineError> {
+        self.get(principal, task_id)?;
+        Ok(self.parts.running.ended(task_id))
     }
 
     /// Starts `tool` on `task` (`resumed`: after a restart). `arguments`: what the run gets

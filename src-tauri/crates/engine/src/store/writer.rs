@@ -117,7 +117,8 @@ impl Writer {
 }
 
 /// Whether the store's disk is full, as the writer found it: set (with the time) when a group
-/// fails with [`EngineError::DiskFull`], cleared once the file system has
+/// fails with [`EngineError::DiskFull`] or the store is opened with less than
+/// [`SPACE_FOR_WRITES`] free, cleared once the file system has
 /// [`SPACE_FOR_WRITES`] free again (checked every [`DISK_RECHECK`] while set, and after each
 /// commit). A commit that fits in room the WAL already has does not clear it: the next write
 /// that needs a new block would fail. Watchers (the UI's event stream) learn of both at once, so
@@ -252,12 +253,18 @@ pub(super) fn spawn(
     answers: Arc<AnswerCache>,
 ) -> Result<Writer, EngineError> {
     let checkpoint = Checkpointer::spawn(path)?;
-    let (disk_state, disk_full) = watch::channel(None);
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| ".".into());
+    // A store opened on a disk already full says so at once, not only once a write is refused
+    // (the same test as `taskdeck doctor`'s disk check).
+    let full_at_start = free_bytes(&dir)
+        .is_some_and(|b| b < SPACE_FOR_WRITES)
+        .then(crate::clock::now_ms);
+    let (disk_state, disk_full) = watch::channel(full_at_start);
     let disk = DiskWatch {
-        dir: path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| ".".into()),
+        dir,
         state: disk_state,
     };
     let (tx, rx) = mpsc::channel::<Queued>();

@@ -272,6 +272,35 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error>
         })
 }
 
+/// The 409 for a report that found its job's run over: the job settled since it was read, or
+/// its run ended (e.g. its heartbeat lapsed) and that end waits for the store to take it (a
+/// full disk): the runner learns how the job ended either way, not that it is "working".
+fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
+    let task = match s.engine.get(p, id) {
+        Ok(task) => task,
+        Err(e) => return e.into(),
+    };
+    if task.status.is_terminal() {
+        let why = task.status_message.as_deref().unwrap_or("");
+        return ApiError::conflict(format!("job is already {}: {why}", task.status.as_str()));
+    }
+    match s.engine.unstored_end(p, id) {
+        Ok(Some(end)) => {
+            let how = match &end {
+                Outcome::Completed(_) => "completed".to_string(),
+                Outcome::Failed(f) => format!("failed: {}", f.message),
+                Outcome::Cancelled => "cancelled".to_string(),
+            };
+            ApiError::conflict(format!(
+                "job has already ended ({how}); the store cannot take that yet and records it \
+                 once it can"
+            ))
+        }
+        Ok(None) => ApiError::conflict("job is not running in this Taskdeck"),
+        Err(e) => e.into(),
+    }
+}
+
 /// An external runner's report (any report is also a heartbeat).
 #[utoipa::path(post, path = "/v1/jobs/{taskId}/report", params(("taskId" = String, Path, description = "the task's id")), request_body = ReportBody, tag = "jobs",
     responses((status = 200, description = "the job, whether cancellation was requested, and every answer the human gave to its input requests so far", body = ReportReply),
@@ -279,7 +308,7 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error>
                 headers(("Location" = String, description = "`/v1/jobs/{taskId}`"))),
               (status = 400, description = "malformed report, one that ends the job more than one way, or a malformed input request", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 409, description = "not an external job, or already settled", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 409, description = "not an external job, already settled, or its run has ended (its end waits for room on a full disk); `detail` says how", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "an input request key reused with another request, or a value over its limit", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn report(
     State(s): State<JobsState>,
@@ -343,10 +372,7 @@ pub(crate) async fn report(
     let ends = reports.iter().any(|r| matches!(r, Report::Finished(_)));
     for r in reports {
         if !s.external.report(&id, r).await? {
-            return Err(ApiError::conflict(format!(
-                "job is already {}",
-                task.status.as_str()
-            )));
+            return Err(ended_meanwhile(&s, &p, &id));
         }
     }
     if ends {
