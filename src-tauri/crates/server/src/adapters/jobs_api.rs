@@ -296,7 +296,10 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
                  once it can"
             ))
         }
-        Ok(None) => ApiError::conflict("job is not running in this Taskdeck"),
+        // Between the run's end and its record (or the task was never run here).
+        Ok(None) => ApiError::conflict(format!(
+            "job's run has ended; GET /v1/jobs/{id} says how once it is recorded"
+        )),
         Err(e) => e.into(),
     }
 }
