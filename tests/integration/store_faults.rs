@@ -856,9 +856,9 @@ async fn an_external_jobs_result_is_refused_on_a_full_disk_not_lost() {
     assert_eq!(task["task"]["statusMessage"], "important result", "{task}");
 }
 
-/// A start on a full disk says so to watchers at once, before any write is refused, and, when
-/// it cannot record its port, records it once space returns, so the command-line tools given
-/// the data dir find this Taskdeck (not the default port).
+/// A start on a full disk says so to watchers at once, before any write is refused; what it
+/// could not open or write for want of room (the search index, the port the command-line tools
+/// look for) it opens and writes once space returns, without a restart.
 #[tokio::test]
 async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_returns() {
     let tmp = tempfile::tempdir().unwrap();
@@ -880,6 +880,9 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
             .and_then(|t| t.trim().parse::<u16>().ok())
     };
     assert_eq!(recorded(), None, "the disk was not full");
+    // The search index could not be opened (its log needs room): no indexer thread.
+    let pid = s.child.id().unwrap();
+    assert!(!threads_of(pid).iter().any(|t| t == "taskdeck-index"));
     let full = crate::api::read_until(events(&s).await, |f| {
         f.iter().any(|(_, e, _)| e.as_deref() == Some("store"))
     })
@@ -899,6 +902,20 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // The index is opened and indexes again once there is room, without a restart.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !threads_of(pid).iter().any(|t| t == "taskdeck-index") {
+        assert!(
+            Instant::now() < deadline,
+            "the search index was not opened once space returned: {:?}",
+            threads_of(pid)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let made = job(&s, "findable after the disk was full").await;
+    let (status, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=findable").await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["tasks"][0]["taskId"], made.as_str(), "{found}");
     let out = std::process::Command::new(BIN)
         .args(["tasks", "list", "--json", "--data-dir"])
         .arg(&data)
@@ -909,6 +926,18 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// The names of process `pid`'s threads (`/proc/PID/task/*/comm`).
+fn threads_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+                .map(|name| name.trim().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A runner that reports after its job's heartbeat lapsed while the disk was full learns that

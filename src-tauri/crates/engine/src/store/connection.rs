@@ -5,7 +5,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
     thread,
 };
 
@@ -47,12 +47,16 @@ pub(super) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
 /// it only when resets were held off (by readers that never paused).
 pub(super) const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 
+/// The search index file attached to read connections as `search`, and its health.
+pub(super) type SearchIndex = (PathBuf, Arc<search::IndexHealth>);
+
 /// Idle read-only connections, reused by [`super::Store::read`]; at most [`Self::KEPT`] are kept.
 pub(super) struct ReaderPool {
     path: PathBuf,
-    /// The search index file, attached to every read connection as `search`, and its health.
-    search: Option<(PathBuf, Arc<search::IndexHealth>)>,
-    idle: Mutex<Vec<Connection>>,
+    /// The search index, once it is open (at start, or later: [`Self::index_ready`]).
+    search: OnceLock<SearchIndex>,
+    /// Idle connections, each with whether it has the index attached.
+    idle: Mutex<Vec<(Connection, bool)>>,
 }
 
 impl ReaderPool {
@@ -60,28 +64,42 @@ impl ReaderPool {
     const KEPT: usize = 16;
 
     /// An empty pool of connections to `path`, each with `search` attached when given.
-    pub(super) fn new(
-        path: PathBuf,
-        search: Option<(PathBuf, Arc<search::IndexHealth>)>,
-    ) -> ReaderPool {
+    pub(super) fn new(path: PathBuf, search: Option<SearchIndex>) -> ReaderPool {
+        let slot = OnceLock::new();
+        if let Some(index) = search {
+            let _ = slot.set(index);
+        }
         ReaderPool {
             path,
-            search,
+            search: slot,
             idle: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The index opened after the pool was made (it could not be at start, e.g. on a full
+    /// disk): connections opened from now on attach it, and idle ones without it are closed.
+    pub(super) fn index_ready(&self, index: SearchIndex) {
+        if self.search.set(index).is_ok() {
+            self.idle.lock().unwrap().retain(|(_, attached)| *attached);
+        }
+    }
+
+    /// The index, while it is open and not found damaged.
+    fn usable_index(&self) -> Option<&SearchIndex> {
+        self.search.get().filter(|(_, h)| !h.is_damaged())
     }
 
     /// Whether searches may use the index: read connections have it attached and it was not
     /// found damaged.
     pub(super) fn has_search(&self) -> bool {
-        self.search.as_ref().is_some_and(|(_, h)| !h.is_damaged())
+        self.usable_index().is_some()
     }
 
     /// A search failed with the index (`error`) and succeeded without it: the index is checked
     /// (at most once a minute) and marked damaged when the check finds it so; else the failure
     /// is only logged.
     pub(super) fn search_failed(&self, error: &EngineError) {
-        let Some((_, health)) = &self.search else {
+        let Some((_, health)) = self.search.get() else {
             return;
         };
         let damaged = health.may_check()
@@ -101,34 +119,28 @@ impl ReaderPool {
         f: impl FnOnce(&Connection) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
         let idle = self.idle.lock().unwrap().pop();
-        // Pooled connections all have the index attached (while it is used): a new one that
-        // could not attach it serves this read only.
+        // Pooled connections all have the index attached while it is used (those pooled before
+        // it was opened are dropped then): a new one that could not attach it serves this read
+        // only.
         let mut keep = true;
+        let mut attached = false;
         let conn = match idle {
-            Some(c) => c,
+            Some((c, had)) => {
+                attached = had;
+                c
+            }
             None => {
                 let c = open_conn(&self.path)?;
-                if let Some((index, health)) = self.search.as_ref().filter(|(_, h)| !h.is_damaged())
-                    && let Err(e) = c.execute(
+                if let Some((index, health)) = self.usable_index() {
+                    match c.execute(
                         "ATTACH DATABASE ?1 AS search",
                         params![index.to_string_lossy()],
-                    )
-                {
-                    keep = false;
-                    // The store's reads do not need the index: this connection goes without it
-                    // (searches on it fall back to a scan), and one too damaged to attach is
-                    // marked for a rebuild at the next start.
-                    let damaged = matches!(
-                        e.sqlite_error_code(),
-                        Some(
-                            rusqlite::ErrorCode::DatabaseCorrupt
-                                | rusqlite::ErrorCode::NotADatabase
-                        )
-                    );
-                    if damaged {
-                        health.mark_damaged(&e.into());
-                    } else {
-                        tracing::warn!("store: cannot attach the search index: {e}");
+                    ) {
+                        Ok(_) => attached = true,
+                        Err(e) => {
+                            keep = false;
+                            Self::attach_failed(health, e);
+                        }
                     }
                 }
                 c
@@ -137,9 +149,25 @@ impl ReaderPool {
         let r = f(&conn);
         let mut idle = self.idle.lock().unwrap();
         if keep && idle.len() < Self::KEPT {
-            idle.push(conn);
+            idle.push((conn, attached));
         }
         r
+    }
+
+    /// A new connection could not attach the index (`e`).
+    fn attach_failed(health: &search::IndexHealth, e: rusqlite::Error) {
+        // The store's reads do not need the index: this connection goes without it (searches
+        // on it fall back to a scan), and one too damaged to attach is marked for a rebuild at
+        // the next start.
+        let damaged = matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        );
+        if damaged {
+            health.mark_damaged(&e.into());
+        } else {
+            tracing::warn!("store: cannot attach the search index: {e}");
+        }
     }
 }
 

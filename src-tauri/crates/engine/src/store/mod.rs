@@ -57,6 +57,30 @@ pub use write_context::{DELETED_EVENTS_KEPT_MS, WriteCtx};
 
 use crate::{EngineError, answer_cache::AnswerCache, feed::ChangeFeed, search};
 
+/// Opens the search index in `dir` ([`search::open`]) and starts its indexer on the store at
+/// `path`, fed by `feed`; returns the index for read connections to attach. An index the
+/// indexer finds damaged is marked for a rebuild at the next start. Errors: why the index
+/// cannot be used now.
+fn open_search(
+    dir: &Path,
+    path: &Path,
+    feed: &ChangeFeed,
+) -> Result<connection::SearchIndex, EngineError> {
+    let index = search::open(dir)?;
+    let health = Arc::new(search::IndexHealth::new(index.clone()));
+    search::spawn_indexer(
+        index.clone(),
+        path.to_path_buf(),
+        feed.subscribe_ids(),
+        health.clone(),
+    )
+    .inspect_err(|e| {
+        // A damaged index is rebuilt at the next start, not left unused for good.
+        health.mark_if_damaged(e);
+    })?;
+    Ok((index, health))
+}
+
 /// `value` as compact JSON text, for a TEXT column. `serde_json::to_string` writes straight
 /// into one growing buffer; `Value`'s `Display` (`value.to_string()`) makes the same text
 /// through `fmt::Formatter`, a call per token, which the writer thread felt at the creation peak.
@@ -112,28 +136,56 @@ impl Store {
         let path = Self::create_file(dir)?;
         let prepared = Prepared::open(&path, durability)?;
         // After the tables exist: the indexer starts by reading the events it has not seen.
-        let search = search::open(dir).and_then(|index| {
-            let health = Arc::new(search::IndexHealth::new(index.clone()));
-            search::spawn_indexer(
-                index.clone(),
-                path.clone(),
-                feed.subscribe_ids(),
-                health.clone(),
-            )
-            .inspect_err(|e| {
-                // A damaged index is rebuilt at the next start, not left unused for good.
-                health.mark_if_damaged(e);
-            })?;
-            Ok((index, health))
-        });
-        let search = match search {
+        let search = match open_search(dir, &path, &feed) {
             Ok(index) => Some(index),
             Err(e) => {
                 tracing::warn!("search index unavailable, searches scan every task: {e}");
                 None
             }
         };
-        Self::start(prepared, path, feed, search)
+        let missing = search.is_none();
+        let store = Self::start(prepared, path, feed, search)?;
+        if missing && store.disk_full().borrow().is_some() {
+            store.open_search_when_room(dir);
+        }
+        Ok(store)
+    }
+
+    /// The search index could not be opened at start on a full disk (its log and shared
+    /// memory files need room): opens it, and starts its indexer, once the writer finds room
+    /// again, from a thread that waits for that (`taskdeck-idxwait`; it ends with the store).
+    /// Searches scan every task until then. Tried again each time the disk fills and frees.
+    fn open_search_when_room(&self, dir: &Path) {
+        let mut room = self.disk_full();
+        let state = Arc::downgrade(&self.state);
+        let dir = dir.to_path_buf();
+        let waits = move || {
+            use futures::executor::block_on;
+            // `Err`: the writer, and with it the store, is gone.
+            while block_on(room.wait_for(Option::is_none)).is_ok() {
+                let Some(state) = state.upgrade() else {
+                    return;
+                };
+                match open_search(&dir, &state.path, &state.feed) {
+                    Ok(index) => {
+                        tracing::info!("search index opened now that the disk has room");
+                        state.readers.index_ready(index);
+                        return;
+                    }
+                    Err(e) => tracing::warn!("search index still unavailable: {e}"),
+                }
+                drop(state);
+                if block_on(room.wait_for(Option::is_some)).is_err() {
+                    return;
+                }
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("taskdeck-idxwait".into())
+            .spawn(waits)
+        {
+            tracing::warn!("cannot wait to open the search index: {e}");
+        }
     }
 
     /// Opens the store in `dir` like [`Self::open`], but without the search index and its
@@ -174,7 +226,7 @@ impl Store {
         prepared: Prepared,
         path: PathBuf,
         feed: ChangeFeed,
-        search: Option<(PathBuf, Arc<search::IndexHealth>)>,
+        search: Option<connection::SearchIndex>,
     ) -> Result<Store, EngineError> {
         let Prepared { conn, cursor_key } = prepared;
         let answers = Arc::new(AnswerCache::new(ANSWER_CACHE_BYTES));
