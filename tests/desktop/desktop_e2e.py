@@ -230,7 +230,7 @@ class WebDriver:
         """The element's box in the viewport, `[x, y, width, height]` in CSS pixels."""
         return self.js("const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height];", element)
 
-    def click(self, finder, done, what: str, timeout: float = 15.0, repeatable: bool = False) -> None:
+    def click(self, finder, done, what: str, timeout: float = 15.0, landed=None) -> None:
         """Clicks the element `finder()` returns, once it has stopped moving, until `done()` holds.
 
         WebDriver clicks at the point where the element was: one that moves in between (a list
@@ -238,8 +238,9 @@ class WebDriver:
         0.15 s first. A click is sent again only when the previous one surely did not land (stale
         or covered element), or it may have been lost with the connection and `done()` still does
         not hold a moment later: clicks are not idempotent (a second click can undo the first).
-        A `repeatable` click (one whose repetition is harmless, like opening a task) is sent again
-        whenever `done()` does not hold 3 s after it."""
+        Given `landed()` (true once the click visibly took effect, e.g. the detail shows the task
+        it opens), a click after which `done()` does not hold 3 s later and `landed()` does not
+        either went elsewhere (the page moved under it) and is sent again."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
@@ -256,6 +257,8 @@ class WebDriver:
                     continue
                 self.click_element(el)
             except WebDriverError as e:
+                if e.error == "invalid session id":
+                    raise  # the window is gone: trying again cannot help
                 last = e
                 time.sleep(0.15)
                 continue
@@ -266,13 +269,14 @@ class WebDriver:
                     return
                 except Failure:
                     continue
-            if repeatable:
+            if landed is not None:
                 try:
                     wait_for(done, what, timeout=min(3.0, max(1.0, deadline - time.monotonic())))
                     return
                 except Failure:
-                    last = "clicked, but it did not happen"
-                    continue
+                    if not landed():
+                        last = "clicked, but it landed elsewhere"
+                        continue
             wait_for(done, f"{what} (after the click)", timeout=max(1.0, deadline - time.monotonic()))
             return
         raise Failure(f"could not click {what}: {last!r}")
@@ -923,7 +927,7 @@ class Suite:
         wait_for(lambda: re.match(r"\(\d+\) Taskdeck", self.wd.title()), "the window title to count the waiting task")
 
         card = '.prompt-card[data-key="approval"]'
-        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.find(card), "the inbox entry", repeatable=True)
+        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.find(card), "the inbox entry", landed=lambda: self.wd.js(DETAIL_TASK_ID) == task)
         check(self.wd.js(DETAIL_TASK_ID) == task, "the inbox entry opened another task")
         check(self.wd.js(f"return document.querySelector('{card} .prompt-message').textContent") == message, "the prompt shows the agent's message")
 
@@ -1077,7 +1081,7 @@ class Suite:
         task = self.ids.get("waiting")
         check(task, "needs the waiting task of the test before")
         card = '.prompt-card[data-key="approval"]'
-        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.js(DETAIL_TASK_ID) == task and self.wd.find(card), "the waiting task's inbox entry", repeatable=True)
+        self.wd.click(lambda: self.wd.js(INBOX_ITEM, task), lambda: self.wd.js(DETAIL_TASK_ID) == task and self.wd.find(card), "the waiting task's inbox entry", landed=lambda: self.wd.js(DETAIL_TASK_ID) == task)
         reason = wait_for(lambda: self.wd.js(FIELD_BY_LABEL, card, "reason"), "the 'reason' field")
         self.wd.fill(reason, "Looks good to me")
         self.wd.js("document.getElementById('toasts').replaceChildren()")  # earlier notices

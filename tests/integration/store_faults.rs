@@ -7,11 +7,12 @@
 use std::{
     io::{Seek, SeekFrom, Write},
     path::{Path, PathBuf},
-    process::Output,
+    process::{Output, Stdio},
     time::{Duration, Instant},
 };
 
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::harness::{BIN, LegacySession, Server};
 
@@ -467,6 +468,36 @@ fn fill_as(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// Asserts that `out`, a `taskdeck serve` run, failed saying the disk is full and what to do;
+/// returns that last word (the log lines before it may quote the writer's own errors).
+fn refused_for_a_full_disk(out: &Output) -> String {
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    let last = err
+        .lines()
+        .rfind(|l| l.starts_with("taskdeck: "))
+        .unwrap_or_default();
+    assert!(
+        last.contains("cannot start: the disk holding the task store is full")
+            && last.contains("free some space, then start Taskdeck again"),
+        "{err}"
+    );
+    last.to_string()
+}
+
+/// Stops `s` cleanly (SIGTERM) and waits for it to exit; its exit status.
+async fn stop_cleanly(s: &mut Server) -> std::process::ExitStatus {
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+        .await
+        .expect("a clean stop")
+        .unwrap()
+}
+
 /// A start on a full disk, with tasks the last run left running (each must be recorded as
 /// failed, which needs a write), stops with what to do, not with the running server's "writes
 /// resume by themselves".
@@ -513,21 +544,10 @@ async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
         .await
         .expect("a start on a full disk must not hang")
         .unwrap();
-    let err = text(&out.stderr);
-    assert!(!out.status.success(), "{err}");
-    // The last word (the log lines before it may quote the writer's own errors).
-    let last = err
-        .lines()
-        .rfind(|l| l.starts_with("taskdeck: "))
-        .unwrap_or_default();
-    assert!(
-        last.contains("cannot start: the disk holding the task store is full")
-            && last.contains("free some space, then start Taskdeck again")
-            && !last.contains("resume by themselves"),
-        "{err}"
-    );
+    let last = refused_for_a_full_disk(&out);
+    assert!(!last.contains("resume by themselves"), "{last}");
     // The search index was not thrown away for it (a new file would not have fitted either).
-    assert_eq!(index_inode(), index_before, "{err}");
+    assert_eq!(index_inode(), index_before, "{last}");
     // With space again, the next start records them and serves.
     std::fs::remove_file(filler).unwrap();
     let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
@@ -572,6 +592,25 @@ async fn a_full_disk_refuses_writes_with_disk_full_and_they_resume_when_space_re
         refused += 1;
     }
     assert!(refused > 0, "no write was refused on a full disk");
+    // So is a new agent token (a write like any other; the WAL may still take one or two).
+    let mut token_refused = false;
+    for i in 0..10 {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                "/v1/agents",
+                json!({"name": format!("made-while-full-{i}")}),
+            )
+            .await;
+        if status == 201 {
+            continue;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert_eq!(body["reason"], "disk_full", "{body}");
+        token_refused = true;
+        break;
+    }
+    assert!(token_refused, "no agent token was refused on a full disk");
     // Doctor says so too.
     let doctor = taskdeck(tmp.path(), &["doctor", "--json"]);
     let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
@@ -865,13 +904,12 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
     let (data, _mounted) = small_data_dir(tmp.path());
     let mut s = Server::start_in(tmp.path(), &[]).await;
     // A clean stop, so that the next start finds no log to empty (which would free space).
-    let pid = s.child.id().unwrap().to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    s.child.wait().await.unwrap();
+    stop_cleanly(&mut s).await;
     std::fs::remove_file(data.join("taskdeck.port")).unwrap();
+    // The index's shared-memory file is gone (as after an older Taskdeck's stop, or when it
+    // was removed; SQLite makes it again from the log): making it needs room, so the index
+    // cannot be opened on the full disk (the store's files are kept by the stop).
+    std::fs::remove_file(data.join("search.sqlite3-shm")).unwrap();
     let filler = fill(&data);
     let s = Server::start_in(tmp.path(), &[]).await;
     let recorded = || {
@@ -928,6 +966,74 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// A store whose shared-memory file is missing cannot be opened on a full disk (SQLite needs
+/// room to make it and says "disk I/O error"): the start says the disk is full and what to do.
+#[tokio::test]
+async fn a_start_that_cannot_open_the_store_on_a_full_disk_says_the_disk_is_full() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    stop_cleanly(&mut s).await;
+    std::fs::remove_file(data.join("taskdeck.sqlite3-shm")).unwrap();
+    let filler = fill(&data);
+    let out = taskdeck(tmp.path(), &["serve", "--port", "0"]);
+    refused_for_a_full_disk(&out);
+    std::fs::remove_file(filler).unwrap();
+    Server::start_in(tmp.path(), &[]).await;
+}
+
+/// `taskdeck run` whose command ends while the disk is full sends its result again until
+/// Taskdeck records it (once space returns): the job ends with the command's exit code, not as
+/// "runner lost".
+#[tokio::test]
+async fn taskdeck_run_keeps_its_result_until_a_full_disk_takes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let mut run = tokio::process::Command::new(BIN)
+        .args(["run", "--name", "ends on a full disk", "--data-dir"])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .args(["--", "sh", "-c", "sleep 2; echo done; exit 3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(run.stderr.take().unwrap()).lines();
+    let first = stderr.next_line().await.unwrap().unwrap_or_default();
+    let id = first
+        .strip_prefix("taskdeck run: tracking as job ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    let fillers = fill_until_refused(&s, &data).await;
+    // The command ends meanwhile; its result is refused and sent again.
+    let said = tokio::time::timeout(Duration::from_secs(15), stderr.next_line())
+        .await
+        .expect("taskdeck run said nothing of the refused result")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(said.contains("cannot record the job's end yet"), "{said}");
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(task["task"]["status"], "working", "{task}");
+    for f in fillers {
+        std::fs::remove_file(f).unwrap();
+    }
+    let status = tokio::time::timeout(Duration::from_secs(20), run.wait())
+        .await
+        .expect("taskdeck run did not end once space returned")
+        .unwrap();
+    assert_eq!(status.code(), Some(3));
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(task["task"]["status"], "completed", "{task}");
+    assert_eq!(
+        task["task"]["result"]["structuredContent"]["exitCode"], 3,
+        "{task}"
+    );
+}
+
 /// The names of process `pid`'s threads (`/proc/PID/task/*/comm`).
 fn threads_of(pid: u32) -> Vec<String> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -941,7 +1047,7 @@ fn threads_of(pid: u32) -> Vec<String> {
 }
 
 /// A runner that reports after its job's heartbeat lapsed while the disk was full learns that
-/// the job ended and how (not that it is "working"); the end is stored once space returns.
+/// the job ended and how; the end is stored once space returns.
 #[tokio::test]
 async fn a_report_after_a_lapsed_heartbeat_on_a_full_disk_says_the_job_ended() {
     let tmp = tempfile::tempdir().unwrap();
@@ -951,19 +1057,22 @@ async fn a_report_after_a_lapsed_heartbeat_on_a_full_disk_says_the_job_ended() {
         .v1_post(
             Some(&s.admin),
             "/v1/jobs",
-            json!({"external": {"name": "lapses", "heartbeatMs": 3000}}),
+            json!({"external": {"name": "lapses", "heartbeatMs": 6000}}),
         )
         .await;
     assert!(status.is_success(), "{status} {body}");
     let id = body["taskId"].as_str().unwrap().to_string();
     let fillers = fill_until_refused(&s, &data).await;
-    // A heartbeat (it writes nothing) starts the lapse with the disk full, however long the
-    // filling took.
+    // A heartbeat (it writes nothing) starts the lapse with the disk full; the filling took
+    // well under the 6 s of heartbeatMs (a 409 here would say it did not).
     let (status, body) = s
         .v1_post(Some(&s.admin), &format!("/v1/jobs/{id}/report"), json!({}))
         .await;
-    assert_eq!(status, 200, "{body}");
-    tokio::time::sleep(Duration::from_millis(4500)).await;
+    assert_eq!(
+        status, 200,
+        "the heartbeat lapsed while the disk filled: {body}"
+    );
+    tokio::time::sleep(Duration::from_millis(7500)).await;
     // The runner's next report: a 409 whose detail is returned.
     let refused = || async {
         let (status, body) = s
@@ -1139,17 +1248,18 @@ async fn a_clean_stop_empties_the_write_ahead_log() {
     let wal = tmp.path().join("data/taskdeck.sqlite3-wal");
     let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
     assert!(size() > 0, "the writes went through the log");
-    let pid = s.child.id().unwrap().to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    let status = tokio::time::timeout(Duration::from_secs(10), s.child.wait())
-        .await
-        .expect("a clean stop")
-        .unwrap();
-    assert!(status.success());
+    assert!(stop_cleanly(&mut s).await.success());
     assert_eq!(size(), 0, "the log was copied into the store and emptied");
+    // The log files stay (emptied), the index's too: a start on a full disk needs them there,
+    // making them takes room.
+    for f in [
+        "taskdeck.sqlite3-wal",
+        "taskdeck.sqlite3-shm",
+        "search.sqlite3-wal",
+        "search.sqlite3-shm",
+    ] {
+        assert!(tmp.path().join("data").join(f).exists(), "{f} was removed");
+    }
     // Everything is in the store file itself.
     let stored = ids_in(&tmp.path().join("data/taskdeck.sqlite3"));
     assert!(made.iter().all(|id| stored.contains(id)));

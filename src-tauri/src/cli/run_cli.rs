@@ -96,12 +96,22 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     // What the output said after the last report (its last line, often): the end's report
     // carries it, so the job's last status message is the output's last line.
     let last_status = output.latest.lock().unwrap().take();
-    report_end(&link, &ending, &name, duration_ms, tail, last_status).await;
+    report_end(
+        &link,
+        &ending,
+        &name,
+        duration_ms,
+        tail,
+        last_status,
+        &mut stops,
+    )
+    .await;
     ending.exit_code()
 }
 
 /// The job's final report: a cancel, or the result (`exitCode`, `durationMs` and the output's
 /// `tail`; `isError` unless the exit code is 0); with `last_status` (see [`status_report`]).
+/// Sent until Taskdeck records it or a signal in `stops` gives up ([`JobLink::report_final`]).
 async fn report_end(
     link: &JobLink,
     ending: &Ending,
@@ -109,11 +119,12 @@ async fn report_end(
     duration_ms: u64,
     tail: String,
     last_status: Option<StatusUpdate>,
+    stops: &mut StopSignals,
 ) {
     let mut report = status_report(last_status);
     if ending.cancelled {
         report.insert("cancelled".into(), json!(true));
-        link.report(Value::Object(report)).await;
+        link.report_final(Value::Object(report), stops.any()).await;
         return;
     }
     let (code, how) = describe_exit(ending.status);
@@ -130,7 +141,7 @@ async fn report_end(
         "isError": code != Some(0)
     });
     report.insert("result".into(), result);
-    link.report(Value::Object(report)).await;
+    link.report_final(Value::Object(report), stops.any()).await;
 }
 
 /// The report fields (`POST /v1/jobs/{id}/report`) for what the command's output said since
@@ -357,6 +368,16 @@ impl StopSignals {
             interrupt: signal(SignalKind::interrupt()).ok(),
             terminate: signal(SignalKind::terminate()).ok(),
             hangup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// Resolves at the next of the three signals (never, when none could be installed).
+    async fn any(&mut self) {
+        tokio::select! {
+            Some(()) = async { self.interrupt.as_mut()?.recv().await } => {}
+            Some(()) = async { self.terminate.as_mut()?.recv().await } => {}
+            Some(()) = async { self.hangup.as_mut()?.recv().await } => {}
+            else => std::future::pending::<()>().await,
         }
     }
 }

@@ -21,6 +21,8 @@ const START_RETRIES: u32 = 4;
 
 /// The wait before the first of those retries; each next one waits twice as long.
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
+/// How long [`JobLink::report_final`] keeps sending a final report Taskdeck cannot record yet.
+const FINAL_REPORT_PATIENCE: Duration = Duration::from_secs(10 * 60);
 
 /// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
 pub(crate) struct JobLink {
@@ -178,6 +180,74 @@ impl JobLink {
         } else {
             answer
         })
+    }
+
+    /// Sends the job's final report (its result or cancel) until Taskdeck records it: a report
+    /// refused with 503 (its disk is full: the end cannot be stored yet) or lost on the way is
+    /// sent again after the answer's `Retry-After` (5 s by default, 1 to 30 s), for up to
+    /// [`FINAL_REPORT_PATIENCE`], saying so once on stderr; each try also keeps the job's
+    /// heartbeat. Gives up early when `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP, one that
+    /// stopped the command included). Without the retries the job would end as "runner lost",
+    /// its exit code lost with it.
+    pub(crate) async fn report_final(&self, body: Value, give_up: impl Future<Output = ()>) {
+        let Some(id) = self.job.as_ref() else {
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + FINAL_REPORT_PATIENCE;
+        let mut said = false;
+        tokio::pin!(give_up);
+        loop {
+            let sent = self
+                .http
+                .post(format!("{}/v1/jobs/{id}/report", self.endpoint.base))
+                .bearer_auth(&self.endpoint.token)
+                .json(&body)
+                .send()
+                .await;
+            let (why, wait) = match sent {
+                Ok(r) if r.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE => {
+                    let wait = r
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
+                        .unwrap_or(5)
+                        .clamp(1, 30);
+                    let detail = r
+                        .json::<Value>()
+                        .await
+                        .ok()
+                        .and_then(|v| v["detail"].as_str().map(String::from))
+                        .unwrap_or_else(|| "HTTP 503".into());
+                    (detail, Duration::from_secs(wait))
+                }
+                // Recorded, or refused for good (already ended, invalid): nothing to retry.
+                Ok(_) => return,
+                Err(e) => (e.to_string(), Duration::from_secs(5)),
+            };
+            if tokio::time::Instant::now() + wait > deadline {
+                eprintln!(
+                    "taskdeck run: Taskdeck did not record the job's end ({why}); gave up after \
+                     {} minutes",
+                    FINAL_REPORT_PATIENCE.as_secs() / 60
+                );
+                return;
+            }
+            if !said {
+                eprintln!(
+                    "taskdeck run: Taskdeck cannot record the job's end yet ({why}); sending it \
+                     again every {} s (Ctrl-C to give up)",
+                    wait.as_secs()
+                );
+                said = true;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = &mut give_up => {
+                    eprintln!("taskdeck run: gave up sending the job's end");
+                    return;
+                }
+            }
+        }
     }
 
     /// The command could not be started: says so, ends the job with an error result, and

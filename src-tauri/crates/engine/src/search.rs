@@ -48,6 +48,7 @@ use rusqlite::{Connection, OptionalExtension, params, types::ValueRef};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::EngineError;
+use crate::store::keep_wal_files;
 
 /// File name of the index, in the store's directory.
 pub const FILE_NAME: &str = "search.sqlite3";
@@ -250,6 +251,7 @@ impl From<PrepareError> for EngineError {
 fn prepare(path: &Path) -> Result<(), PrepareError> {
     super::store::create_private_file(path)?;
     let conn = Connection::open(path)?;
+    keep_wal_files(&conn, c"main");
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version != VERSION {
@@ -279,6 +281,7 @@ pub fn spawn_indexer(
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     main.busy_timeout(Duration::from_secs(10))?;
+    keep_wal_files(&main, c"main");
     // The indexer reads and writes each page about once: a small page cache (1 MiB, as the
     // index's own connection) instead of SQLite's 2 MiB default keeps its memory down.
     main.pragma_update(None, "cache_size", -1_024)?;
@@ -300,6 +303,7 @@ pub fn spawn_indexer(
 /// The index thread's connection to the index file at `path` (already [`prepare`]d).
 fn open_index(path: &Path) -> Result<Connection, EngineError> {
     let idx = Connection::open(path)?;
+    keep_wal_files(&idx, c"main");
     // The index is rebuilt from the store if lost: it need not survive a power cut.
     idx.pragma_update(None, "synchronous", "OFF")?;
     // A merge of a whole level (see [`AUTOMERGE`]) goes through the WAL in one transaction;

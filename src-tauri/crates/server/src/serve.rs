@@ -119,7 +119,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         data_dir_lock::restore_state(&cfg.data_dir, before.as_deref());
         match e {
             StartCheckError::Damaged { .. } => ServeError::DamagedStore(e.to_string()),
-            StartCheckError::Unreadable(_) => other(&e),
+            StartCheckError::Unreadable(_) => full_disk_or(&e, &cfg.data_dir),
         }
     })?;
     tracing::info!(
@@ -129,7 +129,8 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         "store checked"
     );
     let feed = ChangeFeed::new(4096);
-    let store = Store::open(&cfg.data_dir, cfg.durability, feed).map_err(|e| other(&e))?;
+    let store = Store::open(&cfg.data_dir, cfg.durability, feed)
+        .map_err(|e| full_disk_or(&e, &cfg.data_dir))?;
     let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
         .await
         .map_err(|e| other(&e))?;
@@ -352,6 +353,21 @@ fn record_port(data_dir: &std::path::Path, port: u16, stop: CancellationToken) {
             }
         }
     });
+}
+
+/// The start error for `e`, a failure to open or check the store in `data_dir`: when the disk
+/// has no room for writes it says so and what to do (SQLite reports a store whose log files
+/// cannot be made as a "disk I/O error"), else `e` as it is.
+fn full_disk_or(e: &dyn std::fmt::Display, data_dir: &std::path::Path) -> ServeError {
+    use taskdeck_engine::store::disk_space;
+    match disk_space::free_bytes(data_dir) {
+        Some(free) if free < disk_space::SPACE_FOR_WRITES => ServeError::Other(format!(
+            "cannot start: the disk holding the task store is full ({} KiB free), and opening \
+             the store needs a little room ({e}); free some space, then start Taskdeck again",
+            free / 1024
+        )),
+        _ => ServeError::Other(e.to_string()),
+    }
 }
 
 /// The file in `data_dir` where the running Taskdeck records its port.

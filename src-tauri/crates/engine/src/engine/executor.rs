@@ -269,12 +269,13 @@ impl Engine {
         }
     }
 
-    /// How the run of `principal`'s task `task_id` ended, when it has and that end is not
-    /// stored yet (the store refused it, e.g. a full disk: the executor stores it once it can,
-    /// [`Engine::start`]'s invariant that no run ends unrecorded). `None` while the run goes on,
-    /// once its end is stored, and for a task not running in this process.
+    /// How the run of `principal`'s task `task_id` ended, from its end until shortly after
+    /// that end is stored: being stored, or waiting for the store to take it (e.g. a full disk:
+    /// the executor stores it once it can, so that no run ends unrecorded). `None` while the
+    /// run goes on, once its end is stored, and for a task not running in this process.
     ///
-    /// Errors: [`EngineError::NotFound`] for an unknown task or another principal's.
+    /// Errors: [`EngineError::NotFound`] for an unknown task or another principal's;
+    /// [`EngineError::Store`] when the task cannot be read.
     pub fn unstored_end(
         &self,
         principal: &Principal,

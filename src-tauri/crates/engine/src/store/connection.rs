@@ -136,7 +136,10 @@ impl ReaderPool {
                         "ATTACH DATABASE ?1 AS search",
                         params![index.to_string_lossy()],
                     ) {
-                        Ok(_) => attached = true,
+                        Ok(_) => {
+                            attached = true;
+                            keep_wal_files(&c, c"search");
+                        }
                         Err(e) => {
                             keep = false;
                             Self::attach_failed(health, e);
@@ -184,10 +187,40 @@ pub(crate) fn create_private_file(path: &Path) -> Result<(), EngineError> {
         .map_err(|e| EngineError::Store(format!("cannot create {}: {e}", path.display())))
 }
 
-/// A connection to the store file with the busy handler, a statement cache and
-/// `td_contains` registered. Errors: [`EngineError::Store`].
+/// Makes `conn` keep the -wal and -shm files of its database `schema` (`"main"`, or an attached
+/// one's name) when it is the last connection to close (SQLite's `SQLITE_FCNTL_PERSIST_WAL`:
+/// the log is emptied, down to `journal_size_limit`, instead of deleted). Whether a stop left
+/// them depended on which connections happened to be closed as the process exited, and a start
+/// on a full disk can open a store (or index) only when they are there: making them needs
+/// room. A failure (SQLite's code) is logged: the files may then go at close, as SQLite does
+/// by default.
+pub(crate) fn keep_wal_files(conn: &Connection, schema: &std::ffi::CStr) {
+    let mut on: std::ffi::c_int = 1;
+    // SAFETY: `conn.handle()` is this open connection's handle, used only for the call;
+    // SQLITE_FCNTL_PERSIST_WAL reads (and writes back) one int through the pointer, which
+    // points to `on` for the whole call; `schema` is a NUL-terminated string.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            schema.as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&raw mut on).cast(),
+        )
+    };
+    if rc != rusqlite::ffi::SQLITE_OK {
+        tracing::warn!(
+            "cannot keep the log files of {} at close: SQLite error {rc}",
+            schema.to_string_lossy()
+        );
+    }
+}
+
+/// A connection to the store file with the busy handler, a statement cache, `td_contains`
+/// registered and its log files kept at close ([`keep_wal_files`]). Errors:
+/// [`EngineError::Store`].
 pub(super) fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     let conn = Connection::open(path)?;
+    keep_wal_files(&conn, c"main");
     conn.busy_handler(Some(wait_for_lock))?;
     conn.set_prepared_statement_cache_capacity(64);
     register_contains(&conn)?;

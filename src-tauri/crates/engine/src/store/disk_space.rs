@@ -11,7 +11,8 @@ pub const SPACE_FOR_WRITES: u64 = 256 << 10;
 /// The bytes this process may still write on the file system holding `dir` (statvfs(3):
 /// `f_bavail * f_frsize`, or `f_bfree * f_frsize` when it may also use the blocks a file
 /// system such as ext4 reserves for root: [`may_use_reserved_blocks`]), or `None` when it
-/// cannot be asked (e.g. `dir` does not exist).
+/// cannot be asked (e.g. `dir` does not exist) or does not say (a file system reporting no
+/// blocks at all, as some FUSE and network ones do, whatever room they have).
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -23,6 +24,9 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled `st`.
     let st = unsafe { st.assume_init() };
+    if st.f_blocks == 0 {
+        return None;
+    }
     let blocks = if may_use_reserved_blocks() {
         st.f_bfree
     } else {

@@ -100,13 +100,16 @@ fn run_check(path: &Path, depth: CheckDepth) -> rusqlite::Result<Vec<String>> {
     Ok(problems)
 }
 
-/// A read-only connection to `path` that does not create it.
+/// A read-only connection to `path` that does not create it, and leaves its log files at close
+/// ([`super::connection::keep_wal_files`]).
 pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Closed before the store is opened at start: it must not take the log files with it.
+    super::connection::keep_wal_files(&conn, c"main");
     Ok(conn)
 }
 

@@ -46,6 +46,7 @@ use tokio::sync::oneshot;
 
 pub(crate) use audit::{append_audit, prune_audit};
 pub(crate) use connection::create_private_file;
+pub(crate) use connection::keep_wal_files;
 pub use events::created_ttl;
 pub use input_requests::{
     answer_input, input_human_only, input_key, insert_input, outstanding_inputs, supersede_inputs,
@@ -243,10 +244,11 @@ impl Store {
         })
     }
 
-    /// Since when (ms since the Unix epoch) writes are refused because the disk holding the
-    /// store is full ([`EngineError::DiskFull`]), or `None`: set when a write fails for it,
-    /// cleared once the file system has 256 KiB free again (checked every 2 s meanwhile), so a
-    /// watcher learns of both without writing anything itself.
+    /// Since when (ms since the Unix epoch) the disk holding the store is full, or `None`: set
+    /// when a write fails for it ([`EngineError::DiskFull`]) or when the store is opened with
+    /// less than 256 KiB free ([`disk_space::SPACE_FOR_WRITES`]; writes that need a new block
+    /// are refused then), cleared once the file system has 256 KiB free again (checked every
+    /// 2 s meanwhile), so a watcher learns of both without writing anything itself.
     pub fn disk_full(&self) -> tokio::sync::watch::Receiver<Option<i64>> {
         self.state.writer.disk_full()
     }

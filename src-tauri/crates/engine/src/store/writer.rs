@@ -124,21 +124,14 @@ impl Writer {
 /// that needs a new block would fail. Watchers (the UI's event stream) learn of both at once, so
 /// someone who only watches sees why agents' writes are refused, and when they resume.
 ///
-/// A write bigger than the free space (a command's large result with a few MiB free) fails
-/// while smaller ones fit: it is not cleared then until [`SPACE_FOR_WRITES`] more than there
-/// was at the last failure are free, or no write has failed for [`DISK_QUIET`]; otherwise it
-/// would be cleared and set again with each retry of that write, and the banner would blink.
+/// A write bigger than the free space fails with the space used up by its partial log frames
+/// (a rollback does not shrink the WAL file), so smaller writes that fit in those blocks do not
+/// clear it either: it stays set until space comes from elsewhere.
 struct DiskWatch {
     /// The directory holding the store: the file system whose space is checked.
     dir: std::path::PathBuf,
     state: watch::Sender<Option<i64>>,
-    /// When the last group failed for a full disk, and the bytes free just after.
-    last_failure: std::cell::Cell<Option<(Instant, u64)>>,
 }
-
-/// How long no write must have failed for a full disk before less room than
-/// [`DiskWatch`]'s clearing rule asks for counts as room again.
-const DISK_QUIET: Duration = Duration::from_secs(30);
 
 /// How often the writer checks the free space while the disk is full.
 const DISK_RECHECK: Duration = Duration::from_secs(2);
@@ -151,8 +144,6 @@ impl DiskWatch {
     /// A group failed with `error`: a full disk sets the state (once).
     fn failed(&self, error: &EngineError) {
         if error.is_disk_full() {
-            let free = free_bytes(&self.dir).unwrap_or(0);
-            self.last_failure.set(Some((Instant::now(), free)));
             self.state.send_if_modified(|s| {
                 let was = s.is_some();
                 s.get_or_insert_with(crate::clock::now_ms);
@@ -163,24 +154,10 @@ impl DiskWatch {
 
     /// Clears the state when the file system has room again.
     fn recheck(&self) {
-        if !self.is_full() {
-            return;
-        }
-        if free_bytes(&self.dir).is_some_and(|b| b >= room_needed(self.last_failure.get())) {
-            self.last_failure.set(None);
+        if self.is_full() && free_bytes(&self.dir).is_some_and(|b| b >= SPACE_FOR_WRITES) {
             tracing::info!("store: the disk has room again; writes resume");
             self.state.send_replace(None);
         }
-    }
-}
-
-/// The free bytes that count as room again after the last failure for a full disk (when, and
-/// the bytes free then): [`SPACE_FOR_WRITES`] more than then while it is recent (under
-/// [`DISK_QUIET`]), else [`SPACE_FOR_WRITES`].
-fn room_needed(last_failure: Option<(Instant, u64)>) -> u64 {
-    match last_failure {
-        Some((at, free)) if at.elapsed() < DISK_QUIET => free.saturating_add(SPACE_FOR_WRITES),
-        _ => SPACE_FOR_WRITES,
     }
 }
 
@@ -293,7 +270,6 @@ pub(super) fn spawn(
     let disk = DiskWatch {
         dir,
         state: disk_state,
-        last_failure: std::cell::Cell::new(None),
     };
     let (tx, rx) = mpsc::channel::<Queued>();
     let unhurried = Arc::new(UnhurriedQueue::default());
@@ -514,29 +490,6 @@ fn run_writer(
         checkpoint.finish(&conn, commits);
         if closed {
             break;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// After a write too big for the free space failed, the space that was free then does
-    /// not count as room (that write would fail again as it is retried), until no write has
-    /// failed for DISK_QUIET; a disk that was full needs SPACE_FOR_WRITES.
-    #[test]
-    fn room_after_a_failure_is_more_than_there_was() {
-        assert_eq!(room_needed(None), SPACE_FOR_WRITES);
-        assert_eq!(room_needed(Some((Instant::now(), 0))), SPACE_FOR_WRITES);
-        let big = 5 << 20;
-        assert_eq!(
-            room_needed(Some((Instant::now(), big))),
-            big + SPACE_FOR_WRITES
-        );
-        let long_ago = Instant::now().checked_sub(DISK_QUIET + Duration::from_secs(1));
-        if let Some(at) = long_ago {
-            assert_eq!(room_needed(Some((at, big))), SPACE_FOR_WRITES);
         }
     }
 }

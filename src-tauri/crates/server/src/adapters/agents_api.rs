@@ -73,6 +73,8 @@ pub(crate) async fn create_agent(
         .map_err(|e| match e {
             AuthError::Exists(_) | AuthError::Reserved(_) => ApiError::conflict(e.to_string()),
             AuthError::BadName(_) | AuthError::AdminRole => ApiError::unprocessable(e.to_string()),
+            // A full disk is 503 disk_full, as for every write.
+            AuthError::Store(e) => e.into(),
             e => ApiError::internal(e.to_string()),
         })?;
     let host = headers

@@ -273,8 +273,8 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error>
 }
 
 /// The 409 for a report that found its job's run over: the job settled since it was read, or
-/// its run ended (e.g. its heartbeat lapsed) and that end waits for the store to take it (a
-/// full disk): the runner learns how the job ended either way, not that it is "working".
+/// its run ended (e.g. its heartbeat lapsed) and that end is being recorded (on a full disk,
+/// once there is room): the runner learns how the job ended, when that is known.
 fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
     let task = match s.engine.get(p, id) {
         Ok(task) => task,
@@ -292,13 +292,15 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
                 Outcome::Cancelled => "cancelled".to_string(),
             };
             ApiError::conflict(format!(
-                "job has already ended ({how}); the store cannot take that yet and records it \
-                 once it can"
+                "job has already ended ({how}); its end is being recorded (on a full disk, \
+                 once there is room)"
             ))
         }
-        // Between the run's end and its record (or the task was never run here).
+        // Its run is over but how is not known here: it just ended, or Taskdeck is stopping
+        // (the job waits for its runner again after the next start).
         Ok(None) => ApiError::conflict(format!(
-            "job's run has ended; GET /v1/jobs/{id} says how once it is recorded"
+            "job is not running now (its run just ended, or Taskdeck is stopping); GET \
+             /v1/jobs/{id} says how it stands"
         )),
         Err(e) => e.into(),
     }
