@@ -526,6 +526,7 @@ async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
     };
     let index_before = index_inode();
     assert!(index_before.is_some());
+    let lock_before = std::fs::read_to_string(data.join("taskdeck.lock")).unwrap();
     let filler = fill(&data);
     let started = tokio::process::Command::new(BIN)
         .args([
@@ -548,6 +549,12 @@ async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
     assert!(!last.contains("resume by themselves"), "{last}");
     // The search index was not thrown away for it (a new file would not have fitted either).
     assert_eq!(index_inode(), index_before, "{last}");
+    // The refused start is no run: the lock file says what the last run left (not a crash of
+    // the refused start, which would turn off the check for an emptied store).
+    assert_eq!(
+        std::fs::read_to_string(data.join("taskdeck.lock")).unwrap(),
+        lock_before
+    );
     // With space again, the next start records them and serves.
     std::fs::remove_file(filler).unwrap();
     let s = Server::start_in(tmp.path(), &["--conformance-fixtures"]).await;
@@ -867,6 +874,16 @@ async fn an_external_jobs_result_is_refused_on_a_full_disk_not_lost() {
     let s = Server::start_in(tmp.path(), &[]).await;
     let id = job(&s, "reports its result").await;
     let fillers = fill_until_refused(&s, &data).await;
+    // A status message alone is refused too (it would be lost behind a 200).
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/jobs/{id}/report"),
+            json!({"statusMessage": "phase 2"}),
+        )
+        .await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["reason"], "disk_full", "{body}");
     let report = json!({"result": {"content": [{"type": "text", "text": "important result"}]}});
     let (status, body) = s
         .v1_post(

@@ -227,7 +227,7 @@ impl JobLink {
             if tokio::time::Instant::now() + wait > deadline {
                 eprintln!(
                     "taskdeck run: Taskdeck did not record the job's end ({why}); gave up after \
-                     {} minutes",
+                     {} minutes: the job will end as \"runner lost\", without the exit code",
                     FINAL_REPORT_PATIENCE.as_secs() / 60
                 );
                 return;
@@ -243,7 +243,10 @@ impl JobLink {
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = &mut give_up => {
-                    eprintln!("taskdeck run: gave up sending the job's end");
+                    eprintln!(
+                        "taskdeck run: gave up sending the job's end: the job will end as \
+                         \"runner lost\", without the exit code"
+                    );
                     return;
                 }
             }

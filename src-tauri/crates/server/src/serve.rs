@@ -108,9 +108,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 
     // One process per data dir: a second one would "recover" the first one's running tasks.
     std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
-    // What the lock file said before this start: a start refused by the store check below is
-    // no run of Taskdeck, so it puts that back (the next start and `taskdeck doctor` would
-    // take the refusal for a crash).
+    // What the lock file said before this start: a start refused before the engine has started
+    // (the store check, opening the store, recording the last run's unsettled tasks) is no run
+    // of Taskdeck, so it puts that back (the next start and `taskdeck doctor` would take the
+    // refusal for a crash, and a crash turns off the check for an emptied store).
     let before = data_dir_lock::recorded_state(&cfg.data_dir);
     let data_dir_lock::Acquired { lock, unclean } =
         data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
@@ -129,11 +130,15 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         "store checked"
     );
     let feed = ChangeFeed::new(4096);
+    let refused = |e: ServeError| {
+        data_dir_lock::restore_state(&cfg.data_dir, before.as_deref());
+        e
+    };
     let store = Store::open(&cfg.data_dir, cfg.durability, feed)
-        .map_err(|e| full_disk_or(&e, &cfg.data_dir))?;
+        .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
     let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
         .await
-        .map_err(|e| other(&e))?;
+        .map_err(|e| refused(other(&e)))?;
     let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
     let policy = Arc::new(Policy::new(&cfg.config_dir));
     let gateway = Gateway::new(
@@ -172,13 +177,15 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .ok();
     // Recording what the last run left unsettled needs writes: a full disk stops the start, and
     // the engine error's "writes resume by themselves" would not hold for a process that exits.
-    let recovery = engine.start().await.map_err(|e| match e {
-        EngineError::DiskFull(why) => ServeError::Other(format!(
-            "cannot start: the disk holding the task store is full ({why}), and the tasks the \
-             last run left unsettled must be recorded first; free some space, then start \
-             Taskdeck again"
-        )),
-        e => other(&e),
+    let recovery = engine.start().await.map_err(|e| {
+        refused(match e {
+            EngineError::DiskFull(why) => ServeError::Other(format!(
+                "cannot start: the disk holding the task store is full ({why}), and the tasks \
+                 the last run left unsettled must be recorded first; free some space, then \
+                 start Taskdeck again"
+            )),
+            e => other(&e),
+        })
     })?;
     if recovery.resumed + recovery.failed > 0 {
         tracing::info!(
