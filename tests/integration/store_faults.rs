@@ -874,16 +874,34 @@ async fn an_external_jobs_result_is_refused_on_a_full_disk_not_lost() {
     let s = Server::start_in(tmp.path(), &[]).await;
     let id = job(&s, "reports its result").await;
     let fillers = fill_until_refused(&s, &data).await;
-    // A status message alone is refused too (it would be lost behind a 200).
-    let (status, body) = s
-        .v1_post(
-            Some(&s.admin),
-            &format!("/v1/jobs/{id}/report"),
-            json!({"statusMessage": "phase 2"}),
-        )
-        .await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(body["reason"], "disk_full", "{body}");
+    // A status message alone is refused too, not lost behind a 200 (the WAL may still take
+    // one or two).
+    let mut message_refused = false;
+    for i in 0..10 {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                &format!("/v1/jobs/{id}/report"),
+                json!({"statusMessage": format!("phase {i}")}),
+            )
+            .await;
+        if status == 200 {
+            assert_eq!(
+                body["task"]["statusMessage"],
+                format!("phase {i}"),
+                "{body}"
+            );
+            continue;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert_eq!(body["reason"], "disk_full", "{body}");
+        message_refused = true;
+        break;
+    }
+    assert!(
+        message_refused,
+        "no status message was refused on a full disk"
+    );
     let report = json!({"result": {"content": [{"type": "text", "text": "important result"}]}});
     let (status, body) = s
         .v1_post(
@@ -993,7 +1011,17 @@ async fn a_start_that_cannot_open_the_store_on_a_full_disk_says_the_disk_is_full
     stop_cleanly(&mut s).await;
     std::fs::remove_file(data.join("taskdeck.sqlite3-shm")).unwrap();
     let filler = fill(&data);
-    let out = taskdeck(tmp.path(), &["serve", "--port", "0"]);
+    let started = tokio::process::Command::new(BIN)
+        .args(["serve", "--port", "0", "--data-dir"])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), started)
+        .await
+        .expect("a start on a full disk must not hang")
+        .unwrap();
     refused_for_a_full_disk(&out);
     std::fs::remove_file(filler).unwrap();
     Server::start_in(tmp.path(), &[]).await;
@@ -1012,7 +1040,12 @@ async fn taskdeck_run_keeps_its_result_until_a_full_disk_takes_it() {
         .arg(&data)
         .arg("--config-dir")
         .arg(tmp.path().join("cfg"))
-        .args(["--", "sh", "-c", "sleep 2; echo done; exit 3"])
+        // The command ends once the test says so (the disk full by then).
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "while [ ! -e {} ]; do sleep 0.1; done; echo done; exit 3",
+            tmp.path().join("end-now").display()
+        ))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -1026,7 +1059,8 @@ async fn taskdeck_run_keeps_its_result_until_a_full_disk_takes_it() {
         .unwrap_or_else(|| panic!("{first}"))
         .to_string();
     let fillers = fill_until_refused(&s, &data).await;
-    // The command ends meanwhile; its result is refused and sent again.
+    std::fs::write(tmp.path().join("end-now"), "").unwrap();
+    // The command ends now; its result is refused and sent again.
     let said = tokio::time::timeout(Duration::from_secs(15), stderr.next_line())
         .await
         .expect("taskdeck run said nothing of the refused result")

@@ -25,7 +25,7 @@ use nix::sys::signal::Signal;
 use serde_json::{Map, Value, json};
 use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
-use super::run_job::JobLink;
+use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobLink};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, OutputLog, StatusUpdate, status_line},
@@ -122,9 +122,17 @@ async fn report_end(
     stops: &mut StopSignals,
 ) {
     let mut report = status_report(last_status);
+    // A signal already received has done its part (it ended the command); a new one gives up.
+    // Told to stop (SIGTERM, SIGHUP): the end is tried for a short while only.
+    stops.drain();
+    let patience = match ending.received {
+        Some(_) => FINAL_REPORT_PATIENCE_STOPPING,
+        None => FINAL_REPORT_PATIENCE,
+    };
     if ending.cancelled {
         report.insert("cancelled".into(), json!(true));
-        link.report_final(Value::Object(report), stops.any()).await;
+        link.report_final(Value::Object(report), patience, stops.any())
+            .await;
         return;
     }
     let (code, how) = describe_exit(ending.status);
@@ -141,7 +149,8 @@ async fn report_end(
         "isError": code != Some(0)
     });
     report.insert("result".into(), result);
-    link.report_final(Value::Object(report), stops.any()).await;
+    link.report_final(Value::Object(report), patience, stops.any())
+        .await;
 }
 
 /// The report fields (`POST /v1/jobs/{id}/report`) for what the command's output said since
@@ -368,6 +377,18 @@ impl StopSignals {
             interrupt: signal(SignalKind::interrupt()).ok(),
             terminate: signal(SignalKind::terminate()).ok(),
             hangup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// Forgets the signals already received (the Ctrl-C that ended an interactive command), so
+    /// that [`Self::any`] waits for a new one.
+    fn drain(&mut self) {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        for stream in [&mut self.interrupt, &mut self.terminate, &mut self.hangup]
+            .into_iter()
+            .flatten()
+        {
+            while let std::task::Poll::Ready(Some(())) = stream.poll_recv(&mut cx) {}
         }
     }
 

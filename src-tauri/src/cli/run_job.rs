@@ -3,7 +3,7 @@
 //! connection dropped or was reset, a 5xx) is sent again with the same key a few times, so a
 //! retried start never makes a second job. Reports go to `/v1/jobs/{id}/report`.
 
-use std::{path::Path, process::ExitCode, time::Duration};
+use std::{io::Write as _, path::Path, process::ExitCode, time::Duration};
 
 use serde_json::{Value, json};
 
@@ -21,8 +21,10 @@ const START_RETRIES: u32 = 4;
 
 /// The wait before the first of those retries; each next one waits twice as long.
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
-/// How long [`JobLink::report_final`] keeps sending a final report Taskdeck cannot record yet.
-const FINAL_REPORT_PATIENCE: Duration = Duration::from_secs(10 * 60);
+/// How long [`JobLink::report_final`] keeps sending a final report Taskdeck cannot record yet,
+/// and how long when `taskdeck run` was told to stop (SIGTERM, SIGHUP: it should go soon).
+pub(crate) const FINAL_REPORT_PATIENCE: Duration = Duration::from_secs(10 * 60);
+pub(crate) const FINAL_REPORT_PATIENCE_STOPPING: Duration = Duration::from_secs(30);
 
 /// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
 pub(crate) struct JobLink {
@@ -184,69 +186,91 @@ impl JobLink {
 
     /// Sends the job's final report (its result or cancel) until Taskdeck records it: a report
     /// refused with 503 (its disk is full: the end cannot be stored yet) or lost on the way is
-    /// sent again after the answer's `Retry-After` (5 s by default, 1 to 30 s), for up to
-    /// [`FINAL_REPORT_PATIENCE`], saying so once on stderr; each try also keeps the job's
-    /// heartbeat. Gives up early when `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP, one that
-    /// stopped the command included). Without the retries the job would end as "runner lost",
-    /// its exit code lost with it.
-    pub(crate) async fn report_final(&self, body: Value, give_up: impl Future<Output = ()>) {
+    /// sent again after the answer's `Retry-After` (5 s by default, 1 to 10 s: under the job's
+    /// heartbeat, which each try keeps), each try given 30 s, for up to `patience`, saying so
+    /// once on stderr. Gives up early when `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP). Any
+    /// other refusal (the job already ended) is said and not retried. A job whose end is never
+    /// recorded ends as "runner lost" after its heartbeat, without the exit code.
+    pub(crate) async fn report_final(
+        &self,
+        body: Value,
+        patience: Duration,
+        give_up: impl Future<Output = ()>,
+    ) {
         let Some(id) = self.job.as_ref() else {
             return;
         };
-        let deadline = tokio::time::Instant::now() + FINAL_REPORT_PATIENCE;
+        // Written, not printed: after a hang-up stderr may be gone, and printing would panic.
+        let say = |line: String| {
+            let _ = writeln!(std::io::stderr(), "taskdeck run: {line}");
+        };
+        let deadline = tokio::time::Instant::now() + patience;
         let mut said = false;
         tokio::pin!(give_up);
         loop {
-            let sent = self
-                .http
-                .post(format!("{}/v1/jobs/{id}/report", self.endpoint.base))
-                .bearer_auth(&self.endpoint.token)
-                .json(&body)
-                .send()
-                .await;
-            let (why, wait) = match sent {
-                Ok(r) if r.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE => {
-                    let wait = r
-                        .headers()
-                        .get(reqwest::header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
-                        .unwrap_or(5)
-                        .clamp(1, 30);
-                    let detail = r
-                        .json::<Value>()
-                        .await
-                        .ok()
-                        .and_then(|v| v["detail"].as_str().map(String::from))
-                        .unwrap_or_else(|| "HTTP 503".into());
-                    (detail, Duration::from_secs(wait))
+            let send = async {
+                let r = self
+                    .http
+                    .post(format!("{}/v1/jobs/{id}/report", self.endpoint.base))
+                    .bearer_auth(&self.endpoint.token)
+                    .timeout(Duration::from_secs(30))
+                    .json(&body)
+                    .send()
+                    .await?;
+                let status = r.status();
+                let retry_after = r
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+                let detail = r
+                    .json::<Value>()
+                    .await
+                    .ok()
+                    .and_then(|v| v["detail"].as_str().map(String::from))
+                    .unwrap_or_default();
+                Ok::<_, reqwest::Error>((status, retry_after, detail))
+            };
+            let sent = tokio::select! {
+                sent = send => sent,
+                _ = &mut give_up => {
+                    say("gave up sending the job's end: the job will end as \"runner lost\", without the exit code".into());
+                    return;
                 }
-                // Recorded, or refused for good (already ended, invalid): nothing to retry.
-                Ok(_) => return,
+            };
+            let (why, wait) = match sent {
+                Ok((status, _, _)) if status.is_success() => return,
+                Ok((status, retry_after, detail)) if status.as_u16() == 503 => (
+                    detail,
+                    Duration::from_secs(retry_after.unwrap_or(5).clamp(1, 10)),
+                ),
+                Ok((status, _, detail)) => {
+                    say(format!(
+                        "Taskdeck refused the job's end (HTTP {status}: {detail})"
+                    ));
+                    return;
+                }
                 Err(e) => (e.to_string(), Duration::from_secs(5)),
             };
             if tokio::time::Instant::now() + wait > deadline {
-                eprintln!(
-                    "taskdeck run: Taskdeck did not record the job's end ({why}); gave up after \
-                     {} minutes: the job will end as \"runner lost\", without the exit code",
-                    FINAL_REPORT_PATIENCE.as_secs() / 60
-                );
+                say(format!(
+                    "Taskdeck did not record the job's end ({why}); gave up after {} s: the job \
+                     will end as \"runner lost\", without the exit code",
+                    patience.as_secs()
+                ));
                 return;
             }
             if !said {
-                eprintln!(
-                    "taskdeck run: Taskdeck cannot record the job's end yet ({why}); sending it \
-                     again every {} s (Ctrl-C to give up)",
+                say(format!(
+                    "Taskdeck cannot record the job's end yet ({why}); sending it again every {} \
+                     s (Ctrl-C to give up)",
                     wait.as_secs()
-                );
+                ));
                 said = true;
             }
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = &mut give_up => {
-                    eprintln!(
-                        "taskdeck run: gave up sending the job's end: the job will end as \
-                         \"runner lost\", without the exit code"
-                    );
+                    say("gave up sending the job's end: the job will end as \"runner lost\", without the exit code".into());
                     return;
                 }
             }

@@ -100,12 +100,23 @@ impl TaskContext {
         self.cancel.cancelled().await
     }
 
-    /// Sets the task's `statusMessage` (appended to its timeline). Ignored once terminal.
+    /// Sets the task's `statusMessage` (appended to its timeline). Ignored once terminal. A
+    /// message the store cannot take is dropped; see [`Self::status_message_stored`].
     pub async fn status_message(&self, message: impl Into<String>) {
-        let _ = self
-            .engine
+        let _ = self.status_message_stored(message).await;
+    }
+
+    /// Sets the task's `statusMessage` like [`Self::status_message`], once it is stored.
+    /// Errors: [`EngineError::DiskFull`] when the disk is full (the message is not kept),
+    /// [`EngineError::Store`].
+    pub async fn status_message_stored(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<(), EngineError> {
+        self.engine
             .set_status_message(&self.task_id, message.into())
-            .await;
+            .await
+            .map(drop)
     }
 
     /// Reports progress: `current` of `total` (when known), with an optional message (which

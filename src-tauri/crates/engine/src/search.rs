@@ -130,8 +130,8 @@ pub fn open(dir: &Path) -> Result<PathBuf, EngineError> {
 /// stops writing it, and a marker file next to it (`search.sqlite3.damaged`) has the next
 /// start replace it with an empty one that fills again from the store ([`open`]). Replacing
 /// it while Taskdeck runs would need every read connection to let go of the old file first:
-/// SQLite removes a WAL database's `-wal` by its name when the last connection closes, which
-/// would remove the new file's.
+/// the last connection to close empties (and may remove) the `-wal` of that name, which
+/// would be the new file's.
 #[derive(Debug)]
 pub struct IndexHealth {
     damaged: AtomicBool,
@@ -196,7 +196,10 @@ impl IndexHealth {
             &self.path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .is_ok_and(|c| is_damaged(&c, "main", true));
+        .is_ok_and(|c| {
+            keep_wal_files(&c, c"main");
+            is_damaged(&c, "main", true)
+        });
         if damaged {
             self.mark_damaged(error);
         }
@@ -300,6 +303,10 @@ pub fn spawn_indexer(
     Ok(())
 }
 
+/// Bytes past which the index's reset log file is cut back (`journal_size_limit`); a
+/// connection with it also empties a kept log at close (see `keep_wal_files`).
+pub(crate) const WAL_SIZE_LIMIT: i64 = 8 << 20;
+
 /// The index thread's connection to the index file at `path` (already [`prepare`]d).
 fn open_index(path: &Path) -> Result<Connection, EngineError> {
     let idx = Connection::open(path)?;
@@ -309,7 +316,7 @@ fn open_index(path: &Path) -> Result<Connection, EngineError> {
     // A merge of a whole level (see [`AUTOMERGE`]) goes through the WAL in one transaction;
     // the file is cut back to this size when the log next starts over instead of staying that
     // large.
-    idx.pragma_update(None, "journal_size_limit", 8 << 20)?;
+    idx.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     idx.pragma_update(None, "cache_size", -1_024)?;
     if let Err(e) = merge_less_often(&idx) {
         tracing::warn!("search index: cannot set its merge level: {e}");

@@ -138,7 +138,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
     let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
         .await
-        .map_err(|e| refused(other(&e)))?;
+        .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
     let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
     let policy = Arc::new(Policy::new(&cfg.config_dir));
     let gateway = Gateway::new(
@@ -362,7 +362,8 @@ fn record_port(data_dir: &std::path::Path, port: u16, stop: CancellationToken) {
     });
 }
 
-/// The start error for `e`, a failure to open or check the store in `data_dir`: when the disk
+/// The start error for `e`, a failure to open, check or first write the store in `data_dir`
+/// (its admin token): when the disk
 /// has no room for writes it says so and what to do (SQLite reports a store whose log files
 /// cannot be made as a "disk I/O error"), else `e` as it is.
 fn full_disk_or(e: &dyn std::fmt::Display, data_dir: &std::path::Path) -> ServeError {

@@ -119,9 +119,9 @@ impl ReaderPool {
         f: impl FnOnce(&Connection) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
         let idle = self.idle.lock().unwrap().pop();
-        // Pooled connections all have the index attached while it is used (those pooled before
-        // it was opened are dropped then): a new one that could not attach it serves this read
-        // only.
+        // Pooled connections all have the index attached while it is open (those opened before
+        // it was are dropped: idle ones by `index_ready`, busy ones here when their read ends):
+        // a new one that could not attach it serves this read only.
         let mut keep = true;
         let mut attached = false;
         let conn = match idle {
@@ -139,6 +139,13 @@ impl ReaderPool {
                         Ok(_) => {
                             attached = true;
                             keep_wal_files(&c, c"search");
+                            if let Err(e) = c.pragma_update(
+                                Some("search"),
+                                "journal_size_limit",
+                                search::WAL_SIZE_LIMIT,
+                            ) {
+                                tracing::warn!("search index: {e}");
+                            }
                         }
                         Err(e) => {
                             keep = false;
@@ -150,8 +157,11 @@ impl ReaderPool {
             }
         };
         let r = f(&conn);
+        // One without the index, once the index is open (it was in use as `index_ready` ran),
+        // is not kept: searches on pooled connections rely on the index being attached.
+        let stale = !attached && self.search.get().is_some();
         let mut idle = self.idle.lock().unwrap();
-        if keep && idle.len() < Self::KEPT {
+        if keep && !stale && idle.len() < Self::KEPT {
             idle.push((conn, attached));
         }
         r
@@ -188,17 +198,17 @@ pub(crate) fn create_private_file(path: &Path) -> Result<(), EngineError> {
 }
 
 /// Makes `conn` keep the -wal and -shm files of its database `schema` (`"main"`, or an attached
-/// one's name) when it is the last connection to close (SQLite's `SQLITE_FCNTL_PERSIST_WAL`:
-/// the log is emptied, down to `journal_size_limit`, instead of deleted). Whether a stop left
-/// them depended on which connections happened to be closed as the process exited, and a start
-/// on a full disk can open a store (or index) only when they are there: making them needs
-/// room. A failure (SQLite's code) is logged: the files may then go at close, as SQLite does
-/// by default.
+/// one's name) when it is the last connection to close (SQLite's `SQLITE_FCNTL_PERSIST_WAL`):
+/// the log is emptied instead of deleted, when the connection has a `journal_size_limit` (it
+/// stays as it is otherwise). A start on a full disk can open a store (or index) only when they
+/// are there, since making them needs room, so every stop must leave them, whichever
+/// connection closes last. A failure (SQLite's code) is logged: the files may then go at close,
+/// as SQLite does by default.
 pub(crate) fn keep_wal_files(conn: &Connection, schema: &std::ffi::CStr) {
     let mut on: std::ffi::c_int = 1;
     // SAFETY: `conn.handle()` is this open connection's handle, used only for the call;
-    // SQLITE_FCNTL_PERSIST_WAL reads (and writes back) one int through the pointer, which
-    // points to `on` for the whole call; `schema` is a NUL-terminated string.
+    // SQLITE_FCNTL_PERSIST_WAL reads one int through the pointer (writing it only when it is
+    // negative), which points to `on` for the whole call; `schema` is NUL-terminated.
     let rc = unsafe {
         rusqlite::ffi::sqlite3_file_control(
             conn.handle(),
@@ -221,6 +231,8 @@ pub(crate) fn keep_wal_files(conn: &Connection, schema: &std::ffi::CStr) {
 pub(super) fn open_conn(path: &Path) -> Result<Connection, EngineError> {
     let conn = Connection::open(path)?;
     keep_wal_files(&conn, c"main");
+    // A kept log is emptied at close only by a connection with a size limit (any).
+    conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
     conn.busy_handler(Some(wait_for_lock))?;
     conn.set_prepared_statement_cache_capacity(64);
     register_contains(&conn)?;

@@ -108,7 +108,7 @@ pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_timeout(Duration::from_secs(5))?;
-    // Closed before the store is opened at start: it must not take the log files with it.
+    // Like every connection to a store: its log files stay when it closes last.
     super::connection::keep_wal_files(&conn, c"main");
     Ok(conn)
 }

@@ -126,9 +126,12 @@ const FILE_NAME: &str = "taskdeck.sqlite3";
 
 impl Store {
     /// Opens (creating if needed) `dir/taskdeck.sqlite3` with its search index, and starts the
-    /// writer thread, publishing committed changes on `feed`.
+    /// writer thread, publishing committed changes on `feed`. An index that cannot be opened is
+    /// done without (searches scan every task); on a full disk it is opened once there is room
+    /// ([`Self::open_search_when_room`]).
     ///
-    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened.
+    /// Errors: [`EngineError::Store`] when the directory or the database cannot be opened
+    /// (on a full disk too: SQLite reports the log files it cannot make as I/O errors).
     pub fn open(
         dir: &Path,
         durability: Durability,
@@ -154,7 +157,7 @@ impl Store {
 
     /// The search index could not be opened at start on a full disk (its log and shared
     /// memory files need room): opens it, and starts its indexer, once the writer finds room
-    /// again, from a thread that waits for that (`taskdeck-idxwait`; it ends with the store).
+    /// again, from a thread that waits for that (`taskdeck-idxwt`; it ends with the store).
     /// Searches scan every task until then. Tried again each time the disk fills and frees.
     fn open_search_when_room(&self, dir: &Path) {
         let mut room = self.disk_full();
@@ -182,7 +185,7 @@ impl Store {
             }
         };
         if let Err(e) = std::thread::Builder::new()
-            .name("taskdeck-idxwait".into())
+            .name("taskdeck-idxwt".into())
             .spawn(waits)
         {
             tracing::warn!("cannot wait to open the search index: {e}");

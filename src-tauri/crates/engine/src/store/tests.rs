@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{
     Durability, ListFilter, Store, WriteCtx,
     checkpoint::WAL_RESET_FRAMES,
-    connection::{WAL_SIZE_LIMIT, open_conn},
+    connection::{ReaderPool, WAL_SIZE_LIMIT, open_conn},
     input_requests::{answer_input, input_human_only, insert_input},
     tasks::insert_task,
 };
@@ -767,4 +767,32 @@ async fn unhurried_writes_queued_together_wake_the_writer_once() {
         return;
     }
     panic!("the machine never let this test queue 50 writes within 40 ms");
+}
+
+/// A read connection busy while the search index is opened late (after a full disk at start)
+/// is not kept without it: the next read, a search's, has the index attached.
+#[test]
+fn a_reader_busy_as_the_index_opens_late_is_not_kept_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_for_tokens(dir.path()).unwrap();
+    let index = crate::search::open(dir.path()).unwrap();
+    let health = Arc::new(crate::search::IndexHealth::new(index.clone()));
+    let pool = ReaderPool::new(store.path().to_path_buf(), None);
+    let has_index = |c: &Connection| {
+        c.query_row(
+            "SELECT count(*) FROM pragma_database_list WHERE name = 'search'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(EngineError::from)
+    };
+    let during = pool
+        .with(|c| {
+            pool.index_ready((index.clone(), health.clone()));
+            has_index(c)
+        })
+        .unwrap();
+    assert_eq!(during, 0);
+    assert!(pool.has_search());
+    assert_eq!(pool.with(has_index).unwrap(), 1);
 }

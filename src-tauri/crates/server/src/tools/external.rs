@@ -152,8 +152,7 @@ impl TaskTool for ExternalJobs {
                             let _ = ack.send(ctx.progress_stored(current, total, message).await);
                         }
                         Some((Report::StatusMessage(m), ack)) => {
-                            ctx.status_message(m).await;
-                            let _ = ack.send(Ok(()));
+                            let _ = ack.send(ctx.status_message_stored(m).await);
                         }
                         Some((Report::InputRequests(requests), ack)) => {
                             let mut applied = Ok(());
