@@ -468,6 +468,23 @@ fn fill_as(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
+/// Runs `taskdeck serve --port 0 EXTRA` on `dir`'s data and config dirs, for a start expected to
+/// be refused: its output once it exits (the test fails if it is still running after 30 s).
+async fn serve_until_it_exits(dir: &Path, extra: &[&str]) -> Output {
+    let started = tokio::process::Command::new(BIN)
+        .args(["serve", "--port", "0", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--config-dir")
+        .arg(dir.join("cfg"))
+        .args(extra)
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(Duration::from_secs(30), started)
+        .await
+        .expect("a start on a full disk must not hang")
+        .unwrap()
+}
+
 /// Asserts that `out`, a `taskdeck serve` run, failed saying the disk is full and what to do;
 /// returns that last word (the log lines before it may quote the writer's own errors).
 fn refused_for_a_full_disk(out: &Output) -> String {
@@ -528,23 +545,7 @@ async fn a_start_on_a_full_disk_says_to_free_space_and_start_again() {
     assert!(index_before.is_some());
     let lock_before = std::fs::read_to_string(data.join("taskdeck.lock")).unwrap();
     let filler = fill(&data);
-    let started = tokio::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--conformance-fixtures",
-            "--data-dir",
-        ])
-        .arg(&data)
-        .arg("--config-dir")
-        .arg(tmp.path().join("cfg"))
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(30), started)
-        .await
-        .expect("a start on a full disk must not hang")
-        .unwrap();
+    let out = serve_until_it_exits(tmp.path(), &["--conformance-fixtures"]).await;
     let last = refused_for_a_full_disk(&out);
     assert!(!last.contains("resume by themselves"), "{last}");
     // The search index was not thrown away for it (a new file would not have fitted either).
@@ -1011,17 +1012,7 @@ async fn a_start_that_cannot_open_the_store_on_a_full_disk_says_the_disk_is_full
     stop_cleanly(&mut s).await;
     std::fs::remove_file(data.join("taskdeck.sqlite3-shm")).unwrap();
     let filler = fill(&data);
-    let started = tokio::process::Command::new(BIN)
-        .args(["serve", "--port", "0", "--data-dir"])
-        .arg(&data)
-        .arg("--config-dir")
-        .arg(tmp.path().join("cfg"))
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(30), started)
-        .await
-        .expect("a start on a full disk must not hang")
-        .unwrap();
+    let out = serve_until_it_exits(tmp.path(), &[]).await;
     refused_for_a_full_disk(&out);
     std::fs::remove_file(filler).unwrap();
     Server::start_in(tmp.path(), &[]).await;

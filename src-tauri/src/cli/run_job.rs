@@ -99,12 +99,7 @@ impl JobLink {
                 }
                 Some(Ok(r)) => {
                     let status = r.status();
-                    let detail = r
-                        .json::<Value>()
-                        .await
-                        .ok()
-                        .and_then(|v| v["detail"].as_str().map(String::from))
-                        .unwrap_or_default();
+                    let detail = problem_detail(r).await;
                     match status.as_u16() {
                         401 => eprintln!(
                             "taskdeck run: {}; running the command without it.",
@@ -222,12 +217,7 @@ impl JobLink {
                     .headers()
                     .get(reqwest::header::RETRY_AFTER)
                     .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
-                let detail = r
-                    .json::<Value>()
-                    .await
-                    .ok()
-                    .and_then(|v| v["detail"].as_str().map(String::from))
-                    .unwrap_or_default();
+                let detail = problem_detail(r).await;
                 Ok::<_, reqwest::Error>((status, retry_after, detail))
             };
             let sent = tokio::select! {
@@ -289,4 +279,13 @@ impl JobLink {
             126
         })
     }
+}
+
+/// The `detail` of the problem document `r` carries, or "" (no JSON body, no detail).
+async fn problem_detail(r: reqwest::Response) -> String {
+    r.json::<Value>()
+        .await
+        .ok()
+        .and_then(|v| v["detail"].as_str().map(String::from))
+        .unwrap_or_default()
 }
