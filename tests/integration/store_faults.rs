@@ -1019,8 +1019,8 @@ async fn a_start_that_cannot_open_the_store_on_a_full_disk_says_the_disk_is_full
 }
 
 /// `taskdeck run` whose command ends while the disk is full sends its result again until
-/// Taskdeck records it (once space returns): the job ends with the command's exit code, not as
-/// "runner lost".
+/// Taskdeck records it (once space returns), also to a Taskdeck restarted meanwhile on another
+/// port: the job ends with the command's exit code, not as "runner lost".
 #[tokio::test]
 async fn taskdeck_run_keeps_its_result_until_a_full_disk_takes_it() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1060,9 +1060,13 @@ async fn taskdeck_run_keeps_its_result_until_a_full_disk_takes_it() {
     assert!(said.contains("cannot record the job's end yet"), "{said}");
     let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     assert_eq!(task["task"]["status"], "working", "{task}");
+    // Taskdeck restarts meanwhile, on another port: the runner finds it through the data dir.
+    let mut s = s;
+    stop_cleanly(&mut s).await;
     for f in fillers {
         std::fs::remove_file(f).unwrap();
     }
+    let s = Server::start_in(tmp.path(), &[]).await;
     let status = tokio::time::timeout(Duration::from_secs(20), run.wait())
         .await
         .expect("taskdeck run did not end once space returned")

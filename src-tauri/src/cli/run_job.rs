@@ -29,6 +29,8 @@ pub(crate) const FINAL_REPORT_PATIENCE_STOPPING: Duration = Duration::from_secs(
 /// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
 pub(crate) struct JobLink {
     http: reqwest::Client,
+    /// Where the job was started, to find Taskdeck again if it restarts on another port.
+    target: Target,
     pub(crate) endpoint: Endpoint,
     /// The job's taskId; `None` when the command runs without Taskdeck.
     pub(crate) job: Option<String>,
@@ -152,6 +154,7 @@ impl JobLink {
         };
         JobLink {
             http,
+            target,
             endpoint,
             job,
         }
@@ -183,7 +186,8 @@ impl JobLink {
     /// refused with 503 (its disk is full: the end cannot be stored yet) or lost on the way is
     /// sent again after the answer's `Retry-After` (5 s by default, 1 to 10 s: under the job's
     /// heartbeat, which each try keeps), each try given 30 s, for up to `patience`, saying so
-    /// once on stderr. Gives up early when `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP). Any
+    /// once on stderr; a Taskdeck that restarted on another port is found again through the
+    /// data dir. Gives up early when `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP). Any
     /// other refusal (the job already ended) is said and not retried. A job whose end is never
     /// recorded ends as "runner lost" after its heartbeat, without the exit code.
     pub(crate) async fn report_final(
@@ -201,13 +205,14 @@ impl JobLink {
         };
         let deadline = tokio::time::Instant::now() + patience;
         let mut said = false;
+        let mut endpoint = self.endpoint.clone();
         tokio::pin!(give_up);
         loop {
             let send = async {
                 let r = self
                     .http
-                    .post(format!("{}/v1/jobs/{id}/report", self.endpoint.base))
-                    .bearer_auth(&self.endpoint.token)
+                    .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
+                    .bearer_auth(&endpoint.token)
                     .timeout(Duration::from_secs(30))
                     .json(&body)
                     .send()
@@ -239,7 +244,17 @@ impl JobLink {
                     ));
                     return;
                 }
-                Err(e) => (e.to_string(), Duration::from_secs(5)),
+                Err(e) => {
+                    // Refused: Taskdeck may have restarted on another port (`--port 0`); the
+                    // next try goes where its data dir says it runs now, if it does.
+                    if e.is_connect() {
+                        let found = self.target.locate();
+                        if found.known {
+                            endpoint = found;
+                        }
+                    }
+                    (e.to_string(), Duration::from_secs(5))
+                }
             };
             if tokio::time::Instant::now() + wait > deadline {
                 say(format!(
