@@ -363,9 +363,8 @@ fn record_port(data_dir: &std::path::Path, port: u16, stop: CancellationToken) {
 }
 
 /// The start error for `e`, a failure to open, check or first write the store in `data_dir`
-/// (its admin token): when the disk
-/// has no room for writes it says so and what to do (SQLite reports a store whose log files
-/// cannot be made as a "disk I/O error"), else `e` as it is.
+/// (its admin token): when the disk has no room for writes it says so and what to do (SQLite
+/// reports a store whose log files cannot be made as a "disk I/O error"), else `e` as it is.
 fn full_disk_or(e: &dyn std::fmt::Display, data_dir: &std::path::Path) -> ServeError {
     use taskdeck_engine::store::disk_space;
     match disk_space::free_bytes(data_dir) {

@@ -31,8 +31,7 @@ use super::{
 };
 use crate::tools::external::{EXTERNAL, ExternalJobs, Report};
 use taskdeck_engine::{
-    Engine, EngineError, FailureKind, Outcome, Principal, TaskFailure, TaskRecord,
-    idempotency::Creation,
+    Engine, FailureKind, Outcome, Principal, TaskFailure, TaskRecord, idempotency::Creation,
 };
 
 /// State of the jobs routes.
@@ -376,17 +375,6 @@ pub(crate) async fn report(
         reports.push(Report::Finished(Outcome::Cancelled));
     }
     let ends = reports.iter().any(|r| matches!(r, Report::Finished(_)));
-    // A status message is stored without waiting for it, so a full disk would lose it behind a
-    // 200: while the disk is full it is refused (503 disk_full) once the heartbeat is counted.
-    let status_only = reports.len() == 2 && matches!(reports[1], Report::StatusMessage(_));
-    if status_only && s.engine.store().disk_full().borrow().is_some() {
-        if !s.external.report(&id, Report::Heartbeat).await? {
-            return Err(ended_meanwhile(&s, &p, &id));
-        }
-        return Err(
-            EngineError::DiskFull("a status message is not stored meanwhile".into()).into(),
-        );
-    }
     for r in reports {
         if !s.external.report(&id, r).await? {
             return Err(ended_meanwhile(&s, &p, &id));
