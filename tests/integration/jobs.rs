@@ -779,6 +779,37 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         v["result"]["structuredContent"]["tail"],
         "on-a-terminal\nBuilding 6/6\nfinished"
     );
+    // The command gets the terminal as its stdout and stderr, and no other descriptor of it:
+    // neither side of the pseudo-terminal leaks to it beyond those.
+    let fds = dir.path().join("fds.sh");
+    std::fs::write(
+        &fds,
+        "for f in /proc/$$/fd/*; do echo \"fd ${f##*/} $(readlink $f)\"; done\n",
+    )
+    .unwrap();
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh {}",
+        s.port,
+        fds.display()
+    );
+    let out = in_script(&line).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let to_terminals: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("/dev/pts/") || l.contains("ptmx"))
+        .collect();
+    assert!(
+        to_terminals.iter().any(|l| l.starts_with("fd 1 ")),
+        "{stdout}"
+    );
+    assert!(
+        to_terminals.iter().all(|l| {
+            let fd = l.split_whitespace().nth(1).unwrap_or("");
+            ["0", "1", "2"].contains(&fd)
+        }),
+        "terminal descriptors beyond stdin, stdout and stderr: {stdout}"
+    );
     // A background child that keeps the terminal open does not hold `taskdeck run` back.
     let line = format!(
         "{BIN} run --port {} --token {t} -- sh -c 'sleep 20 & echo started-bg; exit 0'",
@@ -1076,6 +1107,80 @@ async fn taskdeck_run_wait_finds_a_taskdeck_that_starts_later_on_its_data_dir() 
     let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
     let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
     wait_job(&s, &s.admin, &id, |v| v["status"] == "completed").await;
+}
+
+/// Taskdeck restarted on another port while `taskdeck run`'s command runs: the runner's next
+/// reports find it through the data dir, so the job keeps its heartbeat and live status, and
+/// ends with the command's exit code.
+#[tokio::test]
+async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let end = tmp.path().join("end-now");
+    let mut run = tokio::process::Command::new(BIN)
+        .args(["run", "--name", "outlives a restart", "--data-dir"])
+        .arg(tmp.path().join("data"))
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "i=0; while [ ! -e {} ]; do i=$((i+1)); echo \"line $i\"; sleep 0.2; done; exit 4",
+            end.display()
+        ))
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let line_number = |v: &Value| {
+        v["statusMessage"]
+            .as_str()
+            .and_then(|m| m.strip_prefix("line "))
+            .and_then(|n| n.parse::<u32>().ok())
+    };
+    let (_, list) = loop {
+        let got = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        if got.1["tasks"][0]["taskId"].is_string() {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    wait_job(&s, &s.admin, &id, |v| line_number(v).is_some()).await;
+    let old_port = s.port;
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+        .await
+        .expect("a clean stop")
+        .unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    assert_ne!(
+        s.port, old_port,
+        "the restart must move the port for this test"
+    );
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] == "working").await;
+    let at_restart = line_number(&v).unwrap_or(0);
+    // Reports reach the new Taskdeck: the live line moves on (the runner reports each second).
+    let v = wait_job(&s, &s.admin, &id, |v| {
+        line_number(v).is_some_and(|n| n > at_restart + 5)
+    })
+    .await;
+    assert_eq!(v["status"], "working", "{v}");
+    std::fs::write(&end, "").unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(15), run.wait())
+        .await
+        .expect("taskdeck run ended")
+        .unwrap();
+    assert_eq!(status.code(), Some(4));
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    assert_eq!(v["status"], "completed", "{v}");
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 4, "{v}");
 }
 
 #[tokio::test]

@@ -76,7 +76,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     if let Some(id) = &link.job {
         eprintln!(
             "taskdeck run: tracking as job {id} ({}/v1/jobs/{id})",
-            link.endpoint.base
+            link.endpoint().base
         );
     }
     // Listening before the command starts: a Ctrl-C, SIGTERM or hang-up from then on is seen.
@@ -205,7 +205,11 @@ impl Launched {
         }
         // A terminal of our own size when ours is one; pipes otherwise.
         let pty = if std::io::stdout().is_terminal() {
-            match nix::pty::openpty(&terminal_size(), None) {
+            match nix::pty::openpty(&terminal_size(), None).and_then(|p| {
+                close_on_exec(&p.master)?;
+                close_on_exec(&p.slave)?;
+                Ok(p)
+            }) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     eprintln!(
@@ -478,6 +482,15 @@ async fn supervise(
         }
     };
     ending
+}
+
+/// Marks `fd` close-on-exec: openpty(3) leaves both sides of a pseudo-terminal inheritable,
+/// and the command must get only the copies made for its stdout and stderr (a command holding
+/// the master side could read its own output, and one that outlives `taskdeck run` would keep
+/// the terminal open).
+fn close_on_exec(fd: &OwnedFd) -> nix::Result<()> {
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map(drop)
 }
 
 /// The size of the terminal on our standard output (80x24 when it cannot be read).

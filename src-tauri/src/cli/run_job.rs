@@ -3,7 +3,7 @@
 //! connection dropped or was reset, a 5xx) is sent again with the same key a few times, so a
 //! retried start never makes a second job. Reports go to `/v1/jobs/{id}/report`.
 
-use std::{io::Write as _, path::Path, process::ExitCode, time::Duration};
+use std::{io::Write as _, path::Path, process::ExitCode, sync::Mutex, time::Duration};
 
 use serde_json::{Value, json};
 
@@ -21,6 +21,11 @@ const START_RETRIES: u32 = 4;
 
 /// The wait before the first of those retries; each next one waits twice as long.
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
+/// How long a periodic report ([`JobLink::report`]) may take: it stands between two looks at
+/// the command, and a Taskdeck that does not answer must not hold those up. Under the job's
+/// heartbeat ([`HEARTBEAT_MS`]), so the next report still keeps the job alive.
+const REPORT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long [`JobLink::report_final`] keeps sending a final report Taskdeck cannot record yet,
 /// and how long when `taskdeck run` was told to stop (SIGTERM, SIGHUP: it should go soon).
 pub(crate) const FINAL_REPORT_PATIENCE: Duration = Duration::from_secs(10 * 60);
@@ -31,7 +36,9 @@ pub(crate) struct JobLink {
     http: reqwest::Client,
     /// Where the job was started, to find Taskdeck again if it restarts on another port.
     target: Target,
-    pub(crate) endpoint: Endpoint,
+    /// Where Taskdeck is now: where the job was started, then wherever a report that could not
+    /// connect found it again through the data dir ([`JobLink::relocate`]).
+    endpoint: Mutex<Endpoint>,
     /// The job's taskId; `None` when the command runs without Taskdeck.
     pub(crate) job: Option<String>,
 }
@@ -155,24 +162,53 @@ impl JobLink {
         JobLink {
             http,
             target,
-            endpoint,
+            endpoint: Mutex::new(endpoint),
             job,
         }
     }
 
-    /// Sends one report (`POST /v1/jobs/{id}/report`) and returns Taskdeck's answer, or
-    /// `{"ended": detail}` when Taskdeck already ended the job (409, e.g. its ttlMs passed).
-    /// `None` without a job or when the report did not get through.
+    /// Where Taskdeck is now: where the job was started, or where a report found it again.
+    pub(crate) fn endpoint(&self) -> Endpoint {
+        self.endpoint
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A report could not connect: Taskdeck may have restarted on another port (`--port 0`).
+    /// The next report goes where its data dir says it runs now, if it says so.
+    fn relocate(&self) {
+        let found = self.target.locate();
+        if found.known {
+            *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = found;
+        }
+    }
+
+    /// Sends one report (`POST /v1/jobs/{id}/report`, at most [`REPORT_TIMEOUT`]) and returns
+    /// Taskdeck's answer, or `{"ended": detail}` when Taskdeck already ended the job (409, e.g.
+    /// its ttlMs passed). `None` without a job or when the report did not get through; one that
+    /// could not connect looks for Taskdeck again for the next ([`JobLink::relocate`]), so a
+    /// Taskdeck restarted on another port keeps the job's heartbeat.
     pub(crate) async fn report(&self, body: Value) -> Option<Value> {
         let id = self.job.as_ref()?;
-        let r = self
+        let endpoint = self.endpoint();
+        let r = match self
             .http
-            .post(format!("{}/v1/jobs/{id}/report", self.endpoint.base))
-            .bearer_auth(&self.endpoint.token)
+            .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
+            .bearer_auth(&endpoint.token)
+            .timeout(REPORT_TIMEOUT)
             .json(&body)
             .send()
             .await
-            .ok()?;
+        {
+            Ok(r) => r,
+            Err(e) => {
+                if e.is_connect() {
+                    self.relocate();
+                }
+                return None;
+            }
+        };
         let conflict = r.status() == reqwest::StatusCode::CONFLICT;
         let answer = r.json::<Value>().await.ok()?;
         Some(if conflict {
@@ -205,9 +241,9 @@ impl JobLink {
         };
         let deadline = tokio::time::Instant::now() + patience;
         let mut said = false;
-        let mut endpoint = self.endpoint.clone();
         tokio::pin!(give_up);
         loop {
+            let endpoint = self.endpoint();
             let send = async {
                 let r = self
                     .http
@@ -245,13 +281,8 @@ impl JobLink {
                     return;
                 }
                 Err(e) => {
-                    // Refused: Taskdeck may have restarted on another port (`--port 0`); the
-                    // next try goes where its data dir says it runs now, if it does.
                     if e.is_connect() {
-                        let found = self.target.locate();
-                        if found.known {
-                            endpoint = found;
-                        }
+                        self.relocate();
                     }
                     (e.to_string(), Duration::from_secs(5))
                 }
