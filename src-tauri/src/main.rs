@@ -415,7 +415,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
     let tokens = match auth::TokenCommands::open(data_dir) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("taskdeck: {e}");
+            eprintln!("taskdeck: {}", full_disk_or(&e, data_dir));
             return ExitCode::from(1);
         }
     };
@@ -466,9 +466,24 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
             ExitCode::from(3)
         }
         Err(e) => {
-            eprintln!("taskdeck: {e}");
+            eprintln!("taskdeck: {}", full_disk_or(&e, data_dir));
             ExitCode::from(1)
         }
+    }
+}
+
+/// What a one-shot command says of `e`, a store failure in `data_dir`: when the disk has no room
+/// for writes, that it is full and to run the command again once there is room (SQLite reports
+/// a store whose log files cannot be made as a "disk I/O error", and the store's own "writes
+/// resume by themselves" holds for a running Taskdeck, not for a command that exits); else `e`.
+fn full_disk_or(e: &auth::AuthError, data_dir: &std::path::Path) -> String {
+    match taskdeck_engine::store::disk_space::full(data_dir) {
+        Some(free) => format!(
+            "the disk holding the task store is full ({} KiB free), so it cannot be written; \
+             free some space, then run this again",
+            free / 1024
+        ),
+        None => e.to_string(),
     }
 }
 

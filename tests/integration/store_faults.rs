@@ -966,6 +966,45 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
             .any(|(_, e, d)| e.as_deref() == Some("store") && d["diskFull"] == true),
         "{full:?}"
     );
+    // Meanwhile the client commands say why they cannot find it, and what to do.
+    let cli = |args: &[&str]| {
+        std::process::Command::new(BIN)
+            .args(args)
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--config-dir")
+            .arg(tmp.path().join("cfg"))
+            .env_remove("TASKDECK_PORT")
+            .env_remove("TASKDECK_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let out = cli(&["tasks", "list"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("has not recorded its port"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cli(&["doctor"]);
+    let port_line = text(&out.stdout)
+        .lines()
+        .find(|l| l.contains("port"))
+        .map(String::from)
+        .unwrap_or_else(|| text(&out.stdout));
+    assert!(port_line.contains("its disk is full"), "{port_line}");
+    // A one-shot command that must write says the disk is full, once, without the writer's log.
+    let out = cli(&["token", "create", "while-full"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("is full") && said.contains("run this again"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("ERROR") && !said.contains("by themselves"),
+        "{said}"
+    );
     std::fs::remove_file(filler).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while recorded() != Some(s.port) {

@@ -32,10 +32,18 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    /// What to say when Taskdeck is not running there (or, unknown, not on the data dir).
+    /// What to say when Taskdeck is not running there (or, unknown, not on the data dir; or
+    /// running on it without having recorded its port, as on a full disk).
     pub(crate) fn not_running(&self, target: &Target) -> String {
         match self.known {
             true => format!("Taskdeck is not running at {}", self.base),
+            false if serve::data_dir_in_use(&target.data_dir) => format!(
+                "a Taskdeck runs on {} but has not recorded its port in {} yet (it is starting, \
+                 or its disk is full: `taskdeck doctor` says which); pass --port with the port \
+                 it printed at its start",
+                target.data_dir.display(),
+                serve::port_path(&target.data_dir).display()
+            ),
             false => format!(
                 "no Taskdeck is running on {} (start it with `taskdeck`, or pass the --data-dir, \
                  or --port and --token, of the one that runs)",

@@ -117,9 +117,9 @@ fn check_store(store: &Path, depth: CheckDepth) -> (Finding, bool) {
             Finding::ok(
                 CHECK,
                 format!(
-                    "{}: {pragma} ok ({} MiB, {} ms)",
+                    "{}: {pragma} ok ({}, {} ms)",
                     store.display(),
-                    report.bytes / (1024 * 1024),
+                    size_text(report.bytes),
                     report.elapsed.as_millis()
                 ),
             ),
@@ -139,15 +139,29 @@ fn check_store(store: &Path, depth: CheckDepth) -> (Finding, bool) {
             ),
             false,
         ),
-        Err(e) => (
-            Finding::problem(
-                CHECK,
-                format!("cannot read {}: {e}", store.display()),
-                "check the file's owner and permissions (it must be readable and writable by \
-                 the user running Taskdeck)",
-            ),
-            false,
-        ),
+        Err(e) => {
+            // SQLite cannot make a store's missing -shm file on a full disk, and says "disk
+            // I/O error" for it.
+            let full = store.parent().and_then(disk_space::full).is_some();
+            let advice = match full {
+                true => {
+                    "free some space on its file system: reading the store needs a little \
+                         room when its log files are missing (see the disk check)"
+                }
+                false => {
+                    "check the file's owner and permissions (it must be readable and \
+                          writable by the user running Taskdeck)"
+                }
+            };
+            (
+                Finding::problem(
+                    CHECK,
+                    format!("cannot read {}: {e}", store.display()),
+                    advice,
+                ),
+                false,
+            )
+        }
     }
 }
 
@@ -184,7 +198,7 @@ fn check_search(data_dir: &Path, running: bool) -> Finding {
     match integrity::check_file(&path, CheckDepth::Full) {
         Ok(r) if r.problems.is_empty() => Finding::ok(
             CHECK,
-            format!("integrity_check ok ({} MiB)", r.bytes / (1024 * 1024)),
+            format!("integrity_check ok ({})", size_text(r.bytes)),
         ),
         Ok(r) => Finding::problem(
             CHECK,
@@ -234,15 +248,23 @@ fn check_disk(data_dir: &Path) -> Finding {
             "free some space on that file system (deleting tasks does not shrink the store \
              file); writes resume by themselves",
         ),
-        Some(free) => Finding::ok(
-            CHECK,
-            format!("writable, {} MiB free", free / (1024 * 1024)),
-        ),
+        Some(free) => Finding::ok(CHECK, format!("writable, {} free", size_text(free))),
         None => Finding::problem(
             CHECK,
             format!("cannot read the free space of {}", data_dir.display()),
             "check that the data dir's file system is mounted",
         ),
+    }
+}
+
+/// `bytes` for a person: in GiB from 10 GiB, MiB from 10 MiB, else KiB (whole units, rounded
+/// down, so "0 MiB" never stands for a few hundred KiB).
+fn size_text(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    match bytes {
+        b if b >= 10 * KIB * KIB * KIB => format!("{} GiB", b / (KIB * KIB * KIB)),
+        b if b >= 10 * KIB * KIB => format!("{} MiB", b / (KIB * KIB)),
+        b => format!("{} KiB", b / KIB),
     }
 }
 
@@ -292,13 +314,22 @@ async fn check_port(opts: &DoctorOptions, running: bool) -> Finding {
         };
     }
     let Some(port) = recorded else {
+        let advice = match disk_space::full(&opts.data_dir) {
+            // It tries again every 2 s (`serve::record_port`).
+            Some(_) => {
+                "its disk is full, so it cannot record its port: it does so within \
+                        seconds once there is room (see the disk check); meanwhile, client \
+                        commands need --port with the port it printed at its start"
+            }
+            None => "it may still be starting; if this lasts, restart it",
+        };
         return Finding::problem(
             CHECK,
             format!(
                 "Taskdeck is running but {} has no port",
                 serve::port_path(&opts.data_dir).display()
             ),
-            "it may still be starting; if this lasts, restart it",
+            advice,
         );
     };
     let token = auth::read_admin_token(&opts.config_dir).unwrap_or_default();
@@ -393,5 +424,18 @@ fn check_admin_token(opts: &DoctorOptions, file: Option<&StoreFile>, running: bo
              pass the --config-dir it was started with",
         ),
         Err(e) => Finding::problem(CHECK, e.to_string(), "see the store check"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_text;
+
+    #[test]
+    fn sizes_keep_their_scale() {
+        assert_eq!(size_text(276 * 1024), "276 KiB");
+        assert_eq!(size_text(9 * 1024 * 1024 + 5), "9216 KiB");
+        assert_eq!(size_text(50 * 1024 * 1024), "50 MiB");
+        assert_eq!(size_text(58 * 1024 * 1024 * 1024 + 1), "58 GiB");
     }
 }

@@ -136,6 +136,13 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     };
     let store = Store::open(&cfg.data_dir, cfg.durability, feed)
         .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
+    // The store's writer logs a full disk when a write finds it, not when it was full already.
+    if store.disk_full().borrow().is_some() {
+        tracing::warn!(
+            "the disk holding the task store is full: writes are refused until there is room \
+             (they resume by themselves)"
+        );
+    }
     let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
         .await
         .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
@@ -367,13 +374,13 @@ fn record_port(data_dir: &std::path::Path, port: u16, stop: CancellationToken) {
 /// reports a store whose log files cannot be made as a "disk I/O error"), else `e` as it is.
 fn full_disk_or(e: &dyn std::fmt::Display, data_dir: &std::path::Path) -> ServeError {
     use taskdeck_engine::store::disk_space;
-    match disk_space::free_bytes(data_dir) {
-        Some(free) if free < disk_space::SPACE_FOR_WRITES => ServeError::Other(format!(
+    match disk_space::full(data_dir) {
+        Some(free) => ServeError::Other(format!(
             "cannot start: the disk holding the task store is full ({} KiB free), and opening \
              the store needs a little room ({e}); free some space, then start Taskdeck again",
             free / 1024
         )),
-        _ => ServeError::Other(e.to_string()),
+        None => ServeError::Other(e.to_string()),
     }
 }
 

@@ -37,6 +37,13 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     Some((blocks as u64).saturating_mul(st.f_frsize as u64))
 }
 
+/// The free bytes on the file system holding `dir` when they are fewer than
+/// [`SPACE_FOR_WRITES`] (the disk counts as full: writes are refused, and SQLite cannot make a
+/// store's log files), else `None` (room, or the space cannot be read).
+pub fn full(dir: &Path) -> Option<u64> {
+    free_bytes(dir).filter(|&b| b < SPACE_FOR_WRITES)
+}
+
 /// Whether this process has `CAP_SYS_RESOURCE` in its effective set (capabilities(7): bit 24
 /// of `CapEff` in /proc/self/status), which is what lets a writer use the blocks reserved for
 /// root; root in a container usually lacks it.

@@ -25,7 +25,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::{
     checkpoint::Checkpointer,
-    disk_space::{SPACE_FOR_WRITES, free_bytes},
+    disk_space::{self, SPACE_FOR_WRITES, free_bytes},
     write_context::{WorkingTasks, WriteCtx},
 };
 use crate::{
@@ -263,9 +263,7 @@ pub(super) fn spawn(
         .unwrap_or_else(|| ".".into());
     // A store opened on a disk already full says so at once, not only once a write is refused
     // (the same test as `taskdeck doctor`'s disk check).
-    let full_at_start = free_bytes(&dir)
-        .is_some_and(|b| b < SPACE_FOR_WRITES)
-        .then(crate::clock::now_ms);
+    let full_at_start = disk_space::full(&dir).map(|_| crate::clock::now_ms());
     let (disk_state, disk_full) = watch::channel(full_at_start);
     let disk = DiskWatch {
         dir,
@@ -428,7 +426,13 @@ fn run_writer(
                         // would then run outside any transaction, each committing alone.
                         let lost = conn.is_autocommit();
                         if lost || conn.total_changes() != before {
-                            tracing::error!("a store write failed ({e}); group rolled back");
+                            // Said once per full spell: the watch says it to watchers, and
+                            // the refused writes' callers get the error.
+                            if e.is_disk_full() && disk.is_full() {
+                                tracing::debug!("a store write failed ({e}); group rolled back");
+                            } else {
+                                tracing::error!("a store write failed ({e}); group rolled back");
+                            }
                             failed = Some(if e.is_disk_full() {
                                 e
                             } else {
@@ -458,6 +462,8 @@ fn run_writer(
             started.elapsed().as_micros(),
             committing.elapsed().as_micros()
         );
+        // A full disk is logged when it is found, not again for each group it refuses.
+        let known_full = failed.as_ref().is_some_and(EngineError::is_disk_full) && disk.is_full();
         match &failed {
             Some(e) => disk.failed(e),
             None => disk.recheck(),
@@ -467,10 +473,17 @@ fn run_writer(
                 let _ = conn.execute_batch("ROLLBACK");
             }
             ctx.cache.clear();
-            tracing::error!(
-                "store commit failed ({e}); {} writes rejected",
-                deliveries.len()
-            );
+            if known_full {
+                tracing::debug!(
+                    "store commit failed ({e}); {} writes rejected",
+                    deliveries.len()
+                );
+            } else {
+                tracing::error!(
+                    "store commit failed ({e}); {} writes rejected",
+                    deliveries.len()
+                );
+            }
         } else {
             // Before anyone can learn of the commit (feed, acknowledgements).
             answers.invalidate(ctx.touched.iter().map(String::as_str));

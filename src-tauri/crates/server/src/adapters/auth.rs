@@ -48,7 +48,8 @@ pub enum AuthError {
         "there is one admin token (in the admin-token file in the config dir); give a person the role \"human\" instead"
     )]
     AdminRole,
-    #[error("store: {0}")]
+    /// The store's error; its text says it is the store's ("store: ...", or the full disk's).
+    #[error("{0}")]
     Store(#[from] EngineError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
