@@ -240,6 +240,11 @@ impl JobLink {
             let _ = writeln!(std::io::stderr(), "taskdeck run: {line}");
         };
         let deadline = tokio::time::Instant::now() + patience;
+        // What is lost when the end is not recorded: the command's result, or the cancel.
+        let lost = match body.get("cancelled") {
+            Some(Value::Bool(true)) => "as \"runner lost\" instead of cancelled",
+            _ => "as \"runner lost\", without the exit code",
+        };
         let mut said = false;
         tokio::pin!(give_up);
         loop {
@@ -264,7 +269,7 @@ impl JobLink {
             let sent = tokio::select! {
                 sent = send => sent,
                 _ = &mut give_up => {
-                    say("gave up sending the job's end: the job will end as \"runner lost\", without the exit code".into());
+                    say(format!("gave up sending the job's end: the job will end {lost}"));
                     return;
                 }
             };
@@ -290,7 +295,7 @@ impl JobLink {
             if tokio::time::Instant::now() + wait > deadline {
                 say(format!(
                     "Taskdeck did not record the job's end ({why}); gave up after {} s: the job \
-                     will end as \"runner lost\", without the exit code",
+                     will end {lost}",
                     patience.as_secs()
                 ));
                 return;
@@ -306,7 +311,7 @@ impl JobLink {
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = &mut give_up => {
-                    say("gave up sending the job's end: the job will end as \"runner lost\", without the exit code".into());
+                    say(format!("gave up sending the job's end: the job will end {lost}"));
                     return;
                 }
             }
