@@ -10,7 +10,8 @@
 # Environment: STREAMS (UI event streams, default 20; 0 measures the calls alone), AGENTS
 # (default 1000), WRITER_CMD (a command run with the store writer thread's id appended once the
 # server is up, to try a scheduling policy without a build, e.g. "renice -n 5 -p" or
-# "chrt -b -p 0").
+# "chrt -b -p 0"), CMD_THREAD (the thread name WRITER_CMD applies to instead of the writer's,
+# e.g. tokio-rt-worker).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${1:-target/release/taskdeck}") SECS=${2:-20}
@@ -23,7 +24,7 @@ trap 'kill $td 2>/dev/null || true; rm -rf "$d"' EXIT
 for _ in $(seq 400); do grep -q "running headless" "$d/log" 2>/dev/null && break; sleep 0.05; done
 if [ -n "${WRITER_CMD:-}" ]; then
   for t in /proc/$td/task/*; do
-    if [ "$(cat "$t/comm")" = taskdeck-writer ]; then $WRITER_CMD "${t##*/}" >/dev/null; fi
+    if [ "$(cat "$t/comm")" = "${CMD_THREAD:-taskdeck-writer}" ]; then $WRITER_CMD "${t##*/}" >/dev/null; fi
   done
 fi
 taskset -c 1 target/release/taskdeck-bench fleet --url "http://127.0.0.1:$port/mcp" --token "$(cat "$d/cfg/admin-token")" \
