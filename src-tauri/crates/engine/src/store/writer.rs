@@ -152,9 +152,18 @@ impl DiskWatch {
         }
     }
 
-    /// Clears the state when the file system has room again.
-    fn recheck(&self) {
-        if self.is_full() && free_bytes(&self.dir).is_some_and(|b| b >= SPACE_FOR_WRITES) {
+    /// Clears the state when the file system has room again. `committed`: a group just
+    /// committed, which is all a file system that reports no blocks ([`free_bytes`] `None`)
+    /// can tell of its room.
+    fn recheck(&self, committed: bool) {
+        if !self.is_full() {
+            return;
+        }
+        let room = match free_bytes(&self.dir) {
+            Some(b) => b >= SPACE_FOR_WRITES,
+            None => committed,
+        };
+        if room {
             tracing::info!("store: the disk has room again; writes resume");
             self.state.send_replace(None);
         }
@@ -378,7 +387,7 @@ fn run_writer(
             match queue.rx.recv_timeout(DISK_RECHECK) {
                 Ok(q) => Some(q),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    disk.recheck();
+                    disk.recheck(false);
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => None,
@@ -466,7 +475,7 @@ fn run_writer(
         let known_full = failed.as_ref().is_some_and(EngineError::is_disk_full) && disk.is_full();
         match &failed {
             Some(e) => disk.failed(e),
-            None => disk.recheck(),
+            None => disk.recheck(true),
         }
         if let Some(e) = &failed {
             if !conn.is_autocommit() {
@@ -504,5 +513,27 @@ fn run_writer(
         if closed {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file system whose free space cannot be read (here: a directory that does not exist,
+    /// as `free_bytes` says of one that reports no blocks) clears the watch on a commit, the
+    /// only sign of room it gives, and not on the timed recheck.
+    #[test]
+    fn a_watch_without_a_free_space_figure_clears_on_a_commit() {
+        let (state, rx) = watch::channel(Some(1));
+        let disk = DiskWatch {
+            dir: "/nonexistent/taskdeck-store-dir".into(),
+            state,
+        };
+        assert_eq!(free_bytes(&disk.dir), None);
+        disk.recheck(false);
+        assert_eq!(*rx.borrow(), Some(1));
+        disk.recheck(true);
+        assert_eq!(*rx.borrow(), None);
     }
 }
