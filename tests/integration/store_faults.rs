@@ -1119,6 +1119,33 @@ async fn taskdeck_run_keeps_its_result_until_a_full_disk_takes_it() {
     );
 }
 
+/// `taskdeck run` whose job Taskdeck cannot start for a full disk says why, once however many
+/// tries it makes, and runs the command untracked with its exit code.
+#[tokio::test]
+async fn taskdeck_run_says_once_that_a_full_disk_refused_its_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let _fillers = fill_until_refused(&s, &data).await;
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--data-dir"])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .args(["--", "sh", "-c", "echo ran-anyway; exit 5"])
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .output()
+        .await
+        .unwrap();
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(text(&out.stdout).contains("ran-anyway"));
+    assert_eq!(said.matches("trying again").count(), 1, "{said}");
+    assert!(said.contains("disk holding the task store is full"), "{said}");
+    assert!(said.contains("running the command without it"), "{said}");
+}
+
 /// The names of process `pid`'s threads (`/proc/PID/task/*/comm`).
 fn threads_of(pid: u32) -> Vec<String> {
     std::fs::read_dir(format!("/proc/{pid}/task"))

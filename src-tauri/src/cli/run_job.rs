@@ -67,6 +67,8 @@ impl JobLink {
         let idempotency_key = format!("\"{}\"", uuid::Uuid::new_v4());
         let mut announced = false;
         let mut retries = 0;
+        // Why the last try failed, said once however many tries fail the same way.
+        let mut said_why = String::new();
         let job: Option<String> = loop {
             // Not sent (`None`) where no Taskdeck of this data dir is known to be.
             let sent = match endpoint.known {
@@ -104,7 +106,11 @@ impl JobLink {
                     continue;
                 }
                 Some(Ok(r)) if r.status().is_server_error() && retries < START_RETRIES => {
-                    format!("HTTP {}", r.status())
+                    let status = r.status();
+                    match problem_detail(r).await {
+                        detail if detail.is_empty() => format!("HTTP {status}"),
+                        detail => format!("HTTP {status}: {detail}"),
+                    }
                 }
                 Some(Ok(r)) => {
                     let status = r.status();
@@ -155,7 +161,10 @@ impl JobLink {
                 endpoint = target.locate();
                 continue;
             }
-            eprintln!("taskdeck run: starting the job failed ({why}); trying again");
+            if why != said_why {
+                eprintln!("taskdeck run: starting the job failed ({why}); trying again");
+                said_why = why;
+            }
             tokio::time::sleep(FIRST_RETRY_DELAY * 2u32.pow(retries)).await;
             retries += 1;
         };
