@@ -1142,7 +1142,10 @@ async fn taskdeck_run_says_once_that_a_full_disk_refused_its_job() {
     assert_eq!(out.status.code(), Some(5), "{said}");
     assert!(text(&out.stdout).contains("ran-anyway"));
     assert_eq!(said.matches("trying again").count(), 1, "{said}");
-    assert!(said.contains("disk holding the task store is full"), "{said}");
+    assert!(
+        said.contains("disk holding the task store is full"),
+        "{said}"
+    );
     assert!(said.contains("running the command without it"), "{said}");
 }
 

@@ -32,6 +32,10 @@ pub struct Acquired {
     /// The last process on this data dir did not stop cleanly (the file still said `running`).
     /// False for a new data dir and for one last used by a Taskdeck that did not record it.
     pub unclean: bool,
+    /// What the lock file said before this process recorded itself (trimmed; `None`: there
+    /// was no lock file), read under the lock, so no other Taskdeck changed it meanwhile: what
+    /// [`restore_state`] puts back when this start is refused.
+    pub last_run: Option<String>,
 }
 
 /// Why [`acquire`] failed.
@@ -51,6 +55,9 @@ pub enum LockError {
 pub fn acquire(data_dir: &Path) -> Result<Acquired, LockError> {
     let path = lock_path(data_dir);
     let io = |e| LockError::Io(path.clone(), e);
+    // A file made between this look and the open below was made by a start that then holds
+    // the lock, or lost it to this one with nothing written: either way, there was none.
+    let existed = path.exists();
     let mut file = File::options()
         .read(true)
         .write(true)
@@ -72,6 +79,7 @@ pub fn acquire(data_dir: &Path) -> Result<Acquired, LockError> {
     Ok(Acquired {
         lock: DataDirLock { _file: file },
         unclean,
+        last_run: existed.then(|| before.trim().to_string()),
     })
 }
 
@@ -143,6 +151,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = acquire(dir.path()).unwrap();
         assert!(!first.unclean, "a new data dir");
+        assert_eq!(first.last_run, None, "no lock file before");
         assert!(in_use(dir.path()));
         assert_eq!(holder(dir.path()), Some(std::process::id()));
         assert!(matches!(acquire(dir.path()), Err(LockError::Busy(_))));
@@ -153,6 +162,8 @@ mod tests {
         mark_stopped(dir.path());
         drop(second);
         assert_eq!(recorded_state(dir.path()).as_deref(), Some("stopped"));
-        assert!(!acquire(dir.path()).unwrap().unclean);
+        let third = acquire(dir.path()).unwrap();
+        assert!(!third.unclean);
+        assert_eq!(third.last_run.as_deref(), Some("stopped"));
     }
 }

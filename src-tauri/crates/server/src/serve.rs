@@ -108,13 +108,16 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
 
     // One process per data dir: a second one would "recover" the first one's running tasks.
     std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
-    // What the lock file said before this start: a start refused before the engine has started
-    // (the store check, opening the store, recording the last run's unsettled tasks) is no run
-    // of Taskdeck, so it puts that back (the next start and `taskdeck doctor` would take the
-    // refusal for a crash, and a crash turns off the check for an emptied store).
-    let before = data_dir_lock::recorded_state(&cfg.data_dir);
-    let data_dir_lock::Acquired { lock, unclean } =
-        data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
+    // What the lock file said before this start (read under the lock): a start refused before
+    // the engine has started (the store check, opening the store, recording the last run's
+    // unsettled tasks) is no run of Taskdeck, so it puts that back (the next start and `taskdeck
+    // doctor` would take the refusal for a crash, and a crash turns off the check for an
+    // emptied store).
+    let data_dir_lock::Acquired {
+        lock,
+        unclean,
+        last_run: before,
+    } = data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
     // A damaged store is refused before anything reads or writes it (docs/operations.md).
     let checked = store_check::check_at_start(&cfg.data_dir, before.as_deref()).map_err(|e| {
         data_dir_lock::restore_state(&cfg.data_dir, before.as_deref());
