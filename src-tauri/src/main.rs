@@ -473,17 +473,26 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
 }
 
 /// What a one-shot command says of `e`, a store failure in `data_dir`: when the disk has no room
-/// for writes, that it is full and to run the command again once there is room (SQLite reports
-/// a store whose log files cannot be made as a "disk I/O error", and the store's own "writes
-/// resume by themselves" holds for a running Taskdeck, not for a command that exits); else `e`.
+/// for writes, that it is full and to run the command again once there is room, with `e` (SQLite
+/// reports a store whose log files cannot be made as a "disk I/O error", and the store's own
+/// "writes resume by themselves" holds for a running Taskdeck, not for a command that exits);
+/// else `e`.
 fn full_disk_or(e: &auth::AuthError, data_dir: &std::path::Path) -> String {
-    match taskdeck_engine::store::disk_space::full(data_dir) {
-        Some(free) => format!(
-            "the disk holding the task store is full ({} KiB free), so it cannot be written; \
-             free some space, then run this again",
+    let full = taskdeck_engine::store::disk_space::full(data_dir);
+    match (full, e) {
+        (Some(free), auth::AuthError::Store(taskdeck_engine::EngineError::DiskFull(_))) => {
+            format!(
+                "the disk holding the task store is full ({} KiB free); free some space, then \
+                 run this again",
+                free / 1024
+            )
+        }
+        (Some(free), e) => format!(
+            "{e} (the disk holding the task store is full, {} KiB free: free some space, then \
+             run this again)",
             free / 1024
         ),
-        None => e.to_string(),
+        (None, e) => e.to_string(),
     }
 }
 
@@ -516,9 +525,17 @@ fn run_mcp_config(
                     eprintln!("Created a token for principal {name:?}.");
                     t
                 }
-                Err(e) => {
+                Err(
+                    e @ (auth::AuthError::Exists(_)
+                    | auth::AuthError::BadName(_)
+                    | auth::AuthError::Reserved(_)),
+                ) => {
                     eprintln!("taskdeck: {e} (pass --name NEW-NAME or --token TOKEN)");
                     return ExitCode::from(3);
+                }
+                Err(e) => {
+                    eprintln!("taskdeck: {}", full_disk_or(&e, data_dir));
+                    return ExitCode::from(1);
                 }
             }
         }

@@ -1130,7 +1130,7 @@ async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
         .env_remove("TASKDECK_PORT")
         .env_remove("TASKDECK_TOKEN")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -1149,21 +1149,23 @@ async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
     };
     let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
     wait_job(&s, &s.admin, &id, |v| line_number(v).is_some()).await;
+    // Restarted until it listens on another port (`--port 0` picks one at random).
     let old_port = s.port;
-    let pid = s.child.id().unwrap().to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
-        .await
-        .expect("a clean stop")
-        .unwrap();
-    let s = Server::start_in(tmp.path(), &[]).await;
-    assert_ne!(
-        s.port, old_port,
-        "the restart must move the port for this test"
-    );
+    let s = loop {
+        let pid = s.child.id().unwrap().to_string();
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+            .await
+            .expect("a clean stop")
+            .unwrap();
+        s = Server::start_in(tmp.path(), &[]).await;
+        if s.port != old_port {
+            break s;
+        }
+    };
     let v = wait_job(&s, &s.admin, &id, |v| v["status"] == "working").await;
     let at_restart = line_number(&v).unwrap_or(0);
     // Reports reach the new Taskdeck: the live line moves on (the runner reports each second).

@@ -982,7 +982,7 @@ async fn a_start_on_a_full_disk_tells_watchers_and_records_its_port_once_space_r
     let out = cli(&["tasks", "list"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).contains("has not recorded its port"),
+        text(&out.stderr).contains("no port is recorded"),
         "{}",
         text(&out.stderr)
     );

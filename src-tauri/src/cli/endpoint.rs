@@ -38,9 +38,9 @@ impl Endpoint {
         match self.known {
             true => format!("Taskdeck is not running at {}", self.base),
             false if serve::data_dir_in_use(&target.data_dir) => format!(
-                "a Taskdeck runs on {} but has not recorded its port in {} yet (it is starting, \
-                 or its disk is full: `taskdeck doctor` says which); pass --port with the port \
-                 it printed at its start",
+                "{} is in use, but no port is recorded in {}: a Taskdeck starting, or running on \
+                 a full disk, or a `taskdeck restore` (`taskdeck doctor` says which); for a \
+                 Taskdeck that runs, pass --port with the port it printed at its start",
                 target.data_dir.display(),
                 serve::port_path(&target.data_dir).display()
             ),

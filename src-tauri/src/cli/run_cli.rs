@@ -419,6 +419,9 @@ async fn supervise(
     stops: &mut StopSignals,
 ) -> Ending {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    // A slow report (up to its timeout) is followed by the next one a second later, not by
+    // the ticks it missed all at once.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut ending = Ending {
         status: None,
         cancelled: false,

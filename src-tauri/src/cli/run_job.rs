@@ -7,6 +7,8 @@ use std::{io::Write as _, path::Path, process::ExitCode, sync::Mutex, time::Dura
 
 use serde_json::{Value, json};
 
+use taskdeck_server::serve;
+
 use super::{
     endpoint::{Endpoint, Target},
     run_cli::RunArgs,
@@ -185,8 +187,14 @@ impl JobLink {
     }
 
     /// A report could not connect: Taskdeck may have restarted on another port (`--port 0`).
-    /// The next report goes where its data dir says it runs now, if it says so.
+    /// The next report goes where its data dir says it runs now, once a Taskdeck holds the data
+    /// dir and has recorded its port; until then (and with `--port`, which names the port for
+    /// good) it keeps going where it went, so a restart's gap never sends the token to the
+    /// default port.
     fn relocate(&self) {
+        if self.target.port.is_some() || serve::running_port(&self.target.data_dir).is_none() {
+            return;
+        }
         let found = self.target.locate();
         if found.known {
             *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = found;
@@ -232,9 +240,10 @@ impl JobLink {
     /// sent again after the answer's `Retry-After` (5 s by default, 1 to 10 s: under the job's
     /// heartbeat, which each try keeps), each try given 30 s, for up to `patience`, saying so
     /// once on stderr; a Taskdeck that restarted on another port is found again through the
-    /// data dir. Gives up early when `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP). Any
-    /// other refusal (the job already ended) is said and not retried. A job whose end is never
-    /// recorded ends as "runner lost" after its heartbeat, without the exit code.
+    /// data dir ([`JobLink::relocate`]). Gives up early when `give_up` resolves (Ctrl-C, SIGTERM
+    /// or SIGHUP). Any other refusal (the job already ended) is said and not retried. A job
+    /// whose end is never recorded ends as "runner lost" after its heartbeat: without the exit
+    /// code, or, for a cancel, instead of cancelled.
     pub(crate) async fn report_final(
         &self,
         body: Value,
@@ -332,7 +341,14 @@ impl JobLink {
     pub(crate) async fn could_not_start(&self, program: &str, e: std::io::Error) -> ExitCode {
         eprintln!("taskdeck run: cannot start {program:?}: {e}");
         let result = json!({"content": [{"type": "text", "text": format!("Could not start: {e}")}], "isError": true});
-        self.report(json!({"result": result})).await;
+        // The job's only result: sent until recorded, as a command's end is, for a short while
+        // (nothing runs meanwhile).
+        self.report_final(
+            json!({"result": result}),
+            FINAL_REPORT_PATIENCE_STOPPING,
+            std::future::pending(),
+        )
+        .await;
         ExitCode::from(if e.kind() == std::io::ErrorKind::NotFound {
             127
         } else {

@@ -55,32 +55,51 @@ pub enum LockError {
 pub fn acquire(data_dir: &Path) -> Result<Acquired, LockError> {
     let path = lock_path(data_dir);
     let io = |e| LockError::Io(path.clone(), e);
-    // A file made between this look and the open below was made by a start that then holds
-    // the lock, or lost it to this one with nothing written: either way, there was none.
-    let existed = path.exists();
-    let mut file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io)?;
-    if file.try_lock().is_err() {
-        return Err(LockError::Busy(data_dir.to_path_buf()));
+    // A refused start on a new data dir removes the file it made ([`restore_state`]): a file
+    // opened just before that is locked in vain (the path then names another file, or none),
+    // so the lock is taken again on what the path names now.
+    for _ in 0..5 {
+        let opened = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path);
+        let (mut file, existed) = match opened {
+            Ok(file) => (file, false),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                match File::options().read(true).write(true).open(&path) {
+                    Ok(file) => (file, true),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(io(e)),
+                }
+            }
+            Err(e) => return Err(io(e)),
+        };
+        if file.try_lock().is_err() {
+            return Err(LockError::Busy(data_dir.to_path_buf()));
+        }
+        let locked = file.metadata().map_err(io)?;
+        let named = std::fs::metadata(&path).ok();
+        if named.is_none_or(|m| (m.dev(), m.ino()) != (locked.dev(), locked.ino())) {
+            continue;
+        }
+        let mut before = String::new();
+        let _ = file.read_to_string(&mut before);
+        let unclean = before.starts_with("running");
+        file.set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| writeln!(file, "running {}", std::process::id()))
+            .and_then(|()| file.sync_all())
+            .map_err(io)?;
+        return Ok(Acquired {
+            lock: DataDirLock { _file: file },
+            unclean,
+            last_run: existed.then(|| before.trim().to_string()),
+        });
     }
-    let mut before = String::new();
-    let _ = file.read_to_string(&mut before);
-    let unclean = before.starts_with("running");
-    file.set_len(0)
-        .and_then(|()| file.seek(SeekFrom::Start(0)))
-        .and_then(|_| writeln!(file, "running {}", std::process::id()))
-        .and_then(|()| file.sync_all())
-        .map_err(io)?;
-    Ok(Acquired {
-        lock: DataDirLock { _file: file },
-        unclean,
-        last_run: existed.then(|| before.trim().to_string()),
-    })
+    Err(io(std::io::Error::other(
+        "the lock file was replaced each time it was locked; try again",
+    )))
 }
 
 /// Records that the process holding `data_dir`'s lock stopped cleanly; called as the last step

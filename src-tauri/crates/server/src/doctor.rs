@@ -205,6 +205,14 @@ fn check_search(data_dir: &Path, running: bool) -> Finding {
             format!("damaged: {}", r.problems.join("; ")),
             rebuild,
         ),
+        // A missing -shm cannot be made on a full disk ("disk I/O error"): the index is
+        // sound, and a running Taskdeck opens it once there is room.
+        Err(e) if disk_space::full(data_dir).is_some() => Finding::problem(
+            CHECK,
+            e.to_string(),
+            "free some space on its file system (see the disk check): reading the index needs \
+             a little room when its log files are missing",
+        ),
         Err(e) => Finding::problem(CHECK, e.to_string(), rebuild),
     }
 }

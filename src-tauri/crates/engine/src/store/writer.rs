@@ -126,12 +126,23 @@ impl Writer {
 ///
 /// A write bigger than the free space fails with the space used up by its partial log frames
 /// (a rollback does not shrink the WAL file), so smaller writes that fit in those blocks do not
-/// clear it either: it stays set until space comes from elsewhere.
+/// clear it either: it stays set until space comes from elsewhere. On a file system that
+/// reports no free space at all ([`free_bytes`] `None`), a commit is the only sign of room, so
+/// any commit clears it there.
+///
+/// A full disk is logged at `ERROR` when a group is refused for it, at most once a
+/// [`FULL_LOG_EVERY`] (at `debug` in between): the watch tells watchers, and each refused
+/// write's caller gets the error.
 struct DiskWatch {
     /// The directory holding the store: the file system whose space is checked.
     dir: std::path::PathBuf,
     state: watch::Sender<Option<i64>>,
+    /// When a full disk was last logged at `ERROR` (or found at open, which the opener says).
+    logged: std::cell::Cell<Option<Instant>>,
 }
+
+/// How often a full disk is logged at `ERROR` at most (see [`DiskWatch`]).
+const FULL_LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// How often the writer checks the free space while the disk is full.
 const DISK_RECHECK: Duration = Duration::from_secs(2);
@@ -150,6 +161,22 @@ impl DiskWatch {
                 !was
             });
         }
+    }
+
+    /// Whether a group refused for `error` is logged at `ERROR` (then noted as logged): a full
+    /// disk at most once a [`FULL_LOG_EVERY`], any other error always.
+    fn log_as_error(&self, error: &EngineError) -> bool {
+        if !error.is_disk_full() {
+            return true;
+        }
+        let due = self
+            .logged
+            .get()
+            .is_none_or(|at| at.elapsed() >= FULL_LOG_EVERY);
+        if due {
+            self.logged.set(Some(Instant::now()));
+        }
+        due
     }
 
     /// Clears the state when the file system has room again. `committed`: a group just
@@ -277,6 +304,7 @@ pub(super) fn spawn(
     let disk = DiskWatch {
         dir,
         state: disk_state,
+        logged: std::cell::Cell::new(full_at_start.map(|_| Instant::now())),
     };
     let (tx, rx) = mpsc::channel::<Queued>();
     let unhurried = Arc::new(UnhurriedQueue::default());
@@ -435,9 +463,8 @@ fn run_writer(
                         // would then run outside any transaction, each committing alone.
                         let lost = conn.is_autocommit();
                         if lost || conn.total_changes() != before {
-                            // Said once per full spell: the watch says it to watchers, and
-                            // the refused writes' callers get the error.
-                            if e.is_disk_full() && disk.is_full() {
+                            // A full disk is said with the group's refusal below.
+                            if e.is_disk_full() {
                                 tracing::debug!("a store write failed ({e}); group rolled back");
                             } else {
                                 tracing::error!("a store write failed ({e}); group rolled back");
@@ -471,8 +498,6 @@ fn run_writer(
             started.elapsed().as_micros(),
             committing.elapsed().as_micros()
         );
-        // A full disk is logged when it is found, not again for each group it refuses.
-        let known_full = failed.as_ref().is_some_and(EngineError::is_disk_full) && disk.is_full();
         match &failed {
             Some(e) => disk.failed(e),
             None => disk.recheck(true),
@@ -482,7 +507,7 @@ fn run_writer(
                 let _ = conn.execute_batch("ROLLBACK");
             }
             ctx.cache.clear();
-            if known_full {
+            if !disk.log_as_error(e) {
                 tracing::debug!(
                     "store commit failed ({e}); {} writes rejected",
                     deliveries.len()
@@ -529,11 +554,31 @@ mod tests {
         let disk = DiskWatch {
             dir: "/nonexistent/taskdeck-store-dir".into(),
             state,
+            logged: std::cell::Cell::new(None),
         };
         assert_eq!(free_bytes(&disk.dir), None);
         disk.recheck(false);
         assert_eq!(*rx.borrow(), Some(1));
         disk.recheck(true);
         assert_eq!(*rx.borrow(), None);
+    }
+
+    /// A full disk is logged at ERROR once, not for each group it refuses; other errors are.
+    #[test]
+    fn a_full_disk_is_logged_once_a_while() {
+        let (state, _rx) = watch::channel(None);
+        let disk = DiskWatch {
+            dir: ".".into(),
+            state,
+            logged: std::cell::Cell::new(None),
+        };
+        let full = EngineError::DiskFull("database or disk is full".into());
+        assert!(disk.log_as_error(&full));
+        assert!(!disk.log_as_error(&full));
+        assert!(disk.log_as_error(&EngineError::Store("disk I/O error".into())));
+        assert!(!disk.log_as_error(&full));
+        disk.logged
+            .set(Instant::now().checked_sub(FULL_LOG_EVERY + Duration::from_secs(1)));
+        assert!(disk.log_as_error(&full));
     }
 }
