@@ -927,6 +927,51 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     );
 }
 
+/// Through pipes, the command's output reaches ours byte for byte: a last line without a
+/// newline stays without one, and binary data is not changed; the job still gets its lines.
+#[tokio::test]
+async fn taskdeck_run_passes_piped_output_through_unchanged() {
+    let s = Server::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let blob = dir.path().join("blob.bin");
+    std::fs::write(&blob, &data).unwrap();
+    let run = |script: String| {
+        let port = s.port.to_string();
+        let token = s.admin.clone();
+        async move {
+            tokio::process::Command::new(BIN)
+                .args(["run", "--port", &port, "--token", &token, "--", "sh", "-c"])
+                .arg(script)
+                .output()
+                .await
+                .unwrap()
+        }
+    };
+    let out = run(format!("cat {}", blob.display())).await;
+    assert!(out.status.success());
+    assert_eq!(out.stdout.len(), data.len());
+    assert!(out.stdout == data, "the bytes were changed");
+    let out = run("printf 'first\\nno-newline'; printf 'err-no-newline' >&2".into()).await;
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"first\nno-newline");
+    assert!(
+        out.stderr.ends_with(b"err-no-newline"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] == "completed").await;
+    let tail = v["result"]["structuredContent"]["tail"].as_str().unwrap();
+    assert!(
+        tail.contains("first") && tail.contains("no-newline"),
+        "{tail}"
+    );
+}
+
 #[tokio::test]
 async fn taskdeck_run_wraps_a_command() {
     let s = Server::start(&[]).await;

@@ -23,14 +23,18 @@ use std::{
 
 use nix::sys::signal::Signal;
 use serde_json::{Map, Value, json};
-use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
+use tokio::{
+    io::AsyncRead,
+    signal::unix::{Signal as SignalStream, SignalKind, signal},
+};
 
 use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobLink};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, OutputLog, StatusUpdate, status_line},
     process::{
-        TASK_ID_ENV, describe_exit, read_lines, shell_line, signal_tagged, stop_group, stop_tagged,
+        TASK_ID_ENV, describe_exit, read_chunks_and_lines, shell_line, signal_tagged, stop_group,
+        stop_tagged,
     },
 };
 
@@ -275,46 +279,46 @@ impl OutputCapture {
             let latest = latest.clone();
             move |text: &str| latest.lock().unwrap().note(text)
         };
-        let make_sink = |to_stderr: bool| {
+        // Each pipe's bytes go to ours as they come, unchanged; its lines to the log and status.
+        let copy_pipe = |reader, to_stderr: bool| {
             let (log, note) = (log.clone(), note.clone());
-            move |raw: &[u8]| {
-                if to_stderr {
-                    let mut e = std::io::stderr().lock();
-                    let _ = e.write_all(raw).and_then(|_| e.write_all(b"\n"));
-                } else {
-                    let mut o = std::io::stdout().lock();
-                    let _ = o
-                        .write_all(raw)
-                        .and_then(|_| o.write_all(b"\n"))
-                        .and_then(|_| o.flush());
-                }
+            let pass = move |chunk: &[u8]| {
+                let _ = match to_stderr {
+                    true => std::io::stderr().lock().write_all(chunk),
+                    false => {
+                        let mut o = std::io::stdout().lock();
+                        o.write_all(chunk).and_then(|_| o.flush())
+                    }
+                };
+            };
+            let line = move |raw: &[u8]| {
                 log.lock().unwrap().push(raw);
                 note(&String::from_utf8_lossy(raw));
-            }
+            };
+            tokio::spawn(read_chunks_and_lines(reader, pass, line))
         };
-        let readers = match launched.master.take() {
-            Some(master) => {
-                let (log, note) = (log.clone(), note.clone());
-                vec![tokio::task::spawn_blocking(move || {
-                    copy_terminal(std::fs::File::from(master), log, note)
-                })]
-            }
-            None => [
-                launched
-                    .child
-                    .stdout
-                    .take()
-                    .map(|o| tokio::spawn(read_lines(o, make_sink(false)))),
-                launched
-                    .child
-                    .stderr
-                    .take()
-                    .map(|e| tokio::spawn(read_lines(e, make_sink(true)))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-        };
+        let readers =
+            match launched.master.take() {
+                Some(master) => {
+                    let (log, note) = (log.clone(), note.clone());
+                    vec![tokio::task::spawn_blocking(move || {
+                        copy_terminal(std::fs::File::from(master), log, note)
+                    })]
+                }
+                None => [
+                    launched.child.stdout.take().map(|o| {
+                        copy_pipe(Box::new(o) as Box<dyn AsyncRead + Send + Unpin>, false)
+                    }),
+                    launched
+                        .child
+                        .stderr
+                        .take()
+                        .map(|e| copy_pipe(Box::new(e), true)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            };
         OutputCapture {
             log,
             latest,
