@@ -927,6 +927,59 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     );
 }
 
+/// Taskdeck paused (SIGSTOP) for longer than a job's heartbeat while its runner keeps
+/// reporting: the job is not lost, since the reports of that time wait in their connections;
+/// a runner that then goes silent still is.
+#[tokio::test]
+async fn a_pause_of_taskdeck_longer_than_the_heartbeat_does_not_lose_a_reporting_runner() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let id = start_external(
+        &s,
+        &t,
+        json!({"name": "outlives a pause", "heartbeatMs": 2000}),
+    )
+    .await;
+    let url = s.url(&format!("/v1/jobs/{id}/report"));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let runner = {
+        let (http, t, stop) = (s.http.clone(), t.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                i += 1;
+                let _ = http
+                    .post(&url)
+                    .bearer_auth(&t)
+                    .timeout(Duration::from_secs(30))
+                    .json(&json!({"statusMessage": format!("report {i}")}))
+                    .send()
+                    .await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let pid = s.child.id().unwrap().to_string();
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    signal("-CONT");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let v = wait_job(&s, &t, &id, |_| true).await;
+    assert_eq!(v["status"], "working", "{v}");
+    // Silent from now on: lost after its heartbeat, as ever.
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    runner.await.unwrap();
+    let v = wait_job(&s, &t, &id, |v| v["status"] != "working").await;
+    assert_eq!(v["error"]["data"]["reason"], "runner lost", "{v}");
+}
+
 /// Through pipes, the command's output reaches ours byte for byte: a last line without a
 /// newline stays without one, and binary data is not changed; the job still gets its lines.
 #[tokio::test]

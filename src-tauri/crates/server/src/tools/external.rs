@@ -2,7 +2,9 @@
 //! the HTTP jobs API: progress, status messages, input requests for the human, heartbeats and
 //! its final result. The task's "run" here only relays those reports to the engine; if no report
 //! arrives within the job's heartbeat timeout, the task fails with "runner lost". After a restart the job waits for its
-//! runner again with a fresh heartbeat window (the runner may still be alive).
+//! runner again with a fresh heartbeat window (the runner may still be alive), and so it does
+//! after Taskdeck itself was not running for a while (stopped with SIGSTOP, frozen, starved of
+//! CPU): the runner's reports of that time are still on their way.
 
 use std::{
     collections::HashMap,
@@ -24,6 +26,10 @@ use taskdeck_engine::{
 
 /// The tool name of external jobs.
 pub const EXTERNAL: &str = "external";
+/// How late the heartbeat's timer may fire before it counts as Taskdeck having been paused
+/// (SIGSTOP, a frozen cgroup, a machine too busy to run it) rather than as a silent runner.
+const PAUSED_AFTER: Duration = Duration::from_secs(1);
+
 /// Default heartbeat timeout, in ms.
 pub const DEFAULT_HEARTBEAT_MS: u64 = 30_000;
 
@@ -145,6 +151,8 @@ impl TaskTool for ExternalJobs {
         let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
         let relay = async move {
             loop {
+                // Every report, or a pause of Taskdeck's, starts a new window.
+                let deadline = tokio::time::Instant::now() + timeout;
                 tokio::select! {
                     report = rx.recv() => match report {
                         Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
@@ -184,7 +192,18 @@ impl TaskTool for ExternalJobs {
                         },
                         None => return Outcome::Cancelled,
                     },
-                    _ = tokio::time::sleep(timeout) => {
+                    _ = tokio::time::sleep_until(deadline) => {
+                        // Fired late: Taskdeck did not run for a while, and the reports the
+                        // runner sent meanwhile wait in their connections. A fresh window lets
+                        // them arrive, as after a restart.
+                        if deadline.elapsed() > PAUSED_AFTER {
+                            tracing::info!(
+                                task_id = ctx.task_id(),
+                                "heartbeat checked {} ms late (Taskdeck was paused); the runner gets a fresh window",
+                                deadline.elapsed().as_millis()
+                            );
+                            continue;
+                        }
                         return Outcome::Failed(TaskFailure::tool(
                             format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
                             Some(json!({"reason": "runner lost"})),
