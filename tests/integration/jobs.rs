@@ -772,6 +772,11 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         stdout.contains("\rBuilding 3/6\rBuilding 4/6"),
         "redraws pass through untouched: {stdout:?}"
     );
+    // Each newline is turned into "\r\n" once, by the outer terminal alone.
+    assert!(
+        stdout.contains("finished\r\n") && !stdout.contains("\r\r\n"),
+        "{stdout:?}"
+    );
     let (_, list) = s.v1_get(Some(&t), "/v1/tasks?tool=external").await;
     let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
     let v = wait_job(&s, &t, &id, |v| v["status"] == "completed").await;

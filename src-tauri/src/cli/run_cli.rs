@@ -212,6 +212,7 @@ impl Launched {
             match nix::pty::openpty(&terminal_size(), None).and_then(|p| {
                 close_on_exec(&p.master)?;
                 close_on_exec(&p.slave)?;
+                newlines_once(&p.slave)?;
                 Ok(p)
             }) {
                 Ok(p) => Some(p),
@@ -498,6 +499,23 @@ async fn supervise(
 fn close_on_exec(fd: &OwnedFd) -> nix::Result<()> {
     use nix::fcntl::{FcntlArg, FdFlag, fcntl};
     fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map(drop)
+}
+
+/// Turns off the command's terminal's newline translation (`ONLCR`: "\n" written as "\r\n")
+/// when our own terminal does it: the bytes copied to ours are translated there, and translated
+/// twice every line would end "\r\r\n" in a terminal's log.
+fn newlines_once(slave: &OwnedFd) -> nix::Result<()> {
+    use nix::sys::termios::{OutputFlags, SetArg, tcgetattr, tcsetattr};
+    let ours = tcgetattr(std::io::stdout())?;
+    if !ours
+        .output_flags
+        .contains(OutputFlags::OPOST | OutputFlags::ONLCR)
+    {
+        return Ok(());
+    }
+    let mut theirs = tcgetattr(slave)?;
+    theirs.output_flags.remove(OutputFlags::ONLCR);
+    tcsetattr(slave, SetArg::TCSANOW, &theirs)
 }
 
 /// The size of the terminal on our standard output (80x24 when it cannot be read).
