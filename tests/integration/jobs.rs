@@ -1028,6 +1028,35 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
         tail.contains("first") && tail.contains("no-newline"),
         "{tail}"
     );
+    // A progress bar redrawn with `\r` shows live through pipes too.
+    let end = dir.path().join("end-now");
+    let mut bar = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "bar", "--", "sh", "-c"])
+        .arg(format!(
+            "printf 'Building 1/8\\r'; printf 'Building 3/8\\r'; while [ ! -e {} ]; do sleep 0.1; done; echo built",
+            end.display()
+        ))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        if let Some(t) = list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"] == "bar")
+        {
+            break t["taskId"].as_str().unwrap().to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let v = wait_job(&s, &s.admin, &id, |v| v["progress"]["current"] == 3).await;
+    assert_eq!(v["progress"]["total"], 8, "{v}");
+    assert_eq!(v["statusMessage"], "Building 3/8", "{v}");
+    std::fs::write(&end, "").unwrap();
+    assert!(bar.wait().await.unwrap().success());
 }
 
 #[tokio::test]

@@ -32,10 +32,7 @@ use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobL
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, OutputLog, StatusUpdate, status_line},
-    process::{
-        TASK_ID_ENV, describe_exit, read_chunks_and_lines, shell_line, signal_tagged, stop_group,
-        stop_tagged,
-    },
+    process::{TASK_ID_ENV, describe_exit, shell_line, signal_tagged, stop_group, stop_tagged},
 };
 
 /// What `taskdeck run` needs.
@@ -270,8 +267,8 @@ struct OutputCapture {
 }
 
 impl OutputCapture {
-    /// Starts copying: the pseudo-terminal byte for byte when there is one, else stdout and
-    /// stderr line by line to ours.
+    /// Starts copying to ours, byte for byte: the pseudo-terminal when there is one, else the
+    /// command's stdout and stderr.
     fn start(launched: &mut Launched) -> OutputCapture {
         let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
         // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
@@ -280,23 +277,9 @@ impl OutputCapture {
             let latest = latest.clone();
             move |text: &str| latest.lock().unwrap().note(text)
         };
-        // Each pipe's bytes go to ours as they come, unchanged; its lines to the log and status.
         let copy_pipe = |reader, to_stderr: bool| {
             let (log, note) = (log.clone(), note.clone());
-            let pass = move |chunk: &[u8]| {
-                let _ = match to_stderr {
-                    true => std::io::stderr().lock().write_all(chunk),
-                    false => {
-                        let mut o = std::io::stdout().lock();
-                        o.write_all(chunk).and_then(|_| o.flush())
-                    }
-                };
-            };
-            let line = move |raw: &[u8]| {
-                log.lock().unwrap().push(raw);
-                note(&String::from_utf8_lossy(raw));
-            };
-            tokio::spawn(read_chunks_and_lines(reader, pass, line))
+            tokio::spawn(copy_pipe(reader, to_stderr, log, note))
         };
         let readers =
             match launched.master.take() {
@@ -535,12 +518,11 @@ fn terminal_size() -> nix::pty::Winsize {
     ws
 }
 
-/// Copies the command's terminal output to ours byte for byte until it closes (blocking). Each
-/// `\n`-ended line, and a last one without `\n`, goes to `log`; each line and each `\r` redraw
-/// goes to `note`.
+/// Copies the pseudo-terminal's output to our stdout as it comes (blocking, until the command
+/// and all it started closed the terminal), and its lines to the log and the status ([`Lines`]).
 fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: impl Fn(&str)) {
     let mut buf = vec![0u8; 16 * 1024];
-    let mut line: Vec<u8> = Vec::new();
+    let mut lines = Lines::default();
     loop {
         // Linux answers EIO once the command and everything it started closed the terminal.
         let n = match master.read(&mut buf) {
@@ -550,34 +532,83 @@ fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: im
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
         drop(out);
-        for &b in &buf[..n] {
+        lines.feed(&buf[..n], &log, &note);
+    }
+    lines.finish(&log, &note);
+}
+
+/// Copies one of the command's pipes to ours (`to_stderr`: to our stderr, else stdout) as its
+/// bytes come, unchanged (a last line without a newline, a prompt, binary data), and its lines
+/// to the log and the status ([`Lines`]).
+async fn copy_pipe(
+    mut reader: Box<dyn AsyncRead + Send + Unpin>,
+    to_stderr: bool,
+    log: Arc<Mutex<OutputLog>>,
+    note: impl Fn(&str),
+) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut lines = Lines::default();
+    loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = match to_stderr {
+            true => std::io::stderr().lock().write_all(&buf[..n]),
+            false => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&buf[..n]).and_then(|_| out.flush())
+            }
+        };
+        lines.feed(&buf[..n], &log, &note);
+    }
+    lines.finish(&log, &note);
+}
+
+/// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
+/// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
+/// drawing over itself) to the status as it is drawn. A line keeps its first
+/// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES).
+#[derive(Default)]
+struct Lines {
+    line: Vec<u8>,
+}
+
+impl Lines {
+    fn feed(&mut self, bytes: &[u8], log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+        for &b in bytes {
             match b {
                 b'\n' => {
-                    // A terminal ends lines with "\r\n".
-                    if line.last() == Some(&b'\r') {
-                        line.pop();
+                    if self.line.last() == Some(&b'\r') {
+                        self.line.pop();
                     }
-                    let text = String::from_utf8_lossy(&line).into_owned();
+                    let text = String::from_utf8_lossy(&self.line).into_owned();
                     note(&text);
                     log.lock()
                         .unwrap()
                         .push(status_line(&text).unwrap_or_default().as_bytes());
-                    line.clear();
+                    self.line.clear();
                 }
                 b'\r' => {
-                    note(&String::from_utf8_lossy(&line));
-                    line.push(b);
+                    note(&String::from_utf8_lossy(&self.line));
+                    self.line.push(b);
                 }
-                _ if line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES => line.push(b),
+                _ if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES => {
+                    self.line.push(b)
+                }
                 _ => {}
             }
         }
     }
-    // The output's last line, when it does not end with a newline (a prompt, `printf done`):
-    // a line too, unless nothing of it shows (a colour reset, a bare `\r`).
-    if let Some(last) = status_line(&String::from_utf8_lossy(&line)) {
-        note(&last);
-        log.lock().unwrap().push(last.as_bytes());
+
+    /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
+    /// a line too, unless nothing of it shows (a colour reset, a bare `\r`).
+    fn finish(self, log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+        if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
+            note(&last);
+            log.lock().unwrap().push(last.as_bytes());
+        }
     }
 }
 

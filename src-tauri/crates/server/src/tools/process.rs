@@ -265,18 +265,7 @@ pub async fn stop_tagged(
 
 /// Reads `reader` and calls `on_line` for each line (without the newline; lines longer than
 /// [`MAX_LINE_BYTES`] are split), until end of file or an error.
-pub async fn read_lines<R: AsyncRead + Unpin>(reader: R, on_line: impl FnMut(&[u8])) {
-    read_chunks_and_lines(reader, |_| {}, on_line).await
-}
-
-/// [`read_lines`], also giving each chunk to `on_chunk` as it is read (bytes unchanged, before
-/// the lines it ends): for a copy that passes the output through exactly (a last line without
-/// a newline, a prompt, binary data) while its lines are looked at.
-pub async fn read_chunks_and_lines<R: AsyncRead + Unpin>(
-    mut reader: R,
-    mut on_chunk: impl FnMut(&[u8]),
-    mut on_line: impl FnMut(&[u8]),
-) {
+pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl FnMut(&[u8])) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut line: Vec<u8> = Vec::new();
     loop {
@@ -284,7 +273,6 @@ pub async fn read_chunks_and_lines<R: AsyncRead + Unpin>(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        on_chunk(&buf[..n]);
         for &b in &buf[..n] {
             if b == b'\n' {
                 on_line(&line);
