@@ -139,8 +139,13 @@ impl Target {
             eprintln!("taskdeck: {}", self.refused(endpoint));
         } else {
             let body: Value = resp.json().await.unwrap_or(Value::Null);
+            // Taskdeck takes writes again by itself; this command has exited by then.
+            let again = match body["reason"] == "disk_full" {
+                true => "; run this again once there is room",
+                false => "",
+            };
             eprintln!(
-                "taskdeck: {} ({status})",
+                "taskdeck: {} ({status}){again}",
                 body["detail"].as_str().unwrap_or("request refused")
             );
         }

@@ -432,6 +432,8 @@ async fn supervise(
                 break launched.stop().await;
             }
             Some(()) = async { stops.hangup.as_mut()?.recv().await } => {
+                // Written, not printed: the terminal that hung up may be gone.
+                let _ = writeln!(std::io::stderr(), "taskdeck run: hung up; stopping the command");
                 ending.cancelled = true;
                 ending.stopped = true;
                 ending.received = Some(nix::libc::SIGHUP);
@@ -442,6 +444,7 @@ async fn supervise(
                 if launched.interactive {
                     continue;
                 }
+                eprintln!("taskdeck run: interrupted; stopping the command");
                 ending.cancelled = true;
                 ending.received = Some(nix::libc::SIGINT);
                 ending.stopped = true;

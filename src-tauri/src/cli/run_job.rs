@@ -304,10 +304,15 @@ impl JobLink {
                     return;
                 }
                 Err(e) => {
-                    if e.is_connect() {
+                    let why = if e.is_connect() {
                         self.relocate();
-                    }
-                    (e.to_string(), Duration::from_secs(5))
+                        format!("Taskdeck is not reachable at {}", endpoint.base)
+                    } else if e.is_timeout() {
+                        "Taskdeck did not answer within 30 s".to_string()
+                    } else {
+                        e.to_string()
+                    };
+                    (why, Duration::from_secs(5))
                 }
             };
             if tokio::time::Instant::now() + wait > deadline {

@@ -86,7 +86,7 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     let file = store_sound.then(|| StoreFile::open(&store).ok()).flatten();
     findings.push(check_schema(file.as_ref(), store_sound));
     findings.push(check_search(&opts.data_dir, running));
-    findings.push(check_disk(&opts.data_dir));
+    findings.push(check_disk(&opts.data_dir, running));
     findings.push(check_lock(&opts.data_dir, running));
     findings.push(check_port(opts, running).await);
     findings.push(check_admin_token(opts, file.as_ref(), running));
@@ -220,7 +220,7 @@ fn check_search(data_dir: &Path, running: bool) -> Finding {
 /// The data dir can be written, and its file system has room for this user's writes
 /// ([`disk_space::SPACE_FOR_WRITES`], [`disk_space::free_bytes`]): a full disk refuses writes
 /// with `disk_full`, a read-only one stops Taskdeck from starting.
-fn check_disk(data_dir: &Path) -> Finding {
+fn check_disk(data_dir: &Path, running: bool) -> Finding {
     const CHECK: &str = "disk";
     if !data_dir.exists() {
         return Finding::ok(
@@ -248,13 +248,21 @@ fn check_disk(data_dir: &Path) -> Finding {
         Some(free) if free < disk_space::SPACE_FOR_WRITES => Finding::problem(
             CHECK,
             format!(
-                "full: {} KiB free on the file system holding {}; writes are refused \
-                 (disk_full) until there is room",
+                "full: {} KiB free on the file system holding {}; writes that need more room \
+                 than the store's files already have are refused (disk_full)",
                 free / 1024,
                 data_dir.display()
             ),
-            "free some space on that file system (deleting tasks does not shrink the store \
-             file); writes resume by themselves",
+            match running {
+                true => {
+                    "free some space on that file system (deleting tasks does not shrink the \
+                     store file); writes resume by themselves"
+                }
+                false => {
+                    "free some space on that file system (deleting tasks does not shrink the \
+                     store file) before starting Taskdeck"
+                }
+            },
         ),
         Some(free) => Finding::ok(CHECK, format!("writable, {} free", size_text(free))),
         None => Finding::problem(

@@ -139,13 +139,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     };
     let store = Store::open(&cfg.data_dir, cfg.durability, feed)
         .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
-    // The store's writer logs a full disk when a write finds it, not when it was full already.
-    if store.disk_full().borrow().is_some() {
-        tracing::warn!(
-            "the disk holding the task store is full: writes are refused until there is room \
-             (they resume by themselves)"
-        );
-    }
     let admin_token_file = auth::ensure_admin_token(&store, &cfg.config_dir)
         .await
         .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
@@ -197,6 +190,14 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             e => other(&e),
         })
     })?;
+    // The store's writer logs a full disk when a write finds it, not when it was full already;
+    // said once the start can no longer be refused for it.
+    if engine.store().disk_full().borrow().is_some() {
+        tracing::warn!(
+            "the disk holding the task store is full: writes are refused until there is room \
+             (they resume by themselves)"
+        );
+    }
     if recovery.resumed + recovery.failed > 0 {
         tracing::info!(
             resumed = recovery.resumed,
