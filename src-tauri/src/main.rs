@@ -246,7 +246,12 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
-    if !matches!(cli.command, None | Some(Command::Serve(_))) {
+    // `taskdeck run` keeps SIGPIPE ignored: its output pipe closing (`taskdeck run -- cmd | head`)
+    // is the command's business, which it learns as it would alone (run_cli.rs).
+    if !matches!(
+        cli.command,
+        None | Some(Command::Serve(_)) | Some(Command::Run { .. })
+    ) {
         // Command-line tools end quietly when their output pipe closes (`taskdeck tasks list | head`).
         // SAFETY: restoring the default disposition of SIGPIPE before any other thread exists.
         unsafe {

@@ -1281,23 +1281,43 @@ async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
     };
     let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
     wait_job(&s, &s.admin, &id, |v| line_number(v).is_some()).await;
-    // Restarted until it listens on another port (`--port 0` picks one at random).
+    // Stopped, and its port taken at once by an unrelated Taskdeck (another data dir, another
+    // admin token), then started again (on another port, the old one being taken).
     let old_port = s.port;
-    let s = loop {
-        let pid = s.child.id().unwrap().to_string();
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap();
-        tokio::time::timeout(Duration::from_secs(10), s.child.wait())
-            .await
-            .expect("a clean stop")
-            .unwrap();
-        s = Server::start_in(tmp.path(), &[]).await;
-        if s.port != old_port {
-            break s;
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+        .await
+        .expect("a clean stop")
+        .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let mut unrelated = tokio::process::Command::new(BIN)
+        .args(["serve", "--port", &old_port.to_string(), "--data-dir"])
+        .arg(other.path().join("data"))
+        .arg("--config-dir")
+        .arg(other.path().join("cfg"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut said = tokio::io::BufReader::new(unrelated.stdout.take().unwrap()).lines();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = said.next_line().await.unwrap() {
+            if line.contains("running headless") {
+                return;
+            }
         }
-    };
+        panic!("the unrelated Taskdeck did not start");
+    })
+    .await
+    .expect("the unrelated Taskdeck started");
+    let s = Server::start_in(tmp.path(), &[]).await;
+    assert_ne!(s.port, old_port);
     let v = wait_job(&s, &s.admin, &id, |v| v["status"] == "working").await;
     let at_restart = line_number(&v).unwrap_or(0);
     // Reports reach the new Taskdeck: the live line moves on (the runner reports each second).
@@ -1315,6 +1335,152 @@ async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
     let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
     assert_eq!(v["status"], "completed", "{v}");
     assert_eq!(v["result"]["structuredContent"]["exitCode"], 4, "{v}");
+}
+
+/// `taskdeck run -- CMD | head`: only the command feels the closed pipe, as it would alone; its
+/// stderr goes on, and the job ends with its exit code.
+#[tokio::test]
+async fn taskdeck_run_leaves_a_closed_stdout_to_the_command() {
+    let s = Server::start(&[]).await;
+    let line = format!(
+        "{BIN} run --port {} --token {} --name piped -- sh -c 'seq 1 200000; echo after-seq >&2; exit 6' | head -1",
+        s.port, s.admin
+    );
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        tokio::process::Command::new("bash")
+            .args(["-c", &format!("{line}; echo \"status=${{PIPESTATUS[0]}}\"")])
+            .output(),
+    )
+    .await
+    .expect("the pipeline ended")
+    .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.starts_with("1\n"), "{stdout}");
+    assert!(stdout.contains("status=6"), "{stdout} {stderr}");
+    assert!(stderr.contains("after-seq"), "{stderr}");
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 6, "{v}");
+}
+
+/// With stdout and stderr one file (`> f 2>&1`), the command's lines keep their order; its
+/// progress is left where it was when it fails; a name longer than Taskdeck takes is cut.
+#[tokio::test]
+async fn taskdeck_run_keeps_the_order_of_one_output_file_and_cuts_a_long_name() {
+    let s = Server::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.txt");
+    let long_name = "n".repeat(250);
+    let line = format!(
+        "{BIN} run --port {} --token {} --name {long_name} -- sh -c 'for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; echo step 3/10; exit 1' > {} 2>&1",
+        s.port,
+        s.admin,
+        file.display()
+    );
+    let status = tokio::process::Command::new("sh")
+        .args(["-c", &line])
+        .status()
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(1));
+    let written = std::fs::read_to_string(&file).unwrap();
+    let ours: Vec<&str> = written
+        .lines()
+        .filter(|l| !l.starts_with("taskdeck run:"))
+        .collect();
+    assert_eq!(
+        ours,
+        [
+            "out1",
+            "err1",
+            "out2",
+            "err2",
+            "out3",
+            "err3",
+            "out4",
+            "err4",
+            "out5",
+            "err5",
+            "step 3/10"
+        ],
+        "{written}"
+    );
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+    let job = &list["tasks"][0];
+    let title = job["title"].as_str().unwrap();
+    assert_eq!(title.chars().count(), 200, "{title}");
+    assert!(title.ends_with('…'), "{title}");
+    let id = job["taskId"].as_str().unwrap().to_string();
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(v["progress"]["current"], 3, "{v}");
+}
+
+/// A Taskdeck that does not answer (stopped with SIGSTOP) does not hold a command back: the
+/// job's start gives up and the command runs; and one that stops answering while the command
+/// runs does not delay noticing the command's end (its duration is its own).
+#[tokio::test]
+async fn taskdeck_run_does_not_wait_on_a_frozen_taskdeck() {
+    let s = Server::start(&[]).await;
+    let pid = s.child.id().unwrap().to_string();
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+    };
+    let run = |script: &str| {
+        tokio::process::Command::new(BIN)
+            .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+            .args(["--", "sh", "-c", script])
+            .output()
+    };
+    signal("-STOP");
+    let started = Instant::now();
+    let out = tokio::time::timeout(Duration::from_secs(20), run("echo ran"))
+        .await
+        .expect("taskdeck run ended");
+    signal("-CONT");
+    let out = out.unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ran"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("did not answer"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(15));
+    // Frozen for 6 s while a 2 s command runs and reports.
+    let running = tokio::spawn(run("sleep 2; echo slept"));
+    let id = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        let found = list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["status"] == "working")
+            .and_then(|t| t["taskId"].as_str())
+            .map(String::from);
+        if let Some(id) = found {
+            break id;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    signal("-STOP");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    signal("-CONT");
+    running.await.unwrap().unwrap();
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    let ms = v["result"]["structuredContent"]["durationMs"]
+        .as_u64()
+        .unwrap();
+    assert!((2000..4000).contains(&ms), "{v}");
 }
 
 #[tokio::test]

@@ -181,6 +181,9 @@ struct Launched {
     interactive: bool,
     /// The master side of the command's pseudo-terminal, until the output copier takes it.
     master: Option<OwnedFd>,
+    /// The read side of the one pipe the command's stdout and stderr share when ours are one
+    /// file ([`same_output`]), until the output copier takes it.
+    shared: Option<OwnedFd>,
     started: Instant,
 }
 
@@ -235,6 +238,22 @@ impl Launched {
                 cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
             }
         }
+        // Our stdout and stderr are one file (`2>&1`): the command's share one pipe too, so
+        // their lines keep the order it wrote them in (two pipes read apart would not).
+        let mut shared = None;
+        if pty.is_none() && same_output() {
+            match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
+                Ok((read, write)) => {
+                    if let Ok(copy) = write.try_clone() {
+                        cmd.stdout(Stdio::from(copy)).stderr(Stdio::from(write));
+                        shared = Some(read);
+                    }
+                }
+                Err(e) => eprintln!(
+                    "taskdeck run: no shared pipe ({e}); the command's stdout and stderr are copied apart"
+                ),
+            }
+        }
         let started = Instant::now();
         let spawned = cmd.spawn();
         // Reading the master ends (EIO) only once every copy of the terminal's slave side is
@@ -248,6 +267,7 @@ impl Launched {
             tag,
             interactive,
             master,
+            shared,
             started,
         })
     }
@@ -281,15 +301,21 @@ impl OutputCapture {
             let (log, note) = (log.clone(), note.clone());
             tokio::spawn(copy_pipe(reader, to_stderr, log, note))
         };
+        let shared = launched.shared.take().and_then(|read| {
+            tokio::net::unix::pipe::Receiver::from_owned_fd(read)
+                .map_err(|e| eprintln!("taskdeck run: cannot read the command's output: {e}"))
+                .ok()
+        });
         let readers =
-            match launched.master.take() {
-                Some(master) => {
+            match (launched.master.take(), shared) {
+                (None, Some(shared)) => vec![copy_pipe(Box::new(shared), false)],
+                (Some(master), _) => {
                     let (log, note) = (log.clone(), note.clone());
                     vec![tokio::task::spawn_blocking(move || {
                         copy_terminal(std::fs::File::from(master), log, note)
                     })]
                 }
-                None => [
+                (None, None) => [
                     launched.child.stdout.take().map(|o| {
                         copy_pipe(Box::new(o) as Box<dyn AsyncRead + Send + Unpin>, false)
                     }),
@@ -418,6 +444,9 @@ async fn supervise(
     };
     // Said once: Taskdeck ended the job while the command still ran.
     let mut told_ended = false;
+    // The report on its way, if one is: it does not hold up the rest, so the command's end is
+    // seen (and timed) at once however long Taskdeck takes to answer.
+    let mut in_flight: Option<std::pin::Pin<Box<dyn Future<Output = Option<Value>> + '_>>> = None;
     ending.status = loop {
         tokio::select! {
             // An exit that is ready wins over a report tick that would find a cancel.
@@ -450,9 +479,12 @@ async fn supervise(
                 ending.stopped = true;
                 break launched.stop().await;
             }
-            _ = tick.tick(), if link.job.is_some() => {
+            _ = tick.tick(), if link.job.is_some() && in_flight.is_none() => {
                 let update = latest.lock().unwrap().take();
-                let answer = link.report(Value::Object(status_report(update))).await;
+                in_flight = Some(Box::pin(link.report(Value::Object(status_report(update)))));
+            }
+            answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
+                in_flight = None;
                 if let Some(ended) = answer.as_ref().and_then(|a| a["ended"].as_str())
                     && !told_ended
                 {
@@ -476,6 +508,20 @@ async fn supervise(
         }
     };
     ending
+}
+
+/// Whether our stdout and stderr are the same file (`2>&1`: the same device and inode).
+fn same_output() -> bool {
+    use std::os::{fd::AsFd, unix::fs::MetadataExt};
+    let of = |fd: std::os::fd::BorrowedFd<'_>| {
+        fd.try_clone_to_owned()
+            .ok()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata().ok())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let (out, err) = (of(std::io::stdout().as_fd()), of(std::io::stderr().as_fd()));
+    out.is_some() && out == err
 }
 
 /// Marks `fd` close-on-exec: openpty(3) leaves both sides of a pseudo-terminal inheritable,
@@ -557,7 +603,7 @@ async fn copy_pipe(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let _ = match to_stderr {
+        let written = match to_stderr {
             true => std::io::stderr().lock().write_all(&buf[..n]),
             false => {
                 let mut out = std::io::stdout().lock();
@@ -565,6 +611,12 @@ async fn copy_pipe(
             }
         };
         lines.feed(&buf[..n], &log, &note);
+        // Ours closed (`taskdeck run -- cmd | head`): this pipe is closed too, so the command
+        // learns it at its next write (SIGPIPE or EPIPE) as it would alone; its other stream
+        // and the job go on.
+        if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+            break;
+        }
     }
     lines.finish(&log, &note);
 }

@@ -28,6 +28,18 @@ const FIRST_RETRY_DELAY: Duration = Duration::from_millis(250);
 /// heartbeat ([`HEARTBEAT_MS`]), so the next report still keeps the job alive.
 const REPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long the job's start may take: a Taskdeck that does not answer (frozen, stopped with
+/// SIGSTOP) must not hold the command back; it then runs untracked.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most of the command line stored with the job (bytes of its arguments): a longer one (a
+/// glob expanded to thousands of paths) is stored as a cut line to read, not as a command to
+/// run again, so that Taskdeck takes the job (it refuses arguments over 256 KiB).
+const STORED_COMMAND_MAX_BYTES: usize = 64 * 1024;
+
+/// The longest job name Taskdeck takes, in characters.
+const NAME_MAX_CHARS: usize = 200;
+
 /// How long [`JobLink::report_final`] keeps sending a final report Taskdeck cannot record yet,
 /// and how long when `taskdeck run` was told to stop (SIGTERM, SIGHUP: it should go soon).
 pub(crate) const FINAL_REPORT_PATIENCE: Duration = Duration::from_secs(10 * 60);
@@ -38,9 +50,13 @@ pub(crate) struct JobLink {
     http: reqwest::Client,
     /// Where the job was started, to find Taskdeck again if it restarts on another port.
     target: Target,
-    /// Where Taskdeck is now: where the job was started, then wherever a report that could not
-    /// connect found it again through the data dir ([`JobLink::relocate`]).
+    /// Where Taskdeck is now: where the job was started, then wherever the data dir says it
+    /// runs ([`JobLink::endpoint_now`]).
     endpoint: Mutex<Endpoint>,
+    /// The job was started at the port the data dir recorded (no `--port`): each report first
+    /// checks that the data dir's Taskdeck still runs there, so that a report never goes to
+    /// another program that took the port after a restart.
+    follows_data_dir: bool,
     /// The job's taskId; `None` when the command runs without Taskdeck.
     pub(crate) job: Option<String>,
 }
@@ -63,7 +79,12 @@ impl JobLink {
         let cwd = std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default();
-        let body = json!({"external": {"name": name, "command": args.command, "cwd": cwd, "heartbeatMs": HEARTBEAT_MS}});
+        let mut external = json!({"name": job_name(name), "cwd": cwd, "heartbeatMs": HEARTBEAT_MS});
+        external
+            .as_object_mut()
+            .expect("an object")
+            .extend(command_fields(&args.command));
+        let body = json!({ "external": external });
         // One key for this run's job, sent again with every retry of its start: a start whose
         // answer was lost is not done twice (Taskdeck answers the retry with the job it started).
         let idempotency_key = format!("\"{}\"", uuid::Uuid::new_v4());
@@ -77,6 +98,7 @@ impl JobLink {
                 true => Some(
                     http.post(format!("{}/v1/jobs", endpoint.base))
                         .bearer_auth(&endpoint.token)
+                        .timeout(START_TIMEOUT)
                         .header("Idempotency-Key", &idempotency_key)
                         .json(&body)
                         .send()
@@ -128,7 +150,16 @@ impl JobLink {
                     }
                     break None;
                 }
-                // Connected, then lost (reset, closed before the answer, timed out).
+                // No answer in time: Taskdeck is there but not running (frozen); another try
+                // would wait as long again.
+                Some(Err(e)) if e.is_timeout() => {
+                    eprintln!(
+                        "taskdeck run: Taskdeck did not answer the job's start within {} s; running the command without it.",
+                        START_TIMEOUT.as_secs()
+                    );
+                    break None;
+                }
+                // Connected, then lost (reset, closed before the answer).
                 Some(Err(e)) if !e.is_connect() => e.to_string(),
                 // Not running there (refused to connect), or not known to run at all.
                 _ if args.wait => {
@@ -170,10 +201,14 @@ impl JobLink {
             tokio::time::sleep(FIRST_RETRY_DELAY * 2u32.pow(retries)).await;
             retries += 1;
         };
+        let follows_data_dir = target.port.is_none()
+            && serve::running_port(&target.data_dir)
+                .is_some_and(|p| endpoint.base == format!("http://127.0.0.1:{p}"));
         JobLink {
             http,
             target,
             endpoint: Mutex::new(endpoint),
+            follows_data_dir,
             job,
         }
     }
@@ -186,29 +221,34 @@ impl JobLink {
             .clone()
     }
 
-    /// A report could not connect: Taskdeck may have restarted on another port (`--port 0`).
-    /// The next report goes where its data dir says it runs now, once a Taskdeck holds the data
-    /// dir and has recorded its port; until then (and with `--port`, which names the port for
-    /// good) it keeps going where it went, so a restart's gap never sends the token to the
-    /// default port.
-    fn relocate(&self) {
-        if self.target.port.is_some() || serve::running_port(&self.target.data_dir).is_none() {
-            return;
+    /// Where the next report goes, or `None` when it must wait. A job started at the port its
+    /// data dir recorded follows that record: Taskdeck may have restarted on another port
+    /// (`--port 0`), and the old port may now be another program's (another Taskdeck's, which
+    /// must never get this token); while no Taskdeck holds the data dir with a recorded port (a
+    /// restart's gap), `None`. Otherwise (`--port`, or a token given for a Taskdeck of another
+    /// data dir) the endpoint where the job was started.
+    fn endpoint_now(&self) -> Option<Endpoint> {
+        let current = self.endpoint();
+        if !self.follows_data_dir {
+            return Some(current);
+        }
+        let port = serve::running_port(&self.target.data_dir)?;
+        if current.base == format!("http://127.0.0.1:{port}") {
+            return Some(current);
         }
         let found = self.target.locate();
-        if found.known {
-            *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = found;
-        }
+        *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = found.clone();
+        Some(found)
     }
 
     /// Sends one report (`POST /v1/jobs/{id}/report`, at most [`REPORT_TIMEOUT`]) and returns
     /// Taskdeck's answer, or `{"ended": detail}` when Taskdeck already ended the job (409, e.g.
-    /// its ttlMs passed). `None` without a job or when the report did not get through; one that
-    /// could not connect looks for Taskdeck again for the next ([`JobLink::relocate`]), so a
-    /// Taskdeck restarted on another port keeps the job's heartbeat.
+    /// its ttlMs passed). `None` without a job or when the report did not get through, or was
+    /// not sent for want of the data dir's Taskdeck ([`JobLink::endpoint_now`]: one restarted on
+    /// another port is followed, so it keeps the job's heartbeat).
     pub(crate) async fn report(&self, body: Value) -> Option<Value> {
         let id = self.job.as_ref()?;
-        let endpoint = self.endpoint();
+        let endpoint = self.endpoint_now()?;
         let r = match self
             .http
             .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
@@ -219,12 +259,7 @@ impl JobLink {
             .await
         {
             Ok(r) => r,
-            Err(e) => {
-                if e.is_connect() {
-                    self.relocate();
-                }
-                return None;
-            }
+            Err(_) => return None,
         };
         let conflict = r.status() == reqwest::StatusCode::CONFLICT;
         let answer = r.json::<Value>().await.ok()?;
@@ -266,46 +301,62 @@ impl JobLink {
         let mut said = false;
         tokio::pin!(give_up);
         loop {
-            let endpoint = self.endpoint();
-            let send = async {
-                let r = self
-                    .http
-                    .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
-                    .bearer_auth(&endpoint.token)
-                    .timeout(Duration::from_secs(30))
-                    .json(&body)
-                    .send()
-                    .await?;
-                let status = r.status();
-                let retry_after = r
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
-                let detail = problem_detail(r).await;
-                Ok::<_, reqwest::Error>((status, retry_after, detail))
-            };
-            let sent = tokio::select! {
-                sent = send => sent,
-                _ = &mut give_up => {
-                    say(format!("gave up sending the job's end: the job will end {lost}"));
-                    return;
+            // `None`: not sent, no Taskdeck of the data dir to send it to yet.
+            let sent = match self.endpoint_now() {
+                None => None,
+                Some(endpoint) => {
+                    let send = async {
+                        let r = self
+                            .http
+                            .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
+                            .bearer_auth(&endpoint.token)
+                            .timeout(Duration::from_secs(30))
+                            .json(&body)
+                            .send()
+                            .await?;
+                        let status = r.status();
+                        let retry_after = r
+                            .headers()
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+                        let detail = problem_detail(r).await;
+                        Ok::<_, reqwest::Error>((status, retry_after, detail))
+                    };
+                    tokio::select! {
+                        sent = send => Some((sent, endpoint)),
+                        _ = &mut give_up => {
+                            say(format!("gave up sending the job's end: the job will end {lost}"));
+                            return;
+                        }
+                    }
                 }
             };
             let (why, wait) = match sent {
-                Ok((status, _, _)) if status.is_success() => return,
-                Ok((status, retry_after, detail)) if status.as_u16() == 503 => (
+                None => (
+                    format!(
+                        "no Taskdeck runs on {} with a recorded port: stopped or starting",
+                        self.target.data_dir.display()
+                    ),
+                    Duration::from_secs(2),
+                ),
+                Some((Ok((status, _, _)), _)) if status.is_success() => {
+                    if said {
+                        say("Taskdeck recorded the job's end".into());
+                    }
+                    return;
+                }
+                Some((Ok((status, retry_after, detail)), _)) if status.as_u16() == 503 => (
                     detail,
                     Duration::from_secs(retry_after.unwrap_or(5).clamp(1, 10)),
                 ),
-                Ok((status, _, detail)) => {
+                Some((Ok((status, _, detail)), _)) => {
                     say(format!(
                         "Taskdeck refused the job's end (HTTP {status}: {detail})"
                     ));
                     return;
                 }
-                Err(e) => {
+                Some((Err(e), endpoint)) => {
                     let why = if e.is_connect() {
-                        self.relocate();
                         format!("Taskdeck is not reachable at {}", endpoint.base)
                     } else if e.is_timeout() {
                         "Taskdeck did not answer within 30 s".to_string()
@@ -325,9 +376,9 @@ impl JobLink {
             }
             if !said {
                 say(format!(
-                    "Taskdeck cannot record the job's end yet ({why}); sending it again every {} \
-                     s (Ctrl-C to give up)",
-                    wait.as_secs()
+                    "Taskdeck cannot record the job's end yet ({why}); sending it again until it \
+                     does, for up to {} s (Ctrl-C to give up)",
+                    patience.as_secs()
                 ));
                 said = true;
             }
@@ -369,4 +420,29 @@ async fn problem_detail(r: reqwest::Response) -> String {
         .ok()
         .and_then(|v| v["detail"].as_str().map(String::from))
         .unwrap_or_default()
+}
+
+/// `name` as the job's name: cut to [`NAME_MAX_CHARS`] with "…" (a default name is the whole
+/// command line, which may be longer).
+fn job_name(name: &str) -> String {
+    match name.chars().count() > NAME_MAX_CHARS {
+        true => name.chars().take(NAME_MAX_CHARS - 1).chain(['…']).collect(),
+        false => name.to_string(),
+    }
+}
+
+/// The job's fields for `command`: `command` (the argument list, which `taskdeck tasks rerun`
+/// runs again) when its arguments fit in [`STORED_COMMAND_MAX_BYTES`], else `commandLine`, the
+/// command as a shell line cut to 1,000 characters with "…", to read (not to run again).
+fn command_fields(command: &[String]) -> serde_json::Map<String, Value> {
+    let bytes: usize = command.iter().map(|a| a.len() + 1).sum();
+    let mut fields = serde_json::Map::new();
+    if bytes <= STORED_COMMAND_MAX_BYTES {
+        fields.insert("command".into(), json!(command));
+    } else {
+        let line = taskdeck_server::tools::process::shell_line(command);
+        let cut: String = line.chars().take(999).chain(['…']).collect();
+        fields.insert("commandLine".into(), json!(cut));
+    }
+    fields
 }

@@ -464,7 +464,10 @@ impl Engine {
                 };
                 supersede_outstanding(w, &mut t, now)?;
                 transition(w, &mut t, to, now)?;
-                if let Some(p) = t.progress.as_mut().filter(|_| to == TaskStatus::Completed)
+                // Done is all done; a result that is an error (a command that exited non-zero)
+                // keeps the progress it had reached.
+                let done = to == TaskStatus::Completed && !t.is_error();
+                if let Some(p) = t.progress.as_mut().filter(|_| done)
                     && let Some(total) = p.total
                 {
                     p.current = total;
