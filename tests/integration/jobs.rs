@@ -1434,17 +1434,20 @@ async fn taskdeck_run_does_not_wait_on_a_frozen_taskdeck() {
             .status()
             .unwrap()
     };
-    let run = |script: &str| {
+    let run = |name: &str, script: &str| {
         tokio::process::Command::new(BIN)
             .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
-            .args(["--", "sh", "-c", script])
+            .args(["--name", name, "--", "sh", "-c", script])
             .output()
     };
     signal("-STOP");
     let started = Instant::now();
-    let out = tokio::time::timeout(Duration::from_secs(20), run("echo ran"))
-        .await
-        .expect("taskdeck run ended");
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        run("frozen at its start", "echo ran"),
+    )
+    .await
+    .expect("taskdeck run ended");
     signal("-CONT");
     let out = out.unwrap();
     assert!(out.status.success());
@@ -1455,15 +1458,16 @@ async fn taskdeck_run_does_not_wait_on_a_frozen_taskdeck() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(started.elapsed() < Duration::from_secs(15));
-    // Frozen for 6 s while a 2 s command runs and reports.
-    let running = tokio::spawn(run("sleep 2; echo slept"));
+    // Frozen for 6 s while a 2 s command runs and reports. (The start above, answered once
+    // Taskdeck ran again, made a job nobody reports to: it is not this one.)
+    let running = tokio::spawn(run("frozen while it runs", "sleep 2; echo slept"));
     let id = loop {
         let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
         let found = list["tasks"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|t| t["status"] == "working")
+            .find(|t| t["title"] == "frozen while it runs")
             .and_then(|t| t["taskId"].as_str())
             .map(String::from);
         if let Some(id) = found {
