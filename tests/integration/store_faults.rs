@@ -1160,6 +1160,11 @@ async fn taskdeck_run_says_once_that_a_full_disk_refused_its_job() {
     assert_eq!(out.status.code(), Some(5), "{said}");
     assert!(text(&out.stdout).contains("ran-anyway"));
     assert_eq!(said.matches("trying again").count(), 1, "{said}");
+    assert_eq!(
+        said.lines().filter(|l| l.contains("is full")).count(),
+        1,
+        "the reason said once: {said}"
+    );
     assert!(
         said.contains("disk holding the task store is full"),
         "{said}"

@@ -144,6 +144,11 @@ impl JobLink {
                             "taskdeck run: {}; running the command without it.",
                             target.refused(&endpoint)
                         ),
+                        // Its reason was said with the tries before.
+                        _ if retries > 0 && said_why.ends_with(&detail) => eprintln!(
+                            "taskdeck run: Taskdeck still refused the job after {} tries; running the command without it.",
+                            retries + 1
+                        ),
                         _ => eprintln!(
                             "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
                         ),
@@ -273,9 +278,9 @@ impl JobLink {
     /// Sends the job's final report (its result or cancel) until Taskdeck records it: a report
     /// refused with 503 (its disk is full: the end cannot be stored yet) or lost on the way is
     /// sent again after the answer's `Retry-After` (5 s by default, 1 to 10 s: under the job's
-    /// heartbeat, which each try keeps), each try given 30 s, for up to `patience`, saying so
-    /// once on stderr; a Taskdeck that restarted on another port is found again through the
-    /// data dir ([`JobLink::relocate`]). Gives up early when `give_up` resolves (Ctrl-C, SIGTERM
+    /// heartbeat, which each try keeps), each try given 30 s (a third of a shorter `patience`),
+    /// for up to `patience`, saying so once on stderr; a Taskdeck that restarted on another port
+    /// is found again through the data dir ([`JobLink::endpoint_now`]). Gives up early when `give_up` resolves (Ctrl-C, SIGTERM
     /// or SIGHUP). Any other refusal (the job already ended) is said and not retried. A job
     /// whose end is never recorded ends as "runner lost" after its heartbeat: without the exit
     /// code, or, for a cancel, instead of cancelled.
@@ -299,6 +304,9 @@ impl JobLink {
             _ => "as \"runner lost\", without the exit code",
         };
         let mut said = false;
+        // Each try's time: 30 s, or a third of a shorter patience (told to stop), so that the
+        // wait is said within it.
+        let try_timeout = Duration::from_secs(30).min(patience / 3);
         tokio::pin!(give_up);
         loop {
             // `None`: not sent, no Taskdeck of the data dir to send it to yet.
@@ -310,7 +318,7 @@ impl JobLink {
                             .http
                             .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
                             .bearer_auth(&endpoint.token)
-                            .timeout(Duration::from_secs(30))
+                            .timeout(try_timeout)
                             .json(&body)
                             .send()
                             .await?;
@@ -359,7 +367,7 @@ impl JobLink {
                     let why = if e.is_connect() {
                         format!("Taskdeck is not reachable at {}", endpoint.base)
                     } else if e.is_timeout() {
-                        "Taskdeck did not answer within 30 s".to_string()
+                        format!("Taskdeck did not answer within {} s", try_timeout.as_secs())
                     } else {
                         e.to_string()
                     };
@@ -396,7 +404,7 @@ impl JobLink {
     /// returns the exit code a shell would (127 when the command is not found, 126 otherwise).
     pub(crate) async fn could_not_start(&self, program: &str, e: std::io::Error) -> ExitCode {
         eprintln!("taskdeck run: cannot start {program:?}: {e}");
-        let result = json!({"content": [{"type": "text", "text": format!("Could not start: {e}")}], "isError": true});
+        let result = json!({"content": [{"type": "text", "text": format!("Could not start {program:?}: {e}")}], "isError": true});
         // The job's only result: sent until recorded, as a command's end is, for a short while
         // (nothing runs meanwhile).
         self.report_final(
