@@ -1057,6 +1057,39 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
     assert_eq!(v["statusMessage"], "Building 3/8", "{v}");
     std::fs::write(&end, "").unwrap();
     assert!(bar.wait().await.unwrap().success());
+    // A prompt the command waits at shows as its status, though no newline ended it.
+    let answered = dir.path().join("answered");
+    let mut asks = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "asks", "--", "sh", "-c"])
+        .arg(format!(
+            "echo starting; printf 'Continue? [y/N] '; while [ ! -e {} ]; do sleep 0.1; done",
+            answered.display()
+        ))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        if let Some(t) = list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"] == "asks")
+        {
+            break t["taskId"].as_str().unwrap().to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let v = wait_job(&s, &s.admin, &id, |v| {
+        v["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Continue?"))
+    })
+    .await;
+    assert_eq!(v["status"], "working", "{v}");
+    std::fs::write(&answered, "").unwrap();
+    assert!(asks.wait().await.unwrap().success());
 }
 
 #[tokio::test]

@@ -622,8 +622,9 @@ async fn copy_pipe(
 }
 
 /// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
-/// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
-/// drawing over itself) to the status as it is drawn. A line keeps its first
+/// terminal's `\r\n`) goes to the log and the status, each `\r` redraw (a progress bar
+/// drawing over itself) to the status as it is drawn, and a line the output stops in (a prompt
+/// waiting for an answer) to the status as it stands. A line keeps its first
 /// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES).
 #[derive(Default)]
 struct Lines {
@@ -654,6 +655,9 @@ impl Lines {
                 }
                 _ => {}
             }
+        }
+        if !self.line.is_empty() {
+            note(&String::from_utf8_lossy(&self.line));
         }
     }
 
