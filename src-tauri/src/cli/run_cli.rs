@@ -10,7 +10,8 @@
 //! so it behaves as it would without `taskdeck run` (colours, progress bars redrawn with `\r`,
 //! line buffering); the bytes are passed through untouched, and Taskdeck gets the latest line,
 //! including each `\r` redraw, so a progress bar's `12/50` shows live. Otherwise the command's
-//! stdout and stderr are pipes, copied line by line.
+//! stdout and stderr are pipes (one shared pipe when ours are one file), copied byte for byte
+//! and read into lines the same way.
 
 use std::{
     io::{IsTerminal, Read, Write},
@@ -433,8 +434,8 @@ async fn supervise(
     stops: &mut StopSignals,
 ) -> Ending {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    // A slow report (up to its timeout) is followed by the next one a second later, not by
-    // the ticks it missed all at once.
+    // Ticks missed while a report was in flight are not made up in a burst: one report follows
+    // as soon as the slow one is answered, then one a second.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut ending = Ending {
         status: None,
@@ -454,15 +455,14 @@ async fn supervise(
             s = launched.child.wait() => break s.ok(),
             // Stopped itself (kill, a closed terminal): stop the command and all it started too.
             Some(()) = async { stops.terminate.as_mut()?.recv().await } => {
-                eprintln!("taskdeck run: terminated; stopping the command");
+                say("terminated; stopping the command");
                 ending.cancelled = true;
                 ending.stopped = true;
                 ending.received = Some(nix::libc::SIGTERM);
                 break launched.stop().await;
             }
             Some(()) = async { stops.hangup.as_mut()?.recv().await } => {
-                // Written, not printed: the terminal that hung up may be gone.
-                let _ = writeln!(std::io::stderr(), "taskdeck run: hung up; stopping the command");
+                say("hung up; stopping the command");
                 ending.cancelled = true;
                 ending.stopped = true;
                 ending.received = Some(nix::libc::SIGHUP);
@@ -473,7 +473,7 @@ async fn supervise(
                 if launched.interactive {
                     continue;
                 }
-                eprintln!("taskdeck run: interrupted; stopping the command");
+                say("interrupted; stopping the command");
                 ending.cancelled = true;
                 ending.received = Some(nix::libc::SIGINT);
                 ending.stopped = true;
@@ -489,7 +489,7 @@ async fn supervise(
                     && !told_ended
                 {
                     told_ended = true;
-                    eprintln!("taskdeck run: Taskdeck ended this job ({ended}); the command keeps running, no longer tracked");
+                    say(&format!("Taskdeck ended this job ({ended}); the command keeps running, no longer tracked"));
                 }
                 if let Some(answer) = answer
                     && answer["cancelRequested"] == true
@@ -499,7 +499,7 @@ async fn supervise(
                     if let Ok(Some(exited)) = launched.child.try_wait() {
                         break Some(exited);
                     }
-                    eprintln!("taskdeck run: cancelled from Taskdeck; stopping the command");
+                    say("cancelled from Taskdeck; stopping the command");
                     ending.cancelled = true;
                     ending.stopped = true;
                     break launched.stop().await;
@@ -508,6 +508,13 @@ async fn supervise(
         }
     };
     ending
+}
+
+/// Says `line` on stderr, as `taskdeck run: line`. Written, not printed: once the command runs,
+/// our stderr may be gone (a terminal that hung up, a pipe closed under `2>&1 | head`), and
+/// printing would panic before the command is stopped.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "taskdeck run: {line}");
 }
 
 /// Whether our stdout and stderr are the same file (`2>&1`: the same device and inode).
@@ -622,9 +629,8 @@ async fn copy_pipe(
 }
 
 /// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
-/// terminal's `\r\n`) goes to the log and the status, each `\r` redraw (a progress bar
-/// drawing over itself) to the status as it is drawn, and a line the output stops in (a prompt
-/// waiting for an answer) to the status as it stands. A line keeps its first
+/// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
+/// drawing over itself) to the status as it is drawn. A line keeps its first
 /// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES).
 #[derive(Default)]
 struct Lines {
@@ -655,9 +661,6 @@ impl Lines {
                 }
                 _ => {}
             }
-        }
-        if !self.line.is_empty() {
-            note(&String::from_utf8_lossy(&self.line));
         }
     }
 

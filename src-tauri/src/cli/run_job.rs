@@ -145,10 +145,12 @@ impl JobLink {
                             target.refused(&endpoint)
                         ),
                         // Its reason was said with the tries before.
-                        _ if retries > 0 && said_why.ends_with(&detail) => eprintln!(
-                            "taskdeck run: Taskdeck still refused the job after {} tries; running the command without it.",
-                            retries + 1
-                        ),
+                        _ if retries > 0 && !detail.is_empty() && said_why.ends_with(&detail) => {
+                            eprintln!(
+                                "taskdeck run: Taskdeck still refused the job after {} tries; running the command without it.",
+                                retries + 1
+                            )
+                        }
                         _ => eprintln!(
                             "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
                         ),
@@ -157,6 +159,17 @@ impl JobLink {
                 }
                 // No answer in time: Taskdeck is there but not running (frozen); another try
                 // would wait as long again.
+                Some(Err(e)) if e.is_timeout() && args.wait => {
+                    if !announced {
+                        eprintln!(
+                            "taskdeck run: waiting: Taskdeck at {} does not answer ...",
+                            endpoint.base
+                        );
+                        announced = true;
+                    }
+                    endpoint = target.locate();
+                    continue;
+                }
                 Some(Err(e)) if e.is_timeout() => {
                     eprintln!(
                         "taskdeck run: Taskdeck did not answer the job's start within {} s; running the command without it.",
@@ -238,10 +251,16 @@ impl JobLink {
             return Some(current);
         }
         let port = serve::running_port(&self.target.data_dir)?;
-        if current.base == format!("http://127.0.0.1:{port}") {
+        let base = format!("http://127.0.0.1:{port}");
+        if current.base == base {
             return Some(current);
         }
         let found = self.target.locate();
+        // Read again: it must still say that port (not the default port of a Taskdeck gone
+        // meanwhile).
+        if !found.known || found.base != base {
+            return None;
+        }
         *self.endpoint.lock().unwrap_or_else(|p| p.into_inner()) = found.clone();
         Some(found)
     }
@@ -357,6 +376,13 @@ impl JobLink {
                     detail,
                     Duration::from_secs(retry_after.unwrap_or(5).clamp(1, 10)),
                 ),
+                // Not the data dir's Taskdeck after all (a port file left by a start that has
+                // not written its own yet): look again.
+                Some((Ok((status, _, detail)), _))
+                    if self.follows_data_dir && matches!(status.as_u16(), 401 | 404) =>
+                {
+                    (format!("HTTP {status}: {detail}"), Duration::from_secs(2))
+                }
                 Some((Ok((status, _, detail)), _)) => {
                     say(format!(
                         "Taskdeck refused the job's end (HTTP {status}: {detail})"

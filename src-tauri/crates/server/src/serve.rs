@@ -118,6 +118,9 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         unclean,
         last_run: before,
     } = data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
+    // The last run's port is not this one's: until this start records its own, client tools
+    // must not take the old one (another program may hold it now) for this Taskdeck's.
+    let _ = std::fs::remove_file(port_path(&cfg.data_dir));
     // A damaged store is refused before anything reads or writes it (docs/operations.md).
     let checked = store_check::check_at_start(&cfg.data_dir, before.as_deref()).map_err(|e| {
         data_dir_lock::restore_state(&cfg.data_dir, before.as_deref());

@@ -28,7 +28,13 @@ use taskdeck_engine::{
 pub const EXTERNAL: &str = "external";
 /// How late the heartbeat's timer may fire before it counts as Taskdeck having been paused
 /// (SIGSTOP, a frozen cgroup, a machine too busy to run it) rather than as a silent runner.
-const PAUSED_AFTER: Duration = Duration::from_secs(1);
+const PAUSED_AFTER: Duration = Duration::from_millis(250);
+
+/// The grace a runner gets when its heartbeat was checked late ([`PAUSED_AFTER`]): time for the
+/// reports it sent while Taskdeck was not running, which wait in their connections, to arrive.
+/// Given once per silent stretch (a report ends the stretch), so a runner that is really gone
+/// is lost this much later at most.
+const PAUSE_GRACE: Duration = Duration::from_secs(5);
 
 /// Default heartbeat timeout, in ms.
 pub const DEFAULT_HEARTBEAT_MS: u64 = 30_000;
@@ -150,58 +156,69 @@ impl TaskTool for ExternalJobs {
         );
         let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
         let relay = async move {
+            let mut deadline = tokio::time::Instant::now() + timeout;
+            // The grace of a late check was given since the last report.
+            let mut graced = false;
             loop {
-                // Every report, or a pause of Taskdeck's, starts a new window.
-                let deadline = tokio::time::Instant::now() + timeout;
                 tokio::select! {
-                    report = rx.recv() => match report {
-                        Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
-                        Some((Report::Progress { current, total, message }, ack)) => {
-                            let _ = ack.send(ctx.progress_stored(current, total, message).await);
-                        }
-                        Some((Report::StatusMessage(m), ack)) => {
-                            let _ = ack.send(ctx.status_message_stored(m).await);
-                        }
-                        Some((Report::InputRequests(requests), ack)) => {
-                            let mut applied = Ok(());
-                            for (key, request) in requests {
-                                applied = ctx.issue_input_for_human(&key, request).await;
-                                if applied.is_err() {
-                                    break;
+                    // A report that is there wins over a deadline that passed meanwhile.
+                    biased;
+                    report = rx.recv() => {
+                        // Every report starts a new window.
+                        deadline = tokio::time::Instant::now() + timeout;
+                        graced = false;
+                        match report {
+                            Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
+                            Some((Report::Progress { current, total, message }, ack)) => {
+                                let _ = ack.send(ctx.progress_stored(current, total, message).await);
+                            }
+                            Some((Report::StatusMessage(m), ack)) => {
+                                let _ = ack.send(ctx.status_message_stored(m).await);
+                            }
+                            Some((Report::InputRequests(requests), ack)) => {
+                                let mut applied = Ok(());
+                                for (key, request) in requests {
+                                    applied = ctx.issue_input_for_human(&key, request).await;
+                                    if applied.is_err() {
+                                        break;
+                                    }
                                 }
+                                let _ = ack.send(applied);
                             }
-                            let _ = ack.send(applied);
+                            // Acknowledged once stored: a runner told "accepted" must not lose its
+                            // result to a full disk and a restart. Refused, the job runs on and
+                            // the runner reports again.
+                            Some((Report::Finished(outcome), ack)) => match ctx.settle(outcome.clone()).await {
+                                Ok(()) => {
+                                    let _ = ack.send(Ok(()));
+                                    return outcome;
+                                }
+                                // Settled otherwise meanwhile (expired, cancelled) or deleted: the
+                                // runner learns its end was not taken, and the run is over.
+                                Err(e @ (EngineError::Terminal(_) | EngineError::NotFound)) => {
+                                    let _ = ack.send(Err(e));
+                                    return outcome;
+                                }
+                                Err(e) => {
+                                    let _ = ack.send(Err(e));
+                                }
+                            },
+                            None => return Outcome::Cancelled,
                         }
-                        // Acknowledged once stored: a runner told "accepted" must not lose its
-                        // result to a full disk and a restart. Refused, the job runs on and
-                        // the runner reports again.
-                        Some((Report::Finished(outcome), ack)) => match ctx.settle(outcome.clone()).await {
-                            Ok(()) => {
-                                let _ = ack.send(Ok(()));
-                                return outcome;
-                            }
-                            // Settled otherwise meanwhile (expired, cancelled) or deleted: the
-                            // runner learns its end was not taken, and the run is over.
-                            Err(e @ (EngineError::Terminal(_) | EngineError::NotFound)) => {
-                                let _ = ack.send(Err(e));
-                                return outcome;
-                            }
-                            Err(e) => {
-                                let _ = ack.send(Err(e));
-                            }
-                        },
-                        None => return Outcome::Cancelled,
-                    },
+                    }
                     _ = tokio::time::sleep_until(deadline) => {
                         // Fired late: Taskdeck did not run for a while, and the reports the
-                        // runner sent meanwhile wait in their connections. A fresh window lets
-                        // them arrive, as after a restart.
-                        if deadline.elapsed() > PAUSED_AFTER {
+                        // runner sent meanwhile wait in their connections. A short grace lets
+                        // them arrive.
+                        if !graced && deadline.elapsed() > PAUSED_AFTER {
                             tracing::info!(
                                 task_id = ctx.task_id(),
-                                "heartbeat checked {} ms late (Taskdeck was paused); the runner gets a fresh window",
-                                deadline.elapsed().as_millis()
+                                "heartbeat checked {} ms late (Taskdeck was paused); the runner gets {} s of grace",
+                                deadline.elapsed().as_millis(),
+                                PAUSE_GRACE.as_secs()
                             );
+                            graced = true;
+                            deadline = tokio::time::Instant::now() + PAUSE_GRACE;
                             continue;
                         }
                         return Outcome::Failed(TaskFailure::tool(
