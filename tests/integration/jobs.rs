@@ -815,6 +815,32 @@ async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
         }),
         "terminal descriptors beyond stdin, stdout and stderr: {stdout}"
     );
+    // Each of the command's streams is on the terminal where ours is: with our stdout
+    // redirected its stderr is still a terminal, and with our stderr redirected it goes there.
+    let out_file = dir.path().join("out.txt");
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh -c 'if [ -t 2 ]; then echo err-tty >&2; else echo err-pipe >&2; fi; if [ -t 1 ]; then echo out-tty; else echo out-pipe; fi' > {}",
+        s.port,
+        out_file.display()
+    );
+    let out = in_script(&line).output().await.unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("err-tty"), "{shown:?}");
+    assert_eq!(
+        std::fs::read_to_string(&out_file).unwrap(),
+        "out-pipe\n",
+        "{shown:?}"
+    );
+    let line = format!(
+        "{BIN} run --port {} --token {t} -- sh -c 'echo visible; echo hidden >&2; if [ -t 2 ]; then echo err-tty; else echo err-pipe; fi' 2>/dev/null",
+        s.port
+    );
+    let out = in_script(&line).output().await.unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("visible") && shown.contains("err-pipe") && !shown.contains("hidden"),
+        "{shown:?}"
+    );
     // A background child that keeps the terminal open does not hold `taskdeck run` back.
     let line = format!(
         "{BIN} run --port {} --token {t} -- sh -c 'sleep 20 & echo started-bg; exit 0'",
@@ -1038,6 +1064,7 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
             end.display()
         ))
         .stdout(Stdio::null())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let id = loop {
@@ -1057,6 +1084,41 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
     assert_eq!(v["statusMessage"], "Building 3/8", "{v}");
     std::fs::write(&end, "").unwrap();
     assert!(bar.wait().await.unwrap().success());
+    // A prompt the command waits at shows as its status once it has stood a moment, though no
+    // newline ended it.
+    let answered = dir.path().join("answered");
+    let mut asks = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "asks", "--", "sh", "-c"])
+        .arg(format!(
+            "echo starting; printf 'Continue? [y/N] '; while [ ! -e {} ]; do sleep 0.1; done",
+            answered.display()
+        ))
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let id = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        if let Some(t) = list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"] == "asks")
+        {
+            break t["taskId"].as_str().unwrap().to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let v = wait_job(&s, &s.admin, &id, |v| {
+        v["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Continue?"))
+    })
+    .await;
+    assert_eq!(v["status"], "working", "{v}");
+    std::fs::write(&answered, "").unwrap();
+    assert!(asks.wait().await.unwrap().success());
 }
 
 #[tokio::test]

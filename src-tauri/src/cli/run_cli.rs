@@ -6,16 +6,19 @@
 //! `Idempotency-Key`; a start that fails on the way (the connection dropped or was reset, a 5xx)
 //! is sent again with the same key a few times, so a retried start never makes a second job.
 //!
-//! When standard output is a terminal, the command writes to a pseudo-terminal of the same size,
-//! so it behaves as it would without `taskdeck run` (colours, progress bars redrawn with `\r`,
-//! line buffering); the bytes are passed through untouched, and Taskdeck gets the latest line,
-//! including each `\r` redraw, so a progress bar's `12/50` shows live. Otherwise the command's
-//! stdout and stderr are pipes (one shared pipe when ours are one file), copied byte for byte
-//! and read into lines the same way.
+//! Where our stdout or stderr is a terminal, the command's writes to a pseudo-terminal of the
+//! same size, so it behaves as it would without `taskdeck run` (colours, progress bars redrawn
+//! with `\r`, line buffering); the bytes are passed through untouched, and Taskdeck gets the
+//! latest line, including each `\r` redraw, so a progress bar's `12/50` shows live. Its other
+//! streams are pipes (one shared pipe when ours are one file), copied byte for byte and read
+//! into lines the same way.
 
 use std::{
     io::{IsTerminal, Read, Write},
-    os::{fd::OwnedFd, unix::process::ExitStatusExt},
+    os::{
+        fd::{AsFd, OwnedFd},
+        unix::process::ExitStatusExt,
+    },
     path::Path,
     process::{ExitCode, Stdio},
     sync::{Arc, Mutex},
@@ -88,7 +91,14 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         Err(e) => return link.could_not_start(&args.command[0], e).await,
     };
     let output = OutputCapture::start(&mut launched);
-    let mut ending = supervise(&mut launched, &link, &output.latest, &mut stops).await;
+    let mut ending = supervise(
+        &mut launched,
+        &link,
+        &output.latest,
+        &output.unfinished,
+        &mut stops,
+    )
+    .await;
     ending.sweep_leftovers(&launched.tag).await;
     for reader in output.readers {
         let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
@@ -182,6 +192,8 @@ struct Launched {
     interactive: bool,
     /// The master side of the command's pseudo-terminal, until the output copier takes it.
     master: Option<OwnedFd>,
+    /// The pseudo-terminal stands for our stderr (our stdout is redirected), not our stdout.
+    terminal_is_stderr: bool,
     /// The read side of the one pipe the command's stdout and stderr share when ours are one
     /// file ([`same_output`]), until the output copier takes it.
     shared: Option<OwnedFd>,
@@ -189,9 +201,10 @@ struct Launched {
 }
 
 impl Launched {
-    /// Starts `command` (program and arguments) with our stdin, on a pseudo-terminal of our
-    /// terminal's size when stdout is one, else with piped stdout and stderr; in a process group
-    /// of its own unless stdin is a terminal. Errors: the spawn's.
+    /// Starts `command` (program and arguments) with our stdin; each of its stdout and stderr
+    /// on a pseudo-terminal of our terminal's size where ours is a terminal, else on a pipe
+    /// (one for both when ours are one file); in a process group of its own unless stdin is a
+    /// terminal. Errors: the spawn's.
     fn spawn(command: &[String], job: Option<&str>) -> std::io::Result<Launched> {
         let mut cmd = tokio::process::Command::new(&command[0]);
         // Everything the command starts carries this tag, so all of it can be stopped.
@@ -208,12 +221,23 @@ impl Launched {
         if !interactive {
             cmd.process_group(0);
         }
-        // A terminal of our own size when ours is one; pipes otherwise.
-        let pty = if std::io::stdout().is_terminal() {
-            match nix::pty::openpty(&terminal_size(), None).and_then(|p| {
+        // A terminal of our own size where ours is one (stdout's; stderr's when only it is
+        // one, our stdout being redirected); pipes otherwise.
+        let (out_tty, err_tty) = (
+            std::io::stdout().is_terminal(),
+            std::io::stderr().is_terminal(),
+        );
+        let terminal_is_stderr = !out_tty && err_tty;
+        let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+        let ours = match terminal_is_stderr {
+            true => stderr.as_fd(),
+            false => stdout.as_fd(),
+        };
+        let pty = if out_tty || err_tty {
+            match nix::pty::openpty(&terminal_size(ours), None).and_then(|p| {
                 close_on_exec(&p.master)?;
                 close_on_exec(&p.slave)?;
-                newlines_once(&p.slave)?;
+                newlines_once(&p.slave, ours)?;
                 Ok(p)
             }) {
                 Ok(p) => Some(p),
@@ -227,16 +251,14 @@ impl Launched {
         } else {
             None
         };
-        match &pty {
-            Some(p) => {
-                let out = p.slave.try_clone();
-                let err = p.slave.try_clone();
-                if let (Ok(out), Ok(err)) = (out, err) {
-                    cmd.stdout(Stdio::from(out)).stderr(Stdio::from(err));
-                }
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        if let Some(p) = &pty {
+            // Each of the command's streams on the terminal where ours is on one.
+            if out_tty && let Ok(out) = p.slave.try_clone() {
+                cmd.stdout(Stdio::from(out));
             }
-            None => {
-                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            if err_tty && let Ok(err) = p.slave.try_clone() {
+                cmd.stderr(Stdio::from(err));
             }
         }
         // Our stdout and stderr are one file (`2>&1`): the command's share one pipe too, so
@@ -268,6 +290,7 @@ impl Launched {
             tag,
             interactive,
             master,
+            terminal_is_stderr,
             shared,
             started,
         })
@@ -280,10 +303,12 @@ impl Launched {
 }
 
 /// The command's output on its way: copied to our terminal by `readers`, its last 40 lines
-/// kept in `log` (the result's tail), its latest line (or `\r` redraw) in `latest`.
+/// kept in `log` (the result's tail), its latest line (or `\r` redraw) in `latest`, and the
+/// line it is in the middle of, if any, in `unfinished` ([`Lines`]).
 struct OutputCapture {
     log: Arc<Mutex<OutputLog>>,
     latest: Arc<Mutex<LatestStatus>>,
+    unfinished: Arc<Mutex<Option<String>>>,
     readers: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -298,41 +323,40 @@ impl OutputCapture {
             let latest = latest.clone();
             move |text: &str| latest.lock().unwrap().note(text)
         };
-        let copy_pipe = |reader, to_stderr: bool| {
+        let unfinished = Arc::new(Mutex::new(None));
+        let copy_pipe = |reader: Box<dyn AsyncRead + Send + Unpin>, to_stderr: bool| {
             let (log, note) = (log.clone(), note.clone());
-            tokio::spawn(copy_pipe(reader, to_stderr, log, note))
+            let lines = Lines::new(unfinished.clone());
+            tokio::spawn(copy_pipe(reader, to_stderr, log, note, lines))
         };
         let shared = launched.shared.take().and_then(|read| {
             tokio::net::unix::pipe::Receiver::from_owned_fd(read)
                 .map_err(|e| eprintln!("taskdeck run: cannot read the command's output: {e}"))
                 .ok()
         });
-        let readers =
-            match (launched.master.take(), shared) {
-                (None, Some(shared)) => vec![copy_pipe(Box::new(shared), false)],
-                (Some(master), _) => {
-                    let (log, note) = (log.clone(), note.clone());
-                    vec![tokio::task::spawn_blocking(move || {
-                        copy_terminal(std::fs::File::from(master), log, note)
-                    })]
-                }
-                (None, None) => [
-                    launched.child.stdout.take().map(|o| {
-                        copy_pipe(Box::new(o) as Box<dyn AsyncRead + Send + Unpin>, false)
-                    }),
-                    launched
-                        .child
-                        .stderr
-                        .take()
-                        .map(|e| copy_pipe(Box::new(e), true)),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-            };
+        // The terminal's copier, and one for each of the command's streams on a pipe.
+        let mut readers = Vec::new();
+        if let Some(master) = launched.master.take() {
+            let (log, note) = (log.clone(), note.clone());
+            let lines = Lines::new(unfinished.clone());
+            let to_stderr = launched.terminal_is_stderr;
+            readers.push(tokio::task::spawn_blocking(move || {
+                copy_terminal(std::fs::File::from(master), to_stderr, log, note, lines)
+            }));
+        }
+        if let Some(shared) = shared {
+            readers.push(copy_pipe(Box::new(shared), false));
+        }
+        if let Some(out) = launched.child.stdout.take() {
+            readers.push(copy_pipe(Box::new(out), false));
+        }
+        if let Some(err) = launched.child.stderr.take() {
+            readers.push(copy_pipe(Box::new(err), true));
+        }
         OutputCapture {
             log,
             latest,
+            unfinished,
             readers,
         }
     }
@@ -431,6 +455,7 @@ async fn supervise(
     launched: &mut Launched,
     link: &JobLink,
     latest: &Mutex<LatestStatus>,
+    unfinished: &Mutex<Option<String>>,
     stops: &mut StopSignals,
 ) -> Ending {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -448,6 +473,8 @@ async fn supervise(
     // The report on its way, if one is: it does not hold up the rest, so the command's end is
     // seen (and timed) at once however long Taskdeck takes to answer.
     let mut in_flight: Option<std::pin::Pin<Box<dyn Future<Output = Option<Value>> + '_>>> = None;
+    // The line the output stood in at the last tick, and the last one shown as the status.
+    let (mut seen, mut shown): (Option<String>, Option<String>) = (None, None);
     ending.status = loop {
         tokio::select! {
             // An exit that is ready wins over a report tick that would find a cancel.
@@ -480,7 +507,18 @@ async fn supervise(
                 break launched.stop().await;
             }
             _ = tick.tick(), if link.job.is_some() && in_flight.is_none() => {
-                let update = latest.lock().unwrap().take();
+                let mut update = latest.lock().unwrap().take();
+                // A line the output has stood in for a whole tick (a prompt waiting for an
+                // answer) is the status as it stands; no progress is read from it.
+                let now = unfinished.lock().unwrap().clone();
+                if update.is_none() && now.is_some() && now == seen && now != shown {
+                    update = now
+                        .as_deref()
+                        .and_then(status_line)
+                        .map(|message| StatusUpdate { message, progress: None });
+                    shown = now.clone();
+                }
+                seen = now;
                 in_flight = Some(Box::pin(link.report(Value::Object(status_report(update)))));
             }
             answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
@@ -519,7 +557,7 @@ fn say(line: &str) {
 
 /// Whether our stdout and stderr are the same file (`2>&1`: the same device and inode).
 fn same_output() -> bool {
-    use std::os::{fd::AsFd, unix::fs::MetadataExt};
+    use std::os::unix::fs::MetadataExt;
     let of = |fd: std::os::fd::BorrowedFd<'_>| {
         fd.try_clone_to_owned()
             .ok()
@@ -543,9 +581,9 @@ fn close_on_exec(fd: &OwnedFd) -> nix::Result<()> {
 /// Turns off the command's terminal's newline translation (`ONLCR`: "\n" written as "\r\n")
 /// when our own terminal does it: the bytes copied to ours are translated there, and translated
 /// twice every line would end "\r\r\n" in a terminal's log.
-fn newlines_once(slave: &OwnedFd) -> nix::Result<()> {
+fn newlines_once(slave: &OwnedFd, ours: std::os::fd::BorrowedFd<'_>) -> nix::Result<()> {
     use nix::sys::termios::{OutputFlags, SetArg, tcgetattr, tcsetattr};
-    let ours = tcgetattr(std::io::stdout())?;
+    let ours = tcgetattr(ours)?;
     if !ours
         .output_flags
         .contains(OutputFlags::OPOST | OutputFlags::ONLCR)
@@ -557,8 +595,9 @@ fn newlines_once(slave: &OwnedFd) -> nix::Result<()> {
     tcsetattr(slave, SetArg::TCSANOW, &theirs)
 }
 
-/// The size of the terminal on our standard output (80x24 when it cannot be read).
-fn terminal_size() -> nix::pty::Winsize {
+/// The size of the terminal `ours` (80x24 when it cannot be read).
+fn terminal_size(ours: std::os::fd::BorrowedFd<'_>) -> nix::pty::Winsize {
+    use std::os::fd::AsRawFd;
     let mut ws = nix::pty::Winsize {
         ws_row: 24,
         ws_col: 80,
@@ -566,7 +605,7 @@ fn terminal_size() -> nix::pty::Winsize {
         ws_ypixel: 0,
     };
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we pass; on failure it writes nothing.
-    let ok = unsafe { nix::libc::ioctl(1, nix::libc::TIOCGWINSZ, &mut ws) } == 0;
+    let ok = unsafe { nix::libc::ioctl(ours.as_raw_fd(), nix::libc::TIOCGWINSZ, &mut ws) } == 0;
     if !ok || ws.ws_col == 0 || ws.ws_row == 0 {
         ws.ws_row = 24;
         ws.ws_col = 80;
@@ -574,20 +613,30 @@ fn terminal_size() -> nix::pty::Winsize {
     ws
 }
 
-/// Copies the pseudo-terminal's output to our stdout as it comes (blocking, until the command
-/// and all it started closed the terminal), and its lines to the log and the status ([`Lines`]).
-fn copy_terminal(mut master: std::fs::File, log: Arc<Mutex<OutputLog>>, note: impl Fn(&str)) {
+/// Copies the pseudo-terminal's output to our stdout (`to_stderr`: our stderr) as it comes
+/// (blocking, until the command and all it started closed the terminal), and its lines to the
+/// log and the status ([`Lines`]).
+fn copy_terminal(
+    mut master: std::fs::File,
+    to_stderr: bool,
+    log: Arc<Mutex<OutputLog>>,
+    note: impl Fn(&str),
+    mut lines: Lines,
+) {
     let mut buf = vec![0u8; 16 * 1024];
-    let mut lines = Lines::default();
     loop {
         // Linux answers EIO once the command and everything it started closed the terminal.
         let n = match master.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(&buf[..n]).and_then(|_| out.flush());
-        drop(out);
+        let _ = match to_stderr {
+            true => std::io::stderr().lock().write_all(&buf[..n]),
+            false => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&buf[..n]).and_then(|_| out.flush())
+            }
+        };
         lines.feed(&buf[..n], &log, &note);
     }
     lines.finish(&log, &note);
@@ -601,10 +650,10 @@ async fn copy_pipe(
     to_stderr: bool,
     log: Arc<Mutex<OutputLog>>,
     note: impl Fn(&str),
+    mut lines: Lines,
 ) {
     use tokio::io::AsyncReadExt;
     let mut buf = vec![0u8; 16 * 1024];
-    let mut lines = Lines::default();
     loop {
         let n = match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
@@ -631,13 +680,22 @@ async fn copy_pipe(
 /// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
 /// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
 /// drawing over itself) to the status as it is drawn. A line keeps its first
-/// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES).
-#[derive(Default)]
+/// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES). The line the bytes
+/// read so far stop in (cut anywhere, or a prompt waiting for an answer) is kept in
+/// `unfinished`, which [`supervise`] shows once it has not changed for a report's interval.
 struct Lines {
     line: Vec<u8>,
+    unfinished: Arc<Mutex<Option<String>>>,
 }
 
 impl Lines {
+    fn new(unfinished: Arc<Mutex<Option<String>>>) -> Lines {
+        Lines {
+            line: Vec::new(),
+            unfinished,
+        }
+    }
+
     fn feed(&mut self, bytes: &[u8], log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
         for &b in bytes {
             match b {
@@ -662,11 +720,14 @@ impl Lines {
                 _ => {}
             }
         }
+        *self.unfinished.lock().unwrap() =
+            (!self.line.is_empty()).then(|| String::from_utf8_lossy(&self.line).into_owned());
     }
 
     /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
     /// a line too, unless nothing of it shows (a colour reset, a bare `\r`).
     fn finish(self, log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+        *self.unfinished.lock().unwrap() = None;
         if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
             note(&last);
             log.lock().unwrap().push(last.as_bytes());

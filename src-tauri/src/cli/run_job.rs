@@ -299,10 +299,11 @@ impl JobLink {
     /// sent again after the answer's `Retry-After` (5 s by default, 1 to 10 s: under the job's
     /// heartbeat, which each try keeps), each try given 30 s (a third of a shorter `patience`),
     /// for up to `patience`, saying so once on stderr; a Taskdeck that restarted on another port
-    /// is found again through the data dir ([`JobLink::endpoint_now`]). Gives up early when `give_up` resolves (Ctrl-C, SIGTERM
-    /// or SIGHUP). Any other refusal (the job already ended) is said and not retried. A job
-    /// whose end is never recorded ends as "runner lost" after its heartbeat: without the exit
-    /// code, or, for a cancel, instead of cancelled.
+    /// is found again through the data dir ([`JobLink::endpoint_now`]), and a 401 or 404 from a
+    /// port the data dir named is taken for a restart not yet recorded. Gives up early when
+    /// `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP). Any other refusal (the job already
+    /// ended) is said and not retried. A job whose end is never recorded ends as "runner lost"
+    /// after its heartbeat: without the exit code, or, for a cancel, instead of cancelled.
     pub(crate) async fn report_final(
         &self,
         body: Value,
