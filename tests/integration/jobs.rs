@@ -1060,7 +1060,7 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
         .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
         .args(["--name", "bar", "--", "sh", "-c"])
         .arg(format!(
-            "printf 'Building 1/8\\r'; printf 'Building 3/8\\r'; while [ ! -e {} ]; do sleep 0.1; done; echo built",
+            "printf 'Building 1/8\\r'; printf 'Building 3/8\\r'; for i in $(seq 300); do [ -e {} ] && break; sleep 0.1; done; echo built",
             end.display()
         ))
         .stdout(Stdio::null())
@@ -1085,16 +1085,30 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
     std::fs::write(&end, "").unwrap();
     assert!(bar.wait().await.unwrap().success());
     // A prompt the command waits at shows as its status once it has stood a moment, though no
-    // newline ended it.
-    let answered = dir.path().join("answered");
+    // newline ended it: on stderr while stdout goes on (two pipes), and the same prompt asked
+    // twice on stdout.
+    let (first, second, third) = (
+        dir.path().join("first"),
+        dir.path().join("second"),
+        dir.path().join("third"),
+    );
+    let wait_for = |f: &std::path::Path| {
+        format!(
+            "for i in $(seq 300); do [ -e {} ] && break; sleep 0.1; done",
+            f.display()
+        )
+    };
     let mut asks = tokio::process::Command::new(BIN)
         .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
         .args(["--name", "asks", "--", "sh", "-c"])
         .arg(format!(
-            "echo starting; printf 'Continue? [y/N] '; while [ ! -e {} ]; do sleep 0.1; done",
-            answered.display()
+            "echo starting; printf 'Continue? [y/N] ' >&2; echo busy; {}; echo y >&2; printf 'Again? [y/N] '; {}; echo y; printf 'Again? [y/N] '; {}",
+            wait_for(&first),
+            wait_for(&second),
+            wait_for(&third)
         ))
         .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -1110,14 +1124,23 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    let v = wait_job(&s, &s.admin, &id, |v| {
+    let asking = |v: &Value| {
         v["statusMessage"]
             .as_str()
             .is_some_and(|m| m.starts_with("Continue?"))
+    };
+    let v = wait_job(&s, &s.admin, &id, asking).await;
+    assert_eq!(v["status"], "working", "{v}");
+    std::fs::write(&first, "").unwrap();
+    let again = |v: &Value| v["statusMessage"] == "Again? [y/N]";
+    wait_job(&s, &s.admin, &id, again).await;
+    std::fs::write(&second, "").unwrap();
+    wait_job(&s, &s.admin, &id, |v| {
+        v["statusMessage"] == "Again? [y/N] y"
     })
     .await;
-    assert_eq!(v["status"], "working", "{v}");
-    std::fs::write(&answered, "").unwrap();
+    wait_job(&s, &s.admin, &id, again).await;
+    std::fs::write(&third, "").unwrap();
     assert!(asks.wait().await.unwrap().success());
 }
 

@@ -6,7 +6,7 @@
 //! `Idempotency-Key`; a start that fails on the way (the connection dropped or was reset, a 5xx)
 //! is sent again with the same key a few times, so a retried start never makes a second job.
 //!
-//! Where our stdout or stderr is a terminal, the command's writes to a pseudo-terminal of the
+//! Where our stdout or stderr is a terminal, the command's stream writes to a pseudo-terminal of the
 //! same size, so it behaves as it would without `taskdeck run` (colours, progress bars redrawn
 //! with `\r`, line buffering); the bytes are passed through untouched, and Taskdeck gets the
 //! latest line, including each `\r` redraw, so a progress bar's `12/50` shows live. Its other
@@ -304,11 +304,11 @@ impl Launched {
 
 /// The command's output on its way: copied to our terminal by `readers`, its last 40 lines
 /// kept in `log` (the result's tail), its latest line (or `\r` redraw) in `latest`, and the
-/// line it is in the middle of, if any, in `unfinished` ([`Lines`]).
+/// line each copier's output stands in, if any, in `unfinished` (one slot per copier: [`Lines`]).
 struct OutputCapture {
     log: Arc<Mutex<OutputLog>>,
     latest: Arc<Mutex<LatestStatus>>,
-    unfinished: Arc<Mutex<Option<String>>>,
+    unfinished: Vec<Arc<Mutex<Option<Standing>>>>,
     readers: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -323,10 +323,9 @@ impl OutputCapture {
             let latest = latest.clone();
             move |text: &str| latest.lock().unwrap().note(text)
         };
-        let unfinished = Arc::new(Mutex::new(None));
-        let copy_pipe = |reader: Box<dyn AsyncRead + Send + Unpin>, to_stderr: bool| {
+        let mut unfinished = Vec::new();
+        let copy_pipe = |reader: Box<dyn AsyncRead + Send + Unpin>, to_stderr: bool, lines| {
             let (log, note) = (log.clone(), note.clone());
-            let lines = Lines::new(unfinished.clone());
             tokio::spawn(copy_pipe(reader, to_stderr, log, note, lines))
         };
         let shared = launched.shared.take().and_then(|read| {
@@ -338,20 +337,24 @@ impl OutputCapture {
         let mut readers = Vec::new();
         if let Some(master) = launched.master.take() {
             let (log, note) = (log.clone(), note.clone());
-            let lines = Lines::new(unfinished.clone());
+            let lines = Lines::new(&mut unfinished);
             let to_stderr = launched.terminal_is_stderr;
             readers.push(tokio::task::spawn_blocking(move || {
                 copy_terminal(std::fs::File::from(master), to_stderr, log, note, lines)
             }));
         }
         if let Some(shared) = shared {
-            readers.push(copy_pipe(Box::new(shared), false));
+            readers.push(copy_pipe(
+                Box::new(shared),
+                false,
+                Lines::new(&mut unfinished),
+            ));
         }
         if let Some(out) = launched.child.stdout.take() {
-            readers.push(copy_pipe(Box::new(out), false));
+            readers.push(copy_pipe(Box::new(out), false, Lines::new(&mut unfinished)));
         }
         if let Some(err) = launched.child.stderr.take() {
-            readers.push(copy_pipe(Box::new(err), true));
+            readers.push(copy_pipe(Box::new(err), true, Lines::new(&mut unfinished)));
         }
         OutputCapture {
             log,
@@ -455,7 +458,7 @@ async fn supervise(
     launched: &mut Launched,
     link: &JobLink,
     latest: &Mutex<LatestStatus>,
-    unfinished: &Mutex<Option<String>>,
+    unfinished: &[Arc<Mutex<Option<Standing>>>],
     stops: &mut StopSignals,
 ) -> Ending {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -473,8 +476,10 @@ async fn supervise(
     // The report on its way, if one is: it does not hold up the rest, so the command's end is
     // seen (and timed) at once however long Taskdeck takes to answer.
     let mut in_flight: Option<std::pin::Pin<Box<dyn Future<Output = Option<Value>> + '_>>> = None;
-    // The line the output stood in at the last tick, and the last one shown as the status.
-    let (mut seen, mut shown): (Option<String>, Option<String>) = (None, None);
+    // For each copier: the line its output stood in at the last tick, and the one shown as the
+    // status since that line began.
+    let mut seen: Vec<Option<Standing>> = vec![None; unfinished.len()];
+    let mut shown: Vec<Option<Standing>> = vec![None; unfinished.len()];
     ending.status = loop {
         tokio::select! {
             // An exit that is ready wins over a report tick that would find a cancel.
@@ -508,17 +513,23 @@ async fn supervise(
             }
             _ = tick.tick(), if link.job.is_some() && in_flight.is_none() => {
                 let mut update = latest.lock().unwrap().take();
-                // A line the output has stood in for a whole tick (a prompt waiting for an
-                // answer) is the status as it stands; no progress is read from it.
-                let now = unfinished.lock().unwrap().clone();
-                if update.is_none() && now.is_some() && now == seen && now != shown {
-                    update = now
-                        .as_deref()
-                        .and_then(status_line)
-                        .map(|message| StatusUpdate { message, progress: None });
-                    shown = now.clone();
+                // A line an output has stood in for a whole tick (a prompt waiting for an
+                // answer, a progress bar that stalled) is the status as it stands, once.
+                for (i, slot) in unfinished.iter().enumerate() {
+                    let now = slot.lock().unwrap().clone();
+                    if now != seen[i] {
+                        shown[i] = None;
+                    } else if update.is_none()
+                        && let Some((_, line)) = &now
+                        && shown[i] != now
+                    {
+                        let mut standing = LatestStatus::default();
+                        standing.note(line);
+                        update = standing.take();
+                        shown[i] = now.clone();
+                    }
+                    seen[i] = now;
                 }
-                seen = now;
                 in_flight = Some(Box::pin(link.report(Value::Object(status_report(update)))));
             }
             answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
@@ -677,21 +688,31 @@ async fn copy_pipe(
     lines.finish(&log, &note);
 }
 
+/// The line an output stands in: how many of its lines had ended before it, and its text.
+type Standing = (u64, String);
+
 /// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
 /// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
 /// drawing over itself) to the status as it is drawn. A line keeps its first
 /// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES). The line the bytes
 /// read so far stop in (cut anywhere, or a prompt waiting for an answer) is kept in
-/// `unfinished`, which [`supervise`] shows once it has not changed for a report's interval.
+/// `unfinished`, this copier's slot, which [`supervise`] shows once it has not changed for a
+/// report's interval.
 struct Lines {
     line: Vec<u8>,
-    unfinished: Arc<Mutex<Option<String>>>,
+    /// How many lines have ended: tells a line asked again from the same line still standing.
+    ended: u64,
+    unfinished: Arc<Mutex<Option<Standing>>>,
 }
 
 impl Lines {
-    fn new(unfinished: Arc<Mutex<Option<String>>>) -> Lines {
+    /// A splitter with a slot of its own, added to `slots`.
+    fn new(slots: &mut Vec<Arc<Mutex<Option<Standing>>>>) -> Lines {
+        let unfinished = Arc::new(Mutex::new(None));
+        slots.push(unfinished.clone());
         Lines {
             line: Vec::new(),
+            ended: 0,
             unfinished,
         }
     }
@@ -709,19 +730,27 @@ impl Lines {
                         .unwrap()
                         .push(status_line(&text).unwrap_or_default().as_bytes());
                     self.line.clear();
+                    self.ended += 1;
                 }
                 b'\r' => {
                     note(&String::from_utf8_lossy(&self.line));
-                    self.line.push(b);
+                    if self.line.last() != Some(&b'\r') {
+                        self.line.push(b);
+                    }
                 }
-                _ if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES => {
-                    self.line.push(b)
+                _ => {
+                    // A redraw: what follows a `\r` replaces what was drawn before it.
+                    if self.line.last() == Some(&b'\r') {
+                        self.line.clear();
+                    }
+                    if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES {
+                        self.line.push(b);
+                    }
                 }
-                _ => {}
             }
         }
-        *self.unfinished.lock().unwrap() =
-            (!self.line.is_empty()).then(|| String::from_utf8_lossy(&self.line).into_owned());
+        *self.unfinished.lock().unwrap() = (!self.line.is_empty())
+            .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()));
     }
 
     /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
