@@ -30,6 +30,27 @@ async fn start_external(s: &Server, token: &str, external: Value) -> String {
         .to_string()
 }
 
+/// The taskId of the external job titled `title`, once it exists (15 s at most).
+async fn job_titled(s: &Server, title: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        if let Some(t) = list["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["title"] == title)
+        {
+            return t["taskId"].as_str().unwrap().to_string();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "no job {title:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn wait_job(s: &Server, token: &str, id: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let start = Instant::now();
     loop {
@@ -1067,18 +1088,7 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let id = loop {
-        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
-        if let Some(t) = list["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["title"] == "bar")
-        {
-            break t["taskId"].as_str().unwrap().to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let id = job_titled(&s, "bar").await;
     let v = wait_job(&s, &s.admin, &id, |v| v["progress"]["current"] == 3).await;
     assert_eq!(v["progress"]["total"], 8, "{v}");
     assert_eq!(v["statusMessage"], "Building 3/8", "{v}");
@@ -1112,18 +1122,7 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let id = loop {
-        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
-        if let Some(t) = list["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["title"] == "asks")
-        {
-            break t["taskId"].as_str().unwrap().to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let id = job_titled(&s, "asks").await;
     let asking = |v: &Value| {
         v["statusMessage"]
             .as_str()
@@ -1464,18 +1463,7 @@ async fn taskdeck_run_leaves_a_closed_stdout_to_the_command() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let id = loop {
-        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
-        if let Some(t) = list["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["title"] == "both-piped")
-        {
-            break t["taskId"].as_str().unwrap().to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let id = job_titled(&s, "both-piped").await;
     let (status, _) = s
         .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/cancel"), json!({}))
         .await;

@@ -641,16 +641,21 @@ fn copy_terminal(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let _ = match to_stderr {
-            true => std::io::stderr().lock().write_all(&buf[..n]),
-            false => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(&buf[..n]).and_then(|_| out.flush())
-            }
-        };
+        let _ = pass_on(&buf[..n], to_stderr);
         lines.feed(&buf[..n], &log, &note);
     }
     lines.finish(&log, &note);
+}
+
+/// Writes `bytes` of the command's output to our stdout (flushed) or, `to_stderr`, stderr.
+fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
+    match to_stderr {
+        true => std::io::stderr().lock().write_all(bytes),
+        false => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes).and_then(|_| out.flush())
+        }
+    }
 }
 
 /// Copies one of the command's pipes to ours (`to_stderr`: to our stderr, else stdout) as its
@@ -670,13 +675,7 @@ async fn copy_pipe(
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let written = match to_stderr {
-            true => std::io::stderr().lock().write_all(&buf[..n]),
-            false => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(&buf[..n]).and_then(|_| out.flush())
-            }
-        };
+        let written = pass_on(&buf[..n], to_stderr);
         lines.feed(&buf[..n], &log, &note);
         // Ours closed (`taskdeck run -- cmd | head`): this pipe is closed too, so the command
         // learns it at its next write (SIGPIPE or EPIPE) as it would alone; its other stream
