@@ -61,6 +61,19 @@ impl Reply {
 /// captured. The line is `exec`ed: a shell that stayed in between (dash, `script`'s shell when
 /// `SHELL` is unset, does not exec a lone command) would get Ctrl-C too and report its own
 /// 130 instead of the command's exit code.
+/// Stops `s` cleanly (SIGTERM) and waits for it to exit (10 s at most); its exit status.
+pub async fn stop_cleanly(s: &mut Server) -> std::process::ExitStatus {
+    let pid = s.child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
+        .await
+        .expect("a clean stop")
+        .unwrap()
+}
+
 pub fn in_script(line: &str) -> Command {
     let mut script = Command::new("script");
     script.args(["-qec", &format!("exec {line}"), "/dev/null"]);

@@ -8,7 +8,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::harness::{BIN, Server, in_script};
+use crate::harness::{BIN, Server, in_script, stop_cleanly};
 
 async fn post_job(s: &Server, token: &str, body: Value) -> reqwest::Response {
     s.http
@@ -1368,15 +1368,7 @@ async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
     // Stopped, and its port taken at once by an unrelated Taskdeck (another data dir, another
     // admin token), then started again (on another port, the old one being taken).
     let old_port = s.port;
-    let pid = s.child.id().unwrap().to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
-        .await
-        .expect("a clean stop")
-        .unwrap();
+    stop_cleanly(&mut s).await;
     let other = tempfile::tempdir().unwrap();
     let mut unrelated = tokio::process::Command::new(BIN)
         .args(["serve", "--port", &old_port.to_string(), "--data-dir"])

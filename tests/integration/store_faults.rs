@@ -14,7 +14,7 @@ use std::{
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::harness::{BIN, LegacySession, Server};
+use crate::harness::{BIN, LegacySession, Server, stop_cleanly};
 
 /// Runs `taskdeck ARGS --data-dir DIR/data --config-dir DIR/cfg`.
 fn taskdeck(dir: &Path, args: &[&str]) -> Output {
@@ -500,19 +500,6 @@ fn refused_for_a_full_disk(out: &Output) -> String {
         "{err}"
     );
     last.to_string()
-}
-
-/// Stops `s` cleanly (SIGTERM) and waits for it to exit; its exit status.
-async fn stop_cleanly(s: &mut Server) -> std::process::ExitStatus {
-    let pid = s.child.id().unwrap().to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
-    tokio::time::timeout(Duration::from_secs(10), s.child.wait())
-        .await
-        .expect("a clean stop")
-        .unwrap()
 }
 
 /// A start on a full disk, with tasks the last run left running (each must be recorded as
