@@ -1473,6 +1473,152 @@ async fn taskdeck_run_leaves_a_closed_stdout_to_the_command() {
     assert_eq!(v["status"], "cancelled", "{v}");
 }
 
+/// A consumer of `taskdeck run`'s output that stops reading (`| less` left on a page) holds up
+/// the command, as it would alone, but not the job: the status goes on, a cancel from Taskdeck
+/// stops the command at once, and a command that ended has its end recorded while its last
+/// lines are still on their way to the consumer, who then gets every byte.
+#[tokio::test]
+async fn taskdeck_run_goes_on_while_its_reader_does_not_read() {
+    let s = Server::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let line = format!(
+        "{BIN} run --port {} --token {} --name stalled -- sh -c 'echo $$ > {}; seq 1 300000; sleep 60' | (sleep 9; wc -l)",
+        s.port,
+        s.admin,
+        pid_file.display()
+    );
+    let pipeline = tokio::process::Command::new("bash")
+        .args(["-c", &line])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let id = job_titled(&s, "stalled").await;
+    let started = Instant::now();
+    let pid: i32 = wait_for_pids(&pid_file, 1).await[0];
+    // The reports go on while the consumer sleeps: the status is the latest line read.
+    let v = wait_job(&s, &s.admin, &id, |v| {
+        v["statusMessage"]
+            .as_str()
+            .and_then(|m| m.parse::<u64>().ok())
+            .is_some_and(|n| n > 1000)
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "no report while the consumer slept"
+    );
+    assert_eq!(v["status"], "working", "{v}");
+    let (status, _) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+    assert!(status.is_success(), "{status}");
+    let asked = Instant::now();
+    while pid_alive(pid) {
+        assert!(
+            asked.elapsed() < Duration::from_secs(4),
+            "the cancel did not stop the command while its reader slept"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    assert_eq!(v["status"], "cancelled", "{v}");
+    let out = tokio::time::timeout(Duration::from_secs(20), pipeline.wait_with_output())
+        .await
+        .expect("the pipeline ended")
+        .unwrap();
+    let lines: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(lines > 1000, "{lines}");
+
+    // A command that ends while its consumer sleeps: the job's end comes first, with its last
+    // line, and the consumer gets all of the output after.
+    let out_file = dir.path().join("out");
+    let line = format!(
+        "{BIN} run --port {} --token {} --name ended-early -- sh -c 'seq 1 20000; printf last-line' | (sleep 5; cat > {})",
+        s.port,
+        s.admin,
+        out_file.display()
+    );
+    let mut pipeline = tokio::process::Command::new("bash")
+        .args(["-c", &line])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let id = job_titled(&s, "ended-early").await;
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    assert!(
+        pipeline.try_wait().unwrap().is_none(),
+        "the end was recorded only once the consumer had read it all"
+    );
+    assert_eq!(v["status"], "completed", "{v}");
+    let tail = v["result"]["structuredContent"]["tail"].as_str().unwrap();
+    assert!(tail.ends_with("20000\nlast-line"), "{tail}");
+    let ended = tokio::time::timeout(Duration::from_secs(20), pipeline.wait())
+        .await
+        .expect("the pipeline ended")
+        .unwrap();
+    assert!(ended.success());
+    let mut expected: String = (1..=20000).map(|i| format!("{i}\n")).collect();
+    expected.push_str("last-line");
+    assert!(
+        std::fs::read_to_string(&out_file).unwrap() == expected,
+        "the consumer did not get the output as written"
+    );
+}
+
+/// A cancel Taskdeck took without its runner (the runner was stopped past the cancel's grace)
+/// still stops the command once the runner hears of it: the job says cancelled, so the command
+/// does not keep running.
+#[tokio::test]
+async fn taskdeck_run_stops_a_command_taskdeck_cancelled_without_it() {
+    let s = Server::start(&["--cancel-grace-ms", "500"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let runner = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "cancelled-meanwhile", "--", "sh", "-c"])
+        .arg(format!("echo $$ > {}; sleep 60", pid_file.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let id = job_titled(&s, "cancelled-meanwhile").await;
+    let pid = wait_for_pids(&pid_file, 1).await[0];
+    let runner_pid = runner.id().unwrap().to_string();
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &runner_pid])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    let (status, _) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+    assert!(status.is_success(), "{status}");
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    signal("-CONT");
+    assert_eq!(v["status"], "cancelled", "{v}");
+    let woke = Instant::now();
+    while pid_alive(pid) {
+        assert!(
+            woke.elapsed() < Duration::from_secs(5),
+            "the command kept running after its job was cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let out = tokio::time::timeout(Duration::from_secs(10), runner.wait_with_output())
+        .await
+        .expect("taskdeck run ended")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stopping the command"), "{stderr}");
+    assert!(!stderr.contains("refused"), "{stderr}");
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+}
+
 /// With stdout and stderr one file (`> f 2>&1`), the command's lines keep their order; its
 /// progress is left where it was when it fails; a name longer than Taskdeck takes is cut.
 #[tokio::test]

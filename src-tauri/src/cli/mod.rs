@@ -1,7 +1,8 @@
 //! The command-line clients that talk to a running Taskdeck over its HTTP API.
 //!
 //! - [`run_cli`]: `taskdeck run -- CMD`, a local command watched as an external job; its
-//!   HTTP side (starting the job, reporting to it) is `run_job`.
+//!   HTTP side (starting the job, reporting to it) is `run_job`, the way of its output from
+//!   the command to ours `run_output`.
 //! - [`tasks_cli`]: `taskdeck tasks list|show|answer|cancel` (`task_table` lays out the list);
 //!   [`task_actions_cli`]: `taskdeck tasks rerun|delete|clear`.
 //! - [`servers_cli`]: `taskdeck servers add|remove|list|import` (the gateway's upstreams;
@@ -29,6 +30,7 @@ mod hook_install;
 mod hook_settings;
 pub mod run_cli;
 mod run_job;
+mod run_output;
 pub mod servers_cli;
 mod servers_import;
 pub mod task_actions_cli;

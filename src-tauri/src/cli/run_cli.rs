@@ -14,7 +14,7 @@
 //! into lines the same way.
 
 use std::{
-    io::{IsTerminal, Read, Write},
+    io::{IsTerminal, Write},
     os::{
         fd::{AsFd, OwnedFd},
         unix::process::ExitStatusExt,
@@ -27,15 +27,13 @@ use std::{
 
 use nix::sys::signal::Signal;
 use serde_json::{Map, Value, json};
-use tokio::{
-    io::AsyncRead,
-    signal::unix::{Signal as SignalStream, SignalKind, signal},
-};
+use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobLink};
+use super::run_output::{Output, OutputCapture, Standing};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
-    output::{LatestStatus, OutputLog, StatusUpdate, status_line},
+    output::{LatestStatus, StatusUpdate},
     process::{TASK_ID_ENV, describe_exit, shell_line, signal_tagged, stop_group, stop_tagged},
 };
 
@@ -90,7 +88,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         Ok(launched) => launched,
         Err(e) => return link.could_not_start(&args.command[0], e).await,
     };
-    let output = OutputCapture::start(&mut launched);
+    let mut output = OutputCapture::start(std::mem::take(&mut launched.outputs));
     let mut ending = supervise(
         &mut launched,
         &link,
@@ -100,9 +98,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     )
     .await;
     ending.sweep_leftovers(&launched.tag).await;
-    for reader in output.readers {
-        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
-    }
+    output.read_rest().await;
     let duration_ms = launched.started.elapsed().as_millis() as u64;
     let tail = output.log.lock().unwrap().tail();
     // What the output said after the last report (its last line, often): the end's report
@@ -118,6 +114,9 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         &mut stops,
     )
     .await;
+    // The job has its end; what is still on its way to a slow consumer of ours (`| less`)
+    // is written before we exit, unless a signal says to stop.
+    output.delivered(stops.any()).await;
     ending.exit_code()
 }
 
@@ -141,6 +140,9 @@ async fn report_end(
         Some(_) => FINAL_REPORT_PATIENCE_STOPPING,
         None => FINAL_REPORT_PATIENCE,
     };
+    if ending.settled {
+        return;
+    }
     if ending.cancelled {
         report.insert("cancelled".into(), json!(true));
         link.report_final(Value::Object(report), patience, stops.any())
@@ -190,13 +192,9 @@ struct Launched {
     tag: String,
     /// Standard input is a terminal: the command shares our process group.
     interactive: bool,
-    /// The master side of the command's pseudo-terminal, until the output copier takes it.
-    master: Option<OwnedFd>,
-    /// The pseudo-terminal stands for our stderr (our stdout is redirected), not our stdout.
-    terminal_is_stderr: bool,
-    /// The read side of the one pipe the command's stdout and stderr share when ours are one
-    /// file ([`same_output`]), until the output copier takes it.
-    shared: Option<OwnedFd>,
+    /// The read sides of the command's pseudo-terminal and pipes, until the output capture
+    /// takes them.
+    outputs: Vec<Output>,
     started: Instant,
 }
 
@@ -251,47 +249,59 @@ impl Launched {
         } else {
             None
         };
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        if let Some(p) = &pty {
-            // Each of the command's streams on the terminal where ours is on one.
-            if out_tty && let Ok(out) = p.slave.try_clone() {
-                cmd.stdout(Stdio::from(out));
-            }
-            if err_tty && let Ok(err) = p.slave.try_clone() {
-                cmd.stderr(Stdio::from(err));
-            }
-        }
-        // Our stdout and stderr are one file (`2>&1`): the command's share one pipe too, so
-        // their lines keep the order it wrote them in (two pipes read apart would not).
-        let mut shared = None;
-        if pty.is_none() && same_output() {
-            match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
-                Ok((read, write)) => {
-                    if let Ok(copy) = write.try_clone() {
-                        cmd.stdout(Stdio::from(copy)).stderr(Stdio::from(write));
-                        shared = Some(read);
-                    }
+        // Each of the command's streams on the terminal where ours is on one; the others on
+        // pipes.
+        let (out_on_pty, err_on_pty) = match &pty {
+            Some(p) => {
+                if out_tty {
+                    cmd.stdout(Stdio::from(p.slave.try_clone()?));
                 }
-                Err(e) => eprintln!(
-                    "taskdeck run: no shared pipe ({e}); the command's stdout and stderr are copied apart"
-                ),
+                if err_tty {
+                    cmd.stderr(Stdio::from(p.slave.try_clone()?));
+                }
+                (out_tty, err_tty)
+            }
+            None => (false, false),
+        };
+        let mut outputs = Vec::new();
+        let mut pipe = |to_stderr: bool| -> std::io::Result<OwnedFd> {
+            let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+            outputs.push(Output { read, to_stderr });
+            Ok(write)
+        };
+        if !out_on_pty && !err_on_pty && same_output() {
+            // Our stdout and stderr are one file (`2>&1`): the command's share one pipe too, so
+            // their lines keep the order it wrote them in (two pipes read apart would not).
+            let write = pipe(false)?;
+            cmd.stdout(Stdio::from(write.try_clone()?))
+                .stderr(Stdio::from(write));
+        } else {
+            if !out_on_pty {
+                cmd.stdout(Stdio::from(pipe(false)?));
+            }
+            if !err_on_pty {
+                cmd.stderr(Stdio::from(pipe(true)?));
             }
         }
         let started = Instant::now();
         let spawned = cmd.spawn();
-        // Reading the master ends (EIO) only once every copy of the terminal's slave side is
-        // closed. The command holds its own copies now; ours (the pty's, and the two `cmd`
-        // keeps for the command's stdout and stderr) are closed here. Left open, they would
-        // make the copier wait out its timeout and lose the output's last partial line.
+        // Reading the master ends (EIO), and a pipe reads 0, only once every copy of its write
+        // side is closed. The command holds its own copies now; ours (those `cmd` keeps for the
+        // command's stdout and stderr, and the pty's slave, dropped below) are closed here.
+        // Left open, they would make the reader wait out its time and lose the output's last
+        // partial line.
         drop(cmd);
-        let master = pty.map(|p| p.master);
+        if let Some(p) = pty {
+            outputs.push(Output {
+                read: p.master,
+                to_stderr: terminal_is_stderr,
+            });
+        }
         Ok(Launched {
             child: spawned?,
             tag,
             interactive,
-            master,
-            terminal_is_stderr,
-            shared,
+            outputs,
             started,
         })
     }
@@ -299,69 +309,6 @@ impl Launched {
     /// Stops the command and everything it started (see [`stop_command`]).
     async fn stop(&mut self) -> Option<std::process::ExitStatus> {
         stop_command(&mut self.child, self.interactive, &self.tag).await
-    }
-}
-
-/// The command's output on its way: copied to our terminal by `readers`, its last 40 lines
-/// kept in `log` (the result's tail), its latest line (or `\r` redraw) in `latest`, and the
-/// line each copier's output stands in, if any, in `unfinished` (one slot per copier: [`Lines`]).
-struct OutputCapture {
-    log: Arc<Mutex<OutputLog>>,
-    latest: Arc<Mutex<LatestStatus>>,
-    unfinished: Vec<Arc<Mutex<Option<Standing>>>>,
-    readers: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl OutputCapture {
-    /// Starts copying to ours, byte for byte: the pseudo-terminal when there is one, else the
-    /// command's stdout and stderr.
-    fn start(launched: &mut Launched) -> OutputCapture {
-        let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
-        // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
-        let latest = Arc::new(Mutex::new(LatestStatus::default()));
-        let note = {
-            let latest = latest.clone();
-            move |text: &str| latest.lock().unwrap().note(text)
-        };
-        let mut unfinished = Vec::new();
-        let copy_pipe = |reader: Box<dyn AsyncRead + Send + Unpin>, to_stderr: bool, lines| {
-            let (log, note) = (log.clone(), note.clone());
-            tokio::spawn(copy_pipe(reader, to_stderr, log, note, lines))
-        };
-        let shared = launched.shared.take().and_then(|read| {
-            tokio::net::unix::pipe::Receiver::from_owned_fd(read)
-                .map_err(|e| eprintln!("taskdeck run: cannot read the command's output: {e}"))
-                .ok()
-        });
-        // The terminal's copier, and one for each of the command's streams on a pipe.
-        let mut readers = Vec::new();
-        if let Some(master) = launched.master.take() {
-            let (log, note) = (log.clone(), note.clone());
-            let lines = Lines::new(&mut unfinished);
-            let to_stderr = launched.terminal_is_stderr;
-            readers.push(tokio::task::spawn_blocking(move || {
-                copy_terminal(std::fs::File::from(master), to_stderr, log, note, lines)
-            }));
-        }
-        if let Some(shared) = shared {
-            readers.push(copy_pipe(
-                Box::new(shared),
-                false,
-                Lines::new(&mut unfinished),
-            ));
-        }
-        if let Some(out) = launched.child.stdout.take() {
-            readers.push(copy_pipe(Box::new(out), false, Lines::new(&mut unfinished)));
-        }
-        if let Some(err) = launched.child.stderr.take() {
-            readers.push(copy_pipe(Box::new(err), true, Lines::new(&mut unfinished)));
-        }
-        OutputCapture {
-            log,
-            latest,
-            unfinished,
-            readers,
-        }
     }
 }
 
@@ -373,6 +320,9 @@ struct Ending {
     cancelled: bool,
     /// We stopped the command ourselves, which also swept what it started.
     stopped: bool,
+    /// Taskdeck already recorded the job's end (a cancel it took while this runner was not
+    /// heard from): there is nothing left to report.
+    settled: bool,
     /// The signal that stopped `taskdeck run` itself: its exit status is then 128 + it, as a
     /// shell expects of a process ended by that signal.
     received: Option<i32>,
@@ -469,6 +419,7 @@ async fn supervise(
         status: None,
         cancelled: false,
         stopped: false,
+        settled: false,
         received: None,
     };
     // Said once: Taskdeck ended the job while the command still ran.
@@ -534,6 +485,18 @@ async fn supervise(
             }
             answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
                 in_flight = None;
+                if let Some(answer) = &answer
+                    && answer["ended"].is_string()
+                    && answer["status"] == "cancelled"
+                {
+                    // A cancel Taskdeck took after its grace, not having heard from us: it
+                    // still means the command is to stop.
+                    say("Taskdeck cancelled this job; stopping the command");
+                    ending.cancelled = true;
+                    ending.stopped = true;
+                    ending.settled = true;
+                    break launched.stop().await;
+                }
                 if let Some(ended) = answer.as_ref().and_then(|a| a["ended"].as_str())
                     && !told_ended
                 {
@@ -622,145 +585,6 @@ fn terminal_size(ours: std::os::fd::BorrowedFd<'_>) -> nix::pty::Winsize {
         ws.ws_col = 80;
     }
     ws
-}
-
-/// Copies the pseudo-terminal's output to our stdout (`to_stderr`: our stderr) as it comes
-/// (blocking, until the command and all it started closed the terminal), and its lines to the
-/// log and the status ([`Lines`]).
-fn copy_terminal(
-    mut master: std::fs::File,
-    to_stderr: bool,
-    log: Arc<Mutex<OutputLog>>,
-    note: impl Fn(&str),
-    mut lines: Lines,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        // Linux answers EIO once the command and everything it started closed the terminal.
-        let n = match master.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let _ = pass_on(&buf[..n], to_stderr);
-        lines.feed(&buf[..n], &log, &note);
-    }
-    lines.finish(&log, &note);
-}
-
-/// Writes `bytes` of the command's output to our stdout (flushed) or, `to_stderr`, stderr.
-fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
-    match to_stderr {
-        true => std::io::stderr().lock().write_all(bytes),
-        false => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes).and_then(|_| out.flush())
-        }
-    }
-}
-
-/// Copies one of the command's pipes to ours (`to_stderr`: to our stderr, else stdout) as its
-/// bytes come, unchanged (a last line without a newline, a prompt, binary data), and its lines
-/// to the log and the status ([`Lines`]).
-async fn copy_pipe(
-    mut reader: Box<dyn AsyncRead + Send + Unpin>,
-    to_stderr: bool,
-    log: Arc<Mutex<OutputLog>>,
-    note: impl Fn(&str),
-    mut lines: Lines,
-) {
-    use tokio::io::AsyncReadExt;
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let n = match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let written = pass_on(&buf[..n], to_stderr);
-        lines.feed(&buf[..n], &log, &note);
-        // Ours closed (`taskdeck run -- cmd | head`): this pipe is closed too, so the command
-        // learns it at its next write (SIGPIPE or EPIPE) as it would alone; its other stream
-        // and the job go on.
-        if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
-            break;
-        }
-    }
-    lines.finish(&log, &note);
-}
-
-/// The line an output stands in: how many of its lines had ended before it, and its text.
-type Standing = (u64, String);
-
-/// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
-/// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
-/// drawing over itself) to the status as it is drawn. A line keeps its first
-/// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES). The line the bytes
-/// read so far stop in (cut anywhere, or a prompt waiting for an answer) is kept in
-/// `unfinished`, this copier's slot, which [`supervise`] shows once it has not changed for a
-/// report's interval.
-struct Lines {
-    line: Vec<u8>,
-    /// How many lines have ended: tells a line asked again from the same line still standing.
-    ended: u64,
-    unfinished: Arc<Mutex<Option<Standing>>>,
-}
-
-impl Lines {
-    /// A splitter with a slot of its own, added to `slots`.
-    fn new(slots: &mut Vec<Arc<Mutex<Option<Standing>>>>) -> Lines {
-        let unfinished = Arc::new(Mutex::new(None));
-        slots.push(unfinished.clone());
-        Lines {
-            line: Vec::new(),
-            ended: 0,
-            unfinished,
-        }
-    }
-
-    fn feed(&mut self, bytes: &[u8], log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
-        for &b in bytes {
-            match b {
-                b'\n' => {
-                    if self.line.last() == Some(&b'\r') {
-                        self.line.pop();
-                    }
-                    let text = String::from_utf8_lossy(&self.line).into_owned();
-                    note(&text);
-                    log.lock()
-                        .unwrap()
-                        .push(status_line(&text).unwrap_or_default().as_bytes());
-                    self.line.clear();
-                    self.ended += 1;
-                }
-                b'\r' => {
-                    note(&String::from_utf8_lossy(&self.line));
-                    if self.line.last() != Some(&b'\r') {
-                        self.line.push(b);
-                    }
-                }
-                _ => {
-                    // A redraw: what follows a `\r` replaces what was drawn before it.
-                    if self.line.last() == Some(&b'\r') {
-                        self.line.clear();
-                    }
-                    if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES {
-                        self.line.push(b);
-                    }
-                }
-            }
-        }
-        *self.unfinished.lock().unwrap() = (!self.line.is_empty())
-            .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()));
-    }
-
-    /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
-    /// a line too, unless nothing of it shows (a colour reset, a bare `\r`).
-    fn finish(self, log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
-        *self.unfinished.lock().unwrap() = None;
-        if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
-            note(&last);
-            log.lock().unwrap().push(last.as_bytes());
-        }
-    }
 }
 
 /// Stops the command and everything it started: by its tag when it shares our process group

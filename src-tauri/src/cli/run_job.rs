@@ -266,8 +266,8 @@ impl JobLink {
     }
 
     /// Sends one report (`POST /v1/jobs/{id}/report`, at most [`REPORT_TIMEOUT`]) and returns
-    /// Taskdeck's answer, or `{"ended": detail}` when Taskdeck already ended the job (409, e.g.
-    /// its ttlMs passed). `None` without a job or when the report did not get through, or was
+    /// Taskdeck's answer, or `{"ended": detail, "status": status}` when Taskdeck already ended the
+    /// job (409, e.g. its ttlMs passed; `status` from `GET /v1/jobs/{id}`, null when unread). `None` without a job or when the report did not get through, or was
     /// not sent for want of the data dir's Taskdeck ([`JobLink::endpoint_now`]: one restarted on
     /// another port is followed, so it keeps the job's heartbeat).
     pub(crate) async fn report(&self, body: Value) -> Option<Value> {
@@ -287,11 +287,25 @@ impl JobLink {
         };
         let conflict = r.status() == reqwest::StatusCode::CONFLICT;
         let answer = r.json::<Value>().await.ok()?;
-        Some(if conflict {
-            json!({"ended": answer["detail"]})
-        } else {
-            answer
-        })
+        if !conflict {
+            return Some(answer);
+        }
+        // How it ended (`None` when that cannot be read now): a cancel is still to be carried
+        // out, though Taskdeck took it without us.
+        let status = match self
+            .http
+            .get(format!("{}/v1/jobs/{id}", endpoint.base))
+            .bearer_auth(&endpoint.token)
+            .timeout(REPORT_TIMEOUT)
+            .send()
+            .await
+        {
+            Ok(r) if r.status().is_success() => {
+                r.json::<Value>().await.ok().map(|t| t["status"].clone())
+            }
+            _ => None,
+        };
+        Some(json!({"ended": answer["detail"], "status": status}))
     }
 
     /// Sends the job's final report (its result or cancel) until Taskdeck records it: a report

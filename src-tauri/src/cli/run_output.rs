@@ -1,0 +1,312 @@
+//! The output of a command run by `taskdeck run`, on its way from the command to ours. Each of
+//! the command's outputs (its pseudo-terminal, or a pipe) has a reader thread that cuts it into
+//! lines for the job (the log's tail, the latest line as the status, a line left standing as
+//! a prompt) and a writer thread that copies its bytes, unchanged, to our stdout or stderr.
+//!
+//! Reading and writing are apart so that a consumer of ours that stops reading (`| less` left
+//! on a page, a terminal paused with Ctrl-S) holds up only the writer: the command then waits
+//! for room as it would without `taskdeck run`, while its status, reports and a cancel from
+//! Taskdeck go on. Once the command has ended, what it left unread is read at once, so the
+//! job's end carries its last lines while they are still on their way to a slow consumer.
+
+use std::{
+    collections::VecDeque,
+    io::{Read, Write},
+    os::fd::OwnedFd,
+    sync::{Arc, Condvar, Mutex},
+    time::Duration,
+};
+
+use taskdeck_server::tools::output::{LatestStatus, OutputLog, status_line};
+
+/// How much of an output may wait for our consumer while the command runs (bytes): past it,
+/// the reader waits, and so does the command once its pipe is full.
+const RELAY_BYTES: usize = 64 * 1024;
+
+/// How much may wait once the command has ended (bytes): what it left in its pipe or
+/// terminal is taken without waiting for room; a leftover process that goes on writing past
+/// this waits again.
+const RELAY_BYTES_ENDED: usize = 8 * 1024 * 1024;
+
+/// How long the end waits for each reader to take what the command left (a leftover
+/// process that keeps the output open without writing is not waited for).
+const READ_REST: Duration = Duration::from_millis(500);
+
+/// One of the command's outputs: the read side of its pipe or pseudo-terminal, and whether
+/// it is copied to our stderr (else our stdout).
+pub(super) struct Output {
+    pub(super) read: OwnedFd,
+    pub(super) to_stderr: bool,
+}
+
+/// The command's output on its way: its last 40 lines kept in `log` (the result's tail), its
+/// latest line (or `\r` redraw) in `latest`, and the line each output stands in, if any, in
+/// `unfinished` (one slot per output: [`Lines`]).
+pub(super) struct OutputCapture {
+    pub(super) log: Arc<Mutex<OutputLog>>,
+    pub(super) latest: Arc<Mutex<LatestStatus>>,
+    pub(super) unfinished: Vec<Arc<Mutex<Option<Standing>>>>,
+    readers: Vec<tokio::task::JoinHandle<()>>,
+    relays: Vec<Arc<Relay>>,
+    writers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl OutputCapture {
+    /// Starts a reader and a writer thread for each of `outputs`.
+    pub(super) fn start(outputs: Vec<Output>) -> OutputCapture {
+        let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
+        // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
+        let latest = Arc::new(Mutex::new(LatestStatus::default()));
+        let mut capture = OutputCapture {
+            log,
+            latest,
+            unfinished: Vec::new(),
+            readers: Vec::new(),
+            relays: Vec::new(),
+            writers: Vec::new(),
+        };
+        for output in outputs {
+            let relay = Arc::new(Relay::default());
+            let lines = Lines::new(&mut capture.unfinished);
+            let (log, latest, from) = (capture.log.clone(), capture.latest.clone(), relay.clone());
+            capture.readers.push(tokio::task::spawn_blocking(move || {
+                let note = |text: &str| latest.lock().unwrap().note(text);
+                read_out(std::fs::File::from(output.read), &from, &log, &note, lines)
+            }));
+            let to = relay.clone();
+            capture.writers.push(tokio::task::spawn_blocking(move || {
+                to.write_out(output.to_stderr)
+            }));
+            capture.relays.push(relay);
+        }
+        capture
+    }
+
+    /// After the command's end: takes what it left unread (each reader given [`READ_REST`];
+    /// one still held open by a process it left is not waited for further), then lets the
+    /// writers finish once they have written what was read.
+    pub(super) async fn read_rest(&mut self) {
+        for relay in &self.relays {
+            relay.update(|q| q.ended = true);
+        }
+        for reader in self.readers.drain(..) {
+            let _ = tokio::time::timeout(READ_REST, reader).await;
+        }
+        for relay in &self.relays {
+            relay.update(|q| q.closed = true);
+        }
+    }
+
+    /// Waits until everything read has been written to ours (a slow consumer may take long),
+    /// or until `give_up` resolves.
+    pub(super) async fn delivered(self, give_up: impl Future<Output = ()>) {
+        tokio::pin!(give_up);
+        for writer in self.writers {
+            tokio::select! {
+                _ = writer => {}
+                _ = &mut give_up => return,
+            }
+        }
+    }
+}
+
+/// Reads one of the command's outputs until it ends (Linux answers EIO on a pseudo-terminal
+/// once the command and everything it started closed it; a pipe reads 0), its lines going to
+/// `log` and the status ([`Lines`]) and its bytes to `relay`; stops early when our side of
+/// it is closed (`taskdeck run -- cmd | head`): the read side is then closed too, so the
+/// command learns it at its next write (SIGPIPE or EPIPE) as it would alone.
+fn read_out(
+    mut from: std::fs::File,
+    relay: &Relay,
+    log: &Mutex<OutputLog>,
+    note: &impl Fn(&str),
+    mut lines: Lines,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        lines.feed(&buf[..n], log, note);
+        if !relay.push(&buf[..n]) {
+            break;
+        }
+    }
+    relay.update(|q| q.closed = true);
+    lines.finish(log, note);
+}
+
+/// Writes `bytes` of the command's output to our stdout (flushed) or, `to_stderr`, stderr.
+fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
+    match to_stderr {
+        true => std::io::stderr().lock().write_all(bytes),
+        false => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes).and_then(|_| out.flush())
+        }
+    }
+}
+
+/// The bytes one reader has read and its writer has not yet written ([`RELAY_BYTES`] at most
+/// while the command runs, [`RELAY_BYTES_ENDED`] after).
+#[derive(Default)]
+struct Relay {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    chunks: VecDeque<Vec<u8>>,
+    /// Bytes read and not yet written (those being written included).
+    bytes: usize,
+    /// The command has ended: what it left is taken without waiting for room.
+    ended: bool,
+    /// No more bytes will come: the writer ends once it has written what it holds.
+    closed: bool,
+    /// Our side is closed (EPIPE): nothing more is read or written.
+    broken: bool,
+}
+
+impl Relay {
+    /// Changes the queue's state and wakes whoever waits on it.
+    fn update(&self, change: impl FnOnce(&mut Queue)) {
+        change(&mut self.queue.lock().unwrap());
+        self.changed.notify_all();
+    }
+
+    /// Hands `bytes` to the writer, first waiting for room. `false` once no more are taken
+    /// (our side closed, or the end gave up on this output).
+    fn push(&self, bytes: &[u8]) -> bool {
+        let mut q = self.queue.lock().unwrap();
+        loop {
+            if q.broken || q.closed {
+                return false;
+            }
+            let room = if q.ended {
+                RELAY_BYTES_ENDED
+            } else {
+                RELAY_BYTES
+            };
+            if q.bytes < room {
+                break;
+            }
+            q = self.changed.wait(q).unwrap();
+        }
+        q.bytes += bytes.len();
+        q.chunks.push_back(bytes.to_vec());
+        self.changed.notify_all();
+        true
+    }
+
+    /// The writer thread: writes what comes, in order, to our stdout or (`to_stderr`) stderr,
+    /// until the queue is closed and empty, or our side closes. Other write errors (a terminal
+    /// gone) lose that chunk only: the command's status and result still need its output read.
+    fn write_out(&self, to_stderr: bool) {
+        loop {
+            let chunk = {
+                let mut q = self.queue.lock().unwrap();
+                loop {
+                    if q.broken {
+                        return;
+                    }
+                    if let Some(chunk) = q.chunks.pop_front() {
+                        break chunk;
+                    }
+                    if q.closed {
+                        return;
+                    }
+                    q = self.changed.wait(q).unwrap();
+                }
+            };
+            let written = pass_on(&chunk, to_stderr);
+            self.update(|q| {
+                q.bytes -= chunk.len();
+                if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+                    q.broken = true;
+                    q.chunks.clear();
+                    q.bytes = 0;
+                }
+            });
+        }
+    }
+}
+
+/// The line an output stands in: how many of its lines had ended before it, and its text.
+pub(super) type Standing = (u64, String);
+
+/// The command's output cut into lines as its bytes come: each line (ending `\n`, or a
+/// terminal's `\r\n`) goes to the log and the status, and each `\r` redraw (a progress bar
+/// drawing over itself) to the status as it is drawn. A line keeps its first
+/// [`MAX_LINE_BYTES`](taskdeck_server::tools::process::MAX_LINE_BYTES). The line the bytes
+/// read so far stop in (cut anywhere, or a prompt waiting for an answer) is kept in
+/// `unfinished`, this output's slot, which `supervise` shows once it has not changed for a
+/// report's interval.
+struct Lines {
+    line: Vec<u8>,
+    /// How many lines have ended: tells a line asked again from the same line still standing.
+    ended: u64,
+    unfinished: Arc<Mutex<Option<Standing>>>,
+}
+
+impl Lines {
+    /// A splitter with a slot of its own, added to `slots`.
+    fn new(slots: &mut Vec<Arc<Mutex<Option<Standing>>>>) -> Lines {
+        let unfinished = Arc::new(Mutex::new(None));
+        slots.push(unfinished.clone());
+        Lines {
+            line: Vec::new(),
+            ended: 0,
+            unfinished,
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8], log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+        for &b in bytes {
+            match b {
+                b'\n' => {
+                    if self.line.last() == Some(&b'\r') {
+                        self.line.pop();
+                    }
+                    let text = String::from_utf8_lossy(&self.line).into_owned();
+                    note(&text);
+                    log.lock()
+                        .unwrap()
+                        .push(status_line(&text).unwrap_or_default().as_bytes());
+                    self.line.clear();
+                    self.ended += 1;
+                }
+                b'\r' => {
+                    note(&String::from_utf8_lossy(&self.line));
+                    if self.line.last() != Some(&b'\r') {
+                        self.line.push(b);
+                    }
+                }
+                _ => {
+                    // A redraw: what follows a `\r` replaces what was drawn before it.
+                    if self.line.last() == Some(&b'\r') {
+                        self.line.clear();
+                    }
+                    if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES {
+                        self.line.push(b);
+                    }
+                }
+            }
+        }
+        *self.unfinished.lock().unwrap() = (!self.line.is_empty())
+            .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()));
+    }
+
+    /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
+    /// a line too, unless nothing of it shows (a colour reset, a bare `\r`).
+    fn finish(self, log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+        *self.unfinished.lock().unwrap() = None;
+        if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
+            note(&last);
+            log.lock().unwrap().push(last.as_bytes());
+        }
+    }
+}
