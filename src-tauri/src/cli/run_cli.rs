@@ -14,7 +14,7 @@
 //! into lines the same way.
 
 use std::{
-    io::{IsTerminal, Write},
+    io::IsTerminal,
     os::{
         fd::{AsFd, OwnedFd},
         unix::process::ExitStatusExt,
@@ -30,12 +30,16 @@ use serde_json::{Map, Value, json};
 use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobLink};
-use super::run_output::{Output, OutputCapture, Standing};
+use super::run_output::{Output, OutputCapture, Standing, say};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, StatusUpdate},
     process::{TASK_ID_ENV, describe_exit, shell_line, signal_tagged, stop_group, stop_tagged},
 };
+
+/// How long the output still on its way to a slow consumer may take once `taskdeck run` was
+/// told to stop (SIGTERM, SIGHUP, Ctrl-C): it should go soon.
+const DELIVERY_WHEN_STOPPING: Duration = Duration::from_secs(1);
 
 /// What `taskdeck run` needs.
 pub struct RunArgs {
@@ -62,8 +66,9 @@ pub fn run(args: RunArgs, config_dir: &Path) -> ExitCode {
         }
     };
     let code = rt.block_on(run_async(args, config_dir));
-    // The terminal copier may still be blocked on a terminal that a background child of the
-    // command keeps open: do not wait for it (without `taskdeck run` the shell would not).
+    // An output's reader may still be blocked on a terminal or pipe that a background child of
+    // the command keeps open, and its writer on a consumer we stopped waiting for: do not
+    // wait for them (without `taskdeck run` the shell would not).
     rt.shutdown_background();
     code
 }
@@ -115,14 +120,22 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     )
     .await;
     // The job has its end; what is still on its way to a slow consumer of ours (`| less`)
-    // is written before we exit, unless a signal says to stop.
-    output.delivered(stops.any()).await;
+    // is written before we exit, unless a signal says to stop. Told to stop already (during
+    // the run, or while sending the end), it gets a moment only.
+    if ending.received.is_some() || stops.heard {
+        output
+            .delivered(tokio::time::sleep(DELIVERY_WHEN_STOPPING))
+            .await;
+    } else {
+        output.delivered(stops.any()).await;
+    }
     ending.exit_code()
 }
 
 /// The job's final report: a cancel, or the result (`exitCode`, `durationMs` and the output's
 /// `tail`; `isError` unless the exit code is 0); with `last_status` (see [`status_report`]).
-/// Sent until Taskdeck records it or a signal in `stops` gives up ([`JobLink::report_final`]).
+/// Sent until Taskdeck records it or a signal in `stops` gives up ([`JobLink::report_final`]);
+/// not sent when Taskdeck already recorded the job's end ([`Ending::settled`]).
 async fn report_end(
     link: &JobLink,
     ending: &Ending,
@@ -263,24 +276,28 @@ impl Launched {
             }
             None => (false, false),
         };
-        let mut outputs = Vec::new();
-        let mut pipe = |to_stderr: bool| -> std::io::Result<OwnedFd> {
+        let mut pipes = Vec::new();
+        let mut pipe = |to_stderr: bool, has_stderr: bool| -> std::io::Result<OwnedFd> {
             let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-            outputs.push(Output { read, to_stderr });
+            pipes.push(Output {
+                read,
+                to_stderr,
+                has_stderr,
+            });
             Ok(write)
         };
         if !out_on_pty && !err_on_pty && same_output() {
             // Our stdout and stderr are one file (`2>&1`): the command's share one pipe too, so
             // their lines keep the order it wrote them in (two pipes read apart would not).
-            let write = pipe(false)?;
+            let write = pipe(false, true)?;
             cmd.stdout(Stdio::from(write.try_clone()?))
                 .stderr(Stdio::from(write));
         } else {
             if !out_on_pty {
-                cmd.stdout(Stdio::from(pipe(false)?));
+                cmd.stdout(Stdio::from(pipe(false, false)?));
             }
             if !err_on_pty {
-                cmd.stderr(Stdio::from(pipe(true)?));
+                cmd.stderr(Stdio::from(pipe(true, true)?));
             }
         }
         let started = Instant::now();
@@ -291,12 +308,17 @@ impl Launched {
         // Left open, they would make the reader wait out its time and lose the output's last
         // partial line.
         drop(cmd);
-        if let Some(p) = pty {
-            outputs.push(Output {
+        // The terminal's output first: its line left standing (a prompt) is the one shown
+        // when two outputs have one.
+        let mut outputs: Vec<Output> = pty
+            .map(|p| Output {
                 read: p.master,
                 to_stderr: terminal_is_stderr,
-            });
-        }
+                has_stderr: err_on_pty,
+            })
+            .into_iter()
+            .collect();
+        outputs.extend(pipes);
         Ok(Launched {
             child: spawned?,
             tag,
@@ -364,6 +386,8 @@ struct StopSignals {
     interrupt: Option<SignalStream>,
     terminate: Option<SignalStream>,
     hangup: Option<SignalStream>,
+    /// [`Self::any`] has resolved: `taskdeck run` was told to stop since the run.
+    heard: bool,
 }
 
 impl StopSignals {
@@ -373,6 +397,7 @@ impl StopSignals {
             interrupt: signal(SignalKind::interrupt()).ok(),
             terminate: signal(SignalKind::terminate()).ok(),
             hangup: signal(SignalKind::hangup()).ok(),
+            heard: false,
         }
     }
 
@@ -388,7 +413,8 @@ impl StopSignals {
         }
     }
 
-    /// Resolves at the next of the three signals (never, when none could be installed).
+    /// Resolves at the next of the three signals (never, when none could be installed), and
+    /// notes it in [`Self::heard`].
     async fn any(&mut self) {
         tokio::select! {
             Some(()) = async { self.interrupt.as_mut()?.recv().await } => {}
@@ -396,6 +422,7 @@ impl StopSignals {
             Some(()) = async { self.hangup.as_mut()?.recv().await } => {}
             else => std::future::pending::<()>().await,
         }
+        self.heard = true;
     }
 }
 
@@ -422,12 +449,10 @@ async fn supervise(
         settled: false,
         received: None,
     };
-    // Said once: Taskdeck ended the job while the command still ran.
-    let mut told_ended = false;
     // The report on its way, if one is: it does not hold up the rest, so the command's end is
     // seen (and timed) at once however long Taskdeck takes to answer.
     let mut in_flight: Option<std::pin::Pin<Box<dyn Future<Output = Option<Value>> + '_>>> = None;
-    // For each copier: the line its output stood in at the last tick, and the one shown as the
+    // For each output: the line it stood in at the last tick, and the one shown as the
     // status since that line began.
     let mut seen: Vec<Option<Standing>> = vec![None; unfinished.len()];
     let mut shown: Vec<Option<Standing>> = vec![None; unfinished.len()];
@@ -462,7 +487,7 @@ async fn supervise(
                 ending.stopped = true;
                 break launched.stop().await;
             }
-            _ = tick.tick(), if link.job.is_some() && in_flight.is_none() => {
+            _ = tick.tick(), if link.job.is_some() && in_flight.is_none() && !ending.settled => {
                 let mut update = latest.lock().unwrap().take();
                 // A line an output has stood in for a whole tick (a prompt waiting for an
                 // answer, a progress bar that stalled) is the status as it stands, once.
@@ -485,22 +510,22 @@ async fn supervise(
             }
             answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
                 in_flight = None;
+                // Taskdeck recorded the job's end without us (a `working` job answered so is
+                // only waiting: Taskdeck is stopping, or the end is being recorded).
                 if let Some(answer) = &answer
-                    && answer["ended"].is_string()
-                    && answer["status"] == "cancelled"
+                    && let Some(ended) = answer["ended"].as_str()
+                    && matches!(answer["status"].as_str(), Some("cancelled" | "completed" | "failed"))
                 {
-                    // A cancel Taskdeck took after its grace, not having heard from us: it
-                    // still means the command is to stop.
-                    say("Taskdeck cancelled this job; stopping the command");
-                    ending.cancelled = true;
-                    ending.stopped = true;
                     ending.settled = true;
-                    break launched.stop().await;
-                }
-                if let Some(ended) = answer.as_ref().and_then(|a| a["ended"].as_str())
-                    && !told_ended
-                {
-                    told_ended = true;
+                    if answer["status"] == "cancelled" {
+                        // A cancel taken after its grace, not having heard from us: it still
+                        // means the command is to stop.
+                        ending.cancelled = true;
+                        ending.stopped = true;
+                        let status = launched.stop().await;
+                        say("Taskdeck cancelled this job; stopped the command");
+                        break status;
+                    }
                     say(&format!("Taskdeck ended this job ({ended}); the command keeps running, no longer tracked"));
                 }
                 if let Some(answer) = answer
@@ -511,22 +536,15 @@ async fn supervise(
                     if let Ok(Some(exited)) = launched.child.try_wait() {
                         break Some(exited);
                     }
-                    say("cancelled from Taskdeck; stopping the command");
                     ending.cancelled = true;
                     ending.stopped = true;
+                    say("cancelled from Taskdeck; stopping the command");
                     break launched.stop().await;
                 }
             }
         }
     };
     ending
-}
-
-/// Says `line` on stderr, as `taskdeck run: line`. Written, not printed: once the command runs,
-/// our stderr may be gone (a terminal that hung up, a pipe closed under `2>&1 | head`), and
-/// printing would panic before the command is stopped.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "taskdeck run: {line}");
 }
 
 /// Whether our stdout and stderr are the same file (`2>&1`: the same device and inode).

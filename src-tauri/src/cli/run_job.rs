@@ -3,7 +3,7 @@
 //! connection dropped or was reset, a 5xx) is sent again with the same key a few times, so a
 //! retried start never makes a second job. Reports go to `/v1/jobs/{id}/report`.
 
-use std::{io::Write as _, path::Path, process::ExitCode, sync::Mutex, time::Duration};
+use std::{path::Path, process::ExitCode, sync::Mutex, time::Duration};
 
 use serde_json::{Value, json};
 
@@ -12,6 +12,7 @@ use taskdeck_server::serve;
 use super::{
     endpoint::{Endpoint, Target},
     run_cli::RunArgs,
+    run_output::say,
 };
 
 /// Heartbeat timeout given to the job, in ms (reports go every second).
@@ -290,22 +291,28 @@ impl JobLink {
         if !conflict {
             return Some(answer);
         }
-        // How it ended (`None` when that cannot be read now): a cancel is still to be carried
-        // out, though Taskdeck took it without us.
-        let status = match self
+        // How it ended: a cancel is still to be carried out, though Taskdeck took it without us.
+        let status = self.job_status(&endpoint, id).await;
+        Some(json!({"ended": answer["detail"], "status": status}))
+    }
+
+    /// The job's status (`GET /v1/jobs/{id}`, at most [`REPORT_TIMEOUT`]); null when it cannot
+    /// be read now.
+    async fn job_status(&self, endpoint: &Endpoint, id: &str) -> Value {
+        let r = self
             .http
             .get(format!("{}/v1/jobs/{id}", endpoint.base))
             .bearer_auth(&endpoint.token)
             .timeout(REPORT_TIMEOUT)
             .send()
-            .await
-        {
-            Ok(r) if r.status().is_success() => {
-                r.json::<Value>().await.ok().map(|t| t["status"].clone())
-            }
-            _ => None,
-        };
-        Some(json!({"ended": answer["detail"], "status": status}))
+            .await;
+        match r {
+            Ok(r) if r.status().is_success() => r
+                .json::<Value>()
+                .await
+                .map_or(Value::Null, |t| t["status"].clone()),
+            _ => Value::Null,
+        }
     }
 
     /// Sends the job's final report (its result or cancel) until Taskdeck records it: a report
@@ -327,10 +334,7 @@ impl JobLink {
         let Some(id) = self.job.as_ref() else {
             return;
         };
-        // Written, not printed: after a hang-up stderr may be gone, and printing would panic.
-        let say = |line: String| {
-            let _ = writeln!(std::io::stderr(), "taskdeck run: {line}");
-        };
+        let say = |line: String| say(&line);
         let deadline = tokio::time::Instant::now() + patience;
         // What is lost when the end is not recorded: the command's result, or the cancel.
         let lost = match body.get("cancelled") {
@@ -398,10 +402,17 @@ impl JobLink {
                 {
                     (format!("HTTP {status}: {detail}"), Duration::from_secs(2))
                 }
-                Some((Ok((status, _, detail)), _)) => {
-                    say(format!(
-                        "Taskdeck refused the job's end (HTTP {status}: {detail})"
-                    ));
+                Some((Ok((status, _, detail)), endpoint)) => {
+                    // A cancel Taskdeck already took (after its grace) is recorded as it is.
+                    let cancelled = body.get("cancelled") == Some(&Value::Bool(true));
+                    if !(status.as_u16() == 409
+                        && cancelled
+                        && self.job_status(&endpoint, id).await == "cancelled")
+                    {
+                        say(format!(
+                            "Taskdeck refused the job's end (HTTP {status}: {detail})"
+                        ));
+                    }
                     return;
                 }
                 Some((Err(e), endpoint)) => {

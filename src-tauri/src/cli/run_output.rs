@@ -2,9 +2,10 @@
 //! the command's outputs (its pseudo-terminal, or a pipe) has a reader thread that cuts it into
 //! lines for the job (the log's tail, the latest line as the status, a line left standing as
 //! a prompt) and a writer thread that copies its bytes, unchanged, to our stdout or stderr.
+//! `taskdeck run`'s own messages ([`say`]) go with the command's stderr, in order.
 //!
 //! Reading and writing are apart so that a consumer of ours that stops reading (`| less` left
-//! on a page, a terminal paused with Ctrl-S) holds up only the writer: the command then waits
+//! on a page, a terminal paused with Ctrl-S) holds up only the writers: the command then waits
 //! for room as it would without `taskdeck run`, while its status, reports and a cancel from
 //! Taskdeck go on. Once the command has ended, what it left unread is read at once, so the
 //! job's end carries its last lines while they are still on their way to a slow consumer.
@@ -19,8 +20,9 @@ use std::{
 
 use taskdeck_server::tools::output::{LatestStatus, OutputLog, status_line};
 
-/// How much of an output may wait for our consumer while the command runs (bytes): past it,
-/// the reader waits, and so does the command once its pipe is full.
+/// How much of an output may wait for our consumer while the command runs (bytes, and one
+/// read of at most [`READ_BYTES`] more): past it, the reader waits, and so does the command
+/// once its pipe is full.
 const RELAY_BYTES: usize = 64 * 1024;
 
 /// How much may wait once the command has ended (bytes): what it left in its pipe or
@@ -28,15 +30,23 @@ const RELAY_BYTES: usize = 64 * 1024;
 /// this waits again.
 const RELAY_BYTES_ENDED: usize = 8 * 1024 * 1024;
 
+/// The most one read takes from an output (bytes).
+const READ_BYTES: usize = 16 * 1024;
+
 /// How long the end waits for each reader to take what the command left (a leftover
 /// process that keeps the output open without writing is not waited for).
 const READ_REST: Duration = Duration::from_millis(500);
 
-/// One of the command's outputs: the read side of its pipe or pseudo-terminal, and whether
-/// it is copied to our stderr (else our stdout).
+/// Where [`say`] sends `taskdeck run`'s messages while the command's output is copied: the
+/// relay that carries the command's stderr. `None` before and after.
+static MESSAGES: Mutex<Option<Arc<Relay>>> = Mutex::new(None);
+
+/// One of the command's outputs: the read side of its pipe or pseudo-terminal, whether it is
+/// copied to our stderr (else our stdout), and whether the command's stderr is on it.
 pub(super) struct Output {
     pub(super) read: OwnedFd,
     pub(super) to_stderr: bool,
+    pub(super) has_stderr: bool,
 }
 
 /// The command's output on its way: its last 40 lines kept in `log` (the result's tail), its
@@ -52,7 +62,8 @@ pub(super) struct OutputCapture {
 }
 
 impl OutputCapture {
-    /// Starts a reader and a writer thread for each of `outputs`.
+    /// Starts a reader and a writer thread for each of `outputs`; [`say`] writes with the one
+    /// that has the command's stderr from now on.
     pub(super) fn start(outputs: Vec<Output>) -> OutputCapture {
         let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
         // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
@@ -77,14 +88,17 @@ impl OutputCapture {
             capture.writers.push(tokio::task::spawn_blocking(move || {
                 to.write_out(output.to_stderr)
             }));
+            if output.has_stderr {
+                *MESSAGES.lock().unwrap() = Some(relay.clone());
+            }
             capture.relays.push(relay);
         }
         capture
     }
 
-    /// After the command's end: takes what it left unread (each reader given [`READ_REST`];
-    /// one still held open by a process it left is not waited for further), then lets the
-    /// writers finish once they have written what was read.
+    /// After the command's end: takes what it left unread, each reader given [`READ_REST`]
+    /// (one still held open by a process the command left is not waited for further; what
+    /// that process writes later is still copied until [`OutputCapture::delivered`]).
     pub(super) async fn read_rest(&mut self) {
         for relay in &self.relays {
             relay.update(|q| q.ended = true);
@@ -92,14 +106,15 @@ impl OutputCapture {
         for reader in self.readers.drain(..) {
             let _ = tokio::time::timeout(READ_REST, reader).await;
         }
-        for relay in &self.relays {
-            relay.update(|q| q.closed = true);
-        }
     }
 
     /// Waits until everything read has been written to ours (a slow consumer may take long),
-    /// or until `give_up` resolves.
+    /// or until `give_up` resolves. Nothing more is read after; [`say`] writes directly.
     pub(super) async fn delivered(self, give_up: impl Future<Output = ()>) {
+        *MESSAGES.lock().unwrap() = None;
+        for relay in &self.relays {
+            relay.update(|q| q.finished = true);
+        }
         tokio::pin!(give_up);
         for writer in self.writers {
             tokio::select! {
@@ -107,6 +122,19 @@ impl OutputCapture {
                 _ = &mut give_up => return,
             }
         }
+    }
+}
+
+/// Says `line` on stderr, as `taskdeck run: line`. While the command's output is copied, the
+/// line goes with the command's stderr, in order, and never waits: a consumer of our stderr
+/// that stopped reading must not hold up a report or a cancel. Written, not printed: our
+/// stderr may be gone (a terminal that hung up, a pipe closed under `2>&1 | head`), and
+/// printing would panic.
+pub(super) fn say(line: &str) {
+    let text = format!("taskdeck run: {line}\n");
+    let relay = MESSAGES.lock().unwrap().clone();
+    if relay.is_none_or(|r| !r.push_now(text.as_bytes())) {
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 }
 
@@ -122,7 +150,7 @@ fn read_out(
     note: &impl Fn(&str),
     mut lines: Lines,
 ) {
-    let mut buf = vec![0u8; 16 * 1024];
+    let mut buf = vec![0u8; READ_BYTES];
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) => break,
@@ -135,11 +163,11 @@ fn read_out(
             break;
         }
     }
-    relay.update(|q| q.closed = true);
+    // The writer goes on until the run is over: [`say`]'s messages may still come.
     lines.finish(log, note);
 }
 
-/// Writes `bytes` of the command's output to our stdout (flushed) or, `to_stderr`, stderr.
+/// Writes `bytes` to our stdout (flushed) or, `to_stderr`, stderr.
 fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
     match to_stderr {
         true => std::io::stderr().lock().write_all(bytes),
@@ -150,8 +178,9 @@ fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
     }
 }
 
-/// The bytes one reader has read and its writer has not yet written ([`RELAY_BYTES`] at most
-/// while the command runs, [`RELAY_BYTES_ENDED`] after).
+/// The bytes one reader has read and its writer has not yet written (about [`RELAY_BYTES`]
+/// at most while the command runs, [`RELAY_BYTES_ENDED`] after), and [`say`]'s messages
+/// among them.
 #[derive(Default)]
 struct Relay {
     queue: Mutex<Queue>,
@@ -160,13 +189,14 @@ struct Relay {
 
 #[derive(Default)]
 struct Queue {
-    chunks: VecDeque<Vec<u8>>,
+    /// What to write, in order, each with where: `true` for our stderr, else the writer's own.
+    chunks: VecDeque<(Vec<u8>, bool)>,
     /// Bytes read and not yet written (those being written included).
     bytes: usize,
     /// The command has ended: what it left is taken without waiting for room.
     ended: bool,
     /// No more bytes will come: the writer ends once it has written what it holds.
-    closed: bool,
+    finished: bool,
     /// Our side is closed (EPIPE): nothing more is read or written.
     broken: bool,
 }
@@ -178,12 +208,12 @@ impl Relay {
         self.changed.notify_all();
     }
 
-    /// Hands `bytes` to the writer, first waiting for room. `false` once no more are taken
-    /// (our side closed, or the end gave up on this output).
+    /// Hands `bytes` of the output to the writer, first waiting for room. `false` once no
+    /// more are taken (our side closed, or the run is over).
     fn push(&self, bytes: &[u8]) -> bool {
         let mut q = self.queue.lock().unwrap();
         loop {
-            if q.broken || q.closed {
+            if q.broken || q.finished {
                 return false;
             }
             let room = if q.ended {
@@ -197,17 +227,31 @@ impl Relay {
             q = self.changed.wait(q).unwrap();
         }
         q.bytes += bytes.len();
-        q.chunks.push_back(bytes.to_vec());
+        q.chunks.push_back((bytes.to_vec(), false));
+        self.changed.notify_all();
+        true
+    }
+
+    /// Hands `bytes` for our stderr to the writer, after what it holds, without waiting for
+    /// room (a message is short). `false` when it is not taken (see [`Relay::push`]).
+    fn push_now(&self, bytes: &[u8]) -> bool {
+        let mut q = self.queue.lock().unwrap();
+        if q.broken || q.finished {
+            return false;
+        }
+        q.bytes += bytes.len();
+        q.chunks.push_back((bytes.to_vec(), true));
         self.changed.notify_all();
         true
     }
 
     /// The writer thread: writes what comes, in order, to our stdout or (`to_stderr`) stderr,
-    /// until the queue is closed and empty, or our side closes. Other write errors (a terminal
-    /// gone) lose that chunk only: the command's status and result still need its output read.
+    /// until the queue is finished and empty, or our side closes. Other write errors (a
+    /// terminal gone) lose that chunk only: the command's status and result still need its
+    /// output read.
     fn write_out(&self, to_stderr: bool) {
         loop {
-            let chunk = {
+            let (chunk, message) = {
                 let mut q = self.queue.lock().unwrap();
                 loop {
                     if q.broken {
@@ -216,16 +260,17 @@ impl Relay {
                     if let Some(chunk) = q.chunks.pop_front() {
                         break chunk;
                     }
-                    if q.closed {
+                    if q.finished {
                         return;
                     }
                     q = self.changed.wait(q).unwrap();
                 }
             };
-            let written = pass_on(&chunk, to_stderr);
+            let written = pass_on(&chunk, to_stderr || message);
             self.update(|q| {
                 q.bytes -= chunk.len();
-                if written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+                // A message to a closed stderr does not stop the command's output.
+                if !message && written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
                     q.broken = true;
                     q.chunks.clear();
                     q.bytes = 0;
@@ -234,6 +279,9 @@ impl Relay {
         }
     }
 }
+
+/// What the status and the tail say of an output that turned out to be binary data.
+const BINARY: &str = "(binary output)";
 
 /// The line an output stands in: how many of its lines had ended before it, and its text.
 pub(super) type Standing = (u64, String);
@@ -247,6 +295,10 @@ pub(super) type Standing = (u64, String);
 /// report's interval.
 struct Lines {
     line: Vec<u8>,
+    /// A NUL byte came: the output is binary data (an archive, an image), not lines of text,
+    /// and is no longer read as lines (its random bytes would make a garbled status and tail,
+    /// and false progress).
+    binary: bool,
     /// How many lines have ended: tells a line asked again from the same line still standing.
     ended: u64,
     unfinished: Arc<Mutex<Option<Standing>>>,
@@ -259,12 +311,27 @@ impl Lines {
         slots.push(unfinished.clone());
         Lines {
             line: Vec::new(),
+            binary: false,
             ended: 0,
             unfinished,
         }
     }
 
+    /// Takes the output's next `bytes`; from a NUL byte on, it is binary and only said to be.
     fn feed(&mut self, bytes: &[u8], log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+        if self.binary {
+            return;
+        }
+        if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+            // The lines before it were text.
+            self.feed(&bytes[..nul], log, note);
+            self.binary = true;
+            self.line.clear();
+            *self.unfinished.lock().unwrap() = None;
+            note(BINARY);
+            log.lock().unwrap().push(BINARY.as_bytes());
+            return;
+        }
         for &b in bytes {
             match b {
                 b'\n' => {
