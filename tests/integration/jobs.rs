@@ -1588,6 +1588,27 @@ async fn taskdeck_run_goes_on_while_its_reader_does_not_read() {
     );
 }
 
+/// A command in a process group of its own that dies of SIGINT sent it itself (no Ctrl-C, no
+/// cancel): its job completes, killed by that signal, with its output's tail.
+#[tokio::test]
+async fn taskdeck_run_counts_a_command_s_own_sigint_as_its_end_not_a_cancel() {
+    let s = Server::start(&[]).await;
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "self-interrupted", "--", "sh", "-c"])
+        .arg("echo before; kill -INT $$")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let id = job_titled(&s, "self-interrupted").await;
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] != "working").await;
+    assert_eq!(v["status"], "completed", "{v}");
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(v["result"]["structuredContent"]["tail"], "before", "{v}");
+}
+
 /// A cancel Taskdeck took without its runner (the runner was stopped past the cancel's grace)
 /// still stops the command once the runner hears of it: the job says cancelled, so the command
 /// does not keep running.

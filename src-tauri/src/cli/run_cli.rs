@@ -102,7 +102,9 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         &mut stops,
     )
     .await;
-    ending.sweep_leftovers(&launched.tag).await;
+    ending
+        .sweep_leftovers(&launched.tag, launched.interactive)
+        .await;
     output.read_rest().await;
     let duration_ms = launched.started.elapsed().as_millis() as u64;
     let tail = output.log.lock().unwrap().tail();
@@ -343,23 +345,30 @@ struct Ending {
     /// We stopped the command ourselves, which also swept what it started.
     stopped: bool,
     /// Taskdeck already recorded the job's end (a cancel it took while this runner was not
-    /// heard from): there is nothing left to report.
+    /// heard from, an expiry): there is nothing left to report.
     settled: bool,
-    /// The signal that stopped `taskdeck run` itself: its exit status is then 128 + it, as a
-    /// shell expects of a process ended by that signal.
+    /// The signal that stopped `taskdeck run` itself (or, interactive, the Ctrl-C or hang-up
+    /// the terminal sent the command too): its exit status is then 128 + it, as a shell
+    /// expects of a process ended by that signal.
     received: Option<i32>,
 }
 
 impl Ending {
     /// A command ended by Ctrl-C, a closed terminal or a stop of ours: what it started (even in
-    /// a session of its own) goes with it, and a hang-up or Ctrl-C counts as a cancel.
-    async fn sweep_leftovers(&mut self, tag: &str) {
+    /// a session of its own) goes with it, and a hang-up or Ctrl-C counts as a cancel (as a
+    /// stop of `taskdeck run` by that signal). Only an `interactive` command gets those from
+    /// the terminal; one in a process group of its own that dies of SIGINT or SIGHUP sent
+    /// them itself, and ends as killed by that signal.
+    async fn sweep_leftovers(&mut self, tag: &str, interactive: bool) {
         let signal = self.status.and_then(|s| s.signal());
-        if signal == Some(nix::libc::SIGHUP) || signal == Some(nix::libc::SIGINT) {
+        if interactive
+            && let Some(by) = signal.filter(|s| [nix::libc::SIGHUP, nix::libc::SIGINT].contains(s))
+        {
             self.cancelled = true;
+            self.received.get_or_insert(by);
         }
         // `stop_command` already swept them when it stopped the command (`stopped`).
-        if !self.stopped && (self.cancelled || signal == Some(nix::libc::SIGINT)) {
+        if !self.stopped && self.cancelled {
             signal_tagged(tag, Signal::SIGTERM);
             tokio::time::sleep(Duration::from_millis(200)).await;
             signal_tagged(tag, Signal::SIGKILL);

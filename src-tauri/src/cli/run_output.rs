@@ -159,7 +159,13 @@ fn read_out(
             Err(_) => break,
         };
         lines.feed(&buf[..n], log, note);
-        if !relay.push(&buf[..n]) {
+        // While the reader waits for room, the line its read stopped in is cut by us, not
+        // left standing by the command: it is not shown as a prompt meanwhile.
+        let standing = lines.unfinished.lock().unwrap().clone();
+        let pushed = relay.push(&buf[..n], |waiting| {
+            *lines.unfinished.lock().unwrap() = if waiting { None } else { standing.clone() }
+        });
+        if !pushed {
             break;
         }
     }
@@ -208,10 +214,12 @@ impl Relay {
         self.changed.notify_all();
     }
 
-    /// Hands `bytes` of the output to the writer, first waiting for room. `false` once no
-    /// more are taken (our side closed, or the run is over).
-    fn push(&self, bytes: &[u8]) -> bool {
+    /// Hands `bytes` of the output to the writer, first waiting for room (`waiting(true)` is
+    /// called before a wait, `waiting(false)` after it). `false` once no more are taken (our
+    /// side closed, or the run is over).
+    fn push(&self, bytes: &[u8], mut waiting: impl FnMut(bool)) -> bool {
         let mut q = self.queue.lock().unwrap();
+        let mut waited = false;
         loop {
             if q.broken || q.finished {
                 return false;
@@ -224,7 +232,14 @@ impl Relay {
             if q.bytes < room {
                 break;
             }
+            if !waited {
+                waiting(true);
+                waited = true;
+            }
             q = self.changed.wait(q).unwrap();
+        }
+        if waited {
+            waiting(false);
         }
         q.bytes += bytes.len();
         q.chunks.push_back((bytes.to_vec(), false));
