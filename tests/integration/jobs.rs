@@ -1038,8 +1038,11 @@ async fn a_pause_of_taskdeck_longer_than_the_heartbeat_does_not_lose_a_reporting
 async fn taskdeck_run_passes_piped_output_through_unchanged() {
     let s = Server::start(&[]).await;
     let dir = tempfile::tempdir().unwrap();
-    let data: Vec<u8> = (0..300_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+    // A PNG's magic number, then bytes with NULs.
+    let data: Vec<u8> = b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain((0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8))
         .collect();
     let blob = dir.path().join("blob.bin");
     std::fs::write(&blob, &data).unwrap();
@@ -1068,6 +1071,15 @@ async fn taskdeck_run_passes_piped_output_through_unchanged() {
         "{v}"
     );
     assert!(v["progress"].is_null(), "{v}");
+    // Of two outputs, the lines read last end the tail, however many the other's last read
+    // had to cut.
+    let out = run("seq 1 3000; echo done-err >&2; exit 7".into()).await;
+    assert_eq!(out.status.code(), Some(7));
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    let v = wait_job(&s, &s.admin, &id, |v| v["status"] == "completed").await;
+    let tail = v["result"]["structuredContent"]["tail"].as_str().unwrap();
+    assert!(tail.ends_with("3000\ndone-err"), "{tail}");
     let out = run("printf 'first\\nno-newline'; printf 'err-no-newline' >&2".into()).await;
     assert!(out.status.success());
     assert_eq!(out.stdout, b"first\nno-newline");
@@ -1545,8 +1557,14 @@ async fn taskdeck_run_goes_on_while_its_reader_does_not_read() {
         "{}",
         &out[..300.min(out.len())]
     );
+    // On a line of its own: no line of the output was cut by it.
     assert!(
-        out.contains("taskdeck run: cancelled from Taskdeck"),
+        out.lines()
+            .all(|l| l.parse::<u64>().is_ok() || l.starts_with("taskdeck run: ")),
+        "a line was cut"
+    );
+    assert!(
+        out.contains("\ntaskdeck run: cancelled from Taskdeck; stopping the command\n"),
         "{}",
         &out[out.len().saturating_sub(500)..]
     );

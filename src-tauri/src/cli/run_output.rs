@@ -1,8 +1,9 @@
-//! The output of a command run by `taskdeck run`, on its way from the command to ours. Each of
-//! the command's outputs (its pseudo-terminal, or a pipe) has a reader thread that cuts it into
-//! lines for the job (the log's tail, the latest line as the status, a line left standing as
-//! a prompt) and a writer thread that copies its bytes, unchanged, to our stdout or stderr.
-//! `taskdeck run`'s own messages ([`say`]) go with the command's stderr, in order.
+//! The output of a command run by `taskdeck run`, on its way from the command to ours. One
+//! reader thread reads the command's outputs (its pseudo-terminal, and its pipes) as they
+//! come and cuts them into lines for the job (the log's tail, the latest line as the status,
+//! a line left standing as a prompt); each output has a writer thread that copies its bytes,
+//! unchanged, to our stdout or stderr. `taskdeck run`'s own messages ([`say`]) go with the
+//! command's stderr, in order, between its lines.
 //!
 //! Reading and writing are apart so that a consumer of ours that stops reading (`| less` left
 //! on a page, a terminal paused with Ctrl-S) holds up only the writers: the command then waits
@@ -33,7 +34,7 @@ const RELAY_BYTES_ENDED: usize = 8 * 1024 * 1024;
 /// The most one read takes from an output (bytes).
 const READ_BYTES: usize = 16 * 1024;
 
-/// How long the end waits for each reader to take what the command left (a leftover
+/// How long the end waits for the reader to take what the command left (a leftover
 /// process that keeps the output open without writing is not waited for).
 const READ_REST: Duration = Duration::from_millis(500);
 
@@ -56,14 +57,14 @@ pub(super) struct OutputCapture {
     pub(super) log: Arc<Mutex<OutputLog>>,
     pub(super) latest: Arc<Mutex<LatestStatus>>,
     pub(super) unfinished: Vec<Arc<Mutex<Option<Standing>>>>,
-    readers: Vec<tokio::task::JoinHandle<()>>,
+    reader: Option<tokio::task::JoinHandle<()>>,
     relays: Vec<Arc<Relay>>,
     writers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl OutputCapture {
-    /// Starts a reader and a writer thread for each of `outputs`; [`say`] writes with the one
-    /// that has the command's stderr from now on.
+    /// Starts one reader thread for all of `outputs` and a writer thread for each; [`say`]
+    /// writes with the one that has the command's stderr from now on.
     pub(super) fn start(outputs: Vec<Output>) -> OutputCapture {
         let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
         // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
@@ -72,18 +73,29 @@ impl OutputCapture {
             log,
             latest,
             unfinished: Vec::new(),
-            readers: Vec::new(),
+            reader: None,
             relays: Vec::new(),
             writers: Vec::new(),
         };
+        // The writers wake the reader through this pipe when an output it left has room again.
+        let (wake_read, wake_write) = match nix::unistd::pipe2(
+            nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK,
+        ) {
+            Ok((r, w)) => (r, Arc::new(w)),
+            Err(e) => {
+                say(&format!("cannot copy the command's output ({e})"));
+                return capture;
+            }
+        };
+        let mut reading = Vec::new();
         for output in outputs {
-            let relay = Arc::new(Relay::default());
-            let lines = Lines::new(&mut capture.unfinished);
-            let (log, latest, from) = (capture.log.clone(), capture.latest.clone(), relay.clone());
-            capture.readers.push(tokio::task::spawn_blocking(move || {
-                let note = |text: &str| latest.lock().unwrap().note(text);
-                read_out(std::fs::File::from(output.read), &from, &log, &note, lines)
-            }));
+            let relay = Arc::new(Relay::new(wake_write.clone()));
+            reading.push(Reading {
+                from: std::fs::File::from(output.read),
+                relay: relay.clone(),
+                lines: Lines::new(&mut capture.unfinished),
+                hidden: None,
+            });
             let to = relay.clone();
             capture.writers.push(tokio::task::spawn_blocking(move || {
                 to.write_out(output.to_stderr)
@@ -93,17 +105,22 @@ impl OutputCapture {
             }
             capture.relays.push(relay);
         }
+        let (log, latest) = (capture.log.clone(), capture.latest.clone());
+        capture.reader = Some(tokio::task::spawn_blocking(move || {
+            let note = |text: &str| latest.lock().unwrap().note(text);
+            read_out(reading, wake_read, &log, &note)
+        }));
         capture
     }
 
-    /// After the command's end: takes what it left unread, each reader given [`READ_REST`]
-    /// (one still held open by a process the command left is not waited for further; what
+    /// After the command's end: takes what it left unread, in [`READ_REST`] at most (an
+    /// output still held open by a process the command left is not waited for further; what
     /// that process writes later is still copied until [`OutputCapture::delivered`]).
     pub(super) async fn read_rest(&mut self) {
         for relay in &self.relays {
             relay.update(|q| q.ended = true);
         }
-        for reader in self.readers.drain(..) {
+        if let Some(reader) = self.reader.take() {
             let _ = tokio::time::timeout(READ_REST, reader).await;
         }
     }
@@ -138,39 +155,107 @@ pub(super) fn say(line: &str) {
     }
 }
 
-/// Reads one of the command's outputs until it ends (Linux answers EIO on a pseudo-terminal
-/// once the command and everything it started closed it; a pipe reads 0), its lines going to
-/// `log` and the status ([`Lines`]) and its bytes to `relay`; stops early when our side of
-/// it is closed (`taskdeck run -- cmd | head`): the read side is then closed too, so the
+/// One of the command's outputs being read: its file, where its bytes go, its lines, and
+/// the line it stood in when the reader left it for want of room (`Some`: left).
+struct Reading {
+    from: std::fs::File,
+    relay: Arc<Relay>,
+    lines: Lines,
+    hidden: Option<Option<Standing>>,
+}
+
+/// Reads the command's outputs until each ends (Linux answers EIO on a pseudo-terminal once
+/// the command and everything it started closed it; a pipe reads 0), its lines going to
+/// `log` and the status ([`Lines`]) and its bytes to its relay. One thread reads them all,
+/// whichever is ready first, and the one listed first of two ready at once: two outputs'
+/// lines go to the tail in the order they came, as near as can be known (two threads
+/// woken together would log them in the order the scheduler ran them).
+///
+/// An output whose relay is full is left unread until its writer makes room (and wakes
+/// `wake`); its line cut by that wait is not shown as a prompt meanwhile. An output whose
+/// relay takes no more (our side closed: `taskdeck run -- cmd | head`) is closed, so the
 /// command learns it at its next write (SIGPIPE or EPIPE) as it would alone.
 fn read_out(
-    mut from: std::fs::File,
-    relay: &Relay,
+    mut outputs: Vec<Reading>,
+    wake: OwnedFd,
     log: &Mutex<OutputLog>,
     note: &impl Fn(&str),
-    mut lines: Lines,
 ) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
     let mut buf = vec![0u8; READ_BYTES];
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        lines.feed(&buf[..n], log, note);
-        // While the reader waits for room, the line its read stopped in is cut by us, not
-        // left standing by the command: it is not shown as a prompt meanwhile.
-        let standing = lines.unfinished.lock().unwrap().clone();
-        let pushed = relay.push(&buf[..n], |waiting| {
-            *lines.unfinished.lock().unwrap() = if waiting { None } else { standing.clone() }
-        });
-        if !pushed {
-            break;
+    while !outputs.is_empty() {
+        let mut ended = vec![false; outputs.len()];
+        let mut ready = Vec::new();
+        for (i, output) in outputs.iter_mut().enumerate() {
+            match output.relay.room() {
+                Room::Closed => ended[i] = true,
+                Room::Full => {
+                    if output.hidden.is_none() {
+                        output.hidden = Some(output.lines.unfinished.lock().unwrap().take());
+                    }
+                }
+                Room::Open => {
+                    if let Some(standing) = output.hidden.take() {
+                        *output.lines.unfinished.lock().unwrap() = standing;
+                    }
+                    ready.push(i);
+                }
+            }
         }
+        let mut fds: Vec<PollFd<'_>> =
+            std::iter::once(PollFd::new(wake.as_fd(), PollFlags::POLLIN))
+                .chain(
+                    ready
+                        .iter()
+                        .map(|&i| PollFd::new(outputs[i].from.as_fd(), PollFlags::POLLIN)),
+                )
+                .collect();
+        if !ended.contains(&true) {
+            match poll(&mut fds, PollTimeout::NONE) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => break,
+            }
+        }
+        let woken: Vec<bool> = fds.iter().map(|f| f.any().unwrap_or(false)).collect();
+        drop(fds);
+        if woken[0] {
+            let mut drain = [0u8; 64];
+            while nix::unistd::read(&wake, &mut drain).is_ok_and(|n| n > 0) {}
+        }
+        for (k, &i) in ready.iter().enumerate() {
+            if !woken[k + 1] {
+                continue;
+            }
+            let output = &mut outputs[i];
+            let n = match output.from.read(&mut buf) {
+                Ok(0) => {
+                    ended[i] = true;
+                    continue;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    ended[i] = true;
+                    continue;
+                }
+            };
+            output.lines.feed(&buf[..n], &mut log.lock().unwrap(), note);
+            if !output.relay.push(&buf[..n]) {
+                ended[i] = true;
+            }
+        }
+        // An ended output: its last line, and its file closed. Its writer goes on until the
+        // run is over: [`say`]'s messages may still come.
+        let mut open = Vec::with_capacity(outputs.len());
+        for (output, ended) in outputs.into_iter().zip(ended) {
+            match ended {
+                true => output.lines.finish(&mut log.lock().unwrap(), note),
+                false => open.push(output),
+            }
+        }
+        outputs = open;
     }
-    // The writer goes on until the run is over: [`say`]'s messages may still come.
-    lines.finish(log, note);
 }
 
 /// Writes `bytes` to our stdout (flushed) or, `to_stderr`, stderr.
@@ -187,10 +272,21 @@ fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
 /// The bytes one reader has read and its writer has not yet written (about [`RELAY_BYTES`]
 /// at most while the command runs, [`RELAY_BYTES_ENDED`] after), and [`say`]'s messages
 /// among them.
-#[derive(Default)]
 struct Relay {
     queue: Mutex<Queue>,
     changed: Condvar,
+    /// The reader's wake-up pipe: written when an output it left for want of room has room
+    /// again (or takes no more).
+    wake: Arc<OwnedFd>,
+}
+
+/// Whether a relay takes more of its output now.
+enum Room {
+    Open,
+    /// Full: the reader leaves the output until the writer makes room.
+    Full,
+    /// It takes no more: our side is closed, or the run is over.
+    Closed,
 }
 
 #[derive(Default)]
@@ -205,57 +301,104 @@ struct Queue {
     finished: bool,
     /// Our side is closed (EPIPE): nothing more is read or written.
     broken: bool,
+    /// The reader found no room and waits to be woken.
+    reader_waits: bool,
+    /// The output queued so far stops inside a line (cut by a read, or a prompt).
+    mid_line: bool,
+    /// [`say`]'s messages waiting for the output to end its line, so that they are not
+    /// written into the middle of one; written after the next newline, or when the run is
+    /// over.
+    held: Vec<u8>,
+}
+
+impl Queue {
+    /// The room this queue has now.
+    fn room(&self) -> Room {
+        let limit = if self.ended {
+            RELAY_BYTES_ENDED
+        } else {
+            RELAY_BYTES
+        };
+        if self.broken || self.finished {
+            Room::Closed
+        } else if self.bytes < limit {
+            Room::Open
+        } else {
+            Room::Full
+        }
+    }
 }
 
 impl Relay {
-    /// Changes the queue's state and wakes whoever waits on it.
+    fn new(wake: Arc<OwnedFd>) -> Relay {
+        Relay {
+            queue: Mutex::default(),
+            changed: Condvar::new(),
+            wake,
+        }
+    }
+
+    /// Changes the queue's state and wakes whoever waits on it: the writer, and the reader
+    /// when it waits for room that is there now.
     fn update(&self, change: impl FnOnce(&mut Queue)) {
-        change(&mut self.queue.lock().unwrap());
+        let mut q = self.queue.lock().unwrap();
+        change(&mut q);
+        if q.reader_waits && !matches!(q.room(), Room::Full) {
+            q.reader_waits = false;
+            let _ = nix::unistd::write(&*self.wake, b"w");
+        }
         self.changed.notify_all();
     }
 
-    /// Hands `bytes` of the output to the writer, first waiting for room (`waiting(true)` is
-    /// called before a wait, `waiting(false)` after it). `false` once no more are taken (our
-    /// side closed, or the run is over).
-    fn push(&self, bytes: &[u8], mut waiting: impl FnMut(bool)) -> bool {
+    /// Whether the output's reader may read more of it now; a full relay notes that the reader
+    /// waits, and wakes it once there is room.
+    fn room(&self) -> Room {
         let mut q = self.queue.lock().unwrap();
-        let mut waited = false;
-        loop {
-            if q.broken || q.finished {
-                return false;
-            }
-            let room = if q.ended {
-                RELAY_BYTES_ENDED
-            } else {
-                RELAY_BYTES
-            };
-            if q.bytes < room {
-                break;
-            }
-            if !waited {
-                waiting(true);
-                waited = true;
-            }
-            q = self.changed.wait(q).unwrap();
+        let room = q.room();
+        if matches!(room, Room::Full) {
+            q.reader_waits = true;
         }
-        if waited {
-            waiting(false);
+        room
+    }
+
+    /// Hands `bytes` of the output to the writer (the reader read them having found room,
+    /// [`Relay::room`]). `false` once no more are taken (our side closed, or the run is over).
+    fn push(&self, bytes: &[u8]) -> bool {
+        let mut q = self.queue.lock().unwrap();
+        if q.broken || q.finished {
+            return false;
         }
         q.bytes += bytes.len();
-        q.chunks.push_back((bytes.to_vec(), false));
+        match bytes.iter().position(|&b| b == b'\n') {
+            Some(end) if !q.held.is_empty() => {
+                let messages = std::mem::take(&mut q.held);
+                q.chunks.push_back((bytes[..=end].to_vec(), false));
+                q.chunks.push_back((messages, true));
+                if end + 1 < bytes.len() {
+                    q.chunks.push_back((bytes[end + 1..].to_vec(), false));
+                }
+            }
+            _ => q.chunks.push_back((bytes.to_vec(), false)),
+        }
+        q.mid_line = bytes.last() != Some(&b'\n');
         self.changed.notify_all();
         true
     }
 
-    /// Hands `bytes` for our stderr to the writer, after what it holds, without waiting for
-    /// room (a message is short). `false` when it is not taken (see [`Relay::push`]).
+    /// Hands `bytes` for our stderr to the writer, after what it holds (and after the line the
+    /// output stops in, once it ends), without waiting for room (a message is short). `false`
+    /// when it is not taken (see [`Relay::push`]).
     fn push_now(&self, bytes: &[u8]) -> bool {
         let mut q = self.queue.lock().unwrap();
         if q.broken || q.finished {
             return false;
         }
         q.bytes += bytes.len();
-        q.chunks.push_back((bytes.to_vec(), true));
+        if q.mid_line {
+            q.held.extend_from_slice(bytes);
+        } else {
+            q.chunks.push_back((bytes.to_vec(), true));
+        }
         self.changed.notify_all();
         true
     }
@@ -276,7 +419,14 @@ impl Relay {
                         break chunk;
                     }
                     if q.finished {
-                        return;
+                        if q.held.is_empty() {
+                            return;
+                        }
+                        // The output ended inside a line: the messages start a line of their own.
+                        let mut messages = b"\n".to_vec();
+                        messages.append(&mut q.held);
+                        q.bytes += 1;
+                        break (messages, true);
                     }
                     q = self.changed.wait(q).unwrap();
                 }
@@ -288,6 +438,7 @@ impl Relay {
                 if !message && written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
                     q.broken = true;
                     q.chunks.clear();
+                    q.held.clear();
                     q.bytes = 0;
                 }
             });
@@ -333,18 +484,25 @@ impl Lines {
     }
 
     /// Takes the output's next `bytes`; from a NUL byte on, it is binary and only said to be.
-    fn feed(&mut self, bytes: &[u8], log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+    fn feed(&mut self, bytes: &[u8], log: &mut OutputLog, note: &impl Fn(&str)) {
         if self.binary {
             return;
         }
         if let Some(nul) = bytes.iter().position(|&b| b == 0) {
-            // The lines before it were text.
-            self.feed(&bytes[..nul], log, note);
+            // The whole lines before it that are text (valid UTF-8) were text; what follows
+            // them (a file's magic number, `\x89PNG`) is binary already.
+            let before = &bytes[..nul];
+            let valid = std::str::from_utf8(before).map_or_else(|e| e.valid_up_to(), str::len);
+            let text = before[..valid]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            self.feed(&before[..text], log, note);
             self.binary = true;
             self.line.clear();
             *self.unfinished.lock().unwrap() = None;
             note(BINARY);
-            log.lock().unwrap().push(BINARY.as_bytes());
+            log.push(BINARY.as_bytes());
             return;
         }
         for &b in bytes {
@@ -355,9 +513,7 @@ impl Lines {
                     }
                     let text = String::from_utf8_lossy(&self.line).into_owned();
                     note(&text);
-                    log.lock()
-                        .unwrap()
-                        .push(status_line(&text).unwrap_or_default().as_bytes());
+                    log.push(status_line(&text).unwrap_or_default().as_bytes());
                     self.line.clear();
                     self.ended += 1;
                 }
@@ -384,11 +540,11 @@ impl Lines {
 
     /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
     /// a line too, unless nothing of it shows (a colour reset, a bare `\r`).
-    fn finish(self, log: &Mutex<OutputLog>, note: &impl Fn(&str)) {
+    fn finish(self, log: &mut OutputLog, note: &impl Fn(&str)) {
         *self.unfinished.lock().unwrap() = None;
         if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
             note(&last);
-            log.lock().unwrap().push(last.as_bytes());
+            log.push(last.as_bytes());
         }
     }
 }
