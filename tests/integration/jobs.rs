@@ -1627,6 +1627,44 @@ async fn taskdeck_run_counts_a_command_s_own_sigint_as_its_end_not_a_cancel() {
     assert_eq!(v["result"]["structuredContent"]["tail"], "before", "{v}");
 }
 
+/// A message that comes after the command's output ended inside a line (`printf done` on
+/// stderr) is said at once, on a line of its own: here, that Taskdeck cannot record the end
+/// yet, while `taskdeck run` keeps sending it.
+#[tokio::test]
+async fn taskdeck_run_says_at_once_what_it_waits_for_after_an_unfinished_line() {
+    let mut s = Server::start(&[]).await;
+    let mut runner = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "unfinished", "--", "sh", "-c"])
+        .arg("printf done >&2; sleep 2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    job_titled(&s, "unfinished").await;
+    s.child.kill().await.unwrap();
+    let mut stderr = runner.stderr.take().unwrap();
+    let mut said = Vec::new();
+    let found = tokio::time::timeout(Duration::from_secs(15), async {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stderr.read(&mut buf).await.unwrap();
+            assert!(n > 0, "stderr closed: {}", String::from_utf8_lossy(&said));
+            said.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&said).contains("cannot record the job's end yet") {
+                break;
+            }
+        }
+    })
+    .await;
+    let said = String::from_utf8_lossy(&said);
+    assert!(found.is_ok(), "not said while sending: {said}");
+    assert!(said.contains("done\ntaskdeck run: "), "{said}");
+    assert!(runner.try_wait().unwrap().is_none(), "it gave up: {said}");
+}
+
 /// A cancel Taskdeck took without its runner (the runner was stopped past the cancel's grace)
 /// still stops the command once the runner hears of it: the job says cancelled, so the command
 /// does not keep running.

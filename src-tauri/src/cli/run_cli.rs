@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
 use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobLink};
-use super::run_output::{Output, OutputCapture, Standing, say};
+use super::run_output::{Output, OutputCapture, Standing, release_held_messages, say};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, StatusUpdate},
@@ -497,6 +497,7 @@ async fn supervise(
                 break launched.stop().await;
             }
             _ = tick.tick(), if link.job.is_some() && in_flight.is_none() && !ending.settled => {
+                release_held_messages();
                 let mut update = latest.lock().unwrap().take();
                 // A line an output has stood in for a whole tick (a prompt waiting for an
                 // answer, a progress bar that stalled) is the status as it stands, once.

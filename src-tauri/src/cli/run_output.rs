@@ -38,6 +38,10 @@ const READ_BYTES: usize = 16 * 1024;
 /// process that keeps the output open without writing is not waited for).
 const READ_REST: Duration = Duration::from_millis(500);
 
+/// How long a message waits for the output to end the line it stands in (a prompt waiting
+/// for an answer) before it is written on a line of its own.
+const HOLD_MAX: Duration = Duration::from_secs(1);
+
 /// Where [`say`] sends `taskdeck run`'s messages while the command's output is copied: the
 /// relay that carries the command's stderr. `None` before and after.
 static MESSAGES: Mutex<Option<Arc<Relay>>> = Mutex::new(None);
@@ -77,15 +81,13 @@ impl OutputCapture {
             relays: Vec::new(),
             writers: Vec::new(),
         };
-        // The writers wake the reader through this pipe when an output it left has room again.
+        // The writers wake the reader through this pipe when an output it left has room again
+        // (without one, out of descriptors, the reader looks again every 50 ms).
         let (wake_read, wake_write) = match nix::unistd::pipe2(
             nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK,
         ) {
-            Ok((r, w)) => (r, Arc::new(w)),
-            Err(e) => {
-                say(&format!("cannot copy the command's output ({e})"));
-                return capture;
-            }
+            Ok((r, w)) => (Some(r), Some(Arc::new(w))),
+            Err(_) => (None, None),
         };
         let mut reading = Vec::new();
         for output in outputs {
@@ -164,6 +166,20 @@ struct Reading {
     hidden: Option<Option<Standing>>,
 }
 
+/// Writes the messages that have waited [`HOLD_MAX`] for the output's line to end (called
+/// with each report: a prompt may stand for long).
+pub(super) fn release_held_messages() {
+    if let Some(relay) = MESSAGES.lock().unwrap().clone() {
+        relay.update(|q| {
+            if q.held_since
+                .is_some_and(|since| since.elapsed() >= HOLD_MAX)
+            {
+                q.release_held();
+            }
+        });
+    }
+}
+
 /// Reads the command's outputs until each ends (Linux answers EIO on a pseudo-terminal once
 /// the command and everything it started closed it; a pipe reads 0), its lines going to
 /// `log` and the status ([`Lines`]) and its bytes to its relay. One thread reads them all,
@@ -172,12 +188,12 @@ struct Reading {
 /// woken together would log them in the order the scheduler ran them).
 ///
 /// An output whose relay is full is left unread until its writer makes room (and wakes
-/// `wake`); its line cut by that wait is not shown as a prompt meanwhile. An output whose
+/// `wake`, else it is looked at again in 50 ms); its line cut by that wait is not shown as a prompt meanwhile. An output whose
 /// relay takes no more (our side closed: `taskdeck run -- cmd | head`) is closed, so the
 /// command learns it at its next write (SIGPIPE or EPIPE) as it would alone.
 fn read_out(
     mut outputs: Vec<Reading>,
-    wake: OwnedFd,
+    wake: Option<OwnedFd>,
     log: &Mutex<OutputLog>,
     note: &impl Fn(&str),
 ) {
@@ -203,28 +219,36 @@ fn read_out(
                 }
             }
         }
-        let mut fds: Vec<PollFd<'_>> =
-            std::iter::once(PollFd::new(wake.as_fd(), PollFlags::POLLIN))
-                .chain(
-                    ready
-                        .iter()
-                        .map(|&i| PollFd::new(outputs[i].from.as_fd(), PollFlags::POLLIN)),
-                )
-                .collect();
+        let mut fds: Vec<PollFd<'_>> = wake
+            .iter()
+            .map(|w| PollFd::new(w.as_fd(), PollFlags::POLLIN))
+            .chain(
+                ready
+                    .iter()
+                    .map(|&i| PollFd::new(outputs[i].from.as_fd(), PollFlags::POLLIN)),
+            )
+            .collect();
+        let timeout = match wake.is_none() && ready.len() < outputs.len() {
+            true => PollTimeout::from(50u16),
+            false => PollTimeout::NONE,
+        };
         if !ended.contains(&true) {
-            match poll(&mut fds, PollTimeout::NONE) {
+            match poll(&mut fds, timeout) {
                 Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => break,
+                // Not to be read any further: each output ends with what it has.
+                Err(_) => ended.fill(true),
             }
         }
-        let woken: Vec<bool> = fds.iter().map(|f| f.any().unwrap_or(false)).collect();
+        let mut woken: Vec<bool> = fds.iter().map(|f| f.any().unwrap_or(false)).collect();
         drop(fds);
-        if woken[0] {
+        if let Some(wake) = &wake
+            && woken.remove(0)
+        {
             let mut drain = [0u8; 64];
-            while nix::unistd::read(&wake, &mut drain).is_ok_and(|n| n > 0) {}
+            while nix::unistd::read(wake, &mut drain).is_ok_and(|n| n > 0) {}
         }
         for (k, &i) in ready.iter().enumerate() {
-            if !woken[k + 1] {
+            if !woken[k] || ended[i] {
                 continue;
             }
             let output = &mut outputs[i];
@@ -250,7 +274,10 @@ fn read_out(
         let mut open = Vec::with_capacity(outputs.len());
         for (output, ended) in outputs.into_iter().zip(ended) {
             match ended {
-                true => output.lines.finish(&mut log.lock().unwrap(), note),
+                true => {
+                    output.lines.finish(&mut log.lock().unwrap(), note);
+                    output.relay.update(Queue::output_ended);
+                }
                 false => open.push(output),
             }
         }
@@ -275,9 +302,9 @@ fn pass_on(bytes: &[u8], to_stderr: bool) -> std::io::Result<()> {
 struct Relay {
     queue: Mutex<Queue>,
     changed: Condvar,
-    /// The reader's wake-up pipe: written when an output it left for want of room has room
-    /// again (or takes no more).
-    wake: Arc<OwnedFd>,
+    /// The reader's wake-up pipe, if it has one: written when an output it left for want of
+    /// room has room again, or when one it reads takes no more.
+    wake: Option<Arc<OwnedFd>>,
 }
 
 /// Whether a relay takes more of its output now.
@@ -306,12 +333,36 @@ struct Queue {
     /// The output queued so far stops inside a line (cut by a read, or a prompt).
     mid_line: bool,
     /// [`say`]'s messages waiting for the output to end its line, so that they are not
-    /// written into the middle of one; written after the next newline, or when the run is
-    /// over.
+    /// written into the middle of one; written after the next newline, or on a line of their
+    /// own once the output has ended or they have waited [`HOLD_MAX`] (a prompt).
     held: Vec<u8>,
+    /// Since when `held` waits.
+    held_since: Option<std::time::Instant>,
+    /// The output has ended (the command and all it started closed it).
+    output_ended: bool,
 }
 
 impl Queue {
+    /// Queues the held messages on a line of their own: after a newline, the output having
+    /// stopped inside a line.
+    fn release_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let mut messages = b"\n".to_vec();
+        messages.append(&mut self.held);
+        self.bytes += messages.len();
+        self.chunks.push_back((messages, true));
+        self.mid_line = false;
+        self.held_since = None;
+    }
+
+    /// The output has ended: messages no longer wait for its line to end.
+    fn output_ended(&mut self) {
+        self.output_ended = true;
+        self.release_held();
+    }
+
     /// The room this queue has now.
     fn room(&self) -> Room {
         let limit = if self.ended {
@@ -330,7 +381,7 @@ impl Queue {
 }
 
 impl Relay {
-    fn new(wake: Arc<OwnedFd>) -> Relay {
+    fn new(wake: Option<Arc<OwnedFd>>) -> Relay {
         Relay {
             queue: Mutex::default(),
             changed: Condvar::new(),
@@ -342,10 +393,16 @@ impl Relay {
     /// when it waits for room that is there now.
     fn update(&self, change: impl FnOnce(&mut Queue)) {
         let mut q = self.queue.lock().unwrap();
+        let was_closed = matches!(q.room(), Room::Closed);
         change(&mut q);
-        if q.reader_waits && !matches!(q.room(), Room::Full) {
+        let room = q.room();
+        if (q.reader_waits && !matches!(room, Room::Full))
+            || (!was_closed && matches!(room, Room::Closed))
+        {
             q.reader_waits = false;
-            let _ = nix::unistd::write(&*self.wake, b"w");
+            if let Some(wake) = &self.wake {
+                let _ = nix::unistd::write(&**wake, b"w");
+            }
         }
         self.changed.notify_all();
     }
@@ -372,6 +429,8 @@ impl Relay {
         match bytes.iter().position(|&b| b == b'\n') {
             Some(end) if !q.held.is_empty() => {
                 let messages = std::mem::take(&mut q.held);
+                q.bytes += messages.len();
+                q.held_since = None;
                 q.chunks.push_back((bytes[..=end].to_vec(), false));
                 q.chunks.push_back((messages, true));
                 if end + 1 < bytes.len() {
@@ -393,11 +452,18 @@ impl Relay {
         if q.broken || q.finished {
             return false;
         }
-        q.bytes += bytes.len();
-        if q.mid_line {
+        if q.mid_line && !q.output_ended {
+            q.held_since.get_or_insert_with(std::time::Instant::now);
             q.held.extend_from_slice(bytes);
         } else {
-            q.chunks.push_back((bytes.to_vec(), true));
+            let mut message = match q.mid_line {
+                true => b"\n".to_vec(),
+                false => Vec::new(),
+            };
+            message.extend_from_slice(bytes);
+            q.mid_line = false;
+            q.bytes += message.len();
+            q.chunks.push_back((message, true));
         }
         self.changed.notify_all();
         true
@@ -422,11 +488,8 @@ impl Relay {
                         if q.held.is_empty() {
                             return;
                         }
-                        // The output ended inside a line: the messages start a line of their own.
-                        let mut messages = b"\n".to_vec();
-                        messages.append(&mut q.held);
-                        q.bytes += 1;
-                        break (messages, true);
+                        q.release_held();
+                        continue;
                     }
                     q = self.changed.wait(q).unwrap();
                 }
