@@ -267,10 +267,12 @@ impl JobLink {
     }
 
     /// Sends one report (`POST /v1/jobs/{id}/report`, at most [`REPORT_TIMEOUT`]) and returns
-    /// Taskdeck's answer, or `{"ended": detail, "status": status}` when Taskdeck already ended the
-    /// job (409, e.g. its ttlMs passed; `status` from `GET /v1/jobs/{id}`, null when unread). `None` without a job or when the report did not get through, or was
-    /// not sent for want of the data dir's Taskdeck ([`JobLink::endpoint_now`]: one restarted on
-    /// another port is followed, so it keeps the job's heartbeat).
+    /// Taskdeck's answer, or `{"ended": detail, "status": status}` when Taskdeck answered that
+    /// the job's run is over (409, e.g. its ttlMs passed, or Taskdeck is stopping; `status`
+    /// from `GET /v1/jobs/{id}`, null when unread). `None` without a job or when the report did
+    /// not get through, or was not sent for want of the data dir's Taskdeck
+    /// ([`JobLink::endpoint_now`]: one restarted on another port is followed, so it keeps the
+    /// job's heartbeat).
     pub(crate) async fn report(&self, body: Value) -> Option<Value> {
         let id = self.job.as_ref()?;
         let endpoint = self.endpoint_now()?;

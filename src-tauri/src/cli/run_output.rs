@@ -188,9 +188,10 @@ pub(super) fn release_held_messages() {
 /// woken together would log them in the order the scheduler ran them).
 ///
 /// An output whose relay is full is left unread until its writer makes room (and wakes
-/// `wake`, else it is looked at again in 50 ms); its line cut by that wait is not shown as a prompt meanwhile. An output whose
-/// relay takes no more (our side closed: `taskdeck run -- cmd | head`) is closed, so the
-/// command learns it at its next write (SIGPIPE or EPIPE) as it would alone.
+/// `wake`, else it is looked at again in 50 ms); its line cut by that wait is not shown as a
+/// prompt meanwhile. An output whose relay takes no more (our side closed: `taskdeck run --
+/// cmd | head`) is closed, so the command learns it at its next write (SIGPIPE or EPIPE) as
+/// it would alone.
 fn read_out(
     mut outputs: Vec<Reading>,
     wake: Option<OwnedFd>,
