@@ -19,7 +19,7 @@ use std::{
     time::Duration,
 };
 
-use taskdeck_server::tools::output::{LatestStatus, OutputLog, status_line};
+use taskdeck_server::tools::output::{LatestStatus, OutputLog, parse_progress, status_line};
 
 /// How much of an output may wait for our consumer while the command runs (bytes, and one
 /// read of at most [`READ_BYTES`] more): past it, the reader waits, and so does the command
@@ -31,8 +31,14 @@ const RELAY_BYTES: usize = 64 * 1024;
 /// this waits again.
 const RELAY_BYTES_ENDED: usize = 8 * 1024 * 1024;
 
+/// How many of the output's last lines the job's tail keeps.
+const TAIL_LINES: usize = 40;
+
 /// The most one read takes from an output (bytes).
-const READ_BYTES: usize = 16 * 1024;
+const READ_BYTES: usize = 64 * 1024;
+
+/// The most one write to our stdout or stderr takes (bytes).
+const WRITE_BYTES: usize = 16 * 1024;
 
 /// How long the end waits for the reader to take what the command left (a leftover
 /// process that keeps the output open without writing is not waited for).
@@ -70,7 +76,7 @@ impl OutputCapture {
     /// Starts one reader thread for all of `outputs` and a writer thread for each; [`say`]
     /// writes with the one that has the command's stderr from now on.
     pub(super) fn start(outputs: Vec<Output>) -> OutputCapture {
-        let log = Arc::new(Mutex::new(OutputLog::new(None, 40, 0)));
+        let log = Arc::new(Mutex::new(OutputLog::new(None, TAIL_LINES, 0)));
         // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
         let latest = Arc::new(Mutex::new(LatestStatus::default()));
         let mut capture = OutputCapture {
@@ -427,7 +433,7 @@ impl Relay {
             return false;
         }
         q.bytes += bytes.len();
-        match bytes.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', bytes) {
             Some(end) if !q.held.is_empty() => {
                 let messages = std::mem::take(&mut q.held);
                 q.bytes += messages.len();
@@ -495,17 +501,28 @@ impl Relay {
                     q = self.changed.wait(q).unwrap();
                 }
             };
-            let written = pass_on(&chunk, to_stderr || message);
-            self.update(|q| {
-                q.bytes -= chunk.len();
-                // A message to a closed stderr does not stop the command's output.
-                if !message && written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
-                    q.broken = true;
-                    q.chunks.clear();
-                    q.held.clear();
-                    q.bytes = 0;
+            // In pieces, each counted off once written: a read's bytes that wait in a slow
+            // consumer's pipe are not still counted as waiting here.
+            for piece in chunk.chunks(WRITE_BYTES) {
+                let written = pass_on(piece, to_stderr || message);
+                let mut broken = false;
+                self.update(|q| {
+                    q.bytes -= piece.len();
+                    // A message to a closed stderr does not stop the command's output.
+                    if !message
+                        && written.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+                    {
+                        q.broken = true;
+                        q.chunks.clear();
+                        q.held.clear();
+                        q.bytes = 0;
+                        broken = true;
+                    }
+                });
+                if broken {
+                    return;
                 }
-            });
+            }
         }
     }
 }
@@ -532,6 +549,19 @@ struct Lines {
     /// How many lines have ended: tells a line asked again from the same line still standing.
     ended: u64,
     unfinished: Arc<Mutex<Option<Standing>>>,
+    /// The texts of the lines and redraws ended in the read being taken, one after another
+    /// (kept between reads so that a read allocates nothing).
+    texts: Vec<u8>,
+    /// Where each of them is in `texts`, in the order they ended.
+    segments: Vec<Segment>,
+}
+
+/// A line or redraw ended in one read: its text is `texts[start..end]` of its [`Lines`], and
+/// `line` says a newline ended it (a line of the tail), else a `\r` (a redraw).
+struct Segment {
+    start: usize,
+    end: usize,
+    line: bool,
 }
 
 impl Lines {
@@ -544,23 +574,30 @@ impl Lines {
             binary: false,
             ended: 0,
             unfinished,
+            texts: Vec::new(),
+            segments: Vec::new(),
         }
     }
 
     /// Takes the output's next `bytes`; from a NUL byte on, it is binary and only said to be.
+    ///
+    /// What it leaves is what giving each line and redraw to `note` and each line to `log`, in
+    /// turn, would leave, with far less work (a command may write hundreds of MB): of the
+    /// lines ended in one read only the last [`TAIL_LINES`] can stay in the tail, and the
+    /// status needs only the last of them that shows something and, before it, the last that
+    /// shows progress. The lines before those (`earlier`) are cut only when they are needed:
+    /// when the later ones show nothing, or for a progress the later ones do not show (only a
+    /// line holding a `%` or a `/` can).
     fn feed(&mut self, bytes: &[u8], log: &mut OutputLog, note: &impl Fn(&str)) {
         if self.binary {
             return;
         }
-        if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+        if let Some(nul) = memchr::memchr(0, bytes) {
             // The whole lines before it that are text (valid UTF-8) were text; what follows
             // them (a file's magic number, `\x89PNG`) is binary already.
             let before = &bytes[..nul];
             let valid = std::str::from_utf8(before).map_or_else(|e| e.valid_up_to(), str::len);
-            let text = before[..valid]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
+            let text = memchr::memrchr(b'\n', &before[..valid]).map_or(0, |i| i + 1);
             self.feed(&before[..text], log, note);
             self.binary = true;
             self.line.clear();
@@ -569,37 +606,60 @@ impl Lines {
             log.push(BINARY.as_bytes());
             return;
         }
-        for &b in bytes {
-            match b {
-                b'\n' => {
-                    if self.line.last() == Some(&b'\r') {
-                        self.line.pop();
-                    }
-                    let text = String::from_utf8_lossy(&self.line).into_owned();
-                    note(&text);
-                    log.push(status_line(&text).unwrap_or_default().as_bytes());
-                    self.line.clear();
-                    self.ended += 1;
-                }
-                b'\r' => {
-                    note(&String::from_utf8_lossy(&self.line));
-                    if self.line.last() != Some(&b'\r') {
-                        self.line.push(b);
-                    }
-                }
-                _ => {
-                    // A redraw: what follows a `\r` replaces what was drawn before it.
-                    if self.line.last() == Some(&b'\r') {
-                        self.line.clear();
-                    }
-                    if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES {
-                        self.line.push(b);
-                    }
-                }
+        let split = memchr::memrchr_iter(b'\n', bytes)
+            .nth(TAIL_LINES)
+            .map_or(0, |i| i + 1);
+        let (mut earlier, ended_before) = (&bytes[..split], self.ended);
+        // The first earlier line continues the line the last read stopped in.
+        let mut carried = Vec::new();
+        if !earlier.is_empty() {
+            carried = std::mem::take(&mut self.line);
+            self.ended += memchr::memchr_iter(b'\n', earlier).count() as u64;
+        }
+        self.cut(&bytes[split..]);
+        let shows = |s: &Segment, texts: &[u8]| status_line(&segment_text(s, texts)).is_some();
+        let mut shown = self.segments.iter().rposition(|s| shows(s, &self.texts));
+        if shown.is_none() && !earlier.is_empty() {
+            // Every later line is blank: the status is further back.
+            (self.line, self.ended, earlier) = (std::mem::take(&mut carried), ended_before, &[]);
+            self.cut(bytes);
+            shown = self.segments.iter().rposition(|s| shows(s, &self.texts));
+        }
+        let lines = self.segments.iter().filter(|s| s.line).count();
+        for segment in self
+            .segments
+            .iter()
+            .filter(|s| s.line)
+            .skip(lines.saturating_sub(TAIL_LINES))
+        {
+            log.push(
+                status_line(&segment_text(segment, &self.texts))
+                    .unwrap_or_default()
+                    .as_bytes(),
+            );
+        }
+        if let Some(shown) = shown {
+            let later = &self.segments[..=shown];
+            let progress = match last_progress(later, &self.texts) {
+                Some(i) if i == shown => None,
+                Some(i) => Some(segment_text(&later[i], &self.texts).into_owned()),
+                None => earlier_progress(earlier, &carried),
+            };
+            if let Some(progress) = progress {
+                note(&progress);
             }
+            note(&segment_text(&self.segments[shown], &self.texts));
         }
         *self.unfinished.lock().unwrap() = (!self.line.is_empty())
             .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()));
+    }
+
+    /// Cuts `bytes` (no NUL) into the line they continue, and the lines and redraws they end
+    /// (into `texts` and `segments`, emptied first).
+    fn cut(&mut self, bytes: &[u8]) {
+        self.texts.clear();
+        self.segments.clear();
+        self.ended += cut(&mut self.line, bytes, &mut self.texts, &mut self.segments);
     }
 
     /// The output's last line, when it does not end with a newline (a prompt, `printf done`):
@@ -609,6 +669,231 @@ impl Lines {
         if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
             note(&last);
             log.push(last.as_bytes());
+        }
+    }
+}
+
+/// Cuts `bytes` (no NUL) into `line`, the line they continue, and the lines and redraws
+/// they end (appended to `texts` and `segments`); returns how many lines they end. A `\r` is
+/// kept at the end of `line` until what follows it replaces what was drawn before it; a line
+/// keeps its first `MAX_LINE_BYTES`.
+fn cut(line: &mut Vec<u8>, bytes: &[u8], texts: &mut Vec<u8>, segments: &mut Vec<Segment>) -> u64 {
+    let mut ended = 0;
+    let mut rest = bytes;
+    loop {
+        let end = memchr::memchr2(b'\n', b'\r', rest);
+        let piece = &rest[..end.unwrap_or(rest.len())];
+        if !piece.is_empty() {
+            if line.last() == Some(&b'\r') {
+                line.clear();
+            }
+            let room = taskdeck_server::tools::process::MAX_LINE_BYTES.saturating_sub(line.len());
+            line.extend_from_slice(&piece[..piece.len().min(room)]);
+        }
+        let Some(end) = end else {
+            return ended;
+        };
+        let newline = rest[end] == b'\n';
+        if newline && line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        // A second `\r` in a row redraws nothing.
+        if newline || line.last() != Some(&b'\r') {
+            let start = texts.len();
+            texts.extend_from_slice(line);
+            segments.push(Segment {
+                start,
+                end: texts.len(),
+                line: newline,
+            });
+        }
+        match newline {
+            true => {
+                line.clear();
+                ended += 1;
+            }
+            false if line.last() != Some(&b'\r') => line.push(b'\r'),
+            false => {}
+        }
+        rest = &rest[end + 1..];
+    }
+}
+
+/// The text of `segment`, cut from `texts`.
+fn segment_text<'a>(segment: &Segment, texts: &'a [u8]) -> std::borrow::Cow<'a, str> {
+    String::from_utf8_lossy(&texts[segment.start..segment.end])
+}
+
+/// Whether the status `text` makes shows progress ([`parse_progress`]).
+fn shows_progress(text: &str) -> bool {
+    status_line(text).is_some_and(|s| parse_progress(&s).is_some())
+}
+
+/// The last of `segments` (cut into `texts`) that shows progress; only one holding a `%` or a
+/// `/` can, so only those are looked at.
+fn last_progress(segments: &[Segment], texts: &[u8]) -> Option<usize> {
+    let mut before = segments.last()?.end;
+    loop {
+        let at = memchr::memrchr2(b'%', b'/', &texts[..before])?;
+        let i = segments.partition_point(|s| s.end <= at);
+        if shows_progress(&segment_text(&segments[i], texts)) {
+            return Some(i);
+        }
+        before = segments[i].start;
+    }
+}
+
+/// The text of the last line or redraw in `earlier` (whole lines, its first continuing
+/// `carried`) that shows progress, each line holding a `%` or a `/` cut alone from the last.
+fn earlier_progress(earlier: &[u8], carried: &[u8]) -> Option<String> {
+    let (mut texts, mut segments) = (Vec::new(), Vec::new());
+    let mut before = earlier.len();
+    loop {
+        let at = match memchr::memrchr2(b'%', b'/', &earlier[..before]) {
+            Some(at) => at,
+            // The first line, whose `%` or `/` came in `carried`.
+            None if before > 0 && memchr::memchr2(b'%', b'/', carried).is_some() => 0,
+            None => return None,
+        };
+        let start = memchr::memrchr(b'\n', &earlier[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &earlier[at..]).map_or(earlier.len(), |i| at + i + 1);
+        let mut line = match start {
+            0 => carried.to_vec(),
+            _ => Vec::new(),
+        };
+        texts.clear();
+        segments.clear();
+        cut(&mut line, &earlier[start..end], &mut texts, &mut segments);
+        if let Some(i) = last_progress(&segments, &texts) {
+            return Some(segment_text(&segments[i], &texts).into_owned());
+        }
+        before = start;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use taskdeck_server::tools::output::StatusUpdate;
+
+    /// The plain way [`Lines::feed`] must match: every byte in turn, every line and redraw
+    /// given to the status and every line to the log.
+    #[derive(Default)]
+    struct ByteByByte {
+        line: Vec<u8>,
+        ended: u64,
+    }
+
+    impl ByteByByte {
+        fn feed(&mut self, bytes: &[u8], log: &mut OutputLog, latest: &mut LatestStatus) {
+            for &b in bytes {
+                match b {
+                    b'\n' => {
+                        if self.line.last() == Some(&b'\r') {
+                            self.line.pop();
+                        }
+                        let text = String::from_utf8_lossy(&self.line).into_owned();
+                        latest.note(&text);
+                        log.push(status_line(&text).unwrap_or_default().as_bytes());
+                        self.line.clear();
+                        self.ended += 1;
+                    }
+                    b'\r' => {
+                        latest.note(&String::from_utf8_lossy(&self.line));
+                        if self.line.last() != Some(&b'\r') {
+                            self.line.push(b);
+                        }
+                    }
+                    _ => {
+                        if self.line.last() == Some(&b'\r') {
+                            self.line.clear();
+                        }
+                        if self.line.len() < taskdeck_server::tools::process::MAX_LINE_BYTES {
+                            self.line.push(b);
+                        }
+                    }
+                }
+            }
+        }
+
+        fn standing(&self) -> Option<Standing> {
+            (!self.line.is_empty())
+                .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()))
+        }
+    }
+
+    /// What one way of reading left: the tail, the status taken, the standing line.
+    type Left = (String, Option<StatusUpdate>, Option<Standing>);
+
+    #[test]
+    fn lines_leave_what_reading_every_line_in_turn_leaves() {
+        // Pieces of what commands write: words, lines, blank lines, redraws, CRLF, and, less
+        // often, progress in both forms, paths and dates (no progress), colours, a multibyte
+        // character, and many blank lines at once.
+        let common: [&[u8]; 8] = [b"y", b"build", b" ", b"\n", b"\n", b"\r", b"\r\n", b"\n\n"];
+        let rare: [&[u8]; 10] = [
+            b"42%",
+            b"3/10",
+            b"/usr/lib",
+            b"2026/12/04",
+            b"\x1b[31m",
+            b"\x1b[0m",
+            b"\r\r",
+            "é".as_bytes(),
+            b"100%",
+            &[b'\n'; 45],
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        for run in 0..400 {
+            let mut output = Vec::new();
+            // From one rare piece in two to one in a hundred.
+            let rarity = [2, 10, 100][run % 3];
+            for _ in 0..next(3000) {
+                output.extend_from_slice(match next(rarity) {
+                    0 => rare[next(rare.len())],
+                    _ => common[next(common.len())],
+                });
+            }
+            if run % 10 == 0 {
+                // A line longer than a line keeps, to cut.
+                output.extend(std::iter::repeat_n(b'x', 70_000));
+                output.extend_from_slice(b" 7/9\n");
+            }
+            let mut slots = Vec::new();
+            let mut lines = Lines::new(&mut slots);
+            let (mut log, latest) = (
+                OutputLog::new(None, TAIL_LINES, 0),
+                Mutex::new(LatestStatus::default()),
+            );
+            let mut plain = ByteByByte::default();
+            let (mut plain_log, mut plain_latest) =
+                (OutputLog::new(None, TAIL_LINES, 0), LatestStatus::default());
+            let mut rest = &output[..];
+            while !rest.is_empty() {
+                let (read, after) =
+                    rest.split_at(rest.len().min(1 + next([300, 3000, 20_000][run / 3 % 3])));
+                rest = after;
+                lines.feed(read, &mut log, &|t: &str| latest.lock().unwrap().note(t));
+                plain.feed(read, &mut plain_log, &mut plain_latest);
+                let fast: Left = (
+                    log.tail(),
+                    latest.lock().unwrap().take(),
+                    slots[0].lock().unwrap().clone(),
+                );
+                let slow: Left = (plain_log.tail(), plain_latest.take(), plain.standing());
+                assert_eq!(
+                    fast,
+                    slow,
+                    "run {run}, after {} bytes",
+                    output.len() - rest.len()
+                );
+            }
         }
     }
 }
