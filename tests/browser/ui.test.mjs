@@ -1396,6 +1396,39 @@ test('a job that ends with an error result is completed, shown as an error, coun
   await row(jobId).waitFor();
 });
 
+test('an external job’s reported output shows live in its detail and stays once it is cancelled', async () => {
+  const post = (p, body) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const started = await post('/v1/jobs', { external: { name: 'long build', heartbeatMs: 60000, command: ['make'] } });
+  assert.equal(started.status, 202);
+  const jobId = (await started.json()).taskId;
+  await row(jobId).click();
+  await page.locator('#detail .detail-title', { hasText: 'long build' }).waitFor();
+  // No output reported yet: the section is there, hidden.
+  const output = page.locator('#detail section.log-section');
+  assert.equal(await output.count(), 1);
+  await post(`/v1/jobs/${jobId}/report`, { statusMessage: 'starting' });
+  await page.locator('#detail', { hasText: 'starting' }).waitFor();
+  assert.equal(await output.isVisible(), false);
+  const pre = output.getByRole('log', { name: 'Command output' });
+  const shows = (line) => pre.filter({ hasText: new RegExp(`^${line}$`, 'm') }).waitFor();
+  // The runner's lines, colours removed by the server, appear as they are reported.
+  const first = await post(`/v1/jobs/${jobId}/report`, { statusMessage: 'compiling 1/2', output: '\u001b[32mcompiling\u001b[0m 1/2\nwarning: <b>unused</b>\n' });
+  assert.equal(first.status, 200);
+  await shows('warning: <b>unused</b>');
+  assert.equal(await pre.locator('b').count(), 0);
+  await post(`/v1/jobs/${jobId}/report`, { statusMessage: 'compiling 2/2', output: 'compiling 2/2\n' });
+  await shows('compiling 2/2');
+  // Cancelled: the runner's last lines come with its cancel, and the output stays.
+  const cancel = await post(`/v1/tasks/${jobId}/cancel`, {});
+  assert.ok(cancel.ok);
+  const ended = await post(`/v1/jobs/${jobId}/report`, { cancelled: true, output: 'interrupted at 2/2' });
+  assert.equal(ended.status, 202);
+  await page.locator('#detail .badge-cancelled').first().waitFor();
+  await shows('interrupted at 2/2');
+  await output.locator('.log-state').filter({ hasText: /^Output complete · \d+ B$/ }).waitFor();
+  assert.deepEqual((await pre.textContent()).split('\n'), ['compiling 1/2', 'warning: <b>unused</b>', 'compiling 2/2', 'interrupted at 2/2', '']);
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -210,9 +210,11 @@ async fn external_jobs_report_and_time_out() {
         json!({"name": "nightly export", "heartbeatMs": 1000}),
     )
     .await;
-    // Only command tasks write an output log.
-    let (status, _) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}/log")).await;
-    assert_eq!(status, 404, "an external job has no output log");
+    // An external job's log is empty until its runner reports output.
+    let (status, log) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 200, "{log}");
+    assert_eq!(log["exists"], false, "{log}");
+    assert_eq!(log["text"], "", "{log}");
     let report = |body: Value| send_report(&s, &t, &id, body);
     let (status, v) =
         report(json!({"progress": {"current": 3, "total": 10, "message": "3 of 10 tables"}})).await;
@@ -2202,5 +2204,133 @@ async fn a_report_to_an_expired_job_is_refused() {
             .unwrap()
             .starts_with("job is already failed: "),
         "{problem}"
+    );
+}
+
+/// The whole log of task `id` as `token` reads it (`GET /v1/tasks/{id}/log`), with its
+/// answer's last `complete`.
+async fn whole_log(s: &Server, token: &str, id: &str) -> (String, bool) {
+    let (mut text, mut offset) = (String::new(), 0);
+    loop {
+        let (status, chunk) = s
+            .v1_get(
+                Some(token),
+                &format!("/v1/tasks/{id}/log?offset={offset}&limit=1048576"),
+            )
+            .await;
+        assert_eq!(status, 200, "{chunk}");
+        text.push_str(chunk["text"].as_str().unwrap());
+        let next = chunk["nextOffset"].as_u64().unwrap();
+        if next == offset || next >= chunk["size"].as_u64().unwrap() {
+            return (text, chunk["complete"] == true);
+        }
+        offset = next;
+    }
+}
+
+/// `taskdeck run` sends the command's output to its job's log in Taskdeck (the window's Output
+/// panel, `GET /v1/tasks/{id}/log`): both streams' lines, colours removed, every line once and
+/// in order, a last line without a newline. What a cancelled job wrote stays; only its owner
+/// reads it; output that comes faster than the reports take it is left out, and said to be.
+#[tokio::test]
+async fn taskdeck_run_sends_its_output_to_the_job_s_log() {
+    let s = Server::start(&[]).await;
+    let (t, port) = (s.admin.clone(), s.port.to_string());
+    let run = |name: &str, script: &str| {
+        let mut c = tokio::process::Command::new(BIN);
+        c.args(["run", "--port", &port, "--token", &t, "--name", name, "--"])
+            .args(["sh", "-c", script])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true);
+        c
+    };
+    let status = run(
+        "logged",
+        "printf '\\033[31mred\\033[0m line\\n'; echo to-stderr >&2; \
+         for i in $(seq 1 3000); do echo \"line $i\"; done; printf 'last without newline'",
+    )
+    .status()
+    .await
+    .unwrap();
+    assert!(status.success());
+    let id = job_titled(&s, "logged").await;
+    wait_job(&s, &t, &id, |v| v["status"] == "completed").await;
+    let (log, complete) = whole_log(&s, &t, &id).await;
+    assert!(complete);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines[0], "red line", "{}", &log[..200.min(log.len())]);
+    assert!(lines.contains(&"to-stderr"));
+    let counted: Vec<String> = lines
+        .iter()
+        .filter(|l| l.starts_with("line "))
+        .map(|l| l.to_string())
+        .collect();
+    assert_eq!(
+        counted,
+        (1..=3000).map(|i| format!("line {i}")).collect::<Vec<_>>()
+    );
+    assert!(
+        log.ends_with("\nlast without newline\n"),
+        "{}",
+        &log[log.len() - 100..]
+    );
+    // Another principal's job has no log for it.
+    let other = s.token("someone-else");
+    let (status, _) = s.v1_get(Some(&other), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 404);
+
+    // Cancelled in Taskdeck: what the command wrote until it stopped stays in the log.
+    let mut child = run(
+        "cancelled-log",
+        "for i in $(seq 1 200); do echo \"tick $i\"; sleep 0.05; done",
+    )
+    .spawn()
+    .unwrap();
+    let id = job_titled(&s, "cancelled-log").await;
+    wait_job(&s, &t, &id, |v| {
+        v["statusMessage"]
+            .as_str()
+            .and_then(|m| m.strip_prefix("tick "))
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n >= 30)
+    })
+    .await;
+    let (status, _) = s
+        .v1_post(Some(&t), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+    assert!(status.is_success());
+    tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the cancel stopped taskdeck run")
+        .unwrap();
+    wait_job(&s, &t, &id, |v| v["status"] == "cancelled").await;
+    let (log, complete) = whole_log(&s, &t, &id).await;
+    assert!(complete);
+    let ticks: Vec<&str> = log.lines().collect();
+    let n = ticks.len();
+    assert!(n >= 30, "{log}");
+    assert_eq!(
+        ticks,
+        (1..=n).map(|i| format!("tick {i}")).collect::<Vec<_>>()
+    );
+
+    // 40 MB in a moment: the log takes what the outbox holds (512 KiB) with each report, and
+    // says what it left out.
+    let status = run("flood", "yes | head -c 40000000; echo end")
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+    let id = job_titled(&s, "flood").await;
+    wait_job(&s, &t, &id, |v| v["status"] == "completed").await;
+    let (log, _) = whole_log(&s, &t, &id).await;
+    assert!(log.len() < 4 << 20, "{} bytes", log.len());
+    assert!(
+        log.contains(
+            "bytes of output left out of this log: more than 512 KiB came between two reports]\n"
+        ),
+        "{}",
+        &log[log.len().saturating_sub(300)..]
     );
 }

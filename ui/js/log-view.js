@@ -1,4 +1,5 @@
-// The Output section of the detail pane: a command task's output log (GET /v1/tasks/{id}/log),
+// The Output section of the detail pane: the output log (GET /v1/tasks/{id}/log) of a command
+// task, or of an external job whose runner reports its output (`taskdeck run`),
 // followed live without a timer. The panel reads on from where it stopped whenever the task
 // changes (each new output line changes its statusMessage, which the event stream brings), and
 // once more when the task ends, until the server says the log is complete. Before the command
@@ -30,9 +31,12 @@ export const MERGE_BYTES = 64 * 1024;
  *   (the server replaces invalid UTF-8)
  */
 
-/** Only run_command tasks have an output log (the server answers 404 for the others). */
+/**
+ * Only run_command tasks and external jobs (whose runner may report output: `taskdeck run`
+ * does) have an output log; the server answers 404 for the others.
+ */
 export function hasOutputLog(task) {
-  return !!task && task.tool === 'run_command';
+  return !!task && (task.tool === 'run_command' || task.tool === 'external');
 }
 
 /** A log answer `{offset, nextOffset, text}` as a piece. */
@@ -236,7 +240,7 @@ export class LogView {
     this.task = task;
     if (this.gone) return;
     // A command waiting for its approval has not started: it has no log yet.
-    if (!this.found && task.status === 'input_required') return;
+    if (!this.found && task.status === 'input_required' && task.tool === 'run_command') return;
     this.pump();
   }
 

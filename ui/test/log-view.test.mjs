@@ -85,6 +85,7 @@ test('the log API client asks for byte ranges and reports a missing log as a 404
 
 test('only command tasks are expected to have an output log', () => {
   assert.equal(hasOutputLog({ tool: 'run_command' }), true);
+  assert.equal(hasOutputLog({ tool: 'external' }), true);
   assert.equal(hasOutputLog({ tool: 'slow_compute' }), false);
   assert.equal(hasOutputLog(null), false);
 });

@@ -21,7 +21,6 @@ use std::{
     },
     path::Path,
     process::{ExitCode, Stdio},
-    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -93,15 +92,9 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         Ok(launched) => launched,
         Err(e) => return link.could_not_start(&args.command[0], e).await,
     };
-    let mut output = OutputCapture::start(std::mem::take(&mut launched.outputs));
-    let mut ending = supervise(
-        &mut launched,
-        &link,
-        &output.latest,
-        &output.unfinished,
-        &mut stops,
-    )
-    .await;
+    let mut output =
+        OutputCapture::start(std::mem::take(&mut launched.outputs), link.job.is_some());
+    let mut ending = supervise(&mut launched, &link, &output, &mut stops).await;
     ending
         .sweep_leftovers(&launched.tag, launched.interactive)
         .await;
@@ -111,13 +104,17 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     // What the output said after the last report (its last line, often): the end's report
     // carries it, so the job's last status message is the output's last line.
     let last_status = output.latest.lock().unwrap().take();
+    let last_output = output
+        .outbox
+        .as_ref()
+        .and_then(|o| o.lock().unwrap().take());
     report_end(
         &link,
         &ending,
         &name,
         duration_ms,
         tail,
-        last_status,
+        (last_status, last_output),
         &mut stops,
     )
     .await;
@@ -135,7 +132,8 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
 }
 
 /// The job's final report: a cancel, or the result (`exitCode`, `durationMs` and the output's
-/// `tail`; `isError` unless the exit code is 0); with `last_status` (see [`status_report`]).
+/// `tail`; `isError` unless the exit code is 0); with `last` status and output (see
+/// [`status_report`]).
 /// Sent until Taskdeck records it or a signal in `stops` gives up ([`JobLink::report_final`]);
 /// not sent when Taskdeck already recorded the job's end ([`Ending::settled`]).
 async fn report_end(
@@ -144,10 +142,10 @@ async fn report_end(
     name: &str,
     duration_ms: u64,
     tail: String,
-    last_status: Option<StatusUpdate>,
+    last: (Option<StatusUpdate>, Option<String>),
     stops: &mut StopSignals,
 ) {
-    let mut report = status_report(last_status);
+    let mut report = status_report(last.0, last.1);
     // A signal already received has done its part (it ended the command); a new one gives up.
     // Told to stop (SIGTERM, SIGHUP): the end is tried for a short while only.
     stops.drain();
@@ -184,9 +182,13 @@ async fn report_end(
 
 /// The report fields (`POST /v1/jobs/{id}/report`) for what the command's output said since
 /// the last report: `statusMessage` (its latest line), and `progress` `{current, total}` when a
-/// line showed some; none when nothing came (`update` is `None`).
-fn status_report(update: Option<StatusUpdate>) -> Map<String, Value> {
+/// line showed some (none when nothing came: `update` is `None`); and `output`, its lines for
+/// the job's log ([`Outbox::take`](super::run_output::Outbox::take)).
+fn status_report(update: Option<StatusUpdate>, output: Option<String>) -> Map<String, Value> {
     let mut report = Map::new();
+    if let Some(text) = output {
+        report.insert("output".into(), json!(text));
+    }
     if let Some(u) = update {
         report.insert("statusMessage".into(), json!(u.message));
         if let Some((current, total)) = u.progress {
@@ -443,10 +445,10 @@ impl StopSignals {
 async fn supervise(
     launched: &mut Launched,
     link: &JobLink,
-    latest: &Mutex<LatestStatus>,
-    unfinished: &[Arc<Mutex<Option<Standing>>>],
+    output: &OutputCapture,
     stops: &mut StopSignals,
 ) -> Ending {
+    let (latest, unfinished) = (&output.latest, &output.unfinished);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     // Ticks missed while a report was in flight are not made up in a burst: one report follows
     // as soon as the slow one is answered, then one a second.
@@ -461,6 +463,8 @@ async fn supervise(
     // The report on its way, if one is: it does not hold up the rest, so the command's end is
     // seen (and timed) at once however long Taskdeck takes to answer.
     let mut in_flight: Option<std::pin::Pin<Box<dyn Future<Output = Option<Value>> + '_>>> = None;
+    // The output the report on its way carries: given back if the report does not get through.
+    let mut output_in_flight: Option<String> = None;
     // For each output: the line it stood in at the last tick, and the one shown as the
     // status since that line began.
     let mut seen: Vec<Option<Standing>> = vec![None; unfinished.len()];
@@ -516,10 +520,16 @@ async fn supervise(
                     }
                     seen[i] = now;
                 }
-                in_flight = Some(Box::pin(link.report(Value::Object(status_report(update)))));
+                output_in_flight = output.outbox.as_ref().and_then(|o| o.lock().unwrap().take());
+                let report = status_report(update, output_in_flight.clone());
+                in_flight = Some(Box::pin(link.report(Value::Object(report))));
             }
             answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
                 in_flight = None;
+                let sent = output_in_flight.take();
+                if let (None, Some(text), Some(outbox)) = (&answer, sent, &output.outbox) {
+                    outbox.lock().unwrap().give_back(text);
+                }
                 // Taskdeck recorded the job's end without us (a `working` job answered so is
                 // only waiting: Taskdeck is stopping, or the end is being recorded).
                 if let Some(answer) = &answer

@@ -37,6 +37,11 @@ const TAIL_LINES: usize = 40;
 /// The most one read takes from an output (bytes).
 const READ_BYTES: usize = 64 * 1024;
 
+/// The most output that waits for the next report to go to the job's log in Taskdeck (bytes):
+/// what comes beyond it before that report is left out (and said to be). Its JSON, escapes and
+/// all, stays under the API's 4 MiB body limit.
+const OUTBOX_BYTES: usize = 512 * 1024;
+
 /// The most one write to our stdout or stderr takes (bytes).
 const WRITE_BYTES: usize = 16 * 1024;
 
@@ -67,6 +72,8 @@ pub(super) struct OutputCapture {
     pub(super) log: Arc<Mutex<OutputLog>>,
     pub(super) latest: Arc<Mutex<LatestStatus>>,
     pub(super) unfinished: Vec<Arc<Mutex<Option<Standing>>>>,
+    /// The output on its way to the job's log in Taskdeck (none for a command run untracked).
+    pub(super) outbox: Option<Arc<Mutex<Outbox>>>,
     reader: Option<tokio::task::JoinHandle<()>>,
     relays: Vec<Arc<Relay>>,
     writers: Vec<tokio::task::JoinHandle<()>>,
@@ -74,8 +81,9 @@ pub(super) struct OutputCapture {
 
 impl OutputCapture {
     /// Starts one reader thread for all of `outputs` and a writer thread for each; [`say`]
-    /// writes with the one that has the command's stderr from now on.
-    pub(super) fn start(outputs: Vec<Output>) -> OutputCapture {
+    /// writes with the one that has the command's stderr from now on. `tracked`: the output
+    /// also goes to the job's log in Taskdeck ([`OutputCapture::outbox`]).
+    pub(super) fn start(outputs: Vec<Output>, tracked: bool) -> OutputCapture {
         let log = Arc::new(Mutex::new(OutputLog::new(None, TAIL_LINES, 0)));
         // The latest line (or `\r` redraw) becomes the status; its progress, if any, the progress.
         let latest = Arc::new(Mutex::new(LatestStatus::default()));
@@ -83,6 +91,7 @@ impl OutputCapture {
             log,
             latest,
             unfinished: Vec::new(),
+            outbox: tracked.then(|| Arc::new(Mutex::new(Outbox::default()))),
             reader: None,
             relays: Vec::new(),
             writers: Vec::new(),
@@ -101,7 +110,7 @@ impl OutputCapture {
             reading.push(Reading {
                 from: std::fs::File::from(output.read),
                 relay: relay.clone(),
-                lines: Lines::new(&mut capture.unfinished),
+                lines: Lines::new(&mut capture.unfinished, capture.outbox.clone()),
                 hidden: None,
             });
             let to = relay.clone();
@@ -527,6 +536,67 @@ impl Relay {
     }
 }
 
+/// The command's output on its way to the job's log in Taskdeck (`output` of the next
+/// report): whole lines of each output, in the order they were read, at most
+/// [`OUTBOX_BYTES`] between two reports, and [`MAX_LOG_BYTES`] in all (what Taskdeck keeps).
+///
+/// [`MAX_LOG_BYTES`]: taskdeck_server::tools::run_command::MAX_LOG_BYTES
+#[derive(Default)]
+pub(super) struct Outbox {
+    text: Vec<u8>,
+    /// Bytes left out since the last take, after `text`: they came when it was full.
+    skipped: u64,
+    /// Bytes taken so far (and not given back).
+    taken: u64,
+}
+
+impl Outbox {
+    /// Adds the pieces of whole lines (one line, or lines, cut in pieces), or leaves them
+    /// out when they do not fit.
+    fn push(&mut self, pieces: &[&[u8]]) {
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        if self.taken + self.text.len() as u64 >= taskdeck_server::tools::run_command::MAX_LOG_BYTES
+        {
+            return;
+        }
+        if self.skipped > 0 || self.text.len() + len > OUTBOX_BYTES {
+            self.skipped += len as u64;
+            return;
+        }
+        for piece in pieces {
+            self.text.extend_from_slice(piece);
+        }
+    }
+
+    /// What waits, as text (invalid UTF-8 replaced), followed by a line saying how much was
+    /// left out, if anything was; `None` when nothing waits.
+    pub(super) fn take(&mut self) -> Option<String> {
+        if self.text.is_empty() && self.skipped == 0 {
+            return None;
+        }
+        let mut text = String::from_utf8_lossy(&self.text).into_owned();
+        if self.skipped > 0 {
+            text.push_str(&format!(
+                "[taskdeck run: {} bytes of output left out of this log: more than {} KiB came \
+                 between two reports]\n",
+                self.skipped,
+                OUTBOX_BYTES / 1024
+            ));
+        }
+        self.taken += self.text.len() as u64;
+        self.text.clear();
+        self.skipped = 0;
+        Some(text)
+    }
+
+    /// Puts back `text` (from [`Outbox::take`]) whose report did not get through, to go first
+    /// with the next.
+    pub(super) fn give_back(&mut self, text: String) {
+        self.taken = self.taken.saturating_sub(text.len() as u64);
+        self.text.splice(0..0, text.into_bytes());
+    }
+}
+
 /// What the status and the tail say of an output that turned out to be binary data.
 const BINARY: &str = "(binary output)";
 
@@ -554,6 +624,12 @@ struct Lines {
     texts: Vec<u8>,
     /// Where each of them is in `texts`, in the order they ended.
     segments: Vec<Segment>,
+    /// Where the output's whole lines go for the job's log, if anywhere.
+    outbox: Option<Arc<Mutex<Outbox>>>,
+    /// The output's bytes since its last newline, as written (its first
+    /// `MAX_LINE_BYTES`, from its last `\r` when longer): they go to `outbox` once the line
+    /// ends, so that two outputs' lines are not mixed.
+    pending: Vec<u8>,
 }
 
 /// A line or redraw ended in one read: its text is `texts[start..end]` of its [`Lines`], and
@@ -565,8 +641,11 @@ struct Segment {
 }
 
 impl Lines {
-    /// A splitter with a slot of its own, added to `slots`.
-    fn new(slots: &mut Vec<Arc<Mutex<Option<Standing>>>>) -> Lines {
+    /// A splitter with a slot of its own, added to `slots`, sending whole lines to `outbox`.
+    fn new(
+        slots: &mut Vec<Arc<Mutex<Option<Standing>>>>,
+        outbox: Option<Arc<Mutex<Outbox>>>,
+    ) -> Lines {
         let unfinished = Arc::new(Mutex::new(None));
         slots.push(unfinished.clone());
         Lines {
@@ -576,6 +655,8 @@ impl Lines {
             unfinished,
             texts: Vec::new(),
             segments: Vec::new(),
+            outbox,
+            pending: Vec::new(),
         }
     }
 
@@ -601,11 +682,16 @@ impl Lines {
             self.feed(&before[..text], log, note);
             self.binary = true;
             self.line.clear();
+            self.pending.clear();
+            if let Some(outbox) = &self.outbox {
+                outbox.lock().unwrap().push(&[BINARY.as_bytes(), b"\n"]);
+            }
             *self.unfinished.lock().unwrap() = None;
             note(BINARY);
             log.push(BINARY.as_bytes());
             return;
         }
+        self.send_lines(bytes);
         let split = memchr::memrchr_iter(b'\n', bytes)
             .nth(TAIL_LINES)
             .map_or(0, |i| i + 1);
@@ -654,6 +740,34 @@ impl Lines {
             .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()));
     }
 
+    /// Sends the lines `bytes` end, with the start of the first that came before, to the
+    /// outbox, and keeps the line they stop in for later.
+    fn send_lines(&mut self, bytes: &[u8]) {
+        let Some(outbox) = &self.outbox else {
+            return;
+        };
+        let rest = match memchr::memrchr(b'\n', bytes) {
+            Some(last) => {
+                outbox
+                    .lock()
+                    .unwrap()
+                    .push(&[&self.pending, &bytes[..=last]]);
+                self.pending.clear();
+                &bytes[last + 1..]
+            }
+            None => bytes,
+        };
+        self.pending.extend_from_slice(rest);
+        let max = taskdeck_server::tools::process::MAX_LINE_BYTES;
+        if self.pending.len() > max {
+            // A progress bar redrawn with `\r` for long: its last drawing is what counts.
+            if let Some(redraw) = memchr::memrchr(b'\r', &self.pending) {
+                self.pending.drain(..redraw);
+            }
+            self.pending.truncate(max);
+        }
+    }
+
     /// Cuts `bytes` (no NUL) into the line they continue, and the lines and redraws they end
     /// (into `texts` and `segments`, emptied first).
     fn cut(&mut self, bytes: &[u8]) {
@@ -666,6 +780,9 @@ impl Lines {
     /// a line too, unless nothing of it shows (a colour reset, a bare `\r`).
     fn finish(self, log: &mut OutputLog, note: &impl Fn(&str)) {
         *self.unfinished.lock().unwrap() = None;
+        if let Some(outbox) = self.outbox.as_ref().filter(|_| !self.pending.is_empty()) {
+            outbox.lock().unwrap().push(&[&self.pending, b"\n"]);
+        }
         if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
             note(&last);
             log.push(last.as_bytes());
@@ -866,7 +983,7 @@ mod tests {
                 output.extend_from_slice(b" 7/9\n");
             }
             let mut slots = Vec::new();
-            let mut lines = Lines::new(&mut slots);
+            let mut lines = Lines::new(&mut slots, None);
             let (mut log, latest) = (
                 OutputLog::new(None, TAIL_LINES, 0),
                 Mutex::new(LatestStatus::default()),

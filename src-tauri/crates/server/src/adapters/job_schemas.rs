@@ -175,6 +175,14 @@ pub fn report(progress: RefOr<Schema>, error: RefOr<Schema>) -> Schema {
                     )),
             )
             .property("inputRequests", input_requests())
+            .property(
+                "output",
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+                    .description(Some(
+                        "Lines of the job's output since the last report (the last may lack its newline), appended to its output log (`GET /v1/tasks/{taskId}/log`) before the rest of the report is applied; invalid UTF-8 is replaced and ANSI escapes are removed, and at most 16 MiB are kept in all.",
+                    )),
+            )
             .additional_properties(Some(AdditionalProperties::FreeForm(false)));
         let ending = ends.as_ref().map(|(name, _)| *name);
         for name in ["result", "error"] {

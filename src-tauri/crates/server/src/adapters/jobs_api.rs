@@ -227,6 +227,10 @@ pub struct ReportBody {
     /// The runner stopped because cancellation was requested: the job ends cancelled.
     #[serde(default)]
     pub cancelled: bool,
+    /// Lines of the job's output since the last report (the last may lack its newline),
+    /// appended to its output log (`GET /v1/tasks/{taskId}/log`) before the rest of the
+    /// report is applied; at most 16 MiB are kept in all.
+    pub output: Option<String>,
 }
 
 impl utoipa::PartialSchema for ReportBody {
@@ -345,6 +349,9 @@ pub(crate) async fn report(
         ));
     }
     let mut reports = vec![Report::Heartbeat];
+    if let Some(text) = body.output.filter(|t| !t.is_empty()) {
+        reports.push(Report::Output(text));
+    }
     if let Some(pr) = body.progress {
         reports.push(Report::Progress {
             current: pr.current,

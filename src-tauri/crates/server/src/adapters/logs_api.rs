@@ -8,8 +8,9 @@
 //! its approval, or in the moment between the approval and the start) and when the command never
 //! ran (declined, cancelled first, could not start) the log is empty, not missing: the answer is
 //! an empty range with `exists: false`, so a reader woken by every change of the task never meets
-//! an error in the normal course of a command. Only tasks of other tools, which write no log,
-//! are a 404.
+//! an error in the normal course of a command. An external job's log holds the output its
+//! runner reports (`taskdeck run` does); it is empty, `exists: false`, until the first. Only
+//! tasks of other tools, which write no log, are a 404.
 
 use std::{
     io::{Read, Seek, SeekFrom},
@@ -24,7 +25,7 @@ use super::{
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument},
     api_types::LogChunk,
 };
-use crate::tools::{output::log_path, run_command};
+use crate::tools::{external::EXTERNAL, output::log_path, run_command};
 use taskdeck_engine::{Engine, Principal};
 
 /// Largest chunk one request returns, in bytes.
@@ -63,9 +64,9 @@ pub struct LogQuery {
 
 /// A byte range of a command task's output log.
 #[utoipa::path(get, path = "/v1/tasks/{taskId}/log", params(("taskId" = String, Path, description = "the task's id"), LogQuery), tag = "tasks",
-    responses((status = 200, description = "bytes `offset..nextOffset` of the log (invalid UTF-8 replaced); `exists: false` with an empty range while the command has not started, and for good when it never ran", body = LogChunk),
+    responses((status = 200, description = "bytes `offset..nextOffset` of the log (invalid UTF-8 replaced); `exists: false` with an empty range while the command has not started (an external job: until its runner reports output), and for good when it never ran", body = LogChunk),
               (status = 400, description = "a malformed query (e.g. a negative offset)", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command does)", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command and external jobs do)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn read_log(
     State(s): State<LogsState>,
     Extension(p): Extension<Principal>,
@@ -73,7 +74,7 @@ pub async fn read_log(
     ApiQuery(q): ApiQuery<LogQuery>,
 ) -> Result<Json<LogChunk>, ApiError> {
     let task = s.engine.get(&p, &task_id)?;
-    if task.tool != run_command::NAME {
+    if task.tool != run_command::NAME && task.tool != EXTERNAL {
         return Err(ApiError::not_found("This task has no output log"));
     }
     let path = log_path(&s.log_dir, &task.task_id);

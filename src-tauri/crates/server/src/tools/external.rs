@@ -8,6 +8,7 @@
 
 use std::{
     collections::HashMap,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -18,7 +19,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::arguments::{WholeNumber, input_schema, parse, parse_for_run};
+use super::{
+    arguments::{WholeNumber, input_schema, parse, parse_for_run},
+    output::OutputLog,
+};
 
 use taskdeck_engine::{
     EngineError, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
@@ -53,6 +57,11 @@ pub enum Report {
     /// Input requests (key → form elicitation) for the human; the task is `input_required` until
     /// they are answered. The runner reads the answers from its report replies.
     InputRequests(serde_json::Map<String, Value>),
+    /// Lines of the job's output (its last may lack its newline), appended to its output log
+    /// (`<data dir>/logs/<taskId>.log`, read by `GET /v1/tasks/{taskId}/log`) as a command
+    /// task's are: invalid UTF-8 replaced, ANSI escapes removed, up to
+    /// [`MAX_LOG_BYTES`](super::run_command::MAX_LOG_BYTES) in all.
+    Output(String),
     /// The job ended: completed (a CallToolResult), failed (JSON-RPC error) or cancelled.
     Finished(Outcome),
 }
@@ -82,13 +91,15 @@ type Ack = oneshot::Sender<Result<(), EngineError>>;
 pub struct ExternalJobs {
     descriptor: ToolDescriptor,
     runs: Runs,
+    /// Where the jobs' output logs go (`<data dir>/logs`).
+    log_dir: PathBuf,
 }
 
 impl ExternalJobs {
     /// The tool; its arguments are those of `ExternalArguments`: `{name: string,
     /// heartbeatMs?: integer, ...}` (other fields are kept as the job's description, e.g.
-    /// `command`).
-    pub fn new() -> Arc<ExternalJobs> {
+    /// `command`). Its jobs' output logs go under `data_dir`'s `logs`.
+    pub fn new(data_dir: &Path) -> Arc<ExternalJobs> {
         Arc::new(ExternalJobs {
             descriptor: ToolDescriptor {
                 name: EXTERNAL.into(),
@@ -101,6 +112,7 @@ impl ExternalJobs {
                 agent_callable: false,
             },
             runs: Arc::new(Mutex::new(HashMap::new())),
+            log_dir: super::output::log_dir(data_dir),
         })
     }
 
@@ -155,7 +167,10 @@ impl TaskTool for ExternalJobs {
                 .map_or(DEFAULT_HEARTBEAT_MS, |ms| ms.0),
         );
         let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
+        let log_path = super::output::log_path(&self.log_dir, &task_id);
         let relay = async move {
+            // The output log, opened at the job's first output.
+            let mut log: Option<Arc<Mutex<OutputLog>>> = None;
             let mut deadline = tokio::time::Instant::now() + timeout;
             // The grace of a late check was given since the last report.
             let mut graced = false;
@@ -174,6 +189,10 @@ impl TaskTool for ExternalJobs {
                             }
                             Some((Report::StatusMessage(m), ack)) => {
                                 let _ = ack.send(ctx.status_message_stored(m).await);
+                            }
+                            Some((Report::Output(text), ack)) => {
+                                append_output(&mut log, &log_path, text).await;
+                                let _ = ack.send(Ok(()));
                             }
                             Some((Report::InputRequests(requests), ack)) => {
                                 let mut applied = Ok(());
@@ -237,6 +256,28 @@ impl TaskTool for ExternalJobs {
         }
         .boxed()
     }
+}
+
+/// Appends `text` to the job's output log at `path`, opening it first if `log` is not open
+/// yet. A log that cannot be opened or written (its disk full) loses the output, not the
+/// report: the job's status and result do not depend on it.
+async fn append_output(log: &mut Option<Arc<Mutex<OutputLog>>>, path: &Path, text: String) {
+    if log.is_none() {
+        let opening = path.to_path_buf();
+        let opened = tokio::task::spawn_blocking(move || {
+            OutputLog::append(&opening, super::run_command::MAX_LOG_BYTES)
+        })
+        .await;
+        match opened {
+            Ok(Some(opened)) => *log = Some(Arc::new(Mutex::new(opened))),
+            _ => return tracing::warn!(path = %path.display(), "cannot open a job's output log"),
+        }
+    }
+    let Some(log) = log.clone() else {
+        return;
+    };
+    let _ =
+        tokio::task::spawn_blocking(move || log.lock().unwrap().push_lines(text.as_bytes())).await;
 }
 
 struct Unregister(Runs, String);

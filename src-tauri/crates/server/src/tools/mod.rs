@@ -40,7 +40,7 @@ pub fn register_all(
         data_dir,
     )));
     engine.register_tool(Arc::new(http_job::WaitForHttpJob::new(policy)));
-    let external = external::ExternalJobs::new();
+    let external = external::ExternalJobs::new(data_dir);
     engine.register_tool(external.clone());
     if fixtures {
         fixtures::register(engine);

@@ -207,6 +207,67 @@ impl OutputLog {
         }
     }
 
+    /// A log that only writes `path` (no tail), after what the file holds already (an external
+    /// job's output comes in pieces, one report at a time), up to `max_file_bytes` in all: a
+    /// file already at that size takes nothing more. `None` when the file cannot be opened.
+    pub fn append(path: &Path, max_file_bytes: u64) -> Option<OutputLog> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+        }
+        // Read too: on a full disk the end is read back to cut the file at a whole line.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(path)
+            .ok()?;
+        let file_bytes = file.metadata().ok()?.len();
+        // A file that ends with the note of its cut (written before a restart) was cut.
+        let full = file_bytes >= max_file_bytes || ends_cut(&file, file_bytes);
+        Some(OutputLog {
+            tail: VecDeque::new(),
+            max_lines: 0,
+            file: (!full).then_some(file),
+            file_bytes,
+            max_file_bytes,
+            cut: full.then_some(LogCut::SizeLimit),
+        })
+    }
+
+    /// Records `text`, whole lines (its last line may lack its newline), as [`Self::push`]
+    /// does each, in one write.
+    pub fn push_lines(&mut self, text: &[u8]) {
+        let Some(f) = self.file.as_mut() else {
+            return;
+        };
+        let mut out = Vec::with_capacity(text.len() + 64);
+        let mut over = false;
+        for raw in text.split_inclusive(|&b| b == b'\n') {
+            let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
+            if self.file_bytes + out.len() as u64 + line.len() as u64 + 1 > self.max_file_bytes {
+                over = true;
+                break;
+            }
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        match f.write_all(&out) {
+            Ok(()) => self.file_bytes += out.len() as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
+                return self.stop_file(LogCut::DiskFull);
+            }
+            Err(_) => return self.stop_file(LogCut::WriteError),
+        }
+        if over {
+            self.stop_file(LogCut::SizeLimit);
+        }
+    }
+
     /// Why the log file stopped before the output did, if it did.
     pub fn cut(&self) -> Option<LogCut> {
         self.cut
@@ -265,6 +326,17 @@ impl OutputLog {
     pub fn tail(&self) -> String {
         self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
+}
+
+/// Whether `f`, `len` bytes long, ends with the note [`LogCut::note`] writes.
+fn ends_cut(f: &std::fs::File, len: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let end = LogCut::SizeLimit.note();
+    let end = end.split_once(';').map_or(end.as_str(), |(_, rest)| rest);
+    let mut last = vec![0u8; end.len()];
+    len >= end.len() as u64
+        && f.read_exact_at(&mut last, len - end.len() as u64).is_ok()
+        && last == end.as_bytes()
 }
 
 /// Shortens `f` (whose cursor is at its end) to the end of its last whole line that leaves
@@ -363,6 +435,46 @@ mod tests {
         assert!(file.starts_with("line 0\nline 1\n"));
         assert!(file.ends_with("[taskdeck: output log truncated: size limit; later output is not kept in this file]\n"), "{file}");
         assert_eq!(log.cut(), Some(LogCut::SizeLimit));
+    }
+
+    #[test]
+    fn an_appended_log_goes_on_after_the_file_and_stops_at_its_limit_for_good() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.log");
+        let mut log = OutputLog::append(&path, 60).unwrap();
+        log.push_lines(b"\x1b[32mone\x1b[0m\r\ntwo\n");
+        drop(log);
+        // The next report's lines go after the first's; a last line without its newline
+        // ends there.
+        let mut log = OutputLog::append(&path, 60).unwrap();
+        log.push_lines(b"three\nfour");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "one\ntwo\nthree\nfour\n"
+        );
+        // What does not fit is not written; the file says it was cut, once.
+        log.push_lines(b"a line that does not fit in what is left of the 60 bytes\n");
+        assert_eq!(log.cut(), Some(LogCut::SizeLimit));
+        let cut = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            cut.starts_with("one\ntwo\nthree\nfour\n[taskdeck: output log truncated: size limit"),
+            "{cut}"
+        );
+        let mut log = OutputLog::append(&path, 60).unwrap();
+        log.push_lines(b"more\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), cut);
+        assert_eq!(log.tail(), "");
+        // Cut by a long line with room left under the limit: still cut when opened again.
+        let path = dir.path().join("long.log");
+        OutputLog::append(&path, 1000)
+            .unwrap()
+            .push_lines(&[b'x'; 2000]);
+        let cut = std::fs::read_to_string(&path).unwrap();
+        assert!(cut.len() < 1000, "{cut}");
+        OutputLog::append(&path, 1000)
+            .unwrap()
+            .push_lines(b"more\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), cut);
     }
 
     #[test]
