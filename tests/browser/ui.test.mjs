@@ -1416,8 +1416,10 @@ test('an external job’s reported output shows live in its detail and stays onc
   assert.equal(first.status, 200);
   await shows('warning: <b>unused</b>');
   assert.equal(await pre.locator('b').count(), 0);
-  await post(`/v1/jobs/${jobId}/report`, { statusMessage: 'compiling 2/2', output: 'compiling 2/2\n' });
+  // A progress bar redrawn with \r shows as a terminal shows it: its last drawing.
+  await post(`/v1/jobs/${jobId}/report`, { statusMessage: 'compiling 2/2', output: '\rlinking 1/3\rlinking 2/3\rlinking 3/3\ncompiling 2/2\n' });
   await shows('compiling 2/2');
+  await shows('linking 3/3');
   // Cancelled: the runner's last lines come with its cancel, and the output stays.
   const cancel = await post(`/v1/tasks/${jobId}/cancel`, {});
   assert.ok(cancel.ok);
@@ -1426,7 +1428,7 @@ test('an external job’s reported output shows live in its detail and stays onc
   await page.locator('#detail .badge-cancelled').first().waitFor();
   await shows('interrupted at 2/2');
   await output.locator('.log-state').filter({ hasText: /^Output complete · \d+ B$/ }).waitFor();
-  assert.deepEqual((await pre.textContent()).split('\n'), ['compiling 1/2', 'warning: <b>unused</b>', 'compiling 2/2', 'interrupted at 2/2', '']);
+  assert.deepEqual((await pre.textContent()).split('\n'), ['compiling 1/2', 'warning: <b>unused</b>', 'linking 3/3', 'compiling 2/2', 'interrupted at 2/2', '']);
 });
 
 test('the page logged no errors', () => {

@@ -2279,6 +2279,21 @@ async fn taskdeck_run_sends_its_output_to_the_job_s_log() {
     let other = s.token("someone-else");
     let (status, _) = s.v1_get(Some(&other), &format!("/v1/tasks/{id}/log")).await;
     assert_eq!(status, 404);
+    // A human reads it, but cannot write into another's job: it speaks for no runner.
+    let out = std::process::Command::new(BIN)
+        .args(["token", "create", "a-person", "--human", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    let human = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let (status, _) = s.v1_get(Some(&human), &format!("/v1/tasks/{id}/log")).await;
+    assert_eq!(status, 200);
+    let running = start_external(&s, &t, json!({"name": "owned by the admin"})).await;
+    let (status, _) = send_report(&s, &human, &running, json!({"output": "forged\n"})).await;
+    assert_eq!(status, 403);
+    let (status, _) = send_report(&s, &t, &running, json!({"output": "real\n"})).await;
+    assert_eq!(status, 200);
+    assert_eq!(whole_log(&s, &t, &running).await.0, "real\n");
 
     // Cancelled in Taskdeck: what the command wrote until it stopped stays in the log.
     let mut child = run(

@@ -1401,3 +1401,55 @@ async fn a_clean_stop_empties_the_write_ahead_log() {
     let stored = ids_in(&tmp.path().join("data/taskdeck.sqlite3"));
     assert!(made.iter().all(|id| stored.contains(id)));
 }
+
+/// A chatty job's output log leaves the store its room: on a small disk the log stops ("disk
+/// full") while 16 MiB are still free, and the job's end is recorded at once, with its exit
+/// code. (Before, the log took the last free blocks and the end waited for room that never
+/// came back.)
+#[tokio::test]
+async fn a_job_s_output_log_leaves_the_store_room_to_record_its_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, _mounted) = small_data_dir(tmp.path());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    // 18 MiB left free: room for about 1.5 MiB of log.
+    let free = taskdeck_engine::store::disk_space::free_bytes(&data).unwrap();
+    let filler = vec![7u8; (free - (18 << 20)) as usize];
+    std::fs::write(data.join("filler"), filler).unwrap();
+    // About 12 MB in 10 s, 600 KB at a time: at most 512 KiB of it a second reach the log.
+    let status = tokio::process::Command::new(BIN)
+        .args(["run", "--name", "chatty", "--data-dir"])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .args(["--", "sh", "-c"])
+        .arg(
+            "for i in $(seq 20); do yes \"$(printf '%099d' $i)\" | head -n 6000; sleep 0.5; done; \
+             exit 3",
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .status()
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(3));
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+    let id = list["tasks"][0]["taskId"].as_str().unwrap().to_string();
+    assert_eq!(list["tasks"][0]["title"], "chatty", "{list}");
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(task["task"]["status"], "completed", "{task}");
+    assert_eq!(
+        task["task"]["result"]["structuredContent"]["exitCode"], 3,
+        "{task}"
+    );
+    let log = std::fs::read_to_string(data.join("logs").join(format!("{id}.log"))).unwrap();
+    assert!(
+        log.ends_with(
+            "[taskdeck: output log truncated: disk full; later output is not kept in this file]\n"
+        ),
+        "{}",
+        &log[log.len().saturating_sub(200)..]
+    );
+    let free = taskdeck_engine::store::disk_space::free_bytes(&data).unwrap();
+    assert!(free >= 15 << 20, "{free} bytes free");
+}

@@ -39,6 +39,23 @@ export function hasOutputLog(task) {
   return !!task && (task.tool === 'run_command' || task.tool === 'external');
 }
 
+/**
+ * `text` as a terminal shows it: of each line redrawn with `\r` (a progress bar), its last
+ * drawing (a `\r` that ends the line redraws nothing). The log keeps every drawing; only what
+ * is shown changes, so the pieces' byte offsets stay exact.
+ * @param {string} text
+ */
+export function asDrawn(text) {
+  if (!text.includes('\r')) return text;
+  return text
+    .split('\n')
+    .map((line) => {
+      const drawn = line.endsWith('\r') ? line.slice(0, -1) : line;
+      return drawn.slice(drawn.lastIndexOf('\r') + 1);
+    })
+    .join('\n');
+}
+
 /** A log answer `{offset, nextOffset, text}` as a piece. */
 export function pieceOf(answer) {
   return { offset: answer.offset, end: answer.nextOffset, text: String(answer.text ?? '') };
@@ -300,8 +317,8 @@ export class LogView {
     this.next = piece.end;
     const spans = appendSpan(this.spans, piece);
     if (spans === this.spans) return;
-    if (spans.length === this.spans.length) this.pre.lastChild.appendData(piece.text);
-    else this.pre.appendChild(document.createTextNode(piece.text));
+    if (spans.length === this.spans.length) this.pre.lastChild.appendData(asDrawn(piece.text));
+    else this.pre.appendChild(document.createTextNode(asDrawn(piece.text)));
     this.spans = spans;
     const trimmed = trimSpans(spans);
     if (!trimmed.dropped) return;
@@ -349,7 +366,7 @@ export class LogView {
     // What the reader looks at stays in place; the earlier lines are above it.
     const top = this.pre.scrollTop;
     const height = this.pre.scrollHeight;
-    this.pre.insertBefore(document.createTextNode(piece.text), this.pre.firstChild);
+    this.pre.insertBefore(document.createTextNode(asDrawn(piece.text)), this.pre.firstChild);
     this.spans = [{ offset: piece.offset, end: piece.end }, ...this.spans];
     this.pre.scrollTop = top + (this.pre.scrollHeight - height);
   }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createApi, logQuery, ApiError } from '../js/api.js';
 import {
   hasOutputLog,
+  asDrawn,
   pieceOf,
   fromLineStart,
   readEarlier,
@@ -83,11 +84,18 @@ test('the log API client asks for byte ranges and reports a missing log as a 404
   await assert.rejects(api.taskLog('gone', { tail: 10 }), (e) => e instanceof ApiError && e.status === 404 && e.message === 'This task has no output log');
 });
 
-test('only command tasks are expected to have an output log', () => {
+test('only command tasks and external jobs are expected to have an output log', () => {
   assert.equal(hasOutputLog({ tool: 'run_command' }), true);
   assert.equal(hasOutputLog({ tool: 'external' }), true);
   assert.equal(hasOutputLog({ tool: 'slow_compute' }), false);
   assert.equal(hasOutputLog(null), false);
+});
+
+test('a line redrawn with \\r shows its last drawing', () => {
+  assert.equal(asDrawn('plain\nlines\n'), 'plain\nlines\n');
+  assert.equal(asDrawn('\rstep 1/3\rstep 2/3\rstep 3/3\nafter\n'), 'step 3/3\nafter\n');
+  assert.equal(asDrawn('50%\r100%\r\nend\n'), '100%\nend\n');
+  assert.equal(asDrawn('dos line\r\n\r\n'), 'dos line\n\n');
 });
 
 test('a piece read from inside a line starts at its next line, counted in UTF-8 bytes', () => {

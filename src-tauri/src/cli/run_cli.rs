@@ -32,7 +32,7 @@ use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobL
 use super::run_output::{Output, OutputCapture, Standing, release_held_messages, say};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
-    output::{LatestStatus, StatusUpdate},
+    output::{LatestStatus, MAX_STATUS_CHARS, StatusUpdate},
     process::{TASK_ID_ENV, describe_exit, shell_line, signal_tagged, stop_group, stop_tagged},
 };
 
@@ -99,7 +99,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         .sweep_leftovers(&launched.tag, launched.interactive)
         .await;
     output.read_rest().await;
-    let duration_ms = launched.started.elapsed().as_millis() as u64;
+    let duration_ms = (ending.ended_at - launched.started).as_millis() as u64;
     let tail = output.log.lock().unwrap().tail();
     // What the output said after the last report (its last line, often): the end's report
     // carries it, so the job's last status message is the output's last line.
@@ -165,11 +165,8 @@ async fn report_end(
     let (code, how) = describe_exit(ending.status);
     // The first line is the job's status message: the name on one line, so a name with line
     // breaks or escape sequences (a default name from a multi-line command) does not cut it.
-    let text = format!(
-        "`{}` {how} after {:.1} s.\n{tail}",
-        one_line(name),
-        duration_ms as f64 / 1000.0
-    );
+    let after = format!(" {how} after {:.1} s.", duration_ms as f64 / 1000.0);
+    let text = format!("`{}`{after}\n{tail}", fitting_name(name, &after));
     let result = json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": {"exitCode": code, "durationMs": duration_ms, "tail": tail},
@@ -178,6 +175,22 @@ async fn report_end(
     report.insert("result".into(), result);
     link.report_final(Value::Object(report), patience, stops.any())
         .await;
+}
+
+/// `name` on one line, cut with "…" so that "`name`" and `after` fit in a status message
+/// ([`MAX_STATUS_CHARS`] characters): the end of a long command line must not cut off how the
+/// command ended.
+fn fitting_name(name: &str, after: &str) -> String {
+    let name = one_line(name);
+    let room = MAX_STATUS_CHARS.saturating_sub(after.chars().count() + 2);
+    match name.chars().count() > room {
+        true => name
+            .chars()
+            .take(room.saturating_sub(1))
+            .chain(['…'])
+            .collect(),
+        false => name,
+    }
 }
 
 /// The report fields (`POST /v1/jobs/{id}/report`) for what the command's output said since
@@ -353,6 +366,8 @@ struct Ending {
     /// the terminal sent the command too): its exit status is then 128 + it, as a shell
     /// expects of a process ended by that signal.
     received: Option<i32>,
+    /// When the command ended (or was found to have ended).
+    ended_at: Instant,
 }
 
 impl Ending {
@@ -459,6 +474,7 @@ async fn supervise(
         stopped: false,
         settled: false,
         received: None,
+        ended_at: Instant::now(),
     };
     // The report on its way, if one is: it does not hold up the rest, so the command's end is
     // seen (and timed) at once however long Taskdeck takes to answer.
@@ -564,17 +580,34 @@ async fn supervise(
             }
         }
     };
+    ending.ended_at = Instant::now();
+    // The report on its way when the command ended carries output: it is answered before the
+    // end is sent (which would otherwise overtake it), or its output goes with the end. Told
+    // to stop, it gets a moment only.
+    if let Some(report) = in_flight.take() {
+        let patience = match ending.received {
+            Some(_) => Duration::from_secs(1),
+            None => Duration::from_secs(10),
+        };
+        let answer = tokio::time::timeout(patience, report).await.ok().flatten();
+        if let (None, Some(text), Some(outbox)) = (answer, output_in_flight, &output.outbox) {
+            outbox.lock().unwrap().give_back(text);
+        }
+    }
     ending
 }
 
-/// Whether our stdout and stderr are the same file (`2>&1`: the same device and inode).
+/// Whether our stdout and stderr are the same file (`2>&1`: the same device and inode) that
+/// keeps their order: a regular file or a pipe, not a device such as /dev/null (nothing reads
+/// it in order, and the command's two streams are then read apart, their lines unmixed).
 fn same_output() -> bool {
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let of = |fd: std::os::fd::BorrowedFd<'_>| {
         fd.try_clone_to_owned()
             .ok()
             .map(std::fs::File::from)
             .and_then(|f| f.metadata().ok())
+            .filter(|m| !m.file_type().is_char_device())
             .map(|m| (m.dev(), m.ino()))
     };
     let (out, err) = (of(std::io::stdout().as_fd()), of(std::io::stderr().as_fd()));

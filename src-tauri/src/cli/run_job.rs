@@ -60,6 +60,9 @@ pub(crate) struct JobLink {
     follows_data_dir: bool,
     /// The job's taskId; `None` when the command runs without Taskdeck.
     pub(crate) job: Option<String>,
+    /// Taskdeck refused a report's `output` (one older than this `taskdeck run`): reports go
+    /// without it from then on.
+    output_refused: std::sync::atomic::AtomicBool,
 }
 
 impl JobLink {
@@ -229,6 +232,33 @@ impl JobLink {
             endpoint: Mutex::new(endpoint),
             follows_data_dir,
             job,
+            output_refused: Default::default(),
+        }
+    }
+
+    /// Whether `detail`, the problem of a 400 answer to `body`, says that Taskdeck takes no
+    /// `output` in reports (a Taskdeck older than this `taskdeck run`); if so, the reports from
+    /// now on go without it (said once). Errors: none.
+    fn refuses_output(&self, detail: &str, body: &Value) -> bool {
+        use std::sync::atomic::Ordering;
+        let refused = body.get("output").is_some() && detail.contains("unknown field `output`");
+        if refused && !self.output_refused.swap(true, Ordering::Relaxed) {
+            say(
+                "this Taskdeck is older than this taskdeck run and takes no output: the \
+                 job's output is not kept there",
+            );
+        }
+        refused
+    }
+
+    /// `body` without its `output` once Taskdeck refused one ([`JobLink::refuses_output`]).
+    fn strip_output(&self, body: &mut Value) {
+        if self
+            .output_refused
+            .load(std::sync::atomic::Ordering::Relaxed)
+            && let Some(report) = body.as_object_mut()
+        {
+            report.remove("output");
         }
     }
 
@@ -273,23 +303,31 @@ impl JobLink {
     /// not get through, or was not sent for want of the data dir's Taskdeck
     /// ([`JobLink::endpoint_now`]: one restarted on another port is followed, so it keeps the
     /// job's heartbeat).
-    pub(crate) async fn report(&self, body: Value) -> Option<Value> {
+    pub(crate) async fn report(&self, mut body: Value) -> Option<Value> {
         let id = self.job.as_ref()?;
         let endpoint = self.endpoint_now()?;
-        let r = match self
-            .http
-            .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
-            .bearer_auth(&endpoint.token)
-            .timeout(REPORT_TIMEOUT)
-            .json(&body)
-            .send()
-            .await
-        {
-            Ok(r) => r,
-            Err(_) => return None,
+        let (status, answer) = loop {
+            self.strip_output(&mut body);
+            let r = match self
+                .http
+                .post(format!("{}/v1/jobs/{id}/report", endpoint.base))
+                .bearer_auth(&endpoint.token)
+                .timeout(REPORT_TIMEOUT)
+                .json(&body)
+                .send()
+                .await
+            {
+                Ok(r) => r,
+                Err(_) => return None,
+            };
+            let status = r.status();
+            let answer = r.json::<Value>().await.ok()?;
+            let detail = answer["detail"].as_str().unwrap_or_default();
+            if !(status == reqwest::StatusCode::BAD_REQUEST && self.refuses_output(detail, &body)) {
+                break (status, answer);
+            }
         };
-        let conflict = r.status() == reqwest::StatusCode::CONFLICT;
-        let answer = r.json::<Value>().await.ok()?;
+        let conflict = status == reqwest::StatusCode::CONFLICT;
         if !conflict {
             return Some(answer);
         }
@@ -329,7 +367,7 @@ impl JobLink {
     /// after its heartbeat: without the exit code, or, for a cancel, instead of cancelled.
     pub(crate) async fn report_final(
         &self,
-        body: Value,
+        mut body: Value,
         patience: Duration,
         give_up: impl Future<Output = ()>,
     ) {
@@ -349,6 +387,7 @@ impl JobLink {
         let try_timeout = Duration::from_secs(30).min(patience / 3);
         tokio::pin!(give_up);
         loop {
+            self.strip_output(&mut body);
             // `None`: not sent, no Taskdeck of the data dir to send it to yet.
             let sent = match self.endpoint_now() {
                 None => None,
@@ -397,6 +436,11 @@ impl JobLink {
                     detail,
                     Duration::from_secs(retry_after.unwrap_or(5).clamp(1, 10)),
                 ),
+                Some((Ok((status, _, detail)), _))
+                    if status.as_u16() == 400 && self.refuses_output(&detail, &body) =>
+                {
+                    continue;
+                }
                 // Not the data dir's Taskdeck after all (a port file left by a start that has
                 // not written its own yet): look again.
                 Some((Ok((status, _, detail)), _))

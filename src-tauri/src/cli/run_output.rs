@@ -548,6 +548,10 @@ pub(super) struct Outbox {
     skipped: u64,
     /// Bytes taken so far (and not given back).
     taken: u64,
+    /// The log's [`MAX_LOG_BYTES`] were reached: nothing more is taken (a line said so).
+    ///
+    /// [`MAX_LOG_BYTES`]: taskdeck_server::tools::run_command::MAX_LOG_BYTES
+    full: bool,
 }
 
 impl Outbox {
@@ -555,8 +559,17 @@ impl Outbox {
     /// out when they do not fit.
     fn push(&mut self, pieces: &[&[u8]]) {
         let len: usize = pieces.iter().map(|p| p.len()).sum();
-        if self.taken + self.text.len() as u64 >= taskdeck_server::tools::run_command::MAX_LOG_BYTES
+        if self.full {
+            return;
+        }
+        if self.taken + (self.text.len() + len) as u64
+            > taskdeck_server::tools::run_command::MAX_LOG_BYTES
         {
+            self.full = true;
+            self.text.extend_from_slice(
+                b"[taskdeck run: the rest of the output is not sent to Taskdeck: its log keeps \
+                  16 MiB]\n",
+            );
             return;
         }
         if self.skipped > 0 || self.text.len() + len > OUTBOX_BYTES {
@@ -590,9 +603,14 @@ impl Outbox {
     }
 
     /// Puts back `text` (from [`Outbox::take`]) whose report did not get through, to go first
-    /// with the next.
+    /// with the next. What came since is kept behind it while both fit in [`OUTBOX_BYTES`],
+    /// else it counts as left out (the next report stays within its bound).
     pub(super) fn give_back(&mut self, text: String) {
         self.taken = self.taken.saturating_sub(text.len() as u64);
+        if text.len() + self.text.len() > OUTBOX_BYTES {
+            self.skipped += self.text.len() as u64;
+            self.text.clear();
+        }
         self.text.splice(0..0, text.into_bytes());
     }
 }
@@ -626,9 +644,9 @@ struct Lines {
     segments: Vec<Segment>,
     /// Where the output's whole lines go for the job's log, if anywhere.
     outbox: Option<Arc<Mutex<Outbox>>>,
-    /// The output's bytes since its last newline, as written (its first
-    /// `MAX_LINE_BYTES`, from its last `\r` when longer): they go to `outbox` once the line
-    /// ends, so that two outputs' lines are not mixed.
+    /// The output's bytes since its last newline, as written: they go to `outbox` once the
+    /// line ends, so that two outputs' lines are not mixed (a very long line goes in pieces:
+    /// [`Lines::keep_pending`]).
     pending: Vec<u8>,
 }
 
@@ -677,7 +695,18 @@ impl Lines {
             // The whole lines before it that are text (valid UTF-8) were text; what follows
             // them (a file's magic number, `\x89PNG`) is binary already.
             let before = &bytes[..nul];
-            let valid = std::str::from_utf8(before).map_or_else(|e| e.valid_up_to(), str::len);
+            // A character the last read cut: its rest starts this one.
+            let cut_char = std::str::from_utf8(&self.line).is_err_and(|e| e.error_len().is_none());
+            let rest = match cut_char {
+                true => before
+                    .iter()
+                    .take(3)
+                    .take_while(|&&b| b & 0xc0 == 0x80)
+                    .count(),
+                false => 0,
+            };
+            let valid = rest
+                + std::str::from_utf8(&before[rest..]).map_or_else(|e| e.valid_up_to(), str::len);
             let text = memchr::memrchr(b'\n', &before[..valid]).map_or(0, |i| i + 1);
             self.feed(&before[..text], log, note);
             self.binary = true;
@@ -743,28 +772,42 @@ impl Lines {
     /// Sends the lines `bytes` end, with the start of the first that came before, to the
     /// outbox, and keeps the line they stop in for later.
     fn send_lines(&mut self, bytes: &[u8]) {
-        let Some(outbox) = &self.outbox else {
+        let Some(outbox) = self.outbox.clone() else {
             return;
         };
-        let rest = match memchr::memrchr(b'\n', bytes) {
-            Some(last) => {
-                outbox
-                    .lock()
-                    .unwrap()
-                    .push(&[&self.pending, &bytes[..=last]]);
-                self.pending.clear();
-                &bytes[last + 1..]
-            }
-            None => bytes,
+        let Some(last) = memchr::memrchr(b'\n', bytes) else {
+            return self.keep_pending(bytes);
         };
-        self.pending.extend_from_slice(rest);
+        // The first line: what came before, and its end.
+        let end = memchr::memchr(b'\n', bytes).unwrap_or(last);
+        self.keep_pending(&bytes[..end]);
+        outbox
+            .lock()
+            .unwrap()
+            .push(&[&self.pending, &bytes[end..=last]]);
+        self.pending.clear();
+        self.keep_pending(&bytes[last + 1..]);
+    }
+
+    /// Adds `bytes` (no newline) to the line waiting in `pending`. Past `MAX_LINE_BYTES`, a
+    /// line redrawn with `\r` (a progress bar) keeps its last drawing, and any other is sent
+    /// in lines of `MAX_LINE_BYTES`, as a command task's log splits it.
+    fn keep_pending(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
         let max = taskdeck_server::tools::process::MAX_LINE_BYTES;
-        if self.pending.len() > max {
-            // A progress bar redrawn with `\r` for long: its last drawing is what counts.
-            if let Some(redraw) = memchr::memrchr(b'\r', &self.pending) {
-                self.pending.drain(..redraw);
+        if self.pending.len() <= max {
+            return;
+        }
+        let drawn = self.pending.len() - usize::from(self.pending.last() == Some(&b'\r'));
+        if let Some(redraw) = memchr::memrchr(b'\r', &self.pending[..drawn]) {
+            self.pending.drain(..redraw);
+        }
+        if let Some(outbox) = &self.outbox {
+            let mut outbox = outbox.lock().unwrap();
+            while self.pending.len() > max {
+                outbox.push(&[&self.pending[..max], b"\n"]);
+                self.pending.drain(..max);
             }
-            self.pending.truncate(max);
         }
     }
 
@@ -937,6 +980,92 @@ mod tests {
             (!self.line.is_empty())
                 .then(|| (self.ended, String::from_utf8_lossy(&self.line).into_owned()))
         }
+    }
+
+    #[test]
+    fn the_outbox_takes_whole_lines_of_each_output_within_its_bounds() {
+        let outbox = Arc::new(Mutex::new(Outbox::default()));
+        let take = || outbox.lock().unwrap().take().unwrap_or_default();
+        let (mut slots, mut log) = (Vec::new(), OutputLog::new(None, TAIL_LINES, 0));
+        let mut out = Lines::new(&mut slots, Some(outbox.clone()));
+        let mut err = Lines::new(&mut slots, Some(outbox.clone()));
+        let note = |_: &str| {};
+        // Two outputs' lines do not mix, each going once it ends.
+        out.feed(b"one\ntw", &mut log, &note);
+        err.feed(b"er", &mut log, &note);
+        out.feed(b"o\nthr", &mut log, &note);
+        err.feed(b"ror\n", &mut log, &note);
+        assert_eq!(take(), "one\ntwo\nerror\n");
+        // A line longer than a line keeps, over many reads: all of it, in lines of that size.
+        let max = taskdeck_server::tools::process::MAX_LINE_BYTES;
+        for _ in 0..40 {
+            out.feed(&[b'x'; 4096], &mut log, &note);
+        }
+        out.feed(b"x end\nnext\n", &mut log, &note);
+        let long = format!("thr{}x end", "x".repeat(40 * 4096));
+        let pieces: Vec<&str> = long
+            .as_bytes()
+            .chunks(max)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        assert_eq!(take(), format!("{}\nnext\n", pieces.join("\n")));
+        // A `\r` bar redrawn past that: its latest drawings, up to the one the output ends in.
+        for i in 0..4000 {
+            out.feed(format!("\r{i:>40}").as_bytes(), &mut log, &note);
+        }
+        out.feed(b"\r", &mut log, &note);
+        out.finish(&mut log, &note);
+        let bar = take();
+        assert!(
+            bar.len() <= max + 1 && bar.starts_with('\r'),
+            "{}",
+            bar.len()
+        );
+        assert!(
+            bar.ends_with(&format!("{:>40}\r\n", 3999)),
+            "{}",
+            &bar[bar.len() - 50..]
+        );
+
+        // A report that did not get through goes first with the next, which stays within
+        // its bound: what came meanwhile is then left out, and said to be.
+        let mut o = Outbox::default();
+        o.push(&[&[b'a'; 300 * 1024], b"\n"]);
+        let lost = o.take().unwrap();
+        o.push(&[&[b'b'; 300 * 1024], b"\n"]);
+        o.give_back(lost.clone());
+        let again = o.take().unwrap();
+        assert!(again.starts_with(&lost));
+        assert_eq!(
+            &again[lost.len()..],
+            "[taskdeck run: 307201 bytes of output left out of this log: more than 512 KiB came \
+             between two reports]\n"
+        );
+        // The log's 16 MiB: a line says the rest is not sent, once.
+        let mut o = Outbox::default();
+        let line = [&[b'c'; 256 << 10][..], b"\n"];
+        let sent: usize = (0..80)
+            .map(|_| {
+                o.push(&line[..]);
+                o.take().map_or(0, |t| t.len())
+            })
+            .sum();
+        assert!(sent <= 16 << 20 && sent > 15 << 20, "{sent}");
+        o.push(&line[..]);
+        assert_eq!(o.take(), None);
+        let mut o = Outbox::default();
+        let notes: Vec<String> = (0..80)
+            .filter_map(|_| {
+                o.push(&line[..]);
+                o.take().filter(|t| t.starts_with('['))
+            })
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "[taskdeck run: the rest of the output is not sent to Taskdeck: its log keeps 16 MiB]\n"
+            ]
+        );
     }
 
     /// What one way of reading left: the tail, the status taken, the standing line.

@@ -316,6 +316,7 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
               (status = 202, description = "the report ends the job; `Location` is its status monitor", body = ReportEnded,
                 headers(("Location" = String, description = "`/v1/jobs/{taskId}`"))),
               (status = 400, description = "malformed report, one that ends the job more than one way, or a malformed input request", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "a human's token, for a job another principal owns: only the job's owner (its runner) or the admin reports", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "not an external job, already settled, or its run has ended (its end waits for room on a full disk); `detail` says how", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "an input request key reused with another request, or a value over its limit", body = ProblemDocument, content_type = "application/problem+json")))]
@@ -329,6 +330,13 @@ pub(crate) async fn report(
     let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {
         return Err(ApiError::conflict("only external jobs take reports"));
+    }
+    // A human sees every job, but speaks for none of their runners.
+    if task.principal != p.name && !p.is_admin() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "only the job's owner (its runner) or the admin reports on a job",
+        ));
     }
     // A job that ended without its runner (expired, failed as runner lost, cancelled) tells the
     // runner so, whatever the runner still has in flight.

@@ -169,8 +169,9 @@ impl TaskTool for ExternalJobs {
         let (runs, task_id) = (self.runs.clone(), ctx.task_id().to_string());
         let log_path = super::output::log_path(&self.log_dir, &task_id);
         let relay = async move {
-            // The output log, opened at the job's first output.
-            let mut log: Option<Arc<Mutex<OutputLog>>> = None;
+            // The output log, opened at the job's first output (`Err`: it could not be, and
+            // that was logged).
+            let mut log: Result<Option<Arc<Mutex<OutputLog>>>, ()> = Ok(None);
             let mut deadline = tokio::time::Instant::now() + timeout;
             // The grace of a late check was given since the last report.
             let mut graced = false;
@@ -259,21 +260,31 @@ impl TaskTool for ExternalJobs {
 }
 
 /// Appends `text` to the job's output log at `path`, opening it first if `log` is not open
-/// yet. A log that cannot be opened or written (its disk full) loses the output, not the
-/// report: the job's status and result do not depend on it.
-async fn append_output(log: &mut Option<Arc<Mutex<OutputLog>>>, path: &Path, text: String) {
-    if log.is_none() {
+/// yet (`Err`: it could not be; it is tried again, and the failure logged once). A log that
+/// cannot be opened or written (its disk full) loses the output, not the report: the job's
+/// status and result do not depend on it.
+async fn append_output(
+    log: &mut Result<Option<Arc<Mutex<OutputLog>>>, ()>,
+    path: &Path,
+    text: String,
+) {
+    if !matches!(log, Ok(Some(_))) {
         let opening = path.to_path_buf();
         let opened = tokio::task::spawn_blocking(move || {
             OutputLog::append(&opening, super::run_command::MAX_LOG_BYTES)
         })
         .await;
         match opened {
-            Ok(Some(opened)) => *log = Some(Arc::new(Mutex::new(opened))),
-            _ => return tracing::warn!(path = %path.display(), "cannot open a job's output log"),
+            Ok(Some(opened)) => *log = Ok(Some(Arc::new(Mutex::new(opened)))),
+            _ => {
+                if log.is_ok() {
+                    tracing::warn!(path = %path.display(), "cannot open a job's output log");
+                }
+                return *log = Err(());
+            }
         }
     }
-    let Some(log) = log.clone() else {
+    let Ok(Some(log)) = log.clone() else {
         return;
     };
     let _ =

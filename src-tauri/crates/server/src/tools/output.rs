@@ -139,10 +139,22 @@ pub struct OutputLog {
     tail: VecDeque<String>,
     max_lines: usize,
     file: Option<std::fs::File>,
+    /// The directory holding the file, whose free space is checked as it grows.
+    dir: Option<std::path::PathBuf>,
     file_bytes: u64,
     max_file_bytes: u64,
+    /// The file's size from which the free space is checked again.
+    next_space_check: u64,
     cut: Option<LogCut>,
 }
+
+/// The free space (bytes) an output log leaves to the task store on its file system: a log
+/// stops ("disk full") before taking it, so a chatty command cannot leave the store without
+/// room to record how the command ended.
+pub const SPACE_LEFT_TO_THE_STORE: u64 = 16 << 20;
+
+/// How much a log may grow between two checks of the free space (bytes).
+const SPACE_CHECK_EVERY: u64 = 256 << 10;
 
 /// Why a command's log file stopped before its output did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,8 +213,10 @@ impl OutputLog {
             tail: VecDeque::with_capacity(max_lines),
             max_lines,
             file,
+            dir: path.and_then(Path::parent).map(Path::to_path_buf),
             file_bytes: 0,
             max_file_bytes,
+            next_space_check: 0,
             cut: None,
         }
     }
@@ -233,8 +247,10 @@ impl OutputLog {
             tail: VecDeque::new(),
             max_lines: 0,
             file: (!full).then_some(file),
+            dir: path.parent().map(Path::to_path_buf),
             file_bytes,
             max_file_bytes,
+            next_space_check: 0,
             cut: full.then_some(LogCut::SizeLimit),
         })
     }
@@ -242,6 +258,9 @@ impl OutputLog {
     /// Records `text`, whole lines (its last line may lack its newline), as [`Self::push`]
     /// does each, in one write.
     pub fn push_lines(&mut self, text: &[u8]) {
+        if self.file.is_none() || !self.room_for(text.len() as u64) {
+            return;
+        }
         let Some(f) = self.file.as_mut() else {
             return;
         };
@@ -266,6 +285,25 @@ impl OutputLog {
         if over {
             self.stop_file(LogCut::SizeLimit);
         }
+    }
+
+    /// Whether `adding` more bytes leave the store its [`SPACE_LEFT_TO_THE_STORE`] (checked
+    /// each [`SPACE_CHECK_EVERY`] of growth); if not, the file stops, "disk full". A file
+    /// system that does not say its free space is not checked.
+    fn room_for(&mut self, adding: u64) -> bool {
+        if self.file_bytes + adding < self.next_space_check {
+            return true;
+        }
+        self.next_space_check = self.file_bytes + adding + SPACE_CHECK_EVERY;
+        let free = self
+            .dir
+            .as_deref()
+            .and_then(taskdeck_engine::store::disk_space::free_bytes);
+        if free.is_some_and(|free| free < adding + SPACE_CHECK_EVERY + SPACE_LEFT_TO_THE_STORE) {
+            self.stop_file(LogCut::DiskFull);
+            return false;
+        }
+        true
     }
 
     /// Why the log file stopped before the output did, if it did.
@@ -294,7 +332,9 @@ impl OutputLog {
     /// codes whether or not the command thought it wrote to a terminal.
     pub fn push(&mut self, raw: &[u8]) {
         let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
-        if let Some(f) = self.file.as_mut() {
+        if self.file.is_some() && !self.room_for(raw.len() as u64) {
+            // Stopped: the rest goes to the tail only.
+        } else if let Some(f) = self.file.as_mut() {
             if self.file_bytes + (raw.len() as u64) < self.max_file_bytes {
                 match f.write_all(format!("{line}\n").as_bytes()) {
                     Ok(()) => self.file_bytes += line.len() as u64 + 1,
