@@ -791,7 +791,8 @@ impl Lines {
 
     /// Adds `bytes` (no newline) to the line waiting in `pending`. Past `MAX_LINE_BYTES`, a
     /// line redrawn with `\r` (a progress bar) keeps its last drawing, and any other is sent
-    /// in lines of `MAX_LINE_BYTES`, as a command task's log splits it.
+    /// in lines of at most `MAX_LINE_BYTES`, split where a command task's log splits it
+    /// (`line_split`: not inside a character or an escape sequence).
     fn keep_pending(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         let max = taskdeck_server::tools::process::MAX_LINE_BYTES;
@@ -805,8 +806,9 @@ impl Lines {
         if let Some(outbox) = &self.outbox {
             let mut outbox = outbox.lock().unwrap();
             while self.pending.len() > max {
-                outbox.push(&[&self.pending[..max], b"\n"]);
-                self.pending.drain(..max);
+                let at = taskdeck_server::tools::process::line_split(&self.pending, max);
+                outbox.push(&[&self.pending[..at], b"\n"]);
+                self.pending.drain(..at);
             }
         }
     }
@@ -1009,6 +1011,21 @@ mod tests {
             .map(|c| std::str::from_utf8(c).unwrap())
             .collect();
         assert_eq!(take(), format!("{}\nnext\n", pieces.join("\n")));
+        // Its pieces hold whole characters and escapes (`line_split`).
+        let coloured = "\x1b[1;31m€\x1b[0m".repeat(6000);
+        for piece in coloured.as_bytes().chunks(4096) {
+            err.feed(piece, &mut log, &note);
+        }
+        err.feed(b"\n", &mut log, &note);
+        let sent = take();
+        let lines: Vec<&str> = sent.lines().collect();
+        assert!(
+            lines.len() > 1 && !sent.contains('\u{fffd}'),
+            "{}",
+            lines.len()
+        );
+        assert!(lines.iter().all(|l| l.starts_with(['\x1b', '€'])));
+        assert_eq!(lines.concat(), coloured);
         // A `\r` bar redrawn past that: its latest drawings, up to the one the output ends in.
         for i in 0..4000 {
             out.feed(format!("\r{i:>40}").as_bytes(), &mut log, &note);
