@@ -53,7 +53,8 @@ pub fn router(state: LogsState) -> Router {
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LogQuery {
-    /// Byte offset to read from (a previous answer's `nextOffset`). Default 0.
+    /// Byte offset to read from (a previous answer's `nextOffset`); one inside a UTF-8
+    /// character reads from the next character (the answer's `offset` says where). Default 0.
     offset: Option<u64>,
     /// Instead of `offset`: start this many bytes before the end (at the next line start).
     tail: Option<u64>,
@@ -105,9 +106,10 @@ pub async fn read_log(
 }
 
 /// Reads up to `limit` bytes from `offset` (or from `tail` bytes before the end, moved to the
-/// next line start). A chunk cut by `limit` ends after its last newline when it has one, so
-/// lines and UTF-8 characters are not split. Returns `(offset, bytes, file size)`, or `None`
-/// when there is no log file.
+/// next line start; from an `offset` inside a UTF-8 character, moved to the next character).
+/// A chunk cut by `limit` ends after its last newline when it has one, else after its last
+/// whole character, so lines and characters are not split. Returns `(offset, bytes, file
+/// size)`, or `None` when there is no log file.
 fn read_range(
     path: &std::path::Path,
     offset: Option<u64>,
@@ -137,12 +139,37 @@ fn read_range(
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::with_capacity((size - start).min(limit) as usize);
     file.take(limit).read_to_end(&mut bytes)?;
-    if start + (bytes.len() as u64) < size
-        && let Some(end) = bytes.iter().rposition(|&b| b == b'\n')
-    {
-        bytes.truncate(end + 1);
+    // An offset inside a character: the range starts with the next one.
+    if start > 0 {
+        let inside = bytes
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0xc0 == 0x80)
+            .count();
+        bytes.drain(..inside);
+        start += inside as u64;
+    }
+    if start + (bytes.len() as u64) < size {
+        match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(end) => bytes.truncate(end + 1),
+            None => bytes.truncate(whole_chars(&bytes)),
+        }
     }
     Ok(Some((start, bytes, size)))
+}
+
+/// How many of `bytes` hold whole UTF-8 characters: all but a character cut at the end (the
+/// next read starts with it), unless that would leave nothing.
+fn whole_chars(bytes: &[u8]) -> usize {
+    let last = bytes.len().saturating_sub(4);
+    match bytes[last..].iter().rposition(|&b| b & 0xc0 != 0x80) {
+        Some(i)
+            if last + i > 0 && last + i + bytes[last + i].leading_ones() as usize > bytes.len() =>
+        {
+            last + i
+        }
+        _ => bytes.len(),
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +191,16 @@ mod tests {
         // The tail starts at a line start.
         let (o, b, _) = read_range(&path, None, Some(9), 1024).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (8, &b"three\n"[..]));
+        // Characters are not split: an offset inside one starts at the next, and a limit
+        // inside one (a line longer than the limit) ends before it.
+        std::fs::write(&path, "aé€😀b").unwrap();
+        let (o, b, _) = read_range(&path, Some(2), None, 6).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (3, "€".as_bytes()));
+        let (o, b, _) = read_range(&path, Some(7), None, 1024).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (10, &b"b"[..]));
+        let (o, b, _) = read_range(&path, Some(0), None, 8).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (0, "aé€".as_bytes()));
+        std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
         // Past the end: nothing, at the end.
         let (o, b, _) = read_range(&path, Some(99), None, 1024).unwrap().unwrap();
         assert_eq!((o, b.len()), (14, 0));
