@@ -246,3 +246,82 @@ async fn the_admin_token_goes_only_to_a_taskdeck_known_to_serve_the_data_dir() {
         "a client command connected to the default port"
     );
 }
+
+/// A token revoked while its run's command runs: the command's end is refused (401), and
+/// `taskdeck run` says so and exits with the command's code after a few tries (a restart not
+/// yet recorded in the data dir looks the same for a moment), not after the final report's
+/// ten minutes.
+#[tokio::test]
+async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
+    let s = Server::start(&[]).await;
+    let token = s.token("runner");
+    let go = s.dir.join("go");
+    let mut run = tokio::process::Command::new(BIN)
+        .args(["run", "--name", "revoked", "--token", &token, "--data-dir"])
+        .arg(s.dir.join("data"))
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "while [ ! -e {} ]; do sleep 0.1; done; exit 4",
+            go.display()
+        ))
+        .env_remove("TASKDECK_PORT")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = run.stderr.take().unwrap();
+    let mut said = String::new();
+    let mut buf = [0u8; 4096];
+    while !said.contains("tracking as job") {
+        use tokio::io::AsyncReadExt;
+        let n = tokio::time::timeout(Duration::from_secs(20), stderr.read(&mut buf))
+            .await
+            .expect("taskdeck run did not start its job")
+            .unwrap();
+        assert!(n > 0, "{said}");
+        said.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let out = std::process::Command::new(BIN)
+        .args(["token", "revoke", "runner", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // Once Taskdeck refuses the token (it rechecks tokens within 2 s), the command ends.
+    let refused = async {
+        while s
+            .http
+            .get(s.url("/v1/tasks"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            != 401
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), refused)
+        .await
+        .expect("the revoked token was still taken");
+    std::fs::write(&go, "").unwrap();
+    let started = Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(30), run.wait())
+        .await
+        .expect("taskdeck run kept sending a refused end")
+        .unwrap();
+    let mut rest = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut rest)
+        .await
+        .unwrap();
+    said.push_str(&String::from_utf8_lossy(&rest));
+    assert_eq!(status.code(), Some(4), "{said}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{said}");
+    assert!(
+        said.contains("Taskdeck refused the job's end (HTTP 401")
+            && said.contains("does not know the token given with --token"),
+        "{said}"
+    );
+}

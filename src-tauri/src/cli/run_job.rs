@@ -46,6 +46,10 @@ const NAME_MAX_CHARS: usize = 200;
 pub(crate) const FINAL_REPORT_PATIENCE: Duration = Duration::from_secs(10 * 60);
 pub(crate) const FINAL_REPORT_PATIENCE_STOPPING: Duration = Duration::from_secs(30);
 
+/// How many 401 or 404 answers to a final report, from the port a data dir names, are taken
+/// for a restart not yet recorded there (10 s of them) before the refusal is believed.
+const REFUSALS_BELIEVED: u32 = 5;
+
 /// The external job that tracks this run in Taskdeck (`/v1/jobs`), if Taskdeck took one.
 pub(crate) struct JobLink {
     http: reqwest::Client,
@@ -361,7 +365,8 @@ impl JobLink {
     /// heartbeat, which each try keeps), each try given 30 s (a third of a shorter `patience`),
     /// for up to `patience`, saying so once on stderr; a Taskdeck that restarted on another port
     /// is found again through the data dir ([`JobLink::endpoint_now`]), and a 401 or 404 from a
-    /// port the data dir named is taken for a restart not yet recorded. Gives up early when
+    /// port the data dir named is taken for a restart not yet recorded, [`REFUSALS_BELIEVED`]
+    /// times (2 s apart), then for a refusal (a revoked token). Gives up early when
     /// `give_up` resolves (Ctrl-C, SIGTERM or SIGHUP). Any other refusal (the job already
     /// ended) is said and not retried. A job whose end is never recorded ends as "runner lost"
     /// after its heartbeat: without the exit code, or, for a cancel, instead of cancelled.
@@ -382,6 +387,7 @@ impl JobLink {
             _ => "as \"runner lost\", without the exit code",
         };
         let mut said = false;
+        let mut refusals = 0;
         // Each try's time: 30 s, or a third of a shorter patience (told to stop), so that the
         // wait is said within it.
         let try_timeout = Duration::from_secs(30).min(patience / 3);
@@ -441,11 +447,15 @@ impl JobLink {
                 {
                     continue;
                 }
-                // Not the data dir's Taskdeck after all (a port file left by a start that has
-                // not written its own yet): look again.
+                // Maybe not the data dir's Taskdeck after all (a port file left by a start that
+                // has not written its own yet): look again, for a while; a Taskdeck that keeps
+                // refusing (the token was revoked) is believed.
                 Some((Ok((status, _, detail)), _))
-                    if self.follows_data_dir && matches!(status.as_u16(), 401 | 404) =>
+                    if self.follows_data_dir
+                        && matches!(status.as_u16(), 401 | 404)
+                        && refusals < REFUSALS_BELIEVED =>
                 {
+                    refusals += 1;
                     (format!("HTTP {status}: {detail}"), Duration::from_secs(2))
                 }
                 Some((Ok((status, _, detail)), endpoint)) => {
@@ -455,8 +465,12 @@ impl JobLink {
                         && cancelled
                         && self.job_status(&endpoint, id).await == "cancelled")
                     {
+                        let why = match status.as_u16() {
+                            401 => format!(": {}", self.target.refused(&endpoint)),
+                            _ => String::new(),
+                        };
                         say(format!(
-                            "Taskdeck refused the job's end (HTTP {status}: {detail})"
+                            "Taskdeck refused the job's end (HTTP {status}: {detail}){why}"
                         ));
                     }
                     return;
