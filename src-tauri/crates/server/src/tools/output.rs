@@ -75,17 +75,15 @@ pub fn status_line(line: &str) -> Option<String> {
     Some(s)
 }
 
-/// `text` without its ANSI escape sequences (colours, cursor moves, OSC hyperlinks and titles),
-/// as the `strip-ansi-escapes` crate parses them (the `vte` terminal parser); carriage returns
-/// are kept, so a log still shows a progress bar's redraws.
+/// `text` without its ANSI escape sequences (colours, cursor moves, OSC hyperlinks and titles)
+/// and the other control characters they come with (BEL, backspace), as `anstream` parses them
+/// (a VT500 parser); whitespace is kept: tabs, and carriage returns, so a log still shows a
+/// progress bar's redraws. Text without an ESC (or C1 CSI) comes back as it is.
 pub fn without_ansi(text: &str) -> String {
     if !text.contains('\u{1b}') && !text.contains('\u{9b}') {
         return text.to_string();
     }
-    text.split('\r')
-        .map(|part| String::from_utf8_lossy(&strip_ansi_escapes::strip(part)).into_owned())
-        .collect::<Vec<_>>()
-        .join("\r")
+    anstream::adapter::strip_str(text).to_string()
 }
 
 /// The directory of the command tasks' output logs: `<data dir>/logs`.
@@ -532,5 +530,12 @@ mod tests {
             Some("4/7 done")
         );
         assert_eq!(without_ansi("plain [31m text"), "plain [31m text");
+        // `grep --color=always -n` and colour-coded columns keep their tabs.
+        assert_eq!(
+            without_ansi(
+                "\t\x1b[32mok\x1b[0m\tdone\x07\r\x1b[35m2\x1b[m\x1b[36m:\x1b[m\treturn 0;"
+            ),
+            "\tok\tdone\r2:\treturn 0;"
+        );
     }
 }
