@@ -59,7 +59,8 @@ pub struct LogQuery {
     /// Instead of `offset`: start this many bytes before the end (at the next line start).
     tail: Option<u64>,
     /// Most bytes to return (default 65536); 0 reads 1 and more than 1048576 reads 1048576.
-    /// A chunk it cuts ends after its last newline when it has one.
+    /// A chunk it cuts ends after its last newline when it has one, else after its last whole
+    /// UTF-8 character (past the limit when the chunk's first character is longer than it).
     limit: Option<u64>,
 }
 
@@ -137,8 +138,9 @@ fn read_range(
         }
     }
     file.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::with_capacity((size - start).min(limit) as usize);
-    file.take(limit).read_to_end(&mut bytes)?;
+    // A few bytes more than `limit`: the rest of a character the offset or the limit is in.
+    let mut bytes = Vec::with_capacity((size - start).min(limit + 6) as usize);
+    file.take(limit + 6).read_to_end(&mut bytes)?;
     // An offset inside a character: the range starts with the next one.
     if start > 0 {
         let inside = bytes
@@ -149,27 +151,33 @@ fn read_range(
         bytes.drain(..inside);
         start += inside as u64;
     }
-    if start + (bytes.len() as u64) < size {
-        match bytes.iter().rposition(|&b| b == b'\n') {
-            Some(end) => bytes.truncate(end + 1),
-            None => bytes.truncate(whole_chars(&bytes)),
-        }
+    let limit = limit as usize;
+    if bytes.len() > limit {
+        let end = match bytes[..limit].iter().rposition(|&b| b == b'\n') {
+            Some(newline) => newline + 1,
+            None => char_end(&bytes, limit),
+        };
+        bytes.truncate(end);
     }
     Ok(Some((start, bytes, size)))
 }
 
-/// How many of `bytes` hold whole UTF-8 characters: all but a character cut at the end (the
-/// next read starts with it), unless that would leave nothing.
-fn whole_chars(bytes: &[u8]) -> usize {
-    let last = bytes.len().saturating_sub(4);
-    match bytes[last..].iter().rposition(|&b| b & 0xc0 != 0x80) {
-        Some(i)
-            if last + i > 0 && last + i + bytes[last + i].leading_ones() as usize > bytes.len() =>
-        {
-            last + i
-        }
-        _ => bytes.len(),
+/// Where a range of `bytes` cut at `limit` ends: at `limit`, moved back to the start of the
+/// UTF-8 character it falls in, or, when that character starts the range (a limit smaller than
+/// it), forward to its end.
+fn char_end(bytes: &[u8], limit: usize) -> usize {
+    let mut end = limit;
+    while end > 0 && end > limit.saturating_sub(3) && bytes[end] & 0xc0 == 0x80 {
+        end -= 1;
     }
+    if bytes[end] & 0xc0 == 0x80 {
+        // Not UTF-8 (a continuation byte with no start): cut where the limit falls.
+        return limit;
+    }
+    if end > 0 {
+        return end;
+    }
+    (bytes[0].leading_ones().max(1) as usize).min(bytes.len())
 }
 
 #[cfg(test)]
@@ -200,6 +208,29 @@ mod tests {
         assert_eq!((o, b.as_slice()), (10, &b"b"[..]));
         let (o, b, _) = read_range(&path, Some(0), None, 8).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (0, "aé€".as_bytes()));
+        for (offset, limit, from, text) in [(1, 1, 1, "é"), (2, 1, 3, "€"), (6, 2, 6, "😀")] {
+            let (o, b, _) = read_range(&path, Some(offset), None, limit)
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (o, b.as_slice()),
+                (from, text.as_bytes()),
+                "{offset} {limit}"
+            );
+        }
+        // Following `nextOffset` with any limit gives the text back, character by character.
+        let text = "x€😀\né".repeat(50);
+        std::fs::write(&path, &text).unwrap();
+        for limit in 1..9 {
+            let (mut at, mut read) = (0, String::new());
+            while at < text.len() as u64 {
+                let (o, b, _) = read_range(&path, Some(at), None, limit).unwrap().unwrap();
+                assert_eq!(o, at);
+                read.push_str(std::str::from_utf8(&b).unwrap());
+                at += b.len() as u64;
+            }
+            assert_eq!(read, text, "{limit}");
+        }
         std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
         // Past the end: nothing, at the end.
         let (o, b, _) = read_range(&path, Some(99), None, 1024).unwrap().unwrap();
