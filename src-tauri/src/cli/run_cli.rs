@@ -479,8 +479,6 @@ async fn supervise(
     // The report on its way, if one is: it does not hold up the rest, so the command's end is
     // seen (and timed) at once however long Taskdeck takes to answer.
     let mut in_flight: Option<std::pin::Pin<Box<dyn Future<Output = Option<Value>> + '_>>> = None;
-    // The output the report on its way carries: given back if the report does not get through.
-    let mut output_in_flight: Option<String> = None;
     // For each output: the line it stood in at the last tick, and the one shown as the
     // status since that line began.
     let mut seen: Vec<Option<Standing>> = vec![None; unfinished.len()];
@@ -536,15 +534,14 @@ async fn supervise(
                     }
                     seen[i] = now;
                 }
-                output_in_flight = output.outbox.as_ref().and_then(|o| o.lock().unwrap().take());
-                let report = status_report(update, output_in_flight.clone());
+                let text = output.outbox.as_ref().and_then(|o| o.lock().unwrap().take());
+                let report = status_report(update, text);
                 in_flight = Some(Box::pin(link.report(Value::Object(report))));
             }
             answer = async { in_flight.as_mut().expect("a report in flight").await }, if in_flight.is_some() => {
                 in_flight = None;
-                let sent = output_in_flight.take();
-                if let (None, Some(text), Some(outbox)) = (&answer, sent, &output.outbox) {
-                    outbox.lock().unwrap().give_back(text);
+                if let (None, Some(outbox)) = (&answer, &output.outbox) {
+                    outbox.lock().unwrap().give_back();
                 }
                 // Taskdeck recorded the job's end without us (a `working` job answered so is
                 // only waiting: Taskdeck is stopping, or the end is being recorded).
@@ -590,8 +587,8 @@ async fn supervise(
             None => Duration::from_secs(10),
         };
         let answer = tokio::time::timeout(patience, report).await.ok().flatten();
-        if let (None, Some(text), Some(outbox)) = (answer, output_in_flight, &output.outbox) {
-            outbox.lock().unwrap().give_back(text);
+        if let (None, Some(outbox)) = (answer, &output.outbox) {
+            outbox.lock().unwrap().give_back();
         }
     }
     ending

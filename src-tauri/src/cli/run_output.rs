@@ -537,17 +537,23 @@ impl Relay {
 }
 
 /// The command's output on its way to the job's log in Taskdeck (`output` of the next
-/// report): whole lines of each output, in the order they were read, at most
-/// [`OUTBOX_BYTES`] between two reports, and [`MAX_LOG_BYTES`] in all (what Taskdeck keeps).
+/// report): whole lines of each output, in the order they were read, at most [`OUTBOX_BYTES`]
+/// between two reports (the newest: a command's last lines, its error, matter most), and
+/// [`MAX_LOG_BYTES`] in all (what Taskdeck keeps).
 ///
 /// [`MAX_LOG_BYTES`]: taskdeck_server::tools::run_command::MAX_LOG_BYTES
 #[derive(Default)]
 pub(super) struct Outbox {
+    /// The newest whole lines; up to twice [`OUTBOX_BYTES`] between two cuts to it, so that
+    /// a flood moves each byte about once.
     text: Vec<u8>,
-    /// Bytes left out since the last take, after `text`: they came when it was full.
+    /// Bytes of the log left out since the last take, before `text`: older lines that did not
+    /// fit.
     skipped: u64,
     /// Bytes taken so far (and not given back).
     taken: u64,
+    /// What the last take took (`skipped`, `text`), until given back or taken over.
+    in_flight: Option<(u64, Vec<u8>)>,
     /// The log's [`MAX_LOG_BYTES`] were reached: nothing more is taken (a line said so).
     ///
     /// [`MAX_LOG_BYTES`]: taskdeck_server::tools::run_command::MAX_LOG_BYTES
@@ -555,39 +561,56 @@ pub(super) struct Outbox {
 }
 
 impl Outbox {
-    /// Adds the pieces of whole lines (one line, or lines, cut in pieces), or leaves them
-    /// out when they do not fit.
+    /// Adds the pieces of whole lines (one line, or lines, cut in pieces), the oldest lines
+    /// waiting making room for them.
     fn push(&mut self, pieces: &[&[u8]]) {
-        let len: usize = pieces.iter().map(|p| p.len()).sum();
         if self.full {
             return;
         }
-        if self.taken + (self.text.len() + len) as u64
-            > taskdeck_server::tools::run_command::MAX_LOG_BYTES
-        {
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        let waiting = (self.text.len() + len).min(OUTBOX_BYTES);
+        if self.taken + waiting as u64 > taskdeck_server::tools::run_command::MAX_LOG_BYTES {
             self.full = true;
+            self.fit();
             self.text.extend_from_slice(
                 b"[taskdeck run: the rest of the output is not sent to Taskdeck: its log keeps \
                   16 MiB]\n",
             );
             return;
         }
-        if self.skipped > 0 || self.text.len() + len > OUTBOX_BYTES {
-            self.skipped += len as u64;
-            return;
-        }
         for piece in pieces {
             self.text.extend_from_slice(piece);
         }
+        if self.text.len() > 2 * OUTBOX_BYTES {
+            self.fit();
+        }
     }
 
-    /// What waits, as text (invalid UTF-8 replaced), followed by a line saying how much was
-    /// left out, if anything was; `None` when nothing waits.
+    /// Adds `text` and a newline (a line the output did not end, or a piece of a long one).
+    fn push_line(&mut self, text: &[u8]) {
+        self.push(&[text, b"\n"]);
+    }
+
+    /// Leaves out the oldest whole lines of `text` past [`OUTBOX_BYTES`].
+    fn fit(&mut self) {
+        let Some(excess) = self.text.len().checked_sub(OUTBOX_BYTES + 1) else {
+            return;
+        };
+        let cut =
+            memchr::memchr(b'\n', &self.text[excess..]).map_or(self.text.len(), |i| excess + i + 1);
+        self.skipped += cut as u64;
+        self.text.drain(..cut);
+    }
+
+    /// What waits, as text (invalid UTF-8 replaced), after a line saying how much was left
+    /// out before it, if anything was; `None` when nothing waits.
     pub(super) fn take(&mut self) -> Option<String> {
+        self.in_flight = None;
+        self.fit();
         if self.text.is_empty() && self.skipped == 0 {
             return None;
         }
-        let mut text = String::from_utf8_lossy(&self.text).into_owned();
+        let mut text = String::new();
         if self.skipped > 0 {
             text.push_str(&format!(
                 "[taskdeck run: {} bytes of output left out of this log: more than {} KiB came \
@@ -596,22 +619,33 @@ impl Outbox {
                 OUTBOX_BYTES / 1024
             ));
         }
+        text.push_str(&String::from_utf8_lossy(&self.text));
         self.taken += self.text.len() as u64;
-        self.text.clear();
-        self.skipped = 0;
+        self.in_flight = Some((
+            std::mem::take(&mut self.skipped),
+            std::mem::take(&mut self.text),
+        ));
         Some(text)
     }
 
-    /// Puts back `text` (from [`Outbox::take`]) whose report did not get through, to go first
-    /// with the next. What came since is kept behind it while both fit in [`OUTBOX_BYTES`],
-    /// else it counts as left out (the next report stays within its bound).
-    pub(super) fn give_back(&mut self, text: String) {
+    /// Puts back what the last [`Outbox::take`] took (if anything), its report not having got
+    /// through, to go
+    /// first with the next. What came since is kept after it, within [`OUTBOX_BYTES`] (the
+    /// oldest lines left out); when lines came since that did not fit, it is left out too
+    /// (older than they are).
+    pub(super) fn give_back(&mut self) {
+        let Some((skipped, mut text)) = self.in_flight.take() else {
+            return;
+        };
         self.taken = self.taken.saturating_sub(text.len() as u64);
-        if text.len() + self.text.len() > OUTBOX_BYTES {
-            self.skipped += self.text.len() as u64;
-            self.text.clear();
+        self.fit();
+        if self.skipped > 0 {
+            self.skipped += skipped + text.len() as u64;
+            return;
         }
-        self.text.splice(0..0, text.into_bytes());
+        text.append(&mut self.text);
+        (self.text, self.skipped) = (text, skipped);
+        self.fit();
     }
 }
 
@@ -713,7 +747,7 @@ impl Lines {
             self.line.clear();
             self.pending.clear();
             if let Some(outbox) = &self.outbox {
-                outbox.lock().unwrap().push(&[BINARY.as_bytes(), b"\n"]);
+                outbox.lock().unwrap().push_line(BINARY.as_bytes());
             }
             *self.unfinished.lock().unwrap() = None;
             note(BINARY);
@@ -807,7 +841,7 @@ impl Lines {
             let mut outbox = outbox.lock().unwrap();
             while self.pending.len() > max {
                 let at = taskdeck_server::tools::process::line_split(&self.pending, max);
-                outbox.push(&[&self.pending[..at], b"\n"]);
+                outbox.push_line(&self.pending[..at]);
                 self.pending.drain(..at);
             }
         }
@@ -826,7 +860,7 @@ impl Lines {
     fn finish(self, log: &mut OutputLog, note: &impl Fn(&str)) {
         *self.unfinished.lock().unwrap() = None;
         if let Some(outbox) = self.outbox.as_ref().filter(|_| !self.pending.is_empty()) {
-            outbox.lock().unwrap().push(&[&self.pending, b"\n"]);
+            outbox.lock().unwrap().push_line(&self.pending);
         }
         if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
             note(&last);
@@ -1044,20 +1078,59 @@ mod tests {
             &bar[bar.len() - 50..]
         );
 
-        // A report that did not get through goes first with the next, which stays within
-        // its bound: what came meanwhile is then left out, and said to be.
+        // More than a report takes between two: the newest whole lines, after a line saying
+        // how much came before them.
+        let mut o = Outbox::default();
+        let lines: Vec<String> = (0..3000).map(|i| format!("{i:>1023}\n")).collect();
+        for line in &lines {
+            o.push(&[line.as_bytes()]);
+        }
+        let sent = o.take().unwrap();
+        let (note, newest) = sent.split_once('\n').unwrap();
+        let kept = newest.len() / 1024;
+        assert_eq!(kept, OUTBOX_BYTES / 1024);
+        assert_eq!(newest, lines[3000 - kept..].concat());
+        assert_eq!(
+            note,
+            format!(
+                "[taskdeck run: {} bytes of output left out of this log: more than 512 KiB came \
+                 between two reports]",
+                (3000 - kept) * 1024
+            )
+        );
+        // A report that did not get through goes first with the next...
+        o.push(&[b"one\n"]);
+        o.take().unwrap();
+        o.push(&[b"two\n"]);
+        o.give_back();
+        assert_eq!(o.take().unwrap(), "one\ntwo\n");
+        // ...within the bound, the oldest lines left out...
         let mut o = Outbox::default();
         o.push(&[&[b'a'; 300 * 1024], b"\n"]);
-        let lost = o.take().unwrap();
-        o.push(&[&[b'b'; 300 * 1024], b"\n"]);
-        o.give_back(lost.clone());
+        o.take().unwrap();
+        o.push_line(&[b'b'; 300 * 1024]);
+        o.give_back();
         let again = o.take().unwrap();
-        assert!(again.starts_with(&lost));
-        assert_eq!(
-            &again[lost.len()..],
-            "[taskdeck run: 307201 bytes of output left out of this log: more than 512 KiB came \
-             between two reports]\n"
+        assert!(again.starts_with("[taskdeck run: 307201 bytes of output left out"));
+        assert!(again.ends_with(&format!("\n{}\n", "b".repeat(300 * 1024))));
+        // ...and all of it when lines came meanwhile that did not fit (it is older).
+        o.push(&[b"old\n"]);
+        o.take().unwrap();
+        for line in &lines[..600] {
+            o.push(&[line.as_bytes()]);
+        }
+        o.give_back();
+        let again = o.take().unwrap();
+        let (note, newest) = again.split_once('\n').unwrap();
+        assert!(
+            note.contains(&format!(" {} bytes", 4 + 88 * 1024)),
+            "{note}"
         );
+        assert_eq!(newest, lines[88..600].concat());
+        // The last take took nothing: nothing to give back (not what an earlier one took).
+        assert_eq!(o.take(), None);
+        o.give_back();
+        assert_eq!(o.take(), None);
         // The log's 16 MiB: a line says the rest is not sent, once.
         let mut o = Outbox::default();
         let line = [&[b'c'; 256 << 10][..], b"\n"];
