@@ -247,10 +247,10 @@ async fn the_admin_token_goes_only_to_a_taskdeck_known_to_serve_the_data_dir() {
     );
 }
 
-/// A token revoked while its run's command runs: the command's end is refused (401), and
-/// `taskdeck run` says so and exits with the command's code after a few tries (a restart not
-/// yet recorded in the data dir looks the same for a moment), not after the final report's
-/// ten minutes.
+/// A token revoked while its run's command runs: its reports are refused (401), which
+/// `taskdeck run` says once; the command's end is refused too, and it says so and exits with
+/// the command's code after a few tries (a restart not yet recorded in the data dir looks the
+/// same for a moment), not after the final report's ten minutes.
 #[tokio::test]
 async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
     let s = Server::start(&[]).await;
@@ -272,16 +272,20 @@ async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
         .unwrap();
     let mut stderr = run.stderr.take().unwrap();
     let mut said = String::new();
-    let mut buf = [0u8; 4096];
-    while !said.contains("tracking as job") {
+    // Reads stderr into `said` until it says `words`, for at most 20 s.
+    let mut read_until = async |said: &mut String, words: &str| {
         use tokio::io::AsyncReadExt;
-        let n = tokio::time::timeout(Duration::from_secs(20), stderr.read(&mut buf))
-            .await
-            .expect("taskdeck run did not start its job")
-            .unwrap();
-        assert!(n > 0, "{said}");
-        said.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+        let mut buf = [0u8; 4096];
+        while !said.contains(words) {
+            let n = tokio::time::timeout(Duration::from_secs(20), stderr.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("taskdeck run did not say {words:?}: {said}"))
+                .unwrap();
+            assert!(n > 0, "{said}");
+            said.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    };
+    read_until(&mut said, "tracking as job").await;
     let out = std::process::Command::new(BIN)
         .args(["token", "revoke", "runner", "--data-dir"])
         .arg(s.dir.join("data"))
@@ -306,6 +310,8 @@ async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
     tokio::time::timeout(Duration::from_secs(10), refused)
         .await
         .expect("the revoked token was still taken");
+    // The run's reports (one a second) are refused meanwhile, which it says once.
+    read_until(&mut said, "refused this job's report").await;
     std::fs::write(&go, "").unwrap();
     let started = Instant::now();
     let status = tokio::time::timeout(Duration::from_secs(30), run.wait())
@@ -321,7 +327,14 @@ async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
     assert!(started.elapsed() < Duration::from_secs(20), "{said}");
     assert!(
         said.contains("Taskdeck refused the job's end (HTTP 401")
-            && said.contains("does not know the token given with --token"),
+            && said.contains("does not know the token given with --token")
+            && said.contains("trying again for 10 s")
+            && !said.contains("600 s"),
+        "{said}"
+    );
+    assert_eq!(
+        said.matches("refused this job's report").count(),
+        1,
         "{said}"
     );
 }

@@ -67,6 +67,8 @@ pub(crate) struct JobLink {
     /// Taskdeck refused a report's `output` (one older than this `taskdeck run`): reports go
     /// without it from then on.
     output_refused: std::sync::atomic::AtomicBool,
+    /// A report was refused for its token (401), and that was said.
+    token_refused: std::sync::atomic::AtomicBool,
 }
 
 impl JobLink {
@@ -237,6 +239,7 @@ impl JobLink {
             follows_data_dir,
             job,
             output_refused: Default::default(),
+            token_refused: Default::default(),
         }
     }
 
@@ -325,6 +328,10 @@ impl JobLink {
                 Err(_) => return None,
             };
             let status = r.status();
+            if status == reqwest::StatusCode::UNAUTHORIZED {
+                self.say_token_refused(&endpoint, r).await;
+                return None;
+            }
             let answer = r.json::<Value>().await.ok()?;
             let detail = answer["detail"].as_str().unwrap_or_default();
             if !(status == reqwest::StatusCode::BAD_REQUEST && self.refuses_output(detail, &body)) {
@@ -338,6 +345,23 @@ impl JobLink {
         // How it ended: a cancel is still to be carried out, though Taskdeck took it without us.
         let status = self.job_status(&endpoint, id).await;
         Some(json!({"ended": answer["detail"], "status": status}))
+    }
+
+    /// Says once that Taskdeck refused a report's token (`refusal`, a 401 from `endpoint`):
+    /// the job can no longer hear from this run and will end as "runner lost".
+    async fn say_token_refused(&self, endpoint: &Endpoint, refusal: reqwest::Response) {
+        if self
+            .token_refused
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        let detail = problem_detail(refusal).await;
+        say(&format!(
+            "Taskdeck refused this job's report (HTTP 401: {detail}): {}; the command goes on, \
+             and the job will end as \"runner lost\" unless Taskdeck takes the token again",
+            self.target.refused(endpoint)
+        ));
     }
 
     /// The job's status (`GET /v1/jobs/{id}`, at most [`REPORT_TIMEOUT`]); null when it cannot
@@ -433,7 +457,7 @@ impl JobLink {
                     Duration::from_secs(2),
                 ),
                 Some((Ok((status, _, _)), _)) if status.is_success() => {
-                    if said {
+                    if said || refusals > 0 {
                         say("Taskdeck recorded the job's end".into());
                     }
                     return;
@@ -455,6 +479,13 @@ impl JobLink {
                         && matches!(status.as_u16(), 401 | 404)
                         && refusals < REFUSALS_BELIEVED =>
                 {
+                    if refusals == 0 {
+                        say(format!(
+                            "Taskdeck refused the job's end (HTTP {status}: {detail}); trying \
+                             again for {} s in case it is restarting",
+                            2 * REFUSALS_BELIEVED
+                        ));
+                    }
                     refusals += 1;
                     (format!("HTTP {status}: {detail}"), Duration::from_secs(2))
                 }
@@ -494,7 +525,7 @@ impl JobLink {
                 ));
                 return;
             }
-            if !said {
+            if !said && refusals == 0 {
                 say(format!(
                     "Taskdeck cannot record the job's end yet ({why}); sending it again until it \
                      does, for up to {} s (Ctrl-C to give up)",
