@@ -115,12 +115,16 @@ async fn a_last_line_without_a_newline_is_the_tail_and_the_last_status() {
     let s = Server::start(&[]).await;
     for (attached, name) in [(Attached::Pipes, "pipes"), (Attached::Terminal, "term")] {
         let last = format!("last-of-{name}");
-        let script = format!("echo first; sleep 0.3; printf {last}");
+        // The tail keeps a line's indentation (a traceback's) and tabs, colours removed.
+        let script = format!(
+            "echo first; printf \"  at main.py:3\\n\\t\\033[31mx\\033[0m\\ty  \\n\"; \
+             sleep 0.3; printf {last}"
+        );
         let run = run_and_finish(&s, name, &script, attached).await;
         assert!(run.output.contains(&last), "{attached:?}: {}", run.output);
         assert_eq!(
             run.job["result"]["structuredContent"]["tail"],
-            format!("first\n{last}"),
+            format!("first\n  at main.py:3\n\tx\ty\n{last}"),
             "{attached:?}: {}",
             run.output
         );

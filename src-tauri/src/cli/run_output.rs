@@ -19,7 +19,9 @@ use std::{
     time::Duration,
 };
 
-use taskdeck_server::tools::output::{LatestStatus, OutputLog, parse_progress, status_line};
+use taskdeck_server::tools::output::{
+    LatestStatus, OutputLog, parse_progress, status_line, without_ansi,
+};
 
 /// How much of an output may wait for our consumer while the command runs (bytes, and one
 /// read of at most [`READ_BYTES`] more): past it, the reader waits, and so does the command
@@ -781,11 +783,7 @@ impl Lines {
             .filter(|s| s.line)
             .skip(lines.saturating_sub(TAIL_LINES))
         {
-            log.push(
-                status_line(&segment_text(segment, &self.texts))
-                    .unwrap_or_default()
-                    .as_bytes(),
-            );
+            log.push(tail_line(&segment_text(segment, &self.texts)).as_bytes());
         }
         if let Some(shown) = shown {
             let later = &self.segments[..=shown];
@@ -862,9 +860,10 @@ impl Lines {
         if let Some(outbox) = self.outbox.as_ref().filter(|_| !self.pending.is_empty()) {
             outbox.lock().unwrap().push_line(&self.pending);
         }
-        if let Some(last) = status_line(&String::from_utf8_lossy(&self.line)) {
-            note(&last);
-            log.push(last.as_bytes());
+        let last = String::from_utf8_lossy(&self.line);
+        if let Some(status) = status_line(&last) {
+            note(&status);
+            log.push(tail_line(&last).as_bytes());
         }
     }
 }
@@ -913,6 +912,19 @@ fn cut(line: &mut Vec<u8>, bytes: &[u8], texts: &mut Vec<u8>, segments: &mut Vec
         }
         rest = &rest[end + 1..];
     }
+}
+
+/// `line` as the result's tail keeps it: its last drawing (after its last `\r`), without ANSI
+/// escapes or other control characters but tabs, trailing whitespace trimmed; its indentation
+/// is kept (a traceback's, a diff's).
+fn tail_line(line: &str) -> String {
+    let last = line.rsplit('\r').next().unwrap_or(line);
+    let mut text: String = without_ansi(last)
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\t')
+        .collect();
+    text.truncate(text.trim_end().len());
+    text
 }
 
 /// The text of `segment`, cut from `texts`.
@@ -990,7 +1002,7 @@ mod tests {
                         }
                         let text = String::from_utf8_lossy(&self.line).into_owned();
                         latest.note(&text);
-                        log.push(status_line(&text).unwrap_or_default().as_bytes());
+                        log.push(tail_line(&text).as_bytes());
                         self.line.clear();
                         self.ended += 1;
                     }
