@@ -1452,4 +1452,25 @@ async fn a_job_s_output_log_leaves_the_store_room_to_record_its_end() {
     );
     let free = taskdeck_engine::store::disk_space::free_bytes(&data).unwrap();
     assert!(free >= 15 << 20, "{free} bytes free");
+    // doctor says why output logs stop, on a disk that still takes the store's writes.
+    let more = vec![7u8; (free - (15 << 20)) as usize];
+    std::fs::write(data.join("filler-2"), more).unwrap();
+    let report = tokio::process::Command::new(BIN)
+        .args(["doctor", "--json", "--data-dir"])
+        .arg(&data)
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .output()
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let disk = finding(&report, "disk");
+    assert_eq!(disk["ok"], true, "{disk}");
+    assert!(
+        disk["detail"]
+            .as_str()
+            .unwrap()
+            .contains("command output logs are not written now"),
+        "{disk}"
+    );
 }

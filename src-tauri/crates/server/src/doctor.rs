@@ -219,7 +219,9 @@ fn check_search(data_dir: &Path, running: bool) -> Finding {
 
 /// The data dir can be written, and its file system has room for this user's writes
 /// ([`disk_space::SPACE_FOR_WRITES`], [`disk_space::free_bytes`]): a full disk refuses writes
-/// with `disk_full`, a read-only one stops Taskdeck from starting.
+/// with `disk_full`, a read-only one stops Taskdeck from starting. Under
+/// [`SPACE_LEFT_TO_THE_STORE`](crate::tools::output::SPACE_LEFT_TO_THE_STORE) free, the store
+/// still takes writes but command output logs stop: said, not a problem.
 fn check_disk(data_dir: &Path, running: bool) -> Finding {
     const CHECK: &str = "disk";
     if !data_dir.exists() {
@@ -263,6 +265,15 @@ fn check_disk(data_dir: &Path, running: bool) -> Finding {
                      store file) before starting Taskdeck"
                 }
             },
+        ),
+        Some(free) if free < crate::tools::output::SPACE_LEFT_TO_THE_STORE => Finding::ok(
+            CHECK,
+            format!(
+                "writable, {} free: command output logs are not written now (they leave the \
+                 store its last {} MiB to record tasks' ends)",
+                size_text(free),
+                crate::tools::output::SPACE_LEFT_TO_THE_STORE >> 20
+            ),
         ),
         Some(free) => Finding::ok(CHECK, format!("writable, {} free", size_text(free))),
         None => Finding::problem(
