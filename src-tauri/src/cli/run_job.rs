@@ -307,7 +307,7 @@ impl JobLink {
     /// Taskdeck's answer, or `{"ended": detail, "status": status}` when Taskdeck answered that
     /// the job's run is over (409, e.g. its ttlMs passed, or Taskdeck is stopping; `status`
     /// from `GET /v1/jobs/{id}`, null when unread). `None` without a job or when the report did
-    /// not get through, or was not sent for want of the data dir's Taskdeck
+    /// not get through (refused for its token, 401, included: said once), or was not sent for want of the data dir's Taskdeck
     /// ([`JobLink::endpoint_now`]: one restarted on another port is followed, so it keeps the
     /// job's heartbeat).
     pub(crate) async fn report(&self, mut body: Value) -> Option<Value> {

@@ -631,10 +631,9 @@ impl Outbox {
     }
 
     /// Puts back what the last [`Outbox::take`] took (if anything), its report not having got
-    /// through, to go
-    /// first with the next. What came since is kept after it, within [`OUTBOX_BYTES`] (the
-    /// oldest lines left out); when lines came since that did not fit, it is left out too
-    /// (older than they are).
+    /// through, to go first with the next. What came since is kept after it, within
+    /// [`OUTBOX_BYTES`] (the oldest lines left out); when lines came since that did not fit,
+    /// it is left out too (older than they are).
     pub(super) fn give_back(&mut self) {
         let Some((skipped, mut text)) = self.in_flight.take() else {
             return;
