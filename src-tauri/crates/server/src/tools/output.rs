@@ -86,6 +86,32 @@ pub fn without_ansi(text: &str) -> String {
     anstream::adapter::strip_str(text).to_string()
 }
 
+/// Takes ANSI escape sequences out of output as it is read, in pieces (`anstream`'s incremental
+/// parser): an escape cut between two reads, or longer than a line may be (an inline image's
+/// OSC, 100 KB of base64), goes whole, so no part of it shows as text. Whitespace (tabs, `\r`,
+/// `\n`) and UTF-8 pass through; other control characters next to escapes go too.
+#[derive(Default)]
+pub struct EscapeStripper {
+    parser: anstream::adapter::StripBytes,
+    clean: Vec<u8>,
+}
+
+impl EscapeStripper {
+    /// The next `bytes` of the output without their escapes: `bytes` themselves when they hold
+    /// no ESC and none is open (the common case, nothing copied), else a buffer kept between
+    /// calls.
+    pub fn strip<'a>(&'a mut self, bytes: &'a [u8]) -> &'a [u8] {
+        if !bytes.contains(&0x1b) && self.parser == anstream::adapter::StripBytes::default() {
+            return bytes;
+        }
+        self.clean.clear();
+        for printable in self.parser.strip_next(bytes) {
+            self.clean.extend_from_slice(printable);
+        }
+        &self.clean
+    }
+}
+
 /// The directory of the command tasks' output logs: `<data dir>/logs`.
 pub fn log_dir(data_dir: &Path) -> std::path::PathBuf {
     data_dir.join("logs")

@@ -77,16 +77,14 @@ fn hidden(c: char) -> bool {
 /// Longest line handed on, in bytes; longer runs are split ([`line_split`]).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
-/// How far back [`line_split`] looks for the start of a terminal escape sequence: an OSC 8
-/// hyperlink carries a whole URL.
-const LONGEST_ESCAPE: usize = 4096;
-
 /// Where to split `line`, longer than `max` bytes, so that its first piece (`line[..at]`) is at
-/// most `max` bytes and neither piece starts inside a UTF-8 character or a terminal escape
-/// sequence (a colour, an OSC 8 hyperlink): `max`, moved back to the start of the character
-/// or of the escape it falls in. An escape longer than 4 KiB is cut where it falls.
+/// most `max` bytes and the second does not start inside a UTF-8 character: `max`, moved back
+/// to the start of the character it falls in (`max` itself when `line` is not UTF-8 there).
+/// The lines split are free of escape sequences ([`EscapeStripper`]).
+///
+/// [`EscapeStripper`]: crate::tools::output::EscapeStripper
 pub fn line_split(line: &[u8], max: usize) -> usize {
-    let mut at = max.min(line.len());
+    let at = max.min(line.len());
     // A UTF-8 character is at most 4 bytes: its first byte is at most 3 back.
     let back = line[..at]
         .iter()
@@ -95,32 +93,9 @@ pub fn line_split(line: &[u8], max: usize) -> usize {
         .take_while(|&&b| b & 0xc0 == 0x80)
         .count();
     let lead = at - back;
-    if at < line.len() && line[at] & 0xc0 == 0x80 && lead > 0 && line[lead - 1] >= 0xc0 {
-        at = lead - 1;
-    }
-    let from = at.saturating_sub(LONGEST_ESCAPE);
-    if let Some(esc) = line[from..at]
-        .iter()
-        .rposition(|&b| b == 0x1b)
-        .map(|i| from + i)
-        && esc > 0
-        && !escape_ends(&line[esc + 1..at])
-    {
-        at = esc;
-    }
-    at
-}
-
-/// Whether `after`, the bytes after an ESC, hold the whole escape sequence: a CSI (`ESC [`,
-/// parameters, a final byte), a string ended by BEL or ST (`ESC ]` OSC, `ESC P` DCS, `ESC _`,
-/// `ESC ^`, `ESC X`: an ST starts with an ESC of its own, so here only BEL ends one), or
-/// another escape (intermediate bytes, then a final byte).
-fn escape_ends(after: &[u8]) -> bool {
-    match after.first() {
-        None => false,
-        Some(b'[') => after[1..].iter().any(|b| !(0x20..=0x3f).contains(b)),
-        Some(b']' | b'P' | b'_' | b'^' | b'X') => after.contains(&0x07),
-        Some(_) => after.iter().any(|b| !(0x20..=0x2f).contains(b)),
+    match at < line.len() && line[at] & 0xc0 == 0x80 && lead > 0 && line[lead - 1] >= 0xc0 {
+        true => lead - 1,
+        false => at,
     }
 }
 
@@ -310,17 +285,21 @@ pub async fn stop_tagged(
     }
 }
 
-/// Reads `reader` and calls `on_line` for each line (without the newline; lines longer than
-/// [`MAX_LINE_BYTES`] are split), until end of file or an error.
+/// Reads `reader` and calls `on_line` for each line without its escape sequences
+/// ([`EscapeStripper`]) and its newline; a line longer than [`MAX_LINE_BYTES`] is split
+/// ([`line_split`]). Until end of file or an error.
+///
+/// [`EscapeStripper`]: crate::tools::output::EscapeStripper
 pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl FnMut(&[u8])) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut line: Vec<u8> = Vec::new();
+    let mut stripper = crate::tools::output::EscapeStripper::default();
     loop {
         let n = match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        for &b in &buf[..n] {
+        for &b in stripper.strip(&buf[..n]) {
             if b == b'\n' {
                 on_line(&line);
                 line.clear();
@@ -471,7 +450,7 @@ mod tests {
     }
 
     #[test]
-    fn a_long_line_is_not_split_inside_a_character_or_an_escape() {
+    fn a_long_line_is_not_split_inside_a_character() {
         use super::line_split;
         // Each character of 1 to 4 bytes, wherever it falls around the limit.
         for c in ["é", "€", "😀"] {
@@ -484,42 +463,38 @@ mod tests {
                 );
             }
         }
-        // A colour, a hyperlink and a charset change the limit falls in start the next piece;
-        // one that ended before it stays.
-        let colour = b"abc\x1b[38;5;196mred";
-        assert_eq!(line_split(colour, 8), 3);
-        assert_eq!(line_split(colour, 14), 14);
-        let link = b"see \x1b]8;;https://example.com/a\x07here\x1b]8;;\x07";
-        assert_eq!(line_split(link, 20), 4);
-        assert_eq!(line_split(link, 33), 33);
-        assert_eq!(line_split(link, 38), 35);
-        assert_eq!(line_split(b"ab\x1b(B", 4), 2);
-        assert_eq!(line_split(b"ab\x1b(Bcd", 5), 5);
-        // An escape at the start, or longer than 4 KiB: cut where the limit falls.
-        assert_eq!(line_split(b"\x1b[1;2;3m", 4), 4);
-        let long = [&b"x\x1b]8;;"[..], &[b'u'; 5000]].concat();
-        assert_eq!(line_split(&long, 4500), 4500);
+        // Not UTF-8 there: where the limit falls.
+        assert_eq!(line_split(&[0x80; 30], 20), 20);
     }
 
     #[test]
-    fn read_lines_splits_long_lines_whole_characters_and_escapes_in_each_piece() {
+    fn read_lines_gives_visible_text_split_between_whole_characters() {
         use rand::seq::IndexedRandom;
         let max = super::MAX_LINE_BYTES;
+        // (as written, as seen)
         let parts = [
-            "a",
-            "é",
-            "€",
-            "😀",
-            "\x1b[31m",
-            "\x1b[0m",
-            "\x1b]8;;https://x.org\x07",
-            " ",
+            ("a", "a"),
+            ("é", "é"),
+            ("€", "€"),
+            ("😀", "😀"),
+            ("\x1b[31m", ""),
+            ("\x1b[0m", ""),
+            ("\x1b]8;;https://x.org\x07", ""),
+            (" ", " "),
         ];
         let mut rng = rand::rng();
-        let line: String = (0..60_000)
-            .map(|_| *parts.choose(&mut rng).unwrap())
-            .collect();
-        let input = format!("{line}\n{}\nend", "y".repeat(max));
+        let (mut line, mut seen) = (String::new(), String::new());
+        for _ in 0..60_000 {
+            let (written, shown) = parts.choose(&mut rng).unwrap();
+            line.push_str(written);
+            seen.push_str(shown);
+        }
+        // An escape longer than a line may be, cut by every read: an inline image (OSC 1337).
+        let image = format!(
+            "img:\x1b]1337;File=inline=1:{}\x07 after",
+            "QUJD".repeat(40_000)
+        );
+        let input = format!("{line}\n{image}\n{}\nend", "y".repeat(max));
         let mut lines = Vec::new();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
@@ -528,17 +503,15 @@ mod tests {
             lines.push(l.to_vec())
         }));
         let (last, rest) = lines.split_last().unwrap();
-        let (exact, pieces) = rest.split_last().unwrap();
+        let (exact, rest) = rest.split_last().unwrap();
+        let (image, pieces) = rest.split_last().unwrap();
         assert_eq!((&last[..], exact.len()), (&b"end"[..], max));
-        assert_eq!(pieces.concat(), line.as_bytes());
+        assert_eq!(std::str::from_utf8(image).unwrap(), "img: after");
+        assert_eq!(pieces.concat(), seen.as_bytes());
         assert!(pieces.len() > 1);
         for (i, piece) in pieces.iter().enumerate() {
-            let text = std::str::from_utf8(piece).expect("whole characters");
-            assert!(piece.len() <= max && (piece.len() > max - 4096 || i == pieces.len() - 1));
-            // Every escape the piece holds ends in it.
-            for (i, _) in text.match_indices('\x1b') {
-                assert!(super::escape_ends(&piece[i + 1..]), "{:?}", &text[i..]);
-            }
+            std::str::from_utf8(piece).expect("whole characters");
+            assert!(piece.len() <= max && (piece.len() > max - 4 || i == pieces.len() - 1));
         }
     }
 
