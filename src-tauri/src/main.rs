@@ -57,7 +57,7 @@ enum Command {
     /// cancellable from the window; exits with the command's exit code
     Run {
         /// Name shown in Taskdeck [default: the command line]
-        #[arg(long)]
+        #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
         name: Option<String>,
         /// When Taskdeck is not running, wait for it instead of running the command untracked
         #[arg(long)]

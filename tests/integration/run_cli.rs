@@ -342,3 +342,25 @@ async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
         "{said}"
     );
 }
+
+/// An empty `--name` is refused before anything runs (Taskdeck would refuse the job, and the
+/// command would run untracked).
+#[tokio::test]
+async fn an_empty_name_is_refused_before_the_command_runs() {
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--name", "", "--", "sh", "-c", "echo ran"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a value is required for '--name"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
