@@ -679,11 +679,11 @@ struct Lines {
     segments: Vec<Segment>,
     /// Where the output's whole lines go for the job's log, if anywhere.
     outbox: Option<Arc<Mutex<Outbox>>>,
-    /// The output's bytes since its last newline, escape sequences taken out: they go to
+    /// The output's bytes since its last newline: they go to
     /// `outbox` once the line ends, so that two outputs' lines are not mixed (a very long line
     /// goes in pieces: [`Lines::keep_pending`]).
     pending: Vec<u8>,
-    /// Takes the escapes out of what goes to `outbox`, before lines are measured and split.
+    /// Takes the escapes out of the output before its lines are cut, measured and split.
     stripper: EscapeStripper,
 }
 
@@ -716,7 +716,9 @@ impl Lines {
         }
     }
 
-    /// Takes the output's next `bytes`; from a NUL byte on, it is binary and only said to be.
+    /// Takes the output's next `bytes`, escape sequences taken out ([`EscapeStripper`]: the
+    /// tail, the status and the log see the text a terminal shows); from a NUL byte on, it is
+    /// binary and only said to be.
     ///
     /// What it leaves is what giving each line and redraw to `note` and each line to `log`, in
     /// turn, would leave, with far less work (a command may write hundreds of MB): of the
@@ -759,6 +761,13 @@ impl Lines {
             log.push(BINARY.as_bytes());
             return;
         }
+        let mut stripper = std::mem::take(&mut self.stripper);
+        self.feed_text(stripper.strip(bytes), log, note);
+        self.stripper = stripper;
+    }
+
+    /// [`Lines::feed`] of `bytes` without escape sequences (and without NUL).
+    fn feed_text(&mut self, bytes: &[u8], log: &mut OutputLog, note: &impl Fn(&str)) {
         self.send_lines(bytes);
         let split = memchr::memrchr_iter(b'\n', bytes)
             .nth(TAIL_LINES)
@@ -805,18 +814,11 @@ impl Lines {
     }
 
     /// Sends the lines `bytes` end, with the start of the first that came before, to the
-    /// outbox, and keeps the line they stop in for later; escape sequences taken out.
+    /// outbox, and keeps the line they stop in for later.
     fn send_lines(&mut self, bytes: &[u8]) {
         let Some(outbox) = self.outbox.clone() else {
             return;
         };
-        let mut stripper = std::mem::take(&mut self.stripper);
-        self.send_visible(&outbox, stripper.strip(bytes));
-        self.stripper = stripper;
-    }
-
-    /// [`Lines::send_lines`] of `bytes` without escapes.
-    fn send_visible(&mut self, outbox: &Mutex<Outbox>, bytes: &[u8]) {
         let Some(last) = memchr::memrchr(b'\n', bytes) else {
             return self.keep_pending(bytes);
         };
@@ -1226,7 +1228,8 @@ mod tests {
                 OutputLog::new(None, TAIL_LINES, 0),
                 Mutex::new(LatestStatus::default()),
             );
-            let mut plain = ByteByByte::default();
+            let (mut plain, mut plain_stripper) =
+                (ByteByByte::default(), EscapeStripper::default());
             let (mut plain_log, mut plain_latest) =
                 (OutputLog::new(None, TAIL_LINES, 0), LatestStatus::default());
             let mut rest = &output[..];
@@ -1235,7 +1238,11 @@ mod tests {
                     rest.split_at(rest.len().min(1 + next([300, 3000, 20_000][run / 3 % 3])));
                 rest = after;
                 lines.feed(read, &mut log, &|t: &str| latest.lock().unwrap().note(t));
-                plain.feed(read, &mut plain_log, &mut plain_latest);
+                plain.feed(
+                    plain_stripper.strip(read),
+                    &mut plain_log,
+                    &mut plain_latest,
+                );
                 let fast: Left = (
                     log.tail(),
                     latest.lock().unwrap().take(),

@@ -89,7 +89,9 @@ pub fn without_ansi(text: &str) -> String {
 /// Takes ANSI escape sequences out of output as it is read, in pieces (`anstream`'s incremental
 /// parser): an escape cut between two reads, or longer than a line may be (an inline image's
 /// OSC, 100 KB of base64), goes whole, so no part of it shows as text. Whitespace (tabs, `\r`,
-/// `\n`) and UTF-8 pass through; other control characters next to escapes go too.
+/// `\n`) and UTF-8 pass through; other control characters next to escapes go too. A newline
+/// ends any escape still open (an OSC or DCS a program never ended), so one stray escape does
+/// not hide the rest of the output.
 #[derive(Default)]
 pub struct EscapeStripper {
     parser: anstream::adapter::StripBytes,
@@ -105,8 +107,18 @@ impl EscapeStripper {
             return bytes;
         }
         self.clean.clear();
-        for printable in self.parser.strip_next(bytes) {
-            self.clean.extend_from_slice(printable);
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            let before = self.clean.len();
+            for printable in self.parser.strip_next(line) {
+                self.clean.extend_from_slice(printable);
+            }
+            if line.ends_with(b"\n") && self.parser != anstream::adapter::StripBytes::default() {
+                self.parser = anstream::adapter::StripBytes::default();
+                // Inside a string escape the parser took the newline as the escape's text.
+                if !self.clean[before..].ends_with(b"\n") {
+                    self.clean.push(b'\n');
+                }
+            }
         }
         &self.clean
     }
@@ -556,6 +568,17 @@ mod tests {
             Some("4/7 done")
         );
         assert_eq!(without_ansi("plain [31m text"), "plain [31m text");
+        // An escape never ended ends with its line; one cut between reads goes whole.
+        let mut stripper = EscapeStripper::default();
+        let mut seen = Vec::new();
+        for read in [
+            &b"start \x1b]0;title\nnext \x1b]8;;http://x/"[..],
+            b"aaaa\x07link\x1b]8;;\x07 \x1b[3",
+            b"1mred\n",
+        ] {
+            seen.extend_from_slice(stripper.strip(read));
+        }
+        assert_eq!(String::from_utf8(seen).unwrap(), "start \nnext link red\n");
         // `grep --color=always -n` and colour-coded columns keep their tabs.
         assert_eq!(
             without_ansi(
