@@ -57,7 +57,7 @@ enum Command {
     /// cancellable from the window; exits with the command's exit code
     Run {
         /// Name shown in Taskdeck [default: the command line]
-        #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
+        #[arg(long, value_parser = job_name)]
         name: Option<String>,
         /// When Taskdeck is not running, wait for it instead of running the command untracked
         #[arg(long)]
@@ -226,6 +226,15 @@ struct ServeArgs {
     /// is kept
     #[arg(long, default_value_t = 365, value_parser = clap::value_parser!(u64).range(0..=36_500))]
     audit_retention_days: u64,
+}
+
+/// `--name` of `taskdeck run`: some text to show (Taskdeck refuses an empty name, and shows a
+/// blank one as the tool's).
+fn job_name(name: &str) -> Result<String, &'static str> {
+    match name.trim().is_empty() {
+        true => Err("the name must have something to show (leave --name out for the command line)"),
+        false => Ok(name.to_string()),
+    }
 }
 
 fn main() -> ExitCode {

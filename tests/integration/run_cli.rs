@@ -115,16 +115,18 @@ async fn a_last_line_without_a_newline_is_the_tail_and_the_last_status() {
     let s = Server::start(&[]).await;
     for (attached, name) in [(Attached::Pipes, "pipes"), (Attached::Terminal, "term")] {
         let last = format!("last-of-{name}");
-        // The tail keeps a line's indentation (a traceback's) and tabs, colours removed.
+        // The tail keeps a line's indentation (a traceback's) and tabs, colours removed, and
+        // the text around a link longer than a line keeps.
         let script = format!(
             "echo first; printf \"  at main.py:3\\n\\t\\033[31mx\\033[0m\\ty  \\n\"; \
+             printf \"L \\033]8;;http://e/%070000d\\007T\\033]8;;\\007 after\\n\" 0; \
              sleep 0.3; printf {last}"
         );
         let run = run_and_finish(&s, name, &script, attached).await;
         assert!(run.output.contains(&last), "{attached:?}: {}", run.output);
         assert_eq!(
             run.job["result"]["structuredContent"]["tail"],
-            format!("first\n  at main.py:3\n\tx\ty\n{last}"),
+            format!("first\n  at main.py:3\n\tx\ty\nL T after\n{last}"),
             "{attached:?}: {}",
             run.output
         );
@@ -343,24 +345,22 @@ async fn a_run_whose_token_is_revoked_ends_soon_saying_so() {
     );
 }
 
-/// An empty `--name` is refused before anything runs (Taskdeck would refuse the job, and the
-/// command would run untracked).
+/// An empty or blank `--name` is refused before anything runs (Taskdeck would refuse the job,
+/// and the command would run untracked, or show the tool's name).
 #[tokio::test]
 async fn an_empty_name_is_refused_before_the_command_runs() {
-    let out = tokio::process::Command::new(BIN)
-        .args(["run", "--name", "", "--", "sh", "-c", "echo ran"])
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("a value is required for '--name"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for name in ["", "   "] {
+        let out = tokio::process::Command::new(BIN)
+            .args(["run", "--name", name, "--", "sh", "-c", "echo ran"])
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty(), "{stderr}");
+        assert!(
+            stderr.contains("the name must have something to show"),
+            "{stderr}"
+        );
+    }
 }
