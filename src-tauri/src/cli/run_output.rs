@@ -20,7 +20,7 @@ use std::{
 };
 
 use taskdeck_server::tools::output::{
-    EscapeStripper, LatestStatus, OutputLog, parse_progress, status_line, without_ansi,
+    EscapeStripper, LatestStatus, OutputLog, parse_progress, status_line,
 };
 
 /// How much of an output may wait for our consumer while the command runs (bytes, and one
@@ -926,12 +926,12 @@ fn cut(line: &mut Vec<u8>, bytes: &[u8], texts: &mut Vec<u8>, segments: &mut Vec
     }
 }
 
-/// `line` as the result's tail keeps it: its last drawing (after its last `\r`), without ANSI
-/// escapes or other control characters but tabs, trailing whitespace trimmed; its indentation
-/// is kept (a traceback's, a diff's).
+/// `line` (its escapes already taken out: [`Lines::feed`]) as the result's tail keeps it: its
+/// last drawing (after its last `\r`), without control characters but tabs, trailing
+/// whitespace trimmed; its indentation is kept (a traceback's, a diff's).
 fn tail_line(line: &str) -> String {
     let last = line.rsplit('\r').next().unwrap_or(line);
-    let mut text: String = without_ansi(last)
+    let mut text: String = last
         .chars()
         .filter(|c| !c.is_control() || *c == '\t')
         .collect();
