@@ -10,7 +10,10 @@
 #    input) created on every start (a restart fails the previous ones as interrupted: they
 #    join the finished). Next to each row, the bare axum ceiling in the same run, and the
 #    server's CPU time (utime + stime, all threads) per answered request, which the host's
-#    load disturbs less than req/s.
+#    load disturbs less than req/s. Before each run the store file is read once into the page
+#    cache (WARM_STORE=0 not to): a fleet polling its tasks keeps their pages cached, but a
+#    host may page out a file left idle (this one's DAMON pages out file pages untouched for
+#    60 s), and a run that starts on a half-cached 1 GB store measures the disk.
 # 2. Durable creation on a fresh store (`taskdeck-bench rate`): offered at RATE/s (open loop,
 #    latency from each request's due instant) after WARMUP seconds of the same load unmeasured
 #    (a fresh store's first writes grow its files: stalls of 10-12 ms in the first 300 ms),
@@ -25,7 +28,8 @@
 #        rounds: a before/after comparison inside one run.
 # Environment: FLEET_STORES (default /tmp/taskdeck-fleet), WORKING and WAITING (default 1000
 # each), RATE (default 10000), WARMUP (default 3), NO_BUILD=1 to use target/release as it is, QUIET_WAIT=0 not to
-# wait for an idle machine before each measurement (wait_quiet).
+# wait for an idle machine before each measurement (wait_quiet), WARM_STORE=0 not to read the
+# store into the page cache before each tasks/get run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AB=""
@@ -147,19 +151,28 @@ prepare() {
   printf -v "${name}_td" %s "$td"; printf -v "${name}_url" %s "$url"; printf -v "${name}_token" %s "$token"
   printf -v "${name}_mix" %s "$(python3 -c 'import json,sys; c=json.loads(sys.argv[1]); w=c.get("working",0); i=c.get("input_required",0); print(f"{sum(c.values())} ({w} working, {i} input_required, {sum(c.values())-w-i} finished)")' "$c")"
   printf -v "${name}_db" %s "$(du -m "$dir/taskdeck.sqlite3" | cut -f1)"
+  printf -v "${name}_dir" %s "$dir"
   sleep 1
   printf -v "${name}_rss0" %s "$(rss_mib "$td")"
 }
-# measure NAME LABEL CEILING_JSON: one random tasks/get run against the prepared server NAME;
-# prints its table row.
+# cached FILE: the share of FILE in the page cache, e.g. "41%".
+cached() { fincore -b -n -o RES,SIZE "$1" | awk '{ printf "%d%%", $2 ? 100 * $1 / $2 : 0 }'; }
+# measure NAME LABEL CEILING_JSON: one random tasks/get run against the prepared server NAME,
+# its store file read into the page cache first (unless WARM_STORE=0); prints its table row.
 measure() {
-  local name=$1 pid_var="${1}_td" url_var="${1}_url" token_var="${1}_token" mix_var="${1}_mix" rss_var="${1}_rss0" db_var="${1}_db" r cr
+  local name=$1 pid_var="${1}_td" url_var="${1}_url" token_var="${1}_token" mix_var="${1}_mix" rss_var="${1}_rss0" db_var="${1}_db" dir_var="${1}_dir" r cr cache
   url=${!url_var} token=${!token_var}
+  local file=${!dir_var}/taskdeck.sqlite3
+  cache=$(cached "$file")
+  if [ "${WARM_STORE:-1}" != 0 ]; then
+    taskset -c 1 cat "$file" >/dev/null
+    cache="$cache → $(cached "$file")"
+  fi
   local t0; t0=$(cpu_ticks "${!pid_var}")
   r=$(random_get_run "$work/ids-$name")
   local cpu; cpu=$(python3 -c "print(round(($(cpu_ticks "${!pid_var}") - $t0) * 10000 / $(field "$r" requests), 1))")
   cr=$(field "$3" rps)
-  echo "| $2 | ${!mix_var} | $cr | $(field "$r" rps) | $(ratio "$(field "$r" rps)" "$cr") | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $cpu µs | ${!rss_var} → $(rss_mib "${!pid_var}") MiB | ${!db_var} MiB |"
+  echo "| $2 | ${!mix_var} | $cr | $(field "$r" rps) | $(ratio "$(field "$r" rps)" "$cr") | $(field "$r" p50us) µs | $(field "$r" p99us) µs | $cpu µs | ${!rss_var} → $(rss_mib "${!pid_var}") MiB | ${!db_var} MiB | $cache |"
 }
 
 cport=$(free_port)
@@ -170,8 +183,8 @@ cat <<MD
 Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r); $(rustc --version).
 Command: \`scripts/bench-fleet.sh ${AB:+--ab $AB }$SECS ${SIZES[*]}\` ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)). Server on core 0 (TOKIO_WORKER_THREADS=1), load on core 1, ${SECS} s per run, every answer checked.
 
-| build | stored tasks | ceiling req/s (same round) | random tasks/get req/s | vs ceiling | p50 | p99 | server CPU per request | RSS (after start → after the run) | database |
-|---|---|---|---|---|---|---|---|---|---|
+| build | stored tasks | ceiling req/s (same round) | random tasks/get req/s | vs ceiling | p50 | p99 | server CPU per request | RSS (after start → after the run) | database | store in the page cache (before → after warming) |
+|---|---|---|---|---|---|---|---|---|---|---|
 MD
 for size in "${SIZES[@]}"; do
   [ "$size" = 0 ] && continue
