@@ -731,3 +731,61 @@ async fn an_initialize_under_the_2026_header_opens_a_2025_11_25_session_like_any
     let listed = parse_body(&listed.text().await.unwrap());
     assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
 }
+
+/// A client that answers a question with the same wrong thing every time is asked again with
+/// the reason, a few times (`REASK_LIMIT`), not in a tight loop; then the question waits for
+/// the human in Taskdeck, whose answer ends the call on the same stream.
+#[tokio::test]
+async fn a_client_that_keeps_answering_wrong_is_asked_a_few_times_then_left_to_the_human() {
+    let s = Server::start(&[]).await;
+    let token = s.token("stubborn");
+    let c = LegacySession::open(&s, &token).await;
+    let form =
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    let created = c
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "request_approval", "arguments": {"message": "How many?", "requestedSchema": form}, "task": {}}}))
+        .await;
+    let created: Value = crate::harness::parse_body(&created.text().await.unwrap());
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let stream = c
+        .send(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": id}}),
+        )
+        .await;
+    let mut messages = Vec::new();
+    let seen = read_until(stream, async |m: &Value| {
+        if m["method"] == "elicitation/create" {
+            messages.push(m["params"]["message"].as_str().unwrap().to_string());
+            let r = c
+                .send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept", "content": {}}}))
+                .await;
+            assert_eq!(r.status(), 400);
+            if messages.len() == 4 {
+                // Time for a fifth question to come, had it been asked; then the human answers.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                s.answer(&id, "approval", json!({"action": "accept", "content": {"n": 3}}))
+                    .await;
+            }
+            return false;
+        }
+        m["id"] == 2
+    })
+    .await;
+    assert_eq!(messages.len(), 4, "asked once and again 3 times: {seen:?}");
+    assert_eq!(messages[0], "How many?");
+    for again in &messages[1..] {
+        assert!(
+            again.starts_with("Your last answer was refused: ")
+                && again.contains("\"n\" is a required property")
+                && again.ends_with("\n\nHow many?"),
+            "{again}"
+        );
+    }
+    let result = &seen.last().unwrap()["result"];
+    assert_eq!(result["structuredContent"]["content"]["n"], 3, "{result}");
+}

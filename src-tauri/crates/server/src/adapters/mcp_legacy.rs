@@ -17,7 +17,7 @@
 //!
 //! What a client is shown of a task waiting for a human follows `agent_view`.
 
-use std::{collections::HashSet, convert::Infallible, time::Duration};
+use std::{collections::HashMap, convert::Infallible, time::Duration};
 
 use axum::{
     http::StatusCode,
@@ -32,7 +32,7 @@ use super::{
         McpEndpoint,
         responses::{error_response, json_response, sse},
     },
-    mcp_sessions::Session,
+    mcp_sessions::{REASK_LIMIT, Session},
     page_cursor,
     wire::{self, INVALID_PARAMS, METHOD_NOT_FOUND},
 };
@@ -371,7 +371,9 @@ fn result_stream(
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(16);
     tokio::spawn(async move {
         let mut task = first;
-        let mut asked: HashSet<String> = HashSet::new();
+        // Each question asked, with the client's refused answers to it when it was: a question
+        // is asked again only after another refusal.
+        let mut asked: HashMap<String, u32> = HashMap::new();
         // Numbers each request sent, so no id is used twice on the session.
         let mut sent: u64 = 0;
         loop {
@@ -387,11 +389,22 @@ fn result_stream(
             }
             let human_only = engine.human_only_inputs(&task).unwrap_or_default();
             for (key, request) in agent_view::answerable(&task, &human_only, session.reader()) {
-                if !asked.insert(key.clone()) {
+                let refused = session.refused(&task.task_id, key);
+                let refusals = refused.as_ref().map_or(0, |r| r.count);
+                if refusals > REASK_LIMIT || asked.get(key.as_str()) == Some(&refusals) {
                     continue;
                 }
+                asked.insert(key.clone(), refusals);
                 let mut params = request.get("params").cloned().unwrap_or_else(|| json!({}));
                 params["_meta"] = json!({legacy_wire::RELATED_TASK: {"taskId": task.task_id}});
+                // Asked again: the client's user sees why the last answer did not count.
+                if let Some(r) = refused {
+                    let message = params["message"].as_str().unwrap_or_default();
+                    params["message"] = json!(format!(
+                        "Your last answer was refused: {}\n\n{message}",
+                        r.reason
+                    ));
+                }
                 sent += 1;
                 let ask = json!({
                     "jsonrpc": "2.0",
@@ -424,7 +437,6 @@ fn result_stream(
                     _ = session.ended.cancelled() => return,
                     // An answer the client sent was refused (e.g. it fails its form): ask again.
                     _ = session.reask.notified() => {
-                        asked.clear();
                         match engine.get(&session.principal, &task.task_id) {
                             Ok(t) => break t,
                             Err(_) => return,
@@ -442,7 +454,8 @@ fn result_stream(
 /// `None` when `message` answers no such request. A response that is an error (the client could
 /// not ask its user) changes nothing: the question stays open for the human in Taskdeck. An
 /// answer the engine refuses (it fails its form) is a 400, and the session's `tasks/result`
-/// streams ask the question again, so the client can correct it.
+/// streams ask the question again with the reason, so the client can correct it: at most
+/// [`REASK_LIMIT`] times, then the question is left to the human in Taskdeck.
 pub async fn take_answer(
     endpoint: &McpEndpoint,
     session: &Session,
@@ -477,8 +490,8 @@ pub async fn take_answer(
         match engine.answer(&session.principal, task_id, responses).await {
             Ok(_) => accepted(),
             Err(e) => {
-                session.reask.notify_waiters();
                 let (code, message) = wire::error_code(&e);
+                session.refuse(task_id, key, &message);
                 let null = RawValue::from_string("null".into()).expect("null is JSON");
                 error_response(
                     StatusCode::BAD_REQUEST,

@@ -46,9 +46,54 @@ pub struct Session {
     pub ended: CancellationToken,
     /// Notified when an answer the client sent was refused: its `tasks/result` streams ask again.
     pub reask: Arc<Notify>,
+    /// The client's refused answers (see [`Session::refused`]).
+    refusals: Arc<Mutex<HashMap<(String, String), Refusal>>>,
 }
 
+/// How many times a `tasks/result` stream asks a question again after the client's answer to
+/// it was refused. Past that the question is left to the human in Taskdeck: a client that
+/// answers the same wrong thing at once, every time, would otherwise be asked in a tight loop.
+pub const REASK_LIMIT: u32 = 3;
+
+/// The client's refused answers to one question: how many, and why the last one was.
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    /// Refused answers so far.
+    pub count: u32,
+    /// The last refusal's message, e.g. `answer to "approval" does not match its schema: ...`.
+    pub reason: String,
+}
+
+/// The most questions whose refusals a session remembers; past it the record starts anew.
+const REFUSALS_KEPT: usize = 1024;
+
 impl Session {
+    /// Records that the client's answer to request `key` of task `task_id` was refused for
+    /// `reason`, and tells the session's `tasks/result` streams to ask again.
+    pub fn refuse(&self, task_id: &str, key: &str, reason: &str) {
+        {
+            let mut refusals = self.refusals.lock().unwrap();
+            if refusals.len() >= REFUSALS_KEPT {
+                refusals.clear();
+            }
+            let r = refusals
+                .entry((task_id.to_string(), key.to_string()))
+                .or_insert(Refusal {
+                    count: 0,
+                    reason: String::new(),
+                });
+            r.count += 1;
+            r.reason = reason.to_string();
+        }
+        self.reask.notify_waiters();
+    }
+
+    /// The client's refused answers to request `key` of task `task_id`, if any.
+    pub fn refused(&self, task_id: &str, key: &str) -> Option<Refusal> {
+        let key = (task_id.to_string(), key.to_string());
+        self.refusals.lock().unwrap().get(&key).cloned()
+    }
+
     /// Who reads tasks through this session (`agent_view`).
     pub fn reader(&self) -> agent_view::Reader {
         agent_view::Reader {
@@ -102,6 +147,7 @@ impl Sessions {
                     peer: None,
                     ended: CancellationToken::new(),
                     reask: Arc::new(Notify::new()),
+                    refusals: Arc::default(),
                 },
             );
             pruned.then(|| sessions.keys().cloned().collect())
