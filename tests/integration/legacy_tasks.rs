@@ -789,3 +789,35 @@ async fn a_client_that_keeps_answering_wrong_is_asked_a_few_times_then_left_to_t
     let result = &seen.last().unwrap()["result"];
     assert_eq!(result["structuredContent"]["content"]["n"], 3, "{result}");
 }
+
+/// A request of the sessions' era that names no session and is no `initialize` gets a JSON-RPC
+/// error saying what to send (rmcp's answer is bare text); rmcp's media checks still come first.
+#[tokio::test]
+async fn a_request_without_a_session_is_told_to_initialize_first() {
+    let s = Server::start(&[]).await;
+    let token = s.token("curl");
+    let post = |accept: &'static str| {
+        Client::new()
+            .post(s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", accept)
+            .bearer_auth(&token)
+            .body(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).to_string())
+            .send()
+    };
+    let r = post("application/json, text/event-stream").await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        (&body["id"], &body["error"]["code"]),
+        (&json!(7), &json!(-32600)),
+        "{body}"
+    );
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("initialize") && message.contains("MCP-Protocol-Version: 2026-07-28"),
+        "{message}"
+    );
+    assert_eq!(post("text/html").await.unwrap().status(), 406);
+}

@@ -7,6 +7,7 @@
 //! - A POST on a 2025-11-25 session may be an answer to `tasks/result`'s questions or a task
 //!   request of that era (`mcp_legacy`).
 //! - A sessionless 2025-11-25 `initialize` is completed by [`initialize`](super::initialize).
+//! - Any other request of that era without a session gets a JSON-RPC error saying what to send.
 //! - 2026-07-28 `tasks/get`, task-creating `tools/call` and `subscriptions/listen` with
 //!   `taskIds` go to their dedicated paths (see [`TaskRouting`](super::TaskRouting)).
 //! - Everything else passes the [`envelope`](super::envelope) checks and goes to rmcp.
@@ -20,7 +21,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
 
 use super::{
     McpEndpoint, RequestHead, TaskRouting,
@@ -188,6 +189,9 @@ impl Post {
                 let id = id.to_owned();
                 return initialize(endpoint, self.parts, self.body, &id, self.principal).await;
             }
+            if !modern && self.session_id.is_none() {
+                return no_session(&self.parts, id);
+            }
             if modern
                 && matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
                 && !self.parts.headers.contains_key("mcp-name")
@@ -235,6 +239,25 @@ impl Post {
         )
         .await
     }
+}
+
+/// A request of the sessions' era (no 2026-07-28 `MCP-Protocol-Version`) that names no session
+/// and is no `initialize`: rmcp's media checks, then 400 with a JSON-RPC error (-32600) that
+/// says what to send, where rmcp answers "Session ID is required" as bare text (2025-11-25
+/// §Session Management: the server SHOULD answer 400).
+fn no_session(parts: &Parts, id: &RawValue) -> Response {
+    if let Err(resp) = check_media(&parts.headers, AnswerMedia::Json) {
+        return resp;
+    }
+    error_response(
+        StatusCode::BAD_REQUEST,
+        id,
+        -32600,
+        "Session ID is required: send `initialize` first, then its Mcp-Session-Id header with \
+         every request (protocol 2025-11-25); or send `MCP-Protocol-Version: 2026-07-28` and \
+         `Mcp-Method` with each request, which needs no session",
+        None,
+    )
 }
 
 /// A POST on live 2025-11-25 session `sid`: rmcp's media checks (406, 415) and the envelope
