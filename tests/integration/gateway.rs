@@ -614,15 +614,21 @@ async fn everything_through_the_gateway(spec: Value) {
         .await;
     deck.approve(&elicit, json!({"action": "accept", "content": {}}))
         .await;
-    deck.wait_detail(&elicit, "elicitation-0", |d| {
-        d["task"]["status"] == "input_required"
-            && d["inputRounds"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
-    })
-    .await;
+    let waiting = deck
+        .wait_detail(&elicit, "elicitation-0", |d| {
+            d["task"]["status"] == "input_required"
+                && d["inputRounds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
+        })
+        .await;
+    // The task says it waits for an answer to the upstream's question, not for the upstream.
+    let said = waiting["task"]["statusMessage"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(said.starts_with("everything asks: "), "{waiting}");
     deck.s
         .answer(
             &elicit,

@@ -191,6 +191,11 @@ impl ClientHandler for UpstreamClient {
                 meta.retain(|k, _| !k.starts_with("taskdeck/"));
             }
         }
+        // The task waits for its caller or the human now, not for the upstream: say so, and
+        // say it again once the answer went back.
+        let question = params["message"].as_str().unwrap_or_default().to_string();
+        ctx.status_message(format!("{} asks: {question}", self.server))
+            .await;
         let answer = ctx
             .request_input(
                 &key,
@@ -198,6 +203,11 @@ impl ClientHandler for UpstreamClient {
             )
             .await
             .map_err(|_| McpError::internal_error("the call ended before an answer came", None))?;
+        ctx.status_message(format!(
+            "Answered {}; waiting for it to finish",
+            self.server
+        ))
+        .await;
         serde_json::from_value(answer).map_err(|e| McpError::internal_error(e.to_string(), None))
     }
 }

@@ -136,6 +136,10 @@ pub async fn follow_modern(
                     if answered.contains(&key) {
                         continue;
                     }
+                    // Waiting for an answer to the upstream's question now, not for the upstream.
+                    let question = request["params"]["message"].as_str().unwrap_or_default();
+                    ctx.status_message(format!("{server} asks: {question}"))
+                        .await;
                     let answer = match ctx.request_input(&format!("upstream-{key}"), request).await
                     {
                         Ok(a) => a,
