@@ -195,6 +195,22 @@ async fn every_request_needs_a_valid_token() {
     let (status, problem) = s.v1_get(None, "/v1/tasks").await;
     assert_eq!(status, 401);
     assert_eq!(problem["status"], 401);
+    // Another scheme is told what to send, not that its token is unknown.
+    let basic = s
+        .http
+        .get(s.url("/v1/tasks"))
+        .header("Authorization", "Basic YWRtaW46eA==")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(basic.status(), 401);
+    let problem: Value = basic.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("not Bearer <token>")),
+        "{problem}"
+    );
 
     let agent = s.token("revoke-me");
     let ok = s

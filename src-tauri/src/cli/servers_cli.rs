@@ -258,7 +258,8 @@ fn not_running(config: ServersConfig) -> Vec<Value> {
         .collect()
 }
 
-/// NAME STATE TOOLS TARGET, one row per server; a failed one's last error on the next line.
+/// NAME STATE TOOLS PROTOCOL TARGET, one row per server (PROTOCOL: the version negotiated with
+/// a connected one, `-` before); a failed one's last error on the next line.
 fn table(servers: &[Value]) -> String {
     if servers.is_empty() {
         return "no servers (add one with `taskdeck servers add`)\n".to_string();
@@ -277,15 +278,16 @@ fn table(servers: &[Value]) -> String {
         .unwrap_or(0)
         .max(5);
     let mut out = format!(
-        "{:<name_w$}  {:<state_w$}  {:>5}  TARGET\n",
-        "NAME", "STATE", "TOOLS"
+        "{:<name_w$}  {:<state_w$}  {:>5}  {:<10}  TARGET\n",
+        "NAME", "STATE", "TOOLS", "PROTOCOL"
     );
     for s in servers {
         out.push_str(&format!(
-            "{:<name_w$}  {:<state_w$}  {:>5}  {}\n",
+            "{:<name_w$}  {:<state_w$}  {:>5}  {:<10}  {}\n",
             text(s, "name"),
             text(s, "state"),
             s["toolCount"].as_u64().unwrap_or(0),
+            s["protocolVersion"].as_str().unwrap_or("-"),
             text(s, "target")
         ));
         if let Some(error) = s["lastError"].as_str() {
@@ -340,14 +342,19 @@ mod tests {
     #[test]
     fn the_table_shows_failures_with_their_error() {
         let rows = [
-            json!({"name": "fs", "state": "connected", "toolCount": 14, "target": "npx fs"}),
+            json!({"name": "fs", "state": "connected", "toolCount": 14, "target": "npx fs",
+                   "protocolVersion": "2025-11-25"}),
             json!({"name": "docs", "state": "failed", "toolCount": 0,
                    "target": "https://x.example/mcp", "lastError": "connection refused"}),
         ];
         let t = table(&rows);
         let lines: Vec<_> = t.lines().collect();
-        assert_eq!(lines[0], "NAME  STATE      TOOLS  TARGET");
-        assert_eq!(lines[1], "fs    connected     14  npx fs");
+        assert_eq!(lines[0], "NAME  STATE      TOOLS  PROTOCOL    TARGET");
+        assert_eq!(lines[1], "fs    connected     14  2025-11-25  npx fs");
+        assert_eq!(
+            lines[2],
+            "docs  failed         0  -           https://x.example/mcp"
+        );
         assert_eq!(lines[3], "      last error: connection refused");
         assert!(table(&[]).starts_with("no servers"));
     }

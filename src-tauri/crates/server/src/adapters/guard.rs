@@ -118,6 +118,10 @@ impl Guard {
             return Ok(None);
         }
         match bearer_token(headers) {
+            Some("") => Err((
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: the Authorization header is not Bearer <token>",
+            )),
             Some(token) => self.authenticator.authenticate(token).map(Some).ok_or((
                 StatusCode::UNAUTHORIZED,
                 "Unauthorized: invalid or revoked token",
