@@ -190,7 +190,7 @@ impl Post {
                 return initialize(endpoint, self.parts, self.body, &id, self.principal).await;
             }
             if !modern && self.session_id.is_none() {
-                return no_session(&self.parts, id);
+                return no_session(&self.parts, &self.body, id);
             }
             if modern
                 && matches!(method, "tasks/get" | "tasks/update" | "tasks/cancel")
@@ -242,11 +242,14 @@ impl Post {
 }
 
 /// A request of the sessions' era (no 2026-07-28 `MCP-Protocol-Version`) that names no session
-/// and is no `initialize`: rmcp's media checks, then 400 with a JSON-RPC error (-32600) that
-/// says what to send, where rmcp answers "Session ID is required" as bare text (2025-11-25
-/// §Session Management: the server SHOULD answer 400).
-fn no_session(parts: &Parts, id: &RawValue) -> Response {
+/// and is no `initialize`: rmcp's media checks and the envelope checks, then 400 with a
+/// JSON-RPC error (-32600) that says what to send, where rmcp answers "Session ID is required"
+/// as bare text (2025-11-25 §Session Management: the server SHOULD answer 400).
+fn no_session(parts: &Parts, body: &[u8], id: &RawValue) -> Response {
     if let Err(resp) = check_media(&parts.headers, AnswerMedia::Json) {
+        return resp;
+    }
+    if let Err(resp) = check_envelope(body) {
         return resp;
     }
     error_response(
