@@ -884,7 +884,8 @@ async fn approval_question(s: &Server, id: &str) -> String {
 }
 
 /// Credentials in arguments (`run_command`'s `env` here) reach the run, never the store: the
-/// task's arguments, the approval question, search and the change stream show `[redacted]`.
+/// task's arguments, the approval question, search and the change stream show `[redacted]`,
+/// and a URL's password `****`.
 #[tokio::test]
 async fn secrets_in_arguments_are_never_shown() {
     let s = Server::start(&[]).await;
@@ -895,13 +896,16 @@ async fn secrets_in_arguments_are_never_shown() {
             &agent,
             "run_command",
             json!({"argv": ["sh", "-c", format!("printf %s \"$GITHUB_TOKEN\" > {}", out.display())],
-                   "env": {"GITHUB_TOKEN": "ghp_s3cr3tvalue", "RUST_LOG": "info"}}),
+                   "env": {"GITHUB_TOKEN": "ghp_s3cr3tvalue", "RUST_LOG": "info",
+                           "DATABASE_URL": "postgres://u:hunter2@db/x"}}),
         )
         .await;
     let id = created["taskId"].as_str().unwrap().to_string();
     let question = approval_question(&s, &id).await;
     assert!(
-        question.contains("GITHUB_TOKEN=[redacted]") && question.contains("RUST_LOG=info"),
+        question.contains("GITHUB_TOKEN=[redacted]")
+            && question.contains("RUST_LOG=info")
+            && question.contains("DATABASE_URL='postgres://u:****@db/x'"),
         "{question}"
     );
     s.answer(&id, "approve-command", json!({"action": "accept"}))
@@ -918,6 +922,22 @@ async fn secrets_in_arguments_are_never_shown() {
         "[redacted]"
     );
     assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
+    assert!(!detail.to_string().contains("hunter2"), "{detail}");
+    // Nor anywhere in the store's files.
+    for entry in std::fs::read_dir(s.dir.join("data")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("taskdeck.sqlite3") {
+            let bytes = std::fs::read(&path).unwrap();
+            for secret in [&b"s3cr3t"[..], b"hunter2"] {
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret),
+                    "{name} holds {}",
+                    String::from_utf8_lossy(secret)
+                );
+            }
+        }
+    }
     let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=s3cr3t").await;
     assert_eq!(found["tasks"], json!([]), "search finds no secret");
     let (_, list) = s.v1_get(Some(&agent), "/v1/tasks").await;

@@ -227,10 +227,14 @@ impl TaskTool for RunCommand {
                         .iter()
                         .map(|(k, v)| match super::secrets::is_secret_name(k) {
                             true => format!("{k}={}", super::secrets::REDACTED),
+                            // A URL's password is masked as in the stored arguments.
                             false => format!(
                                 "{}={}",
                                 super::process::shell_word(k),
-                                super::process::shell_word(v)
+                                super::process::shell_word(
+                                    &super::secrets::mask_url_passwords(v)
+                                        .unwrap_or_else(|| v.to_string())
+                                )
                             ),
                         })
                         .collect();
