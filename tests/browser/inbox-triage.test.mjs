@@ -257,6 +257,38 @@ test('keyboard: i goes to the queue, j/k move, a approves, x and Shift+A approve
   await page.keyboard.press('Escape');
 });
 
+test('keyboard: after a decision the focus stays in the queue, on the row that took its place', async () => {
+  const ids = [await askToRun('echo f1'), await askToRun('echo f2'), await askToRun('echo f3'), await askToRun('echo f4')];
+  await rowOf(ids[3]).waitFor();
+  const focusedTask = () => page.evaluate(() => (document.activeElement.classList.contains('approval') ? document.activeElement.dataset.taskId : document.activeElement.tagName));
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('j');
+  assert.equal(await focusedTask(), ids[1]);
+  // Approve the second: the third takes its place, and has the focus.
+  await page.keyboard.press('a');
+  await rowOf(ids[1]).waitFor({ state: 'detached' });
+  await waitFor(async () => (await focusedTask()) === ids[2], 'focus on the next row after approving');
+  // Deny it with a reason typed in its box: the focus leaves the box for the fourth row.
+  await page.keyboard.press('d');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-reason')), 'the reason box');
+  await page.keyboard.type('not today');
+  await page.keyboard.press('Enter');
+  assert.match(resultText(await outcome(ids[2])), /not today/);
+  await rowOf(ids[2]).waitFor({ state: 'detached' });
+  await waitFor(async () => (await focusedTask()) === ids[3], 'focus on the next row after denying');
+  // The queue's keys still act on the queue: k moves up, a approves the first.
+  await page.keyboard.press('k');
+  assert.equal(await focusedTask(), ids[0]);
+  await page.keyboard.press('a');
+  assert.equal((await outcome(ids[0])).status, 'completed');
+  await rowOf(ids[0]).waitFor({ state: 'detached' });
+  await waitFor(async () => (await focusedTask()) === ids[3], 'focus on the last row left');
+  await clearQueue();
+  // With the queue empty, the focus goes to the task list.
+  await waitFor(() => page.evaluate(() => document.activeElement.id === 'task-list'), 'focus on the task list');
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -196,8 +196,10 @@ export class ApprovalInbox {
     this.refresh();
   }
 
-  /** Recomputes the rows; drops selection, expansion and highlight of what is gone. */
+  /** Recomputes the rows; drops selection, expansion and highlight of what is gone (the
+   *  highlight moves to the row that took the place of the one that left). */
   refresh() {
+    const was = this.activeIndex;
     this.queue = approvalQueue(this.approvals);
     const digests = new Set(this.queue.filter((e) => e.type === 'group').map((e) => e.digest));
     for (const d of [...this.expanded]) if (!digests.has(d)) this.expanded.delete(d);
@@ -206,7 +208,9 @@ export class ApprovalInbox {
     for (const id of [...this.selected]) if (!ids.has(id)) this.selected.delete(id);
     if (this.openId && !ids.has(this.openId)) this.openId = null;
     for (const id of [...this.failures.keys()]) if (!ids.has(id)) this.failures.delete(id);
-    if (this.activeId && !this.rows.some((r) => r.id === this.activeId)) this.activeId = this.rows.length ? this.rows[0].id : null;
+    if (this.activeId && !this.rows.some((r) => r.id === this.activeId)) {
+      this.activeId = this.rows.length ? this.rows[Math.min(Math.max(was, 0), this.rows.length - 1)].id : null;
+    }
     if (this.lastToggled >= this.rows.length) this.lastToggled = -1;
   }
 

@@ -247,9 +247,11 @@ function writeTimes(el, a, now) {
 
 export function renderApprovals() {
   const inbox = state.approvals;
+  const ul = $('approvals-list');
+  // Read before the box may hide: a hidden box's focused row loses the focus.
+  const hadFocus = ul.contains(document.activeElement);
   const box = $('approvals');
   box.hidden = !inbox.loaded || inbox.size === 0;
-  const ul = $('approvals-list');
   const now = Date.now();
   const wanted = [];
   const seen = new Set();
@@ -277,6 +279,9 @@ export function renderApprovals() {
     ul.replaceChildren(...wanted);
     if (focused && focused.isConnected) focused.focus({ preventScroll: true });
   }
+  // A decided row leaves with the focus in it (its row, its reason box): the focus goes to the
+  // row that took its place, so the next key acts on the queue, not on the page behind it.
+  if (hadFocus && !ul.contains(document.activeElement)) refocus();
   // A short window shows the queue's first row only, until a call or a group is opened.
   ul.classList.toggle('has-open', inbox.openId !== null || inbox.rows.some((r) => r.type === 'group' && r.open));
   const n = inbox.selected.size;
@@ -296,6 +301,14 @@ export function tickApprovals() {
     const el = rowEls.get(`${row.type}:${row.id}`);
     if (el) writeTimes(el, row.type === 'group' ? row.approvals[0] : row.approval, now);
   }
+}
+
+/** Gives the focus to the queue's highlighted row, or to the task list when no row shows. */
+function refocus() {
+  const row = state.approvals.rows[state.approvals.activeIndex];
+  const el = row && rowEls.get(`${row.type}:${row.id}`);
+  if (el && el.getClientRects().length) el.focus({ preventScroll: true });
+  else $('task-list').focus({ preventScroll: true });
 }
 
 /** Focuses the highlighted row (the first when none is). */
@@ -322,6 +335,17 @@ export function initApprovals() {
     renderApprovals();
   });
   clear($('approvals-result'));
+  // The inbox may hide the queue under its focused row (nothing waits any more) before the
+  // queue itself is reloaded: the focus then falls to the page, and keys would act on what is
+  // behind it. It goes to the queue's next row, or the task list.
+  $('approvals-list').addEventListener('focusout', (e) => {
+    if (e.relatedTarget) return;
+    const left = e.target;
+    setTimeout(() => {
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (lost && (!left.isConnected || !left.getClientRects().length)) refocus();
+    });
+  });
 }
 
 /**

@@ -138,3 +138,15 @@ test('the inbox state: highlight moves, groups open, Shift selects a range, gone
   assert.equal(inbox.activeId, null);
   assert.equal(inbox.move(1), null);
 });
+
+test('a decided row hands the highlight to the row that took its place, not to the first', () => {
+  const inbox = new ApprovalInbox();
+  inbox.reset([approval('a', 1), approval('b', 2), approval('c', 3)]);
+  inbox.move(1);
+  inbox.move(1);
+  assert.equal(inbox.activeId, 'b/approve');
+  inbox.reset([approval('a', 1), approval('c', 3)]);
+  assert.equal(inbox.activeId, 'c/approve', 'b left: c took its place');
+  inbox.reset([approval('a', 1)]);
+  assert.equal(inbox.activeId, 'a/approve', 'the last left: the one before it');
+});
