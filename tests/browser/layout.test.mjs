@@ -172,6 +172,12 @@ test('at 640x480 with two approvals pending, the inbox shows the first and the f
   // The first call can be decided as it is; the second scrolls inside the inbox.
   const approve = await approvals.first().locator('.approval-approve').boundingBox();
   assert.ok(inView(approve), `the first approval's Approve is in view: ${JSON.stringify(approve)}`);
+  // ... and not clipped by the inbox's own scroll box: whole inside it, Deny too.
+  const list = await page.locator('#approvals-list').boundingBox();
+  for (const button of ['.approval-approve', '.approval-deny']) {
+    const b = await approvals.first().locator(button).boundingBox();
+    assert.ok(b.y >= list.y - 0.5 && b.y + b.height <= list.y + list.height + 0.5, `${button} is whole inside the inbox (${JSON.stringify(b)} in ${JSON.stringify(list)})`);
+  }
   assert.ok(await page.locator('#approvals-list').evaluate((el) => el.scrollHeight > el.clientHeight), 'the other approval scrolls inside the inbox');
   assert.ok(inView(await page.locator('#search').boundingBox()), 'search is in view');
   assert.ok(inView(await page.locator('#status-filters .chip').first().boundingBox()), 'the chips are in view');
