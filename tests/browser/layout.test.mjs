@@ -189,6 +189,20 @@ test('at 640x480 with two approvals pending, the inbox shows the first and the f
   });
 });
 
+test('at 640x480 the help opens at its top, the first keys in view', async () => {
+  await page.setViewportSize({ width: 640, height: 480 });
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('?');
+  const dialog = page.locator('#help-dialog[open]');
+  await dialog.waitFor();
+  const first = await dialog.locator('.keys tr').first().boundingBox();
+  assert.ok(first && first.y >= 0 && first.y + first.height <= 480, `the first key is in view: ${JSON.stringify(first)}`);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'help-close', 'Close has the focus');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

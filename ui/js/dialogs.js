@@ -43,7 +43,10 @@ export function openHelp() {
   const dialog = document.getElementById('help-dialog');
   if (dialog.open) return;
   dialog.showModal();
-  document.getElementById('help-close').focus();
+  // Close takes the focus (Enter or Escape closes), but the list reads from its top: focusing
+  // the button at its end would scroll the general keys out of view in a short window.
+  document.getElementById('help-close').focus({ preventScroll: true });
+  dialog.scrollTop = 0;
 }
 
 export function initHelp() {
