@@ -453,6 +453,8 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
             if json {
                 println!("{}", serde_json::to_string(&tokens).unwrap_or_default());
             } else {
+                // Tab-separated under a header, as `cut -f` reads it.
+                println!("NAME\tROLE\tCREATED\tSTATE");
                 for t in tokens {
                     println!(
                         "{}\t{}\t{}\t{}",

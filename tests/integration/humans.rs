@@ -279,8 +279,10 @@ async fn tokens_of_a_store_from_before_roles_stay_agents() {
         .output()
         .unwrap();
     let listing = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(listing.lines().next(), Some("NAME\tROLE\tCREATED\tSTATE"));
     let roles: Vec<(&str, &str)> = listing
         .lines()
+        .skip(1)
         .map(|l| {
             let mut f = l.split('\t');
             (f.next().unwrap(), f.next().unwrap())
