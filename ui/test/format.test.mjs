@@ -102,6 +102,13 @@ test('status badges pair a word with a symbol; isError is not "failed"', () => {
   assert.deepEqual(statusBadge({ status: 'input_required' }), { key: 'input_required', label: 'Needs input', symbol: '!' });
   assert.equal(statusBadge({ status: 'completed', result: { isError: true } }).label, 'Completed with error');
   assert.equal(statusBadge({ status: 'completed', result: { isError: false } }).label, 'Completed');
+  // A person's no to a request_approval or a permission prompt is not shown as a success.
+  const said = (tool, structuredContent) => statusBadge({ status: 'completed', tool, result: { structuredContent } });
+  assert.deepEqual(said('permission_request', { behavior: 'deny', message: 'no' }), { key: 'completed-declined', label: 'Declined', symbol: '⊖' });
+  assert.equal(said('request_approval', { action: 'decline' }).label, 'Declined');
+  assert.equal(said('request_approval', { action: 'accept' }).label, 'Completed');
+  assert.equal(said('permission_request', { behavior: 'allow' }).label, 'Completed');
+  assert.equal(said('some_upstream__tool', { behavior: 'deny' }).label, 'Completed', 'only Taskdeck’s own decision tools');
   assert.equal(statusBadge({ status: 'failed' }).label, 'Failed');
   assert.equal(statusBadge({ status: 'weird' }).key, 'unknown');
 });
