@@ -225,7 +225,7 @@ struct AnswerBody {
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "the task is settled", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "an answer fails its schema; nothing recorded (an agent's answer is no error: `/v1`'s answers are a person's, and an agent's are listed in `ignored`)", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "an answer fails its schema; nothing recorded (an agent's answer to a human-only request is no error: it is listed in `ignored`)", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn answer(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
@@ -233,18 +233,7 @@ async fn answer(
     body: Result<Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<AnswerReply>, ApiError> {
     let body = json_body(body, "{\"inputResponses\": {...}}")?;
-    // `/v1` is the window's API, and an answer given here is a person's. An agent answers a
-    // question only over MCP, when its client declared that it shows forms to its user
-    // (SEP-2663 §Task Update Requests lets the receiver ignore what the caller may not
-    // answer): otherwise an agent could take the decision `request_approval` asked a human
-    // for. Its answers here are listed as ignored, the requests stay outstanding.
-    let (responses, refused) = if p.is_human() {
-        (body.input_responses, Vec::new())
-    } else {
-        (Map::new(), body.input_responses.keys().cloned().collect())
-    };
-    let mut report = engine.answer(&p, &task_id, responses).await?;
-    report.ignored.extend(refused);
+    let report = engine.answer(&p, &task_id, body.input_responses).await?;
     Ok(Json(AnswerReply {
         accepted: report.accepted,
         ignored: report.ignored,
