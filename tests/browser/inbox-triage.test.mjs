@@ -289,6 +289,35 @@ test('keyboard: after a decision the focus stays in the queue, on the row that t
   await waitFor(() => page.evaluate(() => document.activeElement.id === 'task-list'), 'focus on the task list');
 });
 
+test('keyboard: typing a reason whose call is decided elsewhere never acts on the next call', async () => {
+  const ids = [await askToRun('echo t1'), await askToRun('echo t2')];
+  await rowOf(ids[1]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('d');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-reason')), 'the reason box');
+  await page.keyboard.type('hold on ', { delay: 30 });
+  // Someone else denies that call while the reason is being typed.
+  const resp = await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: [{ taskId: ids[0] }], decision: 'deny', reason: 'decided elsewhere' }),
+  });
+  assert.equal(resp.status, 200);
+  await rowOf(ids[0]).waitFor({ state: 'detached' });
+  // The rest of the words ("a" approves, "d" denies, "e" edits on a queue row) do nothing.
+  await page.keyboard.type('a sec, deal', { delay: 30 });
+  await page.locator('.toast-text', { hasText: 'keys that followed were ignored' }).waitFor();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call is still waiting');
+  assert.equal(await page.locator('#approvals-list .approval-reason').count(), 0, 'no reason box opened');
+  // After a pause the keys are shortcuts again.
+  await new Promise((r) => setTimeout(r, 1100));
+  await waitFor(async () => (await page.evaluate(() => document.activeElement.dataset.taskId)) === ids[1], 'focus on the next call');
+  await page.keyboard.press('a');
+  assert.equal((await outcome(ids[1])).status, 'completed');
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -88,6 +88,25 @@ export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inAp
   }
 }
 
+/** How long after a character typed into a text field the next key still belongs to that typing. */
+export const TYPING_GAP_MS = 1000;
+
+/**
+ * True when a character key pressed at `atMs`, with focus not in a text field (`typingNow`
+ * false), continues typing that a focus change cut off: the key before it (`prev`: `{atMs,
+ * typing, character}`) was a character typed into a text field less than TYPING_GAP_MS before.
+ * That happens when the field's row leaves (its call decided elsewhere, its task cancelled): the
+ * rest of the words must not act as shortcuts on whatever took the focus (`a` approving the next
+ * call).
+ */
+export function continuesCutTyping(prev, atMs, typingNow) {
+  return !typingNow && prev !== null && prev.typing && prev.character && atMs - prev.atMs < TYPING_GAP_MS;
+}
+
+/** The key before the current one, for `continuesCutTyping`; and whether keys are being dropped. */
+let lastKey = null;
+let dropping = false;
+
 /** Rows a Page key moves: a screenful of the list (`height` px, rows of 64 px) less one. */
 export function pageStep(height) {
   return Math.max(1, Math.floor(height / 64) - 1);
@@ -101,11 +120,22 @@ export function pageStep(height) {
  */
 export function onKey(e, later) {
   const target = e.target;
+  const typing = isTypingTarget(target);
+  const character = e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey;
+  if (character && continuesCutTyping(lastKey, e.timeStamp, typing)) {
+    e.preventDefault();
+    lastKey = { atMs: e.timeStamp, typing: true, character: true };
+    if (!dropping) toast('What you were typing in has closed: the keys that followed were ignored. Pause, then go on.', 'info');
+    dropping = true;
+    return;
+  }
+  dropping = false;
+  lastKey = { atMs: e.timeStamp, typing, character };
   const listFocused = target === $('task-list');
   const queue = $('approvals-list');
   const inApprovals = queue.contains(target);
   const onApprovalRow = inApprovals && target.parentElement === queue;
-  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing: isTypingTarget(target), inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow });
+  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow });
   if (command && command.startsWith('approval-')) {
     e.preventDefault();
     const shift = e.shiftKey;

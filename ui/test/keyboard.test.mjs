@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { shortcutFor, pageStep } from '../js/keyboard.js';
+import { shortcutFor, pageStep, continuesCutTyping, TYPING_GAP_MS } from '../js/keyboard.js';
 
 const key = (k, mods = {}) => ({ key: k, ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, defaultPrevented: false, ...mods });
 const onList = { dialogOpen: false, typing: false, inSearch: false, listFocused: true };
@@ -75,4 +75,14 @@ test('on a row of the approval queue, the queue’s keys win; typing and dialogs
   assert.equal(shortcutFor(key('a'), { ...inQueue, dialogOpen: true }), null);
   assert.equal(shortcutFor(key('A'), elsewhere), null, 'A means nothing outside the queue');
   assert.equal(shortcutFor(key('e'), elsewhere), null);
+});
+
+test('a character right after one typed into a field that lost the focus is not a shortcut', () => {
+  const typed = { atMs: 1000, typing: true, character: true };
+  assert.equal(continuesCutTyping(typed, 1200, false), true, 'typing went on after its field left');
+  assert.equal(continuesCutTyping(typed, 1000 + TYPING_GAP_MS, false), false, 'after a pause keys are shortcuts again');
+  assert.equal(continuesCutTyping(typed, 1200, true), false, 'still in a text field: plain typing');
+  assert.equal(continuesCutTyping({ atMs: 1000, typing: true, character: false }, 1200, false), false, 'Enter sent the field: the next key is a shortcut');
+  assert.equal(continuesCutTyping({ atMs: 1000, typing: false, character: true }, 1200, false), false, 'shortcuts in a row stay shortcuts');
+  assert.equal(continuesCutTyping(null, 1200, false), false);
 });
