@@ -1372,6 +1372,17 @@ test('a huge approval question is clamped: Accept stays in view, and "Show all" 
   await waitFor(async () => (await apiTask(taskId)).status === 'completed', 'the approval answered');
 });
 
+test('a request_approval a person declined shows Declined, in its row and its outcome', async () => {
+  const taskId = await startTask('request_approval', { message: 'Drop the staging table?' });
+  await page.locator(`#approvals-list .approval[data-task-id="${taskId}"] .approval-summary`).click();
+  const card = page.locator('.prompt-card[data-key="approval"]');
+  await card.getByRole('button', { name: 'Decline' }).click();
+  await waitFor(async () => (await apiTask(taskId)).status === 'completed', 'the approval answered');
+  await row(taskId).locator('.badge-completed-declined', { hasText: 'Declined' }).waitFor();
+  await page.locator('#detail .outcome.outcome-muted', { hasText: 'Declined' }).waitFor();
+  assert.equal(await page.locator('#detail .outcome-good').count(), 0, 'no green outcome');
+});
+
 test('a job that ends with an error result is completed, shown as an error, counted and filtered by the Errors chip', async () => {
   const post = (p, body) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const started = await post('/v1/jobs', { external: { name: 'unit tests', heartbeatMs: 60000 } });

@@ -379,7 +379,10 @@ export class DetailView {
     this.renderedOutcomeFor = t.status;
     clear(this.el.outcomeBody);
     this.el.outcome.hidden = false;
-    if (t.status === 'completed') this.el.outcomeBody.appendChild(resultView(t.result, t.taskId));
+    if (t.status === 'completed') {
+      const declined = statusBadge(t).key === 'completed-declined';
+      this.el.outcomeBody.appendChild(resultView(t.result, t.taskId, { declined }));
+    }
     else if (t.status === 'failed') this.el.outcomeBody.appendChild(errorView(t.error));
     else {
       this.el.outcomeBody.appendChild(

@@ -131,25 +131,27 @@ export function contentBlock(block, taskId) {
 }
 
 /**
- * The result of a completed task. isError results are "completed with error", not "failed".
+ * The result of a completed task. isError results are "completed with error", not "failed";
+ * `declined`: a person answered no to the task's request (status.js's "Declined").
  * @param {object} result MCP CallToolResult
  */
-export function resultView(result, taskId) {
+export function resultView(result, taskId, { declined = false } = {}) {
   const r = result && typeof result === 'object' ? result : { content: [] };
   const content = Array.isArray(r.content) ? r.content : [];
   const isError = r.isError === true;
+  const returned = `The tool returned ${content.length} content item${content.length === 1 ? '' : 's'}${r.structuredContent !== undefined ? ' and structured content' : ''}.`;
+  const [kind, symbol, title, note] = isError
+    ? ['outcome-warn', '⚠', 'Completed with error', 'The tool ran and reported an error in its result (isError). The call itself succeeded.']
+    : declined
+      ? ['outcome-muted', '⊖', 'Declined', `A person answered no. ${returned}`]
+      : ['outcome-good', '✓', 'Completed', returned];
   const wrap = h('div', { class: 'result' });
   wrap.appendChild(
     h(
       'div',
-      { class: `outcome ${isError ? 'outcome-warn' : 'outcome-good'}` },
-      h('span', { class: 'outcome-symbol', 'aria-hidden': 'true' }, isError ? '⚠' : '✓'),
-      h(
-        'div',
-        {},
-        h('strong', {}, isError ? 'Completed with error' : 'Completed'),
-        h('div', { class: 'outcome-note' }, isError ? 'The tool ran and reported an error in its result (isError). The call itself succeeded.' : `The tool returned ${content.length} content item${content.length === 1 ? '' : 's'}${r.structuredContent !== undefined ? ' and structured content' : ''}.`),
-      ),
+      { class: `outcome ${kind}` },
+      h('span', { class: 'outcome-symbol', 'aria-hidden': 'true' }, symbol),
+      h('div', {}, h('strong', {}, title), h('div', { class: 'outcome-note' }, note)),
     ),
   );
   if (r.structuredContent !== undefined) wrap.appendChild(jsonBlock(r.structuredContent, { title: 'Structured content' }));
