@@ -617,17 +617,18 @@ async fn an_oversized_mcp_body_is_413_with_a_json_rpc_error() {
     );
 }
 
-/// An answer that fails its form, sent back on a `tasks/result` stream, is refused (400) and the
-/// question is asked again on that stream under a new id, so the client can correct it.
-#[tokio::test]
-async fn a_refused_answer_is_asked_again_with_a_new_id() {
-    let s = Server::start(&[]).await;
-    let token = s.token("vscode");
-    let c = LegacySession::open(&s, &token).await;
-    let form = json!({"type": "object", "properties": {"email": {"type": "string", "format": "email"}}, "required": ["email"]});
+/// On session `c`, a task-augmented `request_approval` asking `message` with form `form` (request
+/// id 1), then, once it waits, its `tasks/result` stream (request id 2): the task id and the
+/// stream.
+async fn ask_and_wait_for_the_result(
+    s: &Server,
+    c: &LegacySession<'_>,
+    message: &str,
+    form: Value,
+) -> (String, reqwest::Response) {
     let created = c
         .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "request_approval", "arguments": {"message": "Who?", "requestedSchema": form}, "task": {}}}))
+            "name": "request_approval", "arguments": {"message": message, "requestedSchema": form}, "task": {}}}))
         .await;
     let created: Value = crate::harness::parse_body(&created.text().await.unwrap());
     let id = created["result"]["task"]["taskId"]
@@ -640,6 +641,18 @@ async fn a_refused_answer_is_asked_again_with_a_new_id() {
             json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": id}}),
         )
         .await;
+    (id, stream)
+}
+
+/// An answer that fails its form, sent back on a `tasks/result` stream, is refused (400) and the
+/// question is asked again on that stream under a new id, so the client can correct it.
+#[tokio::test]
+async fn a_refused_answer_is_asked_again_with_a_new_id() {
+    let s = Server::start(&[]).await;
+    let token = s.token("vscode");
+    let c = LegacySession::open(&s, &token).await;
+    let form = json!({"type": "object", "properties": {"email": {"type": "string", "format": "email"}}, "required": ["email"]});
+    let (_, stream) = ask_and_wait_for_the_result(&s, &c, "Who?", form).await;
     let mut asks = Vec::new();
     let seen = read_until(stream, async |m: &Value| {
         if m["method"] == "elicitation/create" {
@@ -742,21 +755,7 @@ async fn a_client_that_keeps_answering_wrong_is_asked_a_few_times_then_left_to_t
     let c = LegacySession::open(&s, &token).await;
     let form =
         json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
-    let created = c
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "request_approval", "arguments": {"message": "How many?", "requestedSchema": form}, "task": {}}}))
-        .await;
-    let created: Value = crate::harness::parse_body(&created.text().await.unwrap());
-    let id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&s.admin, &id, "input_required").await;
-    let stream = c
-        .send(
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": id}}),
-        )
-        .await;
+    let (id, stream) = ask_and_wait_for_the_result(&s, &c, "How many?", form).await;
     let mut messages = Vec::new();
     let seen = read_until(stream, async |m: &Value| {
         if m["method"] == "elicitation/create" {
