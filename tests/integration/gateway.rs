@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
-use crate::harness::{Reply, Server};
+use crate::harness::{Reply, Server, assert_not_on_disk};
 
 /// How long an upstream may take to start and show its tools.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(20);
@@ -884,6 +884,86 @@ async fn garbage_on_stdout_is_skipped() {
 }
 
 // ---- restart ------------------------------------------------------------------------------------
+
+/// A credential in a gateway call's arguments (a URL's password here) reaches the upstream and
+/// nothing else: the question, the stored call, the store's files and policy.json show `****`;
+/// the call is approved as asked, never edited or always allowed (either would write the
+/// password down). One still waiting for its approval when Taskdeck restarts fails, since its
+/// password was never stored, rather than reaching the upstream masked.
+#[tokio::test]
+async fn a_credential_in_a_gateway_call_reaches_only_the_upstream() {
+    let files = tempfile::tempdir().unwrap();
+    let mut deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let url = "postgres://u:hunter2@db/x";
+    let target = files.path().join("dsn.txt");
+    let write = deck
+        .call_task(
+            "fs__write_file",
+            json!({"path": target, "content": format!("DATABASE_URL={url}")}),
+        )
+        .await;
+    let waiting = deck
+        .s
+        .wait_status(&deck.s.admin, &write, "input_required")
+        .await;
+    let request = &waiting["inputRequests"]["approve"]["params"];
+    let question = request["message"].as_str().unwrap();
+    assert!(
+        question.contains("u:****@db") && !question.contains("hunter2"),
+        "{question}"
+    );
+    let fields = &request["requestedSchema"]["properties"];
+    assert!(
+        fields.get("alwaysAllow").is_none() && fields.get("arguments").is_none(),
+        "{request}"
+    );
+    let (status, refused) = deck
+        .s
+        .v1_post(
+            Some(&deck.s.admin),
+            &format!("/v1/tasks/{write}/input"),
+            json!({"inputResponses": {"approve": {"action": "accept", "content": {"alwaysAllow": true}}}}),
+        )
+        .await;
+    assert_eq!(status, 422, "no rule can be asked for: {refused}");
+    deck.approve(&write, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_agent(&write, "completed", |t| t["status"] == "completed")
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        format!("DATABASE_URL={url}"),
+        "the upstream got the call as given"
+    );
+    let detail = deck.detail(&write).await;
+    assert_eq!(
+        detail["task"]["arguments"]["content"], "DATABASE_URL=postgres://u:****@db/x",
+        "{detail}"
+    );
+    assert!(!detail.to_string().contains("hunter2"), "{detail}");
+
+    // Waiting for its approval across a restart: it fails and writes nothing.
+    let later = files.path().join("later.txt");
+    let pending = deck
+        .call_task("fs__write_file", json!({"path": later, "content": url}))
+        .await;
+    deck.wait_detail(&pending, "the approval question", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+    deck.restart().await;
+    let failed = deck
+        .wait_agent(&pending, "failed", |t| t["status"] == "failed")
+        .await;
+    assert_eq!(failed["error"]["data"]["reason"], "restart", "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("never stored"), "{failed}");
+    assert!(!later.exists());
+
+    assert_not_on_disk(&deck.s.dir, &["hunter2"]);
+    deck.assert_alive().await;
+}
 
 #[tokio::test]
 async fn a_restart_asks_pending_approvals_again_and_fails_running_calls() {

@@ -556,3 +556,29 @@ pub async fn read_answer(resp: reqwest::Response) -> (u16, String, Value) {
         resp.json().await.unwrap_or(Value::Null),
     )
 }
+
+/// None of `secrets` is in the files of the Taskdeck whose dirs are under `dir`: its store (the
+/// WAL included) and its policy.json.
+pub fn assert_not_on_disk(dir: &Path, secrets: &[&str]) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("taskdeck.sqlite3")
+        })
+        .collect();
+    files.push(dir.join("cfg/policy.json"));
+    for path in files.iter().filter(|p| p.exists()) {
+        let bytes = std::fs::read(path).unwrap();
+        for secret in secrets {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{} holds {secret}",
+                path.display()
+            );
+        }
+    }
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{BIN, Server, in_script};
+use crate::harness::{BIN, Server, assert_not_on_disk, in_script};
 
 /// How `taskdeck run` attaches the command's output.
 #[derive(Clone, Copy, Debug)]
@@ -58,21 +58,7 @@ async fn run_and_finish(s: &Server, name: &str, script: &str, attached: Attached
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{attached:?}: {output}");
-    let id = output
-        .split("tracking as job ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{attached:?}: no job announced: {output}"))
-        .to_string();
-    let started = Instant::now();
-    let job = loop {
-        let (_, job) = s.v1_get(Some(token), &format!("/v1/jobs/{id}")).await;
-        if job["status"] == "completed" {
-            break job;
-        }
-        assert!(started.elapsed() < Duration::from_secs(15), "{job}");
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    };
+    let (id, job) = completed_job(s, &output).await;
     let (_, detail) = s.v1_get(Some(token), &format!("/v1/tasks/{id}")).await;
     let status_messages = detail["timeline"]
         .as_array()
@@ -90,6 +76,54 @@ async fn run_and_finish(s: &Server, name: &str, script: &str, attached: Attached
         job,
         status_messages,
     }
+}
+
+/// The id of the job `taskdeck run` announced in `output`, and the job once completed (`GET
+/// /v1/jobs/{id}`, 15 s at most).
+async fn completed_job(s: &Server, output: &str) -> (String, Value) {
+    let id = output
+        .split("tracking as job ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no job announced: {output}"))
+        .to_string();
+    let started = Instant::now();
+    loop {
+        let (_, job) = s.v1_get(Some(&s.admin), &format!("/v1/jobs/{id}")).await;
+        if job["status"] == "completed" {
+            return (id, job);
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{job}");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+}
+
+/// A URL's password on the command line reaches the command, and nothing Taskdeck keeps: the
+/// job's name, its result and the store show `****`.
+#[tokio::test]
+async fn a_url_password_on_the_command_line_is_masked() {
+    let s = Server::start(&[]).await;
+    let url = "postgres://u:hunter2@db/x";
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--", "sh", "-c", &format!("test \"$1\" = {url}"), "sh", url])
+        .output()
+        .await
+        .unwrap();
+    let output = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        out.status.success(),
+        "the command got the password: {output}"
+    );
+    let (id, job) = completed_job(&s, &output).await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    for shown in [job.to_string(), detail.to_string()] {
+        assert!(
+            shown.contains("u:****@db") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+    }
+    assert_not_on_disk(&s.dir, &["hunter2"]);
 }
 
 #[tokio::test]

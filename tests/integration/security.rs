@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::Server;
+use crate::harness::{Server, assert_not_on_disk};
 
 #[tokio::test]
 async fn foreign_origin_and_host_are_forbidden() {
@@ -923,25 +923,122 @@ async fn secrets_in_arguments_are_never_shown() {
     );
     assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
     assert!(!detail.to_string().contains("hunter2"), "{detail}");
-    // Nor anywhere in the store's files.
-    for entry in std::fs::read_dir(s.dir.join("data")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if name.starts_with("taskdeck.sqlite3") {
-            let bytes = std::fs::read(&path).unwrap();
-            for secret in [&b"s3cr3t"[..], b"hunter2"] {
-                assert!(
-                    !bytes.windows(secret.len()).any(|w| w == secret),
-                    "{name} holds {}",
-                    String::from_utf8_lossy(secret)
-                );
-            }
-        }
-    }
+    assert_not_on_disk(&s.dir, &["s3cr3t", "hunter2"]);
     let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=s3cr3t").await;
     assert_eq!(found["tasks"], json!([]), "search finds no secret");
     let (_, list) = s.v1_get(Some(&agent), "/v1/tasks").await;
     assert!(!list.to_string().contains("s3cr3t"));
+}
+
+/// A URL's password anywhere in a call (a command's argument, a job's command line) reaches the
+/// run and nothing else: the question, the result, the task, the list, search, the audit log,
+/// the store and policy.json show `****`. Such a call is neither editable nor "always allowed"
+/// (either would write the password down), and it cannot be re-run from the store.
+#[tokio::test]
+async fn a_url_password_anywhere_in_a_call_is_never_shown() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("deployer");
+    let out = s.dir.join("seen-url");
+    let url = "postgres://u:hunter2@db/x";
+    let script = format!("printf %s \"$1\" > {}", out.display());
+    let created = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"argv": ["sh", "-c", script, "sh", url]}),
+        )
+        .await;
+    let id = created["taskId"].as_str().unwrap().to_string();
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let request = &waiting["inputRequests"]["approve-command"]["params"];
+    let question = request["message"].as_str().unwrap();
+    assert!(
+        question.contains("postgres://u:****@db/x") && !question.contains("hunter2"),
+        "{question}"
+    );
+    let fields = &request["requestedSchema"]["properties"];
+    assert!(
+        fields.get("alwaysAllow").is_none() && fields.get("arguments").is_none(),
+        "{request}"
+    );
+    // An answer asking for the rule anyway is refused.
+    let (status, refused) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve-command": {"action": "accept", "content": {"alwaysAllow": true}}}}),
+        )
+        .await;
+    assert_eq!(status, 422, "{refused}");
+    s.answer(&id, "approve-command", json!({"action": "accept"}))
+        .await;
+    let done = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        url,
+        "the run got it"
+    );
+    let said = done["result"].to_string();
+    assert!(
+        said.contains("postgres://u:****@db/x") && !said.contains("hunter2"),
+        "{said}"
+    );
+
+    // `taskdeck run -- psql postgres://u:hunter2@db/x`'s job, as the CLI registers it.
+    let job = s
+        .v1_post(
+            Some(&agent),
+            "/v1/jobs",
+            json!({"external": {"name": format!("psql {url}"), "command": ["psql", url]}}),
+        )
+        .await
+        .1["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let (status, _) = s
+        .v1_post(
+            Some(&agent),
+            &format!("/v1/jobs/{job}/report"),
+            json!({"result": {"content": [], "isError": false}}),
+        )
+        .await;
+    assert_eq!(status, 202);
+    s.wait_status(&agent, &job, "completed").await;
+
+    for id in [&id, &job] {
+        let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        assert!(!detail.to_string().contains("hunter2"), "{detail}");
+        assert!(detail.to_string().contains("u:****@db"), "{detail}");
+        let (status, refused) = s
+            .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/rerun"), json!({}))
+            .await;
+        assert_eq!(status, 409, "{refused}");
+        assert!(
+            refused["detail"].as_str().unwrap().contains("never stored"),
+            "{refused}"
+        );
+    }
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks").await;
+    assert!(!list.to_string().contains("hunter2"), "{list}");
+    let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=hunter2").await;
+    assert_eq!(found["tasks"], json!([]), "search finds no password");
+    let audit = s
+        .http
+        .get(s.url("/v1/audit?format=jsonl"))
+        .bearer_auth(&s.admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        audit.contains("u:****@db") && !audit.contains("hunter2"),
+        "{audit}"
+    );
+    assert_not_on_disk(&s.dir, &["hunter2"]);
 }
 
 /// `wait_for_http_job`'s credential headers are redacted like `run_command`'s `env`.

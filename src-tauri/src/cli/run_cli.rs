@@ -75,10 +75,12 @@ pub fn run(args: RunArgs, config_dir: &Path) -> ExitCode {
 /// The run in steps: start the job, start the command, copy its output, supervise it until it
 /// ends, stop what it left behind, report the end, and return its exit code.
 async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
+    // The job's name is stored and shown, and is in its result: a URL's password is masked.
     let name = args
         .name
         .clone()
         .unwrap_or_else(|| shell_line(&args.command));
+    let name = taskdeck_server::tools::secrets::mask_url_passwords(&name).unwrap_or(name);
     let link = JobLink::start(&args, config_dir, &name).await;
     if let Some(id) = &link.job {
         eprintln!(

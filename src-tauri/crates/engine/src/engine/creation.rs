@@ -100,8 +100,8 @@ impl Engine {
         limits::check_arguments_size(tool, &arguments)?;
         // Secrets never reach the store (or any view of it): the run gets them in memory only.
         let (stored, run_arguments) = match tool_impl.redact_arguments(&arguments) {
-            Some(shown) if !tool_impl.descriptor().resumable => (shown, Some(arguments)),
-            _ => (arguments, None),
+            Some(shown) => (shown, Some(arguments)),
+            None => (arguments, None),
         };
         let arguments = stored;
         let now = now_ms();

@@ -49,8 +49,9 @@ pub trait TaskTool: Send + Sync + 'static {
     }
     /// The arguments as the store keeps them and every view shows them, when they hold secrets
     /// (credential values replaced, e.g. by `[redacted]`); `None` when there is nothing to hide.
-    /// The run gets the arguments as given. Only for tools that are not resumable: a resumed
-    /// run reads its arguments from the store.
+    /// The run gets the arguments as given; a resumed run (after a restart) gets them as
+    /// stored, so a resumable tool whose run needs the secrets ends such a resumed task (it
+    /// can tell by calling this on them: stored arguments that held secrets give `Some`).
     fn redact_arguments(&self, _arguments: &Value) -> Option<Value> {
         None
     }

@@ -13,8 +13,8 @@
 //! the policy says ask). A `taskdeck run` job (tool `external`) ran in the CLI's process, which
 //! is gone: its command line and working directory are run again as a `run_command`, with its
 //! approval. Other tools are refused (422): their arguments mean something only to the agent
-//! that sent them. A task whose stored arguments had secrets redacted (`env` values) cannot be
-//! run again from the store (409): the values were never stored.
+//! that sent them. A task whose stored arguments had credentials redacted (secret-named `env`
+//! values, a URL's password) cannot be run again from the store (409): they were never stored.
 //!
 //! Deleting goes through [`Engine::delete_tasks`] / [`Engine::delete_finished`], the store
 //! writer's delete that the TTL sweeper uses (a `deleted` event on `/v1/events`).
@@ -28,7 +28,7 @@ use super::{
     api_error::{ApiError, ApiPath, ProblemDocument, json_body},
     api_types::TaskView,
 };
-use crate::tools::{external::EXTERNAL, secrets::REDACTED};
+use crate::tools::{external::EXTERNAL, secrets::redact_value};
 use taskdeck_engine::{Deletion, Engine, Principal};
 
 /// The tool a re-run starts.
@@ -78,13 +78,10 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
             )));
         }
     };
-    let redacted = arguments
-        .get("env")
-        .and_then(Value::as_object)
-        .is_some_and(|env| env.values().any(|v| v == REDACTED));
-    if redacted {
+    // Stored arguments that held credentials are redacted again (`redact_value`).
+    if redact_value(&arguments).is_some() {
         return Err(ApiError::conflict(
-            "its env held secrets, which are never stored: run the command again with them",
+            "its arguments held credentials (a secret env value or a URL's password), which are never stored: run the command again with them",
         ));
     }
     Ok(arguments)
@@ -95,7 +92,7 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
 #[utoipa::path(post, path = "/v1/tasks/{taskId}/rerun", params(("taskId" = String, Path, description = "the task to run again")), tag = "tasks",
     responses((status = 201, description = "the new task (a `run_command` of the caller's) and the id it repeats", body = RerunReply),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 409, description = "the task is still live, or its env held secrets that were not stored", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 409, description = "the task is still live, or its arguments held credentials, which are never stored", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "a tool other than run_command and external (taskdeck run), a job without a command line, or a hosted task", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn rerun(
     State(engine): State<Engine>,

@@ -150,7 +150,8 @@ async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> 
             ));
             continue;
         }
-        always |= question::always_allow(&answer);
+        // "Always allow" counts only where it was offered: a call holding credentials gets none.
+        always |= ask.always_title.is_some() && question::always_allow(&answer);
         approved_by.push(human);
         let required = ask.verdict.terms.humans as usize;
         if approved_by.len() >= required {

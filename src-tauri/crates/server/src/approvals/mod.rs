@@ -55,12 +55,9 @@ pub struct ApprovalCall<'a> {
 }
 
 /// `arguments` as they may be shown, recorded and hashed: the values of secret-named members
-/// redacted and passwords in URLs masked ([`crate::tools::secrets::redact_map`]).
+/// redacted and passwords in URLs masked, at any depth ([`crate::tools::secrets::redact_value`]).
 pub fn shown_arguments(arguments: &Value) -> Value {
-    arguments
-        .as_object()
-        .and_then(crate::tools::secrets::redact_map)
-        .map_or_else(|| arguments.clone(), Value::Object)
+    crate::tools::secrets::redact_value(arguments).unwrap_or_else(|| arguments.clone())
 }
 
 /// What the call may do.

@@ -109,7 +109,8 @@ pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>
             rule: ask.verdict.rule_id.clone(),
             reason,
             arguments: ask.arguments.clone(),
-            edited_arguments: edited,
+            // A human may type a credential into an edit: it is recorded masked, as any call.
+            edited_arguments: edited.as_ref().map(super::shown_arguments),
         },
     )
     .await;

@@ -7,9 +7,12 @@
 //! (`upstream_task.rs`). A cancel, or a call unanswered past its timeout, sends the upstream
 //! `notifications/cancelled`; a transport failure makes the supervisor connect again.
 //!
+//! Credentials in the arguments (secret-named members, passwords in URLs) are stored and shown
+//! redacted; the call upstream gets them as given.
+//!
 //! After a restart, a call whose approval was still pending is asked again; one that had been
 //! sent upstream (approved, or allowed without asking) fails with `reason: restart`, since it
-//! may have run.
+//! may have run, and so does one whose credentials were never stored.
 
 use std::{sync::Arc, time::Duration};
 
@@ -85,19 +88,36 @@ impl TaskTool for GatewayCall {
         &self.descriptor
     }
 
+    /// Secret-named members and URL passwords, at any depth: [`crate::tools::secrets::redact_value`].
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        crate::tools::secrets::redact_value(arguments)
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let upstream = self.upstream.clone();
         let tool = self.tool.clone();
         let settings = self.settings.clone();
+        // Resumed from the store, where credentials were never kept: calling with their
+        // stand-ins would send `[redacted]` upstream.
+        let lost_credentials = ctx.is_resumed() && self.redact_arguments(&arguments).is_some();
         async move {
             let server = upstream.name.clone();
-            if ctx.is_resumed() && sent_before_restart(&ctx) {
+            let ended_by_restart = if !ctx.is_resumed() {
+                None
+            } else if sent_before_restart(&ctx) {
+                Some(("while", "was running upstream; it may have run"))
+            } else if lost_credentials {
+                Some((
+                    "before",
+                    "was called; its arguments held credentials, which are never stored: call it again",
+                ))
+            } else {
+                None
+            };
+            if let Some((when, why)) = ended_by_restart {
                 return Outcome::Failed(TaskFailure::new(
                     FailureKind::Restart,
-                    format!(
-                        "Taskdeck restarted while {server}'s {} was running upstream; it may have run",
-                        tool.name
-                    ),
+                    format!("Taskdeck restarted {when} {server}'s {} {why}", tool.name),
                     Some(json!({"server": server, "tool": tool.name})),
                 ));
             }

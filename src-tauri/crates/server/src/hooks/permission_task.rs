@@ -123,8 +123,8 @@ impl TaskTool for PermissionTool {
         &self.descriptor
     }
 
-    /// Credentials in the call (secret-named members, passwords in URLs) are stored and shown
-    /// redacted; the run (not resumable) has them as given.
+    /// Credentials in the call (secret-named members, passwords in URLs, at any depth of
+    /// `toolInput`) are stored and shown redacted; the run (not resumable) has them as given.
     fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
         crate::tools::secrets::redact_field(arguments, "toolInput")
     }

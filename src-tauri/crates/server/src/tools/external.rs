@@ -145,6 +145,13 @@ impl TaskTool for ExternalJobs {
         &self.descriptor
     }
 
+    /// The job's description as the store keeps it: a URL's password in its command line
+    /// masked, secret-named members redacted ([`super::secrets::redact_value`]). The runner has
+    /// the command as given; the relay needs none of it.
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        super::secrets::redact_value(arguments)
+    }
+
     /// The arguments parse as `ExternalArguments` (refused when the job is asked for, not when
     /// it runs).
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {

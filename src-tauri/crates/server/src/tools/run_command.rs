@@ -138,9 +138,10 @@ fn refused(line: &str, why: &str) -> Outcome {
 }
 
 impl TaskTool for RunCommand {
-    /// `env` values whose names say they are credentials are kept and shown as `[redacted]`.
+    /// `env` values whose names say they are credentials are kept and shown as `[redacted]`,
+    /// and the password of a URL anywhere in the call (`argv`, `command`, `env`) as `****`.
     fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
-        super::secrets::redact_field(arguments, "env")
+        super::secrets::redact_value(arguments)
     }
 
     fn descriptor(&self) -> &ToolDescriptor {
@@ -175,15 +176,17 @@ impl TaskTool for RunCommand {
         let policy = self.policy.clone();
         let log_path = super::output::log_path(&self.log_dir, ctx.task_id());
         let input_schema = self.descriptor.input_schema.clone();
-        let shown = self
-            .redact_arguments(&arguments)
-            .unwrap_or_else(|| arguments.clone());
+        let redacted = self.redact_arguments(&arguments);
+        let holds_secrets = redacted.is_some();
+        let shown = redacted.unwrap_or_else(|| arguments.clone());
         async move {
             let mut arguments: RunCommandArguments = match parse_for_run(NAME, arguments) {
                 Ok(a) => a,
                 Err(outcome) => return outcome,
             };
             let mut line = arguments.command_line();
+            // The line as every message shows it: a URL's password masked.
+            let seen = shown_line(&line);
             let mut cwd = resolve_cwd(&arguments);
             // Nothing to approve when the directory is missing: `execute` says so without running.
             if cwd.as_ref().is_some_and(|d| !d.is_dir()) {
@@ -218,7 +221,7 @@ impl TaskTool for RunCommand {
                     .await;
             }
             if verdict.decision == Decision::Deny {
-                return refused(&line, &verdict.reason);
+                return refused(&seen, &verdict.reason);
             }
             // Extra environment always asks: it can change what an allowed command does.
             if needs_human {
@@ -246,17 +249,20 @@ impl TaskTool for RunCommand {
                     message: format!(
                         "{} wants to run in {where_}{env_text}:\n\n{}",
                         ctx.principal(),
-                        super::process::shown_script(&line)
+                        super::process::shown_script(&seen)
                     ),
-                    always_title: Some(format!(
-                        "Always allow this exact command in this directory for {}",
-                        ctx.principal()
-                    )),
+                    // A rule would write the credentials down in policy.json.
+                    always_title: (!holds_secrets).then(|| {
+                        format!(
+                            "Always allow this exact command in this directory for {}",
+                            ctx.principal()
+                        )
+                    }),
                     server: TASKDECK_SERVER.into(),
                     tool: NAME.into(),
-                    // Environment values may be credentials, shown redacted: such a call is
-                    // approved or denied as it is, never edited.
-                    editable: env.is_none(),
+                    // Environment values may be credentials, and credentials are shown
+                    // redacted: such a call is approved or denied as it is, never edited.
+                    editable: env.is_none() && !holds_secrets,
                     arguments: shown,
                     input_schema: Some(input_schema),
                     verdict: Verdict {
@@ -268,14 +274,14 @@ impl TaskTool for RunCommand {
                 };
                 match approvals::ask::ask(&ctx, &question).await {
                     Err(e) => return e.into(),
-                    Ok(Answer::Denied { reason, .. }) => return declined(&line, reason.as_deref()),
+                    Ok(Answer::Denied { reason, .. }) => return declined(&seen, reason.as_deref()),
                     Ok(Answer::Expired(OnExpiry::Allow)) => {}
-                    Ok(Answer::Expired(_)) => return expired(&line),
+                    Ok(Answer::Expired(_)) => return expired(&seen),
                     Ok(Answer::Approved { edited, always, .. }) => {
                         if let Some(new) = edited {
                             arguments = match edited_call(new) {
                                 Ok(a) => a,
-                                Err(why) => return declined(&line, Some(&why)),
+                                Err(why) => return declined(&seen, Some(&why)),
                             };
                             line = arguments.command_line();
                             cwd = resolve_cwd(&arguments);
@@ -348,6 +354,12 @@ fn edited_call(arguments: Value) -> Result<RunCommandArguments, String> {
     }
 }
 
+/// `line` as results, status messages and questions show it: the password of a URL in it
+/// masked (`psql postgres://app:****@db/prod`).
+fn shown_line(line: &str) -> String {
+    super::secrets::mask_url_passwords(line).unwrap_or_else(|| line.to_string())
+}
+
 /// The result when nobody approved in time and the policy refuses on expiry.
 fn expired(line: &str) -> Outcome {
     Outcome::Completed(json!({
@@ -376,6 +388,7 @@ async fn execute(
             c
         }
     };
+    let line = shown_line(&line);
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
     }

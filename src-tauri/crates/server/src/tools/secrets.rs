@@ -1,8 +1,9 @@
-//! Secrets in tool arguments: the values of request headers and environment variables whose
-//! names say they carry credentials (`Authorization`, `Cookie`, `GITHUB_TOKEN`, `API_KEY`, ...).
-//! A tool gives the engine its arguments with these values replaced by [`REDACTED`]
+//! Secrets in tool arguments: the values of members whose names say they carry credentials
+//! (`Authorization`, `Cookie`, `GITHUB_TOKEN`, `API_KEY`, ...) and the passwords of URLs
+//! (`postgres://app:hunter2@db/prod`), at any depth of the arguments. A tool gives the engine
+//! its arguments with the former replaced by [`REDACTED`] and the latter by `****`
 //! (`TaskTool::redact_arguments`): that is what the store keeps and what the window, `/v1`,
-//! search and approval questions show. The run itself gets the values as given.
+//! search, the audit log and approval questions show. The run itself gets the values as given.
 
 use serde_json::{Map, Value};
 
@@ -70,17 +71,47 @@ pub fn mask_url_passwords(value: &str) -> Option<String> {
     masked.then_some(out)
 }
 
-/// `map` with the values of secret-named members replaced by [`REDACTED`] and the passwords
-/// in URL values masked ([`mask_url_passwords`]), or `None` when it holds no secret.
+/// `value` as it may be stored and shown, or `None` when it holds no secret: at any depth,
+/// the value of a secret-named member ([`is_secret_name`]) replaced by [`REDACTED`] (a string,
+/// or an object or array, which may hold anything; numbers, booleans, null and `""` are no
+/// credentials and stay), and the password of every URL in a string masked
+/// ([`mask_url_passwords`]).
+///
+/// Arguments stored this way are themselves redacted again (`Some`): that is how a view of the
+/// store tells that the run had values the store does not.
+pub fn redact_value(value: &Value) -> Option<Value> {
+    match value {
+        Value::String(s) => mask_url_passwords(s).map(Value::String),
+        Value::Array(items) => {
+            let shown: Vec<Option<Value>> = items.iter().map(redact_value).collect();
+            shown.iter().any(Option::is_some).then(|| {
+                Value::Array(
+                    shown
+                        .into_iter()
+                        .zip(items)
+                        .map(|(shown, item)| shown.unwrap_or_else(|| item.clone()))
+                        .collect(),
+                )
+            })
+        }
+        Value::Object(map) => redact_map(map).map(Value::Object),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
+/// `map` redacted as [`redact_value`] says, or `None` when it holds no secret.
 pub fn redact_map(map: &Map<String, Value>) -> Option<Map<String, Value>> {
     let mut changed = false;
     let shown = map
         .iter()
         .map(|(k, v)| {
-            let shown = if is_secret_name(k) {
+            let credential = is_secret_name(k)
+                && !matches!(v, Value::Null | Value::Bool(_) | Value::Number(_))
+                && v.as_str() != Some("");
+            let shown = if credential {
                 Some(Value::String(REDACTED.into()))
             } else {
-                v.as_str().and_then(mask_url_passwords).map(Value::String)
+                redact_value(v)
             };
             changed |= shown.is_some();
             (k.clone(), shown.unwrap_or_else(|| v.clone()))
@@ -168,5 +199,31 @@ mod tests {
         let shown = redact_field(&env, "env").unwrap();
         assert_eq!(shown["env"]["DATABASE_URL"], "postgres://app:****@db/prod");
         assert_eq!(shown["env"]["MODE"], "ci");
+    }
+
+    #[test]
+    fn secrets_are_found_at_any_depth() {
+        let args = json!({
+            "argv": ["psql", "postgres://app:hunter2@db/prod", "-c", "select 1"],
+            "options": {"connection": {"dsn": "host=db password=x", "retries": 3}},
+            "max_tokens": 512,
+            "session": "",
+            "name": "plain",
+        });
+        let shown = redact_value(&args).unwrap();
+        assert_eq!(shown["argv"][1], "postgres://app:****@db/prod");
+        assert_eq!(shown["argv"][3], "select 1");
+        assert_eq!(shown["options"]["connection"]["dsn"], REDACTED);
+        assert_eq!(shown["options"]["connection"]["retries"], 3);
+        // Numbers and empty strings are no credentials, whatever their names.
+        assert_eq!(shown["max_tokens"], 512);
+        assert_eq!(shown["session"], "");
+        assert_eq!(shown["name"], "plain");
+        assert_eq!(
+            redact_value(&json!({"argv": ["ls", "-l"], "max_tokens": 5})),
+            None
+        );
+        // What was stored redacted is redacted again: a view can tell values were held back.
+        assert!(redact_value(&shown).is_some());
     }
 }

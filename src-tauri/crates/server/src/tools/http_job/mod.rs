@@ -116,23 +116,11 @@ impl TaskTool for WaitForHttpJob {
         &self.descriptor
     }
 
-    /// `headers` values whose names say they are credentials are kept and shown as `[redacted]`,
-    /// and the password of a `url` or `monitor` as `****` (`http://bob:****@host/`).
+    /// `headers` values (and `body` members) whose names say they are credentials are kept and
+    /// shown as `[redacted]`, and the password of a URL (`url`, `monitor`, one in `body`) as
+    /// `****` (`http://bob:****@host/`): [`super::secrets::redact_value`].
     fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
-        let mut shown = super::secrets::redact_field(arguments, "headers");
-        for field in ["url", "monitor"] {
-            let current = shown.as_ref().unwrap_or(arguments);
-            if let Some(masked) = current
-                .get(field)
-                .and_then(Value::as_str)
-                .and_then(super::secrets::mask_url_passwords)
-            {
-                let mut next = current.clone();
-                next[field] = Value::String(masked);
-                shown = Some(next);
-            }
-        }
-        shown
+        super::secrets::redact_value(arguments)
     }
 
     /// The checks of [`WaitForHttpJobArguments::check`].
