@@ -820,3 +820,90 @@ async fn a_request_without_a_session_is_told_to_initialize_first() {
     );
     assert_eq!(post("text/html").await.unwrap().status(), 406);
 }
+
+/// rmcp's other refusals, bare text of their own, are JSON-RPC errors (id `null`: nothing was
+/// read) that say what to send: a notification, GET or DELETE without a session, a session
+/// that is gone, and an unsupported `MCP-Protocol-Version` (`-32022` with what is supported).
+/// Another principal's session gets exactly what a session that never was gets.
+#[tokio::test]
+async fn every_refusal_of_the_endpoint_is_a_json_rpc_error() {
+    let s = Server::start(&[]).await;
+    let token = s.token("curl");
+    let send = |method: reqwest::Method, headers: Vec<(&'static str, String)>, body: Value| {
+        let mut req = Client::new()
+            .request(method, s.url("/mcp"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .bearer_auth(&token);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        if !body.is_null() {
+            req = req.body(body.to_string());
+        }
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let kind = r.headers()["content-type"].to_str().unwrap().to_string();
+            (status, kind, parse_body(&r.text().await.unwrap()))
+        }
+    };
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}});
+    use reqwest::Method;
+    for (method, body) in [
+        (Method::POST, notification.clone()),
+        (Method::GET, Value::Null),
+        (Method::DELETE, Value::Null),
+    ] {
+        let (status, kind, body) = send(method.clone(), vec![], body).await;
+        assert_eq!(
+            (status, kind.as_str()),
+            (400, "application/json"),
+            "{method}"
+        );
+        assert_eq!(body["error"]["code"], -32600, "{method}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("send `initialize` first"),
+            "{method}: {message}"
+        );
+    }
+
+    let gone = vec![("Mcp-Session-Id", "0f1e2d3c-no-such-session".to_string())];
+    let (status, kind, unknown) = send(Method::POST, gone.clone(), list.clone()).await;
+    assert_eq!((status, kind.as_str()), (404, "application/json"));
+    assert_eq!(unknown["id"], Value::Null, "{unknown}");
+    let message = unknown["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("send `initialize` for a new session"),
+        "{message}"
+    );
+    assert_eq!(send(Method::GET, gone, Value::Null).await.2, unknown);
+    let owner = s.token("owner");
+    let theirs = LegacySession::open(&s, &owner).await;
+    let on_theirs = vec![("Mcp-Session-Id", theirs.session.clone())];
+    for method in [Method::POST, Method::GET] {
+        let body = if method == Method::POST {
+            list.clone()
+        } else {
+            Value::Null
+        };
+        let (status, _, answer) = send(method.clone(), on_theirs.clone(), body).await;
+        assert_eq!((status, &answer), (404, &unknown), "{method}");
+    }
+
+    let future = vec![
+        ("MCP-Protocol-Version", "2099-01-01".to_string()),
+        ("Mcp-Method", "tools/list".to_string()),
+    ];
+    let (status, _, body) = send(Method::POST, future, list).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], -32022, "{body}");
+    assert_eq!(body["error"]["data"]["requested"], "2099-01-01");
+    let supported = body["error"]["data"]["supported"].as_array().unwrap();
+    assert!(
+        supported.contains(&json!("2026-07-28")) && supported.contains(&json!("2025-11-25")),
+        "{body}"
+    );
+}

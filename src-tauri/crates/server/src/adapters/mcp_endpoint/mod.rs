@@ -15,11 +15,14 @@
 //!   2025-11-25 task capabilities; that era's task requests are served by `mcp_legacy`.
 //! - [`envelope`]: JSON-RPC envelope checks that give the JSON-RPC error rmcp would answer with
 //!   a bare `415`.
+//! - [`refusals`]: rmcp's other refusals (no session, an unknown session, an unsupported
+//!   protocol version) as JSON-RPC errors that say what to send.
 
 pub mod create;
 pub mod envelope;
 pub mod initialize;
 pub mod listen;
+pub mod refusals;
 pub mod request_checks;
 pub mod responses;
 pub mod routing;

@@ -10,12 +10,12 @@ use std::{borrow::Cow, collections::HashMap};
 
 use axum::{
     http::{HeaderMap, StatusCode, header},
-    response::{IntoResponse, Response},
+    response::Response,
 };
 use serde::{Deserialize, de::IgnoredAny};
 use serde_json::{Value, json, value::RawValue};
 
-use super::responses::error_response;
+use super::responses::{error_response, null_id};
 use crate::adapters::{
     agent_view::{self, Reader},
     wire::{
@@ -229,7 +229,8 @@ pub(crate) fn check_request(
 
 /// rmcp's first checks of any POST: `Accept` must list `text/event-stream`, and
 /// `application/json` too for a request answered with JSON (else 406); `Content-Type` must be
-/// `application/json` (else 415). `Err` is the rejection to send.
+/// `application/json` (else 415). `Err` is the rejection to send: rmcp's text as a JSON-RPC
+/// error (`-32600`, id `null`), as [`super::refusals::explained`] makes rmcp's own.
 #[allow(clippy::result_large_err)] // the `Err` is the rejection to send
 pub(crate) fn check_media(headers: &HeaderMap, answer: AnswerMedia) -> Result<(), Response> {
     let accepts = |mime: &str| {
@@ -250,11 +251,13 @@ pub(crate) fn check_media(headers: &HeaderMap, answer: AnswerMedia) -> Result<()
     if (answer == AnswerMedia::Json && !accepts("application/json"))
         || !accepts("text/event-stream")
     {
-        return Err((
+        return Err(error_response(
             StatusCode::NOT_ACCEPTABLE,
+            &null_id(),
+            wire::INVALID_REQUEST,
             "Not Acceptable: Client must accept both application/json and text/event-stream",
-        )
-            .into_response());
+            None,
+        ));
     }
     let content_type_ok = headers
         .get(header::CONTENT_TYPE)
@@ -267,11 +270,13 @@ pub(crate) fn check_media(headers: &HeaderMap, answer: AnswerMedia) -> Result<()
                 .eq_ignore_ascii_case("application/json")
         });
     if !content_type_ok {
-        return Err((
+        return Err(error_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &null_id(),
+            wire::INVALID_REQUEST,
             "Unsupported Media Type: Content-Type must be application/json",
-        )
-            .into_response());
+            None,
+        ));
     }
     Ok(())
 }

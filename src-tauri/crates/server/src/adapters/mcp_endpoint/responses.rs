@@ -1,5 +1,5 @@
 //! The responses the `/mcp` endpoint builds itself: JSON bodies, JSON-RPC errors, SSE streams,
-//! rmcp's answer for an unknown session, and the hand-over to rmcp.
+//! and the hand-over to rmcp.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -61,16 +61,11 @@ pub(crate) fn sse(
     resp
 }
 
-/// What rmcp answers for a session it does not know (404). Taskdeck answers the same for a
-/// session opened by another principal, so a session id is no credential.
-pub(crate) fn unknown_session() -> Response {
-    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
-}
-
-/// Hands `req` to rmcp's Streamable HTTP service and returns its answer unchanged.
+/// Hands `req` to rmcp's Streamable HTTP service and returns its answer, a bare-text refusal
+/// made a JSON-RPC error ([`super::refusals::explained`]).
 pub(crate) async fn forward(endpoint: &McpEndpoint, req: Request) -> Response {
     match endpoint.rmcp.clone().oneshot(req).await {
-        Ok(resp) => resp.map(Body::new),
+        Ok(resp) => super::refusals::explained(resp.map(Body::new)).await,
         Err(never) => match never {},
     }
 }

@@ -1,7 +1,7 @@
 //! The axum handler of `/mcp`: session rules, then each request to its dedicated path or to
 //! rmcp's Streamable HTTP service.
 //!
-//! - A request naming a 2025-11-25 session opened by another principal gets rmcp's 404 for an
+//! - A request naming a 2025-11-25 session opened by another principal gets the 404 of an
 //!   unknown session; a session rmcp has dropped is forgotten.
 //! - DELETE ends a session (204, which every client takes; the Python SDK warns on rmcp's 202).
 //! - A POST on a 2025-11-25 session may be an answer to `tasks/result`'s questions or a task
@@ -29,8 +29,9 @@ use super::{
     envelope::check_envelope,
     initialize::initialize,
     listen::{ListenParams, listen},
+    refusals::{SESSION_REQUIRED, unknown_session},
     request_checks::{AnswerMedia, check_media, is_modern, session_header},
-    responses::{error_response, forward, null_id, unknown_session},
+    responses::{error_response, forward, null_id},
     tasks_get::{TaskParams, tasks_get},
 };
 use crate::adapters::{
@@ -255,10 +256,8 @@ fn no_session(parts: &Parts, body: &[u8], id: &RawValue) -> Response {
     error_response(
         StatusCode::BAD_REQUEST,
         id,
-        -32600,
-        "Session ID is required: send `initialize` first, then its Mcp-Session-Id header with \
-         every request (protocol 2025-11-25); or send `MCP-Protocol-Version: 2026-07-28` and \
-         `Mcp-Method` with each request, which needs no session",
+        INVALID_REQUEST,
+        SESSION_REQUIRED,
         None,
     )
 }
