@@ -289,6 +289,26 @@ test('keyboard: after a decision the focus stays in the queue, on the row that t
   await waitFor(() => page.evaluate(() => document.activeElement.id === 'task-list'), 'focus on the task list');
 });
 
+test('keyboard: Escape in an opened call\'s editor goes back to its row with the edit kept; again closes it', async () => {
+  const taskId = await askToRun('echo esc');
+  const row = rowOf(taskId);
+  await row.waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('e');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-json')), 'the editor');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' ');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await page.evaluate(() => document.activeElement.dataset.taskId)) === taskId, 'focus on the call\'s row');
+  assert.equal(await row.locator('.approval-json').count(), 1, 'the call is still open');
+  assert.match(await row.locator('.approval-json').inputValue(), /echo esc"\s*\}\s$/, 'the edit is kept');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await row.locator('.approval-json').count()) === 0, 'the call closed');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.taskId), taskId);
+  await clearQueue();
+});
+
 test('keyboard: typing a reason whose call is decided elsewhere never acts on the next call', async () => {
   const ids = [await askToRun('echo t1'), await askToRun('echo t2')];
   await rowOf(ids[1]).waitFor();

@@ -173,6 +173,32 @@ async fn a_denial_reason_reaches_the_agent_and_many_are_decided_at_once() {
         assert_eq!(result["isError"], true);
         assert!(text.contains("not during the release"), "{result}");
     }
+    // A question of request_approval denied from the queue: the agent reads the reason too.
+    let asked = s
+        .call(
+            &agent,
+            "request_approval",
+            json!({"message": "Ship the release now?"}),
+        )
+        .await;
+    let question = asked["taskId"].as_str().unwrap().to_string();
+    s.wait_status(&agent, &question, "input_required").await;
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": question}], "decision": "deny", "reason": "after the freeze"}),
+    )
+    .await;
+    assert_eq!(
+        (status, &reply["results"][0]["ok"]),
+        (200, &json!(true)),
+        "{reply}"
+    );
+    let (result, text) = result_text(&s, &agent, &question).await;
+    assert_eq!(text, "Declined. Their reason: after the freeze", "{result}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"action": "decline", "content": {"reason": "after the freeze"}})
+    );
     // Deciding again: each item says it is no longer open.
     let (_, again) = decide(
         &s,

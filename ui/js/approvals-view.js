@@ -404,6 +404,9 @@ export function onApprovalKey(command, shift) {
       else $('approvals-reason').focus();
       return;
     }
+    case 'approval-leave-field':
+      focusApprovals();
+      return;
     case 'approval-leave':
       if (inbox.openId) {
         openApproval(inbox.openId, false);

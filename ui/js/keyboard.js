@@ -36,12 +36,18 @@ const APPROVAL_KEYS = {
  * the search box); `listFocused`: the task list has focus (arrows, Home/End, Page keys, Enter
  * and Space act on it only then; j/k/x act on it from anywhere); `inApprovals`: focus is on a
  * row of the approval queue (j/k/a/d/e/x/A/D/Enter/Escape act on the queue then; Enter only on
- * the row itself, `onApprovalRow`, so a focused button keeps its own Enter).
+ * the row itself, `onApprovalRow`, so a focused button keeps its own Enter). Escape in a text
+ * field of an opened call (its reason, its edited arguments) goes back to the call's row, what
+ * was typed kept; a second Escape closes the call.
  */
 export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false }) {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return null;
   if (dialogOpen) return null;
-  if (typing) return e.key === 'Escape' && inSearch ? 'leave-search' : null;
+  if (typing) {
+    if (e.key !== 'Escape') return null;
+    if (inSearch) return 'leave-search';
+    return inApprovals ? 'approval-leave-field' : null;
+  }
   if (inApprovals && Object.hasOwn(APPROVAL_KEYS, e.key) && (e.key !== 'Enter' || onApprovalRow)) return APPROVAL_KEYS[e.key];
   const onList = (command) => (listFocused ? command : null);
   switch (e.key) {

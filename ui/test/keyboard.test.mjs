@@ -55,6 +55,9 @@ test('while typing, keys are text; Escape leaves the search box only', () => {
   for (const k of ['j', '/', '?', 'a', ' ', 'Enter', 'ArrowDown']) assert.equal(shortcutFor(key(k), typing), null, JSON.stringify(k));
   assert.equal(shortcutFor(key('Escape'), typing), null, 'Escape in another field');
   assert.equal(shortcutFor(key('Escape'), { ...typing, inSearch: true }), 'leave-search');
+  // In an opened call's reason or editor: back to its row (the text stays), not closing it.
+  assert.equal(shortcutFor(key('Escape'), { ...typing, inApprovals: true }), 'approval-leave-field');
+  assert.equal(shortcutFor(key('a'), { ...typing, inApprovals: true }), null);
 });
 
 test('a Page key moves a screenful of 64 px rows less one, at least one', () => {

@@ -190,8 +190,8 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 if ignored {
                     eprintln!(
                         "taskdeck: ignored: {key} is not waiting for an answer from this token \
-                         (already answered, superseded, never asked, or only the human's admin \
-                         token may answer it); the task is {}",
+                         (already answered, superseded, never asked, or it is for a person: the \
+                         admin's token or a human token may answer it); the task is {}",
                         body["task"]["status"].as_str().unwrap_or("unknown")
                     );
                 } else {

@@ -296,16 +296,16 @@ pub(super) fn back_to_work(
         .map(drop)
 }
 
+/// Longest decline reason kept, in characters.
+pub const DECLINE_REASON_MAX_CHARS: usize = 2000;
+
 /// Checks one answer against its request and returns it as it is recorded. An
 /// `elicitation/create` answer needs an `action`; `accept` content must match the form's
 /// `requestedSchema` (types, required fields, no others, and the `format` of email, uri, date
 /// and date-time strings, as the UI checks them); of content sent with `decline` only a string
-/// `reason` is kept (at most [`DECLINE_REASON_MAX_CHARS`] characters: why a human refused an
-/// approval, for the agent to read), the rest, and all content sent with `cancel`, is dropped,
-/// so it reaches neither the result nor the timeline. Errors: [`EngineError::Invalid`].
-/// Longest decline reason kept, in characters.
-pub const DECLINE_REASON_MAX_CHARS: usize = 2000;
-
+/// `reason` is kept (at most [`DECLINE_REASON_MAX_CHARS`] characters: why a human refused, for
+/// the agent to read), the rest, and all content sent with `cancel`, is dropped, so it reaches
+/// neither the result nor the timeline. Errors: [`EngineError::Invalid`].
 fn validate_response(key: &str, request: &Value, response: Value) -> Result<Value, EngineError> {
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
         return Ok(response);

@@ -108,6 +108,12 @@ impl TaskTool for RequestApproval {
                     format!("Accepted: {c}")
                 }
                 ("accept", _) => "Accepted.".to_string(),
+                ("decline", Some(c)) if c.get("reason").is_some_and(Value::is_string) => {
+                    format!(
+                        "Declined. Their reason: {}",
+                        c["reason"].as_str().unwrap_or_default()
+                    )
+                }
                 ("decline", _) => "Declined.".to_string(),
                 _ => "Dismissed without an answer.".to_string(),
             };
