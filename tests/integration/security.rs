@@ -1020,6 +1020,22 @@ async fn a_url_password_anywhere_in_a_call_is_never_shown() {
             "{refused}"
         );
     }
+    // A question an agent asks: shown, and asked, masked.
+    let asked = s
+        .call(
+            &agent,
+            "request_approval",
+            json!({"message": format!("May I migrate {url}?")}),
+        )
+        .await;
+    let question = asked["taskId"].as_str().unwrap().to_string();
+    let waiting = s.wait_status(&agent, &question, "input_required").await;
+    assert_eq!(
+        waiting["inputRequests"]["approval"]["params"]["message"],
+        "May I migrate postgres://u:****@db/x?",
+        "{waiting}"
+    );
+
     let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks").await;
     assert!(!list.to_string().contains("hunter2"), "{list}");
     let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=hunter2").await;

@@ -74,7 +74,18 @@ impl TaskTool for RequestApproval {
         }
     }
 
+    /// The password of a URL in `message` is stored and shown as `****`; the human is asked
+    /// the masked message too (what the agent asks is only shown, never run). The form is kept
+    /// as given: its fields' names (`password`) are no credentials.
+    fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
+        let masked = super::secrets::mask_url_passwords(arguments.get("message")?.as_str()?)?;
+        let mut shown = arguments.clone();
+        shown["message"] = Value::String(masked);
+        Some(shown)
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
+        let arguments = self.redact_arguments(&arguments).unwrap_or(arguments);
         async move {
             let ApprovalArguments {
                 message,
