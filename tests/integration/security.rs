@@ -1057,6 +1057,89 @@ async fn a_url_password_anywhere_in_a_call_is_never_shown() {
     assert_not_on_disk(&s.dir, &["hunter2"]);
 }
 
+/// Credentials in the text of a call or a question: a secret-named assignment in a shell line
+/// (`PGPASSWORD=…`), a `wait_for_http_job` body's password, a URL password in a
+/// `request_approval` form's default and in an external job's question. Each is masked in the
+/// question, the queue, the stored call and the store's files; the command still gets it.
+#[tokio::test]
+async fn credentials_in_text_bodies_and_questions_are_never_shown() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("deployer");
+    let out = s.dir.join("seen-pgpassword");
+    let line = format!(
+        "PGPASSWORD=hunter3 sh -c 'printf %s \"$PGPASSWORD\" > {}'",
+        out.display()
+    );
+    let shell = s
+        .call(&agent, "run_command", json!({"command": line}))
+        .await;
+    let shell = shell["taskId"].as_str().unwrap().to_string();
+    let question = approval_question(&s, &shell).await;
+    assert!(
+        question.contains("PGPASSWORD=[redacted] sh -c") && !question.contains("hunter3"),
+        "{question}"
+    );
+    let http = s
+        .call(
+            &agent,
+            "wait_for_http_job",
+            json!({"url": "http://127.0.0.1:9/start", "method": "POST",
+                   "body": {"user": "bob", "password": "hunter4"}}),
+        )
+        .await;
+    let http = http["taskId"].as_str().unwrap().to_string();
+    s.wait_status(&s.admin, &http, "input_required").await;
+    let form = json!({"type": "object", "properties": {
+        "dsn": {"type": "string", "default": "postgres://u:hunter5@db/x"}}});
+    let asked = s
+        .call(
+            &agent,
+            "request_approval",
+            json!({"message": "Which database?", "requestedSchema": form}),
+        )
+        .await;
+    let asked = asked["taskId"].as_str().unwrap().to_string();
+    let waiting = s.wait_status(&agent, &asked, "input_required").await;
+    let default = &waiting["inputRequests"]["approval"]["params"]["requestedSchema"]["properties"]
+        ["dsn"]["default"];
+    assert_eq!(default, "postgres://u:****@db/x", "{waiting}");
+    let (_, job) = s
+        .v1_post(
+            Some(&agent),
+            "/v1/jobs",
+            json!({"external": {"name": "migrate"}}),
+        )
+        .await;
+    let job = job["taskId"].as_str().unwrap().to_string();
+    let (status, _) = s
+        .v1_post(
+            Some(&agent),
+            &format!("/v1/jobs/{job}/report"),
+            json!({"inputRequests": {"go": {"method": "elicitation/create", "params": {
+                "message": "Migrate redis://:hunter6@cache:6379 now?",
+                "requestedSchema": {"type": "object", "properties": {}}}}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    s.wait_status(&s.admin, &job, "input_required").await;
+
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let queue = queue.to_string();
+    assert!(queue.contains("redis://:****@cache"), "{queue}");
+    for secret in ["hunter3", "hunter4", "hunter5", "hunter6"] {
+        assert!(!queue.contains(secret), "the queue shows {secret}: {queue}");
+    }
+    s.answer(&shell, "approve-command", json!({"action": "accept"}))
+        .await;
+    s.wait_status(&agent, &shell, "completed").await;
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "hunter3",
+        "the run got it"
+    );
+    assert_not_on_disk(&s.dir, &["hunter3", "hunter4", "hunter5", "hunter6"]);
+}
+
 /// `wait_for_http_job`'s credential headers are redacted like `run_command`'s `env`.
 #[tokio::test]
 async fn http_job_credential_headers_are_never_shown() {

@@ -80,7 +80,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
         .name
         .clone()
         .unwrap_or_else(|| shell_line(&args.command));
-    let name = taskdeck_server::tools::secrets::mask_url_passwords(&name).unwrap_or(name);
+    let name = taskdeck_server::tools::secrets::mask_string(&name).unwrap_or(name);
     let link = JobLink::start(&args, config_dir, &name).await;
     if let Some(id) = &link.job {
         eprintln!(

@@ -74,14 +74,12 @@ impl TaskTool for RequestApproval {
         }
     }
 
-    /// The password of a URL in `message` is stored and shown as `****`; the human is asked
-    /// the masked message too (what the agent asks is only shown, never run). The form is kept
-    /// as given: its fields' names (`password`) are no credentials.
+    /// Credentials in the message and the form's texts (a URL's password, `TOKEN=…`) are
+    /// stored and shown masked, and the human is asked the masked question too: what the agent
+    /// asks is only shown, never run. The form's field names (`password`) are no credentials
+    /// ([`super::secrets::mask_strings`]).
     fn redact_arguments(&self, arguments: &Value) -> Option<Value> {
-        let masked = super::secrets::mask_url_passwords(arguments.get("message")?.as_str()?)?;
-        let mut shown = arguments.clone();
-        shown["message"] = Value::String(masked);
-        Some(shown)
+        super::secrets::mask_strings(arguments)
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {

@@ -205,6 +205,9 @@ impl TaskTool for ExternalJobs {
                             Some((Report::InputRequests(requests), ack)) => {
                                 let mut applied = Ok(());
                                 for (key, request) in requests {
+                                    // A question is shown, stored and asked with its
+                                    // credentials masked, as an agent's is.
+                                    let request = super::secrets::mask_strings(&request).unwrap_or(request);
                                     applied = ctx.issue_input_for_human(&key, request).await;
                                     if applied.is_err() {
                                         break;

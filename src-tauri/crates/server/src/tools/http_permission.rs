@@ -43,10 +43,11 @@ pub fn policed_arguments(arguments: &Value, first: &Url) -> Value {
     policed
 }
 
-/// `policed` ([`policed_arguments`]) with `url` as people see it: a password in the URL is
-/// never shown, recorded or hashed.
+/// `policed` ([`policed_arguments`]) as people see it: a password in the URL, and credentials
+/// in the `body` ([`super::secrets::redact_value`]), are never shown, recorded or hashed.
 pub fn shown_arguments(policed: &Value, url: &Url) -> Value {
-    let mut shown_arguments = policed.clone();
+    let mut shown_arguments =
+        super::secrets::redact_value(policed).unwrap_or_else(|| policed.clone());
     shown_arguments["url"] = Value::String(shown(url));
     shown_arguments
 }

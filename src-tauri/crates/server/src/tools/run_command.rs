@@ -23,6 +23,7 @@ use super::{
     arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
     process::{Ended, describe_exit, read_lines, wait_or_stop},
+    secrets::{REDACTED, is_credential, mask_string},
 };
 use crate::{
     approvals::{self, Answer, Ask},
@@ -185,15 +186,23 @@ impl TaskTool for RunCommand {
                 Err(outcome) => return outcome,
             };
             let mut line = arguments.command_line();
-            // The line as every message shows it: a URL's password masked.
-            let seen = shown_line(&line);
+            // The line as every message shows it: made from the stored arguments, so that a
+            // credential is masked however the line quotes it.
+            let mut seen = parse::<RunCommandArguments>(NAME, &shown)
+                .map_or_else(|_| REDACTED.to_string(), |a| a.command_line());
             let mut cwd = resolve_cwd(&arguments);
+            // A directory named with a credential is shown as given, masked: resolving it may
+            // undo the mask (`a//b` reads `a/b`).
+            let masked_cwd = arguments.cwd.as_deref().and_then(mask_string);
             // Nothing to approve when the directory is missing: `execute` says so without running.
             if cwd.as_ref().is_some_and(|d| !d.is_dir()) {
-                return execute(ctx, arguments, line, cwd, log_path).await;
+                return execute(ctx, arguments, (line, seen), cwd, log_path).await;
             }
             // The human sees the directory the command will run in (the one "always allow" saves).
             let where_ = match (&cwd, std::env::current_dir()) {
+                (Some(_), _) if let Some(masked) = &masked_cwd => {
+                    super::process::shell_word(masked)
+                }
                 (Some(c), _) => super::process::shell_word(&c.display().to_string()),
                 (None, Ok(d)) => format!(
                     "{} (Taskdeck's working directory)",
@@ -228,15 +237,14 @@ impl TaskTool for RunCommand {
                 let env_text = env.map_or(String::new(), |e| {
                     let pairs: Vec<String> = e
                         .iter()
-                        .map(|(k, v)| match super::secrets::is_secret_name(k) {
-                            true => format!("{k}={}", super::secrets::REDACTED),
-                            // A URL's password is masked as in the stored arguments.
+                        .map(|(k, v)| match is_credential(k, &Value::String(v.clone())) {
+                            true => format!("{k}={REDACTED}"),
+                            // Masked as in the stored arguments.
                             false => format!(
                                 "{}={}",
                                 super::process::shell_word(k),
                                 super::process::shell_word(
-                                    &super::secrets::mask_url_passwords(v)
-                                        .unwrap_or_else(|| v.to_string())
+                                    &mask_string(v).unwrap_or_else(|| v.to_string())
                                 )
                             ),
                         })
@@ -284,6 +292,8 @@ impl TaskTool for RunCommand {
                                 Err(why) => return declined(&seen, Some(&why)),
                             };
                             line = arguments.command_line();
+                            // An edited call holds no credential: shown as it runs.
+                            seen = line.clone();
                             cwd = resolve_cwd(&arguments);
                         }
                         if always {
@@ -302,7 +312,7 @@ impl TaskTool for RunCommand {
                     }
                 }
             }
-            execute(ctx, arguments, line, cwd, log_path).await
+            execute(ctx, arguments, (line, seen), cwd, log_path).await
         }
         .boxed()
     }
@@ -354,12 +364,6 @@ fn edited_call(arguments: Value) -> Result<RunCommandArguments, String> {
     }
 }
 
-/// `line` as results, status messages and questions show it: the password of a URL in it
-/// masked (`psql postgres://app:****@db/prod`).
-fn shown_line(line: &str) -> String {
-    super::secrets::mask_url_passwords(line).unwrap_or_else(|| line.to_string())
-}
-
 /// The result when nobody approved in time and the policy refuses on expiry.
 fn expired(line: &str) -> Outcome {
     Outcome::Completed(json!({
@@ -369,10 +373,12 @@ fn expired(line: &str) -> Outcome {
     }))
 }
 
+/// Runs the command. `(line, seen)`: the command line as it runs (`sh -c` runs it) and as
+/// status messages and results show it (credentials masked).
 async fn execute(
     ctx: TaskContext,
     arguments: RunCommandArguments,
-    line: String,
+    (line, seen): (String, String),
     cwd: Option<PathBuf>,
     log_path: PathBuf,
 ) -> Outcome {
@@ -388,7 +394,7 @@ async fn execute(
             c
         }
     };
-    let line = shown_line(&line);
+    let line = seen;
     if let Some(dir) = &cwd {
         cmd.current_dir(dir);
     }
@@ -405,10 +411,13 @@ async fn execute(
     // A missing working directory fails the spawn with the same "not found" as a missing
     // program: say which one it is.
     let spawned = match &cwd {
-        Some(dir) if !dir.is_dir() => Err(format!(
-            "the working directory {} does not exist or is not a directory",
-            dir.display()
-        )),
+        Some(dir) if !dir.is_dir() => {
+            let dir = dir.display().to_string();
+            Err(format!(
+                "the working directory {} does not exist or is not a directory",
+                mask_string(&dir).unwrap_or(dir)
+            ))
+        }
         _ => cmd.spawn().map_err(|e| e.to_string()),
     };
     let mut child = match spawned {

@@ -1,7 +1,9 @@
 //! Secrets in tool arguments: the values of members whose names say they carry credentials
-//! (`Authorization`, `Cookie`, `GITHUB_TOKEN`, `API_KEY`, ...) and the passwords of URLs
-//! (`postgres://app:hunter2@db/prod`), at any depth of the arguments. A tool gives the engine
-//! its arguments with the former replaced by [`REDACTED`] and the latter by `****`
+//! (`Authorization`, `Cookie`, `GITHUB_TOKEN`, `API_KEY`, ...), the passwords of URLs
+//! (`postgres://app:hunter2@db/prod`), and, inside strings, secret-named assignments
+//! (`PGPASSWORD=…`, `--api-key=…`, `?access_token=…`) and credential headers
+//! (`Authorization: Bearer …`), at any depth of the arguments. A tool gives the engine its
+//! arguments with these replaced by [`REDACTED`] (a URL's password by `****`)
 //! (`TaskTool::redact_arguments`): that is what the store keeps and what the window, `/v1`,
 //! search, the audit log and approval questions show. The run itself gets the values as given.
 
@@ -12,46 +14,63 @@ pub const REDACTED: &str = "[redacted]";
 
 /// True when a header or variable named `name` carries a credential: `Authorization`,
 /// `Proxy-Authorization`, or a name that contains (case-insensitively) `token`, `secret`,
-/// `pass` (`PASSWORD`, `PGPASS`, `GPG_PASSPHRASE`), `credential`, `auth`, `session`, `jwt`,
-/// `dsn`, `cookie` or `private`, or ends in `key` or `pwd` (but not the working directory
-/// variables `PWD` and `OLDPWD`).
+/// `pass` (`PASSWORD`, `PGPASS`, `GPG_PASSPHRASE`), `credential`, `auth` (not in `author`
+/// and `authority`), `session`, `jwt`,
+/// `dsn`, `cookie`, `private`, `bearer`, `signature`, `hmac` or `_key_` (`AWS_ACCESS_KEY_ID`),
+/// or ends in `key`, `keys`, `pwd` or `_pin` (but not the working directory variables `PWD` and
+/// `OLDPWD`); `-` counts as `_`.
 pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
+    let n = name.to_ascii_lowercase().replace('-', "_");
     if matches!(n.as_str(), "pwd" | "oldpwd") {
         return false;
     }
-    matches!(n.as_str(), "authorization" | "proxy-authorization")
+    let auth = n.contains("auth") && (n.contains("authoriz") || !n.contains("author"));
+    auth || matches!(n.as_str(), "pin")
         || [
             "token",
             "secret",
             "pass",
             "credential",
-            "auth",
             "session",
             "jwt",
             "dsn",
             "cookie",
             "private",
+            "bearer",
+            "signature",
+            "hmac",
+            "_key_",
         ]
         .iter()
         .any(|w| n.contains(w))
-        || n.ends_with("key")
-        || n.ends_with("pwd")
+        || ["key", "keys", "pwd", "_pin"]
+            .iter()
+            .any(|end| n.ends_with(end))
+}
+
+/// `value` with every credential a string can carry hidden ([`mask_url_passwords`], then
+/// [`mask_assignments`]); `None` when it holds none.
+pub fn mask_string(value: &str) -> Option<String> {
+    let urls = mask_url_passwords(value);
+    let text = urls.as_deref().unwrap_or(value);
+    mask_assignments(text).or(urls)
 }
 
 /// `value` with the password of every `scheme://user:password@host` in it replaced by `****`
-/// (`DATABASE_URL`, `REDIS_URL`, a webhook URL); `None` when it holds none.
+/// (`DATABASE_URL`, `REDIS_URL`, a webhook URL), also in JSON-escaped text
+/// (`scheme:\/\/user:password@host`); `None` when it holds none. The authority ends at the
+/// first `/` (`\` when escaped) or space; a password may hold `?`, `#`, `@`, `:` or a tab, as
+/// people's passwords do (RFC 3986 would have them encoded).
 pub fn mask_url_passwords(value: &str) -> Option<String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     let mut masked = false;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
+    while let Some((at, escaped)) = next_scheme_separator(rest) {
+        let separator = if escaped { 5 } else { 3 };
+        let (head, tail) = rest.split_at(at + separator);
         out.push_str(head);
-        // The authority ends at the first '/', '?', '#' or whitespace.
-        let end = tail
-            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
-            .unwrap_or(tail.len());
+        let ends = |c: char| c == ' ' || if escaped { c == '\\' } else { c == '/' };
+        let end = tail.find(ends).unwrap_or(tail.len());
         let authority = &tail[..end];
         let userinfo = authority
             .rfind('@')
@@ -71,19 +90,142 @@ pub fn mask_url_passwords(value: &str) -> Option<String> {
     masked.then_some(out)
 }
 
+/// Where the next `://` (or its JSON-escaped form `:\/\/`, then `true`) starts in `text`.
+fn next_scheme_separator(text: &str) -> Option<(usize, bool)> {
+    let plain = text.find("://").map(|at| (at, false));
+    let escaped = text.find(":\\/\\/").map(|at| (at, true));
+    match (plain, escaped) {
+        (Some(p), Some(e)) => Some(if p.0 <= e.0 { p } else { e }),
+        (p, e) => p.or(e),
+    }
+}
+
+/// How a secret-named word in a string is given its value.
+#[derive(Clone, Copy, PartialEq)]
+enum Assignment {
+    /// `NAME=value`, `--name=value`, `?name=value`: up to a space, a quote, `;`, `&`, `|`, `#`
+    /// or `)`.
+    Equals,
+    /// A header line, `Authorization: Bearer …` (a name with a `-`, or `Authorization` or
+    /// `Cookie`): up to the end of the line or a quote.
+    Header,
+    /// A JSON member in text, `"password": "value"`: the quoted string.
+    Json,
+}
+
+/// `value` with the value of every secret-named assignment in it ([`is_secret_name`]; see
+/// `Assignment`) replaced by [`REDACTED`]: `PGPASSWORD=[redacted] psql`,
+/// `curl -H 'Authorization: [redacted]'`, `https://x/?access_token=[redacted]&page=2`. A
+/// value of digits only stays (`--max-tokens=512`); `None` when nothing was replaced.
+pub fn mask_assignments(value: &str) -> Option<String> {
+    let chars: Vec<(usize, char)> = value.char_indices().collect();
+    let byte = |i: usize| chars.get(i).map_or(value.len(), |c| c.0);
+    let char_at = |i: usize| chars.get(i).map(|c| c.1);
+    let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-');
+    let mut out = String::with_capacity(value.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        let before = i.checked_sub(1).and_then(char_at);
+        let starts = before.is_none_or(|c| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '\'' | '"' | '(' | ';' | '&' | '|' | '`' | '{' | ',' | '?'
+                )
+        });
+        if !starts || !char_at(i).is_some_and(is_name) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while char_at(j).is_some_and(is_name) {
+            j += 1;
+        }
+        let name = value[byte(i)..byte(j)].trim_start_matches('-');
+        let quoted = before == Some('"') && char_at(j) == Some('"');
+        let mut k = j + usize::from(quoted);
+        let form = match char_at(k) {
+            Some('=') if !quoted => Some(Assignment::Equals),
+            Some(':') if quoted => Some(Assignment::Json),
+            Some(':')
+                if name.contains('-')
+                    || name.eq_ignore_ascii_case("authorization")
+                    || name.eq_ignore_ascii_case("cookie") =>
+            {
+                Some(Assignment::Header)
+            }
+            _ => None,
+        };
+        let Some(form) = form.filter(|_| is_secret_name(name)) else {
+            i = j;
+            continue;
+        };
+        k += 1;
+        if form != Assignment::Equals {
+            while char_at(k) == Some(' ') {
+                k += 1;
+            }
+        }
+        if form == Assignment::Json {
+            if char_at(k) != Some('"') {
+                i = k;
+                continue;
+            }
+            k += 1;
+        }
+        let start = k;
+        while let Some(c) = char_at(k) {
+            let stop = match form {
+                Assignment::Equals => {
+                    c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '&' | '|' | '#' | ')')
+                }
+                Assignment::Header => matches!(c, '\n' | '\r' | '\'' | '"'),
+                Assignment::Json => c == '"' && char_at(k - 1) != Some('\\'),
+            };
+            if stop {
+                break;
+            }
+            k += 1;
+        }
+        let secret = &value[byte(start)..byte(k)];
+        if !secret.is_empty() && !secret.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&value[copied..byte(start)]);
+            out.push_str(REDACTED);
+            copied = byte(k);
+        }
+        i = k.max(i + 1);
+    }
+    (copied > 0).then(|| {
+        out.push_str(&value[copied..]);
+        out
+    })
+}
+
 /// `value` as it may be stored and shown, or `None` when it holds no secret: at any depth,
 /// the value of a secret-named member ([`is_secret_name`]) replaced by [`REDACTED`] (a string,
 /// or an object or array, which may hold anything; numbers, booleans, null and `""` are no
-/// credentials and stay), and the password of every URL in a string masked
-/// ([`mask_url_passwords`]).
+/// credentials and stay), and every string masked by [`mask_string`].
 ///
 /// Arguments stored this way are themselves redacted again (`Some`): that is how a view of the
 /// store tells that the run had values the store does not.
 pub fn redact_value(value: &Value) -> Option<Value> {
+    redact(value, true)
+}
+
+/// `value` with every string in it masked by [`mask_string`], at any depth, and member names
+/// not looked at: for text shown to a person that is not a call (a question and its form,
+/// whose `password` field is no credential). `None` when nothing was masked.
+pub fn mask_strings(value: &Value) -> Option<Value> {
+    redact(value, false)
+}
+
+/// [`redact_value`] (`by_name`: secret-named members too) or [`mask_strings`].
+fn redact(value: &Value, by_name: bool) -> Option<Value> {
     match value {
-        Value::String(s) => mask_url_passwords(s).map(Value::String),
+        Value::String(s) => mask_string(s).map(Value::String),
         Value::Array(items) => {
-            let shown: Vec<Option<Value>> = items.iter().map(redact_value).collect();
+            let shown: Vec<Option<Value>> = items.iter().map(|v| redact(v, by_name)).collect();
             shown.iter().any(Option::is_some).then(|| {
                 Value::Array(
                     shown
@@ -94,30 +236,40 @@ pub fn redact_value(value: &Value) -> Option<Value> {
                 )
             })
         }
-        Value::Object(map) => redact_map(map).map(Value::Object),
+        Value::Object(map) => redact_members(map, by_name).map(Value::Object),
         Value::Null | Value::Bool(_) | Value::Number(_) => None,
     }
 }
 
 /// `map` redacted as [`redact_value`] says, or `None` when it holds no secret.
 pub fn redact_map(map: &Map<String, Value>) -> Option<Map<String, Value>> {
+    redact_members(map, true)
+}
+
+fn redact_members(map: &Map<String, Value>, by_name: bool) -> Option<Map<String, Value>> {
     let mut changed = false;
     let shown = map
         .iter()
         .map(|(k, v)| {
-            let credential = is_secret_name(k)
-                && !matches!(v, Value::Null | Value::Bool(_) | Value::Number(_))
-                && v.as_str() != Some("");
+            let credential = by_name && is_credential(k, v);
             let shown = if credential {
                 Some(Value::String(REDACTED.into()))
             } else {
-                redact_value(v)
+                redact(v, by_name)
             };
             changed |= shown.is_some();
             (k.clone(), shown.unwrap_or_else(|| v.clone()))
         })
         .collect();
     changed.then_some(shown)
+}
+
+/// True when member `name`'s `value` is a credential: the name says so ([`is_secret_name`])
+/// and the value could be one (not a number, a boolean, null or `""`).
+pub fn is_credential(name: &str, value: &Value) -> bool {
+    is_secret_name(name)
+        && !matches!(value, Value::Null | Value::Bool(_) | Value::Number(_))
+        && value.as_str() != Some("")
 }
 
 /// `arguments` with the object member `field` (e.g. `headers`, `env`) redacted by
@@ -153,6 +305,13 @@ mod tests {
             "CI_JOB_JWT",
             "SENTRY_DSN",
             "X-Pass",
+            "API_KEYS",
+            "AWS_ACCESS_KEY_ID",
+            "X-Signature",
+            "BEARER",
+            "WEBHOOK_HMAC",
+            "SIM_PIN",
+            "Proxy-Authorization",
         ] {
             assert!(is_secret_name(secret), "{secret}");
         }
@@ -164,6 +323,10 @@ mod tests {
             "HOME",
             "LANG",
             "PWD",
+            "AUTHOR",
+            "GIT_AUTHOR_NAME",
+            "KEYBOARD",
+            "PIPELINE",
         ] {
             assert!(!is_secret_name(plain), "{plain}");
         }
@@ -199,6 +362,69 @@ mod tests {
         let shown = redact_field(&env, "env").unwrap();
         assert_eq!(shown["env"]["DATABASE_URL"], "postgres://app:****@db/prod");
         assert_eq!(shown["env"]["MODE"], "ci");
+    }
+
+    #[test]
+    fn passwords_in_urls_of_every_shape_are_masked() {
+        for (given, shown) in [
+            (
+                r#"{"url":"mysql:\/\/u:pw1@h\/db"}"#,
+                r#"{"url":"mysql:\/\/u:****@h\/db"}"#,
+            ),
+            ("redis://:p?w@host", "redis://:****@host"),
+            ("http://u:p#w@host/x", "http://u:****@host/x"),
+            ("http://u:a\tb@host/", "http://u:****@host/"),
+            ("HTTPS://u:p@[::1]:8443/", "HTTPS://u:****@[::1]:8443/"),
+        ] {
+            assert_eq!(mask_url_passwords(given).as_deref(), Some(shown), "{given}");
+        }
+        // Not a password: a user name alone, a port.
+        assert_eq!(mask_url_passwords("https://git@github.com/x"), None);
+        assert_eq!(mask_url_passwords("http://localhost:8080/a@b"), None);
+    }
+
+    #[test]
+    fn secret_assignments_in_strings_are_masked() {
+        for (given, shown) in [
+            (
+                "PGPASSWORD=s3 psql -h db",
+                "PGPASSWORD=[redacted] psql -h db",
+            ),
+            (
+                "deploy --api-key=s3 --verbose",
+                "deploy --api-key=[redacted] --verbose",
+            ),
+            (
+                "curl -H 'Authorization: Bearer s3' x",
+                "curl -H 'Authorization: [redacted]' x",
+            ),
+            ("X-Api-Key: s3", "X-Api-Key: [redacted]"),
+            (
+                "https://x/cb?access_token=s3&page=2",
+                "https://x/cb?access_token=[redacted]&page=2",
+            ),
+            (
+                r#"{"password": "s3", "user": "bob"}"#,
+                r#"{"password": "[redacted]", "user": "bob"}"#,
+            ),
+        ] {
+            assert_eq!(mask_assignments(given).as_deref(), Some(shown), "{given}");
+        }
+        for plain in [
+            "--max-tokens=512",
+            "git log --author=bob",
+            "Session: starts at 5",
+            "echo $TOKEN",
+            "TOKEN=",
+            "a password is needed",
+        ] {
+            assert_eq!(mask_assignments(plain), None, "{plain}");
+        }
+        assert_eq!(
+            mask_string("DSN=postgres://u:pw@h/db and DATABASE_URL=postgres://u:pw@h/db")
+                .as_deref(),
+            Some("DSN=[redacted] and DATABASE_URL=postgres://u:****@h/db")
+        );
     }
 
     #[test]
