@@ -243,9 +243,11 @@ fn main() -> ExitCode {
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 // rmcp's client transports log upstream URLs whole (query secrets included); the
-                // gateway reports their errors itself, with the secrets taken out.
+                // gateway reports their errors itself, with the secrets taken out. rmcp's service
+                // warns of every error answer, an agent's unknown taskId included: its client's
+                // mistakes are the client's to see.
                 .unwrap_or_else(|_| {
-                    "info,rmcp=warn,rmcp::transport::streamable_http_client=off,\
+                    "info,rmcp=warn,rmcp::service=error,rmcp::transport::streamable_http_client=off,\
                      rmcp::transport::worker=off,rmcp::transport::common=off"
                         .into()
                 }),

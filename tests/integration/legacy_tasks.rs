@@ -876,7 +876,7 @@ async fn every_refusal_of_the_endpoint_is_a_json_rpc_error() {
     assert_eq!(unknown["id"], Value::Null, "{unknown}");
     let message = unknown["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("send `initialize` for a new session"),
+        message.contains("send `initialize` without the Mcp-Session-Id"),
         "{message}"
     );
     assert_eq!(send(Method::GET, gone, Value::Null).await.2, unknown);
@@ -897,7 +897,7 @@ async fn every_refusal_of_the_endpoint_is_a_json_rpc_error() {
         ("MCP-Protocol-Version", "2099-01-01".to_string()),
         ("Mcp-Method", "tools/list".to_string()),
     ];
-    let (status, _, body) = send(Method::POST, future, list).await;
+    let (status, _, body) = send(Method::POST, future, list.clone()).await;
     assert_eq!(status, 400);
     assert_eq!(body["error"]["code"], -32022, "{body}");
     assert_eq!(body["error"]["data"]["requested"], "2099-01-01");
@@ -906,4 +906,73 @@ async fn every_refusal_of_the_endpoint_is_a_json_rpc_error() {
         supported.contains(&json!("2026-07-28")) && supported.contains(&json!("2025-11-25")),
         "{body}"
     );
+    // An empty version, and a long one quoted back cut.
+    let long = "9".repeat(5000);
+    for version in [String::new(), long] {
+        let headers = vec![("MCP-Protocol-Version", version.clone())];
+        let (status, _, body) = send(Method::POST, headers, list.clone()).await;
+        assert_eq!(
+            (status, &body["error"]["code"]),
+            (400, &json!(-32022)),
+            "{body}"
+        );
+        assert!(body.to_string().len() < 1000, "{body}");
+    }
+
+    // A second initialize on a live session would advertise other capabilities: refused.
+    let mine = LegacySession::open(&s, &token).await;
+    let again = json!({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "again", "version": "1"}}});
+    let on_mine = vec![("Mcp-Session-Id", mine.session.clone())];
+    let (status, _, body) = send(Method::POST, on_mine, again).await;
+    assert_eq!((status, &body["id"]), (400, &json!(9)), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialized already")
+    );
+
+    // Methods /mcp does not take: 405 with Allow. A batch is named as such.
+    let (status, _, body) = send(Method::PUT, vec![], list.clone()).await;
+    assert_eq!(status, 405, "{body}");
+    assert_eq!(body["error"]["code"], -32600);
+    let r = Client::new()
+        .request(Method::PATCH, s.url("/mcp"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["allow"], "GET, POST, DELETE");
+    let batch = json!([list.clone()]);
+    let (status, _, body) = send(Method::POST, vec![], batch).await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("batches"),
+        "{body}"
+    );
+
+    // A body declared larger than /mcp takes is refused at once, not waited for.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", s.port))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 99999999\r\n\r\n{{}}",
+        s.port
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 512];
+    let n = tokio::time::timeout(Duration::from_secs(3), conn.read(&mut answer))
+        .await
+        .expect("answered before the body came")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
 }

@@ -528,10 +528,10 @@ fn expect(case: &Case) -> Expect {
     match &case.mutation {
         M::AcceptJsonOnly => return Expect::Status(406),
         M::TextContentType => return Expect::Status(415),
-        M::UnsupportedVersion if era == Era::Modern && !notification && method != "initialize" => {
+        M::UnsupportedVersion if era == Era::Modern && !notification => {
             return error(&[400], &[-32022]);
         }
-        M::UnsupportedVersion if method != "initialize" => return Expect::Status(400),
+        M::UnsupportedVersion => return Expect::Status(400),
         _ => {}
     }
     if notification {
@@ -543,14 +543,13 @@ fn expect(case: &Case) -> Expect {
     if era == Era::NoSession && method != "initialize" {
         return Expect::Status(400);
     }
+    if era == Era::Session && method == "initialize" {
+        // The session is initialized already.
+        return error(&[400], &[-32600]);
+    }
     if era == Era::Modern && method == "initialize" {
         // No initialize in 2026-07-28: rmcp refuses it (its protocolVersion is not the header's).
-        return match case.mutation {
-            M::UnsupportedVersion => Expect::Answer {
-                errors: &[-32600, -32602],
-            },
-            _ => error(&[400], &[-32600, -32020]),
-        };
+        return error(&[400], &[-32600, -32020]);
     }
     if era == Era::Modern
         && matches!(

@@ -47,57 +47,79 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// a broken pipe instead of the answer.
 const DRAINED_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Axum middleware for the `/v1` routes: reads the request body, up to [`MAX_BODY_BYTES`], before
-/// any handler runs. A larger one (by its `Content-Length`, or once that many bytes arrived
-/// without one) is answered `413` with a problem document, whatever the route, after the rest
-/// of the body (up to [`DRAINED_BYTES`]) was read and dropped; a body that cannot be read (the
-/// client went away mid-body) is a `400` one.
-pub async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+/// Why a request body was not taken ([`read_body`]).
+pub enum BodyRefused {
+    /// Over the limit (413).
+    TooLarge,
+    /// The client went away mid-body (400), with the reason.
+    Unreadable(String),
+}
+
+/// Reads `req`'s body, up to `max` bytes. A larger one is refused: at once when its
+/// `Content-Length` is over [`DRAINED_BYTES`] or the client waits for `100 Continue` (it sends
+/// nothing before), otherwise after the rest of it (up to [`DRAINED_BYTES`]) was read and
+/// dropped, so that the client reads the answer rather than a broken pipe.
+pub async fn read_body(
+    req: axum::extract::Request,
+    max: usize,
+) -> Result<(http::request::Parts, bytes::Bytes), BodyRefused> {
+    let max = max as u64;
     use http_body_util::BodyExt;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the request body is larger than {} MiB, the most a /v1 route takes",
-                MAX_BODY_BYTES / (1024 * 1024)
-            ),
-        )
-        .into_response()
-    };
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > DRAINED_BYTES) {
-        return too_large();
+    let waits_for_continue = req
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if declared.is_some_and(|n| n > DRAINED_BYTES || (waits_for_continue && n > max)) {
+        return Err(BodyRefused::TooLarge);
     }
     let (parts, mut body) = req.into_parts();
-    let mut kept =
-        bytes::BytesMut::with_capacity(declared.unwrap_or(0).min(MAX_BODY_BYTES as u64) as usize);
+    let mut kept = bytes::BytesMut::with_capacity(declared.unwrap_or(0).min(max) as usize);
     let mut read: u64 = 0;
     while let Some(frame) = body.frame().await {
         let data = match frame.map(|f| f.into_data()) {
             Ok(Ok(data)) => data,
             Ok(Err(_trailers)) => continue,
-            Err(e) => {
-                return ApiError::bad_request(format!("cannot read the request body: {e}"))
-                    .into_response();
-            }
+            Err(e) => return Err(BodyRefused::Unreadable(e.to_string())),
         };
         read += data.len() as u64;
-        if read <= MAX_BODY_BYTES as u64 {
+        if read <= max {
             kept.extend_from_slice(&data);
         } else if read > DRAINED_BYTES {
             break;
         }
     }
-    if read > MAX_BODY_BYTES as u64 {
-        return too_large();
+    if read > max {
+        return Err(BodyRefused::TooLarge);
     }
-    next.run(axum::extract::Request::from_parts(
-        parts,
-        kept.freeze().into(),
-    ))
-    .await
+    Ok((parts, kept.freeze()))
+}
+
+/// Axum middleware for the `/v1` routes: reads the request body ([`read_body`]) before any
+/// handler runs. A larger one is answered `413` with a problem document, whatever the route; a
+/// body that cannot be read (the client went away mid-body) is a `400` one.
+pub async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let (parts, body) = match read_body(req, MAX_BODY_BYTES).await {
+        Ok(read) => read,
+        Err(BodyRefused::TooLarge) => {
+            return ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body is larger than {} MiB, the most a /v1 route takes",
+                    MAX_BODY_BYTES / (1024 * 1024)
+                ),
+            )
+            .into_response();
+        }
+        Err(BodyRefused::Unreadable(e)) => {
+            return ApiError::bad_request(format!("cannot read the request body: {e}"))
+                .into_response();
+        }
+    };
+    next.run(axum::extract::Request::from_parts(parts, body.into()))
+        .await
 }

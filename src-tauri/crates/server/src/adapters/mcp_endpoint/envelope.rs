@@ -45,11 +45,19 @@ pub(crate) fn check_envelope(bytes: &[u8]) -> Result<(), Response> {
             && o.get("params").is_none_or(Value::is_object)
     });
     if !valid {
+        let message = match value.is_array() {
+            true => {
+                "Invalid Request: batches (JSON arrays) are not supported; send one JSON-RPC 2.0 object per request"
+            }
+            false => {
+                "Invalid Request: expected one JSON-RPC 2.0 object with a string method, an optional object params and a string or integer id"
+            }
+        };
         return Err(error_response(
             StatusCode::BAD_REQUEST,
             &id,
             INVALID_REQUEST,
-            "Invalid Request: expected one JSON-RPC 2.0 object with a string method, an optional object params and a string or integer id",
+            message,
             None,
         ));
     }

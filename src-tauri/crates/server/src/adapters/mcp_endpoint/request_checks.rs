@@ -192,7 +192,7 @@ pub(crate) fn check_request(
         Some(v) if v == header_version => {}
         Some(v) => {
             return mismatch(format!(
-                "MCP-Protocol-Version header `{header_version}` does not match _meta protocolVersion `{v}`"
+                "MCP-Protocol-Version header ({header_version}) does not match request _meta protocolVersion ({v})"
             ));
         }
         None => {

@@ -6,7 +6,9 @@
 //! - DELETE ends a session (204, which every client takes; the Python SDK warns on rmcp's 202).
 //! - A POST on a 2025-11-25 session may be an answer to `tasks/result`'s questions or a task
 //!   request of that era (`mcp_legacy`).
-//! - A sessionless 2025-11-25 `initialize` is completed by [`initialize`](super::initialize).
+//! - A sessionless 2025-11-25 `initialize` is completed by [`initialize`](super::initialize);
+//!   one on a live session is refused (it would advertise other capabilities).
+//! - An `MCP-Protocol-Version` rmcp does not know is refused first (`-32022`).
 //! - Any other request of that era without a session gets a JSON-RPC error saying what to send.
 //! - 2026-07-28 `tasks/get`, task-creating `tools/call` and `subscriptions/listen` with
 //!   `taskIds` go to their dedicated paths (see [`TaskRouting`](super::TaskRouting)).
@@ -29,12 +31,13 @@ use super::{
     envelope::check_envelope,
     initialize::initialize,
     listen::{ListenParams, listen},
-    refusals::{SESSION_REQUIRED, unknown_session},
+    refusals::{SESSION_REQUIRED, already_initialized, unknown_session, unsupported_version},
     request_checks::{AnswerMedia, check_media, is_modern, session_header},
     responses::{error_response, forward, null_id},
     tasks_get::{TaskParams, tasks_get},
 };
 use crate::adapters::{
+    api_middleware::{BodyRefused, read_body},
     mcp::{UpstreamScope, scope_of},
     mcp_legacy,
     mcp_sessions::Session,
@@ -44,6 +47,12 @@ use taskdeck_engine::Principal;
 
 /// Axum handler for every method on `/mcp`.
 pub async fn handle(State(endpoint): State<Arc<McpEndpoint>>, req: Request) -> Response {
+    // A POST's refusal echoes its id (`Post::route`).
+    if req.method() != Method::POST
+        && let Some(unsupported) = unsupported_version(req.headers())
+    {
+        return unsupported.response(&null_id());
+    }
     let principal = req.extensions().get::<Principal>().cloned();
     let session_id = session_header(req.headers());
     let session = match &session_id {
@@ -59,10 +68,9 @@ pub async fn handle(State(endpoint): State<Arc<McpEndpoint>>, req: Request) -> R
     if req.method() != Method::POST {
         return forward(&endpoint, req).await;
     }
-    let (parts, body) = req.into_parts();
-    let body = match axum::body::to_bytes(body, endpoint.max_body_bytes).await {
-        Ok(b) => b,
-        Err(_) => {
+    let (parts, body) = match read_body(req, endpoint.max_body_bytes).await {
+        Ok(read) => read,
+        Err(BodyRefused::TooLarge) => {
             return error_response(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &null_id(),
@@ -71,6 +79,15 @@ pub async fn handle(State(endpoint): State<Arc<McpEndpoint>>, req: Request) -> R
                     "Request body too large: /mcp accepts at most {} bytes",
                     endpoint.max_body_bytes
                 ),
+                None,
+            );
+        }
+        Err(BodyRefused::Unreadable(e)) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                &null_id(),
+                INVALID_REQUEST,
+                &format!("Cannot read the request body: {e}"),
                 None,
             );
         }
@@ -174,6 +191,13 @@ struct Post {
 
 impl Post {
     async fn route(mut self, endpoint: &McpEndpoint) -> Response {
+        if let Some(unsupported) = unsupported_version(&self.parts.headers) {
+            let id = serde_json::from_slice::<RequestHead<'_>>(&self.body)
+                .ok()
+                .and_then(|head| head.id.map(ToOwned::to_owned))
+                .unwrap_or_else(null_id);
+            return unsupported.response(&id);
+        }
         let modern = is_modern(&self.parts.headers);
         if !modern
             && let (Some(sid), Some(session)) = (&self.session_id, &self.session)
@@ -189,6 +213,9 @@ impl Post {
             if method == "initialize" && self.session_id.is_none() {
                 let id = id.to_owned();
                 return initialize(endpoint, self.parts, self.body, &id, self.principal).await;
+            }
+            if method == "initialize" && self.session.is_some() {
+                return already_initialized(id);
             }
             if !modern && self.session_id.is_none() {
                 return no_session(&self.parts, &self.body, id);
