@@ -77,6 +77,23 @@ function outcome(taskId) {
   }, `task ${taskId} to end`);
 }
 
+/** An agent asks a `request_approval` question; resolves with the task id once the queue lists it. */
+async function askQuestion(message) {
+  const r = await mcp('tools/call', 'request_approval', { name: 'request_approval', arguments: { message } });
+  assert.equal(r.resultType, 'task');
+  await waitFor(async () => (await pending()).some((a) => a.taskId === r.taskId), `the question ${message}`);
+  return r.taskId;
+}
+
+/** The focused element: a queue row's task id, else its id from index.html, else its class list, else its tag. */
+const focused = () =>
+  page.evaluate(() => {
+    const el = document.activeElement;
+    if (el.classList.contains('approval')) return el.dataset.taskId;
+    const madeId = /-\d+$/.test(el.id); // uid() numbers the ids the page makes
+    return el.id && !madeId ? `#${el.id}` : el.className ? `.${el.className.split(' ').join('.')}` : el.tagName;
+  });
+
 const resultText = (t) => (t.result && t.result.content ? t.result.content.map((c) => c.text || '').join('\n') : JSON.stringify(t));
 const rowOf = (taskId) => page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`);
 
@@ -336,6 +353,152 @@ test('keyboard: typing a reason whose call is decided elsewhere never acts on th
   await waitFor(async () => (await page.evaluate(() => document.activeElement.dataset.taskId)) === ids[1], 'focus on the next call');
   await page.keyboard.press('a');
   assert.equal((await outcome(ids[1])).status, 'completed');
+});
+
+test('a question row: d opens its task in the decline reason box; Enter declines with that reason, which the agent reads', async () => {
+  const taskId = await askQuestion('Drop the old index?');
+  const row = rowOf(taskId);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-kind'), 'question');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === taskId, 'focus on the question');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.prompt-decline-reason', 'the decline reason box in the detail');
+  const box = page.locator('.prompt-card[data-key="approval"]').getByLabel('Reason, if you decline (the agent reads it)');
+  assert.equal(await box.evaluate((el) => el.classList.contains('prompt-decline-reason')), true);
+  assert.equal(await box.evaluate((el) => el.maxLength), 2000, 'the server keeps 2,000 characters of a reason');
+  await page.keyboard.type('it is still in use');
+  await page.keyboard.press('Enter');
+  const done = await outcome(taskId);
+  assert.match(resultText(done), /^Declined\. Their reason: it is still in use$/);
+  await row.waitFor({ state: 'detached' });
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
+test('in a question’s form, d focuses the decline reason box instead of declining at once; a still accepts', async () => {
+  const first = await askQuestion('Rotate the keys?');
+  await rowOf(first).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === first, 'focus on the question');
+  await page.keyboard.press('Enter');
+  const card = page.locator('.prompt-card[data-key="approval"]');
+  await waitFor(async () => (await focused()) === '.btn.btn-primary', 'Accept (a form without fields)');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.prompt-decline-reason', 'the decline reason box');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === first), 'd alone declined nothing');
+  await card.locator('.prompt-decline-reason').fill('not this week');
+  await card.getByRole('button', { name: 'Decline' }).click();
+  assert.match(resultText(await outcome(first)), /Their reason: not this week$/);
+  // Accept keeps its key.
+  const second = await askQuestion('Rotate them now?');
+  await page.locator(`#approvals-list .approval[data-task-id="${second}"] .approval-answer`).click();
+  await waitFor(async () => (await focused()) === '.btn.btn-primary', 'Accept in the second question');
+  await page.keyboard.press('a');
+  assert.equal(resultText(await outcome(second)), 'Accepted.');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
+test('the selection bar’s reason box: Escape goes back to the queue, Enter denies the selection (after asking), the focus stays in the queue', async () => {
+  const ids = [await askToRun('echo s1'), await askToRun('echo s2'), await askToRun('echo s3'), await askToRun('echo s4')];
+  await rowOf(ids[3]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('x');
+  await page.keyboard.press('j');
+  await page.keyboard.press('x');
+  await page.locator('#approvals-selected', { hasText: '2 selected' }).waitFor();
+  await page.keyboard.press('Shift+D');
+  await waitFor(async () => (await focused()) === '#approvals-reason', 'the selection bar’s reason box');
+  assert.equal(await page.locator('#approvals-reason').evaluate((el) => el.maxLength), 2000);
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('wrong repo');
+  // Escape: back to the highlighted row, the reason kept; the next j moves in the queue.
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await focused()) === ids[1], 'focus back on the highlighted row');
+  await page.keyboard.press('j');
+  await waitFor(async () => (await focused()) === ids[2], 'j moved in the queue');
+  assert.equal(await page.locator('#approvals-reason').inputValue(), 'wrong repo');
+  // Enter in the box: the same confirmation as "Deny selected…".
+  await page.keyboard.press('Shift+D');
+  await waitFor(async () => (await focused()) === '#approvals-reason', 'the reason box again');
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('#confirm-dialog[open]');
+  await dialog.waitFor();
+  assert.equal(await dialog.locator('.approval-confirm-list li').count(), 2);
+  await dialog.getByText('Reason the agents receive: wrong repo').waitFor();
+  await page.locator('#confirm-yes').click();
+  for (const id of ids.slice(0, 2)) assert.match(resultText(await outcome(id)), /wrong repo/);
+  await rowOf(ids[1]).waitFor({ state: 'detached' });
+  // The focus is on the row that took the decided ones' place, and j acts on the queue.
+  await waitFor(async () => (await focused()) === ids[2], 'focus on the row in their place');
+  await page.keyboard.press('j');
+  await waitFor(async () => (await focused()) === ids[3], 'j moved in the queue');
+  await clearQueue();
+});
+
+test('deciding a selection with the mouse leaves the focus on the row in its place, and on the task list once the queue is empty', async () => {
+  const ids = [await askToRun('echo m1'), await askToRun('echo m2'), await askToRun('echo m3')];
+  await rowOf(ids[2]).waitFor();
+  await rowOf(ids[0]).locator('.approval-check').click();
+  await rowOf(ids[1]).locator('.approval-check').click();
+  await page.locator('#approvals-approve').click();
+  await page.locator('#confirm-yes').click();
+  for (const id of ids.slice(0, 2)) assert.equal((await outcome(id)).status, 'completed');
+  await rowOf(ids[1]).waitFor({ state: 'detached' });
+  await waitFor(async () => (await focused()) === ids[2], 'focus on the row that took their place');
+  await page.keyboard.press('x');
+  await page.locator('#approvals-selected', { hasText: '1 selected' }).waitFor();
+  await page.locator('#approvals-deny').click();
+  await page.locator('#confirm-yes').click();
+  await outcome(ids[2]);
+  await waitFor(async () => (await focused()) === '#task-list', 'focus on the task list');
+});
+
+test('every reason box keeps at most 2,000 characters, what the server keeps', async () => {
+  const taskId = await askToRun('echo long');
+  await rowOf(taskId).locator('.approval-deny').click();
+  const reason = rowOf(taskId).locator('.approval-reason');
+  await reason.waitFor();
+  assert.equal(await reason.evaluate((el) => el.maxLength), 2000);
+  await reason.fill('x'.repeat(2100));
+  assert.equal((await reason.inputValue()).length, 2000);
+  await clearQueue();
+  const same = [await askToRun('echo twin'), await askToRun('echo twin')];
+  await page.locator('#approvals-list .approval-group-toggle', { hasText: '2 identical calls' }).click();
+  assert.equal(await page.locator('#approvals-list .approval-group-reason').evaluate((el) => el.maxLength), 2000);
+  await clearQueue();
+  await page.locator('#approvals-list .approval-group').waitFor({ state: 'detached' });
+});
+
+test('a, with the open call holding an edit not sent, approves nothing: it says so and focuses the editor', async () => {
+  const taskId = await askToRun('echo as asked');
+  const row = rowOf(taskId);
+  await row.waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('e');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-json')), 'the editor');
+  await row.locator('.approval-json').fill('{"command": "echo edited"}');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await focused()) === taskId, 'back on the row');
+  await page.keyboard.press('a');
+  await page.locator('.toast-text', { hasText: 'This call has an edit not sent: approve it with Ctrl+Enter in the editor, or undo the edit.' }).waitFor();
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-json')), 'the editor, focused');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === taskId), 'nothing was approved');
+  // The edit undone (layout aside), a approves the call as asked.
+  await row.locator('.approval-json').fill('{ "command": "echo as asked" }');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await focused()) === taskId, 'back on the row');
+  await page.keyboard.press('a');
+  const done = await outcome(taskId);
+  assert.equal(done.status, 'completed');
+  assert.match(resultText(done), /as asked/);
 });
 
 test('the page logged no errors', () => {

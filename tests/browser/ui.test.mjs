@@ -340,7 +340,7 @@ test('pause freezes the list and says how many updates wait', async () => {
   assert.equal(await page.locator('#pending-note').textContent(), '');
 });
 
-test('keyboard: i goes to the queue, Enter opens the waiting task, a accepts the focused prompt, d declines the next, j/Enter open rows', async () => {
+test('keyboard: i goes to the queue, Enter opens the waiting task, a accepts the focused prompt, d then Enter declines the next, j/Enter open rows', async () => {
   const taskId = await startTask('multi_input', {});
   // Its questions wait in the approval queue: `i` goes to the queue, Enter opens the task.
   await page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`).first().waitFor();
@@ -357,7 +357,10 @@ test('keyboard: i goes to the queue, Enter opens the waiting task, a accepts the
   await first.getByLabel('confirm', { exact: true }).check(); // focus now on a checkbox, not a text field
   await page.keyboard.press('a');
   await first.waitFor({ state: 'detached' });
+  // d focuses the next prompt's decline reason box (a reason may go with the "no"); Enter declines.
   await page.keyboard.press('d');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('prompt-decline-reason')), 'the decline reason box');
+  await page.keyboard.press('Enter');
   await second.waitFor({ state: 'detached' });
 
   const done = await waitFor(async () => {

@@ -2,12 +2,14 @@
 // arguments pretty-printed, digest), an editor for approving it with edited arguments (JSON, or
 // the tool's form when its inputSchema is a flat object of simple fields), and a deny form whose
 // reason the agent receives. Errors of an edit (the page's checks, or the server's 422) show
-// next to the editor.
+// next to the editor. `hasUnsentEdit` tells whether the editor holds an edit not yet sent (the
+// queue's `a`, approving as asked, must not drop it unseen).
 
 import { h, uid } from './dom.js';
 import { prettyJson } from './format.js';
-import { validateField } from './form-schema.js';
-import { checkEdited, errorText, formFields, formValues, formArguments } from './edited-arguments.js';
+import { validateField, REASON_MAX_CHARS } from './form-schema.js';
+import { checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit } from './edited-arguments.js';
+import { jsonEqual } from './json-diff.js';
 import { shortDigest } from './approvals-model.js';
 import { clampedText } from './clamp.js';
 
@@ -137,7 +139,16 @@ export function approvalCard(a, deps) {
       }
     });
     textarea.addEventListener('input', () => showErrors([]));
-    editor = { focus: () => (mode === 'json' ? textarea.focus() : formPane.querySelector('input,select')?.focus()) };
+    /** Whether the editor (JSON or the form) shows other arguments than the call as asked. */
+    const changed = () => {
+      if (mode === 'json') return isUnsentEdit(textarea.value, a.arguments);
+      try {
+        return !jsonEqual(formArguments(fields, readForm(), a.arguments), formArguments(fields, formValues(fields, a.arguments), a.arguments));
+      } catch {
+        return true;
+      }
+    };
+    editor = { focus: () => (mode === 'json' ? textarea.focus() : formPane.querySelector('input,select')?.focus()), changed };
     el.appendChild(
       h(
         'section',
@@ -155,7 +166,7 @@ export function approvalCard(a, deps) {
 
   // ------------------------------------------------ deny with a reason
   const reasonId = uid('deny-reason');
-  const reason = h('input', { id: reasonId, type: 'text', class: 'approval-reason', autocomplete: 'off', placeholder: 'e.g. use the staging database' });
+  const reason = h('input', { id: reasonId, type: 'text', class: 'approval-reason', autocomplete: 'off', maxlength: String(REASON_MAX_CHARS), placeholder: 'e.g. use the staging database' });
   const denyBtn = h('button', { type: 'submit', class: 'btn btn-danger approval-deny-submit' }, 'Deny');
   const denyForm = h('form', { class: 'approval-deny-form', novalidate: true }, h('label', { for: reasonId, class: 'field-label' }, 'Reason the agent receives'), h('div', { class: 'approval-actions' }, reason, denyBtn));
   denyForm.addEventListener('submit', async (e) => {
@@ -178,5 +189,6 @@ export function approvalCard(a, deps) {
     focusReason: () => reason.focus(),
     focusEditor: () => (editor ? editor.focus() : reason.focus()),
     canEdit: Boolean(editor),
+    hasUnsentEdit: () => Boolean(editor && editor.changed()),
   };
 }

@@ -197,9 +197,11 @@ export class ApprovalInbox {
   }
 
   /** Recomputes the rows; drops selection, expansion and highlight of what is gone (the
-   *  highlight moves to the row that took the place of the one that left). */
+   *  highlight moves to the row that took the place of the one that left: rows gone above it
+   *  at the same time, a selection decided at once, count out). */
   refresh() {
     const was = this.activeIndex;
+    const before = this.rows.slice(0, Math.max(was, 0));
     this.queue = approvalQueue(this.approvals);
     const digests = new Set(this.queue.filter((e) => e.type === 'group').map((e) => e.digest));
     for (const d of [...this.expanded]) if (!digests.has(d)) this.expanded.delete(d);
@@ -209,7 +211,9 @@ export class ApprovalInbox {
     if (this.openId && !ids.has(this.openId)) this.openId = null;
     for (const id of [...this.failures.keys()]) if (!ids.has(id)) this.failures.delete(id);
     if (this.activeId && !this.rows.some((r) => r.id === this.activeId)) {
-      this.activeId = this.rows.length ? this.rows[Math.min(Math.max(was, 0), this.rows.length - 1)].id : null;
+      const shown = new Set(this.rows.map((r) => r.id));
+      const place = Math.max(was, 0) - before.filter((r) => !shown.has(r.id)).length;
+      this.activeId = this.rows.length ? this.rows[Math.min(Math.max(place, 0), this.rows.length - 1)].id : null;
     }
     if (this.lastToggled >= this.rows.length) this.lastToggled = -1;
   }

@@ -14,6 +14,7 @@ import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
 import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals } from './approvals-model.js';
 import { approvalCard } from './approval-card.js';
+import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender } from './inbox.js';
 
 /** Row elements by row id, kept across renders so what the human typed in an open row stays. */
@@ -112,7 +113,31 @@ export async function decideMany(approvals, decision, reason) {
     cancelLabel: 'Back',
   });
   if (!ok) return;
+  // The highlight goes to the first of them: once they are decided, the row that took their
+  // place has it (and the focus, when it was in the queue or its selection bar).
+  const ids = new Set(approvals.map(approvalId));
+  const first = state.approvals.rows.find((r) => r.type === 'approval' && ids.has(r.id));
+  if (first) state.approvals.activeId = first.id;
   await decide(approvals, decision, { reason });
+}
+
+/** The selection bar's "Deny selected…" (Enter in its reason box too): lists them, asks, denies with its reason. */
+function denySelected() {
+  return decideMany(state.approvals.selectedApprovals(), 'deny', selectionReason());
+}
+
+/**
+ * Approves approval `a` (row `id`) as asked, unless its open call holds an edit not sent: then
+ * it says so and focuses the editor, so the visible edit is not silently dropped.
+ */
+function approveAsAsked(a, id) {
+  const card = state.approvals.openId === id ? cards.get(id) : null;
+  if (card && card.hasUnsentEdit()) {
+    toast('This call has an edit not sent: approve it with Ctrl+Enter in the editor, or undo the edit.', 'info');
+    card.focusEditor();
+    return;
+  }
+  decide([a], 'approve');
 }
 
 /** Opens (or closes) the approval `id`'s call and editor; returns its card when open. */
@@ -145,7 +170,7 @@ function approvalRow(a, inGroup) {
   );
   summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));
   const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a' }, 'Approve');
-  approve.addEventListener('click', () => decide([a], 'approve'));
+  approve.addEventListener('click', () => approveAsAsked(a, id));
   const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd' }, 'Deny…');
   deny.addEventListener('click', () => openApproval(id, true)?.focusReason());
   const answer = h('button', { type: 'button', class: 'btn btn-small approval-answer' }, 'Answer →');
@@ -168,7 +193,7 @@ function groupRow(row) {
     state.approvals.activeId = row.id;
     renderApprovals();
   });
-  const reason = h('input', { type: 'text', class: 'approval-group-reason', placeholder: 'Reason, if you deny', 'aria-label': 'Reason the agents receive if you deny' });
+  const reason = h('input', { type: 'text', class: 'approval-group-reason', maxlength: String(REASON_MAX_CHARS), placeholder: 'Reason, if you deny', 'aria-label': 'Reason the agents receive if you deny' });
   const all = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-group-approve' }, `Approve all ${n} identical`);
   all.addEventListener('click', () => decideMany(currentGroup(row.digest), 'approve'));
   const none = h('button', { type: 'button', class: 'btn btn-small btn-danger approval-group-deny' }, 'Deny all');
@@ -248,8 +273,10 @@ function writeTimes(el, a, now) {
 export function renderApprovals() {
   const inbox = state.approvals;
   const ul = $('approvals-list');
+  const bar = $('approvals-bar');
   // Read before the box may hide: a hidden box's focused row loses the focus.
   const hadFocus = ul.contains(document.activeElement);
+  const barHadFocus = bar.contains(document.activeElement);
   const box = $('approvals');
   box.hidden = !inbox.loaded || inbox.size === 0;
   const now = Date.now();
@@ -285,7 +312,10 @@ export function renderApprovals() {
   // A short window shows the queue's first row only, until a call or a group is opened.
   ul.classList.toggle('has-open', inbox.openId !== null || inbox.rows.some((r) => r.type === 'group' && r.open));
   const n = inbox.selected.size;
-  $('approvals-bar').hidden = n === 0;
+  bar.hidden = n === 0;
+  // A selection decided (or cleared) hides the bar with the focus in it (its buttons, its
+  // reason box): the focus goes to the queue's row that took the decided ones' place.
+  if (barHadFocus && bar.hidden) refocus();
   setText($('approvals-selected'), `${n} selected`);
   setText($('approvals-count'), String(inbox.size));
   // Every pending approval shows how long it has waited (and maybe a countdown), to the second.
@@ -329,23 +359,26 @@ export function focusApprovals() {
 /** Wires the selection bar; runs once. */
 export function initApprovals() {
   $('approvals-approve').addEventListener('click', () => decideMany(state.approvals.selectedApprovals(), 'approve', selectionReason()));
-  $('approvals-deny').addEventListener('click', () => decideMany(state.approvals.selectedApprovals(), 'deny', selectionReason()));
+  $('approvals-deny').addEventListener('click', denySelected);
   $('approvals-clear').addEventListener('click', () => {
     state.approvals.selected.clear();
     renderApprovals();
   });
   clear($('approvals-result'));
-  // The inbox may hide the queue under its focused row (nothing waits any more) before the
-  // queue itself is reloaded: the focus then falls to the page, and keys would act on what is
-  // behind it. It goes to the queue's next row, or the task list.
-  $('approvals-list').addEventListener('focusout', (e) => {
+  // The inbox may hide the queue under its focused row, or the selection bar under its focused
+  // button (nothing waits any more), before the queue itself is reloaded: the focus then falls
+  // to the page, and keys would act on what is behind it. It goes to the queue's next row, or
+  // the task list.
+  const onFocusOut = (e) => {
     if (e.relatedTarget) return;
     const left = e.target;
     setTimeout(() => {
       const lost = !document.activeElement || document.activeElement === document.body;
       if (lost && (!left.isConnected || !left.getClientRects().length)) refocus();
     });
-  });
+  };
+  $('approvals-list').addEventListener('focusout', onFocusOut);
+  $('approvals-bar').addEventListener('focusout', onFocusOut);
 }
 
 /**
@@ -371,12 +404,17 @@ export function onApprovalKey(command, shift) {
       return;
     case 'approval-approve':
       if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
-      else if (approval) decide([approval], 'approve');
+      else if (approval) approveAsAsked(approval, row.id);
       else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info');
       return;
     case 'approval-deny':
     case 'approval-edit': {
-      if (!approval || approval.kind === 'question') return;
+      if (!approval) return;
+      if (approval.kind === 'question') {
+        // A question is answered in its task's form: `d` opens it in the decline reason box.
+        if (command === 'approval-deny') openTask(approval.taskId, { focus: true, focusDecline: true });
+        return;
+      }
       const card = openApproval(row.id, true);
       if (!card) return;
       if (command === 'approval-deny') card.focusReason();
@@ -404,6 +442,9 @@ export function onApprovalKey(command, shift) {
       else $('approvals-reason').focus();
       return;
     }
+    case 'approval-deny-selected-send':
+      denySelected();
+      return;
     case 'approval-leave-field':
       focusApprovals();
       return;

@@ -4,6 +4,7 @@
 // of simple fields, the tool's form instead of JSON (form-schema.js, as for elicitation). No DOM.
 
 import { describeForm, toContent, isoToLocalInput } from './form-schema.js';
+import { jsonEqual } from './json-diff.js';
 
 /** @typedef {{path: string, message: string}} ArgumentError  `path`: JSON Pointer ("" = the whole value). */
 
@@ -147,4 +148,18 @@ export function formArguments(fields, values, args) {
   const content = toContent(fields, values);
   for (const f of fields) if (f.kind === 'boolean' && content[f.name] === false && !Object.hasOwn(given, f.name)) delete content[f.name];
   return { ...out, ...content };
+}
+
+/**
+ * Whether the editor's text holds an edit not sent: it is not the call as asked (`asked`, its
+ * arguments), being no JSON or another value. Layout alone (spaces, key order) is no edit.
+ */
+export function isUnsentEdit(text, asked) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return true;
+  }
+  return !jsonEqual(value, asked ?? {});
 }

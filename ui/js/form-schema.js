@@ -264,21 +264,32 @@ export function validateForm(fields, values) {
   return errors;
 }
 
+/** The most characters of a reason the server keeps (it cuts longer ones): every reason box's maxlength. */
+export const REASON_MAX_CHARS = 2000;
+
+/** Whether the form has a field named `reason` of its own (then the page adds no decline reason box). */
+export function hasOwnReason(fields) {
+  return fields.some((f) => f.name === 'reason');
+}
+
+/**
+ * What a Decline sends as `content`: `{reason}` when the form has a text field named `reason`
+ * (an approval's "Reason, if you decline", passed on to the agent) and the human typed one;
+ * a form without a `reason` field of its own sends `declineReason` (what was typed in the
+ * decline reason box the page adds: the engine keeps a string `reason` of any decline and the
+ * agent reads it); otherwise undefined (a decline carries nothing else).
+ */
+export function declineContent(fields, values, declineReason = '') {
+  const field = fields.find((f) => f.name === 'reason' && f.kind === 'text');
+  const typed = field ? values.reason : hasOwnReason(fields) ? '' : declineReason;
+  const reason = String(typed ?? '').trim();
+  return reason ? { reason } : undefined;
+}
+
 /**
  * The `content` object for an accepted answer: typed values, empty optional fields left out.
  * Call after validateForm() found nothing.
  */
-/**
- * What a Decline sends as `content`: `{reason}` when the form has a text field named `reason`
- * (an approval's "Reason, if you decline", passed on to the agent) and the human typed one;
- * otherwise undefined (a decline carries nothing else).
- */
-export function declineContent(fields, values) {
-  const field = fields.find((f) => f.name === 'reason' && f.kind === 'text');
-  const reason = field ? String(values.reason ?? '').trim() : '';
-  return reason ? { reason } : undefined;
-}
-
 export function toContent(fields, values) {
   const out = {};
   for (const f of fields) {

@@ -38,15 +38,18 @@ const APPROVAL_KEYS = {
  * row of the approval queue (j/k/a/d/e/x/A/D/Enter/Escape act on the queue then; Enter only on
  * the row itself, `onApprovalRow`, so a focused button keeps its own Enter). Escape in a text
  * field of an opened call (its reason, its edited arguments) goes back to the call's row, what
- * was typed kept; a second Escape closes the call.
+ * was typed kept; a second Escape closes the call. In the selection bar's reason box
+ * (`inSelectionReason`), Enter asks to deny the selected calls (as "Deny selected…") and Escape
+ * goes back to the queue's highlighted row, the reason kept.
  */
-export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false }) {
+export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false, inSelectionReason = false }) {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return null;
   if (dialogOpen) return null;
   if (typing) {
+    if (inSelectionReason && e.key === 'Enter' && !e.isComposing && !e.shiftKey) return 'approval-deny-selected-send';
     if (e.key !== 'Escape') return null;
     if (inSearch) return 'leave-search';
-    return inApprovals ? 'approval-leave-field' : null;
+    return inApprovals || inSelectionReason ? 'approval-leave-field' : null;
   }
   if (inApprovals && Object.hasOwn(APPROVAL_KEYS, e.key) && (e.key !== 'Enter' || onApprovalRow)) return APPROVAL_KEYS[e.key];
   const onList = (command) => (listFocused ? command : null);
@@ -141,7 +144,8 @@ export function onKey(e, later) {
   const queue = $('approvals-list');
   const inApprovals = queue.contains(target);
   const onApprovalRow = inApprovals && target.parentElement === queue;
-  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow });
+  const inSelectionReason = target === $('approvals-reason');
+  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow, inSelectionReason });
   if (command && command.startsWith('approval-')) {
     e.preventDefault();
     const shift = e.shiftKey;
@@ -199,6 +203,8 @@ export function onKey(e, later) {
     case 'accept':
     case 'decline': {
       // After the task an earlier key opened is shown (Enter then a at once acts on its prompt).
+      // `d` focuses the prompt's decline reason box (Enter in it declines), so a reason can go
+      // with the "no"; a form with a reason field of its own declines at once, sending it.
       e.preventDefault();
       later(async () => {
         await state.openDone;
@@ -209,7 +215,7 @@ export function onKey(e, later) {
           return;
         }
         if (command === 'accept') card.accept();
-        else card.decline();
+        else if (!card.focusDeclineReason()) card.decline();
       });
       return;
     }

@@ -19,7 +19,12 @@ export function focusTask(taskId, { focus }) {
   return openTask(taskId, { focus, focusPrompt: focus });
 }
 
-export function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
+/**
+ * Opens task `taskId` in the detail pane. `focus`: the pane takes the focus; `focusPrompt`: its
+ * first open prompt does; `focusDecline`: that prompt's decline reason box does (the approval
+ * queue's `d` on a question), else the prompt.
+ */
+export function openTask(taskId, { focus = false, focusPrompt = false, focusDecline = false } = {}) {
   const seq = ++state.openSeq;
   state.opening = taskId;
   history.replaceState(null, '', `${location.pathname}${location.search}#task=${encodeURIComponent(taskId)}`);
@@ -35,10 +40,11 @@ export function openTask(taskId, { focus = false, focusPrompt = false } = {}) {
     (err) => toast(`Could not load the task's detail: ${err.message}`, 'bad'),
   );
   state.openDone = p;
-  if (focusPrompt) {
+  if (focusPrompt || focusDecline) {
     Promise.resolve(p).then(() => {
       const card = state.detail.shortcutPrompt();
-      if (card) card.focus();
+      if (card && focusDecline && card.focusDecline) card.focusDecline();
+      else if (card) card.focus();
     });
   }
   return p;

@@ -1,8 +1,10 @@
 // One outstanding input request rendered as a form (from its requestedSchema), checked in the
-// browser before it is sent, with Accept / Decline / Cancel.
+// browser before it is sent, with Accept / Decline / Cancel. A form without a `reason` field of
+// its own gets an optional reason box next to Decline: a Decline sends what was typed in it as
+// `content.reason`, which the agent reads ("Declined. Their reason: …").
 
 import { h, uid } from './dom.js';
-import { describeForm, initialValues, validateForm, validateField, toContent, declineContent } from './form-schema.js';
+import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, REASON_MAX_CHARS } from './form-schema.js';
 import { clampedText } from './clamp.js';
 
 function hintFor(f) {
@@ -123,6 +125,20 @@ function fieldControl(f, value, ids, onChange) {
       return { el: input, read: () => input.value, focus: () => input.focus(), inputs: [input] };
     }
   }
+}
+
+/**
+ * The optional reason box next to Decline, for a form without a `reason` field of its own: the
+ * agent reads what is typed in it. Enter in it declines (not the form's Accept); `decline` sends.
+ */
+function declineReasonBox(decline) {
+  const box = h('input', { id: uid('decline-reason'), type: 'text', class: 'prompt-decline-reason', autocomplete: 'off', spellcheck: 'true', maxlength: String(REASON_MAX_CHARS) });
+  box.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.isComposing) return;
+    e.preventDefault();
+    decline();
+  });
+  return box;
 }
 
 /** A prompt card's head: its message (the card's title, `titleId`; clamped, with "Show all") and request key. */
@@ -259,9 +275,10 @@ export function promptCard(prompt, deps) {
   const cancelBtn = h('button', { type: 'button', class: 'btn btn-quiet' }, 'Cancel');
   const status = h('span', { class: 'prompt-status', role: 'status' });
   if (prompt.mode && prompt.mode !== 'form') acceptBtn.disabled = true;
+  const declineBox = hasOwnReason(fields) ? null : declineReasonBox(() => send('decline'));
   form.appendChild(formError);
-  form.appendChild(h('div', { class: 'prompt-actions' }, acceptBtn, declineBtn, cancelBtn, status));
-  const asksReason = Boolean(declineContent(fields, { reason: '-' }));
+  form.appendChild(h('div', { class: 'prompt-actions' }, acceptBtn, declineBox ? h('span', { class: 'prompt-decline' }, h('label', { for: declineBox.id, class: 'field-label' }, 'Reason, if you decline (the agent reads it)'), declineBox, declineBtn) : declineBtn, cancelBtn, status));
+  const asksReason = Boolean(declineContent(fields, { reason: '-' }, '-'));
   const declineHelp = asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.';
   form.appendChild(h('p', { class: 'prompt-help muted' }, `${declineHelp} Cancel dismisses the question without an answer.`));
 
@@ -271,6 +288,7 @@ export function promptCard(prompt, deps) {
   function setBusy(b, text = '') {
     busy = b;
     for (const btn of [acceptBtn, declineBtn, cancelBtn]) btn.disabled = b || (btn === acceptBtn && prompt.mode && prompt.mode !== 'form');
+    if (declineBox) declineBox.disabled = b;
     status.textContent = text;
   }
 
@@ -300,7 +318,7 @@ export function promptCard(prompt, deps) {
       response.content = toContent(fields, values);
     } else if (action === 'decline') {
       for (const f of fields) values[f.name] = controls.get(f.name).read();
-      const content = declineContent(fields, values);
+      const content = declineContent(fields, values, declineBox ? declineBox.value : '');
       if (content) response.content = content;
     }
     setBusy(true, 'Sending…');
@@ -339,6 +357,18 @@ export function promptCard(prompt, deps) {
     key: prompt.key,
     accept: () => send('accept'),
     decline: () => send('decline'),
+    /** Focuses the decline reason box the page added (Enter in it declines); false when the form has its own reason field. */
+    focusDeclineReason() {
+      if (!declineBox || declineBox.disabled) return false;
+      declineBox.focus();
+      return true;
+    },
+    /** Focuses where a reason for declining goes: the added box, else the form's own `reason` field. */
+    focusDecline() {
+      if (this.focusDeclineReason()) return;
+      if (controls.has('reason')) controls.get('reason').focus();
+      else this.focus();
+    },
     dismiss: () => send('cancel'),
     markGone,
     get gone() {

@@ -150,3 +150,20 @@ test('a decided row hands the highlight to the row that took its place, not to t
   inbox.reset([approval('a', 1)]);
   assert.equal(inbox.activeId, 'a/approve', 'the last left: the one before it');
 });
+
+test('several rows decided at once hand the highlight to the row that took their place', () => {
+  const five = ['a', 'b', 'c', 'd', 'e'].map((id, i) => approval(id, i + 1));
+  const inbox = new ApprovalInbox();
+  inbox.reset(five);
+  inbox.activeId = 'b/approve';
+  inbox.reset([five[2], five[3], five[4]]);
+  assert.equal(inbox.activeId, 'c/approve', 'a and b left: c is where they were');
+  inbox.reset(five);
+  inbox.activeId = 'b/approve';
+  inbox.reset([five[0], five[3], five[4]]);
+  assert.equal(inbox.activeId, 'd/approve', 'b and c left: d took their place');
+  inbox.reset(five);
+  inbox.activeId = 'd/approve';
+  inbox.reset([five[0], five[1]]);
+  assert.equal(inbox.activeId, 'b/approve', 'the last ones left: the one before them');
+});

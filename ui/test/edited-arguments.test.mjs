@@ -2,7 +2,7 @@
 // tool's form for a flat schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseEdited, validateArguments, checkEdited, errorText, formFields, formValues, formArguments } from '../js/edited-arguments.js';
+import { parseEdited, validateArguments, checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit } from '../js/edited-arguments.js';
 import { validateForm } from '../js/form-schema.js';
 
 const runCommand = {
@@ -74,4 +74,14 @@ test('a flat schema of simple fields gets the tool’s form; others keep the JSO
   assert.deepEqual(formArguments(fields, values, args), { extra: [1], command: 'rm -rf build/tmp', timeoutMs: 1000 });
   values.shell = true;
   assert.equal(formArguments(fields, values, args).shell, true);
+});
+
+test('an edit not sent is text that is not the call as asked; layout alone is none', () => {
+  const asked = { command: 'echo hi', env: { A: '1' } };
+  assert.equal(isUnsentEdit(JSON.stringify(asked, null, 2), asked), false);
+  assert.equal(isUnsentEdit('{"env":{"A":"1"},   "command":"echo hi"}\n', asked), false, 'spaces and key order');
+  assert.equal(isUnsentEdit('{"command": "echo bye", "env": {"A": "1"}}', asked), true);
+  assert.equal(isUnsentEdit('{"command": "echo hi"}', asked), true, 'a key removed');
+  assert.equal(isUnsentEdit('{"command": ', asked), true, 'half-typed JSON');
+  assert.equal(isUnsentEdit('{}', undefined), false, 'a call without arguments');
 });

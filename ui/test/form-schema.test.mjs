@@ -7,6 +7,8 @@ import {
   validateField,
   toContent,
   declineContent,
+  hasOwnReason,
+  REASON_MAX_CHARS,
   localInputToIso,
   isoToLocalInput,
   isAbsoluteUri,
@@ -200,4 +202,23 @@ test('a decline carries the reason an approval form asks for, and nothing else',
   assert.equal(declineContent(approval, { alwaysAllow: false, reason: '   ' }), undefined);
   const { fields: other } = describeForm({ type: 'object', properties: { note: { type: 'string' } } });
   assert.equal(declineContent(other, { note: 'x' }), undefined);
+});
+
+test('a form without a reason field of its own declines with the reason typed in the page’s box; one with its own keeps it', () => {
+  const { fields: none } = describeForm({ type: 'object', properties: {} });
+  assert.equal(hasOwnReason(none), false);
+  assert.deepEqual(declineContent(none, {}, '  wrong branch '), { reason: 'wrong branch' });
+  assert.equal(declineContent(none, {}, '   '), undefined, 'nothing typed: a bare decline');
+  assert.equal(declineContent(none, {}), undefined);
+  const { fields: note } = describeForm({ type: 'object', properties: { note: { type: 'string' } } });
+  assert.deepEqual(declineContent(note, { note: 'x' }, 'not now'), { reason: 'not now' }, 'other fields are not sent with a decline');
+  // The form's own reason field is the reason: the box is not shown, and what it would hold is ignored.
+  const { fields: own } = describeForm({ type: 'object', properties: { reason: { type: 'string', title: 'Reason, if you decline' } } });
+  assert.equal(hasOwnReason(own), true);
+  assert.deepEqual(declineContent(own, { reason: 'mine' }, 'box'), { reason: 'mine' });
+  assert.equal(declineContent(own, { reason: '' }, 'box'), undefined);
+  const { fields: choice } = describeForm({ type: 'object', properties: { reason: { type: 'string', enum: ['a', 'b'] } } });
+  assert.equal(hasOwnReason(choice), true);
+  assert.equal(declineContent(choice, { reason: 'a' }, 'box'), undefined, 'a reason that is a choice is no text to pass on');
+  assert.equal(REASON_MAX_CHARS, 2000, 'what the server keeps of a reason');
 });

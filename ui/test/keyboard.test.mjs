@@ -89,3 +89,14 @@ test('a character right after one typed into a field that lost the focus is not 
   assert.equal(continuesCutTyping({ atMs: 1000, typing: false, character: true }, 1200, false), false, 'shortcuts in a row stay shortcuts');
   assert.equal(continuesCutTyping(null, 1200, false), false);
 });
+
+test('in the selection bar’s reason box, Enter asks to deny the selection and Escape goes back to the queue', () => {
+  const inBox = { ...elsewhere, typing: true, inSelectionReason: true };
+  assert.equal(shortcutFor(key('Enter'), inBox), 'approval-deny-selected-send');
+  assert.equal(shortcutFor(key('Escape'), inBox), 'approval-leave-field');
+  for (const k of ['j', 'a', 'd', 'D', ' ']) assert.equal(shortcutFor(key(k), inBox), null, `${k} is text`);
+  assert.equal(shortcutFor(key('Enter', { isComposing: true }), inBox), null, 'Enter that ends an IME composition');
+  assert.equal(shortcutFor(key('Enter', { shiftKey: true }), inBox), null);
+  assert.equal(shortcutFor(key('Enter'), { ...inBox, dialogOpen: true }), null, 'the confirm dialog is open');
+  assert.equal(shortcutFor(key('Enter'), { ...elsewhere, typing: true }), null, 'Enter in another field');
+});
