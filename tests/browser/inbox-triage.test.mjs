@@ -97,6 +97,14 @@ const focused = () =>
 const resultText = (t) => (t.result && t.result.content ? t.result.content.map((c) => c.text || '').join('\n') : JSON.stringify(t));
 const rowOf = (taskId) => page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`);
 
+/** From the task list: `i` to the queue, `e` on its first row; returns once its editor has the focus. */
+async function editFromTheQueue() {
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('e');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-json')), 'the editor');
+}
+
 /** Decides everything still pending, so each test starts with an empty queue. */
 async function clearQueue() {
   const left = await pending();
@@ -310,10 +318,7 @@ test('keyboard: Escape in an opened call\'s editor goes back to its row with the
   const taskId = await askToRun('echo esc');
   const row = rowOf(taskId);
   await row.waitFor();
-  await page.locator('#task-list').focus();
-  await page.keyboard.press('i');
-  await page.keyboard.press('e');
-  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-json')), 'the editor');
+  await editFromTheQueue();
   await page.keyboard.press('End');
   await page.keyboard.type(' ');
   await page.keyboard.press('Escape');
@@ -479,10 +484,7 @@ test('a, with the open call holding an edit not sent, approves nothing: it says 
   const taskId = await askToRun('echo as asked');
   const row = rowOf(taskId);
   await row.waitFor();
-  await page.locator('#task-list').focus();
-  await page.keyboard.press('i');
-  await page.keyboard.press('e');
-  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-json')), 'the editor');
+  await editFromTheQueue();
   await row.locator('.approval-json').fill('{"command": "echo edited"}');
   await page.keyboard.press('Escape');
   await waitFor(async () => (await focused()) === taskId, 'back on the row');
