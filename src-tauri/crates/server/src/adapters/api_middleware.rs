@@ -78,7 +78,9 @@ pub async fn read_body(
         return Err(BodyRefused::TooLarge);
     }
     let (parts, mut body) = req.into_parts();
-    let mut kept = bytes::BytesMut::with_capacity(declared.unwrap_or(0).min(max) as usize);
+    // A body that comes in one frame (most requests) is kept as it came, not copied.
+    let mut first: Option<bytes::Bytes> = None;
+    let mut kept = bytes::BytesMut::new();
     let mut read: u64 = 0;
     while let Some(frame) = body.frame().await {
         let data = match frame.map(|f| f.into_data()) {
@@ -87,16 +89,29 @@ pub async fn read_body(
             Err(e) => return Err(BodyRefused::Unreadable(e.to_string())),
         };
         read += data.len() as u64;
-        if read <= max {
-            kept.extend_from_slice(&data);
-        } else if read > DRAINED_BYTES {
-            break;
+        if read > max {
+            if read > DRAINED_BYTES {
+                break;
+            }
+            continue;
+        }
+        match first.take() {
+            None if kept.is_empty() => first = Some(data),
+            earlier => {
+                if kept.is_empty() {
+                    kept.reserve(declared.unwrap_or(0).min(max) as usize);
+                }
+                if let Some(earlier) = earlier {
+                    kept.extend_from_slice(&earlier);
+                }
+                kept.extend_from_slice(&data);
+            }
         }
     }
     if read > max {
         return Err(BodyRefused::TooLarge);
     }
-    Ok((parts, kept.freeze()))
+    Ok((parts, first.unwrap_or_else(|| kept.freeze())))
 }
 
 /// Axum middleware for the `/v1` routes: reads the request body ([`read_body`]) before any
