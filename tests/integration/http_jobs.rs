@@ -402,6 +402,53 @@ async fn a_monitor_on_another_origin_gets_no_credentials() {
     );
 }
 
+/// A URL with a user name and password and an `Authorization` header of the agent's: the header
+/// is the credential sent, once (the URL's would be a second `Authorization`).
+#[tokio::test]
+async fn the_agents_authorization_header_wins_over_a_urls_password() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let seen: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let app = {
+        let seen = seen.clone();
+        Router::new().fallback(move |req: axum::extract::Request| {
+            let seen = seen.clone();
+            async move {
+                let values = req.headers().get_all("authorization").iter();
+                seen.lock()
+                    .unwrap()
+                    .push(values.map(|v| v.to_str().unwrap().to_string()).collect());
+                r#"{"status":"done"}"#
+            }
+        })
+    };
+    let base = serve_local(app).await;
+    allow(&s, "agent", &[authority(&base)]);
+    let with_password = base.replace("http://", "http://bob:pw@");
+    let headers = json!({"Authorization": "Bearer agent-token"});
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("{with_password}/job"), "method": "GET", "headers": headers}),
+    )
+    .await;
+    assert_eq!(completed(&s, &id).await["isError"], false);
+    let id = start(
+        &s,
+        &agent,
+        json!({"url": format!("{with_password}/job"), "method": "GET"}),
+    )
+    .await;
+    assert_eq!(completed(&s, &id).await["isError"], false);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            vec!["Bearer agent-token".to_string()],
+            vec!["Basic Ym9iOnB3".to_string()]
+        ]
+    );
+}
+
 /// A `202` whose `Location` is not an HTTP URL (`file:`, `ftp:`) fails the job at once, as a
 /// redirect there does: nothing is retried.
 #[tokio::test]

@@ -32,15 +32,26 @@ const TOOL: &str = "wait_for_http_job";
 
 /// The arguments the policy sees for a run: the agent's, without `headers` (they may hold
 /// credentials) and `monitor`, with `url` set to the URL the run starts at (its `url` or its
-/// `monitor`) as it is sent (`Url`'s form: lowercase host, the scheme's default port left out).
+/// `monitor`) as it is sent (`Url`'s form: lowercase host, the scheme's default port left out),
+/// without a user name and password: a rule names where requests go (an "always allow" rule
+/// names the origin), and a URL's credentials change nothing of that.
 pub fn policed_arguments(arguments: &Value, first: &Url) -> Value {
     let mut policed = arguments.clone();
     if let Some(map) = policed.as_object_mut() {
         map.remove("headers");
         map.remove("monitor");
-        map.insert("url".into(), Value::String(first.to_string()));
+        map.insert("url".into(), Value::String(policed_url(first)));
     }
     policed
+}
+
+/// `url` as the policy matches it: without a user name and password.
+fn policed_url(url: &Url) -> String {
+    let mut url = url.clone();
+    // Only URLs that cannot have credentials refuse these (`mailto:`); HTTP ones never do.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.to_string()
 }
 
 /// `policed` ([`policed_arguments`]) as people see it: a password in the URL, and credentials
@@ -95,10 +106,10 @@ impl Permission {
         }
     }
 
-    /// The policed arguments with `url` set to `url`.
+    /// The policed arguments with `url` set to `url` ([`policed_url`]).
     fn at(&self, url: &Url) -> Value {
         let mut args = self.arguments.clone();
-        args["url"] = Value::String(url.to_string());
+        args["url"] = Value::String(policed_url(url));
         args
     }
 

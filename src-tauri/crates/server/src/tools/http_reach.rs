@@ -251,6 +251,21 @@ impl Reach {
         self.in_flight.as_deref()
     }
 
+    /// `target`'s URL as it is sent: without its user name and password when the agent's own
+    /// `Authorization` header goes with it. The header is the credential the agent chose; the
+    /// URL's would be sent as a second `Authorization`.
+    fn sent_url(&self, target: &Target) -> Url {
+        let mut url = target.url.clone();
+        let authorizes = self
+            .headers_for(target.credentials)
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        if authorizes {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
+        url
+    }
+
     /// Sends `method target` with the agent's headers and JSON `body`, following redirects
     /// ([`MAX_REDIRECTS`] at most; 301/302 turn a POST, 303 anything but HEAD, into a GET
     /// without body), each hop's destination checked before it is sent, and reads the answer
@@ -271,7 +286,7 @@ impl Reach {
         let mut what = format!("{method} {}", shown(&hop.url));
         for _ in 0..=MAX_REDIRECTS {
             self.check(&hop.url, &what).await?;
-            let mut req = self.http.request(method.clone(), hop.url.clone());
+            let mut req = self.http.request(method.clone(), self.sent_url(&hop));
             for (k, v) in self.headers_for(hop.credentials) {
                 req = req.header(k, v);
             }
@@ -351,7 +366,7 @@ impl Reach {
                 });
             }
             self.dests.pin(&dest);
-            let mut req = self.http.delete(target.url.clone());
+            let mut req = self.http.delete(self.sent_url(target));
             for (k, v) in self.headers_for(target.credentials) {
                 req = req.header(k, v);
             }
