@@ -1067,7 +1067,7 @@ async fn credentials_in_text_bodies_and_questions_are_never_shown() {
     let agent = s.token("deployer");
     let out = s.dir.join("seen-pgpassword");
     let line = format!(
-        "PGPASSWORD=hunter3 sh -c 'printf %s \"$PGPASSWORD\" > {}'",
+        "PGPASSWORD=hunter3 API_TOKEN='hunter7 x' sh -c 'printf %s \"$PGPASSWORD\" > {}'",
         out.display()
     );
     let shell = s
@@ -1076,21 +1076,25 @@ async fn credentials_in_text_bodies_and_questions_are_never_shown() {
     let shell = shell["taskId"].as_str().unwrap().to_string();
     let question = approval_question(&s, &shell).await;
     assert!(
-        question.contains("PGPASSWORD=[redacted] sh -c") && !question.contains("hunter3"),
+        question.contains("PGPASSWORD=[redacted] API_TOKEN='[redacted]' sh -c")
+            && !question.contains("hunter3")
+            && !question.contains("hunter7"),
         "{question}"
     );
     let http = s
         .call(
             &agent,
             "wait_for_http_job",
-            json!({"url": "http://127.0.0.1:9/start", "method": "POST",
+            json!({"url": "http://127.0.0.1:9/start?api_key=hunter8", "method": "POST",
                    "body": {"user": "bob", "password": "hunter4"}}),
         )
         .await;
     let http = http["taskId"].as_str().unwrap().to_string();
     s.wait_status(&s.admin, &http, "input_required").await;
+    // A field named as a credential loses its default; a credential in another one is masked.
     let form = json!({"type": "object", "properties": {
-        "dsn": {"type": "string", "default": "postgres://u:hunter5@db/x"}}});
+        "database": {"type": "string", "default": "postgres://u:hunter5@db/x"},
+        "apiToken": {"type": "string", "default": "hunter9"}}});
     let asked = s
         .call(
             &agent,
@@ -1100,9 +1104,12 @@ async fn credentials_in_text_bodies_and_questions_are_never_shown() {
         .await;
     let asked = asked["taskId"].as_str().unwrap().to_string();
     let waiting = s.wait_status(&agent, &asked, "input_required").await;
-    let default = &waiting["inputRequests"]["approval"]["params"]["requestedSchema"]["properties"]
-        ["dsn"]["default"];
-    assert_eq!(default, "postgres://u:****@db/x", "{waiting}");
+    let fields = &waiting["inputRequests"]["approval"]["params"]["requestedSchema"]["properties"];
+    assert_eq!(
+        fields["database"]["default"], "postgres://u:****@db/x",
+        "{waiting}"
+    );
+    assert_eq!(fields["apiToken"], json!({"type": "string"}), "{waiting}");
     let (_, job) = s
         .v1_post(
             Some(&agent),
@@ -1126,7 +1133,9 @@ async fn credentials_in_text_bodies_and_questions_are_never_shown() {
     let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
     let queue = queue.to_string();
     assert!(queue.contains("redis://:****@cache"), "{queue}");
-    for secret in ["hunter3", "hunter4", "hunter5", "hunter6"] {
+    for secret in [
+        "hunter3", "hunter4", "hunter5", "hunter6", "hunter7", "hunter8", "hunter9",
+    ] {
         assert!(!queue.contains(secret), "the queue shows {secret}: {queue}");
     }
     s.answer(&shell, "approve-command", json!({"action": "accept"}))
@@ -1137,7 +1146,12 @@ async fn credentials_in_text_bodies_and_questions_are_never_shown() {
         "hunter3",
         "the run got it"
     );
-    assert_not_on_disk(&s.dir, &["hunter3", "hunter4", "hunter5", "hunter6"]);
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{http}")).await;
+    assert!(!detail.to_string().contains("hunter8"), "{detail}");
+    let secrets = [
+        "hunter3", "hunter4", "hunter5", "hunter6", "hunter7", "hunter8", "hunter9",
+    ];
+    assert_not_on_disk(&s.dir, &secrets);
 }
 
 /// `wait_for_http_job`'s credential headers are redacted like `run_command`'s `env`.

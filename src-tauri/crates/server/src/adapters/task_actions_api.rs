@@ -81,7 +81,7 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
     // Stored arguments that held credentials are redacted again (`redact_value`).
     if redact_value(&arguments).is_some() {
         return Err(ApiError::conflict(
-            "its arguments held credentials (a secret env value or a URL's password), which are never stored: run the command again with them",
+            "its arguments held credentials, which are never stored: run the command again with them",
         ));
     }
     Ok(arguments)

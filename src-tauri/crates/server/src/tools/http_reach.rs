@@ -83,24 +83,24 @@ impl Target {
 }
 
 /// `url` as people may see it: its password, if any, replaced by [`MASKED_PASSWORD`]
-/// (`http://bob:****@host/x`); the user name stays, it says which account is used.
+/// (`http://bob:****@host/x`; the user name stays, it says which account is used), and the
+/// credentials in its query or fragment masked as in the stored arguments
+/// (`?api_key=[redacted]`, `?next=http://u:****@x/`: [`super::secrets::mask_string`]).
 pub fn shown(url: &Url) -> String {
-    if url.password().is_none() {
-        return url.to_string();
-    }
     let mut masked = url.clone();
-    // An http(s) URL with a password has a host, so the password can be set.
-    let _ = masked.set_password(Some(MASKED_PASSWORD));
-    masked.to_string()
+    if url.password().is_some() {
+        // An http(s) URL with a password has a host, so the password can be set.
+        let _ = masked.set_password(Some(MASKED_PASSWORD));
+    }
+    let text = masked.to_string();
+    super::secrets::mask_string(&text).unwrap_or(text)
 }
 
-/// `text` with every spelling of `url` in it shown without its password ([`shown`]): for
+/// `text` with every spelling of `url` in it shown without its credentials ([`shown`]): for
 /// error texts written by others (a resolver, reqwest) that may quote the URL.
 fn scrub(text: String, url: &Url) -> String {
-    if url.password().is_none() {
-        return text;
-    }
-    text.replace(url.as_str(), &shown(url))
+    let text = text.replace(url.as_str(), &shown(url));
+    super::secrets::mask_string(&text).unwrap_or(text)
 }
 
 /// Checks one agent-given header: `name` must be a valid header name and not one only the

@@ -100,28 +100,44 @@ fn next_scheme_separator(text: &str) -> Option<(usize, bool)> {
     }
 }
 
+/// True when `name` says without doubt that it holds a credential (`password`, `token`,
+/// `secret`, `key`, `credential`): a value may follow it after `:` or a space (`Password: …`,
+/// `--token …`), where a weaker name (`session`, `auth`) would too often be prose.
+fn is_strong_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    is_secret_name(&n)
+        && ["pass", "token", "secret", "credential", "key"]
+            .iter()
+            .any(|w| n.contains(w))
+}
+
 /// How a secret-named word in a string is given its value.
 #[derive(Clone, Copy, PartialEq)]
 enum Assignment {
-    /// `NAME=value`, `--name=value`, `?name=value`: up to a space, a quote, `;`, `&`, `|`, `#`
-    /// or `)`.
+    /// `NAME=value`, `--name=value`, `--name:value`, `?name=value`, `#name=value`: up to a
+    /// space, `;`, `&`, `|`, `#` or `)`, or the closing quote of a quoted value.
     Equals,
-    /// A header line, `Authorization: Bearer …` (a name with a `-`, or `Authorization` or
-    /// `Cookie`): up to the end of the line or a quote.
+    /// A header or field line, `Authorization: Bearer …`, `Password: …` (a name with a `-`,
+    /// `Authorization`, `Cookie`, or a strong one): up to the end of the line or a quote.
     Header,
     /// A JSON member in text, `"password": "value"`: the quoted string.
     Json,
+    /// A flag and its value, `--password value` (a strong name): the next word.
+    Flag,
+    /// `Bearer value` (12 characters or more): the token.
+    Bearer,
 }
 
 /// `value` with the value of every secret-named assignment in it ([`is_secret_name`]; see
 /// `Assignment`) replaced by [`REDACTED`]: `PGPASSWORD=[redacted] psql`,
-/// `curl -H 'Authorization: [redacted]'`, `https://x/?access_token=[redacted]&page=2`. A
-/// value of digits only stays (`--max-tokens=512`); `None` when nothing was replaced.
+/// `PASSWORD='[redacted]'`, `--password [redacted]`, `curl -H 'Authorization: [redacted]'`,
+/// `https://x/?access_token=[redacted]&page=2`. A value of digits only, `true` or `false`
+/// stays (`--max-tokens=512`); `None` when nothing was replaced.
 pub fn mask_assignments(value: &str) -> Option<String> {
     let chars: Vec<(usize, char)> = value.char_indices().collect();
     let byte = |i: usize| chars.get(i).map_or(value.len(), |c| c.0);
     let char_at = |i: usize| chars.get(i).map(|c| c.1);
-    let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-');
+    let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
     let mut out = String::with_capacity(value.len());
     let mut copied = 0;
     let mut i = 0;
@@ -131,7 +147,7 @@ pub fn mask_assignments(value: &str) -> Option<String> {
             c.is_whitespace()
                 || matches!(
                     c,
-                    '\'' | '"' | '(' | ';' | '&' | '|' | '`' | '{' | ',' | '?'
+                    '\'' | '"' | '(' | ';' | '&' | '|' | '`' | '{' | ',' | '?' | '#'
                 )
         });
         if !starts || !char_at(i).is_some_and(is_name) {
@@ -142,22 +158,34 @@ pub fn mask_assignments(value: &str) -> Option<String> {
         while char_at(j).is_some_and(is_name) {
             j += 1;
         }
-        let name = value[byte(i)..byte(j)].trim_start_matches('-');
+        // A sentence's full stop is no part of the name.
+        while j > i + 1 && char_at(j - 1) == Some('.') {
+            j -= 1;
+        }
+        let word = &value[byte(i)..byte(j)];
+        let flag = word.starts_with('-');
+        let name = word.trim_start_matches('-');
         let quoted = before == Some('"') && char_at(j) == Some('"');
         let mut k = j + usize::from(quoted);
+        let secret_name = is_secret_name(name);
         let form = match char_at(k) {
-            Some('=') if !quoted => Some(Assignment::Equals),
-            Some(':') if quoted => Some(Assignment::Json),
+            Some('=') if !quoted && secret_name => Some(Assignment::Equals),
+            Some(':') if quoted && secret_name => Some(Assignment::Json),
+            Some(':') if flag && secret_name => Some(Assignment::Equals),
             Some(':')
-                if name.contains('-')
-                    || name.eq_ignore_ascii_case("authorization")
-                    || name.eq_ignore_ascii_case("cookie") =>
+                if secret_name
+                    && (name.contains('-')
+                        || name.eq_ignore_ascii_case("authorization")
+                        || name.eq_ignore_ascii_case("cookie")
+                        || is_strong_secret_name(name)) =>
             {
                 Some(Assignment::Header)
             }
+            Some(' ') if flag && is_strong_secret_name(name) => Some(Assignment::Flag),
+            Some(' ') if name.eq_ignore_ascii_case("bearer") => Some(Assignment::Bearer),
             _ => None,
         };
-        let Some(form) = form.filter(|_| is_secret_name(name)) else {
+        let Some(form) = form else {
             i = j;
             continue;
         };
@@ -167,21 +195,27 @@ pub fn mask_assignments(value: &str) -> Option<String> {
                 k += 1;
             }
         }
-        if form == Assignment::Json {
-            if char_at(k) != Some('"') {
+        // A quoted value ends at its closing quote.
+        let quote = match (form, char_at(k)) {
+            (Assignment::Json, Some('"')) => Some('"'),
+            (Assignment::Json, _) => {
                 i = k;
                 continue;
             }
+            (Assignment::Equals | Assignment::Flag, Some(q @ ('\'' | '"'))) => Some(q),
+            _ => None,
+        };
+        if quote.is_some() {
             k += 1;
         }
         let start = k;
         while let Some(c) = char_at(k) {
-            let stop = match form {
-                Assignment::Equals => {
+            let stop = match (quote, form) {
+                (Some(q), _) => c == q && char_at(k - 1) != Some('\\'),
+                (None, Assignment::Header) => matches!(c, '\n' | '\r' | '\'' | '"'),
+                (None, _) => {
                     c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '&' | '|' | '#' | ')')
                 }
-                Assignment::Header => matches!(c, '\n' | '\r' | '\'' | '"'),
-                Assignment::Json => c == '"' && char_at(k - 1) != Some('\\'),
             };
             if stop {
                 break;
@@ -189,7 +223,12 @@ pub fn mask_assignments(value: &str) -> Option<String> {
             k += 1;
         }
         let secret = &value[byte(start)..byte(k)];
-        if !secret.is_empty() && !secret.bytes().all(|b| b.is_ascii_digit()) {
+        let plain = secret.is_empty()
+            || secret.bytes().all(|b| b.is_ascii_digit())
+            || matches!(secret, "true" | "false")
+            || (form == Assignment::Flag && secret.starts_with('-'))
+            || (form == Assignment::Bearer && secret.chars().count() < 12);
+        if !plain {
             out.push_str(&value[copied..byte(start)]);
             out.push_str(REDACTED);
             copied = byte(k);
@@ -213,11 +252,48 @@ pub fn redact_value(value: &Value) -> Option<Value> {
     redact(value, true)
 }
 
-/// `value` with every string in it masked by [`mask_string`], at any depth, and member names
-/// not looked at: for text shown to a person that is not a call (a question and its form,
-/// whose `password` field is no credential). `None` when nothing was masked.
+/// `value` with every string in it masked by [`mask_string`], at any depth, member names not
+/// looked at: for text shown to a person that is not a call (a question and its form, whose
+/// `password` field is no credential). A form field named as a credential loses its `default`
+/// (the person types it). `None` when nothing was masked.
 pub fn mask_strings(value: &Value) -> Option<Value> {
-    redact(value, false)
+    let mut shown = redact(value, false);
+    let mut dropped = shown.clone().unwrap_or_else(|| value.clone());
+    if drop_credential_defaults(&mut dropped) {
+        shown = Some(dropped);
+    }
+    shown
+}
+
+/// Removes, at any depth, the `default` of each member of a `properties` object (a form's
+/// fields) whose name says it is a credential; true when one was removed.
+fn drop_credential_defaults(value: &mut Value) -> bool {
+    let mut dropped = false;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(fields)) = map.get_mut("properties") {
+                for (name, field) in fields.iter_mut() {
+                    if is_secret_name(name)
+                        && let Some(field) = field.as_object_mut()
+                        && field.get("default").is_some_and(|d| is_credential(name, d))
+                    {
+                        field.remove("default");
+                        dropped = true;
+                    }
+                }
+            }
+            for member in map.values_mut() {
+                dropped |= drop_credential_defaults(member);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                dropped |= drop_credential_defaults(item);
+            }
+        }
+        _ => {}
+    }
+    dropped
 }
 
 /// [`redact_value`] (`by_name`: secret-named members too) or [`mask_strings`].
@@ -225,7 +301,18 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
     match value {
         Value::String(s) => mask_string(s).map(Value::String),
         Value::Array(items) => {
-            let shown: Vec<Option<Value>> = items.iter().map(|v| redact(v, by_name)).collect();
+            let mut shown: Vec<Option<Value>> = items.iter().map(|v| redact(v, by_name)).collect();
+            // An argument list's `--password VALUE`: the value is the next item.
+            for (at, pair) in items.windows(2).enumerate() {
+                if let (Some(flag), Some(next)) = (pair[0].as_str(), pair[1].as_str())
+                    && flag.starts_with('-')
+                    && is_strong_secret_name(flag.trim_start_matches('-'))
+                    && !next.starts_with('-')
+                    && !next.is_empty()
+                {
+                    shown[at + 1] = Some(Value::String(REDACTED.into()));
+                }
+            }
             shown.iter().any(Option::is_some).then(|| {
                 Value::Array(
                     shown
@@ -407,6 +494,29 @@ mod tests {
                 r#"{"password": "s3", "user": "bob"}"#,
                 r#"{"password": "[redacted]", "user": "bob"}"#,
             ),
+            ("PASSWORD='s 3' true", "PASSWORD='[redacted]' true"),
+            (
+                r#"GITHUB_TOKEN="s3 x" true --password="s4""#,
+                r#"GITHUB_TOKEN="[redacted]" true --password="[redacted]""#,
+            ),
+            (
+                "login --password s3 --user bob",
+                "login --password [redacted] --user bob",
+            ),
+            ("--password:s3", "--password:[redacted]"),
+            (
+                "helm --set auth.password=s3",
+                "helm --set auth.password=[redacted]",
+            ),
+            ("Password: s3 s4", "Password: [redacted]"),
+            (
+                "https://x/cb#id_token=s3",
+                "https://x/cb#id_token=[redacted]",
+            ),
+            (
+                "X-Plain: Bearer abcdefghijklmnop",
+                "X-Plain: Bearer [redacted]",
+            ),
         ] {
             assert_eq!(mask_assignments(given).as_deref(), Some(shown), "{given}");
         }
@@ -417,6 +527,10 @@ mod tests {
             "echo $TOKEN",
             "TOKEN=",
             "a password is needed",
+            "Session: begins at noon",
+            "--use-token false",
+            "the bearer of bad news",
+            "--password-file -",
         ] {
             assert_eq!(mask_assignments(plain), None, "{plain}");
         }
@@ -449,6 +563,16 @@ mod tests {
             redact_value(&json!({"argv": ["ls", "-l"], "max_tokens": 5})),
             None
         );
+        let argv = json!(["login", "--password", "s3", "--token", "-x"]);
+        assert_eq!(
+            redact_value(&argv),
+            Some(json!(["login", "--password", REDACTED, "--token", "-x"]))
+        );
+        let form = json!({"properties": {"apiToken": {"type": "string", "default": "s3"},
+                                         "name": {"type": "string", "default": "bob"}}});
+        let shown = mask_strings(&form).unwrap();
+        assert_eq!(shown["properties"]["apiToken"], json!({"type": "string"}));
+        assert_eq!(shown["properties"]["name"]["default"], "bob");
         // What was stored redacted is redacted again: a view can tell values were held back.
         assert!(redact_value(&shown).is_some());
     }
