@@ -382,6 +382,28 @@ test('a question row: d opens its task in the decline reason box; Enter declines
   await page.keyboard.press('Escape');
 });
 
+test('Escape in a question\'s decline box leaves it with the text kept: the next keys are shortcuts, not more reason', async () => {
+  const ids = [await askQuestion('Purge the cache?'), await askQuestion('Purge the logs?')];
+  await rowOf(ids[1]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'focus on the first question');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.prompt-decline-reason', 'the decline reason box');
+  await page.keyboard.type('half typed');
+  await page.keyboard.press('Escape');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('prompt-card')), 'focus on the form');
+  const box = page.locator('.prompt-card[data-key="approval"] .prompt-decline-reason');
+  assert.equal(await box.inputValue(), 'half typed');
+  // `j` is a shortcut again: it types nothing into the reason.
+  await page.keyboard.press('j');
+  assert.equal(await box.inputValue(), 'half typed');
+  assert.equal((await pending()).filter((a) => ids.includes(a.taskId)).length, 2, 'both still wait');
+  await clearQueue();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
 test('in a question’s form, d focuses the decline reason box instead of declining at once; a still accepts', async () => {
   const first = await askQuestion('Rotate the keys?');
   await rowOf(first).waitFor();

@@ -40,15 +40,18 @@ const APPROVAL_KEYS = {
  * field of an opened call (its reason, its edited arguments) goes back to the call's row, what
  * was typed kept; a second Escape closes the call. In the selection bar's reason box
  * (`inSelectionReason`), Enter asks to deny the selected calls (as "Deny selected…") and Escape
- * goes back to the queue's highlighted row, the reason kept.
+ * goes back to the queue's highlighted row, the reason kept. Escape in a field of a task's
+ * answer form (`inPrompt`) goes to the form itself, what was typed kept: the keys after it are
+ * shortcuts again (a second Escape closes the task).
  */
-export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false, inSelectionReason = false }) {
+export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false, inSelectionReason = false, inPrompt = false }) {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return null;
   if (dialogOpen) return null;
   if (typing) {
     if (inSelectionReason && e.key === 'Enter' && !e.isComposing && !e.shiftKey) return 'approval-deny-selected-send';
     if (e.key !== 'Escape') return null;
     if (inSearch) return 'leave-search';
+    if (inPrompt) return 'leave-prompt-field';
     return inApprovals || inSelectionReason ? 'approval-leave-field' : null;
   }
   if (inApprovals && Object.hasOwn(APPROVAL_KEYS, e.key) && (e.key !== 'Enter' || onApprovalRow)) return APPROVAL_KEYS[e.key];
@@ -145,7 +148,8 @@ export function onKey(e, later) {
   const inApprovals = queue.contains(target);
   const onApprovalRow = inApprovals && target.parentElement === queue;
   const inSelectionReason = target === $('approvals-reason');
-  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow, inSelectionReason });
+  const prompt = target instanceof Element ? target.closest('.prompt-card') : null;
+  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow, inSelectionReason, inPrompt: Boolean(prompt) });
   if (command && command.startsWith('approval-')) {
     e.preventDefault();
     const shift = e.shiftKey;
@@ -155,6 +159,10 @@ export function onKey(e, later) {
   switch (command) {
     case 'leave-search':
       $('task-list').focus();
+      e.preventDefault();
+      return;
+    case 'leave-prompt-field':
+      prompt.focus();
       e.preventDefault();
       return;
     case 'search':

@@ -58,6 +58,9 @@ test('while typing, keys are text; Escape leaves the search box only', () => {
   // In an opened call's reason or editor: back to its row (the text stays), not closing it.
   assert.equal(shortcutFor(key('Escape'), { ...typing, inApprovals: true }), 'approval-leave-field');
   assert.equal(shortcutFor(key('a'), { ...typing, inApprovals: true }), null);
+  // In a task's answer form: back to the form, so the keys after it are shortcuts again.
+  assert.equal(shortcutFor(key('Escape'), { ...typing, inPrompt: true }), 'leave-prompt-field');
+  assert.equal(shortcutFor(key('j'), { ...typing, inPrompt: true }), null);
 });
 
 test('a Page key moves a screenful of 64 px rows less one, at least one', () => {
