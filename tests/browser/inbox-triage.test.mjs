@@ -382,7 +382,7 @@ test('a question row: d opens its task in the decline reason box; Enter declines
   await page.keyboard.press('Escape');
 });
 
-test('Escape in a question\'s decline box leaves it with the text kept: the next keys are shortcuts, not more reason', async () => {
+test('Escape in a question\'s decline box goes back to its row with the text kept; j and d then decline the next one', async () => {
   const ids = [await askQuestion('Purge the cache?'), await askQuestion('Purge the logs?')];
   await rowOf(ids[1]).waitFor();
   await page.locator('#task-list').focus();
@@ -392,13 +392,20 @@ test('Escape in a question\'s decline box leaves it with the text kept: the next
   await waitFor(async () => (await focused()) === '.prompt-decline-reason', 'the decline reason box');
   await page.keyboard.type('half typed');
   await page.keyboard.press('Escape');
-  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('prompt-card')), 'focus on the form');
+  await waitFor(async () => (await focused()) === ids[0], 'focus back on the question\'s row');
   const box = page.locator('.prompt-card[data-key="approval"] .prompt-decline-reason');
   assert.equal(await box.inputValue(), 'half typed');
-  // `j` is a shortcut again: it types nothing into the reason.
+  // `j` is a shortcut again: it moves to the next question and types nothing into the reason;
+  // `d` there opens the second question's box, and Enter declines that one.
   await page.keyboard.press('j');
+  await waitFor(async () => (await focused()) === ids[1], 'focus on the second question');
   assert.equal(await box.inputValue(), 'half typed');
-  assert.equal((await pending()).filter((a) => ids.includes(a.taskId)).length, 2, 'both still wait');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.prompt-decline-reason', 'the second decline box');
+  await page.keyboard.type('not now');
+  await page.keyboard.press('Enter');
+  assert.match(resultText(await outcome(ids[1])), /^Declined\. Their reason: not now$/);
+  assert.ok((await pending()).some((a) => a.taskId === ids[0]), 'the first still waits');
   await clearQueue();
   await page.locator('#task-list').focus();
   await page.keyboard.press('Escape');

@@ -356,6 +356,17 @@ export function focusApprovals() {
   return true;
 }
 
+/**
+ * Puts the highlight and the focus on the queue's row of task `taskId`'s question; false when
+ * the queue has none (it was answered, or is not a question of the queue).
+ */
+export function focusQuestionRow(taskId) {
+  const row = state.approvals.rows.find((r) => r.type === 'approval' && r.approval.taskId === taskId);
+  if (!row) return false;
+  state.approvals.activeId = row.id;
+  return focusApprovals();
+}
+
 /** Wires the selection bar; runs once. */
 export function initApprovals() {
   $('approvals-approve').addEventListener('click', () => decideMany(state.approvals.selectedApprovals(), 'approve', selectionReason()));

@@ -41,8 +41,8 @@ const APPROVAL_KEYS = {
  * was typed kept; a second Escape closes the call. In the selection bar's reason box
  * (`inSelectionReason`), Enter asks to deny the selected calls (as "Deny selected…") and Escape
  * goes back to the queue's highlighted row, the reason kept. Escape in a field of a task's
- * answer form (`inPrompt`) goes to the form itself, what was typed kept: the keys after it are
- * shortcuts again (a second Escape closes the task).
+ * answer form (`inPrompt`) goes back to the question's row in the approval queue when it has
+ * one, else to the form itself, what was typed kept: the keys after it are shortcuts again.
  */
 export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false, inSelectionReason = false, inPrompt = false }) {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return null;
@@ -161,10 +161,16 @@ export function onKey(e, later) {
       $('task-list').focus();
       e.preventDefault();
       return;
-    case 'leave-prompt-field':
-      prompt.focus();
+    case 'leave-prompt-field': {
       e.preventDefault();
+      // A question of the approval queue goes back to its row there (as a call's fields do),
+      // so that j moves to the next approval; another prompt's form takes the focus.
+      const taskId = new URLSearchParams(location.hash.slice(1)).get('task');
+      const inQueue = taskId && [...$('approvals-list').querySelectorAll('.approval')].some((r) => r.dataset.taskId === taskId);
+      if (inQueue) later((rest) => rest.focusQuestionRow(taskId) || prompt.focus());
+      else prompt.focus();
       return;
+    }
     case 'search':
       e.preventDefault();
       $('search').focus();

@@ -11,7 +11,7 @@ import { initApprovals } from './approvals-view.js';
 
 export { connectStream } from './live.js';
 export { reloadInbox, renderInbox } from './inbox.js';
-export { reloadApprovals, tickApprovals, focusApprovals, onApprovalKey } from './approvals-view.js';
+export { reloadApprovals, tickApprovals, focusApprovals, focusQuestionRow, onApprovalKey } from './approvals-view.js';
 export { openTask, focusTask, closeDetail } from './open-task.js';
 export { requestCancel, bulkCancel } from './cancel.js';
 export { loadDetailAndDialogsWhenIdle, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog, loadTaskActions } from './lazy.js';

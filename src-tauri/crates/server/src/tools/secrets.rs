@@ -21,7 +21,13 @@ pub const REDACTED: &str = "[redacted]";
 /// `OLDPWD`); `-` counts as `_`.
 pub fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
-    if matches!(n.as_str(), "pwd" | "oldpwd") {
+    // What a credential's settings are named, not the credential: `token_type`, `auth_mode`,
+    // `password_file`, `token_ttl`.
+    let about = [
+        "type", "mode", "file", "path", "dir", "ttl", "expiry", "expires", "count", "length",
+        "url", "endpoint",
+    ];
+    if matches!(n.as_str(), "pwd" | "oldpwd") || about.iter().any(|end| n.ends_with(end)) {
         return false;
     }
     let auth = n.contains("auth") && (n.contains("authoriz") || !n.contains("author"));
@@ -202,26 +208,51 @@ pub fn mask_assignments(value: &str) -> Option<String> {
                 i = k;
                 continue;
             }
-            (Assignment::Equals | Assignment::Flag, Some(q @ ('\'' | '"'))) => Some(q),
+            (
+                Assignment::Equals | Assignment::Flag | Assignment::Header,
+                Some(q @ ('\'' | '"')),
+            ) => Some(q),
             _ => None,
         };
         if quote.is_some() {
             k += 1;
         }
         let start = k;
+        // An unquoted value is a shell word: `\ ` escapes a space, quotes and `$(…)` inside it
+        // belong to it, and it ends at a space, `;`, `&`, `|`, `#` or `)`, or at the quote that
+        // opened before the name (`'--password=a b'`, where a flag's value also spans spaces).
+        let enclosing = before.filter(|c| matches!(c, '\'' | '"'));
         while let Some(c) = char_at(k) {
-            let stop = match (quote, form) {
-                (Some(q), _) => c == q && char_at(k - 1) != Some('\\'),
-                (None, Assignment::Header) => matches!(c, '\n' | '\r' | '\'' | '"'),
-                (None, _) => {
-                    c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '&' | '|' | '#' | ')')
+            match (quote, form) {
+                (Some(q), _) => {
+                    if c == q && char_at(k - 1) != Some('\\') {
+                        break;
+                    }
                 }
-            };
-            if stop {
-                break;
+                (None, Assignment::Header) => {
+                    if matches!(c, '\n' | '\r') || Some(c) == enclosing {
+                        break;
+                    }
+                }
+                (None, _) => {
+                    // A quoted `'--password=a b'` is one argument; a quoted line
+                    // `'PGPASSWORD=x psql …'` is not one word.
+                    let spaced = c.is_whitespace() && !(flag && enclosing.is_some());
+                    if spaced || matches!(c, ';' | '&' | '|' | '#' | ')') || Some(c) == enclosing {
+                        break;
+                    }
+                    if c == '\\' {
+                        k += 1;
+                    } else if matches!(c, '\'' | '"') {
+                        k = closing(&chars, k, c);
+                    } else if c == '$' && char_at(k + 1) == Some('(') {
+                        k = closing(&chars, k + 1, '(');
+                    }
+                }
             }
             k += 1;
         }
+        let k = k.min(chars.len());
         let secret = &value[byte(start)..byte(k)];
         let plain = secret.is_empty()
             || secret.bytes().all(|b| b.is_ascii_digit())
@@ -239,6 +270,29 @@ pub fn mask_assignments(value: &str) -> Option<String> {
         out.push_str(&value[copied..]);
         out
     })
+}
+
+/// Where what opens at `chars[at]` (a quote `'` or `"`, or `(`) closes: the index of its
+/// closing character (`)` for `(`, nested ones counted), or the last index when it never does.
+fn closing(chars: &[(usize, char)], at: usize, open: char) -> usize {
+    let (close, mut depth) = (if open == '(' { ')' } else { open }, 0usize);
+    let mut k = at + 1;
+    while let Some(&(_, c)) = chars.get(k) {
+        if c == '\\' && open != '\'' {
+            k += 2;
+            continue;
+        }
+        if open == '(' && c == '(' {
+            depth += 1;
+        } else if c == close {
+            if depth == 0 {
+                return k;
+            }
+            depth -= 1;
+        }
+        k += 1;
+    }
+    chars.len().saturating_sub(1)
 }
 
 /// `value` as it may be stored and shown, or `None` when it holds no secret: at any depth,
@@ -302,13 +356,28 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
         Value::String(s) => mask_string(s).map(Value::String),
         Value::Array(items) => {
             let mut shown: Vec<Option<Value>> = items.iter().map(|v| redact(v, by_name)).collect();
-            // An argument list's `--password VALUE`: the value is the next item.
-            for (at, pair) in items.windows(2).enumerate() {
-                if let (Some(flag), Some(next)) = (pair[0].as_str(), pair[1].as_str())
-                    && flag.starts_with('-')
-                    && is_strong_secret_name(flag.trim_start_matches('-'))
+            // In an argument list a credential is a whole item after `--password`, or after
+            // `--password=` in the same item (spaces and all).
+            for (at, item) in items.iter().enumerate() {
+                let Some(item) = item.as_str() else { continue };
+                if let Some((flag, value)) = item.split_once('=')
+                    && is_secret_name(flag.trim_start_matches('-'))
+                    && !flag.contains([' ', ':'])
+                    && is_credential(flag, &Value::String(value.into()))
+                    && !matches!(value, "true" | "false")
+                    && !value.bytes().all(|b| b.is_ascii_digit())
+                {
+                    shown[at] = Some(Value::String(format!("{flag}={REDACTED}")));
+                }
+                let next = items.get(at + 1).and_then(Value::as_str);
+                if let Some(next) = next
+                    && item.starts_with('-')
+                    && !item.contains(['=', ':', ' '])
+                    && is_strong_secret_name(item.trim_start_matches('-'))
                     && !next.starts_with('-')
                     && !next.is_empty()
+                    && !matches!(next, "true" | "false")
+                    && !next.bytes().all(|b| b.is_ascii_digit())
                 {
                     shown[at + 1] = Some(Value::String(REDACTED.into()));
                 }
@@ -517,6 +586,22 @@ mod tests {
                 "X-Plain: Bearer abcdefghijklmnop",
                 "X-Plain: Bearer [redacted]",
             ),
+            (r"TOKEN=a\ b c", r"TOKEN=[redacted] c"),
+            (
+                "sh -c '--password=a b' x",
+                "sh -c '--password=[redacted]' x",
+            ),
+            ("PASSWORD=a'b c' x", "PASSWORD=[redacted] x"),
+            ("PASSWORD=$(cat /x)y z", "PASSWORD=[redacted] z"),
+            (
+                "#access_token=abc&token_type=bearer",
+                "#access_token=[redacted]&token_type=bearer",
+            ),
+            (
+                "sh -c 'PGPASSWORD=x psql -h db'",
+                "sh -c 'PGPASSWORD=[redacted] psql -h db'",
+            ),
+            ("run \"token: 'a b'\"", "run \"token: '[redacted]'\""),
         ] {
             assert_eq!(mask_assignments(given).as_deref(), Some(shown), "{given}");
         }
@@ -563,11 +648,27 @@ mod tests {
             redact_value(&json!({"argv": ["ls", "-l"], "max_tokens": 5})),
             None
         );
-        let argv = json!(["login", "--password", "s3", "--token", "-x"]);
+        let argv = json!(["login", "--password", "s3", "--token", "-x", "--pin=a b"]);
         assert_eq!(
             redact_value(&argv),
-            Some(json!(["login", "--password", REDACTED, "--token", "-x"]))
+            Some(json!([
+                "login",
+                "--password",
+                REDACTED,
+                "--token",
+                "-x",
+                "--pin=[redacted]"
+            ]))
         );
+        let plain = json!([
+            "--max-tokens=512",
+            "hello world",
+            "--max-tokens",
+            "512",
+            "--token-file",
+            "/x"
+        ]);
+        assert_eq!(redact_value(&plain), None);
         let form = json!({"properties": {"apiToken": {"type": "string", "default": "s3"},
                                          "name": {"type": "string", "default": "bob"}}});
         let shown = mask_strings(&form).unwrap();

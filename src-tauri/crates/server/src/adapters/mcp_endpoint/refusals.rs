@@ -34,6 +34,11 @@ const METHOD_NOT_ALLOWED: &str = "Method Not Allowed: /mcp takes POST; GET (the 
      notification stream) and DELETE (ending it) need a 2025-11-25 session's Mcp-Session-Id. \
      With 2026-07-28, `subscriptions/listen` streams notifications";
 
+/// What a 405 under the 2026-07-28 headers says, with `Allow: POST`.
+const SESSIONLESS_METHOD_NOT_ALLOWED: &str = "Method Not Allowed: with MCP-Protocol-Version \
+     2026-07-28 /mcp takes POST only (there is no session to stream or end); \
+     `subscriptions/listen` streams notifications";
+
 /// Longest refusal body read; rmcp's are one line or a small JSON object.
 const MAX_REFUSAL_BYTES: usize = 16 * 1024;
 
@@ -142,8 +147,9 @@ impl UnsupportedVersion {
 /// error (`-32600`) with the same status, its message rmcp's text or Taskdeck's explanation
 /// (no session, an unknown session, a 405, which also gets `Allow`); a JSON-RPC error without
 /// an `id` gets `"id": null`, and rmcp's bare `-32601` message (the method's name) says
-/// "Method not found".
-pub(crate) async fn explained(resp: Response) -> Response {
+/// "Method not found". `sessionless`: the request carried the 2026-07-28 headers (a 405 then
+/// allows POST only).
+pub(crate) async fn explained(resp: Response, sessionless: bool) -> Response {
     let status = resp.status();
     if !status.is_client_error() {
         return resp;
@@ -177,9 +183,13 @@ pub(crate) async fn explained(resp: Response) -> Response {
         return error_response(status, &id, INVALID_REQUEST, SESSION_REQUIRED, None);
     }
     if status == StatusCode::METHOD_NOT_ALLOWED {
-        let mut resp = error_response(status, &id, INVALID_REQUEST, METHOD_NOT_ALLOWED, None);
+        let (message, allow) = match sessionless {
+            true => (SESSIONLESS_METHOD_NOT_ALLOWED, "POST"),
+            false => (METHOD_NOT_ALLOWED, "GET, POST, DELETE"),
+        };
+        let mut resp = error_response(status, &id, INVALID_REQUEST, message, None);
         resp.headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            .insert(header::ALLOW, HeaderValue::from_static(allow));
         return resp;
     }
     let message = match text.as_str() {
@@ -215,11 +225,12 @@ mod tests {
 
     #[tokio::test]
     async fn refusals_become_json_rpc_errors() {
-        let resp = explained(answer(
-            StatusCode::METHOD_NOT_ALLOWED,
+        let sessionless = explained(answer(StatusCode::METHOD_NOT_ALLOWED, false, ""), true).await;
+        assert_eq!(sessionless.headers()[header::ALLOW], "POST");
+        let resp = explained(
+            answer(StatusCode::METHOD_NOT_ALLOWED, false, "Method Not Allowed"),
             false,
-            "Method Not Allowed",
-        ))
+        )
         .await;
         assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(resp.headers()[header::ALLOW], "GET, POST, DELETE");
@@ -230,11 +241,12 @@ mod tests {
         );
 
         let no_id = r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"foo/bar"}}"#;
-        let body = body_of(explained(answer(StatusCode::NOT_FOUND, true, no_id)).await).await;
+        let body =
+            body_of(explained(answer(StatusCode::NOT_FOUND, true, no_id), false).await).await;
         assert_eq!(body["id"], Value::Null);
         assert_eq!(body["error"]["message"], "Method not found: foo/bar");
 
-        let ok = explained(answer(StatusCode::OK, false, "fine")).await;
+        let ok = explained(answer(StatusCode::OK, false, "fine"), false).await;
         let bytes = axum::body::to_bytes(ok.into_body(), 64).await.unwrap();
         assert_eq!(&bytes[..], b"fine");
     }

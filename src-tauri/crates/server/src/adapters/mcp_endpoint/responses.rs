@@ -64,8 +64,10 @@ pub(crate) fn sse(
 /// Hands `req` to rmcp's Streamable HTTP service and returns its answer, a bare-text refusal
 /// made a JSON-RPC error ([`super::refusals::explained`]).
 pub(crate) async fn forward(endpoint: &McpEndpoint, req: Request) -> Response {
+    // Under the 2026-07-28 headers there is no session to stream (GET) or end (DELETE).
+    let sessionless = super::request_checks::is_modern(req.headers());
     match endpoint.rmcp.clone().oneshot(req).await {
-        Ok(resp) => super::refusals::explained(resp.map(Body::new)).await,
+        Ok(resp) => super::refusals::explained(resp.map(Body::new), sessionless).await,
         Err(never) => match never {},
     }
 }
