@@ -130,7 +130,14 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     s.wait_status(&s.admin, &id, "input_required").await;
     let (status, _) = decide(&s, json!({"items": [{"taskId": id}, {"taskId": id}], "decision": "approve", "arguments": {"command": "echo x"}})).await;
     assert_eq!(status, 422, "an edit applies to one call");
-    let (status, reply) = decide(&s, json!({"items": item, "decision": "approve", "arguments": {"command": "echo edited-by-human"}})).await;
+    // A credential the human types into the edit runs, and its result and decision show it
+    // masked (the answer itself is kept as typed: the run reads the edit from it).
+    let edit = "PGPASSWORD=hunter10 echo edited-by-human";
+    let (status, reply) = decide(
+        &s,
+        json!({"items": item, "decision": "approve", "arguments": {"command": edit}}),
+    )
+    .await;
     assert_eq!(
         (status, reply["results"][0]["ok"].as_bool()),
         (200, Some(true)),
@@ -138,8 +145,21 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     );
     let (result, text) = result_text(&s, &agent, &id).await;
     assert!(
-        text.contains("edited-by-human") && !text.contains("as-asked"),
+        text.contains("PGPASSWORD=[redacted] echo edited-by-human")
+            && !text.contains("as-asked")
+            && !text.contains("hunter10"),
         "{result}"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let decision = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "decision")
+        .unwrap();
+    assert_eq!(
+        decision["data"]["editedArguments"]["command"],
+        "PGPASSWORD=[redacted] echo edited-by-human"
     );
 }
 

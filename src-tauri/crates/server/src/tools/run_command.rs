@@ -287,13 +287,16 @@ impl TaskTool for RunCommand {
                     Ok(Answer::Expired(_)) => return expired(&seen),
                     Ok(Answer::Approved { edited, always, .. }) => {
                         if let Some(new) = edited {
+                            // A credential the human typed into the edit is shown masked too.
+                            let shown_edit = super::secrets::redact_value(&new);
                             arguments = match edited_call(new) {
                                 Ok(a) => a,
                                 Err(why) => return declined(&seen, Some(&why)),
                             };
                             line = arguments.command_line();
-                            // An edited call holds no credential: shown as it runs.
-                            seen = line.clone();
+                            seen = shown_edit
+                                .and_then(|shown| parse::<RunCommandArguments>(NAME, &shown).ok())
+                                .map_or_else(|| line.clone(), |a| a.command_line());
                             cwd = resolve_cwd(&arguments);
                         }
                         if always {
