@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
-use crate::harness::{Reply, Server, assert_not_on_disk};
+use crate::harness::{Reply, Server, assert_credential_question, assert_not_on_disk};
 
 /// How long an upstream may take to start and show its tools.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(20);
@@ -903,30 +903,7 @@ async fn a_credential_in_a_gateway_call_reaches_only_the_upstream() {
             json!({"path": target, "content": format!("DATABASE_URL={url}")}),
         )
         .await;
-    let waiting = deck
-        .s
-        .wait_status(&deck.s.admin, &write, "input_required")
-        .await;
-    let request = &waiting["inputRequests"]["approve"]["params"];
-    let question = request["message"].as_str().unwrap();
-    assert!(
-        question.contains("u:****@db") && !question.contains("hunter2"),
-        "{question}"
-    );
-    let fields = &request["requestedSchema"]["properties"];
-    assert!(
-        fields.get("alwaysAllow").is_none() && fields.get("arguments").is_none(),
-        "{request}"
-    );
-    let (status, refused) = deck
-        .s
-        .v1_post(
-            Some(&deck.s.admin),
-            &format!("/v1/tasks/{write}/input"),
-            json!({"inputResponses": {"approve": {"action": "accept", "content": {"alwaysAllow": true}}}}),
-        )
-        .await;
-    assert_eq!(status, 422, "no rule can be asked for: {refused}");
+    assert_credential_question(&deck.s, &write, "approve", "u:****@db", "hunter2").await;
     deck.approve(&write, json!({"action": "accept", "content": {}}))
         .await;
     deck.wait_agent(&write, "completed", |t| t["status"] == "completed")

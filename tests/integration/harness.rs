@@ -582,3 +582,36 @@ pub fn assert_not_on_disk(dir: &Path, secrets: &[&str]) {
         }
     }
 }
+
+/// Waits for task `id`'s approval question `key` (as the admin sees it) and checks that it
+/// shows the call with `shown` and without `secret`, offers neither an edit nor "always allow",
+/// and refuses (422) an answer asking for the rule anyway.
+pub async fn assert_credential_question(
+    s: &Server,
+    id: &str,
+    key: &str,
+    shown: &str,
+    secret: &str,
+) {
+    let waiting = s.wait_status(&s.admin, id, "input_required").await;
+    let request = &waiting["inputRequests"][key]["params"];
+    let question = request["message"].as_str().unwrap();
+    assert!(
+        question.contains(shown) && !question.contains(secret),
+        "{question}"
+    );
+    let fields = &request["requestedSchema"]["properties"];
+    assert!(
+        fields.get("alwaysAllow").is_none() && fields.get("arguments").is_none(),
+        "{request}"
+    );
+    let asks_for_the_rule = json!({"action": "accept", "content": {"alwaysAllow": true}});
+    let (status, refused) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {key: asks_for_the_rule}}),
+        )
+        .await;
+    assert_eq!(status, 422, "no rule can be asked for: {refused}");
+}

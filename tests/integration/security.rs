@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, assert_not_on_disk};
+use crate::harness::{Server, assert_credential_question, assert_not_on_disk};
 
 #[tokio::test]
 async fn foreign_origin_and_host_are_forbidden() {
@@ -949,27 +949,14 @@ async fn a_url_password_anywhere_in_a_call_is_never_shown() {
         )
         .await;
     let id = created["taskId"].as_str().unwrap().to_string();
-    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
-    let request = &waiting["inputRequests"]["approve-command"]["params"];
-    let question = request["message"].as_str().unwrap();
-    assert!(
-        question.contains("postgres://u:****@db/x") && !question.contains("hunter2"),
-        "{question}"
-    );
-    let fields = &request["requestedSchema"]["properties"];
-    assert!(
-        fields.get("alwaysAllow").is_none() && fields.get("arguments").is_none(),
-        "{request}"
-    );
-    // An answer asking for the rule anyway is refused.
-    let (status, refused) = s
-        .v1_post(
-            Some(&s.admin),
-            &format!("/v1/tasks/{id}/input"),
-            json!({"inputResponses": {"approve-command": {"action": "accept", "content": {"alwaysAllow": true}}}}),
-        )
-        .await;
-    assert_eq!(status, 422, "{refused}");
+    assert_credential_question(
+        &s,
+        &id,
+        "approve-command",
+        "postgres://u:****@db/x",
+        "hunter2",
+    )
+    .await;
     s.answer(&id, "approve-command", json!({"action": "accept"}))
         .await;
     let done = s.wait_status(&agent, &id, "completed").await;

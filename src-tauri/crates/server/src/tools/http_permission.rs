@@ -47,11 +47,7 @@ pub fn policed_arguments(arguments: &Value, first: &Url) -> Value {
 
 /// `url` as the policy matches it: without a user name and password.
 fn policed_url(url: &Url) -> String {
-    let mut url = url.clone();
-    // Only URLs that cannot have credentials refuse these (`mailto:`); HTTP ones never do.
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.to_string()
+    super::http_reach::without_userinfo(url).to_string()
 }
 
 /// `policed` ([`policed_arguments`]) as people see it: a password in the URL, and credentials

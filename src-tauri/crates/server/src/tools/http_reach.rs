@@ -96,6 +96,15 @@ pub fn shown(url: &Url) -> String {
     super::secrets::mask_string(&text).unwrap_or(text)
 }
 
+/// `url` without its user name and password.
+pub fn without_userinfo(url: &Url) -> Url {
+    let mut url = url.clone();
+    // Only URLs that cannot have a user name refuse these (`mailto:`); HTTP ones never do.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url
+}
+
 /// `text` with every spelling of `url` in it shown without its credentials ([`shown`]): for
 /// error texts written by others (a resolver, reqwest) that may quote the URL.
 fn scrub(text: String, url: &Url) -> String {
@@ -255,15 +264,13 @@ impl Reach {
     /// `Authorization` header goes with it. The header is the credential the agent chose; the
     /// URL's would be sent as a second `Authorization`.
     fn sent_url(&self, target: &Target) -> Url {
-        let mut url = target.url.clone();
         let authorizes = self
             .headers_for(target.credentials)
             .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
-        if authorizes {
-            let _ = url.set_username("");
-            let _ = url.set_password(None);
+        match authorizes {
+            true => without_userinfo(&target.url),
+            false => target.url.clone(),
         }
-        url
     }
 
     /// Sends `method target` with the agent's headers and JSON `body`, following redirects

@@ -67,7 +67,7 @@ pub fn mask_string(value: &str) -> Option<String> {
 /// (`scheme:\/\/user:password@host`); `None` when it holds none. The authority ends at the
 /// first `/` (`\` when escaped) or space; a password may hold `?`, `#`, `@`, `:` or a tab, as
 /// people's passwords do (RFC 3986 would have them encoded).
-pub fn mask_url_passwords(value: &str) -> Option<String> {
+fn mask_url_passwords(value: &str) -> Option<String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     let mut masked = false;
@@ -139,7 +139,7 @@ enum Assignment {
 /// `PASSWORD='[redacted]'`, `--password [redacted]`, `curl -H 'Authorization: [redacted]'`,
 /// `https://x/?access_token=[redacted]&page=2`. A value of digits only, `true` or `false`
 /// stays (`--max-tokens=512`); `None` when nothing was replaced.
-pub fn mask_assignments(value: &str) -> Option<String> {
+fn mask_assignments(value: &str) -> Option<String> {
     let chars: Vec<(usize, char)> = value.char_indices().collect();
     let byte = |i: usize| chars.get(i).map_or(value.len(), |c| c.0);
     let char_at = |i: usize| chars.get(i).map(|c| c.1);
@@ -397,11 +397,8 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
     }
 }
 
-/// `map` redacted as [`redact_value`] says, or `None` when it holds no secret.
-pub fn redact_map(map: &Map<String, Value>) -> Option<Map<String, Value>> {
-    redact_members(map, true)
-}
-
+/// `map` redacted as [`redact_value`] (`by_name`) or [`mask_strings`] says, or `None` when it
+/// holds no secret.
 fn redact_members(map: &Map<String, Value>, by_name: bool) -> Option<Map<String, Value>> {
     let mut changed = false;
     let shown = map
@@ -429,9 +426,9 @@ pub fn is_credential(name: &str, value: &Value) -> bool {
 }
 
 /// `arguments` with the object member `field` (e.g. `headers`, `env`) redacted by
-/// [`redact_map`], or `None` when it holds no secret.
+/// [`redact_value`], or `None` when it holds no secret.
 pub fn redact_field(arguments: &Value, field: &str) -> Option<Value> {
-    let redacted = redact_map(arguments.get(field)?.as_object()?)?;
+    let redacted = redact_members(arguments.get(field)?.as_object()?, true)?;
     let mut shown = arguments.clone();
     shown[field] = Value::Object(redacted);
     Some(shown)
