@@ -100,13 +100,11 @@ impl Store {
 
     /// [`Self::page`], with the search index or not (`indexed`).
     fn page_with(&self, filter: &ListFilter, indexed: bool) -> Result<Page, EngineError> {
+        // One read: the event id, the counts and the tasks come from the same commit.
         self.read(|c| {
-            // A deferred read transaction: its snapshot starts at the first SELECT.
-            let tx = c.unchecked_transaction()?;
-            let event_id = newest_event_id(&tx)?;
-            let counts = count_tasks(&tx, filter, indexed)?;
-            let TaskSlice { tasks, next_seq } = list_tasks(&tx, filter, indexed)?;
-            tx.finish()?;
+            let event_id = newest_event_id(c)?;
+            let counts = count_tasks(c, filter, indexed)?;
+            let TaskSlice { tasks, next_seq } = list_tasks(c, filter, indexed)?;
             Ok(Page {
                 tasks,
                 next_seq,

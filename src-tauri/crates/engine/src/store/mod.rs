@@ -324,13 +324,22 @@ impl Store {
         self.write(|_| Ok(())).await
     }
 
-    /// Runs `f` on a pooled read connection (sees the last commit). Blocking; keep it short or
-    /// call it from `spawn_blocking`.
+    /// Runs `f` on a pooled read connection, in one read transaction: every statement of `f`
+    /// sees the same commit (the last one when `f` begins), so a task's row and its input
+    /// requests, read by separate statements, always agree. Blocking; keep it short (the
+    /// snapshot holds the log from being reset) or call it from `spawn_blocking`.
     pub fn read<R>(
         &self,
         f: impl FnOnce(&Connection) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
-        self.state.readers.with(f)
+        self.state.readers.with(|c| {
+            c.prepare_cached("BEGIN")?.execute([])?;
+            let out = f(c);
+            // A read-only transaction ends without error; were it left open, the pooled
+            // connection would keep this snapshot for every later read.
+            c.prepare_cached("COMMIT")?.execute([])?;
+            out
+        })
     }
 
     /// Copies the whole write-ahead log into the store file and empties it (a `TRUNCATE`
@@ -341,8 +350,11 @@ impl Store {
     /// [`EngineError::Store`].
     pub fn truncate_wal(&self) -> Result<bool, EngineError> {
         for _ in 0..20 {
+            // Outside a read transaction: the checkpoint must not wait for its own snapshot.
             let busy: i64 = self
-                .read(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?))?;
+                .state
+                .readers
+                .with(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?))?;
             if busy == 0 {
                 return Ok(true);
             }

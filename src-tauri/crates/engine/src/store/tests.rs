@@ -64,10 +64,10 @@ async fn largest_wal(readers: usize, hold: Duration, tasks: usize) -> (u64, bool
                 while !stop.load(Ordering::Relaxed) {
                     store
                         .read(|c| {
-                            let tx = c.unchecked_transaction()?;
-                            tx.query_row("SELECT count(*) FROM tasks", [], |r| r.get::<_, i64>(0))?;
+                            // A read is one transaction: its snapshot holds until it returns.
+                            c.query_row("SELECT count(*) FROM tasks", [], |r| r.get::<_, i64>(0))?;
                             std::thread::sleep(hold);
-                            Ok(tx.finish()?)
+                            Ok(())
                         })
                         .unwrap();
                 }
@@ -795,4 +795,93 @@ fn a_reader_busy_as_the_index_opens_late_is_not_kept_without_it() {
     assert_eq!(during, 0);
     assert!(pool.has_search());
     assert_eq!(pool.with(has_index).unwrap(), 1);
+}
+
+/// A read sees one commit: a task read while a writer moves it between `input_required` (its
+/// request outstanding) and `working` (the request answered) is never `input_required` without
+/// its request, though the task's row and its requests are read by separate statements.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_racing_an_answer_never_sees_input_required_without_its_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), Durability::Process, ChangeFeed::new(64)).unwrap();
+    store
+        .write(|w| w.insert(task("a")).map(drop))
+        .await
+        .unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (store, done) = (store.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut torn = Vec::new();
+            let mut reads = 0u64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = store.get("a").unwrap().unwrap();
+                if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
+                    torn.push(format!("get: {:?}", t.status));
+                }
+                let listed = store
+                    .page(&ListFilter {
+                        limit: 10,
+                        ..Default::default()
+                    })
+                    .unwrap();
+                for t in listed.tasks {
+                    if t.status == TaskStatus::InputRequired && t.input_requests.is_empty() {
+                        torn.push(format!("list: {:?}", t.status));
+                    }
+                }
+                reads += 1;
+            }
+            (torn, reads)
+        })
+    };
+    for round in 0..400i64 {
+        let key = format!("k{round}");
+        let k = key.clone();
+        store
+            .write(move |w| {
+                let mut t = w.load("a")?.unwrap();
+                insert_input(
+                    w.conn,
+                    "a",
+                    &k,
+                    &serde_json::json!({"method": "elicitation/create"}),
+                    false,
+                    round,
+                )?;
+                t.status = TaskStatus::InputRequired;
+                t.input_requests.insert(k.clone(), serde_json::json!({}));
+                w.event(&t, round, "inputRequested", serde_json::json!({"key": k}))?;
+                w.save(t).map(drop)
+            })
+            .await
+            .unwrap();
+        store
+            .write(move |w| {
+                let mut t = w.load("a")?.unwrap();
+                answer_input(
+                    w.conn,
+                    "a",
+                    &key,
+                    &serde_json::json!({"action": "accept"}),
+                    "admin",
+                    round,
+                )?;
+                t.status = TaskStatus::Working;
+                t.input_requests.clear();
+                w.event(&t, round, "inputAnswered", serde_json::json!({"key": key}))?;
+                w.save(t).map(drop)
+            })
+            .await
+            .unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (torn, reads) = reader.join().unwrap();
+    assert!(reads > 0);
+    assert!(
+        torn.is_empty(),
+        "{} of {reads} reads were torn: {:?}",
+        torn.len(),
+        &torn[..torn.len().min(5)]
+    );
 }

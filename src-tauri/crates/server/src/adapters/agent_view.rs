@@ -126,14 +126,15 @@ pub fn detailed(task: &TaskRecord, human_only: &[String], reader: Reader) -> Map
         return m;
     }
     let shown = answerable(task, human_only, reader);
-    if shown.len() == task.input_requests.len() {
-        return m;
-    }
+    // Checked first so that this status always agrees with [`status`]'s.
     if shown.is_empty() {
         let (status, message) = status(task, human_only, reader);
         m.remove("inputRequests");
         m.insert("status".into(), json!(status.as_str()));
         m.insert("statusMessage".into(), json!(message));
+        return m;
+    }
+    if shown.len() == task.input_requests.len() {
         return m;
     }
     let requests: Map<String, Value> = shown
@@ -227,6 +228,31 @@ mod tests {
         assert_eq!(seen["status"], "input_required");
         let keys: Vec<&String> = seen["inputRequests"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["b"]);
+    }
+
+    #[test]
+    fn the_detailed_status_agrees_with_the_status_for_every_reader() {
+        let readers = [(false, false), (false, true), (true, false), (true, true)]
+            .map(|(can_elicit, human)| Reader { can_elicit, human });
+        let tasks = [
+            waiting(&[("approval", "Ship it?")]),
+            waiting(&[("a", "first"), ("b", "second")]),
+            waiting(&[]),
+        ];
+        for task in &tasks {
+            for human_only in [vec![], vec!["a".to_string()], vec!["approval".to_string()]] {
+                for reader in readers {
+                    let (status, _) = status(task, &human_only, reader);
+                    let seen = detailed(task, &human_only, reader);
+                    assert_eq!(
+                        seen["status"],
+                        status.as_str(),
+                        "{:?} {human_only:?} {reader:?}",
+                        task.input_requests.keys().collect::<Vec<_>>()
+                    );
+                }
+            }
+        }
     }
 
     #[test]
