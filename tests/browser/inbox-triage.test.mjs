@@ -437,6 +437,27 @@ test('in a question’s form, d focuses the decline reason box instead of declin
   await page.keyboard.press('Escape');
 });
 
+test('answering a question in its form hands the focus to the next waiting question, then to the pane', async () => {
+  const ids = [await askQuestion('Tag the release?'), await askQuestion('Publish the notes?')];
+  await rowOf(ids[1]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'focus on the first question');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await focused()) === '.btn.btn-primary', 'Accept in the first question');
+  await page.keyboard.press('a');
+  assert.equal(resultText(await outcome(ids[0])), 'Accepted.');
+  await waitFor(async () => (await focused()) === ids[1], 'the focus on the second question\'s row');
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await focused()) === '.btn.btn-primary', 'Accept in the second question');
+  await page.keyboard.press('a');
+  assert.equal(resultText(await outcome(ids[1])), 'Accepted.');
+  // Nothing waits any more: the focus stays in the task's pane (not lost to the page).
+  await waitFor(async () => (await focused()) === '#detail', 'the focus on the detail pane');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await focused()) === '#task-list', 'Escape closes the pane');
+});
+
 test('the selection bar’s reason box: Escape goes back to the queue, Enter denies the selection (after asking), the focus stays in the queue', async () => {
   const ids = [await askToRun('echo s1'), await askToRun('echo s2'), await askToRun('echo s3'), await askToRun('echo s4')];
   await rowOf(ids[3]).waitFor();

@@ -357,6 +357,21 @@ export function focusApprovals() {
 }
 
 /**
+ * Focuses the queue's highlighted row, or, when that row is task `taskId`'s question (just
+ * answered, its row not yet gone), the nearest row after it (else before it) that is not;
+ * false when no other row waits.
+ */
+export function focusNextApproval(taskId) {
+  const inbox = state.approvals;
+  const other = (r) => !(r.type === 'approval' && r.approval.taskId === taskId);
+  const rows = inbox.rows;
+  if (!rows.some(other)) return false;
+  const from = Math.max(0, inbox.activeIndex);
+  if (!other(rows[from])) inbox.activeId = (rows.slice(from).find(other) || rows.slice(0, from).reverse().find(other)).id;
+  return focusApprovals();
+}
+
+/**
  * Puts the highlight and the focus on the queue's row of task `taskId`'s question; false when
  * the queue has none (it was answered, or is not a question of the queue).
  */

@@ -40,10 +40,11 @@ export class DetailView {
    * @param {HTMLElement} root
    * @param {{api: {getTask: Function, answer: Function, taskLog: Function}, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
    *          toast: (s: string, tone?: string) => void, onClose: () => void, isHuman: () => boolean,
-   *          needTick?: (on: boolean) => void}} deps
+   *          needTick?: (on: boolean) => void, focusQueue?: (taskId: string) => boolean}} deps
    *        `isHuman`: whether this page may answer `humanOnly` requests (signed in as a person:
    *        the admin or a human). `needTick`: told whether the header shows times that run to
-   *        the second (starts or stops the clock that calls `tick()`).
+   *        the second (starts or stops the clock that calls `tick()`). `focusQueue`: focuses the
+   *        approval queue's next row other than task `taskId`'s; false when none waits.
    */
   constructor(root, deps) {
     /** The timeout that redraws a settled task's ages and countdown when they change, or 0. */
@@ -337,11 +338,17 @@ export class DetailView {
     if (!this.task) return;
     const prompts = outstandingPrompts(this.task);
     const keys = new Set(prompts.map((p) => p.key));
+    // A card removed with the focus in it (or just sent from: sending disables its controls,
+    // which drops the focus to the page) hands the focus on (`focusNextDecision`).
+    const active = document.activeElement;
+    const nowhere = !active || active === document.body;
+    let focusLost = false;
     for (const [key, card] of this.cards) {
       if (keys.has(key)) {
         // A request that arrived live is shown before its round (and `humanOnly`) is known.
         if (!!card.locked === this.lockedFor(key)) continue;
       } else if (!card.gone && !card.sending) this.deps.announce(`The input request “${key}” was answered or withdrawn elsewhere.`);
+      if (card.el.contains(active) || (nowhere && card.sending)) focusLost = true;
       card.el.remove();
       this.cards.delete(key);
     }
@@ -356,6 +363,18 @@ export class DetailView {
       ? 'The task is waiting for the person using Taskdeck.'
       : 'The task is waiting for you. Answers are checked here before they are sent.';
     if (this.el.promptsNote.textContent !== note) this.el.promptsNote.textContent = note;
+    if (focusLost) this.focusNextDecision();
+  }
+
+  /**
+   * After an answered request's card left with the focus: the focus goes to what waits next
+   * for this person, this task's next open request, else the approval queue's row
+   * (`deps.focusQueue`), else this pane.
+   */
+  focusNextDecision() {
+    const next = this.shortcutPrompt();
+    if (next) next.focus();
+    else if (!(this.deps.focusQueue && this.deps.focusQueue(this.taskId))) this.root.focus({ preventScroll: true });
   }
 
   async sendAnswer(key, response) {

@@ -12,6 +12,7 @@ import { handleTaskSnapshot } from './live.js';
 import { notePrincipal } from './filters.js';
 import { requestCancel } from './cancel.js';
 import { closeDetail } from './open-task.js';
+import { focusNextApproval } from './approvals-view.js';
 
 /** The detail pane (DetailView): loaded, created and stored in state.detail on first call. */
 export const loadDetail = once(async () => {
@@ -32,6 +33,7 @@ export const loadDetail = once(async () => {
     onClose: closeDetail,
     isHuman: () => rights(state.me).seesAll,
     needTick: (on) => state.ticker.need('detail', on),
+    focusQueue: focusNextApproval,
   });
   return state.detail;
 });

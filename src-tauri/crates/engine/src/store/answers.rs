@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Store, input_requests::outstanding_inputs};
+use super::{Store, in_one_snapshot, input_requests::outstanding_inputs};
 use crate::{
     EngineError, TaskStatus,
     answer_cache::CachedAnswer,
@@ -72,7 +72,11 @@ fn read_answer(c: &Connection, task_id: &str) -> Result<Option<CachedAnswer>, En
     let Some(row) = row else {
         return Ok(None);
     };
+    // The row and the requests from one commit, as in `load_task` (read again in a snapshot).
     let input_requests = match row.status {
+        TaskStatus::InputRequired if c.is_autocommit() => {
+            return in_one_snapshot(c, |c| read_answer(c, task_id));
+        }
         TaskStatus::InputRequired => Some(outstanding_inputs(c, task_id)?),
         _ => None,
     };

@@ -117,7 +117,7 @@ impl Store {
     /// [`verify_chain`] from the `audit_pruned` anchor (genesis when nothing was pruned) to the
     /// `audit_head`. Blocking: one pass over the table. Errors: [`EngineError::Store`].
     pub fn verify_audit(&self) -> Result<AuditVerification, EngineError> {
-        self.read(|c| {
+        self.read_snapshot(|c| {
             let anchor = meta_link(c, "audit_pruned")?.unwrap_or_else(ChainLink::genesis);
             let head = meta_link(c, "audit_head")?.unwrap_or_else(ChainLink::genesis);
             let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM audit ORDER BY seq"))?;

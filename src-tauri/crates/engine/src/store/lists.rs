@@ -100,8 +100,8 @@ impl Store {
 
     /// [`Self::page`], with the search index or not (`indexed`).
     fn page_with(&self, filter: &ListFilter, indexed: bool) -> Result<Page, EngineError> {
-        // One read: the event id, the counts and the tasks come from the same commit.
-        self.read(|c| {
+        // The event id, the counts and the tasks come from the same commit.
+        self.read_snapshot(|c| {
             let event_id = newest_event_id(c)?;
             let counts = count_tasks(c, filter, indexed)?;
             let TaskSlice { tasks, next_seq } = list_tasks(c, filter, indexed)?;

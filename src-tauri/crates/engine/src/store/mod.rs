@@ -324,22 +324,25 @@ impl Store {
         self.write(|_| Ok(())).await
     }
 
-    /// Runs `f` on a pooled read connection, in one read transaction: every statement of `f`
-    /// sees the same commit (the last one when `f` begins), so a task's row and its input
-    /// requests, read by separate statements, always agree. Blocking; keep it short (the
-    /// snapshot holds the log from being reset) or call it from `spawn_blocking`.
+    /// Runs `f` on a pooled read connection. Each of its statements sees the last commit when
+    /// it runs, so two statements may see different commits: reads whose statements must
+    /// agree use [`Store::read_snapshot`]. Blocking; keep it short or call it from
+    /// `spawn_blocking`.
     pub fn read<R>(
         &self,
         f: impl FnOnce(&Connection) -> Result<R, EngineError>,
     ) -> Result<R, EngineError> {
-        self.state.readers.with(|c| {
-            c.prepare_cached("BEGIN")?.execute([])?;
-            let out = f(c);
-            // A read-only transaction ends without error; were it left open, the pooled
-            // connection would keep this snapshot for every later read.
-            c.prepare_cached("COMMIT")?.execute([])?;
-            out
-        })
+        self.state.readers.with(f)
+    }
+
+    /// [`Store::read`] with every statement of `f` seeing the same commit (one read
+    /// transaction, [`in_one_snapshot`]). Keep it short: while it lasts, the log cannot be
+    /// reset past its snapshot.
+    pub fn read_snapshot<R>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
+        self.state.readers.with(|c| in_one_snapshot(c, f))
     }
 
     /// Copies the whole write-ahead log into the store file and empties it (a `TRUNCATE`
@@ -350,11 +353,8 @@ impl Store {
     /// [`EngineError::Store`].
     pub fn truncate_wal(&self) -> Result<bool, EngineError> {
         for _ in 0..20 {
-            // Outside a read transaction: the checkpoint must not wait for its own snapshot.
             let busy: i64 = self
-                .state
-                .readers
-                .with(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?))?;
+                .read(|c| Ok(c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?))?;
             if busy == 0 {
                 return Ok(true);
             }
@@ -384,4 +384,22 @@ impl Prepared {
 /// Decodes JSON text as stored; `null` for text that is not JSON (never written by the store).
 fn parse_json(s: String) -> Value {
     serde_json::from_str(&s).unwrap_or(Value::Null)
+}
+
+/// Runs `f` with every statement it runs on `c` seeing one commit: inside the transaction `c`
+/// is already in (a write's), else in a deferred read transaction of its own, whose snapshot
+/// is taken by its first statement and ended (whatever `f` returned) before this returns.
+/// Errors: `f`'s, or [`EngineError::Store`].
+pub(super) fn in_one_snapshot<R>(
+    c: &Connection,
+    f: impl FnOnce(&Connection) -> Result<R, EngineError>,
+) -> Result<R, EngineError> {
+    if !c.is_autocommit() {
+        return f(c);
+    }
+    // Dropped on `f`'s error: rolled back, which for a read only ends the snapshot.
+    let snapshot = c.unchecked_transaction()?;
+    let out = f(&snapshot)?;
+    snapshot.finish()?;
+    Ok(out)
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Store, input_requests::outstanding_inputs, parse_json};
+use super::{Store, in_one_snapshot, input_requests::outstanding_inputs, parse_json};
 use crate::{EngineError, TaskRecord, TaskStatus, model::Progress};
 
 impl Store {
@@ -16,7 +16,7 @@ impl Store {
 
     /// Tasks that are not terminal (for restart recovery), oldest first.
     pub fn unsettled(&self) -> Result<Vec<TaskRecord>, EngineError> {
-        self.read(|c| {
+        self.read_snapshot(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT task_id FROM tasks WHERE status IN ('working','input_required') ORDER BY seq",
             )?;
@@ -124,7 +124,9 @@ pub(super) fn row_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
     })
 }
 
-/// Loads one task and, when it is `input_required`, its outstanding input requests.
+/// Loads one task and, when it is `input_required`, its outstanding input requests, both from
+/// one commit: a task is never seen `input_required` without the requests it waits for (an
+/// answer committed between the two reads would remove them).
 pub(super) fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskRecord>, EngineError> {
     let mut task = c
         .prepare_cached(concat!(
@@ -138,6 +140,11 @@ pub(super) fn load_task(c: &Connection, task_id: &str) -> Result<Option<TaskReco
         .as_mut()
         .filter(|t| t.status == TaskStatus::InputRequired)
     {
+        // Read again in one snapshot, unless already in one: this read is the rare one, and
+        // the common one (a task not waiting) pays for no transaction.
+        if c.is_autocommit() {
+            return in_one_snapshot(c, |c| load_task(c, task_id));
+        }
         t.input_requests = outstanding_inputs(c, task_id)?;
     }
     Ok(task)
