@@ -493,6 +493,8 @@ test('the selection bar’s reason box: Escape goes back to the queue, Enter den
   await waitFor(async () => (await focused()) === ids[2], 'focus on the row in their place');
   await page.keyboard.press('j');
   await waitFor(async () => (await focused()) === ids[3], 'j moved in the queue');
+  // The reason went with its decision: the next selection starts without it.
+  await waitFor(async () => (await page.locator('#approvals-reason').inputValue()) === '', 'the reason box emptied');
   await clearQueue();
 });
 

@@ -83,6 +83,7 @@ export async function decide(approvals, decision, opts = {}) {
   toast(words.text, tone);
   announce(words.text);
   await reloadApprovals();
+  return { results };
 }
 
 /** Shows a decision's outcome above the queue for as long as its toast, until the next one. */
@@ -98,7 +99,10 @@ function showResult(text, tone) {
   }, noticeMs(tone));
 }
 
-/** Confirms, then decides several approvals: each call is listed in the dialog first. */
+/**
+ * Confirms, then decides several approvals: each call is listed in the dialog first. Resolves
+ * with `decide`'s outcome, or undefined when not confirmed.
+ */
 export async function decideMany(approvals, decision, reason) {
   if (!approvals.length) return;
   const n = approvals.length;
@@ -118,12 +122,24 @@ export async function decideMany(approvals, decision, reason) {
   const ids = new Set(approvals.map(approvalId));
   const first = state.approvals.rows.find((r) => r.type === 'approval' && ids.has(r.id));
   if (first) state.approvals.activeId = first.id;
-  await decide(approvals, decision, { reason });
+  return decide(approvals, decision, { reason });
+}
+
+/**
+ * Decides the selection with the selection bar's reason, after asking. Once the server took
+ * the decision, the reason box is emptied (unless retyped meanwhile): the next selection is
+ * not denied with a reason written for this one.
+ */
+async function decideSelection(decision) {
+  const box = $('approvals-reason');
+  const reason = box.value;
+  const r = await decideMany(state.approvals.selectedApprovals(), decision, reason);
+  if (r && r.results && box.value === reason) box.value = '';
 }
 
 /** The selection bar's "Deny selected…" (Enter in its reason box too): lists them, asks, denies with its reason. */
 function denySelected() {
-  return decideMany(state.approvals.selectedApprovals(), 'deny', selectionReason());
+  return decideSelection('deny');
 }
 
 /**
@@ -146,11 +162,6 @@ export function openApproval(id, open = state.approvals.openId !== id) {
   state.approvals.activeId = id;
   renderApprovals();
   return open ? cards.get(id) : null;
-}
-
-/** The selection bar's reason, the row's approvals and the bulk buttons. */
-export function selectionReason() {
-  return $('approvals-reason').value;
 }
 
 function approvalRow(a, inGroup) {
@@ -384,7 +395,7 @@ export function focusQuestionRow(taskId) {
 
 /** Wires the selection bar; runs once. */
 export function initApprovals() {
-  $('approvals-approve').addEventListener('click', () => decideMany(state.approvals.selectedApprovals(), 'approve', selectionReason()));
+  $('approvals-approve').addEventListener('click', () => decideSelection('approve'));
   $('approvals-deny').addEventListener('click', denySelected);
   $('approvals-clear').addEventListener('click', () => {
     state.approvals.selected.clear();
@@ -464,7 +475,7 @@ export function onApprovalKey(command, shift) {
         toast('Select approvals first (x; Shift+x for a range).', 'info');
         return;
       }
-      if (command === 'approval-approve-selected') decideMany(chosen, 'approve', selectionReason());
+      if (command === 'approval-approve-selected') decideSelection('approve');
       else $('approvals-reason').focus();
       return;
     }
