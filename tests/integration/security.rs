@@ -1160,6 +1160,24 @@ async fn http_job_credential_headers_are_never_shown() {
     assert_eq!(headers["X-Api-Key"], "[redacted]");
     assert_eq!(headers["Accept"], "application/json");
     assert!(!detail.to_string().contains("s3cr3t"), "{detail}");
+    // The person deciding sees which headers go with the request, credentials masked.
+    let mut pending = Value::Null;
+    for _ in 0..400 {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+        if let Some(a) = list["approvals"]
+            .as_array()
+            .and_then(|a| a.iter().find(|a| a["taskId"] == id.as_str()).cloned())
+        {
+            pending = a;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let shown = &pending["arguments"]["headers"];
+    assert_eq!(shown["Authorization"], "[redacted]", "{pending}");
+    assert_eq!(shown["X-Api-Key"], "[redacted]");
+    assert_eq!(shown["Accept"], "application/json");
+    assert!(!pending.to_string().contains("s3cr3t"), "{pending}");
 }
 
 /// An approval shows where and with what the command runs before the command's own text, and

@@ -51,11 +51,22 @@ fn policed_url(url: &Url) -> String {
 }
 
 /// `policed` ([`policed_arguments`]) as people see it: a password in the URL, and credentials
-/// in the `body` ([`super::secrets::redact_value`]), are never shown, recorded or hashed.
-pub fn shown_arguments(policed: &Value, url: &Url) -> Value {
+/// in the `body` ([`super::secrets::redact_value`]), are never shown, recorded or hashed. With
+/// `headers` (the agent's, as sent) as `{"headers": {NAME: VALUE}}`, their credentials masked
+/// the same way: a person deciding sees that the request carries, say, an `Authorization`
+/// header, never its value. Rules never match on headers ([`policed_arguments`]).
+pub fn shown_arguments(policed: &Value, url: &Url, headers: &[(String, String)]) -> Value {
     let mut shown_arguments =
         super::secrets::redact_value(policed).unwrap_or_else(|| policed.clone());
     shown_arguments["url"] = Value::String(shown(url));
+    if !headers.is_empty() {
+        let given: serde_json::Map<String, Value> = headers
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+            .collect();
+        let given = Value::Object(given);
+        shown_arguments["headers"] = super::secrets::redact_value(&given).unwrap_or(given);
+    }
     shown_arguments
 }
 
@@ -65,6 +76,8 @@ pub struct Permission {
     policy: Arc<Policy>,
     /// [`policed_arguments`] of the run.
     arguments: Value,
+    /// The agent's headers, sent with every request (shown masked, [`shown_arguments`]).
+    headers: Vec<(String, String)>,
     /// False until the policy or the human allowed the call.
     approved: bool,
     /// Near authorities (`host:port`) the human allowed for this run.
@@ -74,18 +87,20 @@ pub struct Permission {
 }
 
 impl Permission {
-    /// The permissions of the run of `ctx` with `arguments` ([`policed_arguments`]), `approved`
-    /// when the policy allowed the call.
+    /// The permissions of the run of `ctx` with `arguments` ([`policed_arguments`]) and
+    /// `headers`, `approved` when the policy allowed the call.
     pub fn new(
         ctx: TaskContext,
         policy: Arc<Policy>,
         arguments: Value,
+        headers: Vec<(String, String)>,
         approved: bool,
     ) -> Permission {
         Permission {
             ctx,
             policy,
             arguments,
+            headers,
             approved,
             allowed: HashSet::new(),
             asked: 0,
@@ -185,7 +200,7 @@ impl Permission {
             always_title: Some(title),
             server: TASKDECK_SERVER.into(),
             tool: TOOL.into(),
-            arguments: shown_arguments(&at, url),
+            arguments: shown_arguments(&at, url, &self.headers),
             input_schema: None,
             editable: false,
             // A private destination is reached only with a rule naming it or a human's

@@ -155,6 +155,7 @@ impl TaskTool for WaitForHttpJob {
                 }
             };
             let policed = policed_arguments(&given, &first.url);
+            let headers = arguments.header_pairs();
             let verdict = policy.decide(&PolicyCall {
                 principal: ctx.principal(),
                 server: TASKDECK_SERVER,
@@ -167,7 +168,7 @@ impl TaskTool for WaitForHttpJob {
                     &ctx,
                     TASKDECK_SERVER,
                     NAME,
-                    &super::http_permission::shown_arguments(&policed, &first.url),
+                    &super::http_permission::shown_arguments(&policed, &first.url, &headers),
                     &verdict,
                 )
                 .await;
@@ -185,9 +186,9 @@ impl TaskTool for WaitForHttpJob {
                 ctx.clone(),
                 policy,
                 policed,
+                headers.clone(),
                 verdict.decision == Decision::Allow,
             );
-            let headers = arguments.header_pairs();
             let mut reach = match Reach::new(permission, lookup, headers, timeout) {
                 Ok(r) => r,
                 Err(e) => {
