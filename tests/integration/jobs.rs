@@ -674,6 +674,27 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     s.wait_status(&s.admin, &id, "input_required").await;
     answer(id.clone(), json!({"action": "decline"})).await;
     s.wait_status(&agent, &id, "completed").await;
+    // A command killed by a signal has no exit code: the signal's name says what ended it.
+    let id = call(json!({"command": "kill -TERM $$"})).await;
+    answer(id.clone(), json!({"action": "accept", "content": {}})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    let fields = &v["result"]["structuredContent"];
+    assert_eq!(
+        (
+            &fields["exitCode"],
+            &fields["signal"],
+            &v["result"]["isError"]
+        ),
+        (&Value::Null, &json!("SIGTERM"), &json!(true)),
+        "{v}"
+    );
+    assert!(
+        v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("was killed by signal 15 (SIGTERM)"),
+        "{v}"
+    );
     // A working directory that does not exist is named as such (and nothing is asked).
     let id = call(json!({"command": "true", "cwd": "/nonexistent-taskdeck-dir"})).await;
     let v = s.wait_status(&agent, &id, "completed").await;

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::harness::{BIN, Server, assert_not_on_disk, in_script};
 
@@ -124,6 +124,32 @@ async fn a_url_password_on_the_command_line_is_masked() {
         );
     }
     assert_not_on_disk(&s.dir, &["hunter2"]);
+}
+
+/// A command killed by a signal: its job's result names the signal (there is no exit code),
+/// and `taskdeck run` exits as a shell reports it, 128 + the signal's number.
+#[tokio::test]
+async fn a_command_killed_by_a_signal_is_reported_with_its_signal() {
+    let s = Server::start(&[]).await;
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--", "sh", "-c", "kill -KILL $$"])
+        .output()
+        .await
+        .unwrap();
+    let output = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(128 + 9), "{output}");
+    let (_, job) = completed_job(&s, &output).await;
+    let fields = &job["result"]["structuredContent"];
+    assert_eq!(
+        (
+            &fields["exitCode"],
+            &fields["signal"],
+            &job["result"]["isError"]
+        ),
+        (&Value::Null, &json!("SIGKILL"), &json!(true)),
+        "{job}"
+    );
 }
 
 #[tokio::test]

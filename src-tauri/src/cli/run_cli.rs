@@ -33,7 +33,10 @@ use super::run_output::{Output, OutputCapture, Standing, release_held_messages, 
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
     output::{LatestStatus, MAX_STATUS_CHARS, StatusUpdate},
-    process::{TASK_ID_ENV, describe_exit, shell_line, signal_tagged, stop_group, stop_tagged},
+    process::{
+        TASK_ID_ENV, describe_exit, killing_signal, shell_line, signal_tagged, stop_group,
+        stop_tagged,
+    },
 };
 
 /// How long the output still on its way to a slow consumer may take once `taskdeck run` was
@@ -134,7 +137,8 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
 }
 
 /// The job's final report: a cancel, or the result (`exitCode`, `durationMs` and the output's
-/// `tail`; `isError` unless the exit code is 0); with `last` status and output (see
+/// `tail`, `signal` for a command killed by one; `isError` unless the exit code is 0); with
+/// `last` status and output (see
 /// [`status_report`]).
 /// Sent until Taskdeck records it or a signal in `stops` gives up ([`JobLink::report_final`]);
 /// not sent when Taskdeck already recorded the job's end ([`Ending::settled`]).
@@ -169,11 +173,14 @@ async fn report_end(
     // breaks or escape sequences (a default name from a multi-line command) does not cut it.
     let after = format!(" {how} after {:.1} s.", duration_ms as f64 / 1000.0);
     let text = format!("`{}`{after}\n{tail}", fitting_name(name, &after));
-    let result = json!({
+    let mut result = json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": {"exitCode": code, "durationMs": duration_ms, "tail": tail},
         "isError": code != Some(0)
     });
+    if let Some(signal) = killing_signal(ending.status) {
+        result["structuredContent"]["signal"] = json!(signal);
+    }
     report.insert("result".into(), result);
     link.report_final(Value::Object(report), patience, stops.any())
         .await;

@@ -318,6 +318,18 @@ pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl F
     }
 }
 
+/// The name of the signal that killed a process whose exit status is `status` (`"SIGTERM"`;
+/// the number, as text, for a signal without a name); `None` when it exited with a code or its
+/// status is unknown. A result's `signal` field.
+pub fn killing_signal(status: Option<std::process::ExitStatus>) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let sig = status?.signal()?;
+    Some(
+        nix::sys::signal::Signal::try_from(sig)
+            .map_or_else(|_| sig.to_string(), |n| n.as_str().to_string()),
+    )
+}
+
 /// Describes how a process ended, as the end of a sentence that starts with the command:
 /// `exited with code N`, `was killed by signal 15 (SIGTERM)`. Returns the exit code too.
 pub fn describe_exit(status: Option<std::process::ExitStatus>) -> (Option<i32>, String) {

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::{
     arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
-    process::{Ended, describe_exit, read_lines, wait_or_stop},
+    process::{Ended, describe_exit, killing_signal, read_lines, wait_or_stop},
     secrets::{REDACTED, is_credential, mask_string},
 };
 use crate::{
@@ -479,6 +479,8 @@ async fn execute(
         (log.tail(), log.cut())
     };
     let (code, how) = describe_exit(ended.status());
+    // A command killed by a signal has no exit code: the signal's name says what ended it.
+    let signal = killing_signal(ended.status());
     // A log file cut short (its disk full, or its size cap) is said in the result: the tail is
     // then the only copy of the last lines.
     let cut_note = cut.map_or(String::new(), |c| {
@@ -504,6 +506,9 @@ async fn execute(
             "isError": code != Some(0)
         })),
     };
+    if let (Some(signal), Outcome::Completed(result)) = (signal, &mut outcome) {
+        result["structuredContent"]["signal"] = Value::String(signal);
+    }
     if let Some(cut) = cut {
         let fields = match &mut outcome {
             Outcome::Completed(result) => result.get_mut("structuredContent"),
