@@ -331,6 +331,36 @@ test('keyboard: Escape in an opened call\'s editor goes back to its row with the
   await clearQueue();
 });
 
+test('keyboard: a reason typed in one call\'s deny box is still there after working on another call', async () => {
+  const ids = [await askToRun('echo r1'), await askToRun('echo r2')];
+  await rowOf(ids[1]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'focus on the first call');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.approval-reason', 'the first call\'s reason box');
+  await page.keyboard.type('not on friday');
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await focused()) === ids[0], 'back on the first row');
+  await page.keyboard.press('j');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.approval-reason', 'the second call\'s reason box');
+  assert.equal(await rowOf(ids[0]).locator('.approval-reason').count(), 0, 'only one call is open');
+  await page.keyboard.type('wrong host');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('k');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.approval-reason', 'the first call\'s reason box again');
+  assert.equal(await rowOf(ids[0]).locator('.approval-reason').inputValue(), 'not on friday');
+  await page.keyboard.press('Enter');
+  assert.match(resultText(await outcome(ids[0])), /not on friday/);
+  // The second call kept its own.
+  await waitFor(async () => (await focused()) === ids[1], 'the focus on the second call\'s row');
+  await page.keyboard.press('d');
+  assert.equal(await rowOf(ids[1]).locator('.approval-reason').inputValue(), 'wrong host');
+  await clearQueue();
+});
+
 test('keyboard: typing a reason whose call is decided elsewhere never acts on the next call', async () => {
   const ids = [await askToRun('echo t1'), await askToRun('echo t2')];
   await rowOf(ids[1]).waitFor();

@@ -19,7 +19,8 @@ import { scheduleInboxRender } from './inbox.js';
 
 /** Row elements by row id, kept across renders so what the human typed in an open row stays. */
 const rowEls = new Map();
-/** The open approval's card (approvalCard), by approval id. */
+/** Approvals' cards (approvalCard) by approval id: the open one's, and those opened before, with
+ * what was typed in them, until they are decided. */
 const cards = new Map();
 let loadSeq = 0;
 let refetchTimer = null;
@@ -143,13 +144,15 @@ function denySelected() {
 }
 
 /**
- * Approves approval `a` (row `id`) as asked, unless its open call holds an edit not sent: then
- * it says so and focuses the editor, so the visible edit is not silently dropped.
+ * Approves approval `a` (row `id`) as asked, unless its call holds an edit not sent (open, or
+ * closed with the edit kept): then it says so and opens the call in its editor, so the edit is
+ * not silently dropped.
  */
 function approveAsAsked(a, id) {
-  const card = state.approvals.openId === id ? cards.get(id) : null;
+  const card = cards.get(id);
   if (card && card.hasUnsentEdit()) {
     toast('This call has an edit not sent: approve it with Ctrl+Enter in the editor, or undo the edit.', 'info');
+    openApproval(id, true);
     card.focusEditor();
     return;
   }
@@ -257,19 +260,20 @@ function updateRow(el, row, now) {
   setText(failEl, failure ? `Not decided: ${failure}` : '');
   const open = inbox.openId === id;
   el.querySelector('.approval-summary').setAttribute('aria-expanded', String(open));
+  // A closed call keeps its card (its edit, its reason) until it is decided: opening another
+  // call, or going back to the queue, loses nothing typed.
   let card = cards.get(id);
-  if (open && !card) {
-    card = approvalCard(a, {
-      approve: (args) => decide([a], 'approve', { arguments: args }),
-      deny: (reason) => decide([a], 'deny', { reason }),
-      openTask: () => openTask(a.taskId, { focus: true }),
-    });
-    cards.set(id, card);
-    el.appendChild(card.el);
-  } else if (!open && card) {
-    card.el.remove();
-    cards.delete(id);
-  }
+  if (open) {
+    if (!card) {
+      card = approvalCard(a, {
+        approve: (args) => decide([a], 'approve', { arguments: args }),
+        deny: (reason) => decide([a], 'deny', { reason }),
+        openTask: () => openTask(a.taskId, { focus: true }),
+      });
+      cards.set(id, card);
+    }
+    if (card.el.parentNode !== el) el.appendChild(card.el);
+  } else if (card && card.el.parentNode) card.el.remove();
 }
 
 function writeTimes(el, a, now) {
@@ -309,7 +313,7 @@ export function renderApprovals() {
     el.remove();
     rowEls.delete(key);
   }
-  for (const id of [...cards.keys()]) if (!inbox.get(id) || inbox.openId !== id) cards.delete(id);
+  for (const id of [...cards.keys()]) if (!inbox.get(id)) cards.delete(id);
   // Moving a focused node blurs it: reorder only when the order changed.
   const current = [...ul.children];
   if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i])) {
@@ -370,11 +374,16 @@ export function focusApprovals() {
 /**
  * Focuses the queue's highlighted row, or, when that row is task `taskId`'s question (just
  * answered, its row not yet gone), the nearest row after it (else before it) that is not;
- * false when no other row waits.
+ * false when no other row waits. Rows whose task the page already knows no longer waits
+ * (answered a moment ago, the queue not yet reloaded) are passed over too.
  */
 export function focusNextApproval(taskId) {
   const inbox = state.approvals;
-  const other = (r) => !(r.type === 'approval' && r.approval.taskId === taskId);
+  const answered = (id) => {
+    const task = state.model.get(id);
+    return id === taskId || (task !== undefined && task.status !== 'input_required');
+  };
+  const other = (r) => !(r.type === 'approval' && answered(r.approval.taskId));
   const rows = inbox.rows;
   if (!rows.some(other)) return false;
   const from = Math.max(0, inbox.activeIndex);

@@ -368,12 +368,13 @@ export class DetailView {
 
   /**
    * After an answered request's card left with the focus: the focus goes to what waits next
-   * for this person, this task's next open request, else the approval queue's row
+   * for this person, this task's next open request (its card), else the approval queue's row
    * (`deps.focusQueue`), else this pane.
    */
   focusNextDecision() {
     const next = this.shortcutPrompt();
-    if (next) next.focus();
+    // The card itself, not its first field: `a` and `d` act on it, Tab goes into its fields.
+    if (next) next.el.focus();
     else if (!(this.deps.focusQueue && this.deps.focusQueue(this.taskId))) this.root.focus({ preventScroll: true });
   }
 
