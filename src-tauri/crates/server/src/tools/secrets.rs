@@ -222,7 +222,20 @@ fn mask_assignments(value: &str) -> Option<String> {
         // belong to it, and it ends at a space, `;`, `&`, `|`, `#` or `)`, or at the quote that
         // opened before the name (`'--password=a b'`, where a flag's value also spans spaces).
         let enclosing = before.filter(|c| matches!(c, '\'' | '"'));
+        // A URL's query or fragment parameter (`?access_token=…`, `&key=…`, `#id_token=…`):
+        // its value holds no quote or space, so one ends it (the URL's closing quote in
+        // `'https://x/?access_token=s3' --verbose`), and it never spans words.
+        let in_url = matches!(before, Some('?' | '&' | '#')) && form == Assignment::Equals;
         while let Some(c) = char_at(k) {
+            if in_url {
+                if c.is_whitespace()
+                    || matches!(c, '&' | '#' | '\'' | '"' | ';' | ')' | '<' | '>' | '`')
+                {
+                    break;
+                }
+                k += 1;
+                continue;
+            }
             match (quote, form) {
                 (Some(q), _) => {
                     if c == q && char_at(k - 1) != Some('\\') {
@@ -557,6 +570,18 @@ mod tests {
                 "https://x/cb?access_token=[redacted]&page=2",
             ),
             (
+                "echo 'https://e.invalid/x?access_token=abc4' --verbose --output=out.txt",
+                "echo 'https://e.invalid/x?access_token=[redacted]' --verbose --output=out.txt",
+            ),
+            (
+                "curl 'https://bob:pw3@e.invalid/x?access_token=abc4' -H 'Authorization: Bearer xyz5' PGPASSWORD=pg6 --api-key=ak7 -o out",
+                "curl 'https://bob:****@e.invalid/x?access_token=[redacted]' -H 'Authorization: [redacted]' PGPASSWORD=[redacted] --api-key=[redacted] -o out",
+            ),
+            (
+                "open \"https://e.invalid/cb#id_token=t0k&state=9\" now",
+                "open \"https://e.invalid/cb#id_token=[redacted]&state=9\" now",
+            ),
+            (
                 r#"{"password": "s3", "user": "bob"}"#,
                 r#"{"password": "[redacted]", "user": "bob"}"#,
             ),
@@ -600,7 +625,7 @@ mod tests {
             ),
             ("run \"token: 'a b'\"", "run \"token: '[redacted]'\""),
         ] {
-            assert_eq!(mask_assignments(given).as_deref(), Some(shown), "{given}");
+            assert_eq!(mask_string(given).as_deref(), Some(shown), "{given}");
         }
         for plain in [
             "--max-tokens=512",
