@@ -472,6 +472,11 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Revoking is idempotent: the token is revoked, as asked.
+        Err(e @ auth::AuthError::AlreadyRevoked(_)) => {
+            println!("{e}");
+            ExitCode::SUCCESS
+        }
         Err(
             e @ (auth::AuthError::Exists(_)
             | auth::AuthError::Unknown(_)

@@ -275,6 +275,21 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
     assert_eq!(status, 400, "{v}");
     let (status, _) = report(json!({"inputRequests": {"go": {"method": "elicitation/create", "params": {"message": "x", "requestedSchema": {"type": "object", "properties": {"n": {"type": "object"}}}}}}})).await;
     assert_eq!(status, 400, "nested objects are not a form");
+    // A result an agent could not read as a CallToolResult ends nothing.
+    for result in [
+        json!({"content": [{"type": "bogus"}], "isError": "yes"}),
+        json!({"content": "not an array"}),
+        json!({}),
+    ] {
+        let (status, v) = report(json!({ "result": result })).await;
+        assert_eq!(status, 400, "{result}: {v}");
+        assert!(
+            v["detail"].as_str().unwrap().contains("CallToolResult"),
+            "{v}"
+        );
+    }
+    let (_, job) = s.v1_get(Some(&runner), &format!("/v1/jobs/{id}")).await;
+    assert_eq!(job["status"], "working", "{job}");
 
     let (status, v) = report(json!({"inputRequests": {"go": question}})).await;
     assert_eq!(status, 200, "{v}");
@@ -1909,6 +1924,15 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(list["tasks"][0]["taskId"], id.as_str());
     let out = cli(&["list"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    // Spaces around the commas are no part of a status.
+    let out = cli(&["list", "--status", "working, input_required", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list["tasks"][0]["taskId"], id.as_str());
     // A status that does not exist is a usage error, caught before anything is sent.
     let out = cli(&["list", "--status", "working,bogus"]);
     assert_eq!(out.status.code(), Some(2));

@@ -43,8 +43,22 @@ pub fn row(t: &Value, now_ms: i64) -> String {
         age,
         text("principal"),
         title,
-        text("statusMessage"),
+        message(t),
     ])
+}
+
+/// The MESSAGE cell: what a waiting task asks, with the key `taskdeck tasks answer` takes
+/// (`approve-command: Allow deploy-bot to run make deploy?`), else its status message.
+fn message(t: &Value) -> String {
+    let asked = t["inputRequests"].as_object().and_then(|requests| {
+        let (key, request) = requests.iter().next()?;
+        let question = request.pointer("/params/message").and_then(Value::as_str);
+        Some(match question {
+            Some(q) => format!("{key}: {q}"),
+            None => key.clone(),
+        })
+    });
+    asked.unwrap_or_else(|| t["statusMessage"].as_str().unwrap_or("").to_string())
 }
 
 /// The cells, each made one line, cut to its column and padded (but the last).
@@ -130,5 +144,19 @@ mod tests {
         assert!(header().starts_with("TASK ID"));
         assert_eq!(clamp("ab", 2), "ab");
         assert_eq!(clamp("abc", 2), "a…");
+    }
+
+    #[test]
+    fn a_waiting_task_shows_what_it_asks_with_the_key_to_answer() {
+        let t = json!({"taskId": "t2", "status": "input_required", "statusMessage": "exporting",
+            "inputRequests": {"approve-command": {"method": "elicitation/create",
+                "params": {"message": "Allow bot to run make deploy?"}}}});
+        assert!(
+            row(&t, 0).ends_with("approve-command: Allow bot to run make deploy?"),
+            "{}",
+            row(&t, 0)
+        );
+        let t = json!({"taskId": "t3", "status": "working", "statusMessage": "exporting"});
+        assert!(row(&t, 0).ends_with("exporting"));
     }
 }

@@ -223,14 +223,16 @@ fn row(t: &Value) -> String {
 }
 
 /// `--status` of `taskdeck tasks list`: comma-separated task statuses, checked before anything is
-/// sent (a wrong one is a usage error, exit 2). Returns the list as given.
+/// sent (a wrong one is a usage error, exit 2). Returns the list as the API takes it, spaces
+/// around the commas dropped (`"working, completed"` → `working,completed`).
 fn parse_statuses(s: &str) -> Result<String, String> {
-    for part in s.split(',') {
-        if taskdeck_engine::TaskStatus::parse(part.trim()).is_none() {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    for part in &parts {
+        if taskdeck_engine::TaskStatus::parse(part).is_none() {
             return Err(format!(
                 "{part:?} is not a task status (working, input_required, completed, failed, cancelled)"
             ));
         }
     }
-    Ok(s.to_string())
+    Ok(parts.join(","))
 }

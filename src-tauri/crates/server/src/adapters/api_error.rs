@@ -253,14 +253,62 @@ pub fn json_body<T>(
         )),
         Err(e) => Err(ApiError::bad_request(format!(
             "body must be {expected}: {}",
-            e.body_text()
+            without_type_names(&e.body_text())
         ))),
     }
+}
+
+/// `text` (serde's message) with the Rust type it names said as JSON does: "expected struct
+/// CreateBody with 3 elements" → "expected an object"; "struct ReportProgress" → "an object".
+fn without_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("struct ") {
+        let after = &rest[at + "struct ".len()..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if name_len == 0 || !after.starts_with(|c: char| c.is_ascii_uppercase()) {
+            out.push_str(&rest[..at + "struct ".len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        out.push_str("an object");
+        rest = &after[name_len..];
+        // " with 3 elements" (a sequence given where the object was expected).
+        if let Some(tail) = rest.strip_prefix(" with ")
+            && let Some(end) = tail.find(" element")
+            && tail[..end].bytes().all(|b| b.is_ascii_digit())
+        {
+            let counted = &tail[end + " element".len()..];
+            rest = counted.strip_prefix('s').unwrap_or(counted);
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_messages_name_json_types_not_rust_ones() {
+        assert_eq!(
+            without_type_names(
+                "Failed to deserialize the JSON body into the target type: invalid type: sequence, expected struct CreateBody with 3 elements at line 1 column 2"
+            ),
+            "Failed to deserialize the JSON body into the target type: invalid type: sequence, expected an object at line 1 column 2"
+        );
+        assert_eq!(
+            without_type_names(
+                "progress: invalid type: string \"bad\", expected struct ReportProgress"
+            ),
+            "progress: invalid type: string \"bad\", expected an object"
+        );
+        assert_eq!(without_type_names("a struct of mind"), "a struct of mind");
+    }
 
     #[test]
     fn engine_errors_map_to_statuses() {

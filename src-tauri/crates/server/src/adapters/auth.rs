@@ -30,6 +30,9 @@ pub enum AuthError {
     Exists(String),
     #[error("no token named {0:?}")]
     Unknown(String),
+    /// A revocation of a token revoked before: nothing changed.
+    #[error("the token {0:?} was already revoked")]
+    AlreadyRevoked(String),
     /// Revoking the admin token would lock the human out of a running Taskdeck.
     #[error(
         "the admin token cannot be revoked; to replace it, delete the admin-token file in the config dir and restart Taskdeck"
@@ -145,17 +148,21 @@ pub fn list_tokens(store: &Store) -> Result<Vec<TokenInfo>, AuthError> {
 }
 
 /// Revokes principal `name`'s token; requests with it get 401 from then on.
-/// Errors: [`AuthError::Unknown`]; [`AuthError::AdminRevoke`] for the admin token;
+/// Errors: [`AuthError::Unknown`]; [`AuthError::AlreadyRevoked`] for a token revoked before;
+/// [`AuthError::AdminRevoke`] for the admin token;
 /// [`AuthError::Store`].
 pub async fn revoke_token(store: &Store, name: &str) -> Result<(), AuthError> {
     if name == ADMIN {
         return Err(AuthError::AdminRevoke);
     }
     if store.revoke_token(name).await? {
-        Ok(())
-    } else {
-        Err(AuthError::Unknown(name.into()))
+        return Ok(());
     }
+    let revoked_before = store.tokens()?.iter().any(|t| t.name == name && t.revoked);
+    Err(match revoked_before {
+        true => AuthError::AlreadyRevoked(name.into()),
+        false => AuthError::Unknown(name.into()),
+    })
 }
 
 /// Token management from a command-line process (`taskdeck token ...`, `taskdeck mcp-config`):
@@ -393,7 +400,11 @@ mod tests {
         // (A runtime is dropped outside async code: `cli` ends in the blocking task.)
         tokio::task::spawn_blocking(move || {
             cli.revoke("agent-1").unwrap();
-            assert!(matches!(cli.revoke("agent-1"), Err(AuthError::Unknown(_))));
+            assert!(matches!(
+                cli.revoke("agent-1"),
+                Err(AuthError::AlreadyRevoked(_))
+            ));
+            assert!(matches!(cli.revoke("agent-9"), Err(AuthError::Unknown(_))));
             assert!(matches!(cli.revoke(ADMIN), Err(AuthError::AdminRevoke)));
         })
         .await

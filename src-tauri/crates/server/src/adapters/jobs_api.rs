@@ -315,7 +315,7 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
     responses((status = 200, description = "the job, whether cancellation was requested, and every answer the human gave to its input requests so far", body = ReportReply),
               (status = 202, description = "the report ends the job; `Location` is its status monitor", body = ReportEnded,
                 headers(("Location" = String, description = "`/v1/jobs/{taskId}`"))),
-              (status = 400, description = "malformed report, one that ends the job more than one way, or a malformed input request", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 400, description = "malformed report (a `result` that is not a CallToolResult too), one that ends the job more than one way, or a malformed input request", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 403, description = "a human's token, for a job another principal owns: only the job's owner (its runner) or the admin reports", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "not an external job, already settled, or its run has ended (its end waits for room on a full disk); `detail` says how", body = ProblemDocument, content_type = "application/problem+json"),
@@ -327,6 +327,16 @@ pub(crate) async fn report(
     body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let body = json_body(body, "a report")?;
+    // Checked with rmcp's own reading of a CallToolResult (content blocks of known types,
+    // `isError` a boolean, at least one of its fields): an agent reads the result as one.
+    if let Some(result) = &body.result
+        && let Err(e) =
+            serde_json::from_value::<rmcp::model::CallToolResult>(Value::Object(result.clone()))
+    {
+        return Err(ApiError::bad_request(format!(
+            "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?, isError?: boolean}}: {e}"
+        )));
+    }
     let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {
         return Err(ApiError::conflict("only external jobs take reports"));
