@@ -126,6 +126,48 @@ async fn a_url_password_on_the_command_line_is_masked() {
     assert_not_on_disk(&s.dir, &["hunter2"]);
 }
 
+/// A process the command leaves running (`… &`) writes to the same stdout after `taskdeck run`
+/// has exited, as it would without `taskdeck run`: into the file ours went to, and not killed
+/// by a closed pipe at its first line. The job ends when the command does.
+#[tokio::test]
+async fn a_process_left_running_keeps_writing_to_our_output() {
+    let s = Server::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (out, marker) = (dir.path().join("out.log"), dir.path().join("done"));
+    let script = format!(
+        "(sleep 1; echo late line; touch {}) & echo parent done",
+        marker.display()
+    );
+    let err = dir.path().join("err.log");
+    let started = Instant::now();
+    let status = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--", "sh", "-c", &script])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .status()
+        .await
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "taskdeck run waited for the process left running: {:?}",
+        started.elapsed()
+    );
+    let (_, job) = completed_job(&s, &stderr).await;
+    assert_eq!(job["result"]["structuredContent"]["tail"], "parent done");
+    let waited = Instant::now();
+    while !marker.exists() && waited.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(marker.exists(), "the process left running was killed");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "parent done\nlate line\n"
+    );
+}
+
 /// A command killed by a signal: its job's result names the signal (there is no exit code),
 /// and `taskdeck run` exits as a shell reports it, 128 + the signal's number.
 #[tokio::test]

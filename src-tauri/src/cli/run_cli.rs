@@ -128,10 +128,10 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     // the run, or while sending the end), it gets a moment only.
     if ending.received.is_some() || stops.heard {
         output
-            .delivered(tokio::time::sleep(DELIVERY_WHEN_STOPPING))
+            .delivered(tokio::time::sleep(DELIVERY_WHEN_STOPPING), false)
             .await;
     } else {
-        output.delivered(stops.any()).await;
+        output.delivered(stops.any(), !ending.cancelled).await;
     }
     ending.exit_code()
 }

@@ -79,6 +79,10 @@ pub(super) struct OutputCapture {
     reader: Option<tokio::task::JoinHandle<()>>,
     relays: Vec<Arc<Relay>>,
     writers: Vec<tokio::task::JoinHandle<()>>,
+    /// The outputs a leftover process still held open when the run was over (see
+    /// [`OutputCapture::delivered`]): the reader leaves them here, open, with whether each
+    /// goes to our stderr.
+    left_open: Arc<Mutex<Vec<(std::fs::File, bool)>>>,
 }
 
 impl OutputCapture {
@@ -97,6 +101,7 @@ impl OutputCapture {
             reader: None,
             relays: Vec::new(),
             writers: Vec::new(),
+            left_open: Arc::default(),
         };
         // The writers wake the reader through this pipe when an output it left has room again
         // (without one, out of descriptors, the reader looks again every 50 ms).
@@ -114,6 +119,7 @@ impl OutputCapture {
                 relay: relay.clone(),
                 lines: Lines::new(&mut capture.unfinished, capture.outbox.clone()),
                 hidden: None,
+                to_stderr: output.to_stderr,
             });
             let to = relay.clone();
             capture.writers.push(tokio::task::spawn_blocking(move || {
@@ -125,9 +131,10 @@ impl OutputCapture {
             capture.relays.push(relay);
         }
         let (log, latest) = (capture.log.clone(), capture.latest.clone());
+        let left_open = capture.left_open.clone();
         capture.reader = Some(tokio::task::spawn_blocking(move || {
             let note = |text: &str| latest.lock().unwrap().note(text);
-            read_out(reading, wake_read, &log, &note)
+            read_out(reading, wake_read, &log, &note, &left_open)
         }));
         capture
     }
@@ -139,26 +146,73 @@ impl OutputCapture {
         for relay in &self.relays {
             relay.update(|q| q.ended = true);
         }
-        if let Some(reader) = self.reader.take() {
-            let _ = tokio::time::timeout(READ_REST, reader).await;
+        if let Some(reader) = &mut self.reader
+            && tokio::time::timeout(READ_REST, reader).await.is_ok()
+        {
+            self.reader = None;
         }
     }
 
     /// Waits until everything read has been written to ours (a slow consumer may take long),
     /// or until `give_up` resolves. Nothing more is read after; [`say`] writes directly.
-    pub(super) async fn delivered(self, give_up: impl Future<Output = ()>) {
+    ///
+    /// `hand_over`: an output that a process the command left behind still holds open (a
+    /// server started with `&`) is handed, once what was read of it is written, to a `cat`
+    /// of its own that copies it on to ours until that process closes it: what it writes
+    /// after `taskdeck run` exits reaches our stdout or stderr as it would without `taskdeck
+    /// run` (closed with us, the output would kill it with SIGPIPE at its next write). Not
+    /// recorded in the job, which has ended.
+    pub(super) async fn delivered(mut self, give_up: impl Future<Output = ()>, hand_over: bool) {
         *MESSAGES.lock().unwrap() = None;
         for relay in &self.relays {
             relay.update(|q| q.finished = true);
         }
+        // Told the run is over (the update above wakes it), the reader leaves the outputs
+        // still open in `left_open` and ends.
+        if let Some(reader) = self.reader.take() {
+            let _ = tokio::time::timeout(READ_REST, reader).await;
+        }
         tokio::pin!(give_up);
-        for writer in self.writers {
+        for writer in std::mem::take(&mut self.writers) {
             tokio::select! {
                 _ = writer => {}
                 _ = &mut give_up => return,
             }
         }
+        if hand_over {
+            for (output, to_stderr) in self.left_open.lock().unwrap().drain(..) {
+                copy_on_after_us(output, to_stderr);
+            }
+        }
     }
+}
+
+/// Starts `cat` to copy `output` to our stdout (or, `to_stderr`, stderr) until its last
+/// writer closes it; not waited for (it outlives us). Without `cat`, `output` is closed.
+fn copy_on_after_us(output: std::fs::File, to_stderr: bool) {
+    use std::os::{fd::AsFd, unix::process::CommandExt};
+    use std::process::{Command, Stdio};
+    let ours = match to_stderr {
+        true => std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(Stdio::from),
+        false => std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(Stdio::from),
+    };
+    let Ok(ours) = ours else { return };
+    // Its own process group: a Ctrl-C meant for the next command in our terminal does not
+    // stop it (the leftover process it copies for is not stopped by one either).
+    let started = Command::new("cat")
+        .stdin(Stdio::from(output))
+        .stdout(ours)
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+    // Without `cat`, the output closes with us, as it did before it was handed over.
+    drop(started);
 }
 
 /// Says `line` on stderr, as `taskdeck run: line`. While the command's output is copied, the
@@ -181,6 +235,8 @@ struct Reading {
     relay: Arc<Relay>,
     lines: Lines,
     hidden: Option<Option<Standing>>,
+    /// It is copied to our stderr (else our stdout).
+    to_stderr: bool,
 }
 
 /// Writes the messages that have waited [`HOLD_MAX`] for the output's line to end (called
@@ -206,24 +262,30 @@ pub(super) fn release_held_messages() {
 ///
 /// An output whose relay is full is left unread until its writer makes room (and wakes
 /// `wake`, else it is looked at again in 50 ms); its line cut by that wait is not shown as a
-/// prompt meanwhile. An output whose relay takes no more (our side closed: `taskdeck run --
-/// cmd | head`) is closed, so the command learns it at its next write (SIGPIPE or EPIPE) as
-/// it would alone.
+/// prompt meanwhile. An output whose relay takes no more because our side closed
+/// (`taskdeck run -- cmd | head`) is closed, so the command learns it at its next write
+/// (SIGPIPE or EPIPE) as it would alone; one whose relay takes no more because the run is
+/// over is left open, in `left_open` (see [`OutputCapture::delivered`]).
 fn read_out(
     mut outputs: Vec<Reading>,
     wake: Option<OwnedFd>,
     log: &Mutex<OutputLog>,
     note: &impl Fn(&str),
+    left_open: &Mutex<Vec<(std::fs::File, bool)>>,
 ) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::os::fd::AsFd;
     let mut buf = vec![0u8; READ_BYTES];
     while !outputs.is_empty() {
         let mut ended = vec![false; outputs.len()];
+        let mut over = vec![false; outputs.len()];
         let mut ready = Vec::new();
         for (i, output) in outputs.iter_mut().enumerate() {
             match output.relay.room() {
-                Room::Closed => ended[i] = true,
+                Room::Closed => {
+                    ended[i] = true;
+                    over[i] = output.relay.run_over();
+                }
                 Room::Full => {
                     if output.hidden.is_none() {
                         output.hidden = Some(output.lines.unfinished.lock().unwrap().take());
@@ -290,11 +352,17 @@ fn read_out(
         // An ended output: its last line, and its file closed. Its writer goes on until the
         // run is over: [`say`]'s messages may still come.
         let mut open = Vec::with_capacity(outputs.len());
-        for (output, ended) in outputs.into_iter().zip(ended) {
+        for ((output, ended), over) in outputs.into_iter().zip(ended).zip(over) {
             match ended {
                 true => {
                     output.lines.finish(&mut log.lock().unwrap(), note);
                     output.relay.update(Queue::output_ended);
+                    if over {
+                        left_open
+                            .lock()
+                            .unwrap()
+                            .push((output.from, output.to_stderr));
+                    }
                 }
                 false => open.push(output),
             }
@@ -423,6 +491,13 @@ impl Relay {
             }
         }
         self.changed.notify_all();
+    }
+
+    /// The run is over ([`OutputCapture::delivered`]) and our side still takes bytes: what
+    /// comes next of the output goes on without us.
+    fn run_over(&self) -> bool {
+        let q = self.queue.lock().unwrap();
+        q.finished && !q.broken
     }
 
     /// Whether the output's reader may read more of it now; a full relay notes that the reader
