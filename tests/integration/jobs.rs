@@ -260,6 +260,17 @@ async fn external_jobs_report_and_time_out() {
 async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() {
     let s = Server::start(&[]).await;
     let runner = s.token("deploy-bot");
+    // A job's ttlMs is the server's: one asked for is refused, not ignored.
+    let r = post_job(&s, &runner, json!({"external": {"name": "x", "ttlMs": 5}})).await;
+    assert_eq!(r.status(), 400);
+    let problem: Value = r.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--default-ttl-ms"),
+        "{problem}"
+    );
     let id = start_external(&s, &runner, json!({"name": "deploy", "heartbeatMs": 5000})).await;
     let report = |body: Value| send_report(&s, &runner, &id, body);
     let question = json!({"method": "elicitation/create", "params": {

@@ -105,7 +105,7 @@ impl utoipa::ToSchema for CreateBody {}
                 headers(("Location" = String, description = "`/v1/jobs/{taskId}`"), ("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
               (status = 200, description = "the `Idempotency-Key` started this job before, with the same body (tool and arguments, members in any order): the job as it is now, with `Location` (no second job is created)", body = TaskView,
                 headers(("Location" = String, description = "`/v1/jobs/{taskId}`"), ("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
-              (status = 400, description = "malformed body, both or neither of `tool` and `external`, or a malformed `Idempotency-Key` (empty, over 255 characters, not visible ASCII, given twice)", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 400, description = "malformed body, both or neither of `tool` and `external`, an `external` with `ttlMs` (a job's ttlMs is the server's default), or a malformed `Idempotency-Key` (empty, over 255 characters, not visible ASCII, given twice)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 410, description = "the `Idempotency-Key` started a job that no longer exists (its ttl ran out, or a cap removed it)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "unknown tool, invalid arguments, arguments over 256 KiB as JSON, or an `Idempotency-Key` used before with another body", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn create(
@@ -122,6 +122,15 @@ pub(crate) async fn create(
     let (tool, arguments) = match (body.tool, body.external) {
         (Some(tool), None) if tool != EXTERNAL => {
             (tool, Value::Object(body.arguments.unwrap_or_default()))
+        }
+        // Its other fields are kept as the job's description; a `ttlMs` there would read as
+        // a retention it does not set.
+        (None, Some(ext)) if ext.contains_key("ttlMs") => {
+            return Err(ApiError::bad_request(
+                "an external job's ttlMs is not set by the job: it is Taskdeck's --default-ttl-ms \
+                 (24 h unless set; 0 = unlimited), and a job still running at it fails; start \
+                 Taskdeck with a larger one for longer jobs",
+            ));
         }
         (None, Some(ext)) if body.arguments.is_none() => (EXTERNAL.to_string(), Value::Object(ext)),
         _ => {
