@@ -601,7 +601,10 @@ test('a task removed when its TTL runs out leaves the list and the counts, live'
 });
 
 test('an admin connects an agent; the Claude Code command carries a token that works', async () => {
-  assert.equal(await page.locator('#notify-btn').isVisible(), false, 'no notification settings in a plain browser');
+  // In a plain browser the Notifications button is this browser's switch, not the desktop's settings.
+  const notify = page.locator('#notify-btn');
+  assert.match(await notify.textContent(), /^Notifications (on|off)$/);
+  assert.equal(await notify.getAttribute('aria-haspopup'), null, 'no settings dialog in a plain browser');
   const open = page.getByRole('button', { name: 'Connect an agent' });
   await open.click();
   const dialog = page.locator('#agent-dialog');
@@ -1269,6 +1272,47 @@ test('in the desktop window, notification settings load, validate and save throu
   } finally {
     await tab.context.close();
   }
+});
+
+test('in a browser, Notifications turns on with the browser’s permission; a task that needs input notifies, and a click opens it', async () => {
+  // Records each notification the page makes (the browser's own Notification still shows it).
+  const initScript = () => {
+    window.__notified = [];
+    const Browser = window.Notification;
+    window.Notification = class extends Browser {
+      constructor(title, options) {
+        super(title, options);
+        window.__notified.push({ title, body: options && options.body, tag: options && options.tag });
+        window.__last = this;
+      }
+    };
+  };
+  const tab = await openTab(token, '', { permissions: ['notifications'], initScript });
+  const button = tab.page.locator('#notify-btn');
+  await waitFor(async () => (await button.textContent()) === 'Notifications off', 'the browser’s Notifications button');
+  assert.equal(await button.getAttribute('aria-pressed'), 'false');
+  await button.click();
+  await waitFor(async () => (await button.getAttribute('aria-pressed')) === 'true', 'notifications turned on');
+  assert.equal(await button.textContent(), 'Notifications on');
+  const taskId = await startTask('request_approval', { message: 'Publish the release notes?' });
+  const shown = await waitFor(async () => (await tab.page.evaluate(() => window.__notified)).find((n) => n.tag === `taskdeck-${taskId}`), 'a notification for the question');
+  assert.match(shown.title, /needs input: /);
+  assert.equal(shown.body, 'Publish the release notes?');
+  // A click on it shows the task.
+  await tab.page.evaluate(() => window.__last.dispatchEvent(new Event('click')));
+  await waitFor(async () => new URLSearchParams((await tab.page.evaluate(() => location.hash)).slice(1)).get('task') === taskId, 'the task opened');
+  // Turned off, a new question notifies nothing; the choice stays with this browser.
+  await button.click();
+  await waitFor(async () => (await button.getAttribute('aria-pressed')) === 'false', 'notifications turned off');
+  const before = (await tab.page.evaluate(() => window.__notified)).length;
+  const quiet = await startTask('request_approval', { message: 'Tag it?' });
+  await waitFor(async () => (await apiTask(quiet)).status === 'input_required', 'the second question');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await tab.page.evaluate(() => window.__notified)).length, before);
+  await tab.page.reload();
+  await waitFor(async () => (await button.textContent()) === 'Notifications off', 'still off after a reload');
+  await tab.context.close();
+  for (const id of [taskId, quiet]) await fetch(`${base}/v1/tasks/${id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
 });
 
 test('declining a command approval with a reason gives the agent that reason', async () => {

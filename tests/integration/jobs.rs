@@ -2038,6 +2038,17 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
         shown.contains("inputAnswered") && shown.contains("completed"),
         "{shown}"
     );
+    // --timeline N prints the newest N events, and says how to see more.
+    let out = cli(&["show", &id, "--timeline", "1"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let events = shown.lines().filter(|l| l.starts_with("  20")).count();
+    assert_eq!(events, 1, "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "more with `taskdeck tasks show {id} --timeline 5000`"
+        )),
+        "{shown}"
+    );
     let out = cli(&["cancel", "no-such-task"]);
     assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Task not found"));

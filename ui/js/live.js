@@ -85,6 +85,7 @@ function handleChange(change) {
   if (inboxResult === 'added') announceInput(task);
   if (inboxResult || state.inbox.total !== null) scheduleInboxRender();
   onApprovalChange(change);
+  if (state.notifyChange) state.notifyChange(change);
   state.detail.onChange(change);
   // A task's text changes as it runs, so whether it matches the free text changes too: the
   // counts under a search come from the server again (at most once a second).

@@ -8,6 +8,11 @@
 // module loads.
 
 import { initApprovals } from './approvals-view.js';
+import { initBrowserNotifications } from './browser-notify.js';
+import { openTask } from './open-task.js';
+import { toast } from './notices.js';
+import { $ } from './dom.js';
+import { state } from './state.js';
 
 export { connectStream } from './live.js';
 export { reloadInbox, renderInbox } from './inbox.js';
@@ -16,8 +21,9 @@ export { openTask, focusTask, closeDetail } from './open-task.js';
 export { requestCancel, bulkCancel } from './cancel.js';
 export { loadDetailAndDialogsWhenIdle, loadConnectDialog, loadNotifyDialog, loadServersDialog, loadPolicyDialog, loadTaskActions } from './lazy.js';
 
-/** Wires the controls of the parts loaded here (the approvals' selection bar); app.js calls it
- *  once, when this module has loaded. */
+/** Wires the controls of the parts loaded here (the approvals' selection bar, and in a browser
+ *  the Notifications button); app.js calls it once, when this module has loaded. */
 export function initRest() {
   initApprovals();
+  if (!state.desktop) state.notifyChange = initBrowserNotifications($('notify-btn'), { openTask: (id) => openTask(id, { focus: true }), toast });
 }

@@ -94,4 +94,7 @@ export const state = Object.seal({
   // ------------------------------------------------------------ desktop shell
   /** The desktop shell's commands (notification settings...), or null in a plain browser. */
   desktop: desktopBridge(globalThis.__TAURI__),
+  /** In a plain browser, called with each live change to notify of it (browser-notify.js);
+   *  null before rest.js has loaded, and in the desktop window (the desktop notifies). */
+  notifyChange: null,
 });

@@ -90,7 +90,7 @@ const FIRST_LOAD = [
 
 /** What rest.js brings, after the first rows: none of it may come back into the first load. */
 const REST = [
-  'approval-card.js', 'approvals-view.js', 'cancel.js', 'clamp.js', 'edited-arguments.js', 'event-stream.js', 'form-schema.js',
+  'approval-card.js', 'approvals-view.js', 'browser-notify.js', 'cancel.js', 'clamp.js', 'edited-arguments.js', 'event-stream.js', 'form-schema.js',
   'inbox.js', 'json-diff.js', 'lazy.js', 'live.js', 'open-task.js', 'sse.js',
 ];
 

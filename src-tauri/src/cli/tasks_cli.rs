@@ -43,7 +43,12 @@ pub enum TasksCommand {
         cursor: Option<String>,
     },
     /// One task with its timeline
-    Show { task_id: String },
+    Show {
+        task_id: String,
+        /// How many of the newest timeline events to print (1 to 5000)
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=5000))]
+        timeline: u16,
+    },
     /// Request cancellation
     Cancel { task_id: String },
     /// Answer one input request: accept (with --content JSON), decline or cancel
@@ -94,7 +99,12 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 }
                 http.get(format!("{base}/v1/tasks")).query(&q)
             }
-            TasksCommand::Show { task_id } => http.get(task_url(base, task_id, None)),
+            TasksCommand::Show { task_id, timeline } => {
+                let mut url = task_url(base, task_id, None);
+                url.query_pairs_mut()
+                    .append_pair("timelineLimit", &timeline.to_string());
+                http.get(url)
+            }
             TasksCommand::Cancel { task_id } => http.post(task_url(base, task_id, Some("cancel"))),
             TasksCommand::Answer {
                 task_id,
@@ -148,7 +158,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                     eprintln!("(more: add --cursor {c})");
                 }
             }
-            TasksCommand::Show { .. } => {
+            TasksCommand::Show { task_id, .. } => {
                 let t = &body["task"];
                 println!("{}", row(t));
                 println!("arguments: {}", t["arguments"]);
@@ -167,7 +177,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 let timeline = body["timeline"].as_array();
                 if body["timelineMore"] == true {
                     println!(
-                        "  (the newest {} events; older ones: GET /v1/tasks/{{taskId}}?timelineBefore=ID)",
+                        "  (the newest {} events; more with `taskdeck tasks show {task_id} --timeline 5000`)",
                         timeline.map_or(0, Vec::len)
                     );
                 }

@@ -1,0 +1,121 @@
+// Notifications from the UI opened in a browser (`taskdeck serve`, or a second person's tab):
+// the desktop window notifies through the desktop (src-tauri/src/desktop/notifier.rs), a
+// browser tab through the Web Notifications API, once the person turned them on in that
+// browser (the browser's permission, and a switch kept in its localStorage). The rules are the
+// window's (docs/ui.md#notifications): a task that starts waiting for input, always; one that
+// completes or fails, when it ran at least 10 s or the page is not focused. A click brings the
+// tab forward on the task. Several open tabs notify of a task under one tag (`taskdeck-<taskId>`),
+// so the browser shows it once, the newer replacing the older.
+
+/** localStorage key of the switch: "on" while notifications are wanted in this browser. */
+export const SWITCH_KEY = 'taskdeck.browserNotifications';
+
+/** A completion or failure notifies when the task ran at least this long (ms), or unseen. */
+export const THRESHOLD_MS = 10_000;
+
+/** Longest notification body (characters), as the window's. */
+const MAX_BODY_CHARS = 200;
+
+/** `text` on one line of at most `max` characters, ending with "…" when cut. */
+function clip(text, max) {
+  const line = String(text || '').replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+
+/**
+ * The notification live change `change` (`{event, task}` of /v1/events) deserves for a page
+ * that is `focused` or not: `{taskId, tag, title, body}`, or null. Pure.
+ */
+export function browserNotice(change, { focused }) {
+  const event = change && change.event;
+  const task = change && change.task;
+  if (!event || !task || event.kind !== 'status') return null;
+  const title = task.title || task.tool || 'A task';
+  const ran = Date.parse(task.lastUpdatedAt) - Date.parse(task.createdAt);
+  const longOrUnseen = !focused || (Number.isFinite(ran) && ran >= THRESHOLD_MS);
+  const notice = (heading, body) => ({ taskId: task.taskId, tag: `taskdeck-${task.taskId}`, title: clip(heading, 120), body: clip(body, MAX_BODY_CHARS) });
+  switch (task.status) {
+    case 'input_required': {
+      const asked = Object.values(task.inputRequests || {}).map((r) => r && r.params && r.params.message).find((m) => typeof m === 'string');
+      return notice(`${task.principal} needs input: ${title}`, asked || 'A task needs your answer');
+    }
+    case 'completed': {
+      if (!longOrUnseen) return null;
+      const result = task.result || {};
+      const text = Array.isArray(result.content) ? (result.content.find((c) => c && c.type === 'text') || {}).text : '';
+      return notice(`${title} ${result.isError === true ? 'completed with error' : 'completed'}`, text || '');
+    }
+    case 'failed':
+      if (!longOrUnseen) return null;
+      return notice(`${title} failed`, (task.error && task.error.message) || task.statusMessage || 'failed');
+    default:
+      return null;
+  }
+}
+
+/**
+ * Where this browser stands: "unsupported" (no Notifications API, or not a secure context:
+ * a page on another host than localhost over http), "blocked" (the person denied the
+ * permission), "on", or "off".
+ */
+export function notifyState(env = globalThis) {
+  const api = env.Notification;
+  if (!api || env.isSecureContext === false) return 'unsupported';
+  if (api.permission === 'denied') return 'blocked';
+  let wanted = false;
+  try {
+    wanted = env.localStorage.getItem(SWITCH_KEY) === 'on';
+  } catch {
+    // storage off (a private window's settings): never on
+  }
+  return api.permission === 'granted' && wanted ? 'on' : 'off';
+}
+
+/**
+ * Wires `button` (the top bar's Notifications button, hidden in the desktop window) to turn
+ * this browser's notifications on (asking the browser's permission) and off, and returns the
+ * function live.js calls with each change. `openTask(taskId)` shows a task.
+ */
+export function initBrowserNotifications(button, { openTask, toast }) {
+  const render = () => {
+    const s = notifyState();
+    button.hidden = s === 'unsupported';
+    button.setAttribute('aria-pressed', String(s === 'on'));
+    button.textContent = s === 'on' ? 'Notifications on' : 'Notifications off';
+    button.title = {
+      on: 'This browser notifies you when a task needs input, and when one that ran 10 s or more (or while this page was not in front) ends. Click to turn off.',
+      off: 'Click to be notified in this browser when a task needs input or a long one ends',
+      blocked: 'Notifications are blocked for this page: allow them in the browser’s site settings',
+    }[s] || '';
+  };
+  button.removeAttribute('aria-haspopup');
+  button.addEventListener('click', async () => {
+    const s = notifyState();
+    if (s === 'blocked') {
+      toast('Notifications are blocked for this page: allow them in the browser’s site settings, then click again.', 'warn');
+      return;
+    }
+    if (s === 'on') {
+      localStorage.setItem(SWITCH_KEY, 'off');
+    } else {
+      const permission = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
+      if (permission === 'granted') {
+        localStorage.setItem(SWITCH_KEY, 'on');
+        toast('This browser will notify you when a task needs input or a long one ends.', 'good');
+      } else toast('Notifications were not allowed.', 'info');
+    }
+    render();
+  });
+  render();
+  return (change) => {
+    if (notifyState() !== 'on') return;
+    const n = browserNotice(change, { focused: document.hasFocus() });
+    if (!n) return;
+    const shown = new Notification(n.title, { body: n.body, tag: n.tag });
+    shown.addEventListener('click', () => {
+      window.focus();
+      openTask(n.taskId);
+      shown.close();
+    });
+  };
+}

@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserNotice, notifyState, SWITCH_KEY, THRESHOLD_MS } from '../js/browser-notify.js';
+
+const at = (ms) => new Date(Date.UTC(2026, 11, 4, 12, 0, 0) + ms).toISOString();
+const change = (task, kind = 'status') => ({ event: { kind, data: {} }, task: { taskId: 't1', principal: 'deploy-bot', title: 'make deploy', createdAt: at(0), lastUpdatedAt: at(2000), ...task } });
+
+test('a task that starts waiting for input notifies, focused or not, with its question', () => {
+  const c = change({ status: 'input_required', inputRequests: { approval: { method: 'elicitation/create', params: { message: 'Ship\nit?' } } } });
+  for (const focused of [true, false]) {
+    assert.deepEqual(browserNotice(c, { focused }), { taskId: 't1', tag: 'taskdeck-t1', title: 'deploy-bot needs input: make deploy', body: 'Ship it?' });
+  }
+});
+
+test('an end notifies when the task ran at least the threshold, or the page is not focused', () => {
+  const done = change({ status: 'completed', result: { content: [{ type: 'text', text: 'all good' }], isError: false } });
+  assert.equal(browserNotice(done, { focused: true }), null, 'a short task ended in front of you');
+  assert.equal(browserNotice(done, { focused: false }).title, 'make deploy completed');
+  const long = change({ status: 'completed', lastUpdatedAt: at(THRESHOLD_MS), result: { content: [{ type: 'text', text: 'exit 2' }], isError: true } });
+  assert.deepEqual(browserNotice(long, { focused: true }), { taskId: 't1', tag: 'taskdeck-t1', title: 'make deploy completed with error', body: 'exit 2' });
+  const failed = change({ status: 'failed', lastUpdatedAt: at(60_000), error: { code: -32603, message: 'Task expired' } });
+  assert.equal(browserNotice(failed, { focused: true }).body, 'Task expired');
+});
+
+test('only status changes notify, and a long body is cut', () => {
+  assert.equal(browserNotice(change({ status: 'working' }), { focused: false }), null);
+  assert.equal(browserNotice(change({ status: 'completed' }, 'progress'), { focused: false }), null);
+  const long = change({ status: 'input_required', inputRequests: { k: { params: { message: 'x'.repeat(500) } } } });
+  const n = browserNotice(long, { focused: false });
+  assert.equal(n.body.length, 200);
+  assert.ok(n.body.endsWith('…'));
+});
+
+test('the switch is on only with the permission granted and the person having turned it on here', () => {
+  const storage = (v) => ({ getItem: (k) => (k === SWITCH_KEY ? v : null) });
+  const env = (permission, wanted, secure = true) => ({ Notification: { permission }, localStorage: storage(wanted), isSecureContext: secure });
+  assert.equal(notifyState(env('granted', 'on')), 'on');
+  assert.equal(notifyState(env('granted', 'off')), 'off');
+  assert.equal(notifyState(env('default', 'on')), 'off');
+  assert.equal(notifyState(env('denied', 'on')), 'blocked');
+  assert.equal(notifyState(env('granted', 'on', false)), 'unsupported');
+  assert.equal(notifyState({ localStorage: storage('on') }), 'unsupported');
+});
