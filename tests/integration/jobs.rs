@@ -1935,6 +1935,16 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     assert_eq!(list["tasks"][0]["taskId"], id.as_str());
     let out = cli(&["list"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains(&id));
+    // wait: says what the task waits for, and gives up at --timeout (exit 6).
+    let out = cli(&["wait", &id, "--timeout", "1"]);
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "waiting for input approval: Ship it? (taskdeck tasks answer {id} approval"
+        )) && said.contains("is still input_required"),
+        "{said}"
+    );
     // Spaces around the commas are no part of a status.
     let out = cli(&["list", "--status", "working, input_required", "--json"]);
     assert!(
@@ -1994,6 +2004,9 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
             .0
             .is_success()
     );
+    // wait on a cancelled task: it ended without success (exit 5).
+    let out = cli(&["wait", &mine]);
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
     let out = cli(&[
         "answer",
         &id,
@@ -2032,6 +2045,13 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     );
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(shown["task"]["status"], "completed");
+    // wait on a task that completed: its row and its result, exit 0.
+    let out = cli(&["wait", &id]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("completed"),
+        "{out:?}"
+    );
     let out = cli(&["show", &id]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(

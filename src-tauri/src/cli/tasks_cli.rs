@@ -1,12 +1,17 @@
-//! `taskdeck tasks list|show|cancel|answer`: the `/v1` API from the command line, for people and
-//! scripts (`--json` prints the API's JSON unchanged). The list is a table with a header row,
-//! each cell cut to one short line ([`task_table`]).
+//! `taskdeck tasks list|show|wait|cancel|answer`: the `/v1` API from the command line, for people
+//! and scripts (`--json` prints the API's JSON unchanged). The list is a table with a header
+//! row, each cell cut to one short line ([`task_table`]).
 //!
 //! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
 //! (unknown task, invalid answer...; its problem detail is printed), or an answer was ignored
-//! because its key was not outstanding (already answered, superseded or never asked).
+//! because its key was not outstanding (already answered, superseded or never asked); `wait`:
+//! 5 the task ended without success (failed, cancelled, or a result that is an error), 6 it
+//! was still running at `--timeout`.
 
-use std::process::ExitCode;
+use std::{
+    process::ExitCode,
+    time::{Duration, Instant},
+};
 
 use serde_json::{Value, json};
 
@@ -49,6 +54,14 @@ pub enum TasksCommand {
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=5000))]
         timeline: u16,
     },
+    /// Wait until a task ends; print its row and its result or error. Exits 0 when it
+    /// completed without error, 5 when it failed, was cancelled or its result is an error
+    Wait {
+        task_id: String,
+        /// Give up after this many seconds (exit 6)
+        #[arg(long)]
+        timeout: Option<u64>,
+    },
     /// Request cancellation
     Cancel { task_id: String },
     /// Answer one input request: accept (with --content JSON), decline or cancel
@@ -72,6 +85,10 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
     block_on(async move {
         let base = endpoint.base.as_str();
         let http = reqwest::Client::new();
+        if let TasksCommand::Wait { task_id, timeout } = &cmd {
+            let until = timeout.map(|s| Instant::now() + Duration::from_secs(s));
+            return wait_for_end(target, &endpoint, &http, task_id, until, as_json).await;
+        }
         let request = match &cmd {
             TasksCommand::List {
                 status,
@@ -106,6 +123,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 http.get(url)
             }
             TasksCommand::Cancel { task_id } => http.post(task_url(base, task_id, Some("cancel"))),
+            TasksCommand::Wait { .. } => unreachable!("waited for above"),
             TasksCommand::Answer {
                 task_id,
                 key,
@@ -190,6 +208,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                     );
                 }
             }
+            TasksCommand::Wait { .. } => {}
             TasksCommand::Cancel { .. } => match body["task"]["status"].as_str() {
                 Some(s @ ("completed" | "failed" | "cancelled")) => {
                     println!("already {s}, nothing to cancel: {}", row(&body["task"]))
@@ -214,6 +233,73 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
         }
         done
     })
+}
+
+/// `taskdeck tasks wait`: reads the task (`GET /v1/tasks/{taskId}`) at its `pollIntervalMs`
+/// (0.5 to 5 s) until it ends or `until` passes, saying on stderr, once each, what it waits
+/// for when it needs input (with the key `tasks answer` takes). At its end prints its row and
+/// its result's text or its error (`--json`: the task). Exit codes in the module doc.
+async fn wait_for_end(
+    target: &Target,
+    endpoint: &super::endpoint::Endpoint,
+    http: &reqwest::Client,
+    task_id: &str,
+    until: Option<Instant>,
+    as_json: bool,
+) -> ExitCode {
+    let mut told: Vec<String> = Vec::new();
+    loop {
+        let mut url = task_url(endpoint.base.as_str(), task_id, None);
+        url.query_pairs_mut().append_pair("timelineLimit", "1");
+        let body = match target.send_json(endpoint, http.get(url)).await {
+            Ok(body) => body,
+            Err(code) => return code,
+        };
+        let t = &body["task"];
+        let status = t["status"].as_str().unwrap_or("");
+        if matches!(status, "completed" | "failed" | "cancelled") {
+            if as_json {
+                println!("{t}");
+            } else {
+                println!("{}", row(t));
+                let text = t["result"]["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find_map(|c| c["text"].as_str())
+                    .or_else(|| t["error"]["message"].as_str());
+                if let Some(text) = text {
+                    println!("{text}");
+                }
+            }
+            let succeeded = status == "completed" && t["isError"] != true;
+            return if succeeded {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(5)
+            };
+        }
+        for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
+            if !told.contains(key) {
+                eprintln!(
+                    "waiting for input {key}: {} (taskdeck tasks answer {task_id} {key} accept|decline)",
+                    request["params"]["message"].as_str().unwrap_or("")
+                );
+                told.push(key.clone());
+            }
+        }
+        let poll = Duration::from_millis(t["pollIntervalMs"].as_u64().unwrap_or(1000))
+            .clamp(Duration::from_millis(500), Duration::from_secs(5));
+        if let Some(until) = until {
+            if Instant::now() >= until {
+                eprintln!("taskdeck: task {task_id} is still {status}");
+                return ExitCode::from(6);
+            }
+            tokio::time::sleep(poll.min(until.saturating_duration_since(Instant::now()))).await;
+        } else {
+            tokio::time::sleep(poll).await;
+        }
+    }
 }
 
 /// `/v1/tasks/{taskId}[/tail]` on `base`, the taskId escaped as one path segment (so that an
