@@ -146,6 +146,19 @@ async fn jobs_api_speaks_202_location_retry_after() {
         };
         assert_eq!(r.status(), 202);
         wait_job(&s, &t, &id, |v| v["status"] == "cancelled").await;
+        // Again, once it has ended: nothing to cancel, so 200, not "accepted".
+        let again = s
+            .http
+            .post(s.url(&format!("/v1/jobs/{id}/cancel")))
+            .bearer_auth(&t)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status(), 200);
+        let (status, _) = s
+            .v1_post(Some(&t), &format!("/v1/tasks/{id}/cancel"), json!({}))
+            .await;
+        assert_eq!(status, 200);
     }
 
     // Errors: problem+json with exact statuses.

@@ -124,9 +124,10 @@ export function logQuery(range = {}) {
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /**
- * Judges one cancel answer. The server answers 202 even for a task that had already
- * finished (a no-op), so the returned task decides: still running with cancelRequested, or
- * cancelled, means the request took; finished any other way means it came too late.
+ * Judges one cancel answer by the task it returns (the server answers 200 for a task that had
+ * already ended, 202 otherwise; the task says the same and more): still running with
+ * cancelRequested, or cancelled, means the request took; finished any other way means it
+ * came too late.
  * @returns {string|null} null when accepted, else why not
  */
 export function cancelRefusal(task) {

@@ -243,16 +243,22 @@ async fn answer(
 
 /// Requests cancellation (cooperative; idempotent).
 #[utoipa::path(post, path = "/v1/tasks/{taskId}/cancel", params(("taskId" = String, Path, description = "the task's id")), tag = "tasks",
-    responses((status = 202, description = "the task as it is now", body = CancelReply),
+    responses((status = 202, description = "cancellation requested: the task as it is now", body = CancelReply),
+              (status = 200, description = "the task had already ended: nothing to cancel; the task", body = CancelReply),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json")))]
 async fn cancel(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
     ApiPath(task_id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<CancelReply>), ApiError> {
-    engine.cancel(&p, &task_id).await?;
+    let ended = engine.cancel(&p, &task_id).await?.status.is_terminal();
     let task = engine.get(&p, &task_id).ok().as_ref().map(TaskView::from);
-    Ok((StatusCode::ACCEPTED, Json(CancelReply { task })))
+    let code = if ended {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok((code, Json(CancelReply { task })))
 }
 
 /// The caller's principal.

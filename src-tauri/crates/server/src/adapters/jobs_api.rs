@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `POST /v1/jobs` `{tool, arguments}` or `{external: {name, heartbeatMs?, ...}}` | 202, `Location: /v1/jobs/{taskId}`, `Retry-After` (s), body = the task; with an `Idempotency-Key` already used for the same body: 200 and that task; for another body: 422; when that task is gone: 410 |
 //! | `GET /v1/jobs/{taskId}` | 200, the task (result/error inline when terminal); `Retry-After` while not terminal |
-//! | `DELETE /v1/jobs/{taskId}`, `POST /v1/jobs/{taskId}/cancel` | 202, the task (cancellation is cooperative) |
+//! | `DELETE /v1/jobs/{taskId}`, `POST /v1/jobs/{taskId}/cancel` | 202, the task (cancellation is cooperative); 200 when it had already ended |
 //! | `POST /v1/jobs/{taskId}/report` (external jobs) | 200 `{task, cancelRequested}`, or 202 when the report ends the job; see [`ReportBody`] |
 //!
 //! Unknown ids and other principals' jobs: 404 `application/problem+json` (RFC 9457).
@@ -191,23 +191,31 @@ pub(crate) async fn status(
 
 /// Requests cancellation.
 #[utoipa::path(post, path = "/v1/jobs/{taskId}/cancel", params(("taskId" = String, Path, description = "the task's id")), tag = "jobs",
-    responses((status = 202, description = "the task", body = TaskView,
+    responses((status = 202, description = "cancellation requested: the task", body = TaskView,
                 headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 200, description = "the job had already ended: nothing to cancel; the task", body = TaskView),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn cancel(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Response, ApiError> {
-    s.engine.cancel(&p, &id).await?;
+    // A job that had already ended has nothing to cancel: 200, not "accepted".
+    let ended = s.engine.cancel(&p, &id).await?.status.is_terminal();
     let task = s.engine.get(&p, &id)?;
-    Ok(job_response(StatusCode::ACCEPTED, &task, false))
+    let code = if ended {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok(job_response(code, &task, false))
 }
 
 /// `DELETE /v1/jobs/{taskId}`: the same as `POST .../cancel`.
 #[utoipa::path(delete, path = "/v1/jobs/{taskId}", params(("taskId" = String, Path, description = "the task's id")), tag = "jobs",
-    responses((status = 202, description = "the task", body = TaskView,
+    responses((status = 202, description = "cancellation requested: the task", body = TaskView,
                 headers(("Retry-After" = u64, description = "seconds until the next poll is useful (while not terminal)"))),
+              (status = 200, description = "the job had already ended: nothing to cancel; the task", body = TaskView),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn cancel_delete(
     state: State<JobsState>,
