@@ -383,9 +383,15 @@ test('keyboard: typing a reason whose call is decided elsewhere never acts on th
   await new Promise((r) => setTimeout(r, 300));
   assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call is still waiting');
   assert.equal(await page.locator('#approvals-list .approval-reason').count(), 0, 'no reason box opened');
-  // After a pause the keys are shortcuts again.
-  await new Promise((r) => setTimeout(r, 1100));
+  // A pause in the middle of the sentence changes nothing: "and" approves nothing, even with
+  // a capital (Shift is no way out).
+  await new Promise((r) => setTimeout(r, 1500));
   await waitFor(async () => (await page.evaluate(() => document.activeElement.dataset.taskId)) === ids[1], 'focus on the next call');
+  await page.keyboard.type(' And', { delay: 30 });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call still waits after the pause');
+  // Escape says the person is done with it: the keys are shortcuts again.
+  await page.keyboard.press('Escape');
   await page.keyboard.press('a');
   assert.equal((await outcome(ids[1])).status, 'completed');
 });

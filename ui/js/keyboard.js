@@ -106,18 +106,34 @@ export const TYPING_GAP_MS = 1000;
 /**
  * True when a character key pressed at `atMs`, with focus not in a text field (`typingNow`
  * false), continues typing that a focus change cut off: the key before it (`prev`: `{atMs,
- * typing, character}`) was a character typed into a text field less than TYPING_GAP_MS before.
- * That happens when the field's row leaves (its call decided elsewhere, its task cancelled): the
- * rest of the words must not act as shortcuts on whatever took the focus (`a` approving the next
- * call).
+ * typing, character}`) was a character typed into a text field that has left the page since
+ * (`fieldGone`: its row went, its call decided elsewhere or its task cancelled), however long
+ * ago, or into another field less than TYPING_GAP_MS before. The rest of the words must not act
+ * as shortcuts on whatever took the focus (`a` approving the next call), also after a pause
+ * in the middle of a sentence.
  */
-export function continuesCutTyping(prev, atMs, typingNow) {
-  return !typingNow && prev !== null && prev.typing && prev.character && atMs - prev.atMs < TYPING_GAP_MS;
+export function continuesCutTyping(prev, atMs, typingNow, fieldGone = false) {
+  if (typingNow || prev === null || !prev.typing || !prev.character) return false;
+  return fieldGone || atMs - prev.atMs < TYPING_GAP_MS;
 }
 
-/** The key before the current one, for `continuesCutTyping`; and whether keys are being dropped. */
+/** Keys that only change another key (Shift for a capital): neither text nor a shortcut. */
+const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'AltGraph', 'Meta', 'CapsLock', 'Dead', 'Compose', 'Process', 'Unidentified']);
+
+/**
+ * The key before the current one (`{atMs, typing, character, field}`, `field` the text field
+ * it was typed into), for `continuesCutTyping`; and whether keys are being dropped: once
+ * typing is cut, characters are dropped until Escape, Tab or a click says the person is done
+ * with what they were typing.
+ */
 let lastKey = null;
 let dropping = false;
+
+/** A click (any pointer press): the person has moved on from what they were typing. */
+export function onPointerDown() {
+  lastKey = null;
+  dropping = false;
+}
 
 /** Rows a Page key moves: a screenful of the list (`height` px, rows of 64 px) less one. */
 export function pageStep(height) {
@@ -132,17 +148,28 @@ export function pageStep(height) {
  */
 export function onKey(e, later) {
   const target = e.target;
+  if (MODIFIER_KEYS.has(e.key)) return;
   const typing = isTypingTarget(target);
   const character = e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey;
-  if (character && continuesCutTyping(lastKey, e.timeStamp, typing)) {
+  if (dropping && !typing) {
+    // Escape ends the dropping and does nothing else; Tab ends it and moves on.
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      onPointerDown();
+      return;
+    }
+    if (e.key === 'Tab') onPointerDown();
+  }
+  const field = lastKey && lastKey.field;
+  const fieldGone = Boolean(field) && (!field.isConnected || !field.getClientRects().length);
+  if (character && (dropping || continuesCutTyping(lastKey, e.timeStamp, typing, fieldGone))) {
     e.preventDefault();
-    lastKey = { atMs: e.timeStamp, typing: true, character: true };
-    if (!dropping) toast('What you were typing in has closed: the keys that followed were ignored. Pause, then go on.', 'info');
+    if (!dropping) toast('What you were typing in has closed (decided or changed elsewhere): the keys that followed were ignored. Press Esc to use the shortcuts again.', 'info');
     dropping = true;
     return;
   }
-  dropping = false;
-  lastKey = { atMs: e.timeStamp, typing, character };
+  if (typing) dropping = false;
+  lastKey = { atMs: e.timeStamp, typing, character, field: typing ? target : null };
   const listFocused = target === $('task-list');
   const queue = $('approvals-list');
   const inApprovals = queue.contains(target);

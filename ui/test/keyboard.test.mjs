@@ -86,7 +86,8 @@ test('on a row of the approval queue, the queue’s keys win; typing and dialogs
 test('a character right after one typed into a field that lost the focus is not a shortcut', () => {
   const typed = { atMs: 1000, typing: true, character: true };
   assert.equal(continuesCutTyping(typed, 1200, false), true, 'typing went on after its field left');
-  assert.equal(continuesCutTyping(typed, 1000 + TYPING_GAP_MS, false), false, 'after a pause keys are shortcuts again');
+  assert.equal(continuesCutTyping(typed, 1000 + TYPING_GAP_MS, false), false, 'after a pause, from a field still there, keys are shortcuts again');
+  assert.equal(continuesCutTyping(typed, 1000 + 60_000, false, true), true, 'from a field that left the page: cut however long the pause');
   assert.equal(continuesCutTyping(typed, 1200, true), false, 'still in a text field: plain typing');
   assert.equal(continuesCutTyping({ atMs: 1000, typing: true, character: false }, 1200, false), false, 'Enter sent the field: the next key is a shortcut');
   assert.equal(continuesCutTyping({ atMs: 1000, typing: false, character: true }, 1200, false), false, 'shortcuts in a row stay shortcuts');
