@@ -147,6 +147,30 @@ impl Permission {
         url: &Url,
         what: &str,
     ) -> Result<(), Failure> {
+        let near = dest.near.map(|(ip, how)| (dest.authority(), ip, how));
+        let reachable = self.may_reach(dest, url);
+        self.clear_for(near, reachable, url, what).await
+    }
+
+    /// [`Permission::clear`] before `url`'s host name is looked up: a call not allowed yet is
+    /// asked about (or refused by a `deny` rule) as a request to a public destination, so that
+    /// no DNS query goes out on an agent's word (a query is traffic, and a name can carry
+    /// data); a private address the name then resolves to is asked about after, by `clear`.
+    pub async fn clear_before_lookup(&mut self, url: &Url, what: &str) -> Result<(), Failure> {
+        let reachable = self.approved;
+        self.clear_for(None, reachable, url, what).await
+    }
+
+    /// The decision on a request to `url`: a `deny` rule refuses it; `reachable` (allowed
+    /// already) lets it go; else the human is asked, about the call, and about `near` (its
+    /// authority, address and why it is near) when it is near.
+    async fn clear_for(
+        &mut self,
+        near: Option<(String, std::net::IpAddr, super::destination::Nearness)>,
+        reachable: bool,
+        url: &Url,
+        what: &str,
+    ) -> Result<(), Failure> {
         let at = self.at(url);
         let verdict = self.policy.decide(&self.call_for(&at));
         if verdict.decision == Decision::Deny {
@@ -158,12 +182,11 @@ impl Permission {
                 json!({"url": shown(url), "denied": true, "policy": verdict.reason}),
             )));
         }
-        if self.may_reach(dest, url) {
+        if reachable {
             return Ok(());
         }
         let principal = self.ctx.principal().to_string();
         let origin = url.origin().ascii_serialization();
-        let near = dest.near.map(|(ip, how)| (dest.authority(), ip, how));
         let (key, question) = match (&near, self.approved) {
             (Some((authority, ip, how)), approved) => {
                 let key = match approved {

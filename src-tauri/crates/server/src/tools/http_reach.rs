@@ -230,9 +230,20 @@ impl Reach {
         })
     }
 
-    /// Resolves `url`, makes sure the request may be sent there ([`Permission::clear`]: the
-    /// human may be asked; `what` says which request it is), and pins it for the connection.
+    /// Makes sure the request may be sent to `url` ([`Permission::clear`]: the human may be
+    /// asked; `what` says which request it is), and pins the address it resolved to for the
+    /// connection. A host name is looked up only once the call is allowed
+    /// ([`Permission::clear_before_lookup`]).
     async fn check(&mut self, url: &Url, what: &str) -> Result<(), Failure> {
+        let host = url.host_str().unwrap_or_default();
+        let literal = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok();
+        if !literal && !super::destination::is_localhost_name(host) {
+            self.permission.clear_before_lookup(url, what).await?;
+        }
         let dest = self
             .dests
             .resolve(url)

@@ -61,9 +61,13 @@ pub(super) async fn local_server() -> (u16, Seen) {
     (port, seen)
 }
 
+/// Every name the engines' DNS was asked for, with the port: `(host, port)`, in order (tests
+/// tell theirs apart by their servers' ports).
+pub(super) static LOOKUPS: std::sync::Mutex<Vec<(String, u16)>> = std::sync::Mutex::new(Vec::new());
+
 /// An engine with `wait_for_http_job` whose DNS knows `public.test` and `other.test`, both
 /// at 127.0.0.1 (what a rebinding or a hostile DNS answer would say), and whose requests
-/// may take `timeout` each.
+/// may take `timeout` each. Each lookup is recorded in [`LOOKUPS`].
 pub(super) async fn engine(dir: &std::path::Path, timeout: Duration) -> Engine {
     let store = Store::open(dir, Durability::Process, ChangeFeed::new(64)).unwrap();
     let engine = Engine::new(
@@ -72,6 +76,7 @@ pub(super) async fn engine(dir: &std::path::Path, timeout: Duration) -> Engine {
         crate::adapters::wire::task_error_object,
     );
     let lookup = Arc::new(|host: String, port: u16| {
+        LOOKUPS.lock().unwrap().push((host.clone(), port));
         async move {
             match host.as_str() {
                 "public.test" | "other.test" => Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))]),

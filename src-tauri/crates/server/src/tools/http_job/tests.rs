@@ -13,12 +13,15 @@ use super::{
     super::http_reach::REQUEST_TIMEOUT,
     WaitForHttpJob,
     test_service::{
-        allow, allowed_service, answer, engine, local_server, question, result, wait_until,
+        LOOKUPS, allow, allowed_service, answer, asked, engine, local_server, question, result,
+        wait_until,
     },
 };
 use taskdeck_engine::{Principal, TaskStatus};
 
-/// A public-looking name is judged by the address it resolves to, not by how it looks.
+/// A public-looking name is judged by the address it resolves to, not by how it looks; and it
+/// is not looked up before the call is allowed (a DNS query is traffic, and a name can carry
+/// data): the call is asked about first, the private address it resolves to after.
 #[tokio::test]
 async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
     let dir = tempfile::tempdir().unwrap();
@@ -30,12 +33,32 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
         .create_task(&agent, "wait_for_http_job", json!({"url": url}))
         .await
         .unwrap();
-    let asked = question(&engine, &task.task_id).await;
+    let looked_up = || {
+        LOOKUPS
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(host, p)| host == "public.test" && *p == port)
+    };
+    let (key, first) = asked(&engine, &task.task_id).await;
+    assert_eq!(key, "approve");
     assert!(
-        asked.starts_with(&format!(
+        first.starts_with(&format!("Allow agent to send GET {url}?")),
+        "{first}"
+    );
+    assert!(
+        !looked_up(),
+        "the name was looked up before the call was allowed"
+    );
+    answer(&engine, &task.task_id, "accept").await;
+    let (key, second) = asked(&engine, &task.task_id).await;
+    assert_eq!(key, "allow-private-network");
+    assert!(looked_up());
+    assert!(
+        second.starts_with(&format!(
             "Allow this task to reach public.test:{port} (127.0.0.1, private network)?"
         )),
-        "{asked}"
+        "{second}"
     );
     assert!(
         seen.lock().unwrap().is_empty(),
