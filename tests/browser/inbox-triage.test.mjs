@@ -226,6 +226,35 @@ test('three identical calls group; "Approve all 3 identical" shows only once the
   await group.waitFor({ state: 'detached' });
 });
 
+test('keyboard on a group: d opens it in its reason box and Enter denies all (after asking); Esc closes it, then leaves', async () => {
+  const ids = [];
+  for (let i = 0; i < 4; i++) ids.push(await askToRun('echo grouped'));
+  const group = page.locator('#approvals-list .approval-group');
+  await group.locator('.approval-group-toggle', { hasText: '4 identical calls' }).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()).startsWith('.approval-group'), 'focus on the group');
+  // Enter opens it, Esc closes it and stays on it, Esc again goes back to the task list.
+  await page.keyboard.press('Enter');
+  await waitFor(async () => (await group.locator('.approval-group-toggle').getAttribute('aria-expanded')) === 'true', 'the group open');
+  await page.keyboard.press('a');
+  await page.locator('.toast-text', { hasText: 'Approve all 4 identical' }).waitFor();
+  await page.keyboard.press('Escape');
+  await waitFor(async () => (await group.locator('.approval-group-toggle').getAttribute('aria-expanded')) === 'false', 'the group closed');
+  assert.ok((await focused()).startsWith('.approval-group'), 'still on the group');
+  // d: the group opens with the focus in its reason box; Enter asks, then denies all.
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.approval-group-reason', 'the group\'s reason box');
+  await page.keyboard.type('flaky suite');
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('#confirm-dialog[open]');
+  await dialog.waitFor();
+  assert.equal(await dialog.locator('.approval-confirm-list li').count(), 4);
+  await page.locator('#confirm-yes').click();
+  for (const id of ids) assert.match(resultText(await outcome(id)), /flaky suite/);
+  await group.waitFor({ state: 'detached' });
+});
+
 test('several selected (Shift for a range) are denied at once with one reason', async () => {
   const ids = [await askToRun('echo a1'), await askToRun('echo a2'), await askToRun('echo a3')];
   await rowOf(ids[2]).waitFor();

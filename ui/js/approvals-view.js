@@ -212,6 +212,11 @@ function groupRow(row) {
   all.addEventListener('click', () => decideMany(currentGroup(row.digest), 'approve'));
   const none = h('button', { type: 'button', class: 'btn btn-small btn-danger approval-group-deny' }, 'Deny all');
   none.addEventListener('click', () => decideMany(currentGroup(row.digest), 'deny', reason.value));
+  reason.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' || e.isComposing || e.shiftKey) return;
+    e.preventDefault();
+    decideMany(currentGroup(row.digest), 'deny', reason.value);
+  });
   return h(
     'li',
     { class: 'approval-group', tabindex: '-1', dataset: { id: row.id, digest: row.digest } },
@@ -451,10 +456,19 @@ export function onApprovalKey(command, shift) {
     case 'approval-approve':
       if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
       else if (approval) approveAsAsked(approval, row.id);
+      else if (row && row.open) toast(`To approve them all: “Approve all ${row.approvals.length} identical” (it lists them and asks first); or j to one call and a.`, 'info');
       else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info');
       return;
     case 'approval-deny':
     case 'approval-edit': {
+      if (row && row.type === 'group' && command === 'approval-deny') {
+        // The group's reason box, for "Deny all" (Enter there asks first).
+        if (!row.open) inbox.toggleGroup(row.digest, true);
+        renderApprovals();
+        const el = rowEls.get(`group:${row.id}`);
+        if (el) el.querySelector('.approval-group-reason').focus();
+        return;
+      }
       if (!approval) return;
       if (approval.kind === 'question') {
         // A question is answered in its task's form: `d` opens it in the decline reason box.
@@ -497,6 +511,10 @@ export function onApprovalKey(command, shift) {
     case 'approval-leave':
       if (inbox.openId) {
         openApproval(inbox.openId, false);
+        focusApprovals();
+      } else if (row && row.type === 'group' && row.open) {
+        inbox.toggleGroup(row.digest, false);
+        renderApprovals();
         focusApprovals();
       } else $('task-list').focus();
       return;
