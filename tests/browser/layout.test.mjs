@@ -189,6 +189,44 @@ test('at 640x480 with two approvals pending, the inbox shows the first and the f
   });
 });
 
+test('at 1280x820, an open call’s head (what is asked, Approve) stays in view while its reason is typed', async () => {
+  const asked = [];
+  for (const command of ['echo first', 'ls -la /tmp', 'make deploy', 'echo last']) {
+    const resp = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
+    });
+    assert.equal(resp.status, 202, await resp.clone().text());
+    asked.push((await resp.json()).taskId);
+  }
+  await page.setViewportSize({ width: 1280, height: 820 });
+  const approvals = page.locator('#approvals-list .approval');
+  await waitFor(async () => (await approvals.count()) === 4, 'four approvals in the queue');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await page.keyboard.press('j');
+  await page.keyboard.press('d');
+  await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-reason')), 'the reason box');
+  await page.keyboard.type('not now');
+  const list = await page.locator('#approvals-list').boundingBox();
+  const second = approvals.nth(1);
+  for (const part of ['.approval-summary', '.approval-approve']) {
+    const b = await second.locator(part).boundingBox();
+    assert.ok(b.y >= list.y - 0.5 && b.y + b.height <= list.y + list.height + 0.5, `${part} is in the queue's view (${JSON.stringify(b)} in ${JSON.stringify(list)})`);
+  }
+  const reason = await second.locator('.approval-reason').boundingBox();
+  assert.ok(reason.y >= list.y && reason.y + reason.height <= list.y + list.height + 0.5, `the reason box too: ${JSON.stringify(reason)}`);
+  await page.keyboard.press('Escape');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: asked.map((taskId) => ({ taskId })), decision: 'deny' }),
+  });
+  await waitFor(async () => (await approvals.count()) === 0, 'the queue emptied');
+});
+
 test('at 640x480 the help opens at its top, the first keys in view', async () => {
   await page.setViewportSize({ width: 640, height: 480 });
   await page.locator('#task-list').focus();

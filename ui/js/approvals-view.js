@@ -264,6 +264,7 @@ function updateRow(el, row, now) {
   failEl.hidden = !failure;
   setText(failEl, failure ? `Not decided: ${failure}` : '');
   const open = inbox.openId === id;
+  el.classList.toggle('open', open);
   el.querySelector('.approval-summary').setAttribute('aria-expanded', String(open));
   // A closed call keeps its card (its edit, its reason) until it is decided: opening another
   // call, or going back to the queue, loses nothing typed.
