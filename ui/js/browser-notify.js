@@ -37,7 +37,9 @@ export function browserNotice(change, { focused }) {
   switch (task.status) {
     case 'input_required': {
       const asked = Object.values(task.inputRequests || {}).map((r) => r && r.params && r.params.message).find((m) => typeof m === 'string');
-      return notice(`${task.principal} needs input: ${title}`, asked || 'A task needs your answer');
+      // A question titles its own task (request_approval): said once, in the body.
+      const same = asked && clip(asked, 120) === clip(title, 120);
+      return notice(same ? `${task.principal} needs input` : `${task.principal} needs input: ${title}`, asked || 'A task needs your answer');
     }
     case 'completed': {
       if (!longOrUnseen) return null;

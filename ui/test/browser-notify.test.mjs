@@ -12,6 +12,13 @@ test('a task that starts waiting for input notifies, focused or not, with its qu
   }
 });
 
+test('a question that titles its own task is said once, in the body', () => {
+  const c = change({ status: 'input_required', title: 'Publish the notes?', inputRequests: { approval: { params: { message: 'Publish the notes?' } } } });
+  const n = browserNotice(c, { focused: true });
+  assert.equal(n.title, 'deploy-bot needs input');
+  assert.equal(n.body, 'Publish the notes?');
+});
+
 test('an end notifies when the task ran at least the threshold, or the page is not focused', () => {
   const done = change({ status: 'completed', result: { content: [{ type: 'text', text: 'all good' }], isError: false } });
   assert.equal(browserNotice(done, { focused: true }), null, 'a short task ended in front of you');

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use taskdeck_engine::{TaskRecord, TaskStatus, feed::Change};
 
-use super::task_title::task_title;
+use super::task_title::{one_line, task_title};
 
 /// User settings for notifications (persisted by the desktop shell as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -404,7 +404,12 @@ pub fn notice_for(
                 .values()
                 .find_map(|r| r.pointer("/params/message").and_then(|m| m.as_str()))
                 .unwrap_or("A task needs your answer");
-            (needs_input_summary(task), question.to_string())
+            // A question that titles its own task (request_approval) is said once, in the body.
+            let summary = match one_line(question) == summary_title(task) {
+                true => format!("{} needs input", task.principal),
+                false => needs_input_summary(task),
+            };
+            (summary, question.to_string())
         }
         TaskStatus::Completed if settings.completed && long_or_unseen => {
             let is_error = task
@@ -519,8 +524,8 @@ mod tests {
         .unwrap();
         assert_eq!(n.body, "Deploy &lt;b&gt;now&lt;/b&gt; &amp; then?");
         assert_eq!(
-            n.summary, "agent needs input: Deploy <b>now</b> & then?",
-            "titled by the question, not the tool; a summary is plain text, never escaped"
+            n.summary, "agent needs input",
+            "the question titles its task: said once, in the body, not twice"
         );
     }
 
@@ -542,6 +547,13 @@ mod tests {
         );
         let summary = notice_for(&job("x".repeat(300)), &s, true).unwrap().summary;
         assert_eq!(summary, format!("{}… completed", "x".repeat(79)));
+        // A summary is plain text: never escaped (the body is).
+        assert_eq!(
+            notice_for(&job("a <b> & c".into()), &s, true)
+                .unwrap()
+                .summary,
+            "a <b> & c completed"
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! A task's title: the short name a person reads in the list, the detail heading and
 //! `taskdeck tasks list`, made from the task's tool and (redacted) arguments. An external job
 //! or `taskdeck run` is titled by its `name`, a `request_approval` by its question, a
-//! `run_command` by its command line, a coding agent's permission request by the agent's tool;
-//! any other task by its tool name. The title is one line of at most [`TITLE_MAX_CHARS`]
+//! `run_command` by its command line, a `wait_for_http_job` by its request (`POST URL`, or
+//! `Follow MONITOR`), a coding agent's permission request by the agent's tool; any other task
+//! by its tool name. The title is one line of at most [`TITLE_MAX_CHARS`]
 //! characters: a longer one is cut and ends with "…" (the whole text stays in `arguments`).
 
 use serde_json::Value;
@@ -34,6 +35,13 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
             Some(shell_line(&argv))
         }),
         PERMISSION_TOOL => text("toolName").map(|t| format!("Allow {t}?")),
+        // The stored URL, whose credentials are masked (`tools::secrets`).
+        "wait_for_http_job" => text("url")
+            .map(|url| {
+                let method = text("method").unwrap_or("GET").to_ascii_uppercase();
+                format!("{method} {url}")
+            })
+            .or_else(|| text("monitor").map(|m| format!("Follow {m}"))),
         _ => None,
     };
     named
@@ -83,6 +91,20 @@ mod tests {
 
     #[test]
     fn each_kind_of_task_is_titled_by_what_a_person_recognises() {
+        assert_eq!(
+            task_title(
+                "wait_for_http_job",
+                &json!({"url": "https://ci.example/builds", "method": "post"})
+            ),
+            "POST https://ci.example/builds"
+        );
+        assert_eq!(
+            task_title(
+                "wait_for_http_job",
+                &json!({"monitor": "https://ci.example/op/7"})
+            ),
+            "Follow https://ci.example/op/7"
+        );
         assert_eq!(
             task_title("external", &json!({"name": "nightly export"})),
             "nightly export"
