@@ -181,7 +181,7 @@ export class DetailView {
       h('div', { class: 'meta-item meta-wide' }, h('dt', {}, 'Task ID'), h('dd', {}, idCode, copyButton(() => t.taskId, 'Copy', 'Copy task ID'))),
       h('div', { class: 'meta-item' }, h('dt', {}, 'Principal'), h('dd', {}, this.el.principal)),
       h('div', { class: 'meta-item' }, h('dt', {}, 'Created'), h('dd', {}, this.el.created)),
-      h('div', { class: 'meta-item' }, h('dt', {}, 'Duration'), h('dd', {}, this.el.duration)),
+      h('div', { class: 'meta-item', title: 'From the task’s creation to its end, waits for answers included (a command’s own run time is in its result)' }, h('dt', {}, 'Duration'), h('dd', {}, this.el.duration)),
       h('div', { class: 'meta-item' }, h('dt', {}, 'Last update'), h('dd', {}, this.el.updated)),
       h('div', { class: 'meta-item meta-wide' }, h('dt', {}, 'Retention'), h('dd', {}, this.el.ttl)),
     );
