@@ -303,7 +303,8 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
     for result in [
         json!({"content": [{"type": "bogus"}], "isError": "yes"}),
         json!({"content": "not an array"}),
-        json!({}),
+        json!({"content": [{"type": "text", "text": "x", "extra": 1}]}),
+        json!({"content": [], "structuredContent": 5}),
     ] {
         let (status, v) = report(json!({ "result": result })).await;
         assert_eq!(status, 400, "{result}: {v}");
@@ -2019,6 +2020,18 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     );
     // wait on a cancelled task: it ended without success (exit 5).
     let out = cli(&["wait", &mine]);
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    // ... and on a question answered no: no success for a script either.
+    let asked = s
+        .call(&t, "request_approval", json!({"message": "Deploy?"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&t, &asked, "input_required").await;
+    s.answer(&asked, "approval", json!({"action": "decline"}))
+        .await;
+    let out = cli(&["wait", &asked]);
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     let out = cli(&[
         "answer",

@@ -117,6 +117,42 @@ async fn settled_tasks_are_deleted_one_by_one_in_bulk_and_all_at_once() {
 }
 
 #[tokio::test]
+async fn a_call_approved_with_an_edit_reruns_as_edited() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent-e");
+    let id = s
+        .call(&agent, "run_command", json!({"command": "echo as asked"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let edit =
+        json!({"action": "accept", "content": {"arguments": "{\"command\": \"echo as edited\"}"}});
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve-command": edit}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let done = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(
+        done["result"]["structuredContent"]["tail"], "as edited",
+        "{done}"
+    );
+    let (status, rerun) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/rerun"), json!({}))
+        .await;
+    assert_eq!(status, 201, "{rerun}");
+    assert_eq!(
+        rerun["task"]["arguments"]["command"], "echo as edited",
+        "what ran runs again, not the call as first asked: {rerun}"
+    );
+}
+
+#[tokio::test]
 async fn a_finished_command_reruns_as_a_new_approved_task_of_the_caller() {
     let s = Server::start(&["--conformance-fixtures"]).await;
     let agent = s.token("agent-a");

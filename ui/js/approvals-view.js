@@ -16,6 +16,7 @@ import { approvalId, expiryText, waitingText, quorumText, decideBody, describeRe
 import { approvalCard } from './approval-card.js';
 import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender } from './inbox.js';
+import { noteDecided } from './browser-notify.js';
 
 /** Row elements by row id, kept across renders so what the human typed in an open row stays. */
 const rowEls = new Map();
@@ -62,6 +63,7 @@ export function approvalTaskIds() {
  */
 export async function decide(approvals, decision, opts = {}) {
   if (!approvals.length) return;
+  noteDecided(approvals.map((a) => a.taskId));
   let r;
   try {
     r = await state.api.decide(decideBody(approvals, decision, opts));

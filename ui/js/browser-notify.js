@@ -13,6 +13,25 @@ export const SWITCH_KEY = 'taskdeck.browserNotifications';
 /** A completion or failure notifies when the task ran at least this long (ms), or unseen. */
 export const THRESHOLD_MS = 10_000;
 
+/** A task this page decided that ends within this long after (ms) is not notified: the person
+ *  who denied a call, or answered a question, knows (a job approved here that runs on is). */
+export const OWN_DECISION_MS = 5_000;
+
+/** When this page last decided each task (ms since the epoch), by taskId. */
+const decidedHere = new Map();
+
+/** Notes that this page just decided (approved, denied, answered) the tasks `taskIds`. */
+export function noteDecided(taskIds, now = Date.now()) {
+  for (const id of taskIds) decidedHere.set(id, now);
+  for (const [id, at] of decidedHere) if (now - at > OWN_DECISION_MS) decidedHere.delete(id);
+}
+
+/** True when `task`'s end follows this page's own decision on it (see OWN_DECISION_MS). */
+export function endedByOwnDecision(task, now = Date.now()) {
+  const at = decidedHere.get(task.taskId);
+  return at !== undefined && now - at <= OWN_DECISION_MS && ['completed', 'failed', 'cancelled'].includes(task.status);
+}
+
 /** Longest notification body (characters), as the window's. */
 const MAX_BODY_CHARS = 200;
 
@@ -110,7 +129,7 @@ export function initBrowserNotifications(button, { openTask, toast }) {
   });
   render();
   return (change) => {
-    if (notifyState() !== 'on') return;
+    if (notifyState() !== 'on' || endedByOwnDecision(change.task || {})) return;
     const n = browserNotice(change, { focused: document.hasFocus() });
     if (!n) return;
     const shown = new Notification(n.title, { body: n.body, tag: n.tag });

@@ -54,6 +54,8 @@ export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inAp
     if (inPrompt) return 'leave-prompt-field';
     return inApprovals || inSelectionReason ? 'approval-leave-field' : null;
   }
+  // On a prompt's button or checkbox (not its card): back to its row, as from its fields.
+  if (e.key === 'Escape' && inPrompt) return 'leave-prompt-field';
   if (inApprovals && Object.hasOwn(APPROVAL_KEYS, e.key) && (e.key !== 'Enter' || onApprovalRow)) return APPROVAL_KEYS[e.key];
   const onList = (command) => (listFocused ? command : null);
   switch (e.key) {
@@ -176,7 +178,9 @@ export function onKey(e, later) {
   const onApprovalRow = inApprovals && target.parentElement === queue;
   const inSelectionReason = target === $('approvals-reason');
   const prompt = target instanceof Element ? target.closest('.prompt-card') : null;
-  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow, inSelectionReason, inPrompt: Boolean(prompt) });
+  // Inside a prompt's card: in a field or on a button, not on the card itself (whose Esc closes).
+  const inPrompt = Boolean(prompt) && prompt !== target;
+  const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow, inSelectionReason, inPrompt });
   if (command && command.startsWith('approval-')) {
     e.preventDefault();
     const shift = e.shiftKey;

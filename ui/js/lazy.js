@@ -13,6 +13,7 @@ import { notePrincipal } from './filters.js';
 import { requestCancel } from './cancel.js';
 import { closeDetail } from './open-task.js';
 import { focusNextApproval } from './approvals-view.js';
+import { noteDecided } from './browser-notify.js';
 
 /** The detail pane (DetailView): loaded, created and stored in state.detail on first call. */
 export const loadDetail = once(async () => {
@@ -21,6 +22,7 @@ export const loadDetail = once(async () => {
     api: {
       getTask: (id, query) => state.api.getTask(id, query),
       answer: async (id, responses) => {
+        noteDecided([id]);
         const r = await state.api.answer(id, responses);
         if (r && r.task) handleTaskSnapshot(r.task);
         return r;

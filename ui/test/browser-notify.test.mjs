@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserNotice, notifyState, SWITCH_KEY, THRESHOLD_MS } from '../js/browser-notify.js';
+import { browserNotice, notifyState, noteDecided, endedByOwnDecision, OWN_DECISION_MS, SWITCH_KEY, THRESHOLD_MS } from '../js/browser-notify.js';
 
 const at = (ms) => new Date(Date.UTC(2026, 11, 4, 12, 0, 0) + ms).toISOString();
 const change = (task, kind = 'status') => ({ event: { kind, data: {} }, task: { taskId: 't1', principal: 'deploy-bot', title: 'make deploy', createdAt: at(0), lastUpdatedAt: at(2000), ...task } });
@@ -47,4 +47,12 @@ test('the switch is on only with the permission granted and the person having tu
   assert.equal(notifyState(env('denied', 'on')), 'blocked');
   assert.equal(notifyState(env('granted', 'on', false)), 'unsupported');
   assert.equal(notifyState({ localStorage: storage('on') }), 'unsupported');
+});
+
+test('a task this page just decided is not notified when it ends; one that runs on is', () => {
+  noteDecided(['t9'], 1_000);
+  assert.equal(endedByOwnDecision({ taskId: 't9', status: 'completed' }, 3_000), true, 'denied here a moment ago');
+  assert.equal(endedByOwnDecision({ taskId: 't9', status: 'working' }, 3_000), false);
+  assert.equal(endedByOwnDecision({ taskId: 't9', status: 'completed' }, 1_000 + OWN_DECISION_MS + 1), false, 'approved here, ended much later');
+  assert.equal(endedByOwnDecision({ taskId: 'other', status: 'failed' }, 3_000), false);
 });

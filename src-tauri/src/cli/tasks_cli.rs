@@ -5,8 +5,8 @@
 //! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
 //! (unknown task, invalid answer...; its problem detail is printed), or an answer was ignored
 //! because its key was not outstanding (already answered, superseded or never asked); `wait`:
-//! 5 the task ended without success (failed, cancelled, or a result that is an error), 6 it
-//! was still running at `--timeout`.
+//! 5 the task ended without success (failed, cancelled, a result that is an error, or a
+//! question answered no), 6 it was still running at `--timeout`.
 
 use std::{
     process::ExitCode,
@@ -55,7 +55,8 @@ pub enum TasksCommand {
         timeline: u16,
     },
     /// Wait until a task ends; print its row and its result or error. Exits 0 when it
-    /// completed without error, 5 when it failed, was cancelled or its result is an error
+    /// completed without error, 5 when it failed, was cancelled, its result is an error or a
+    /// question was answered no
     Wait {
         task_id: String,
         /// Give up after this many seconds (exit 6)
@@ -272,7 +273,12 @@ async fn wait_for_end(
                     println!("{text}");
                 }
             }
-            let succeeded = status == "completed" && t["isError"] != true;
+            // A question answered no (request_approval's `action`) is no success for a script.
+            let declined = matches!(
+                t["result"]["structuredContent"]["action"].as_str(),
+                Some("decline" | "cancel")
+            );
+            let succeeded = status == "completed" && t["isError"] != true && !declined;
             return if succeeded {
                 ExitCode::SUCCESS
             } else {
@@ -281,9 +287,16 @@ async fn wait_for_end(
         }
         for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
             if !told.contains(key) {
+                let fields = request["params"]["requestedSchema"]["properties"]
+                    .as_object()
+                    .is_some_and(|p| !p.is_empty());
+                let content = if fields { " --content '{...}'" } else { "" };
                 eprintln!(
-                    "waiting for input {key}: {} (taskdeck tasks answer {task_id} {key} accept|decline)",
-                    request["params"]["message"].as_str().unwrap_or("")
+                    "waiting for input {key}: {} (taskdeck tasks answer {task_id} {key} accept{content} | decline)",
+                    super::task_table::clamp(
+                        request["params"]["message"].as_str().unwrap_or(""),
+                        200
+                    )
                 );
                 told.push(key.clone());
             }
@@ -292,6 +305,9 @@ async fn wait_for_end(
             .clamp(Duration::from_millis(500), Duration::from_secs(5));
         if let Some(until) = until {
             if Instant::now() >= until {
+                if as_json {
+                    println!("{t}");
+                }
                 eprintln!("taskdeck: task {task_id} is still {status}");
                 return ExitCode::from(6);
             }

@@ -14,6 +14,36 @@ fn null() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::Null)
 }
 
+/// The `result` a runner's report completes its job with: a CallToolResult (MCP 2025-11-25
+/// §Tools) of the content blocks every MCP client reads (`text`; `image` and `audio`, base64
+/// `data` with its `mimeType`), `structuredContent`, `isError` and `_meta`, nothing else;
+/// `content` defaults to `[]`. The jobs API checks a report's `result` against this very
+/// schema, so what the API document allows is what it takes.
+pub fn call_tool_result() -> serde_json::Value {
+    let media = |kind: &str| {
+        serde_json::json!({"type": "object", "title": kind,
+            "properties": {"type": {"type": "string", "enum": [kind]}, "data": {"type": "string", "description": "base64"}, "mimeType": {"type": "string"}},
+            "required": ["type", "data", "mimeType"], "additionalProperties": false})
+    };
+    serde_json::json!({
+        "type": "object",
+        "description": "The final CallToolResult (`{content, structuredContent?, isError?}`; `content` defaults to `[]`): completes the job.",
+        "properties": {
+            "content": {"type": "array", "items": {"oneOf": [
+                {"type": "object", "title": "text",
+                 "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
+                 "required": ["type", "text"], "additionalProperties": false},
+                media("image"),
+                media("audio"),
+            ]}},
+            "structuredContent": {"type": "object"},
+            "isError": {"type": "boolean"},
+            "_meta": {"type": "object"}
+        },
+        "additionalProperties": false
+    })
+}
+
 fn object_or_null() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
 }
@@ -203,11 +233,8 @@ pub fn report(progress: RefOr<Schema>, error: RefOr<Schema>) -> Schema {
         }
         o
     };
-    let result = ObjectBuilder::new()
-        .schema_type(Type::Object)
-        .description(Some(
-            "The final CallToolResult (`{content, structuredContent?, isError?}`; `content` defaults to `[]`): completes the job.",
-        ));
+    let result: Schema = serde_json::from_value(call_tool_result())
+        .expect("the CallToolResult schema is an OpenAPI schema");
     let cancelled = ObjectBuilder::new()
         .schema_type(Type::Boolean)
         .enum_values(Some([true]))

@@ -293,6 +293,20 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error>
         })
 }
 
+/// The 409 for a report on a job that has ended: "job is already completed", and how when its
+/// status message says it ("job is already failed: Task expired: ...").
+fn already_ended(task: &TaskRecord) -> ApiError {
+    let status = task.status.as_str();
+    match task
+        .status_message
+        .as_deref()
+        .filter(|m| !m.trim().is_empty())
+    {
+        Some(why) => ApiError::conflict(format!("job is already {status}: {why}")),
+        None => ApiError::conflict(format!("job is already {status}")),
+    }
+}
+
 /// The 409 for a report that found its job's run over: the job settled since it was read, or
 /// its run ended (e.g. its heartbeat lapsed) and that end is being recorded (on a full disk,
 /// once there is room): the runner learns how the job ended, when that is known.
@@ -302,8 +316,7 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
         Err(e) => return e.into(),
     };
     if task.status.is_terminal() {
-        let why = task.status_message.as_deref().unwrap_or("");
-        return ApiError::conflict(format!("job is already {}: {why}", task.status.as_str()));
+        return already_ended(&task);
     }
     match s.engine.unstored_end(p, id) {
         Ok(Some(end)) => {
@@ -344,15 +357,21 @@ pub(crate) async fn report(
     body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let body = json_body(body, "a report")?;
-    // Checked with rmcp's own reading of a CallToolResult (content blocks of known types,
-    // `isError` a boolean, at least one of its fields): an agent reads the result as one.
-    if let Some(result) = &body.result
-        && let Err(e) =
-            serde_json::from_value::<rmcp::model::CallToolResult>(Value::Object(result.clone()))
-    {
-        return Err(ApiError::bad_request(format!(
-            "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?, isError?: boolean}}: {e}"
-        )));
+    // Checked against the schema the API document gives it: what an agent reads as a
+    // CallToolResult.
+    if let Some(result) = &body.result {
+        static SCHEMA: std::sync::LazyLock<jsonschema::Validator> =
+            std::sync::LazyLock::new(|| {
+                jsonschema::validator_for(&job_schemas::call_tool_result())
+                    .expect("the CallToolResult schema compiles")
+            });
+        let result = Value::Object(result.clone());
+        if let Some(e) = SCHEMA.iter_errors(&result).next() {
+            let at = e.instance_path().to_string();
+            return Err(ApiError::bad_request(format!(
+                "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?: object, isError?: boolean}}: at result{at}: {e}"
+            )));
+        }
     }
     let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {
@@ -368,11 +387,7 @@ pub(crate) async fn report(
     // A job that ended without its runner (expired, failed as runner lost, cancelled) tells the
     // runner so, whatever the runner still has in flight.
     if task.status.is_terminal() {
-        let why = task.status_message.as_deref().unwrap_or("");
-        return Err(ApiError::conflict(format!(
-            "job is already {}: {why}",
-            task.status.as_str()
-        )));
+        return Err(already_ended(&task));
     }
     let finished = [body.result.is_some(), body.error.is_some(), body.cancelled]
         .iter()

@@ -278,7 +278,7 @@ pub fn approval_notice(
             }
             (
                 task.tool.clone(),
-                needs_input_summary(task),
+                needs_input_summary(task, message),
                 escape_body(message),
                 None,
             )
@@ -309,9 +309,14 @@ fn summary_title(task: &TaskRecord) -> String {
     format!("{}…", kept.trim_end())
 }
 
-/// "agent needs input: Deploy v2.3 to production?": who waits and for what.
-fn needs_input_summary(task: &TaskRecord) -> String {
-    format!("{} needs input: {}", task.principal, summary_title(task))
+/// "agent needs input: make deploy": who waits and for what; "agent needs input" when what
+/// is asked (`question`, the notification's body) titles the task itself (request_approval):
+/// said once, not twice.
+fn needs_input_summary(task: &TaskRecord, question: &str) -> String {
+    match one_line(question) == task_title(&task.tool, &task.arguments) {
+        true => format!("{} needs input", task.principal),
+        false => format!("{} needs input: {}", task.principal, summary_title(task)),
+    }
 }
 
 /// "1 of 2 approvals (alice)": how many distinct humans approved so far of the `required`.
@@ -404,12 +409,7 @@ pub fn notice_for(
                 .values()
                 .find_map(|r| r.pointer("/params/message").and_then(|m| m.as_str()))
                 .unwrap_or("A task needs your answer");
-            // A question that titles its own task (request_approval) is said once, in the body.
-            let summary = match one_line(question) == summary_title(task) {
-                true => format!("{} needs input", task.principal),
-                false => needs_input_summary(task),
-            };
-            (summary, question.to_string())
+            (needs_input_summary(task, question), question.to_string())
         }
         TaskStatus::Completed if settings.completed && long_or_unseen => {
             let is_error = task

@@ -88,7 +88,8 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
 }
 
 /// Runs a finished `run_command` task or `taskdeck run` job again, as a new `run_command` task
-/// of the caller's (which the policy decides for anew).
+/// of the caller's (which the policy decides for anew): the command that ran, so a call the
+/// human edited before approving runs again as edited.
 #[utoipa::path(post, path = "/v1/tasks/{taskId}/rerun", params(("taskId" = String, Path, description = "the task to run again")), tag = "tasks",
     responses((status = 201, description = "the new task (a `run_command` of the caller's) and the id it repeats", body = RerunReply),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
@@ -112,7 +113,23 @@ async fn rerun(
             "a hosted task (its work ran in another process) cannot be run again here",
         ));
     }
-    let arguments = rerun_arguments(&old.tool, &old.arguments)?;
+    // What ran: a call the human edited before approving runs as edited (the task's
+    // `arguments` keep the call as the agent asked it).
+    let mut ran = old.arguments.clone();
+    if old.tool == RUN_COMMAND {
+        let edit = engine
+            .input_rounds(&p, &task_id)?
+            .into_iter()
+            .filter(|r| r.key == "approve-command" && r.state == "answered")
+            .filter_map(|r| r.response)
+            .filter_map(|answer| crate::approvals::question::edited_arguments(&answer))
+            .filter_map(Result::ok)
+            .next_back();
+        if let Some(edit) = edit {
+            ran = edit;
+        }
+    }
+    let arguments = rerun_arguments(&old.tool, &ran)?;
     let task = engine.create_task(&p, RUN_COMMAND, arguments).await?;
     Ok((
         StatusCode::CREATED,

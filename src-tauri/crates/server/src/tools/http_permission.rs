@@ -84,6 +84,11 @@ pub struct Permission {
     allowed: HashSet<String>,
     /// Questions about near destinations asked so far (each needs a key of its own).
     asked: u32,
+    /// The "always allow" rule the human chose before the host name was looked up
+    /// ([`Permission::clear_before_lookup`]): written only once the name turns out public. A
+    /// rule naming the host would also let the job reach it at a private address the human
+    /// was never told of.
+    deferred_rule: Option<Rule>,
 }
 
 impl Permission {
@@ -104,6 +109,7 @@ impl Permission {
             approved,
             allowed: HashSet::new(),
             asked: 0,
+            deferred_rule: None,
         }
     }
 
@@ -148,8 +154,16 @@ impl Permission {
         what: &str,
     ) -> Result<(), Failure> {
         let near = dest.near.map(|(ip, how)| (dest.authority(), ip, how));
+        // An "always allow" chosen before the lookup stands for a public destination only;
+        // at a private one, the question about it offers its own.
+        if let Some(rule) = self.deferred_rule.take()
+            && near.is_none()
+            && let Err(e) = self.policy.append(rule)
+        {
+            tracing::warn!("cannot save the policy: {e}");
+        }
         let reachable = self.may_reach(dest, url);
-        self.clear_for(near, reachable, url, what).await
+        self.clear_for(near, reachable, url, what, true).await
     }
 
     /// [`Permission::clear`] before `url`'s host name is looked up: a call not allowed yet is
@@ -158,18 +172,20 @@ impl Permission {
     /// data); a private address the name then resolves to is asked about after, by `clear`.
     pub async fn clear_before_lookup(&mut self, url: &Url, what: &str) -> Result<(), Failure> {
         let reachable = self.approved;
-        self.clear_for(None, reachable, url, what).await
+        self.clear_for(None, reachable, url, what, false).await
     }
 
     /// The decision on a request to `url`: a `deny` rule refuses it; `reachable` (allowed
     /// already) lets it go; else the human is asked, about the call, and about `near` (its
-    /// authority, address and why it is near) when it is near.
+    /// authority, address and why it is near) when it is near. `looked_up`: where the host
+    /// leads is known (else an "always allow" waits for it: [`Permission::clear`]).
     async fn clear_for(
         &mut self,
         near: Option<(String, std::net::IpAddr, super::destination::Nearness)>,
         reachable: bool,
         url: &Url,
         what: &str,
+        looked_up: bool,
     ) -> Result<(), Failure> {
         let at = self.at(url);
         let verdict = self.policy.decide(&self.call_for(&at));
@@ -285,7 +301,9 @@ impl Permission {
                 created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
                 approval: Default::default(),
             };
-            if let Err(e) = self.policy.append(rule) {
+            if !looked_up {
+                self.deferred_rule = Some(rule);
+            } else if let Err(e) = self.policy.append(rule) {
                 tracing::warn!("cannot save the policy: {e}");
             }
         }

@@ -74,6 +74,40 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
     );
 }
 
+/// "Always allow" given before a host name was looked up does not cover a private address
+/// the name then resolves to: the private-network question is still asked, and no rule naming
+/// the host is written (it would let later jobs reach that address unasked).
+#[tokio::test]
+async fn always_allow_before_the_lookup_does_not_cover_a_private_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
+    let (port, _seen) = local_server().await;
+    let agent = Principal::named("agent");
+    let url = format!("http://public.test:{port}/ops");
+    let task = engine
+        .create_task(&agent, "wait_for_http_job", json!({"url": url}))
+        .await
+        .unwrap();
+    let (key, _) = asked(&engine, &task.task_id).await;
+    assert_eq!(key, "approve");
+    let mut responses = serde_json::Map::new();
+    responses.insert(
+        key,
+        json!({"action": "accept", "content": {"alwaysAllow": true}}),
+    );
+    engine
+        .answer(&Principal::admin(), &task.task_id, responses)
+        .await
+        .unwrap();
+    let (key, second) = asked(&engine, &task.task_id).await;
+    assert_eq!(key, "allow-private-network", "{second}");
+    let policy = std::fs::read_to_string(dir.path().join("policy.json")).unwrap_or_default();
+    assert!(!policy.contains("public.test"), "{policy}");
+    answer(&engine, &task.task_id, "decline").await;
+    let done = result(&engine, &task.task_id).await;
+    assert_eq!(done["isError"], true, "{done}");
+}
+
 /// Every redirect hop is checked like the first request: an allowed destination that
 /// redirects to another private one does not carry the allowance over.
 #[tokio::test]
