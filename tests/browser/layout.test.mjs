@@ -48,6 +48,21 @@ before(async () => {
 
 after(() => tearDown({ browser, server, tmp }));
 
+/** Starts a `run_command` job for each of `commands` (each waits for its approval); resolves with their task ids. */
+async function askToRun(commands) {
+  const asked = [];
+  for (const command of commands) {
+    const resp = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
+    });
+    assert.equal(resp.status, 202, await resp.clone().text());
+    asked.push((await resp.json()).taskId);
+  }
+  return asked;
+}
+
 /**
  * The first line of task `taskId`'s row: whether its title shows whole, and each label that is
  * in view (inside the line's box), with whether it shows whole.
@@ -149,16 +164,7 @@ test('the tool label beside a long title in the detail heading never breaks insi
 });
 
 test('at 640x480 with two approvals pending, the inbox shows the first and the first two rows are in view', async () => {
-  const asked = [];
-  for (const command of ['echo one', 'echo two']) {
-    const resp = await fetch(`${base}/v1/jobs`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
-    });
-    assert.equal(resp.status, 202, await resp.clone().text());
-    asked.push((await resp.json()).taskId);
-  }
+  await askToRun(['echo one', 'echo two']);
   await page.setViewportSize({ width: 640, height: 480 });
   const approvals = page.locator('#approvals-list .approval');
   await waitFor(async () => (await approvals.count()) === 2, 'two approvals in the queue');
@@ -190,16 +196,7 @@ test('at 640x480 with two approvals pending, the inbox shows the first and the f
 });
 
 test('at 1280x820, an open call’s head (what is asked, Approve) stays in view while its reason is typed', async () => {
-  const asked = [];
-  for (const command of ['echo first', 'ls -la /tmp', 'make deploy', 'echo last']) {
-    const resp = await fetch(`${base}/v1/jobs`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
-    });
-    assert.equal(resp.status, 202, await resp.clone().text());
-    asked.push((await resp.json()).taskId);
-  }
+  const asked = await askToRun(['echo first', 'ls -la /tmp', 'make deploy', 'echo last']);
   await page.setViewportSize({ width: 1280, height: 820 });
   const approvals = page.locator('#approvals-list .approval');
   await waitFor(async () => (await approvals.count()) === 4, 'four approvals in the queue');

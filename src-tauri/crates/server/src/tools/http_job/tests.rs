@@ -19,20 +19,39 @@ use super::{
 };
 use taskdeck_engine::{Principal, TaskStatus};
 
+/// An engine in `dir` ([`engine`]: `public.test` is on 127.0.0.1), a [`local_server`], and
+/// agent's job to `GET http://public.test:PORT/ops` started: (engine, PORT, what the server
+/// saw, the job's taskId, its URL).
+async fn job_to_public_test(
+    dir: &std::path::Path,
+) -> (
+    taskdeck_engine::Engine,
+    u16,
+    super::test_service::Seen,
+    String,
+    String,
+) {
+    let engine = engine(dir, REQUEST_TIMEOUT).await;
+    let (port, seen) = local_server().await;
+    let url = format!("http://public.test:{port}/ops");
+    let task = engine
+        .create_task(
+            &Principal::named("agent"),
+            "wait_for_http_job",
+            json!({"url": url}),
+        )
+        .await
+        .unwrap();
+    (engine, port, seen, task.task_id.clone(), url)
+}
+
 /// A public-looking name is judged by the address it resolves to, not by how it looks; and it
 /// is not looked up before the call is allowed (a DNS query is traffic, and a name can carry
 /// data): the call is asked about first, the private address it resolves to after.
 #[tokio::test]
 async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
-    let (port, seen) = local_server().await;
-    let agent = Principal::named("agent");
-    let url = format!("http://public.test:{port}/ops");
-    let task = engine
-        .create_task(&agent, "wait_for_http_job", json!({"url": url}))
-        .await
-        .unwrap();
+    let (engine, port, seen, task_id, url) = job_to_public_test(dir.path()).await;
     let looked_up = || {
         LOOKUPS
             .lock()
@@ -40,7 +59,7 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
             .iter()
             .any(|(host, p)| host == "public.test" && *p == port)
     };
-    let (key, first) = asked(&engine, &task.task_id).await;
+    let (key, first) = asked(&engine, &task_id).await;
     assert_eq!(key, "approve");
     assert!(
         first.starts_with(&format!("Allow agent to send GET {url}?")),
@@ -50,8 +69,8 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
         !looked_up(),
         "the name was looked up before the call was allowed"
     );
-    answer(&engine, &task.task_id, "accept").await;
-    let (key, second) = asked(&engine, &task.task_id).await;
+    answer(&engine, &task_id, "accept").await;
+    let (key, second) = asked(&engine, &task_id).await;
     assert_eq!(key, "allow-private-network");
     assert!(looked_up());
     assert!(
@@ -64,8 +83,8 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
         seen.lock().unwrap().is_empty(),
         "nothing sent before the answer"
     );
-    answer(&engine, &task.task_id, "accept").await;
-    let done = result(&engine, &task.task_id).await;
+    answer(&engine, &task_id, "accept").await;
+    let done = result(&engine, &task_id).await;
     assert_eq!(done["isError"], false, "{done}");
     let host = format!("public.test:{port}");
     assert_eq!(
@@ -80,15 +99,8 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
 #[tokio::test]
 async fn always_allow_before_the_lookup_does_not_cover_a_private_address() {
     let dir = tempfile::tempdir().unwrap();
-    let engine = engine(dir.path(), REQUEST_TIMEOUT).await;
-    let (port, _seen) = local_server().await;
-    let agent = Principal::named("agent");
-    let url = format!("http://public.test:{port}/ops");
-    let task = engine
-        .create_task(&agent, "wait_for_http_job", json!({"url": url}))
-        .await
-        .unwrap();
-    let (key, _) = asked(&engine, &task.task_id).await;
+    let (engine, _, _, task_id, _) = job_to_public_test(dir.path()).await;
+    let (key, _) = asked(&engine, &task_id).await;
     assert_eq!(key, "approve");
     let mut responses = serde_json::Map::new();
     responses.insert(
@@ -96,15 +108,15 @@ async fn always_allow_before_the_lookup_does_not_cover_a_private_address() {
         json!({"action": "accept", "content": {"alwaysAllow": true}}),
     );
     engine
-        .answer(&Principal::admin(), &task.task_id, responses)
+        .answer(&Principal::admin(), &task_id, responses)
         .await
         .unwrap();
-    let (key, second) = asked(&engine, &task.task_id).await;
+    let (key, second) = asked(&engine, &task_id).await;
     assert_eq!(key, "allow-private-network", "{second}");
     let policy = std::fs::read_to_string(dir.path().join("policy.json")).unwrap_or_default();
     assert!(!policy.contains("public.test"), "{policy}");
-    answer(&engine, &task.task_id, "decline").await;
-    let done = result(&engine, &task.task_id).await;
+    answer(&engine, &task_id, "decline").await;
+    let done = result(&engine, &task_id).await;
     assert_eq!(done["isError"], true, "{done}");
 }
 
