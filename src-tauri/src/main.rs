@@ -195,7 +195,7 @@ struct ServeArgs {
     #[arg(long, env = "TASKDECK_DURABILITY", value_enum, default_value_t = DurabilityArg::Process)]
     durability: DurabilityArg,
     /// ttlMs of new tasks, in ms, at most 100 years (0 = unlimited). Waiting for input never
-    /// expires a task.
+    /// expires a task, and an external job's (taskdeck run's) grows while its runner reports.
     #[arg(long, default_value_t = 86_400_000,
           value_parser = clap::value_parser!(u64).range(0..=3_155_760_000_000))]
     default_ttl_ms: u64,

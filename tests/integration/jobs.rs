@@ -2281,6 +2281,73 @@ async fn wait_for_http_job_follows_202_location_retry_after() {
     assert!(log.lock().unwrap().contains(&"DELETE /ops/2".to_string()));
 }
 
+/// A job runs as long as its runner reports: its ttlMs (the server's default, 2 s here) grows
+/// with it, the timeline says so, and it is kept after its last report. So does `taskdeck
+/// run`'s, whose command here runs twice the default ttl.
+#[tokio::test]
+async fn a_job_whose_runner_reports_outlives_the_default_ttl() {
+    let s = Server::start(&["--default-ttl-ms", "2000"]).await;
+    let runner = s.token("nightly");
+    let id = start_external(&s, &runner, json!({"name": "export", "heartbeatMs": 1000})).await;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(6000) {
+        let (status, v) = send_report(&s, &runner, &id, json!({})).await;
+        assert_eq!(status, 200, "{v}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let (_, job) = s.v1_get(Some(&runner), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(job["task"]["status"], "working", "3 ttls in: {job}");
+    let ttl = job["task"]["ttlMs"].as_u64().unwrap();
+    assert!(ttl > 6000, "ttlMs grew with the run: {job}");
+    let kept: Vec<_> = job["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "ttl" && e["data"]["reason"] == "still running")
+        .collect();
+    // One extension each time half of the 2 s window is left: about one a second, not one a report.
+    assert!(
+        (3..=8).contains(&kept.len()),
+        "{} extensions in 6 s: {kept:?}",
+        kept.len()
+    );
+    let (status, _) = send_report(
+        &s,
+        &runner,
+        &id,
+        json!({"result": {"content": [{"type": "text", "text": "exported"}]}}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    wait_job(&s, &runner, &id, |v| v["status"] == "completed").await;
+    // Kept at least half a window after its last report.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let (status, job) = s.v1_get(Some(&runner), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(status, 200, "{job}");
+    assert_eq!(job["task"]["status"], "completed", "{job}");
+
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &runner])
+        .args([
+            "--name",
+            "long build",
+            "--",
+            "sh",
+            "-c",
+            "sleep 4; echo built",
+        ])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("ended this job"), "{stderr}");
+    let built = job_titled(&s, "long build").await;
+    let v = wait_job(&s, &runner, &built, |v| v["status"] != "working").await;
+    assert_eq!(v["status"], "completed", "{v}");
+    assert_eq!(v["result"]["structuredContent"]["exitCode"], 0, "{v}");
+}
+
 /// A job Taskdeck ended without its runner (here: its ttlMs passed) answers the runner's next
 /// report with 409 and why, so the runner learns its work is no longer tracked.
 #[tokio::test]

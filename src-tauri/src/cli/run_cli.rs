@@ -568,12 +568,7 @@ async fn supervise(
                         say("Taskdeck cancelled this job; stopped the command");
                         break status;
                     }
-                    // An expiry is the server's --default-ttl-ms: the way out is said with it.
-                    let hint = match ended.contains("ttlMs elapsed") {
-                        true => " (jobs run at most Taskdeck's --default-ttl-ms; 0 = unlimited)",
-                        false => "",
-                    };
-                    say(&format!("Taskdeck ended this job ({ended}); the command keeps running, no longer tracked{hint}"));
+                    say(&format!("Taskdeck ended this job ({ended}); the command keeps running, no longer tracked"));
                 }
                 if let Some(answer) = answer
                     && answer["cancelRequested"] == true

@@ -151,6 +151,16 @@ impl TaskContext {
         self.engine.set_progress(&self.task_id, progress).await
     }
 
+    /// Keeps this task from expiring while the run knows it is alive (an external job's runner
+    /// reporting): see [`Engine::keep_alive`](crate::Engine). `at_least_ms`: the shortest
+    /// window the task is kept for from a call that extends it (e.g. twice the runner's
+    /// heartbeat timeout). Returns how long (ms) until a call can change anything again,
+    /// `None` when never. Errors: [`EngineError::NotFound`]; [`EngineError::DiskFull`];
+    /// [`EngineError::Store`].
+    pub async fn keep_alive(&self, at_least_ms: u64) -> Result<Option<u64>, EngineError> {
+        self.engine.keep_alive(&self.task_id, at_least_ms).await
+    }
+
     /// Stores how this run ends now, before it returns `outcome` (which must be the same): for
     /// a tool whose caller must learn that the end is stored, e.g. an external job's final
     /// report, acknowledged only after this commit. When it fails the task is as it was and

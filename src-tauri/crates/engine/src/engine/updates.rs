@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::{
-    super::{clock::now_ms, context::Outcome, limits, model::Progress},
+    super::{clock::now_ms, context::Outcome, limits, model::Progress, store},
     Engine, EngineError, TaskRecord, load,
 };
 use crate::{Principal, store::WriteCtx};
@@ -92,6 +92,75 @@ impl Engine {
         self.parts
             .store
             .write_unhurried(progress_write(task_id, progress)?)
+    }
+
+    /// Keeps a live task from expiring while its run shows it is alive (an external job whose
+    /// runner still reports): when less than half of its window is left before `createdAt +
+    /// ttlMs`, ttlMs grows so that the task expires a whole window from now. The window is
+    /// the ttlMs the task was created with (else the configured default), at least
+    /// `at_least_ms`. SEP-2663 §Task Retention lets ttlMs change over a task's life; the
+    /// timeline gets a `ttl` event `{ttlMs, reason: "still running"}`. A settled task, or one
+    /// whose ttlMs is null (unlimited, or waiting for input: its window comes back with the
+    /// answer), is left alone.
+    ///
+    /// Returns how long (ms) until a call can change anything again, `None` when never (the
+    /// task's retention is unlimited, or it settled). Reads only, unless it extends.
+    ///
+    /// Errors: [`EngineError::NotFound`]; [`EngineError::DiskFull`]; [`EngineError::Store`].
+    pub(crate) async fn keep_alive(
+        &self,
+        task_id: &str,
+        at_least_ms: u64,
+    ) -> Result<Option<u64>, EngineError> {
+        let Some(t) = self.parts.store.get(task_id)? else {
+            return Err(EngineError::NotFound);
+        };
+        let created = self.parts.store.read(|c| store::created_ttl(c, task_id))?;
+        let Some(window) = created
+            .unwrap_or(self.parts.config.default_ttl_ms)
+            .map(|w| w.max(at_least_ms))
+        else {
+            return Ok(None);
+        };
+        let half = window / 2;
+        // How long the task has left at `now` before it would need more; 0 once it does.
+        let slack = move |t: &TaskRecord, now: i64| {
+            t.ttl_ms.map(|ttl| {
+                let left = t.created_at_ms.saturating_add(ttl as i64) - now;
+                (left - half as i64).max(0) as u64
+            })
+        };
+        if t.status.is_terminal() {
+            return Ok(None);
+        }
+        match slack(&t, now_ms()) {
+            None => return Ok(Some(half)),
+            Some(ms) if ms > 0 => return Ok(Some(ms)),
+            Some(_) => {}
+        }
+        let id = task_id.to_string();
+        self.parts
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                let now = now_ms();
+                // Settled, or waiting for input, or extended by a call that raced this one.
+                if t.status.is_terminal() || slack(&t, now).is_none_or(|ms| ms > 0) {
+                    return Ok(());
+                }
+                t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + window);
+                t.last_updated_at_ms = now;
+                w.event(
+                    &t,
+                    now,
+                    "ttl",
+                    json!({"ttlMs": t.ttl_ms, "reason": "still running"}),
+                )?;
+                w.save(t)?;
+                Ok(())
+            })
+            .await?;
+        Ok(Some(half))
     }
 
     /// One report of a running tool, as a store write: applies `change` to the live task and

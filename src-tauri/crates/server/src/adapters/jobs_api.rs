@@ -127,9 +127,9 @@ pub(crate) async fn create(
         // a retention it does not set.
         (None, Some(ext)) if ext.contains_key("ttlMs") => {
             return Err(ApiError::bad_request(
-                "an external job's ttlMs is not set by the job: it is Taskdeck's --default-ttl-ms \
-                 (24 h unless set; 0 = unlimited), and a job still running at it fails; start \
-                 Taskdeck with a larger one for longer jobs",
+                "an external job's ttlMs is not set by the job: it starts as Taskdeck's \
+                 --default-ttl-ms (24 h unless set; 0 = unlimited) and grows while the runner \
+                 reports, so a job runs as long as its runner does",
             ));
         }
         (None, Some(ext)) if body.arguments.is_none() => (EXTERNAL.to_string(), Value::Object(ext)),

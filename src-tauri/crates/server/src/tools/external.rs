@@ -1,7 +1,9 @@
 //! External jobs: work a program runs itself (e.g. `taskdeck run -- make`) and reports on over
 //! the HTTP jobs API: progress, status messages, input requests for the human, heartbeats and
 //! its final result. The task's "run" here only relays those reports to the engine; if no report
-//! arrives within the job's heartbeat timeout, the task fails with "runner lost". After a restart the job waits for its
+//! arrives within the job's heartbeat timeout, the task fails with "runner lost". While reports
+//! come, the job's ttlMs grows with its run ([`TaskContext::keep_alive`]): a job runs as long as
+//! its runner does, and is kept a whole ttl after its last report. After a restart the job waits for its
 //! runner again with a fresh heartbeat window (the runner may still be alive), and so it does
 //! after Taskdeck itself was not running for a while (stopped with SIGSTOP, frozen, starved of
 //! CPU): the runner's reports of that time are still on their way.
@@ -182,14 +184,21 @@ impl TaskTool for ExternalJobs {
             let mut deadline = tokio::time::Instant::now() + timeout;
             // The grace of a late check was given since the last report.
             let mut graced = false;
+            // When a report next asks the engine to keep the job from expiring (its ttlMs is
+            // a retention, not a limit on how long a job whose runner reports may run).
+            let mut keep_alive_at = tokio::time::Instant::now();
             loop {
                 tokio::select! {
                     // A report that is there wins over a deadline that passed meanwhile.
                     biased;
                     report = rx.recv() => {
                         // Every report starts a new window.
-                        deadline = tokio::time::Instant::now() + timeout;
+                        let now = tokio::time::Instant::now();
+                        deadline = now + timeout;
                         graced = false;
+                        if now >= keep_alive_at {
+                            keep_alive_at = keep_alive(&ctx, timeout).await;
+                        }
                         match report {
                             Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
                             Some((Report::Progress { current, total, message }, ack)) => {
@@ -266,6 +275,24 @@ impl TaskTool for ExternalJobs {
             relay.await
         }
         .boxed()
+    }
+}
+
+/// Asks the engine to keep the job from expiring while its runner reports (for at least
+/// twice the heartbeat `timeout` from now, so that a runner reporting within its heartbeat
+/// always finds its job), and returns when to ask again. A store that cannot take the change
+/// (a full disk) is asked again at a report 5 s later.
+async fn keep_alive(ctx: &TaskContext, timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let at_least = u64::try_from(timeout.as_millis() * 2).unwrap_or(u64::MAX);
+    match ctx.keep_alive(at_least).await {
+        Ok(Some(ms)) => now + Duration::from_millis(ms),
+        // Unlimited retention: nothing to keep.
+        Ok(None) => now + Duration::from_secs(86_400 * 365),
+        Err(e) => {
+            tracing::warn!(task_id = ctx.task_id(), "cannot extend a job's ttlMs: {e}");
+            now + Duration::from_secs(5)
+        }
     }
 }
 
