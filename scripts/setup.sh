@@ -36,6 +36,8 @@ if [ "$group" = test ]; then
   # venv for the Python clients.
   packages+=(chromium xvfb xauth dbus-x11 dunst libnotify-bin imagemagick xdotool
     webkit2gtk-driver iproute2 python3-venv)
+  # curl: a command whose password option (`-u user:password`) a test wraps with taskdeck run.
+  packages+=(curl)
   # The package test (tests/package/run.sh): desktop-file-validate and `rpm -qlp`.
   packages+=(desktop-file-utils rpm)
   # Node.js from the distribution only when there is none (it may come from elsewhere).

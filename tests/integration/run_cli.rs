@@ -98,32 +98,60 @@ async fn completed_job(s: &Server, output: &str) -> (String, Value) {
     }
 }
 
+/// Runs `command` under `taskdeck run` against `s`; its output and what Taskdeck shows of its
+/// job (`GET /v1/jobs/{id}` and `GET /v1/tasks/{id}`, once completed).
+async fn run_and_show(s: &Server, command: &[&str]) -> (std::process::Output, [String; 2]) {
+    let out = tokio::process::Command::new(BIN)
+        .args([
+            "run",
+            "--port",
+            &s.port.to_string(),
+            "--token",
+            &s.admin,
+            "--",
+        ])
+        .args(command)
+        .output()
+        .await
+        .unwrap();
+    let (id, job) = completed_job(s, &String::from_utf8_lossy(&out.stderr)).await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    (out, [job.to_string(), detail.to_string()])
+}
+
 /// A URL's password on the command line reaches the command, and nothing Taskdeck keeps: the
-/// job's name, its result and the store show `****`.
+/// job's name, its result and the store show `****`; so does a program's password option.
 #[tokio::test]
 async fn a_url_password_on_the_command_line_is_masked() {
     let s = Server::start(&[]).await;
     let url = "postgres://u:hunter2@db/x";
-    let out = tokio::process::Command::new(BIN)
-        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
-        .args(["--", "sh", "-c", &format!("test \"$1\" = {url}"), "sh", url])
-        .output()
-        .await
-        .unwrap();
-    let output = String::from_utf8_lossy(&out.stderr).to_string();
+    let test = format!("test \"$1\" = {url}");
+    let (out, shown) = run_and_show(&s, &["sh", "-c", &test, "sh", url]).await;
     assert!(
         out.status.success(),
-        "the command got the password: {output}"
+        "the command got the password: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    let (id, job) = completed_job(&s, &output).await;
-    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
-    for shown in [job.to_string(), detail.to_string()] {
+    for shown in shown {
         assert!(
             shown.contains("u:****@db") && !shown.contains("hunter2"),
             "{shown}"
         );
     }
-    assert_not_on_disk(&s.dir, &["hunter2"]);
+
+    // A password given as a program's own option (curl's `-u user:password`): the command
+    // gets it (Taskdeck answers curl's Basic credentials with 401), nothing kept shows it.
+    let me = format!("http://127.0.0.1:{}/v1/me", s.port);
+    let curl = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}"];
+    let (out, shown) = run_and_show(&s, &[&curl[..], &["-u", "admin:hunter3", &me]].concat()).await;
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "401");
+    for shown in shown {
+        assert!(
+            shown.contains("admin:[redacted]") && !shown.contains("hunter3"),
+            "{shown}"
+        );
+    }
+    assert_not_on_disk(&s.dir, &["hunter2", "hunter3"]);
 }
 
 /// A process the command leaves running (`… &`) writes to the same stdout after `taskdeck run`

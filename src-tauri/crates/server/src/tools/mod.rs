@@ -14,6 +14,8 @@ pub mod output;
 pub mod process;
 pub mod run_command;
 pub mod schema;
+mod secret_options;
+mod secret_tokens;
 pub mod secrets;
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! (`Authorization`, `Cookie`, `GITHUB_TOKEN`, `API_KEY`, ...), the passwords of URLs
 //! (`postgres://app:hunter2@db/prod`), and, inside strings, secret-named assignments
 //! (`PGPASSWORD=…`, `--api-key=…`, `?access_token=…`) and credential headers
-//! (`Authorization: Bearer …`), at any depth of the arguments. A tool gives the engine its
+//! (`Authorization: Bearer …`), the passwords programs take as options (`mysql -p…`, `curl -u
+//! user:…`: [`super::secret_options`]) and tokens known by their shape (`ghp_…`:
+//! [`super::secret_tokens`]), at any depth of the arguments. A tool gives the engine its
 //! arguments with these replaced by [`REDACTED`] (a URL's password by `****`)
 //! (`TaskTool::redact_arguments`): that is what the store keeps and what the window, `/v1`,
 //! search, the audit log and approval questions show. The run itself gets the values as given.
@@ -54,12 +56,22 @@ pub fn is_secret_name(name: &str) -> bool {
             .any(|end| n.ends_with(end))
 }
 
-/// `value` with every credential a string can carry hidden ([`mask_url_passwords`], then
-/// [`mask_assignments`]); `None` when it holds none.
+/// `value` with every credential a string can carry hidden ([`mask_url_passwords`], tokens
+/// known by their shape ([`super::secret_tokens`]: `ghp_…`), the options programs take
+/// passwords with ([`super::secret_options`]: `mysql -p[redacted]`, `curl -u
+/// admin:[redacted]`), then [`mask_assignments`]); `None` when it holds none.
 pub fn mask_string(value: &str) -> Option<String> {
-    let urls = mask_url_passwords(value);
-    let text = urls.as_deref().unwrap_or(value);
-    mask_assignments(text).or(urls)
+    let mut shown = mask_url_passwords(value);
+    let text = shown.as_deref().unwrap_or(value);
+    if let Some(masked) = super::secret_tokens::mask_tokens(text, REDACTED) {
+        shown = Some(masked);
+    }
+    let text = shown.as_deref().unwrap_or(value);
+    if let Some(masked) = super::secret_options::mask_options(text, REDACTED) {
+        shown = Some(masked);
+    }
+    let text = shown.as_deref().unwrap_or(value);
+    mask_assignments(text).or(shown)
 }
 
 /// `value` with the password of every `scheme://user:password@host` in it replaced by `****`
@@ -153,7 +165,7 @@ fn mask_assignments(value: &str) -> Option<String> {
             c.is_whitespace()
                 || matches!(
                     c,
-                    '\'' | '"' | '(' | ';' | '&' | '|' | '`' | '{' | ',' | '?' | '#'
+                    '\'' | '"' | '(' | ';' | '&' | '|' | '`' | '{' | ',' | '?' | '#' | '='
                 )
         });
         if !starts || !char_at(i).is_some_and(is_name) {
@@ -369,6 +381,14 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
         Value::String(s) => mask_string(s).map(Value::String),
         Value::Array(items) => {
             let mut shown: Vec<Option<Value>> = items.iter().map(|v| redact(v, by_name)).collect();
+            // A program's own credential options: `["mysql", "-phunter2"]`,
+            // `["curl", "-u", "admin:hunter2"]`.
+            let words: Vec<Option<&str>> = items.iter().map(Value::as_str).collect();
+            for (at, range) in super::secret_options::credentials(&words) {
+                let mut item = words[at].unwrap_or_default().to_string();
+                item.replace_range(range, REDACTED);
+                shown[at] = Some(Value::String(item));
+            }
             // In an argument list a credential is a whole item after `--password`, or after
             // `--password=` in the same item (spaces and all).
             for (at, item) in items.iter().enumerate() {
@@ -691,6 +711,27 @@ mod tests {
             "/x"
         ]);
         assert_eq!(redact_value(&plain), None);
+        // The options programs take passwords with, in argument lists and command lines.
+        let argv = json!(["mysql", "-uroot", "-phunter2", "app"]);
+        assert_eq!(
+            redact_value(&argv),
+            Some(json!(["mysql", "-uroot", "-p[redacted]", "app"]))
+        );
+        let argv = json!(["/usr/bin/curl", "-u", "admin:s3", "https://x"]);
+        assert_eq!(redact_value(&argv).unwrap()[2], "admin:[redacted]");
+        assert_eq!(
+            redact_value(&json!(["docker", "run", "-p", "80:80", "x"])),
+            None
+        );
+        assert_eq!(
+            mask_string("kubectl create secret generic db --from-literal=password=hunter2 -n x")
+                .as_deref(),
+            Some("kubectl create secret generic db --from-literal=password=[redacted] -n x")
+        );
+        assert_eq!(
+            mask_string("sh -c 'mysql -u root -phunter2 app && curl -u a:b x'").as_deref(),
+            Some("sh -c 'mysql -u root -p[redacted] app && curl -u a:[redacted] x'")
+        );
         let form = json!({"properties": {"apiToken": {"type": "string", "default": "s3"},
                                          "name": {"type": "string", "default": "bob"}}});
         let shown = mask_strings(&form).unwrap();
