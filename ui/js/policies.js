@@ -59,10 +59,19 @@ export function ruleFromForm(form) {
   return { rule, error: null };
 }
 
-/** A rule's argument patterns as text: `path = /home/*, mode = 5`, or "any arguments". */
-export function describeArguments(args) {
+/**
+ * A rule's argument patterns as text: `path = /home/*, mode = 5`, or "any arguments"; with
+ * what its flags add (`onlyTheseArguments`: "and no other"; `publicOnly`: "public addresses
+ * only").
+ * @param {Record<string, string> | undefined} args
+ * @param {{onlyTheseArguments?: boolean, publicOnly?: boolean}} [flags]
+ */
+export function describeArguments(args, flags = {}) {
   const entries = Object.entries(args || {});
-  return entries.length ? entries.map(([k, v]) => `${k} = ${v}`).join(', ') : 'any arguments';
+  let text = entries.length ? entries.map(([k, v]) => `${k} = ${v}`).join(', ') : 'any arguments';
+  if (flags.onlyTheseArguments && entries.length) text += ', and no other';
+  if (flags.publicOnly) text += ' (public addresses only)';
+  return text;
 }
 
 /** When a rule was made, as a short local date and time; "" when unknown. */

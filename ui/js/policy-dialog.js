@@ -136,7 +136,7 @@ function render() {
       h('td', {}, h('code', {}, rule.principal)),
       h('td', {}, h('code', {}, rule.server)),
       h('td', {}, h('code', {}, rule.tool)),
-      h('td', { class: 'policy-args' }, describeArguments(rule.arguments)),
+      h('td', { class: 'policy-args' }, describeArguments(rule.arguments, rule)),
       h('td', {}, h('span', { class: `pill decision decision-${rule.decision}` }, rule.decision)),
       h('td', { class: 'policy-note' }, rule.note || ''),
       h('td', { class: 'policy-created' }, createdText(rule.createdAtMs)),

@@ -36,6 +36,11 @@ test('the add form makes a rule, empty names meaning any', () => {
 test('what a rule shows', () => {
   assert.equal(describeArguments({ path: '/a/*', mode: '5' }), 'path = /a/*, mode = 5');
   assert.equal(describeArguments(undefined), 'any arguments');
+  assert.equal(
+    describeArguments({ url: 'https://ci.example/*' }, { publicOnly: true }),
+    'url = https://ci.example/* (public addresses only)',
+  );
+  assert.equal(describeArguments({ a: 'x' }, { onlyTheseArguments: true }), 'a = x, and no other');
   assert.equal(createdText(undefined), '');
   assert.ok(createdText(1764600000000, 'en-GB').includes('2025'));
   assert.equal(ruleSummary({ decision: 'allow', tool: 'run_command', server: 'taskdeck', principal: '*' }), 'allow run_command on taskdeck for *');

@@ -52,6 +52,7 @@ fn allow_rule(principal: &str, tool: &str, arguments: BTreeMap<String, String>) 
         tool: tool.into(),
         arguments,
         only_these_arguments: false,
+        public_only: false,
         decision: Decision::Allow,
         note: None,
         created_at_ms: Some(chrono::Utc::now().timestamp_millis()),

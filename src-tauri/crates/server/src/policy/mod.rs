@@ -172,6 +172,7 @@ impl Policy {
             tool: rules::exact(tool),
             arguments: patterns,
             only_these_arguments: true,
+            public_only: false,
             decision: Decision::Allow,
             note: (!note.is_empty()).then(|| note.to_string()),
             created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
@@ -233,8 +234,9 @@ impl Policy {
 
     /// True when a rule allows `call` to reach `host`, a loopback, link-local or private
     /// destination: among the rules matching `call`, allow rules that do not name `host`
-    /// literally in their `url` pattern ([`rules::names_host_literally`]) do not count, and the
-    /// first of the others decides (an allow naming the host → true; ask or deny → false).
+    /// literally in their `url` pattern ([`rules::names_host_literally`]) or are
+    /// [`Rule::public_only`] do not count, and the first of the others decides (an allow
+    /// naming the host → true; ask or deny → false).
     pub fn allows_host(&self, call: &PolicyCall, host: &str) -> bool {
         let doc = self.file.read();
         let Ok(doc) = doc.as_ref() else {
@@ -247,7 +249,7 @@ impl Policy {
         };
         doc.rules
             .iter()
-            .filter(|r| r.decision != Decision::Allow || names_host(r))
+            .filter(|r| r.decision != Decision::Allow || (names_host(r) && !r.public_only))
             .find(|r| r.matches(call.principal, call.server, call.tool, call.arguments, &[]))
             .is_some_and(|r| r.decision == Decision::Allow)
     }

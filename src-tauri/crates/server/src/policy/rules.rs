@@ -50,6 +50,13 @@ pub struct Rule {
     /// exactly the approved call, not that call with more options).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub only_these_arguments: bool,
+    /// For `wait_for_http_job`: the rule allows public destinations only. A loopback,
+    /// link-local or private address its host resolves to is asked about all the same, though
+    /// the rule names the host (what "always allow" saves for a destination that was public
+    /// when allowed: a name's address can change, and one that turns private would otherwise
+    /// let jobs reach this machine's network unasked: DNS rebinding).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public_only: bool,
     /// What the rule decides.
     pub decision: Decision,
     /// For `ask`: the approval's expiry, its default and how many humans must approve (absent:
@@ -241,6 +248,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             only_these_arguments: false,
+            public_only: false,
             decision: Decision::Allow,
             note: None,
             created_at_ms: None,

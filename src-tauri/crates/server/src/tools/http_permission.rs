@@ -8,7 +8,10 @@
 //!
 //! "Always allow" writes a rule for this principal and tool whose `url` pattern is the
 //! request's origin (`scheme://host:port/*`, the port left out when it is the scheme's
-//! default): the host is named literally, so the rule also covers a private destination.
+//! default). Given on the question about a private destination, it names the host literally
+//! and so covers that destination; given on the call's question (the destination public, or
+//! not looked up yet) it is [`Rule::public_only`](crate::policy::Rule): a private address the
+//! host resolves to, then or later, is asked about all the same.
 
 use std::{collections::HashSet, sync::Arc};
 
@@ -84,11 +87,6 @@ pub struct Permission {
     allowed: HashSet<String>,
     /// Questions about near destinations asked so far (each needs a key of its own).
     asked: u32,
-    /// The "always allow" rule the human chose before the host name was looked up
-    /// ([`Permission::clear_before_lookup`]): written only once the name turns out public. A
-    /// rule naming the host would also let the job reach it at a private address the human
-    /// was never told of.
-    deferred_rule: Option<Rule>,
 }
 
 impl Permission {
@@ -109,7 +107,6 @@ impl Permission {
             approved,
             allowed: HashSet::new(),
             asked: 0,
-            deferred_rule: None,
         }
     }
 
@@ -154,16 +151,8 @@ impl Permission {
         what: &str,
     ) -> Result<(), Failure> {
         let near = dest.near.map(|(ip, how)| (dest.authority(), ip, how));
-        // An "always allow" chosen before the lookup stands for a public destination only;
-        // at a private one, the question about it offers its own.
-        if let Some(rule) = self.deferred_rule.take()
-            && near.is_none()
-            && let Err(e) = self.policy.append(rule)
-        {
-            tracing::warn!("cannot save the policy: {e}");
-        }
         let reachable = self.may_reach(dest, url);
-        self.clear_for(near, reachable, url, what, true).await
+        self.clear_for(near, reachable, url, what).await
     }
 
     /// [`Permission::clear`] before `url`'s host name is looked up: a call not allowed yet is
@@ -172,20 +161,18 @@ impl Permission {
     /// data); a private address the name then resolves to is asked about after, by `clear`.
     pub async fn clear_before_lookup(&mut self, url: &Url, what: &str) -> Result<(), Failure> {
         let reachable = self.approved;
-        self.clear_for(None, reachable, url, what, false).await
+        self.clear_for(None, reachable, url, what).await
     }
 
     /// The decision on a request to `url`: a `deny` rule refuses it; `reachable` (allowed
     /// already) lets it go; else the human is asked, about the call, and about `near` (its
-    /// authority, address and why it is near) when it is near. `looked_up`: where the host
-    /// leads is known (else an "always allow" waits for it: [`Permission::clear`]).
+    /// authority, address and why it is near) when it is near.
     async fn clear_for(
         &mut self,
         near: Option<(String, std::net::IpAddr, super::destination::Nearness)>,
         reachable: bool,
         url: &Url,
         what: &str,
-        looked_up: bool,
     ) -> Result<(), Failure> {
         let at = self.at(url);
         let verdict = self.policy.decide(&self.call_for(&at));
@@ -296,14 +283,14 @@ impl Permission {
                 tool: TOOL.into(),
                 arguments: [("url".to_string(), format!("{}/*", exact(&origin)))].into(),
                 only_these_arguments: false,
+                // Only the question about a private destination allows reaching one.
+                public_only: near.is_none(),
                 decision: Decision::Allow,
                 note: Some(format!("always allow, from task {}", self.ctx.task_id())),
                 created_at_ms: Some(chrono::Utc::now().timestamp_millis()),
                 approval: Default::default(),
             };
-            if !looked_up {
-                self.deferred_rule = Some(rule);
-            } else if let Err(e) = self.policy.append(rule) {
+            if let Err(e) = self.policy.append(rule) {
                 tracing::warn!("cannot save the policy: {e}");
             }
         }

@@ -147,6 +147,7 @@ pub(super) fn allow(dir: &std::path::Path, authority: &str) {
         tool: "wait_for_http_job".into(),
         arguments: [("url".to_string(), format!("http://{authority}/*"))].into(),
         only_these_arguments: false,
+        public_only: false,
         decision: Decision::Allow,
         note: None,
         created_at_ms: None,

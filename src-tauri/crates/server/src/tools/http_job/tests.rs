@@ -93,13 +93,14 @@ async fn a_name_that_resolves_to_a_private_address_is_asked_about() {
     );
 }
 
-/// "Always allow" given before a host name was looked up does not cover a private address
-/// the name then resolves to: the private-network question is still asked, and no rule naming
-/// the host is written (it would let later jobs reach that address unasked).
+/// "Always allow" given on the call's question (before the host name was looked up, or while
+/// it was public) does not cover a private address the name resolves to, then or in a later
+/// job (DNS rebinding): the rule it writes is `publicOnly`, and the private-network question
+/// is still asked, of this job and of the next, whose call the rule allows.
 #[tokio::test]
 async fn always_allow_before_the_lookup_does_not_cover_a_private_address() {
     let dir = tempfile::tempdir().unwrap();
-    let (engine, _, _, task_id, _) = job_to_public_test(dir.path()).await;
+    let (engine, port, seen, task_id, url) = job_to_public_test(dir.path()).await;
     let (key, _) = asked(&engine, &task_id).await;
     assert_eq!(key, "approve");
     let mut responses = serde_json::Map::new();
@@ -113,11 +114,35 @@ async fn always_allow_before_the_lookup_does_not_cover_a_private_address() {
         .unwrap();
     let (key, second) = asked(&engine, &task_id).await;
     assert_eq!(key, "allow-private-network", "{second}");
-    let policy = std::fs::read_to_string(dir.path().join("policy.json")).unwrap_or_default();
-    assert!(!policy.contains("public.test"), "{policy}");
+    let policy: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("policy.json")).unwrap())
+            .unwrap();
+    let rule = &policy["rules"][0];
+    assert_eq!(
+        (rule["arguments"]["url"].as_str(), &rule["publicOnly"]),
+        (Some(&*format!("http://public.test:{port}/*")), &json!(true)),
+        "{policy}"
+    );
     answer(&engine, &task_id, "decline").await;
     let done = result(&engine, &task_id).await;
     assert_eq!(done["isError"], true, "{done}");
+
+    let next = engine
+        .create_task(
+            &Principal::named("agent"),
+            "wait_for_http_job",
+            json!({"url": url}),
+        )
+        .await
+        .unwrap();
+    let (key, asked_next) = asked(&engine, &next.task_id).await;
+    assert_eq!(key, "allow-private-network", "{asked_next}");
+    answer(&engine, &next.task_id, "decline").await;
+    assert_eq!(result(&engine, &next.task_id).await["isError"], true);
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "nothing reached the private address"
+    );
 }
 
 /// Every redirect hop is checked like the first request: an allowed destination that
