@@ -1279,6 +1279,17 @@ async fn taskdeck_run_wraps_a_command() {
         .await
         .unwrap();
     assert_eq!(out.status.code(), Some(127));
+    // Without `--`, the command starts at the first word that is not one of run's options,
+    // and its own options (`-c`, even `--name`) are its own.
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &port, "--token", &t, "--name", "bare"])
+        .args(["sh", "-c", "echo \"$@\"; exit 3", "sh", "--name", "x"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "--name x\n");
+    job_titled(&s, "bare").await;
 
     // Cancel pressed in Taskdeck stops the command (and what it started).
     let mut child = tokio::process::Command::new(BIN)
