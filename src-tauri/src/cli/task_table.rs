@@ -2,11 +2,14 @@
 //! status (`completed (error)` for a completed task whose result is an error), age, principal,
 //! title and latest status message. Every cell is one line of at most its column's width: a
 //! longer text is cut and ends with "…", so a 900 KB approval question prints as one short
-//! line (`--json` gives the whole task).
+//! line (`--json` gives the whole task). Widths are terminal columns, as the terminal draws
+//! them (a CJK character or an emoji takes two), so the columns line up whatever the titles
+//! hold.
 
 use serde_json::Value;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-/// The columns: (header, most characters). The last one is not padded.
+/// The columns: (header, most terminal columns). The last one is not padded.
 const COLUMNS: [(&str, usize); 6] = [
     ("TASK ID", 45),
     ("STATUS", 17),
@@ -73,7 +76,8 @@ fn line(cells: [String; 6]) -> String {
             if i == last {
                 cell
             } else {
-                format!("{cell:<width$}")
+                let pad = width.saturating_sub(cell.width());
+                format!("{cell}{}", " ".repeat(pad))
             }
         })
         .collect::<Vec<_>>()
@@ -83,16 +87,25 @@ fn line(cells: [String; 6]) -> String {
 }
 
 /// `text` on one line (line breaks, tabs and other control characters as spaces) and at most
-/// `max` characters, ending with "…" when cut.
+/// `max` terminal columns wide, ending with "…" when cut.
 pub fn clamp(text: &str, max: usize) -> String {
     let one_line: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if one_line.chars().count() <= max {
+    if one_line.width() <= max {
         return one_line;
     }
-    let kept: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    let mut kept = String::new();
+    let mut used = 0;
+    for c in one_line.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
     format!("{kept}…")
 }
 
@@ -144,6 +157,20 @@ mod tests {
         assert!(header().starts_with("TASK ID"));
         assert_eq!(clamp("ab", 2), "ab");
         assert_eq!(clamp("abc", 2), "a…");
+        // Wide characters count their two columns; a cut never leaves half of one.
+        assert_eq!(clamp("日本語のタスク", 6), "日本…");
+        assert_eq!(clamp("日本語", 6), "日本語");
+        // The MESSAGE column starts at the same terminal column whatever the title holds.
+        let at = |title: &str| {
+            let r = row(
+                &json!({"taskId": "t", "status": "working", "title": title,
+                "statusMessage": "MSG"}),
+                0,
+            );
+            r[..r.find("MSG").unwrap()].width()
+        };
+        assert_eq!(at("日本語のタスク 🚀"), at("make test"));
+        assert_eq!(at(&"界".repeat(50)), at("make test"));
     }
 
     #[test]
