@@ -107,7 +107,8 @@ async fn raw_http(port: u16, head: &str, body: &str) -> (u16, Vec<(String, Strin
 }
 
 /// A header sent twice cannot pass as the harmless copy: two `Host` or two `Origin` headers are
-/// 403 on `/mcp`, `/v1` and the UI, whichever comes first (hyper hands both on).
+/// 403 on `/mcp`, `/v1` and the UI, whichever comes first (hyper hands both on); two
+/// `Authorization` headers are 401 where a token is needed.
 #[tokio::test]
 async fn a_host_or_origin_header_sent_twice_is_forbidden() {
     let s = Server::start(&[]).await;
@@ -167,6 +168,21 @@ async fn a_host_or_origin_header_sent_twice_is_forbidden() {
             } else {
                 assert_eq!(content_type, Some("application/problem+json"), "{path}");
                 assert_eq!(body["status"], 403, "{body}");
+            }
+        }
+        // A second Authorization header (the admin's token, or another) is no credential:
+        // neither counts.
+        let admin = format!("Bearer {}", s.admin);
+        for second in [admin.as_str(), "Bearer not-a-token"] {
+            let headers = [("Host", own_host.as_str()), ("Authorization", second)];
+            let (status, _, text) = request(path, &headers).await;
+            let expected = if path == "/" { 200 } else { 401 };
+            assert_eq!(status, expected, "{path} {second}: {text}");
+            if path != "/" {
+                assert!(
+                    text.contains("more than one Authorization header"),
+                    "{text}"
+                );
             }
         }
     }

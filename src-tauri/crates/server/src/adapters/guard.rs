@@ -117,7 +117,14 @@ impl Guard {
         if !needs_auth {
             return Ok(None);
         }
-        match bearer_token(headers) {
+        // Two credentials: neither is taken (a proxy's added header must not decide which).
+        let Ok(authorization) = single(headers, header::AUTHORIZATION) else {
+            return Err((
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: more than one Authorization header",
+            ));
+        };
+        match authorization.map(bearer_of) {
             Some("") => Err((
                 StatusCode::UNAUTHORIZED,
                 "Unauthorized: the Authorization header is not Bearer <token>",
@@ -133,12 +140,6 @@ impl Guard {
             )),
         }
     }
-}
-
-/// The token of an `Authorization: Bearer <token>` header (`""` for another scheme or a value
-/// that is not text, which no token matches); `None` without the header.
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    headers.get(header::AUTHORIZATION).map(bearer_of)
 }
 
 /// The token of an `Authorization: Bearer <token>` value ("" when it is not one).
