@@ -12,13 +12,14 @@ use tauri::Manager;
 
 use super::{SettingsStore, approval_notifications::ApprovalNotifications};
 use taskdeck_engine::Engine;
-use taskdeck_server::adapters::notices::{Notice, notice_for};
+use taskdeck_server::adapters::notices::{ChangeNotices, Notice};
 
 /// Follows the engine's change feed and notifies.
 pub fn spawn(app: tauri::AppHandle, engine: Engine, settings: Arc<SettingsStore>) {
     let mut feed = engine.store().feed().subscribe();
     let unavailable_logged = Arc::new(AtomicBool::new(false));
     let approvals = ApprovalNotifications::new(app.clone(), engine.clone());
+    let mut notices = ChangeNotices::default();
     tauri::async_runtime::spawn(async move {
         loop {
             let change = match feed.recv().await {
@@ -35,6 +36,12 @@ pub fn spawn(app: tauri::AppHandle, engine: Engine, settings: Arc<SettingsStore>
             } else {
                 approvals.follow(&change.task);
             }
+            let focused = app
+                .get_webview_window("main")
+                .and_then(|w| w.is_focused().ok())
+                .unwrap_or(false);
+            // Every change is seen, paused or not: a task's run time counts from its answer.
+            let notice = notices.notice(&change, &settings.get(), focused);
             if settings.paused() {
                 continue;
             }
@@ -45,11 +52,7 @@ pub fn spawn(app: tauri::AppHandle, engine: Engine, settings: Arc<SettingsStore>
                 }
                 continue;
             }
-            let focused = app
-                .get_webview_window("main")
-                .and_then(|w| w.is_focused().ok())
-                .unwrap_or(false);
-            let Some(notice) = notice_for(&change, &settings.get(), focused) else {
+            let Some(notice) = notice else {
                 continue;
             };
             let (app, logged) = (app.clone(), unavailable_logged.clone());

@@ -3,7 +3,8 @@
 //!
 //! Rules: a task that starts waiting for input always notifies (unless that kind is off or
 //! do-not-disturb is on); a task that completes or fails notifies when it ran longer than the
-//! threshold (default 10 s) or the window is not focused. Bodies come from agents: they are
+//! threshold (default 10 s) since it was created or a person last answered it, or the window
+//! is not focused. Bodies come from agents: they are
 //! escaped for the notification server's markup (`&`, `<`, `>`) and truncated. An agent
 //! session's news ("Claude needs you", "Claude finished": [`crate::hooks::sessions::attention`])
 //! notifies like input (needs you) and completion (finished), whether or not the window has focus.
@@ -12,6 +13,8 @@
 //! question gets one notification per question, with Approve / Deny buttons when the
 //! notification server supports actions, the call's M of N ("1 of 2 approvals") and its
 //! expiry ("expires in 5 min (14:05)"); a question that needs a form only opens the window.
+
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, FixedOffset, Offset};
 use serde::{Deserialize, Serialize};
@@ -384,11 +387,62 @@ pub fn answer_failed_notice(notice: &ApprovalNotice, action: NoticeAction, why: 
     }
 }
 
-/// The notification for `change`, if any. `window_focused`: the Taskdeck window has focus.
-pub fn notice_for(
+/// The notification policy over the change feed, in order: each change's notification, with a
+/// task's run time (against `threshold_ms`) counted from the moment a person last answered
+/// it, not from its creation, so the end of a call someone has just decided in the focused
+/// window is no news to them however long the question waited. Holds one entry per task
+/// waiting for input or answered and still running.
+#[derive(Debug, Default)]
+pub struct ChangeNotices {
+    /// Tasks last seen `input_required`.
+    waiting: HashSet<String>,
+    /// Tasks that left `input_required`, and when (ms since the epoch).
+    answered_at: HashMap<String, i64>,
+}
+
+impl ChangeNotices {
+    /// The notification for `change`, if any. `window_focused`: the Taskdeck window has focus.
+    pub fn notice(
+        &mut self,
+        change: &Change,
+        settings: &NotificationSettings,
+        window_focused: bool,
+    ) -> Option<Notice> {
+        let since = self.running_since(change);
+        notice_since(change, settings, window_focused, since)
+    }
+
+    /// Takes `change` into account and returns when its task's run counts from (ms since the
+    /// epoch): when it last stopped waiting for input (its end, if it ended waiting), else its
+    /// creation.
+    fn running_since(&mut self, change: &Change) -> i64 {
+        let t = &change.task;
+        let id = &t.task_id;
+        if change.event.kind == "deleted" {
+            self.waiting.remove(id);
+            self.answered_at.remove(id);
+            return t.created_at_ms;
+        }
+        if t.status == TaskStatus::InputRequired {
+            self.waiting.insert(id.clone());
+        } else if self.waiting.remove(id) {
+            self.answered_at.insert(id.clone(), t.last_updated_at_ms);
+        }
+        let since = self.answered_at.get(id).copied();
+        if t.status.is_terminal() {
+            self.answered_at.remove(id);
+        }
+        since.unwrap_or(t.created_at_ms)
+    }
+}
+
+/// The notification for `change`, if any, its task's run counted from `running_since_ms`.
+/// `window_focused`: the Taskdeck window has focus.
+fn notice_since(
     change: &Change,
     settings: &NotificationSettings,
     window_focused: bool,
+    running_since_ms: i64,
 ) -> Option<Notice> {
     if settings.do_not_disturb {
         return None;
@@ -400,7 +454,7 @@ pub fn notice_for(
         return None;
     }
     let task = &change.task;
-    let ran_ms = (task.last_updated_at_ms - task.created_at_ms).max(0) as u64;
+    let ran_ms = (task.last_updated_at_ms - running_since_ms).max(0) as u64;
     let long_or_unseen = ran_ms >= settings.threshold_ms || !window_focused;
     let (summary, body) = match task.status {
         TaskStatus::InputRequired if settings.input_required => {
@@ -516,12 +570,13 @@ mod tests {
 
     #[test]
     fn input_always_notifies_and_is_escaped() {
-        let n = notice_for(
-            &change(TaskStatus::InputRequired, 0),
-            &NotificationSettings::default(),
-            true,
-        )
-        .unwrap();
+        let n = ChangeNotices::default()
+            .notice(
+                &change(TaskStatus::InputRequired, 0),
+                &NotificationSettings::default(),
+                true,
+            )
+            .unwrap();
         assert_eq!(n.body, "Deploy &lt;b&gt;now&lt;/b&gt; &amp; then?");
         assert_eq!(
             n.summary, "agent needs input",
@@ -540,16 +595,21 @@ mod tests {
             done
         };
         assert_eq!(
-            notice_for(&job("nightly export".into()), &s, true)
+            ChangeNotices::default()
+                .notice(&job("nightly export".into()), &s, true)
                 .unwrap()
                 .summary,
             "nightly export completed"
         );
-        let summary = notice_for(&job("x".repeat(300)), &s, true).unwrap().summary;
+        let summary = ChangeNotices::default()
+            .notice(&job("x".repeat(300)), &s, true)
+            .unwrap()
+            .summary;
         assert_eq!(summary, format!("{}… completed", "x".repeat(79)));
         // A summary is plain text: never escaped (the body is).
         assert_eq!(
-            notice_for(&job("a <b> & c".into()), &s, true)
+            ChangeNotices::default()
+                .notice(&job("a <b> & c".into()), &s, true)
                 .unwrap()
                 .summary,
             "a <b> & c completed"
@@ -559,16 +619,64 @@ mod tests {
     #[test]
     fn completion_needs_a_long_run_or_an_unfocused_window() {
         let s = NotificationSettings::default();
-        assert!(notice_for(&change(TaskStatus::Completed, 2_000), &s, true).is_none());
-        assert!(notice_for(&change(TaskStatus::Completed, 2_000), &s, false).is_some());
-        assert!(notice_for(&change(TaskStatus::Completed, 12_000), &s, true).is_some());
+        assert!(
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::Completed, 2_000), &s, true)
+                .is_none()
+        );
+        assert!(
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::Completed, 2_000), &s, false)
+                .is_some()
+        );
+        assert!(
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::Completed, 12_000), &s, true)
+                .is_some()
+        );
         assert_eq!(
-            notice_for(&change(TaskStatus::Failed, 12_000), &s, true)
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::Failed, 12_000), &s, true)
                 .unwrap()
                 .body,
             "boom"
         );
-        assert!(notice_for(&change(TaskStatus::Cancelled, 12_000), &s, false).is_none());
+        assert!(
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::Cancelled, 12_000), &s, false)
+                .is_none()
+        );
+    }
+
+    /// A question that waited 12 s, then: its end right after the answer is no news in the
+    /// focused window (denied, or run a second), and is news when the run after it is long
+    /// or the window is not focused.
+    #[test]
+    fn a_run_counts_from_the_answer_not_from_the_question() {
+        let s = NotificationSettings::default();
+        let at = |status: TaskStatus, ran_ms: i64| change(status, ran_ms);
+        let ended = |after_answer_ms: Option<i64>, end: TaskStatus, focused: bool| {
+            let mut notices = ChangeNotices::default();
+            assert!(
+                notices
+                    .notice(&at(TaskStatus::InputRequired, 0), &s, focused)
+                    .is_some()
+            );
+            let end_at = match after_answer_ms {
+                Some(ms) => {
+                    notices.notice(&at(TaskStatus::Working, 12_000), &s, focused);
+                    12_000 + ms
+                }
+                None => 12_000,
+            };
+            notices.notice(&at(end, end_at), &s, focused).is_some()
+        };
+        assert!(!ended(None, TaskStatus::Completed, true), "denied");
+        assert!(!ended(Some(1_000), TaskStatus::Completed, true));
+        assert!(!ended(Some(1_000), TaskStatus::Failed, true));
+        assert!(ended(Some(11_000), TaskStatus::Completed, true));
+        assert!(ended(Some(1_000), TaskStatus::Completed, false));
+        assert!(ended(None, TaskStatus::Completed, false));
     }
 
     #[test]
@@ -577,12 +685,20 @@ mod tests {
             input_required: false,
             ..Default::default()
         };
-        assert!(notice_for(&change(TaskStatus::InputRequired, 0), &off, false).is_none());
+        assert!(
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::InputRequired, 0), &off, false)
+                .is_none()
+        );
         let dnd = NotificationSettings {
             do_not_disturb: true,
             ..Default::default()
         };
-        assert!(notice_for(&change(TaskStatus::Failed, 60_000), &dnd, false).is_none());
+        assert!(
+            ChangeNotices::default()
+                .notice(&change(TaskStatus::Failed, 60_000), &dnd, false)
+                .is_none()
+        );
     }
 
     #[test]
@@ -595,7 +711,7 @@ mod tests {
         c.event.data =
             json!({"statusMessage": "Claude needs you: Claude needs your permission to use Bash"});
         let s = NotificationSettings::default();
-        let n = notice_for(&c, &s, true).unwrap();
+        let n = ChangeNotices::default().notice(&c, &s, true).unwrap();
         assert_eq!(
             (n.summary.as_str(), n.body.as_str()),
             (
@@ -604,9 +720,15 @@ mod tests {
             )
         );
         c.event.data = json!({"statusMessage": "Claude finished: All tests pass"});
-        assert_eq!(notice_for(&c, &s, true).unwrap().summary, "Claude finished");
+        assert_eq!(
+            ChangeNotices::default()
+                .notice(&c, &s, true)
+                .unwrap()
+                .summary,
+            "Claude finished"
+        );
         c.event.data = json!({"statusMessage": "Working on: fix the build"});
-        assert!(notice_for(&c, &s, false).is_none());
+        assert!(ChangeNotices::default().notice(&c, &s, false).is_none());
     }
 
     #[test]
