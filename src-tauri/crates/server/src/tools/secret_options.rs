@@ -16,6 +16,8 @@ enum Takes {
     Attached,
     /// In the same word or the next: `-a hunter2`, `-ahunter2`, `--user=a:b`, `--user a:b`.
     Either,
+    /// Only in the next word (`openssl -k hunter2`: its `-kfile` is another option).
+    Separate,
 }
 
 /// Which part of the value is the credential.
@@ -128,7 +130,7 @@ const OPTIONS: &[CredentialOption] = &[
     option(&["ssh-keygen"], None, "-N", Takes::Either, Part::Whole),
     option(&["ssh-keygen"], None, "-P", Takes::Either, Part::Whole),
     option(&["lftp"], None, "-u", Takes::Either, Part::After(',')),
-    option(&["openssl"], None, "-k", Takes::Either, Part::Whole),
+    option(&["openssl"], None, "-k", Takes::Separate, Part::Whole),
     option(RDP, None, "/p:", Takes::Attached, Part::Whole),
 ];
 
@@ -258,9 +260,12 @@ fn value_of(o: &CredentialOption, word: &str, next: Option<&str>) -> Option<Valu
     };
     if word == o.option {
         return match o.takes {
-            Takes::Either => separate(next),
+            Takes::Either | Takes::Separate => separate(next),
             Takes::Attached => Some(Value::None),
         };
+    }
+    if o.takes == Takes::Separate {
+        return None;
     }
     if let Some(value) = word.strip_prefix(o.option) {
         let at = o.option.len();
@@ -415,6 +420,10 @@ mod tests {
             ),
             ("lftp -u bob,s3 ftp.x", "lftp -u bob,* ftp.x"),
             ("echo -p s3", "echo -p s3"),
+            (
+                "openssl enc -kfile key.txt -in a && openssl enc -k s3 -in a",
+                "openssl enc -kfile key.txt -in a && openssl enc -k * -in a",
+            ),
         ] {
             assert_eq!(masked(given), shown, "{given}");
         }
