@@ -2359,6 +2359,48 @@ async fn a_job_whose_runner_reports_outlives_the_default_ttl() {
     assert_eq!(v["result"]["structuredContent"]["exitCode"], 0, "{v}");
 }
 
+/// `tasks wait` learns of an end from the event stream, not only at its next poll: with a
+/// 20 s pollIntervalMs (it polls every 5 s at most), it exits well within the poll after the
+/// answer that ends the task.
+#[tokio::test]
+async fn tasks_wait_learns_of_an_end_at_once() {
+    let s = Server::start(&["--poll-interval-ms", "20000"]).await;
+    let t = s.admin.clone();
+    let id = s
+        .call(&t, "request_approval", json!({"message": "Go?"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&t, &id, "input_required").await;
+    let wait = tokio::process::Command::new(BIN)
+        .args([
+            "tasks",
+            "wait",
+            &id,
+            "--port",
+            &s.port.to_string(),
+            "--token",
+            &t,
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past its first look at the task: the next poll is 5 s away.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let answered = Instant::now();
+    s.answer(&id, "approval", json!({"action": "accept", "content": {}}))
+        .await;
+    let out = wait.wait_with_output().await.unwrap();
+    let took = answered.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        took < Duration::from_millis(2500),
+        "exited {took:?} after the answer (a poll would take up to 3.5 s)"
+    );
+}
+
 /// A job Taskdeck ended without its runner (here: its ttlMs passed) answers the runner's next
 /// report with 409 and why, so the runner learns its work is no longer tracked.
 #[tokio::test]

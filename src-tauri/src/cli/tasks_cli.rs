@@ -236,10 +236,11 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
     })
 }
 
-/// `taskdeck tasks wait`: reads the task (`GET /v1/tasks/{taskId}`) at its `pollIntervalMs`
-/// (0.5 to 5 s) until it ends or `until` passes, saying on stderr, once each, what it waits
-/// for when it needs input (with the key `tasks answer` takes). At its end prints its row and
-/// its result's text or its error (`--json`: the task). Exit codes in the module doc.
+/// `taskdeck tasks wait`: reads the task (`GET /v1/tasks/{taskId}`) whenever the event stream
+/// says it changed ([`watch_changes`]), and at its `pollIntervalMs` (0.5 to 5 s) in any case,
+/// until it ends or `until` passes, saying on stderr, once each, what it waits for when it
+/// needs input (with the key `tasks answer` takes). At its end prints its row and its result's
+/// text or its error (`--json`: the task). Exit codes in the module doc.
 async fn wait_for_end(
     target: &Target,
     endpoint: &super::endpoint::Endpoint,
@@ -249,6 +250,24 @@ async fn wait_for_end(
     as_json: bool,
 ) -> ExitCode {
     let mut told: Vec<String> = Vec::new();
+    let changed = std::sync::Arc::new(tokio::sync::Notify::new());
+    let watch = tokio::spawn(watch_changes(
+        http.clone(),
+        endpoint.clone(),
+        task_id.to_string(),
+        changed.clone(),
+    ));
+    let _stop_watching = StopOnDrop(watch);
+    // Until the next poll, or a change the stream announces, whichever comes first.
+    let next_look = |wait: Duration| {
+        let changed = changed.clone();
+        async move {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = changed.notified() => {}
+            }
+        }
+    };
     loop {
         let mut url = task_url(endpoint.base.as_str(), task_id, None);
         url.query_pairs_mut().append_pair("timelineLimit", "1");
@@ -311,9 +330,47 @@ async fn wait_for_end(
                 eprintln!("taskdeck: task {task_id} is still {status}");
                 return ExitCode::from(6);
             }
-            tokio::time::sleep(poll.min(until.saturating_duration_since(Instant::now()))).await;
+            next_look(poll.min(until.saturating_duration_since(Instant::now()))).await;
         } else {
-            tokio::time::sleep(poll).await;
+            next_look(poll).await;
+        }
+    }
+}
+
+/// Aborts a background task when dropped.
+struct StopOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Wakes `changed` at each change of task `task_id` the event stream (`GET /v1/events`)
+/// carries, so that `tasks wait` learns of an end at once rather than at its next poll. Ends
+/// quietly when the stream cannot be opened or ends: the wait then goes on by polling alone.
+async fn watch_changes(
+    http: reqwest::Client,
+    endpoint: super::endpoint::Endpoint,
+    task_id: String,
+    changed: std::sync::Arc<tokio::sync::Notify>,
+) {
+    use futures::StreamExt;
+    let url = format!("{}/v1/events?keepAlive=false", endpoint.base);
+    let Ok(resp) = http.get(url).bearer_auth(&endpoint.token).send().await else {
+        return;
+    };
+    if !resp.status().is_success() {
+        return;
+    }
+    let mut events = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream());
+    while let Some(Ok(event)) = events.next().await {
+        let Some(data) = event.data else { continue };
+        let Ok(change) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        if change["task"]["taskId"] == task_id.as_str() {
+            changed.notify_one();
         }
     }
 }
