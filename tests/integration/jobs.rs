@@ -2401,6 +2401,68 @@ async fn tasks_wait_learns_of_an_end_at_once() {
     );
 }
 
+/// A command that writes more than its log keeps (16 MiB) has its latest output kept, not its
+/// first: the log's offsets stay those of the whole output, a read from before the kept part
+/// starts at its first whole line, the tail is the command's last lines, and the disk holds
+/// about 16 MiB of it.
+#[tokio::test]
+async fn a_long_command_s_log_keeps_its_latest_output() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let id = approved_command(
+        &s,
+        &t,
+        "seq 1 250000 | sed 's/$/ of a command that writes long lines, 21 MB in all, line after line/;s/^/output line /'; echo the last line",
+    )
+    .await;
+    s.wait_status(&t, &id, "completed").await;
+    let (_, whole) = s
+        .v1_get(Some(&t), &format!("/v1/tasks/{id}/log?offset=0&limit=100"))
+        .await;
+    let (size, kept) = (
+        whole["size"].as_u64().unwrap(),
+        whole["keptFrom"].as_u64().unwrap(),
+    );
+    assert!(size > 20_000_000, "{whole}");
+    assert!(kept > 0 && size - kept <= 16 << 20, "{whole}");
+    assert_eq!(
+        whole["offset"], kept,
+        "a read from 0 starts at the kept output"
+    );
+    let first = whole["text"].as_str().unwrap().lines().next().unwrap();
+    let n: u64 = first
+        .strip_prefix("output line ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(n > 80_000, "{first}");
+    let (_, tail) = s
+        .v1_get(Some(&t), &format!("/v1/tasks/{id}/log?tail=100"))
+        .await;
+    let tail = tail["text"].as_str().unwrap();
+    assert!(
+        tail.ends_with("line 250000 of a command that writes long lines, 21 MB in all, line after line\nthe last line\n"),
+        "{tail}"
+    );
+    // A read inside the kept output is where it was asked for.
+    let at = kept + 1000;
+    let (_, inside) = s
+        .v1_get(
+            Some(&t),
+            &format!("/v1/tasks/{id}/log?offset={at}&limit=10"),
+        )
+        .await;
+    assert_eq!(inside["offset"], at, "{inside}");
+    use std::os::unix::fs::MetadataExt;
+    let file = s.dir.join(format!("data/logs/{id}.log"));
+    let on_disk = std::fs::metadata(&file).unwrap().blocks() * 512;
+    assert!(
+        on_disk <= (16 << 20) + (64 << 10),
+        "{on_disk} bytes on disk"
+    );
+}
+
 /// A job Taskdeck ended without its runner (here: its ttlMs passed) answers the runner's next
 /// report with 409 and why, so the runner learns its work is no longer tracked.
 #[tokio::test]

@@ -140,25 +140,31 @@ export function trimSpans(spans, cap = MAX_KEPT_BYTES) {
 
 /**
  * The range "Show earlier output" reads: up to `chunk` bytes right before `first`, no more than
- * the cap leaves room for. Null when nothing comes before, or when the room left is too small
- * to be worth it (a sliver that starts inside a line) and the rest would not fit anyway.
+ * the cap leaves room for, and nothing before `start`, where the log's kept output begins (a
+ * command that wrote more than the log keeps has its oldest output dropped: the answer's
+ * `keptFrom`). Null when nothing comes before, or when the room left is too small to be worth
+ * it (a sliver that starts inside a line) and the rest would not fit anyway.
  * @returns {{offset: number, limit: number}|null}
  */
-export function earlierRange(first, kept, { chunk = EARLIER_BYTES, cap = MAX_KEPT_BYTES, min = MIN_EARLIER_BYTES } = {}) {
+export function earlierRange(first, kept, { chunk = EARLIER_BYTES, cap = MAX_KEPT_BYTES, min = MIN_EARLIER_BYTES, start = 0 } = {}) {
   const room = cap - kept;
-  if (!(first > 0) || room <= 0 || (first > room && room < min)) return null;
-  const limit = Math.min(chunk, first, room);
+  const before = first - start;
+  if (!(before > 0) || room <= 0 || (before > room && room < min)) return null;
+  const limit = Math.min(chunk, before, room);
   return { offset: first - limit, limit };
 }
 
 /**
  * What the line above the output says about the output before it: null when the view starts
- * at the log's start; `canLoad` when "Show earlier output" can bring it in.
+ * at the log's start; `canLoad` when "Show earlier output" can bring it in. `start`: where the
+ * log's kept output begins (see earlierRange).
  * @returns {{canLoad: boolean, text: string}|null}
  */
-export function earlierNote(first, kept, cap = MAX_KEPT_BYTES) {
-  if (!(first > 0)) return null;
-  if (earlierRange(first, kept, { cap })) return { canLoad: true, text: `${formatBytes(first)} before this` };
+export function earlierNote(first, kept, cap = MAX_KEPT_BYTES, start = 0) {
+  if (!(first > start)) {
+    return start > 0 ? { canLoad: false, text: `${formatBytes(start)} of earlier output no longer kept: the log keeps the latest 16 MB.` } : null;
+  }
+  if (earlierRange(first, kept, { cap, start })) return { canLoad: true, text: `${formatBytes(first - start)} before this` };
   return { canLoad: false, text: `${formatBytes(first)} of earlier output not shown: this page keeps the last ${formatBytes(cap)}.` };
 }
 
@@ -221,6 +227,7 @@ export class LogView {
     this.spans = [];
     this.next = 0; // where the next live read starts
     this.size = 0; // the log's size at the last answer
+    this.keptFrom = 0; // where its kept output begins (the oldest is dropped past 16 MiB)
     this.found = false; // the log exists
     this.complete = false;
     this.gone = false; // nothing more will come (complete, the command never ran, or the log went)
@@ -297,6 +304,7 @@ export class LogView {
     const piece = pieceOf(answer);
     this.error = null;
     this.size = answer.size;
+    this.keptFrom = Number(answer.keptFrom) || 0;
     if (this.found && piece.offset !== this.next) {
       // Not where this view left off (the log was replaced): start again from its end.
       this.reset();
@@ -339,7 +347,7 @@ export class LogView {
   /** "Show earlier output": the range before the first span, prepended in place. */
   async loadEarlier() {
     const first = this.first;
-    const range = earlierRange(first, keptBytes(this.spans));
+    const range = earlierRange(first, keptBytes(this.spans), { start: this.keptFrom });
     if (!range || this.loadingEarlier || this.disposed) return;
     this.loadingEarlier = true;
     this.render();
@@ -374,7 +382,7 @@ export class LogView {
   render() {
     this.el.hidden = !this.found && !this.error;
     this.pre.hidden = this.spans.length === 0;
-    const note = earlierNote(this.first, keptBytes(this.spans));
+    const note = earlierNote(this.first, keptBytes(this.spans), MAX_KEPT_BYTES, this.keptFrom);
     this.earlierRow.hidden = !note;
     if (note) {
       this.earlierBtn.hidden = !note.canLoad;

@@ -194,6 +194,12 @@ test('"Show earlier output" reads up to a chunk before the output shown, within 
   assert.deepEqual(earlierNote(9_523, 5000), { canLoad: true, text: '9.3 KB before this' });
   assert.deepEqual(earlierNote(3 * 1024 * 1024, 1024 * 1024), { canLoad: false, text: '3.0 MB of earlier output not shown: this page keeps the last 1.0 MB.' });
   assert.equal(earlierNote(3 * 1024 * 1024, 1024 * 1024 - 10).canLoad, false);
+  // The log dropped its oldest output: nothing is read, or offered, from before what it keeps.
+  const start = 40 * 1024 * 1024;
+  assert.deepEqual(earlierRange(start + 1000, 5000, { start }), { offset: start, limit: 1000 });
+  assert.equal(earlierRange(start, 5000, { start }), null);
+  assert.deepEqual(earlierNote(start + 9_523, 5000, 1024 * 1024, start), { canLoad: true, text: '9.3 KB before this' });
+  assert.deepEqual(earlierNote(start, 5000, 1024 * 1024, start), { canLoad: false, text: '40 MB of earlier output no longer kept: the log keeps the latest 16 MB.' });
 });
 
 test('the status line says live, finishing or complete, with the size', () => {

@@ -615,10 +615,8 @@ impl Relay {
 
 /// The command's output on its way to the job's log in Taskdeck (`output` of the next
 /// report): whole lines of each output, in the order they were read, at most [`OUTBOX_BYTES`]
-/// between two reports (the newest: a command's last lines, its error, matter most), and
-/// [`MAX_LOG_BYTES`] in all (what Taskdeck keeps).
-///
-/// [`MAX_LOG_BYTES`]: taskdeck_server::tools::run_command::MAX_LOG_BYTES
+/// between two reports (the newest: a command's last lines, its error, matter most). All of it
+/// is sent, however long the command runs: the log keeps its latest output.
 #[derive(Default)]
 pub(super) struct Outbox {
     /// The newest whole lines; up to twice [`OUTBOX_BYTES`] between two cuts to it, so that
@@ -627,34 +625,14 @@ pub(super) struct Outbox {
     /// Bytes of the log left out since the last take, before `text`: older lines that did not
     /// fit.
     skipped: u64,
-    /// Bytes taken so far (and not given back).
-    taken: u64,
     /// What the last take took (`skipped`, `text`), until given back or taken over.
     in_flight: Option<(u64, Vec<u8>)>,
-    /// The log's [`MAX_LOG_BYTES`] were reached: nothing more is taken (a line said so).
-    ///
-    /// [`MAX_LOG_BYTES`]: taskdeck_server::tools::run_command::MAX_LOG_BYTES
-    full: bool,
 }
 
 impl Outbox {
     /// Adds the pieces of whole lines (one line, or lines, cut in pieces), the oldest lines
     /// waiting making room for them.
     fn push(&mut self, pieces: &[&[u8]]) {
-        if self.full {
-            return;
-        }
-        let len: usize = pieces.iter().map(|p| p.len()).sum();
-        let waiting = (self.text.len() + len).min(OUTBOX_BYTES);
-        if self.taken + waiting as u64 > taskdeck_server::tools::run_command::MAX_LOG_BYTES {
-            self.full = true;
-            self.fit();
-            self.text.extend_from_slice(
-                b"[taskdeck run: the rest of the output is not sent to Taskdeck: its log keeps \
-                  16 MiB]\n",
-            );
-            return;
-        }
         for piece in pieces {
             self.text.extend_from_slice(piece);
         }
@@ -697,7 +675,6 @@ impl Outbox {
             ));
         }
         text.push_str(&String::from_utf8_lossy(&self.text));
-        self.taken += self.text.len() as u64;
         self.in_flight = Some((
             std::mem::take(&mut self.skipped),
             std::mem::take(&mut self.text),
@@ -713,7 +690,6 @@ impl Outbox {
         let Some((skipped, mut text)) = self.in_flight.take() else {
             return;
         };
-        self.taken = self.taken.saturating_sub(text.len() as u64);
         self.fit();
         if self.skipped > 0 {
             self.skipped += skipped + text.len() as u64;
@@ -1227,7 +1203,7 @@ mod tests {
         assert_eq!(o.take(), None);
         o.give_back();
         assert_eq!(o.take(), None);
-        // The log's 16 MiB: a line says the rest is not sent, once.
+        // Past the log's 16 MiB, everything is still sent: Taskdeck keeps the latest.
         let mut o = Outbox::default();
         let line = [&[b'c'; 256 << 10][..], b"\n"];
         let sent: usize = (0..80)
@@ -1236,22 +1212,7 @@ mod tests {
                 o.take().map_or(0, |t| t.len())
             })
             .sum();
-        assert!(sent <= 16 << 20 && sent > 15 << 20, "{sent}");
-        o.push(&line[..]);
-        assert_eq!(o.take(), None);
-        let mut o = Outbox::default();
-        let notes: Vec<String> = (0..80)
-            .filter_map(|_| {
-                o.push(&line[..]);
-                o.take().filter(|t| t.starts_with('['))
-            })
-            .collect();
-        assert_eq!(
-            notes,
-            [
-                "[taskdeck run: the rest of the output is not sent to Taskdeck: its log keeps 16 MiB]\n"
-            ]
-        );
+        assert_eq!(sent, 80 * ((256 << 10) + 1));
     }
 
     /// What one way of reading left: the tail, the status taken, the standing line.

@@ -346,6 +346,11 @@ pub struct LogChunk {
     pub next_offset: u64,
     #[schema(minimum = 0)]
     pub size: u64,
+    /// Where the kept output starts: 0, unless the command wrote more than the log keeps (its
+    /// latest 16 MiB); the output before it is gone, and a read from an offset before it
+    /// starts here.
+    #[schema(minimum = 0)]
+    pub kept_from: u64,
     pub text: String,
     /// The task has ended and nothing is left to read.
     pub complete: bool,

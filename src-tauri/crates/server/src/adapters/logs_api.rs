@@ -25,7 +25,11 @@ use super::{
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument},
     api_types::LogChunk,
 };
-use crate::tools::{external::EXTERNAL, output::log_path, run_command};
+use crate::tools::{
+    external::EXTERNAL,
+    output::{kept_from, log_path},
+    run_command,
+};
 use taskdeck_engine::{Engine, Principal};
 
 /// Largest chunk one request returns, in bytes.
@@ -90,9 +94,25 @@ pub async fn read_log(
     let terminal = task.status.is_terminal();
     // No file: the command has not started (yet); its log is empty so far, or for good once
     // the task has ended without running it.
-    let (offset, bytes, size, exists) = match read {
-        Some((offset, bytes, size)) => (offset, bytes, size, true),
-        None => (0, Vec::new(), 0, false),
+    let (
+        Range {
+            offset,
+            bytes,
+            size,
+            kept,
+        },
+        exists,
+    ) = match read {
+        Some(range) => (range, true),
+        None => (
+            Range {
+                offset: 0,
+                bytes: Vec::new(),
+                size: 0,
+                kept: 0,
+            },
+            false,
+        ),
     };
     let next_offset = offset + bytes.len() as u64;
     Ok(Json(LogChunk {
@@ -100,35 +120,52 @@ pub async fn read_log(
         offset,
         next_offset,
         size,
+        kept_from: kept,
         text: String::from_utf8_lossy(&bytes).into_owned(),
         complete: terminal && next_offset >= size,
         exists,
     }))
 }
 
+/// What [`read_range`] read.
+#[derive(Debug, PartialEq)]
+struct Range {
+    /// Where `bytes` start in the log.
+    offset: u64,
+    bytes: Vec<u8>,
+    /// The log's length.
+    size: u64,
+    /// Where its kept output starts ([`kept_from`]).
+    kept: u64,
+}
+
 /// Reads up to `limit` bytes from `offset` (or from `tail` bytes before the end, moved to the
-/// next line start; from an `offset` inside a UTF-8 character, moved to the next character).
-/// A chunk cut by `limit` ends after its last newline when it has one, else after its last
-/// whole character, so lines and characters are not split. Returns `(offset, bytes, file
-/// size)`, or `None` when there is no log file.
+/// next line start; from an `offset` inside a UTF-8 character, moved to the next character),
+/// at the start of the kept output at the earliest. A chunk cut by `limit` ends after its last
+/// newline when it has one, else after its last whole character, so lines and characters are
+/// not split. `None` when there is no log file.
 fn read_range(
     path: &std::path::Path,
     offset: Option<u64>,
     tail: Option<u64>,
     limit: u64,
-) -> std::io::Result<Option<(u64, Vec<u8>, u64)>> {
+) -> std::io::Result<Option<Range>> {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     let size = file.metadata()?.len();
+    // A long-running command's log keeps its latest output: what comes before is gone.
+    let kept = kept_from(&file, size)?;
     let mut start = match (offset, tail) {
         (Some(o), _) => o.min(size),
         (None, Some(t)) => size.saturating_sub(t),
         (None, None) => 0,
     };
-    if offset.is_none() && tail.is_some() && start > 0 {
+    if start <= kept {
+        start = kept;
+    } else if offset.is_none() && tail.is_some() {
         // Skip the partial first line: find the newline before `start`'s line ends.
         file.seek(SeekFrom::Start(start - 1))?;
         let mut probe = vec![0u8; (size - start + 1).min(limit) as usize];
@@ -159,7 +196,12 @@ fn read_range(
         };
         bytes.truncate(end);
     }
-    Ok(Some((start, bytes, size)))
+    Ok(Some(Range {
+        offset: start,
+        bytes,
+        size,
+        kept,
+    }))
 }
 
 /// Where a range of `bytes` cut at `limit` ends: at `limit`, moved back to the start of the
@@ -189,27 +231,60 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.log");
         std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
-        let (o, b, size) = read_range(&path, None, None, 1024).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            size,
+            ..
+        } = read_range(&path, None, None, 1024).unwrap().unwrap();
         assert_eq!((o, b.as_slice(), size), (0, &b"one\ntwo\nthree\n"[..], 14));
         // Cut by the limit: ends after the last whole line.
-        let (o, b, _) = read_range(&path, Some(0), None, 10).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, Some(0), None, 10).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (0, &b"one\ntwo\n"[..]));
-        let (o, b, _) = read_range(&path, Some(8), None, 1024).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, Some(8), None, 1024).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (8, &b"three\n"[..]));
         // The tail starts at a line start.
-        let (o, b, _) = read_range(&path, None, Some(9), 1024).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, None, Some(9), 1024).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (8, &b"three\n"[..]));
         // Characters are not split: an offset inside one starts at the next, and a limit
         // inside one (a line longer than the limit) ends before it.
         std::fs::write(&path, "aé€😀b").unwrap();
-        let (o, b, _) = read_range(&path, Some(2), None, 6).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, Some(2), None, 6).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (3, "€".as_bytes()));
-        let (o, b, _) = read_range(&path, Some(7), None, 1024).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, Some(7), None, 1024).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (10, &b"b"[..]));
-        let (o, b, _) = read_range(&path, Some(0), None, 8).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, Some(0), None, 8).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (0, "aé€".as_bytes()));
         for (offset, limit, from, text) in [(1, 1, 1, "é"), (2, 1, 3, "€"), (6, 2, 6, "😀")] {
-            let (o, b, _) = read_range(&path, Some(offset), None, limit)
+            let Range {
+                offset: o,
+                bytes: b,
+                ..
+            } = read_range(&path, Some(offset), None, limit)
                 .unwrap()
                 .unwrap();
             assert_eq!(
@@ -224,7 +299,11 @@ mod tests {
         for limit in 1..9 {
             let (mut at, mut read) = (0, String::new());
             while at < text.len() as u64 {
-                let (o, b, _) = read_range(&path, Some(at), None, limit).unwrap().unwrap();
+                let Range {
+                    offset: o,
+                    bytes: b,
+                    ..
+                } = read_range(&path, Some(at), None, limit).unwrap().unwrap();
                 assert_eq!(o, at);
                 read.push_str(std::str::from_utf8(&b).unwrap());
                 at += b.len() as u64;
@@ -233,7 +312,11 @@ mod tests {
         }
         std::fs::write(&path, "one\ntwo\nthree\n").unwrap();
         // Past the end: nothing, at the end.
-        let (o, b, _) = read_range(&path, Some(99), None, 1024).unwrap().unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, Some(99), None, 1024).unwrap().unwrap();
         assert_eq!((o, b.len()), (14, 0));
         assert!(
             read_range(&dir.path().join("none.log"), None, None, 10)

@@ -168,16 +168,24 @@ impl LatestStatus {
     }
 }
 
-/// The bounded log of one command: the last `max_lines` lines in memory, and the whole output in
-/// a file until `max_file_bytes` or until the file cannot be written (its disk is full): then the
-/// file ends with a note saying why it was cut, and the command goes on ([`Self::cut`]).
+/// The bounded log of one command: the last `max_lines` lines in memory, and the output in a
+/// file, of which the latest `max_file_bytes` are kept: past them, the oldest half is dropped
+/// by punching a hole at the file's start (`fallocate(2)` `FALLOC_FL_PUNCH_HOLE`), so a
+/// command that runs for days keeps its latest output, byte offsets stay what they were, and
+/// the disk holds at most `max_file_bytes` of it; [`kept_from`] tells a reader where the kept
+/// output starts. When the file cannot be written (its disk is full, or its file system cannot
+/// punch holes and the cap is reached) the file ends with a note saying why it was cut, and
+/// the command goes on ([`Self::cut`]).
 pub struct OutputLog {
     tail: VecDeque<String>,
     max_lines: usize,
     file: Option<std::fs::File>,
     /// The directory holding the file, whose free space is checked as it grows.
     dir: Option<std::path::PathBuf>,
+    /// The file's length (bytes), holes included.
     file_bytes: u64,
+    /// Where the kept output starts in the file (bytes before it were dropped).
+    start: u64,
     max_file_bytes: u64,
     /// The file's size from which the free space is checked again.
     next_space_check: u64,
@@ -251,6 +259,7 @@ impl OutputLog {
             file,
             dir: path.and_then(Path::parent).map(Path::to_path_buf),
             file_bytes: 0,
+            start: 0,
             max_file_bytes,
             next_space_check: 0,
             cut: None,
@@ -258,8 +267,9 @@ impl OutputLog {
     }
 
     /// A log that only writes `path` (no tail), after what the file holds already (an external
-    /// job's output comes in pieces, one report at a time), up to `max_file_bytes` in all: a
-    /// file already at that size takes nothing more. `None` when the file cannot be opened.
+    /// job's output comes in pieces, one report at a time), keeping its latest
+    /// `max_file_bytes`: a file that ends with the note of a cut takes nothing more. `None`
+    /// when the file cannot be opened.
     pub fn append(path: &Path, max_file_bytes: u64) -> Option<OutputLog> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         if let Some(dir) = path.parent() {
@@ -278,13 +288,15 @@ impl OutputLog {
             .ok()?;
         let file_bytes = file.metadata().ok()?.len();
         // A file that ends with the note of its cut (written before a restart) was cut.
-        let full = file_bytes >= max_file_bytes || ends_cut(&file, file_bytes);
+        let full = ends_cut(&file, file_bytes);
+        let start = first_data(&file, file_bytes);
         Some(OutputLog {
             tail: VecDeque::new(),
             max_lines: 0,
             file: (!full).then_some(file),
             dir: path.parent().map(Path::to_path_buf),
             file_bytes,
+            start,
             max_file_bytes,
             next_space_check: 0,
             cut: full.then_some(LogCut::SizeLimit),
@@ -294,32 +306,60 @@ impl OutputLog {
     /// Records `text`, whole lines (its last line may lack its newline), as [`Self::push`]
     /// does each, in one write.
     pub fn push_lines(&mut self, text: &[u8]) {
-        if self.file.is_none() || !self.room_for(text.len() as u64) {
+        if self.file.is_none() {
+            return;
+        }
+        let mut out = Vec::with_capacity(text.len() + 64);
+        for raw in text.split_inclusive(|&b| b == b'\n') {
+            let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        self.write(&out);
+    }
+
+    /// Appends `bytes` to the file, first dropping the oldest output if they would take the
+    /// kept output past `max_file_bytes`; on a failure the file stops ([`Self::stop_file`]).
+    fn write(&mut self, bytes: &[u8]) {
+        let adding = bytes.len() as u64;
+        if !self.room_for(adding) || !self.within_cap(adding) {
             return;
         }
         let Some(f) = self.file.as_mut() else {
             return;
         };
-        let mut out = Vec::with_capacity(text.len() + 64);
-        let mut over = false;
-        for raw in text.split_inclusive(|&b| b == b'\n') {
-            let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
-            if self.file_bytes + out.len() as u64 + line.len() as u64 + 1 > self.max_file_bytes {
-                over = true;
-                break;
-            }
-            out.extend_from_slice(line.as_bytes());
-            out.push(b'\n');
-        }
-        match f.write_all(&out) {
-            Ok(()) => self.file_bytes += out.len() as u64,
+        match f.write_all(bytes) {
+            Ok(()) => self.file_bytes += adding,
             Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
-                return self.stop_file(LogCut::DiskFull);
+                self.stop_file(LogCut::DiskFull)
             }
-            Err(_) => return self.stop_file(LogCut::WriteError),
+            Err(_) => self.stop_file(LogCut::WriteError),
         }
-        if over {
-            self.stop_file(LogCut::SizeLimit);
+    }
+
+    /// Makes room for `adding` bytes within `max_file_bytes` of kept output: when they would
+    /// not fit, the oldest output up to a block boundary is dropped, so that about half the
+    /// cap is kept before them. False when the file stopped instead (its file system cannot
+    /// punch holes: the output from then on is not kept, "size limit").
+    fn within_cap(&mut self, adding: u64) -> bool {
+        if self.file_bytes + adding - self.start <= self.max_file_bytes {
+            return true;
+        }
+        let Some(f) = self.file.as_ref() else {
+            return false;
+        };
+        let keep_from = (self.file_bytes + adding).saturating_sub(self.max_file_bytes / 2);
+        let new_start = (keep_from / HOLE_ALIGN * HOLE_ALIGN).max(self.start);
+        match punch_hole(f, new_start) {
+            Ok(()) => {
+                self.start = new_start;
+                true
+            }
+            Err(e) => {
+                tracing::debug!("cannot drop the start of an output log: {e}");
+                self.stop_file(LogCut::SizeLimit);
+                false
+            }
         }
     }
 
@@ -368,20 +408,8 @@ impl OutputLog {
     /// codes whether or not the command thought it wrote to a terminal.
     pub fn push(&mut self, raw: &[u8]) {
         let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
-        if self.file.is_some() && !self.room_for(raw.len() as u64) {
-            // Stopped: the rest goes to the tail only.
-        } else if let Some(f) = self.file.as_mut() {
-            if self.file_bytes + (raw.len() as u64) < self.max_file_bytes {
-                match f.write_all(format!("{line}\n").as_bytes()) {
-                    Ok(()) => self.file_bytes += line.len() as u64 + 1,
-                    Err(e) if e.kind() == std::io::ErrorKind::StorageFull => {
-                        self.stop_file(LogCut::DiskFull)
-                    }
-                    Err(_) => self.stop_file(LogCut::WriteError),
-                }
-            } else {
-                self.stop_file(LogCut::SizeLimit);
-            }
+        if self.file.is_some() {
+            self.write(format!("{line}\n").as_bytes());
         }
         if self.tail.len() == self.max_lines {
             self.tail.pop_front();
@@ -402,6 +430,61 @@ impl OutputLog {
     pub fn tail(&self) -> String {
         self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
+}
+
+/// The alignment of the holes punched at a log's start (bytes): a block of the file systems
+/// in use, so that the whole hole is freed and the kept output starts on a block.
+const HOLE_ALIGN: u64 = 4096;
+
+/// Frees the blocks of `f` before `end` (a hole reads as zeros; the length stays).
+fn punch_hole(f: &std::fs::File, end: u64) -> nix::Result<()> {
+    use nix::fcntl::{FallocateFlags, fallocate};
+    if end == 0 {
+        return Ok(());
+    }
+    fallocate(
+        f,
+        FallocateFlags::FALLOC_FL_PUNCH_HOLE | FallocateFlags::FALLOC_FL_KEEP_SIZE,
+        0,
+        end as i64,
+    )
+}
+
+/// Where the first data of `f` (`len` bytes long) is: 0 for a log that never dropped
+/// anything, the end of the hole at its start for one that did (`lseek(2)` `SEEK_DATA`),
+/// `len` when it holds no data.
+fn first_data(f: &std::fs::File, len: u64) -> u64 {
+    use nix::unistd::{Whence, lseek};
+    match lseek(f, 0, Whence::SeekData) {
+        Ok(at) => (at.max(0) as u64).min(len),
+        // ENXIO: nothing but a hole (or nothing) before the end.
+        Err(nix::errno::Errno::ENXIO) => len,
+        Err(_) => 0,
+    }
+}
+
+/// Where a reader of the log in `f` (`len` bytes long) finds its kept output: 0 when nothing
+/// was dropped, else the start of the first whole line after the hole its oldest output left
+/// ([`OutputLog`]). Bytes before it read as zeros or as the rest of a line whose start is gone.
+pub fn kept_from(f: &std::fs::File, len: u64) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let data = first_data(f, len);
+    if data == 0 || data >= len {
+        return Ok(data);
+    }
+    let mut at = data;
+    let mut buf = vec![0u8; 64 * 1024];
+    while at < len {
+        let n = f.read_at(&mut buf, at)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = buf[..n].iter().position(|b| *b == b'\n') {
+            return Ok(at + i as u64 + 1);
+        }
+        at += n as u64;
+    }
+    Ok(len)
 }
 
 /// Whether `f`, `len` bytes long, ends with the note [`LogCut::note`] writes.
@@ -497,60 +580,112 @@ mod tests {
         );
     }
 
-    #[test]
-    fn log_is_bounded_in_memory_and_on_disk() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.log");
-        let mut log = OutputLog::new(Some(&path), 3, 20);
-        for i in 0..10 {
-            log.push(format!("line {i}\n").as_bytes());
-        }
-        log.push(b"\xff\xfe bytes");
-        assert_eq!(log.tail(), "line 8\nline 9\n\u{fffd}\u{fffd} bytes");
-        let file = std::fs::read_to_string(&path).unwrap();
-        assert!(file.starts_with("line 0\nline 1\n"));
-        assert!(file.ends_with("[taskdeck: output log truncated: size limit; later output is not kept in this file]\n"), "{file}");
-        assert_eq!(log.cut(), Some(LogCut::SizeLimit));
+    /// The file's blocks on disk, in bytes.
+    fn on_disk(path: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).unwrap().blocks() * 512
+    }
+
+    /// The kept output of the log at `path`: from [`kept_from`] to its end.
+    fn kept(path: &Path) -> (u64, String) {
+        let f = std::fs::File::open(path).unwrap();
+        let len = f.metadata().unwrap().len();
+        let from = kept_from(&f, len).unwrap();
+        let bytes = std::fs::read(path).unwrap();
+        (
+            from,
+            String::from_utf8(bytes[from as usize..].to_vec()).unwrap(),
+        )
     }
 
     #[test]
-    fn an_appended_log_goes_on_after_the_file_and_stops_at_its_limit_for_good() {
+    fn log_is_bounded_in_memory_and_keeps_its_latest_output_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.log");
+        let mut log = OutputLog::new(Some(&path), 3, 64 << 10);
+        let mut written = 0;
+        for i in 0..50_000 {
+            let line = format!("line {i}\n");
+            written += line.len() as u64;
+            log.push(line.as_bytes());
+        }
+        log.push(b"\xff\xfe bytes");
+        written += "\u{fffd}\u{fffd} bytes\n".len() as u64;
+        assert_eq!(log.tail(), "line 49998\nline 49999\n\u{fffd}\u{fffd} bytes");
+        assert_eq!(log.cut(), None, "nothing cut: the oldest output made room");
+        // Offsets stay those of the whole output; the disk holds about the cap.
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), written);
+        assert!(
+            on_disk(&path) <= (64 + 8) << 10,
+            "{} bytes on disk",
+            on_disk(&path)
+        );
+        let (from, text) = kept(&path);
+        assert!(
+            from > 0 && written - from <= 64 << 10,
+            "kept from {from} of {written}"
+        );
+        // The kept output starts at a whole line and runs, line after line, to the end.
+        let lines: Vec<&str> = text.lines().collect();
+        let first: u32 = lines[0].strip_prefix("line ").unwrap().parse().unwrap();
+        assert!(first > 40_000, "{first}");
+        for (i, line) in lines[..lines.len() - 1].iter().enumerate() {
+            assert_eq!(*line, format!("line {}", first + i as u32));
+        }
+        assert_eq!(lines.last(), Some(&"\u{fffd}\u{fffd} bytes"));
+        // A log that never reached its cap reads from 0.
+        let small = dir.path().join("small.log");
+        OutputLog::new(Some(&small), 3, 64 << 10).push(b"one\n");
+        assert_eq!(kept(&small), (0, "one\n".into()));
+    }
+
+    #[test]
+    fn an_appended_log_goes_on_after_the_file_and_keeps_its_latest_output() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("job.log");
-        let mut log = OutputLog::append(&path, 60).unwrap();
+        let mut log = OutputLog::append(&path, 64 << 10).unwrap();
         log.push_lines(b"\x1b[32mone\x1b[0m\r\ntwo\n");
         drop(log);
         // The next report's lines go after the first's; a last line without its newline
         // ends there.
-        let mut log = OutputLog::append(&path, 60).unwrap();
+        let mut log = OutputLog::append(&path, 64 << 10).unwrap();
         log.push_lines(b"three\nfour");
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "one\ntwo\nthree\nfour\n"
         );
-        // What does not fit is not written; the file says it was cut, once.
-        log.push_lines(b"a line that does not fit in what is left of the 60 bytes\n");
-        assert_eq!(log.cut(), Some(LogCut::SizeLimit));
-        let cut = std::fs::read_to_string(&path).unwrap();
+        // Reports past the cap, across a restart (the log opened again): the latest are kept.
+        for report in 0..300 {
+            if report == 150 {
+                log = OutputLog::append(&path, 64 << 10).unwrap();
+            }
+            let lines: String = (0..100)
+                .map(|i| format!("report {report} line {i}\n"))
+                .collect();
+            log.push_lines(lines.as_bytes());
+        }
+        assert_eq!(log.cut(), None);
         assert!(
-            cut.starts_with("one\ntwo\nthree\nfour\n[taskdeck: output log truncated: size limit"),
-            "{cut}"
+            on_disk(&path) <= (64 + 8) << 10,
+            "{} bytes on disk",
+            on_disk(&path)
         );
-        let mut log = OutputLog::append(&path, 60).unwrap();
+        let (from, text) = kept(&path);
+        assert!(from > 0);
+        assert!(
+            text.ends_with("report 299 line 99\n"),
+            "{}",
+            &text[text.len() - 40..]
+        );
+        assert!(text.starts_with("report "), "{}", &text[..40]);
+        // A file that ends with the note of a cut (a disk that was full) takes nothing more.
+        let path = dir.path().join("cut.log");
+        std::fs::write(&path, format!("one\n{}", LogCut::DiskFull.note())).unwrap();
+        let cut = std::fs::read_to_string(&path).unwrap();
+        let mut log = OutputLog::append(&path, 64 << 10).unwrap();
         log.push_lines(b"more\n");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), cut);
         assert_eq!(log.tail(), "");
-        // Cut by a long line with room left under the limit: still cut when opened again.
-        let path = dir.path().join("long.log");
-        OutputLog::append(&path, 1000)
-            .unwrap()
-            .push_lines(&[b'x'; 2000]);
-        let cut = std::fs::read_to_string(&path).unwrap();
-        assert!(cut.len() < 1000, "{cut}");
-        OutputLog::append(&path, 1000)
-            .unwrap()
-            .push_lines(b"more\n");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), cut);
     }
 
     #[test]
