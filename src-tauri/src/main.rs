@@ -68,9 +68,9 @@ enum Command {
         /// Token to report with [default: TASKDECK_TOKEN, else the admin token file]
         #[arg(long, env = "TASKDECK_TOKEN", hide_env_values = true)]
         token: Option<String>,
-        /// The command and its arguments: everything from the first word that is not one of
-        /// run's options (`--` before it is optional)
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        /// The command and its arguments: everything from the first word that is not an
+        /// option (`--` before it is needed only for a command whose name starts with `-`)
+        #[arg(trailing_var_arg = true, required = true)]
         command: Vec<String>,
     },
     /// List, show, cancel and answer tasks (exit 4 when the API refuses)

@@ -1290,6 +1290,13 @@ async fn taskdeck_run_wraps_a_command() {
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "--name x\n");
     job_titled(&s, "bare").await;
+    // A misspelt option of run's is a usage error, not a command to run.
+    let out = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &port, "--token", &t, "--nmae", "x", "echo"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 
     // Cancel pressed in Taskdeck stops the command (and what it started).
     let mut child = tokio::process::Command::new(BIN)
@@ -2357,6 +2364,13 @@ async fn a_job_whose_runner_reports_outlives_the_default_ttl() {
     let v = wait_job(&s, &runner, &built, |v| v["status"] != "working").await;
     assert_eq!(v["status"], "completed", "{v}");
     assert_eq!(v["result"]["structuredContent"]["exitCode"], 0, "{v}");
+
+    // A heartbeat longer than the ttl: the job outlives the ttl until its first report is due.
+    let slow = start_external(&s, &runner, json!({"name": "slow", "heartbeatMs": 5000})).await;
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let (status, v) = send_report(&s, &runner, &slow, json!({})).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["task"]["status"], "working", "{v}");
 }
 
 /// `tasks wait` learns of an end from the event stream, not only at its next poll: with a

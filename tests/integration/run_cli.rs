@@ -151,7 +151,27 @@ async fn a_url_password_on_the_command_line_is_masked() {
             "{shown}"
         );
     }
-    assert_not_on_disk(&s.dir, &["hunter2", "hunter3"]);
+    // Arguments a shell line quotes as `$'…\n…'` or with `'\''` (the job's name): masked too.
+    for command in [
+        &["sh", "-c", "cd /tmp\nmysql -phunter4 db 2>/dev/null; true"][..],
+        &["sh", "-c", "export API_TOKEN='hunter5'; true"],
+        &["true", "mysql\t-phunter6"],
+    ] {
+        let (out, shown) = run_and_show(&s, command).await;
+        assert!(out.status.success(), "{command:?}: {out:?}");
+        for shown in shown {
+            assert!(
+                !["hunter4", "hunter5", "hunter6"]
+                    .iter()
+                    .any(|h| shown.contains(h)),
+                "{shown}"
+            );
+        }
+    }
+    assert_not_on_disk(
+        &s.dir,
+        &["hunter2", "hunter3", "hunter4", "hunter5", "hunter6"],
+    );
 }
 
 /// A process the command leaves running (`… &`) writes to the same stdout after `taskdeck run`

@@ -78,12 +78,13 @@ pub fn run(args: RunArgs, config_dir: &Path) -> ExitCode {
 /// The run in steps: start the job, start the command, copy its output, supervise it until it
 /// ends, stop what it left behind, report the end, and return its exit code.
 async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
-    // The job's name is stored and shown, and is in its result: a URL's password is masked.
-    let name = args
-        .name
-        .clone()
-        .unwrap_or_else(|| shell_line(&args.command));
-    let name = taskdeck_server::tools::secrets::mask_string(&name).unwrap_or(name);
+    // The job's name is stored and shown, and is in its result: its credentials are masked,
+    // each argument's on its own (quoted for a shell line, `$'…\n…'` or `'\''`, they would
+    // hide from a mask of the whole line).
+    let name = match &args.name {
+        Some(name) => taskdeck_server::tools::secrets::mask_string(name).unwrap_or(name.clone()),
+        None => shell_line(&super::run_job::masked(&args.command)),
+    };
     let link = JobLink::start(&args, config_dir, &name).await;
     if let Some(id) = &link.job {
         eprintln!(

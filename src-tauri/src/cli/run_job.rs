@@ -582,16 +582,30 @@ fn job_name(name: &str) -> String {
     }
 }
 
+/// `command`'s arguments with their credentials masked, as Taskdeck stores an argument list
+/// ([`taskdeck_server::tools::secrets::redact_value`]).
+pub(super) fn masked(command: &[String]) -> Vec<String> {
+    let list = json!(command);
+    match taskdeck_server::tools::secrets::redact_value(&list) {
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => command.to_vec(),
+    }
+}
+
 /// The job's fields for `command`: `command` (the argument list, which `taskdeck tasks rerun`
 /// runs again) when its arguments fit in [`STORED_COMMAND_MAX_BYTES`], else `commandLine`, the
-/// command as a shell line cut to 1,000 characters with "…", to read (not to run again).
+/// command as a shell line (its credentials masked) cut to 1,000 characters with "…", to read
+/// (not to run again).
 fn command_fields(command: &[String]) -> serde_json::Map<String, Value> {
     let bytes: usize = command.iter().map(|a| a.len() + 1).sum();
     let mut fields = serde_json::Map::new();
     if bytes <= STORED_COMMAND_MAX_BYTES {
         fields.insert("command".into(), json!(command));
     } else {
-        let line = taskdeck_server::tools::process::shell_line(command);
+        let line = taskdeck_server::tools::process::shell_line(&masked(command));
         let cut: String = line.chars().take(999).chain(['…']).collect();
         fields.insert("commandLine".into(), json!(cut));
     }

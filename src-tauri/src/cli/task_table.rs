@@ -7,7 +7,7 @@
 //! hold.
 
 use serde_json::Value;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 /// The columns: (header, most terminal columns). The last one is not padded.
 const COLUMNS: [(&str, usize); 6] = [
@@ -96,15 +96,14 @@ pub fn clamp(text: &str, max: usize) -> String {
     if one_line.width() <= max {
         return one_line;
     }
+    // Measured as a whole: a sequence (an emoji and its VS16) is wider than its characters.
     let mut kept = String::new();
-    let mut used = 0;
     for c in one_line.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > max.saturating_sub(1) {
+        kept.push(c);
+        if kept.width() > max.saturating_sub(1) {
+            kept.pop();
             break;
         }
-        used += w;
-        kept.push(c);
     }
     format!("{kept}…")
 }
@@ -171,6 +170,12 @@ mod tests {
         };
         assert_eq!(at("日本語のタスク 🚀"), at("make test"));
         assert_eq!(at(&"界".repeat(50)), at("make test"));
+        // An emoji with VS16 (❤️) takes two columns, as a terminal draws it.
+        assert_eq!(at(&"❤\u{fe0f}".repeat(30)), at("make test"));
+        assert_eq!(
+            clamp(&"❤\u{fe0f}".repeat(30), 7),
+            "❤\u{fe0f}❤\u{fe0f}❤\u{fe0f}…"
+        );
     }
 
     #[test]

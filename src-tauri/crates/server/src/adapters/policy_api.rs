@@ -84,7 +84,7 @@ pub(crate) async fn put_policy(
     ApiError::admin_only(&p, "changes the policy")?;
     let doc = json_body(
         body,
-        "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"note\"?}]}",
+        "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"onlyTheseArguments\"?, \"publicOnly\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"approval\"?, \"note\"?}]}",
     )?;
     let doc = policy.replace(doc).map_err(io_error)?;
     Ok(Json(PolicyView {

@@ -142,8 +142,9 @@ impl Rule {
     }
 
     /// Checks what a stored rule must be: an id of the form `r-` + hex (after
-    /// [`assign_id`](Rule::assign_id)), non-empty principal, server and tool, and every pattern
-    /// a valid glob. Errors: what is wrong, naming the field.
+    /// [`assign_id`](Rule::assign_id)), non-empty principal, server and tool, every pattern a
+    /// valid glob, and `publicOnly` only on an `allow` with a `url` pattern (where it means
+    /// something). Errors: what is wrong, naming the field.
     pub fn check(&self) -> Result<(), String> {
         let id_ok = self.id.len() > 2
             && self.id.len() <= 40
@@ -170,6 +171,15 @@ impl Rule {
                 .map_err(|e| format!("{field} {pattern:?} is not a valid pattern: {e}"))?;
         }
         self.approval.check()?;
+        if self.public_only
+            && (self.decision != Decision::Allow || !self.arguments.contains_key("url"))
+        {
+            return Err(
+                "publicOnly is for an allow rule with a url pattern (wait_for_http_job's \
+                 destinations)"
+                    .into(),
+            );
+        }
         for (name, pattern) in &self.arguments {
             if name.is_empty() {
                 return Err("an argument name is empty".into());

@@ -186,6 +186,18 @@ fn replace_checks_every_rule() {
         serde_json::from_value(json!({"rules": [], "approval": {"humans": 0}})).unwrap();
     let e = policy.replace(no_humans).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    // publicOnly means something on an allow with a url pattern only.
+    for meaningless in [
+        json!({"principal": "*", "server": "*", "tool": "run_command", "decision": "allow", "publicOnly": true}),
+        json!({"principal": "*", "server": "*", "tool": "*", "arguments": {"url": "http://x/*"}, "decision": "deny", "publicOnly": true}),
+    ] {
+        let rule: Rule = serde_json::from_value(meaningless).unwrap();
+        let e = policy.replace(doc(vec![rule])).unwrap_err();
+        assert!(
+            e.to_string().contains("publicOnly is for an allow rule"),
+            "{e}"
+        );
+    }
     let as_list = serde_json::from_value::<PolicyDocument>(json!({"rules": [], "approval": []}));
     assert!(
         as_list.is_err(),
@@ -218,6 +230,21 @@ fn a_private_host_needs_a_rule_naming_it() {
     assert_eq!(
         policy
             .decide(&call("b", TASKDECK_SERVER, tool, &named))
+            .decision,
+        Decision::Allow
+    );
+    // A publicOnly rule naming the host allows the call, never the private destination.
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-1", "principal": "a", "server": "taskdeck", "tool": "wait_for_http_job",
+             "arguments": {"url": "http://127.0.0.1:8080/*"}, "decision": "allow", "publicOnly": true}
+        ]}),
+    );
+    assert!(!policy.allows_host(&call("a", TASKDECK_SERVER, tool, &named), "127.0.0.1"));
+    assert_eq!(
+        policy
+            .decide(&call("a", TASKDECK_SERVER, tool, &named))
             .decision,
         Decision::Allow
     );

@@ -185,8 +185,10 @@ impl TaskTool for ExternalJobs {
             // The grace of a late check was given since the last report.
             let mut graced = false;
             // When a report next asks the engine to keep the job from expiring (its ttlMs is
-            // a retention, not a limit on how long a job whose runner reports may run).
-            let mut keep_alive_at = tokio::time::Instant::now();
+            // a retention, not a limit on how long a job whose runner reports may run). Asked
+            // once at the start too: a heartbeat longer than half the ttl must not see its job
+            // expire before the runner's first report is due.
+            let mut keep_alive_at = keep_alive(&ctx, timeout).await;
             loop {
                 tokio::select! {
                     // A report that is there wins over a deadline that passed meanwhile.

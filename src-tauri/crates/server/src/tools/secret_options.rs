@@ -315,7 +315,8 @@ fn unquote(word: &str) -> &str {
 
 /// The words of a shell command `line` as byte ranges, `None` for each operator that ends a
 /// command (`;`, `|`, `&`, `(`, `)`, a backquote, a newline). Quotes and backslashes hold a
-/// word together as the shell's do; a quote never closed runs to the end.
+/// word together as the shell's do; a quote never closed is taken as a character (prose's
+/// apostrophe).
 pub(super) fn shell_words(line: &str) -> Vec<Option<Range<usize>>> {
     let mut words = Vec::new();
     let mut start: Option<usize> = None;
@@ -336,14 +337,16 @@ pub(super) fn shell_words(line: &str) -> Vec<Option<Range<usize>>> {
             '\\' => {
                 chars.next();
             }
-            '\'' => {
+            // A quote that never closes is an apostrophe of prose ("don't run ..."), not a
+            // quote: the words after it stay words.
+            '\'' if line[at + 1..].contains('\'') => {
                 for (_, d) in chars.by_ref() {
                     if d == '\'' {
                         break;
                     }
                 }
             }
-            '"' => {
+            '"' if line[at + 1..].contains('"') => {
                 while let Some((_, d)) = chars.next() {
                     match d {
                         '\\' => {
@@ -420,6 +423,11 @@ mod tests {
             ),
             ("lftp -u bob,s3 ftp.x", "lftp -u bob,* ftp.x"),
             ("echo -p s3", "echo -p s3"),
+            (
+                "don't run curl -u admin:s3 here",
+                "don't run curl -u admin:* here",
+            ),
+            ("it's: mysql -ps3 db", "it's: mysql -p* db"),
             (
                 "openssl enc -kfile key.txt -in a && openssl enc -k s3 -in a",
                 "openssl enc -kfile key.txt -in a && openssl enc -k * -in a",

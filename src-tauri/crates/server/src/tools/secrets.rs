@@ -390,10 +390,12 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
                 shown[at] = Some(Value::String(item));
             }
             // In an argument list a credential is a whole item after `--password`, or after
-            // `--password=` in the same item (spaces and all).
+            // `--password=` in the same item (spaces and all). An item that starts `NAME=` with
+            // spaces after is a shell line (`sh -c 'API_TOKEN=x make'`): masked as one.
             for (at, item) in items.iter().enumerate() {
                 let Some(item) = item.as_str() else { continue };
                 if let Some((flag, value)) = item.split_once('=')
+                    && (flag.starts_with('-') || !value.contains(char::is_whitespace))
                     && is_secret_name(flag.trim_start_matches('-'))
                     && !flag.contains([' ', ':'])
                     && is_credential(flag, &Value::String(value.into()))
@@ -722,6 +724,23 @@ mod tests {
         assert_eq!(
             redact_value(&json!(["docker", "run", "-p", "80:80", "x"])),
             None
+        );
+        // A shell line as an item keeps what follows its assignment.
+        assert_eq!(
+            redact_value(&json!([
+                "sh",
+                "-c",
+                "API_TOKEN=abc make deploy && echo done"
+            ])),
+            Some(json!([
+                "sh",
+                "-c",
+                "API_TOKEN=[redacted] make deploy && echo done"
+            ]))
+        );
+        assert_eq!(
+            redact_value(&json!(["sh", "-c", "PGPASSWORD='x y' psql db"])).unwrap()[2],
+            "PGPASSWORD='[redacted]' psql db"
         );
         assert_eq!(
             mask_string("kubectl create secret generic db --from-literal=password=hunter2 -n x")
