@@ -156,21 +156,29 @@ async fn a_url_password_on_the_command_line_is_masked() {
         &["sh", "-c", "cd /tmp\nmysql -phunter4 db 2>/dev/null; true"][..],
         &["sh", "-c", "export API_TOKEN='hunter5'; true"],
         &["true", "mysql\t-phunter6"],
+        // A quoted option, a line continued with a backslash, JSON the shell line escapes.
+        &["sh", "-c", "mysql \"-phunter7\" 2>/dev/null; true"],
+        &["sh", "-c", "mysql\\\n -phunter8 2>/dev/null; true"],
+        &[
+            "sh",
+            "-c",
+            "curl -sd \"{\\\"password\\\":\\\"hunter9\\\"}\" 2>/dev/null; true",
+        ],
     ] {
         let (out, shown) = run_and_show(&s, command).await;
         assert!(out.status.success(), "{command:?}: {out:?}");
         for shown in shown {
             assert!(
-                !["hunter4", "hunter5", "hunter6"]
-                    .iter()
-                    .any(|h| shown.contains(h)),
+                !(4..=9).any(|n| shown.contains(&format!("hunter{n}"))),
                 "{shown}"
             );
         }
     }
     assert_not_on_disk(
         &s.dir,
-        &["hunter2", "hunter3", "hunter4", "hunter5", "hunter6"],
+        &[
+            "hunter2", "hunter3", "hunter4", "hunter5", "hunter6", "hunter7", "hunter8", "hunter9",
+        ],
     );
 }
 

@@ -211,12 +211,17 @@ pub(super) fn credentials(words: &[Option<&str>]) -> Vec<(usize, Range<usize>)> 
             continue;
         };
         let next = words.get(i + 1).copied().flatten();
+        // A quoted option (`mysql "-phunter2"`) is the option the shell hands the program.
+        let shift = usize::from(bare.len() < word.len());
         let mut taken = None;
         for o in OPTIONS
             .iter()
             .filter(|o| o.programs.contains(&current) && o.after.is_none_or(|a| since.contains(&a)))
         {
-            taken = value_of(o, word, next);
+            taken = value_of(o, bare, next).map(|v| match v {
+                Value::Here(r) => Value::Here(r.start + shift..r.end + shift),
+                other => other,
+            });
             if taken.is_some() {
                 break;
             }
@@ -323,7 +328,12 @@ pub(super) fn shell_words(line: &str) -> Vec<Option<Range<usize>>> {
     let mut chars = line.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         let ends_command = matches!(c, ';' | '|' | '&' | '(' | ')' | '`' | '\n');
-        if c.is_whitespace() || ends_command {
+        // A backslash before a newline continues the line: it separates words as a space does.
+        let continues = c == '\\' && chars.peek().is_some_and(|&(_, d)| d == '\n');
+        if continues {
+            chars.next();
+        }
+        if c.is_whitespace() || ends_command || continues {
             if let Some(s) = start.take() {
                 words.push(Some(s..at));
             }
@@ -423,6 +433,8 @@ mod tests {
             ),
             ("lftp -u bob,s3 ftp.x", "lftp -u bob,* ftp.x"),
             ("echo -p s3", "echo -p s3"),
+            ("mysql \"-ps3\" db", "mysql \"-p*\" db"),
+            ("mysql\\\n -ps3 db", "mysql\\\n -p* db"),
             (
                 "don't run curl -u admin:s3 here",
                 "don't run curl -u admin:* here",

@@ -27,7 +27,7 @@ pub fn is_secret_name(name: &str) -> bool {
     // `password_file`, `token_ttl`.
     let about = [
         "type", "mode", "file", "path", "dir", "ttl", "expiry", "expires", "count", "length",
-        "url", "endpoint",
+        "url", "endpoint", "newkey",
     ];
     if matches!(n.as_str(), "pwd" | "oldpwd") || about.iter().any(|end| n.ends_with(end)) {
         return false;
@@ -71,7 +71,43 @@ pub fn mask_string(value: &str) -> Option<String> {
         shown = Some(masked);
     }
     let text = shown.as_deref().unwrap_or(value);
-    mask_assignments(text).or(shown)
+    if let Some(masked) = mask_assignments(text) {
+        shown = Some(masked);
+    }
+    let text = shown.as_deref().unwrap_or(value);
+    mask_escaped_json(text).or(shown)
+}
+
+/// `value` with the value of every secret-named member of JSON that a shell line escapes
+/// (`curl -d "{\"password\":\"…\"}"`) replaced by [`REDACTED`]; `None` when it holds none.
+fn mask_escaped_json(value: &str) -> Option<String> {
+    static MEMBER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"\\"([A-Za-z0-9_.\-]+)\\"[ \t]*:[ \t]*\\"((?:[^"\\]|\\[^"])*)\\""#)
+            .expect("a valid pattern")
+    });
+    if !value.contains("\\\"") {
+        return None;
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut copied = 0;
+    for member in MEMBER.captures_iter(value) {
+        let (Some(name), Some(secret)) = (member.get(1), member.get(2)) else {
+            continue;
+        };
+        let plain = secret.as_str().is_empty()
+            || secret.as_str().bytes().all(|b| b.is_ascii_digit())
+            || matches!(secret.as_str(), "true" | "false")
+            || secret.as_str().contains(REDACTED);
+        if is_secret_name(name.as_str()) && !plain {
+            out.push_str(&value[copied..secret.start()]);
+            out.push_str(REDACTED);
+            copied = secret.end();
+        }
+    }
+    (copied > 0).then(|| {
+        out.push_str(&value[copied..]);
+        out
+    })
 }
 
 /// `value` with the password of every `scheme://user:password@host` in it replaced by `****`
@@ -129,6 +165,30 @@ fn is_strong_secret_name(name: &str) -> bool {
             .any(|w| n.contains(w))
 }
 
+/// True when `name` ends with a word that is a credential itself (`password`, `db_password`,
+/// `client_secret`, `api-key`, `Token`), not one that merely contains one (`Compass`,
+/// `Passing`, `Keys`, `Secrets`): only such a name starts a field line `name: value` that is
+/// masked (prose and titles say "Compass: north").
+fn names_a_credential(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "password",
+        "passwd",
+        "passphrase",
+        "pass",
+        "token",
+        "secret",
+        "apikey",
+        "_key",
+        "-key",
+        "credential",
+    ]
+    .iter()
+    .any(|end| n.ends_with(end))
+        && !n.ends_with("compass")
+        && !n.ends_with("bypass")
+}
+
 /// How a secret-named word in a string is given its value.
 #[derive(Clone, Copy, PartialEq)]
 enum Assignment {
@@ -181,6 +241,11 @@ fn mask_assignments(value: &str) -> Option<String> {
             j -= 1;
         }
         let word = &value[byte(i)..byte(j)];
+        // A field line (`Password: ...`, `db_password: ...` in YAML) starts its line, or a
+        // quoted argument (`-H 'Password: ...'`).
+        let line_before = &value[..byte(i)];
+        let line_before = &line_before[line_before.rfind(['\n', '\r']).map_or(0, |at| at + 1)..];
+        let starts_line = line_before.trim().is_empty() || matches!(before, Some('\'' | '"'));
         let flag = word.starts_with('-');
         let name = word.trim_start_matches('-');
         let quoted = before == Some('"') && char_at(j) == Some('"');
@@ -195,7 +260,9 @@ fn mask_assignments(value: &str) -> Option<String> {
                     && (name.contains('-')
                         || name.eq_ignore_ascii_case("authorization")
                         || name.eq_ignore_ascii_case("cookie")
-                        || is_strong_secret_name(name)) =>
+                        || (is_strong_secret_name(name)
+                            && starts_line
+                            && names_a_credential(name))) =>
             {
                 Some(Assignment::Header)
             }
@@ -283,7 +350,12 @@ fn mask_assignments(value: &str) -> Option<String> {
             || secret.bytes().all(|b| b.is_ascii_digit())
             || matches!(secret, "true" | "false")
             || (form == Assignment::Flag && secret.starts_with('-'))
-            || (form == Assignment::Bearer && secret.chars().count() < 12);
+            || (form == Assignment::Bearer && secret.chars().count() < 12)
+            // Masked already (a job's name that its runner masked argument by argument, then
+            // quoted, `'\''` and all): what follows in the same shell word is no credential.
+            || value[byte(start)..]
+                .trim_start_matches(['\\', '\''])
+                .starts_with(REDACTED);
         if !plain {
             out.push_str(&value[copied..byte(start)]);
             out.push_str(REDACTED);
@@ -713,6 +785,37 @@ mod tests {
             "/x"
         ]);
         assert_eq!(redact_value(&plain), None);
+        // Field lines are masked where they start a line; prose and titles are not.
+        for (given, shown) in [
+            (
+                "Password: s3\nuser: bob",
+                Some("Password: [redacted]\nuser: bob"),
+            ),
+            (
+                "db:\n  db_password: s3",
+                Some("db:\n  db_password: [redacted]"),
+            ),
+            (
+                "curl -H 'Password: s3' x",
+                Some("curl -H 'Password: [redacted]' x"),
+            ),
+            ("git commit -m \"Fix password: length check; ok\"", None),
+            ("Compass: north", None),
+            ("Passing: all tests", None),
+            ("Keys: 3 rotated", None),
+            ("Secrets: none found", None),
+            ("openssl req -newkey rsa:2048 -keyout k.pem", None),
+            // JSON a shell line escapes.
+            (
+                r#"curl -d "{\"password\":\"s3\", \"n\": \"1\"}" x"#,
+                Some(r#"curl -d "{\"password\":\"[redacted]\", \"n\": \"1\"}" x"#),
+            ),
+            // Masked before, then quoted: the words after it stay.
+            ("sh -c $'export PGPASSWORD=[redacted]\\ntrue make'", None),
+            ("sh -c 'mysql --password='\\''[redacted]'\\'' db'", None),
+        ] {
+            assert_eq!(mask_string(given).as_deref(), shown, "{given}");
+        }
         // The options programs take passwords with, in argument lists and command lines.
         let argv = json!(["mysql", "-uroot", "-phunter2", "app"]);
         assert_eq!(
