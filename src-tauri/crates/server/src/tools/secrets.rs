@@ -227,7 +227,8 @@ fn mask_assignments(value: &str) -> Option<String> {
                     c,
                     '\'' | '"' | '(' | ';' | '&' | '|' | '`' | '{' | ',' | '?' | '#' | '='
                 )
-        });
+        }) || (i >= 2 && char_at(i - 2) == Some('\\') && before == Some('n'));
+        // (The last: a `\n` a shell string holds ends a line, `printf 'a\npassword: x'`.)
         if !starts || !char_at(i).is_some_and(is_name) {
             i += 1;
             continue;
@@ -241,10 +242,19 @@ fn mask_assignments(value: &str) -> Option<String> {
             j -= 1;
         }
         let word = &value[byte(i)..byte(j)];
-        // A field line (`Password: ...`, `db_password: ...` in YAML) starts its line, or a
-        // quoted argument (`-H 'Password: ...'`).
+        // A field line (`Password: ...`, `db_password: ...` in YAML) starts its line (after a
+        // line break, or a `\n` a shell string holds: `printf 'a\npassword: x'`), or a quoted
+        // argument (`-H 'Password: ...'`).
         let line_before = &value[..byte(i)];
-        let line_before = &line_before[line_before.rfind(['\n', '\r']).map_or(0, |at| at + 1)..];
+        let line_start = [
+            line_before.rfind(['\n', '\r']),
+            line_before.rfind("\\n").map(|at| at + 1),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .map_or(0, |at| at + 1);
+        let line_before = &line_before[line_start..];
         let starts_line = line_before.trim().is_empty() || matches!(before, Some('\'' | '"'));
         let flag = word.starts_with('-');
         let name = word.trim_start_matches('-');
@@ -322,7 +332,15 @@ fn mask_assignments(value: &str) -> Option<String> {
                     }
                 }
                 (None, Assignment::Header) => {
-                    if matches!(c, '\n' | '\r') || Some(c) == enclosing {
+                    // The line ends at a line break, a `\n` a shell string holds, or the
+                    // quote that closes the argument the line is in.
+                    let next = char_at(k + 1);
+                    let closes = matches!(c, '\'' | '"') && next.is_none_or(char::is_whitespace);
+                    if matches!(c, '\n' | '\r')
+                        || Some(c) == enclosing
+                        || (c == '\\' && next == Some('n'))
+                        || closes
+                    {
                         break;
                     }
                 }
@@ -794,6 +812,14 @@ mod tests {
             (
                 "db:\n  db_password: s3",
                 Some("db:\n  db_password: [redacted]"),
+            ),
+            (
+                "printf 'user: bob\\npassword: s3'",
+                Some("printf 'user: bob\\npassword: [redacted]'"),
+            ),
+            (
+                "printf 'password: s3\\nuser: bob' > f",
+                Some("printf 'password: [redacted]\\nuser: bob' > f"),
             ),
             (
                 "curl -H 'Password: s3' x",
