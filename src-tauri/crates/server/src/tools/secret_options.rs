@@ -160,8 +160,7 @@ pub(super) fn mask_options(line: &str, with: &str) -> Option<String> {
     let mut masks: Vec<(Range<usize>, String)> = Vec::new();
     for (i, span) in spans.iter().enumerate() {
         let Some(span) = span else { continue };
-        let here: Vec<_> = found.iter().filter(|(w, _)| *w == i).collect();
-        if let Some((_, r)) = here.first() {
+        if let Some((_, r)) = found.iter().find(|(w, _)| *w == i) {
             masks.push((span.start + r.start..span.start + r.end, with.to_string()));
             continue;
         }

@@ -34,6 +34,12 @@ async fn job_to_public_test(
     let engine = engine(dir, REQUEST_TIMEOUT).await;
     let (port, seen) = local_server().await;
     let url = format!("http://public.test:{port}/ops");
+    let task_id = agent_job(&engine, &url).await;
+    (engine, port, seen, task_id, url)
+}
+
+/// Starts principal `agent`'s job to `GET url` on `engine`; its taskId.
+async fn agent_job(engine: &taskdeck_engine::Engine, url: &str) -> String {
     let task = engine
         .create_task(
             &Principal::named("agent"),
@@ -42,7 +48,7 @@ async fn job_to_public_test(
         )
         .await
         .unwrap();
-    (engine, port, seen, task.task_id.clone(), url)
+    task.task_id.clone()
 }
 
 /// A public-looking name is judged by the address it resolves to, not by how it looks; and it
@@ -127,18 +133,11 @@ async fn always_allow_before_the_lookup_does_not_cover_a_private_address() {
     let done = result(&engine, &task_id).await;
     assert_eq!(done["isError"], true, "{done}");
 
-    let next = engine
-        .create_task(
-            &Principal::named("agent"),
-            "wait_for_http_job",
-            json!({"url": url}),
-        )
-        .await
-        .unwrap();
-    let (key, asked_next) = asked(&engine, &next.task_id).await;
+    let next = agent_job(&engine, &url).await;
+    let (key, asked_next) = asked(&engine, &next).await;
     assert_eq!(key, "allow-private-network", "{asked_next}");
-    answer(&engine, &next.task_id, "decline").await;
-    assert_eq!(result(&engine, &next.task_id).await["isError"], true);
+    answer(&engine, &next, "decline").await;
+    assert_eq!(result(&engine, &next).await["isError"], true);
     assert!(
         seen.lock().unwrap().is_empty(),
         "nothing reached the private address"
