@@ -230,6 +230,15 @@ impl TaskContext {
         self.engine.request_input(self, key, request, true).await
     }
 
+    /// Shows `arguments` (credentials masked) as this task's call from now on: a human
+    /// approved it edited ([`Engine::edit_arguments`]). A store failure is logged, not
+    /// returned: the run goes on with the call the human approved.
+    pub async fn arguments_edited(&self, arguments: Value) {
+        if let Err(e) = self.engine.edit_arguments(&self.task_id, arguments).await {
+            tracing::warn!(task_id = %self.task_id, "the edited arguments were not stored: {e}");
+        }
+    }
+
     /// Records an approval decision about this task's call in the audit log and its timeline
     /// ([`Engine::record_decision`]; `rec.task_id` is set to this task). Errors: as there.
     pub async fn record_decision(

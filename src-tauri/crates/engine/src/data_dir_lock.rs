@@ -119,6 +119,10 @@ pub fn in_use(data_dir: &Path) -> bool {
 /// The pid holding the exclusive `flock` on `data_dir`'s lock file, from the kernel's lock
 /// table (`/proc/locks`, proc_locks(5): `1: FLOCK  ADVISORY  WRITE 812 fe:00:10018882 0 EOF`,
 /// i.e. pid, then the device as hex major:minor and the inode); `None` when none is listed.
+///
+/// The kernel makes the table line by line across the reads of one `read_to_string`: while
+/// other processes take and drop locks (SQLite takes several per statement), a line can slip
+/// between two reads, so a table that does not list the lock is read again, up to 3 times.
 pub fn holder(data_dir: &Path) -> Option<u32> {
     let meta = std::fs::metadata(lock_path(data_dir)).ok()?;
     let dev = meta.dev();
@@ -128,15 +132,17 @@ pub fn holder(data_dir: &Path) -> Option<u32> {
         libc::minor(dev),
         meta.ino()
     );
-    std::fs::read_to_string("/proc/locks")
-        .ok()?
-        .lines()
-        .find_map(
-            |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
-                [_, "FLOCK", _, "WRITE", pid, file, ..] if file == wanted => pid.parse().ok(),
-                _ => None,
-            },
-        )
+    (0..3).find_map(|_| {
+        std::fs::read_to_string("/proc/locks")
+            .ok()?
+            .lines()
+            .find_map(
+                |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                    [_, "FLOCK", _, "WRITE", pid, file, ..] if file == wanted => pid.parse().ok(),
+                    _ => None,
+                },
+            )
+    })
 }
 
 /// What the lock file of `data_dir` says (`running <pid>`, `stopped`, or empty), for doctor;

@@ -35,7 +35,8 @@ use serde_json::{Map, Value, json};
 
 use super::{
     super::{clock::now_ms, limits, store, store::WriteCtx},
-    Engine, EngineError, TaskRecord, TaskStatus, creation, supersede_outstanding, transition,
+    Engine, EngineError, TaskRecord, TaskStatus, creation, set_ttl, supersede_outstanding,
+    transition,
 };
 
 /// How a host ends a hosted task ([`Engine::settle_hosted`]).
@@ -290,9 +291,8 @@ impl Engine {
     pub async fn set_hosted_ttl(&self, task_id: &str, ttl_ms: u64) -> Result<bool, EngineError> {
         let task = self
             .change_hosted(task_id, Applies::Live, move |w, mut t, now| {
-                t.ttl_ms = Some(ttl_ms);
                 t.last_updated_at_ms = now;
-                w.event(&t, now, "ttl", json!({"ttlMs": ttl_ms, "reason": "host"}))?;
+                set_ttl(w, &mut t, Some(ttl_ms), "host", now)?;
                 w.save(t)
             })
             .await?;

@@ -16,7 +16,7 @@ use super::{
     },
     Engine, EngineError, TaskStatus,
     executor::AwaitedAnswer,
-    load, transition,
+    load, set_ttl, transition,
 };
 use crate::Principal;
 
@@ -203,13 +203,7 @@ impl Engine {
                     // A task waiting on a human must not expire under them: retention becomes
                     // unlimited (ttlMs: null) until the input is answered.
                     if t.ttl_ms.is_some() {
-                        t.ttl_ms = None;
-                        w.event(
-                            &t,
-                            now,
-                            "ttl",
-                            json!({"ttlMs": null, "reason": "waiting for input"}),
-                        )?;
+                        set_ttl(w, &mut t, None, "waiting for input", now)?;
                     }
                 }
                 w.save(t)?;
@@ -291,9 +285,8 @@ pub(super) fn back_to_work(
         return Ok(());
     }
     let base = store::created_ttl(w.conn, &t.task_id)?.unwrap_or(ttl);
-    t.ttl_ms = base.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
-    w.event(t, now, "ttl", json!({"ttlMs": t.ttl_ms, "reason": reason}))
-        .map(drop)
+    let ttl_ms = base.map(|ttl| (now - t.created_at_ms).max(0) as u64 + ttl);
+    set_ttl(w, t, ttl_ms, reason, now)
 }
 
 /// Longest decline reason kept, in characters.

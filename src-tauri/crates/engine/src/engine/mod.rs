@@ -216,6 +216,20 @@ fn transition(
     Ok(())
 }
 
+/// Sets `t`'s retention to `ttl_ms` (ms from its creation; `None`: unlimited) and records a
+/// `ttl` event `{ttlMs, reason}` in its timeline (SEP-2663 lets ttlMs change over a task's
+/// life). Errors: [`EngineError::Store`].
+fn set_ttl(
+    w: &mut WriteCtx<'_>,
+    t: &mut TaskRecord,
+    ttl_ms: Option<u64>,
+    reason: &str,
+    now: i64,
+) -> Result<(), EngineError> {
+    t.ttl_ms = ttl_ms;
+    w.event(t, now, "ttl", json!({"ttlMs": ttl_ms, "reason": reason}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{EngineConfig, spread_poll_interval};

@@ -21,7 +21,6 @@ use std::{
     time::Duration,
 };
 
-use serde_json::json;
 use tokio::sync::Notify;
 
 use super::{
@@ -30,7 +29,7 @@ use super::{
         failure::{FailureKind, TaskFailure},
         idempotency, store,
     },
-    Engine, EngineError, TaskRecord, TaskStatus, supersede_outstanding, transition,
+    Engine, EngineError, TaskRecord, TaskStatus, set_ttl, supersede_outstanding, transition,
 };
 
 /// The longest the sweeper sleeps in one go: a year, in ms (tokio's timer has an upper bound).
@@ -185,13 +184,8 @@ impl Engine {
                 t.error = Some(error_object(&failure));
                 t.status_message = Some(failure.message);
                 transition(w, &mut t, TaskStatus::Failed, now)?;
-                t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + grace);
-                w.event(
-                    &t,
-                    now,
-                    "ttl",
-                    json!({"ttlMs": t.ttl_ms, "reason": "expired"}),
-                )?;
+                let kept = (now - t.created_at_ms).max(0) as u64 + grace;
+                set_ttl(w, &mut t, Some(kept), "expired", now)?;
                 w.save(t)?;
                 Ok(Expiry::Failed)
             })

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{
     super::{clock::now_ms, context::Outcome, limits, model::Progress, store},
-    Engine, EngineError, TaskRecord, load,
+    Engine, EngineError, TaskRecord, load, set_ttl,
 };
 use crate::{Principal, store::WriteCtx};
 
@@ -50,6 +50,36 @@ impl Engine {
             }
         }
         Ok(task)
+    }
+
+    /// Replaces a live task's stored arguments with the call a human approved after editing it
+    /// (as it will be shown: credentials masked by the caller), so the task's title and
+    /// details say what runs; its timeline gets an `argumentsEdited` event `{arguments,
+    /// previous}`. A terminal task is left alone. Errors: [`EngineError::NotFound`];
+    /// [`EngineError::DiskFull`]; [`EngineError::Store`].
+    pub(crate) async fn edit_arguments(
+        &self,
+        task_id: &str,
+        arguments: serde_json::Value,
+    ) -> Result<(), EngineError> {
+        let id = task_id.to_string();
+        self.parts
+            .store
+            .write(move |w| {
+                let mut t = load(w, &id)?;
+                if t.status.is_terminal() || t.arguments == arguments {
+                    return Ok(());
+                }
+                let now = now_ms();
+                store::set_arguments(w.conn, t.seq, &arguments)?;
+                let previous = std::mem::replace(&mut t.arguments, arguments);
+                t.last_updated_at_ms = now;
+                let data = json!({"arguments": t.arguments, "previous": previous});
+                w.event(&t, now, "argumentsEdited", data)?;
+                w.save(t)?;
+                Ok(())
+            })
+            .await
     }
 
     /// Sets a live task's statusMessage, cut to [`limits::STATUS_MESSAGE_MAX_BYTES`] (a
@@ -148,14 +178,9 @@ impl Engine {
                 if t.status.is_terminal() || slack(&t, now).is_none_or(|ms| ms > 0) {
                     return Ok(());
                 }
-                t.ttl_ms = Some((now - t.created_at_ms).max(0) as u64 + window);
                 t.last_updated_at_ms = now;
-                w.event(
-                    &t,
-                    now,
-                    "ttl",
-                    json!({"ttlMs": t.ttl_ms, "reason": "still running"}),
-                )?;
+                let ttl_ms = (now - t.created_at_ms).max(0) as u64 + window;
+                set_ttl(w, &mut t, Some(ttl_ms), "still running", now)?;
                 w.save(t)?;
                 Ok(())
             })

@@ -53,6 +53,7 @@ pub use input_requests::{
 };
 pub use inspect::StoreFile;
 pub use lists::{ListFilter, Page};
+pub(crate) use tasks::set_arguments;
 pub use tokens::TokenRow;
 pub use write_context::{DELETED_EVENTS_KEPT_MS, WriteCtx};
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
 
 use super::{Store, in_one_snapshot, input_requests::outstanding_inputs, parse_json};
 use crate::{EngineError, TaskRecord, TaskStatus, model::Progress};
@@ -195,6 +196,22 @@ macro_rules! bytes_column {
         "bytes = octet_length(arguments) + ifnull(octet_length(?3), 0)
            + ifnull(octet_length(?8), 0) + ifnull(octet_length(?9), 0) + 256"
     };
+}
+
+/// Replaces the stored arguments of task `seq` (an approved edit of its call), its `bytes`
+/// recomputed as in [`insert_task`].
+pub(crate) fn set_arguments(
+    c: &Connection,
+    seq: i64,
+    arguments: &Value,
+) -> Result<(), EngineError> {
+    let text = super::json_text(arguments);
+    c.prepare_cached(
+        "UPDATE tasks SET bytes = bytes - octet_length(arguments) + octet_length(?2),
+           arguments = ?2 WHERE seq = ?1",
+    )?
+    .execute(params![seq, text])?;
+    Ok(())
 }
 
 /// Writes back every mutable column of `t`; `bytes` is recomputed as in [`insert_task`].
