@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
-use crate::harness::{Reply, Server, assert_credential_question, assert_not_on_disk};
+use crate::harness::{
+    LegacySession, Reply, Server, assert_credential_question, assert_not_on_disk, stop_cleanly,
+};
 
 /// How long an upstream may take to start and show its tools.
 const CONNECT_DEADLINE: Duration = Duration::from_secs(20);
@@ -411,6 +413,45 @@ async fn filesystem_write_waits_for_the_human() {
         "{done}"
     );
     assert!(!refused.exists(), "a declined write happened");
+
+    // Approved edited: the call made is the human's, and the task shows it (title, arguments),
+    // the one asked for kept in its timeline.
+    let (asked_for, written) = (
+        files.path().join("asked.txt"),
+        files.path().join("edited.txt"),
+    );
+    let id = deck
+        .call_task(
+            "fs__write_file",
+            json!({"path": asked_for, "content": "as asked"}),
+        )
+        .await;
+    let edit = json!({"path": written, "content": "as edited"}).to_string();
+    deck.approve(
+        &id,
+        json!({"action": "accept", "content": {"arguments": edit}}),
+    )
+    .await;
+    deck.wait_agent(&id, "completed", |t| t["status"] == "completed")
+        .await;
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "as edited");
+    assert!(!asked_for.exists());
+    let detail = deck.detail(&id).await;
+    assert_eq!(
+        detail["task"]["arguments"]["path"],
+        written.to_str().unwrap(),
+        "{detail}"
+    );
+    let edited = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "argumentsEdited")
+        .unwrap_or_else(|| panic!("{detail}"));
+    assert_eq!(
+        edited["data"]["previous"]["path"],
+        asked_for.to_str().unwrap()
+    );
 }
 
 #[tokio::test]
@@ -455,6 +496,8 @@ async fn per_server_endpoint_offers_the_follow_up_tools() {
     for name in ["task_status", "task_respond", "task_cancel", "write_file"] {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
+    // With a trailing slash, the same endpoint.
+    assert_eq!(deck.tool_names("/mcp/fs/").await, names);
     // A client without tasks gets a handle for a call that waits, and follows it up there.
     let reply = deck
         .call_at(
@@ -485,6 +528,8 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
     let deck = Deck::start(json!({
         "web": {"url": "http://127.0.0.1:9/mcp?token=qsecret999&x=1", "headers": {"Authorization": "Bearer hsecret777"}},
         "Bad Name": {"command": "true"},
+        // Not a spec at all (both ways to reach it): it costs only itself.
+        "both": {"command": "true", "url": "http://x.example/mcp", "headers": {"X-Key": "ksecret555"}},
     }))
     .await;
     let start = Instant::now();
@@ -492,7 +537,9 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
         let (_, servers) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
         let text = servers.to_string();
         assert!(
-            !text.contains("qsecret999") && !text.contains("hsecret777"),
+            !text.contains("qsecret999")
+                && !text.contains("hsecret777")
+                && !text.contains("ksecret555"),
             "{text}"
         );
         let web = servers["servers"]
@@ -517,6 +564,19 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
                 bad["lastError"].as_str().unwrap().contains("not started"),
                 "{bad}"
             );
+            let both = servers["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "both")
+                .cloned()
+                .expect("the entry that is not a spec is shown");
+            assert_eq!(both["state"], "failed", "{both}");
+            assert_eq!(
+                both["lastError"],
+                "not started: it has both `command` and `url`: give one"
+            );
+            assert_eq!(both["headerNames"], json!(["X-Key"]));
             break;
         }
         assert!(start.elapsed() < CONNECT_DEADLINE, "{text}");
@@ -541,6 +601,7 @@ fn everything_over_stdio_spec() -> Value {
 struct EverythingOverHttp {
     _child: Child,
     url: String,
+    port: u16,
 }
 
 impl EverythingOverHttp {
@@ -555,6 +616,11 @@ impl EverythingOverHttp {
             .local_addr()
             .unwrap()
             .port();
+        Self::start_on(port).await
+    }
+
+    /// Started on `port` (a restart of one that was there).
+    async fn start_on(port: u16) -> EverythingOverHttp {
         let child = Command::new("node")
             .arg(package_entry("server-everything"))
             .arg("streamableHttp")
@@ -578,6 +644,7 @@ impl EverythingOverHttp {
         EverythingOverHttp {
             _child: child,
             url: format!("http://127.0.0.1:{port}/mcp"),
+            port,
         }
     }
 }
@@ -588,6 +655,30 @@ async fn everything_through_the_gateway(spec: Value) {
     let deck = Deck::start(json!({"everything": spec})).await;
     deck.wait_tool("everything__trigger-long-running-operation")
         .await;
+
+    // Its prompts and resources pass through: a 2026-07-28 client gets each result with its
+    // `resultType` (the upstream speaks 2025-11-25 and sends none), a 2025-11-25 client without.
+    let prompt = json!({"name": "everything__simple-prompt"});
+    let resource = json!({"uri": "demo://resource/dynamic/text/1"});
+    for (method, params) in [("prompts/get", &prompt), ("resources/read", &resource)] {
+        let reply = deck
+            .s
+            .rpc(Some(&deck.agent), method, params.clone(), true)
+            .await;
+        let result = reply.result();
+        assert_eq!(result["resultType"], "complete", "{method}: {result}");
+        assert!(
+            result["messages"].is_array() || result["contents"].is_array(),
+            "{method}: {result}"
+        );
+        let mut legacy = LegacySession::open(&deck.s, &deck.agent).await;
+        let reply = legacy.request(method, params.clone()).await;
+        assert!(reply["result"].is_object(), "{method}: {reply}");
+        assert!(
+            reply["result"].get("resultType").is_none(),
+            "{method}: {reply}"
+        );
+    }
 
     // A long operation (read-only: runs unasked) outlives the settle time: a task.
     let long = deck
@@ -669,6 +760,51 @@ async fn everything_over_stdio() {
 async fn everything_over_streamable_http() {
     let upstream = EverythingOverHttp::start().await;
     everything_through_the_gateway(upstream.spec()).await;
+}
+
+/// A server-everything that restarted has forgotten its sessions and answers the old one's
+/// requests with HTTP 400 and a JSON-RPC error without an id (not the spec's 404, which starts
+/// a new session): the call sent into it fails at once ("it may have run") instead of waiting
+/// out its timeout for an answer that cannot come, and the server is connected again, with a
+/// new session, for the next call.
+#[tokio::test]
+async fn an_http_server_that_forgot_its_session_is_connected_again() {
+    let upstream = EverythingOverHttp::start().await;
+    let port = upstream.port;
+    let deck = Deck::start(json!({"everything": upstream.spec()})).await;
+    deck.wait_tool("everything__echo").await;
+    let reply = deck
+        .call("everything__echo", json!({"message": "one"}))
+        .await;
+    assert!(text_of(&deck.outcome(&reply).await).contains("one"));
+    drop(upstream);
+    let _restarted = EverythingOverHttp::start_on(port).await;
+    // Long enough for the HTTP client to have dropped its connections to the old process.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let started = Instant::now();
+    let reply = deck
+        .call("everything__echo", json!({"message": "two"}))
+        .await;
+    let error = match reply.body.get("error") {
+        Some(error) => error.clone(),
+        None => {
+            let id = reply.result()["taskId"].as_str().unwrap().to_string();
+            deck.wait_agent(&id, "failed", |t| t["status"] == "failed")
+                .await["error"]
+                .clone()
+        }
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("it may have run"), "{error}");
+    let reply = deck
+        .call("everything__echo", json!({"message": "three"}))
+        .await;
+    assert!(text_of(&deck.outcome(&reply).await).contains("three"));
 }
 
 /// server-everything's `simulate-research-query` runs only as a task of its own (2025-11-25
@@ -828,9 +964,19 @@ async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
         message.contains("faulty") && message.contains("it may have run"),
         "{failed}"
     );
-    // The server is started again (after the backoff) and serves the next call.
+    // The server is started again (after the backoff, 1 s) and serves the next call, which
+    // says meanwhile what it waits for.
     let reply = deck.call("faulty__echo", json!({"text": "back"})).await;
     assert_eq!(text_of(&deck.outcome(&reply).await), "back");
+    let echo = &deck.tasks_of("faulty__echo").await[0];
+    let detail = deck.detail(echo["taskId"].as_str().unwrap()).await;
+    assert!(
+        detail["timeline"].as_array().unwrap().iter().any(|e| {
+            e["kind"] == "statusMessage"
+                && e["data"]["statusMessage"] == "Waiting for faulty to connect"
+        }),
+        "{detail}"
+    );
     let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
     let faulty = &body["servers"][0];
     assert_eq!(faulty["state"], "connected", "{body}");
@@ -872,6 +1018,103 @@ async fn a_cancelled_hang_is_cancelled_upstream() {
     deck.cancel(&id).await;
     wait_cancel_logged(cancel_log.path()).await;
     deck.assert_alive().await;
+}
+
+/// True while a process whose command line is `argv` runs (a zombie no longer counts).
+fn running(argv: &[&str]) -> bool {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let dir = e.path();
+        let zombie = std::fs::read_to_string(dir.join("stat")).is_ok_and(|s| {
+            s.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'))
+        });
+        !zombie && std::fs::read(dir.join("cmdline")).is_ok_and(|c| c == wanted)
+    })
+}
+
+/// Waits (10 s at most) until no process runs `argv`.
+async fn wait_gone(argv: &[&str]) {
+    let start = Instant::now();
+    while running(argv) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{argv:?} still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What a stdio server starts ends with it: removing the server, and stopping Taskdeck, leave
+/// none of its processes behind (here a `sleep` its shell started in the background).
+#[tokio::test]
+async fn processes_an_upstream_started_end_with_it() {
+    let script = upstreams_dir().join("faulty-server.mjs");
+    let spec = |secs: &str| json!({"command": "sh", "args": ["-c", format!("sleep {secs} & exec node {}", script.display())]});
+    let (one, two) = (["sleep", "4242.17"], ["sleep", "4242.29"]);
+    let mut deck = Deck::start(json!({"one": spec(one[1]), "two": spec(two[1])})).await;
+    deck.wait_tool("one__echo").await;
+    deck.wait_tool("two__echo").await;
+    assert!(running(&one) && running(&two));
+    let resp = deck
+        .s
+        .http
+        .delete(deck.s.url("/v1/servers/one"))
+        .bearer_auth(&deck.s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    wait_gone(&one).await;
+    assert!(running(&two));
+    stop_cleanly(&mut deck.s).await;
+    wait_gone(&two).await;
+}
+
+/// The pid of the process whose command line holds `marker` as one of its words.
+fn pid_with_arg(marker: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        cmdline
+            .split(|b| *b == 0)
+            .any(|w| w == marker.as_bytes())
+            .then(|| e.file_name().to_str()?.parse().ok())?
+    })
+}
+
+/// A stdio server's exit is seen when it exits, though a process it started in the
+/// background still holds its stdout: the call it was running fails at once ("it may have
+/// run"), the server shows `failed`, its leftovers are stopped, and it is started again.
+#[tokio::test]
+async fn an_exit_is_seen_though_a_background_child_holds_stdout() {
+    let script = upstreams_dir().join("faulty-server.mjs");
+    let marker = "--marker-exit-seen";
+    let spec = json!({"command": "sh", "args": ["-c", format!("sleep 4246.5 & exec node {} {marker}", script.display())]});
+    let mut deck = Deck::start(json!({"bg": spec})).await;
+    deck.wait_tool("bg__hang").await;
+    let id = deck.call_task("bg__hang", json!({})).await;
+    let pid = pid_with_arg(marker).expect("the server's process");
+    std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    let failed = deck
+        .wait_agent(&id, "failed", |t| t["status"] == "failed")
+        .await;
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("it may have run"), "{failed}");
+    wait_gone(&["sleep", "4246.5"]).await;
+    // Started again: a new process serves the next call.
+    let reply = deck.call("bg__echo", json!({"text": "again"})).await;
+    assert_eq!(text_of(&deck.outcome(&reply).await), "again");
+    let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+    assert!(body["servers"][0]["restarts"].as_u64() >= Some(1), "{body}");
+    // The new process's background child goes with a clean stop.
+    stop_cleanly(&mut deck.s).await;
+    wait_gone(&["sleep", "4246.5"]).await;
 }
 
 #[tokio::test]

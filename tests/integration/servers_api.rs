@@ -67,7 +67,7 @@ async fn add_list_and_delete_never_showing_secrets() {
     assert_eq!(status, StatusCode::CREATED, "{docs}");
     assert_eq!(
         docs["target"],
-        "https://user@mcp.example.com/mcp?key=[redacted]&region=[redacted]"
+        "https://user:****@mcp.example.com/mcp?key=[redacted]&region=[redacted]"
     );
     assert_eq!(docs["headerNames"], json!(["Authorization"]));
     assert_eq!(docs["state"], "disabled");

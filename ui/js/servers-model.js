@@ -1,6 +1,6 @@
 // The Servers view's rules, without DOM (unit-tested in ui/test/servers-model.test.mjs): how a
-// server's state is shown, the name rule (the server's own: ^[a-z0-9_-]{1,64}$, no "__", not
-// "taskdeck"), and the POST /v1/servers body an add form makes.
+// server's state is shown, the name rule (the server's own: ^[a-z0-9_-]{1,64}$, starting with a
+// letter or digit, no "__", not ending with "_", not "taskdeck"), and the POST /v1/servers body an add form makes.
 
 /** How each state reads, and its tone (a CSS class suffix). */
 const STATES = {
@@ -27,7 +27,9 @@ export function validateServerName(name) {
   if (!name) return 'Enter a name.';
   if (name.length > 64) return 'At most 64 characters.';
   if (!/^[a-z0-9_-]+$/.test(name)) return 'Use lowercase letters, digits, “-” and “_”.';
+  if (/^[-_]/.test(name)) return 'Start with a letter or a digit.';
   if (name.includes('__')) return '“__” separates a server’s name from its tools’ names.';
+  if (name.endsWith('_')) return 'End with a letter, a digit or “-”: NAME__TOOL would not say where the name ends.';
   if (name === 'taskdeck') return '“taskdeck” names Taskdeck’s own tools.';
   return null;
 }

@@ -12,7 +12,7 @@ test('each state has its chip; an unknown one is shown muted', () => {
 
 test('names follow the server’s rule', () => {
   for (const good of ['fs', 'my-server_2', 'x'.repeat(64)]) assert.equal(validateServerName(good), null, good);
-  for (const bad of ['', 'Fs', 'a b', 'a__b', 'taskdeck', 'x'.repeat(65)]) assert.ok(validateServerName(bad), bad);
+  for (const bad of ['', 'Fs', 'a b', 'a__b', 'co_', '-fs', '_fs', 'taskdeck', 'x'.repeat(65)]) assert.ok(validateServerName(bad), bad);
 });
 
 test('command lines split like a shell', () => {

@@ -13,6 +13,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::api_error::{ApiError, ApiPath, ProblemDocument, json_body};
 use crate::gateway::{
     Gateway, ServerState, ServerStatus,
+    server_target::unreadable_status,
     servers_file::{self, ServerSpec, ServersConfig, ServersFileError, Transport},
 };
 use taskdeck_engine::Principal;
@@ -212,14 +213,21 @@ fn statuses(gateway: &Gateway) -> Result<Vec<ServerStatus>, ApiError> {
         .map(|s| (s.name.clone(), s))
         .collect();
     let now = chrono::Utc::now().timestamp_millis();
-    Ok(config
+    let mut statuses: Vec<ServerStatus> = config
         .servers
         .into_iter()
         .map(|(name, spec)| {
             live.remove(&name)
                 .unwrap_or_else(|| spec.public().status(&name, ServerState::Starting, now))
         })
-        .collect())
+        .collect();
+    // Entries that are not a spec: failed, saying why.
+    statuses.extend(config.unreadable.iter().map(|(name, entry)| {
+        live.remove(name)
+            .unwrap_or_else(|| unreadable_status(name, entry, now))
+    }));
+    statuses.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(statuses)
 }
 
 /// `GET /v1/servers`.

@@ -60,7 +60,15 @@ pub async fn obtain(
         hands_back: false,
     };
     match approvals::obtain(ctx, policy, call).await {
-        Ok(Approval::Allow { arguments, .. }) => Ok(arguments),
+        Ok(Approval::Allow { arguments, edited }) => {
+            if edited {
+                // The task shows the call that is made, credentials masked as at its creation.
+                let shown = crate::tools::secrets::redact_value(&arguments);
+                ctx.arguments_edited(shown.unwrap_or_else(|| arguments.clone()))
+                    .await;
+            }
+            Ok(arguments)
+        }
         Ok(Approval::Deny { message } | Approval::AgentDecides { message }) => {
             Err(refused(message))
         }

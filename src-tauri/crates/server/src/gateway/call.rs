@@ -168,9 +168,17 @@ async fn call_upstream(
     settings: &CallSettings,
 ) -> Outcome {
     let server = &upstream.name;
-    let connection = tokio::select! {
-        c = upstream.connected(settings.connect_wait) => c,
-        _ = ctx.cancelled() => return Outcome::Cancelled,
+    let connection = match upstream.connected(Duration::ZERO).await {
+        Some(c) => Some(c),
+        None => {
+            // Restarting, or failed: say so while the call waits for it.
+            ctx.status_message(format!("Waiting for {server} to connect"))
+                .await;
+            tokio::select! {
+                c = upstream.connected(settings.connect_wait) => c,
+                _ = ctx.cancelled() => return Outcome::Cancelled,
+            }
+        }
     };
     let Some(connection) = connection else {
         let status = upstream.status();

@@ -251,6 +251,11 @@ fn judge(
             ))
         };
     }
+    if existing.unreadable.contains_key(&name) {
+        return skipped(format!(
+            "servers.json has an entry named {name:?} that is not a server spec; fix or remove it"
+        ));
+    }
     match existing.servers.get(&name) {
         None => Verdict::Added { name },
         Some(known) if *known == spec => Verdict::AlreadyThere { name },
@@ -277,6 +282,7 @@ pub fn normalize_name(name: &str) -> String {
     // A name that starts with `-` reads as an option to `taskdeck servers remove`.
     out = out.trim_matches(['-', '_']).to_string();
     out.truncate(MAX_NAME_LEN);
+    out.truncate(out.trim_end_matches(['-', '_']).len());
     if out.is_empty() {
         out.push_str("server");
     }
@@ -423,6 +429,11 @@ mod tests {
         assert_eq!(normalize_name("  "), "server");
         assert_eq!(normalize_name("ÜBER"), "ber", "no leading dash");
         assert_eq!(normalize_name(&"X".repeat(80)).len(), 64);
+        // Cut at 64 characters, it still does not end with `_`.
+        assert_eq!(
+            normalize_name(&format!("{}_b", "a".repeat(63))),
+            "a".repeat(63)
+        );
     }
 
     #[test]

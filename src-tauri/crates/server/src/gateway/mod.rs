@@ -7,6 +7,7 @@ pub mod approval;
 pub mod call;
 pub mod catalog;
 pub mod client_handler;
+pub mod http_transport;
 pub mod import;
 pub mod passthrough;
 pub mod server_target;
@@ -195,7 +196,7 @@ impl Gateway {
     /// `/v1/servers`, which reads the file itself, answers 500 naming the problem).
     pub async fn reload(&self) {
         let wanted = match ServersConfig::load(&self.state.servers_path) {
-            Ok(c) => self.refuse_invalid(c.servers),
+            Ok(c) => self.refuse_invalid(c),
             Err(e) => {
                 tracing::warn!("{e}; the upstream servers keep running as they were");
                 return;
@@ -263,24 +264,27 @@ impl Gateway {
     /// The entries of `servers` that may be started; the others (a name or spec the CLI and
     /// `/v1/servers` would refuse, e.g. written by hand) are kept as `failed` statuses saying
     /// why, and are neither started nor served.
-    fn refuse_invalid(
-        &self,
-        servers: BTreeMap<String, ServerSpec>,
-    ) -> BTreeMap<String, ServerSpec> {
-        let mut refused = BTreeMap::new();
-        let valid = servers
+    fn refuse_invalid(&self, config: ServersConfig) -> BTreeMap<String, ServerSpec> {
+        let now = taskdeck_engine::clock::now_ms();
+        let mut refused: BTreeMap<String, ServerStatus> = config
+            .unreadable
+            .iter()
+            .map(|(name, entry)| {
+                let status = server_target::unreadable_status(name, entry, now);
+                (name.clone(), status)
+            })
+            .collect();
+        let valid = config
+            .servers
             .into_iter()
             .filter(|(name, spec)| {
-                let problem = servers_file::validate_name(name)
-                    .and_then(|()| spec.validate())
-                    .err();
-                if let Some(problem) = &problem {
-                    let now = taskdeck_engine::clock::now_ms();
+                let refusal = servers_file::refusal(name, spec);
+                if let Some(why) = &refusal {
                     let mut status = spec.public().status(name, ServerState::Failed, now);
-                    status.last_error = Some(format!("not started: {problem}"));
+                    status.last_error = Some(why.clone());
                     refused.insert(name.clone(), status);
                 }
-                problem.is_none()
+                refusal.is_none()
             })
             .collect();
         *self.state.refused.lock().unwrap() = refused;

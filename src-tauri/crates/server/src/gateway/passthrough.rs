@@ -13,7 +13,7 @@ use rmcp::{
     ErrorData as McpError,
     model::{
         GetPromptRequestParams, GetPromptResult, Prompt, ReadResourceRequestParams,
-        ReadResourceResult, Resource, ResourceTemplate,
+        ReadResourceResult, Resource, ResourceTemplate, ResultType,
     },
 };
 
@@ -91,7 +91,12 @@ impl Gateway {
         let mut failures = Vec::new();
         for (u, c) in ordered {
             match timed(c.peer.read_resource(params.clone())).await {
-                Ok(result) => return Ok(result),
+                Ok(mut result) => {
+                    // A 2025-11-25 upstream sends no `resultType`; every 2026-07-28 result
+                    // carries one (rmcp leaves "complete" out again for older clients).
+                    result.result_type.get_or_insert(ResultType::COMPLETE);
+                    return Ok(result);
+                }
                 Err(e) => failures.push(format!("{}: {e}", u.name)),
             }
         }
@@ -144,6 +149,10 @@ impl Gateway {
         params.name = prompt;
         timed(c.peer.get_prompt(params))
             .await
+            .map(|mut result| {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                result
+            })
             .map_err(|e| McpError::internal_error(format!("upstream {server}: {e}"), None))
     }
 }

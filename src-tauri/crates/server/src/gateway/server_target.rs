@@ -5,7 +5,7 @@
 
 use super::{
     ServerState, ServerStatus, TransportKind,
-    servers_file::{ServerSpec, Transport},
+    servers_file::{ServerSpec, Transport, Unreadable},
 };
 
 /// Stands in for a redacted URL part.
@@ -50,20 +50,38 @@ impl ServerSpec {
         }
     }
 
-    /// stdio: the command line, shell-quoted (`npx -y '@scope/pkg' '/my dir'`); http: the URL
-    /// with every query value and the fragment replaced by `[redacted]` and the userinfo
-    /// password removed (see [`redact_url`]).
+    /// stdio: the command line, shell-quoted (`npx -y '@scope/pkg' '/my dir'`), credentials in
+    /// its words masked ([`crate::tools::secrets::mask_string`]); http: the URL with every query
+    /// value and the fragment replaced by `[redacted]` and the userinfo password by `****` (see
+    /// [`redact_url`]).
     pub fn target(&self) -> String {
         match &self.transport {
             Transport::Stdio { command, args, .. } => {
-                let words =
-                    std::iter::once(command.as_str()).chain(args.iter().map(String::as_str));
+                let masked = masked_argv(command, args);
+                let words = masked.iter().map(String::as_str);
                 // Only a NUL byte makes quoting fail; such a line cannot be run anyway.
                 shlex::try_join(words.clone())
                     .unwrap_or_else(|_| words.collect::<Vec<_>>().join(" ").replace('\0', "\\0"))
             }
             Transport::Http { url, .. } => redact_url(url),
         }
+    }
+}
+
+/// `command` and `args` with their credentials masked as a tool call's `argv` is
+/// ([`crate::tools::secrets::redact_value`]): `postgresql://app:****@db/prod`,
+/// `--password=[redacted]`, the word after `--password` or `--token`, `mysql -p[redacted]`.
+pub fn masked_argv(command: &str, args: &[String]) -> Vec<String> {
+    let argv: Vec<&str> = std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .collect();
+    match crate::tools::secrets::redact_value(&serde_json::json!(argv)) {
+        Some(serde_json::Value::Array(masked)) if masked.len() == argv.len() => masked
+            .iter()
+            .zip(&argv)
+            .map(|(m, given)| m.as_str().unwrap_or(given).to_string())
+            .collect(),
+        _ => argv.iter().map(|w| w.to_string()).collect(),
     }
 }
 
@@ -95,15 +113,48 @@ impl PublicSpec {
     }
 }
 
+/// The status of servers.json's entry `name` that is not a spec: `failed`, `lastError` saying
+/// why (`not started: ...`), its transport as its fields tell (`http` when it has a `url`), and
+/// nothing of its values (they may be secrets) but its env and header names. `since_ms`: Unix ms.
+pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> ServerStatus {
+    let keys = |field: &str| -> Vec<String> {
+        entry.raw[field]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let http = entry.raw.get("url").is_some() && entry.raw.get("command").is_none();
+    ServerStatus {
+        name: name.to_string(),
+        transport: if http {
+            TransportKind::Http
+        } else {
+            TransportKind::Stdio
+        },
+        target: String::new(),
+        cwd: None,
+        env_keys: keys("env"),
+        header_names: keys("headers"),
+        disabled: false,
+        state: ServerState::Failed,
+        last_error: Some(format!("not started: {}", entry.problem)),
+        stderr_tail: vec![],
+        tool_count: 0,
+        protocol_version: None,
+        restarts: 0,
+        since_ms,
+    }
+}
+
 /// `url` with each query value and the fragment replaced by `[redacted]` (keys stay: they say
-/// what is there) and the userinfo password removed (the user name stays). A string that is not
+/// what is there) and the userinfo password by `****` (the user name stays). A string that is not
 /// a URL is shown as `[redacted]` whole: it may be anything.
 pub fn redact_url(url: &str) -> String {
     let Ok(mut parsed) = reqwest::Url::parse(url) else {
         return REDACTED.to_string();
     };
     if parsed.password().is_some() {
-        let _ = parsed.set_password(None);
+        let _ = parsed.set_password(Some(crate::tools::http_reach::MASKED_PASSWORD));
     }
     if let Some(query) = parsed.query().filter(|q| !q.is_empty()) {
         let redacted: Vec<String> = query
@@ -132,7 +183,7 @@ mod tests {
     fn urls_lose_their_secrets() {
         assert_eq!(
             redact_url("https://user:pw@mcp.example.com/mcp?key=abc&region=eu#tok"),
-            "https://user@mcp.example.com/mcp?key=[redacted]&region=[redacted]#[redacted]"
+            "https://user:****@mcp.example.com/mcp?key=[redacted]&region=[redacted]#[redacted]"
         );
         assert_eq!(
             redact_url("http://127.0.0.1:3000/mcp"),
@@ -159,6 +210,29 @@ mod tests {
         };
         let public = spec.public();
         assert_eq!(public.target, "npx -y @scope/server '/my dir'");
+        let spec = ServerSpec {
+            transport: Transport::Stdio {
+                command: "npx".into(),
+                args: vec![
+                    "server-postgres".into(),
+                    "postgresql://app:S3cretPw@db/prod".into(),
+                    "--password=hunter22".into(),
+                ],
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            disabled: false,
+            timeout_ms: None,
+        };
+        assert_eq!(
+            spec.public().target,
+            "npx server-postgres 'postgresql://app:****@db/prod' '--password=[redacted]'"
+        );
+        // An option's value in the next word, as in a tool call's argv.
+        assert_eq!(
+            masked_argv("mcp-x", &["--token".into(), "tok12345".into(), "-v".into()]),
+            ["mcp-x", "--token", "[redacted]", "-v"]
+        );
         assert_eq!(public.env_keys, ["API_KEY"]);
         assert_eq!(public.cwd.as_deref(), Some("/home/me"));
         let status = public.status("fs", ServerState::Starting, 5);

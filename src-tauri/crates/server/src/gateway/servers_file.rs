@@ -66,6 +66,28 @@ pub struct ServerSpec {
 pub struct ServersConfig {
     #[serde(default)]
     pub servers: BTreeMap<String, ServerSpec>,
+    /// Entries that are not a server spec (written by hand: both `command` and `url`, a field
+    /// of the wrong type), by name: not started, shown `failed` saying why, and written back
+    /// as they are by [`ServersConfig::save`], so that editing the file with the CLI or the
+    /// window does not lose them.
+    #[serde(skip)]
+    pub unreadable: BTreeMap<String, Unreadable>,
+}
+
+/// An entry of `servers.json` that is not a server spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The entry as written.
+    pub raw: serde_json::Value,
+    /// Why it is not a spec, e.g. "both `command` and `url`: give one".
+    pub problem: String,
+}
+
+impl ServersConfig {
+    /// True when the file has an entry named `name`, readable or not.
+    pub fn has(&self, name: &str) -> bool {
+        self.servers.contains_key(name) || self.unreadable.contains_key(name)
+    }
 }
 
 /// The file's name in the config dir.
@@ -113,9 +135,10 @@ pub enum ServersFileError {
     Unknown(String),
 }
 
-/// Checks a server name: 1 to 64 of `a-z 0-9 _ -`, starting with a letter or digit, no `__` (it separates server and tool in
-/// `NAME__TOOL`), and not [`RESERVED_NAME`]. Errors: [`ServersFileError::BadName`] saying which
-/// rule failed.
+/// Checks a server name: 1 to 64 of `a-z 0-9 _ -`, starting with a letter or digit, no `__` (it
+/// separates server and tool in `NAME__TOOL`), not ending with `_` (`co_` + `dup` and `co` +
+/// `_dup` would both be `co___dup`), and not [`RESERVED_NAME`]. Errors:
+/// [`ServersFileError::BadName`] saying which rule failed.
 pub fn validate_name(name: &str) -> Result<(), ServersFileError> {
     let bad = |why: &str| {
         Err(ServersFileError::BadName(format!(
@@ -137,10 +160,23 @@ pub fn validate_name(name: &str) -> Result<(), ServersFileError> {
     if name.contains("__") {
         return bad("'__' separates a server's name from its tools' names");
     }
+    if name.ends_with('_') {
+        return bad("it must not end with '_' (SERVER__TOOL would not say where the name ends)");
+    }
     if name == RESERVED_NAME {
         return bad("\"taskdeck\" names Taskdeck's own tools");
     }
     Ok(())
+}
+
+/// Why server `name` of the file, with `spec`, is not started: `not started: <the rule it
+/// breaks>` for a name or spec the CLI would refuse ([`validate_name`], [`ServerSpec::validate`]);
+/// `None` when it may be.
+pub fn refusal(name: &str, spec: &ServerSpec) -> Option<String> {
+    validate_name(name)
+        .and_then(|()| spec.validate())
+        .err()
+        .map(|problem| format!("not started: {problem}"))
 }
 
 impl ServerSpec {
@@ -187,8 +223,10 @@ impl ServerSpec {
 }
 
 impl ServersConfig {
-    /// Reads `path`. A missing file is no servers; a file that is not JSON of this shape is
-    /// [`ServersFileError::Malformed`] (naming the file, the problem, its line and column).
+    /// Reads `path`. A missing file is no servers; a file that is not JSON, or whose `servers`
+    /// is not an object of entries, is [`ServersFileError::Malformed`] (naming the file, the
+    /// problem, its line and column); an entry that is not a spec is kept in
+    /// [`ServersConfig::unreadable`] and the others are read.
     pub fn load(path: &Path) -> Result<ServersConfig, ServersFileError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -206,23 +244,51 @@ impl ServersConfig {
             path: path.to_path_buf(),
             problem,
         };
-        let config: ServersConfig =
+        let file: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
-        // The untagged transport reads an entry with both `command` and `url` as stdio: say so
-        // instead of guessing.
-        let raw: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        if let Some(both) = raw
-            .get("servers")
-            .and_then(serde_json::Value::as_object)
-            .and_then(|m| {
-                m.iter()
-                    .find(|(_, e)| e.get("command").is_some() && e.get("url").is_some())
-            })
-        {
-            return Err(malformed(format!(
-                "server {:?} has both `command` and `url`: give one",
-                both.0
-            )));
+        let entries = match file.get("servers") {
+            _ if !file.is_object() => {
+                return Err(malformed("the file is not a JSON object".into()));
+            }
+            None => return Ok(ServersConfig::default()),
+            Some(serde_json::Value::Object(entries)) => entries,
+            Some(_) => return Err(malformed("`servers` is not an object of entries".into())),
+        };
+        let mut config = ServersConfig::default();
+        for (name, entry) in entries {
+            // The untagged transport would read an entry with both as stdio: say so instead
+            // of guessing.
+            let both = entry.get("command").is_some() && entry.get("url").is_some();
+            let spec = match both {
+                true => Err("it has both `command` and `url`: give one".to_string()),
+                false => serde_json::from_value::<ServerSpec>(entry.clone()).map_err(|e| {
+                    // The untagged transport says only that no variant fitted.
+                    let untagged = e.to_string().contains("untagged enum Transport");
+                    match (untagged, entry.get("command"), entry.get("url")) {
+                        (false, ..) => e.to_string(),
+                        (true, Some(_), _) => "a stdio entry has `command` (a string), `args` \
+                            (a list of strings), `env` (an object of strings) and `cwd` (a path)"
+                            .to_string(),
+                        (true, None, Some(_)) => "an http entry has `url` (a string) and \
+                            `headers` (an object of strings)"
+                            .to_string(),
+                        (true, None, None) => {
+                            "it needs a `command` (a program to start) or a `url`".to_string()
+                        }
+                    }
+                }),
+            };
+            match spec {
+                Ok(spec) => {
+                    config.servers.insert(name.clone(), spec);
+                }
+                Err(problem) => {
+                    let raw = entry.clone();
+                    config
+                        .unreadable
+                        .insert(name.clone(), Unreadable { raw, problem });
+                }
+            }
         }
         Ok(config)
     }
@@ -240,7 +306,13 @@ impl ServersConfig {
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_err)?;
-        let mut text = serde_json::to_string_pretty(self).expect("servers serialize");
+        let mut file = serde_json::to_value(self).expect("servers serialize");
+        for (name, entry) in &self.unreadable {
+            if !self.servers.contains_key(name) {
+                file["servers"][name] = entry.raw.clone();
+            }
+        }
+        let mut text = serde_json::to_string_pretty(&file).expect("servers serialize");
         text.push('\n');
         // tempfile creates it 0600 on Unix: the secrets are never readable by others, not even
         // for the moment between write and rename.
@@ -262,7 +334,7 @@ pub fn add_server(path: &Path, name: &str, spec: ServerSpec) -> Result<(), Serve
     validate_name(name)?;
     spec.validate()?;
     change(path, |config| {
-        if config.servers.contains_key(name) {
+        if config.has(name) {
             return Err(ServersFileError::Exists(name.to_string()));
         }
         config.servers.insert(name.to_string(), spec);
@@ -270,18 +342,16 @@ pub fn add_server(path: &Path, name: &str, spec: ServerSpec) -> Result<(), Serve
     })
 }
 
-/// Removes server `name` from the file at `path` and returns its spec. Errors:
-/// [`ServersFileError::Unknown`] when the file has no such server, and the file's own errors.
-pub fn remove_server(path: &Path, name: &str) -> Result<ServerSpec, ServersFileError> {
-    let mut removed = None;
+/// Removes server `name` (readable or not) from the file at `path`. Errors:
+/// [`ServersFileError::Unknown`] when the file has no such entry, and the file's own errors.
+pub fn remove_server(path: &Path, name: &str) -> Result<(), ServersFileError> {
     change(path, |config| {
-        removed = config.servers.remove(name);
-        match removed {
-            Some(_) => Ok(()),
-            None => Err(ServersFileError::Unknown(name.to_string())),
+        let removed = config.servers.remove(name).is_some();
+        match removed || config.unreadable.remove(name).is_some() {
+            true => Ok(()),
+            false => Err(ServersFileError::Unknown(name.to_string())),
         }
-    })?;
-    Ok(removed.expect("removed"))
+    })
 }
 
 /// Loads, applies `edit` and saves, holding an exclusive lock on `<path>.lock` throughout, so
@@ -318,6 +388,7 @@ pub fn change(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::os::unix::fs::PermissionsExt;
 
     fn stdio(command: &str) -> ServerSpec {
@@ -358,6 +429,7 @@ mod tests {
             "a b",
             "a.b",
             "a__b",
+            "co_",
             "taskdeck",
             "é",
             &"x".repeat(65),
@@ -387,14 +459,61 @@ mod tests {
     fn a_malformed_file_names_the_file_and_the_problem() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("servers.json");
-        std::fs::write(&path, "{\"servers\": {\"fs\": {\"args\": []}}}").unwrap();
-        let e = ServersConfig::load(&path).unwrap_err().to_string();
-        assert!(e.contains(&path.display().to_string()), "{e}");
-        assert!(e.contains("line 1"), "{e}");
         std::fs::write(&path, "{\"servers\": {").unwrap();
         let e = ServersConfig::load(&path).unwrap_err().to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
         assert!(e.contains("not a valid servers file"), "{e}");
-        assert!(e.contains("EOF"), "{e}");
+        assert!(e.contains("EOF") && e.contains("line 1"), "{e}");
+        std::fs::write(&path, "{\"servers\": [\"fs\"]}").unwrap();
+        let e = ServersConfig::load(&path).unwrap_err().to_string();
+        assert!(e.contains("`servers` is not an object"), "{e}");
+    }
+
+    /// An entry that is not a spec costs only itself: the others are read, it is kept with
+    /// why, written back as it was when the file is edited, and can be removed.
+    #[test]
+    fn an_entry_that_is_not_a_spec_is_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.json");
+        let both = json!({"command": "npx", "url": "http://x.example/mcp"});
+        let file = json!({"servers": {"both": both, "typed": {"command": "npx", "args": "-y"},
+            "none": {"args": []}, "fs": {"command": "npx"}}});
+        std::fs::write(&path, file.to_string()).unwrap();
+        let config = ServersConfig::load(&path).unwrap();
+        assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["fs"]);
+        let problem = |name: &str| config.unreadable[name].problem.clone();
+        assert!(
+            problem("both").contains("both `command` and `url`"),
+            "{}",
+            problem("both")
+        );
+        assert!(
+            problem("typed").contains("`args` (a list of strings)"),
+            "{}",
+            problem("typed")
+        );
+        assert!(
+            problem("none").contains("needs a `command`"),
+            "{}",
+            problem("none")
+        );
+        assert!(config.has("both") && !config.has("other"));
+        // Edited through the CLI's functions: the unreadable entries stay as written.
+        add_server(&path, "docs", http("https://x.example/mcp", &[])).unwrap();
+        assert!(matches!(
+            add_server(&path, "both", stdio("x")),
+            Err(ServersFileError::Exists(_))
+        ));
+        let text: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(text["servers"]["both"], both);
+        remove_server(&path, "both").unwrap();
+        let config = ServersConfig::load(&path).unwrap();
+        assert_eq!(
+            config.unreadable.keys().collect::<Vec<_>>(),
+            ["none", "typed"]
+        );
+        assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["docs", "fs"]);
     }
 
     #[test]
@@ -440,7 +559,7 @@ mod tests {
         let config = ServersConfig::load(&path).unwrap();
         assert_eq!(config.servers.len(), 2);
         assert_eq!(config.servers["fs"], stdio("npx"));
-        assert_eq!(remove_server(&path, "fs").unwrap(), stdio("npx"));
+        remove_server(&path, "fs").unwrap();
         assert!(matches!(
             remove_server(&path, "fs"),
             Err(ServersFileError::Unknown(_))

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ServerState, ServerStatus,
     client_handler::{InFlight, UpstreamClient},
+    http_transport::EndsOnUnaddressedError,
     server_target::redact_url,
     servers_file::{ServerSpec, Transport},
 };
@@ -79,6 +80,10 @@ pub struct Upstream {
     lost: Notify,
     lost_why: Mutex<Option<String>>,
     stop: CancellationToken,
+    /// The process group of the running stdio server (it and every process it started).
+    process_group: Mutex<Option<ProcessGroup>>,
+    /// A pidfd of the running stdio server's process, taken by the supervisor to see it exit.
+    exit_watch: Mutex<Option<std::os::fd::OwnedFd>>,
 }
 
 impl Upstream {
@@ -101,6 +106,8 @@ impl Upstream {
             lost: Notify::new(),
             lost_why: Mutex::default(),
             stop: CancellationToken::new(),
+            process_group: Mutex::default(),
+            exit_watch: Mutex::default(),
         })
     }
 
@@ -161,9 +168,11 @@ impl Upstream {
         self.lost.notify_one();
     }
 
-    /// Stops the supervisor and the server (the child process is killed).
+    /// Stops the supervisor and the server: a stdio server's process group (the server and
+    /// what it started) is sent SIGTERM now, its process killed as the connection ends.
     pub fn stop(&self) {
         self.stop.cancel();
+        drop(self.process_group.lock().unwrap().take());
     }
 
     /// Runs the supervisor until [`Upstream::stop`]. `on_tools`: called whenever the tool list
@@ -198,6 +207,8 @@ impl Upstream {
                     )),
                 ),
             }
+            // What the server started and left behind goes with it.
+            drop(self.process_group.lock().unwrap().take());
             tracing::warn!(server = %self.name, "upstream failed: {:?}; starting it again in {backoff:?}", self.status().last_error);
             self.status.lock().unwrap().restarts += 1;
             tokio::select! {
@@ -217,6 +228,10 @@ impl Upstream {
     ) -> Option<String> {
         // A loss reported of the previous connection is not this one's.
         let _ = futures::FutureExt::now_or_never(self.lost.notified());
+        // A stdio server's exit is seen by its process, not only by its stdout closing: a
+        // process it started in the background may hold that open.
+        let exit = exited(self.exit_watch.lock().unwrap().take());
+        tokio::pin!(exit);
         let peer = running.peer().clone();
         let token = running.cancellation_token();
         let waiting = running.waiting();
@@ -233,6 +248,11 @@ impl Upstream {
                     let _ = waiting.await;
                     let why = self.lost_why.lock().unwrap().take();
                     return Some(format!("lost: {}", why.unwrap_or_default()));
+                }
+                _ = &mut exit => {
+                    token.cancel();
+                    let _ = waiting.await;
+                    return Some("the server's process exited".into());
                 }
                 reason = &mut waiting => {
                     return Some(match reason {
@@ -279,10 +299,14 @@ impl Upstream {
                     cmd.current_dir(dir);
                 }
                 die_with_parent(&mut cmd);
+                // A group of its own: the processes it starts are stopped with it.
+                cmd.process_group(0);
                 let (transport, stderr) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|e| format!("cannot start {command}: {e}"))?;
+                *self.process_group.lock().unwrap() = transport.id().map(ProcessGroup);
+                *self.exit_watch.lock().unwrap() = transport.id().and_then(pidfd);
                 if let Some(stderr) = stderr {
                     self.stderr_tail.lock().unwrap().clear();
                     tokio::spawn(keep_stderr_tail(
@@ -310,7 +334,10 @@ impl Upstream {
                     .custom_headers(custom)
                     // A server that restarted forgets the session: start a new one.
                     .reinit_on_expired_session(true);
-                let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
+                let transport = EndsOnUnaddressedError(StreamableHttpClientTransport::with_client(
+                    http_client()?,
+                    config,
+                ));
                 client
                     .serve_with_lifecycle(transport, lifecycle())
                     .await
@@ -457,13 +484,69 @@ fn die_with_parent(cmd: &mut tokio::process::Command) {
     let _ = cmd;
 }
 
+/// A stdio server's process group (its id is the server's pid), sent SIGTERM when dropped: the
+/// processes the server started (a `sh -c '... &'`, a database it spawned) end with it rather
+/// than outlive it, and Taskdeck. Dropped when the connection ends and on a stop (a removal,
+/// and Taskdeck's shutdown, which stops every upstream).
+struct ProcessGroup(u32);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        let group = nix::unistd::Pid::from_raw(self.0 as i32);
+        // ESRCH: every process of the group has exited already.
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
+    }
+}
+
+/// A pidfd of process `pid` (`pidfd_open(2)`, Linux 5.3): readable once the process has
+/// exited. Opened while `pid` is an unreaped child of ours, so it cannot name another process.
+/// `None` where the kernel has none.
+fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1; nothing is borrowed.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a non-negative result is a new file descriptor that nothing else owns.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Resolves once the process `pidfd` refers to has exited; never without one.
+async fn exited(pidfd: Option<std::os::fd::OwnedFd>) {
+    let watched = pidfd.and_then(|fd| {
+        use tokio::io::{Interest, unix::AsyncFd};
+        // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open, unchanged, until
+        // it is dropped.
+        unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.ok()
+    });
+    match watched {
+        Some(fd) => {
+            let _ = fd.readable().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// The secret values of `spec`, longest first (so that a secret containing another is taken out
 /// whole): `env` and `headers` values, and of a URL its password and query values, as written
 /// and as percent-decoded. Values under 4 characters are left alone: replacing them would garble
 /// every message, and they guard nothing.
 fn secrets_of(spec: &ServerSpec) -> Vec<String> {
     let mut secrets: Vec<String> = match &spec.transport {
-        Transport::Stdio { env, .. } => env.values().cloned().collect(),
+        Transport::Stdio {
+            env, command, args, ..
+        } => {
+            let mut s: Vec<String> = env.values().cloned().collect();
+            s.extend(
+                args.iter()
+                    .flat_map(|a| a.split_whitespace())
+                    .filter_map(word_secret),
+            );
+            // What the target masks (`--token VALUE`, `-pVALUE`): the part of each word that
+            // differs from its masked form.
+            let masked = super::server_target::masked_argv(command, args);
+            let given = std::iter::once(command).chain(args);
+            s.extend(given.zip(&masked).filter_map(|(g, m)| hidden_part(g, m)));
+            s
+        }
         Transport::Http { url, headers } => {
             let mut s: Vec<String> = headers.values().cloned().collect();
             // A header value's credential part too (`Bearer xyz` is quoted as `xyz` as well).
@@ -497,6 +580,46 @@ fn secrets_of(spec: &ServerSpec) -> Vec<String> {
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     secrets.dedup();
     secrets
+}
+
+/// The credential a word of a stdio server's arguments carries, which the server may echo on
+/// stderr: a URL's password (`postgresql://app:pw@db/prod`, as written) or the value of a
+/// secret-named option or variable (`--password=pw`, `API_KEY=pw`).
+fn word_secret(word: &str) -> Option<String> {
+    if let Some(at) = word.find("://") {
+        // The URL starts where its scheme does (`--dsn=postgresql://...`).
+        let scheme = word[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |i| i + 1);
+        let url = reqwest_rmcp::Url::parse(&word[scheme..]).ok();
+        if let Some(password) = url.as_ref().and_then(|u| u.password()) {
+            return Some(password.to_string());
+        }
+    }
+    let (name, value) = word.split_once('=')?;
+    crate::tools::secrets::is_secret_name(name.trim_start_matches('-')).then(|| value.to_string())
+}
+
+/// What masking took out of `given` to show `shown`: the text between their common start and
+/// end (`admin:s3` → `admin:[redacted]` hid `s3`); `None` when nothing was.
+fn hidden_part(given: &str, shown: &str) -> Option<String> {
+    if given == shown {
+        return None;
+    }
+    let start = given
+        .char_indices()
+        .zip(shown.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(given.len().min(shown.len()), |((i, _), _)| i);
+    let end = given[start..]
+        .chars()
+        .rev()
+        .zip(shown[start.min(shown.len())..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    let hidden = &given[start..given.len() - end];
+    (!hidden.is_empty()).then(|| hidden.to_string())
 }
 
 /// Reads a child's stderr into `tail` (its last [`STDERR_LINES`] lines) and the debug log.
@@ -583,5 +706,35 @@ mod tests {
         ] {
             assert!(!scrubbed.contains(secret), "{secret} in {scrubbed}");
         }
+    }
+
+    #[test]
+    fn credentials_in_a_stdio_servers_arguments_are_scrubbed() {
+        let spec = ServerSpec {
+            transport: Transport::Stdio {
+                command: "npx".into(),
+                args: vec![
+                    "server-postgres".into(),
+                    "postgresql://app:S3cretPw@db/prod".into(),
+                    "--dsn=mysql://root:r00tpw@db".into(),
+                    "--api-key=k3y-value".into(),
+                    "--password".into(),
+                    "hunter88".into(),
+                    "--port=5432".into(),
+                ],
+                env: Default::default(),
+                cwd: None,
+            },
+            disabled: false,
+            timeout_ms: None,
+        };
+        let upstream = Upstream::new("pg", spec);
+        let said = "cannot connect to postgresql://app:S3cretPw@db/prod, mysql://root:r00tpw@db \
+            or with k3y-value (hunter88) on port 5432";
+        let scrubbed = upstream.scrub(said);
+        for secret in ["S3cretPw", "r00tpw", "k3y-value", "hunter88"] {
+            assert!(!scrubbed.contains(secret), "{secret} in {scrubbed}");
+        }
+        assert!(scrubbed.contains("5432"), "{scrubbed}");
     }
 }
