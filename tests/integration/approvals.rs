@@ -161,6 +161,23 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
         decision["data"]["editedArguments"]["command"],
         "PGPASSWORD=[redacted] echo edited-by-human"
     );
+    // The task shows the command that ran (its title, its arguments), masked; the timeline
+    // keeps the one asked for.
+    assert_eq!(
+        detail["task"]["title"], "PGPASSWORD=[redacted] echo edited-by-human",
+        "{detail}"
+    );
+    assert_eq!(
+        detail["task"]["arguments"]["command"],
+        "PGPASSWORD=[redacted] echo edited-by-human"
+    );
+    let event = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "argumentsEdited")
+        .unwrap_or_else(|| panic!("{detail}"));
+    assert_eq!(event["data"]["previous"]["command"], "echo as-asked");
 }
 
 #[tokio::test]

@@ -57,10 +57,6 @@ impl Reply {
     }
 }
 
-/// `script` (util-linux) running the shell command `line` on a new terminal, its output
-/// captured. The line is `exec`ed: a shell that stayed in between (dash, `script`'s shell when
-/// `SHELL` is unset, does not exec a lone command) would get Ctrl-C too and report its own
-/// 130 instead of the command's exit code.
 /// Stops `s` cleanly (SIGTERM) and waits for it to exit (10 s at most); its exit status.
 pub async fn stop_cleanly(s: &mut Server) -> std::process::ExitStatus {
     let pid = s.child.id().unwrap().to_string();
@@ -74,6 +70,10 @@ pub async fn stop_cleanly(s: &mut Server) -> std::process::ExitStatus {
         .unwrap()
 }
 
+/// `script` (util-linux) running the shell command `line` on a new terminal, its output
+/// captured. The line is `exec`ed: a shell that stayed in between (dash, `script`'s shell when
+/// `SHELL` is unset, does not exec a lone command) would get Ctrl-C too and report its own
+/// 130 instead of the command's exit code.
 pub fn in_script(line: &str) -> Command {
     let mut script = Command::new("script");
     script.args(["-qec", &format!("exec {line}"), "/dev/null"]);
@@ -225,7 +225,8 @@ impl Server {
         let mut params = params;
         params["_meta"] = meta(declare_tasks);
         let name = match method {
-            "tools/call" => params["name"].as_str().map(String::from),
+            "tools/call" | "prompts/get" => params["name"].as_str().map(String::from),
+            "resources/read" => params["uri"].as_str().map(String::from),
             "tasks/get" | "tasks/update" | "tasks/cancel" => {
                 params["taskId"].as_str().map(String::from)
             }

@@ -14,7 +14,7 @@ use std::{
 use serde_json::{Value, json};
 use tokio::{io::AsyncWriteExt, process::Command};
 
-use crate::harness::{BIN, Server};
+use crate::harness::{BIN, Server, assert_not_on_disk};
 
 fn fixture(agent: &str, name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -148,8 +148,11 @@ async fn answered(s: &Server, agent: &str, token: &str, input: &Value, decision:
     assert_eq!(approval["principal"], agent);
     let mut asked = input["tool_input"].clone();
     if agent == approval["server"] {
-        // The agent's own explanation is not part of the call the policy and human judge.
-        asked.as_object_mut().unwrap().remove("description");
+        // The agent's own explanation and run details are not part of the call the policy and
+        // human judge.
+        for detail in ["description", "timeout", "run_in_background"] {
+            asked.as_object_mut().unwrap().remove(detail);
+        }
     }
     assert_eq!(approval["arguments"], asked);
     let mut body = decision;
@@ -586,6 +589,20 @@ async fn a_claude_code_session_is_one_task() {
         assert_eq!(hook(&s, "claude-code", &t, &input).await.json(), json!({}));
         status_of(&s, &id, |t| t["statusMessage"] == shown).await;
     }
+    // Credentials pasted into a prompt are masked before anything stores or shows them.
+    let mut pasted = in_session(fixture("claude-code", "UserPromptSubmit"), sid);
+    pasted["prompt"] = json!(
+        "deploy with PGPASSWORD=hunter3x and ghp_abcdefghijklmnopqrstuvwxyz0123456789 please"
+    );
+    hook(&s, "claude-code", &t, &pasted).await;
+    status_of(&s, &id, |t| {
+        t["statusMessage"] == "Working on: deploy with PGPASSWORD=[redacted] and [redacted] please"
+    })
+    .await;
+    assert_not_on_disk(
+        &s.dir,
+        &["hunter3x", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+    );
     assert_eq!(session_tasks(&s, "claude_code_session", 1).await.len(), 1);
     hook(
         &s,
@@ -1027,10 +1044,13 @@ async fn credentials_in_a_call_are_never_shown_recorded_or_editable() {
     assert!(!log.to_string().contains("hunter2"), "{log}");
 }
 
+/// "Always allow" on a Bash call holds for the next call of the same command whatever its
+/// description, timeout or `run_in_background` (Claude Code writes them anew on every call).
 #[tokio::test]
 async fn always_allow_holds_for_the_same_command_with_another_description() {
     let (s, t) = ruled("claude-code").await;
-    let request = with_command(&fixture("claude-code", "PermissionRequest"), "make lint");
+    let mut request = with_command(&fixture("claude-code", "PermissionRequest"), "make lint");
+    request["tool_input"]["timeout"] = json!(120000);
     let out = answered(
         &s,
         "claude-code",
@@ -1046,6 +1066,13 @@ async fn always_allow_holds_for_the_same_command_with_another_description() {
     );
     let mut again = with_command(&fixture("claude-code", "PreToolUse"), "make lint");
     again["tool_input"]["description"] = json!("Lint the project again");
+    let out = hook(&s, "claude-code", &t, &again).await.json();
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{out}"
+    );
+    again["tool_input"]["timeout"] = json!(600000);
+    again["tool_input"]["run_in_background"] = json!(true);
     let out = hook(&s, "claude-code", &t, &again).await.json();
     assert_eq!(
         out["hookSpecificOutput"]["permissionDecision"], "allow",

@@ -112,6 +112,15 @@ async fn a_localhost_name_that_does_not_resolve_is_asked_about_as_loopback() {
         0,
         "nothing sent before the answer"
     );
+    // The task's own status says what it waits for (the list shows it), not the request.
+    let authority = format!("no-such-name.localhost:{port}");
+    let request = format!("GET http://{authority}/");
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(
+        task["task"]["statusMessage"],
+        format!("Waiting for approval to reach {authority}: {request}"),
+        "{task}"
+    );
     s.answer(&id, "approve", json!({"action": "accept"})).await;
     let result = completed(&s, &id).await;
     assert_eq!(result["isError"], false, "{result}");
@@ -120,6 +129,8 @@ async fn a_localhost_name_that_does_not_resolve_is_asked_about_as_loopback() {
         1,
         "sent to loopback once allowed"
     );
+    let said = status_messages(&s, &id).await;
+    assert!(said.contains(&format!("Sending {request}")), "{said:?}");
 }
 
 /// Lets principal `agent` reach these loopback `authorities` (`127.0.0.1:PORT`) without

@@ -1973,7 +1973,7 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains(&format!(
-            "waiting for input approval: Ship it? (taskdeck tasks answer {id} approval"
+            "waiting for input approval: Ship it? (taskdeck tasks answer {id} approval accept [--content '{{\"note\": …}}'] | decline)"
         )) && said.contains("is still input_required"),
         "{said}"
     );
@@ -2412,6 +2412,50 @@ async fn tasks_wait_learns_of_an_end_at_once() {
     assert!(
         took < Duration::from_millis(2500),
         "exited {took:?} after the answer (a poll would take up to 3.5 s)"
+    );
+}
+
+/// `tasks wait` waits out a restart of Taskdeck: stopped, then started again on another port,
+/// it finds the task again (the port from the data dir) and exits when the task ends.
+#[tokio::test]
+async fn tasks_wait_waits_out_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let t = s.admin.clone();
+    let id = s
+        .call(&t, "request_approval", json!({"message": "Go?"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&t, &id, "input_required").await;
+    let wait = tokio::process::Command::new(BIN)
+        .args(["tasks", "wait", &id, "--timeout", "60", "--data-dir"])
+        .arg(tmp.path().join("data"))
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let old_port = s.port;
+    stop_cleanly(&mut s).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let s = Server::start_in(tmp.path(), &[]).await;
+    assert_ne!(s.port, old_port);
+    s.answer(&id, "approval", json!({"action": "accept", "content": {}}))
+        .await;
+    let out = tokio::time::timeout(Duration::from_secs(20), wait.wait_with_output())
+        .await
+        .expect("tasks wait ends once the task has")
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        said.contains("not answering")
+            && said.contains(&format!("is back at http://127.0.0.1:{}", s.port)),
+        "{said}"
     );
 }
 

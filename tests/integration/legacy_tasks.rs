@@ -93,6 +93,16 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
         )
         .await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
+    // A ttl that is not a number of milliseconds is refused, not read as "none".
+    for ttl in [json!(-5), json!("abc"), json!(true), json!({})] {
+        let r = c
+            .request(
+                "tools/call",
+                json!({"name": "request_approval", "arguments": {"message": "ttl?"}, "task": {"ttl": ttl}}),
+            )
+            .await;
+        assert_eq!(r["error"]["code"], -32602, "{ttl}: {r}");
+    }
 
     s.wait_status(&s.admin, &id, "input_required").await;
     let got = c.request("tasks/get", json!({"taskId": id})).await;

@@ -106,6 +106,45 @@ async fn raw_http(port: u16, head: &str, body: &str) -> (u16, Vec<(String, Strin
     (status, headers, text)
 }
 
+/// `/mcp/` (a client configured with a trailing slash) is the same endpoint as `/mcp`, with the
+/// same checks: a task made there is read on `/mcp`; no token is 401, a foreign Origin 403.
+#[tokio::test]
+async fn the_endpoint_with_a_trailing_slash_is_the_same_endpoint() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("slash-agent");
+    let made = s
+        .rpc_at(
+            "/mcp/",
+            Some(&agent),
+            "tools/call",
+            json!({"name": "request_approval", "arguments": {"message": "Slash?"}}),
+            true,
+        )
+        .await;
+    assert_eq!(made.status, 200, "{}", made.body);
+    let id = made.result()["taskId"].as_str().unwrap().to_string();
+    // Read on /mcp (polled: the question is stored just after the answer).
+    s.wait_status(&agent, &id, "input_required").await;
+    let anonymous = s
+        .rpc_at("/mcp/", None, "tasks/get", json!({"taskId": id}), true)
+        .await;
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(anonymous.error_code(), -32001);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": id, "_meta": crate::harness::meta(true)}});
+    let foreign = s
+        .raw_at(
+            "/mcp/",
+            Some(&agent),
+            &body.to_string(),
+            &[
+                ("Mcp-Method", "tasks/get".into()),
+                ("Origin", "http://evil.example.com".into()),
+            ],
+        )
+        .await;
+    assert_eq!(foreign.status, 403, "{}", foreign.body);
+}
+
 /// A header sent twice cannot pass as the harmless copy: two `Host` or two `Origin` headers are
 /// 403 on `/mcp`, `/v1` and the UI, whichever comes first (hyper hands both on); two
 /// `Authorization` headers are 401 where a token is needed.
@@ -424,6 +463,20 @@ async fn malformed_requests_get_exact_errors() {
         r.body["error"]["message"],
         "invalid arguments for slow_compute: at /seconds: \"soon\" is not of type \"number\""
     );
+    // A variable name the environment cannot hold is refused before anyone is asked.
+    for name in ["", "A=B", "A\u{0}B"] {
+        let r = s
+            .rpc(
+                Some(&t),
+                "tools/call",
+                json!({"name": "run_command", "arguments": {"argv": ["true"], "env": {name: "x"}}}),
+                true,
+            )
+            .await;
+        assert_eq!(r.error_code(), -32602, "{name:?}: {}", r.body);
+        let message = r.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("is not a variable name"), "{message}");
+    }
     let r = s
         .rpc(
             Some(&t),

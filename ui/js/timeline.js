@@ -98,6 +98,14 @@ export function describeEvent(ev) {
       return { title: 'Removed from Taskdeck', detail: 'Its time to live ran out, or a retention cap removed it. What is shown here is its last state.', tone: 'muted' };
     case 'decision':
       return describeDecision(d);
+    case 'argumentsEdited':
+      // The call shown from here on is the one the approver edited. What changed is the
+      // approval's decision's diff, next to it: not shown twice.
+      return {
+        title: 'Call edited by the approver',
+        detail: 'The task now shows and runs the edited call; the approval shows what changed.',
+        tone: 'warn',
+      };
     case 'hosted': {
       // A task another program runs and keeps here (a tower-mcp server's remote store).
       const owner = typeof d.owner === 'string' ? ` for ${d.owner === '' ? '(empty name)' : d.owner}` : '';

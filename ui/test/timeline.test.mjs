@@ -54,6 +54,13 @@ test('input rounds say who answered what', () => {
   assert.equal(describeRound({ key: 'k', request, state: 'answered', response: { action: 'decline' }, answeredBy: 'bob' }).state, 'Declined by bob');
 });
 
+test('an edited call reads as such, its diff left to the decision beside it', () => {
+  const ev = describeEvent({ kind: 'argumentsEdited', data: { previous: { command: 'echo a' }, arguments: { command: 'echo b' } } });
+  assert.equal(ev.title, 'Call edited by the approver');
+  assert.equal(ev.tone, 'warn');
+  assert.equal(ev.diff, undefined);
+});
+
 test('a decision says who decided the call and how; an edited approval carries the diff', () => {
   const base = { server: 'claude-code', tool: 'Bash', digest: 'sha256:00', arguments: { command: 'rm -rf build' } };
   const edited = describeEvent({ kind: 'decision', data: { ...base, decision: 'allow', decidedBy: 'human', human: 'alice', editedArguments: { command: 'rm -rf build/tmp' } } });

@@ -274,13 +274,24 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         // the extractors then take what passed.
         .layer(DefaultBodyLimit::max(http_api::MAX_BODY_BYTES))
         .layer(middleware::from_fn(http_api::limit_body));
+    // `/mcp/` is the same endpoint (and `/mcp/SERVER/` the same as `/mcp/SERVER`): clients
+    // configured with a trailing slash (FastMCP's servers live at `/mcp/`) reach Taskdeck
+    // instead of a 404.
     let app = Router::new()
         .route(
             "/mcp",
             any(mcp_endpoint::handle).with_state(mcp_endpoint_state.clone()),
         )
         .route(
+            "/mcp/",
+            any(mcp_endpoint::handle).with_state(mcp_endpoint_state.clone()),
+        )
+        .route(
             "/mcp/{server}",
+            any(mcp_endpoint::handle_upstream).with_state(mcp_endpoint_state.clone()),
+        )
+        .route(
+            "/mcp/{server}/",
             any(mcp_endpoint::handle_upstream).with_state(mcp_endpoint_state),
         )
         .merge(v1)
@@ -296,6 +307,13 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     // they are given the data dir but no port; written once the admin token exists, so a tool
     // that finds the port also finds the token.
     record_port(&cfg.data_dir, addr.port(), shutdown.clone());
+    // The upstream servers stop at once, not after the last client's connection has closed.
+    let upstreams = gateway.clone();
+    let upstreams_stop = shutdown.clone();
+    tokio::spawn(async move {
+        upstreams_stop.cancelled().await;
+        upstreams.shutdown();
+    });
     let stop = shutdown.clone();
     let engine_for_stop = engine.clone();
     let gateway_for_stop = gateway.clone();
@@ -446,9 +464,16 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
             _ = sigterm() => {}
         }
         eprintln!("taskdeck: stopping");
-        running.engine.shutdown();
-        empty_wal(&running.engine).await;
-        data_dir_lock::mark_stopped(&cfg.data_dir);
+        // As the window's Quit does: the running tools and the upstream servers stop now, open
+        // connections get up to 5 s, then the store's log is emptied and the stop recorded.
+        let engine = running.engine.clone();
+        engine.shutdown();
+        running.shutdown.cancel();
+        let stopped = tokio::time::timeout(Duration::from_secs(5), running.done).await;
+        if stopped.is_err() {
+            empty_wal(&engine).await;
+            data_dir_lock::mark_stopped(&cfg.data_dir);
+        }
         std::process::ExitCode::SUCCESS
     })
 }

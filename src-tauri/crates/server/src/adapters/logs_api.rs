@@ -27,7 +27,7 @@ use super::{
 };
 use crate::tools::{
     external::EXTERNAL,
-    output::{kept_from, log_path},
+    output::{first_data, kept_from, log_path},
     run_command,
 };
 use taskdeck_engine::{Engine, Principal};
@@ -144,6 +144,11 @@ struct Range {
 /// at the start of the kept output at the earliest. A chunk cut by `limit` ends after its last
 /// newline when it has one, else after its last whole character, so lines and characters are
 /// not split. `None` when there is no log file.
+///
+/// The log's writer may drop its oldest output while this reads (the hole it punches reads as
+/// zeros): a range that starts before the hole's end once the read is done is read again from
+/// the kept output (the writer drops about 8 MiB at a time, so once is the most a live log
+/// needs; the bound of 100 is for a file dropped from in small steps).
 fn read_range(
     path: &std::path::Path,
     offset: Option<u64>,
@@ -155,9 +160,26 @@ fn read_range(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
+    let mut range = read_range_of(&mut file, offset, tail, limit)?;
+    for _ in 0..100 {
+        if first_data(&file, range.size) <= range.offset {
+            break;
+        }
+        range = read_range_of(&mut file, offset, tail, limit)?;
+    }
+    Ok(Some(range))
+}
+
+/// [`read_range`] of the open log `file`, once.
+fn read_range_of(
+    file: &mut std::fs::File,
+    offset: Option<u64>,
+    tail: Option<u64>,
+    limit: u64,
+) -> std::io::Result<Range> {
     let size = file.metadata()?.len();
     // A long-running command's log keeps its latest output: what comes before is gone.
-    let kept = kept_from(&file, size)?;
+    let kept = kept_from(file, size)?;
     let mut start = match (offset, tail) {
         (Some(o), _) => o.min(size),
         (None, Some(t)) => size.saturating_sub(t),
@@ -196,12 +218,12 @@ fn read_range(
         };
         bytes.truncate(end);
     }
-    Ok(Some(Range {
+    Ok(Range {
         offset: start,
         bytes,
         size,
         kept,
-    }))
+    })
 }
 
 /// Where a range of `bytes` cut at `limit` ends: at `limit`, moved back to the start of the
@@ -225,6 +247,52 @@ fn char_end(bytes: &[u8], limit: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader racing the writer's drops of the oldest output never gets the zeros of the
+    /// hole: each range starts at or after the kept output, as it is once the read is done.
+    #[test]
+    fn a_read_racing_a_drop_of_the_oldest_output_gets_no_zeros() {
+        use nix::fcntl::{FallocateFlags, fallocate};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.log");
+        let text: String = (0..400_000).map(|n| format!("line {n:08}\n")).collect();
+        std::fs::write(&path, &text).unwrap();
+        let size = text.len() as u64;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let dropper = {
+            let (path, done) = (path.clone(), done.clone());
+            std::thread::spawn(move || {
+                let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                let mut end = 0;
+                while end + 8192 < size {
+                    end += 4096;
+                    let flags =
+                        FallocateFlags::FALLOC_FL_PUNCH_HOLE | FallocateFlags::FALLOC_FL_KEEP_SIZE;
+                    if fallocate(&file, flags, 0, end as i64).is_err() {
+                        break; // a file system that cannot punch: nothing to race
+                    }
+                    // Far more often than a log's writer drops (every ~8 MiB), yet not so
+                    // often that a reader is overtaken a hundred times in a row.
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            })
+        };
+        let mut reads = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let r = read_range(&path, Some(0), None, 4096).unwrap().unwrap();
+            assert!(r.offset >= r.kept, "{} before {}", r.offset, r.kept);
+            assert!(
+                !r.bytes.contains(&0),
+                "zeros at {} (kept from {})",
+                r.offset,
+                r.kept
+            );
+            reads += 1;
+        }
+        dropper.join().unwrap();
+        assert!(reads > 0);
+    }
 
     #[test]
     fn ranges_follow_offsets_and_cut_at_line_ends() {

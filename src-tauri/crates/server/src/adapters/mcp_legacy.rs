@@ -217,11 +217,21 @@ async fn create(
         )
             .into());
     };
-    let ttl = task
-        .get("ttl")
-        .and_then(Value::as_f64)
-        .filter(|t| t.is_finite() && *t >= 0.0)
-        .map(|t| t as u64);
+    // `ttl` (2025-11-25 `TaskMetadata.ttl`): milliseconds, a number not below 0; absent (or
+    // null) leaves the choice to Taskdeck. Anything else is refused rather than read as "none".
+    let ttl = match task.get("ttl") {
+        None | Some(Value::Null) => None,
+        Some(t) => match t.as_f64() {
+            Some(t) if t.is_finite() && t >= 0.0 => Some(t as u64),
+            _ => {
+                return Err((
+                    INVALID_PARAMS,
+                    format!("Invalid params: task.ttl must be a number of milliseconds, 0 or more (got {t})"),
+                )
+                    .into());
+            }
+        },
+    };
     let task = endpoint
         .engine
         .create_task_with_ttl(&session.principal, name, arguments, ttl)

@@ -38,7 +38,12 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
         // The stored URL, whose credentials are masked (`tools::secrets`).
         "wait_for_http_job" => text("url")
             .map(|url| {
-                let method = text("method").unwrap_or("GET").to_ascii_uppercase();
+                // The tool's default: POST with a body (`null` included: it is sent), else GET.
+                let default = match arguments.get("body") {
+                    Some(_) => "POST",
+                    None => "GET",
+                };
+                let method = text("method").unwrap_or(default).to_ascii_uppercase();
                 format!("{method} {url}")
             })
             .or_else(|| text("monitor").map(|m| format!("Follow {m}"))),
@@ -97,6 +102,27 @@ mod tests {
                 &json!({"url": "https://ci.example/builds", "method": "post"})
             ),
             "POST https://ci.example/builds"
+        );
+        assert_eq!(
+            task_title(
+                "wait_for_http_job",
+                &json!({"url": "https://ci.example/builds", "body": {"ref": "main"}})
+            ),
+            "POST https://ci.example/builds"
+        );
+        assert_eq!(
+            task_title(
+                "wait_for_http_job",
+                &json!({"url": "https://ci.example/op"})
+            ),
+            "GET https://ci.example/op"
+        );
+        assert_eq!(
+            task_title(
+                "wait_for_http_job",
+                &json!({"url": "https://ci.example/op", "body": null})
+            ),
+            "POST https://ci.example/op"
         );
         assert_eq!(
             task_title(

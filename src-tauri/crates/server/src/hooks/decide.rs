@@ -96,16 +96,23 @@ impl HookCall<'_> {
     }
 }
 
+/// What an agent's own tool's input carries beside the call itself: the free text explaining it
+/// (`description`, written anew on every call) and how it is run (`timeout` in ms,
+/// `run_in_background`: Claude Code's Bash), none of which changes what the call does.
+pub const RUN_DETAILS: [&str; 3] = ["description", "timeout", "run_in_background"];
+
 /// The arguments the policy, the digest and the approval see of a call of `server`'s tool: the
-/// agent's `tool_input`, without the free text an agent's own tool carries to explain itself
-/// (`description`, written anew on every call), so a rule or "always allow" about a command
-/// holds for the next call of that command and identical commands group.
+/// agent's `tool_input`, without [`RUN_DETAILS`] when the tool is the agent's own, so a rule or
+/// "always allow" about a command holds for the next call of that command (whatever its
+/// timeout) and identical commands group.
 pub fn policy_input(agent: Agent, server: &str, tool_input: &Value) -> Value {
     let mut input = tool_input.clone();
     if server == agent.name()
         && let Some(map) = input.as_object_mut()
     {
-        map.remove("description");
+        for detail in RUN_DETAILS {
+            map.remove(detail);
+        }
     }
     input
 }

@@ -184,13 +184,16 @@ impl TaskTool for PermissionTool {
             match approvals::obtain(&ctx, &policy, call).await {
                 Err(e) => Outcome::from(e),
                 Ok(Approval::Allow { arguments, edited }) => {
-                    // The edited call goes back whole: the agent's own description with it.
+                    // The edited call goes back whole: the agent's own description, timeout
+                    // and the like with it.
                     let updated = (edited && editable).then(|| {
                         let mut updated = arguments;
-                        if let (Some(map), Some(d)) =
-                            (updated.as_object_mut(), args.tool_input.get("description"))
-                        {
-                            map.entry("description").or_insert_with(|| d.clone());
+                        if let Some(map) = updated.as_object_mut() {
+                            for detail in super::decide::RUN_DETAILS {
+                                if let Some(value) = args.tool_input.get(detail) {
+                                    map.entry(detail).or_insert_with(|| value.clone());
+                                }
+                            }
                         }
                         updated
                     });

@@ -24,8 +24,12 @@ const QUOTED_CHARS: usize = 300;
 /// dropped.
 const MAX_GENERATIONS: u32 = 64;
 
+/// An agent's or its user's `text` as a status message quotes it: credentials masked as in a
+/// tool's arguments (`PGPASSWORD=[redacted]`, `ghp_…`: a prompt is typed, and pasted, into a
+/// session), then cut to [`QUOTED_CHARS`].
 fn quoted(text: &str) -> String {
-    let text = text.trim();
+    let masked = crate::tools::secrets::mask_string(text);
+    let text = masked.as_deref().unwrap_or(text).trim();
     match text.char_indices().nth(QUOTED_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),

@@ -244,6 +244,12 @@ impl Permission {
             expiry_cap_ms: None,
             hands_back: false,
         };
+        // The window's list shows what the task waits for, not the request it has not sent.
+        let waiting = match &near {
+            Some((authority, ..)) => format!("Waiting for approval to reach {authority}: {what}"),
+            None => format!("Waiting for approval: {what}"),
+        };
+        self.ctx.status_message(waiting).await;
         let answer = approvals::ask::ask(&self.ctx, &ask)
             .await
             .map_err(|e| Failure::End(e.into()))?;
@@ -298,6 +304,7 @@ impl Permission {
         if let Some((authority, ..)) = near {
             self.allowed.insert(authority);
         }
+        self.ctx.status_message(format!("Sending {what}")).await;
         Ok(())
     }
 }

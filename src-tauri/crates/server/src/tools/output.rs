@@ -453,7 +453,7 @@ fn punch_hole(f: &std::fs::File, end: u64) -> nix::Result<()> {
 /// Where the first data of `f` (`len` bytes long) is: 0 for a log that never dropped
 /// anything, the end of the hole at its start for one that did (`lseek(2)` `SEEK_DATA`),
 /// `len` when it holds no data.
-fn first_data(f: &std::fs::File, len: u64) -> u64 {
+pub fn first_data(f: &std::fs::File, len: u64) -> u64 {
     use nix::unistd::{Whence, lseek};
     match lseek(f, 0, Whence::SeekData) {
         Ok(at) => (at.max(0) as u64).min(len),

@@ -152,6 +152,18 @@ impl TaskTool for RunCommand {
     /// Exactly one of `argv` and `command`.
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
         let arguments: RunCommandArguments = parse(NAME, arguments)?;
+        // A name the environment cannot hold (`execve` takes `NAME=value` strings): refused
+        // before anyone is asked about it, as `taskdeck servers add` refuses one.
+        if let Some(name) = arguments
+            .env
+            .iter()
+            .flat_map(|env| env.keys())
+            .find(|k| k.is_empty() || k.contains(['=', '\0']))
+        {
+            return Err(format!(
+                "env: {name:?} is not a variable name (empty, or with '=' or a NUL byte)"
+            ));
+        }
         match (arguments.argv.is_some(), arguments.command.is_some()) {
             (true, false) | (false, true) => Ok(()),
             _ => Err(
@@ -289,10 +301,13 @@ impl TaskTool for RunCommand {
                         if let Some(new) = edited {
                             // A credential the human typed into the edit is shown masked too.
                             let shown_edit = super::secrets::redact_value(&new);
+                            let stored = shown_edit.clone().unwrap_or_else(|| new.clone());
                             arguments = match edited_call(new) {
                                 Ok(a) => a,
                                 Err(why) => return declined(&seen, Some(&why)),
                             };
+                            // The task shows the command that runs, not the one asked for.
+                            ctx.arguments_edited(stored).await;
                             line = arguments.command_line();
                             seen = shown_edit
                                 .and_then(|shown| parse::<RunCommandArguments>(NAME, &shown).ok())

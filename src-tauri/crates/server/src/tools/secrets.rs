@@ -19,8 +19,8 @@ pub const REDACTED: &str = "[redacted]";
 /// `pass` (`PASSWORD`, `PGPASS`, `GPG_PASSPHRASE`), `credential`, `auth` (not in `author`
 /// and `authority`), `session`, `jwt`,
 /// `dsn`, `cookie`, `private`, `bearer`, `signature`, `hmac` or `_key_` (`AWS_ACCESS_KEY_ID`),
-/// or ends in `key`, `keys`, `pwd` or `_pin` (but not the working directory variables `PWD` and
-/// `OLDPWD`); `-` counts as `_`.
+/// or ends in `key`, `keys`, `pwd`, `_pw` or `_pin`, or is `pw` or `pin` (but not the working
+/// directory variables `PWD` and `OLDPWD`); `-` counts as `_`.
 pub fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
     // What a credential's settings are named, not the credential: `token_type`, `auth_mode`,
@@ -33,7 +33,7 @@ pub fn is_secret_name(name: &str) -> bool {
         return false;
     }
     let auth = n.contains("auth") && (n.contains("authoriz") || !n.contains("author"));
-    auth || matches!(n.as_str(), "pin")
+    auth || matches!(n.as_str(), "pin" | "pw")
         || [
             "token",
             "secret",
@@ -51,7 +51,7 @@ pub fn is_secret_name(name: &str) -> bool {
         ]
         .iter()
         .any(|w| n.contains(w))
-        || ["key", "keys", "pwd", "_pin"]
+        || ["key", "keys", "pwd", "_pw", "_pin"]
             .iter()
             .any(|end| n.ends_with(end))
 }
@@ -589,6 +589,8 @@ mod tests {
             "BEARER",
             "WEBHOOK_HMAC",
             "SIM_PIN",
+            "pw",
+            "DB_PW",
             "Proxy-Authorization",
         ] {
             assert!(is_secret_name(secret), "{secret}");
@@ -605,6 +607,8 @@ mod tests {
             "GIT_AUTHOR_NAME",
             "KEYBOARD",
             "PIPELINE",
+            "npw",
+            "PWA_MODE",
         ] {
             assert!(!is_secret_name(plain), "{plain}");
         }
@@ -677,6 +681,10 @@ mod tests {
                 "curl -H 'Authorization: [redacted]' x",
             ),
             ("X-Api-Key: s3", "X-Api-Key: [redacted]"),
+            (
+                "python3 -c 'pw=\"s3\"; db_pw=\"s4\"; login(pw)'",
+                "python3 -c 'pw=\"[redacted]\"; db_pw=\"[redacted]\"; login(pw)'",
+            ),
             (
                 "https://x/cb?access_token=s3&page=2",
                 "https://x/cb?access_token=[redacted]&page=2",
