@@ -123,17 +123,31 @@ impl Target {
         endpoint: &Endpoint,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ExitCode> {
+        match self.send_unless_away(endpoint, request).await? {
+            Some(resp) => Ok(resp),
+            None => {
+                eprintln!("taskdeck: {}", endpoint.not_running(self));
+                Err(ExitCode::from(1))
+            }
+        }
+    }
+
+    /// [`Target::send`], but `None` (nothing said) when nothing answered at the endpoint: no
+    /// Taskdeck is known there, or the connection failed (it is not running, or restarting).
+    pub(crate) async fn send_unless_away(
+        &self,
+        endpoint: &Endpoint,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Option<reqwest::Response>, ExitCode> {
         if !endpoint.known {
-            eprintln!("taskdeck: {}", endpoint.not_running(self));
-            return Err(ExitCode::from(1));
+            return Ok(None);
         }
         let Ok(resp) = request.bearer_auth(&endpoint.token).send().await else {
-            eprintln!("taskdeck: {}", endpoint.not_running(self));
-            return Err(ExitCode::from(1));
+            return Ok(None);
         };
         let status = resp.status();
         if status.is_success() {
-            return Ok(resp);
+            return Ok(Some(resp));
         }
         if status == reqwest::StatusCode::UNAUTHORIZED {
             eprintln!("taskdeck: {}", self.refused(endpoint));

@@ -240,22 +240,43 @@ fn fetch_live(port: u16, token: &str) -> Result<Vec<Value>, String> {
     })
 }
 
-/// The file's servers as `/v1/servers` would show them, with state `not running`.
+/// The file's servers as `/v1/servers` would show them, with state `not running` (an entry
+/// that is not a spec: `failed`, saying why).
 fn not_running(config: ServersConfig) -> Vec<Value> {
-    config
+    let unreadable: Vec<Value> = config
+        .unreadable
+        .iter()
+        .map(|(name, entry)| {
+            let status = taskdeck_server::gateway::server_target::unreadable_status(name, entry, 0);
+            let mut v = serde_json::to_value(status).unwrap_or_default();
+            v["sinceMs"] = Value::Null;
+            v
+        })
+        .collect();
+    let mut all: Vec<Value> = config
         .servers
         .into_iter()
         .map(|(name, spec)| {
             let disabled = spec.disabled;
-            let status = spec.public().status(&name, ServerState::Starting, 0);
-            let mut v = serde_json::to_value(status).unwrap_or_default();
-            if !disabled {
+            let refusal = servers_file::refusal(&name, &spec);
+            // As the running Taskdeck shows one it refuses: failed, saying why.
+            let state = match refusal {
+                Some(_) => ServerState::Failed,
+                None => ServerState::Starting,
+            };
+            let mut status = spec.public().status(&name, state, 0);
+            status.last_error = refusal;
+            let mut v = serde_json::to_value(&status).unwrap_or_default();
+            if !disabled && status.state != ServerState::Failed {
                 v["state"] = "not running".into();
             }
             v["sinceMs"] = Value::Null;
             v
         })
-        .collect()
+        .collect();
+    all.extend(unreadable);
+    all.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    all
 }
 
 /// NAME STATE TOOLS PROTOCOL TARGET, one row per server (PROTOCOL: the version negotiated with
@@ -386,10 +407,32 @@ mod tests {
                 timeout_ms: None,
             },
         );
+        // Written by hand with a name the CLI refuses: failed, saying why, as when running.
+        config.servers.insert(
+            "co_".into(),
+            ServerSpec {
+                transport: Transport::Stdio {
+                    command: "x".into(),
+                    args: vec![],
+                    env: BTreeMap::new(),
+                    cwd: None,
+                },
+                disabled: false,
+                timeout_ms: None,
+            },
+        );
         let rows = not_running(config);
         assert_eq!(rows[0]["state"], "not running");
         assert_eq!(rows[0]["envKeys"], json!(["KEY"]));
         assert_eq!(rows[1]["state"], "disabled");
+        assert_eq!(rows[2]["state"], "failed");
+        assert!(
+            rows[2]["lastError"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("not started: bad server name \"co_\"")),
+            "{}",
+            rows[2]
+        );
         assert!(!Value::Array(rows).to_string().contains("s3cret"));
     }
 }

@@ -86,10 +86,16 @@ fn line(cells: [String; 6]) -> String {
         .to_string()
 }
 
-/// `text` on one line (line breaks, tabs and other control characters as spaces) and at most
+/// `text` on one line (its lines joined by one space, without the blank lines and the
+/// indentation around the breaks; tabs and other control characters as spaces) and at most
 /// `max` terminal columns wide, ending with "…" when cut.
 pub fn clamp(text: &str, max: usize) -> String {
     let one_line: String = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
@@ -156,6 +162,12 @@ mod tests {
         assert!(header().starts_with("TASK ID"));
         assert_eq!(clamp("ab", 2), "ab");
         assert_eq!(clamp("abc", 2), "a…");
+        // A question's paragraphs and indented command read as one line of single spaces.
+        assert_eq!(
+            clamp("bot wants to run in /tmp:\n\n  make  deploy\r\n", 80),
+            "bot wants to run in /tmp: make  deploy"
+        );
+        assert_eq!(clamp("a\tb\rc", 80), "a b c");
         // Wide characters count their two columns; a cut never leaves half of one.
         assert_eq!(clamp("日本語のタスク", 6), "日本…");
         assert_eq!(clamp("日本語", 6), "日本語");

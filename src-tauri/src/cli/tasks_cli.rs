@@ -257,7 +257,7 @@ async fn wait_for_end(
         task_id.to_string(),
         changed.clone(),
     ));
-    let _stop_watching = StopOnDrop(watch);
+    let mut _watching = StopOnDrop(watch);
     // Until the next poll, or a change the stream announces, whichever comes first.
     let next_look = |wait: Duration| {
         let changed = changed.clone();
@@ -268,13 +268,49 @@ async fn wait_for_end(
             }
         }
     };
+    let mut endpoint = endpoint.clone();
+    // Since when Taskdeck has not answered, once the task was read: a restart is waited out.
+    let mut away: Option<Instant> = None;
+    let mut seen = false;
     loop {
         let mut url = task_url(endpoint.base.as_str(), task_id, None);
         url.query_pairs_mut().append_pair("timelineLimit", "1");
-        let body = match target.send_json(endpoint, http.get(url)).await {
-            Ok(body) => body,
+        let body = match target.send_unless_away(&endpoint, http.get(url)).await {
+            Ok(Some(resp)) => resp.json::<Value>().await.unwrap_or(Value::Null),
+            Ok(None) if seen => {
+                if away.is_none() {
+                    eprintln!(
+                        "taskdeck: Taskdeck is not answering at {}; waiting for it to come back",
+                        endpoint.base
+                    );
+                    away = Some(Instant::now());
+                }
+                if until.is_some_and(|until| Instant::now() >= until) {
+                    eprintln!("taskdeck: Taskdeck did not come back before the --timeout");
+                    return ExitCode::from(1);
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                // It may come back on another port.
+                endpoint = target.locate();
+                continue;
+            }
+            Ok(None) => {
+                eprintln!("taskdeck: {}", endpoint.not_running(target));
+                return ExitCode::from(1);
+            }
             Err(code) => return code,
         };
+        seen = true;
+        if away.take().is_some() {
+            eprintln!("taskdeck: Taskdeck is back at {}", endpoint.base);
+            // The event stream ended with the old process: follow the new one's.
+            _watching = StopOnDrop(tokio::spawn(watch_changes(
+                http.clone(),
+                endpoint.clone(),
+                task_id.to_string(),
+                changed.clone(),
+            )));
+        }
         let t = &body["task"];
         let status = t["status"].as_str().unwrap_or("");
         if matches!(status, "completed" | "failed" | "cancelled") {
@@ -306,10 +342,7 @@ async fn wait_for_end(
         }
         for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
             if !told.contains(key) {
-                let fields = request["params"]["requestedSchema"]["properties"]
-                    .as_object()
-                    .is_some_and(|p| !p.is_empty());
-                let content = if fields { " --content '{...}'" } else { "" };
+                let content = content_hint(&request["params"]["requestedSchema"]);
                 eprintln!(
                     "waiting for input {key}: {} (taskdeck tasks answer {task_id} {key} accept{content} | decline)",
                     super::task_table::clamp(
@@ -404,4 +437,62 @@ fn parse_statuses(s: &str) -> Result<String, String> {
         }
     }
     Ok(parts.join(","))
+}
+
+/// How `tasks wait` says to give a form's values with `accept`: its required fields as
+/// ` --content '{"name": …}'`, only optional ones in brackets (` [--content '{"reason": …}']`),
+/// nothing for a question without fields. At most four names, then `…`.
+fn content_hint(schema: &Value) -> String {
+    let names: Vec<&str> = schema["properties"]
+        .as_object()
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|n| names.contains(n))
+        .collect();
+    let listed = |names: &[&str]| {
+        let mut shown: Vec<String> = names.iter().take(4).map(|n| format!("{n:?}: …")).collect();
+        if names.len() > 4 {
+            shown.push("…".into());
+        }
+        format!("--content '{{{}}}'", shown.join(", "))
+    };
+    match (required.is_empty(), names.is_empty()) {
+        (_, true) => String::new(),
+        (false, false) => format!(" {}", listed(&required)),
+        (true, false) => format!(" [{}]", listed(&names)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_hint;
+    use serde_json::json;
+
+    #[test]
+    fn the_content_hint_names_a_form_s_fields() {
+        assert_eq!(
+            content_hint(&json!({"type": "object", "properties": {}})),
+            ""
+        );
+        assert_eq!(content_hint(&json!(null)), "");
+        assert_eq!(
+            content_hint(&json!({"properties": {"alwaysAllow": {}, "reason": {}}})),
+            r#" [--content '{"alwaysAllow": …, "reason": …}']"#
+        );
+        assert_eq!(
+            content_hint(
+                &json!({"properties": {"env": {}, "note": {}}, "required": ["env", "gone"]})
+            ),
+            r#" --content '{"env": …}'"#
+        );
+        assert_eq!(
+            content_hint(&json!({"properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})),
+            r#" [--content '{"a": …, "b": …, "c": …, "d": …, …}']"#
+        );
+    }
 }
