@@ -160,6 +160,15 @@ impl Deck {
         start.elapsed()
     }
 
+    /// Calls server-everything's `echo` with `message` and checks that it is served.
+    async fn assert_everything_echoes(&self, message: &str) {
+        let reply = self
+            .call("everything__echo", json!({ "message": message }))
+            .await;
+        let text = text_of(&self.outcome(&reply).await);
+        assert!(text.contains(message), "{text}");
+    }
+
     /// The final `CallToolResult` of a call answered either at once or with a task.
     async fn outcome(&self, reply: &Reply) -> Value {
         let result = reply.result();
@@ -773,10 +782,7 @@ async fn an_http_server_that_forgot_its_session_is_connected_again() {
     let port = upstream.port;
     let deck = Deck::start(json!({"everything": upstream.spec()})).await;
     deck.wait_tool("everything__echo").await;
-    let reply = deck
-        .call("everything__echo", json!({"message": "one"}))
-        .await;
-    assert!(text_of(&deck.outcome(&reply).await).contains("one"));
+    deck.assert_everything_echoes("one").await;
     drop(upstream);
     let _restarted = EverythingOverHttp::start_on(port).await;
     // Long enough for the HTTP client to have dropped its connections to the old process.
@@ -801,10 +807,138 @@ async fn an_http_server_that_forgot_its_session_is_connected_again() {
     );
     let message = error["message"].as_str().unwrap_or_default();
     assert!(message.contains("it may have run"), "{error}");
-    let reply = deck
-        .call("everything__echo", json!({"message": "three"}))
+    deck.assert_everything_echoes("three").await;
+}
+
+/// A server-everything killed while a call runs in it (nothing listens any more): the call
+/// fails within seconds ("it may have run") instead of waiting out its timeout while the
+/// client tries to resume the call's event stream, and once the server is back the next call
+/// is served.
+#[tokio::test]
+async fn an_http_server_killed_mid_call_fails_the_call_in_seconds() {
+    let upstream = EverythingOverHttp::start().await;
+    let port = upstream.port;
+    let deck = Deck::start(json!({"everything": upstream.spec()})).await;
+    deck.wait_tool("everything__trigger-long-running-operation")
         .await;
-    assert!(text_of(&deck.outcome(&reply).await).contains("three"));
+    let id = deck
+        .call_task(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 60, "steps": 60}),
+        )
+        .await;
+    deck.wait_detail(&id, "its first progress", |d| {
+        d["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "progress")
+    })
+    .await;
+    let killed = Instant::now();
+    drop(upstream);
+    let failed = deck
+        .wait_agent(&id, "failed", |t| t["status"] == "failed")
+        .await;
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        killed.elapsed()
+    );
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("everything") && message.contains("it may have run"),
+        "{failed}"
+    );
+    let _back = EverythingOverHttp::start_on(port).await;
+    deck.assert_everything_echoes("back").await;
+}
+
+/// A server-everything that went away: a call to it fails saying it did not run (nothing
+/// accepted the connection); Taskdeck tries again with a growing backoff (here 16 s by the
+/// time it is back), and a call that then waits for it has Taskdeck try at once, so it is
+/// served within seconds instead of at the end of the backoff.
+#[tokio::test]
+async fn a_call_waiting_for_a_server_that_is_back_is_served_in_seconds() {
+    let upstream = EverythingOverHttp::start().await;
+    let port = upstream.port;
+    let deck = Deck::start(json!({"everything": upstream.spec()})).await;
+    deck.wait_tool("everything__echo").await;
+    drop(upstream);
+    // Long enough for the HTTP client to have dropped its connections to the old process.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let reply = deck
+        .call("everything__echo", json!({"message": "gone"}))
+        .await;
+    let failed = deck.failed_task_of("everything__echo", &reply).await;
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("everything") && message.contains("it did not run"),
+        "{failed}"
+    );
+    assert!(!message.contains("Transport ["), "{failed}");
+    // The fifth failed attempt starts a 16 s wait.
+    let start = Instant::now();
+    loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        if body["servers"][0]["restarts"].as_u64() >= Some(5) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(40), "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _back = EverythingOverHttp::start_on(port).await;
+    let asked = Instant::now();
+    deck.assert_everything_echoes("back").await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        asked.elapsed()
+    );
+}
+
+/// An HTTP endpoint that answers everything with 400 and a JSON-RPC error for no request whose
+/// message quotes the Authorization header it got: `lastError` says what the server said,
+/// without the credential (and nothing logs it unscrubbed: the transport no longer logs it).
+#[tokio::test]
+async fn an_error_for_no_request_is_shown_without_the_servers_secrets() {
+    let app = axum::Router::new().fallback(|headers: http::HeaderMap| async move {
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32001, "message": format!("bad auth {auth}")}});
+        (
+            http::StatusCode::BAD_REQUEST,
+            [("content-type", "application/json")],
+            body.to_string(),
+        )
+    });
+    let base = crate::harness::serve_local(app).await;
+    let deck = Deck::start(json!({"echoing": {
+        "url": format!("{base}/mcp"),
+        "headers": {"Authorization": "Bearer HSECRET9"},
+    }}))
+    .await;
+    let start = Instant::now();
+    let why = loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        let server = &body["servers"][0];
+        if let Some(why) = server["lastError"].as_str() {
+            assert!(!body.to_string().contains("HSECRET9"), "{body}");
+            break why.to_string();
+        }
+        assert!(start.elapsed() < CONNECT_DEADLINE, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        why.contains("answered with an error for no request: bad auth ")
+            && why.contains("[redacted]"),
+        "{why}"
+    );
+    assert!(why.contains("-32001"), "{why}");
 }
 
 /// server-everything's `simulate-research-query` runs only as a task of its own (2025-11-25
@@ -1072,6 +1206,56 @@ async fn processes_an_upstream_started_end_with_it() {
     assert!(running(&two));
     stop_cleanly(&mut deck.s).await;
     wait_gone(&two).await;
+}
+
+/// A server removed while a call runs in it: the call fails saying so (not as if the server
+/// had failed).
+#[tokio::test]
+async fn a_server_removed_mid_call_fails_the_call_saying_so() {
+    let deck = Deck::start(json!({"faulty": faulty(&[])})).await;
+    deck.wait_tool("faulty__hang").await;
+    let id = deck.call_task("faulty__hang", json!({})).await;
+    deck.wait_detail(&id, "the call under way", |d| {
+        d["task"]["status"] == "working"
+    })
+    .await;
+    let resp = deck
+        .s
+        .http
+        .delete(deck.s.url("/v1/servers/faulty"))
+        .bearer_auth(&deck.s.admin)
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let failed = deck
+        .wait_agent(&id, "failed", |t| t["status"] == "failed")
+        .await;
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("upstream faulty was stopped during hang (removed or changed"),
+        "{failed}"
+    );
+}
+
+/// A stdio server whose `cwd` does not exist is `failed` saying so, not with the spawn's "No
+/// such file or directory" that would blame the command.
+#[tokio::test]
+async fn a_missing_cwd_is_named() {
+    let deck = Deck::start(json!({"nowhere": {"command": "true", "cwd": "/no/such/dir"}})).await;
+    let start = Instant::now();
+    loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        if let Some(why) = body["servers"][0]["lastError"].as_str() {
+            assert_eq!(
+                why,
+                "cannot start true: its cwd /no/such/dir is not a directory"
+            );
+            break;
+        }
+        assert!(start.elapsed() < CONNECT_DEADLINE, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// The pid of the process whose command line holds `marker` as one of its words.

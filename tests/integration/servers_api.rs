@@ -36,6 +36,46 @@ fn cli(s: &Server, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// An HTTP server nothing answers for is `failed`, and `lastError` says why in words (the
+/// refused connection, not the client library's type names) with the URL shown without its
+/// credentials.
+#[tokio::test]
+async fn an_unreachable_http_server_says_why_without_its_credentials() {
+    let s = Server::start(&[]).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://user:{SECRET}@127.0.0.1:{port}/mcp?key={SECRET}");
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/servers",
+            json!({"name": "down", "url": url}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let start = std::time::Instant::now();
+    let (down, list) = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+        let down = list["servers"][0].clone();
+        if down["state"] == "failed" && down["lastError"].is_string() {
+            break (down, list);
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(15),
+            "{list}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let why = down["lastError"].as_str().unwrap();
+    assert!(why.to_lowercase().contains("connection refused"), "{why}");
+    assert!(!why.contains("Transport ["), "{why}");
+    assert!(why.contains("while it sent the"), "{why}");
+    assert_no_secret("lastError", &list.to_string());
+}
+
 #[tokio::test]
 async fn add_list_and_delete_never_showing_secrets() {
     let s = Server::start(&[]).await;

@@ -26,7 +26,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use super::{approval, upstream::Upstream, upstream_task};
+use super::{approval, upstream::Upstream, upstream_error, upstream_task};
 use taskdeck_engine::{
     FailureKind, Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode,
 };
@@ -203,8 +203,9 @@ async fn call_upstream(
         Ok(h) => h,
         Err(e) => {
             return failed(format!(
-                "cannot send {} to upstream {server}: {e}",
-                tool.name
+                "cannot send {} to upstream {server}: {}",
+                tool.name,
+                upstream_error::of_request(&e)
             ));
         }
     };
@@ -278,10 +279,24 @@ async fn call_upstream(
         }
         Err(rmcp::ServiceError::McpError(e)) => refused_by_upstream(server, &tool.name, e),
         Err(e) => {
-            let why = format!(
-                "upstream {server} failed during {} ({e}); it may have run",
-                tool.name
-            );
+            let cause = upstream_error::of_request(&e);
+            let why = if upstream.stopped() {
+                format!(
+                    "upstream {server} was stopped during {} (removed or changed in servers.json, \
+                     or Taskdeck is stopping); it may have run",
+                    tool.name
+                )
+            } else if upstream_error::never_reached(&e) {
+                format!(
+                    "upstream {server} could not be reached for {} ({cause}); it did not run",
+                    tool.name
+                )
+            } else {
+                format!(
+                    "upstream {server} failed during {} ({cause}); it may have run",
+                    tool.name
+                )
+            };
             upstream.lost(why.clone());
             failed(why)
         }

@@ -14,6 +14,7 @@ pub mod server_target;
 pub mod servers_file;
 pub mod servers_watch;
 pub mod upstream;
+pub mod upstream_error;
 pub mod upstream_task;
 
 use std::{

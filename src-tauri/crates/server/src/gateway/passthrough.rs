@@ -168,7 +168,7 @@ async fn timed<T>(
     request: impl Future<Output = Result<T, rmcp::ServiceError>>,
 ) -> Result<T, String> {
     match tokio::time::timeout(PASS_THROUGH_TIMEOUT, request).await {
-        Ok(r) => r.map_err(|e| e.to_string()),
+        Ok(r) => r.map_err(|e| super::upstream_error::of_request(&e)),
         Err(_) => Err(format!(
             "no answer within {} s",
             PASS_THROUGH_TIMEOUT.as_secs()

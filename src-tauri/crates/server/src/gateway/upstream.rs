@@ -13,7 +13,9 @@ use std::{
 
 use rmcp::{
     model::{ProtocolVersion, Tool},
-    service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService},
+    service::{
+        ClientLifecycleMode, ClientServiceExt, Peer, QuitReason, RoleClient, RunningService,
+    },
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -28,9 +30,10 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ServerState, ServerStatus,
     client_handler::{InFlight, UpstreamClient},
-    http_transport::EndsOnUnaddressedError,
+    http_transport::{EndsOnUnaddressedError, resume_policy},
     server_target::redact_url,
     servers_file::{ServerSpec, Transport},
+    upstream_error::{of_handshake, of_request},
 };
 use taskdeck_engine::clock::now_ms;
 
@@ -79,6 +82,10 @@ pub struct Upstream {
     /// Tell the supervisor the connection failed a request: it is dropped and made again.
     lost: Notify,
     lost_why: Mutex<Option<String>>,
+    /// A call waits for the connection: the supervisor cuts its backoff wait short.
+    wanted: Notify,
+    /// Why an HTTP connection's transport ended it ([`EndsOnUnaddressedError`]), unscrubbed.
+    transport_ended: Arc<Mutex<Option<String>>>,
     stop: CancellationToken,
     /// The process group of the running stdio server (it and every process it started).
     process_group: Mutex<Option<ProcessGroup>>,
@@ -105,6 +112,8 @@ impl Upstream {
             relist: Arc::new(Notify::new()),
             lost: Notify::new(),
             lost_why: Mutex::default(),
+            wanted: Notify::new(),
+            transport_ended: Arc::default(),
             stop: CancellationToken::new(),
             process_group: Mutex::default(),
             exit_watch: Mutex::default(),
@@ -150,9 +159,15 @@ impl Upstream {
         self.tools.lock().unwrap().iter().any(|t| t.name == name)
     }
 
-    /// The connection, waiting up to `within` for one. `None`: not connected in time.
+    /// The connection, waiting up to `within` for one. `None`: not connected in time. A wait
+    /// (`within` > 0) for a failed server has the supervisor try again within
+    /// [`BACKOFF_FIRST`] rather than at the end of its backoff (up to [`BACKOFF_MAX`]): the
+    /// server may be back, and a call is waiting for it.
     pub async fn connected(&self, within: Duration) -> Option<Arc<Connection>> {
         let mut rx = self.connection.subscribe();
+        if !within.is_zero() && rx.borrow().is_none() {
+            self.wanted.notify_one();
+        }
         let wait = rx.wait_for(Option::is_some);
         match tokio::time::timeout(within, wait).await {
             Ok(Ok(c)) => c.clone(),
@@ -166,6 +181,12 @@ impl Upstream {
     pub fn lost(&self, why: String) {
         *self.lost_why.lock().unwrap() = Some(why);
         self.lost.notify_one();
+    }
+
+    /// True once [`Upstream::stop`] was called (the server was removed or changed in
+    /// servers.json, or Taskdeck is stopping).
+    pub fn stopped(&self) -> bool {
+        self.stop.is_cancelled()
     }
 
     /// Stops the supervisor and the server: a stdio server's process group (the server and
@@ -209,11 +230,19 @@ impl Upstream {
             }
             // What the server started and left behind goes with it.
             drop(self.process_group.lock().unwrap().take());
-            tracing::warn!(server = %self.name, "upstream failed: {:?}; starting it again in {backoff:?}", self.status().last_error);
+            tracing::warn!(
+                server = %self.name,
+                "upstream failed: {}; starting it again in {backoff:?}",
+                self.status().last_error.unwrap_or_default()
+            );
             self.status.lock().unwrap().restarts += 1;
             tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(backoff) => {}
+                _ = async {
+                    self.wanted.notified().await;
+                    tokio::time::sleep(BACKOFF_FIRST).await;
+                } => {}
             }
             backoff = (backoff * 2).min(BACKOFF_MAX);
         }
@@ -255,7 +284,11 @@ impl Upstream {
                     return Some("the server's process exited".into());
                 }
                 reason = &mut waiting => {
+                    if let Some(why) = self.transport_ended.lock().unwrap().take() {
+                        return Some(why);
+                    }
                     return Some(match reason {
+                        Ok(QuitReason::Closed) => "the connection closed".into(),
                         Ok(r) => format!("disconnected ({r:?})"),
                         Err(e) => format!("disconnected: {e}"),
                     });
@@ -266,7 +299,7 @@ impl Upstream {
                             self.publish(peer.clone(), tools);
                             on_tools();
                         }
-                        Err(e) => tracing::warn!(server = %self.name, "tools/list failed: {e}"),
+                        Err(e) => tracing::warn!(server = %self.name, "tools/list failed: {}", of_request(&e)),
                     }
                 }
             }
@@ -296,6 +329,13 @@ impl Upstream {
                     .args(args)
                     .envs(env);
                 if let Some(dir) = cwd {
+                    // Else the spawn's "No such file or directory" would seem to be the command's.
+                    if !dir.is_dir() {
+                        return Err(format!(
+                            "cannot start {command}: its cwd {} is not a directory",
+                            dir.display()
+                        ));
+                    }
                     cmd.current_dir(dir);
                 }
                 die_with_parent(&mut cmd);
@@ -319,7 +359,9 @@ impl Upstream {
                 client
                     .serve_with_lifecycle(transport, lifecycle())
                     .await
-                    .map_err(|e| self.with_stderr(format!("MCP handshake failed: {e}")))?
+                    .map_err(|e| {
+                        self.with_stderr(format!("MCP handshake failed: {}", of_handshake(&e)))
+                    })?
             }
             Transport::Http { url, headers } => {
                 let mut custom = HashMap::new();
@@ -330,25 +372,34 @@ impl Upstream {
                         .map_err(|_| format!("invalid value for header {k}"))?;
                     custom.insert(name, value);
                 }
-                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom)
                     // A server that restarted forgets the session: start a new one.
                     .reinit_on_expired_session(true);
-                let transport = EndsOnUnaddressedError(StreamableHttpClientTransport::with_client(
-                    http_client()?,
-                    config,
-                ));
+                config.retry_config = resume_policy();
+                self.transport_ended.lock().unwrap().take();
+                let transport = EndsOnUnaddressedError {
+                    inner: StreamableHttpClientTransport::with_client(http_client()?, config),
+                    why: self.transport_ended.clone(),
+                };
                 client
                     .serve_with_lifecycle(transport, lifecycle())
                     .await
-                    .map_err(|e| format!("MCP handshake with {} failed: {e}", redact_url(url)))?
+                    .map_err(|e| {
+                        let why = self.transport_ended.lock().unwrap().take();
+                        format!(
+                            "MCP handshake with {} failed: {}",
+                            redact_url(url),
+                            why.unwrap_or_else(|| of_handshake(&e))
+                        )
+                    })?
             }
         };
         let tools = running
             .peer()
             .list_all_tools()
             .await
-            .map_err(|e| self.with_stderr(format!("tools/list failed: {e}")))?;
+            .map_err(|e| self.with_stderr(format!("tools/list failed: {}", of_request(&e))))?;
         self.publish(running.peer().clone(), tools);
         Ok(running)
     }

@@ -32,6 +32,8 @@ use serde_json::{Value, json};
 
 use taskdeck_engine::{Outcome, TaskContext};
 
+use super::upstream_error::of_request;
+
 /// The JSON-RPC code a 2025-11-25 server answers a plain call of a task-required tool with.
 pub const TASK_REQUIRED_CODE: i32 = -32601;
 
@@ -96,7 +98,10 @@ pub async fn follow_modern(
             Ok(t) => serde_json::to_value(t).unwrap_or_default(),
             Err(rmcp::ServiceError::McpError(e)) => return Followed::Error(e),
             Err(e) => {
-                return Followed::Lost(format!("following {server}'s task {task_id} failed: {e}"));
+                return Followed::Lost(format!(
+                    "following {server}'s task {task_id} failed: {}",
+                    of_request(&e)
+                ));
             }
         };
         poll_every = poll_interval_ms(&task);
@@ -154,7 +159,8 @@ pub async fn follow_modern(
                     let update = UpdateTaskParams::new(task_id.clone(), responses);
                     if let Err(e) = peer.update_task(update).await {
                         return Followed::Lost(format!(
-                            "answering {server}'s task {task_id} failed: {e}"
+                            "answering {server}'s task {task_id} failed: {}",
+                            of_request(&e)
                         ));
                     }
                     answered.push(key);
@@ -255,7 +261,7 @@ async fn send(peer: &Peer<RoleClient>, method: &str, params: Value) -> Result<Va
         Ok(ServerResult::CustomResult(r)) => Ok(r.0),
         Ok(other) => serde_json::to_value(other).map_err(|e| Sent::Failed(e.to_string())),
         Err(rmcp::ServiceError::McpError(e)) => Err(Sent::Refused(e)),
-        Err(e) => Err(Sent::Failed(e.to_string())),
+        Err(e) => Err(Sent::Failed(of_request(&e))),
     }
 }
 
