@@ -180,6 +180,75 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     assert_eq!(event["data"]["previous"]["command"], "echo as-asked");
 }
 
+/// An edit answered as the question's form (`/v1/tasks/{id}/input`, what `taskdeck tasks
+/// answer` sends) is checked as a decision's edit is: 422 and nothing answered when it is not
+/// JSON text of an object that fits the tool's schema.
+#[tokio::test]
+async fn an_edit_answered_through_the_form_is_checked_like_a_decision() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo as-asked").await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let key = detail["task"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let input = format!("/v1/tasks/{id}/input");
+    let answer = |arguments: Value| json!({"inputResponses": {&key: {"action": "accept", "content": {"arguments": arguments}}}});
+    let (status, problem) = s
+        .v1_post(Some(&s.admin), &input, answer(json!({"command": "echo x"})))
+        .await;
+    assert_eq!(status, 422, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("`arguments` is the edited call as JSON text (a string), not an object"),
+        "{problem}"
+    );
+    let (status, problem) = s
+        .v1_post(Some(&s.admin), &input, answer(json!("not json")))
+        .await;
+    assert_eq!(status, 422, "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("not JSON"),
+        "{problem}"
+    );
+    let (status, problem) = s
+        .v1_post(Some(&s.admin), &input, answer(json!(r#"{"command": 5}"#)))
+        .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["errors"][0]["path"], "/command", "{problem}");
+    // Nothing was answered: the same question still waits.
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["status"], "input_required");
+    assert_eq!(
+        detail["task"]["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        [&key]
+    );
+    let (status, reply) = s
+        .v1_post(
+            Some(&s.admin),
+            &input,
+            answer(json!(r#"{"command": "echo via-form"}"#)),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["accepted"], json!([key]));
+    let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(
+        text.contains("via-form") && !text.contains("as-asked"),
+        "{result}"
+    );
+}
+
 #[tokio::test]
 async fn a_denial_reason_reaches_the_agent_and_many_are_decided_at_once() {
     let s = Server::start(&[]).await;

@@ -218,10 +218,18 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
             },
             TasksCommand::Answer { ref key, .. } => {
                 if ignored {
+                    let open: Vec<&str> = body["task"]["inputRequests"]
+                        .as_object()
+                        .map(|r| r.keys().map(String::as_str).collect())
+                        .unwrap_or_default();
+                    let open = match open.is_empty() {
+                        true => String::new(),
+                        false => format!("; waiting now for {}", open.join(", ")),
+                    };
                     eprintln!(
                         "taskdeck: ignored: {key} is not waiting for an answer from this token \
                          (already answered, superseded, never asked, or it is for a person: the \
-                         admin's token or a human token may answer it); the task is {}",
+                         admin's token or a human token may answer it); the task is {}{open}",
                         body["task"]["status"].as_str().unwrap_or("unknown")
                     );
                 } else {
@@ -440,8 +448,10 @@ fn parse_statuses(s: &str) -> Result<String, String> {
 }
 
 /// How `tasks wait` says to give a form's values with `accept`: its required fields as
-/// ` --content '{"name": …}'`, only optional ones in brackets (` [--content '{"reason": …}']`),
-/// nothing for a question without fields. At most four names, then `…`.
+/// ` --content '{"name": "…"}'`, only optional ones in brackets
+/// (` [--content '{"reason": "…"}']`), nothing for a question without fields. A value shows its
+/// type: `"…"` a string (an approval's edited `arguments` too: JSON text), `true` a boolean,
+/// `…` anything else. At most four names, then `…`.
 fn content_hint(schema: &Value) -> String {
     let names: Vec<&str> = schema["properties"]
         .as_object()
@@ -454,8 +464,17 @@ fn content_hint(schema: &Value) -> String {
         .filter_map(Value::as_str)
         .filter(|n| names.contains(n))
         .collect();
+    let placeholder = |name: &str| match schema["properties"][name]["type"].as_str() {
+        Some("string") => "\"…\"",
+        Some("boolean") => "true",
+        _ => "…",
+    };
     let listed = |names: &[&str]| {
-        let mut shown: Vec<String> = names.iter().take(4).map(|n| format!("{n:?}: …")).collect();
+        let mut shown: Vec<String> = names
+            .iter()
+            .take(4)
+            .map(|n| format!("{n:?}: {}", placeholder(n)))
+            .collect();
         if names.len() > 4 {
             shown.push("…".into());
         }
@@ -483,6 +502,11 @@ mod tests {
         assert_eq!(
             content_hint(&json!({"properties": {"alwaysAllow": {}, "reason": {}}})),
             r#" [--content '{"alwaysAllow": …, "reason": …}']"#
+        );
+        assert_eq!(
+            content_hint(&json!({"properties": {"alwaysAllow": {"type": "boolean"},
+                "arguments": {"type": "string"}, "n": {"type": "integer"}}})),
+            r#" [--content '{"alwaysAllow": true, "arguments": "…", "n": …}']"#
         );
         assert_eq!(
             content_hint(

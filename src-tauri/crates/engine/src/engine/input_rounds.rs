@@ -344,7 +344,11 @@ fn validate_response(key: &str, request: &Value, response: Value) -> Result<Valu
                 })?;
             let errors: Vec<String> = validator
                 .iter_errors(&content)
-                .map(|e| format!("{}: {e}", e.instance_path()))
+                .map(|e| match e.instance_path().to_string() {
+                    // The content itself (a required field missing): no path to name.
+                    path if path.is_empty() => e.to_string(),
+                    path => format!("{path}: {e}"),
+                })
                 .collect();
             if errors.is_empty() {
                 Ok(response)

@@ -120,7 +120,9 @@ pub(crate) async fn decide_approvals(
     Ok(Json(DecideReply { results }).into_response())
 }
 
-fn arguments_problem(errors: Vec<ArgumentError>) -> Response {
+/// 422 `application/problem+json` for edited arguments that do not fit the tool's input
+/// schema: the problem document with `errors` (each a JSON pointer `path` and a `message`).
+pub(crate) fn arguments_problem(errors: Vec<ArgumentError>) -> Response {
     let detail = errors
         .iter()
         .map(|e| match e.path.is_empty() {

@@ -36,8 +36,10 @@ use super::{
     agents_api, api_doc,
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument, json_body},
     api_types::{AnswerReply, CancelReply, Me, TaskDetail, TaskList, TaskView, ToolList, ToolView},
+    approvals_api::{ArgumentsProblem, arguments_problem},
     events_api, hosted_api, page_cursor, task_actions_api,
 };
+use crate::approvals::decide::{DecideError, check_answered_edits};
 use taskdeck_engine::{Engine, EngineError, Principal, TaskStatus, store::ListFilter};
 
 pub use super::api_middleware::{MAX_BODY_BYTES, limit_body, problem_for_405};
@@ -225,20 +227,26 @@ struct AnswerBody {
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "the task is settled", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "an answer fails its schema; nothing recorded (an agent's answer to a human-only request is no error: it is listed in `ignored`)", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "an answer fails its schema, or an approval's edited `arguments` are not an editable call's, not a JSON object, or do not fit the tool's input schema (`errors` says where, as for `/v1/approvals/decide`); nothing recorded (an agent's answer to a human-only request is no error: it is listed in `ignored`)", body = ArgumentsProblem, content_type = "application/problem+json")))]
 async fn answer(
     State(engine): State<Engine>,
     Extension(p): Extension<Principal>,
     ApiPath(task_id): ApiPath<String>,
     body: Result<Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
-) -> Result<Json<AnswerReply>, ApiError> {
+) -> Result<Response, ApiError> {
     let body = json_body(body, "{\"inputResponses\": {...}}")?;
+    match check_answered_edits(&engine, &p, &task_id, &body.input_responses) {
+        Ok(()) => {}
+        Err(DecideError::Invalid(why)) => return Err(ApiError::unprocessable(why)),
+        Err(DecideError::Arguments(errors)) => return Ok(arguments_problem(errors)),
+    }
     let report = engine.answer(&p, &task_id, body.input_responses).await?;
     Ok(Json(AnswerReply {
         accepted: report.accepted,
         ignored: report.ignored,
         task: engine.get(&p, &task_id).ok().as_ref().map(TaskView::from),
-    }))
+    })
+    .into_response())
 }
 
 /// Requests cancellation (cooperative; idempotent).

@@ -226,7 +226,75 @@ fn check_edit(
         .get(principal, &item.task_id)
         .map_err(|e| DecideError::Invalid(explain(e)))?;
     let key = question_key(&task, item.key.as_deref()).map_err(DecideError::Invalid)?;
-    let meta = question::meta_of(&task.input_requests[&key])
+    check_edit_of(engine, &key, &task.input_requests[&key], arguments)
+}
+
+/// Checks the edits among `responses`, a person's answers to task `task_id`'s questions given
+/// as they are (`POST /v1/tasks/{taskId}/input`, `taskdeck tasks answer`), as [`decide`] checks
+/// one: an `accept` of an open approval whose content carries `arguments` (the edited call as
+/// JSON text, the question's form says so) must be an editable question's, a JSON object, and
+/// fit the tool's input schema. Answers of an agent (which a human-only question ignores), to
+/// keys not open, or without an edit are left to `Engine::answer`. Errors: [`DecideError`],
+/// naming the key.
+pub fn check_answered_edits(
+    engine: &Engine,
+    principal: &Principal,
+    task_id: &str,
+    responses: &Map<String, Value>,
+) -> Result<(), DecideError> {
+    if !principal.is_human() {
+        return Ok(());
+    }
+    let Ok(task) = engine.get(principal, task_id) else {
+        return Ok(());
+    };
+    for (key, response) in responses {
+        let Some(request) = task.input_requests.get(key) else {
+            continue;
+        };
+        if question::meta_of(request).is_none() || !question::approved(response) {
+            continue;
+        }
+        match response.pointer("/content/arguments") {
+            None | Some(Value::String(_)) => {}
+            Some(other) => {
+                return Err(DecideError::Invalid(format!(
+                    "{key}: `arguments` is the edited call as JSON text (a string), not {}",
+                    json_kind(other)
+                )));
+            }
+        }
+        match question::edited_arguments(response) {
+            None => {}
+            Some(Err(why)) => return Err(DecideError::Invalid(format!("{key}: {why}"))),
+            Some(Ok(arguments)) => {
+                check_edit_of(engine, key, request, &arguments)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// "an object", "a number", … for a message.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks `arguments` as an edit of the call question `request` (key `key`) asks about.
+fn check_edit_of(
+    engine: &Engine,
+    key: &str,
+    request: &Value,
+    arguments: &Value,
+) -> Result<String, DecideError> {
+    let meta = question::meta_of(request)
         .filter(|m| m.editable)
         .ok_or_else(|| {
             DecideError::Invalid(format!(

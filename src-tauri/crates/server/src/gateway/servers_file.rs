@@ -93,6 +93,19 @@ impl ServersConfig {
 /// The file's name in the config dir.
 pub const FILE_NAME: &str = "servers.json";
 
+/// The members an entry may have. Any other (a typo such as `header`) makes the entry
+/// unreadable rather than ignored: ignored, it would be dropped at the next save.
+pub const ENTRY_FIELDS: [&str; 8] = [
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "timeoutMs",
+    "disabled",
+];
+
 /// The name of Taskdeck's own tools in the policy; no upstream may take it.
 pub const RESERVED_NAME: &str = "taskdeck";
 
@@ -180,18 +193,41 @@ pub fn refusal(name: &str, spec: &ServerSpec) -> Option<String> {
 }
 
 impl ServerSpec {
-    /// Checks what a server needs to be started: a non-empty command; an `http`/`https` URL;
-    /// header names and values HTTP allows; env names without `=` or NUL. Errors:
-    /// [`ServersFileError::BadSpec`].
+    /// Checks what a server needs to be started: a non-empty command; no NUL character in the
+    /// command, its arguments, env values or cwd (a process cannot be given one); an
+    /// `http`/`https` URL; header names and values HTTP allows; env names without `=` or NUL.
+    /// Errors: [`ServersFileError::BadSpec`] (naming the place, never an env value).
     pub fn validate(&self) -> Result<(), ServersFileError> {
         let bad = |why: String| Err(ServersFileError::BadSpec(why));
         match &self.transport {
-            Transport::Stdio { command, env, .. } => {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
                 if command.trim().is_empty() {
                     return bad("the command is empty".into());
                 }
+                if command.contains('\0') {
+                    return bad("the command holds a NUL character".into());
+                }
+                if let Some(n) = args.iter().position(|a| a.contains('\0')) {
+                    return bad(format!("argument {} holds a NUL character", n + 1));
+                }
                 if let Some(key) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
                     return bad(format!("bad environment variable name {key:?}"));
+                }
+                if let Some((key, _)) = env.iter().find(|(_, v)| v.contains('\0')) {
+                    return bad(format!(
+                        "the value of environment variable {key} holds a NUL character"
+                    ));
+                }
+                if cwd
+                    .as_ref()
+                    .is_some_and(|d| d.as_os_str().as_encoded_bytes().contains(&0))
+                {
+                    return bad("the cwd holds a NUL character".into());
                 }
             }
             Transport::Http { url, headers } => {
@@ -220,6 +256,48 @@ impl ServerSpec {
         }
         Ok(())
     }
+}
+
+/// One entry of the file as a spec, or why it is not one, naming the member at fault where
+/// serde would not (its messages name no field inside an entry).
+fn entry_spec(entry: &serde_json::Value) -> Result<ServerSpec, String> {
+    let Some(members) = entry.as_object() else {
+        return Err("the entry is not an object (it has a `command` or a `url`, and more)".into());
+    };
+    // The untagged transport would read an entry with both as stdio: say so instead of
+    // guessing.
+    if members.contains_key("command") && members.contains_key("url") {
+        return Err("it has both `command` and `url`: give one".into());
+    }
+    if let Some(field) = members.keys().find(|k| !ENTRY_FIELDS.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown field `{field}` (an entry has {})",
+            ENTRY_FIELDS.map(|f| format!("`{f}`")).join(", ")
+        ));
+    }
+    if members.get("timeoutMs").is_some_and(|t| !t.is_u64()) {
+        return Err("`timeoutMs` is a whole number of milliseconds".into());
+    }
+    if members.get("disabled").is_some_and(|d| !d.is_boolean()) {
+        return Err("`disabled` is true or false".into());
+    }
+    serde_json::from_value::<ServerSpec>(entry.clone()).map_err(|e| {
+        // The untagged transport says only that no variant fitted.
+        let untagged = e.to_string().contains("untagged enum Transport");
+        match (untagged, members.get("command"), members.get("url")) {
+            (false, ..) => e.to_string(),
+            (true, Some(_), _) => "a stdio entry has `command` (a string), `args` (a list of \
+                strings), `env` (an object of strings) and `cwd` (a path)"
+                .to_string(),
+            (true, None, Some(_)) => {
+                "an http entry has `url` (a string) and `headers` (an object of strings)"
+                    .to_string()
+            }
+            (true, None, None) => {
+                "it needs a `command` (a program to start) or a `url`".to_string()
+            }
+        }
+    })
 }
 
 impl ServersConfig {
@@ -256,28 +334,7 @@ impl ServersConfig {
         };
         let mut config = ServersConfig::default();
         for (name, entry) in entries {
-            // The untagged transport would read an entry with both as stdio: say so instead
-            // of guessing.
-            let both = entry.get("command").is_some() && entry.get("url").is_some();
-            let spec = match both {
-                true => Err("it has both `command` and `url`: give one".to_string()),
-                false => serde_json::from_value::<ServerSpec>(entry.clone()).map_err(|e| {
-                    // The untagged transport says only that no variant fitted.
-                    let untagged = e.to_string().contains("untagged enum Transport");
-                    match (untagged, entry.get("command"), entry.get("url")) {
-                        (false, ..) => e.to_string(),
-                        (true, Some(_), _) => "a stdio entry has `command` (a string), `args` \
-                            (a list of strings), `env` (an object of strings) and `cwd` (a path)"
-                            .to_string(),
-                        (true, None, Some(_)) => "an http entry has `url` (a string) and \
-                            `headers` (an object of strings)"
-                            .to_string(),
-                        (true, None, None) => {
-                            "it needs a `command` (a program to start) or a `url`".to_string()
-                        }
-                    }
-                }),
-            };
+            let spec = entry_spec(entry);
             match spec {
                 Ok(spec) => {
                     config.servers.insert(name.clone(), spec);
@@ -477,7 +534,10 @@ mod tests {
         let path = dir.path().join("servers.json");
         let both = json!({"command": "npx", "url": "http://x.example/mcp"});
         let file = json!({"servers": {"both": both, "typed": {"command": "npx", "args": "-y"},
-            "none": {"args": []}, "fs": {"command": "npx"}}});
+            "none": {"args": []}, "fs": {"command": "npx"},
+            "typo": {"url": "http://x.example/mcp", "header": {"Authorization": "x"}},
+            "number": 42, "slow": {"command": "npx", "timeoutMs": "5"},
+            "off": {"command": "npx", "disabled": "yes"}}});
         std::fs::write(&path, file.to_string()).unwrap();
         let config = ServersConfig::load(&path).unwrap();
         assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["fs"]);
@@ -497,6 +557,17 @@ mod tests {
             "{}",
             problem("none")
         );
+        assert!(
+            problem("typo").starts_with("unknown field `header` (an entry has `command`,"),
+            "{}",
+            problem("typo")
+        );
+        assert!(problem("number").starts_with("the entry is not an object"));
+        assert_eq!(
+            problem("slow"),
+            "`timeoutMs` is a whole number of milliseconds"
+        );
+        assert_eq!(problem("off"), "`disabled` is true or false");
         assert!(config.has("both") && !config.has("other"));
         // Edited through the CLI's functions: the unreadable entries stay as written.
         add_server(&path, "docs", http("https://x.example/mcp", &[])).unwrap();
@@ -511,7 +582,7 @@ mod tests {
         let config = ServersConfig::load(&path).unwrap();
         assert_eq!(
             config.unreadable.keys().collect::<Vec<_>>(),
-            ["none", "typed"]
+            ["none", "number", "off", "slow", "typed", "typo"]
         );
         assert_eq!(config.servers.keys().collect::<Vec<_>>(), ["docs", "fs"]);
     }
@@ -601,6 +672,21 @@ mod tests {
             env.insert("A=B".into(), "v".into());
         }
         assert!(bad(env));
+        assert!(bad(stdio("np\0x")));
+        let mut arg = stdio("npx");
+        if let Transport::Stdio { args, .. } = &mut arg.transport {
+            args.extend(["-y".into(), "a\0b".into()]);
+        }
+        assert_eq!(
+            arg.validate().unwrap_err().to_string(),
+            "argument 2 holds a NUL character"
+        );
+        let mut value = stdio("npx");
+        if let Transport::Stdio { env, .. } = &mut value.transport {
+            env.insert("KEY".into(), "s3cret\0".into());
+        }
+        let e = value.validate().unwrap_err().to_string();
+        assert!(e.contains("KEY") && !e.contains("s3cret"), "{e}");
         stdio("npx").validate().unwrap();
         http("http://127.0.0.1:3000/mcp", &[("X-Key", "v")])
             .validate()
