@@ -36,6 +36,16 @@ fn cli(s: &Server, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `servers add NAME` with neither a URL nor a command names both ways to give one.
+#[tokio::test]
+async fn servers_add_without_a_target_names_both_forms() {
+    let s = Server::start(&[]).await;
+    let out = cli(&s, &["servers", "add", "v"]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--url") && said.contains("COMMAND"), "{said}");
+}
+
 /// An HTTP server nothing answers for is `failed`, and `lastError` says why in words (the
 /// refused connection, not the client library's type names) with the URL shown without its
 /// credentials.
@@ -100,7 +110,7 @@ async fn add_list_and_delete_never_showing_secrets() {
         .v1_post(
             Some(&s.admin),
             "/v1/servers",
-            json!({"name": "docs", "url": url, "headers": {"Authorization": format!("Bearer {SECRET}")},
+            json!({"name": "docs", "url": url, "headers": {"X-Api-Key": SECRET},
                    "disabled": true}),
         )
         .await;
@@ -109,7 +119,17 @@ async fn add_list_and_delete_never_showing_secrets() {
         docs["target"],
         "https://user:****@mcp.example.com/mcp?key=[redacted]&region=[redacted]"
     );
-    assert_eq!(docs["headerNames"], json!(["Authorization"]));
+    assert_eq!(docs["headerNames"], json!(["X-Api-Key"]));
+    // A password in the URL is sent as Authorization: a header of that name too is refused.
+    let (status, problem) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/servers",
+            json!({"name": "two", "url": url, "headers": {"authorization": format!("Bearer {SECRET}")}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{problem}");
+    assert_no_secret("POST refused", &problem.to_string());
     assert_eq!(docs["state"], "disabled");
     assert_no_secret("POST http", &docs.to_string());
 

@@ -30,11 +30,12 @@ use super::servers_import::{self, ImportArgs};
 #[derive(clap::Subcommand)]
 pub enum ServersCommand {
     /// Add a server: `add NAME -- COMMAND [ARGS...]` (stdio) or `add NAME --url URL` (Streamable HTTP)
+    #[command(group(clap::ArgGroup::new("target").required(true).args(["url", "command"])))]
     Add {
         /// 1-64 of a-z 0-9 _ -, starting with a letter or digit (no "__"; not "taskdeck")
         name: String,
         /// The server's Streamable HTTP endpoint
-        #[arg(long, conflicts_with_all = ["command", "env", "cwd"], required_unless_present = "command")]
+        #[arg(long, conflicts_with_all = ["command", "env", "cwd"])]
         url: Option<String>,
         /// A header sent with every request, 'Name: value' (repeatable; with --url)
         #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]

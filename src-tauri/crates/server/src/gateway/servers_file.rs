@@ -241,6 +241,17 @@ impl ServerSpec {
                     }
                     Err(e) => return bad(format!("bad URL: {e}")),
                 }
+                // The URL's password is sent as `Authorization: Basic …`: a second
+                // Authorization header would be sent with it.
+                if reqwest::Url::parse(url).is_ok_and(|u| u.password().is_some())
+                    && headers
+                        .keys()
+                        .any(|k| k.eq_ignore_ascii_case("authorization"))
+                {
+                    return bad(
+                        "the URL has a password and `headers` has Authorization: give one".into(),
+                    );
+                }
                 for (name, value) in headers {
                     if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                         return bad(format!("bad header name {name:?}"));
@@ -687,6 +698,10 @@ mod tests {
         }
         let e = value.validate().unwrap_err().to_string();
         assert!(e.contains("KEY") && !e.contains("s3cret"), "{e}");
+        assert!(bad(http(
+            "https://u:pw@x.example/",
+            &[("authorization", "Bearer t")]
+        )));
         stdio("npx").validate().unwrap();
         http("http://127.0.0.1:3000/mcp", &[("X-Key", "v")])
             .validate()

@@ -608,6 +608,12 @@ fn secrets_of(spec: &ServerSpec) -> Vec<String> {
             );
             if let Ok(u) = reqwest_rmcp::Url::parse(url) {
                 s.extend(u.password().map(String::from));
+                // As sent: `Authorization: Basic base64(user:password)`, which a server may echo.
+                s.extend(u.password().map(|pw| {
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::STANDARD
+                        .encode(format!("{}:{pw}", u.username()))
+                }));
                 s.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
                 if let Some(q) = u.query() {
                     // `k=v` gives `v`; a bare `v` (no `=`) is a value too.
@@ -746,7 +752,8 @@ mod tests {
         };
         let upstream = Upstream::new("web", spec);
         let quoted = "error sending request for url \
-            (https://me:pass-word@x.example/mcp?key=k-secret&BARESECRET#frag=f-secret) with h-secret";
+            (https://me:pass-word@x.example/mcp?key=k-secret&BARESECRET#frag=f-secret) with h-secret \
+            (Basic bWU6cGFzcy13b3Jk)";
         let scrubbed = upstream.scrub(quoted);
         for secret in [
             "pass-word",
@@ -754,6 +761,7 @@ mod tests {
             "BARESECRET",
             "f-secret",
             "h-secret",
+            "bWU6cGFzcy13b3Jk",
         ] {
             assert!(!scrubbed.contains(secret), "{secret} in {scrubbed}");
         }
