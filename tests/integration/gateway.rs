@@ -1041,7 +1041,15 @@ async fn an_upstream_that_exits_at_start_is_not_served() {
             .unwrap_or_else(|| panic!("{body}"));
         let tail = broken["stderrTail"].to_string();
         if broken["state"] == "failed" && tail.contains("exiting at start") {
-            assert!(broken["lastError"].is_string(), "{broken}");
+            // How it ended, in words, with its last stderr line.
+            let why = broken["lastError"].as_str().unwrap_or_default();
+            assert!(
+                why.starts_with("MCP handshake failed: ")
+                    && why
+                        .contains("; the process exited (stderr: faulty-server: exiting at start")
+                    && !why.contains("Transport ["),
+                "{broken}"
+            );
             break;
         }
         assert!(start.elapsed() < TASK_DEADLINE, "{broken}");

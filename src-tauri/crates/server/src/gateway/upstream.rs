@@ -50,8 +50,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// First and largest wait before starting a failed server again.
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
-/// A connection that lasted this long resets the backoff.
-const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// A connection that lasted this long resets the backoff: a server back for a while starts
+/// again from [`BACKOFF_FIRST`] when it fails; one that fails sooner keeps doubling it.
+const STABLE_AFTER: Duration = Duration::from_secs(10);
+/// How long a stdio server whose handshake failed is given to be seen exiting.
+const EXIT_SEEN_WITHIN: Duration = Duration::from_millis(500);
 
 /// A live connection to an upstream: the peer to send requests to, and its protocol version.
 pub struct Connection {
@@ -276,7 +279,7 @@ impl Upstream {
                     token.cancel();
                     let _ = waiting.await;
                     let why = self.lost_why.lock().unwrap().take();
-                    return Some(format!("lost: {}", why.unwrap_or_default()));
+                    return Some(why.unwrap_or_else(|| "a request to it failed".into()));
                 }
                 _ = &mut exit => {
                     token.cancel();
@@ -356,12 +359,22 @@ impl Upstream {
                         stderr,
                     ));
                 }
-                client
-                    .serve_with_lifecycle(transport, lifecycle())
-                    .await
-                    .map_err(|e| {
-                        self.with_stderr(format!("MCP handshake failed: {}", of_handshake(&e)))
-                    })?
+                match client.serve_with_lifecycle(transport, lifecycle()).await {
+                    Ok(running) => running,
+                    Err(e) => {
+                        // A server that exits at start is the usual cause: say so.
+                        let watch = self.exit_watch.lock().unwrap().take();
+                        let exited = match watch {
+                            Some(fd) => exits_within(fd, EXIT_SEEN_WITHIN).await,
+                            None => false,
+                        };
+                        return Err(self.with_stderr(format!(
+                            "MCP handshake failed: {}{}",
+                            of_handshake(&e),
+                            if exited { "; the process exited" } else { "" }
+                        )));
+                    }
+                }
             }
             Transport::Http { url, headers } => {
                 let mut custom = HashMap::new();
@@ -574,6 +587,15 @@ async fn exited(pidfd: Option<std::os::fd::OwnedFd>) {
         }
         None => std::future::pending().await,
     }
+}
+
+/// True once the process `pidfd` refers to has exited, waiting up to `within` for it. (Its
+/// exit status is not known here: the process is reaped by its `Child`, inside rmcp's
+/// transport, as soon as the handshake fails.)
+async fn exits_within(pidfd: std::os::fd::OwnedFd, within: Duration) -> bool {
+    tokio::time::timeout(within, exited(Some(pidfd)))
+        .await
+        .is_ok()
 }
 
 /// The secret values of `spec`, longest first (so that a secret containing another is taken out

@@ -21,6 +21,13 @@ use super::server_target::redact_url;
 pub fn said(e: &(dyn Error + 'static)) -> String {
     let mut text = String::new();
     for error in chain(e) {
+        // rmcp's "Client error: <the HTTP library's message>": the message follows.
+        if matches!(
+            error.downcast_ref::<StreamableHttpError<reqwest_rmcp::Error>>(),
+            Some(StreamableHttpError::Client(_))
+        ) {
+            continue;
+        }
         let message = error.to_string();
         if !text.contains(&message) {
             if !text.is_empty() {
