@@ -539,6 +539,8 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
         "Bad Name": {"command": "true"},
         // Not a spec at all (both ways to reach it): it costs only itself.
         "both": {"command": "true", "url": "http://x.example/mcp", "headers": {"X-Key": "ksecret555"}},
+        // A typo: kept aside, shown with its target (masked as any).
+        "typo": {"url": "http://x.example/mcp?key=qsecret999", "header": {"X-Key": "ksecret555"}},
     }))
     .await;
     let start = Instant::now();
@@ -586,6 +588,21 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
                 "not started: it has both `command` and `url`: give one"
             );
             assert_eq!(both["headerNames"], json!(["X-Key"]));
+            let typo = servers["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "typo")
+                .cloned()
+                .expect("the entry with a typo is shown");
+            assert_eq!(typo["target"], "http://x.example/mcp?key=[redacted]");
+            assert!(
+                typo["lastError"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("not started: unknown field `header`"),
+                "{typo}"
+            );
             break;
         }
         assert!(start.elapsed() < CONNECT_DEADLINE, "{text}");

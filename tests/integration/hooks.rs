@@ -57,6 +57,7 @@ fn hook_command(s: &Server, args: &[&str], token: Option<&str>) -> Command {
 
 struct HookRun {
     stdout: String,
+    stderr: String,
     code: Option<i32>,
     elapsed: Duration,
 }
@@ -83,6 +84,7 @@ async fn run(mut cmd: Command, input: impl std::borrow::Borrow<Value>) -> HookRu
         .unwrap();
     HookRun {
         stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         code: out.status.code(),
         elapsed: start.elapsed(),
     }
@@ -91,6 +93,31 @@ async fn run(mut cmd: Command, input: impl std::borrow::Borrow<Value>) -> HookRu
 /// Runs `taskdeck hook AGENT` with `input` as `token`'s principal.
 async fn hook(s: &Server, agent: &str, token: &str, input: &Value) -> HookRun {
     run(hook_command(s, &[agent], Some(token)), input).await
+}
+
+/// An event Taskdeck refuses leaves the decision to the agent (no output, exit 0), and the
+/// hook says why on stderr: Taskdeck's reason, not only its status.
+#[tokio::test]
+async fn a_refused_event_is_left_to_the_agent_saying_why() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let event = json!({"hook_event_name": "PermissionRequest", "session_id": "s1",
+        "tool_name": "Bash", "tool_input": "rm -rf /"});
+    let run = hook(&s, "claude-code", &agent, &event).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), ""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "refused the hook event (422 Unprocessable Entity): a PermissionRequest event's \
+             tool_input must be a JSON object"
+        ),
+        "{}",
+        run.stderr
+    );
 }
 
 /// The one `permission_request` task waiting for the human (10 s at most).

@@ -243,10 +243,17 @@ fn ask(
             .send();
         let mut resp = tokio::time::timeout_at(deadline, send).await.ok()?.ok()?;
         if !resp.status().is_success() {
-            eprintln!(
-                "taskdeck: Taskdeck refused the hook event ({})",
-                resp.status()
-            );
+            let status = resp.status();
+            // The problem document's `detail` says why (a malformed event, a bad token).
+            let body = tokio::time::timeout_at(deadline, resp.json::<serde_json::Value>()).await;
+            let detail = body
+                .ok()
+                .and_then(Result::ok)
+                .and_then(|p| p.get("detail").and_then(|d| d.as_str()).map(String::from));
+            match detail {
+                Some(why) => eprintln!("taskdeck: Taskdeck refused the hook event ({status}): {why}"),
+                None => eprintln!("taskdeck: Taskdeck refused the hook event ({status})"),
+            }
             return None;
         }
         let mut text = Vec::new();

@@ -56,16 +56,19 @@ impl ServerSpec {
     /// [`redact_url`]).
     pub fn target(&self) -> String {
         match &self.transport {
-            Transport::Stdio { command, args, .. } => {
-                let masked = masked_argv(command, args);
-                let words = masked.iter().map(String::as_str);
-                // Only a NUL byte makes quoting fail; such a line cannot be run anyway.
-                shlex::try_join(words.clone())
-                    .unwrap_or_else(|_| words.collect::<Vec<_>>().join(" ").replace('\0', "\\0"))
-            }
+            Transport::Stdio { command, args, .. } => stdio_target(command, args),
             Transport::Http { url, .. } => redact_url(url),
         }
     }
+}
+
+/// A stdio server's command line as [`ServerSpec::target`] shows it.
+fn stdio_target(command: &str, args: &[String]) -> String {
+    let masked = masked_argv(command, args);
+    let words = masked.iter().map(String::as_str);
+    // Only a NUL byte makes quoting fail; such a line cannot be run anyway.
+    shlex::try_join(words.clone())
+        .unwrap_or_else(|_| words.collect::<Vec<_>>().join(" ").replace('\0', "\\0"))
 }
 
 /// `command` and `args` with their credentials masked as a tool call's `argv` is
@@ -114,8 +117,10 @@ impl PublicSpec {
 }
 
 /// The status of servers.json's entry `name` that is not a spec: `failed`, `lastError` saying
-/// why (`not started: ...`), its transport as its fields tell (`http` when it has a `url`), and
-/// nothing of its values (they may be secrets) but its env and header names. `since_ms`: Unix ms.
+/// why (`not started: ...`), its transport as its fields tell (`http` when it has a `url`), its
+/// target as a spec's is shown when it has a `url` or a `command` (with `args`) that are
+/// strings, and nothing else of its values (they may be secrets) but its env and header names.
+/// `since_ms`: Unix ms.
 pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> ServerStatus {
     let keys = |field: &str| -> Vec<String> {
         entry.raw[field]
@@ -124,6 +129,19 @@ pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> Serve
             .unwrap_or_default()
     };
     let http = entry.raw.get("url").is_some() && entry.raw.get("command").is_none();
+    let target = match (entry.raw["url"].as_str(), entry.raw["command"].as_str()) {
+        (Some(url), None) => redact_url(url),
+        (None, Some(command)) => {
+            let args: Vec<String> = entry.raw["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str().map(String::from))
+                .collect();
+            stdio_target(command, &args)
+        }
+        _ => String::new(),
+    };
     ServerStatus {
         name: name.to_string(),
         transport: if http {
@@ -131,7 +149,7 @@ pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> Serve
         } else {
             TransportKind::Stdio
         },
-        target: String::new(),
+        target,
         cwd: None,
         env_keys: keys("env"),
         header_names: keys("headers"),

@@ -67,7 +67,8 @@ fn text(raw: &Value, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Reads `raw` (a JSON object). Errors: a tool event without `tool_name` (text for the caller).
+/// Reads `raw` (a JSON object). Errors: a tool event without `tool_name`, or whose `tool_input`
+/// is there but not an object (text for the caller).
 pub fn parse(raw: &Value) -> Result<HookEvent, String> {
     if raw.get("type").and_then(Value::as_str) == Some("agent-turn-complete") {
         return Ok(HookEvent {
@@ -84,9 +85,14 @@ pub fn parse(raw: &Value) -> Result<HookEvent, String> {
         "PreToolUse" | "PermissionRequest" => {
             let tool_name = text(raw, "tool_name")
                 .ok_or_else(|| format!("a {name} event needs tool_name (a string)"))?;
+            // A call is shown and decided as given: one whose input is not an object would be
+            // asked about as something else.
             let tool_input = match raw.get("tool_input") {
                 Some(v @ Value::Object(_)) => v.clone(),
-                _ => Value::Object(Default::default()),
+                None => Value::Object(Default::default()),
+                Some(_) => {
+                    return Err(format!("a {name} event's tool_input must be a JSON object"));
+                }
             };
             if name == "PreToolUse" {
                 EventKind::PreToolUse {
