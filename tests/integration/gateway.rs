@@ -553,18 +553,15 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
                 && !text.contains("ksecret555"),
             "{text}"
         );
-        let web = servers["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == "web")
-            .cloned();
-        let bad = servers["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == "Bad Name")
-            .cloned();
+        let named = |name: &str| {
+            servers["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == name)
+                .cloned()
+        };
+        let (web, bad) = (named("web"), named("Bad Name"));
         if web
             .as_ref()
             .is_some_and(|w| w["state"] == "failed" && w["lastError"].is_string())
@@ -575,26 +572,14 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
                 bad["lastError"].as_str().unwrap().contains("not started"),
                 "{bad}"
             );
-            let both = servers["servers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["name"] == "both")
-                .cloned()
-                .expect("the entry that is not a spec is shown");
+            let both = named("both").expect("the entry that is not a spec is shown");
             assert_eq!(both["state"], "failed", "{both}");
             assert_eq!(
                 both["lastError"],
                 "not started: it has both `command` and `url`: give one"
             );
             assert_eq!(both["headerNames"], json!(["X-Key"]));
-            let typo = servers["servers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["name"] == "typo")
-                .cloned()
-                .expect("the entry with a typo is shown");
+            let typo = named("typo").expect("the entry with a typo is shown");
             assert_eq!(typo["target"], "http://x.example/mcp?key=[redacted]");
             assert!(
                 typo["lastError"]
