@@ -731,6 +731,15 @@ async fn everything_through_the_gateway(spec: Value) {
         .as_str()
         .unwrap_or_default();
     assert!(said.starts_with("everything asks: "), "{waiting}");
+    // And still does once the call has been waiting long enough to say where it is.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let later = deck.detail(&elicit).await;
+    assert!(
+        later["task"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("everything asks: ")),
+        "{later}"
+    );
     deck.s
         .answer(
             &elicit,
@@ -857,9 +866,9 @@ async fn an_http_server_killed_mid_call_fails_the_call_in_seconds() {
 }
 
 /// A server-everything that went away: a call to it fails saying it did not run (nothing
-/// accepted the connection); Taskdeck tries again with a growing backoff (here 16 s by the
-/// time it is back), and a call that then waits for it has Taskdeck try at once, so it is
-/// served within seconds instead of at the end of the backoff.
+/// accepted the connection); Taskdeck tries again with a growing backoff (here 16 s), and
+/// while a call waits for it Taskdeck tries every second, so the call is served within seconds
+/// of the server's return instead of at the end of the backoff.
 #[tokio::test]
 async fn a_call_waiting_for_a_server_that_is_back_is_served_in_seconds() {
     let upstream = EverythingOverHttp::start().await;
@@ -889,13 +898,17 @@ async fn a_call_waiting_for_a_server_that_is_back_is_served_in_seconds() {
         assert!(start.elapsed() < Duration::from_secs(40), "{body}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let _back = EverythingOverHttp::start_on(port).await;
-    let asked = Instant::now();
-    deck.assert_everything_echoes("back").await;
+    // The call comes first; the server is back 3 s later, after the call's first try failed:
+    // it is tried again every second while the call waits.
+    let back_at = Instant::now() + Duration::from_secs(3);
+    let (_, _back) = tokio::join!(deck.assert_everything_echoes("back"), async {
+        tokio::time::sleep_until(back_at.into()).await;
+        EverythingOverHttp::start_on(port).await
+    });
     assert!(
-        asked.elapsed() < Duration::from_secs(8),
-        "{:?}",
-        asked.elapsed()
+        back_at.elapsed() < Duration::from_secs(5),
+        "served {:?} after the server was back",
+        back_at.elapsed()
     );
 }
 

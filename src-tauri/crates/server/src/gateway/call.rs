@@ -240,7 +240,14 @@ async fn call_upstream(
             }
             _ = tokio::time::sleep(SAY_WHERE_AFTER), if !said_where => {
                 said_where = true;
-                ctx.status_message(format!("Waiting for {server} to answer {}", tool.name)).await;
+                // Not while the upstream waits for the human (its elicitation says so).
+                let asking = ctx
+                    .input_rounds()
+                    .is_ok_and(|rounds| rounds.iter().any(|r| r.state == "outstanding"));
+                if !asking {
+                    ctx.status_message(format!("Waiting for {server} to answer {}", tool.name))
+                        .await;
+                }
             }
         }
     };

@@ -21,8 +21,11 @@ pub struct ServersWatch {
 
 /// Calls `on_change` (on the watcher's own thread) about [`DEBOUNCE`] after servers.json at
 /// `servers_path` was created, written, renamed over or removed; once per burst of changes.
-/// Changes to other files of the directory are ignored. The directory is created if missing.
-/// Errors: the directory cannot be created or watched (e.g. the inotify watch limit).
+/// Changes to other files of the directory are ignored, and so is the file being read (the
+/// watcher sees it opened, and `on_change` reads it: without this, every read would call it
+/// again, five times a second): only a change of its inode, size, mtime or ctime counts. The
+/// directory is created if missing. Errors: the directory cannot be created or watched (e.g.
+/// the inotify watch limit).
 pub fn watch(
     servers_path: &Path,
     on_change: impl Fn() + Send + 'static,
@@ -38,13 +41,19 @@ pub fn watch(
         .file_name()
         .map(|n| n.to_os_string())
         .ok_or_else(|| std::io::Error::other("the servers file path has no file name"))?;
+    let path = servers_path.to_path_buf();
+    let mut seen = stamp(&path);
     let mut debouncer = new_debouncer(DEBOUNCE, move |result: DebounceEventResult| match result {
         Ok(events) => {
             if events
                 .iter()
                 .any(|e| e.path.file_name() == Some(file_name.as_os_str()))
             {
-                on_change();
+                let now = stamp(&path);
+                if now != seen {
+                    seen = now;
+                    on_change();
+                }
             }
         }
         Err(e) => tracing::warn!("watching the servers file: {e}"),
@@ -57,6 +66,21 @@ pub fn watch(
     Ok(ServersWatch {
         _debouncer: debouncer,
     })
+}
+
+/// What tells one version of the file from another without opening it: its inode, size, mtime
+/// and ctime (`None`: no file).
+fn stamp(path: &Path) -> Option<(u64, u64, i64, i64, i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
 }
 
 #[cfg(test)]
@@ -85,6 +109,11 @@ mod tests {
         expect_one(&rx, "creation");
         std::fs::write(&path, "{\"servers\": {}}").unwrap();
         expect_one(&rx, "a write");
+        std::fs::read(&path).unwrap();
+        assert!(
+            rx.recv_timeout(DEBOUNCE * 4).is_err(),
+            "reading the file was reported"
+        );
         let tmp = dir.path().join("cfg/.servers.json.tmp");
         std::fs::write(&tmp, "{}").unwrap();
         std::fs::rename(&tmp, &path).unwrap();

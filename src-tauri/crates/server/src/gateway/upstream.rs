@@ -87,6 +87,9 @@ pub struct Upstream {
     lost_why: Mutex<Option<String>>,
     /// A call waits for the connection: the supervisor cuts its backoff wait short.
     wanted: Notify,
+    /// Calls waiting for the connection now: while there are any, failed attempts are retried
+    /// every [`BACKOFF_FIRST`].
+    waiting_calls: std::sync::atomic::AtomicUsize,
     /// Why an HTTP connection's transport ended it ([`EndsOnUnaddressedError`]), unscrubbed.
     transport_ended: Arc<Mutex<Option<String>>>,
     stop: CancellationToken,
@@ -116,6 +119,7 @@ impl Upstream {
             lost: Notify::new(),
             lost_why: Mutex::default(),
             wanted: Notify::new(),
+            waiting_calls: Default::default(),
             transport_ended: Arc::default(),
             stop: CancellationToken::new(),
             process_group: Mutex::default(),
@@ -162,15 +166,26 @@ impl Upstream {
         self.tools.lock().unwrap().iter().any(|t| t.name == name)
     }
 
-    /// The connection, waiting up to `within` for one. `None`: not connected in time. A wait
-    /// (`within` > 0) for a failed server has the supervisor try again within
+    /// The connection, waiting up to `within` for one. `None`: not connected in time. While a
+    /// call waits (`within` > 0) for a failed server, the supervisor tries again every
     /// [`BACKOFF_FIRST`] rather than at the end of its backoff (up to [`BACKOFF_MAX`]): the
     /// server may be back, and a call is waiting for it.
     pub async fn connected(&self, within: Duration) -> Option<Arc<Connection>> {
+        use std::sync::atomic::Ordering;
         let mut rx = self.connection.subscribe();
-        if !within.is_zero() && rx.borrow().is_none() {
-            self.wanted.notify_one();
+        if within.is_zero() || rx.borrow().is_some() {
+            return rx.borrow().clone();
         }
+        // Counted until this wait ends, however it ends (a cancelled call drops it).
+        struct Counted<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiting_calls.fetch_add(1, Ordering::SeqCst);
+        let _counted = Counted(&self.waiting_calls);
+        self.wanted.notify_one();
         let wait = rx.wait_for(Option::is_some);
         match tokio::time::timeout(within, wait).await {
             Ok(Ok(c)) => c.clone(),
@@ -233,15 +248,17 @@ impl Upstream {
             }
             // What the server started and left behind goes with it.
             drop(self.process_group.lock().unwrap().take());
+            let waited_for = self.waiting_calls.load(std::sync::atomic::Ordering::SeqCst) > 0;
+            let wait = if waited_for { BACKOFF_FIRST } else { backoff };
             tracing::warn!(
                 server = %self.name,
-                "upstream failed: {}; starting it again in {backoff:?}",
+                "upstream failed: {}; starting it again in {wait:?}",
                 self.status().last_error.unwrap_or_default()
             );
             self.status.lock().unwrap().restarts += 1;
             tokio::select! {
                 _ = self.stop.cancelled() => return,
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = async {
                     self.wanted.notified().await;
                     tokio::time::sleep(BACKOFF_FIRST).await;
