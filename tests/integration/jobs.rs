@@ -2373,6 +2373,18 @@ async fn a_job_whose_runner_reports_outlives_the_default_ttl() {
     assert_eq!(v["task"]["status"], "working", "{v}");
 }
 
+/// A `request_approval` "Go?" asked as `token`, once it waits for its answer: its taskId.
+async fn waiting_go(s: &Server, token: &str) -> String {
+    let id = s
+        .call(token, "request_approval", json!({"message": "Go?"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(token, &id, "input_required").await;
+    id
+}
+
 /// `tasks wait` learns of an end from the event stream, not only at its next poll: with a
 /// 20 s pollIntervalMs (it polls every 5 s at most), it exits well within the poll after the
 /// answer that ends the task.
@@ -2380,13 +2392,7 @@ async fn a_job_whose_runner_reports_outlives_the_default_ttl() {
 async fn tasks_wait_learns_of_an_end_at_once() {
     let s = Server::start(&["--poll-interval-ms", "20000"]).await;
     let t = s.admin.clone();
-    let id = s
-        .call(&t, "request_approval", json!({"message": "Go?"}))
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&t, &id, "input_required").await;
+    let id = waiting_go(&s, &t).await;
     let wait = tokio::process::Command::new(BIN)
         .args([
             "tasks",
@@ -2422,13 +2428,7 @@ async fn tasks_wait_waits_out_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(tmp.path(), &[]).await;
     let t = s.admin.clone();
-    let id = s
-        .call(&t, "request_approval", json!({"message": "Go?"}))
-        .await["taskId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    s.wait_status(&t, &id, "input_required").await;
+    let id = waiting_go(&s, &t).await;
     let wait = tokio::process::Command::new(BIN)
         .args(["tasks", "wait", &id, "--timeout", "60", "--data-dir"])
         .arg(tmp.path().join("data"))
