@@ -215,7 +215,7 @@ impl ServerSpec {
                 if let Some(n) = args.iter().position(|a| a.contains('\0')) {
                     return bad(format!("argument {} holds a NUL character", n + 1));
                 }
-                if let Some(key) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
+                if let Some(key) = env.keys().find(|k| !crate::tools::process::is_env_name(k)) {
                     return bad(format!("bad environment variable name {key:?}"));
                 }
                 if let Some((key, _)) = env.iter().find(|(_, v)| v.contains('\0')) {

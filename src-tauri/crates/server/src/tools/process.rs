@@ -1,8 +1,8 @@
 //! Child processes in their own process group, so a cancel or timeout stops the command and
 //! everything it started: SIGTERM to the group, SIGKILL after a grace period; [`wait_or_stop`]
 //! waits for a command's end and says how it ended. Also the line
-//! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output, and
-//! the quoting that shows an argv as one shell line.
+//! reader both `run_command` and `taskdeck run` use for bounded, non-UTF-8-safe output, the
+//! quoting that shows an argv as one shell line, and what an environment variable's name may be.
 
 use std::time::Duration;
 
@@ -11,6 +11,12 @@ use nix::{
     unistd::Pid,
 };
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// True when a process's environment can hold a variable named `name`: `execve` takes
+/// `NAME=value` strings, so a name is not empty and holds no `=` and no NUL byte.
+pub fn is_env_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['=', '\0'])
+}
 
 /// `argv` as a POSIX shell would read it back: words of plain characters as they are, others
 /// in single quotes (`sh -c 'echo hi'`), and words holding a control or an invisible formatting

@@ -158,7 +158,7 @@ impl TaskTool for RunCommand {
             .env
             .iter()
             .flat_map(|env| env.keys())
-            .find(|k| k.is_empty() || k.contains(['=', '\0']))
+            .find(|k| !super::process::is_env_name(k))
         {
             return Err(format!(
                 "env: {name:?} is not a variable name (empty, or with '=' or a NUL byte)"
