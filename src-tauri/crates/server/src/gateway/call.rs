@@ -5,7 +5,8 @@
 //! progress and log messages land in the task's timeline, and the upstream's `CallToolResult`
 //! is the task's result; an upstream that answers with its own task is followed
 //! (`upstream_task.rs`). A cancel, or a call unanswered past its timeout, sends the upstream
-//! `notifications/cancelled`; a transport failure makes the supervisor connect again.
+//! `notifications/cancelled`; a transport failure makes the supervisor connect again, and a
+//! call whose connection was refused (it did not run) waits for that and is sent again.
 //!
 //! Credentials in the arguments (secret-named members, passwords in URLs) are stored and shown
 //! redacted; the call upstream gets them as given.
@@ -168,6 +169,7 @@ async fn call_upstream(
     settings: &CallSettings,
 ) -> Outcome {
     let server = &upstream.name;
+    let called = tokio::time::Instant::now();
     let connection = match upstream.connected(Duration::ZERO).await {
         Some(c) => Some(c),
         None => {
@@ -191,64 +193,55 @@ async fn call_upstream(
                 .unwrap_or("unknown")
         ));
     };
-    let mut params = CallToolRequestParams::new(tool.name.to_string());
-    params.arguments = arguments.as_object().cloned();
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    // rmcp gives the request its own progress token: the in-flight record maps it to this task.
-    let handle = match connection
-        .peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-    {
-        Ok(h) => h,
-        Err(e) => {
-            return failed(format!(
-                "cannot send {} to upstream {server}: {}",
-                tool.name,
-                upstream_error::of_request(&e)
-            ));
-        }
-    };
-    let _guard = upstream.in_flight.enter(ctx, &handle.progress_token);
-    let (peer, id) = (handle.peer.clone(), handle.id.clone());
-    let cancel = |reason: &str| {
-        let notice = CancelledNotificationParam::new(Some(id.clone()), Some(reason.to_string()));
-        let peer = peer.clone();
-        // Best effort: the upstream may already be gone.
-        tokio::spawn(async move { peer.notify_cancelled(notice).await });
-    };
-    let response = handle.await_response();
-    tokio::pin!(response);
-    let deadline = tokio::time::sleep(settings.call_timeout);
-    tokio::pin!(deadline);
-    // A quick call's timeline is its creation and its end; one that takes a while says where
-    // it is (one store write fewer for every quick call).
-    let mut said_where = false;
+    let mut connection = connection;
+    // Held until the call ends: it maps the request's progress token to this task.
+    let mut _in_flight = None;
     let answer = loop {
-        tokio::select! {
-            a = &mut response => break a,
-            _ = ctx.cancelled() => {
-                cancel("cancelled in Taskdeck");
-                return Outcome::Cancelled;
-            }
-            _ = &mut deadline => {
-                cancel("timed out in Taskdeck");
+        let mut params = CallToolRequestParams::new(tool.name.to_string());
+        params.arguments = arguments.as_object().cloned();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // rmcp gives the request its own progress token: the in-flight record maps it to this
+        // task.
+        let handle = match connection
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => {
                 return failed(format!(
-                    "upstream {server} did not answer {} within {} ms; the call was abandoned (it may have run)",
-                    tool.name, settings.call_timeout.as_millis()
+                    "cannot send {} to upstream {server}: {}",
+                    tool.name,
+                    upstream_error::of_request(&e)
                 ));
             }
-            _ = tokio::time::sleep(SAY_WHERE_AFTER), if !said_where => {
-                said_where = true;
-                // Not while the upstream waits for the human (its elicitation says so).
-                let asking = ctx
-                    .input_rounds()
-                    .is_ok_and(|rounds| rounds.iter().any(|r| r.state == "outstanding"));
-                if !asking {
-                    ctx.status_message(format!("Waiting for {server} to answer {}", tool.name))
-                        .await;
+        };
+        _in_flight = Some(upstream.in_flight.enter(ctx, &handle.progress_token));
+        let answer = match answer_to(ctx, handle, server, &tool.name, settings).await {
+            Ok(answer) => answer,
+            Err(outcome) => return outcome,
+        };
+        let left = settings.connect_wait.saturating_sub(called.elapsed());
+        match &answer {
+            // Nothing took the connection, so the call did not run: a server being restarted
+            // (or gone since its last call) is waited for as one known to be down is (within
+            // the same `connect_wait` from the call's start), then called again.
+            Err(e)
+                if upstream_error::never_reached(e) && !upstream.stopped() && !left.is_zero() =>
+            {
+                upstream.lost(&connection, failure(upstream, &tool.name, e));
+                ctx.status_message(format!("Waiting for {server} to connect"))
+                    .await;
+                let anew = tokio::select! {
+                    c = upstream.connected_anew(Some(&connection), left) => c,
+                    _ = ctx.cancelled() => return Outcome::Cancelled,
+                };
+                match anew {
+                    Some(c) => connection = c,
+                    None => break answer,
                 }
             }
+            _ => break answer,
         }
     };
     let legacy = connection.protocol_version.as_str() < "2026";
@@ -286,26 +279,79 @@ async fn call_upstream(
         }
         Err(rmcp::ServiceError::McpError(e)) => refused_by_upstream(server, &tool.name, e),
         Err(e) => {
-            let cause = upstream_error::of_request(&e);
-            let why = if upstream.stopped() {
-                format!(
-                    "upstream {server} was stopped during {} (removed or changed in servers.json, \
-                     or Taskdeck is stopping); it may have run",
-                    tool.name
-                )
-            } else if upstream_error::never_reached(&e) {
-                format!(
-                    "upstream {server} could not be reached for {} ({cause}); it did not run",
-                    tool.name
-                )
-            } else {
-                format!(
-                    "upstream {server} failed during {} ({cause}); it may have run",
-                    tool.name
-                )
-            };
-            upstream.lost(why.clone());
+            let why = failure(upstream, &tool.name, &e);
+            upstream.lost(&connection, why.clone());
             failed(why)
+        }
+    }
+}
+
+/// Why a call of `tool` failed when its request to `upstream` failed with `e`, a transport
+/// error: whether it may have run, and the cause.
+fn failure(upstream: &Upstream, tool: &str, e: &rmcp::ServiceError) -> String {
+    let server = &upstream.name;
+    let cause = upstream_error::of_request(e);
+    if upstream.stopped() {
+        format!(
+            "upstream {server} was stopped during {tool} (removed or changed in servers.json, \
+             or Taskdeck is stopping); it may have run"
+        )
+    } else if upstream_error::never_reached(e) {
+        format!("upstream {server} could not be reached for {tool} ({cause}); it did not run")
+    } else {
+        format!("upstream {server} failed during {tool} ({cause}); it may have run")
+    }
+}
+
+/// The answer to the request `handle` stands for, or the call's end when it was cancelled or
+/// timed out (the upstream is sent `notifications/cancelled`). A call unanswered after
+/// [`SAY_WHERE_AFTER`] gets a status message saying so.
+async fn answer_to(
+    ctx: &TaskContext,
+    handle: rmcp::service::RequestHandle<rmcp::RoleClient>,
+    server: &str,
+    tool: &str,
+    settings: &CallSettings,
+) -> Result<Result<ServerResult, rmcp::ServiceError>, Outcome> {
+    let (peer, id) = (handle.peer.clone(), handle.id.clone());
+    let cancel = |reason: &str| {
+        let notice = CancelledNotificationParam::new(Some(id.clone()), Some(reason.to_string()));
+        let peer = peer.clone();
+        // Best effort: the upstream may already be gone.
+        tokio::spawn(async move { peer.notify_cancelled(notice).await });
+    };
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let deadline = tokio::time::sleep(settings.call_timeout);
+    tokio::pin!(deadline);
+    // A quick call's timeline is its creation and its end; one that takes a while says where
+    // it is (one store write fewer for every quick call).
+    let mut said_where = false;
+    loop {
+        tokio::select! {
+            a = &mut response => return Ok(a),
+            _ = ctx.cancelled() => {
+                cancel("cancelled in Taskdeck");
+                return Err(Outcome::Cancelled);
+            }
+            _ = &mut deadline => {
+                cancel("timed out in Taskdeck");
+                return Err(failed(format!(
+                    "upstream {server} did not answer {tool} within {} ms; the call was abandoned (it may have run)",
+                    settings.call_timeout.as_millis()
+                )));
+            }
+            _ = tokio::time::sleep(SAY_WHERE_AFTER), if !said_where => {
+                said_where = true;
+                // Not while the upstream waits for the human (its elicitation says so).
+                let asking = ctx
+                    .input_rounds()
+                    .is_ok_and(|rounds| rounds.iter().any(|r| r.state == "outstanding"));
+                if !asking {
+                    ctx.status_message(format!("Waiting for {server} to answer {tool}"))
+                        .await;
+                }
+            }
         }
     }
 }

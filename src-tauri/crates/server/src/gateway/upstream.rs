@@ -171,10 +171,28 @@ impl Upstream {
     /// [`BACKOFF_FIRST`] rather than at the end of its backoff (up to [`BACKOFF_MAX`]): the
     /// server may be back, and a call is waiting for it.
     pub async fn connected(&self, within: Duration) -> Option<Arc<Connection>> {
+        self.connected_anew(None, within).await
+    }
+
+    /// As [`Upstream::connected`], but a connection other than `failed` (one that just failed
+    /// a request; the supervisor is told by [`Upstream::lost`] and replaces it).
+    pub async fn connected_anew(
+        &self,
+        failed: Option<&Arc<Connection>>,
+        within: Duration,
+    ) -> Option<Arc<Connection>> {
         use std::sync::atomic::Ordering;
+        let usable = |c: &Option<Arc<Connection>>| {
+            c.as_ref()
+                .is_some_and(|c| failed.is_none_or(|f| !Arc::ptr_eq(c, f)))
+        };
         let mut rx = self.connection.subscribe();
-        if within.is_zero() || rx.borrow().is_some() {
-            return rx.borrow().clone();
+        let now = rx.borrow().clone();
+        if usable(&now) {
+            return now;
+        }
+        if within.is_zero() {
+            return None;
         }
         // Counted until this wait ends, however it ends (a cancelled call drops it).
         struct Counted<'a>(&'a std::sync::atomic::AtomicUsize);
@@ -186,19 +204,23 @@ impl Upstream {
         self.waiting_calls.fetch_add(1, Ordering::SeqCst);
         let _counted = Counted(&self.waiting_calls);
         self.wanted.notify_one();
-        let wait = rx.wait_for(Option::is_some);
+        let wait = rx.wait_for(usable);
         match tokio::time::timeout(within, wait).await {
             Ok(Ok(c)) => c.clone(),
             _ => None,
         }
     }
 
-    /// Reports that the connection failed a request (`why`, e.g. the HTTP endpoint refused it):
-    /// the supervisor drops it and connects again with backoff, as for a server that exited.
-    /// An HTTP client cannot tell otherwise that the server went away.
-    pub fn lost(&self, why: String) {
-        *self.lost_why.lock().unwrap() = Some(why);
-        self.lost.notify_one();
+    /// Reports that connection `failed` failed a request (`why`, e.g. the HTTP endpoint refused
+    /// it): the supervisor drops it and connects again with backoff, as for a server that
+    /// exited. An HTTP client cannot tell otherwise that the server went away. A connection
+    /// already replaced is left alone (its successor is not the one that failed).
+    pub fn lost(&self, failed: &Arc<Connection>, why: String) {
+        let current = self.connection.borrow().clone();
+        if current.is_some_and(|c| Arc::ptr_eq(&c, failed)) {
+            *self.lost_why.lock().unwrap() = Some(why);
+            self.lost.notify_one();
+        }
     }
 
     /// True once [`Upstream::stop`] was called (the server was removed or changed in
