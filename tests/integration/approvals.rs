@@ -98,7 +98,7 @@ async fn the_queue_lists_calls_oldest_first_with_identical_ones_grouped() {
         reply["results"][0]["error"]
             .as_str()
             .unwrap()
-            .contains("only a human"),
+            .contains("only a person"),
         "{reply}"
     );
     s.wait_status(&s.admin, &first, "input_required").await;
@@ -126,6 +126,20 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     assert_eq!(
         status, 422,
         "run_command's own check: one of argv and command: {problem}"
+    );
+    // A working directory that is not there: the edited call could not start.
+    let (status, problem) = decide(
+        &s,
+        json!({"items": item, "decision": "approve",
+            "arguments": {"argv": ["echo", "x"], "cwd": "/nonexistent/dir"}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert!(
+        problem
+            .to_string()
+            .contains("/nonexistent/dir does not exist"),
+        "{problem}"
     );
     s.wait_status(&s.admin, &id, "input_required").await;
     let (status, _) = decide(&s, json!({"items": [{"taskId": id}, {"taskId": id}], "decision": "approve", "arguments": {"command": "echo x"}})).await;
@@ -355,6 +369,36 @@ async fn an_unanswered_approval_expires_into_the_policys_default() {
             .iter()
             .any(|e| e["kind"] == "inputExpired")
     );
+}
+
+/// An approval still open when Taskdeck is killed (no clean stop to record its end): at the next
+/// start its task fails as interrupted, and the audit log says the question was abandoned.
+#[tokio::test]
+async fn an_approval_open_at_a_crash_is_recorded_as_abandoned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo crashed").await;
+    s.kill().await;
+    let s = Server::start_in(tmp.path(), &[]).await;
+    s.wait_status(&s.admin, &id, "failed").await;
+    let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+    let entries: Vec<&Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["taskId"] == id.as_str())
+        .collect();
+    assert_eq!(entries.len(), 1, "{log}");
+    let entry = entries[0];
+    assert_eq!(
+        (&entry["decision"], &entry["decidedBy"], &entry["principal"]),
+        (&json!("deny"), &json!("abandoned"), &json!("agent")),
+        "{entry}"
+    );
+    assert_eq!(entry["arguments"]["command"], "echo crashed", "{entry}");
+    let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
+    assert_eq!(verified["ok"], true, "{verified}");
 }
 
 #[tokio::test]

@@ -241,6 +241,14 @@ impl Engine {
             None => {
                 if let Some(tool) = self.tool(&task.tool) {
                     tool.interrupted(&task.task_id);
+                    for record in tool.abandoned_decisions(&task) {
+                        if let Err(e) = self.record_decision(record).await {
+                            tracing::warn!(
+                                task_id = task.task_id,
+                                "cannot record an abandoned decision in the audit log: {e}"
+                            );
+                        }
+                    }
                 }
                 let message = if task.status == TaskStatus::InputRequired {
                     "Task interrupted: Taskdeck restarted while it waited for input"

@@ -6,6 +6,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::super::context::{Outcome, TaskContext};
+use crate::{DecisionRecord, TaskRecord};
 
 /// How a tool answers `tools/call`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,4 +64,11 @@ pub trait TaskTool: Send + Sync + 'static {
     /// process ended, just before the task is failed as interrupted: the place to stop what the
     /// run left behind, e.g. processes it started.
     fn interrupted(&self, _task_id: &str) {}
+    /// Called at start, after [`TaskTool::interrupted`], for a call of this (non-resumable)
+    /// tool that was waiting for input when the last process ended: the audit records of the
+    /// decisions its open questions leave unmade (an approval nobody answered: `deny` by
+    /// `abandoned`), written before the task fails as interrupted. Default: none.
+    fn abandoned_decisions(&self, _task: &TaskRecord) -> Vec<DecisionRecord> {
+        Vec::new()
+    }
 }

@@ -181,8 +181,13 @@ async fn decide_one(
     responses.insert(key.clone(), answer);
     outcome.result = match engine.answer(principal, &item.task_id, responses).await {
         Ok(report) if report.accepted.contains(&key) => Ok(()),
+        Ok(_) if !principal.is_human() => Err(format!(
+            "{key} was not answered: only a person (the admin or a human token) decides an \
+             approval, and {} is an agent",
+            principal.name
+        )),
         Ok(_) => Err(format!(
-            "{key} was not answered: it was decided already, or only a human may answer it"
+            "{key} was not answered: it was decided already (by someone else, or it expired)"
         )),
         Err(e) => Err(explain(e)),
     };
@@ -194,7 +199,10 @@ fn question_key(task: &TaskRecord, given: Option<&str>) -> Result<String, String
     if let Some(key) = given {
         return match task.input_requests.contains_key(key) {
             true => Ok(key.to_string()),
-            false => Err(format!("{key} is not an open question of this task")),
+            false => Err(format!(
+                "{key} is not open any more (decided by someone else, or expired) or was never \
+                 asked"
+            )),
         };
     }
     let calls: Vec<&String> = task

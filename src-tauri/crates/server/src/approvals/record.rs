@@ -7,9 +7,9 @@
 
 use serde_json::Value;
 
-use super::{Answer, Ask, digest};
+use super::{Answer, Ask, digest, question};
 use crate::policy::{Decision, OnExpiry, Verdict};
-use taskdeck_engine::{DecisionRecord, TaskContext};
+use taskdeck_engine::{DecisionRecord, TaskContext, TaskRecord};
 
 /// Records the policy's own decision on a call (`allow` or `deny`, by a rule or a default).
 pub async fn record_verdict(
@@ -114,6 +114,30 @@ pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>
         },
     )
     .await;
+}
+
+/// The records of the approvals `task` was still asking when the process ended without ending
+/// it (killed, or the machine stopped): each a `deny` by `abandoned` of the call as its question
+/// showed it. A stop that ends the tasks records them as they end ([`record_answer`]).
+pub fn abandoned_at_restart(task: &TaskRecord) -> Vec<DecisionRecord> {
+    task.input_requests
+        .values()
+        .filter_map(question::meta_of)
+        .map(|meta| DecisionRecord {
+            task_id: Some(task.task_id.clone()),
+            principal: meta.principal,
+            server: meta.server,
+            tool: meta.tool,
+            digest: meta.digest,
+            decision: "deny".into(),
+            decided_by: "abandoned".into(),
+            human: None,
+            rule: meta.verdict.rule,
+            reason: Some("Taskdeck stopped while the question was open".into()),
+            arguments: meta.arguments,
+            edited_arguments: None,
+        })
+        .collect()
 }
 
 async fn write(ctx: &TaskContext, rec: DecisionRecord) {

@@ -133,6 +133,14 @@ impl TaskTool for PermissionTool {
         parse::<PermissionArguments>(PERMISSION_TOOL, arguments).map(drop)
     }
 
+    /// Its approval still open when the process ended is recorded as abandoned.
+    fn abandoned_decisions(
+        &self,
+        task: &taskdeck_engine::TaskRecord,
+    ) -> Vec<taskdeck_engine::DecisionRecord> {
+        crate::approvals::record::abandoned_at_restart(task)
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let args: PermissionArguments = match parse_for_run(PERMISSION_TOOL, arguments) {
             Ok(a) => a,

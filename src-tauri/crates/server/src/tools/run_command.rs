@@ -149,9 +149,20 @@ impl TaskTool for RunCommand {
         &self.descriptor
     }
 
-    /// Exactly one of `argv` and `command`.
+    /// Exactly one of `argv` and `command`; env names an environment can hold; a `cwd` that
+    /// is a directory (checked again when the command starts).
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
         let arguments: RunCommandArguments = parse(NAME, arguments)?;
+        // A call that cannot start is refused before anyone is asked about it, and so is a
+        // human's edit of a call to such a directory.
+        if let Some(cwd) = &arguments.cwd
+            && !std::path::Path::new(cwd).is_dir()
+        {
+            return Err(format!(
+                "cwd: the working directory {} does not exist or is not a directory",
+                mask_string(cwd).unwrap_or_else(|| cwd.clone())
+            ));
+        }
         // A name the environment cannot hold (`execve` takes `NAME=value` strings): refused
         // before anyone is asked about it, as `taskdeck servers add` refuses one.
         if let Some(name) = arguments
@@ -183,6 +194,14 @@ impl TaskTool for RunCommand {
                 "stopped processes an interrupted command left running"
             );
         }
+    }
+
+    /// Its approval still open when the process ended is recorded as abandoned.
+    fn abandoned_decisions(
+        &self,
+        task: &taskdeck_engine::TaskRecord,
+    ) -> Vec<taskdeck_engine::DecisionRecord> {
+        crate::approvals::record::abandoned_at_restart(task)
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {

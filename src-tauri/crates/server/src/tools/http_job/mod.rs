@@ -128,6 +128,14 @@ impl TaskTool for WaitForHttpJob {
         parse::<WaitForHttpJobArguments>(NAME, arguments)?.check()
     }
 
+    /// Its approval still open when the process ended is recorded as abandoned.
+    fn abandoned_decisions(
+        &self,
+        task: &taskdeck_engine::TaskRecord,
+    ) -> Vec<taskdeck_engine::DecisionRecord> {
+        crate::approvals::record::abandoned_at_restart(task)
+    }
+
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let (policy, lookup, timeout) = (
             self.policy.clone(),
