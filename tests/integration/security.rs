@@ -381,12 +381,20 @@ async fn another_principals_task_is_not_found() {
         .v1_post(Some(&bob), &format!("/v1/tasks/{id}/cancel"), json!({}))
         .await;
     assert_eq!(status, 404);
+    // Asking for alice's tasks lists none of hers, and none of his own either.
+    let own = s
+        .call(&bob, "confirm_delete", json!({"filename": "y"}))
+        .await["taskId"]
+        .clone();
     let (_, list) = s.v1_get(Some(&bob), "/v1/tasks?principal=alice").await;
     assert_eq!(
         list["tasks"],
         json!([]),
         "bob cannot list alice's tasks even by asking"
     );
+    assert_eq!(list["counts"], json!({}), "{list}");
+    let (_, list) = s.v1_get(Some(&bob), "/v1/tasks?principal=bob").await;
+    assert_eq!(list["tasks"][0]["taskId"], own, "{list}");
     let (_, list) = s.v1_get(Some(&alice), "/v1/tasks").await;
     assert_eq!(list["tasks"][0]["taskId"], id.as_str());
     let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?principal=alice").await;

@@ -60,10 +60,23 @@ impl Engine {
         principal: &Principal,
         mut filter: ListFilter,
     ) -> Result<store::Page, EngineError> {
-        if !principal.is_human() {
-            filter.principal = Some(principal.name.clone());
+        if principal.is_human() {
+            return self.parts.store.page(&filter);
         }
-        self.parts.store.page(&filter)
+        // An agent sees its own tasks only: another principal's are "not found", so asking
+        // for them lists none (with the counts and event id of its own, unfiltered further).
+        let asked_other = filter
+            .principal
+            .as_ref()
+            .is_some_and(|p| *p != principal.name);
+        filter.principal = Some(principal.name.clone());
+        let mut page = self.parts.store.page(&filter)?;
+        if asked_other {
+            page.tasks.clear();
+            page.counts.clear();
+            page.next_seq = None;
+        }
+        Ok(page)
     }
 
     /// A task visible to `principal`: the newest `limit` events of its timeline with an id

@@ -81,7 +81,7 @@ struct ListQuery {
     status: Option<String>,
     /// Only this tool.
     tool: Option<String>,
-    /// Only this principal (a person: the admin or a human; an agent always sees its own).
+    /// Only this principal's tasks. An agent sees only its own: another name lists none.
     principal: Option<String>,
     /// Free text over tool, arguments, status message, result and taskId; no NUL characters.
     #[param(pattern = "^[^\\u0000]*$")]
@@ -136,7 +136,7 @@ async fn list_tasks(
         before_seq: None,
         limit,
     };
-    if !p.is_human() {
+    if !p.is_human() && filter.principal.is_none() {
         filter.principal = Some(p.name.clone());
     }
     let key = *engine.store().cursor_key();

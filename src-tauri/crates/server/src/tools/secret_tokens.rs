@@ -30,6 +30,8 @@ const PREFIXES: &[(&str, usize)] = &[
     ("dop_v1_", 40),
     ("shpat_", 30),
     ("AIza", 35),
+    // Taskdeck's own: 32 random bytes, URL-safe base64 (`adapters::auth`).
+    ("td_", 43),
 ];
 
 /// `value` with every token of a known shape in it replaced by `with`, `None` when it holds
@@ -79,6 +81,11 @@ mod tests {
             shown.as_deref(),
             Some("git clone https://****@github.com/o/r.git && echo ****")
         );
+        let td = format!("td_{}", "Zm9v_-x".repeat(6) + "y");
+        assert_eq!(
+            mask_tokens(&format!("echo {td}"), "*").as_deref(),
+            Some("echo *")
+        );
         let glpat = format!("glpat-{}", "x".repeat(20));
         assert_eq!(
             mask_tokens(&format!("TOKEN:{glpat}."), "*").as_deref(),
@@ -89,6 +96,7 @@ mod tests {
             "ghp_short",
             "my-ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
             "hf_hub_download",
+            "td_short_name",
             "",
         ] {
             assert_eq!(mask_tokens(plain, "*"), None, "{plain}");
