@@ -85,6 +85,17 @@ async function askQuestion(message) {
   return r.taskId;
 }
 
+/** Denies `taskId`'s call through the API, as another person would, and waits for its row to go. */
+async function denyElsewhere(taskId) {
+  const resp = await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: [{ taskId }], decision: 'deny', reason: 'decided elsewhere' }),
+  });
+  assert.equal(resp.status, 200);
+  await rowOf(taskId).waitFor({ state: 'detached' });
+}
+
 /** The focused element: a queue row's task id, else its id from index.html, else its class list, else its tag. */
 const focused = () =>
   page.evaluate(() => {
@@ -399,13 +410,7 @@ test('keyboard: typing a reason whose call is decided elsewhere never acts on th
   await waitFor(() => page.evaluate(() => document.activeElement.classList.contains('approval-reason')), 'the reason box');
   await page.keyboard.type('hold on ', { delay: 30 });
   // Someone else denies that call while the reason is being typed.
-  const resp = await fetch(`${base}/v1/approvals/decide`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ items: [{ taskId: ids[0] }], decision: 'deny', reason: 'decided elsewhere' }),
-  });
-  assert.equal(resp.status, 200);
-  await rowOf(ids[0]).waitFor({ state: 'detached' });
+  await denyElsewhere(ids[0]);
   // The rest of the words ("a" approves, "d" denies, "e" edits on a queue row) do nothing.
   await page.keyboard.type('a sec, deal', { delay: 30 });
   await page.locator('.toast-text', { hasText: 'keys that followed were ignored' }).waitFor();
@@ -423,6 +428,41 @@ test('keyboard: typing a reason whose call is decided elsewhere never acts on th
   await page.keyboard.press('Escape');
   await page.keyboard.press('a');
   assert.equal((await outcome(ids[1])).status, 'completed');
+});
+
+test('keyboard: the Enter meant to send a reason whose call was decided elsewhere answers nothing', async () => {
+  const call = await askToRun('echo e1');
+  const question = await askQuestion('Delete the backup?');
+  await rowOf(question).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === call, 'focus on the call');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.approval-reason', 'the reason box');
+  await page.keyboard.type('not now', { delay: 30 });
+  await denyElsewhere(call);
+  // Enter on the question's row would open its form, and Enter again accept it.
+  for (const key of ['Enter', 'Enter', 'ArrowDown', 'Enter']) await page.keyboard.press(key);
+  await page.locator('.toast-text', { hasText: 'keys that followed were ignored' }).last().waitFor();
+  await new Promise((r) => setTimeout(r, 500));
+  assert.ok((await pending()).some((a) => a.taskId === question), 'the question still waits');
+  assert.equal(await page.locator('.prompt-card').count(), 0, 'no form opened');
+  await page.keyboard.press('Escape');
+  await clearQueue();
+});
+
+test('a call with characters that reorder or hide text reads as what would run, in its row and opened', async () => {
+  // Shown raw, the override makes this read `echo safe # neddih ohce ; done`.
+  const id = await askToRun('echo safe \u202e; echo hidden #\u202c done\necho second');
+  const row = rowOf(id);
+  await row.waitFor();
+  const summary = await row.locator('.approval-args').textContent();
+  assert.ok(summary.includes('echo safe \\u{202e}; echo hidden #\\u{202c} done\\necho second'), summary);
+  assert.ok(!/[\u202e\u202c]/.test(summary), summary);
+  await row.locator('.approval-summary').click();
+  const full = await row.locator('.approval-args-full').textContent();
+  assert.ok(full.includes('\\u202e') && !/[\u202e\u202c]/.test(full), full);
+  await clearQueue();
 });
 
 test('a question row: d opens its task in the decline reason box; Enter declines with that reason, which the agent reads', async () => {

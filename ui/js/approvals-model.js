@@ -136,11 +136,19 @@ export function decideBody(approvals, decision, { reason, arguments: args, alway
  * The words for a decide answer's per-item `results`: a summary and each failure.
  * @returns {{text: string, ok: number, failed: {taskId: string, error: string}[]}}
  */
-export function describeResults(results, decision) {
+export function describeResults(results, decision, approvals = []) {
   const failed = results.filter((r) => !r.ok).map((r) => ({ taskId: r.taskId, error: r.error || 'failed' }));
   const ok = results.length - failed.length;
   const verb = decision === 'approve' ? 'approved' : 'denied';
+  // An approval of a call that needs more people than have approved it (with this one) is a
+  // step, not the decision: the call still waits.
+  const asked = new Map(approvals.map((a) => [a.taskId, a]));
+  const waiting = decision !== 'approve' ? 0 : results.filter((r) => {
+    const a = r.ok && asked.get(r.taskId);
+    return a && (a.approvedBy || []).length + 1 < (a.required || 1);
+  }).length;
   let text = results.length === 1 ? (ok ? `Call ${verb}.` : `Not ${verb}: ${failed[0].error}`) : `${ok} of ${results.length} ${verb}.`;
+  if (waiting) text += results.length === 1 ? ' It still waits for another person to approve it.' : ` ${waiting} still wait for another person to approve them.`;
   if (results.length > 1 && failed.length) text += ` Not decided: ${failed.map((f) => `${shortId(f.taskId)} (${f.error})`).join('; ')}.`;
   return { text, ok, failed };
 }

@@ -17,6 +17,7 @@ import { approvalCard } from './approval-card.js';
 import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender } from './inbox.js';
 import { noteDecided } from './browser-notify.js';
+import { rights } from './auth.js';
 
 /** Row elements by row id, kept across renders so what the human typed in an open row stays. */
 const rowEls = new Map();
@@ -63,6 +64,11 @@ export function approvalTaskIds() {
  */
 export async function decide(approvals, decision, opts = {}) {
   if (!approvals.length) return;
+  if (!rights(state.me).seesAll) {
+    // The server refuses an agent's decision on an approval; say why rather than "not approved".
+    toast(`Only a person decides approvals: this page is signed in as the agent ${state.me.principal}. Open Taskdeck with the admin's or a human's token to decide.`, 'warn');
+    return;
+  }
   noteDecided(approvals.map((a) => a.taskId));
   let r;
   try {
@@ -74,7 +80,7 @@ export async function decide(approvals, decision, opts = {}) {
     return;
   }
   const results = Array.isArray(r && r.results) ? r.results : [];
-  const words = describeResults(results, decision);
+  const words = describeResults(results, decision, approvals);
   for (const item of results) if (item.ok && item.task) handleTaskSnapshot(item.task);
   const byTask = new Map(approvals.map((a) => [a.taskId, a]));
   for (const f of words.failed) if (byTask.has(f.taskId)) state.approvals.failures.set(approvalId(byTask.get(f.taskId)), f.error);
@@ -171,7 +177,9 @@ export function openApproval(id, open = state.approvals.openId !== id) {
 
 function approvalRow(a, inGroup) {
   const id = approvalId(a);
-  const check = h('input', { type: 'checkbox', class: 'approval-check', 'aria-label': `Select ${a.tool} from ${a.principal}` });
+  // Screen readers name each row's controls by the call they act on, not "Approve" alone.
+  const what = a.kind === 'question' ? oneLine(a.message || a.tool, 80) : `${a.tool} from ${a.principal}: ${oneLine(argsSummary(a.arguments), 80)}`;
+  const check = h('input', { type: 'checkbox', class: 'approval-check', 'aria-label': `Select ${what}` });
   check.addEventListener('click', (e) => {
     const index = state.approvals.rows.findIndex((r) => r.id === id);
     state.approvals.toggleSelect(index, e.shiftKey);
@@ -185,16 +193,16 @@ function approvalRow(a, inGroup) {
     h('span', { class: 'approval-principal' }, a.principal),
   );
   summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));
-  const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a' }, 'Approve');
+  const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a', 'aria-label': `Approve ${what}` }, 'Approve');
   approve.addEventListener('click', () => approveAsAsked(a, id));
-  const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd' }, 'Deny…');
+  const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd', 'aria-label': `Deny ${what}…` }, 'Deny…');
   deny.addEventListener('click', () => openApproval(id, true)?.focusReason());
   const answer = h('button', { type: 'button', class: 'btn btn-small approval-answer' }, 'Answer →');
   answer.addEventListener('click', () => openTask(a.taskId, { focus: true, focusPrompt: true }));
   const li = h(
     'li',
     { class: `approval${inGroup ? ' in-group' : ''}`, tabindex: '-1', dataset: { id, taskId: a.taskId, kind: a.kind } },
-    h('div', { class: 'approval-head' }, check, summary, h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : [approve, deny]),
+    h('div', { class: 'approval-head' }, check, summary, h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : rights(state.me).seesAll ? [approve, deny] : h('span', { class: 'muted approval-person-only' }, 'A person decides')),
     h('div', { class: 'approval-failure form-error', role: 'alert', hidden: true }),
   );
   return li;

@@ -400,8 +400,8 @@ export class DetailView {
     clear(this.el.outcomeBody);
     this.el.outcome.hidden = false;
     if (t.status === 'completed') {
-      const declined = statusBadge(t).key === 'completed-declined';
-      this.el.outcomeBody.appendChild(resultView(t.result, t.taskId, { declined }));
+      const { key } = statusBadge(t);
+      this.el.outcomeBody.appendChild(resultView(t.result, t.taskId, { declined: key === 'completed-declined', denied: key === 'completed-denied' }));
     }
     else if (t.status === 'failed') this.el.outcomeBody.appendChild(errorView(t.error));
     else {

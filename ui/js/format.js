@@ -102,15 +102,45 @@ export function truncate(text, max = 10_000) {
   return { text: s.slice(0, cut), truncated: true, hidden: s.length - cut, total: s.length };
 }
 
+// Characters that reorder the text around them (bidi embeddings, overrides, isolates and
+// marks): shown as escapes wherever text is shown, so that `a\u{202e}b c` cannot read as `a c b`.
+const REORDERING = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// What else a person cannot see for what it is in a call's arguments: controls (newlines
+// included), zero-width characters, line and paragraph separators, the BOM.
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+// Of those, the ones JSON.stringify leaves as they are (it escapes U+0000-U+001F itself).
+const HIDDEN_IN_JSON = /[\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+const braced = (c) => `\\u{${c.codePointAt(0).toString(16)}}`;
+
 /** One line, at most `max` characters, with an ellipsis. */
 export function oneLine(text, max = 200) {
   // Terminal escape sequences (a command's colours in its name or output) go; other control
-  // characters count as spaces.
+  // characters count as spaces; characters that reorder text are written out.
   const s = String(text ?? '')
     .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g, '')
     .replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(REORDERING, braced)
     .trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/**
+ * A value of a call's arguments as a person must read it to approve it: every character that
+ * is not seen for what it is written out (`\n`, `\t`, `\r`, others as `\u{202e}`), so
+ * `echo a\nrm -rf ~` cannot pass for one `echo`, nor a bidi override hide a word's order.
+ * With `keepLines`, newlines and tabs stay (a script shown as lines).
+ */
+export function shownPlainly(text, keepLines = false) {
+  return String(text ?? '').replace(HIDDEN, (c) => {
+    if (keepLines && (c === '\n' || c === '\t')) return c;
+    return c === '\n' ? '\\n' : c === '\t' ? '\\t' : c === '\r' ? '\\r' : braced(c);
+  });
+}
+
+/** JSON text with the invisible characters JSON.stringify leaves in strings escaped as `\uXXXX`: the same JSON value. */
+function plainJson(text) {
+  return text.replace(HIDDEN_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** "1,234,567" for a count (a non-negative integer). Not Intl.NumberFormat: creating one loads
@@ -149,11 +179,11 @@ export function looksLikeBase64(s) {
   return t.length > 0 && t.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(t);
 }
 
-/** Pretty JSON; `undefined` becomes "". */
+/** Pretty JSON, every invisible character in it escaped (see [`shownPlainly`]); `undefined` becomes "". */
 export function prettyJson(value) {
   if (value === undefined) return '';
   try {
-    return JSON.stringify(value, null, 2);
+    return plainJson(JSON.stringify(value, null, 2));
   } catch {
     return String(value);
   }
@@ -215,13 +245,14 @@ export function progressText(progress) {
 
 /**
  * Arguments in one line for the list: "label: nightly build · seconds: 600".
- * Nested values are compact JSON; each value is cut to 60 characters.
+ * Nested values are compact JSON; each value is cut to 60 characters; invisible characters
+ * are written out (`command: echo a\necho b`, see [`shownPlainly`]).
  */
 export function argsSummary(args, max = 200) {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
   const parts = [];
   for (const [k, v] of Object.entries(args)) {
-    let text = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+    let text = typeof v === 'string' ? shownPlainly(v) : v === undefined ? '' : plainJson(JSON.stringify(v) ?? '');
     text = oneLine(text, 60);
     parts.push(`${k}: ${text}`);
   }

@@ -119,14 +119,18 @@ export function continuesCutTyping(prev, atMs, typingNow, fieldGone = false) {
   return fieldGone || atMs - prev.atMs < TYPING_GAP_MS;
 }
 
+/** Keys that act without being characters: dropped with the characters after cut typing (the
+ * Enter meant to send a reason must not answer whatever took the focus). */
+const ACTING_KEYS = new Set(['Enter', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown', 'Backspace', 'Delete']);
+
 /** Keys that only change another key (Shift for a capital): neither text nor a shortcut. */
 const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'AltGraph', 'Meta', 'CapsLock', 'Dead', 'Compose', 'Process', 'Unidentified']);
 
 /**
  * The key before the current one (`{atMs, typing, character, field}`, `field` the text field
  * it was typed into), for `continuesCutTyping`; and whether keys are being dropped: once
- * typing is cut, characters are dropped until Escape, Tab or a click says the person is done
- * with what they were typing.
+ * typing is cut, characters and [`ACTING_KEYS`] are dropped until Escape, Tab or a click says
+ * the person is done with what they were typing.
  */
 let lastKey = null;
 let dropping = false;
@@ -152,7 +156,8 @@ export function onKey(e, later) {
   const target = e.target;
   if (MODIFIER_KEYS.has(e.key)) return;
   const typing = isTypingTarget(target);
-  const character = e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey;
+  const unmodified = !e.ctrlKey && !e.metaKey && !e.altKey;
+  const character = e.key.length === 1 && unmodified;
   if (dropping && !typing) {
     // Escape ends the dropping and does nothing else; Tab ends it and moves on.
     if (e.key === 'Escape') {
@@ -164,7 +169,8 @@ export function onKey(e, later) {
   }
   const field = lastKey && lastKey.field;
   const fieldGone = Boolean(field) && (!field.isConnected || !field.getClientRects().length);
-  if (character && (dropping || continuesCutTyping(lastKey, e.timeStamp, typing, fieldGone))) {
+  const acts = character || (ACTING_KEYS.has(e.key) && unmodified);
+  if (acts && (dropping || continuesCutTyping(lastKey, e.timeStamp, typing, fieldGone))) {
     e.preventDefault();
     if (!dropping) toast('What you were typing in has closed (decided or changed elsewhere): the keys that followed were ignored. Press Esc to use the shortcuts again.', 'info');
     dropping = true;

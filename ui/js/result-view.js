@@ -132,19 +132,22 @@ export function contentBlock(block, taskId) {
 
 /**
  * The result of a completed task. isError results are "completed with error", not "failed";
- * `declined`: a person answered no to the task's request (status.js's "Declined").
+ * `declined`: a person answered no to the task's request (status.js's "Declined"); `denied`:
+ * the policy refused the call ("Denied by policy").
  * @param {object} result MCP CallToolResult
  */
-export function resultView(result, taskId, { declined = false } = {}) {
+export function resultView(result, taskId, { declined = false, denied = false } = {}) {
   const r = result && typeof result === 'object' ? result : { content: [] };
   const content = Array.isArray(r.content) ? r.content : [];
   const isError = r.isError === true;
   const returned = `The tool returned ${content.length} content item${content.length === 1 ? '' : 's'}${r.structuredContent !== undefined ? ' and structured content' : ''}.`;
-  const [kind, symbol, title, note] = isError
-    ? ['outcome-warn', '⚠', 'Completed with error', 'The tool ran and reported an error in its result (isError). The call itself succeeded.']
-    : declined
-      ? ['outcome-muted', '⊖', 'Declined', `A person answered no. ${returned}`]
-      : ['outcome-good', '✓', 'Completed', returned];
+  const [kind, symbol, title, note] = declined
+    ? ['outcome-muted', '⊖', 'Declined', `A person answered no${isError ? ': nothing ran' : ''}. ${returned}`]
+    : denied
+      ? ['outcome-muted', '⊖', 'Denied by policy', `A policy rule refused it: nothing ran. ${returned}`]
+      : isError
+        ? ['outcome-warn', '⚠', 'Completed with error', 'The tool ran and reported an error in its result (isError). The call itself succeeded.']
+        : ['outcome-good', '✓', 'Completed', returned];
   const wrap = h('div', { class: 'result' });
   wrap.appendChild(
     h(

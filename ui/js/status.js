@@ -19,6 +19,7 @@ const SYMBOLS = {
   completed: '✓',
   'completed-error': '⚠',
   'completed-declined': '⊖',
+  'completed-denied': '⊖',
   failed: '✕',
   cancelled: '⊘',
 };
@@ -29,20 +30,31 @@ const SAID_NO = {
   permission_request: (decision) => decision.behavior === 'deny',
 };
 
+/** Taskdeck's tools that ask before they act: their result says `declined` (a person said no)
+ * or `denied` (the policy did), and then nothing ran (a tool error for the agent, not one of the
+ * tool's own). */
+const ASKS_FIRST = new Set(['run_command', 'wait_for_http_job']);
+
 /**
  * The badge for a task.
  * @returns {{key: string, label: string, symbol: string}} key is a CSS modifier:
- *   working | input_required | completed | completed-error | completed-declined | failed |
- *   cancelled ("Declined": a request_approval or permission_request a person answered no)
+ *   working | input_required | completed | completed-error | completed-declined |
+ *   completed-denied | failed | cancelled ("Declined": a request_approval or permission_request
+ *   a person answered no, or a call of a tool that asks first that a person refused; "Denied by
+ *   policy": one the policy refused)
  */
 export function statusBadge(task) {
   const status = task && task.status;
+  const decision = status === 'completed' && task.result && task.result.structuredContent;
+  const asked = decision && typeof decision === 'object' && ASKS_FIRST.has(task.tool);
+  if ((decision && Object.hasOwn(SAID_NO, task.tool) && SAID_NO[task.tool](decision)) || (asked && decision.declined === true)) {
+    return { key: 'completed-declined', label: 'Declined', symbol: SYMBOLS['completed-declined'] };
+  }
+  if (asked && decision.denied === true) {
+    return { key: 'completed-denied', label: 'Denied by policy', symbol: SYMBOLS['completed-denied'] };
+  }
   if (status === 'completed' && task.result && task.result.isError === true) {
     return { key: 'completed-error', label: 'Completed with error', symbol: SYMBOLS['completed-error'] };
-  }
-  const decision = status === 'completed' && task.result && task.result.structuredContent;
-  if (decision && Object.hasOwn(SAID_NO, task.tool) && SAID_NO[task.tool](decision)) {
-    return { key: 'completed-declined', label: 'Declined', symbol: SYMBOLS['completed-declined'] };
   }
   const label = STATUS_LABELS[status] || String(status || 'unknown');
   return { key: STATUS_LABELS[status] ? status : 'unknown', label, symbol: SYMBOLS[status] || '?' };

@@ -6,7 +6,7 @@
 
 import { confirmDialog } from './dialogs.js';
 import { h } from './dom.js';
-import { shortId, isTerminal, formatCount } from './format.js';
+import { shortId, isTerminal, formatCount, oneLine, shownPlainly } from './format.js';
 import { state } from './state.js';
 import { toast, announce } from './notices.js';
 import { clearSelection } from './selection.js';
@@ -87,11 +87,11 @@ export async function requestRerun(task) {
     body: [
       cmd
         ? [
-            h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again:'),
-            h('pre', { class: 'rerun-command' }, h('code', {}, cmd.line)),
-            cmd.cwd ? h('p', { class: 'rerun-cwd' }, 'in ', h('code', {}, cmd.cwd)) : null,
+            h('p', {}, 'Start a new task that runs ', h('strong', {}, oneLine(task.title || task.tool)), ' again:'),
+            h('pre', { class: 'rerun-command' }, h('code', {}, shownPlainly(cmd.line, true))),
+            cmd.cwd ? h('p', { class: 'rerun-cwd' }, 'in ', h('code', {}, shownPlainly(cmd.cwd))) : null,
           ]
-        : h('p', {}, 'Start a new task that runs ', h('strong', {}, task.title || task.tool), ' again.'),
+        : h('p', {}, 'Start a new task that runs ', h('strong', {}, oneLine(task.title || task.tool)), ' again.'),
       h('p', { class: 'muted' }, 'It is a new run_command call of yours: the policy decides on it again, and may ask for approval.'),
     ].flat().filter(Boolean),
     confirmLabel: 'Run again',

@@ -41,7 +41,7 @@ export function onAuthError() {
   forgetToken(sessionStorage);
   closeStream();
   state.ticker.stopAll();
-  showTokenScreen('The token was not accepted (it may have changed). Paste a current token.');
+  showTokenScreen('The token was not accepted: it was revoked, or it is not one this Taskdeck made. Paste a current token.');
 }
 
 /** Notes what the token form does: `start(token)` runs with a token the server accepted. */

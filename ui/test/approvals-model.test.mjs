@@ -96,6 +96,11 @@ test('the decide body names each item; a reason is trimmed; edited arguments go 
 test('per-item results: a count, and each failure with its reason', () => {
   assert.deepEqual(describeResults([{ taskId: 't1', ok: true }], 'approve'), { text: 'Call approved.', ok: 1, failed: [] });
   assert.equal(describeResults([{ taskId: 't1', ok: false, error: 'already answered' }], 'deny').text, 'Not denied: already answered');
+  // The first of two people: the call still waits.
+  const twoPeople = [{ taskId: 't1', required: 2, approvedBy: [] }];
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', twoPeople).text, 'Call approved. It still waits for another person to approve it.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', [{ taskId: 't1', required: 2, approvedBy: ['ann'] }]).text, 'Call approved.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'deny', twoPeople).text, 'Call denied.');
   const r = describeResults([{ taskId: 'aaaaaaaa-1111-2222-3333-444444444444', ok: true }, { taskId: 'bbbbbbbb-1111-2222-3333-444444444444', ok: false, error: 'already answered' }, { taskId: 'c', ok: true }], 'deny');
   assert.equal(r.ok, 2);
   assert.match(r.text, /^2 of 3 denied\. Not decided: \S+ \(already answered\)\.$/);

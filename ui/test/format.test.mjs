@@ -16,6 +16,8 @@ import {
   formatCount,
   argsSummary,
   shortId,
+  shownPlainly,
+  prettyJson,
 } from '../js/format.js';
 import { statusBadge } from '../js/status.js';
 
@@ -109,6 +111,13 @@ test('status badges pair a word with a symbol; isError is not "failed"', () => {
   assert.equal(said('request_approval', { action: 'accept' }).label, 'Completed');
   assert.equal(said('permission_request', { behavior: 'allow' }).label, 'Completed');
   assert.equal(said('some_upstream__tool', { behavior: 'deny' }).label, 'Completed', 'only Taskdeck’s own decision tools');
+  // A command a person or the policy refused never ran: not "Completed with error".
+  const refused = (tool, structuredContent) => statusBadge({ status: 'completed', tool, result: { isError: true, structuredContent } });
+  assert.equal(refused('run_command', { declined: true, command: 'rm x' }).label, 'Declined');
+  assert.equal(refused('wait_for_http_job', { declined: true }).label, 'Declined');
+  assert.equal(refused('run_command', { denied: true, policy: 'rule r-1' }).label, 'Denied by policy');
+  assert.equal(refused('run_command', { exitCode: 1 }).label, 'Completed with error');
+  assert.equal(refused('some_upstream__tool', { declined: true }).label, 'Completed with error', 'only Taskdeck’s own tools that ask first');
   assert.equal(statusBadge({ status: 'failed' }).label, 'Failed');
   assert.equal(statusBadge({ status: 'weird' }).key, 'unknown');
 });
@@ -119,6 +128,23 @@ test('arguments read as one line', () => {
   assert.equal(argsSummary({}), '');
   assert.equal(argsSummary(null), '');
   assert.equal(argsSummary({ text: 'x'.repeat(100) }).length, 'text: '.length + 60);
+});
+
+test('a call reads as what runs: hidden and reordering characters are written out', () => {
+  // Shown raw, U+202E makes this read `echo safe # ~ fr- mr ; done`.
+  const trick = 'echo safe \u202e; rm -rf ~ #\u202c done';
+  assert.equal(argsSummary({ command: trick }), 'command: echo safe \\u{202e}; rm -rf ~ #\\u{202c} done');
+  assert.equal(argsSummary({ command: 'echo ok\nrm -rf ~' }), 'command: echo ok\\nrm -rf ~', 'a second line is not a space');
+  assert.equal(argsSummary({ argv: ['a\u2066b'] }), 'argv: ["a\\u2066b"]');
+  assert.equal(shownPlainly('a\tb\r\u200bc'), 'a\\tb\\r\\u{200b}c');
+  assert.equal(shownPlainly('line 1\n\tline 2\u202e', true), 'line 1\n\tline 2\\u{202e}', 'a script keeps its lines');
+  // JSON views escape them as JSON does, so the text parses back to the same call (the edit box).
+  const json = prettyJson({ command: trick, sep: '\u2028\u0085\ufeff' });
+  assert.ok(!/[\u202e\u202c\u2028\u0085\ufeff]/.test(json), json);
+  assert.deepEqual(JSON.parse(json), { command: trick, sep: '\u2028\u0085\ufeff' });
+  // A status message or a question keeps its words; only what reorders them is written out.
+  assert.equal(oneLine('ok \u202eabc'), 'ok \\u{202e}abc');
+  assert.equal(oneLine('family 👨\u200d👩'), 'family 👨\u200d👩');
 });
 
 test('short ids show the random part of a Taskdeck id, the start of anything else', () => {

@@ -10,7 +10,12 @@ use serde_json::Value;
 
 use crate::{
     hooks::permission_task::PERMISSION_TOOL,
-    tools::{external::EXTERNAL, output::without_ansi, process::shell_line, run_command},
+    tools::{
+        external::EXTERNAL,
+        output::without_ansi,
+        process::{hidden, shell_line},
+        run_command,
+    },
 };
 
 /// The most characters a title has, its closing "…" included.
@@ -56,7 +61,8 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
 }
 
 /// The first line of `text` that is not blank, without terminal escape sequences, with other
-/// control characters as spaces and runs of whitespace as one space, cut to
+/// control characters as spaces, characters that hide or reorder text written out as
+/// `\u{202e}`, and runs of whitespace as one space, cut to
 /// [`TITLE_MAX_CHARS`] characters ending with "…" when longer or when more lines follow.
 pub fn one_line(text: &str) -> String {
     // Tabs and the like separate words; the escape parser would drop them.
@@ -76,7 +82,13 @@ pub fn one_line(text: &str) -> String {
         .next()
         .unwrap_or("")
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| match c {
+            c if c.is_control() => " ".to_string(),
+            // A bidi override or a zero-width character would make the title read as
+            // something else (`echo \u{202e}~ fr- mr` shows as `echo rm -rf ~`).
+            c if hidden(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
         .collect();
     let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
     // A text with more lines ends with "…" too: the title says more follows.
@@ -177,6 +189,21 @@ mod tests {
         assert_eq!(
             task_title("external", &json!({"name": name})),
             "build nightly…"
+        );
+    }
+
+    #[test]
+    fn a_title_writes_out_what_would_reorder_or_hide_its_text() {
+        assert_eq!(
+            task_title(
+                "run_command",
+                &json!({"command": "echo safe \u{202e}; rm -rf ~ #\u{202c} done"})
+            ),
+            "echo safe \\u{202e}; rm -rf ~ #\\u{202c} done"
+        );
+        assert_eq!(
+            task_title("request_approval", &json!({"message": "ok\u{200b}?"})),
+            "ok\\u{200b}?"
         );
     }
 }

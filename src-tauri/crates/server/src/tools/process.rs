@@ -74,7 +74,7 @@ pub fn shown_script(script: &str) -> String {
 /// Characters a human cannot see for what they are: controls (newlines, escapes) and the
 /// invisible formatting characters that reorder or hide text (bidi overrides and isolates,
 /// zero-width characters).
-fn hidden(c: char) -> bool {
+pub fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
             | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
