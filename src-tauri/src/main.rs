@@ -73,7 +73,8 @@ enum Command {
         #[arg(trailing_var_arg = true, required = true)]
         command: Vec<String>,
     },
-    /// List, show, cancel and answer tasks (exit 4 when the API refuses)
+    /// List, show, wait for, answer, cancel, run again and delete tasks (exit 4 when the API
+    /// refuses)
     Tasks {
         #[command(subcommand)]
         cmd: taskdeck::cli::task_actions_cli::TasksCli,
@@ -425,6 +426,17 @@ fn serve_config(data_dir: PathBuf, config_dir: PathBuf, args: ServeArgs) -> serv
 }
 
 fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
+    // Listing or revoking reads tokens that exist: a data dir with no store is a mistake (a
+    // typo in --data-dir), not an empty list. Creating one makes the store, as a start does.
+    let store = taskdeck_engine::store::Store::file_in(data_dir);
+    if !matches!(cmd, TokenCommand::Create { .. }) && !store.exists() {
+        eprintln!(
+            "taskdeck: no task store at {}: Taskdeck has not run with this data dir (check \
+             --data-dir)",
+            store.display()
+        );
+        return ExitCode::from(1);
+    }
     if let Err(e) = std::fs::create_dir_all(data_dir) {
         eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
         return ExitCode::from(1);

@@ -28,6 +28,13 @@ async fn legacy_session_gets_a_handle_and_follows_up_with_tools() {
     ] {
         assert!(names.contains(&n), "{names:?}");
     }
+    // A method nobody serves is named, as on the 2026-07-28 path.
+    let unknown = c.request("bogus/method", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    assert_eq!(
+        unknown["error"]["message"], "Method not found: bogus/method",
+        "{unknown}"
+    );
 
     let started = Instant::now();
     let r = c

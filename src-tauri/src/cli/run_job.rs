@@ -142,8 +142,8 @@ impl JobLink {
                 Some(Ok(r)) if r.status().is_server_error() && retries < START_RETRIES => {
                     let status = r.status();
                     match problem_detail(r).await {
-                        detail if detail.is_empty() => format!("HTTP {status}"),
-                        detail => format!("HTTP {status}: {detail}"),
+                        detail if detail.is_empty() => format!("HTTP {}", status.as_u16()),
+                        detail => format!("HTTP {}: {detail}", status.as_u16()),
                     }
                 }
                 Some(Ok(r)) => {
@@ -162,7 +162,8 @@ impl JobLink {
                             )
                         }
                         _ => eprintln!(
-                            "taskdeck run: Taskdeck refused the job (HTTP {status}: {detail}); running the command without it."
+                            "taskdeck run: Taskdeck refused the job (HTTP {}: {detail}); running the command without it.",
+                            status.as_u16()
                         ),
                     }
                     break None;
@@ -481,13 +482,17 @@ impl JobLink {
                 {
                     if refusals == 0 {
                         say(format!(
-                            "Taskdeck refused the job's end (HTTP {status}: {detail}); trying \
+                            "Taskdeck refused the job's end (HTTP {}: {detail}); trying \
                              again for {} s in case it is restarting",
+                            status.as_u16(),
                             2 * REFUSALS_BELIEVED
                         ));
                     }
                     refusals += 1;
-                    (format!("HTTP {status}: {detail}"), Duration::from_secs(2))
+                    (
+                        format!("HTTP {}: {detail}", status.as_u16()),
+                        Duration::from_secs(2),
+                    )
                 }
                 Some((Ok((status, _, detail)), endpoint)) => {
                     // A cancel Taskdeck already took (after its grace) is recorded as it is.
@@ -501,7 +506,8 @@ impl JobLink {
                             _ => String::new(),
                         };
                         say(format!(
-                            "Taskdeck refused the job's end (HTTP {status}: {detail}){why}"
+                            "Taskdeck refused the job's end (HTTP {}: {detail}){why}",
+                            status.as_u16()
                         ));
                     }
                     return;

@@ -228,8 +228,8 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                     };
                     eprintln!(
                         "taskdeck: ignored: {key} is not waiting for an answer from this token \
-                         (already answered, superseded, never asked, or it is for a person: the \
-                         admin's token or a human token may answer it); the task is {}{open}",
+                         (already answered, superseded or never asked; an agent's token cannot \
+                         answer a request for a person); the task is {}{open}",
                         body["task"]["status"].as_str().unwrap_or("unknown")
                     );
                 } else {

@@ -216,6 +216,11 @@ impl Store {
         Self::start(prepared, path, ChangeFeed::new(1), None)
     }
 
+    /// The store file of data dir `dir` (`DIR/taskdeck.sqlite3`), there or not.
+    pub fn file_in(dir: &Path) -> PathBuf {
+        dir.join(FILE_NAME)
+    }
+
     /// Creates `dir` and the store file (0600) in it; returns the file's path.
     fn create_file(dir: &Path) -> Result<PathBuf, EngineError> {
         std::fs::create_dir_all(dir)

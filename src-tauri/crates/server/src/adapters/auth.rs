@@ -42,9 +42,7 @@ pub enum AuthError {
     BadName(String),
     /// `admin` (its token is in the admin-token file) and `anonymous` (requests without a
     /// token under `--allow-anonymous`) name Taskdeck's own principals, in any case.
-    #[error(
-        "the name {0:?} is reserved for Taskdeck's own principal (the admin token is in the admin-token file in the config dir); choose another name"
-    )]
+    #[error("the name {name:?} is reserved: {why}; choose another name", name = .0, why = reserved_for(.0))]
     Reserved(String),
     /// A token was asked for with the admin's role: there is one admin token.
     #[error(
@@ -82,6 +80,15 @@ fn principal_of(name: String, stored: Role) -> Principal {
 /// What the store keeps of a token: its SHA-256, hex.
 pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// What reserved name `name` stands for, for [`AuthError::Reserved`].
+fn reserved_for(name: &str) -> &'static str {
+    if name.eq_ignore_ascii_case("admin") {
+        "it is the admin's (the admin token is in the admin-token file in the config dir)"
+    } else {
+        "it names requests made without a token (under --allow-anonymous)"
+    }
 }
 
 fn hash(token: &str) -> String {

@@ -500,4 +500,18 @@ impl ServerHandler for McpHandler {
             .map_err(mcp_error)?;
         Ok(())
     }
+
+    /// A method nobody serves: `-32601` saying so and naming it, as on the 2026-07-28 path
+    /// (rmcp's default message is the method's name alone).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
+    }
 }
