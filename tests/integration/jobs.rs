@@ -735,18 +735,11 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
             .contains("was killed by signal 15 (SIGTERM)"),
         "{v}"
     );
-    // A working directory that does not exist is named as such, and nothing is asked.
-    let r = s
-        .rpc(
-            Some(&agent),
-            "tools/call",
-            json!({"name": "run_command",
-                "arguments": {"command": "true", "cwd": "/nonexistent-taskdeck-dir"}}),
-            true,
-        )
-        .await;
-    assert_eq!(r.error_code(), -32602, "{:?}", r.body);
-    let text = r.body["error"]["message"].as_str().unwrap();
+    // A working directory that does not exist is named as such (and nothing is asked).
+    let id = call(json!({"command": "true", "cwd": "/nonexistent-taskdeck-dir"})).await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true);
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
         text.contains("working directory /nonexistent-taskdeck-dir does not exist"),
         "{text}"

@@ -317,7 +317,13 @@ fn check_edit_of(
     // and command).
     if meta.server == crate::policy::TASKDECK_SERVER
         && let Some(tool) = engine.tool(&meta.tool)
-        && let Err(why) = tool.check_arguments(arguments)
+        && let Err(why) = tool.check_arguments(arguments).and_then(|()| {
+            // An edited call that could not start is refused now rather than approved.
+            match meta.tool == crate::tools::run_command::NAME {
+                true => crate::tools::run_command::cwd_problem(arguments).map_or(Ok(()), Err),
+                false => Ok(()),
+            }
+        })
     {
         return Err(DecideError::Arguments(vec![ArgumentError {
             path: String::new(),

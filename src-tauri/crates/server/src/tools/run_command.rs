@@ -114,6 +114,20 @@ impl RunCommand {
     }
 }
 
+/// Why a call with `arguments` could not start in its `cwd` (not a directory), for a human's
+/// edit of a call: refused then (422), before it is approved. An agent's own call with such a
+/// `cwd` is run and ends with a tool error saying so (MCP: an input the model can correct is a
+/// tool execution error, not a protocol one).
+pub fn cwd_problem(arguments: &Value) -> Option<String> {
+    let cwd = arguments.get("cwd")?.as_str()?;
+    (!std::path::Path::new(cwd).is_dir()).then(|| {
+        format!(
+            "cwd: the working directory {} does not exist or is not a directory",
+            mask_string(cwd).unwrap_or_else(|| cwd.to_string())
+        )
+    })
+}
+
 /// The result when the human declined: a tool error with their reason, if they gave one.
 fn declined(line: &str, reason: Option<&str>) -> Outcome {
     let text = match reason {
@@ -149,20 +163,9 @@ impl TaskTool for RunCommand {
         &self.descriptor
     }
 
-    /// Exactly one of `argv` and `command`; env names an environment can hold; a `cwd` that
-    /// is a directory (checked again when the command starts).
+    /// Exactly one of `argv` and `command`; env names an environment can hold.
     fn check_arguments(&self, arguments: &Value) -> Result<(), String> {
         let arguments: RunCommandArguments = parse(NAME, arguments)?;
-        // A call that cannot start is refused before anyone is asked about it, and so is a
-        // human's edit of a call to such a directory.
-        if let Some(cwd) = &arguments.cwd
-            && !std::path::Path::new(cwd).is_dir()
-        {
-            return Err(format!(
-                "cwd: the working directory {} does not exist or is not a directory",
-                mask_string(cwd).unwrap_or_else(|| cwd.clone())
-            ));
-        }
         // A name the environment cannot hold (`execve` takes `NAME=value` strings): refused
         // before anyone is asked about it, as `taskdeck servers add` refuses one.
         if let Some(name) = arguments
