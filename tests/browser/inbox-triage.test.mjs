@@ -127,6 +127,9 @@ async function clearQueue() {
   });
   assert.equal(resp.status, 200);
   await page.locator('#approvals-list .approval').first().waitFor({ state: 'detached' });
+  // A reason box that was open went with its call: the page drops the next keys until the
+  // person clicks (or presses Esc). The next test starts as a person who clicked.
+  await page.dispatchEvent('body', 'pointerdown');
 }
 
 before(async () => {
@@ -447,6 +450,25 @@ test('keyboard: the Enter meant to send a reason whose call was decided elsewher
   await new Promise((r) => setTimeout(r, 500));
   assert.ok((await pending()).some((a) => a.taskId === question), 'the question still waits');
   assert.equal(await page.locator('.prompt-card').count(), 0, 'no form opened');
+  await page.keyboard.press('Escape');
+  await clearQueue();
+});
+
+test('keyboard: a reason box opened but not typed in, whose call is decided elsewhere, lets no key act on the next call', async () => {
+  const ids = [await askToRun('echo u1'), await askToRun('echo u2')];
+  await rowOf(ids[1]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'focus on the first call');
+  await page.keyboard.press('d');
+  await waitFor(async () => (await focused()) === '.approval-reason', 'the reason box');
+  await denyElsewhere(ids[0]);
+  await waitFor(async () => (await focused()) === ids[1], 'focus on the next call');
+  // The first letter of the reason the person was about to type.
+  await page.keyboard.press('a');
+  await page.locator('.toast-text', { hasText: 'keys that followed were ignored' }).last().waitFor();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call still waits');
   await page.keyboard.press('Escape');
   await clearQueue();
 });

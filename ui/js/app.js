@@ -20,7 +20,7 @@ import { showTokenScreen, onAuthError, initTokenScreen, closeStream } from './to
 import { reloadList, loadMore, scheduleListRender, renderPending, togglePause } from './list.js';
 import { initFilters, renderToolOptions } from './filters.js';
 import { toggleSelect, clearSelection } from './selection.js';
-import { onKey, onPointerDown } from './keyboard.js';
+import { onKey, onPointerDown, onFocusIn } from './keyboard.js';
 import { once, afterNextFrame } from './timing.js';
 import { toast } from './notices.js';
 import { noteWrite } from './store-banner.js';
@@ -210,6 +210,7 @@ function initApp() {
   $('clear-finished').addEventListener('click', () => withPart((m) => m.loadTaskActions, (a) => a.clearFinished()));
   document.addEventListener('keydown', (e) => onKey(e, withRest));
   document.addEventListener('pointerdown', onPointerDown, true);
+  document.addEventListener('focusin', (e) => onFocusIn(e.target));
   renderPending();
 }
 

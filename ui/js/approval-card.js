@@ -36,8 +36,9 @@ function fieldInput(f, value, id) {
 /**
  * @param {import('./approvals-model.js').Approval} a
  * @param {{approve: (args?: object) => Promise<{errors?: {path: string, message: string}[]}|void>,
- *          deny: (reason: string) => Promise<void>, openTask: () => void}} deps
- *   `approve` resolves with `errors` when the server refused the edit (422).
+ *          deny: (reason: string) => Promise<void>, openTask: () => void, decides?: boolean}} deps
+ *   `approve` resolves with `errors` when the server refused the edit (422). `decides: false`
+ *   (a page signed in as an agent): the call is shown, with no way to decide it.
  */
 export function approvalCard(a, deps) {
   const call = h(
@@ -51,6 +52,14 @@ export function approvalCard(a, deps) {
   const why = a.verdict && a.verdict.reason ? h('p', { class: 'muted approval-verdict' }, `Why it asks: ${a.verdict.reason}`) : null;
   const argsBlock = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments' }, prettyJson(a.arguments ?? {}));
   const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock);
+
+  const openBtn = h('button', { type: 'button', class: 'btn btn-link approval-open-task' }, 'Open the task');
+  openBtn.addEventListener('click', () => deps.openTask());
+  if (deps.decides === false) {
+    el.append(h('p', { class: 'muted approval-person-only' }, 'A person decides this call (the admin or a human token); this page is signed in as an agent.'), openBtn);
+    const nothing = () => {};
+    return { el, showErrors: nothing, focusReason: nothing, focusEditor: nothing, canEdit: false, hasUnsentEdit: () => false };
+  }
 
   // ------------------------------------------------ edit, then approve
   let editor = null;
@@ -178,8 +187,6 @@ export function approvalCard(a, deps) {
       denyBtn.disabled = false;
     }
   });
-  const openBtn = h('button', { type: 'button', class: 'btn btn-link approval-open-task' }, 'Open the task');
-  openBtn.addEventListener('click', () => deps.openTask());
   el.appendChild(denyForm);
   el.appendChild(openBtn);
 

@@ -18,6 +18,7 @@ import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender } from './inbox.js';
 import { noteDecided } from './browser-notify.js';
 import { rights } from './auth.js';
+import { decidedHere } from './keyboard.js';
 
 /** Row elements by row id, kept across renders so what the human typed in an open row stays. */
 const rowEls = new Map();
@@ -92,6 +93,8 @@ export async function decide(approvals, decision, opts = {}) {
   toast(words.text, tone);
   announce(words.text);
   await reloadApprovals();
+  // The rows and boxes that went were this person's decision, not someone else's.
+  decidedHere();
   return { results };
 }
 
@@ -195,9 +198,9 @@ function approvalRow(a, inGroup) {
   summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));
   const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a', 'aria-label': `Approve ${what}` }, 'Approve');
   approve.addEventListener('click', () => approveAsAsked(a, id));
-  const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd', 'aria-label': `Deny ${what}…` }, 'Deny…');
+  const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd', 'aria-label': `Deny ${what}` }, 'Deny…');
   deny.addEventListener('click', () => openApproval(id, true)?.focusReason());
-  const answer = h('button', { type: 'button', class: 'btn btn-small approval-answer' }, 'Answer →');
+  const answer = h('button', { type: 'button', class: 'btn btn-small approval-answer', 'aria-label': `Answer ${what}` }, 'Answer →');
   answer.addEventListener('click', () => openTask(a.taskId, { focus: true, focusPrompt: true }));
   const li = h(
     'li',
@@ -253,7 +256,7 @@ function updateRow(el, row, now) {
     el.querySelector('.approval-group-toggle').setAttribute('aria-expanded', String(row.open));
     // The group grows while it is on screen: its label counts the calls it holds now.
     setText(el.querySelector('.approval-group-approve'), `Approve all ${row.approvals.length} identical`);
-    el.querySelector('.approval-group-actions').hidden = !row.open;
+    el.querySelector('.approval-group-actions').hidden = !row.open || !rights(state.me).seesAll;
     writeTimes(el, first, now);
     return;
   }
@@ -285,6 +288,7 @@ function updateRow(el, row, now) {
         approve: (args) => decide([a], 'approve', { arguments: args }),
         deny: (reason) => decide([a], 'deny', { reason }),
         openTask: () => openTask(a.taskId, { focus: true }),
+        decides: rights(state.me).seesAll,
       });
       cards.set(id, card);
     }

@@ -7,6 +7,8 @@
 // tab forward on the task. Several open tabs notify of a task under one tag (`taskdeck-<taskId>`),
 // so the browser shows it once, the newer replacing the older.
 
+import { shownText } from './format.js';
+
 /** localStorage key of the switch: "on" while notifications are wanted in this browser. */
 export const SWITCH_KEY = 'taskdeck.browserNotifications';
 
@@ -37,8 +39,14 @@ const MAX_BODY_CHARS = 200;
 
 /** `text` on one line of at most `max` characters, ending with "…" when cut. */
 function clip(text, max) {
-  const line = String(text || '').replace(/\s+/g, ' ').trim();
+  const line = shownText(String(text || '')).replace(/\s+/g, ' ').trim();
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+
+/** A notification's body: as `clip`, but its lines kept (a command's second line is not a space). */
+function clipLines(text, max) {
+  const s = shownText(String(text || '')).replace(/[^\S\n]+/g, ' ').replace(/ *\n[\s]*/g, '\n').trim();
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
 }
 
 /**
@@ -52,7 +60,7 @@ export function browserNotice(change, { focused }) {
   const title = task.title || task.tool || 'A task';
   const ran = Date.parse(task.lastUpdatedAt) - Date.parse(task.createdAt);
   const longOrUnseen = !focused || (Number.isFinite(ran) && ran >= THRESHOLD_MS);
-  const notice = (heading, body) => ({ taskId: task.taskId, tag: `taskdeck-${task.taskId}`, title: clip(heading, 120), body: clip(body, MAX_BODY_CHARS) });
+  const notice = (heading, body) => ({ taskId: task.taskId, tag: `taskdeck-${task.taskId}`, title: clip(heading, 120), body: clipLines(body, MAX_BODY_CHARS) });
   switch (task.status) {
     case 'input_required': {
       const asked = Object.values(task.inputRequests || {}).map((r) => r && r.params && r.params.message).find((m) => typeof m === 'string');

@@ -4,6 +4,7 @@
 // clampedText builds the element.
 
 import { h } from './dom.js';
+import { shownText } from './format.js';
 
 /** How much of a text is shown before "Show all": characters and lines. */
 export const CLAMP_CHARS = 600;
@@ -42,7 +43,7 @@ export function showAllLabel(total) {
  * @returns {HTMLElement} a wrapper `.clamp` holding the text element and the button
  */
 export function clampedText(tag, props, text, opts) {
-  const full = String(text ?? '');
+  const full = shownText(text);
   const { shown, cut, total } = clampText(full, opts);
   const el = h(tag, props, shown);
   if (!cut) return h('div', { class: 'clamp' }, el);

@@ -18,6 +18,8 @@ import {
   isTerminal,
   progressFraction,
   progressText,
+  shownText,
+  oneLine,
 } from './format.js';
 import { describeEvent, groupTimeline, describeProgressRun, describeRound } from './timeline.js';
 import { diffLine } from './json-diff.js';
@@ -78,6 +80,9 @@ export class DetailView {
     }
     this.taskId = taskId;
     this.task = null;
+    /** True while the pane shows that the task could not be loaded (not a 404): loaded again
+     *  when the connection comes back. */
+    this.loadFailed = false;
     this.tick();
     this.events = [];
     this.eventIds = new Set();
@@ -99,6 +104,7 @@ export class DetailView {
       data = await this.deps.api.getTask(taskId);
     } catch (err) {
       if (seq !== this.loadSeq) return;
+      this.loadFailed = err.status !== 404;
       clear(this.root);
       this.root.appendChild(this.closeBar());
       this.root.appendChild(
@@ -264,7 +270,7 @@ export class DetailView {
         this.el.progressBar.setAttribute('aria-valuemax', '100');
         this.el.progressBar.setAttribute('aria-valuetext', progressText(t.progress));
       }
-      this.el.progressText.textContent = [progressText(t.progress), frac !== null ? `${Math.round(frac * 100)}%` : null, t.progress.message].filter(Boolean).join(' · ');
+      this.el.progressText.textContent = [progressText(t.progress), frac !== null ? `${Math.round(frac * 100)}%` : null, t.progress.message && shownText(t.progress.message)].filter(Boolean).join(' · ');
     } else {
       this.el.progress.hidden = true;
     }
@@ -273,7 +279,7 @@ export class DetailView {
     if (this.renderedMessage !== msg) {
       this.renderedMessage = msg;
       clear(this.el.message);
-      if (msg) this.el.message.appendChild(textBlock(msg, { className: 'message-text', label: 'Status message' }));
+      if (msg) this.el.message.appendChild(textBlock(shownText(msg), { className: 'message-text', label: 'Status message' }));
     }
 
     this.syncPrompts();
@@ -380,10 +386,15 @@ export class DetailView {
 
   async sendAnswer(key, response) {
     const id = this.task.taskId;
+    const params = ((this.task.inputRequests || {})[key] || {}).params || {};
+    const question = typeof params.message === 'string' && params.message.trim() ? oneLine(params.message, 60) : key;
+    // The first of several people's approvals is a step: the call still waits.
+    const meta = params._meta && params._meta['taskdeck/approval'];
+    const more = response.action === 'accept' && meta && (meta.approvedBy || []).length + 1 < (meta.required || 1) ? ' It still waits for another person to approve it.' : '';
     const r = await this.deps.api.answer(id, { [key]: response });
     const verb = response.action === 'accept' ? 'accepted' : response.action === 'decline' ? 'declined' : 'dismissed';
-    if (r.accepted && r.accepted.includes(key)) this.deps.toast(`Answer sent: ${verb} “${key}”.`, 'good');
-    else this.deps.toast(`“${key}” was already answered; your answer was not used.`, 'warn');
+    if (r.accepted && r.accepted.includes(key)) this.deps.toast(`Answer sent: ${verb} “${question}”.${more}`, 'good');
+    else this.deps.toast(`“${question}” was already answered; your answer was not used.`, 'warn');
     if (r.task && this.taskId === id) this.applyTask(r.task);
     return r;
   }

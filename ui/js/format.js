@@ -138,8 +138,14 @@ export function shownPlainly(text, keepLines = false) {
   });
 }
 
+/** Text a person reads as prose (a question, a status message): as it is, but for the
+ * characters that reorder it, written out (`\u{202e}`), so its words show in their order. */
+export function shownText(text) {
+  return String(text ?? '').replace(REORDERING, braced);
+}
+
 /** JSON text with the invisible characters JSON.stringify leaves in strings escaped as `\uXXXX`: the same JSON value. */
-function plainJson(text) {
+export function plainJson(text) {
   return text.replace(HIDDEN_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -2,6 +2,8 @@
 // with edited arguments: which keys were added, removed or changed (old → new). Objects are
 // compared key by key and arrays index by index, to any depth; anything else is a leaf. No DOM.
 
+import { plainJson } from './format.js';
+
 /**
  * @typedef {{path: string, kind: 'added'|'removed'|'changed', from?: any, to?: any}} DiffEntry
  *   `path`: where, as a JSON Pointer-like dotted path (`command`, `env.HOME`, `args[2]`; the
@@ -67,12 +69,13 @@ function short(v, max = 120) {
 
 /** One diff entry in words: `+ env.DEBUG: "1"`, `- cwd: "/tmp"`, `~ command: "rm -rf /" → "ls"`. */
 export function diffLine(entry) {
+  // An edit is read to know what will run: nothing in it may hide or reorder its text.
   switch (entry.kind) {
     case 'added':
-      return `+ ${entry.path}: ${short(entry.to)}`;
+      return plainJson(`+ ${entry.path}: ${short(entry.to)}`);
     case 'removed':
-      return `- ${entry.path}: ${short(entry.from)}`;
+      return plainJson(`- ${entry.path}: ${short(entry.from)}`);
     default:
-      return `~ ${entry.path}: ${short(entry.from)} → ${short(entry.to)}`;
+      return plainJson(`~ ${entry.path}: ${short(entry.from)} → ${short(entry.to)}`);
   }
 }

@@ -134,11 +134,37 @@ const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'AltGraph', 'Meta', 'C
  */
 let lastKey = null;
 let dropping = false;
+/** The text field the focus is in, or was in when it left the page (until the next focus). */
+let activeField = null;
+/** The focus left a text field by that field going away (its call decided elsewhere, its row
+ *  gone) rather than by the person: the next key, whatever was typed before, was meant for it. */
+let cut = false;
+
+const gone = (el) => !el.isConnected || !el.getClientRects().length;
 
 /** A click (any pointer press): the person has moved on from what they were typing. */
 export function onPointerDown() {
   lastKey = null;
   dropping = false;
+  activeField = null;
+  cut = false;
+}
+
+/** The page moved the focus on after the person's own decision (a field of theirs may have gone
+ *  with it): not a cut. */
+export function decidedHere() {
+  activeField = null;
+  cut = false;
+}
+
+/**
+ * The focus moved to `target` (a `focusin`). Leaving a text field that went away, for anything
+ * but that field, is a cut: the person who opened a reason box with `d` and has typed nothing
+ * yet still means the next key for it, not for the row that took its place.
+ */
+export function onFocusIn(target) {
+  if (activeField && target !== activeField && gone(activeField)) cut = true;
+  activeField = isTypingTarget(target) ? target : null;
 }
 
 /** Rows a Page key moves: a screenful of the list (`height` px, rows of 64 px) less one. */
@@ -158,7 +184,7 @@ export function onKey(e, later) {
   const typing = isTypingTarget(target);
   const unmodified = !e.ctrlKey && !e.metaKey && !e.altKey;
   const character = e.key.length === 1 && unmodified;
-  if (dropping && !typing) {
+  if ((dropping || cut) && !typing) {
     // Escape ends the dropping and does nothing else; Tab ends it and moves on.
     if (e.key === 'Escape') {
       e.preventDefault();
@@ -167,11 +193,14 @@ export function onKey(e, later) {
     }
     if (e.key === 'Tab') onPointerDown();
   }
+  // Enter in a one-line field (or Ctrl+Enter anywhere) sends it: its going away next is no cut.
+  if (typing && e.key === 'Enter' && (target.tagName !== 'TEXTAREA' || e.ctrlKey || e.metaKey)) activeField = null;
   const field = lastKey && lastKey.field;
   const fieldGone = Boolean(field) && (!field.isConnected || !field.getClientRects().length);
   const acts = character || (ACTING_KEYS.has(e.key) && unmodified);
-  if (acts && (dropping || continuesCutTyping(lastKey, e.timeStamp, typing, fieldGone))) {
+  if (acts && (dropping || cut || continuesCutTyping(lastKey, e.timeStamp, typing, fieldGone))) {
     e.preventDefault();
+    cut = false;
     if (!dropping) toast('What you were typing in has closed (decided or changed elsewhere): the keys that followed were ignored. Press Esc to use the shortcuts again.', 'info');
     dropping = true;
     return;

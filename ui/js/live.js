@@ -46,6 +46,8 @@ export function connectStream(resumeFrom) {
           reloadList();
           reloadInbox();
           reloadApprovals();
+          // A task that could not be loaded while Taskdeck was away is loaded now.
+          if (state.detail.loadFailed && state.detail.taskId) state.detail.open(state.detail.taskId);
         }
         openedOnce = true;
       }

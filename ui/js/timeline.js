@@ -1,6 +1,6 @@
 // Timeline events and input rounds in plain words. No DOM.
 
-import { formatDuration, oneLine, progressText, prettyJson } from './format.js';
+import { formatDuration, oneLine, progressText, prettyJson, shownText } from './format.js';
 import { statusLabel } from './status.js';
 import { jsonDiff } from './json-diff.js';
 
@@ -158,7 +158,7 @@ export function describeProgressRun(events) {
  */
 export function describeRound(round) {
   const params = (round.request && round.request.params) || {};
-  const title = typeof params.message === 'string' && params.message ? params.message : round.key;
+  const title = typeof params.message === 'string' && params.message ? shownText(params.message) : round.key;
   let state;
   let answer;
   switch (round.state) {

@@ -8,8 +8,13 @@ const change = (task, kind = 'status') => ({ event: { kind, data: {} }, task: { 
 test('a task that starts waiting for input notifies, focused or not, with its question', () => {
   const c = change({ status: 'input_required', inputRequests: { approval: { method: 'elicitation/create', params: { message: 'Ship\nit?' } } } });
   for (const focused of [true, false]) {
-    assert.deepEqual(browserNotice(c, { focused }), { taskId: 't1', tag: 'taskdeck-t1', title: 'deploy-bot needs input: make deploy', body: 'Ship it?' });
+    assert.deepEqual(browserNotice(c, { focused }), { taskId: 't1', tag: 'taskdeck-t1', title: 'deploy-bot needs input: make deploy', body: 'Ship\nit?' });
   }
+});
+
+test('a question is notified as it reads: its lines kept, what reorders it written out', () => {
+  const c = change({ status: 'input_required', inputRequests: { approve: { params: { message: 'Run:\n\n   echo one\n   echo two\u202e ok' } } } });
+  assert.equal(browserNotice(c, { focused: true }).body, 'Run:\necho one\necho two\\u{202e} ok');
 });
 
 test('a question that titles its own task is said once, in the body', () => {

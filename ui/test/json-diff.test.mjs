@@ -41,6 +41,8 @@ test('keys that are not identifiers are quoted in the path', () => {
 test('each entry reads as one line', () => {
   assert.equal(diffLine({ path: 'command', kind: 'changed', from: 'rm -rf /', to: 'ls' }), '~ command: "rm -rf /" → "ls"');
   assert.equal(diffLine({ path: 'env.DEBUG', kind: 'added', to: '1' }), '+ env.DEBUG: "1"');
+  // An edit that hides its order cannot: the override is written out.
+  assert.equal(diffLine({ path: 'command', kind: 'changed', from: 'echo a', to: 'echo a\u202e b' }), '~ command: "echo a" → "echo a\\u202e b"');
   assert.equal(diffLine({ path: 'cwd', kind: 'removed', from: null }), '- cwd: null');
   assert.equal(diffLine({ path: 'x', kind: 'added', to: 'y'.repeat(200) }).length, '+ x: '.length + 120);
 });

@@ -63,8 +63,9 @@ pub struct Notice {
 /// Longest notification body, in characters.
 pub const MAX_BODY_CHARS: usize = 200;
 
-/// Escapes `&`, `<` and `>` (the notification spec's body markup) and truncates to
-/// [`MAX_BODY_CHARS`] characters.
+/// Escapes `&`, `<` and `>` (the notification spec's body markup), shows controls but `\n` as
+/// spaces and writes out the characters that hide or reorder text (`\u{202e}`: a call with Approve
+/// beside it reads as what would run), and truncates to [`MAX_BODY_CHARS`] characters.
 pub fn escape_body(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(MAX_BODY_CHARS * 2));
     for (i, c) in text.chars().enumerate() {
@@ -77,6 +78,9 @@ pub fn escape_body(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             c if c.is_control() && c != '\n' => out.push(' '),
+            c if c != '\n' && crate::tools::process::hidden(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -737,6 +741,14 @@ mod tests {
         let e = escape_body(&long);
         assert_eq!(e.chars().count(), MAX_BODY_CHARS + 1);
         assert!(e.ends_with('…'));
+    }
+
+    #[test]
+    fn a_body_writes_out_what_reorders_or_hides_its_text() {
+        assert_eq!(
+            escape_body("agent: {\"command\":\"echo safe \u{202e}; rm -rf ~\"}\nnext\u{2028}"),
+            "agent: {\"command\":\"echo safe \\u{202e}; rm -rf ~\"}\nnext\\u{2028}"
+        );
     }
 }
 

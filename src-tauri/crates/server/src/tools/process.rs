@@ -71,12 +71,12 @@ pub fn shown_script(script: &str) -> String {
         .collect()
 }
 
-/// Characters a human cannot see for what they are: controls (newlines, escapes) and the
-/// invisible formatting characters that reorder or hide text (bidi overrides and isolates,
-/// zero-width characters).
+/// Characters a human cannot see for what they are: controls (newlines, escapes), line and
+/// paragraph separators (shown as a line break or as nothing) and the invisible formatting
+/// characters that reorder or hide text (bidi overrides and isolates, zero-width characters).
 pub fn hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
             | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
