@@ -783,22 +783,39 @@ async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_ent
         std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    let mut sh = Command::new("sh");
-    sh.args(["-c", &command])
-        .env_remove("TASKDECK_TOKEN")
-        .env_remove("TASKDECK_PORT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
+    // The installed command, reading only its token file.
+    let hook = || {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &command])
+            .env_remove("TASKDECK_TOKEN")
+            .env_remove("TASKDECK_PORT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        sh
+    };
     let allowed = with_command(&fixture("claude-code", "PermissionRequest"), "npm test");
     assert_eq!(
-        run(sh, &allowed).await.json()["hookSpecificOutput"]["decision"]["behavior"],
+        run(hook(), &allowed).await.json()["hookSpecificOutput"]["decision"]["behavior"],
         "allow"
     );
-    // Twice: one set of entries, the file untouched.
+    // Twice: one set of entries, the file untouched, the token kept.
+    let token = std::fs::read_to_string(&token_file).unwrap();
     let out = taskdeck(&s, &["hook", "install", "claude-code", "--dir", dir]).await;
     assert!(out.status.success());
     assert_eq!(read_json(&settings), installed);
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), token);
+    // Its token revoked since: installing again makes a new one, which works.
+    let out = taskdeck(&s, &["token", "revoke", "claude-code"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let out = taskdeck(&s, &["hook", "install", "claude-code", "--dir", dir]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_ne!(std::fs::read_to_string(&token_file).unwrap(), token);
+    assert_eq!(
+        run(hook(), &allowed).await.json()["hookSpecificOutput"]["decision"]["behavior"],
+        "allow",
+        "the new token is taken"
+    );
     let out = taskdeck(
         &s,
         &["hook", "uninstall", "claude-code", "--user", "--dir", dir],

@@ -174,15 +174,24 @@ fn write_json(path: &Path, v: &Value, pristine: bool) -> Result<(), String> {
     hook_file::write(path, &text, pristine).map(drop)
 }
 
-/// The token file's token, else a new token for principal `agent` written to it (0600).
+/// The token file's token while it is live, else a new token for principal `agent` written to
+/// it (0600): a token revoked since the last install would have every event refused (401), and
+/// the agent fall back to its own prompts without a word.
 fn ensure_token(p: &Placement) -> Result<(), String> {
-    if read_token(&p.config_dir, p.agent).is_some() {
-        return Ok(());
-    }
     std::fs::create_dir_all(&p.data_dir)
         .map_err(|e| format!("cannot create {}: {e}", p.data_dir.display()))?;
-    let token = auth::TokenCommands::open(&p.data_dir)
-        .and_then(|t| t.create(p.agent.name()))
+    let tokens = auth::TokenCommands::open(&p.data_dir).map_err(|e| e.to_string())?;
+    if let Some(kept) = read_token(&p.config_dir, p.agent) {
+        if tokens.is_live(&kept).map_err(|e| e.to_string())? {
+            return Ok(());
+        }
+        eprintln!(
+            "taskdeck: the token in {} was revoked (or is not this data dir's): making a new one",
+            token_path(&p.config_dir, p.agent).display()
+        );
+    }
+    let token = tokens
+        .create(p.agent.name())
         .map_err(|e| match e {
             auth::AuthError::Exists(_) => format!(
                 "a token for principal {0:?} exists but {1} does not hold it: revoke it (`taskdeck token revoke {0}`) and install again",

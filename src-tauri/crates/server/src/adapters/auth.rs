@@ -210,6 +210,11 @@ impl TokenCommands {
         list_tokens(&self.store)
     }
 
+    /// True when `token` is one of the store's and not revoked. Errors: [`AuthError::Store`].
+    pub fn is_live(&self, token: &str) -> Result<bool, AuthError> {
+        Ok(self.store.live_token(&hash(token))?.is_some())
+    }
+
     /// [`revoke_token`].
     pub fn revoke(&self, name: &str) -> Result<(), AuthError> {
         self.runtime.block_on(revoke_token(&self.store, name))

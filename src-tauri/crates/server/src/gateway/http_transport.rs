@@ -10,22 +10,35 @@
 //! have run": Taskdeck cannot tell whether one reached the server) and lets the supervisor
 //! connect again with a new session.
 //!
+//! A request that the server refuses with such an error naming its session (400 "Bad Request:
+//! No valid session ID provided") did not run: [`SessionAware`] reports it to rmcp as an
+//! expired session, as a 404 is, so rmcp starts a new session and sends the request again once.
+//! A developer restarting their server between two calls then sees the second one served, not
+//! failed as "it may have run".
+//!
 //! A call's event stream that breaks before its answer is resumed (`GET` with
 //! `Last-Event-ID`, SEP-1699) a few times over about five seconds ([`resume_policy`]), not
 //! for ever: when the server died, the call fails then ("it may have run") instead of at its
 //! timeout.
 
 use std::{
+    collections::HashMap,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
 use rmcp::{
-    model::JsonRpcMessage,
+    model::{ClientJsonRpcMessage, JsonRpcMessage},
     service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
         Transport,
         common::client_side_sse::{ExponentialBackoff, SseRetryPolicy},
+        streamable_http_client::{
+            SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+            StreamableHttpResponseLimits,
+        },
     },
 };
 
@@ -38,6 +51,132 @@ pub fn resume_policy() -> Arc<dyn SseRetryPolicy> {
     policy.base_duration = Duration::from_millis(200);
     policy.max_delay = Some(Duration::from_secs(2));
     Arc::new(policy)
+}
+
+/// rmcp's HTTP client (reqwest's), but for a request sent in a session that the server answers
+/// with a JSON-RPC error for no request that names the session: that is
+/// [`StreamableHttpError::SessionExpired`], as a 404 would be (see the module doc). The error's
+/// words decide it (`session`, in any case): a server that refuses a request for another
+/// reason without naming it (bad credentials) is not sent it again.
+#[derive(Clone)]
+pub struct SessionAware(pub reqwest_rmcp::Client);
+
+/// True when `response`, to `message` sent in a session, says the server knows no such
+/// session: a JSON-RPC error with no id whose message names the session.
+fn forgot_session(
+    message: &ClientJsonRpcMessage,
+    in_session: bool,
+    response: &StreamableHttpPostResponse,
+) -> bool {
+    let StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _) = response else {
+        return false;
+    };
+    in_session
+        && matches!(message, ClientJsonRpcMessage::Request(_))
+        && error.id.is_none()
+        && error.error.message.to_ascii_lowercase().contains("session")
+}
+
+impl StreamableHttpClient for SessionAware {
+    type Error = reqwest_rmcp::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let in_session = session_id.is_some();
+        let response = self
+            .0
+            .post_message_with_response_limits(
+                uri,
+                message.clone(),
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await?;
+        if forgot_session(&message, in_session, &response) {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        Ok(response)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
 }
 
 /// `inner`, ending (its `receive` answers `None`) at the first JSON-RPC error without an id,

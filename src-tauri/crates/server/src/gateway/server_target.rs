@@ -165,8 +165,10 @@ pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> Serve
 }
 
 /// `url` with each query value and the fragment replaced by `[redacted]` (keys stay: they say
-/// what is there) and the userinfo password by `****` (the user name stays). A string that is not
-/// a URL is shown as `[redacted]` whole: it may be anything.
+/// what is there), the userinfo password by `****` (the user name stays) and any token known by
+/// its shape (`ghp_…`, `sk-proj-…`, in the user name or the path) masked as
+/// [`crate::tools::secrets::mask_string`] does. A string that is not a URL is shown as
+/// `[redacted]` whole: it may be anything.
 pub fn redact_url(url: &str) -> String {
     let Ok(mut parsed) = reqwest::Url::parse(url) else {
         return REDACTED.to_string();
@@ -189,13 +191,26 @@ pub fn redact_url(url: &str) -> String {
     if parsed.fragment().is_some() {
         parsed.set_fragment(Some(REDACTED));
     }
-    parsed.to_string()
+    // A token known by its shape anywhere else: `https://ghp_…@host/`, `/mcp/sk-proj-…/`.
+    let shown = parsed.to_string();
+    crate::tools::secrets::mask_string(&shown).unwrap_or(shown)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn tokens_known_by_their_shape_are_masked_anywhere_in_a_url() {
+        let ghp = format!("ghp_{}", "a1B2".repeat(9));
+        let shown = redact_url(&format!("http://{ghp}@127.0.0.1:3014/mcp/{ghp}/x"));
+        assert!(!shown.contains(&ghp), "{shown}");
+        assert!(
+            shown.starts_with("http://") && shown.contains("127.0.0.1:3014/mcp/"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn urls_lose_their_secrets() {

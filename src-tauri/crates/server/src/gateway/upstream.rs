@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ServerState, ServerStatus,
     client_handler::{InFlight, UpstreamClient},
-    http_transport::{EndsOnUnaddressedError, resume_policy},
+    http_transport::{EndsOnUnaddressedError, SessionAware, resume_policy},
     server_target::redact_url,
     servers_file::{ServerSpec, Transport},
     upstream_error::{of_handshake, of_request},
@@ -431,7 +431,10 @@ impl Upstream {
                 config.retry_config = resume_policy();
                 self.transport_ended.lock().unwrap().take();
                 let transport = EndsOnUnaddressedError {
-                    inner: StreamableHttpClientTransport::with_client(http_client()?, config),
+                    inner: StreamableHttpClientTransport::with_client(
+                        SessionAware(http_client()?),
+                        config,
+                    ),
                     why: self.transport_ended.clone(),
                 };
                 client
