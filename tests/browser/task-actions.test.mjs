@@ -52,11 +52,30 @@ before(async () => {
   fs.writeFileSync(path.join(tmp, 'cfg', 'policy.json'), JSON.stringify({ rules: [
     { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'echo *' }, decision: 'allow' },
     { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'sleep *' }, decision: 'allow' },
+    { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'true two people' }, decision: 'ask', approval: { humans: 2 } },
   ] }));
   ({ browser, page } = await openUi({ chromium, executablePath: CHROMIUM, base, token, pageErrors }));
 });
 
 after(() => tearDown({ browser, server, tmp }));
+
+test('a call that needs two people, approved by this one, is not offered to them again', async () => {
+  const id = await runCommand('true two people');
+  await waitFor(async () => (await apiTask(id))?.status === 'input_required', 'the approval to be asked');
+  const resp = await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: [{ taskId: id }], decision: 'approve' }),
+  });
+  assert.equal(resp.status, 200);
+  await waitFor(async () => Object.keys((await apiTask(id))?.inputRequests || {}).some((k) => k.endsWith('#2')), 'the second person to be asked');
+  await row(id).click();
+  const card = page.locator('#detail .prompt-card');
+  await card.waitFor();
+  await card.getByText('You approved this call already: it waits for another person to approve it.').waitFor();
+  assert.equal(await card.locator('button', { hasText: 'Accept' }).count(), 0, 'no Accept to press again');
+  await fetch(`${base}/v1/tasks/${id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+});
 
 test('a finished command runs again from its detail, and a finished task is deleted', async () => {
   const first = await runCommand('echo again');

@@ -42,9 +42,11 @@ export class DetailView {
    * @param {HTMLElement} root
    * @param {{api: {getTask: Function, answer: Function, taskLog: Function}, requestCancel: (task: object) => Promise<object|null>, announce: (s: string) => void,
    *          toast: (s: string, tone?: string) => void, onClose: () => void, isHuman: () => boolean,
-   *          needTick?: (on: boolean) => void, focusQueue?: (taskId: string) => boolean}} deps
+   *          needTick?: (on: boolean) => void, focusQueue?: (taskId: string) => boolean,
+   *          principal?: () => string|undefined}} deps
    *        `isHuman`: whether this page may answer `humanOnly` requests (signed in as a person:
-   *        the admin or a human). `needTick`: told whether the header shows times that run to
+   *        the admin or a human). `principal`: who is signed in (an approval they gave already
+   *        is not asked of them again). `needTick`: told whether the header shows times that run to
    *        the second (starts or stops the clock that calls `tick()`). `focusQueue`: focuses the
    *        approval queue's next row other than task `taskId`'s; false when none waits.
    */
@@ -328,9 +330,19 @@ export class DetailView {
   /** Whether this page may not answer `key` (a `humanOnly` request, and not a person). The
    *  rounds come with the detail; a request that arrived since is known from its event. */
   lockedFor(key) {
+    if (this.approvedAlready(key)) return true;
     if (this.deps.isHuman()) return false;
     if (this.rounds.some((r) => r.key === key && r.humanOnly)) return true;
     return this.events.some((e) => e.kind === 'inputRequested' && e.data && e.data.key === key && e.data.humanOnly === true);
+  }
+
+  /** Whether `key` asks for one more person's approval of a call this person approved already
+   *  (M of N): their second Accept would not count. */
+  approvedAlready(key) {
+    const me = this.deps.principal && this.deps.principal();
+    const request = this.task && (this.task.inputRequests || {})[key];
+    const meta = request && request.params && request.params._meta && request.params._meta['taskdeck/approval'];
+    return Boolean(me && meta && Array.isArray(meta.approvedBy) && meta.approvedBy.includes(me));
   }
 
   /** Whether a request this page may not answer is shown (the a/d keys say so). */
@@ -360,7 +372,8 @@ export class DetailView {
     }
     for (const p of prompts) {
       if (this.cards.has(p.key)) continue;
-      const card = this.lockedFor(p.key) ? lockedPromptCard(p) : promptCard(p, { send: (key, response) => this.sendAnswer(key, response) });
+      const why = this.approvedAlready(p.key) ? 'You approved this call already: it waits for another person to approve it.' : undefined;
+      const card = this.lockedFor(p.key) ? lockedPromptCard(p, why) : promptCard(p, { send: (key, response) => this.sendAnswer(key, response) });
       this.cards.set(p.key, card);
       this.el.promptList.appendChild(card.el);
     }

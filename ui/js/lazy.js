@@ -34,6 +34,7 @@ export const loadDetail = once(async () => {
     toast,
     onClose: closeDetail,
     isHuman: () => rights(state.me).seesAll,
+    principal: () => state.me && state.me.principal,
     needTick: (on) => state.ticker.need('detail', on),
     focusQueue: focusNextApproval,
   });

@@ -152,13 +152,13 @@ function promptHead(prompt, titleId) {
  * `locked`; keyboard shortcuts pass it by.
  * @param {{key: string, message: string}} prompt
  */
-export function lockedPromptCard(prompt) {
+export function lockedPromptCard(prompt, why = 'Only the person using Taskdeck (signed in with the admin token or a human’s token) can answer this request. The task waits for their answer.') {
   const titleId = uid('prompt-title');
   const card = h(
     'section',
     { class: 'prompt-card prompt-locked', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
     promptHead(prompt, titleId),
-    h('p', { class: 'callout' }, 'Only the person using Taskdeck (signed in with the admin token or a human’s token) can answer this request. The task waits for their answer.'),
+    h('p', { class: 'callout' }, why),
   );
   let gone = false;
   return {
