@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::Server;
+use crate::harness::{Server, stop_cleanly};
 
 /// `run_command` `command` as `token`; its taskId, once it waits for the human.
 async fn asking(s: &Server, token: &str, command: &str) -> String {
@@ -371,34 +371,43 @@ async fn an_unanswered_approval_expires_into_the_policys_default() {
     );
 }
 
-/// An approval still open when Taskdeck is killed (no clean stop to record its end): at the next
-/// start its task fails as interrupted, and the audit log says the question was abandoned.
+/// An approval still open when Taskdeck stops, cleanly or killed: at the next start its task
+/// fails as interrupted, and the audit log says the question was abandoned, once.
 #[tokio::test]
-async fn an_approval_open_at_a_crash_is_recorded_as_abandoned() {
+async fn an_approval_open_at_a_stop_or_a_crash_is_recorded_as_abandoned_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut s = Server::start_in(tmp.path(), &[]).await;
-    let agent = s.token("agent");
-    let id = asking(&s, &agent, "echo crashed").await;
-    s.kill().await;
-    let s = Server::start_in(tmp.path(), &[]).await;
-    s.wait_status(&s.admin, &id, "failed").await;
-    let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
-    let entries: Vec<&Value> = log["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["taskId"] == id.as_str())
-        .collect();
-    assert_eq!(entries.len(), 1, "{log}");
-    let entry = entries[0];
-    assert_eq!(
-        (&entry["decision"], &entry["decidedBy"], &entry["principal"]),
-        (&json!("deny"), &json!("abandoned"), &json!("agent")),
-        "{entry}"
-    );
-    assert_eq!(entry["arguments"]["command"], "echo crashed", "{entry}");
-    let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
-    assert_eq!(verified["ok"], true, "{verified}");
+    for clean in [false, true] {
+        let mut s = Server::start_in(tmp.path(), &[]).await;
+        let name = format!("agent-{clean}");
+        let agent = s.token(&name);
+        let command = format!("echo stopped clean={clean}");
+        let id = asking(&s, &agent, &command).await;
+        match clean {
+            true => assert!(stop_cleanly(&mut s).await.success()),
+            false => s.kill().await,
+        }
+        let mut s = Server::start_in(tmp.path(), &[]).await;
+        s.wait_status(&s.admin, &id, "failed").await;
+        let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+        let entries: Vec<&Value> = log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["taskId"] == id.as_str())
+            .collect();
+        assert_eq!(entries.len(), 1, "clean={clean}: {log}");
+        let entry = entries[0];
+        assert_eq!(
+            (&entry["decision"], &entry["decidedBy"], &entry["principal"]),
+            (&json!("deny"), &json!("abandoned"), &json!(name)),
+            "{entry}"
+        );
+        assert_eq!(entry["arguments"]["command"], command.as_str(), "{entry}");
+        let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
+        assert_eq!(verified["ok"], true, "{verified}");
+        // The data dir is free for the next round.
+        assert!(stop_cleanly(&mut s).await.success());
+    }
 }
 
 #[tokio::test]

@@ -90,6 +90,12 @@ impl TaskContext {
         self.resumed
     }
 
+    /// True once Taskdeck is stopping ([`Engine::is_stopping`](crate::Engine::is_stopping)): a
+    /// run ending now is not the task's end (the next start gives it its fate).
+    pub fn is_stopping(&self) -> bool {
+        self.engine.is_stopping()
+    }
+
     /// True once cancellation was requested.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()

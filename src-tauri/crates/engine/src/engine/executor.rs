@@ -263,6 +263,12 @@ impl Engine {
         }
     }
 
+    /// True once [`Engine::shutdown`] was called: runs are being stopped with the process, and
+    /// their tasks keep their stored state for the next start.
+    pub fn is_stopping(&self) -> bool {
+        self.parts.shutdown.is_cancelled()
+    }
+
     /// Stops the sweeper and asks every running tool to stop (their tasks stay as they are in
     /// the store and get their fate at the next start).
     ///

@@ -82,7 +82,11 @@ pub fn round_key(base: &str, n: u32) -> String {
 /// (`Outcome::from` turns it into the tool's outcome).
 pub async fn ask(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
     let answer = ask_rounds(ctx, ask).await;
-    super::record::record_answer(ctx, ask, answer.as_ref().ok()).await;
+    // Taskdeck stopping is no end of the question: the next start asks it again (a resumable
+    // tool) or records it as abandoned (`record::abandoned_at_restart`), once.
+    if answer.is_ok() || !ctx.is_stopping() {
+        super::record::record_answer(ctx, ask, answer.as_ref().ok()).await;
+    }
     answer
 }
 

@@ -116,9 +116,10 @@ pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>
     .await;
 }
 
-/// The records of the approvals `task` was still asking when the process ended without ending
-/// it (killed, or the machine stopped): each a `deny` by `abandoned` of the call as its question
-/// showed it. A stop that ends the tasks records them as they end ([`record_answer`]).
+/// The records of the approvals `task` was still asking when the process ended (stopped, killed,
+/// or the machine went down), for a tool that is not run again: each a `deny` by `abandoned` of
+/// the call as its question showed it. A stop records nothing itself ([`super::ask::ask`]), so
+/// each question is recorded once.
 pub fn abandoned_at_restart(task: &TaskRecord) -> Vec<DecisionRecord> {
     task.input_requests
         .values()
