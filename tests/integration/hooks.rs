@@ -816,6 +816,25 @@ async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_ent
         "allow",
         "the new token is taken"
     );
+    // Installed again against a data dir that is not Taskdeck's (a typo): refused, nothing
+    // made there, and the working token kept.
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    let typo = home.path().join("typo");
+    let out = Command::new(BIN)
+        .args(["hook", "install", "claude-code", "--dir", dir, "--data-dir"])
+        .arg(&typo)
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg"))
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("check --data-dir"),
+        "{out:?}"
+    );
+    assert!(!typo.exists());
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), token);
     let out = taskdeck(
         &s,
         &["hook", "uninstall", "claude-code", "--user", "--dir", dir],

@@ -202,6 +202,22 @@ async fn a_finished_command_reruns_as_a_new_approved_task_of_the_caller() {
         .await;
     assert_eq!(status, 409, "a live task is not re-run");
 
+    // A token masked where it stood (its shape, or a secret-named variable): the stored command
+    // is not the one that ran, so it is not run again.
+    let ghp = format!("ghp_{}", "a1B2".repeat(9));
+    for command in [format!("echo {ghp}"), "echo PGPASSWORD=hunter2".to_string()] {
+        let masked = approved_command(&s, &agent, &command).await;
+        s.wait_status(&agent, &masked, "completed").await;
+        let (status, problem) = s
+            .v1_post(
+                Some(&agent),
+                &format!("/v1/tasks/{masked}/rerun"),
+                json!({}),
+            )
+            .await;
+        assert_eq!(status, 409, "{command}: {problem}");
+    }
+
     // A tool that is no command is refused.
     let other = s.completed_task(&agent, "not a command").await;
     let (status, _) = s

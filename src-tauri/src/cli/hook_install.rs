@@ -178,6 +178,14 @@ fn write_json(path: &Path, v: &Value, pristine: bool) -> Result<(), String> {
 /// it (0600): a token revoked since the last install would have every event refused (401), and
 /// the agent fall back to its own prompts without a word.
 fn ensure_token(p: &Placement) -> Result<(), String> {
+    let store = taskdeck_engine::store::Store::file_in(&p.data_dir);
+    if read_token(&p.config_dir, p.agent).is_some() && !store.exists() {
+        return Err(format!(
+            "no task store at {}, and {} holds a token already: check --data-dir",
+            store.display(),
+            token_path(&p.config_dir, p.agent).display()
+        ));
+    }
     std::fs::create_dir_all(&p.data_dir)
         .map_err(|e| format!("cannot create {}: {e}", p.data_dir.display()))?;
     let tokens = auth::TokenCommands::open(&p.data_dir).map_err(|e| e.to_string())?;
@@ -185,9 +193,24 @@ fn ensure_token(p: &Placement) -> Result<(), String> {
         if tokens.is_live(&kept).map_err(|e| e.to_string())? {
             return Ok(());
         }
+        // Made again only when this data dir shows it was revoked: a token from another data
+        // dir (a --data-dir typo) is kept, for the Taskdeck it works with.
+        let name = p.agent.name();
+        let listed = tokens.list().map_err(|e| e.to_string())?;
+        let revoked = listed.iter().any(|t| t.name == name && t.revoked)
+            && !listed.iter().any(|t| t.name == name && !t.revoked);
+        let file = token_path(&p.config_dir, p.agent);
+        if !revoked {
+            return Err(format!(
+                "the token in {} is not one of {}'s: check --data-dir, or delete the file and \
+                 install again to make a new token",
+                file.display(),
+                p.data_dir.display()
+            ));
+        }
         eprintln!(
-            "taskdeck: the token in {} was revoked (or is not this data dir's): making a new one",
-            token_path(&p.config_dir, p.agent).display()
+            "taskdeck: the token in {} was revoked: making a new one",
+            file.display()
         );
     }
     let token = tokens

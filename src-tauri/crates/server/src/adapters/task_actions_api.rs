@@ -28,7 +28,10 @@ use super::{
     api_error::{ApiError, ApiPath, ProblemDocument, json_body},
     api_types::TaskView,
 };
-use crate::tools::{external::EXTERNAL, secrets::redact_value};
+use crate::tools::{
+    external::EXTERNAL,
+    secrets::{REDACTED, redact_value},
+};
 use taskdeck_engine::{Deletion, Engine, Principal};
 
 /// The tool a re-run starts.
@@ -78,13 +81,25 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
             )));
         }
     };
-    // Stored arguments that held credentials are redacted again (`redact_value`).
-    if redact_value(&arguments).is_some() {
+    // Stored arguments that held credentials are redacted again (`redact_value`), or show the
+    // stand-in of one masked where it stood (a token known by its shape, `PGPASSWORD=…`).
+    if redact_value(&arguments).is_some() || holds_stand_in(&arguments) {
         return Err(ApiError::conflict(
             "its arguments held credentials, which are never stored: run the command again with them",
         ));
     }
     Ok(arguments)
+}
+
+/// True when a string in `value` holds [`REDACTED`]: a credential was masked there when it was
+/// stored, so the stored call is not the one that ran.
+fn holds_stand_in(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains(REDACTED),
+        Value::Array(items) => items.iter().any(holds_stand_in),
+        Value::Object(map) => map.values().any(holds_stand_in),
+        _ => false,
+    }
 }
 
 /// Runs a finished `run_command` task or `taskdeck run` job again, as a new `run_command` task
