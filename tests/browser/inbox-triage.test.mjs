@@ -473,6 +473,25 @@ test('keyboard: a reason box opened but not typed in, whose call is decided else
   await clearQueue();
 });
 
+test('Deny clicked in an opened call leaves the focus in the queue: the next a approves the next call, not the open task', async () => {
+  const ids = [await askToRun('echo f1'), await askToRun('echo f2'), await askToRun('echo f3')];
+  await rowOf(ids[2]).waitFor();
+  // The third call's task is open in the detail pane, where `a` would accept it.
+  await page.locator('#task-list .row', { has: page.locator(`.row-id[title="${ids[2]}"]`) }).click();
+  await page.locator('#detail .prompt-card').waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'focus on the first call');
+  await page.keyboard.press('Enter');
+  await rowOf(ids[0]).locator('.approval-deny-submit').click();
+  assert.equal((await outcome(ids[0])).status, 'completed');
+  await waitFor(async () => (await focused()) === ids[1], 'focus on the row that took its place');
+  await page.keyboard.press('a');
+  assert.equal((await outcome(ids[1])).status, 'completed');
+  assert.ok((await pending()).some((a) => a.taskId === ids[2]), 'the open task still waits');
+  await clearQueue();
+});
+
 test('a call with characters that reorder or hide text reads as what would run, in its row and opened', async () => {
   // Shown raw, the override makes this read `echo safe # neddih ohce ; done`.
   const id = await askToRun('echo safe \u202e; echo hidden #\u202c done\necho second');

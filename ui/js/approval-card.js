@@ -6,7 +6,7 @@
 // queue's `a`, approving as asked, must not drop it unseen).
 
 import { h, uid } from './dom.js';
-import { prettyJson } from './format.js';
+import { prettyJson, hidesText } from './format.js';
 import { validateField, REASON_MAX_CHARS } from './form-schema.js';
 import { checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit } from './edited-arguments.js';
 import { jsonEqual } from './json-diff.js';
@@ -40,6 +40,21 @@ function fieldInput(f, value, id) {
  *   `approve` resolves with `errors` when the server refused the edit (422). `decides: false`
  *   (a page signed in as an agent): the call is shown, with no way to decide it.
  */
+/**
+ * Marks `button` as sending (true when it already was: a second press does nothing). Not
+ * `disabled`: a disabled button drops the focus to the page, and the queue would not know to
+ * hand it to the row that takes the decided one's place (the next `a` then acted elsewhere).
+ */
+function sending(button) {
+  if (button.getAttribute('aria-disabled') === 'true') return true;
+  button.setAttribute('aria-disabled', 'true');
+  return false;
+}
+
+function sent(button) {
+  button.removeAttribute('aria-disabled');
+}
+
 export function approvalCard(a, deps) {
   const call = h(
     'dl',
@@ -69,7 +84,9 @@ export function approvalCard(a, deps) {
     errorsBox.hidden = errors.length === 0;
   };
   if (a.kind === 'call' && a.editable) {
-    const fields = formFields(a.inputSchema);
+    // A form's inputs cannot show what hides or reorders text, nor keep a line break in a
+    // one-line field: such a call is edited as JSON only, where it reads as it is.
+    const fields = hidesText(a.arguments) ? null : formFields(a.inputSchema);
     const jsonId = uid('edit-json');
     const textarea = h('textarea', { id: jsonId, class: 'mono approval-json', rows: 6, spellcheck: 'false' });
     textarea.value = prettyJson(a.arguments ?? {});
@@ -130,14 +147,13 @@ export function approvalCard(a, deps) {
     const approveEdited = h('button', { type: 'button', class: 'btn btn-primary approval-approve-edited' }, 'Approve edited call');
     const run = async () => {
       const args = edited();
-      if (!args) return;
+      if (!args || sending(approveEdited)) return;
       showErrors([]);
-      approveEdited.disabled = true;
       try {
         const r = await deps.approve(args);
         if (r && r.errors) showErrors(r.errors);
       } finally {
-        approveEdited.disabled = false;
+        sent(approveEdited);
       }
     };
     approveEdited.addEventListener('click', run);
@@ -180,11 +196,11 @@ export function approvalCard(a, deps) {
   const denyForm = h('form', { class: 'approval-deny-form', novalidate: true }, h('label', { for: reasonId, class: 'field-label' }, 'Reason the agent receives'), h('div', { class: 'approval-actions' }, reason, denyBtn));
   denyForm.addEventListener('submit', async (e) => {
     e.preventDefault();
-    denyBtn.disabled = true;
+    if (sending(denyBtn)) return;
     try {
       await deps.deny(reason.value);
     } finally {
-      denyBtn.disabled = false;
+      sent(denyBtn);
     }
   });
   el.appendChild(denyForm);

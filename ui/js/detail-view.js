@@ -281,7 +281,7 @@ export class DetailView {
     if (this.renderedMessage !== msg) {
       this.renderedMessage = msg;
       clear(this.el.message);
-      if (msg) this.el.message.appendChild(textBlock(shownText(msg), { className: 'message-text', label: 'Status message' }));
+      if (msg) this.el.message.appendChild(textBlock(msg, { className: 'message-text', label: 'Status message' }));
     }
 
     this.syncPrompts();

@@ -6,6 +6,8 @@
 //   text/email/uri/date/date-time/number/integer/json: string as typed
 //   boolean: true/false;  select: the chosen option's value or null;  multiselect: array of values
 
+import { shownText } from './format.js';
+
 /**
  * @typedef {object} Field
  * @property {string} name property name (the key in `content`)
@@ -31,11 +33,11 @@ function num(v) {
 function singleOptions(prop) {
   if (Array.isArray(prop.enum)) {
     const names = Array.isArray(prop.enumNames) ? prop.enumNames : [];
-    return prop.enum.map((v, i) => ({ value: v, label: typeof names[i] === 'string' ? names[i] : String(v) }));
+    return prop.enum.map((v, i) => ({ value: v, label: shownText(typeof names[i] === 'string' ? names[i] : String(v)) }));
   }
   const alts = Array.isArray(prop.oneOf) ? prop.oneOf : Array.isArray(prop.anyOf) ? prop.anyOf : null;
   if (alts && alts.length && alts.every((a) => a && typeof a === 'object' && 'const' in a)) {
-    return alts.map((a) => ({ value: a.const, label: typeof a.title === 'string' ? a.title : String(a.const) }));
+    return alts.map((a) => ({ value: a.const, label: shownText(typeof a.title === 'string' ? a.title : String(a.const)) }));
   }
   return null;
 }
@@ -64,8 +66,9 @@ export function describeForm(schema) {
     const prop = raw && typeof raw === 'object' ? raw : {};
     const base = {
       name,
-      label: typeof prop.title === 'string' && prop.title.trim() ? prop.title : name,
-      description: typeof prop.description === 'string' ? prop.description : undefined,
+      // What a person reads of an agent's form: nothing in it reorders or hides its text.
+      label: shownText(typeof prop.title === 'string' && prop.title.trim() ? prop.title : name),
+      description: typeof prop.description === 'string' ? shownText(prop.description) : undefined,
       required: required.has(name),
     };
     const type = Array.isArray(prop.type) ? prop.type.find((t) => t !== 'null') : prop.type;

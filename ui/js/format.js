@@ -103,8 +103,10 @@ export function truncate(text, max = 10_000) {
 }
 
 // Characters that reorder the text around them (bidi embeddings, overrides, isolates and
-// marks): shown as escapes wherever text is shown, so that `a\u{202e}b c` cannot read as `a c b`.
-const REORDERING = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// marks), or hide where it breaks (zero-width spaces, word joiners, the BOM, line and paragraph
+// separators): shown as escapes wherever text is shown, so that `a\u{202e}b c` cannot read as
+// `a c b`. Zero-width (non-)joiners stay: they join letters and emoji.
+const REORDERING = /[\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
 // What else a person cannot see for what it is in a call's arguments: controls (newlines
 // included), zero-width characters, line and paragraph separators, the BOM.
 const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
@@ -119,8 +121,8 @@ export function oneLine(text, max = 200) {
   // characters count as spaces; characters that reorder text are written out.
   const s = String(text ?? '')
     .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g, '')
-    .replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ')
     .replace(REORDERING, braced)
+    .replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ')
     .trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
@@ -142,6 +144,13 @@ export function shownPlainly(text, keepLines = false) {
  * characters that reorder it, written out (`\u{202e}`), so its words show in their order. */
 export function shownText(text) {
   return String(text ?? '').replace(REORDERING, braced);
+}
+
+/** True when a string anywhere in `value` holds a character `shownPlainly` writes out. */
+export function hidesText(value) {
+  if (typeof value === 'string') return new RegExp(HIDDEN.source).test(value);
+  if (value && typeof value === 'object') return Object.values(value).some(hidesText);
+  return false;
 }
 
 /** JSON text with the invisible characters JSON.stringify leaves in strings escaped as `\uXXXX`: the same JSON value. */

@@ -134,7 +134,8 @@ const MODIFIER_KEYS = new Set(['Shift', 'Control', 'Alt', 'AltGraph', 'Meta', 'C
  */
 let lastKey = null;
 let dropping = false;
-/** The text field the focus is in, or was in when it left the page (until the next focus). */
+/** The form control (a text field, a checkbox of a form, a select) the focus is in, or was in
+ *  when it left the page (until the next focus). */
 let activeField = null;
 /** The focus left a text field by that field going away (its call decided elsewhere, its row
  *  gone) rather than by the person: the next key, whatever was typed before, was meant for it. */
@@ -158,13 +159,14 @@ export function decidedHere() {
 }
 
 /**
- * The focus moved to `target` (a `focusin`). Leaving a text field that went away, for anything
- * but that field, is a cut: the person who opened a reason box with `d` and has typed nothing
- * yet still means the next key for it, not for the row that took its place.
+ * The focus moved to `target` (a `focusin`). Leaving a form control that went away, for anything
+ * but that control, is a cut: the person who opened a reason box with `d` and has typed nothing
+ * yet, or ticked a checkbox of a question, still means the next key for it, not for the row
+ * that took its place.
  */
 export function onFocusIn(target) {
   if (activeField && target !== activeField && gone(activeField)) cut = true;
-  activeField = isTypingTarget(target) ? target : null;
+  activeField = target instanceof Element && ['INPUT', 'SELECT', 'TEXTAREA'].includes(target.tagName) ? target : null;
 }
 
 /** Rows a Page key moves: a screenful of the list (`height` px, rows of 64 px) less one. */
@@ -194,7 +196,7 @@ export function onKey(e, later) {
     if (e.key === 'Tab') onPointerDown();
   }
   // Enter in a one-line field (or Ctrl+Enter anywhere) sends it: its going away next is no cut.
-  if (typing && e.key === 'Enter' && (target.tagName !== 'TEXTAREA' || e.ctrlKey || e.metaKey)) activeField = null;
+  if (target === activeField && e.key === 'Enter' && (target.tagName !== 'TEXTAREA' || e.ctrlKey || e.metaKey)) activeField = null;
   const field = lastKey && lastKey.field;
   const fieldGone = Boolean(field) && (!field.isConnected || !field.getClientRects().length);
   const acts = character || (ACTING_KEYS.has(e.key) && unmodified);
@@ -206,6 +208,9 @@ export function onKey(e, later) {
     return;
   }
   if (typing) dropping = false;
+  // A key on a checkbox, radio or select of a form acts on that form (`a` accepts it): its card
+  // going away next is the person's doing, no cut.
+  if (target === activeField && !typing) activeField = null;
   lastKey = { atMs: e.timeStamp, typing, character, field: typing ? target : null };
   const listFocused = target === $('task-list');
   const queue = $('approvals-list');

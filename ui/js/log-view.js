@@ -9,7 +9,7 @@
 // ever goes in as text nodes.
 
 import { h, section } from './dom.js';
-import { formatBytes, isTerminal } from './format.js';
+import { formatBytes, isTerminal, shownText } from './format.js';
 
 /** Bytes from the end of the log read when the panel opens. */
 export const TAIL_BYTES = 64 * 1024;
@@ -42,12 +42,13 @@ export function hasOutputLog(task) {
 /**
  * `text` as a terminal shows it: of each line redrawn with `\r` (a progress bar), its last
  * drawing (a `\r` that ends the line redraws nothing). The log keeps every drawing; only what
- * is shown changes, so the pieces' byte offsets stay exact.
+ * is shown changes, so the pieces' byte offsets stay exact. Characters that reorder or hide
+ * text are written out (`\u{202e}`), as everywhere in the page.
  * @param {string} text
  */
 export function asDrawn(text) {
-  if (!text.includes('\r')) return text;
-  return text
+  if (!text.includes('\r')) return shownText(text);
+  return shownText(text)
     .split('\n')
     .map((line) => {
       const drawn = line.endsWith('\r') ? line.slice(0, -1) : line;

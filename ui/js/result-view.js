@@ -4,7 +4,7 @@
 // built from a checked MIME type and base64 payload.
 
 import { h, copyButton, base64ToBytes, downloadBlob } from './dom.js';
-import { truncate, formatCount, formatBytes, base64ByteLength, looksLikeBase64, prettyJson, parseJsonObject } from './format.js';
+import { truncate, formatCount, formatBytes, base64ByteLength, looksLikeBase64, prettyJson, parseJsonObject, shownText } from './format.js';
 
 export const TRUNCATE_AT = 10_000;
 const IMAGE_AUTO_SHOW_BYTES = 2 * 1024 * 1024;
@@ -18,13 +18,15 @@ const SAFE_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image
 export function textBlock(text, o = {}) {
   const pre = h('pre', { class: `text-block ${o.className || ''}`.trim(), tabindex: 0, 'aria-label': o.label });
   const wrap = h('div', { class: 'text-wrap' }, pre);
-  const t = truncate(text, TRUNCATE_AT);
+  // A tool's output is shown as it reads: nothing in it reorders or hides its text.
+  const shown = shownText(text);
+  const t = truncate(shown, TRUNCATE_AT);
   pre.textContent = t.text;
   if (t.truncated) {
     const more = h('button', { type: 'button', class: 'btn btn-small show-all' }, `Show all (${formatCount(t.hidden)} more characters)`);
     const note = h('div', { class: 'truncated-note' }, h('span', { class: 'muted' }, `Showing ${formatCount(TRUNCATE_AT)} of ${formatCount(t.total)} characters.`), more);
     more.addEventListener('click', () => {
-      pre.textContent = String(text);
+      pre.textContent = shown;
       note.remove();
     });
     wrap.appendChild(note);
