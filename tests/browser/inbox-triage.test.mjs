@@ -492,6 +492,20 @@ test('Deny clicked in an opened call leaves the focus in the queue: the next a a
   await clearQueue();
 });
 
+test('a approves the row the focus is on: a click on a row moves the highlight to it', async () => {
+  const ids = [await askToRun('echo c1'), await askToRun('echo c2')];
+  await rowOf(ids[1]).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'the first call highlighted');
+  await rowOf(ids[1]).locator('.approval-wait').click();
+  await waitFor(async () => (await focused()) === ids[1], 'the clicked row focused');
+  await page.keyboard.press('a');
+  assert.equal((await outcome(ids[1])).status, 'completed');
+  assert.ok((await pending()).some((a) => a.taskId === ids[0]), 'the highlighted-before call still waits');
+  await clearQueue();
+});
+
 test('a call with characters that reorder or hide text reads as what would run, in its row and opened', async () => {
   // Shown raw, the override makes this read `echo safe # neddih ohce ; done`.
   const id = await askToRun('echo safe \u202e; echo hidden #\u202c done\necho second');

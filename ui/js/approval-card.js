@@ -85,8 +85,11 @@ export function approvalCard(a, deps) {
   };
   if (a.kind === 'call' && a.editable) {
     // A form's inputs cannot show what hides or reorders text, nor keep a line break in a
-    // one-line field: such a call is edited as JSON only, where it reads as it is.
-    const fields = hidesText(a.arguments) ? null : formFields(a.inputSchema);
+    // one-line field, nor an argument the schema does not name: such a call is edited as JSON
+    // only, where it reads as it is.
+    const schemaFields = hidesText(a.arguments) ? null : formFields(a.inputSchema);
+    const named = (k) => schemaFields.some((f) => f.name === k);
+    const fields = schemaFields && Object.keys(a.arguments ?? {}).every(named) ? schemaFields : null;
     const jsonId = uid('edit-json');
     const textarea = h('textarea', { id: jsonId, class: 'mono approval-json', rows: 6, spellcheck: 'false' });
     textarea.value = prettyJson(a.arguments ?? {});

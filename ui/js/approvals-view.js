@@ -178,6 +178,11 @@ export function openApproval(id, open = state.approvals.openId !== id) {
   return open ? cards.get(id) : null;
 }
 
+/** True when the signed-in person approved `a` already (it waits for more people). */
+function approvedByMe(a) {
+  return Boolean(state.me && (a.approvedBy || []).includes(state.me.principal));
+}
+
 function approvalRow(a, inGroup) {
   const id = approvalId(a);
   // Screen readers name each row's controls by the call they act on, not "Approve" alone.
@@ -205,7 +210,7 @@ function approvalRow(a, inGroup) {
   const li = h(
     'li',
     { class: `approval${inGroup ? ' in-group' : ''}`, tabindex: '-1', dataset: { id, taskId: a.taskId, kind: a.kind } },
-    h('div', { class: 'approval-head' }, check, summary, h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : rights(state.me).seesAll ? [approve, deny] : h('span', { class: 'muted approval-person-only' }, 'A person decides')),
+    h('div', { class: 'approval-head' }, check, summary, h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : !rights(state.me).seesAll ? h('span', { class: 'muted approval-person-only' }, 'A person decides') : approvedByMe(a) ? [h('span', { class: 'muted approval-person-only' }, 'You approved: another person must'), deny] : [approve, deny]),
     h('div', { class: 'approval-failure form-error', role: 'alert', hidden: true }),
   );
   return li;
@@ -453,6 +458,13 @@ export function initApprovals() {
  */
 export function onApprovalKey(command, shift) {
   const inbox = state.approvals;
+  // The keys act on the row the focus is on: a click focuses a row without moving the
+  // highlight, and `a` must not approve the highlighted one instead of the one clicked.
+  const focusedRow = document.activeElement instanceof Element ? document.activeElement.closest('#approvals-list > li') : null;
+  if (focusedRow && focusedRow.dataset.id && inbox.rows.some((r) => r.id === focusedRow.dataset.id) && focusedRow.dataset.id !== inbox.activeId) {
+    inbox.activeId = focusedRow.dataset.id;
+    renderApprovals();
+  }
   const row = inbox.rows[inbox.activeIndex];
   const approval = row && row.type === 'approval' ? row.approval : null;
   switch (command) {

@@ -104,14 +104,14 @@ export function truncate(text, max = 10_000) {
 
 // Characters that reorder the text around them (bidi embeddings, overrides, isolates and
 // marks), or hide where it breaks (zero-width spaces, word joiners, the BOM, line and paragraph
-// separators): shown as escapes wherever text is shown, so that `a\u{202e}b c` cannot read as
+// separators, the soft hyphen): shown as escapes wherever text is shown, so that `a\u{202e}b c` cannot read as
 // `a c b`. Zero-width (non-)joiners stay: they join letters and emoji.
-const REORDERING = /[\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const REORDERING = /[\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
 // What else a person cannot see for what it is in a call's arguments: controls (newlines
 // included), zero-width characters, line and paragraph separators, the BOM.
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
 // Of those, the ones JSON.stringify leaves as they are (it escapes U+0000-U+001F itself).
-const HIDDEN_IN_JSON = /[\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const HIDDEN_IN_JSON = /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
 
 const braced = (c) => `\\u{${c.codePointAt(0).toString(16)}}`;
 

@@ -76,7 +76,7 @@ pub fn shown_script(script: &str) -> String {
 /// characters that reorder or hide text (bidi overrides and isolates, zero-width characters).
 pub fn hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        || matches!(c, '\u{00AD}' | '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
             | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
