@@ -198,7 +198,7 @@ export function onKey(e, later) {
   // Enter in a one-line field (or Ctrl+Enter anywhere) sends it: its going away next is no cut.
   if (target === activeField && e.key === 'Enter' && (target.tagName !== 'TEXTAREA' || e.ctrlKey || e.metaKey)) activeField = null;
   const field = lastKey && lastKey.field;
-  const fieldGone = Boolean(field) && (!field.isConnected || !field.getClientRects().length);
+  const fieldGone = Boolean(field) && gone(field);
   const acts = character || (ACTING_KEYS.has(e.key) && unmodified);
   if (acts && (dropping || cut || continuesCutTyping(lastKey, e.timeStamp, typing, fieldGone))) {
     e.preventDefault();
