@@ -553,6 +553,43 @@ async fn a_killed_hook_cancels_its_approval() {
     }
 }
 
+/// Taskdeck stopping while a hook waits for the human answers the hook at once with no
+/// decision (the agent asks the person itself) and does not hold the stop up.
+#[tokio::test]
+async fn a_stop_answers_a_waiting_hook_at_once() {
+    let mut s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            fixture("claude-code", "PermissionRequest")
+                .to_string()
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    drop(stdin);
+    pending_approval(&s).await;
+    let start = Instant::now();
+    let status = crate::harness::stop_cleanly(&mut s).await;
+    let stopped_in = start.elapsed();
+    assert!(status.success(), "{status}");
+    let out = tokio::time::timeout(Duration::from_secs(5), child.wait_with_output())
+        .await
+        .expect("the hook hung")
+        .unwrap();
+    assert!(out.status.success());
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(printed.trim(), "{}", "no decision: the agent asks itself");
+    // The stop has no open connection to wait for (it waited 5 s for the hook's).
+    assert!(
+        stopped_in < Duration::from_secs(3),
+        "stopped in {stopped_in:?}"
+    );
+}
+
 /// The tasks of session tool `tool` once there are at least `n` (10 s at most): session events
 /// are applied after the hook has its answer.
 async fn session_tasks(s: &Server, tool: &str, n: usize) -> Vec<Value> {

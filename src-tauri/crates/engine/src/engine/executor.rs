@@ -269,6 +269,13 @@ impl Engine {
         self.parts.shutdown.is_cancelled()
     }
 
+    /// Completes once [`Engine::shutdown`] was called (at once if it was already): for work
+    /// outside a task's run that must end with the process, e.g. an answer streamed to a client
+    /// while a human decides.
+    pub async fn stopping(&self) {
+        self.parts.shutdown.cancelled().await
+    }
+
     /// Stops the sweeper and asks every running tool to stop (their tasks stay as they are in
     /// the store and get their fate at the next start).
     ///

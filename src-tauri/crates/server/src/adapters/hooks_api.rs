@@ -8,7 +8,8 @@
 //! answered, and the decision ends the body: the body, trimmed, is still the JSON to print.
 //! The newlines are how a dropped hook is noticed (the agent killed it at its timeout): once
 //! one cannot be written, the approval task is cancelled, so no dead question stays in the
-//! inbox.
+//! inbox. When Taskdeck stops, a waiting hook is answered `{}` at once (no decision: the agent
+//! shows its own prompt) rather than holding the stop up.
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -109,6 +110,9 @@ fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, arguments: Val
             }
             tokio::select! {
                 change = watching.changes.recv() => if change.is_none() { break output::none() },
+                // Taskdeck is stopping: the agent asks the person itself; the open question is
+                // recorded as abandoned at the next start.
+                _ = hooks.engine.stopping() => break output::none(),
                 _ = beat.tick() => alive = tx.send(newline()).await.is_ok(),
                 _ = tx.closed() => alive = false,
             }
