@@ -553,6 +553,84 @@ async fn a_killed_hook_cancels_its_approval() {
     }
 }
 
+/// With Taskdeck added to Claude Code as an MCP server, a permission prompt for one of its tools
+/// is let through by the hook: the call comes to Taskdeck, which asks once, in its own approval
+/// step. Another server's tool is still asked in the hook, and so is Taskdeck's under a name
+/// that reaches another port.
+#[tokio::test]
+async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("shop");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let home_var = home.to_str().unwrap().to_string();
+    let s = Server::start_with_env(tmp.path(), &[], &[("HOME", &home_var)]).await;
+    let t = s.token("claude-code");
+    // As `claude mcp add --transport http taskdeck URL` (user scope) and a project's .mcp.json
+    // write them.
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"mcpServers": {"taskdeck": {"type": "http", "url": url,
+            "headers": {"Authorization": format!("Bearer {t}")}}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".mcp.json"),
+        json!({"mcpServers": {"deck": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let prompt = |tool: &str| {
+        let mut e = fixture("claude-code", "PermissionRequest");
+        e["tool_name"] = json!(tool);
+        e["tool_input"] = json!({"command": "echo hello"});
+        e["cwd"] = json!(project.join("src"));
+        e
+    };
+    let through = hook(&s, "claude-code", &t, &prompt("mcp__taskdeck__run_command")).await;
+    assert_eq!(
+        through.json(),
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+    // The call itself then waits in the inbox: the one question about it.
+    let id = s
+        .call(&t, "run_command", json!({"command": "echo hello"}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let asked: Vec<&str> = queue["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(asked, [id.as_str()], "{queue}");
+
+    // A server of the same kind under a name that reaches elsewhere is asked in the hook.
+    for tool in ["mcp__deck__run_command", "mcp__github__create_issue"] {
+        let waiting = tokio::spawn(run(
+            hook_command(&s, &["claude-code"], Some(&t)),
+            prompt(tool),
+        ));
+        let task = pending_approval(&s).await;
+        assert_eq!(task["arguments"]["toolName"], tool);
+        let task_id = task["taskId"].as_str().unwrap();
+        s.answer(task_id, "approve", json!({"action": "decline"}))
+            .await;
+        let out = waiting.await.unwrap();
+        assert_eq!(
+            out.json()["hookSpecificOutput"]["decision"]["behavior"],
+            "deny"
+        );
+    }
+}
+
 /// Taskdeck stopping while a hook waits for the human answers the hook at once with no
 /// decision (the agent asks the person itself) and does not hold the stop up.
 #[tokio::test]

@@ -159,7 +159,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         policy.clone(),
         &cfg.data_dir,
     );
-    let hooks = Hooks::register(&engine, policy.clone());
+    let hooks = Hooks::register(&engine, policy.clone(), addr.port());
     // Taskdeck's own tools, before the gateway registers any upstream's.
     let core = Arc::new(McpCore::new(
         engine.clone(),

@@ -392,7 +392,7 @@ fn scalar(v: &Value) -> Option<String> {
 /// True when the entry reaches Taskdeck on `port`: its `url`, or a URL among a stdio entry's
 /// arguments (e.g. `npx mcp-remote http://127.0.0.1:4747/mcp`), is a loopback `/mcp` URL of
 /// that port.
-fn is_taskdeck(entry: &Value, port: u16) -> bool {
+pub fn is_taskdeck(entry: &Value, port: u16) -> bool {
     let is_ours = |s: &str| {
         reqwest::Url::parse(s).is_ok_and(|u| {
             matches!(u.scheme(), "http" | "https")

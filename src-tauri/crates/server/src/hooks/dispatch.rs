@@ -67,6 +67,12 @@ impl Hooks {
             return Ok(HookReply::Now(out));
         }
         let verdict = call.permission_verdict(&self.policy);
+        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event.cwd) {
+            // The call comes to this Taskdeck, whose approval step decides it there (and
+            // records that decision): asking here too would ask twice. A rule about the
+            // agent's tool name still decides here.
+            return Ok(HookReply::Now(output::permission_allow(None)));
+        }
         if verdict.decision != Decision::Ask {
             self.record_in_background(call.decision_record(&verdict));
         }
@@ -96,6 +102,17 @@ impl Hooks {
 }
 
 impl Hooks {
+    /// True when `tool_name` is a tool of Claude Code's server that is this Taskdeck, as seen
+    /// from a session in `cwd` ([`super::own_server`]).
+    fn comes_here(&self, agent: Agent, tool_name: &str, cwd: &Option<String>) -> bool {
+        agent == Agent::ClaudeCode
+            && tool_name.starts_with("mcp__")
+            && self.own_servers.is_taskdeck(
+                &super::decide::policy_target(agent, tool_name).0,
+                cwd.as_deref(),
+            )
+    }
+
     /// Starts the `permission_request` task of [`HookReply::Ask`]'s `arguments`, owned by
     /// `principal`; returns its id. Errors: the engine's.
     pub async fn ask(

@@ -7,7 +7,9 @@
 //!   log in the background (the answer does not wait for the store); no rule, no write. This
 //!   path is fast.
 //! - `PermissionRequest`: the policy decides with its defaults (no rule → ask). An ask is a
-//!   task of [`permission_task`], whose run asks the human; the hook waits for it.
+//!   task of [`permission_task`], whose run asks the human; the hook waits for it. A tool of
+//!   Claude Code's server that is this Taskdeck ([`own_server`]) is allowed without a question:
+//!   Taskdeck decides that call when it arrives.
 //! - `SessionStart`, `UserPromptSubmit`, `Notification`, `Stop`, `SubagentStop`, `SessionEnd`
 //!   and Codex's `notify` (`agent-turn-complete`): each agent session is one task of
 //!   [`session_task`], found again by its session id ([`sessions`]).
@@ -21,6 +23,7 @@ pub mod decide;
 pub mod dispatch;
 pub mod event;
 pub mod output;
+pub mod own_server;
 pub mod permission_task;
 pub mod session_task;
 pub mod sessions;
@@ -94,13 +97,16 @@ pub struct Hooks {
     /// Session events, applied one after another in arrival order by one worker
     /// ([`sessions::apply_in_order`]): a hook does not wait for the store.
     pub session_events: tokio::sync::mpsc::UnboundedSender<sessions::SessionEvent>,
+    /// Which of Claude Code's MCP servers are this Taskdeck (their calls are decided here).
+    pub own_servers: own_server::OwnServers,
 }
 
 impl Hooks {
     /// Registers the hooks' task tools ([`permission_task::PERMISSION_TOOL`] and one session
-    /// tool per agent, [`session_task::tool_name`]) and returns what the endpoint uses. Call
-    /// inside a tokio runtime (it subscribes to the change feed), before `Engine::start`.
-    pub fn register(engine: &Engine, policy: Arc<Policy>) -> Arc<Hooks> {
+    /// tool per agent, [`session_task::tool_name`]) and returns what the endpoint uses; `port`
+    /// is the one this Taskdeck listens on. Call inside a tokio runtime (it subscribes to the
+    /// change feed), before `Engine::start`.
+    pub fn register(engine: &Engine, policy: Arc<Policy>, port: u16) -> Arc<Hooks> {
         engine.register_tool(Arc::new(permission_task::PermissionTool::new(
             policy.clone(),
         )));
@@ -118,6 +124,7 @@ impl Hooks {
             sessions,
             watch: TaskWatch::spawn(engine),
             session_events,
+            own_servers: own_server::OwnServers::new(port),
         });
         tokio::spawn(sessions::apply_in_order(Arc::downgrade(&hooks), queue));
         hooks
