@@ -389,18 +389,22 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
+/// True when `url` is a loopback `/mcp` URL (`/mcp` or `/mcp/SERVER`, host `127.0.0.1`,
+/// `localhost` or `[::1]`) of `port`.
+pub fn is_taskdeck_url(url: &str, port: u16) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| {
+        matches!(u.scheme(), "http" | "https")
+            && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
+            && u.port_or_known_default() == Some(port)
+            && (u.path() == "/mcp" || u.path().starts_with("/mcp/"))
+    })
+}
+
 /// True when the entry reaches Taskdeck on `port`: its `url`, or a URL among a stdio entry's
 /// arguments (e.g. `npx mcp-remote http://127.0.0.1:4747/mcp`), is a loopback `/mcp` URL of
 /// that port.
-pub fn is_taskdeck(entry: &Value, port: u16) -> bool {
-    let is_ours = |s: &str| {
-        reqwest::Url::parse(s).is_ok_and(|u| {
-            matches!(u.scheme(), "http" | "https")
-                && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
-                && u.port_or_known_default() == Some(port)
-                && (u.path() == "/mcp" || u.path().starts_with("/mcp/"))
-        })
-    };
+fn is_taskdeck(entry: &Value, port: u16) -> bool {
+    let is_ours = |s: &str| is_taskdeck_url(s, port);
     let url = entry.get("url").and_then(Value::as_str);
     let args = entry.get("args").and_then(Value::as_array);
     url.is_some_and(is_ours)

@@ -8,8 +8,10 @@
 //! scopes"): a server name is looked up in the local scope (`~/.claude.json`,
 //! `projects.<project dir>.mcpServers`), then the project scope (`.mcp.json` in the project
 //! dir), then the user scope (`~/.claude.json`, top-level `mcpServers`); the first scope that
-//! names it decides. A server is this Taskdeck when its entry reaches a loopback `/mcp` URL of
-//! this Taskdeck's port ([`crate::gateway::import::is_taskdeck`]). The project dir is the
+//! names it decides. A server is this Taskdeck when its entry's `url` is a loopback `/mcp` URL
+//! of this Taskdeck's port ([`is_taskdeck_url`]). A stdio entry never is, even one whose
+//! arguments hold such a URL (an `mcp-remote` bridge): its calls go to the program it starts,
+//! which a project's `.mcp.json` could make anything. The project dir is the
 //! event's `cwd` or the nearest of its parents that has an entry. Files are read again only
 //! when their size or modification time changes.
 
@@ -22,7 +24,7 @@ use std::{
 
 use serde_json::Value;
 
-use crate::gateway::import::is_taskdeck;
+use crate::gateway::import::is_taskdeck_url;
 
 /// The lookup of [`OwnServers::is_taskdeck`], with the files it read kept by path.
 pub struct OwnServers {
@@ -62,13 +64,17 @@ impl OwnServers {
             .unwrap_or_default();
         let user = self.user_file.as_deref().map(|f| self.read(f));
         let named = |servers: Option<&Value>| servers.and_then(|s| s.get(server)).cloned();
+        let ours = |entry: &Value| {
+            let url = entry.get("url").and_then(Value::as_str);
+            url.is_some_and(|u| is_taskdeck_url(u, self.port))
+        };
         // Local scope: this project's entry in ~/.claude.json.
         if let Some(user) = &user {
             let projects = user.get("projects");
             for dir in &dirs {
                 let project = projects.and_then(|p| p.get(dir.to_string_lossy().as_ref()));
                 if let Some(entry) = named(project.and_then(|p| p.get("mcpServers"))) {
-                    return is_taskdeck(&entry, self.port);
+                    return ours(&entry);
                 }
             }
         }
@@ -76,12 +82,12 @@ impl OwnServers {
         for dir in &dirs {
             let file = self.read(&dir.join(".mcp.json"));
             if let Some(entry) = named(file.get("mcpServers")) {
-                return is_taskdeck(&entry, self.port);
+                return ours(&entry);
             }
         }
         // User scope.
         user.and_then(|u| named(u.get("mcpServers")))
-            .is_some_and(|entry| is_taskdeck(&entry, self.port))
+            .is_some_and(|entry| ours(&entry))
     }
 
     /// `path`'s JSON, read again when its size or modification time changed.
@@ -145,7 +151,8 @@ mod tests {
         );
         write(
             &project.join(".mcp.json"),
-            &json!({"mcpServers": {"taskdeck": other, "shared": ours}}),
+            &json!({"mcpServers": {"taskdeck": other, "shared": ours, "bridge": {
+                "command": "npx", "args": ["mcp-remote", "http://127.0.0.1:4747/mcp"]}}}),
         );
         let own = lookup(&home, 4747);
         let sub = project.join("src");
@@ -159,6 +166,8 @@ mod tests {
         assert!(own.is_taskdeck("deck", None));
         assert!(own.is_taskdeck("shared", in_project));
         assert!(!own.is_taskdeck("elsewhere", in_project));
+        // A stdio program is what it starts, whatever its arguments say.
+        assert!(!own.is_taskdeck("bridge", in_project));
         assert!(!own.is_taskdeck("unknown", in_project));
         // Another Taskdeck's port is not this one.
         assert!(!lookup(&home, 4748).is_taskdeck("taskdeck", None));
