@@ -731,6 +731,19 @@ async fn everything_through_the_gateway(spec: Value) {
         .as_str()
         .unwrap_or_default();
     assert!(said.starts_with("everything asks: "), "{waiting}");
+    // The inbox names the upstream and its tool as the one asking.
+    let (_, inbox) = deck.s.v1_get(Some(&deck.s.admin), "/v1/approvals").await;
+    let asking = inbox["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["taskId"] == elicit.as_str())
+        .unwrap_or_else(|| panic!("not in the inbox: {inbox}"));
+    assert_eq!(asking["kind"], "question");
+    assert_eq!(
+        (&asking["server"], &asking["tool"]),
+        (&json!("everything"), &json!("trigger-elicitation-request"))
+    );
     // And still does once the call has been waiting long enough to say where it is.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let later = deck.detail(&elicit).await;

@@ -285,6 +285,9 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
         out.json()["hookSpecificOutput"]["decision"],
         json!({"behavior": "allow"})
     );
+    let (_, done) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let said = done["task"]["statusMessage"].as_str().unwrap_or_default();
+    assert!(said.starts_with("Approved by "), "{said}");
 
     // Approve with edited arguments: Claude Code gets them as updatedInput.
     let edited = json!({"command": "rm -rf build/cache", "description": "only the cache"});
@@ -400,6 +403,32 @@ async fn an_expired_approval_applies_its_default() {
         decision["message"].as_str().unwrap().contains("in time"),
         "{decision}"
     );
+    // onExpiry allow: allowed, and the task says nobody approved it.
+    std::fs::write(
+        &policy,
+        json!({"rules": [], "approval": {"expiresAfterMs": 300, "onExpiry": "allow"}}).to_string(),
+    )
+    .unwrap();
+    let out = hook(&s, "claude-code", &t, &request).await.json();
+    assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "allow");
+    let (_, page) = s
+        .v1_get(
+            Some(&s.admin),
+            "/v1/tasks?tool=permission_request&status=completed",
+        )
+        .await;
+    let said: Vec<&str> = page["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["statusMessage"].as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.starts_with("Allowed: nobody answered in time")),
+        "{said:?}"
+    );
+    assert!(!said.iter().any(|m| m.starts_with("Approved")), "{said:?}");
 }
 
 #[tokio::test]

@@ -29,9 +29,10 @@ pub struct PendingApproval {
     pub kind: String,
     /// Who waits (the task's principal).
     pub principal: String,
-    /// The server of the call (`taskdeck` for Taskdeck's own tools and questions).
+    /// The server of the call or question (`taskdeck` for Taskdeck's own tools and their
+    /// questions; an upstream's name for its tools' questions).
     pub server: String,
-    /// The tool called (for a question: the task's tool).
+    /// The tool called (for a question: the task's tool; an upstream's under its own name).
     pub tool: String,
     /// The call's arguments as shown (for a question: the task's).
     pub arguments: Value,
@@ -173,26 +174,31 @@ fn describe(
             verdict: Some(meta.verdict),
             human_only: round.human_only,
         },
-        None => PendingApproval {
-            task_id: task.task_id.clone(),
-            key: round.key.clone(),
-            kind: "question".into(),
-            principal: task.principal.clone(),
-            server: crate::policy::TASKDECK_SERVER.into(),
-            tool: task.tool.clone(),
-            digest: digest(crate::policy::TASKDECK_SERVER, &task.tool, &task.arguments),
-            arguments: task.arguments.clone(),
-            message,
-            waiting_since_ms: round.created_at_ms,
-            expires_at_ms: None,
-            on_expiry: None,
-            required: 1,
-            approved_by: Vec::new(),
-            editable: false,
-            input_schema: None,
-            requested_schema,
-            verdict: None,
-            human_only: round.human_only,
-        },
+        None => {
+            // An upstream tool's own question names its server; Taskdeck's tools' name Taskdeck.
+            let (server, tool) = crate::gateway::catalog::split(&task.tool)
+                .unwrap_or((crate::policy::TASKDECK_SERVER, &task.tool));
+            PendingApproval {
+                task_id: task.task_id.clone(),
+                key: round.key.clone(),
+                kind: "question".into(),
+                principal: task.principal.clone(),
+                server: server.into(),
+                tool: tool.into(),
+                digest: digest(server, tool, &task.arguments),
+                arguments: task.arguments.clone(),
+                message,
+                waiting_since_ms: round.created_at_ms,
+                expires_at_ms: None,
+                on_expiry: None,
+                required: 1,
+                approved_by: Vec::new(),
+                editable: false,
+                input_schema: None,
+                requested_schema,
+                verdict: None,
+                human_only: round.human_only,
+            }
+        }
     })
 }

@@ -69,6 +69,8 @@ pub enum Approval {
         arguments: Value,
         /// True when a human edited the call.
         edited: bool,
+        /// Who or what allowed it.
+        by: AllowedBy,
     },
     /// Refused; `message` tells the agent why (the human's reason, the rule, the expiry).
     Deny {
@@ -81,6 +83,17 @@ pub enum Approval {
         /// For the agent.
         message: String,
     },
+}
+
+/// Who or what allowed a call ([`Approval::Allow`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AllowedBy {
+    /// A policy rule, or the policy's default, without asking anyone.
+    Policy,
+    /// These humans approved it, in order.
+    Humans(Vec<String>),
+    /// Nobody answered in time and the terms allow on expiry.
+    Expiry,
 }
 
 /// Decides on `call` for the task of `ctx`: the policy's verdict, and for `ask` the human's
@@ -116,6 +129,7 @@ pub async fn obtain(
             return Ok(Approval::Allow {
                 arguments: call.arguments.clone(),
                 edited: false,
+                by: AllowedBy::Policy,
             });
         }
         Decision::Deny => {
@@ -143,7 +157,11 @@ pub async fn obtain(
         hands_back: call.hands_back,
     };
     Ok(match ask::ask(ctx, &question).await? {
-        Answer::Approved { edited, always, .. } => {
+        Answer::Approved {
+            edited,
+            always,
+            humans,
+        } => {
             let arguments = edited.clone().unwrap_or_else(|| call.arguments.clone());
             if always {
                 let note = format!("always allow, from task {}", ctx.task_id());
@@ -158,6 +176,7 @@ pub async fn obtain(
             Approval::Allow {
                 arguments,
                 edited: edited.is_some(),
+                by: AllowedBy::Humans(humans),
             }
         }
         Answer::Denied { reason, human } => Approval::Deny {
@@ -173,6 +192,7 @@ pub async fn obtain(
         Answer::Expired(OnExpiry::Allow) => Approval::Allow {
             arguments: call.arguments.clone(),
             edited: false,
+            by: AllowedBy::Expiry,
         },
         Answer::Expired(OnExpiry::Ask) if call.hands_back => Approval::AgentDecides {
             message: format!(

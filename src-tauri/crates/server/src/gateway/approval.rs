@@ -60,7 +60,9 @@ pub async fn obtain(
         hands_back: false,
     };
     match approvals::obtain(ctx, policy, call).await {
-        Ok(Approval::Allow { arguments, edited }) => {
+        Ok(Approval::Allow {
+            arguments, edited, ..
+        }) => {
             if edited {
                 // The task shows the call that is made, credentials masked as at its creation.
                 let shown = crate::tools::secrets::redact_value(&arguments);

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::{APPROVAL_EXPIRY, Agent};
 use crate::{
-    approvals::{self, Approval, ApprovalCall},
+    approvals::{self, AllowedBy, Approval, ApprovalCall},
     policy::{Policy, ToolHints},
     tools::arguments::{input_schema, parse, parse_for_run},
 };
@@ -83,8 +83,14 @@ impl PermissionTool {
     }
 }
 
-/// The task's result: what the hook prints, as `structuredContent`.
-fn decided(behavior: &str, message: Option<String>, updated_input: Option<Value>) -> Outcome {
+/// The task's result: what the hook prints, as `structuredContent`; its text says how it was
+/// decided (`allowed_by`, for an allow).
+fn decided(
+    behavior: &str,
+    message: Option<String>,
+    updated_input: Option<Value>,
+    allowed_by: Option<&AllowedBy>,
+) -> Outcome {
     let mut decision = json!({"behavior": behavior});
     if let Some(m) = &message {
         decision["message"] = json!(m);
@@ -93,7 +99,17 @@ fn decided(behavior: &str, message: Option<String>, updated_input: Option<Value>
         decision["updatedInput"] = input;
     }
     let text = match (behavior, &message) {
-        ("allow", _) => "Approved.".to_string(),
+        ("allow", _) => match allowed_by {
+            Some(AllowedBy::Humans(humans)) if !humans.is_empty() => {
+                format!("Approved by {}.", humans.join(" and "))
+            }
+            Some(AllowedBy::Expiry) => {
+                "Allowed: nobody answered in time, and the policy allows when an approval expires."
+                    .to_string()
+            }
+            Some(AllowedBy::Policy) => "Allowed by the policy.".to_string(),
+            _ => "Approved.".to_string(),
+        },
         ("ask", _) => "Expired: the agent shows its own prompt.".to_string(),
         (_, Some(m)) => m.clone(),
         _ => "Denied.".to_string(),
@@ -191,7 +207,11 @@ impl TaskTool for PermissionTool {
             };
             match approvals::obtain(&ctx, &policy, call).await {
                 Err(e) => Outcome::from(e),
-                Ok(Approval::Allow { arguments, edited }) => {
+                Ok(Approval::Allow {
+                    arguments,
+                    edited,
+                    by,
+                }) => {
                     // The edited call goes back whole: the agent's own description, timeout
                     // and the like with it.
                     let updated = (edited && editable).then(|| {
@@ -205,10 +225,10 @@ impl TaskTool for PermissionTool {
                         }
                         updated
                     });
-                    decided("allow", None, updated)
+                    decided("allow", None, updated, Some(&by))
                 }
-                Ok(Approval::Deny { message }) => decided("deny", Some(message), None),
-                Ok(Approval::AgentDecides { .. }) => decided("ask", None, None),
+                Ok(Approval::Deny { message }) => decided("deny", Some(message), None, None),
+                Ok(Approval::AgentDecides { .. }) => decided("ask", None, None, None),
             }
         }
         .boxed()
