@@ -379,7 +379,7 @@ fn main() -> ExitCode {
                 );
             }
             run_mcp_config(
-                &data_dir,
+                (&data_dir, &config_dir),
                 &client,
                 name,
                 token,
@@ -533,7 +533,7 @@ fn full_disk_or(e: &auth::AuthError, data_dir: &std::path::Path) -> String {
 }
 
 fn run_mcp_config(
-    data_dir: &std::path::Path,
+    (data_dir, config_dir): (&std::path::Path, &std::path::Path),
     client: &str,
     name: Option<String>,
     token: Option<String>,
@@ -556,9 +556,12 @@ fn run_mcp_config(
                 return ExitCode::from(1);
             }
             let name = name.unwrap_or_else(|| client.to_string());
-            match auth::TokenCommands::open(data_dir).and_then(|tokens| tokens.create(&name)) {
-                Ok(t) => {
-                    eprintln!("Created a token for principal {name:?}.");
+            let client_token = auth::TokenCommands::open(data_dir).and_then(|tokens| {
+                taskdeck::cli::agent_token::for_client(&tokens, config_dir, &name)
+            });
+            match client_token {
+                Ok((t, made)) => {
+                    taskdeck::cli::agent_token::say_which(&name, made, config_dir);
                     t
                 }
                 Err(

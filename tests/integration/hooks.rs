@@ -875,6 +875,58 @@ async fn taskdeck(s: &Server, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The token `mcp-config claude-code` printed, from its `claude mcp add` line.
+fn printed_token(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at = text
+        .find("Bearer ")
+        .unwrap_or_else(|| panic!("no token in {text:?}"));
+    text[at + "Bearer ".len()..]
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// `mcp-config claude-code` and `hook install claude-code` both act as principal `claude-code`,
+/// which has one live token: in either order (and again), the second one uses the token the
+/// first made, and the hook and the MCP client hold the same token.
+#[tokio::test]
+async fn mcp_config_and_hook_install_share_the_agents_token_in_either_order() {
+    for mcp_config_first in [true, false] {
+        let s = Server::start(&[]).await;
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().to_str().unwrap();
+        let port = s.port.to_string();
+        let install = ["hook", "install", "claude-code", "--user", "--dir", dir];
+        let config = ["mcp-config", "claude-code", "--port", &port];
+        let mut printed = Vec::new();
+        for step in 0..3 {
+            let args: &[&str] = if (step == 0) == mcp_config_first {
+                &config
+            } else {
+                &install
+            };
+            let out = taskdeck(&s, args).await;
+            assert!(
+                out.status.success(),
+                "{args:?} after the other: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if args[0] == "mcp-config" {
+                printed.push(printed_token(&out));
+            }
+        }
+        let kept = std::fs::read_to_string(s.dir.join("cfg/hooks/claude-code.token")).unwrap();
+        assert!(
+            printed.iter().all(|t| t == kept.trim()),
+            "{printed:?} {kept}"
+        );
+        let (_, me) = s.v1_get(Some(kept.trim()), "/v1/me").await;
+        assert_eq!(me["principal"], "claude-code");
+    }
+}
+
 fn read_json(p: &PathBuf) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }

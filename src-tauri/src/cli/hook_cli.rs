@@ -25,7 +25,10 @@ use std::{
 
 use taskdeck_server::{adapters::hooks_api::HEARTBEAT, hooks::Agent};
 
-use super::hook_install::{self, Placement};
+use super::{
+    agent_token,
+    hook_install::{self, Placement},
+};
 
 /// How long after its start the hook waits for Taskdeck's first answer (the response's
 /// headers; for every event but a permission request, the whole answer) before it gives up and
@@ -189,7 +192,7 @@ fn hook(
     };
     let Some(token) = t
         .token
-        .or_else(|| hook_install::read_token(&dirs.config_dir, agent))
+        .or_else(|| agent_token::read_token(&dirs.config_dir, agent))
     else {
         eprintln!(
             "taskdeck: no token for the {} hook (run `taskdeck hook install {}`)",

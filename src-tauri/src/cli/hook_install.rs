@@ -11,10 +11,10 @@
 //! and backed up to `<file>.taskdeck-backup` only from a file Taskdeck had not changed yet.
 //! `--dir` must name an existing directory. Install also makes the
 //! agent's token (principal `claude-code` or `codex`) and writes it to the token file the hook
-//! reads ([`token_path`], mode 0600), or keeps the one already there.
+//! reads ([`agent_token::token_path`], mode 0600), or keeps the one already there (which
+//! `mcp-config` or `servers import` may have made).
 
 use std::{
-    io::Write,
     path::{Path, PathBuf},
     process::ExitCode,
 };
@@ -26,6 +26,7 @@ use taskdeck_server::{
 };
 
 use super::{
+    agent_token::{read_token, token_path, write_token},
     hook_file,
     hook_settings::{self, HookEntry},
 };
@@ -41,20 +42,6 @@ pub struct Placement {
     pub config_dir: PathBuf,
     /// `--data-dir` / `--config-dir` as given (baked into the hook's command line).
     pub explicit_dirs: (Option<PathBuf>, Option<PathBuf>),
-}
-
-/// The file holding `agent`'s token: `<config dir>/hooks/<agent>.token`.
-pub fn token_path(config_dir: &Path, agent: Agent) -> PathBuf {
-    config_dir
-        .join("hooks")
-        .join(format!("{}.token", agent.name()))
-}
-
-/// `agent`'s token from its token file, if there is one.
-pub fn read_token(config_dir: &Path, agent: Agent) -> Option<String> {
-    let t = std::fs::read_to_string(token_path(config_dir, agent)).ok()?;
-    let t = t.trim();
-    (!t.is_empty()).then(|| t.to_string())
 }
 
 fn agent_dir(p: &Placement) -> Result<PathBuf, String> {
@@ -223,18 +210,7 @@ fn ensure_token(p: &Placement) -> Result<(), String> {
             ),
             e => e.to_string(),
         })?;
-    let path = token_path(&p.config_dir, p.agent);
-    let dir = path.parent().expect("token path has a parent");
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options
-        .open(&path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    writeln!(f, "{token}").map_err(|e| e.to_string())?;
-    Ok(())
+    write_token(&p.config_dir, p.agent, &token)
 }
 
 /// True when `notify` is Taskdeck's (`[".../taskdeck-hook", "codex-notify", ...]`).

@@ -18,6 +18,7 @@
 //! - [`autostart_cli`]: `taskdeck autostart on|off|status`, the XDG autostart entry
 //!   ([`autostart`]) that starts the window hidden in the tray at login.
 
+pub mod agent_token;
 pub mod audit_cli;
 pub mod autostart;
 pub mod autostart_cli;

@@ -16,7 +16,10 @@ use taskdeck_server::{
     serve,
 };
 
-use super::servers_cli::{ServersContext, file_error};
+use super::{
+    agent_token,
+    servers_cli::{ServersContext, file_error},
+};
 
 /// `taskdeck servers import`'s arguments.
 #[derive(clap::Args)]
@@ -142,9 +145,11 @@ fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
         eprintln!("taskdeck: cannot create {}: {e}", ctx.data_dir.display());
         return Err(ExitCode::from(1));
     }
-    match auth::TokenCommands::open(&ctx.data_dir).and_then(|tokens| tokens.create(name)) {
-        Ok(t) => {
-            eprintln!("Created a token for principal {name:?}.");
+    let client_token = auth::TokenCommands::open(&ctx.data_dir)
+        .and_then(|tokens| agent_token::for_client(&tokens, &ctx.config_dir, name));
+    match client_token {
+        Ok((t, made)) => {
+            agent_token::say_which(name, made, &ctx.config_dir);
             Ok(t)
         }
         Err(e) => {

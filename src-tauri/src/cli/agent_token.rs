@@ -1,0 +1,82 @@
+//! The token a coding agent's connections share. `taskdeck mcp-config claude-code`, `taskdeck
+//! servers import claude-code` and `taskdeck hook install claude-code` all act as principal
+//! `claude-code` (`codex` likewise), and a principal has one live token, whose value is shown
+//! only when it is made. So the first of them to make it keeps it in
+//! `<config dir>/hooks/<agent>.token` (mode 0600), and the others take it from there: in either
+//! order, the second command works.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+use taskdeck_server::{adapters::auth, hooks::Agent};
+
+/// The file holding `agent`'s token: `<config dir>/hooks/<agent>.token`.
+pub fn token_path(config_dir: &Path, agent: Agent) -> PathBuf {
+    config_dir
+        .join("hooks")
+        .join(format!("{}.token", agent.name()))
+}
+
+/// `agent`'s token from its token file, if there is one.
+pub fn read_token(config_dir: &Path, agent: Agent) -> Option<String> {
+    let t = std::fs::read_to_string(token_path(config_dir, agent)).ok()?;
+    let t = t.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// Writes `token` to `agent`'s token file (mode 0600, its dir made when missing). Errors: what
+/// could not be written, as a sentence.
+pub fn write_token(config_dir: &Path, agent: Agent, token: &str) -> Result<(), String> {
+    let path = token_path(config_dir, agent);
+    let dir = path.parent().expect("token path has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options
+        .open(&path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    writeln!(f, "{token}").map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A token for a client acting as principal `name`, and whether it was made now. For an agent's
+/// name (`claude-code`, `codex`): the live token of its token file when there is one, else a
+/// new token, kept in that file too (a file that cannot be written is said on stderr; the token
+/// is still given). For any other name: a new token.
+///
+/// Errors: [`auth::AuthError::Exists`] when `name` has a live token this config dir does not
+/// hold, and the store's or the name's errors.
+pub fn for_client(
+    tokens: &auth::TokenCommands,
+    config_dir: &Path,
+    name: &str,
+) -> Result<(String, bool), auth::AuthError> {
+    let agent = Agent::from_name(name);
+    if let Some(kept) = agent.and_then(|a| read_token(config_dir, a))
+        && tokens.is_live(&kept)?
+    {
+        return Ok((kept, false));
+    }
+    let token = tokens.create(name)?;
+    if let Some(agent) = agent
+        && let Err(e) = write_token(config_dir, agent, &token)
+    {
+        eprintln!("taskdeck: {e}; `taskdeck hook install {name}` will not find this token");
+    }
+    Ok((token, true))
+}
+
+/// Says on stderr which token [`for_client`] gave for principal `name`: made now, or the one
+/// kept in the agent's token file.
+pub fn say_which(name: &str, made: bool, config_dir: &Path) {
+    match Agent::from_name(name).filter(|_| !made) {
+        Some(agent) => eprintln!(
+            "Using principal {name:?}'s token from {}.",
+            token_path(config_dir, agent).display()
+        ),
+        None => eprintln!("Created a token for principal {name:?}."),
+    }
+}
