@@ -520,6 +520,35 @@ test('a call with characters that reorder or hide text reads as what would run, 
   await clearQueue();
 });
 
+test('a form field whose value holds reordering characters says so, written out; the value sent is the one shown', async () => {
+  const r = await mcp('tools/call', 'request_approval', {
+    name: 'request_approval',
+    arguments: {
+      message: 'Which branch?',
+      requestedSchema: { type: 'object', properties: { branch: { type: 'string', title: 'Branch', maxLength: 40, default: 'main\u202e; safe' } } },
+    },
+  });
+  await waitFor(async () => (await pending()).some((a) => a.taskId === r.taskId), 'the question');
+  await rowOf(r.taskId).locator('.approval-answer').click();
+  const card = page.locator('.prompt-card[data-key="approval"]');
+  const field = card.getByRole('textbox', { name: 'Branch' });
+  const note = card.locator('.field-hidden-chars');
+  await note.waitFor();
+  assert.equal(await field.inputValue(), 'main\u202e; safe', 'the default as given');
+  const said = await note.textContent();
+  assert.ok(said.includes('main\\u{202e}; safe') && !said.includes('\u202e'), said);
+  assert.ok((await field.getAttribute('aria-describedby')).includes(await note.getAttribute('id')));
+  await field.fill('release');
+  assert.equal(await note.isHidden(), true, 'plain text: no note');
+  await field.fill('main\u202e; safe');
+  await note.waitFor();
+  await card.getByRole('button', { name: 'Accept' }).click();
+  const done = await outcome(r.taskId);
+  assert.equal(done.status, 'completed');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
 test('a question row: d opens its task in the decline reason box; Enter declines with that reason, which the agent reads', async () => {
   const taskId = await askQuestion('Drop the old index?');
   const row = rowOf(taskId);

@@ -6,6 +6,28 @@
 import { h, uid } from './dom.js';
 import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, REASON_MAX_CHARS } from './form-schema.js';
 import { clampedText } from './clamp.js';
+import { hidesText, shownPlainly } from './format.js';
+
+/** Kinds whose control holds the answer as text the person reads in an input. */
+const TEXT_KINDS = new Set(['text', 'email', 'uri', 'date', 'date-time', 'number', 'integer', 'json']);
+
+/**
+ * A note under a text field whose value holds characters that hide or reorder text (a default
+ * an agent gave, or pasted text): the input shows it as the browser draws it, so the note
+ * writes it out (`\u{202e}`) for the person to read what they would send. The value itself is
+ * sent as it stands.
+ */
+function hiddenCharsNote(id) {
+  const el = h('div', { id, class: 'field-hint field-hidden-chars', hidden: true });
+  return {
+    el,
+    show(value) {
+      const hides = typeof value === 'string' && hidesText(value);
+      el.hidden = !hides;
+      el.textContent = hides ? `Holds hidden or reordering characters; written out it reads: ${shownPlainly(value)}` : '';
+    },
+  };
+}
 
 function hintFor(f) {
   const parts = [];
@@ -54,7 +76,7 @@ function hintFor(f) {
 
 /** Builds the control(s) for one field; returns {el, read(), focus()}. */
 function fieldControl(f, value, ids, onChange) {
-  const describedBy = [ids.hint, ids.desc, ids.error].filter(Boolean).join(' ');
+  const describedBy = [ids.hint, ids.revealed, ids.desc, ids.error].filter(Boolean).join(' ');
   const common = { id: ids.input, 'aria-describedby': describedBy || undefined, 'aria-required': f.required ? 'true' : undefined };
   switch (f.kind) {
     case 'boolean': {
@@ -222,10 +244,13 @@ export function promptCard(prompt, deps) {
     const ids = { input: uid('f'), label: uid('fl'), error: uid('fe'), hint: null, desc: null };
     const hint = hintFor(f);
     if (hint) ids.hint = uid('fh');
+    const revealed = TEXT_KINDS.has(f.kind) ? hiddenCharsNote(uid('fx')) : null;
+    ids.revealed = revealed?.el.id ?? null;
     if (f.description) ids.desc = uid('fd');
     const onChange = () => {
       values[f.name] = control.read();
       touched.add(f.name);
+      revealed?.show(values[f.name]);
       // Re-check a field as soon as it has shown an error, so the message goes away when fixed.
       if (errors[f.name] !== undefined) {
         const msg = validateField(f, values[f.name]);
@@ -235,6 +260,7 @@ export function promptCard(prompt, deps) {
       }
     };
     const control = fieldControl(f, values[f.name], ids, onChange);
+    revealed?.show(values[f.name]);
     controls.set(f.name, control);
     const errorEl = h('div', { id: ids.error, class: 'field-error', hidden: true });
     errorEls.set(f.name, errorEl);
@@ -251,6 +277,7 @@ export function promptCard(prompt, deps) {
       f.description ? h('div', { id: ids.desc, class: 'field-desc' }, f.description) : null,
       control.el,
       hint ? h('div', { id: ids.hint, class: 'field-hint' }, hint) : null,
+      revealed?.el,
       errorEl,
     );
     fieldEls.set(f.name, wrap);
