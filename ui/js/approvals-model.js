@@ -122,6 +122,21 @@ export function quorumText(a) {
   return { text: `${by.length} of ${required}`, title: by.length ? `${required} people must approve; approved so far by ${by.join(', ')}.` : `${required} different people must approve.` };
 }
 
+/**
+ * Whether `principal` approved `a` already: a queue entry, or a question's `taskdeck/approval`
+ * meta (both carry `approvedBy`). Such a call waits for another person, and their second
+ * approval would not count.
+ */
+export function approvedBy(a, principal) {
+  return Boolean(a && principal && Array.isArray(a.approvedBy) && a.approvedBy.includes(principal));
+}
+
+/** Whether one more approval of `a` (a queue entry or a question's meta) still leaves it
+ *  waiting for another person (M of N). */
+export function stillWaitsAfterOne(a) {
+  return Boolean(a) && (a.approvedBy || []).length + 1 < (a.required || 1);
+}
+
 /** The body of POST /v1/approvals/decide for `approvals`. */
 export function decideBody(approvals, decision, { reason, arguments: args, alwaysAllow } = {}) {
   const body = { items: approvals.map((a) => ({ taskId: a.taskId, key: a.key })), decision };
@@ -144,8 +159,7 @@ export function describeResults(results, decision, approvals = []) {
   // step, not the decision: the call still waits.
   const asked = new Map(approvals.map((a) => [a.taskId, a]));
   const waiting = decision !== 'approve' ? 0 : results.filter((r) => {
-    const a = r.ok && asked.get(r.taskId);
-    return a && (a.approvedBy || []).length + 1 < (a.required || 1);
+    return r.ok && stillWaitsAfterOne(asked.get(r.taskId));
   }).length;
   let text = results.length === 1 ? (ok ? `Call ${verb}.` : `Not ${verb}: ${failed[0].error}`) : `${ok} of ${results.length} ${verb}.`;
   if (waiting) text += results.length === 1 ? ' It still waits for another person to approve it.' : ` ${waiting} still wait for another person to approve them.`;

@@ -12,7 +12,7 @@ import { toast, announce, noticeMs } from './notices.js';
 import { confirmDialog } from './dialogs.js';
 import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
-import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals } from './approvals-model.js';
+import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals, approvedBy } from './approvals-model.js';
 import { approvalCard } from './approval-card.js';
 import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender } from './inbox.js';
@@ -180,7 +180,7 @@ export function openApproval(id, open = state.approvals.openId !== id) {
 
 /** True when the signed-in person approved `a` already (it waits for more people). */
 function approvedByMe(a) {
-  return Boolean(state.me && (a.approvedBy || []).includes(state.me.principal));
+  return approvedBy(a, state.me && state.me.principal);
 }
 
 function approvalRow(a, inGroup) {

@@ -27,6 +27,7 @@ import { diffLine } from './json-diff.js';
 /** Timeline events shown at first, and added by each "Show earlier events". */
 const TIMELINE_PAGE = 500;
 import { outstandingPrompts, isStale } from './tasks-model.js';
+import { approvedBy, stillWaitsAfterOne } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
@@ -342,7 +343,7 @@ export class DetailView {
     const me = this.deps.principal && this.deps.principal();
     const request = this.task && (this.task.inputRequests || {})[key];
     const meta = request && request.params && request.params._meta && request.params._meta['taskdeck/approval'];
-    return Boolean(me && meta && Array.isArray(meta.approvedBy) && meta.approvedBy.includes(me));
+    return approvedBy(meta, me);
   }
 
   /** Whether a request this page may not answer is shown (the a/d keys say so). */
@@ -403,7 +404,7 @@ export class DetailView {
     const question = typeof params.message === 'string' && params.message.trim() ? oneLine(params.message, 60) : key;
     // The first of several people's approvals is a step: the call still waits.
     const meta = params._meta && params._meta['taskdeck/approval'];
-    const more = response.action === 'accept' && meta && (meta.approvedBy || []).length + 1 < (meta.required || 1) ? ' It still waits for another person to approve it.' : '';
+    const more = response.action === 'accept' && stillWaitsAfterOne(meta) ? ' It still waits for another person to approve it.' : '';
     const r = await this.deps.api.answer(id, { [key]: response });
     const verb = response.action === 'accept' ? 'accepted' : response.action === 'decline' ? 'declined' : 'dismissed';
     if (r.accepted && r.accepted.includes(key)) this.deps.toast(`Answer sent: ${verb} “${question}”.${more}`, 'good');
