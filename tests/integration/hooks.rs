@@ -118,6 +118,22 @@ async fn a_refused_event_is_left_to_the_agent_saying_why() {
         "{}",
         run.stderr
     );
+    // A call too large to keep (a big Write) is not asked: the hook says why, at once.
+    let write = json!({"hook_event_name": "PermissionRequest", "session_id": "s1",
+        "tool_name": "Write", "tool_input": {"file_path": "/tmp/big.txt",
+        "content": "x".repeat(600 * 1024)}});
+    let run = hook(&s, "claude-code", &agent, &write).await;
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
+    assert!(
+        run.stderr
+            .contains("more than the 256 KiB Taskdeck keeps of one"),
+        "{}",
+        run.stderr
+    );
+    let (_, page) = s
+        .v1_get(Some(&s.admin), "/v1/tasks?tool=permission_request")
+        .await;
+    assert_eq!(page["tasks"], json!([]));
 }
 
 /// The one `permission_request` task waiting for the human (10 s at most).
@@ -180,6 +196,8 @@ async fn answered(s: &Server, agent: &str, token: &str, input: &Value, decision:
         for detail in ["description", "timeout", "run_in_background"] {
             asked.as_object_mut().unwrap().remove(detail);
         }
+        // And the session's directory is part of what is judged.
+        asked["cwd"] = input["cwd"].clone();
     }
     assert_eq!(approval["arguments"], asked);
     let mut body = decision;
@@ -658,6 +676,41 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
             "deny"
         );
     }
+}
+
+/// Claude's questions with choices (`AskUserQuestion`) are left to its own prompt at once: an
+/// approval could not carry the person's answers. Its plan (`ExitPlanMode`) is approved here.
+#[tokio::test]
+async fn a_question_with_choices_is_left_to_claude_and_a_plan_is_asked() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let mut question = fixture("claude-code", "PermissionRequest");
+    question["tool_name"] = json!("AskUserQuestion");
+    question["tool_input"] = json!({"questions": [{"question": "Which database?", "header": "DB",
+        "options": [{"label": "Postgres"}, {"label": "SQLite"}], "multiSelect": false}]});
+    let out = hook(&s, "claude-code", &t, &question).await;
+    assert_eq!((out.code, out.json()), (Some(0), json!({})));
+    let (_, page) = s
+        .v1_get(Some(&s.admin), "/v1/tasks?tool=permission_request")
+        .await;
+    assert_eq!(page["tasks"], json!([]), "nothing asked");
+
+    let mut plan = fixture("claude-code", "PermissionRequest");
+    plan["tool_name"] = json!("ExitPlanMode");
+    plan["tool_input"] = json!({"plan": "1. Add the index\n2. Backfill"});
+    let out = answered(
+        &s,
+        "claude-code",
+        &t,
+        &plan,
+        json!({"decision": "deny", "reason": "backfill first"}),
+    )
+    .await
+    .json();
+    assert_eq!(
+        out["hookSpecificOutput"]["decision"]["behavior"], "deny",
+        "{out}"
+    );
 }
 
 /// Taskdeck stopping while a hook waits for the human answers the hook at once with no
@@ -1303,8 +1356,9 @@ async fn credentials_in_a_call_are_never_shown_recorded_or_editable() {
     assert!(!log.to_string().contains("hunter2"), "{log}");
 }
 
-/// "Always allow" on a Bash call holds for the next call of the same command whatever its
-/// description, timeout or `run_in_background` (Claude Code writes them anew on every call).
+/// "Always allow" on a Bash call holds for the next call of the same command in the same
+/// directory, whatever its description, timeout or `run_in_background` (Claude Code writes them
+/// anew on every call); not in another directory.
 #[tokio::test]
 async fn always_allow_holds_for_the_same_command_with_another_description() {
     let (s, t) = ruled("claude-code").await;
@@ -1339,4 +1393,11 @@ async fn always_allow_holds_for_the_same_command_with_another_description() {
     );
     let other = with_command(&again, "make lint; rm -rf ~");
     assert_eq!(hook(&s, "claude-code", &t, &other).await.json(), json!({}));
+    // Approved in one project, not in another: the session's directory is part of the call.
+    let mut elsewhere = again.clone();
+    elsewhere["cwd"] = json!("/home/dev/other-project");
+    assert_eq!(
+        hook(&s, "claude-code", &t, &elsewhere).await.json(),
+        json!({})
+    );
 }

@@ -25,13 +25,13 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::api_error::{ApiError, ApiPath, ProblemDocument};
+use super::api_error::{ApiError, ApiPath, ProblemDocument, TOO_LARGE_REASON};
 use crate::hooks::{
     Agent, Hooks,
     dispatch::{HookReply, hook_output},
     output,
 };
-use taskdeck_engine::Principal;
+use taskdeck_engine::{Principal, limits};
 
 /// How often a waiting hook's answer gets a newline.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
@@ -53,7 +53,7 @@ pub fn router(hooks: Arc<Hooks>) -> Router {
     responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
               (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "no such agent", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "a tool event without `tool_name`", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "a tool event without `tool_name`; a permission request whose call is over 256 KiB as JSON (`reason: too_large`)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn post_hook(
     State(hooks): State<Arc<Hooks>>,
     Extension(principal): Extension<Principal>,
@@ -69,7 +69,24 @@ pub(crate) async fn post_hook(
         .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
     match hooks.handle(&principal, agent, &raw).await {
         Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
-        Ok(HookReply::Ask(arguments)) => Ok(waiting(hooks, principal, agent, arguments)),
+        Ok(HookReply::Ask(arguments)) => {
+            // A call too large to keep cannot be asked: refused before the answer starts, so
+            // the hook can say why (and the agent asks the person itself).
+            let size = serde_json::to_vec(&arguments).map_or(0, |v| v.len());
+            if size > limits::ARGUMENTS_MAX_BYTES {
+                return Err(ApiError {
+                    reason: Some(TOO_LARGE_REASON),
+                    limit: Some(limits::ARGUMENTS_MAX_BYTES),
+                    ..ApiError::unprocessable(format!(
+                        "the call is {} as JSON, more than the {} KiB Taskdeck keeps of one: \
+                         the agent's own prompt asks instead",
+                        limits::human_bytes(size),
+                        limits::ARGUMENTS_MAX_BYTES / 1024
+                    ))
+                });
+            }
+            Ok(waiting(hooks, principal, agent, arguments))
+        }
         Err(why) => Err(ApiError::unprocessable(why)),
     }
 }

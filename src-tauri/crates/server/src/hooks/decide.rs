@@ -33,6 +33,8 @@ pub struct HookCall<'a> {
     pub principal: &'a str,
     pub tool_name: &'a str,
     pub tool_input: &'a Value,
+    /// The session's working directory (the event's `cwd`).
+    pub cwd: Option<&'a str>,
 }
 
 impl HookCall<'_> {
@@ -44,7 +46,7 @@ impl HookCall<'_> {
     /// Runs `f` on the policy's view of this call (no annotations: the agents' tools carry none).
     fn as_policy_call<R>(&self, f: impl FnOnce(&PolicyCall) -> R) -> R {
         let (server, tool) = self.target();
-        let arguments = policy_input(self.agent, &server, self.tool_input);
+        let arguments = policy_input(self.agent, &server, self.tool_input, self.cwd);
         f(&PolicyCall {
             principal: self.principal,
             server: &server,
@@ -81,7 +83,8 @@ impl HookCall<'_> {
     /// default's): `ask` there means the call went back to the agent's own prompt.
     pub fn decision_record(&self, verdict: &Verdict) -> DecisionRecord {
         let (server, tool) = self.target();
-        let shown = approvals::shown_arguments(&policy_input(self.agent, &server, self.tool_input));
+        let arguments = policy_input(self.agent, &server, self.tool_input, self.cwd);
+        let shown = approvals::shown_arguments(&arguments);
         approvals::record::verdict_record(self.principal, &server, &tool, &shown, verdict)
     }
 
@@ -101,17 +104,29 @@ impl HookCall<'_> {
 /// `run_in_background`: Claude Code's Bash), none of which changes what the call does.
 pub const RUN_DETAILS: [&str; 3] = ["description", "timeout", "run_in_background"];
 
+/// The member [`policy_input`] adds to an agent's own tool's input: the directory the call
+/// runs in.
+pub const SESSION_DIR: &str = "cwd";
+
 /// The arguments the policy, the digest and the approval see of a call of `server`'s tool: the
-/// agent's `tool_input`, without [`RUN_DETAILS`] when the tool is the agent's own, so a rule or
-/// "always allow" about a command holds for the next call of that command (whatever its
-/// timeout) and identical commands group.
-pub fn policy_input(agent: Agent, server: &str, tool_input: &Value) -> Value {
+/// agent's `tool_input`; for the agent's own tools, without [`RUN_DETAILS`] (so a rule or
+/// "always allow" about a command holds for the next call of that command, whatever its
+/// timeout, and identical commands group) and with the session's directory `cwd` as
+/// [`SESSION_DIR`] when the input has none (as `run_command`'s, so "always allow" of `rm -rf
+/// build` in one project does not allow it in every other, and calls from two projects do not
+/// group as one).
+pub fn policy_input(agent: Agent, server: &str, tool_input: &Value, cwd: Option<&str>) -> Value {
     let mut input = tool_input.clone();
     if server == agent.name()
         && let Some(map) = input.as_object_mut()
     {
         for detail in RUN_DETAILS {
             map.remove(detail);
+        }
+        if let Some(dir) = cwd
+            && !map.contains_key(SESSION_DIR)
+        {
+            map.insert(SESSION_DIR.into(), Value::String(dir.into()));
         }
     }
     input

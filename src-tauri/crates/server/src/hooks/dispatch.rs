@@ -14,6 +14,10 @@ use super::{
 use crate::policy::Decision;
 use taskdeck_engine::{DecisionRecord, EngineError, Principal, TaskRecord, TaskStatus};
 
+/// Claude Code's tool that asks the person questions with choices: its `PermissionRequest` is
+/// left to Claude's own prompt.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
 /// What the hooks endpoint answers.
 #[derive(Debug)]
 pub enum HookReply {
@@ -58,6 +62,7 @@ impl Hooks {
             principal: &principal.name,
             tool_name,
             tool_input,
+            cwd: event.cwd.as_deref(),
         };
         if !asks {
             let (out, verdict) = call.pre_tool_use(&self.policy);
@@ -65,6 +70,11 @@ impl Hooks {
                 self.record_in_background(call.decision_record(&verdict));
             }
             return Ok(HookReply::Now(out));
+        }
+        if agent == Agent::ClaudeCode && tool_name == ASK_USER_QUESTION {
+            // Claude's question to the person, not a permission: only its own prompt can
+            // take their answers (an allow carries none).
+            return Ok(HookReply::Now(output::none()));
         }
         let verdict = call.permission_verdict(&self.policy);
         if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event.cwd) {

@@ -185,6 +185,7 @@ impl TaskTool for PermissionTool {
                 agent,
                 &args.server,
                 &Value::Object(args.tool_input.clone()),
+                args.cwd.as_deref(),
             );
             let call = ApprovalCall {
                 server: &args.server,
@@ -213,10 +214,14 @@ impl TaskTool for PermissionTool {
                     by,
                 }) => {
                     // The edited call goes back whole: the agent's own description, timeout
-                    // and the like with it.
+                    // and the like with it; the session's directory, which the policy saw
+                    // beside the call, is not part of it (the agent runs where it runs).
                     let updated = (edited && editable).then(|| {
                         let mut updated = arguments;
                         if let Some(map) = updated.as_object_mut() {
+                            if !args.tool_input.contains_key(super::decide::SESSION_DIR) {
+                                map.remove(super::decide::SESSION_DIR);
+                            }
                             for detail in super::decide::RUN_DETAILS {
                                 if let Some(value) = args.tool_input.get(detail) {
                                     map.entry(detail).or_insert_with(|| value.clone());
