@@ -495,6 +495,82 @@ async fn filesystem_always_allow_runs_the_same_call_unasked() {
     .await;
 }
 
+/// A call waiting for its approval while its server's entry in servers.json changes goes to the
+/// server as it now runs once approved; removed, it fails at once saying so.
+#[tokio::test]
+async fn an_approved_call_goes_to_the_server_as_servers_json_now_has_it() {
+    let files = tempfile::tempdir().unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let servers_json = deck.tmp.path().join("cfg/servers.json");
+    let servers = |body: Value| {
+        std::fs::write(&servers_json, json!({ "servers": body }).to_string()).unwrap();
+    };
+    let target = files.path().join("after-change.txt");
+    let id = deck
+        .call_task("fs__write_file", json!({"path": target, "content": "sent"}))
+        .await;
+    deck.wait_detail(&id, "the approval question", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+    // A new env var: the server is restarted as a new connection.
+    let mut changed = filesystem(files.path());
+    changed["env"] = json!({"DEBUG": "1"});
+    servers(json!({"fs": changed}));
+    let start = Instant::now();
+    loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        let fs = &body["servers"][0];
+        if fs["envKeys"] == json!(["DEBUG"]) && fs["state"] == "connected" {
+            break;
+        }
+        assert!(start.elapsed() < CONNECT_DEADLINE, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    let done = deck
+        .wait_agent(&id, "the call's end", |t| {
+            t["status"] == "completed" || t["status"] == "failed"
+        })
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "sent");
+
+    // Removed while a call waits: approved, it fails at once, not after the connect wait.
+    let gone = files.path().join("never.txt");
+    let id = deck
+        .call_task("fs__write_file", json!({"path": gone, "content": "x"}))
+        .await;
+    deck.wait_detail(&id, "the approval question", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+    servers(json!({}));
+    // Gone once the gateway has reloaded the file (/v1/servers reads the file itself).
+    let start = Instant::now();
+    while deck
+        .tool_names("/mcp")
+        .await
+        .iter()
+        .any(|n| n.starts_with("fs__"))
+    {
+        assert!(start.elapsed() < CONNECT_DEADLINE, "fs still served");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let approved = Instant::now();
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    let failed = deck
+        .wait_agent(&id, "failed", |t| t["status"] == "failed")
+        .await;
+    assert!(approved.elapsed() < Duration::from_secs(5));
+    let said = failed["statusMessage"].as_str().unwrap_or_default();
+    assert!(said.contains("removed from servers.json"), "{failed}");
+    assert!(!gone.exists());
+}
+
 #[tokio::test]
 async fn per_server_endpoint_offers_the_follow_up_tools() {
     let files = tempfile::tempdir().unwrap();

@@ -6,7 +6,9 @@
 //! is the task's result; an upstream that answers with its own task is followed
 //! (`upstream_task.rs`). A cancel, or a call unanswered past its timeout, sends the upstream
 //! `notifications/cancelled`; a transport failure makes the supervisor connect again, and a
-//! call whose connection was refused (it did not run) waits for that and is sent again.
+//! call whose connection was refused (it did not run) waits for that and is sent again. An
+//! approved call goes to the server as servers.json has it then (changed while the call waited,
+//! it is a new connection; removed, the call fails unsent).
 //!
 //! Credentials in the arguments (secret-named members, passwords in URLs) are stored and shown
 //! redacted; the call upstream gets them as given.
@@ -15,7 +17,10 @@
 //! sent upstream (approved, or allowed without asking) fails with `reason: restart`, since it
 //! may have run, and so does one whose credentials were never stored.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Weak},
+    time::Duration,
+};
 
 use futures::{FutureExt, future::BoxFuture};
 use rmcp::{
@@ -51,15 +56,19 @@ pub struct CallSettings {
 pub struct GatewayCall {
     descriptor: ToolDescriptor,
     upstream: Arc<Upstream>,
+    /// The gateway, to find the server as configured when the call is sent: servers.json may
+    /// have changed (the server restarted as another [`Upstream`]) or dropped it while the
+    /// call waited for its approval.
+    gateway: Weak<super::GatewayState>,
     tool: Tool,
     settings: Arc<CallSettings>,
 }
 
 impl GatewayCall {
     /// `registered_name` is `SERVER__TOOL`; `settle_ms` as in [`ToolMode::Settle`].
-    pub fn new(
+    pub(super) fn new(
         registered_name: String,
-        upstream: Arc<Upstream>,
+        (upstream, gateway): (Arc<Upstream>, Weak<super::GatewayState>),
         tool: Tool,
         settings: Arc<CallSettings>,
         settle_ms: u64,
@@ -78,6 +87,7 @@ impl GatewayCall {
         GatewayCall {
             descriptor,
             upstream,
+            gateway,
             tool,
             settings,
         }
@@ -96,6 +106,7 @@ impl TaskTool for GatewayCall {
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
         let upstream = self.upstream.clone();
+        let gateway = self.gateway.clone();
         let tool = self.tool.clone();
         let settings = self.settings.clone();
         // Resumed from the store, where credentials were never kept: calling with their
@@ -127,6 +138,21 @@ impl TaskTool for GatewayCall {
                     Ok(arguments) => arguments,
                     Err(outcome) => return outcome,
                 };
+            // The server as configured now: changed in servers.json while the call waited, it
+            // runs as a new connection; removed, the call is not sent.
+            let upstream = match gateway.upgrade() {
+                Some(g) => match g.upstreams.lock().unwrap().get(&server) {
+                    Some(now) => now.clone(),
+                    None => {
+                        return failed(format!(
+                            "upstream {server} was removed from servers.json while the call \
+                             waited; {} was not sent",
+                            tool.name
+                        ));
+                    }
+                },
+                None => upstream,
+            };
             let outcome = call_upstream(&ctx, &upstream, &tool, arguments, &settings).await;
             scrubbed(outcome, &upstream)
         }

@@ -322,7 +322,7 @@ impl Gateway {
             let registered = catalog::registered_name(name, &tool.name);
             let call = GatewayCall::new(
                 registered.clone(),
-                upstream.clone(),
+                (upstream.clone(), Arc::downgrade(&self.state)),
                 tool,
                 settings.clone(),
                 self.state.options.settle_ms,
@@ -376,7 +376,7 @@ impl Gateway {
             );
             let call = GatewayCall::new(
                 task.tool.clone(),
-                upstream.clone(),
+                (upstream.clone(), Arc::downgrade(&self.state)),
                 placeholder,
                 settings.clone(),
                 self.state.options.settle_ms,
