@@ -76,7 +76,8 @@ fn claude_desktop_is_rewritten_with_a_backup() {
 
     // The file now reaches Taskdeck only, through mcp-remote (Claude Desktop speaks stdio).
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(written, r.stdout);
+    // Written, it is not printed too: it holds the token.
+    assert_eq!(r.stdout, Value::Null, "nothing on stdout");
     assert_eq!(written["globalShortcut"], "Ctrl+Space");
     assert_eq!(keys(&written["mcpServers"]), ["taskdeck"]);
     let args = written["mcpServers"]["taskdeck"]["args"]
@@ -126,6 +127,8 @@ fn claude_code_scopes_and_skips() {
     assert!(r.ok, "{}", r.stderr);
     assert_eq!(keys(&r.servers), ["postgres-db", "sentry"]);
     assert_eq!(r.servers["sentry"]["url"], "https://mcp.sentry.example/mcp");
+    // A project's stdio server runs in the project's directory, as Claude Code runs it.
+    assert_eq!(r.servers["postgres-db"]["cwd"], "/home/me/app");
     assert!(
         r.stderr.contains("\"legacy-events\": not imported"),
         "{}",

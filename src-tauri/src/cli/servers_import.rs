@@ -116,7 +116,11 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
     let entry = mcp_config::server_entry(client.id(), &mcp_url, &token).expect("known client");
     let rewritten = import::rewrite(client, &file, &plan, entry);
     let text = serde_json::to_string_pretty(&rewritten).expect("JSON") + "\n";
-    print!("{text}");
+    // Written back, the file (which holds the token) is not also printed; printed only when it
+    // could not be written, for the person to save it themselves.
+    if !args.write {
+        print!("{text}");
+    }
     if args.write {
         match write_back(&file_path, &text) {
             Ok(backup) => eprintln!(
@@ -126,7 +130,11 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
                 args.client
             ),
             Err(e) => {
-                eprintln!("taskdeck: cannot write {}: {e}", file_path.display());
+                print!("{text}");
+                eprintln!(
+                    "taskdeck: cannot write {}: {e} (the file as it would be is on stdout)",
+                    file_path.display()
+                );
                 return ExitCode::from(1);
             }
         }

@@ -144,12 +144,17 @@ pub fn plan(
 ) -> Result<ImportPlan, String> {
     let mut plan = ImportPlan::default();
     for ScopedServers { scope, servers } in server_maps(client, file)? {
+        // Claude Code starts a project's stdio servers in the project's directory.
+        let cwd = match &scope {
+            Scope::Project(dir) => Some(dir.as_str()),
+            Scope::TopLevel => None,
+        };
         for (client_name, entry) in servers {
-            let verdict = judge(client_name, entry, existing, &plan, taskdeck_port);
+            let verdict = judge(client_name, entry, cwd, existing, &plan, taskdeck_port);
             if let Verdict::Added { name } = &verdict
                 && !plan.to_add.contains_key(name)
             {
-                let spec = convert(entry).expect("judged convertible");
+                let spec = convert(entry, cwd).expect("judged convertible");
                 plan.to_add.insert(name.clone(), spec);
             }
             plan.entries.push(EntryReport {
@@ -224,6 +229,7 @@ fn server_maps(client: Client, file: &Value) -> Result<Vec<ScopedServers<'_>>, S
 fn judge(
     client_name: &str,
     entry: &Value,
+    cwd: Option<&str>,
     existing: &ServersConfig,
     plan: &ImportPlan,
     taskdeck_port: u16,
@@ -233,7 +239,7 @@ fn judge(
     if name == RESERVED_NAME || is_taskdeck(entry, taskdeck_port) {
         return Verdict::Taskdeck;
     }
-    let spec = match convert(entry) {
+    let spec = match convert(entry, cwd) {
         Ok(spec) => spec,
         Err(reason) => return skipped(reason),
     };
@@ -289,8 +295,9 @@ pub fn normalize_name(name: &str) -> String {
     out
 }
 
-/// A client entry as a servers.json spec, or why it cannot be one.
-fn convert(entry: &Value) -> Result<ServerSpec, String> {
+/// A client entry as a servers.json spec, or why it cannot be one; a stdio entry without a
+/// `cwd` of its own gets `cwd` (where the client starts it), when given.
+fn convert(entry: &Value, cwd: Option<&str>) -> Result<ServerSpec, String> {
     let obj = entry.as_object().ok_or("the entry is not an object")?;
     if contains_variable(entry) {
         return Err(
@@ -316,7 +323,7 @@ fn convert(entry: &Value) -> Result<ServerSpec, String> {
             args: strings(obj.get("args"), "args")?,
             env: string_map(obj.get("env"), "env")?,
             cwd: match obj.get("cwd") {
-                None | Some(Value::Null) => None,
+                None | Some(Value::Null) => cwd.map(std::path::PathBuf::from),
                 Some(Value::String(c)) => Some(c.into()),
                 Some(_) => return Err("`cwd` is not a string".into()),
             },
@@ -469,13 +476,23 @@ mod tests {
             matches!(entry(&plan, "old"), Verdict::Skipped { reason } if reason.contains("SSE"))
         );
         assert_eq!(entry(&plan, "taskdeck"), Verdict::Taskdeck);
-        assert!(
-            matches!(&plan.entries[5].verdict, Verdict::Skipped { reason } if reason.contains("\"docs\""))
-        );
-        assert_eq!(plan.entries[5].scope, Scope::Project("/home/me/app".into()));
-        assert_eq!(plan.to_add.len(), 3, "fs once, docs, db");
+        // The project's fs runs in the project's directory, so it is not the user's fs.
+        assert_eq!(plan.entries[4].scope, Scope::Project("/home/me/app".into()));
+        for (i, name) in [(4, "\"fs\""), (5, "\"docs\"")] {
+            assert!(
+                matches!(&plan.entries[i].verdict, Verdict::Skipped { reason } if reason.contains(name)),
+                "{:?}",
+                plan.entries[i]
+            );
+        }
+        assert_eq!(plan.to_add.len(), 3, "fs, docs, db");
         let db = &plan.to_add["db"];
-        assert!(matches!(&db.transport, Transport::Stdio { env, .. } if env["PORT"] == "5432"));
+        assert!(matches!(&db.transport, Transport::Stdio { env, cwd, .. }
+            if env["PORT"] == "5432" && cwd.as_deref() == Some(std::path::Path::new("/home/me/app"))));
+        assert!(matches!(
+            &plan.to_add["fs"].transport,
+            Transport::Stdio { cwd: None, .. }
+        ));
 
         let rewritten = rewrite(
             Client::ClaudeCode,
@@ -495,7 +512,7 @@ mod tests {
             .unwrap()
             .keys()
             .collect();
-        assert_eq!(project, ["docs"]);
+        assert_eq!(project, ["fs", "docs"]);
         assert_eq!(
             rewritten["projects"]["/home/me/app"]["allowedTools"],
             json!([])
@@ -517,10 +534,10 @@ mod tests {
         let mut existing = ServersConfig::default();
         existing
             .servers
-            .insert("fs".into(), convert(&file["servers"]["fs"]).unwrap());
+            .insert("fs".into(), convert(&file["servers"]["fs"], None).unwrap());
         existing
             .servers
-            .insert("git".into(), convert(&file["servers"]["fs"]).unwrap());
+            .insert("git".into(), convert(&file["servers"]["fs"], None).unwrap());
         let plan = plan(Client::Vscode, &file, &existing, 4747).unwrap();
         assert!(
             matches!(entry(&plan, "github"), Verdict::Skipped { reason } if reason.contains("${...}"))
@@ -581,11 +598,14 @@ mod tests {
                 "envFile",
             ),
         ] {
-            let e = convert(&bad).unwrap_err();
+            let e = convert(&bad, None).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
-        let cursor =
-            convert(&json!({"url": "https://x.example/mcp", "headers": {"X-Key": "v"}})).unwrap();
+        let cursor = convert(
+            &json!({"url": "https://x.example/mcp", "headers": {"X-Key": "v"}}),
+            None,
+        )
+        .unwrap();
         assert!(matches!(cursor.transport, Transport::Http { .. }));
     }
 
