@@ -198,3 +198,58 @@ async fn tasks_are_titled_and_errors_are_counted_while_completed() {
     assert_eq!(errors_only.lines().count(), 2, "{errors_only}");
     assert!(errors_only.contains(&failing));
 }
+
+/// What an agent wrote reaches a person's terminal written out: a question with an escape
+/// sequence that would erase its line, a carriage return and a bidi override is printed by
+/// `tasks show`, `tasks list` and `tasks wait` with those characters as `\u{...}` (the same JSON
+/// value where JSON is printed), never raw.
+#[tokio::test]
+async fn the_cli_prints_no_character_that_acts_on_the_terminal_or_hides_text() {
+    let s = Server::start(&[]).await;
+    let message = "Approve report\u{202e}fdp.exe? Also\rOVERWRITTEN \u{1b}[2K\u{1b}[1Gline";
+    let (code, job) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/jobs",
+            json!({"tool": "request_approval", "arguments": {"message": message}}),
+        )
+        .await;
+    assert_eq!(code, 202, "{job}");
+    let id = job["taskId"].as_str().unwrap().to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let raw = |text: &str| {
+        text.chars()
+            .any(|c| matches!(c, '\u{1b}' | '\r' | '\u{202e}'))
+    };
+    let shown = tasks_cli(&s, &["show", &id]);
+    assert!(!raw(&shown), "{shown:?}");
+    assert!(
+        shown.contains("report\\u{202e}fdp.exe? Also\\u{d}OVERWRITTEN \\u{1b}[2K"),
+        "{shown}"
+    );
+    let listed = tasks_cli(&s, &["list"]);
+    assert!(!raw(&listed), "{listed:?}");
+    s.answer(&id, "approval", json!({"action": "accept", "content": {}}))
+        .await;
+    // A result text that would clear the screen.
+    let (code, ext) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/jobs",
+            json!({"external": {"name": "export", "heartbeatMs": 60000}}),
+        )
+        .await;
+    assert_eq!(code, 202, "{ext}");
+    let ext_id = ext["taskId"].as_str().unwrap().to_string();
+    let (code, body) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/jobs/{ext_id}/report"),
+            json!({"result": {"content": [{"type": "text", "text": "done\u{1b}[2J\u{1b}[Hscreen cleared"}]}}),
+        )
+        .await;
+    assert!(code.is_success(), "{code}: {body}");
+    let waited = tasks_cli(&s, &["wait", &ext_id, "--timeout", "5"]);
+    assert!(!raw(&waited), "{waited:?}");
+    assert!(waited.contains("done\\u{1b}[2J"), "{waited}");
+}

@@ -38,3 +38,4 @@ pub mod task_actions_cli;
 pub use endpoint::Target;
 mod task_table;
 pub mod tasks_cli;
+mod terminal_text;

@@ -313,6 +313,8 @@ fn table(servers: &[Value]) -> String {
             text(s, "target")
         ));
         if let Some(error) = s["lastError"].as_str() {
+            // The upstream's own words: nothing in them may act on the terminal.
+            let error = super::terminal_text::shown(error);
             out.push_str(&format!("{:name_w$}  last error: {error}\n", ""));
         }
     }

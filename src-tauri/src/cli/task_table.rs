@@ -87,8 +87,9 @@ fn line(cells: [String; 6]) -> String {
 }
 
 /// `text` on one line (its lines joined by one space, without the blank lines and the
-/// indentation around the breaks; tabs and other control characters as spaces) and at most
-/// `max` terminal columns wide, ending with "…" when cut.
+/// indentation around the breaks; tabs and other control characters as spaces; characters that
+/// hide or reorder text written out, `\u{202e}`) and at most `max` terminal columns wide,
+/// ending with "…" when cut.
 pub fn clamp(text: &str, max: usize) -> String {
     let one_line: String = text
         .lines()
@@ -97,7 +98,11 @@ pub fn clamp(text: &str, max: usize) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| match c {
+            c if c.is_control() => " ".to_string(),
+            c if taskdeck_server::tools::process::hidden(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
         .collect();
     if one_line.width() <= max {
         return one_line;

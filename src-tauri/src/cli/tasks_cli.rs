@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::{
     endpoint::{Target, block_on},
     task_table,
+    terminal_text::{plain_json, shown},
 };
 
 /// One `taskdeck tasks` command (its clap definition: `taskdeck tasks --help`).
@@ -180,17 +181,18 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
             TasksCommand::Show { task_id, .. } => {
                 let t = &body["task"];
                 println!("{}", row(t));
-                println!("arguments: {}", t["arguments"]);
+                println!("arguments: {}", plain_json(&t["arguments"]));
                 if let Some(r) = t.get("result") {
-                    println!("result: {r}");
+                    println!("result: {}", plain_json(r));
                 }
                 if let Some(e) = t.get("error") {
-                    println!("error: {e}");
+                    println!("error: {}", plain_json(e));
                 }
                 for (k, r) in t["inputRequests"].as_object().into_iter().flatten() {
                     println!(
-                        "waiting for input {k}: {}",
-                        r["params"]["message"].as_str().unwrap_or("")
+                        "waiting for input {}: {}",
+                        shown(k),
+                        shown(r["params"]["message"].as_str().unwrap_or(""))
                     );
                 }
                 let timeline = body["timeline"].as_array();
@@ -205,7 +207,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                         "  {}  {:<16} {}",
                         e["at"].as_str().unwrap_or(""),
                         e["kind"].as_str().unwrap_or(""),
-                        e["data"]
+                        plain_json(&e["data"])
                     );
                 }
             }
@@ -333,7 +335,7 @@ async fn wait_for_end(
                     .find_map(|c| c["text"].as_str())
                     .or_else(|| t["error"]["message"].as_str());
                 if let Some(text) = text {
-                    println!("{text}");
+                    println!("{}", shown(text));
                 }
             }
             // A question answered no (request_approval's `action`) is no success for a script.
@@ -351,8 +353,9 @@ async fn wait_for_end(
         for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
             if !told.contains(key) {
                 let content = content_hint(&request["params"]["requestedSchema"]);
+                let key_shown = shown(key);
                 eprintln!(
-                    "waiting for input {key}: {} (taskdeck tasks answer {task_id} {key} accept{content} | decline)",
+                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline)",
                     super::task_table::clamp(
                         request["params"]["message"].as_str().unwrap_or(""),
                         200
