@@ -257,7 +257,10 @@ function updateRow(el, row, now) {
   el.tabIndex = inbox.activeId === row.id ? 0 : -1;
   if (row.type === 'group') {
     const first = row.approvals[0];
-    setText(el.querySelector('.approval-group-toggle'), `${row.open ? '▾' : '▸'} ${row.approvals.length} identical calls: ${first.server} · ${first.tool} ${oneLine(argsSummary(first.arguments), 80)}`);
+    // What differs between groups (the call's arguments) comes first: a narrow row cuts the end.
+    const label = `${oneLine(argsSummary(first.arguments), 80) || first.tool} — ${row.approvals.length} identical calls (${first.server} · ${first.tool})`;
+    setText(el.querySelector('.approval-group-toggle'), `${row.open ? '▾' : '▸'} ${label}`);
+    el.querySelector('.approval-group-toggle').title = label;
     el.querySelector('.approval-group-toggle').setAttribute('aria-expanded', String(row.open));
     // The group grows while it is on screen: its label counts the calls it holds now.
     setText(el.querySelector('.approval-group-approve'), `Approve all ${row.approvals.length} identical`);

@@ -4,18 +4,25 @@
 import { cancelMany, describeBulkCancel, cancelRefusal } from './api.js';
 import { confirmDialog } from './dialogs.js';
 import { h } from './dom.js';
-import { shortId, isTerminal } from './format.js';
+import { shortId, isTerminal, oneLine } from './format.js';
 import { state } from './state.js';
 import { toast, announce } from './notices.js';
 import { handleTaskSnapshot } from './live.js';
 import { clearSelection } from './selection.js';
 
+/** What a person knows `task` by: its title as the list shows it (a job's name, a command
+ *  line), else its tool. */
+export function cancelName(task) {
+  return oneLine(task.title || task.tool || 'task', 120);
+}
+
 /** Asks to cancel `task`, then does; resolves to the task's new state, or null. */
 export async function requestCancel(task) {
+  const name = cancelName(task);
   const ok = await confirmDialog({
     title: 'Cancel this task?',
     body: [
-      h('p', {}, 'Cancel ', h('strong', {}, task.tool || 'task'), ' ', h('code', {}, shortId(task.taskId)), task.principal ? ` started by ${task.principal}?` : '?'),
+      h('p', {}, 'Cancel ', h('strong', {}, name), ' ', h('code', {}, shortId(task.taskId)), task.principal ? ` started by ${task.principal}?` : '?'),
       h('p', { class: 'muted' }, 'The task is asked to stop. It ends as “cancelled” once it does, which can take a moment. Work it already did is not undone.'),
     ],
     confirmLabel: 'Cancel task',
@@ -24,8 +31,8 @@ export async function requestCancel(task) {
   if (!ok) return null;
   try {
     const r = await state.api.cancel(task.taskId);
-    if (cancelRefusal(r && r.task)) toast(`${task.tool} ${shortId(task.taskId)} had already finished; nothing to cancel.`, 'warn');
-    else toast(`Cancel requested for ${task.tool} ${shortId(task.taskId)}.`, 'info');
+    if (cancelRefusal(r && r.task)) toast(`${name} ${shortId(task.taskId)} had already finished; nothing to cancel.`, 'warn');
+    else toast(`Cancel requested for ${name} ${shortId(task.taskId)}.`, 'info');
     if (r && r.task) handleTaskSnapshot(r.task);
     return r && r.task;
   } catch (err) {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toggleSelection } from '../js/selection.js';
-import { bulkCancelPlan, bulkCancelText } from '../js/cancel.js';
+import { bulkCancelPlan, bulkCancelText, cancelName } from '../js/cancel.js';
 
 /** A list of rows with ids t0..t(n-1), as the list model shows them. */
 const rows = (n) => ({ length: n, at: (i) => (i >= 0 && i < n ? { id: `t${i}` } : undefined) });
@@ -67,4 +67,11 @@ test('the bulk confirmation counts what is cancelled and what is skipped', () =>
   assert.equal(t.skipped, '1 selected task has already finished and will be skipped.');
   assert.equal(t.confirm, 'Cancel 3 tasks');
   assert.equal(bulkCancelText(2, 4).skipped, '4 selected tasks have already finished and will be skipped.');
+});
+
+test('a cancel names the task as the list does: its title (a job name), else its tool', () => {
+  assert.equal(cancelName({ tool: 'external', title: 'ui-runner-B' }), 'ui-runner-B');
+  assert.equal(cancelName({ tool: 'run_command', title: 'make deploy\nand more' }), 'make deploy and more');
+  assert.equal(cancelName({ tool: 'slow_compute' }), 'slow_compute');
+  assert.equal(cancelName({}), 'task');
 });
