@@ -4,6 +4,8 @@
 
 use std::{collections::VecDeque, io::Write, path::Path};
 
+use super::process::{MAX_LINE_BYTES, line_split};
+
 /// Longest status message taken from an output line, in characters.
 pub const MAX_STATUS_CHARS: usize = 200;
 
@@ -304,7 +306,8 @@ impl OutputLog {
     }
 
     /// Records `text`, whole lines (its last line may lack its newline), as [`Self::push`]
-    /// does each, in one write.
+    /// does each, in one write; a line longer than [`MAX_LINE_BYTES`] is split into lines of
+    /// at most that many bytes (never inside a character), as a command's output is.
     pub fn push_lines(&mut self, text: &[u8]) {
         if self.file.is_none() {
             return;
@@ -312,7 +315,14 @@ impl OutputLog {
         let mut out = Vec::with_capacity(text.len() + 64);
         for raw in text.split_inclusive(|&b| b == b'\n') {
             let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
-            out.extend_from_slice(line.as_bytes());
+            let mut rest = line.as_bytes();
+            while rest.len() > MAX_LINE_BYTES {
+                let at = line_split(rest, MAX_LINE_BYTES);
+                out.extend_from_slice(&rest[..at]);
+                out.push(b'\n');
+                rest = &rest[at..];
+            }
+            out.extend_from_slice(rest);
             out.push(b'\n');
         }
         self.write(&out);
@@ -523,6 +533,22 @@ fn make_room(f: &mut std::fs::File, room: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reported_line_over_the_line_cap_is_split_between_characters() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.log");
+        let mut log = OutputLog::append(&path, 16 << 20).unwrap();
+        let long = "w".repeat(200_000);
+        let wide = "é".repeat(70_000);
+        log.push_lines(format!("{long}\n{wide}\nshort").as_bytes());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.iter().all(|l| l.len() <= MAX_LINE_BYTES), "a line over the cap");
+        assert_eq!(lines.concat(), format!("{long}{wide}short"));
+        assert_eq!(lines.last(), Some(&"short"));
+        assert_eq!(lines.len(), 4 + 3 + 1);
+    }
 
     #[test]
     fn the_latest_status_keeps_the_last_line_and_the_last_progress_until_taken() {
