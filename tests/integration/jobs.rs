@@ -313,8 +313,23 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
             "{v}"
         );
     }
+    // Progress that cannot be: less than nothing done, more done than the total, no total.
+    for progress in [
+        json!({"current": -5, "total": 10}),
+        json!({"current": 50, "total": 10}),
+        json!({"current": 3, "total": 0}),
+    ] {
+        let (status, v) = report(json!({ "progress": progress, "statusMessage": "x" })).await;
+        assert_eq!(status, 400, "{progress}: {v}");
+        assert!(v["detail"].as_str().unwrap().contains("progress."), "{v}");
+    }
     let (_, job) = s.v1_get(Some(&runner), &format!("/v1/jobs/{id}")).await;
     assert_eq!(job["status"], "working", "{job}");
+    assert!(job["progress"].is_null(), "{job}");
+    assert_ne!(
+        job["statusMessage"], "x",
+        "nothing of a refused report applied"
+    );
 
     let (status, v) = report(json!({"inputRequests": {"go": question}})).await;
     assert_eq!(status, 200, "{v}");

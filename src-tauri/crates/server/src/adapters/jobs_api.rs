@@ -258,13 +258,36 @@ impl utoipa::PartialSchema for ReportBody {
 
 impl utoipa::ToSchema for ReportBody {}
 
-/// Progress in a report.
+/// Progress in a report: `current` of `total` (units of the job's choosing: steps, bytes),
+/// `0 <= current <= total`, `total > 0`.
 #[derive(Deserialize, utoipa::ToSchema)]
 pub struct ReportProgress {
     pub current: f64,
     pub total: Option<f64>,
     /// Also the job's statusMessage; cut to 4 KiB like it.
     pub message: Option<String>,
+}
+
+impl ReportProgress {
+    /// Errors (for a 400): `current` negative, or more than `total`; `total` not above 0.
+    fn check(&self) -> Result<(), String> {
+        if self.current < 0.0 {
+            return Err(format!(
+                "progress.current is {}; it counts what is done, from 0",
+                self.current
+            ));
+        }
+        match self.total {
+            Some(total) if total <= 0.0 => Err(format!(
+                "progress.total is {total}; it must be more than 0 (leave it out when unknown)"
+            )),
+            Some(total) if self.current > total => Err(format!(
+                "progress.current ({}) is more than progress.total ({total})",
+                self.current
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A JSON-RPC error in a report (JSON-RPC 2.0 §5.1: an integer `code`).
@@ -403,6 +426,7 @@ pub(crate) async fn report(
         reports.push(Report::Output(text));
     }
     if let Some(pr) = body.progress {
+        pr.check().map_err(ApiError::bad_request)?;
         reports.push(Report::Progress {
             current: pr.current,
             total: pr.total,

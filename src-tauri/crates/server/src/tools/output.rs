@@ -544,7 +544,10 @@ mod tests {
         log.push_lines(format!("{long}\n{wide}\nshort").as_bytes());
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines.iter().all(|l| l.len() <= MAX_LINE_BYTES), "a line over the cap");
+        assert!(
+            lines.iter().all(|l| l.len() <= MAX_LINE_BYTES),
+            "a line over the cap"
+        );
         assert_eq!(lines.concat(), format!("{long}{wide}short"));
         assert_eq!(lines.last(), Some(&"short"));
         assert_eq!(lines.len(), 4 + 3 + 1);
