@@ -140,10 +140,19 @@ export function shownPlainly(text, keepLines = false) {
   });
 }
 
+// Controls in prose other than its line breaks and tabs: a carriage return (which hides what
+// came before it on a terminal, and joins words here), an escape, and the like.
+const PROSE_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
 /** Text a person reads as prose (a question, a status message): as it is, but for the
- * characters that reorder it, written out (`\u{202e}`), so its words show in their order. */
+ * characters that reorder it and the controls other than its line breaks and tabs, written
+ * out (`\u{202e}`, `\r`, `\u{1b}`), so its words show in their order and none goes unseen. A
+ * Windows line break (CR LF) is a line break. */
 export function shownText(text) {
-  return String(text ?? '').replace(REORDERING, braced);
+  return String(text ?? '')
+    .replace(/\r\n/g, '\n')
+    .replace(REORDERING, braced)
+    .replace(PROSE_CONTROLS, (c) => (c === '\r' ? '\\r' : braced(c)));
 }
 
 /** True when a string anywhere in `value` holds a character `shownPlainly` writes out. */

@@ -48,13 +48,15 @@ export function hasOutputLog(task) {
  */
 export function asDrawn(text) {
   if (!text.includes('\r')) return shownText(text);
-  return shownText(text)
+  // The redraws first: what is left holds no carriage return for shownText to write out.
+  const drawn = text
     .split('\n')
     .map((line) => {
-      const drawn = line.endsWith('\r') ? line.slice(0, -1) : line;
-      return drawn.slice(drawn.lastIndexOf('\r') + 1);
+      const last = line.endsWith('\r') ? line.slice(0, -1) : line;
+      return last.slice(last.lastIndexOf('\r') + 1);
     })
     .join('\n');
+  return shownText(drawn);
 }
 
 /** A log answer `{offset, nextOffset, text}` as a piece. */

@@ -17,6 +17,7 @@ import {
   argsSummary,
   shortId,
   shownPlainly,
+  shownText,
   prettyJson,
 } from '../js/format.js';
 import { statusBadge } from '../js/status.js';
@@ -145,6 +146,10 @@ test('a call reads as what runs: hidden and reordering characters are written ou
   // A status message or a question keeps its words; only what reorders them is written out.
   assert.equal(oneLine('ok \u202eabc'), 'ok \\u{202e}abc');
   assert.equal(oneLine('family 👨\u200d👩'), 'family 👨\u200d👩');
+  // Prose keeps its lines; a carriage return or an escape that would hide or join words is
+  // written out, a Windows line break is a line break.
+  assert.equal(shownText('Approve?\r\nAlso\rOVERWRITTEN \u001b[2Kline\u202e'), 'Approve?\nAlso\\rOVERWRITTEN \\u{1b}[2Kline\\u{202e}');
+  assert.equal(shownText('two\nlines\tand a tab'), 'two\nlines\tand a tab');
 });
 
 test('short ids show the random part of a Taskdeck id, the start of anything else', () => {
