@@ -45,6 +45,7 @@ fn hook_command(s: &Server, args: &[&str], token: Option<&str>) -> Command {
         .arg(s.dir.join("cfg"))
         .env_remove("TASKDECK_PORT")
         .env_remove("TASKDECK_TOKEN")
+        .env_remove("CLAUDE_CONFIG_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -307,15 +308,17 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
     let said = done["task"]["statusMessage"].as_str().unwrap_or_default();
     assert!(said.starts_with("Approved by "), "{said}");
 
-    // Approve with edited arguments: Claude Code gets them as updatedInput.
-    let edited = json!({"command": "rm -rf build/cache", "description": "only the cache"});
+    // Approve with edited arguments (the call as asked, its directory included): Claude Code
+    // gets them as updatedInput, with its own description and without the directory.
+    let edited = json!({"command": "rm -rf build/cache", "cwd": base["cwd"]});
     let accept_edit = json!({"decision": "approve", "arguments": edited});
     let out = answered(&s, "claude-code", &t, &base, accept_edit)
         .await
         .json();
     assert_eq!(
         out["hookSpecificOutput"]["decision"],
-        json!({"behavior": "allow", "updatedInput": edited})
+        json!({"behavior": "allow", "updatedInput": {"command": "rm -rf build/cache",
+            "description": base["tool_input"]["description"]}})
     );
 
     // Deny with a reason: the agent reads it.
@@ -637,7 +640,13 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
         e["cwd"] = json!(project.join("src"));
         e
     };
-    let through = hook(&s, "claude-code", &t, &prompt("mcp__taskdeck__run_command")).await;
+    // The hook runs in Claude Code's environment, whose home holds its configuration.
+    let in_claude = || {
+        let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
+        cmd.env("HOME", &home);
+        cmd
+    };
+    let through = run(in_claude(), prompt("mcp__taskdeck__run_command")).await;
     assert_eq!(
         through.json(),
         json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
@@ -660,11 +669,25 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
     assert_eq!(asked, [id.as_str()], "{queue}");
 
     // A server of the same kind under a name that reaches elsewhere is asked in the hook.
-    for tool in ["mcp__deck__run_command", "mcp__github__create_issue"] {
-        let waiting = tokio::spawn(run(
-            hook_command(&s, &["claude-code"], Some(&t)),
-            prompt(tool),
-        ));
+    // So is a name Taskdeck serves no tool under, and a Claude Code whose own configuration
+    // (`CLAUDE_CONFIG_DIR`) names `taskdeck` a program it starts.
+    let profile = tmp.path().join("profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    std::fs::write(
+        profile.join(".claude.json"),
+        json!({"mcpServers": {"taskdeck": {"type": "stdio", "command": "echo", "url": url}}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut other_profile = in_claude();
+    other_profile.env("CLAUDE_CONFIG_DIR", &profile);
+    for (cmd, tool) in [
+        (in_claude(), "mcp__deck__run_command"),
+        (in_claude(), "mcp__github__create_issue"),
+        (in_claude(), "mcp__taskdeck__no_such_tool"),
+        (other_profile, "mcp__taskdeck__run_command"),
+    ] {
+        let waiting = tokio::spawn(run(cmd, prompt(tool)));
         let task = pending_approval(&s).await;
         assert_eq!(task["arguments"]["toolName"], tool);
         let task_id = task["taskId"].as_str().unwrap();
@@ -711,6 +734,59 @@ async fn a_question_with_choices_is_left_to_claude_and_a_plan_is_asked() {
         out["hookSpecificOutput"]["decision"]["behavior"], "deny",
         "{out}"
     );
+}
+
+/// An edit of Claude's own tool's call keeps its shape: a member renamed or added, a type
+/// changed or the directory moved is refused (422) and decides nothing; a fitting edit reaches
+/// Claude without the directory.
+#[tokio::test]
+async fn an_edit_of_an_agents_own_call_keeps_its_shape() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let request = with_command(&fixture("claude-code", "PermissionRequest"), "ls build");
+    let waiting = tokio::spawn(run(
+        hook_command(&s, &["claude-code"], Some(&t)),
+        request.clone(),
+    ));
+    let (_, inbox) = wait_inbox(&s).await;
+    let item =
+        json!([{"taskId": inbox["approvals"][0]["taskId"], "key": inbox["approvals"][0]["key"]}]);
+    let cwd = request["cwd"].clone();
+    for bad in [
+        json!({"cmd": "ls build", "cwd": cwd}),
+        json!({"command": "ls build", "cwd": cwd, "extra": 1}),
+        json!({"command": ["ls"], "cwd": cwd}),
+        json!({"command": "ls build", "cwd": "/elsewhere"}),
+    ] {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                "/v1/approvals/decide",
+                json!({"items": item, "decision": "approve", "arguments": bad}),
+            )
+            .await;
+        assert_eq!(status, 422, "{bad}: {body}");
+    }
+    let (_, still) = wait_inbox(&s).await;
+    assert_eq!(
+        still["approvals"].as_array().unwrap().len(),
+        1,
+        "nothing decided"
+    );
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/approvals/decide",
+            json!({"items": item, "decision": "approve",
+                   "arguments": {"command": "ls build/cache", "cwd": cwd}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let out = waiting.await.unwrap().json();
+    let updated = &out["hookSpecificOutput"]["decision"]["updatedInput"];
+    assert_eq!(updated["command"], "ls build/cache", "{out}");
+    assert!(updated.get("cwd").is_none(), "{out}");
+    assert_eq!(updated["description"], request["tool_input"]["description"]);
 }
 
 /// Taskdeck stopping while a hook waits for the human answers the hook at once with no

@@ -23,7 +23,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use taskdeck_server::{adapters::hooks_api::HEARTBEAT, hooks::Agent};
+use taskdeck_server::{
+    adapters::hooks_api::{CLAUDE_CONFIG_HEADER, HEARTBEAT},
+    hooks::{Agent, own_server::OwnServers},
+};
 
 use super::{
     agent_token,
@@ -238,12 +241,19 @@ fn ask(
     rt.block_on(async move {
         let deadline = tokio::time::Instant::from_std(deadline);
         let http = reqwest::Client::builder().no_proxy().build().ok()?;
-        let send = http
+        let mut request = http
             .post(format!("http://127.0.0.1:{port}/v1/hooks/{}", agent.name()))
             .bearer_auth(token)
-            .header("content-type", "application/json")
-            .body(body)
-            .send();
+            .header("content-type", "application/json");
+        // Which `.claude.json` this Claude Code reads (its environment is ours): Taskdeck
+        // tells its own MCP server apart by it.
+        if agent == Agent::ClaudeCode
+            && let Some(file) = OwnServers::default_user_file()
+            && let Some(value) = file.to_str()
+        {
+            request = request.header(CLAUDE_CONFIG_HEADER, value);
+        }
+        let send = request.body(body).send();
         let mut resp = tokio::time::timeout_at(deadline, send).await.ok()?.ok()?;
         if !resp.status().is_success() {
             let status = resp.status();

@@ -33,6 +33,11 @@ use crate::hooks::{
 };
 use taskdeck_engine::{Principal, limits};
 
+/// The request header in which `taskdeck hook claude-code` says where Claude Code's
+/// `.claude.json` is (`$CLAUDE_CONFIG_DIR/.claude.json`, else `$HOME/.claude.json`, in Claude's
+/// environment): which of Claude's MCP servers are this Taskdeck ([`crate::hooks::own_server`]).
+pub const CLAUDE_CONFIG_HEADER: &str = "taskdeck-claude-config";
+
 /// How often a waiting hook's answer gets a newline.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
 
@@ -48,7 +53,8 @@ pub fn router(hooks: Arc<Hooks>) -> Router {
 
 /// `POST /v1/hooks/{agent}`.
 #[utoipa::path(post, path = "/v1/hooks/{agent}", tag = "hooks",
-    params(("agent" = String, Path, description = "`claude-code` or `codex`")),
+    params(("agent" = String, Path, description = "`claude-code` or `codex`"),
+           ("taskdeck-claude-config" = Option<String>, Header, description = "where the hook found Claude Code's `.claude.json` (an absolute path)")),
     request_body(content = Object, description = "the event exactly as the agent gave it to its hook (Claude Code or Codex hook input, or Codex's `notify` payload)", content_type = "application/json"),
     responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
               (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
@@ -58,6 +64,7 @@ pub(crate) async fn post_hook(
     State(hooks): State<Arc<Hooks>>,
     Extension(principal): Extension<Principal>,
     ApiPath(agent): ApiPath<String>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let agent = Agent::from_name(&agent).ok_or_else(|| {
@@ -67,7 +74,17 @@ pub(crate) async fn post_hook(
         .ok()
         .filter(Value::is_object)
         .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
-    match hooks.handle(&principal, agent, &raw).await {
+    // Where the hook found Claude Code's `.claude.json` (`$CLAUDE_CONFIG_DIR` or its home), in
+    // Claude's own environment: an absolute path, else this process's view is used.
+    let claude_config = headers
+        .get(CLAUDE_CONFIG_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute());
+    match hooks
+        .handle(&principal, agent, &raw, claude_config.as_deref())
+        .await
+    {
         Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
         Ok(HookReply::Ask(arguments)) => {
             // A call too large to keep cannot be asked: refused before the answer starts, so

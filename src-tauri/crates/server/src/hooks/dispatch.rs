@@ -2,6 +2,8 @@
 //! (`PreToolUse`, `PermissionRequest`) or to its session's task, and [`hook_output`] turns an
 //! ended `permission_request` task into what the hook prints.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use super::{
@@ -9,6 +11,7 @@ use super::{
     decide::HookCall,
     event::{self, EventKind},
     output,
+    own_server::OwnServers,
     permission_task::{PERMISSION_TOOL, PermissionArguments},
 };
 use crate::policy::Decision;
@@ -29,7 +32,9 @@ pub enum HookReply {
 }
 
 impl Hooks {
-    /// Handles `raw`, one event `agent` sent as `principal`. Nothing here waits for the store:
+    /// Handles `raw`, one event `agent` sent as `principal`; `claude_config` is where the hook
+    /// found Claude Code's `.claude.json` (else this process's own view of it, see
+    /// [`OwnServers::default_user_file`]). Nothing here waits for the store:
     /// `PreToolUse` and `PermissionRequest` answer from the policy (an ask is the caller's to
     /// start, [`HookReply::Ask`]); session events are queued for their session's task.
     ///
@@ -39,6 +44,7 @@ impl Hooks {
         principal: &Principal,
         agent: Agent,
         raw: &Value,
+        claude_config: Option<&Path>,
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
         let (tool_name, tool_input, asks) = match &event.kind {
@@ -77,7 +83,8 @@ impl Hooks {
             return Ok(HookReply::Now(output::none()));
         }
         let verdict = call.permission_verdict(&self.policy);
-        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event.cwd) {
+        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event.cwd, claude_config)
+        {
             // The call comes to this Taskdeck, whose approval step decides it there (and
             // records that decision): asking here too would ask twice. A rule about the
             // agent's tool name still decides here.
@@ -112,15 +119,39 @@ impl Hooks {
 }
 
 impl Hooks {
-    /// True when `tool_name` is a tool of Claude Code's server that is this Taskdeck, as seen
-    /// from a session in `cwd` ([`super::own_server`]).
-    fn comes_here(&self, agent: Agent, tool_name: &str, cwd: &Option<String>) -> bool {
-        agent == Agent::ClaudeCode
-            && tool_name.starts_with("mcp__")
-            && self.own_servers.is_taskdeck(
-                &super::decide::policy_target(agent, tool_name).0,
-                cwd.as_deref(),
-            )
+    /// True when `tool_name` is a tool this Taskdeck serves, reached through Claude Code's
+    /// server that is this Taskdeck, as seen from a session in `cwd` with Claude's
+    /// `.claude.json` at `claude_config` ([`super::own_server`]).
+    fn comes_here(
+        &self,
+        agent: Agent,
+        tool_name: &str,
+        cwd: &Option<String>,
+        claude_config: Option<&Path>,
+    ) -> bool {
+        if agent != Agent::ClaudeCode || !tool_name.starts_with("mcp__") {
+            return false;
+        }
+        let default = OwnServers::default_user_file();
+        let user_file = claude_config.or(default.as_deref());
+        let Some(own) = self
+            .own_servers
+            .taskdeck_tool(tool_name, cwd.as_deref(), user_file)
+        else {
+            return false;
+        };
+        let followup = crate::adapters::followup_tools::followup_tools()
+            .iter()
+            .any(|(name, ..)| *name == own.tool);
+        let registered = match &own.server_path {
+            None => own.tool.clone(),
+            Some(server) => crate::gateway::catalog::registered_name(server, &own.tool),
+        };
+        followup
+            || self
+                .engine
+                .tool(&registered)
+                .is_some_and(|t| t.descriptor().agent_callable)
     }
 
     /// Starts the `permission_request` task of [`HookReply::Ask`]'s `arguments`, owned by

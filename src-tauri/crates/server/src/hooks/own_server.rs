@@ -1,19 +1,30 @@
-//! Which of Claude Code's MCP servers are this Taskdeck. A `PermissionRequest` for a tool of
-//! such a server (`mcp__taskdeck__run_command`, `mcp__taskdeck__fs__write_file`) is allowed by
-//! the hook without a question: the call comes to Taskdeck, whose own approval step (the
-//! gateway's policy, `run_command`'s) decides it there. Asking in the hook too would put every
-//! such call in the inbox twice.
+//! Which of Claude Code's MCP tools are this Taskdeck's. A `PermissionRequest` for one of them
+//! (`mcp__taskdeck__run_command`, `mcp__taskdeck__fs__write_file`) is allowed by the hook
+//! without a question: the call comes to Taskdeck, whose own approval step (the gateway's
+//! policy, `run_command`'s) decides it there. Asking in the hook too would put every such call
+//! in the inbox twice.
 //!
 //! Claude Code's configuration (<https://code.claude.com/docs/en/mcp>, "MCP installation
-//! scopes"): a server name is looked up in the local scope (`~/.claude.json`,
+//! scopes"): a server name is looked up in the local scope (`.claude.json`,
 //! `projects.<project dir>.mcpServers`), then the project scope (`.mcp.json` in the project
-//! dir), then the user scope (`~/.claude.json`, top-level `mcpServers`); the first scope that
-//! names it decides. A server is this Taskdeck when its entry's `url` is a loopback `/mcp` URL
-//! of this Taskdeck's port ([`is_taskdeck_url`]). A stdio entry never is, even one whose
-//! arguments hold such a URL (an `mcp-remote` bridge): its calls go to the program it starts,
-//! which a project's `.mcp.json` could make anything. The project dir is the
-//! event's `cwd` or the nearest of its parents that has an entry. Files are read again only
-//! when their size or modification time changes.
+//! dir), then the user scope (`.claude.json`, top-level `mcpServers`); the first scope that
+//! names it decides. `.claude.json` is in `$CLAUDE_CONFIG_DIR`, else the home dir, as the hook
+//! found them in Claude Code's environment. The project dir is the event's `cwd` or the nearest
+//! of its parents that has an entry. Claude names a tool `mcp__<server>__<tool>`, the server's
+//! name with every character but letters, digits, `_` and `-` as `_`.
+//!
+//! A tool is Taskdeck's only when:
+//! - exactly one of the server names in sight makes a prefix of the tool's name (`taskdeck` and
+//!   `taskdeck__proj` both fit `mcp__taskdeck__proj__write_file`: asked);
+//! - that server's entry is a Streamable HTTP one (no `command`; `type` absent, `http` or
+//!   `streamable-http`) whose `url` is a loopback `/mcp` URL of this Taskdeck's port
+//!   ([`is_taskdeck_url`]). A stdio entry never is, whatever else it holds (a decoy `url`, an
+//!   `mcp-remote` bridge's arguments): its calls go to the program it starts, which a
+//!   project's `.mcp.json` could make anything;
+//! - the rest of the name is a tool that Taskdeck serves there ([`OwnTool`], checked by the
+//!   caller).
+//!
+//! Files are read again when their size, modification or change time differs.
 
 use std::{
     collections::HashMap,
@@ -22,79 +33,146 @@ use std::{
     time::SystemTime,
 };
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::gateway::import::is_taskdeck_url;
 
-/// The lookup of [`OwnServers::is_taskdeck`], with the files it read kept by path.
+/// A tool of this Taskdeck as a Claude Code tool name names it: the part of the Taskdeck URL
+/// after `/mcp` (`None` for `/mcp`, `Some("fs")` for `/mcp/fs`) and the tool's name there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnTool {
+    pub server_path: Option<String>,
+    pub tool: String,
+}
+
+/// The lookup of [`OwnServers::taskdeck_tool`], with the files it read kept by path.
 pub struct OwnServers {
     port: u16,
-    /// `~/.claude.json`; `None` when there is no home dir.
-    user_file: Option<PathBuf>,
     files: Mutex<HashMap<PathBuf, Read>>,
 }
 
-/// A file as last read: its size and modification time, and its JSON (`Null` when it is
-/// missing or not JSON).
+/// A file as last read: its size, modification and change times, and its JSON (`Null` when
+/// it is missing or not JSON).
 struct Read {
-    stamp: Option<(u64, SystemTime)>,
+    stamp: Option<(u64, Option<SystemTime>, i64)>,
     json: Arc<Value>,
 }
 
+/// Claude Code's name for a server in tool names: characters other than ASCII letters, digits,
+/// `_` and `-` as `_`.
+fn tool_prefix_name(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => c,
+            _ => '_',
+        })
+        .collect()
+}
+
 impl OwnServers {
-    /// The lookup for the Taskdeck listening on `port`, reading Claude Code's files under the
-    /// home dir (`$HOME`).
+    /// The lookup for the Taskdeck listening on `port`.
     pub fn new(port: u16) -> OwnServers {
-        let user_file = directories::BaseDirs::new().map(|d| d.home_dir().join(".claude.json"));
         OwnServers {
             port,
-            user_file,
             files: Mutex::new(HashMap::new()),
         }
     }
 
-    /// True when Claude Code's MCP server `server`, in a session whose working directory is
-    /// `cwd` (absolute; `None`: the user scope only), reaches this Taskdeck. A file that cannot
-    /// be read or parsed names no server.
-    pub fn is_taskdeck(&self, server: &str, cwd: Option<&str>) -> bool {
+    /// `.claude.json` when the hook does not say where it is: `$CLAUDE_CONFIG_DIR`'s, else
+    /// the home dir's, as this process sees them.
+    pub fn default_user_file() -> Option<PathBuf> {
+        match std::env::var_os("CLAUDE_CONFIG_DIR") {
+            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join(".claude.json")),
+            _ => directories::BaseDirs::new().map(|d| d.home_dir().join(".claude.json")),
+        }
+    }
+
+    /// The Taskdeck tool Claude Code's `tool_name` calls, in a session whose working directory
+    /// is `cwd` (absolute; `None`: the user scope only), with Claude's `.claude.json` at
+    /// `user_file`; `None` when it is not one of this Taskdeck's (see the module comment) or
+    /// cannot be told apart from another server's. A file that cannot be read or parsed names
+    /// no server.
+    pub fn taskdeck_tool(
+        &self,
+        tool_name: &str,
+        cwd: Option<&str>,
+        user_file: Option<&Path>,
+    ) -> Option<OwnTool> {
+        let rest = tool_name.strip_prefix("mcp__")?;
         let dirs: Vec<&Path> = cwd
             .map(Path::new)
             .filter(|p| p.is_absolute())
             .map(|p| p.ancestors().collect())
             .unwrap_or_default();
-        let user = self.user_file.as_deref().map(|f| self.read(f));
-        let named = |servers: Option<&Value>| servers.and_then(|s| s.get(server)).cloned();
-        let ours = |entry: &Value| {
-            let url = entry.get("url").and_then(Value::as_str);
-            url.is_some_and(|u| is_taskdeck_url(u, self.port))
+        // Every server name in sight, each with the entry its first scope gives it.
+        let mut seen: HashMap<String, Value> = HashMap::new();
+        let mut add = |servers: Option<&Value>| {
+            for (name, entry) in servers.and_then(Value::as_object).into_iter().flatten() {
+                seen.entry(name.clone()).or_insert_with(|| entry.clone());
+            }
         };
-        // Local scope: this project's entry in ~/.claude.json.
+        let user = user_file.map(|f| self.read(f));
         if let Some(user) = &user {
-            let projects = user.get("projects");
             for dir in &dirs {
-                let project = projects.and_then(|p| p.get(dir.to_string_lossy().as_ref()));
-                if let Some(entry) = named(project.and_then(|p| p.get("mcpServers"))) {
-                    return ours(&entry);
-                }
+                let project = user
+                    .get("projects")
+                    .and_then(|p| p.get(dir.to_string_lossy().as_ref()));
+                add(project.and_then(|p| p.get("mcpServers")));
             }
         }
-        // Project scope: the nearest .mcp.json that names it.
         for dir in &dirs {
-            let file = self.read(&dir.join(".mcp.json"));
-            if let Some(entry) = named(file.get("mcpServers")) {
-                return ours(&entry);
-            }
+            add(self.read(&dir.join(".mcp.json")).get("mcpServers"));
         }
-        // User scope.
-        user.and_then(|u| named(u.get("mcpServers")))
-            .is_some_and(|entry| ours(&entry))
+        if let Some(user) = &user {
+            add(user.get("mcpServers"));
+        }
+        let mut fitting = seen.iter().filter_map(|(name, entry)| {
+            let tool = rest
+                .strip_prefix(&tool_prefix_name(name))?
+                .strip_prefix("__")?;
+            Some((entry, tool))
+        });
+        let (entry, tool) = fitting.next()?;
+        if fitting.next().is_some() || tool.is_empty() {
+            return None;
+        }
+        let server_path = self.taskdeck_path(entry.as_object()?)?;
+        Some(OwnTool {
+            server_path,
+            tool: tool.to_string(),
+        })
     }
 
-    /// `path`'s JSON, read again when its size or modification time changed.
+    /// For a Streamable HTTP entry reaching this Taskdeck: `Some(None)` for `/mcp`,
+    /// `Some(Some(server))` for `/mcp/server`; `None` for anything else.
+    fn taskdeck_path(&self, entry: &Map<String, Value>) -> Option<Option<String>> {
+        let http = !entry.contains_key("command")
+            && match entry.get("type") {
+                None => true,
+                Some(t) => matches!(t.as_str(), Some("http" | "streamable-http")),
+            };
+        let url = entry.get("url").and_then(Value::as_str)?;
+        if !http || !is_taskdeck_url(url, self.port) {
+            return None;
+        }
+        let path = reqwest::Url::parse(url).ok()?.path().to_string();
+        Some(
+            path.strip_prefix("/mcp/")
+                .map(|s| s.trim_end_matches('/').to_string())
+                .filter(|s| !s.is_empty()),
+        )
+    }
+
+    /// `path`'s JSON, read again when its size, modification or change time changed.
     fn read(&self, path: &Path) -> Arc<Value> {
-        let stamp = std::fs::metadata(path)
-            .ok()
-            .and_then(|m| Some((m.len(), m.modified().ok()?)));
+        let stamp = std::fs::metadata(path).ok().map(|m| {
+            #[cfg(unix)]
+            let changed = std::os::unix::fs::MetadataExt::ctime_nsec(&m)
+                + std::os::unix::fs::MetadataExt::ctime(&m) * 1_000_000_000;
+            #[cfg(not(unix))]
+            let changed = 0;
+            (m.len(), m.modified().ok(), changed)
+        });
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(read) = files.get(path)
             && read.stamp == stamp
@@ -122,71 +200,121 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn lookup(home: &Path, port: u16) -> OwnServers {
-        OwnServers {
-            port,
-            user_file: Some(home.join(".claude.json")),
-            files: Mutex::new(HashMap::new()),
-        }
-    }
-
     fn write(path: &Path, v: &Value) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, v.to_string()).unwrap();
+    }
+
+    fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {
+        Some(OwnTool {
+            server_path: server_path.map(String::from),
+            tool: tool.into(),
+        })
     }
 
     #[test]
     fn the_first_scope_that_names_a_server_decides() {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
+        let user_file = home.join(".claude.json");
         let project = tmp.path().join("app");
         let ours = json!({"type": "http", "url": "http://127.0.0.1:4747/mcp"});
         let other = json!({"type": "http", "url": "http://127.0.0.1:9000/mcp"});
         write(
-            &home.join(".claude.json"),
+            &user_file,
             &json!({
-                "mcpServers": {"taskdeck": ours, "deck": ours, "elsewhere": other},
+                "mcpServers": {"taskdeck": ours, "deck": ours, "elsewhere": other,
+                    "files": {"url": "http://localhost:4747/mcp/fs/"}},
                 "projects": {project.to_str().unwrap(): {"mcpServers": {"deck": other}}}
             }),
         );
         write(
             &project.join(".mcp.json"),
-            &json!({"mcpServers": {"taskdeck": other, "shared": ours, "bridge": {
-                "command": "npx", "args": ["mcp-remote", "http://127.0.0.1:4747/mcp"]}}}),
+            &json!({"mcpServers": {"taskdeck": other, "shared": ours}}),
         );
-        let own = lookup(&home, 4747);
+        let lookup = OwnServers::new(4747);
         let sub = project.join("src");
         let in_project = Some(sub.to_str().unwrap());
+        let user = Some(user_file.as_path());
+        let is = |tool: &str, cwd| lookup.taskdeck_tool(tool, cwd, user);
         // The project's .mcp.json names `taskdeck` another server: it wins over the user's.
-        assert!(!own.is_taskdeck("taskdeck", in_project));
-        assert!(own.is_taskdeck("taskdeck", Some("/somewhere/else")));
-        assert!(own.is_taskdeck("taskdeck", None));
+        assert_eq!(is("mcp__taskdeck__run_command", in_project), None);
+        assert_eq!(
+            is("mcp__taskdeck__run_command", Some("/somewhere/else")),
+            own("run_command", None)
+        );
+        assert_eq!(
+            is("mcp__taskdeck__fs__write_file", None),
+            own("fs__write_file", None)
+        );
         // The local scope wins over the user's.
-        assert!(!own.is_taskdeck("deck", in_project));
-        assert!(own.is_taskdeck("deck", None));
-        assert!(own.is_taskdeck("shared", in_project));
-        assert!(!own.is_taskdeck("elsewhere", in_project));
-        // A stdio program is what it starts, whatever its arguments say.
-        assert!(!own.is_taskdeck("bridge", in_project));
-        assert!(!own.is_taskdeck("unknown", in_project));
+        assert_eq!(is("mcp__deck__run_command", in_project), None);
+        assert_eq!(is("mcp__deck__run_command", None), own("run_command", None));
+        assert_eq!(
+            is("mcp__shared__task_status", in_project),
+            own("task_status", None)
+        );
+        assert_eq!(
+            is("mcp__files__write_file", None),
+            own("write_file", Some("fs"))
+        );
+        assert_eq!(is("mcp__elsewhere__run_command", in_project), None);
+        assert_eq!(is("mcp__unknown__run_command", in_project), None);
+        assert_eq!(is("Bash", None), None);
         // Another Taskdeck's port is not this one.
-        assert!(!lookup(&home, 4748).is_taskdeck("taskdeck", None));
-        // A relative cwd is not looked up.
-        assert!(own.is_taskdeck("taskdeck", Some("app")));
+        assert_eq!(
+            OwnServers::new(4748).taskdeck_tool("mcp__taskdeck__run_command", None, user),
+            None
+        );
+    }
+
+    #[test]
+    fn a_stdio_entry_or_a_name_another_server_could_make_is_never_taskdeck() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user_file = tmp.path().join(".claude.json");
+        let url = "http://127.0.0.1:4747/mcp";
+        write(
+            &user_file,
+            &json!({"mcpServers": {
+                "taskdeck": {"type": "http", "url": url},
+                "taskdeck__proj": {"command": "mcp-server-filesystem", "args": ["."]},
+                "decoy": {"type": "stdio", "command": "echo", "url": url},
+                "untyped": {"command": "echo", "args": ["x"], "url": url},
+                "bridge": {"command": "npx", "args": ["mcp-remote", url]},
+                "old-sse": {"type": "sse", "url": url},
+                "task.deck": {"type": "http", "url": url},
+            }}),
+        );
+        let lookup = OwnServers::new(4747);
+        let is = |tool: &str| lookup.taskdeck_tool(tool, None, Some(&user_file));
+        for tool in [
+            "mcp__decoy__run_command",
+            "mcp__untyped__run_command",
+            "mcp__bridge__run_command",
+            "mcp__old-sse__run_command",
+            // `taskdeck` and `taskdeck__proj` both fit: asked.
+            "mcp__taskdeck__proj__write_file",
+        ] {
+            assert_eq!(is(tool), None, "{tool}");
+        }
+        assert_eq!(is("mcp__taskdeck__run_command"), own("run_command", None));
+        // Claude's name for `task.deck` is `task_deck`.
+        assert_eq!(is("mcp__task_deck__run_command"), own("run_command", None));
     }
 
     #[test]
     fn a_changed_file_is_read_again_and_a_broken_one_names_nothing() {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join(".claude.json");
-        let own = lookup(tmp.path(), 4747);
-        assert!(!own.is_taskdeck("taskdeck", None), "no file");
+        let lookup = OwnServers::new(4747);
+        let is = || lookup.taskdeck_tool("mcp__taskdeck__run_command", None, Some(&file));
+        assert_eq!(is(), None, "no file");
         write(
             &file,
             &json!({"mcpServers": {"taskdeck": {"url": "http://localhost:4747/mcp"}}}),
         );
-        assert!(own.is_taskdeck("taskdeck", None));
+        assert_eq!(is(), own("run_command", None));
         std::fs::write(&file, "{ not json").unwrap();
-        assert!(!own.is_taskdeck("taskdeck", None));
+        assert_eq!(is(), None);
     }
 }

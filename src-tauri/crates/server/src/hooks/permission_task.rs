@@ -121,6 +121,37 @@ fn decided(
     }))
 }
 
+/// The JSON Schema an edit of `arguments` (an agent's own tool's call, as the policy sees it)
+/// must fit: the same members, each of the JSON type it had, none added; the session's
+/// directory ([`super::decide::SESSION_DIR`]) as it was. A Bash call cannot be approved as
+/// `{"cmd": ...}`, which Claude Code would run as nothing it understands.
+fn edit_schema(arguments: &Value) -> Value {
+    let members = arguments.as_object().cloned().unwrap_or_default();
+    let properties: Map<String, Value> = members
+        .iter()
+        .map(|(name, value)| {
+            let shape = match (name.as_str(), value) {
+                (super::decide::SESSION_DIR, Value::String(dir)) => {
+                    json!({"type": "string", "enum": [dir]})
+                }
+                (_, Value::String(_)) => json!({"type": "string"}),
+                (_, Value::Bool(_)) => json!({"type": "boolean"}),
+                (_, Value::Number(_)) => json!({"type": "number"}),
+                (_, Value::Array(_)) => json!({"type": "array"}),
+                (_, Value::Object(_)) => json!({"type": "object"}),
+                (_, Value::Null) => json!({"type": "null"}),
+            };
+            (name.clone(), shape)
+        })
+        .collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": members.keys().collect::<Vec<_>>(),
+        "additionalProperties": false,
+    })
+}
+
 fn shown_value(input: &Value) -> String {
     let mut text = serde_json::to_string_pretty(input).unwrap_or_default();
     if text.len() > SHOWN_INPUT_BYTES {
@@ -171,28 +202,33 @@ impl TaskTool for PermissionTool {
                 .as_deref()
                 .map(|c| format!(" in {c}"))
                 .unwrap_or_default();
-            let message = format!(
-                "{who} ({agent}{place}) wants to call {tool} on {server} with:\n\n{input}",
-                who = ctx.principal(),
-                agent = agent.display(),
-                tool = args.tool,
-                server = args.server,
-                input = shown_value(&approvals::shown_arguments(&Value::Object(
-                    args.tool_input.clone()
-                ))),
-            );
+            let own_tool = args.server == agent.name();
+            let input = shown_value(&approvals::shown_arguments(&Value::Object(
+                args.tool_input.clone(),
+            )));
+            let (who, agent_name, tool) = (ctx.principal(), agent.display(), &args.tool);
+            let message = match own_tool {
+                true => format!("{who} ({agent_name}{place}) asks to use {tool}:\n\n{input}"),
+                false => format!(
+                    "{who} ({agent_name}{place}) wants to call {tool} on {} with:\n\n{input}",
+                    args.server
+                ),
+            };
             let arguments = super::decide::policy_input(
                 agent,
                 &args.server,
                 &Value::Object(args.tool_input.clone()),
                 args.cwd.as_deref(),
             );
+            // An edit of the agent's own tool's call keeps its shape (the agent's tool takes
+            // nothing else); another server's tool's schema is not known here.
+            let edit_schema = own_tool.then(|| edit_schema(&arguments));
             let call = ApprovalCall {
                 server: &args.server,
                 tool: &args.tool,
                 arguments: &arguments,
                 hints: ToolHints::default(),
-                input_schema: None,
+                input_schema: edit_schema.as_ref(),
                 editable,
                 key: APPROVE_KEY,
                 message,
