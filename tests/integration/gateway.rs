@@ -571,6 +571,46 @@ async fn an_approved_call_goes_to_the_server_as_servers_json_now_has_it() {
     assert!(!gone.exists());
 }
 
+/// A restart that finds servers.json broken keeps the calls waiting for a human: each is asked
+/// again, and once the file is mended and approved, goes to its server.
+#[tokio::test]
+async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
+    let files = tempfile::tempdir().unwrap();
+    let mut deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let target = files.path().join("kept.txt");
+    let id = deck
+        .call_task("fs__write_file", json!({"path": target, "content": "kept"}))
+        .await;
+    deck.wait_detail(&id, "the approval question", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+    deck.s.kill().await;
+    let servers_json = deck.tmp.path().join("cfg/servers.json");
+    std::fs::write(&servers_json, "{,").unwrap();
+    deck.s = Server::start_in(deck.tmp.path(), &[]).await;
+    deck.wait_detail(&id, "asked again", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+    std::fs::write(
+        &servers_json,
+        json!({"servers": {"fs": filesystem(files.path())}}).to_string(),
+    )
+    .unwrap();
+    deck.wait_tool("fs__write_file").await;
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    let done = deck
+        .wait_agent(&id, "the call's end", |t| {
+            t["status"] == "completed" || t["status"] == "failed"
+        })
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+}
+
 #[tokio::test]
 async fn per_server_endpoint_offers_the_follow_up_tools() {
     let files = tempfile::tempdir().unwrap();

@@ -141,16 +141,28 @@ impl TaskTool for GatewayCall {
             // The server as configured now: changed in servers.json while the call waited, it
             // runs as a new connection; removed, the call is not sent.
             let upstream = match gateway.upgrade() {
-                Some(g) => match g.upstreams.lock().unwrap().get(&server) {
-                    Some(now) => now.clone(),
-                    None => {
-                        return failed(format!(
-                            "upstream {server} was removed from servers.json while the call \
-                             waited; {} was not sent",
-                            tool.name
-                        ));
+                Some(g) => {
+                    let now = g.upstreams.lock().unwrap().get(&server).cloned();
+                    match now {
+                        Some(now) if now.spec.disabled => {
+                            return failed(format!(
+                                "upstream {server} is disabled in servers.json; {} was not sent",
+                                tool.name
+                            ));
+                        }
+                        Some(now) => now,
+                        None => {
+                            let why = match super::ServersConfig::load(&g.servers_path) {
+                                Err(e) => format!("{e}"),
+                                Ok(_) => "it was removed from servers.json".into(),
+                            };
+                            return failed(format!(
+                                "upstream {server} is not configured ({why}); {} was not sent",
+                                tool.name
+                            ));
+                        }
                     }
-                },
+                }
                 None => upstream,
             };
             let outcome = call_upstream(&ctx, &upstream, &tool, arguments, &settings).await;

@@ -121,6 +121,9 @@ struct GatewayState {
     tools_version: watch::Sender<u64>,
     /// Entries of servers.json not started because they are invalid, as shown.
     refused: Mutex<BTreeMap<String, ServerStatus>>,
+    /// servers.json has been read once (false while a file that cannot be read has kept the
+    /// gateway from starting any server).
+    loaded: std::sync::atomic::AtomicBool,
 }
 
 impl Gateway {
@@ -142,6 +145,7 @@ impl Gateway {
                 registered: Mutex::default(),
                 tools_version: watch::channel(0).0,
                 refused: Mutex::default(),
+                loaded: Default::default(),
             }),
         }
     }
@@ -194,15 +198,21 @@ impl Gateway {
     /// changed ones, and registers the tools of unsettled tasks of configured servers (so that
     /// [`Engine::start`] can resume them). Returns once every change has been started (not
     /// necessarily connected). A file that cannot be read changes nothing (it is logged, and
-    /// `/v1/servers`, which reads the file itself, answers 500 naming the problem).
+    /// `/v1/servers`, which reads the file itself, answers 500 naming the problem); at start,
+    /// the calls it left waiting for a human keep waiting ([`Gateway::keep_waiting`]).
     pub async fn reload(&self) {
+        use std::sync::atomic::Ordering;
         let wanted = match ServersConfig::load(&self.state.servers_path) {
             Ok(c) => self.refuse_invalid(c),
             Err(e) => {
                 tracing::warn!("{e}; the upstream servers keep running as they were");
+                if !self.state.loaded.load(Ordering::Relaxed) {
+                    self.keep_waiting();
+                }
                 return;
             }
         };
+        self.state.loaded.store(true, Ordering::Relaxed);
         let mut stopped = Vec::new();
         let mut started = Vec::new();
         let mut retimed = Vec::new();
@@ -355,6 +365,32 @@ impl Gateway {
             .unwrap_or_default();
         for tool in gone {
             self.state.engine.unregister_tool(&tool);
+        }
+    }
+
+    /// At a start whose servers.json cannot be read: registers the tools of the unsettled
+    /// gateway calls with stand-in servers (never started, not listed), so that the engine
+    /// resumes them instead of failing them as interrupted. A call whose approval was pending
+    /// is asked again; once approved it goes to its server as the file has it by then
+    /// ([`call::GatewayCall`]), or fails unsent while the file still cannot be read.
+    fn keep_waiting(&self) {
+        let unsettled = self.state.engine.store().unsettled().unwrap_or_default();
+        let servers: BTreeSet<&str> = unsettled
+            .iter()
+            .filter_map(|t| catalog::split(&t.tool).map(|(server, _)| server))
+            .collect();
+        for name in servers {
+            let stand_in = ServerSpec {
+                transport: servers_file::Transport::Stdio {
+                    command: "(servers.json cannot be read)".into(),
+                    args: Vec::new(),
+                    env: BTreeMap::new(),
+                    cwd: None,
+                },
+                disabled: true,
+                timeout_ms: None,
+            };
+            self.register_unsettled(&Upstream::new(name, stand_in), &unsettled);
         }
     }
 
