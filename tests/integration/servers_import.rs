@@ -155,6 +155,51 @@ fn claude_code_scopes_and_skips() {
     let project = &written["projects"]["/home/me/app"];
     assert_eq!(keys(&project["mcpServers"]), ["airtable"]);
     assert_eq!(project["hasTrustDialogAccepted"], true);
+
+    // Again (the agent's token is used again): nothing changes, so nothing is written and no
+    // other backup holding the token is made.
+    let backups = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy()
+                    .starts_with(".claude.json.taskdeck-backup-")
+            })
+            .count()
+    };
+    let before = backups();
+    let again = import(tmp.path(), "claude-code", &file, &["--write"]);
+    assert!(again.ok, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("nothing to write"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(backups(), before);
+}
+
+/// A project's own `.mcp.json`: its stdio servers run in the project's directory, as Claude
+/// Code runs them, and the person is told the rewritten file holds the token.
+#[test]
+fn a_projects_mcp_json_keeps_its_servers_in_the_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("shop");
+    std::fs::create_dir_all(&project).unwrap();
+    let file = project.join(".mcp.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {"cfs": {"command": "fs-server", "args": ["."]}}}).to_string(),
+    )
+    .unwrap();
+    let r = import(tmp.path(), "claude-code", &file, &[]);
+    assert!(r.ok, "{}", r.stderr);
+    assert_eq!(r.servers["cfs"]["cwd"], project.to_str().unwrap());
+    assert!(
+        r.stderr.contains("keep it out of version control"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

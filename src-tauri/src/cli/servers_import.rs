@@ -84,12 +84,18 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
         Ok(c) => c,
         Err(e) => return file_error(e),
     };
-    if let Err(e) = import::plan(client, &file, &existing, port) {
+    // A project's own file: its stdio servers run in the project, as the client runs them.
+    let project_dir = import::project_dir_of(client, &file_path);
+    let project = project_dir.as_deref().and_then(|d| d.to_str());
+    if let Err(e) = import::plan(client, &file, &existing, (port, project)) {
         eprintln!("taskdeck: {}: {e}", file_path.display());
         return ExitCode::from(1);
     }
     let token = match args.token {
-        Some(t) => t,
+        Some(t) => {
+            agent_token::warn_unless_live(&ctx.data_dir, &t);
+            t
+        }
         None => match create_token(ctx, args.name.as_deref().unwrap_or(client.id())) {
             Ok(t) => t,
             Err(code) => return code,
@@ -97,7 +103,7 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
     };
     let mut plan = ImportPlan::default();
     let applied = servers_file::change(&servers_path, |config| {
-        plan = import::plan(client, &file, config, port).map_err(|problem| {
+        plan = import::plan(client, &file, config, (port, project)).map_err(|problem| {
             ServersFileError::Malformed {
                 path: file_path.clone(),
                 problem,
@@ -121,7 +127,20 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
     if !args.write {
         print!("{text}");
     }
-    if args.write {
+    if let Some(dir) = &project_dir {
+        eprintln!(
+            "note: {} belongs to the project in {}: the rewritten file holds the token; keep it \
+             out of version control (or give each person their own token there)",
+            file_path.display(),
+            dir.display()
+        );
+    }
+    if args.write && rewritten == file {
+        eprintln!(
+            "{} already reaches them through Taskdeck: nothing to write.",
+            file_path.display()
+        );
+    } else if args.write {
         match write_back(&file_path, &text) {
             Ok(backup) => eprintln!(
                 "Wrote {} (the original is in {}). Restart {} to connect through Taskdeck.",

@@ -134,20 +134,22 @@ pub struct ImportPlan {
 }
 
 /// Plans the import of `client`'s `file` (its parsed JSON) into `existing` servers.json, for a
-/// Taskdeck listening on `taskdeck_port` (entries pointing at it are Taskdeck itself). Errors:
-/// the file is not a JSON object, or its servers key is not an object.
+/// Taskdeck listening on `taskdeck_port` (entries pointing at it are Taskdeck itself);
+/// `project_dir` is the project a project's own file belongs to ([`project_dir_of`]), where the
+/// client starts its stdio servers. Errors: the file is not a JSON object, or its servers key
+/// is not an object.
 pub fn plan(
     client: Client,
     file: &Value,
     existing: &ServersConfig,
-    taskdeck_port: u16,
+    (taskdeck_port, project_dir): (u16, Option<&str>),
 ) -> Result<ImportPlan, String> {
     let mut plan = ImportPlan::default();
     for ScopedServers { scope, servers } in server_maps(client, file)? {
-        // Claude Code starts a project's stdio servers in the project's directory.
+        // The client starts a project's stdio servers in the project's directory.
         let cwd = match &scope {
             Scope::Project(dir) => Some(dir.as_str()),
-            Scope::TopLevel => None,
+            Scope::TopLevel => project_dir,
         };
         for (client_name, entry) in servers {
             let verdict = judge(client_name, entry, cwd, existing, &plan, taskdeck_port);
@@ -165,6 +167,26 @@ pub fn plan(
         }
     }
     Ok(plan)
+}
+
+/// The project directory of `client`'s file at `path` when it is a project's own file, whose
+/// stdio servers the client starts there: Claude Code's `DIR/.mcp.json`, VS Code's
+/// `DIR/.vscode/mcp.json`, Cursor's `DIR/.cursor/mcp.json`; `None` for a user's file.
+pub fn project_dir_of(client: Client, path: &std::path::Path) -> Option<PathBuf> {
+    let path = std::path::absolute(path).ok()?;
+    let name = path.file_name()?.to_str()?;
+    let parent = path.parent()?;
+    let in_dir = |dir: &str| parent.file_name().and_then(|n| n.to_str()) == Some(dir);
+    match client {
+        Client::ClaudeCode if name == ".mcp.json" => Some(parent.to_path_buf()),
+        Client::Vscode if name == "mcp.json" && in_dir(".vscode") => {
+            parent.parent().map(PathBuf::from)
+        }
+        Client::Cursor if name == "mcp.json" && in_dir(".cursor") => {
+            parent.parent().map(PathBuf::from)
+        }
+        _ => None,
+    }
 }
 
 /// `file` with every replaced entry of `plan` removed and `taskdeck_entry` added as `taskdeck`
@@ -464,7 +486,13 @@ mod tests {
                 "db": {"command": "db-mcp", "env": {"PORT": 5432}}
             }}}
         });
-        let plan = plan(Client::ClaudeCode, &file, &ServersConfig::default(), 4747).unwrap();
+        let plan = plan(
+            Client::ClaudeCode,
+            &file,
+            &ServersConfig::default(),
+            (4747, None),
+        )
+        .unwrap();
         assert_eq!(entry(&plan, "fs"), Verdict::Added { name: "fs".into() });
         assert_eq!(
             entry(&plan, "Docs"),
@@ -538,7 +566,7 @@ mod tests {
         existing
             .servers
             .insert("git".into(), convert(&file["servers"]["fs"], None).unwrap());
-        let plan = plan(Client::Vscode, &file, &existing, 4747).unwrap();
+        let plan = plan(Client::Vscode, &file, &existing, (4747, None)).unwrap();
         assert!(
             matches!(entry(&plan, "github"), Verdict::Skipped { reason } if reason.contains("${...}"))
         );
@@ -560,7 +588,13 @@ mod tests {
     #[test]
     fn a_file_without_servers_gets_the_taskdeck_entry() {
         let file = json!({"globalShortcut": ""});
-        let plan = plan(Client::ClaudeDesktop, &file, &ServersConfig::default(), 1).unwrap();
+        let plan = plan(
+            Client::ClaudeDesktop,
+            &file,
+            &ServersConfig::default(),
+            (1, None),
+        )
+        .unwrap();
         assert!(plan.entries.is_empty());
         let rewritten = rewrite(
             Client::ClaudeDesktop,
@@ -570,13 +604,21 @@ mod tests {
         );
         assert_eq!(rewritten["mcpServers"]["taskdeck"]["command"], "npx");
         assert_eq!(rewritten["globalShortcut"], "");
-        assert!(super::plan(Client::Cursor, &json!([]), &ServersConfig::default(), 1).is_err());
+        assert!(
+            super::plan(
+                Client::Cursor,
+                &json!([]),
+                &ServersConfig::default(),
+                (1, None)
+            )
+            .is_err()
+        );
         assert!(
             super::plan(
                 Client::Cursor,
                 &json!({"mcpServers": []}),
                 &ServersConfig::default(),
-                1
+                (1, None)
             )
             .is_err()
         );
@@ -607,6 +649,35 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(cursor.transport, Transport::Http { .. }));
+    }
+
+    #[test]
+    fn a_projects_own_file_names_its_project_dir() {
+        let dir = |client, path: &str| project_dir_of(client, std::path::Path::new(path));
+        let some = |p: &str| Some(PathBuf::from(p));
+        assert_eq!(
+            dir(Client::ClaudeCode, "/home/me/app/.mcp.json"),
+            some("/home/me/app")
+        );
+        assert_eq!(
+            dir(Client::Vscode, "/w/site/.vscode/mcp.json"),
+            some("/w/site")
+        );
+        assert_eq!(dir(Client::Cursor, "/w/x/.cursor/mcp.json"), some("/w/x"));
+        assert_eq!(dir(Client::ClaudeCode, "/home/me/.claude.json"), None);
+        assert_eq!(dir(Client::Cursor, "/home/me/.cursor-other/mcp.json"), None);
+        assert_eq!(dir(Client::ClaudeDesktop, "/x/.mcp.json"), None);
+        // Its stdio servers get that directory.
+        let file = json!({"mcpServers": {"cfs": {"command": "fs-server", "args": ["."]}}});
+        let plan = plan(
+            Client::ClaudeCode,
+            &file,
+            &ServersConfig::default(),
+            (4747, Some("/home/me/app")),
+        )
+        .unwrap();
+        assert!(matches!(&plan.to_add["cfs"].transport,
+            Transport::Stdio { cwd: Some(c), .. } if c == std::path::Path::new("/home/me/app")));
     }
 
     #[test]
