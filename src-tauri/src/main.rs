@@ -549,7 +549,10 @@ fn run_mcp_config(
         return ExitCode::from(2);
     }
     let token = match token {
-        Some(t) => t,
+        Some(t) => {
+            taskdeck::cli::agent_token::warn_unless_live(data_dir, &t);
+            t
+        }
         None => {
             if let Err(e) = std::fs::create_dir_all(data_dir) {
                 eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());

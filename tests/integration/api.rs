@@ -744,6 +744,19 @@ async fn connect_an_agent_creates_a_working_token() {
     let cli_token = auth.strip_prefix("Bearer ").unwrap();
     let (_, me) = s.v1_get(Some(cli_token), "/v1/me").await;
     assert_eq!(me["principal"], "cursor-1");
+
+    // A --token this data dir does not know is still printed, with a warning: the client
+    // would be refused at its first request.
+    for (token, warned) in [("td_not_a_real_token", true), (cli_token, false)] {
+        let out = std::process::Command::new(crate::harness::BIN)
+            .args(["mcp-config", "cursor", "--token", token, "--data-dir"])
+            .arg(s.dir.join("data"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(said.contains("is not a live token"), warned, "{said}");
+    }
 }
 
 #[tokio::test]

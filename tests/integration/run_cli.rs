@@ -413,6 +413,46 @@ async fn the_admin_token_goes_only_to_a_taskdeck_known_to_serve_the_data_dir() {
     );
 }
 
+/// A runner killed with SIGKILL (it can catch nothing) takes its command with it: the command
+/// does not run on untracked while its job is reported lost.
+#[tokio::test]
+async fn a_runner_killed_outright_takes_its_command_with_it() {
+    let s = Server::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran-on");
+    let mut run = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--", "sh", "-c"])
+        .arg(format!("echo started; sleep 3; touch {}", marker.display()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = run.stdout.take().unwrap();
+    let mut said = String::new();
+    {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 256];
+        while !said.contains("started") {
+            let n = tokio::time::timeout(Duration::from_secs(20), stdout.read(&mut buf))
+                .await
+                .expect("the command started")
+                .unwrap();
+            assert!(n > 0, "no output: {said}");
+            said.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+    run.start_kill().unwrap();
+    run.wait().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        !marker.exists(),
+        "the command ran on after its runner was killed"
+    );
+}
+
 /// A token revoked while its run's command runs: its reports are refused (401), which
 /// `taskdeck run` says once; the command's end is refused too, and it says so and exits with
 /// the command's code after a few tries (a restart not yet recorded in the data dir looks the

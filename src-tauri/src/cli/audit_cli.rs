@@ -8,7 +8,7 @@
 //! (e.g. a token that is not the admin's, or a malformed `--since`).
 
 use std::{
-    io::{BufRead, Write},
+    io::{BufRead, IsTerminal, Write},
     path::{Path, PathBuf},
     process::ExitCode,
 };
@@ -132,8 +132,16 @@ async fn export(mut resp: reqwest::Response, output: Option<&Path>) -> Result<()
         }
         None => (Box::new(std::io::stdout().lock()), None),
     };
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-        out.write_all(&chunk).map_err(|e| e.to_string())?;
+    if output.is_none() && std::io::stdout().is_terminal() {
+        // A person reads it: what would act on the terminal or hide text (a reason that
+        // reorders itself, an escape sequence) is written out, the JSON the same value.
+        let body = resp.text().await.map_err(|e| e.to_string())?;
+        let shown = super::terminal_text::written_out_as_json(&body);
+        out.write_all(shown.as_bytes()).map_err(|e| e.to_string())?;
+    } else {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+            out.write_all(&chunk).map_err(|e| e.to_string())?;
+        }
     }
     out.flush().map_err(|e| e.to_string())?;
     drop(out);

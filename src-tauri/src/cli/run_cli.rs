@@ -259,6 +259,26 @@ impl Launched {
         if !interactive {
             cmd.process_group(0);
         }
+        // The command is stopped when its runner dies, `kill -9` included (a signal we catch
+        // stops it ourselves): nothing else would, and Taskdeck reports the job lost while it
+        // runs on untracked. The runtime runs on this thread, which lives as long as we do.
+        #[cfg(target_os = "linux")]
+        {
+            let runner = nix::unistd::getpid();
+            // SAFETY: prctl, getppid and raise are async-signal-safe and allocate nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGTERM) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // The runner died before the line above took effect.
+                    if nix::libc::getppid() != runner.as_raw() {
+                        nix::libc::raise(nix::libc::SIGTERM);
+                    }
+                    Ok(())
+                });
+            }
+        }
         // A terminal of our own size where ours is one (stdout's; stderr's when only it is
         // one, our stdout being redirected); pipes otherwise.
         let (out_tty, err_tty) = (

@@ -15,14 +15,23 @@ pub fn shown(text: &str) -> String {
 }
 
 /// `value` as compact JSON whose strings hold no character the terminal would act on or hide:
-/// those serde_json leaves as they are (bidi overrides, zero-width and line-separator
-/// characters) are written as JSON escapes (`\u202e`), so the text is the same JSON value.
+/// those serde_json leaves as they are (DEL and the C1 controls, among them U+009B, a CSI to
+/// some terminals; bidi overrides, zero-width and line-separator characters) are written as
+/// JSON escapes (`\u009b`, `\u202e`), so the text is the same JSON value.
 pub fn plain_json(value: &Value) -> String {
-    let text = value.to_string();
+    written_out_as_json(&value.to_string())
+}
+
+/// `text` (JSON or JSON Lines, or CSV, as `taskdeck audit export` prints it) with every
+/// character the terminal would act on or hide written as a JSON escape (`\u009b`), but its
+/// line breaks (LF, CR LF) and tabs: JSON text stays the same JSON value, line for line.
+pub fn written_out_as_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        // serde_json has escaped the control characters already; these are all in the BMP.
-        if hidden(c) && !c.is_control() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let line_break = c == '\n' || (c == '\r' && chars.peek() == Some(&'\n'));
+        // All of these are in the BMP: one `\uXXXX` each.
+        if hidden(c) && !line_break && c != '\t' {
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
@@ -44,9 +53,14 @@ mod tests {
             shown(question),
             "Approve report\\u{202e}fdp.exe? Also\\u{d}OVERWRITTEN \\u{1b}[2K\\u{1b}[1Gline\nnext"
         );
-        let v = json!({"command": "echo safe \u{202e}; rm -rf ~ #\u{202c}", "cr": "a\rb"});
+        let v = json!({"command": "echo safe \u{202e}; rm -rf ~ #\u{202c}", "cr": "a\rb",
+            "c1": "st \u{9b}2J\u{9d}0;t\u{9c} del\u{7f}"});
         let text = plain_json(&v);
         assert!(!text.chars().any(hidden), "{text}");
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+        let lines = format!("{text}\r\n{text}\n");
+        let written = written_out_as_json(&lines);
+        assert_eq!(written, lines, "nothing left to write out, lines kept");
+        assert_eq!(written_out_as_json("a\rb\u{9b}\n"), "a\\u000db\\u009b\n");
     }
 }

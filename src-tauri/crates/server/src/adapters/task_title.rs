@@ -12,7 +12,6 @@ use crate::{
     hooks::permission_task::PERMISSION_TOOL,
     tools::{
         external::EXTERNAL,
-        output::without_ansi,
         process::{hidden, shell_line},
         run_command,
     },
@@ -60,32 +59,23 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
         .unwrap_or_else(|| tool.to_string())
 }
 
-/// The first line of `text` that is not blank, without terminal escape sequences, with other
-/// control characters as spaces, characters that hide or reorder text written out as
-/// `\u{202e}`, and runs of whitespace as one space, cut to
+/// The first line of `text` that is not blank, with tabs as spaces, every other control
+/// character (an escape sequence's ESC, a carriage return, BEL) and the characters that hide
+/// or reorder text written out as `\u{1b}`, `\u{202e}`, runs of whitespace as one space, cut to
 /// [`TITLE_MAX_CHARS`] characters ending with "…" when longer or when more lines follow.
+///
+/// Nothing is taken out: a title is how a person recognises what a task runs, and a dropped
+/// escape sequence would take its payload with it (`echo ESC]0;x; touch f; echo BEL done`
+/// would read `echo done`); a bidi override would make `echo \u{202e}~ fr- mr` read
+/// `echo rm -rf ~`.
 pub fn one_line(text: &str) -> String {
-    // Tabs and the like separate words; the escape parser would drop them.
-    let spaced: String = text
-        .chars()
-        .map(|c| {
-            if matches!(c, '\t' | '\u{b}' | '\u{c}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let text = without_ansi(&spaced);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let first: String = lines
         .next()
         .unwrap_or("")
         .chars()
         .map(|c| match c {
-            c if c.is_control() => " ".to_string(),
-            // A bidi override or a zero-width character would make the title read as
-            // something else (`echo \u{202e}~ fr- mr` shows as `echo rm -rf ~`).
+            '\t' | '\u{b}' | '\u{c}' => " ".to_string(),
             c if hidden(c) => format!("\\u{{{:x}}}", c as u32),
             c => c.to_string(),
         })
@@ -184,11 +174,17 @@ mod tests {
     }
 
     #[test]
-    fn a_title_has_no_escape_sequences_or_control_characters() {
+    fn a_title_writes_out_its_control_characters_and_drops_nothing() {
         let name = "\u{1b}[1mbuild\u{1b}[0m\u{7}\tnightly\u{0}\nsecond line";
         assert_eq!(
             task_title("external", &json!({"name": name})),
-            "build nightly…"
+            "\\u{1b}[1mbuild\\u{1b}[0m\\u{7} nightly\\u{0}…"
+        );
+        // An OSC sequence's payload is text the shell runs: it stays in sight.
+        let command = "echo \u{1b}]0;x; touch /tmp/f; echo \u{7} done";
+        assert_eq!(
+            task_title("run_command", &json!({"command": command})),
+            "echo \\u{1b}]0;x; touch /tmp/f; echo \\u{7} done"
         );
     }
 
