@@ -405,6 +405,8 @@ test('bulk cancel reports partial success', async () => {
   await page.getByRole('button', { name: 'Cancel selected' }).click();
   const dialog = page.locator('#confirm-dialog');
   await dialog.locator('#confirm-title', { hasText: 'Cancel 3 tasks?' }).waitFor();
+  // Each task is named as the list names it.
+  for (const label of ['bulk-long-1', 'bulk-long-2', 'bulk-short']) await dialog.locator('.approval-confirm-list li', { hasText: label }).waitFor();
   await waitFor(async () => (await apiTask(ids[2])).status === 'completed', 'the short task to finish', { timeout: 20_000 });
   await dialog.getByRole('button', { name: 'Cancel 3 tasks' }).click();
   await page.locator('.toast', { hasText: '2 of 3 cancel requests accepted; 1 already finished.' }).waitFor();

@@ -6,7 +6,7 @@
 // onApprovalKey carries out the queue's keys.
 
 import { h, $, clear, setText } from './dom.js';
-import { oneLine, argsSummary, shortId } from './format.js';
+import { oneLine, argsSummary, shortId, shownText } from './format.js';
 import { state } from './state.js';
 import { toast, announce, noticeMs } from './notices.js';
 import { confirmDialog } from './dialogs.js';
@@ -123,7 +123,7 @@ export async function decideMany(approvals, decision, reason) {
     title: `${verb} ${n} call${n === 1 ? '' : 's'}?`,
     body: [
       h('ul', { class: 'approval-confirm-list' }, approvals.map((a) => h('li', {}, h('code', {}, `${a.server} · ${a.tool}`), ` ${oneLine(argsSummary(a.arguments), 100)} — ${a.principal}, task ${shortId(a.taskId)}`))),
-      reason && reason.trim() ? h('p', {}, `Reason the agents receive: ${reason.trim()}`) : null,
+      reason && reason.trim() ? h('p', {}, `Reason the agents receive: ${shownText(reason.trim())}`) : null,
     ].filter(Boolean),
     confirmLabel: `${verb} ${n}`,
     cancelLabel: 'Back',
@@ -258,7 +258,7 @@ function updateRow(el, row, now) {
   if (row.type === 'group') {
     const first = row.approvals[0];
     // What differs between groups (the call's arguments) comes first: a narrow row cuts the end.
-    const label = `${oneLine(argsSummary(first.arguments), 80) || first.tool} — ${row.approvals.length} identical calls (${first.server} · ${first.tool})`;
+    const label = `${argsSummary(first.arguments, 160) || first.tool} — ${row.approvals.length} identical calls (${first.server} · ${first.tool})`;
     setText(el.querySelector('.approval-group-toggle'), `${row.open ? '▾' : '▸'} ${label}`);
     el.querySelector('.approval-group-toggle').title = label;
     el.querySelector('.approval-group-toggle').setAttribute('aria-expanded', String(row.open));

@@ -4,16 +4,21 @@
 import { cancelMany, describeBulkCancel, cancelRefusal } from './api.js';
 import { confirmDialog } from './dialogs.js';
 import { h } from './dom.js';
-import { shortId, isTerminal, oneLine } from './format.js';
+import { shortId, isTerminal, oneLine, argsSummary } from './format.js';
 import { state } from './state.js';
 import { toast, announce } from './notices.js';
 import { handleTaskSnapshot } from './live.js';
 import { clearSelection } from './selection.js';
 
+/** How many of the tasks a bulk cancel stops its confirmation names. */
+const BULK_NAMES_SHOWN = 20;
+
 /** What a person knows `task` by: its title as the list shows it (a job's name, a command
- *  line), else its tool. */
+ *  line); a task titled only by its tool, with its arguments (`slow_compute (seconds: 60)`). */
 export function cancelName(task) {
-  return oneLine(task.title || task.tool || 'task', 120);
+  const title = task.title || task.tool || 'task';
+  const args = task.title && task.title !== task.tool ? '' : argsSummary(task.arguments, 80);
+  return oneLine(args ? `${title} (${args})` : title, 120);
 }
 
 /** Asks to cancel `task`, then does; resolves to the task's new state, or null. */
@@ -70,9 +75,17 @@ export async function bulkCancel() {
     return;
   }
   const words = bulkCancelText(live.length, finished);
+  // Each task by its name, as the list shows it: a bulk cancel stops nothing unseen.
+  const shown = live.slice(0, BULK_NAMES_SHOWN);
+  const names = h(
+    'ul',
+    { class: 'approval-confirm-list' },
+    shown.map((t) => h('li', {}, h('strong', {}, cancelName(t)), ' ', h('code', {}, shortId(t.taskId)), t.principal ? ` — ${t.principal}` : '')),
+    live.length > shown.length ? h('li', { class: 'muted' }, `and ${live.length - shown.length} more`) : null,
+  );
   const ok = await confirmDialog({
     title: words.title,
-    body: [h('p', {}, words.body), words.skipped ? h('p', { class: 'muted' }, words.skipped) : null].filter(Boolean),
+    body: [h('p', {}, words.body), names, words.skipped ? h('p', { class: 'muted' }, words.skipped) : null].filter(Boolean),
     confirmLabel: words.confirm,
     cancelLabel: 'Keep running',
   });

@@ -115,14 +115,19 @@ const HIDDEN_IN_JSON = /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028\u2029\u202
 
 const braced = (c) => `\\u{${c.codePointAt(0).toString(16)}}`;
 
+// Controls other than the whitespace ones (tab, line breaks, carriage return).
+const NON_SPACE_CONTROLS = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f]/g;
+
 /** One line, at most `max` characters, with an ellipsis. */
 export function oneLine(text, max = 200) {
-  // Terminal escape sequences (a command's colours in its name or output) go; other control
-  // characters count as spaces; characters that reorder text are written out.
+  // Runs of whitespace (line breaks, tabs, carriage returns) are one space; every other control
+  // character and those that reorder text are written out (`\u{1b}`, `\u{202e}`). Nothing is
+  // taken out: a dropped escape sequence would take its payload with it (`echo ESC]0;x; touch
+  // f; echo BEL done` would read `echo done`).
   const s = String(text ?? '')
-    .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-_]/g, '')
     .replace(REORDERING, braced)
-    .replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(NON_SPACE_CONTROLS, braced)
+    .replace(/\s+/g, ' ')
     .trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
@@ -268,17 +273,28 @@ export function progressText(progress) {
 }
 
 /**
+ * `text` on one line, at most `max` characters: a longer one keeps its start and its end with
+ * "…" between, since two calls that differ often differ at the end (`…","end-P"]`).
+ */
+export function middleCut(text, max) {
+  const s = oneLine(text, Infinity);
+  if (s.length <= max) return s;
+  const tail = Math.floor((max - 1) * 0.4);
+  return `${s.slice(0, max - 1 - tail)}…${s.slice(s.length - tail)}`;
+}
+
+/**
  * Arguments in one line for the list: "label: nightly build · seconds: 600".
- * Nested values are compact JSON; each value is cut to 60 characters; invisible characters
- * are written out (`command: echo a\necho b`, see [`shownPlainly`]).
+ * Nested values are compact JSON; each value is cut to 60 characters in its middle
+ * ([`middleCut`]); invisible characters are written out (`command: echo a\necho b`, see
+ * [`shownPlainly`]).
  */
 export function argsSummary(args, max = 200) {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
   const parts = [];
   for (const [k, v] of Object.entries(args)) {
-    let text = typeof v === 'string' ? shownPlainly(v) : v === undefined ? '' : plainJson(JSON.stringify(v) ?? '');
-    text = oneLine(text, 60);
-    parts.push(`${k}: ${text}`);
+    const text = typeof v === 'string' ? shownPlainly(v) : v === undefined ? '' : plainJson(JSON.stringify(v) ?? '');
+    parts.push(`${k}: ${middleCut(text, 60)}`);
   }
   return oneLine(parts.join(' · '), max);
 }

@@ -15,6 +15,7 @@ import {
   progressText,
   formatCount,
   argsSummary,
+  middleCut,
   shortId,
   shownPlainly,
   shownText,
@@ -74,7 +75,9 @@ test('truncation keeps the first 10,000 characters and says how many are hidden'
   assert.equal(oneLine('a\n  b\tc'), 'a b c');
   assert.equal(oneLine('abcdef', 4), 'abc…');
   // A job named with colours, a bell and line breaks reads as plain words.
-  assert.equal(oneLine('\u001b[1;31mred\u001b[0m\u0007 and\u0000\nbold \u001b]0;title\u0007end'), 'red and bold end');
+  // Nothing is dropped: an escape sequence's payload stays in sight, written out.
+  assert.equal(oneLine('\u001b[1;31mred\u001b[0m\u0007 and\u0000\nbold \u001b]0;title\u0007end'), '\\u{1b}[1;31mred\\u{1b}[0m\\u{7} and\\u{0} bold \\u{1b}]0;title\\u{7}end');
+  assert.equal(oneLine('echo \u001b]0;x; touch /tmp/f; echo \u0007 done'), 'echo \\u{1b}]0;x; touch /tmp/f; echo \\u{7} done');
 });
 
 test('sizes, base64 and counts', () => {
@@ -137,6 +140,12 @@ test('a call reads as what runs: hidden and reordering characters are written ou
   assert.equal(argsSummary({ command: trick }), 'command: echo safe \\u{202e}; rm -rf ~ #\\u{202c} done');
   assert.equal(argsSummary({ command: 'echo ok\nrm -rf ~' }), 'command: echo ok\\nrm -rf ~', 'a second line is not a space');
   assert.equal(argsSummary({ argv: ['a\u2066b'] }), 'argv: ["a\\u2066b"]');
+  // Two calls that differ at the end of a long value read apart.
+  const long = (end) => argsSummary({ argv: ['echo', `prefix-${'z'.repeat(60)}`, end] });
+  assert.notEqual(long('end-P'), long('end-Q'));
+  assert.ok(long('end-P').endsWith('"end-P"]'), long('end-P'));
+  assert.equal(middleCut('x'.repeat(30) + 'END', 20).length, 20);
+  assert.ok(middleCut('x'.repeat(30) + 'END', 20).endsWith('END'));
   assert.equal(shownPlainly('a\tb\r\u200bc'), 'a\\tb\\r\\u{200b}c');
   assert.equal(shownPlainly('line 1\n\tline 2\u202e', true), 'line 1\n\tline 2\\u{202e}', 'a script keeps its lines');
   // JSON views escape them as JSON does, so the text parses back to the same call (the edit box).

@@ -96,6 +96,8 @@ test('a line redrawn with \\r shows its last drawing', () => {
   assert.equal(asDrawn('\rstep 1/3\rstep 2/3\rstep 3/3\nafter\n'), 'step 3/3\nafter\n');
   assert.equal(asDrawn('50%\r100%\r\nend\n'), '100%\nend\n');
   assert.equal(asDrawn('dos line\r\n\r\n'), 'dos line\n\n');
+  // A short drawing over a long line leaves its end in sight, as a terminal does.
+  assert.equal(asDrawn('ERROR: 3 tests FAILED\rOK\n'), 'OKROR: 3 tests FAILED\n');
 });
 
 test('a piece read from inside a line starts at its next line, counted in UTF-8 bytes', () => {

@@ -73,5 +73,6 @@ test('a cancel names the task as the list does: its title (a job name), else its
   assert.equal(cancelName({ tool: 'external', title: 'ui-runner-B' }), 'ui-runner-B');
   assert.equal(cancelName({ tool: 'run_command', title: 'make deploy\nand more' }), 'make deploy and more');
   assert.equal(cancelName({ tool: 'slow_compute' }), 'slow_compute');
+  assert.equal(cancelName({ tool: 'slow_compute', title: 'slow_compute', arguments: { seconds: 60, label: 'nightly' } }), 'slow_compute (seconds: 60 · label: nightly)');
   assert.equal(cancelName({}), 'task');
 });

@@ -166,7 +166,7 @@ pub(crate) async fn create(
         } => Err(ApiError::new(
             StatusCode::GONE,
             format!(
-                "Idempotency-Key {key:?} started job {task_id}, which no longer exists (its ttl ran out or a cap removed it); use a new key to start another"
+                "Idempotency-Key {key:?} started job {task_id}, which no longer exists (deleted, its ttl ran out, or a cap removed it); use a new key to start another"
             ),
         )),
         Creation::Conflict { task_id } => Err(ApiError::unprocessable(format!(
@@ -261,6 +261,7 @@ impl utoipa::ToSchema for ReportBody {}
 /// Progress in a report: `current` of `total` (units of the job's choosing: steps, bytes),
 /// `0 <= current <= total`, `total > 0`.
 #[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReportProgress {
     pub current: f64,
     pub total: Option<f64>,
@@ -271,19 +272,19 @@ pub struct ReportProgress {
 impl ReportProgress {
     /// Errors (for a 400): `current` negative, or more than `total`; `total` not above 0.
     fn check(&self) -> Result<(), String> {
+        // As JSON writes numbers: `1e-320`, not 320 zeros.
+        let (current, total) = (json!(self.current), self.total.map(|t| json!(t)));
         if self.current < 0.0 {
             return Err(format!(
-                "progress.current is {}; it counts what is done, from 0",
-                self.current
+                "progress.current is {current}; it counts what is done, from 0"
             ));
         }
-        match self.total {
-            Some(total) if total <= 0.0 => Err(format!(
+        match (self.total, total) {
+            (Some(t), Some(total)) if t <= 0.0 => Err(format!(
                 "progress.total is {total}; it must be more than 0 (leave it out when unknown)"
             )),
-            Some(total) if self.current > total => Err(format!(
-                "progress.current ({}) is more than progress.total ({total})",
-                self.current
+            (Some(t), Some(total)) if self.current > t => Err(format!(
+                "progress.current ({current}) is more than progress.total ({total})"
             )),
             _ => Ok(()),
         }

@@ -66,8 +66,15 @@ fn rerun_arguments(tool: &str, arguments: &Value) -> Result<Value, ApiError> {
                 .get("command")
                 .and_then(Value::as_array)
                 .filter(|a| !a.is_empty() && a.iter().all(Value::is_string))
-                .ok_or_else(|| {
-                    ApiError::unprocessable("this job reported no command line to run again")
+                .ok_or_else(|| match arguments.get("commandLine") {
+                    // `taskdeck run` keeps a command too long to store only as a cut line.
+                    Some(_) => ApiError::unprocessable(
+                        "this job's command was too long to keep whole (only a cut line of it \
+                         was stored, to read): it cannot be run again from here",
+                    ),
+                    None => {
+                        ApiError::unprocessable("this job reported no command line to run again")
+                    }
                 })?;
             let mut call = json!({"argv": argv});
             if let Some(cwd) = arguments.get("cwd").and_then(Value::as_str) {
