@@ -508,6 +508,26 @@ test('a approves the row the focus is on: a click on a row moves the highlight t
   await clearQueue();
 });
 
+test('a call longer than its row is opened by Approve first, and approved only once read in full', async () => {
+  // Its middle would be cut from the row: a first Approve (or a) opens it instead.
+  const command = `echo ${'a'.repeat(70)}; echo middle-part; echo ${'b'.repeat(70)}`;
+  const id = await askToRun(command);
+  const row = rowOf(id);
+  await row.waitFor();
+  assert.ok(!(await row.locator('.approval-args').textContent()).includes('middle-part'), 'the row cuts it');
+  await row.locator('.approval-approve').click();
+  await row.locator('.approval-args-full').waitFor();
+  assert.ok((await row.locator('.approval-args-full').textContent()).includes('middle-part'));
+  await page.locator('.toast', { hasText: 'longer than its row' }).waitFor();
+  assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
+  await row.locator('.approval-approve').click();
+  assert.equal((await outcome(id)).status, 'completed');
+  // A short call is approved at once.
+  const short = await askToRun('echo short');
+  await rowOf(short).locator('.approval-approve').click();
+  assert.equal((await outcome(short)).status, 'completed');
+});
+
 test('a call with characters that reorder or hide text reads as what would run, in its row and opened', async () => {
   // Shown raw, the override makes this read `echo safe # neddih ohce ; done`.
   const id = await askToRun('echo safe \u202e; echo hidden #\u202c done\necho second');

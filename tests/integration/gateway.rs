@@ -251,6 +251,24 @@ impl Deck {
         body["tasks"].as_array().unwrap().clone()
     }
 
+    /// Calls `tool` with `arguments` as the agent: its task id once it waits for the human.
+    async fn asking(&self, tool: &str, arguments: Value) -> String {
+        let id = self.call_task(tool, arguments).await;
+        self.wait_detail(&id, "the approval question", |d| {
+            d["task"]["status"] == "input_required"
+        })
+        .await;
+        id
+    }
+
+    /// Task `id` once it has ended (completed or failed), as the agent reads it.
+    async fn ended(&self, id: &str) -> Value {
+        self.wait_agent(id, "the call's end", |t| {
+            t["status"] == "completed" || t["status"] == "failed"
+        })
+        .await
+    }
+
     /// The human approves (or not) the gateway call `id`: `answer` is the `approve` response.
     async fn approve(&self, id: &str, answer: Value) {
         self.wait_detail(id, "the approval question", |d| {
@@ -508,12 +526,8 @@ async fn an_approved_call_goes_to_the_server_as_servers_json_now_has_it() {
     };
     let target = files.path().join("after-change.txt");
     let id = deck
-        .call_task("fs__write_file", json!({"path": target, "content": "sent"}))
+        .asking("fs__write_file", json!({"path": target, "content": "sent"}))
         .await;
-    deck.wait_detail(&id, "the approval question", |d| {
-        d["task"]["status"] == "input_required"
-    })
-    .await;
     // A new env var: the server is restarted as a new connection.
     let mut changed = filesystem(files.path());
     changed["env"] = json!({"DEBUG": "1"});
@@ -530,23 +544,15 @@ async fn an_approved_call_goes_to_the_server_as_servers_json_now_has_it() {
     }
     deck.approve(&id, json!({"action": "accept", "content": {}}))
         .await;
-    let done = deck
-        .wait_agent(&id, "the call's end", |t| {
-            t["status"] == "completed" || t["status"] == "failed"
-        })
-        .await;
+    let done = deck.ended(&id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "sent");
 
     // Removed while a call waits: approved, it fails at once, not after the connect wait.
     let gone = files.path().join("never.txt");
     let id = deck
-        .call_task("fs__write_file", json!({"path": gone, "content": "x"}))
+        .asking("fs__write_file", json!({"path": gone, "content": "x"}))
         .await;
-    deck.wait_detail(&id, "the approval question", |d| {
-        d["task"]["status"] == "input_required"
-    })
-    .await;
     servers(json!({}));
     // Gone once the gateway has reloaded the file (/v1/servers reads the file itself).
     let start = Instant::now();
@@ -580,12 +586,8 @@ async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
     deck.wait_tool("fs__write_file").await;
     let target = files.path().join("kept.txt");
     let id = deck
-        .call_task("fs__write_file", json!({"path": target, "content": "kept"}))
+        .asking("fs__write_file", json!({"path": target, "content": "kept"}))
         .await;
-    deck.wait_detail(&id, "the approval question", |d| {
-        d["task"]["status"] == "input_required"
-    })
-    .await;
     deck.s.kill().await;
     let servers_json = deck.tmp.path().join("cfg/servers.json");
     std::fs::write(&servers_json, "{,").unwrap();
@@ -602,11 +604,7 @@ async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
     deck.wait_tool("fs__write_file").await;
     deck.approve(&id, json!({"action": "accept", "content": {}}))
         .await;
-    let done = deck
-        .wait_agent(&id, "the call's end", |t| {
-            t["status"] == "completed" || t["status"] == "failed"
-        })
-        .await;
+    let done = deck.ended(&id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
 }

@@ -137,6 +137,25 @@ async fn a_refused_event_is_left_to_the_agent_saying_why() {
     assert_eq!(page["tasks"], json!([]));
 }
 
+/// `taskdeck hook claude-code` as `token`'s principal, given the fixture's `PermissionRequest`
+/// on stdin (closed): the running hook, which waits for the human.
+async fn waiting_hook(s: &Server, token: &str) -> tokio::process::Child {
+    let mut child = hook_command(s, &["claude-code"], Some(token))
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            fixture("claude-code", "PermissionRequest")
+                .to_string()
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    drop(stdin);
+    child
+}
+
 /// The one `permission_request` task waiting for the human (10 s at most).
 async fn pending_approval(s: &Server) -> Value {
     let start = Instant::now();
@@ -571,18 +590,8 @@ async fn a_waiting_hook_gives_up_when_taskdeck_falls_silent_after_answering() {
 async fn a_killed_hook_cancels_its_approval() {
     let s = Server::start(&[]).await;
     let t = s.token("claude-code");
-    let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(
-            fixture("claude-code", "PermissionRequest")
-                .to_string()
-                .as_bytes(),
-        )
-        .await
-        .unwrap();
-    drop(stdin);
+    let child = waiting_hook(&s, &t).await;
+    let mut child = child;
     let id = pending_approval(&s).await["taskId"]
         .as_str()
         .unwrap()
@@ -795,18 +804,7 @@ async fn an_edit_of_an_agents_own_call_keeps_its_shape() {
 async fn a_stop_answers_a_waiting_hook_at_once() {
     let mut s = Server::start(&[]).await;
     let t = s.token("claude-code");
-    let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(
-            fixture("claude-code", "PermissionRequest")
-                .to_string()
-                .as_bytes(),
-        )
-        .await
-        .unwrap();
-    drop(stdin);
+    let child = waiting_hook(&s, &t).await;
     pending_approval(&s).await;
     let start = Instant::now();
     let status = crate::harness::stop_cleanly(&mut s).await;

@@ -6,7 +6,7 @@
 // onApprovalKey carries out the queue's keys.
 
 import { h, $, clear, setText } from './dom.js';
-import { oneLine, argsSummary, shortId, shownText } from './format.js';
+import { oneLine, argsSummary, shortId, shownText, summaryIsWhole } from './format.js';
 import { state } from './state.js';
 import { toast, announce, noticeMs } from './notices.js';
 import { confirmDialog } from './dialogs.js';
@@ -160,6 +160,13 @@ function denySelected() {
  * not silently dropped.
  */
 function approveAsAsked(a, id) {
+  // Approved as asked only once the person could read all of it: a call whose row cuts it
+  // (a long value, or a row too narrow for its line) is opened first, in full.
+  if (state.approvals.openId !== id && !rowShowsWhole(a, id)) {
+    openApproval(id, true);
+    toast('This call is longer than its row, so it is open now: read it all, then approve it (a, or Approve).', 'info');
+    return;
+  }
   const card = cards.get(id);
   if (card && card.hasUnsentEdit()) {
     toast('This call has an edit not sent: approve it with Ctrl+Enter in the editor, or undo the edit.', 'info');
@@ -168,6 +175,17 @@ function approveAsAsked(a, id) {
     return;
   }
   decide([a], 'approve');
+}
+
+/** The most characters of a call's arguments its row shows. */
+const ROW_ARGS_MAX = 120;
+
+/** Whether the row of call `a` (id `id`) shows its arguments whole: nothing cut in the text,
+ *  and the line not cut by the row's width. */
+function rowShowsWhole(a, id) {
+  if (!summaryIsWhole(a.arguments, ROW_ARGS_MAX)) return false;
+  const el = rowEls.get(`approval:${id}`)?.querySelector('.approval-args');
+  return !el || el.scrollWidth <= el.clientWidth + 1;
 }
 
 /** Opens (or closes) the approval `id`'s call and editor; returns its card when open. */
@@ -197,7 +215,7 @@ function approvalRow(a, inGroup) {
     'button',
     { type: 'button', class: 'approval-summary', 'aria-expanded': 'false' },
     h('span', { class: 'approval-tool' }, a.kind === 'question' ? oneLine(a.message || a.tool, 200) : `${a.server} · ${a.tool}`),
-    h('span', { class: 'approval-args' }, a.kind === 'question' ? a.tool : oneLine(argsSummary(a.arguments), 120)),
+    h('span', { class: 'approval-args' }, a.kind === 'question' ? a.tool : argsSummary(a.arguments, ROW_ARGS_MAX)),
     h('span', { class: 'approval-principal' }, a.principal),
   );
   summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));

@@ -289,12 +289,18 @@ export function middleCut(text, max) {
  * ([`middleCut`]); invisible characters are written out (`command: echo a\necho b`, see
  * [`shownPlainly`]).
  */
-export function argsSummary(args, max = 200) {
+export function argsSummary(args, max = 200, valueMax = 60) {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
   const parts = [];
   for (const [k, v] of Object.entries(args)) {
     const text = typeof v === 'string' ? shownPlainly(v) : v === undefined ? '' : plainJson(JSON.stringify(v) ?? '');
-    parts.push(`${k}: ${middleCut(text, 60)}`);
+    parts.push(`${k}: ${middleCut(text, valueMax)}`);
   }
   return oneLine(parts.join(' · '), max);
+}
+
+/** Whether `argsSummary(args, max)` shows every argument whole (nothing cut from a value or
+ *  from the line). */
+export function summaryIsWhole(args, max = 200) {
+  return argsSummary(args, max) === argsSummary(args, Infinity, Infinity);
 }
