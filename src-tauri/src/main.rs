@@ -240,7 +240,6 @@ fn job_name(name: &str) -> Result<String, &'static str> {
 }
 
 fn main() -> ExitCode {
-    let started = std::time::Instant::now();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -336,7 +335,6 @@ fn main() -> ExitCode {
                 config_dir,
                 explicit: (cli.data_dir, cli.config_dir),
             },
-            started,
         ),
         Some(Command::Audit { cmd, port, token }) => taskdeck::cli::audit_cli::run(
             cmd,

@@ -246,6 +246,28 @@ async fn wait_inbox(s: &Server) -> (reqwest::StatusCode, Value) {
     }
 }
 
+/// The hook's 150 ms for Taskdeck's answer count from the event read: an event that reaches the
+/// hook's stdin late (a loaded machine) still gets its rule's decision.
+#[tokio::test]
+async fn a_late_event_still_gets_its_rules_decision() {
+    let (s, t) = ruled("claude-code").await;
+    let deny = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /home");
+    let mut child = hook_command(&s, &["claude-code"], Some(&t))
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    stdin.write_all(deny.to_string().as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the hook hung")
+        .unwrap();
+    let printed: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(printed["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
 #[tokio::test]
 async fn pre_tool_use_answers_only_by_rule_and_at_once() {
     let (s, t) = ruled("claude-code").await;

@@ -314,13 +314,13 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
         );
     }
     // Progress that cannot be: less than nothing done, more done than the total, no total.
-    for progress in [
-        json!({"current": -5, "total": 10}),
-        json!({"current": 50, "total": 10}),
-        json!({"current": 3, "total": 0}),
+    for (progress, code) in [
+        (json!({"current": -5, "total": 10}), 400),
+        (json!({"current": 50, "total": 10}), 422),
+        (json!({"current": 3, "total": 0}), 400),
     ] {
         let (status, v) = report(json!({ "progress": progress, "statusMessage": "x" })).await;
-        assert_eq!(status, 400, "{progress}: {v}");
+        assert_eq!(status, code, "{progress}: {v}");
         assert!(v["detail"].as_str().unwrap().contains("progress."), "{v}");
     }
     let (_, job) = s.v1_get(Some(&runner), &format!("/v1/jobs/{id}")).await;

@@ -12,7 +12,6 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let started = std::time::Instant::now();
     // A closed stdout ends the hook quietly.
     // SAFETY: restoring the default disposition of SIGPIPE before any other thread exists.
     unsafe {
@@ -21,5 +20,5 @@ fn main() -> ExitCode {
             nix::sys::signal::SigHandler::SigDfl,
         );
     }
-    taskdeck::cli::hook_cli::HookBinary::parse().run(started)
+    taskdeck::cli::hook_cli::HookBinary::parse().run()
 }

@@ -6,7 +6,7 @@
 //! `hook` word ([`HookBinary`]).
 //!
 //! It never hangs the agent: when Taskdeck is not running, refuses, or has not answered within
-//! [`FIRST_ANSWER`] of the hook's start, it prints nothing (the agent goes on as if there were
+//! [`FIRST_ANSWER`] of the event read (saying so on stderr), it prints nothing (the agent goes on as if there were
 //! no hook: for a permission request, its own prompt) and exits 0. Once Taskdeck answered, a
 //! permission request waits for the human as long as the agent lets it (Taskdeck's approval
 //! expires first and then answers "no decision") while Taskdeck's heartbeat newlines keep
@@ -133,14 +133,14 @@ pub struct HookBinary {
 }
 
 impl HookBinary {
-    /// Runs the parsed command line (`started`: when the process started its work).
-    pub fn run(self, started: Instant) -> ExitCode {
+    /// Runs the parsed command line.
+    pub fn run(self) -> ExitCode {
         let dirs = Dirs {
             data_dir: taskdeck_server::paths::data_dir(self.data_dir.clone()),
             config_dir: taskdeck_server::paths::config_dir(self.config_dir.clone()),
             explicit: (self.data_dir, self.config_dir),
         };
-        run(self.cmd, dirs, started)
+        run(self.cmd, dirs)
     }
 }
 
@@ -151,8 +151,8 @@ pub struct Dirs {
     pub explicit: (Option<PathBuf>, Option<PathBuf>),
 }
 
-/// Runs `cmd`. `started`: when the process started its work (the hook's deadline counts from it).
-pub fn run(cmd: HookCommand, dirs: Dirs, started: Instant) -> ExitCode {
+/// Runs `cmd`.
+pub fn run(cmd: HookCommand, dirs: Dirs) -> ExitCode {
     let placement = |agent: AgentArg, scope: ScopeArgs| Placement {
         agent: agent.into(),
         project: scope.project,
@@ -162,10 +162,10 @@ pub fn run(cmd: HookCommand, dirs: Dirs, started: Instant) -> ExitCode {
         explicit_dirs: dirs.explicit.clone(),
     };
     match cmd {
-        HookCommand::ClaudeCode(t) => hook(Agent::ClaudeCode, None, t, &dirs, started),
-        HookCommand::Codex(t) => hook(Agent::Codex, None, t, &dirs, started),
+        HookCommand::ClaudeCode(t) => hook(Agent::ClaudeCode, None, t, &dirs),
+        HookCommand::Codex(t) => hook(Agent::Codex, None, t, &dirs),
         HookCommand::CodexNotify { payload, target } => {
-            hook(Agent::Codex, Some(payload), target, &dirs, started)
+            hook(Agent::Codex, Some(payload), target, &dirs)
         }
         HookCommand::Install { agent, scope } => hook_install::install(&placement(agent, scope)),
         HookCommand::Uninstall { agent, scope } => {
@@ -175,13 +175,7 @@ pub fn run(cmd: HookCommand, dirs: Dirs, started: Instant) -> ExitCode {
 }
 
 /// Posts the event (`payload`, else stdin) and prints the answer; always exit 0.
-fn hook(
-    agent: Agent,
-    payload: Option<String>,
-    t: Target,
-    dirs: &Dirs,
-    started: Instant,
-) -> ExitCode {
+fn hook(agent: Agent, payload: Option<String>, t: Target, dirs: &Dirs) -> ExitCode {
     let printed = payload.is_none();
     let body = match payload {
         Some(p) => p,
@@ -213,7 +207,16 @@ fn hook(
                 .map(|n| n == "PermissionRequest")
         })
         .unwrap_or(false);
-    let answer = ask(agent, port, &token, body, started + FIRST_ANSWER, waits);
+    // Counted from the event read, not from the start: a slow start or a late stdin on a loaded
+    // machine must not cost Taskdeck its answer (a rule's deny dropped without a trace).
+    let answer = ask(
+        agent,
+        port,
+        &token,
+        body,
+        Instant::now() + FIRST_ANSWER,
+        waits,
+    );
     if printed && let Some(out) = answer.filter(|a| !a.trim().is_empty()) {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{}", out.trim());
@@ -254,7 +257,16 @@ fn ask(
             request = request.header(CLAUDE_CONFIG_HEADER, value);
         }
         let send = request.body(body).send();
-        let mut resp = tokio::time::timeout_at(deadline, send).await.ok()?.ok()?;
+        let mut resp = match tokio::time::timeout_at(deadline, send).await {
+            Ok(sent) => sent.ok()?,
+            Err(_) => {
+                eprintln!(
+                    "taskdeck: Taskdeck did not answer within {} ms; no decision",
+                    FIRST_ANSWER.as_millis()
+                );
+                return None;
+            }
+        };
         if !resp.status().is_success() {
             let status = resp.status();
             // The problem document's `detail` says why (a malformed event, a bad token).

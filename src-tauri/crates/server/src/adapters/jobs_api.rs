@@ -263,28 +263,44 @@ impl utoipa::ToSchema for ReportBody {}
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportProgress {
+    #[schema(minimum = 0)]
     pub current: f64,
+    #[schema(exclusive_minimum = 0)]
     pub total: Option<f64>,
     /// Also the job's statusMessage; cut to 4 KiB like it.
     pub message: Option<String>,
 }
 
 impl ReportProgress {
-    /// Errors (for a 400): `current` negative, or more than `total`; `total` not above 0.
-    fn check(&self) -> Result<(), String> {
+    /// Errors: 400 for `current` negative or `total` not above 0 (what the schema says), 422
+    /// for `current` more than `total`.
+    fn check(&self) -> Result<(), ApiError> {
+        self.problem().map_err(|(schema, why)| match schema {
+            true => ApiError::bad_request(why),
+            false => ApiError::unprocessable(why),
+        })
+    }
+
+    /// What is wrong, and whether the schema says it (`true`) or only the pair does.
+    fn problem(&self) -> Result<(), (bool, String)> {
         // As JSON writes numbers: `1e-320`, not 320 zeros.
         let (current, total) = (json!(self.current), self.total.map(|t| json!(t)));
         if self.current < 0.0 {
-            return Err(format!(
-                "progress.current is {current}; it counts what is done, from 0"
+            return Err((
+                true,
+                format!("progress.current is {current}; it counts what is done, from 0"),
             ));
         }
         match (self.total, total) {
-            (Some(t), Some(total)) if t <= 0.0 => Err(format!(
-                "progress.total is {total}; it must be more than 0 (leave it out when unknown)"
+            (Some(t), Some(total)) if t <= 0.0 => Err((
+                true,
+                format!(
+                    "progress.total is {total}; it must be more than 0 (leave it out when unknown)"
+                ),
             )),
-            (Some(t), Some(total)) if self.current > t => Err(format!(
-                "progress.current ({current}) is more than progress.total ({total})"
+            (Some(t), Some(total)) if self.current > t => Err((
+                false,
+                format!("progress.current ({current}) is more than progress.total ({total})"),
             )),
             _ => Ok(()),
         }
@@ -373,7 +389,7 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
               (status = 403, description = "a human's token, for a job another principal owns: only the job's owner (its runner) or the admin reports", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "not an external job, already settled, or its run has ended (its end waits for room on a full disk); `detail` says how", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "an input request key reused with another request, or a value over its limit", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 422, description = "an input request key reused with another request, a value over its limit, or progress.current past progress.total", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn report(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
@@ -427,7 +443,7 @@ pub(crate) async fn report(
         reports.push(Report::Output(text));
     }
     if let Some(pr) = body.progress {
-        pr.check().map_err(ApiError::bad_request)?;
+        pr.check()?;
         reports.push(Report::Progress {
             current: pr.current,
             total: pr.total,
