@@ -571,6 +571,32 @@ test('a form field whose value holds reordering characters says so, written out;
   await page.keyboard.press('Escape');
 });
 
+test('an optional checkbox left alone is not answered; one ticked is', async () => {
+  const ask = async () => {
+    const r = await mcp('tools/call', 'request_approval', {
+      name: 'request_approval',
+      arguments: { message: 'Deploy where?', requestedSchema: { type: 'object', properties: { env: { type: 'string', title: 'Environment' }, notify: { type: 'boolean', title: 'Notify the team' } }, required: ['env'] } },
+    });
+    await waitFor(async () => (await pending()).some((a) => a.taskId === r.taskId), 'the question');
+    await rowOf(r.taskId).locator('.approval-answer').click();
+    return { id: r.taskId, card: page.locator('.prompt-card[data-key="approval"]') };
+  };
+  const first = await ask();
+  await first.card.getByRole('textbox', { name: 'Environment' }).fill('staging');
+  await first.card.getByRole('button', { name: 'Accept' }).click();
+  const untouched = await outcome(first.id);
+  assert.deepEqual(untouched.result.structuredContent.content, { env: 'staging' });
+  const second = await ask();
+  await second.card.getByRole('textbox', { name: 'Environment' }).fill('prod');
+  await second.card.getByLabel('Notify the team').check();
+  await second.card.getByLabel('Notify the team').uncheck();
+  await second.card.getByRole('button', { name: 'Accept' }).click();
+  const answered = await outcome(second.id);
+  assert.deepEqual(answered.result.structuredContent.content, { env: 'prod', notify: false }, 'touched: a "no"');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
 test('a question row: d opens its task in the decline reason box; Enter declines with that reason, which the agent reads', async () => {
   const taskId = await askQuestion('Drop the old index?');
   const row = rowOf(taskId);

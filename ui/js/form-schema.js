@@ -87,7 +87,9 @@ export function describeForm(schema) {
         };
       }
     } else if (type === 'boolean') {
-      field = { ...base, kind: 'boolean', defaultValue: typeof prop.default === 'boolean' ? prop.default : false };
+      // `hasDefault`: an optional checkbox without a default that is left alone is not answered
+      // (left out), so "no answer" stays apart from "no".
+      field = { ...base, kind: 'boolean', defaultValue: typeof prop.default === 'boolean' ? prop.default : false, hasDefault: typeof prop.default === 'boolean' };
     } else if (type === 'number' || type === 'integer') {
       field = {
         ...base,

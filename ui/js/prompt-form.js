@@ -343,6 +343,10 @@ export function promptCard(prompt, deps) {
         return false;
       }
       response.content = toContent(fields, values);
+      // An optional checkbox with no default, never touched, was not answered.
+      for (const f of fields) {
+        if (f.kind === 'boolean' && !f.required && !f.hasDefault && !touched.has(f.name)) delete response.content[f.name];
+      }
     } else if (action === 'decline') {
       for (const f of fields) values[f.name] = controls.get(f.name).read();
       const content = declineContent(fields, values, declineBox ? declineBox.value : '');

@@ -40,6 +40,25 @@ pub fn backup_path(target: &Path) -> PathBuf {
     PathBuf::from(backup)
 }
 
+/// Writes `bytes`, `target`'s text, to its backup with `target`'s permissions: a settings file
+/// kept private (0600, it may hold an API key) has a backup no one else reads either. The file
+/// is made owner-only before anything is written to it.
+fn save_backup(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let path = backup_path(target);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options.open(&path)?;
+    #[cfg(unix)]
+    f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    f.write_all(bytes)?;
+    if let Ok(meta) = std::fs::metadata(target) {
+        f.set_permissions(meta.permissions())?;
+    }
+    Ok(())
+}
+
 /// Makes the file at `path` (through its links, [`resolve`]) hold `text`. Nothing is written
 /// when it already holds exactly that; returns whether it wrote.
 ///
@@ -64,7 +83,7 @@ pub fn write(path: &Path, text: &str, pristine: bool) -> Result<bool, String> {
     if let Some(current) = &current
         && pristine
     {
-        std::fs::write(backup_path(&target), current)
+        save_backup(&target, current)
             .map_err(|e| format!("cannot save a backup of {}: {e}", target.display()))?;
     }
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
@@ -93,6 +112,20 @@ mod tests {
         assert!(write(&file, "original", false).unwrap());
         assert_eq!(std::fs::read_to_string(&backup).unwrap(), "original");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "original");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_has_a_private_backup() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(&file, r#"{"env": {"ANTHROPIC_API_KEY": "sk-ant-x"}}"#).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(write(&file, "{}", true).unwrap());
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&backup_path(&file)), 0o600);
+        assert_eq!(mode(&file), 0o600);
     }
 
     #[cfg(unix)]
