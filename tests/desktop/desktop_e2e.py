@@ -978,8 +978,9 @@ class Suite:
         row = "document.querySelector('#inbox:not([hidden]) #approvals:not([hidden]) li.approval[data-task-id=\"' + arguments[0] + '\"]')"
         wait_for(lambda: self.wd.js(f"return {row}", task), "the gateway call in the approval queue")
         entry = self.wd.js(f"return {row}.textContent", task)
-        # The row shows the arguments in one clamped line: the file's name may be cut.
-        for part in ("write_file", "fs", "gateway-files/approved-in-"):
+        # The row shows the arguments in one clamped line: a long path is cut in its middle,
+        # so its end (the file's name) shows.
+        for part in ("write_file", "fs", "approved-in-the-window.txt"):
             check(part in entry, f"the queue row does not show {part!r}: {entry!r}")
         check(not path.exists(), "the file exists before the approval")
         # Opened, the row shows the call exactly.
