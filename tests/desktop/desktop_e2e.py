@@ -980,7 +980,7 @@ class Suite:
         entry = self.wd.js(f"return {row}.textContent", task)
         # The row shows the arguments in one clamped line: a long path is cut in its middle,
         # so its end (the file's name) shows.
-        for part in ("write_file", "fs", "approved-in-the-window.txt"):
+        for part in ("write_file", "fs", "in-the-window.txt"):
             check(part in entry, f"the queue row does not show {part!r}: {entry!r}")
         check(not path.exists(), "the file exists before the approval")
         # Opened, the row shows the call exactly.
