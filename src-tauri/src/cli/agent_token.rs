@@ -5,10 +5,7 @@
 //! `<config dir>/hooks/<agent>.token` (mode 0600), and the others take it from there: in either
 //! order, the second command works.
 
-use std::{
-    io::Write,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use taskdeck_server::{adapters::auth, hooks::Agent};
 
@@ -32,14 +29,7 @@ pub fn write_token(config_dir: &Path, agent: Agent, token: &str) -> Result<(), S
     let path = token_path(config_dir, agent);
     let dir = path.parent().expect("token path has a parent");
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options
-        .open(&path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    writeln!(f, "{token}").map_err(|e| format!("cannot write {}: {e}", path.display()))
+    auth::write_private(&path, token).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// A token for a client acting as principal `name`, and whether it was made now. For an agent's

@@ -6,13 +6,12 @@
 //! command; written out (`\u{1b}`, `\u{d}`, `\u{202e}`), the text reads as what it is.
 
 use serde_json::Value;
-use taskdeck_server::tools::process::{hidden, shown_script};
+use taskdeck_server::tools::process::hidden;
 
-/// Multi-line `text` for the terminal: its line breaks and tabs kept, every other control,
-/// invisible or reordering character written out as `\u{...}`.
-pub fn shown(text: &str) -> String {
-    shown_script(text)
-}
+/// Multi-line text for the terminal: its line breaks and tabs kept, every other control,
+/// invisible or reordering character written out as `\u{...}` (what the window shows a
+/// command as).
+pub use taskdeck_server::tools::process::shown_script as shown;
 
 /// `value` as compact JSON whose strings hold no character the terminal would act on or hide:
 /// those serde_json leaves as they are (DEL and the C1 controls, among them U+009B, a CSI to

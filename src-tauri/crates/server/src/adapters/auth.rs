@@ -261,7 +261,9 @@ pub async fn ensure_admin_token(store: &Store, config_dir: &Path) -> Result<Path
     Ok(path)
 }
 
-fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+/// Writes `contents` and a newline to `path`, readable by its owner only (mode 0600, also for a
+/// file that was there with another mode). Errors: the file cannot be opened or written.
+pub fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write;
     #[cfg(unix)]
     use std::os::unix::fs::OpenOptionsExt;

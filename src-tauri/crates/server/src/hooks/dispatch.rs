@@ -132,11 +132,13 @@ impl Hooks {
         if agent != Agent::ClaudeCode || !tool_name.starts_with("mcp__") {
             return false;
         }
-        let default = OwnServers::default_user_file();
-        let user_file = claude_config.or(default.as_deref());
-        let Some(own) = self
-            .own_servers
-            .taskdeck_tool(tool_name, cwd.as_deref(), user_file)
+        let user_file = match claude_config {
+            Some(file) => Some(file.to_path_buf()),
+            None => OwnServers::default_user_file(),
+        };
+        let Some(own) =
+            self.own_servers
+                .taskdeck_tool(tool_name, cwd.as_deref(), user_file.as_deref())
         else {
             return false;
         };
