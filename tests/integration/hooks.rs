@@ -46,6 +46,7 @@ fn hook_command(s: &Server, args: &[&str], token: Option<&str>) -> Command {
         .env_remove("TASKDECK_PORT")
         .env_remove("TASKDECK_TOKEN")
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -637,12 +638,13 @@ async fn a_killed_hook_cancels_its_approval() {
 /// With Taskdeck added to Claude Code as an MCP server, a permission prompt for one of its tools
 /// is let through by the hook: the call comes to Taskdeck, which asks once, in its own approval
 /// step. Another server's tool is still asked in the hook, and so is Taskdeck's under a name
-/// that reaches another port.
+/// that reaches another port, or that the project Claude was started in names a program.
 #[tokio::test]
 async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
-    let project = tmp.path().join("shop");
+    // A non-ASCII name: the hook sends paths as UTF-8 header bytes.
+    let project = tmp.path().join("shöp");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(project.join("src")).unwrap();
     let home_var = home.to_str().unwrap().to_string();
@@ -664,24 +666,28 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
             .to_string(),
     )
     .unwrap();
-    let prompt = |tool: &str| {
+    let prompt_in = |tool: &str, cwd: &Path| {
         let mut e = fixture("claude-code", "PermissionRequest");
         e["tool_name"] = json!(tool);
         e["tool_input"] = json!({"command": "echo hello"});
-        e["cwd"] = json!(project.join("src"));
+        e["cwd"] = json!(cwd);
         e
     };
-    // The hook runs in Claude Code's environment, whose home holds its configuration.
-    let in_claude = || {
+    let prompt = |tool: &str| prompt_in(tool, &project.join("src"));
+    // The hook runs in Claude Code's environment, whose home holds its configuration, and
+    // which names the directory Claude was started in.
+    let started_in = |dir: Option<&Path>| {
         let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
         cmd.env("HOME", &home);
+        if let Some(dir) = dir {
+            cmd.env("CLAUDE_PROJECT_DIR", dir);
+        }
         cmd
     };
+    let in_claude = || started_in(Some(&project));
+    let allowed = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}});
     let through = run(in_claude(), prompt("mcp__taskdeck__run_command")).await;
-    assert_eq!(
-        through.json(),
-        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
-    );
+    assert_eq!(through.json(), allowed);
     // The call itself then waits in the inbox: the one question about it.
     let id = s
         .call(&t, "run_command", json!({"command": "echo hello"}))
@@ -698,6 +704,19 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
         .map(|a| a["taskId"].as_str().unwrap())
         .collect();
     assert_eq!(asked, [id.as_str()], "{queue}");
+    // Without `$CLAUDE_PROJECT_DIR`, a `cwd` that names the transcript's directory is where
+    // Claude was started.
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut from_transcript = prompt_in("mcp__taskdeck__task_status", &elsewhere);
+    let key: String = elsewhere
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    from_transcript["transcript_path"] = json!(format!("/h/.claude/projects/{key}/s.jsonl"));
+    assert_eq!(run(started_in(None), from_transcript).await.json(), allowed);
 
     // A server of the same kind under a name that reaches elsewhere is asked in the hook.
     // So is a name Taskdeck serves no tool under, and a Claude Code whose own configuration
@@ -712,13 +731,27 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
     .unwrap();
     let mut other_profile = in_claude();
     other_profile.env("CLAUDE_CONFIG_DIR", &profile);
-    for (cmd, tool) in [
-        (in_claude(), "mcp__deck__run_command"),
-        (in_claude(), "mcp__github__create_issue"),
-        (in_claude(), "mcp__taskdeck__no_such_tool"),
-        (other_profile, "mcp__taskdeck__run_command"),
+    // A project whose `.mcp.json` makes `taskdeck` a program: a session started there that
+    // has moved to `elsewhere` still calls that program, and so does one whose start the hook
+    // cannot tell (the transcript is named after the project, not the `cwd`).
+    let decoy = tmp.path().join("decoy");
+    std::fs::create_dir_all(&decoy).unwrap();
+    std::fs::write(
+        decoy.join(".mcp.json"),
+        json!({"mcpServers": {"taskdeck": {"command": "echo"}}}).to_string(),
+    )
+    .unwrap();
+    let moved = || prompt_in("mcp__taskdeck__run_command", &elsewhere);
+    for (cmd, event) in [
+        (in_claude(), prompt("mcp__deck__run_command")),
+        (in_claude(), prompt("mcp__github__create_issue")),
+        (in_claude(), prompt("mcp__taskdeck__no_such_tool")),
+        (other_profile, prompt("mcp__taskdeck__run_command")),
+        (started_in(Some(&decoy)), moved()),
+        (started_in(None), moved()),
     ] {
-        let waiting = tokio::spawn(run(cmd, prompt(tool)));
+        let tool = event["tool_name"].clone();
+        let waiting = tokio::spawn(run(cmd, event));
         let task = pending_approval(&s).await;
         assert_eq!(task["arguments"]["toolName"], tool);
         let task_id = task["taskId"].as_str().unwrap();

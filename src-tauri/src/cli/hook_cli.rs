@@ -24,8 +24,8 @@ use std::{
 };
 
 use taskdeck_server::{
-    adapters::hooks_api::{CLAUDE_CONFIG_HEADER, HEARTBEAT},
-    hooks::{Agent, own_server::OwnServers},
+    adapters::hooks_api::{CLAUDE_CONFIG_HEADER, CLAUDE_PROJECT_HEADER, HEARTBEAT},
+    hooks::{Agent, own_server::ClaudeEnv},
 };
 
 use super::{
@@ -248,13 +248,23 @@ fn ask(
             .post(format!("http://127.0.0.1:{port}/v1/hooks/{}", agent.name()))
             .bearer_auth(token)
             .header("content-type", "application/json");
-        // Which `.claude.json` this Claude Code reads (its environment is ours): Taskdeck
-        // tells its own MCP server apart by it.
-        if agent == Agent::ClaudeCode
-            && let Some(file) = OwnServers::default_user_file()
-            && let Some(value) = file.to_str()
-        {
-            request = request.header(CLAUDE_CONFIG_HEADER, value);
+        // Which `.claude.json` this Claude Code reads and where it was started (its
+        // environment is ours): Taskdeck tells its own MCP server apart by them. Paths go as
+        // UTF-8 bytes, which a header value may carry.
+        if agent == Agent::ClaudeCode {
+            let claude = ClaudeEnv::from_process();
+            for (name, path) in [
+                (CLAUDE_CONFIG_HEADER, claude.config),
+                (CLAUDE_PROJECT_HEADER, claude.project_dir),
+            ] {
+                if let Some(value) = path
+                    .as_deref()
+                    .and_then(std::path::Path::to_str)
+                    .and_then(|p| reqwest::header::HeaderValue::from_bytes(p.as_bytes()).ok())
+                {
+                    request = request.header(name, value);
+                }
+            }
         }
         let send = request.body(body).send();
         let mut resp = match tokio::time::timeout_at(deadline, send).await {

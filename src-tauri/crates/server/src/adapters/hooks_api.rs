@@ -30,6 +30,7 @@ use crate::hooks::{
     Agent, Hooks,
     dispatch::{HookReply, hook_output},
     output,
+    own_server::ClaudeEnv,
 };
 use taskdeck_engine::{Principal, limits};
 
@@ -37,6 +38,19 @@ use taskdeck_engine::{Principal, limits};
 /// `.claude.json` is (`$CLAUDE_CONFIG_DIR/.claude.json`, else `$HOME/.claude.json`, in Claude's
 /// environment): which of Claude's MCP servers are this Taskdeck ([`crate::hooks::own_server`]).
 pub const CLAUDE_CONFIG_HEADER: &str = "taskdeck-claude-config";
+
+/// The request header in which `taskdeck hook claude-code` gives Claude Code's
+/// `$CLAUDE_PROJECT_DIR`, the directory Claude was started in: whose project servers it uses
+/// ([`crate::hooks::own_server`]).
+pub const CLAUDE_PROJECT_HEADER: &str = "taskdeck-claude-project";
+
+/// A path header's value: UTF-8 bytes, as the hook sends them (a header value may carry
+/// bytes over 0x7F); `None` unless absolute.
+fn path_header(headers: &axum::http::HeaderMap, name: &str) -> Option<std::path::PathBuf> {
+    let bytes = headers.get(name)?.as_bytes();
+    let path = std::path::PathBuf::from(std::str::from_utf8(bytes).ok()?);
+    path.is_absolute().then_some(path)
+}
 
 /// How often a waiting hook's answer gets a newline.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
@@ -54,7 +68,8 @@ pub fn router(hooks: Arc<Hooks>) -> Router {
 /// `POST /v1/hooks/{agent}`.
 #[utoipa::path(post, path = "/v1/hooks/{agent}", tag = "hooks",
     params(("agent" = String, Path, description = "`claude-code` or `codex`"),
-           ("taskdeck-claude-config" = Option<String>, Header, description = "where the hook found Claude Code's `.claude.json` (an absolute path)")),
+           ("taskdeck-claude-config" = Option<String>, Header, description = "where the hook found Claude Code's `.claude.json` (an absolute path, UTF-8)"),
+           ("taskdeck-claude-project" = Option<String>, Header, description = "Claude Code's `$CLAUDE_PROJECT_DIR`, where it was started (an absolute path, UTF-8)")),
     request_body(content = Object, description = "the event exactly as the agent gave it to its hook (Claude Code or Codex hook input, or Codex's `notify` payload)", content_type = "application/json"),
     responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
               (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
@@ -74,17 +89,14 @@ pub(crate) async fn post_hook(
         .ok()
         .filter(Value::is_object)
         .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
-    // Where the hook found Claude Code's `.claude.json` (`$CLAUDE_CONFIG_DIR` or its home), in
-    // Claude's own environment: an absolute path, else this process's view is used.
-    let claude_config = headers
-        .get(CLAUDE_CONFIG_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_absolute());
-    match hooks
-        .handle(&principal, agent, &raw, claude_config.as_deref())
-        .await
-    {
+    // What the hook found in Claude Code's own environment: where `.claude.json` is
+    // (`$CLAUDE_CONFIG_DIR` or its home) and where Claude was started; absolute paths, else
+    // this process's view is used.
+    let claude = ClaudeEnv {
+        config: path_header(&headers, CLAUDE_CONFIG_HEADER),
+        project_dir: path_header(&headers, CLAUDE_PROJECT_HEADER),
+    };
+    match hooks.handle(&principal, agent, &raw, &claude).await {
         Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
         Ok(HookReply::Ask(arguments)) => {
             // A call too large to keep cannot be asked: refused before the answer starts, so

@@ -2,7 +2,7 @@
 //! (`PreToolUse`, `PermissionRequest`) or to its session's task, and [`hook_output`] turns an
 //! ended `permission_request` task into what the hook prints.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -11,7 +11,7 @@ use super::{
     decide::HookCall,
     event::{self, EventKind},
     output,
-    own_server::OwnServers,
+    own_server::{ClaudeEnv, OwnServers, session_dirs},
     permission_task::{PERMISSION_TOOL, PermissionArguments},
 };
 use crate::policy::Decision;
@@ -32,9 +32,8 @@ pub enum HookReply {
 }
 
 impl Hooks {
-    /// Handles `raw`, one event `agent` sent as `principal`; `claude_config` is where the hook
-    /// found Claude Code's `.claude.json` (else this process's own view of it, see
-    /// [`OwnServers::default_user_file`]). Nothing here waits for the store:
+    /// Handles `raw`, one event `agent` sent as `principal`; `claude` is what the hook found in
+    /// Claude Code's environment ([`ClaudeEnv`]). Nothing here waits for the store:
     /// `PreToolUse` and `PermissionRequest` answer from the policy (an ask is the caller's to
     /// start, [`HookReply::Ask`]); session events are queued for their session's task.
     ///
@@ -44,7 +43,7 @@ impl Hooks {
         principal: &Principal,
         agent: Agent,
         raw: &Value,
-        claude_config: Option<&Path>,
+        claude: &ClaudeEnv,
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
         let (tool_name, tool_input, asks) = match &event.kind {
@@ -83,8 +82,7 @@ impl Hooks {
             return Ok(HookReply::Now(output::none()));
         }
         let verdict = call.permission_verdict(&self.policy);
-        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event.cwd, claude_config)
-        {
+        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event, claude) {
             // The call comes to this Taskdeck, whose approval step decides it there (and
             // records that decision): asking here too would ask twice. A rule about the
             // agent's tool name still decides here.
@@ -120,25 +118,30 @@ impl Hooks {
 
 impl Hooks {
     /// True when `tool_name` is a tool this Taskdeck serves, reached through Claude Code's
-    /// server that is this Taskdeck, as seen from a session in `cwd` with Claude's
-    /// `.claude.json` at `claude_config` ([`super::own_server`]).
+    /// server that is this Taskdeck, as seen from `event`'s session with what the hook found
+    /// in Claude's environment ([`super::own_server`]).
     fn comes_here(
         &self,
         agent: Agent,
         tool_name: &str,
-        cwd: &Option<String>,
-        claude_config: Option<&Path>,
+        event: &event::HookEvent,
+        claude: &ClaudeEnv,
     ) -> bool {
         if agent != Agent::ClaudeCode || !tool_name.starts_with("mcp__") {
             return false;
         }
-        let user_file = match claude_config {
-            Some(file) => Some(file.to_path_buf()),
-            None => OwnServers::default_user_file(),
+        let Some(dirs) = session_dirs(
+            event.cwd.as_deref(),
+            event.transcript_path.as_deref(),
+            claude.project_dir.as_deref(),
+        ) else {
+            return false;
         };
-        let Some(own) =
-            self.own_servers
-                .taskdeck_tool(tool_name, cwd.as_deref(), user_file.as_deref())
+        let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+        let user_file = claude.config.clone().or_else(OwnServers::default_user_file);
+        let Some(own) = self
+            .own_servers
+            .taskdeck_tool(tool_name, &dirs, user_file.as_deref())
         else {
             return false;
         };

@@ -9,9 +9,17 @@
 //! `projects.<project dir>.mcpServers`), then the project scope (`.mcp.json` in the project
 //! dir), then the user scope (`.claude.json`, top-level `mcpServers`); the first scope that
 //! names it decides. `.claude.json` is in `$CLAUDE_CONFIG_DIR`, else the home dir, as the hook
-//! found them in Claude Code's environment. The project dir is the event's `cwd` or the nearest
-//! of its parents that has an entry. Claude names a tool `mcp__<server>__<tool>`, the server's
-//! name with every character but letters, digits, `_` and `-` as `_`.
+//! found them in Claude Code's environment ([`ClaudeEnv`]). Claude names a tool
+//! `mcp__<server>__<tool>`, the server's name with every character but letters, digits, `_`
+//! and `-` as `_`.
+//!
+//! The project dir is where Claude Code was started, which the event's `cwd` need not be any
+//! more (a session that `cd`s away keeps its servers). [`session_dirs`] finds it: the hook's
+//! `$CLAUDE_PROJECT_DIR` (Claude sets it for hooks), else the `cwd` when the transcript's
+//! directory is the one Claude names after the `cwd` ([`project_key`]); otherwise the lookup
+//! cannot see what Claude sees and the prompt is asked. Each dir looks at its own entry and
+//! its parents' entries. With both the project dir and a different `cwd`, both views must find
+//! the same Taskdeck tool.
 //!
 //! A tool is Taskdeck's only when:
 //! - exactly one of the server names in sight makes a prefix of the tool's name (`taskdeck` and
@@ -69,6 +77,67 @@ fn tool_prefix_name(name: &str) -> String {
         .collect()
 }
 
+/// What `taskdeck hook claude-code` found in Claude Code's environment and sends along with
+/// the event (request headers [`crate::adapters::hooks_api::CLAUDE_CONFIG_HEADER`] and
+/// [`crate::adapters::hooks_api::CLAUDE_PROJECT_HEADER`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaudeEnv {
+    /// Claude's `.claude.json` (absolute): `$CLAUDE_CONFIG_DIR/.claude.json`, else the home
+    /// dir's. `None`: this process's own view ([`OwnServers::default_user_file`]).
+    pub config: Option<PathBuf>,
+    /// `$CLAUDE_PROJECT_DIR` (absolute): the directory Claude Code was started in.
+    pub project_dir: Option<PathBuf>,
+}
+
+impl ClaudeEnv {
+    /// This process's environment, as the hook sees it (Claude Code's own, for a hook it runs).
+    pub fn from_process() -> ClaudeEnv {
+        ClaudeEnv {
+            config: OwnServers::default_user_file().filter(|p| p.is_absolute()),
+            project_dir: std::env::var_os("CLAUDE_PROJECT_DIR")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute()),
+        }
+    }
+}
+
+/// The name Claude Code gives a project's directory under `projects/` of its configuration dir
+/// (where the session's `transcript_path` is): `dir` with every UTF-16 code unit that is not
+/// an ASCII letter or digit as `-` (`/home/a_b` → `-home-a-b`).
+pub fn project_key(dir: &str) -> String {
+    dir.encode_utf16()
+        .map(|u| match char::from_u32(u32::from(u)) {
+            Some(c) if c.is_ascii_alphanumeric() => c,
+            _ => '-',
+        })
+        .collect()
+}
+
+/// The directories a Claude Code session looks up its project's MCP servers from, given the
+/// event's `cwd` and `transcript_path` and the hook's `project_dir` (see the module comment):
+/// the project dir and the `cwd` (once when the same); the `cwd` alone when the transcript's
+/// directory is named after it. `None` when the session's project cannot be told (no absolute
+/// `cwd`, or it moved and the hook did not say where Claude started).
+pub fn session_dirs(
+    cwd: Option<&str>,
+    transcript_path: Option<&str>,
+    project_dir: Option<&Path>,
+) -> Option<Vec<PathBuf>> {
+    let cwd = PathBuf::from(cwd?);
+    if !cwd.is_absolute() {
+        return None;
+    }
+    if let Some(project) = project_dir.filter(|p| p.is_absolute()) {
+        let mut dirs = vec![project.to_path_buf()];
+        if cwd != project {
+            dirs.push(cwd);
+        }
+        return Some(dirs);
+    }
+    let transcript_dir = Path::new(transcript_path?).parent()?.file_name()?;
+    (transcript_dir.to_str()? == project_key(cwd.to_str()?)).then(|| vec![cwd])
+}
+
 impl OwnServers {
     /// The lookup for the Taskdeck listening on `port`.
     pub fn new(port: u16) -> OwnServers {
@@ -87,20 +156,35 @@ impl OwnServers {
         }
     }
 
-    /// The Taskdeck tool Claude Code's `tool_name` calls, in a session whose working directory
-    /// is `cwd` (absolute; `None`: the user scope only), with Claude's `.claude.json` at
-    /// `user_file`; `None` when it is not one of this Taskdeck's (see the module comment) or
-    /// cannot be told apart from another server's. A file that cannot be read or parsed names
-    /// no server.
+    /// The Taskdeck tool Claude Code's `tool_name` calls in a session whose project's servers
+    /// are looked up from each of `dirs` (absolute; [`session_dirs`]; empty: the user scope
+    /// only), with Claude's `.claude.json` at `user_file`; `None` when it is not one of this
+    /// Taskdeck's (see the module comment), cannot be told apart from another server's, or two
+    /// of `dirs` see different servers under its name. A file that cannot be read or parsed
+    /// names no server.
     pub fn taskdeck_tool(
         &self,
         tool_name: &str,
-        cwd: Option<&str>,
+        dirs: &[&Path],
         user_file: Option<&Path>,
     ) -> Option<OwnTool> {
         let rest = tool_name.strip_prefix("mcp__")?;
-        let dirs: Vec<&Path> = cwd
-            .map(Path::new)
+        let user = user_file.map(|f| self.read(f));
+        let user = user.as_deref();
+        let Some((first, others)) = dirs.split_first() else {
+            return self.seen_from(rest, None, user);
+        };
+        let own = self.seen_from(rest, Some(first), user)?;
+        others
+            .iter()
+            .all(|dir| self.seen_from(rest, Some(dir), user).as_ref() == Some(&own))
+            .then_some(own)
+    }
+
+    /// [`Self::taskdeck_tool`] for the tool name `rest` (after `mcp__`) seen from `dir` and its
+    /// parents (`None`: the user scope only), with `.claude.json`'s JSON `user`.
+    fn seen_from(&self, rest: &str, dir: Option<&Path>, user: Option<&Value>) -> Option<OwnTool> {
+        let dirs: Vec<&Path> = dir
             .filter(|p| p.is_absolute())
             .map(|p| p.ancestors().collect())
             .unwrap_or_default();
@@ -111,8 +195,7 @@ impl OwnServers {
                 seen.entry(name.clone()).or_insert_with(|| entry.clone());
             }
         };
-        let user = user_file.map(|f| self.read(f));
-        if let Some(user) = &user {
+        if let Some(user) = user {
             for dir in &dirs {
                 let project = user
                     .get("projects")
@@ -123,7 +206,7 @@ impl OwnServers {
         for dir in &dirs {
             add(self.read(&dir.join(".mcp.json")).get("mcpServers"));
         }
-        if let Some(user) = &user {
+        if let Some(user) = user {
             add(user.get("mcpServers"));
         }
         let mut fitting = seen.iter().filter_map(|(name, entry)| {
@@ -234,13 +317,19 @@ mod tests {
         );
         let lookup = OwnServers::new(4747);
         let sub = project.join("src");
-        let in_project = Some(sub.to_str().unwrap());
+        let in_project = Some(sub.as_path());
         let user = Some(user_file.as_path());
-        let is = |tool: &str, cwd| lookup.taskdeck_tool(tool, cwd, user);
+        let is = |tool: &str, dir: Option<&Path>| {
+            let dirs: Vec<&Path> = dir.into_iter().collect();
+            lookup.taskdeck_tool(tool, &dirs, user)
+        };
         // The project's .mcp.json names `taskdeck` another server: it wins over the user's.
         assert_eq!(is("mcp__taskdeck__run_command", in_project), None);
         assert_eq!(
-            is("mcp__taskdeck__run_command", Some("/somewhere/else")),
+            is(
+                "mcp__taskdeck__run_command",
+                Some(Path::new("/somewhere/else"))
+            ),
             own("run_command", None)
         );
         assert_eq!(
@@ -263,7 +352,7 @@ mod tests {
         assert_eq!(is("Bash", None), None);
         // Another Taskdeck's port is not this one.
         assert_eq!(
-            OwnServers::new(4748).taskdeck_tool("mcp__taskdeck__run_command", None, user),
+            OwnServers::new(4748).taskdeck_tool("mcp__taskdeck__run_command", &[], user),
             None
         );
     }
@@ -286,7 +375,7 @@ mod tests {
             }}),
         );
         let lookup = OwnServers::new(4747);
-        let is = |tool: &str| lookup.taskdeck_tool(tool, None, Some(&user_file));
+        let is = |tool: &str| lookup.taskdeck_tool(tool, &[], Some(&user_file));
         for tool in [
             "mcp__decoy__run_command",
             "mcp__untyped__run_command",
@@ -307,7 +396,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join(".claude.json");
         let lookup = OwnServers::new(4747);
-        let is = || lookup.taskdeck_tool("mcp__taskdeck__run_command", None, Some(&file));
+        let is = || lookup.taskdeck_tool("mcp__taskdeck__run_command", &[], Some(&file));
         assert_eq!(is(), None, "no file");
         write(
             &file,
@@ -316,5 +405,54 @@ mod tests {
         assert_eq!(is(), own("run_command", None));
         std::fs::write(&file, "{ not json").unwrap();
         assert_eq!(is(), None);
+    }
+
+    #[test]
+    fn a_session_that_moved_away_sees_its_project_and_where_it_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let user_file = tmp.path().join(".claude.json");
+        let ours = json!({"type": "http", "url": "http://127.0.0.1:4747/mcp"});
+        write(&user_file, &json!({"mcpServers": {"taskdeck": ours}}));
+        let project = tmp.path().join("shop");
+        write(
+            &project.join(".mcp.json"),
+            &json!({"mcpServers": {"taskdeck": {"command": "evil"}}}),
+        );
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let lookup = OwnServers::new(4747);
+        let is = |dirs: &[&Path]| {
+            lookup.taskdeck_tool("mcp__taskdeck__run_command", dirs, Some(&user_file))
+        };
+        assert_eq!(is(&[&elsewhere]), own("run_command", None));
+        // Claude still uses the project's stdio `taskdeck`: asked.
+        assert_eq!(is(&[&project, &elsewhere]), None);
+        assert_eq!(is(&[&elsewhere, &project]), None);
+    }
+
+    #[test]
+    fn the_project_dir_is_the_hooks_or_the_cwd_the_transcript_is_named_after() {
+        assert_eq!(project_key("/home/dev/my_app.v2"), "-home-dev-my-app-v2");
+        // One `-` per UTF-16 code unit, as Claude's JavaScript replaces them.
+        assert_eq!(project_key("/h/é😀"), "-h----");
+        let transcript = "/home/dev/.claude/projects/-home-dev-shop/3f1c.jsonl";
+        let dirs = |cwd, project: Option<&str>| {
+            session_dirs(cwd, Some(transcript), project.map(Path::new))
+        };
+        let v = |dirs: &[&str]| Some(dirs.iter().map(PathBuf::from).collect::<Vec<_>>());
+        assert_eq!(dirs(Some("/home/dev/shop"), None), v(&["/home/dev/shop"]));
+        // Moved away, and where Claude started is not said: cannot be told.
+        assert_eq!(dirs(Some("/tmp/other"), None), None);
+        assert_eq!(
+            dirs(Some("/tmp/other"), Some("/home/dev/shop")),
+            v(&["/home/dev/shop", "/tmp/other"])
+        );
+        assert_eq!(
+            dirs(Some("/home/dev/shop"), Some("/home/dev/shop")),
+            v(&["/home/dev/shop"])
+        );
+        assert_eq!(dirs(None, Some("/home/dev/shop")), None);
+        assert_eq!(dirs(Some("shop"), None), None);
+        assert_eq!(session_dirs(Some("/home/dev/shop"), None, None), None);
     }
 }

@@ -222,6 +222,7 @@ mod tests {
             kind,
             session_id: "s".into(),
             cwd: Some("/w".into()),
+            transcript_path: None,
             turn_id: None,
         }
     }
