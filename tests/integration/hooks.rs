@@ -624,6 +624,11 @@ async fn a_killed_hook_cancels_its_approval() {
     loop {
         let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
         if task["task"]["status"] == "cancelled" {
+            // Said why, not just "Cancelled on request".
+            assert_eq!(
+                task["task"]["statusMessage"],
+                "Claude stopped waiting for this answer (asked or interrupted there)"
+            );
             break;
         }
         assert!(

@@ -91,7 +91,7 @@ export function describeEvent(ev) {
     case 'inputSuperseded':
       return { title: `Input request withdrawn${d.key ? ` (${d.key})` : ''}`, detail: 'The task no longer needs this answer.', tone: 'muted' };
     case 'cancelRequested':
-      return { title: `Cancel requested${d.by ? ` by ${d.by}` : ''}`, detail: 'The task is asked to stop; it ends as cancelled when it does.', tone: 'warn' };
+      return { title: `Cancel requested${d.by ? ` by ${d.by}` : ''}`, detail: typeof d.reason === 'string' && d.reason ? oneLine(d.reason, 500) : 'The task is asked to stop; it ends as cancelled when it does.', tone: 'warn' };
     case 'ttl':
       return { title: ttlWords(d), tone: 'muted' };
     case 'deleted':

@@ -30,6 +30,10 @@ test('each event kind reads as a sentence', () => {
   assert.equal(describeEvent(cases[2][0]).tone, 'good');
   assert.equal(describeEvent({ kind: 'status', data: { from: 'working', to: 'failed' } }).tone, 'bad');
   assert.equal(describeEvent({ kind: 'status', data: { from: 'working', to: 'failed', statusMessage: 'boom\nline' } }).detail, 'boom line');
+  // A cancel given a reason says it, written out on one line.
+  const why = describeEvent({ kind: 'cancelRequested', data: { by: 'claude-code', reason: 'Claude stopped\nwaiting' } });
+  assert.equal(why.detail, 'Claude stopped waiting');
+  assert.match(describeEvent(cases[10][0]).detail, /asked to stop/);
 });
 
 test('runs of three or more progress events fold into one item', () => {

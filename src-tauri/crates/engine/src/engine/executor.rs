@@ -472,14 +472,11 @@ impl Engine {
                     }
                     Outcome::Cancelled => {
                         // The last progress line (e.g. "Waiting for a human in Taskdeck: ...") no longer holds.
-                        t.status_message = Some(
-                            if t.cancel_requested {
-                                "Cancelled on request"
-                            } else {
-                                "Cancelled"
-                            }
-                            .into(),
-                        );
+                        t.status_message = Some(match t.cancel_requested {
+                            true => store::cancel_reason(w.conn, &id)?
+                                .unwrap_or_else(|| "Cancelled on request".into()),
+                            false => "Cancelled".into(),
+                        });
                         TaskStatus::Cancelled
                     }
                 };

@@ -21,6 +21,22 @@ impl Engine {
         principal: &Principal,
         task_id: &str,
     ) -> Result<TaskRecord, EngineError> {
+        self.cancel_because(principal, task_id, None).await
+    }
+
+    /// [`Self::cancel`], saying why: `reason` (cut to the status message's limit) is
+    /// recorded on the `cancelRequested` event (`{by, reason}`) and becomes the task's
+    /// statusMessage once it ends cancelled, in place of "Cancelled on request".
+    ///
+    /// Errors: [`EngineError::NotFound`].
+    pub async fn cancel_because(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+        reason: Option<&str>,
+    ) -> Result<TaskRecord, EngineError> {
+        let reason =
+            reason.map(|r| limits::truncate(r.to_string(), limits::STATUS_MESSAGE_MAX_BYTES));
         let who = principal.clone();
         let id = task_id.to_string();
         let task = self
@@ -37,7 +53,11 @@ impl Engine {
                 let now = now_ms();
                 t.cancel_requested = true;
                 t.last_updated_at_ms = now;
-                w.event(&t, now, "cancelRequested", json!({"by": who.name}))?;
+                let mut data = json!({"by": who.name});
+                if let Some(reason) = reason {
+                    data["reason"] = json!(reason);
+                }
+                w.event(&t, now, "cancelRequested", data)?;
                 let t = w.save(t)?;
                 Ok(TaskRecord::clone(&t))
             })

@@ -1,7 +1,8 @@
 //! The timeline: every task's events (`events`), read by task, by id range (to resume the
-//! change feed) and for the ttlMs a task was created with.
+//! change feed), for the ttlMs a task was created with and for why its cancel was requested.
 
 use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
 
 use super::{Store, parse_json};
 use crate::{EngineError, TimelineEvent};
@@ -87,4 +88,19 @@ pub fn created_ttl(c: &Connection, task_id: &str) -> Result<Option<Option<u64>>,
         .map(parse_json)
         .and_then(|d| d.as_object().and_then(|o| o.get("ttlMs").cloned()))
         .map(|ttl| ttl.as_u64()))
+}
+
+/// Why the newest cancellation of a task was requested (its `cancelRequested` event's
+/// `reason`), when it was given.
+pub fn cancel_reason(c: &Connection, task_id: &str) -> Result<Option<String>, EngineError> {
+    let data: Option<String> = c
+        .prepare_cached(
+            "SELECT data FROM events WHERE task_id = ?1 AND kind = 'cancelRequested' \
+             ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row(params![task_id], |r| r.get(0))
+        .optional()?;
+    Ok(data
+        .map(parse_json)
+        .and_then(|d| d.get("reason").and_then(Value::as_str).map(str::to_string)))
 }

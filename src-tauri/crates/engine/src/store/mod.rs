@@ -47,7 +47,7 @@ use tokio::sync::oneshot;
 pub(crate) use audit::{append_audit, prune_audit};
 pub(crate) use connection::create_private_file;
 pub(crate) use connection::keep_wal_files;
-pub use events::created_ttl;
+pub use events::{cancel_reason, created_ttl};
 pub use input_requests::{
     answer_input, input_human_only, input_key, insert_input, outstanding_inputs, supersede_inputs,
 };

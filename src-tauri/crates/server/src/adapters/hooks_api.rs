@@ -143,7 +143,14 @@ fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, arguments: Val
         let out = loop {
             if !alive {
                 // The hook is gone: its question must not stay in the inbox.
-                let _ = hooks.engine.cancel(&principal, &task_id).await;
+                let reason = format!(
+                    "{} stopped waiting for this answer (asked or interrupted there)",
+                    agent.display()
+                );
+                let _ = hooks
+                    .engine
+                    .cancel_because(&principal, &task_id, Some(&reason))
+                    .await;
                 return;
             }
             match hooks.engine.get(&principal, &task_id) {
