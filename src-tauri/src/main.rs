@@ -139,7 +139,7 @@ enum Command {
     Restore { path: PathBuf },
     /// Print ready-to-paste configuration connecting CLIENT to Taskdeck (creates a token)
     McpConfig {
-        /// claude-code, claude-desktop, vscode or cursor
+        /// claude-code, claude-desktop, vscode, cursor or codex
         client: String,
         /// Principal name for the new token [default: the client's name]
         #[arg(long)]

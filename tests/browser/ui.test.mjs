@@ -630,7 +630,7 @@ test('an admin connects an agent; the Claude Code command carries a token that w
 
   // One tab per client, Claude Code first and selected, with the command to run.
   const tabs = dialog.getByRole('tab');
-  assert.deepEqual(await tabs.allTextContents(), ['Claude Code', 'Claude Desktop', 'VS Code', 'Cursor']);
+  assert.deepEqual(await tabs.allTextContents(), ['Claude Code', 'Claude Desktop', 'VS Code', 'Cursor', 'Codex']);
   assert.equal(await dialog.getByRole('tab', { name: 'Claude Code' }).getAttribute('aria-selected'), 'true');
   const panel = dialog.getByRole('tabpanel', { name: 'Claude Code' });
   const command = await panel.locator('pre').textContent();
@@ -656,6 +656,12 @@ test('an admin connects an agent; the Claude Code command carries a token that w
   await page.keyboard.press('ArrowRight');
   assert.equal(await dialog.getByRole('tab', { name: 'Claude Desktop' }).getAttribute('aria-selected'), 'true');
   await page.keyboard.press('End');
+  const codex = dialog.getByRole('tabpanel', { name: 'Codex' });
+  await codex.getByText('~/.codex/config.toml').waitFor();
+  assert.equal(await panel.isVisible(), false);
+  assert.equal(await codex.locator('.code-kind').textContent(), 'TOML');
+  assert.match(await codex.locator('pre').textContent(), new RegExp(`^\\[mcp_servers\\.taskdeck\\]\\nurl = "http://127\\.0\\.0\\.1:\\d+/mcp"\\nhttp_headers = \\{ Authorization = "Bearer ${agentToken}" \\}$`));
+  await dialog.getByRole('tab', { name: 'Cursor' }).click();
   const cursor = dialog.getByRole('tabpanel', { name: 'Cursor' });
   await cursor.waitFor();
   assert.equal(await panel.isVisible(), false);

@@ -684,7 +684,7 @@ async fn connect_an_agent_creates_a_working_token() {
         .collect();
     assert_eq!(
         clients,
-        ["claude-code", "claude-desktop", "vscode", "cursor"]
+        ["claude-code", "claude-desktop", "vscode", "cursor", "codex"]
     );
     assert!(
         configs

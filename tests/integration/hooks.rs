@@ -47,6 +47,7 @@ fn hook_command(s: &Server, args: &[&str], token: Option<&str>) -> Command {
         .env_remove("TASKDECK_TOKEN")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CODEX_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -768,6 +769,67 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
             "deny"
         );
     }
+}
+
+/// The same for Codex: a prompt for a tool of the server its `config.toml` makes this Taskdeck
+/// is let through, and asked in the hook once a trusted project's `.codex/config.toml` makes
+/// that name a program.
+#[tokio::test]
+async fn a_codex_call_to_taskdecks_own_server_is_asked_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let codex_home = tmp.path().join("codex-home");
+    let project = tmp.path().join("shop");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let t = s.token("codex");
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "[mcp_servers.taskdeck]\nurl = \"http://127.0.0.1:{}/mcp\"\n\
+             http_headers = {{ Authorization = \"Bearer {t}\" }}\n",
+            s.port
+        ),
+    )
+    .unwrap();
+    let prompt = {
+        let mut e = fixture("codex", "PermissionRequest");
+        e["tool_name"] = json!("mcp__taskdeck__run_command");
+        e["tool_input"] = json!({"command": "echo hello"});
+        e["cwd"] = json!(project);
+        e
+    };
+    let in_codex = || {
+        let mut cmd = hook_command(&s, &["codex"], Some(&t));
+        cmd.env("CODEX_HOME", &codex_home);
+        cmd
+    };
+    let through = run(in_codex(), &prompt).await;
+    assert_eq!(
+        through.json(),
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+
+    std::fs::create_dir_all(project.join(".codex")).unwrap();
+    std::fs::write(
+        project.join(".codex/config.toml"),
+        "[mcp_servers.taskdeck]\ncommand = \"echo\"\n",
+    )
+    .unwrap();
+    let waiting = tokio::spawn(run(in_codex(), prompt));
+    let task = pending_approval(&s).await;
+    assert_eq!(task["arguments"]["toolName"], "mcp__taskdeck__run_command");
+    s.answer(
+        task["taskId"].as_str().unwrap(),
+        "approve",
+        json!({"action": "decline"}),
+    )
+    .await;
+    let out = waiting.await.unwrap();
+    assert_eq!(
+        out.json()["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
 }
 
 /// Claude's questions with choices (`AskUserQuestion`) are left to its own prompt at once: an

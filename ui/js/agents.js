@@ -14,6 +14,7 @@ export const CLIENTS = [
   { client: 'claude-desktop', title: 'Claude Desktop' },
   { client: 'vscode', title: 'VS Code' },
   { client: 'cursor', title: 'Cursor' },
+  { client: 'codex', title: 'Codex' },
 ];
 
 /** The name as it will be sent: surrounding spaces are dropped. */
@@ -76,7 +77,7 @@ export function orderConfigs(configs) {
       client: c.client,
       title: typeof c.title === 'string' && c.title ? c.title : (CLIENTS.find((k) => k.client === c.client) || { title: c.client }).title,
       target: typeof c.target === 'string' ? c.target : '',
-      kind: c.kind === 'command' ? 'command' : 'json',
+      kind: c.kind === 'command' || c.kind === 'toml' ? c.kind : 'json',
       text: c.text,
     }));
 }
@@ -92,6 +93,8 @@ export function configNote(config) {
       return 'In your workspace folder. If the file already exists, add the "taskdeck" entry to its "servers".';
     case 'cursor':
       return 'If the file already has "mcpServers", add the "taskdeck" entry inside it.';
+    case 'codex':
+      return 'Add it to the file (in $CODEX_HOME when that is set); if it already has [mcp_servers.taskdeck], replace that table. Check with: codex mcp list.';
     default:
       return '';
   }

@@ -220,7 +220,7 @@ function showResult(agent, fallbackName) {
         'div',
         { role: 'tabpanel', id: panelIds[i], class: 'tab-panel', 'aria-labelledby': tabIds[i], dataset: { client: c.client } },
         h('dl', { class: 'where' }, h('dt', {}, c.kind === 'command' ? 'Where' : 'File'), h('dd', {}, c.kind === 'command' ? c.target : h('code', {}, c.target))),
-        codeBlock(c.text, c.kind === 'command' ? 'Command' : 'JSON', `Copy the ${c.title} ${c.kind === 'command' ? 'command' : 'configuration'}`, c.kind === 'command'),
+        codeBlock(c.text, { command: 'Command', toml: 'TOML' }[c.kind] || 'JSON', `Copy the ${c.title} ${c.kind === 'command' ? 'command' : 'configuration'}`, c.kind === 'command'),
         note ? h('p', { class: 'field-hint' }, note) : null,
       ),
     );

@@ -51,16 +51,18 @@ test('configurations come in the dialog order, unknown clients last, malformed o
     { client: 'claude-code', title: 'Claude Code', target: 'Run in a terminal', kind: 'command', text: 'claude mcp add' },
     { client: 'vscode', target: '.vscode/mcp.json', kind: 'json', text: '{}' },
     { client: 'claude-desktop', title: 'Claude Desktop', target: 'claude_desktop_config.json', kind: 'weird', text: '{}' },
+    { client: 'codex', title: 'Codex', target: '~/.codex/config.toml', kind: 'toml', text: '[mcp_servers.taskdeck]' },
     { client: 'broken', title: 'No text' },
     null,
     'nope',
   ];
   const out = orderConfigs(configs);
-  assert.deepEqual(out.map((c) => c.client), ['claude-code', 'claude-desktop', 'vscode', 'cursor', 'zed']);
+  assert.deepEqual(out.map((c) => c.client), ['claude-code', 'claude-desktop', 'vscode', 'cursor', 'codex', 'zed']);
+  assert.equal(out[4].kind, 'toml');
   assert.equal(out[2].title, 'VS Code', 'a missing title falls back to the known one');
   assert.equal(out[1].kind, 'json', 'an unknown kind is shown as a file');
   assert.equal(out[0].kind, 'command');
-  assert.equal(out[4].title, 'Zed');
+  assert.equal(out[5].title, 'Zed');
   assert.deepEqual(orderConfigs(undefined), []);
   assert.deepEqual(orderConfigs({}), []);
 });
@@ -70,6 +72,7 @@ test('each known client has a hint; unknown clients none', () => {
   assert.match(configNote({ client: 'vscode' }), /"servers"/);
   assert.match(configNote({ client: 'cursor' }), /mcpServers/);
   assert.match(configNote({ client: 'claude-code' }), /claude mcp list/);
+  assert.match(configNote({ client: 'codex' }), /codex mcp list/);
   assert.equal(configNote({ client: 'zed' }), '');
 });
 

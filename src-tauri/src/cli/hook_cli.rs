@@ -24,8 +24,10 @@ use std::{
 };
 
 use taskdeck_server::{
-    adapters::hooks_api::{CLAUDE_CONFIG_HEADER, CLAUDE_PROJECT_HEADER, HEARTBEAT},
-    hooks::{Agent, own_server::ClaudeEnv},
+    adapters::hooks_api::{
+        CLAUDE_CONFIG_HEADER, CLAUDE_PROJECT_HEADER, CODEX_HOME_HEADER, HEARTBEAT,
+    },
+    hooks::{Agent, own_server::AgentEnv},
 };
 
 use super::{
@@ -248,22 +250,22 @@ fn ask(
             .post(format!("http://127.0.0.1:{port}/v1/hooks/{}", agent.name()))
             .bearer_auth(token)
             .header("content-type", "application/json");
-        // Which `.claude.json` this Claude Code reads and where it was started (its
-        // environment is ours): Taskdeck tells its own MCP server apart by them. Paths go as
-        // UTF-8 bytes, which a header value may carry.
-        if agent == Agent::ClaudeCode {
-            let claude = ClaudeEnv::from_process();
-            for (name, path) in [
-                (CLAUDE_CONFIG_HEADER, claude.config),
-                (CLAUDE_PROJECT_HEADER, claude.project_dir),
-            ] {
-                if let Some(value) = path
-                    .as_deref()
-                    .and_then(std::path::Path::to_str)
-                    .and_then(|p| reqwest::header::HeaderValue::from_bytes(p.as_bytes()).ok())
-                {
-                    request = request.header(name, value);
-                }
+        // Where the agent keeps its MCP servers (its environment is ours): Claude Code's
+        // `.claude.json` and the dir it was started in, Codex's `$CODEX_HOME`. Taskdeck tells
+        // its own MCP server apart by them. Paths go as UTF-8 bytes, which a header value may
+        // carry.
+        let env = AgentEnv::from_process(agent);
+        for (name, path) in [
+            (CLAUDE_CONFIG_HEADER, env.claude_config),
+            (CLAUDE_PROJECT_HEADER, env.claude_project_dir),
+            (CODEX_HOME_HEADER, env.codex_home),
+        ] {
+            if let Some(value) = path
+                .as_deref()
+                .and_then(std::path::Path::to_str)
+                .and_then(|p| reqwest::header::HeaderValue::from_bytes(p.as_bytes()).ok())
+            {
+                request = request.header(name, value);
             }
         }
         let send = request.body(body).send();

@@ -30,7 +30,7 @@ use crate::hooks::{
     Agent, Hooks,
     dispatch::{HookReply, hook_output},
     output,
-    own_server::ClaudeEnv,
+    own_server::AgentEnv,
 };
 use taskdeck_engine::{Principal, limits};
 
@@ -43,6 +43,11 @@ pub const CLAUDE_CONFIG_HEADER: &str = "taskdeck-claude-config";
 /// `$CLAUDE_PROJECT_DIR`, the directory Claude was started in: whose project servers it uses
 /// ([`crate::hooks::own_server`]).
 pub const CLAUDE_PROJECT_HEADER: &str = "taskdeck-claude-project";
+
+/// The request header in which `taskdeck hook codex` gives Codex's configuration dir
+/// (`$CODEX_HOME`, else `~/.codex`, in Codex's environment): which of its MCP servers are this
+/// Taskdeck ([`crate::hooks::codex_servers`]).
+pub const CODEX_HOME_HEADER: &str = "taskdeck-codex-home";
 
 /// A path header's value: UTF-8 bytes, as the hook sends them (a header value may carry
 /// bytes over 0x7F); `None` unless absolute.
@@ -69,7 +74,8 @@ pub fn router(hooks: Arc<Hooks>) -> Router {
 #[utoipa::path(post, path = "/v1/hooks/{agent}", tag = "hooks",
     params(("agent" = String, Path, description = "`claude-code` or `codex`"),
            ("taskdeck-claude-config" = Option<String>, Header, description = "where the hook found Claude Code's `.claude.json` (an absolute path, UTF-8)"),
-           ("taskdeck-claude-project" = Option<String>, Header, description = "Claude Code's `$CLAUDE_PROJECT_DIR`, where it was started (an absolute path, UTF-8)")),
+           ("taskdeck-claude-project" = Option<String>, Header, description = "Claude Code's `$CLAUDE_PROJECT_DIR`, where it was started (an absolute path, UTF-8)"),
+           ("taskdeck-codex-home" = Option<String>, Header, description = "Codex's configuration dir, `$CODEX_HOME` or `~/.codex` (an absolute path, UTF-8)")),
     request_body(content = Object, description = "the event exactly as the agent gave it to its hook (Claude Code or Codex hook input, or Codex's `notify` payload)", content_type = "application/json"),
     responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
               (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
@@ -89,14 +95,15 @@ pub(crate) async fn post_hook(
         .ok()
         .filter(Value::is_object)
         .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
-    // What the hook found in Claude Code's own environment: where `.claude.json` is
-    // (`$CLAUDE_CONFIG_DIR` or its home) and where Claude was started; absolute paths, else
-    // this process's view is used.
-    let claude = ClaudeEnv {
-        config: path_header(&headers, CLAUDE_CONFIG_HEADER),
-        project_dir: path_header(&headers, CLAUDE_PROJECT_HEADER),
+    // What the hook found in the agent's own environment: where Claude Code's `.claude.json`
+    // is (`$CLAUDE_CONFIG_DIR` or its home) and where Claude was started, or Codex's
+    // configuration dir; absolute paths, else this process's view is used.
+    let env = AgentEnv {
+        claude_config: path_header(&headers, CLAUDE_CONFIG_HEADER),
+        claude_project_dir: path_header(&headers, CLAUDE_PROJECT_HEADER),
+        codex_home: path_header(&headers, CODEX_HOME_HEADER),
     };
-    match hooks.handle(&principal, agent, &raw, &claude).await {
+    match hooks.handle(&principal, agent, &raw, &env).await {
         Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
         Ok(HookReply::Ask(arguments)) => {
             // A call too large to keep cannot be asked: refused before the answer starts, so

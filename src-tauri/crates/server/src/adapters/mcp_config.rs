@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 /// The clients we write configuration for.
-pub const CLIENTS: [&str; 4] = ["claude-code", "claude-desktop", "vscode", "cursor"];
+pub const CLIENTS: [&str; 5] = ["claude-code", "claude-desktop", "vscode", "cursor", "codex"];
 
 /// One client's configuration: where it goes and what to paste.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
@@ -15,7 +15,8 @@ pub struct ClientConfig {
     pub title: &'static str,
     /// Where to use it: "Run in a terminal", or the file to merge it into.
     pub target: &'static str,
-    /// `command` (a shell line) or `json` (a JSON document to merge).
+    /// `command` (a shell line), `json` (a JSON document to merge) or `toml` (a TOML table to
+    /// add).
     pub kind: &'static str,
     pub text: String,
 }
@@ -23,7 +24,8 @@ pub struct ClientConfig {
 /// The entry named `taskdeck` in `client`'s own MCP configuration file (one of [`CLIENTS`])
 /// that connects to `mcp_url` with `token`; `None` for an unknown client. Claude Desktop speaks
 /// only stdio from its file, so its entry runs the `mcp-remote` bridge; the others speak
-/// Streamable HTTP with an `Authorization` header.
+/// Streamable HTTP with an `Authorization` header (Codex: `http_headers`, its `config.toml`
+/// keys, <https://developers.openai.com/codex/config-reference>).
 pub fn server_entry(client: &str, mcp_url: &str, token: &str) -> Option<Value> {
     let auth = format!("Bearer {token}");
     Some(match client {
@@ -34,6 +36,7 @@ pub fn server_entry(client: &str, mcp_url: &str, token: &str) -> Option<Value> {
             "args": ["-y", "mcp-remote", mcp_url, "--header", format!("Authorization:{auth}")]}),
         "vscode" => json!({"type": "http", "url": mcp_url, "headers": {"Authorization": auth}}),
         "cursor" => json!({"url": mcp_url, "headers": {"Authorization": auth}}),
+        "codex" => json!({"url": mcp_url, "http_headers": {"Authorization": auth}}),
         _ => return None,
     })
 }
@@ -76,6 +79,18 @@ pub fn client_config(client: &str, mcp_url: &str, token: &str) -> Option<ClientC
             kind: "json",
             text: pretty("mcpServers"),
         },
+        "codex" => ClientConfig {
+            client: "codex",
+            title: "Codex",
+            target: "~/.codex/config.toml",
+            kind: "toml",
+            // A JSON string is a TOML basic string: the URL and token need no other quoting.
+            text: format!(
+                "[mcp_servers.taskdeck]\nurl = {}\nhttp_headers = {{ Authorization = {} }}",
+                Value::from(mcp_url),
+                Value::from(format!("Bearer {token}"))
+            ),
+        },
         _ => return None,
     })
 }
@@ -94,6 +109,14 @@ mod tests {
                 serde_json::from_str::<Value>(&cfg.text).unwrap();
             }
         }
+        let codex = client_config("codex", "http://127.0.0.1:4747/mcp", "td_\"x\\").unwrap();
+        let doc: toml_edit::DocumentMut = codex.text.parse().unwrap();
+        let entry = &doc["mcp_servers"]["taskdeck"];
+        assert_eq!(entry["url"].as_str(), Some("http://127.0.0.1:4747/mcp"));
+        assert_eq!(
+            entry["http_headers"]["Authorization"].as_str(),
+            Some("Bearer td_\"x\\")
+        );
         assert!(client_config("emacs", "u", "t").is_none());
     }
 }

@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use super::{
     Agent, Hooks,
+    codex_servers::default_codex_home,
     decide::HookCall,
     event::{self, EventKind},
     output,
-    own_server::{ClaudeEnv, OwnServers, session_dirs},
+    own_server::{AgentEnv, OwnServers, session_dirs},
     permission_task::{PERMISSION_TOOL, PermissionArguments},
 };
 use crate::policy::Decision;
@@ -32,8 +33,8 @@ pub enum HookReply {
 }
 
 impl Hooks {
-    /// Handles `raw`, one event `agent` sent as `principal`; `claude` is what the hook found in
-    /// Claude Code's environment ([`ClaudeEnv`]). Nothing here waits for the store:
+    /// Handles `raw`, one event `agent` sent as `principal`; `env` is what the hook found in
+    /// the agent's environment ([`AgentEnv`]). Nothing here waits for the store:
     /// `PreToolUse` and `PermissionRequest` answer from the policy (an ask is the caller's to
     /// start, [`HookReply::Ask`]); session events are queued for their session's task.
     ///
@@ -43,7 +44,7 @@ impl Hooks {
         principal: &Principal,
         agent: Agent,
         raw: &Value,
-        claude: &ClaudeEnv,
+        env: &AgentEnv,
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
         let (tool_name, tool_input, asks) = match &event.kind {
@@ -82,7 +83,7 @@ impl Hooks {
             return Ok(HookReply::Now(output::none()));
         }
         let verdict = call.permission_verdict(&self.policy);
-        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event, claude) {
+        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event, env) {
             // The call comes to this Taskdeck, whose approval step decides it there (and
             // records that decision): asking here too would ask twice. A rule about the
             // agent's tool name still decides here.
@@ -117,32 +118,45 @@ impl Hooks {
 }
 
 impl Hooks {
-    /// True when `tool_name` is a tool this Taskdeck serves, reached through Claude Code's
+    /// True when `tool_name` is a tool this Taskdeck serves, reached through the agent's MCP
     /// server that is this Taskdeck, as seen from `event`'s session with what the hook found
-    /// in Claude's environment ([`super::own_server`]).
+    /// in the agent's environment ([`super::own_server`], [`super::codex_servers`]).
     fn comes_here(
         &self,
         agent: Agent,
         tool_name: &str,
         event: &event::HookEvent,
-        claude: &ClaudeEnv,
+        env: &AgentEnv,
     ) -> bool {
-        if agent != Agent::ClaudeCode || !tool_name.starts_with("mcp__") {
+        if !tool_name.starts_with("mcp__") {
             return false;
         }
-        let Some(dirs) = session_dirs(
-            event.cwd.as_deref(),
-            event.transcript_path.as_deref(),
-            claude.project_dir.as_deref(),
-        ) else {
-            return false;
+        let own = match agent {
+            Agent::ClaudeCode => {
+                let Some(dirs) = session_dirs(
+                    event.cwd.as_deref(),
+                    event.transcript_path.as_deref(),
+                    env.claude_project_dir.as_deref(),
+                ) else {
+                    return false;
+                };
+                let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+                let user_file = env
+                    .claude_config
+                    .clone()
+                    .or_else(OwnServers::default_user_file);
+                self.own_servers
+                    .taskdeck_tool(tool_name, &dirs, user_file.as_deref())
+            }
+            Agent::Codex => {
+                let Some(home) = env.codex_home.clone().or_else(default_codex_home) else {
+                    return false;
+                };
+                self.own_servers
+                    .codex_tool(tool_name, event.cwd.as_deref(), &home)
+            }
         };
-        let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-        let user_file = claude.config.clone().or_else(OwnServers::default_user_file);
-        let Some(own) = self
-            .own_servers
-            .taskdeck_tool(tool_name, &dirs, user_file.as_deref())
-        else {
+        let Some(own) = own else {
             return false;
         };
         let followup = crate::adapters::followup_tools::followup_tools()

@@ -19,6 +19,7 @@
 //! generated hook schemas (`openai/codex`, `codex-rs/hooks/schema/generated/`) and its legacy
 //! `notify` payload (`codex-rs/hooks/src/legacy_notify.rs`).
 
+pub mod codex_servers;
 pub mod decide;
 pub mod dispatch;
 pub mod event;

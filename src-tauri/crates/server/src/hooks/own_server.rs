@@ -9,7 +9,7 @@
 //! `projects.<project dir>.mcpServers`), then the project scope (`.mcp.json` in the project
 //! dir), then the user scope (`.claude.json`, top-level `mcpServers`); the first scope that
 //! names it decides. `.claude.json` is in `$CLAUDE_CONFIG_DIR`, else the home dir, as the hook
-//! found them in Claude Code's environment ([`ClaudeEnv`]). Claude names a tool
+//! found them in Claude Code's environment ([`AgentEnv`]). Claude names a tool
 //! `mcp__<server>__<tool>`, the server's name with every character but letters, digits, `_`
 //! and `-` as `_`.
 //!
@@ -77,26 +77,38 @@ fn tool_prefix_name(name: &str) -> String {
         .collect()
 }
 
-/// What `taskdeck hook claude-code` found in Claude Code's environment and sends along with
-/// the event (request headers [`crate::adapters::hooks_api::CLAUDE_CONFIG_HEADER`] and
-/// [`crate::adapters::hooks_api::CLAUDE_PROJECT_HEADER`]).
+/// What `taskdeck hook` found in the agent's environment and sends along with the event
+/// (request headers [`crate::adapters::hooks_api::CLAUDE_CONFIG_HEADER`],
+/// [`crate::adapters::hooks_api::CLAUDE_PROJECT_HEADER`],
+/// [`crate::adapters::hooks_api::CODEX_HOME_HEADER`]). Paths are absolute.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClaudeEnv {
-    /// Claude's `.claude.json` (absolute): `$CLAUDE_CONFIG_DIR/.claude.json`, else the home
-    /// dir's. `None`: this process's own view ([`OwnServers::default_user_file`]).
-    pub config: Option<PathBuf>,
-    /// `$CLAUDE_PROJECT_DIR` (absolute): the directory Claude Code was started in.
-    pub project_dir: Option<PathBuf>,
+pub struct AgentEnv {
+    /// Claude's `.claude.json`: `$CLAUDE_CONFIG_DIR/.claude.json`, else the home dir's.
+    /// `None`: this process's own view ([`OwnServers::default_user_file`]).
+    pub claude_config: Option<PathBuf>,
+    /// `$CLAUDE_PROJECT_DIR`: the directory Claude Code was started in.
+    pub claude_project_dir: Option<PathBuf>,
+    /// Codex's configuration dir: `$CODEX_HOME`, else `~/.codex`. `None`: this process's
+    /// own view ([`super::codex_servers::default_codex_home`]).
+    pub codex_home: Option<PathBuf>,
 }
 
-impl ClaudeEnv {
-    /// This process's environment, as the hook sees it (Claude Code's own, for a hook it runs).
-    pub fn from_process() -> ClaudeEnv {
-        ClaudeEnv {
-            config: OwnServers::default_user_file().filter(|p| p.is_absolute()),
-            project_dir: std::env::var_os("CLAUDE_PROJECT_DIR")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute()),
+impl AgentEnv {
+    /// This process's environment as `agent`'s hook sees it (the agent's own, for a hook it
+    /// runs): only what `agent`'s lookup uses.
+    pub fn from_process(agent: super::Agent) -> AgentEnv {
+        match agent {
+            super::Agent::ClaudeCode => AgentEnv {
+                claude_config: OwnServers::default_user_file().filter(|p| p.is_absolute()),
+                claude_project_dir: std::env::var_os("CLAUDE_PROJECT_DIR")
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_absolute()),
+                codex_home: None,
+            },
+            super::Agent::Codex => AgentEnv {
+                codex_home: super::codex_servers::default_codex_home().filter(|p| p.is_absolute()),
+                ..AgentEnv::default()
+            },
         }
     }
 }
@@ -234,8 +246,16 @@ impl OwnServers {
                 None => true,
                 Some(t) => matches!(t.as_str(), Some("http" | "streamable-http")),
             };
-        let url = entry.get("url").and_then(Value::as_str)?;
-        if !http || !is_taskdeck_url(url, self.port) {
+        if !http {
+            return None;
+        }
+        self.taskdeck_url_path(entry.get("url").and_then(Value::as_str)?)
+    }
+
+    /// For a URL of this Taskdeck's endpoint ([`is_taskdeck_url`]): `Some(None)` for `/mcp`,
+    /// `Some(Some(server))` for `/mcp/server`; `None` for any other URL.
+    pub(super) fn taskdeck_url_path(&self, url: &str) -> Option<Option<String>> {
+        if !is_taskdeck_url(url, self.port) {
             return None;
         }
         let path = reqwest::Url::parse(url).ok()?.path().to_string();
@@ -248,6 +268,12 @@ impl OwnServers {
 
     /// `path`'s JSON, read again when its size, modification or change time changed.
     fn read(&self, path: &Path) -> Arc<Value> {
+        self.read_as(path, |bytes| serde_json::from_slice(bytes).ok())
+    }
+
+    /// `path` as `parse` makes it into JSON (`Null` when it is missing or `parse` fails), read
+    /// again when its size, modification or change time changed. One path, one `parse`.
+    pub(super) fn read_as(&self, path: &Path, parse: fn(&[u8]) -> Option<Value>) -> Arc<Value> {
         let stamp = std::fs::metadata(path).ok().map(|m| {
             #[cfg(unix)]
             let changed = std::os::unix::fs::MetadataExt::ctime_nsec(&m)
@@ -264,7 +290,7 @@ impl OwnServers {
         }
         let json = stamp
             .and_then(|_| std::fs::read(path).ok())
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .and_then(|bytes| parse(&bytes))
             .unwrap_or(Value::Null);
         let json = Arc::new(json);
         files.insert(
