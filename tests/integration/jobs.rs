@@ -1387,7 +1387,22 @@ async fn taskdeck_run_wraps_a_command() {
     let (_, list) = s
         .v1_get(Some(&t), "/v1/tasks?tool=external&status=cancelled")
         .await;
-    assert_eq!(list["tasks"].as_array().unwrap().len(), 2, "{list}");
+    // Each says how it was stopped: in Taskdeck, or by a signal to `taskdeck run`.
+    let mut said: Vec<&str> = list["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["statusMessage"].as_str().unwrap())
+        .collect();
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            "Cancelled on request",
+            "Stopped: `taskdeck run` was terminated (SIGTERM)"
+        ],
+        "{list}"
+    );
 
     // Taskdeck not running: the command runs anyway and says so.
     let out = tokio::process::Command::new(BIN)

@@ -165,6 +165,10 @@ async fn report_end(
     }
     if ending.cancelled {
         report.insert("cancelled".into(), json!(true));
+        // Stopped from here, not by a cancel in Taskdeck: the job's last word says how.
+        if let Some(why) = ending.received.and_then(stopped_by) {
+            report.insert("statusMessage".into(), json!(why));
+        }
         link.report_final(Value::Object(report), patience, stops.any())
             .await;
         return;
@@ -185,6 +189,17 @@ async fn report_end(
     report.insert("result".into(), result);
     link.report_final(Value::Object(report), patience, stops.any())
         .await;
+}
+
+/// Why a run that `signal` (received by `taskdeck run`) stopped ended, for the job's status
+/// message; `None` for another signal.
+fn stopped_by(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        nix::libc::SIGINT => "Interrupted: Ctrl-C to `taskdeck run`",
+        nix::libc::SIGTERM => "Stopped: `taskdeck run` was terminated (SIGTERM)",
+        nix::libc::SIGHUP => "Stopped: the terminal of `taskdeck run` closed (SIGHUP)",
+        _ => return None,
+    })
 }
 
 /// `name` on one line, cut with "…" so that "`name`" and `after` fit in a status message

@@ -239,7 +239,7 @@ pub fn report(progress: RefOr<Schema>, error: RefOr<Schema>) -> Schema {
         .schema_type(Type::Boolean)
         .enum_values(Some([true]))
         .description(Some(
-            "The runner stopped because cancellation was requested: the job ends cancelled.",
+            "The runner stopped because cancellation was requested, or on its own: the job ends cancelled. A runner that stopped on its own says why in `statusMessage`, which stays the job's status message (without one: `Cancelled`).",
         ));
     OneOfBuilder::new()
         .item(form("Heartbeat", None))

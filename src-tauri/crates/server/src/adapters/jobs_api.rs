@@ -241,7 +241,8 @@ pub struct ReportBody {
     pub result: Option<Map<String, Value>>,
     /// A JSON-RPC error `{code, message, data?}`: fails the job.
     pub error: Option<ReportError>,
-    /// The runner stopped because cancellation was requested: the job ends cancelled.
+    /// The runner stopped because cancellation was requested, or on its own (then its
+    /// `statusMessage` says why, and stays): the job ends cancelled.
     #[serde(default)]
     pub cancelled: bool,
     /// Lines of the job's output since the last report (the last may lack its newline),
@@ -396,7 +397,7 @@ pub(crate) async fn report(
     ApiPath(id): ApiPath<String>,
     body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let body = json_body(body, "a report")?;
+    let mut body = json_body(body, "a report")?;
     // Checked against the schema the API document gives it: what an agent reads as a
     // CallToolResult.
     if let Some(result) = &body.result {
@@ -450,6 +451,12 @@ pub(crate) async fn report(
             message: pr.message,
         });
     }
+    // With `cancelled`, the statusMessage says why the runner stopped (a Ctrl-C, its own
+    // stop), and stays the job's status message once it ends.
+    let cancel_reason = match body.cancelled {
+        true => body.status_message.take(),
+        false => None,
+    };
     if let Some(m) = body.status_message {
         reports.push(Report::StatusMessage(m));
     }
@@ -474,6 +481,11 @@ pub(crate) async fn report(
     }
     let ends = reports.iter().any(|r| matches!(r, Report::Finished(_)));
     for r in reports {
+        if let (Report::Finished(Outcome::Cancelled), Some(reason)) = (&r, &cancel_reason) {
+            // Recorded as the runner's cancel (a cancel requested before keeps its own
+            // words); the report then settles it.
+            s.engine.cancel_because(&p, &id, Some(reason)).await?;
+        }
         if !s.external.report(&id, r).await? {
             return Err(ended_meanwhile(&s, &p, &id));
         }
