@@ -2,7 +2,8 @@
 //! `taskdeck tasks list`, made from the task's tool and (redacted) arguments. An external job
 //! or `taskdeck run` is titled by its `name`, a `request_approval` by its question, a
 //! `run_command` by its command line, a `wait_for_http_job` by its request (`POST URL`, or
-//! `Follow MONITOR`), a coding agent's permission request by the agent's tool; any other task
+//! `Follow MONITOR`), a coding agent's permission request by the agent's tool and what it acts on (`Allow Bash: make
+//! test?`); any other task
 //! by its tool name. The title is one line of at most [`TITLE_MAX_CHARS`]
 //! characters: a longer one is cut and ends with "…" (the whole text stays in `arguments`).
 
@@ -16,6 +17,20 @@ use crate::{
         run_command,
     },
 };
+
+/// The members of an agent tool's input that say what a permission request's call acts on,
+/// in the order they are looked for (Claude Code's and Codex's tools: `Bash` and `shell`
+/// commands, `Edit`/`Write`/`Read` files, `WebFetch` URLs, `WebSearch` queries, `Grep` and
+/// `Glob` patterns).
+const PERMISSION_SUBJECTS: [&str; 7] = [
+    "command",
+    "file_path",
+    "notebook_path",
+    "url",
+    "query",
+    "pattern",
+    "path",
+];
 
 /// The most characters a title has, its closing "…" included.
 pub const TITLE_MAX_CHARS: usize = 200;
@@ -38,7 +53,18 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
                 .collect();
             Some(shell_line(&argv))
         }),
-        PERMISSION_TOOL => text("toolName").map(|t| format!("Allow {t}?")),
+        PERMISSION_TOOL => text("toolName").map(|t| {
+            // What the call acts on, as the agent's own prompt names it: a person tells ten
+            // questions about `Bash` apart by their commands.
+            let input = arguments.get("toolInput");
+            let what = PERMISSION_SUBJECTS
+                .iter()
+                .find_map(|key| input?.get(*key)?.as_str().filter(|s| !s.trim().is_empty()));
+            match what {
+                Some(what) => format!("Allow {t}: {}?", one_line(what)),
+                None => format!("Allow {t}?"),
+            }
+        }),
         // The stored URL, whose credentials are masked (`tools::secrets`).
         "wait_for_http_job" => text("url")
             .map(|url| {
@@ -159,6 +185,27 @@ mod tests {
         assert_eq!(
             task_title("permission_request", &json!({"toolName": "Bash"})),
             "Allow Bash?"
+        );
+        let asks = |tool: &str, input: Value| {
+            task_title(
+                "permission_request",
+                &json!({"toolName": tool, "toolInput": input}),
+            )
+        };
+        assert_eq!(
+            asks(
+                "Bash",
+                json!({"command": "make test\nrm x", "description": "d"})
+            ),
+            "Allow Bash: make test…?"
+        );
+        assert_eq!(
+            asks("Write", json!({"file_path": "/a/b.rs", "content": "x"})),
+            "Allow Write: /a/b.rs?"
+        );
+        assert_eq!(
+            asks("mcp__github__create_issue", json!({"title": "t"})),
+            "Allow mcp__github__create_issue?"
         );
         assert_eq!(task_title("echo", &json!({"text": "hi"})), "echo");
         assert_eq!(task_title("external", &json!({"name": "  "})), "external");
