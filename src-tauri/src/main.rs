@@ -580,8 +580,17 @@ fn run_mcp_config(
             }
         }
     };
-    let cfg = client_config(client, &format!("http://127.0.0.1:{port}/mcp"), &token)
+    let mut cfg = client_config(client, &format!("http://127.0.0.1:{port}/mcp"), &token)
         .expect("known client");
+    // Codex reads its config.toml from $CODEX_HOME when that is set.
+    if client == "codex"
+        && let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty())
+    {
+        cfg.target = PathBuf::from(home)
+            .join("config.toml")
+            .display()
+            .to_string();
+    }
     if json {
         println!("{}", serde_json::to_string(&cfg).unwrap_or_default());
     } else {

@@ -634,7 +634,7 @@ test('an admin connects an agent; the Claude Code command carries a token that w
   assert.equal(await dialog.getByRole('tab', { name: 'Claude Code' }).getAttribute('aria-selected'), 'true');
   const panel = dialog.getByRole('tabpanel', { name: 'Claude Code' });
   const command = await panel.locator('pre').textContent();
-  assert.match(command, /^claude mcp add --transport http taskdeck http:\/\/127\.0\.0\.1:\d+\/mcp --header "Authorization: Bearer \S+"$/);
+  assert.match(command, /^claude mcp add --scope user --transport http taskdeck http:\/\/127\.0\.0\.1:\d+\/mcp --header "Authorization: Bearer \S+"$/);
   agentToken = /Bearer ([^"\s]+)"/.exec(command)[1];
   assert.notEqual(agentToken, token);
   await panel.getByText('Run in a terminal').waitFor();

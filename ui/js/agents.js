@@ -86,7 +86,7 @@ export function orderConfigs(configs) {
 export function configNote(config) {
   switch (config.client) {
     case 'claude-code':
-      return 'Run it once; Claude Code then lists “taskdeck” among its MCP servers (check with: claude mcp list).';
+      return 'Run it once; Claude Code then lists “taskdeck” among its MCP servers in every project (check with: claude mcp list).';
     case 'claude-desktop':
       return 'If the file already has "mcpServers", add the "taskdeck" entry inside it, then restart Claude Desktop. Needs Node.js: it runs mcp-remote through npx.';
     case 'vscode':

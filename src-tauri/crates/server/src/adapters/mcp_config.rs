@@ -14,7 +14,7 @@ pub struct ClientConfig {
     /// Human name, e.g. "Claude Code".
     pub title: &'static str,
     /// Where to use it: "Run in a terminal", or the file to merge it into.
-    pub target: &'static str,
+    pub target: String,
     /// `command` (a shell line), `json` (a JSON document to merge) or `toml` (a TOML table to
     /// add).
     pub kind: &'static str,
@@ -52,37 +52,37 @@ pub fn client_config(client: &str, mcp_url: &str, token: &str) -> Option<ClientC
         "claude-code" => ClientConfig {
             client: "claude-code",
             title: "Claude Code",
-            target: "Run in a terminal",
+            target: "Run in a terminal".into(),
             kind: "command",
             text: format!(
-                "claude mcp add --transport http taskdeck {mcp_url} --header \"Authorization: Bearer {token}\""
+                "claude mcp add --scope user --transport http taskdeck {mcp_url} --header \"Authorization: Bearer {token}\""
             ),
         },
         "claude-desktop" => ClientConfig {
             client: "claude-desktop",
             title: "Claude Desktop",
-            target: "claude_desktop_config.json (Settings → Developer → Edit Config)",
+            target: "claude_desktop_config.json (Settings → Developer → Edit Config)".into(),
             kind: "json",
             text: pretty("mcpServers"),
         },
         "vscode" => ClientConfig {
             client: "vscode",
             title: "VS Code",
-            target: ".vscode/mcp.json",
+            target: ".vscode/mcp.json".into(),
             kind: "json",
             text: pretty("servers"),
         },
         "cursor" => ClientConfig {
             client: "cursor",
             title: "Cursor",
-            target: "~/.cursor/mcp.json",
+            target: "~/.cursor/mcp.json".into(),
             kind: "json",
             text: pretty("mcpServers"),
         },
         "codex" => ClientConfig {
             client: "codex",
             title: "Codex",
-            target: "~/.codex/config.toml",
+            target: "~/.codex/config.toml".into(),
             kind: "toml",
             // A JSON string is a TOML basic string: the URL and token need no other quoting.
             text: format!(
