@@ -60,7 +60,8 @@ pub fn verdict_record(
 }
 
 /// Records how the human question `ask` ended: `answer`, or `None` when it was abandoned (the
-/// task was cancelled or ended while asking).
+/// task was cancelled or ended while asking): `deny`, or `ask` for an agent whose own prompt
+/// then decides (a hook's question: the agent stopped waiting).
 pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>) {
     let (decision, decided_by, human, reason, edited) = match answer {
         Some(Answer::Approved { edited, humans, .. }) => (
@@ -85,6 +86,13 @@ pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>
                 "nobody answered in time; onExpiry: {}",
                 on_expiry.as_str()
             )),
+            None,
+        ),
+        None if ask.hands_back => (
+            "ask",
+            "abandoned",
+            None,
+            Some("the agent stopped waiting; its own prompt decides".into()),
             None,
         ),
         None => (
@@ -118,9 +126,10 @@ pub async fn record_answer(ctx: &TaskContext, ask: &Ask, answer: Option<&Answer>
 
 /// The records of the approvals `task` was still asking when the process ended (stopped, killed,
 /// or the machine went down), for a tool that is not run again: each a `deny` by `abandoned` of
-/// the call as its question showed it. A stop records nothing itself ([`super::ask::ask`]), so
-/// each question is recorded once.
-pub fn abandoned_at_restart(task: &TaskRecord) -> Vec<DecisionRecord> {
+/// the call as its question showed it, or an `ask` when `hands_back` (the agent's own prompt
+/// decided: a hook's question). A stop records nothing itself ([`super::ask::ask`]), so each
+/// question is recorded once.
+pub fn abandoned_at_restart(task: &TaskRecord, hands_back: bool) -> Vec<DecisionRecord> {
     task.input_requests
         .values()
         .filter_map(question::meta_of)
@@ -130,11 +139,18 @@ pub fn abandoned_at_restart(task: &TaskRecord) -> Vec<DecisionRecord> {
             server: meta.server,
             tool: meta.tool,
             digest: meta.digest,
-            decision: "deny".into(),
+            decision: if hands_back { "ask" } else { "deny" }.into(),
             decided_by: "abandoned".into(),
             human: None,
             rule: meta.verdict.rule,
-            reason: Some("Taskdeck stopped while the question was open".into()),
+            reason: Some(
+                if hands_back {
+                    "Taskdeck stopped while the question was open; the agent's own prompt decides"
+                } else {
+                    "Taskdeck stopped while the question was open"
+                }
+                .into(),
+            ),
             arguments: meta.arguments,
             edited_arguments: None,
         })

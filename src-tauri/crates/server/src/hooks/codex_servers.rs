@@ -11,22 +11,16 @@
 //! and `_` as `_` (older versions also kept `-`), and adds a hash to a name that collides or
 //! is over 64 bytes.
 //!
-//! Which profile runs, `-c` overrides and managed settings cannot be seen from a hook, so every
-//! layer in sight counts and all of them must agree. A tool is Taskdeck's only when:
-//! - exactly one server name in any layer makes a prefix of the tool's name;
-//! - no layer gives that server a `command` (or anything but a table) or `enabled = false`;
-//! - every `url` any layer gives it is this Taskdeck's endpoint, the same path each time, and
-//!   at least one layer gives one;
-//! - the rest of the name is a tool that Taskdeck serves there (checked by the caller).
+//! The definitions in sight are every layer's ([`super::own_server`]'s rules decide): a
+//! definition with a `command`, `enabled = false` or no table is not Taskdeck; one with a `url`
+//! is Taskdeck when that is its endpoint; a layer that only tunes a server (its timeouts) adds
+//! none. Which profile runs and `-c` overrides on Codex's command line cannot be seen.
 
-use std::{
-    collections::BTreeSet,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::own_server::{OwnServers, OwnTool};
+use super::own_server::{Definition, FileState, OwnServers};
 
 /// The system layer Codex reads on Unix.
 const SYSTEM_CONFIG: &str = "/etc/codex/config.toml";
@@ -40,9 +34,9 @@ pub fn default_codex_home() -> Option<PathBuf> {
     }
 }
 
-/// Whether Codex's name for server `name` in tool names makes the start of `rest` (the tool
-/// name after `mcp__`), followed by `__`: what follows, when it does.
-fn tool_after<'a>(rest: &'a str, name: &str) -> Option<&'a str> {
+/// The rest of the tool name `rest` (after `mcp__`) when Codex's name for server `name` starts
+/// it, followed by `__`.
+pub fn fits(rest: &str, name: &str) -> Option<String> {
     let sanitized = |keep_dash: bool| -> String {
         name.chars()
             .map(|c| match c {
@@ -55,6 +49,7 @@ fn tool_after<'a>(rest: &'a str, name: &str) -> Option<&'a str> {
         rest.strip_prefix(&sanitized(keep_dash))?
             .strip_prefix("__")
             .filter(|tool| !tool.is_empty())
+            .map(str::to_string)
     })
 }
 
@@ -90,21 +85,9 @@ fn codex_servers(bytes: &[u8]) -> Option<Value> {
 }
 
 impl OwnServers {
-    /// The Taskdeck tool Codex's `tool_name` calls in a session whose working directory is
-    /// `cwd` (absolute), with Codex's configuration dir `codex_home`; `None` when it is not one
-    /// of this Taskdeck's or any layer in sight disagrees (see the module comment). A file that
-    /// cannot be read or parsed names no server.
-    pub fn codex_tool(
-        &self,
-        tool_name: &str,
-        cwd: Option<&str>,
-        codex_home: &Path,
-    ) -> Option<OwnTool> {
-        let rest = tool_name.strip_prefix("mcp__")?;
-        let cwd = Path::new(cwd?);
-        if !cwd.is_absolute() {
-            return None;
-        }
+    /// Every server definition a Codex session in `cwd` (absolute) sees with its configuration
+    /// dir `codex_home`; `None` when a layer in sight is there but cannot be read as TOML.
+    pub fn codex_definitions(&self, cwd: &Path, codex_home: &Path) -> Option<Vec<Definition>> {
         let mut files = vec![PathBuf::from(SYSTEM_CONFIG), codex_home.join("config.toml")];
         if let Ok(dir) = std::fs::read_dir(codex_home) {
             let mut profiles: Vec<PathBuf> = dir
@@ -123,47 +106,57 @@ impl OwnServers {
             cwd.ancestors()
                 .map(|d| d.join(".codex").join("config.toml")),
         );
-        let layers: Vec<_> = files
-            .iter()
-            .map(|f| self.read_as(f, codex_servers))
-            .collect();
-        let fitting: BTreeSet<&str> = layers
-            .iter()
-            .flat_map(|l| l.as_object().into_iter().flatten())
-            .filter(|(name, _)| tool_after(rest, name).is_some())
-            .map(|(name, _)| name.as_str())
-            .collect();
-        let [name] = fitting.into_iter().collect::<Vec<_>>()[..] else {
-            return None;
-        };
-        let tool = tool_after(rest, name)?;
-        let mut server_path = None;
-        for entry in layers.iter().filter_map(|l| l.get(name)) {
-            if entry.get("notHttp").is_some() || entry.get("enabled") == Some(&json!(false)) {
-                return None;
-            }
-            if let Some(url) = entry.get("url").and_then(Value::as_str) {
-                let path = self.taskdeck_url_path(url)?;
-                if server_path.as_ref().is_some_and(|p| *p != path) {
-                    return None;
-                }
-                server_path = Some(path);
+        let mut definitions = Vec::new();
+        for file in &files {
+            let servers = match &*self.read_as(file, codex_servers) {
+                FileState::Missing => continue,
+                FileState::Unreadable => return None,
+                FileState::Read(servers) => servers.as_object()?.clone(),
+            };
+            for (name, entry) in servers {
+                let taskdeck_path = if entry.get("notHttp").is_some()
+                    || entry.get("enabled") == Some(&json!(false))
+                {
+                    None
+                } else if let Some(url) = entry.get("url").and_then(Value::as_str) {
+                    self.taskdeck_url_path(url)
+                } else {
+                    continue;
+                };
+                definitions.push(Definition {
+                    name,
+                    taskdeck_path,
+                });
             }
         }
-        Some(OwnTool {
-            server_path: server_path?,
-            tool: tool.to_string(),
-        })
+        Some(definitions)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hooks::own_server::OwnTool;
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    /// The Taskdeck tool `tool_name` calls in `cwd` with Codex's dir `home`, outside any
+    /// session.
+    fn codex_tool(
+        lookup: &OwnServers,
+        tool_name: &str,
+        cwd: Option<&str>,
+        home: &Path,
+    ) -> Option<OwnTool> {
+        let rest = tool_name.strip_prefix("mcp__")?;
+        let cwd = Path::new(cwd?);
+        if !cwd.is_absolute() {
+            return None;
+        }
+        lookup.decide(rest, lookup.codex_definitions(cwd, home), "", fits)
     }
 
     fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {
@@ -186,7 +179,7 @@ url = "http://127.0.0.1:4747/mcp"
 http_headers = { Authorization = "Bearer x" }
 
 [mcp_servers.files]
-url = "http://localhost:4747/mcp/fs/"
+url = "http://127.0.0.1:4747/mcp/fs/"
 
 [mcp_servers.my-deck]
 url = "http://127.0.0.1:4747/mcp"
@@ -208,7 +201,7 @@ enabled = false
         std::fs::create_dir_all(project.join("src")).unwrap();
         let lookup = OwnServers::new(4747);
         let src = project.join("src");
-        let is = |tool: &str| lookup.codex_tool(tool, src.to_str(), &home);
+        let is = |tool: &str| codex_tool(&lookup, tool, src.to_str(), &home);
         assert_eq!(is("mcp__taskdeck__run_command"), own("run_command", None));
         assert_eq!(is("mcp__files__write_file"), own("write_file", Some("fs")));
         // Codex's name for `my-deck`, now and in older versions.
@@ -224,9 +217,9 @@ enabled = false
         ] {
             assert_eq!(is(tool), None, "{tool}");
         }
-        assert_eq!(lookup.codex_tool("mcp__taskdeck__x", None, &home), None);
+        assert_eq!(codex_tool(&lookup, "mcp__taskdeck__x", None, &home), None);
         assert_eq!(
-            lookup.codex_tool("mcp__taskdeck__x", Some("rel"), &home),
+            codex_tool(&lookup, "mcp__taskdeck__x", Some("rel"), &home),
             None
         );
 
@@ -238,7 +231,7 @@ enabled = false
         assert_eq!(is("mcp__taskdeck__run_command"), None);
         let outside = tmp.path().to_str().unwrap();
         assert_eq!(
-            lookup.codex_tool("mcp__taskdeck__run_command", Some(outside), &home),
+            codex_tool(&lookup, "mcp__taskdeck__run_command", Some(outside), &home),
             own("run_command", None)
         );
         // A profile's layer pointing the name elsewhere: asked.
@@ -254,13 +247,27 @@ enabled = false
              [mcp_servers.task_deck]\nurl = \"http://127.0.0.1:4747/mcp\"\n",
         );
         assert_eq!(
-            lookup.codex_tool("mcp__task_deck__run_command", Some(outside), &home),
+            codex_tool(&lookup, "mcp__task_deck__run_command", Some(outside), &home),
             None
         );
-        // Not TOML: names nothing.
-        write(&home.join("config.toml"), "[mcp_servers.taskdeck\n");
+        // A layer that only tunes a server adds no definition; one that is not TOML might
+        // name anything.
+        std::fs::remove_file(home.join("work.config.toml")).unwrap();
+        write(
+            &home.join("config.toml"),
+            "[mcp_servers.taskdeck]\nurl = \"http://127.0.0.1:4747/mcp\"\n",
+        );
+        write(
+            &home.join("slow.config.toml"),
+            "[mcp_servers.taskdeck]\ntool_timeout_sec = 600\n",
+        );
         assert_eq!(
-            lookup.codex_tool("mcp__taskdeck__run_command", Some(outside), &home),
+            codex_tool(&lookup, "mcp__taskdeck__run_command", Some(outside), &home),
+            own("run_command", None)
+        );
+        write(&home.join("slow.config.toml"), "[mcp_servers.taskdeck\n");
+        assert_eq!(
+            codex_tool(&lookup, "mcp__taskdeck__run_command", Some(outside), &home),
             None
         );
     }

@@ -2,17 +2,18 @@
 //! (`PreToolUse`, `PermissionRequest`) or to its session's task, and [`hook_output`] turns an
 //! ended `permission_request` task into what the hook prints.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::{
     Agent, Hooks,
-    codex_servers::default_codex_home,
+    claude_servers::{self, default_user_file, session_dirs},
+    codex_servers::{self, default_codex_home},
     decide::HookCall,
     event::{self, EventKind},
     output,
-    own_server::{AgentEnv, OwnServers, session_dirs},
+    own_server::{AgentEnv, Definition},
     permission_task::{PERMISSION_TOOL, PermissionArguments},
 };
 use crate::policy::Decision;
@@ -56,7 +57,17 @@ impl Hooks {
                 tool_name,
                 tool_input,
             } => (tool_name, tool_input, true),
-            _ => {
+            kind => {
+                // The servers a session starts with are those it keeps: noted now, they count
+                // however the files change later; forgotten when it ends.
+                match kind {
+                    EventKind::SessionStart { .. } => {
+                        let definitions = self.definitions(agent, &event, env).unwrap_or_default();
+                        self.own_servers.remember(&event.session_id, definitions);
+                    }
+                    EventKind::SessionEnd { .. } => self.own_servers.forget(&event.session_id),
+                    _ => {}
+                }
                 let _ = self
                     .session_events
                     .send((principal.clone(), agent, event.clone()));
@@ -128,34 +139,17 @@ impl Hooks {
         event: &event::HookEvent,
         env: &AgentEnv,
     ) -> bool {
-        if !tool_name.starts_with("mcp__") {
+        let Some(rest) = tool_name.strip_prefix("mcp__") else {
             return false;
-        }
-        let own = match agent {
-            Agent::ClaudeCode => {
-                let Some(dirs) = session_dirs(
-                    event.cwd.as_deref(),
-                    event.transcript_path.as_deref(),
-                    env.claude_project_dir.as_deref(),
-                ) else {
-                    return false;
-                };
-                let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-                let user_file = env
-                    .claude_config
-                    .clone()
-                    .or_else(OwnServers::default_user_file);
-                self.own_servers
-                    .taskdeck_tool(tool_name, &dirs, user_file.as_deref())
-            }
-            Agent::Codex => {
-                let Some(home) = env.codex_home.clone().or_else(default_codex_home) else {
-                    return false;
-                };
-                self.own_servers
-                    .codex_tool(tool_name, event.cwd.as_deref(), &home)
-            }
         };
+        let definitions = self.definitions(agent, event, env);
+        let fits = match agent {
+            Agent::ClaudeCode => claude_servers::fits,
+            Agent::Codex => codex_servers::fits,
+        };
+        let own = self
+            .own_servers
+            .decide(rest, definitions, &event.session_id, fits);
         let Some(own) = own else {
             return false;
         };
@@ -171,6 +165,33 @@ impl Hooks {
                 .engine
                 .tool(&registered)
                 .is_some_and(|t| t.descriptor().agent_callable)
+    }
+
+    /// Every MCP server definition `event`'s session sees now, in `agent`'s configuration as
+    /// `env` locates it; `None` when that cannot be told (a file in sight unreadable, no
+    /// started-in dir for Claude Code, no absolute `cwd` for Codex).
+    fn definitions(
+        &self,
+        agent: Agent,
+        event: &event::HookEvent,
+        env: &AgentEnv,
+    ) -> Option<Vec<Definition>> {
+        match agent {
+            Agent::ClaudeCode => {
+                let dirs = session_dirs(event.cwd.as_deref(), env.claude_project_dir.as_deref())?;
+                let user_file = env.claude_config.clone().or_else(default_user_file);
+                self.own_servers
+                    .claude_definitions(&dirs, user_file.as_deref())
+            }
+            Agent::Codex => {
+                let home = env.codex_home.clone().or_else(default_codex_home)?;
+                let cwd = Path::new(event.cwd.as_deref()?);
+                if !cwd.is_absolute() {
+                    return None;
+                }
+                self.own_servers.codex_definitions(cwd, &home)
+            }
+        }
     }
 
     /// Starts the `permission_request` task of [`HookReply::Ask`]'s `arguments`, owned by

@@ -19,8 +19,6 @@ pub struct HookEvent {
     pub session_id: String,
     /// The agent's working directory, when given.
     pub cwd: Option<String>,
-    /// The session's transcript file (Claude Code: under `projects/<project key>/`), when given.
-    pub transcript_path: Option<String>,
     /// Codex's turn id, when given.
     pub turn_id: Option<String>,
 }
@@ -79,7 +77,6 @@ pub fn parse(raw: &Value) -> Result<HookEvent, String> {
             },
             session_id: text(raw, "thread-id").unwrap_or_default(),
             cwd: text(raw, "cwd"),
-            transcript_path: None,
             turn_id: text(raw, "turn-id"),
         });
     }
@@ -133,7 +130,6 @@ pub fn parse(raw: &Value) -> Result<HookEvent, String> {
         kind,
         session_id: text(raw, "session_id").unwrap_or_default(),
         cwd: text(raw, "cwd"),
-        transcript_path: text(raw, "transcript_path"),
         turn_id: text(raw, "turn_id"),
     })
 }

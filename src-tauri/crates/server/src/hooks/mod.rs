@@ -8,8 +8,9 @@
 //!   path is fast.
 //! - `PermissionRequest`: the policy decides with its defaults (no rule → ask). An ask is a
 //!   task of [`permission_task`], whose run asks the human; the hook waits for it. A tool of
-//!   Claude Code's server that is this Taskdeck ([`own_server`]) is allowed without a question:
-//!   Taskdeck decides that call when it arrives.
+//!   the agent's MCP server that is this Taskdeck ([`own_server`]) is allowed without a
+//!   question: Taskdeck decides that call when it arrives. `SessionStart` notes the servers
+//!   the session started with.
 //! - `SessionStart`, `UserPromptSubmit`, `Notification`, `Stop`, `SubagentStop`, `SessionEnd`
 //!   and Codex's `notify` (`agent-turn-complete`): each agent session is one task of
 //!   [`session_task`], found again by its session id ([`sessions`]).
@@ -19,6 +20,7 @@
 //! generated hook schemas (`openai/codex`, `codex-rs/hooks/schema/generated/`) and its legacy
 //! `notify` payload (`codex-rs/hooks/src/legacy_notify.rs`).
 
+pub mod claude_servers;
 pub mod codex_servers;
 pub mod decide;
 pub mod dispatch;

@@ -1,51 +1,40 @@
-//! Which of Claude Code's MCP tools are this Taskdeck's. A `PermissionRequest` for one of them
+//! Which of an agent's MCP tools are this Taskdeck's. A `PermissionRequest` for one of them
 //! (`mcp__taskdeck__run_command`, `mcp__taskdeck__fs__write_file`) is allowed by the hook
 //! without a question: the call comes to Taskdeck, whose own approval step (the gateway's
 //! policy, `run_command`'s) decides it there. Asking in the hook too would put every such call
 //! in the inbox twice.
 //!
-//! Claude Code's configuration (<https://code.claude.com/docs/en/mcp>, "MCP installation
-//! scopes"): a server name is looked up in the local scope (`.claude.json`,
-//! `projects.<project dir>.mcpServers`), then the project scope (`.mcp.json` in the project
-//! dir), then the user scope (`.claude.json`, top-level `mcpServers`); the first scope that
-//! names it decides. `.claude.json` is in `$CLAUDE_CONFIG_DIR`, else the home dir, as the hook
-//! found them in Claude Code's environment ([`AgentEnv`]). Claude names a tool
-//! `mcp__<server>__<tool>`, the server's name with every character but letters, digits, `_`
-//! and `-` as `_`.
-//!
-//! The project dir is where Claude Code was started, which the event's `cwd` need not be any
-//! more (a session that `cd`s away keeps its servers). [`session_dirs`] finds it: the hook's
-//! `$CLAUDE_PROJECT_DIR` (Claude sets it for hooks), else the `cwd` when the transcript's
-//! directory is the one Claude names after the `cwd` ([`project_key`]); otherwise the lookup
-//! cannot see what Claude sees and the prompt is asked. Each dir looks at its own entry and
-//! its parents' entries. With both the project dir and a different `cwd`, both views must find
-//! the same Taskdeck tool.
-//!
-//! A tool is Taskdeck's only when:
-//! - exactly one of the server names in sight makes a prefix of the tool's name (`taskdeck` and
-//!   `taskdeck__proj` both fit `mcp__taskdeck__proj__write_file`: asked);
-//! - that server's entry is a Streamable HTTP one (no `command`; `type` absent, `http` or
-//!   `streamable-http`) whose `url` is a loopback `/mcp` URL of this Taskdeck's port
-//!   ([`is_taskdeck_url`]). A stdio entry never is, whatever else it holds (a decoy `url`, an
-//!   `mcp-remote` bridge's arguments): its calls go to the program it starts, which a
-//!   project's `.mcp.json` could make anything;
+//! The agent's configuration names its servers ([`super::claude_servers`],
+//! [`super::codex_servers`] read it as [`Definition`]s). A hook cannot see everything the agent
+//! saw when it loaded them (which scope won, which profile runs, the files as they were at the
+//! session's start), so no precedence is trusted: every definition in sight, and every one
+//! seen earlier in the same session, must agree. A tool is Taskdeck's only when:
+//! - exactly one server name makes a prefix of the tool's name as the agent writes names
+//!   (`taskdeck` and `taskdeck__proj` both fit `mcp__taskdeck__proj__write_file`: asked);
+//! - every definition of that name is a Streamable HTTP one whose URL is
+//!   `http://127.0.0.1:PORT/mcp` or `/mcp/SERVER` on this Taskdeck's port, the same each time
+//!   ([`OwnServers::taskdeck_url_path`]; Taskdeck listens on 127.0.0.1 only, so `localhost` and
+//!   `[::1]` could be another program). A stdio definition never is, whatever else it holds:
+//!   its calls go to the program it starts, which a project's file could make anything;
+//! - no file in sight is unreadable or malformed (it could hold another definition);
 //! - the rest of the name is a tool that Taskdeck serves there ([`OwnTool`], checked by the
 //!   caller).
 //!
 //! Files are read again when their size, modification or change time differs.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap, VecDeque},
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::SystemTime,
 };
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::gateway::import::is_taskdeck_url;
+/// How many sessions' definitions are remembered (the oldest are forgotten first).
+const SESSIONS_KEPT: usize = 512;
 
-/// A tool of this Taskdeck as a Claude Code tool name names it: the part of the Taskdeck URL
+/// A tool of this Taskdeck as an agent's tool name names it: the part of the Taskdeck URL
 /// after `/mcp` (`None` for `/mcp`, `Some("fs")` for `/mcp/fs`) and the tool's name there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnTool {
@@ -53,28 +42,13 @@ pub struct OwnTool {
     pub tool: String,
 }
 
-/// The lookup of [`OwnServers::taskdeck_tool`], with the files it read kept by path.
-pub struct OwnServers {
-    port: u16,
-    files: Mutex<HashMap<PathBuf, Read>>,
-}
-
-/// A file as last read: its size, modification and change times, and its JSON (`Null` when
-/// it is missing or not JSON).
-struct Read {
-    stamp: Option<(u64, Option<SystemTime>, i64)>,
-    json: Arc<Value>,
-}
-
-/// Claude Code's name for a server in tool names: characters other than ASCII letters, digits,
-/// `_` and `-` as `_`.
-fn tool_prefix_name(name: &str) -> String {
-    name.chars()
-        .map(|c| match c {
-            c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => c,
-            _ => '_',
-        })
-        .collect()
+/// One server definition in an agent's configuration: the server's name, and where it leads:
+/// `Some(path)` for this Taskdeck's endpoint (`path` as [`OwnTool::server_path`]), `None` for
+/// anything else (a program, another URL, a server turned off).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Definition {
+    pub name: String,
+    pub taskdeck_path: Option<Option<String>>,
 }
 
 /// What `taskdeck hook` found in the agent's environment and sends along with the event
@@ -84,7 +58,7 @@ fn tool_prefix_name(name: &str) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AgentEnv {
     /// Claude's `.claude.json`: `$CLAUDE_CONFIG_DIR/.claude.json`, else the home dir's.
-    /// `None`: this process's own view ([`OwnServers::default_user_file`]).
+    /// `None`: this process's own view ([`super::claude_servers::default_user_file`]).
     pub claude_config: Option<PathBuf>,
     /// `$CLAUDE_PROJECT_DIR`: the directory Claude Code was started in.
     pub claude_project_dir: Option<PathBuf>,
@@ -99,7 +73,8 @@ impl AgentEnv {
     pub fn from_process(agent: super::Agent) -> AgentEnv {
         match agent {
             super::Agent::ClaudeCode => AgentEnv {
-                claude_config: OwnServers::default_user_file().filter(|p| p.is_absolute()),
+                claude_config: super::claude_servers::default_user_file()
+                    .filter(|p| p.is_absolute()),
                 claude_project_dir: std::env::var_os("CLAUDE_PROJECT_DIR")
                     .map(PathBuf::from)
                     .filter(|p| p.is_absolute()),
@@ -113,41 +88,35 @@ impl AgentEnv {
     }
 }
 
-/// The name Claude Code gives a project's directory under `projects/` of its configuration dir
-/// (where the session's `transcript_path` is): `dir` with every UTF-16 code unit that is not
-/// an ASCII letter or digit as `-` (`/home/a_b` → `-home-a-b`).
-pub fn project_key(dir: &str) -> String {
-    dir.encode_utf16()
-        .map(|u| match char::from_u32(u32::from(u)) {
-            Some(c) if c.is_ascii_alphanumeric() => c,
-            _ => '-',
-        })
-        .collect()
+/// A file as [`OwnServers::read_as`] found it.
+#[derive(Debug, PartialEq)]
+pub enum FileState {
+    Missing,
+    /// There, but unreadable or not what it should be (not JSON, not TOML).
+    Unreadable,
+    /// Parsed.
+    Read(Value),
 }
 
-/// The directories a Claude Code session looks up its project's MCP servers from, given the
-/// event's `cwd` and `transcript_path` and the hook's `project_dir` (see the module comment):
-/// the project dir and the `cwd` (once when the same); the `cwd` alone when the transcript's
-/// directory is named after it. `None` when the session's project cannot be told (no absolute
-/// `cwd`, or it moved and the hook did not say where Claude started).
-pub fn session_dirs(
-    cwd: Option<&str>,
-    transcript_path: Option<&str>,
-    project_dir: Option<&Path>,
-) -> Option<Vec<PathBuf>> {
-    let cwd = PathBuf::from(cwd?);
-    if !cwd.is_absolute() {
-        return None;
-    }
-    if let Some(project) = project_dir.filter(|p| p.is_absolute()) {
-        let mut dirs = vec![project.to_path_buf()];
-        if cwd != project {
-            dirs.push(cwd);
-        }
-        return Some(dirs);
-    }
-    let transcript_dir = Path::new(transcript_path?).parent()?.file_name()?;
-    (transcript_dir.to_str()? == project_key(cwd.to_str()?)).then(|| vec![cwd])
+/// A file as last read: its size, modification and change times, and what it held.
+struct Cached {
+    stamp: Option<(u64, Option<SystemTime>, i64)>,
+    state: Arc<FileState>,
+}
+
+/// The sessions' definitions, kept from event to event.
+#[derive(Default)]
+struct Sessions {
+    seen: HashMap<String, BTreeSet<Definition>>,
+    order: VecDeque<String>,
+}
+
+/// The lookup for the Taskdeck listening on a port: the files it read, kept by path, and the
+/// definitions each session has shown so far.
+pub struct OwnServers {
+    port: u16,
+    files: Mutex<HashMap<PathBuf, Cached>>,
+    sessions: Mutex<Sessions>,
 }
 
 impl OwnServers {
@@ -156,329 +125,229 @@ impl OwnServers {
         OwnServers {
             port,
             files: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(Sessions::default()),
         }
     }
 
-    /// `.claude.json` when the hook does not say where it is: `$CLAUDE_CONFIG_DIR`'s, else
-    /// the home dir's, as this process sees them.
-    pub fn default_user_file() -> Option<PathBuf> {
-        match std::env::var_os("CLAUDE_CONFIG_DIR") {
-            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir).join(".claude.json")),
-            _ => directories::BaseDirs::new().map(|d| d.home_dir().join(".claude.json")),
-        }
-    }
-
-    /// The Taskdeck tool Claude Code's `tool_name` calls in a session whose project's servers
-    /// are looked up from each of `dirs` (absolute; [`session_dirs`]; empty: the user scope
-    /// only), with Claude's `.claude.json` at `user_file`; `None` when it is not one of this
-    /// Taskdeck's (see the module comment), cannot be told apart from another server's, or two
-    /// of `dirs` see different servers under its name. A file that cannot be read or parsed
-    /// names no server.
-    pub fn taskdeck_tool(
+    /// The Taskdeck tool `rest` (a tool name after `mcp__`) calls, given the `definitions` in
+    /// sight now (`None`: a file in sight could not be read) and those `session` (an agent's
+    /// session id; empty: none) showed before, which then include these. `fits(rest, name)` is
+    /// the rest of the tool's name when the agent's name for server `name` starts it. `None`
+    /// unless the module comment's rules hold.
+    pub fn decide(
         &self,
-        tool_name: &str,
-        dirs: &[&Path],
-        user_file: Option<&Path>,
+        rest: &str,
+        definitions: Option<Vec<Definition>>,
+        session: &str,
+        fits: impl Fn(&str, &str) -> Option<String>,
     ) -> Option<OwnTool> {
-        let rest = tool_name.strip_prefix("mcp__")?;
-        let user = user_file.map(|f| self.read(f));
-        let user = user.as_deref();
-        let Some((first, others)) = dirs.split_first() else {
-            return self.seen_from(rest, None, user);
-        };
-        let own = self.seen_from(rest, Some(first), user)?;
-        others
+        let definitions = self.remember(session, definitions?);
+        let fitting: BTreeSet<&str> = definitions
             .iter()
-            .all(|dir| self.seen_from(rest, Some(dir), user).as_ref() == Some(&own))
-            .then_some(own)
-    }
-
-    /// [`Self::taskdeck_tool`] for the tool name `rest` (after `mcp__`) seen from `dir` and its
-    /// parents (`None`: the user scope only), with `.claude.json`'s JSON `user`.
-    fn seen_from(&self, rest: &str, dir: Option<&Path>, user: Option<&Value>) -> Option<OwnTool> {
-        let dirs: Vec<&Path> = dir
-            .filter(|p| p.is_absolute())
-            .map(|p| p.ancestors().collect())
-            .unwrap_or_default();
-        // Every server name in sight, each with the entry its first scope gives it.
-        let mut seen: HashMap<String, Value> = HashMap::new();
-        let mut add = |servers: Option<&Value>| {
-            for (name, entry) in servers.and_then(Value::as_object).into_iter().flatten() {
-                seen.entry(name.clone()).or_insert_with(|| entry.clone());
-            }
+            .filter(|d| fits(rest, &d.name).is_some())
+            .map(|d| d.name.as_str())
+            .collect();
+        let [name] = fitting.into_iter().collect::<Vec<_>>()[..] else {
+            return None;
         };
-        if let Some(user) = user {
-            for dir in &dirs {
-                let project = user
-                    .get("projects")
-                    .and_then(|p| p.get(dir.to_string_lossy().as_ref()));
-                add(project.and_then(|p| p.get("mcpServers")));
+        let tool = fits(rest, name)?;
+        let mut paths = definitions
+            .iter()
+            .filter(|d| d.name == name)
+            .map(|d| d.taskdeck_path.clone());
+        let first = paths.next()??;
+        paths
+            .all(|p| p.as_ref() == Some(&first))
+            .then_some(OwnTool {
+                server_path: first,
+                tool,
+            })
+    }
+
+    /// Adds `definitions` to those `session` showed before (none for an empty id) and returns
+    /// them all.
+    pub fn remember(&self, session: &str, definitions: Vec<Definition>) -> BTreeSet<Definition> {
+        if session.is_empty() {
+            return definitions.into_iter().collect();
+        }
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if !sessions.seen.contains_key(session) {
+            if sessions.order.len() >= SESSIONS_KEPT
+                && let Some(oldest) = sessions.order.pop_front()
+            {
+                sessions.seen.remove(&oldest);
+            }
+            sessions.order.push_back(session.to_string());
+        }
+        let seen = sessions.seen.entry(session.to_string()).or_default();
+        seen.extend(definitions);
+        seen.clone()
+    }
+
+    /// Forgets what `session` showed (it ended).
+    pub fn forget(&self, session: &str) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if sessions.seen.remove(session).is_some() {
+            sessions.order.retain(|s| s != session);
+        }
+    }
+
+    /// For a URL of this Taskdeck's endpoint, `http://127.0.0.1:PORT/mcp` or
+    /// `http://127.0.0.1:PORT/mcp/SERVER`: `Some(None)` for `/mcp`, `Some(Some(server))` for
+    /// `/mcp/server`; `None` for any other URL.
+    pub fn taskdeck_url_path(&self, url: &str) -> Option<Option<String>> {
+        let url = reqwest::Url::parse(url).ok()?;
+        let ours = url.scheme() == "http"
+            && url.host_str() == Some("127.0.0.1")
+            && url.port() == Some(self.port)
+            && url.username().is_empty()
+            && url.password().is_none();
+        if !ours {
+            return None;
+        }
+        match url.path() {
+            "/mcp" | "/mcp/" => Some(None),
+            path => {
+                let server = path.strip_prefix("/mcp/")?.trim_end_matches('/');
+                (!server.is_empty() && !server.contains('/')).then(|| Some(server.to_string()))
             }
         }
-        for dir in &dirs {
-            add(self.read(&dir.join(".mcp.json")).get("mcpServers"));
-        }
-        if let Some(user) = user {
-            add(user.get("mcpServers"));
-        }
-        let mut fitting = seen.iter().filter_map(|(name, entry)| {
-            let tool = rest
-                .strip_prefix(&tool_prefix_name(name))?
-                .strip_prefix("__")?;
-            Some((entry, tool))
-        });
-        let (entry, tool) = fitting.next()?;
-        if fitting.next().is_some() || tool.is_empty() {
-            return None;
-        }
-        let server_path = self.taskdeck_path(entry.as_object()?)?;
-        Some(OwnTool {
-            server_path,
-            tool: tool.to_string(),
-        })
     }
 
-    /// For a Streamable HTTP entry reaching this Taskdeck: `Some(None)` for `/mcp`,
-    /// `Some(Some(server))` for `/mcp/server`; `None` for anything else.
-    fn taskdeck_path(&self, entry: &Map<String, Value>) -> Option<Option<String>> {
-        let http = !entry.contains_key("command")
-            && match entry.get("type") {
-                None => true,
-                Some(t) => matches!(t.as_str(), Some("http" | "streamable-http")),
-            };
-        if !http {
-            return None;
-        }
-        self.taskdeck_url_path(entry.get("url").and_then(Value::as_str)?)
-    }
-
-    /// For a URL of this Taskdeck's endpoint ([`is_taskdeck_url`]): `Some(None)` for `/mcp`,
-    /// `Some(Some(server))` for `/mcp/server`; `None` for any other URL.
-    pub(super) fn taskdeck_url_path(&self, url: &str) -> Option<Option<String>> {
-        if !is_taskdeck_url(url, self.port) {
-            return None;
-        }
-        let path = reqwest::Url::parse(url).ok()?.path().to_string();
-        Some(
-            path.strip_prefix("/mcp/")
-                .map(|s| s.trim_end_matches('/').to_string())
-                .filter(|s| !s.is_empty()),
-        )
-    }
-
-    /// `path`'s JSON, read again when its size, modification or change time changed.
-    fn read(&self, path: &Path) -> Arc<Value> {
-        self.read_as(path, |bytes| serde_json::from_slice(bytes).ok())
-    }
-
-    /// `path` as `parse` makes it into JSON (`Null` when it is missing or `parse` fails), read
-    /// again when its size, modification or change time changed. One path, one `parse`.
-    pub(super) fn read_as(&self, path: &Path, parse: fn(&[u8]) -> Option<Value>) -> Arc<Value> {
-        let stamp = std::fs::metadata(path).ok().map(|m| {
+    /// `path` as `parse` makes it into JSON, read again when its size, modification or change
+    /// time changed. One path, one `parse`.
+    pub fn read_as(&self, path: &Path, parse: fn(&[u8]) -> Option<Value>) -> Arc<FileState> {
+        let metadata = std::fs::metadata(path);
+        let stamp = metadata.as_ref().ok().map(|m| {
             #[cfg(unix)]
-            let changed = std::os::unix::fs::MetadataExt::ctime_nsec(&m)
-                + std::os::unix::fs::MetadataExt::ctime(&m) * 1_000_000_000;
+            let changed = std::os::unix::fs::MetadataExt::ctime_nsec(m)
+                + std::os::unix::fs::MetadataExt::ctime(m) * 1_000_000_000;
             #[cfg(not(unix))]
             let changed = 0;
             (m.len(), m.modified().ok(), changed)
         });
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(read) = files.get(path)
-            && read.stamp == stamp
+        if let Some(cached) = files.get(path)
+            && cached.stamp == stamp
         {
-            return read.json.clone();
+            return cached.state.clone();
         }
-        let json = stamp
-            .and_then(|_| std::fs::read(path).ok())
-            .and_then(|bytes| parse(&bytes))
-            .unwrap_or(Value::Null);
-        let json = Arc::new(json);
+        let state = match metadata {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Missing,
+            Err(_) => FileState::Unreadable,
+            Ok(m) if m.is_dir() => FileState::Unreadable,
+            Ok(_) => match std::fs::read(path).ok().and_then(|bytes| parse(&bytes)) {
+                Some(v) => FileState::Read(v),
+                None => FileState::Unreadable,
+            },
+        };
+        let state = Arc::new(state);
         files.insert(
             path.to_path_buf(),
-            Read {
+            Cached {
                 stamp,
-                json: json.clone(),
+                state: state.clone(),
             },
         );
-        json
+        state
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn write(path: &Path, v: &Value) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, v.to_string()).unwrap();
+    fn def(name: &str, path: Option<Option<&str>>) -> Definition {
+        Definition {
+            name: name.into(),
+            taskdeck_path: path.map(|p| p.map(String::from)),
+        }
     }
 
-    fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {
-        Some(OwnTool {
-            server_path: server_path.map(String::from),
-            tool: tool.into(),
-        })
+    fn prefix(rest: &str, name: &str) -> Option<String> {
+        Some(rest.strip_prefix(name)?.strip_prefix("__")?.to_string())
     }
 
     #[test]
-    fn the_first_scope_that_names_a_server_decides() {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let user_file = home.join(".claude.json");
-        let project = tmp.path().join("app");
-        let ours = json!({"type": "http", "url": "http://127.0.0.1:4747/mcp"});
-        let other = json!({"type": "http", "url": "http://127.0.0.1:9000/mcp"});
-        write(
-            &user_file,
-            &json!({
-                "mcpServers": {"taskdeck": ours, "deck": ours, "elsewhere": other,
-                    "files": {"url": "http://localhost:4747/mcp/fs/"}},
-                "projects": {project.to_str().unwrap(): {"mcpServers": {"deck": other}}}
-            }),
-        );
-        write(
-            &project.join(".mcp.json"),
-            &json!({"mcpServers": {"taskdeck": other, "shared": ours}}),
-        );
+    fn every_definition_of_the_name_must_be_this_taskdeck() {
         let lookup = OwnServers::new(4747);
-        let sub = project.join("src");
-        let in_project = Some(sub.as_path());
-        let user = Some(user_file.as_path());
-        let is = |tool: &str, dir: Option<&Path>| {
-            let dirs: Vec<&Path> = dir.into_iter().collect();
-            lookup.taskdeck_tool(tool, &dirs, user)
+        let decide = |defs: Vec<Definition>, session: &str| {
+            lookup.decide("taskdeck__run_command", Some(defs), session, prefix)
         };
-        // The project's .mcp.json names `taskdeck` another server: it wins over the user's.
-        assert_eq!(is("mcp__taskdeck__run_command", in_project), None);
+        let ours = def("taskdeck", Some(None));
+        let own = Some(OwnTool {
+            server_path: None,
+            tool: "run_command".into(),
+        });
+        assert_eq!(decide(vec![ours.clone()], ""), own);
+        assert_eq!(decide(vec![ours.clone(), def("other", None)], ""), own);
+        // Another definition of the name, wherever it is: asked.
+        assert_eq!(decide(vec![ours.clone(), def("taskdeck", None)], ""), None);
         assert_eq!(
-            is(
-                "mcp__taskdeck__run_command",
-                Some(Path::new("/somewhere/else"))
-            ),
-            own("run_command", None)
-        );
-        assert_eq!(
-            is("mcp__taskdeck__fs__write_file", None),
-            own("fs__write_file", None)
-        );
-        // The local scope wins over the user's.
-        assert_eq!(is("mcp__deck__run_command", in_project), None);
-        assert_eq!(is("mcp__deck__run_command", None), own("run_command", None));
-        assert_eq!(
-            is("mcp__shared__task_status", in_project),
-            own("task_status", None)
-        );
-        assert_eq!(
-            is("mcp__files__write_file", None),
-            own("write_file", Some("fs"))
-        );
-        assert_eq!(is("mcp__elsewhere__run_command", in_project), None);
-        assert_eq!(is("mcp__unknown__run_command", in_project), None);
-        assert_eq!(is("Bash", None), None);
-        // Another Taskdeck's port is not this one.
-        assert_eq!(
-            OwnServers::new(4748).taskdeck_tool("mcp__taskdeck__run_command", &[], user),
+            decide(vec![ours.clone(), def("taskdeck", Some(Some("fs")))], ""),
             None
         );
+        // Two names that fit.
+        let two = |defs| lookup.decide("taskdeck__proj__write", Some(defs), "", prefix);
+        assert_eq!(two(vec![ours.clone()]).unwrap().tool, "proj__write");
+        assert_eq!(
+            two(vec![ours.clone(), def("taskdeck__proj", Some(None))]),
+            None
+        );
+        assert_eq!(decide(vec![], ""), None);
+        assert_eq!(
+            lookup.decide("taskdeck__run_command", None, "", prefix),
+            None
+        );
+        // What a session showed before still counts, until it ends.
+        assert_eq!(decide(vec![def("taskdeck", None)], "s1"), None);
+        assert_eq!(decide(vec![ours.clone()], "s1"), None);
+        assert_eq!(decide(vec![ours.clone()], "s2"), own);
+        lookup.forget("s1");
+        assert_eq!(decide(vec![ours.clone()], "s1"), own);
     }
 
     #[test]
-    fn a_stdio_entry_or_a_name_another_server_could_make_is_never_taskdeck() {
-        let tmp = tempfile::tempdir().unwrap();
-        let user_file = tmp.path().join(".claude.json");
-        let url = "http://127.0.0.1:4747/mcp";
-        write(
-            &user_file,
-            &json!({"mcpServers": {
-                "taskdeck": {"type": "http", "url": url},
-                "taskdeck__proj": {"command": "mcp-server-filesystem", "args": ["."]},
-                "decoy": {"type": "stdio", "command": "echo", "url": url},
-                "untyped": {"command": "echo", "args": ["x"], "url": url},
-                "bridge": {"command": "npx", "args": ["mcp-remote", url]},
-                "old-sse": {"type": "sse", "url": url},
-                "task.deck": {"type": "http", "url": url},
-            }}),
-        );
+    fn only_this_taskdecks_own_address_is_taskdeck() {
         let lookup = OwnServers::new(4747);
-        let is = |tool: &str| lookup.taskdeck_tool(tool, &[], Some(&user_file));
-        for tool in [
-            "mcp__decoy__run_command",
-            "mcp__untyped__run_command",
-            "mcp__bridge__run_command",
-            "mcp__old-sse__run_command",
-            // `taskdeck` and `taskdeck__proj` both fit: asked.
-            "mcp__taskdeck__proj__write_file",
+        let path = |url: &str| lookup.taskdeck_url_path(url);
+        assert_eq!(path("http://127.0.0.1:4747/mcp"), Some(None));
+        assert_eq!(path("http://127.0.0.1:4747/mcp/"), Some(None));
+        assert_eq!(
+            path("http://127.0.0.1:4747/mcp/fs/"),
+            Some(Some("fs".into()))
+        );
+        for other in [
+            "http://localhost:4747/mcp",
+            "http://[::1]:4747/mcp",
+            "https://127.0.0.1:4747/mcp",
+            "http://127.0.0.1:4748/mcp",
+            "http://127.0.0.1/mcp",
+            "http://127.0.0.2:4747/mcp",
+            "http://x@127.0.0.1:4747/mcp",
+            "http://127.0.0.1:4747/other",
+            "http://127.0.0.1:4747/mcpx",
+            "http://127.0.0.1:4747/mcp/a/b",
+            "not a url",
         ] {
-            assert_eq!(is(tool), None, "{tool}");
+            assert_eq!(path(other), None, "{other}");
         }
-        assert_eq!(is("mcp__taskdeck__run_command"), own("run_command", None));
-        // Claude's name for `task.deck` is `task_deck`.
-        assert_eq!(is("mcp__task_deck__run_command"), own("run_command", None));
     }
 
     #[test]
-    fn a_changed_file_is_read_again_and_a_broken_one_names_nothing() {
+    fn a_file_is_missing_unreadable_or_read_and_read_again_when_changed() {
         let tmp = tempfile::tempdir().unwrap();
-        let file = tmp.path().join(".claude.json");
+        let file = tmp.path().join("f.json");
         let lookup = OwnServers::new(4747);
-        let is = || lookup.taskdeck_tool("mcp__taskdeck__run_command", &[], Some(&file));
-        assert_eq!(is(), None, "no file");
-        write(
-            &file,
-            &json!({"mcpServers": {"taskdeck": {"url": "http://localhost:4747/mcp"}}}),
+        let json = |b: &[u8]| serde_json::from_slice(b).ok();
+        assert_eq!(*lookup.read_as(&file, json), FileState::Missing);
+        std::fs::write(&file, "{\"a\": 1}").unwrap();
+        assert_eq!(
+            *lookup.read_as(&file, json),
+            FileState::Read(serde_json::json!({"a": 1}))
         );
-        assert_eq!(is(), own("run_command", None));
         std::fs::write(&file, "{ not json").unwrap();
-        assert_eq!(is(), None);
-    }
-
-    #[test]
-    fn a_session_that_moved_away_sees_its_project_and_where_it_is() {
-        let tmp = tempfile::tempdir().unwrap();
-        let user_file = tmp.path().join(".claude.json");
-        let ours = json!({"type": "http", "url": "http://127.0.0.1:4747/mcp"});
-        write(&user_file, &json!({"mcpServers": {"taskdeck": ours}}));
-        let project = tmp.path().join("shop");
-        write(
-            &project.join(".mcp.json"),
-            &json!({"mcpServers": {"taskdeck": {"command": "evil"}}}),
-        );
-        let elsewhere = tmp.path().join("elsewhere");
-        std::fs::create_dir_all(&elsewhere).unwrap();
-        let lookup = OwnServers::new(4747);
-        let is = |dirs: &[&Path]| {
-            lookup.taskdeck_tool("mcp__taskdeck__run_command", dirs, Some(&user_file))
-        };
-        assert_eq!(is(&[&elsewhere]), own("run_command", None));
-        // Claude still uses the project's stdio `taskdeck`: asked.
-        assert_eq!(is(&[&project, &elsewhere]), None);
-        assert_eq!(is(&[&elsewhere, &project]), None);
-    }
-
-    #[test]
-    fn the_project_dir_is_the_hooks_or_the_cwd_the_transcript_is_named_after() {
-        assert_eq!(project_key("/home/dev/my_app.v2"), "-home-dev-my-app-v2");
-        // One `-` per UTF-16 code unit, as Claude's JavaScript replaces them.
-        assert_eq!(project_key("/h/é😀"), "-h----");
-        let transcript = "/home/dev/.claude/projects/-home-dev-shop/3f1c.jsonl";
-        let dirs = |cwd, project: Option<&str>| {
-            session_dirs(cwd, Some(transcript), project.map(Path::new))
-        };
-        let v = |dirs: &[&str]| Some(dirs.iter().map(PathBuf::from).collect::<Vec<_>>());
-        assert_eq!(dirs(Some("/home/dev/shop"), None), v(&["/home/dev/shop"]));
-        // Moved away, and where Claude started is not said: cannot be told.
-        assert_eq!(dirs(Some("/tmp/other"), None), None);
-        assert_eq!(
-            dirs(Some("/tmp/other"), Some("/home/dev/shop")),
-            v(&["/home/dev/shop", "/tmp/other"])
-        );
-        assert_eq!(
-            dirs(Some("/home/dev/shop"), Some("/home/dev/shop")),
-            v(&["/home/dev/shop"])
-        );
-        assert_eq!(dirs(None, Some("/home/dev/shop")), None);
-        assert_eq!(dirs(Some("shop"), None), None);
-        assert_eq!(session_dirs(Some("/home/dev/shop"), None, None), None);
+        assert_eq!(*lookup.read_as(&file, json), FileState::Unreadable);
+        assert_eq!(*lookup.read_as(tmp.path(), json), FileState::Unreadable);
     }
 }

@@ -180,12 +180,13 @@ impl TaskTool for PermissionTool {
         parse::<PermissionArguments>(PERMISSION_TOOL, arguments).map(drop)
     }
 
-    /// Its approval still open when the process ended is recorded as abandoned.
+    /// Its approval still open when the process ended is recorded as abandoned, handed back to
+    /// the agent's own prompt (the hook answered "no decision").
     fn abandoned_decisions(
         &self,
         task: &taskdeck_engine::TaskRecord,
     ) -> Vec<taskdeck_engine::DecisionRecord> {
-        crate::approvals::record::abandoned_at_restart(task)
+        crate::approvals::record::abandoned_at_restart(task, true)
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {

@@ -222,7 +222,6 @@ mod tests {
             kind,
             session_id: "s".into(),
             cwd: Some("/w".into()),
-            transcript_path: None,
             turn_id: None,
         }
     }

@@ -204,7 +204,7 @@ impl TaskTool for RunCommand {
         &self,
         task: &taskdeck_engine::TaskRecord,
     ) -> Vec<taskdeck_engine::DecisionRecord> {
-        crate::approvals::record::abandoned_at_restart(task)
+        crate::approvals::record::abandoned_at_restart(task, false)
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {

@@ -133,7 +133,7 @@ impl TaskTool for WaitForHttpJob {
         &self,
         task: &taskdeck_engine::TaskRecord,
     ) -> Vec<taskdeck_engine::DecisionRecord> {
-        crate::approvals::record::abandoned_at_restart(task)
+        crate::approvals::record::abandoned_at_restart(task, false)
     }
 
     fn run(&self, ctx: TaskContext, arguments: Value) -> BoxFuture<'static, Outcome> {
