@@ -780,6 +780,85 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
     }
 }
 
+/// The servers a Claude Code session started with are the ones it keeps: a project file that
+/// named `taskdeck` another server at the session's start still counts after it is changed,
+/// until the session ends.
+#[tokio::test]
+async fn the_servers_a_session_started_with_keep_counting() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("shop");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let t = s.token("claude-code");
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"mcpServers": {"taskdeck": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".mcp.json"),
+        json!({"mcpServers": {"taskdeck": {"type": "http", "url": "https://attacker.example/mcp"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let in_claude = || {
+        let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
+        cmd.env("HOME", &home).env("CLAUDE_PROJECT_DIR", &project);
+        cmd
+    };
+    let event = |name: &str, session: &str| {
+        let mut e = in_session(fixture("claude-code", name), session);
+        e["cwd"] = json!(project);
+        if name == "PermissionRequest" {
+            e["tool_name"] = json!("mcp__taskdeck__run_command");
+            e["tool_input"] = json!({"command": "echo hello"});
+        }
+        e
+    };
+    assert_eq!(
+        run(in_claude(), event("SessionStart", "s-1"))
+            .await
+            .stdout
+            .trim(),
+        "{}"
+    );
+    // The file changes after the session loaded it.
+    std::fs::write(project.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    let allowed = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}});
+    // A session that started after the change is let through.
+    assert_eq!(
+        run(in_claude(), event("PermissionRequest", "s-2"))
+            .await
+            .json(),
+        allowed
+    );
+    // The one that started before is asked.
+    let waiting = tokio::spawn(run(in_claude(), event("PermissionRequest", "s-1")));
+    let task = pending_approval(&s).await;
+    s.answer(
+        task["taskId"].as_str().unwrap(),
+        "approve",
+        json!({"action": "decline"}),
+    )
+    .await;
+    let out = waiting.await.unwrap();
+    assert_eq!(
+        out.json()["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+    // Once it ends, its servers are forgotten.
+    run(in_claude(), event("SessionEnd", "s-1")).await;
+    assert_eq!(
+        run(in_claude(), event("PermissionRequest", "s-1"))
+            .await
+            .json(),
+        allowed
+    );
+}
+
 /// The same for Codex: a prompt for a tool of the server its `config.toml` makes this Taskdeck
 /// is let through, and asked in the hook once a trusted project's `.codex/config.toml` makes
 /// that name a program.
