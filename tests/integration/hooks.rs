@@ -98,6 +98,25 @@ async fn hook(s: &Server, agent: &str, token: &str, input: &Value) -> HookRun {
     run(hook_command(s, &[agent], Some(token)), input).await
 }
 
+/// Runs the hook `cmd` with the permission request `event`, which must wait in the inbox;
+/// declines it there, checks the hook then prints a deny, and returns the approval task.
+async fn asked_and_declined(s: &Server, cmd: Command, event: Value) -> Value {
+    let waiting = tokio::spawn(run(cmd, event));
+    let task = pending_approval(s).await;
+    s.answer(
+        task["taskId"].as_str().unwrap(),
+        "approve",
+        json!({"action": "decline"}),
+    )
+    .await;
+    let out = waiting.await.unwrap();
+    assert_eq!(
+        out.json()["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+    task
+}
+
 /// An event Taskdeck refuses leaves the decision to the agent (no output, exit 0), and the
 /// hook says why on stderr: Taskdeck's reason, not only its status.
 #[tokio::test]
@@ -766,30 +785,23 @@ async fn a_call_to_taskdecks_own_server_is_asked_once_when_it_arrives() {
         (started_in(None), moved()),
     ] {
         let tool = event["tool_name"].clone();
-        let waiting = tokio::spawn(run(cmd, event));
-        let task = pending_approval(&s).await;
+        let task = asked_and_declined(&s, cmd, event).await;
         assert_eq!(task["arguments"]["toolName"], tool);
-        let task_id = task["taskId"].as_str().unwrap();
-        s.answer(task_id, "approve", json!({"action": "decline"}))
-            .await;
-        let out = waiting.await.unwrap();
-        assert_eq!(
-            out.json()["hookSpecificOutput"]["decision"]["behavior"],
-            "deny"
-        );
     }
 }
 
-/// The servers a Claude Code session started with are the ones it keeps: a project file that
-/// named `taskdeck` another server at the session's start still counts after it is changed,
-/// until the session ends.
+/// The servers a Claude Code session started with are the ones it keeps, across `/clear` (a new
+/// session id) too: a project file that named `taskdeck` another server when a session started
+/// there still counts after it is changed. A session started elsewhere is not concerned.
 #[tokio::test]
 async fn the_servers_a_session_started_with_keep_counting() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     let project = tmp.path().join("shop");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    for dir in [&home, &project, &elsewhere] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
     let s = Server::start_in(tmp.path(), &[]).await;
     let t = s.token("claude-code");
     let url = format!("http://127.0.0.1:{}/mcp", s.port);
@@ -804,57 +816,47 @@ async fn the_servers_a_session_started_with_keep_counting() {
             .to_string(),
     )
     .unwrap();
-    let in_claude = || {
+    let in_claude = |dir: &Path| {
         let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
-        cmd.env("HOME", &home).env("CLAUDE_PROJECT_DIR", &project);
+        cmd.env("HOME", &home).env("CLAUDE_PROJECT_DIR", dir);
         cmd
     };
-    let event = |name: &str, session: &str| {
+    let event = |name: &str, session: &str, dir: &Path| {
         let mut e = in_session(fixture("claude-code", name), session);
-        e["cwd"] = json!(project);
+        e["cwd"] = json!(dir);
         if name == "PermissionRequest" {
             e["tool_name"] = json!("mcp__taskdeck__run_command");
             e["tool_input"] = json!({"command": "echo hello"});
         }
         e
     };
-    assert_eq!(
-        run(in_claude(), event("SessionStart", "s-1"))
-            .await
-            .stdout
-            .trim(),
-        "{}"
-    );
+    let start = |session: &'static str| {
+        run(
+            in_claude(&project),
+            event("SessionStart", session, &project),
+        )
+    };
+    assert_eq!(start("s-1").await.stdout.trim(), "{}");
     // The file changes after the session loaded it.
     std::fs::write(project.join(".mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+    let asked = |session: &'static str| {
+        let e = event("PermissionRequest", session, &project);
+        asked_and_declined(&s, in_claude(&project), e)
+    };
+    asked("s-1").await;
+    // `/clear`: the session ends and another starts in the same Claude Code, whose connections
+    // stay. Still asked.
+    run(in_claude(&project), event("SessionEnd", "s-1", &project)).await;
+    start("s-2").await;
+    asked("s-2").await;
     let allowed = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}});
-    // A session that started after the change is let through.
     assert_eq!(
-        run(in_claude(), event("PermissionRequest", "s-2"))
-            .await
-            .json(),
-        allowed
-    );
-    // The one that started before is asked.
-    let waiting = tokio::spawn(run(in_claude(), event("PermissionRequest", "s-1")));
-    let task = pending_approval(&s).await;
-    s.answer(
-        task["taskId"].as_str().unwrap(),
-        "approve",
-        json!({"action": "decline"}),
-    )
-    .await;
-    let out = waiting.await.unwrap();
-    assert_eq!(
-        out.json()["hookSpecificOutput"]["decision"]["behavior"],
-        "deny"
-    );
-    // Once it ends, its servers are forgotten.
-    run(in_claude(), event("SessionEnd", "s-1")).await;
-    assert_eq!(
-        run(in_claude(), event("PermissionRequest", "s-1"))
-            .await
-            .json(),
+        run(
+            in_claude(&elsewhere),
+            event("PermissionRequest", "s-3", &elsewhere)
+        )
+        .await
+        .json(),
         allowed
     );
 }
@@ -904,20 +906,8 @@ async fn a_codex_call_to_taskdecks_own_server_is_asked_once() {
         "[mcp_servers.taskdeck]\ncommand = \"echo\"\n",
     )
     .unwrap();
-    let waiting = tokio::spawn(run(in_codex(), prompt));
-    let task = pending_approval(&s).await;
+    let task = asked_and_declined(&s, in_codex(), prompt).await;
     assert_eq!(task["arguments"]["toolName"], "mcp__taskdeck__run_command");
-    s.answer(
-        task["taskId"].as_str().unwrap(),
-        "approve",
-        json!({"action": "decline"}),
-    )
-    .await;
-    let out = waiting.await.unwrap();
-    assert_eq!(
-        out.json()["hookSpecificOutput"]["decision"]["behavior"],
-        "deny"
-    );
 }
 
 /// Claude's questions with choices (`AskUserQuestion`) are left to its own prompt at once: an

@@ -195,7 +195,7 @@ async fn report_end(
 /// message; `None` for another signal.
 fn stopped_by(signal: i32) -> Option<&'static str> {
     Some(match signal {
-        nix::libc::SIGINT => "Interrupted: Ctrl-C to `taskdeck run`",
+        nix::libc::SIGINT => "Interrupted: `taskdeck run` got SIGINT (Ctrl-C)",
         nix::libc::SIGTERM => "Stopped: `taskdeck run` was terminated (SIGTERM)",
         nix::libc::SIGHUP => "Stopped: the terminal of `taskdeck run` closed (SIGHUP)",
         _ => return None,

@@ -32,6 +32,9 @@ const PERMISSION_SUBJECTS: [&str; 7] = [
     "path",
 ];
 
+/// The most characters of a permission request's subject in its title.
+const SUBJECT_MAX_CHARS: usize = 160;
+
 /// The most characters a title has, its closing "…" included.
 pub const TITLE_MAX_CHARS: usize = 200;
 
@@ -54,14 +57,17 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
             Some(shell_line(&argv))
         }),
         PERMISSION_TOOL => text("toolName").map(|t| {
-            // What the call acts on, as the agent's own prompt names it: a person tells ten
-            // questions about `Bash` apart by their commands.
-            let input = arguments.get("toolInput");
+            // What an agent's own tool acts on, as its prompt names it: a person tells ten
+            // questions about `Bash` apart by their commands. An MCP tool's arguments can mean
+            // anything: its title names the tool only.
+            let input = arguments
+                .get("toolInput")
+                .filter(|_| !t.starts_with("mcp__"));
             let what = PERMISSION_SUBJECTS
                 .iter()
                 .find_map(|key| input?.get(*key)?.as_str().filter(|s| !s.trim().is_empty()));
             match what {
-                Some(what) => format!("Allow {t}: {}?", one_line(what)),
+                Some(what) => format!("Allow {t}: {}?", whole_line(what, SUBJECT_MAX_CHARS)),
                 None => format!("Allow {t}?"),
             }
         }),
@@ -85,6 +91,43 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
         .unwrap_or_else(|| tool.to_string())
 }
 
+/// `line` with tabs as spaces, every other control or hiding character written out
+/// (`\u{1b}`), and runs of whitespace as one space.
+fn written_out(line: &str) -> String {
+    let shown: String = line
+        .chars()
+        .map(|c| match c {
+            '\t' | '\u{b}' | '\u{c}' => " ".to_string(),
+            c if hidden(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect();
+    shown.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// All of `text` on one line: its lines joined with " ↵ ", written out as [`one_line`] does,
+/// and when longer than `max` characters cut in the middle ("…"), so both its start and its
+/// end show (a `touch` after a long `echo`, a second line after a harmless first).
+fn whole_line(text: &str, max: usize) -> String {
+    let joined = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(written_out)
+        .collect::<Vec<_>>()
+        .join(" ↵ ");
+    let chars: Vec<char> = joined.chars().collect();
+    if chars.len() <= max {
+        return joined;
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    chars[..head]
+        .iter()
+        .chain(['…'].iter())
+        .chain(chars[chars.len() - tail..].iter())
+        .collect()
+}
+
 /// The first line of `text` that is not blank, with tabs as spaces, every other control
 /// character (an escape sequence's ESC, a carriage return, BEL) and the characters that hide
 /// or reorder text written out as `\u{1b}`, `\u{202e}`, runs of whitespace as one space, cut to
@@ -96,17 +139,7 @@ pub fn task_title(tool: &str, arguments: &Value) -> String {
 /// `echo rm -rf ~`.
 pub fn one_line(text: &str) -> String {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let first: String = lines
-        .next()
-        .unwrap_or("")
-        .chars()
-        .map(|c| match c {
-            '\t' | '\u{b}' | '\u{c}' => " ".to_string(),
-            c if hidden(c) => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        })
-        .collect();
-    let line = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = written_out(lines.next().unwrap_or(""));
     // A text with more lines ends with "…" too: the title says more follows.
     let more = lines.next().is_some();
     if line.chars().count() <= TITLE_MAX_CHARS && !more {
@@ -192,20 +225,27 @@ mod tests {
                 &json!({"toolName": tool, "toolInput": input}),
             )
         };
+        // Every line shows, and the end of a long one.
         assert_eq!(
             asks(
                 "Bash",
-                json!({"command": "make test\nrm x", "description": "d"})
+                json!({"command": "make test\n\nrm x", "description": "d"})
             ),
-            "Allow Bash: make test…?"
+            "Allow Bash: make test ↵ rm x?"
         );
+        let long = asks(
+            "Bash",
+            json!({"command": format!("echo {}; touch pwned", "a".repeat(300))}),
+        );
+        assert!(long.ends_with("a; touch pwned?"), "{long}");
+        assert!(long.contains('…') && long.chars().count() < TITLE_MAX_CHARS);
         assert_eq!(
             asks("Write", json!({"file_path": "/a/b.rs", "content": "x"})),
             "Allow Write: /a/b.rs?"
         );
         assert_eq!(
-            asks("mcp__github__create_issue", json!({"title": "t"})),
-            "Allow mcp__github__create_issue?"
+            asks("mcp__fs__delete", json!({"path": "/", "mode": "delete"})),
+            "Allow mcp__fs__delete?"
         );
         assert_eq!(task_title("echo", &json!({"text": "hi"})), "echo");
         assert_eq!(task_title("external", &json!({"name": "  "})), "external");

@@ -3,17 +3,20 @@
 //!
 //! Claude Code's configuration (<https://code.claude.com/docs/en/mcp>, "MCP installation
 //! scopes"): servers are named in the local scope (`.claude.json`,
-//! `projects.<project dir>.mcpServers`), the project scope (`.mcp.json` in the project dir)
-//! and the user scope (`.claude.json`, top-level `mcpServers`). `.claude.json` is in
-//! `$CLAUDE_CONFIG_DIR`, else the home dir, as the hook found them in Claude Code's
-//! environment. Claude names a tool `mcp__<server>__<tool>`, the server's name with every
+//! `projects.<project dir>.mcpServers`, the project dir being a git checkout's main worktree),
+//! the project scope (`.mcp.json` in the project dir) and the user scope (`.claude.json`,
+//! top-level `mcpServers`), and by an administrator in `/etc/claude-code/managed-mcp.json`.
+//! `.claude.json` is in `$CLAUDE_CONFIG_DIR`, else the home dir, as the hook found them in
+//! Claude Code's environment; older versions read `.config.json` in that dir (or in
+//! `~/.claude`) instead, and it is read too. Claude names a tool `mcp__<server>__<tool>`, the server's name with every
 //! UTF-16 code unit but ASCII letters, digits, `_` and `-` as `_` (a JavaScript replace: an
 //! emoji is two).
 //!
 //! The definitions in sight are those of every scope, for the dir Claude Code was started in
 //! (`$CLAUDE_PROJECT_DIR`, which Claude sets for hooks) and the event's `cwd` (a session that
-//! `cd`s away keeps its servers), each as given and with symlinks resolved, and for their
-//! parents: a local-scope entry of any of those dirs, and an `.mcp.json` in any of them.
+//! `cd`s away keeps its servers), each as given, with symlinks resolved and, in a git worktree
+//! or submodule, with its git dir and main worktree, and for their parents: a local-scope
+//! entry of any of those dirs, and an `.mcp.json` in any of them.
 //! Without `$CLAUDE_PROJECT_DIR` the project cannot be told (two dirs can share a transcript
 //! dir's name), and the prompt is asked.
 
@@ -21,7 +24,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::own_server::{Definition, FileState, OwnServers};
+use super::own_server::{Definition, FileState, OwnServers, read_regular};
+
+/// The file in which an administrator defines Claude Code's servers (Linux).
+const MANAGED_MCP: &str = "/etc/claude-code/managed-mcp.json";
 
 /// `.claude.json` when the hook does not say where it is: `$CLAUDE_CONFIG_DIR`'s, else the
 /// home dir's, as this process sees them.
@@ -61,6 +67,8 @@ pub fn session_dirs(cwd: Option<&str>, project_dir: Option<&Path>) -> Option<Vec
     dirs.extend(cwd.map(PathBuf::from).filter(|c| c.is_absolute()));
     let resolved: Vec<PathBuf> = dirs.iter().filter_map(|d| d.canonicalize().ok()).collect();
     dirs.extend(resolved);
+    let git: Vec<PathBuf> = dirs.iter().flat_map(|d| git_dirs(d)).collect();
+    dirs.extend(git);
     let mut unique = Vec::new();
     for dir in dirs {
         if !unique.contains(&dir) {
@@ -68,6 +76,42 @@ pub fn session_dirs(cwd: Option<&str>, project_dir: Option<&Path>) -> Option<Vec
         }
     }
     Some(unique)
+}
+
+/// For a dir inside a git worktree or submodule (its nearest `.git` is a file naming the git
+/// dir, `gitdir: PATH`): that git dir, and for a worktree the repository's common git dir and
+/// its main worktree (the common dir's parent), where Claude Code keys the local scope.
+fn git_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for at in dir.ancestors() {
+        let dot_git = at.join(".git");
+        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+            continue;
+        };
+        if !meta.is_file() {
+            break;
+        }
+        let text = |p: &Path| {
+            let bytes = read_regular(p).filter(|b| b.len() <= 4096)?;
+            String::from_utf8(bytes).ok()
+        };
+        let Some(git_dir) = text(&dot_git)
+            .as_deref()
+            .and_then(|t| t.trim().strip_prefix("gitdir:"))
+            .map(|p| at.join(p.trim()))
+        else {
+            break;
+        };
+        if let Some(common) = text(&git_dir.join("commondir")) {
+            let common = git_dir.join(common.trim());
+            let common = common.canonicalize().unwrap_or(common);
+            found.extend(common.parent().map(Path::to_path_buf));
+            found.push(common);
+        }
+        found.push(git_dir.canonicalize().unwrap_or(git_dir));
+        break;
+    }
+    found
 }
 
 /// A JSON file's bytes (a leading byte-order mark allowed).
@@ -87,7 +131,15 @@ impl OwnServers {
     ) -> Option<Vec<Definition>> {
         let mut in_sight: Vec<Value> = Vec::new();
         let dirs: Vec<&Path> = dirs.iter().flat_map(|d| d.ancestors()).collect();
+        let mut config_files: Vec<PathBuf> = Vec::new();
         if let Some(file) = user_file {
+            config_files.push(file.to_path_buf());
+            if let Some(dir) = file.parent() {
+                config_files.push(dir.join(".config.json"));
+                config_files.push(dir.join(".claude").join(".config.json"));
+            }
+        }
+        for file in &config_files {
             match &*self.read_as(file, json) {
                 FileState::Missing => {}
                 FileState::Unreadable => return None,
@@ -109,8 +161,10 @@ impl OwnServers {
                 }
             }
         }
-        for dir in &dirs {
-            match &*self.read_as(&dir.join(".mcp.json"), json) {
+        let managed = [PathBuf::from(MANAGED_MCP)];
+        let project_files = dirs.iter().map(|d| d.join(".mcp.json"));
+        for file in managed.into_iter().chain(project_files) {
+            match &*self.read_as(&file, json) {
                 FileState::Missing => {}
                 FileState::Unreadable => return None,
                 FileState::Read(file) => in_sight.extend(file.get("mcpServers").cloned()),
@@ -281,6 +335,48 @@ mod tests {
         write(&project.join(".mcp.json"), &json!({"mcpServers": {}}));
         assert_eq!(is(&link, &link), None);
         assert_eq!(is(&elsewhere, &elsewhere), own("run_command", None));
+    }
+
+    #[test]
+    fn a_worktrees_main_checkout_and_an_older_config_file_count() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let user_file = home.join(".claude.json");
+        let ours = json!({"type": "http", "url": "http://127.0.0.1:4747/mcp"});
+        // A checkout and a worktree of it, as `git worktree add ../wt` lays them out.
+        let main = tmp.path().join("main");
+        let wt = tmp.path().join("wt");
+        let git_dir = main.join(".git/worktrees/wt");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", git_dir.display())).unwrap();
+        std::fs::write(git_dir.join("commondir"), "../..\n").unwrap();
+        write(
+            &user_file,
+            &json!({"mcpServers": {"taskdeck": ours},
+                "projects": {main.to_str().unwrap(): {"mcpServers": {"taskdeck": {"command": "x"}}}}}),
+        );
+        let lookup = OwnServers::new(4747);
+        let is = |dir: &Path| {
+            let dirs = session_dirs(None, Some(dir)).unwrap();
+            claude_tool(
+                &lookup,
+                "mcp__taskdeck__run_command",
+                &dirs,
+                Some(&user_file),
+            )
+        };
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        assert_eq!(is(&elsewhere), own("run_command", None));
+        // The worktree's local scope is the main checkout's.
+        assert_eq!(is(&wt), None);
+        // `~/.claude/.config.json`, which older versions read instead of `.claude.json`.
+        write(
+            &home.join(".claude/.config.json"),
+            &json!({"mcpServers": {"taskdeck": {"type": "http", "url": "https://x.example/mcp"}}}),
+        );
+        assert_eq!(is(&elsewhere), None);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Taskdeck, whose own approval step decides it; asking in the hook too would ask twice.
 //!
 //! Codex (`openai/codex`, `codex-rs/config`): MCP servers are `[mcp_servers.NAME]` tables of
-//! `config.toml` layers merged key by key: the system's `/etc/codex/config.toml`, the user's
+//! `config.toml` layers merged key by key: the system's `/etc/codex/config.toml` (and an
+//! administrator's `/etc/codex/managed_config.toml`), the user's
 //! `$CODEX_HOME/config.toml` (else `~/.codex`), a profile's `$CODEX_HOME/NAME.config.toml`,
 //! and a trusted project's `.codex/config.toml` (in the session's `cwd` or a parent). A
 //! Streamable HTTP server has a `url`; a stdio one a `command`. Codex names an MCP tool
@@ -22,8 +23,8 @@ use serde_json::{Map, Value, json};
 
 use super::own_server::{Definition, FileState, OwnServers};
 
-/// The system layer Codex reads on Unix.
-const SYSTEM_CONFIG: &str = "/etc/codex/config.toml";
+/// The system layer Codex reads on Unix, and the administrator's, which overrides the user's.
+const SYSTEM_CONFIGS: [&str; 2] = ["/etc/codex/config.toml", "/etc/codex/managed_config.toml"];
 
 /// `$CODEX_HOME`, else `~/.codex`, as this process sees them (the hook's environment is
 /// Codex's own).
@@ -88,7 +89,8 @@ impl OwnServers {
     /// Every server definition a Codex session in `cwd` (absolute) sees with its configuration
     /// dir `codex_home`; `None` when a layer in sight is there but cannot be read as TOML.
     pub fn codex_definitions(&self, cwd: &Path, codex_home: &Path) -> Option<Vec<Definition>> {
-        let mut files = vec![PathBuf::from(SYSTEM_CONFIG), codex_home.join("config.toml")];
+        let mut files: Vec<PathBuf> = SYSTEM_CONFIGS.iter().map(PathBuf::from).collect();
+        files.push(codex_home.join("config.toml"));
         if let Ok(dir) = std::fs::read_dir(codex_home) {
             let mut profiles: Vec<PathBuf> = dir
                 .flatten()

@@ -57,16 +57,14 @@ impl Hooks {
                 tool_name,
                 tool_input,
             } => (tool_name, tool_input, true),
-            kind => {
-                // The servers a session starts with are those it keeps: noted now, they count
-                // however the files change later; forgotten when it ends.
-                match kind {
-                    EventKind::SessionStart { .. } => {
-                        let definitions = self.definitions(agent, &event, env).unwrap_or_default();
-                        self.own_servers.remember(&event.session_id, definitions);
-                    }
-                    EventKind::SessionEnd { .. } => self.own_servers.forget(&event.session_id),
-                    _ => {}
+            _ => {
+                // The servers a session starts with are those it keeps (across `/clear` too):
+                // noted now, they count however the files change later.
+                if matches!(event.kind, EventKind::SessionStart { .. })
+                    && let Some(definitions) = self.definitions(agent, &event, env)
+                {
+                    self.own_servers
+                        .remember(&started_in(agent, &event, env), definitions);
                 }
                 let _ = self
                     .session_events
@@ -149,7 +147,7 @@ impl Hooks {
         };
         let own = self
             .own_servers
-            .decide(rest, definitions, &event.session_id, fits);
+            .decide(rest, definitions, &started_in(agent, event, env), fits);
         let Some(own) = own else {
             return false;
         };
@@ -218,6 +216,20 @@ impl Hooks {
             }
         });
     }
+}
+
+/// The key under which what `event`'s session saw is remembered: the agent and the dir the
+/// session started in (Claude Code's `$CLAUDE_PROJECT_DIR`, Codex's `cwd`); empty when unknown.
+fn started_in(agent: Agent, event: &event::HookEvent, env: &AgentEnv) -> String {
+    let dir = match agent {
+        Agent::ClaudeCode => env
+            .claude_project_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
+        Agent::Codex => event.cwd.clone(),
+    };
+    dir.map(|d| format!("{}:{d}", agent.name()))
+        .unwrap_or_default()
 }
 
 /// What the hook prints for an ended `permission_request` task of `agent`: its decision

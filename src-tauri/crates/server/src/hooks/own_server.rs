@@ -8,7 +8,9 @@
 //! [`super::codex_servers`] read it as [`Definition`]s). A hook cannot see everything the agent
 //! saw when it loaded them (which scope won, which profile runs, the files as they were at the
 //! session's start), so no precedence is trusted: every definition in sight, and every one
-//! seen earlier in the same session, must agree. A tool is Taskdeck's only when:
+//! seen before for the same started-in dir while Taskdeck runs (a session keeps its servers
+//! across `/clear`, which starts a new session id), must agree. A tool is Taskdeck's only
+//! when:
 //! - exactly one server name makes a prefix of the tool's name as the agent writes names
 //!   (`taskdeck` and `taskdeck__proj` both fit `mcp__taskdeck__proj__write_file`: asked);
 //! - every definition of that name is a Streamable HTTP one whose URL is
@@ -16,7 +18,8 @@
 //!   ([`OwnServers::taskdeck_url_path`]; Taskdeck listens on 127.0.0.1 only, so `localhost` and
 //!   `[::1]` could be another program). A stdio definition never is, whatever else it holds:
 //!   its calls go to the program it starts, which a project's file could make anything;
-//! - no file in sight is unreadable or malformed (it could hold another definition);
+//! - no file in sight is unreadable or malformed (it could hold another definition), or other
+//!   than a regular file (a FIFO or a device would block the read: never opened as one);
 //! - the rest of the name is a tool that Taskdeck serves there ([`OwnTool`], checked by the
 //!   caller).
 //!
@@ -31,8 +34,8 @@ use std::{
 
 use serde_json::Value;
 
-/// How many sessions' definitions are remembered (the oldest are forgotten first).
-const SESSIONS_KEPT: usize = 512;
+/// For how many started-in dirs definitions are remembered (the oldest are forgotten first).
+const DIRS_KEPT: usize = 512;
 
 /// A tool of this Taskdeck as an agent's tool name names it: the part of the Taskdeck URL
 /// after `/mcp` (`None` for `/mcp`, `Some("fs")` for `/mcp/fs`) and the tool's name there.
@@ -104,19 +107,19 @@ struct Cached {
     state: Arc<FileState>,
 }
 
-/// The sessions' definitions, kept from event to event.
+/// The definitions seen for each started-in dir, kept from event to event.
 #[derive(Default)]
-struct Sessions {
-    seen: HashMap<String, BTreeSet<Definition>>,
+struct Seen {
+    by_dir: HashMap<String, BTreeSet<Definition>>,
     order: VecDeque<String>,
 }
 
 /// The lookup for the Taskdeck listening on a port: the files it read, kept by path, and the
-/// definitions each session has shown so far.
+/// definitions seen for each started-in dir so far.
 pub struct OwnServers {
     port: u16,
     files: Mutex<HashMap<PathBuf, Cached>>,
-    sessions: Mutex<Sessions>,
+    seen: Mutex<Seen>,
 }
 
 impl OwnServers {
@@ -125,23 +128,23 @@ impl OwnServers {
         OwnServers {
             port,
             files: Mutex::new(HashMap::new()),
-            sessions: Mutex::new(Sessions::default()),
+            seen: Mutex::new(Seen::default()),
         }
     }
 
     /// The Taskdeck tool `rest` (a tool name after `mcp__`) calls, given the `definitions` in
-    /// sight now (`None`: a file in sight could not be read) and those `session` (an agent's
-    /// session id; empty: none) showed before, which then include these. `fits(rest, name)` is
-    /// the rest of the tool's name when the agent's name for server `name` starts it. `None`
-    /// unless the module comment's rules hold.
+    /// sight now (`None`: a file in sight could not be read) and those seen before under
+    /// `started_in` (the agent and the dir its session started in; empty: none), which then
+    /// include these. `fits(rest, name)` is the rest of the tool's name when the agent's name
+    /// for server `name` starts it. `None` unless the module comment's rules hold.
     pub fn decide(
         &self,
         rest: &str,
         definitions: Option<Vec<Definition>>,
-        session: &str,
+        started_in: &str,
         fits: impl Fn(&str, &str) -> Option<String>,
     ) -> Option<OwnTool> {
-        let definitions = self.remember(session, definitions?);
+        let definitions = self.remember(started_in, definitions?);
         let fitting: BTreeSet<&str> = definitions
             .iter()
             .filter(|d| fits(rest, &d.name).is_some())
@@ -164,32 +167,24 @@ impl OwnServers {
             })
     }
 
-    /// Adds `definitions` to those `session` showed before (none for an empty id) and returns
-    /// them all.
-    pub fn remember(&self, session: &str, definitions: Vec<Definition>) -> BTreeSet<Definition> {
-        if session.is_empty() {
+    /// Adds `definitions` to those seen before under `started_in` (none for an empty key) and
+    /// returns them all. They are kept while Taskdeck runs: a restart forgets them.
+    pub fn remember(&self, started_in: &str, definitions: Vec<Definition>) -> BTreeSet<Definition> {
+        if started_in.is_empty() {
             return definitions.into_iter().collect();
         }
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if !sessions.seen.contains_key(session) {
-            if sessions.order.len() >= SESSIONS_KEPT
-                && let Some(oldest) = sessions.order.pop_front()
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if !seen.by_dir.contains_key(started_in) {
+            if seen.order.len() >= DIRS_KEPT
+                && let Some(oldest) = seen.order.pop_front()
             {
-                sessions.seen.remove(&oldest);
+                seen.by_dir.remove(&oldest);
             }
-            sessions.order.push_back(session.to_string());
+            seen.order.push_back(started_in.to_string());
         }
-        let seen = sessions.seen.entry(session.to_string()).or_default();
-        seen.extend(definitions);
-        seen.clone()
-    }
-
-    /// Forgets what `session` showed (it ended).
-    pub fn forget(&self, session: &str) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if sessions.seen.remove(session).is_some() {
-            sessions.order.retain(|s| s != session);
-        }
+        let all = seen.by_dir.entry(started_in.to_string()).or_default();
+        all.extend(definitions);
+        all.clone()
     }
 
     /// For a URL of this Taskdeck's endpoint, `http://127.0.0.1:PORT/mcp` or
@@ -215,7 +210,10 @@ impl OwnServers {
     }
 
     /// `path` as `parse` makes it into JSON, read again when its size, modification or change
-    /// time changed. One path, one `parse`.
+    /// time changed. One path, one `parse`. Only a regular file is read (opened without
+    /// blocking, so a FIFO put in its place cannot hang the reader); anything else there is
+    /// [`FileState::Unreadable`], and an empty file is [`FileState::Missing`] (it names
+    /// nothing, whatever reads it).
     pub fn read_as(&self, path: &Path, parse: fn(&[u8]) -> Option<Value>) -> Arc<FileState> {
         let metadata = std::fs::metadata(path);
         let stamp = metadata.as_ref().ok().map(|m| {
@@ -226,22 +224,26 @@ impl OwnServers {
             let changed = 0;
             (m.len(), m.modified().ok(), changed)
         });
-        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(cached) = files.get(path)
-            && cached.stamp == stamp
         {
-            return cached.state.clone();
+            let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(cached) = files.get(path)
+                && cached.stamp == stamp
+            {
+                return cached.state.clone();
+            }
         }
         let state = match metadata {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Missing,
             Err(_) => FileState::Unreadable,
-            Ok(m) if m.is_dir() => FileState::Unreadable,
-            Ok(_) => match std::fs::read(path).ok().and_then(|bytes| parse(&bytes)) {
-                Some(v) => FileState::Read(v),
+            Ok(m) if !m.is_file() => FileState::Unreadable,
+            Ok(_) => match read_regular(path) {
+                Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => FileState::Missing,
+                Some(bytes) => parse(&bytes).map_or(FileState::Unreadable, FileState::Read),
                 None => FileState::Unreadable,
             },
         };
         let state = Arc::new(state);
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
         files.insert(
             path.to_path_buf(),
             Cached {
@@ -251,6 +253,23 @@ impl OwnServers {
         );
         state
     }
+}
+
+/// The bytes of `path` when it is a regular file, opened without blocking (a FIFO swapped in
+/// after a check would otherwise wait for a writer).
+pub(super) fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 #[cfg(test)]
@@ -299,12 +318,10 @@ mod tests {
             lookup.decide("taskdeck__run_command", None, "", prefix),
             None
         );
-        // What a session showed before still counts, until it ends.
-        assert_eq!(decide(vec![def("taskdeck", None)], "s1"), None);
-        assert_eq!(decide(vec![ours.clone()], "s1"), None);
-        assert_eq!(decide(vec![ours.clone()], "s2"), own);
-        lookup.forget("s1");
-        assert_eq!(decide(vec![ours.clone()], "s1"), own);
+        // What was seen before for the same started-in dir still counts.
+        assert_eq!(decide(vec![def("taskdeck", None)], "claude-code:/p"), None);
+        assert_eq!(decide(vec![ours.clone()], "claude-code:/p"), None);
+        assert_eq!(decide(vec![ours.clone()], "claude-code:/q"), own);
     }
 
     #[test]
@@ -348,6 +365,19 @@ mod tests {
         );
         std::fs::write(&file, "{ not json").unwrap();
         assert_eq!(*lookup.read_as(&file, json), FileState::Unreadable);
+        std::fs::write(&file, " \n").unwrap();
+        assert_eq!(*lookup.read_as(&file, json), FileState::Missing);
         assert_eq!(*lookup.read_as(tmp.path(), json), FileState::Unreadable);
+        // A FIFO (or a link to one) is never opened: no writer would ever come.
+        let fifo = tmp.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let link = tmp.path().join("link.json");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        assert_eq!(*lookup.read_as(&fifo, json), FileState::Unreadable);
+        assert_eq!(*lookup.read_as(&link, json), FileState::Unreadable);
+        assert_eq!(
+            *lookup.read_as(Path::new("/dev/null"), json),
+            FileState::Unreadable
+        );
     }
 }
