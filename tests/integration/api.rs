@@ -757,6 +757,22 @@ async fn connect_an_agent_creates_a_working_token() {
         let said = String::from_utf8_lossy(&out.stderr);
         assert_eq!(said.contains("is not a live token"), warned, "{said}");
     }
+
+    // Codex's table, for the config.toml where this Codex reads it.
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["mcp-config", "codex", "--token", cli_token, "--data-dir"])
+        .arg(s.dir.join("data"))
+        .env("CODEX_HOME", "/srv/codex")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("Codex — /srv/codex/config.toml:"), "{said}");
+    let table: toml_edit::DocumentMut = String::from_utf8_lossy(&out.stdout).parse().unwrap();
+    assert_eq!(
+        table["mcp_servers"]["taskdeck"]["http_headers"]["Authorization"].as_str(),
+        Some(format!("Bearer {cli_token}").as_str())
+    );
 }
 
 #[tokio::test]

@@ -908,6 +908,10 @@ async fn a_codex_call_to_taskdecks_own_server_is_asked_once() {
     .unwrap();
     let task = asked_and_declined(&s, in_codex(), prompt).await;
     assert_eq!(task["arguments"]["toolName"], "mcp__taskdeck__run_command");
+    // A denied permission request is no success for a script waiting on it.
+    let id = task["taskId"].as_str().unwrap();
+    let out = taskdeck(&s, &["tasks", "wait", id]).await;
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
 }
 
 /// Claude's questions with choices (`AskUserQuestion`) are left to its own prompt at once: an
@@ -1039,6 +1043,32 @@ async fn session_tasks(s: &Server, tool: &str, n: usize) -> Vec<Value> {
         assert!(start.elapsed() < Duration::from_secs(10), "{tasks:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A live session outlives its task's ttlMs: each event keeps it (a 3 s default here; the
+/// session goes on for longer).
+#[tokio::test]
+async fn a_live_session_does_not_expire_with_its_ttl() {
+    let s = Server::start(&["--default-ttl-ms", "3000"]).await;
+    let t = s.token("claude-code");
+    let sid = "a0b1c2d3-0000-4000-8000-00000000ttl1";
+    let start = in_session(fixture("claude-code", "SessionStart"), sid);
+    hook(&s, "claude-code", &t, &start).await;
+    let id = session_tasks(&s, "claude_code_session", 1).await[0]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prompt = in_session(fixture("claude-code", "UserPromptSubmit"), sid);
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        hook(&s, "claude-code", &t, &prompt).await;
+    }
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(task["task"]["status"], "working", "{task}");
+    assert!(
+        task["task"]["ttlMs"].as_u64().unwrap() >= 24 * 3600 * 1000,
+        "{task}"
+    );
 }
 
 async fn status_of(s: &Server, id: &str, want: impl Fn(&Value) -> bool) -> Value {
@@ -1339,6 +1369,25 @@ async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_ent
         "allow",
         "the new token is taken"
     );
+    // Revoked again, and another token made for the name meanwhile (Connect an agent): the
+    // message says so and how to go on.
+    let out = taskdeck(&s, &["token", "revoke", "claude-code"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let (status, _) = s
+        .v1_post(Some(&s.admin), "/v1/agents", json!({"name": "claude-code"}))
+        .await;
+    assert_eq!(status, 201);
+    let out = taskdeck(&s, &["hook", "install", "claude-code", "--dir", dir]).await;
+    assert!(!out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("has another live token") && said.contains("token revoke claude-code"),
+        "{said}"
+    );
+    let out = taskdeck(&s, &["token", "revoke", "claude-code"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let out = taskdeck(&s, &["hook", "install", "claude-code", "--dir", dir]).await;
+    assert!(out.status.success(), "{out:?}");
     // Installed again against a data dir that is not Taskdeck's (a typo): refused, nothing
     // made there, and the working token kept.
     let token = std::fs::read_to_string(&token_file).unwrap();
@@ -1516,7 +1565,7 @@ async fn install_refuses_a_dir_that_does_not_exist() {
             .await;
             assert!(!out.status.success(), "{verb} {agent}");
             let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("no such directory"), "{err}");
+            assert!(err.contains("not a directory"), "{err}");
             assert!(!home.path().join("no").exists(), "{verb} {agent} made it");
         }
     }

@@ -21,6 +21,10 @@ async fn make_token(s: &Server, name: &str, role: &str) -> String {
         .await;
     assert_eq!(status, 201, "{made}");
     assert_eq!(made["role"], role, "{made}");
+    // Client configs are for an agent's token only: a person's in an agent's client would let
+    // the agent answer the person's questions.
+    let configs = made["configs"].as_array().unwrap();
+    assert_eq!(configs.is_empty(), role == "human", "{made}");
     made["token"].as_str().unwrap().to_string()
 }
 

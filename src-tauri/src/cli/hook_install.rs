@@ -52,7 +52,7 @@ fn agent_dir(p: &Placement) -> Result<PathBuf, String> {
     if let Some(d) = &p.dir {
         if !d.is_dir() {
             return Err(format!(
-                "--dir {}: no such directory (give an existing one; {dot} inside it is made when missing)",
+                "--dir {}: not a directory (give an existing one; {dot} inside it is made when missing)",
                 d.display()
             ));
         }
@@ -187,6 +187,14 @@ fn ensure_token(p: &Placement) -> Result<(), String> {
         let revoked = listed.iter().any(|t| t.name == name && t.revoked)
             && !listed.iter().any(|t| t.name == name && !t.revoked);
         let file = token_path(&p.config_dir, p.agent);
+        if listed.iter().any(|t| t.name == name && !t.revoked) {
+            return Err(format!(
+                "the token in {} is not live, and principal {name:?} has another live token \
+                 (made elsewhere, e.g. by Connect an agent): write that token into the file, or \
+                 revoke it (`taskdeck token revoke {name}`) and install again",
+                file.display()
+            ));
+        }
         if !revoked {
             return Err(format!(
                 "the token in {} is not one of {}'s: check --data-dir, or delete the file and \

@@ -338,11 +338,11 @@ async fn wait_for_end(
                     println!("{}", shown(text));
                 }
             }
-            // A question answered no (request_approval's `action`) is no success for a script.
-            let declined = matches!(
-                t["result"]["structuredContent"]["action"].as_str(),
-                Some("decline" | "cancel")
-            );
+            // A question answered no (request_approval's `action`, an agent's permission
+            // request's `behavior`) is no success for a script.
+            let answer = &t["result"]["structuredContent"];
+            let declined = matches!(answer["action"].as_str(), Some("decline" | "cancel"))
+                || answer["behavior"] == "deny";
             let succeeded = status == "completed" && t["isError"] != true && !declined;
             return if succeeded {
                 ExitCode::SUCCESS

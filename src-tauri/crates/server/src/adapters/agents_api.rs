@@ -51,7 +51,8 @@ impl From<NewRole> for Role {
 }
 
 /// `POST /v1/agents`: a token for a new agent or human principal, with ready-to-paste client
-/// configs.
+/// configs for an agent's (none for a person's: in an agent's client it would let the agent
+/// answer the person's questions).
 #[utoipa::path(post, path = "/v1/agents", request_body = AgentBody, tag = "auth",
     responses((status = 201, description = "the token (shown this once), its role, and client configurations for it", body = AgentCreated),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
@@ -82,10 +83,15 @@ pub(crate) async fn create_agent(
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1");
     let mcp_url = format!("http://{host}/mcp");
-    let configs = mcp_config::CLIENTS
-        .iter()
-        .filter_map(|c| mcp_config::client_config(c, &mcp_url, &token))
-        .collect();
+    // An agent's client takes an agent's token only: with a person's, the agent could answer
+    // the questions Taskdeck asks the person about its own calls.
+    let configs = match role {
+        Role::Agent => mcp_config::CLIENTS
+            .iter()
+            .filter_map(|c| mcp_config::client_config(c, &mcp_url, &token))
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok((
         StatusCode::CREATED,
         Json(AgentCreated {

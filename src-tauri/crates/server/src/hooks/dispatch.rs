@@ -48,6 +48,14 @@ impl Hooks {
         env: &AgentEnv,
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
+        // The servers a session started with are those it keeps (across `/clear` too): noted
+        // at each of its events, they count however the files change later.
+        if !matches!(event.kind, EventKind::SessionEnd { .. })
+            && let Some(definitions) = self.definitions(agent, &event, env)
+        {
+            self.own_servers
+                .remember(&started_in(agent, &event, env), definitions);
+        }
         let (tool_name, tool_input, asks) = match &event.kind {
             EventKind::PreToolUse {
                 tool_name,
@@ -58,14 +66,6 @@ impl Hooks {
                 tool_input,
             } => (tool_name, tool_input, true),
             _ => {
-                // The servers a session starts with are those it keeps (across `/clear` too):
-                // noted now, they count however the files change later.
-                if matches!(event.kind, EventKind::SessionStart { .. })
-                    && let Some(definitions) = self.definitions(agent, &event, env)
-                {
-                    self.own_servers
-                        .remember(&started_in(agent, &event, env), definitions);
-                }
                 let _ = self
                     .session_events
                     .send((principal.clone(), agent, event.clone()));

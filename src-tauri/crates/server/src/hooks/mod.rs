@@ -9,8 +9,8 @@
 //! - `PermissionRequest`: the policy decides with its defaults (no rule → ask). An ask is a
 //!   task of [`permission_task`], whose run asks the human; the hook waits for it. A tool of
 //!   the agent's MCP server that is this Taskdeck ([`own_server`]) is allowed without a
-//!   question: Taskdeck decides that call when it arrives. `SessionStart` notes the servers
-//!   the session started with.
+//!   question: Taskdeck decides that call when it arrives. Every event but `SessionEnd` notes
+//!   the servers the session sees, which then keep counting.
 //! - `SessionStart`, `UserPromptSubmit`, `Notification`, `Stop`, `SubagentStop`, `SessionEnd`
 //!   and Codex's `notify` (`agent-turn-complete`): each agent session is one task of
 //!   [`session_task`], found again by its session id ([`sessions`]).

@@ -134,10 +134,15 @@ impl TaskTool for SessionToolFor {
         async move {
             let _unregister = unregister;
             let mut finished_turn: Option<String> = None;
+            // When the task's retention next needs extending (a session outlives its ttlMs).
+            let mut extend_at = tokio::time::Instant::now();
             loop {
                 tokio::select! {
                     update = rx.recv() => match update {
                         Some(SessionUpdate::Status { text, turn }) => {
+                            if tokio::time::Instant::now() >= extend_at {
+                                extend_at = keep_alive(&ctx).await;
+                            }
                             if turn.is_some() && turn == finished_turn {
                                 continue;
                             }
@@ -160,5 +165,26 @@ impl TaskTool for SessionToolFor {
             }
         }
         .boxed()
+    }
+}
+
+/// Keeps a live session's task from expiring, however short its ttlMs: its window is at least
+/// twice [`SESSION_IDLE`], extended once half of it is left, so the task outlives the
+/// [`SESSION_IDLE`] its run waits after any event. Returns when to extend it again; a store
+/// that cannot take the change (a full disk) is asked again a minute later.
+async fn keep_alive(ctx: &TaskContext) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let at_least = u64::try_from(2 * SESSION_IDLE.as_millis()).unwrap_or(u64::MAX);
+    match ctx.keep_alive(at_least).await {
+        Ok(Some(ms)) => now + Duration::from_millis(ms),
+        // Unlimited retention: nothing to keep.
+        Ok(None) => now + SESSION_IDLE * 1000,
+        Err(e) => {
+            tracing::warn!(
+                task_id = ctx.task_id(),
+                "cannot extend a session's ttlMs: {e}"
+            );
+            now + Duration::from_secs(60)
+        }
     }
 }
