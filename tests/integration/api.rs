@@ -758,6 +758,24 @@ async fn connect_an_agent_creates_a_working_token() {
         assert_eq!(said.contains("is not a live token"), warned, "{said}");
     }
 
+    // A person's token given to an agent's client: said.
+    let (_, human) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/agents",
+            json!({"name": "carol", "role": "human"}),
+        )
+        .await;
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["mcp-config", "cursor", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .args(["--token", human["token"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is a person's (human)"), "{said}");
+
     // Codex's table, for the config.toml where this Codex reads it.
     let out = std::process::Command::new(crate::harness::BIN)
         .args(["mcp-config", "codex", "--token", cli_token, "--data-dir"])

@@ -473,6 +473,13 @@ async fn an_expired_approval_applies_its_default() {
         "{:?}",
         out.elapsed
     );
+    // Nobody approved it: no success for a script waiting on it.
+    let (_, page) = s
+        .v1_get(Some(&s.admin), "/v1/tasks?tool=permission_request")
+        .await;
+    let id = page["tasks"][0]["taskId"].as_str().unwrap();
+    let out = taskdeck(&s, &["tasks", "wait", id]).await;
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
     // onExpiry deny (the default): denied, saying so.
     std::fs::write(
         &policy,

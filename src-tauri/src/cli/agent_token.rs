@@ -72,21 +72,29 @@ pub fn say_which(name: &str, made: bool, config_dir: &Path) {
 }
 
 /// Says on stderr when `token`, given by the person (`--token`), is not a live token of the
-/// store in `data_dir`: revoked, mistyped, or another data dir's. The configuration is still
-/// printed (the token may be for a Taskdeck on another data dir, at `--port`), but a client
-/// given a dead token is refused at its first request, far from this command. Nothing is said
-/// when there is no store there to check against.
+/// store in `data_dir` (revoked, mistyped, or another data dir's), or is a person's rather than
+/// an agent's. The configuration is still printed (the token may be for a Taskdeck on another
+/// data dir, at `--port`), but a client given a dead token is refused at its first request,
+/// far from this command, and one given a person's could answer its own questions. Nothing is
+/// said when there is no store there to check against.
 pub fn warn_unless_live(data_dir: &Path, token: &str) {
     if !taskdeck_engine::store::Store::file_in(data_dir).exists() {
         return;
     }
-    let live = auth::TokenCommands::open(data_dir).and_then(|tokens| tokens.is_live(token));
-    if let Ok(false) = live {
-        eprintln!(
+    let live = auth::TokenCommands::open(data_dir).and_then(|tokens| tokens.live_role(token));
+    match live {
+        Ok(None) => eprintln!(
             "taskdeck: warning: the --token given is not a live token of {} (revoked, mistyped, \
              or another data dir's): a client given it is refused (401). `taskdeck token create \
              NAME` makes one",
             data_dir.display()
-        );
+        ),
+        Ok(Some(role)) if role != taskdeck_engine::Role::Agent => eprintln!(
+            "taskdeck: warning: the --token given is a person's ({}), not an agent's: an agent \
+             given it could answer the questions Taskdeck asks a person about its own calls. \
+             `taskdeck token create NAME` makes an agent's",
+            role.as_str()
+        ),
+        _ => {}
     }
 }

@@ -339,10 +339,11 @@ async fn wait_for_end(
                 }
             }
             // A question answered no (request_approval's `action`, an agent's permission
-            // request's `behavior`) is no success for a script.
+            // request's `behavior` other than allow: denied, or handed back unanswered) is no
+            // success for a script.
             let answer = &t["result"]["structuredContent"];
             let declined = matches!(answer["action"].as_str(), Some("decline" | "cancel"))
-                || answer["behavior"] == "deny";
+                || answer["behavior"].as_str().is_some_and(|b| b != "allow");
             let succeeded = status == "completed" && t["isError"] != true && !declined;
             return if succeeded {
                 ExitCode::SUCCESS

@@ -212,7 +212,13 @@ impl TokenCommands {
 
     /// True when `token` is one of the store's and not revoked. Errors: [`AuthError::Store`].
     pub fn is_live(&self, token: &str) -> Result<bool, AuthError> {
-        Ok(self.store.live_token(&hash(token))?.is_some())
+        Ok(self.live_role(token)?.is_some())
+    }
+
+    /// The role of `token` when it is one of the store's and not revoked. Errors:
+    /// [`AuthError::Store`].
+    pub fn live_role(&self, token: &str) -> Result<Option<Role>, AuthError> {
+        Ok(self.store.live_token(&hash(token))?.map(|(_, role)| role))
     }
 
     /// [`revoke_token`].
