@@ -221,7 +221,11 @@ mod tests {
         user_file: Option<&Path>,
     ) -> Option<OwnTool> {
         let rest = tool_name.strip_prefix("mcp__")?;
-        lookup.decide(rest, lookup.claude_definitions(dirs, user_file), "", fits)
+        let seen = lookup
+            .claude_definitions(dirs, user_file)?
+            .into_iter()
+            .collect();
+        OwnServers::decide(rest, Some(&seen), fits)
     }
 
     fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {

@@ -158,7 +158,8 @@ mod tests {
         if !cwd.is_absolute() {
             return None;
         }
-        lookup.decide(rest, lookup.codex_definitions(cwd, home), "", fits)
+        let seen = lookup.codex_definitions(cwd, home)?.into_iter().collect();
+        OwnServers::decide(rest, Some(&seen), fits)
     }
 
     fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {

@@ -2,7 +2,7 @@
 //! (`PreToolUse`, `PermissionRequest`) or to its session's task, and [`hook_output`] turns an
 //! ended `permission_request` task into what the hook prints.
 
-use std::path::Path;
+use std::{collections::BTreeSet, path::Path};
 
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ use super::{
     decide::HookCall,
     event::{self, EventKind},
     output,
-    own_server::{AgentEnv, Definition},
+    own_server::{AgentEnv, Definition, OwnServers},
     permission_task::{PERMISSION_TOOL, PermissionArguments},
 };
 use crate::policy::Decision;
@@ -50,12 +50,13 @@ impl Hooks {
         let event = event::parse(raw)?;
         // The servers a session started with are those it keeps (across `/clear` too): noted
         // at each of its events, they count however the files change later.
-        if !matches!(event.kind, EventKind::SessionEnd { .. })
-            && let Some(definitions) = self.definitions(agent, &event, env)
-        {
-            self.own_servers
-                .remember(&started_in(agent, &event, env), definitions);
-        }
+        let seen = match event.kind {
+            EventKind::SessionEnd { .. } => None,
+            _ => self.definitions(agent, &event, env).map(|d| {
+                self.own_servers
+                    .remember(&started_in(agent, &event, env), d)
+            }),
+        };
         let (tool_name, tool_input, asks) = match &event.kind {
             EventKind::PreToolUse {
                 tool_name,
@@ -92,7 +93,7 @@ impl Hooks {
             return Ok(HookReply::Now(output::none()));
         }
         let verdict = call.permission_verdict(&self.policy);
-        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, &event, env) {
+        if verdict.rule_id.is_none() && self.comes_here(agent, tool_name, seen.as_ref()) {
             // The call comes to this Taskdeck, whose approval step decides it there (and
             // records that decision): asking here too would ask twice. A rule about the
             // agent's tool name still decides here.
@@ -128,27 +129,22 @@ impl Hooks {
 
 impl Hooks {
     /// True when `tool_name` is a tool this Taskdeck serves, reached through the agent's MCP
-    /// server that is this Taskdeck, as seen from `event`'s session with what the hook found
-    /// in the agent's environment ([`super::own_server`], [`super::codex_servers`]).
+    /// server that is this Taskdeck, given every server definition the session sees and saw
+    /// (`None`: cannot be told; [`super::own_server`]).
     fn comes_here(
         &self,
         agent: Agent,
         tool_name: &str,
-        event: &event::HookEvent,
-        env: &AgentEnv,
+        seen: Option<&BTreeSet<Definition>>,
     ) -> bool {
         let Some(rest) = tool_name.strip_prefix("mcp__") else {
             return false;
         };
-        let definitions = self.definitions(agent, event, env);
         let fits = match agent {
             Agent::ClaudeCode => claude_servers::fits,
             Agent::Codex => codex_servers::fits,
         };
-        let own = self
-            .own_servers
-            .decide(rest, definitions, &started_in(agent, event, env), fits);
-        let Some(own) = own else {
+        let Some(own) = OwnServers::decide(rest, seen, fits) else {
             return false;
         };
         let followup = crate::adapters::followup_tools::followup_tools()

@@ -132,19 +132,16 @@ impl OwnServers {
         }
     }
 
-    /// The Taskdeck tool `rest` (a tool name after `mcp__`) calls, given the `definitions` in
-    /// sight now (`None`: a file in sight could not be read) and those seen before under
-    /// `started_in` (the agent and the dir its session started in; empty: none), which then
-    /// include these. `fits(rest, name)` is the rest of the tool's name when the agent's name
-    /// for server `name` starts it. `None` unless the module comment's rules hold.
+    /// The Taskdeck tool `rest` (a tool name after `mcp__`) calls, given every definition the
+    /// session sees and saw ([`OwnServers::remember`]; `None`: a file in sight could not be
+    /// read). `fits(rest, name)` is the rest of the tool's name when the agent's name for
+    /// server `name` starts it. `None` unless the module comment's rules hold.
     pub fn decide(
-        &self,
         rest: &str,
-        definitions: Option<Vec<Definition>>,
-        started_in: &str,
+        definitions: Option<&BTreeSet<Definition>>,
         fits: impl Fn(&str, &str) -> Option<String>,
     ) -> Option<OwnTool> {
-        let definitions = self.remember(started_in, definitions?);
+        let definitions = definitions?;
         let fitting: BTreeSet<&str> = definitions
             .iter()
             .filter(|d| fits(rest, &d.name).is_some())
@@ -290,8 +287,9 @@ mod tests {
     #[test]
     fn every_definition_of_the_name_must_be_this_taskdeck() {
         let lookup = OwnServers::new(4747);
-        let decide = |defs: Vec<Definition>, session: &str| {
-            lookup.decide("taskdeck__run_command", Some(defs), session, prefix)
+        let decide = |defs: Vec<Definition>, started_in: &str| {
+            let seen = lookup.remember(started_in, defs);
+            OwnServers::decide("taskdeck__run_command", Some(&seen), prefix)
         };
         let ours = def("taskdeck", Some(None));
         let own = Some(OwnTool {
@@ -307,7 +305,10 @@ mod tests {
             None
         );
         // Two names that fit.
-        let two = |defs| lookup.decide("taskdeck__proj__write", Some(defs), "", prefix);
+        let two = |defs: Vec<Definition>| {
+            let seen = defs.into_iter().collect();
+            OwnServers::decide("taskdeck__proj__write", Some(&seen), prefix)
+        };
         assert_eq!(two(vec![ours.clone()]).unwrap().tool, "proj__write");
         assert_eq!(
             two(vec![ours.clone(), def("taskdeck__proj", Some(None))]),
@@ -315,7 +316,7 @@ mod tests {
         );
         assert_eq!(decide(vec![], ""), None);
         assert_eq!(
-            lookup.decide("taskdeck__run_command", None, "", prefix),
+            OwnServers::decide("taskdeck__run_command", None, prefix),
             None
         );
         // What was seen before for the same started-in dir still counts.
