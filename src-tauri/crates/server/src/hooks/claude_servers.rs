@@ -204,7 +204,7 @@ impl OwnServers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::own_server::OwnTool;
+    use crate::hooks::own_server::{OwnTool, own_tool as own};
     use serde_json::json;
 
     fn write(path: &Path, v: &Value) {
@@ -226,13 +226,6 @@ mod tests {
             .into_iter()
             .collect();
         OwnServers::decide(rest, Some(&seen), fits)
-    }
-
-    fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {
-        Some(OwnTool {
-            server_path: server_path.map(String::from),
-            tool: tool.into(),
-        })
     }
 
     #[test]

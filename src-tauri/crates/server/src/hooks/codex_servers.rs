@@ -138,7 +138,7 @@ impl OwnServers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::own_server::OwnTool;
+    use crate::hooks::own_server::{OwnTool, own_tool as own};
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -160,13 +160,6 @@ mod tests {
         }
         let seen = lookup.codex_definitions(cwd, home)?.into_iter().collect();
         OwnServers::decide(rest, Some(&seen), fits)
-    }
-
-    fn own(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {
-        Some(OwnTool {
-            server_path: server_path.map(String::from),
-            tool: tool.into(),
-        })
     }
 
     #[test]

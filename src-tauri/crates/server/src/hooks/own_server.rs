@@ -269,6 +269,15 @@ pub(super) fn read_regular(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// `Some` tool `tool` at `server_path`: what the lookups' tests expect of a tool of Taskdeck.
+#[cfg(test)]
+pub(super) fn own_tool(tool: &str, server_path: Option<&str>) -> Option<OwnTool> {
+    Some(OwnTool {
+        server_path: server_path.map(String::from),
+        tool: tool.into(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
