@@ -20,9 +20,12 @@
 //! Without `$CLAUDE_PROJECT_DIR` the project cannot be told (two dirs can share a transcript
 //! dir's name), and the prompt is asked.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
 
-use serde_json::Value;
+use serde_json::{Map, Value, value::RawValue};
 
 use super::own_server::{Definition, FileState, OwnServers, read_regular};
 
@@ -116,8 +119,52 @@ fn git_dirs(dir: &Path) -> Vec<PathBuf> {
 
 /// A JSON file's bytes (a leading byte-order mark allowed).
 fn json(bytes: &[u8]) -> Option<Value> {
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    serde_json::from_slice(bytes).ok()
+    serde_json::from_slice(without_bom(bytes)).ok()
+}
+
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes)
+}
+
+/// The members of a JSON object, their values unparsed; `None` when `raw` is not an object.
+/// A repeated key keeps its last value, as a parse into [`Value`] does.
+fn members(raw: &str) -> Option<HashMap<String, &RawValue>> {
+    serde_json::from_str(raw).ok()
+}
+
+/// A `.claude.json`'s bytes reduced to what names servers, in the file's own shape:
+/// `{"mcpServers": …, "projects": {"<dir>": {"mcpServers": …}}}` with what the file has of
+/// them (a `projects` or a project that is not an object names nothing, as in
+/// [`OwnServers::claude_definitions`]). The rest of the file, often a megabyte of history that
+/// Claude Code rewrites during a session, is checked to be JSON but not built, so a rewritten
+/// file costs the next hook event little (BENCHMARKS.md, "Hooks"). `None` when it is not JSON.
+fn user_json(bytes: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(without_bom(bytes)).ok()?;
+    let Some(top) = members(text) else {
+        // JSON that is not an object names no server.
+        return serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .ok()
+            .map(|_| Value::Object(Map::new()));
+    };
+    let mut reduced = Map::new();
+    if let Some(servers) = top.get("mcpServers") {
+        reduced.insert(
+            "mcpServers".into(),
+            serde_json::from_str(servers.get()).ok()?,
+        );
+    }
+    if let Some(projects) = top.get("projects").and_then(|p| members(p.get())) {
+        let mut kept = Map::new();
+        for (dir, project) in projects {
+            if let Some(servers) = members(project.get()).and_then(|p| p.get("mcpServers").copied())
+            {
+                let servers: Value = serde_json::from_str(servers.get()).ok()?;
+                kept.insert(dir, serde_json::json!({ "mcpServers": servers }));
+            }
+        }
+        reduced.insert("projects".into(), Value::Object(kept));
+    }
+    Some(Value::Object(reduced))
 }
 
 impl OwnServers {
@@ -140,7 +187,7 @@ impl OwnServers {
             }
         }
         for file in &config_files {
-            match &*self.read_as(file, json) {
+            match &*self.read_as(file, user_json) {
                 FileState::Missing => {}
                 FileState::Unreadable => return None,
                 FileState::Read(user) => {
@@ -206,6 +253,54 @@ mod tests {
     use super::*;
     use crate::hooks::own_server::{OwnTool, own_tool as own};
     use serde_json::json;
+
+    /// `user_json` keeps of a `.claude.json` what the whole parse gives the lookup: the
+    /// top-level `mcpServers` and each object project's, whatever else the file holds.
+    #[test]
+    fn a_user_file_is_read_for_its_servers_only() {
+        let reduce = |whole: &Value| {
+            let mut out = Map::new();
+            if let Some(s) = whole.get("mcpServers") {
+                out.insert("mcpServers".into(), s.clone());
+            }
+            if let Some(projects) = whole.get("projects").and_then(Value::as_object) {
+                let kept = projects
+                    .iter()
+                    .filter_map(|(dir, p)| {
+                        let servers = p.get("mcpServers")?.clone();
+                        Some((dir.clone(), json!({ "mcpServers": servers })))
+                    })
+                    .collect();
+                out.insert("projects".into(), Value::Object(kept));
+            }
+            Value::Object(out)
+        };
+        let files = [
+            r#"{"numStartups": 3, "mcpServers": {"taskdeck": {"url": "http://127.0.0.1:1/mcp"}},
+                "projects": {"/a": {"history": [{"display": "x"}], "mcpServers": {"s": {"command": "c"}}},
+                             "/b": {"allowedTools": []}, "/c": 7, "/d\u00e9/": {"mcpServers": []},
+                             "/a": {"mcpServers": {"t": {"command": "again"}}}}}"#,
+            "\u{feff}{\"projects\": null, \"mcpServers\": null}",
+            r#"{"projects": [1, 2], "other": {"mcpServers": {"x": {}}}}"#,
+            r#"{"mcpServers": {"a": 1}, "mcpServers": {"b": 2}}"#,
+            "[1, 2]",
+            "\"text\"",
+            "{}",
+        ];
+        for file in files {
+            let whole = json(file.as_bytes()).unwrap();
+            assert_eq!(user_json(file.as_bytes()), Some(reduce(&whole)), "{file}");
+        }
+        for broken in [
+            r#"{"projects": {"/a": {}}"#,
+            "{} {}",
+            r#"{"a": nul}"#,
+            "\u{feff}",
+            "",
+        ] {
+            assert_eq!(user_json(broken.as_bytes()), None, "{broken}");
+        }
+    }
 
     fn write(path: &Path, v: &Value) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

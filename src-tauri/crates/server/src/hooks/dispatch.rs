@@ -49,13 +49,31 @@ impl Hooks {
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
         // The servers a session started with are those it keeps (across `/clear` too): noted
-        // at each of its events, they count however the files change later.
-        let seen = match event.kind {
+        // at each of its events, they count however the files change later. Reading the
+        // agent's files (a rewritten `.claude.json` is parsed again) is blocking work, off the
+        // runtime's threads; only a `PermissionRequest` for an MCP tool needs its result, and
+        // a `SessionStart` waits for it so that what the session started with is noted before
+        // its first call. Every other event answers without waiting.
+        let needs_servers = match &event.kind {
             EventKind::SessionEnd { .. } => None,
-            _ => self.definitions(agent, &event, env).map(|d| {
-                self.own_servers
-                    .remember(&started_in(agent, &event, env), d)
-            }),
+            EventKind::PermissionRequest { tool_name, .. } => Some(tool_name.starts_with("mcp__")),
+            EventKind::SessionStart { .. } => Some(true),
+            _ => Some(false),
+        };
+        let note = {
+            let (lookup, event, env) = (self.own_servers.clone(), event.clone(), env.clone());
+            move || {
+                definitions(&lookup, agent, &event, &env)
+                    .map(|d| lookup.remember(&started_in(agent, &event, &env), d))
+            }
+        };
+        let seen = match needs_servers {
+            None => None,
+            Some(true) => tokio::task::spawn_blocking(note).await.ok().flatten(),
+            Some(false) => {
+                tokio::task::spawn_blocking(note);
+                None
+            }
         };
         let (tool_name, tool_input, asks) = match &event.kind {
             EventKind::PreToolUse {
@@ -161,33 +179,6 @@ impl Hooks {
                 .is_some_and(|t| t.descriptor().agent_callable)
     }
 
-    /// Every MCP server definition `event`'s session sees now, in `agent`'s configuration as
-    /// `env` locates it; `None` when that cannot be told (a file in sight unreadable, no
-    /// started-in dir for Claude Code, no absolute `cwd` for Codex).
-    fn definitions(
-        &self,
-        agent: Agent,
-        event: &event::HookEvent,
-        env: &AgentEnv,
-    ) -> Option<Vec<Definition>> {
-        match agent {
-            Agent::ClaudeCode => {
-                let dirs = session_dirs(event.cwd.as_deref(), env.claude_project_dir.as_deref())?;
-                let user_file = env.claude_config.clone().or_else(default_user_file);
-                self.own_servers
-                    .claude_definitions(&dirs, user_file.as_deref())
-            }
-            Agent::Codex => {
-                let home = env.codex_home.clone().or_else(default_codex_home)?;
-                let cwd = Path::new(event.cwd.as_deref()?);
-                if !cwd.is_absolute() {
-                    return None;
-                }
-                self.own_servers.codex_definitions(cwd, &home)
-            }
-        }
-    }
-
     /// Starts the `permission_request` task of [`HookReply::Ask`]'s `arguments`, owned by
     /// `principal`; returns its id. Errors: the engine's.
     pub async fn ask(
@@ -211,6 +202,32 @@ impl Hooks {
                 tracing::warn!("cannot record a hook's decision in the audit log: {e}");
             }
         });
+    }
+}
+
+/// Every MCP server definition `event`'s session sees now, in `agent`'s configuration as
+/// `env` locates it and `lookup` reads it; `None` when that cannot be told (a file in sight
+/// unreadable, no started-in dir for Claude Code, no absolute `cwd` for Codex).
+fn definitions(
+    lookup: &OwnServers,
+    agent: Agent,
+    event: &event::HookEvent,
+    env: &AgentEnv,
+) -> Option<Vec<Definition>> {
+    match agent {
+        Agent::ClaudeCode => {
+            let dirs = session_dirs(event.cwd.as_deref(), env.claude_project_dir.as_deref())?;
+            let user_file = env.claude_config.clone().or_else(default_user_file);
+            lookup.claude_definitions(&dirs, user_file.as_deref())
+        }
+        Agent::Codex => {
+            let home = env.codex_home.clone().or_else(default_codex_home)?;
+            let cwd = Path::new(event.cwd.as_deref()?);
+            if !cwd.is_absolute() {
+                return None;
+            }
+            lookup.codex_definitions(cwd, &home)
+        }
     }
 }
 

@@ -101,7 +101,7 @@ pub struct Hooks {
     /// ([`sessions::apply_in_order`]): a hook does not wait for the store.
     pub session_events: tokio::sync::mpsc::UnboundedSender<sessions::SessionEvent>,
     /// Which of Claude Code's MCP servers are this Taskdeck (their calls are decided here).
-    pub own_servers: own_server::OwnServers,
+    pub own_servers: Arc<own_server::OwnServers>,
 }
 
 impl Hooks {
@@ -127,7 +127,7 @@ impl Hooks {
             sessions,
             watch: TaskWatch::spawn(engine),
             session_events,
-            own_servers: own_server::OwnServers::new(port),
+            own_servers: Arc::new(own_server::OwnServers::new(port)),
         });
         tokio::spawn(sessions::apply_in_order(Arc::downgrade(&hooks), queue));
         hooks
