@@ -2551,6 +2551,33 @@ async fn a_long_command_s_log_keeps_its_latest_output() {
     );
 }
 
+/// A job whose runner said nothing after Taskdeck restarted is lost one heartbeat after the
+/// start, and its message says the silence is counted from the restart (the runner's last
+/// report may be much older).
+#[tokio::test]
+async fn a_job_lost_after_a_restart_says_since_when() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let runner = s.token("nightly");
+    let (status, job) = s
+        .v1_post(
+            Some(&runner),
+            "/v1/jobs",
+            json!({"external": {"name": "export", "heartbeatMs": 1500}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{job}");
+    let id = job["taskId"].as_str().unwrap().to_string();
+    stop_cleanly(&mut s).await;
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let v = s.wait_status(&s.admin, &id, "failed").await;
+    assert_eq!(
+        v["statusMessage"],
+        "Runner lost: no report from the job's runner for 1500 ms since Taskdeck restarted",
+        "{v}"
+    );
+}
+
 /// A job Taskdeck ended without its runner (here: it heard nothing within the heartbeat, and
 /// the runner was only late) answers the runner's next report with 409 and why, so the runner
 /// learns its work is no longer tracked.
@@ -2570,8 +2597,9 @@ async fn a_report_to_a_job_ended_without_its_runner_is_refused() {
     let v = s
         .wait_for(&s.admin, &id, "failed", |v| v["status"] == "failed")
         .await;
+    let message = v["statusMessage"].as_str().unwrap();
     assert!(
-        v["statusMessage"].as_str().unwrap().contains("Runner lost"),
+        message.contains("Runner lost") && !message.contains("restarted"),
         "{v}"
     );
     let (status, problem) = s

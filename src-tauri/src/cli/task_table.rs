@@ -87,9 +87,10 @@ fn line(cells: [String; 6]) -> String {
 }
 
 /// `text` on one line (its lines joined by one space, without the blank lines and the
-/// indentation around the breaks; tabs and other control characters as spaces; characters that
-/// hide or reorder text written out, `\u{202e}`) and at most `max` terminal columns wide,
-/// ending with "…" when cut.
+/// indentation around the breaks; tabs as spaces; every other character that would act on the
+/// terminal or hide or reorder text written out, `\u{1b}`, `\u{d}`, `\u{202e}`, as everywhere
+/// in the CLI, [`super::terminal_text`]) and at most `max` terminal columns wide, ending with
+/// "…" when cut.
 pub fn clamp(text: &str, max: usize) -> String {
     let one_line: String = text
         .lines()
@@ -99,7 +100,7 @@ pub fn clamp(text: &str, max: usize) -> String {
         .join(" ")
         .chars()
         .map(|c| match c {
-            c if c.is_control() => " ".to_string(),
+            '\t' => " ".to_string(),
             c if taskdeck_server::tools::process::hidden(c) => format!("\\u{{{:x}}}", c as u32),
             c => c.to_string(),
         })
@@ -172,7 +173,11 @@ mod tests {
             clamp("bot wants to run in /tmp:\n\n  make  deploy\r\n", 80),
             "bot wants to run in /tmp: make  deploy"
         );
-        assert_eq!(clamp("a\tb\rc", 80), "a b c");
+        // A tab is a space; what would act on the terminal is written out, as in `tasks show`.
+        assert_eq!(
+            clamp("a\tb\rc \u{1b}[31mred\u{1b}[0m", 80),
+            "a b\\u{d}c \\u{1b}[31mred\\u{1b}[0m"
+        );
         // Wide characters count their two columns; a cut never leaves half of one.
         assert_eq!(clamp("日本語のタスク", 6), "日本…");
         assert_eq!(clamp("日本語", 6), "日本語");

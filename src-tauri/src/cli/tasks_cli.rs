@@ -353,10 +353,11 @@ async fn wait_for_end(
         }
         for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
             if !told.contains(key) {
-                let content = content_hint(&request["params"]["requestedSchema"]);
+                let schema = &request["params"]["requestedSchema"];
+                let (content, decline) = (content_hint(schema), decline_hint(schema));
                 let key_shown = shown(key);
                 eprintln!(
-                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline)",
+                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline{decline})",
                     super::task_table::clamp(
                         request["params"]["message"].as_str().unwrap_or(""),
                         200
@@ -451,11 +452,12 @@ fn parse_statuses(s: &str) -> Result<String, String> {
     Ok(parts.join(","))
 }
 
-/// How `tasks wait` says to give a form's values with `accept`: its required fields as
-/// ` --content '{"name": "…"}'`, only optional ones in brackets
-/// (` [--content '{"reason": "…"}']`), nothing for a question without fields. A value shows its
-/// type: `"…"` a string (an approval's edited `arguments` too: JSON text), `true` a boolean,
-/// `…` anything else. At most four names, then `…`.
+/// How `tasks wait` says to give a form's values with `accept`: ` --content '{…}'` with the
+/// required fields, the optional ones after them in brackets (` --content '{"env": "a"|"b"
+/// [, "n": …]}'`); all in brackets when none is required (` [--content '{"reason": "…"}']`);
+/// nothing for a question without fields. A value shows its type: an enumeration its choices
+/// (`"a"|"b"`, at most four, then `|…`), `"…"` a string (an approval's edited `arguments` too:
+/// JSON text), `true` a boolean, `…` anything else. At most four names, then `…`.
 fn content_hint(schema: &Value) -> String {
     let names: Vec<&str> = schema["properties"]
         .as_object()
@@ -468,32 +470,77 @@ fn content_hint(schema: &Value) -> String {
         .filter_map(Value::as_str)
         .filter(|n| names.contains(n))
         .collect();
-    let placeholder = |name: &str| match schema["properties"][name]["type"].as_str() {
+    let optional: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !required.contains(n))
+        .collect();
+    let field = |name: &&str| format!("{name:?}: {}", placeholder(&schema["properties"][*name]));
+    let shown_required: Vec<String> = required.iter().take(4).map(field).collect();
+    let shown_optional: Vec<String> = optional
+        .iter()
+        .take(4 - shown_required.len())
+        .map(field)
+        .collect();
+    let more = if names.len() > 4 { ", …" } else { "" };
+    match (shown_required.is_empty(), shown_optional.is_empty()) {
+        (true, true) => String::new(),
+        (true, false) => format!(" [--content '{{{}{more}}}']", shown_optional.join(", ")),
+        (false, _) => {
+            let optional = if shown_optional.is_empty() {
+                String::new()
+            } else {
+                format!(" [, {}]", shown_optional.join(", "))
+            };
+            format!(
+                " --content '{{{}{optional}{more}}}'",
+                shown_required.join(", ")
+            )
+        }
+    }
+}
+
+/// What a form's field takes, for [`content_hint`]: its choices (`enum`, or `oneOf`/`anyOf`
+/// of `const`s, as MCP elicitation's titled enumerations are) as JSON joined by `|`, else its
+/// type's placeholder. Choices are the agent's text: written out like all of it.
+fn placeholder(property: &Value) -> String {
+    let consts: Vec<&Value> = match property["enum"].as_array() {
+        Some(values) => values.iter().collect(),
+        None => ["oneOf", "anyOf"]
+            .iter()
+            .filter_map(|k| property[*k].as_array())
+            .flatten()
+            .filter_map(|option| option.get("const"))
+            .collect(),
+    };
+    if !consts.is_empty() {
+        let mut choices: Vec<String> = consts.iter().take(4).map(|v| plain_json(v)).collect();
+        if consts.len() > 4 {
+            choices.push("…".into());
+        }
+        return choices.join("|");
+    }
+    match property["type"].as_str() {
         Some("string") => "\"…\"",
         Some("boolean") => "true",
         _ => "…",
-    };
-    let listed = |names: &[&str]| {
-        let mut shown: Vec<String> = names
-            .iter()
-            .take(4)
-            .map(|n| format!("{n:?}: {}", placeholder(n)))
-            .collect();
-        if names.len() > 4 {
-            shown.push("…".into());
-        }
-        format!("--content '{{{}}}'", shown.join(", "))
-    };
-    match (required.is_empty(), names.is_empty()) {
-        (_, true) => String::new(),
-        (false, false) => format!(" {}", listed(&required)),
-        (true, false) => format!(" [{}]", listed(&names)),
+    }
+    .to_string()
+}
+
+/// How `tasks wait` says to decline with a reason: ` [--content '{"reason": "…"}']` when the
+/// form has a `reason` (the agent is told it, as with an approval); nothing otherwise.
+fn decline_hint(schema: &Value) -> &'static str {
+    if schema["properties"].get("reason").is_some() {
+        r#" [--content '{"reason": "…"}']"#
+    } else {
+        ""
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::content_hint;
+    use super::{content_hint, decline_hint};
     use serde_json::json;
 
     #[test]
@@ -516,8 +563,29 @@ mod tests {
             content_hint(
                 &json!({"properties": {"env": {}, "note": {}}, "required": ["env", "gone"]})
             ),
-            r#" --content '{"env": …}'"#
+            r#" --content '{"env": … [, "note": …]}'"#
         );
+        // Choices, from `enum` or titled `oneOf` consts, as the agent wrote them.
+        assert_eq!(
+            content_hint(&json!({"properties": {
+                "env": {"type": "string", "enum": ["a", "b\u{1b}"]},
+                "size": {"oneOf": [{"const": 1, "title": "S"}, {"const": 2}]},
+                "n": {"type": "integer"},
+                "tier": {"enum": ["1", "2", "3", "4", "5"]}}, "required": ["env"]})),
+            r#" --content '{"env": "a"|"b\u001b" [, "size": 1|2, "n": …, "tier": "1"|"2"|"3"|"4"|…]}'"#
+        );
+        assert_eq!(
+            content_hint(
+                &json!({"properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}},
+                "required": ["e"]})
+            ),
+            r#" --content '{"e": … [, "a": …, "b": …, "c": …], …}'"#
+        );
+        assert_eq!(
+            decline_hint(&json!({"properties": {"reason": {"type": "string"}}})),
+            r#" [--content '{"reason": "…"}']"#
+        );
+        assert_eq!(decline_hint(&json!({"properties": {"ok": {}}})), "");
         assert_eq!(
             content_hint(&json!({"properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})),
             r#" [--content '{"a": …, "b": …, "c": …, "d": …, …}']"#

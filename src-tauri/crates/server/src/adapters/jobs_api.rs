@@ -284,8 +284,15 @@ impl ReportProgress {
 
     /// What is wrong, and whether the schema says it (`true`) or only the pair does.
     fn problem(&self) -> Result<(), (bool, String)> {
-        // As JSON writes numbers: `1e-320`, not 320 zeros.
-        let (current, total) = (json!(self.current), self.total.map(|t| json!(t)));
+        // As JSON writes numbers (`1e-320`, not 320 zeros), a whole one as sent: `11`, not `11.0`.
+        let shown = |x: f64| {
+            if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                json!(x as i64)
+            } else {
+                json!(x)
+            }
+        };
+        let (current, total) = (shown(self.current), self.total.map(shown));
         if self.current < 0.0 {
             return Err((
                 true,
@@ -532,5 +539,28 @@ mod tests {
         assert!(code(json!(1.5)).is_err());
         assert!(code(json!("1")).is_err());
         assert!(code(json!(1e300)).is_err());
+    }
+
+    #[test]
+    fn a_progress_problem_shows_the_numbers_as_sent() {
+        let why = |v: Value| {
+            serde_json::from_value::<ReportProgress>(v)
+                .unwrap()
+                .problem()
+                .unwrap_err()
+                .1
+        };
+        assert_eq!(
+            why(json!({"current": 11, "total": 10})),
+            "progress.current (11) is more than progress.total (10)"
+        );
+        assert_eq!(
+            why(json!({"current": 2.5, "total": 1.5})),
+            "progress.current (2.5) is more than progress.total (1.5)"
+        );
+        assert_eq!(
+            why(json!({"current": -1e-320})),
+            "progress.current is -1e-320; it counts what is done, from 0"
+        );
     }
 }

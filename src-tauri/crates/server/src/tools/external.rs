@@ -189,6 +189,9 @@ impl TaskTool for ExternalJobs {
             // once at the start too: a heartbeat longer than half the ttl must not see its job
             // expire before the runner's first report is due.
             let mut keep_alive_at = keep_alive(&ctx, timeout).await;
+            // A job resumed at Taskdeck's start whose runner has not reported since: its window
+            // began at the start, not at the runner's last report.
+            let mut silent_since_restart = ctx.is_resumed();
             loop {
                 tokio::select! {
                     // A report that is there wins over a deadline that passed meanwhile.
@@ -198,6 +201,7 @@ impl TaskTool for ExternalJobs {
                         let now = tokio::time::Instant::now();
                         deadline = now + timeout;
                         graced = false;
+                        silent_since_restart = false;
                         if now >= keep_alive_at {
                             keep_alive_at = keep_alive(&ctx, timeout).await;
                         }
@@ -262,8 +266,13 @@ impl TaskTool for ExternalJobs {
                             deadline = tokio::time::Instant::now() + PAUSE_GRACE;
                             continue;
                         }
+                        let since = if silent_since_restart {
+                            " since Taskdeck restarted"
+                        } else {
+                            ""
+                        };
                         return Outcome::Failed(TaskFailure::tool(
-                            format!("Runner lost: no report from the job's runner for {} ms", timeout.as_millis()),
+                            format!("Runner lost: no report from the job's runner for {} ms{since}", timeout.as_millis()),
                             Some(json!({"reason": "runner lost"})),
                         ));
                     }
