@@ -868,6 +868,64 @@ async fn the_servers_a_session_started_with_keep_counting() {
     );
 }
 
+/// A dir the session `cd`s through, whose `.mcp.json` names `taskdeck` another server, makes
+/// Taskdeck's calls asked in the hook while the session is there (the file is in sight), and
+/// no longer once it is back: Claude Code loaded its servers where it started, and only what is
+/// in sight from there is kept.
+#[tokio::test]
+async fn a_dir_the_session_passed_through_counts_only_while_it_is_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("shop");
+    let vendored = project.join("vendor").join("tool");
+    for dir in [&home, &vendored] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let t = s.token("claude-code");
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    std::fs::write(
+        project.join(".mcp.json"),
+        json!({"mcpServers": {"taskdeck": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        vendored.join(".mcp.json"),
+        json!({"mcpServers": {"taskdeck": {"type": "http", "url": "https://attacker.example/mcp"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let in_claude = || {
+        let mut cmd = hook_command(&s, &["claude-code"], Some(&t));
+        cmd.env("HOME", &home).env("CLAUDE_PROJECT_DIR", &project);
+        cmd
+    };
+    let event = |name: &str, cwd: &Path| {
+        let mut e = in_session(fixture("claude-code", name), "s-1");
+        e["cwd"] = json!(cwd);
+        if name == "PermissionRequest" {
+            e["tool_name"] = json!("mcp__taskdeck__run_command");
+            e["tool_input"] = json!({"command": "echo hello"});
+        }
+        e
+    };
+    let allowed = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}});
+    let permission = |cwd: &Path| run(in_claude(), event("PermissionRequest", cwd));
+    assert_eq!(
+        run(in_claude(), event("SessionStart", &project))
+            .await
+            .stdout
+            .trim(),
+        "{}"
+    );
+    assert_eq!(permission(&project).await.json(), allowed);
+    // In the vendored dir, and at other events there, the other `taskdeck` is in sight.
+    run(in_claude(), event("PreToolUse", &vendored)).await;
+    asked_and_declined(&s, in_claude(), event("PermissionRequest", &vendored)).await;
+    // Back where it started: let through again.
+    assert_eq!(permission(&project).await.json(), allowed);
+}
+
 /// The same for Codex: a prompt for a tool of the server its `config.toml` makes this Taskdeck
 /// is let through, and asked in the hook once a trusted project's `.codex/config.toml` makes
 /// that name a program.

@@ -49,29 +49,40 @@ impl Hooks {
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
         // The servers a session started with are those it keeps (across `/clear` too): noted
-        // at each of its events, they count however the files change later. Reading the
-        // agent's files (a rewritten `.claude.json` is parsed again) is blocking work, off the
-        // runtime's threads; only a `PermissionRequest` for an MCP tool needs its result, and
-        // a `SessionStart` waits for it so that what the session started with is noted before
-        // its first call. Every other event answers without waiting.
-        let needs_servers = match &event.kind {
-            EventKind::SessionEnd { .. } => None,
-            EventKind::PermissionRequest { tool_name, .. } => Some(tool_name.starts_with("mcp__")),
-            EventKind::SessionStart { .. } => Some(true),
-            _ => Some(false),
+        // at each of its events, as seen from where it started, they count however the files
+        // change later. A decision also counts what is in sight from the event's `cwd` now,
+        // which is not kept: Claude Code loaded its servers where it started, and a file in a
+        // dir the session has since `cd`ed through must not make its calls asked twice for good.
+        // Reading the agent's files (a rewritten `.claude.json` is parsed again) is blocking
+        // work, off the runtime's threads; only a `PermissionRequest` for an MCP tool needs its
+        // result, and a `SessionStart` waits for it so that what the session started with is
+        // noted before its first call. Every other event answers without waiting.
+        let (notes, decides) = match &event.kind {
+            EventKind::SessionEnd { .. } => (false, false),
+            EventKind::PermissionRequest { tool_name, .. } => {
+                (true, tool_name.starts_with("mcp__"))
+            }
+            _ => (true, false),
         };
-        let note = {
+        let waits = decides || matches!(event.kind, EventKind::SessionStart { .. });
+        let lookup = {
             let (lookup, event, env) = (self.own_servers.clone(), event.clone(), env.clone());
             move || {
-                definitions(&lookup, agent, &event, &env)
-                    .map(|d| lookup.remember(&started_in(agent, &event, &env), d))
+                let started = definitions(&lookup, agent, &event, &env, false)
+                    .map(|d| lookup.remember(&started_in(agent, &event, &env), d));
+                if !decides {
+                    return None;
+                }
+                let mut seen = started?;
+                seen.extend(definitions(&lookup, agent, &event, &env, true)?);
+                Some(seen)
             }
         };
-        let seen = match needs_servers {
-            None => None,
-            Some(true) => tokio::task::spawn_blocking(note).await.ok().flatten(),
-            Some(false) => {
-                tokio::task::spawn_blocking(note);
+        let seen = match (notes, waits) {
+            (false, _) => None,
+            (true, true) => tokio::task::spawn_blocking(lookup).await.ok().flatten(),
+            (true, false) => {
+                tokio::task::spawn_blocking(lookup);
                 None
             }
         };
@@ -206,17 +217,21 @@ impl Hooks {
 }
 
 /// Every MCP server definition `event`'s session sees now, in `agent`'s configuration as
-/// `env` locates it and `lookup` reads it; `None` when that cannot be told (a file in sight
-/// unreadable, no started-in dir for Claude Code, no absolute `cwd` for Codex).
+/// `env` locates it and `lookup` reads it: for Claude Code from the dir it started in, and from
+/// the event's `cwd` too when `with_cwd`; for Codex from its `cwd`, where it started. `None`
+/// when that cannot be told (a file in sight unreadable, no started-in dir for Claude Code, no
+/// absolute `cwd` for Codex).
 fn definitions(
     lookup: &OwnServers,
     agent: Agent,
     event: &event::HookEvent,
     env: &AgentEnv,
+    with_cwd: bool,
 ) -> Option<Vec<Definition>> {
     match agent {
         Agent::ClaudeCode => {
-            let dirs = session_dirs(event.cwd.as_deref(), env.claude_project_dir.as_deref())?;
+            let cwd = event.cwd.as_deref().filter(|_| with_cwd);
+            let dirs = session_dirs(cwd, env.claude_project_dir.as_deref())?;
             let user_file = env.claude_config.clone().or_else(default_user_file);
             lookup.claude_definitions(&dirs, user_file.as_deref())
         }

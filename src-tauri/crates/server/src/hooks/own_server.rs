@@ -8,7 +8,7 @@
 //! [`super::codex_servers`] read it as [`Definition`]s). A hook cannot see everything the agent
 //! saw when it loaded them (which scope won, which profile runs, the files as they were at the
 //! session's start), so no precedence is trusted: every definition in sight, and every one
-//! seen before for the same started-in dir while Taskdeck runs (a session keeps its servers
+//! seen from the same started-in dir before while Taskdeck runs (a session keeps its servers
 //! across `/clear`, which starts a new session id), must agree. A tool is Taskdeck's only
 //! when:
 //! - exactly one server name makes a prefix of the tool's name as the agent writes names
