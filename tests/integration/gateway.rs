@@ -1266,6 +1266,29 @@ async fn a_new_timeout_applies_without_restarting_the_server() {
     );
 }
 
+/// A tool that ran and then failed with a `-32601` of its own (here, as server-everything's
+/// sampling tool does when its `sampling/createMessage` is refused) is not called again as a
+/// task: it ran once, and the agent gets its error as it was.
+#[tokio::test]
+async fn a_tool_failing_with_method_not_found_runs_once() {
+    let runs = tempfile::NamedTempFile::new().unwrap();
+    let mut entry = faulty(&[]);
+    entry["env"] = json!({"RUN_LOG": runs.path()});
+    let deck = Deck::start(json!({"faulty": entry})).await;
+    deck.wait_tool("faulty__refuse").await;
+    let reply = deck.call("faulty__refuse", json!({})).await;
+    let result = deck.outcome(&reply).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        text_of(&result),
+        "MCP error -32601: Method not found: sampling/createMessage"
+    );
+    assert_eq!(
+        std::fs::read_to_string(runs.path()).unwrap(),
+        "refuse ran\n"
+    );
+}
+
 #[tokio::test]
 async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
     let mut deck = Deck::start(json!({"faulty": faulty(&[])})).await;

@@ -13,11 +13,15 @@
 //   hang {}       never answers
 //   slow {ms}     answers "slept MS ms" after `ms` milliseconds, with 4 progress notifications
 //                 when the request carries a progress token
+//   refuse {}     runs (appends "refuse ran" to the file named by RUN_LOG, when set), then fails
+//                 with -32601 "Method not found: sampling/createMessage", as a tool whose own
+//                 request to the client was refused does
 // Every `notifications/cancelled` the server receives appends its `requestId` (one per line)
 // to the file named by the environment variable CANCEL_LOG, when it is set.
 
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
@@ -82,6 +86,15 @@ server.registerTool(
     }
     noise("before slow's answer");
     return text(`slept ${ms} ms`);
+  },
+);
+
+server.registerTool(
+  "refuse",
+  { description: "Runs, then fails with -32601", inputSchema: {}, annotations: safe },
+  async () => {
+    if (process.env.RUN_LOG) appendFileSync(process.env.RUN_LOG, "refuse ran\n");
+    throw new McpError(ErrorCode.MethodNotFound, "Method not found: sampling/createMessage");
   },
 );
 

@@ -309,7 +309,7 @@ async fn call_upstream(
             tool.name
         )),
         Err(rmcp::ServiceError::McpError(e))
-            if legacy && e.code.0 == upstream_task::TASK_REQUIRED_CODE =>
+            if legacy && upstream_task::is_task_required_error(&e) =>
         {
             upstream_task::follow(ctx, &connection.peer, server, &tool.name, &arguments)
                 .await

@@ -12,8 +12,12 @@
 //! `execution.taskSupport` from `tools/list`). An upstream on 2025-11-25 answers a tool whose
 //! `execution.taskSupport` is `required` with `-32601` (2025-11-25 §Tool-Level Negotiation; the
 //! TypeScript SDK's `McpServer` sends it as a tool error result whose text is
-//! `MCP error -32601: ...`); the call is then made again task-augmented (`params.task`), and the
-//! upstream task is followed:
+//! `MCP error -32601: Tool NAME requires task augmentation ...`). A tool can also fail with a
+//! `-32601` of its own after it ran (server-everything's sampling tool, whose
+//! `sampling/createMessage` Taskdeck does not serve), and calling it again would run it twice:
+//! so only a `-32601` whose message speaks of a task ([`asks_for_a_task`]) makes the call again
+//! task-augmented (`params.task`); any other is the call's error. The upstream task is then
+//! followed:
 //! `tasks/result` (which blocks until the task ends and carries the upstream's queued requests,
 //! e.g. its `elicitation/create`, to Taskdeck's client handler: they become input requests of
 //! the Taskdeck task) while `tasks/get` is polled at the upstream's `pollInterval` to copy its
@@ -45,7 +49,20 @@ pub fn is_task_required_result(result: &CallToolResult) -> bool {
             .content
             .first()
             .and_then(|c| c.as_text())
-            .is_some_and(|t| t.text.starts_with("MCP error -32601:"))
+            .and_then(|t| t.text.strip_prefix("MCP error -32601:"))
+            .is_some_and(asks_for_a_task)
+}
+
+/// True when `error` is a `-32601` that asks for a task-augmented call (see the module doc).
+pub fn is_task_required_error(error: &rmcp::ErrorData) -> bool {
+    error.code.0 == TASK_REQUIRED_CODE && asks_for_a_task(&error.message)
+}
+
+/// Whether a `-32601`'s message says the tool must run as a task ("requires task
+/// augmentation", "taskSupport"): a word `task` in any case, which a plain "Method not found"
+/// or a tool's own failure does not have.
+fn asks_for_a_task(message: &str) -> bool {
+    message.to_ascii_lowercase().contains("task")
 }
 
 /// Longest and shortest poll of the upstream task's status, whatever it asks for.
