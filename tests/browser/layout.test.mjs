@@ -3,7 +3,9 @@
 // (tool, principal, id) at 1280, 1000 and 640 px wide; ticking a row shows the selection bar
 // without moving the rows, and the list scrolls past it; a label beside the detail's title never
 // breaks inside its word; at the minimum window size, 640x480, with two approvals pending, the
-// first approval and the first two rows are in view.
+// first approval and the first two rows are in view; a row's big progress numbers stay in
+// their box, before its message; at 1280x820 the header stays one line while paused (saying
+// "Paused", not "Live") and while its stream reconnects.
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -34,7 +36,30 @@ async function job(name, extra = {}) {
   return (await resp.json()).taskId;
 }
 
+/** Sends job `taskId`'s runner report `body` (`POST /v1/jobs/{id}/report`). */
+async function report(taskId, body) {
+  const resp = await fetch(`${base}/v1/jobs/${taskId}/report`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  assert.ok(resp.ok, await resp.clone().text());
+}
+
 const row = (taskId) => page.locator('#task-list .row:not([hidden])', { has: page.locator(`.row-id[title="${taskId}"]`) });
+
+/**
+ * The top bar of page `p`: its height, and the items in view that are not on its first line
+ * (their top below the first item's bottom), by id or class.
+ */
+function topbarLines(p) {
+  return p.locator('.topbar').evaluate((bar) => {
+    const items = [...bar.children].filter((el) => el.getClientRects().length);
+    const first = items[0].getBoundingClientRect();
+    const below = items.filter((el) => el.getBoundingClientRect().top >= first.bottom).map((el) => el.id || el.className);
+    return { height: bar.getBoundingClientRect().height, below };
+  });
+}
 
 before(async () => {
   assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
@@ -236,6 +261,73 @@ test('at 640x480 the help opens at its top, the first keys in view', async () =>
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
   await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('a row’s big progress numbers are shortened to fit beside its message, whole in the tooltip and the detail', async () => {
+  const id = await job('big progress');
+  await report(id, { statusMessage: '/very/long/path/to/some/deeply/nested/directory/structure/with/many/levels/file.txt', progress: { current: 1234567, total: 98765432 } });
+  const text = row(id).locator('.row-progress-text');
+  for (const width of [1280, 1000, 640]) {
+    await page.setViewportSize({ width, height: 820 });
+    await text.filter({ hasText: /^1\.2M \/ 98\.8M$/ }).waitFor();
+    const box = await row(id).evaluate((el) => {
+      const r = (sel) => el.querySelector(sel).getBoundingClientRect();
+      const t = el.querySelector('.row-progress-text');
+      return { text: r('.row-progress-text'), wrap: r('.row-progress'), msg: r('.row-msg'), whole: t.scrollWidth <= t.clientWidth, title: el.querySelector('.row-progress').title };
+    });
+    // The numbers end inside the progress box, and the box before the message.
+    assert.ok(box.text.right <= box.wrap.right + 0.5 && box.wrap.right <= box.msg.left + 0.5, `${width} px: the numbers overlap the message: ${JSON.stringify(box)}`);
+    assert.ok(box.whole, `${width} px: the numbers are cut: ${JSON.stringify(box)}`);
+    assert.equal(box.title, '1234567 / 98765432');
+  }
+  await page.setViewportSize({ width: 1280, height: 820 });
+  await row(id).click();
+  await page.locator('#detail .progress-text', { hasText: /^1234567 \/ 98765432 · 1%/ }).waitFor();
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+  await page.locator('#detail .detail-empty').waitFor();
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('at 1280x820 the header says Paused instead of Live, and stays one line with the paused note', async () => {
+  await page.setViewportSize({ width: 1280, height: 820 });
+  const live = await topbarLines(page);
+  assert.deepEqual(live.below, [], 'the header is one line to start with');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('p');
+  await page.locator('#conn[data-state="paused"]', { hasText: 'Paused' }).waitFor();
+  assert.match(await page.locator('#conn').getAttribute('title'), /paused/);
+  // Updates to five tasks wait: the longest note.
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(await job(`paused ${i}`));
+  for (const id of ids) await report(id, { statusMessage: 'step 1', progress: { current: 1, total: 3 } });
+  await page.locator('#pending-note', { hasText: /updates to 5 tasks waiting$/ }).waitFor();
+  const paused = await topbarLines(page);
+  assert.deepEqual(paused.below, [], `nothing goes to a second line while paused: ${JSON.stringify(paused)}`);
+  assert.equal(paused.height, live.height, 'the header keeps its height (the page does not shift)');
+  assert.match(await page.locator('#pending-note').getAttribute('title'), /^Paused · \d+ updates to 5 tasks waiting$/);
+  await page.keyboard.press('p');
+  await page.locator('#conn[data-state="open"]', { hasText: 'Live' }).waitFor();
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('at 1280x820 the header stays one line while the stream reconnects, paused or not', async () => {
+  // A page whose stream cannot connect: it keeps saying "Reconnecting…".
+  const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const p = await context.newPage();
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  await p.route('**/v1/events**', (route) => route.fulfill({ status: 503, body: 'down for the test' }));
+  await p.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await p.locator('#conn[data-state="reconnecting"]', { hasText: 'Reconnecting…' }).waitFor();
+  await p.locator('#task-list .row').first().waitFor();
+  assert.deepEqual((await topbarLines(p)).below, [], 'one line while reconnecting');
+  await p.locator('#task-list').focus();
+  await p.keyboard.press('p');
+  await p.locator('#pending-note', { hasText: 'Paused · list frozen' }).waitFor();
+  // A stream that is down says so, paused or not.
+  assert.equal(await p.locator('#conn').getAttribute('data-state'), 'reconnecting');
+  assert.deepEqual((await topbarLines(p)).below, [], 'one line while reconnecting and paused');
+  await context.close();
 });
 
 test('the page logged no errors', () => {

@@ -1497,6 +1497,70 @@ test('an external job’s reported output shows live in its detail and stays onc
   assert.deepEqual((await pre.textContent()).split('\n'), ['compiling 1/2', 'warning: <b>unused</b>', 'linking 3/3', 'compiling 2/2', 'interrupted at 2/2', '']);
 });
 
+test('a job that only asks shows its question in its row; the inbox counts the questions it shows, not the tasks', async () => {
+  const post = (p, body) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const started = await post('/v1/jobs', { external: { name: 'x', heartbeatMs: 3600000 } });
+  assert.equal(started.status, 202);
+  const jobId = (await started.json()).taskId;
+  const ask = (message) => ({ method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } } });
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { inputRequests: { b: ask('Second?'), a: ask('First question?') } })).ok);
+  // What it asks, as `taskdeck tasks` shows it, not its arguments ("name: x · heartbeatMs: …").
+  await row(jobId).locator('.row-msg', { hasText: /^a: First question\?$/ }).waitFor();
+  const approvalId = await startTask('request_approval', { message: 'Deploy to prod?' });
+  const queued = (taskId) => page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`);
+  await waitFor(async () => (await queued(jobId).count()) === 2 && (await queued(approvalId).count()) === 1, 'the job’s two questions and the approval in the queue');
+  // The count is the questions the inbox shows (the API's queue), here one more than the tasks.
+  const pending = async () => (await (await fetch(`${base}/v1/approvals`, { headers: { Authorization: `Bearer ${token}` } })).json()).approvals;
+  await waitFor(async () => {
+    const n = (await pending()).length;
+    return (await page.locator('#inbox-count').textContent()) === String(n) && (await page.locator('#inbox-count-label').textContent()) === `${n} questions to answer`;
+  }, 'the inbox count and its label follow the questions');
+  const waitingTasks = new Set((await pending()).map((a) => a.taskId)).size;
+  assert.ok((await pending()).length > waitingTasks, 'more questions than tasks');
+  assert.match(await page.title(), new RegExp(`^\\(${waitingTasks}\\) Taskdeck — ${waitingTasks} tasks need input$`), 'the title counts the tasks, as the tray does');
+  assert.equal(await page.locator('#inbox-list li').count(), 0, 'every question is in the queue');
+  // Done with them: the job's runner stops, the approval is denied.
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { cancelled: true, statusMessage: 'stopped by the test' })).ok);
+  assert.ok((await post('/v1/approvals/decide', { items: [{ taskId: approvalId }], decision: 'deny' })).ok);
+  await waitFor(async () => (await queued(jobId).count()) + (await queued(approvalId).count()) === 0, 'the queue emptied of them');
+});
+
+test('a long question keeps its lines, clamped, in the input rounds and the timeline; the round’s state sits on its first line', async () => {
+  const post = (p, body) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const started = await post('/v1/jobs', { external: { name: 'long question', heartbeatMs: 3600000 } });
+  const jobId = (await started.json()).taskId;
+  const message = Array.from({ length: 60 }, (_, i) => `Line ${i + 1}: please check that configuration item ${i + 1} is what you expect.`).join('\n');
+  assert.ok(message.length > 4000);
+  const request = { method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } } };
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { inputRequests: { confirm: request } })).ok);
+  assert.ok((await post(`/v1/tasks/${jobId}/input`, { inputResponses: { confirm: { action: 'accept', content: { ok: true } } } })).ok);
+  await row(jobId).click();
+  const round = page.locator('#detail .round').first();
+  await round.locator('.pill', { hasText: 'Accepted by admin' }).waitFor();
+  const shape = await round.evaluate((el) => {
+    const title = el.querySelector('.round-title');
+    const box = title.getBoundingClientRect();
+    return { text: title.textContent, height: box.height, top: box.top, lineHeight: parseFloat(getComputedStyle(title).lineHeight), pillTop: el.querySelector('.pill').getBoundingClientRect().top };
+  });
+  assert.deepEqual(shape.text.split('\n').map((l) => l.slice(0, 8)), ['Line 1: ', 'Line 2: ', 'Line 3: ', 'Line 4: '], 'its first lines, each on its own');
+  assert.ok(shape.height <= 8 * shape.lineHeight, `the question is clamped to a few lines (${shape.height}px)`);
+  assert.ok(shape.pillTop < shape.top + shape.lineHeight, `the state is on the question’s first line: ${JSON.stringify(shape)}`);
+  await round.getByRole('button', { name: /^Show all \(\d[\d,]* characters\)$/ }).click();
+  await waitFor(async () => (await round.locator('.round-title').textContent()) === message, 'the whole question');
+  // The timeline's "Asked for input" keeps the lines too, and stays open while events arrive.
+  const asked = page.locator('#detail .tl', { hasText: 'Asked for input (confirm)' });
+  const detail = asked.locator('.tl-prose');
+  assert.equal((await detail.textContent()).split('\n').length, 4);
+  await asked.getByRole('button', { name: /^Show all/ }).click();
+  await waitFor(async () => (await detail.textContent()) === message, 'the whole question in the timeline');
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { statusMessage: 'checking the answer' })).ok);
+  await page.locator('#detail .tl-title', { hasText: /^Message$/ }).waitFor();
+  assert.equal(await detail.textContent(), message, 'still open after the timeline is drawn again');
+  await asked.getByRole('button', { name: 'Show less' }).waitFor();
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { result: { content: [{ type: 'text', text: 'checked' }] } })).ok);
+  await page.locator('#detail .badge-completed').first().waitFor();
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

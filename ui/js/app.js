@@ -7,7 +7,7 @@
 // that draws the first rows, or as soon as a key or a click needs it. Each part of the page is
 // a module of its own: state.js (the one state object), token-screen.js, list.js, filters.js,
 // selection.js, keyboard.js, dialogs.js, notices.js (toasts), store-banner.js (why writes
-// fail), timing.js. No module imports this one.
+// fail), conn.js (the live indicator), timing.js. No module imports this one.
 
 import { createApi } from './api.js';
 import { loadToken, parseTokenFragment, rights, taskFromHash } from './auth.js';

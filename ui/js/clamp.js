@@ -39,7 +39,8 @@ export function showAllLabel(total) {
  * `text` in a `tag` element (with `props`), clamped as clampText says (`opts`: `chars`, `lines`);
  * when cut, followed by a "Show all" button that shows the whole text in a scrolling box, and
  * "Show less" back. `opts.keepInView`: a selector of the ancestor (e.g. the prompt card with
- * its Accept / Decline) scrolled into view whole when the text opens.
+ * its Accept / Decline) scrolled into view whole when the text opens. `opts.open`: shown whole
+ * from the start (a text the reader had opened, drawn again).
  * @returns {HTMLElement} a wrapper `.clamp` holding the text element and the button
  */
 export function clampedText(tag, props, text, opts) {
@@ -49,15 +50,19 @@ export function clampedText(tag, props, text, opts) {
   if (!cut) return h('div', { class: 'clamp' }, el);
   const toggle = h('button', { type: 'button', class: 'btn-link clamp-toggle', 'aria-expanded': 'false' }, showAllLabel(total));
   const wrap = h('div', { class: 'clamp clamp-cut' }, el, toggle);
-  toggle.addEventListener('click', () => {
-    const open = toggle.getAttribute('aria-expanded') !== 'true';
+  const setOpen = (open) => {
     el.textContent = open ? full : shown;
     el.scrollTop = 0;
     wrap.classList.toggle('clamp-open', open);
     toggle.setAttribute('aria-expanded', String(open));
     toggle.textContent = open ? 'Show less' : showAllLabel(total);
+  };
+  toggle.addEventListener('click', () => {
+    const open = toggle.getAttribute('aria-expanded') !== 'true';
+    setOpen(open);
     const keep = opts && opts.keepInView ? wrap.closest(opts.keepInView) : null;
     if (open && keep) keep.scrollIntoView({ block: 'nearest' });
   });
+  if (opts && opts.open) setOpen(true);
   return wrap;
 }

@@ -23,9 +23,13 @@ import {
 } from './format.js';
 import { describeEvent, groupTimeline, describeProgressRun, describeRound } from './timeline.js';
 import { diffLine } from './json-diff.js';
+import { clampedText } from './clamp.js';
 
 /** Timeline events shown at first, and added by each "Show earlier events". */
 const TIMELINE_PAGE = 500;
+/** How much of a question asked shows in the input rounds and the timeline before "Show all":
+ *  a few lines, so that a long one does not push the rest of the task out of view. */
+const QUESTION_CLAMP = { lines: 4, chars: 400 };
 import { outstandingPrompts, isStale } from './tasks-model.js';
 import { approvedBy, stillWaitsAfterOne } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
@@ -71,6 +75,9 @@ export class DetailView {
     this.timelineTimer = null;
     this.renderedOutcomeFor = null;
     this.openGroups = new Set();
+    /** The questions the reader opened with "Show all" (`round:<key>`, `event:<id>`), with how
+     *  far their box is scrolled: redrawn open, where they were. */
+    this.openTexts = new Map();
     this.early = [];
     this.log = null;
   }
@@ -95,6 +102,7 @@ export class DetailView {
     this.cards = new Map();
     this.renderedOutcomeFor = null;
     this.openGroups = new Set();
+    this.openTexts = new Map();
     this.early = [];
     this.disposeLog();
     const seq = ++this.loadSeq;
@@ -441,7 +449,29 @@ export class DetailView {
     }
   }
 
+  /** A question asked (a round's, an event's), clamped to QUESTION_CLAMP; open when the reader
+   *  had opened question `id` before this redraw (restoreOpenTexts scrolls it back). */
+  questionText(id, className, text) {
+    const wrap = clampedText('div', { class: className }, text, { ...QUESTION_CLAMP, open: this.openTexts.has(id) });
+    wrap.dataset.textId = id;
+    return wrap;
+  }
+
+  /** Notes which questions under `root` are open, and how far scrolled, before it is redrawn. */
+  noteOpenTexts(root) {
+    for (const wrap of root.querySelectorAll('.clamp-cut[data-text-id]')) {
+      if (wrap.classList.contains('clamp-open')) this.openTexts.set(wrap.dataset.textId, wrap.firstElementChild.scrollTop);
+      else this.openTexts.delete(wrap.dataset.textId);
+    }
+  }
+
+  /** Scrolls the questions redrawn open under `root` back to where the reader left them. */
+  restoreOpenTexts(root) {
+    for (const wrap of root.querySelectorAll('.clamp-open[data-text-id]')) wrap.firstElementChild.scrollTop = this.openTexts.get(wrap.dataset.textId) || 0;
+  }
+
   renderRounds() {
+    this.noteOpenTexts(this.el.roundsBody);
     clear(this.el.roundsBody);
     this.el.rounds.hidden = this.rounds.length === 0;
     const list = h('ol', { class: 'rounds' });
@@ -452,13 +482,14 @@ export class DetailView {
         h(
           'li',
           { class: `round round-${r.state}` },
-          h('div', { class: 'round-head' }, h('strong', { class: 'round-title' }, d.title), h('span', { class: `pill pill-${r.state}` }, d.state)),
+          h('div', { class: 'round-head' }, this.questionText(`round:${r.key}`, 'round-title', d.title), h('span', { class: `pill pill-${r.state}` }, d.state)),
           h('div', { class: 'round-meta muted' }, `Key ${r.key} · ${when}`),
           d.answer ? textBlock(d.answer, { className: 'json', label: 'Answer content' }) : null,
         ),
       );
     }
     this.el.roundsBody.appendChild(list);
+    this.restoreOpenTexts(this.el.roundsBody);
   }
 
   renderTimeline() {
@@ -469,6 +500,7 @@ export class DetailView {
       if (d.open) this.openGroups.add(d.dataset.first);
       else this.openGroups.delete(d.dataset.first);
     }
+    this.noteOpenTexts(this.el.timelineBody);
     clear(this.el.timelineBody);
     // A long-running task can have many thousands of events: only the newest are in the DOM.
     const hidden = Math.max(0, this.events.length - this.shownEvents);
@@ -489,7 +521,8 @@ export class DetailView {
           'div',
           { class: 'tl-body' },
           h('span', { class: 'tl-title' }, d.title),
-          d.detail ? h('div', { class: 'tl-detail' }, d.detail) : null,
+          d.detail && d.prose ? this.questionText(`event:${ev.id}`, 'tl-detail tl-prose', d.detail) : null,
+          d.detail && !d.prose ? h('div', { class: 'tl-detail' }, d.detail) : null,
           d.diff ? h('ul', { class: 'tl-diff', 'aria-label': 'What the human changed' }, d.diff.map((e) => h('li', { class: `diff-${e.kind}` }, diffLine(e)))) : null,
         ),
       );
@@ -512,6 +545,7 @@ export class DetailView {
     }
     if (!this.events.length) list.appendChild(h('li', { class: 'muted' }, 'No events yet.'));
     this.el.timelineBody.appendChild(list);
+    this.restoreOpenTexts(this.el.timelineBody);
   }
 
   /** Adds timeline events not seen yet, keeping them in id order. */

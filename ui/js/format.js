@@ -265,10 +265,37 @@ export function progressFraction(progress) {
   return Math.min(1, Math.max(0, progress.current / progress.total));
 }
 
-/** "3 / 10" or "3" (numbers without a needless ".0"). */
-export function progressText(progress) {
+/** A progress number as it is: "42", "2.5" (no needless ".0"). */
+function plainNumber(x) {
+  return Number.isInteger(x) ? String(x) : x.toFixed(1);
+}
+
+const COMPACT_UNITS = ['', 'K', 'M', 'B', 'T'];
+
+/**
+ * A progress number short enough for a list row: as it is below 10,000 ("9999", "2.5"), else
+ * in thousands, millions... with at most one decimal ("12.3K", "1.2M", "98.8M"; at most 6
+ * characters below 10^18). Written out rather than with Intl.NumberFormat's compact notation:
+ * see formatCount.
+ */
+export function compactNumber(x) {
+  if (!Number.isFinite(x) || Math.abs(x) < 10_000) return plainNumber(x);
+  const tenths = (v) => Math.round(v * 10) / 10;
+  let v = x;
+  let unit = 0;
+  // 999,950 is "1M", not "1000K".
+  while (unit < COMPACT_UNITS.length - 1 && Math.abs(tenths(v)) >= 1000) {
+    v /= 1000;
+    unit++;
+  }
+  return `${tenths(v)}${COMPACT_UNITS[unit]}`;
+}
+
+/** "3 / 10" or "3" (numbers without a needless ".0"); with `compact`, big numbers shortened
+ *  ("1.2M / 98.8M", see compactNumber). */
+export function progressText(progress, { compact = false } = {}) {
   if (!progress || typeof progress.current !== 'number') return '';
-  const n = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+  const n = compact ? compactNumber : plainNumber;
   return typeof progress.total === 'number' ? `${n(progress.current)} / ${n(progress.total)}` : n(progress.current);
 }
 

@@ -1,7 +1,8 @@
 // The "Needs input" inbox above the list: every task waiting for an answer (loaded apart from
-// the list's filters, kept current by the stream), the page title's count, and the urgent
-// announcement when a new request arrives. An entry opens its task on the prompt. Tasks whose
-// request is an approval are listed in the approval queue above (approvals-view.js) instead.
+// the list's filters, kept current by the stream), its count of the questions it shows, the
+// page title's count of the tasks waiting, and the urgent announcement when a new request
+// arrives. An entry opens its task on the prompt. Tasks whose request is an approval are listed
+// in the approval queue above (approvals-view.js) instead.
 
 import { listQuery } from './tasks-model.js';
 import { h, clear, $ } from './dom.js';
@@ -24,6 +25,24 @@ export function promptMessage(task) {
 /** The page title: the count of tasks waiting, first, so it shows in a tab strip. */
 export function inboxTitle(count) {
   return count ? `(${formatCount(count)}) Taskdeck — ${count === 1 ? '1 task needs' : `${formatCount(count)} tasks need`} input` : 'Taskdeck';
+}
+
+/**
+ * How many questions the inbox shows, which its count says: each call and question of the
+ * approval queue (`approvals`, null when the server lists none), and each open request of a
+ * waiting task the queue leaves out (its entry says "(+1 more)"). `taskCount`: the tasks waiting
+ * in all; without a queue, those past the loaded `tasks` count one each.
+ */
+export function questionCount(tasks, approvals, taskCount) {
+  const queued = new Set((approvals || []).map((a) => a.taskId));
+  let n = approvals ? approvals.length : Math.max(0, taskCount - tasks.length);
+  for (const t of tasks) if (!queued.has(t.taskId)) n += Math.max(1, Object.keys(t.inputRequests || {}).length);
+  return n;
+}
+
+/** The inbox count's words for a screen reader and its tooltip: "3 questions to answer". */
+export function questionCountLabel(n) {
+  return `${formatCount(n)} question${n === 1 ? '' : 's'} to answer`;
 }
 
 /** What an inbox entry says about waiting task `t`: its message (or status message), how many
@@ -65,10 +84,14 @@ export async function reloadInbox() {
 export function renderInbox() {
   const list = state.inbox.list();
   const count = state.inbox.count;
+  const questions = questionCount(list, state.approvals.loaded ? state.approvals.approvals : null, count);
   const box = $('inbox');
-  box.hidden = count === 0;
+  box.hidden = questions === 0;
   document.title = inboxTitle(count);
-  $('inbox-count').textContent = formatCount(count);
+  const badge = $('inbox-count');
+  badge.textContent = formatCount(questions);
+  badge.title = questionCountLabel(questions);
+  $('inbox-count-label').textContent = badge.title;
   const ul = $('inbox-list');
   // Rebuilt often (ages tick): keep keyboard focus on the same task's entry.
   const focused = ul.contains(document.activeElement) ? document.activeElement.dataset.taskId : null;

@@ -5,6 +5,7 @@
 import { h } from './dom.js';
 import { statusBadge } from './status.js';
 import { ageChangesIn, formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
+import { outstandingPrompts } from './tasks-model.js';
 
 export const ROW_HEIGHT = 64;
 const OVERSCAN = 8;
@@ -273,7 +274,10 @@ export class ListView {
       const showProg = frac !== null && !isTerminal(t.status);
       r.prog.hidden = !showProg;
       if (showProg) r.progFill.style.width = `${(frac * 100).toFixed(1)}%`;
-      r.progText.textContent = t.progress && !isTerminal(t.status) ? progressText(t.progress) : '';
+      // Big numbers are shortened ("1.2M / 98.8M") to fit the row; the tooltip has them whole.
+      const full = t.progress && !isTerminal(t.status) ? progressText(t.progress) : '';
+      r.progText.textContent = full && progressText(t.progress, { compact: true });
+      r.progWrap.title = r.progText.textContent === full ? '' : full;
       r.progWrap.hidden = !showProg && !r.progText.textContent;
       // The title (an external job's name, an approval's question...); the tool beside it when
       // the title is something else.
@@ -285,7 +289,7 @@ export class ListView {
       r.cancel.hidden = !(t.cancelRequested && !isTerminal(t.status));
       r.id.textContent = shortId(t.taskId);
       r.id.title = t.taskId;
-      const msg = (isTerminal(t.status) ? resultSummary(t) || t.statusMessage : t.statusMessage || (t.progress && t.progress.message)) || argsSummary(t.arguments);
+      const msg = rowMessage(t);
       r.msg.textContent = oneLine(msg, 240);
       r.msg.title = oneLine(msg, 1000);
       const name = oneLine(t.title || t.tool || 'task', 120);
@@ -380,6 +384,24 @@ export class ListView {
     this.activeId = null;
     for (const r of this.pool) r.index = -1;
   }
+}
+
+/**
+ * What a row says of task `t` beside its status: once finished, its result's text (or its
+ * error) or its status message; while live, its status message, else what it asks (see
+ * askedText), else its progress message; else its arguments.
+ */
+export function rowMessage(t) {
+  const said = isTerminal(t.status) ? resultSummary(t) || t.statusMessage : t.statusMessage || askedText(t) || (t.progress && t.progress.message);
+  return said || argsSummary(t.arguments);
+}
+
+/** "KEY: question" of a waiting task's first open request (its key alone when it has no
+ *  question), as `taskdeck tasks` shows it; '' when nothing is asked. */
+function askedText(t) {
+  const [first] = outstandingPrompts(t);
+  if (!first) return '';
+  return first.message ? `${first.key}: ${first.message}` : first.key;
 }
 
 function resultSummary(t) {

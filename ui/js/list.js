@@ -8,6 +8,7 @@ import { formatCount } from './format.js';
 import { state } from './state.js';
 import { oncePerFrame } from './timing.js';
 import { announce } from './notices.js';
+import { renderConn } from './conn.js';
 import { currentFilters, isFiltered, renderChips, clearFilters, noteTool, notePrincipal } from './filters.js';
 
 /** How many tasks each further page asks for. */
@@ -158,23 +159,19 @@ export function pauseText(summary) {
   };
 }
 
+/** Draws the pause button, the note beside it (cut with "…" when the top bar is full: whole in
+ *  its tooltip) and the live indicator, which says "Paused" while the list is. */
 export function renderPending() {
   const m = state.model;
   const btn = $('pause-btn');
   const note = $('pending-note');
-  if (!m.paused) {
-    const t = pauseText(null);
-    btn.textContent = t.button;
-    btn.setAttribute('aria-pressed', 'false');
-    btn.classList.remove('btn-paused');
-    note.textContent = t.note;
-    return;
-  }
-  const t = pauseText(m.pendingSummary());
-  btn.setAttribute('aria-pressed', 'true');
-  btn.classList.add('btn-paused');
+  const t = pauseText(m.paused ? m.pendingSummary() : null);
   btn.textContent = t.button;
+  btn.setAttribute('aria-pressed', String(m.paused));
+  btn.classList.toggle('btn-paused', m.paused);
   note.textContent = t.note;
+  note.title = t.note;
+  renderConn();
 }
 
 export function togglePause() {

@@ -1,9 +1,8 @@
 // Live updates: the event stream from /v1/events and what each change does to the list, the
 // inbox and the open task, plus task states that come back in API answers. The stream's state
-// shows in the top bar (#conn). A refused token closes it (token-screen.js closeStream).
+// shows in the top bar (#conn, conn.js). A refused token closes it (token-screen.js closeStream).
 
 import { openEventStream } from './event-stream.js';
-import { $ } from './dom.js';
 import { state } from './state.js';
 import { toast } from './notices.js';
 import { onAuthError } from './token-screen.js';
@@ -13,6 +12,7 @@ import { reloadInbox, scheduleInboxRender, announceInput } from './inbox.js';
 import { renderBulk } from './selection.js';
 import { reloadApprovals, onApprovalChange } from './approvals-view.js';
 import { noteStore } from './store-banner.js';
+import { renderConn } from './conn.js';
 
 /**
  * Opens the live stream. With `resumeFrom` (the list page's `eventId`) it starts with the
@@ -36,7 +36,7 @@ export function connectStream(resumeFrom) {
     onStore: noteStore,
     onState: (s, info) => {
       state.streamState = s;
-      renderConn(info);
+      renderConn(info ?? null);
       if (s === 'open') {
         // What the disk was before the gap no longer holds; a full disk is said again at once.
         noteStore(null);
@@ -53,29 +53,6 @@ export function connectStream(resumeFrom) {
       }
     },
   });
-}
-
-/** The top bar's word and tooltip for the stream's state `s` (`info.error`: why it dropped). */
-export function connLabel(s, info) {
-  const text = {
-    connecting: 'Connecting…',
-    open: 'Live',
-    reconnecting: 'Reconnecting…',
-    closed: 'Offline',
-  }[s];
-  return {
-    text: text || s,
-    title: s === 'reconnecting' && info && info.error ? `Connection lost: ${info.error}` : s === 'open' ? 'Changes appear as they happen' : '',
-  };
-}
-
-export function renderConn(info) {
-  const el = $('conn');
-  const s = state.streamState;
-  el.dataset.state = s;
-  const { text, title } = connLabel(s, info);
-  $('conn-text').textContent = text;
-  el.title = title;
 }
 
 function handleChange(change) {

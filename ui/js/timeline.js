@@ -5,8 +5,9 @@ import { statusLabel } from './status.js';
 import { jsonDiff } from './json-diff.js';
 
 /**
- * @typedef {{title: string, detail?: string, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted',
- *   diff?: import('./json-diff.js').DiffEntry[]}} EventText  `diff`: how a human edited a call they approved
+ * @typedef {{title: string, detail?: string, prose?: boolean, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted',
+ *   diff?: import('./json-diff.js').DiffEntry[]}} EventText  `prose`: `detail` is a person's text
+ *   (the question asked), shown with its line breaks; `diff`: how a human edited a call they approved
  */
 
 const DECISION_WORDS = { allow: ['Approved', 'Allowed'], deny: ['Denied', 'Denied'], ask: ['Handed back to the agent’s prompt', 'Handed back to the agent’s prompt'] };
@@ -80,7 +81,8 @@ export function describeEvent(ev) {
       const msg = d.request && d.request.params && d.request.params.message;
       return {
         title: `Asked for input${d.key ? ` (${d.key})` : ''}`,
-        detail: typeof msg === 'string' ? oneLine(msg, 500) : undefined,
+        detail: typeof msg === 'string' ? shownText(msg) : undefined,
+        prose: true,
         tone: 'input',
       };
     }

@@ -13,6 +13,7 @@ import {
   parseJsonObject,
   progressFraction,
   progressText,
+  compactNumber,
   formatCount,
   argsSummary,
   middleCut,
@@ -102,6 +103,29 @@ test('JSON detection and progress', () => {
   assert.equal(progressFraction({ current: 12, total: 10 }), 1);
   assert.equal(progressText({ current: 3.0, total: 10 }), '3 / 10');
   assert.equal(progressText({ current: 2.5 }), '2.5');
+  // The detail's full numbers; a list row's compact ones, short enough for its progress box.
+  assert.equal(progressText({ current: 1234567, total: 98765432 }), '1234567 / 98765432');
+  assert.equal(progressText({ current: 1234567, total: 98765432 }, { compact: true }), '1.2M / 98.8M');
+  assert.equal(progressText({ current: 3, total: 9999 }, { compact: true }), '3 / 9999');
+  assert.equal(progressText({ current: 2.5 }, { compact: true }), '2.5');
+});
+
+test('compact numbers keep at most one decimal and never read "1000K"', () => {
+  const cases = [
+    [0, '0'],
+    [9999, '9999'],
+    [10_000, '10K'],
+    [12_345, '12.3K'],
+    [123_456, '123.5K'],
+    [999_949, '999.9K'],
+    [999_950, '1M'],
+    [1_234_567, '1.2M'],
+    [98_765_432, '98.8M'],
+    [4_200_000_000, '4.2B'],
+    [7e15, '7000T'],
+  ];
+  for (const [n, text] of cases) assert.equal(compactNumber(n), text, String(n));
+  for (const [, text] of cases) assert.ok(text.length <= 6, text);
 });
 
 test('status badges pair a word with a symbol; isError is not "failed"', () => {

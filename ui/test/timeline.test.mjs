@@ -36,6 +36,15 @@ test('each event kind reads as a sentence', () => {
   assert.match(describeEvent(cases[10][0]).detail, /asked to stop/);
 });
 
+test('a question asked keeps its lines, shown as prose (the detail clamps it)', () => {
+  const message = `Check each item:\n${Array.from({ length: 60 }, (_, i) => `- item ${i}`).join('\n')}\u202e`;
+  const asked = describeEvent({ kind: 'inputRequested', data: { key: 'confirm', request: { params: { message } } } });
+  assert.equal(asked.prose, true);
+  assert.equal(asked.detail.split('\n').length, 61, 'every line break kept, nothing cut');
+  assert.ok(asked.detail.endsWith('- item 59\\u{202e}'), 'a character that reorders text is written out');
+  assert.equal(describeEvent({ kind: 'statusMessage', data: { statusMessage: 'a\nb' } }).prose, undefined, 'other details stay one line');
+});
+
 test('runs of three or more progress events fold into one item', () => {
   const p = (id, n) => ({ id, kind: 'progress', data: { current: n, total: 10 } });
   const evs = [{ id: 1, kind: 'created', data: {} }, p(2, 1), p(3, 2), p(4, 3), { id: 5, kind: 'statusMessage', data: {} }, p(6, 4), p(7, 5)];

@@ -1,0 +1,29 @@
+// What a list row says beside a task's status (list-view.js rowMessage).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rowMessage } from '../js/list-view.js';
+
+const job = (extra) => ({ taskId: 't1', tool: 'external', status: 'working', arguments: { name: 'x', heartbeatMs: 3600000 }, ...extra });
+const ask = (message) => ({ method: 'elicitation/create', params: message === undefined ? {} : { message } });
+
+test('a task waiting for input with no status message shows what it asks, as the CLI does', () => {
+  const t = job({ status: 'input_required', inputRequests: { b: ask('Second?'), a: ask('First question?') } });
+  assert.equal(rowMessage(t), 'a: First question?', 'the first request by key, not the arguments');
+  assert.equal(rowMessage(job({ status: 'input_required', inputRequests: { token: ask() } })), 'token', 'a request without a question: its key');
+  // Its status message, when it has one, comes first; so does it over its progress message.
+  assert.equal(rowMessage({ ...t, statusMessage: 'Waiting for a human' }), 'Waiting for a human');
+  assert.equal(rowMessage({ ...t, progress: { current: 1, message: 'step 1' } }), 'a: First question?');
+  // Requests left on a task that no longer waits are not asked any more.
+  assert.equal(rowMessage(job({ inputRequests: { a: ask('First question?') } })), 'name: x · heartbeatMs: 3600000');
+});
+
+test('the other rows keep their order: status message, progress message, arguments; a finished one its result', () => {
+  assert.equal(rowMessage(job({ statusMessage: 'copying', progress: { current: 1, message: 'file 1' } })), 'copying');
+  assert.equal(rowMessage(job({ progress: { current: 1, message: 'file 1' } })), 'file 1');
+  assert.equal(rowMessage(job({})), 'name: x · heartbeatMs: 3600000');
+  const done = { content: [{ type: 'text', text: 'exported 12 rows' }] };
+  assert.equal(rowMessage(job({ status: 'completed', statusMessage: 'done', result: done })), 'exported 12 rows');
+  assert.equal(rowMessage(job({ status: 'completed', statusMessage: 'done', result: { content: [] } })), 'done');
+  assert.equal(rowMessage(job({ status: 'failed', error: { code: -32000, message: 'runner lost' } })), 'Error -32000: runner lost');
+  assert.equal(rowMessage(job({ status: 'cancelled' })), 'Cancelled before it finished');
+});
