@@ -46,6 +46,27 @@ async fn servers_add_without_a_target_names_both_forms() {
     assert!(said.contains("--url") && said.contains("COMMAND"), "{said}");
 }
 
+/// `servers add` refuses what it would drop or loop: `--header` for a command (headers go
+/// with `--url` only), and this Taskdeck's own endpoint as an upstream. Neither is written.
+#[tokio::test]
+async fn servers_add_refuses_a_header_for_a_command_and_taskdeck_itself() {
+    let s = Server::start(&[]).await;
+    let out = cli(
+        &s,
+        &["servers", "add", "x", "--header", "A: b", "--", "/bin/true"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--header"), "{said}");
+    let own = format!("http://127.0.0.1:{}/mcp/fs", s.port);
+    let out = cli(&s, &["servers", "add", "loop", "--url", &own]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("this Taskdeck's own MCP endpoint"), "{said}");
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+    assert_eq!(list["servers"], json!([]), "{list}");
+}
+
 /// An HTTP server nothing answers for is `failed`, and `lastError` says why in words (the
 /// refused connection, not the client library's type names) with the URL shown without its
 /// credentials.

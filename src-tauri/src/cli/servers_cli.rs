@@ -38,7 +38,12 @@ pub enum ServersCommand {
         #[arg(long, conflicts_with_all = ["command", "env", "cwd"])]
         url: Option<String>,
         /// A header sent with every request, 'Name: value' (repeatable; with --url)
-        #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+        #[arg(
+            long = "header",
+            value_name = "NAME: VALUE",
+            requires = "url",
+            conflicts_with = "command"
+        )]
         headers: Vec<String>,
         /// An environment variable for the command, K=V (repeatable)
         #[arg(long = "env", value_name = "K=V")]
@@ -103,6 +108,16 @@ pub fn run(cmd: ServersCommand, ctx: &ServersContext) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            if let Transport::Http { url, .. } = &spec.transport
+                && let Some(port) = serve::running_port(&ctx.data_dir)
+                && taskdeck_server::gateway::import::is_taskdeck_url(url, Some(port))
+            {
+                eprintln!(
+                    "taskdeck: {url} is this Taskdeck's own MCP endpoint: as an upstream it would \
+                     serve Taskdeck's tools to itself, each call through Taskdeck twice"
+                );
+                return ExitCode::from(2);
+            }
             let target = spec.target();
             match servers_file::add_server(&path, &name, spec) {
                 Ok(()) => {

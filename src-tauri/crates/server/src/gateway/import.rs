@@ -171,7 +171,8 @@ pub fn plan(
 
 /// The project directory of `client`'s file at `path` when it is a project's own file, whose
 /// stdio servers the client starts there: Claude Code's `DIR/.mcp.json`, VS Code's
-/// `DIR/.vscode/mcp.json`, Cursor's `DIR/.cursor/mcp.json`; `None` for a user's file.
+/// `DIR/.vscode/mcp.json`, Cursor's `DIR/.cursor/mcp.json` (not in the home dir); `None` for a
+/// user's file.
 pub fn project_dir_of(client: Client, path: &std::path::Path) -> Option<PathBuf> {
     let path = std::path::absolute(path).ok()?;
     let name = path.file_name()?.to_str()?;
@@ -182,9 +183,11 @@ pub fn project_dir_of(client: Client, path: &std::path::Path) -> Option<PathBuf>
         Client::Vscode if name == "mcp.json" && in_dir(".vscode") => {
             parent.parent().map(PathBuf::from)
         }
-        Client::Cursor if name == "mcp.json" && in_dir(".cursor") => {
-            parent.parent().map(PathBuf::from)
-        }
+        // `~/.cursor/mcp.json` is Cursor's global file, not a project's.
+        Client::Cursor if name == "mcp.json" && in_dir(".cursor") => parent
+            .parent()
+            .filter(|dir| directories::BaseDirs::new().is_none_or(|d| d.home_dir() != *dir))
+            .map(PathBuf::from),
         _ => None,
     }
 }
@@ -258,8 +261,24 @@ fn judge(
 ) -> Verdict {
     let skipped = |reason: String| Verdict::Skipped { reason };
     let name = normalize_name(client_name);
-    if name == RESERVED_NAME || is_taskdeck(entry, taskdeck_port) {
+    if is_taskdeck(entry, Some(taskdeck_port)) {
         return Verdict::Taskdeck;
+    }
+    if name == RESERVED_NAME {
+        // Taskdeck's entry from before, on the port it had then; else the user's own server,
+        // which cannot take Taskdeck's name in servers.json.
+        if is_taskdeck(entry, None) {
+            return Verdict::Taskdeck;
+        }
+        return skipped(if client_name == RESERVED_NAME {
+            "is named taskdeck, as Taskdeck's own entry is: the client's file keeps it only in \
+             the backup (a top-level one is replaced); rename it and import again"
+                .into()
+        } else {
+            "its name becomes taskdeck, Taskdeck's own, in servers.json: kept in the client's \
+             file; rename it to import it"
+                .into()
+        });
     }
     let spec = match convert(entry, cwd) {
         Ok(spec) => spec,
@@ -419,20 +438,20 @@ fn scalar(v: &Value) -> Option<String> {
 }
 
 /// True when `url` is a loopback `/mcp` URL (`/mcp` or `/mcp/SERVER`, host `127.0.0.1`,
-/// `localhost` or `[::1]`) of `port`.
-pub fn is_taskdeck_url(url: &str, port: u16) -> bool {
+/// `localhost` or `[::1]`) of `port` (of any port when `None`).
+pub fn is_taskdeck_url(url: &str, port: Option<u16>) -> bool {
     reqwest::Url::parse(url).is_ok_and(|u| {
         matches!(u.scheme(), "http" | "https")
             && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
-            && u.port_or_known_default() == Some(port)
+            && port.is_none_or(|port| u.port_or_known_default() == Some(port))
             && (u.path() == "/mcp" || u.path().starts_with("/mcp/"))
     })
 }
 
-/// True when the entry reaches Taskdeck on `port`: its `url`, or a URL among a stdio entry's
-/// arguments (e.g. `npx mcp-remote http://127.0.0.1:4747/mcp`), is a loopback `/mcp` URL of
-/// that port.
-fn is_taskdeck(entry: &Value, port: u16) -> bool {
+/// True when the entry reaches Taskdeck on `port` (any port when `None`): its `url`, or a URL
+/// among a stdio entry's arguments (e.g. `npx mcp-remote http://127.0.0.1:4747/mcp`), is a
+/// loopback `/mcp` URL of that port.
+fn is_taskdeck(entry: &Value, port: Option<u16>) -> bool {
     let is_ours = |s: &str| is_taskdeck_url(s, port);
     let url = entry.get("url").and_then(Value::as_str);
     let args = entry.get("args").and_then(Value::as_array);
@@ -585,6 +604,49 @@ mod tests {
         assert_eq!(rewritten["inputs"], file["inputs"]);
     }
 
+    /// A server the user named like Taskdeck is theirs unless it reaches a Taskdeck: it is not
+    /// taken for Taskdeck and dropped; an entry of Taskdeck's on an older port is.
+    #[test]
+    fn a_server_named_like_taskdeck_is_the_users_own() {
+        let file = json!({"mcpServers": {
+            "TaskDeck": {"command": "/bin/echo", "args": ["d"]},
+            "taskdeck": {"command": "notes-mcp"},
+            "bridge": {"command": "npx", "args": ["mcp-remote", "http://localhost:4000/mcp"]},
+        }});
+        let plan = plan(
+            Client::ClaudeDesktop,
+            &file,
+            &ServersConfig::default(),
+            (4747, None),
+        )
+        .unwrap();
+        let skipped = |name: &str, says: &str| {
+            assert!(
+                matches!(entry(&plan, name), Verdict::Skipped { reason } if reason.contains(says)),
+                "{:?}",
+                entry(&plan, name)
+            );
+        };
+        skipped("TaskDeck", "kept in the client's file");
+        skipped("taskdeck", "only in the backup");
+        // Not a Taskdeck here: mcp-remote to another port is the user's bridge.
+        assert_eq!(
+            entry(&plan, "bridge"),
+            Verdict::Added {
+                name: "bridge".into()
+            }
+        );
+        let older = json!({"mcpServers": {"taskdeck": {"url": "http://127.0.0.1:4000/mcp"}}});
+        let again = super::plan(
+            Client::ClaudeDesktop,
+            &older,
+            &ServersConfig::default(),
+            (4747, None),
+        )
+        .unwrap();
+        assert_eq!(entry(&again, "taskdeck"), Verdict::Taskdeck);
+    }
+
     #[test]
     fn a_file_without_servers_gets_the_taskdeck_entry() {
         let file = json!({"globalShortcut": ""});
@@ -664,6 +726,12 @@ mod tests {
             some("/w/site")
         );
         assert_eq!(dir(Client::Cursor, "/w/x/.cursor/mcp.json"), some("/w/x"));
+        let home = directories::BaseDirs::new()
+            .unwrap()
+            .home_dir()
+            .to_path_buf();
+        let global = home.join(".cursor").join("mcp.json");
+        assert_eq!(dir(Client::Cursor, global.to_str().unwrap()), None);
         assert_eq!(dir(Client::ClaudeCode, "/home/me/.claude.json"), None);
         assert_eq!(dir(Client::Cursor, "/home/me/.cursor-other/mcp.json"), None);
         assert_eq!(dir(Client::ClaudeDesktop, "/x/.mcp.json"), None);
