@@ -585,8 +585,8 @@ pub fn assert_not_on_disk(dir: &Path, secrets: &[&str]) {
 }
 
 /// Waits for task `id`'s approval question `key` (as the admin sees it) and checks that it
-/// shows the call with `shown` and without `secret`, offers neither an edit nor "always allow",
-/// and refuses (422) an answer asking for the rule anyway.
+/// shows the call with `shown` and without `secret`, says values are hidden, offers neither an
+/// edit nor "always allow", and refuses (422) an answer asking for the rule anyway.
 pub async fn assert_credential_question(
     s: &Server,
     id: &str,
@@ -599,6 +599,14 @@ pub async fn assert_credential_question(
     let question = request["message"].as_str().unwrap();
     assert!(
         question.contains(shown) && !question.contains(secret),
+        "{question}"
+    );
+    // The person is told that what they approve holds values they cannot see.
+    assert!(
+        question.ends_with(
+            "\n\nValues that look like credentials are hidden here ([redacted], ****): \
+             approving sends them as the agent gave them, unseen by you."
+        ),
         "{question}"
     );
     let fields = &request["requestedSchema"]["properties"];

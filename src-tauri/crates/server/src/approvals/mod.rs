@@ -60,6 +60,20 @@ pub fn shown_arguments(arguments: &Value) -> Value {
     crate::tools::secrets::redact_value(arguments).unwrap_or_else(|| arguments.clone())
 }
 
+/// The paragraph an approval question ends with when its call holds values shown masked
+/// ([`shown_arguments`]): the person approves those without seeing them, and is told so.
+pub const HIDDEN_VALUES_NOTE: &str = "Values that look like credentials are hidden here \
+    ([redacted], ****): approving sends them as the agent gave them, unseen by you.";
+
+/// `message` with [`HIDDEN_VALUES_NOTE`] after it when `holds_secrets`.
+pub fn noting_hidden_values(message: String, holds_secrets: bool) -> String {
+    if holds_secrets {
+        format!("{message}\n\n{HIDDEN_VALUES_NOTE}")
+    } else {
+        message
+    }
+}
+
 /// What the call may do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Approval {
@@ -145,7 +159,7 @@ pub async fn obtain(
     }
     let question = Ask {
         key: call.key.to_string(),
-        message: call.message,
+        message: noting_hidden_values(call.message, holds_secrets),
         always_title: call.always_title.filter(|_| !holds_secrets),
         server: server.to_string(),
         tool: tool.to_string(),

@@ -288,10 +288,13 @@ impl TaskTool for RunCommand {
                 // Where and with what come first: nothing the command's text holds can pose as them.
                 let question = Ask {
                     key: "approve-command".into(),
-                    message: format!(
-                        "{} wants to run in {where_}{env_text}:\n\n{}",
-                        ctx.principal(),
-                        super::process::shown_script(&seen)
+                    message: crate::approvals::noting_hidden_values(
+                        format!(
+                            "{} wants to run in {where_}{env_text}:\n\n{}",
+                            ctx.principal(),
+                            super::process::shown_script(&seen)
+                        ),
+                        holds_secrets,
                     ),
                     // A rule would write the credentials down in policy.json.
                     always_title: (!holds_secrets).then(|| {
