@@ -774,6 +774,90 @@ impl EverythingOverHttp {
     }
 }
 
+/// The policy's deny rules hold for an upstream's resources and prompts (the tools
+/// `resources/read` with `uri` and `prompts/get` with `name`): what the agent may not read is
+/// not listed to it, and reading it is refused naming the rule; another agent is not concerned.
+#[tokio::test]
+async fn a_deny_rule_covers_resources_and_prompts() {
+    let deck = Deck::start(json!({"everything": everything_over_stdio_spec()})).await;
+    deck.wait_tool("everything__echo").await;
+    let rules = json!({"rules": [
+        {"id": "r-docs01", "principal": "agent1", "server": "everything", "tool": "resources/read",
+         "arguments": {"uri": "demo://resource/static/*"}, "decision": "deny"},
+        {"id": "r-docs02", "principal": "agent1", "server": "*", "tool": "prompts/get",
+         "arguments": {"name": "simple-prompt"}, "decision": "deny"}
+    ]});
+    let put = deck
+        .s
+        .http
+        .put(deck.s.url("/v1/policy"))
+        .bearer_auth(&deck.s.admin)
+        .json(&rules)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+    let other = deck.s.token("agent2");
+    let listed = |token: String, method: &'static str, key: &'static str| {
+        let deck = &deck;
+        async move {
+            let reply = deck.s.rpc(Some(&token), method, json!({}), true).await;
+            reply.result()[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    r.get("uri")
+                        .unwrap_or(&r["name"])
+                        .as_str()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    // Another agent sees the documents and the prompt; this one neither.
+    let theirs = listed(other.clone(), "resources/list", "resources").await;
+    let document = theirs
+        .iter()
+        .find(|u| u.starts_with("demo://resource/static/document/"))
+        .expect("server-everything lists its documents")
+        .clone();
+    let mine = listed(deck.agent.clone(), "resources/list", "resources").await;
+    assert!(!mine.contains(&document), "{mine:?}");
+    let prompt = "everything__simple-prompt".to_string();
+    assert!(
+        listed(other.clone(), "prompts/list", "prompts")
+            .await
+            .contains(&prompt)
+    );
+    let mine = listed(deck.agent.clone(), "prompts/list", "prompts").await;
+    assert!(!mine.contains(&prompt) && !mine.is_empty(), "{mine:?}");
+    // Reading them is refused, naming the rule; what no rule denies is read.
+    let read = json!({"uri": document});
+    let get = json!({"name": prompt});
+    for (params, method, rule) in [
+        (&read, "resources/read", "r-docs01"),
+        (&get, "prompts/get", "r-docs02"),
+    ] {
+        let denied = deck
+            .s
+            .rpc(Some(&deck.agent), method, params.clone(), true)
+            .await;
+        assert_eq!(denied.error_code(), -32600, "{:?}", denied.body);
+        let why = denied.body["error"]["message"].as_str().unwrap();
+        assert!(why.contains("policy denies") && why.contains(rule), "{why}");
+        let reply = deck.s.rpc(Some(&other), method, params.clone(), true).await;
+        assert!(reply.result().is_object(), "{method}");
+    }
+    let dynamic = json!({"uri": "demo://resource/dynamic/text/1"});
+    let reply = deck
+        .s
+        .rpc(Some(&deck.agent), "resources/read", dynamic, true)
+        .await;
+    assert!(reply.result()["contents"].is_array(), "{:?}", reply.body);
+}
+
 /// Progress in the timeline, an elicitation answered by the human, and a cancel, through
 /// server-everything reached as `spec`.
 async fn everything_through_the_gateway(spec: Value) {

@@ -314,7 +314,10 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let resources = match &self.core.gateway {
-            Some(g) => g.resources(request_scope(&context)).await,
+            Some(g) => {
+                g.resources(request_scope(&context), &principal_of(&context)?.name)
+                    .await
+            }
             None => Vec::new(),
         };
         Ok(ListResourcesResult::with_all_items(resources))
@@ -326,7 +329,10 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let templates = match &self.core.gateway {
-            Some(g) => g.resource_templates(request_scope(&context)).await,
+            Some(g) => {
+                g.resource_templates(request_scope(&context), &principal_of(&context)?.name)
+                    .await
+            }
             None => Vec::new(),
         };
         Ok(ListResourceTemplatesResult::with_all_items(templates))
@@ -344,7 +350,11 @@ impl ServerHandler for McpHandler {
             ));
         };
         gateway
-            .read_resource(request_scope(&context), request)
+            .read_resource(
+                request_scope(&context),
+                request,
+                &principal_of(&context)?.name,
+            )
             .await
             .map(ReadResourceResponse::Complete)
     }
@@ -355,7 +365,10 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let prompts = match &self.core.gateway {
-            Some(g) => g.prompts(request_scope(&context)).await,
+            Some(g) => {
+                g.prompts(request_scope(&context), &principal_of(&context)?.name)
+                    .await
+            }
             None => Vec::new(),
         };
         Ok(ListPromptsResult::with_all_items(prompts))
@@ -373,7 +386,11 @@ impl ServerHandler for McpHandler {
             ));
         };
         gateway
-            .get_prompt(request_scope(&context), request)
+            .get_prompt(
+                request_scope(&context),
+                request,
+                &principal_of(&context)?.name,
+            )
             .await
             .map(GetPromptResponse::Complete)
     }

@@ -6,8 +6,16 @@
 //!
 //! An upstream that is not connected contributes nothing; one that fails a request is skipped
 //! in a listing (logged) and named in the error of a read or a prompt.
+//!
+//! The policy's `deny` rules hold for them too: a read is the tool `resources/read` with the
+//! argument `uri`, a prompt the tool `prompts/get` with `name` (a rule for every tool of a
+//! server, `"tool": "*"`, covers both). What a principal may not read is not listed to it
+//! either, and reading it is refused (`-32600`, naming the rule). Other rules (`allow`, `ask`)
+//! change nothing: a read is not work, and is not asked for.
 
 use std::{sync::Arc, time::Duration};
+
+use serde_json::{Value, json};
 
 use rmcp::{
     ErrorData as McpError,
@@ -22,11 +30,40 @@ use super::{
     catalog::{Scope, registered_name, split},
     upstream::{Connection, Upstream},
 };
+use crate::policy::{Decision, PolicyCall, ToolHints};
+
+/// The policy's tool name for reading an upstream's resource (its argument: `uri`).
+pub const READ_RESOURCE: &str = "resources/read";
+/// The policy's tool name for getting an upstream's prompt (its argument: `name`).
+pub const GET_PROMPT: &str = "prompts/get";
 
 /// How long a pass-through request waits for an upstream to answer.
 const PASS_THROUGH_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Gateway {
+    /// The id of the policy's `deny` rule for `principal` doing `tool` ([`READ_RESOURCE`],
+    /// [`GET_PROMPT`]) on `server` with `arguments`, when the first rule that matches denies.
+    fn denied_by(
+        &self,
+        principal: &str,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> Option<String> {
+        let call = PolicyCall {
+            principal,
+            server,
+            tool,
+            arguments: &arguments,
+            hints: ToolHints::default(),
+        };
+        self.state
+            .policy
+            .matching_rule(&call, &[])
+            .filter(|rule| rule.decision == Decision::Deny)
+            .map(|rule| rule.id)
+    }
+
     /// The connections of the upstreams in `scope` (those connected now).
     async fn connections(&self, scope: Scope<'_>) -> Vec<(Arc<Upstream>, Arc<Connection>)> {
         let mut out = Vec::new();
@@ -43,26 +80,40 @@ impl Gateway {
         out
     }
 
-    /// Every resource the upstreams in `scope` list.
-    pub async fn resources(&self, scope: Scope<'_>) -> Vec<Resource> {
+    /// Every resource the upstreams in `scope` list that `principal` may read.
+    pub async fn resources(&self, scope: Scope<'_>, principal: &str) -> Vec<Resource> {
         let mut out = Vec::new();
         for (upstream, c) in self.connections(scope).await {
             if !offers_resources(&c) {
                 continue;
             }
             match timed(c.peer.list_all_resources()).await {
-                Ok(list) => out.extend(list),
+                Ok(list) => out.extend(list.into_iter().filter(|r| {
+                    let uri = json!({ "uri": r.uri });
+                    self.denied_by(principal, &upstream.name, READ_RESOURCE, uri)
+                        .is_none()
+                })),
                 Err(e) => tracing::warn!(server = %upstream.name, "resources/list failed: {e}"),
             }
         }
         out
     }
 
-    /// Every resource template the upstreams in `scope` list.
-    pub async fn resource_templates(&self, scope: Scope<'_>) -> Vec<ResourceTemplate> {
+    /// Every resource template the upstreams in `scope` list, but those of an upstream whose
+    /// every read `principal` is denied (a rule without a `uri` pattern).
+    pub async fn resource_templates(
+        &self,
+        scope: Scope<'_>,
+        principal: &str,
+    ) -> Vec<ResourceTemplate> {
         let mut out = Vec::new();
         for (upstream, c) in self.connections(scope).await {
-            if !offers_resources(&c) {
+            let any_uri = json!({});
+            if !offers_resources(&c)
+                || self
+                    .denied_by(principal, &upstream.name, READ_RESOURCE, any_uri)
+                    .is_some()
+            {
                 continue;
             }
             match timed(c.peer.list_all_resource_templates()).await {
@@ -75,19 +126,42 @@ impl Gateway {
         out
     }
 
-    /// Reads `params.uri` from the first upstream in `scope` that has it. Errors: `-32002` (resource not
-    /// found) when none has it, naming the upstreams that failed.
+    /// Reads `params.uri` from the first upstream in `scope` that has it and that the policy
+    /// lets `principal` read it from. Errors: `-32600` when the policy denies it on every
+    /// upstream in scope (naming the rules); `-32002` (resource not found) when none has it,
+    /// naming the upstreams that failed.
     pub async fn read_resource(
         &self,
         scope: Scope<'_>,
         params: ReadResourceRequestParams,
+        principal: &str,
     ) -> Result<ReadResourceResult, McpError> {
+        let mut denials = Vec::new();
         let ordered: Vec<_> = self
             .connections(scope)
             .await
             .into_iter()
-            .filter(|(_, c)| offers_resources(c))
+            .filter(|(u, c)| {
+                let uri = json!({ "uri": params.uri });
+                match self.denied_by(principal, &u.name, READ_RESOURCE, uri) {
+                    Some(rule) => {
+                        denials.push(format!("{}'s by rule {rule}", u.name));
+                        false
+                    }
+                    None => offers_resources(c),
+                }
+            })
             .collect();
+        if ordered.is_empty() && !denials.is_empty() {
+            return Err(McpError::invalid_request(
+                format!(
+                    "Taskdeck's policy denies reading {} for {principal} ({})",
+                    params.uri,
+                    denials.join(", ")
+                ),
+                None,
+            ));
+        }
         let mut failures = Vec::new();
         for (u, c) in ordered {
             match timed(c.peer.read_resource(params.clone())).await {
@@ -106,8 +180,9 @@ impl Gateway {
         ))
     }
 
-    /// Every prompt of the upstreams in `scope` (named `SERVER__PROMPT` on `/mcp`).
-    pub async fn prompts(&self, scope: Scope<'_>) -> Vec<Prompt> {
+    /// Every prompt of the upstreams in `scope` (named `SERVER__PROMPT` on `/mcp`) that
+    /// `principal` may get.
+    pub async fn prompts(&self, scope: Scope<'_>, principal: &str) -> Vec<Prompt> {
         let mut out = Vec::new();
         for (upstream, c) in self.connections(scope).await {
             if c.peer
@@ -117,11 +192,18 @@ impl Gateway {
                 continue;
             }
             match timed(c.peer.list_all_prompts()).await {
-                Ok(list) => out.extend(list.into_iter().map(|mut p| {
+                Ok(list) => out.extend(list.into_iter().filter_map(|mut p| {
+                    let name = json!({ "name": p.name });
+                    if self
+                        .denied_by(principal, &upstream.name, GET_PROMPT, name)
+                        .is_some()
+                    {
+                        return None;
+                    }
                     if scope == Scope::All {
                         p.name = registered_name(&upstream.name, &p.name);
                     }
-                    p
+                    Some(p)
                 })),
                 Err(e) => tracing::warn!(server = %upstream.name, "prompts/list failed: {e}"),
             }
@@ -129,12 +211,14 @@ impl Gateway {
         out
     }
 
-    /// Gets prompt `params.name` as named in `scope`. Errors: `-32602` for a name no upstream
-    /// in `scope` has; the upstream's error, naming it, when it fails.
+    /// Gets prompt `params.name` as named in `scope`, for `principal`. Errors: `-32602` for a
+    /// name no upstream in `scope` has; `-32600` when the policy denies it (naming the rule);
+    /// the upstream's error, naming it, when it fails.
     pub async fn get_prompt(
         &self,
         scope: Scope<'_>,
         mut params: GetPromptRequestParams,
+        principal: &str,
     ) -> Result<GetPromptResult, McpError> {
         let unknown = || McpError::invalid_params(format!("Unknown prompt: {}", params.name), None);
         let (server, prompt) = match scope {
@@ -143,6 +227,16 @@ impl Gateway {
         };
         let (server, prompt) = (server.to_string(), prompt.to_string());
         let upstream = self.upstream(&server).ok_or_else(unknown)?;
+        if let Some(rule) =
+            self.denied_by(principal, &server, GET_PROMPT, json!({ "name": prompt }))
+        {
+            return Err(McpError::invalid_request(
+                format!(
+                    "Taskdeck's policy denies {server}'s prompt {prompt} for {principal} (rule {rule})"
+                ),
+                None,
+            ));
+        }
         let c = upstream.connected(Duration::ZERO).await.ok_or_else(|| {
             McpError::internal_error(format!("upstream {server} is not connected"), None)
         })?;
