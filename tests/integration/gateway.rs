@@ -1196,6 +1196,51 @@ async fn an_error_for_no_request_is_shown_without_the_servers_secrets() {
     assert!(why.contains("-32001"), "{why}");
 }
 
+/// A call of a tool whose server serves none now says why: disabled, or not running (its
+/// error is the person's to read); a name no server has is just unknown.
+#[tokio::test]
+async fn a_call_to_a_server_that_serves_no_tools_says_why() {
+    let mut off = faulty(&[]);
+    off["disabled"] = json!(true);
+    let deck = Deck::start(json!({"off": off, "broken": faulty(&["--exit-at-start"])})).await;
+    let start = Instant::now();
+    loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        if body["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["state"] == "failed")
+        {
+            break;
+        }
+        assert!(start.elapsed() < CONNECT_DEADLINE, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for (path, tool, says) in [
+        (
+            "/mcp",
+            "off__echo",
+            "Unknown tool: off__echo (upstream off is disabled in servers.json)",
+        ),
+        (
+            "/mcp/off",
+            "echo",
+            "Unknown tool: echo (upstream off is disabled in servers.json)",
+        ),
+        (
+            "/mcp",
+            "broken__echo",
+            "Unknown tool: broken__echo (upstream broken is not running: Taskdeck's Servers view says why)",
+        ),
+        ("/mcp", "nobody__echo", "Unknown tool: nobody__echo"),
+    ] {
+        let reply = deck.call_at(path, tool, json!({"text": "x"}), true).await;
+        assert_eq!(reply.error_code(), -32602, "{:?}", reply.body);
+        assert_eq!(reply.body["error"]["message"], says);
+    }
+}
+
 /// server-everything's `simulate-research-query` runs only as a task of its own (2025-11-25
 /// `taskSupport: required`): after the approval, the gateway follows that task, its
 /// clarification question becomes the human's input request `elicitation-0`, and its report is

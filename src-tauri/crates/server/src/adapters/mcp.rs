@@ -147,6 +147,17 @@ impl McpCore {
 
     /// The engine's name of tool `name` as called in `scope` (an upstream tool on `/mcp/SERVER`
     /// is `SERVER__TOOL`), when `scope` offers it.
+    /// "Unknown tool: NAME", saying why when its upstream is configured but serves no tools
+    /// now (starting, disabled, failed: [`crate::gateway::Gateway::why_unknown`]).
+    pub fn unknown_tool(&self, scope: Scope<'_>, name: &str) -> String {
+        let why = self
+            .gateway
+            .as_ref()
+            .map(|g| g.why_unknown(scope, name))
+            .unwrap_or_default();
+        format!("Unknown tool: {name}{why}")
+    }
+
     pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Option<String> {
         let own = match scope {
             Scope::All => self.own_tools.iter().any(|t| t.name == name),
@@ -404,7 +415,8 @@ impl ServerHandler for McpHandler {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let Some(name) = self.core.resolve(request_scope(&context), &request.name) else {
             return Err(McpError::invalid_params(
-                format!("Unknown tool: {}", request.name),
+                self.core
+                    .unknown_tool(request_scope(&context), &request.name),
                 None,
             ));
         };

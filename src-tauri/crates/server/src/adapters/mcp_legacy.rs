@@ -184,7 +184,7 @@ async fn create(
         "Invalid params: name must be a string".into(),
     ))?;
     let Some(name) = endpoint.core.resolve(scope, called) else {
-        return Err((INVALID_PARAMS, format!("Unknown tool: {called}")).into());
+        return Err((INVALID_PARAMS, endpoint.core.unknown_tool(scope, called)).into());
     };
     let name = name.as_str();
     let arguments = Value::Object(

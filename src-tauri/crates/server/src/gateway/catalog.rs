@@ -6,7 +6,7 @@
 
 use rmcp::model::Tool;
 
-use super::Gateway;
+use super::{Gateway, ServerState};
 
 /// Separates the server name from the tool name in a registered name.
 pub const SEPARATOR: &str = "__";
@@ -47,6 +47,31 @@ pub fn split(registered: &str) -> Option<(&str, &str)> {
 }
 
 impl Gateway {
+    /// Why tool `name`, as called in `scope`, is not offered, when its server is configured
+    /// but serves no tools now: ` (upstream S is starting: its tools are not known yet)`,
+    /// ` (upstream S is disabled in servers.json)`, ` (upstream S is not running: …)`; empty otherwise (no such server, or it is connected and has no such tool).
+    pub fn why_unknown(&self, scope: Scope<'_>, name: &str) -> String {
+        let server = match scope {
+            Scope::All => split(name).map_or("", |(server, _)| server),
+            Scope::Server(server) => server,
+        };
+        let Some(status) = self.statuses().into_iter().find(|s| s.name == server) else {
+            return String::new();
+        };
+        match status.state {
+            ServerState::Connected => String::new(),
+            ServerState::Starting => {
+                format!(" (upstream {server} is starting: its tools are not known yet)")
+            }
+            ServerState::Disabled => format!(" (upstream {server} is disabled in servers.json)"),
+            // Why is the person's to read (`servers list`): its error and stderr can hold what
+            // an agent should not see.
+            ServerState::Failed => {
+                format!(" (upstream {server} is not running: Taskdeck's Servers view says why)")
+            }
+        }
+    }
+
     /// The upstream tools offered in `scope`, sorted by server then as the server lists them,
     /// as shown to a client answered as `answers` says. Only tools the engine can run are
     /// offered: a server's new tool list is published before its tools are registered, and a
