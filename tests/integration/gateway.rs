@@ -1196,6 +1196,36 @@ async fn an_error_for_no_request_is_shown_without_the_servers_secrets() {
     assert!(why.contains("-32001"), "{why}");
 }
 
+/// On `/mcp/SERVER` a tool is named as that endpoint lists it, in what Taskdeck answers too:
+/// an invalid call's error and a task handle say `write_file`, not `fs__write_file`.
+#[tokio::test]
+async fn a_servers_own_endpoint_names_tools_as_it_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(dir.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let invalid = deck
+        .call_at("/mcp/fs", "read_text_file", json!({}), false)
+        .await;
+    assert_eq!(
+        invalid.body["error"]["message"],
+        "invalid arguments for read_text_file: \"path\" is a required property"
+    );
+    let path = dir.path().join("note.txt");
+    let handle = deck
+        .call_at(
+            "/mcp/fs",
+            "write_file",
+            json!({"path": path, "content": "hi"}),
+            false,
+        )
+        .await;
+    let text = text_of(handle.result());
+    assert!(
+        text.contains("(write_file)") && !text.contains("fs__"),
+        "{text}"
+    );
+}
+
 /// A call of a tool whose server serves none now says why: disabled, or not running (its
 /// error is the person's to read); a name no server has is just unknown.
 #[tokio::test]

@@ -15,15 +15,16 @@ use super::{
 use taskdeck_engine::{Principal, TaskRecord};
 
 /// `CallToolResult` for a client that cannot take a task: the handle, in words and in
-/// `structuredContent.task`, with how to follow up.
-pub fn handle_result(task: &TaskRecord) -> Value {
+/// `structuredContent.task`, with how to follow up. `called`: the tool's name as the client
+/// called it (`write_file` on `/mcp/fs`, the task's tool being `fs__write_file`).
+pub fn handle_result(task: &TaskRecord, called: &str) -> Value {
     let text = format!(
         "Started task {id} ({tool}); status: {status}.\n\
          This runs as a task: poll it with the task_status tool {{\"taskId\": \"{id}\"}} about every {poll} ms \
          until its status is completed, failed or cancelled. If it becomes input_required, answer its inputRequests \
          with task_respond; stop it with task_cancel.",
         id = task.task_id,
-        tool = task.tool,
+        tool = called,
         status = task.status.as_str(),
         poll = task.poll_interval_ms
     );

@@ -171,11 +171,15 @@ impl McpCore {
 
     /// Validates `arguments` against `tool`'s input schema, compiled in the engine's registry
     /// ([`Engine::argument_errors`]; a tool with no schema there passes). Errors: `-32602`
-    /// naming each violation.
-    pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), McpError> {
+    /// naming each violation, and the tool as the client called it (`called`: `write_file` on
+    /// `/mcp/fs` for the engine's `fs__write_file`).
+    pub fn validate(&self, tool: &str, called: &str, arguments: &Value) -> Result<(), McpError> {
         match self.engine.argument_errors(tool, arguments) {
             None => Ok(()),
-            Some(problem) => Err(McpError::invalid_params(problem, None)),
+            Some(problem) => Err(McpError::invalid_params(
+                problem.replacen(tool, called, 1),
+                None,
+            )),
         }
     }
 }
@@ -420,7 +424,7 @@ impl ServerHandler for McpHandler {
                 None,
             ));
         };
-        self.core.validate(&name, &arguments)?;
+        self.core.validate(&name, &request.name, &arguments)?;
         if is_followup(&name) {
             let reader = reader(&context, &principal);
             return self.followup(&name, &principal, reader, &arguments).await;
@@ -482,8 +486,9 @@ impl ServerHandler for McpHandler {
             let created: CreateTaskResult = from_json(wire::create_task_result(&task))?;
             Ok(CallToolResponse::Task(created))
         } else {
-            let result: CallToolResult = serde_json::from_value(handle_result(&task))
-                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let result: CallToolResult =
+                serde_json::from_value(handle_result(&task, &request.name))
+                    .map_err(|e| McpError::internal_error(e.to_string(), None))?;
             Ok(CallToolResponse::Complete(result))
         }
     }

@@ -206,7 +206,7 @@ async fn create(
         })?;
     endpoint
         .core
-        .validate(name, &arguments)
+        .validate(name, called, &arguments)
         .map_err(|e| (INVALID_PARAMS, e.message.to_string()))?;
     tool.check_arguments(&arguments)
         .map_err(|m| (INVALID_PARAMS, m))?;

@@ -87,7 +87,7 @@ pub(crate) async fn create_task(
         return Some(resp);
     }
     let invalid = |m: &str| Some(error_response(StatusCode::OK, id, INVALID_PARAMS, m, None));
-    if let Err(e) = endpoint.core.validate(&name, &arguments) {
+    if let Err(e) = endpoint.core.validate(&name, &called, &arguments) {
         return invalid(&e.message);
     }
     if let Err(m) = tool.check_arguments(&arguments) {
