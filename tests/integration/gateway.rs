@@ -693,6 +693,7 @@ async fn secrets_of_an_upstream_url_never_reach_an_answer() {
                 "not started: it has both `command` and `url`: give one"
             );
             assert_eq!(both["headerNames"], json!(["X-Key"]));
+            assert_eq!(both["target"], "http://x.example/mcp | true");
             let typo = named("typo").expect("the entry with a typo is shown");
             assert_eq!(typo["target"], "http://x.example/mcp?key=[redacted]");
             assert!(

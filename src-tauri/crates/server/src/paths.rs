@@ -1,26 +1,38 @@
 //! Where Taskdeck keeps its files. Data (the SQLite store) goes under the XDG data dir
 //! (`$XDG_DATA_HOME/taskdeck`, usually `~/.local/share/taskdeck`), configuration (the admin
 //! token file) under the XDG config dir (`~/.config/taskdeck`). `--data-dir`/`TASKDECK_DATA_DIR`
-//! and `--config-dir`/`TASKDECK_CONFIG_DIR` override them.
+//! and `--config-dir`/`TASKDECK_CONFIG_DIR` override them. Both are made absolute (from the
+//! working dir when given relative), so every message names a file wherever it is read.
 
 use std::path::PathBuf;
 
 /// The data directory: `explicit` if given, else the XDG data dir, else `./taskdeck-data`.
 pub fn data_dir(explicit: Option<PathBuf>) -> PathBuf {
-    explicit
-        .or_else(|| {
-            directories::ProjectDirs::from("", "", "taskdeck").map(|d| d.data_dir().to_path_buf())
-        })
-        .unwrap_or_else(|| PathBuf::from("taskdeck-data"))
+    absolute(
+        explicit
+            .or_else(|| {
+                directories::ProjectDirs::from("", "", "taskdeck")
+                    .map(|d| d.data_dir().to_path_buf())
+            })
+            .unwrap_or_else(|| PathBuf::from("taskdeck-data")),
+    )
 }
 
 /// The config directory: `explicit` if given, else the XDG config dir, else `./taskdeck-config`.
 pub fn config_dir(explicit: Option<PathBuf>) -> PathBuf {
-    explicit
-        .or_else(|| {
-            directories::ProjectDirs::from("", "", "taskdeck").map(|d| d.config_dir().to_path_buf())
-        })
-        .unwrap_or_else(|| PathBuf::from("taskdeck-config"))
+    absolute(
+        explicit
+            .or_else(|| {
+                directories::ProjectDirs::from("", "", "taskdeck")
+                    .map(|d| d.config_dir().to_path_buf())
+            })
+            .unwrap_or_else(|| PathBuf::from("taskdeck-config")),
+    )
+}
+
+/// `dir` from the working dir when relative (as given when that cannot be told).
+fn absolute(dir: PathBuf) -> PathBuf {
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// The SQLite file inside `data_dir`.

@@ -119,8 +119,8 @@ impl PublicSpec {
 /// The status of servers.json's entry `name` that is not a spec: `failed`, `lastError` saying
 /// why (`not started: ...`), its transport as its fields tell (`http` when it has a `url`), its
 /// target as a spec's is shown when it has a `url` or a `command` (with `args`) that are
-/// strings, and nothing else of its values (they may be secrets) but its env and header names.
-/// `since_ms`: Unix ms.
+/// strings (`URL | COMMAND` when it has both), and nothing else of its values (they may be
+/// secrets) but its env and header names. `since_ms`: Unix ms.
 pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> ServerStatus {
     let keys = |field: &str| -> Vec<String> {
         entry.raw[field]
@@ -129,18 +129,21 @@ pub fn unreadable_status(name: &str, entry: &Unreadable, since_ms: i64) -> Serve
             .unwrap_or_default()
     };
     let http = entry.raw.get("url").is_some() && entry.raw.get("command").is_none();
+    let command_line = |command: &str| {
+        let args: Vec<String> = entry.raw["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str().map(String::from))
+            .collect();
+        stdio_target(command, &args)
+    };
     let target = match (entry.raw["url"].as_str(), entry.raw["command"].as_str()) {
         (Some(url), None) => redact_url(url),
-        (None, Some(command)) => {
-            let args: Vec<String> = entry.raw["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|a| a.as_str().map(String::from))
-                .collect();
-            stdio_target(command, &args)
-        }
-        _ => String::new(),
+        (None, Some(command)) => command_line(command),
+        // Both, which is its problem: both shown.
+        (Some(url), Some(command)) => format!("{} | {}", redact_url(url), command_line(command)),
+        (None, None) => String::new(),
     };
     ServerStatus {
         name: name.to_string(),
