@@ -16,7 +16,7 @@ use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
 use crate::harness::{
-    LegacySession, Reply, Server, assert_credential_question, assert_not_on_disk, stop_cleanly,
+    BIN, LegacySession, Reply, Server, assert_credential_question, assert_not_on_disk, stop_cleanly,
 };
 
 /// How long an upstream may take to start and show its tools.
@@ -1195,6 +1195,50 @@ async fn an_error_for_no_request_is_shown_without_the_servers_secrets() {
         "{why}"
     );
     assert!(why.contains("-32001"), "{why}");
+}
+
+/// A tool an upstream lists that Taskdeck cannot serve is counted out of `toolCount` and
+/// listed with why in `unservedTools` (and by `servers list`), not only in the log.
+#[tokio::test]
+async fn tools_not_served_are_shown_with_why() {
+    let deck = Deck::start(json!({"odd": faulty(&["--odd-tools"])})).await;
+    deck.wait_tool("odd__echo").await;
+    let start = Instant::now();
+    let odd = loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        let odd = body["servers"][0].clone();
+        if odd["unservedTools"]
+            .as_array()
+            .is_some_and(|u| u.len() == 2)
+        {
+            break odd;
+        }
+        assert!(start.elapsed() < CONNECT_DEADLINE, "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let names = deck.tool_names("/mcp").await;
+    let served = names.iter().filter(|n| n.starts_with("odd__")).count();
+    assert_eq!(odd["toolCount"], served, "{odd}");
+    let unserved = &odd["unservedTools"];
+    assert_eq!(unserved[0]["name"], "bad name", "{odd}");
+    assert!(
+        unserved[0]["reason"].as_str().unwrap().contains("its name"),
+        "{odd}"
+    );
+    assert_eq!(unserved[1]["name"], "badref", "{odd}");
+    assert!(
+        unserved[1]["reason"].as_str().unwrap().contains("Missing"),
+        "{odd}"
+    );
+    let listed = std::process::Command::new(BIN)
+        .args(["servers", "list", "--data-dir"])
+        .arg(deck.s.dir.join("data"))
+        .arg("--config-dir")
+        .arg(deck.s.dir.join("cfg"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(text.contains("not served: badref: "), "{text}");
 }
 
 /// On `/mcp/SERVER` a tool is named as that endpoint lists it, in what Taskdeck answers too:

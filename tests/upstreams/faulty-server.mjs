@@ -6,6 +6,9 @@
 //   node faulty-server.mjs --garbage       also prints non-JSON lines on stdout: before the
 //                                          handshake and before every answer
 //   node faulty-server.mjs --exit-at-start writes one line to stderr and exits 1 at once
+//   node faulty-server.mjs --odd-tools     also lists two tools Taskdeck cannot serve: "bad name"
+//                                          (a space in its name) and "badref" (its input schema
+//                                          refers to a definition it does not have)
 //
 // Tools (all annotated readOnlyHint, so that Taskdeck's default policy lets them run unasked):
 //   echo {text}   answers `text` at once
@@ -99,6 +102,18 @@ server.registerTool(
 );
 
 const transport = new StdioServerTransport();
+if (process.argv.includes("--odd-tools")) {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (Array.isArray(message.result?.tools)) {
+      message.result.tools.push(
+        { name: "bad name", inputSchema: { type: "object" } },
+        { name: "badref", inputSchema: { type: "object", properties: { x: { $ref: "#/$defs/Missing" } } } },
+      );
+    }
+    return send(message, options);
+  };
+}
 noise("before the handshake");
 await server.connect(transport);
 // The client is gone when stdin ends: stop, even with a `slow` call's timer pending.

@@ -9,7 +9,7 @@
 
 import { h, clear, inflate } from './dom.js';
 import { confirmDialog } from './dialogs.js';
-import { stateChip, serverBody, toolCountText } from './servers-model.js';
+import { stateChip, serverBody, toolCountText, unservedLines } from './servers-model.js';
 
 /** How often the open view re-fetches the list, in ms. */
 export const REFRESH_MS = 3000;
@@ -93,6 +93,9 @@ function row(s) {
     h('code', { class: 'server-target' }, s.target),
     names.length ? h('p', { class: 'field-hint' }, `Secrets kept: ${names.join(', ')}`) : null,
     s.lastError ? h('p', { class: 'server-error' }, `Last error: ${s.lastError}`) : null,
+    unservedLines(s).length
+      ? h('ul', { class: 'server-unserved field-hint', 'aria-label': 'Tools not served' }, unservedLines(s).map((line) => h('li', {}, `Not served: ${line}`)))
+      : null,
     tail);
 }
 

@@ -107,8 +107,15 @@ export function serverBody(form) {
   return { body };
 }
 
-/** "14 tools", "1 tool", "—" while not connected. */
+/** "14 tools", "1 tool", "8 tools (2 not served)", "—" while not connected. */
 export function toolCountText(server) {
   if (server.state !== 'connected') return '—';
-  return `${server.toolCount} tool${server.toolCount === 1 ? '' : 's'}`;
+  const unserved = (server.unservedTools || []).length;
+  const served = `${server.toolCount} tool${server.toolCount === 1 ? '' : 's'}`;
+  return unserved ? `${served} (${unserved} not served)` : served;
+}
+
+/** One line per tool the server lists that Taskdeck does not serve: "NAME: why". */
+export function unservedLines(server) {
+  return (server.unservedTools || []).map((t) => `${t.name}: ${t.reason}`);
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { stateChip, validateServerName, splitCommandLine, serverBody, toolCountText } from '../js/servers-model.js';
+import { stateChip, validateServerName, splitCommandLine, serverBody, toolCountText, unservedLines } from '../js/servers-model.js';
 
 test('each state has its chip; an unknown one is shown muted', () => {
   assert.deepEqual(stateChip('connected'), { label: 'connected', tone: 'good' });
@@ -41,4 +41,8 @@ test('tool counts show only for connected servers', () => {
   assert.equal(toolCountText({ state: 'connected', toolCount: 1 }), '1 tool');
   assert.equal(toolCountText({ state: 'connected', toolCount: 14 }), '14 tools');
   assert.equal(toolCountText({ state: 'failed', toolCount: 0 }), '—');
+  const odd = { state: 'connected', toolCount: 8, unservedTools: [{ name: 'badref', reason: 'invalid input schema' }, { name: 'bad name', reason: 'its name' }] };
+  assert.equal(toolCountText(odd), '8 tools (2 not served)');
+  assert.deepEqual(unservedLines(odd), ['badref: invalid input schema', 'bad name: its name']);
+  assert.deepEqual(unservedLines({ state: 'connected', toolCount: 1 }), []);
 });

@@ -296,7 +296,8 @@ fn not_running(config: ServersConfig) -> Vec<Value> {
 }
 
 /// NAME STATE TOOLS PROTOCOL TARGET, one row per server (PROTOCOL: the version negotiated with
-/// a connected one, `-` before); a failed one's last error on the next line.
+/// a connected one, `-` before; TOOLS: those served); on the next lines a failed one's last
+/// error, and each tool it lists that is not served, with why.
 fn table(servers: &[Value]) -> String {
     if servers.is_empty() {
         return "no servers (add one with `taskdeck servers add`)\n".to_string();
@@ -331,6 +332,11 @@ fn table(servers: &[Value]) -> String {
             // The upstream's own words: nothing in them may act on the terminal.
             let error = super::terminal_text::shown(error);
             out.push_str(&format!("{:name_w$}  last error: {error}\n", ""));
+        }
+        for tool in s["unservedTools"].as_array().into_iter().flatten() {
+            let name = super::terminal_text::shown(tool["name"].as_str().unwrap_or(""));
+            let why = super::terminal_text::shown(tool["reason"].as_str().unwrap_or(""));
+            out.push_str(&format!("{:name_w$}  not served: {name}: {why}\n", ""));
         }
     }
     out
@@ -382,7 +388,8 @@ mod tests {
     fn the_table_shows_failures_with_their_error() {
         let rows = [
             json!({"name": "fs", "state": "connected", "toolCount": 14, "target": "npx fs",
-                   "protocolVersion": "2025-11-25"}),
+                   "protocolVersion": "2025-11-25", "unservedTools": [
+                       {"name": "bad\u{1b}name", "reason": "its name is not 1-128 of A-Z a-z 0-9 _ - ."}]}),
             json!({"name": "docs", "state": "failed", "toolCount": 0,
                    "target": "https://x.example/mcp", "lastError": "connection refused"}),
         ];
@@ -392,9 +399,13 @@ mod tests {
         assert_eq!(lines[1], "fs    connected     14  2025-11-25  npx fs");
         assert_eq!(
             lines[2],
+            "      not served: bad\\u{1b}name: its name is not 1-128 of A-Z a-z 0-9 _ - ."
+        );
+        assert_eq!(
+            lines[3],
             "docs  failed         0  -           https://x.example/mcp"
         );
-        assert_eq!(lines[3], "      last error: connection refused");
+        assert_eq!(lines[4], "      last error: connection refused");
         assert!(table(&[]).starts_with("no servers"));
     }
 

@@ -71,13 +71,27 @@ pub struct ServerStatus {
     pub last_error: Option<String>,
     /// The last lines (at most 20) the process wrote to stderr; empty for http.
     pub stderr_tail: Vec<String>,
+    /// The tools it serves.
     pub tool_count: usize,
+    /// The tools it lists that Taskdeck does not serve, and why (a name Taskdeck cannot take,
+    /// an input schema that is not an object or does not compile, a repeated name).
+    pub unserved_tools: Vec<UnservedTool>,
     /// The protocol version negotiated with it, once connected (e.g. `2025-11-25`).
     pub protocol_version: Option<String>,
     /// How many times it failed and was (or, during the backoff, is about to be) started again.
     pub restarts: u32,
     /// When `state` began, Unix ms.
     pub since_ms: i64,
+}
+
+/// A tool an upstream lists that Taskdeck does not serve ([`ServerStatus::unserved_tools`]).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnservedTool {
+    /// Its name as the server lists it.
+    pub name: String,
+    /// Why Taskdeck does not serve it.
+    pub reason: String,
 }
 
 /// How the gateway treats calls.
@@ -329,6 +343,7 @@ impl Gateway {
         let settings = self.settings_for(&upstream);
         let mut now = BTreeSet::new();
         for tool in upstream.tools() {
+            let tool_name = tool.name.to_string();
             let registered = catalog::registered_name(name, &tool.name);
             let call = GatewayCall::new(
                 registered.clone(),
@@ -341,7 +356,10 @@ impl Gateway {
                 Ok(()) => {
                     now.insert(registered);
                 }
-                Err(e) => tracing::warn!(server = name, tool = %registered, "tool not served: {e}"),
+                Err(e) => {
+                    tracing::warn!(server = name, tool = %registered, "tool not served: {e}");
+                    upstream.not_served(&tool_name, e.to_string());
+                }
             }
         }
         let mut registered = self.state.registered.lock().unwrap();

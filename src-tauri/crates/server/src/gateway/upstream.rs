@@ -155,6 +155,19 @@ impl Upstream {
         status
     }
 
+    /// Notes that its tool `name` is not served (the engine refused it, for `reason`): it is
+    /// counted out of `toolCount` and listed in `unservedTools`.
+    pub fn not_served(&self, name: &str, reason: String) {
+        let mut status = self.status.lock().unwrap();
+        if !status.unserved_tools.iter().any(|t| t.name == name) {
+            status.tool_count = status.tool_count.saturating_sub(1);
+            status.unserved_tools.push(super::UnservedTool {
+                name: name.to_string(),
+                reason,
+            });
+        }
+    }
+
     /// The tools it offered when last connected.
     pub fn tools(&self) -> Vec<Tool> {
         self.tools.lock().unwrap().clone()
@@ -461,7 +474,7 @@ impl Upstream {
 
     /// Records a (re)listed tool set and the connection it came from, and marks it connected.
     fn publish(&self, peer: Peer<RoleClient>, tools: Vec<Tool>) {
-        let tools = servable(&self.name, tools);
+        let (tools, unserved) = servable(&self.name, tools);
         let protocol_version = peer
             .peer_info()
             .map(|i| i.protocol_version.to_string())
@@ -469,6 +482,7 @@ impl Upstream {
         {
             let mut s = self.status.lock().unwrap();
             s.tool_count = tools.len();
+            s.unserved_tools = unserved;
             s.protocol_version = Some(protocol_version.clone());
         }
         *self.tools.lock().unwrap() = tools;
@@ -528,9 +542,10 @@ fn http_client() -> Result<reqwest_rmcp::Client, String> {
 /// tool names; `SERVER__TOOL` at most 128 too), an input schema of `type: "object"` (clients
 /// refuse a whole `tools/list` over one that is not), each name once (the first). The others
 /// are logged and left out.
-fn servable(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
+fn servable(server: &str, tools: Vec<Tool>) -> (Vec<Tool>, Vec<super::UnservedTool>) {
     let mut seen = std::collections::HashSet::new();
-    tools
+    let mut unserved = Vec::new();
+    let served = tools
         .into_iter()
         .filter(|t| {
             let name = t.name.as_ref();
@@ -555,10 +570,15 @@ fn servable(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
             };
             if let Some(why) = why {
                 tracing::warn!(server, tool = name, "tool not served: {why}");
+                unserved.push(super::UnservedTool {
+                    name: name.to_string(),
+                    reason: why.to_string(),
+                });
             }
             why.is_none()
         })
-        .collect()
+        .collect();
+    (served, unserved)
 }
 
 /// How the protocol era is negotiated: `server/discover` for 2026-07-28 first, `initialize` on
@@ -796,11 +816,23 @@ mod tests {
             ),
             tool("dotted.name-2", object),
         ];
-        let names: Vec<String> = servable("fs", tools)
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect();
+        let (served, unserved) = servable("fs", tools);
+        let names: Vec<String> = served.iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names, ["ok", "dotted.name-2"]);
+        let why: Vec<(&str, &str)> = unserved
+            .iter()
+            .map(|t| (&t.name[..t.name.len().min(10)], t.reason.as_str()))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                ("string-sch", "its inputSchema is not of type object"),
+                ("with space", "its name is not 1-128 of A-Z a-z 0-9 _ - ."),
+                ("ünï", "its name is not 1-128 of A-Z a-z 0-9 _ - ."),
+                ("xxxxxxxxxx", "its name is not 1-128 of A-Z a-z 0-9 _ - ."),
+                ("ok", "a tool of that name came before it"),
+            ]
+        );
     }
 
     #[test]
