@@ -217,11 +217,18 @@ fn vscode_and_cursor_without_write_change_only_servers_json() {
         );
         match client {
             "vscode" => {
+                // Its comments are read, and the rewrite says it has none.
+                assert!(
+                    r.stderr.contains("has comments or trailing commas; the rewritten file is plain JSON without them\n"),
+                    "{}",
+                    r.stderr
+                );
                 assert_eq!(keys(&r.stdout["servers"]), ["perplexity", "taskdeck"]);
                 assert_eq!(r.stdout["inputs"][0]["id"], "perplexity-key");
                 assert_eq!(r.stdout["servers"]["taskdeck"]["type"], "http");
             }
             _ => {
+                assert!(!r.stderr.contains("comments"), "{}", r.stderr);
                 assert_eq!(keys(&r.stdout["mcpServers"]), ["linear", "taskdeck"]);
                 assert_eq!(
                     r.stdout["mcpServers"]["taskdeck"]["url"],

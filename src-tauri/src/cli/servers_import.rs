@@ -59,16 +59,18 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
     // VS Code's mcp.json is JSON with comments and trailing commas (JSONC), which JSON5 covers;
     // the others are plain JSON. A file written back (`--write`) is plain JSON, its comments
     // kept only in the backup.
-    let file: Value = match std::fs::read_to_string(&file_path) {
-        Ok(text) => {
-            match serde_json::from_str(&text).or_else(|e| json5::from_str(&text).map_err(|_| e)) {
-                Ok(v) => v,
-                Err(e) => {
+    // `jsonc`: it parsed only as JSONC (comments or trailing commas), which the rewrite loses.
+    let (file, jsonc): (Value, bool) = match std::fs::read_to_string(&file_path) {
+        Ok(text) => match serde_json::from_str(&text) {
+            Ok(v) => (v, false),
+            Err(e) => match json5::from_str(&text) {
+                Ok(v) => (v, true),
+                Err(_) => {
                     eprintln!("taskdeck: {} is not valid JSON: {e}", file_path.display());
                     return ExitCode::from(1);
                 }
-            }
-        }
+            },
+        },
         Err(e) => {
             eprintln!("taskdeck: cannot read {}: {e}", file_path.display());
             return ExitCode::from(1);
@@ -133,6 +135,18 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
              out of version control (or give each person their own token there)",
             file_path.display(),
             dir.display()
+        );
+    }
+    if jsonc && rewritten != file {
+        eprintln!(
+            "note: {} has comments or trailing commas; the rewritten file is plain JSON without \
+             them{}",
+            file_path.display(),
+            if args.write {
+                " (the backup keeps them)"
+            } else {
+                ""
+            }
         );
     }
     if args.write && rewritten == file {
