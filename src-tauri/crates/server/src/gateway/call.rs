@@ -111,7 +111,7 @@ impl TaskTool for GatewayCall {
         let settings = self.settings.clone();
         // Resumed from the store, where credentials were never kept: calling with their
         // stand-ins would send `[redacted]` upstream.
-        let lost_credentials = ctx.is_resumed() && self.redact_arguments(&arguments).is_some();
+        let lost_credentials = ctx.is_resumed() && crate::tools::secrets::holds_masks(&arguments);
         async move {
             let server = upstream.name.clone();
             let ended_by_restart = if !ctx.is_resumed() {
@@ -395,13 +395,17 @@ async fn answer_to(
 }
 
 /// The task's failure when upstream `server` answered a call of `tool` with JSON-RPC error
-/// `e`: the upstream's code and message, and `data.upstreamError`.
+/// `e`: the upstream's code and message, and `data.upstreamError`. Worded as an answer, not a
+/// refusal: the tool may have run before it failed.
 pub(super) fn refused_by_upstream(server: &str, tool: &str, e: rmcp::ErrorData) -> Outcome {
     Outcome::Failed(TaskFailure::new(
         FailureKind::Reported {
             code: i64::from(e.code.0),
         },
-        format!("upstream {server} refused {tool}: {}", e.message),
+        format!(
+            "upstream {server} answered {tool} with an error: {}",
+            e.message
+        ),
         Some(json!({"server": server, "upstreamError": e})),
     ))
 }

@@ -215,6 +215,7 @@ fn mask_assignments(value: &str) -> Option<String> {
     let chars: Vec<(usize, char)> = value.char_indices().collect();
     let byte = |i: usize| chars.get(i).map_or(value.len(), |c| c.0);
     let char_at = |i: usize| chars.get(i).map(|c| c.1);
+    let in_quotes = quote_regions(&chars);
     let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
     let mut out = String::with_capacity(value.len());
     let mut copied = 0;
@@ -310,7 +311,11 @@ fn mask_assignments(value: &str) -> Option<String> {
         // An unquoted value is a shell word: `\ ` escapes a space, quotes and `$(…)` inside it
         // belong to it, and it ends at a space, `;`, `&`, `|`, `#` or `)`, or at the quote that
         // opened before the name (`'--password=a b'`, where a flag's value also spans spaces).
-        let enclosing = before.filter(|c| matches!(c, '\'' | '"'));
+        // The quote the name is inside, read as a shell line reads quotes: `echo "x TOKEN=s";
+        // touch y` has its value end at the `"`, whatever came between.
+        let enclosing = before
+            .filter(|c| matches!(c, '\'' | '"'))
+            .or(in_quotes.get(i).copied().flatten());
         // A URL's query or fragment parameter (`?access_token=…`, `&key=…`, `#id_token=…`):
         // its value holds no quote or space, so one ends it (the URL's closing quote in
         // `'https://x/?access_token=s3' --verbose`), and it never spans words.
@@ -354,7 +359,13 @@ fn mask_assignments(value: &str) -> Option<String> {
                     if c == '\\' {
                         k += 1;
                     } else if matches!(c, '\'' | '"') {
-                        k = closing(&chars, k, c);
+                        // A quote that never closes ends a string the value was in (not
+                        // seen as one above): the rest of the line is not the value.
+                        let end = closing(&chars, k, c);
+                        if char_at(end) != Some(c) || end == k {
+                            break;
+                        }
+                        k = end;
                     } else if c == '$' && char_at(k + 1) == Some('(') {
                         k = closing(&chars, k + 1, '(');
                     }
@@ -387,6 +398,28 @@ fn mask_assignments(value: &str) -> Option<String> {
     })
 }
 
+/// For each of `chars`, the quote (`'` or `"`) it is inside as a shell line reads quotes
+/// (`'…'` literal, `"…"` and the rest with `\` escaping the next character), or `None`.
+/// Text that is not a shell line (an apostrophe in prose) may seem quoted: masking then only
+/// stops earlier.
+fn quote_regions(chars: &[(usize, char)]) -> Vec<Option<char>> {
+    let mut regions = Vec::with_capacity(chars.len());
+    let (mut open, mut escaped) = (None, false);
+    for &(_, c) in chars {
+        regions.push(open);
+        if escaped {
+            escaped = false;
+        } else if c == '\\' && open != Some('\'') {
+            escaped = true;
+        } else if open.is_none() && matches!(c, '\'' | '"') {
+            open = Some(c);
+        } else if open == Some(c) {
+            open = None;
+        }
+    }
+    regions
+}
+
 /// Where what opens at `chars[at]` (a quote `'` or `"`, or `(`) closes: the index of its
 /// closing character (`)` for `(`, nested ones counted), or the last index when it never does.
 fn closing(chars: &[(usize, char)], at: usize, open: char) -> usize {
@@ -408,6 +441,23 @@ fn closing(chars: &[(usize, char)], at: usize, open: char) -> usize {
         k += 1;
     }
     chars.len().saturating_sub(1)
+}
+
+/// True when `value` (at any depth) holds what masking leaves: [`REDACTED`], or a value
+/// [`redact_value`] masks again (a URL's `****` password). Arguments read back from the store
+/// that hold one had values at their run that the store never kept.
+pub fn holds_masks(value: &Value) -> bool {
+    fn marked(value: &Value) -> bool {
+        match value {
+            Value::String(s) => s.contains(REDACTED),
+            Value::Array(items) => items.iter().any(marked),
+            Value::Object(members) => members
+                .iter()
+                .any(|(name, v)| name.contains(REDACTED) || marked(v)),
+            _ => false,
+        }
+    }
+    marked(value) || redact_value(value).is_some()
 }
 
 /// `value` as it may be stored and shown, or `None` when it holds no secret: at any depth,
@@ -766,6 +816,50 @@ mod tests {
                 .as_deref(),
             Some("DSN=[redacted] and DATABASE_URL=postgres://u:****@h/db")
         );
+    }
+
+    /// Masking hides a credential, never the rest of a line: a value ends where the quoted
+    /// string it is in ends, and a quote that never closes ends it too.
+    #[test]
+    fn a_masked_value_never_hides_what_follows_its_string() {
+        for (given, shown) in [
+            (
+                r#"echo "x y TOKEN=abc"; touch /tmp/pwned9"#,
+                r#"echo "x y TOKEN=[redacted]"; touch /tmp/pwned9"#,
+            ),
+            (
+                r#"echo "fatal: cannot start SECRET_KEY=abc" >&2; touch y"#,
+                r#"echo "fatal: cannot start SECRET_KEY=[redacted]" >&2; touch y"#,
+            ),
+            (
+                r#"echo "a TOKEN=abc"; touch x; echo "b""#,
+                r#"echo "a TOKEN=[redacted]"; touch x; echo "b""#,
+            ),
+            (
+                r#"echo 'deploy with TOKEN=abc'; touch z"#,
+                r#"echo 'deploy with TOKEN=[redacted]'; touch z"#,
+            ),
+            (r#"TOKEN=abc"; touch w"#, r#"TOKEN=[redacted]"; touch w"#),
+            // A value's own quotes still belong to it.
+            (r#"TOKEN=a"b c"d ls"#, "TOKEN=[redacted] ls"),
+        ] {
+            assert_eq!(mask_string(given).as_deref(), Some(shown), "{given}");
+        }
+    }
+
+    /// Arguments read back from the store tell that they lost values: a `[redacted]` anywhere
+    /// (also where masking it again finds nothing new), or a URL's `****`.
+    #[test]
+    fn masked_arguments_are_told_apart() {
+        for stored in [
+            json!({"content": "api_key: [redacted]"}),
+            json!({"argv": ["x", "TOKEN=[redacted]"]}),
+            json!({"url": "postgres://u:****@db/x"}),
+            json!({"token": "[redacted]"}),
+        ] {
+            assert!(holds_masks(&stored), "{stored}");
+        }
+        assert!(!holds_masks(&json!({"content": "hello", "n": 1})));
     }
 
     #[test]
