@@ -786,7 +786,9 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         {"id": "r-docs01", "principal": "agent1", "server": "everything", "tool": "resources/read",
          "arguments": {"uri": "demo://resource/static/*"}, "decision": "deny"},
         {"id": "r-docs02", "principal": "agent1", "server": "*", "tool": "prompts/get",
-         "arguments": {"name": "simple-prompt"}, "decision": "deny"}
+         "arguments": {"name": "simple-prompt"}, "decision": "deny"},
+        {"id": "r-blob01", "principal": "agent1", "server": "everything", "tool": "resources/read",
+         "arguments": {"uri": "demo://resource/dynamic/blob/*"}, "decision": "deny"}
     ]});
     let put = deck
         .s
@@ -857,6 +859,35 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         .rpc(Some(&deck.agent), "resources/read", dynamic, true)
         .await;
     assert!(reply.result()["contents"].is_array(), "{:?}", reply.body);
+    // Another spelling of a denied URI is denied, and so is a prompt that embeds one.
+    let name = document.rsplit('/').next().unwrap();
+    for spelled in [
+        document.replacen("demo:", "DEMO:", 1),
+        format!("demo://resource/static/document/./{name}"),
+    ] {
+        let params = json!({ "uri": spelled });
+        let denied = deck
+            .s
+            .rpc(Some(&deck.agent), "resources/read", params, true)
+            .await;
+        assert_eq!(denied.error_code(), -32600, "{spelled}: {:?}", denied.body);
+    }
+    let embeds = |kind: &str| json!({"name": "everything__resource-prompt", "arguments": {"resourceType": kind, "resourceId": "1"}});
+    let denied = deck
+        .s
+        .rpc(Some(&deck.agent), "prompts/get", embeds("Blob"), true)
+        .await;
+    assert_eq!(denied.error_code(), -32600, "{:?}", denied.body);
+    let why = denied.body["error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains("demo://resource/dynamic/blob/1") && why.contains("r-blob01"),
+        "{why}"
+    );
+    let text = deck
+        .s
+        .rpc(Some(&deck.agent), "prompts/get", embeds("Text"), true)
+        .await;
+    assert!(text.result()["messages"].is_array(), "{:?}", text.body);
 }
 
 /// Progress in the timeline, an elicitation answered by the human, and a cancel, through

@@ -10,8 +10,10 @@
 //! The policy's `deny` rules hold for them too: a read is the tool `resources/read` with the
 //! argument `uri`, a prompt the tool `prompts/get` with `name` (a rule for every tool of a
 //! server, `"tool": "*"`, covers both). What a principal may not read is not listed to it
-//! either, and reading it is refused (`-32600`, naming the rule). Other rules (`allow`, `ask`)
-//! change nothing: a read is not work, and is not asked for.
+//! either, and reading it is refused (`-32600`, naming the rule), by any spelling of its URI
+//! (as a URL normalizes it) and inside an answer (a read's contents under another name, a
+//! prompt's embedded resources). Other rules (`allow`, `ask`) change nothing: a read is not
+//! work, and is not asked for.
 
 use std::{sync::Arc, time::Duration};
 
@@ -64,6 +66,53 @@ impl Gateway {
             .map(|rule| rule.id)
     }
 
+    /// The id of the `deny` rule for `principal` reading `uri` from `server`, as sent and as
+    /// a URL normalizes it (`DEMO://x/./a` is `demo://x/a`), so another spelling of a denied
+    /// URI is denied too.
+    fn denied_uri(&self, principal: &str, server: &str, uri: &str) -> Option<String> {
+        let normalized = reqwest::Url::parse(uri)
+            .map(String::from)
+            .ok()
+            .filter(|n| n != uri);
+        std::iter::once(uri)
+            .chain(normalized.as_deref())
+            .find_map(|u| self.denied_by(principal, server, READ_RESOURCE, json!({ "uri": u })))
+    }
+
+    /// The rule denying `principal` one of the resources an upstream answer of `server`
+    /// carries (every `uri` in it: a read's contents, a prompt's embedded resources and links),
+    /// with that URI.
+    fn denied_in_answer(
+        &self,
+        principal: &str,
+        server: &str,
+        answer: &impl serde::Serialize,
+    ) -> Option<(String, String)> {
+        fn uris(value: &Value, out: &mut Vec<String>) {
+            match value {
+                Value::Object(members) => {
+                    for (name, v) in members {
+                        match (name.as_str(), v) {
+                            ("uri", Value::String(uri)) => out.push(uri.clone()),
+                            _ => uris(v, out),
+                        }
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|v| uris(v, out)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        uris(
+            &serde_json::to_value(answer).unwrap_or_default(),
+            &mut found,
+        );
+        found.into_iter().find_map(|uri| {
+            self.denied_uri(principal, server, &uri)
+                .map(|rule| (rule, uri))
+        })
+    }
+
     /// The connections of the upstreams in `scope` (those connected now).
     async fn connections(&self, scope: Scope<'_>) -> Vec<(Arc<Upstream>, Arc<Connection>)> {
         let mut out = Vec::new();
@@ -88,11 +137,10 @@ impl Gateway {
                 continue;
             }
             match timed(c.peer.list_all_resources()).await {
-                Ok(list) => out.extend(list.into_iter().filter(|r| {
-                    let uri = json!({ "uri": r.uri });
-                    self.denied_by(principal, &upstream.name, READ_RESOURCE, uri)
-                        .is_none()
-                })),
+                Ok(list) => out.extend(
+                    list.into_iter()
+                        .filter(|r| self.denied_uri(principal, &upstream.name, &r.uri).is_none()),
+                ),
                 Err(e) => tracing::warn!(server = %upstream.name, "resources/list failed: {e}"),
             }
         }
@@ -141,31 +189,31 @@ impl Gateway {
             .connections(scope)
             .await
             .into_iter()
-            .filter(|(u, c)| {
-                let uri = json!({ "uri": params.uri });
-                match self.denied_by(principal, &u.name, READ_RESOURCE, uri) {
+            .filter(
+                |(u, c)| match self.denied_uri(principal, &u.name, &params.uri) {
                     Some(rule) => {
                         denials.push(format!("{}'s by rule {rule}", u.name));
                         false
                     }
                     None => offers_resources(c),
-                }
-            })
+                },
+            )
             .collect();
         if ordered.is_empty() && !denials.is_empty() {
-            return Err(McpError::invalid_request(
-                format!(
-                    "Taskdeck's policy denies reading {} for {principal} ({})",
-                    params.uri,
-                    denials.join(", ")
-                ),
-                None,
-            ));
+            return Err(denied_reading(&params.uri, principal, &denials.join(", ")));
         }
         let mut failures = Vec::new();
         for (u, c) in ordered {
             match timed(c.peer.read_resource(params.clone())).await {
                 Ok(mut result) => {
+                    // What came back may be a denied resource under another name.
+                    if let Some((rule, uri)) = self.denied_in_answer(principal, &u.name, &result) {
+                        return Err(denied_reading(
+                            &uri,
+                            principal,
+                            &format!("{}'s by rule {rule}", u.name),
+                        ));
+                    }
                     // A 2025-11-25 upstream sends no `resultType`; every 2026-07-28 result
                     // carries one (rmcp leaves "complete" out again for older clients).
                     result.result_type.get_or_insert(ResultType::COMPLETE);
@@ -241,14 +289,28 @@ impl Gateway {
             McpError::internal_error(format!("upstream {server} is not connected"), None)
         })?;
         params.name = prompt;
-        timed(c.peer.get_prompt(params))
+        let mut result = timed(c.peer.get_prompt(params))
             .await
-            .map(|mut result| {
-                result.result_type.get_or_insert(ResultType::COMPLETE);
-                result
-            })
-            .map_err(|e| McpError::internal_error(format!("upstream {server}: {e}"), None))
+            .map_err(|e| McpError::internal_error(format!("upstream {server}: {e}"), None))?;
+        // A prompt may embed a resource the principal may not read.
+        if let Some((rule, uri)) = self.denied_in_answer(principal, &server, &result) {
+            return Err(denied_reading(
+                &uri,
+                principal,
+                &format!("{server}'s by rule {rule}"),
+            ));
+        }
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+        Ok(result)
     }
+}
+
+/// `-32600`: the policy denies `principal` reading `uri` (`rules`: whose, by which rule).
+fn denied_reading(uri: &str, principal: &str, rules: &str) -> McpError {
+    McpError::invalid_request(
+        format!("Taskdeck's policy denies reading {uri} for {principal} ({rules})"),
+        None,
+    )
 }
 
 fn offers_resources(c: &Connection) -> bool {
