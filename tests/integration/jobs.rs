@@ -2003,7 +2003,7 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains(&format!(
-            "waiting for input approval: Ship it? (taskdeck tasks answer {id} approval accept [--content '{{\"note\": \"…\"}}'] | decline)"
+            "waiting for input approval: Ship it? (taskdeck tasks answer {id} approval accept [--content '{{\"note\": \"…\"}}'] | decline [--content '{{\"reason\": \"…\"}}'])"
         )) && said.contains("is still input_required"),
         "{said}"
     );

@@ -1034,8 +1034,20 @@ async fn a_url_password_anywhere_in_a_call_is_never_shown() {
         "hunter2",
     )
     .await;
-    s.answer(&id, "approve-command", json!({"action": "accept"}))
+    // Approved with "always allow" asked: approved, and told that no rule was saved.
+    let (status, decided) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true}),
+        )
         .await;
+    assert_eq!(status, 200, "{decided}");
+    assert_eq!(decided["results"][0]["ok"], true, "{decided}");
+    let note = decided["results"][0]["note"].as_str().unwrap_or_default();
+    assert!(note.contains("no rule was saved"), "{decided}");
+    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(policy["rules"], json!([]), "{policy}");
     let done = s.wait_status(&agent, &id, "completed").await;
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),

@@ -354,10 +354,10 @@ async fn wait_for_end(
         for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
             if !told.contains(key) {
                 let schema = &request["params"]["requestedSchema"];
-                let (content, decline) = (content_hint(schema), decline_hint(schema));
+                let content = content_hint(schema);
                 let key_shown = shown(key);
                 eprintln!(
-                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline{decline})",
+                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline{DECLINE_HINT})",
                     super::task_table::clamp(
                         request["params"]["message"].as_str().unwrap_or(""),
                         200
@@ -528,19 +528,13 @@ fn placeholder(property: &Value) -> String {
     .to_string()
 }
 
-/// How `tasks wait` says to decline with a reason: ` [--content '{"reason": "…"}']` when the
-/// form has a `reason` (the agent is told it, as with an approval); nothing otherwise.
-fn decline_hint(schema: &Value) -> &'static str {
-    if schema["properties"].get("reason").is_some() {
-        r#" [--content '{"reason": "…"}']"#
-    } else {
-        ""
-    }
-}
+/// How `tasks wait` says to decline with a reason, which any question takes (the agent is
+/// told it, as the window's "Reason, if you decline" box sends it).
+const DECLINE_HINT: &str = r#" [--content '{"reason": "…"}']"#;
 
 #[cfg(test)]
 mod tests {
-    use super::{content_hint, decline_hint};
+    use super::content_hint;
     use serde_json::json;
 
     #[test]
@@ -581,11 +575,7 @@ mod tests {
             ),
             r#" --content '{"e": … [, "a": …, "b": …, "c": …], …}'"#
         );
-        assert_eq!(
-            decline_hint(&json!({"properties": {"reason": {"type": "string"}}})),
-            r#" [--content '{"reason": "…"}']"#
-        );
-        assert_eq!(decline_hint(&json!({"properties": {"ok": {}}})), "");
+
         assert_eq!(
             content_hint(&json!({"properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}})),
             r#" [--content '{"a": …, "b": …, "c": …, "d": …, …}']"#

@@ -51,6 +51,10 @@ pub(crate) struct DecideResult {
     /// Why it was not answered, for people.
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// What was not done as asked although the question was answered, for people (an
+    /// "always allow" a call holding credentials cannot have).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
     /// The task as it is now, when the caller may see it.
     #[serde(skip_serializing_if = "Option::is_none")]
     task: Option<TaskView>,
@@ -113,6 +117,7 @@ pub(crate) async fn decide_approvals(
             task: engine.get(&p, &o.task_id).ok().as_ref().map(TaskView::from),
             ok: o.result.is_ok(),
             error: o.result.err(),
+            note: o.note,
             key: o.key,
             task_id: o.task_id,
         })

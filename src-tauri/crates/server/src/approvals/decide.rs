@@ -68,6 +68,8 @@ pub struct ItemOutcome {
     pub key: Option<String>,
     /// `Err`: why nothing was answered, for people.
     pub result: Result<(), String>,
+    /// What was not done as asked although the question was answered, for people.
+    pub note: Option<String>,
 }
 
 /// Why a whole decision was refused (nothing answered).
@@ -124,6 +126,7 @@ async fn decide_one(
         task_id: item.task_id.clone(),
         key: None,
         result: Ok(()),
+        note: None,
     };
     let task = match engine.get(principal, &item.task_id) {
         Ok(t) => t,
@@ -168,8 +171,17 @@ async fn decide_one(
                     .pointer(&format!("/params/requestedSchema/properties/{field}"))
                     .is_some()
             };
-            if is_call && request.always_allow == Some(true) && offers("alwaysAllow") {
-                content.insert("alwaysAllow".into(), Value::Bool(true));
+            if is_call && request.always_allow == Some(true) {
+                if offers("alwaysAllow") {
+                    content.insert("alwaysAllow".into(), Value::Bool(true));
+                } else {
+                    outcome.note = Some(
+                        "approved without \"always allow\": this question offers none (a call \
+                         holding credentials never does: the rule would write them to \
+                         policy.json), so no rule was saved"
+                            .into(),
+                    );
+                }
             }
             if let Some(text) = edited {
                 content.insert("arguments".into(), Value::String(text.to_string()));

@@ -550,12 +550,13 @@ fn servable(server: &str, tools: Vec<Tool>) -> (Vec<Tool>, Vec<super::UnservedTo
         .filter(|t| {
             let name = t.name.as_ref();
             let why = if name.is_empty()
-                || server.len() + 2 + name.len() > 128
                 || !name
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
             {
                 Some("its name is not 1-128 of A-Z a-z 0-9 _ - .")
+            } else if server.len() + 2 + name.len() > 128 {
+                Some("its name with the server's (SERVER__TOOL, as /mcp lists it) is over 128 characters")
             } else if t
                 .input_schema
                 .get("type")
@@ -829,7 +830,10 @@ mod tests {
                 ("string-sch", "its inputSchema is not of type object"),
                 ("with space", "its name is not 1-128 of A-Z a-z 0-9 _ - ."),
                 ("ünï", "its name is not 1-128 of A-Z a-z 0-9 _ - ."),
-                ("xxxxxxxxxx", "its name is not 1-128 of A-Z a-z 0-9 _ - ."),
+                (
+                    "xxxxxxxxxx",
+                    "its name with the server's (SERVER__TOOL, as /mcp lists it) is over 128 characters"
+                ),
                 ("ok", "a tool of that name came before it"),
             ]
         );
