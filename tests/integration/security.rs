@@ -1297,3 +1297,50 @@ async fn a_command_cannot_pose_as_another_approval() {
     assert!(command.contains(r"$'x\'\n\nin /home/me/safe"), "{command}");
     assert!(command.contains(r"$'a\u202eb'"), "{command}");
 }
+
+/// What masking hides from the person approving a command is a credential, never a command:
+/// a value in a quoted string ends with it, one holding what a shell acts on is shown, and a
+/// masked working directory says where it leads.
+#[tokio::test]
+async fn masking_never_hides_a_command_from_the_approver() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let dir = tmp.path().join("a TOKEN=b");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cwd = format!("{}/..", dir.display());
+    for (args, shows) in [
+        (
+            json!({"command": "echo \"x y TOKEN=abc\"; touch pwned9"}),
+            vec!["TOKEN=[redacted]\"; touch pwned9"],
+        ),
+        (
+            json!({"command": "echo Authorization: x; touch pwned7"}),
+            vec!["Authorization: x; touch pwned7"],
+        ),
+        (
+            json!({"command": "echo x://u:p;touch${IFS}pwned1;echo${IFS}@h"}),
+            vec![";touch${IFS}pwned1;"],
+        ),
+        (
+            json!({"command": "true", "cwd": cwd}),
+            vec![
+                "TOKEN=[redacted]",
+                &format!("(that is {})", tmp.path().canonicalize().unwrap().display()),
+            ],
+        ),
+    ] {
+        let created = s.call(&agent, "run_command", args.clone()).await;
+        let id = created["taskId"].as_str().unwrap().to_string();
+        let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+        let question = waiting["inputRequests"]["approve-command"]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for shown in shows {
+            assert!(question.contains(shown), "{args}: {question}");
+        }
+        s.answer(&id, "approve-command", json!({"action": "decline"}))
+            .await;
+    }
+}

@@ -234,8 +234,21 @@ impl TaskTool for RunCommand {
             }
             // The human sees the directory the command will run in (the one "always allow" saves).
             let where_ = match (&cwd, std::env::current_dir()) {
-                (Some(_), _) if let Some(masked) = &masked_cwd => {
-                    super::process::shell_word(masked)
+                // With where it leads, masked too: a mask must not hide a `..` that takes
+                // the command elsewhere (`/srv/a TOKEN=b/../..`).
+                (Some(c), _) if let Some(masked) = &masked_cwd => {
+                    let resolved = std::fs::canonicalize(c).unwrap_or_else(|_| c.clone());
+                    let resolved = resolved.display().to_string();
+                    let resolved = mask_string(&resolved).unwrap_or(resolved);
+                    if resolved == *masked {
+                        super::process::shell_word(masked)
+                    } else {
+                        format!(
+                            "{} (that is {})",
+                            super::process::shell_word(masked),
+                            super::process::shell_word(&resolved)
+                        )
+                    }
                 }
                 (Some(c), _) => super::process::shell_word(&c.display().to_string()),
                 (None, Ok(d)) => format!(

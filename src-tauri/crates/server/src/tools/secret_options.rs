@@ -161,7 +161,10 @@ pub(super) fn mask_options(line: &str, with: &str) -> Option<String> {
     for (i, span) in spans.iter().enumerate() {
         let Some(span) = span else { continue };
         if let Some((_, r)) = found.iter().find(|(w, _)| *w == i) {
-            masks.push((span.start + r.start..span.start + r.end, with.to_string()));
+            let range = span.start + r.start..span.start + r.end;
+            if super::secrets::hideable(&line[range.clone()]) {
+                masks.push((range, with.to_string()));
+            }
             continue;
         }
         let word = &line[span.clone()];

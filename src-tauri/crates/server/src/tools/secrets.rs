@@ -25,9 +25,11 @@ pub fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
     // What a credential's settings are named, not the credential: `token_type`, `auth_mode`,
     // `password_file`, `token_ttl`.
+    // `GIT_ASKPASS`, `SSH_ASKPASS`: the program asked for a password, which the person
+    // approving must see.
     let about = [
         "type", "mode", "file", "path", "dir", "ttl", "expiry", "expires", "count", "length",
-        "url", "endpoint", "newkey",
+        "url", "endpoint", "newkey", "askpass",
     ];
     if matches!(n.as_str(), "pwd" | "oldpwd") || about.iter().any(|end| n.ends_with(end)) {
         return false;
@@ -78,6 +80,35 @@ pub fn mask_string(value: &str) -> Option<String> {
     mask_escaped_json(text).or(shown)
 }
 
+/// Whether `hidden`, the text a mask would replace, may be hidden: it holds nothing a shell
+/// acts on (a line break, a tab or another control character, `;`, `&`, `|`, `<`, `>`, a
+/// backtick, `$`, parentheses, braces, a quote, `\`, `#`). A credential that holds one is
+/// shown instead: when masking misreads where a value ends (quotes, a comment, an operator),
+/// the rest of the line would be hidden from the person approving it, and that could be a
+/// command (`echo x://u:p;touch${IFS}y;echo@h`). Only ever shows more, never less.
+pub(super) fn hideable(hidden: &str) -> bool {
+    !hidden.chars().any(|c| {
+        c.is_control()
+            || matches!(
+                c,
+                ';' | '&'
+                    | '|'
+                    | '<'
+                    | '>'
+                    | '`'
+                    | '$'
+                    | '('
+                    | ')'
+                    | '{'
+                    | '}'
+                    | '\''
+                    | '"'
+                    | '\\'
+                    | '#'
+            )
+    })
+}
+
 /// `value` with the value of every secret-named member of JSON that a shell line escapes
 /// (`curl -d "{\"password\":\"…\"}"`) replaced by [`REDACTED`]; `None` when it holds none.
 fn mask_escaped_json(value: &str) -> Option<String> {
@@ -98,7 +129,7 @@ fn mask_escaped_json(value: &str) -> Option<String> {
             || secret.as_str().bytes().all(|b| b.is_ascii_digit())
             || matches!(secret.as_str(), "true" | "false")
             || secret.as_str().contains(REDACTED);
-        if is_secret_name(name.as_str()) && !plain {
+        if is_secret_name(name.as_str()) && !plain && hideable(secret.as_str()) {
             out.push_str(&value[copied..secret.start()]);
             out.push_str(REDACTED);
             copied = secret.end();
@@ -130,7 +161,9 @@ fn mask_url_passwords(value: &str) -> Option<String> {
             .rfind('@')
             .and_then(|at_sign| authority[..at_sign].find(':').map(|colon| (colon, at_sign)));
         match userinfo {
-            Some((colon, at_sign)) if colon + 1 < at_sign => {
+            Some((colon, at_sign))
+                if colon + 1 < at_sign && hideable(&authority[colon + 1..at_sign]) =>
+            {
                 out.push_str(&authority[..=colon]);
                 out.push_str("****");
                 out.push_str(&authority[at_sign..]);
@@ -385,7 +418,7 @@ fn mask_assignments(value: &str) -> Option<String> {
             || value[byte(start)..]
                 .trim_start_matches(['\\', '\''])
                 .starts_with(REDACTED);
-        if !plain {
+        if !plain && hideable(secret) {
             out.push_str(&value[copied..byte(start)]);
             out.push_str(REDACTED);
             copied = byte(k);
@@ -526,6 +559,9 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
             let words: Vec<Option<&str>> = items.iter().map(Value::as_str).collect();
             for (at, range) in super::secret_options::credentials(&words) {
                 let mut item = words[at].unwrap_or_default().to_string();
+                if !hideable(&item[range.clone()]) {
+                    continue;
+                }
                 item.replace_range(range, REDACTED);
                 shown[at] = Some(Value::String(item));
             }
@@ -541,6 +577,7 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
                     && is_credential(flag, &Value::String(value.into()))
                     && !matches!(value, "true" | "false")
                     && !value.bytes().all(|b| b.is_ascii_digit())
+                    && hideable(value)
                 {
                     shown[at] = Some(Value::String(format!("{flag}={REDACTED}")));
                 }
@@ -553,6 +590,7 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
                     && !next.is_empty()
                     && !matches!(next, "true" | "false")
                     && !next.bytes().all(|b| b.is_ascii_digit())
+                    && hideable(next)
                 {
                     shown[at + 1] = Some(Value::String(REDACTED.into()));
                 }
@@ -704,11 +742,17 @@ mod tests {
                 r#"{"url":"mysql:\/\/u:****@h\/db"}"#,
             ),
             ("redis://:p?w@host", "redis://:****@host"),
-            ("http://u:p#w@host/x", "http://u:****@host/x"),
-            ("http://u:a\tb@host/", "http://u:****@host/"),
             ("HTTPS://u:p@[::1]:8443/", "HTTPS://u:****@[::1]:8443/"),
         ] {
             assert_eq!(mask_url_passwords(given).as_deref(), Some(shown), "{given}");
+        }
+        // A password holding what a shell acts on is shown: hiding it could hide a command.
+        for shown in [
+            "http://u:p#w@host/x",
+            "http://u:a\tb@host/",
+            "x://u:p;touch${IFS}y;echo${IFS}@h",
+        ] {
+            assert_eq!(mask_url_passwords(shown), None, "{shown}");
         }
         // Not a password: a user name alone, a port.
         assert_eq!(mask_url_passwords("https://git@github.com/x"), None);
@@ -778,13 +822,10 @@ mod tests {
                 "X-Plain: Bearer abcdefghijklmnop",
                 "X-Plain: Bearer [redacted]",
             ),
-            (r"TOKEN=a\ b c", r"TOKEN=[redacted] c"),
             (
                 "sh -c '--password=a b' x",
                 "sh -c '--password=[redacted]' x",
             ),
-            ("PASSWORD=a'b c' x", "PASSWORD=[redacted] x"),
-            ("PASSWORD=$(cat /x)y z", "PASSWORD=[redacted] z"),
             (
                 "#access_token=abc&token_type=bearer",
                 "#access_token=[redacted]&token_type=bearer",
@@ -819,9 +860,29 @@ mod tests {
     }
 
     /// Masking hides a credential, never the rest of a line: a value ends where the quoted
-    /// string it is in ends, and a quote that never closes ends it too.
+    /// string it is in ends, and a quote that never closes ends it too; a value holding what a
+    /// shell acts on (a quote, `\`, `$`, `;`, `>`, `#`, a line break…) is shown as given.
     #[test]
     fn a_masked_value_never_hides_what_follows_its_string() {
+        for shown in [
+            r"TOKEN=a\ b c",
+            "PASSWORD=a'b c' x",
+            "PASSWORD=$(cat /x)y z",
+            r#"TOKEN=a"b c"d ls"#,
+            "TOKEN='a\\' true; touch p5; echo ' done'",
+            "echo Authorization: x; touch p7",
+            "echo X-Api-Key: abc && touch p8",
+            "password: x; touch p10",
+            "echo hi TOKEN=a>p21",
+            "echo --password a>p49",
+            "echo Bearer abcdefghijklmn>p48",
+            "echo x?access_token=a|touch${IFS}p20",
+            "TOKEN=$(echo '(') ; touch p13 ; echo ')'",
+            "echo a # don't\necho --password x\ntouch p14\necho 'y'",
+            "mysql -pX>p50",
+        ] {
+            assert_eq!(mask_string(shown), None, "{shown}");
+        }
         for (given, shown) in [
             (
                 r#"echo "x y TOKEN=abc"; touch /tmp/pwned9"#,
@@ -840,8 +901,6 @@ mod tests {
                 r#"echo 'deploy with TOKEN=[redacted]'; touch z"#,
             ),
             (r#"TOKEN=abc"; touch w"#, r#"TOKEN=[redacted]"; touch w"#),
-            // A value's own quotes still belong to it.
-            (r#"TOKEN=a"b c"d ls"#, "TOKEN=[redacted] ls"),
         ] {
             assert_eq!(mask_string(given).as_deref(), Some(shown), "{given}");
         }
