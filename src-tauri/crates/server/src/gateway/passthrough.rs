@@ -88,6 +88,10 @@ impl Gateway {
         server: &str,
         answer: &impl serde::Serialize,
     ) -> Option<(String, String)> {
+        // Reads can be large: looked through only when a rule could deny one.
+        if !self.state.policy.may_deny(principal, server, READ_RESOURCE) {
+            return None;
+        }
         fn uris(value: &Value, out: &mut Vec<String>) {
             match value {
                 Value::Object(members) => {

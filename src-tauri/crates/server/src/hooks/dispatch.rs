@@ -74,7 +74,10 @@ impl Hooks {
                     return None;
                 }
                 let mut seen = started?;
-                seen.extend(definitions(&lookup, agent, &event, &env, true)?);
+                // Codex's view is its `cwd`'s already.
+                if agent == Agent::ClaudeCode {
+                    seen.extend(definitions(&lookup, agent, &event, &env, true)?);
+                }
                 Some(seen)
             }
         };

@@ -146,6 +146,21 @@ impl Policy {
             .cloned()
     }
 
+    /// True when some `deny` rule covers `tool` on `server` by `principal` for some arguments
+    /// (its argument patterns not looked at): a cheap test before checking many arguments.
+    pub fn may_deny(&self, principal: &str, server: &str, tool: &str) -> bool {
+        let doc = self.file.read();
+        let Ok(doc) = doc.as_ref().as_ref() else {
+            return false;
+        };
+        doc.rules.iter().any(|r| {
+            r.decision == Decision::Deny
+                && rules::glob_matches(&r.principal, principal)
+                && rules::glob_matches(&r.server, server)
+                && rules::glob_matches(&r.tool, tool)
+        })
+    }
+
     /// Allows exactly this call from now on: appends a rule for `principal`, `server`, `tool`
     /// that admits no other argument and whose argument patterns are the given values escaped (`arguments`, a JSON object: each
     /// top-level value, a non-string as its compact JSON), with `note`. An equal rule already
