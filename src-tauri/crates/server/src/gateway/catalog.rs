@@ -49,7 +49,8 @@ pub fn split(registered: &str) -> Option<(&str, &str)> {
 impl Gateway {
     /// Why tool `name`, as called in `scope`, is not offered, when its server is configured
     /// but serves no tools now: ` (upstream S is starting: its tools are not known yet)`,
-    /// ` (upstream S is disabled in servers.json)`, ` (upstream S is not running: …)`; empty otherwise (no such server, or it is connected and has no such tool).
+    /// ` (upstream S is disabled in servers.json)`, ` (upstream S is not running: …)`; empty
+    /// otherwise (no such server, or it is connected and has no such tool).
     pub fn why_unknown(&self, scope: Scope<'_>, name: &str) -> String {
         let server = match scope {
             Scope::All => split(name).map_or("", |(server, _)| server),
