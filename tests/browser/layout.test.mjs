@@ -4,8 +4,9 @@
 // without moving the rows, and the list scrolls past it; a label beside the detail's title never
 // breaks inside its word; at the minimum window size, 640x480, with two approvals pending, the
 // first approval and the first two rows are in view; a row's big progress numbers stay in
-// their box, before its message; at 1280x820 the header stays one line while paused (saying
-// "Paused", not "Live") and while its stream reconnects.
+// their box, before its message; a long question's row keeps its tool and principal in sight;
+// at 1280x820 the header stays one line while paused (saying "Paused", not "Live") and while
+// its stream reconnects.
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -287,6 +288,40 @@ test('a row’s big progress numbers are shortened to fit beside its message, wh
   await page.keyboard.press('Escape');
   await page.locator('#detail .detail-empty').waitFor();
   await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('a long multi-line question keeps its tool and principal in sight in the queue, at 1280 and 640 px', async () => {
+  const message = `Ship the release to every region?\n${'This will restart every service in the fleet. '.repeat(12)}\nReply with care.`;
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'request_approval', arguments: { message } }),
+  });
+  assert.equal(resp.status, 202, await resp.clone().text());
+  const { taskId } = await resp.json();
+  const question = page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`);
+  for (const width of [1280, 640]) {
+    await page.setViewportSize({ width, height: 820 });
+    await question.waitFor();
+    const shown = await question.locator('.approval-summary').evaluate((summary) => {
+      const box = summary.getBoundingClientRect();
+      const part = (sel) => {
+        const el = summary.querySelector(sel);
+        const r = el.getBoundingClientRect();
+        return { text: el.textContent, whole: el.scrollWidth <= el.clientWidth && r.width > 0 && r.right <= box.right + 0.5 };
+      };
+      return { message: part('.approval-tool'), tool: part('.approval-args'), principal: part('.approval-principal') };
+    });
+    assert.ok(shown.message.text.startsWith('Ship the release to every region?'), JSON.stringify(shown));
+    assert.ok(!shown.message.whole, `the question's text is what gives way at ${width} px`);
+    assert.deepEqual(shown.tool, { text: 'request_approval', whole: true }, `the tool at ${width} px`);
+    assert.equal(shown.principal.whole, true, `the principal at ${width} px: ${JSON.stringify(shown.principal)}`);
+    assert.ok(shown.principal.text.length > 0);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const cancel = await fetch(`${base}/v1/tasks/${taskId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+  assert.ok(cancel.ok, await cancel.text());
+  await question.waitFor({ state: 'detached' });
 });
 
 test('at 1280x820 the header says Paused instead of Live, and stays one line with the paused note', async () => {
