@@ -148,15 +148,14 @@ function renderEmpty() {
 
 // ---------------------------------------------------------------- pause
 
-/** The pause button's label and the note beside it; `summary` is the model's pendingSummary()
- *  while paused, null while live. */
+/** The pause button's label, the note beside it and the note's tooltip; `summary` is the
+ *  model's pendingSummary() while paused, null while live. The note does not repeat "Paused":
+ *  the live indicator beside it says so, and the top bar's room goes to who is signed in. */
 export function pauseText(summary) {
-  if (!summary) return { button: 'Pause updates', note: '' };
+  if (!summary) return { button: 'Pause updates', note: '', title: '' };
   const s = summary;
-  return {
-    button: s.changes ? `Resume (${formatCount(s.changes)})` : 'Resume',
-    note: s.changes ? `Paused · ${formatCount(s.changes)} update${s.changes === 1 ? '' : 's'} to ${formatCount(s.tasks)} task${s.tasks === 1 ? '' : 's'} waiting` : 'Paused · list frozen',
-  };
+  const note = s.changes ? `${formatCount(s.changes)} update${s.changes === 1 ? '' : 's'} to ${formatCount(s.tasks)} task${s.tasks === 1 ? '' : 's'} waiting` : 'list frozen';
+  return { button: s.changes ? `Resume (${formatCount(s.changes)})` : 'Resume', note, title: `Paused · ${note}` };
 }
 
 /** Draws the pause button, the note beside it (cut with "…" when the top bar is full: whole in
@@ -170,7 +169,7 @@ export function renderPending() {
   btn.setAttribute('aria-pressed', String(m.paused));
   btn.classList.toggle('btn-paused', m.paused);
   note.textContent = t.note;
-  note.title = t.note;
+  note.title = t.title;
   renderConn();
 }
 

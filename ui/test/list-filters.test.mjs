@@ -19,10 +19,10 @@ test('the footer says what the list is doing, loading first, then errors, then c
 });
 
 test('the pause button and note count what waits', () => {
-  assert.deepEqual(pauseText(null), { button: 'Pause updates', note: '' });
-  assert.deepEqual(pauseText({ changes: 0, tasks: 0 }), { button: 'Resume', note: 'Paused · list frozen' });
-  assert.deepEqual(pauseText({ changes: 1, tasks: 1 }), { button: 'Resume (1)', note: 'Paused · 1 update to 1 task waiting' });
-  assert.deepEqual(pauseText({ changes: 1500, tasks: 3 }), { button: 'Resume (1,500)', note: 'Paused · 1,500 updates to 3 tasks waiting' });
+  assert.deepEqual(pauseText(null), { button: 'Pause updates', note: '', title: '' });
+  assert.deepEqual(pauseText({ changes: 0, tasks: 0 }), { button: 'Resume', note: 'list frozen', title: 'Paused · list frozen' });
+  assert.deepEqual(pauseText({ changes: 1, tasks: 1 }), { button: 'Resume (1)', note: '1 update to 1 task waiting', title: 'Paused · 1 update to 1 task waiting' });
+  assert.deepEqual(pauseText({ changes: 1500, tasks: 3 }), { button: 'Resume (1,500)', note: '1,500 updates to 3 tasks waiting', title: 'Paused · 1,500 updates to 3 tasks waiting' });
 });
 
 test('a chip click shows one status, a second click shows all; Shift/Ctrl combines', () => {
