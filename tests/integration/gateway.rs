@@ -1108,6 +1108,31 @@ async fn everything_gone_away() -> (Deck, u16) {
     (deck, port)
 }
 
+/// A server-everything that went away between calls, with no call to find out: its status
+/// stops saying "connected" within seconds, naming why, because its event stream (the `GET`
+/// the client keeps open) can no longer reach it; once it is back it is connected again.
+#[tokio::test]
+async fn an_http_server_gone_between_calls_is_not_shown_connected() {
+    let (deck, port) = everything_gone_away().await;
+    let start = Instant::now();
+    let gone = loop {
+        let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        let server = body["servers"][0].clone();
+        if server["state"] != "connected" {
+            break server;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let why = gone["lastError"].as_str().unwrap_or_default();
+    assert!(why.contains("cannot reach"), "{gone}");
+    assert!(why.contains(&format!("127.0.0.1:{port}")), "{gone}");
+    let _back = EverythingOverHttp::start_on(port).await;
+    deck.assert_everything_echoes("back").await;
+    let (_, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+    assert_eq!(body["servers"][0]["state"], "connected", "{body}");
+}
+
 /// A server-everything restarted between calls (a developer restarting their own server): the
 /// call made while it is down finds the connection refused, so it did not run; it waits for the
 /// server, saying so, as a call to a server known to be down does, and is served once the
@@ -1162,9 +1187,12 @@ async fn a_call_waiting_for_a_server_that_is_back_is_served_in_seconds() {
         "{:?}",
         called.elapsed()
     );
+    // Whether the call found the server gone (nothing accepted it) or Taskdeck knew already
+    // (its event stream could not reconnect), it says that the call did not run.
     let message = failed["error"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("everything") && message.contains("it did not run"),
+        message.contains("everything")
+            && (message.contains("it did not run") || message.contains("the call was not sent")),
         "{failed}"
     );
     assert!(!message.contains("Transport ["), "{failed}");

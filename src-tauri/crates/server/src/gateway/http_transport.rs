@@ -16,6 +16,12 @@
 //! A developer restarting their server between two calls then sees the second one served, not
 //! failed as "it may have run".
 //!
+//! A server that stops listening between calls is seen by the `GET` event stream the client
+//! keeps open: when it breaks and cannot be opened again because nothing accepts the
+//! connection, [`Unreachable`] tells the supervisor, which shows the server as failed and
+//! connects again, instead of showing it connected until the next call finds out. (A server
+//! that offers no such stream is found out by the next call.)
+//!
 //! A call's event stream that breaks before its answer is resumed (`GET` with
 //! `Last-Event-ID`, SEP-1699) a few times over about five seconds ([`resume_policy`]), not
 //! for ever: when the server died, the call fails then ("it may have run") instead of at its
@@ -41,6 +47,7 @@ use rmcp::{
         },
     },
 };
+use tokio::sync::Notify;
 
 /// How often a broken event stream is resumed: after 0.4, 0.8, 1.6 and 2 s (5 tries, the first
 /// at once; a server's `retry:` field can only lengthen a wait), then the stream ends and a
@@ -57,9 +64,47 @@ pub fn resume_policy() -> Arc<dyn SseRetryPolicy> {
 /// with a JSON-RPC error for no request that names the session: that is
 /// [`StreamableHttpError::SessionExpired`], as a 404 would be (see the module doc). The error's
 /// words decide it (`session`, in any case): a server that refuses a request for another
-/// reason without naming it (bad credentials) is not sent it again.
+/// reason without naming it (bad credentials) is not sent it again. An event stream that
+/// cannot connect is reported to `unreachable`.
 #[derive(Clone)]
-pub struct SessionAware(pub reqwest_rmcp::Client);
+pub struct SessionAware {
+    pub client: reqwest_rmcp::Client,
+    pub unreachable: Unreachable,
+}
+
+/// Where an HTTP connection reports that its server cannot be reached any more (an event
+/// stream's `GET` found nothing accepting the connection at `url`): `why` gets
+/// "cannot reach URL any more: ERROR" and `notify` wakes the supervisor, which drops the
+/// connection and connects again with backoff. `url` is shown, so it holds no credential
+/// (`redact_url`).
+#[derive(Clone)]
+pub struct Unreachable {
+    pub url: String,
+    pub why: Arc<Mutex<Option<String>>>,
+    pub notify: Arc<Notify>,
+}
+
+impl Unreachable {
+    /// Reports `result` of a `GET` when it failed to connect; passes it on as it is.
+    fn check<T>(
+        &self,
+        result: Result<T, StreamableHttpError<reqwest_rmcp::Error>>,
+    ) -> Result<T, StreamableHttpError<reqwest_rmcp::Error>> {
+        if let Err(StreamableHttpError::Client(e)) = &result
+            && e.is_connect()
+        {
+            // The innermost cause says it ("Connection refused (os error 111)"); reqwest's own
+            // words only say that a request failed.
+            let cause = std::iter::successors(std::error::Error::source(e), |c| c.source())
+                .last()
+                .map_or_else(|| "the connection failed".into(), |c| c.to_string());
+            *self.why.lock().unwrap() =
+                Some(format!("cannot reach {} any more: {cause}", self.url));
+            self.notify.notify_one();
+        }
+        result
+    }
+}
 
 /// True when `response`, to `message` sent in a session, says the server knows no such
 /// session: a JSON-RPC error with no id whose message names the session.
@@ -110,7 +155,7 @@ impl StreamableHttpClient for SessionAware {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let in_session = session_id.is_some();
         let response = self
-            .0
+            .client
             .post_message_with_response_limits(
                 uri,
                 message.clone(),
@@ -133,7 +178,7 @@ impl StreamableHttpClient for SessionAware {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.0
+        self.client
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
     }
@@ -149,9 +194,11 @@ impl StreamableHttpClient for SessionAware {
         BoxStream<'static, Result<sse_stream::Sse, SseError>>,
         StreamableHttpError<Self::Error>,
     > {
-        self.0
+        let result = self
+            .client
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
+            .await;
+        self.unreachable.check(result)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -166,7 +213,8 @@ impl StreamableHttpClient for SessionAware {
         BoxStream<'static, Result<sse_stream::Sse, SseError>>,
         StreamableHttpError<Self::Error>,
     > {
-        self.0
+        let result = self
+            .client
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
@@ -175,7 +223,8 @@ impl StreamableHttpClient for SessionAware {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await
+            .await;
+        self.unreachable.check(result)
     }
 }
 

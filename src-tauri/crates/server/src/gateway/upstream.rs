@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ServerState, ServerStatus,
     client_handler::{InFlight, UpstreamClient},
-    http_transport::{EndsOnUnaddressedError, SessionAware, resume_policy},
+    http_transport::{EndsOnUnaddressedError, SessionAware, Unreachable, resume_policy},
     server_target::redact_url,
     servers_file::{ServerSpec, Transport},
     upstream_error::{of_handshake, of_request},
@@ -82,9 +82,10 @@ pub struct Upstream {
     pub in_flight: Arc<InFlight>,
     /// Ask the supervisor to list the tools again (`notifications/tools/list_changed`).
     relist: Arc<Notify>,
-    /// Tell the supervisor the connection failed a request: it is dropped and made again.
-    lost: Notify,
-    lost_why: Mutex<Option<String>>,
+    /// Tell the supervisor the connection failed a request, or (HTTP) that its server cannot
+    /// be reached any more: it is dropped and made again. Why, in `lost_why`.
+    lost: Arc<Notify>,
+    lost_why: Arc<Mutex<Option<String>>>,
     /// A call waits for the connection: the supervisor cuts its backoff wait short.
     wanted: Notify,
     /// Calls waiting for the connection now: while there are any, failed attempts are retried
@@ -116,8 +117,8 @@ impl Upstream {
             tools: Mutex::new(Vec::new()),
             in_flight: Arc::new(InFlight::default()),
             relist: Arc::new(Notify::new()),
-            lost: Notify::new(),
-            lost_why: Mutex::default(),
+            lost: Arc::default(),
+            lost_why: Arc::default(),
             wanted: Notify::new(),
             waiting_calls: Default::default(),
             transport_ended: Arc::default(),
@@ -445,7 +446,14 @@ impl Upstream {
                 self.transport_ended.lock().unwrap().take();
                 let transport = EndsOnUnaddressedError {
                     inner: StreamableHttpClientTransport::with_client(
-                        SessionAware(http_client()?),
+                        SessionAware {
+                            client: http_client()?,
+                            unreachable: Unreachable {
+                                url: redact_url(url),
+                                why: self.lost_why.clone(),
+                                notify: self.lost.clone(),
+                            },
+                        },
                         config,
                     ),
                     why: self.transport_ended.clone(),
