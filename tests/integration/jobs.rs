@@ -313,6 +313,26 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
             "{v}"
         );
     }
+    // An image or audio block's data that is not base64 would make the TypeScript SDK refuse
+    // the whole result (it decodes `data` with `atob`): refused, saying where.
+    for data in ["not base64!", "aGVsb", "YQ==="] {
+        let result = json!({"content": [{"type": "text", "text": "chart"},
+            {"type": "image", "data": data, "mimeType": "image/png"}]});
+        let (status, v) = report(json!({ "result": result })).await;
+        assert_eq!(status, 400, "{result}: {v}");
+        let detail = v["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("result/content/1/data") && detail.contains("base64"),
+            "{v}"
+        );
+    }
+    // A refused block of a megabyte is not quoted whole in the answer.
+    let big = "QUFB".repeat(256 * 1024);
+    let result =
+        json!({"content": [{"type": "image", "data": big, "mimeType": "image/png", "extra": 1}]});
+    let (status, v) = report(json!({ "result": result })).await;
+    assert_eq!(status, 400);
+    assert!(v.to_string().len() < 2048, "{} bytes", v.to_string().len());
     // Progress that cannot be: less than nothing done, more done than the total, no total.
     for (progress, code) in [
         (json!({"current": -5, "total": 10}), 400),

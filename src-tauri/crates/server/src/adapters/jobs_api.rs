@@ -27,7 +27,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::{
     api_error::{ApiError, ApiPath, ProblemDocument, json_body},
     api_types::{ReportEnded, ReportReply, TaskView},
-    idempotency_key, job_schemas,
+    call_tool_result, idempotency_key, job_schemas,
 };
 use crate::tools::external::{EXTERNAL, ExternalJobs, Report};
 use taskdeck_engine::{
@@ -405,21 +405,9 @@ pub(crate) async fn report(
     body: Result<Json<ReportBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let mut body = json_body(body, "a report")?;
-    // Checked against the schema the API document gives it: what an agent reads as a
-    // CallToolResult.
+    // What an agent reads as a CallToolResult, or a 400.
     if let Some(result) = &body.result {
-        static SCHEMA: std::sync::LazyLock<jsonschema::Validator> =
-            std::sync::LazyLock::new(|| {
-                jsonschema::validator_for(&job_schemas::call_tool_result())
-                    .expect("the CallToolResult schema compiles")
-            });
-        let result = Value::Object(result.clone());
-        if let Some(e) = SCHEMA.iter_errors(&result).next() {
-            let at = e.instance_path().to_string();
-            return Err(ApiError::bad_request(format!(
-                "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?: object, isError?: boolean}}: at result{at}: {e}"
-            )));
-        }
+        call_tool_result::check(&Value::Object(result.clone())).map_err(ApiError::bad_request)?;
     }
     let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {

@@ -15,7 +15,8 @@
 //! - [`api_types`], [`api_error`]: the typed `/v1` bodies and the problem-document errors;
 //!   [`api_middleware`]: the body limit (413) and 405 problem documents; [`api_doc`]: the
 //!   OpenAPI document generated from the handlers.
-//! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports.
+//! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports, whose
+//!   results [`call_tool_result`] checks.
 //! - [`hosted_api`], [`hosted_wire`]: `/v1/hosted-tasks`, tasks another program runs and keeps
 //!   here (tower-mcp's remote `TaskStore`), and their bodies.
 //! - [`idempotency_key`]: the `Idempotency-Key` header that makes `POST /v1/jobs` safe to retry.
@@ -35,6 +36,7 @@ pub mod api_types;
 pub mod approvals_api;
 pub mod audit_api;
 pub mod auth;
+pub mod call_tool_result;
 pub mod events_api;
 pub mod followup_tools;
 pub mod guard;
