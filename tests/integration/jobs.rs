@@ -406,6 +406,25 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
     );
     let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     assert_eq!(detail["inputRounds"][0]["answeredBy"], "admin");
+    // The answered key asked again: the same question gets its answer again; another question
+    // under it is refused and asks no one, so the old answer cannot pass for its answer.
+    let (status, v) = report(json!({"inputRequests": {"go": question}})).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["inputResponses"]["go"]["content"]["window"], "tonight");
+    let mut bigger = question.clone();
+    bigger["params"]["message"] = json!("Deploy to PRODUCTION and drop the old database?");
+    let (status, v) = report(json!({"inputRequests": {"go": bigger}})).await;
+    assert_eq!(status, 409, "{v}");
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .contains("\"go\" was already used"),
+        "{v}"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["status"], "working", "{detail}");
+    assert!(!detail.to_string().contains("PRODUCTION"), "{detail}");
     let (status, _) =
         report(json!({"result": {"content": [{"type": "text", "text": "deployed tonight"}]}}))
             .await;

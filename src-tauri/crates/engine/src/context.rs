@@ -198,8 +198,8 @@ impl TaskContext {
     /// "params": {...}}` (or `sampling/createMessage`, `roots/list`). The task is
     /// `input_required` while any request is outstanding.
     ///
-    /// On a resumed run, a key already answered returns its stored answer at once and a key still
-    /// outstanding is waited on again. Errors: [`InputError::Cancelled`] when the task is
+    /// On a resumed run, the same request under a key already answered returns its stored
+    /// answer at once and a key still outstanding is waited on again. Errors: [`InputError::Cancelled`] when the task is
     /// cancelled, [`InputError::NotIssued`] when the request cannot be stored (`Outcome::from`
     /// turns either into the tool's outcome).
     pub async fn request_input(&self, key: &str, request: Value) -> Result<Value, InputError> {

@@ -517,11 +517,11 @@ impl Harness {
                 let got = ctx
                     .issue_input_for_human(key, json!({"method": "roots/list"}))
                     .await;
-                // An answered key yields its stored answer; any other use of it is refused.
+                // A key, answered or not, is refused for another request: an answer to one
+                // question never passes for the answer to another.
                 let fine = match (m.status.is_terminal(), round, &got) {
                     (true, _, Err(_)) => true,
-                    (false, Round::Answered, Ok(())) => true,
-                    (false, Round::Outstanding { .. }, Err(EngineError::KeyReused(k))) => k == key,
+                    (false, _, Err(EngineError::KeyReused(k))) => k == key,
                     _ => false,
                 };
                 ensure(fine, || {

@@ -143,10 +143,11 @@ impl Engine {
 
     /// Stores input request `key` (the task goes `input_required`) and returns a waiter for its
     /// answer. Issuing the same request again under a key still outstanding waits for it again;
-    /// a key already answered yields its stored answer.
+    /// the same request under a key already answered yields its stored answer.
     ///
-    /// Errors: [`EngineError::KeyReused`] when `key` was used for another request (keys are
-    /// unique for the task's life); [`EngineError::Terminal`]; [`EngineError::Store`].
+    /// Errors: [`EngineError::KeyReused`] when `key` was used for another request, answered or
+    /// not (keys are unique for the task's life); [`EngineError::Terminal`];
+    /// [`EngineError::Store`].
     pub(crate) async fn issue_input(
         &self,
         ctx: &TaskContext,
@@ -182,7 +183,11 @@ impl Engine {
                     Some((state, stored, _)) if state == "outstanding" && stored == request => {
                         return Ok(Issued::Pending);
                     }
-                    Some((state, _, Some(response))) if state == "answered" => {
+                    // Only the same request: the answer to another question under this key
+                    // must not pass for the answer to this one.
+                    Some((state, stored, Some(response)))
+                        if state == "answered" && stored == request =>
+                    {
                         return Ok(Issued::Answered(response));
                     }
                     Some(_) => return Err(EngineError::KeyReused(k)),

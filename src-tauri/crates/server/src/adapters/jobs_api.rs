@@ -396,8 +396,8 @@ fn ended_meanwhile(s: &JobsState, p: &Principal, id: &str) -> ApiError {
               (status = 400, description = "malformed report (a `result` that is not a CallToolResult too), one that ends the job more than one way, or a malformed input request", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 403, description = "a human's token, for a job another principal owns: only the job's owner (its runner) or the admin reports", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 409, description = "not an external job, already settled, or its run has ended (its end waits for room on a full disk); `detail` says how", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 422, description = "an input request key reused with another request, a value over its limit, or progress.current past progress.total", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 409, description = "not an external job, already settled, its run has ended (its end waits for room on a full disk), or an input request key already used for another request (answered or not); `detail` says how", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "a value over its limit, or progress.current past progress.total", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn report(
     State(s): State<JobsState>,
     Extension(p): Extension<Principal>,
