@@ -485,6 +485,31 @@ async fn malformed_requests_get_exact_errors() {
         let message = r.body["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains("is not a variable name"), "{message}");
     }
+    // So is a NUL byte anywhere a program is given text (it could never start).
+    for (arguments, what) in [
+        (json!({"argv": ["echo", "a\u{0}b"]}), "argv[1]"),
+        (json!({"command": "echo a\u{0}b"}), "command"),
+        (
+            json!({"argv": ["true"], "env": {"A": "x\u{0}"}}),
+            "env \"A\"",
+        ),
+        (json!({"argv": ["true"], "cwd": "/tmp\u{0}"}), "cwd"),
+    ] {
+        let r = s
+            .rpc(
+                Some(&t),
+                "tools/call",
+                json!({"name": "run_command", "arguments": arguments}),
+                true,
+            )
+            .await;
+        assert_eq!(r.error_code(), -32602, "{arguments}: {}", r.body);
+        let message = r.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("{what} holds a NUL byte")),
+            "{message}"
+        );
+    }
     let r = s
         .rpc(
             Some(&t),

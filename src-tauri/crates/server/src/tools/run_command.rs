@@ -178,6 +178,26 @@ impl TaskTool for RunCommand {
                 "env: {name:?} is not a variable name (empty, or with '=' or a NUL byte)"
             ));
         }
+        // Nor can a program be given text holding a NUL byte (`execve` takes C strings): the
+        // command could never start, so no one is asked to approve it.
+        let texts = (arguments.argv.iter().flatten().enumerate())
+            .map(|(i, item)| (format!("argv[{i}]"), item))
+            .chain(arguments.command.iter().map(|c| ("command".into(), c)))
+            .chain(arguments.cwd.iter().map(|c| ("cwd".into(), c)))
+            .chain(
+                arguments
+                    .env
+                    .iter()
+                    .flatten()
+                    .map(|(k, v)| (format!("env {k:?}"), v)),
+            );
+        for (what, text) in texts {
+            if text.contains('\0') {
+                return Err(format!(
+                    "{what} holds a NUL byte, which no program can be given"
+                ));
+            }
+        }
         match (arguments.argv.is_some(), arguments.command.is_some()) {
             (true, false) | (false, true) => Ok(()),
             _ => Err(
