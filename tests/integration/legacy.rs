@@ -82,6 +82,31 @@ async fn legacy_session_gets_a_handle_and_follows_up_with_tools() {
         answered["structuredContent"]["task"]["status"],
         "input_required"
     );
+    // task_respond says which answers it took and which it ignored, in words first.
+    assert_eq!(
+        answered["structuredContent"]["accepted"],
+        json!(["approval"])
+    );
+    assert_eq!(answered["structuredContent"]["ignored"], json!([]));
+    assert_eq!(answered["content"][0]["text"], "Answered \"approval\".");
+    let again = c
+        .tool(
+            "task_respond",
+            json!({"taskId": id, "inputResponses": {"approval": {"action": "accept"}, "nope": {"action": "accept"}}}),
+        )
+        .await;
+    assert_eq!(again["structuredContent"]["accepted"], json!([]));
+    assert_eq!(
+        again["structuredContent"]["ignored"],
+        json!(["approval", "nope"])
+    );
+    let text = again["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "Ignored \"approval\", \"nope\": not an outstanding request you can answer"
+        ),
+        "{text}"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let st = c.tool("task_status", json!({"taskId": id})).await;

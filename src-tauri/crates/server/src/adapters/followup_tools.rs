@@ -12,7 +12,7 @@ use super::{
     agent_view::{self, Reader},
     mcp::{McpHandler, mcp_error},
 };
-use taskdeck_engine::{Principal, TaskRecord};
+use taskdeck_engine::{AnswerReport, Principal, TaskRecord};
 
 /// `CallToolResult` for a client that cannot take a task: the handle, in words and in
 /// `structuredContent.task`, with how to follow up. `called`: the tool's name as the client
@@ -93,27 +93,63 @@ pub(crate) fn followup_tools() -> Vec<(&'static str, &'static str, &'static str,
     ]
 }
 
+/// What `task_respond` says of its answers first: which were taken and which ignored (not an
+/// outstanding request this agent may answer: a person's to answer, already answered, or never
+/// asked), so that an agent can tell the two apart. `None` for no answers.
+fn respond_summary(report: &AnswerReport) -> Option<String> {
+    let keys = |keys: &[String]| {
+        keys.iter()
+            .map(|k| format!("{k:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let taken =
+        (!report.accepted.is_empty()).then(|| format!("Answered {}.", keys(&report.accepted)));
+    let ignored = (!report.ignored.is_empty()).then(|| {
+        format!(
+            "Ignored {}: not an outstanding request you can answer (a person answers it in Taskdeck, or it was answered already or never asked).",
+            keys(&report.ignored)
+        )
+    });
+    match (taken, ignored) {
+        (None, None) => None,
+        (Some(t), None) => Some(t),
+        (None, Some(i)) => Some(i),
+        (Some(t), Some(i)) => Some(format!("{t} {i}")),
+    }
+}
+
 impl McpHandler {
     /// Applies the answers `reader` may give (`agent_view::answerable_responses`); the others
-    /// are ignored. Errors: not found, or an answer that fails its schema (-32602).
+    /// are ignored. Returns the keys taken and those ignored (sorted). Errors: not found, or an
+    /// answer that fails its schema (-32602).
     pub(crate) async fn answer(
         &self,
         principal: &Principal,
         reader: Reader,
         task_id: &str,
         responses: Map<String, Value>,
-    ) -> Result<(), McpError> {
+    ) -> Result<AnswerReport, McpError> {
         let engine = &self.core.engine;
         let task = engine.get(principal, task_id).map_err(mcp_error)?;
         let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let given: Vec<String> = responses.keys().cloned().collect();
         let responses = agent_view::answerable_responses(&task, &human_only, reader, responses);
-        if !responses.is_empty() {
+        let mut report = if responses.is_empty() {
+            AnswerReport::default()
+        } else {
             engine
                 .answer(principal, task_id, responses)
                 .await
-                .map_err(mcp_error)?;
+                .map_err(mcp_error)?
+        };
+        for key in given {
+            if !report.accepted.contains(&key) && !report.ignored.contains(&key) {
+                report.ignored.push(key);
+            }
         }
-        Ok(())
+        report.ignored.sort();
+        Ok(report)
     }
 
     pub(crate) async fn followup(
@@ -128,6 +164,7 @@ impl McpHandler {
             .get("taskId")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        let mut answered = None;
         let task = match name {
             "task_status" => engine.get(principal, id).map_err(mcp_error)?,
             "task_cancel" => engine.cancel(principal, id).await.map_err(mcp_error)?,
@@ -137,14 +174,25 @@ impl McpHandler {
                     .and_then(Value::as_object)
                     .cloned()
                     .unwrap_or_default();
-                self.answer(principal, reader, id, responses).await?;
+                answered = Some(self.answer(principal, reader, id, responses).await?);
                 engine.get(principal, id).map_err(mcp_error)?
             }
         };
         let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
-        let result: CallToolResult =
-            serde_json::from_value(status_result(&task, &human_only, reader))
-                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let mut result = status_result(&task, &human_only, reader);
+        // task_respond: which answers were taken and which ignored, first in words and in
+        // structuredContent as `/v1/tasks/{taskId}/input` answers them.
+        if let Some(report) = answered {
+            if let Some(text) = respond_summary(&report)
+                && let Some(content) = result["content"].as_array_mut()
+            {
+                content.insert(0, json!({"type": "text", "text": text}));
+            }
+            result["structuredContent"]["accepted"] = json!(report.accepted);
+            result["structuredContent"]["ignored"] = json!(report.ignored);
+        }
+        let result: CallToolResult = serde_json::from_value(result)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(CallToolResponse::Complete(result))
     }
 }

@@ -519,6 +519,7 @@ impl ServerHandler for McpHandler {
         let reader = reader(&context, &principal);
         self.answer(&principal, reader, &request.task_id, responses)
             .await
+            .map(drop)
     }
 
     async fn cancel_task(
