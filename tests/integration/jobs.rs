@@ -526,6 +526,37 @@ pub(crate) async fn approved_command(s: &Server, token: &str, command: &str) -> 
     id
 }
 
+/// A command that ignores SIGTERM and writes on through the grace before its SIGKILL: its
+/// status message follows its output meanwhile, as it did while it ran.
+#[tokio::test]
+async fn a_command_being_stopped_still_shows_its_latest_line() {
+    let s = Server::start(&[]).await;
+    let admin = s.admin.clone();
+    let id = approved_command(
+        &s,
+        &admin,
+        "trap '' TERM; i=0; while true; do i=$((i+1)); echo line $i; sleep 0.2; done",
+    )
+    .await;
+    let at = |t: &Value| {
+        t["statusMessage"]
+            .as_str()
+            .and_then(|m| m.strip_prefix("line "))
+            .and_then(|n| n.parse::<u32>().ok())
+    };
+    let running = s
+        .wait_for(&admin, &id, "a few lines", |t| at(t) >= Some(3))
+        .await;
+    s.v1_post(Some(&admin), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+    let first = at(&running).unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (_, stopping) = s.v1_get(Some(&admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(stopping["task"]["status"], "working", "{stopping}");
+    assert!(at(&stopping["task"]) >= Some(first + 6), "{stopping}");
+    s.wait_status(&admin, &id, "cancelled").await;
+}
+
 /// Waits (10 s at most) until the command under test wrote `n` pids to `path`, one a line.
 async fn wait_for_pids(path: &std::path::Path, n: usize) -> Vec<i32> {
     let start = Instant::now();

@@ -158,7 +158,8 @@ impl Ended {
 }
 
 /// Waits for `child` (started with `process_group(0)`, its processes tagged `tag`) to exit,
-/// calling `tick` every `every` meanwhile (the first call at once). When `cancelled` resolves
+/// calling `tick` every `every` meanwhile (the first call at once), and while it is being
+/// stopped too (a command may write on through its grace). When `cancelled` resolves
 /// or `timeout` passes first, stops its group and its tagged processes ([`stop_group`], SIGKILL
 /// after `grace`): `Cancelled` or `TimedOut`. A child that had already exited by then (its
 /// status is there to be read, even if its exit had not been noticed yet) is left alone and
@@ -204,7 +205,16 @@ where
     // with a code (not by a signal) says it ended on its own; a command that catches SIGTERM
     // and exits with a code was stopped by the cancel.
     let term_is_fatal = child.id().is_some_and(term_is_fatal);
-    match stop_group(child, tag, grace).await {
+    let stopping = stop_group(child, tag, grace);
+    tokio::pin!(stopping);
+    let stopped = loop {
+        tokio::select! {
+            biased;
+            status = &mut stopping => break status,
+            _ = ticks.tick() => tick().await,
+        }
+    };
+    match stopped {
         Some(status) if term_is_fatal && status.code().is_some() => Ended::Exited(Some(status)),
         status => end(status),
     }
