@@ -490,6 +490,7 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
         }
         Err(
             e @ (auth::AuthError::Exists(_)
+            | auth::AuthError::CaseOf(..)
             | auth::AuthError::Unknown(_)
             | auth::AuthError::BadName(_)
             | auth::AuthError::Reserved(_)
@@ -567,6 +568,7 @@ fn run_mcp_config(
                 }
                 Err(
                     e @ (auth::AuthError::Exists(_)
+                    | auth::AuthError::CaseOf(..)
                     | auth::AuthError::BadName(_)
                     | auth::AuthError::Reserved(_)),
                 ) => {

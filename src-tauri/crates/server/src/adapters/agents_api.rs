@@ -72,7 +72,9 @@ pub(crate) async fn create_agent(
     let token = auth::create_token_with_role(engine.store(), &name, role)
         .await
         .map_err(|e| match e {
-            AuthError::Exists(_) | AuthError::Reserved(_) => ApiError::conflict(e.to_string()),
+            AuthError::Exists(_) | AuthError::CaseOf(..) | AuthError::Reserved(_) => {
+                ApiError::conflict(e.to_string())
+            }
             AuthError::BadName(_) | AuthError::AdminRole => ApiError::unprocessable(e.to_string()),
             // A full disk is 503 disk_full, as for every write.
             AuthError::Store(e) => e.into(),

@@ -28,6 +28,12 @@ pub const ANONYMOUS: &str = "anonymous";
 pub enum AuthError {
     #[error("a token named {0:?} already exists (revoke it first)")]
     Exists(String),
+    /// A name that only differs in case from a principal's that exists (live or revoked):
+    /// the two would read the same in lists, the UI and the audit log.
+    #[error(
+        "{0:?} differs from the principal {1:?} only in case; use that one, or choose another name"
+    )]
+    CaseOf(String, String),
     #[error("no token named {0:?}")]
     Unknown(String),
     /// A revocation of a token revoked before: nothing changed.
@@ -106,6 +112,7 @@ fn new_secret() -> String {
 
 /// Creates a token for principal `name` with `role` (`Agent` or `Human`) in `store` and returns
 /// the secret (shown once; only its hash is kept). Errors: [`AuthError::Exists`],
+/// [`AuthError::CaseOf`],
 /// [`AuthError::BadName`], [`AuthError::Reserved`] for `admin` and `anonymous`,
 /// [`AuthError::AdminRole`] for `Role::Admin`, [`AuthError::Store`].
 pub async fn create_token_with_role(
@@ -126,6 +133,13 @@ pub async fn create_token_with_role(
     }
     if role == Role::Admin {
         return Err(AuthError::AdminRole);
+    }
+    if let Some(other) = store
+        .tokens()?
+        .into_iter()
+        .find(|t| t.name != name && t.name.eq_ignore_ascii_case(name))
+    {
+        return Err(AuthError::CaseOf(name.into(), other.name));
     }
     let secret = new_secret();
     if store.add_token(name, &hash(&secret), role).await? {
@@ -360,6 +374,29 @@ mod tests {
 
     fn store(dir: &Path) -> Store {
         Store::open(dir, Durability::Process, ChangeFeed::new(8)).unwrap()
+    }
+
+    /// `Agent1` beside `agent1` would be another principal that reads the same: refused,
+    /// naming the one that exists (revoked or not).
+    #[tokio::test]
+    async fn a_name_differing_only_in_case_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        create_token(&s, "agent1").await.unwrap();
+        let e = create_token(&s, "Agent1").await.unwrap_err();
+        assert!(
+            matches!(&e, AuthError::CaseOf(n, o) if n == "Agent1" && o == "agent1"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("only in case"), "{e}");
+        revoke_token(&s, "agent1").await.unwrap();
+        assert!(matches!(
+            create_token_with_role(&s, "AGENT1", Role::Human).await,
+            Err(AuthError::CaseOf(..))
+        ));
+        // The same name after its revocation is a new token for the same principal.
+        create_token(&s, "agent1").await.unwrap();
+        assert!(s.tokens().unwrap().iter().all(|t| t.name == "agent1"));
     }
 
     #[tokio::test]
