@@ -211,6 +211,17 @@ async fn jobs_api_speaks_202_location_retry_after() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+    // An array is not taken item by item for the job's members.
+    let r = post_job(&s, &t, json!([1])).await;
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("it is a JSON array; send a JSON object"),
+        "{v}"
+    );
 }
 
 #[tokio::test]

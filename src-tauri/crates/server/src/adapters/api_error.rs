@@ -253,9 +253,25 @@ pub fn json_body<T>(
         )),
         Err(e) => Err(ApiError::bad_request(format!(
             "body must be {expected}: {}",
-            without_type_names(&e.body_text())
+            said_of_body(&e.body_text())
         ))),
     }
+}
+
+/// What serde's message `text` about a body says, for its sender: an array given for an object
+/// is said so (serde reads a struct from an array's items, so its message would be about the
+/// first item: "[0]: invalid type: integer `1`, expected a string"); else [`without_type_names`].
+fn said_of_body(text: &str) -> String {
+    const PREFIX: &str = "Failed to deserialize the JSON body into the target type: ";
+    let what = text.strip_prefix(PREFIX).unwrap_or(text);
+    let into_array = what
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .is_some_and(|(index, _)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()));
+    if into_array {
+        return "it is a JSON array; send a JSON object".into();
+    }
+    without_type_names(text)
 }
 
 /// `text` (serde's message) with the Rust type it names said as JSON does: "expected struct
@@ -292,6 +308,23 @@ fn without_type_names(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_array_for_an_object_is_said_so() {
+        assert_eq!(
+            said_of_body(
+                "Failed to deserialize the JSON body into the target type: [0]: invalid type: integer `1`, expected a string at line 1 column 2"
+            ),
+            "it is a JSON array; send a JSON object"
+        );
+        // A member's path is not the body's.
+        assert!(
+            said_of_body(
+                "Failed to deserialize the JSON body into the target type: tags[0]: invalid type"
+            )
+            .contains("tags[0]")
+        );
+    }
 
     #[test]
     fn serde_messages_name_json_types_not_rust_ones() {
