@@ -539,6 +539,20 @@ async fn answers_are_checked_and_declines_carry_no_content() {
         )
         .await;
     assert_eq!(status, 422, "{problem}");
+    // A long value that fails its field is quoted by its start, not sent back whole.
+    let (status, problem) = s
+        .v1_post(
+            Some(&t),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approval": {"action": "accept", "content": {"email": "x".repeat(60 * 1024)}}}}),
+        )
+        .await;
+    assert_eq!(status, 422, "{problem}");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(
+        detail.len() < 400 && detail.contains("(61440 characters)"),
+        "{detail}"
+    );
     // An answer over 64 KiB is refused whole.
     let big = "x".repeat(65 * 1024);
     let r = s

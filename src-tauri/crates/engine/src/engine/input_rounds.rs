@@ -24,7 +24,10 @@ use crate::Principal;
 /// already answered, or superseded: SEP-2663 §Task Update Requests).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AnswerReport {
+    /// The keys whose answers were recorded, in the order given.
     pub accepted: Vec<String>,
+    /// The keys whose answers were dropped, in the order given: not outstanding, every key
+    /// of a terminal task, or human-only ones answered by an agent.
     pub ignored: Vec<String>,
 }
 
@@ -351,8 +354,8 @@ fn validate_response(key: &str, request: &Value, response: Value) -> Result<Valu
                 .iter_errors(&content)
                 .map(|e| match e.instance_path().to_string() {
                     // The content itself (a required field missing): no path to name.
-                    path if path.is_empty() => e.to_string(),
-                    path => format!("{path}: {e}"),
+                    path if path.is_empty() => super::schema_error_message(&e),
+                    path => format!("{path}: {}", super::schema_error_message(&e)),
                 })
                 .collect();
             if errors.is_empty() {

@@ -40,7 +40,7 @@ pub use executor::Recovery;
 pub use hosted::{HostedAnswers, Settlement, retention_elapsed};
 pub use input_expiry::{EXPIRED_BY, expired_response, is_expired_response};
 pub use input_rounds::AnswerReport;
-pub use registry::argument_errors;
+pub use registry::{argument_errors, schema_error_message};
 pub use tools::{TaskTool, ToolDescriptor, ToolMode};
 
 use super::{

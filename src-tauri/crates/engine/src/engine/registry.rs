@@ -17,9 +17,27 @@ use super::{Engine, EngineError, TaskTool, ToolDescriptor};
 /// start and length, so a 300,000-character argument does not come back in the error.
 const QUOTED_VALUE_CHARS: usize = 120;
 
+/// What schema error `e` says, for the person or program that sent the value: jsonschema's
+/// message, with a value longer than [`QUOTED_VALUE_CHARS`] quoted by its first 40 characters
+/// and its length (`"xxxx…" (12000 characters)`), so that a large value is not sent back
+/// whole. Every refusal of a value against a JSON Schema words it so: tool arguments, answers
+/// to input requests, edited arguments, runners' results.
+pub fn schema_error_message(e: &jsonschema::ValidationError<'_>) -> String {
+    let quoted = e.instance().to_string();
+    if quoted.chars().count() <= QUOTED_VALUE_CHARS {
+        return e.to_string();
+    }
+    let start: String = quoted.chars().take(40).collect();
+    let length = match e.instance().as_ref() {
+        Value::String(text) => format!("{} characters", text.chars().count()),
+        _ => format!("{} characters of JSON", quoted.chars().count()),
+    };
+    e.masked_with(format!("{start}… ({length})")).to_string()
+}
+
 /// `"invalid arguments for TOOL: ..."` listing what `arguments` breaks in `validator` (each
-/// with its JSON pointer, e.g. `at /count: -1 is less than the minimum of 0`; a value longer
-/// than [`QUOTED_VALUE_CHARS`] is quoted by its first 40 characters and its length), or `None`.
+/// with its JSON pointer, e.g. `at /count: -1 is less than the minimum of 0`, worded by
+/// [`schema_error_message`]), or `None`.
 pub fn argument_errors(
     tool: &str,
     validator: &jsonschema::Validator,
@@ -29,17 +47,7 @@ pub fn argument_errors(
         .iter_errors(arguments)
         .map(|e| {
             let at = e.instance_path().to_string();
-            let quoted = e.instance().to_string();
-            let message = if quoted.chars().count() > QUOTED_VALUE_CHARS {
-                let start: String = quoted.chars().take(40).collect();
-                let length = match e.instance().as_ref() {
-                    Value::String(text) => format!("{} characters", text.chars().count()),
-                    _ => format!("{} characters of JSON", quoted.chars().count()),
-                };
-                e.masked_with(format!("{start}… ({length})")).to_string()
-            } else {
-                e.to_string()
-            };
+            let message = schema_error_message(&e);
             if at.is_empty() {
                 message
             } else {

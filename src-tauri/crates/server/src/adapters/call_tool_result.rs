@@ -13,14 +13,11 @@ use serde_json::Value;
 
 use super::job_schemas;
 
-/// Longest quote of the offending value in a refusal, in characters: a refused block of a
-/// megabyte is not sent back whole.
-const SHOWN_CHARS: usize = 200;
-
 /// Checks `result` (a report's `result` member).
 ///
 /// Errors: why it is not a CallToolResult an agent can read, with the JSON pointer of the
-/// offending member (`result/content/1/data`), for a 400.
+/// offending member (`result/content/1/data`) and a long value quoted by its start only
+/// (`taskdeck_engine::schema_error_message`), for a 400.
 pub fn check(result: &Value) -> Result<(), String> {
     static SCHEMA: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
         jsonschema::validator_for(&job_schemas::call_tool_result())
@@ -30,7 +27,7 @@ pub fn check(result: &Value) -> Result<(), String> {
         return Err(format!(
             "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?: object, isError?: boolean}}: at result{}: {}",
             e.instance_path(),
-            cut(&e.to_string())
+            taskdeck_engine::schema_error_message(&e)
         ));
     }
     let blocks = result["content"].as_array().map_or(&[][..], Vec::as_slice);
@@ -45,14 +42,6 @@ pub fn check(result: &Value) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// `text` cut to [`SHOWN_CHARS`], with "…" when cut.
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
 }
 
 /// Whether `data` decodes as WHATWG's forgiving-base64 decode (what `atob` runs) decodes it.

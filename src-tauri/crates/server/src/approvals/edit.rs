@@ -30,7 +30,7 @@ pub fn argument_errors(schema: &Value, arguments: &Value) -> Result<(), Vec<Argu
         .iter_errors(arguments)
         .map(|e| ArgumentError {
             path: e.instance_path().to_string(),
-            message: e.to_string(),
+            message: taskdeck_engine::schema_error_message(&e),
         })
         .collect();
     match errors.is_empty() {
