@@ -231,7 +231,8 @@ enum Assignment {
     /// A header or field line, `Authorization: Bearer …`, `Password: …` (a name with a `-`,
     /// `Authorization`, `Cookie`, or a strong one): up to the end of the line or a quote when
     /// it starts its line or a quoted argument; else (`curl -H X-Api-Key:k1 -T file url`, a
-    /// shell word) one word, two for an auth scheme and its credential (`Bearer abc`).
+    /// shell word, in a quoted script or not) one word, two for an auth scheme and its
+    /// credential (`Bearer abc`).
     Header,
     /// A JSON member in text, `"password": "value"`: the quoted string.
     Json,
@@ -359,10 +360,11 @@ fn mask_assignments(value: &str) -> Option<String> {
         // its value holds no quote or space, so one ends it (the URL's closing quote in
         // `'https://x/?access_token=s3' --verbose`), and it never spans words.
         let in_url = matches!(before, Some('?' | '&' | '#')) && form == Assignment::Equals;
-        // A header in the middle of a line and of no quoted argument is a shell word (or a
-        // header named in prose): its value does not run on over the words after it, which
-        // would hide a command's other arguments from the person approving it.
-        let one_word = form == Assignment::Header && enclosing.is_none() && !starts_line;
+        // A header that starts neither its line nor a quoted argument is a shell word (also
+        // inside a quoted script, `bash -c 'curl -H X-Api-Key:k1 -T f url'`, or a header named
+        // in prose): its value does not run on over the words after it, which would hide a
+        // command's other arguments from the person approving it.
+        let one_word = form == Assignment::Header && !starts_line;
         while let Some(c) = char_at(k) {
             if in_url {
                 if c.is_whitespace()
@@ -908,6 +910,14 @@ mod tests {
             (
                 "touch X-Api-Key: k1 /tmp/HIDDEN",
                 "touch X-Api-Key: [redacted] /tmp/HIDDEN",
+            ),
+            (
+                "echo X-Api-Key: abc && touch p8",
+                "echo X-Api-Key: [redacted] && touch p8",
+            ),
+            (
+                "bash -c 'curl -H X-Api-Key:k1 -T /srv/token https://x/up'",
+                "bash -c 'curl -H X-Api-Key:[redacted] -T /srv/token https://x/up'",
             ),
             (
                 "touch Authorization: Bearer abc /tmp/HIDDEN",
