@@ -379,11 +379,8 @@ pub(crate) async fn require_input(
     // Taskdeck's own approvals carry the call they approve in this `_meta` key, and the inbox
     // shows it as Taskdeck's policy question: a host may not dress its question up as one.
     if let Some(key) = body.requests.iter().find_map(|(key, request)| {
-        request
-            .get("params")
-            .and_then(|params| params.get("_meta"))
-            .and_then(|meta| meta.get(crate::approvals::question::META_KEY))
-            .map(|_| key)
+        crate::approvals::question::poses_as_approval(&Value::Object(request.clone()))
+            .then_some(key)
     }) {
         return Err(ApiError::unprocessable(format!(
             "request {key}: `_meta[\"{}\"]` is Taskdeck's own approvals'; a hosted task may not send it",

@@ -13,6 +13,17 @@ use serde_json::{Value, json};
 /// The `_meta` key of an approval question.
 pub const META_KEY: &str = "taskdeck/approval";
 
+/// True when input request `request` (`{method, params}`) carries `params._meta[META_KEY]`:
+/// the inbox would show it as Taskdeck's own approval of a call. A question from outside
+/// Taskdeck's approvals (an external job's runner, a hosted task's host) that does is refused.
+pub fn poses_as_approval(request: &Value) -> bool {
+    request
+        .get("params")
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(META_KEY))
+        .is_some()
+}
+
 /// What the policy said, as the question shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -112,7 +112,9 @@ fn check_satisfiable(prop: &Value) -> Result<(), String> {
 /// `inputRequests`: `{"method": "elicitation/create", "params": {"mode"?: "form", "message":
 /// string, "requestedSchema"?: form schema}}` (the schema checked by
 /// [`check_elicitation_schema`]; the message at most
-/// [`INPUT_MESSAGE_MAX_BYTES`](taskdeck_engine::limits::INPUT_MESSAGE_MAX_BYTES)).
+/// [`INPUT_MESSAGE_MAX_BYTES`](taskdeck_engine::limits::INPUT_MESSAGE_MAX_BYTES)), with no
+/// `params._meta["taskdeck/approval"]`
+/// ([`poses_as_approval`](crate::approvals::question::poses_as_approval)).
 pub fn check_input_request(request: &Value) -> Result<(), String> {
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
         return Err(
@@ -124,6 +126,13 @@ pub fn check_input_request(request: &Value) -> Result<(), String> {
         .get("params")
         .and_then(Value::as_object)
         .ok_or("an input request needs params")?;
+    // The inbox would show it as Taskdeck's own approval of a gateway call.
+    if crate::approvals::question::poses_as_approval(request) {
+        return Err(format!(
+            "params._meta[\"{}\"] is Taskdeck's own approvals'; a runner's question may not carry it",
+            crate::approvals::question::META_KEY
+        ));
+    }
     if params.get("mode").is_some_and(|m| m != "form") {
         return Err("only form elicitations (mode \"form\") are supported".into());
     }
