@@ -6,6 +6,8 @@
 //! The binary (`main.rs`) parses the command line and hands over to one of these, or to
 //! [`taskdeck_server::serve`] for `taskdeck serve`.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 #[cfg(feature = "desktop")]
 pub mod desktop;

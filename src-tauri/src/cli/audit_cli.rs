@@ -48,7 +48,9 @@ pub enum AuditCommand {
 /// `--format` of `taskdeck audit export`.
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum ExportFormat {
+    /// One JSON object per line
     Jsonl,
+    /// CSV: a header row, then one row per entry
     Csv,
 }
 

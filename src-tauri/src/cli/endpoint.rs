@@ -13,9 +13,13 @@ use taskdeck_server::{adapters::auth, serve};
 /// and config dirs (given or default).
 #[derive(Debug, Clone)]
 pub struct Target {
+    /// `--port` / `TASKDECK_PORT`, when given.
     pub port: Option<u16>,
+    /// `--token` / `TASKDECK_TOKEN`, when given.
     pub token: Option<String>,
+    /// The data dir, given or default.
     pub data_dir: PathBuf,
+    /// The config dir, given or default.
     pub config_dir: PathBuf,
 }
 

@@ -45,13 +45,18 @@ const DELIVERY_WHEN_STOPPING: Duration = Duration::from_secs(1);
 
 /// What `taskdeck run` needs.
 pub struct RunArgs {
+    /// `--name`: the job's name (credentials masked); `None`: the command line.
     pub name: Option<String>,
+    /// `--wait`: when Taskdeck is not running, wait for it instead of running untracked.
     pub wait: bool,
     /// `--port` / `TASKDECK_PORT`; without it, the port of the Taskdeck running on `data_dir`
     /// (looked up again while `--wait` waits), else the default port.
     pub port: Option<u16>,
+    /// The data dir, given or default: where the running Taskdeck's port is looked up.
     pub data_dir: std::path::PathBuf,
+    /// `--token` / `TASKDECK_TOKEN`; `None`: the admin token file.
     pub token: Option<String>,
+    /// The command and its arguments, at least the command.
     pub command: Vec<String>,
 }
 

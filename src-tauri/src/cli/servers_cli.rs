@@ -62,7 +62,10 @@ pub enum ServersCommand {
         command: Vec<String>,
     },
     /// Remove server NAME
-    Remove { name: String },
+    Remove {
+        /// The server's name in servers.json
+        name: String,
+    },
     /// Every server with its state, tool count and target (live when Taskdeck runs)
     List {
         /// Print {"servers": [...]} as /v1/servers answers it
@@ -79,7 +82,9 @@ pub enum ServersCommand {
 
 /// Where the command works: the directories `taskdeck` was given.
 pub struct ServersContext {
+    /// The config dir, with servers.json.
     pub config_dir: PathBuf,
+    /// The data dir, where the running Taskdeck's port is looked up.
     pub data_dir: PathBuf,
 }
 

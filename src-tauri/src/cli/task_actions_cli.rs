@@ -18,8 +18,10 @@ use super::{
 /// that re-run or delete ([`TaskActionsCommand`]).
 #[derive(clap::Subcommand)]
 pub enum TasksCli {
+    /// List, show, wait for, answer and cancel.
     #[command(flatten)]
     Read(TasksCommand),
+    /// Run again and delete.
     #[command(flatten)]
     Actions(TaskActionsCommand),
 }
@@ -37,9 +39,13 @@ pub fn run_any(cmd: TasksCli, target: &Target, as_json: bool) -> ExitCode {
 pub enum TaskActionsCommand {
     /// Run a finished run_command task or `taskdeck run` job again, as a new run_command
     /// task of yours (the policy decides anew: it may wait for an approval)
-    Rerun { task_id: String },
+    Rerun {
+        /// The task's id
+        task_id: String,
+    },
     /// Delete settled tasks (completed, failed, cancelled); live ones are kept
     Delete {
+        /// The tasks' ids (1 to 1000)
         #[arg(required = true, num_args = 1..=1000)]
         task_ids: Vec<String>,
     },

@@ -50,6 +50,7 @@ pub enum TasksCommand {
     },
     /// One task with its timeline
     Show {
+        /// The task's id
         task_id: String,
         /// How many of the newest timeline events to print (1 to 5000)
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=5000))]
@@ -59,17 +60,24 @@ pub enum TasksCommand {
     /// completed without error, 5 when it failed, was cancelled, its result is an error or a
     /// question was answered no
     Wait {
+        /// The task's id
         task_id: String,
         /// Give up after this many seconds (exit 6)
         #[arg(long)]
         timeout: Option<u64>,
     },
     /// Request cancellation
-    Cancel { task_id: String },
+    Cancel {
+        /// The task's id
+        task_id: String,
+    },
     /// Answer one input request: accept (with --content JSON), decline or cancel
     Answer {
+        /// The task's id
         task_id: String,
+        /// The input request's key
         key: String,
+        /// The answer: accept, decline or cancel
         #[arg(value_parser = ["accept", "decline", "cancel"])]
         action: String,
         /// The form's values as a JSON object, for accept

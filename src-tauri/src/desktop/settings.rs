@@ -53,6 +53,7 @@ impl SettingsStore {
         self.paused.load(Ordering::Relaxed)
     }
 
+    /// Pauses (`true`) or resumes notifications from the tray; kept in memory only.
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Relaxed);
     }

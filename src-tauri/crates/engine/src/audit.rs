@@ -58,17 +58,29 @@ pub struct AuditEntry {
     pub seq: u64,
     /// When the decision was recorded, ms since the Unix epoch.
     pub at_ms: i64,
+    /// The task the call belongs to, if any ([`DecisionRecord::task_id`]).
     pub task_id: Option<String>,
+    /// Who asked for the call, the agent's principal name.
     pub principal: String,
+    /// The MCP server of the call ([`DecisionRecord::server`]).
     pub server: String,
+    /// The tool called.
     pub tool: String,
+    /// `sha256:<64 hex>` of the canonical `{server, tool, arguments}`.
     pub digest: String,
+    /// `allow`, `deny` or `ask`.
     pub decision: String,
+    /// `rule`, `default`, `human`, `expiry` or `abandoned`.
     pub decided_by: String,
+    /// The human's principal name when `decidedBy` is `human`.
     pub human: Option<String>,
+    /// The id of the policy rule that decided, if one did.
     pub rule: Option<String>,
+    /// Why: the human's reason, or the policy's explanation.
     pub reason: Option<String>,
+    /// The call as asked (secrets redacted).
     pub arguments: Value,
+    /// The call as approved, when the human edited it.
     pub edited_arguments: Option<Value>,
     /// The previous entry's `hash` ([`GENESIS_HASH`] for seq 1).
     pub prev_hash: String,
@@ -132,7 +144,9 @@ pub fn entry_hash(entry: &AuditEntry) -> String {
 /// start of a log that was never pruned).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChainLink {
+    /// The entry's seq (0 before entry 1).
     pub seq: u64,
+    /// The entry's `hash`, lowercase hex ([`GENESIS_HASH`] at seq 0).
     pub hash: String,
 }
 
@@ -172,6 +186,7 @@ pub struct AuditVerification {
     /// The `hash` of the last entry checked: note it somewhere else, and a later verification
     /// shows whether the log still reaches it.
     pub head_hash: Option<String>,
+    /// The first problem found; absent when `ok`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<AuditProblem>,
 }

@@ -46,6 +46,7 @@ pub enum LockError {
         "another Taskdeck is already using the data dir {0} (stop it first, or use --data-dir)"
     )]
     Busy(PathBuf),
+    /// The lock file (the path) cannot be created, opened, locked or written.
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
 }

@@ -24,7 +24,9 @@ use super::{TaskRecord, TaskStatus, clock::iso8601};
 /// `serde_json`), or a decoded value.
 #[derive(Debug, Clone, Copy)]
 pub enum StoredJson<'a> {
+    /// JSON text as stored, written out as it is.
     Text(&'a str),
+    /// A decoded value, serialized when written.
     Value(&'a Value),
 }
 
@@ -33,13 +35,19 @@ pub enum StoredJson<'a> {
 /// (`input_requests` for `input_required`, `result` for `completed`, `error` for `failed`).
 #[derive(Debug, Clone, Copy)]
 pub struct DetailedTask<'a> {
+    /// SEP-2663 `taskId`.
     pub task_id: &'a str,
+    /// SEP-2663 `status`.
     pub status: TaskStatus,
+    /// SEP-2663 `statusMessage`; `None` leaves it out.
     pub status_message: Option<&'a str>,
+    /// SEP-2663 `createdAt`, ms since the Unix epoch (shown as ISO 8601).
     pub created_at_ms: i64,
+    /// SEP-2663 `lastUpdatedAt`, ms since the Unix epoch (shown as ISO 8601).
     pub last_updated_at_ms: i64,
     /// `None` = unlimited retention, shown as `ttlMs: null`.
     pub ttl_ms: Option<u64>,
+    /// SEP-2663 `pollIntervalMs`, in ms.
     pub poll_interval_ms: u64,
     /// Outstanding input requests, key → `{method, params}`.
     pub input_requests: Option<&'a BTreeMap<String, Value>>,

@@ -12,7 +12,12 @@ pub enum EngineError {
     NotFound,
     /// The state machine forbids this transition.
     #[error("illegal transition {from:?} -> {to:?}")]
-    IllegalTransition { from: TaskStatus, to: TaskStatus },
+    IllegalTransition {
+        /// The task's status.
+        from: TaskStatus,
+        /// The status asked for.
+        to: TaskStatus,
+    },
     /// An input request key was issued twice with a different request, or after it was
     /// superseded; keys are unique for the task's whole life (SEP-2663 §Task Update Requests).
     #[error("input request key {0:?} was already used in this task")]
@@ -24,7 +29,12 @@ pub enum EngineError {
     /// input request, `_meta`...): refused whole, nothing of the call is recorded. `limit` is
     /// the cap in bytes of compact JSON (or UTF-8 text); the message says what and how large.
     #[error("{message}")]
-    TooLarge { message: String, limit: usize },
+    TooLarge {
+        /// What was too large, how large, and the cap.
+        message: String,
+        /// The cap, in bytes.
+        limit: usize,
+    },
     /// The task is settled and cannot take this operation.
     #[error("task is already {0:?}")]
     Terminal(TaskStatus),

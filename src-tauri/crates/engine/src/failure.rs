@@ -31,12 +31,16 @@ pub enum FailureKind {
     /// A JSON-RPC error reported from outside with its own `code`, e.g. by an external job's
     /// runner (`POST /v1/jobs/{id}/report` with `error: {code, message, data?}`). The engine
     /// carries the code without reading it.
-    Reported { code: i64 },
+    Reported {
+        /// The JSON-RPC error code, as reported.
+        code: i64,
+    },
 }
 
 /// A failed task's error as the engine records it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskFailure {
+    /// What kind of failure; the server maps it to a JSON-RPC error code.
     pub kind: FailureKind,
     /// Human-readable; also becomes the task's `statusMessage` (cut to
     /// [`STATUS_MESSAGE_MAX_BYTES`](super::limits::STATUS_MESSAGE_MAX_BYTES)).

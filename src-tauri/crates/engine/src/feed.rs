@@ -11,7 +11,9 @@ use super::{TaskRecord, TimelineEvent};
 /// One committed change: the event and the task's state right after it.
 #[derive(Debug, Clone)]
 pub struct Change {
+    /// The committed timeline event.
     pub event: TimelineEvent,
+    /// The task right after the event (for a `deleted` event, as it was before the deletion).
     pub task: Arc<TaskRecord>,
 }
 

@@ -28,11 +28,16 @@ pub enum Creation {
     /// The key was used before for the same request: the task that creation made, as it is
     /// now (`task` is `None` when it was deleted since: its TTL ran out or a cap removed it).
     Replayed {
+        /// The id of the task that creation made.
         task_id: String,
+        /// That task as it is now; `None` when it was deleted since.
         task: Option<Arc<TaskRecord>>,
     },
     /// The key was used before for another request (which created `task_id`).
-    Conflict { task_id: String },
+    Conflict {
+        /// The id of the task the other request created.
+        task_id: String,
+    },
 }
 
 /// The fingerprint of a creation request: SHA-256 (hex) of `[tool, arguments]` as JSON with

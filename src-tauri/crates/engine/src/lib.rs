@@ -13,6 +13,8 @@
 //!   [`principal`]); everyone else gets
 //!   [`EngineError::NotFound`], exactly as for an id that never existed.
 
+#![warn(missing_docs)]
+
 pub mod answer_cache;
 pub mod audit;
 pub mod clock;

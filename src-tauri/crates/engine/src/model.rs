@@ -16,10 +16,15 @@ use super::clock::iso8601;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
+    /// Being processed.
     Working,
+    /// Waiting for answers to its outstanding input requests.
     InputRequired,
+    /// Ended with a CallToolResult (which may say `isError: true`).
     Completed,
+    /// Ended with a JSON-RPC error.
     Failed,
+    /// Ended by a cancel before it finished.
     Cancelled,
 }
 
@@ -62,13 +67,16 @@ impl TaskStatus {
 /// Whole numbers are written as JSON integers (`3`, not `3.0`), as they were reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
+    /// Progress so far, in the tool's own unit.
     #[serde(serialize_with = "whole_as_integer")]
     pub current: f64,
+    /// The total, in the same unit; `None` when unknown (left out of the JSON).
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "some_whole_as_integer"
     )]
     pub total: Option<f64>,
+    /// What the tool is doing, in words; `None` when not given (left out of the JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -114,18 +122,26 @@ pub struct TaskRecord {
     pub task_id: String,
     /// Monotonic creation order; the list's "newest first" key and its cursor.
     pub seq: i64,
+    /// The name of the tool the task runs, as registered in the engine.
     pub tool: String,
     /// The tool call's arguments (a JSON object).
     pub arguments: Value,
     /// Name of the owning principal.
     pub principal: String,
+    /// SEP-2663 `status`.
     pub status: TaskStatus,
+    /// SEP-2663 `statusMessage`: the latest human-readable note on the task; `None` when none.
     pub status_message: Option<String>,
+    /// When the task was created (SEP-2663 `createdAt`).
     pub created_at_ms: i64,
+    /// When the task last changed (SEP-2663 `lastUpdatedAt`).
     pub last_updated_at_ms: i64,
     /// Retention from creation in ms; `None` = unlimited (set while waiting for a human).
     pub ttl_ms: Option<u64>,
+    /// Suggested wait between polls, in ms (SEP-2663 `pollIntervalMs`): the configured one
+    /// moved by up to a twentieth either way (`EngineConfig::new_task_poll_interval_ms`).
     pub poll_interval_ms: u64,
+    /// The latest progress reported; `None` before any.
     pub progress: Option<Progress>,
     /// The CallToolResult (JSON object) when `completed`, including `isError: true` results.
     pub result: Option<Value>,
@@ -225,7 +241,9 @@ impl TaskRecord {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineEvent {
+    /// The event's id: global and increasing.
     pub id: i64,
+    /// The task it belongs to.
     pub task_id: String,
     /// Milliseconds since the Unix epoch.
     pub at_ms: i64,
@@ -236,6 +254,7 @@ pub struct TimelineEvent {
     /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`, `meta` (`{meta}`: a hosted task's
     /// protocol `_meta`, see [`Engine::set_hosted_meta`](crate::Engine::set_hosted_meta)).
     pub kind: String,
+    /// The kind's details, a JSON object.
     pub data: Value,
 }
 
@@ -250,14 +269,19 @@ impl TimelineEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRound {
+    /// The request's key, unique for the task's life.
     pub key: String,
     /// The request, `{method, params}`.
     pub request: Value,
     /// `outstanding`, `answered` or `superseded`.
     pub state: String,
+    /// The answer (SEP-2663 `InputResponse`); `None` until answered.
     pub response: Option<Value>,
+    /// The name of the principal who answered; `None` until answered.
     pub answered_by: Option<String>,
+    /// When it was answered, ms since the Unix epoch; `None` until answered.
     pub answered_at_ms: Option<i64>,
+    /// When it was issued, ms since the Unix epoch.
     pub created_at_ms: i64,
     /// Only a person (the admin or a human principal) may answer it, e.g. `run_command`'s
     /// approval; an agent's answer to it is ignored.

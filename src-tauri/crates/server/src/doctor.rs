@@ -30,7 +30,9 @@ use crate::{
 /// What doctor looks at.
 #[derive(Debug, Clone)]
 pub struct DoctorOptions {
+    /// The data directory checked: the store, its search index, the disk and the lock.
     pub data_dir: PathBuf,
+    /// The config directory, with the admin-token file.
     pub config_dir: PathBuf,
     /// `integrity_check` instead of `quick_check` for the store (about 10x slower: 10 s with
     /// 1,000,000 tasks here).

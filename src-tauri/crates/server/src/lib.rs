@@ -11,6 +11,8 @@
 //! - [`serve`]: the headless server (`taskdeck serve`), which the desktop shell also starts.
 //! - [`paths`]: where data and configuration live (XDG, overridable).
 
+#![warn(missing_docs)]
+
 pub mod adapters;
 pub mod approvals;
 pub use taskdeck_engine::data_dir_lock;

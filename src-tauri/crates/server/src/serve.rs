@@ -47,7 +47,9 @@ pub const DEFAULT_PORT: u16 = 4747;
 pub struct ServeConfig {
     /// Port on 127.0.0.1; 0 picks a free one (printed at start).
     pub port: u16,
+    /// Where the store, its search index, the logs and the lock live.
     pub data_dir: PathBuf,
+    /// Where the admin-token file, servers.json and policy.json live.
     pub config_dir: PathBuf,
     /// Requests without a token act as principal `anonymous` (warned loudly).
     pub allow_anonymous: bool,
@@ -56,7 +58,9 @@ pub struct ServeConfig {
     /// Where 2026-07-28 `tasks/get` and task creation are answered (see
     /// `adapters::mcp_endpoint`).
     pub task_routing: TaskRouting,
+    /// How hard each commit of the store is pushed to disk.
     pub durability: Durability,
+    /// The engine's settings: default ttl, poll interval, limits.
     pub engine: EngineConfig,
     /// How the gateway to upstream MCP servers treats calls.
     pub gateway: GatewayOptions,
@@ -65,6 +69,7 @@ pub struct ServeConfig {
 /// Errors that stop the server from starting, worded for the person who started it.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The port is taken (by another Taskdeck, or another program).
     #[error(
         "port {0} on 127.0.0.1 is already in use (is Taskdeck already running? choose another with --port)"
     )]
@@ -72,16 +77,23 @@ pub enum ServeError {
     /// The store failed its start check: the one paragraph that names the file and the way out.
     #[error("{0}")]
     DamagedStore(String),
+    /// Anything else, as its message says (e.g. the port cannot be bound, a full disk).
     #[error("{0}")]
     Other(String),
 }
 
 /// A running server: where it listens and how to stop it.
 pub struct Running {
+    /// The address it listens on (127.0.0.1 and the port, chosen when `port` was 0).
     pub addr: SocketAddr,
+    /// The engine it serves.
     pub engine: Engine,
+    /// The file holding the admin token, `<config dir>/admin-token`.
     pub admin_token_file: PathBuf,
+    /// Cancel to stop: the server shuts down gracefully.
     pub shutdown: CancellationToken,
+    /// Ends once the server has stopped, the engine and the gateway are shut down and the
+    /// store's WAL is emptied.
     pub done: tokio::task::JoinHandle<()>,
     /// Held for the process's life (an exclusive lock on `<data dir>/taskdeck.lock`).
     _data_dir_lock: data_dir_lock::DataDirLock,

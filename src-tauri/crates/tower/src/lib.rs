@@ -22,6 +22,8 @@
 //! `views` (Taskdeck's records as tower-mcp's types), `signals` (tokens and waiters),
 //! `remote` (the store over HTTP).
 
+#![warn(missing_docs)]
+
 mod remote;
 mod signals;
 mod store;

@@ -55,8 +55,11 @@ pub enum Settlement {
 /// answered or superseded), and the keys still outstanding afterwards.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostedAnswers {
+    /// The keys whose answers were recorded.
     pub accepted: BTreeSet<String>,
+    /// The keys not outstanding, whose answers were dropped.
     pub ignored: BTreeSet<String>,
+    /// The keys still outstanding after this update.
     pub outstanding: BTreeSet<String>,
 }
 

@@ -13,12 +13,19 @@ use crate::{DecisionRecord, TaskRecord};
 pub enum ToolMode {
     /// Always runs as a task. `required: true` means a client that cannot take a task handle
     /// gets `-32021` instead of a handle in an ordinary result.
-    Task { required: bool },
+    Task {
+        /// Only a task-augmented call runs it (2025-11-25 `execution.taskSupport: "required"`;
+        /// `false`: `"optional"`).
+        required: bool,
+    },
     /// Runs as a task, but a call that settles within `within_ms` milliseconds (ends without
     /// having asked for input) is answered with its `CallToolResult`, as an ordinary tool's
     /// would be; one still running, or waiting for input, is answered with the task. For work
     /// that is usually quick, e.g. an upstream server's tool behind the gateway.
-    Settle { within_ms: u64 },
+    Settle {
+        /// How long a call may take and still be answered with its result, in ms.
+        within_ms: u64,
+    },
 }
 
 /// What the engine and the adapters need to know about a task tool.
@@ -26,10 +33,13 @@ pub enum ToolMode {
 pub struct ToolDescriptor {
     /// Tool name as agents call it, e.g. `request_approval`.
     pub name: String,
+    /// Human-readable display name (MCP `Tool.title`); `None`: the name is shown.
     pub title: Option<String>,
+    /// What the tool does, for a model to read (MCP `Tool.description`).
     pub description: String,
     /// JSON Schema (draft 2020-12) of the arguments object.
     pub input_schema: Value,
+    /// How the tool answers `tools/call`.
     pub mode: ToolMode,
     /// A resumable tool can be run again from the top after a restart (its input rounds are
     /// replayed from the store); others are failed as interrupted.

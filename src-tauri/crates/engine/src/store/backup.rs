@@ -28,7 +28,12 @@ pub enum BackupError {
     Exists(PathBuf),
     /// The file to restore failed its check: it is not a sound store.
     #[error("{path} is not a sound Taskdeck store: {problem}")]
-    Unsound { path: PathBuf, problem: String },
+    Unsound {
+        /// The file to restore.
+        path: PathBuf,
+        /// What the check found, or why the file is no store.
+        problem: String,
+    },
     /// Backup only: the copy of the store at `path` failed `PRAGMA quick_check`, and so does
     /// the store itself, so no copy was kept: a backup that cannot be restored is worse than
     /// none, as it is found out only when it is needed.
@@ -36,7 +41,12 @@ pub enum BackupError {
         "the store {path} is damaged ({problem}), so no backup was made: see \"A damaged store\" \
          in docs/operations.md"
     )]
-    Damaged { path: PathBuf, problem: String },
+    Damaged {
+        /// The store's file.
+        path: PathBuf,
+        /// What `quick_check` found.
+        problem: String,
+    },
     /// Reading, writing or renaming failed (including a full disk).
     #[error(transparent)]
     Store(#[from] EngineError),

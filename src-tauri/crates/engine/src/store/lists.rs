@@ -21,7 +21,9 @@ use crate::{
 /// Filters for [`Store::page`]. Empty fields match everything.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
+    /// Any of these statuses.
     pub statuses: Vec<TaskStatus>,
+    /// This tool's tasks only.
     pub tool: Option<String>,
     /// Owner; callers that are agents must set this to themselves.
     pub principal: Option<String>,

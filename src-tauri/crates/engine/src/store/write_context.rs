@@ -20,6 +20,7 @@ use crate::{EngineError, TaskRecord, TaskStatus, TimelineEvent, model::ERROR_COU
 /// own on `conn` (which they use for input requests and idempotency keys only): that keeps the
 /// copies equal to the rows.
 pub struct WriteCtx<'c> {
+    /// The store's connection, inside the group's transaction.
     pub conn: &'c Connection,
     /// The group's changes, published in this order once the group committed.
     pub(super) changes: Vec<QueuedChange>,

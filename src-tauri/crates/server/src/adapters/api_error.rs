@@ -44,7 +44,9 @@ pub struct ProblemDocument {
 /// A `/v1` error answer: `status` with a problem document saying `detail`.
 #[derive(Debug, Clone)]
 pub struct ApiError {
+    /// The HTTP status, 4xx or 5xx (the document's `status` and `title`).
     pub status: StatusCode,
+    /// [`ProblemDocument::detail`].
     pub detail: String,
     /// The `Allow` header of a 405 (RFC 9110 §15.5.6).
     pub allow: Option<HeaderValue>,

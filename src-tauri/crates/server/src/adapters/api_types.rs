@@ -17,10 +17,15 @@ use taskdeck_engine::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Being processed.
     Working,
+    /// Waiting for answers to its `inputRequests`.
     InputRequired,
+    /// Ended with a `result` (which may say `isError: true`). Terminal.
     Completed,
+    /// Ended with a JSON-RPC `error`. Terminal.
     Failed,
+    /// Ended by a cancel before it finished. Terminal.
     Cancelled,
 }
 
@@ -39,7 +44,9 @@ impl From<TaskStatus> for Status {
 /// A failed task's JSON-RPC error object (JSON-RPC 2.0 §5.1).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct JsonRpcError {
+    /// The JSON-RPC error code, e.g. -32603 (internal error).
     pub code: i64,
+    /// A short description of the error.
     pub message: String,
     /// Any JSON value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,9 +56,12 @@ pub struct JsonRpcError {
 /// A task's progress: `current` out of `total` (when known); whole numbers are JSON integers.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ProgressView {
+    /// Progress so far, in the tool's own unit (e.g. files or bytes).
     pub current: f64,
+    /// The total, in the same unit (absent when unknown).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<f64>,
+    /// What the task is doing, in words (absent when not given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -63,17 +73,24 @@ pub struct ProgressView {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskView {
+    /// The task's opaque id (SEP-2663 `taskId`).
     pub task_id: String,
+    /// SEP-2663 `status`.
     pub status: Status,
+    /// The latest human-readable note on the task's state (SEP-2663 `statusMessage`; for a
+    /// command, its latest output line); absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// When the task was created (SEP-2663 `createdAt`).
     #[schema(format = DateTime)]
     pub created_at: String,
+    /// When the task last changed (SEP-2663 `lastUpdatedAt`).
     #[schema(format = DateTime)]
     pub last_updated_at: String,
     /// Retention from creation in ms; null = unlimited.
     #[schema(minimum = 0)]
     pub ttl_ms: Option<u64>,
+    /// Suggested wait between two polls of the task, in ms (SEP-2663 `pollIntervalMs`).
     #[schema(minimum = 0)]
     pub poll_interval_ms: u64,
     /// Outstanding input requests, key → `{method, params}` (input_required only).
@@ -91,6 +108,7 @@ pub struct TaskView {
     /// Creation order, unique and increasing: the list is newest (highest) first, and a task
     /// that arrives over `/v1/events` goes where its `seq` puts it.
     pub seq: i64,
+    /// The name of the tool the task runs, e.g. `run_command`.
     pub tool: String,
     /// What a person reads as the task's name: an external job's `name`, a `request_approval`'s
     /// question, a `run_command`'s command line, else the tool; one line of at most 200
@@ -102,10 +120,13 @@ pub struct TaskView {
     /// The tool call's arguments (secrets redacted).
     #[schema(value_type = Object)]
     pub arguments: Value,
+    /// The name of the principal that owns the task (the one that created it).
     pub principal: String,
+    /// The latest progress the tool reported (absent before any).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<ProgressView>)]
     pub progress: Option<Progress>,
+    /// A cancel was requested; it stays `true` after the task ends, whatever its status.
     pub cancel_requested: bool,
     /// When the task's ttl runs out (absent when unlimited).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,11 +168,16 @@ impl From<&TaskRecord> for TaskView {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineEventView {
+    /// The event's id: global and increasing.
     pub id: i64,
+    /// The task the event belongs to.
     pub task_id: String,
+    /// When it happened.
     #[schema(format = DateTime)]
     pub at: String,
+    /// What happened: one of the kinds listed above.
     pub kind: String,
+    /// The kind's details, a JSON object (e.g. `{key, by, action}` for `inputAnswered`).
     #[schema(value_type = Object)]
     pub data: Value,
 }
@@ -172,8 +198,11 @@ impl From<&TimelineEvent> for TimelineEventView {
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InputRoundState {
+    /// Issued and not answered yet.
     Outstanding,
+    /// Answered; `response` holds the answer.
     Answered,
+    /// Dropped unanswered: the task ended first, or a hosted task's program withdrew it.
     Superseded,
 }
 
@@ -182,20 +211,26 @@ pub enum InputRoundState {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InputRoundView {
+    /// The request's key, unique for the task's life (its key in `inputRequests`).
     pub key: String,
     /// The request, `{method, params}`.
     #[schema(value_type = Object)]
     pub request: Value,
+    /// `outstanding`, `answered` or `superseded`.
     #[schema(value_type = InputRoundState)]
     pub state: String,
     /// The answer (null until answered).
     #[schema(value_type = Option<Object>)]
     pub response: Option<Value>,
+    /// The name of the principal who answered (null until answered).
     pub answered_by: Option<String>,
+    /// When it was answered (null until answered).
     #[schema(format = DateTime)]
     pub answered_at: Option<String>,
+    /// When it was issued.
     #[schema(format = DateTime)]
     pub created_at: String,
+    /// Only a person (the admin or a human principal) may answer it.
     pub human_only: bool,
 }
 
@@ -219,6 +254,7 @@ impl From<&InputRound> for InputRoundView {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskList {
+    /// The page's tasks, newest (highest `seq`) first.
     pub tasks: Vec<TaskView>,
     /// Opaque; the next page's `cursor` (null on the last page).
     pub next_cursor: Option<String>,
@@ -234,10 +270,13 @@ pub struct TaskList {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskDetail {
+    /// The task.
     pub task: TaskView,
+    /// The newest `timelineLimit` events (1000 by default) below `timelineBefore`, oldest first.
     pub timeline: Vec<TimelineEventView>,
     /// Older events exist: ask again with `timelineBefore` = the first event's id.
     pub timeline_more: bool,
+    /// Every input round of the task, oldest first.
     pub input_rounds: Vec<InputRoundView>,
 }
 
@@ -245,14 +284,20 @@ pub struct TaskDetail {
 /// it was removed meanwhile).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AnswerReply {
+    /// The keys whose answers were recorded.
     pub accepted: Vec<String>,
+    /// The keys whose answers were dropped: not outstanding (never issued, already answered,
+    /// superseded, or the task has ended), or human-only and answered by an agent (SEP-2663
+    /// §Task Update Requests).
     pub ignored: Vec<String>,
+    /// The task after the answers (null if it was removed meanwhile).
     pub task: Option<TaskView>,
 }
 
 /// `POST /v1/tasks/{taskId}/cancel`: the task as it is now (null if it was removed meanwhile).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CancelReply {
+    /// The task after the request (null if it was removed meanwhile).
     pub task: Option<TaskView>,
 }
 
@@ -260,8 +305,11 @@ pub struct CancelReply {
 /// "admin"`; the only one who manages tokens, the policy and the servers).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Me {
+    /// The caller's principal name.
     pub principal: String,
+    /// The caller's role.
     pub role: RoleName,
+    /// The caller is the admin (`role == "admin"`).
     pub admin: bool,
 }
 
@@ -271,8 +319,11 @@ pub struct Me {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RoleName {
+    /// The admin token: sees and manages everything.
     Admin,
+    /// A person: sees every task and answers human-only requests; administers nothing.
     Human,
+    /// An agent: sees its own tasks only.
     Agent,
 }
 
@@ -301,8 +352,11 @@ impl From<Role> for RoleName {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolView {
+    /// The tool's name, as `tools/call` and the tasks' `tool` give it.
     pub name: String,
+    /// A human-readable display name (null when the tool has none).
     pub title: Option<String>,
+    /// What the tool does, for a model or a person to read.
     pub description: String,
     /// JSON Schema (draft 2020-12) of its arguments.
     #[schema(value_type = Object)]
@@ -312,6 +366,7 @@ pub struct ToolView {
 /// `GET /v1/tools`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ToolList {
+    /// Every tool registered in the engine, sorted by name.
     pub tools: Vec<ToolView>,
 }
 
@@ -319,17 +374,22 @@ pub struct ToolList {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCreated {
+    /// The token's name, as given (trimmed): the principal's name.
     pub name: String,
     /// `agent` or `human`.
     pub role: RoleName,
+    /// The bearer token's secret; shown only here, never again.
     pub token: String,
+    /// The MCP endpoint's URL, `http://<Host header>/mcp`.
     pub mcp_url: String,
+    /// One configuration per supported MCP client, for an `agent` token; empty for `human`.
     pub configs: Vec<super::mcp_config::ClientConfig>,
 }
 
 /// `GET /v1/agents`: token names and roles, never secrets.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AgentList {
+    /// Every token, the admin's and revoked ones included.
     pub agents: Vec<super::auth::TokenInfo>,
 }
 
@@ -339,11 +399,16 @@ pub struct AgentList {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogChunk {
+    /// The task whose log this is.
     pub task_id: String,
+    /// Byte offset where `text` starts; it can differ from the one asked for (the next
+    /// character boundary, `tail`'s line start, or `keptFrom`).
     #[schema(minimum = 0)]
     pub offset: u64,
+    /// Byte offset just past `text`: where the next read starts.
     #[schema(minimum = 0)]
     pub next_offset: u64,
+    /// The log's size in bytes when read.
     #[schema(minimum = 0)]
     pub size: u64,
     /// Where the kept output starts: 0, unless the command wrote more than the log keeps (its
@@ -351,6 +416,7 @@ pub struct LogChunk {
     /// starts here.
     #[schema(minimum = 0)]
     pub kept_from: u64,
+    /// Bytes `offset..nextOffset` as text (invalid UTF-8 replaced with U+FFFD).
     pub text: String,
     /// The task has ended and nothing is left to read.
     pub complete: bool,
@@ -364,8 +430,12 @@ pub struct LogChunk {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportReply {
+    /// The job after the report.
     pub task: TaskView,
+    /// A cancel was requested; cancellation is cooperative: the runner stops the job and
+    /// reports how it ended.
     pub cancel_requested: bool,
+    /// Every answer given so far, key → answer (SEP-2663 `inputResponses` shape).
     #[schema(value_type = BTreeMap<String, Object>)]
     pub input_responses: Map<String, Value>,
 }
@@ -374,6 +444,7 @@ pub struct ReportReply {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportEnded {
+    /// A cancel had been requested before this report.
     pub cancel_requested: bool,
 }
 

@@ -73,6 +73,7 @@ pub enum AuditFormat {
     Csv,
 }
 
+/// The query of `GET /v1/audit`: which entries, how many, and in what format.
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]

@@ -26,6 +26,7 @@ pub const ANONYMOUS: &str = "anonymous";
 /// Errors of token management.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
+    /// The name (given) has a live token already; a revoked one's name may be reused.
     #[error("a token named {0:?} already exists (revoke it first)")]
     Exists(String),
     /// A name that only differs in case from a principal's that exists (live or revoked):
@@ -34,6 +35,7 @@ pub enum AuthError {
         "{0:?} differs from the principal {1:?} only in case; use that one, or choose another name"
     )]
     CaseOf(String, String),
+    /// No token, live or revoked, has this name (given).
     #[error("no token named {0:?}")]
     Unknown(String),
     /// A revocation of a token revoked before: nothing changed.
@@ -44,6 +46,7 @@ pub enum AuthError {
         "the admin token cannot be revoked; to replace it, delete the admin-token file in the config dir and restart Taskdeck"
     )]
     AdminRevoke,
+    /// The name (given) is not 1-64 ASCII letters, digits, `-`, `_` and `.`.
     #[error("token names are 1-64 characters of letters, digits, '-', '_' and '.'; {0:?} is not")]
     BadName(String),
     /// `admin` (its token is in the admin-token file) and `anonymous` (requests without a
@@ -58,6 +61,7 @@ pub enum AuthError {
     /// The store's error; its text says it is the store's ("store: ...", or the full disk's).
     #[error("{0}")]
     Store(#[from] EngineError),
+    /// A file (the admin-token file) or the runtime of [`TokenCommands`] could not be set up.
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -66,10 +70,13 @@ pub enum AuthError {
 #[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenInfo {
+    /// The token's name: the name of the principal it stands for.
     pub name: String,
     /// `admin` (the admin token), `human` or `agent`.
     pub role: RoleName,
+    /// When the token was created, ISO 8601 UTC with milliseconds.
     pub created_at: String,
+    /// The token was revoked: requests with it get 401.
     pub revoked: bool,
 }
 

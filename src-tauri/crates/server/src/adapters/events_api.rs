@@ -53,7 +53,9 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// `deleted` event, only `{taskId, status, tool, principal}` of the task).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct ChangeEvent {
+    /// The timeline event.
     pub event: TimelineEventView,
+    /// The task after the event; for `deleted`, only `{taskId, status, tool, principal}`.
     #[schema(value_type = TaskView)]
     pub task: Value,
 }

@@ -28,6 +28,7 @@ use taskdeck_engine::Principal;
 
 /// Guard settings.
 pub struct Guard {
+    /// Checks bearer tokens and names their principals.
     pub authenticator: Authenticator,
     /// The port the server listens on (part of the only allowed origins).
     pub port: u16,

@@ -21,12 +21,17 @@ use taskdeck_engine::{TaskRecord, clock::iso8601};
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostedTask {
+    /// The task's opaque id (SEP-2663 `taskId`).
     pub task_id: String,
+    /// SEP-2663 `status`.
     pub status: Status,
+    /// The latest status message (SEP-2663 `statusMessage`); absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// When the task was created (SEP-2663 `createdAt`), ISO 8601 UTC with milliseconds.
     #[schema(format = DateTime)]
     pub created_at: String,
+    /// When the task last changed (SEP-2663 `lastUpdatedAt`), ISO 8601 UTC with milliseconds.
     #[schema(format = DateTime)]
     pub last_updated_at: String,
     /// Retention from creation in ms; null = unlimited.
@@ -37,6 +42,7 @@ pub struct HostedTask {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0)]
     pub expires_in_ms: Option<u64>,
+    /// Suggested wait between two polls of the task, in ms (SEP-2663 `pollIntervalMs`).
     #[schema(minimum = 0)]
     pub poll_interval_ms: u64,
     /// The host's tool name (also the task's title in the window).
@@ -196,7 +202,9 @@ pub struct HostedTtl {
 #[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LiveStatus {
+    /// Back to work: any outstanding input request is superseded.
     Working,
+    /// Waiting for input; only while an input request is outstanding (else 422).
     InputRequired,
 }
 
@@ -204,6 +212,7 @@ pub enum LiveStatus {
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HostedStatus {
+    /// The new status.
     pub status: LiveStatus,
     /// The new status message; absent = unchanged.
     pub status_message: Option<String>,
@@ -275,6 +284,7 @@ pub struct HostedMeta {
 /// Whether a change applied (`false`: the task is settled, or the change was already so).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HostedChange {
+    /// The change was applied.
     pub changed: bool,
 }
 
@@ -283,6 +293,7 @@ pub struct HostedChange {
 pub struct HostedSettled {
     /// False when the task had already ended (it is left as it was).
     pub changed: bool,
+    /// The task after this call.
     pub task: HostedTask,
 }
 
@@ -290,8 +301,11 @@ pub struct HostedSettled {
 /// superseded), and the keys still outstanding afterwards.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HostedAnswered {
+    /// The keys whose answers were recorded, sorted.
     pub accepted: Vec<String>,
+    /// The keys not outstanding (never issued, already answered or superseded), sorted.
     pub ignored: Vec<String>,
+    /// The keys still waiting for an answer, sorted; empty: the task is back to `working`.
     pub outstanding: Vec<String>,
 }
 
@@ -299,6 +313,7 @@ pub struct HostedAnswered {
 /// elapsed, newest first.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct HostedTaskList {
+    /// The page's tasks, newest first.
     pub tasks: Vec<HostedTask>,
     /// The next page's `cursor`; absent on the last page.
     #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]

@@ -37,7 +37,9 @@ use taskdeck_engine::{
 /// State of the jobs routes.
 #[derive(Clone)]
 pub struct JobsState {
+    /// The engine the jobs are tasks of.
     pub engine: Engine,
+    /// The external jobs and their runners' reports.
     pub external: Arc<ExternalJobs>,
 }
 
@@ -264,8 +266,10 @@ impl utoipa::ToSchema for ReportBody {}
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportProgress {
+    /// What is done so far, from 0.
     #[schema(minimum = 0)]
     pub current: f64,
+    /// The whole, above 0 and at least `current`; absent when unknown.
     #[schema(exclusive_minimum = 0)]
     pub total: Option<f64>,
     /// Also the job's statusMessage; cut to 4 KiB like it.
@@ -322,6 +326,7 @@ pub struct ReportError {
     #[serde(deserialize_with = "whole_number")]
     #[schema(value_type = i64)]
     pub code: i64,
+    /// A short description of the error.
     pub message: String,
     /// Any JSON value.
     pub data: Option<Value>,

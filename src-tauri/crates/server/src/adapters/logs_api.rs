@@ -40,7 +40,9 @@ const DEFAULT_CHUNK_BYTES: u64 = 64 * 1024;
 /// State of the log routes: the engine (for visibility) and the directory the logs live in.
 #[derive(Clone)]
 pub struct LogsState {
+    /// The engine, for the task and its visibility to the caller.
     pub engine: Engine,
+    /// The directory holding the logs, `<data dir>/logs`.
     pub log_dir: PathBuf,
 }
 
@@ -54,6 +56,7 @@ pub fn router(state: LogsState) -> Router {
     routes().split_for_parts().0.with_state(state)
 }
 
+/// The query of `GET /v1/tasks/{taskId}/log`: where to start and how much to read.
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LogQuery {

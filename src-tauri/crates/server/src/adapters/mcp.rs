@@ -55,6 +55,7 @@ pub fn scope_of(parts: &http::request::Parts) -> Scope<'_> {
 
 /// Shared state of all MCP sessions.
 pub struct McpCore {
+    /// The engine the tasks live in.
     pub engine: Engine,
     /// Serve the conformance suite's fixture tools.
     pub fixtures: bool,
@@ -158,6 +159,10 @@ impl McpCore {
         format!("Unknown tool: {name}{why}")
     }
 
+    /// The engine's name for tool `name` as called in `scope`: Taskdeck's own tools keep
+    /// their name (on `/mcp/NAME` only the follow-up tools `task_status`, `task_respond` and
+    /// `task_cancel` are its own); an upstream tool gets its registered name (`write_file` on
+    /// `/mcp/fs` is `fs__write_file`). `None` when the scope offers no such tool.
     pub fn resolve(&self, scope: Scope<'_>, name: &str) -> Option<String> {
         let own = match scope {
             Scope::All => self.own_tools.iter().any(|t| t.name == name),
@@ -192,6 +197,7 @@ fn is_followup(name: &str) -> bool {
 /// One MCP session's handler (rmcp creates one per session; they share [`McpCore`]).
 #[derive(Clone)]
 pub struct McpHandler {
+    /// The state every session shares.
     pub core: Arc<McpCore>,
 }
 

@@ -10,6 +10,7 @@ pub const CLIENTS: [&str; 5] = ["claude-code", "claude-desktop", "vscode", "curs
 #[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientConfig {
+    /// The client's id, one of [`CLIENTS`] (e.g. `claude-code`).
     pub client: &'static str,
     /// Human name, e.g. "Claude Code".
     pub title: &'static str,
@@ -18,6 +19,7 @@ pub struct ClientConfig {
     /// `command` (a shell line), `json` (a JSON document to merge) or `toml` (a TOML table to
     /// add).
     pub kind: &'static str,
+    /// What to run or paste; it holds the token.
     pub text: String,
 }
 

@@ -28,8 +28,13 @@ use super::task_title::{one_line, task_title};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NotificationSettings {
+    /// Notify when a task needs an answer (turns `input_required`), and when an agent session
+    /// needs the user. Default `true`.
     pub input_required: bool,
+    /// Notify when a task completes (subject to `threshold_ms`), and when an agent session
+    /// finishes. Default `true`.
     pub completed: bool,
+    /// Notify when a task fails (subject to `threshold_ms`). Default `true`.
     pub failed: bool,
     /// Notify completion/failure of tasks that ran at least this long, in ms (always when the
     /// window is not focused).
@@ -53,6 +58,7 @@ impl Default for NotificationSettings {
 /// One notification to show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
+    /// The task it is about (a click shows it).
     pub task_id: String,
     /// Plain text: the notification spec's summary takes no markup, so nothing is escaped.
     pub summary: String,
@@ -100,7 +106,10 @@ pub enum ApprovalKind<'a> {
     Call(&'a Value),
     /// `request_approval`, an agent's own form. `fields`: its form asks for something (then
     /// only the window can answer it).
-    Question { fields: bool },
+    Question {
+        /// Its `requestedSchema` has properties: only the window can answer it.
+        fields: bool,
+    },
 }
 
 /// A button of an approval notification. [`NoticeAction::id`] is the action key sent to the
@@ -155,6 +164,7 @@ impl NoticeAction {
 /// The notification for one pending approval question.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalNotice {
+    /// The task waiting for the approval.
     pub task_id: String,
     /// The input request's key (`approve`, `approve-2`, `approval`, ...).
     pub key: String,

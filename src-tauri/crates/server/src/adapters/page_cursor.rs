@@ -23,10 +23,13 @@ const LEN: usize = 1 + 8 + 4 + 4 + 16;
 /// it: for an agent caller, `principal` is the caller).
 #[derive(Debug, Clone)]
 pub struct CursorScope<'a> {
+    /// Who asks: its name and whether it sees every principal's tasks are bound.
     pub caller: &'a Principal,
     /// Status filter, any order, repeats allowed (normalized here).
     pub statuses: &'a [TaskStatus],
+    /// Tool filter; `None` and `""` are the same query.
     pub tool: Option<&'a str>,
+    /// Owner filter; `None` and `""` are the same query.
     pub principal: Option<&'a str>,
     /// Free text; `None` and `""` are the same query.
     pub query: Option<&'a str>,
@@ -66,18 +69,23 @@ impl CursorScope<'_> {
 /// Why a cursor was refused; `Display` is the problem detail the caller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum CursorError {
+    /// An empty string.
     #[error("cursor is empty: leave it out for the first page, or pass the nextCursor of a page")]
     Empty,
+    /// Not base64url of 33 bytes with version 1, or a position below 1.
     #[error("cursor is not one Taskdeck gave out: pass the nextCursor of a page as it came")]
     Malformed,
+    /// The MAC does not match: changed, or keyed by another store.
     #[error(
         "cursor was altered, or was given out by another Taskdeck store: pass the nextCursor of a page as it came"
     )]
     Altered,
+    /// Made for another caller (or for this name with another visibility).
     #[error(
         "cursor was given to another principal: page with the cursors your own requests return"
     )]
     OtherPrincipal,
+    /// Made for other filters (`status`, `tool`, `principal`, `q` or `error`).
     #[error(
         "cursor belongs to another query: status, tool, principal and q must be those of the request that returned it (start again without a cursor)"
     )]

@@ -52,7 +52,9 @@ pub fn routes() -> OpenApiRouter<Engine> {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RerunReply {
+    /// The new task.
     pub task: TaskView,
+    /// The id of the task it repeats.
     pub rerun_of: String,
 }
 
@@ -200,6 +202,7 @@ pub struct DeletionRequest {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeletionResult {
+    /// The id, as given.
     pub task_id: String,
     /// `deleted`, `not_found` (unknown or another principal's) or `live` (kept).
     pub outcome: String,

@@ -16,7 +16,9 @@ use taskdeck_engine::{Engine, TaskRecord};
 /// feed lagged) and the task must be read from the store.
 #[derive(Debug, Clone)]
 pub enum TaskChange {
+    /// The task after a change.
     Changed(Arc<TaskRecord>),
+    /// Changes were missed: read the task from the store.
     Resync,
 }
 
@@ -34,6 +36,7 @@ pub struct Watching {
     watch: Arc<TaskWatch>,
     task_id: String,
     id: u64,
+    /// The changes of the watched task, in order.
     pub changes: mpsc::UnboundedReceiver<TaskChange>,
 }
 

@@ -3,15 +3,19 @@
 
 use std::collections::BTreeMap;
 
-/// Menu item ids.
+/// Menu item id: "Show Taskdeck" (shows the window).
 pub const SHOW: &str = "show";
+/// Menu item id: the "Pause notifications" check item.
 pub const PAUSE: &str = "pause-notifications";
+/// Menu item id: "Quit Taskdeck".
 pub const QUIT: &str = "quit";
 
 /// The tray's state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrayModel {
+    /// Tasks in `input_required`.
     pub needs_input: i64,
+    /// Tasks in `working`.
     pub running: i64,
     /// Tooltip / title, e.g. `Taskdeck: 2 need input, 3 running`.
     pub tooltip: String,

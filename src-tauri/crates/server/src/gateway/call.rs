@@ -45,6 +45,7 @@ pub const APPROVAL_KEY: &str = "approve";
 
 /// What a gateway call needs from the process: the policy, and how long to wait.
 pub struct CallSettings {
+    /// The approval policy: whether a call is allowed, asks the human first, or is denied.
     pub policy: Arc<crate::policy::Policy>,
     /// How long a call waits for a (re)connecting upstream before failing.
     pub connect_wait: Duration,

@@ -68,7 +68,9 @@ pub fn resume_policy() -> Arc<dyn SseRetryPolicy> {
 /// cannot connect is reported to `unreachable`.
 #[derive(Clone)]
 pub struct SessionAware {
+    /// The HTTP client that sends the requests.
     pub client: reqwest_rmcp::Client,
+    /// Where a failed event stream connection is reported.
     pub unreachable: Unreachable,
 }
 
@@ -79,8 +81,11 @@ pub struct SessionAware {
 /// (`redact_url`).
 #[derive(Clone)]
 pub struct Unreachable {
+    /// The server's URL, credentials redacted.
     pub url: String,
+    /// Set to "cannot reach URL any more: ERROR" for the supervisor to show.
     pub why: Arc<Mutex<Option<String>>>,
+    /// Wakes the supervisor.
     pub notify: Arc<Notify>,
 }
 
@@ -232,7 +237,9 @@ impl StreamableHttpClient for SessionAware {
 /// whose code and message it leaves in `why` for the supervisor to show (scrubbed of the
 /// server's secrets: the message may quote them, so it is not logged here).
 pub struct EndsOnUnaddressedError<T> {
+    /// The transport wrapped.
     pub inner: T,
+    /// Set to the error's code and message (scrubbed) when it ends.
     pub why: Arc<Mutex<Option<String>>>,
 }
 

@@ -33,9 +33,13 @@ use super::servers_file::{
 /// An agent client whose configuration can be imported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Client {
+    /// Claude Desktop: `claude_desktop_config.json` in its config dir.
     ClaudeDesktop,
+    /// Claude Code: `~/.claude.json`, top level and per project.
     ClaudeCode,
+    /// VS Code: the user's `mcp.json` (key `servers`).
     Vscode,
+    /// Cursor: `~/.cursor/mcp.json`.
     Cursor,
 }
 
@@ -100,13 +104,22 @@ pub enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Added to servers.json as `name`; replaced by `taskdeck` in the client's file.
-    Added { name: String },
+    Added {
+        /// The server's name in servers.json.
+        name: String,
+    },
     /// servers.json already has it (same spec) as `name`; replaced in the client's file.
-    AlreadyThere { name: String },
+    AlreadyThere {
+        /// The server's name in servers.json.
+        name: String,
+    },
     /// It is Taskdeck itself; replaced by the new `taskdeck` entry.
     Taskdeck,
     /// Not imported, for `reason`; kept in the client's file.
-    Skipped { reason: String },
+    Skipped {
+        /// Why, for the user.
+        reason: String,
+    },
 }
 
 impl Verdict {
@@ -119,15 +132,18 @@ impl Verdict {
 /// One entry of the client's file and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryReport {
+    /// Where the entry is in the client's file.
     pub scope: Scope,
     /// Its name in the client's file.
     pub client_name: String,
+    /// What became of it.
     pub verdict: Verdict,
 }
 
 /// What an import does: the report of every entry, and the servers to add to servers.json.
 #[derive(Debug, Clone, Default)]
 pub struct ImportPlan {
+    /// One report per server entry of the client's file.
     pub entries: Vec<EntryReport>,
     /// Name → spec.
     pub to_add: BTreeMap<String, ServerSpec>,

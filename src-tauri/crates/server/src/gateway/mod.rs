@@ -36,7 +36,9 @@ use upstream::Upstream;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
+    /// A child process speaking MCP over stdin/stdout.
     Stdio,
+    /// A Streamable HTTP endpoint.
     Http,
 }
 
@@ -59,15 +61,24 @@ pub enum ServerState {
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
+    /// The server's name in servers.json (its tools are `NAME__TOOL`, its endpoint `/mcp/NAME`).
     pub name: String,
+    /// How it is reached.
     pub transport: TransportKind,
     /// The command line (stdio) or the URL with query values redacted (http).
     pub target: String,
+    /// The stdio process's working directory, as configured (null: Taskdeck's own; http: null).
     pub cwd: Option<String>,
+    /// The names of the variables set in the stdio process's environment (empty for http).
     pub env_keys: Vec<String>,
+    /// The names of the headers sent with every request (empty for stdio).
     pub header_names: Vec<String>,
+    /// `"disabled": true` in servers.json.
     pub disabled: bool,
+    /// Where its connection is.
     pub state: ServerState,
+    /// Why it last failed, with its secrets taken out; null before any failure and once
+    /// connected.
     pub last_error: Option<String>,
     /// The last lines (at most 20) the process wrote to stderr; empty for http.
     pub stderr_tail: Vec<String>,

@@ -14,12 +14,17 @@ pub const REDACTED: &str = "[redacted]";
 /// A server's spec without secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicSpec {
+    /// How the server is reached.
     pub transport: TransportKind,
     /// See [`ServerSpec::target`].
     pub target: String,
+    /// [`ServerStatus::cwd`].
     pub cwd: Option<String>,
+    /// [`ServerStatus::env_keys`].
     pub env_keys: Vec<String>,
+    /// [`ServerStatus::header_names`].
     pub header_names: Vec<String>,
+    /// [`ServerSpec::disabled`].
     pub disabled: bool,
 }
 

@@ -31,17 +31,24 @@ use serde::{Deserialize, Serialize};
 pub enum Transport {
     /// A child process speaking MCP over stdin/stdout (stderr is kept as a tail for the human).
     Stdio {
+        /// The program to run, a path or a name looked up in `PATH`.
         command: String,
+        /// Its arguments.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         args: Vec<String>,
+        /// Variables added to its environment, which otherwise holds only the usual login
+        /// variables (`PATH`, `HOME`, ...), none of Taskdeck's own.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
+        /// Its working directory (absent: Taskdeck's).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cwd: Option<PathBuf>,
     },
     /// A Streamable HTTP endpoint; `headers` are sent with every request (e.g. `Authorization`).
     Http {
+        /// The endpoint's `http` or `https` URL.
         url: String,
+        /// Header name → value.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         headers: BTreeMap<String, String>,
     },
@@ -50,6 +57,7 @@ pub enum Transport {
 /// One entry of `servers.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerSpec {
+    /// How to reach it; its members are the entry's own (`command`... or `url`...).
     #[serde(flatten)]
     pub transport: Transport,
     /// A disabled server stays in the file but is not started.
@@ -64,6 +72,7 @@ pub struct ServerSpec {
 /// The whole file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServersConfig {
+    /// The readable entries, name → spec.
     #[serde(default)]
     pub servers: BTreeMap<String, ServerSpec>,
     /// Entries that are not a server spec (written by hand: both `command` and `url`, a field
@@ -123,15 +132,26 @@ pub enum ServersFileError {
     /// The file is not JSON of the expected shape; `problem` is serde's message, with line
     /// and column.
     #[error("{path} is not a valid servers file: {problem}")]
-    Malformed { path: PathBuf, problem: String },
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// serde's message.
+        problem: String,
+    },
+    /// The file exists but cannot be read (a missing file is no servers).
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// The file, its directory or its lock file cannot be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// What could not be written.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
     /// A name outside `^[a-z0-9_-]{1,64}$`, with `__`, or `taskdeck`.

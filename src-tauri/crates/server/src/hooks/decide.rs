@@ -29,9 +29,13 @@ pub fn policy_target(agent: Agent, tool_name: &str) -> (String, String) {
 
 /// One hook's tool call as the policy sees it.
 pub struct HookCall<'a> {
+    /// The agent that makes the call.
     pub agent: Agent,
+    /// The hook's token name, the call's principal.
     pub principal: &'a str,
+    /// The agent's tool name (`Bash`, `mcp__S__T`, ...).
     pub tool_name: &'a str,
+    /// The call's arguments, a JSON object.
     pub tool_input: &'a Value,
     /// The session's working directory (the event's `cwd`).
     pub cwd: Option<&'a str>,

@@ -53,7 +53,9 @@ pub const EVENT_HOOK_TIMEOUT_SECS: u64 = 5;
 /// Which coding agent sent an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
+    /// Claude Code (`claude-code`).
     ClaudeCode,
+    /// OpenAI's Codex CLI (`codex`).
     Codex,
 }
 
@@ -93,9 +95,13 @@ impl Agent {
 /// What the hooks endpoint needs: the engine, the policy, the session tools, the queue of
 /// session events and a watch on the approval tasks the hooks wait for.
 pub struct Hooks {
+    /// The engine the approval and session tasks live in.
     pub engine: Engine,
+    /// Decides the permission events before any human is asked.
     pub policy: Arc<Policy>,
+    /// The agents' session tools, which keep one task per agent session.
     pub sessions: Arc<session_task::SessionTool>,
+    /// Wakes a waiting hook when its approval task changes.
     pub watch: Arc<TaskWatch>,
     /// Session events, applied one after another in arrival order by one worker
     /// ([`sessions::apply_in_order`]): a hook does not wait for the store.

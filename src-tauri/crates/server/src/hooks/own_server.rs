@@ -41,7 +41,9 @@ const DIRS_KEPT: usize = 512;
 /// after `/mcp` (`None` for `/mcp`, `Some("fs")` for `/mcp/fs`) and the tool's name there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnTool {
+    /// The endpoint's path after `/mcp/` (`None`: `/mcp` itself).
     pub server_path: Option<String>,
+    /// The tool's name on that endpoint.
     pub tool: String,
 }
 
@@ -50,7 +52,9 @@ pub struct OwnTool {
 /// anything else (a program, another URL, a server turned off).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Definition {
+    /// The server's name in the agent's configuration.
     pub name: String,
+    /// `Some(path)`: this Taskdeck's endpoint; `None`: anything else.
     pub taskdeck_path: Option<Option<String>>,
 }
 
@@ -94,6 +98,7 @@ impl AgentEnv {
 /// A file as [`OwnServers::read_as`] found it.
 #[derive(Debug, PartialEq)]
 pub enum FileState {
+    /// No such file, or an empty one.
     Missing,
     /// There, but unreadable or not what it should be (not JSON, not TOML).
     Unreadable,

@@ -52,7 +52,12 @@ pub struct SessionArguments {
 pub enum SessionUpdate {
     /// New status message. `turn`: the agent's turn id when it finished one (a second report of
     /// the same finished turn, Codex's `Stop` hook and its `notify`, is dropped).
-    Status { text: String, turn: Option<String> },
+    Status {
+        /// The new status message.
+        text: String,
+        /// The finished turn's id, when the update reports one.
+        turn: Option<String>,
+    },
     /// The session ended; the task completes with this text.
     End(String),
 }

@@ -100,8 +100,11 @@ pub enum AttentionKind {
 /// `Claude finished`) and body (the agent's text after the summary, may be empty).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attention {
+    /// Needs the user, or finished.
     pub kind: AttentionKind,
+    /// The notification's summary, e.g. `Claude needs you`.
     pub summary: String,
+    /// The agent's text after the summary; may be empty.
     pub body: String,
 }
 

@@ -50,11 +50,16 @@ pub const DEFAULT_HEARTBEAT_MS: u64 = 30_000;
 pub enum Report {
     /// "Still alive" (every report counts as one).
     Heartbeat,
+    /// Progress, checked by the jobs API (`0 <= current <= total`, `total > 0`).
     Progress {
+        /// What is done so far, in the job's own unit.
         current: f64,
+        /// The whole, in the same unit; `None` when unknown.
         total: Option<f64>,
+        /// What the job is doing; also its status message.
         message: Option<String>,
     },
+    /// A new status message (SEP-2663 `statusMessage`).
     StatusMessage(String),
     /// Input requests (key → form elicitation) for the human; the task is `input_required` until
     /// they are answered. The runner reads the answers from its report replies.

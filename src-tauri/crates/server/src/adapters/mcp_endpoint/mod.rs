@@ -59,9 +59,11 @@ pub enum TaskRouting {
 
 /// Shared state of the `/mcp` endpoint.
 pub struct McpEndpoint {
+    /// The engine the tasks live in.
     pub engine: Engine,
     /// Tool schemas, fixtures switch and 2025-11-25 sessions, shared with the rmcp handler.
     pub core: Arc<McpCore>,
+    /// Answers every request without a dedicated path.
     pub rmcp: RmcpService,
     /// rmcp's sessions, to tell whether a 2025-11-25 session still exists.
     pub sessions: Arc<LocalSessionManager>,

@@ -36,6 +36,10 @@ pub struct WaitForHttpJobArguments {
     )]
     pub body: Option<Value>,
     // Headers for every request; a plain comment, since the schema gives this field no description.
+    #[allow(
+        missing_docs,
+        reason = "a doc comment would be the schema's description"
+    )]
     pub headers: Option<IndexMap<String, String>>,
     /// Follow this status monitor instead of starting anything.
     #[schemars(url)]
@@ -49,6 +53,7 @@ pub struct WaitForHttpJobArguments {
 /// doc comments: the schema is a plain `enum` of these names).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
+#[allow(missing_docs, reason = "doc comments would make the schema a `oneOf`")]
 pub enum StartMethod {
     Get,
     Post,
