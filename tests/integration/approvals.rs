@@ -194,6 +194,54 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     assert_eq!(event["data"]["previous"]["command"], "echo as-asked");
 }
 
+/// A person may change a call, not the policy: an edit that a deny rule refuses is not used
+/// (the call is asked again, saying so), and the call runs only as a rule allows it.
+#[tokio::test]
+async fn an_edit_the_policy_denies_is_not_used() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "*forbidden*"}, "decision": "deny"}
+    ]));
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo as-asked").await;
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve",
+            "arguments": {"command": "echo forbidden-by-rule"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    // Asked again, saying why; nothing ran.
+    let again = s
+        .wait_for(&s.admin, &id, "the question asked again", |t| {
+            t["inputRequests"]
+                .as_object()
+                .is_some_and(|r| r.keys().any(|k| k.starts_with("approve-command#")))
+        })
+        .await;
+    let question = again.to_string();
+    assert!(
+        question.contains("edit was not used: the policy denies the call as edited (rule "),
+        "{question}"
+    );
+    assert!(
+        question.contains("echo as-asked"),
+        "still the call as asked: {question}"
+    );
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(
+        text.contains("as-asked") && !text.contains("forbidden"),
+        "{result}"
+    );
+}
+
 /// An edit answered as the question's form (`/v1/tasks/{id}/input`, what `taskdeck tasks
 /// answer` sends) is checked as a decision's edit is: 422 and nothing answered when it is not
 /// JSON text of an object that fits the tool's schema.

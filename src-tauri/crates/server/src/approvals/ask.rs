@@ -2,8 +2,9 @@
 //! expiry (the request is closed as expired at its deadline and the terms' default applies),
 //! M of N (further questions `KEY#2`, `KEY#3`, ... until enough distinct humans approved; one
 //! denial refuses; one deadline for all of them), and edits (an approval with edited arguments
-//! is checked against the tool's input schema; one that does not fit is asked again, saying
-//! why, and an edit restarts the count of humans, who approved another call). A resumed run
+//! is checked against the tool's input schema and the policy's deny rules; one that does not
+//! fit or is denied is asked again, saying why, and an edit restarts the count of humans, who
+//! approved another call). A resumed run
 //! replays the answers given before the restart and keeps the deadline.
 
 use std::time::Duration;
@@ -45,6 +46,12 @@ pub struct Ask {
     pub hands_back: bool,
 }
 
+/// Whether the policy denies the call with other arguments (a human's edit): `Some("rule
+/// ID")` for a `deny` rule that covers it ([`Policy::denying_rule`](crate::policy::Policy)
+/// with the arguments as the tool gives them to the policy), else `None`. An edit the policy
+/// denies is not used: the question is asked again, saying so.
+pub type DenyCheck<'a> = dyn Fn(&Value) -> Option<String> + Send + Sync + 'a;
+
 /// How an approval ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
@@ -80,8 +87,12 @@ pub fn round_key(base: &str, n: u32) -> String {
 /// Asks until the approval is decided, and records how it ended in the audit log (also when
 /// it was abandoned). Errors: the task was cancelled or the question could not be stored
 /// (`Outcome::from` turns it into the tool's outcome).
-pub async fn ask(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
-    let answer = ask_rounds(ctx, ask).await;
+pub async fn ask(
+    ctx: &TaskContext,
+    ask: &Ask,
+    denies: &DenyCheck<'_>,
+) -> Result<Answer, InputError> {
+    let answer = ask_rounds(ctx, ask, denies).await;
     // Taskdeck stopping is no end of the question: the next start asks it again (a resumable
     // tool) or records it as abandoned (`record::abandoned_at_restart`), once.
     if answer.is_ok() || !ctx.is_stopping() {
@@ -90,7 +101,11 @@ pub async fn ask(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
     answer
 }
 
-async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> {
+async fn ask_rounds(
+    ctx: &TaskContext,
+    ask: &Ask,
+    denies: &DenyCheck<'_>,
+) -> Result<Answer, InputError> {
     let earlier = ctx.input_rounds().unwrap_or_default();
     let mut arguments = ask.arguments.clone();
     let mut edited = None;
@@ -138,6 +153,14 @@ async fn ask_rounds(ctx: &TaskContext, ask: &Ask) -> Result<Answer, InputError> 
             Some(Ok(new)) if new != arguments => {
                 if let Some(why) = schema_errors(ask, &new) {
                     note = Some(format!("{human}'s edit was not used: {why}."));
+                    continue;
+                }
+                // A person may change a call, not the policy: what a deny rule refuses is
+                // refused as edited too.
+                if let Some(rule) = denies(&new) {
+                    note = Some(format!(
+                        "{human}'s edit was not used: the policy denies the call as edited ({rule})."
+                    ));
                     continue;
                 }
                 arguments = new.clone();

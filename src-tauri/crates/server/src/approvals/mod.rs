@@ -170,7 +170,16 @@ pub async fn obtain(
         expiry_cap_ms: call.expiry_cap_ms,
         hands_back: call.hands_back,
     };
-    Ok(match ask::ask(ctx, &question).await? {
+    let denies = |edited: &Value| {
+        policy.denying_rule(&PolicyCall {
+            principal: ctx.principal(),
+            server,
+            tool,
+            arguments: edited,
+            hints: call.hints,
+        })
+    };
+    Ok(match ask::ask(ctx, &question, &denies).await? {
         Answer::Approved {
             edited,
             always,

@@ -146,6 +146,15 @@ impl Policy {
             .cloned()
     }
 
+    /// `"rule ID"` when the rule that decides `call` is a `deny` rule, else `None` (an allow or
+    /// ask rule first, or no rule: the defaults deny nothing). What checks a human's edit of a
+    /// call: the edited call is refused as the agent's would be.
+    pub fn denying_rule(&self, call: &PolicyCall) -> Option<String> {
+        self.matching_rule(call, &[])
+            .filter(|rule| rule.decision == Decision::Deny)
+            .map(|rule| format!("rule {}", rule.id))
+    }
+
     /// True when some `deny` rule covers `tool` on `server` by `principal` for some arguments
     /// (its argument patterns not looked at): a cheap test before checking many arguments.
     pub fn may_deny(&self, principal: &str, server: &str, tool: &str) -> bool {

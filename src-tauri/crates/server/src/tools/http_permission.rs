@@ -250,7 +250,8 @@ impl Permission {
             None => format!("Waiting for approval: {what}"),
         };
         self.ctx.status_message(waiting).await;
-        let answer = approvals::ask::ask(&self.ctx, &ask)
+        // Not editable: there is no edit to check.
+        let answer = approvals::ask::ask(&self.ctx, &ask, &|_| None)
             .await
             .map_err(|e| Failure::End(e.into()))?;
         let always = match answer {

@@ -350,7 +350,20 @@ impl TaskTool for RunCommand {
                     expiry_cap_ms: None,
                     hands_back: false,
                 };
-                match approvals::ask::ask(&ctx, &question).await {
+                // An edit is policed as the agent's call is: its line, where it runs.
+                let denies = |edited: &Value| {
+                    let edited = parse::<RunCommandArguments>(NAME, edited).ok()?;
+                    let policed =
+                        policed_arguments(&edited.command_line(), resolve_cwd(&edited).as_deref());
+                    policy.denying_rule(&PolicyCall {
+                        principal: ctx.principal(),
+                        server: TASKDECK_SERVER,
+                        tool: NAME,
+                        arguments: &policed,
+                        hints: ToolHints::default(),
+                    })
+                };
+                match approvals::ask::ask(&ctx, &question, &denies).await {
                     Err(e) => return e.into(),
                     Ok(Answer::Denied { reason, .. }) => return declined(&seen, reason.as_deref()),
                     Ok(Answer::Expired(OnExpiry::Allow)) => {}
