@@ -257,7 +257,19 @@ fn main() -> ExitCode {
         // Colour only on a terminal: a log redirected to a file (or the journal) stays plain.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `taskdeck hook claude-code|codex|codex-notify`: an agent's hook event.
+            if args.iter().any(|a| a == "hook")
+                && let Some(exit) = taskdeck::cli::hook_cli::step_aside(&e, &args)
+            {
+                return exit;
+            }
+            e.exit()
+        }
+    };
     // `taskdeck run` keeps SIGPIPE ignored: its output pipe closing (`taskdeck run -- cmd | head`)
     // is the command's business, which it learns as it would alone (run_cli.rs).
     if !matches!(

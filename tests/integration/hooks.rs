@@ -93,6 +93,46 @@ async fn run(mut cmd: Command, input: impl std::borrow::Borrow<Value>) -> HookRu
     }
 }
 
+/// A hook entry whose command line is wrong (an option this Taskdeck does not take) lets the
+/// event go on without Taskdeck, exit 0 and the reason on stderr, from both binaries: exit 2
+/// from a `PreToolUse` hook would block the agent's every tool call. `install` with a wrong
+/// option is an ordinary command's usage error (exit 2).
+#[tokio::test]
+async fn a_hook_with_a_wrong_command_line_steps_aside() {
+    let s = Server::start(&[]).await;
+    let event = fixture("claude-code", "PreToolUse");
+    let hook_bin = env!("CARGO_BIN_EXE_taskdeck-hook");
+    for (program, args) in [
+        (BIN, vec!["hook", "claude-code", "--port", "abc"]),
+        (hook_bin, vec!["claude-code", "--port", "abc"]),
+        (hook_bin, vec!["codex", "--no-such-option"]),
+    ] {
+        let mut cmd = Command::new(program);
+        cmd.args(&args)
+            .env("HOME", s.dir.join("home"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let r = run(cmd, &event).await;
+        assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stdout, "", "{args:?}");
+        assert!(
+            r.stderr.contains("command line is wrong"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    let mut cmd = Command::new(hook_bin);
+    cmd.args(["install", "--no-such-option"])
+        .env("HOME", s.dir.join("home"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// Runs `taskdeck hook AGENT` with `input` as `token`'s principal.
 async fn hook(s: &Server, agent: &str, token: &str, input: &Value) -> HookRun {
     run(hook_command(s, &[agent], Some(token)), input).await
@@ -123,6 +163,24 @@ async fn asked_and_declined(s: &Server, cmd: Command, event: Value) -> Value {
 async fn a_refused_event_is_left_to_the_agent_saying_why() {
     let s = Server::start(&[]).await;
     let agent = s.token("agent");
+    // A call whose input is a string, or missing, would be asked about as nothing anyone sees.
+    let missing = json!({"hook_event_name": "PermissionRequest", "session_id": "s1",
+        "cwd": "/tmp", "tool_name": "Bash"});
+    let run = hook(&s, "claude-code", &agent, &missing).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), ""),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("a PermissionRequest event needs tool_input (a JSON object"),
+        "{}",
+        run.stderr
+    );
+    let (_, approvals) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(approvals["approvals"], json!([]), "{approvals}");
     let event = json!({"hook_event_name": "PermissionRequest", "session_id": "s1",
         "tool_name": "Bash", "tool_input": "rm -rf /"});
     let run = hook(&s, "claude-code", &agent, &event).await;
@@ -134,8 +192,8 @@ async fn a_refused_event_is_left_to_the_agent_saying_why() {
     );
     assert!(
         run.stderr.contains(
-            "refused the hook event (422 Unprocessable Entity): a PermissionRequest event's \
-             tool_input must be a JSON object"
+            "refused the hook event (422 Unprocessable Entity): a PermissionRequest event \
+             needs tool_input (a JSON object"
         ),
         "{}",
         run.stderr

@@ -20,5 +20,9 @@ fn main() -> ExitCode {
             nix::sys::signal::SigHandler::SigDfl,
         );
     }
-    taskdeck::cli::hook_cli::HookBinary::parse().run()
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match taskdeck::cli::hook_cli::HookBinary::try_parse_from(&args) {
+        Ok(hook) => hook.run(),
+        Err(e) => taskdeck::cli::hook_cli::step_aside(&e, &args).unwrap_or_else(|| e.exit()),
+    }
 }

@@ -48,7 +48,9 @@ pub const SILENCE: Duration = Duration::from_millis(3 * HEARTBEAT.as_millis() as
 /// Which agent's files `install`/`uninstall` change.
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum AgentArg {
+    /// Claude Code
     ClaudeCode,
+    /// OpenAI's Codex CLI
     Codex,
 }
 
@@ -87,18 +89,23 @@ pub enum HookCommand {
     CodexNotify {
         /// The notification, as Codex passes it
         payload: String,
+        /// Where Taskdeck is.
         #[command(flatten)]
         target: Target,
     },
     /// Merge Taskdeck's hooks into the agent's settings (after a backup) and make its token
     Install {
+        /// The agent whose settings change
         agent: AgentArg,
+        /// Whose settings: the user's or the project's.
         #[command(flatten)]
         scope: ScopeArgs,
     },
     /// Remove exactly Taskdeck's hooks from the agent's settings
     Uninstall {
+        /// The agent whose settings change
         agent: AgentArg,
+        /// Whose settings: the user's or the project's.
         #[command(flatten)]
         scope: ScopeArgs,
     },
@@ -134,6 +141,40 @@ pub struct HookBinary {
     cmd: HookCommand,
 }
 
+/// True when `args` (the process's, its program first) run an agent's hook event
+/// (`claude-code`, `codex`, `codex-notify`; `taskdeck hook ...` or `taskdeck-hook ...`), not
+/// `install` or `uninstall`.
+pub fn runs_an_event(args: &[std::ffi::OsString]) -> bool {
+    let words = || args.iter().skip(1).filter_map(|a| a.to_str());
+    words().any(|w| matches!(w, "claude-code" | "codex" | "codex-notify"))
+        && !words().any(|w| matches!(w, "install" | "uninstall"))
+}
+
+/// What to do with a command line that clap could not parse: `None` to let clap say it and
+/// exit 2, as every command does; `Some(exit 0)` after saying it on stderr when the line runs
+/// an agent's hook event ([`runs_an_event`]). An agent reads exit 2 from a `PreToolUse` hook
+/// as "block this call" (Claude Code's hooks reference), so a hook entry gone wrong (an option
+/// a newer Taskdeck no longer takes) would block every tool call; instead the agent goes on
+/// with its own prompts, as when Taskdeck is not running (docs/hooks.md: "Exit code is always
+/// 0").
+pub fn step_aside(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<ExitCode> {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        || !runs_an_event(args)
+    {
+        return None;
+    }
+    eprintln!(
+        "taskdeck-hook: the hook's command line is wrong, so this event goes on without Taskdeck: {}",
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+    );
+    Some(ExitCode::SUCCESS)
+}
+
 impl HookBinary {
     /// Runs the parsed command line.
     pub fn run(self) -> ExitCode {
@@ -148,8 +189,11 @@ impl HookBinary {
 
 /// The data and config dirs, resolved and as given on the command line.
 pub struct Dirs {
+    /// The data dir, given or default.
     pub data_dir: PathBuf,
+    /// The config dir, given or default.
     pub config_dir: PathBuf,
+    /// `--data-dir` and `--config-dir` as given (`None`: not given).
     pub explicit: (Option<PathBuf>, Option<PathBuf>),
 }
 

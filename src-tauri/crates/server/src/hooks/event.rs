@@ -14,6 +14,7 @@ use serde_json::Value;
 /// One event, with what Taskdeck uses of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HookEvent {
+    /// What happened.
     pub kind: EventKind,
     /// The agent's session id (Codex notify: its `thread-id`); empty when absent.
     pub session_id: String,
@@ -28,32 +29,46 @@ pub struct HookEvent {
 pub enum EventKind {
     /// Before a tool call (`tool_input` is the call's arguments object).
     PreToolUse {
+        /// The agent's tool name (`Bash`, `mcp__S__T`, ...).
         tool_name: String,
+        /// The call's arguments (`{}` when absent).
         tool_input: Value,
     },
     /// The agent would ask its user for permission to make this call.
     PermissionRequest {
+        /// The agent's tool name (`Bash`, `mcp__S__T`, ...).
         tool_name: String,
+        /// The call's arguments (`{}` when absent).
         tool_input: Value,
     },
+    /// A session started or resumed.
     SessionStart {
+        /// How it started: `startup`, `resume`, `clear` or `compact`; `None` when absent or blank.
         source: Option<String>,
     },
+    /// The user sent a prompt.
     UserPromptSubmit {
+        /// The prompt's text; `None` when absent or blank.
         prompt: Option<String>,
     },
     /// The agent needs its user (a permission prompt, an idle prompt, ...).
     Notification {
+        /// What the agent says; `None` when absent or blank.
         message: Option<String>,
     },
     /// The agent finished its turn (Claude Code and Codex `Stop`, Codex `agent-turn-complete`).
     Stop {
+        /// The agent's last message of the turn; `None` when absent or blank.
         last_message: Option<String>,
     },
+    /// A subagent finished.
     SubagentStop {
+        /// The subagent's last message; `None` when absent or blank.
         last_message: Option<String>,
     },
+    /// The session ended.
     SessionEnd {
+        /// Why (`clear`, `logout`, `prompt_input_exit`, ...); `None` when absent or blank.
         reason: Option<String>,
     },
     /// An event Taskdeck does nothing with (its name).
@@ -67,8 +82,8 @@ fn text(raw: &Value, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Reads `raw` (a JSON object). Errors: a tool event without `tool_name`, or whose `tool_input`
-/// is there but not an object (text for the caller).
+/// Reads `raw` (a JSON object). Errors: a tool event without `tool_name`, or without a
+/// `tool_input` object (text for the caller).
 pub fn parse(raw: &Value) -> Result<HookEvent, String> {
     if raw.get("type").and_then(Value::as_str) == Some("agent-turn-complete") {
         return Ok(HookEvent {
@@ -85,13 +100,14 @@ pub fn parse(raw: &Value) -> Result<HookEvent, String> {
         "PreToolUse" | "PermissionRequest" => {
             let tool_name = text(raw, "tool_name")
                 .ok_or_else(|| format!("a {name} event needs tool_name (a string)"))?;
-            // A call is shown and decided as given: one whose input is not an object would be
-            // asked about as something else.
+            // A call is shown and decided as given: one whose input is missing or not an object
+            // would be asked about as something else (a call with no arguments is `{}`).
             let tool_input = match raw.get("tool_input") {
                 Some(v @ Value::Object(_)) => v.clone(),
-                None => Value::Object(Default::default()),
-                Some(_) => {
-                    return Err(format!("a {name} event's tool_input must be a JSON object"));
+                _ => {
+                    return Err(format!(
+                        "a {name} event needs tool_input (a JSON object, {{}} for no arguments)"
+                    ));
                 }
             };
             if name == "PreToolUse" {
