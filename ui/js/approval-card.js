@@ -189,7 +189,7 @@ export function approvalCard(a, deps) {
       ),
     );
   } else if (a.kind === 'call') {
-    el.appendChild(h('p', { class: 'muted' }, 'This agent takes the call as asked or not at all: approve or deny.'));
+    el.appendChild(h('p', { class: 'muted' }, 'This call cannot be edited: approve it as asked, or deny it.'));
   }
 
   // ------------------------------------------------ deny with a reason

@@ -528,7 +528,7 @@ export function onApprovalKey(command, shift) {
       if (command === 'approval-deny') card.focusReason();
       else if (card.canEdit) card.focusEditor();
       else {
-        toast('This agent takes the call as asked or not at all.', 'info');
+        toast('This call cannot be edited: approve it as asked, or deny it.', 'info');
         card.focusReason();
       }
       return;

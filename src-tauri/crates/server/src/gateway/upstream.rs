@@ -58,6 +58,7 @@ const EXIT_SEEN_WITHIN: Duration = Duration::from_millis(500);
 
 /// A live connection to an upstream: the peer to send requests to, and its protocol version.
 pub struct Connection {
+    /// rmcp's handle for sending the server requests.
     pub peer: Peer<RoleClient>,
     /// Negotiated protocol version, e.g. `2025-11-25`.
     pub protocol_version: String,
@@ -65,7 +66,9 @@ pub struct Connection {
 
 /// One configured upstream server.
 pub struct Upstream {
+    /// The server's name in servers.json.
     pub name: String,
+    /// Its entry in servers.json, as it was started.
     pub spec: ServerSpec,
     status: Mutex<ServerStatus>,
     /// What [`Upstream::scrub`] takes out, longest first.
@@ -267,6 +270,8 @@ impl Upstream {
                     self.connection.send_replace(None);
                     match reason {
                         None => return,
+                        // Stopped while the loss was seen: nothing to start again or report.
+                        Some(_) if self.stop.is_cancelled() => return,
                         Some(why) => self.set_state(ServerState::Failed, Some(why)),
                     }
                     if started.elapsed() >= STABLE_AFTER {
@@ -323,6 +328,8 @@ impl Upstream {
         tokio::pin!(waiting);
         loop {
             tokio::select! {
+                // A stop ends the server too: its exit is then no loss.
+                biased;
                 _ = self.stop.cancelled() => {
                     token.cancel();
                     let _ = waiting.await;
