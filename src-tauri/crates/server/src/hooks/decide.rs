@@ -15,14 +15,20 @@ use crate::{
 };
 use taskdeck_engine::DecisionRecord;
 
-/// The policy's (server, tool) for an agent's tool name.
+/// The policy's (server, tool) for an agent's tool name. An MCP server named like the agents'
+/// own tools' server (`mcp__claude-code__Bash`, `mcp__codex__…`) is server `mcp__claude-code`:
+/// a rule for the built-in `Bash` must not cover a server's tool that only shares its name.
 pub fn policy_target(agent: Agent, tool_name: &str) -> (String, String) {
     if let Some(rest) = tool_name.strip_prefix("mcp__")
         && let Some((server, tool)) = rest.split_once("__")
         && !server.is_empty()
         && !tool.is_empty()
     {
-        return (server.to_string(), tool.to_string());
+        let server = match Agent::ALL.iter().any(|a| a.name() == server) {
+            true => format!("mcp__{server}"),
+            false => server.to_string(),
+        };
+        return (server, tool.to_string());
     }
     (agent.name().to_string(), tool_name.to_string())
 }
@@ -165,6 +171,15 @@ mod tests {
             (Agent::ClaudeCode, "Bash", "claude-code", "Bash"),
             (Agent::Codex, "Bash", "codex", "Bash"),
             (Agent::ClaudeCode, "mcp__x", "claude-code", "mcp__x"),
+            // An MCP server named like the agents' own tools' server is not taken for them.
+            (
+                Agent::ClaudeCode,
+                "mcp__claude-code__Bash",
+                "mcp__claude-code",
+                "Bash",
+            ),
+            (Agent::Codex, "mcp__codex__codex", "mcp__codex", "codex"),
+            (Agent::ClaudeCode, "mcp__codex__Bash", "mcp__codex", "Bash"),
         ] {
             assert_eq!(policy_target(agent, name), (server.into(), tool.into()));
         }
