@@ -223,16 +223,19 @@ impl TaskRecord {
             );
         }
         m.insert("cancelRequested".into(), Value::Bool(self.cancel_requested));
-        if let Some(ttl) = self.ttl_ms {
-            m.insert(
-                "expiresAt".into(),
-                Value::String(iso8601(
-                    self.created_at_ms
-                        .saturating_add(i64::try_from(ttl).unwrap_or(i64::MAX)),
-                )),
-            );
+        if let Some(at) = self.expires_at_ms() {
+            m.insert("expiresAt".into(), Value::String(iso8601(at)));
         }
         Value::Object(m)
+    }
+
+    /// When its retention ends (Unix ms): creation plus `ttlMs`, saturating (a huge `ttlMs`
+    /// gives the latest time there is); `None` while retention is unlimited.
+    pub fn expires_at_ms(&self) -> Option<i64> {
+        self.ttl_ms.map(|ttl| {
+            self.created_at_ms
+                .saturating_add(i64::try_from(ttl).unwrap_or(i64::MAX))
+        })
     }
 }
 
@@ -251,8 +254,10 @@ pub struct TimelineEvent {
     /// humanOnly}`: `humanOnly` when only a person, the admin or a human, may answer it),
     /// `inputAnswered` (`{key, by, action}`, and `via: "host"` when a hosted task's own program
     /// recorded the answer, not a person or agent through `/v1/tasks/{id}/input` or MCP),
-    /// `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`, `meta` (`{meta}`: a hosted task's
-    /// protocol `_meta`, see [`Engine::set_hosted_meta`](crate::Engine::set_hosted_meta)).
+    /// `inputSuperseded`, `inputExpired`, `cancelRequested`, `ttl`, `resumed`, `decision` (an
+    /// approval's audit record), `argumentsEdited`, `hosted`, `meta` (`{meta}`: a hosted task's
+    /// protocol `_meta`, see [`Engine::set_hosted_meta`](crate::Engine::set_hosted_meta)), and
+    /// `deleted` (the task was deleted: `/v1/events` only).
     pub kind: String,
     /// The kind's details, a JSON object.
     pub data: Value,

@@ -157,14 +157,15 @@ impl From<&TaskRecord> for TaskView {
             principal: t.principal.clone(),
             progress: t.progress.clone(),
             cancel_requested: t.cancel_requested,
-            expires_at: t.ttl_ms.map(|ttl| iso8601(t.created_at_ms + ttl as i64)),
+            expires_at: t.expires_at_ms().map(iso8601),
         }
     }
 }
 
 /// One timeline event: `kind` is `created`, `status`, `progress`, `statusMessage`,
-/// `inputRequested`, `inputAnswered`, `inputSuperseded`, `cancelRequested`, `ttl`, `resumed`
-/// or `deleted`; `id` is the `/v1/events` event id.
+/// `inputRequested`, `inputAnswered`, `inputSuperseded`, `inputExpired`, `cancelRequested`,
+/// `ttl`, `resumed`, `decision`, `argumentsEdited`, `hosted`, `meta` or `deleted` (in
+/// `/v1/events` only); `id` is the `/v1/events` event id.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineEventView {

@@ -223,10 +223,9 @@ struct AnswerBody {
 
 /// Answers outstanding input requests (SEP-2663 semantics: partial answers taken, others ignored).
 #[utoipa::path(post, path = "/v1/tasks/{taskId}/input", params(("taskId" = String, Path, description = "the task's id")), request_body = AnswerBody, tag = "tasks",
-    responses((status = 200, description = "the keys taken and ignored, and the task as it is now", body = AnswerReply),
+    responses((status = 200, description = "the keys taken and ignored, and the task as it is now (a settled task takes none: every key is in `ignored`)", body = AnswerReply),
               (status = 400, description = "malformed body", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "unknown task", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 409, description = "the task is settled", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "an answer fails its schema, or an approval's edited `arguments` are not an editable call's, not a JSON object, or do not fit the tool's input schema (`errors` says where, as for `/v1/approvals/decide`); nothing recorded (an agent's answer to a human-only request is no error: it is listed in `ignored`)", body = ArgumentsProblem, content_type = "application/problem+json")))]
 async fn answer(
     State(engine): State<Engine>,

@@ -87,7 +87,7 @@ pub enum CursorError {
     OtherPrincipal,
     /// Made for other filters (`status`, `tool`, `principal`, `q` or `error`).
     #[error(
-        "cursor belongs to another query: status, tool, principal and q must be those of the request that returned it (start again without a cursor)"
+        "cursor belongs to another query: status, tool, principal, q and error must be those of the request that returned it (start again without a cursor)"
     )]
     OtherQuery,
 }

@@ -54,7 +54,7 @@ fn known_schemas() -> Vec<(&'static str, Value)> {
                     "body": {"description": "JSON body of the starting request."},
                     "headers": {"type": "object", "additionalProperties": {"type": "string"}},
                     "monitor": {"type": "string", "format": "uri", "description": "Follow this status monitor instead of starting anything."},
-                    "pollIntervalMs": {"type": "integer", "minimum": 100, "description": "Poll interval when the server gives no Retry-After, and the shortest wait between polls whatever it gives (default and at least 1000)."}
+                    "pollIntervalMs": {"type": "integer", "minimum": 100, "description": "Poll interval in ms when the server gives no Retry-After, and the shortest wait between polls whatever it gives (default 1000; a smaller value is taken as 1000)."}
                 },
                 "additionalProperties": false
             }),

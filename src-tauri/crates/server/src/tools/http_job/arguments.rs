@@ -44,7 +44,7 @@ pub struct WaitForHttpJobArguments {
     /// Follow this status monitor instead of starting anything.
     #[schemars(url)]
     pub monitor: Option<String>,
-    /// Poll interval when the server gives no Retry-After, and the shortest wait between polls whatever it gives (default and at least 1000).
+    /// Poll interval in ms when the server gives no Retry-After, and the shortest wait between polls whatever it gives (default 1000; a smaller value is taken as 1000).
     #[schemars(range(min = 100))]
     pub poll_interval_ms: Option<WholeNumber>,
 }
