@@ -304,8 +304,8 @@ pub const DECLINE_REASON_MAX_CHARS: usize = 2000;
 /// `elicitation/create` answer needs an `action`; `accept` content must match the form's
 /// `requestedSchema` (types, required fields, no others, and the `format` of email, uri, date
 /// and date-time strings, as the UI checks them); of content sent with `decline` only a string
-/// `reason` is kept (at most [`DECLINE_REASON_MAX_CHARS`] characters: why a human refused, for
-/// the agent to read), the rest, and all content sent with `cancel`, is dropped, so it reaches
+/// `reason` is kept (at most [`DECLINE_REASON_MAX_CHARS`] characters, a longer one cut to end
+/// with "…": why a human refused, for the agent to read), the rest, and all content sent with `cancel`, is dropped, so it reaches
 /// neither the result nor the timeline. Errors: [`EngineError::Invalid`].
 fn validate_response(key: &str, request: &Value, response: Value) -> Result<Value, EngineError> {
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
@@ -321,7 +321,15 @@ fn validate_response(key: &str, request: &Value, response: Value) -> Result<Valu
                 .filter(|r| !r.is_empty());
             Ok(match reason {
                 Some(r) => {
-                    let r: String = r.chars().take(DECLINE_REASON_MAX_CHARS).collect();
+                    // A reason cut short ends with "…": the agent reads that there was more.
+                    let r: String = match r.char_indices().nth(DECLINE_REASON_MAX_CHARS) {
+                        Some(_) => r
+                            .chars()
+                            .take(DECLINE_REASON_MAX_CHARS - 1)
+                            .chain(['…'])
+                            .collect(),
+                        None => r.to_string(),
+                    };
                     json!({"action": "decline", "content": {"reason": r}})
                 }
                 None => json!({"action": "decline"}),
@@ -375,6 +383,30 @@ fn validate_response(key: &str, request: &Value, response: Value) -> Result<Valu
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_long_decline_reason_is_cut_saying_so() {
+        let request =
+            serde_json::json!({"method": "elicitation/create", "params": {"message": "?"}});
+        let long = "x".repeat(super::DECLINE_REASON_MAX_CHARS + 500);
+        let kept = super::validate_response(
+            "k",
+            &request,
+            serde_json::json!({"action": "decline", "content": {"reason": long}}),
+        )
+        .unwrap();
+        let reason = kept["content"]["reason"].as_str().unwrap();
+        assert_eq!(reason.chars().count(), super::DECLINE_REASON_MAX_CHARS);
+        assert!(reason.ends_with("x…"), "{reason}");
+        let exact = "y".repeat(super::DECLINE_REASON_MAX_CHARS);
+        let kept = super::validate_response(
+            "k",
+            &request,
+            serde_json::json!({"action": "decline", "content": {"reason": exact}}),
+        )
+        .unwrap();
+        assert_eq!(kept["content"]["reason"].as_str().unwrap(), exact);
+    }
+
     use std::{sync::Arc, time::Duration};
 
     use futures::future::BoxFuture;

@@ -44,7 +44,8 @@ pub struct DecideRequest {
     pub items: Vec<DecideItem>,
     /// Approve or deny all of them.
     pub decision: DecideAction,
-    /// Why (given to the agent with a denial; at most 2000 characters are kept).
+    /// Why (given to the agent with a denial; at most 2000 characters are kept, a longer one
+    /// cut to end with "…").
     #[serde(default)]
     pub reason: Option<String>,
     /// The edited call's arguments (a JSON object; with exactly one item, an approval whose
