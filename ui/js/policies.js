@@ -74,6 +74,33 @@ export function describeArguments(args, flags = {}) {
   return text;
 }
 
+/**
+ * An `ask` rule's own approval terms as text: `2 humans · expires after 2 min, then allow`;
+ * "" when it sets none (the file's or the default terms apply). Only what the rule sets is
+ * said: an `onExpiry: "allow"` rule must not look like a plain ask.
+ * @param {{humans?: number, expiresAfterMs?: number, onExpiry?: string} | undefined} terms
+ */
+export function describeTerms(terms) {
+  if (!terms || typeof terms !== 'object') return '';
+  const parts = [];
+  if (typeof terms.humans === 'number' && terms.humans > 1) parts.push(`${terms.humans} humans`);
+  else if (terms.humans === 1) parts.push('1 human');
+  const after = terms.expiresAfterMs;
+  let expiry = '';
+  if (after === 0) expiry = 'never expires';
+  else if (typeof after === 'number' && after > 0) expiry = `expires after ${duration(after)}`;
+  if (terms.onExpiry) expiry = expiry ? `${expiry}, then ${terms.onExpiry}` : `on expiry: ${terms.onExpiry}`;
+  if (expiry) parts.push(expiry);
+  return parts.join(' · ');
+}
+
+/** `ms` as the largest whole unit that fits: `90 s`, `2 min`, `1.5 h`, `3 d`. */
+function duration(ms) {
+  const s = ms / 1000;
+  const [value, unit] = s < 120 ? [s, 's'] : s < 7200 ? [s / 60, 'min'] : s < 172800 ? [s / 3600, 'h'] : [s / 86400, 'd'];
+  return `${Number.isInteger(value) ? value : Number(value.toFixed(1))} ${unit}`;
+}
+
 /** When a rule was made, as a short local date and time; "" when unknown. */
 export function createdText(ms, locale = undefined) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return '';

@@ -1,11 +1,11 @@
 // The Policies dialog (admin only): the approval policy's rules in order (first match wins),
-// each with its principal, server, tool, argument patterns, decision, note and creation time;
-// a rule can be moved up or down, or revoked; a small form adds one at the end. Reads and
-// writes /v1/policy (the server keeps the rules in policy.json). Rules and words live in
-// policies.js (unit-tested).
+// each with its principal, server, tool, argument patterns, decision (with an ask's own
+// terms), note and creation time; a rule can be moved up or down, or revoked; a small form
+// adds one at the end. Reads and writes /v1/policy (the server keeps the rules in
+// policy.json). Rules and words live in policies.js (unit-tested).
 
 import { h, clear, $, inflate } from './dom.js';
-import { moveRule, ruleFromForm, describeArguments, createdText, ruleSummary } from './policies.js';
+import { moveRule, ruleFromForm, describeArguments, describeTerms, createdText, ruleSummary } from './policies.js';
 
 let deps = null;
 let opener = null;
@@ -137,7 +137,12 @@ function render() {
       h('td', {}, h('code', {}, rule.server)),
       h('td', {}, h('code', {}, rule.tool)),
       h('td', { class: 'policy-args' }, describeArguments(rule.arguments, rule)),
-      h('td', {}, h('span', { class: `pill decision decision-${rule.decision}` }, rule.decision)),
+      h(
+        'td',
+        {},
+        h('span', { class: `pill decision decision-${rule.decision}` }, rule.decision),
+        rule.decision === 'ask' && describeTerms(rule.approval) ? h('div', { class: 'muted policy-terms' }, describeTerms(rule.approval)) : null,
+      ),
       h('td', { class: 'policy-note' }, rule.note || ''),
       h('td', { class: 'policy-created' }, createdText(rule.createdAtMs)),
       h(

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { moveRule, parseArgumentLines, ruleFromForm, describeArguments, createdText, ruleSummary } from '../js/policies.js';
+import { moveRule, parseArgumentLines, ruleFromForm, describeArguments, describeTerms, createdText, ruleSummary } from '../js/policies.js';
 
 const rules = [{ id: 'r-a' }, { id: 'r-b' }, { id: 'r-c' }];
 
@@ -44,4 +44,14 @@ test('what a rule shows', () => {
   assert.equal(createdText(undefined), '');
   assert.ok(createdText(1764600000000, 'en-GB').includes('2025'));
   assert.equal(ruleSummary({ decision: 'allow', tool: 'run_command', server: 'taskdeck', principal: '*' }), 'allow run_command on taskdeck for *');
+});
+
+test('an ask rule\'s own terms are said, so one that allows on expiry does not look like a plain ask', () => {
+  assert.equal(describeTerms({ humans: 2, expiresAfterMs: 120000, onExpiry: 'allow' }), '2 humans · expires after 2 min, then allow');
+  assert.equal(describeTerms({ onExpiry: 'allow' }), 'on expiry: allow');
+  assert.equal(describeTerms({ expiresAfterMs: 0 }), 'never expires');
+  assert.equal(describeTerms({ expiresAfterMs: 90000 }), 'expires after 90 s');
+  assert.equal(describeTerms({ expiresAfterMs: 5400000, humans: 1 }), '1 human · expires after 90 min');
+  assert.equal(describeTerms({}), '');
+  assert.equal(describeTerms(undefined), '');
 });
