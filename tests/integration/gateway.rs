@@ -888,6 +888,40 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         .rpc(Some(&deck.agent), "prompts/get", embeds("Text"), true)
         .await;
     assert!(text.result()["messages"].is_array(), "{:?}", text.body);
+    // A tool's result is no way around the rule: a denied resource it carries is withheld,
+    // saying so; one the agent may read stays.
+    let reference = |kind: &str| json!({"resourceType": kind, "resourceId": 1});
+    let reply = deck
+        .call("everything__get-resource-reference", reference("Blob"))
+        .await;
+    let result = deck.outcome(&reply).await;
+    let shown = result.to_string();
+    assert!(
+        shown.contains("withheld the resource demo://resource/dynamic/blob/1")
+            && shown.contains("r-blob01"),
+        "{shown}"
+    );
+    assert!(
+        !result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["type"] == "resource"),
+        "{shown}"
+    );
+    let reply = deck
+        .call("everything__get-resource-reference", reference("Text"))
+        .await;
+    let result = deck.outcome(&reply).await;
+    assert!(
+        result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["type"] == "resource"
+                && b["resource"]["uri"] == "demo://resource/dynamic/text/1"),
+        "{result}"
+    );
 }
 
 /// Progress in the timeline, an elicitation answered by the human, and a cancel, through

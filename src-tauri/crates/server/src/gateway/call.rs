@@ -166,7 +166,18 @@ impl TaskTool for GatewayCall {
                 }
                 None => upstream,
             };
-            let outcome = call_upstream(&ctx, &upstream, &tool, arguments, &settings).await;
+            let outcome = match call_upstream(&ctx, &upstream, &tool, arguments, &settings).await
+            {
+                Outcome::Completed(result) => {
+                    Outcome::Completed(super::passthrough::withhold_denied_resources(
+                        &settings.policy,
+                        ctx.principal(),
+                        &server,
+                        result,
+                    ))
+                }
+                other => other,
+            };
             scrubbed(outcome, &upstream)
         }
         .boxed()

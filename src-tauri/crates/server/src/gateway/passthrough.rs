@@ -7,9 +7,10 @@
 //! An upstream that is not connected contributes nothing; one that fails a request is skipped
 //! in a listing (logged) and named in the error of a read or a prompt.
 //!
-//! The policy's `deny` rules hold for them too: a read is the tool `resources/read` with the
-//! argument `uri`, a prompt the tool `prompts/get` with `name` (a rule for every tool of a
-//! server, `"tool": "*"`, covers both). What a principal may not read is not listed to it
+//! The policy's `deny` rules hold for them too (and for a resource a tool's result carries,
+//! which is withheld): a read is the tool `resources/read` with the argument `uri`, a prompt
+//! the tool `prompts/get` with `name` (a rule for every tool of a server, `"tool": "*"`,
+//! covers both). What a principal may not read is not listed to it
 //! either, and reading it is refused (`-32600`, naming the rule), by any spelling of its URI
 //! (as a URL normalizes it) and inside an answer (a read's contents under another name, a
 //! prompt's embedded resources). Other rules (`allow`, `ask`) change nothing: a read is not
@@ -32,7 +33,7 @@ use super::{
     catalog::{Scope, registered_name, split},
     upstream::{Connection, Upstream},
 };
-use crate::policy::{Decision, PolicyCall, ToolHints};
+use crate::policy::{Decision, Policy, PolicyCall, ToolHints};
 
 /// The policy's tool name for reading an upstream's resource (its argument: `uri`).
 pub const READ_RESOURCE: &str = "resources/read";
@@ -42,9 +43,90 @@ pub const GET_PROMPT: &str = "prompts/get";
 /// How long a pass-through request waits for an upstream to answer.
 const PASS_THROUGH_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The id of the policy's `deny` rule for `principal` doing `tool` ([`READ_RESOURCE`],
+/// [`GET_PROMPT`]) on `server` with `arguments`, when the first rule that matches denies.
+fn denied_by(
+    policy: &Policy,
+    principal: &str,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> Option<String> {
+    let call = PolicyCall {
+        principal,
+        server,
+        tool,
+        arguments: &arguments,
+        hints: ToolHints::default(),
+    };
+    policy
+        .matching_rule(&call, &[])
+        .filter(|rule| rule.decision == Decision::Deny)
+        .map(|rule| rule.id)
+}
+
+/// The id of the `deny` rule for `principal` reading `uri` from `server`, as sent and as
+/// a URL normalizes it (`DEMO://x/./a` is `demo://x/a`), so another spelling of a denied
+/// URI is denied too.
+fn denied_uri(policy: &Policy, principal: &str, server: &str, uri: &str) -> Option<String> {
+    let normalized = reqwest::Url::parse(uri)
+        .map(String::from)
+        .ok()
+        .filter(|n| n != uri);
+    std::iter::once(uri)
+        .chain(normalized.as_deref())
+        .find_map(|u| {
+            denied_by(
+                policy,
+                principal,
+                server,
+                READ_RESOURCE,
+                json!({ "uri": u }),
+            )
+        })
+}
+
+/// `result` (an upstream tool's CallToolResult, for `principal`) with each content block
+/// that carries a resource the policy denies `principal` reading from `server` (an embedded
+/// `resource`, a `resource_link`) replaced by a text block saying it was withheld and by
+/// which rule: a tool's answer is no way around a deny rule for `resources/read`.
+pub(super) fn withhold_denied_resources(
+    policy: &Policy,
+    principal: &str,
+    server: &str,
+    mut result: Value,
+) -> Value {
+    if !policy.may_deny(principal, server, READ_RESOURCE) {
+        return result;
+    }
+    let Some(blocks) = result.get_mut("content").and_then(Value::as_array_mut) else {
+        return result;
+    };
+    for block in blocks.iter_mut() {
+        let uri = match block.get("type").and_then(Value::as_str) {
+            Some("resource") => block.pointer("/resource/uri"),
+            Some("resource_link") => block.get("uri"),
+            _ => None,
+        };
+        let Some(uri) = uri.and_then(Value::as_str).map(str::to_string) else {
+            continue;
+        };
+        if let Some(rule) = denied_uri(policy, principal, server, &uri) {
+            *block = json!({"type": "text", "text": format!(
+                "[Taskdeck withheld the resource {uri}: the policy's rule {rule} denies {principal} reading it]"
+            )});
+        }
+    }
+    result
+}
+
 impl Gateway {
-    /// The id of the policy's `deny` rule for `principal` doing `tool` ([`READ_RESOURCE`],
-    /// [`GET_PROMPT`]) on `server` with `arguments`, when the first rule that matches denies.
+    /// [`denied_uri`] under this gateway's policy.
+    fn denied_uri(&self, principal: &str, server: &str, uri: &str) -> Option<String> {
+        denied_uri(&self.state.policy, principal, server, uri)
+    }
+
+    /// [`denied_by`] under this gateway's policy.
     fn denied_by(
         &self,
         principal: &str,
@@ -52,31 +134,7 @@ impl Gateway {
         tool: &str,
         arguments: Value,
     ) -> Option<String> {
-        let call = PolicyCall {
-            principal,
-            server,
-            tool,
-            arguments: &arguments,
-            hints: ToolHints::default(),
-        };
-        self.state
-            .policy
-            .matching_rule(&call, &[])
-            .filter(|rule| rule.decision == Decision::Deny)
-            .map(|rule| rule.id)
-    }
-
-    /// The id of the `deny` rule for `principal` reading `uri` from `server`, as sent and as
-    /// a URL normalizes it (`DEMO://x/./a` is `demo://x/a`), so another spelling of a denied
-    /// URI is denied too.
-    fn denied_uri(&self, principal: &str, server: &str, uri: &str) -> Option<String> {
-        let normalized = reqwest::Url::parse(uri)
-            .map(String::from)
-            .ok()
-            .filter(|n| n != uri);
-        std::iter::once(uri)
-            .chain(normalized.as_deref())
-            .find_map(|u| self.denied_by(principal, server, READ_RESOURCE, json!({ "uri": u })))
+        denied_by(&self.state.policy, principal, server, tool, arguments)
     }
 
     /// The rule denying `principal` one of the resources an upstream answer of `server`
