@@ -75,9 +75,26 @@ fn masked_urls(text: &str) -> String {
     out
 }
 
-/// A transport's error without rmcp's `Transport [<type name>] error:` prefix.
+/// A transport's error without rmcp's `Transport [<type name>] error:` prefix. A connection
+/// nothing accepted is said as such, with the system's words (`nothing accepts connections at
+/// URL: Connection refused (os error 111)`), not the HTTP library's four layers of them.
 fn transport(e: &DynamicTransportError) -> String {
-    said(e.error.as_ref())
+    let refused = chain(e.error.as_ref()).find_map(|error| {
+        error
+            .downcast_ref::<std::io::Error>()
+            .filter(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    });
+    let url = chain(e.error.as_ref()).find_map(|error| {
+        error
+            .downcast_ref::<reqwest_rmcp::Error>()
+            .and_then(|e| e.url())
+            .map(|u| redact_url(u.as_str()))
+    });
+    match (refused, url) {
+        (Some(io), Some(url)) => format!("nothing accepts connections at {url}: {io}"),
+        (Some(io), None) => format!("nothing accepts the connection: {io}"),
+        _ => said(e.error.as_ref()),
+    }
 }
 
 /// Why a request to an upstream failed (not an answer of the upstream's: a JSON-RPC error it
@@ -170,6 +187,12 @@ mod tests {
         let text = of_request(&e);
         assert!(!text.contains("Transport ["), "{text}");
         assert!(text.to_lowercase().contains("connection refused"), "{text}");
+        // Said once, in the system's words, with where: not the HTTP library's four layers.
+        assert!(
+            text.starts_with("nothing accepts connections at http://127.0.0.1:"),
+            "{text}"
+        );
+        assert!(!text.contains("client error (Connect)"), "{text}");
         assert!(!never_reached(&ServiceError::TransportClosed));
     }
 
