@@ -242,6 +242,133 @@ async fn an_edit_the_policy_denies_is_not_used() {
     );
 }
 
+/// `humans: 2` with an edit: after a human edits the call, the next human's question says the
+/// call as it will run (not only its `_meta`); "always allow" from one of two saves no rule;
+/// and "Run again" after a refused edit runs what ran, not the refused edit.
+#[tokio::test]
+async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "*denied*"}, "decision": "deny"},
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo mofn*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let (status, made) = s
+        .v1_post(
+            Some(&s.admin),
+            "/v1/agents",
+            json!({"name": "alice", "role": "human"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let alice = made["token"].as_str().unwrap().to_string();
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo mofn first").await;
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    s.wait_for(&s.admin, &id, "round 2", |t| {
+        t["inputRequests"].get("approve-command#2").is_some()
+    })
+    .await;
+    // Alice edits: the count restarts, and the admin's next question shows the edit.
+    let (status, r) = s
+        .v1_post(
+            Some(&alice),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": id}], "decision": "approve",
+                   "arguments": {"command": "echo mofn edited-by-alice"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{r}");
+    let third = s
+        .wait_for(&s.admin, &id, "round 3", |t| {
+            t["inputRequests"].get("approve-command#3").is_some()
+        })
+        .await;
+    let message = third["inputRequests"]["approve-command#3"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        message.contains("alice edited this call: it runs as edited")
+            && message.contains("echo mofn edited-by-alice"),
+        "{message}"
+    );
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(text.contains("edited-by-alice"), "{result}");
+
+    // The admin asks to always allow a call, alice does not: no rule is saved.
+    let id = asking(&s, &agent, "echo mofn second").await;
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true}),
+    )
+    .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    let second = s
+        .wait_for(&s.admin, &id, "round 2", |t| {
+            t["inputRequests"].get("approve-command#2").is_some()
+        })
+        .await;
+    assert!(
+        second
+            .to_string()
+            .contains("a rule is saved only if you ask too"),
+        "{second}"
+    );
+    let (_, r) = s
+        .v1_post(
+            Some(&alice),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": id}], "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    result_text(&s, &agent, &id).await;
+    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(policy["rules"].as_array().unwrap().len(), 2, "{policy}");
+
+    // A refused edit, then approved as asked: "Run again" runs what ran.
+    let id = asking(&s, &agent, "echo plain-run").await;
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve",
+               "arguments": {"command": "touch /tmp/denied-by-rule"}}),
+    )
+    .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    s.wait_for(&s.admin, &id, "asked again", |t| {
+        t["inputRequests"].get("approve-command#2").is_some()
+    })
+    .await;
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(text.contains("plain-run"), "{result}");
+    let (status, again) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/rerun"), json!({}))
+        .await;
+    assert_eq!(status, 201, "{again}");
+    assert_eq!(
+        again["task"]["arguments"]["command"], "echo plain-run",
+        "{again}"
+    );
+}
+
 /// An edit answered as the question's form (`/v1/tasks/{id}/input`, what `taskdeck tasks
 /// answer` sends) is checked as a decision's edit is: 422 and nothing answered when it is not
 /// JSON text of an object that fits the tool's schema.

@@ -609,6 +609,67 @@ async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
 }
 
+/// A call that two humans must approve, approved by one when Taskdeck restarts, was never
+/// sent: it is asked again (not failed as "it may have run"), and runs once both approve.
+#[tokio::test]
+async fn a_call_half_approved_at_restart_is_asked_again() {
+    let files = tempfile::tempdir().unwrap();
+    let mut deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.s.write_policy(
+        json!([{"principal": "*", "server": "fs", "tool": "write_file",
+        "decision": "ask", "approval": {"humans": 2}}]),
+    );
+    deck.wait_tool("fs__write_file").await;
+    let target = files.path().join("half.txt");
+    let id = deck
+        .asking("fs__write_file", json!({"path": target, "content": "both"}))
+        .await;
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_detail(&id, "the second human's question", |d| {
+        d["task"]["inputRequests"].get("approve#2").is_some()
+    })
+    .await;
+    deck.restart().await;
+    let asked = deck
+        .wait_detail(&id, "asked again", |d| {
+            d["task"]["status"] == "input_required" || d["task"]["status"] == "failed"
+        })
+        .await;
+    assert_eq!(asked["task"]["status"], "input_required", "{asked}");
+    assert!(!target.exists());
+    deck.wait_tool("fs__write_file").await;
+    let key = asked["task"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    // The second human: the admin approved already.
+    let (status, made) = deck
+        .s
+        .v1_post(
+            Some(&deck.s.admin),
+            "/v1/agents",
+            json!({"name": "alice", "role": "human"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let (status, reply) = deck
+        .s
+        .v1_post(
+            made["token"].as_str(),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {key: {"action": "accept", "content": {}}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let done = deck.ended(&id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "both");
+}
+
 #[tokio::test]
 async fn per_server_endpoint_offers_the_follow_up_tools() {
     let files = tempfile::tempdir().unwrap();

@@ -137,18 +137,30 @@ async fn rerun(
             "a hosted task (its work ran in another process) cannot be run again here",
         ));
     }
-    // What ran: a call the human edited before approving runs as edited (the task's
-    // `arguments` keep the call as the agent asked it).
+    // What ran: a call the human edited before approving runs as edited. The task's
+    // `arguments` show the call that ran with its credentials masked; the edit it came from is
+    // the answer (kept as typed) whose masked form they are. An edit that was not used (refused
+    // by the schema or a deny rule, or superseded by a later one) is not what ran.
     let mut ran = old.arguments.clone();
     if old.tool == RUN_COMMAND {
+        let tool = engine.tool(RUN_COMMAND);
+        let shown = |a: &Value| {
+            tool.as_ref()
+                .and_then(|t| t.redact_arguments(a))
+                .unwrap_or_else(|| a.clone())
+        };
+        let of_approval = |key: &str| {
+            key.strip_prefix("approve-command")
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('#'))
+        };
         let edit = engine
             .input_rounds(&p, &task_id)?
             .into_iter()
-            .filter(|r| r.key == "approve-command" && r.state == "answered")
+            .filter(|r| of_approval(&r.key) && r.state == "answered")
             .filter_map(|r| r.response)
             .filter_map(|answer| crate::approvals::question::edited_arguments(&answer))
             .filter_map(Result::ok)
-            .next_back();
+            .rfind(|edit| shown(edit) == old.arguments);
         if let Some(edit) = edit {
             ran = edit;
         }

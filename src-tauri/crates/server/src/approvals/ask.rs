@@ -59,7 +59,7 @@ pub enum Answer {
     Approved {
         /// The call as approved: `Some` when a human edited it.
         edited: Option<Value>,
-        /// Someone asked for the narrow "always allow" rule.
+        /// Every approving human asked for the narrow "always allow" rule.
         always: bool,
         /// The humans who approved, in order.
         humans: Vec<String>,
@@ -109,8 +109,12 @@ async fn ask_rounds(
     let earlier = ctx.input_rounds().unwrap_or_default();
     let mut arguments = ask.arguments.clone();
     let mut edited = None;
+    // Who edited the call last: the next questions show the call as it now runs.
+    let mut edited_by: Option<String> = None;
     let mut approved_by: Vec<String> = Vec::new();
-    let mut always = false;
+    // How many of `approved_by` asked for the narrow "always allow" rule: it is saved only
+    // when every human the terms require asked for it.
+    let mut always_votes = 0usize;
     let mut note: Option<String> = None;
     // One deadline for the whole approval, fixed when it is first asked: later rounds (M of N,
     // a refused edit) do not extend it.
@@ -123,9 +127,19 @@ async fn ask_rounds(
             None => {
                 let expires_at_ms = *deadline.get_or_insert_with(|| first_deadline(ask));
                 let meta = meta_for(ctx, ask, &arguments, &approved_by, expires_at_ms);
-                let message = match &note {
-                    Some(note) => format!("{note}\n\n{}", ask.message),
+                // The call as it runs now: an edit is shown in the text every human reads, not
+                // only in the question's `_meta`.
+                let call = match &edited_by {
+                    Some(editor) => format!(
+                        "{editor} edited this call: it runs as edited, not as first asked. As edited:\n\n{}\n\nAs first asked:\n\n{}",
+                        serde_json::to_string_pretty(&arguments).unwrap_or_default(),
+                        ask.message
+                    ),
                     None => ask.message.clone(),
+                };
+                let message = match &note {
+                    Some(note) => format!("{note}\n\n{call}"),
+                    None => call,
                 };
                 question::approval_request(&message, ask.always_title.as_deref(), &meta)
             }
@@ -165,9 +179,10 @@ async fn ask_rounds(
                 }
                 arguments = new.clone();
                 edited = Some(new);
+                edited_by = Some(human.clone());
                 // The others approved another call: their votes (and their "always") go.
                 approved_by.clear();
-                always = false;
+                always_votes = 0;
             }
             _ => {}
         }
@@ -178,20 +193,34 @@ async fn ask_rounds(
             continue;
         }
         // "Always allow" counts only where it was offered: a call holding credentials gets none.
-        always |= ask.always_title.is_some() && question::always_allow(&answer);
+        // A rule lets the call run with no human at all, so it takes every approving human's
+        // consent: one of two cannot waive the other.
+        let wants_always = ask.always_title.is_some() && question::always_allow(&answer);
+        always_votes += usize::from(wants_always);
         approved_by.push(human);
         let required = ask.verdict.terms.humans as usize;
         if approved_by.len() >= required {
             return Ok(Answer::Approved {
                 edited,
-                always,
+                always: always_votes == approved_by.len(),
                 humans: approved_by,
             });
         }
         let progress = format!("{} of {required} humans approved", approved_by.len());
         ctx.status_message(format!("{progress}: waiting for another human"))
             .await;
-        note = Some(format!("{progress} ({}).", approved_by.join(", ")));
+        let asked_always = match always_votes {
+            0 => String::new(),
+            n if n == approved_by.len() => {
+                " They asked to always allow it: a rule is saved only if you ask too.".into()
+            }
+            _ => " Some asked to always allow it: a rule is saved only if every approver asks."
+                .into(),
+        };
+        note = Some(format!(
+            "{progress} ({}).{asked_always}",
+            approved_by.join(", ")
+        ));
     }
     unreachable!("the rounds never run out")
 }

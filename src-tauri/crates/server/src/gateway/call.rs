@@ -199,14 +199,21 @@ fn scrubbed(outcome: Outcome, upstream: &Upstream) -> Outcome {
     }
 }
 
-/// True when the call had gone (or was about to go) upstream before the restart: it was
-/// approved, or it never asked.
+/// True when the call had gone (or was about to go) upstream before the restart: no question
+/// of its approval is open (it was approved, or it never asked).
 fn sent_before_restart(ctx: &TaskContext) -> bool {
+    // Its questions: `approve`, then `approve#2`, ... (another human's turn, a refused edit).
+    let of_approval = |key: &str| {
+        key == APPROVAL_KEY
+            || key
+                .strip_prefix(APPROVAL_KEY)
+                .is_some_and(|r| r.starts_with('#'))
+    };
     match ctx.input_rounds() {
-        Ok(rounds) => match rounds.iter().find(|r| r.key == APPROVAL_KEY) {
-            Some(round) => round.state != "outstanding",
-            None => true,
-        },
+        // One still open: the approval was not through, so nothing was sent.
+        Ok(rounds) => !rounds
+            .iter()
+            .any(|r| of_approval(&r.key) && r.state == "outstanding"),
         Err(_) => true,
     }
 }
