@@ -106,6 +106,10 @@ async fn a_hook_with_a_wrong_command_line_steps_aside() {
         (BIN, vec!["hook", "claude-code", "--port", "abc"]),
         (hook_bin, vec!["claude-code", "--port", "abc"]),
         (hook_bin, vec!["codex", "--no-such-option"]),
+        // A misspelt or missing subcommand in the agent's entry.
+        (hook_bin, vec!["claude-cod"]),
+        (hook_bin, vec![]),
+        (BIN, vec!["hook", "Claude-Code"]),
     ] {
         let mut cmd = Command::new(program);
         cmd.args(&args)

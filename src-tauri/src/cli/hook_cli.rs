@@ -141,13 +141,17 @@ pub struct HookBinary {
     cmd: HookCommand,
 }
 
-/// True when `args` (the process's, its program first) run an agent's hook event
-/// (`claude-code`, `codex`, `codex-notify`; `taskdeck hook ...` or `taskdeck-hook ...`), not
-/// `install` or `uninstall`.
+/// True when `args` (the process's, its program first) are an agent running a hook: not
+/// `install` or `uninstall`, and the event comes on stdin from a program, not a terminal (a
+/// person typing a wrong command line gets clap's usage and exit 2 as from any command). Any
+/// subcommand counts, a misspelt one too (`claude-cod`): the agent runs whatever the entry says.
 pub fn runs_an_event(args: &[std::ffi::OsString]) -> bool {
-    let words = || args.iter().skip(1).filter_map(|a| a.to_str());
-    words().any(|w| matches!(w, "claude-code" | "codex" | "codex-notify"))
-        && !words().any(|w| matches!(w, "install" | "uninstall"))
+    !args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .any(|w| matches!(w, "install" | "uninstall"))
+        && !std::io::IsTerminal::is_terminal(&std::io::stdin())
 }
 
 /// What to do with a command line that clap could not parse: `None` to let clap say it and
@@ -164,13 +168,20 @@ pub fn step_aside(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<ExitCo
     {
         return None;
     }
-    eprintln!(
-        "taskdeck-hook: the hook's command line is wrong, so this event goes on without Taskdeck: {}",
-        e.to_string()
+    let why = match e.kind() {
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            "it names no agent (claude-code, codex or codex-notify)".to_string()
+        }
+        _ => e
+            .to_string()
             .lines()
             .next()
             .unwrap_or_default()
             .trim_start_matches("error: ")
+            .to_string(),
+    };
+    eprintln!(
+        "taskdeck-hook: the hook's command line is wrong, so this event goes on without Taskdeck: {why}"
     );
     Some(ExitCode::SUCCESS)
 }
