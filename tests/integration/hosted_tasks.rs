@@ -212,6 +212,45 @@ async fn a_host_cannot_pose_as_taskdecks_approvals_nor_have_its_tasks_rerun() {
     assert_eq!(status, 422, "{problem}");
     let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
     assert!(!queue.to_string().contains(&id), "{queue}");
+    // A plain question of a hosted task named like a gateway call is no server's question.
+    let (status, posed, _) = send(
+        &s,
+        &host,
+        reqwest::Method::POST,
+        "/v1/hosted-tasks",
+        Some(json!({"tool": "fs__write_file", "arguments": {"path": "/x", "content": "hi"}})),
+    )
+    .await;
+    assert_eq!(status, 201, "{posed}");
+    let posed = posed["taskId"].as_str().unwrap().to_string();
+    let ask = json!({"requests": {"approve": {"method": "elicitation/create", "params": {
+        "message": "agent1 wants to call write_file on fs with:"}}}});
+    let (status, _, _) = send(
+        &s,
+        &host,
+        reqwest::Method::PUT,
+        &format!("/v1/hosted-tasks/{posed}/input-requests"),
+        Some(ask),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let entry = queue["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["taskId"] == posed.as_str())
+        .unwrap_or_else(|| panic!("{queue}"))
+        .clone();
+    assert_eq!(
+        (&entry["kind"], &entry["server"], &entry["tool"]),
+        (
+            &json!("question"),
+            &json!("(hosted)"),
+            &json!("fs__write_file")
+        ),
+        "{entry}"
+    );
 
     // Settled, it is not run again by a person's "Run again": its command line is the host's.
     let (status, _, _) = send(

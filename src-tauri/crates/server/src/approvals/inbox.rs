@@ -30,7 +30,8 @@ pub struct PendingApproval {
     /// Who waits (the task's principal).
     pub principal: String,
     /// The server of the call or question (`taskdeck` for Taskdeck's own tools and their
-    /// questions; an upstream's name for its tools' questions).
+    /// questions; an upstream's name for its tools' questions; `(hosted)` for a hosted task's
+    /// question, [`HOSTED_SERVER`]).
     pub server: String,
     /// The tool called (for a question: the task's tool; an upstream's under its own name).
     pub tool: String,
@@ -102,8 +103,11 @@ pub fn pending(engine: &Engine, principal: &Principal) -> Result<ApprovalList, E
                 Err(EngineError::NotFound) => continue,
                 Err(e) => return Err(e),
             };
+            // A hosted task's tool is its host's own name, which may read like a gateway call
+            // (`fs__write_file`): its questions are not said to be any server's.
+            let hosted = engine.hosted_owner(&task.task_id)?.is_some();
             for round in rounds.iter().filter(|r| r.state == "outstanding") {
-                if let Some(a) = describe(task, round) {
+                if let Some(a) = describe(task, round, hosted) {
                     approvals.push(a);
                 }
             }
@@ -136,11 +140,17 @@ pub fn pending(engine: &Engine, principal: &Principal) -> Result<ApprovalList, E
     Ok(ApprovalList { approvals, groups })
 }
 
+/// The `server` of a hosted task's question: no server's name can be it (server names are
+/// `a-z 0-9 _ -`), so it never reads as a gateway call's.
+pub const HOSTED_SERVER: &str = "(hosted)";
+
 /// The inbox entry of one outstanding round, `None` for a request that is not a form
-/// elicitation (sampling, roots: the agent answers those).
+/// elicitation (sampling, roots: the agent answers those). `hosted`: the task is a hosted
+/// task's (its server is [`HOSTED_SERVER`], its tool its name whole).
 fn describe(
     task: &taskdeck_engine::TaskRecord,
     round: &taskdeck_engine::InputRound,
+    hosted: bool,
 ) -> Option<PendingApproval> {
     let request = &round.request;
     if request.get("method").and_then(Value::as_str) != Some("elicitation/create") {
@@ -176,8 +186,11 @@ fn describe(
         },
         None => {
             // An upstream tool's own question names its server; Taskdeck's tools' name Taskdeck.
-            let (server, tool) = crate::gateway::catalog::split(&task.tool)
-                .unwrap_or((crate::policy::TASKDECK_SERVER, &task.tool));
+            let (server, tool) = match hosted {
+                true => (HOSTED_SERVER, task.tool.as_str()),
+                false => crate::gateway::catalog::split(&task.tool)
+                    .unwrap_or((crate::policy::TASKDECK_SERVER, &task.tool)),
+            };
             PendingApproval {
                 task_id: task.task_id.clone(),
                 key: round.key.clone(),
