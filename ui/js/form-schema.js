@@ -33,13 +33,21 @@ function num(v) {
 function singleOptions(prop) {
   if (Array.isArray(prop.enum)) {
     const names = Array.isArray(prop.enumNames) ? prop.enumNames : [];
-    return prop.enum.map((v, i) => ({ value: v, label: shownText(typeof names[i] === 'string' ? names[i] : String(v)) }));
+    return distinct(prop.enum.map((v, i) => ({ value: v, label: shownText(typeof names[i] === 'string' ? names[i] : String(v)) })));
   }
   const alts = Array.isArray(prop.oneOf) ? prop.oneOf : Array.isArray(prop.anyOf) ? prop.anyOf : null;
   if (alts && alts.length && alts.every((a) => a && typeof a === 'object' && 'const' in a)) {
-    return alts.map((a) => ({ value: a.const, label: shownText(typeof a.title === 'string' ? a.title : String(a.const)) }));
+    return distinct(alts.map((a) => ({ value: a.const, label: shownText(typeof a.title === 'string' ? a.title : String(a.const)) })));
   }
   return null;
+}
+
+/** `options` with each label that two options share followed by its value (`Staging
+ *  (prod)`): a person must be able to tell apart what they choose between. */
+function distinct(options) {
+  const seen = new Map();
+  for (const o of options) seen.set(o.label, (seen.get(o.label) || 0) + 1);
+  return options.map((o) => (seen.get(o.label) > 1 ? { ...o, label: `${o.label} (${shownText(String(o.value))})` } : o));
 }
 
 /** Options of a multi-select: `items.enum` or `items.anyOf/oneOf: [{const, title}]`. */

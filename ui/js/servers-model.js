@@ -107,11 +107,14 @@ export function serverBody(form) {
   return { body };
 }
 
-/** "14 tools", "1 tool", "8 tools (2 not served)", "—" while not connected. */
+/** "14 tools", "1 tool", "8 tools (2 not served)"; while not connected, the tools it offered
+ *  when last connected, which agents are still offered ("14 tools, kept while it is down"),
+ *  or "—" when it never connected. */
 export function toolCountText(server) {
-  if (server.state !== 'connected') return '—';
+  const count = server.toolCount || 0;
+  const served = `${count} tool${count === 1 ? '' : 's'}`;
+  if (server.state !== 'connected') return count ? `${served}, kept while it is down` : '—';
   const unserved = (server.unservedTools || []).length;
-  const served = `${server.toolCount} tool${server.toolCount === 1 ? '' : 's'}`;
   return unserved ? `${served} (${unserved} not served)` : served;
 }
 

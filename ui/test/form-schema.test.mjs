@@ -222,3 +222,14 @@ test('a form without a reason field of its own declines with the reason typed in
   assert.equal(declineContent(choice, { reason: 'a' }, 'box'), undefined, 'a reason that is a choice is no text to pass on');
   assert.equal(REASON_MAX_CHARS, 2000, 'what the server keeps of a reason');
 });
+
+test('two choices with the same label are told apart by their values', () => {
+  const { fields } = describeForm({
+    type: 'object',
+    properties: { target: { type: 'string', enum: ['staging', 'prod', 'dev'], enumNames: ['Staging', 'Staging', 'Dev'] } },
+  });
+  assert.deepEqual(
+    fields[0].options.map((o) => o.label),
+    ['Staging (staging)', 'Staging (prod)', 'Dev'],
+  );
+});

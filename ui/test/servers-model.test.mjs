@@ -41,6 +41,8 @@ test('tool counts show only for connected servers', () => {
   assert.equal(toolCountText({ state: 'connected', toolCount: 1 }), '1 tool');
   assert.equal(toolCountText({ state: 'connected', toolCount: 14 }), '14 tools');
   assert.equal(toolCountText({ state: 'failed', toolCount: 0 }), '—');
+  // Its tools stay offered while it reconnects: the count says so.
+  assert.equal(toolCountText({ state: 'failed', toolCount: 14 }), '14 tools, kept while it is down');
   const odd = { state: 'connected', toolCount: 8, unservedTools: [{ name: 'badref', reason: 'invalid input schema' }, { name: 'bad name', reason: 'its name' }] };
   assert.equal(toolCountText(odd), '8 tools (2 not served)');
   assert.deepEqual(unservedLines(odd), ['badref: invalid input schema', 'bad name: its name']);
