@@ -254,15 +254,7 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
         {"principal": "*", "server": "taskdeck", "tool": "run_command",
          "arguments": {"command": "echo mofn*"}, "decision": "ask", "approval": {"humans": 2}}
     ]));
-    let (status, made) = s
-        .v1_post(
-            Some(&s.admin),
-            "/v1/agents",
-            json!({"name": "alice", "role": "human"}),
-        )
-        .await;
-    assert_eq!(status, 201, "{made}");
-    let alice = made["token"].as_str().unwrap().to_string();
+    let alice = s.human("alice").await;
     let agent = s.token("agent");
     let id = asking(&s, &agent, "echo mofn first").await;
     let (_, r) = decide(

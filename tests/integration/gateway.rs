@@ -647,19 +647,11 @@ async fn a_call_half_approved_at_restart_is_asked_again() {
         .unwrap()
         .clone();
     // The second human: the admin approved already.
-    let (status, made) = deck
-        .s
-        .v1_post(
-            Some(&deck.s.admin),
-            "/v1/agents",
-            json!({"name": "alice", "role": "human"}),
-        )
-        .await;
-    assert_eq!(status, 201, "{made}");
+    let alice = deck.s.human("alice").await;
     let (status, reply) = deck
         .s
         .v1_post(
-            made["token"].as_str(),
+            Some(&alice),
             &format!("/v1/tasks/{id}/input"),
             json!({"inputResponses": {key: {"action": "accept", "content": {}}}}),
         )

@@ -186,6 +186,19 @@ impl Server {
         self.child.kill().await.unwrap();
     }
 
+    /// Creates the human principal `name` (`POST /v1/agents` as the admin); returns its token.
+    pub async fn human(&self, name: &str) -> String {
+        let (status, made) = self
+            .v1_post(
+                Some(&self.admin),
+                "/v1/agents",
+                json!({"name": name, "role": "human"}),
+            )
+            .await;
+        assert_eq!(status, 201, "{made}");
+        made["token"].as_str().unwrap().to_string()
+    }
+
     /// Creates a token for principal `name` with the CLI, against this server's data dir.
     pub fn token(&self, name: &str) -> String {
         let out = std::process::Command::new(BIN)
