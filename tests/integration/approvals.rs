@@ -212,6 +212,12 @@ async fn an_edit_the_policy_denies_is_not_used() {
     )
     .await;
     assert_eq!(status, 200, "{reply}");
+    // The decision says the edit was not used, not only the next question.
+    let note = reply["results"][0]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("admin's edit was not used: the policy denies the call as edited"),
+        "{reply}"
+    );
     // Asked again, saying why; nothing ran.
     let again = s
         .wait_for(&s.admin, &id, "the question asked again", |t| {
@@ -285,6 +291,8 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
     let message = third["inputRequests"]["approve-command#3"]["params"]["message"]
         .as_str()
         .unwrap();
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(queue["approvals"][0]["editedBy"], "alice", "{queue}");
     assert!(
         message.contains("alice edited this call: it runs as edited")
             && message.contains("echo mofn edited-by-alice"),
@@ -307,17 +315,7 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
     )
     .await;
     assert_eq!(r["results"][0]["ok"], true, "{r}");
-    let second = s
-        .wait_for(&s.admin, &id, "round 2", |t| {
-            t["inputRequests"].get("approve-command#2").is_some()
-        })
-        .await;
-    assert!(
-        second
-            .to_string()
-            .contains("a rule is saved only if you ask too"),
-        "{second}"
-    );
+    // Alice at once, before the second question is out: her decision waits for it.
     let (_, r) = s
         .v1_post(
             Some(&alice),
@@ -327,6 +325,20 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
         .await;
     assert_eq!(r["results"][0]["ok"], true, "{r}");
     result_text(&s, &agent, &id).await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let second = detail["inputRounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "approve-command#2")
+        .unwrap_or_else(|| panic!("{detail}"))
+        .clone();
+    assert!(
+        second
+            .to_string()
+            .contains("a rule is saved only if you ask too"),
+        "{second}"
+    );
     let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
     assert_eq!(policy["rules"].as_array().unwrap().len(), 2, "{policy}");
 

@@ -135,6 +135,15 @@ async fn a_hook_with_a_wrong_command_line_steps_aside() {
         .stderr(Stdio::piped());
     let out = cmd.output().await.unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // A setup script's misspelt `install`, nothing on stdin: an ordinary usage error too.
+    let out = Command::new(BIN)
+        .args(["hook", "instal", "claude-code"])
+        .env("HOME", s.dir.join("home"))
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
 
 /// Runs `taskdeck hook AGENT` with `input` as `token`'s principal.

@@ -13,7 +13,8 @@ import { toggleSelection } from './selection-range.js';
  * @property {object} arguments @property {string} digest @property {string} message
  * @property {number} waitingSinceMs @property {number|null} expiresAtMs
  * @property {'deny'|'allow'|'ask'} onExpiry @property {number} required
- * @property {string[]} approvedBy @property {boolean} editable @property {object|null} inputSchema
+ * @property {string[]} approvedBy @property {string} [editedBy] who edited the call (M of N)
+ * @property {boolean} editable @property {object|null} inputSchema
  */
 
 /** A row's id: an approval is `taskId/key`; a group is `group:<digest>`. */

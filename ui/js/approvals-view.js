@@ -228,7 +228,10 @@ function approvalRow(a, inGroup) {
   const li = h(
     'li',
     { class: `approval${inGroup ? ' in-group' : ''}`, tabindex: '-1', dataset: { id, taskId: a.taskId, kind: a.kind } },
-    h('div', { class: 'approval-head' }, check, summary, h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : !rights(state.me).seesAll ? h('span', { class: 'muted approval-person-only' }, 'A person decides') : approvedByMe(a) ? [h('span', { class: 'muted approval-person-only' }, 'You approved: another person must'), deny] : [approve, deny]),
+    h('div', { class: 'approval-head' }, check, summary,
+      // Another human rewrote the call: who approves it now approves that edit, not the agent's call.
+      a.editedBy ? h('span', { class: 'pill approval-edited', title: `${a.editedBy} edited this call: it runs as edited, not as the agent asked (open it to see both)` }, `edited by ${a.editedBy}`) : null,
+      h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : !rights(state.me).seesAll ? h('span', { class: 'muted approval-person-only' }, 'A person decides') : approvedByMe(a) ? [h('span', { class: 'muted approval-person-only' }, 'You approved: another person must'), deny] : [approve, deny]),
     h('div', { class: 'approval-failure form-error', role: 'alert', hidden: true }),
   );
   return li;

@@ -142,16 +142,27 @@ pub struct HookBinary {
 }
 
 /// True when `args` (the process's, its program first) are an agent running a hook: not
-/// `install` or `uninstall`, and the event comes on stdin from a program, not a terminal (a
-/// person typing a wrong command line gets clap's usage and exit 2 as from any command). Any
-/// subcommand counts, a misspelt one too (`claude-cod`): the agent runs whatever the entry says.
+/// `install` or `uninstall`, and an event came on stdin from a program, not a terminal (a
+/// person typing a wrong command line, or a setup script misspelling `install` with nothing
+/// on stdin, gets clap's usage and exit 2 as from any command). Any subcommand counts, a
+/// misspelt one too (`claude-cod`): the agent runs whatever its entry says. Reads stdin's first
+/// byte (the process exits next).
 pub fn runs_an_event(args: &[std::ffi::OsString]) -> bool {
-    !args
+    use std::io::Read;
+    if args
         .iter()
         .skip(1)
         .filter_map(|a| a.to_str())
         .any(|w| matches!(w, "install" | "uninstall"))
-        && !std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
+        return false;
+    }
+    let stdin = std::io::stdin();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        return false;
+    }
+    let mut first = [0u8; 1];
+    matches!(stdin.lock().read(&mut first), Ok(1))
 }
 
 /// What to do with a command line that clap could not parse: `None` to let clap say it and

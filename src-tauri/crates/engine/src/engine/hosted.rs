@@ -138,6 +138,22 @@ impl Engine {
             .await
     }
 
+    /// True when `task_id` is a hosted task (made by [`Engine::create_hosted`] or
+    /// [`Engine::create_hosted_owned`]: its work runs in its host). Reads the task's first
+    /// events only: the `hosted` event is written with its creation, right after `created`, so
+    /// a long timeline costs nothing. Errors: [`EngineError::Store`].
+    pub fn is_hosted_task(&self, task_id: &str) -> Result<bool, EngineError> {
+        self.parts.store.read(|c| {
+            Ok(c.prepare_cached(
+                "SELECT 1 FROM (SELECT kind FROM events WHERE task_id = ?1 ORDER BY id LIMIT 3) \
+                 WHERE kind = 'hosted'",
+            )?
+            .query_row(params![task_id], |_| Ok(()))
+            .optional()?
+            .is_some())
+        })
+    }
+
     /// The owner [`Engine::create_hosted_owned`] recorded for `task_id`: `Some(None)` for an
     /// anonymous one, `None` when none was recorded (not a hosted task, or one made by
     /// [`Engine::create_hosted`]). Errors: [`EngineError::Store`].

@@ -127,6 +127,10 @@ async fn ask_rounds(
             None => {
                 let expires_at_ms = *deadline.get_or_insert_with(|| first_deadline(ask));
                 let meta = meta_for(ctx, ask, &arguments, &approved_by, expires_at_ms);
+                let meta = ApprovalMeta {
+                    edited_by: edited_by.clone(),
+                    ..meta
+                };
                 // The call as it runs now: an edit is shown in the text every human reads, not
                 // only in the question's `_meta`.
                 let call = match &edited_by {
@@ -159,27 +163,40 @@ async fn ask_rounds(
                 human,
             });
         }
+        // Where the count stands, said again with a refused edit (which counts for nothing).
+        let so_far = match approved_by.is_empty() {
+            true => String::new(),
+            false => format!(
+                " {} of {} humans approved ({}).",
+                approved_by.len(),
+                ask.verdict.terms.humans,
+                approved_by.join(", ")
+            ),
+        };
         match question::edited_arguments(&answer).filter(|_| ask.editable) {
             Some(Err(why)) => {
-                note = Some(format!("{human}'s edit was not used: {why}."));
+                note = Some(format!("{human}'s edit was not used: {why}.{so_far}"));
                 continue;
             }
             Some(Ok(new)) if new != arguments => {
                 if let Some(why) = schema_errors(ask, &new) {
-                    note = Some(format!("{human}'s edit was not used: {why}."));
+                    note = Some(format!("{human}'s edit was not used: {why}.{so_far}"));
                     continue;
                 }
                 // A person may change a call, not the policy: what a deny rule refuses is
                 // refused as edited too.
                 if let Some(rule) = denies(&new) {
                     note = Some(format!(
-                        "{human}'s edit was not used: the policy denies the call as edited ({rule})."
+                        "{human}'s edit was not used: the policy denies the call as edited ({rule}).{so_far}"
                     ));
                     continue;
                 }
                 arguments = new.clone();
-                edited = Some(new);
-                edited_by = Some(human.clone());
+                // An edit back to the call as first asked is that call again.
+                (edited, edited_by) = match new == ask.arguments {
+                    true => (None, None),
+                    false => (Some(new), Some(human.clone())),
+                };
                 // The others approved another call: their votes (and their "always") go.
                 approved_by.clear();
                 always_votes = 0;
@@ -261,6 +278,7 @@ fn meta_for(
         on_expiry: terms.on_expiry.as_str().into(),
         required: terms.humans,
         approved_by: approved_by.to_vec(),
+        edited_by: None,
     }
 }
 

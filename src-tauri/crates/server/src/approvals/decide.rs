@@ -5,6 +5,8 @@
 //! reported on its own: one item that fails does not stop the others. An edited call (one item
 //! only) is checked against the tool's input schema before anything is answered.
 
+use std::time::{Duration, Instant};
+
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -129,7 +131,7 @@ async fn decide_one(
         result: Ok(()),
         note: None,
     };
-    let task = match engine.get(principal, &item.task_id) {
+    let task = match open_question(engine, principal, &item.task_id, item.key.as_deref()).await {
         Ok(t) => t,
         Err(e) => {
             outcome.result = Err(explain(e));
@@ -193,7 +195,16 @@ async fn decide_one(
     let mut responses = Map::new();
     responses.insert(key.clone(), answer);
     outcome.result = match engine.answer(principal, &item.task_id, responses).await {
-        Ok(report) if report.accepted.contains(&key) => Ok(()),
+        Ok(report) if report.accepted.contains(&key) => {
+            // An edit the approval does not use (the policy denies it) comes back at once as
+            // the next question, saying so: the person is told here, not only there.
+            if edited.is_some()
+                && let Some(why) = edit_not_used(engine, principal, &item.task_id, &key).await
+            {
+                outcome.note = Some(why);
+            }
+            Ok(())
+        }
         Ok(_) if !principal.is_human() => Err(format!(
             "{key} was not answered: only a person (the admin or a human token) decides an \
              approval, and {} is an agent",
@@ -205,6 +216,60 @@ async fn decide_one(
         Err(e) => Err(explain(e)),
     };
     outcome
+}
+
+/// How long a decision waits for the question it answers to be open: between two questions
+/// of one approval (another human's turn, an edit asked again) the task is `working` with none
+/// open for a moment, and a second person's quick answer must not fail for it.
+const BETWEEN_QUESTIONS: Duration = Duration::from_secs(1);
+
+/// Task `task_id` as `principal` sees it, once the question to answer (`key`, else any) is
+/// open, the task has ended, or [`BETWEEN_QUESTIONS`] passed. Errors: the engine's.
+async fn open_question(
+    engine: &Engine,
+    principal: &Principal,
+    task_id: &str,
+    key: Option<&str>,
+) -> Result<TaskRecord, EngineError> {
+    let deadline = Instant::now() + BETWEEN_QUESTIONS;
+    loop {
+        let task = engine.get(principal, task_id)?;
+        let open = match key {
+            Some(k) => task.input_requests.contains_key(k),
+            None => !task.input_requests.is_empty(),
+        };
+        if open || task.status.is_terminal() || Instant::now() >= deadline {
+            return Ok(task);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Why `principal`'s edit, just answered to question `key` of task `task_id`, was not used:
+/// the first line of the next question when it says so ("NAME's edit was not used: ..."),
+/// waited for up to [`BETWEEN_QUESTIONS`]; `None` when the task goes on otherwise.
+async fn edit_not_used(
+    engine: &Engine,
+    principal: &Principal,
+    task_id: &str,
+    key: &str,
+) -> Option<String> {
+    let said = format!("{}'s edit was not used", principal.name);
+    let deadline = Instant::now() + BETWEEN_QUESTIONS;
+    loop {
+        let task = engine.get(principal, task_id).ok()?;
+        let next = task.input_requests.iter().find(|(k, _)| k.as_str() != key);
+        if let Some((_, request)) = next {
+            let message = request.pointer("/params/message")?.as_str()?;
+            return message
+                .starts_with(&said)
+                .then(|| message.lines().next().unwrap_or_default().to_string());
+        }
+        if task.status.is_terminal() || Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The key to answer: `given`, else the task's one open approval, else its one open question.

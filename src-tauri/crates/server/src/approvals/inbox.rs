@@ -51,6 +51,10 @@ pub struct PendingApproval {
     pub required: u32,
     /// Humans who approved so far.
     pub approved_by: Vec<String>,
+    /// The human whose edit of the call this is (the others approve that edit, not the agent's
+    /// call); absent when nobody edited it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited_by: Option<String>,
     /// True when an edited call may be approved.
     pub editable: bool,
     /// The tool's input schema, for editing.
@@ -104,10 +108,16 @@ pub fn pending(engine: &Engine, principal: &Principal) -> Result<ApprovalList, E
                 Err(e) => return Err(e),
             };
             // A hosted task's tool is its host's own name, which may read like a gateway call
-            // (`fs__write_file`): its questions are not said to be any server's.
-            let hosted = engine.hosted_owner(&task.task_id)?.is_some();
+            // (`fs__write_file`): its questions are not said to be any server's. Looked up for
+            // a question only (an approval of a call carries its server in `_meta`).
+            let mut hosted = None;
             for round in rounds.iter().filter(|r| r.state == "outstanding") {
-                if let Some(a) = describe(task, round, hosted) {
+                let is_hosted = match (hosted, question::meta_of(&round.request)) {
+                    (_, Some(_)) => false,
+                    (Some(known), None) => known,
+                    (None, None) => *hosted.insert(engine.is_hosted_task(&task.task_id)?),
+                };
+                if let Some(a) = describe(task, round, is_hosted) {
                     approvals.push(a);
                 }
             }
@@ -178,6 +188,7 @@ fn describe(
             on_expiry: Some(meta.on_expiry),
             required: meta.required,
             approved_by: meta.approved_by,
+            edited_by: meta.edited_by,
             editable: meta.editable,
             input_schema: meta.input_schema,
             requested_schema,
@@ -206,6 +217,7 @@ fn describe(
                 on_expiry: None,
                 required: 1,
                 approved_by: Vec::new(),
+                edited_by: None,
                 editable: false,
                 input_schema: None,
                 requested_schema,

@@ -65,6 +65,10 @@ pub struct ApprovalMeta {
     pub required: u32,
     /// Humans who approved so far (M of N).
     pub approved_by: Vec<String>,
+    /// The human who edited the call these `arguments` are, when one did (M of N: the others
+    /// approve that human's edit, not the agent's call); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_by: Option<String>,
 }
 
 /// The form's schema: `alwaysAllow` (boolean, titled `always_title`) when there is one,
@@ -197,6 +201,7 @@ mod tests {
             on_expiry: "deny".into(),
             required: 2,
             approved_by: vec!["alice".into()],
+            edited_by: Some("bob".into()),
         };
         let request = approval_request("q", Some("always"), &meta);
         assert_eq!(meta_of(&request), Some(meta));
