@@ -279,7 +279,7 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
             Some(&alice),
             "/v1/approvals/decide",
             json!({"items": [{"taskId": id}], "decision": "approve",
-                   "arguments": {"command": "echo mofn edited-by-alice"}}),
+                   "arguments": {"command": "PGPASSWORD=hunter10 echo mofn edited-by-alice"}}),
         )
         .await;
     assert_eq!(status, 200, "{r}");
@@ -293,6 +293,8 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
         .unwrap();
     let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
     assert_eq!(queue["approvals"][0]["editedBy"], "alice", "{queue}");
+    assert!(!queue.to_string().contains("hunter10"), "{queue}");
+    assert!(!message.contains("hunter10"), "{message}");
     assert!(
         message.contains("alice edited this call: it runs as edited")
             && message.contains("echo mofn edited-by-alice"),

@@ -126,17 +126,19 @@ async fn ask_rounds(
             Some(round) => round.request.clone(),
             None => {
                 let expires_at_ms = *deadline.get_or_insert_with(|| first_deadline(ask));
-                let meta = meta_for(ctx, ask, &arguments, &approved_by, expires_at_ms);
+                // A human's edit is shown (and kept in the question) with what looks like a
+                // credential masked, as the agent's call is; it runs as typed.
+                let shown = super::shown_arguments(&arguments);
                 let meta = ApprovalMeta {
                     edited_by: edited_by.clone(),
-                    ..meta
+                    ..meta_for(ctx, ask, &shown, &approved_by, expires_at_ms)
                 };
                 // The call as it runs now: an edit is shown in the text every human reads, not
                 // only in the question's `_meta`.
                 let call = match &edited_by {
                     Some(editor) => format!(
                         "{editor} edited this call: it runs as edited, not as first asked. As edited:\n\n{}\n\nAs first asked:\n\n{}",
-                        serde_json::to_string_pretty(&arguments).unwrap_or_default(),
+                        serde_json::to_string_pretty(&shown).unwrap_or_default(),
                         ask.message
                     ),
                     None => ask.message.clone(),
