@@ -199,7 +199,8 @@ async fn decide_one(
             // An edit the approval does not use (the policy denies it) comes back at once as
             // the next question, saying so: the person is told here, not only there.
             if edited.is_some()
-                && let Some(why) = edit_not_used(engine, principal, &item.task_id, &key).await
+                && let Some(why) =
+                    edit_not_used(engine, principal, &item.task_id, &key, &task.arguments).await
             {
                 outcome.note = Some(why);
             }
@@ -245,19 +246,25 @@ async fn open_question(
     }
 }
 
-/// Why `principal`'s edit, just answered to question `key` of task `task_id`, was not used:
-/// the first line of the next question when it says so ("NAME's edit was not used: ..."),
-/// waited for up to [`BETWEEN_QUESTIONS`]; `None` when the task goes on otherwise.
+/// Why `principal`'s edit, just answered to question `key` of task `task_id` (whose arguments
+/// were `before`), was not used: the first line of the next question when it says so ("NAME's
+/// edit was not used: ..."), waited for up to [`BETWEEN_QUESTIONS`]; `None` as soon as the
+/// task goes on otherwise (another question, the call's arguments changed to the edit, the
+/// task ended).
 async fn edit_not_used(
     engine: &Engine,
     principal: &Principal,
     task_id: &str,
     key: &str,
+    before: &Value,
 ) -> Option<String> {
     let said = format!("{}'s edit was not used", principal.name);
     let deadline = Instant::now() + BETWEEN_QUESTIONS;
     loop {
         let task = engine.get(principal, task_id).ok()?;
+        if task.arguments != *before {
+            return None;
+        }
         let next = task.input_requests.iter().find(|(k, _)| k.as_str() != key);
         if let Some((_, request)) = next {
             let message = request.pointer("/params/message")?.as_str()?;
