@@ -1,11 +1,11 @@
 //! The check of a CallToolResult a runner reports (`POST /v1/jobs/{taskId}/report`): the shape
-//! the API document gives it ([`job_schemas::call_tool_result`]), and the base64 `data` of its
-//! `image` and `audio` blocks as MCP clients decode it.
+//! the API document gives it ([`job_schemas::call_tool_result`]), whose `image` and `audio`
+//! blocks' `data` is base64 ([`job_schemas::BASE64_PATTERN`]).
 //!
 //! The TypeScript SDK parses a block's `data` with `atob` and refuses the whole result when
 //! that throws, so a block it cannot decode would leave its agents unable to read the task's
-//! result at all. What is taken is what `atob` takes: WHATWG's forgiving-base64 (ASCII
-//! whitespace ignored, the padding optional).
+//! result at all. What is taken is standard base64 with its padding optional, which `atob`
+//! decodes; a bad block is named before the schema's general refusal.
 
 use std::sync::LazyLock;
 
@@ -23,17 +23,11 @@ pub fn check(result: &Value) -> Result<(), String> {
         jsonschema::validator_for(&job_schemas::call_tool_result())
             .expect("the CallToolResult schema compiles")
     });
-    if let Some(e) = SCHEMA.iter_errors(result).next() {
-        return Err(format!(
-            "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?: object, isError?: boolean}}: at result{}: {}",
-            e.instance_path(),
-            taskdeck_engine::schema_error_message(&e)
-        ));
-    }
+    // A bad block's data is named first: the schema's refusal of it would be one of `oneOf`.
     let blocks = result["content"].as_array().map_or(&[][..], Vec::as_slice);
     for (i, block) in blocks.iter().enumerate() {
         if let Some(data) = block["data"].as_str()
-            && let Err(why) = forgiving_base64(data)
+            && let Err(why) = base64_problem(data)
         {
             return Err(format!(
                 "at result/content/{i}/data: an {} block's data must be base64 (RFC 4648): {why}",
@@ -41,18 +35,26 @@ pub fn check(result: &Value) -> Result<(), String> {
             ));
         }
     }
+    if let Some(e) = SCHEMA.iter_errors(result).next() {
+        return Err(format!(
+            "result must be a CallToolResult {{content: [content blocks such as {{\"type\": \"text\", \"text\": ...}}], structuredContent?: object, isError?: boolean}}: at result{}: {}",
+            e.instance_path(),
+            taskdeck_engine::schema_error_message(&e)
+        ));
+    }
     Ok(())
 }
 
-/// Whether `data` decodes as WHATWG's forgiving-base64 decode (what `atob` runs) decodes it.
+/// Whether `data` is base64 as [`job_schemas::BASE64_PATTERN`] says: the alphabet of RFC 4648
+/// §4, in groups of four, the last one padded with `=` or not, and nothing else (no
+/// whitespace).
 ///
 /// Errors: what is wrong, in words.
-fn forgiving_base64(data: &str) -> Result<(), String> {
+fn base64_problem(data: &str) -> Result<(), String> {
     let mut length = 0usize;
     let mut padding = 0usize;
     for (at, byte) in data.bytes().enumerate() {
         match byte {
-            b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' => continue,
             b'=' => padding += 1,
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' if padding == 0 => {}
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' => {
@@ -83,21 +85,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn base64_is_what_atob_takes() {
-        // Node's atob takes these (checked with Node 20's `atob`):
-        for ok in [
-            "",
-            "aGVsbG8=",
-            "aGVsbG8",
-            "aGVs\nbG8=",
-            " aGVs bG8= ",
-            "YQ==",
-            "YQ",
-            "+/+/",
-        ] {
-            assert_eq!(forgiving_base64(ok), Ok(()), "{ok:?}");
+    fn base64_is_what_the_schema_says_and_atob_takes() {
+        let pattern = regex::Regex::new(job_schemas::BASE64_PATTERN).unwrap();
+        // Node 20's `atob` takes all of these, and so do the check and the pattern.
+        for ok in ["", "aGVsbG8=", "aGVsbG8", "YQ==", "YQ", "+/+/"] {
+            assert_eq!(base64_problem(ok), Ok(()), "{ok:?}");
+            assert!(pattern.is_match(ok), "{ok:?}");
         }
-        // ... and throws on these.
+        // `atob` throws on these; whitespace, which it skips, is refused here too.
         for bad in [
             "not base64!",
             "aGVsb",
@@ -106,8 +101,11 @@ mod tests {
             "Y=Q=",
             "aGVsbG8-",
             "aé",
+            "aGVs\nbG8=",
+            " YQ==",
         ] {
-            assert!(forgiving_base64(bad).is_err(), "{bad:?}");
+            assert!(base64_problem(bad).is_err(), "{bad:?}");
+            assert!(!pattern.is_match(bad), "{bad:?}");
         }
     }
 

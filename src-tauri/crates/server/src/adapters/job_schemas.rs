@@ -14,6 +14,13 @@ fn null() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::Null)
 }
 
+/// What the `data` of an `image` or `audio` block must be: base64 in the standard alphabet,
+/// in groups of four, the last group padded with `=` or not (RFC 4648 §4), nothing else. Every
+/// such text is one that `atob` decodes, so that the TypeScript SDK, which refuses a whole
+/// result whose `data` `atob` cannot decode, reads it.
+pub const BASE64_PATTERN: &str =
+    "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$";
+
 /// The `result` a runner's report completes its job with: a CallToolResult (MCP 2025-11-25
 /// §Tools) of the content blocks every MCP client reads (`text`; `image` and `audio`, base64
 /// `data` with its `mimeType`), `structuredContent`, `isError` and `_meta`, nothing else;
@@ -22,7 +29,7 @@ fn null() -> ObjectBuilder {
 pub fn call_tool_result() -> serde_json::Value {
     let media = |kind: &str| {
         serde_json::json!({"type": "object", "title": kind,
-            "properties": {"type": {"type": "string", "enum": [kind]}, "data": {"type": "string", "description": "base64"}, "mimeType": {"type": "string"}},
+            "properties": {"type": {"type": "string", "enum": [kind]}, "data": {"type": "string", "description": "base64 (RFC 4648 §4; the padding may be left out)", "pattern": BASE64_PATTERN}, "mimeType": {"type": "string"}},
             "required": ["type", "data", "mimeType"], "additionalProperties": false})
     };
     serde_json::json!({
