@@ -111,8 +111,19 @@ pub async fn decide(
         Some(arguments) => Some(check_edit(engine, principal, &request.items[0], arguments)?),
     };
     let mut outcomes = Vec::with_capacity(request.items.len());
+    // One wait for the whole decision, however many of its items are between two questions
+    // (or decided by someone else meanwhile): a bulk decision is never held up per item.
+    let deadline = Instant::now() + BETWEEN_QUESTIONS;
     for item in &request.items {
-        let outcome = decide_one(engine, principal, item, &request, edited.as_deref()).await;
+        let outcome = decide_one(
+            engine,
+            principal,
+            item,
+            &request,
+            edited.as_deref(),
+            deadline,
+        )
+        .await;
         outcomes.push(outcome);
     }
     Ok(outcomes)
@@ -124,6 +135,7 @@ async fn decide_one(
     item: &DecideItem,
     request: &DecideRequest,
     edited: Option<&str>,
+    deadline: Instant,
 ) -> ItemOutcome {
     let mut outcome = ItemOutcome {
         task_id: item.task_id.clone(),
@@ -131,7 +143,15 @@ async fn decide_one(
         result: Ok(()),
         note: None,
     };
-    let task = match open_question(engine, principal, &item.task_id, item.key.as_deref()).await {
+    let task = match open_question(
+        engine,
+        principal,
+        &item.task_id,
+        item.key.as_deref(),
+        deadline,
+    )
+    .await
+    {
         Ok(t) => t,
         Err(e) => {
             outcome.result = Err(explain(e));
@@ -199,8 +219,15 @@ async fn decide_one(
             // An edit the approval does not use (the policy denies it) comes back at once as
             // the next question, saying so: the person is told here, not only there.
             if edited.is_some()
-                && let Some(why) =
-                    edit_not_used(engine, principal, &item.task_id, &key, &task.arguments).await
+                && let Some(why) = edit_not_used(
+                    engine,
+                    principal,
+                    &item.task_id,
+                    &key,
+                    &task.arguments,
+                    deadline,
+                )
+                .await
             {
                 outcome.note = Some(why);
             }
@@ -219,20 +246,21 @@ async fn decide_one(
     outcome
 }
 
-/// How long a decision waits for the question it answers to be open: between two questions
-/// of one approval (another human's turn, an edit asked again) the task is `working` with none
-/// open for a moment, and a second person's quick answer must not fail for it.
+/// How long a decision (all its items together) waits for the questions it answers to be
+/// open: between two questions of one approval (another human's turn, an edit asked again)
+/// the task is `working` with none open for a moment, and a second person's quick answer must
+/// not fail for it.
 const BETWEEN_QUESTIONS: Duration = Duration::from_secs(1);
 
 /// Task `task_id` as `principal` sees it, once the question to answer (`key`, else any) is
-/// open, the task has ended, or [`BETWEEN_QUESTIONS`] passed. Errors: the engine's.
+/// open, the task has ended, or `deadline` passed. Errors: the engine's.
 async fn open_question(
     engine: &Engine,
     principal: &Principal,
     task_id: &str,
     key: Option<&str>,
+    deadline: Instant,
 ) -> Result<TaskRecord, EngineError> {
-    let deadline = Instant::now() + BETWEEN_QUESTIONS;
     loop {
         let task = engine.get(principal, task_id)?;
         let open = match key {
@@ -248,18 +276,17 @@ async fn open_question(
 
 /// Why `principal`'s edit, just answered to question `key` of task `task_id` (whose arguments
 /// were `before`), was not used: the first line of the next question when it says so ("NAME's
-/// edit was not used: ..."), waited for up to [`BETWEEN_QUESTIONS`]; `None` as soon as the
-/// task goes on otherwise (another question, the call's arguments changed to the edit, the
-/// task ended).
+/// edit was not used: ..."), waited for until `deadline`; `None` as soon as the task goes on
+/// otherwise (another question, the call's arguments changed to the edit, the task ended).
 async fn edit_not_used(
     engine: &Engine,
     principal: &Principal,
     task_id: &str,
     key: &str,
     before: &Value,
+    deadline: Instant,
 ) -> Option<String> {
     let said = format!("{}'s edit was not used", principal.name);
-    let deadline = Instant::now() + BETWEEN_QUESTIONS;
     loop {
         let task = engine.get(principal, task_id).ok()?;
         if task.arguments != *before {
