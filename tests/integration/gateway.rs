@@ -833,8 +833,11 @@ impl EverythingOverHttp {
 /// not listed to it, and reading it is refused naming the rule; another agent is not concerned.
 #[tokio::test]
 async fn a_deny_rule_covers_resources_and_prompts() {
-    let deck = Deck::start(json!({"everything": everything_over_stdio_spec()})).await;
+    let deck = Deck::start(json!({"everything": everything_over_stdio_spec(),
+                                  "faulty": faulty(&["--resource"])}))
+    .await;
     deck.wait_tool("everything__echo").await;
+    deck.wait_tool("faulty__echo").await;
     let rules = json!({"rules": [
         {"id": "r-docs01", "principal": "agent1", "server": "everything", "tool": "resources/read",
          "arguments": {"uri": "demo://resource/static/*"}, "decision": "deny"},
@@ -903,6 +906,9 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         assert_eq!(denied.error_code(), -32600, "{:?}", denied.body);
         let why = denied.body["error"]["message"].as_str().unwrap();
         assert!(why.contains("policy denies") && why.contains(rule), "{why}");
+        // Not "not found" because another upstream (faulty) does not have it, and nothing
+        // of the other upstreams' errors.
+        assert!(denied.body["error"]["data"].is_null(), "{:?}", denied.body);
         let reply = deck.s.rpc(Some(&other), method, params.clone(), true).await;
         assert!(reply.result().is_object(), "{method}");
     }
@@ -912,6 +918,20 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         .rpc(Some(&deck.agent), "resources/read", dynamic, true)
         .await;
     assert!(reply.result()["contents"].is_array(), "{:?}", reply.body);
+    let note = json!({"uri": "faulty://note"});
+    let reply = deck
+        .s
+        .rpc(Some(&deck.agent), "resources/read", note, true)
+        .await;
+    assert_eq!(reply.result()["contents"][0]["text"], "a note", "{:?}", reply.body);
+    // What no upstream has and no rule denies is "not found" (-32602 since 2026-07-28).
+    let nowhere = json!({"uri": "demo://resource/nowhere"});
+    let reply = deck
+        .s
+        .rpc(Some(&deck.agent), "resources/read", nowhere, true)
+        .await;
+    assert_eq!(reply.error_code(), -32602, "{:?}", reply.body);
+    assert!(reply.body["error"]["message"].as_str().unwrap().contains("not found"));
     // Another spelling of a denied URI is denied, and so is a prompt that embeds one.
     let name = document.rsplit('/').next().unwrap();
     for spelled in [

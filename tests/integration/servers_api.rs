@@ -67,6 +67,65 @@ async fn servers_add_refuses_a_header_for_a_command_and_taskdeck_itself() {
     assert_eq!(list["servers"], json!([]), "{list}");
 }
 
+/// Taskdeck's own endpoint is never an upstream, however it is spelt or reached: `/v1/servers`
+/// refuses it (400, saying why), and an entry written into servers.json by hand is `failed`
+/// with the reason and never started, so no agent's call runs again as the upstream token's
+/// principal.
+#[tokio::test]
+async fn taskdeck_itself_is_never_an_upstream() {
+    let s = Server::start(&[]).await;
+    let port = s.port;
+    let agent = s.token("agent2");
+    let own = [
+        format!("http://127.0.0.1:{port}/mcp"),
+        format!("http://localhost:{port}/mcp/time"),
+        format!("http://LOCALHOST.:{port}/mcp/"),
+        format!("http://[::1]:{port}/mcp"),
+        format!("http://0.0.0.0:{port}/mcp"),
+        format!("http://127.0.0.9:{port}/mcp"),
+    ];
+    for url in &own {
+        let body = json!({"name": "loop", "url": url,
+                          "headers": {"Authorization": format!("Bearer {agent}")}});
+        let (status, problem) = s.v1_post(Some(&s.admin), "/v1/servers", body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {problem}");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(detail.contains("this Taskdeck's own MCP endpoint"), "{detail}");
+        assert!(!detail.contains(&agent), "the token is not shown: {detail}");
+    }
+    let remote = json!({"name": "remote", "command": "npx",
+                        "args": ["mcp-remote", format!("http://localhost:{port}/mcp")]});
+    let (status, _) = s.v1_post(Some(&s.admin), "/v1/servers", remote).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a proxy to it is refused too");
+    // Another port of this machine is someone else's server.
+    let other = json!({"name": "other", "url": format!("http://127.0.0.1:{}/mcp", port + 1)});
+    let (status, body) = s.v1_post(Some(&s.admin), "/v1/servers", other).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    let file = json!({"servers": {"loop": {"url": own[1],
+        "headers": {"Authorization": format!("Bearer {agent}")}}}});
+    std::fs::write(s.dir.join("cfg/servers.json"), file.to_string()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let entry = loop {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/servers").await;
+        let entry = list["servers"][0].clone();
+        if entry["state"] == "failed" || std::time::Instant::now() > deadline {
+            break entry;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(entry["name"], "loop", "{entry}");
+    assert_eq!(entry["state"], "failed", "{entry}");
+    let why = entry["lastError"].as_str().unwrap();
+    assert!(why.contains("this Taskdeck's own MCP endpoint"), "{why}");
+    let tools = s
+        .rpc(Some(&s.token("agent1")), "tools/list", json!({}), true)
+        .await;
+    let tools = tools.result().to_string();
+    assert!(tools.contains("run_command"), "{tools}");
+    assert!(!tools.contains("loop__"), "its tools are not served: {tools}");
+}
+
 /// An HTTP server nothing answers for is `failed`, and `lastError` says why in words (the
 /// refused connection, not the client library's type names) with the URL shown without its
 /// credentials.

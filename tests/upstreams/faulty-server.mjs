@@ -9,6 +9,9 @@
 //   node faulty-server.mjs --odd-tools     also lists two tools Taskdeck cannot serve: "bad name"
 //                                          (a space in its name) and "badref" (its input schema
 //                                          refers to a definition it does not have)
+//   node faulty-server.mjs --resource      also offers one resource, faulty://note (text "a
+//                                          note"), so that it answers resources/read (for any
+//                                          other URI: the SDK's "not found" error)
 //
 // Tools (all annotated readOnlyHint, so that Taskdeck's default policy lets them run unasked):
 //   echo {text}   answers `text` at once
@@ -100,6 +103,12 @@ server.registerTool(
     throw new McpError(ErrorCode.MethodNotFound, "Method not found: sampling/createMessage");
   },
 );
+
+if (process.argv.includes("--resource")) {
+  server.registerResource("note", "faulty://note", { mimeType: "text/plain" }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: "text/plain", text: "a note" }],
+  }));
+}
 
 const transport = new StdioServerTransport();
 if (process.argv.includes("--odd-tools")) {

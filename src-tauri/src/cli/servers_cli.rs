@@ -113,14 +113,10 @@ pub fn run(cmd: ServersCommand, ctx: &ServersContext) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            if let Transport::Http { url, .. } = &spec.transport
-                && let Some(port) = serve::running_port(&ctx.data_dir)
-                && taskdeck_server::gateway::import::is_taskdeck_url(url, Some(port))
+            if let Some(port) = serve::running_port(&ctx.data_dir)
+                && let Some(why) = servers_file::own_endpoint(&spec, port)
             {
-                eprintln!(
-                    "taskdeck: {url} is this Taskdeck's own MCP endpoint: as an upstream it would \
-                     serve Taskdeck's tools to itself, each call through Taskdeck twice"
-                );
+                eprintln!("taskdeck: {why}");
                 return ExitCode::from(2);
             }
             let target = spec.target();

@@ -164,6 +164,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         policy.clone(),
         &cfg.config_dir,
         cfg.gateway.clone(),
+        addr.port(),
     );
     let external = tools::register_all(
         &engine,

@@ -247,7 +247,7 @@ pub(crate) async fn list_servers(
 /// `POST /v1/servers`: adds a server to servers.json and starts it.
 #[utoipa::path(post, path = "/v1/servers", request_body = NewServer, tag = "servers",
     responses((status = 201, description = "added; its status (usually `starting`)", body = ServerStatus),
-              (status = 400, description = "malformed body, bad name, neither or both of `command` and `url`, or a spec that cannot start (bad URL, header, env name)", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 400, description = "malformed body, bad name, neither or both of `command` and `url`, a spec that cannot start (bad URL, header, env name), or one that reaches this Taskdeck's own MCP endpoint", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 403, description = "not the admin (a human may list the servers, not change them)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 409, description = "a server of that name exists", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 500, description = "servers.json cannot be read, is malformed, or cannot be written", body = ProblemDocument, content_type = "application/problem+json")))]
@@ -263,6 +263,9 @@ pub(crate) async fn add_server(
     )?;
     let name = body.name.clone();
     let spec = body.spec()?;
+    if let Some(why) = servers_file::own_endpoint(&spec, gateway.own_port()) {
+        return Err(ApiError::bad_request(why));
+    }
     let path = gateway.servers_path().to_path_buf();
     let added = name.clone();
     tokio::task::spawn_blocking(move || servers_file::add_server(&path, &added, spec))

@@ -453,12 +453,27 @@ fn scalar(v: &Value) -> Option<String> {
     }
 }
 
-/// True when `url` is a loopback `/mcp` URL (`/mcp` or `/mcp/SERVER`, host `127.0.0.1`,
-/// `localhost` or `[::1]`) of `port` (of any port when `None`).
+/// True when `url` is an `/mcp` URL (`/mcp` or `/mcp/SERVER`) of a host that reaches this
+/// machine's loopback interface (`localhost` and `*.localhost`, any `127.x.y.z`, `[::1]`,
+/// and the unspecified `0.0.0.0` and `[::]`, which Linux connects to the loopback) on `port`
+/// (on any port when `None`).
 pub fn is_taskdeck_url(url: &str, port: Option<u16>) -> bool {
+    use std::net::IpAddr;
     reqwest::Url::parse(url).is_ok_and(|u| {
+        let host = u.host_str().unwrap_or_default();
+        let local = match host.trim_matches(['[', ']']).parse::<IpAddr>() {
+            Ok(ip) => {
+                let ip = ip.to_canonical();
+                ip.is_loopback() || ip.is_unspecified()
+            }
+            // The URL parser has lowercased a domain already.
+            Err(_) => {
+                let d = host.trim_end_matches('.');
+                d == "localhost" || d.ends_with(".localhost")
+            }
+        };
         matches!(u.scheme(), "http" | "https")
-            && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
+            && local
             && port.is_none_or(|port| u.port_or_known_default() == Some(port))
             && (u.path() == "/mcp" || u.path().starts_with("/mcp/"))
     })

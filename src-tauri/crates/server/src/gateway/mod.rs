@@ -149,16 +149,21 @@ struct GatewayState {
     /// servers.json has been read once (false while a file that cannot be read has kept the
     /// gateway from starting any server).
     loaded: std::sync::atomic::AtomicBool,
+    /// The port this Taskdeck listens on: a server that would reach this Taskdeck's own
+    /// endpoint is refused ([`servers_file::own_endpoint`]).
+    own_port: u16,
 }
 
 impl Gateway {
     /// The gateway for the servers listed in `<config_dir>/servers.json`, calling through
-    /// `engine` under `policy`. Nothing is started until [`Gateway::reload`].
+    /// `engine` under `policy`, in the Taskdeck listening on 127.0.0.1:`own_port`. Nothing is
+    /// started until [`Gateway::reload`].
     pub fn new(
         engine: Engine,
         policy: Arc<crate::policy::Policy>,
         config_dir: &Path,
         options: GatewayOptions,
+        own_port: u16,
     ) -> Gateway {
         Gateway {
             state: Arc::new(GatewayState {
@@ -171,6 +176,7 @@ impl Gateway {
                 tools_version: watch::channel(0).0,
                 refused: Mutex::default(),
                 loaded: Default::default(),
+                own_port,
             }),
         }
     }
@@ -178,6 +184,11 @@ impl Gateway {
     /// `<config dir>/servers.json`.
     pub fn servers_path(&self) -> &Path {
         &self.state.servers_path
+    }
+
+    /// The port of this Taskdeck's own endpoints (127.0.0.1 only).
+    pub fn own_port(&self) -> u16 {
+        self.state.own_port
     }
 
     /// Every configured upstream's status, sorted by name (entries refused at the last reload
@@ -298,8 +309,8 @@ impl Gateway {
     }
 
     /// The entries of `servers` that may be started; the others (a name or spec the CLI and
-    /// `/v1/servers` would refuse, e.g. written by hand) are kept as `failed` statuses saying
-    /// why, and are neither started nor served.
+    /// `/v1/servers` would refuse, e.g. written by hand, or one that reaches this Taskdeck's own
+    /// endpoint) are kept as `failed` statuses saying why, and are neither started nor served.
     fn refuse_invalid(&self, config: ServersConfig) -> BTreeMap<String, ServerSpec> {
         let now = taskdeck_engine::clock::now_ms();
         let mut refused: BTreeMap<String, ServerStatus> = config
@@ -314,7 +325,10 @@ impl Gateway {
             .servers
             .into_iter()
             .filter(|(name, spec)| {
-                let refusal = servers_file::refusal(name, spec);
+                let refusal = servers_file::refusal(name, spec).or_else(|| {
+                    servers_file::own_endpoint(spec, self.state.own_port)
+                        .map(|why| format!("not started: {why}"))
+                });
                 if let Some(why) = &refusal {
                     let mut status = spec.public().status(name, ServerState::Failed, now);
                     status.last_error = Some(why.clone());

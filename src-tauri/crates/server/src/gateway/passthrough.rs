@@ -237,8 +237,9 @@ impl Gateway {
     }
 
     /// Reads `params.uri` from the first upstream in `scope` that has it and that the policy
-    /// lets `principal` read it from. Errors: `-32600` when the policy denies it on every
-    /// upstream in scope (naming the rules); `-32002` (resource not found) when none has it,
+    /// lets `principal` read it from. Errors: `-32600` when the policy denies it on an upstream
+    /// in scope and no other has it (naming the rules); resource not found (`-32002`, which
+    /// rmcp answers a 2026-07-28 client as `-32602`) when none has it and none denies it,
     /// naming the upstreams that failed.
     pub async fn read_resource(
         &self,
@@ -283,6 +284,11 @@ impl Gateway {
                 }
                 Err(e) => failures.push(format!("{}: {e}", u.name)),
             }
+        }
+        // No other upstream has it: the agent is told it may not read it, not that it is not
+        // there (which would send it looking under other names).
+        if !denials.is_empty() {
+            return Err(denied_reading(&params.uri, principal, &denials.join(", ")));
         }
         Err(McpError::resource_not_found(
             format!("Resource not found: {}", params.uri),

@@ -212,6 +212,25 @@ pub fn refusal(name: &str, spec: &ServerSpec) -> Option<String> {
         .map(|problem| format!("not started: {problem}"))
 }
 
+/// Why `spec` may not be an upstream of the Taskdeck listening on 127.0.0.1:`port`: its URL,
+/// or a URL among a stdio server's arguments (`npx mcp-remote http://127.0.0.1:4747/mcp`), is
+/// that Taskdeck's own MCP endpoint ([`super::import::is_taskdeck_url`]). As an upstream it
+/// would serve Taskdeck's tools to Taskdeck, each call going through it twice, the second time
+/// as whoever the upstream's token names: another principal's rules, tasks and audit entries.
+/// `None` when it reaches something else.
+pub fn own_endpoint(spec: &ServerSpec, port: u16) -> Option<String> {
+    let ours = |url: &&String| super::import::is_taskdeck_url(url, Some(port));
+    let url = match &spec.transport {
+        Transport::Http { url, .. } => Some(url).filter(ours),
+        Transport::Stdio { args, .. } => args.iter().find(ours),
+    }?;
+    Some(format!(
+        "{url} is this Taskdeck's own MCP endpoint: as an upstream it would serve Taskdeck's \
+         tools to itself, each call going through Taskdeck twice, the second time as the \
+         principal of the upstream's token"
+    ))
+}
+
 impl ServerSpec {
     /// Checks what a server needs to be started: a non-empty command; no NUL character in the
     /// command, its arguments, env values or cwd (a process cannot be given one); an
