@@ -1387,7 +1387,33 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
     return t.status === 'completed' && t;
   }, 'the allowed command to run');
   assert.equal(done.result.isError, false);
-  await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+  assert.ok((await stored())[0].createdAtMs > 0, 'a rule added in the dialog has its creation time');
+
+  // A rule added while the dialog is open (here through the API; a human's "always allow" or
+  // an edit of policy.json is the same) is never overwritten by the dialog's older copy: its
+  // next change is refused, the dialog shows the rules as they are, and the change made again
+  // keeps both.
+  const behind = [...(await stored()), { principal: '*', server: 'fs', tool: 'delete_*', decision: 'deny', note: 'added elsewhere' }];
+  const put = await fetch(`${base}/v1/policy`, {
+    method: 'PUT',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ rules: behind }),
+  });
+  assert.equal(put.status, 200);
+  await add({ 'policy-server': 'fs', 'policy-tool': 'read_*', 'policy-decision': 'allow' });
+  await dialog.locator('#policy-error', { hasText: 'changed while this dialog was open' }).waitFor();
+  await waitFor(async () => (await rows.count()) === 2, 'the rule added elsewhere shown');
+  assert.deepEqual((await stored()).map((r) => r.note || ''), ['echo is harmless', 'added elsewhere']);
+  await dialog.getByRole('button', { name: 'Add rule' }).click();
+  await waitFor(async () => (await stored()).length === 3, 'both rules kept');
+  assert.deepEqual((await stored()).map((r) => r.tool), ['run_command', 'delete_*', 'read_*']);
+  await waitFor(async () => (await rows.count()) === 3, 'three rows');
+  assert.equal(await dialog.locator('#policy-error').isHidden(), true, 'the error goes once saved');
+
+  for (let left = 3; left > 0; left--) {
+    await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+    await waitFor(async () => (await rows.count()) === left - 1 || left === 1, 'one rule fewer');
+  }
   await dialog.locator('.policy-empty').waitFor();
   await dialog.locator('#policy-close').click();
   await dialog.waitFor({ state: 'hidden' });

@@ -47,7 +47,7 @@ async fn the_admin_reads_replaces_and_revokes_rules_and_no_one_else_does() {
     let s = Server::start(&[]).await;
     let agent = s.token("agent");
     let (status, body) = s.v1_get(Some(&s.admin), "/v1/policy").await;
-    assert_eq!((status.as_u16(), body), (200, json!({"rules": []})));
+    assert_eq!((status.as_u16(), &body["rules"]), (200, &json!([])));
     let (status, body) = s.v1_get(Some(&agent), "/v1/policy").await;
     assert_eq!(status, 403, "{body}");
     let rules = json!({"rules": [
@@ -89,6 +89,73 @@ async fn the_admin_reads_replaces_and_revokes_rules_and_no_one_else_does() {
     assert_eq!(delete(&s, &s.admin, &first).await, 404);
     let (_, after) = s.v1_get(Some(&s.admin), "/v1/policy").await;
     assert_eq!(after["rules"].as_array().unwrap().len(), 1);
+}
+
+/// A change made to the version of the rules one read (`If-Match` with the `ETag`) is refused
+/// with 412 once the file changed since, by any writer (another `PUT`, a hand edit), and
+/// nothing is written; with the current version it is taken. A new rule gets `createdAtMs`.
+#[tokio::test]
+async fn a_change_to_an_old_version_of_the_rules_is_refused() {
+    let s = Server::start(&[]).await;
+    let read = || async {
+        let resp = s
+            .http
+            .get(s.url("/v1/policy"))
+            .bearer_auth(&s.admin)
+            .send()
+            .await
+            .unwrap();
+        let etag = resp.headers()["etag"].to_str().unwrap().to_string();
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(etag, format!("\"{}\"", body["version"].as_str().unwrap()));
+        (etag, body)
+    };
+    let put_if = |etag: String, rules: Value| {
+        let s = &s;
+        async move {
+            let resp = s
+                .http
+                .put(s.url("/v1/policy"))
+                .bearer_auth(&s.admin)
+                .header("If-Match", etag)
+                .json(&json!({ "rules": rules }))
+                .send()
+                .await
+                .unwrap();
+            let etag = resp.headers().get("etag").map(|v| v.to_str().unwrap().to_string());
+            (resp.status().as_u16(), etag, resp.json::<Value>().await.unwrap())
+        }
+    };
+    let deny = json!({"principal": "*", "server": "fs", "tool": "delete_*", "decision": "deny"});
+    let allow = json!({"principal": "*", "server": "fs", "tool": "read_*", "decision": "allow"});
+    let (first, _) = read().await;
+    let (status, after, body) = put_if(first.clone(), json!([deny])).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["rules"][0]["createdAtMs"].as_i64().unwrap() > 0, "{body}");
+    assert_ne!(after.as_deref(), Some(first.as_str()), "a write makes a new version");
+    // An editor still holding the first version: refused, nothing written.
+    let (status, _, problem) = put_if(first, json!([allow])).await;
+    assert_eq!(status, 412, "{problem}");
+    assert!(problem["detail"].as_str().unwrap().contains("changed since it was read"));
+    let (_, now) = read().await;
+    assert_eq!(now["rules"].as_array().unwrap().len(), 1);
+    assert_eq!(now["rules"][0]["tool"], "delete_*");
+    // A hand edit is a change too.
+    let (etag, _) = read().await;
+    let file = s.dir.join("cfg/policy.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("delete_*", "remove_*")).unwrap();
+    let (status, _, _) = put_if(etag, json!([allow])).await;
+    assert_eq!(status, 412);
+    // Made again to what the file holds now, and `*` or no If-Match: taken.
+    let (etag, now) = read().await;
+    let mut rules = now["rules"].as_array().unwrap().clone();
+    rules.push(allow.clone());
+    let (status, _, body) = put_if(etag, json!(rules)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["rules"].as_array().unwrap().len(), 2);
+    assert_eq!(put_if("*".into(), body["rules"].clone()).await.0, 200);
+    assert_eq!(put(&s, &s.admin, json!({"rules": []})).await.0, 200);
 }
 
 #[tokio::test]

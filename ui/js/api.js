@@ -35,10 +35,11 @@ export function lastingWriteFailure(error) {
  * @param {string} method e.g. 'GET'
  * @param {string} token the bearer token
  * @param {unknown} [body] sent as JSON when not undefined
+ * @param {Record<string, string>} [extraHeaders] more request headers (e.g. If-Match)
  * @returns {RequestInit & {headers: Record<string, string>}}
  */
-export function requestInit(method, token, body) {
-  const headers = { Accept: 'application/json', Authorization: `Bearer ${token}` };
+export function requestInit(method, token, body, extraHeaders = {}) {
+  const headers = { ...extraHeaders, Accept: 'application/json', Authorization: `Bearer ${token}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   return { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' };
 }
@@ -53,10 +54,10 @@ export function requestInit(method, token, body) {
 export function createApi(getToken, options = {}) {
   const fetchImpl = options.fetchImpl || ((...a) => fetch(...a));
 
-  async function request(method, path, body) {
-    if (method === 'GET' || !options.onWrite) return send(method, path, body);
+  async function request(method, path, body, headers) {
+    if (method === 'GET' || !options.onWrite) return send(method, path, body, headers);
     try {
-      const answer = await send(method, path, body);
+      const answer = await send(method, path, body, headers);
       options.onWrite(null);
       return answer;
     } catch (err) {
@@ -65,10 +66,10 @@ export function createApi(getToken, options = {}) {
     }
   }
 
-  async function send(method, path, body) {
+  async function send(method, path, body, headers) {
     let resp;
     try {
-      resp = await fetchImpl(path, requestInit(method, getToken(), body));
+      resp = await fetchImpl(path, requestInit(method, getToken(), body, headers));
     } catch (err) {
       throw new ApiError(0, { title: 'Network error', detail: `Taskdeck did not answer (${err && err.message ? err.message : err}).` });
     }
@@ -91,7 +92,8 @@ export function createApi(getToken, options = {}) {
   return {
     get: (path) => request('GET', path),
     post: (path, body) => request('POST', path, body ?? {}),
-    put: (path, body) => request('PUT', path, body ?? {}),
+    /** `headers`: more request headers, e.g. `{'If-Match': '"<version>"'}`. */
+    put: (path, body, headers) => request('PUT', path, body ?? {}, headers),
     del: (path) => request('DELETE', path),
     me: () => request('GET', '/v1/me'),
     tools: () => request('GET', '/v1/tools'),

@@ -69,7 +69,7 @@ export const loadServersDialog = once(async () => {
 export const loadPolicyDialog = once(async () => {
   const m = await import('./policy-dialog.js');
   m.initPolicyDialog({
-    api: { get: (path) => state.api.get(path), put: (path, body) => state.api.put(path, body), del: (path) => state.api.del(path) },
+    api: { get: (path) => state.api.get(path), put: (path, body, headers) => state.api.put(path, body, headers), del: (path) => state.api.del(path) },
     announce,
   });
   return m;

@@ -2,7 +2,11 @@
 // each with its principal, server, tool, argument patterns, decision (with an ask's own
 // terms), note and creation time; a rule can be moved up or down, or revoked; a small form
 // adds one at the end. Reads and writes /v1/policy (the server keeps the rules in
-// policy.json). Rules and words live in policies.js (unit-tested).
+// policy.json). Every write names the version of the file it was made to (If-Match): when the
+// file changed meanwhile (another admin, a human's "always allow", a hand edit), nothing is
+// written, the dialog shows the rules as they are now and says to make the change again, so
+// an open dialog never writes an old copy over rules added since. Rules and words live in
+// policies.js (unit-tested).
 
 import { h, clear, $, inflate } from './dom.js';
 import { moveRule, ruleFromForm, describeArguments, describeTerms, createdText, ruleSummary } from './policies.js';
@@ -11,6 +15,9 @@ let deps = null;
 let opener = null;
 /** The rules as last read or stored. */
 let rules = [];
+/** The file's version those rules came from, and its approval terms (kept as they are). */
+let version = null;
+let approval = null;
 let busy = false;
 
 /**
@@ -53,7 +60,7 @@ function problemText(err) {
 async function reload() {
   try {
     const r = await deps.api.get('/v1/policy');
-    rules = Array.isArray(r.rules) ? r.rules : [];
+    took(r);
     $('policy-problem').textContent = r.problem ? `The policy file is not valid, so none of its rules apply: ${r.problem}` : '';
     $('policy-problem').hidden = !r.problem;
     render();
@@ -62,22 +69,38 @@ async function reload() {
   }
 }
 
-/** Stores `next` as the whole rule list; true when it was stored. */
+/** Takes what the server answered: the rules, the file's version and its approval terms. */
+function took(r) {
+  rules = Array.isArray(r.rules) ? r.rules : [];
+  version = typeof r.version === 'string' ? r.version : null;
+  approval = r.approval && typeof r.approval === 'object' ? r.approval : null;
+}
+
+/** Stores `next` as the whole rule list, if the file is still the version it was read at;
+ *  true when it was stored. */
 async function store(next, done) {
   if (busy) return false;
   busy = true;
   showError(null);
+  let stale = false;
   try {
-    const r = await deps.api.put('/v1/policy', { rules: next });
-    rules = r.rules;
+    const body = approval ? { rules: next, approval } : { rules: next };
+    const r = await deps.api.put('/v1/policy', body, version ? { 'If-Match': `"${version}"` } : undefined);
+    took(r);
     render();
     deps.announce(done);
     return true;
   } catch (err) {
-    showError(`Could not save the policy: ${problemText(err)}`);
+    stale = err && err.status === 412;
+    showError(
+      stale
+        ? 'The policy changed while this dialog was open (another admin, an “always allow”, or an edit of policy.json), so nothing was saved. The rules below are the current ones: make your change again.'
+        : `Could not save the policy: ${problemText(err)}`,
+    );
     return false;
   } finally {
     busy = false;
+    if (stale) await reload();
   }
 }
 

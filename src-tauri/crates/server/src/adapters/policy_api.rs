@@ -3,15 +3,25 @@
 //! replaces them all (each checked; 400 names the first bad one), `DELETE
 //! /v1/policy/rules/{id}` revokes one. The file stays the
 //! truth: a human's edit shows in the next `GET`.
+//!
+//! `GET` and `PUT` answer the file's version as an `ETag`; a `PUT` with `If-Match` (RFC 9110
+//! §13.1.1) replaces the rules only if the file is still at that version, else 412: an editor
+//! that read the rules never writes back an old copy over a rule added since (by another
+//! admin, a human's "always allow", or an edit of the file).
 
 use std::sync::Arc;
 
-use axum::{Extension, Json, Router, extract::State, http::StatusCode};
+use axum::{
+    Extension, Json, Router,
+    extract::State,
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
 use serde::Serialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::api_error::{ApiError, ApiPath, ProblemDocument, json_body};
-use crate::policy::{ApprovalTerms, Policy, PolicyDocument, Rule};
+use crate::policy::{ApprovalTerms, Policy, PolicyDocument, Rule, file::ReplaceError};
 use taskdeck_engine::Principal;
 
 /// The `/v1/policy` routes with their OpenAPI operations.
@@ -39,6 +49,8 @@ pub(crate) struct PolicyView {
     /// is not.
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
+    /// The file's version, as the `ETag` header says it (without quotes): for `If-Match`.
+    version: String,
 }
 
 fn io_error(e: std::io::Error) -> ApiError {
@@ -48,50 +60,109 @@ fn io_error(e: std::io::Error) -> ApiError {
     }
 }
 
+/// `view` with the file's version as its `ETag`.
+fn with_etag(view: PolicyView) -> Response {
+    let tag = format!("\"{}\"", view.version);
+    let mut resp = Json(view).into_response();
+    if let Ok(tag) = HeaderValue::from_str(&tag) {
+        resp.headers_mut().insert(header::ETAG, tag);
+    }
+    resp
+}
+
+/// The versions an `If-Match` header accepts: `None` for any (no header, or `*`), else the
+/// entity tags it lists (quotes and a weak `W/` taken off). Errors: 400 for a header that is
+/// not text.
+fn if_match(headers: &HeaderMap) -> Result<Option<Vec<String>>, ApiError> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::bad_request("If-Match is not text"))?;
+    if value.trim() == "*" {
+        return Ok(None);
+    }
+    Ok(Some(
+        value
+            .split(',')
+            .map(|t| {
+                let t = t.trim();
+                t.strip_prefix("W/").unwrap_or(t).trim_matches('"').to_string()
+            })
+            .collect(),
+    ))
+}
+
 /// `GET /v1/policy`.
 #[utoipa::path(get, path = "/v1/policy", tag = "policy",
-    responses((status = 200, description = "the rules, first match wins (and why the file is not valid, if it is not)", body = PolicyView),
+    responses((status = 200, description = "the rules, first match wins (and why the file is not valid, if it is not); the `ETag` header is the file's version, for `If-Match` on `PUT`", body = PolicyView),
               (status = 403, description = "an agent (only the admin or a human reads the policy)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn get_policy(
     State(policy): State<Arc<Policy>>,
     Extension(p): Extension<Principal>,
-) -> Result<Json<PolicyView>, ApiError> {
+) -> Result<Response, ApiError> {
     ApiError::humans_only(&p, "reads the policy")?;
-    Ok(Json(match policy.document() {
+    let (version, doc) = policy.versioned_document();
+    Ok(with_etag(match doc {
         Ok(doc) => PolicyView {
             rules: doc.rules,
             approval: doc.approval,
             problem: None,
+            version,
         },
         Err(problem) => PolicyView {
             rules: Vec::new(),
             approval: ApprovalTerms::default(),
             problem: Some(format!("{} {problem}", policy.path().display())),
+            version,
         },
     }))
 }
 
-/// `PUT /v1/policy`: replaces every rule (a rule without an id gets one).
+/// `PUT /v1/policy`: replaces every rule (a rule without an id gets one; a new rule without
+/// `createdAtMs` gets the time now). With `If-Match: "<ETag of a GET>"` only if the file has
+/// not changed since.
 #[utoipa::path(put, path = "/v1/policy", tag = "policy", request_body = PolicyDocument,
-    responses((status = 200, description = "the rules as stored", body = PolicyView),
+    params(("If-Match" = Option<String>, Header, description = "the `ETag` of the policy this change was made to: the change is refused (412) if the file has changed since")),
+    responses((status = 200, description = "the rules as stored; the `ETag` header is the file's new version", body = PolicyView),
               (status = 400, description = "a rule is not valid, or the body is not `{rules: [...]}`", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 403, description = "not the admin (a human may read the policy, not change it)", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 403, description = "not the admin (a human may read the policy, not change it)", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 412, description = "`If-Match` names another version: the policy changed since it was read; nothing was written (read it again and make the change to what it holds now)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn put_policy(
     State(policy): State<Arc<Policy>>,
     Extension(p): Extension<Principal>,
+    headers: HeaderMap,
     body: Result<Json<PolicyDocument>, axum::extract::rejection::JsonRejection>,
-) -> Result<Json<PolicyView>, ApiError> {
+) -> Result<Response, ApiError> {
     ApiError::admin_only(&p, "changes the policy")?;
+    let expected = if_match(&headers)?;
     let doc = json_body(
         body,
         "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"onlyTheseArguments\"?, \"publicOnly\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"approval\"?, \"note\"?}]}",
     )?;
-    let doc = policy.replace(doc).map_err(io_error)?;
-    Ok(Json(PolicyView {
-        rules: doc.rules,
-        approval: doc.approval,
-        problem: None,
-    }))
+    // One tag or several: the file must be at one of them.
+    let current = policy.versioned_document().0;
+    let expected = match expected {
+        Some(tags) if tags.contains(&current) => Some(current),
+        Some(tags) => tags.into_iter().next(),
+        None => None,
+    };
+    match policy.replace_if(doc, expected.as_deref()) {
+        Ok((doc, version)) => Ok(with_etag(PolicyView {
+            rules: doc.rules,
+            approval: doc.approval,
+            problem: None,
+            version,
+        })),
+        Err(ReplaceError::Changed { .. }) => Err(ApiError::new(
+            StatusCode::PRECONDITION_FAILED,
+            "the policy has changed since it was read (another admin, a human's \"always \
+             allow\", or an edit of policy.json): nothing was written; read it again and make \
+             the change to what it holds now",
+        )),
+        Err(ReplaceError::Io(e)) => Err(io_error(e)),
+    }
 }
 
 /// `DELETE /v1/policy/rules/{id}`: revokes one rule.

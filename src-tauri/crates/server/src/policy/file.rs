@@ -2,7 +2,9 @@
 //! modification time or length changed (so a human's edits apply at once, and an unchanged file
 //! is not parsed on every call), and written whole (a temporary file renamed over it) under a
 //! lock. A file that is not valid is reported once per version, with its path and the problem,
-//! and holds no rules.
+//! and holds no rules. Each version of the file has a [`PolicyFile::version`] (a hash of its
+//! bytes), so that a writer that read one version can refuse to overwrite another
+//! ([`PolicyFile::replace_if`]).
 
 use std::{
     path::{Path, PathBuf},
@@ -45,10 +47,30 @@ impl PolicyDocument {
     }
 }
 
-/// The file as last read: its stamp and what it held (or why it holds nothing).
+/// The file as last read: its stamp, its version and what it held (or why it holds nothing).
 struct Loaded {
     stamp: Option<(SystemTime, u64)>,
+    version: String,
     content: Arc<Result<PolicyDocument, String>>,
+}
+
+/// Why [`PolicyFile::replace_if`] wrote nothing.
+#[derive(Debug)]
+pub enum ReplaceError {
+    /// The file is no longer the version the writer read: it holds `current`.
+    Changed {
+        /// The file's version now.
+        current: String,
+    },
+    /// The file cannot be written.
+    Io(std::io::Error),
+}
+
+/// The version of a file holding `bytes`: the first 16 bytes of their SHA-256, in hex (a
+/// missing file holds no bytes).
+fn version_of(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(&sha2::Sha256::digest(bytes)[..16])
 }
 
 /// The policy file, cached by modification time and length.
@@ -79,38 +101,55 @@ impl PolicyFile {
         &self.path
     }
 
-    fn parse(&self) -> Result<PolicyDocument, String> {
-        let text = match std::fs::read_to_string(&self.path) {
+    /// The file's version and what it holds.
+    fn parse(&self) -> (String, Result<PolicyDocument, String>) {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return (version_of(&[]), Err(format!("cannot be read: {e}"))),
+        };
+        let version = version_of(&bytes);
+        let text = match String::from_utf8(bytes) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(PolicyDocument::default());
-            }
-            Err(e) => return Err(format!("cannot be read: {e}")),
+            Err(e) => return (version, Err(format!("is not UTF-8 text: {e}"))),
         };
         if text.trim().is_empty() {
-            return Ok(PolicyDocument::default());
+            return (version, Ok(PolicyDocument::default()));
         }
-        let mut doc: PolicyDocument =
-            serde_json::from_str(&text).map_err(|e| format!("is not a valid policy: {e}"))?;
-        // A hand-written rule may come without an id: it gets one for as long as the file is
-        // unchanged (a write stores it).
-        doc.rules.iter_mut().for_each(Rule::assign_id);
-        doc.check()?;
-        Ok(doc)
+        let doc = serde_json::from_str::<PolicyDocument>(&text)
+            .map_err(|e| format!("is not a valid policy: {e}"))
+            .and_then(|mut doc| {
+                // A hand-written rule may come without an id: it gets one for as long as the
+                // file is unchanged (a write stores it).
+                doc.rules.iter_mut().for_each(Rule::assign_id);
+                doc.check().map(|()| doc)
+            });
+        (version, doc)
     }
 
     /// What the file holds now: its rules, or why it holds none (it is not valid JSON of the
     /// policy's shape, or a rule is not valid). A missing or empty file holds no rules.
     pub fn read(&self) -> Arc<Result<PolicyDocument, String>> {
+        self.read_versioned().1
+    }
+
+    /// The file's version now: what [`PolicyFile::replace_if`] compares.
+    pub fn version(&self) -> String {
+        self.read_versioned().0
+    }
+
+    /// [`PolicyFile::read`] with the version of the file it read.
+    pub fn read_versioned(&self) -> (String, Arc<Result<PolicyDocument, String>>) {
         let now = stamp(&self.path);
         let mut cache = self.cache.lock().unwrap();
         if let Some(loaded) = cache.as_ref()
             && loaded.stamp == now
             && now.is_some()
         {
-            return loaded.content.clone();
+            return (loaded.version.clone(), loaded.content.clone());
         }
-        let content = Arc::new(self.parse());
+        let (version, content) = self.parse();
+        let content = Arc::new(content);
         if let Err(problem) = content.as_ref() {
             tracing::warn!(
                 "the policy file {} {problem}; no rule of it applies (every call gets its default) until it is fixed",
@@ -119,9 +158,10 @@ impl PolicyFile {
         }
         *cache = Some(Loaded {
             stamp: now,
+            version: version.clone(),
             content: content.clone(),
         });
-        content
+        (version, content)
     }
 
     /// Applies `change` to the rules and writes the file (pretty JSON, via a temporary file
@@ -144,10 +184,27 @@ impl PolicyFile {
         Ok(out)
     }
 
-    /// Writes `doc` as the whole file, whatever it held. Errors: it cannot be written.
-    pub fn replace(&self, doc: &PolicyDocument) -> std::io::Result<()> {
+    /// Writes `doc` as the whole file if it is still at version `expected` (whatever it holds
+    /// when `None`), and returns the new version. Errors: [`ReplaceError::Changed`] when the
+    /// file is at another version (a change since the writer read it: nothing is written),
+    /// [`ReplaceError::Io`] when it cannot be written.
+    pub fn replace_if(
+        &self,
+        doc: &PolicyDocument,
+        expected: Option<&str>,
+    ) -> Result<String, ReplaceError> {
         let _g = self.write_lock.lock().unwrap();
-        self.write(doc)
+        if let Some(expected) = expected {
+            // Read from the file itself, not the cache: an edit within one mtime tick that
+            // kept the length would look unchanged to the cache.
+            *self.cache.lock().unwrap() = None;
+            let current = self.version();
+            if current != expected {
+                return Err(ReplaceError::Changed { current });
+            }
+        }
+        self.write(doc).map_err(ReplaceError::Io)?;
+        Ok(self.version())
     }
 
     fn write(&self, doc: &PolicyDocument) -> std::io::Result<()> {

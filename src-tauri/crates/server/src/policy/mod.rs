@@ -235,12 +235,46 @@ impl Policy {
     /// Replaces the whole document: every rule (ids given to those without one) and the file's
     /// approval terms. Returns what was stored. Errors: a rule or the terms are not valid, or
     /// two rules share an id (`ErrorKind::InvalidInput`), or the file cannot be written.
-    pub fn replace(&self, mut doc: PolicyDocument) -> std::io::Result<PolicyDocument> {
+    pub fn replace(&self, doc: PolicyDocument) -> std::io::Result<PolicyDocument> {
+        match self.replace_if(doc, None) {
+            Ok((doc, _)) => Ok(doc),
+            Err(file::ReplaceError::Io(e)) => Err(e),
+            Err(file::ReplaceError::Changed { .. }) => unreachable!("no version was expected"),
+        }
+    }
+
+    /// The version of policy.json now ([`file::PolicyFile::version`]) with its document (or
+    /// why it is not valid).
+    pub fn versioned_document(&self) -> (String, Result<PolicyDocument, String>) {
+        let (version, doc) = self.file.read_versioned();
+        (version, doc.as_ref().clone())
+    }
+
+    /// [`Policy::replace`] if the file is still at version `expected` (whatever it holds when
+    /// `None`): a writer that read one version never overwrites a change made since (by
+    /// another admin, a human's "always allow", an edit of the file). A rule the file does not
+    /// hold yet, and that has no `createdAtMs`, is stamped with the time now. Returns what was
+    /// stored and the file's new version. Errors: [`file::ReplaceError::Changed`] (nothing is
+    /// written), or [`file::ReplaceError::Io`] as [`Policy::replace`] fails.
+    pub fn replace_if(
+        &self,
+        mut doc: PolicyDocument,
+        expected: Option<&str>,
+    ) -> Result<(PolicyDocument, String), file::ReplaceError> {
         doc.rules.iter_mut().for_each(Rule::assign_id);
-        doc.check()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        self.file.replace(&doc)?;
-        Ok(doc)
+        doc.check().map_err(|e| {
+            file::ReplaceError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+        })?;
+        let held: Vec<String> = self
+            .rules()
+            .map(|rules| rules.into_iter().map(|r| r.id).collect())
+            .unwrap_or_default();
+        let now = chrono::Utc::now().timestamp_millis();
+        for rule in doc.rules.iter_mut().filter(|r| !held.contains(&r.id)) {
+            rule.created_at_ms.get_or_insert(now);
+        }
+        let version = self.file.replace_if(&doc, expected)?;
+        Ok((doc, version))
     }
 
     /// Removes the rule `id`. Returns false when there is none. Errors: the file is not valid,
