@@ -188,3 +188,52 @@ async fn modern_client_without_extension_gets_a_handle_or_32021() {
         .await;
     assert_eq!(r.error_code(), -32021);
 }
+
+/// An answer sent before the task has asked its first question (`request_approval` asks
+/// `approval` a moment after its task is stored, and an agent that knows the key may answer at
+/// once) waits for that question instead of being ignored as "never asked". Here the question
+/// comes 300 ms after the answer: a hosted task's host asks it.
+#[tokio::test]
+async fn an_answer_sent_before_the_question_waits_for_it() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("quick-agent");
+    let created = s
+        .http
+        .post(s.url("/v1/hosted-tasks"))
+        .bearer_auth(&agent)
+        .json(&json!({"tool": "deploy"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let id = created.json::<serde_json::Value>().await.unwrap()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ask = {
+        let (http, url, agent) = (
+            s.http.clone(),
+            s.url(&format!("/v1/hosted-tasks/{id}/input-requests")),
+            agent.clone(),
+        );
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let form = json!({"method": "elicitation/create", "params": {"mode": "form",
+                "message": "Region?", "requestedSchema": {"type": "object",
+                "properties": {"region": {"type": "string"}}}}});
+            let put = http.put(url).bearer_auth(&agent);
+            put.json(&json!({"requests": {"q": form}})).send().await.unwrap().status()
+        })
+    };
+    let answer = json!({"name": "task_respond", "arguments": {"taskId": id,
+        "inputResponses": {"q": {"action": "accept", "content": {"region": "eu"}}}}});
+    let reply = s.rpc(Some(&agent), "tools/call", answer, false).await;
+    assert_eq!(ask.await.unwrap(), 200);
+    let taken = &reply.result()["structuredContent"];
+    assert_eq!(taken["accepted"], json!(["q"]), "{taken}");
+    // A key the task never asks is still ignored, after the wait.
+    let answer = json!({"name": "task_respond", "arguments": {"taskId": id,
+        "inputResponses": {"nope": {"action": "accept"}}}});
+    let reply = s.rpc(Some(&agent), "tools/call", answer, false).await;
+    assert_eq!(reply.result()["structuredContent"]["ignored"], json!(["nope"]));
+}

@@ -12,7 +12,11 @@ use super::{
     agent_view::{self, Reader},
     mcp::{McpHandler, mcp_error},
 };
-use taskdeck_engine::{AnswerReport, Principal, TaskRecord};
+use taskdeck_engine::{AnswerReport, Principal, TaskRecord, TaskStatus};
+
+/// How long an answer to a task that is `working` and has asked nothing yet waits for its
+/// first question before it is ignored ([`McpHandler::answer`]).
+pub const FIRST_QUESTION_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `CallToolResult` for a client that cannot take a task: the handle, in words and in
 /// `structuredContent.task`, with how to follow up. `called`: the tool's name as the client
@@ -57,7 +61,7 @@ pub fn status_result(task: &TaskRecord, human_only: &[String], reader: Reader) -
             "It waits for input; answer with task_respond {{\"taskId\": \"{}\", \"inputResponses\": {{KEY: {{\"action\": \"accept\", \"content\": {{...}}}}}}}}. Outstanding inputRequests: {}",
             task.task_id, Value::Object(for_agent.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
     } else if status == taskdeck_engine::TaskStatus::Working
-        && task.status == taskdeck_engine::TaskStatus::InputRequired
+        && task.status == TaskStatus::InputRequired
     {
         content.push(json!({"type": "text", "text":
             "A human answers this in Taskdeck; you cannot answer this yourself. Poll with task_status until it is completed, failed or cancelled, or stop it with task_cancel."}));
@@ -123,6 +127,11 @@ impl McpHandler {
     /// Applies the answers `reader` may give (`agent_view::answerable_responses`); the others
     /// are ignored. Returns the keys taken and those ignored (sorted). Errors: not found, or an
     /// answer that fails its schema (-32602).
+    ///
+    /// A task still `working` that has asked nothing yet is waited for, up to
+    /// [`FIRST_QUESTION_WAIT`], before an answer is ignored: an agent that answers a question
+    /// it knows is coming (`request_approval`'s `approval`) right after the handle came back
+    /// is not told it can never answer it because the tool had not asked yet.
     pub(crate) async fn answer(
         &self,
         principal: &Principal,
@@ -131,10 +140,22 @@ impl McpHandler {
         responses: Map<String, Value>,
     ) -> Result<AnswerReport, McpError> {
         let engine = &self.core.engine;
-        let task = engine.get(principal, task_id).map_err(mcp_error)?;
-        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let deadline = tokio::time::Instant::now() + FIRST_QUESTION_WAIT;
         let given: Vec<String> = responses.keys().cloned().collect();
-        let responses = agent_view::answerable_responses(&task, &human_only, reader, responses);
+        let responses = loop {
+            let task = engine.get(principal, task_id).map_err(mcp_error)?;
+            let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+            let answerable =
+                agent_view::answerable_responses(&task, &human_only, reader, responses.clone());
+            let not_asked_yet = task.status == TaskStatus::Working && task.input_requests.is_empty();
+            if answerable.len() == given.len()
+                || !not_asked_yet
+                || tokio::time::Instant::now() >= deadline
+            {
+                break answerable;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
         let mut report = if responses.is_empty() {
             AnswerReport::default()
         } else {
