@@ -923,7 +923,12 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         .s
         .rpc(Some(&deck.agent), "resources/read", note, true)
         .await;
-    assert_eq!(reply.result()["contents"][0]["text"], "a note", "{:?}", reply.body);
+    assert_eq!(
+        reply.result()["contents"][0]["text"],
+        "a note",
+        "{:?}",
+        reply.body
+    );
     // What no upstream has and no rule denies is "not found" (-32602 since 2026-07-28).
     let nowhere = json!({"uri": "demo://resource/nowhere"});
     let reply = deck
@@ -931,7 +936,12 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         .rpc(Some(&deck.agent), "resources/read", nowhere, true)
         .await;
     assert_eq!(reply.error_code(), -32602, "{:?}", reply.body);
-    assert!(reply.body["error"]["message"].as_str().unwrap().contains("not found"));
+    assert!(
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not found")
+    );
     // Another spelling of a denied URI is denied, and so is a prompt that embeds one.
     let name = document.rsplit('/').next().unwrap();
     for spelled in [
@@ -1711,6 +1721,48 @@ async fn a_hang_past_the_timeout_fails_and_is_cancelled_upstream() {
     );
     wait_cancel_logged(cancel_log.path()).await;
     deck.assert_alive().await;
+}
+
+/// The server's `timeoutMs` is its own time: while its question waits for a person, the
+/// clock stands still, so a question left for longer than the timeout is not cut off, and the
+/// call ends with the answer.
+#[tokio::test]
+async fn an_upstream_question_waiting_for_a_person_is_not_timed_out() {
+    let mut spec = everything_over_stdio_spec();
+    spec["timeoutMs"] = json!(1000);
+    let deck = Deck::start(json!({"everything": spec})).await;
+    deck.wait_tool("everything__trigger-elicitation-request")
+        .await;
+    let elicit = deck
+        .call_task("everything__trigger-elicitation-request", json!({}))
+        .await;
+    deck.approve(&elicit, json!({"action": "accept", "content": {}}))
+        .await;
+    deck.wait_detail(&elicit, "elicitation-0", |d| {
+        d["inputRounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let later = deck.detail(&elicit).await;
+    assert_eq!(later["task"]["status"], "input_required", "{later}");
+    deck.s
+        .answer(
+            &elicit,
+            "elicitation-0",
+            json!({"action": "accept", "content": {"name": "Ada Lovelace", "check": true}}),
+        )
+        .await;
+    let done = deck
+        .wait_agent(&elicit, "completed", |t| t["status"] == "completed")
+        .await;
+    assert!(
+        text_of(&done["result"]).contains("Name: Ada Lovelace"),
+        "{done}"
+    );
 }
 
 #[tokio::test]

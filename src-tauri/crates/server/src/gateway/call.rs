@@ -360,9 +360,30 @@ fn failure(upstream: &Upstream, tool: &str, e: &rmcp::ServiceError) -> String {
     }
 }
 
+/// The time, since `since_ms` (ms since the Unix epoch), the task's questions from the
+/// upstream (its elicitations) waited for an answer, and whether one waits now.
+fn time_asking(ctx: &TaskContext, since_ms: i64) -> (Duration, bool) {
+    let now = taskdeck_engine::clock::now_ms();
+    let rounds = ctx.input_rounds().unwrap_or_default();
+    let asked = rounds.iter().filter(|r| r.created_at_ms >= since_ms);
+    let waited: i64 = asked
+        .clone()
+        .map(|r| {
+            r.answered_at_ms
+                .unwrap_or(now)
+                .saturating_sub(r.created_at_ms)
+                .max(0)
+        })
+        .sum();
+    let asking = asked.clone().any(|r| r.state == "outstanding");
+    (Duration::from_millis(waited as u64), asking)
+}
+
 /// The answer to the request `handle` stands for, or the call's end when it was cancelled or
-/// timed out (the upstream is sent `notifications/cancelled`). A call unanswered after
-/// [`SAY_WHERE_AFTER`] gets a status message saying so.
+/// timed out (the upstream is sent `notifications/cancelled`). The timeout counts the
+/// upstream's time only: while one of its questions waits for the human or the agent, its
+/// clock stands still. A call unanswered after [`SAY_WHERE_AFTER`] gets a status message
+/// saying so.
 async fn answer_to(
     ctx: &TaskContext,
     handle: rmcp::service::RequestHandle<rmcp::RoleClient>,
@@ -379,6 +400,10 @@ async fn answer_to(
     };
     let response = handle.await_response();
     tokio::pin!(response);
+    let (started, started_ms) = (
+        tokio::time::Instant::now(),
+        taskdeck_engine::clock::now_ms(),
+    );
     let deadline = tokio::time::sleep(settings.call_timeout);
     tokio::pin!(deadline);
     // A quick call's timeline is its creation and its end; one that takes a while says where
@@ -392,9 +417,18 @@ async fn answer_to(
                 return Err(Outcome::Cancelled);
             }
             _ = &mut deadline => {
+                let (asking_for, asking) = time_asking(ctx, started_ms);
+                let its_time = started.elapsed().saturating_sub(asking_for);
+                if asking || its_time < settings.call_timeout {
+                    // Waiting for an answer: look again in a second (or once its time is up).
+                    let left = settings.call_timeout.saturating_sub(its_time);
+                    let next = if asking { Duration::from_secs(1) } else { left };
+                    deadline.as_mut().reset(tokio::time::Instant::now() + next);
+                    continue;
+                }
                 cancel("timed out in Taskdeck");
                 return Err(failed(format!(
-                    "upstream {server} did not answer {tool} within {} ms; the call was abandoned (it may have run)",
+                    "upstream {server} did not answer {tool} within {} ms (not counting the time its questions waited for an answer); the call was abandoned (it may have run)",
                     settings.call_timeout.as_millis()
                 )));
             }
