@@ -222,7 +222,11 @@ async fn an_answer_sent_before_the_question_waits_for_it() {
                 "message": "Region?", "requestedSchema": {"type": "object",
                 "properties": {"region": {"type": "string"}}}}});
             let put = http.put(url).bearer_auth(&agent);
-            put.json(&json!({"requests": {"q": form}})).send().await.unwrap().status()
+            put.json(&json!({"requests": {"q": form}}))
+                .send()
+                .await
+                .unwrap()
+                .status()
         })
     };
     let answer = json!({"name": "task_respond", "arguments": {"taskId": id,
@@ -235,5 +239,8 @@ async fn an_answer_sent_before_the_question_waits_for_it() {
     let answer = json!({"name": "task_respond", "arguments": {"taskId": id,
         "inputResponses": {"nope": {"action": "accept"}}}});
     let reply = s.rpc(Some(&agent), "tools/call", answer, false).await;
-    assert_eq!(reply.result()["structuredContent"]["ignored"], json!(["nope"]));
+    assert_eq!(
+        reply.result()["structuredContent"]["ignored"],
+        json!(["nope"])
+    );
 }

@@ -122,8 +122,15 @@ async fn a_change_to_an_old_version_of_the_rules_is_refused() {
                 .send()
                 .await
                 .unwrap();
-            let etag = resp.headers().get("etag").map(|v| v.to_str().unwrap().to_string());
-            (resp.status().as_u16(), etag, resp.json::<Value>().await.unwrap())
+            let etag = resp
+                .headers()
+                .get("etag")
+                .map(|v| v.to_str().unwrap().to_string());
+            (
+                resp.status().as_u16(),
+                etag,
+                resp.json::<Value>().await.unwrap(),
+            )
         }
     };
     let deny = json!({"principal": "*", "server": "fs", "tool": "delete_*", "decision": "deny"});
@@ -131,12 +138,24 @@ async fn a_change_to_an_old_version_of_the_rules_is_refused() {
     let (first, _) = read().await;
     let (status, after, body) = put_if(first.clone(), json!([deny])).await;
     assert_eq!(status, 200, "{body}");
-    assert!(body["rules"][0]["createdAtMs"].as_i64().unwrap() > 0, "{body}");
-    assert_ne!(after.as_deref(), Some(first.as_str()), "a write makes a new version");
+    assert!(
+        body["rules"][0]["createdAtMs"].as_i64().unwrap() > 0,
+        "{body}"
+    );
+    assert_ne!(
+        after.as_deref(),
+        Some(first.as_str()),
+        "a write makes a new version"
+    );
     // An editor still holding the first version: refused, nothing written.
     let (status, _, problem) = put_if(first, json!([allow])).await;
     assert_eq!(status, 412, "{problem}");
-    assert!(problem["detail"].as_str().unwrap().contains("changed since it was read"));
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("changed since it was read")
+    );
     let (_, now) = read().await;
     assert_eq!(now["rules"].as_array().unwrap().len(), 1);
     assert_eq!(now["rules"][0]["tool"], "delete_*");

@@ -90,13 +90,20 @@ async fn taskdeck_itself_is_never_an_upstream() {
         let (status, problem) = s.v1_post(Some(&s.admin), "/v1/servers", body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {problem}");
         let detail = problem["detail"].as_str().unwrap();
-        assert!(detail.contains("this Taskdeck's own MCP endpoint"), "{detail}");
+        assert!(
+            detail.contains("this Taskdeck's own MCP endpoint"),
+            "{detail}"
+        );
         assert!(!detail.contains(&agent), "the token is not shown: {detail}");
     }
     let remote = json!({"name": "remote", "command": "npx",
                         "args": ["mcp-remote", format!("http://localhost:{port}/mcp")]});
     let (status, _) = s.v1_post(Some(&s.admin), "/v1/servers", remote).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "a proxy to it is refused too");
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "a proxy to it is refused too"
+    );
     // Another port of this machine is someone else's server.
     let other = json!({"name": "other", "url": format!("http://127.0.0.1:{}/mcp", port + 1)});
     let (status, body) = s.v1_post(Some(&s.admin), "/v1/servers", other).await;
@@ -123,7 +130,10 @@ async fn taskdeck_itself_is_never_an_upstream() {
         .await;
     let tools = tools.result().to_string();
     assert!(tools.contains("run_command"), "{tools}");
-    assert!(!tools.contains("loop__"), "its tools are not served: {tools}");
+    assert!(
+        !tools.contains("loop__"),
+        "its tools are not served: {tools}"
+    );
 }
 
 /// An HTTP server nothing answers for is `failed`, and `lastError` says why in words (the

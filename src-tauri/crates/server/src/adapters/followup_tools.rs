@@ -147,7 +147,8 @@ impl McpHandler {
             let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
             let answerable =
                 agent_view::answerable_responses(&task, &human_only, reader, responses.clone());
-            let not_asked_yet = task.status == TaskStatus::Working && task.input_requests.is_empty();
+            let not_asked_yet =
+                task.status == TaskStatus::Working && task.input_requests.is_empty();
             if answerable.len() == given.len()
                 || !not_asked_yet
                 || tokio::time::Instant::now() >= deadline

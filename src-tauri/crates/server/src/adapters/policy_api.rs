@@ -88,7 +88,10 @@ fn if_match(headers: &HeaderMap) -> Result<Option<Vec<String>>, ApiError> {
             .split(',')
             .map(|t| {
                 let t = t.trim();
-                t.strip_prefix("W/").unwrap_or(t).trim_matches('"').to_string()
+                t.strip_prefix("W/")
+                    .unwrap_or(t)
+                    .trim_matches('"')
+                    .to_string()
             })
             .collect(),
     ))
