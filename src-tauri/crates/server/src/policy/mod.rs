@@ -164,8 +164,8 @@ impl Policy {
         };
         doc.rules.iter().any(|r| {
             r.decision == Decision::Deny
-                && rules::glob_matches(&r.principal, principal)
-                && rules::glob_matches(&r.server, server)
+                && rules::glob_matches_any_case(&r.principal, principal)
+                && rules::glob_matches_any_case(&r.server, server)
                 && rules::glob_matches(&r.tool, tool)
         })
     }

@@ -92,6 +92,20 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
     }
 }
 
+/// [`glob_matches`] ignoring ASCII case, for names that are one name in any case: principals
+/// (no two differ only in case: `AuthError::CaseOf`) and servers (an upstream's name is
+/// lowercase), so that a rule written `Agent1` or `FS` is not silently a rule for no one.
+pub fn glob_matches_any_case(pattern: &str, text: &str) -> bool {
+    let any_case = glob::MatchOptions {
+        case_sensitive: false,
+        ..MATCH
+    };
+    match glob::Pattern::new(pattern) {
+        Ok(p) => p.matches_with(text, any_case),
+        Err(_) => pattern.eq_ignore_ascii_case(text),
+    }
+}
+
 /// The text an argument's value is matched as: a string as it is, anything else as its compact
 /// JSON (`5`, `true`, `["a","b"]`).
 pub fn argument_text(value: &Value) -> String {
@@ -108,7 +122,8 @@ pub fn exact(text: &str) -> String {
 
 impl Rule {
     /// True when the rule covers a call of `tool` on `server` by `principal` with `arguments`
-    /// (a JSON object). For an `allow` rule, an argument named in `exact_only` matches only a
+    /// (a JSON object); principal and server match in any case, the tool and the arguments as
+    /// written. For an `allow` rule, an argument named in `exact_only` matches only a
     /// pattern equal to its escaped value ([`exact`]): no wildcards lets such a call through.
     /// `ask` and `deny` rules match it as usual (a wildcard that catches it still refuses or
     /// asks, with its terms).
@@ -120,8 +135,8 @@ impl Rule {
         arguments: &Value,
         exact_only: &[&str],
     ) -> bool {
-        glob_matches(&self.principal, principal)
-            && glob_matches(&self.server, server)
+        glob_matches_any_case(&self.principal, principal)
+            && glob_matches_any_case(&self.server, server)
             && glob_matches(&self.tool, tool)
             && (!self.only_these_arguments
                 || arguments

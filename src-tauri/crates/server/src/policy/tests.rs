@@ -305,3 +305,30 @@ fn the_old_files_are_migrated_once_after_the_rules_already_there() {
     let again = Policy::new(dir.path());
     assert_eq!(again.rules().unwrap().len(), rules.len());
 }
+
+/// A rule's principal and server match in any case (a principal is one name in any case, a
+/// server's name is lowercase): a deny written `Agent1` / `TIME` is not a rule for no one. The
+/// tool matches as written.
+#[test]
+fn principal_and_server_match_in_any_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-1", "principal": "Agent1", "server": "time", "tool": "*", "decision": "deny"},
+            {"id": "r-2", "principal": "*", "server": "TIME", "tool": "convert_time", "decision": "deny"},
+            {"id": "r-3", "principal": "*", "server": "F[S]", "tool": "Write", "decision": "deny"}
+        ]}),
+    );
+    let none = json!({});
+    let v = policy.decide(&call("agent1", "time", "get_current_time", &none));
+    assert_eq!(v.rule_id.as_deref(), Some("r-1"));
+    let v = policy.decide(&call("agent2", "time", "convert_time", &none));
+    assert_eq!(v.rule_id.as_deref(), Some("r-2"));
+    assert!(policy.may_deny("agent2", "time", "convert_time"));
+    let v = policy.decide(&call("agent2", "fs", "Write", &none));
+    assert_eq!(v.rule_id.as_deref(), Some("r-3"));
+    let v = policy.decide(&call("agent2", "fs", "write", &none));
+    assert_eq!(v.rule_id, None, "the tool matches as written");
+}
