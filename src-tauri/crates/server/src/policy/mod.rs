@@ -253,7 +253,8 @@ impl Policy {
     /// [`Policy::replace`] if the file is still at version `expected` (whatever it holds when
     /// `None`): a writer that read one version never overwrites a change made since (by
     /// another admin, a human's "always allow", an edit of the file). A rule the file does not
-    /// hold yet, and that has no `createdAtMs`, is stamped with the time now. Returns what was
+    /// hold yet, and that has no `createdAtMs`, is stamped with the time now; a rule that can
+    /// never match ([`Rule::never_matches`]) is refused like an invalid one. Returns what was
     /// stored and the file's new version. Errors: [`file::ReplaceError::Changed`] (nothing is
     /// written), or [`file::ReplaceError::Io`] as [`Policy::replace`] fails.
     pub fn replace_if(
@@ -262,9 +263,15 @@ impl Policy {
         expected: Option<&str>,
     ) -> Result<(PolicyDocument, String), file::ReplaceError> {
         doc.rules.iter_mut().for_each(Rule::assign_id);
-        doc.check().map_err(|e| {
-            file::ReplaceError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
-        })?;
+        let never = doc.rules.iter().enumerate().find_map(|(i, r)| {
+            r.never_matches()
+                .map(|why| format!("rule {}: {why}", i + 1))
+        });
+        doc.check()
+            .and_then(|()| never.map_or(Ok(()), Err))
+            .map_err(|e| {
+                file::ReplaceError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+            })?;
         let held: Vec<String> = self
             .rules()
             .map(|rules| rules.into_iter().map(|r| r.id).collect())

@@ -205,6 +205,26 @@ impl Rule {
         Ok(())
     }
 
+    /// Why the rule can never match a call, when it names an argument its tool's policed call
+    /// never has: `run_command`'s rules (server `taskdeck`) see only `command` (the command
+    /// line, `argv` quoted for a shell) and `cwd`. Such a rule is refused when written
+    /// ([`super::Policy::replace_if`]): a "two humans for deploys" rule on `argv` would
+    /// silently ask no one. A file that holds one is still read (it just never matches).
+    pub fn never_matches(&self) -> Option<String> {
+        const RUN_COMMAND_SEES: [&str; 2] = ["command", "cwd"];
+        let run_command =
+            self.server.eq_ignore_ascii_case("taskdeck") && self.tool == "run_command";
+        let unseen = self
+            .arguments
+            .keys()
+            .find(|k| run_command && !RUN_COMMAND_SEES.contains(&k.as_str()))?;
+        Some(format!(
+            "run_command's rules see only `command` (the command line: argv quoted for a \
+             shell) and `cwd`, so `arguments.{unseen}` would never match; write the pattern \
+             for `command`"
+        ))
+    }
+
     /// Gives the rule a fresh id when it has none.
     pub fn assign_id(&mut self) {
         if self.id.is_empty() {

@@ -332,3 +332,21 @@ fn principal_and_server_match_in_any_case() {
     let v = policy.decide(&call("agent2", "fs", "write", &none));
     assert_eq!(v.rule_id, None, "the tool matches as written");
 }
+
+/// A rule for `run_command` on an argument its rules never see (`argv`) is refused when
+/// written, naming the argument to use; the same on another server's tool is kept.
+#[test]
+fn a_run_command_rule_on_argv_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    let rule = |server: &str, key: &str| -> PolicyDocument {
+        serde_json::from_value(json!({"rules": [{"principal": "*", "server": server,
+            "tool": "run_command", "arguments": {key: "*deploy*"}, "decision": "ask"}]}))
+        .unwrap()
+    };
+    let e = policy.replace(rule("taskdeck", "argv")).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("arguments.argv") && e.to_string().contains("`command`"));
+    policy.replace(rule("taskdeck", "command")).unwrap();
+    policy.replace(rule("build-box", "argv")).unwrap();
+}
