@@ -731,6 +731,15 @@ async fn a_password_in_a_url_is_never_shown() {
         result["structuredContent"]["answeredBy"],
         format!("http://carol:****@{at}/final")
     );
+    // `url` is what the agent asked; the monitor that said it finished is named beside it.
+    assert_eq!(
+        result["structuredContent"]["url"],
+        format!("http://bob:****@{at}/start")
+    );
+    assert_eq!(
+        result["structuredContent"]["monitor"],
+        format!("http://bob:****@{at}/mon")
+    );
     let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     let shown = json!({"timeline": detail["timeline"].as_array().unwrap().iter()
             .filter(|e| e["kind"] != "created").collect::<Vec<_>>(),

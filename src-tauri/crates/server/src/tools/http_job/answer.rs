@@ -87,10 +87,11 @@ pub fn unexpected(label: &str, code: StatusCode) -> String {
     )
 }
 
-/// The outcome of an operation that finished: `answer` to a request for `url` (which may have
-/// been redirected: `answeredBy` names the URL that answered). An error when its body's status
-/// word says it failed.
-pub fn finished(url: &Url, answer: &Answer) -> Outcome {
+/// The outcome of an operation that finished: `answer` to the job asked at `url` (the
+/// agent's `url`, or its `monitor` when it gave one), read from the status monitor `monitor`
+/// when one was polled (`None`: the first request's own answer). `answeredBy` names the URL
+/// that answered (after redirects). An error when its body's status word says it failed.
+pub fn finished(url: &Url, monitor: Option<&Url>, answer: &Answer) -> Outcome {
     let (status, body, from) = (answer.status, answer.json(), &answer.from.url);
     let failed = body_status(&body).is_some_and(|w| FAILED.contains(&w.as_str()));
     let how = if failed {
@@ -104,9 +105,13 @@ pub fn finished(url: &Url, answer: &Answer) -> Outcome {
         format!(", answered by {}", shown(from))
     };
     let text = format!("{} finished ({how}{by}): {body}", shown(url));
+    let mut seen = json!({"url": shown(url), "answeredBy": shown(from), "httpStatus": status.as_u16(), "body": body});
+    if let Some(monitor) = monitor.filter(|m| *m != url) {
+        seen["monitor"] = json!(shown(monitor));
+    }
     Outcome::Completed(json!({
         "content": [{"type": "text", "text": text}],
-        "structuredContent": {"url": shown(url), "answeredBy": shown(from), "httpStatus": status.as_u16(), "body": body},
+        "structuredContent": seen,
         "isError": failed
     }))
 }

@@ -208,6 +208,7 @@ impl TaskTool for WaitForHttpJob {
             };
             let mut status = Status::new(ctx);
             // 1. Start the operation (or take the monitor as given).
+            let asked = first.url.clone();
             let (monitor, wait) = if arguments.monitor.is_some() {
                 (first, Duration::ZERO)
             } else {
@@ -219,7 +220,7 @@ impl TaskTool for WaitForHttpJob {
                 }
             };
             // 2. Poll the monitor until the operation finishes.
-            poll::follow(&mut status, &mut reach, monitor, wait, interval).await
+            poll::follow(&mut status, &mut reach, &asked, monitor, wait, interval).await
         }
         .boxed()
     }

@@ -19,11 +19,12 @@ use super::{
 /// Polls `monitor`, first after `wait`, then after what each answer asks (at least `interval`),
 /// until an answer says the operation is no longer running: not a `202` and no running status
 /// word ([`RUNNING`]) in its body. Returns the task's outcome: the final answer
-/// ([`finished`]), a tool error for a 4xx or an answer there is nothing to follow in, or
-/// `Cancelled` (after the `DELETE`).
+/// ([`finished`], for the job first asked at `asked`), a tool error for a 4xx or an answer
+/// there is nothing to follow in, or `Cancelled` (after the `DELETE`).
 pub async fn follow(
     status: &mut Status,
     reach: &mut Reach,
+    asked: &reqwest::Url,
     mut monitor: Target,
     mut wait: Duration,
     interval: Duration,
@@ -69,7 +70,7 @@ pub async fn follow(
         let running =
             code == StatusCode::ACCEPTED || word.as_deref().is_some_and(|w| RUNNING.contains(&w));
         if !running {
-            return finished(&monitor.url, &answer);
+            return finished(asked, Some(&monitor.url), &answer);
         }
         // The same words as the last poll's write nothing: no event per poll.
         status

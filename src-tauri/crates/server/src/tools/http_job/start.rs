@@ -74,7 +74,7 @@ pub async fn start(
         return error(unexpected(&label, code));
     }
     if code != StatusCode::ACCEPTED {
-        return Start::End(finished(url, &answer));
+        return Start::End(finished(url, None, &answer));
     }
     let from = shown(&answer.from.url);
     match answer.location() {
