@@ -1592,6 +1592,9 @@ async fn an_upstream_that_exits_at_start_is_not_served() {
             .unwrap_or_else(|| panic!("{body}"));
         let tail = broken["stderrTail"].to_string();
         if broken["state"] == "failed" && tail.contains("exiting at start") {
+            // A credential the server printed of its own is masked, as in a call's arguments.
+            assert!(!body.to_string().contains("hunter2-x"), "{broken}");
+            assert!(tail.contains("DB_PASSWORD=[redacted]"), "{tail}");
             // How it ended, in words, with its last stderr line.
             let why = broken["lastError"].as_str().unwrap_or_default();
             assert!(

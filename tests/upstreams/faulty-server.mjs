@@ -5,7 +5,8 @@
 //   node faulty-server.mjs                 serves the tools below
 //   node faulty-server.mjs --garbage       also prints non-JSON lines on stdout: before the
 //                                          handshake and before every answer
-//   node faulty-server.mjs --exit-at-start writes one line to stderr and exits 1 at once
+//   node faulty-server.mjs --exit-at-start writes one line to stderr (with DB_PASSWORD=hunter2-x
+//                                          in it) and exits 1 at once
 //   node faulty-server.mjs --odd-tools     also lists two tools Taskdeck cannot serve: "bad name"
 //                                          (a space in its name) and "badref" (its input schema
 //                                          refers to a definition it does not have)
@@ -34,7 +35,8 @@ import { z } from "zod";
 const garbage = process.argv.includes("--garbage");
 
 if (process.argv.includes("--exit-at-start")) {
-  process.stderr.write("faulty-server: exiting at start, as asked (--exit-at-start)\n");
+  // With a credential of its own in the line, as a server that prints its config does.
+  process.stderr.write("faulty-server: exiting at start, as asked (--exit-at-start; DB_PASSWORD=hunter2-x)\n");
   process.exit(1);
 }
 

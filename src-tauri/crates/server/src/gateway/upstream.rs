@@ -779,7 +779,8 @@ fn hidden_part(given: &str, shown: &str) -> Option<String> {
     (!hidden.is_empty()).then(|| hidden.to_string())
 }
 
-/// Reads a child's stderr into `tail` (its last [`STDERR_LINES`] lines) and the debug log.
+/// Reads a child's stderr into `tail` (its last [`STDERR_LINES`] lines) and the debug log,
+/// each line without the spec's `secrets` and what looks like a credential.
 async fn keep_stderr_tail(
     server: String,
     secrets: Vec<String>,
@@ -790,6 +791,11 @@ async fn keep_stderr_tail(
     while let Ok(Some(mut line)) = lines.next_line().await {
         for secret in &secrets {
             line = line.replace(secret.as_str(), "[redacted]");
+        }
+        // What looks like a credential of the server's own (`PASSWORD=…`, a URL's password, a
+        // token by its shape), as the arguments of a call are masked.
+        if let Some(masked) = crate::tools::secrets::mask_string(&line) {
+            line = masked;
         }
         tracing::debug!(server = %server, "stderr: {line}");
         let mut tail = tail.lock().unwrap();
