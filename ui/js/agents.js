@@ -2,11 +2,12 @@
 //
 // POST /v1/agents {name} (admin only) makes a token for a new principal and answers with
 // ready-to-paste configurations, one per MCP client. Names follow the server's rule: 1-64
-// ASCII letters, digits, '-', '_' and '.'; "anonymous" is reserved.
+// ASCII letters, digits, '-', '_' and '.'; "admin" and "anonymous" are reserved in any case,
+// and no two principals differ only in case.
 
 export const AGENT_NAME_MAX = 64;
 const NAME_CHAR = /[A-Za-z0-9._-]/;
-const RESERVED = new Set(['anonymous']);
+const RESERVED = new Set(['admin', 'anonymous']);
 
 /** The clients, in the order the dialog shows them. */
 export const CLIENTS = [
@@ -37,7 +38,7 @@ export function validateAgentName(name) {
     const shown = bad.slice(0, 5).map((c) => (c === ' ' ? 'spaces' : `“${c}”`));
     return `Use only letters (a–z, A–Z), digits, “-”, “_” and “.”; ${shown.join(', ')}${bad.length > 5 ? '…' : ''} ${bad.length === 1 && bad[0] !== ' ' ? 'is' : 'are'} not allowed.`;
   }
-  if (RESERVED.has(s)) return `“${s}” is reserved; choose another name.`;
+  if (RESERVED.has(s.toLowerCase())) return `“${s}” is reserved; choose another name.`;
   return null;
 }
 
@@ -48,7 +49,13 @@ export function validateAgentName(name) {
  */
 export function createAgentError(error, name) {
   const status = error && error.status;
-  if (status === 409) return `A token named “${name}” already exists. Choose another name, or revoke that token first.`;
+  if (status === 409) {
+    // The server says when the name is another principal's in other case, or reserved: then
+    // revoking a token with this very name is no way out.
+    const said = (error && error.message) || '';
+    if (/only in case|reserved/.test(said)) return said.charAt(0).toUpperCase() + said.slice(1);
+    return `A token named “${name}” already exists. Choose another name, or revoke that token first.`;
+  }
   if (status === 403) return 'Only the admin token can connect agents.';
   if (status === 422) return (error && error.message) || 'The server did not accept that name.';
   if (status === 0) return (error && error.message) || 'Taskdeck did not answer.';

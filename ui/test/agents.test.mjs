@@ -23,7 +23,8 @@ test('agent names follow the server rule: 1-64 ASCII letters, digits, - _ .', ()
   assert.match(validateAgentName('café'), /“é” is not allowed/, 'letters are ASCII only, as on the server');
   assert.match(validateAgentName('a/b'), /“\/”/);
   assert.match(validateAgentName('anonymous'), /reserved/);
-  assert.equal(validateAgentName('Anonymous'), null, 'only the exact reserved name');
+  assert.match(validateAgentName('Anonymous'), /reserved/, 'in any case, as the server says');
+  assert.match(validateAgentName('Admin'), /reserved/);
   // Many distinct bad characters: the first five are named.
   assert.match(validateAgentName('!@#$%^&'), /“!”, “@”, “#”, “\$”, “%”… are not allowed/);
 });
@@ -36,6 +37,11 @@ test('names are trimmed before they are checked and sent', () => {
 
 test('create errors: 409 names the taken token, 403/422/network say what happened', () => {
   assert.equal(createAgentError({ status: 409, message: 'x' }, 'test-agent'), 'A token named “test-agent” already exists. Choose another name, or revoke that token first.');
+  assert.equal(
+    createAgentError({ status: 409, message: '"AGENT1" differs from the principal "agent1" only in case; use that one, or choose another name' }, 'AGENT1'),
+    '"AGENT1" differs from the principal "agent1" only in case; use that one, or choose another name',
+  );
+  assert.match(createAgentError({ status: 409, message: 'the name "Admin" is reserved: it is the admin\'s' }, 'Admin'), /^The name "Admin" is reserved/);
   assert.equal(createAgentError({ status: 403 }, 'a'), 'Only the admin token can connect agents.');
   assert.equal(createAgentError({ status: 422, message: 'token names are 1-64 characters' }, 'a'), 'token names are 1-64 characters');
   assert.equal(createAgentError({ status: 422 }, 'a'), 'The server did not accept that name.');
