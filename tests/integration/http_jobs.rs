@@ -59,6 +59,8 @@ async fn question(s: &Server, agent: &str, url: String) -> (String, String) {
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
         .to_string();
+    // A call that holds no credential is not said to hide one.
+    assert!(!text.contains("hidden here"), "{text}");
     (id, text)
 }
 
@@ -720,6 +722,10 @@ async fn a_password_in_a_url_is_never_shown() {
     let asked = v["inputRequests"]["approve"]["params"]["message"]
         .as_str()
         .unwrap();
+    assert!(
+        asked.contains("Values that look like credentials are hidden here"),
+        "the question says what it hides: {asked}"
+    );
     assert!(
         asked.contains(&format!("POST http://bob:****@{at}/start")) && !asked.contains("PW"),
         "{asked}"

@@ -73,6 +73,18 @@ pub fn shown_arguments(policed: &Value, url: &Url, headers: &[(String, String)])
     shown_arguments
 }
 
+/// True when [`shown_arguments`] of the call hides something from the person asked: a
+/// credential-looking value of its arguments or headers, or a URL's password or query value.
+fn holds_secrets(policed: &Value, url: &Url, headers: &[(String, String)]) -> bool {
+    let given: serde_json::Map<String, Value> = headers
+        .iter()
+        .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+        .collect();
+    super::secrets::redact_value(policed).is_some()
+        || shown(url) != url.as_str()
+        || super::secrets::redact_value(&Value::Object(given)).is_some()
+}
+
 /// The permissions of one run.
 pub struct Permission {
     ctx: TaskContext,
@@ -222,7 +234,10 @@ impl Permission {
         let title = format!("Always allow {principal} to send requests to {origin}");
         let ask = Ask {
             key,
-            message: question,
+            message: crate::approvals::noting_hidden_values(
+                question,
+                holds_secrets(&at, url, &self.headers),
+            ),
             always_title: Some(title),
             server: TASKDECK_SERVER.into(),
             tool: TOOL.into(),
