@@ -1,10 +1,13 @@
 // The page's geometry in headless Chromium against the real `taskdeck serve`, measured with
-// boundingBox and the elements' sizes: a task's title gets the row's room before its labels
-// (tool, principal, id) at 1280, 1000 and 640 px wide; ticking a row shows the selection bar
+// boundingBox and the elements' sizes: a long task title is cut before its tool and principal,
+// and the short id drops out of view first, at 1280, 1000, 640 and 420 px wide; ticking a row shows the selection bar
 // without moving the rows, and the list scrolls past it; a label beside the detail's title never
 // breaks inside its word; at the minimum window size, 640x480, with two approvals pending, the
 // first approval and the first two rows are in view; a row's big progress numbers stay in
 // their box, before its message; a long question's row keeps its tool and principal in sight;
+// a group of identical calls keeps its count, tool and principal in sight; at 1280x800 many
+// approvals scroll inside the queue and the task list stays in view; the Policies table breaks
+// names only when it must;
 // at 1280x820 the header stays one line while paused (saying "Paused", not "Live") and while
 // its stream reconnects.
 //
@@ -96,9 +99,12 @@ async function askToRun(commands) {
 async function titleLine(taskId) {
   return row(taskId).evaluate((el) => {
     const title = el.querySelector('.row-tool');
-    const line = el.querySelector('.row-labels') || title.parentElement;
-    const box = line.getBoundingClientRect();
-    const labels = [...line.querySelectorAll(':scope > :not([hidden]):not(.row-tool)')].map((l) => {
+    const line = title.parentElement;
+    const labels = [...line.querySelectorAll('.row-keep > :not([hidden]), .row-labels > :not([hidden])')].map((l) => {
+      // In view: inside the box that clips it (its group), and that inside the line.
+      const clip = l.parentElement.getBoundingClientRect();
+      const cell = line.getBoundingClientRect();
+      const box = { bottom: Math.min(clip.bottom, cell.bottom), right: Math.min(clip.right, cell.right) };
       const r = l.getBoundingClientRect();
       return { text: l.textContent, inView: r.width > 0 && r.top < box.bottom - 1 && r.left < box.right - 1, whole: r.right <= box.right + 0.5 && l.scrollWidth <= l.clientWidth };
     });
@@ -106,28 +112,42 @@ async function titleLine(taskId) {
   });
 }
 
-test('a title gets the row before its labels, at 1280, 1000 and 640 px wide', async () => {
+test('a long title is cut before its tool and principal, and the short id goes first, at 1280, 1000, 640 and 420 px wide', async () => {
   const short = 'Deploy v2.3 to production?';
   const long = 'Nightly export of the billing ledger to the finance database';
-  assert.equal(long.length, 60);
   const shortId = await job(short);
   const longId = await job(long);
-  await row(shortId).waitFor();
-  await row(longId).waitFor();
-  for (const width of [1280, 1000, 640]) {
+  // A command line and a question as titles, each longer than the row at 1280 px.
+  const [loop] = await askToRun(['for i in $(seq 1 20); do echo step $i/20; sleep 1; done']);
+  const asked = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'request_approval', arguments: { message: `Please confirm the migration of every customer database to the new cluster in eu-west-1 ${'and more '.repeat(6)}` } }),
+  });
+  assert.equal(asked.status, 202, await asked.clone().text());
+  const question = (await asked.json()).taskId;
+  const rows = { [shortId]: 'external', [longId]: 'external', [loop]: 'run_command', [question]: 'request_approval' };
+  for (const id of Object.keys(rows)) await row(id).waitFor();
+  for (const width of [1280, 1000, 640, 420]) {
     await page.setViewportSize({ width, height: 820 });
     await waitFor(async () => (await titleLine(shortId)).whole, `"${short}" whole at ${width} px`);
-    if (width === 1280) await waitFor(async () => (await titleLine(longId)).whole, `the 60-character title whole at ${width} px`);
-    for (const id of [shortId, longId]) {
+    for (const [id, tool] of Object.entries(rows)) {
       const line = await titleLine(id);
-      // A label in view never costs the title a letter, and shows whole unless it is alone.
-      if (!line.whole) assert.deepEqual(line.labels, [], `${width} px: the title is cut while labels show: ${JSON.stringify(line)}`);
-      assert.ok(line.labels.slice(1).every((l) => l.whole), `${width} px: a label cut behind another: ${JSON.stringify(line)}`);
+      // Which tool ran it and whose it is are in view, whole, whatever the title's length.
+      assert.deepEqual(line.labels.slice(0, 2).map((l) => [l.text, l.whole]), [[tool, true], ['admin', true]], `${width} px: ${JSON.stringify(line)}`);
+      // The short id gives way before the title loses a letter, and is never cut.
+      if (!line.whole) assert.equal(line.labels.length, 2, `${width} px: the title is cut while the id shows: ${JSON.stringify(line)}`);
+      assert.ok(line.labels.every((l) => l.whole), `${width} px: a label is cut: ${JSON.stringify(line)}`);
+      assert.ok(line.width > 0, `${width} px: some of the title shows`);
     }
-    // With the room, the labels come back: the tool and principal show beside the short title.
-    if (width === 1280) assert.deepEqual((await titleLine(shortId)).labels.map((l) => l.text).slice(0, 2), ['external', 'admin']);
+    // The long rows' titles are what gave way.
+    if (width === 1280) {
+      assert.equal((await titleLine(loop)).whole, false, 'the loop is longer than its row');
+      assert.equal((await titleLine(shortId)).labels.length, 3, 'beside a short title, the id shows too');
+    }
   }
   await page.setViewportSize({ width: 1280, height: 900 });
+  for (const id of [loop, question]) await fetch(`${base}/v1/tasks/${id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
 });
 
 test('ticking a row shows the selection bar without moving a row, and the list scrolls past it', async () => {
@@ -366,6 +386,120 @@ test('at 1280x820 the header stays one line while the stream reconnects, paused 
   assert.equal(await p.locator('#conn').getAttribute('data-state'), 'reconnecting');
   assert.deepEqual((await topbarLines(p)).below, [], 'one line while reconnecting and paused');
   await context.close();
+});
+
+/** Denies every pending approval (`POST /v1/approvals/decide`) and waits for the queue to empty. */
+async function denyAll() {
+  const pending = (await (await fetch(`${base}/v1/approvals`, { headers: { Authorization: `Bearer ${token}` } })).json()).approvals;
+  if (pending.length) {
+    const resp = await fetch(`${base}/v1/approvals/decide`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ items: pending.map((a) => ({ taskId: a.taskId, key: a.key })), decision: 'deny' }),
+    });
+    assert.equal(resp.status, 200, await resp.clone().text());
+  }
+  await waitFor(async () => (await page.locator('#approvals-list > li').count()) === 0, 'the queue emptied');
+}
+
+test('a group of identical calls always shows how many calls it holds, its tool and principal; the arguments give way', async () => {
+  const command = `touch /tmp/${'a-rather-long-directory-name/'.repeat(5)}same-file`;
+  await askToRun([command, command, command]);
+  const group = page.locator('#approvals-list .approval-group');
+  for (const width of [1280, 1000, 640, 420]) {
+    await page.setViewportSize({ width, height: 800 });
+    await group.locator('.approval-group-count', { hasText: '3 identical calls' }).waitFor();
+    const shown = await group.locator('.approval-group-toggle').evaluate((toggle) => {
+      const box = toggle.getBoundingClientRect();
+      const part = (sel) => {
+        const el = toggle.querySelector(sel);
+        const r = el.getBoundingClientRect();
+        return { text: el.textContent, whole: el.scrollWidth <= el.clientWidth && r.width > 0 && r.right <= box.right + 0.5 };
+      };
+      return { count: part('.approval-group-count'), tool: part('.approval-tool'), args: part('.approval-args'), principal: part('.approval-principal'), title: toggle.title };
+    });
+    assert.deepEqual(shown.count, { text: '▸ 3 identical calls', whole: true }, `the count at ${width} px: ${JSON.stringify(shown)}`);
+    assert.deepEqual(shown.principal, { text: 'admin', whole: true }, `the principal at ${width} px`);
+    if (width >= 640) assert.deepEqual(shown.tool, { text: 'taskdeck · run_command', whole: true }, `the tool at ${width} px`);
+    assert.ok(shown.args.text.startsWith('command: touch /tmp/'), JSON.stringify(shown.args));
+    assert.equal(shown.args.whole, false, `the arguments are what gives way at ${width} px`);
+    assert.ok(shown.title.startsWith('3 identical calls (taskdeck · run_command from admin): command: touch'), shown.title);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await denyAll();
+});
+
+/** How far the page scrolls as a whole, and whether the task list's first row is in view. */
+function pageFit() {
+  return page.evaluate(() => {
+    const first = document.querySelector('#task-list .row:not([hidden])[aria-rowindex="1"]').getBoundingClientRect();
+    return {
+      overflow: document.scrollingElement.scrollHeight - window.innerHeight,
+      firstRow: { top: first.top, bottom: first.bottom },
+      inView: first.top >= 0 && first.bottom <= window.innerHeight + 0.5,
+    };
+  });
+}
+
+test('at 1280x800, many approvals (selected, or one opened) scroll inside the queue: the task list stays in view and the page does not scroll', async () => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const ids = [];
+  for (let i = 0; i < 40; i++) {
+    const resp = await fetch(`${base}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'request_approval', arguments: { message: `Bulk question number ${i}: proceed?` } }),
+    });
+    assert.equal(resp.status, 202, await resp.clone().text());
+    ids.push((await resp.json()).taskId);
+  }
+  await askToRun(['echo open me']);
+  const approvals = page.locator('#approvals-list > li');
+  await waitFor(async () => (await approvals.count()) >= 41, 'the 41 approvals in the queue');
+  const plain = await pageFit();
+  assert.ok(plain.overflow <= 0 && plain.inView, `41 approvals: ${JSON.stringify(plain)}`);
+  assert.ok(await page.locator('#approvals-list').evaluate((el) => el.scrollHeight > el.clientHeight), 'the queue scrolls inside itself');
+  // Selected: the selection bar and its reason box take room too.
+  for (const i of [0, 1, 2]) await approvals.nth(i).locator('.approval-check').click();
+  await page.locator('#approvals-selected', { hasText: '3 selected' }).waitFor();
+  const selected = await pageFit();
+  assert.ok(selected.overflow <= 0 && selected.inView, `with a selection: ${JSON.stringify(selected)}`);
+  await page.locator('#approvals-clear').click();
+  // One call opened (its card: the arguments, the editor, the reason box).
+  const call = page.locator('#approvals-list .approval[data-kind="call"]');
+  await call.locator('.approval-summary').click();
+  await call.locator('.approval-reason').waitFor();
+  const open = await pageFit();
+  assert.ok(open.overflow <= 0 && open.inView, `with a call open: ${JSON.stringify(open)}`);
+  const head = await call.locator('.approval-approve').boundingBox();
+  assert.ok(head && head.y >= 0 && head.y + head.height <= 800, `the open call's Approve is in view: ${JSON.stringify(head)}`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await denyAll();
+});
+
+test('the Policies table breaks a principal, server or tool name only when it must', async () => {
+  const file = `${tmp}/cfg/policy.json`;
+  const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+  fs.writeFileSync(file, JSON.stringify({ rules: [
+    { principal: 'agent1', server: 'taskdeck', tool: 'run_command', arguments: { command: 'echo *' }, decision: 'allow', note: 'echo is harmless' },
+    { principal: 'agent1', server: 'taskdeck', tool: 'run_command', arguments: { command: 'echo hi; ls', cwd: '/tmp/h49b' }, decision: 'allow', note: 'always allow, from task 01a248598b7d-c8cd09ec451d49bbb9f3978abc7a136e' },
+  ] }));
+  try {
+    for (const width of [1280, 1000]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.locator('#policies-btn').click();
+      const table = page.locator('.policy-table');
+      await waitFor(async () => (await table.locator('tbody tr').count()) === 2, 'the two rules');
+      const broken = await table.evaluate((t) => [...t.querySelectorAll('tbody td > code')].filter((c) => c.getClientRects().length !== 1).map((c) => c.textContent));
+      assert.deepEqual(broken, [], `${width} px: names split over lines`);
+      await page.keyboard.press('Escape');
+      await table.waitFor({ state: 'hidden' });
+    }
+  } finally {
+    if (before === null) fs.rmSync(file, { force: true });
+    else fs.writeFileSync(file, before);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
 });
 
 test('the page logged no errors', () => {

@@ -2,7 +2,8 @@
 // run_command task runs again from its detail (a new task, decided by the policy again), and
 // the confirmation of a `taskdeck run` job's shows its command line and directory; one finished
 // task is deleted from its detail, and "Clear finished…" deletes every finished task after
-// asking (it says how many), leaving the running one. The list follows through the event stream.
+// asking (it says how many, and under a search that it ignores it), leaving the running one;
+// after a re-run the list's cursor is on the new task, the open one. The list follows through the event stream.
 //
 //   cd tests/browser && npm ci && node --test task-actions.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -92,6 +93,13 @@ test('a finished command runs again from its detail, and a finished task is dele
   }, 'the new task to open');
   await waitFor(async () => (await apiTask(second))?.status === 'completed', 'the re-run to finish');
   assert.equal((await apiTask(second)).arguments.command, 'echo again');
+  // The list's cursor followed: one row is highlighted, the new task's, which is the open one.
+  await row(second).waitFor();
+  await waitFor(async () => (await page.locator('#task-list .row.open:not([hidden])').count()) === 1, 'the new task\'s row open');
+  const marked = await page.locator('#task-list .row:not([hidden])').evaluateAll((rows) =>
+    rows.filter((r) => r.classList.contains('active') || r.classList.contains('open')).map((r) => ({ id: r.querySelector('.row-id').title, active: r.classList.contains('active'), open: r.classList.contains('open') })),
+  );
+  assert.deepEqual(marked, [{ id: second, active: true, open: true }], 'the cursor is on the opened task, not left on the old one');
 
   // A running task has no Delete; the finished one has, and goes after the confirmation.
   await page.locator('#detail .detail-delete:not([hidden])').click();
@@ -142,6 +150,9 @@ test('"Clear finished…" deletes every finished task after asking and keeps the
   await page.locator('#list-footer', { hasText: /^1 task$/ }).waitFor();
   await page.locator('#clear-finished').click();
   await page.locator('#confirm-title', { hasText: `Clear all ${finished} finished tasks?` }).waitFor();
+  // Under a search it says that it ignores it: "all N" is not the rows on screen.
+  await page.locator('#confirm-body', { hasText: `This ignores the search and filters: it is not only the tasks the list shows now, but all ${finished}.` }).waitFor();
+  assert.doesNotMatch(await page.locator('#confirm-body').textContent(), /you can see/);
   await page.locator('#confirm-no').click();
   // The dialog's close event (a task after the click) gives focus back to the button: typing
   // before it would lose keys to that move.
@@ -150,6 +161,7 @@ test('"Clear finished…" deletes every finished task after asking and keeps the
   await row(running).waitFor();
   await page.locator('#clear-finished').click();
   await page.locator('#confirm-title', { hasText: `Clear all ${finished} finished tasks?` }).waitFor();
+  assert.doesNotMatch(await page.locator('#confirm-body').textContent(), /ignores the search/, 'no note without a search');
   await page.locator('#confirm-yes', { hasText: `Clear ${finished} finished` }).click();
   await page.locator('.toast-text', { hasText: /^Deleted \d+ tasks?\.$/ }).waitFor();
   await row(done).waitFor({ state: 'detached' });

@@ -1400,6 +1400,7 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
     body: JSON.stringify({ rules: behind }),
   });
   assert.equal(put.status, 200);
+  expectHttpError(412);
   await add({ 'policy-server': 'fs', 'policy-tool': 'read_*', 'policy-decision': 'allow' });
   await dialog.locator('#policy-error', { hasText: 'changed while this dialog was open' }).waitFor();
   await waitFor(async () => (await rows.count()) === 2, 'the rule added elsewhere shown');

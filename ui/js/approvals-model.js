@@ -3,7 +3,7 @@
 // its calls once expanded), the highlighted row, the selection (Shift for a range), and the
 // words for countdowns, "1 of 2", digests and per-item results. No DOM.
 
-import { formatDuration, shortId } from './format.js';
+import { formatDuration, shortId, argsSummary } from './format.js';
 import { toggleSelection } from './selection-range.js';
 
 /**
@@ -130,6 +130,33 @@ export function quorumText(a) {
  */
 export function approvedBy(a, principal) {
   return Boolean(a && principal && Array.isArray(a.approvedBy) && a.approvedBy.includes(principal));
+}
+
+/**
+ * What the row of a call that `principal` approved already says instead of Approve: that it
+ * waits for more people, and how many ("You approved · waits for 1 more person").
+ */
+export function approvedByMeText(a) {
+  const required = Number(a && a.required) || 1;
+  const left = Math.max(1, required - ((a && a.approvedBy) || []).length);
+  return `You approved · waits for ${left} more ${left === 1 ? 'person' : 'people'}`;
+}
+
+/**
+ * The parts of a group's row (identical calls, `approvals` oldest first): how many calls one
+ * click decides (`count`, always shown whole), the tool, the arguments (what is cut when the
+ * row is narrow), whose calls they are, and the whole label for the tooltip.
+ * @returns {{count: string, tool: string, args: string, principals: string, title: string}}
+ */
+export function groupLabel(approvals) {
+  const first = approvals[0] || {};
+  const n = approvals.length;
+  const count = `${n} identical call${n === 1 ? '' : 's'}`;
+  const tool = `${first.server} · ${first.tool}`;
+  const args = argsSummary(first.arguments, 160) || first.tool || '';
+  const who = [...new Set(approvals.map((a) => a.principal).filter(Boolean))];
+  const principals = who.length > 2 ? `${who.length} principals` : who.join(', ');
+  return { count, tool, args, principals, title: `${count} (${tool}${who.length ? ` from ${who.join(', ')}` : ''}): ${args}` };
 }
 
 /** Whether one more approval of `a` (a queue entry or a question's meta) still leaves it

@@ -12,7 +12,7 @@ import { toast, announce, noticeMs } from './notices.js';
 import { confirmDialog } from './dialogs.js';
 import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
-import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals, approvedBy } from './approvals-model.js';
+import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals, approvedBy, approvedByMeText, groupLabel } from './approvals-model.js';
 import { approvalCard } from './approval-card.js';
 import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender } from './inbox.js';
@@ -231,16 +231,23 @@ function approvalRow(a, inGroup) {
     h('div', { class: 'approval-head' }, check, summary,
       // Another human rewrote the call: who approves it now approves that edit, not the agent's call.
       a.editedBy ? h('span', { class: 'pill approval-edited', title: `${a.editedBy} edited this call: it runs as edited, not as the agent asked (open it to see both)` }, `edited by ${a.editedBy}`) : null,
-      h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : !rights(state.me).seesAll ? h('span', { class: 'muted approval-person-only' }, 'A person decides') : approvedByMe(a) ? [h('span', { class: 'muted approval-person-only' }, 'You approved: another person must'), deny] : [approve, deny]),
+      h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : !rights(state.me).seesAll ? h('span', { class: 'muted approval-person-only' }, 'A person decides') : approvedByMe(a) ? [h('span', { class: 'muted approval-person-only approval-approved-by-me' }, approvedByMeText(a)), deny] : [approve, deny]),
     h('div', { class: 'approval-failure form-error', role: 'alert', hidden: true }),
   );
   return li;
 }
 
 function groupRow(row) {
-  const a = row.approvals[0];
   const n = row.approvals.length;
-  const toggle = h('button', { type: 'button', class: 'approval-group-toggle' });
+  // How many calls one click decides comes first and is never cut; the arguments give way.
+  const toggle = h(
+    'button',
+    { type: 'button', class: 'approval-group-toggle' },
+    h('span', { class: 'approval-group-count' }),
+    h('span', { class: 'approval-tool' }),
+    h('span', { class: 'approval-args' }),
+    h('span', { class: 'approval-principal' }),
+  );
   toggle.addEventListener('click', () => {
     state.approvals.toggleGroup(row.digest);
     state.approvals.activeId = row.id;
@@ -261,7 +268,6 @@ function groupRow(row) {
     { class: 'approval-group', tabindex: '-1', dataset: { id: row.id, digest: row.digest } },
     h('div', { class: 'approval-head' }, toggle, h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' })),
     h('div', { class: 'approval-group-actions', hidden: true }, all, reason, none),
-    h('span', { class: 'visually-hidden' }, `${a.server} ${a.tool}`),
   );
 }
 
@@ -278,11 +284,14 @@ function updateRow(el, row, now) {
   el.tabIndex = inbox.activeId === row.id ? 0 : -1;
   if (row.type === 'group') {
     const first = row.approvals[0];
-    // What differs between groups (the call's arguments) comes first: a narrow row cuts the end.
-    const label = `${argsSummary(first.arguments, 160) || first.tool} — ${row.approvals.length} identical calls (${first.server} · ${first.tool})`;
-    setText(el.querySelector('.approval-group-toggle'), `${row.open ? '▾' : '▸'} ${label}`);
-    el.querySelector('.approval-group-toggle').title = label;
-    el.querySelector('.approval-group-toggle').setAttribute('aria-expanded', String(row.open));
+    const label = groupLabel(row.approvals);
+    const toggle = el.querySelector('.approval-group-toggle');
+    setText(toggle.querySelector('.approval-group-count'), `${row.open ? '▾' : '▸'} ${label.count}`);
+    setText(toggle.querySelector('.approval-tool'), label.tool);
+    setText(toggle.querySelector('.approval-args'), label.args);
+    setText(toggle.querySelector('.approval-principal'), label.principals);
+    toggle.title = label.title;
+    toggle.setAttribute('aria-expanded', String(row.open));
     // The group grows while it is on screen: its label counts the calls it holds now.
     setText(el.querySelector('.approval-group-approve'), `Approve all ${row.approvals.length} identical`);
     el.querySelector('.approval-group-actions').hidden = !row.open || !rights(state.me).seesAll;

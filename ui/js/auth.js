@@ -83,3 +83,21 @@ export function rights(me) {
   const administers = me.role === 'admin' || (me.role === undefined && me.admin === true);
   return { seesAll: administers || me.role === 'human', administers };
 }
+
+/**
+ * What the token screen says when the server refused the token this page was signed in with,
+ * for whom it was (`me`, the last `GET /v1/me` answer, or null): a person's token (role
+ * `human`) was revoked, and only whoever administers Taskdeck can give them a new one; the
+ * admin's (or an unknown one) is replaced by the admin token `taskdeck serve` prints.
+ * @returns {{error: string, person: boolean}} `person`: show the person's hint, not the admin token's
+ */
+export function refusedTokenText(me) {
+  if (me && me.role === 'human') {
+    const who = me.principal ? ` (${me.principal})` : '';
+    return {
+      error: `Your token${who} was revoked or is no longer valid. Ask whoever administers this Taskdeck for a new one, and paste it below.`,
+      person: true,
+    };
+  }
+  return { error: 'The token was not accepted: it was revoked, or it is not one this Taskdeck made. Paste a current token.', person: false };
+}

@@ -228,14 +228,15 @@ export class ListView {
     r.msg = h('span', { class: 'row-msg' });
     r.age = h('span', { class: 'row-age' });
     r.dur = h('span', { class: 'row-dur' });
-    // The title has the first line to itself: the labels after it (styles.css .row-labels) take
-    // what it leaves, and a label that does not fit drops out of view. The status, progress and
-    // message share the second line.
+    // The first line: the title, then what ran it and whose it is (the tool, the principal,
+    // "cancel requested"), which keep their room (styles.css .row-keep): a long title is what
+    // is cut. The short id takes what the whole title leaves (.row-labels) and drops out of view
+    // before the title loses a letter. The status, progress and message share the second line.
     r.el = h(
       'div',
       { class: 'row', role: 'row', id: `task-row-slot-${slot}` },
       h('span', { class: 'cell cell-check', role: 'gridcell' }, r.cb),
-      h('span', { class: 'cell cell-main', role: 'gridcell' }, r.tool, h('span', { class: 'row-labels' }, r.cancel, r.toolName, r.principal, r.id)),
+      h('span', { class: 'cell cell-main', role: 'gridcell' }, r.tool, h('span', { class: 'row-keep' }, r.cancel, r.toolName, r.principal), h('span', { class: 'row-labels' }, r.id)),
       h('span', { class: 'cell cell-status', role: 'gridcell' }, r.badge, r.progWrap, r.msg),
       h('span', { class: 'cell cell-time', role: 'gridcell' }, r.age, r.dur),
     );
@@ -349,6 +350,22 @@ export class ListView {
     this.active = Math.max(0, Math.min(n - 1, index));
     this.activeId = this.model.at(this.active).id;
     if (scroll) this.scrollToIndex(this.active);
+    this.render();
+  }
+
+  /**
+   * Puts the active row on task `taskId` (the one just opened): at once when its row is loaded,
+   * else when it arrives (reanchorActive finds it); meanwhile no row is active, so the cursor is
+   * never left on another task.
+   */
+  activateTask(taskId) {
+    const index = this.model.indexOf(taskId);
+    if (index >= 0) {
+      this.setActive(index);
+      return;
+    }
+    this.active = -1;
+    this.activeId = taskId;
     this.render();
   }
 

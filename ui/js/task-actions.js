@@ -11,6 +11,8 @@ import { state } from './state.js';
 import { toast, announce } from './notices.js';
 import { clearSelection } from './selection.js';
 import { closeDetail, openTask } from './open-task.js';
+import { isFiltered } from './filters.js';
+import { rights } from './auth.js';
 
 /** True when the server can run `task` again: a finished `run_command`, or a `taskdeck run` job that reported its command line. */
 export function canRerun(task) {
@@ -102,7 +104,11 @@ export async function requestRerun(task) {
     const r = await state.api.post(`/v1/tasks/${encodeURIComponent(task.taskId)}/rerun`, {});
     const id = r && r.task && r.task.taskId;
     toast(`Started again as ${shortId(id)}.`, 'good');
-    if (id) openTask(id, { focus: true });
+    if (id) {
+      // The list's cursor follows the new task (its row may arrive after this answer).
+      if (state.list) state.list.activateTask(id);
+      openTask(id, { focus: true });
+    }
     return id;
   } catch (err) {
     toast(`Could not run it again: ${err.message}`, 'bad');
@@ -154,6 +160,25 @@ async function finishedTotal() {
   }
 }
 
+/**
+ * The words of "Clear finished…"'s confirmation for `n` finished tasks (null: not known).
+ * The server clears every finished task the caller may see (`finished: true`), whatever the
+ * list shows: `filtered` (a search, status, tool or principal filter narrows the list) says so
+ * plainly, so "all N" is not read as the rows on screen; `seesAll` (a person: every principal's
+ * tasks) or an agent's own.
+ * @returns {{title: string, body: string, note: string, confirm: string}} `note`: '' when unfiltered
+ */
+export function clearFinishedText(n, { filtered = false, seesAll = false } = {}) {
+  const what = n === null ? 'every finished task' : n === 1 ? 'the 1 finished task' : `all ${formatCount(n)} finished tasks`;
+  const whose = seesAll ? 'of every agent and person' : 'of yours';
+  return {
+    title: n === null ? 'Clear all finished tasks?' : `Clear ${what}?`,
+    body: `Deletes ${what} ${whose} (completed, failed and cancelled) with their timelines. Running and waiting tasks stay.`,
+    note: filtered ? `This ignores the search and filters: it is not only the tasks the list shows now, but ${n === null ? 'every finished task' : n === 1 ? 'that 1 task' : `all ${formatCount(n)}`}.` : '',
+    confirm: n === null ? 'Clear finished' : `Clear ${formatCount(n)} finished`,
+  };
+}
+
 /** Deletes every finished task the caller may see, after a confirmation that says how many. */
 export async function clearFinished() {
   const n = await finishedTotal();
@@ -162,14 +187,15 @@ export async function clearFinished() {
     return;
   }
   // Tasks may finish or go before the server acts: "all N" is what the list knows now.
-  const what = n === null ? 'every finished task' : n === 1 ? 'the 1 finished task' : `all ${formatCount(n)} finished tasks`;
+  const words = clearFinishedText(n, { filtered: isFiltered(state.model.filters), seesAll: rights(state.me).seesAll });
   const ok = await confirmDialog({
-    title: n === null ? 'Clear all finished tasks?' : `Clear ${what}?`,
+    title: words.title,
     body: [
-      h('p', {}, `Deletes ${what} you can see (completed, failed and cancelled) with their timelines. Running and waiting tasks stay.`),
+      h('p', {}, words.body),
+      words.note ? h('p', {}, h('strong', {}, words.note)) : null,
       h('p', { class: 'muted' }, 'Decisions stay in the audit log.'),
-    ],
-    confirmLabel: n === null ? 'Clear finished' : `Clear ${formatCount(n)} finished`,
+    ].filter(Boolean),
+    confirmLabel: words.confirm,
     cancelLabel: 'Keep them',
   });
   if (!ok) return;

@@ -2,7 +2,7 @@
 // what a refused token stops. The page itself starts in app.js once a token is accepted.
 
 import { createApi } from './api.js';
-import { saveToken, forgetToken } from './auth.js';
+import { saveToken, forgetToken, refusedTokenText } from './auth.js';
 import { $, inflate } from './dom.js';
 import { state } from './state.js';
 
@@ -15,6 +15,10 @@ export function closeStream() {
 /** What runs with a token the server accepted (initTokenScreen's `start`). */
 let onToken = null;
 
+/** Whether the token screen speaks to a person whose own token was refused (their hint: ask
+ *  whoever administers Taskdeck) rather than of the admin token `taskdeck serve` prints. */
+let forPerson = false;
+
 /** Shows the token screen with `message` (none: ''); its form is put in place and wired the first
  *  time (index.html keeps it in a template: most starts never show it). */
 export function showTokenScreen(message) {
@@ -26,6 +30,8 @@ export function showTokenScreen(message) {
   $('boot').hidden = true;
   $('app').hidden = true;
   $('token-screen').hidden = false;
+  $('token-hint-admin').hidden = forPerson;
+  $('token-hint-person').hidden = !forPerson;
   const err = $('token-error');
   err.textContent = message || '';
   err.hidden = !message;
@@ -41,7 +47,9 @@ export function onAuthError() {
   forgetToken(sessionStorage);
   closeStream();
   state.ticker.stopAll();
-  showTokenScreen('The token was not accepted: it was revoked, or it is not one this Taskdeck made. Paste a current token.');
+  const said = refusedTokenText(state.me);
+  forPerson = said.person;
+  showTokenScreen(said.error);
 }
 
 /** Notes what the token form does: `start(token)` runs with a token the server accepted. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApi, ApiError, cancelMany, describeBulkCancel, cancelRefusal, lastingWriteFailure, STORE_FULL_TEXT } from '../js/api.js';
-import { parseTokenFragment, loadToken, TOKEN_KEY, taskFromHash, rights } from '../js/auth.js';
+import { parseTokenFragment, loadToken, TOKEN_KEY, taskFromHash, rights, refusedTokenText } from '../js/auth.js';
 
 function memoryStorage() {
   const m = new Map();
@@ -121,4 +121,14 @@ test('a write refused on a full disk is told apart, and onWrite hears how every 
   await api.listTasks('limit=1'); // a read is not a write
   assert.deepEqual(heard.map((e) => e && e.status), [503, 500, null]);
   assert.equal(lastingWriteFailure(null), null);
+});
+
+test('a person whose token was refused is told to ask for a new one, not to paste the admin token', () => {
+  const human = refusedTokenText({ principal: 'alice', role: 'human', admin: false });
+  assert.equal(human.person, true);
+  assert.equal(human.error, 'Your token (alice) was revoked or is no longer valid. Ask whoever administers this Taskdeck for a new one, and paste it below.');
+  assert.doesNotMatch(human.error, /admin token|taskdeck serve/);
+  // The admin's own (or a page that never signed in) keeps the admin token's hint.
+  assert.equal(refusedTokenText({ principal: 'admin', role: 'admin', admin: true }).person, false);
+  assert.equal(refusedTokenText(null).person, false);
 });

@@ -13,6 +13,8 @@ import {
   describeResults,
   changesApprovals,
   ApprovalInbox,
+  approvedByMeText,
+  groupLabel,
 } from '../js/approvals-model.js';
 
 const D1 = `sha256:${'a'.repeat(64)}`;
@@ -171,4 +173,24 @@ test('several rows decided at once hand the highlight to the row that took their
   inbox.activeId = 'd/approve';
   inbox.reset([five[0], five[1]]);
   assert.equal(inbox.activeId, 'b/approve', 'the last ones left: the one before them');
+});
+
+test('a call I approved that waits for more people says so in a whole sentence', () => {
+  const mine = approval('t', 0, { required: 2, approvedBy: ['admin'] });
+  assert.equal(approvedByMeText(mine), 'You approved · waits for 1 more person');
+  assert.equal(approvedByMeText(approval('t', 0, { required: 3, approvedBy: ['admin'] })), 'You approved · waits for 2 more people');
+  assert.doesNotMatch(approvedByMeText(mine), /must$/);
+});
+
+test('a group says how many calls it holds, its tool, arguments and whose they are', () => {
+  const calls = ['t1', 't2', 't3'].map((id) => approval(id, 0, { principal: 'agent2', server: 'taskdeck', tool: 'run_command', arguments: { argv: ['touch', '/tmp/x'], cwd: '/tmp' } }));
+  assert.deepEqual(groupLabel(calls), {
+    count: '3 identical calls',
+    tool: 'taskdeck · run_command',
+    args: 'argv: ["touch","/tmp/x"] · cwd: /tmp',
+    principals: 'agent2',
+    title: '3 identical calls (taskdeck · run_command from agent2): argv: ["touch","/tmp/x"] · cwd: /tmp',
+  });
+  const mixed = [...calls, approval('t4', 0, { principal: 'agent1' }), approval('t5', 0, { principal: 'agent3' })];
+  assert.equal(groupLabel(mixed).principals, '3 principals');
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canRerun, deletePlan, describeDeletions, rerunCommand, finishedCount } from '../js/task-actions.js';
+import { canRerun, deletePlan, describeDeletions, rerunCommand, finishedCount, clearFinishedText } from '../js/task-actions.js';
 
 test('only finished commands and taskdeck run jobs with a command line run again', () => {
   assert.equal(canRerun({ tool: 'run_command', status: 'completed' }), true);
@@ -43,4 +43,18 @@ test('the finished tasks are the completed, failed and cancelled ones of the cou
   assert.equal(finishedCount({ working: 2, input_required: 1, completed: 5, error: 2, failed: 1, cancelled: 3 }), 9);
   assert.equal(finishedCount({ working: 2 }), 0);
   assert.equal(finishedCount(undefined), 0);
+});
+
+test('"Clear finished…" says it ignores the search and filters, and whose tasks it clears', () => {
+  const filtered = clearFinishedText(2036, { filtered: true, seesAll: true });
+  assert.equal(filtered.title, 'Clear all 2,036 finished tasks?');
+  assert.equal(filtered.body, 'Deletes all 2,036 finished tasks of every agent and person (completed, failed and cancelled) with their timelines. Running and waiting tasks stay.');
+  assert.equal(filtered.note, 'This ignores the search and filters: it is not only the tasks the list shows now, but all 2,036.');
+  assert.equal(filtered.confirm, 'Clear 2,036 finished');
+  // Nothing says "you can see": read beside 13 rows on screen, it meant the 13.
+  for (const text of Object.values(filtered)) assert.doesNotMatch(text, /you can see/);
+  const plain = clearFinishedText(3, { filtered: false, seesAll: false });
+  assert.equal(plain.note, '');
+  assert.match(plain.body, /^Deletes all 3 finished tasks of yours /);
+  assert.equal(clearFinishedText(null, { filtered: true }).title, 'Clear all finished tasks?');
 });
