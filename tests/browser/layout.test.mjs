@@ -5,11 +5,13 @@
 // breaks inside its word; at the minimum window size, 640x480, with two approvals pending, the
 // first approval and the first two rows are in view; a row's big progress numbers stay in
 // their box, before its message; a long question's row keeps its tool and principal in sight;
-// a group of identical calls keeps its count, tool and principal in sight; at 1280x800 many
+// a group of identical calls keeps its count, tool and principal in sight, and a single call
+// its principal (its arguments give way); at 420 px a question's text has the row's first line,
+// its tool and principal under it; at 1280x800 many
 // approvals scroll inside the queue and the task list stays in view; the Policies table breaks
 // names only when it must;
 // at 1280x820 the header stays one line while paused (saying "Paused", not "Live") and while
-// its stream reconnects.
+// its stream reconnects, "Signed in as admin" whole in both (the note beside Pause gives way).
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -62,6 +64,36 @@ function topbarLines(p) {
     const first = items[0].getBoundingClientRect();
     const below = items.filter((el) => el.getBoundingClientRect().top >= first.bottom).map((el) => el.id || el.className);
     return { height: bar.getBoundingClientRect().height, below };
+  });
+}
+
+/**
+ * Who is signed in, in page `p`'s top bar: the principal's name, and whether "Signed in as NAME"
+ * shows whole: #me's box is as wide as those words set alone, and more (an ellipsis drawn at
+ * its end, when what follows them is cut, would cover their last letters); and #me ends before
+ * the next item of the bar.
+ */
+function signedIn(p) {
+  return p.locator('#me').evaluate((me) => {
+    const name = me.querySelector('strong');
+    const width = (...parts) => {
+      const probe = document.createElement('span');
+      probe.style.cssText = `position: absolute; white-space: nowrap; font: ${getComputedStyle(me).font}`;
+      probe.append(...parts);
+      document.body.append(probe);
+      const w = probe.getBoundingClientRect().width;
+      probe.remove();
+      return w;
+    };
+    const bold = document.createElement('span');
+    bold.style.font = getComputedStyle(name).font;
+    bold.textContent = name.textContent;
+    const words = width('Signed in as ', bold);
+    const ellipsis = getComputedStyle(me).textOverflow === 'ellipsis' && me.scrollWidth > me.clientWidth ? width('…') : 0;
+    const box = me.getBoundingClientRect();
+    const next = [...me.parentElement.children].slice([...me.parentElement.children].indexOf(me) + 1).find((el) => el.getClientRects().length);
+    const fits = me.clientWidth + 0.5 >= words + ellipsis && (!next || box.right <= next.getBoundingClientRect().left + 0.5);
+    return { name: name.textContent, whole: fits && me.textContent.startsWith(`Signed in as ${name.textContent}`) };
   });
 }
 
@@ -353,17 +385,19 @@ test('at 1280x820 the header says Paused instead of Live, and stays one line wit
   await page.locator('#conn[data-state="paused"]', { hasText: 'Paused' }).waitFor();
   assert.match(await page.locator('#conn').getAttribute('title'), /paused/);
   // The note beside it does not say "Paused" twice; who is signed in keeps the room.
-  assert.ok(await page.locator('#me').evaluate((el) => el.scrollWidth <= el.clientWidth), 'who is signed in shows whole while paused');
+  assert.deepEqual(await signedIn(page), { name: 'admin', whole: true }, 'who is signed in shows whole while paused');
   assert.equal(await page.locator('#pending-note').textContent(), 'list frozen');
-  // Updates to five tasks wait: the longest note.
+  // Updates to seven tasks wait, two each: a long note, and "Resume (N)" with two digits.
   const ids = [];
-  for (let i = 0; i < 5; i++) ids.push(await job(`paused ${i}`));
-  for (const id of ids) await report(id, { statusMessage: 'step 1', progress: { current: 1, total: 3 } });
-  await page.locator('#pending-note', { hasText: /updates to 5 tasks waiting$/ }).waitFor();
+  for (let i = 0; i < 7; i++) ids.push(await job(`paused ${i}`));
+  for (const step of [1, 2]) for (const id of ids) await report(id, { statusMessage: `step ${step}`, progress: { current: step, total: 3 } });
+  await page.locator('#pending-note', { hasText: /^\d\d updates to 7 tasks waiting$/ }).waitFor();
   const paused = await topbarLines(page);
   assert.deepEqual(paused.below, [], `nothing goes to a second line while paused: ${JSON.stringify(paused)}`);
   assert.equal(paused.height, live.height, 'the header keeps its height (the page does not shift)');
-  assert.match(await page.locator('#pending-note').getAttribute('title'), /^Paused · \d+ updates to 5 tasks waiting$/);
+  // "Signed in as admin" keeps its room beside the longest note and "Resume (N)": the note gives way.
+  assert.deepEqual(await signedIn(page), { name: 'admin', whole: true }, 'who is signed in shows whole with updates waiting');
+  assert.match(await page.locator('#pending-note').getAttribute('title'), /^Paused · \d+ updates to 7 tasks waiting$/);
   await page.keyboard.press('p');
   await page.locator('#conn[data-state="open"]', { hasText: 'Live' }).waitFor();
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -379,12 +413,14 @@ test('at 1280x820 the header stays one line while the stream reconnects, paused 
   await p.locator('#conn[data-state="reconnecting"]', { hasText: 'Reconnecting…' }).waitFor();
   await p.locator('#task-list .row').first().waitFor();
   assert.deepEqual((await topbarLines(p)).below, [], 'one line while reconnecting');
+  assert.deepEqual(await signedIn(p), { name: 'admin', whole: true }, 'who is signed in shows whole while reconnecting');
   await p.locator('#task-list').focus();
   await p.keyboard.press('p');
   await p.locator('#pending-note', { hasText: 'list frozen' }).waitFor();
   // A stream that is down says so, paused or not.
   assert.equal(await p.locator('#conn').getAttribute('data-state'), 'reconnecting');
   assert.deepEqual((await topbarLines(p)).below, [], 'one line while reconnecting and paused');
+  assert.deepEqual(await signedIn(p), { name: 'admin', whole: true }, 'who is signed in shows whole while reconnecting and paused');
   await context.close();
 });
 
@@ -401,6 +437,61 @@ async function denyAll() {
   }
   await waitFor(async () => (await page.locator('#approvals-list > li').count()) === 0, 'the queue emptied');
 }
+
+/** The parts of queue row `row`'s summary (by selector): each one's text and whether it shows whole, inside the summary. */
+function summaryParts(row, parts) {
+  return row.locator('.approval-summary').evaluate((summary, sels) => {
+    const box = summary.getBoundingClientRect();
+    const out = { width: box.width };
+    for (const [name, sel] of Object.entries(sels)) {
+      const el = summary.querySelector(sel);
+      const r = el.getBoundingClientRect();
+      out[name] = { text: el.textContent, width: r.width, top: r.top, whole: el.scrollWidth <= el.clientWidth && r.width > 0 && r.right <= box.right + 0.5 };
+    }
+    return out;
+  }, parts);
+}
+
+test('a single call’s row keeps its principal whole and cuts its arguments; at 420 px a question’s text gets the first line', async () => {
+  const [callId] = await askToRun([`cp /var/lib/${'a-rather-long-directory-name/'.repeat(4)}data.db /tmp/backup.db`]);
+  const resp = await fetch(`${base}/v1/jobs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tool: 'request_approval', arguments: { message: 'Ship release 1.2 to production?' } }),
+  });
+  assert.equal(resp.status, 202, await resp.clone().text());
+  const questionId = (await resp.json()).taskId;
+  const call = page.locator(`#approvals-list .approval[data-task-id="${callId}"]`);
+  const question = page.locator(`#approvals-list .approval[data-task-id="${questionId}"]`);
+  for (const width of [1280, 1000, 640, 420]) {
+    await page.setViewportSize({ width, height: 800 });
+    await call.waitFor();
+    const c = await summaryParts(call, { tool: '.approval-tool', args: '.approval-args', principal: '.approval-principal' });
+    assert.deepEqual([c.principal.text, c.principal.whole], ['admin', true], `the call's principal at ${width} px: ${JSON.stringify(c)}`);
+    assert.ok(c.args.text.startsWith('command: cp /var/lib/'), JSON.stringify(c.args));
+    assert.equal(c.args.whole, false, `the arguments are what gives way at ${width} px: ${JSON.stringify(c)}`);
+    if (width >= 640) assert.equal(c.tool.whole, true, `the call's tool at ${width} px: ${JSON.stringify(c)}`);
+    const q = await summaryParts(question, { text: '.approval-tool', tool: '.approval-args', principal: '.approval-principal' });
+    assert.deepEqual([q.text.text, q.text.whole], ['Ship release 1.2 to production?', true], `the question at ${width} px: ${JSON.stringify(q)}`);
+    assert.deepEqual([q.tool.text, q.tool.whole], ['request_approval', true], `the question's tool at ${width} px`);
+    assert.deepEqual([q.principal.text, q.principal.whole], ['admin', true], `the question's principal at ${width} px`);
+    if (width === 420) {
+      // The tool and principal under the text; the call's arguments under its tool and principal.
+      assert.ok(q.tool.top > q.text.top && q.principal.top > q.text.top, `420 px: ${JSON.stringify(q)}`);
+      assert.ok(c.args.top > c.tool.top && c.args.width > c.width * 0.9, `420 px: the arguments get a line of their own: ${JSON.stringify(c)}`);
+    }
+  }
+  // A short narrow window: the first row (three lines) still shows whole, with its Approve and Deny.
+  await page.setViewportSize({ width: 420, height: 480 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const list = await page.locator('#approvals-list').boundingBox();
+  for (const button of ['.approval-approve', '.approval-deny']) {
+    const b = await page.locator('#approvals-list > li').first().locator(button).boundingBox();
+    assert.ok(b && b.y >= list.y - 0.5 && b.y + b.height <= list.y + list.height + 0.5, `420x480: ${button} is whole inside the queue (${JSON.stringify(b)} in ${JSON.stringify(list)})`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await denyAll();
+});
 
 test('a group of identical calls always shows how many calls it holds, its tool and principal; the arguments give way', async () => {
   const command = `touch /tmp/${'a-rather-long-directory-name/'.repeat(5)}same-file`;

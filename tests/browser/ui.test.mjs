@@ -330,6 +330,28 @@ test('search and the status filter narrow the list', async () => {
   await waitFor(async () => (await visibleRowIds()).length > 2, 'all tasks to come back');
 });
 
+test('the empty detail pane shows its keys as keys, also once the open task was hidden by a search and closed', async () => {
+  const emptyHint = () => page.locator('#detail .detail-empty').evaluate((el) => ({ keys: [...el.querySelectorAll('kbd')].map((k) => k.textContent), html: el.innerHTML }));
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+  await page.locator('#detail .detail-empty').waitFor();
+  const first = await emptyHint();
+  assert.deepEqual(first.keys, ['j', 'k', 'Enter', '?']);
+  const label = `kbd-hint-${Date.now()}`;
+  const taskId = await startTask('slow_compute', { seconds: 0.1, label });
+  await row(taskId).click();
+  await page.locator('#detail.open .detail-title-row').waitFor();
+  // A search the open task does not match hides its row; Escape in the list then closes its detail.
+  await page.locator('#search').fill(`${label}-nothing-matches`);
+  await row(taskId).waitFor({ state: 'detached' });
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+  await page.locator('#detail .detail-empty').waitFor();
+  assert.deepEqual(await emptyHint(), first);
+  await page.locator('#search').fill('');
+  await row(taskId).waitFor();
+});
+
 test('pause freezes the list and says how many updates wait', async () => {
   await page.getByRole('button', { name: 'Pause updates' }).click();
   const taskId = await startTask('slow_compute', { seconds: 0.3, label: 'while-paused' });
@@ -1335,6 +1357,55 @@ test('declining a command approval with a reason gives the agent that reason', a
   }, 'the declined command to end');
   assert.equal(done.result.isError, true);
   assert.match(done.result.content[0].text, /Their reason: not today$/);
+});
+
+test('a command approval’s form in the detail starts with the call as asked, as the queue’s editor does; Accept untouched runs it as asked', async () => {
+  const taskId = await startTask('run_command', { command: 'echo prefilled', cwd: tmp });
+  await row(taskId).click();
+  const card = page.locator('.prompt-card[data-key="approve-command"]');
+  const field = card.getByLabel('Edited arguments (JSON object), to approve a changed call');
+  await field.waitFor();
+  // The queue's editor for the same call holds the same text.
+  const queued = page.locator(`#approvals-list .approval[data-task-id="${taskId}"]`);
+  await queued.locator('.approval-summary').click();
+  const editor = queued.locator('.approval-json');
+  await editor.waitFor();
+  const asked = await editor.inputValue();
+  assert.match(asked, /^\{\n {2}"command": "echo prefilled",\n/, asked);
+  assert.equal(await field.inputValue(), asked);
+  // Its line breaks are no hidden characters: no note under the box.
+  assert.equal(await card.locator('.field-hidden-chars:visible').count(), 0);
+  await queued.locator('.approval-summary').click(); // closed again
+  // Its help says what Cancel does to a call: it is denied, as by Decline.
+  const help = await card.locator('.prompt-help').textContent();
+  assert.doesNotMatch(help, /without an answer/);
+  assert.match(help, /Cancel denies it too, without a reason\. Either way it does not run\./);
+  await card.getByRole('button', { name: 'Accept' }).click();
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'the command to run');
+  assert.equal(done.result.isError, false, JSON.stringify(done.result));
+  // Approved as asked: no edit recorded.
+  const resp = await fetch(`${base}/v1/tasks/${taskId}`, { headers: { Authorization: `Bearer ${token}` } });
+  const { timeline } = await resp.json();
+  assert.deepEqual(timeline.filter((e) => e.kind === 'argumentsEdited'), []);
+  const decided = timeline.find((e) => e.kind === 'decision');
+  assert.ok(decided && decided.data.decision === 'allow' && decided.data.editedArguments == null, JSON.stringify(decided));
+});
+
+test('Cancel in a command approval’s form declines the command, and says so', async () => {
+  const taskId = await startTask('run_command', { command: 'seq 1 3' });
+  await row(taskId).click();
+  const card = page.locator('.prompt-card[data-key="approve-command"]');
+  await card.getByRole('button', { name: 'Cancel' }).click();
+  await page.locator('#toasts .toast', { hasText: /^Answer sent: declined “/ }).first().waitFor();
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'the declined command to end');
+  assert.equal(done.result.isError, true);
+  assert.match(done.result.content[0].text, /declined to run `seq 1 3`/);
 });
 
 test('the Policies dialog lists, adds, moves and revokes rules, and the server keeps their order', async () => {

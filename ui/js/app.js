@@ -118,7 +118,7 @@ async function start(token) {
   state.detail.syncPrompts(); // who may answer what is known now
   // A human sees and answers like the admin; agents, servers and policies are the admin's.
   const may = rights(state.me);
-  clear($('me')).append('Signed in as ', h('strong', {}, state.me.principal), may.seesAll ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
+  clear($('me')).append(h('span', { class: 'me-who' }, 'Signed in as ', h('strong', {}, state.me.principal)), may.seesAll ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
   $('me').title = may.administers
     ? 'Signed in with the admin token: you see every principal’s tasks'
     : may.seesAll

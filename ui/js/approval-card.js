@@ -8,7 +8,7 @@
 import { h, uid } from './dom.js';
 import { prettyJson, hidesText } from './format.js';
 import { validateField, REASON_MAX_CHARS } from './form-schema.js';
-import { checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit } from './edited-arguments.js';
+import { checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit, editorText } from './edited-arguments.js';
 import { jsonEqual } from './json-diff.js';
 import { shortDigest } from './approvals-model.js';
 import { clampedText } from './clamp.js';
@@ -92,7 +92,7 @@ export function approvalCard(a, deps) {
     const fields = schemaFields && Object.keys(a.arguments ?? {}).every(named) ? schemaFields : null;
     const jsonId = uid('edit-json');
     const textarea = h('textarea', { id: jsonId, class: 'mono approval-json', rows: 6, spellcheck: 'false' });
-    textarea.value = prettyJson(a.arguments ?? {});
+    textarea.value = editorText(a.arguments);
     const jsonPane = h('div', { class: 'approval-json-pane' }, h('label', { for: jsonId, class: 'field-label' }, 'Edited arguments (JSON)'), textarea);
     let formPane = null;
     let inputs = null;
@@ -124,7 +124,7 @@ export function approvalCard(a, deps) {
           buildForm(checked.value);
           mode = 'form';
         } else {
-          textarea.value = prettyJson(formArguments(fields, readForm(), a.arguments));
+          textarea.value = editorText(formArguments(fields, readForm(), a.arguments));
           mode = 'json';
         }
         showErrors([]);

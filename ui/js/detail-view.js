@@ -33,6 +33,7 @@ const QUESTION_CLAMP = { lines: 4, chars: 400 };
 import { outstandingPrompts, isStale } from './tasks-model.js';
 import { approvedBy, stillWaitsAfterOne } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
+import { answerVerb } from './form-schema.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
 import { canRerun, requestDelete, requestRerun } from './task-actions.js';
@@ -80,6 +81,9 @@ export class DetailView {
     this.openTexts = new Map();
     this.early = [];
     this.log = null;
+    /** "No task selected" as index.html first shows it (its keys in <kbd>), shown again
+     *  whenever no task is open: the same markup in every path. */
+    this.emptyHint = (root.querySelector(':scope > .detail-empty') || h('div', { class: 'detail-empty' })).cloneNode(true);
   }
 
   /** Opens a task (loads its detail). */
@@ -146,9 +150,7 @@ export class DetailView {
     this.root.classList.remove('open');
     document.body.classList.remove('detail-open');
     clear(this.root);
-    this.root.appendChild(
-      h('div', { class: 'detail-empty' }, h('p', { class: 'detail-empty-title' }, 'No task selected'), h('p', { class: 'muted' }, 'Pick a task from the list, or press j/k and Enter. Press ? for all shortcuts.')),
-    );
+    this.root.appendChild(this.emptyHint.cloneNode(true));
   }
 
   /** Stops the output panel of the task shown before; its late answers are dropped. */
@@ -414,7 +416,7 @@ export class DetailView {
     const meta = params._meta && params._meta['taskdeck/approval'];
     const more = response.action === 'accept' && stillWaitsAfterOne(meta) ? ' It still waits for another person to approve it.' : '';
     const r = await this.deps.api.answer(id, { [key]: response });
-    const verb = response.action === 'accept' ? 'accepted' : response.action === 'decline' ? 'declined' : 'dismissed';
+    const verb = answerVerb(response.action, meta);
     if (r.accepted && r.accepted.includes(key)) this.deps.toast(`Answer sent: ${verb} “${question}”.${more}`, 'good');
     else this.deps.toast(`“${question}” was already answered; your answer was not used.`, 'warn');
     if (r.task && this.taskId === id) this.applyTask(r.task);

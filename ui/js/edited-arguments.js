@@ -1,10 +1,13 @@
 // Edited arguments of an approval: the JSON a human typed, checked in the page for syntax and,
 // as far as is practical here, against the tool's inputSchema (the server checks again and
 // answers 422 with the same `{path, message}` errors); and, when the schema is a flat object
-// of simple fields, the tool's form instead of JSON (form-schema.js, as for elicitation). No DOM.
+// of simple fields, the tool's form instead of JSON (form-schema.js, as for elicitation). The
+// queue's editor (approval-card.js) and the detail pane's "Edited arguments" field of the same
+// question (prompt-form.js) both start from the call as asked and send only a real edit. No DOM.
 
 import { describeForm, toContent, isoToLocalInput } from './form-schema.js';
 import { jsonEqual } from './json-diff.js';
+import { prettyJson } from './format.js';
 
 /** @typedef {{path: string, message: string}} ArgumentError  `path`: JSON Pointer ("" = the whole value). */
 
@@ -163,3 +166,35 @@ export function isUnsentEdit(text, asked) {
   }
   return !jsonEqual(value, asked ?? {});
 }
+
+/**
+ * The editor's text for a call's arguments as asked: pretty-printed JSON, with what hides or
+ * reorders text written out (`\u202e`). Both editors of an approval start from it.
+ */
+export function editorText(args) {
+  return prettyJson(args ?? {});
+}
+
+/**
+ * The starting values of an approval question's form (the detail pane's), `values` as
+ * initialValues gives them: its `arguments` field (an editable call's edited arguments, JSON
+ * text) holds the call as asked, as the queue's editor does. `approval`: the question's
+ * `_meta["taskdeck/approval"]` (absent: not an approval, `values` unchanged).
+ */
+export function approvalFormValues(approval, fields, values) {
+  const field = fields.find((f) => f.name === 'arguments' && f.kind === 'text');
+  if (!approval || !approval.editable || !field || (values.arguments ?? '') !== '') return values;
+  return { ...values, arguments: editorText(approval.arguments) };
+}
+
+/**
+ * An approval question's accepted `content` as sent: its `arguments` left out when they are
+ * the call as asked (layout aside), so Accept approves the call as asked and not as an edit,
+ * which would run what is shown (a credential in it is masked) instead of what was asked.
+ */
+export function approvalContent(approval, content) {
+  if (!approval || typeof content.arguments !== 'string' || isUnsentEdit(content.arguments, approval.arguments)) return content;
+  const { arguments: _asked, ...rest } = content;
+  return rest;
+}
+

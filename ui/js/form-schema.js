@@ -300,6 +300,24 @@ export function declineContent(fields, values, declineReason = '') {
 }
 
 /**
+ * The line under an answer form's buttons: what Decline and Cancel do. An approval question
+ * (`approval`: its `_meta["taskdeck/approval"]`) is ended by either: the call is denied and
+ * does not run, so its Cancel is no "without an answer".
+ */
+export function answerHelp(fields, approval) {
+  const asksReason = Boolean(declineContent(fields, { reason: '-' }, '-'));
+  if (approval) return `Decline denies the call${asksReason ? ', with your reason if you typed one' : ''}. Cancel denies it too, without a reason. Either way it does not run.`;
+  return `${asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.'} Cancel dismisses the question without an answer.`;
+}
+
+/** What answer `action` ('accept', 'decline', 'cancel') did, in words: an approval's Cancel
+ *  declined it (the call does not run), another question's dismissed it. */
+export function answerVerb(action, approval) {
+  if (action === 'accept') return 'accepted';
+  return action === 'decline' || approval ? 'declined' : 'dismissed';
+}
+
+/**
  * The `content` object for an accepted answer: typed values, empty optional fields left out.
  * Call after validateForm() found nothing.
  */

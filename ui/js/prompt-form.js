@@ -1,10 +1,13 @@
 // One outstanding input request rendered as a form (from its requestedSchema), checked in the
 // browser before it is sent, with Accept / Decline / Cancel. A form without a `reason` field of
 // its own gets an optional reason box next to Decline: a Decline sends what was typed in it as
-// `content.reason`, which the agent reads ("Declined. Their reason: …").
+// `content.reason`, which the agent reads ("Declined. Their reason: …"). An approval question's
+// form (a call waiting for a person) starts its "Edited arguments" field with the call as asked,
+// as the queue's editor does, and says that Decline and Cancel both deny the call.
 
 import { h, uid } from './dom.js';
-import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, REASON_MAX_CHARS } from './form-schema.js';
+import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, answerHelp, answerVerb, REASON_MAX_CHARS } from './form-schema.js';
+import { approvalFormValues, approvalContent } from './edited-arguments.js';
 import { clampedText } from './clamp.js';
 import { hidesText, shownPlainly } from './format.js';
 
@@ -15,16 +18,17 @@ const TEXT_KINDS = new Set(['text', 'email', 'uri', 'date', 'date-time', 'number
  * A note under a text field whose value holds characters that hide or reorder text (a default
  * an agent gave, or pasted text): the input shows it as the browser draws it, so the note
  * writes it out (`\u{202e}`) for the person to read what they would send. The value itself is
- * sent as it stands.
+ * sent as it stands. In a box of several lines (`multiline`) a line break or a tab shows as
+ * itself: it is none of those.
  */
 function hiddenCharsNote(id) {
   const el = h('div', { id, class: 'field-hint field-hidden-chars', hidden: true });
   return {
     el,
-    show(value) {
-      const hides = typeof value === 'string' && hidesText(value);
+    show(value, multiline = false) {
+      const hides = typeof value === 'string' && hidesText(multiline ? value.replace(/[\n\t]/g, '') : value);
       el.hidden = !hides;
-      el.textContent = hides ? `Holds hidden or reordering characters; written out it reads: ${shownPlainly(value)}` : '';
+      el.textContent = hides ? `Holds hidden or reordering characters; written out it reads: ${shownPlainly(value, multiline)}` : '';
     },
   };
 }
@@ -141,7 +145,10 @@ function fieldControl(f, value, ids, onChange) {
       if (f.kind === 'number') attrs.inputmode = 'decimal';
       if (f.kind === 'integer') attrs.inputmode = 'numeric';
       if (f.kind === 'date-time') attrs.step = '1';
-      const input = long ? h('textarea', { ...attrs, rows: 2 }) : h('input', { ...attrs, type: types[f.kind] || 'text' });
+      // A long text starts as tall as its first value (an approval's edited arguments: the
+      // call as asked, one line a key), up to 10 lines.
+      const rows = Math.min(10, Math.max(2, String(value ?? '').split('\n').length));
+      const input = long ? h('textarea', { ...attrs, rows }) : h('input', { ...attrs, type: types[f.kind] || 'text' });
       input.value = value ?? '';
       input.addEventListener('input', onChange);
       return { el: input, read: () => input.value, focus: () => input.focus(), inputs: [input] };
@@ -200,12 +207,13 @@ export function lockedPromptCard(prompt, why = 'Only the person using Taskdeck (
 }
 
 /**
- * @param {{key: string, message: string, schema: object, mode?: string, url?: string}} prompt
+ * @param {{key: string, message: string, schema: object, mode?: string, url?: string, approval?: object}} prompt
+ *   `approval`: an approval question's `_meta["taskdeck/approval"]` (outstandingPrompts).
  * @param {{send: (key: string, response: object) => Promise<{accepted: string[], ignored: string[]}>}} deps
  */
 export function promptCard(prompt, deps) {
   const { fields } = describeForm(prompt.schema);
-  const values = initialValues(fields);
+  const values = approvalFormValues(prompt.approval, fields, initialValues(fields));
   const errors = {};
   const touched = new Set();
   const titleId = uid('prompt-title');
@@ -250,7 +258,7 @@ export function promptCard(prompt, deps) {
     const onChange = () => {
       values[f.name] = control.read();
       touched.add(f.name);
-      revealed?.show(values[f.name]);
+      revealed?.show(values[f.name], multiline);
       // Re-check a field as soon as it has shown an error, so the message goes away when fixed.
       if (errors[f.name] !== undefined) {
         const msg = validateField(f, values[f.name]);
@@ -260,7 +268,8 @@ export function promptCard(prompt, deps) {
       }
     };
     const control = fieldControl(f, values[f.name], ids, onChange);
-    revealed?.show(values[f.name]);
+    const multiline = control.el.tagName === 'TEXTAREA';
+    revealed?.show(values[f.name], multiline);
     controls.set(f.name, control);
     const errorEl = h('div', { id: ids.error, class: 'field-error', hidden: true });
     errorEls.set(f.name, errorEl);
@@ -305,9 +314,7 @@ export function promptCard(prompt, deps) {
   const declineBox = hasOwnReason(fields) ? null : declineReasonBox(() => send('decline'));
   form.appendChild(formError);
   form.appendChild(h('div', { class: 'prompt-actions' }, acceptBtn, declineBox ? h('span', { class: 'prompt-decline' }, h('label', { for: declineBox.id, class: 'field-label' }, 'Reason, if you decline (the agent reads it)'), declineBox, declineBtn) : declineBtn, cancelBtn, status));
-  const asksReason = Boolean(declineContent(fields, { reason: '-' }, '-'));
-  const declineHelp = asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.';
-  form.appendChild(h('p', { class: 'prompt-help muted' }, `${declineHelp} Cancel dismisses the question without an answer.`));
+  form.appendChild(h('p', { class: 'prompt-help muted' }, answerHelp(fields, prompt.approval)));
 
   let busy = false;
   let gone = false;
@@ -342,7 +349,7 @@ export function promptCard(prompt, deps) {
         controls.get(bad[0].name).focus();
         return false;
       }
-      response.content = toContent(fields, values);
+      response.content = approvalContent(prompt.approval, toContent(fields, values));
       // An optional checkbox with no default, never touched, was not answered.
       for (const f of fields) {
         if (f.kind === 'boolean' && !f.required && !f.hasDefault && !touched.has(f.name)) delete response.content[f.name];
@@ -356,7 +363,7 @@ export function promptCard(prompt, deps) {
     try {
       const r = await deps.send(prompt.key, response);
       if (r && Array.isArray(r.accepted) && r.accepted.includes(prompt.key)) {
-        markGone(action === 'accept' ? 'Accepted. The task continues.' : action === 'decline' ? 'Declined.' : 'Dismissed.');
+        markGone(action === 'accept' ? 'Accepted. The task continues.' : answerVerb(action, prompt.approval) === 'declined' ? 'Declined.' : 'Dismissed.');
         return true;
       }
       markGone('Already answered elsewhere.');

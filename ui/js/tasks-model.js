@@ -490,7 +490,8 @@ export class InputInbox {
   }
 }
 
-/** The prompts a task waits on: [{key, message, schema}] in key order. */
+/** The prompts a task waits on: [{key, message, schema, approval}] in key order; `approval`: an
+ *  approval question's `_meta["taskdeck/approval"]` (the call it decides), else undefined. */
 export function outstandingPrompts(task) {
   const reqs = (task && task.status === 'input_required' && task.inputRequests) || {};
   return Object.keys(reqs)
@@ -504,6 +505,7 @@ export function outstandingPrompts(task) {
         message: typeof params.message === 'string' ? params.message : '',
         schema: params.requestedSchema || { type: 'object', properties: {} },
         url: typeof params.url === 'string' ? params.url : undefined,
+        approval: (params._meta && params._meta['taskdeck/approval']) || undefined,
       };
     });
 }

@@ -2,8 +2,8 @@
 // tool's form for a flat schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseEdited, validateArguments, checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit } from '../js/edited-arguments.js';
-import { validateForm } from '../js/form-schema.js';
+import { parseEdited, validateArguments, checkEdited, errorText, formFields, formValues, formArguments, isUnsentEdit, editorText, approvalFormValues, approvalContent } from '../js/edited-arguments.js';
+import { validateForm, describeForm, initialValues, toContent } from '../js/form-schema.js';
 
 const runCommand = {
   type: 'object',
@@ -85,3 +85,31 @@ test('an edit not sent is text that is not the call as asked; layout alone is no
   assert.equal(isUnsentEdit('{"command": ', asked), true, 'half-typed JSON');
   assert.equal(isUnsentEdit('{}', undefined), false, 'a call without arguments');
 });
+
+test('the detail pane’s "Edited arguments" field starts as the queue’s editor does, and an unchanged one approves as asked', () => {
+  const { fields } = describeForm({
+    type: 'object',
+    properties: {
+      reason: { type: 'string', title: 'Reason, if you decline' },
+      arguments: { type: 'string', title: 'Edited arguments (JSON object), to approve a changed call' },
+    },
+  });
+  const meta = { server: 'taskdeck', tool: 'run_command', arguments: { argv: ['echo', 'safe\u202etxt.sh'], cwd: '/tmp', env: { TOKEN: '[redacted]' } }, editable: true };
+  const values = approvalFormValues(meta, fields, initialValues(fields));
+  // The same text as the queue's editor: pretty-printed, what reorders text written out.
+  assert.equal(values.arguments, editorText(meta.arguments));
+  assert.equal(values.arguments, '{\n  "argv": [\n    "echo",\n    "safe\\u202etxt.sh"\n  ],\n  "cwd": "/tmp",\n  "env": {\n    "TOKEN": "[redacted]"\n  }\n}');
+  assert.equal(values.reason, initialValues(fields).reason, 'the other fields as they were');
+  // Accepted untouched: the call as asked (its masked credential is not sent back as an edit).
+  assert.deepEqual(approvalContent(meta, toContent(fields, values)), {});
+  assert.deepEqual(approvalContent(meta, toContent(fields, { ...values, arguments: '{"cwd":"/tmp","env":{"TOKEN":"[redacted]"},"argv":["echo","safe\u202etxt.sh"]}' })), {}, 'layout alone is no edit');
+  const edit = '{"argv": ["echo", "other"], "cwd": "/tmp"}';
+  assert.deepEqual(approvalContent(meta, toContent(fields, { ...values, arguments: edit })), { arguments: edit });
+  // A call that may not be edited, or a form that is no approval, starts empty and sends what it holds.
+  assert.deepEqual(approvalFormValues({ ...meta, editable: false }, fields, initialValues(fields)), initialValues(fields));
+  assert.deepEqual(approvalFormValues(undefined, fields, initialValues(fields)), initialValues(fields));
+  assert.deepEqual(approvalContent(undefined, { arguments: editorText(meta.arguments) }), { arguments: editorText(meta.arguments) });
+  // What was typed already is kept.
+  assert.equal(approvalFormValues(meta, fields, { arguments: '{}' }).arguments, '{}');
+});
+

@@ -8,6 +8,8 @@ import {
   toContent,
   declineContent,
   hasOwnReason,
+  answerHelp,
+  answerVerb,
   REASON_MAX_CHARS,
   localInputToIso,
   isoToLocalInput,
@@ -233,3 +235,26 @@ test('two choices with the same label are told apart by their values', () => {
     ['Staging (staging)', 'Staging (prod)', 'Dev'],
   );
 });
+
+test('an approval’s form says that Decline and Cancel both deny the call; another question’s Cancel dismisses it', () => {
+  const { fields: approval } = describeForm({
+    type: 'object',
+    properties: {
+      reason: { type: 'string', title: 'Reason, if you decline' },
+      arguments: { type: 'string', title: 'Edited arguments (JSON object), to approve a changed call' },
+    },
+  });
+  const meta = { server: 'taskdeck', tool: 'run_command', arguments: { argv: ['seq', '1', '300000'] }, editable: true };
+  const help = answerHelp(approval, meta);
+  assert.equal(help, 'Decline denies the call, with your reason if you typed one. Cancel denies it too, without a reason. Either way it does not run.');
+  assert.doesNotMatch(help, /without an answer/);
+  assert.equal(answerVerb('cancel', meta), 'declined');
+  assert.equal(answerVerb('decline', meta), 'declined');
+  assert.equal(answerVerb('accept', meta), 'accepted');
+  // A request_approval question (no call behind it): Cancel dismisses it.
+  const { fields: question } = describeForm({ type: 'object', properties: {} });
+  assert.equal(answerHelp(question, undefined), 'Decline answers “no”, with your reason if you typed one. Cancel dismisses the question without an answer.');
+  assert.equal(answerVerb('cancel', undefined), 'dismissed');
+  assert.equal(answerVerb('decline', undefined), 'declined');
+});
+

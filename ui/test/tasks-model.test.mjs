@@ -291,12 +291,15 @@ test('outstanding prompts come from inputRequests in key order', () => {
     status: 'input_required',
     inputRequests: {
       'second-answer': { method: 'elicitation/create', params: { mode: 'form', message: 'Second?', requestedSchema: { type: 'object', properties: {} } } },
-      'first-answer': { method: 'elicitation/create', params: { mode: 'form', message: 'First?' } },
+      'first-answer': { method: 'elicitation/create', params: { mode: 'form', message: 'First?', _meta: { 'taskdeck/approval': { tool: 'run_command', arguments: { command: 'ls' }, editable: true } } } },
     },
   });
   const prompts = outstandingPrompts(t);
   assert.deepEqual(prompts.map((p) => [p.key, p.message]), [['first-answer', 'First?'], ['second-answer', 'Second?']]);
   assert.deepEqual(prompts[0].schema, { type: 'object', properties: {} });
+  // An approval question carries the call it decides; another question none.
+  assert.deepEqual(prompts[0].approval, { tool: 'run_command', arguments: { command: 'ls' }, editable: true });
+  assert.equal(prompts[1].approval, undefined);
   assert.deepEqual(outstandingPrompts({ ...t, status: 'working' }), []);
 });
 
