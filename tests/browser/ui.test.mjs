@@ -1489,6 +1489,19 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
   await dialog.locator('.policy-empty').waitFor();
   await dialog.locator('#policy-close').click();
   await dialog.waitFor({ state: 'hidden' });
+
+  // A policy.json with a typo: the dialog says so and writes nothing, so the rules the file
+  // holds (which it cannot show) are not replaced by the one added here.
+  const file = path.join(tmp, 'cfg', 'policy.json');
+  const broken = '{"rules": [{"principal": "*", "server": "fs", "tool": "*", "decison": "deny"}]}';
+  fs.writeFileSync(file, broken);
+  await page.locator('#policies-btn').click();
+  await dialog.locator('#policy-problem', { hasText: 'not valid' }).waitFor();
+  assert.equal(await dialog.locator('#policy-add').isDisabled(), true);
+  assert.equal(fs.readFileSync(file, 'utf8'), broken);
+  fs.writeFileSync(file, '{"rules": []}');
+  await dialog.locator('#policy-close').click();
+  await dialog.waitFor({ state: 'hidden' });
 });
 
 test('a huge approval question is clamped: Accept stays in view, and "Show all" opens the whole text in its own scroll box', async () => {

@@ -248,6 +248,76 @@ async fn an_edit_the_policy_denies_is_not_used() {
     );
 }
 
+/// An edit is decided by the policy as the agent's call would be: a call one human may
+/// approve, edited by that human into a call a rule asks two humans for, needs the second
+/// human before it runs (the question says why); edited back, one is enough again.
+#[tokio::test]
+async fn an_edit_onto_a_two_human_rule_needs_two_humans() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"id": "r-deploy2", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo deploy*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let alice = s.human("alice").await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo harmless").await;
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(queue["approvals"][0]["required"], 1, "{queue}");
+    let (status, r) = s
+        .v1_post(
+            Some(&alice),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": id}], "decision": "approve",
+                   "arguments": {"command": "echo deploy-prod"}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{r}");
+    let next = s
+        .wait_for(&s.admin, &id, "round 2", |t| {
+            t["inputRequests"].get("approve-command#2").is_some()
+        })
+        .await;
+    let message = next["inputRequests"]["approve-command#2"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        message.contains("needs 2 humans (rule r-deploy2)")
+            && message.contains("1 of 2 humans approved (alice)"),
+        "{message}"
+    );
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(queue["approvals"][0]["required"], 2, "{queue}");
+    // The call as edited is under an ask rule: "always allow" would save a rule it shadows.
+    let form = &next["inputRequests"]["approve-command#2"]["params"]["requestedSchema"];
+    assert!(form["properties"].get("alwaysAllow").is_none(), "{form}");
+    // Alice cannot be the second.
+    let (_, r) = s
+        .v1_post(
+            Some(&alice),
+            "/v1/approvals/decide",
+            json!({"items": [{"taskId": id}], "decision": "approve"}),
+        )
+        .await;
+    assert_eq!(r["results"][0]["ok"], false, "{r}");
+    assert!(
+        r["results"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("alice approved this call already"),
+        "{r}"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(detail["task"]["status"], "input_required", "{detail}");
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(r["results"][0]["ok"], true, "{r}");
+    let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(text.contains("deploy-prod"), "{result}");
+}
+
 /// `humans: 2` with an edit: after a human edits the call, the next human's question says the
 /// call as it will run (not only its `_meta`); "always allow" from one of two saves no rule;
 /// and "Run again" after a refused edit runs what ran, not the refused edit.
@@ -309,8 +379,25 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
     let (result, text) = result_text(&s, &agent, &id).await;
     assert!(text.contains("edited-by-alice"), "{result}");
 
-    // The admin asks to always allow a call, alice does not: no rule is saved.
+    // A call an ask rule decided is offered no "always allow": the rule it would save goes
+    // after that ask rule, which matches first.
+    let id = asking(&s, &agent, "echo mofn offered").await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let form = &detail["task"]["inputRequests"]["approve-command"]["params"]["requestedSchema"];
+    assert!(form["properties"].get("alwaysAllow").is_none(), "{form}");
+    s.v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+
+    // Two humans by the file's terms (no rule decides): the admin asks to always allow a
+    // call, alice does not: no rule is saved.
+    let policy = json!({"approval": {"humans": 2}, "rules": [
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "*denied*"}, "decision": "deny"}]});
+    std::fs::write(s.dir.join("cfg/policy.json"), policy.to_string()).unwrap();
     let id = asking(&s, &agent, "echo mofn second").await;
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let form = &detail["task"]["inputRequests"]["approve-command"]["params"]["requestedSchema"];
+    assert!(form["properties"].get("alwaysAllow").is_some(), "{form}");
     let (_, r) = decide(
         &s,
         json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true}),
@@ -342,9 +429,12 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
         "{second}"
     );
     let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
-    assert_eq!(policy["rules"].as_array().unwrap().len(), 2, "{policy}");
+    assert_eq!(policy["rules"].as_array().unwrap().len(), 1, "{policy}");
 
     // A refused edit, then approved as asked: "Run again" runs what ran.
+    s.write_policy(json!([
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "*denied*"}, "decision": "deny"}]));
     let id = asking(&s, &agent, "echo plain-run").await;
     let (_, r) = decide(
         &s,

@@ -61,8 +61,13 @@ async function reload() {
   try {
     const r = await deps.api.get('/v1/policy');
     took(r);
-    $('policy-problem').textContent = r.problem ? `The policy file is not valid, so none of its rules apply: ${r.problem}` : '';
+    // A file that is not valid holds rules this dialog cannot show: adding one here would
+    // replace them all, so nothing is written until the file is fixed.
+    $('policy-problem').textContent = r.problem
+      ? `The policy file is not valid, so none of its rules apply: ${r.problem}. Fix the file (its rules are kept as they are); this dialog changes nothing until then.`
+      : '';
     $('policy-problem').hidden = !r.problem;
+    $('policy-add').disabled = Boolean(r.problem);
     render();
   } catch (err) {
     showError(`Could not read the policy: ${problemText(err)}`);

@@ -18,6 +18,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::Serialize;
+use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::api_error::{ApiError, ApiPath, ProblemDocument, json_body};
@@ -71,7 +72,8 @@ fn with_etag(view: PolicyView) -> Response {
 }
 
 /// The versions an `If-Match` header accepts: `None` for any (no header, or `*`), else the
-/// entity tags it lists (quotes and a weak `W/` taken off). Errors: 400 for a header that is
+/// entity tags it lists, quotes taken off (a weak `W/"…"` tag is kept as it is, so it never
+/// matches: If-Match compares strongly, RFC 9110 §13.1.1). Errors: 400 for a header that is
 /// not text.
 fn if_match(headers: &HeaderMap) -> Result<Option<Vec<String>>, ApiError> {
     let Some(value) = headers.get(header::IF_MATCH) else {
@@ -86,13 +88,7 @@ fn if_match(headers: &HeaderMap) -> Result<Option<Vec<String>>, ApiError> {
     Ok(Some(
         value
             .split(',')
-            .map(|t| {
-                let t = t.trim();
-                t.strip_prefix("W/")
-                    .unwrap_or(t)
-                    .trim_matches('"')
-                    .to_string()
-            })
+            .map(|t| t.trim().trim_matches('"').to_string())
             .collect(),
     ))
 }
@@ -124,8 +120,9 @@ pub(crate) async fn get_policy(
 }
 
 /// `PUT /v1/policy`: replaces every rule (a rule without an id gets one; a new rule without
-/// `createdAtMs` gets the time now). With `If-Match: "<ETag of a GET>"` only if the file has
-/// not changed since.
+/// `createdAtMs` gets the time now), and the file's `approval` terms when the body has them
+/// (without, they stay). With `If-Match: "<ETag of a GET>"` only if the file has not changed
+/// since.
 #[utoipa::path(put, path = "/v1/policy", tag = "policy", request_body = PolicyDocument,
     params(("If-Match" = Option<String>, Header, description = "the `ETag` of the policy this change was made to: the change is refused (412) if the file has changed since")),
     responses((status = 200, description = "the rules as stored; the `ETag` header is the file's new version", body = PolicyView),
@@ -136,14 +133,21 @@ pub(crate) async fn put_policy(
     State(policy): State<Arc<Policy>>,
     Extension(p): Extension<Principal>,
     headers: HeaderMap,
-    body: Result<Json<PolicyDocument>, axum::extract::rejection::JsonRejection>,
+    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     ApiError::admin_only(&p, "changes the policy")?;
     let expected = if_match(&headers)?;
-    let doc = json_body(
-        body,
-        "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"onlyTheseArguments\"?, \"publicOnly\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"approval\"?, \"note\"?}]}",
-    )?;
+    const SHAPE: &str = "{\"rules\": [{\"principal\", \"server\", \"tool\", \"arguments\"?, \"onlyTheseArguments\"?, \"publicOnly\"?, \"decision\": \"allow\"|\"ask\"|\"deny\", \"approval\"?, \"note\"?}], \"approval\"?}";
+    let given = json_body(body, SHAPE)?;
+    // `{rules}` alone changes the rules: the file's own approval terms stay.
+    let keeps_terms = given
+        .as_object()
+        .is_some_and(|m| !m.contains_key("approval"));
+    let bytes = serde_json::to_vec(&given).map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut doc = json_body(Json::<PolicyDocument>::from_bytes(&bytes), SHAPE)?;
+    if keeps_terms && let Ok(now) = policy.document() {
+        doc.approval = now.approval;
+    }
     // One tag or several: the file must be at one of them.
     let current = policy.versioned_document().0;
     let expected = match expected {

@@ -2,9 +2,10 @@
 //! expiry (the request is closed as expired at its deadline and the terms' default applies),
 //! M of N (further questions `KEY#2`, `KEY#3`, ... until enough distinct humans approved; one
 //! denial refuses; one deadline for all of them), and edits (an approval with edited arguments
-//! is checked against the tool's input schema and the policy's deny rules; one that does not
-//! fit or is denied is asked again, saying why, and an edit restarts the count of humans, who
-//! approved another call). A resumed run
+//! is checked against the tool's input schema and decided by the policy as the agent's call
+//! is; one that does not fit or is denied is asked again, saying why; one the policy asks more
+//! humans for needs that many; and an edit restarts the count of humans, who approved another
+//! call). A resumed run
 //! replays the answers given before the restart and keeps the deadline.
 
 use std::time::Duration;
@@ -46,11 +47,41 @@ pub struct Ask {
     pub hands_back: bool,
 }
 
-/// Whether the policy denies the call with other arguments (a human's edit): `Some("rule
-/// ID")` for a `deny` rule that covers it ([`Policy::denying_rule`](crate::policy::Policy)
-/// with the arguments as the tool gives them to the policy), else `None`. An edit the policy
-/// denies is not used: the question is asked again, saying so.
-pub type DenyCheck<'a> = dyn Fn(&Value) -> Option<String> + Send + Sync + 'a;
+impl Ask {
+    /// The "always allow" checkbox's title, when it is offered: not for a call an `ask` rule
+    /// decided, since the rule "always allow" saves goes after it and, first match wins, would
+    /// never be reached (the same call would be asked again).
+    fn always_offered(&self) -> Option<&str> {
+        let asked_by_rule =
+            self.verdict.decision == crate::policy::Decision::Ask && self.verdict.rule_id.is_some();
+        self.always_title.as_deref().filter(|_| !asked_by_rule)
+    }
+}
+
+/// What the policy says of the call with other arguments (a human's edit), as it would of the
+/// agent's call ([`Policy::judge_edit`](crate::policy::Policy::judge_edit) with the arguments
+/// as the tool gives them to the policy). An edit the policy denies is not used: the question
+/// is asked again, saying so; one it asks more humans for needs that many.
+pub type EditCheck<'a> = dyn Fn(&Value) -> EditVerdict + Send + Sync + 'a;
+
+/// The policy's word on an edited call ([`EditCheck`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum EditVerdict {
+    /// A `deny` rule covers it: `"rule ID"`.
+    Denied(String),
+    /// It may run once `humans` humans approved it (0 when the policy would allow it unasked:
+    /// an edit never needs fewer humans than the call asked about); `why`: the rule or default
+    /// that says so.
+    Needs {
+        /// How many distinct humans the policy asks for the edited call.
+        humans: u32,
+        /// `"rule ID"` or the default's reason.
+        why: String,
+        /// An `ask` rule decides the edited call: a rule "always allow" saved after it would
+        /// never be reached, so none is offered.
+        asked_by_rule: bool,
+    },
+}
 
 /// How an approval ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,9 +121,9 @@ pub fn round_key(base: &str, n: u32) -> String {
 pub async fn ask(
     ctx: &TaskContext,
     ask: &Ask,
-    denies: &DenyCheck<'_>,
+    judge: &EditCheck<'_>,
 ) -> Result<Answer, InputError> {
-    let answer = ask_rounds(ctx, ask, denies).await;
+    let answer = ask_rounds(ctx, ask, judge).await;
     // Taskdeck stopping is no end of the question: the next start asks it again (a resumable
     // tool) or records it as abandoned (`record::abandoned_at_restart`), once.
     if answer.is_ok() || !ctx.is_stopping() {
@@ -104,10 +135,13 @@ pub async fn ask(
 async fn ask_rounds(
     ctx: &TaskContext,
     ask: &Ask,
-    denies: &DenyCheck<'_>,
+    judge: &EditCheck<'_>,
 ) -> Result<Answer, InputError> {
     let earlier = ctx.input_rounds().unwrap_or_default();
     let mut arguments = ask.arguments.clone();
+    // How many humans the call as it now runs needs: the terms', or more for an edit the
+    // policy asks more humans for.
+    let mut required = ask.verdict.terms.humans;
     let mut edited = None;
     // Who edited the call last: the next questions show the call as it now runs.
     let mut edited_by: Option<String> = None;
@@ -116,6 +150,10 @@ async fn ask_rounds(
     // when every human the terms require asked for it.
     let mut always_votes = 0usize;
     let mut note: Option<String> = None;
+    // Said once with the next question: the edit just used needs more humans than asked.
+    let mut raised: Option<String> = None;
+    // The call as edited is decided by an `ask` rule: no "always allow" for it.
+    let mut edit_shadows_always = false;
     // One deadline for the whole approval, fixed when it is first asked: later rounds (M of N,
     // a refused edit) do not extend it.
     let mut deadline: Option<Option<i64>> = None;
@@ -131,6 +169,7 @@ async fn ask_rounds(
                 let shown = super::shown_arguments(&arguments);
                 let meta = ApprovalMeta {
                     edited_by: edited_by.clone(),
+                    required,
                     ..meta_for(ctx, ask, &shown, &approved_by, expires_at_ms)
                 };
                 // The call as it runs now: an edit is shown in the text every human reads, not
@@ -147,7 +186,8 @@ async fn ask_rounds(
                     Some(note) => format!("{note}\n\n{call}"),
                     None => call,
                 };
-                question::approval_request(&message, ask.always_title.as_deref(), &meta)
+                let always = ask.always_offered().filter(|_| !edit_shadows_always);
+                question::approval_request(&message, always, &meta)
             }
         };
         let expires_at_ms = question::meta_of(&request).and_then(|m| m.expires_at_ms);
@@ -171,7 +211,7 @@ async fn ask_rounds(
             false => format!(
                 " {} of {} humans approved ({}).",
                 approved_by.len(),
-                ask.verdict.terms.humans,
+                required,
                 approved_by.join(", ")
             ),
         };
@@ -186,19 +226,37 @@ async fn ask_rounds(
                     continue;
                 }
                 // A person may change a call, not the policy: what a deny rule refuses is
-                // refused as edited too.
-                if let Some(rule) = denies(&new) {
-                    note = Some(format!(
-                        "{human}'s edit was not used: the policy denies the call as edited ({rule}).{so_far}"
-                    ));
-                    continue;
-                }
+                // refused as edited too, and what it asks more humans for needs them.
+                let needs = match judge(&new) {
+                    EditVerdict::Denied(rule) => {
+                        note = Some(format!(
+                            "{human}'s edit was not used: the policy denies the call as edited ({rule}).{so_far}"
+                        ));
+                        continue;
+                    }
+                    EditVerdict::Needs {
+                        humans,
+                        why,
+                        asked_by_rule,
+                    } => (humans, why, asked_by_rule),
+                };
                 arguments = new.clone();
                 // An edit back to the call as first asked is that call again.
                 (edited, edited_by) = match new == ask.arguments {
                     true => (None, None),
                     false => (Some(new), Some(human.clone())),
                 };
+                let before = required;
+                (required, edit_shadows_always) = match edited {
+                    Some(_) => (ask.verdict.terms.humans.max(needs.0), needs.2),
+                    None => (ask.verdict.terms.humans, false),
+                };
+                raised = (required > before).then(|| {
+                    format!(
+                        "The call as {human} edited it needs {required} humans ({}). ",
+                        needs.1
+                    )
+                });
                 // The others approved another call: their votes (and their "always") go.
                 approved_by.clear();
                 always_votes = 0;
@@ -214,11 +272,12 @@ async fn ask_rounds(
         // "Always allow" counts only where it was offered: a call holding credentials gets none.
         // A rule lets the call run with no human at all, so it takes every approving human's
         // consent: one of two cannot waive the other.
-        let wants_always = ask.always_title.is_some() && question::always_allow(&answer);
+        let wants_always = ask.always_offered().is_some()
+            && !edit_shadows_always
+            && question::always_allow(&answer);
         always_votes += usize::from(wants_always);
         approved_by.push(human);
-        let required = ask.verdict.terms.humans as usize;
-        if approved_by.len() >= required {
+        if approved_by.len() >= required as usize {
             return Ok(Answer::Approved {
                 edited,
                 always: always_votes == approved_by.len(),
@@ -237,7 +296,8 @@ async fn ask_rounds(
                 .into(),
         };
         note = Some(format!(
-            "{progress} ({}).{asked_always}",
+            "{}{progress} ({}).{asked_always}",
+            raised.take().unwrap_or_default(),
             approved_by.join(", ")
         ));
     }

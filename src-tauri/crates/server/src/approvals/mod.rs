@@ -170,8 +170,8 @@ pub async fn obtain(
         expiry_cap_ms: call.expiry_cap_ms,
         hands_back: call.hands_back,
     };
-    let denies = |edited: &Value| {
-        policy.denying_rule(&PolicyCall {
+    let judge = |edited: &Value| {
+        policy.judge_edit(&PolicyCall {
             principal: ctx.principal(),
             server,
             tool,
@@ -179,7 +179,7 @@ pub async fn obtain(
             hints: call.hints,
         })
     };
-    Ok(match ask::ask(ctx, &question, &denies).await? {
+    Ok(match ask::ask(ctx, &question, &judge).await? {
         Answer::Approved {
             edited,
             always,

@@ -146,13 +146,26 @@ impl Policy {
             .cloned()
     }
 
-    /// `"rule ID"` when the rule that decides `call` is a `deny` rule, else `None` (an allow or
-    /// ask rule first, or no rule: the defaults deny nothing). What checks a human's edit of a
-    /// call: the edited call is refused as the agent's would be.
-    pub fn denying_rule(&self, call: &PolicyCall) -> Option<String> {
-        self.matching_rule(call, &[])
-            .filter(|rule| rule.decision == Decision::Deny)
-            .map(|rule| format!("rule {}", rule.id))
+    /// What the policy says of a human's edit of a call, `call` being the call as edited: it is
+    /// decided as the agent's call would be ([`Policy::decide`]), so a `deny` rule refuses it
+    /// and an `ask` (a rule's or the default's) needs its terms' humans; an `allow` needs none
+    /// beyond those the original call's question asks.
+    pub fn judge_edit(&self, call: &PolicyCall) -> crate::approvals::ask::EditVerdict {
+        use crate::approvals::ask::EditVerdict;
+        let verdict = self.decide(call);
+        match verdict.decision {
+            Decision::Deny => EditVerdict::Denied(verdict.reason),
+            Decision::Ask => EditVerdict::Needs {
+                humans: verdict.terms.humans,
+                asked_by_rule: verdict.rule_id.is_some(),
+                why: verdict.reason,
+            },
+            Decision::Allow => EditVerdict::Needs {
+                humans: 0,
+                why: verdict.reason,
+                asked_by_rule: false,
+            },
+        }
     }
 
     /// True when some `deny` rule covers `tool` on `server` by `principal` for some arguments

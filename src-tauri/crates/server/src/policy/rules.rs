@@ -115,6 +115,11 @@ pub fn argument_text(value: &Value) -> String {
     }
 }
 
+/// True when `pattern` holds a glob's special characters (`*`, `?`, `[`).
+fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '['])
+}
+
 /// The glob that matches exactly `text` and nothing else.
 pub fn exact(text: &str) -> String {
     glob::Pattern::escape(text)
@@ -205,23 +210,57 @@ impl Rule {
         Ok(())
     }
 
-    /// Why the rule can never match a call, when it names an argument its tool's policed call
-    /// never has: `run_command`'s rules (server `taskdeck`) see only `command` (the command
-    /// line, `argv` quoted for a shell) and `cwd`. Such a rule is refused when written
-    /// ([`super::Policy::replace_if`]): a "two humans for deploys" rule on `argv` would
+    /// Why the rule can never match a call, when it names one of Taskdeck's own tools (server
+    /// `taskdeck`) in a way no call of it is policed: a tool Taskdeck does not police
+    /// (`request_approval` is a question to a person already), a tool name in other case (tool
+    /// names match as written), or an argument the tool's policed call never has:
+    /// `run_command`'s rules see only `command` (the command line, `argv` quoted for a shell)
+    /// and `cwd`; `wait_for_http_job`'s see `url` (the URL it starts at, its `monitor` too),
+    /// `method`, `body` and `pollIntervalMs`, never `headers`. Such a rule is refused when
+    /// written ([`super::Policy::replace_if`]): a "two humans for deploys" rule on `argv` would
     /// silently ask no one. A file that holds one is still read (it just never matches).
     pub fn never_matches(&self) -> Option<String> {
-        const RUN_COMMAND_SEES: [&str; 2] = ["command", "cwd"];
-        let run_command =
-            self.server.eq_ignore_ascii_case("taskdeck") && self.tool == "run_command";
+        const POLICED: [(&str, &[&str]); 2] = [
+            ("run_command", &["command", "cwd"]),
+            (
+                "wait_for_http_job",
+                &["url", "method", "body", "pollIntervalMs"],
+            ),
+        ];
+        if !self.server.eq_ignore_ascii_case("taskdeck") || is_glob(&self.tool) {
+            return None;
+        }
+        let Some((tool, sees)) = POLICED.iter().find(|(t, _)| *t == self.tool) else {
+            let why = match POLICED
+                .iter()
+                .find(|(t, _)| t.eq_ignore_ascii_case(&self.tool))
+            {
+                Some((tool, _)) => format!("tool names match as written: write `{tool}`"),
+                None => format!(
+                    "Taskdeck's policy decides only run_command and wait_for_http_job of its own \
+                     tools, so a rule for {:?} never applies",
+                    self.tool
+                ),
+            };
+            return Some(why);
+        };
         let unseen = self
             .arguments
             .keys()
-            .find(|k| run_command && !RUN_COMMAND_SEES.contains(&k.as_str()))?;
+            .find(|k| !sees.contains(&k.as_str()))?;
+        let sees = sees
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let hint = match (*tool, unseen.as_str()) {
+            ("run_command", _) => " (argv is matched as `command`, quoted for a shell)",
+            (_, "headers") => " (no rule sees a request's headers)",
+            (_, "monitor") => " (a monitor is matched as `url`)",
+            _ => "",
+        };
         Some(format!(
-            "run_command's rules see only `command` (the command line: argv quoted for a \
-             shell) and `cwd`, so `arguments.{unseen}` would never match; write the pattern \
-             for `command`"
+            "{tool}'s rules see only {sees}, so `arguments.{unseen}` would never match{hint}"
         ))
     }
 

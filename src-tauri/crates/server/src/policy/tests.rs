@@ -349,4 +349,41 @@ fn a_run_command_rule_on_argv_is_refused() {
     assert!(e.to_string().contains("arguments.argv") && e.to_string().contains("`command`"));
     policy.replace(rule("taskdeck", "command")).unwrap();
     policy.replace(rule("build-box", "argv")).unwrap();
+    // Other rules no call of Taskdeck's own tools can match.
+    let doc = |rule: Value| -> PolicyDocument {
+        serde_json::from_value(json!({ "rules": [rule] })).unwrap()
+    };
+    for (rule, says) in [
+        (
+            json!({"principal": "*", "server": "taskdeck", "tool": "Run_Command", "decision": "deny"}),
+            "write `run_command`",
+        ),
+        (
+            json!({"principal": "*", "server": "taskdeck", "tool": "request_approval", "decision": "deny"}),
+            "never applies",
+        ),
+        (
+            json!({"principal": "*", "server": "TASKDECK", "tool": "wait_for_http_job",
+                "arguments": {"headers": "*"}, "decision": "deny"}),
+            "headers",
+        ),
+        (
+            json!({"principal": "*", "server": "taskdeck", "tool": "wait_for_http_job",
+                "arguments": {"URL": "*"}, "decision": "deny"}),
+            "arguments.URL",
+        ),
+    ] {
+        let e = policy.replace(doc(rule.clone())).unwrap_err().to_string();
+        assert!(e.contains(says), "{rule}: {e}");
+    }
+    for rule in [
+        json!({"principal": "*", "server": "taskdeck", "tool": "run_*", "decision": "deny"}),
+        json!({"principal": "*", "server": "taskdeck", "tool": "wait_for_http_job",
+               "arguments": {"url": "http://x/*", "method": "POST"}, "decision": "deny"}),
+        json!({"principal": "*", "server": "*", "tool": "Run_Command", "decision": "deny"}),
+    ] {
+        policy
+            .replace(doc(rule.clone()))
+            .unwrap_or_else(|e| panic!("{rule}: {e}"));
+    }
 }

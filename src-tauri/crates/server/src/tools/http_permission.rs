@@ -266,7 +266,12 @@ impl Permission {
         };
         self.ctx.status_message(waiting).await;
         // Not editable: there is no edit to check.
-        let answer = approvals::ask::ask(&self.ctx, &ask, &|_| None)
+        let no_edit = |_: &Value| approvals::ask::EditVerdict::Needs {
+            humans: 0,
+            why: String::new(),
+            asked_by_rule: false,
+        };
+        let answer = approvals::ask::ask(&self.ctx, &ask, &no_edit)
             .await
             .map_err(|e| Failure::End(e.into()))?;
         let always = match answer {

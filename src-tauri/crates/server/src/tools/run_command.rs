@@ -351,11 +351,19 @@ impl TaskTool for RunCommand {
                     hands_back: false,
                 };
                 // An edit is policed as the agent's call is: its line, where it runs.
-                let denies = |edited: &Value| {
-                    let edited = parse::<RunCommandArguments>(NAME, edited).ok()?;
+                let judge = |edited: &Value| {
+                    // An edit that is not run_command's arguments is refused by the schema
+                    // check before this; were it not, it would be asked as the call was.
+                    let Ok(edited) = parse::<RunCommandArguments>(NAME, edited) else {
+                        return approvals::ask::EditVerdict::Needs {
+                            humans: 0,
+                            why: String::new(),
+                            asked_by_rule: false,
+                        };
+                    };
                     let policed =
                         policed_arguments(&edited.command_line(), resolve_cwd(&edited).as_deref());
-                    policy.denying_rule(&PolicyCall {
+                    policy.judge_edit(&PolicyCall {
                         principal: ctx.principal(),
                         server: TASKDECK_SERVER,
                         tool: NAME,
@@ -363,7 +371,7 @@ impl TaskTool for RunCommand {
                         hints: ToolHints::default(),
                     })
                 };
-                match approvals::ask::ask(&ctx, &question, &denies).await {
+                match approvals::ask::ask(&ctx, &question, &judge).await {
                     Err(e) => return e.into(),
                     Ok(Answer::Denied { reason, .. }) => return declined(&seen, reason.as_deref()),
                     Ok(Answer::Expired(OnExpiry::Allow)) => {}
