@@ -188,6 +188,26 @@ async fn the_log_is_paged_exported_and_verified() {
         stdout(&out)
     );
     verify_with_the_documented_script(&file, false);
+
+    // A member added to a line, or a `null` one left out, is outside what a check of the
+    // known fields would cover: the line is refused, as the script refuses it.
+    let first = text.lines().next().unwrap();
+    for line in [
+        first.replacen("{", "{\"decisionOverride\":\"allow\",", 1),
+        first.replacen("\"editedArguments\":null,", "", 1),
+    ] {
+        assert_ne!(line, first);
+        let rest: Vec<&str> = text.lines().skip(1).collect();
+        std::fs::write(&file, format!("{line}\n{}\n", rest.join("\n"))).unwrap();
+        let out = audit(dir, &["verify", "--file", file.to_str().unwrap()]).await;
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            said.contains("line 1") && said.contains("members"),
+            "{said}"
+        );
+        verify_with_the_documented_script(&file, false);
+    }
 }
 
 /// Runs the Python script of docs/audit.md (between its `verify.py` markers) on `file`, when

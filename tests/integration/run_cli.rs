@@ -564,3 +564,53 @@ async fn an_empty_name_is_refused_before_the_command_runs() {
         );
     }
 }
+
+/// A Taskdeck that takes connections and answers nothing (stopped with SIGSTOP, or hung):
+/// `tasks list`, `tasks show` and `audit verify` exit 1 saying it may be hung, instead of
+/// waiting for ever.
+#[tokio::test]
+async fn client_commands_give_up_on_a_taskdeck_that_does_not_answer() {
+    let s = Server::start(&[]).await;
+    let pid = s.child.id().expect("the server runs").to_string();
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+    };
+    assert!(signal("-STOP").success());
+    let dirs = [
+        "--data-dir".to_string(),
+        s.dir.join("data").display().to_string(),
+        "--config-dir".to_string(),
+        s.dir.join("cfg").display().to_string(),
+    ];
+    let ask = |args: &'static [&'static str]| {
+        let dirs = dirs.clone();
+        async move {
+            tokio::process::Command::new(BIN)
+                .args(args)
+                .args(&dirs)
+                .output()
+                .await
+                .unwrap()
+        }
+    };
+    let started = std::time::Instant::now();
+    let outs = futures::future::join_all([
+        ask(&["tasks", "list"]),
+        ask(&["tasks", "show", "nope"]),
+        ask(&["audit", "verify"]),
+    ])
+    .await;
+    signal("-CONT");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    for out in outs {
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("did not answer within 30 s; it may be hung"),
+            "{said}"
+        );
+    }
+}

@@ -78,7 +78,7 @@ pub fn run(cmd: AuditCommand, target: &Target) -> ExitCode {
 /// The commands that ask the Taskdeck at `endpoint`.
 async fn remote(cmd: AuditCommand, target: &Target, endpoint: Endpoint) -> ExitCode {
     let base = endpoint.base.as_str();
-    let http = reqwest::Client::new();
+    let http = super::endpoint::http_client();
     let request = match &cmd {
         AuditCommand::Export { since, format, .. } => {
             let mut q = vec![(
@@ -166,7 +166,7 @@ fn verify_file(path: &Path) -> Result<AuditVerification, String> {
         .map_while(|(i, line)| {
             let entry = line
                 .map_err(|e| e.to_string())
-                .and_then(|l| serde_json::from_str::<AuditEntry>(&l).map_err(|e| e.to_string()));
+                .and_then(|l| AuditEntry::from_exported(&l));
             match entry {
                 Ok(e) => Some(e),
                 Err(e) => {

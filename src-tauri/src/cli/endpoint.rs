@@ -146,8 +146,19 @@ impl Target {
         if !endpoint.known {
             return Ok(None);
         }
-        let Ok(resp) = request.bearer_auth(&endpoint.token).send().await else {
-            return Ok(None);
+        let resp = match request.bearer_auth(&endpoint.token).send().await {
+            Ok(resp) => resp,
+            // It took the connection and said nothing: stopped or hung, not away.
+            Err(e) if e.is_timeout() => {
+                eprintln!(
+                    "taskdeck: Taskdeck at {} did not answer within {} s; it may be hung \
+                     (`taskdeck doctor` checks it)",
+                    endpoint.base,
+                    ANSWER_TIMEOUT.as_secs()
+                );
+                return Err(ExitCode::from(1));
+            }
+            Err(_) => return Ok(None),
         };
         let status = resp.status();
         if status.is_success() {
@@ -179,6 +190,22 @@ impl Target {
         let resp = self.send(endpoint, request).await?;
         Ok(resp.json().await.unwrap_or(Value::Null))
     }
+}
+
+/// How long a client command waits for Taskdeck to connect (5 s) and then between two reads
+/// of its answer ([`ANSWER_TIMEOUT`]) before it says Taskdeck may be hung.
+pub(crate) const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The HTTP client of the commands that ask a running Taskdeck (`tasks`, `audit`, `servers
+/// list`): a Taskdeck that is stopped (SIGSTOP) or hung makes them exit 1 saying so, not wait
+/// for ever. An event stream without keep-alives read through it ends after
+/// [`ANSWER_TIMEOUT`] without an event.
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .read_timeout(ANSWER_TIMEOUT)
+        .build()
+        .unwrap_or_default()
 }
 
 /// Runs a client command's `work` on a one-thread Tokio runtime; exit code 1 when the runtime

@@ -239,7 +239,7 @@ fn fetch_live(port: u16, token: &str) -> Result<Vec<Value>, String> {
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
         let base = format!("http://127.0.0.1:{port}");
-        let resp = reqwest::Client::new()
+        let resp = super::endpoint::http_client()
             .get(format!("{base}/v1/servers"))
             .bearer_auth(token)
             .send()

@@ -65,7 +65,7 @@ fn run(cmd: TaskActionsCommand, target: &Target, as_json: bool) -> ExitCode {
     };
     block_on(async move {
         let base = endpoint.base.as_str();
-        let http = reqwest::Client::new();
+        let http = super::endpoint::http_client();
         let request = match &cmd {
             TaskActionsCommand::Rerun { task_id } => {
                 let mut url = reqwest::Url::parse(base).expect("a valid base URL");

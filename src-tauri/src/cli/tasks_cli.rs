@@ -94,7 +94,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
     };
     block_on(async move {
         let base = endpoint.base.as_str();
-        let http = reqwest::Client::new();
+        let http = super::endpoint::http_client();
         if let TasksCommand::Wait { task_id, timeout } = &cmd {
             let until = timeout.map(|s| Instant::now() + Duration::from_secs(s));
             return wait_for_end(target, &endpoint, &http, task_id, until, as_json).await;
@@ -410,7 +410,8 @@ async fn watch_changes(
     changed: std::sync::Arc<tokio::sync::Notify>,
 ) {
     use futures::StreamExt;
-    let url = format!("{}/v1/events?keepAlive=false", endpoint.base);
+    // With its keep-alives (every 15 s), the stream outlives the client's read timeout.
+    let url = format!("{}/v1/events", endpoint.base);
     let Ok(resp) = http.get(url).bearer_auth(&endpoint.token).send().await else {
         return;
     };

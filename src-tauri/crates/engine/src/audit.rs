@@ -114,6 +114,33 @@ impl AuditEntry {
         entry.hash = entry_hash(&entry);
         entry
     }
+
+    /// The entry one line of an exported log holds (a JSON object), read strictly: the line
+    /// must hold exactly an entry's members, with values of their types, so that what
+    /// [`entry_hash`] covers is all the line says (a member added, or a `null` one left out,
+    /// would otherwise pass a check of the fields it knows). Errors: why the line is not an
+    /// entry (not JSON, another shape, or the members it has beyond or short of an entry's).
+    pub fn from_exported(line: &str) -> Result<AuditEntry, String> {
+        let given: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let entry: AuditEntry = serde_json::from_value(given.clone()).map_err(|e| e.to_string())?;
+        let read_back = serde_json::to_value(&entry).map_err(|e| e.to_string())?;
+        if canonical_json(&given) == canonical_json(&read_back) {
+            return Ok(entry);
+        }
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let (has, wants) = (keys(&given), keys(&read_back));
+        let extra: Vec<&String> = has.iter().filter(|k| !wants.contains(k)).collect();
+        let missing: Vec<&String> = wants.iter().filter(|k| !has.contains(k)).collect();
+        Err(match (extra.is_empty(), missing.is_empty()) {
+            (false, _) => format!("it has members an audit entry does not: {extra:?}"),
+            (_, false) => format!("it lacks members of an audit entry: {missing:?}"),
+            _ => "a value is not written as an audit entry writes it".to_string(),
+        })
+    }
 }
 
 /// `value` as canonical JSON text: every object's keys sorted by their UTF-8 bytes (at every
