@@ -161,3 +161,42 @@ async fn count_cap_deletes_oldest_finished_first() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// More live tasks than the cap: none can go while they run, and once they finish the cap
+/// holds without waiting for the next task to be created.
+#[tokio::test]
+async fn the_count_cap_holds_once_live_tasks_finish() {
+    let s = Server::start(&["--conformance-fixtures", "--max-tasks", "3"]).await;
+    let t = s.admin.clone();
+    for i in 0..6 {
+        let started = s
+            .call(
+                &t,
+                "slow_compute",
+                json!({"seconds": 1, "label": format!("live{i}")}),
+            )
+            .await;
+        assert!(started["taskId"].is_string(), "{started}");
+    }
+    let (_, list) = s.v1_get(Some(&t), "/v1/tasks?limit=100").await;
+    assert_eq!(
+        list["tasks"].as_array().unwrap().len(),
+        6,
+        "live tasks stay: {list}"
+    );
+    // They finish about a second after their start, and may go as they do.
+    let deadline = std::time::Instant::now() + Duration::from_secs(8);
+    loop {
+        let (_, list) = s.v1_get(Some(&t), "/v1/tasks?limit=100").await;
+        let tasks = list["tasks"].as_array().unwrap();
+        let left = tasks.len();
+        if left <= 3 && tasks.iter().all(|x| x["status"] == "completed") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{left} tasks kept over a cap of 3, with no task created since they finished"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

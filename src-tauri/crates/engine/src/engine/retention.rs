@@ -11,7 +11,9 @@
 //! [`DELETED_EVENTS_KEPT_MS`](super::super::store::DELETED_EVENTS_KEPT_MS) (only passes delete
 //! tasks, so only passes add them) and the expired idempotency keys, and prunes the audit log
 //! to its own retention (`audit_log`; the oldest entry's due time is one of the deadlines). No
-//! polling interval: when nothing has a deadline it sleeps until woken.
+//! polling interval: when nothing has a deadline it sleeps until woken. While tasks not yet
+//! settled exceed a cap, the store's changes wake it too (a pass at most every
+//! [`OVER_CAP_PASS_MS`]), so that the cap holds once they settle.
 
 use std::{
     sync::{
@@ -37,6 +39,9 @@ const LONGEST_SLEEP_MS: u64 = 86_400_000 * 365;
 
 /// How long the sweeper waits after a pass that failed (ms) before the next.
 const SWEEP_RETRY_MS: u64 = 2_000;
+
+/// While live tasks exceed a cap, the least time (ms) between two passes woken by changes.
+const OVER_CAP_PASS_MS: u64 = 500;
 
 /// What the sweeper and the writers that wake it share.
 pub(super) struct SweeperState {
@@ -78,9 +83,13 @@ impl Engine {
         tokio::spawn(async move {
             let parts = Arc::clone(&engine.parts);
             loop {
+                // Subscribed before the pass: a task that settles during it is not missed.
+                let mut changes = parts.store.feed().subscribe_ids();
                 let failed = engine.sweep_once().await.inspect_err(|e| {
                     tracing::error!("sweeper: {e}");
                 });
+                // Over a cap with every task live: the next task to settle may go.
+                let over_cap = matches!(failed, Ok(true));
                 let tasks = parts.store.next_expiry().ok().flatten();
                 let keys = parts.store.read(idempotency::next_expiry).ok().flatten();
                 let audit = engine.next_audit_prune().ok().flatten();
@@ -107,6 +116,10 @@ impl Engine {
                     _ = parts.shutdown.cancelled() => return,
                     _ = parts.sweeper.wake.notified() => {}
                     _ = tokio::time::sleep(Duration::from_millis(wait_ms.min(LONGEST_SLEEP_MS))) => {}
+                    _ = changes.recv(), if over_cap => {
+                        // At most a pass a half second while the caps wait for tasks to settle.
+                        tokio::time::sleep(Duration::from_millis(OVER_CAP_PASS_MS)).await;
+                    }
                 }
             }
         });
@@ -114,8 +127,9 @@ impl Engine {
 
     /// One sweeper pass: expires every task due, enforces the caps, prunes old `deleted`
     /// events and expired idempotency keys, and prunes the audit log to its retention.
+    /// Returns true when a cap is still exceeded by tasks not settled yet (none can go now).
     /// Errors: [`EngineError::Store`].
-    async fn sweep_once(&self) -> Result<(), EngineError> {
+    async fn sweep_once(&self) -> Result<bool, EngineError> {
         loop {
             let due = self.parts.store.expired(now_ms(), 500)?;
             if due.is_empty() {
@@ -125,7 +139,7 @@ impl Engine {
                 self.expire(id).await?;
             }
         }
-        self.enforce_caps().await?;
+        let over_cap = self.enforce_caps().await?;
         let now = now_ms();
         let before = now - store::DELETED_EVENTS_KEPT_MS;
         self.parts
@@ -136,7 +150,7 @@ impl Engine {
             })
             .await?;
         self.prune_audit().await?;
-        Ok(())
+        Ok(over_cap)
     }
 
     /// Expires one task whose TTL elapsed: an unsettled task fails (its tool is told to stop)
@@ -206,25 +220,25 @@ impl Engine {
     }
 
     /// Deletes the oldest terminal tasks while a configured cap (count, bytes) is exceeded.
-    async fn enforce_caps(&self) -> Result<usize, EngineError> {
+    /// Returns true when a cap is still exceeded with no terminal task left to delete (live
+    /// tasks exceed it: the sweeper looks again as they settle).
+    async fn enforce_caps(&self) -> Result<bool, EngineError> {
         let (max_tasks, max_bytes) = (self.parts.config.max_tasks, self.parts.config.max_bytes);
         if max_tasks.is_none() && max_bytes.is_none() {
-            return Ok(0);
+            return Ok(false);
         }
-        let mut deleted = 0;
         loop {
             let (count, bytes) = self.parts.store.totals()?;
             let over_count = max_tasks.map_or(0, |m| (count as u64).saturating_sub(m));
             let over_bytes = max_bytes.is_some_and(|m| bytes as u64 > m);
             if over_count == 0 && !over_bytes {
-                return Ok(deleted);
+                return Ok(false);
             }
             let batch = (over_count as usize).clamp(if over_bytes { 100 } else { 1 }, 1000);
             let victims = self.parts.store.oldest_terminal(batch)?;
             if victims.is_empty() {
-                return Ok(deleted);
+                return Ok(true);
             }
-            deleted += victims.len();
             self.parts
                 .sweeper
                 .task_count
