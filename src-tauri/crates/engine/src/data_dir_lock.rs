@@ -1,6 +1,8 @@
 //! The data dir's lock file, `<data dir>/taskdeck.lock`: one Taskdeck process per data dir
-//! (an exclusive `flock` held for the process's life), and whether the last one stopped
-//! cleanly (the file says `running <pid>` while one runs and `stopped` after a clean stop).
+//! (an exclusive `flock` held for the process's life, on the file and on the data dir itself,
+//! so that deleting the file, as one does with a lock file that seems stale, lets no second
+//! Taskdeck in), and whether the last one stopped cleanly (the file says `running <pid>`
+//! while one runs and `stopped` after a clean stop).
 //!
 //! Why the second: the start check of the store ([`taskdeck_engine::store::integrity`]) reads
 //! every page only when that is cheap or the last run ended without stopping (killed, crashed,
@@ -18,10 +20,11 @@ pub fn lock_path(data_dir: &Path) -> PathBuf {
     data_dir.join("taskdeck.lock")
 }
 
-/// The lock of a data dir, held until dropped.
+/// The lock of a data dir, held until dropped: on its lock file, and on the directory.
 #[derive(Debug)]
 pub struct DataDirLock {
     _file: File,
+    _dir: File,
 }
 
 /// What [`acquire`] found.
@@ -56,6 +59,11 @@ pub enum LockError {
 pub fn acquire(data_dir: &Path) -> Result<Acquired, LockError> {
     let path = lock_path(data_dir);
     let io = |e| LockError::Io(path.clone(), e);
+    // The directory's own lock holds however the file is deleted or replaced.
+    let dir = File::open(data_dir).map_err(|e| LockError::Io(data_dir.to_path_buf(), e))?;
+    if dir.try_lock().is_err() {
+        return Err(LockError::Busy(data_dir.to_path_buf()));
+    }
     // A refused start on a new data dir removes the file it made ([`restore_state`]): a file
     // opened just before that is locked in vain (the path then names another file, or none),
     // so the lock is taken again on what the path names now.
@@ -93,7 +101,10 @@ pub fn acquire(data_dir: &Path) -> Result<Acquired, LockError> {
             .and_then(|()| file.sync_all())
             .map_err(io)?;
         return Ok(Acquired {
-            lock: DataDirLock { _file: file },
+            lock: DataDirLock {
+                _file: file,
+                _dir: dir,
+            },
             unclean,
             last_run: existed.then(|| before.trim().to_string()),
         });
@@ -112,12 +123,15 @@ pub fn mark_stopped(data_dir: &Path) {
     }
 }
 
-/// True when a process holds `data_dir`'s lock.
+/// True when a process holds `data_dir`'s lock (its lock file's, or the directory's when the
+/// file was deleted).
 pub fn in_use(data_dir: &Path) -> bool {
-    File::open(lock_path(data_dir)).is_ok_and(|f| f.try_lock().is_err())
+    let locked = |path: &Path| File::open(path).is_ok_and(|f| f.try_lock().is_err());
+    locked(&lock_path(data_dir)) || locked(data_dir)
 }
 
-/// The pid holding the exclusive `flock` on `data_dir`'s lock file, from the kernel's lock
+/// The pid holding the exclusive `flock` on `data_dir`'s lock file (or on the directory,
+/// when the file was deleted), from the kernel's lock
 /// table (`/proc/locks`, proc_locks(5): `1: FLOCK  ADVISORY  WRITE 812 fe:00:10018882 0 EOF`,
 /// i.e. pid, then the device as hex major:minor and the inode); `None` when none is listed.
 ///
@@ -125,24 +139,30 @@ pub fn in_use(data_dir: &Path) -> bool {
 /// other processes take and drop locks (SQLite takes several per statement), a line can slip
 /// between two reads, so a table that does not list the lock is read again, up to 3 times.
 pub fn holder(data_dir: &Path) -> Option<u32> {
-    let meta = std::fs::metadata(lock_path(data_dir)).ok()?;
-    let dev = meta.dev();
-    let wanted = format!(
-        "{:02x}:{:02x}:{}",
-        libc::major(dev),
-        libc::minor(dev),
-        meta.ino()
-    );
+    // The lock file's holder, else the directory's (its lock file was deleted).
+    let wanted: Vec<String> = [lock_path(data_dir), data_dir.to_path_buf()]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|meta| {
+            let dev = meta.dev();
+            format!(
+                "{:02x}:{:02x}:{}",
+                libc::major(dev),
+                libc::minor(dev),
+                meta.ino()
+            )
+        })
+        .collect();
     (0..3).find_map(|_| {
-        std::fs::read_to_string("/proc/locks")
-            .ok()?
-            .lines()
-            .find_map(
+        let table = std::fs::read_to_string("/proc/locks").ok()?;
+        wanted.iter().find_map(|wanted| {
+            table.lines().find_map(
                 |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
                     [_, "FLOCK", _, "WRITE", pid, file, ..] if file == wanted => pid.parse().ok(),
                     _ => None,
                 },
             )
+        })
     })
 }
 
@@ -191,5 +211,13 @@ mod tests {
         let third = acquire(dir.path()).unwrap();
         assert!(!third.unclean);
         assert_eq!(third.last_run.as_deref(), Some("stopped"));
+        // The lock file deleted (taken for a stale one): the data dir is still in use.
+        std::fs::remove_file(lock_path(dir.path())).unwrap();
+        assert!(in_use(dir.path()));
+        assert_eq!(holder(dir.path()), Some(std::process::id()));
+        assert!(matches!(acquire(dir.path()), Err(LockError::Busy(_))));
+        drop(third);
+        assert!(!in_use(dir.path()));
+        acquire(dir.path()).unwrap();
     }
 }
