@@ -83,7 +83,10 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     } else {
         CheckDepth::Quick
     };
-    let (store_found, store_sound) = check_store(&store, depth);
+    let (store_found, store_sound) = match emptied(&opts.data_dir, running) {
+        Some(found) => (found, false),
+        None => check_store(&store, depth),
+    };
     let mut findings = vec![store_found];
     let file = store_sound.then(|| StoreFile::open(&store).ok()).flatten();
     findings.push(check_schema(file.as_ref(), store_sound));
@@ -93,6 +96,23 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     findings.push(check_port(opts, running).await);
     findings.push(check_admin_token(opts, file.as_ref(), running));
     findings
+}
+
+/// The store check's finding when the store file was emptied although the last Taskdeck
+/// stopped cleanly with tasks in it: what a start refuses ([`integrity::emptied_store`]), said
+/// the same way here rather than as a sound, empty store.
+fn emptied(data_dir: &Path, running: bool) -> Option<Finding> {
+    if running {
+        return None;
+    }
+    let last_run = data_dir_lock::recorded_state(data_dir);
+    let why = integrity::emptied_store(data_dir, last_run.as_deref())?;
+    Some(Finding::problem(
+        "store",
+        format!("{}: {why}", paths::database(data_dir).display()),
+        "restore a backup (`taskdeck restore BACKUP`), or move the empty file aside to start \
+         with an empty store (docs/operations.md)",
+    ))
 }
 
 /// The store check and whether the store can be read further (exists and is sound).
@@ -426,10 +446,22 @@ fn check_admin_token(opts: &DoctorOptions, file: Option<&StoreFile>, running: bo
             format!("chmod 600 {}", path.display()),
         );
     }
+    let secret = auth::read_admin_token(&opts.config_dir).unwrap_or_default();
+    // An empty file is a missing one: the next start writes a token into it.
+    if let Some(why) = auth::weak_token(&secret).filter(|_| !secret.is_empty()) {
+        return Finding::problem(
+            CHECK,
+            format!("{} holds no usable token ({why})", path.display()),
+            format!(
+                "delete {} and Taskdeck makes a new one at its next start (a start refuses this \
+                 one)",
+                path.display()
+            ),
+        );
+    }
     let Some(file) = file else {
         return Finding::ok(CHECK, format!("{} is private (0600)", path.display()));
     };
-    let secret = auth::read_admin_token(&opts.config_dir).unwrap_or_default();
     match file.live_token_hash(ADMIN) {
         Ok(Some(stored)) if stored == auth::token_hash(&secret) => Finding::ok(
             CHECK,

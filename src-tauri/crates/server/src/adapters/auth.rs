@@ -58,6 +58,12 @@ pub enum AuthError {
         "there is one admin token (in the admin-token file in the config dir); give a person the role \"human\" instead"
     )]
     AdminRole,
+    /// The admin-token file holds a token too weak to guard everything (too short, or with a
+    /// space or control character in it): a hand-edited or cut file.
+    #[error(
+        "the admin-token file {0} holds no usable token ({1}); delete it and Taskdeck makes a new one at its next start, or write a random token of at least {MIN_ADMIN_TOKEN_CHARS} characters into it"
+    )]
+    WeakAdminToken(String, String),
     /// The store's error; its text says it is the store's ("store: ...", or the full disk's).
     #[error("{0}")]
     Store(#[from] EngineError),
@@ -279,6 +285,11 @@ pub async fn ensure_admin_token(store: &Store, config_dir: &Path) -> Result<Path
     {
         return Ok(path);
     }
+    if let Some(given) = &existing
+        && let Some(why) = weak_token(given)
+    {
+        return Err(AuthError::WeakAdminToken(path.display().to_string(), why));
+    }
     let secret = existing.clone().unwrap_or_else(new_secret);
     store.set_token(ADMIN, &hash(&secret)).await?;
     if existing.is_none() {
@@ -286,6 +297,23 @@ pub async fn ensure_admin_token(store: &Store, config_dir: &Path) -> Result<Path
         write_private(&path, &secret)?;
     }
     Ok(path)
+}
+
+/// The fewest characters a token written into the admin-token file by hand must have (those
+/// Taskdeck makes have 46: `td_` and 43 of base64).
+pub const MIN_ADMIN_TOKEN_CHARS: usize = 32;
+
+/// Why `token`, read from the admin-token file, is too weak to be the admin's: shorter than
+/// [`MIN_ADMIN_TOKEN_CHARS`], or holding a space or a control character; `None` when it will do.
+pub fn weak_token(token: &str) -> Option<String> {
+    let chars = token.chars().count();
+    if chars < MIN_ADMIN_TOKEN_CHARS {
+        return Some(format!("{chars} characters"));
+    }
+    token
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+        .then(|| "a space or a control character in it".to_string())
 }
 
 /// Writes `contents` and a newline to `path`, readable by its owner only (mode 0600, also for a
@@ -432,6 +460,24 @@ mod tests {
         let fresh = std::fs::read_to_string(&file).unwrap().trim().to_string();
         assert_ne!(fresh, token);
         assert_eq!(Authenticator::new(a.clone()).authenticate(&token), None);
+        // A file cut short or edited into a guessable word is refused, not made the admin's.
+        for weak in ["garbage", "td_short", &format!("{} x", "y".repeat(40))] {
+            std::fs::write(&file, format!("{weak}\n")).unwrap();
+            let e = ensure_admin_token(&a, &cfg).await.unwrap_err().to_string();
+            assert!(
+                e.contains("holds no usable token") && e.contains("delete it"),
+                "{e}"
+            );
+            assert_eq!(Authenticator::new(a.clone()).authenticate(weak), None);
+        }
+        // A long random token written by hand is taken.
+        let own = "my-own-admin-token-0123456789abcdefXYZ";
+        std::fs::write(&file, own).unwrap();
+        ensure_admin_token(&a, &cfg).await.unwrap();
+        assert_eq!(
+            Authenticator::new(a.clone()).authenticate(own),
+            Some(Principal::admin())
+        );
     }
 
     /// A token made by a command-line process is known to a running server's store at once,
