@@ -447,6 +447,14 @@ fn run_token(data_dir: &std::path::Path, cmd: TokenCommand) -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    if !store.exists() {
+        // Said first: a mistyped --data-dir makes a token the running Taskdeck never sees.
+        eprintln!(
+            "taskdeck: no task store was at {}: making a new one for this token (if Taskdeck \
+             runs with another data dir, pass that --data-dir)",
+            store.display()
+        );
+    }
     if let Err(e) = std::fs::create_dir_all(data_dir) {
         eprintln!("taskdeck: cannot create {}: {e}", data_dir.display());
         return ExitCode::from(1);

@@ -16,6 +16,14 @@ use taskdeck_server::data_dir_lock;
 /// `taskdeck backup DEST [--force]`: copies the store of `data_dir` to `dest` and prints
 /// `<path>\t<bytes> bytes\t<tasks> tasks`.
 pub fn run_backup(data_dir: &Path, dest: &Path, force: bool) -> ExitCode {
+    if dest.is_dir() {
+        eprintln!(
+            "taskdeck: {} is a directory: give the backup file's path (e.g. {})",
+            dest.display(),
+            dest.join("taskdeck-backup.sqlite3").display()
+        );
+        return ExitCode::from(1);
+    }
     match backup::backup(data_dir, dest, force) {
         Ok(summary) => {
             print_summary(&summary);

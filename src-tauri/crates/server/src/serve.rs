@@ -119,7 +119,13 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let addr = listener.local_addr().map_err(|e| other(&e))?;
 
     // One process per data dir: a second one would "recover" the first one's running tasks.
-    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| other(&e))?;
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
+        ServeError::Other(format!(
+            "cannot use {} as the data dir: {e} (a file of that name is in the way, or its \
+             parent cannot be written); pass another --data-dir",
+            cfg.data_dir.display()
+        ))
+    })?;
     // What the lock file said before this start (read under the lock): a start refused before
     // the engine has started (the store check, opening the store, recording the last run's
     // unsettled tasks) is no run of Taskdeck, so it puts that back (the next start and `taskdeck
