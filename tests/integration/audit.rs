@@ -195,18 +195,22 @@ async fn the_log_is_paged_exported_and_verified() {
     for line in [
         first.replacen("{", "{\"decisionOverride\":\"allow\",", 1),
         first.replacen("\"editedArguments\":null,", "", 1),
+        // A member given twice reads as one value and hashes as the other (Python's json, and
+        // so the documented script, keeps the last).
+        first.replacen("\"human\":", "\"human\":\"mallory\",\"human\":", 1),
     ] {
         assert_ne!(line, first);
+        let twice = line.contains("mallory");
         let rest: Vec<&str> = text.lines().skip(1).collect();
         std::fs::write(&file, format!("{line}\n{}\n", rest.join("\n"))).unwrap();
         let out = audit(dir, &["verify", "--file", file.to_str().unwrap()]).await;
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         let said = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
-        assert!(
-            said.contains("line 1") && said.contains("members"),
-            "{said}"
-        );
-        verify_with_the_documented_script(&file, false);
+        let why = if twice { "duplicate field" } else { "members" };
+        assert!(said.contains("line 1") && said.contains(why), "{said}");
+        if !twice {
+            verify_with_the_documented_script(&file, false);
+        }
     }
 }
 

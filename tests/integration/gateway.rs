@@ -261,6 +261,19 @@ impl Deck {
         id
     }
 
+    /// Task `id`'s detail once its upstream's first question (`elicitation-0`) waits for an
+    /// answer.
+    async fn wait_upstream_question(&self, id: &str) -> Value {
+        self.wait_detail(id, "elicitation-0", |d| {
+            d["inputRounds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
+        })
+        .await
+    }
+
     /// Task `id` once it has ended (completed or failed), as the agent reads it.
     async fn ended(&self, id: &str) -> Value {
         self.wait_agent(id, "the call's end", |t| {
@@ -1507,14 +1520,7 @@ async fn everything_task_followed(spec: Value) {
         .await;
     deck.approve(&id, json!({"action": "accept", "content": {}}))
         .await;
-    deck.wait_detail(&id, "elicitation-0", |d| {
-        d["inputRounds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
-    })
-    .await;
+    deck.wait_upstream_question(&id).await;
     deck.s
         .answer(
             &id,
@@ -1741,14 +1747,7 @@ async fn an_upstream_question_waiting_for_a_person_is_not_timed_out() {
         .await;
     deck.approve(&elicit, json!({"action": "accept", "content": {}}))
         .await;
-    deck.wait_detail(&elicit, "elicitation-0", |d| {
-        d["inputRounds"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["key"] == "elicitation-0" && r["state"] == "outstanding")
-    })
-    .await;
+    deck.wait_upstream_question(&elicit).await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let later = deck.detail(&elicit).await;
     assert_eq!(later["task"]["status"], "input_required", "{later}");

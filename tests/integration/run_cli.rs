@@ -596,6 +596,16 @@ async fn client_commands_give_up_on_a_taskdeck_that_does_not_answer() {
                 .unwrap()
         }
     };
+    // `tasks wait --timeout` gives up at its timeout, not at the 30 s of the others.
+    let started = std::time::Instant::now();
+    let out = ask(&["tasks", "wait", "nope", "--timeout", "3"]).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("did not answer before the --timeout"),
+        "{said}"
+    );
     let started = std::time::Instant::now();
     let outs = futures::future::join_all([
         ask(&["tasks", "list"]),

@@ -244,7 +244,14 @@ fn fetch_live(port: u16, token: &str) -> Result<Vec<Value>, String> {
             .bearer_auth(token)
             .send()
             .await
-            .map_err(|_| format!("Taskdeck is not answering at {base}"))?;
+            .map_err(|e| match e.is_timeout() {
+                true => format!(
+                    "Taskdeck at {base} did not answer within {} s; it may be hung \
+                     (`taskdeck doctor` checks it)",
+                    super::endpoint::ANSWER_TIMEOUT.as_secs()
+                ),
+                false => format!("Taskdeck is not answering at {base}"),
+            })?;
         let status = resp.status();
         let body: Value = resp.json().await.unwrap_or(Value::Null);
         if !status.is_success() {

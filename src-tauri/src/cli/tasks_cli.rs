@@ -293,7 +293,30 @@ async fn wait_for_end(
     loop {
         let mut url = task_url(endpoint.base.as_str(), task_id, None);
         url.query_pairs_mut().append_pair("timelineLimit", "1");
-        let body = match target.send_unless_away(&endpoint, http.get(url)).await {
+        let read = target.send_unless_away(&endpoint, http.get(url));
+        // A Taskdeck that takes the request and does not answer is not waited on past --timeout.
+        let read = match until {
+            Some(until) => {
+                // A read that starts at the --timeout still gets a moment: a Taskdeck that
+                // answers is told apart from one that does not.
+                let left = until
+                    .saturating_duration_since(Instant::now())
+                    .max(Duration::from_secs(2));
+                match tokio::time::timeout(left, read).await {
+                    Ok(read) => read,
+                    Err(_) => {
+                        eprintln!(
+                            "taskdeck: Taskdeck at {} did not answer before the --timeout; it may \
+                             be hung (`taskdeck doctor` checks it)",
+                            endpoint.base
+                        );
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+            None => read.await,
+        };
+        let body = match read {
             Ok(Some(resp)) => resp.json::<Value>().await.unwrap_or(Value::Null),
             Ok(None) if seen => {
                 if away.is_none() {

@@ -121,8 +121,10 @@ impl AuditEntry {
     /// would otherwise pass a check of the fields it knows). Errors: why the line is not an
     /// entry (not JSON, another shape, or the members it has beyond or short of an entry's).
     pub fn from_exported(line: &str) -> Result<AuditEntry, String> {
+        // Read as an entry first: a member given twice (`"decision":"allow","decision":"deny"`,
+        // which reads as one thing and hashes as another) is refused.
+        let entry: AuditEntry = serde_json::from_str(line).map_err(|e| e.to_string())?;
         let given: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-        let entry: AuditEntry = serde_json::from_value(given.clone()).map_err(|e| e.to_string())?;
         let read_back = serde_json::to_value(&entry).map_err(|e| e.to_string())?;
         if canonical_json(&given) == canonical_json(&read_back) {
             return Ok(entry);

@@ -13,7 +13,8 @@
 //! to its own retention (`audit_log`; the oldest entry's due time is one of the deadlines). No
 //! polling interval: when nothing has a deadline it sleeps until woken. While tasks not yet
 //! settled exceed a cap, the store's changes wake it too (a pass at most every
-//! [`OVER_CAP_PASS_MS`]), so that the cap holds once they settle.
+//! [`OVER_CAP_PASS_MS`]), so that the cap holds once they settle; a finished task stays at
+//! least [`CAP_GRACE_MS`] under a cap, for its agent to read its result.
 
 use std::{
     sync::{
@@ -42,6 +43,10 @@ const SWEEP_RETRY_MS: u64 = 2_000;
 
 /// While live tasks exceed a cap, the least time (ms) between two passes woken by changes.
 const OVER_CAP_PASS_MS: u64 = 500;
+
+/// How long a finished task stays under a cap at least (ms), so that its agent, polling at its
+/// `pollIntervalMs` (about a second), reads its result before it goes.
+pub const CAP_GRACE_MS: u64 = 5_000;
 
 /// What the sweeper and the writers that wake it share.
 pub(super) struct SweeperState {
@@ -88,7 +93,8 @@ impl Engine {
                 let failed = engine.sweep_once().await.inspect_err(|e| {
                     tracing::error!("sweeper: {e}");
                 });
-                // Over a cap with every task live: the next task to settle may go.
+                // Over a cap with every task live or just finished: the next task to settle,
+                // or to leave its grace, may go.
                 let over_cap = matches!(failed, Ok(true));
                 let tasks = parts.store.next_expiry().ok().flatten();
                 let keys = parts.store.read(idempotency::next_expiry).ok().flatten();
@@ -109,6 +115,8 @@ impl Engine {
                 // at once.
                 let wait_ms = if failed.is_err() {
                     wait_ms.max(SWEEP_RETRY_MS)
+                } else if over_cap {
+                    wait_ms.min(CAP_GRACE_MS)
                 } else {
                     wait_ms
                 };
@@ -219,9 +227,10 @@ impl Engine {
         Ok(())
     }
 
-    /// Deletes the oldest terminal tasks while a configured cap (count, bytes) is exceeded.
-    /// Returns true when a cap is still exceeded with no terminal task left to delete (live
-    /// tasks exceed it: the sweeper looks again as they settle).
+    /// Deletes the oldest terminal tasks while a configured cap (count, bytes) is exceeded, but
+    /// none that finished less than [`CAP_GRACE_MS`] ago. Returns true when a cap is still
+    /// exceeded with no terminal task left to delete (live or just finished tasks exceed it:
+    /// the sweeper looks again as they settle, and once their grace has passed).
     async fn enforce_caps(&self) -> Result<bool, EngineError> {
         let (max_tasks, max_bytes) = (self.parts.config.max_tasks, self.parts.config.max_bytes);
         if max_tasks.is_none() && max_bytes.is_none() {
@@ -235,7 +244,8 @@ impl Engine {
                 return Ok(false);
             }
             let batch = (over_count as usize).clamp(if over_bytes { 100 } else { 1 }, 1000);
-            let victims = self.parts.store.oldest_terminal(batch)?;
+            let settled_before = now_ms().saturating_sub(CAP_GRACE_MS as i64);
+            let victims = self.parts.store.oldest_terminal(batch, settled_before)?;
             if victims.is_empty() {
                 return Ok(true);
             }

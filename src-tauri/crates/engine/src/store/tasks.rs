@@ -77,14 +77,19 @@ impl Store {
         })
     }
 
-    /// Oldest terminal tasks, `limit` of them: the first to go when a cap is exceeded.
-    pub fn oldest_terminal(&self, limit: usize) -> Result<Vec<String>, EngineError> {
+    /// Oldest terminal tasks last changed before `settled_before_ms` (ms since the epoch),
+    /// `limit` of them: the first to go when a cap is exceeded.
+    pub fn oldest_terminal(
+        &self,
+        limit: usize,
+        settled_before_ms: i64,
+    ) -> Result<Vec<String>, EngineError> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT task_id FROM tasks WHERE status IN ('completed','failed','cancelled')
-                 ORDER BY seq LIMIT ?1",
+                 AND last_updated_at < ?2 ORDER BY seq LIMIT ?1",
             )?;
-            let rows = stmt.query_map(params![limit as i64], |r| r.get(0))?;
+            let rows = stmt.query_map(params![limit as i64, settled_before_ms], |r| r.get(0))?;
             rows.map(|r| r.map_err(EngineError::from)).collect()
         })
     }

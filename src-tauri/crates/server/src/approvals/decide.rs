@@ -199,9 +199,10 @@ async fn decide_one(
                     content.insert("alwaysAllow".into(), Value::Bool(true));
                 } else {
                     outcome.note = Some(
-                        "approved without \"always allow\": this question offers none (a call \
-                         holding credentials never does: the rule would write them to \
-                         policy.json), so no rule was saved"
+                        "approved without \"always allow\": this question offers none (not for \
+                         a call holding credentials, whose rule would write them to policy.json, \
+                         nor for one an ask rule decides, which would never reach it), so no \
+                         rule was saved"
                             .into(),
                     );
                 }

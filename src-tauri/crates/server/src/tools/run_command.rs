@@ -404,6 +404,9 @@ impl TaskTool for RunCommand {
                                 &note,
                             ) {
                                 tracing::warn!("cannot save the policy: {e}");
+                                // The task's timeline says so, as a gateway call's does.
+                                ctx.status_message(format!("\"Always allow\" was not saved: {e}"))
+                                    .await;
                             }
                         }
                     }
