@@ -235,6 +235,38 @@ async fn an_edit_the_policy_denies_is_not_used() {
         question.contains("echo as-asked"),
         "still the call as asked: {question}"
     );
+    // Answered as given (`/v1/tasks/{id}/input`, `taskdeck tasks answer`), the same edit gets
+    // the same note, under the question's key.
+    let key = again["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .find(|k| k.starts_with("approve-command#"))
+        .unwrap()
+        .clone();
+    let edit = json!({"command": "echo forbidden-again"}).to_string();
+    let (status, reply) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {&key: {"action": "accept", "content": {"arguments": edit}}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["accepted"], json!([key]), "{reply}");
+    assert!(
+        reply["notes"][&key]
+            .as_str()
+            .is_some_and(|n| n.starts_with("admin's edit was not used: the policy denies")),
+        "{reply}"
+    );
+    s.wait_for(&s.admin, &id, "the question asked a third time", |t| {
+        t["inputRequests"].as_object().is_some_and(|r| {
+            r.keys()
+                .any(|k| k.starts_with("approve-command#") && *k != key)
+        })
+    })
+    .await;
     let (status, reply) = decide(
         &s,
         json!({"items": [{"taskId": id}], "decision": "approve"}),

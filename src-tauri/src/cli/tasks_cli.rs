@@ -247,6 +247,13 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                         "accepted: {}  ignored: {}",
                         body["accepted"], body["ignored"]
                     );
+                    for (key, note) in body["notes"].as_object().into_iter().flatten() {
+                        eprintln!(
+                            "taskdeck: {}: {}",
+                            shown(key),
+                            shown(note.as_str().unwrap_or(""))
+                        );
+                    }
                 }
             }
         }

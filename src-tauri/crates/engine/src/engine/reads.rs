@@ -24,6 +24,39 @@ impl Engine {
         }
     }
 
+    /// The task as `principal` sees it once `done` holds for it, or at `deadline` as it is then
+    /// (a wait of at most `deadline - now`). Woken by the store's change feed, never polling: for
+    /// the short waits of an answer that comes just before its question, or of a decision
+    /// between two questions of one approval. Errors: [`EngineError::NotFound`] as for
+    /// [`Engine::get`], also when the task is deleted while waited on; [`EngineError::Store`].
+    pub async fn get_when(
+        &self,
+        principal: &Principal,
+        task_id: &str,
+        deadline: tokio::time::Instant,
+        mut done: impl FnMut(&TaskRecord) -> bool,
+    ) -> Result<TaskRecord, EngineError> {
+        // Subscribed before the first read: a change between the two is not missed.
+        let mut feed = self.parts.store.feed().subscribe();
+        loop {
+            let task = self.get(principal, task_id)?;
+            if done(&task) {
+                return Ok(task);
+            }
+            // Until a change of this task (or a lag, after which the store is read again).
+            loop {
+                match tokio::time::timeout_at(deadline, feed.recv()).await {
+                    Err(_) => return Ok(task),
+                    Ok(Ok(change)) if change.task.task_id != task_id => continue,
+                    Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                        break;
+                    }
+                    Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return Ok(task),
+                }
+            }
+        }
+    }
+
     /// The keys of `task`'s outstanding input requests that only a person (the admin or a
     /// human principal) may answer, e.g. `run_command`'s approval. Errors: [`EngineError::Store`].
     pub fn human_only_inputs(&self, task: &TaskRecord) -> Result<Vec<String>, EngineError> {

@@ -142,21 +142,14 @@ impl McpHandler {
         let engine = &self.core.engine;
         let deadline = tokio::time::Instant::now() + FIRST_QUESTION_WAIT;
         let given: Vec<String> = responses.keys().cloned().collect();
-        let responses = loop {
-            let task = engine.get(principal, task_id).map_err(mcp_error)?;
-            let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
-            let answerable =
-                agent_view::answerable_responses(&task, &human_only, reader, responses.clone());
-            let not_asked_yet =
-                task.status == TaskStatus::Working && task.input_requests.is_empty();
-            if answerable.len() == given.len()
-                || !not_asked_yet
-                || tokio::time::Instant::now() >= deadline
-            {
-                break answerable;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        };
+        let task = engine
+            .get_when(principal, task_id, deadline, |t| {
+                given.is_empty() || t.status != TaskStatus::Working || !t.input_requests.is_empty()
+            })
+            .await
+            .map_err(mcp_error)?;
+        let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
+        let responses = agent_view::answerable_responses(&task, &human_only, reader, responses);
         let mut report = if responses.is_empty() {
             AnswerReport::default()
         } else {

@@ -39,7 +39,7 @@ use super::{
     approvals_api::{ArgumentsProblem, arguments_problem},
     events_api, hosted_api, page_cursor, task_actions_api,
 };
-use crate::approvals::decide::{DecideError, check_answered_edits};
+use crate::approvals::decide::{DecideError, check_answered_edits, unused_edit_notes};
 use taskdeck_engine::{Engine, EngineError, Principal, TaskStatus, store::ListFilter};
 
 pub use super::api_middleware::{MAX_BODY_BYTES, limit_body, problem_for_405};
@@ -234,15 +234,17 @@ async fn answer(
     body: Result<Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let body = json_body(body, "{\"inputResponses\": {...}}")?;
-    match check_answered_edits(&engine, &p, &task_id, &body.input_responses) {
-        Ok(()) => {}
+    let edits = match check_answered_edits(&engine, &p, &task_id, &body.input_responses) {
+        Ok(edits) => edits,
         Err(DecideError::Invalid(why)) => return Err(ApiError::unprocessable(why)),
         Err(DecideError::Arguments(errors)) => return Ok(arguments_problem(errors)),
-    }
+    };
     let report = engine.answer(&p, &task_id, body.input_responses).await?;
+    let notes = unused_edit_notes(&engine, &p, &task_id, &edits, &report.accepted).await;
     Ok(Json(AnswerReply {
         accepted: report.accepted,
         ignored: report.ignored,
+        notes,
         task: engine.get(&p, &task_id).ok().as_ref().map(TaskView::from),
     })
     .into_response())

@@ -5,7 +5,9 @@
 //! reported on its own: one item that fails does not stop the others. An edited call (one item
 //! only) is checked against the tool's input schema before anything is answered.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -262,17 +264,15 @@ async fn open_question(
     key: Option<&str>,
     deadline: Instant,
 ) -> Result<TaskRecord, EngineError> {
-    loop {
-        let task = engine.get(principal, task_id)?;
-        let open = match key {
-            Some(k) => task.input_requests.contains_key(k),
-            None => !task.input_requests.is_empty(),
-        };
-        if open || task.status.is_terminal() || Instant::now() >= deadline {
-            return Ok(task);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    engine
+        .get_when(principal, task_id, deadline, |task| {
+            let open = match key {
+                Some(k) => task.input_requests.contains_key(k),
+                None => !task.input_requests.is_empty(),
+            };
+            open || task.status.is_terminal()
+        })
+        .await
 }
 
 /// Why `principal`'s edit, just answered to question `key` of task `task_id` (whose arguments
@@ -288,23 +288,28 @@ async fn edit_not_used(
     deadline: Instant,
 ) -> Option<String> {
     let said = format!("{}'s edit was not used", principal.name);
-    loop {
-        let task = engine.get(principal, task_id).ok()?;
-        if task.arguments != *before {
-            return None;
-        }
-        let next = task.input_requests.iter().find(|(k, _)| k.as_str() != key);
-        if let Some((_, request)) = next {
-            let message = request.pointer("/params/message")?.as_str()?;
-            return message
-                .starts_with(&said)
-                .then(|| message.lines().next().unwrap_or_default().to_string());
-        }
-        if task.status.is_terminal() || Instant::now() >= deadline {
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let next_question = |task: &TaskRecord| {
+        task.input_requests
+            .iter()
+            .find(|(k, _)| k.as_str() != key)
+            .map(|(_, request)| request.clone())
+    };
+    let task = engine
+        .get_when(principal, task_id, deadline, |task| {
+            task.arguments != *before || next_question(task).is_some() || task.status.is_terminal()
+        })
+        .await
+        .ok()?;
+    if task.arguments != *before {
+        return None;
     }
+    let message = next_question(&task)?
+        .pointer("/params/message")?
+        .as_str()?
+        .to_string();
+    message
+        .starts_with(&said)
+        .then(|| message.lines().next().unwrap_or_default().to_string())
 }
 
 /// The key to answer: `given`, else the task's one open approval, else its one open question.
@@ -355,20 +360,23 @@ fn check_edit(
 /// one: an `accept` of an open approval whose content carries `arguments` (the edited call as
 /// JSON text, the question's form says so) must be an editable question's, a JSON object, and
 /// fit the tool's input schema. Answers of an agent (which a human-only question ignores), to
-/// keys not open, or without an edit are left to `Engine::answer`. Errors: [`DecideError`],
-/// naming the key.
+/// keys not open, or without an edit are left to `Engine::answer`. Returns the edits to pass
+/// to [`unused_edit_notes`] once the answers are recorded. Errors: [`DecideError`], naming the
+/// key.
 pub fn check_answered_edits(
     engine: &Engine,
     principal: &Principal,
     task_id: &str,
     responses: &Map<String, Value>,
-) -> Result<(), DecideError> {
+) -> Result<AnsweredEdits, DecideError> {
+    let mut edits = AnsweredEdits::default();
     if !principal.is_human() {
-        return Ok(());
+        return Ok(edits);
     }
     let Ok(task) = engine.get(principal, task_id) else {
-        return Ok(());
+        return Ok(edits);
     };
+    edits.before = task.arguments.clone();
     for (key, response) in responses {
         let Some(request) = task.input_requests.get(key) else {
             continue;
@@ -390,10 +398,44 @@ pub fn check_answered_edits(
             Some(Err(why)) => return Err(DecideError::Invalid(format!("{key}: {why}"))),
             Some(Ok(arguments)) => {
                 check_edit_of(engine, key, request, &arguments)?;
+                edits.keys.push(key.clone());
             }
         }
     }
-    Ok(())
+    Ok(edits)
+}
+
+/// The edits among a person's answers ([`check_answered_edits`]): the keys whose approval
+/// carried edited arguments, and the call's arguments before them.
+#[derive(Debug, Default)]
+pub struct AnsweredEdits {
+    /// The approvals' keys answered with an edit.
+    pub keys: Vec<String>,
+    /// The call's arguments when the answers were checked.
+    pub before: Value,
+}
+
+/// Key → why `principal`'s edit answered to that key (one of `edits.keys` the engine
+/// `accepted`) was not used, for each such edit the policy refused (a deny rule): the first
+/// line of the question that follows, as [`decide`] notes it. Waits for that question up to
+/// one second; an edit that was used, or a task that goes on otherwise, has no note.
+pub async fn unused_edit_notes(
+    engine: &Engine,
+    principal: &Principal,
+    task_id: &str,
+    edits: &AnsweredEdits,
+    accepted: &[String],
+) -> std::collections::BTreeMap<String, String> {
+    let deadline = Instant::now() + BETWEEN_QUESTIONS;
+    let mut notes = std::collections::BTreeMap::new();
+    for key in edits.keys.iter().filter(|k| accepted.contains(k)) {
+        if let Some(why) =
+            edit_not_used(engine, principal, task_id, key, &edits.before, deadline).await
+        {
+            notes.insert(key.clone(), why);
+        }
+    }
+    notes
 }
 
 /// "an object", "a number", … for a message.
