@@ -280,8 +280,12 @@ impl Engine {
     /// the store and get their fate at the next start).
     ///
     /// What a non-resumable run leaves behind (e.g. a command's processes) is stopped now
-    /// ([`TaskTool::interrupted`]): nothing of it outlives Taskdeck.
+    /// ([`TaskTool::interrupted`]): nothing of it outlives Taskdeck. Once only: a second call
+    /// (the signal handler's, then the server's own stop) does nothing.
     pub fn shutdown(&self) {
+        if self.parts.shutdown.is_cancelled() {
+            return;
+        }
         self.parts.shutdown.cancel();
         for (id, tool) in self.parts.running.tools() {
             if !tool.descriptor().resumable {
