@@ -512,8 +512,9 @@ export class DetailView {
     }
     const items = groupTimeline(hidden ? this.events.slice(hidden) : this.events);
     const list = h('ol', { class: 'timeline' });
+    const approvalKeys = new Set(this.rounds.filter((r) => r.request && r.request.params && r.request.params._meta && r.request.params._meta['taskdeck/approval']).map((r) => r.key));
     const eventRow = (ev) => {
-      const d = describeEvent(ev);
+      const d = describeEvent(ev, { approvalKeys });
       return h(
         'li',
         { class: `tl tl-${d.tone}` },

@@ -3,6 +3,7 @@
 import { formatDuration, oneLine, progressText, prettyJson, shownText } from './format.js';
 import { statusLabel } from './status.js';
 import { jsonDiff } from './json-diff.js';
+import { answerVerb } from './form-schema.js';
 
 /**
  * @typedef {{title: string, detail?: string, prose?: boolean, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted',
@@ -53,14 +54,14 @@ function ttlWords(data) {
   return `Retention: ${formatDuration(Number(data.ttlMs))} from creation${reason}`;
 }
 
-const ACTION_WORDS = { accept: 'accepted', decline: 'declined', cancel: 'dismissed' };
-
 /**
  * Describes one timeline event.
  * @param {{kind: string, data?: any}} ev
+ * @param {{approvalKeys?: Set<string>}} [context] `approvalKeys`: the task's questions that are
+ *   approvals of a call (their Cancel denies the call, so it reads "declined", not "dismissed")
  * @returns {EventText}
  */
-export function describeEvent(ev) {
+export function describeEvent(ev, context = {}) {
   const d = (ev && ev.data) || {};
   switch (ev && ev.kind) {
     case 'created':
@@ -87,7 +88,8 @@ export function describeEvent(ev) {
       };
     }
     case 'inputAnswered': {
-      const verb = ACTION_WORDS[d.action] || `answered (${d.action ?? 'no action'})`;
+      const known = ['accept', 'decline', 'cancel'].includes(d.action);
+      const verb = known ? answerVerb(d.action, Boolean(context.approvalKeys && context.approvalKeys.has(d.key))) : `answered (${d.action ?? 'no action'})`;
       return { title: `${d.by || 'Someone'} ${verb}${d.key ? ` ${d.key}` : ''}`, tone: d.action === 'accept' ? 'good' : 'warn' };
     }
     case 'inputSuperseded':
@@ -172,7 +174,9 @@ export function describeRound(round) {
       break;
     case 'answered': {
       const action = round.response && round.response.action;
-      state = `${ACTION_WORDS[action] ? ACTION_WORDS[action][0].toUpperCase() + ACTION_WORDS[action].slice(1) : 'Answered'}${round.answeredBy ? ` by ${round.answeredBy}` : ''}`;
+      const approval = Boolean(params._meta && params._meta['taskdeck/approval']);
+      const verb = ['accept', 'decline', 'cancel'].includes(action) ? answerVerb(action, approval) : 'answered';
+      state = `${verb[0].toUpperCase()}${verb.slice(1)}${round.answeredBy ? ` by ${round.answeredBy}` : ''}`;
       const content = round.response && round.response.content;
       if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(content);
       break;

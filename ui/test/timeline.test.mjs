@@ -24,6 +24,10 @@ test('each event kind reads as a sentence', () => {
     [{ kind: 'somethingNew', data: { a: 1 } }, 'Event: somethingNew'],
   ];
   for (const [ev, title] of cases) assert.equal(describeEvent(ev).title, title, ev.kind);
+  // An approval's Cancel denies the call: it reads "declined", as the form says.
+  const approvalKeys = new Set(['approve-command#1']);
+  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'cancel' } }, { approvalKeys }).title, 'bob declined approve-command#1');
+  assert.equal(describeEvent(cases[8][0], { approvalKeys }).title, 'bob dismissed k');
   assert.equal(describeEvent(cases[3][0]).detail, 'step 3 of 10');
   assert.equal(describeEvent(cases[4][0]).detail, 'Waiting');
   assert.equal(describeEvent(cases[5][0]).detail, 'Deploy?');
@@ -65,6 +69,10 @@ test('input rounds say who answered what', () => {
   assert.equal(describeRound({ key: 'k', request: {}, state: 'outstanding' }).title, 'k');
   assert.equal(describeRound({ key: 'k', request, state: 'superseded' }).state, 'Withdrawn by the task');
   assert.equal(describeRound({ key: 'k', request, state: 'answered', response: { action: 'decline' }, answeredBy: 'bob' }).state, 'Declined by bob');
+  assert.equal(describeRound({ key: 'k', request, state: 'answered', response: { action: 'cancel' }, answeredBy: 'bob' }).state, 'Dismissed by bob');
+  // An approval's Cancel denies the call.
+  const approval = { method: 'elicitation/create', params: { message: 'Run?', _meta: { 'taskdeck/approval': { tool: 'run_command' } } } };
+  assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'cancel' }, answeredBy: 'bob' }).state, 'Declined by bob');
 });
 
 test('an edited call reads as such, its diff left to the decision beside it', () => {
