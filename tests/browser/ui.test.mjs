@@ -1499,6 +1499,20 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
   await dialog.locator('#policy-problem', { hasText: 'not valid' }).waitFor();
   assert.equal(await dialog.locator('#policy-add').isDisabled(), true);
   assert.equal(fs.readFileSync(file, 'utf8'), broken);
+  await dialog.locator('#policy-close').click();
+  await dialog.waitFor({ state: 'hidden' });
+
+  // A rule no call can match (run_command rules see `command`, not `argv`), written by hand:
+  // its row says so, and a rule can still be added after it.
+  fs.writeFileSync(file, JSON.stringify({ rules: [{ id: 'r-argv', principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { argv: '*deploy*' }, decision: 'deny' }] }));
+  await page.locator('#policies-btn').click();
+  await rows.nth(0).locator('.policy-never', { hasText: 'Matches no call' }).waitFor();
+  assert.match(await rows.nth(0).locator('.policy-never').textContent(), /`command`/);
+  assert.equal(await dialog.locator('#policy-add').isDisabled(), false);
+  await add({ 'policy-server': 'fs', 'policy-tool': 'write', 'policy-decision': 'ask' });
+  await waitFor(async () => (await rows.count()) === 2, 'the rule added after it');
+  assert.equal(await dialog.locator('#policy-error').isHidden(), true);
+  assert.equal(await rows.nth(1).locator('.policy-never').count(), 0);
   fs.writeFileSync(file, '{"rules": []}');
   await dialog.locator('#policy-close').click();
   await dialog.waitFor({ state: 'hidden' });

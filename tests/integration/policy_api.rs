@@ -293,3 +293,83 @@ async fn the_old_policy_files_are_migrated_at_start() {
     let v = s.wait_status(&agent, &id, "completed").await;
     assert_eq!(v["result"]["structuredContent"]["exitCode"], 0, "{v}");
 }
+
+/// A rule no call can match, written into policy.json by hand, is read (it decides nothing),
+/// and said: `GET /v1/policy` lists it under `neverMatching`, `doctor` reports it, and the
+/// other rules can still be changed while it stays as it is.
+#[tokio::test]
+async fn a_hand_written_rule_that_never_matches_is_reported_and_does_not_block_changes() {
+    let s = Server::start(&[]).await;
+    std::fs::write(
+        s.dir.join("cfg/policy.json"),
+        json!({"rules": [{"id": "r-argv", "principal": "*", "server": "taskdeck",
+            "tool": "run_command", "arguments": {"argv": "*deploy*"}, "decision": "deny"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let (_, body) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    let never = &body["neverMatching"];
+    assert_eq!(
+        (never[0]["rule"].as_str(), never[0]["position"].as_u64()),
+        (Some("r-argv"), Some(1)),
+        "{body}"
+    );
+    assert!(
+        never[0]["why"].as_str().unwrap().contains("`command`"),
+        "{body}"
+    );
+    // The Policies dialog sends the rules it read, plus one: taken.
+    let mut rules = body["rules"].as_array().unwrap().clone();
+    rules.push(json!({"principal": "*", "server": "fs", "tool": "write", "decision": "ask"}));
+    let (status, stored) = put(&s, &s.admin, json!({"rules": rules})).await;
+    assert_eq!(status, 200, "{stored}");
+    assert_eq!(stored["rules"].as_array().unwrap().len(), 2);
+    assert_eq!(stored["neverMatching"][0]["rule"], "r-argv", "{stored}");
+    // A change to it must make it match something.
+    let mut changed = stored["rules"].as_array().unwrap().clone();
+    changed[0]["arguments"] = json!({"argv": "*prod*"});
+    let (status, refused) = put(&s, &s.admin, json!({"rules": changed})).await;
+    assert_eq!(status, 400, "{refused}");
+
+    let policy = doctor_policy(&s);
+    assert_eq!(policy["ok"], false, "{policy}");
+    let detail = policy["detail"].as_str().unwrap();
+    assert!(detail.contains("rule 1 (r-argv) never matches"), "{detail}");
+
+    // Fixed by hand: doctor is satisfied.
+    std::fs::write(
+        s.dir.join("cfg/policy.json"),
+        json!({"rules": [{"id": "r-cmd", "principal": "*", "server": "taskdeck",
+            "tool": "run_command", "arguments": {"command": "*deploy*"}, "decision": "deny"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let policy = doctor_policy(&s);
+    assert_eq!(policy["ok"], true, "{policy}");
+    assert!(
+        policy["detail"]
+            .as_str()
+            .unwrap()
+            .contains("valid: 1 rules"),
+        "{policy}"
+    );
+}
+
+/// `taskdeck doctor --json`'s `policy` finding for `s`'s dirs.
+fn doctor_policy(s: &Server) -> Value {
+    let doctor = std::process::Command::new(crate::harness::BIN)
+        .args(["doctor", "--json", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "policy")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone()
+}

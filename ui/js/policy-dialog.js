@@ -5,7 +5,8 @@
 // policy.json). Every write names the version of the file it was made to (If-Match): when the
 // file changed meanwhile (another admin, a human's "always allow", a hand edit), nothing is
 // written, the dialog shows the rules as they are now and says to make the change again, so
-// an open dialog never writes an old copy over rules added since. Rules and words live in
+// an open dialog never writes an old copy over rules added since. A rule that can never match
+// (written into the file by hand) is marked with why; the other rules can still be changed. Rules and words live in
 // policies.js (unit-tested).
 
 import { h, clear, $, inflate } from './dom.js';
@@ -18,6 +19,8 @@ let rules = [];
 /** The file's version those rules came from, and its approval terms (kept as they are). */
 let version = null;
 let approval = null;
+/** Rule id → why it can never match a call (a hand edit of policy.json; the server says). */
+let neverMatching = new Map();
 let busy = false;
 
 /**
@@ -79,6 +82,7 @@ function took(r) {
   rules = Array.isArray(r.rules) ? r.rules : [];
   version = typeof r.version === 'string' ? r.version : null;
   approval = r.approval && typeof r.approval === 'object' ? r.approval : null;
+  neverMatching = new Map((Array.isArray(r.neverMatching) ? r.neverMatching : []).map((w) => [w.rule, w.why]));
 }
 
 /** Stores `next` as the whole rule list, if the file is still the version it was read at;
@@ -164,7 +168,12 @@ function render() {
       h('td', {}, h('code', {}, rule.principal)),
       h('td', {}, h('code', {}, rule.server)),
       h('td', {}, h('code', {}, rule.tool)),
-      h('td', { class: 'policy-args' }, describeArguments(rule.arguments, rule)),
+      h(
+        'td',
+        { class: 'policy-args' },
+        describeArguments(rule.arguments, rule),
+        neverMatching.has(rule.id) ? h('div', { class: 'form-error policy-never' }, `Matches no call, so it decides nothing: ${neverMatching.get(rule.id)}. Revoke it, or fix it in policy.json.`) : null,
+      ),
       h(
         'td',
         {},

@@ -8,7 +8,8 @@
 //! data dir is writable and its file system has room for writes), `lock`
 //! (who holds `taskdeck.lock`, whether the last run stopped cleanly), `port` (the running one
 //! answers `GET /v1/me`; a stopped one's port is free), `admin token` (the file exists, is
-//! 0600, and is the store's admin token). See docs/operations.md.
+//! 0600, and is the store's admin token), `policy` (`policy.json` is valid and each of its
+//! rules can match a call). See docs/operations.md.
 
 use std::{
     os::unix::fs::PermissionsExt,
@@ -24,7 +25,9 @@ use taskdeck_engine::store::{
 
 use crate::{
     adapters::auth::{self, ADMIN},
-    data_dir_lock, paths, serve,
+    data_dir_lock, paths,
+    policy::{self, file::PolicyFile},
+    serve,
 };
 
 /// What doctor looks at.
@@ -42,7 +45,8 @@ pub struct DoctorOptions {
 /// One check's outcome, as printed (one line) and as `--json` gives it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
-    /// Which check: `store`, `schema`, `search index`, `disk`, `lock`, `port`, `admin token`.
+    /// Which check: `store`, `schema`, `search index`, `disk`, `lock`, `port`, `admin token`,
+    /// `policy`.
     pub check: &'static str,
     /// Passed.
     pub ok: bool,
@@ -95,7 +99,48 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     findings.push(check_lock(&opts.data_dir, running));
     findings.push(check_port(opts, running).await);
     findings.push(check_admin_token(opts, file.as_ref(), running));
+    findings.push(check_policy(opts));
     findings
+}
+
+/// `policy.json`: absent (every call gets its default), not valid (then none of its rules
+/// applies, which a start only logs), or holding rules that never match.
+fn check_policy(opts: &DoctorOptions) -> Finding {
+    const CHECK: &str = "policy";
+    let file = PolicyFile::new(opts.config_dir.join(policy::FILE_NAME));
+    let path = file.path().display();
+    if !file.path().exists() {
+        return Finding::ok(
+            CHECK,
+            format!("{path} does not exist: every call gets its default"),
+        );
+    }
+    match file.read().as_ref() {
+        Err(problem) => Finding::problem(
+            CHECK,
+            format!("{path} {problem}: none of its rules applies, every call gets its default"),
+            "fix the file (docs/approvals.md says its shape); Taskdeck reads it again at once",
+        ),
+        Ok(doc) => match doc.never_matching().as_slice() {
+            [] => Finding::ok(CHECK, format!("{path} is valid: {} rules", doc.rules.len())),
+            never => Finding::problem(
+                CHECK,
+                format!(
+                    "{path}: {}",
+                    never
+                        .iter()
+                        .map(|w| format!(
+                            "rule {} ({}) never matches: {}",
+                            w.position, w.rule, w.why
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                "fix or remove those rules in the file, or revoke them in the window's Policies \
+                 dialog; until then they decide nothing",
+            ),
+        },
+    }
 }
 
 /// The store check's finding when the store file was emptied although the last Taskdeck

@@ -22,7 +22,10 @@ use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::api_error::{ApiError, ApiPath, ProblemDocument, json_body};
-use crate::policy::{ApprovalTerms, Policy, PolicyDocument, Rule, file::ReplaceError};
+use crate::policy::{
+    ApprovalTerms, Policy, PolicyDocument, Rule,
+    file::{ReplaceError, RuleWarning},
+};
 use taskdeck_engine::Principal;
 
 /// The `/v1/policy` routes with their OpenAPI operations.
@@ -52,6 +55,22 @@ pub(crate) struct PolicyView {
     problem: Option<String>,
     /// The file's version, as the `ETag` header says it (without quotes): for `If-Match`.
     version: String,
+    /// The rules that can never match a call (written into the file by hand; `PUT` refuses
+    /// new ones), with why: they decide nothing until fixed. Absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    never_matching: Vec<RuleWarning>,
+}
+
+impl PolicyView {
+    fn of(doc: PolicyDocument, version: String) -> PolicyView {
+        PolicyView {
+            never_matching: doc.never_matching(),
+            rules: doc.rules,
+            approval: doc.approval,
+            problem: None,
+            version,
+        }
+    }
 }
 
 fn io_error(e: std::io::Error) -> ApiError {
@@ -104,17 +123,13 @@ pub(crate) async fn get_policy(
     ApiError::humans_only(&p, "reads the policy")?;
     let (version, doc) = policy.versioned_document();
     Ok(with_etag(match doc {
-        Ok(doc) => PolicyView {
-            rules: doc.rules,
-            approval: doc.approval,
-            problem: None,
-            version,
-        },
+        Ok(doc) => PolicyView::of(doc, version),
         Err(problem) => PolicyView {
             rules: Vec::new(),
             approval: ApprovalTerms::default(),
             problem: Some(format!("{} {problem}", policy.path().display())),
             version,
+            never_matching: Vec::new(),
         },
     }))
 }
@@ -156,12 +171,7 @@ pub(crate) async fn put_policy(
         None => None,
     };
     match policy.replace_if(doc, expected.as_deref()) {
-        Ok((doc, version)) => Ok(with_etag(PolicyView {
-            rules: doc.rules,
-            approval: doc.approval,
-            problem: None,
-            version,
-        })),
+        Ok((doc, version)) => Ok(with_etag(PolicyView::of(doc, version))),
         Err(ReplaceError::Changed { .. }) => Err(ApiError::new(
             StatusCode::PRECONDITION_FAILED,
             "the policy has changed since it was read (another admin, a human's \"always \

@@ -16,6 +16,17 @@ use serde::{Deserialize, Serialize};
 
 use super::{rules::Rule, terms::ApprovalTerms};
 
+/// A rule of `policy.json` that can never match a call, and why ([`PolicyDocument::never_matching`]).
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct RuleWarning {
+    /// The rule's id.
+    pub rule: String,
+    /// Its position in the file, from 1.
+    pub position: usize,
+    /// Why it never matches, and what to write instead.
+    pub why: String,
+}
+
 /// What `policy.json` holds.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +55,23 @@ impl PolicyDocument {
             }
         }
         Ok(())
+    }
+
+    /// The rules that can never match a call ([`Rule::never_matches`]), in order: `PUT
+    /// /v1/policy` refuses new ones, but one written into the file by hand is read, stays,
+    /// and decides nothing until it is fixed.
+    pub fn never_matching(&self) -> Vec<RuleWarning> {
+        self.rules
+            .iter()
+            .enumerate()
+            .filter_map(|(i, rule)| {
+                rule.never_matches().map(|why| RuleWarning {
+                    rule: rule.id.clone(),
+                    position: i + 1,
+                    why,
+                })
+            })
+            .collect()
     }
 }
 
@@ -150,11 +178,22 @@ impl PolicyFile {
         }
         let (version, content) = self.parse();
         let content = Arc::new(content);
-        if let Err(problem) = content.as_ref() {
-            tracing::warn!(
+        match content.as_ref() {
+            Err(problem) => tracing::warn!(
                 "the policy file {} {problem}; no rule of it applies (every call gets its default) until it is fixed",
                 self.path.display()
-            );
+            ),
+            Ok(doc) => {
+                for warning in doc.never_matching() {
+                    tracing::warn!(
+                        "the policy file {}: rule {} ({}) never matches: {}",
+                        self.path.display(),
+                        warning.position,
+                        warning.rule,
+                        warning.why
+                    );
+                }
+            }
         }
         *cache = Some(Loaded {
             stamp: now,

@@ -267,7 +267,9 @@ impl Policy {
     /// `None`): a writer that read one version never overwrites a change made since (by
     /// another admin, a human's "always allow", an edit of the file). A rule the file does not
     /// hold yet, and that has no `createdAtMs`, is stamped with the time now; a rule that can
-    /// never match ([`Rule::never_matches`]) is refused like an invalid one. Returns what was
+    /// never match ([`Rule::never_matches`]) is refused like an invalid one, unless the file
+    /// holds it already as it is (written there by hand: it is kept, and reported by
+    /// [`file::PolicyDocument::never_matching`], so that other changes can be made meanwhile). Returns what was
     /// stored and the file's new version. Errors: [`file::ReplaceError::Changed`] (nothing is
     /// written), or [`file::ReplaceError::Io`] as [`Policy::replace`] fails.
     pub fn replace_if(
@@ -276,8 +278,10 @@ impl Policy {
         expected: Option<&str>,
     ) -> Result<(PolicyDocument, String), file::ReplaceError> {
         doc.rules.iter_mut().for_each(Rule::assign_id);
+        let held = self.rules().unwrap_or_default();
         let never = doc.rules.iter().enumerate().find_map(|(i, r)| {
             r.never_matches()
+                .filter(|_| !held.contains(r))
                 .map(|why| format!("rule {}: {why}", i + 1))
         });
         doc.check()
@@ -285,12 +289,12 @@ impl Policy {
             .map_err(|e| {
                 file::ReplaceError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
             })?;
-        let held: Vec<String> = self
-            .rules()
-            .map(|rules| rules.into_iter().map(|r| r.id).collect())
-            .unwrap_or_default();
         let now = chrono::Utc::now().timestamp_millis();
-        for rule in doc.rules.iter_mut().filter(|r| !held.contains(&r.id)) {
+        for rule in doc
+            .rules
+            .iter_mut()
+            .filter(|r| !held.iter().any(|h| h.id == r.id))
+        {
             rule.created_at_ms.get_or_insert(now);
         }
         let version = self.file.replace_if(&doc, expected)?;

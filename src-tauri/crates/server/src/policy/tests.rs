@@ -387,3 +387,41 @@ fn a_run_command_rule_on_argv_is_refused() {
             .unwrap_or_else(|e| panic!("{rule}: {e}"));
     }
 }
+
+/// A never-matching rule written into policy.json by hand is read (it matches nothing) and
+/// reported; a replacement that keeps it as it is may change the other rules, one that changes
+/// it must fix it.
+#[test]
+fn a_hand_written_never_matching_rule_is_reported_and_kept_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    std::fs::write(
+        policy.path(),
+        json!({"rules": [{"id": "r-argv", "principal": "*", "server": "taskdeck",
+            "tool": "run_command", "arguments": {"argv": "*deploy*"}, "decision": "deny"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let doc = policy.document().unwrap();
+    let never = doc.never_matching();
+    assert_eq!(
+        (never.len(), never[0].rule.as_str(), never[0].position),
+        (1, "r-argv", 1)
+    );
+    assert!(never[0].why.contains("`command`"), "{}", never[0].why);
+    // Kept as it is, with a rule added after it: taken.
+    let mut added = doc.clone();
+    added.rules.push(
+        serde_json::from_value(
+            json!({"principal": "*", "server": "fs", "tool": "write", "decision": "ask"}),
+        )
+        .unwrap(),
+    );
+    let (stored, _) = policy.replace_if(added, None).unwrap();
+    assert_eq!(stored.rules.len(), 2);
+    // Changed (still on argv): refused, as a new one is.
+    let mut changed = stored.clone();
+    changed.rules[0].decision = Decision::Ask;
+    let e = policy.replace(changed).unwrap_err();
+    assert!(e.to_string().starts_with("rule 1:"), "{e}");
+}
