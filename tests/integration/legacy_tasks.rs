@@ -93,6 +93,15 @@ async fn task_augmented_calls_take_the_2025_11_25_task_path() {
         )
         .await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
+    // The 2026-07-28 methods are unknown in this era, whatever the request carries.
+    for method in ["tasks/update", "server/discover", "subscriptions/listen"] {
+        let r = c
+            .request(method, json!({"taskId": id, "inputResponses": {}}))
+            .await;
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("negotiated 2025-11-25"), "{message}");
+    }
     // A ttl that is not a number of milliseconds is refused, not read as "none".
     for ttl in [json!(-5), json!("abc"), json!(true), json!({})] {
         let r = c
@@ -483,6 +492,13 @@ async fn task_status_and_progress_reach_the_session_stream() {
     let seen = read_until(stream, async |m: &Value| {
         if m["method"] == "notifications/progress" {
             assert_eq!(m["params"]["progressToken"], "p-1");
+            // Related to the task, so it says which (2025-11-25 §Associating Task-Related
+            // Messages).
+            assert_eq!(
+                m["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+                id.as_str(),
+                "{m}"
+            );
             progress.push(m["params"]["progress"].as_f64().unwrap());
         }
         m["method"] == "notifications/tasks/status"

@@ -427,11 +427,55 @@ async fn malformed_requests_get_exact_errors() {
         r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
         r#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#,
         r#"{"jsonrpc":"2.0","id":5,"method":7}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","result":{}}"#,
     ] {
         let r = s
             .raw(Some(&t), body, &[("Mcp-Method", "tools/list".into())])
             .await;
         assert_eq!((r.status.as_u16(), r.error_code()), (400, -32600), "{body}");
+    }
+    // An object member given twice is refused by name (rmcp's typed parse refuses it, a
+    // generic one keeps the last): in the envelope -32600, in params -32602.
+    let meta = crate::harness::meta(true).to_string();
+    for (body, method, code, member) in [
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list","params":{{"_meta":{meta}}}}}"#
+            ),
+            "tools/list",
+            -32600,
+            "/id",
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"request_approval","name":"run_command","arguments":{{}},"_meta":{meta}}}}}"#
+            ),
+            "tools/call",
+            -32602,
+            "/params/name",
+        ),
+    ] {
+        let r = s
+            .raw(
+                Some(&t),
+                &body,
+                &[
+                    ("Mcp-Method", method.into()),
+                    ("Mcp-Name", "run_command".into()),
+                ],
+            )
+            .await;
+        assert_eq!(
+            (r.status.as_u16(), r.error_code()),
+            (400, code),
+            "{body}: {:?}",
+            r.body
+        );
+        let message = r.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("the member {member} is given twice")),
+            "{message}"
+        );
     }
     // Wrong param types: -32602 with the request's id.
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": {"taskId": 42, "_meta": crate::harness::meta(true)}}).to_string();

@@ -87,6 +87,29 @@ pub async fn handle(
     })
 }
 
+/// The 2026-07-28 methods, unknown in a 2025-11-25 session (SEP-2663 §Version scope): the
+/// JSON-RPC error for `method` when it is one of them, said as such (not a capability or
+/// `_meta` the session failed to send).
+pub fn not_of_this_era(method: &str, id: &RawValue) -> Option<Response> {
+    matches!(
+        method,
+        "tasks/update" | "server/discover" | "subscriptions/listen"
+    )
+    .then(|| {
+        error_response(
+            StatusCode::OK,
+            id,
+            METHOD_NOT_FOUND,
+            &format!(
+                "Method not found: {method} (a 2026-07-28 method; this session negotiated \
+                 2025-11-25: use tasks/get, tasks/result and tasks/cancel, or send \
+                 MCP-Protocol-Version: 2026-07-28 without a session)"
+            ),
+            None,
+        )
+    })
+}
+
 /// A JSON-RPC error of this path: `code`, `message` and, for an engine error that has one,
 /// `data` (e.g. `{"reason": "disk_full"}` for a write refused on a full disk, [`wire::error_data`]).
 struct RpcError {

@@ -302,6 +302,14 @@ impl Sessions {
             if let Some((progress, total)) = next {
                 watch.last_progress = progress;
                 let mut param = ProgressNotificationParam::new(token.clone(), progress);
+                // A notification related to a task says which (2025-11-25 §Associating
+                // Task-Related Messages); `notifications/tasks/status` carries the task itself.
+                let mut related = serde_json::Map::new();
+                related.insert(
+                    "io.modelcontextprotocol/related-task".into(),
+                    serde_json::json!({"taskId": task.task_id}),
+                );
+                param.meta = Some(related.into());
                 if let Some(t) = total {
                     param = param.with_total(t);
                 }

@@ -303,6 +303,12 @@ async fn on_legacy_session(
     if let Err(resp) = check_media(headers, AnswerMedia::Json) {
         return Some(resp);
     }
+    if let Ok(head) = serde_json::from_slice::<RequestHead<'_>>(body)
+        && let (Some(method), Some(id)) = (head.method, head.id)
+        && let Some(resp) = mcp_legacy::not_of_this_era(method, id)
+    {
+        return Some(resp);
+    }
     if let Err(resp) = check_envelope(body) {
         return Some(resp);
     }
