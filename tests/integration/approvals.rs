@@ -845,3 +845,69 @@ async fn one_deadline_holds_for_every_human_and_only_the_engine_can_expire() {
         "{entry}"
     );
 }
+
+/// A person whose decision comes second is told who took the call and how, not Taskdeck's key
+/// for it; a call that still waits for another person says so. Every round of one approval
+/// says when the call was first asked (`askedAtMs`), which orders the queue.
+#[tokio::test]
+async fn a_decision_that_comes_second_says_who_took_the_call() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"id": "r-two", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo two*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let agent = s.token("agent");
+    let alice = s.human("alice").await;
+    let bob = s.human("bob").await;
+    let open_key = |task: &Value| {
+        task["inputRequests"]
+            .as_object()
+            .and_then(|r| r.keys().next().cloned())
+            .unwrap()
+    };
+    let decide_as = async |token: &str, id: &str, key: &str, decision: &str| {
+        let (status, reply) = s
+            .v1_post(
+                Some(token),
+                "/v1/approvals/decide",
+                json!({"items": [{"taskId": id, "key": key}], "decision": decision}),
+            )
+            .await;
+        assert_eq!(status, 200, "{reply}");
+        reply["results"][0].clone()
+    };
+
+    let id = asking(&s, &agent, "echo one").await;
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let key = open_key(&task["task"]);
+    assert_eq!(decide_as(&alice, &id, &key, "deny").await["ok"], true);
+    let late = decide_as(&bob, &id, &key, "approve").await;
+    assert_eq!(late["ok"], false, "{late}");
+    assert_eq!(late["error"], "alice denied this call already", "{late}");
+
+    let id = asking(&s, &agent, "echo two").await;
+    let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let first = open_key(&task["task"]);
+    let asked_at = |task: &Value, key: &str| {
+        task["inputRequests"][key]["params"]["_meta"]["taskdeck/approval"]["askedAtMs"].as_i64()
+    };
+    let asked = asked_at(&task["task"], &first).unwrap_or_else(|| panic!("{task}"));
+    assert_eq!(decide_as(&alice, &id, &first, "approve").await["ok"], true);
+    let late = decide_as(&bob, &id, &first, "approve").await;
+    assert_eq!(
+        late["error"],
+        "alice approved this call already, and it still waits for another person's approval: decide it again",
+        "{late}"
+    );
+    let again = s
+        .wait_for(&s.admin, &id, "the second round", |t| {
+            t["inputRequests"]
+                .as_object()
+                .is_some_and(|r| !r.contains_key(&first) && !r.is_empty())
+        })
+        .await;
+    let second = open_key(&again);
+    assert_eq!(asked_at(&again, &second), Some(asked), "{again}");
+    assert_eq!(decide_as(&bob, &id, &second, "approve").await["ok"], true);
+    s.wait_status(&agent, &id, "completed").await;
+}

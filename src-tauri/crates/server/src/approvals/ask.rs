@@ -157,6 +157,12 @@ async fn ask_rounds(
     // One deadline for the whole approval, fixed when it is first asked: later rounds (M of N,
     // a refused edit) do not extend it.
     let mut deadline: Option<Option<i64>> = None;
+    // When the call was first asked: every round says the same.
+    let of_this_ask = |key: &str| key == ask.key || key.starts_with(&format!("{}#", ask.key));
+    let mut asked_at_ms = earlier
+        .iter()
+        .filter(|r| of_this_ask(&r.key))
+        .find_map(|r| question::meta_of(&r.request)?.asked_at_ms);
     for n in 1.. {
         let key = round_key(&ask.key, n);
         // A question still open from before a restart is waited on as it was asked.
@@ -167,9 +173,12 @@ async fn ask_rounds(
                 // A human's edit is shown (and kept in the question) with what looks like a
                 // credential masked, as the agent's call is; it runs as typed.
                 let shown = super::shown_arguments(&arguments);
+                let asked =
+                    *asked_at_ms.get_or_insert_with(|| chrono::Utc::now().timestamp_millis());
                 let meta = ApprovalMeta {
                     edited_by: edited_by.clone(),
                     required,
+                    asked_at_ms: Some(asked),
                     ..meta_for(ctx, ask, &shown, &approved_by, expires_at_ms)
                 };
                 // The call as it runs now: an edit is shown in the text every human reads, not
@@ -336,6 +345,7 @@ fn meta_for(
             rule: ask.verdict.rule_id.clone(),
             reason: ask.verdict.reason.clone(),
         },
+        asked_at_ms: None,
         expires_at_ms,
         on_expiry: terms.on_expiry.as_str().into(),
         required: terms.humans,

@@ -163,7 +163,12 @@ async fn decide_one(
     let key = match question_key(&task, item.key.as_deref()) {
         Ok(k) => k,
         Err(why) => {
-            outcome.result = Err(why);
+            // A question named that is not open any more: say who took it, and how.
+            outcome.result = Err(item
+                .key
+                .as_deref()
+                .and_then(|key| decided_already(engine, principal, &item.task_id, key))
+                .unwrap_or(why));
             return outcome;
         }
     };
@@ -241,12 +246,60 @@ async fn decide_one(
              approval, and {} is an agent",
             principal.name
         )),
-        Ok(_) => Err(format!(
-            "{key} was not answered: it was decided already (by someone else, or it expired)"
-        )),
+        Ok(_) => Err(
+            decided_already(engine, principal, &item.task_id, &key).unwrap_or_else(|| {
+                format!("{key} was not answered: it was decided already (by someone else, or it expired)")
+            }),
+        ),
         Err(e) => Err(explain(e)),
     };
     outcome
+}
+
+/// Why question `key` of task `task_id` took no answer from `principal`: who decided it and
+/// how ("alice denied it already"), that it expired, or that it was withdrawn; said without
+/// the key, which is Taskdeck's and not the person's word for the call.
+/// `None` when the task never asked `key`.
+fn decided_already(
+    engine: &Engine,
+    principal: &Principal,
+    task_id: &str,
+    key: &str,
+) -> Option<String> {
+    let round = engine
+        .input_rounds(principal, task_id)
+        .ok()?
+        .into_iter()
+        .find(|r| r.key == key)?;
+    let action = round
+        .response
+        .as_ref()
+        .and_then(|r| r.get("action"))
+        .and_then(Value::as_str);
+    Some(match (round.answered_by.as_deref(), action) {
+        (Some(taskdeck_engine::EXPIRED_BY), _) => {
+            "this call's approval expired before your decision reached it".into()
+        }
+        (Some(who), Some("accept")) => {
+            let still_asks = engine.get(principal, task_id).is_ok_and(|t| {
+                t.input_requests
+                    .iter()
+                    .any(|(k, r)| k != key && question::meta_of(r).is_some())
+            });
+            match still_asks {
+                true => format!(
+                    "{who} approved this call already, and it still waits for another \
+                     person's approval: decide it again"
+                ),
+                false => format!("{who} approved this call already"),
+            }
+        }
+        (Some(who), Some(_)) => format!("{who} denied this call already"),
+        _ if round.state == "superseded" => {
+            "this question was withdrawn (the call was asked again, or the task ended)".into()
+        }
+        _ => "this call was decided already (by someone else, or it expired)".into(),
+    })
 }
 
 /// How long a decision (all its items together) waits for the questions it answers to be

@@ -57,6 +57,11 @@ pub struct ApprovalMeta {
     pub digest: String,
     /// What the policy said.
     pub verdict: VerdictShown,
+    /// When the call was first asked, Unix ms: the same in every round of one approval (M of
+    /// N, an edit asked again), so that the queue orders a call by how long it has waited.
+    /// Absent in questions asked before Taskdeck said it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_at_ms: Option<i64>,
     /// When the question expires, Unix ms; `None` = never.
     pub expires_at_ms: Option<i64>,
     /// What it becomes then: `"deny"`, `"allow"` or `"ask"`.
