@@ -202,6 +202,7 @@ mod tests {
                 rule: None,
                 reason: "default".into(),
             },
+            asked_at_ms: Some(1),
             expires_at_ms: Some(5),
             on_expiry: "deny".into(),
             required: 2,
