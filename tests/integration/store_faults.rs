@@ -175,6 +175,26 @@ async fn a_backup_taken_while_writing_holds_every_acknowledged_task_and_restores
     let failed = taskdeck(tmp.path(), &["restore", not_a_store.to_str().unwrap()]);
     assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
     assert!(state().starts_with("running"), "{}", state());
+    // The store itself (by any path to it) is no backup: refused, nothing moved aside.
+    let itself = tmp.path().join("data/../data/taskdeck.sqlite3");
+    let refused = taskdeck(tmp.path(), &["restore", itself.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("is the store itself"),
+        "{}",
+        text(&refused.stderr)
+    );
+    let aside = std::fs::read_dir(tmp.path().join("data"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("before-restore")
+        })
+        .count();
+    assert_eq!(aside, 0);
     let restored = taskdeck(tmp.path(), &["restore", dest.to_str().unwrap()]);
     assert_eq!(state(), "stopped\n");
     assert!(restored.status.success(), "{}", text(&restored.stderr));

@@ -47,6 +47,13 @@ pub enum BackupError {
         /// What `quick_check` found.
         problem: String,
     },
+    /// Restore only: the file to restore is the store itself (restoring it would only move
+    /// the store aside and copy it back).
+    #[error(
+        "{0} is the store itself, not a backup of it: give the file `taskdeck backup` wrote, or a \
+         store moved aside by an earlier restore"
+    )]
+    IsTheStore(PathBuf),
     /// Reading, writing or renaming failed (including a full disk).
     #[error(transparent)]
     Store(#[from] EngineError),
@@ -242,6 +249,12 @@ pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
         path: backup.to_path_buf(),
         problem,
     };
+    let store = dir.join(FILE_NAME);
+    if let (Ok(a), Ok(b)) = (backup.canonicalize(), store.canonicalize())
+        && a == b
+    {
+        return Err(BackupError::IsTheStore(backup.to_path_buf()));
+    }
     let report = integrity::check_file(backup, CheckDepth::Quick)?;
     if let Some(problem) = report.problems.first() {
         return Err(unsound(problem.clone()));
@@ -249,7 +262,6 @@ pub fn restore(backup: &Path, dir: &Path) -> Result<CopySummary, BackupError> {
     let tasks = StoreFile::open(backup)?
         .task_count()
         .map_err(|e| unsound(e.to_string()))?;
-    let store = dir.join(FILE_NAME);
     let partial = partial_path(&store);
     // Through SQLite, as the check above read it: a backup with a -wal beside it (a store
     // moved aside by an earlier restore) is copied with the commits in that -wal.
