@@ -267,6 +267,22 @@ async fn external_jobs_report_and_time_out() {
     let v = wait_job(&s, &t, &lost, |v| v["status"] == "failed").await;
     assert_eq!(v["error"]["data"]["reason"], "runner lost");
     assert!(v["statusMessage"].as_str().unwrap().contains("Runner lost"));
+    // A report's `heartbeatMs` holds from then on: a runner that asked for a second is lost a
+    // second after its last report, however long its start's heartbeat.
+    let shortened = start_external(&s, &t, json!({"name": "patient", "heartbeatMs": 600000})).await;
+    let (status, v) = s
+        .v1_post(
+            Some(&t),
+            &format!("/v1/jobs/{shortened}/report"),
+            json!({"heartbeatMs": 1000}),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    let v = wait_job(&s, &t, &shortened, |v| v["status"] == "failed").await;
+    assert!(
+        v["statusMessage"].as_str().unwrap().contains("for 1000 ms"),
+        "{v}"
+    );
 
     // External jobs are not MCP tools.
     let r = s
@@ -363,6 +379,12 @@ async fn external_jobs_ask_the_human_and_read_the_answers_from_report_replies() 
         let (status, v) = report(json!({ "progress": progress, "statusMessage": "x" })).await;
         assert_eq!(status, code, "{progress}: {v}");
         assert!(v["detail"].as_str().unwrap().contains("progress."), "{v}");
+    }
+    // A heartbeat a job could not have at its start either.
+    for ms in [999, 86_400_001_u64] {
+        let (status, v) = report(json!({ "heartbeatMs": ms, "statusMessage": "x" })).await;
+        assert_eq!(status, 400, "{ms}: {v}");
+        assert!(v["detail"].as_str().unwrap().contains("heartbeatMs"), "{v}");
     }
     let (_, job) = s.v1_get(Some(&runner), &format!("/v1/jobs/{id}")).await;
     assert_eq!(job["status"], "working", "{job}");

@@ -624,3 +624,138 @@ async fn client_commands_give_up_on_a_taskdeck_that_does_not_answer() {
         );
     }
 }
+
+/// SIGTSTP (Ctrl-Z) to `taskdeck run` suspends the command and the runner, as it would the
+/// command alone, after telling the job: it reads "Suspended" and is not counted lost while
+/// stopped past its 15 s heartbeat; SIGCONT resumes both, the job says so, and the command's
+/// end is its result.
+#[tokio::test]
+async fn a_suspended_run_is_not_lost_and_resumes() {
+    let s = Server::start(&[]).await;
+    let mut run = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--name", "suspended", "--", "sh", "-c"])
+        .arg("for i in 1 2 3 4 5 6; do echo step $i; sleep 0.5; done")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = run.id().unwrap().to_string();
+    let job = async || {
+        let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks?tool=external").await;
+        list["tasks"][0].clone()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while job().await["taskId"].as_str().is_none() {
+        assert!(Instant::now() < deadline, "no job");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let id = job().await["taskId"].as_str().unwrap().to_string();
+    let kill = |signal: &str| {
+        std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap()
+    };
+    assert!(kill("-TSTP").success());
+    let stopped = s
+        .wait_for(&s.admin, &id, "the job told it is suspended", |t| {
+            t["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Suspended"))
+        })
+        .await;
+    assert_eq!(stopped["status"], "working", "{stopped}");
+    // Past the runner's 15 s heartbeat: still working, not "runner lost".
+    tokio::time::sleep(Duration::from_secs(17)).await;
+    let (_, still) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(still["task"]["status"], "working", "{still}");
+    assert!(kill("-CONT").success());
+    let done = s
+        .wait_for(&s.admin, &id, "the job completed", |t| {
+            t["status"] == "completed"
+        })
+        .await;
+    assert_eq!(done["result"]["structuredContent"]["exitCode"], 0, "{done}");
+    assert!(run.wait().await.unwrap().success());
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert!(
+        detail["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["data"]["statusMessage"] == "Resumed"),
+        "{detail}"
+    );
+}
+
+/// A resize of `taskdeck run`'s terminal reaches the command's: the command's stdout, a
+/// pseudo-terminal of our size, takes the new size, and the command is told (SIGWINCH), so a
+/// progress bar redraws at the new width.
+#[tokio::test]
+async fn a_resized_terminal_resizes_the_commands() {
+    use std::{io::Read, os::fd::AsRawFd};
+    let s = Server::start(&[]).await;
+    let size = |cols: u16, rows: u16| nix::pty::Winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let pty = nix::pty::openpty(&size(100, 40), None).unwrap();
+    let script = "import os, signal, time\n\
+        def said(*_):\n    c, l = os.get_terminal_size(1)\n    print('size', c, l, flush=True)\n\
+        signal.signal(signal.SIGWINCH, said)\n\
+        print('ready', flush=True)\n\
+        time.sleep(8)";
+    let mut run = tokio::process::Command::new(BIN)
+        .args(["run", "--port", &s.port.to_string(), "--token", &s.admin])
+        .args(["--", "python3", "-c", script])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(std::process::Stdio::from(pty.slave.try_clone().unwrap()))
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    drop(pty.slave);
+    // What the terminal shows, read on a thread (a pseudo-terminal's master reads block).
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let mut master = std::fs::File::from(pty.master.try_clone().unwrap());
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0
+                || tx
+                    .send(String::from_utf8_lossy(&buf[..n]).into_owned())
+                    .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut shown = String::new();
+    let mut until = async |what: &str, shown: &mut String| {
+        while !shown.contains(what) {
+            let more = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {what:?} in {shown:?}"));
+            shown.push_str(&more.unwrap_or_else(|| panic!("ended without {what:?}: {shown:?}")));
+        }
+    };
+    until("ready", &mut shown).await;
+    // The terminal resized, as a terminal emulator does: the new size, then SIGWINCH to the
+    // process in its foreground (here, `taskdeck run`).
+    // SAFETY: TIOCSWINSZ reads one `winsize` from the struct we pass.
+    let set =
+        unsafe { nix::libc::ioctl(pty.master.as_raw_fd(), nix::libc::TIOCSWINSZ, &size(77, 30)) };
+    assert_eq!(set, 0);
+    std::process::Command::new("kill")
+        .args(["-WINCH", &run.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    until("size 77 30", &mut shown).await;
+    run.start_kill().unwrap();
+    let _ = run.wait().await;
+}

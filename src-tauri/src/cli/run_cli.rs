@@ -11,7 +11,11 @@
 //! with `\r`, line buffering); the bytes are passed through untouched, and Taskdeck gets the
 //! latest line, including each `\r` redraw, so a progress bar's `12/50` shows live. Its other
 //! streams are pipes (one shared pipe when ours are one file), copied byte for byte and read
-//! into lines the same way.
+//! into lines the same way. A resize of our terminal resizes the command's.
+//!
+//! Ctrl-Z (SIGTSTP) suspends the command and `taskdeck run` as it would the command alone;
+//! first the job is told ("Suspended", and a heartbeat of a day, so it is not counted lost
+//! while stopped), and told again when `fg` or `bg` resumes it.
 
 use std::{
     io::IsTerminal,
@@ -28,7 +32,10 @@ use nix::sys::signal::Signal;
 use serde_json::{Map, Value, json};
 use tokio::signal::unix::{Signal as SignalStream, SignalKind, signal};
 
-use super::run_job::{FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, JobLink};
+use super::run_job::{
+    FINAL_REPORT_PATIENCE, FINAL_REPORT_PATIENCE_STOPPING, HEARTBEAT_MS, JobLink,
+    SUSPENDED_HEARTBEAT_MS,
+};
 use super::run_output::{Output, OutputCapture, Standing, release_held_messages, say};
 use taskdeck_server::adapters::task_title::one_line;
 use taskdeck_server::tools::{
@@ -255,6 +262,9 @@ struct Launched {
     /// The read sides of the command's pseudo-terminal and pipes, until the output capture
     /// takes them.
     outputs: Vec<Output>,
+    /// The command's pseudo-terminal (a copy of its master side) and whether it stands for
+    /// our stderr (else our stdout), to give it our terminal's size when that changes.
+    terminal: Option<(OwnedFd, bool)>,
     started: Instant,
 }
 
@@ -377,6 +387,10 @@ impl Launched {
         drop(cmd);
         // The terminal's output first: its line left standing (a prompt) is the one shown
         // when two outputs have one.
+        let terminal = match &pty {
+            Some(p) => Some((p.master.try_clone()?, terminal_is_stderr)),
+            None => None,
+        };
         let mut outputs: Vec<Output> = pty
             .map(|p| Output {
                 read: p.master,
@@ -391,8 +405,55 @@ impl Launched {
             tag,
             interactive,
             outputs,
+            terminal,
             started,
         })
+    }
+
+    /// Gives the command's terminal the size ours has now, and tells the command (SIGWINCH):
+    /// a command in our process group got the signal from our terminal already, perhaps
+    /// before its terminal had the new size.
+    fn resized(&self) {
+        let Some((master, is_stderr)) = &self.terminal else {
+            return;
+        };
+        use std::os::fd::AsRawFd;
+        let size = match is_stderr {
+            true => terminal_size(std::io::stderr().as_fd()),
+            false => terminal_size(std::io::stdout().as_fd()),
+        };
+        // SAFETY: TIOCSWINSZ reads one `winsize` from the struct we pass.
+        let set = unsafe { nix::libc::ioctl(master.as_raw_fd(), nix::libc::TIOCSWINSZ, &size) };
+        if set == 0 {
+            signal_tagged(&self.tag, Signal::SIGWINCH);
+        }
+    }
+
+    /// Ctrl-Z (SIGTSTP to `taskdeck run`): the job is told it is suspended (with a heartbeat
+    /// of a day), then the command (in its own process group; in ours, our terminal stopped
+    /// it already) and `taskdeck run` stop, as the command alone would; once resumed (SIGCONT:
+    /// `fg`, `bg`), the command goes on and the job is told, with its heartbeat back.
+    async fn suspend(&self, link: &JobLink) {
+        const TOLD_WITHIN: Duration = Duration::from_secs(2);
+        let suspended = json!({
+            "statusMessage": "Suspended (Ctrl-Z): stopped until it is resumed (fg)",
+            "heartbeatMs": SUSPENDED_HEARTBEAT_MS,
+        });
+        let _ = tokio::time::timeout(TOLD_WITHIN, link.report(suspended)).await;
+        let group = self
+            .child
+            .id()
+            .filter(|_| !self.interactive)
+            .map(|pid| nix::unistd::Pid::from_raw(pid as i32));
+        if let Some(group) = group {
+            let _ = nix::sys::signal::killpg(group, Signal::SIGTSTP);
+        }
+        let _ = nix::sys::signal::raise(Signal::SIGSTOP);
+        if let Some(group) = group {
+            let _ = nix::sys::signal::killpg(group, Signal::SIGCONT);
+        }
+        let resumed = json!({"statusMessage": "Resumed", "heartbeatMs": HEARTBEAT_MS});
+        let _ = tokio::time::timeout(TOLD_WITHIN, link.report(resumed)).await;
     }
 
     /// Stops the command and everything it started (see [`stop_command`]).
@@ -533,11 +594,25 @@ async fn supervise(
     // status since that line began.
     let mut seen: Vec<Option<Standing>> = vec![None; unfinished.len()];
     let mut shown: Vec<Option<Standing>> = vec![None; unfinished.len()];
+    // Ctrl-Z is ours to pass on only for a tracked job (the job must hear of it); untracked,
+    // `taskdeck run` stops by the default action. A resize matters only with a terminal.
+    let mut suspends = link
+        .job
+        .is_some()
+        .then(|| signal(SignalKind::from_raw(nix::libc::SIGTSTP)).ok())
+        .flatten();
+    let mut resizes = launched
+        .terminal
+        .is_some()
+        .then(|| signal(SignalKind::window_change()).ok())
+        .flatten();
     ending.status = loop {
         tokio::select! {
             // An exit that is ready wins over a report tick that would find a cancel.
             biased;
             s = launched.child.wait() => break s.ok(),
+            Some(()) = async { suspends.as_mut()?.recv().await } => launched.suspend(link).await,
+            Some(()) = async { resizes.as_mut()?.recv().await } => launched.resized(),
             // Stopped itself (kill, a closed terminal): stop the command and all it started too.
             Some(()) = async { stops.terminate.as_mut()?.recv().await } => {
                 say("terminated; stopping the command");

@@ -16,7 +16,11 @@ use super::{
 };
 
 /// Heartbeat timeout given to the job, in ms (reports go every second).
-const HEARTBEAT_MS: u64 = 15_000;
+pub(crate) const HEARTBEAT_MS: u64 = 15_000;
+
+/// Heartbeat timeout while `taskdeck run` is suspended (Ctrl-Z), in ms: the longest a job may
+/// ask for (a day), so a job left in the background is not counted lost.
+pub(crate) const SUSPENDED_HEARTBEAT_MS: u64 = 86_400_000;
 
 /// How many times a start that failed on the way (a dropped connection, a 5xx) is sent again,
 /// with the same `Idempotency-Key`, before the command runs without Taskdeck.

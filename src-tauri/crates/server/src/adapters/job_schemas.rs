@@ -213,6 +213,16 @@ pub fn report(progress: RefOr<Schema>, error: RefOr<Schema>) -> Schema {
             )
             .property("inputRequests", input_requests())
             .property(
+                "heartbeatMs",
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::Integer, Type::Null]))
+                    .minimum(Some(1000))
+                    .maximum(Some(86_400_000))
+                    .description(Some(
+                        "From this report on, the runner counts as lost after this many ms without a report (the job's start set the first): e.g. longer while it is suspended. A restart of Taskdeck goes back to the start's.",
+                    )),
+            )
+            .property(
                 "output",
                 ObjectBuilder::new()
                     .schema_type(SchemaType::from_iter([Type::String, Type::Null]))

@@ -251,6 +251,10 @@ pub struct ReportBody {
     /// appended to its output log (`GET /v1/tasks/{taskId}/log`) before the rest of the
     /// report is applied; at most 16 MiB are kept in all.
     pub output: Option<String>,
+    /// From this report on, the job's runner counts as lost after this many ms without a
+    /// report (1000 to 86400000; the job's start set the first): e.g. longer while the runner
+    /// is suspended. A restart of Taskdeck goes back to the start's.
+    pub heartbeat_ms: Option<u64>,
 }
 
 impl utoipa::PartialSchema for ReportBody {
@@ -440,6 +444,16 @@ pub(crate) async fn report(
         ));
     }
     let mut reports = vec![Report::Heartbeat];
+    if let Some(ms) = body.heartbeat_ms {
+        if !crate::tools::external::HEARTBEAT_MS_RANGE.contains(&ms) {
+            return Err(ApiError::bad_request(format!(
+                "heartbeatMs: {ms} is not from 1000 to 86400000 (ms)"
+            )));
+        }
+        reports.push(Report::HeartbeatTimeout(std::time::Duration::from_millis(
+            ms,
+        )));
+    }
     if let Some(text) = body.output.filter(|t| !t.is_empty()) {
         reports.push(Report::Output(text));
     }

@@ -42,6 +42,10 @@ const PAUSED_AFTER: Duration = Duration::from_millis(250);
 /// is lost this much later at most.
 const PAUSE_GRACE: Duration = Duration::from_secs(5);
 
+/// The heartbeat timeouts a job may ask for, in ms (its start's and its reports'
+/// `heartbeatMs`): one second to one day.
+pub const HEARTBEAT_MS_RANGE: std::ops::RangeInclusive<u64> = 1_000..=86_400_000;
+
 /// Default heartbeat timeout, in ms.
 pub const DEFAULT_HEARTBEAT_MS: u64 = 30_000;
 
@@ -50,6 +54,11 @@ pub const DEFAULT_HEARTBEAT_MS: u64 = 30_000;
 pub enum Report {
     /// "Still alive" (every report counts as one).
     Heartbeat,
+    /// From now on the runner counts as lost after this long without a report (in
+    /// [`HEARTBEAT_MS_RANGE`]): longer while it is suspended (`taskdeck run` stopped with
+    /// Ctrl-Z), back to its own when it resumes. Until Taskdeck restarts: a job resumed at
+    /// Taskdeck's start has its start's `heartbeatMs` again.
+    HeartbeatTimeout(Duration),
     /// Progress, checked by the jobs API (`0 <= current <= total`, `total > 0`).
     Progress {
         /// What is done so far, in the job's own unit.
@@ -175,7 +184,7 @@ impl TaskTool for ExternalJobs {
             .lock()
             .unwrap()
             .insert(ctx.task_id().to_string(), tx);
-        let timeout = Duration::from_millis(
+        let mut timeout = Duration::from_millis(
             arguments
                 .heartbeat_ms
                 .map_or(DEFAULT_HEARTBEAT_MS, |ms| ms.0),
@@ -212,6 +221,13 @@ impl TaskTool for ExternalJobs {
                         }
                         match report {
                             Some((Report::Heartbeat, ack)) => { let _ = ack.send(Ok(())); }
+                            Some((Report::HeartbeatTimeout(new), ack)) => {
+                                timeout = new;
+                                deadline = now + timeout;
+                                // The job is kept at least twice the new heartbeat from now.
+                                keep_alive_at = keep_alive(&ctx, timeout).await;
+                                let _ = ack.send(Ok(()));
+                            }
                             Some((Report::Progress { current, total, message }, ack)) => {
                                 let _ = ack.send(ctx.progress_stored(current, total, message).await);
                             }
