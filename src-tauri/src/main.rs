@@ -203,9 +203,9 @@ struct ServeArgs {
     default_ttl_ms: u64,
     /// pollIntervalMs suggested to clients, in ms, on average: each task gets one drawn at
     /// random within a twentieth of it, so that clients polling in a loop do not fall into step;
-    /// at most a day
+    /// from 1 ms to a day (0 would ask clients to poll in a tight loop)
     #[arg(long, default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     poll_interval_ms: u64,
     /// Keep at most this many tasks (oldest finished ones are deleted first)
     #[arg(long)]
