@@ -674,38 +674,75 @@ async fn an_unanswered_approval_expires_into_the_policys_default() {
     );
 }
 
-/// An approval still open when Taskdeck stops, cleanly or killed: at the next start its task
-/// fails as interrupted, and the audit log says the question was abandoned, once.
+/// A command still waiting for its approval when Taskdeck stops, cleanly or killed, is asked
+/// again at the next start (nothing ran yet): the same question, which a person then approves
+/// and the command runs, decided once in the audit log. One whose arguments hide a credential
+/// (the command would need it, and the store keeps it masked) fails as interrupted, and the
+/// audit log says its question was abandoned, once.
 #[tokio::test]
-async fn an_approval_open_at_a_stop_or_a_crash_is_recorded_as_abandoned_once() {
+async fn an_approval_open_at_a_stop_or_a_crash_is_asked_again_or_abandoned_once() {
     let tmp = tempfile::tempdir().unwrap();
     for clean in [false, true] {
         let mut s = Server::start_in(tmp.path(), &[]).await;
         let name = format!("agent-{clean}");
         let agent = s.token(&name);
-        let command = format!("echo stopped clean={clean}");
+        let command = format!("echo resumed clean={clean}");
         let id = asking(&s, &agent, &command).await;
+        let secret = asking(&s, &agent, "PGPASSWORD=hunter22 echo needs-it").await;
+        let (_, before) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
         match clean {
             true => assert!(stop_cleanly(&mut s).await.success()),
             false => s.kill().await,
         }
         let mut s = Server::start_in(tmp.path(), &[]).await;
-        s.wait_status(&s.admin, &id, "failed").await;
-        let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
-        let entries: Vec<&Value> = log["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["taskId"] == id.as_str())
-            .collect();
-        assert_eq!(entries.len(), 1, "clean={clean}: {log}");
-        let entry = entries[0];
+        s.wait_status(&s.admin, &secret, "failed").await;
+        let (_, after) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+        assert_eq!(after["task"]["status"], "input_required", "{after}");
         assert_eq!(
-            (&entry["decision"], &entry["decidedBy"], &entry["principal"]),
-            (&json!("deny"), &json!("abandoned"), &json!(name)),
-            "{entry}"
+            after["task"]["inputRequests"], before["task"]["inputRequests"],
+            "the same question"
         );
-        assert_eq!(entry["arguments"]["command"], command.as_str(), "{entry}");
+        let (status, reply) = decide(
+            &s,
+            json!({"items": [{"taskId": id}], "decision": "approve"}),
+        )
+        .await;
+        assert_eq!(
+            (status, &reply["results"][0]["ok"]),
+            (200, &json!(true)),
+            "{reply}"
+        );
+        let (_, text) = result_text(&s, &agent, &id).await;
+        assert!(text.contains(&format!("resumed clean={clean}")), "{text}");
+
+        let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+        let of = |task: &str| -> Vec<Value> {
+            log["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e["taskId"] == task)
+                .cloned()
+                .collect()
+        };
+        let decided = of(&id);
+        assert_eq!(decided.len(), 1, "clean={clean}: {log}");
+        assert_eq!(
+            (&decided[0]["decision"], &decided[0]["decidedBy"]),
+            (&json!("allow"), &json!("human")),
+            "{decided:?}"
+        );
+        let abandoned = of(&secret);
+        assert_eq!(abandoned.len(), 1, "clean={clean}: {log}");
+        assert_eq!(
+            (
+                &abandoned[0]["decision"],
+                &abandoned[0]["decidedBy"],
+                &abandoned[0]["principal"]
+            ),
+            (&json!("deny"), &json!("abandoned"), &json!(name)),
+            "{abandoned:?}"
+        );
         let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
         assert_eq!(verified["ok"], true, "{verified}");
         // The data dir is free for the next round.

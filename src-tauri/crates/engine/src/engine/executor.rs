@@ -217,7 +217,7 @@ impl Engine {
             self.finish(&task.task_id, Outcome::Cancelled).await?;
             return Ok(Fate::Cancelled);
         }
-        match self.tool(&task.tool).filter(|t| t.descriptor().resumable) {
+        match self.tool(&task.tool).filter(|t| t.resumes(&task)) {
             Some(tool) => {
                 let id = task.task_id.clone();
                 self.parts

@@ -66,6 +66,14 @@ pub trait TaskTool: Send + Sync + 'static {
     fn redact_arguments(&self, _arguments: &Value) -> Option<Value> {
         None
     }
+    /// Whether `task`, a call of this tool that the previous process left unsettled, is run
+    /// again at start (from the top, its input rounds replayed from the store, its arguments as
+    /// stored) rather than failed as interrupted. Default: the descriptor's
+    /// [`ToolDescriptor::resumable`]. A tool may resume only some of its tasks, e.g. those that
+    /// did nothing yet but wait for an answer.
+    fn resumes(&self, _task: &TaskRecord) -> bool {
+        self.descriptor().resumable
+    }
     /// Runs one call. The future should watch [`TaskContext::cancelled`] and return
     /// [`Outcome::Cancelled`] promptly; one that ignores cancellation is dropped after the
     /// engine's cancel grace period.

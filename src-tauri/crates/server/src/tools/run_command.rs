@@ -219,6 +219,19 @@ impl TaskTool for RunCommand {
         }
     }
 
+    /// A call still waiting for its approval when the process ended is asked again at start,
+    /// the same question (its expiry, its approvals so far): nothing ran yet. Not one whose
+    /// stored arguments hide credentials, which the command would need; nor one that was
+    /// between two questions or running, which fails as interrupted.
+    fn resumes(&self, task: &taskdeck_engine::TaskRecord) -> bool {
+        task.status == taskdeck_engine::TaskStatus::InputRequired
+            && task
+                .input_requests
+                .values()
+                .any(|r| crate::approvals::question::meta_of(r).is_some())
+            && !super::secrets::holds_masks(&task.arguments)
+    }
+
     /// Its approval still open when the process ended is recorded as abandoned.
     fn abandoned_decisions(
         &self,
