@@ -360,6 +360,74 @@ async fn a_late_event_still_gets_its_rules_decision() {
     assert_eq!(printed["hookSpecificOutput"]["permissionDecision"], "deny");
 }
 
+/// The hook reads the event and no further: an agent that leaves stdin open after it gets its
+/// answer all the same.
+#[tokio::test]
+async fn an_event_on_a_stdin_left_open_is_answered() {
+    let (s, t) = ruled("claude-code").await;
+    let deny = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /home");
+    let mut child = hook_command(&s, &["claude-code"], Some(&t))
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(deny.to_string().as_bytes()).await.unwrap();
+    stdin.flush().await.unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the hook waited for stdin to close")
+        .unwrap();
+    drop(stdin);
+    let printed: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(printed["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+/// A decision Taskdeck takes after the hook stopped waiting (it says when, `taskdeck-hook-
+/// answer-by`) never reached the agent: the audit log records it as `ask` by `abandoned`,
+/// saying what the rule said, not as the rule's deny.
+#[tokio::test]
+async fn a_decision_the_hook_no_longer_waited_for_is_recorded_as_abandoned() {
+    let (s, t) = ruled("claude-code").await;
+    let event = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /late");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let past = (now - 1000).to_string();
+    let resp = s
+        .http
+        .post(s.url("/v1/hooks/claude-code"))
+        .bearer_auth(&t)
+        .header("taskdeck-hook-answer-by", past)
+        .json(&event)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let entry = loop {
+        let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+        if let Some(e) = log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["arguments"]["command"] == "rm -rf /late")
+        {
+            break e.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        (&entry["decision"], &entry["decidedBy"]),
+        (&json!("ask"), &json!("abandoned")),
+        "{entry}"
+    );
+    let reason = entry["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("stopped waiting") && reason.contains("deny"),
+        "{reason}"
+    );
+}
+
 #[tokio::test]
 async fn pre_tool_use_answers_only_by_rule_and_at_once() {
     let (s, t) = ruled("claude-code").await;

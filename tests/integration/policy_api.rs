@@ -197,7 +197,15 @@ async fn a_malformed_file_is_reported_and_allows_nothing() {
         "{body}"
     );
     let id = run(&s, &agent, "echo hi").await;
-    s.wait_status(&s.admin, &id, "input_required").await;
+    let task = s.wait_status(&s.admin, &id, "input_required").await;
+    // The question says why no rule decided: a deny rule of a broken file protects nothing.
+    let reason =
+        task["inputRequests"]["approve-command"]["params"]["_meta"]["taskdeck/approval"]["verdict"]
+            ["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+    assert!(reason.contains("policy.json is not valid"), "{task}");
 }
 
 #[tokio::test]

@@ -25,7 +25,7 @@ use std::{
 
 use taskdeck_server::{
     adapters::hooks_api::{
-        CLAUDE_CONFIG_HEADER, CLAUDE_PROJECT_HEADER, CODEX_HOME_HEADER, HEARTBEAT,
+        ANSWER_BY_HEADER, CLAUDE_CONFIG_HEADER, CLAUDE_PROJECT_HEADER, CODEX_HOME_HEADER, HEARTBEAT,
     },
     hooks::{Agent, own_server::AgentEnv},
 };
@@ -39,6 +39,21 @@ use super::{
 /// headers; for every event but a permission request, the whole answer) before it gives up and
 /// prints nothing. With the process's start and exit, the hook is done within 200 ms.
 pub const FIRST_ANSWER: Duration = Duration::from_millis(150);
+
+/// What a large event adds to [`FIRST_ANSWER`], per MiB of it (Taskdeck reads, checks and
+/// matches it against the policy), up to [`FIRST_ANSWER_MAX`]: a deny rule must not be skipped
+/// for want of time to read the call it covers.
+const FIRST_ANSWER_PER_MIB: Duration = Duration::from_millis(100);
+
+/// The longest first-answer wait, whatever the event's size: under the 5 s Claude Code gives
+/// the hook's `PreToolUse` entry.
+const FIRST_ANSWER_MAX: Duration = Duration::from_secs(3);
+
+/// How long the hook waits for Taskdeck's first answer to an event of `bytes` bytes.
+fn first_answer_within(bytes: usize) -> Duration {
+    let extra = FIRST_ANSWER_PER_MIB.mul_f64(bytes as f64 / (1024.0 * 1024.0));
+    (FIRST_ANSWER + extra).min(FIRST_ANSWER_MAX)
+}
 
 /// How long a waiting permission request lets Taskdeck be silent (no byte) once it answered:
 /// three of the server's heartbeat newlines ([`HEARTBEAT`], one a second). Then the hook
@@ -242,18 +257,30 @@ pub fn run(cmd: HookCommand, dirs: Dirs) -> ExitCode {
     }
 }
 
+/// The hook event on `input`: its first JSON value, as text, read up to its end and no
+/// further (an agent that leaves stdin open after the event does not hang the hook). Errors:
+/// the input is empty, not JSON, or not UTF-8.
+fn read_event(input: impl Read) -> Result<String, String> {
+    let mut values = serde_json::Deserializer::from_reader(input).into_iter::<serde_json::Value>();
+    match values.next() {
+        Some(Ok(event)) => Ok(event.to_string()),
+        Some(Err(e)) => Err(format!("the hook event on stdin is not JSON ({e})")),
+        None => Err("no hook event on stdin".into()),
+    }
+}
+
 /// Posts the event (`payload`, else stdin) and prints the answer; always exit 0.
 fn hook(agent: Agent, payload: Option<String>, t: Target, dirs: &Dirs) -> ExitCode {
     let printed = payload.is_none();
     let body = match payload {
         Some(p) => p,
-        None => {
-            let mut s = String::new();
-            if std::io::stdin().read_to_string(&mut s).is_err() {
+        None => match read_event(std::io::stdin().lock()) {
+            Ok(event) => event,
+            Err(why) => {
+                eprintln!("taskdeck: {why}; no decision");
                 return ExitCode::SUCCESS;
             }
-            s
-        }
+        },
     };
     let Some(token) = t
         .token
@@ -277,14 +304,8 @@ fn hook(agent: Agent, payload: Option<String>, t: Target, dirs: &Dirs) -> ExitCo
         .unwrap_or(false);
     // Counted from the event read, not from the start: a slow start or a late stdin on a loaded
     // machine must not cost Taskdeck its answer (a rule's deny dropped without a trace).
-    let answer = ask(
-        agent,
-        port,
-        &token,
-        body,
-        Instant::now() + FIRST_ANSWER,
-        waits,
-    );
+    let within = first_answer_within(body.len());
+    let answer = ask(agent, port, &token, body, Instant::now() + within, waits);
     if printed && let Some(out) = answer.filter(|a| !a.trim().is_empty()) {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{}", out.trim());
@@ -309,6 +330,9 @@ fn ask(
         .enable_all()
         .build()
         .ok()?;
+    let within_ms = deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis();
     rt.block_on(async move {
         let deadline = tokio::time::Instant::from_std(deadline);
         let http = reqwest::Client::builder().no_proxy().build().ok()?;
@@ -334,13 +358,20 @@ fn ask(
                 request = request.header(name, value);
             }
         }
+        // When this hook stops waiting: a decision Taskdeck takes later never reaches the
+        // agent, and its audit log says so.
+        let answer_by = std::time::SystemTime::now()
+            + deadline.saturating_duration_since(tokio::time::Instant::now());
+        if let Ok(since_epoch) = answer_by.duration_since(std::time::UNIX_EPOCH) {
+            request = request.header(ANSWER_BY_HEADER, since_epoch.as_millis().to_string());
+        }
         let send = request.body(body).send();
         let mut resp = match tokio::time::timeout_at(deadline, send).await {
             Ok(sent) => sent.ok()?,
             Err(_) => {
                 eprintln!(
                     "taskdeck: Taskdeck did not answer within {} ms; no decision",
-                    FIRST_ANSWER.as_millis()
+                    within_ms
                 );
                 return None;
             }

@@ -49,6 +49,11 @@ pub const CLAUDE_PROJECT_HEADER: &str = "taskdeck-claude-project";
 /// Taskdeck ([`crate::hooks::codex_servers`]).
 pub const CODEX_HOME_HEADER: &str = "taskdeck-codex-home";
 
+/// The request header in which the hook says when it stops waiting for its first answer (Unix
+/// ms): a decision Taskdeck takes later (it was paused, or slow) never reached the agent, and
+/// the audit log says so rather than record it as taken.
+pub const ANSWER_BY_HEADER: &str = "taskdeck-hook-answer-by";
+
 /// A path header's value: UTF-8 bytes, as the hook sends them (a header value may carry
 /// bytes over 0x7F); `None` unless absolute.
 fn path_header(headers: &axum::http::HeaderMap, name: &str) -> Option<std::path::PathBuf> {
@@ -75,7 +80,8 @@ pub fn router(hooks: Arc<Hooks>) -> Router {
     params(("agent" = String, Path, description = "`claude-code` or `codex`"),
            ("taskdeck-claude-config" = Option<String>, Header, description = "where the hook found Claude Code's `.claude.json` (an absolute path, UTF-8)"),
            ("taskdeck-claude-project" = Option<String>, Header, description = "Claude Code's `$CLAUDE_PROJECT_DIR`, where it was started (an absolute path, UTF-8)"),
-           ("taskdeck-codex-home" = Option<String>, Header, description = "Codex's configuration dir, `$CODEX_HOME` or `~/.codex` (an absolute path, UTF-8)")),
+           ("taskdeck-codex-home" = Option<String>, Header, description = "Codex's configuration dir, `$CODEX_HOME` or `~/.codex` (an absolute path, UTF-8)"),
+           ("taskdeck-hook-answer-by" = Option<i64>, Header, description = "when the hook stops waiting for its first answer (Unix ms): a decision taken later never reached the agent, and the audit log records it as `abandoned`")),
     request_body(content = Object, description = "the event exactly as the agent gave it to its hook (Claude Code or Codex hook input, or Codex's `notify` payload)", content_type = "application/json"),
     responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
               (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
@@ -103,7 +109,11 @@ pub(crate) async fn post_hook(
         claude_project_dir: path_header(&headers, CLAUDE_PROJECT_HEADER),
         codex_home: path_header(&headers, CODEX_HOME_HEADER),
     };
-    match hooks.handle(&principal, agent, &raw, &env).await {
+    let answer_by = headers
+        .get(ANSWER_BY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<i64>().ok());
+    match hooks.handle(&principal, agent, &raw, &env, answer_by).await {
         Ok(HookReply::Now(out)) => Ok(Json(out).into_response()),
         Ok(HookReply::Ask(arguments)) => {
             // A call too large to keep cannot be asked: refused before the answer starts, so

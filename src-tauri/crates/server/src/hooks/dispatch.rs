@@ -46,6 +46,7 @@ impl Hooks {
         agent: Agent,
         raw: &Value,
         env: &AgentEnv,
+        answer_by: Option<i64>,
     ) -> Result<HookReply, String> {
         let event = event::parse(raw)?;
         // The servers a session started with are those it keeps (across `/clear` too): noted
@@ -115,7 +116,7 @@ impl Hooks {
         if !asks {
             let (out, verdict) = call.pre_tool_use(&self.policy);
             if let Some(verdict) = verdict {
-                self.record_in_background(call.decision_record(&verdict));
+                self.record_in_background(call.decision_record(&verdict), answer_by);
             }
             return Ok(HookReply::Now(out));
         }
@@ -132,7 +133,7 @@ impl Hooks {
             return Ok(HookReply::Now(output::permission_allow(None)));
         }
         if verdict.decision != Decision::Ask {
-            self.record_in_background(call.decision_record(&verdict));
+            self.record_in_background(call.decision_record(&verdict), answer_by);
         }
         match verdict.decision {
             Decision::Allow => Ok(HookReply::Now(output::permission_allow(None))),
@@ -208,8 +209,21 @@ impl Hooks {
     }
 
     /// Writes `record` to the audit log without making the hook wait for the store's commit
-    /// (a record that cannot be written is logged; the decision stands).
-    fn record_in_background(&self, record: DecisionRecord) {
+    /// (a record that cannot be written is logged; the decision stands). Taken after
+    /// `answer_by` (Unix ms), when the hook had stopped waiting, it never reached the agent:
+    /// recorded as `ask` by `abandoned` (the agent's own flow decided), saying what the policy
+    /// said.
+    fn record_in_background(&self, mut record: DecisionRecord, answer_by: Option<i64>) {
+        if answer_by.is_some_and(|by| chrono::Utc::now().timestamp_millis() > by) {
+            record.reason = Some(format!(
+                "the hook had stopped waiting when Taskdeck decided (Taskdeck was slow or \
+                 paused): the agent's own flow decided, not this {} ({})",
+                record.decision,
+                record.reason.as_deref().unwrap_or("")
+            ));
+            record.decision = "ask".into();
+            record.decided_by = "abandoned".into();
+        }
         let engine = self.engine.clone();
         tokio::spawn(async move {
             if let Err(e) = engine.record_decision(record).await {

@@ -112,10 +112,21 @@ impl Policy {
                 terms: rule.approval.resolve(&file_terms),
                 rule_id: Some(rule.id),
             },
-            None => Verdict {
-                terms: file_terms.resolve(&ApprovalTerms::default()),
-                ..defaults::default_verdict(call)
-            },
+            None => {
+                let mut verdict = Verdict {
+                    terms: file_terms.resolve(&ApprovalTerms::default()),
+                    ..defaults::default_verdict(call)
+                };
+                // Said wherever the verdict is shown (the question, a hook's answer, the
+                // audit log): a deny rule of a file with a typo protects nothing.
+                if self.file.read().is_err() {
+                    verdict.reason.push_str(
+                        " (policy.json is not valid, so none of its rules apply: see GET \
+                         /v1/policy or taskdeck doctor)",
+                    );
+                }
+                verdict
+            }
         }
     }
 

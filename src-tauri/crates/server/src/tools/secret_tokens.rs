@@ -1,8 +1,9 @@
 //! Credentials known by their shape: the prefixes services give the tokens they issue
 //! (`ghp_…` GitHub, `glpat-…` GitLab, `xoxb-…` Slack, `sk-ant-…`, `npm_…`, ...), so a token is
 //! found where no name says what it is: `https://ghp_…@github.com/org/repo.git`, `echo
-//! glpat-… | docker login --password-stdin`, a bare argument. [`super::secrets`] masks them
-//! with the credentials it finds by name.
+//! glpat-… | docker login --password-stdin`, a bare argument; and the bodies of PEM private
+//! keys (`-----BEGIN OPENSSH PRIVATE KEY-----` …), say in a file an agent writes.
+//! [`super::secrets`] masks them with the credentials it finds by name.
 
 /// The prefixes of issued tokens, each with the fewest characters a token has after it (so
 /// that `npm_config` or `hf_hub` in prose is no token).
@@ -30,6 +31,9 @@ const PREFIXES: &[(&str, usize)] = &[
     ("dop_v1_", 40),
     ("shpat_", 30),
     ("AIza", 35),
+    // AWS access key ids (long-lived, and temporary).
+    ("AKIA", 16),
+    ("ASIA", 16),
     // Taskdeck's own: 32 random bytes, URL-safe base64 (`adapters::auth`).
     ("td_", 43),
 ];
@@ -66,9 +70,103 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
     })
 }
 
+/// `value` with the body of every PEM private key in it (between `-----BEGIN … PRIVATE
+/// KEY-----` and its `-----END … PRIVATE KEY-----`) replaced by `with`, the two lines kept;
+/// `None` when it holds none. A body is masked only when it is what a key's body is (lines of
+/// base64, and the `Name: value` headers of an encrypted key; the line breaks may be written
+/// `\n`, as in JSON text), so a mask never hides a command written between two such lines.
+pub(super) fn mask_private_keys(value: &str, with: &str) -> Option<String> {
+    const BEGIN: &str = "-----BEGIN ";
+    const DASHES: &str = "-----";
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(found) = value[from..].find(BEGIN) {
+        let label_at = from + found + BEGIN.len();
+        let Some(label_len) = value[label_at..].find(DASHES) else {
+            break;
+        };
+        let label = &value[label_at..label_at + label_len];
+        let body_at = label_at + label_len + DASHES.len();
+        from = body_at;
+        if !label.ends_with("PRIVATE KEY") {
+            continue;
+        }
+        let end = format!("-----END {label}-----");
+        let Some(body_len) = value[body_at..].find(&end) else {
+            continue;
+        };
+        if key_body(&value[body_at..body_at + body_len]) {
+            out.push_str(&value[copied..body_at]);
+            out.push_str(with);
+            copied = body_at + body_len;
+        }
+        from = body_at + body_len + end.len();
+    }
+    (copied > 0).then(|| {
+        out.push_str(&value[copied..]);
+        out
+    })
+}
+
+/// True when `body` reads as a PEM key's: at least one line of base64, every other line empty
+/// or an encrypted key's header (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: AES-128-CBC,…`).
+fn key_body(body: &str) -> bool {
+    let mut base64 = false;
+    for line in body.replace("\\r", "").replace("\\n", "\n").lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
+        {
+            base64 = true;
+            continue;
+        }
+        let header = line.split_once(": ").is_some_and(|(name, v)| {
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, ',' | '-' | ' '))
+        });
+        if !header {
+            return false;
+        }
+    }
+    base64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn private_key_bodies_are_masked_and_nothing_else() {
+        let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\nAAAAC3NzaC1lZDI1NTE5\n-----END OPENSSH PRIVATE KEY-----";
+        assert_eq!(
+            mask_private_keys(&format!("KEY={key}\nok"), "*").as_deref(),
+            Some("KEY=-----BEGIN OPENSSH PRIVATE KEY-----*-----END OPENSSH PRIVATE KEY-----\nok")
+        );
+        // As JSON text writes it.
+        let escaped = key.replace('\n', "\\n");
+        assert_eq!(
+            mask_private_keys(&escaped, "*").as_deref(),
+            Some("-----BEGIN OPENSSH PRIVATE KEY-----*-----END OPENSSH PRIVATE KEY-----")
+        );
+        let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,AB12\n\nMIIEow==\n-----END RSA PRIVATE KEY-----";
+        assert!(mask_private_keys(encrypted, "*").is_some());
+        for kept in [
+            // A public key, a certificate: not secrets.
+            "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
+            // A command between the lines is never hidden.
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n; rm -rf ~\n-----END RSA PRIVATE KEY-----",
+            // No end: nothing is known to be a key.
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE",
+        ] {
+            assert_eq!(mask_private_keys(kept, "*"), None, "{kept}");
+        }
+    }
 
     #[test]
     fn tokens_are_known_by_their_prefixes() {
@@ -91,7 +189,12 @@ mod tests {
             mask_tokens(&format!("TOKEN:{glpat}."), "*").as_deref(),
             Some("TOKEN:*.")
         );
+        assert_eq!(
+            mask_tokens("aws_id=AKIAIOSFODNN7EXAMPLE", "*").as_deref(),
+            Some("aws_id=*")
+        );
         for plain in [
+            "AKIA_SHORT",
             "npm_config_cache=/tmp",
             "ghp_short",
             "my-ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",

@@ -69,6 +69,10 @@ pub fn mask_string(value: &str) -> Option<String> {
         shown = Some(masked);
     }
     let text = shown.as_deref().unwrap_or(value);
+    if let Some(masked) = super::secret_tokens::mask_private_keys(text, REDACTED) {
+        shown = Some(masked);
+    }
+    let text = shown.as_deref().unwrap_or(value);
     if let Some(masked) = super::secret_options::mask_options(text, REDACTED) {
         shown = Some(masked);
     }
