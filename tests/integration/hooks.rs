@@ -227,6 +227,25 @@ async fn a_refused_event_is_left_to_the_agent_saying_why() {
         .v1_get(Some(&s.admin), "/v1/tasks?tool=permission_request")
         .await;
     assert_eq!(page["tasks"], json!([]));
+    // Not JSON: said, no decision.
+    let mut cmd = hook_command(&s, &["claude-code"], Some(&agent));
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{not json").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.stdout.is_empty() && said.contains("the hook event on stdin is not JSON"),
+        "{said}"
+    );
+    // A token Taskdeck does not know: the way to a new one.
+    let run = hook(&s, "claude-code", "td_not-a-token", &missing).await;
+    assert!(
+        run.stderr.contains("401") && run.stderr.contains("taskdeck hook install claude-code"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// `taskdeck hook claude-code` as `token`'s principal, given the fixture's `PermissionRequest`

@@ -384,9 +384,16 @@ fn ask(
                 .ok()
                 .and_then(Result::ok)
                 .and_then(|p| p.get("detail").and_then(|d| d.as_str()).map(String::from));
+            // A token revoked or from another data dir: installing again makes a new one.
+            let fix = match status == reqwest::StatusCode::UNAUTHORIZED {
+                true => format!("; `taskdeck hook install {}` makes a new token", agent.name()),
+                false => String::new(),
+            };
             match detail {
-                Some(why) => eprintln!("taskdeck: Taskdeck refused the hook event ({status}): {why}"),
-                None => eprintln!("taskdeck: Taskdeck refused the hook event ({status})"),
+                Some(why) => {
+                    eprintln!("taskdeck: Taskdeck refused the hook event ({status}): {why}{fix}")
+                }
+                None => eprintln!("taskdeck: Taskdeck refused the hook event ({status}){fix}"),
             }
             return None;
         }

@@ -23,8 +23,28 @@ pub struct HookEntry {
 }
 
 /// True when `words` (a command line) run Taskdeck's hook command `verb` (`claude-code`,
-/// `codex`, `codex-notify`): `.../taskdeck-hook VERB ...` or `.../taskdeck hook VERB ...`.
+/// `codex`, `codex-notify`): `.../taskdeck-hook VERB ...` or `.../taskdeck hook VERB ...`,
+/// after any `NAME=value` assignments (`TASKDECK_PORT=4811 taskdeck-hook claude-code`). A line
+/// that does more (a pipe, a list, a redirection: `taskdeck hook claude-code | tee log`) is
+/// the user's own, never taken for Taskdeck's.
 pub fn runs_taskdeck_hook(words: &[String], verb: &str) -> bool {
+    const OPERATORS: [&str; 8] = ["|", "||", "&&", ";", "&", ">", ">>", "<"];
+    if words.iter().any(|w| {
+        OPERATORS.contains(&w.as_str())
+            || w.starts_with('>')
+            || w.starts_with("2>")
+            || w.contains('|')
+    }) {
+        return false;
+    }
+    let assignment = |w: &String| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let words = &words[words.iter().take_while(|w| assignment(w)).count()..];
     let program = words.first().and_then(|p| {
         std::path::Path::new(p)
             .file_name()
@@ -201,5 +221,20 @@ mod tests {
         assert!(!is_taskdeck_hook("say taskdeck hook codex", "codex"));
         assert!(is_taskdeck_hook("/b/taskdeck-hook codex", "codex"));
         assert!(!is_taskdeck_hook("/b/taskdeck-hook hook codex", "codex"));
+        // Set up with its own environment: still Taskdeck's (a reinstall replaces it).
+        assert!(is_taskdeck_hook(
+            "TASKDECK_PORT=4811 /usr/bin/taskdeck-hook claude-code",
+            "claude-code"
+        ));
+        // A line that does more is the user's own.
+        for own in [
+            "taskdeck hook claude-code | tee /tmp/log",
+            "taskdeck-hook claude-code > /tmp/out",
+            "taskdeck-hook claude-code 2>/dev/null",
+            "taskdeck-hook claude-code; echo done",
+            "taskdeck-hook claude-code && true",
+        ] {
+            assert!(!is_taskdeck_hook(own, "claude-code"), "{own}");
+        }
     }
 }
