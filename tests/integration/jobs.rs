@@ -2874,3 +2874,69 @@ async fn taskdeck_run_sends_its_output_to_the_job_s_log() {
         &log[log.len().saturating_sub(300)..]
     );
 }
+
+/// `taskdeck tasks watch` prints a line as each job is created and ends, and follows a
+/// Taskdeck that restarts (on another port: found again through the data dir), from the last
+/// change it saw.
+#[tokio::test]
+async fn tasks_watch_follows_jobs_across_a_restart() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let mut watch = tokio::process::Command::new(BIN)
+        .args(["tasks", "watch", "--data-dir"])
+        .arg(tmp.path().join("data"))
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg"))
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut until = async |what: &dyn Fn(&str) -> bool, seen: &mut Vec<String>| {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("timed out; printed: {seen:#?}"))
+                .unwrap()
+                .unwrap_or_else(|| panic!("watch ended; printed: {seen:#?}"));
+            seen.push(line.clone());
+            if what(&line) {
+                return line;
+            }
+        }
+    };
+    until(&|l: &str| l.starts_with("TIME"), &mut seen).await;
+    // Created once the stream is open (it starts at the newest change).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = start_external(&s, &s.admin, json!({"name": "nightly export"})).await;
+    let created = until(&|l: &str| l.contains(&first), &mut seen).await;
+    assert!(
+        created.contains("working") && created.contains("nightly export"),
+        "{created}"
+    );
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/jobs/{first}/report"),
+            json!({"result": {"content": [{"type": "text", "text": "done"}]}}),
+        )
+        .await;
+    assert_eq!(status, 202);
+    until(
+        &|l: &str| l.contains(&first) && l.contains("completed"),
+        &mut seen,
+    )
+    .await;
+
+    assert!(stop_cleanly(&mut s).await.success());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let second = start_external(&s, &s.admin, json!({"name": "after the restart"})).await;
+    until(&|l: &str| l.contains(&second), &mut seen).await;
+    watch.start_kill().unwrap();
+    let _ = watch.wait().await;
+}

@@ -388,8 +388,9 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     let out = taskdeck(tmp.path(), &["doctor"]);
     let lines = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{lines}");
-    assert_eq!(lines.lines().count(), 7, "{lines}");
+    assert_eq!(lines.lines().count(), 8, "{lines}");
     assert!(lines.contains("ok       disk: writable, "), "{lines}");
+    assert!(lines.contains("ok       policy: "), "{lines}");
     assert!(
         lines.contains(&format!("port: {} answers GET /v1/me", s.port)),
         "{lines}"

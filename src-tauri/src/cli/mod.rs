@@ -38,4 +38,5 @@ pub mod task_actions_cli;
 pub use endpoint::Target;
 mod task_table;
 pub mod tasks_cli;
+mod tasks_watch;
 mod terminal_text;

@@ -66,6 +66,19 @@ pub enum TasksCommand {
         #[arg(long)]
         timeout: Option<u64>,
     },
+    /// Follow every task's changes as they happen, one line each (created, status changed,
+    /// removed), until Ctrl-C; a Taskdeck that restarts meanwhile is followed on
+    Watch {
+        /// Only this agent's tasks (principal name)
+        #[arg(long)]
+        principal: Option<String>,
+        /// Only tasks of this tool, e.g. external (taskdeck run and HTTP jobs), run_command
+        #[arg(long)]
+        tool: Option<String>,
+        /// Also print each new status message and progress of a running task
+        #[arg(long)]
+        messages: bool,
+    },
     /// Request cancellation
     Cancel {
         /// The task's id
@@ -95,6 +108,19 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
     block_on(async move {
         let base = endpoint.base.as_str();
         let http = super::endpoint::http_client();
+        if let TasksCommand::Watch {
+            principal,
+            tool,
+            messages,
+        } = cmd
+        {
+            let filter = super::tasks_watch::WatchFilter {
+                principal,
+                tool,
+                messages,
+            };
+            return super::tasks_watch::watch(target, endpoint, &http, filter, as_json).await;
+        }
         if let TasksCommand::Wait { task_id, timeout } = &cmd {
             let until = timeout.map(|s| Instant::now() + Duration::from_secs(s));
             return wait_for_end(target, &endpoint, &http, task_id, until, as_json).await;
@@ -133,7 +159,9 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 http.get(url)
             }
             TasksCommand::Cancel { task_id } => http.post(task_url(base, task_id, Some("cancel"))),
-            TasksCommand::Wait { .. } => unreachable!("waited for above"),
+            TasksCommand::Wait { .. } | TasksCommand::Watch { .. } => {
+                unreachable!("waited for and watched above")
+            }
             TasksCommand::Answer {
                 task_id,
                 key,
@@ -219,7 +247,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                     );
                 }
             }
-            TasksCommand::Wait { .. } => {}
+            TasksCommand::Wait { .. } | TasksCommand::Watch { .. } => {}
             TasksCommand::Cancel { .. } => match body["task"]["status"].as_str() {
                 Some(s @ ("completed" | "failed" | "cancelled")) => {
                     println!("already {s}, nothing to cancel: {}", row(&body["task"]))

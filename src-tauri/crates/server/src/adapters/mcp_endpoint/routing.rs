@@ -303,7 +303,11 @@ async fn on_legacy_session(
     if let Err(resp) = check_media(headers, AnswerMedia::Json) {
         return Some(resp);
     }
+    // The other era's methods, in a well-formed request (JSON, a valid envelope): unknown
+    // here, before the envelope checks read their params as this era cannot.
     if let Ok(head) = serde_json::from_slice::<RequestHead<'_>>(body)
+        && head.is_request()
+        && serde_json::from_slice::<Value>(body).is_ok()
         && let (Some(method), Some(id)) = (head.method, head.id)
         && let Some(resp) = mcp_legacy::not_of_this_era(method, id)
     {
