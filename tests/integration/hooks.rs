@@ -845,6 +845,39 @@ async fn a_killed_hook_cancels_its_approval() {
     );
 }
 
+/// A hook whose token is revoked while the human is asked gets no decision (it exits with
+/// nothing printed: the agent's own prompt decides), and its question leaves the inbox.
+#[tokio::test]
+async fn a_revoked_hook_gets_no_decision() {
+    let s = Server::start(&[]).await;
+    let t = s.token("claude-code");
+    let child = waiting_hook(&s, &t).await;
+    let id = pending_approval(&s).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = std::process::Command::new(BIN)
+        .args(["token", "revoke", "claude-code", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("the hook ended at the revocation")
+        .unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        ),
+        (Some(0), ""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s.wait_status(&s.admin, &id, "cancelled").await;
+}
+
 /// With Taskdeck added to Claude Code as an MCP server, a permission prompt for one of its tools
 /// is let through by the hook: the call comes to Taskdeck, which asks once, in its own approval
 /// step. Another server's tool is still asked in the hook, and so is Taskdeck's under a name

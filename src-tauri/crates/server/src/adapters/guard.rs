@@ -173,7 +173,7 @@ pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) ->
                 req.extensions_mut().insert(p);
             }
             let resp = next.run(req).await;
-            if !is_event_stream(&resp) {
+            if !is_event_stream(&resp) && resp.extensions().get::<EndsWhenRevoked>().is_none() {
                 return resp;
             }
             let token = authorization.map(|value| bearer_of(&value).to_owned());
@@ -182,6 +182,12 @@ pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) ->
         Err((status, message)) => rejection(req.uri().path(), status, message),
     }
 }
+
+/// Marks a response (in its extensions) that streams like an event stream without being one:
+/// a waiting hook's answer. It ends too when its token is revoked, so a revoked agent's hook
+/// gets no decision taken after the revocation.
+#[derive(Clone, Copy, Debug)]
+pub struct EndsWhenRevoked;
 
 fn is_event_stream(resp: &Response) -> bool {
     resp.headers()

@@ -189,12 +189,15 @@ fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, arguments: Val
         };
         let _ = tx.send(Ok(Bytes::from(out.to_string()))).await;
     });
-    (
+    let mut resp = (
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::CACHE_CONTROL, "no-store"),
         ],
         Body::from_stream(ReceiverStream::new(rx)),
     )
-        .into_response()
+        .into_response();
+    // A token revoked while the human is asked ends the wait: no answer reaches the hook.
+    resp.extensions_mut().insert(super::guard::EndsWhenRevoked);
+    resp
 }
