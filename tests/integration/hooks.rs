@@ -1677,6 +1677,29 @@ async fn install_merges_claude_code_settings_and_uninstall_takes_exactly_its_ent
     );
 }
 
+/// Codex with its hooks turned off (`[features] hooks = false`): install says so, as the
+/// entries it writes would never run.
+#[tokio::test]
+async fn install_for_codex_says_when_its_hooks_are_turned_off() {
+    let s = Server::start(&[]).await;
+    let home = tempfile::tempdir().unwrap();
+    let codex = home.path().join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("config.toml"),
+        "[features]\ncodex_hooks = false\n",
+    )
+    .unwrap();
+    let dir = home.path().to_str().unwrap();
+    let out = taskdeck(&s, &["hook", "install", "codex", "--project", "--dir", dir]).await;
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("sets [features] codex_hooks = false, so Codex runs no hooks"),
+        "{said}"
+    );
+}
+
 #[tokio::test]
 async fn install_for_codex_keeps_its_config_toml_as_written() {
     let s = Server::start(&[]).await;

@@ -248,6 +248,20 @@ fn codex_notify(config: &Path, words: Option<&[String]>) -> Result<(), String> {
         .map_err(|e| format!("{} is not valid TOML: {e}", config.display()))?;
     let current = doc.get("notify");
     let ours = current.is_some_and(notify_is_ours);
+    // Codex runs hooks unless its `[features]` turn them off (`hooks`, or the older
+    // `codex_hooks`): then the entries just installed would never run.
+    let off = ["hooks", "codex_hooks"].into_iter().find(|key| {
+        doc.get("features")
+            .and_then(|f| f.get(key))
+            .and_then(|v| v.as_bool())
+            == Some(false)
+    });
+    if let (Some(key), Some(_)) = (off, words) {
+        eprintln!(
+            "note: {} sets [features] {key} = false, so Codex runs no hooks: remove that line for Taskdeck's to run",
+            config.display()
+        );
+    }
     match words {
         Some(words) => {
             if current.is_some() && !ours {
