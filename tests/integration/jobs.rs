@@ -2258,7 +2258,11 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     );
     let out = cli(&["cancel", "no-such-task"]);
     assert_eq!(out.status.code(), Some(4));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Task not found"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("Task not found") && said.contains("or one deleted since"),
+        "{said}"
+    );
     // A taskId is one path segment: "../me" names no task, not the /v1/me endpoint.
     let out = cli(&["show", "../me"]);
     assert_eq!(out.status.code(), Some(4), "{out:?}");

@@ -173,8 +173,20 @@ impl Target {
                 true => "; run this again once there is room",
                 false => "",
             };
+            // The same for an id that never was, another principal's, and a task deleted
+            // since (on purpose: ids of others' tasks are not told apart); say all three.
+            let gone = match status == reqwest::StatusCode::NOT_FOUND
+                && body["detail"] == "Task not found"
+            {
+                true => {
+                    ": no task with that id for this token (a mistyped id, another agent's \
+                     task, or one deleted since: its retention ran out, a cap removed it, or \
+                     someone deleted it)"
+                }
+                false => "",
+            };
             eprintln!(
-                "taskdeck: {} ({status}){again}",
+                "taskdeck: {} ({status}){gone}{again}",
                 body["detail"].as_str().unwrap_or("request refused")
             );
         }
