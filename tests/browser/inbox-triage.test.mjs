@@ -179,6 +179,8 @@ test('approve with edited JSON: the agent gets the edited call, the timeline sho
   await row.locator('.approval-edit-errors', { hasText: 'Not valid JSON' }).waitFor();
   await editor.fill('{"command": "echo edited"}');
   await row.locator('.approval-approve-edited').click();
+  // The notice names the call, and says it went with the edit.
+  await page.locator('.toast-text', { hasText: 'Approved “run_command: echo original” with your edit.' }).waitFor();
   const done = await outcome(taskId);
   assert.equal(done.status, 'completed');
   assert.match(resultText(done), /edited/);
@@ -198,7 +200,7 @@ test('a decision\'s outcome line above the queue goes away after a few seconds',
   const second = await askToRun('echo second of two');
   await rowOf(first).locator('.approval-approve').click();
   const line = page.locator('#approvals-result');
-  await line.getByText('Call approved.').waitFor();
+  await line.getByText('Approved “run_command: echo first of two”.').waitFor();
   await rowOf(first).waitFor({ state: 'detached' });
   // The other call still waits (the queue stays in view), but the confirmation does not.
   const shown = Date.now();
@@ -282,7 +284,8 @@ test('several selected (Shift for a range) are denied at once with one reason', 
   await page.locator('#confirm-yes').click();
   for (const id of ids) assert.match(resultText(await outcome(id)), /batch says no/);
   await page.locator('.toast-text', { hasText: '3 of 3 denied.' }).waitFor();
-  assert.equal(await page.locator('#approvals-bar').isVisible(), false);
+  // The bar goes once the queue is reloaded after the decision (a moment after its toast).
+  await page.locator('#approvals-bar').waitFor({ state: 'hidden' });
 });
 
 test('the server’s 422 for edited arguments shows next to the editor, and nothing is decided', async () => {
@@ -425,12 +428,16 @@ test('keyboard: typing a reason whose call is decided elsewhere never acts on th
   // A pause in the middle of the sentence changes nothing: "and" approves nothing, even with
   // a capital (Shift is no way out).
   await new Promise((r) => setTimeout(r, 1500));
-  await waitFor(async () => (await page.evaluate(() => document.activeElement.dataset.taskId)) === ids[1], 'focus on the next call');
+  // The highlight stays where the denied call was, which says what became of it.
+  await waitFor(async () => (await focused()) === '.approval-gone.active', 'focus on the place of the denied call');
+  assert.equal(await page.locator('.approval-gone .approval-gone-text').textContent(), '“run_command: echo t1” was denied by admin.');
   await page.keyboard.type(' And', { delay: 30 });
   await new Promise((r) => setTimeout(r, 300));
   assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call still waits after the pause');
-  // Escape says the person is done with it: the keys are shortcuts again.
+  // Escape says the person is done with it: the keys are shortcuts again, j goes to the next call.
   await page.keyboard.press('Escape');
+  await page.keyboard.press('j');
+  await waitFor(async () => (await focused()) === ids[1], 'focus on the next call');
   await page.keyboard.press('a');
   assert.equal((await outcome(ids[1])).status, 'completed');
 });
@@ -465,13 +472,17 @@ test('keyboard: a reason box opened but not typed in, whose call is decided else
   await page.keyboard.press('d');
   await waitFor(async () => (await focused()) === '.approval-reason', 'the reason box');
   await denyElsewhere(ids[0]);
-  await waitFor(async () => (await focused()) === ids[1], 'focus on the next call');
+  await waitFor(async () => (await focused()) === '.approval-gone.active', 'focus on the place of the denied call');
   // The first letter of the reason the person was about to type.
   await page.keyboard.press('a');
   await page.locator('.toast-text', { hasText: 'keys that followed were ignored' }).last().waitFor();
   await new Promise((r) => setTimeout(r, 300));
   assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call still waits');
+  // Past Escape, a on that place still approves nothing: it says what became of the call.
   await page.keyboard.press('Escape');
+  await page.keyboard.press('a');
+  await page.locator('.toast-text', { hasText: '“run_command: echo u1” was denied by admin: nothing was done' }).waitFor();
+  assert.ok((await pending()).some((a) => a.taskId === ids[1]), 'the next call still waits after Escape');
   await clearQueue();
 });
 
@@ -790,6 +801,192 @@ test('a, with the open call holding an edit not sent, approves nothing: it says 
   const done = await outcome(taskId);
   assert.equal(done.status, 'completed');
   assert.match(resultText(done), /as asked/);
+});
+
+/** A human's token named `name` (made once, through POST /v1/agents). */
+const humans = new Map();
+async function humanToken(name) {
+  if (!humans.has(name)) {
+    const resp = await fetch(`${base}/v1/agents`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name, role: 'human' }),
+    });
+    assert.equal(resp.status, 201, await resp.clone().text());
+    humans.set(name, (await resp.json()).token);
+  }
+  return humans.get(name);
+}
+
+/** Decides `taskId`'s open approval as the person whose token is `as` (another tab, another person). */
+async function decideAs(as, taskId, decision) {
+  const resp = await fetch(`${base}/v1/approvals/decide`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${as}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ items: [{ taskId }], decision }),
+  });
+  assert.equal(resp.status, 200);
+  const r = (await resp.json()).results[0];
+  assert.equal(r.ok, true, JSON.stringify(r));
+}
+
+test('a highlighted call decided by someone else keeps its place: no key acts there until j or k moves on', async () => {
+  const alice = await humanToken('alice');
+  const ids = [await askToRun('echo h1'), await askToRun('echo h2'), await askToRun('echo h3')];
+  await rowOf(ids[2]).waitFor();
+  // The row says what happens at expiry, not only when.
+  assert.match(await rowOf(ids[0]).locator('.approval-expiry').textContent(), /^(\d+:)?\d+:\d\d → deny$/);
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('i');
+  await waitFor(async () => (await focused()) === ids[0], 'the first call highlighted');
+  // Alice, in her own tab, denies the call the admin is looking at.
+  await decideAs(alice, ids[0], 'deny');
+  const gone = page.locator('#approvals-list .approval-gone');
+  await gone.waitFor();
+  assert.equal(await gone.locator('.approval-gone-text').textContent(), '“run_command: echo h1” was denied by alice.');
+  await waitFor(async () => (await focused()) === '.approval-gone.active', 'the highlight kept on its place');
+  // Nothing slid under the highlight: a, d, e, x and Enter act on no other call.
+  for (const key of ['a', 'd', 'e', 'x', 'Enter']) await page.keyboard.press(key);
+  await page.locator('.toast-text', { hasText: '“run_command: echo h1” was denied by alice: nothing was done' }).first().waitFor();
+  await new Promise((r) => setTimeout(r, 300));
+  const waiting = (await pending()).map((a) => a.taskId);
+  assert.ok(waiting.includes(ids[1]) && waiting.includes(ids[2]), 'the other calls still wait');
+  assert.equal(await page.locator('#approvals-list .approval.open').count(), 0, 'nothing opened');
+  assert.equal(await page.locator('#approvals-bar').isVisible(), false, 'nothing selected');
+  // j goes to the call that took its place, which the person now sees; the kept place goes.
+  await page.keyboard.press('j');
+  await waitFor(async () => (await focused()) === ids[1], 'the next call highlighted');
+  await gone.waitFor({ state: 'detached' });
+  // An opened call decided elsewhere alike: no other call opens in its stead, and a does nothing.
+  await page.keyboard.press('Enter');
+  await rowOf(ids[1]).locator('.approval-args-full').waitFor();
+  await decideAs(alice, ids[1], 'approve');
+  await gone.locator('.approval-gone-text', { hasText: '“run_command: echo h2” was approved by alice.' }).waitFor();
+  assert.equal(await page.locator('#approvals-list .approval.open').count(), 0, 'no other call opened');
+  await page.keyboard.press('a');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === ids[2]), 'the last call still waits');
+  await clearQueue();
+});
+
+test('opening a group far down the queue keeps it in view, with its buttons', async () => {
+  for (let i = 0; i < 14; i++) await askToRun(`echo filler ${i}`);
+  for (let i = 0; i < 3; i++) await askToRun('echo grouped far down');
+  const list = page.locator('#approvals-list');
+  const group = list.locator('.approval-group');
+  await group.locator('.approval-group-toggle', { hasText: '3 identical calls' }).waitFor();
+  /** Whether `el` shows whole inside the queue's scrolled box. */
+  const inView = (loc) =>
+    loc.evaluate((el) => {
+      const box = el.closest('#approvals-list').getBoundingClientRect();
+      const r = el.getBoundingClientRect();
+      return r.height > 0 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+    });
+  for (const how of ['click', 'Enter']) {
+    await group.scrollIntoViewIfNeeded();
+    assert.ok((await list.evaluate((el) => el.scrollTop)) > 0, 'the queue is scrolled to the group');
+    if (how === 'click') await group.locator('.approval-group-toggle').click();
+    else {
+      await group.focus();
+      await page.keyboard.press('Enter');
+    }
+    await group.locator('.approval-group-approve').waitFor();
+    assert.ok((await list.evaluate((el) => el.scrollTop)) > 0, `${how}: the queue did not jump to its top`);
+    assert.ok(await inView(group.locator('.approval-group-toggle')), `${how}: the group's row in view`);
+    assert.ok(await inView(group.locator('.approval-group-approve')), `${how}: "Approve all 3 identical" in view`);
+    assert.ok(await inView(group.locator('.approval-group-deny')), `${how}: "Deny all" in view`);
+    await group.locator('.approval-group-toggle').click();
+    await group.locator('.approval-group-approve').waitFor({ state: 'hidden' });
+  }
+  await clearQueue();
+});
+
+test('the bulk confirmation follows calls decided elsewhere while it is open: its count, its list, what it sends', async () => {
+  const alice = await humanToken('alice');
+  const ids = [await askToRun('echo s1'), await askToRun('echo s2'), await askToRun('echo s3')];
+  await rowOf(ids[2]).waitFor();
+  await rowOf(ids[0]).locator('.approval-check').click();
+  await rowOf(ids[2]).locator('.approval-check').click({ modifiers: ['Shift'] });
+  await page.locator('#approvals-selected', { hasText: '3 selected' }).waitFor();
+  await page.locator('#approvals-approve').click();
+  const dialog = page.locator('#confirm-dialog[open]');
+  await dialog.waitFor();
+  const yes = page.locator('#confirm-yes');
+  assert.equal(await yes.textContent(), 'Approve 3');
+  // Approving is the action asked for, not a destructive one; the safe button keeps the focus.
+  assert.match(await yes.getAttribute('class'), /\bbtn-primary\b/);
+  assert.doesNotMatch(await yes.getAttribute('class'), /\bbtn-danger\b/);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'confirm-no');
+  await decideAs(alice, ids[1], 'deny');
+  await waitFor(async () => (await yes.textContent()) === 'Approve 2', 'the count of those still waiting');
+  assert.equal(await page.locator('#confirm-title').textContent(), 'Approve 2 calls?');
+  const item = dialog.locator('.approval-confirm-list li').nth(1);
+  assert.match(await item.getAttribute('class'), /decided-elsewhere/);
+  assert.match(await item.textContent(), /was denied by alice: left out$/);
+  await yes.click();
+  for (const id of [ids[0], ids[2]]) assert.equal((await outcome(id)).status, 'completed');
+  await page.locator('.toast-text', { hasText: '2 of 2 approved.' }).last().waitFor();
+  // Deny keeps its red button.
+  const more = [await askToRun('echo s4'), await askToRun('echo s5')];
+  await rowOf(more[0]).locator('.approval-check').click();
+  await rowOf(more[1]).locator('.approval-check').click();
+  await page.locator('#approvals-deny').click();
+  await dialog.waitFor();
+  assert.match(await yes.getAttribute('class'), /\bbtn-danger\b/);
+  await page.locator('#confirm-no').click();
+  await clearQueue();
+});
+
+test('a call asked again after the first of two approvals keeps its place and the time it has waited', async () => {
+  const policy = async () => (await (await fetch(`${base}/v1/policy`, { headers: { Authorization: `Bearer ${token}` } })).json()).rules;
+  const putPolicy = async (rules) => {
+    const resp = await fetch(`${base}/v1/policy`, { method: 'PUT', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ rules }) });
+    assert.equal(resp.status, 200, await resp.text());
+  };
+  const before = await policy();
+  await putPolicy([...before, { principal: '*', server: 'taskdeck', tool: 'run_command', arguments: { command: 'echo two*' }, decision: 'ask', approval: { humans: 2 } }]);
+  try {
+    const alice = await humanToken('alice');
+    const two = await askToRun('echo two people');
+    await new Promise((r) => setTimeout(r, 3000));
+    const later = await askToRun('echo asked later');
+    await rowOf(later).waitFor();
+    // Alice approves first: the call is asked again, for a second person.
+    await decideAs(alice, two, 'approve');
+    await rowOf(two).locator('.approval-quorum', { hasText: '1 of 2' }).waitFor();
+    assert.deepEqual(await page.$$eval('#approvals-list .approval', (els) => els.map((e) => e.dataset.taskId)), [two, later], 'it keeps its place');
+    const waited = /^waiting (\d+(?:\.\d+)?)s$/.exec(await rowOf(two).locator('.approval-wait').textContent());
+    assert.ok(waited && Number(waited[1]) >= 3, `it waited since first asked: ${waited && waited[0]}`);
+  } finally {
+    await putPolicy(before);
+    await clearQueue();
+  }
+});
+
+test('the outcome of a decision that could not be sent goes once the page is live again', async () => {
+  const id = await askToRun('echo offline');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const p = await context.newPage();
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+    // The stream is down, and the decision does not get through.
+    await p.route('**/v1/events**', (route) => route.fulfill({ status: 503, body: 'down for the test' }));
+    await p.route('**/v1/approvals/decide', (route) => route.abort());
+    await p.goto(`${base}/#token=${encodeURIComponent(token)}`);
+    await p.locator('#conn[data-state="reconnecting"]').waitFor();
+    await p.locator(`#approvals-list .approval[data-task-id="${id}"] .approval-approve`).click();
+    const failed = p.locator('.toast-text', { hasText: 'Could not send the decision' });
+    await failed.waitFor();
+    assert.match(await failed.textContent(), /Nothing was decided\.$/);
+    // Back: the stale notice goes at once, and the page says what to do.
+    await p.unroute('**/v1/events**');
+    await p.locator('#conn[data-state="open"]').waitFor({ timeout: 20_000 });
+    await failed.waitFor({ state: 'detached', timeout: 1500 });
+    await p.locator('.toast-text', { hasText: 'Connected again' }).waitFor();
+  } finally {
+    await context.close();
+  }
+  await clearQueue();
 });
 
 test('the page logged no errors', () => {

@@ -568,7 +568,7 @@ test('at 1280x800, many approvals (selected, or one opened) scroll inside the qu
   await denyAll();
 });
 
-test('the Policies table breaks a principal, server or tool name only when it must', async () => {
+test('the Policies table breaks a principal, server or tool name only when it must, a note sensibly, and at 420 px shows each rule as a card', async () => {
   const file = `${tmp}/cfg/policy.json`;
   const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
   fs.writeFileSync(file, JSON.stringify({ rules: [
@@ -583,9 +583,36 @@ test('the Policies table breaks a principal, server or tool name only when it mu
       await waitFor(async () => (await table.locator('tbody tr').count()) === 2, 'the two rules');
       const broken = await table.evaluate((t) => [...t.querySelectorAll('tbody td > code')].filter((c) => c.getClientRects().length !== 1).map((c) => c.textContent));
       assert.deepEqual(broken, [], `${width} px: names split over lines`);
+      // The note's long task id breaks at its hyphens, not letter by letter down the column.
+      const noteLines = await table.locator('tbody tr').nth(1).locator('.policy-note').evaluate((td) => {
+        const r = document.createRange();
+        r.selectNodeContents(td);
+        return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size;
+      });
+      assert.ok(noteLines <= 4, `${width} px: the note takes ${noteLines} lines`);
       await page.keyboard.press('Escape');
       await table.waitFor({ state: 'hidden' });
     }
+    // At 420 px each rule is a card: every column shows, labelled, and its buttons are in view.
+    await page.setViewportSize({ width: 420, height: 800 });
+    await page.locator('#policies-btn').click();
+    const table = page.locator('.policy-table');
+    await waitFor(async () => (await table.locator('tbody tr').count()) === 2, 'the two rules at 420 px');
+    const fit = await page.locator('#policy-dialog').evaluate((dialog) => {
+      const box = dialog.getBoundingClientRect();
+      const rules = dialog.querySelector('#policy-rules');
+      const cut = [...dialog.querySelectorAll('.policy-table tbody td')].filter((td) => {
+        const r = td.getBoundingClientRect();
+        return r.width < 40 || r.right > box.right + 1;
+      });
+      return { scrolls: rules.scrollWidth > rules.clientWidth + 1, cut: cut.map((td) => td.dataset.label) };
+    });
+    assert.deepEqual(fit, { scrolls: false, cut: [] }, '420 px: nothing cut or squeezed');
+    const revoke = await table.locator('tbody tr').nth(1).getByRole('button', { name: /^Revoke/ }).boundingBox();
+    assert.ok(revoke && revoke.x >= 0 && revoke.x + revoke.width <= 420, `420 px: Revoke in view: ${JSON.stringify(revoke)}`);
+    assert.equal(await table.locator('tbody tr').nth(0).locator('td.policy-note').evaluate((td) => getComputedStyle(td, '::before').content), '"Note"');
+    await page.keyboard.press('Escape');
+    await table.waitFor({ state: 'hidden' });
   } finally {
     if (before === null) fs.rmSync(file, { force: true });
     else fs.writeFileSync(file, before);

@@ -627,7 +627,8 @@ test('a task removed when its TTL runs out leaves the list and the counts, live'
 test('an admin connects an agent; the Claude Code command carries a token that works', async () => {
   // In a plain browser the Notifications button is this browser's switch, not the desktop's settings.
   const notify = page.locator('#notify-btn');
-  assert.match(await notify.textContent(), /^Notifications (on|off)$/);
+  // (Headless Chromium blocks notifications: the button says so.)
+  assert.match(await notify.textContent(), /^Notifications (on|off|blocked)$/);
   assert.equal(await notify.getAttribute('aria-haspopup'), null, 'no settings dialog in a plain browser');
   const open = page.getByRole('button', { name: 'Connect an agent' });
   await open.click();
@@ -1345,6 +1346,37 @@ test('in a browser, Notifications turns on with the browser’s permission; a ta
   for (const id of [taskId, quiet]) await fetch(`${base}/v1/tasks/${id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
 });
 
+test('in a browser, a permission question dismissed or denied is told, with what to do', async () => {
+  // The browser's question: closed without an answer the first time, answered Block the second.
+  const initScript = () => {
+    let permission = 'default';
+    const answers = ['default', 'denied'];
+    window.Notification = class {
+      static get permission() {
+        return permission;
+      }
+      static async requestPermission() {
+        permission = answers.shift() || permission;
+        return permission;
+      }
+    };
+  };
+  const tab = await openTab(token, '', { initScript });
+  try {
+    const button = tab.page.locator('#notify-btn');
+    await waitFor(async () => (await button.textContent()) === 'Notifications off', 'the browser’s Notifications button');
+    await button.click();
+    await tab.page.locator('.toast-text', { hasText: 'closed without an answer, so notifications stay off. Click Notifications again and choose Allow.' }).waitFor();
+    assert.equal(await button.textContent(), 'Notifications off');
+    await button.click();
+    await tab.page.locator('.toast-text', { hasText: 'The browser blocked notifications for this page' }).waitFor();
+    assert.equal(await button.textContent(), 'Notifications blocked');
+    assert.equal(await button.getAttribute('aria-pressed'), 'false');
+  } finally {
+    await tab.context.close();
+  }
+});
+
 test('declining a command approval with a reason gives the agent that reason', async () => {
   const taskId = await startTask('run_command', { command: 'true' });
   await row(taskId).click();
@@ -1445,8 +1477,23 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
   await rows.nth(0).locator('.decision-deny').waitFor();
   assert.equal(await rows.nth(0).getByRole('button', { name: /^Move up/ }).isDisabled(), true);
 
-  // Revoked: gone from the server and the table.
+  // Created: shown as every time in the page is.
+  assert.match(await rows.nth(0).locator('.policy-created').textContent(), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+
+  // Revoke asks first, naming the rule; Keep it (the focused, safe choice) revokes nothing.
   await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+  const confirm = page.locator('#confirm-dialog[open]');
+  await confirm.waitFor();
+  assert.equal(await confirm.locator('#confirm-title').textContent(), 'Revoke this rule?');
+  assert.match(await confirm.locator('#confirm-body').textContent(), /deny write_\* on fs for \*/);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'confirm-no');
+  await page.keyboard.press('Enter');
+  await confirm.waitFor({ state: 'detached' });
+  assert.equal((await stored()).length, 2, 'kept');
+  // Revoked once confirmed: gone from the server and the table, and said so.
+  await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+  await page.locator('#confirm-yes', { hasText: 'Revoke rule' }).click();
+  await page.locator('.toast-text', { hasText: 'Rule revoked: deny write_* on fs for *.' }).waitFor();
   await waitFor(async () => (await stored()).length === 1, 'the revoked rule gone');
   await waitFor(async () => (await rows.count()) === 1, 'one row left');
   await rows.nth(0).locator('.decision-allow').waitFor();
@@ -1484,6 +1531,7 @@ test('the Policies dialog lists, adds, moves and revokes rules, and the server k
 
   for (let left = 3; left > 0; left--) {
     await rows.nth(0).getByRole('button', { name: /^Revoke/ }).click();
+    await page.locator('#confirm-yes').click();
     await waitFor(async () => (await rows.count()) === left - 1 || left === 1, 'one rule fewer');
   }
   await dialog.locator('.policy-empty').waitFor();

@@ -945,6 +945,15 @@ async fn a_decision_that_comes_second_says_who_took_the_call() {
         .await;
     let second = open_key(&again);
     assert_eq!(asked_at(&again, &second), Some(asked), "{again}");
+    // The queue keeps the call in its place: waiting since it was first asked.
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let listed = queue["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["taskId"] == id.as_str())
+        .unwrap_or_else(|| panic!("{queue}"));
+    assert_eq!(listed["waitingSinceMs"].as_i64(), Some(asked), "{listed}");
     assert_eq!(decide_as(&bob, &id, &second, "approve").await["ok"], true);
     s.wait_status(&agent, &id, "completed").await;
 }

@@ -1,9 +1,10 @@
 // The approval inbox's model: every pending approval from GET /v1/approvals, oldest waiting
-// first, identical calls (same digest) folded into a group, which rows are shown (a group shows
-// its calls once expanded), the highlighted row, the selection (Shift for a range), and the
-// words for countdowns, "1 of 2", digests and per-item results. No DOM.
+// first (since the call was first asked), identical calls (same digest) folded into a group,
+// which rows are shown (a group shows its calls once expanded), the highlighted row, the
+// selection (Shift for a range), the place kept for a highlighted call decided elsewhere, and
+// the words for countdowns, "1 of 2", digests, calls' names and per-item results. No DOM.
 
-import { formatDuration, shortId, argsSummary } from './format.js';
+import { formatDuration, shortId, argsSummary, oneLine } from './format.js';
 import { toggleSelection } from './selection-range.js';
 
 /**
@@ -11,7 +12,10 @@ import { toggleSelection } from './selection-range.js';
  * @property {string} taskId @property {string} key @property {'call'|'question'} kind
  * @property {string} principal @property {string} server @property {string} tool
  * @property {object} arguments @property {string} digest @property {string} message
- * @property {number} waitingSinceMs @property {number|null} expiresAtMs
+ * @property {number} waitingSinceMs when this round of the question was asked
+ * @property {number} [askedAtMs] when the call was first asked (the same in every round of one
+ *   approval: M of N, an edit asked again); from the question's `_meta["taskdeck/approval"]`,
+ *   filled in by `ApprovalInbox` (absent from older servers) @property {number|null} expiresAtMs
  * @property {'deny'|'allow'|'ask'} onExpiry @property {number} required
  * @property {string[]} approvedBy @property {string} [editedBy] who edited the call (M of N)
  * @property {boolean} editable @property {object|null} inputSchema
@@ -21,9 +25,38 @@ import { toggleSelection } from './selection-range.js';
 export const approvalId = (a) => `${a.taskId}/${a.key}`;
 export const groupId = (digest) => `group:${digest}`;
 
+/** Since when `a` has waited (Unix ms): since its call was first asked (`askedAtMs`), so a call
+ *  asked again (its second approver's round, an edit) keeps its place and its time; else since
+ *  this round was asked. */
+export function waitingSince(a) {
+  return typeof a.askedAtMs === 'number' ? a.askedAtMs : a.waitingSinceMs;
+}
+
+/** `askedAtMs` of approval `a`: its own, else its question's in `task` (the waiting task, its
+ *  `inputRequests[key].params._meta["taskdeck/approval"]`), else undefined. */
+export function askedAtOf(a, task) {
+  if (typeof a.askedAtMs === 'number') return a.askedAtMs;
+  const req = task && task.inputRequests && task.inputRequests[a.key];
+  const meta = req && req.params && req.params._meta && req.params._meta['taskdeck/approval'];
+  return meta && typeof meta.askedAtMs === 'number' ? meta.askedAtMs : undefined;
+}
+
 /** Oldest waiting first; ties by task id then key, so the order is stable. */
 export function byWaiting(a, b) {
-  return (a.waitingSinceMs ?? 0) - (b.waitingSinceMs ?? 0) || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  return (waitingSince(a) ?? 0) - (waitingSince(b) ?? 0) || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+/**
+ * A call or question named in one short line, for notices ("run_command: echo a1"): a question
+ * by its text; a call by its tool and its one string argument, or its arguments in short.
+ */
+export function callName(a, max = 60) {
+  if (!a) return 'the call';
+  if (a.kind === 'question') return oneLine(a.message || a.tool, max);
+  const args = a.arguments && typeof a.arguments === 'object' && !Array.isArray(a.arguments) ? a.arguments : {};
+  const values = Object.values(args);
+  const what = values.length === 1 && typeof values[0] === 'string' ? values[0] : argsSummary(args, max, max);
+  return oneLine(what ? `${a.tool}: ${what}` : a.tool, max);
 }
 
 /**
@@ -85,6 +118,13 @@ export function expiryOutcome(onExpiry) {
   return 'denied';
 }
 
+/** What happens when time runs out, in the fewest words, for a row's "59:49 → deny". */
+export function expiryAction(onExpiry) {
+  if (onExpiry === 'allow') return 'allow';
+  if (onExpiry === 'ask') return 'agent’s prompt';
+  return 'deny';
+}
+
 /** "4:05", "1:02:03", "2d 3h": a countdown, to the second under a day. */
 export function countdown(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));
@@ -104,12 +144,14 @@ export function expiryText(a, now) {
   const left = a.expiresAtMs - now;
   const outcome = expiryOutcome(a.onExpiry);
   if (left <= 0) return { text: `expired: ${outcome}`, title: `The time to answer ran out; the call is ${outcome}.`, urgent: true, expired: true };
-  return { text: `${countdown(left)} left`, title: `Unless answered within ${countdown(left)}, the call is ${outcome}.`, urgent: left < 60_000, expired: false };
+  // The row says what happens then, not only when: "4:05 → deny" (as short as a narrow row needs).
+  return { text: `${countdown(left)} → ${expiryAction(a.onExpiry)}`, title: `Unless answered within ${countdown(left)}, the call is ${outcome}.`, urgent: left < 60_000, expired: false };
 }
 
-/** "waiting 42s", "waiting 3m 5s": how long an approval has waited at `now`. */
+/** "waiting 42s", "waiting 3m 5s": how long an approval has waited at `now` (since its call was
+ *  first asked, when the server says). */
 export function waitingText(a, now) {
-  return `waiting ${formatDuration(Math.max(0, now - (a.waitingSinceMs ?? now)))}`;
+  return `waiting ${formatDuration(Math.max(0, now - (waitingSince(a) ?? now)))}`;
 }
 
 /**
@@ -176,10 +218,12 @@ export function decideBody(approvals, decision, { reason, arguments: args, alway
 }
 
 /**
- * The words for a decide answer's per-item `results`: a summary and each failure.
+ * The words for a decide answer's per-item `results`: a summary and each failure. One call is
+ * named (`approvals`, what was sent; "Approved “run_command: echo hi”."), and `edited` (its
+ * arguments were edited before approving) says so, so that a toast tells which call went how.
  * @returns {{text: string, ok: number, failed: {taskId: string, error: string}[]}}
  */
-export function describeResults(results, decision, approvals = []) {
+export function describeResults(results, decision, approvals = [], { edited = false } = {}) {
   const failed = results.filter((r) => !r.ok).map((r) => ({ taskId: r.taskId, error: r.error || 'failed' }));
   const ok = results.length - failed.length;
   const verb = decision === 'approve' ? 'approved' : 'denied';
@@ -189,7 +233,14 @@ export function describeResults(results, decision, approvals = []) {
   const waiting = decision !== 'approve' ? 0 : results.filter((r) => {
     return r.ok && stillWaitsAfterOne(asked.get(r.taskId));
   }).length;
-  let text = results.length === 1 ? (ok ? `Call ${verb}.` : `Not ${verb}: ${failed[0].error}`) : `${ok} of ${results.length} ${verb}.`;
+  let text = `${ok} of ${results.length} ${verb}.`;
+  if (results.length === 1) {
+    const one = asked.get(results[0].taskId);
+    const name = one ? `“${callName(one)}”` : 'the call';
+    const how = edited && decision === 'approve' ? ' with your edit' : '';
+    const Verb = verb[0].toUpperCase() + verb.slice(1);
+    text = ok ? `${Verb} ${name}${how}.` : `Not ${verb} ${name}: ${failed[0].error}`;
+  }
   if (waiting) text += results.length === 1 ? ' It still waits for another person to approve it.' : ` ${waiting} still wait for another person to approve them.`;
   if (results.length > 1 && failed.length) text += ` Not decided: ${failed.map((f) => `${shortId(f.taskId)} (${f.error})`).join('; ')}.`;
   return { text, ok, failed };
@@ -215,6 +266,52 @@ export function changesApprovals(change) {
   }
 }
 
+/**
+ * What became of a call that left the queue while the person had it highlighted (not by their
+ * own decision), in words for its row and a notice: "“run_command: echo a1” was denied by
+ * alice". `row`: the row that left (a call, or a group of identical calls); `outcome`: what the
+ * live stream said of its task (`{how: 'approved'|'denied'|'expired'|'cancelled'|'edited', by?,
+ * onExpiry?}`), or null when it said nothing; `left`: how many of a group's calls still wait.
+ */
+export function goneText(row, outcome, left = 0) {
+  if (row.type === 'group') {
+    const n = row.approvals.length;
+    const what = `${n - left} of the ${n} identical calls “${callName(row.approvals[0])}”`;
+    return left ? `${what} were decided elsewhere; ${left} still wait${left === 1 ? 's' : ''}, below` : `The ${n} identical calls “${callName(row.approvals[0])}” were decided elsewhere`;
+  }
+  const words = outcomeWords(outcome, row.approval.onExpiry);
+  return `“${callName(row.approval)}” ${words}${outcome && outcome.how === 'edited' ? ', below' : ''}`;
+}
+
+/** What became of a call, after its name: "was denied by alice", "expired: denied", "was
+ *  decided elsewhere" (`outcome` as for goneText; `onExpiry`: the call's own terms). */
+export function outcomeWords(outcome, onExpiry) {
+  const by = outcome && outcome.by ? ` by ${outcome.by}` : '';
+  switch (outcome && outcome.how) {
+    case 'approved':
+    case 'denied':
+      return `was ${outcome.how}${by}`;
+    case 'expired':
+      return `expired: ${expiryOutcome(outcome.onExpiry ?? onExpiry)}`;
+    case 'cancelled':
+      return `was cancelled${by}`;
+    case 'edited':
+      return `was edited${by}: it asks again`;
+    default:
+      return by ? `was decided${by}` : 'was decided elsewhere';
+  }
+}
+
+/** Puts kept place `gone` into `rows`: before the row that took its place when that row is
+ *  still there (a group opened above it moves both; none: at the end), else at its index. */
+function placeGone(rows, gone) {
+  let at = gone.before === undefined ? -1 : gone.before === null ? rows.length : rows.findIndex((r) => r.id === gone.before);
+  if (at < 0) at = Math.min(gone.place, rows.length);
+  rows.splice(at, 0, gone);
+  gone.place = at;
+  gone.before = at + 1 < rows.length ? rows[at + 1].id : null;
+}
+
 /** The inbox's state: what the server said, and what the human has opened, highlighted, selected. */
 export class ApprovalInbox {
   constructor() {
@@ -229,14 +326,45 @@ export class ApprovalInbox {
     this.selected = new Set();
     /** Row index last toggled (Shift extends from it), or -1. */
     this.lastToggled = -1;
-    /** Id of the highlighted row (j/k), or null. */
-    this.activeId = null;
+    /** Id of the highlighted row (j/k), or null (see `activeId`). */
+    this.active = null;
     /** Id of the approval whose call and editor are shown open, or null. */
     this.openId = null;
     /** Why the last decision of an approval failed, by id (shown on its row until it leaves). */
     this.failures = new Map();
     /** True once a load answered; false while none did (or the server has no approvals API). */
     this.loaded = false;
+    /** Ids of the approvals this page is deciding (sent, not yet reloaded): their rows leave by
+     *  the person's own doing, and the highlight goes on to the row that takes their place. */
+    this.deciding = new Set();
+    /**
+     * The row kept in the place of the highlighted call (or group) that left the queue by
+     * someone else's doing (another person, another tab, its expiry), or null:
+     * `{type: 'gone', id: 'gone:…', was: the row that left, place: its index}`. The highlight
+     * stays on it, and no key acts on it, until the person moves (j/k, a click): the next
+     * `a` must never approve a call that merely slid under the highlight.
+     */
+    this.gone = null;
+    /** The waiting task of an approval (for the `askedAtMs` of its question), or undefined. */
+    this.taskOf = () => undefined;
+    /** When each call was first asked, by task id, as learnt (a later round may not say). */
+    this.askedAt = new Map();
+    /** The rows the person had highlighted or open that the last `refresh` found gone by
+     *  someone else's doing (the page tells them). */
+    this.leftElsewhere = [];
+  }
+
+  /** Id of the highlighted row, or null. Moving it off a kept place (`gone`) lets that go. */
+  get activeId() {
+    return this.active;
+  }
+
+  set activeId(id) {
+    this.active = id;
+    if (this.gone && id !== this.gone.id) {
+      this.gone = null;
+      this.rows = this.rows.filter((r) => r.type !== 'gone');
+    }
   }
 
   /** Takes GET /v1/approvals' `approvals`; what is gone leaves the selection and the open rows. */
@@ -246,25 +374,98 @@ export class ApprovalInbox {
     this.refresh();
   }
 
-  /** Recomputes the rows; drops selection, expansion and highlight of what is gone (the
-   *  highlight moves to the row that took the place of the one that left: rows gone above it
-   *  at the same time, a selection decided at once, count out). */
+  /** Fills in each call's `askedAtMs` (its own, its task's question's, or as learnt before).
+   *  Returns true when one changed. */
+  learnAskedAt() {
+    let changed = false;
+    for (const a of this.approvals) {
+      const asked = askedAtOf(a, this.taskOf(a.taskId)) ?? (a.kind === 'call' ? this.askedAt.get(a.taskId) : undefined);
+      if (asked === undefined) continue;
+      if (a.kind === 'call') this.askedAt.set(a.taskId, asked);
+      if (a.askedAtMs !== asked) {
+        a.askedAtMs = asked;
+        changed = true;
+      }
+    }
+    const waiting = new Set(this.approvals.map((a) => a.taskId));
+    for (const id of [...this.askedAt.keys()]) if (!waiting.has(id)) this.askedAt.delete(id);
+    return changed;
+  }
+
+  /** The waiting tasks changed (the inbox loaded): orders the queue again when a call's first
+   *  asking is known now. Returns true when the rows were recomputed. */
+  tasksChanged() {
+    if (!this.loaded || !this.learnAskedAt()) return false;
+    this.refresh();
+    return true;
+  }
+
+  /**
+   * Recomputes the rows; drops selection, expansion and highlight of what is gone. A highlighted
+   * row that left:
+   * - by this page's decision: the highlight moves to the row that took its place (rows gone
+   *   above it at the same time, a selection decided at once, count out; the same call asked
+   *   again for another person's approval is passed over);
+   * - asked again unchanged (its next round: M of N): the highlight, and the open call, follow it;
+   * - otherwise (decided elsewhere, expired, edited by another person): a `gone` row keeps its
+   *   place and the highlight.
+   */
   refresh() {
+    const prev = this.rows;
     const was = this.activeIndex;
-    const before = this.rows.slice(0, Math.max(was, 0));
+    const left = was >= 0 ? prev[was] : null;
+    const openBefore = this.openId ? this.get(this.openId) ?? prev.find((r) => r.id === this.openId)?.approval : null;
+    this.learnAskedAt();
     this.queue = approvalQueue(this.approvals);
     const digests = new Set(this.queue.filter((e) => e.type === 'group').map((e) => e.digest));
     for (const d of [...this.expanded]) if (!digests.has(d)) this.expanded.delete(d);
-    this.rows = visibleRows(this.queue, this.expanded);
+    const rows = visibleRows(this.queue, this.expanded);
     const ids = new Set(this.approvals.map(approvalId));
     for (const id of [...this.selected]) if (!ids.has(id)) this.selected.delete(id);
-    if (this.openId && !ids.has(this.openId)) this.openId = null;
     for (const id of [...this.failures.keys()]) if (!ids.has(id)) this.failures.delete(id);
-    if (this.activeId && !this.rows.some((r) => r.id === this.activeId)) {
-      const shown = new Set(this.rows.map((r) => r.id));
-      const place = Math.max(was, 0) - before.filter((r) => !shown.has(r.id)).length;
-      this.activeId = this.rows.length ? this.rows[Math.min(Math.max(place, 0), this.rows.length - 1)].id : null;
+    /** The same call asked again, unchanged (same task, digest and editor, another key). */
+    const askedAgain = (a) => a && this.approvals.find((b) => b.taskId === a.taskId && b.digest === a.digest && b.editedBy === a.editedBy && approvalId(b) !== approvalId(a));
+    const mine = (r) => r && (r.type === 'group' ? r.approvals : [r.approval]).every((a) => this.deciding.has(approvalId(a)));
+    this.leftElsewhere = [];
+    if (this.openId && !ids.has(this.openId)) {
+      const openRow = prev.find((r) => r.id === this.openId);
+      const next = !mine(openRow) && askedAgain(openBefore);
+      if (!next && openRow && !mine(openRow) && openRow !== left) this.leftElsewhere.push(openRow);
+      this.openId = next ? approvalId(next) : null;
     }
+    const shown = new Set(rows.map((r) => r.id));
+    // Where the highlighted row was, less the rows that left above it.
+    const place = Math.max(was, 0) - prev.slice(0, Math.max(was, 0)).filter((r) => r.type !== 'gone' && !shown.has(r.id)).length;
+    let gone = null;
+    let active = this.active;
+    if (left && left.type === 'gone') {
+      gone = { ...left, place };
+    } else if (left && !shown.has(left.id) && rows.length) {
+      const again = left.type === 'approval' && askedAgain(left.approval);
+      if (mine(left)) {
+        // The row that took its place, past the calls just decided that wait for another person.
+        const decidedTasks = new Set((left.type === 'group' ? left.approvals : [left.approval]).map((a) => a.taskId));
+        const other = (r) => !(r.type === 'approval' && decidedTasks.has(r.approval.taskId));
+        const from = Math.min(place, rows.length - 1);
+        const pick = rows.slice(from).find(other) || rows.slice(0, from).reverse().find(other) || rows[from];
+        active = pick.id;
+      } else if (again && shown.has(approvalId(again))) {
+        active = approvalId(again);
+      } else {
+        gone = { type: 'gone', id: `gone:${left.id}`, was: left, place };
+        active = gone.id;
+        this.leftElsewhere.push(left);
+      }
+    } else if (left && !shown.has(left.id)) {
+      // The queue is empty: nothing can slide under the highlight, but the person is told.
+      if (!mine(left) && !(left.type === 'approval' && askedAgain(left.approval))) this.leftElsewhere.push(left);
+      active = null;
+    }
+    if (gone && rows.length) placeGone(rows, gone);
+    else gone = null;
+    this.rows = rows;
+    this.gone = gone;
+    this.active = rows.some((r) => r.id === active) ? active : null;
     if (this.lastToggled >= this.rows.length) this.lastToggled = -1;
   }
 
@@ -279,32 +480,37 @@ export class ApprovalInbox {
 
   /** The highlighted row's index, or -1. */
   get activeIndex() {
-    return this.rows.findIndex((r) => r.id === this.activeId);
+    return this.rows.findIndex((r) => r.id === this.active);
   }
 
-  /** Moves the highlight by `delta` rows (clamped); from nothing, to the first row. */
+  /** Moves the highlight by `delta` rows (clamped); from nothing, to the first row. From a kept
+   *  place (`gone`), j goes to the row that took it, k to the one above. */
   move(delta) {
     if (!this.rows.length) return null;
     const i = this.activeIndex;
     const next = i < 0 ? 0 : Math.min(this.rows.length - 1, Math.max(0, i + delta));
-    this.activeId = this.rows[next].id;
-    return this.rows[next];
+    const row = this.rows[next];
+    this.activeId = row.id;
+    return row;
   }
 
   /** Opens or closes group `digest` (its calls are shown while open). */
   toggleGroup(digest, open = !this.expanded.has(digest)) {
     if (open) this.expanded.add(digest);
     else this.expanded.delete(digest);
-    this.rows = visibleRows(this.queue, this.expanded);
+    const rows = visibleRows(this.queue, this.expanded);
+    if (this.gone) placeGone(rows, this.gone);
+    this.rows = rows;
   }
 
-  /** Toggles the row at `index` in the selection (Shift: the range from the last toggled). Group rows are not selectable. */
+  /** Toggles the row at `index` in the selection (Shift: the range from the last toggled). Only
+   *  calls and questions are selected (not a group's row, nor a kept place). */
   toggleSelect(index, shift = false) {
     const list = { at: (i) => this.rows[i], length: this.rows.length };
     const last = toggleSelection(this.selected, list, index, this.lastToggled, shift);
     if (last === null) return;
     this.lastToggled = last;
-    for (const id of [...this.selected]) if (id.startsWith('group:')) this.selected.delete(id);
+    for (const id of [...this.selected]) if (!this.get(id)) this.selected.delete(id);
   }
 
   /** The selected approvals, in queue order. */

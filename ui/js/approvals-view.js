@@ -2,20 +2,21 @@
 // each with its live countdown and "1 of 2"; identical calls grouped (approve or deny them all
 // once the group is opened and the decision confirmed); several selected and decided at once
 // with one reason, with per-item results. Loaded from GET /v1/approvals, and again when the
-// stream says a task's input changed (no polling). keyboard.js decides which key asks for what;
-// onApprovalKey carries out the queue's keys.
+// stream says a task's input changed (no polling). A highlighted call decided elsewhere keeps
+// its place, saying what became of it, and no key acts there until the person moves on.
+// keyboard.js decides which key asks for what; onApprovalKey carries out the queue's keys.
 
 import { h, $, clear, setText } from './dom.js';
 import { oneLine, argsSummary, shortId, shownText, summaryIsWhole } from './format.js';
 import { state } from './state.js';
 import { toast, announce, noticeMs } from './notices.js';
-import { confirmDialog } from './dialogs.js';
+import { confirmDialog, updateConfirm } from './dialogs.js';
 import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
-import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals, approvedBy, approvedByMeText, groupLabel } from './approvals-model.js';
+import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals, approvedBy, approvedByMeText, groupLabel, goneText, outcomeWords, groupId } from './approvals-model.js';
 import { approvalCard } from './approval-card.js';
 import { REASON_MAX_CHARS } from './form-schema.js';
-import { scheduleInboxRender } from './inbox.js';
+import { scheduleInboxRender, onInboxLoaded } from './inbox.js';
 import { noteDecided } from './browser-notify.js';
 import { rights } from './auth.js';
 import { decidedHere } from './keyboard.js';
@@ -29,6 +30,11 @@ let loadSeq = 0;
 let refetchTimer = null;
 /** The pending removal of the last decision's outcome line (a timer id), or 0. */
 let resultTimer = 0;
+/** What the stream said became of a waiting task (decided by whom, expired, cancelled), by task
+ *  id, for the words of a highlighted call decided elsewhere (goneText's `outcome`). */
+const outcomes = new Map();
+/** The open bulk confirmation's list, updated as its calls are decided elsewhere, or null. */
+let openConfirm = null;
 
 /** Loads the pending approvals; a server without the approvals API leaves the queue hidden. */
 export async function reloadApprovals() {
@@ -37,6 +43,7 @@ export async function reloadApprovals() {
     const r = await state.api.approvals();
     if (seq !== loadSeq) return;
     state.approvals.reset(r.approvals || []);
+    tellLeftElsewhere();
   } catch (err) {
     if (seq !== loadSeq || err.status === 401) return;
     if (err.status === 404 || err.status === 405) state.approvals.loaded = false;
@@ -45,8 +52,56 @@ export async function reloadApprovals() {
   scheduleInboxRender(); // the plain list leaves out what the queue shows
 }
 
+/** What became of the task of `approval` as the stream told (goneText's `outcome`), or null. */
+function outcomeOf(approval) {
+  // Still waiting, on another question: someone changed the call (an edit asked again).
+  const again = state.approvals.approvals.find((b) => b.taskId === approval.taskId);
+  if (again) return { how: 'edited', by: again.editedBy };
+  return outcomes.get(approval.taskId) || null;
+}
+
+/** The words for kept place or left row `row` (a call, or a group of identical calls). */
+function goneWords(row) {
+  if (row.type === 'group') {
+    const ids = new Set(row.approvals.map(approvalId));
+    return goneText(row, null, state.approvals.approvals.filter((a) => ids.has(approvalId(a))).length);
+  }
+  return goneText(row, outcomeOf(row.approval));
+}
+
+/** Tells the person of each call they had highlighted or open that went by someone else's
+ *  doing: its kept place says it (and a screen reader hears it); one with no place in view
+ *  (an open call the highlight had left, the queue emptied) gets a notice. */
+function tellLeftElsewhere() {
+  const inbox = state.approvals;
+  for (const row of inbox.leftElsewhere) {
+    const words = goneWords(row);
+    if (inbox.gone && inbox.gone.was === row) announce(`${words}. Nothing was done here: j or k to go on.`);
+    else toast(`${words}.`, 'info');
+  }
+}
+
+/** Notes what the stream says became of a waiting task, for goneWords. */
+function noteOutcome(change) {
+  const ev = change && change.event;
+  const taskId = change && change.task && change.task.taskId;
+  if (!ev || !taskId) return;
+  const d = ev.data || {};
+  let outcome = null;
+  if (ev.kind === 'decision' && d.decision && d.decision !== 'ask') {
+    outcome = d.decidedBy === 'expiry' ? { how: 'expired', onExpiry: d.decision === 'allow' ? 'allow' : 'deny' } : { how: d.decision === 'allow' ? 'approved' : 'denied', by: d.human || (d.decidedBy === 'rule' ? 'a rule' : undefined) };
+  } else if (ev.kind === 'inputExpired') outcome = outcomes.get(taskId) || { how: 'expired' };
+  else if (ev.kind === 'status' && d.to === 'cancelled') outcome = { how: 'cancelled' };
+  else if (ev.kind === 'inputAnswered' && d.by && !outcomes.has(taskId)) outcome = { how: null, by: d.by };
+  if (!outcome) return;
+  outcomes.delete(taskId);
+  outcomes.set(taskId, outcome);
+  if (outcomes.size > 500) outcomes.delete(outcomes.keys().next().value);
+}
+
 /** A live change: refetch (once for a burst) when it can change what waits for approval. */
 export function onApprovalChange(change) {
+  noteOutcome(change);
   if (!changesApprovals(change) || refetchTimer) return;
   refetchTimer = setTimeout(() => {
     refetchTimer = null;
@@ -71,17 +126,43 @@ export async function decide(approvals, decision, opts = {}) {
     return;
   }
   noteDecided(approvals.map((a) => a.taskId));
+  const done = decidingHere(approvals.map(approvalId));
+  try {
+    return await sendDecision(approvals, decision, opts);
+  } finally {
+    done();
+  }
+}
+
+/**
+ * Notes that this page is deciding (or answering) approvals `ids` (`taskId/key`): their rows
+ * leave by this person's doing (the stream may say so before the answer comes), and the
+ * highlight goes on to the row that takes their place. Returns the function to call once the
+ * answer came (and the queue was reloaded after it, when this page reloads it).
+ */
+export function decidingHere(ids) {
+  for (const id of ids) state.approvals.deciding.add(id);
+  return () => {
+    // Kept a moment longer: the reload the stream asks for may come after the answer.
+    setTimeout(() => {
+      for (const id of ids) state.approvals.deciding.delete(id);
+    }, 2000);
+  };
+}
+
+async function sendDecision(approvals, decision, opts) {
   let r;
   try {
     r = await state.api.decide(decideBody(approvals, decision, opts));
   } catch (err) {
     if (err.status === 422 && err.problem && Array.isArray(err.problem.errors)) return { errors: err.problem.errors };
     if (err.status === 422) return { errors: [{ path: '', message: err.message }] };
-    toast(`Could not send the decision: ${err.message}`, 'bad');
+    // Not reached (status 0): the notice goes once the page is live again.
+    toast(`Could not send the decision: ${String(err.message).replace(/\.$/, '')}. Nothing was decided.`, 'bad', { untilLive: !err.status });
     return;
   }
   const results = Array.isArray(r && r.results) ? r.results : [];
-  const words = describeResults(results, decision, approvals);
+  const words = describeResults(results, decision, approvals, { edited: opts.arguments !== undefined });
   for (const item of results) if (item.ok && item.task) handleTaskSnapshot(item.task);
   const byTask = new Map(approvals.map((a) => [a.taskId, a]));
   for (const f of words.failed) if (byTask.has(f.taskId)) state.approvals.failures.set(approvalId(byTask.get(f.taskId)), f.error);
@@ -117,24 +198,57 @@ function showResult(text, tone) {
  */
 export async function decideMany(approvals, decision, reason) {
   if (!approvals.length) return;
-  const n = approvals.length;
   const verb = decision === 'approve' ? 'Approve' : 'Deny';
-  const ok = await confirmDialog({
-    title: `${verb} ${n} call${n === 1 ? '' : 's'}?`,
-    body: [
-      h('ul', { class: 'approval-confirm-list' }, approvals.map((a) => h('li', {}, h('code', {}, `${a.server} · ${a.tool}`), ` ${oneLine(argsSummary(a.arguments), 100)} — ${a.principal}, task ${shortId(a.taskId)}`))),
-      reason && reason.trim() ? h('p', {}, `Reason the agents receive: ${shownText(reason.trim())}`) : null,
-    ].filter(Boolean),
-    confirmLabel: `${verb} ${n}`,
-    cancelLabel: 'Back',
-  });
-  if (!ok) return;
+  const items = approvals.map((a) => ({
+    a,
+    li: h('li', {}, h('code', {}, `${a.server} · ${a.tool}`), ` ${oneLine(argsSummary(a.arguments), 100)} — ${a.principal}, task ${shortId(a.taskId)}`, h('span', { class: 'approval-confirm-gone', hidden: true })),
+  }));
+  const words = (n) => ({ title: n ? `${verb} ${n} call${n === 1 ? '' : 's'}?` : 'Nothing left to decide', confirmLabel: n ? `${verb} ${n}` : verb });
+  // While it asks, what it lists may be decided elsewhere: each such call says so, and the
+  // count (and what the button decides) is of those still waiting.
+  const confirm = {
+    update() {
+      const waiting = pendingOf(approvals);
+      const ids = new Set(waiting.map(approvalId));
+      for (const { a, li } of items) {
+        const gone = !ids.has(approvalId(a));
+        li.classList.toggle('decided-elsewhere', gone);
+        const note = li.querySelector('.approval-confirm-gone');
+        note.hidden = !gone;
+        setText(note, gone ? ` · ${outcomeWords(outcomeOf(a), a.onExpiry)}: left out` : '');
+      }
+      updateConfirm({ ...words(waiting.length), disabled: waiting.length === 0 });
+    },
+  };
+  openConfirm = confirm;
+  let ok;
+  try {
+    ok = await confirmDialog({
+      ...words(approvals.length),
+      body: [
+        h('ul', { class: 'approval-confirm-list' }, items.map((i) => i.li)),
+        reason && reason.trim() ? h('p', {}, `Reason the agents receive: ${shownText(reason.trim())}`) : null,
+      ].filter(Boolean),
+      cancelLabel: 'Back',
+      tone: decision === 'approve' ? 'primary' : 'danger',
+    });
+  } finally {
+    if (openConfirm === confirm) openConfirm = null;
+  }
+  // Only what still waits is sent: a call decided elsewhere meanwhile is not decided again.
+  approvals = pendingOf(approvals);
+  if (!ok || !approvals.length) return;
   // The highlight goes to the first of them: once they are decided, the row that took their
   // place has it (and the focus, when it was in the queue or its selection bar).
   const ids = new Set(approvals.map(approvalId));
   const first = state.approvals.rows.find((r) => r.type === 'approval' && ids.has(r.id));
   if (first) state.approvals.activeId = first.id;
   return decide(approvals, decision, { reason });
+}
+
+/** Those of `approvals` the queue still holds. */
+function pendingOf(approvals) {
+  return approvals.filter((a) => state.approvals.get(approvalId(a)));
 }
 
 /**
@@ -249,9 +363,8 @@ function groupRow(row) {
     h('span', { class: 'approval-principal' }),
   );
   toggle.addEventListener('click', () => {
-    state.approvals.toggleGroup(row.digest);
     state.approvals.activeId = row.id;
-    renderApprovals();
+    toggleGroup(row.digest);
   });
   const reason = h('input', { type: 'text', class: 'approval-group-reason', maxlength: String(REASON_MAX_CHARS), placeholder: 'Reason, if you deny', 'aria-label': 'Reason the agents receive if you deny' });
   const all = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-group-approve' }, `Approve all ${n} identical`);
@@ -271,6 +384,26 @@ function groupRow(row) {
   );
 }
 
+/** The row kept in the place of a highlighted call decided elsewhere: what became of it, and
+ *  that nothing here acts until the person moves on. */
+function goneRow(row) {
+  return h(
+    'li',
+    { class: 'approval-gone', tabindex: '-1', role: 'status', dataset: { id: row.id } },
+    h('span', { class: 'approval-gone-text' }),
+    h('span', { class: 'approval-gone-hint' }, 'Nothing to decide here: j / k or a click moves on'),
+  );
+}
+
+/** Opens or closes group `digest`; opened, its row and its buttons ("Approve all N identical",
+ *  "Deny all") are scrolled into view (the calls under them may go past the bottom). */
+function toggleGroup(digest, open) {
+  state.approvals.toggleGroup(digest, open);
+  renderApprovals();
+  const el = rowEls.get(`group:${groupId(digest)}`);
+  if (el && state.approvals.expanded.has(digest)) el.scrollIntoView({ block: 'nearest' });
+}
+
 /** The calls of group `digest` as the queue holds them now. */
 function currentGroup(digest) {
   const g = state.approvals.queue.find((e) => e.type === 'group' && e.digest === digest);
@@ -282,6 +415,10 @@ function updateRow(el, row, now) {
   const inbox = state.approvals;
   el.classList.toggle('active', inbox.activeId === row.id);
   el.tabIndex = inbox.activeId === row.id ? 0 : -1;
+  if (row.type === 'gone') {
+    setText(el.querySelector('.approval-gone-text'), `${goneWords(row.was)}.`);
+    return;
+  }
   if (row.type === 'group') {
     const first = row.approvals[0];
     const label = groupLabel(row.approvals);
@@ -360,7 +497,7 @@ export function renderApprovals() {
     seen.add(key);
     let el = rowEls.get(key);
     if (!el) {
-      el = row.type === 'group' ? groupRow(row) : approvalRow(row.approval, row.inGroup);
+      el = row.type === 'group' ? groupRow(row) : row.type === 'gone' ? goneRow(row) : approvalRow(row.approval, row.inGroup);
       rowEls.set(key, el);
     }
     updateRow(el, row, now);
@@ -376,7 +513,11 @@ export function renderApprovals() {
   const current = [...ul.children];
   if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i])) {
     const focused = ul.contains(document.activeElement) ? document.activeElement : null;
+    // Emptied for a moment, the list would scroll back to its top (a group opened far down
+    // would leave the view): it keeps its place.
+    const top = ul.scrollTop;
     ul.replaceChildren(...wanted);
+    ul.scrollTop = top;
     if (focused && focused.isConnected) focused.focus({ preventScroll: true });
   }
   // A decided row leaves with the focus in it (its row, its reason box): the focus goes to the
@@ -390,6 +531,7 @@ export function renderApprovals() {
   // reason box): the focus goes to the queue's row that took the decided ones' place.
   if (barHadFocus && bar.hidden) refocus();
   setText($('approvals-selected'), `${n} selected`);
+  if (openConfirm) openConfirm.update();
   setText($('approvals-count'), String(inbox.size));
   // Every pending approval shows how long it has waited (and maybe a countdown), to the second.
   state.ticker.need('approvals', inbox.size > 0);
@@ -402,7 +544,7 @@ export function tickApprovals() {
   const now = Date.now();
   for (const row of state.approvals.rows) {
     const el = rowEls.get(`${row.type}:${row.id}`);
-    if (el) writeTimes(el, row.type === 'group' ? row.approvals[0] : row.approval, now);
+    if (el && row.type !== 'gone') writeTimes(el, row.type === 'group' ? row.approvals[0] : row.approval, now);
   }
 }
 
@@ -462,6 +604,11 @@ export function focusQuestionRow(taskId) {
 
 /** Wires the selection bar; runs once. */
 export function initApprovals() {
+  // A call's first asking is in its waiting task's question (the inbox holds those tasks).
+  state.approvals.taskOf = (taskId) => state.inbox.tasks.get(taskId);
+  onInboxLoaded(() => {
+    if (state.approvals.tasksChanged()) renderApprovals();
+  });
   $('approvals-approve').addEventListener('click', () => decideSelection('approve'));
   $('approvals-deny').addEventListener('click', denySelected);
   $('approvals-clear').addEventListener('click', () => {
@@ -500,6 +647,12 @@ export function onApprovalKey(command, shift) {
   }
   const row = inbox.rows[inbox.activeIndex];
   const approval = row && row.type === 'approval' ? row.approval : null;
+  // On the place of a call decided elsewhere, a key that decides, opens or selects does
+  // nothing (it would act on a call the person has not looked at): it says why.
+  if (row && row.type === 'gone' && ['approval-open', 'approval-approve', 'approval-deny', 'approval-edit', 'approval-select'].includes(command)) {
+    toast(`${goneWords(row.was)}: nothing was done. Move to a call first (j / k, or click it).`, 'info');
+    return;
+  }
   switch (command) {
     case 'approval-down':
     case 'approval-up':
@@ -507,10 +660,8 @@ export function onApprovalKey(command, shift) {
       focusApprovals();
       return;
     case 'approval-open':
-      if (row && row.type === 'group') {
-        inbox.toggleGroup(row.digest);
-        renderApprovals();
-      } else if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
+      if (row && row.type === 'group') toggleGroup(row.digest);
+      else if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
       else if (approval) openApproval(row.id);
       return;
     case 'approval-approve':
@@ -523,10 +674,9 @@ export function onApprovalKey(command, shift) {
     case 'approval-edit': {
       if (row && row.type === 'group' && command === 'approval-deny') {
         // The group's reason box, for "Deny all" (Enter there asks first).
-        if (!row.open) inbox.toggleGroup(row.digest, true);
-        renderApprovals();
+        toggleGroup(row.digest, true);
         const el = rowEls.get(`group:${row.id}`);
-        if (el) el.querySelector('.approval-group-reason').focus();
+        if (el) el.querySelector('.approval-group-reason').focus({ preventScroll: true });
         return;
       }
       if (!approval) return;

@@ -101,6 +101,25 @@ export function notifyState(env = globalThis) {
 }
 
 /**
+ * What the page says once the browser answered its permission question with `permission`
+ * ("granted", "denied", "default" for a question closed without an answer, or an error's
+ * message when asking failed): the notice's words and tone, so the person always learns what
+ * happened and what to do next.
+ * @returns {{text: string, tone: 'good'|'warn'|'info'}}
+ */
+export function permissionOutcome(permission) {
+  if (permission === 'granted') return { text: 'This browser will notify you when a task needs input or a long one ends.', tone: 'good' };
+  if (permission === 'denied') return { text: 'The browser blocked notifications for this page. To have them, allow notifications in the browser’s site settings (the icon left of the address), then click Notifications again.', tone: 'warn' };
+  if (permission === 'default') return { text: 'The browser’s question was closed without an answer, so notifications stay off. Click Notifications again and choose Allow.', tone: 'info' };
+  return { text: `The browser did not ask for permission (${permission}), so notifications stay off.`, tone: 'warn' };
+}
+
+/** The button's words for where this browser stands (notifyState). */
+export function notifyButtonText(s) {
+  return s === 'on' ? 'Notifications on' : s === 'blocked' ? 'Notifications blocked' : 'Notifications off';
+}
+
+/**
  * Wires `button` (the top bar's Notifications button, hidden in the desktop window) to turn
  * this browser's notifications on (asking the browser's permission) and off, and returns the
  * function live.js calls with each change. `openTask(taskId)` shows a task.
@@ -110,7 +129,7 @@ export function initBrowserNotifications(button, { openTask, toast }) {
     const s = notifyState();
     button.hidden = s === 'unsupported';
     button.setAttribute('aria-pressed', String(s === 'on'));
-    button.textContent = s === 'on' ? 'Notifications on' : 'Notifications off';
+    button.textContent = notifyButtonText(s);
     button.title = {
       on: 'This browser notifies you when a task needs input, and when one that ran 10 s or more (or while this page was not in front) ends. Click to turn off.',
       off: 'Click to be notified in this browser when a task needs input or a long one ends',
@@ -127,11 +146,17 @@ export function initBrowserNotifications(button, { openTask, toast }) {
     if (s === 'on') {
       localStorage.setItem(SWITCH_KEY, 'off');
     } else {
-      const permission = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
-      if (permission === 'granted') {
-        localStorage.setItem(SWITCH_KEY, 'on');
-        toast('This browser will notify you when a task needs input or a long one ends.', 'good');
-      } else toast('Notifications were not allowed.', 'info');
+      let permission;
+      try {
+        permission = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission();
+      } catch (err) {
+        permission = err && err.message ? err.message : String(err);
+      }
+      // Dismissed, the question answers "default" (or, in some browsers, nothing).
+      if (permission === undefined || permission === null) permission = Notification.permission;
+      if (permission === 'granted') localStorage.setItem(SWITCH_KEY, 'on');
+      const said = permissionOutcome(permission);
+      toast(said.text, said.tone);
     }
     render();
   });

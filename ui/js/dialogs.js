@@ -3,8 +3,10 @@
 import { replaceChildren } from './dom.js';
 
 /**
- * Asks for confirmation.
- * @param {{title: string, body: (string|Node)[], confirmLabel?: string, cancelLabel?: string}} o
+ * Asks for confirmation. `tone`: how the confirming button looks: 'danger' (the default: it
+ * cancels, denies, deletes) or 'primary' (it lets something go ahead, as approving does). The
+ * safe button has the focus either way (Enter goes back); Tab reaches the other.
+ * @param {{title: string, body: (string|Node)[], confirmLabel?: string, cancelLabel?: string, tone?: 'danger'|'primary'}} o
  * @returns {Promise<boolean>}
  */
 export function confirmDialog(o) {
@@ -14,6 +16,8 @@ export function confirmDialog(o) {
   document.getElementById('confirm-title').textContent = o.title;
   replaceChildren(document.getElementById('confirm-body'), ...o.body);
   yes.textContent = o.confirmLabel || 'Confirm';
+  yes.className = `btn ${o.tone === 'primary' ? 'btn-primary' : 'btn-danger'}`;
+  yes.disabled = false;
   no.textContent = o.cancelLabel || 'Back';
   const opener = document.activeElement;
   return new Promise((resolve) => {
@@ -37,6 +41,18 @@ export function confirmDialog(o) {
     dialog.showModal();
     no.focus(); // the safe choice has focus: Enter does not cancel work by accident
   });
+}
+
+/**
+ * Changes the open confirmation as what it asks about changes (a call in its list decided
+ * elsewhere): its title, its confirming button's label, and whether that button can be used.
+ */
+export function updateConfirm({ title, confirmLabel, disabled = false }) {
+  if (!document.getElementById('confirm-dialog').open) return;
+  const yes = document.getElementById('confirm-yes');
+  if (title !== undefined) document.getElementById('confirm-title').textContent = title;
+  if (confirmLabel !== undefined) yes.textContent = confirmLabel;
+  yes.disabled = disabled;
 }
 
 export function openHelp() {

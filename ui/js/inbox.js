@@ -11,6 +11,15 @@ import { state } from './state.js';
 import { oncePerFrame } from './timing.js';
 import { openTask } from './open-task.js';
 
+/** Called after each load of the waiting tasks (the approval queue learns from them when a
+ *  call was first asked). */
+const loadedListeners = [];
+
+/** Calls `fn` after each load of the waiting tasks. */
+export function onInboxLoaded(fn) {
+  loadedListeners.push(fn);
+}
+
 /** Pages of 1,000 the inbox loads at most; past them it shows the server's count. */
 const INBOX_MAX_PAGES = 10;
 /** Entries the inbox shows (newest first); the rest are counted and in the list's "Needs input". */
@@ -75,6 +84,7 @@ export async function reloadInbox() {
       if (!cursor) break;
     }
     state.inbox.reset(tasks, cursor ? total : null);
+    for (const fn of loadedListeners) fn();
   } catch {
     // keep what we have; the stream keeps it current
   }

@@ -12,8 +12,9 @@ import { handleTaskSnapshot } from './live.js';
 import { notePrincipal } from './filters.js';
 import { requestCancel } from './cancel.js';
 import { closeDetail } from './open-task.js';
-import { focusNextApproval } from './approvals-view.js';
+import { focusNextApproval, decidingHere } from './approvals-view.js';
 import { noteDecided } from './browser-notify.js';
+import { confirmDialog } from './dialogs.js';
 
 /** The detail pane (DetailView): loaded, created and stored in state.detail on first call. */
 export const loadDetail = once(async () => {
@@ -23,9 +24,15 @@ export const loadDetail = once(async () => {
       getTask: (id, query) => state.api.getTask(id, query),
       answer: async (id, responses) => {
         noteDecided([id]);
-        const r = await state.api.answer(id, responses);
-        if (r && r.task) handleTaskSnapshot(r.task);
-        return r;
+        // The question's row in the approval queue leaves by this person's answer.
+        const done = decidingHere(Object.keys(responses).map((key) => `${id}/${key}`));
+        try {
+          const r = await state.api.answer(id, responses);
+          if (r && r.task) handleTaskSnapshot(r.task);
+          return r;
+        } finally {
+          done();
+        }
       },
       taskLog: (id, range) => state.api.taskLog(id, range),
     },
@@ -71,6 +78,8 @@ export const loadPolicyDialog = once(async () => {
   m.initPolicyDialog({
     api: { get: (path) => state.api.get(path), put: (path, body, headers) => state.api.put(path, body, headers), del: (path) => state.api.del(path) },
     announce,
+    toast,
+    confirm: confirmDialog,
   });
   return m;
 });

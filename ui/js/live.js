@@ -4,7 +4,7 @@
 
 import { openEventStream } from './event-stream.js';
 import { state } from './state.js';
-import { toast } from './notices.js';
+import { toast, backLive } from './notices.js';
 import { onAuthError } from './token-screen.js';
 import { reloadList, scheduleListRender, scheduleCountsRefresh, renderPending } from './list.js';
 import { noteTool, notePrincipal } from './filters.js';
@@ -40,6 +40,8 @@ export function connectStream(resumeFrom) {
       if (s === 'open') {
         // What the disk was before the gap no longer holds; a full disk is said again at once.
         noteStore(null);
+        // A notice that Taskdeck could not be reached no longer holds either.
+        backLive();
         if (openedOnce || !resumeFrom) {
           // Back after a gap: the replay brings every change, but not the tasks that were
           // created and deleted meanwhile; the counts come from the server again.

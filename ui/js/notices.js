@@ -1,5 +1,6 @@
 // What the page tells the reader outside the views: toasts (visible notices that go away by
-// themselves) and the screen-reader announcer.
+// themselves, or once the page is live again for those saying Taskdeck could not be reached)
+// and the screen-reader announcer.
 
 import { h, $ } from './dom.js';
 
@@ -8,13 +9,27 @@ export function noticeMs(tone) {
   return tone === 'bad' ? 12000 : 7000;
 }
 
-export function toast(text, tone = 'info') {
+/**
+ * Shows notice `text`. `untilLive`: it tells that Taskdeck could not be reached (a request that
+ * did not get through); it goes once the page is live again (`backLive`), not left to say so
+ * after the connection is back.
+ */
+export function toast(text, tone = 'info', { untilLive = false } = {}) {
   const close = h('button', { type: 'button', class: 'toast-close', 'aria-label': 'Dismiss' }, '×');
-  const el = h('div', { class: `toast toast-${tone}`, role: tone === 'bad' ? 'alert' : undefined }, h('span', { class: 'toast-text' }, text), close);
+  const el = h('div', { class: `toast toast-${tone}${untilLive ? ' toast-offline' : ''}`, role: tone === 'bad' ? 'alert' : undefined }, h('span', { class: 'toast-text' }, text), close);
   const remove = () => el.remove();
   close.addEventListener('click', remove);
   $('toasts').appendChild(el);
   setTimeout(remove, noticeMs(tone));
+}
+
+/** The page is live again: the notices that Taskdeck could not be reached go, and one says the
+ *  connection is back and what was not sent must be sent again. */
+export function backLive() {
+  const stale = [...$('toasts').querySelectorAll('.toast-offline')];
+  if (!stale.length) return;
+  for (const el of stale) el.remove();
+  toast('Connected again. What could not be sent then was not done: try it again.', 'info');
 }
 
 /** Says `text` to screen readers (politely). */

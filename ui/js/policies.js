@@ -2,6 +2,8 @@
 // /v1/policy): their order (first match wins, so moving a rule changes what it decides), the
 // add form's checks, and the words shown. No DOM: policy-dialog.js draws it; unit-tested.
 
+import { formatTimestamp } from './format.js';
+
 /** The decisions a rule can make, in the order the form offers them. */
 export const DECISIONS = ['ask', 'allow', 'deny'];
 
@@ -101,10 +103,11 @@ function duration(ms) {
   return `${Number.isInteger(value) ? value : Number(value.toFixed(1))} ${unit}`;
 }
 
-/** When a rule was made, as a short local date and time; "" when unknown. */
-export function createdText(ms, locale = undefined) {
+/** When a rule was made, local "YYYY-MM-DD HH:MM:SS" as every time the page shows; "" when
+ *  unknown. */
+export function createdText(ms) {
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return '';
-  return new Date(ms).toLocaleString(locale, { dateStyle: 'medium', timeStyle: 'short' });
+  return formatTimestamp(new Date(ms).toISOString());
 }
 
 /** The rule as one sentence, for the accessible names of its buttons. */

@@ -24,7 +24,8 @@ let neverMatching = new Map();
 let busy = false;
 
 /**
- * @param {{api: {get: Function, put: Function, del: Function}, announce: (text: string) => void}} d
+ * @param {{api: {get: Function, put: Function, del: Function}, announce: (text: string) => void,
+ *   toast: (text: string, tone?: string) => void, confirm: typeof import('./dialogs.js').confirmDialog}} d
  */
 export function initPolicyDialog(d) {
   deps = d;
@@ -113,19 +114,39 @@ async function store(next, done) {
   }
 }
 
+/** Revokes `rule` once confirmed (it names the rule: what it decides, for whom, its arguments
+ *  and note), then says so. */
 async function revoke(rule) {
   if (busy) return;
+  const summary = ruleSummary(rule);
+  const ok = await deps.confirm({
+    title: 'Revoke this rule?',
+    body: [
+      h('p', {}, h('strong', {}, summary)),
+      rule.arguments && Object.keys(rule.arguments).length ? h('p', {}, `Arguments: ${describeArguments(rule.arguments, rule)}`) : null,
+      rule.note ? h('p', {}, `Note: ${rule.note}`) : null,
+      h('p', { class: 'muted' }, 'Calls it decided will be decided by the rules after it, or by the default (read-only tools run, the others ask). It cannot be undone here: add the rule again to bring it back.'),
+    ].filter(Boolean),
+    confirmLabel: 'Revoke rule',
+    cancelLabel: 'Keep it',
+  });
+  if (!ok || busy) return;
   busy = true;
   showError(null);
   try {
     await deps.api.del(`/v1/policy/rules/${encodeURIComponent(rule.id)}`);
-    deps.announce(`Rule ${rule.id} revoked.`);
+    deps.announce(`Rule revoked: ${summary}.`);
+    deps.toast(`Rule revoked: ${summary}.`, 'info');
   } catch (err) {
     showError(`Could not revoke the rule: ${problemText(err)}`);
   } finally {
     busy = false;
   }
+  const at = rules.findIndex((r) => r.id === rule.id);
   await reload();
+  // Its button went with it: the focus goes to the rule now in its place (else the close button).
+  const next = $('policy-rules').querySelectorAll('.policy-revoke')[Math.max(0, at)];
+  (next || $('policy-x')).focus();
 }
 
 async function add() {
@@ -164,24 +185,33 @@ function render() {
     return h(
       'tr',
       { dataset: { ruleId: rule.id } },
-      h('td', { class: 'policy-pos' }, String(i + 1)),
-      h('td', {}, h('code', {}, rule.principal)),
-      h('td', {}, h('code', {}, rule.server)),
-      h('td', {}, h('code', {}, rule.tool)),
+      // Each cell names its column (`data-label`): a narrow dialog shows rules as cards of labelled lines.
+      h('td', { class: 'policy-pos', dataset: { label: '#' } }, String(i + 1)),
+      h('td', { dataset: { label: 'Principal' } }, h('code', {}, rule.principal)),
+      h('td', { dataset: { label: 'Server' } }, h('code', {}, rule.server)),
+      h('td', { dataset: { label: 'Tool' } }, h('code', {}, rule.tool)),
       h(
         'td',
-        { class: 'policy-args' },
-        describeArguments(rule.arguments, rule),
-        neverMatching.has(rule.id) ? h('div', { class: 'form-error policy-never' }, `Matches no call, so it decides nothing: ${neverMatching.get(rule.id)}. Revoke it, or fix it in policy.json.`) : null,
+        { class: 'policy-args', dataset: { label: 'Arguments' } },
+        h(
+          'div',
+          {},
+          describeArguments(rule.arguments, rule),
+          neverMatching.has(rule.id) ? h('div', { class: 'form-error policy-never' }, `Matches no call, so it decides nothing: ${neverMatching.get(rule.id)}. Revoke it, or fix it in policy.json.`) : null,
+        ),
       ),
       h(
         'td',
-        {},
-        h('span', { class: `pill decision decision-${rule.decision}` }, rule.decision),
-        rule.decision === 'ask' && describeTerms(rule.approval) ? h('div', { class: 'muted policy-terms' }, describeTerms(rule.approval)) : null,
+        { dataset: { label: 'Decision' } },
+        h(
+          'div',
+          {},
+          h('span', { class: `pill decision decision-${rule.decision}` }, rule.decision),
+          rule.decision === 'ask' && describeTerms(rule.approval) ? h('div', { class: 'muted policy-terms' }, describeTerms(rule.approval)) : null,
+        ),
       ),
-      h('td', { class: 'policy-note' }, rule.note || ''),
-      h('td', { class: 'policy-created' }, createdText(rule.createdAtMs)),
+      h('td', { class: 'policy-note', dataset: { label: 'Note' } }, rule.note || ''),
+      h('td', { class: 'policy-created', dataset: { label: 'Created' } }, createdText(rule.createdAtMs)),
       h(
         'td',
         { class: 'policy-actions' },

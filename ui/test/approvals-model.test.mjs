@@ -15,6 +15,9 @@ import {
   ApprovalInbox,
   approvedByMeText,
   groupLabel,
+  callName,
+  goneText,
+  askedAtOf,
 } from '../js/approvals-model.js';
 
 const D1 = `sha256:${'a'.repeat(64)}`;
@@ -69,7 +72,10 @@ test('a countdown ticks to the second and says what expiry does', () => {
   assert.equal(countdown(2 * 86_400_000 + 3 * 3_600_000), '2d 3h');
   assert.equal(countdown(-5), '0:00');
   const a = approval('t', 0, { expiresAtMs: 10_000 + 125_000, onExpiry: 'deny' });
-  assert.deepEqual(expiryText(a, 10_000), { text: '2:05 left', title: 'Unless answered within 2:05, the call is denied.', urgent: false, expired: false });
+  // The row says what happens then, not only when (the tooltip says it in a sentence).
+  assert.deepEqual(expiryText(a, 10_000), { text: '2:05 → deny', title: 'Unless answered within 2:05, the call is denied.', urgent: false, expired: false });
+  assert.equal(expiryText({ ...a, onExpiry: 'allow' }, 10_000).text, '2:05 → allow');
+  assert.equal(expiryText({ ...a, onExpiry: 'ask' }, 10_000).text, '2:05 → agent’s prompt');
   assert.equal(expiryText(a, 10_000 + 100_000).urgent, true, 'under a minute left');
   assert.deepEqual(expiryText({ ...a, onExpiry: 'allow' }, 200_000), { text: 'expired: allowed', title: 'The time to answer ran out; the call is allowed.', urgent: true, expired: true });
   assert.match(expiryText({ ...a, onExpiry: 'ask' }, 0).title, /handed back to the agent’s own prompt/);
@@ -95,17 +101,31 @@ test('the decide body names each item; a reason is trimmed; edited arguments go 
   assert.deepEqual(decideBody([a[0]], 'approve', { reason: ' ', arguments: { command: 'ls' } }), { items: [{ taskId: 't1', key: 'approve' }], decision: 'approve', arguments: { command: 'ls' } });
 });
 
-test('per-item results: a count, and each failure with its reason', () => {
-  assert.deepEqual(describeResults([{ taskId: 't1', ok: true }], 'approve'), { text: 'Call approved.', ok: 1, failed: [] });
-  assert.equal(describeResults([{ taskId: 't1', ok: false, error: 'already answered' }], 'deny').text, 'Not denied: already answered');
+test('per-item results: a count, and each failure with its reason; one call is named', () => {
+  const one = [approval('t1', 0, { tool: 'run_command', arguments: { command: 'echo a1' } })];
+  assert.deepEqual(describeResults([{ taskId: 't1', ok: true }], 'approve', one), { text: 'Approved “run_command: echo a1”.', ok: 1, failed: [] });
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', one, { edited: true }).text, 'Approved “run_command: echo a1” with your edit.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'deny', one).text, 'Denied “run_command: echo a1”.');
+  assert.equal(describeResults([{ taskId: 't1', ok: false, error: 'already answered' }], 'deny', one).text, 'Not denied “run_command: echo a1”: already answered');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve').text, 'Approved the call.', 'not sent: unnamed');
   // The first of two people: the call still waits.
-  const twoPeople = [{ taskId: 't1', required: 2, approvedBy: [] }];
-  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', twoPeople).text, 'Call approved. It still waits for another person to approve it.');
-  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', [{ taskId: 't1', required: 2, approvedBy: ['ann'] }]).text, 'Call approved.');
-  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'deny', twoPeople).text, 'Call denied.');
+  const twoPeople = [{ ...one[0], required: 2, approvedBy: [] }];
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', twoPeople).text, 'Approved “run_command: echo a1”. It still waits for another person to approve it.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', [{ ...one[0], required: 2, approvedBy: ['ann'] }]).text, 'Approved “run_command: echo a1”.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'deny', twoPeople).text, 'Denied “run_command: echo a1”.');
   const r = describeResults([{ taskId: 'aaaaaaaa-1111-2222-3333-444444444444', ok: true }, { taskId: 'bbbbbbbb-1111-2222-3333-444444444444', ok: false, error: 'already answered' }, { taskId: 'c', ok: true }], 'deny');
   assert.equal(r.ok, 2);
   assert.match(r.text, /^2 of 3 denied\. Not decided: \S+ \(already answered\)\.$/);
+});
+
+test('a call is named in one short line: its one string argument, else its arguments in short; a question by its text', () => {
+  assert.equal(callName(approval('t', 0, { tool: 'run_command', arguments: { command: 'echo a1\necho a2' } })), 'run_command: echo a1 echo a2');
+  assert.equal(callName(approval('t', 0, { tool: 'write', arguments: { path: '/tmp/x', mode: 420 } })), 'write: path: /tmp/x · mode: 420');
+  assert.equal(callName(approval('t', 0, { tool: 'ping', arguments: {} })), 'ping');
+  const long = callName(approval('t', 0, { tool: 'run_command', arguments: { command: `echo ${'x'.repeat(200)}` } }));
+  assert.equal(long.length, 60);
+  assert.ok(long.endsWith('…'));
+  assert.equal(callName(approval('t', 0, { kind: 'question', message: 'Delete the\nbackup?' })), 'Delete the backup?');
 });
 
 test('only changes to waiting input refetch the approvals', () => {
@@ -146,21 +166,24 @@ test('the inbox state: highlight moves, groups open, Shift selects a range, gone
   assert.equal(inbox.move(1), null);
 });
 
-test('a decided row hands the highlight to the row that took its place, not to the first', () => {
+test('a row decided here hands the highlight to the row that took its place, not to the first', () => {
   const inbox = new ApprovalInbox();
   inbox.reset([approval('a', 1), approval('b', 2), approval('c', 3)]);
   inbox.move(1);
   inbox.move(1);
   assert.equal(inbox.activeId, 'b/approve');
+  inbox.deciding.add('b/approve');
   inbox.reset([approval('a', 1), approval('c', 3)]);
   assert.equal(inbox.activeId, 'c/approve', 'b left: c took its place');
+  inbox.deciding.add('c/approve');
   inbox.reset([approval('a', 1)]);
   assert.equal(inbox.activeId, 'a/approve', 'the last left: the one before it');
 });
 
-test('several rows decided at once hand the highlight to the row that took their place', () => {
+test('several rows decided here at once hand the highlight to the row that took their place', () => {
   const five = ['a', 'b', 'c', 'd', 'e'].map((id, i) => approval(id, i + 1));
   const inbox = new ApprovalInbox();
+  inbox.deciding = new Set(five.map((a) => `${a.taskId}/approve`));
   inbox.reset(five);
   inbox.activeId = 'b/approve';
   inbox.reset([five[2], five[3], five[4]]);
@@ -173,6 +196,142 @@ test('several rows decided at once hand the highlight to the row that took their
   inbox.activeId = 'd/approve';
   inbox.reset([five[0], five[1]]);
   assert.equal(inbox.activeId, 'b/approve', 'the last ones left: the one before them');
+});
+
+test('a highlighted call decided elsewhere keeps its place and the highlight: nothing slides under it', () => {
+  const inbox = new ApprovalInbox();
+  const [a1, a2, a3] = ['a1', 'a2', 'a3'].map((id, i) => approval(id, i + 1));
+  inbox.reset([a1, a2, a3]);
+  inbox.move(1);
+  assert.equal(inbox.activeId, 'a1/approve');
+  inbox.openId = 'a1/approve';
+  inbox.reset([a2, a3]);
+  assert.equal(inbox.activeId, 'gone:a1/approve', 'not a2');
+  assert.equal(inbox.openId, null, 'no other call is opened in its stead');
+  assert.deepEqual(inbox.rows.map((r) => r.id), ['gone:a1/approve', 'a2/approve', 'a3/approve']);
+  assert.equal(inbox.rows[0].was.approval, a1);
+  assert.deepEqual(inbox.leftElsewhere.map((r) => r.id), ['a1/approve']);
+  assert.equal(inbox.size, 2, 'the kept place is no approval');
+  // Another reload keeps it where it is (a row above it leaving too).
+  inbox.reset([a3]);
+  assert.deepEqual(inbox.rows.map((r) => r.id), ['gone:a1/approve', 'a3/approve']);
+  assert.deepEqual(inbox.leftElsewhere, [], 'told once');
+  // Selecting it selects nothing.
+  inbox.toggleSelect(0);
+  assert.equal(inbox.selected.size, 0);
+  // j goes to the row that took its place, and the kept place goes.
+  assert.equal(inbox.move(1).id, 'a3/approve');
+  assert.deepEqual(inbox.rows.map((r) => r.id), ['a3/approve']);
+  // k from a kept place goes to the row above it; a click (activeId set) alike.
+  inbox.reset([a1, a2, a3]);
+  inbox.activeId = 'a3/approve';
+  inbox.reset([a1, a2]);
+  assert.equal(inbox.activeId, 'gone:a3/approve');
+  assert.deepEqual(inbox.rows.map((r) => r.id), ['a1/approve', 'a2/approve', 'gone:a3/approve']);
+  assert.equal(inbox.move(1).id, 'gone:a3/approve', 'nothing below it');
+  assert.equal(inbox.move(-1).id, 'a2/approve');
+  inbox.reset([a1, a2, a3]);
+  inbox.activeId = 'a2/approve';
+  inbox.reset([a1, a3]);
+  assert.equal(inbox.activeId, 'gone:a2/approve');
+  inbox.activeId = 'a3/approve';
+  assert.deepEqual(inbox.rows.map((r) => r.id), ['a1/approve', 'a3/approve']);
+  // The last call decided elsewhere: no place kept in an empty queue, but the person is told.
+  inbox.reset([a3]);
+  inbox.reset([]);
+  assert.equal(inbox.activeId, null);
+  assert.deepEqual(inbox.rows, []);
+  assert.deepEqual(inbox.leftElsewhere.map((r) => r.id), ['a3/approve']);
+});
+
+test('a kept place survives a group opening and closing, and a group decided elsewhere keeps one too', () => {
+  const inbox = new ApprovalInbox();
+  const calls = [approval('a', 1), approval('g1', 2, { digest: D1 }), approval('g2', 3, { digest: D1 }), approval('b', 4)];
+  inbox.reset(calls);
+  inbox.activeId = 'b/approve';
+  inbox.reset(calls.slice(0, 3));
+  inbox.toggleGroup(D1, true);
+  assert.deepEqual(inbox.rows.map((r) => r.id), ['a/approve', `group:${D1}`, 'g1/approve', 'g2/approve', 'gone:b/approve']);
+  assert.equal(inbox.activeId, 'gone:b/approve');
+  inbox.toggleGroup(D1, false);
+  inbox.activeId = `group:${D1}`;
+  inbox.reset([calls[0], calls[1], calls[3]]);
+  assert.equal(inbox.activeId, `gone:group:${D1}`, 'the group fell apart: its last call does not slide under the highlight');
+  assert.match(goneText(inbox.rows[1].was, null, 1), /^1 of the 2 identical calls “Bash: echo g1” were decided elsewhere; 1 still waits, below$/);
+});
+
+test('an opened call decided elsewhere while another row is highlighted is told, and nothing else opens', () => {
+  const inbox = new ApprovalInbox();
+  const [a, b] = [approval('a', 1), approval('b', 2)];
+  inbox.reset([a, b]);
+  inbox.openId = 'a/approve';
+  inbox.activeId = 'b/approve';
+  inbox.reset([b]);
+  assert.equal(inbox.openId, null);
+  assert.equal(inbox.activeId, 'b/approve', 'the person moved there themselves');
+  assert.deepEqual(inbox.leftElsewhere.map((r) => r.id), ['a/approve']);
+});
+
+test('a call asked again unchanged (the next person of M of N) keeps the highlight and stays open; edited, it keeps a place', () => {
+  const inbox = new ApprovalInbox();
+  const first = approval('t', 5, { required: 2 });
+  const other = approval('o', 1);
+  inbox.reset([other, first]);
+  inbox.activeId = 't/approve';
+  inbox.openId = 't/approve';
+  const again = { ...first, key: 'approve#2', waitingSinceMs: 9, askedAtMs: 5, approvedBy: ['alice'] };
+  inbox.reset([other, again]);
+  assert.equal(inbox.activeId, 't/approve#2');
+  assert.equal(inbox.openId, 't/approve#2');
+  const edited = { ...again, key: 'approve#3', digest: D2, editedBy: 'bob', arguments: { command: 'echo edited' } };
+  inbox.reset([other, edited]);
+  assert.equal(inbox.activeId, 'gone:t/approve#2');
+  assert.equal(inbox.openId, null);
+  assert.equal(goneText(inbox.rows[1].was, { how: 'edited', by: 'bob' }), '“Bash: echo t” was edited by bob: it asks again, below');
+  // My own first approval of two: the highlight goes on to the next call, past the same call
+  // asked again for the other person.
+  const inbox2 = new ApprovalInbox();
+  const c = approval('c', 7);
+  inbox2.reset([other, first, c]);
+  inbox2.activeId = 't/approve';
+  inbox2.deciding.add('t/approve');
+  inbox2.reset([other, again, c]);
+  assert.deepEqual(inbox2.rows.map((r) => r.id), ['o/approve', 't/approve#2', 'c/approve'], 'asked again, it keeps its place');
+  assert.equal(inbox2.activeId, 'c/approve');
+});
+
+test('what became of a call decided elsewhere, in words', () => {
+  const row = { type: 'approval', approval: approval('t', 0, { tool: 'run_command', arguments: { command: 'echo a1' } }) };
+  assert.equal(goneText(row, { how: 'denied', by: 'alice' }), '“run_command: echo a1” was denied by alice');
+  assert.equal(goneText(row, { how: 'approved', by: 'bob' }), '“run_command: echo a1” was approved by bob');
+  assert.equal(goneText(row, { how: 'expired' }), '“run_command: echo a1” expired: denied');
+  assert.equal(goneText(row, { how: 'expired', onExpiry: 'allow' }), '“run_command: echo a1” expired: allowed');
+  assert.equal(goneText(row, { how: 'cancelled' }), '“run_command: echo a1” was cancelled');
+  assert.equal(goneText(row, null), '“run_command: echo a1” was decided elsewhere');
+  const group = { type: 'group', approvals: [row.approval, row.approval, row.approval] };
+  assert.equal(goneText(group, null), 'The 3 identical calls “run_command: echo a1” were decided elsewhere');
+});
+
+test('the queue orders by when a call was first asked: a call asked again keeps its place and its time', () => {
+  const meta = (askedAtMs) => ({ inputRequests: { 'approve#2': { params: { _meta: { 'taskdeck/approval': { askedAtMs } } } } } });
+  const two = approval('two', 240_000, { key: 'approve#2' });
+  assert.equal(askedAtOf(two, meta(1000)), 1000);
+  assert.equal(askedAtOf(two, undefined), undefined);
+  assert.equal(askedAtOf({ ...two, askedAtMs: 7 }, meta(1000)), 7, 'its own first');
+  const inbox = new ApprovalInbox();
+  const tasks = new Map();
+  inbox.taskOf = (id) => tasks.get(id);
+  inbox.reset([approval('b', 60_000), approval('c', 120_000), two]);
+  assert.deepEqual(inbox.rows.map((r) => r.approval.taskId), ['b', 'c', 'two'], 'not known yet: this round’s time');
+  tasks.set('two', meta(1000));
+  assert.equal(inbox.tasksChanged(), true);
+  assert.deepEqual(inbox.rows.map((r) => r.approval.taskId), ['two', 'b', 'c']);
+  assert.equal(waitingText(inbox.get('two/approve#2'), 241_000), 'waiting 4m 0s');
+  assert.equal(inbox.tasksChanged(), false, 'nothing new: not ordered again');
+  // Learnt once, kept for the next round, when its task is not at hand.
+  tasks.clear();
+  inbox.reset([approval('b', 60_000), approval('two', 300_000, { key: 'approve#3' })]);
+  assert.deepEqual(inbox.rows.map((r) => r.approval.taskId), ['two', 'b']);
 });
 
 test('a call I approved that waits for more people says so in a whole sentence', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browserNotice, notifyState, noteDecided, endedByOwnDecision, OWN_DECISION_MS, SWITCH_KEY, THRESHOLD_MS } from '../js/browser-notify.js';
+import { browserNotice, notifyState, noteDecided, endedByOwnDecision, OWN_DECISION_MS, SWITCH_KEY, THRESHOLD_MS, permissionOutcome, notifyButtonText } from '../js/browser-notify.js';
 
 const at = (ms) => new Date(Date.UTC(2026, 11, 4, 12, 0, 0) + ms).toISOString();
 const change = (task, kind = 'status') => ({ event: { kind, data: {} }, task: { taskId: 't1', principal: 'deploy-bot', title: 'make deploy', createdAt: at(0), lastUpdatedAt: at(2000), ...task } });
@@ -60,4 +60,15 @@ test('a task this page just decided is not notified when it ends; one that runs 
   assert.equal(endedByOwnDecision({ taskId: 't9', status: 'working' }, 3_000), false);
   assert.equal(endedByOwnDecision({ taskId: 't9', status: 'completed' }, 1_000 + OWN_DECISION_MS + 1), false, 'approved here, ended much later');
   assert.equal(endedByOwnDecision({ taskId: 'other', status: 'failed' }, 3_000), false);
+});
+
+test('every answer to the permission question is told, with what to do next; a blocked page says so on its button', () => {
+  assert.equal(permissionOutcome('granted').tone, 'good');
+  assert.match(permissionOutcome('denied').text, /blocked notifications.*site settings.*click Notifications again/);
+  assert.equal(permissionOutcome('denied').tone, 'warn');
+  assert.match(permissionOutcome('default').text, /closed without an answer.*Click Notifications again and choose Allow/);
+  assert.match(permissionOutcome('Illegal invocation').text, /did not ask for permission \(Illegal invocation\)/);
+  assert.equal(notifyButtonText('blocked'), 'Notifications blocked');
+  assert.equal(notifyButtonText('off'), 'Notifications off');
+  assert.equal(notifyButtonText('on'), 'Notifications on');
 });

@@ -42,7 +42,9 @@ test('what a rule shows', () => {
   );
   assert.equal(describeArguments({ a: 'x' }, { onlyTheseArguments: true }), 'a = x, and no other');
   assert.equal(createdText(undefined), '');
-  assert.ok(createdText(1764600000000, 'en-GB').includes('2025'));
+  // As every time the page shows (formatTimestamp): local "YYYY-MM-DD HH:MM:SS".
+  const at = new Date(2026, 11, 6, 1, 30, 33).getTime();
+  assert.equal(createdText(at), '2026-12-06 01:30:33');
   assert.equal(ruleSummary({ decision: 'allow', tool: 'run_command', server: 'taskdeck', principal: '*' }), 'allow run_command on taskdeck for *');
 });
 

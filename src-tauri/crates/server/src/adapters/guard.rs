@@ -177,7 +177,9 @@ pub async fn guard(State(g): State<Arc<Guard>>, mut req: Request, next: Next) ->
                 return resp;
             }
             let token = authorization.map(|value| bearer_of(&value).to_owned());
-            end_when_revoked_or_stopping(resp, g, token)
+            // A hook's wait answers a stop itself ("no decision"): only a revocation ends it.
+            let at_stop = resp.extensions().get::<EndsWhenRevoked>().is_none();
+            end_when_revoked_or_stopping(resp, g, token, at_stop)
         }
         Err((status, message)) => rejection(req.uri().path(), status, message),
     }
@@ -196,13 +198,25 @@ fn is_event_stream(resp: &Response) -> bool {
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
-/// Ends `resp`'s body (a clean end of the stream) when the server stops, or at the first
-/// check, every [`Authenticator::RECHECK_MS`], that finds `token` revoked (the client's
-/// reconnect then gets 401). A stream given no `token` (opened without one, or with the admin
-/// token, which cannot be revoked) ends only when the server stops, and wakes no one until then.
-fn end_when_revoked_or_stopping(resp: Response, g: Arc<Guard>, token: Option<String>) -> Response {
+/// Ends `resp`'s body (a clean end of the stream) when the server stops (if `at_stop`), or at
+/// the first check, every [`Authenticator::RECHECK_MS`], that finds `token` revoked (the
+/// client's reconnect then gets 401). A stream given no `token` (opened without one, or with
+/// the admin token, which cannot be revoked) ends only when the server stops, and wakes no one
+/// until then.
+fn end_when_revoked_or_stopping(
+    resp: Response,
+    g: Arc<Guard>,
+    token: Option<String>,
+    at_stop: bool,
+) -> Response {
     let period = std::time::Duration::from_millis(Authenticator::RECHECK_MS as u64);
-    let stopping = g.stopping.clone().cancelled_owned();
+    let stopping = g.stopping.clone();
+    let stopping = async move {
+        match at_stop {
+            true => stopping.cancelled_owned().await,
+            false => std::future::pending().await,
+        }
+    };
     let revoked = async move {
         let Some(token) = token else {
             return std::future::pending().await;

@@ -41,7 +41,9 @@ pub struct PendingApproval {
     pub digest: String,
     /// The question's text.
     pub message: String,
-    /// When the question was asked, Unix ms.
+    /// Since when it has waited, Unix ms: for a call, when it was first asked (`askedAtMs`:
+    /// the same in every round of one approval, M of N or an edit asked again, so the queue
+    /// keeps the call in its place); for a question, when it was asked.
     pub waiting_since_ms: i64,
     /// When it expires, Unix ms; `None` = never.
     pub expires_at_ms: Option<i64>,
@@ -183,7 +185,7 @@ fn describe(
             arguments: meta.arguments,
             digest: meta.digest,
             message,
-            waiting_since_ms: round.created_at_ms,
+            waiting_since_ms: meta.asked_at_ms.unwrap_or(round.created_at_ms),
             expires_at_ms: meta.expires_at_ms,
             on_expiry: Some(meta.on_expiry),
             required: meta.required,

@@ -307,9 +307,9 @@ async fn on_legacy_session(
     // here, before the envelope checks read their params as this era cannot.
     if let Ok(head) = serde_json::from_slice::<RequestHead<'_>>(body)
         && head.is_request()
-        && serde_json::from_slice::<Value>(body).is_ok()
         && let (Some(method), Some(id)) = (head.method, head.id)
         && let Some(resp) = mcp_legacy::not_of_this_era(method, id)
+        && serde_json::from_slice::<Value>(body).is_ok()
     {
         return Some(resp);
     }
