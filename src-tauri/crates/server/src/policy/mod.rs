@@ -65,7 +65,8 @@ pub struct Verdict {
     pub decision: Decision,
     /// The rule that decided, `None` for a default.
     pub rule_id: Option<String>,
-    /// For people: `"rule r-5f2c0a1b"`, or the default's reason (`"default: readOnlyHint"`).
+    /// For people: `"rule r-5f2c0a1b"` (with its note when it has one: `"rule r-5f2c0a1b (no
+    /// deploys on Fridays)"`), or the default's reason (`"default: readOnlyHint"`).
     pub reason: String,
     /// For `ask`: the approval's expiry, its default and how many humans must approve.
     pub terms: Terms,
@@ -108,7 +109,7 @@ impl Policy {
         match self.matching_rule(call, exact_only) {
             Some(rule) => Verdict {
                 decision: rule.decision,
-                reason: format!("rule {}", rule.id),
+                reason: rule_reason(&rule),
                 terms: rule.approval.resolve(&file_terms),
                 rule_id: Some(rule.id),
             },
@@ -345,6 +346,26 @@ impl Policy {
             .filter(|r| r.decision != Decision::Allow || (names_host(r) && !r.public_only))
             .find(|r| r.matches(call.principal, call.server, call.tool, call.arguments, &[]))
             .is_some_and(|r| r.decision == Decision::Allow)
+    }
+}
+
+/// Why `rule` decided, for people (the question, a refusal, the audit log): `rule ID`, with
+/// its note when it has one (`rule r-5f2c0a1b (no deploys on Fridays)`), on one line and at
+/// most 200 characters: the note is often what an agent needs to read to do better.
+fn rule_reason(rule: &Rule) -> String {
+    let note = rule
+        .note
+        .as_deref()
+        .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|n| !n.is_empty());
+    match note {
+        Some(n) if n.chars().count() > 200 => format!(
+            "rule {} ({}…)",
+            rule.id,
+            n.chars().take(200).collect::<String>()
+        ),
+        Some(n) => format!("rule {} ({n})", rule.id),
+        None => format!("rule {}", rule.id),
     }
 }
 

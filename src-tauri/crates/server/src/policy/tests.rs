@@ -425,3 +425,26 @@ fn a_hand_written_never_matching_rule_is_reported_and_kept_as_it_is() {
     let e = policy.replace(changed).unwrap_err();
     assert!(e.to_string().starts_with("rule 1:"), "{e}");
 }
+
+/// A rule's note is part of why it decided (what an agent reads when refused), on one line.
+#[test]
+fn a_rules_note_is_in_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-fri", "principal": "*", "server": "fs", "tool": "write", "decision": "deny",
+             "note": "no deploys on Fridays:\n  use the staging bucket"},
+            {"id": "r-plain", "principal": "*", "server": "fs", "tool": "read", "decision": "allow"}
+        ]}),
+    );
+    let none = json!({});
+    let v = policy.decide(&call("agent", "fs", "write", &none));
+    assert_eq!(
+        v.reason,
+        "rule r-fri (no deploys on Fridays: use the staging bucket)"
+    );
+    let v = policy.decide(&call("agent", "fs", "read", &none));
+    assert_eq!(v.reason, "rule r-plain");
+}
