@@ -957,3 +957,147 @@ async fn a_decision_that_comes_second_says_who_took_the_call() {
     assert_eq!(decide_as(&bob, &id, &second, "approve").await["ok"], true);
     s.wait_status(&agent, &id, "completed").await;
 }
+
+/// An approval counts only for the call its question showed. alice edits a call onto a rule
+/// that asks two humans; Taskdeck restarts, and a deny rule for the edit was added meanwhile,
+/// so the replayed rounds drop the edit. bob's approval of the question that showed the edit
+/// then approves nothing: the call is asked again as it now is, and nothing runs until someone
+/// approves that.
+#[tokio::test]
+async fn an_approval_of_a_question_showing_another_call_approves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = tmp.path().join("ran-as-first-asked");
+    let rules = json!([
+        {"id": "r-safe2", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo safe*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]);
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    s.write_policy(rules.clone());
+    let agent = s.token("agent");
+    let alice = s.human("alice").await;
+    let bob = s.human("bob").await;
+    let id = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"argv": ["touch", marker.to_str().unwrap()]}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let decide_as = async |s: &Server, token: &str, body: Value| {
+        let (status, reply) = s.v1_post(Some(token), "/v1/approvals/decide", body).await;
+        assert_eq!(status, 200, "{reply}");
+        reply["results"][0].clone()
+    };
+    let edited = decide_as(
+        &s,
+        &alice,
+        json!({"items": [{"taskId": id}], "decision": "approve",
+               "arguments": {"argv": ["echo", "safe-edit"]}}),
+    )
+    .await;
+    assert_eq!(edited["ok"], true, "{edited}");
+    let second = s
+        .wait_for(&s.admin, &id, "the second human's question", |t| {
+            t.to_string().contains("1 of 2 humans approved")
+        })
+        .await;
+    assert!(second.to_string().contains("safe-edit"), "{second}");
+
+    assert!(stop_cleanly(&mut s).await.success());
+    let mut with_deny = rules.as_array().unwrap().clone();
+    with_deny.insert(
+        0,
+        json!({"id": "r-no-edit", "principal": "*", "server": "taskdeck", "tool": "run_command",
+               "arguments": {"command": "echo safe-edit"}, "decision": "deny"}),
+    );
+    std::fs::write(
+        tmp.path().join("cfg/policy.json"),
+        json!({ "rules": with_deny }).to_string(),
+    )
+    .unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let approved = decide_as(
+        &s,
+        &bob,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(approved["ok"], true, "{approved}");
+    // Asked again, as the call now is; nothing ran.
+    let again = s
+        .wait_for(&s.admin, &id, "the call asked again", |t| {
+            t.to_string().contains("asked again as it is now")
+        })
+        .await;
+    assert_eq!(again["status"], "input_required", "{again}");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !marker.exists(),
+        "the call ran as first asked on bob's approval of the edit"
+    );
+    decide_as(
+        &s,
+        &bob,
+        json!({"items": [{"taskId": id}], "decision": "deny"}),
+    )
+    .await;
+    s.wait_status(&s.admin, &id, "completed").await;
+    assert!(!marker.exists());
+}
+
+/// "Always allow" of an argument list saves the line `sh` runs as exactly that list: the line
+/// the question showed (`$'…'`, which `sh` reads otherwise) run as a `command` is asked, and
+/// runs nothing unasked.
+#[tokio::test]
+async fn always_allow_of_an_argument_list_never_allows_another_shell_line() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("pwned-quote");
+    let trick = format!("\n'; touch {} #", marker.display());
+    let id = s
+        .call(&agent, "run_command", json!({"argv": ["echo", trick]}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    result_text(&s, &agent, &id).await;
+    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    let saved = policy["rules"][0]["arguments"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{policy}"))
+        .to_string();
+    assert!(!saved.contains("$'"), "{saved}");
+    // The line as the question showed it, as a command: not the saved rule's call.
+    let shown = format!("echo $'\\n\\'; touch {} #'", marker.display());
+    let asked = s
+        .call(&agent, "run_command", json!({"command": shown}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &asked, "input_required").await;
+    assert!(!marker.exists());
+    // The saved line itself runs unasked, as the same argument list.
+    let same = s
+        .call(&agent, "run_command", json!({"command": saved}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, text) = result_text(&s, &agent, &same).await;
+    assert!(text.contains("exited with code 0"), "{text}");
+    assert!(!marker.exists(), "{text}");
+}

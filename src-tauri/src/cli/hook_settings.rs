@@ -59,9 +59,32 @@ pub fn runs_taskdeck_hook(words: &[String], verb: &str) -> bool {
     }
 }
 
-/// True when `command` (a shell command line) is Taskdeck's hook for `agent`.
+/// True when `command` (a shell command line) is Taskdeck's hook for `agent`. A line that
+/// does more than run it (a second line, a substitution `$(…)` or `` `…` ``) is the user's.
 pub fn is_taskdeck_hook(command: &str, agent: &str) -> bool {
-    shlex::split(command).is_some_and(|words| runs_taskdeck_hook(&words, agent))
+    !substitutes(command)
+        && shlex::split(command).is_some_and(|words| runs_taskdeck_hook(&words, agent))
+}
+
+/// True when shell line `command` holds a line break, or a command substitution (`$(…)`, a
+/// backquote) outside single quotes, where the shell would run it (a path quoted as
+/// `'/opt/a$(b)/taskdeck-hook'` holds none).
+fn substitutes(command: &str) -> bool {
+    let mut single = false;
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\r' => return true,
+            '\'' => single = !single,
+            '\\' if !single => {
+                chars.next();
+            }
+            '`' if !single => return true,
+            '$' if !single && chars.peek() == Some(&'(') => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn is_ours(hook: &Value, agent: &str) -> bool {
@@ -221,6 +244,11 @@ mod tests {
         assert!(!is_taskdeck_hook("say taskdeck hook codex", "codex"));
         assert!(is_taskdeck_hook("/b/taskdeck-hook codex", "codex"));
         assert!(!is_taskdeck_hook("/b/taskdeck-hook hook codex", "codex"));
+        // A path with shell characters, quoted as install writes it: still Taskdeck's.
+        assert!(is_taskdeck_hook(
+            "'/opt/a$(b)`c/taskdeck-hook' claude-code",
+            "claude-code"
+        ));
         // Set up with its own environment: still Taskdeck's (a reinstall replaces it).
         assert!(is_taskdeck_hook(
             "TASKDECK_PORT=4811 /usr/bin/taskdeck-hook claude-code",
@@ -233,6 +261,9 @@ mod tests {
             "taskdeck-hook claude-code 2>/dev/null",
             "taskdeck-hook claude-code; echo done",
             "taskdeck-hook claude-code && true",
+            "taskdeck-hook claude-code\n/home/me/bin/notify-phone --all",
+            "FOO=1 /old/taskdeck-hook claude-code --port 1 $(touch /tmp/x)",
+            "taskdeck-hook claude-code --token td_abc`touch /tmp/x`",
         ] {
             assert!(!is_taskdeck_hook(own, "claude-code"), "{own}");
         }

@@ -201,6 +201,8 @@ async fn ask_rounds(
         };
         let expires_at_ms = question::meta_of(&request).and_then(|m| m.expires_at_ms);
         deadline.get_or_insert(expires_at_ms);
+        // The call this question shows: an approval counts for that call only.
+        let asked_about = question::meta_of(&request).map(|m| m.arguments);
         let answer = answer_by_deadline(ctx, &key, request, expires_at_ms).await?;
         let human = answered_by(ctx, &key);
         // Only the engine's expiry answers as `expiry`; a human's answer that says "expired"
@@ -224,6 +226,7 @@ async fn ask_rounds(
                 approved_by.join(", ")
             ),
         };
+        let mut edit_taken = false;
         match question::edited_arguments(&answer).filter(|_| ask.editable) {
             Some(Err(why)) => {
                 note = Some(format!("{human}'s edit was not used: {why}.{so_far}"));
@@ -269,8 +272,20 @@ async fn ask_rounds(
                 // The others approved another call: their votes (and their "always") go.
                 approved_by.clear();
                 always_votes = 0;
+                edit_taken = true;
             }
             _ => {}
+        }
+        // An approval of a question that showed another call than the one that would run
+        // (rounds replayed after a restart under a changed policy: an edit the policy now
+        // refuses was shown to the next approver) approves nothing: asked again, as it is.
+        if !edit_taken && asked_about.as_ref() != Some(&super::shown_arguments(&arguments)) {
+            note = Some(format!(
+                "{human}'s approval was of the call as that question showed it, which is not \
+                 the call that would run (the policy changed since it was asked): asked again \
+                 as it is now.{so_far}"
+            ));
+            continue;
         }
         if approved_by.contains(&human) {
             note = Some(format!(

@@ -71,10 +71,11 @@ impl HookCall<'_> {
     /// through its own flow and `PermissionRequest` (where the same rule allows).
     pub fn pre_tool_use(&self, policy: &Policy) -> (Value, Option<Verdict>) {
         let verdict = self.permission_verdict(policy);
-        let Some(rule) = verdict.rule_id.clone() else {
+        if verdict.rule_id.is_none() {
             return (output::none(), None);
-        };
-        let reason = format!("Taskdeck policy rule {rule}");
+        }
+        // `rule ID`, with the rule's note when it has one: what the agent reads.
+        let reason = format!("Taskdeck policy {}", verdict.reason);
         let out = match (verdict.decision, self.agent) {
             (Decision::Deny, _) => output::pre_tool_use(
                 Decision::Deny,

@@ -353,10 +353,20 @@ impl Policy {
 /// its note when it has one (`rule r-5f2c0a1b (no deploys on Fridays)`), on one line and at
 /// most 200 characters: the note is often what an agent needs to read to do better.
 fn rule_reason(rule: &Rule) -> String {
+    // On one line, without control or bidirectional-override characters: it is shown to
+    // people and terminals as part of other text.
+    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     let note = rule
         .note
         .as_deref()
-        .map(|n| n.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|n| {
+            let n: String = n
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .filter(|c| !bidi(*c))
+                .collect();
+            n.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
         .filter(|n| !n.is_empty());
     match note {
         Some(n) if n.chars().count() > 200 => format!(

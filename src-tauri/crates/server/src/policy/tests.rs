@@ -447,4 +447,12 @@ fn a_rules_note_is_in_its_reason() {
     );
     let v = policy.decide(&call("agent", "fs", "read", &none));
     assert_eq!(v.reason, "rule r-plain");
+    // Control and bidi-override characters never reach what people and terminals show.
+    write(
+        dir.path(),
+        json!({"rules": [{"id": "r-odd", "principal": "*", "server": "fs", "tool": "write",
+            "decision": "deny", "note": "a\u{1b}[2Jb\u{7}c \u{202e}d"}]}),
+    );
+    let v = policy.decide(&call("agent", "fs", "write", &none));
+    assert_eq!(v.reason, "rule r-odd (a [2Jb c d)");
 }

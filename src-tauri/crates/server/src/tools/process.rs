@@ -30,6 +30,27 @@ pub fn shell_line<S: AsRef<str>>(argv: &[S]) -> String {
         .join(" ")
 }
 
+/// `argv` as a POSIX shell line that every `sh` (dash as bash) reads back as exactly `argv`:
+/// each word plain or in single quotes (a `'` in it written `'\''`), line breaks and other
+/// hidden characters kept as they are. What the policy matches for an argument list: the
+/// same text as a `command` call is the same call. [`shell_line`] is what people read.
+pub fn posix_shell_line<S: AsRef<str>>(argv: &[S]) -> String {
+    argv.iter()
+        .map(|a| {
+            let a = a.as_ref();
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a.to_string()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// One word of [`shell_line`].
 pub fn shell_word(a: &str) -> String {
     if !a.is_empty()

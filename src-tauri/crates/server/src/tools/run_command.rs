@@ -77,6 +77,20 @@ impl RunCommandArguments {
         }
     }
 
+    /// The line the policy matches: `command` as given, or `argv` as a POSIX shell line
+    /// ([`super::process::posix_shell_line`]) that `sh` runs as exactly that `argv`. Not the line
+    /// people read ([`Self::command_line`]'s `$'…'` words, which `sh` reads otherwise): a rule
+    /// saved for an argument list must never match a `command` that runs something else.
+    pub fn policy_line(&self) -> String {
+        match (&self.command, &self.argv) {
+            (Some(command), _) => command.clone(),
+            (None, argv) => {
+                let argv: Vec<&str> = argv.iter().flatten().map(String::as_str).collect();
+                super::process::posix_shell_line(&argv)
+            }
+        }
+    }
+
     /// The environment additions, `None` when there are none.
     fn env_additions(&self) -> Option<&IndexMap<String, String>> {
         self.env.as_ref().filter(|e| !e.is_empty())
@@ -294,8 +308,8 @@ impl TaskTool for RunCommand {
             // The policy only waves through a plain command: no extra environment, and no shell
             // syntax that could chain or substitute other commands behind an allowed prefix
             // (then only a rule naming this exact line matches).
-            let plain = !has_shell_syntax(&line);
-            let policed = policed_arguments(&line, cwd.as_deref());
+            let plain = !has_shell_syntax(&arguments.policy_line());
+            let policed = policed_arguments(&arguments.policy_line(), cwd.as_deref());
             let call = PolicyCall {
                 principal: ctx.principal(),
                 server: TASKDECK_SERVER,
@@ -375,7 +389,7 @@ impl TaskTool for RunCommand {
                         };
                     };
                     let policed =
-                        policed_arguments(&edited.command_line(), resolve_cwd(&edited).as_deref());
+                        policed_arguments(&edited.policy_line(), resolve_cwd(&edited).as_deref());
                     policy.judge_edit(&PolicyCall {
                         principal: ctx.principal(),
                         server: TASKDECK_SERVER,
@@ -408,7 +422,8 @@ impl TaskTool for RunCommand {
                         }
                         if always {
                             let note = format!("always allow, from task {}", ctx.task_id());
-                            let policed = policed_arguments(&line, cwd.as_deref());
+                            let policed =
+                                policed_arguments(&arguments.policy_line(), cwd.as_deref());
                             if let Err(e) = policy.allow_always(
                                 ctx.principal(),
                                 TASKDECK_SERVER,

@@ -2,7 +2,8 @@
 //! (`ghp_…` GitHub, `glpat-…` GitLab, `xoxb-…` Slack, `sk-ant-…`, `npm_…`, ...), so a token is
 //! found where no name says what it is: `https://ghp_…@github.com/org/repo.git`, `echo
 //! glpat-… | docker login --password-stdin`, a bare argument; and the bodies of PEM private
-//! keys (`-----BEGIN OPENSSH PRIVATE KEY-----` …), say in a file an agent writes.
+//! keys (`-----BEGIN OPENSSH PRIVATE KEY-----` …) in data, say a file an agent writes (never in
+//! a shell line: [`super::secrets`] decides where).
 //! [`super::secrets`] masks them with the credentials it finds by name.
 
 /// The prefixes of issued tokens, each with the fewest characters a token has after it (so

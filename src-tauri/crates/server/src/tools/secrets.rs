@@ -69,10 +69,6 @@ pub fn mask_string(value: &str) -> Option<String> {
         shown = Some(masked);
     }
     let text = shown.as_deref().unwrap_or(value);
-    if let Some(masked) = super::secret_tokens::mask_private_keys(text, REDACTED) {
-        shown = Some(masked);
-    }
-    let text = shown.as_deref().unwrap_or(value);
     if let Some(masked) = super::secret_options::mask_options(text, REDACTED) {
         shown = Some(masked);
     }
@@ -643,13 +639,35 @@ fn redact_members(map: &Map<String, Value>, by_name: bool) -> Option<Map<String,
             let shown = if credential {
                 Some(Value::String(REDACTED.into()))
             } else {
-                redact(v, by_name)
+                private_keys_masked(k, v, redact(v, by_name))
             };
             changed |= shown.is_some();
             (k.clone(), shown.unwrap_or_else(|| v.clone()))
         })
         .collect();
     changed.then_some(shown)
+}
+
+/// Members whose text a shell runs (`run_command`'s and the agents' `Bash` `command`): what
+/// looks like a key there is never masked, for a masked key's lines could be commands.
+const SHELL_LINES: [&str; 3] = ["command", "cmd", "script"];
+
+/// `shown` (member `name`'s `value` as masked so far, `None`: unchanged) with the bodies of
+/// the PEM private keys in it masked ([`super::secret_tokens::mask_private_keys`]), when the
+/// member is data a program takes (a file's `content`, a field), not a shell line
+/// ([`SHELL_LINES`]) nor an argument list, where a key's lines could be commands: masking
+/// hides a credential, never a command.
+fn private_keys_masked(name: &str, value: &Value, shown: Option<Value>) -> Option<Value> {
+    let text = match (&shown, value) {
+        (Some(Value::String(s)), _) | (None, Value::String(s)) => s,
+        _ => return shown,
+    };
+    if SHELL_LINES.contains(&name.to_ascii_lowercase().as_str()) {
+        return shown;
+    }
+    super::secret_tokens::mask_private_keys(text, REDACTED)
+        .map(Value::String)
+        .or(shown)
 }
 
 /// True when member `name`'s `value` is a credential: the name says so ([`is_secret_name`])
@@ -674,6 +692,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// A private key's body is masked in data (a file's content), never in a shell line or an
+    /// argument list, where its lines could be commands.
+    #[test]
+    fn private_keys_are_masked_in_data_only() {
+        let block = "-----BEGIN PRIVATE KEY-----\nMIIB\n/tmp/x/mk\n-----END PRIVATE KEY-----";
+        let data = redact_value(&json!({"file_path": "/k", "content": block})).unwrap();
+        assert_eq!(
+            data["content"],
+            "-----BEGIN PRIVATE KEY-----[redacted]-----END PRIVATE KEY-----"
+        );
+        for call in [
+            json!({"command": format!("echo {block}")}),
+            json!({"argv": ["sh", "-c", format!("echo {block}")]}),
+        ] {
+            assert_eq!(redact_value(&call), None, "{call}");
+        }
+    }
 
     #[test]
     fn credentials_are_named_as_such() {
