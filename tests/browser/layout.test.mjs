@@ -11,7 +11,9 @@
 // approvals scroll inside the queue and the task list stays in view; the Policies table breaks
 // names only when it must;
 // at 1280x820 the header stays one line while paused (saying "Paused", not "Live") and while
-// its stream reconnects, "Signed in as admin" whole in both (the note beside Pause gives way).
+// its stream reconnects, "Signed in as admin" whole in both (the note beside Pause gives way);
+// paused, at 1280x800, 800x600 and 420x800 no pill of the header is cut ("sees all principals"
+// shortens or goes out of sight).
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -400,6 +402,66 @@ test('at 1280x820 the header says Paused instead of Live, and stays one line wit
   assert.match(await page.locator('#pending-note').getAttribute('title'), /^Paused · \d+ updates to 7 tasks waiting$/);
   await page.keyboard.press('p');
   await page.locator('#conn[data-state="open"]', { hasText: 'Live' }).waitFor();
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+/**
+ * The pills in page `p`'s top bar that are in view (the live indicator, "sees all principals"):
+ * for each, its text in view (of its parts that are in view) and whether it shows whole: not
+ * cut by its own box, nor by a box around it that clips, nor by the window.
+ */
+function headerPills(p) {
+  return p.locator('.topbar').evaluate((bar) => {
+    const inView = (el) => {
+      const r = el.getBoundingClientRect();
+      return r.width > 2 && r.height > 2;
+    };
+    return [...bar.querySelectorAll('.conn, .pill')].filter(inView).map((el) => {
+      const r = el.getBoundingClientRect();
+      let whole = el.scrollWidth <= el.clientWidth + 1 && r.left >= -0.5 && r.right <= document.documentElement.clientWidth + 0.5;
+      for (let a = el.parentElement; a && a !== bar.parentElement; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX === 'visible') continue;
+        const c = a.getBoundingClientRect();
+        if (r.left < c.left - 0.5 || r.right > c.right + 0.5) whole = false;
+      }
+      const parts = [...el.children].filter((c) => c.textContent.trim());
+      const text = (parts.length ? parts.filter(inView).map((c) => c.textContent) : [el.textContent]).join('').trim();
+      return { text, whole };
+    });
+  });
+}
+
+test('paused, at 1280x800, 800x600 and 420x800, no pill of the header is cut: "sees all principals" shortens, then goes out of sight', async () => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  // Live, with room: the pill shows whole.
+  assert.deepEqual(await headerPills(page), [{ text: 'Live', whole: true }, { text: 'sees all principals', whole: true }]);
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('p');
+  await page.locator('#conn[data-state="paused"]', { hasText: 'Paused' }).waitFor();
+  // Updates to seven tasks wait: the longest note ("14 updates to 7 tasks waiting") and "Resume (14)".
+  const ids = [];
+  for (let i = 0; i < 7; i++) ids.push(await job(`pill ${i}`));
+  for (const step of [1, 2]) for (const id of ids) await report(id, { statusMessage: `step ${step}` });
+  await page.locator('#pending-note', { hasText: /^\d\d updates to 7 tasks waiting$/ }).waitFor();
+  for (const [width, height] of [[1280, 800], [800, 600], [420, 800]]) {
+    await page.setViewportSize({ width, height });
+    await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
+    const pills = await headerPills(page);
+    for (const pill of pills) assert.equal(pill.whole, true, `at ${width}x${height} a pill of the header is cut: ${JSON.stringify(pills)}`);
+    assert.deepEqual(pills[0], { text: 'Paused', whole: true }, `at ${width}x${height}`);
+    for (const pill of pills.slice(1)) assert.match(pill.text, /^sees all( principals)?$/, `at ${width}x${height}: ${JSON.stringify(pills)}`);
+    // Where who is signed in shows, it shows whole; the pill's words are still read out.
+    if (await page.locator('#me').isVisible()) assert.deepEqual(await signedIn(page), { name: 'admin', whole: true }, `at ${width}x${height}`);
+    assert.equal(await page.locator('.me-pill-full').textContent(), 'sees all principals');
+  }
+  // At 1280 px the note and "Resume (14)" leave the pill no room: out of sight, not cut.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => r(true))));
+  assert.equal(await page.locator('.me-pill').getAttribute('data-fit'), 'none');
+  // Resumed, the note goes and the pill comes back whole.
+  await page.keyboard.press('p');
+  await page.locator('#conn[data-state="open"]', { hasText: 'Live' }).waitFor();
+  await waitFor(async () => JSON.stringify(await headerPills(page)) === JSON.stringify([{ text: 'Live', whole: true }, { text: 'sees all principals', whole: true }]), 'the pill whole again once resumed');
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 

@@ -252,6 +252,67 @@ test('an approval request appears live, is answered in the form, and the agent g
   assert.ok(!announced.includes('elsewhere'), `announced: ${announced}`);
 });
 
+test('a form field named as a credential is a password box with Show / Hide, and what is typed in it shows nowhere else', async () => {
+  const post = (p, body) => fetch(`${base}${p}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const started = await post('/v1/jobs', { external: { name: 'deploy with creds', heartbeatMs: 3600000 } });
+  assert.equal(started.status, 202);
+  const jobId = (await started.json()).taskId;
+  const requestedSchema = {
+    type: 'object',
+    properties: { user: { type: 'string', title: 'User' }, api_password: { type: 'string', title: 'API password' }, ssh_private_key: { type: 'string', title: 'SSH key' } },
+    required: ['user', 'api_password'],
+  };
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { inputRequests: { creds: { method: 'elicitation/create', params: { message: 'Credentials for prod?', requestedSchema } } } })).ok);
+  await row(jobId).click();
+  const card = page.locator('.prompt-card[data-key="creds"]');
+  await card.waitFor();
+  const user = card.getByLabel('User (required)', { exact: true });
+  const password = card.getByLabel('API password (required)', { exact: true });
+  const key = card.getByLabel('SSH key', { exact: true });
+  assert.deepEqual(await user.evaluate((i) => [i.type, getComputedStyle(i).webkitTextSecurity]), ['textarea', 'none'], 'a field not named as a credential is plain');
+  const attrs = (el) => el.evaluate((i) => ({ tag: i.tagName, type: i.getAttribute('type'), autocomplete: i.getAttribute('autocomplete'), spellcheck: i.getAttribute('spellcheck'), masked: getComputedStyle(i).webkitTextSecurity }));
+  assert.deepEqual(await attrs(password), { tag: 'INPUT', type: 'password', autocomplete: 'new-password', spellcheck: 'false', masked: 'disc' });
+  // A private key keeps its lines: a box of several lines, masked all the same.
+  assert.deepEqual(await attrs(key), { tag: 'TEXTAREA', type: null, autocomplete: 'new-password', spellcheck: 'false', masked: 'disc' });
+  const secret = `hunter2-${Date.now()}`;
+  await user.fill('deployer');
+  await password.fill(secret);
+  await key.fill('-----BEGIN KEY-----\nabc\n-----END KEY-----');
+  // Show shows what was typed, Hide masks it again; the toggle says which.
+  const show = card.getByRole('button', { name: 'Show API password' });
+  assert.equal(await show.getAttribute('aria-pressed'), 'false');
+  await show.click();
+  assert.equal(await password.getAttribute('type'), 'text');
+  const hide = card.getByRole('button', { name: 'Hide API password' });
+  assert.equal(await hide.getAttribute('aria-pressed'), 'true');
+  assert.equal(await hide.textContent(), 'Hide');
+  assert.equal(await password.inputValue(), secret, 'showing keeps the value');
+  await hide.click();
+  assert.equal(await password.getAttribute('type'), 'password');
+  await card.getByRole('button', { name: 'Show SSH key' }).click();
+  assert.equal(await key.evaluate((i) => getComputedStyle(i).webkitTextSecurity), 'none');
+  await card.getByRole('button', { name: 'Hide SSH key' }).click();
+  assert.equal(await key.evaluate((i) => getComputedStyle(i).webkitTextSecurity), 'disc');
+  await card.getByRole('button', { name: 'Accept' }).click();
+  // Sent as typed, lines and all...
+  const answered = await waitFor(async () => {
+    const t = await (await fetch(`${base}/v1/tasks/${jobId}`, { headers: { Authorization: `Bearer ${token}` } })).json();
+    const round = (t.inputRounds || []).find((r) => r.key === 'creds' && r.state === 'answered');
+    return round && round.response.content;
+  }, 'the answer to reach the task');
+  assert.deepEqual(answered, { user: 'deployer', api_password: secret, ssh_private_key: '-----BEGIN KEY-----\nabc\n-----END KEY-----' });
+  // ...and written out nowhere in the page: not in the notice, nor in the input rounds.
+  const round = page.locator('#detail .round', { hasText: 'Accepted by admin' });
+  await round.waitFor();
+  assert.match(await round.textContent(), /"api_password": "\[redacted\]"/);
+  assert.match(await round.textContent(), /"user": "deployer"/);
+  await page.locator('#toasts', { hasText: 'Answer sent' }).waitFor();
+  const text = await page.evaluate(() => document.body.innerText + [...document.querySelectorAll('[title], [aria-label]')].map((el) => `${el.title} ${el.getAttribute('aria-label')}`).join(' '));
+  assert.ok(!text.includes(secret), 'the secret is written nowhere in the page');
+  assert.ok(!text.includes('BEGIN KEY'), 'nor the private key');
+  assert.ok((await post(`/v1/jobs/${jobId}/report`, { cancelled: true, statusMessage: 'done' })).ok);
+});
+
 test('a prompt answered elsewhere disappears live', async () => {
   const taskId = await startTask('confirm_delete', { filename: 'old.log' });
   await row(taskId).click();
@@ -328,6 +389,37 @@ test('search and the status filter narrow the list', async () => {
 
   await page.locator('#status-filters .chip[data-status="all"]').click();
   await waitFor(async () => (await visibleRowIds()).length > 2, 'all tasks to come back');
+});
+
+test('under a search the “Needs input” chip counts the matching tasks and says so; the inbox, which lists every waiting task, says the search does not filter it', async () => {
+  const approvalId = await startTask('request_approval', { message: 'Ship the release?' });
+  await page.locator(`#approvals-list .approval[data-task-id="${approvalId}"]`).waitFor();
+  const chip = page.locator('#status-filters .chip[data-status="input_required"]');
+  const note = page.locator('#inbox-scope');
+  await waitFor(async () => Number(await chip.locator('.chip-count').textContent()) >= 1, 'the chip to count the waiting task');
+  assert.equal(await note.isVisible(), false, 'no note while the list is not narrowed');
+  assert.equal(await chip.getAttribute('title'), '');
+  const inboxCount = await page.locator('#inbox-count').textContent();
+  // A search no waiting task matches: the chip's 0 is the rows it would show, and says so.
+  const q = `no-such-task-${Date.now()}`;
+  await page.locator('#search').fill(q);
+  await waitFor(async () => (await chip.locator('.chip-count').textContent()) === '0', 'the chip to count the matching tasks');
+  assert.equal(await chip.getAttribute('aria-label'), `Needs input: 0 tasks matching “${q}”`);
+  assert.match(await chip.getAttribute('title'), /^Needs input: 0 tasks matching “no-such-task-\d+”\. The “Needs input” box above lists every task waiting, whatever the search and filters\.$/);
+  // The inbox keeps every waiting task, and says why its count is not the chip's.
+  await note.waitFor();
+  assert.equal(await note.textContent(), 'not filtered by the search');
+  assert.match(await note.getAttribute('title'), /lists every task waiting/);
+  assert.equal(await page.locator('#inbox-count').textContent(), inboxCount);
+  assert.equal(await page.locator(`#approvals-list .approval[data-task-id="${approvalId}"]`).count(), 1);
+  // The note reads apart from the uppercase title, whole.
+  assert.deepEqual(await note.evaluate((el) => ({ transform: getComputedStyle(el).textTransform, cut: el.scrollWidth > el.clientWidth })), { transform: 'none', cut: false });
+  // The search cleared, the note goes and the chip has no tooltip of scope.
+  await page.locator('#search').fill('');
+  await note.waitFor({ state: 'hidden' });
+  await waitFor(async () => (await chip.getAttribute('title')) === '' && Number(await chip.locator('.chip-count').textContent()) >= 1, 'the chip back to every task');
+  const decided = await fetch(`${base}/v1/approvals/decide`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ items: [{ taskId: approvalId }], decision: 'deny' }) });
+  assert.ok(decided.ok, await decided.text());
 });
 
 test('the empty detail pane shows its keys as keys, also once the open task was hidden by a search and closed', async () => {

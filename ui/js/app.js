@@ -7,14 +7,14 @@
 // that draws the first rows, or as soon as a key or a click needs it. Each part of the page is
 // a module of its own: state.js (the one state object), token-screen.js, list.js, filters.js,
 // selection.js, keyboard.js, dialogs.js, notices.js (toasts), store-banner.js (why writes
-// fail), conn.js (the live indicator), timing.js. No module imports this one.
+// fail), conn.js (the live indicator), me-pill.js (who is signed in), timing.js. No module imports this one.
 
 import { createApi } from './api.js';
 import { loadToken, parseTokenFragment, rights, taskFromHash } from './auth.js';
 import { early } from './early.js';
 import { ListView } from './list-view.js';
 import { openHelp, initHelp } from './dialogs.js';
-import { h, clear, $, narrow } from './dom.js';
+import { $, narrow } from './dom.js';
 import { state } from './state.js';
 import { showTokenScreen, onAuthError, initTokenScreen, closeStream } from './token-screen.js';
 import { reloadList, loadMore, scheduleListRender, renderPending, togglePause } from './list.js';
@@ -24,6 +24,7 @@ import { onKey, onPointerDown, onFocusIn } from './keyboard.js';
 import { once, afterNextFrame } from './timing.js';
 import { toast } from './notices.js';
 import { noteWrite } from './store-banner.js';
+import { renderMe } from './me-pill.js';
 
 /** rest.js once it has loaded and run initRest(); null before. */
 let rest = null;
@@ -118,7 +119,7 @@ async function start(token) {
   state.detail.syncPrompts(); // who may answer what is known now
   // A human sees and answers like the admin; agents, servers and policies are the admin's.
   const may = rights(state.me);
-  clear($('me')).append(h('span', { class: 'me-who' }, 'Signed in as ', h('strong', {}, state.me.principal)), may.seesAll ? h('span', { class: 'pill me-pill' }, 'sees all principals') : '');
+  renderMe(state.me.principal, may.seesAll);
   $('me').title = may.administers
     ? 'Signed in with the admin token: you see every principal’s tasks'
     : may.seesAll

@@ -1,11 +1,14 @@
 // The list's filters: the status chips (with their counts), the search box, and the tool and
 // principal selects, whose options grow as tools and principals are seen. A change of filter
-// reloads the list (list.js).
+// reloads the list (list.js). A chip counts the rows it would show: under a search (or a tool
+// or principal filter), the matching tasks only; its tooltip says so, and the "Needs input"
+// inbox above, which lists every task waiting whatever the list shows, says that the search
+// does not filter it (renderScope), so its count and the chip's are not read as one number.
 
 import { searchDelayMs } from './tasks-model.js';
 import { h, clear, $, setText, setAttr } from './dom.js';
 import { STATUSES, statusLabel } from './status.js';
-import { formatCount } from './format.js';
+import { formatCount, oneLine } from './format.js';
 import { state } from './state.js';
 import { rights } from './auth.js';
 import { reloadList } from './list.js';
@@ -57,10 +60,55 @@ export function chipText(key) {
   return key === 'all' ? 'All' : key === ERRORS_CHIP ? 'Errors' : statusLabel(key);
 }
 
-/** The chip's accessible name, e.g. "Needs input: 3 tasks", "Errors: 1 task". */
-export function chipLabel(key, count) {
+/**
+ * The words for what the list's search and tool and principal filters (`f`, as the list model
+ * keeps them) narrow it to, after "3 tasks": 'matching “deploy” · tool run_command · of alice';
+ * '' when they narrow nothing.
+ */
+export function scopeText(f) {
+  const q = f && f.q ? f.q.trim() : '';
+  return [q ? `matching “${oneLine(q, 60)}”` : '', f && f.tool ? `tool ${f.tool}` : '', f && f.principal ? `of ${f.principal}` : ''].filter(Boolean).join(' · ');
+}
+
+/** The chip's accessible name, e.g. "Needs input: 3 tasks", "Errors: 1 task"; under a search
+ *  (`scope`: scopeText) "Needs input: 0 tasks matching “deploy”". */
+export function chipLabel(key, count, scope = '') {
   const name = key === 'all' ? 'All statuses' : key === ERRORS_CHIP ? 'Errors (completed with an error result)' : statusLabel(key);
-  return `${name}: ${formatCount(count)} task${count === 1 ? '' : 's'}`;
+  return `${name}: ${formatCount(count)} task${count === 1 ? '' : 's'}${scope ? ` ${scope}` : ''}`;
+}
+
+/** The chip's tooltip: under a search or filter, what it counts (chipLabel), and for "Needs
+ *  input" that the inbox above lists every task waiting; '' otherwise. */
+export function chipTitle(key, count, scope) {
+  if (!scope) return '';
+  const label = chipLabel(key, count, scope);
+  return key === 'input_required' ? `${label}. The “Needs input” box above lists every task waiting, whatever the search and filters.` : label;
+}
+
+/**
+ * The note in the "Needs input" inbox's title while the list is searched or filtered by tool or
+ * principal (`f`: the list model's filters): the inbox is not, so it may list tasks the list and
+ * the chips leave out. `text` '' when the list is not narrowed.
+ */
+export function inboxScopeNote(f) {
+  const q = Boolean(f && f.q && f.q.trim());
+  const other = Boolean(f && (f.tool || f.principal));
+  if (!q && !other) return { text: '', title: '' };
+  const what = q && other ? 'the search or filters' : q ? 'the search' : 'the tool or principal filter';
+  const narrows = `${what[0].toUpperCase()}${what.slice(1)} narrow${q && other ? '' : 's'}`;
+  return {
+    text: `not filtered by ${what}`,
+    title: `This box lists every task waiting for an answer. ${narrows} only the list below and its chips: there “Needs input” counts the waiting tasks ${scopeText(f)}.`,
+  };
+}
+
+/** Draws the inbox title's note (inboxScopeNote) for the list's filters now; writes only what changed. */
+function renderScope() {
+  const el = $('inbox-scope');
+  const { text, title } = inboxScopeNote(state.model.filters);
+  setText(el, text);
+  setAttr(el, 'title', title);
+  el.hidden = !text;
 }
 
 export function renderChips() {
@@ -83,15 +131,19 @@ export function renderChips() {
     clear(wrap);
     for (const key of wantKeys) wrap.appendChild(make(key, chipText(key), 0, false));
   }
-  // Runs on every list frame: write only what changed.
+  // Runs on every list frame: write only what changed. The counts are those of the filters the
+  // list was loaded with (the model's), not of what is being typed.
+  const scope = scopeText(state.model.filters);
   for (const btn of wrap.querySelectorAll('button.chip')) {
     const key = btn.dataset.status;
     const count = key === 'all' ? all : counts[key] || 0;
     const pressed = key === 'all' ? state.statusFilter.size === 0 : state.statusFilter.has(key);
     setAttr(btn, 'aria-pressed', String(pressed));
     setText(btn.querySelector('.chip-count'), formatCount(count));
-    setAttr(btn, 'aria-label', chipLabel(key, count));
+    setAttr(btn, 'aria-label', chipLabel(key, count, scope));
+    setAttr(btn, 'title', chipTitle(key, count, scope));
   }
+  renderScope();
 }
 
 export function clearFilters() {

@@ -21,7 +21,46 @@ import { shownText } from './format.js';
  * @property {number} [exclusiveMinimum] @property {number} [exclusiveMaximum]
  * @property {number} [minItems] @property {number} [maxItems]
  * @property {{value: any, label: string}[]} [options]
+ * @property {boolean} [secret] a text field whose name says it holds a credential (isSecretName):
+ *   shown masked, never written out elsewhere in the page
  */
+
+/**
+ * True when a field named `name` asks for a credential, by the rule the server uses to hide
+ * secret-named arguments (tools/secrets.rs is_secret_name): its name contains (case-insensitive)
+ * `token`, `secret`, `pass` (`password`, `passphrase`), `credential`, `auth` (not in `author`,
+ * `authority`), `session`, `jwt`, `dsn`, `cookie`, `private`, `bearer`, `signature`, `hmac` or
+ * `_key_`, or ends in `key`, `keys`, `pwd`, `_pw` or `_pin`, or is `pw` or `pin`; `-` counts as
+ * `_`. Not a credential's settings (`token_type`, `password_file`, `auth_url`, ...), nor the
+ * working directory's `pwd`. The form shows such a text field masked (prompt-form.js).
+ */
+export function isSecretName(name) {
+  const n = String(name).toLowerCase().replace(/-/g, '_');
+  const about = ['type', 'mode', 'file', 'path', 'dir', 'ttl', 'expiry', 'expires', 'count', 'length', 'url', 'endpoint', 'newkey', 'askpass'];
+  if (n === 'pwd' || n === 'oldpwd' || about.some((end) => n.endsWith(end))) return false;
+  const auth = n.includes('auth') && (n.includes('authoriz') || !n.includes('author'));
+  return (
+    auth ||
+    n === 'pin' ||
+    n === 'pw' ||
+    ['token', 'secret', 'pass', 'credential', 'session', 'jwt', 'dsn', 'cookie', 'private', 'bearer', 'signature', 'hmac', '_key_'].some((w) => n.includes(w)) ||
+    ['key', 'keys', 'pwd', '_pw', '_pin'].some((end) => n.endsWith(end))
+  );
+}
+
+/** What the page shows in place of a secret answered in a form (as the server does for secret arguments). */
+export const HIDDEN_SECRET = '[redacted]';
+
+/**
+ * Answer `content` as the page shows it once sent (a task's input rounds): the value of each
+ * member whose name says it is a credential (isSecretName) and that holds a string or a number
+ * replaced by HIDDEN_SECRET. The agent got the value; the page does not write it out again.
+ * Other values (a flag such as `use_auth: true`) are kept.
+ */
+export function hideSecrets(content) {
+  if (!content || typeof content !== 'object' || Array.isArray(content)) return content;
+  return Object.fromEntries(Object.entries(content).map(([k, v]) => [k, isSecretName(k) && ((typeof v === 'string' && v !== '') || typeof v === 'number') ? HIDDEN_SECRET : v]));
+}
 
 const STRING_FORMATS = { email: 'email', uri: 'uri', url: 'uri', date: 'date', 'date-time': 'date-time' };
 
@@ -125,6 +164,7 @@ export function describeForm(schema) {
           pattern: typeof prop.pattern === 'string' ? prop.pattern : undefined,
           defaultValue: def,
         };
+        if (kind === 'text' && isSecretName(name)) field.secret = true;
       }
     }
     if (!field) {

@@ -3,7 +3,9 @@
 // its own gets an optional reason box next to Decline: a Decline sends what was typed in it as
 // `content.reason`, which the agent reads ("Declined. Their reason: …"). An approval question's
 // form (a call waiting for a person) starts its "Edited arguments" field with the call as asked,
-// as the queue's editor does, and says that Decline and Cancel both deny the call.
+// as the queue's editor does, and says that Decline and Cancel both deny the call. A text field
+// whose name says it holds a credential (`api_password`, `token`: form-schema.js isSecretName)
+// is masked, with a Show / Hide toggle, and what is typed in it is written nowhere else.
 
 import { h, uid } from './dom.js';
 import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, answerHelp, answerVerb, REASON_MAX_CHARS } from './form-schema.js';
@@ -25,12 +27,43 @@ function hiddenCharsNote(id) {
   const el = h('div', { id, class: 'field-hint field-hidden-chars', hidden: true });
   return {
     el,
-    show(value, multiline = false) {
+    /** `masked`: the value is a secret shown masked, which the note does not write out either. */
+    show(value, multiline = false, masked = false) {
       const hides = typeof value === 'string' && hidesText(multiline ? value.replace(/[\n\t]/g, '') : value);
       el.hidden = !hides;
-      el.textContent = hides ? `Holds hidden or reordering characters; written out it reads: ${shownPlainly(value, multiline)}` : '';
+      el.textContent = !hides ? '' : masked ? 'Holds hidden or reordering characters: Show writes them out.' : `Holds hidden or reordering characters; written out it reads: ${shownPlainly(value, multiline)}`;
     },
   };
+}
+
+/**
+ * A secret field's control (`f.secret`): a password box the browser neither fills in nor offers
+ * to save (an agent's form is no sign-in form), not spell-checked (its words would go to a
+ * dictionary service). A private key (its name says `private`) keeps its lines, so it is a box
+ * of several lines, masked by the stylesheet. "Show" shows what is typed, "Hide" masks it again.
+ * `onToggle` is called after each.
+ */
+function secretControl(f, value, attrs, onChange, onToggle) {
+  const multiline = /private/i.test(f.name);
+  const input = multiline
+    ? h('textarea', { ...attrs, class: 'mono secret-masked', rows: 4 })
+    : h('input', { ...attrs, type: 'password' });
+  for (const [k, v] of Object.entries({ autocomplete: 'new-password', spellcheck: 'false', autocapitalize: 'off', autocorrect: 'off' })) input.setAttribute(k, v);
+  input.value = value ?? '';
+  input.addEventListener('input', onChange);
+  const toggle = h('button', { type: 'button', class: 'btn secret-toggle', 'aria-pressed': 'false', 'aria-controls': attrs.id, 'aria-label': `Show ${f.label}` }, 'Show');
+  let shown = false;
+  toggle.addEventListener('click', () => {
+    shown = !shown;
+    if (multiline) input.classList.toggle('secret-masked', !shown);
+    else input.type = shown ? 'text' : 'password';
+    toggle.textContent = shown ? 'Hide' : 'Show';
+    toggle.setAttribute('aria-label', `${shown ? 'Hide' : 'Show'} ${f.label}`);
+    toggle.setAttribute('aria-pressed', String(shown));
+    onToggle();
+  });
+  const el = h('div', { class: 'secret-row' }, input, toggle);
+  return { el, read: () => input.value, focus: () => input.focus(), inputs: [input], masked: () => !shown, multiline };
 }
 
 function hintFor(f) {
@@ -47,6 +80,7 @@ function hintFor(f) {
     case 'uri': {
       if (f.kind === 'email') parts.push('Email address');
       if (f.kind === 'uri') parts.push('Full URL');
+      if (f.secret) parts.push('A secret: shown masked (Show to check it), and nowhere else');
       const r = range(f.minLength, f.maxLength, ' characters');
       if (r) parts.push(r[0].toUpperCase() + r.slice(1));
       break;
@@ -78,10 +112,12 @@ function hintFor(f) {
   return parts.join(' · ');
 }
 
-/** Builds the control(s) for one field; returns {el, read(), focus()}. */
-function fieldControl(f, value, ids, onChange) {
+/** Builds the control(s) for one field; returns {el, read(), focus(), inputs}, and for a secret
+ *  field `masked()` (whether it shows masked now) and `multiline`. */
+function fieldControl(f, value, ids, onChange, onToggle) {
   const describedBy = [ids.hint, ids.revealed, ids.desc, ids.error].filter(Boolean).join(' ');
   const common = { id: ids.input, 'aria-describedby': describedBy || undefined, 'aria-required': f.required ? 'true' : undefined };
+  if (f.secret) return secretControl(f, value, common, onChange, onToggle);
   switch (f.kind) {
     case 'boolean': {
       const input = h('input', { ...common, type: 'checkbox', checked: value === true });
@@ -255,10 +291,11 @@ export function promptCard(prompt, deps) {
     const revealed = TEXT_KINDS.has(f.kind) ? hiddenCharsNote(uid('fx')) : null;
     ids.revealed = revealed?.el.id ?? null;
     if (f.description) ids.desc = uid('fd');
+    const masked = () => Boolean(control.masked && control.masked());
     const onChange = () => {
       values[f.name] = control.read();
       touched.add(f.name);
-      revealed?.show(values[f.name], multiline);
+      revealed?.show(values[f.name], multiline, masked());
       // Re-check a field as soon as it has shown an error, so the message goes away when fixed.
       if (errors[f.name] !== undefined) {
         const msg = validateField(f, values[f.name]);
@@ -267,9 +304,9 @@ export function promptCard(prompt, deps) {
         refreshError(f.name);
       }
     };
-    const control = fieldControl(f, values[f.name], ids, onChange);
-    const multiline = control.el.tagName === 'TEXTAREA';
-    revealed?.show(values[f.name], multiline);
+    const control = fieldControl(f, values[f.name], ids, onChange, () => revealed?.show(control.read(), multiline, masked()));
+    const multiline = control.multiline ?? control.el.tagName === 'TEXTAREA';
+    revealed?.show(values[f.name], multiline, masked());
     controls.set(f.name, control);
     const errorEl = h('div', { id: ids.error, class: 'field-error', hidden: true });
     errorEls.set(f.name, errorEl);
@@ -281,7 +318,7 @@ export function promptCard(prompt, deps) {
         : h('label', { id: ids.label, for: ids.input, class: 'field-label' }, f.label, f.required ? h('span', { class: 'req' }, ' (required)') : null);
     const wrap = h(
       'div',
-      { class: `field field-${f.kind}` },
+      { class: `field field-${f.kind}${f.secret ? ' field-secret' : ''}` },
       label,
       f.description ? h('div', { id: ids.desc, class: 'field-desc' }, f.description) : null,
       control.el,

@@ -3,7 +3,7 @@
 import { formatDuration, oneLine, progressText, prettyJson, shownText } from './format.js';
 import { statusLabel } from './status.js';
 import { jsonDiff } from './json-diff.js';
-import { answerVerb } from './form-schema.js';
+import { answerVerb, hideSecrets } from './form-schema.js';
 
 /**
  * @typedef {{title: string, detail?: string, prose?: boolean, tone: 'info'|'good'|'bad'|'warn'|'input'|'muted',
@@ -178,7 +178,8 @@ export function describeRound(round) {
       const verb = ['accept', 'decline', 'cancel'].includes(action) ? answerVerb(action, approval) : 'answered';
       state = `${verb[0].toUpperCase()}${verb.slice(1)}${round.answeredBy ? ` by ${round.answeredBy}` : ''}`;
       const content = round.response && round.response.content;
-      if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(content);
+      // A secret typed in the form (a field named `api_password`, `token`...) is not written out.
+      if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(hideSecrets(content));
       break;
     }
     default:

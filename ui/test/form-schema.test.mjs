@@ -258,3 +258,42 @@ test('an approval’s form says that Decline and Cancel both deny the call; anot
   assert.equal(answerVerb('decline', undefined), 'declined');
 });
 
+
+test('a field whose name says it holds a credential is a secret, by the server’s rule', async () => {
+  const { isSecretName } = await import('../js/form-schema.js');
+  for (const name of ['api_password', 'password', 'token', 'GITHUB_TOKEN', 'client_secret', 'passphrase', 'db-credential', 'Authorization', 'auth', 'session_id', 'cookie', 'private_key', 'bearer', 'api_key', 'API_KEYS', 'ssh-key', 'db_pwd', 'user_pw', 'card_pin', 'pin', 'pw', 'aws_access_key_id', 'jwt', 'sentry_dsn']) {
+    assert.equal(isSecretName(name), true, name);
+  }
+  for (const name of ['user', 'author', 'authority', 'reason', 'token_type', 'auth_mode', 'password_file', 'token_ttl', 'auth_url', 'pwd', 'OLDPWD', 'keyboard', 'monkey_count', 'GIT_ASKPASS', 'ssh_newkey', 'spinner']) {
+    assert.equal(isSecretName(name), false, name);
+  }
+});
+
+test('a secret text field is marked secret; other kinds and names are not', async () => {
+  const { describeForm } = await import('../js/form-schema.js');
+  const { fields } = describeForm({
+    type: 'object',
+    properties: {
+      api_password: { type: 'string' },
+      user: { type: 'string' },
+      token_email: { type: 'string', format: 'email' },
+      session: { type: 'string', enum: ['a', 'b'] },
+      use_auth: { type: 'boolean' },
+    },
+  });
+  assert.deepEqual(fields.map((f) => [f.name, f.kind, Boolean(f.secret)]), [
+    ['api_password', 'text', true],
+    ['user', 'text', false],
+    ['token_email', 'email', false],
+    ['session', 'select', false],
+    ['use_auth', 'boolean', false],
+  ]);
+});
+
+test('an answer shown once sent hides its secrets, keeps the rest', async () => {
+  const { hideSecrets, HIDDEN_SECRET } = await import('../js/form-schema.js');
+  assert.deepEqual(hideSecrets({ user: 'bob', api_password: 'hunter2', pin: 1234, use_auth: true, token: '', note: 'x' }), { user: 'bob', api_password: HIDDEN_SECRET, pin: HIDDEN_SECRET, use_auth: true, token: '', note: 'x' });
+  assert.equal(HIDDEN_SECRET, '[redacted]');
+  assert.equal(hideSecrets(undefined), undefined);
+  assert.deepEqual(hideSecrets(['a']), ['a']);
+});

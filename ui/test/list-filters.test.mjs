@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { footerText, pauseText } from '../js/list.js';
-import { clickChip, isFiltered, selectValues, chipLabel, chipSymbol } from '../js/filters.js';
+import { clickChip, isFiltered, selectValues, chipLabel, chipSymbol, chipTitle, scopeText, inboxScopeNote } from '../js/filters.js';
 import { STATUSES } from '../js/status.js';
 
 test('the footer says what the list is doing, loading first, then errors, then counts', () => {
@@ -68,4 +68,29 @@ test('each status chip has a symbol and an accessible name with its count', () =
   assert.equal(chipLabel('all', 12), 'All statuses: 12 tasks');
   assert.equal(chipLabel('input_required', 1), 'Needs input: 1 task');
   assert.equal(chipLabel('failed', 0), 'Failed: 0 tasks');
+});
+
+test('under a search or filter a chip says it counts the matching tasks, and the inbox that it is not filtered', () => {
+  const none = { statuses: ['failed'], errors: false, tool: '', principal: '', q: '  ' };
+  assert.equal(scopeText(none), '', 'a status alone narrows nothing the chips count');
+  assert.equal(chipLabel('input_required', 0, scopeText(none)), 'Needs input: 0 tasks');
+  assert.equal(chipTitle('input_required', 0, scopeText(none)), '');
+  assert.deepEqual(inboxScopeNote(none), { text: '', title: '' });
+
+  const q = { ...none, q: ' deploy ' };
+  assert.equal(scopeText(q), 'matching “deploy”');
+  assert.equal(chipLabel('input_required', 0, scopeText(q)), 'Needs input: 0 tasks matching “deploy”');
+  assert.equal(chipTitle('input_required', 0, scopeText(q)), 'Needs input: 0 tasks matching “deploy”. The “Needs input” box above lists every task waiting, whatever the search and filters.');
+  assert.equal(chipTitle('failed', 2, scopeText(q)), 'Failed: 2 tasks matching “deploy”');
+  assert.equal(inboxScopeNote(q).text, 'not filtered by the search');
+  assert.equal(inboxScopeNote(q).title, 'This box lists every task waiting for an answer. The search narrows only the list below and its chips: there “Needs input” counts the waiting tasks matching “deploy”.');
+
+  const tool = { ...none, tool: 'run_command', principal: 'alice' };
+  assert.equal(scopeText(tool), 'tool run_command · of alice');
+  assert.equal(inboxScopeNote(tool).text, 'not filtered by the tool or principal filter');
+  const both = { ...tool, q: 'x' };
+  assert.equal(inboxScopeNote(both).text, 'not filtered by the search or filters');
+  assert.match(inboxScopeNote(both).title, /The search or filters narrow only the list below/);
+  // A long or multi-line search is written on one line, cut.
+  assert.match(scopeText({ ...none, q: `a\nb${'c'.repeat(100)}` }), /^matching “a bc+…”$/);
 });

@@ -95,3 +95,11 @@ test('a decision says who decided the call and how; an edited approval carries t
   assert.equal(describeEvent({ kind: 'decision', data: { decision: 'ask', decidedBy: 'expiry' } }).tone, 'warn');
   assert.equal(describeEvent({ kind: 'decision', data: { ...base, decision: 'allow', decidedBy: 'default' } }).title, 'Allowed claude-code Bash by default');
 });
+
+test('an answered round does not write out a secret typed in its form', () => {
+  const round = { key: 'creds', state: 'answered', answeredBy: 'admin', request: { params: { message: 'Creds?' } }, response: { action: 'accept', content: { user: 'bob', api_password: 'hunter2' } } };
+  const { answer } = describeRound(round);
+  assert.ok(!answer.includes('hunter2'), answer);
+  assert.match(answer, /"api_password": "\[redacted\]"/);
+  assert.match(answer, /"user": "bob"/);
+});
