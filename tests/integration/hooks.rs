@@ -359,24 +359,30 @@ async fn wait_inbox(s: &Server) -> (reqwest::StatusCode, Value) {
 
 /// The hook's 150 ms for Taskdeck's answer count from the event read: an event that reaches the
 /// hook's stdin late (a loaded machine) still gets its rule's decision.
-#[tokio::test]
-async fn a_late_event_still_gets_its_rules_decision() {
-    let (s, t) = ruled("claude-code").await;
-    let deny = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /home");
-    let mut child = hook_command(&s, &["claude-code"], Some(&t))
-        .spawn()
-        .unwrap();
+/// Runs the claude-code hook as `t` on `event`, written to its stdin after `delay` and then
+/// left open unless `close`; asserts it printed a deny within 10 s.
+async fn assert_hook_denies(s: &Server, t: &str, event: &Value, delay: Duration, close: bool) {
+    let mut child = hook_command(s, &["claude-code"], Some(t)).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    stdin.write_all(deny.to_string().as_bytes()).await.unwrap();
-    drop(stdin);
+    tokio::time::sleep(delay).await;
+    stdin.write_all(event.to_string().as_bytes()).await.unwrap();
+    stdin.flush().await.unwrap();
+    let kept = (!close).then_some(stdin);
     let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
         .await
         .expect("the hook hung")
         .unwrap();
+    drop(kept);
     let printed: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(printed["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+#[tokio::test]
+async fn a_late_event_still_gets_its_rules_decision() {
+    let (s, t) = ruled("claude-code").await;
+    let deny = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /home");
+    assert_hook_denies(&s, &t, &deny, Duration::from_millis(400), true).await;
 }
 
 /// The hook reads the event and no further: an agent that leaves stdin open after it gets its
@@ -385,20 +391,7 @@ async fn a_late_event_still_gets_its_rules_decision() {
 async fn an_event_on_a_stdin_left_open_is_answered() {
     let (s, t) = ruled("claude-code").await;
     let deny = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /home");
-    let mut child = hook_command(&s, &["claude-code"], Some(&t))
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(deny.to_string().as_bytes()).await.unwrap();
-    stdin.flush().await.unwrap();
-    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
-        .await
-        .expect("the hook waited for stdin to close")
-        .unwrap();
-    drop(stdin);
-    let printed: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert_eq!(printed["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_hook_denies(&s, &t, &deny, Duration::ZERO, false).await;
 }
 
 /// A decision Taskdeck takes after the hook stopped waiting (it says when, `taskdeck-hook-

@@ -1359,6 +1359,13 @@ async fn a_command_cannot_pose_as_another_approval() {
         head, r"sneaky wants to run in / with environment MODE=$'a\nb':",
         "{question}"
     );
+    // An argument list says so after it: its `$'…'` words are no shell line.
+    let command = command
+        .strip_suffix(
+            "\n\n(A program and its arguments, run without a shell; shown quoted as bash \
+             would read them.)",
+        )
+        .unwrap_or_else(|| panic!("{question}"));
     assert!(
         !command.contains('\n') && !command.contains('\u{202E}'),
         "{command:?}"

@@ -350,9 +350,17 @@ impl TaskTool for RunCommand {
                     key: "approve-command".into(),
                     message: crate::approvals::noting_hidden_values(
                         format!(
-                            "{} wants to run in {where_}{env_text}:\n\n{}",
+                            "{} wants to run in {where_}{env_text}:\n\n{}{}",
                             ctx.principal(),
-                            super::process::shown_script(&seen)
+                            super::process::shown_script(&seen),
+                            // An argument list and the shell line shown for it read alike:
+                            // `sh` reads `$'…'` otherwise, so the question says which it is.
+                            match arguments.argv.is_some() {
+                                true =>
+                                    "\n\n(A program and its arguments, run without a shell; \
+                                         shown quoted as bash would read them.)",
+                                false => "",
+                            }
                         ),
                         holds_secrets,
                     ),
