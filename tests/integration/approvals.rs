@@ -29,6 +29,13 @@ async fn decide(s: &Server, body: Value) -> (u16, Value) {
     (status.as_u16(), reply)
 }
 
+/// `POST /v1/approvals/decide` as `token` (200 expected); the first item's result.
+async fn decide_as(s: &Server, token: &str, body: Value) -> Value {
+    let (status, reply) = s.v1_post(Some(token), "/v1/approvals/decide", body).await;
+    assert_eq!(status, 200, "{reply}");
+    reply["results"][0].clone()
+}
+
 /// The text of a completed task's result.
 async fn result_text(s: &Server, token: &str, id: &str) -> (Value, String) {
     s.wait_status(token, id, "completed").await;
@@ -902,23 +909,16 @@ async fn a_decision_that_comes_second_says_who_took_the_call() {
             .and_then(|r| r.keys().next().cloned())
             .unwrap()
     };
-    let decide_as = async |token: &str, id: &str, key: &str, decision: &str| {
-        let (status, reply) = s
-            .v1_post(
-                Some(token),
-                "/v1/approvals/decide",
-                json!({"items": [{"taskId": id, "key": key}], "decision": decision}),
-            )
-            .await;
-        assert_eq!(status, 200, "{reply}");
-        reply["results"][0].clone()
+    let decide_key = async |token: &str, id: &str, key: &str, decision: &str| {
+        let body = json!({"items": [{"taskId": id, "key": key}], "decision": decision});
+        decide_as(&s, token, body).await
     };
 
     let id = asking(&s, &agent, "echo one").await;
     let (_, task) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     let key = open_key(&task["task"]);
-    assert_eq!(decide_as(&alice, &id, &key, "deny").await["ok"], true);
-    let late = decide_as(&bob, &id, &key, "approve").await;
+    assert_eq!(decide_key(&alice, &id, &key, "deny").await["ok"], true);
+    let late = decide_key(&bob, &id, &key, "approve").await;
     assert_eq!(late["ok"], false, "{late}");
     assert_eq!(late["error"], "alice denied this call already", "{late}");
 
@@ -929,8 +929,8 @@ async fn a_decision_that_comes_second_says_who_took_the_call() {
         task["inputRequests"][key]["params"]["_meta"]["taskdeck/approval"]["askedAtMs"].as_i64()
     };
     let asked = asked_at(&task["task"], &first).unwrap_or_else(|| panic!("{task}"));
-    assert_eq!(decide_as(&alice, &id, &first, "approve").await["ok"], true);
-    let late = decide_as(&bob, &id, &first, "approve").await;
+    assert_eq!(decide_key(&alice, &id, &first, "approve").await["ok"], true);
+    let late = decide_key(&bob, &id, &first, "approve").await;
     assert_eq!(
         late["error"],
         "alice approved this call already, and it still waits for another person's approval: decide it again",
@@ -954,7 +954,7 @@ async fn a_decision_that_comes_second_says_who_took_the_call() {
         .find(|a| a["taskId"] == id.as_str())
         .unwrap_or_else(|| panic!("{queue}"));
     assert_eq!(listed["waitingSinceMs"].as_i64(), Some(asked), "{listed}");
-    assert_eq!(decide_as(&bob, &id, &second, "approve").await["ok"], true);
+    assert_eq!(decide_key(&bob, &id, &second, "approve").await["ok"], true);
     s.wait_status(&agent, &id, "completed").await;
 }
 
@@ -987,11 +987,6 @@ async fn an_approval_of_a_question_showing_another_call_approves_nothing() {
         .unwrap()
         .to_string();
     s.wait_status(&s.admin, &id, "input_required").await;
-    let decide_as = async |s: &Server, token: &str, body: Value| {
-        let (status, reply) = s.v1_post(Some(token), "/v1/approvals/decide", body).await;
-        assert_eq!(status, 200, "{reply}");
-        reply["results"][0].clone()
-    };
     let edited = decide_as(
         &s,
         &alice,

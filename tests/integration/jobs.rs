@@ -274,7 +274,8 @@ async fn external_jobs_report_and_time_out() {
         .v1_post(
             Some(&t),
             &format!("/v1/jobs/{shortened}/report"),
-            json!({"heartbeatMs": 1000}),
+            // As JSON Schema's integer counts it: 1000.0 too.
+            json!({"heartbeatMs": 1000.0}),
         )
         .await;
     assert_eq!(status, 200, "{v}");

@@ -47,7 +47,8 @@ const RETRY: Duration = Duration::from_secs(1);
 /// Follows the event stream of the Taskdeck `target` names (first at `endpoint`) and prints
 /// the changes `filter` takes: a header, then `HH:MM:SS` (the change's time, local) and the
 /// task's row as `tasks list` prints it (`--json`: each change as the stream gives it, one
-/// per line). Exit 0 at Ctrl-C; 1 when the token is refused.
+/// per line). Exit 0 at Ctrl-C; as [`Target::send_unless_away`] says when the stream is
+/// refused (a revoked token: 4).
 pub(crate) async fn watch(
     target: &Target,
     mut endpoint: Endpoint,
@@ -69,14 +70,6 @@ pub(crate) async fn watch(
             match target.send_unless_away(&endpoint, request).await {
                 Err(code) => Err(code),
                 Ok(None) => Ok(()),
-                Ok(Some(resp)) if resp.status() == reqwest::StatusCode::UNAUTHORIZED => {
-                    eprintln!("taskdeck: the token was refused (401): {}", resp.status());
-                    Err(ExitCode::from(1))
-                }
-                Ok(Some(resp)) if !resp.status().is_success() => {
-                    eprintln!("taskdeck: /v1/events answered {}", resp.status());
-                    Err(ExitCode::from(1))
-                }
                 Ok(Some(resp)) => {
                     if away {
                         eprintln!("taskdeck: Taskdeck is back at {}", endpoint.base);

@@ -254,7 +254,7 @@ pub struct ReportBody {
     /// From this report on, the job's runner counts as lost after this many ms without a
     /// report (1000 to 86400000; the job's start set the first): e.g. longer while the runner
     /// is suspended. A restart of Taskdeck goes back to the start's.
-    pub heartbeat_ms: Option<u64>,
+    pub heartbeat_ms: Option<crate::tools::arguments::WholeNumber>,
 }
 
 impl utoipa::PartialSchema for ReportBody {
@@ -444,7 +444,7 @@ pub(crate) async fn report(
         ));
     }
     let mut reports = vec![Report::Heartbeat];
-    if let Some(ms) = body.heartbeat_ms {
+    if let Some(crate::tools::arguments::WholeNumber(ms)) = body.heartbeat_ms {
         if !crate::tools::external::HEARTBEAT_MS_RANGE.contains(&ms) {
             return Err(ApiError::bad_request(format!(
                 "heartbeatMs: {ms} is not from 1000 to 86400000 (ms)"
