@@ -1,4 +1,4 @@
-//! Approval notifications on the desktop (D-Bus through notify-rust): one notification per
+//! Approval notifications on the desktop ([`NotificationBus`]): one notification per
 //! pending approval question, with Approve / Deny buttons when the notification server has the
 //! `actions` capability, answered in-process without opening the window; Open and Edit… show
 //! the window on the task. A notification closes when its question is answered, here or
@@ -10,8 +10,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use notify_rust::{ActionResponse, Notification, NotificationHandle, Timeout};
-
+use super::notification_bus::{NotificationBus, Outcome, Shown};
 use taskdeck_engine::{Engine, Principal, TaskRecord, clock::now_ms};
 use taskdeck_server::adapters::notices::{
     ApprovalNotice, Notice, NoticeAction, answer_failed_notice, approval_notice, local_offset,
@@ -26,22 +25,30 @@ type QuestionId = (String, String);
 pub struct ApprovalNotifications {
     app: tauri::AppHandle,
     engine: Engine,
+    bus: Arc<NotificationBus>,
     book: Mutex<Book>,
 }
 
 #[derive(Default)]
 struct Book {
-    /// Questions notified (shown or tried) and still pending: each is notified once.
+    /// Questions notified (shown, tried, or summed up at start) and still pending: each is
+    /// notified once.
     seen: HashSet<QuestionId>,
-    /// Notifications on screen, closed when their question stops pending.
-    shown: HashMap<QuestionId, Arc<NotificationHandle>>,
+    /// Notifications on screen (their ids), closed when their question stops pending.
+    shown: HashMap<QuestionId, u32>,
 }
 
 impl ApprovalNotifications {
-    pub fn new(app: tauri::AppHandle, engine: Engine) -> Arc<ApprovalNotifications> {
+    /// Notifications of approval questions, shown through `bus` and answered as the admin.
+    pub fn new(
+        app: tauri::AppHandle,
+        engine: Engine,
+        bus: Arc<NotificationBus>,
+    ) -> Arc<ApprovalNotifications> {
         Arc::new(ApprovalNotifications {
             app,
             engine,
+            bus,
             book: Mutex::new(Book::default()),
         })
     }
@@ -88,8 +95,9 @@ impl ApprovalNotifications {
             .collect();
         for q in stale {
             book.seen.remove(&q);
-            if let Some(handle) = book.shown.remove(&q) {
-                tauri::async_runtime::spawn(async move { handle.close_async().await });
+            if let Some(id) = book.shown.remove(&q) {
+                let bus = self.bus.clone();
+                tauri::async_runtime::spawn(async move { bus.close(id).await });
             }
         }
     }
@@ -100,8 +108,17 @@ impl ApprovalNotifications {
         !pending_approvals(task).is_empty()
     }
 
+    /// Counts `task`'s pending approval questions as notified without showing them (one
+    /// notification at start summed them up).
+    pub fn summarized(&self, task: &TaskRecord) {
+        let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, _) in pending_approvals(task) {
+            book.seen.insert((task.task_id.clone(), key.to_string()));
+        }
+    }
+
     /// Notifies each pending approval question of `task` not notified yet, each on its own
-    /// thread (showing and waiting for the click are blocking D-Bus calls).
+    /// async task (which then waits for the person's choice).
     pub fn notify(self: &Arc<Self>, task: &Arc<TaskRecord>) {
         for (key, _) in pending_approvals(task) {
             let q = (task.task_id.clone(), key.to_string());
@@ -115,60 +132,58 @@ impl ApprovalNotifications {
                 continue;
             }
             let (this, task) = (self.clone(), task.clone());
-            std::thread::spawn(move || this.show(&task, q));
+            tauri::async_runtime::spawn(async move { this.show(&task, q).await });
         }
     }
 
-    fn show(&self, task: &TaskRecord, q: QuestionId) {
+    async fn show(&self, task: &TaskRecord, q: QuestionId) {
         let Some(request) = task.input_requests.get(&q.1) else {
             return;
         };
-        let actions_supported = notify_rust::get_capabilities()
-            .map(|caps| caps.iter().any(|c| c == "actions"))
-            .unwrap_or(false);
-        let local = local_offset();
+        let actions_supported = self.bus.actions_supported().await;
         let notice = approval_notice(
             task,
             &q.1,
             request,
             now_ms(),
-            local,
+            local_offset(),
             actions_supported,
             &Principal::admin().name,
         );
-        let mut n = Notification::new();
-        n.appname("Taskdeck")
-            .summary(&notice.summary)
-            .body(&notice.body)
+        let actions: Vec<(&str, &str)> =
+            notice.actions.iter().map(|a| (a.id(), a.label())).collect();
+        let shown = Shown {
+            summary: &notice.summary,
+            body: &notice.body,
+            actions: &actions,
             // It stays until answered: its question closes it (see `follow`).
-            .timeout(Timeout::Never);
-        for a in &notice.actions {
-            n.action(a.id(), a.label());
-        }
-        let handle = match n.show() {
-            Ok(h) => Arc::new(h),
+            persistent: true,
+        };
+        let (id, outcome) = match self.bus.show(&shown).await {
+            Ok(shown) => shown,
             Err(e) => {
                 tracing::warn!("cannot show the approval notification: {e}");
                 return;
             }
         };
-        {
+        let still_pending = {
             let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
-            if book.seen.contains(&q) {
-                book.shown.insert(q.clone(), handle.clone());
-            } else {
-                // Answered while it was being shown.
-                drop(book);
-                tauri::async_runtime::block_on(handle.close_async());
-                return;
+            let pending = book.seen.contains(&q);
+            if pending {
+                book.shown.insert(q.clone(), id);
             }
+            pending
+        };
+        if !still_pending {
+            // Answered while it was being shown.
+            self.bus.close(id).await;
+            return;
         }
-        let mut chosen = None;
-        tauri::async_runtime::block_on(handle.wait_for_action_async(|r| {
-            if let ActionResponse::Custom(id) = r {
-                chosen = NoticeAction::from_id(id);
-            }
-        }));
+        // Nothing (Taskdeck quits) counts as closed.
+        let chosen = match outcome.await {
+            Ok(Outcome::Action(key)) => NoticeAction::from_id(&key),
+            Ok(Outcome::Closed) | Err(_) => None,
+        };
         if !matches!(chosen, Some(NoticeAction::Open | NoticeAction::Edit)) {
             // Closed, or answered below. After Open or Edit… a server may keep showing it
             // (dunst does after a menu entry): it stays listed, to close once answered.
@@ -183,17 +198,27 @@ impl ApprovalNotifications {
                 super::focus(&self.app, Some(&notice.task_id))
             }
             Some(action @ (NoticeAction::Approve | NoticeAction::Deny)) => {
-                let answered = tauri::async_runtime::block_on(answer(
-                    &self.engine,
-                    &notice,
-                    action == NoticeAction::Approve,
-                ));
-                tauri::async_runtime::block_on(handle.close_async());
+                let answered = answer(&self.engine, &notice, action == NoticeAction::Approve).await;
+                self.bus.close(id).await;
                 if let Err(why) = answered {
-                    show_plain(answer_failed_notice(&notice, action, &why));
+                    self.show_plain(answer_failed_notice(&notice, action, &why))
+                        .await;
                 }
             }
             None => {}
+        }
+    }
+
+    /// Shows a notification without actions (best effort).
+    async fn show_plain(&self, notice: Notice) {
+        let shown = Shown {
+            summary: &notice.summary,
+            body: &notice.body,
+            actions: &[],
+            persistent: false,
+        };
+        if let Err(e) = self.bus.show(&shown).await {
+            tracing::warn!("cannot show a notification: {e}");
         }
     }
 }
@@ -223,17 +248,5 @@ async fn answer(engine: &Engine, notice: &ApprovalNotice, approve: bool) -> Resu
         Some(Err(why)) if why == "no such task" => Err("The task is gone.".into()),
         Some(Err(_)) => Err("It was already answered.".into()),
         None => Err("Nothing was answered.".into()),
-    }
-}
-
-/// Shows a notification without actions (best effort).
-fn show_plain(notice: Notice) {
-    if let Err(e) = Notification::new()
-        .appname("Taskdeck")
-        .summary(&notice.summary)
-        .body(&notice.body)
-        .show()
-    {
-        tracing::warn!("cannot show a notification: {e}");
     }
 }

@@ -13,6 +13,7 @@
 
 mod approval_notifications;
 mod commands;
+mod notification_bus;
 mod notifier;
 mod placement;
 mod running_instance;
@@ -24,8 +25,10 @@ use std::{
     panic::AssertUnwindSafe,
     process::ExitCode,
     sync::{Arc, Mutex},
+    time::Duration,
 };
 
+use notification_bus::NotificationBus;
 use running_instance::RunningInstance;
 use tauri::{Manager, WebviewUrl};
 
@@ -110,6 +113,9 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
     // The server, taken out at the end to stop it cleanly.
     let server: Arc<Mutex<Option<serve::Running>>> = Arc::default();
     let setup_server = server.clone();
+    // The notification server's connection, taken out at the end to close what is still open.
+    let notifications: Arc<Mutex<Option<Arc<NotificationBus>>>> = Arc::default();
+    let setup_notifications = notifications.clone();
     let builder = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
             focus(app, None)
@@ -155,11 +161,17 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
                 if hidden { "hidden in the tray" } else { "open" }
             );
             tray::install(app.handle(), running.engine.clone(), setup_settings.clone())?;
-            notifier::spawn(
-                app.handle().clone(),
-                running.engine.clone(),
-                setup_settings.clone(),
-            );
+            if let Some(bus) = connect_notifications() {
+                notifier::spawn(
+                    app.handle().clone(),
+                    running.engine.clone(),
+                    setup_settings.clone(),
+                    bus.clone(),
+                );
+                *setup_notifications
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(bus);
+            }
             app.manage(commands::DesktopState {
                 settings: setup_settings.clone(),
                 data_dir: setup_cfg.data_dir.clone(),
@@ -176,6 +188,14 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
     match built {
         Ok(Ok(app)) => {
             let code = app.run_return(|_, _| {});
+            // Before the stop: what it ends (the tools it interrupts) is not news to notify.
+            let bus = notifications
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(bus) = bus {
+                rt.block_on(bus.close_all(Duration::from_secs(2)));
+            }
             let running = server.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(running) = running {
                 stop(&rt, running);
@@ -192,6 +212,28 @@ pub fn run(cfg: ServeConfig, hidden: bool) -> ExitCode {
             );
             drop(rt);
             serve::run_headless(cfg, true)
+        }
+    }
+}
+
+/// The session's notification server ([`NotificationBus`]), or `None` (logged) without a
+/// session bus: Taskdeck then runs without desktop notifications.
+fn connect_notifications() -> Option<Arc<NotificationBus>> {
+    let connecting =
+        async { tokio::time::timeout(Duration::from_secs(3), NotificationBus::connect()).await };
+    match tauri::async_runtime::block_on(connecting) {
+        Ok(Ok(bus)) => Some(bus),
+        Ok(Err(e)) => {
+            tracing::warn!(
+                "desktop notifications unavailable ({e}); Taskdeck keeps running without them"
+            );
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                "desktop notifications unavailable (the session bus did not answer in 3 s); Taskdeck keeps running without them"
+            );
+            None
         }
     }
 }

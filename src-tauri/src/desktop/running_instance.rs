@@ -109,11 +109,8 @@ impl RunningInstance {
     fn cannot_open(&self, running: &str, why: &str) {
         let text = format!("{running}; no browser could be opened ({why}).");
         eprintln!("taskdeck: {text}");
-        let _ = notify_rust::Notification::new()
-            .summary("Taskdeck is already running")
-            .body(&text)
-            .appname("Taskdeck")
-            .show();
+        let body = taskdeck_server::adapters::notices::escape_body(&text);
+        let _ = super::notification_bus::notify_once("Taskdeck is already running", &body);
     }
 }
 

@@ -437,6 +437,11 @@ impl ChangeNotices {
             self.answered_at.remove(id);
             return t.created_at_ms;
         }
+        if change.event.kind == "inputAnswered" {
+            // Also for a question asked before this process started watching (a task resumed
+            // at start), which this policy never saw waiting.
+            self.answered_at.insert(id.clone(), change.event.at_ms);
+        }
         if t.status == TaskStatus::InputRequired {
             self.waiting.insert(id.clone());
         } else if self.waiting.remove(id) {
@@ -472,12 +477,7 @@ fn notice_since(
     let long_or_unseen = ran_ms >= settings.threshold_ms || !window_focused;
     let (summary, body) = match task.status {
         TaskStatus::InputRequired if settings.input_required => {
-            let question = task
-                .input_requests
-                .values()
-                .find_map(|r| r.pointer("/params/message").and_then(|m| m.as_str()))
-                .unwrap_or("A task needs your answer");
-            (needs_input_summary(task, question), question.to_string())
+            return Some(needs_input_notice(task));
         }
         TaskStatus::Completed if settings.completed && long_or_unseen => {
             let is_error = task
@@ -518,6 +518,55 @@ fn notice_since(
         task_id: task.task_id.clone(),
         summary,
         body: escape_body(&body),
+    })
+}
+
+/// "agent needs input: make deploy" / its first question: the notification of a task waiting
+/// for input (one whose questions are approvals is notified by [`approval_notice`] instead).
+pub fn needs_input_notice(task: &TaskRecord) -> Notice {
+    let question = task
+        .input_requests
+        .values()
+        .find_map(|r| r.pointer("/params/message").and_then(|m| m.as_str()))
+        .unwrap_or("A task needs your answer");
+    Notice {
+        task_id: task.task_id.clone(),
+        summary: needs_input_summary(task, question),
+        body: escape_body(question),
+    }
+}
+
+/// How many tasks found waiting for input when notifications start are notified one by one;
+/// with more, one notification ([`waiting_at_start_notice`]) says how many wait.
+pub const WAITING_AT_START_EACH: usize = 3;
+
+/// The one notification for `waiting` tasks (more than [`WAITING_AT_START_EACH`], newest
+/// first) found waiting for input when notifications start (Taskdeck started, or restarted
+/// with questions still open): "5 tasks need your answer", the first three titles in the body.
+/// Its `task_id` is empty: a click shows the window, not one task. `None` for no task.
+pub fn waiting_at_start_notice(waiting: &[TaskRecord], total: u64) -> Option<Notice> {
+    if waiting.is_empty() {
+        return None;
+    }
+    let total = total.max(waiting.len() as u64);
+    let mut lines: Vec<String> = waiting
+        .iter()
+        .take(WAITING_AT_START_EACH)
+        .map(|t| format!("{}: {}", t.principal, one_line(&summary_title(t))))
+        .collect();
+    let more = total - lines.len() as u64;
+    if more > 0 {
+        lines.push(format!("and {more} more"));
+    }
+    let (s, verb) = if total == 1 {
+        ("", "needs")
+    } else {
+        ("s", "need")
+    };
+    Some(Notice {
+        task_id: String::new(),
+        summary: format!("{total} task{s} {verb} your answer"),
+        body: escape_body(&lines.join("\n")),
     })
 }
 
@@ -691,6 +740,60 @@ mod tests {
         assert!(ended(Some(11_000), TaskStatus::Completed, true));
         assert!(ended(Some(1_000), TaskStatus::Completed, false));
         assert!(ended(None, TaskStatus::Completed, false));
+    }
+
+    /// A question asked before notifications started (a task resumed at start): this policy
+    /// never saw it waiting, and its answer still restarts the run's clock.
+    #[test]
+    fn an_answer_to_a_question_asked_before_start_restarts_the_clock() {
+        let s = NotificationSettings::default();
+        let mut notices = ChangeNotices::default();
+        let mut answered = change(TaskStatus::Working, 60_000);
+        answered.event.kind = "inputAnswered".into();
+        answered.event.at_ms = 61_000;
+        assert!(notices.notice(&answered, &s, true).is_none());
+        assert!(
+            notices
+                .notice(&change(TaskStatus::Completed, 61_000), &s, true)
+                .is_none(),
+            "ended a second after the person answered it in the focused window"
+        );
+        let mut fresh = ChangeNotices::default();
+        assert!(
+            fresh
+                .notice(&change(TaskStatus::Completed, 61_000), &s, true)
+                .is_some(),
+            "without the answer, a 61 s run is news"
+        );
+    }
+
+    #[test]
+    fn tasks_waiting_at_start_are_summed_up_in_one_notification() {
+        let task = |id: &str, who: &str, name: &str| {
+            let mut t = (*change(TaskStatus::InputRequired, 0).task).clone();
+            t.task_id = id.into();
+            t.principal = who.into();
+            t.tool = "external".into();
+            t.arguments = json!({ "name": name });
+            t
+        };
+        assert_eq!(waiting_at_start_notice(&[], 0), None);
+        let waiting = [
+            task("a", "claude", "deploy <prod>"),
+            task("b", "codex", "migrate"),
+            task("c", "claude", "backup"),
+            task("d", "claude", "lint"),
+        ];
+        let n = waiting_at_start_notice(&waiting, 9).unwrap();
+        assert_eq!(n.task_id, "", "a click shows the window, not one task");
+        assert_eq!(n.summary, "9 tasks need your answer");
+        assert_eq!(
+            n.body,
+            "claude: deploy &lt;prod&gt;\ncodex: migrate\nclaude: backup\nand 6 more"
+        );
+        let one = waiting_at_start_notice(&waiting[..1], 1).unwrap();
+        assert_eq!(one.summary, "1 task needs your answer");
+        assert_eq!(one.body, "claude: deploy &lt;prod&gt;");
     }
 
     #[test]
