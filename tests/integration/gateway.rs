@@ -1622,6 +1622,51 @@ async fn an_upstream_that_exits_at_start_is_not_served() {
     deck.assert_alive().await;
 }
 
+/// A server slower to start than rmcp's 10 s protocol probe (`npx` downloading its package, a
+/// container being pulled) answers the probe after Taskdeck moved on to `initialize`, which
+/// fails that first handshake; the next start waits for the 2025-11-25 handshake the late
+/// answer revealed, and the server connects instead of failing the same way forever.
+#[tokio::test]
+async fn an_upstream_slower_to_start_than_the_probe_connects() {
+    let deck = Deck::start(json!({"late": faulty(&["--start-after", "11000"])})).await;
+    let start = Instant::now();
+    let mut why_seen = None;
+    let late = loop {
+        let (status, body) = deck.s.v1_get(Some(&deck.s.admin), "/v1/servers").await;
+        assert_eq!(status, 200, "{body}");
+        let late = body["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "late")
+            .cloned()
+            .unwrap_or_else(|| panic!("{body}"));
+        if let Some(why) = late["lastError"].as_str() {
+            why_seen = Some(why.to_string());
+        }
+        if late["state"] == "connected" {
+            break late;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(50),
+            "not connected after 50 s: {late}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let why = why_seen.expect("the first handshake's failure was shown");
+    assert!(
+        why.contains("a slow start") && !why.contains("the process exited"),
+        "{why}"
+    );
+    assert_eq!(late["restarts"], 1, "{late}");
+    assert_eq!(late["protocolVersion"], "2025-11-25", "{late}");
+    deck.wait_tool("late__echo").await;
+    let reply = deck
+        .call("late__echo", json!({"text": "slow but here"}))
+        .await;
+    assert_eq!(text_of(&deck.outcome(&reply).await), "slow but here");
+}
+
 #[tokio::test]
 async fn a_new_timeout_applies_without_restarting_the_server() {
     let deck = Deck::start(json!({"faulty": faulty(&[])})).await;

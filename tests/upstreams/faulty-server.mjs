@@ -13,6 +13,9 @@
 //   node faulty-server.mjs --resource      also offers one resource, faulty://note (text "a
 //                                          note"), so that it answers resources/read (for any
 //                                          other URI: the SDK's "not found" error)
+//   node faulty-server.mjs --start-after MS reads nothing for MS milliseconds first, as a server
+//                                          slow to start (the requests sent meanwhile wait in
+//                                          the pipe, then are answered in order)
 //
 // Tools (all annotated readOnlyHint, so that Taskdeck's default policy lets them run unasked):
 //   echo {text}   answers `text` at once
@@ -126,6 +129,12 @@ if (process.argv.includes("--odd-tools")) {
   };
 }
 noise("before the handshake");
+const startAfter = process.argv.indexOf("--start-after");
+if (startAfter > 0) {
+  const ms = Number(process.argv[startAfter + 1]);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  process.stderr.write(`faulty-server: started after ${ms} ms\n`);
+}
 await server.connect(transport);
 // The client is gone when stdin ends: stop, even with a `slow` call's timer pending.
 process.stdin.on("end", () => process.exit(0));

@@ -7,6 +7,7 @@ pub mod approval;
 pub mod call;
 pub mod catalog;
 pub mod client_handler;
+pub mod era;
 pub mod http_transport;
 pub mod import;
 pub mod passthrough;

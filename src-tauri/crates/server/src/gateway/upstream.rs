@@ -1,6 +1,6 @@
 //! One upstream MCP server and its supervisor: starts it (a child process over stdio, or a
-//! Streamable HTTP connection), initializes it with rmcp's client (which negotiates the protocol
-//! era: `server/discover` on 2026-07-28, else `initialize`), lists its tools, and starts it
+//! Streamable HTTP connection), initializes it with rmcp's client (the handshake of its protocol
+//! era, probed until known: [`Era`]), lists its tools, and starts it
 //! again with exponential backoff (1 s doubling to 60 s) whenever it fails or exits. Its state
 //! is kept as a [`ServerStatus`] for the human.
 
@@ -12,9 +12,9 @@ use std::{
 };
 
 use rmcp::{
-    model::{ProtocolVersion, Tool},
+    model::Tool,
     service::{
-        ClientLifecycleMode, ClientServiceExt, Peer, QuitReason, RoleClient, RunningService,
+        ClientInitializeError, ClientServiceExt, Peer, QuitReason, RoleClient, RunningService,
     },
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     ServerState, ServerStatus,
     client_handler::{InFlight, UpstreamClient},
+    era::Era,
     http_transport::{EndsOnUnaddressedError, SessionAware, Unreachable, resume_policy},
     server_target::redact_url,
     servers_file::{ServerSpec, Transport},
@@ -97,6 +98,8 @@ pub struct Upstream {
     /// Why an HTTP connection's transport ended it ([`EndsOnUnaddressedError`]), unscrubbed.
     transport_ended: Arc<Mutex<Option<String>>>,
     stop: CancellationToken,
+    /// Its protocol era, once a connection or a late answer told it: which handshake it gets.
+    era: Mutex<Era>,
     /// The process group of the running stdio server (it and every process it started).
     process_group: Mutex<Option<ProcessGroup>>,
     /// A pidfd of the running stdio server's process, taken by the supervisor to see it exit.
@@ -126,6 +129,7 @@ impl Upstream {
             waiting_calls: Default::default(),
             transport_ended: Arc::default(),
             stop: CancellationToken::new(),
+            era: Mutex::default(),
             process_group: Mutex::default(),
             exit_watch: Mutex::default(),
         })
@@ -419,9 +423,19 @@ impl Upstream {
                         stderr,
                     ));
                 }
-                match client.serve_with_lifecycle(transport, lifecycle()).await {
+                let era = *self.era.lock().unwrap();
+                match client
+                    .serve_with_lifecycle(transport, era.lifecycle())
+                    .await
+                {
                     Ok(running) => running,
                     Err(e) => {
+                        if let Some(late) = self.learn_era(&e) {
+                            return Err(self.with_stderr(format!(
+                                "MCP handshake failed: {}: {late}",
+                                of_handshake(&e)
+                            )));
+                        }
                         // A server that exits at start is the usual cause: say so.
                         let watch = self.exit_watch.lock().unwrap().take();
                         let exited = match watch {
@@ -465,19 +479,25 @@ impl Upstream {
                     ),
                     why: self.transport_ended.clone(),
                 };
+                let era = *self.era.lock().unwrap();
                 client
-                    .serve_with_lifecycle(transport, lifecycle())
+                    .serve_with_lifecycle(transport, era.lifecycle())
                     .await
                     .map_err(|e| {
                         let why = self.transport_ended.lock().unwrap().take();
+                        let late = self.learn_era(&e).map(|l| format!(": {l}"));
                         format!(
-                            "MCP handshake with {} failed: {}",
+                            "MCP handshake with {} failed: {}{}",
                             redact_url(url),
-                            why.unwrap_or_else(|| of_handshake(&e))
+                            why.unwrap_or_else(|| of_handshake(&e)),
+                            late.unwrap_or_default()
                         )
                     })?
             }
         };
+        if let Some(info) = running.peer().peer_info() {
+            *self.era.lock().unwrap() = Era::of(&info.protocol_version);
+        }
         let tools = running
             .peer()
             .list_all_tools()
@@ -506,6 +526,21 @@ impl Upstream {
             peer,
             protocol_version,
         })));
+    }
+
+    /// Keeps the era a failed handshake revealed ([`Era::revealed_by`]) for the next start;
+    /// returns what to tell the human then.
+    fn learn_era(&self, e: &ClientInitializeError) -> Option<&'static str> {
+        let era = Era::revealed_by(e)?;
+        *self.era.lock().unwrap() = era;
+        Some(match era {
+            Era::Legacy => {
+                "it answered the 2026-07-28 probe only after Taskdeck had moved on (a slow start); the next start waits for its 2025-11-25 handshake"
+            }
+            _ => {
+                "it answered the 2026-07-28 probe only after Taskdeck had moved on (a slow start); the next start waits for it"
+            }
+        })
     }
 
     fn set_state(&self, state: ServerState, error: Option<String>) {
@@ -595,15 +630,6 @@ fn servable(server: &str, tools: Vec<Tool>) -> (Vec<Tool>, Vec<super::UnservedTo
         })
         .collect();
     (served, unserved)
-}
-
-/// How the protocol era is negotiated: `server/discover` for 2026-07-28 first, `initialize` on
-/// 2025-11-25 for a server that does not know it (rmcp's `Auto`).
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
-    }
 }
 
 /// An upstream process never outlives Taskdeck, even one killed without a chance to stop it
