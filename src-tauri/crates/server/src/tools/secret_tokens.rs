@@ -41,7 +41,9 @@ const PREFIXES: &[(&str, usize)] = &[
 
 /// `value` with every token of a known shape in it replaced by `with`, `None` when it holds
 /// none. A token starts a word (after anything but a letter, digit, `_` or `-`) and runs over
-/// letters, digits, `_` and `-`.
+/// letters, digits, `_` and `-`. A file's name is no token: one in a path (after a `/` of a
+/// word that is no URL) is the name of what may run (`./ghp_…`, `/tmp/x/ghp_… --force`) and
+/// is shown, while a URL's (`https://ghp_…@github.com`, `https://h/hooks/glpat-…`) is masked.
 pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
     let is_token_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let mut out = String::new();
@@ -53,7 +55,10 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
             .chars()
             .next_back()
             .is_none_or(|c| !is_token_char(c));
-        if starts_word && let Some((p, min)) = PREFIXES.iter().find(|(p, _)| rest.starts_with(p)) {
+        if starts_word
+            && !in_a_path(&value[..at])
+            && let Some((p, min)) = PREFIXES.iter().find(|(p, _)| rest.starts_with(p))
+        {
             let len = rest.find(|c| !is_token_char(c)).unwrap_or(rest.len());
             if len >= p.len() + min {
                 out.push_str(&value[copied..at]);
@@ -69,6 +74,18 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
         out.push_str(&value[copied..]);
         out
     })
+}
+
+/// True when what comes right before a word (`before`) makes it a file's name in a path: a
+/// `/`, in a word (since the last whitespace, quote, `=` or `(`) that holds no `://`.
+fn in_a_path(before: &str) -> bool {
+    if !before.ends_with('/') {
+        return false;
+    }
+    let word_start = before
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '=' | '('))
+        .map_or(0, |i| i + 1);
+    !before[word_start..].contains("://")
 }
 
 /// `value` with the body of every PEM private key in it (between `-----BEGIN … PRIVATE
@@ -194,6 +211,18 @@ mod tests {
             mask_tokens("aws_id=AKIAIOSFODNN7EXAMPLE", "*").as_deref(),
             Some("aws_id=*")
         );
+        // A file's name is what may run: shown. A URL's path is not a file's.
+        for (given, shown) in [
+            (format!("ls /tmp/x && ./{ghp}"), None),
+            (format!("ls && /tmp/x/{ghp} --force"), None),
+            (format!("cat '/run/{ghp}'"), None),
+            (
+                format!("curl https://hooks.example/{ghp} -d @./f"),
+                Some("curl https://hooks.example/* -d @./f".to_string()),
+            ),
+        ] {
+            assert_eq!(mask_tokens(&given, "*"), shown, "{given}");
+        }
         for plain in [
             "AKIA_SHORT",
             "npm_config_cache=/tmp",

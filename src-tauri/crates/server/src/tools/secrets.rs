@@ -109,6 +109,13 @@ pub(super) fn hideable(hidden: &str) -> bool {
     })
 }
 
+/// Whether `hidden`, a whole item of an argument list (or the value part of one) a mask would
+/// replace, may be hidden: [`hideable`], and no whitespace (such an item can be a shell line
+/// that another item has a shell run).
+fn hideable_item(hidden: &str) -> bool {
+    hideable(hidden) && !hidden.contains(char::is_whitespace)
+}
+
 /// `value` with the value of every secret-named member of JSON that a shell line escapes
 /// (`curl -d "{\"password\":\"…\"}"`) replaced by [`REDACTED`]; `None` when it holds none.
 fn mask_escaped_json(value: &str) -> Option<String> {
@@ -577,15 +584,17 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
             let words: Vec<Option<&str>> = items.iter().map(Value::as_str).collect();
             for (at, range) in super::secret_options::credentials(&words) {
                 let mut item = words[at].unwrap_or_default().to_string();
-                if !hideable(&item[range.clone()]) {
+                if !hideable_item(&item[range.clone()]) {
                     continue;
                 }
                 item.replace_range(range, REDACTED);
                 shown[at] = Some(Value::String(item));
             }
             // In an argument list a credential is a whole item after `--password`, or after
-            // `--password=` in the same item (spaces and all). An item that starts `NAME=` with
-            // spaces after is a shell line (`sh -c 'API_TOKEN=x make'`): masked as one.
+            // `--password=` in the same item, without whitespace: an item with some may be a
+            // command that another item runs (`["sh", "-c", "$1", "--token", "touch x"]`), and
+            // is shown. An item that starts `NAME=` with spaces after is a shell line (`sh -c
+            // 'API_TOKEN=x make'`): masked as one.
             for (at, item) in items.iter().enumerate() {
                 let Some(item) = item.as_str() else { continue };
                 if let Some((flag, value)) = item.split_once('=')
@@ -595,7 +604,7 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
                     && is_credential(flag, &Value::String(value.into()))
                     && !matches!(value, "true" | "false")
                     && !value.bytes().all(|b| b.is_ascii_digit())
-                    && hideable(value)
+                    && hideable_item(value)
                 {
                     shown[at] = Some(Value::String(format!("{flag}={REDACTED}")));
                 }
@@ -608,7 +617,7 @@ fn redact(value: &Value, by_name: bool) -> Option<Value> {
                     && !next.is_empty()
                     && !matches!(next, "true" | "false")
                     && !next.bytes().all(|b| b.is_ascii_digit())
-                    && hideable(next)
+                    && hideable_item(next)
                 {
                     shown[at + 1] = Some(Value::String(REDACTED.into()));
                 }
@@ -1039,7 +1048,7 @@ mod tests {
             redact_value(&json!({"argv": ["ls", "-l"], "max_tokens": 5})),
             None
         );
-        let argv = json!(["login", "--password", "s3", "--token", "-x", "--pin=a b"]);
+        let argv = json!(["login", "--password", "s3", "--token", "-x", "--pin=ab"]);
         assert_eq!(
             redact_value(&argv),
             Some(json!([
@@ -1051,6 +1060,13 @@ mod tests {
                 "--pin=[redacted]"
             ]))
         );
+        // An item with whitespace may be a command another item runs: shown.
+        for argv in [
+            json!(["sh", "-c", "$1", "--token", "touch /tmp/x"]),
+            json!(["sh", "-c", "$2", "sshpass", "-p", "touch /tmp/x"]),
+        ] {
+            assert_eq!(redact_value(&argv), None, "{argv}");
+        }
         let plain = json!([
             "--max-tokens=512",
             "hello world",
