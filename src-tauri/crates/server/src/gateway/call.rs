@@ -254,6 +254,11 @@ async fn call_upstream(
     // Held until the call ends: it maps the request's progress token to this task.
     let mut _in_flight = None;
     let answer = loop {
+        // A cancel that came while the call was approved or connected: nothing is sent (a
+        // cancelled task must mean the call never reached the server, or was cancelled there).
+        if ctx.is_cancelled() {
+            return Outcome::Cancelled;
+        }
         let mut params = CallToolRequestParams::new(tool.name.to_string());
         params.arguments = arguments.as_object().cloned();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));

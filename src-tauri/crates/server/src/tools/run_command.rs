@@ -554,6 +554,10 @@ async fn execute(
                 mask_string(&dir).unwrap_or(dir)
             ))
         }
+        // A cancel that came while the call was approved or set up: nothing runs (the answer
+        // and the cancel may land in the same moment; the task then says "cancelled", which
+        // must mean the command never started).
+        _ if ctx.is_cancelled() => return Outcome::Cancelled,
         _ => cmd.spawn().map_err(|e| e.to_string()),
     };
     let mut child = match spawned {
