@@ -381,3 +381,74 @@ async fn two_distinct_humans_approve_a_rule_that_asks_for_two() {
     assert_eq!(by.last(), Some(&"bob"), "{detail}");
     assert!(by[..by.len() - 1].iter().all(|h| *h == "alice"), "{detail}");
 }
+
+/// `POST /v1/tasks/{id}/input` accepting question `key` of task `id` as `token`.
+async fn accept_input(s: &Server, token: &str, id: &str, key: String) -> (u16, Value) {
+    let (status, reply) = s
+        .v1_post(
+            Some(token),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {key: {"action": "accept"}}}),
+        )
+        .await;
+    (status.as_u16(), reply)
+}
+
+/// `POST /v1/tasks/{id}/input` (what `taskdeck tasks answer` sends) counts a human once too:
+/// the same person's second approval is not recorded (it would use up the key the second
+/// human answers) and the reply says why; the second human's then runs the call.
+#[tokio::test]
+async fn a_repeat_approval_through_input_is_not_recorded() {
+    let s = Server::start(&[]).await;
+    let bot = s.token("bot");
+    let alice = make_token(&s, "alice", "human").await;
+    let bob = make_token(&s, "bob", "human").await;
+    s.write_policy(json!([
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo twice*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let id = run(&s, &bot, "echo twice-ok").await;
+    let first = s.wait_status(&alice, &id, "input_required").await;
+    let key = |t: &Value| {
+        t["inputRequests"]
+            .as_object()
+            .and_then(|r| r.keys().next().cloned())
+            .unwrap()
+    };
+    let (status, reply) = accept_input(&s, &alice, &id, key(&first)).await;
+    assert_eq!(
+        (status, &reply["accepted"]),
+        (200, &json!([key(&first)])),
+        "{reply}"
+    );
+    let second = s
+        .wait_for(&alice, &id, "the second question", |t| {
+            t["inputRequests"].as_object().is_some_and(|r| {
+                r.values().any(|q| {
+                    q["params"]["_meta"]["taskdeck/approval"]["approvedBy"] == json!(["alice"])
+                })
+            })
+        })
+        .await;
+    let second_key = key(&second);
+    let (status, reply) = accept_input(&s, &alice, &id, second_key.clone()).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["accepted"], json!([]), "{reply}");
+    assert_eq!(reply["ignored"], json!([second_key]), "{reply}");
+    assert_eq!(
+        reply["notes"][&second_key],
+        "alice approved this call already; another human must approve it",
+        "{reply}"
+    );
+    // The same question still waits, for bob.
+    let (_, now) = s.v1_get(Some(&alice), &format!("/v1/tasks/{id}")).await;
+    assert_eq!(key(&now["task"]), second_key, "{now}");
+    let (status, reply) = accept_input(&s, &bob, &id, second_key.clone()).await;
+    assert_eq!(
+        (status, &reply["accepted"]),
+        (200, &json!([second_key])),
+        "{reply}"
+    );
+    let done = s.wait_status(&bot, &id, "completed").await;
+    assert_eq!(done["result"]["structuredContent"]["exitCode"], 0, "{done}");
+}

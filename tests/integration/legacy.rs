@@ -136,9 +136,21 @@ async fn legacy_session_gets_a_handle_and_follows_up_with_tools() {
         .as_str()
         .unwrap()
         .to_string();
-    c.tool("task_cancel", json!({"taskId": id2})).await;
+    // The reply says the cancel was requested, whatever status the task shows at that moment.
+    let cancelled = c.tool("task_cancel", json!({"taskId": id2})).await;
+    let said = cancelled["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with(&format!("Cancellation of task {id2} requested")),
+        "{cancelled}"
+    );
     let st = s.wait_status(&token, &id2, "cancelled").await;
     assert_eq!(st["status"], "cancelled");
+    let again = c.tool("task_cancel", json!({"taskId": id2})).await;
+    assert_eq!(
+        again["content"][0]["text"],
+        format!("Task {id2} had already ended (cancelled): nothing to cancel."),
+        "{again}"
+    );
     let other = s.token("someone-else");
     let mut c2 = LegacySession::open(&s, &other).await;
     let denied = c2

@@ -255,7 +255,11 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 _ => println!("cancel requested: {}", row(&body["task"])),
             },
             TasksCommand::Answer { ref key, .. } => {
-                if ignored {
+                // Not recorded, and why (a second approval by the same person).
+                let why_ignored = body["notes"][key.as_str()].as_str().filter(|_| ignored);
+                if let Some(why) = why_ignored {
+                    eprintln!("taskdeck: ignored: {}: {}", shown(key), shown(why));
+                } else if ignored {
                     let open: Vec<&str> = body["task"]["inputRequests"]
                         .as_object()
                         .map(|r| r.keys().map(String::as_str).collect())

@@ -291,9 +291,11 @@ pub struct AnswerReply {
     /// superseded, or the task has ended), or human-only and answered by an agent (SEP-2663
     /// §Task Update Requests).
     pub ignored: Vec<String>,
-    /// Key → what was not done as asked although the answer was recorded: an approval whose
-    /// edited arguments the policy refused (a deny rule) was taken, and the call was asked
-    /// again as the agent made it (the first line of that question). Absent when empty.
+    /// Key → what was not done as asked: an approval whose edited arguments the policy
+    /// refused (a deny rule) was recorded, and the call was asked again as the agent made it
+    /// (the first line of that question); or an approval of a call this person approved
+    /// already was not recorded (the key is in `ignored`; "alice approved this call already;
+    /// another human must approve it"). Absent when empty.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub notes: std::collections::BTreeMap<String, String>,
     /// The task after the answers (null if it was removed meanwhile).

@@ -312,13 +312,24 @@ fn entry_stream(
     pages.map(|page| page.map_err(|e| std::io::Error::other(e.detail)))
 }
 
-/// One CSV row (RFC 4180: CRLF, fields with `,` `"` CR or LF quoted, quotes doubled).
+/// One CSV row (RFC 4180: CRLF, fields with `,` `"` CR or LF quoted, quotes doubled). A field
+/// a spreadsheet would take for a formula (starting with `=`, `+`, `-`, `@`, a tab or a CR:
+/// an agent's tool name or argument can) starts with `'`, which spreadsheets read as "text"
+/// (OWASP's advice on CSV injection).
 fn csv_row<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
     let mut row = String::new();
     for (i, f) in fields.into_iter().enumerate() {
         if i > 0 {
             row.push(',');
         }
+        let text;
+        let f = match f.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+            true => {
+                text = format!("'{f}");
+                text.as_str()
+            }
+            false => f,
+        };
         if f.contains([',', '"', '\r', '\n']) {
             row.push('"');
             row.push_str(&f.replace('"', "\"\""));
@@ -396,6 +407,17 @@ mod tests {
         assert_eq!(
             csv_row(["x,y", "say \"hi\"", "two\nlines"]),
             "\"x,y\",\"say \"\"hi\"\"\",\"two\nlines\"\r\n"
+        );
+        // What a spreadsheet would run is text.
+        assert_eq!(
+            csv_row([
+                "=HYPERLINK(\"http://x/\",\"y\")",
+                "@SUM(A1)",
+                "-2+3",
+                "+1",
+                "a=b"
+            ]),
+            "\"'=HYPERLINK(\"\"http://x/\"\",\"\"y\"\")\",'@SUM(A1),'-2+3,'+1,a=b\r\n"
         );
     }
 }

@@ -40,6 +40,25 @@ pub fn handle_result(task: &TaskRecord, called: &str) -> Value {
     })
 }
 
+/// What `task_cancel` did to `task` (as it is right after the request), in words: a task that
+/// had ended already is left as it was; else cancellation is requested, and the task ends
+/// `cancelled` unless it finishes first (SEP-2663 §Task Cancellation).
+fn cancel_summary(task: &TaskRecord) -> String {
+    match task.status.is_terminal() {
+        true => format!(
+            "Task {} had already ended ({}): nothing to cancel.",
+            task.task_id,
+            task.status.as_str()
+        ),
+        false => format!(
+            "Cancellation of task {} requested: it ends cancelled unless it finishes first. \
+             Poll it with task_status until its status is completed, failed or cancelled; do not \
+             call task_cancel again.",
+            task.task_id
+        ),
+    }
+}
+
 /// `CallToolResult` of `task_status`: the detailed task as `reader` sees it (`agent_view`), and
 /// for a finished task its own result's content first so a legacy agent reads the outcome
 /// directly. `human_only`: the outstanding input request keys that only the human may answer;
@@ -62,6 +81,7 @@ pub fn status_result(task: &TaskRecord, human_only: &[String], reader: Reader) -
             task.task_id, Value::Object(for_agent.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect()))}));
     } else if status == taskdeck_engine::TaskStatus::Working
         && task.status == TaskStatus::InputRequired
+        && !task.cancel_requested
     {
         content.push(json!({"type": "text", "text":
             "A human answers this in Taskdeck; you cannot answer this yourself. Poll with task_status until it is completed, failed or cancelled, or stop it with task_cancel."}));
@@ -195,6 +215,12 @@ impl McpHandler {
         };
         let human_only = engine.human_only_inputs(&task).map_err(mcp_error)?;
         let mut result = status_result(&task, &human_only, reader);
+        // task_cancel: what the cancel did, first (the status may not show it yet).
+        if name == "task_cancel"
+            && let Some(content) = result["content"].as_array_mut()
+        {
+            content.insert(0, json!({"type": "text", "text": cancel_summary(&task)}));
+        }
         // task_respond: which answers were taken and which ignored, first in words and in
         // structuredContent as `/v1/tasks/{taskId}/input` answers them.
         if let Some(report) = answered {

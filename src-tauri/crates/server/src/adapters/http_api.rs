@@ -233,14 +233,22 @@ async fn answer(
     ApiPath(task_id): ApiPath<String>,
     body: Result<Json<AnswerBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let body = json_body(body, "{\"inputResponses\": {...}}")?;
+    let mut body = json_body(body, "{\"inputResponses\": {...}}")?;
     let edits = match check_answered_edits(&engine, &p, &task_id, &body.input_responses) {
         Ok(edits) => edits,
         Err(DecideError::Invalid(why)) => return Err(ApiError::unprocessable(why)),
         Err(DecideError::Arguments(errors)) => return Ok(arguments_problem(errors)),
     };
-    let report = engine.answer(&p, &task_id, body.input_responses).await?;
-    let notes = unused_edit_notes(&engine, &p, &task_id, &edits, &report.accepted).await;
+    // A second approval by the same person counts for nothing: not recorded, said why.
+    for key in edits.repeated.keys() {
+        body.input_responses.remove(key);
+    }
+    let mut report = engine.answer(&p, &task_id, body.input_responses).await?;
+    let mut notes = unused_edit_notes(&engine, &p, &task_id, &edits, &report.accepted).await;
+    for (key, why) in &edits.repeated {
+        report.ignored.push(key.clone());
+        notes.insert(key.clone(), why.clone());
+    }
     Ok(Json(AnswerReply {
         accepted: report.accepted,
         ignored: report.ignored,

@@ -414,8 +414,10 @@ fn check_edit(
 /// JSON text, the question's form says so) must be an editable question's, a JSON object, and
 /// fit the tool's input schema. Answers of an agent (which a human-only question ignores), to
 /// keys not open, or without an edit are left to `Engine::answer`. Returns the edits to pass
-/// to [`unused_edit_notes`] once the answers are recorded. Errors: [`DecideError`], naming the
-/// key.
+/// to [`unused_edit_notes`] once the answers are recorded, and the approvals (without an edit)
+/// of a call this person approved already, which must not be passed on: M of N counts a human
+/// once, as [`decide`] refuses, and the answer would use up the next person's key. Errors:
+/// [`DecideError`], naming the key.
 pub fn check_answered_edits(
     engine: &Engine,
     principal: &Principal,
@@ -447,7 +449,19 @@ pub fn check_answered_edits(
             }
         }
         match question::edited_arguments(response) {
-            None => {}
+            None => {
+                if question::meta_of(request)
+                    .is_some_and(|m| m.approved_by.contains(&principal.name))
+                {
+                    edits.repeated.insert(
+                        key.clone(),
+                        format!(
+                            "{} approved this call already; another human must approve it",
+                            principal.name
+                        ),
+                    );
+                }
+            }
             Some(Err(why)) => return Err(DecideError::Invalid(format!("{key}: {why}"))),
             Some(Ok(arguments)) => {
                 check_edit_of(engine, key, request, &arguments)?;
@@ -459,13 +473,17 @@ pub fn check_answered_edits(
 }
 
 /// The edits among a person's answers ([`check_answered_edits`]): the keys whose approval
-/// carried edited arguments, and the call's arguments before them.
+/// carried edited arguments, and the call's arguments before them; and the approvals not to
+/// record.
 #[derive(Debug, Default)]
 pub struct AnsweredEdits {
     /// The approvals' keys answered with an edit.
     pub keys: Vec<String>,
     /// The call's arguments when the answers were checked.
     pub before: Value,
+    /// Key → why it is not recorded: "alice approved this call already; another human must
+    /// approve it" (an approval, without an edit, of a call this person approved already).
+    pub repeated: std::collections::BTreeMap<String, String>,
 }
 
 /// Key → why `principal`'s edit answered to that key (one of `edits.keys` the engine
