@@ -310,17 +310,44 @@ async fn decide_approve(s: &Server, token: &str, id: &str) -> Value {
     reply["results"][0].clone()
 }
 
-#[tokio::test]
-async fn two_distinct_humans_approve_a_rule_that_asks_for_two() {
+/// A Taskdeck whose policy asks two humans for `run_command` `command`, the agent `bot`, the
+/// humans `alice` and `bob`, and the task `id` of bot's call.
+struct TwoHumans {
+    s: Server,
+    bot: String,
+    alice: String,
+    bob: String,
+    id: String,
+}
+
+async fn two_humans_asked(command: &str) -> TwoHumans {
     let s = Server::start(&[]).await;
     let bot = s.token("bot");
     let alice = make_token(&s, "alice", "human").await;
     let bob = make_token(&s, "bob", "human").await;
     s.write_policy(json!([
         {"principal": "*", "server": "taskdeck", "tool": "run_command",
-         "arguments": {"command": "echo deploy*"}, "decision": "ask", "approval": {"humans": 2}}
+         "arguments": {"command": command}, "decision": "ask", "approval": {"humans": 2}}
     ]));
-    let id = run(&s, &bot, "echo deploy-ok").await;
+    let id = run(&s, &bot, command).await;
+    TwoHumans {
+        s,
+        bot,
+        alice,
+        bob,
+        id,
+    }
+}
+
+#[tokio::test]
+async fn two_distinct_humans_approve_a_rule_that_asks_for_two() {
+    let TwoHumans {
+        s,
+        bot,
+        alice,
+        bob,
+        id,
+    } = two_humans_asked("echo deploy-ok").await;
     s.wait_status(&alice, &id, "input_required").await;
 
     assert_eq!(decide_approve(&s, &alice, &id).await["ok"], true);
@@ -399,15 +426,13 @@ async fn accept_input(s: &Server, token: &str, id: &str, key: String) -> (u16, V
 /// human answers) and the reply says why; the second human's then runs the call.
 #[tokio::test]
 async fn a_repeat_approval_through_input_is_not_recorded() {
-    let s = Server::start(&[]).await;
-    let bot = s.token("bot");
-    let alice = make_token(&s, "alice", "human").await;
-    let bob = make_token(&s, "bob", "human").await;
-    s.write_policy(json!([
-        {"principal": "*", "server": "taskdeck", "tool": "run_command",
-         "arguments": {"command": "echo twice*"}, "decision": "ask", "approval": {"humans": 2}}
-    ]));
-    let id = run(&s, &bot, "echo twice-ok").await;
+    let TwoHumans {
+        s,
+        bot,
+        alice,
+        bob,
+        id,
+    } = two_humans_asked("echo twice-ok").await;
     let first = s.wait_status(&alice, &id, "input_required").await;
     let key = |t: &Value| {
         t["inputRequests"]
