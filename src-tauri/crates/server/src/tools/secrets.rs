@@ -525,8 +525,69 @@ pub fn holds_masks(value: &Value) -> bool {
 ///
 /// Arguments stored this way are themselves redacted again (`Some`): that is how a view of the
 /// store tells that the run had values the store does not.
+///
+/// A call that may run a value it carries as code ([`runs_a_value`]: `$1` or `$TOKEN` where a
+/// command starts, after `sh -c` or `eval`, a pipe into a shell) keeps every value but the
+/// tokens known by their shape: any credential-looking value in it could be the command that
+/// runs, and masking hides a credential, never a command.
 pub fn redact_value(value: &Value) -> Option<Value> {
-    redact(value, true)
+    match runs_a_value(value) {
+        true => tokens_masked(value),
+        false => redact(value, true),
+    }
+}
+
+/// True when a string in `value` (at any depth) runs what a variable or a positional
+/// parameter holds: an expansion (`$…`, a backtick) where a command starts (the start of a
+/// line or an item, after `;` `&` `|` `(` `{`, `then`, `do`, `else`, `eval`, `exec`, or a
+/// shell's `-c`, quotes allowed before it), or a pipe into a shell, `eval`, `source` or
+/// `xargs`, or `printenv`.
+fn runs_a_value(value: &Value) -> bool {
+    static RUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?m)(?:^|[;&|({]|\b(?:then|do|else|eval|exec)\b|(?:^|\s)-c)\s*['"]*(?:\$[\w{(@*#?!$-]|`)|\|\s*(?:sh|bash|zsh|dash|ksh|eval|source|xargs)\b|\bprintenv\b"#,
+        )
+        .expect("a valid pattern")
+    });
+    match value {
+        Value::String(s) => RUNS.is_match(s),
+        Value::Array(items) => items.iter().any(runs_a_value),
+        Value::Object(map) => map.values().any(runs_a_value),
+        _ => false,
+    }
+}
+
+/// `value` with only the tokens known by their shape masked ([`super::secret_tokens`]); `None`
+/// when it holds none.
+fn tokens_masked(value: &Value) -> Option<Value> {
+    match value {
+        Value::String(s) => super::secret_tokens::mask_tokens(s, REDACTED).map(Value::String),
+        Value::Array(items) => {
+            let shown: Vec<Option<Value>> = items.iter().map(tokens_masked).collect();
+            shown.iter().any(Option::is_some).then(|| {
+                Value::Array(
+                    shown
+                        .into_iter()
+                        .zip(items)
+                        .map(|(s, item)| s.unwrap_or_else(|| item.clone()))
+                        .collect(),
+                )
+            })
+        }
+        Value::Object(map) => {
+            let shown: Vec<(&String, Option<Value>)> =
+                map.iter().map(|(k, v)| (k, tokens_masked(v))).collect();
+            shown.iter().any(|(_, s)| s.is_some()).then(|| {
+                Value::Object(
+                    shown
+                        .into_iter()
+                        .map(|(k, s)| (k.clone(), s.unwrap_or_else(|| map[k].clone())))
+                        .collect(),
+                )
+            })
+        }
+        _ => None,
+    }
 }
 
 /// `value` with every string in it masked by [`mask_string`], at any depth, member names not
@@ -1059,6 +1120,47 @@ mod tests {
                 "-x",
                 "--pin=[redacted]"
             ]))
+        );
+        // A call that runs what a variable or a positional parameter holds keeps its values:
+        // any of them could be the command (helper-167's calls, each of which ran a `touch`).
+        let ghp = format!("ghp_{}", "a1B2".repeat(9));
+        for call in [
+            json!({"command": "sh -c '$1' --token 'touch /tmp/x'"}),
+            json!({"command": "sh -c '$1' --token='touch /tmp/y'"}),
+            json!({"argv": ["sh", "-c", "$1", "--token=touch /tmp/x"]}),
+            json!({"argv": ["env", "TOKEN=touch /tmp/m2", "sh", "-c", "$TOKEN"]}),
+            json!({"argv": ["sh", "-c", "$1 /tmp/m3", "--password", "touch"]}),
+            json!({"command": "TOKEN=touch; $TOKEN /tmp/x"}),
+            json!({"argv": ["sh", "-c", "$0 /tmp/x", "password=touch"]}),
+            json!({"command": "$TOKEN /tmp/x", "env": {"TOKEN": "touch"}}),
+            json!({"command": "eval \"$PASSWORD\"", "env": {"PASSWORD": "touch x"}}),
+            json!({"command": "printenv TOKEN | sh", "env": {"TOKEN": "touch x"}}),
+            json!({"path": "/tmp/run.sh", "content": "TOKEN=touch /tmp/z\n$TOKEN"}),
+        ] {
+            assert_eq!(redact_value(&call), None, "{call}");
+        }
+        // `$'…'` is a quote, not an expansion (Taskdeck shows a line with a line break so).
+        assert!(!runs_a_value(&json!(
+            "sh -c $'cd /tmp\\nmysql -phunter4 db'"
+        )));
+        assert!(runs_a_value(&json!("sh -c \"$1\" x")));
+        // Tokens known by their shape are masked all the same; a variable used as an
+        // argument, not as the command, leaves masking as it is.
+        assert_eq!(
+            redact_value(&json!({"command": format!("$1 https://{ghp}@github.com/o/r")})),
+            Some(json!({"command": "$1 https://[redacted]@github.com/o/r"}))
+        );
+        assert_eq!(
+            redact_value(
+                &json!({"command": "curl -H \"Authorization: Bearer $TOKEN\" https://x", "env": {"TOKEN": "s3"}})
+            ),
+            Some(
+                json!({"command": "curl -H \"Authorization: Bearer $TOKEN\" https://x", "env": {"TOKEN": "[redacted]"}})
+            )
+        );
+        assert_eq!(
+            redact_value(&json!({"command": "PGPASSWORD=s3 psql -c 'select $1' db"})),
+            Some(json!({"command": "PGPASSWORD=[redacted] psql -c 'select $1' db"}))
         );
         // An item with whitespace may be a command another item runs: shown.
         for argv in [
