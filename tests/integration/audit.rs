@@ -159,6 +159,12 @@ async fn the_log_is_paged_exported_and_verified() {
         format!("ok: 2 entries, seq 4..5, head {}\n", entries[4].hash)
     );
 
+    // A --since the server would refuse is a usage error, said before anything is asked.
+    let out = audit(dir, &["export", "--since", "yesterday"]).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--since") && err.contains("RFC 3339"), "{err}");
+
     // CSV: a header row, quoted fields, object columns as JSON text.
     let out = audit(dir, &["export", "--format", "csv"]).await;
     assert!(out.status.success(), "{out:?}");

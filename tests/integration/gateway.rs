@@ -622,6 +622,35 @@ async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
 }
 
+/// A call waiting for approval whose server was removed from servers.json while Taskdeck was
+/// stopped fails at the next start saying so, not as if the restart were the cause.
+#[tokio::test]
+async fn a_waiting_call_whose_server_was_removed_meanwhile_says_so() {
+    let files = tempfile::tempdir().unwrap();
+    let mut deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__write_file").await;
+    let target = files.path().join("never.txt");
+    let id = deck
+        .asking("fs__write_file", json!({"path": target, "content": "x"}))
+        .await;
+    deck.s.kill().await;
+    std::fs::write(
+        deck.tmp.path().join("cfg/servers.json"),
+        json!({"servers": {}}).to_string(),
+    )
+    .unwrap();
+    deck.s = Server::start_in(deck.tmp.path(), &[]).await;
+    let done = deck.ended(&id).await;
+    assert_eq!(done["status"], "failed", "{done}");
+    let said = done["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        said,
+        "Task interrupted: Taskdeck restarted while it waited for input, and no longer has its tool fs__write_file",
+        "{done}"
+    );
+    assert!(!target.exists());
+}
+
 /// A call that two humans must approve, approved by one when Taskdeck restarts, was never
 /// sent: it is asked again (not failed as "it may have run"), and runs once both approve.
 #[tokio::test]

@@ -4,8 +4,8 @@
 //! exported JSON Lines file offline with the same [`verify_chain`] the server uses.
 //!
 //! Exit codes: 0 success (the chain is intact); 1 the chain is broken (the seq and what is
-//! wrong are printed), the file cannot be read, or Taskdeck is unreachable; 2 no token; 4 the API refused
-//! (e.g. a token that is not the admin's, or a malformed `--since`).
+//! wrong are printed), the file cannot be read, or Taskdeck is unreachable; 2 no token, or a
+//! malformed `--since`; 4 the API refused (e.g. a token that is not the admin's).
 
 use std::{
     io::{BufRead, IsTerminal, Write},
@@ -24,7 +24,7 @@ pub enum AuditCommand {
     Export {
         /// Only entries recorded at or after T: Unix ms, RFC 3339 (2026-12-01T09:00:00Z) or a
         /// date (2026-12-01, midnight UTC)
-        #[arg(long, value_name = "T")]
+        #[arg(long, value_name = "T", value_parser = since_arg)]
         since: Option<String>,
         /// jsonl: one entry per line, verifiable with `taskdeck audit verify --file`; csv: a
         /// header row, object columns as JSON text
@@ -73,6 +73,16 @@ pub fn run(cmd: AuditCommand, target: &Target) -> ExitCode {
             Err(code) => code,
         },
     }
+}
+
+/// `--since T` checked as the server reads it ([`parse_since`]), so that a malformed one is a
+/// usage error (exit 2) saying which forms are taken, before anything is asked.
+///
+/// [`parse_since`]: taskdeck_server::adapters::audit_api::parse_since
+fn since_arg(s: &str) -> Result<String, String> {
+    taskdeck_server::adapters::audit_api::parse_since(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.detail)
 }
 
 /// The commands that ask the Taskdeck at `endpoint`.

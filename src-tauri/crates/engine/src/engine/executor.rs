@@ -239,7 +239,8 @@ impl Engine {
                 Ok(Fate::Resumed)
             }
             None => {
-                if let Some(tool) = self.tool(&task.tool) {
+                let tool = self.tool(&task.tool);
+                if let Some(tool) = &tool {
                     tool.interrupted(&task.task_id);
                     for record in tool.abandoned_decisions(&task) {
                         if let Err(e) = self.record_decision(record).await {
@@ -250,11 +251,16 @@ impl Engine {
                         }
                     }
                 }
-                let message = if task.status == TaskStatus::InputRequired {
-                    "Task interrupted: Taskdeck restarted while it waited for input"
+                let mut message = if task.status == TaskStatus::InputRequired {
+                    "Task interrupted: Taskdeck restarted while it waited for input".to_string()
                 } else {
-                    "Task interrupted: Taskdeck restarted while it was running"
+                    "Task interrupted: Taskdeck restarted while it was running".to_string()
                 };
+                // Else the restart seems the cause of what a resumable tool's absence is (an
+                // upstream server removed from servers.json while Taskdeck was stopped).
+                if tool.is_none() {
+                    message.push_str(&format!(", and no longer has its tool {}", task.tool));
+                }
                 let data = json!({"lastStatusMessage": task.status_message});
                 let failure = TaskFailure::new(FailureKind::Restart, message, Some(data));
                 self.finish(&task.task_id, Outcome::Failed(failure)).await?;

@@ -223,7 +223,8 @@ mod tests {
         assert_eq!(old.wire_detailed()["error"], old_error);
         assert_eq!(legacy_wire::call_result(&old), Some(Err(old_error)));
 
-        // The task this version failed at start stores exactly what the previous one did.
+        // The task this version failed at start stores what the previous one did, in the same
+        // form; its message also names the tool this version no longer has.
         let stored: String = rusqlite::Connection::open(&path)
             .unwrap()
             .query_row(
@@ -232,7 +233,13 @@ mod tests {
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(stored, OLD_RESTART_ERROR);
+        assert_eq!(
+            stored,
+            OLD_RESTART_ERROR.replace(
+                "while it was running\"",
+                "while it was running, and no longer has its tool gone_tool\""
+            )
+        );
         engine.shutdown();
     }
 }

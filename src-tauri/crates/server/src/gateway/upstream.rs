@@ -46,8 +46,11 @@ const INHERITED_ENV: &[&str] = &[
 
 /// Lines of stderr kept per server.
 const STDERR_LINES: usize = 20;
-/// Time allowed to start a server and complete its handshake and first `tools/list`.
+/// Time allowed to start a server and complete its handshake and first `tools/list`; after
+/// each attempt that ran out of it, the next one gets twice as long, up to
+/// [`CONNECT_TIMEOUT_MAX`] (a server that takes a minute to start connects in the end).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT_MAX: Duration = Duration::from_secs(300);
 /// First and largest wait before starting a failed server again.
 const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(60);
@@ -264,11 +267,13 @@ impl Upstream {
             return;
         }
         let mut backoff = BACKOFF_FIRST;
+        let mut connect_timeout = CONNECT_TIMEOUT;
         loop {
             self.set_state(ServerState::Starting, None);
             let started = Instant::now();
-            match tokio::time::timeout(CONNECT_TIMEOUT, self.connect()).await {
+            match tokio::time::timeout(connect_timeout, self.connect()).await {
                 Ok(Ok(running)) => {
+                    connect_timeout = CONNECT_TIMEOUT;
                     on_tools();
                     let reason = self.serve_until_lost(running, &on_tools).await;
                     self.connection.send_replace(None);
@@ -283,13 +288,18 @@ impl Upstream {
                     }
                 }
                 Ok(Err(e)) => self.set_state(ServerState::Failed, Some(e)),
-                Err(_) => self.set_state(
-                    ServerState::Failed,
-                    Some(format!(
-                        "did not complete the MCP handshake within {} s",
-                        CONNECT_TIMEOUT.as_secs()
-                    )),
-                ),
+                Err(_) => {
+                    let next = (connect_timeout * 2).min(CONNECT_TIMEOUT_MAX);
+                    self.set_state(
+                        ServerState::Failed,
+                        Some(format!(
+                            "did not complete the MCP handshake within {} s (the next start waits up to {} s)",
+                            connect_timeout.as_secs(),
+                            next.as_secs()
+                        )),
+                    );
+                    connect_timeout = next;
+                }
             }
             // What the server started and left behind goes with it.
             drop(self.process_group.lock().unwrap().take());
