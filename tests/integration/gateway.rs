@@ -709,7 +709,9 @@ async fn per_server_endpoint_offers_the_follow_up_tools() {
     let files = tempfile::tempdir().unwrap();
     std::fs::write(files.path().join("a.txt"), "x").unwrap();
     let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
-    deck.wait_tool("fs__write_file").await;
+    // The last tool server-filesystem lists: its tools are offered as each is registered, and
+    // the two listings compared below must not fall on either side of one registration.
+    deck.wait_tool("fs__list_allowed_directories").await;
     let names = deck.tool_names("/mcp/fs").await;
     for name in ["task_status", "task_respond", "task_cancel", "write_file"] {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
