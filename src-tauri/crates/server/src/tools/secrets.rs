@@ -87,26 +87,28 @@ pub fn mask_string(value: &str) -> Option<String> {
 /// the rest of the line would be hidden from the person approving it, and that could be a
 /// command (`echo x://u:p;touch${IFS}y;echo@h`). Only ever shows more, never less.
 pub(super) fn hideable(hidden: &str) -> bool {
-    !hidden.chars().any(|c| {
-        c.is_control()
-            || matches!(
-                c,
-                ';' | '&'
-                    | '|'
-                    | '<'
-                    | '>'
-                    | '`'
-                    | '$'
-                    | '('
-                    | ')'
-                    | '{'
-                    | '}'
-                    | '\''
-                    | '"'
-                    | '\\'
-                    | '#'
-            )
-    })
+    // `!cmd`: what git runs as a credential helper or an alias.
+    !hidden.starts_with('!')
+        && !hidden.chars().any(|c| {
+            c.is_control()
+                || matches!(
+                    c,
+                    ';' | '&'
+                        | '|'
+                        | '<'
+                        | '>'
+                        | '`'
+                        | '$'
+                        | '('
+                        | ')'
+                        | '{'
+                        | '}'
+                        | '\''
+                        | '"'
+                        | '\\'
+                        | '#'
+                )
+        })
 }
 
 /// Whether `hidden`, a whole item of an argument list (or the value part of one) a mask would
@@ -537,18 +539,13 @@ pub fn redact_value(value: &Value) -> Option<Value> {
     }
 }
 
-/// True when a string in `value` (at any depth) runs what a variable or a positional
-/// parameter holds: an expansion (`$…`, a backtick) where a command starts (the start of a
-/// line or an item, after `;` `&` `|` `(` `{`, `then`, `do`, `else`, `eval`, `exec`, or a
-/// shell's `-c`, quotes allowed before it), or a pipe into a shell, `eval`, `source` or
-/// `xargs`, or `printenv`.
+/// True when a string in `value` (at any depth) may run what a variable, a positional
+/// parameter or a piped text holds: [`RUNS_A_VALUE`]. Patterns, not a parse of the shell: they
+/// err on the side of showing (a match only shows more), and security.md lists what they do
+/// not see.
 fn runs_a_value(value: &Value) -> bool {
-    static RUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r#"(?m)(?:^|[;&|({]|\b(?:then|do|else|eval|exec)\b|(?:^|\s)-c)\s*['"]*(?:\$[\w{(@*#?!$-]|`)|\|\s*(?:sh|bash|zsh|dash|ksh|eval|source|xargs)\b|\bprintenv\b"#,
-        )
-        .expect("a valid pattern")
-    });
+    static RUNS: std::sync::LazyLock<regex::RegexSet> =
+        std::sync::LazyLock::new(|| regex::RegexSet::new(RUNS_A_VALUE).expect("valid patterns"));
     match value {
         Value::String(s) => RUNS.is_match(s),
         Value::Array(items) => items.iter().any(runs_a_value),
@@ -556,6 +553,29 @@ fn runs_a_value(value: &Value) -> bool {
         _ => false,
     }
 }
+
+/// What [`runs_a_value`] looks for. `E` below is an expansion (`$name`, `${…}`, `$(…)`, `$1`,
+/// `$@`, a backtick; not `$'…'`, a quote), quotes allowed before it.
+const RUNS_A_VALUE: &[&str] = &[
+    // E where a command starts: a line's or an item's start, after an operator, a keyword,
+    // `!`, or a shell's `-c`.
+    r#"(?m)(?:^|[;&|({)]|\b(?:then|do|else|elif|if|while|until|time|eval|exec|in)\b|(?:^|\s)!|(?:^|\s)-c)\s*['"]*(?:\$[\w{(@*#?!$-]|`)"#,
+    // E after a wrapper that runs its argument (up to two words between: `env -i`,
+    // `timeout 5`, `exec -a x`).
+    r#"\b(?:command|builtin|env|nohup|nice|sudo|doas|timeout|stdbuf|exec|time|trap|xargs|setsid|chroot|watch|strace|ltrace|unbuffer)\b(?:\s+[^\s;&|]+){0,2}?\s+['"]*(?:\$[\w{(@*#?!$-]|`)"#,
+    // E after an assignment or a redirection that starts a command (`X=1 $T`, `>/dev/null $T`).
+    r#"(?:^|[\s;&|(])(?:[A-Za-z_]\w*=\S*|\d*[<>]{1,2}&?\S+)\s+['"]*(?:\$[\w{(@*#?!$-]|`)"#,
+    // A changed IFS splits one value into a program and its arguments.
+    r"\bIFS=",
+    // Text piped into a shell, eval, source or xargs, however the shell is named or wrapped.
+    r"\|\s*(?:(?:command|builtin|env|exec|nohup|sudo|doas|stdbuf|nice|timeout)\s+(?:[^\s;&|]+\s+){0,2})?(?:\S*/)?(?:sh|bash|zsh|dash|ksh|mksh|busybox|eval|source|xargs|\.)(?:\s|$)",
+    // A shell fed a here-document or a here-string.
+    r"\b(?:sh|bash|zsh|dash|ksh|mksh)\b[^|;&\n]*<<",
+    // A file written, and a shell or `.`/`source` run on a file, in the same call.
+    r"(?s)(?:>|\btee\b).*(?:(?:^|[\s;&|(])(?:sh|bash|zsh|dash|ksh|mksh|source)\s+\S|(?:^|[;&|(]\s*)\.\s+\S)",
+    // A program that prints its environment.
+    r"\bprintenv\b",
+];
 
 /// `value` with only the tokens known by their shape masked ([`super::secret_tokens`]); `None`
 /// when it holds none.
@@ -1136,6 +1156,26 @@ mod tests {
             json!({"command": "eval \"$PASSWORD\"", "env": {"PASSWORD": "touch x"}}),
             json!({"command": "printenv TOKEN | sh", "env": {"TOKEN": "touch x"}}),
             json!({"path": "/tmp/run.sh", "content": "TOKEN=touch /tmp/z\n$TOKEN"}),
+        ] {
+            assert_eq!(redact_value(&call), None, "{call}");
+        }
+        // helper-168's shapes, each of which ran what the question hid.
+        for call in [
+            json!({"command": "IFS=,; API_KEY=touch,/tmp/x; if $API_KEY; then :; fi"}),
+            json!({"command": "TOKEN=touch; X=1 $TOKEN /tmp/x"}),
+            json!({"command": "TOKEN=touch; ! $TOKEN /tmp/x"}),
+            json!({"command": "TOKEN=touch; command $TOKEN /tmp/x"}),
+            json!({"command": "TOKEN=touch; 2>/dev/null $TOKEN /tmp/x"}),
+            json!({"command": "TOKEN=touch; timeout 5 $TOKEN /tmp/x"}),
+            json!({"command": "TOKEN=touch; case x in x) $TOKEN /tmp/x ;; esac"}),
+            json!({"argv": ["sh", "-c", "X=1 $1 /tmp/x", "--token", "touch"]}),
+            json!({"env": {"TOKEN": "touch"}, "argv": ["env", "sh", "-c", "command $TOKEN /tmp/x"]}),
+            json!({"command": "TOKEN=touch; echo $TOKEN /tmp/x | /bin/sh"}),
+            json!({"command": "password: touch /tmp/x\n| command sh"}),
+            json!({"command": "sh <<'EOF'\nTOKEN=touch\ncommand $TOKEN /tmp/x\nEOF"}),
+            json!({"command": "SECRET=touch; echo $SECRET /tmp/x > /tmp/s.sh; sh /tmp/s.sh"}),
+            json!({"command": "TOKEN=touch; echo $TOKEN x > s.sh; . s.sh"}),
+            json!({"argv": ["git", "-c", "credential.helper=!touch /tmp/f", "fetch"]}),
         ] {
             assert_eq!(redact_value(&call), None, "{call}");
         }
