@@ -553,6 +553,36 @@ test('a call with characters that reorder or hide text reads as what would run, 
   await clearQueue();
 });
 
+test('a call with a masked credential is read whole with “Show hidden values”, and the timeline says who read it', async () => {
+  const r = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command: 'echo deployed', env: { API_TOKEN: 'touch-me-42' } } });
+  const id = r.taskId;
+  await waitFor(async () => (await pending()).some((a) => a.taskId === id && a.hiddenValues === true), 'the approval, with hidden values');
+  const row = rowOf(id);
+  // Approve on its row opens it instead: it is approved where it can be read whole.
+  await row.locator('.approval-approve').click();
+  await page.locator('.toast', { hasText: 'hides values that look like credentials' }).waitFor();
+  const full = row.locator('.approval-args-full');
+  await full.waitFor();
+  assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
+  assert.ok((await full.textContent()).includes('[redacted]'), 'masked at first');
+  assert.ok(!(await full.textContent()).includes('touch-me-42'));
+  const reveal = row.locator('.approval-reveal');
+  await reveal.click();
+  await waitFor(async () => (await full.textContent()).includes('touch-me-42'), 'the call as the agent sent it');
+  assert.deepEqual(JSON.parse(await full.textContent()), { command: 'echo deployed', env: { API_TOKEN: 'touch-me-42' } });
+  assert.equal(await full.getAttribute('aria-label'), 'Arguments as the agent sent them');
+  assert.equal(await reveal.textContent(), 'Hide values');
+  await reveal.click();
+  assert.ok((await full.textContent()).includes('[redacted]'), 'hidden again');
+  await row.locator('.approval-approve').click();
+  assert.equal((await outcome(id)).status, 'completed');
+  await page.evaluate((taskId) => {
+    window.location.hash = `#task=${taskId}`;
+  }, id);
+  await page.locator('#detail', { hasText: 'read the call whole' }).waitFor();
+  assert.ok(!(await page.locator('#detail').textContent()).includes('touch-me-42'), 'the task shows it masked');
+});
+
 test('a form field whose value holds reordering characters says so, written out; the value sent is the one shown', async () => {
   const r = await mcp('tools/call', 'request_approval', {
     name: 'request_approval',

@@ -1096,3 +1096,120 @@ async fn always_allow_of_an_argument_list_never_allows_another_shell_line() {
     assert!(text.contains("exited with code 0"), "{text}");
     assert!(!marker.exists(), "{text}");
 }
+
+/// `taskdeck tasks reveal ID` as `token`: its exit code, stdout and stderr.
+fn reveal_cli(s: &Server, token: &str, id: &str) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["tasks", "reveal", id, "--port"])
+        .arg(s.port.to_string())
+        .args(["--token", token])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A masked value may be the command itself (`T=…; $T`): the person asked reads the call whole
+/// with `taskdeck tasks reveal` before approving it, and what they read is what runs. A call
+/// that hides nothing has nothing to reveal, and an agent's token reveals nothing.
+#[tokio::test]
+async fn a_person_reads_a_masked_call_whole_before_approving_it() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("builder");
+    let marker = s.dir.join("ran-hidden");
+    // Shown as `API_TOKEN=[redacted]`: the value is the `touch` that Python runs.
+    let call = json!({
+        "command": "python3 -c 'import os; os.system(os.environ[\"API_TOKEN\"])'",
+        "env": {"API_TOKEN": format!("touch {}", marker.display())},
+    });
+    let id = s.call(&agent, "run_command", call.clone()).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert!(!queue.to_string().contains("ran-hidden"), "{queue}");
+    assert_eq!(queue["approvals"][0]["hiddenValues"], true, "{queue}");
+
+    let (code, _, said) = reveal_cli(&s, &agent, &id);
+    assert_eq!(code, Some(4), "an agent's token: {said}");
+    assert!(said.contains("only the admin or a human"), "{said}");
+    assert!(!said.contains("ran-hidden"), "{said}");
+    let (code, printed, said) = reveal_cli(&s, &s.admin, &id);
+    assert_eq!(code, Some(0), "{said}");
+    let revealed: Value =
+        serde_json::from_str(&printed).unwrap_or_else(|e| panic!("{e}: {printed}"));
+    assert_eq!(revealed, call, "{printed}");
+
+    let (status, decided) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{decided}");
+    s.wait_status(&agent, &id, "completed").await;
+    assert!(marker.exists(), "what was revealed ran");
+    let (code, _, said) = reveal_cli(&s, &s.admin, &id);
+    assert_eq!(code, Some(4), "decided: nothing held any more: {said}");
+
+    // Nothing masked, nothing to reveal: its question says nothing of hidden values.
+    let plain = asking(&s, &agent, "echo plain").await;
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(queue["approvals"][0]["taskId"], plain, "{queue}");
+    assert_eq!(queue["approvals"][0]["hiddenValues"], false, "{queue}");
+    let (status, nothing) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{plain}/reveal"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 409, "{nothing}");
+    assert!(
+        nothing["detail"]
+            .as_str()
+            .unwrap()
+            .contains("hides nothing"),
+        "{nothing}"
+    );
+    // Another principal's task is not found for an agent, as everywhere.
+    let other = s.token("other-agent");
+    let (status, _) = s
+        .v1_post(
+            Some(&other),
+            &format!("/v1/tasks/{plain}/reveal"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 403, "agents read no hidden value at all");
+    let (status, _) = s
+        .v1_post(Some(&s.admin), "/v1/tasks/no-such-task/reveal", json!({}))
+        .await;
+    assert_eq!(status, 404);
+
+    // Two calls alike where shown, not where masked, are no group of identical calls.
+    for value in ["echo one", "touch two"] {
+        let twin = json!({
+            "command": "python3 -c 'import os; os.system(os.environ[\"API_TOKEN\"])'",
+            "env": {"API_TOKEN": value},
+        });
+        let id = s.call(&agent, "run_command", twin).await["taskId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        s.wait_status(&s.admin, &id, "input_required").await;
+    }
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let twins: Vec<&Value> = queue["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["hiddenValues"] == true)
+        .collect();
+    assert_eq!(twins.len(), 2, "{queue}");
+    assert_eq!(twins[0]["digest"], twins[1]["digest"], "{queue}");
+    assert_eq!(queue["groups"], json!([]), "{queue}");
+}

@@ -598,8 +598,10 @@ pub fn assert_not_on_disk(dir: &Path, secrets: &[&str]) {
 }
 
 /// Waits for task `id`'s approval question `key` (as the admin sees it) and checks that it
-/// shows the call with `shown` and without `secret`, says values are hidden, offers neither an
-/// edit nor "always allow", and refuses (422) an answer asking for the rule anyway.
+/// shows the call with `shown` and without `secret`, says values are hidden and how to read
+/// them, offers neither an edit nor "always allow", and refuses (422) an answer asking for the
+/// rule anyway. A person reads the call whole (`POST /v1/tasks/{id}/reveal`, with `secret`),
+/// an agent does not (403), and the timeline records who read it, without the value.
 pub async fn assert_credential_question(
     s: &Server,
     id: &str,
@@ -617,11 +619,46 @@ pub async fn assert_credential_question(
     // The person is told that what they approve holds values they cannot see.
     assert!(
         question.ends_with(
-            "\n\nValues that look like credentials are hidden here ([redacted], ****): \
-             approving sends them as the agent gave them, unseen by you."
+            "\n\nValues that look like credentials are hidden here ([redacted], ****), and \
+             approving sends them as the agent gave them: a hidden value may be part of the \
+             command. Read the call whole before you approve it (\"Show hidden values\" in the \
+             inbox, or taskdeck tasks reveal TASK_ID)."
         ),
         "{question}"
     );
+    assert_eq!(
+        request["_meta"]["taskdeck/approval"]["hiddenValues"], true,
+        "{request}"
+    );
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    let listed = queue["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["taskId"] == id)
+        .unwrap_or_else(|| panic!("{queue}"));
+    assert_eq!(listed["hiddenValues"], true, "{listed}");
+    let reveal = format!("/v1/tasks/{id}/reveal");
+    let agent = s.token("reveal-probe");
+    let (status, refused) = s.v1_post(Some(&agent), &reveal, json!({})).await;
+    assert_eq!(status, 403, "an agent reads no hidden value: {refused}");
+    let alice = s.human("reveal-alice").await;
+    let (status, revealed) = s.v1_post(Some(&alice), &reveal, json!({})).await;
+    assert_eq!(status, 200, "{revealed}");
+    assert_eq!(revealed["taskId"], id, "{revealed}");
+    assert!(
+        revealed["arguments"].to_string().contains(secret),
+        "the call as the agent gave it: {revealed}"
+    );
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let shown_to = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "hiddenValuesShown")
+        .unwrap_or_else(|| panic!("{detail}"));
+    assert_eq!(shown_to["data"], json!({"by": "reveal-alice"}), "{detail}");
+    assert!(!detail.to_string().contains(secret), "{detail}");
     let fields = &request["requestedSchema"]["properties"];
     assert!(
         fields.get("alwaysAllow").is_none() && fields.get("arguments").is_none(),

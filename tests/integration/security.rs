@@ -1123,6 +1123,12 @@ async fn a_url_password_anywhere_in_a_call_is_never_shown() {
         url,
         "the run got it"
     );
+    // Once decided, the call as given is no longer held.
+    let (status, gone) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
+        .await;
+    assert_eq!(status, 409, "{gone}");
+    assert!(!gone.to_string().contains("hunter2"), "{gone}");
     let said = done["result"].to_string();
     assert!(
         said.contains("postgres://u:****@db/x") && !said.contains("hunter2"),

@@ -107,6 +107,9 @@ export function createApi(getToken, options = {}) {
     /** Decides approvals: `{items: [{taskId, key}], decision, reason?, arguments?, alwaysAllow?}` → `{results}`
      *  (one per item); 422 with `errors: [{path, message}]` when edited arguments do not validate. */
     decide: (body) => request('POST', '/v1/approvals/decide', body),
+    /** The call an open approval shows masked, as the agent sent it: `{taskId, arguments}`
+     *  (a person's token only; 409 once nothing is held). */
+    reveal: (id) => request('POST', `/v1/tasks/${encodeURIComponent(id)}/reveal`, {}),
     /** A byte range of a command task's output log: `{offset}` or `{tail}`, optional `limit`. */
     taskLog: (id, range) => request('GET', `/v1/tasks/${encodeURIComponent(id)}/log?${logQuery(range)}`),
   };

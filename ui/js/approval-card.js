@@ -1,5 +1,6 @@
 // One approval opened in the inbox: the call exactly as asked (server, tool, principal,
-// arguments pretty-printed, digest), an editor for approving it with edited arguments (JSON, or
+// arguments pretty-printed, digest; a call whose credentials are masked can be shown whole, as
+// the agent sent it, since a masked value may be part of the command), an editor for approving it with edited arguments (JSON, or
 // the tool's form when its inputSchema is a flat object of simple fields), and a deny form whose
 // reason the agent receives. Errors of an edit (the page's checks, or the server's 422) show
 // next to the editor. `hasUnsentEdit` tells whether the editor holds an edit not yet sent (the
@@ -36,7 +37,10 @@ function fieldInput(f, value, id) {
 /**
  * @param {import('./approvals-model.js').Approval} a
  * @param {{approve: (args?: object) => Promise<{errors?: {path: string, message: string}[]}|void>,
- *          deny: (reason: string) => Promise<void>, openTask: () => void, decides?: boolean}} deps
+ *          deny: (reason: string) => Promise<void>, openTask: () => void,
+ *          reveal?: () => Promise<{arguments: object}>, decides?: boolean}} deps
+ *   `reveal` fetches the call as the agent sent it (`a.hiddenValues`: its shown arguments mask
+ *   credentials).
  *   `approve` resolves with `errors` when the server refused the edit (422). `decides: false`
  *   (a page signed in as an agent): the call is shown, with no way to decide it.
  */
@@ -55,6 +59,37 @@ function sent(button) {
   button.removeAttribute('aria-disabled');
 }
 
+/**
+ * "Show hidden values": swaps `argsBlock`'s masked call for the call as the agent sent it
+ * (fetched with `fetchRevealed` each time: the server holds it only while the question is
+ * open, and records who read it), and back with "Hide values".
+ */
+function revealControl(a, argsBlock, fetchRevealed) {
+  const button = h('button', { type: 'button', class: 'btn btn-small approval-reveal' }, 'Show hidden values');
+  const note = h('span', { class: 'muted approval-reveal-note', role: 'status' });
+  let shown = false;
+  const show = (args, revealed) => {
+    shown = revealed;
+    argsBlock.textContent = prettyJson(args ?? {});
+    argsBlock.classList.toggle('revealed', revealed);
+    argsBlock.setAttribute('aria-label', revealed ? 'Arguments as the agent sent them' : 'Arguments');
+    button.textContent = revealed ? 'Hide values' : 'Show hidden values';
+    note.textContent = revealed ? 'As the agent sent it: approving runs exactly this. The task’s timeline records that you read it.' : '';
+  };
+  button.addEventListener('click', async () => {
+    if (shown) return show(a.arguments, false);
+    if (sending(button)) return;
+    try {
+      show((await fetchRevealed()).arguments, true);
+    } catch (err) {
+      note.textContent = `Not shown: ${err && err.message ? err.message : err}`;
+    } finally {
+      sent(button);
+    }
+  });
+  return h('div', { class: 'approval-reveal-row' }, button, note);
+}
+
 export function approvalCard(a, deps) {
   const call = h(
     'dl',
@@ -66,7 +101,8 @@ export function approvalCard(a, deps) {
   );
   const why = a.verdict && a.verdict.reason ? h('p', { class: 'muted approval-verdict' }, `Why it asks: ${a.verdict.reason}`) : null;
   const argsBlock = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments' }, prettyJson(a.arguments ?? {}));
-  const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock);
+  const reveal = a.hiddenValues && deps.decides !== false && deps.reveal ? revealControl(a, argsBlock, deps.reveal) : null;
+  const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock, reveal);
 
   const openBtn = h('button', { type: 'button', class: 'btn btn-link approval-open-task' }, 'Open the task');
   openBtn.addEventListener('click', () => deps.openTask());

@@ -61,21 +61,23 @@ export function callName(a, max = 60) {
 
 /**
  * The queue: approvals oldest first, those of one digest (two or more calls) folded into one
- * group at the place of its oldest. Questions (an agent's own form) are never grouped.
+ * group at the place of its oldest. Questions (an agent's own form) are never grouped, nor calls
+ * with hidden values (`hiddenValues`): what is masked may differ from one to the next.
  * @returns {({type: 'approval', id: string, approval: Approval} | {type: 'group', id: string, digest: string, approvals: Approval[]})[]}
  */
 export function approvalQueue(approvals) {
   const sorted = [...approvals].sort(byWaiting);
   const byDigest = new Map();
+  const groupable = (a) => a.kind === 'call' && a.digest && !a.hiddenValues;
   for (const a of sorted) {
-    if (a.kind !== 'call' || !a.digest) continue;
+    if (!groupable(a)) continue;
     if (!byDigest.has(a.digest)) byDigest.set(a.digest, []);
     byDigest.get(a.digest).push(a);
   }
   const out = [];
   const placed = new Set();
   for (const a of sorted) {
-    const same = a.kind === 'call' && a.digest ? byDigest.get(a.digest) : null;
+    const same = groupable(a) ? byDigest.get(a.digest) : null;
     if (same && same.length >= 2) {
       if (placed.has(a.digest)) continue;
       placed.add(a.digest);

@@ -274,6 +274,13 @@ function denySelected() {
  * not silently dropped.
  */
 function approveAsAsked(a, id) {
+  // A call that masks values may hide its command there: it is opened first, where "Show
+  // hidden values" reads it whole.
+  if (state.approvals.openId !== id && a.hiddenValues) {
+    openApproval(id, true);
+    toast('This call hides values that look like credentials, so it is open now: read it whole (Show hidden values), then approve it (a, or Approve).', 'info');
+    return;
+  }
   // Approved as asked only once the person could read all of it: a call whose row cuts it
   // (a long value, or a row too narrow for its line) is opened first, in full.
   if (state.approvals.openId !== id && !rowShowsWhole(a, id)) {
@@ -463,6 +470,7 @@ function updateRow(el, row, now) {
         approve: (args) => decide([a], 'approve', { arguments: args }),
         deny: (reason) => decide([a], 'deny', { reason }),
         openTask: () => openTask(a.taskId, { focus: true }),
+        reveal: () => state.api.reveal(a.taskId),
         decides: rights(state.me).seesAll,
       });
       cards.set(id, card);

@@ -92,6 +92,8 @@ export function describeEvent(ev, context = {}) {
       const verb = known ? answerVerb(d.action, Boolean(context.approvalKeys && context.approvalKeys.has(d.key))) : `answered (${d.action ?? 'no action'})`;
       return { title: `${d.by || 'Someone'} ${verb}${d.key ? ` ${d.key}` : ''}`, tone: d.action === 'accept' ? 'good' : 'warn' };
     }
+    case 'hiddenValuesShown':
+      return { title: `${d.by || 'Someone'} read the call whole`, detail: 'The values its approval hides (credentials) were shown to them, as the agent sent them.', tone: 'muted' };
     case 'inputSuperseded':
       return { title: `Input request withdrawn${d.key ? ` (${d.key})` : ''}`, detail: 'The task no longer needs this answer.', tone: 'muted' };
     case 'cancelRequested':

@@ -65,6 +65,14 @@ test('identical calls fold into one group at their oldest member’s place; ques
   assert.equal(open[2].inGroup, D1);
 });
 
+test('calls with hidden values never fold into a group: what is masked may differ', () => {
+  const list = [approval('h1', 100, { digest: D1, hiddenValues: true }), approval('h2', 200, { digest: D1, hiddenValues: true })];
+  assert.deepEqual(approvalQueue(list).map((e) => e.id), ['h1/approve', 'h2/approve']);
+  // One of them without: still no group of two.
+  const mixed = [approval('h1', 100, { digest: D1, hiddenValues: true }), approval('p1', 200, { digest: D1 })];
+  assert.deepEqual(approvalQueue(mixed).map((e) => e.id), ['h1/approve', 'p1/approve']);
+});
+
 test('a countdown ticks to the second and says what expiry does', () => {
   assert.equal(countdown(65_000), '1:05');
   assert.equal(countdown(64_001), '1:05', 'a started second counts');

@@ -15,6 +15,7 @@ test('each event kind reads as a sentence', () => {
     [{ kind: 'inputAnswered', data: { key: 'k', by: 'bob', action: 'cancel' } }, 'bob dismissed k'],
     [{ kind: 'inputSuperseded', data: { key: 'k' } }, 'Input request withdrawn (k)'],
     [{ kind: 'cancelRequested', data: { by: 'admin' } }, 'Cancel requested by admin'],
+    [{ kind: 'hiddenValuesShown', data: { by: 'alice' } }, 'alice read the call whole'],
     [{ kind: 'ttl', data: { ttlMs: null, reason: 'waiting for input' } }, 'Retention: unlimited (waiting for input)'],
     [{ kind: 'ttl', data: { ttlMs: 86_400_000, reason: 'input answered' } }, 'Retention: 1d 0h from creation (input answered)'],
     [{ kind: 'resumed', data: { reason: 'restart' } }, 'Resumed'],

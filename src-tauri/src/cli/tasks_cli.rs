@@ -1,5 +1,5 @@
-//! `taskdeck tasks list|show|wait|cancel|answer`: the `/v1` API from the command line, for people
-//! and scripts (`--json` prints the API's JSON unchanged). The list is a table with a header
+//! `taskdeck tasks list|show|wait|watch|reveal|cancel|answer`: the `/v1` API from the command
+//! line, for people and scripts (`--json` prints the API's JSON unchanged). The list is a table with a header
 //! row, each cell cut to one short line ([`task_table`]).
 //!
 //! Exit codes: 0 success; 1 Taskdeck unreachable or an unexpected answer; 4 the API refused
@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{
     endpoint::{Target, block_on},
     task_table,
-    terminal_text::{plain_json, shown},
+    terminal_text::{plain_json, shown, written_out_as_json},
 };
 
 /// One `taskdeck tasks` command (its clap definition: `taskdeck tasks --help`).
@@ -78,6 +78,13 @@ pub enum TasksCommand {
         /// Also print each new status message and progress of a running task
         #[arg(long)]
         messages: bool,
+    },
+    /// Print the call an open approval shows masked, as the agent gave it (credentials
+    /// unmasked), to read it whole before approving; for a person's token only (the admin or a
+    /// human), and the task's timeline records who read it
+    Reveal {
+        /// The task's id
+        task_id: String,
     },
     /// Request cancellation
     Cancel {
@@ -159,6 +166,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 http.get(url)
             }
             TasksCommand::Cancel { task_id } => http.post(task_url(base, task_id, Some("cancel"))),
+            TasksCommand::Reveal { task_id } => http.post(task_url(base, task_id, Some("reveal"))),
             TasksCommand::Wait { .. } | TasksCommand::Watch { .. } => {
                 unreachable!("waited for and watched above")
             }
@@ -248,6 +256,12 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 }
             }
             TasksCommand::Wait { .. } | TasksCommand::Watch { .. } => {}
+            TasksCommand::Reveal { .. } => println!(
+                "{}",
+                written_out_as_json(
+                    &serde_json::to_string_pretty(&body["arguments"]).unwrap_or_default()
+                )
+            ),
             TasksCommand::Cancel { .. } => match body["task"]["status"].as_str() {
                 Some(s @ ("completed" | "failed" | "cancelled")) => {
                     println!("already {s}, nothing to cancel: {}", row(&body["task"]))

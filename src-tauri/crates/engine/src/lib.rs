@@ -39,9 +39,9 @@ pub use audit::{
 };
 pub use context::{InputError, Outcome, TaskContext};
 pub use engine::{
-    AnswerReport, Deletion, EXPIRED_BY, Engine, EngineConfig, HostedAnswers, Recovery, Settlement,
-    TaskTool, ToolDescriptor, ToolMode, argument_errors, expired_response, is_expired_response,
-    retention_elapsed, schema_error_message,
+    AnswerReport, Deletion, EXPIRED_BY, Engine, EngineConfig, HiddenHeld, HostedAnswers, Recovery,
+    Settlement, TaskTool, ToolDescriptor, ToolMode, argument_errors, expired_response,
+    is_expired_response, retention_elapsed, schema_error_message,
 };
 pub use error::EngineError;
 pub use failure::{FailureKind, FailureToErrorObject, TaskFailure};

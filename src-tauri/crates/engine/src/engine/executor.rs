@@ -76,6 +76,8 @@ struct RunningTask {
     awaited: HashMap<String, AwaitedAnswer>,
     /// The tool running it (told at shutdown that its run is interrupted).
     tool: Arc<dyn TaskTool>,
+    /// What it holds for the people who decide its questions (`hidden_values`).
+    hidden: Option<Value>,
 }
 
 /// The runs in flight, by task id.
@@ -145,6 +147,18 @@ impl RunningTasks {
                 }
             }
         }
+    }
+
+    /// Sets what the run of `task_id` holds for the people who decide its questions.
+    pub(super) fn set_hidden(&self, task_id: &str, values: Option<Value>) {
+        if let Some(run) = self.runs.lock().unwrap().get_mut(task_id) {
+            run.hidden = values;
+        }
+    }
+
+    /// What the run of `task_id` holds for the people who decide its questions, if anything.
+    pub(super) fn hidden(&self, task_id: &str) -> Option<Value> {
+        self.runs.lock().unwrap().get(task_id)?.hidden.clone()
     }
 
     /// Stops waiting on `key` if waiter `waiter_id` is still the one waiting.
@@ -336,6 +350,7 @@ impl Engine {
                 ended: None,
                 awaited: HashMap::new(),
                 tool: tool.clone(),
+                hidden: None,
             },
         );
         let ctx = TaskContext {

@@ -21,6 +21,7 @@ mod audit_log;
 mod creation;
 mod deletion;
 mod executor;
+mod hidden_values;
 mod hosted;
 mod input_expiry;
 mod input_rounds;
@@ -37,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use deletion::Deletion;
 pub use executor::Recovery;
+pub use hidden_values::HiddenHeld;
 pub use hosted::{HostedAnswers, Settlement, retention_elapsed};
 pub use input_expiry::{EXPIRED_BY, expired_response, is_expired_response};
 pub use input_rounds::AnswerReport;

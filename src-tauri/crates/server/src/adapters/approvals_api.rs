@@ -3,7 +3,8 @@
 //! groups of identical pending calls; `POST /v1/approvals/decide` approves or denies one or
 //! many at once and reports each item (a failed item does not stop the others). Whether the
 //! caller may answer a human-only question is the engine's rule (`Engine::answer`): an agent's
-//! answer to one is reported as not answered.
+//! answer to one is reported as not answered. `POST /v1/tasks/{taskId}/reveal` gives a person
+//! the call an open approval shows masked, as the agent gave it (`Engine::reveal_hidden`).
 
 use axum::{
     Extension, Json, Router,
@@ -15,7 +16,7 @@ use serde::Serialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    api_error::{ApiError, ProblemDocument, json_body},
+    api_error::{ApiError, ApiPath, ProblemDocument, json_body},
     api_types::TaskView,
 };
 use crate::approvals::{
@@ -23,13 +24,14 @@ use crate::approvals::{
     edit::ArgumentError,
     inbox::{self, ApprovalList},
 };
-use taskdeck_engine::{Engine, Principal};
+use taskdeck_engine::{Engine, EngineError, Principal};
 
 /// The `/v1/approvals` routes with their OpenAPI operations.
 pub fn routes() -> OpenApiRouter<Engine> {
     OpenApiRouter::new()
         .routes(routes!(list_approvals))
         .routes(routes!(decide_approvals))
+        .routes(routes!(reveal_hidden))
 }
 
 /// The `/v1/approvals` router.
@@ -123,6 +125,41 @@ pub(crate) async fn decide_approvals(
         })
         .collect();
     Ok(Json(DecideReply { results }).into_response())
+}
+
+/// `POST /v1/tasks/{taskId}/reveal`'s answer.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Revealed {
+    /// The task.
+    task_id: String,
+    /// The call's arguments as the agent gave them, credentials unmasked.
+    arguments: serde_json::Value,
+}
+
+/// `POST /v1/tasks/{taskId}/reveal`: the call an open approval shows masked (its question's
+/// `hiddenValues`), as the agent gave it, for a person to read whole before deciding. Answered
+/// `Cache-Control: no-store`; the task's timeline records who asked (`hiddenValuesShown`).
+#[utoipa::path(post, path = "/v1/tasks/{taskId}/reveal", params(("taskId" = String, Path, description = "the task's id")), tag = "approvals",
+    responses((status = 200, description = "the call's arguments as the agent gave them", body = Revealed),
+              (status = 403, description = "the caller is an agent: only a person (the admin or a human token) reads hidden values", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 404, description = "unknown task, or another principal's", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 409, description = "no question of the task waits for a person, or its run holds no hidden values (none were hidden, or Taskdeck restarted since the question was asked)", body = ProblemDocument, content_type = "application/problem+json")))]
+pub(crate) async fn reveal_hidden(
+    State(engine): State<Engine>,
+    Extension(p): Extension<Principal>,
+    ApiPath(task_id): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    ApiError::humans_only(&p, "reads the values an approval hides")?;
+    let arguments = match engine.reveal_hidden(&p, &task_id).await {
+        Ok(arguments) => arguments,
+        Err(EngineError::Invalid(why)) => return Err(ApiError::conflict(why)),
+        Err(e) => return Err(e.into()),
+    };
+    let mut resp = Json(Revealed { task_id, arguments }).into_response();
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(resp)
 }
 
 /// 422 `application/problem+json` for edited arguments that do not fit the tool's input

@@ -268,8 +268,16 @@ pub fn approval_notice(
             if let Some(at) = expires {
                 extra.push(countdown(at, now_ms, local));
             }
+            // A call that masks values may hide its command there: it is approved where it
+            // can be read whole (the window's "Show hidden values"), not from here.
+            let hides = meta.get("hiddenValues").and_then(Value::as_bool) == Some(true);
+            if hides {
+                extra.push(
+                    "Values are hidden: open it to read the call whole before approving.".into(),
+                );
+            }
             if actions_supported {
-                if !approved_by.contains(&human) {
+                if !approved_by.contains(&human) && !hides {
                     actions.push(NoticeAction::Approve);
                 }
                 actions.push(NoticeAction::Deny);
@@ -962,6 +970,28 @@ mod approval_notice_tests {
                 NoticeAction::Approve,
                 NoticeAction::Deny
             ]
+        );
+    }
+
+    #[test]
+    fn a_call_with_hidden_values_is_approved_in_the_window_only() {
+        let meta = json!({"server": "taskdeck", "tool": "run_command", "editable": false,
+            "arguments": {"command": "deploy", "env": {"API_TOKEN": "[redacted]"}},
+            "hiddenValues": true});
+        let n = notice(
+            &waiting("run_command", "approve-command", call_request(meta)),
+            true,
+        );
+        assert_eq!(
+            n.actions,
+            [NoticeAction::Open, NoticeAction::Deny],
+            "read whole before approving"
+        );
+        assert!(
+            n.body
+                .ends_with("\nValues are hidden: open it to read the call whole before approving."),
+            "{}",
+            n.body
         );
     }
 

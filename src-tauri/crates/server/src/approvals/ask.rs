@@ -34,6 +34,10 @@ pub struct Ask {
     pub tool: String,
     /// The call's arguments as shown and as edited from (credentials redacted).
     pub arguments: Value,
+    /// The call as the agent gave it, when `arguments` masks some of it: held in memory for
+    /// the people who decide while the question is open, and given to one who asks
+    /// ([`TaskContext::hold_hidden`], `POST /v1/tasks/{taskId}/reveal`); never stored.
+    pub hidden: Option<Value>,
     /// The tool's input schema (edits are checked against it).
     pub input_schema: Option<Value>,
     /// True when the human may approve an edited call.
@@ -123,7 +127,9 @@ pub async fn ask(
     ask: &Ask,
     judge: &EditCheck<'_>,
 ) -> Result<Answer, InputError> {
+    let held = ask.hidden.clone().map(|values| ctx.hold_hidden(values));
     let answer = ask_rounds(ctx, ask, judge).await;
+    drop(held);
     // Taskdeck stopping is no end of the question: the next start asks it again (a resumable
     // tool) or records it as abandoned (`record::abandoned_at_restart`), once.
     if answer.is_ok() || !ctx.is_stopping() {
@@ -366,6 +372,7 @@ fn meta_for(
         required: terms.humans,
         approved_by: approved_by.to_vec(),
         edited_by: None,
+        hidden_values: ask.hidden.is_some(),
     }
 }
 

@@ -67,6 +67,9 @@ pub struct PendingApproval {
     pub verdict: Option<VerdictShown>,
     /// Only a human may answer (true for every call's approval).
     pub human_only: bool,
+    /// True when `arguments` masks values of the call (credentials) that a person may read
+    /// while the question is open (`POST /v1/tasks/{taskId}/reveal`).
+    pub hidden_values: bool,
 }
 
 /// Identical pending calls.
@@ -132,8 +135,13 @@ pub fn pending(engine: &Engine, principal: &Principal) -> Result<ApprovalList, E
     approvals.sort_by(|a, b| {
         (a.waiting_since_ms, &a.task_id, &a.key).cmp(&(b.waiting_since_ms, &b.task_id, &b.key))
     });
+    // Calls whose arguments mask values are alike where they are shown, not necessarily where
+    // they are masked: each is decided on its own.
     let mut by_digest: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for a in approvals.iter().filter(|a| a.kind == "call") {
+    for a in approvals
+        .iter()
+        .filter(|a| a.kind == "call" && !a.hidden_values)
+    {
         by_digest
             .entry(&a.digest)
             .or_default()
@@ -191,6 +199,7 @@ fn describe(
             required: meta.required,
             approved_by: meta.approved_by,
             edited_by: meta.edited_by,
+            hidden_values: meta.hidden_values,
             editable: meta.editable,
             input_schema: meta.input_schema,
             requested_schema,
@@ -220,6 +229,7 @@ fn describe(
                 required: 1,
                 approved_by: Vec::new(),
                 edited_by: None,
+                hidden_values: false,
                 editable: false,
                 input_schema: None,
                 requested_schema,

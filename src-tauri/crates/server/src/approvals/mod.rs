@@ -63,7 +63,9 @@ pub fn shown_arguments(arguments: &Value) -> Value {
 /// The paragraph an approval question ends with when its call holds values shown masked
 /// ([`shown_arguments`]): the person approves those without seeing them, and is told so.
 pub const HIDDEN_VALUES_NOTE: &str = "Values that look like credentials are hidden here \
-    ([redacted], ****): approving sends them as the agent gave them, unseen by you.";
+    ([redacted], ****), and approving sends them as the agent gave them: a hidden value may be \
+    part of the command. Read the call whole before you approve it (\"Show hidden values\" in \
+    the inbox, or taskdeck tasks reveal TASK_ID).";
 
 /// `message` with [`HIDDEN_VALUES_NOTE`] after it when `holds_secrets`.
 pub fn noting_hidden_values(message: String, holds_secrets: bool) -> String {
@@ -164,6 +166,7 @@ pub async fn obtain(
         server: server.to_string(),
         tool: tool.to_string(),
         arguments: shown,
+        hidden: holds_secrets.then(|| call.arguments.clone()),
         input_schema: call.input_schema.cloned(),
         editable: call.editable && !holds_secrets,
         verdict,

@@ -74,6 +74,11 @@ pub struct ApprovalMeta {
     /// approve that human's edit, not the agent's call); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited_by: Option<String>,
+    /// True when `arguments` masks values the call holds (credentials): a person may read
+    /// the call whole while the question is open (`POST /v1/tasks/{taskId}/reveal`); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden_values: bool,
 }
 
 /// The form's schema: `alwaysAllow` (boolean, titled `always_title`) when there is one,
@@ -208,6 +213,7 @@ mod tests {
             required: 2,
             approved_by: vec!["alice".into()],
             edited_by: Some("bob".into()),
+            hidden_values: true,
         };
         let request = approval_request("q", Some("always"), &meta);
         assert_eq!(meta_of(&request), Some(meta));

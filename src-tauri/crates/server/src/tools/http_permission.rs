@@ -73,6 +73,22 @@ pub fn shown_arguments(policed: &Value, url: &Url, headers: &[(String, String)])
     shown_arguments
 }
 
+/// The call as the agent gave it: [`shown_arguments`] without its masks, for the people who
+/// decide ([`crate::approvals::ask::Ask::hidden`]).
+fn given_arguments(policed: &Value, url: &Url, headers: &[(String, String)]) -> Value {
+    let mut given = policed.clone();
+    given["url"] = Value::String(url.to_string());
+    if !headers.is_empty() {
+        given["headers"] = Value::Object(
+            headers
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect(),
+        );
+    }
+    given
+}
+
 /// True when [`shown_arguments`] of the call hides something from the person asked: a
 /// credential-looking value of its arguments or headers, or a URL's password or query value.
 fn holds_secrets(policed: &Value, url: &Url, headers: &[(String, String)]) -> bool {
@@ -242,6 +258,8 @@ impl Permission {
             server: TASKDECK_SERVER.into(),
             tool: TOOL.into(),
             arguments: shown_arguments(&at, url, &self.headers),
+            hidden: holds_secrets(&at, url, &self.headers)
+                .then(|| given_arguments(&at, url, &self.headers)),
             input_schema: None,
             editable: false,
             // A private destination is reached only with a rule naming it or a human's

@@ -261,6 +261,7 @@ impl TaskTool for RunCommand {
         let redacted = self.redact_arguments(&arguments);
         let holds_secrets = redacted.is_some();
         let shown = redacted.unwrap_or_else(|| arguments.clone());
+        let hidden = holds_secrets.then(|| arguments.clone());
         async move {
             let mut arguments: RunCommandArguments = match parse_for_run(NAME, arguments) {
                 Ok(a) => a,
@@ -377,6 +378,7 @@ impl TaskTool for RunCommand {
                     // redacted: such a call is approved or denied as it is, never edited.
                     editable: env.is_none() && !holds_secrets,
                     arguments: shown,
+                    hidden,
                     input_schema: Some(input_schema),
                     verdict: Verdict {
                         terms: safety_terms(&verdict, env.is_some()),
