@@ -1212,4 +1212,24 @@ async fn a_person_reads_a_masked_call_whole_before_approving_it() {
     assert_eq!(twins.len(), 2, "{queue}");
     assert_eq!(twins[0]["digest"], twins[1]["digest"], "{queue}");
     assert_eq!(queue["groups"], json!([]), "{queue}");
+
+    // A value the command runs is shown, in its arguments and in its question alike.
+    let runs = json!({"command": "sh -c \"$API_TOKEN\"", "env": {"API_TOKEN": "echo three"}});
+    let id = s.call(&agent, "run_command", runs).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let question = &waiting["inputRequests"]["approve-command"]["params"];
+    assert_eq!(
+        question["_meta"]["taskdeck/approval"]["arguments"]["env"]["API_TOKEN"], "echo three",
+        "{question}"
+    );
+    assert!(
+        question["message"]
+            .as_str()
+            .unwrap()
+            .contains("with environment API_TOKEN='echo three':"),
+        "{question}"
+    );
 }

@@ -23,7 +23,7 @@ use super::{
     arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
     process::{Ended, describe_exit, killing_signal, read_lines, wait_or_stop},
-    secrets::{REDACTED, is_credential, mask_string},
+    secrets::{REDACTED, mask_string},
 };
 use crate::{
     approvals::{self, Answer, Ask},
@@ -329,18 +329,17 @@ impl TaskTool for RunCommand {
             }
             // Extra environment always asks: it can change what an allowed command does.
             if needs_human {
+                // As the stored arguments show them: masked alike (all of a value the command
+                // may run is shown there, so here too).
                 let env_text = env.map_or(String::new(), |e| {
                     let pairs: Vec<String> = e
-                        .iter()
-                        .map(|(k, v)| match is_credential(k, &Value::String(v.clone())) {
-                            true => format!("{k}={REDACTED}"),
-                            // Masked as in the stored arguments.
-                            false => format!(
+                        .keys()
+                        .map(|k| match shown["env"][k].as_str().unwrap_or(REDACTED) {
+                            REDACTED => format!("{}={REDACTED}", super::process::shell_word(k)),
+                            v => format!(
                                 "{}={}",
                                 super::process::shell_word(k),
-                                super::process::shell_word(
-                                    &mask_string(v).unwrap_or_else(|| v.to_string())
-                                )
+                                super::process::shell_word(v)
                             ),
                         })
                         .collect();
