@@ -558,6 +558,7 @@ test('a call with a masked credential is read whole with â€œShow hidden valuesâ€
   const id = r.taskId;
   await waitFor(async () => (await pending()).some((a) => a.taskId === id && a.hiddenValues === true), 'the approval, with hidden values');
   const row = rowOf(id);
+  assert.equal(await row.locator('.approval-hidden').textContent(), 'values hidden', 'the row says so');
   // Approve on its row opens it instead: it is approved where it can be read whole.
   await row.locator('.approval-approve').click();
   await page.locator('.toast', { hasText: 'hides values that look like credentials' }).waitFor();
@@ -566,7 +567,12 @@ test('a call with a masked credential is read whole with â€œShow hidden valuesâ€
   assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
   assert.ok((await full.textContent()).includes('[redacted]'), 'masked at first');
   assert.ok(!(await full.textContent()).includes('touch-me-42'));
+  // Open, but not read whole: Approve (a double click's second press too) still approves nothing.
+  await row.locator('.approval-approve').click();
+  await page.locator('.toast', { hasText: 'Read this call whole before approving it' }).waitFor();
+  assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
   const reveal = row.locator('.approval-reveal');
+  assert.equal(await page.evaluate(() => document.activeElement.className), 'btn btn-small approval-reveal', 'the button that reads it has the focus');
   await reveal.click();
   await waitFor(async () => (await full.textContent()).includes('touch-me-42'), 'the call as the agent sent it');
   assert.deepEqual(JSON.parse(await full.textContent()), { command: 'echo deployed', env: { API_TOKEN: 'touch-me-42' } });
@@ -574,6 +580,18 @@ test('a call with a masked credential is read whole with â€œShow hidden valuesâ€
   assert.equal(await reveal.textContent(), 'Hide values');
   await reveal.click();
   assert.ok((await full.textContent()).includes('[redacted]'), 'hidden again');
+  // The task's own question, in the detail pane, reads it whole too.
+  await page.evaluate((taskId) => {
+    window.location.hash = `#task=${taskId}`;
+  }, id);
+  const inDetail = page.locator('#detail .prompt-hidden-values');
+  assert.equal(await inDetail.locator('pre').isHidden(), true, 'nothing shown until asked');
+  // Its form's Accept approves nothing before the call was read whole there.
+  await page.locator('#detail .prompt-card button[type="submit"]').click();
+  await page.locator('#detail .prompt-card .form-error', { hasText: 'Read this call whole before approving it' }).waitFor();
+  assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
+  await inDetail.locator('.approval-reveal').click();
+  await waitFor(async () => (await inDetail.locator('pre').textContent()).includes('touch-me-42'), 'the call whole in the detail pane');
   await row.locator('.approval-approve').click();
   assert.equal((await outcome(id)).status, 'completed');
   await page.evaluate((taskId) => {

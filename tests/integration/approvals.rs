@@ -1213,23 +1213,162 @@ async fn a_person_reads_a_masked_call_whole_before_approving_it() {
     assert_eq!(twins[0]["digest"], twins[1]["digest"], "{queue}");
     assert_eq!(queue["groups"], json!([]), "{queue}");
 
-    // A value the command runs is shown, in its arguments and in its question alike.
+    // A value the command itself runs is masked as any other, in its arguments and in its
+    // question alike: the person reads it whole, and nothing stores it.
     let runs = json!({"command": "sh -c \"$API_TOKEN\"", "env": {"API_TOKEN": "echo three"}});
-    let id = s.call(&agent, "run_command", runs).await["taskId"]
+    let id = s.call(&agent, "run_command", runs.clone()).await["taskId"]
         .as_str()
         .unwrap()
         .to_string();
     let waiting = s.wait_status(&s.admin, &id, "input_required").await;
     let question = &waiting["inputRequests"]["approve-command"]["params"];
+    let meta = &question["_meta"]["taskdeck/approval"];
     assert_eq!(
-        question["_meta"]["taskdeck/approval"]["arguments"]["env"]["API_TOKEN"], "echo three",
+        meta["arguments"]["env"]["API_TOKEN"], "[redacted]",
         "{question}"
     );
+    assert_eq!(meta["hiddenValues"], true, "{question}");
     assert!(
         question["message"]
             .as_str()
             .unwrap()
-            .contains("with environment API_TOKEN='echo three':"),
+            .contains("with environment API_TOKEN=[redacted]:"),
         "{question}"
     );
+    let (_, revealed) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
+        .await;
+    assert_eq!(revealed["arguments"], runs, "{revealed}");
+    assert!(!waiting.to_string().contains("echo three"), "{waiting}");
+}
+
+/// A call holding credentials that waits for its approval when Taskdeck stops cannot be asked
+/// again (the store has them masked, and nothing holds them any more): it fails saying why,
+/// and a person has nothing left to read.
+#[tokio::test]
+async fn a_masked_call_waiting_at_a_restart_fails_saying_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let agent = s.token("agent");
+    let id = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"command": "echo hi", "env": {"API_TOKEN": "kept-only-in-memory"}}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    assert!(stop_cleanly(&mut s).await.success());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let failed = s.wait_status(&agent, &id, "failed").await;
+    assert_eq!(
+        failed["error"]["message"],
+        "Task interrupted: Taskdeck restarted while it waited for input; its call held \
+         credentials, which Taskdeck never stores, so it could not be asked again: send the call \
+         again",
+        "{failed}"
+    );
+    let (status, _) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
+        .await;
+    assert_eq!(status, 409);
+}
+
+/// A person's edit that holds a credential is shown masked to the next person asked (M of N),
+/// who reads it whole as the first call's hidden values are read: their question says values
+/// are hidden, and two such edits differing only where masked are no group of identical calls.
+#[tokio::test]
+async fn the_next_person_reads_an_edit_with_a_credential_whole() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"id": "r-two", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let agent = s.token("agent");
+    let alice = s.human("alice").await;
+    let mut edits = Vec::new();
+    for value in ["echo harmless", "touch elsewhere"] {
+        let id = asking(&s, &agent, "echo hi").await;
+        let edit = json!({
+            "command": "python3 -c 'import os; os.system(os.environ[\"API_TOKEN\"])'",
+            "env": {"API_TOKEN": value},
+        });
+        let edited = decide_as(
+            &s,
+            &alice,
+            json!({"items": [{"taskId": id}], "decision": "approve", "arguments": edit.clone()}),
+        )
+        .await;
+        assert_eq!(edited["ok"], true, "{edited}");
+        edits.push((id, edit));
+    }
+    for (id, edit) in &edits {
+        let second = s
+            .wait_for(&s.admin, id, "the second person's question", |t| {
+                t["inputRequests"].get("approve-command#2").is_some()
+            })
+            .await;
+        let question = &second["inputRequests"]["approve-command#2"]["params"];
+        assert_eq!(
+            question["_meta"]["taskdeck/approval"]["hiddenValues"], true,
+            "{question}"
+        );
+        assert!(
+            question["message"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("or taskdeck tasks reveal {id}).")),
+            "{question}"
+        );
+        assert!(
+            question["requestedSchema"]["properties"]
+                .get("alwaysAllow")
+                .is_none(),
+            "no rule would write the credential down: {question}"
+        );
+        let (status, revealed) = s
+            .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
+            .await;
+        assert_eq!(status, 200, "{revealed}");
+        assert_eq!(&revealed["arguments"], edit, "{revealed}");
+    }
+    let (_, queue) = s.v1_get(Some(&s.admin), "/v1/approvals").await;
+    assert_eq!(queue["groups"], json!([]), "{queue}");
+}
+
+/// A call with hidden values never runs unread by expiry: a policy whose questions expire into
+/// `allow` has it denied then.
+#[tokio::test]
+async fn a_masked_call_never_expires_into_allow() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"id": "r-lax", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "touch *"}, "decision": "ask",
+         "approval": {"expiresAfterMs": 1000, "onExpiry": "allow"}}
+    ]));
+    let agent = s.token("agent");
+    let marker = s.dir.join("ran-unread");
+    let id = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"argv": ["touch", marker.to_str().unwrap(), "--password", "pw-unread"]}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let meta = &waiting["inputRequests"]["approve-command"]["params"]["_meta"]["taskdeck/approval"];
+    assert_eq!(meta["hiddenValues"], true, "{waiting}");
+    assert_eq!(meta["onExpiry"], "deny", "{waiting}");
+    let done = s
+        .wait_for(&agent, &id, "its end", |t| {
+            t["status"] != "input_required" && t["status"] != "working"
+        })
+        .await;
+    assert!(!marker.exists(), "ran unread: {done}");
 }

@@ -618,12 +618,12 @@ pub async fn assert_credential_question(
     );
     // The person is told that what they approve holds values they cannot see.
     assert!(
-        question.ends_with(
+        question.ends_with(&format!(
             "\n\nValues that look like credentials are hidden here ([redacted], ****), and \
              approving sends them as the agent gave them: a hidden value may be part of the \
              command. Read the call whole before you approve it (\"Show hidden values\" in the \
-             inbox, or taskdeck tasks reveal TASK_ID)."
-        ),
+             inbox, or taskdeck tasks reveal {id})."
+        )),
         "{question}"
     );
     assert_eq!(
@@ -673,4 +673,11 @@ pub async fn assert_credential_question(
         )
         .await;
     assert_eq!(status, 422, "no rule can be asked for: {refused}");
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no \"always allow\" rule can be saved"),
+        "says why: {refused}"
+    );
 }

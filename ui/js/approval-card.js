@@ -60,24 +60,29 @@ function sent(button) {
 }
 
 /**
- * "Show hidden values": swaps `argsBlock`'s masked call for the call as the agent sent it
- * (fetched with `fetchRevealed` each time: the server holds it only while the question is
- * open, and records who read it), and back with "Hide values".
+ * "Show hidden values": swaps `argsBlock`'s masked call (`shownArgs`) for the call as the agent
+ * sent it (fetched with `fetchRevealed` each time: the server holds it only while the question
+ * is open, and records who read it), and back with "Hide values". `onlyRevealed`: the block is
+ * shown only while it holds the revealed call. Returns `{el, wasRevealed(), focus()}`:
+ * `wasRevealed` tells whether the call was read whole here once.
  */
-function revealControl(a, argsBlock, fetchRevealed) {
+export function revealControl(shownArgs, argsBlock, fetchRevealed, { onlyRevealed = false } = {}) {
   const button = h('button', { type: 'button', class: 'btn btn-small approval-reveal' }, 'Show hidden values');
   const note = h('span', { class: 'muted approval-reveal-note', role: 'status' });
   let shown = false;
+  let once = false;
   const show = (args, revealed) => {
     shown = revealed;
+    once ||= revealed;
     argsBlock.textContent = prettyJson(args ?? {});
+    argsBlock.hidden = onlyRevealed && !revealed;
     argsBlock.classList.toggle('revealed', revealed);
     argsBlock.setAttribute('aria-label', revealed ? 'Arguments as the agent sent them' : 'Arguments');
     button.textContent = revealed ? 'Hide values' : 'Show hidden values';
     note.textContent = revealed ? 'As the agent sent it: approving runs exactly this. The task’s timeline records that you read it.' : '';
   };
   button.addEventListener('click', async () => {
-    if (shown) return show(a.arguments, false);
+    if (shown) return show(shownArgs, false);
     if (sending(button)) return;
     try {
       show((await fetchRevealed()).arguments, true);
@@ -87,7 +92,7 @@ function revealControl(a, argsBlock, fetchRevealed) {
       sent(button);
     }
   });
-  return h('div', { class: 'approval-reveal-row' }, button, note);
+  return { el: h('div', { class: 'approval-reveal-row' }, button, note), wasRevealed: () => once, focus: () => button.focus() };
 }
 
 export function approvalCard(a, deps) {
@@ -101,15 +106,15 @@ export function approvalCard(a, deps) {
   );
   const why = a.verdict && a.verdict.reason ? h('p', { class: 'muted approval-verdict' }, `Why it asks: ${a.verdict.reason}`) : null;
   const argsBlock = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments' }, prettyJson(a.arguments ?? {}));
-  const reveal = a.hiddenValues && deps.decides !== false && deps.reveal ? revealControl(a, argsBlock, deps.reveal) : null;
-  const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock, reveal);
+  const reveal = a.hiddenValues && deps.decides !== false && deps.reveal ? revealControl(a.arguments, argsBlock, deps.reveal) : null;
+  const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock, reveal && reveal.el);
 
   const openBtn = h('button', { type: 'button', class: 'btn btn-link approval-open-task' }, 'Open the task');
   openBtn.addEventListener('click', () => deps.openTask());
   if (deps.decides === false) {
     el.append(h('p', { class: 'muted approval-person-only' }, 'A person decides this call (the admin or a human token); this page is signed in as an agent.'), openBtn);
     const nothing = () => {};
-    return { el, showErrors: nothing, focusReason: nothing, focusEditor: nothing, canEdit: false, hasUnsentEdit: () => false };
+    return { el, showErrors: nothing, focusReason: nothing, focusEditor: nothing, canEdit: false, hasUnsentEdit: () => false, readWhole: () => !a.hiddenValues, focusReveal: nothing };
   }
 
   // ------------------------------------------------ edit, then approve
@@ -252,5 +257,8 @@ export function approvalCard(a, deps) {
     focusEditor: () => (editor ? editor.focus() : reason.focus()),
     canEdit: Boolean(editor),
     hasUnsentEdit: () => Boolean(editor && editor.changed()),
+    /** False for a call with hidden values until they were shown here once. */
+    readWhole: () => !a.hiddenValues || Boolean(reveal && reveal.wasRevealed()),
+    focusReveal: () => reveal && reveal.focus(),
   };
 }

@@ -198,6 +198,12 @@ function showResult(text, tone) {
  */
 export async function decideMany(approvals, decision, reason) {
   if (!approvals.length) return;
+  // A call with hidden values is approved only once read whole, one by one.
+  const unread = decision === 'approve' ? approvals.filter((a) => a.hiddenValues && !readWhole(a)).length : 0;
+  if (unread) {
+    toast(`${unread === 1 ? 'One of these calls hides' : `${unread} of these calls hide`} values that look like credentials: open ${unread === 1 ? 'it' : 'each'} and read it whole (Show hidden values) before approving.`, 'warn');
+    return;
+  }
   const verb = decision === 'approve' ? 'Approve' : 'Deny';
   const items = approvals.map((a) => ({
     a,
@@ -246,6 +252,12 @@ export async function decideMany(approvals, decision, reason) {
   return decide(approvals, decision, { reason });
 }
 
+/** Whether call `a`'s hidden values (if any) were shown in its opened card. */
+function readWhole(a) {
+  const card = cards.get(approvalId(a));
+  return !a.hiddenValues || Boolean(card && card.readWhole());
+}
+
 /** Those of `approvals` the queue still holds. */
 function pendingOf(approvals) {
   return approvals.filter((a) => state.approvals.get(approvalId(a)));
@@ -279,6 +291,12 @@ function approveAsAsked(a, id) {
   if (state.approvals.openId !== id && a.hiddenValues) {
     openApproval(id, true);
     toast('This call hides values that look like credentials, so it is open now: read it whole (Show hidden values), then approve it (a, or Approve).', 'info');
+    return;
+  }
+  // ... and approved once read whole there.
+  if (a.hiddenValues && !readWhole(a)) {
+    toast('Read this call whole before approving it: Show hidden values.', 'info');
+    cards.get(id)?.focusReveal();
     return;
   }
   // Approved as asked only once the person could read all of it: a call whose row cuts it
@@ -352,6 +370,8 @@ function approvalRow(a, inGroup) {
     h('div', { class: 'approval-head' }, check, summary,
       // Another human rewrote the call: who approves it now approves that edit, not the agent's call.
       a.editedBy ? h('span', { class: 'pill approval-edited', title: `${a.editedBy} edited this call: it runs as edited, not as the agent asked (open it to see both)` }, `edited by ${a.editedBy}`) : null,
+      // Values are masked: approved once read whole, in the opened call.
+      a.hiddenValues ? h('span', { class: 'pill approval-hidden', title: 'Values that look like credentials are hidden in this call: open it and read it whole (Show hidden values) before approving' }, 'values hidden') : null,
       h('span', { class: 'pill approval-quorum', hidden: true }), h('span', { class: 'approval-expiry' }), h('span', { class: 'approval-wait' }), a.kind === 'question' ? answer : !rights(state.me).seesAll ? h('span', { class: 'muted approval-person-only' }, 'A person decides') : approvedByMe(a) ? [h('span', { class: 'muted approval-person-only approval-approved-by-me' }, approvedByMeText(a)), deny] : [approve, deny]),
     h('div', { class: 'approval-failure form-error', role: 'alert', hidden: true }),
   );

@@ -35,6 +35,7 @@ export const loadDetail = once(async () => {
         }
       },
       taskLog: (id, range) => state.api.taskLog(id, range),
+      reveal: (id) => state.api.reveal(id),
     },
     requestCancel,
     announce,

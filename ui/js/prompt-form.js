@@ -11,6 +11,7 @@ import { h, uid } from './dom.js';
 import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, answerHelp, answerVerb, REASON_MAX_CHARS } from './form-schema.js';
 import { approvalFormValues, approvalContent } from './edited-arguments.js';
 import { clampedText } from './clamp.js';
+import { revealControl } from './approval-card.js';
 import { hidesText, shownPlainly } from './format.js';
 
 /** Kinds whose control holds the answer as text the person reads in an input. */
@@ -211,6 +212,15 @@ function promptHead(prompt, titleId) {
   return h('div', { class: 'prompt-head' }, h('span', { class: 'prompt-icon', 'aria-hidden': 'true' }, '?'), h('div', { class: 'prompt-text' }, clampedText('h4', { id: titleId, class: 'prompt-message' }, prompt.message || 'The task asks for input.', { keepInView: '.prompt-card' }), h('div', { class: 'prompt-key muted' }, `Request key: ${prompt.key}`)));
 }
 
+/** For an approval whose arguments mask credentials: "Show hidden values" and the call as the
+ *  agent sent it, once shown; otherwise null. */
+function hiddenValuesRow(prompt, deps) {
+  if (!prompt.approval || !prompt.approval.hiddenValues || !deps.reveal) return null;
+  const block = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments', hidden: true });
+  const control = revealControl(prompt.approval.arguments, block, deps.reveal, { onlyRevealed: true });
+  return { el: h('div', { class: 'prompt-hidden-values' }, control.el, block), control };
+}
+
 /**
  * A request this viewer may not answer (`humanOnly`, and the page is not signed in as the admin):
  * its message and who can answer it, without a form. Same shape as `promptCard`'s card, marked
@@ -245,7 +255,10 @@ export function lockedPromptCard(prompt, why = 'Only the person using Taskdeck (
 /**
  * @param {{key: string, message: string, schema: object, mode?: string, url?: string, approval?: object}} prompt
  *   `approval`: an approval question's `_meta["taskdeck/approval"]` (outstandingPrompts).
- * @param {{send: (key: string, response: object) => Promise<{accepted: string[], ignored: string[]}>}} deps
+ * @param {{send: (key: string, response: object) => Promise<{accepted: string[], ignored: string[]}>,
+ *          reveal?: () => Promise<{arguments: object}>}} deps
+ *   `reveal`: the call as the agent sent it, for an approval whose arguments mask credentials
+ *   (`approval.hiddenValues`): "Show hidden values" under the question.
  */
 export function promptCard(prompt, deps) {
   const { fields } = describeForm(prompt.schema);
@@ -259,10 +272,12 @@ export function promptCard(prompt, deps) {
   const fieldEls = new Map();
 
   const form = h('form', { class: 'prompt-form', novalidate: true, 'aria-labelledby': titleId });
+  const hidden = hiddenValuesRow(prompt, deps);
   const card = h(
     'section',
     { class: 'prompt-card', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },
     promptHead(prompt, titleId),
+    hidden && hidden.el,
     form,
   );
 
@@ -373,6 +388,12 @@ export function promptCard(prompt, deps) {
     showFormError('');
     const response = { action };
     if (action === 'accept') {
+      // A call with hidden values is approved once read whole.
+      if (hidden && !hidden.control.wasRevealed()) {
+        showFormError('Read this call whole before approving it: Show hidden values.');
+        hidden.control.focus();
+        return false;
+      }
       for (const f of fields) values[f.name] = controls.get(f.name).read();
       const found = validateForm(fields, values);
       for (const f of fields) {

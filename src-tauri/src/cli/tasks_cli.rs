@@ -248,7 +248,7 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 }
                 for e in timeline.into_iter().flatten() {
                     println!(
-                        "  {}  {:<16} {}",
+                        "  {}  {:<17} {}",
                         e["at"].as_str().unwrap_or(""),
                         e["kind"].as_str().unwrap_or(""),
                         plain_json(&e["data"])
@@ -268,7 +268,11 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 }
                 _ => println!("cancel requested: {}", row(&body["task"])),
             },
-            TasksCommand::Answer { ref key, .. } => {
+            TasksCommand::Answer {
+                ref key,
+                ref action,
+                ..
+            } => {
                 // Not recorded, and why (a second approval by the same person).
                 let why_ignored = body["notes"][key.as_str()].as_str().filter(|_| ignored);
                 if let Some(why) = why_ignored {
@@ -289,10 +293,13 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                         body["task"]["status"].as_str().unwrap_or("unknown")
                     );
                 } else {
-                    println!(
-                        "accepted: {}  ignored: {}",
-                        body["accepted"], body["ignored"]
-                    );
+                    // The answer was taken; what it said (a decline is no approval).
+                    let said = match action.as_str() {
+                        "accept" => "accepted",
+                        "decline" => "declined",
+                        _ => "cancelled",
+                    };
+                    println!("answered {}: {said}", shown(key));
                     for (key, note) in body["notes"].as_object().into_iter().flatten() {
                         eprintln!(
                             "taskdeck: {}: {}",
@@ -440,8 +447,17 @@ async fn wait_for_end(
                 let schema = &request["params"]["requestedSchema"];
                 let content = content_hint(schema);
                 let key_shown = shown(key);
+                // A call with hidden values is read whole first: said whatever the cut.
+                let hidden =
+                    request["params"]["_meta"]["taskdeck/approval"]["hiddenValues"] == true;
+                let read_first = match hidden {
+                    true => format!(
+                        "; values are hidden: read the call whole with taskdeck tasks reveal {task_id} before approving"
+                    ),
+                    false => String::new(),
+                };
                 eprintln!(
-                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline{DECLINE_HINT})",
+                    "waiting for input {key_shown}: {} (taskdeck tasks answer {task_id} {key_shown} accept{content} | decline{DECLINE_HINT}{read_first})",
                     super::task_table::clamp(
                         request["params"]["message"].as_str().unwrap_or(""),
                         200

@@ -272,8 +272,12 @@ impl Engine {
                 };
                 // Else the restart seems the cause of what a resumable tool's absence is (an
                 // upstream server removed from servers.json while Taskdeck was stopped).
-                if tool.is_none() {
-                    message.push_str(&format!(", and no longer has its tool {}", task.tool));
+                match tool.as_ref().and_then(|t| t.interrupted_because(&task)) {
+                    _ if tool.is_none() => {
+                        message.push_str(&format!(", and no longer has its tool {}", task.tool))
+                    }
+                    Some(why) => message.push_str(&format!("; {why}")),
+                    None => {}
                 }
                 let data = json!({"lastStatusMessage": task.status_message});
                 let failure = TaskFailure::new(FailureKind::Restart, message, Some(data));

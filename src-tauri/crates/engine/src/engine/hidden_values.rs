@@ -77,7 +77,7 @@ impl Engine {
                 }
                 if t.status.is_terminal() || !asks_a_person {
                     return Err(EngineError::Invalid(
-                        "no question of this task waits for a person".into(),
+                        "no question of this task that only a person may answer is open".into(),
                     ));
                 }
                 let Some(values) = running.parts.running.hidden(&id) else {

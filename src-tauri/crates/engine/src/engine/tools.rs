@@ -89,4 +89,10 @@ pub trait TaskTool: Send + Sync + 'static {
     fn abandoned_decisions(&self, _task: &TaskRecord) -> Vec<DecisionRecord> {
         Vec::new()
     }
+    /// Called at start for a call of this tool that is not resumed and fails as interrupted:
+    /// why, when the restart alone does not say it (the agent and the person read it after
+    /// "Task interrupted: Taskdeck restarted while …; "). Default: nothing.
+    fn interrupted_because(&self, _task: &TaskRecord) -> Option<String> {
+        None
+    }
 }

@@ -17,7 +17,7 @@ use super::{
     question::{self, ApprovalMeta, VerdictShown},
 };
 use crate::policy::{OnExpiry, Verdict};
-use taskdeck_engine::{EXPIRED_BY, InputError, TaskContext, is_expired_response};
+use taskdeck_engine::{EXPIRED_BY, HiddenHeld, InputError, TaskContext, is_expired_response};
 
 /// One call to put to the human.
 #[derive(Debug, Clone)]
@@ -52,6 +52,15 @@ pub struct Ask {
 }
 
 impl Ask {
+    /// What an expiry of the question does: the terms' `onExpiry`, but never `allow` for a call
+    /// with hidden values (nobody may have read it whole): then `deny`.
+    pub fn on_expiry(&self) -> OnExpiry {
+        match self.verdict.terms.on_expiry {
+            OnExpiry::Allow if self.hidden.is_some() => OnExpiry::Deny,
+            other => other,
+        }
+    }
+
     /// The "always allow" checkbox's title, when it is offered: not for a call an `ask` rule
     /// decided, since the rule "always allow" saves goes after it and, first match wins, would
     /// never be reached (the same call would be asked again).
@@ -127,9 +136,7 @@ pub async fn ask(
     ask: &Ask,
     judge: &EditCheck<'_>,
 ) -> Result<Answer, InputError> {
-    let held = ask.hidden.clone().map(|values| ctx.hold_hidden(values));
     let answer = ask_rounds(ctx, ask, judge).await;
-    drop(held);
     // Taskdeck stopping is no end of the question: the next start asks it again (a resumable
     // tool) or records it as abandoned (`record::abandoned_at_restart`), once.
     if answer.is_ok() || !ctx.is_stopping() {
@@ -144,6 +151,8 @@ async fn ask_rounds(
     judge: &EditCheck<'_>,
 ) -> Result<Answer, InputError> {
     let earlier = ctx.input_rounds().unwrap_or_default();
+    // The call as given, while its question shows it masked: for a person to read whole.
+    let mut held: Option<HiddenHeld> = None;
     let mut arguments = ask.arguments.clone();
     // How many humans the call as it now runs needs: the terms', or more for an edit the
     // policy asks more humans for.
@@ -179,12 +188,23 @@ async fn ask_rounds(
                 // A human's edit is shown (and kept in the question) with what looks like a
                 // credential masked, as the agent's call is; it runs as typed.
                 let shown = super::shown_arguments(&arguments);
+                // What this question hides: the agent's call's masked values, or those of a
+                // human's edit (a credential typed into it), which the next person approves.
+                let hidden = match &edited_by {
+                    Some(_) => (shown != arguments).then(|| arguments.clone()),
+                    None => ask.hidden.clone(),
+                };
+                drop(held.take());
+                held = hidden
+                    .as_ref()
+                    .map(|values| ctx.hold_hidden(values.clone()));
                 let asked =
                     *asked_at_ms.get_or_insert_with(|| chrono::Utc::now().timestamp_millis());
                 let meta = ApprovalMeta {
                     edited_by: edited_by.clone(),
                     required,
                     asked_at_ms: Some(asked),
+                    hidden_values: hidden.is_some(),
                     ..meta_for(ctx, ask, &shown, &approved_by, expires_at_ms)
                 };
                 // The call as it runs now: an edit is shown in the text every human reads, not
@@ -197,11 +217,19 @@ async fn ask_rounds(
                     ),
                     None => ask.message.clone(),
                 };
+                // A call with hidden values says so, and how to read it whole.
+                let call = match hidden {
+                    Some(_) => format!("{call}\n\n{}", super::hidden_values_note(ctx.task_id())),
+                    None => call,
+                };
                 let message = match &note {
                     Some(note) => format!("{note}\n\n{call}"),
                     None => call,
                 };
-                let always = ask.always_offered().filter(|_| !edit_shadows_always);
+                // A rule would write hidden values (an edit's credential) to policy.json.
+                let always = ask
+                    .always_offered()
+                    .filter(|_| !edit_shadows_always && hidden.is_none());
                 question::approval_request(&message, always, &meta)
             }
         };
@@ -214,7 +242,7 @@ async fn ask_rounds(
         // Only the engine's expiry answers as `expiry`; a human's answer that says "expired"
         // is still theirs.
         if human == EXPIRED_BY && is_expired_response(&answer) {
-            return Ok(Answer::Expired(ask.verdict.terms.on_expiry));
+            return Ok(Answer::Expired(ask.on_expiry()));
         }
         if !question::approved(&answer) {
             return Ok(Answer::Denied {
@@ -368,7 +396,7 @@ fn meta_for(
         },
         asked_at_ms: None,
         expires_at_ms,
-        on_expiry: terms.on_expiry.as_str().into(),
+        on_expiry: ask.on_expiry().as_str().into(),
         required: terms.humans,
         approved_by: approved_by.to_vec(),
         edited_by: None,

@@ -439,6 +439,21 @@ pub fn check_answered_edits(
         if question::meta_of(request).is_none() || !question::approved(response) {
             continue;
         }
+        let offers = |field: &str| {
+            request
+                .pointer(&format!("/params/requestedSchema/properties/{field}"))
+                .is_some()
+        };
+        if response.pointer("/content/alwaysAllow") == Some(&Value::Bool(true))
+            && !offers("alwaysAllow")
+            && question::meta_of(request).is_some_and(|m| m.hidden_values)
+        {
+            return Err(DecideError::Invalid(format!(
+                "{key}: this call holds credentials, shown masked, so no \"always allow\" rule \
+                 can be saved for it (the rule would write them to policy.json); approve it \
+                 without alwaysAllow"
+            )));
+        }
         match response.pointer("/content/arguments") {
             None | Some(Value::String(_)) => {}
             Some(other) => {
@@ -528,13 +543,18 @@ fn check_edit_of(
     request: &Value,
     arguments: &Value,
 ) -> Result<String, DecideError> {
-    let meta = question::meta_of(request)
-        .filter(|m| m.editable)
-        .ok_or_else(|| {
-            DecideError::Invalid(format!(
-                "{key} is not an approval whose call may be edited ({META_KEY})"
-            ))
-        })?;
+    let meta = question::meta_of(request);
+    if meta.as_ref().is_some_and(|m| m.hidden_values) {
+        return Err(DecideError::Invalid(format!(
+            "{key}: this call holds credentials, shown masked, so it cannot be edited (the edit \
+             would lose them); approve it as asked, or deny it"
+        )));
+    }
+    let meta = meta.filter(|m| m.editable).ok_or_else(|| {
+        DecideError::Invalid(format!(
+            "{key} is not an approval whose call may be edited ({META_KEY})"
+        ))
+    })?;
     let schema = meta
         .input_schema
         .unwrap_or_else(|| json!({"type": "object"}));

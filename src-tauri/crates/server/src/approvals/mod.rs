@@ -60,20 +60,16 @@ pub fn shown_arguments(arguments: &Value) -> Value {
     crate::tools::secrets::redact_value(arguments).unwrap_or_else(|| arguments.clone())
 }
 
-/// The paragraph an approval question ends with when its call holds values shown masked
-/// ([`shown_arguments`]): the person approves those without seeing them, and is told so.
-pub const HIDDEN_VALUES_NOTE: &str = "Values that look like credentials are hidden here \
-    ([redacted], ****), and approving sends them as the agent gave them: a hidden value may be \
-    part of the command. Read the call whole before you approve it (\"Show hidden values\" in \
-    the inbox, or taskdeck tasks reveal TASK_ID).";
-
-/// `message` with [`HIDDEN_VALUES_NOTE`] after it when `holds_secrets`.
-pub fn noting_hidden_values(message: String, holds_secrets: bool) -> String {
-    if holds_secrets {
-        format!("{message}\n\n{HIDDEN_VALUES_NOTE}")
-    } else {
-        message
-    }
+/// The paragraph an approval question of task `task_id` ends with when its call holds values
+/// shown masked ([`shown_arguments`], [`Ask::hidden`]): approving sends what the person has
+/// not seen, and how to read it.
+pub fn hidden_values_note(task_id: &str) -> String {
+    format!(
+        "Values that look like credentials are hidden here ([redacted], ****), and approving \
+         sends them as the agent gave them: a hidden value may be part of the command. Read the \
+         call whole before you approve it (\"Show hidden values\" in the inbox, or taskdeck \
+         tasks reveal {task_id})."
+    )
 }
 
 /// What the call may do.
@@ -161,7 +157,7 @@ pub async fn obtain(
     }
     let question = Ask {
         key: call.key.to_string(),
-        message: noting_hidden_values(call.message, holds_secrets),
+        message: call.message,
         always_title: call.always_title.filter(|_| !holds_secrets),
         server: server.to_string(),
         tool: tool.to_string(),

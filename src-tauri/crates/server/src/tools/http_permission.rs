@@ -250,10 +250,7 @@ impl Permission {
         let title = format!("Always allow {principal} to send requests to {origin}");
         let ask = Ask {
             key,
-            message: crate::approvals::noting_hidden_values(
-                question,
-                holds_secrets(&at, url, &self.headers),
-            ),
+            message: question,
             always_title: Some(title),
             server: TASKDECK_SERVER.into(),
             tool: TOOL.into(),

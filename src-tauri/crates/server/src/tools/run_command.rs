@@ -246,6 +246,18 @@ impl TaskTool for RunCommand {
             && !super::secrets::holds_masks(&task.arguments)
     }
 
+    /// A call waiting for its approval is asked again after a restart, but not one holding
+    /// credentials (the store has them masked): that is why it failed.
+    fn interrupted_because(&self, task: &taskdeck_engine::TaskRecord) -> Option<String> {
+        (task.status == taskdeck_engine::TaskStatus::InputRequired
+            && super::secrets::holds_masks(&task.arguments))
+        .then(|| {
+            "its call held credentials, which Taskdeck never stores, so it could not be asked \
+             again: send the call again"
+                .to_string()
+        })
+    }
+
     /// Its approval still open when the process ended is recorded as abandoned.
     fn abandoned_decisions(
         &self,
@@ -348,21 +360,18 @@ impl TaskTool for RunCommand {
                 // Where and with what come first: nothing the command's text holds can pose as them.
                 let question = Ask {
                     key: "approve-command".into(),
-                    message: crate::approvals::noting_hidden_values(
-                        format!(
-                            "{} wants to run in {where_}{env_text}:\n\n{}{}",
-                            ctx.principal(),
-                            super::process::shown_script(&seen),
-                            // An argument list and the shell line shown for it read alike:
-                            // `sh` reads `$'…'` otherwise, so the question says which it is.
-                            match arguments.argv.is_some() {
-                                true =>
-                                    "\n\n(A program and its arguments, run without a shell; \
+                    message: format!(
+                        "{} wants to run in {where_}{env_text}:\n\n{}{}",
+                        ctx.principal(),
+                        super::process::shown_script(&seen),
+                        // An argument list and the shell line shown for it read alike:
+                        // `sh` reads `$'…'` otherwise, so the question says which it is.
+                        match arguments.argv.is_some() {
+                            true =>
+                                "\n\n(A program and its arguments, run without a shell; \
                                          shown quoted as bash would read them.)",
-                                false => "",
-                            }
-                        ),
-                        holds_secrets,
+                            false => "",
+                        }
                     ),
                     // A rule would write the credentials down in policy.json.
                     always_title: (!holds_secrets).then(|| {

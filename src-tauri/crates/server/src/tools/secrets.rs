@@ -528,86 +528,12 @@ pub fn holds_masks(value: &Value) -> bool {
 /// Arguments stored this way are themselves redacted again (`Some`): that is how a view of the
 /// store tells that the run had values the store does not.
 ///
-/// A call that may run a value it carries as code ([`runs_a_value`]: `$1` or `$TOKEN` where a
-/// command starts, after `sh -c` or `eval`, a pipe into a shell) keeps every value but the
-/// tokens known by their shape: any credential-looking value in it could be the command that
-/// runs, and masking hides a credential, never a command.
+/// A masked value may be what a call runs (`$TOKEN` where a command starts, `sh -c '$1'
+/// --token '…'`, a program reading its environment): masking does not try to tell, since no
+/// pattern can. The person asked about the call reads it whole instead, while its question is
+/// open (`crate::approvals::ask::Ask::hidden`, docs/security.md "Reading a masked call whole").
 pub fn redact_value(value: &Value) -> Option<Value> {
-    match runs_a_value(value) {
-        true => tokens_masked(value),
-        false => redact(value, true),
-    }
-}
-
-/// True when a string in `value` (at any depth) may run what a variable, a positional
-/// parameter or a piped text holds: [`RUNS_A_VALUE`]. Patterns, not a parse of the shell: they
-/// err on the side of showing (a match only shows more), and security.md lists what they do
-/// not see.
-fn runs_a_value(value: &Value) -> bool {
-    static RUNS: std::sync::LazyLock<regex::RegexSet> =
-        std::sync::LazyLock::new(|| regex::RegexSet::new(RUNS_A_VALUE).expect("valid patterns"));
-    match value {
-        Value::String(s) => RUNS.is_match(s),
-        Value::Array(items) => items.iter().any(runs_a_value),
-        Value::Object(map) => map.values().any(runs_a_value),
-        _ => false,
-    }
-}
-
-/// What [`runs_a_value`] looks for. `E` below is an expansion (`$name`, `${…}`, `$(…)`, `$1`,
-/// `$@`, a backtick; not `$'…'`, a quote), quotes allowed before it.
-const RUNS_A_VALUE: &[&str] = &[
-    // E where a command starts: a line's or an item's start, after an operator, a keyword,
-    // `!`, or a shell's `-c`.
-    r#"(?m)(?:^|[;&|({)]|\b(?:then|do|else|elif|if|while|until|time|eval|exec|in)\b|(?:^|\s)!|(?:^|\s)-c)\s*['"]*(?:\$[\w{(@*#?!$-]|`)"#,
-    // E after a wrapper that runs its argument (up to two words between: `env -i`,
-    // `timeout 5`, `exec -a x`).
-    r#"\b(?:command|builtin|env|nohup|nice|sudo|doas|timeout|stdbuf|exec|time|trap|xargs|setsid|chroot|watch|strace|ltrace|unbuffer)\b(?:\s+[^\s;&|]+){0,2}?\s+['"]*(?:\$[\w{(@*#?!$-]|`)"#,
-    // E after an assignment or a redirection that starts a command (`X=1 $T`, `>/dev/null $T`).
-    r#"(?:^|[\s;&|(])(?:[A-Za-z_]\w*=\S*|\d*[<>]{1,2}&?\S+)\s+['"]*(?:\$[\w{(@*#?!$-]|`)"#,
-    // A changed IFS splits one value into a program and its arguments.
-    r"\bIFS=",
-    // Text piped into a shell, eval, source or xargs, however the shell is named or wrapped.
-    r"\|\s*(?:(?:command|builtin|env|exec|nohup|sudo|doas|stdbuf|nice|timeout)\s+(?:[^\s;&|]+\s+){0,2})?(?:\S*/)?(?:sh|bash|zsh|dash|ksh|mksh|busybox|eval|source|xargs|\.)(?:\s|$)",
-    // A shell fed a here-document or a here-string.
-    r"\b(?:sh|bash|zsh|dash|ksh|mksh)\b[^|;&\n]*<<",
-    // A file written, and a shell or `.`/`source` run on a file, in the same call.
-    r"(?s)(?:>|\btee\b).*(?:(?:^|[\s;&|(])(?:sh|bash|zsh|dash|ksh|mksh|source)\s+\S|(?:^|[;&|(]\s*)\.\s+\S)",
-    // A program that prints its environment.
-    r"\bprintenv\b",
-];
-
-/// `value` with only the tokens known by their shape masked ([`super::secret_tokens`]); `None`
-/// when it holds none.
-fn tokens_masked(value: &Value) -> Option<Value> {
-    match value {
-        Value::String(s) => super::secret_tokens::mask_tokens(s, REDACTED).map(Value::String),
-        Value::Array(items) => {
-            let shown: Vec<Option<Value>> = items.iter().map(tokens_masked).collect();
-            shown.iter().any(Option::is_some).then(|| {
-                Value::Array(
-                    shown
-                        .into_iter()
-                        .zip(items)
-                        .map(|(s, item)| s.unwrap_or_else(|| item.clone()))
-                        .collect(),
-                )
-            })
-        }
-        Value::Object(map) => {
-            let shown: Vec<(&String, Option<Value>)> =
-                map.iter().map(|(k, v)| (k, tokens_masked(v))).collect();
-            shown.iter().any(|(_, s)| s.is_some()).then(|| {
-                Value::Object(
-                    shown
-                        .into_iter()
-                        .map(|(k, s)| (k.clone(), s.unwrap_or_else(|| map[k].clone())))
-                        .collect(),
-                )
-            })
-        }
-        _ => None,
-    }
+    redact(value, true)
 }
 
 /// `value` with every string in it masked by [`mask_string`], at any depth, member names not
@@ -1141,8 +1067,10 @@ mod tests {
                 "--pin=[redacted]"
             ]))
         );
-        // A call that runs what a variable or a positional parameter holds keeps its values:
-        // any of them could be the command (helper-167's calls, each of which ran a `touch`).
+        // A call that runs what a variable or a positional parameter holds is masked as any
+        // other: its credentials are never stored, and the person asked reads it whole while
+        // its question is open (helper-167's and helper-168's calls, each of which ran a
+        // `touch` a question hid).
         let ghp = format!("ghp_{}", "a1B2".repeat(9));
         for call in [
             json!({"command": "sh -c '$1' --token 'touch /tmp/x'"}),
@@ -1157,9 +1085,9 @@ mod tests {
             json!({"command": "printenv TOKEN | sh", "env": {"TOKEN": "touch x"}}),
             json!({"path": "/tmp/run.sh", "content": "TOKEN=touch /tmp/z\n$TOKEN"}),
         ] {
-            assert_eq!(redact_value(&call), None, "{call}");
+            let shown = redact_value(&call).unwrap_or_else(|| panic!("{call}"));
+            assert!(!shown.to_string().contains("touch"), "{call}: {shown}");
         }
-        // helper-168's shapes, each of which ran what the question hid.
         for call in [
             json!({"command": "IFS=,; API_KEY=touch,/tmp/x; if $API_KEY; then :; fi"}),
             json!({"command": "TOKEN=touch; X=1 $TOKEN /tmp/x"}),
@@ -1175,15 +1103,10 @@ mod tests {
             json!({"command": "sh <<'EOF'\nTOKEN=touch\ncommand $TOKEN /tmp/x\nEOF"}),
             json!({"command": "SECRET=touch; echo $SECRET /tmp/x > /tmp/s.sh; sh /tmp/s.sh"}),
             json!({"command": "TOKEN=touch; echo $TOKEN x > s.sh; . s.sh"}),
-            json!({"argv": ["git", "-c", "credential.helper=!touch /tmp/f", "fetch"]}),
         ] {
-            assert_eq!(redact_value(&call), None, "{call}");
+            let shown = redact_value(&call).unwrap_or_else(|| panic!("{call}"));
+            assert!(!shown.to_string().contains("touch"), "{call}: {shown}");
         }
-        // `$'…'` is a quote, not an expansion (Taskdeck shows a line with a line break so).
-        assert!(!runs_a_value(&json!(
-            "sh -c $'cd /tmp\\nmysql -phunter4 db'"
-        )));
-        assert!(runs_a_value(&json!("sh -c \"$1\" x")));
         // Tokens known by their shape are masked all the same; a variable used as an
         // argument, not as the command, leaves masking as it is.
         assert_eq!(
