@@ -341,8 +341,8 @@ impl TaskTool for RunCommand {
             }
             // Extra environment always asks: it can change what an allowed command does.
             if needs_human {
-                // As the stored arguments show them: masked alike (all of a value the command
-                // may run is shown there, so here too).
+                // As the stored arguments show them, so that the question and the call's
+                // arguments read alike.
                 let env_text = env.map_or(String::new(), |e| {
                     let pairs: Vec<String> = e
                         .keys()
