@@ -539,6 +539,21 @@ test('a call longer than its row is opened by Approve first, and approved only o
   assert.equal((await outcome(short)).status, 'completed');
 });
 
+test('approving a selection lists each call whole in its confirmation, nothing cut from its middle', async () => {
+  const command = `echo ${'a'.repeat(70)}; echo middle-of-bulk; echo ${'b'.repeat(70)}`;
+  const id = await askToRun(command);
+  const row = rowOf(id);
+  await row.locator('.approval-check').click();
+  await page.locator('#approvals-approve').click();
+  const list = page.locator('.approval-confirm-list');
+  await list.waitFor();
+  assert.ok((await list.textContent()).includes('middle-of-bulk'), await list.textContent());
+  await page.keyboard.press('Escape');
+  await list.waitFor({ state: 'hidden' });
+  assert.ok((await pending()).some((p) => p.taskId === id), 'nothing approved');
+  await clearQueue();
+});
+
 test('a call with characters that reorder or hide text reads as what would run, in its row and opened', async () => {
   // Shown raw, the override makes this read `echo safe # neddih ohce ; done`.
   const id = await askToRun('echo safe \u202e; echo hidden #\u202c done\necho second');

@@ -1372,3 +1372,111 @@ async fn a_masked_call_never_expires_into_allow() {
         .await;
     assert!(!marker.exists(), "ran unread: {done}");
 }
+
+/// A person's edit that adds a credential: "always allow" saves no rule with it (policy.json
+/// never holds it), and the agent reads the edit masked in the task's input rounds.
+#[tokio::test]
+async fn an_edit_with_a_credential_saves_no_rule_and_reads_masked() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo aa").await;
+    let edited = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true,
+               "arguments": {"command": "true aa --password=always-secret-1"}}),
+    )
+    .await;
+    assert_eq!(edited.0, 200, "{edited:?}");
+    s.wait_status(&agent, &id, "completed").await;
+    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(policy["rules"], json!([]), "{policy}");
+    let file = std::fs::read_to_string(s.dir.join("cfg/policy.json")).unwrap_or_default();
+    assert!(!file.contains("always-secret-1"), "{file}");
+    let (_, detail) = s.v1_get(Some(&agent), &format!("/v1/tasks/{id}")).await;
+    assert!(!detail.to_string().contains("always-secret-1"), "{detail}");
+    let said = detail["timeline"].as_array().unwrap().iter().any(|e| {
+        e["data"]["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("\"Always allow\" was not saved"))
+    });
+    assert!(said, "the person is told no rule was saved: {detail}");
+    let answer = &detail["inputRounds"][0]["response"]["content"]["arguments"];
+    assert_eq!(
+        answer, "{\"command\":\"true aa --password=[redacted]\"}",
+        "{detail}"
+    );
+}
+
+/// M of N with an edit: the next person's question survives a restart and is still read
+/// whole; and a policy whose questions expire into `allow` denies an edited call at expiry
+/// (it would run the agent's call, not the edit, or an edit nobody else read).
+#[tokio::test]
+async fn an_edit_awaiting_a_second_person_is_read_whole_after_a_restart_and_never_expires_into_allow()
+ {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    s.write_policy(json!([
+        {"id": "r-two", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo two*"}, "decision": "ask", "approval": {"humans": 2}},
+        {"id": "r-lax", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "decision": "ask",
+         "approval": {"humans": 2, "expiresAfterMs": 1500, "onExpiry": "allow"}}
+    ]));
+    let agent = s.token("agent");
+    let alice = s.human("alice").await;
+    let marker = s.dir.join("ran-by-expiry");
+    let lax = asking(&s, &agent, "echo lax").await;
+    let edit = json!({"command": format!("touch {}", marker.display())});
+    let taken = decide_as(
+        &s,
+        &alice,
+        json!({"items": [{"taskId": lax}], "decision": "approve", "arguments": edit}),
+    )
+    .await;
+    assert_eq!(taken["ok"], true, "{taken}");
+    let second = s
+        .wait_for(&s.admin, &lax, "the second question", |t| {
+            t["inputRequests"].get("approve-command#2").is_some()
+        })
+        .await;
+    assert_eq!(
+        second["inputRequests"]["approve-command#2"]["params"]["_meta"]["taskdeck/approval"]["onExpiry"],
+        "deny",
+        "{second}"
+    );
+    let ended = s
+        .wait_for(&agent, &lax, "its end", |t| {
+            t["status"] != "working" && t["status"] != "input_required"
+        })
+        .await;
+    assert!(!marker.exists(), "ran at expiry: {ended}");
+
+    let id = asking(&s, &agent, "echo two").await;
+    let edit = json!({"command": "echo two \"$API_KEY\"", "env": {"API_KEY": "restart-secret"}});
+    let taken = decide_as(
+        &s,
+        &alice,
+        json!({"items": [{"taskId": id}], "decision": "approve", "arguments": edit.clone()}),
+    )
+    .await;
+    assert_eq!(taken["ok"], true, "{taken}");
+    s.wait_for(&s.admin, &id, "the second question", |t| {
+        t["inputRequests"].get("approve-command#2").is_some()
+    })
+    .await;
+    assert!(stop_cleanly(&mut s).await.success());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let again = s
+        .wait_for(&s.admin, &id, "the second question again", |t| {
+            t["inputRequests"].get("approve-command#2").is_some()
+        })
+        .await;
+    let meta = &again["inputRequests"]["approve-command#2"]["params"]["_meta"]["taskdeck/approval"];
+    assert_eq!(meta["hiddenValues"], true, "{again}");
+    assert_eq!(meta["editable"], false, "{again}");
+    let (status, revealed) = s
+        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
+        .await;
+    assert_eq!(status, 200, "{revealed}");
+    assert_eq!(revealed["arguments"], edit, "{revealed}");
+}

@@ -621,8 +621,8 @@ pub async fn assert_credential_question(
         question.ends_with(&format!(
             "\n\nValues that look like credentials are hidden here ([redacted], ****), and \
              approving sends them as the agent gave them: a hidden value may be part of the \
-             command. Read the call whole before you approve it (\"Show hidden values\" in the \
-             inbox, or taskdeck tasks reveal {id})."
+             command. Read the call whole before you approve it (\"Show hidden values\" in \
+             Taskdeck's window, or taskdeck tasks reveal {id})."
         )),
         "{question}"
     );

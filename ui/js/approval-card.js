@@ -59,14 +59,25 @@ function sent(button) {
   button.removeAttribute('aria-disabled');
 }
 
+/** Questions (`taskId/key`) whose hidden values were shown in this page: read whole, from the
+ *  queue or from the task's own form, they may be approved from either. */
+const readHere = new Set();
+
+/** Whether question `id` (`taskId/key`) was read whole in this page ([`revealControl`]). */
+export function wasReadWhole(id) {
+  return readHere.has(id);
+}
+
 /**
  * "Show hidden values": swaps `argsBlock`'s masked call (`shownArgs`) for the call as the agent
  * sent it (fetched with `fetchRevealed` each time: the server holds it only while the question
  * is open, and records who read it), and back with "Hide values". `onlyRevealed`: the block is
- * shown only while it holds the revealed call. Returns `{el, wasRevealed(), focus()}`:
+ * shown only while it holds the revealed call; `onRevealed` is called when it was shown; `id`
+ * (`taskId/key`) is remembered as read whole ([`wasReadWhole`]). Returns
+ * `{el, wasRevealed(), focus()}`:
  * `wasRevealed` tells whether the call was read whole here once.
  */
-export function revealControl(shownArgs, argsBlock, fetchRevealed, { onlyRevealed = false } = {}) {
+export function revealControl(shownArgs, argsBlock, fetchRevealed, { id, onlyRevealed = false, onRevealed = () => {} } = {}) {
   const button = h('button', { type: 'button', class: 'btn btn-small approval-reveal' }, 'Show hidden values');
   const note = h('span', { class: 'muted approval-reveal-note', role: 'status' });
   let shown = false;
@@ -86,6 +97,8 @@ export function revealControl(shownArgs, argsBlock, fetchRevealed, { onlyReveale
     if (sending(button)) return;
     try {
       show((await fetchRevealed()).arguments, true);
+      if (id) readHere.add(id);
+      onRevealed();
     } catch (err) {
       note.textContent = `Not shown: ${err && err.message ? err.message : err}`;
     } finally {
@@ -106,7 +119,7 @@ export function approvalCard(a, deps) {
   );
   const why = a.verdict && a.verdict.reason ? h('p', { class: 'muted approval-verdict' }, `Why it asks: ${a.verdict.reason}`) : null;
   const argsBlock = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments' }, prettyJson(a.arguments ?? {}));
-  const reveal = a.hiddenValues && deps.decides !== false && deps.reveal ? revealControl(a.arguments, argsBlock, deps.reveal) : null;
+  const reveal = a.hiddenValues && deps.decides !== false && deps.reveal ? revealControl(a.arguments, argsBlock, deps.reveal, { id: `${a.taskId}/${a.key}` }) : null;
   const el = h('div', { class: 'approval-body' }, a.message ? clampedText('p', { class: 'approval-message' }, a.message) : null, call, why, argsBlock, reveal && reveal.el);
 
   const openBtn = h('button', { type: 'button', class: 'btn btn-link approval-open-task' }, 'Open the task');
@@ -258,7 +271,7 @@ export function approvalCard(a, deps) {
     canEdit: Boolean(editor),
     hasUnsentEdit: () => Boolean(editor && editor.changed()),
     /** False for a call with hidden values until they were shown here once. */
-    readWhole: () => !a.hiddenValues || Boolean(reveal && reveal.wasRevealed()),
+    readWhole: () => !a.hiddenValues || wasReadWhole(`${a.taskId}/${a.key}`),
     focusReveal: () => reveal && reveal.focus(),
   };
 }

@@ -14,7 +14,7 @@ import { confirmDialog, updateConfirm } from './dialogs.js';
 import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
 import { approvalId, expiryText, waitingText, quorumText, decideBody, describeResults, changesApprovals, approvedBy, approvedByMeText, groupLabel, goneText, outcomeWords, groupId } from './approvals-model.js';
-import { approvalCard } from './approval-card.js';
+import { approvalCard, wasReadWhole } from './approval-card.js';
 import { REASON_MAX_CHARS } from './form-schema.js';
 import { scheduleInboxRender, onInboxLoaded } from './inbox.js';
 import { noteDecided } from './browser-notify.js';
@@ -205,9 +205,12 @@ export async function decideMany(approvals, decision, reason) {
     return;
   }
   const verb = decision === 'approve' ? 'Approve' : 'Deny';
+  // What is approved is listed whole (nothing cut from a long call, as its row would), denials
+  // in short.
+  const said = (a) => (decision === 'approve' ? argsSummary(a.arguments, Infinity, Infinity) : oneLine(argsSummary(a.arguments), 100));
   const items = approvals.map((a) => ({
     a,
-    li: h('li', {}, h('code', {}, `${a.server} · ${a.tool}`), ` ${oneLine(argsSummary(a.arguments), 100)} — ${a.principal}, task ${shortId(a.taskId)}`, h('span', { class: 'approval-confirm-gone', hidden: true })),
+    li: h('li', {}, h('code', {}, `${a.server} · ${a.tool}`), ` ${said(a)} — ${a.principal}, task ${shortId(a.taskId)}`, h('span', { class: 'approval-confirm-gone', hidden: true })),
   }));
   const words = (n) => ({ title: n ? `${verb} ${n} call${n === 1 ? '' : 's'}?` : 'Nothing left to decide', confirmLabel: n ? `${verb} ${n}` : verb });
   // While it asks, what it lists may be decided elsewhere: each such call says so, and the
@@ -254,8 +257,7 @@ export async function decideMany(approvals, decision, reason) {
 
 /** Whether call `a`'s hidden values (if any) were shown in its opened card. */
 function readWhole(a) {
-  const card = cards.get(approvalId(a));
-  return !a.hiddenValues || Boolean(card && card.readWhole());
+  return !a.hiddenValues || wasReadWhole(`${a.taskId}/${a.key}`);
 }
 
 /** Those of `approvals` the queue still holds. */

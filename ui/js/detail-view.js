@@ -385,7 +385,7 @@ export class DetailView {
     for (const p of prompts) {
       if (this.cards.has(p.key)) continue;
       const why = this.approvedAlready(p.key) ? 'You approved this call already: it waits for another person to approve it.' : undefined;
-      const card = this.lockedFor(p.key) ? lockedPromptCard(p, why) : promptCard(p, { send: (key, response) => this.sendAnswer(key, response), reveal: () => this.deps.api.reveal(taskId) });
+      const card = this.lockedFor(p.key) ? lockedPromptCard(p, why) : promptCard(p, { send: (key, response) => this.sendAnswer(key, response), reveal: () => this.deps.api.reveal(taskId), taskId });
       this.cards.set(p.key, card);
       this.el.promptList.appendChild(card.el);
     }

@@ -214,10 +214,10 @@ function promptHead(prompt, titleId) {
 
 /** For an approval whose arguments mask credentials: "Show hidden values" and the call as the
  *  agent sent it, once shown; otherwise null. */
-function hiddenValuesRow(prompt, deps) {
+function hiddenValuesRow(prompt, deps, onRevealed) {
   if (!prompt.approval || !prompt.approval.hiddenValues || !deps.reveal) return null;
   const block = h('pre', { class: 'json approval-args-full', 'aria-label': 'Arguments', hidden: true });
-  const control = revealControl(prompt.approval.arguments, block, deps.reveal, { onlyRevealed: true });
+  const control = revealControl(prompt.approval.arguments, block, deps.reveal, { id: deps.taskId ? `${deps.taskId}/${prompt.key}` : undefined, onlyRevealed: true, onRevealed });
   return { el: h('div', { class: 'prompt-hidden-values' }, control.el, block), control };
 }
 
@@ -256,9 +256,10 @@ export function lockedPromptCard(prompt, why = 'Only the person using Taskdeck (
  * @param {{key: string, message: string, schema: object, mode?: string, url?: string, approval?: object}} prompt
  *   `approval`: an approval question's `_meta["taskdeck/approval"]` (outstandingPrompts).
  * @param {{send: (key: string, response: object) => Promise<{accepted: string[], ignored: string[]}>,
- *          reveal?: () => Promise<{arguments: object}>}} deps
+ *          reveal?: () => Promise<{arguments: object}>, taskId?: string}} deps
  *   `reveal`: the call as the agent sent it, for an approval whose arguments mask credentials
- *   (`approval.hiddenValues`): "Show hidden values" under the question.
+ *   (`approval.hiddenValues`): "Show hidden values" under the question; `taskId`: the task's,
+ *   so that the queue knows the call was read whole here.
  */
 export function promptCard(prompt, deps) {
   const { fields } = describeForm(prompt.schema);
@@ -272,7 +273,8 @@ export function promptCard(prompt, deps) {
   const fieldEls = new Map();
 
   const form = h('form', { class: 'prompt-form', novalidate: true, 'aria-labelledby': titleId });
-  const hidden = hiddenValuesRow(prompt, deps);
+  // Once read whole, the form's "read it first" error has done its work.
+  const hidden = hiddenValuesRow(prompt, deps, () => showFormError(''));
   const card = h(
     'section',
     { class: 'prompt-card', tabindex: -1, 'aria-labelledby': titleId, dataset: { key: prompt.key } },

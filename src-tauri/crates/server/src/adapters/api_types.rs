@@ -235,13 +235,32 @@ pub struct InputRoundView {
     pub human_only: bool,
 }
 
+/// An approval's answer as it may be shown: the edited call it carries (`content.arguments`,
+/// JSON text kept as typed, for the run to read) with its credentials masked as the call's own
+/// arguments are ([`crate::approvals::shown_arguments`]); any other answer as it is.
+fn edit_masked(response: &Value) -> Value {
+    let edit = response
+        .pointer("/content/arguments")
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    match edit {
+        Some(edit) if crate::approvals::shown_arguments(&edit) != edit => {
+            let mut shown = response.clone();
+            shown["content"]["arguments"] =
+                Value::String(crate::approvals::shown_arguments(&edit).to_string());
+            shown
+        }
+        _ => response.clone(),
+    }
+}
+
 impl From<&InputRound> for InputRoundView {
     fn from(r: &InputRound) -> InputRoundView {
         InputRoundView {
             key: r.key.clone(),
             request: r.request.clone(),
             state: r.state.clone(),
-            response: r.response.clone(),
+            response: r.response.as_ref().map(edit_masked),
             answered_by: r.answered_by.clone(),
             answered_at: r.answered_at_ms.map(iso8601),
             created_at: iso8601(r.created_at_ms),

@@ -180,24 +180,31 @@ async fn ask_rounds(
         .find_map(|r| question::meta_of(&r.request)?.asked_at_ms);
     for n in 1.. {
         let key = round_key(&ask.key, n);
-        // A question still open from before a restart is waited on as it was asked.
+        // A human's edit is shown (and kept in the question) with what looks like a credential
+        // masked, as the agent's call is; it runs as typed.
+        let shown = super::shown_arguments(&arguments);
+        // What this question hides: the agent's call's masked values, or those of a human's
+        // edit (a credential typed into it), which the next person approves; held for them
+        // also when the question was asked before a restart (the edit is read back from the
+        // stored answer).
+        let hidden = match &edited_by {
+            Some(_) => (shown != arguments).then(|| arguments.clone()),
+            None => ask.hidden.clone(),
+        };
+        drop(held.take());
+        held = hidden
+            .as_ref()
+            .map(|values| ctx.hold_hidden(values.clone()));
+        // A call a human edited, or one with hidden values, never runs by an expiry unread.
+        let on_expiry = match (ask.on_expiry(), &edited) {
+            (OnExpiry::Allow, Some(_)) => OnExpiry::Deny,
+            (other, _) => other,
+        };
+        // A question asked before a restart is waited on as it was asked.
         let request = match earlier.iter().find(|r| r.key == key) {
             Some(round) => round.request.clone(),
             None => {
                 let expires_at_ms = *deadline.get_or_insert_with(|| first_deadline(ask));
-                // A human's edit is shown (and kept in the question) with what looks like a
-                // credential masked, as the agent's call is; it runs as typed.
-                let shown = super::shown_arguments(&arguments);
-                // What this question hides: the agent's call's masked values, or those of a
-                // human's edit (a credential typed into it), which the next person approves.
-                let hidden = match &edited_by {
-                    Some(_) => (shown != arguments).then(|| arguments.clone()),
-                    None => ask.hidden.clone(),
-                };
-                drop(held.take());
-                held = hidden
-                    .as_ref()
-                    .map(|values| ctx.hold_hidden(values.clone()));
                 let asked =
                     *asked_at_ms.get_or_insert_with(|| chrono::Utc::now().timestamp_millis());
                 let meta = ApprovalMeta {
@@ -205,6 +212,9 @@ async fn ask_rounds(
                     required,
                     asked_at_ms: Some(asked),
                     hidden_values: hidden.is_some(),
+                    // An edit with hidden values is approved as it is, or denied.
+                    editable: ask.editable && hidden.is_none(),
+                    on_expiry: on_expiry.as_str().into(),
                     ..meta_for(ctx, ask, &shown, &approved_by, expires_at_ms)
                 };
                 // The call as it runs now: an edit is shown in the text every human reads, not
@@ -237,12 +247,14 @@ async fn ask_rounds(
         deadline.get_or_insert(expires_at_ms);
         // The call this question shows: an approval counts for that call only.
         let asked_about = question::meta_of(&request).map(|m| m.arguments);
+        // Whether this question took an edit (not one whose call holds hidden values).
+        let editable = question::meta_of(&request).map_or(ask.editable, |m| m.editable);
         let answer = answer_by_deadline(ctx, &key, request, expires_at_ms).await?;
         let human = answered_by(ctx, &key);
         // Only the engine's expiry answers as `expiry`; a human's answer that says "expired"
         // is still theirs.
         if human == EXPIRED_BY && is_expired_response(&answer) {
-            return Ok(Answer::Expired(ask.on_expiry()));
+            return Ok(Answer::Expired(on_expiry));
         }
         if !question::approved(&answer) {
             return Ok(Answer::Denied {
@@ -261,7 +273,7 @@ async fn ask_rounds(
             ),
         };
         let mut edit_taken = false;
-        match question::edited_arguments(&answer).filter(|_| ask.editable) {
+        match question::edited_arguments(&answer).filter(|_| editable) {
             Some(Err(why)) => {
                 note = Some(format!("{human}'s edit was not used: {why}.{so_far}"));
                 continue;
@@ -330,8 +342,18 @@ async fn ask_rounds(
         // "Always allow" counts only where it was offered: a call holding credentials gets none.
         // A rule lets the call run with no human at all, so it takes every approving human's
         // consent: one of two cannot waive the other.
+        // Nor a call as edited that holds credentials: the rule would write them down.
+        let edit_hides = super::shown_arguments(&arguments) != arguments;
+        if edit_hides && question::always_allow(&answer) {
+            ctx.status_message(
+                "\"Always allow\" was not saved: the call as edited holds credentials, which a \
+                 rule would write to policy.json",
+            )
+            .await;
+        }
         let wants_always = ask.always_offered().is_some()
             && !edit_shadows_always
+            && !edit_hides
             && question::always_allow(&answer);
         always_votes += usize::from(wants_always);
         approved_by.push(human);

@@ -67,8 +67,8 @@ pub fn hidden_values_note(task_id: &str) -> String {
     format!(
         "Values that look like credentials are hidden here ([redacted], ****), and approving \
          sends them as the agent gave them: a hidden value may be part of the command. Read the \
-         call whole before you approve it (\"Show hidden values\" in the inbox, or taskdeck \
-         tasks reveal {task_id})."
+         call whole before you approve it (\"Show hidden values\" in Taskdeck's window, or \
+         taskdeck tasks reveal {task_id})."
     )
 }
 
