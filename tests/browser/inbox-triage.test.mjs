@@ -591,7 +591,7 @@ test('a call with a masked credential is read whole with â€œShow hidden valuesâ€
   await reveal.click();
   await waitFor(async () => (await full.textContent()).includes('touch-me-42'), 'the call as the agent sent it');
   assert.deepEqual(JSON.parse(await full.textContent()), { command: 'echo deployed', env: { API_TOKEN: 'touch-me-42' } });
-  assert.equal(await full.getAttribute('aria-label'), 'Arguments as the agent sent them');
+  assert.equal(await full.getAttribute('aria-label'), 'Arguments as they would run');
   assert.equal(await reveal.textContent(), 'Hide values');
   await reveal.click();
   assert.ok((await full.textContent()).includes('[redacted]'), 'hidden again');
@@ -601,10 +601,6 @@ test('a call with a masked credential is read whole with â€œShow hidden valuesâ€
   }, id);
   const inDetail = page.locator('#detail .prompt-hidden-values');
   assert.equal(await inDetail.locator('pre').isHidden(), true, 'nothing shown until asked');
-  // Its form's Accept approves nothing before the call was read whole there.
-  await page.locator('#detail .prompt-card button[type="submit"]').click();
-  await page.locator('#detail .prompt-card .form-error', { hasText: 'Read this call whole before approving it' }).waitFor();
-  assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
   await inDetail.locator('.approval-reveal').click();
   await waitFor(async () => (await inDetail.locator('pre').textContent()).includes('touch-me-42'), 'the call whole in the detail pane');
   await row.locator('.approval-approve').click();
@@ -614,6 +610,24 @@ test('a call with a masked credential is read whole with â€œShow hidden valuesâ€
   }, id);
   await page.locator('#detail', { hasText: 'read the call whole' }).waitFor();
   assert.ok(!(await page.locator('#detail').textContent()).includes('touch-me-42'), 'the task shows it masked');
+
+  // Another, answered in the task's own form: its Accept approves nothing before the call was
+  // read whole (there or in the queue); once read, the form's error goes and Accept approves.
+  const other = (await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command: 'echo again', env: { API_TOKEN: 'form-secret-43' } } })).taskId;
+  await waitFor(async () => (await pending()).some((a) => a.taskId === other), 'the second approval');
+  await page.evaluate((taskId) => {
+    window.location.hash = `#task=${taskId}`;
+  }, other);
+  const form = page.locator('#detail .prompt-card');
+  await form.locator('button[type="submit"]').click();
+  const error = form.locator('.form-error', { hasText: 'Read this call whole before approving it' });
+  await error.waitFor();
+  assert.ok((await pending()).some((p) => p.taskId === other), 'not approved unread');
+  await form.locator('.approval-reveal').click();
+  await waitFor(async () => (await form.locator('.prompt-hidden-values pre').textContent()).includes('form-secret-43'), 'the call whole in the form');
+  await error.waitFor({ state: 'hidden' });
+  await form.locator('button[type="submit"]').click();
+  assert.equal((await outcome(other)).status, 'completed');
 });
 
 test('a form field whose value holds reordering characters says so, written out; the value sent is the one shown', async () => {

@@ -1380,13 +1380,17 @@ async fn an_edit_with_a_credential_saves_no_rule_and_reads_masked() {
     let s = Server::start(&[]).await;
     let agent = s.token("agent");
     let id = asking(&s, &agent, "echo aa").await;
-    let edited = decide(
-        &s,
-        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true,
-               "arguments": {"command": "true aa --password=always-secret-1"}}),
-    )
-    .await;
-    assert_eq!(edited.0, 200, "{edited:?}");
+    // As `taskdeck tasks answer` sends it (`/v1/approvals/decide` says so in its note).
+    let typed = json!({"command": "true aa --password=always-secret-1"}).to_string();
+    let (status, reply) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve-command": {"action": "accept",
+                "content": {"alwaysAllow": true, "arguments": typed}}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
     s.wait_status(&agent, &id, "completed").await;
     let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
     assert_eq!(policy["rules"], json!([]), "{policy}");
@@ -1479,4 +1483,90 @@ async fn an_edit_awaiting_a_second_person_is_read_whole_after_a_restart_and_neve
         .await;
     assert_eq!(status, 200, "{revealed}");
     assert_eq!(revealed["arguments"], edit, "{revealed}");
+}
+
+/// An edit the policy refused when it was answered stays refused after a restart, whatever the
+/// policy says then (its deny rule removed meanwhile): the call waits for its question as asked,
+/// and nothing runs.
+#[tokio::test]
+async fn an_edit_refused_before_a_restart_stays_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    s.write_policy(json!([
+        {"id": "r-den", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "*forbidden*"}, "decision": "deny"}
+    ]));
+    let agent = s.token("agent");
+    let alice = s.human("alice").await;
+    let marker = s.dir.join("forbidden-ran");
+    let id = asking(&s, &agent, "echo asked").await;
+    let refused = decide_as(
+        &s,
+        &alice,
+        json!({"items": [{"taskId": id}], "decision": "approve",
+               "arguments": {"command": format!("touch {} # forbidden", marker.display())}}),
+    )
+    .await;
+    assert!(
+        refused["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("edit was not used"),
+        "{refused}"
+    );
+    s.wait_for(&s.admin, &id, "the call asked again", |t| {
+        t["inputRequests"].get("approve-command#2").is_some()
+    })
+    .await;
+    assert!(stop_cleanly(&mut s).await.success());
+    s.write_policy(json!([]));
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let again = s
+        .wait_for(&s.admin, &id, "the question after the restart", |t| {
+            t["status"] != "working"
+        })
+        .await;
+    assert_eq!(again["status"], "input_required", "{again}");
+    let shown = &again["inputRequests"]["approve-command#2"]["params"]["_meta"]["taskdeck/approval"]
+        ["arguments"];
+    assert_eq!(shown, &json!({"command": "echo asked"}), "{again}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!marker.exists(), "the refused edit ran");
+}
+
+/// An edit is shown as the call it is: a key typed twice is the last one's, as it runs (a
+/// credential in the first is not shown), and "always allow" with an edit holding a credential
+/// says no rule was saved.
+#[tokio::test]
+async fn an_edit_reads_as_the_call_it_is() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo one").await;
+    let typed = r#"{"env": {"A_TOKEN": "dup-secret-7"}, "command": "true", "env": {"B": "1"}}"#;
+    let (status, reply) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approve-command":
+                {"action": "accept", "content": {"arguments": typed}}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    s.wait_status(&agent, &id, "completed").await;
+    let (_, detail) = s.v1_get(Some(&agent), &format!("/v1/tasks/{id}")).await;
+    assert!(!detail.to_string().contains("dup-secret-7"), "{detail}");
+
+    let id = asking(&s, &agent, "echo two").await;
+    let (status, decided) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true,
+               "arguments": {"command": "true --password=note-secret"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{decided}");
+    let note = decided["results"][0]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("the call as edited holds credentials"),
+        "{decided}"
+    );
 }

@@ -534,6 +534,28 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
             "description": base["tool_input"]["description"]}})
     );
 
+    // An edit that adds a credential: Claude Code gets it as typed; Taskdeck keeps and shows
+    // it masked (the task's result, the list, search).
+    let typed = json!({"command": "curl -u user:hook-secret-9 https://example.invalid",
+                       "cwd": base["cwd"]});
+    let accept_edit = json!({"decision": "approve", "arguments": typed});
+    let out = answered(&s, "claude-code", &t, &base, accept_edit)
+        .await
+        .json();
+    assert_eq!(
+        out["hookSpecificOutput"]["decision"]["updatedInput"]["command"],
+        "curl -u user:hook-secret-9 https://example.invalid",
+        "{out}"
+    );
+    let (_, list) = s.v1_get(Some(&s.admin), "/v1/tasks").await;
+    assert!(!list.to_string().contains("hook-secret-9"), "{list}");
+    assert!(
+        list.to_string().contains("curl -u user:[redacted]"),
+        "{list}"
+    );
+    let (_, found) = s.v1_get(Some(&s.admin), "/v1/tasks?q=hook-secret-9").await;
+    assert_eq!(found["tasks"], json!([]), "{found}");
+
     // Deny with a reason: the agent reads it.
     let decline = json!({"decision": "deny", "reason": "keep the build, CI needs it"});
     let out = answered(&s, "claude-code", &t, &base, decline).await.json();

@@ -74,8 +74,8 @@ export function wasReadWhole(id) {
  * is open, and records who read it), and back with "Hide values". `onlyRevealed`: the block is
  * shown only while it holds the revealed call; `onRevealed` is called when it was shown; `id`
  * (`taskId/key`) is remembered as read whole ([`wasReadWhole`]). Returns
- * `{el, wasRevealed(), focus()}`:
- * `wasRevealed` tells whether the call was read whole here once.
+ * `{el, wasRevealed(), focus()}`: `wasRevealed` tells whether the call was read whole in this
+ * page once (here, or under `id` elsewhere).
  */
 export function revealControl(shownArgs, argsBlock, fetchRevealed, { id, onlyRevealed = false, onRevealed = () => {} } = {}) {
   const button = h('button', { type: 'button', class: 'btn btn-small approval-reveal' }, 'Show hidden values');
@@ -88,9 +88,9 @@ export function revealControl(shownArgs, argsBlock, fetchRevealed, { id, onlyRev
     argsBlock.textContent = prettyJson(args ?? {});
     argsBlock.hidden = onlyRevealed && !revealed;
     argsBlock.classList.toggle('revealed', revealed);
-    argsBlock.setAttribute('aria-label', revealed ? 'Arguments as the agent sent them' : 'Arguments');
+    argsBlock.setAttribute('aria-label', revealed ? 'Arguments as they would run' : 'Arguments');
     button.textContent = revealed ? 'Hide values' : 'Show hidden values';
-    note.textContent = revealed ? 'As the agent sent it: approving runs exactly this. The task’s timeline records that you read it.' : '';
+    note.textContent = revealed ? 'Whole, as it would run: approving runs exactly this. The task’s timeline records that you read it.' : '';
   };
   button.addEventListener('click', async () => {
     if (shown) return show(shownArgs, false);
@@ -105,7 +105,7 @@ export function revealControl(shownArgs, argsBlock, fetchRevealed, { id, onlyRev
       sent(button);
     }
   });
-  return { el: h('div', { class: 'approval-reveal-row' }, button, note), wasRevealed: () => once, focus: () => button.focus() };
+  return { el: h('div', { class: 'approval-reveal-row' }, button, note), wasRevealed: () => once || Boolean(id && readHere.has(id)), focus: () => button.focus() };
 }
 
 export function approvalCard(a, deps) {

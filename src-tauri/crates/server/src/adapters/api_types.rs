@@ -236,7 +236,8 @@ pub struct InputRoundView {
 }
 
 /// An approval's answer as it may be shown: the edited call it carries (`content.arguments`,
-/// JSON text kept as typed, for the run to read) with its credentials masked as the call's own
+/// JSON text kept as typed, for the run to read) as the call it is (written anew: a key typed
+/// twice is the last one's, as the run reads it) with its credentials masked as the call's own
 /// arguments are ([`crate::approvals::shown_arguments`]); any other answer as it is.
 fn edit_masked(response: &Value) -> Value {
     let edit = response
@@ -244,13 +245,13 @@ fn edit_masked(response: &Value) -> Value {
         .and_then(Value::as_str)
         .and_then(|text| serde_json::from_str::<Value>(text).ok());
     match edit {
-        Some(edit) if crate::approvals::shown_arguments(&edit) != edit => {
+        Some(edit) => {
             let mut shown = response.clone();
             shown["content"]["arguments"] =
                 Value::String(crate::approvals::shown_arguments(&edit).to_string());
             shown
         }
-        _ => response.clone(),
+        None => response.clone(),
     }
 }
 

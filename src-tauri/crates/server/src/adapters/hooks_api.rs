@@ -168,11 +168,12 @@ fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, arguments: Val
                     .engine
                     .cancel_because(&principal, &task_id, Some(&reason))
                     .await;
+                hooks.edited.forget(&task_id);
                 return;
             }
             match hooks.engine.get(&principal, &task_id) {
                 Ok(task) => {
-                    if let Some(out) = hook_output(agent, &task) {
+                    if let Some(out) = hook_output(agent, &task, hooks.edited.get(&task_id)) {
                         break out;
                     }
                 }
@@ -187,6 +188,7 @@ fn waiting(hooks: Arc<Hooks>, principal: Principal, agent: Agent, arguments: Val
                 _ = tx.closed() => alive = false,
             }
         };
+        hooks.edited.forget(&task_id);
         let _ = tx.send(Ok(Bytes::from(out.to_string()))).await;
     });
     let mut resp = (

@@ -279,6 +279,24 @@ async fn ask_rounds(
                 continue;
             }
             Some(Ok(new)) if new != arguments => {
+                // Replayed after a restart: an edit counts only as it did when it was answered
+                // (the question asked after it shows whether it was used), whatever the policy
+                // says now (a deny rule removed since, or a policy.json unreadable at start).
+                let next = round_key(&ask.key, n + 1);
+                if let Some(after) = earlier.iter().find(|r| r.key == next) {
+                    // (An edit back to the call as first asked is that call again: nobody's.)
+                    let editor = (new != ask.arguments).then_some(human.as_str());
+                    let used = question::meta_of(&after.request).is_some_and(|m| {
+                        m.edited_by.as_deref() == editor
+                            && m.arguments == super::shown_arguments(&new)
+                    });
+                    if !used {
+                        note = Some(format!(
+                            "{human}'s edit was not used when it was answered.{so_far}"
+                        ));
+                        continue;
+                    }
+                }
                 if let Some(why) = schema_errors(ask, &new) {
                     note = Some(format!("{human}'s edit was not used: {why}.{so_far}"));
                     continue;

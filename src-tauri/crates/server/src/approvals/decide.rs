@@ -201,7 +201,18 @@ async fn decide_one(
                     .pointer(&format!("/params/requestedSchema/properties/{field}"))
                     .is_some()
             };
-            if is_call && request.always_allow == Some(true) {
+            // An edit holding credentials gets no rule (it would write them down).
+            let edit_hides = edited
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                .is_some_and(|e| super::shown_arguments(&e) != e);
+            if is_call && request.always_allow == Some(true) && edit_hides {
+                outcome.note = Some(
+                    "approved without \"always allow\": the call as edited holds credentials, \
+                     which a rule would write to policy.json, so no rule was saved"
+                        .into(),
+                );
+            }
+            if is_call && request.always_allow == Some(true) && !edit_hides {
                 if offers("alwaysAllow") {
                     content.insert("alwaysAllow".into(), Value::Bool(true));
                 } else {

@@ -280,8 +280,10 @@ fn started_in(agent: Agent, event: &event::HookEvent, env: &AgentEnv) -> String 
 /// What the hook prints for an ended `permission_request` task of `agent`: its decision
 /// (`structuredContent.behavior`: allow, with `updatedInput` only for an agent that takes it;
 /// deny with its message), or `{}` (no decision: the approval expired, was cancelled or failed,
-/// and the agent shows its own prompt). `None` while the task is not over.
-pub fn hook_output(agent: Agent, task: &TaskRecord) -> Option<Value> {
+/// and the agent shows its own prompt). `None` while the task is not over. `typed`: the edited
+/// input as the person typed it, when the result shows it masked
+/// ([`super::permission_task::EditedInputs`]).
+pub fn hook_output(agent: Agent, task: &TaskRecord, typed: Option<Value>) -> Option<Value> {
     if !task.status.is_terminal() {
         return None;
     }
@@ -299,7 +301,7 @@ pub fn hook_output(agent: Agent, task: &TaskRecord) -> Option<Value> {
             decision
                 .get("updatedInput")
                 .filter(|_| agent.takes_updated_input())
-                .cloned(),
+                .map(|shown| typed.unwrap_or_else(|| shown.clone())),
         ),
         Some("deny") => output::permission_deny(
             decision

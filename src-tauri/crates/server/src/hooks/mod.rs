@@ -108,6 +108,9 @@ pub struct Hooks {
     pub session_events: tokio::sync::mpsc::UnboundedSender<sessions::SessionEvent>,
     /// Which of Claude Code's MCP servers are this Taskdeck (their calls are decided here).
     pub own_servers: Arc<own_server::OwnServers>,
+    /// Edited inputs holding credentials, for the hooks that print them
+    /// ([`permission_task::EditedInputs`]).
+    pub edited: Arc<permission_task::EditedInputs>,
 }
 
 impl Hooks {
@@ -116,8 +119,10 @@ impl Hooks {
     /// is the one this Taskdeck listens on. Call inside a tokio runtime (it subscribes to the
     /// change feed), before `Engine::start`.
     pub fn register(engine: &Engine, policy: Arc<Policy>, port: u16) -> Arc<Hooks> {
+        let edited = Arc::new(permission_task::EditedInputs::default());
         engine.register_tool(Arc::new(permission_task::PermissionTool::new(
             policy.clone(),
+            edited.clone(),
         )));
         let sessions = session_task::SessionTool::new();
         for agent in Agent::ALL {
@@ -134,6 +139,7 @@ impl Hooks {
             watch: TaskWatch::spawn(engine),
             session_events,
             own_servers: Arc::new(own_server::OwnServers::new(port)),
+            edited,
         });
         tokio::spawn(sessions::apply_in_order(Arc::downgrade(&hooks), queue));
         hooks

@@ -57,16 +57,45 @@ pub struct PermissionArguments {
     pub reason: String,
 }
 
+/// Edited inputs holding credentials, by task id, from the approval to the hook that prints
+/// them: the task's result shows them masked (Taskdeck stores no credential), and the hook,
+/// waiting in this process, prints them as the person typed them. Nothing of it is stored: an
+/// answer nobody waits for any more (Taskdeck stopped) is never printed.
+#[derive(Default)]
+pub struct EditedInputs(std::sync::Mutex<std::collections::HashMap<String, Value>>);
+
+impl EditedInputs {
+    /// Keeps `input` for task `task_id`'s hook.
+    fn hold(&self, task_id: &str, input: Value) {
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        held.insert(task_id.to_string(), input);
+    }
+
+    /// The edited input kept for task `task_id`, if any.
+    pub fn get(&self, task_id: &str) -> Option<Value> {
+        let held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        held.get(task_id).cloned()
+    }
+
+    /// Forgets task `task_id`'s edited input (its hook printed it, or stopped waiting).
+    pub fn forget(&self, task_id: &str) {
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        held.remove(task_id);
+    }
+}
+
 /// The `permission_request` task tool.
 pub struct PermissionTool {
     descriptor: ToolDescriptor,
     policy: Arc<Policy>,
     expiry: Duration,
+    edited: Arc<EditedInputs>,
 }
 
 impl PermissionTool {
-    /// The tool; "always allow" answers add rules to `policy`.
-    pub fn new(policy: Arc<Policy>) -> PermissionTool {
+    /// The tool; "always allow" answers add rules to `policy`; an edited input holding
+    /// credentials is kept in `edited` for its hook.
+    pub fn new(policy: Arc<Policy>, edited: Arc<EditedInputs>) -> PermissionTool {
         PermissionTool {
             descriptor: ToolDescriptor {
                 name: PERMISSION_TOOL.into(),
@@ -79,6 +108,7 @@ impl PermissionTool {
             },
             policy,
             expiry: APPROVAL_EXPIRY,
+            edited,
         }
     }
 }
@@ -194,7 +224,7 @@ impl TaskTool for PermissionTool {
             Ok(a) => a,
             Err(outcome) => return std::future::ready(outcome).boxed(),
         };
-        let (policy, expiry) = (self.policy.clone(), self.expiry);
+        let (policy, expiry, held) = (self.policy.clone(), self.expiry, self.edited.clone());
         async move {
             let agent = Agent::from_name(&args.agent).unwrap_or(Agent::ClaudeCode);
             let editable = agent.takes_updated_input();
@@ -266,6 +296,15 @@ impl TaskTool for PermissionTool {
                             }
                         }
                         updated
+                    });
+                    // A credential the person typed is shown masked in the result; the hook
+                    // prints it as typed.
+                    let updated = updated.map(|typed| {
+                        let shown = approvals::shown_arguments(&typed);
+                        if shown != typed {
+                            held.hold(ctx.task_id(), typed);
+                        }
+                        shown
                     });
                     decided("allow", None, updated, Some(&by))
                 }
