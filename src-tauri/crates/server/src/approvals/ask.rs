@@ -207,15 +207,28 @@ async fn ask_rounds(
                 let expires_at_ms = *deadline.get_or_insert_with(|| first_deadline(ask));
                 let asked =
                     *asked_at_ms.get_or_insert_with(|| chrono::Utc::now().timestamp_millis());
+                // The call this round shows and the terms it is asked under.
                 let meta = ApprovalMeta {
-                    edited_by: edited_by.clone(),
-                    required,
-                    asked_at_ms: Some(asked),
-                    hidden_values: hidden.is_some(),
+                    server: ask.server.clone(),
+                    tool: ask.tool.clone(),
+                    principal: ctx.principal().to_string(),
+                    arguments: shown.clone(),
+                    input_schema: ask.input_schema.clone(),
                     // An edit with hidden values is approved as it is, or denied.
                     editable: ask.editable && hidden.is_none(),
+                    digest: digest(&ask.server, &ask.tool, &shown),
+                    verdict: VerdictShown {
+                        decision: "ask".into(),
+                        rule: ask.verdict.rule_id.clone(),
+                        reason: ask.verdict.reason.clone(),
+                    },
+                    asked_at_ms: Some(asked),
+                    expires_at_ms,
                     on_expiry: on_expiry.as_str().into(),
-                    ..meta_for(ctx, ask, &shown, &approved_by, expires_at_ms)
+                    required,
+                    approved_by: approved_by.clone(),
+                    edited_by: edited_by.clone(),
+                    hidden_values: hidden.is_some(),
                 };
                 // The call as it runs now: an edit is shown in the text every human reads, not
                 // only in the question's `_meta`.
@@ -410,38 +423,6 @@ fn first_deadline(ask: &Ask) -> Option<i64> {
         (t, cap) => t.or(cap),
     };
     after.map(|ms| chrono::Utc::now().timestamp_millis() + ms as i64)
-}
-
-/// The question's terms and call as `_meta` says them.
-fn meta_for(
-    ctx: &TaskContext,
-    ask: &Ask,
-    arguments: &Value,
-    approved_by: &[String],
-    expires_at_ms: Option<i64>,
-) -> ApprovalMeta {
-    let terms = ask.verdict.terms;
-    ApprovalMeta {
-        server: ask.server.clone(),
-        tool: ask.tool.clone(),
-        principal: ctx.principal().to_string(),
-        arguments: arguments.clone(),
-        input_schema: ask.input_schema.clone(),
-        editable: ask.editable,
-        digest: digest(&ask.server, &ask.tool, arguments),
-        verdict: VerdictShown {
-            decision: "ask".into(),
-            rule: ask.verdict.rule_id.clone(),
-            reason: ask.verdict.reason.clone(),
-        },
-        asked_at_ms: None,
-        expires_at_ms,
-        on_expiry: ask.on_expiry().as_str().into(),
-        required: terms.humans,
-        approved_by: approved_by.to_vec(),
-        edited_by: None,
-        hidden_values: ask.hidden.is_some(),
-    }
 }
 
 /// Waits for the answer to `key`; at `deadline` (Unix ms) closes the question as expired (a
