@@ -414,6 +414,14 @@ async fn two_humans_see_the_edited_call_and_both_must_ask_to_always_allow() {
         json!({"items": [{"taskId": id}], "decision": "approve"}),
     )
     .await;
+    assert_eq!(r["results"][0]["ok"], false, "unread: {r}");
+    assert!(r["results"][0].get("note").is_none(), "{r}");
+    s.read_whole(&s.admin, &id).await;
+    let (_, r) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
     assert_eq!(r["results"][0]["ok"], true, "{r}");
     let (result, text) = result_text(&s, &agent, &id).await;
     assert!(text.contains("edited-by-alice"), "{result}");
@@ -1099,8 +1107,15 @@ async fn always_allow_of_an_argument_list_never_allows_another_shell_line() {
 
 /// `taskdeck tasks reveal ID` as `token`: its exit code, stdout and stderr.
 fn reveal_cli(s: &Server, token: &str, id: &str) -> (Option<i32>, String, String) {
+    tasks_cli(s, token, &["reveal", id])
+}
+
+/// `taskdeck tasks ARGS…` as `token`: its exit code, stdout and stderr.
+fn tasks_cli(s: &Server, token: &str, args: &[&str]) -> (Option<i32>, String, String) {
     let out = std::process::Command::new(crate::harness::BIN)
-        .args(["tasks", "reveal", id, "--port"])
+        .arg("tasks")
+        .args(args)
+        .arg("--port")
         .arg(s.port.to_string())
         .args(["--token", token])
         .output()
@@ -1113,8 +1128,9 @@ fn reveal_cli(s: &Server, token: &str, id: &str) -> (Option<i32>, String, String
 }
 
 /// A masked value may be the command itself (`T=…; $T`): the person asked reads the call whole
-/// with `taskdeck tasks reveal` before approving it, and what they read is what runs. A call
-/// that hides nothing has nothing to reveal, and an agent's token reveals nothing.
+/// with `taskdeck tasks reveal` before approving it (approving it unread is refused), and what
+/// they read is what runs. A call that hides nothing has nothing to reveal, and an agent's
+/// token reveals nothing.
 #[tokio::test]
 async fn a_person_reads_a_masked_call_whole_before_approving_it() {
     let s = Server::start(&[]).await;
@@ -1134,6 +1150,26 @@ async fn a_person_reads_a_masked_call_whole_before_approving_it() {
     assert!(!queue.to_string().contains("ran-hidden"), "{queue}");
     assert_eq!(queue["approvals"][0]["hiddenValues"], true, "{queue}");
 
+    // Approved unread, from the CLI or /v1: refused, saying how to read it; nothing recorded.
+    let (code, _, said) = tasks_cli(&s, &s.admin, &["answer", &id, "approve-command", "accept"]);
+    assert_eq!(code, Some(4), "{said}");
+    assert!(
+        said.contains(&format!(
+            "admin has not read it whole: read it first (`taskdeck tasks reveal {id}`"
+        )),
+        "{said}"
+    );
+    let (_, refused) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve"}),
+    )
+    .await;
+    assert_eq!(refused["results"][0]["ok"], false, "{refused}");
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    assert!(
+        waiting["inputRequests"].get("approve-command").is_some(),
+        "{waiting}"
+    );
     let (code, _, said) = reveal_cli(&s, &agent, &id);
     assert_eq!(code, Some(4), "an agent's token: {said}");
     assert!(said.contains("only the admin or a human"), "{said}");
@@ -1569,4 +1605,60 @@ async fn an_edit_reads_as_the_call_it_is() {
         note.contains("the call as edited holds credentials"),
         "{decided}"
     );
+}
+
+/// M of N on a masked call: each person approves it only once they read it whole themselves
+/// (another's reading does not count for them), and a reading holds from one round to the
+/// next while the call is the same.
+#[tokio::test]
+async fn each_approver_of_a_masked_call_reads_it_whole_first() {
+    let s = Server::start(&[]).await;
+    s.write_policy(json!([
+        {"principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "echo mofn*"}, "decision": "ask", "approval": {"humans": 2}}
+    ]));
+    let (alice, bob) = (s.human("alice").await, s.human("bob").await);
+    let agent = s.token("agent");
+    let marker = s.dir.join("ran-masked-mofn");
+    let call = json!({"command": "echo mofn masked",
+                      "env": {"API_TOKEN": format!("touch {}", marker.display())}});
+    let id = s.call(&agent, "run_command", call.clone()).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&s.admin, &id, "input_required").await;
+    let approve = json!({"items": [{"taskId": id}], "decision": "approve"});
+
+    // bob reads it; alice, who has not, is refused until she reads it too.
+    assert_eq!(s.read_whole(&bob, &id).await, call);
+    let refused = decide_as(&s, &alice, approve.clone()).await;
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("alice has not read it whole"),
+        "{refused}"
+    );
+    assert_eq!(s.read_whole(&alice, &id).await, call);
+    assert_eq!(decide_as(&s, &alice, approve.clone()).await["ok"], true);
+    s.wait_for(&s.admin, &id, "round 2", |t| {
+        t["inputRequests"].get("approve-command#2").is_some()
+    })
+    .await;
+    // The admin read nothing; bob read the same call in round 1, which still counts.
+    let refused = decide(&s, approve.clone()).await.1;
+    assert_eq!(refused["results"][0]["ok"], false, "{refused}");
+    assert_eq!(decide_as(&s, &bob, approve).await["ok"], true);
+    let (_, text) = result_text(&s, &agent, &id).await;
+    assert!(text.contains("mofn masked"), "{text}");
+    let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    let readers: Vec<&Value> = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "hiddenValuesShown")
+        .map(|e| &e["data"]["by"])
+        .collect();
+    assert_eq!(readers, [&json!("bob"), &json!("alice")], "{detail}");
 }

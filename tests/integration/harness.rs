@@ -423,6 +423,17 @@ impl Server {
         assert_eq!(status, 200, "{body}");
         body
     }
+
+    /// The person with `token` reads task `id`'s masked call whole (`POST
+    /// /v1/tasks/{id}/reveal`), as they must before approving it; asserts the 200 and returns
+    /// the call's arguments as the agent gave them.
+    pub async fn read_whole(&self, token: &str, id: &str) -> Value {
+        let (status, body) = self
+            .v1_post(Some(token), &format!("/v1/tasks/{id}/reveal"), json!({}))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body["arguments"].clone()
+    }
 }
 
 impl Reply {
@@ -601,7 +612,8 @@ pub fn assert_not_on_disk(dir: &Path, secrets: &[&str]) {
 /// shows the call with `shown` and without `secret`, says values are hidden and how to read
 /// them, offers neither an edit nor "always allow", and refuses (422) an answer asking for the
 /// rule anyway. A person reads the call whole (`POST /v1/tasks/{id}/reveal`, with `secret`),
-/// an agent does not (403), and the timeline records who read it, without the value.
+/// an agent does not (403), and the timeline records who read it, without the value. Nobody
+/// approves it unread (422): the admin is refused, then reads it, and may approve it.
 pub async fn assert_credential_question(
     s: &Server,
     id: &str,
@@ -638,6 +650,17 @@ pub async fn assert_credential_question(
         .find(|a| a["taskId"] == id)
         .unwrap_or_else(|| panic!("{queue}"));
     assert_eq!(listed["hiddenValues"], true, "{listed}");
+    // Approving it unread is refused, and records nothing.
+    let approve = json!({"inputResponses": {key: {"action": "accept"}}});
+    let input = format!("/v1/tasks/{id}/input");
+    let (status, refused) = s.v1_post(Some(&s.admin), &input, approve.clone()).await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains(&format!(
+            "admin has not read it whole: read it first (`taskdeck tasks reveal {id}`"
+        )),
+        "{refused}"
+    );
     let reveal = format!("/v1/tasks/{id}/reveal");
     let agent = s.token("reveal-probe");
     let (status, refused) = s.v1_post(Some(&agent), &reveal, json!({})).await;
@@ -658,6 +681,12 @@ pub async fn assert_credential_question(
         .find(|e| e["kind"] == "hiddenValuesShown")
         .unwrap_or_else(|| panic!("{detail}"));
     assert_eq!(shown_to["data"], json!({"by": "reveal-alice"}), "{detail}");
+    // alice read it, the admin did not: the admin's approval still waits for that.
+    let (status, refused) = s.v1_post(Some(&s.admin), &input, approve).await;
+    assert_eq!(status, 422, "{refused}");
+    let (_, still) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
+    assert!(still["task"]["inputRequests"].get(key).is_some(), "{still}");
+    s.read_whole(&s.admin, id).await;
     assert!(!detail.to_string().contains(secret), "{detail}");
     let fields = &request["requestedSchema"]["properties"];
     assert!(

@@ -730,6 +730,12 @@ async fn a_password_in_a_url_is_never_shown() {
         asked.contains(&format!("POST http://bob:****@{at}/start")) && !asked.contains("PW"),
         "{asked}"
     );
+    let given = s.read_whole(&s.admin, &id).await;
+    assert_eq!(
+        given["url"],
+        format!("http://bob:PW1@{at}/start"),
+        "{given}"
+    );
     s.answer(&id, "approve", json!({"action": "accept"})).await;
     let result = completed(&s, &id).await;
     assert_eq!(result["isError"], false, "{result}");

@@ -558,7 +558,13 @@ pub(crate) async fn approved_command(s: &Server, token: &str, command: &str) -> 
         .as_str()
         .unwrap()
         .to_string();
-    s.wait_status(&s.admin, &id, "input_required").await;
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    // A masked call is read whole before it is approved, as a person must.
+    if waiting["inputRequests"]["approve-command"]["params"]["_meta"]["taskdeck/approval"]["hiddenValues"]
+        == true
+    {
+        assert_eq!(s.read_whole(&s.admin, &id).await["command"], command);
+    }
     let (status, _) = s
         .v1_post(
             Some(&s.admin),

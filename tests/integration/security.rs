@@ -1054,6 +1054,7 @@ async fn secrets_in_arguments_are_never_shown() {
             && question.contains("DATABASE_URL='postgres://u:****@db/x'"),
         "{question}"
     );
+    s.read_whole(&s.admin, &id).await;
     s.answer(&id, "approve-command", json!({"action": "accept"}))
         .await;
     s.wait_status(&s.admin, &id, "completed").await;
@@ -1289,6 +1290,7 @@ async fn credentials_in_text_bodies_and_questions_are_never_shown() {
     ] {
         assert!(!queue.contains(secret), "the queue shows {secret}: {queue}");
     }
+    s.read_whole(&s.admin, &shell).await;
     s.answer(&shell, "approve-command", json!({"action": "accept"}))
         .await;
     s.wait_status(&agent, &shell, "completed").await;

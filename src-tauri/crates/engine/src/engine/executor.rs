@@ -76,8 +76,9 @@ struct RunningTask {
     awaited: HashMap<String, AwaitedAnswer>,
     /// The tool running it (told at shutdown that its run is interrupted).
     tool: Arc<dyn TaskTool>,
-    /// What it holds for the people who decide its questions (`hidden_values`).
-    hidden: Option<Value>,
+    /// What it holds for the people who decide its questions, and who read it
+    /// (`hidden_values`).
+    hidden: Option<super::hidden_values::Held>,
 }
 
 /// The runs in flight, by task id.
@@ -149,16 +150,23 @@ impl RunningTasks {
         }
     }
 
-    /// Sets what the run of `task_id` holds for the people who decide its questions.
-    pub(super) fn set_hidden(&self, task_id: &str, values: Option<Value>) {
+    /// Sets what the run of `task_id` holds for the people who decide its questions (read by
+    /// nobody yet).
+    pub(super) fn set_hidden(&self, task_id: &str, held: Option<super::hidden_values::Held>) {
         if let Some(run) = self.runs.lock().unwrap().get_mut(task_id) {
-            run.hidden = values;
+            run.hidden = held;
         }
     }
 
-    /// What the run of `task_id` holds for the people who decide its questions, if anything.
-    pub(super) fn hidden(&self, task_id: &str) -> Option<Value> {
-        self.runs.lock().unwrap().get(task_id)?.hidden.clone()
+    /// Runs `f` on what the run of `task_id` holds for the people who decide its questions;
+    /// `None` when it holds nothing (or is not running).
+    pub(super) fn with_hidden<R>(
+        &self,
+        task_id: &str,
+        f: impl FnOnce(&mut super::hidden_values::Held) -> R,
+    ) -> Option<R> {
+        let mut runs = self.runs.lock().unwrap();
+        runs.get_mut(task_id)?.hidden.as_mut().map(f)
     }
 
     /// Stops waiting on `key` if waiter `waiter_id` is still the one waiting.

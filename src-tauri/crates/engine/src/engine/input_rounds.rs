@@ -39,10 +39,13 @@ impl Engine {
     /// validate against the request's `requestedSchema` (formats included); `decline` and
     /// `cancel` answers are recorded without content. An agent's answer to a human-only request
     /// (e.g. `run_command`'s approval) is ignored: the request waits for a person, the admin or
-    /// a human principal ([`Principal::is_human`]), whose name is recorded as `by`.
+    /// a human principal ([`Principal::is_human`]), whose name is recorded as `by`. A person's
+    /// `accept` of a human-only request while the run holds hidden values they have not read
+    /// ([`Engine::reveal_hidden`]) is refused.
     ///
-    /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed
-    /// or fails its schema (then nothing of this update is recorded).
+    /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed,
+    /// fails its schema, or accepts a call with hidden values unread (then nothing of this
+    /// update is recorded).
     pub async fn answer(
         &self,
         principal: &Principal,
@@ -52,6 +55,7 @@ impl Engine {
         let who = principal.clone();
         let id = task_id.to_string();
         let ttl = self.parts.config.default_ttl_ms;
+        let engine = self.clone();
         let (report, delivered) = self
             .parts
             .store
@@ -84,6 +88,20 @@ impl Engine {
                     }
                     let response = validate_response(&key, request, response)?;
                     limits::check_answer_size(&key, &response)?;
+                    // A call shown masked is approved only by someone who read it whole: a
+                    // masked value can be the command itself (hidden_values.rs).
+                    if response.get("action").and_then(Value::as_str) == Some("accept")
+                        && engine.hidden_unread_by(&id, &who.name)
+                        && store::input_human_only(w.conn, &id, &key)?
+                    {
+                        return Err(EngineError::Invalid(format!(
+                            "{key}: this call is shown with values hidden, and {} has not read \
+                             it whole: read it first (`taskdeck tasks reveal {id}`, POST \
+                             /v1/tasks/{id}/reveal, or \"Show hidden values\" in the window), \
+                             then approve it",
+                            who.name
+                        )));
+                    }
                     checked.push((key, response));
                 }
                 for (key, response) in checked {

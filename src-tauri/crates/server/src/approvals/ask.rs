@@ -153,6 +153,7 @@ async fn ask_rounds(
     let earlier = ctx.input_rounds().unwrap_or_default();
     // The call as given, while its question shows it masked: for a person to read whole.
     let mut held: Option<HiddenHeld> = None;
+    let mut held_values: Option<Value> = None;
     let mut arguments = ask.arguments.clone();
     // How many humans the call as it now runs needs: the terms', or more for an edit the
     // policy asks more humans for.
@@ -191,10 +192,15 @@ async fn ask_rounds(
             Some(_) => (shown != arguments).then(|| arguments.clone()),
             None => ask.hidden.clone(),
         };
-        drop(held.take());
-        held = hidden
-            .as_ref()
-            .map(|values| ctx.hold_hidden(values.clone()));
+        // Held again only when they changed: whoever read the same call whole in an earlier
+        // round need not read it again.
+        if held_values != hidden {
+            drop(held.take());
+            held = hidden
+                .as_ref()
+                .map(|values| ctx.hold_hidden(values.clone()));
+            held_values = hidden.clone();
+        }
         // A call a human edited, or one with hidden values, never runs by an expiry unread.
         let on_expiry = match (ask.on_expiry(), &edited) {
             (OnExpiry::Allow, Some(_)) => OnExpiry::Deny,

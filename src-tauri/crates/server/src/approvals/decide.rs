@@ -264,6 +264,10 @@ async fn decide_one(
         ),
         Err(e) => Err(explain(e)),
     };
+    // A note says what an answer did not do; an item not answered has only its error.
+    if outcome.result.is_err() {
+        outcome.note = None;
+    }
     outcome
 }
 

@@ -126,9 +126,13 @@ pub(super) async fn question(engine: &Engine, id: &str) -> String {
     asked(engine, id).await.1
 }
 
-/// Answers the question the task asks with `action`.
+/// Answers the question the task asks with `action`, as the admin; a call shown with values
+/// hidden is read whole first, as a person must before approving it.
 pub(super) async fn answer(engine: &Engine, id: &str, action: &str) {
-    let (key, _) = asked(engine, id).await;
+    let (key, text) = asked(engine, id).await;
+    if action == "accept" && text.contains("Values that look like credentials are hidden here") {
+        engine.reveal_hidden(&Principal::admin(), id).await.unwrap();
+    }
     let mut responses = serde_json::Map::new();
     responses.insert(key.clone(), json!({"action": action}));
     let report = engine
