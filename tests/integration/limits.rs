@@ -1,6 +1,7 @@
 //! Size limits: an oversized `/v1` request body is a 413 problem document on every route, and
 //! what agents and runners store is capped (a status message is cut with a visible marker; an
 //! approval message or arguments over their cap are refused), so a task list page stays small.
+//! Time limits: a client that sends a request's head too slowly is disconnected.
 
 use serde_json::{Value, json};
 
@@ -244,4 +245,63 @@ async fn status_messages_are_cut_and_large_messages_and_arguments_refused() {
         )
         .await;
     assert_eq!(status, 202);
+}
+
+/// A client that opens connections and sends their headers a byte at a time (or never) holds
+/// none of them past the 30 s header deadline, while other clients are served meanwhile.
+#[tokio::test]
+async fn a_request_head_sent_too_slowly_is_cut_off() {
+    use std::time::{Duration, Instant};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let s = Server::start(&[]).await;
+    let started = Instant::now();
+    let connect = || tokio::net::TcpStream::connect(("127.0.0.1", s.port));
+    // One trickles its head a byte every 2 s; one sends nothing at all.
+    let mut trickling = connect().await.unwrap();
+    let mut silent = connect().await.unwrap();
+    let head = format!(
+        "GET /v1/me HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\nX-Slow: ",
+        s.port, s.admin
+    );
+    trickling.write_all(head.as_bytes()).await.unwrap();
+    let mut closed_at = None;
+    let mut buf = [0u8; 256];
+    while started.elapsed() < Duration::from_secs(45) {
+        let _ = trickling.write_all(b"x").await;
+        match tokio::time::timeout(Duration::from_secs(2), trickling.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                closed_at = Some(started.elapsed());
+                break;
+            }
+            Ok(Ok(n)) => panic!(
+                "answered a head never finished: {}",
+                String::from_utf8_lossy(&buf[..n])
+            ),
+            Err(_) => {}
+        }
+        // Meanwhile the server answers everyone else.
+        let (status, me) = s.v1_get(Some(&s.admin), "/v1/me").await;
+        assert_eq!(status, 200, "{me}");
+    }
+    let closed_at = closed_at.expect("the trickling connection is still open after 45 s");
+    assert!(
+        closed_at >= Duration::from_secs(29),
+        "cut off before its 30 s: {closed_at:?}"
+    );
+    // The silent one was cut off by then too.
+    let read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "the silent connection is still open: {read:?}"
+    );
+    // A request sent whole on a new connection is answered.
+    let mut prompt = connect().await.unwrap();
+    prompt
+        .write_all(format!("{head}now\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    prompt.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }

@@ -8,7 +8,8 @@
 //!   (both protocol eras), the `/v1` HTTP API, the event stream, authentication.
 //! - [`hooks`]: Claude Code's and Codex's hooks: permission requests through the policy and
 //!   the human, agent sessions as tasks.
-//! - [`serve`]: the headless server (`taskdeck serve`), which the desktop shell also starts.
+//! - [`serve`]: the headless server (`taskdeck serve`), which the desktop shell also starts;
+//!   [`listen`]: its HTTP/1.1 connection loop.
 //! - [`paths`]: where data and configuration live (XDG, overridable).
 
 #![warn(missing_docs)]
@@ -19,6 +20,7 @@ pub use taskdeck_engine::data_dir_lock;
 pub mod doctor;
 pub mod gateway;
 pub mod hooks;
+pub mod listen;
 pub mod paths;
 pub mod policy;
 pub mod serve;

@@ -3,7 +3,6 @@
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
-use axum::serve::ListenerExt;
 use axum::{Router, extract::DefaultBodyLimit, middleware, routing::any};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -317,11 +316,6 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .fallback(ui_assets::serve)
         .layer(middleware::from_fn_with_state(guard_state, guard));
 
-    // Small responses must not wait for the peer's delayed ACK (~40 ms): TCP_NODELAY on every
-    // accepted socket.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
     // Where command-line tools (`taskdeck tasks`, `run`, `mcp-config`) find this server when
     // they are given the data dir but no port; written once the admin token exists, so a tool
     // that finds the port also finds the token.
@@ -338,12 +332,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let gateway_for_stop = gateway.clone();
     let data_dir = cfg.data_dir.clone();
     let done = tokio::spawn(async move {
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await;
-        if let Err(e) = served {
-            tracing::error!("server: {e}");
-        }
+        crate::listen::serve(listener, app, stop).await;
         engine_for_stop.shutdown();
         gateway_for_stop.shutdown();
         empty_wal(&engine_for_stop).await;
