@@ -2018,3 +2018,36 @@ async fn always_allow_holds_for_the_same_command_with_another_description() {
         json!({})
     );
 }
+
+/// `/v1/hooks` reads only a JSON body sent as JSON: an event sent as `text/plain` (what a web
+/// page may send across origins without asking first) is 415 and asks nobody; a JSON body that
+/// is not an object is 400.
+#[tokio::test]
+async fn a_hook_event_is_read_only_when_sent_as_json() {
+    let (s, t) = ruled("claude-code").await;
+    let event = with_command(&fixture("claude-code", "PreToolUse"), "rm -rf /plain");
+    let post = |content_type: &'static str, body: String| {
+        s.http
+            .post(s.url("/v1/hooks/claude-code"))
+            .bearer_auth(&t)
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    let resp = post("text/plain", event.to_string()).await.unwrap();
+    assert_eq!(resp.status(), 415);
+    let problem: Value = resp.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Type: application/json"),
+        "{problem}"
+    );
+    let resp = post("application/json", "[1, 2]".into()).await.unwrap();
+    assert_eq!(resp.status(), 400);
+    let (_, tasks) = s.v1_get(Some(&s.admin), "/v1/tasks").await;
+    assert_eq!(tasks["tasks"], json!([]), "nothing was asked: {tasks}");
+    let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+    assert!(!log.to_string().contains("/plain"), "{log}");
+}

@@ -16,7 +16,7 @@ use std::{convert::Infallible, sync::Arc, time::Duration};
 use axum::{
     Extension, Json, Router,
     body::{Body, Bytes},
-    extract::State,
+    extract::{State, rejection::JsonRejection},
     http::header,
     response::{IntoResponse, Response},
 };
@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::api_error::{ApiError, ApiPath, ProblemDocument, TOO_LARGE_REASON};
+use super::api_error::{ApiError, ApiPath, ProblemDocument, TOO_LARGE_REASON, json_body};
 use crate::hooks::{
     Agent, Hooks,
     dispatch::{HookReply, hook_output},
@@ -86,21 +86,26 @@ pub fn router(hooks: Arc<Hooks>) -> Router {
     responses((status = 200, description = "what the hook prints (`{}`: no decision); after leading newlines when the human is asked", body = Object),
               (status = 400, description = "the body is not a JSON object", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 404, description = "no such agent", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 415, description = "the body is not sent as JSON (`Content-Type: application/json`)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = 422, description = "a tool event without `tool_name`; a permission request whose call is over 256 KiB as JSON (`reason: too_large`)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub(crate) async fn post_hook(
     State(hooks): State<Arc<Hooks>>,
     Extension(principal): Extension<Principal>,
     ApiPath(agent): ApiPath<String>,
     headers: axum::http::HeaderMap,
-    body: Bytes,
+    body: Result<Json<Value>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let agent = Agent::from_name(&agent).ok_or_else(|| {
         ApiError::not_found(format!("no hooks for {agent:?} (claude-code or codex)"))
     })?;
-    let raw: Value = serde_json::from_slice(&body)
-        .ok()
-        .filter(Value::is_object)
-        .ok_or_else(|| ApiError::bad_request("the body must be the hook's input, a JSON object"))?;
+    // JSON only: a body a web page may send across origins without asking first
+    // (`text/plain`, a form) is never read as a hook's event.
+    let raw = json_body(body, "the hook's input, a JSON object")?;
+    if !raw.is_object() {
+        return Err(ApiError::bad_request(
+            "the body must be the hook's input, a JSON object",
+        ));
+    }
     // What the hook found in the agent's own environment: where Claude Code's `.claude.json`
     // is (`$CLAUDE_CONFIG_DIR` or its home) and where Claude was started, or Codex's
     // configuration dir; absolute paths, else this process's view is used.
