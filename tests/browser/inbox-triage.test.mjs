@@ -762,6 +762,70 @@ test('in a question’s form, d focuses the decline reason box instead of declin
   await page.keyboard.press('Escape');
 });
 
+test('in a call’s own form, d focuses its reason field and answers nothing; Enter there denies; its buttons and notice read as the queue’s', async () => {
+  const taskId = await askToRun('echo from the form');
+  await page.evaluate((id) => {
+    window.location.hash = `#task=${id}`;
+  }, taskId);
+  const card = page.locator('#detail .prompt-card[data-key="approve-command"]');
+  await card.waitFor();
+  // Approve / Deny, as in the queue (with their keys); no Accept / Decline.
+  const approve = card.getByRole('button', { name: 'Approve', exact: true });
+  const deny = card.getByRole('button', { name: 'Deny', exact: true });
+  assert.equal(await approve.getAttribute('aria-keyshortcuts'), 'a');
+  assert.equal(await deny.getAttribute('aria-keyshortcuts'), 'd');
+  assert.equal(await card.getByRole('button', { name: /^(Accept|Decline)$/ }).count(), 0);
+  assert.match(await card.locator('.prompt-help').textContent(), /^Deny denies the call/);
+  // The question reads in normal weight, as in the queue.
+  const weight = await card.locator('.prompt-message').evaluate((el) => Number(getComputedStyle(el).fontWeight));
+  assert.ok(weight <= 400, `the question's weight: ${weight}`);
+  // `d` on the card: the focus goes to the form's own reason field; nothing is answered.
+  await card.focus();
+  await page.keyboard.press('d');
+  const reason = card.getByLabel('Reason, if you decline');
+  await waitFor(() => reason.evaluate((el) => el === document.activeElement), 'the form’s reason field');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok((await pending()).some((a) => a.taskId === taskId), 'd alone denied nothing');
+  // Typed there, Enter denies the call with that reason (it is no Approve).
+  await page.keyboard.type('not from here');
+  await page.keyboard.press('Enter');
+  const done = await outcome(taskId);
+  assert.equal(done.result.isError, true);
+  assert.match(resultText(done), /Their reason: not from here$/);
+  // The notice names the call as the queue does, not by the question's preamble.
+  const toast = page.locator('.toast-text', { hasText: 'Denied “run_command: echo from the form”.' });
+  await toast.waitFor();
+  assert.doesNotMatch(await toast.textContent(), /wants to run/);
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
+test('a call approved in its own form with an edit: the notice says so, and its input round shows the edited call as JSON', async () => {
+  const taskId = await askToRun('echo before the edit');
+  await page.evaluate((id) => {
+    window.location.hash = `#task=${id}`;
+  }, taskId);
+  const card = page.locator('#detail .prompt-card[data-key="approve-command"]');
+  await card.getByLabel('Edited arguments (JSON object), to approve a changed call').fill('{"command": "echo after the edit"}');
+  await card.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.locator('.toast-text', { hasText: 'Approved “run_command: echo before the edit” with your edit.' }).waitFor();
+  const done = await outcome(taskId);
+  assert.match(resultText(done), /after the edit/);
+  // The round's answer: the edited call as JSON, not as JSON text quoted inside JSON.
+  const answer = page.locator('#detail .round .json', { hasText: 'after the edit' });
+  await answer.first().waitFor();
+  const text = await answer.first().textContent();
+  assert.doesNotMatch(text, /\\"/, text);
+  assert.deepEqual(JSON.parse(text).arguments, { command: 'echo after the edit' });
+  // The pane's arguments and title follow the edit, as the task's own do.
+  const args = page.locator('#detail section', { has: page.locator('h3', { hasText: /^Arguments$/ }) }).locator('.json');
+  await waitFor(async () => /after the edit/.test(await args.textContent()), 'the arguments as edited');
+  assert.doesNotMatch(await args.textContent(), /before the edit/);
+  await waitFor(async () => /after the edit/.test(await page.locator('#detail .detail-title').textContent()), 'the title as edited');
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
 test('answering a question in its form hands the focus to the next waiting question, then to the pane', async () => {
   const ids = [await askQuestion('Tag the release?'), await askQuestion('Publish the notes?')];
   await rowOf(ids[1]).waitFor();

@@ -13,7 +13,9 @@
 // at 1280x820 the header stays one line while paused (saying "Paused", not "Live") and while
 // its stream reconnects, "Signed in as admin" whole in both (the note beside Pause gives way);
 // paused, at 1280x800, 800x600 and 420x800 no pill of the header is cut ("sees all principals"
-// shortens or goes out of sight).
+// shortens or goes out of sight); a long principal name shows whole in a task row (the title
+// gives way); at 420 px wide the queue shows at least three rows and the task list stays
+// reachable.
 //
 //   cd tests/browser && npm ci && node --test layout.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -626,6 +628,79 @@ test('at 1280x800, many approvals (selected, or one opened) scroll inside the qu
   assert.ok(open.overflow <= 0 && open.inView, `with a call open: ${JSON.stringify(open)}`);
   const head = await call.locator('.approval-approve').boundingBox();
   assert.ok(head && head.y >= 0 && head.y + head.height <= 800, `the open call's Approve is in view: ${JSON.stringify(head)}`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await denyAll();
+});
+
+test('a long principal name shows whole in its task row at 1280 and 420 px wide; the title gives way', async () => {
+  const made = await fetch(`${base}/v1/agents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'release-pipeline-bot' }),
+  });
+  assert.equal(made.status, 201, await made.clone().text());
+  const agent = (await made.json()).token;
+  const asAgent = async (body) => {
+    const resp = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { Authorization: `Bearer ${agent}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(resp.status, 202, await resp.clone().text());
+    return (await resp.json()).taskId;
+  };
+  // A short title (room to spare), a long one, and a command line with a longer tool name.
+  const short = await asAgent({ external: { name: 'short', heartbeatMs: 600_000 } });
+  const long = await asAgent({ external: { name: 'Nightly export of the billing ledger to the finance database, every table', heartbeatMs: 600_000 } });
+  const command = await asAgent({ tool: 'run_command', arguments: { command: 'for i in $(seq 1 20); do echo step $i/20; sleep 1; done' } });
+  const rows = { [short]: 'external', [long]: 'external', [command]: 'run_command' };
+  for (const id of Object.keys(rows)) await row(id).waitFor();
+  for (const width of [1280, 420]) {
+    await page.setViewportSize({ width, height: 820 });
+    await waitFor(async () => (await titleLine(short)).whole, `"short" whole at ${width} px`);
+    for (const [id, tool] of Object.entries(rows)) {
+      const line = await titleLine(id);
+      assert.deepEqual(line.labels.slice(0, 2).map((l) => [l.text, l.whole]), [[tool, true], ['release-pipeline-bot', true]], `${width} px: ${JSON.stringify(line)}`);
+      assert.ok(line.width > 0, `${width} px: some of the title shows`);
+    }
+    assert.equal((await titleLine(long)).whole, false, `${width} px: the long title is what gives way`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await fetch(`${base}/v1/tasks/${command}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+});
+
+test('at 420 px wide the queue shows at least three rows whole, tall window or short, and the task list stays reachable', async () => {
+  await askToRun(['echo one', 'ls -la /var/log', 'git push origin main', 'make deploy ENV=staging', 'rm -rf build']);
+  const approvals = page.locator('#approvals-list > li');
+  await waitFor(async () => (await approvals.count()) >= 5, 'the 5 approvals in the queue');
+  for (const height of [800, 900, 640, 480]) {
+    await page.setViewportSize({ width: 420, height });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const fit = await waitFor(async () => {
+      const r = await page.evaluate(() => {
+        const list = document.getElementById('approvals-list').getBoundingClientRect();
+        const whole = [...document.querySelectorAll('#approvals-list > li')].filter((li) => {
+          const b = li.getBoundingClientRect();
+          return b.height > 0 && b.top >= list.top - 0.5 && b.bottom <= list.bottom + 0.5 && b.bottom <= window.innerHeight + 0.5;
+        });
+        return { whole: whole.length, list: { top: list.top, height: list.height } };
+      });
+      return r.whole >= 3 && r;
+    }, `three whole queue rows at 420x${height}`, { timeout: 3000 }).catch((e) => assert.fail(`420x${height}: ${e.message}`));
+    assert.ok(fit.whole >= 3);
+    // The task list, under the queue, can be brought into view whole, with rows in it.
+    const list = await page.evaluate(() => {
+      const el = document.getElementById('task-list');
+      el.scrollIntoView({ block: 'end' });
+      const r = el.getBoundingClientRect();
+      const rows = [...el.querySelectorAll('.row:not([hidden])')].filter((row) => {
+        const b = row.getBoundingClientRect();
+        return b.top >= r.top - 0.5 && b.bottom <= r.bottom + 0.5 && b.top >= -0.5 && b.bottom <= window.innerHeight + 0.5;
+      });
+      return { top: r.top, bottom: r.bottom, height: r.height, rowsInView: rows.length };
+    });
+    assert.ok(list.top >= -0.5 && list.bottom <= height + 0.5 && list.rowsInView >= 2, `420x${height}: the task list is reachable: ${JSON.stringify(list)}`);
+    await page.evaluate(() => {
+      window.scrollTo(0, 0);
+      document.querySelector('.list-pane').scrollTop = 0;
+    });
+  }
   await page.setViewportSize({ width: 1280, height: 900 });
   await denyAll();
 });

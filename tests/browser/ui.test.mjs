@@ -845,7 +845,7 @@ test('an agent sees its command approval, but only the admin gets the form to an
   try {
     const card = tab.page.locator('.prompt-card[data-key="approve-command"]');
     await card.filter({ hasText: 'Only the person using Taskdeck' }).waitFor();
-    assert.equal(await card.getByRole('button').count(), 0, 'no Accept / Decline for the agent');
+    assert.equal(await card.getByRole('button').count(), 0, 'no Approve / Deny for the agent');
     // The a/d shortcuts pass the locked request by: nothing is sent.
     await tab.page.locator('#detail').focus();
     await tab.page.keyboard.press('a');
@@ -856,13 +856,13 @@ test('an agent sees its command approval, but only the admin gets the form to an
   // The admin's page offers the form.
   await row(r.taskId).click();
   const adminCard = page.locator('.prompt-card[data-key="approve-command"]');
-  await adminCard.getByRole('button', { name: 'Decline' }).waitFor();
+  await adminCard.getByRole('button', { name: 'Deny', exact: true }).waitFor();
   assert.equal(await adminCard.filter({ hasText: 'Only the person using Taskdeck' }).count(), 0);
   // A declined command never ran: its log is empty and absent (`exists: false`), not an error.
   // The output panel reads it as the task changes, stays hidden, and stops once the task has
   // ended (that read answers `complete`).
   const logReads = recordLogReads(page, r.taskId);
-  await adminCard.getByRole('button', { name: 'Decline' }).click();
+  await adminCard.getByRole('button', { name: 'Deny', exact: true }).click();
   const done = await waitFor(async () => {
     const t = await apiTask(r.taskId);
     return t.status !== 'input_required' && t.status !== 'working' && t;
@@ -984,7 +984,7 @@ test('the detail’s modules: a failed load is tried again; Escape while they lo
     if (first === 'toast') await theRow.click();
     await card.waitFor();
     // Until /v1/me answers, the page does not know it is the admin's; then the form appears.
-    await card.getByRole('button', { name: 'Decline' }).waitFor();
+    await card.getByRole('button', { name: 'Deny', exact: true }).waitFor();
     assert.equal(await card.filter({ hasText: 'Only the person using Taskdeck' }).count(), 0);
     assert.ok(detailFetches >= 2, `${detailFetches} fetches of detail-view.js`);
     await p.keyboard.press('Escape');
@@ -1040,7 +1040,7 @@ test('a command’s output appears live in the detail, as text, following the en
   // The log file appears only once the command starts: a read right after the approval may find
   // none yet, which is an empty log (`exists: false`), not an error; the next change reads on.
   const logReads = recordLogReads(page, taskId);
-  await card.getByRole('button', { name: 'Accept' }).click();
+  await card.getByRole('button', { name: 'Approve', exact: true }).click();
   await shows('line 5');
   // Read while it runs: the panel follows the log, not a finished result.
   assert.equal((await apiTask(taskId)).status, 'working');
@@ -1474,7 +1474,7 @@ test('declining a command approval with a reason gives the agent that reason', a
   await row(taskId).click();
   const card = page.locator('.prompt-card[data-key="approve-command"]');
   await card.getByLabel('Reason, if you decline').fill('not today');
-  await card.getByRole('button', { name: 'Decline' }).click();
+  await card.getByRole('button', { name: 'Deny', exact: true }).click();
   const done = await waitFor(async () => {
     const t = await agentGet(taskId);
     return t.status === 'completed' && t;
@@ -1483,7 +1483,7 @@ test('declining a command approval with a reason gives the agent that reason', a
   assert.match(done.result.content[0].text, /Their reason: not today$/);
 });
 
-test('a command approval’s form in the detail starts with the call as asked, as the queue’s editor does; Accept untouched runs it as asked', async () => {
+test('a command approval’s form in the detail starts with the call as asked, as the queue’s editor does; Approve untouched runs it as asked', async () => {
   const taskId = await startTask('run_command', { command: 'echo prefilled', cwd: tmp });
   await row(taskId).click();
   const card = page.locator('.prompt-card[data-key="approve-command"]');
@@ -1500,11 +1500,11 @@ test('a command approval’s form in the detail starts with the call as asked, a
   // Its line breaks are no hidden characters: no note under the box.
   assert.equal(await card.locator('.field-hidden-chars:visible').count(), 0);
   await queued.locator('.approval-summary').click(); // closed again
-  // Its help says what Cancel does to a call: it is denied, as by Decline.
+  // Its help says what Cancel does to a call: it is denied, as by Deny.
   const help = await card.locator('.prompt-help').textContent();
   assert.doesNotMatch(help, /without an answer/);
   assert.match(help, /Cancel denies it too, without a reason\. Either way it does not run\./);
-  await card.getByRole('button', { name: 'Accept' }).click();
+  await card.getByRole('button', { name: 'Approve', exact: true }).click();
   const done = await waitFor(async () => {
     const t = await agentGet(taskId);
     return t.status === 'completed' && t;
@@ -1523,7 +1523,8 @@ test('Cancel in a command approval’s form declines the command, and says so', 
   await row(taskId).click();
   const card = page.locator('.prompt-card[data-key="approve-command"]');
   await card.getByRole('button', { name: 'Cancel' }).click();
-  await page.locator('#toasts .toast', { hasText: /^Answer sent: declined “/ }).first().waitFor();
+  // Named as the queue names the call (not by its question, "admin wants to run in …").
+  await page.locator('#toasts .toast', { hasText: /^Denied “run_command: seq 1 3”\./ }).first().waitFor();
   const done = await waitFor(async () => {
     const t = await agentGet(taskId);
     return t.status === 'completed' && t;

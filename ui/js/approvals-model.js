@@ -248,6 +248,22 @@ export function describeResults(results, decision, approvals = [], { edited = fa
   return { text, ok, failed };
 }
 
+/**
+ * The notice of an approval answered in its task's form, in the queue's words: the call named
+ * as the queue names it, not by its question's text ("Approved “run_command: echo hi”.", "…
+ * with your edit.", "Denied “…”."; a form's Cancel denies the call too). `meta`: the question's
+ * `_meta["taskdeck/approval"]`; `response`: the answer sent (an edit is its
+ * `content.arguments`); `used`: false when the answer came too late (already answered).
+ */
+export function formAnswerText(meta, response, used = true) {
+  const call = { kind: 'call', tool: meta.tool, arguments: meta.arguments };
+  if (!used) return `“${callName(call)}” was already decided; your answer was not used.`;
+  const approve = response.action === 'accept';
+  const edited = approve && response.content && response.content.arguments !== undefined;
+  const waits = approve && stillWaitsAfterOne(meta);
+  return `${approve ? 'Approved' : 'Denied'} “${callName(call)}”${edited ? ' with your edit' : ''}.${waits ? ' It still waits for another person to approve it.' : ''}`;
+}
+
 /** Whether a live change can change the pending approvals (refetch then, no polling). */
 export function changesApprovals(change) {
   const ev = change && change.event;

@@ -31,7 +31,7 @@ const TIMELINE_PAGE = 500;
  *  a few lines, so that a long one does not push the rest of the task out of view. */
 const QUESTION_CLAMP = { lines: 4, chars: 400 };
 import { outstandingPrompts, isStale } from './tasks-model.js';
-import { approvedBy, stillWaitsAfterOne } from './approvals-model.js';
+import { approvedBy, formAnswerText } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
 import { answerVerb } from './form-schema.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
@@ -168,6 +168,8 @@ export class DetailView {
   build() {
     const t = this.task;
     this.renderedMessage = null;
+    this.renderedArgs = null;
+    this.renderedTitle = null;
     clear(this.root);
     this.root.appendChild(this.closeBar());
 
@@ -175,8 +177,7 @@ export class DetailView {
     this.el = {};
     // The title (an external job's name, an approval's question...), and the tool when it differs.
     // The space lets the tool go to the next line whole (styles.css keeps it in one piece).
-    const toolLabel = t.title && t.tool && t.title !== t.tool ? [' ', h('span', { class: 'detail-tool muted' }, t.tool)] : null;
-    this.el.title = h('h2', { class: 'detail-title' }, t.title || t.tool || 'task', toolLabel);
+    this.el.title = h('h2', { class: 'detail-title' });
     this.el.badge = h('span', { class: 'detail-badge' });
     this.el.cancelNote = h('span', { class: 'pill pill-warn', hidden: true }, h('span', { 'aria-hidden': 'true' }, '⏳ '), 'Cancel requested — waiting for the task to stop');
     this.el.cancelBtn = h('button', { type: 'button', class: 'btn btn-danger', 'aria-keyshortcuts': 'c' }, 'Cancel task…');
@@ -242,8 +243,9 @@ export class DetailView {
       this.root.appendChild(this.log.el);
     }
 
-    // Arguments
-    this.root.appendChild(section('Arguments', jsonBlock(t.arguments ?? {}, { copyLabel: 'arguments' })));
+    // Arguments (a call a person approved edited shows the edit: refresh() follows them)
+    this.el.argsBody = h('div');
+    this.root.appendChild(section('Arguments', this.el.argsBody));
 
     // Input rounds
     this.el.roundsBody = h('div');
@@ -272,6 +274,18 @@ export class DetailView {
     this.el.cancelBtn.disabled = !!t.cancelRequested;
     this.el.cancelBtn.textContent = t.cancelRequested ? 'Cancel requested' : 'Cancel task…';
     this.el.principal.textContent = t.principal || '–';
+    // The title and the arguments change when a person approves a call edited.
+    const title = `${t.title || ''}\u0000${t.tool || ''}`;
+    if (this.renderedTitle !== title) {
+      this.renderedTitle = title;
+      const toolLabel = t.title && t.tool && t.title !== t.tool ? [' ', h('span', { class: 'detail-tool muted' }, t.tool)] : null;
+      clear(this.el.title).append(t.title || t.tool || 'task', ...(toolLabel || []));
+    }
+    const args = JSON.stringify(t.arguments ?? {});
+    if (this.renderedArgs !== args) {
+      this.renderedArgs = args;
+      clear(this.el.argsBody).appendChild(jsonBlock(t.arguments ?? {}, { copyLabel: 'arguments' }));
+    }
 
     const frac = progressFraction(t.progress);
     if (t.progress && !terminal) {
@@ -413,12 +427,15 @@ export class DetailView {
     const id = this.task.taskId;
     const params = ((this.task.inputRequests || {})[key] || {}).params || {};
     const question = typeof params.message === 'string' && params.message.trim() ? oneLine(params.message, 60) : key;
-    // The first of several people's approvals is a step: the call still waits.
+    // An approval's notice says when the call still waits for another person (formAnswerText).
     const meta = params._meta && params._meta['taskdeck/approval'];
-    const more = response.action === 'accept' && stillWaitsAfterOne(meta) ? ' It still waits for another person to approve it.' : '';
     const r = await this.deps.api.answer(id, { [key]: response });
+    const used = Boolean(r.accepted && r.accepted.includes(key));
     const verb = answerVerb(response.action, meta);
-    if (r.accepted && r.accepted.includes(key)) this.deps.toast(`Answer sent: ${verb} “${question}”.${more}`, 'good');
+    // An approval is named as the queue names its call (its tool and command), not by its
+    // question's preamble ("admin wants to run in …").
+    if (meta) this.deps.toast(formAnswerText(meta, response, used), used ? 'good' : 'warn');
+    else if (used) this.deps.toast(`Answer sent: ${verb} “${question}”.`, 'good');
     else this.deps.toast(`“${question}” was already answered; your answer was not used.`, 'warn');
     if (r.task && this.taskId === id) this.applyTask(r.task);
     return r;

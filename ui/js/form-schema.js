@@ -341,12 +341,12 @@ export function declineContent(fields, values, declineReason = '') {
 
 /**
  * The line under an answer form's buttons: what Decline and Cancel do. An approval question
- * (`approval`: its `_meta["taskdeck/approval"]`) is ended by either: the call is denied and
- * does not run, so its Cancel is no "without an answer".
+ * (`approval`: its `_meta["taskdeck/approval"]`), whose Decline reads "Deny", is ended by
+ * either: the call is denied and does not run, so its Cancel is no "without an answer".
  */
 export function answerHelp(fields, approval) {
   const asksReason = Boolean(declineContent(fields, { reason: '-' }, '-'));
-  if (approval) return `Decline denies the call${asksReason ? ', with your reason if you typed one' : ''}. Cancel denies it too, without a reason. Either way it does not run.`;
+  if (approval) return `Deny denies the call${asksReason ? ', with your reason if you typed one' : ''}. Cancel denies it too, without a reason. Either way it does not run.`;
   return `${asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.'} Cancel dismisses the question without an answer.`;
 }
 

@@ -288,8 +288,9 @@ export function onKey(e, later) {
     case 'accept':
     case 'decline': {
       // After the task an earlier key opened is shown (Enter then a at once acts on its prompt).
-      // `d` focuses the prompt's decline reason box (Enter in it declines), so a reason can go
-      // with the "no"; a form with a reason field of its own declines at once, sending it.
+      // `d` answers nothing: it focuses where the reason for a "no" goes, the prompt's decline
+      // reason box or the form's own `reason` field (Enter there, or Decline, declines), as `d`
+      // in the approval queue does. No decision is taken by one key.
       e.preventDefault();
       later(async () => {
         await state.openDone;
@@ -300,7 +301,7 @@ export function onKey(e, later) {
           return;
         }
         if (command === 'accept') card.accept();
-        else if (!card.focusDeclineReason()) card.decline();
+        else card.focusDecline();
       });
       return;
     }

@@ -1,9 +1,11 @@
 // One outstanding input request rendered as a form (from its requestedSchema), checked in the
 // browser before it is sent, with Accept / Decline / Cancel. A form without a `reason` field of
 // its own gets an optional reason box next to Decline: a Decline sends what was typed in it as
-// `content.reason`, which the agent reads ("Declined. Their reason: …"). An approval question's
-// form (a call waiting for a person) starts its "Edited arguments" field with the call as asked,
-// as the queue's editor does, and says that Decline and Cancel both deny the call. A text field
+// `content.reason`, which the agent reads ("Declined. Their reason: …"); Enter in that box, or
+// in an approval's own reason field, declines (not the form's Accept). An approval question's
+// form (a call waiting for a person) reads as the approval queue does, Approve / Deny / Cancel,
+// starts its "Edited arguments" field with the call as asked, as the queue's editor does, and
+// says that Deny and Cancel both deny the call. A text field
 // whose name says it holds a credential (`api_password`, `token`: form-schema.js isSecretName)
 // is masked, with a Show / Hide toggle, and what is typed in it is written nowhere else.
 
@@ -345,6 +347,19 @@ export function promptCard(prompt, deps) {
     );
     fieldEls.set(f.name, wrap);
     form.appendChild(wrap);
+    // Enter in an approval's reason field ("Reason, if you decline") denies, as in the added
+    // reason box and the queue's deny reason: typing why not, then Enter, is no Approve.
+    // Shift+Enter breaks a line. Another question's `reason` may be an answer: Enter there is
+    // the form's own (it submits).
+    if (prompt.approval && f.name === 'reason' && f.kind === 'text') {
+      for (const input of control.inputs) {
+        input.addEventListener('keydown', (e) => {
+          if (e.key !== 'Enter' || e.isComposing || e.shiftKey || e.ctrlKey || e.metaKey || e.altKey) return;
+          e.preventDefault();
+          send('decline');
+        });
+      }
+    }
     // A blur on a field the human typed in shows its problem (not before they have tried).
     for (const input of control.inputs) {
       input.addEventListener('blur', () => {
@@ -357,11 +372,13 @@ export function promptCard(prompt, deps) {
     }
   }
   if (!fields.length && (!prompt.mode || prompt.mode === 'form')) {
-    form.appendChild(h('p', { class: 'muted' }, 'No form: answer with Accept or Decline.'));
+    form.appendChild(h('p', { class: 'muted' }, prompt.approval ? 'No form: answer with Approve or Deny.' : 'No form: answer with Accept or Decline.'));
   }
 
-  const acceptBtn = h('button', { type: 'submit', class: 'btn btn-primary', 'aria-keyshortcuts': 'a' }, 'Accept');
-  const declineBtn = h('button', { type: 'button', class: 'btn', 'aria-keyshortcuts': 'd' }, 'Decline');
+  // An approval's buttons read as the queue's do (Approve / Deny); another question's, as its answer.
+  const words = prompt.approval ? { accept: 'Approve', decline: 'Deny' } : { accept: 'Accept', decline: 'Decline' };
+  const acceptBtn = h('button', { type: 'submit', class: 'btn btn-primary', 'aria-keyshortcuts': 'a' }, words.accept);
+  const declineBtn = h('button', { type: 'button', class: 'btn', 'aria-keyshortcuts': 'd' }, words.decline);
   const cancelBtn = h('button', { type: 'button', class: 'btn btn-quiet' }, 'Cancel');
   const status = h('span', { class: 'prompt-status', role: 'status' });
   if (prompt.mode && prompt.mode !== 'form') acceptBtn.disabled = true;
@@ -423,7 +440,8 @@ export function promptCard(prompt, deps) {
     try {
       const r = await deps.send(prompt.key, response);
       if (r && Array.isArray(r.accepted) && r.accepted.includes(prompt.key)) {
-        markGone(action === 'accept' ? 'Accepted. The task continues.' : answerVerb(action, prompt.approval) === 'declined' ? 'Declined.' : 'Dismissed.');
+        if (prompt.approval) markGone(action === 'accept' ? 'Approved.' : 'Denied.');
+        else markGone(action === 'accept' ? 'Accepted. The task continues.' : answerVerb(action, prompt.approval) === 'declined' ? 'Declined.' : 'Dismissed.');
         return true;
       }
       markGone('Already answered elsewhere.');

@@ -1,6 +1,6 @@
 // Timeline events and input rounds in plain words. No DOM.
 
-import { formatDuration, oneLine, progressText, prettyJson, shownText } from './format.js';
+import { formatDuration, oneLine, progressText, prettyJson, shownText, parseJsonObject } from './format.js';
 import { statusLabel } from './status.js';
 import { jsonDiff } from './json-diff.js';
 import { answerVerb, hideSecrets } from './form-schema.js';
@@ -158,6 +158,17 @@ export function describeProgressRun(events) {
 }
 
 /**
+ * An approval's answer `content` with its edited call (`arguments`, sent as JSON text) as the
+ * JSON it holds, so that it reads as a call, not as text quoted inside JSON. Values the server
+ * masked stay as it sent them. Text that is no JSON object is kept as it is.
+ */
+function withEditedCall(content) {
+  if (typeof content.arguments !== 'string') return content;
+  const call = parseJsonObject(content.arguments);
+  return call && !Array.isArray(call) ? { ...content, arguments: call } : content;
+}
+
+/**
  * Describes an input round for the detail pane.
  * @param {{key: string, request: any, state: string, response: any, answeredBy?: string}} round
  * @returns {{title: string, state: string, answer?: string}}
@@ -181,7 +192,7 @@ export function describeRound(round) {
       state = `${verb[0].toUpperCase()}${verb.slice(1)}${round.answeredBy ? ` by ${round.answeredBy}` : ''}`;
       const content = round.response && round.response.content;
       // A secret typed in the form (a field named `api_password`, `token`...) is not written out.
-      if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(hideSecrets(content));
+      if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(hideSecrets(approval ? withEditedCall(content) : content));
       break;
     }
     default:

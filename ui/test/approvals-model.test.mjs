@@ -18,6 +18,7 @@ import {
   callName,
   goneText,
   askedAtOf,
+  formAnswerText,
 } from '../js/approvals-model.js';
 
 const D1 = `sha256:${'a'.repeat(64)}`;
@@ -124,6 +125,17 @@ test('per-item results: a count, and each failure with its reason; one call is n
   const r = describeResults([{ taskId: 'aaaaaaaa-1111-2222-3333-444444444444', ok: true }, { taskId: 'bbbbbbbb-1111-2222-3333-444444444444', ok: false, error: 'already answered' }, { taskId: 'c', ok: true }], 'deny');
   assert.equal(r.ok, 2);
   assert.match(r.text, /^2 of 3 denied\. Not decided: \S+ \(already answered\)\.$/);
+});
+
+test('an approval answered in its task’s form is named as the queue names the call, not by its question’s preamble', () => {
+  const meta = { server: 'taskdeck', tool: 'run_command', principal: 'admin', arguments: { command: 'echo hi' }, required: 1, approvedBy: [] };
+  assert.equal(formAnswerText(meta, { action: 'accept', content: {} }), 'Approved “run_command: echo hi”.');
+  assert.equal(formAnswerText(meta, { action: 'accept', content: { arguments: '{"command": "echo edited"}' } }), 'Approved “run_command: echo hi” with your edit.');
+  assert.equal(formAnswerText(meta, { action: 'decline', content: { reason: 'no' } }), 'Denied “run_command: echo hi”.');
+  assert.equal(formAnswerText(meta, { action: 'cancel' }), 'Denied “run_command: echo hi”.', 'an approval’s Cancel denies the call');
+  assert.equal(formAnswerText({ ...meta, required: 2 }, { action: 'accept' }), 'Approved “run_command: echo hi”. It still waits for another person to approve it.');
+  assert.equal(formAnswerText(meta, { action: 'accept' }, false), '“run_command: echo hi” was already decided; your answer was not used.');
+  for (const r of [{ action: 'accept' }, { action: 'decline' }]) assert.doesNotMatch(formAnswerText(meta, r), /wants to run/);
 });
 
 test('a call is named in one short line: its one string argument, else its arguments in short; a question by its text', () => {

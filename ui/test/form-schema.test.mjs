@@ -246,7 +246,7 @@ test('an approval’s form says that Decline and Cancel both deny the call; anot
   });
   const meta = { server: 'taskdeck', tool: 'run_command', arguments: { argv: ['seq', '1', '300000'] }, editable: true };
   const help = answerHelp(approval, meta);
-  assert.equal(help, 'Decline denies the call, with your reason if you typed one. Cancel denies it too, without a reason. Either way it does not run.');
+  assert.equal(help, 'Deny denies the call, with your reason if you typed one. Cancel denies it too, without a reason. Either way it does not run.');
   assert.doesNotMatch(help, /without an answer/);
   assert.equal(answerVerb('cancel', meta), 'declined');
   assert.equal(answerVerb('decline', meta), 'declined');

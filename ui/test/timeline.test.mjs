@@ -76,6 +76,19 @@ test('input rounds say who answered what', () => {
   assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'cancel' }, answeredBy: 'bob' }).state, 'Declined by bob');
 });
 
+test('an approval answered with an edit shows the edited call as JSON, not as text quoted inside JSON', () => {
+  const approval = { method: 'elicitation/create', params: { message: 'Run?', _meta: { 'taskdeck/approval': { tool: 'run_command' } } } };
+  const edited = describeRound({ key: 'approve-command', request: approval, state: 'answered', response: { action: 'accept', content: { arguments: '{"command":"echo edited","env":{"API_TOKEN":"[redacted]"}}' } }, answeredBy: 'admin' });
+  assert.equal(edited.answer, '{\n  "arguments": {\n    "command": "echo edited",\n    "env": {\n      "API_TOKEN": "[redacted]"\n    }\n  }\n}');
+  assert.doesNotMatch(edited.answer, /\\"/, 'no quoted JSON');
+  // Text that is no JSON object stays as it was sent; another question's answer is not touched.
+  const broken = describeRound({ key: 'approve-command', request: approval, state: 'answered', response: { action: 'accept', content: { arguments: '{"command": ' } } });
+  assert.equal(broken.answer, '{\n  "arguments": "{\\"command\\": "\n}');
+  const question = { method: 'elicitation/create', params: { message: 'Which?' } };
+  const other = describeRound({ key: 'k', request: question, state: 'answered', response: { action: 'accept', content: { arguments: '{"a":1}' } } });
+  assert.equal(other.answer, '{\n  "arguments": "{\\"a\\":1}"\n}');
+});
+
 test('an edited call reads as such, its diff left to the decision beside it', () => {
   const ev = describeEvent({ kind: 'argumentsEdited', data: { previous: { command: 'echo a' }, arguments: { command: 'echo b' } } });
   assert.equal(ev.title, 'Call edited by the approver');
