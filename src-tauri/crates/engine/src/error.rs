@@ -35,6 +35,21 @@ pub enum EngineError {
         /// The cap, in bytes.
         limit: usize,
     },
+    /// A person's `accept` of a question while the run holds hidden values that person has not
+    /// read whole ([`crate::Engine::reveal_hidden`]): refused until they do, and nothing of the
+    /// answer is recorded.
+    #[error(
+        "{key}: this call is shown with values hidden, and {by} has not read it whole: read it \
+         first, then approve it"
+    )]
+    HiddenUnread {
+        /// The question's key.
+        key: String,
+        /// The task's id.
+        task_id: String,
+        /// Who answered.
+        by: String,
+    },
     /// The task is settled and cannot take this operation.
     #[error("task is already {0:?}")]
     Terminal(TaskStatus),

@@ -43,9 +43,9 @@ impl Engine {
     /// `accept` of a human-only request while the run holds hidden values they have not read
     /// ([`Engine::reveal_hidden`]) is refused.
     ///
-    /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed,
-    /// fails its schema, or accepts a call with hidden values unread (then nothing of this
-    /// update is recorded).
+    /// Errors: [`EngineError::NotFound`]; [`EngineError::Invalid`] when an answer is malformed
+    /// or fails its schema, [`EngineError::HiddenUnread`] when it accepts a call with hidden
+    /// values unread (then nothing of this update is recorded).
     pub async fn answer(
         &self,
         principal: &Principal,
@@ -94,13 +94,11 @@ impl Engine {
                         && engine.hidden_unread_by(&id, &who.name)
                         && store::input_human_only(w.conn, &id, &key)?
                     {
-                        return Err(EngineError::Invalid(format!(
-                            "{key}: this call is shown with values hidden, and {} has not read \
-                             it whole: read it first (`taskdeck tasks reveal {id}`, POST \
-                             /v1/tasks/{id}/reveal, or \"Show hidden values\" in the window), \
-                             then approve it",
-                            who.name
-                        )));
+                        return Err(EngineError::HiddenUnread {
+                            key,
+                            task_id: id.clone(),
+                            by: who.name.clone(),
+                        });
                     }
                     checked.push((key, response));
                 }

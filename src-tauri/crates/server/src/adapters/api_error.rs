@@ -175,11 +175,14 @@ impl From<EngineError> for ApiError {
                 ..ApiError::unprocessable(e.to_string())
             };
         }
+        if let EngineError::HiddenUnread { key, task_id, by } = &e {
+            return ApiError::unprocessable(crate::approvals::hidden_unread_text(key, task_id, by));
+        }
         let status = match &e {
             EngineError::NotFound => StatusCode::NOT_FOUND,
-            EngineError::Invalid(_) | EngineError::TooLarge { .. } => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            EngineError::Invalid(_)
+            | EngineError::TooLarge { .. }
+            | EngineError::HiddenUnread { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             EngineError::Terminal(_) | EngineError::KeyReused(_) => StatusCode::CONFLICT,
             EngineError::IllegalTransition { .. }
             | EngineError::Store(_)
@@ -360,6 +363,20 @@ mod tests {
         assert_eq!(
             status(EngineError::Store("disk".into())),
             StatusCode::INTERNAL_SERVER_ERROR
+        );
+        // An approval unread: 422, saying every way to read the call.
+        let unread = ApiError::from(EngineError::HiddenUnread {
+            key: "approve-command".into(),
+            task_id: "t1".into(),
+            by: "alice".into(),
+        });
+        assert_eq!(unread.status, StatusCode::UNPROCESSABLE_ENTITY);
+        let said = unread.document().detail;
+        assert!(
+            said.starts_with("approve-command: this call is shown with values hidden, and alice")
+                && said.contains("`taskdeck tasks reveal t1`")
+                && said.contains("POST /v1/tasks/t1/reveal"),
+            "{said}"
         );
         let full = ApiError::from(EngineError::DiskFull("database or disk is full".into()));
         assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE);

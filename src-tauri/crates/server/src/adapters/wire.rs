@@ -53,6 +53,10 @@ pub fn error_code(e: &EngineError) -> (i64, String) {
             (INVALID_PARAMS, m.clone())
         }
         EngineError::Terminal(_) | EngineError::KeyReused(_) => (INVALID_PARAMS, e.to_string()),
+        EngineError::HiddenUnread { key, task_id, by } => (
+            INVALID_PARAMS,
+            crate::approvals::hidden_unread_text(key, task_id, by),
+        ),
         EngineError::IllegalTransition { .. }
         | EngineError::Store(_)
         | EngineError::DiskFull(_) => (INTERNAL_ERROR, e.to_string()),

@@ -598,6 +598,9 @@ fn check_edit_of(
 fn explain(e: EngineError) -> String {
     match e {
         EngineError::NotFound => "no such task".into(),
+        EngineError::HiddenUnread { key, task_id, by } => {
+            super::hidden_unread_text(&key, &task_id, &by)
+        }
         other => other.to_string(),
     }
 }

@@ -72,6 +72,17 @@ pub fn hidden_values_note(task_id: &str) -> String {
     )
 }
 
+/// Why `by`'s approval of question `key` of task `task_id` was refused
+/// ([`EngineError::HiddenUnread`](taskdeck_engine::EngineError::HiddenUnread)), and how to read
+/// the call whole: every way Taskdeck offers.
+pub fn hidden_unread_text(key: &str, task_id: &str, by: &str) -> String {
+    format!(
+        "{key}: this call is shown with values hidden, and {by} has not read it whole: read it \
+         first (`taskdeck tasks reveal {task_id}`, POST /v1/tasks/{task_id}/reveal, or \"Show \
+         hidden values\" in Taskdeck's window), then approve it"
+    )
+}
+
 /// What the call may do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Approval {
