@@ -625,8 +625,11 @@ export class DetailView {
       this.addEvents([ev]);
       this.scheduleTimeline();
     }
+    const ended = isTerminal(change.task.status) && !isTerminal(this.task.status);
     this.applyTask(change.task);
-    if (ev && ['inputRequested', 'inputAnswered', 'inputSuperseded'].includes(ev.kind)) this.scheduleRefetch();
+    // The input rounds are read again when a question changes, and once more when the task
+    // ends: its last answers are then final, whatever change the pane saw or missed.
+    if ((ev && ['inputRequested', 'inputAnswered', 'inputSuperseded'].includes(ev.kind)) || ended) this.scheduleRefetch();
   }
 
   /** Input rounds are only in the detail answer: fetch again (at most every 300 ms). */
