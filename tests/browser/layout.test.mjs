@@ -117,10 +117,12 @@ after(() => tearDown({ browser, server, tmp }));
 async function askToRun(commands) {
   const asked = [];
   for (const command of commands) {
+    // A command line, or a call's whole arguments.
+    const args = typeof command === 'string' ? { command } : command;
     const resp = await fetch(`${base}/v1/jobs`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tool: 'run_command', arguments: { command } }),
+      body: JSON.stringify({ tool: 'run_command', arguments: args }),
     });
     assert.equal(resp.status, 202, await resp.clone().text());
     asked.push((await resp.json()).taskId);
@@ -666,9 +668,15 @@ test('a long principal name shows whole in its task row at 1280 and 420 px wide;
 });
 
 test('at 420 px wide the queue shows at least three rows whole, tall window or short, and the task list stays reachable', async () => {
-  await askToRun(['echo one', 'ls -la /var/log', 'git push origin main', 'make deploy ENV=staging', 'rm -rf build']);
+  // The first two hold credentials: their rows carry a "values hidden" badge, a line more.
+  await askToRun([
+    { command: 'echo one', env: { API_TOKEN: 'hunter2-not-shown' } },
+    { command: 'ls -la /var/log', env: { DB_PASSWORD: 'hunter3-not-shown' } },
+    'git push origin main', 'make deploy ENV=staging', 'rm -rf build',
+  ]);
   const approvals = page.locator('#approvals-list > li');
   await waitFor(async () => (await approvals.count()) >= 5, 'the 5 approvals in the queue');
+  await waitFor(async () => (await page.locator('#approvals-list .approval-hidden').count()) >= 2, 'the two "values hidden" rows');
   for (const height of [800, 900, 640, 480]) {
     await page.setViewportSize({ width: 420, height });
     await page.evaluate(() => window.scrollTo(0, 0));

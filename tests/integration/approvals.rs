@@ -1150,6 +1150,18 @@ async fn a_person_reads_a_masked_call_whole_before_approving_it() {
     assert!(!queue.to_string().contains("ran-hidden"), "{queue}");
     assert_eq!(queue["approvals"][0]["hiddenValues"], true, "{queue}");
 
+    // `tasks wait` says how to answer, and to read the call whole first; the reason goes with
+    // a decline only.
+    let (code, _, said) = tasks_cli(&s, &s.admin, &["wait", &id, "--timeout", "1"]);
+    assert_eq!(code, Some(6), "{said}");
+    assert!(
+        said.contains(&format!(
+            "(taskdeck tasks answer {id} approve-command accept | decline [--content \
+             '{{\"reason\": \"…\"}}']; values are hidden: read the call whole with taskdeck \
+             tasks reveal {id} before approving)"
+        )),
+        "{said}"
+    );
     // Approved unread, from the CLI or /v1: refused, saying how to read it; nothing recorded.
     let (code, _, said) = tasks_cli(&s, &s.admin, &["answer", &id, "approve-command", "accept"]);
     assert_eq!(code, Some(4), "{said}");

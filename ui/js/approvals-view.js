@@ -357,7 +357,7 @@ function approvalRow(a, inGroup) {
     { type: 'button', class: 'approval-summary', 'aria-expanded': 'false' },
     h('span', { class: 'approval-tool' }, a.kind === 'question' ? oneLine(a.message || a.tool, 200) : `${a.server} · ${a.tool}`),
     h('span', { class: 'approval-args' }, a.kind === 'question' ? a.tool : argsSummary(a.arguments, ROW_ARGS_MAX)),
-    h('span', { class: 'approval-principal' }, a.principal),
+    h('span', { class: 'approval-principal', title: a.principal }, a.principal),
   );
   summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));
   const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a', 'aria-label': `Approve ${what}` }, 'Approve');

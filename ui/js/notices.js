@@ -19,6 +19,10 @@ export function toast(text, tone = 'info', { untilLive = false } = {}) {
   const el = h('div', { class: `toast toast-${tone}${untilLive ? ' toast-offline' : ''}`, role: tone === 'bad' ? 'alert' : undefined }, h('span', { class: 'toast-text' }, text), close);
   const remove = () => el.remove();
   close.addEventListener('click', remove);
+  // The same notice again (a key pressed twice) replaces the one showing: they do not pile up.
+  for (const same of $('toasts').querySelectorAll('.toast')) {
+    if (same.querySelector('.toast-text')?.textContent === text) same.remove();
+  }
   $('toasts').appendChild(el);
   setTimeout(remove, noticeMs(tone));
 }

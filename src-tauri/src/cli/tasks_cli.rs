@@ -445,11 +445,22 @@ async fn wait_for_end(
         for (key, request) in t["inputRequests"].as_object().into_iter().flatten() {
             if !told.contains(key) {
                 let schema = &request["params"]["requestedSchema"];
-                let content = content_hint(schema);
+                let approval = &request["params"]["_meta"]["taskdeck/approval"];
+                // An approval's `reason` is the decline's ("Reason, if you decline"): offered
+                // with decline only.
+                let content = match approval.is_object() {
+                    true => {
+                        let mut schema = schema.clone();
+                        if let Some(fields) = schema["properties"].as_object_mut() {
+                            fields.remove("reason");
+                        }
+                        content_hint(&schema)
+                    }
+                    false => content_hint(schema),
+                };
                 let key_shown = shown(key);
                 // A call with hidden values is read whole first: said whatever the cut.
-                let hidden =
-                    request["params"]["_meta"]["taskdeck/approval"]["hiddenValues"] == true;
+                let hidden = approval["hiddenValues"] == true;
                 let read_first = match hidden {
                     true => format!(
                         "; values are hidden: read the call whole with taskdeck tasks reveal {task_id} before approving"
