@@ -817,7 +817,15 @@ test('a call approved in its own form with an edit: the notice says so, and its 
   assert.match(resultText(done), /after the edit/);
   // The round's answer: the edited call as JSON, not as JSON text quoted inside JSON.
   const answer = page.locator('#detail .round .json', { hasText: 'after the edit' });
-  await answer.first().waitFor();
+  await answer
+    .first()
+    .waitFor()
+    .catch(async (err) => {
+      // What the pane showed, and what the server says, for the next time this is not met.
+      const shown = await page.locator('#detail').innerText();
+      const detail = await (await fetch(`${base}/v1/tasks/${taskId}`, { headers: { Authorization: `Bearer ${token}` } })).json();
+      throw new Error(`${err.message}\npane:\n${shown}\nserver's inputRounds: ${JSON.stringify(detail.inputRounds)}`);
+    });
   const text = await answer.first().textContent();
   assert.doesNotMatch(text, /\\"/, text);
   assert.deepEqual(JSON.parse(text).arguments, { command: 'echo after the edit' });
@@ -1132,6 +1140,29 @@ test('the outcome of a decision that could not be sent goes once the page is liv
     await context.close();
   }
   await clearQueue();
+});
+
+test('with the event stream down, a call approved in its task’s form shows its answer in the input rounds', async () => {
+  const id = await askToRun('echo while offline');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const p = await context.newPage();
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+    await p.route('**/v1/events**', (route) => route.fulfill({ status: 503, body: 'down for the test' }));
+    await p.goto(`${base}/#token=${encodeURIComponent(token)}`);
+    await p.locator('#conn[data-state="reconnecting"]').waitFor();
+    await p.evaluate((taskId) => {
+      window.location.hash = `#task=${taskId}`;
+    }, id);
+    const round = p.locator('#detail .round').first();
+    await round.locator('.pill', { hasText: 'Waiting for an answer' }).waitFor();
+    await p.locator('#detail .prompt-card[data-key="approve-command"]').getByRole('button', { name: 'Approve', exact: true }).click();
+    // No event says the question was answered: the pane reads the task again after its answer.
+    await round.locator('.pill', { hasText: /^Approved by admin$/ }).waitFor({ timeout: 10_000 });
+    assert.match(resultText(await outcome(id)), /while offline/);
+  } finally {
+    await context.close();
+  }
 });
 
 test('the page logged no errors', () => {

@@ -30,12 +30,15 @@ const TIMELINE_PAGE = 500;
 /** How much of a question asked shows in the input rounds and the timeline before "Show all":
  *  a few lines, so that a long one does not push the rest of the task out of view. */
 const QUESTION_CLAMP = { lines: 4, chars: 400 };
+/** How long after a re-read of the open task failed it is tried again (ms). */
+const REFETCH_RETRY_MS = 2000;
 import { outstandingPrompts, isStale } from './tasks-model.js';
 import { approvedBy, formAnswerText } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
 import { answerVerb } from './form-schema.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
+import { coalesced } from './coalesced.js';
 import { canRerun, requestDelete, requestRerun } from './task-actions.js';
 
 export function badgeEl(task, extraClass = '') {
@@ -72,7 +75,11 @@ export class DetailView {
     this.timelineMore = false;
     /** How many of the newest events the timeline shows. */
     this.shownEvents = TIMELINE_PAGE;
+    /** The pending re-read of the open task's detail (scheduleRefetch), and the retry of a
+     *  failed one. */
     this.refreshTimer = null;
+    this.retryTimer = null;
+    this.readAgain = coalesced(() => this.readDetail());
     this.timelineTimer = null;
     this.renderedOutcomeFor = null;
     this.openGroups = new Set();
@@ -92,6 +99,7 @@ export class DetailView {
       if (focus) this.root.focus();
       return;
     }
+    this.stopRefetch();
     this.taskId = taskId;
     this.task = null;
     /** True while the pane shows that the task could not be loaded (not a 404): loaded again
@@ -142,6 +150,7 @@ export class DetailView {
 
   close() {
     this.loadSeq++;
+    this.stopRefetch();
     this.taskId = null;
     this.task = null;
     this.tick();
@@ -438,6 +447,8 @@ export class DetailView {
     else if (used) this.deps.toast(`Answer sent: ${verb} “${question}”.`, 'good');
     else this.deps.toast(`“${question}” was already answered; your answer was not used.`, 'warn');
     if (r.task && this.taskId === id) this.applyTask(r.task);
+    // The answer is in the input rounds now: shown without waiting for the event stream.
+    if (used && this.taskId === id) this.scheduleRefetch();
     return r;
   }
 
@@ -632,25 +643,54 @@ export class DetailView {
     if ((ev && ['inputRequested', 'inputAnswered', 'inputSuperseded'].includes(ev.kind)) || ended) this.scheduleRefetch();
   }
 
-  /** Input rounds are only in the detail answer: fetch again (at most every 300 ms). */
+  /**
+   * Reads the open task's detail again, 300 ms after the first change that asks for it (its
+   * input rounds are only there). The reads run one at a time, and a change during a read makes
+   * one more after it: an answer that left earlier, when the question was still open, can never
+   * land after a later one.
+   */
   scheduleRefetch() {
     if (this.refreshTimer) return;
-    const id = this.taskId;
-    this.refreshTimer = setTimeout(async () => {
+    this.refreshTimer = setTimeout(() => {
       this.refreshTimer = null;
-      try {
-        const data = await this.deps.api.getTask(id);
-        if (this.taskId !== id || !this.el) return;
-        this.rounds = data.inputRounds || [];
-        this.renderRounds();
-        this.syncPrompts();
-        this.addEvents(data.timeline || []);
-        this.scheduleTimeline();
-        this.applyTask(data.task);
-      } catch {
-        // the next event will try again
-      }
+      this.readAgain();
     }, 300);
+  }
+
+  /** Stops the re-reads of the task shown before (a read under way is dropped when it lands). */
+  stopRefetch() {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = null;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  /** One read of the open task's detail (readAgain's step). */
+  async readDetail() {
+    const id = this.taskId;
+    if (!id || !this.task) return false;
+    let data;
+    try {
+      data = await this.deps.api.getTask(id);
+    } catch (err) {
+      // Tried again in a while: after the task's end no event would ask again. Gone (404): the
+      // pane keeps what it shows, its `deleted` event says the rest.
+      if (err.status !== 404 && this.taskId === id && !this.retryTimer) {
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = null;
+          if (this.taskId === id) this.scheduleRefetch();
+        }, REFETCH_RETRY_MS);
+      }
+      return false;
+    }
+    if (this.taskId !== id || !this.el || !this.task) return false;
+    this.rounds = data.inputRounds || [];
+    this.renderRounds();
+    this.syncPrompts();
+    this.addEvents(data.timeline || []);
+    this.scheduleTimeline();
+    this.applyTask(data.task);
+    return false;
   }
 
   async requestCancel() {

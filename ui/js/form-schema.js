@@ -350,11 +350,13 @@ export function answerHelp(fields, approval) {
   return `${asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.'} Cancel dismisses the question without an answer.`;
 }
 
-/** What answer `action` ('accept', 'decline', 'cancel') did, in words: an approval's Cancel
- *  declined it (the call does not run), another question's dismissed it. */
+/** What answer `action` ('accept', 'decline', 'cancel') did, in words. An approval (`approval`:
+ *  its `_meta["taskdeck/approval"]`) reads as its buttons do: approved, or denied, which its
+ *  Cancel does too (the call does not run); another question's Cancel dismissed it. */
 export function answerVerb(action, approval) {
+  if (approval) return action === 'accept' ? 'approved' : 'denied';
   if (action === 'accept') return 'accepted';
-  return action === 'decline' || approval ? 'declined' : 'dismissed';
+  return action === 'decline' ? 'declined' : 'dismissed';
 }
 
 /**

@@ -10,6 +10,7 @@
 
 import { h, section } from './dom.js';
 import { formatBytes, isTerminal, shownText } from './format.js';
+import { coalesced } from './coalesced.js';
 
 /** Bytes from the end of the log read when the panel opens. */
 export const TAIL_BYTES = 64 * 1024;
@@ -185,34 +186,6 @@ export function statusLine({ complete, terminal, size }) {
 /** True when a scroller shows its end (within `slack` pixels): new output then keeps it there. */
 export function atBottom({ scrollTop, scrollHeight, clientHeight }, slack = 4) {
   return scrollHeight - scrollTop - clientHeight <= slack;
-}
-
-/**
- * Runs `step` one at a time. A call while it runs asks for one more run after it; any number of
- * calls meanwhile make one. `step` resolves true to run again at once (more is waiting).
- * @param {() => Promise<boolean>} step
- * @returns {() => Promise<void>} resolves when the runs it joined are over
- */
-export function coalesced(step) {
-  let running = null;
-  let again = false;
-  return function kick() {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      try {
-        do {
-          again = false;
-          if (await step()) again = true;
-        } while (again);
-      } finally {
-        running = null;
-      }
-    })();
-    return running;
-  };
 }
 
 export class LogView {

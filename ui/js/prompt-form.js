@@ -441,7 +441,7 @@ export function promptCard(prompt, deps) {
       const r = await deps.send(prompt.key, response);
       if (r && Array.isArray(r.accepted) && r.accepted.includes(prompt.key)) {
         if (prompt.approval) markGone(action === 'accept' ? 'Approved.' : 'Denied.');
-        else markGone(action === 'accept' ? 'Accepted. The task continues.' : answerVerb(action, prompt.approval) === 'declined' ? 'Declined.' : 'Dismissed.');
+        else markGone(action === 'accept' ? 'Accepted. The task continues.' : action === 'decline' ? 'Declined.' : 'Dismissed.');
         return true;
       }
       markGone('Already answered elsewhere.');

@@ -158,14 +158,17 @@ export function describeProgressRun(events) {
 }
 
 /**
- * An approval's answer `content` with its edited call (`arguments`, sent as JSON text) as the
- * JSON it holds, so that it reads as a call, not as text quoted inside JSON. Values the server
- * masked stay as it sent them. Text that is no JSON object is kept as it is.
+ * An approval's answer `content` as the round shows it: its edited call (`arguments`, sent as
+ * JSON text) as the JSON it holds, so that it reads as a call, not as text quoted inside JSON,
+ * and without `alwaysAllow: false`, which every plain answer carries. Values the server masked
+ * stay as it sent them. Text that is no JSON object is kept as it is.
  */
-function withEditedCall(content) {
-  if (typeof content.arguments !== 'string') return content;
-  const call = parseJsonObject(content.arguments);
-  return call && !Array.isArray(call) ? { ...content, arguments: call } : content;
+function approvalAnswer(content) {
+  const { alwaysAllow, ...rest } = content;
+  const shown = alwaysAllow === false ? rest : content;
+  if (typeof shown.arguments !== 'string') return shown;
+  const call = parseJsonObject(shown.arguments);
+  return call && !Array.isArray(call) ? { ...shown, arguments: call } : shown;
 }
 
 /**
@@ -192,7 +195,8 @@ export function describeRound(round) {
       state = `${verb[0].toUpperCase()}${verb.slice(1)}${round.answeredBy ? ` by ${round.answeredBy}` : ''}`;
       const content = round.response && round.response.content;
       // A secret typed in the form (a field named `api_password`, `token`...) is not written out.
-      if (content && typeof content === 'object' && Object.keys(content).length) answer = prettyJson(hideSecrets(approval ? withEditedCall(content) : content));
+      const shown = content && typeof content === 'object' && approval ? approvalAnswer(content) : content;
+      if (shown && typeof shown === 'object' && Object.keys(shown).length) answer = prettyJson(hideSecrets(shown));
       break;
     }
     default:

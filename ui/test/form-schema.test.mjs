@@ -248,14 +248,15 @@ test('an approval’s form says that Decline and Cancel both deny the call; anot
   const help = answerHelp(approval, meta);
   assert.equal(help, 'Deny denies the call, with your reason if you typed one. Cancel denies it too, without a reason. Either way it does not run.');
   assert.doesNotMatch(help, /without an answer/);
-  assert.equal(answerVerb('cancel', meta), 'declined');
-  assert.equal(answerVerb('decline', meta), 'declined');
-  assert.equal(answerVerb('accept', meta), 'accepted');
+  assert.equal(answerVerb('cancel', meta), 'denied');
+  assert.equal(answerVerb('decline', meta), 'denied');
+  assert.equal(answerVerb('accept', meta), 'approved');
   // A request_approval question (no call behind it): Cancel dismisses it.
   const { fields: question } = describeForm({ type: 'object', properties: {} });
   assert.equal(answerHelp(question, undefined), 'Decline answers “no”, with your reason if you typed one. Cancel dismisses the question without an answer.');
   assert.equal(answerVerb('cancel', undefined), 'dismissed');
   assert.equal(answerVerb('decline', undefined), 'declined');
+  assert.equal(answerVerb('accept', undefined), 'accepted');
 });
 
 

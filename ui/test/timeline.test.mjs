@@ -25,9 +25,10 @@ test('each event kind reads as a sentence', () => {
     [{ kind: 'somethingNew', data: { a: 1 } }, 'Event: somethingNew'],
   ];
   for (const [ev, title] of cases) assert.equal(describeEvent(ev).title, title, ev.kind);
-  // An approval's Cancel denies the call: it reads "declined", as the form says.
+  // An approval reads as its buttons: approved or denied, and its Cancel denies the call too.
   const approvalKeys = new Set(['approve-command#1']);
-  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'cancel' } }, { approvalKeys }).title, 'bob declined approve-command#1');
+  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'cancel' } }, { approvalKeys }).title, 'bob denied approve-command#1');
+  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'accept' } }, { approvalKeys }).title, 'bob approved approve-command#1');
   assert.equal(describeEvent(cases[8][0], { approvalKeys }).title, 'bob dismissed k');
   assert.equal(describeEvent(cases[3][0]).detail, 'step 3 of 10');
   assert.equal(describeEvent(cases[4][0]).detail, 'Waiting');
@@ -73,7 +74,11 @@ test('input rounds say who answered what', () => {
   assert.equal(describeRound({ key: 'k', request, state: 'answered', response: { action: 'cancel' }, answeredBy: 'bob' }).state, 'Dismissed by bob');
   // An approval's Cancel denies the call.
   const approval = { method: 'elicitation/create', params: { message: 'Run?', _meta: { 'taskdeck/approval': { tool: 'run_command' } } } };
-  assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'cancel' }, answeredBy: 'bob' }).state, 'Declined by bob');
+  assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'cancel' }, answeredBy: 'bob' }).state, 'Denied by bob');
+  assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'accept', content: { alwaysAllow: false } }, answeredBy: 'bob' }).state, 'Approved by bob');
+  // A plain approval shows no answer; "always allow" is worth showing.
+  assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'accept', content: { alwaysAllow: false } } }).answer, undefined);
+  assert.equal(describeRound({ key: 'approve-command#1', request: approval, state: 'answered', response: { action: 'accept', content: { alwaysAllow: true } } }).answer, '{\n  "alwaysAllow": true\n}');
 });
 
 test('an approval answered with an edit shows the edited call as JSON, not as text quoted inside JSON', () => {
