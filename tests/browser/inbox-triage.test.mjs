@@ -132,6 +132,31 @@ async function clearQueue() {
   await page.dispatchEvent('body', 'pointerdown');
 }
 
+/** The Claude Code PermissionRequest event of the fixtures, as the hook reads it on stdin. */
+function permissionRequest() {
+  return fs.readFileSync(path.join(repo, 'tests', 'fixtures', 'hooks', 'claude-code', 'PermissionRequest.json'), 'utf8');
+}
+
+/**
+ * Runs `taskdeck hook claude-code` as Claude Code does, with the token of a new agent `name`
+ * (what `taskdeck hook install` makes) and `event` on stdin: `{exited, printed()}`.
+ */
+async function claudeCodeHook(name, event) {
+  const made = await fetch(`${base}/v1/agents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  assert.equal(made.status, 201);
+  const hookToken = (await made.json()).token;
+  const hook = spawn(BIN, ['hook', 'claude-code', '--port', new URL(base).port, '--token', hookToken], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let printed = '';
+  hook.stdout.on('data', (c) => (printed += c.toString()));
+  const exited = new Promise((r) => hook.once('exit', r));
+  hook.stdin.end(event);
+  return { exited, printed: () => printed };
+}
+
 before(async () => {
   assert.ok(fs.existsSync(BIN), `taskdeck binary not found at ${BIN}`);
   const started = await startServer(BIN);
@@ -1165,26 +1190,43 @@ test('with the event stream down, a call approved in its task’s form shows its
   }
 });
 
+test('a call carrying an id past 2^53 is shown, edited and approved with its digits as the agent sent them', async () => {
+  // A Discord channel id: JSON.parse would read 1234567890123456800.
+  const ID = '1234567890123456789';
+  const event = permissionRequest().replace('"tool_name": "Bash"', '"tool_name": "mcp__discord__send_message"').replace(/"tool_input": \{[^}]*\}/, `"tool_input": {"channel_id": ${ID}, "content": "deploy done"}`);
+  assert.match(event, new RegExp(`"channel_id": ${ID}`));
+  const hook = await claudeCodeHook('claude-code-ids', event);
+
+  const approval = await waitFor(async () => (await pending()).find((a) => a.server === 'discord' && a.tool === 'send_message'), 'the prompt in the queue');
+  const row = rowOf(approval.taskId);
+  await row.locator('.approval-summary').click();
+  assert.match(await row.locator('.approval-args-full').textContent(), new RegExp(`"channel_id": ${ID},`));
+  // The pane shows it whole too.
+  await page.evaluate((id) => {
+    window.location.hash = `#task=${id}`;
+  }, approval.taskId);
+  const args = page.locator('#detail section', { has: page.locator('h3', { hasText: /^Arguments$/ }) }).locator('.json');
+  await waitFor(async () => (await args.textContent()).includes(`"channel_id": ${ID}`), 'the id whole in the pane');
+  // Edited elsewhere in the queue's editor, the id goes back as it came.
+  const editor = row.locator('.approval-json');
+  const text = await editor.inputValue();
+  assert.match(text, new RegExp(`"channel_id": ${ID}`));
+  await editor.fill(text.replace('deploy done', 'deploy finished'));
+  await row.locator('.approval-approve-edited').click();
+  assert.equal(await hook.exited, 0);
+  assert.match(hook.printed(), new RegExp(`"updatedInput":\\{[^}]*"channel_id":${ID}[,}]`), hook.printed());
+  assert.match(hook.printed(), /"content":"deploy finished"/);
+  await row.waitFor({ state: 'detached' });
+  await page.locator('#task-list').focus();
+  await page.keyboard.press('Escape');
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });
 
 test('a Claude Code permission prompt, edited in the window, reaches Claude Code as updatedInput', async () => {
-  // The hook's own token (what `taskdeck hook install` makes) and the documented event on stdin.
-  const made = await fetch(`${base}/v1/agents`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'claude-code' }),
-  });
-  assert.equal(made.status, 201);
-  const hookToken = (await made.json()).token;
-  const event = fs.readFileSync(path.join(repo, 'tests', 'fixtures', 'hooks', 'claude-code', 'PermissionRequest.json'), 'utf8');
-  const port = new URL(base).port;
-  const hook = spawn(BIN, ['hook', 'claude-code', '--port', port, '--token', hookToken], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let printed = '';
-  hook.stdout.on('data', (c) => (printed += c.toString()));
-  const exited = new Promise((r) => hook.once('exit', r));
-  hook.stdin.end(event);
+  const hook = await claudeCodeHook('claude-code', permissionRequest());
 
   const approval = await waitFor(async () => (await pending()).find((a) => a.server === 'claude-code' && a.tool === 'Bash'), 'the Bash prompt in the queue');
   assert.equal(approval.principal, 'claude-code');
@@ -1195,8 +1237,8 @@ test('a Claude Code permission prompt, edited in the window, reaches Claude Code
   await row.locator('.approval-json').fill(JSON.stringify({ ...asked, command: 'rm -rf build/cache' }));
   await row.locator('.approval-approve-edited').click();
 
-  assert.equal(await exited, 0);
-  const answer = JSON.parse(printed);
+  assert.equal(await hook.exited, 0);
+  const answer = JSON.parse(hook.printed());
   assert.equal(answer.hookSpecificOutput.hookEventName, 'PermissionRequest');
   assert.equal(answer.hookSpecificOutput.decision.behavior, 'allow');
   assert.equal(answer.hookSpecificOutput.decision.updatedInput.command, 'rm -rf build/cache');

@@ -1,6 +1,8 @@
 // The /v1 HTTP API client: bearer token on every request, problem+json errors as ApiError.
 // No DOM; `fetch` is injectable.
 
+import { parseJson, stringifyJson } from './exact-json.js';
+
 export class ApiError extends Error {
   /**
    * @param {number} status HTTP status (0 for a network failure)
@@ -41,7 +43,7 @@ export function lastingWriteFailure(error) {
 export function requestInit(method, token, body, extraHeaders = {}) {
   const headers = { ...extraHeaders, Accept: 'application/json', Authorization: `Bearer ${token}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  return { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' };
+  return { method, headers, body: body === undefined ? undefined : stringifyJson(body), cache: 'no-store' };
 }
 
 /**
@@ -77,7 +79,7 @@ export function createApi(getToken, options = {}) {
     let json = null;
     if (text) {
       try {
-        json = JSON.parse(text);
+        json = parseJson(text);
       } catch {
         json = null;
       }

@@ -13,6 +13,7 @@ import { checkEdited, errorText, formFields, formValues, formArguments, isUnsent
 import { jsonEqual } from './json-diff.js';
 import { shortDigest } from './approvals-model.js';
 import { clampedText } from './clamp.js';
+import { stringifyJson } from './exact-json.js';
 
 /** A simple input for one form field (the elicitation subset); returns {el, read()}. */
 function fieldInput(f, value, id) {
@@ -194,7 +195,7 @@ export function approvalCard(a, deps) {
         const errors = fields.map((f) => ({ path: `/${f.name}`, message: validateField(f, values[f.name]) })).filter((e) => e.message);
         if (errors.length) return showErrors(errors), null;
         const args = formArguments(fields, values, a.arguments);
-        const checked = checkEdited(JSON.stringify(args), a.inputSchema);
+        const checked = checkEdited(stringifyJson(args), a.inputSchema);
         return checked.errors.length ? (showErrors(checked.errors), null) : args;
       }
       const checked = checkEdited(textarea.value, a.inputSchema);

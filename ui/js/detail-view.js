@@ -30,8 +30,10 @@ const TIMELINE_PAGE = 500;
 /** How much of a question asked shows in the input rounds and the timeline before "Show all":
  *  a few lines, so that a long one does not push the rest of the task out of view. */
 const QUESTION_CLAMP = { lines: 4, chars: 400 };
-/** How long after a re-read of the open task failed it is tried again (ms). */
+/** How long after a re-read of the open task failed it is tried again (ms): doubled after each
+ *  failure in a row, up to REFETCH_RETRY_MAX_MS. */
 const REFETCH_RETRY_MS = 2000;
+const REFETCH_RETRY_MAX_MS = 30_000;
 import { outstandingPrompts, isStale } from './tasks-model.js';
 import { approvedBy, formAnswerText } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
@@ -40,6 +42,7 @@ import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
 import { coalesced } from './coalesced.js';
 import { canRerun, requestDelete, requestRerun } from './task-actions.js';
+import { stringifyJson } from './exact-json.js';
 
 export function badgeEl(task, extraClass = '') {
   const b = statusBadge(task);
@@ -79,6 +82,7 @@ export class DetailView {
      *  failed one. */
     this.refreshTimer = null;
     this.retryTimer = null;
+    this.retryMs = REFETCH_RETRY_MS;
     this.readAgain = coalesced(() => this.readDetail());
     this.timelineTimer = null;
     this.renderedOutcomeFor = null;
@@ -290,7 +294,7 @@ export class DetailView {
       const toolLabel = t.title && t.tool && t.title !== t.tool ? [' ', h('span', { class: 'detail-tool muted' }, t.tool)] : null;
       clear(this.el.title).append(t.title || t.tool || 'task', ...(toolLabel || []));
     }
-    const args = JSON.stringify(t.arguments ?? {});
+    const args = stringifyJson(t.arguments ?? {});
     if (this.renderedArgs !== args) {
       this.renderedArgs = args;
       clear(this.el.argsBody).appendChild(jsonBlock(t.arguments ?? {}, { copyLabel: 'arguments' }));
@@ -663,6 +667,7 @@ export class DetailView {
     this.refreshTimer = null;
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    this.retryMs = REFETCH_RETRY_MS;
   }
 
   /** One read of the open task's detail (readAgain's step). */
@@ -679,10 +684,12 @@ export class DetailView {
         this.retryTimer = setTimeout(() => {
           this.retryTimer = null;
           if (this.taskId === id) this.scheduleRefetch();
-        }, REFETCH_RETRY_MS);
+        }, this.retryMs);
+        this.retryMs = Math.min(this.retryMs * 2, REFETCH_RETRY_MAX_MS);
       }
       return false;
     }
+    this.retryMs = REFETCH_RETRY_MS;
     if (this.taskId !== id || !this.el || !this.task) return false;
     this.rounds = data.inputRounds || [];
     this.renderRounds();

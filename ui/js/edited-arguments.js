@@ -8,6 +8,7 @@
 import { describeForm, toContent, isoToLocalInput } from './form-schema.js';
 import { jsonEqual } from './json-diff.js';
 import { prettyJson } from './format.js';
+import { ExactInteger, parseJson, stringifyJson } from './exact-json.js';
 
 /** @typedef {{path: string, message: string}} ArgumentError  `path`: JSON Pointer ("" = the whole value). */
 
@@ -18,7 +19,7 @@ import { prettyJson } from './format.js';
 export function parseEdited(text) {
   let value;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (err) {
     return { error: { path: '', message: `Not valid JSON: ${err && err.message ? err.message : err}` } };
   }
@@ -32,6 +33,7 @@ function typeOf(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (v instanceof ExactInteger) return 'integer';
   return typeof v;
 }
 
@@ -55,9 +57,10 @@ export function validateArguments(value, schema, path = '') {
     add(`Expected ${types.join(' or ')}, found ${typeOf(value)}.`);
     return errors;
   }
-  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) add(`Must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}.`);
-  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) add(`Must be ${JSON.stringify(schema.const)}.`);
-  if (typeof value === 'number') {
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => stringifyJson(e) === stringifyJson(value))) add(`Must be one of ${schema.enum.map((e) => stringifyJson(e)).join(', ')}.`);
+  if ('const' in schema && stringifyJson(schema.const) !== stringifyJson(value)) add(`Must be ${stringifyJson(schema.const)}.`);
+  // An ExactInteger compares as its nearest number, close enough for a bound the server checks again.
+  if (typeof value === 'number' || value instanceof ExactInteger) {
     if (typeof schema.minimum === 'number' && value < schema.minimum) add(`Must be at least ${schema.minimum}.`);
     if (typeof schema.maximum === 'number' && value > schema.maximum) add(`Must be at most ${schema.maximum}.`);
     if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) add(`Must be more than ${schema.exclusiveMinimum}.`);
@@ -160,7 +163,7 @@ export function formArguments(fields, values, args) {
 export function isUnsentEdit(text, asked) {
   let value;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch {
     return true;
   }

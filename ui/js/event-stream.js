@@ -3,6 +3,7 @@
 // replays what was missed. No DOM; `fetch` and the timer are injectable for tests.
 
 import { createSseDecoder } from './sse.js';
+import { parseJson } from './exact-json.js';
 
 export const DEFAULT_BACKOFF_MS = [500, 1000, 2000, 5000, 10000, 15000];
 
@@ -94,7 +95,7 @@ export function openEventStream(o) {
           if (ev.type === 'change') {
             let change;
             try {
-              change = JSON.parse(ev.data);
+              change = parseJson(ev.data);
             } catch {
               return; // a malformed event is skipped, not fatal
             }

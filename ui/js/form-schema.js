@@ -7,6 +7,7 @@
 //   boolean: true/false;  select: the chosen option's value or null;  multiselect: array of values
 
 import { shownText } from './format.js';
+import { ExactInteger, integerValue, parseJson, stringifyJson } from './exact-json.js';
 
 /**
  * @typedef {object} Field
@@ -59,7 +60,7 @@ export const HIDDEN_SECRET = '[redacted]';
  */
 export function hideSecrets(content) {
   if (!content || typeof content !== 'object' || Array.isArray(content)) return content;
-  return Object.fromEntries(Object.entries(content).map(([k, v]) => [k, isSecretName(k) && ((typeof v === 'string' && v !== '') || typeof v === 'number') ? HIDDEN_SECRET : v]));
+  return Object.fromEntries(Object.entries(content).map(([k, v]) => [k, isSecretName(k) && ((typeof v === 'string' && v !== '') || typeof v === 'number' || v instanceof ExactInteger) ? HIDDEN_SECRET : v]));
 }
 
 const STRING_FORMATS = { email: 'email', uri: 'uri', url: 'uri', date: 'date', 'date-time': 'date-time' };
@@ -172,7 +173,7 @@ export function describeForm(schema) {
       field = {
         ...base,
         kind: 'json',
-        defaultValue: prop.default !== undefined ? JSON.stringify(prop.default, null, 2) : '',
+        defaultValue: prop.default !== undefined ? stringifyJson(prop.default, 2) : '',
       };
     }
     fields.push(field);
@@ -293,7 +294,7 @@ export function validateField(field, v) {
     }
     case 'json': {
       try {
-        JSON.parse(String(v));
+        parseJson(String(v));
         return null;
       } catch {
         return 'Enter valid JSON.';
@@ -371,7 +372,8 @@ export function toContent(fields, values) {
     switch (f.kind) {
       case 'number':
       case 'integer':
-        out[f.name] = Number(String(v).trim());
+        // A whole number past 2^53 keeps its digits (exact-json.js).
+        out[f.name] = integerValue(String(v));
         break;
       case 'boolean':
         out[f.name] = v;
@@ -387,7 +389,7 @@ export function toContent(fields, values) {
         out[f.name] = localInputToIso(String(v));
         break;
       case 'json':
-        out[f.name] = JSON.parse(String(v));
+        out[f.name] = parseJson(String(v));
         break;
       default:
         out[f.name] = String(v);

@@ -1,5 +1,7 @@
 // Small text formatters: durations, ages, retention countdowns, sizes, truncation. No DOM.
 
+import { parseJson, stringifyJson } from './exact-json.js';
+
 /** Milliseconds since the epoch for an ISO 8601 string; NaN when absent or invalid. */
 export function toMs(iso) {
   if (typeof iso !== 'string' || !iso) return NaN;
@@ -212,7 +214,7 @@ export function looksLikeBase64(s) {
 export function prettyJson(value) {
   if (value === undefined) return '';
   try {
-    return plainJson(JSON.stringify(value, null, 2));
+    return plainJson(stringifyJson(value, 2));
   } catch {
     return String(value);
   }
@@ -223,7 +225,7 @@ export function parseJsonObject(text) {
   const s = String(text ?? '').trim();
   if (!(s.startsWith('{') && s.endsWith('}')) && !(s.startsWith('[') && s.endsWith(']'))) return null;
   try {
-    const v = JSON.parse(s);
+    const v = parseJson(s);
     return v && typeof v === 'object' ? v : null;
   } catch {
     return null;
@@ -320,7 +322,7 @@ export function argsSummary(args, max = 200, valueMax = 60) {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
   const parts = [];
   for (const [k, v] of Object.entries(args)) {
-    const text = typeof v === 'string' ? shownPlainly(v) : v === undefined ? '' : plainJson(JSON.stringify(v) ?? '');
+    const text = typeof v === 'string' ? shownPlainly(v) : v === undefined ? '' : plainJson(stringifyJson(v) ?? '');
     parts.push(`${k}: ${middleCut(text, valueMax)}`);
   }
   return oneLine(parts.join(' · '), max);

@@ -3,6 +3,7 @@
 // compared key by key and arrays index by index, to any depth; anything else is a leaf. No DOM.
 
 import { plainJson } from './format.js';
+import { ExactInteger, stringifyJson } from './exact-json.js';
 
 /**
  * @typedef {{path: string, kind: 'added'|'removed'|'changed', from?: any, to?: any}} DiffEntry
@@ -10,7 +11,8 @@ import { plainJson } from './format.js';
  *   whole value is `(value)`); `from`/`to`: the old and new JSON values (absent for added/removed).
  */
 
-const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+// An ExactInteger (a large integer as its digits) is a number: a leaf, equal by its digits.
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof ExactInteger);
 
 function keyPath(base, key) {
   const plain = /^[A-Za-z_$][\w$-]*$/.test(key);
@@ -21,6 +23,7 @@ function keyPath(base, key) {
 /** Whether two JSON values are equal (objects by keys, not key order). */
 export function jsonEqual(a, b) {
   if (a === b) return true;
+  if (a instanceof ExactInteger || b instanceof ExactInteger) return a instanceof ExactInteger && b instanceof ExactInteger && a.digits === b.digits;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a);
@@ -62,7 +65,7 @@ export function jsonDiff(before, after, path = '') {
 
 /** A JSON value on one line, cut at `max` characters. */
 function short(v, max = 120) {
-  const s = JSON.stringify(v);
+  const s = stringifyJson(v);
   const text = s === undefined ? String(v) : s;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

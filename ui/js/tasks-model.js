@@ -3,6 +3,7 @@
 // list view reads rows by index and re-renders when `version` changes.
 
 import { isTerminal, toMs } from './format.js';
+import { stringifyJson } from './exact-json.js';
 
 /**
  * `errors`: only completed tasks whose result is an error (the server's `error=true`).
@@ -61,7 +62,7 @@ export function searchDelayMs(q) {
 
 function textOf(v) {
   if (v === undefined || v === null) return '';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  return typeof v === 'string' ? v : stringifyJson(v);
 }
 
 /**

@@ -83,7 +83,7 @@ function dynamicImports(files) {
  * needed for the first rows or for a key pressed at once, import it from rest.js instead.
  */
 const FIRST_LOAD = [
-  'api.js', 'approvals-model.js', 'auth.js', 'conn.js', 'dialogs.js', 'dom.js', 'early.js', 'filters.js', 'format.js', 'keyboard.js',
+  'api.js', 'approvals-model.js', 'auth.js', 'conn.js', 'dialogs.js', 'dom.js', 'early.js', 'exact-json.js', 'filters.js', 'format.js', 'keyboard.js',
   'list-view.js', 'list.js', 'me-pill.js', 'notices.js', 'notify-settings.js', 'selection-range.js', 'selection.js', 'state.js',
   'status.js', 'store-banner.js', 'tasks-model.js', 'timing.js', 'token-screen.js',
 ];
