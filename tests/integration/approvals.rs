@@ -1526,10 +1526,23 @@ async fn an_edit_awaiting_a_second_person_is_read_whole_after_a_restart_and_neve
     let meta = &again["inputRequests"]["approve-command#2"]["params"]["_meta"]["taskdeck/approval"];
     assert_eq!(meta["hiddenValues"], true, "{again}");
     assert_eq!(meta["editable"], false, "{again}");
-    let (status, revealed) = s
-        .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
-        .await;
-    assert_eq!(status, 200, "{revealed}");
+    // The question is in the store from before the restart; the resumed run holds its values
+    // again once it reaches that question (a few ms after the start): 409 until then.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let revealed = loop {
+        let (status, revealed) = s
+            .v1_post(Some(&s.admin), &format!("/v1/tasks/{id}/reveal"), json!({}))
+            .await;
+        if status == 200 {
+            break revealed;
+        }
+        assert_eq!(status, 409, "{revealed}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never held again: {revealed}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     assert_eq!(revealed["arguments"], edit, "{revealed}");
 }
 

@@ -2051,3 +2051,46 @@ async fn a_hook_event_is_read_only_when_sent_as_json() {
     let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
     assert!(!log.to_string().contains("/plain"), "{log}");
 }
+
+/// A file's worth of lines in one `Write` (about 48 KiB of code whose lines hold what masking
+/// reads closely: comments with an apostrophe, URLs with a password, secret-named assignments
+/// whose value has a quote that never closes, long paths): its deny rule still answers the
+/// hook within the hook's deadline (docs/hooks.md: 150 ms plus 100 ms per MiB), as a short
+/// one does. Masking such a text once took time in the square of its lines, and the hook gave
+/// up with no decision, so the write went ahead.
+#[tokio::test]
+async fn a_large_multi_line_write_still_gets_its_rules_deny() {
+    let s = Server::start(&[]).await;
+    let token = s.token("claude-code");
+    s.write_policy(json!([
+        {"principal": "*", "server": "claude-code", "tool": "Write",
+         "arguments": {"file_path": "/etc/*"}, "decision": "deny"}
+    ]));
+    let content: String = (0..360)
+        .map(|n| {
+            format!(
+                "    # don't retry {n}: see https://ops:pw{n}@db.example/{n}?page={n}\n    \
+                 token_{n}=ab'cd{n} ./build/out/{n}/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p\n"
+            )
+        })
+        .collect();
+    assert!(content.len() > 48_000, "{}", content.len());
+    let mut event = fixture("claude-code", "PreToolUse");
+    event["tool_name"] = json!("Write");
+    event["tool_input"] = json!({"file_path": "/etc/cron.d/job.py", "content": content});
+    let out = hook(&s, "claude-code", &token, &event).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        !out.stdout.trim().is_empty(),
+        "no decision after {:?}: {}",
+        out.elapsed,
+        out.stderr
+    );
+    assert_eq!(
+        out.json()["hookSpecificOutput"]["permissionDecision"],
+        "deny",
+        "{} (after {:?})",
+        out.stderr,
+        out.elapsed
+    );
+}

@@ -55,9 +55,11 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
             .chars()
             .next_back()
             .is_none_or(|c| !is_token_char(c));
+        // The path is looked at last: it reads back over the word, which for every `/` of a
+        // long path would read the text again and again.
         if starts_word
-            && !in_a_path(&value[..at])
             && let Some((p, min)) = PREFIXES.iter().find(|(p, _)| rest.starts_with(p))
+            && !in_a_path(&value[..at])
         {
             let len = rest.find(|c| !is_token_char(c)).unwrap_or(rest.len());
             if len >= p.len() + min {

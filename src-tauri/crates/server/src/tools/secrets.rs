@@ -186,14 +186,19 @@ fn mask_url_passwords(value: &str) -> Option<String> {
     masked.then_some(out)
 }
 
-/// Where the next `://` (or its JSON-escaped form `:\/\/`, then `true`) starts in `text`.
+/// Where the next `://` (or its JSON-escaped form `:\/\/`, then `true`) starts in `text`. Reads
+/// only as far as that separator, so that a text of many URLs is read once.
 fn next_scheme_separator(text: &str) -> Option<(usize, bool)> {
-    let plain = text.find("://").map(|at| (at, false));
-    let escaped = text.find(":\\/\\/").map(|at| (at, true));
-    match (plain, escaped) {
-        (Some(p), Some(e)) => Some(if p.0 <= e.0 { p } else { e }),
-        (p, e) => p.or(e),
-    }
+    text.match_indices(':').find_map(|(at, _)| {
+        let after = &text[at + 1..];
+        if after.starts_with("//") {
+            Some((at, false))
+        } else if after.starts_with("\\/\\/") {
+            Some((at, true))
+        } else {
+            None
+        }
+    })
 }
 
 /// True when `name` says without doubt that it holds a credential (`password`, `token`,
@@ -265,6 +270,11 @@ fn mask_assignments(value: &str) -> Option<String> {
     let byte = |i: usize| chars.get(i).map_or(value.len(), |c| c.0);
     let char_at = |i: usize| chars.get(i).map(|c| c.1);
     let in_quotes = quote_regions(&chars);
+    let line_starts = line_starts(&chars);
+    // The first quote of each kind (`'`, `"`) that [`closing`] found never closes: no quote of
+    // that kind after it closes either (it reads on from a quote the same way), so none is
+    // looked for again, and a text is read once however many such quotes it holds.
+    let mut unclosed = [usize::MAX; 2];
     let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
     let mut out = String::with_capacity(value.len());
     let mut copied = 0;
@@ -295,16 +305,7 @@ fn mask_assignments(value: &str) -> Option<String> {
         // A field line (`Password: ...`, `db_password: ...` in YAML) starts its line (after a
         // line break, or a `\n` a shell string holds: `printf 'a\npassword: x'`), or a quoted
         // argument (`-H 'Password: ...'`).
-        let line_before = &value[..byte(i)];
-        let line_start = [
-            line_before.rfind(['\n', '\r']),
-            line_before.rfind("\\n").map(|at| at + 1),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-        .map_or(0, |at| at + 1);
-        let line_before = &line_before[line_start..];
+        let line_before = &value[line_starts[i]..byte(i)];
         let starts_line = line_before.trim().is_empty() || matches!(before, Some('\'' | '"'));
         let flag = word.starts_with('-');
         let name = word.trim_start_matches('-');
@@ -421,8 +422,13 @@ fn mask_assignments(value: &str) -> Option<String> {
                     } else if matches!(c, '\'' | '"') {
                         // A quote that never closes ends a string the value was in (not
                         // seen as one above): the rest of the line is not the value.
+                        let kind = usize::from(c == '"');
+                        if k > unclosed[kind] {
+                            break;
+                        }
                         let end = closing(&chars, k, c);
                         if char_at(end) != Some(c) || end == k {
+                            unclosed[kind] = k;
                             break;
                         }
                         k = end;
@@ -456,6 +462,21 @@ fn mask_assignments(value: &str) -> Option<String> {
         out.push_str(&value[copied..]);
         out
     })
+}
+
+/// For each of `chars`, the byte index where its line starts: after the last line break before
+/// it (`\n`, `\r`), or after the last `\n` a shell string holds (`printf 'a\npassword: x'`).
+fn line_starts(chars: &[(usize, char)]) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(chars.len());
+    let mut start = 0;
+    for (n, &(at, c)) in chars.iter().enumerate() {
+        starts.push(start);
+        let escaped_n = c == 'n' && n > 0 && chars[n - 1].1 == '\\';
+        if matches!(c, '\n' | '\r') || escaped_n {
+            start = at + c.len_utf8();
+        }
+    }
+    starts
 }
 
 /// For each of `chars`, the quote (`'` or `"`) it is inside as a shell line reads quotes
