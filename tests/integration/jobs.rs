@@ -1545,20 +1545,28 @@ async fn taskdeck_run_wraps_a_command() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not running"));
 }
 
+/// `taskdeck ARGS` told only the data and config dirs under `dir` (no port, no token in its
+/// environment: it finds Taskdeck through the data dir), stopped when dropped.
+fn on_data_dir(dir: &std::path::Path, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(args)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .arg("--config-dir")
+        .arg(dir.join("cfg"))
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .kill_on_drop(true);
+    cmd
+}
+
 #[tokio::test]
 async fn taskdeck_run_wait_finds_a_taskdeck_that_starts_later_on_its_data_dir() {
     let tmp = tempfile::tempdir().unwrap();
-    let child = tokio::process::Command::new(BIN)
-        .args(["run", "--wait", "--data-dir"])
-        .arg(tmp.path().join("data"))
-        .arg("--config-dir")
-        .arg(tmp.path().join("cfg"))
+    let child = on_data_dir(tmp.path(), &["run", "--wait"])
         .args(["--", "sh", "-c", "echo waited-run"])
-        .env_remove("TASKDECK_PORT")
-        .env_remove("TASKDECK_TOKEN")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -1585,21 +1593,14 @@ async fn taskdeck_run_reports_to_a_taskdeck_restarted_on_another_port() {
     let tmp = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(tmp.path(), &[]).await;
     let end = tmp.path().join("end-now");
-    let mut run = tokio::process::Command::new(BIN)
-        .args(["run", "--name", "outlives a restart", "--data-dir"])
-        .arg(tmp.path().join("data"))
-        .arg("--config-dir")
-        .arg(tmp.path().join("cfg"))
+    let mut run = on_data_dir(tmp.path(), &["run", "--name", "outlives a restart"])
         .args(["--", "sh", "-c"])
         .arg(format!(
             "i=0; while [ ! -e {} ]; do i=$((i+1)); echo \"line $i\"; sleep 0.2; done; exit 4",
             end.display()
         ))
-        .env_remove("TASKDECK_PORT")
-        .env_remove("TASKDECK_TOKEN")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let line_number = |v: &Value| {
@@ -2886,46 +2887,65 @@ async fn taskdeck_run_sends_its_output_to_the_job_s_log() {
     );
 }
 
+/// `taskdeck tasks watch ARGS` on the data dir in `dir`, and the lines it printed so far.
+struct Watch {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<String>,
+}
+
+impl Watch {
+    /// Starts the watch and waits for its header.
+    async fn start(dir: &std::path::Path, args: &[&str]) -> Watch {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = on_data_dir(dir, &[&["tasks", "watch"], args].concat())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut w = Watch {
+            child,
+            lines,
+            seen: Vec::new(),
+        };
+        w.until(|l| l.starts_with("TIME")).await;
+        // Changes are printed from the newest one on, once the stream is open.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        w
+    }
+
+    /// The next line `what` takes (20 s at most).
+    async fn until(&mut self, what: impl Fn(&str) -> bool) -> String {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("timed out; printed: {:#?}", self.seen))
+                .unwrap()
+                .unwrap_or_else(|| panic!("watch ended; printed: {:#?}", self.seen));
+            self.seen.push(line.clone());
+            if what(&line) {
+                return line;
+            }
+        }
+    }
+
+    async fn stop(mut self) {
+        self.child.start_kill().unwrap();
+        let _ = self.child.wait().await;
+    }
+}
+
 /// `taskdeck tasks watch` prints a line as each job is created and ends, and follows a
 /// Taskdeck that restarts (on another port: found again through the data dir), from the last
 /// change it saw.
 #[tokio::test]
 async fn tasks_watch_follows_jobs_across_a_restart() {
-    use tokio::io::{AsyncBufReadExt, BufReader};
     let tmp = tempfile::tempdir().unwrap();
     let mut s = Server::start_in(tmp.path(), &[]).await;
-    let mut watch = tokio::process::Command::new(BIN)
-        .args(["tasks", "watch", "--data-dir"])
-        .arg(tmp.path().join("data"))
-        .arg("--config-dir")
-        .arg(tmp.path().join("cfg"))
-        .env_remove("TASKDECK_PORT")
-        .env_remove("TASKDECK_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let mut until = async |what: &dyn Fn(&str) -> bool, seen: &mut Vec<String>| {
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-                .await
-                .unwrap_or_else(|_| panic!("timed out; printed: {seen:#?}"))
-                .unwrap()
-                .unwrap_or_else(|| panic!("watch ended; printed: {seen:#?}"));
-            seen.push(line.clone());
-            if what(&line) {
-                return line;
-            }
-        }
-    };
-    until(&|l: &str| l.starts_with("TIME"), &mut seen).await;
-    // Created once the stream is open (it starts at the newest change).
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut watch = Watch::start(tmp.path(), &[]).await;
     let first = start_external(&s, &s.admin, json!({"name": "nightly export"})).await;
-    let created = until(&|l: &str| l.contains(&first), &mut seen).await;
+    let created = watch.until(|l| l.contains(&first)).await;
     assert!(
         created.contains("working") && created.contains("nightly export"),
         "{created}"
@@ -2938,16 +2958,37 @@ async fn tasks_watch_follows_jobs_across_a_restart() {
         )
         .await;
     assert_eq!(status, 202);
-    until(
-        &|l: &str| l.contains(&first) && l.contains("completed"),
-        &mut seen,
-    )
-    .await;
+    watch
+        .until(|l| l.contains(&first) && l.contains("completed"))
+        .await;
 
     assert!(stop_cleanly(&mut s).await.success());
     let s = Server::start_in(tmp.path(), &[]).await;
     let second = start_external(&s, &s.admin, json!({"name": "after the restart"})).await;
-    until(&|l: &str| l.contains(&second), &mut seen).await;
-    watch.start_kill().unwrap();
-    let _ = watch.wait().await;
+    watch.until(|l| l.contains(&second)).await;
+    watch.stop().await;
+}
+
+/// `tasks watch --messages` prints each progress report of a job with its progress, so that
+/// reports without a message are told apart.
+#[tokio::test]
+async fn tasks_watch_messages_shows_each_progress() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let mut watch = Watch::start(tmp.path(), &["--messages"]).await;
+    let id = start_external(&s, &s.admin, json!({"name": "progress only"})).await;
+    watch.until(|l| l.contains(&id)).await;
+    for n in 1..=3 {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                &format!("/v1/jobs/{id}/report"),
+                json!({"progress": {"current": n, "total": 3}}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let line = watch.until(|l| l.contains(&id)).await;
+        assert!(line.ends_with(&format!("{n}/3")), "{line}");
+    }
+    watch.stop().await;
 }

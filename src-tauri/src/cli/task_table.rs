@@ -51,7 +51,9 @@ pub fn row(t: &Value, now_ms: i64) -> String {
 }
 
 /// The MESSAGE cell: what a waiting task asks, with the key `taskdeck tasks answer` takes
-/// (`approve-command: Allow deploy-bot to run make deploy?`), else its status message.
+/// (`approve-command: Allow deploy-bot to run make deploy?`), else its status message, after
+/// the progress of a working task (`12/50 · compiling`, `3 · copying`), or the progress's own
+/// message when the task has no status message.
 fn message(t: &Value) -> String {
     let asked = t["inputRequests"].as_object().and_then(|requests| {
         let (key, request) = requests.iter().next()?;
@@ -61,7 +63,36 @@ fn message(t: &Value) -> String {
             None => key.clone(),
         })
     });
-    asked.unwrap_or_else(|| t["statusMessage"].as_str().unwrap_or("").to_string())
+    if let Some(asked) = asked {
+        return asked;
+    }
+    let progress = &t["progress"];
+    let said = t["statusMessage"]
+        .as_str()
+        .or_else(|| progress["message"].as_str())
+        .unwrap_or("");
+    let Some(current) = progress["current"]
+        .as_f64()
+        .filter(|_| t["status"] == "working")
+    else {
+        return said.to_string();
+    };
+    let number = |x: f64| {
+        if x.fract() == 0.0 && x.abs() < 1e15 {
+            format!("{}", x as i64)
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let done = match progress["total"].as_f64() {
+        Some(total) => format!("{}/{}", number(current), number(total)),
+        None => number(current),
+    };
+    if said.is_empty() {
+        done
+    } else {
+        format!("{done} · {said}")
+    }
 }
 
 /// The cells, each made one line, cut to its column and padded (but the last).
@@ -212,5 +243,27 @@ mod tests {
         );
         let t = json!({"taskId": "t3", "status": "working", "statusMessage": "exporting"});
         assert!(row(&t, 0).ends_with("exporting"));
+    }
+
+    #[test]
+    fn a_working_task_shows_its_progress_before_its_message() {
+        let cell = |progress: Value, said: Option<&str>, status: &str| {
+            let mut t = json!({"taskId": "t4", "status": status, "progress": progress});
+            if let Some(m) = said {
+                t["statusMessage"] = json!(m);
+            }
+            assert!(row(&t, 0).ends_with(&message(&t)), "{}", row(&t, 0));
+            message(&t)
+        };
+        let done = json!({"current": 12, "total": 50});
+        assert_eq!(
+            cell(done.clone(), Some("compiling"), "working"),
+            "12/50 · compiling"
+        );
+        assert_eq!(cell(json!({"current": 3}), None, "working"), "3");
+        let copying = json!({"current": 2.5, "total": 10, "message": "copying"});
+        assert_eq!(cell(copying, None, "working"), "2.5/10 · copying");
+        // A finished task's last progress says nothing its status does not.
+        assert_eq!(cell(done, Some("done"), "completed"), "done");
     }
 }
