@@ -111,8 +111,17 @@ impl EscapeStripper {
         self.clean.clear();
         for line in bytes.split_inclusive(|&b| b == b'\n') {
             let before = self.clean.len();
-            for printable in self.parser.strip_next(line) {
-                self.clean.extend_from_slice(printable);
+            for chunk in line.utf8_chunks() {
+                for printable in self.parser.strip_next(chunk.valid().as_bytes()) {
+                    self.clean.extend_from_slice(printable);
+                }
+                // Bytes that are no UTF-8 (Latin-1 text, a character cut between two reads)
+                // pass as they are, to be read as U+FFFD as in output without escapes; the
+                // parser would take them for controls and drop them. In an open escape they
+                // are its text, and go with it.
+                if self.parser == anstream::adapter::StripBytes::default() {
+                    self.clean.extend_from_slice(chunk.invalid());
+                }
             }
             if line.ends_with(b"\n") && self.parser != anstream::adapter::StripBytes::default() {
                 self.parser = anstream::adapter::StripBytes::default();
@@ -743,6 +752,20 @@ mod tests {
             seen.extend_from_slice(stripper.strip(read));
         }
         assert_eq!(String::from_utf8(seen).unwrap(), "start \nnext link red\n");
+        // Bytes that are no UTF-8 are kept for U+FFFD beside colour codes, as without them; a
+        // character cut between two reads comes out whole.
+        let mut stripper = EscapeStripper::default();
+        let mut seen = Vec::new();
+        for read in [
+            &b"caf\xe9 \xff\xfe ok \x80\xc1\xf5\n\x1b[31m\xc2\xa3 5 \xe2\x82"[..],
+            b"\xac\x1b[0m \xb0C\n",
+        ] {
+            seen.extend_from_slice(stripper.strip(read));
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&seen),
+            "caf\u{fffd} \u{fffd}\u{fffd} ok \u{fffd}\u{fffd}\u{fffd}\n£ 5 € \u{fffd}C\n"
+        );
         // `grep --color=always -n` and colour-coded columns keep their tabs.
         assert_eq!(
             without_ansi(
