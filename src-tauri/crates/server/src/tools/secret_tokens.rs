@@ -22,7 +22,9 @@ const PREFIXES: &[(&str, usize)] = &[
     ("xoxa-", 20),
     ("xoxe-", 20),
     ("xapp-", 20),
-    ("sk-ant-", 30),
+    // Anthropic keys are ~100 characters; a test key or a cut one is shorter, and `sk-ant-`
+    // names nothing else.
+    ("sk-ant-", 20),
     ("sk-proj-", 30),
     ("sk_live_", 20),
     ("rk_live_", 20),
@@ -213,6 +215,10 @@ mod tests {
             mask_tokens("aws_id=AKIAIOSFODNN7EXAMPLE", "*").as_deref(),
             Some("aws_id=*")
         );
+        assert_eq!(
+            mask_tokens("key sk-ant-api03-SECRETSECRETSECRET", "*").as_deref(),
+            Some("key *")
+        );
         // A file's name is what may run: shown. A URL's path is not a file's.
         for (given, shown) in [
             (format!("ls /tmp/x && ./{ghp}"), None),
@@ -231,6 +237,7 @@ mod tests {
             "ghp_short",
             "my-ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
             "hf_hub_download",
+            "sk-ant-api03-short",
             "td_short_name",
             "",
         ] {
