@@ -1182,8 +1182,10 @@ test('with the event stream down, a call approved in its task’s form shows its
     const round = p.locator('#detail .round').first();
     await round.locator('.pill', { hasText: 'Waiting for an answer' }).waitFor();
     await p.locator('#detail .prompt-card[data-key="approve-command"]').getByRole('button', { name: 'Approve', exact: true }).click();
-    // No event says the question was answered: the pane reads the task again after its answer.
+    // No event says the question was answered: the pane reads the task again after its answer,
+    // and the queue is read again (its row goes).
     await round.locator('.pill', { hasText: /^Approved by admin$/ }).waitFor({ timeout: 10_000 });
+    await p.locator(`#approvals-list .approval[data-task-id="${id}"]`).waitFor({ state: 'detached', timeout: 10_000 });
     assert.match(resultText(await outcome(id)), /while offline/);
   } finally {
     await context.close();
@@ -1219,6 +1221,33 @@ test('a call carrying an id past 2^53 is shown, edited and approved with its dig
   await row.waitFor({ state: 'detached' });
   await page.locator('#task-list').focus();
   await page.keyboard.press('Escape');
+});
+
+test('a float past 2^53 shows with its exponent and is approved as asked from the editor; a typed id past 64 bits is refused', async () => {
+  const event = permissionRequest().replace('"tool_name": "Bash"', '"tool_name": "mcp__metrics__record"').replace(/"tool_input": \{[^}]*\}/, '"tool_input": {"ratio": 1.2345678901234567e19, "label": "q3"}');
+  const hook = await claudeCodeHook('claude-code-floats', event);
+  const approval = await waitFor(async () => (await pending()).find((a) => a.server === 'metrics' && a.tool === 'record'), 'the prompt in the queue');
+  const row = rowOf(approval.taskId);
+  await row.locator('.approval-summary').click();
+  // As the float it is, not as digits nobody sent (12345678901234567000).
+  assert.match(await row.locator('.approval-args-full').textContent(), /"ratio": 1\.2345678901234567e\+19,/);
+  const editor = row.locator('.approval-json');
+  const asked = await editor.inputValue();
+  // A whole number past 64 bits cannot be carried as typed: refused in the page.
+  await editor.fill(asked.replace('"q3"', '123456789012345678901234'));
+  await row.locator('.approval-approve-edited').click();
+  await row.getByText(/123456789012345678901234 is past the whole numbers Taskdeck keeps exactly/).waitFor();
+  // Put back as asked and sent from the editor: the call as asked, said so, and no updatedInput.
+  await editor.fill(asked);
+  await editor.press('Control+Enter');
+  const toast = page.locator('.toast-text', { hasText: 'label: q3' });
+  await toast.waitFor();
+  assert.match(await toast.textContent(), /^Approved “[^”]*”\.$/);
+  assert.equal(await hook.exited, 0);
+  const answer = JSON.parse(hook.printed());
+  assert.equal(answer.hookSpecificOutput.decision.behavior, 'allow');
+  assert.equal(answer.hookSpecificOutput.decision.updatedInput, undefined, hook.printed());
+  await row.waitFor({ state: 'detached' });
 });
 
 test('the page logged no errors', () => {

@@ -208,7 +208,8 @@ export function approvalCard(a, deps) {
       if (!args || sending(approveEdited)) return;
       showErrors([]);
       try {
-        const r = await deps.approve(args);
+        // Unchanged (layout aside), it is the call as asked: approved, and said, as that.
+        const r = await deps.approve(changed() ? args : undefined);
         if (r && r.errors) showErrors(r.errors);
       } finally {
         sent(approveEdited);

@@ -8,7 +8,7 @@
 import { describeForm, toContent, isoToLocalInput } from './form-schema.js';
 import { jsonEqual } from './json-diff.js';
 import { prettyJson } from './format.js';
-import { ExactInteger, parseJson, stringifyJson } from './exact-json.js';
+import { ExactInteger, LARGEST_EXACT, SMALLEST_EXACT, parseJson, pastExact, stringifyJson } from './exact-json.js';
 
 /** @typedef {{path: string, message: string}} ArgumentError  `path`: JSON Pointer ("" = the whole value). */
 
@@ -106,8 +106,16 @@ export function validateArguments(value, schema, path = '') {
 export function checkEdited(text, schema) {
   const parsed = parseEdited(text);
   if (parsed.error) return { errors: [parsed.error] };
-  const errors = validateArguments(parsed.value, schema);
+  const errors = [...inexact(parsed.value), ...validateArguments(parsed.value, schema)];
   return errors.length ? { errors } : { value: parsed.value, errors };
+}
+
+/** An error for each whole number past 64 bits in `value`: the server would keep the nearest
+ *  float, not what was typed (exact-json.js). */
+function inexact(value, path = '') {
+  if (pastExact(value)) return [{ path, message: `${value.digits} is past the whole numbers Taskdeck keeps exactly (${SMALLEST_EXACT} to ${LARGEST_EXACT}): write it as a string, or with an exponent (1e21) for a float.` }];
+  if (value === null || typeof value !== 'object' || value instanceof ExactInteger) return [];
+  return Object.entries(value).flatMap(([k, v]) => inexact(v, pointer(path, k)));
 }
 
 /** "command: Required." — one error for people; the whole value has no path. */

@@ -71,7 +71,10 @@ export function parseJson(text) {
 }
 
 /**
- * JSON.stringify(value, null, indent), writing each ExactInteger as its digits.
+ * JSON.stringify(value, null, indent), writing each ExactInteger as its digits, and a number
+ * past 2^53 that is no ExactInteger (one sent as a float, `1.2345678901234567e19`, or past 64
+ * bits, which the server keeps as the nearest float) with its exponent: JSON.stringify would
+ * write `12345678901234567000`, digits nobody sent that read as exact.
  * @param {unknown} value
  * @param {number} [indent]
  * @returns {string | undefined} undefined for undefined (as JSON.stringify)
@@ -82,11 +85,26 @@ export function stringifyJson(value, indent) {
     value,
     function replace(key, v) {
       const raw = this[key];
-      if (!(raw instanceof ExactInteger)) return v;
+      let shown = null;
+      if (raw instanceof ExactInteger) shown = raw.digits;
+      else if (typeof raw === 'number' && Number.isInteger(raw) && !Number.isSafeInteger(raw)) shown = raw.toExponential();
+      if (shown === null) return v;
       mark ??= marker();
-      return `${mark}${raw.digits}`;
+      return `${mark}${shown}`;
     },
     indent,
   );
-  return mark === null ? text : text.replace(new RegExp(`"${mark}(-?\\d+)"`, 'g'), '$1');
+  return mark === null ? text : text.replace(new RegExp(`"${mark}(-?[0-9.]+(?:e[-+]\\d+)?)"`, 'g'), '$1');
+}
+
+/** The most and least integers the server keeps exactly (64 bits, signed or not). */
+export const LARGEST_EXACT = 18446744073709551615n;
+export const SMALLEST_EXACT = -9223372036854775808n;
+
+/** Whether an ExactInteger is past what the server keeps exactly (it would keep the nearest
+ *  float): −2^63 to 2^64 − 1 are kept. */
+export function pastExact(v) {
+  if (!(v instanceof ExactInteger)) return false;
+  const n = BigInt(v.digits);
+  return n > LARGEST_EXACT || n < SMALLEST_EXACT;
 }

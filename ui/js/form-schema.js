@@ -146,7 +146,7 @@ export function describeForm(schema) {
         maximum: num(prop.maximum),
         exclusiveMinimum: num(prop.exclusiveMinimum),
         exclusiveMaximum: num(prop.exclusiveMaximum),
-        defaultValue: num(prop.default) !== undefined ? String(prop.default) : '',
+        defaultValue: num(prop.default) !== undefined || prop.default instanceof ExactInteger ? String(prop.default) : '',
       };
     } else if (type === 'string' || type === undefined) {
       const options = singleOptions(prop);

@@ -12,7 +12,7 @@ import { handleTaskSnapshot } from './live.js';
 import { notePrincipal } from './filters.js';
 import { requestCancel } from './cancel.js';
 import { closeDetail } from './open-task.js';
-import { focusNextApproval, decidingHere } from './approvals-view.js';
+import { focusNextApproval, decidingHere, reloadApprovals } from './approvals-view.js';
 import { noteDecided } from './browser-notify.js';
 import { confirmDialog } from './dialogs.js';
 
@@ -29,6 +29,9 @@ export const loadDetail = once(async () => {
         try {
           const r = await state.api.answer(id, responses);
           if (r && r.task) handleTaskSnapshot(r.task);
+          // The queue is read again as after a decision there: without waiting for the event
+          // stream, the answered question leaves it.
+          if (r && Array.isArray(r.accepted) && r.accepted.length) await reloadApprovals();
           return r;
         } finally {
           done();

@@ -11,7 +11,7 @@
 
 import { h, uid } from './dom.js';
 import { describeForm, initialValues, validateForm, validateField, toContent, declineContent, hasOwnReason, answerHelp, answerVerb, REASON_MAX_CHARS } from './form-schema.js';
-import { approvalFormValues, approvalContent } from './edited-arguments.js';
+import { approvalFormValues, approvalContent, checkEdited, errorText } from './edited-arguments.js';
 import { clampedText } from './clamp.js';
 import { revealControl } from './approval-card.js';
 import { hidesText, shownPlainly } from './format.js';
@@ -415,6 +415,13 @@ export function promptCard(prompt, deps) {
       }
       for (const f of fields) values[f.name] = controls.get(f.name).read();
       const found = validateForm(fields, values);
+      // An edited call is checked here as the queue's editor checks it (its syntax, and its
+      // whole numbers: past 64 bits the server would keep another number).
+      const edit = prompt.approval && fields.some((f) => f.name === 'arguments') ? values.arguments : '';
+      if (!found.arguments && typeof edit === 'string' && edit.trim()) {
+        const checked = checkEdited(edit, null);
+        if (checked.errors.length) found.arguments = checked.errors.map(errorText).join(' ');
+      }
       for (const f of fields) {
         if (found[f.name]) errors[f.name] = found[f.name];
         else delete errors[f.name];

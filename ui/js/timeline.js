@@ -89,8 +89,12 @@ export function describeEvent(ev, context = {}) {
     }
     case 'inputAnswered': {
       const known = ['accept', 'decline', 'cancel'].includes(d.action);
-      const verb = known ? answerVerb(d.action, Boolean(context.approvalKeys && context.approvalKeys.has(d.key))) : `answered (${d.action ?? 'no action'})`;
-      return { title: `${d.by || 'Someone'} ${verb}${d.key ? ` ${d.key}` : ''}`, tone: d.action === 'accept' ? 'good' : 'warn' };
+      const approval = Boolean(context.approvalKeys && context.approvalKeys.has(d.key));
+      const verb = known ? answerVerb(d.action, approval) : `answered (${d.action ?? 'no action'})`;
+      // An approval's key names its question (`approve`, `approve-command#2`), not what was
+      // approved: the call.
+      const what = approval && known ? ` the call (${d.key})` : d.key ? ` ${d.key}` : '';
+      return { title: `${d.by || 'Someone'} ${verb}${what}`, tone: d.action === 'accept' ? 'good' : 'warn' };
     }
     case 'hiddenValuesShown':
       return { title: `${d.by || 'Someone'} read the call whole`, detail: 'The values its approval hides (credentials) were shown to them, as the agent sent them.', tone: 'muted' };

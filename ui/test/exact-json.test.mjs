@@ -4,12 +4,12 @@ import { ExactInteger, parseJson, stringifyJson, integerValue } from '../js/exac
 import { prettyJson, argsSummary, parseJsonObject } from '../js/format.js';
 import { jsonEqual, jsonDiff, diffLine } from '../js/json-diff.js';
 import { checkEdited, isUnsentEdit, editorText, formFields, formValues, formArguments } from '../js/edited-arguments.js';
-import { hideSecrets } from '../js/form-schema.js';
+import { hideSecrets, describeForm, initialValues, toContent } from '../js/form-schema.js';
 import { createApi } from '../js/api.js';
 
 // A Discord channel id: past 2^53, JSON.parse reads it as 1234567890123456800.
 const ID = '1234567890123456789';
-const CALL = `{"channel_id": ${ID}, "content": "deploy 12345678901234567 done", "n": [9007199254740991, -98765432109876543210, 2.5]}`;
+const CALL = `{"channel_id": ${ID}, "content": "deploy 12345678901234567 done", "n": [9007199254740991, -987654321098765432, 2.5]}`;
 
 test('an integer past 2^53 is read with its digits and written back as them; the rest as JSON.parse has it', () => {
   assert.notEqual(String(JSON.parse(CALL).channel_id), ID, 'JSON.parse rounds it');
@@ -18,9 +18,9 @@ test('an integer past 2^53 is read with its digits and written back as them; the
   assert.equal(v.channel_id.digits, ID);
   assert.equal(v.content, 'deploy 12345678901234567 done', 'digits in a string stay text');
   assert.equal(v.n[0], 9007199254740991, 'the largest safe integer is a number');
-  assert.equal(v.n[1].digits, '-98765432109876543210');
+  assert.equal(v.n[1].digits, '-987654321098765432');
   assert.equal(v.n[2], 2.5);
-  assert.equal(stringifyJson(v), `{"channel_id":${ID},"content":"deploy 12345678901234567 done","n":[9007199254740991,-98765432109876543210,2.5]}`);
+  assert.equal(stringifyJson(v), `{"channel_id":${ID},"content":"deploy 12345678901234567 done","n":[9007199254740991,-987654321098765432,2.5]}`);
   assert.equal(stringifyJson(parseJson(stringifyJson(v, 2))), stringifyJson(v), 'pretty and back');
   // Arithmetic and a plain JSON.stringify see the nearest number, as before.
   assert.equal(v.channel_id + 1, Number(ID) + 1);
@@ -44,6 +44,17 @@ test('a syntax error is JSON.parse’s, positions included, even where an intege
   // A string that looks like the marker stays a string.
   const tricky = `{"s": "exact-integer-abc:${ID}", "id": ${ID}}`;
   assert.equal(parseJson(tricky).s, `exact-integer-abc:${ID}`);
+});
+
+test('a number past 2^53 that is no exact integer reads as a float; past 64 bits an edit is refused', () => {
+  // The server keeps a float, or an integer past 64 bits, as the nearest double, and sends it so.
+  const v = parseJson('{"ratio": 1.2345678901234567e19, "huge": 1e21}');
+  assert.equal(stringifyJson(v), '{"ratio":1.2345678901234567e+19,"huge":1e+21}', 'no exact-looking digits nobody sent');
+  assert.equal(isUnsentEdit(editorText(v), v), false, 'approved unchanged: no edit');
+  const past = checkEdited('{"id": 123456789012345678901234, "ok": 18446744073709551615, "min": -9223372036854775808}', null);
+  assert.deepEqual(past.errors.map((e) => e.path), ['/id']);
+  assert.match(past.errors[0].message, /^123456789012345678901234 is past the whole numbers Taskdeck keeps exactly/);
+  assert.deepEqual(checkEdited('{"low": [-9223372036854775809]}', null).errors.map((e) => e.path), ['/low/0']);
 });
 
 test('typed integer text keeps its digits past 2^53', () => {
@@ -82,6 +93,13 @@ test('an edit of the last digit of a large id is an edit; layout alone is none',
   assert.match(stringifyJson(checked.value), /"channel_id":1234567890123456788,/);
   assert.deepEqual(checkEdited(`{"channel_id": -${ID}}`, schema).errors, [{ path: '/channel_id', message: 'Must be at least 0.' }]);
   assert.match(checkEdited(`{"channel_id": "${ID}"}`, schema).errors[0].message, /Expected integer, found string/);
+});
+
+test('a form’s large default is filled in whole', () => {
+  const schema = parseJson(`{"type": "object", "properties": {"id": {"type": "integer", "default": ${ID}}, "n": {"type": "number", "default": -9223372036854775807}}}`);
+  const { fields } = describeForm(schema);
+  assert.deepEqual(initialValues(fields), { id: ID, n: '-9223372036854775807' });
+  assert.equal(stringifyJson(toContent(fields, initialValues(fields))), `{"id":${ID},"n":-9223372036854775807}`);
 });
 
 test('the tool’s form shows a large id whole and sends it as typed', () => {

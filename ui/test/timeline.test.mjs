@@ -27,8 +27,8 @@ test('each event kind reads as a sentence', () => {
   for (const [ev, title] of cases) assert.equal(describeEvent(ev).title, title, ev.kind);
   // An approval reads as its buttons: approved or denied, and its Cancel denies the call too.
   const approvalKeys = new Set(['approve-command#1']);
-  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'cancel' } }, { approvalKeys }).title, 'bob denied approve-command#1');
-  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'accept' } }, { approvalKeys }).title, 'bob approved approve-command#1');
+  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'cancel' } }, { approvalKeys }).title, 'bob denied the call (approve-command#1)');
+  assert.equal(describeEvent({ kind: 'inputAnswered', data: { key: 'approve-command#1', by: 'bob', action: 'accept' } }, { approvalKeys }).title, 'bob approved the call (approve-command#1)');
   assert.equal(describeEvent(cases[8][0], { approvalKeys }).title, 'bob dismissed k');
   assert.equal(describeEvent(cases[3][0]).detail, 'step 3 of 10');
   assert.equal(describeEvent(cases[4][0]).detail, 'Waiting');
