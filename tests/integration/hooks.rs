@@ -2054,7 +2054,8 @@ async fn a_hook_event_is_read_only_when_sent_as_json() {
 
 /// A file's worth of lines in one `Write` (about 48 KiB of code whose lines hold what masking
 /// reads closely: comments with an apostrophe, URLs with a password, secret-named assignments
-/// whose value has a quote that never closes, long paths): its deny rule still answers the
+/// whose value has a quote that never closes, long paths; then 45 KiB of a path of token-like
+/// names, repeated `curl -u` options and key headers with no end): its deny rule still answers the
 /// hook within the hook's deadline (docs/hooks.md: 150 ms plus 100 ms per MiB), as a short
 /// one does. Masking such a text once took time in the square of its lines, and the hook gave
 /// up with no decision, so the write went ahead.
@@ -2074,7 +2075,15 @@ async fn a_large_multi_line_write_still_gets_its_rules_deny() {
             )
         })
         .collect();
-    assert!(content.len() > 48_000, "{}", content.len());
+    // And what a text without spaces or line breaks holds: a long path of token-like names,
+    // a command's options over and over, key headers that never end.
+    let content = format!(
+        "{content}{}\n{}\n{}",
+        "/ghp_x".repeat(2500),
+        "curl -u a:b ".repeat(1200),
+        "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n".repeat(400)
+    );
+    assert!(content.len() > 90_000, "{}", content.len());
     let mut event = fixture("claude-code", "PreToolUse");
     event["tool_name"] = json!("Write");
     event["tool_input"] = json!({"file_path": "/etc/cron.d/job.py", "content": content});

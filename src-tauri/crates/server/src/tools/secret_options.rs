@@ -156,11 +156,12 @@ const fn option(
 pub(super) fn mask_options(line: &str, with: &str) -> Option<String> {
     let spans = shell_words(line);
     let words: Vec<Option<&str>> = spans.iter().map(|s| s.clone().map(|r| &line[r])).collect();
-    let found = credentials(&words);
+    let found: std::collections::HashMap<usize, Range<usize>> =
+        credentials(&words).into_iter().collect();
     let mut masks: Vec<(Range<usize>, String)> = Vec::new();
     for (i, span) in spans.iter().enumerate() {
         let Some(span) = span else { continue };
-        if let Some((_, r)) = found.iter().find(|(w, _)| *w == i) {
+        if let Some(r) = found.get(&i) {
             let range = span.start + r.start..span.start + r.end;
             if super::secrets::hideable(&line[range.clone()]) {
                 masks.push((range, with.to_string()));
@@ -179,10 +180,16 @@ pub(super) fn mask_options(line: &str, with: &str) -> Option<String> {
     if masks.is_empty() {
         return None;
     }
-    let mut out = line.to_string();
-    for (range, shown) in masks.into_iter().rev() {
-        out.replace_range(range, &shown);
+    // Written front to back: replacing each range in place would move the rest of the line
+    // once per mask.
+    let mut out = String::with_capacity(line.len());
+    let mut copied = 0;
+    for (range, shown) in masks {
+        out.push_str(&line[copied..range.start]);
+        out.push_str(&shown);
+        copied = range.end;
     }
+    out.push_str(&line[copied..]);
     Some(out)
 }
 
@@ -193,7 +200,7 @@ pub(super) fn credentials(words: &[Option<&str>]) -> Vec<(usize, Range<usize>)> 
     let mut found = Vec::new();
     // The program whose options the words are, and the words since it.
     let mut program: Option<&str> = None;
-    let mut since: Vec<&str> = Vec::new();
+    let mut since: std::collections::HashSet<&str> = Default::default();
     let mut i = 0;
     while i < words.len() {
         let Some(word) = words[i] else {
@@ -240,7 +247,7 @@ pub(super) fn credentials(words: &[Option<&str>]) -> Vec<(usize, Range<usize>)> 
             // The option without its password: the program asks for it.
             Some(Value::None) => i += 1,
             None => {
-                since.push(bare);
+                since.insert(bare);
                 i += 1;
             }
         }

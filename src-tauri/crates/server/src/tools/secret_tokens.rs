@@ -51,18 +51,21 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
     let mut out = String::new();
     let mut copied = 0;
     let mut at = 0;
+    // Whether the word being read (since the last whitespace, quote, `=` or `(`) holds a
+    // `://` so far: a URL, whose path may hold a token, where another word's `/…` is a path
+    // to a file. Kept as the text is read, so that the text is read once.
+    let mut url_word = false;
     while at < value.len() {
         let rest = &value[at..];
-        let starts_word = value[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !is_token_char(c));
-        // The path is looked at last: it reads back over the word, which for every `/` of a
-        // long path would read the text again and again.
+        let before = value[..at].chars().next_back();
+        let starts_word = before.is_none_or(|c| !is_token_char(c));
+        let in_a_path = before == Some('/') && !url_word;
         if starts_word
+            && !in_a_path
             && let Some((p, min)) = PREFIXES.iter().find(|(p, _)| rest.starts_with(p))
-            && !in_a_path(&value[..at])
         {
+            // (A token's characters end no word and start no `://`: skipping them keeps
+            // `url_word` right.)
             let len = rest.find(|c| !is_token_char(c)).unwrap_or(rest.len());
             if len >= p.len() + min {
                 out.push_str(&value[copied..at]);
@@ -72,24 +75,18 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
                 continue;
             }
         }
-        at += rest.chars().next().map_or(1, char::len_utf8);
+        let c = rest.chars().next().unwrap_or_default();
+        if c.is_whitespace() || matches!(c, '\'' | '"' | '=' | '(') {
+            url_word = false;
+        } else if rest.starts_with("://") {
+            url_word = true;
+        }
+        at += c.len_utf8().max(1);
     }
     (copied > 0).then(|| {
         out.push_str(&value[copied..]);
         out
     })
-}
-
-/// True when what comes right before a word (`before`) makes it a file's name in a path: a
-/// `/`, in a word (since the last whitespace, quote, `=` or `(`) that holds no `://`.
-fn in_a_path(before: &str) -> bool {
-    if !before.ends_with('/') {
-        return false;
-    }
-    let word_start = before
-        .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '=' | '('))
-        .map_or(0, |i| i + 1);
-    !before[word_start..].contains("://")
 }
 
 /// `value` with the body of every PEM private key in it (between `-----BEGIN … PRIVATE
@@ -100,13 +97,26 @@ fn in_a_path(before: &str) -> bool {
 pub(super) fn mask_private_keys(value: &str, with: &str) -> Option<String> {
     const BEGIN: &str = "-----BEGIN ";
     const DASHES: &str = "-----";
+    // A label is a few words on the BEGIN line (`OPENSSH PRIVATE KEY`): looked for that far.
+    const LABEL_MAX: usize = 64;
     let mut out = String::new();
     let mut copied = 0;
     let mut from = 0;
+    // For each label, where its next END line starts, as last looked for (`None`: none after
+    // that point): a text of many BEGIN lines and one END, or none, is read once.
+    let mut ends: std::collections::HashMap<&str, Option<usize>> = Default::default();
     while let Some(found) = value[from..].find(BEGIN) {
         let label_at = from + found + BEGIN.len();
-        let Some(label_len) = value[label_at..].find(DASHES) else {
-            break;
+        from = label_at;
+        let rest = &value[label_at..];
+        let mut cut = rest.len().min(LABEL_MAX + DASHES.len());
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let window = &rest[..cut];
+        let window = window.split(['\n', '\\']).next().unwrap_or_default();
+        let Some(label_len) = window.find(DASHES) else {
+            continue;
         };
         let label = &value[label_at..label_at + label_len];
         let body_at = label_at + label_len + DASHES.len();
@@ -115,15 +125,28 @@ pub(super) fn mask_private_keys(value: &str, with: &str) -> Option<String> {
             continue;
         }
         let end = format!("-----END {label}-----");
-        let Some(body_len) = value[body_at..].find(&end) else {
+        let end_at = match ends.get(label) {
+            Some(Some(at)) if *at >= body_at => Some(*at),
+            Some(None) => None,
+            _ => {
+                let at = value[body_at..].find(&end).map(|i| body_at + i);
+                ends.insert(label, at);
+                at
+            }
+        };
+        let Some(end_at) = end_at else {
             continue;
         };
-        if key_body(&value[body_at..body_at + body_len]) {
+        // A body that holds another BEGIN line is no key's: that BEGIN is read next.
+        if value[body_at..end_at].contains(BEGIN) {
+            continue;
+        }
+        if key_body(&value[body_at..end_at]) {
             out.push_str(&value[copied..body_at]);
             out.push_str(with);
-            copied = body_at + body_len;
+            copied = end_at;
         }
-        from = body_at + body_len + end.len();
+        from = end_at + end.len();
     }
     (copied > 0).then(|| {
         out.push_str(&value[copied..]);
