@@ -4,8 +4,10 @@
 # `/v1/hooks/claude-code` as `taskdeck hook` posts it, at 16, 64 and 256 KiB. The file's lines
 # are code as agents write it: comments with an apostrophe, URLs with a password, assignments
 # of secret-named values, long paths; every line is read by the masking of credentials before
-# the decision is recorded. Prints the median and max answer time of RUNS posts per size, and
-# the same content on one line. Each binary runs against a fresh data dir of its own.
+# the decision is recorded. Prints the median and max answer time of RUNS posts per size, for
+# the same content on one line, and for what a misbehaving agent can send (one word of
+# token-like path names, a command's option over and over, key headers that never end). Each
+# binary runs against a fresh data dir of its own.
 # Usage: scripts/bench-large-events.sh [runs, default 20] [taskdeck binaries...]
 #   default binary: the release `taskdeck` (built first).
 set -euo pipefail
@@ -38,9 +40,18 @@ while sum(map(len, lines)) < 256 * 1024:
     lines.append(f"    return fetch(url_{n}, timeout={n % 60}, headers={{'X-Request': '{n}'}})\n")
     n += 1
 text = "".join(lines)
+# What a misbehaving agent can send: one word of token-like path names, a command's option
+# over and over, key headers that never end.
+adversarial = {
+    "path-tokens": "/ghp_x" * 50000,
+    "options": "curl -u a:b " * 30000,
+    "key-headers": "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n" * 10000,
+}
 for kib in (16, 64, 256):
     part = text[: kib * 1024]
-    for shape, content in (("lines", part), ("one-line", part.replace("\n", " "))):
+    shapes = [("lines", part), ("one-line", part.replace("\n", " "))]
+    shapes += [(name, t[: kib * 1024]) for name, t in adversarial.items()]
+    for shape, content in shapes:
         event["tool_input"] = {"file_path": "/etc/cron.d/job.py", "content": content}
         json.dump(event, open(f"{work}/{kib}-{shape}.json", "w"))
 PY
@@ -59,7 +70,7 @@ JSON
   token=$("$bin" token create claude-code --data-dir "$work/data" 2>/dev/null)
   echo "$bin"
   for kib in 16 64 256; do
-    for shape in lines one-line; do
+    for shape in lines one-line path-tokens options key-headers; do
       times=()
       for _ in $(seq "$RUNS"); do
         t=$(curl -s -o "$work/out.json" -w '%{time_total}' -X POST \
@@ -69,7 +80,7 @@ JSON
         times+=("$t")
       done
       printf '%s\n' "${times[@]}" | sort -n | awk -v kib="$kib" -v shape="$shape" '
-        { v[NR] = $1 * 1000 } END { printf "  %3d KiB %-8s median %8.1f ms  max %8.1f ms\n", kib, shape, v[int((NR + 1) / 2)], v[NR] }'
+        { v[NR] = $1 * 1000 } END { printf "  %3d KiB %-11s median %8.1f ms  max %8.1f ms\n", kib, shape, v[int((NR + 1) / 2)], v[NR] }'
     done
   done
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
