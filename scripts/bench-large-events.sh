@@ -8,6 +8,10 @@
 # the same content on one line, and for what a misbehaving agent can send (one word of
 # token-like path names, a command's option over and over, key headers that never end). Each
 # binary runs against a fresh data dir of its own.
+# Then, for each binary, what large calls cost everyone else: while 0 to 3 agents post 3.9 MiB
+# `Bash` commands a rule denies, back to back, one client reads `GET /v1/tasks?limit=1` and
+# posts a small `PreToolUse` the rule denies, every 20 ms for 8 s; prints p50/p99/max of each
+# and the large posts' median answer time; first, 5 such calls sent alone, 1 s apart.
 # Usage: scripts/bench-large-events.sh [runs, default 20] [taskdeck binaries...]
 #   default binary: the release `taskdeck` (built first).
 set -euo pipefail
@@ -56,18 +60,22 @@ for kib in (16, 64, 256):
         json.dump(event, open(f"{work}/{kib}-{shape}.json", "w"))
 PY
 
-for bin in "${BINS[@]}"; do
+# Starts BIN on a fresh data dir with the one policy rule RULE (JSON); sets server, port and a
+# claude-code token.
+start() {
   rm -rf "$work/data" "$work/cfg"
   mkdir -p "$work/cfg"
-  cat > "$work/cfg/policy.json" <<'JSON'
-{"rules": [{"principal": "*", "server": "claude-code", "tool": "Write",
-            "arguments": {"file_path": "/etc/*"}, "decision": "deny"}]}
-JSON
-  "$bin" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" > "$work/serve.log" 2>&1 &
+  echo "{\"rules\": [$2]}" > "$work/cfg/policy.json"
+  "$1" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" > "$work/serve.log" 2>&1 &
   server=$!
   for _ in $(seq 600); do [ -s "$work/data/taskdeck.port" ] && break; sleep 0.05; done
   port=$(cat "$work/data/taskdeck.port")
-  token=$("$bin" token create claude-code --data-dir "$work/data" 2>/dev/null)
+  token=$("$1" token create claude-code --data-dir "$work/data" 2>/dev/null)
+}
+
+for bin in "${BINS[@]}"; do
+  start "$bin" '{"principal": "*", "server": "claude-code", "tool": "Write",
+                 "arguments": {"file_path": "/etc/*"}, "decision": "deny"}'
   echo "$bin"
   for kib in 16 64 256; do
     for shape in lines one-line path-tokens options key-headers; do
@@ -83,5 +91,67 @@ JSON
         { v[NR] = $1 * 1000 } END { printf "  %3d KiB %-11s median %8.1f ms  max %8.1f ms\n", kib, shape, v[int((NR + 1) / 2)], v[NR] }'
     done
   done
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+done
+
+cat > "$work/crowd.py" <<'PY'
+import http.client, json, sys, threading, time
+port, token, agents = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+event = json.load(open("tests/fixtures/hooks/claude-code/PreToolUse.json"))
+event["tool_name"] = "Bash"
+event["tool_input"] = {"command": "rm -rf build/ " * (int(3.9 * 1024 * 1024) // 14)}
+body, stop, large = json.dumps(event).encode(), False, []
+headers = {"Authorization": f"Bearer {token}"}
+def agent():
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    while not stop:
+        t = time.time()
+        c.request("POST", "/v1/hooks/claude-code", body, {**headers, "Content-Type": "application/json"})
+        r = c.getresponse(); out = r.read()
+        assert b'"deny"' in out, out[:300]
+        large.append(time.time() - t)
+if agents == 0:
+    # One large call at a time, 1 s apart: what an agent that sends one waits.
+    alone = []
+    for _ in range(5):
+        c = http.client.HTTPConnection("127.0.0.1", port)
+        t = time.time()
+        c.request("POST", "/v1/hooks/claude-code", body, {**headers, "Content-Type": "application/json"})
+        r = c.getresponse(); assert b'"deny"' in r.read()
+        alone.append(time.time() - t)
+        time.sleep(1)
+    alone.sort()
+    print(f"  one 3.9 MiB call alone: median {alone[2] * 1000:.1f} ms  max {alone[-1] * 1000:.1f} ms (n=5)")
+threads = [threading.Thread(target=agent) for _ in range(agents)]
+for t in threads: t.start()
+time.sleep(0.5)
+c, end = http.client.HTTPConnection("127.0.0.1", port), time.time() + 8
+small = {"GET /v1/tasks": [], "small hook deny": []}
+event["tool_input"] = {"command": "rm -rf /tmp/x"}
+small_hook = json.dumps(event).encode()
+while time.time() < end:
+    t = time.time()
+    c.request("GET", "/v1/tasks?limit=1", headers=headers)
+    r = c.getresponse(); r.read(); assert r.status == 200
+    small["GET /v1/tasks"].append(time.time() - t)
+    t = time.time()
+    c.request("POST", "/v1/hooks/claude-code", small_hook, {**headers, "Content-Type": "application/json"})
+    r = c.getresponse(); assert b'"deny"' in r.read()
+    small["small hook deny"].append(time.time() - t)
+    time.sleep(0.02)
+stop = True
+for t in threads: t.join()
+large.sort()
+ms = lambda v: f"{v * 1000:7.1f}"
+print(f"  {agents} agents posting" + (f" (their posts' median {ms(large[len(large) // 2]).strip()} ms, n={len(large)})" if large else ""))
+for name, v in small.items():
+    v.sort()
+    print(f"    {name:16} p50 {ms(v[len(v) // 2])} ms  p99 {ms(v[int(len(v) * 0.99)])} ms  max {ms(v[-1])} ms (n={len(v)})")
+PY
+for bin in "${BINS[@]}"; do
+  start "$bin" '{"principal": "*", "server": "claude-code", "tool": "Bash",
+                 "arguments": {"command": "rm *"}, "decision": "deny"}'
+  echo "$bin: a small read while agents post 3.9 MiB calls"
+  for agents in 0 1 2 3; do python3 "$work/crowd.py" "$port" "$token" "$agents"; done
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 done

@@ -2061,12 +2061,6 @@ async fn a_hook_event_is_read_only_when_sent_as_json() {
 /// up with no decision, so the write went ahead.
 #[tokio::test]
 async fn a_large_multi_line_write_still_gets_its_rules_deny() {
-    let s = Server::start(&[]).await;
-    let token = s.token("claude-code");
-    s.write_policy(json!([
-        {"principal": "*", "server": "claude-code", "tool": "Write",
-         "arguments": {"file_path": "/etc/*"}, "decision": "deny"}
-    ]));
     let content: String = (0..360)
         .map(|n| {
             format!(
@@ -2084,9 +2078,61 @@ async fn a_large_multi_line_write_still_gets_its_rules_deny() {
         "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n".repeat(400)
     );
     assert!(content.len() > 90_000, "{}", content.len());
+    write_denied_by_rule("/etc/cron.d/job.py", content).await;
+}
+
+/// A call of megabytes (a `Write` of a whole file; a `/v1` body may be up to 4 MiB) gets its
+/// rule's deny within the hook's deadline: the answer does not wait for the masking of the
+/// call's credentials, which reads every string of it. Its audit entry keeps at most 256 KiB of
+/// it, masked, the long string cut with a marker saying how much, and the chain still verifies.
+#[tokio::test]
+async fn a_call_of_megabytes_is_denied_in_time_and_recorded_cut() {
+    let content = format!(
+        "mysql -u root -pHunter2Secret shop\n{}",
+        "mysql -u app -pX shop < migrate.sql\n".repeat(3 * 1024 * 1024 / 36)
+    );
+    let s = write_denied_by_rule("/etc/cron.d/big.sh", content).await;
+    let started = Instant::now();
+    let entry = loop {
+        let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+        let entries = log["entries"].as_array().unwrap();
+        if let Some(e) = entries
+            .iter()
+            .find(|e| e["arguments"]["file_path"] == "/etc/cron.d/big.sh")
+        {
+            break e.clone();
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "not recorded");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(entry["decision"], "deny", "{}", entry["reason"]);
+    let kept = entry["arguments"]["content"].as_str().unwrap();
+    assert!(kept.starts_with("mysql -u root -p"), "{}", &kept[..80]);
+    assert!(!kept.contains("Hunter2Secret"), "{}", &kept[..80]);
+    let end = &kept[kept.len() - 40..];
+    assert!(
+        end.contains("… [truncated ") && end.ends_with(" MiB]"),
+        "{end}"
+    );
+    let size = serde_json::to_vec(&entry["arguments"]).unwrap().len();
+    assert!(size <= 256 * 1024, "{size} bytes kept");
+    let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
+/// Sends Claude Code's `PreToolUse` for a `Write` of `content` to `file_path` (under `/etc`)
+/// through the real hook, to a Taskdeck whose rule denies writes under `/etc`, and checks that
+/// the hook printed the rule's deny. Returns the server.
+async fn write_denied_by_rule(file_path: &str, content: String) -> Server {
+    let s = Server::start(&[]).await;
+    let token = s.token("claude-code");
+    s.write_policy(json!([
+        {"principal": "*", "server": "claude-code", "tool": "Write",
+         "arguments": {"file_path": "/etc/*"}, "decision": "deny"}
+    ]));
     let mut event = fixture("claude-code", "PreToolUse");
     event["tool_name"] = json!("Write");
-    event["tool_input"] = json!({"file_path": "/etc/cron.d/job.py", "content": content});
+    event["tool_input"] = json!({"file_path": file_path, "content": content});
     let out = hook(&s, "claude-code", &token, &event).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(
@@ -2102,4 +2148,5 @@ async fn a_large_multi_line_write_still_gets_its_rules_deny() {
         out.stderr,
         out.elapsed
     );
+    s
 }

@@ -78,7 +78,8 @@ pub struct AuditEntry {
     pub rule: Option<String>,
     /// Why: the human's reason, or the policy's explanation.
     pub reason: Option<String>,
-    /// The call as asked (secrets redacted).
+    /// The call as asked (secrets redacted); over [`crate::limits::ARGUMENTS_MAX_BYTES`] as
+    /// JSON, its longest strings cut ([`crate::limits::cut_to_size`]).
     pub arguments: Value,
     /// The call as approved, when the human edited it.
     pub edited_arguments: Option<Value>,

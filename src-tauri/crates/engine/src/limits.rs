@@ -9,9 +9,12 @@
 //! | one answer to an input request, as JSON text | [`ANSWER_MAX_BYTES`] (64 KiB) | refused ([`check_answer_size`]) |
 //! | a hosted task's input request, `_meta`, or failure (JSON text) | [`HOSTED_VALUE_MAX_BYTES`] (64 KiB) | refused ([`check_value_size`]) |
 //! | a hosted task's owner name | [`OWNER_MAX_BYTES`] (1 KiB) | refused ([`check_value_size`]) |
+//! | an audit entry's `arguments` and `editedArguments`, as JSON text | [`ARGUMENTS_MAX_BYTES`] (256 KiB) | longest strings cut ([`cut_to_size`]); the entry's digest is of the whole call |
 //!
 //! A status message is cut rather than refused: it is a progress line, and a runner should not
-//! fail over a long one. What a human approves or a tool runs on is never cut: it is refused,
+//! fail over a long one. So is the copy of a call the audit log keeps: a hook's event is judged
+//! however large it is (up to the 4 MiB a `/v1` body may be), and its record must not keep
+//! megabytes for a year. What a human approves or a tool runs on is never cut: it is refused,
 //! and the caller can shorten it.
 
 use serde_json::Value;
@@ -89,7 +92,7 @@ pub fn check_input_message(what: &str, message: &str) -> Result<(), String> {
 }
 
 /// The size of `value` as compact JSON text, in bytes, counted without building the text.
-fn json_size(value: &Value) -> usize {
+pub fn json_size(value: &Value) -> usize {
     /// Counts the bytes written to it.
     struct Counter(usize);
     impl std::io::Write for Counter {
@@ -105,6 +108,74 @@ fn json_size(value: &Value) -> usize {
     // Writing a `Value` to a counter cannot fail.
     let _ = serde_json::to_writer(&mut counter, value);
     counter.0
+}
+
+/// The shortest a string is cut to by [`cut_to_size`], in bytes (its marker included).
+pub const SHORTEST_CUT: usize = 64;
+
+/// `value` when it is at most `max` bytes as compact JSON text; otherwise the same shape with
+/// its longest strings cut ([`truncate`]: each ends `… [truncated 1.9 MiB]`) to the greatest
+/// length at which the whole fits. When even strings cut to [`SHORTEST_CUT`] bytes leave it
+/// over `max` (a value of very many members), the string `… [truncated 4.0 MiB]` instead,
+/// giving the size of the whole. Object keys are kept as they are.
+pub fn cut_to_size(value: Value, max: usize) -> Value {
+    let size = json_size(&value);
+    if size <= max {
+        return value;
+    }
+    let mut lengths = Vec::new();
+    string_lengths(&value, &mut lengths);
+    lengths.sort_unstable_by(|a, b| b.cmp(a));
+    // About how many bytes cutting every string to `keep` bytes saves (escapes aside: the
+    // result is measured again below).
+    let saved = |keep: usize| -> usize {
+        let longer = lengths.iter().take_while(|&&l| l > keep);
+        longer.map(|l| l - keep).sum()
+    };
+    let (mut low, mut high) = (SHORTEST_CUT, lengths.first().copied().unwrap_or(0));
+    while low < high {
+        let mid = low + (high - low).div_ceil(2);
+        match size - saved(mid) <= max {
+            true => low = mid,
+            false => high = mid - 1,
+        }
+    }
+    let mut keep = low;
+    loop {
+        let cut = cut_strings(&value, keep);
+        if json_size(&cut) <= max {
+            return cut;
+        }
+        if keep == SHORTEST_CUT {
+            return Value::String(format!("… [truncated {}]", human_bytes(size)));
+        }
+        keep = (keep / 2).max(SHORTEST_CUT);
+    }
+}
+
+/// Pushes the byte length of every string in `value` (not object keys) onto `out`.
+fn string_lengths(value: &Value, out: &mut Vec<usize>) {
+    match value {
+        Value::String(s) => out.push(s.len()),
+        Value::Array(items) => items.iter().for_each(|v| string_lengths(v, out)),
+        Value::Object(members) => members.values().for_each(|v| string_lengths(v, out)),
+        _ => {}
+    }
+}
+
+/// `value` with every string longer than `keep` bytes [`truncate`]d to `keep`.
+fn cut_strings(value: &Value, keep: usize) -> Value {
+    match value {
+        Value::String(s) if s.len() > keep => Value::String(truncate(s.clone(), keep)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| cut_strings(v, keep)).collect()),
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.clone(), cut_strings(v, keep)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// Checks the size of `tool`'s `arguments` as compact JSON text against
@@ -178,6 +249,32 @@ mod tests {
         let cut = truncate(huge, STATUS_MESSAGE_MAX_BYTES);
         assert!(cut.ends_with("x… [truncated 2.0 MiB]"), "{}", &cut[4000..]);
         assert!(cut.len() <= STATUS_MESSAGE_MAX_BYTES);
+    }
+
+    #[test]
+    fn values_over_the_cap_keep_their_shape_with_their_longest_strings_cut() {
+        use serde_json::json;
+        let small = json!({"command": "ls", "n": 3});
+        assert_eq!(cut_to_size(small.clone(), 1024), small);
+        // One huge string and several short ones: only the huge one is cut, to what fits.
+        let big = json!({"content": "x".repeat(1 << 20), "file_path": "/etc/a", "n": [1, 2]});
+        let cut = cut_to_size(big, 4096);
+        let size = json_size(&cut);
+        assert!((4000..=4096).contains(&size), "{size}");
+        assert_eq!(cut["file_path"], "/etc/a");
+        assert_eq!(cut["n"], json!([1, 2]));
+        let content = cut["content"].as_str().unwrap();
+        assert!(
+            content.ends_with("… [truncated 1020.1 KiB]"),
+            "{}",
+            &content[3900..]
+        );
+        // Strings that need escapes still end up under the cap.
+        let quotes = json!({"a": "\"".repeat(100_000), "b": "\n".repeat(100_000)});
+        assert!(json_size(&cut_to_size(quotes, 8192)) <= 8192);
+        // Too many members to fit even cut: a marker giving the whole size.
+        let many = json!((0..10_000).map(|i| format!("item {i}")).collect::<Vec<_>>());
+        assert_eq!(cut_to_size(many, 1024), json!("… [truncated 116.1 KiB]"));
     }
 
     #[test]

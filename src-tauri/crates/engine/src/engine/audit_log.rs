@@ -8,6 +8,7 @@ use super::{
     super::{
         audit::{AuditEntry, AuditVerification, DecisionRecord},
         clock::now_ms,
+        limits::{self, ARGUMENTS_MAX_BYTES},
         store,
     },
     Engine, EngineError,
@@ -25,12 +26,17 @@ impl Engine {
     /// chained to the previous entry's hash, `atMs` = now) and moves the log's head, and, when
     /// `rec.task_id` names a task that exists, appends a timeline event `decision` to it whose
     /// data is the entry (so the task shows the decision while it lives; the entry outlives it).
-    /// Returns the entry as stored.
+    /// Returns the entry as stored. Its `arguments` and `editedArguments` are kept up to
+    /// [`ARGUMENTS_MAX_BYTES`] each as JSON, longer strings cut ([`limits::cut_to_size`]); the
+    /// digest stays the caller's, of the whole call.
     ///
     /// Errors: [`EngineError::Invalid`] when `decision` is not `allow`/`deny`/`ask` or
     /// `decided_by` not `rule`/`default`/`human`/`expiry`/`abandoned` (nothing is written);
     /// [`EngineError::Store`].
-    pub async fn record_decision(&self, rec: DecisionRecord) -> Result<AuditEntry, EngineError> {
+    pub async fn record_decision(
+        &self,
+        mut rec: DecisionRecord,
+    ) -> Result<AuditEntry, EngineError> {
         if !DECISIONS.contains(&rec.decision.as_str()) {
             return Err(EngineError::Invalid(format!(
                 "decision must be one of {DECISIONS:?}, not {:?}",
@@ -43,6 +49,10 @@ impl Engine {
                 rec.decided_by
             )));
         }
+        rec.arguments = limits::cut_to_size(rec.arguments, ARGUMENTS_MAX_BYTES);
+        rec.edited_arguments = rec
+            .edited_arguments
+            .map(|e| limits::cut_to_size(e, ARGUMENTS_MAX_BYTES));
         let entry = self
             .parts
             .store

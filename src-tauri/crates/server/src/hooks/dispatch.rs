@@ -15,9 +15,10 @@ use super::{
     output,
     own_server::{AgentEnv, Definition, OwnServers},
     permission_task::{PERMISSION_TOOL, PermissionArguments},
+    records::PendingRecord,
 };
-use crate::policy::Decision;
-use taskdeck_engine::{DecisionRecord, EngineError, Principal, TaskRecord, TaskStatus};
+use crate::policy::{Decision, Verdict};
+use taskdeck_engine::{EngineError, Principal, TaskRecord, TaskStatus};
 
 /// Claude Code's tool that asks the person questions with choices: its `PermissionRequest` is
 /// left to Claude's own prompt.
@@ -116,7 +117,7 @@ impl Hooks {
         if !asks {
             let (out, verdict) = call.pre_tool_use(&self.policy);
             if let Some(verdict) = verdict {
-                self.record_in_background(call.decision_record(&verdict), answer_by);
+                self.record_in_background(&call, verdict, answer_by).await;
             }
             return Ok(HookReply::Now(out));
         }
@@ -133,7 +134,8 @@ impl Hooks {
             return Ok(HookReply::Now(output::permission_allow(None)));
         }
         if verdict.decision != Decision::Ask {
-            self.record_in_background(call.decision_record(&verdict), answer_by);
+            self.record_in_background(&call, verdict.clone(), answer_by)
+                .await;
         }
         match verdict.decision {
             Decision::Allow => Ok(HookReply::Now(output::permission_allow(None))),
@@ -208,28 +210,20 @@ impl Hooks {
         Ok(task.task_id.clone())
     }
 
-    /// Writes `record` to the audit log without making the hook wait for the store's commit
-    /// (a record that cannot be written is logged; the decision stands). Taken after
-    /// `answer_by` (Unix ms), when the hook had stopped waiting, it never reached the agent:
-    /// recorded as `ask` by `abandoned` (the agent's own flow decided), saying what the policy
-    /// said.
-    fn record_in_background(&self, mut record: DecisionRecord, answer_by: Option<i64>) {
-        if answer_by.is_some_and(|by| chrono::Utc::now().timestamp_millis() > by) {
-            record.reason = Some(format!(
-                "the hook had stopped waiting when Taskdeck decided (Taskdeck was slow or \
-                 paused): the agent's own flow decided, not this {} ({})",
-                record.decision,
-                record.reason.as_deref().unwrap_or("")
-            ));
-            record.decision = "ask".into();
-            record.decided_by = "abandoned".into();
-        }
-        let engine = self.engine.clone();
-        tokio::spawn(async move {
-            if let Err(e) = engine.record_decision(record).await {
-                tracing::warn!("cannot record a hook's decision in the audit log: {e}");
-            }
-        });
+    /// Queues the audit record of `verdict` on `call` ([`super::records`]): the hook's answer
+    /// does not wait for it to be made or written (a call over 256 KiB only for room in the
+    /// queue). Taken after `answer_by` (Unix ms), the decision is recorded as abandoned
+    /// ([`PendingRecord::late`]).
+    async fn record_in_background(
+        &self,
+        call: &HookCall<'_>,
+        verdict: Verdict,
+        answer_by: Option<i64>,
+    ) {
+        let late = answer_by.is_some_and(|by| chrono::Utc::now().timestamp_millis() > by);
+        self.records
+            .queue(PendingRecord::of(call, verdict, late))
+            .await;
     }
 }
 

@@ -4,8 +4,8 @@
 //!
 //! - `PreToolUse`: only an explicit policy rule decides ([`decide`]); no rule, no decision (the
 //!   agent goes on with its own permission flow). No task; a rule's decision goes to the audit
-//!   log in the background (the answer does not wait for the store); no rule, no write. This
-//!   path is fast.
+//!   log in the background ([`records`]: the answer waits neither for the masking of the
+//!   call's credentials nor for the store); no rule, no write. This path is fast.
 //! - `PermissionRequest`: the policy decides with its defaults (no rule → ask). An ask is a
 //!   task of [`permission_task`], whose run asks the human; the hook waits for it. A tool of
 //!   the agent's MCP server that is this Taskdeck ([`own_server`]) is allowed without a
@@ -28,6 +28,7 @@ pub mod event;
 pub mod output;
 pub mod own_server;
 pub mod permission_task;
+pub mod records;
 pub mod session_task;
 pub mod sessions;
 
@@ -111,6 +112,8 @@ pub struct Hooks {
     /// Edited inputs holding credentials, for the hooks that print them
     /// ([`permission_task::EditedInputs`]).
     pub edited: Arc<permission_task::EditedInputs>,
+    /// The policy's decisions waiting to be recorded in the audit log ([`records`]).
+    pub records: records::Records,
 }
 
 impl Hooks {
@@ -140,6 +143,7 @@ impl Hooks {
             session_events,
             own_servers: Arc::new(own_server::OwnServers::new(port)),
             edited,
+            records: records::Records::spawn(engine.clone()),
         });
         tokio::spawn(sessions::apply_in_order(Arc::downgrade(&hooks), queue));
         hooks
