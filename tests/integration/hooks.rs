@@ -14,7 +14,7 @@ use std::{
 use serde_json::{Value, json};
 use tokio::{io::AsyncWriteExt, process::Command};
 
-use crate::harness::{BIN, Server, assert_not_on_disk};
+use crate::harness::{BIN, Server, assert_not_on_disk, stop_cleanly};
 
 fn fixture(agent: &str, name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -2118,6 +2118,48 @@ async fn a_call_of_megabytes_is_denied_in_time_and_recorded_cut() {
     assert!(size <= 256 * 1024, "{size} bytes kept");
     let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
     assert_eq!(verified["ok"], true, "{verified}");
+}
+
+/// A rule's decision is recorded after the hook has its answer; a stop right after the answer
+/// still writes it before the store closes, so the audit log misses no decision that reached
+/// an agent.
+#[tokio::test]
+async fn a_decision_answered_just_before_a_stop_is_still_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &[]).await;
+    let token = s.token("claude-code");
+    s.write_policy(bash_rules());
+    // Large enough that masking it takes a while after the answer.
+    let command = format!(
+        "rm -rf /srv/old {}",
+        "PGPASSWORD=x psql -c 'vacuum' ".repeat(40_000)
+    );
+    let event = with_command(&fixture("claude-code", "PreToolUse"), &command);
+    let resp = s
+        .http
+        .post(s.url("/v1/hooks/claude-code"))
+        .bearer_auth(&token)
+        .json(&event)
+        .send()
+        .await
+        .unwrap();
+    let out: Value = resp.json().await.unwrap();
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{out}"
+    );
+    assert!(stop_cleanly(&mut s).await.success());
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{}", log.to_string().len());
+    let kept = entries[0]["arguments"]["command"].as_str().unwrap();
+    assert!(
+        kept.starts_with("rm -rf /srv/old PGPASSWORD="),
+        "{}",
+        &kept[..60]
+    );
+    assert_eq!(entries[0]["decision"], "deny");
 }
 
 /// Sends Claude Code's `PreToolUse` for a `Write` of `content` to `file_path` (under `/etc`)

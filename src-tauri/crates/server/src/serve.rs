@@ -285,7 +285,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
             log_dir: crate::tools::output::log_dir(&cfg.data_dir),
         }))
         .merge(servers_api::router(gateway.clone()))
-        .merge(hooks_api::router(hooks))
+        .merge(hooks_api::router(hooks.clone()))
         .merge(audit_api::router(engine.clone()))
         .layer(middleware::from_fn(http_api::problem_for_405))
         // Every /v1 body is read (and a too large one refused with 413) before its handler;
@@ -333,6 +333,8 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
     let data_dir = cfg.data_dir.clone();
     let done = tokio::spawn(async move {
         crate::listen::serve(listener, app, stop).await;
+        // The hooks' decisions answered but not yet in the audit log are written first.
+        hooks.records.flush().await;
         engine_for_stop.shutdown();
         gateway_for_stop.shutdown();
         empty_wal(&engine_for_stop).await;

@@ -4,12 +4,13 @@
 //! writes the record. At most [`LARGE_PENDING`] records of calls over
 //! [`limits::ARGUMENTS_MAX_BYTES`] wait at a time: an agent that sends large calls faster than
 //! they can be recorded waits for room before its next answer, so what is pending stays
-//! bounded and no decision goes unrecorded, while every other call's answer never waits.
+//! bounded and no decision goes unrecorded, while every other call's answer never waits. At a
+//! stop, [`Records::flush`] writes what is still waiting before the store is closed.
 
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use super::{Agent, decide::HookCall};
 use crate::policy::Verdict;
@@ -80,10 +81,18 @@ impl PendingRecord {
     }
 }
 
+/// What the worker is given, in order.
+enum Job {
+    /// Make and write this record.
+    Record(Box<PendingRecord>),
+    /// Say so once every record queued before this one is written.
+    Flush(oneshot::Sender<()>),
+}
+
 /// The queue of records to make, with its worker.
 pub struct Records {
     /// Records in the order decided.
-    queue: mpsc::UnboundedSender<PendingRecord>,
+    queue: mpsc::UnboundedSender<Job>,
     /// One permit per large record that may wait ([`LARGE_PENDING`]).
     large: Arc<Semaphore>,
 }
@@ -93,9 +102,16 @@ impl Records {
     /// ends when the `Records` is dropped. A record that cannot be written is logged (the
     /// decision stands). Call inside a tokio runtime.
     pub fn spawn(engine: Engine) -> Records {
-        let (queue, mut pending) = mpsc::unbounded_channel::<PendingRecord>();
+        let (queue, mut pending) = mpsc::unbounded_channel::<Job>();
         tokio::spawn(async move {
-            while let Some(record) = pending.recv().await {
+            while let Some(job) = pending.recv().await {
+                let record = match job {
+                    Job::Record(record) => record,
+                    Job::Flush(done) => {
+                        let _ = done.send(());
+                        continue;
+                    }
+                };
                 let written = match tokio::task::spawn_blocking(move || record.make()).await {
                     Ok(made) => engine.record_decision(made).await.map(drop),
                     Err(e) => Err(taskdeck_engine::EngineError::Invalid(e.to_string())),
@@ -118,8 +134,17 @@ impl Records {
             // The semaphore is never closed.
             record.room = self.large.clone().acquire_owned().await.ok();
         }
-        if self.queue.send(record).is_err() {
+        if self.queue.send(Job::Record(Box::new(record))).is_err() {
             tracing::warn!("cannot record a hook's decision: the audit queue is closed");
+        }
+    }
+
+    /// Returns once every record queued before the call is written (or could not be: see
+    /// [`Records::spawn`]). For a stop: call after the last request, before the store closes.
+    pub async fn flush(&self) {
+        let (done, written) = oneshot::channel();
+        if self.queue.send(Job::Flush(done)).is_ok() {
+            let _ = written.await;
         }
     }
 }
