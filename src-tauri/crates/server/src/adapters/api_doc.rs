@@ -1,8 +1,10 @@
 //! The OpenAPI 3.1 document of `/v1` (`GET /v1/openapi.json`): the operations and schemas the
 //! handlers declare (gathered from their `utoipa-axum` routers), plus what every route answers
 //! before its handler runs: 401 (the guard: no or a bad token, with `WWW-Authenticate`), 403
-//! (the guard: a Host or Origin that is not loopback), 413 (a body over 4 MiB), and 400 for a
-//! path segment that is not UTF-8. `tests/contract/run.sh` checks the server against it.
+//! (the guard: a Host or Origin that is not loopback), 413 (a body over 4 MiB), 400 for a
+//! path segment that is not UTF-8, and, on every route that writes to the store (a POST, PUT,
+//! PATCH or DELETE not in [`NO_STORE_WRITE`]), 503 `disk_full` when the store's disk is full. `tests/contract/run.sh` checks the server
+//! against it.
 
 use std::sync::OnceLock;
 
@@ -30,6 +32,18 @@ use taskdeck_engine::Engine;
 )]
 struct ApiInfo;
 
+/// The paths whose POST, PUT or DELETE never answers 503 `disk_full`: they write files of the
+/// config dir, not the store (the policy, the servers), or report a full disk inside a 200 (a
+/// hook's answer is then `{}`, no decision; a batch decision says it per item).
+const NO_STORE_WRITE: [&str; 6] = [
+    "/v1/policy",
+    "/v1/policy/rules/{id}",
+    "/v1/servers",
+    "/v1/servers/{name}",
+    "/v1/hooks/{agent}",
+    "/v1/approvals/decide",
+];
+
 /// The `/v1` document of a server whose agent-callable task tools are `tools` (the names
 /// `POST /v1/jobs` takes as `tool`; any name when empty).
 pub fn build(tools: &[String]) -> OpenApi {
@@ -54,6 +68,17 @@ pub fn build(tools: &[String]) -> OpenApi {
         let has_path_params = path.contains('{');
         for op in operations(item) {
             add_guard_responses(op, has_path_params);
+        }
+        if !NO_STORE_WRITE.contains(&path.as_str()) {
+            let writes = [
+                &mut item.post,
+                &mut item.put,
+                &mut item.patch,
+                &mut item.delete,
+            ];
+            for op in writes.into_iter().flatten() {
+                add_disk_full_response(op);
+            }
         }
     }
     doc
@@ -151,6 +176,27 @@ fn add_guard_responses(op: &mut Operation, has_path_params: bool) {
     }
 }
 
+/// Adds the 503 a write refused on a full disk answers (`api_error::DISK_FULL_REASON`; an
+/// operation's own description of 503 wins).
+fn add_disk_full_response(op: &mut Operation) {
+    let full = problem_response(
+        "the store's disk is full: nothing was written (`reason: \"disk_full\"`); retry once \
+         there is space",
+    )
+    .header(
+        "Retry-After",
+        HeaderBuilder::new()
+            .schema(ObjectBuilder::new().schema_type(Type::Integer))
+            .description(Some("seconds to wait before retrying: `5`"))
+            .build(),
+    )
+    .build();
+    op.responses
+        .responses
+        .entry("503".to_string())
+        .or_insert(RefOr::T(full));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +214,13 @@ mod tests {
                         "{method} {path} lacks {status}"
                     );
                 }
+                // A write to the store may be refused on a full disk.
+                let writes = method != "get" && !NO_STORE_WRITE.contains(&path.as_str());
+                assert_eq!(
+                    op["responses"].get("503").is_some(),
+                    writes,
+                    "{method} {path}: 503"
+                );
             }
         }
         assert_eq!(
