@@ -63,7 +63,8 @@ pub struct LogQuery {
     /// Byte offset to read from (a previous answer's `nextOffset`); one inside a UTF-8
     /// character reads from the next character (the answer's `offset` says where). Default 0.
     offset: Option<u64>,
-    /// Instead of `offset`: start this many bytes before the end (at the next line start).
+    /// Instead of `offset`: start this many bytes before the end (at the next line start, or
+    /// the next redraw of a line a `\r` redraws).
     tail: Option<u64>,
     /// Most bytes to return (default 65536); 0 reads 1 and more than 1048576 reads 1048576.
     /// A chunk it cuts ends after its last newline when it has one, else after its last whole
@@ -143,7 +144,7 @@ struct Range {
 }
 
 /// Reads up to `limit` bytes from `offset` (or from `tail` bytes before the end, moved to the
-/// next line start; from an `offset` inside a UTF-8 character, moved to the next character),
+/// next line start or `\r` redraw; from an `offset` inside a UTF-8 character, moved to the next character),
 /// at the start of the kept output at the earliest. A chunk cut by `limit` ends after its last
 /// newline when it has one, else after its last whole character, so lines and characters are
 /// not split. `None` when there is no log file.
@@ -191,11 +192,17 @@ fn read_range_of(
     if start <= kept {
         start = kept;
     } else if offset.is_none() && tail.is_some() {
-        // Skip the partial first line: find the newline before `start`'s line ends.
+        // Skip the partial first line: find the newline before `start`'s line ends, or the
+        // `\r` before its next redraw (a progress bar's line: its latest drawings stay in the
+        // tail; a `\r\n` is one line end).
         file.seek(SeekFrom::Start(start - 1))?;
         let mut probe = vec![0u8; (size - start + 1).min(limit) as usize];
         let n = file.read(&mut probe)?;
-        if let Some(i) = probe[..n].iter().position(|&b| b == b'\n') {
+        let probe = &probe[..n];
+        if let Some(mut i) = probe.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if probe[i] == b'\r' && probe.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
             start = start - 1 + i as u64 + 1;
         }
     }
@@ -329,6 +336,17 @@ mod tests {
             ..
         } = read_range(&path, None, Some(9), 1024).unwrap().unwrap();
         assert_eq!((o, b.as_slice()), (8, &b"three\n"[..]));
+        // A line a progress bar redraws with `\r`: the tail starts at a redraw, so its latest
+        // state is in it, however long the whole line is; `\r\n` is one line end.
+        std::fs::write(&path, "get\r 10%\r 20%\r 30%\ndone\r\nok\n").unwrap();
+        let Range {
+            offset: o,
+            bytes: b,
+            ..
+        } = read_range(&path, None, Some(14), 1024).unwrap().unwrap();
+        assert_eq!((o, b.as_slice()), (14, &b" 30%\ndone\r\nok\n"[..]));
+        let Range { bytes: b, .. } = read_range(&path, None, Some(6), 1024).unwrap().unwrap();
+        assert_eq!(b.as_slice(), b"ok\n");
         // Characters are not split: an offset inside one starts at the next, and a limit
         // inside one (a line longer than the limit) ends before it.
         std::fs::write(&path, "aé€😀b").unwrap();
