@@ -2162,6 +2162,68 @@ async fn a_decision_answered_just_before_a_stop_is_still_recorded() {
     assert_eq!(entries[0]["decision"], "deny");
 }
 
+/// An agent sending large calls faster than they can be recorded waits for room among its own
+/// records; another agent's large call is answered without waiting behind them.
+#[tokio::test]
+async fn one_agents_large_calls_keep_no_other_agent_waiting() {
+    let (s, flooder) = ruled("claude-code").await;
+    let other = s.token("other-agent");
+    let command = format!(
+        "rm -rf /srv/old {}",
+        "PGPASSWORD=x psql -c 'vacuum' ".repeat(60_000)
+    );
+    let event = with_command(&fixture("claude-code", "PreToolUse"), &command);
+    let post = |token: String| {
+        let (http, url, event) = (
+            s.http.clone(),
+            s.url("/v1/hooks/claude-code"),
+            event.clone(),
+        );
+        tokio::spawn(async move {
+            let out: Value = http
+                .post(url)
+                .bearer_auth(token)
+                .json(&event)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(
+                out["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{out}"
+            );
+            Instant::now()
+        })
+    };
+    // Four wait to be recorded; the flooder's next two wait for room.
+    let flood: Vec<_> = (0..6).map(|_| post(flooder.clone())).collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let answered = post(other).await.unwrap();
+    let mut last_flood = answered;
+    for f in flood {
+        last_flood = last_flood.max(f.await.unwrap());
+    }
+    assert!(
+        answered < last_flood,
+        "the other agent waited behind the flood"
+    );
+    // Every decision is recorded.
+    let started = Instant::now();
+    loop {
+        let (_, log) = s.v1_get(Some(&s.admin), "/v1/audit?format=json").await;
+        if log["entries"].as_array().unwrap().len() == 7 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "not all recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Sends Claude Code's `PreToolUse` for a `Write` of `content` to `file_path` (under `/etc`)
 /// through the real hook, to a Taskdeck whose rule denies writes under `/etc`, and checks that
 /// the hook printed the rule's deny. Returns the server.

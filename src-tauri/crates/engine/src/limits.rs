@@ -9,7 +9,7 @@
 //! | one answer to an input request, as JSON text | [`ANSWER_MAX_BYTES`] (64 KiB) | refused ([`check_answer_size`]) |
 //! | a hosted task's input request, `_meta`, or failure (JSON text) | [`HOSTED_VALUE_MAX_BYTES`] (64 KiB) | refused ([`check_value_size`]) |
 //! | a hosted task's owner name | [`OWNER_MAX_BYTES`] (1 KiB) | refused ([`check_value_size`]) |
-//! | an audit entry's `arguments` and `editedArguments`, as JSON text | [`ARGUMENTS_MAX_BYTES`] (256 KiB) | longest strings cut ([`cut_to_size`]); the entry's digest is of the whole call |
+//! | an audit entry's `arguments` and `editedArguments`, as JSON text | [`ARGUMENTS_MAX_BYTES`] (256 KiB) | longest strings cut, then, for very many values, the members of arrays and objects ([`cut_to_size`]); the entry's digest is of the whole call |
 //!
 //! A status message is cut rather than refused: it is a progress line, and a runner should not
 //! fail over a long one. So is the copy of a call the audit log keeps: a hook's event is judged
@@ -65,11 +65,12 @@ pub fn truncate(text: String, max: usize) -> String {
 pub fn human_bytes(n: usize) -> String {
     const KIB: f64 = 1024.0;
     let n_f = n as f64;
+    // A unit is left once its number would read 1024.0.
     if n < 1024 {
         format!("{n} bytes")
-    } else if n_f < KIB * KIB {
+    } else if n_f < KIB * KIB - KIB / 20.0 {
         format!("{:.1} KiB", n_f / KIB)
-    } else if n_f < KIB * KIB * KIB {
+    } else if n_f < KIB * KIB * (KIB - 1.0 / 20.0) {
         format!("{:.1} MiB", n_f / (KIB * KIB))
     } else {
         format!("{:.1} GiB", n_f / (KIB * KIB * KIB))
@@ -110,70 +111,166 @@ pub fn json_size(value: &Value) -> usize {
     counter.0
 }
 
-/// The shortest a string is cut to by [`cut_to_size`], in bytes (its marker included).
+/// The shortest a string is cut to by [`cut_to_size`], in bytes of JSON text (its marker
+/// included).
 pub const SHORTEST_CUT: usize = 64;
 
-/// `value` when it is at most `max` bytes as compact JSON text; otherwise the same shape with
-/// its longest strings cut ([`truncate`]: each ends `… [truncated 1.9 MiB]`) to the greatest
-/// length at which the whole fits. When even strings cut to [`SHORTEST_CUT`] bytes leave it
-/// over `max` (a value of very many members), the string `… [truncated 4.0 MiB]` instead,
-/// giving the size of the whole. Object keys are kept as they are.
+/// What [`cut_to_size`] cuts strings to when it must also cut the members of arrays and
+/// objects, in bytes of JSON text.
+const CUT_WITH_MEMBERS: usize = 1024;
+
+/// `value` when it is at most `max` bytes as compact JSON text; otherwise the same shape, cut:
+/// its longest strings and object keys cut ([`truncate`]'s marker: `… [truncated 1.9 MiB]`,
+/// the bytes left out) to the greatest length, counted as JSON text, at which the whole fits.
+/// When even strings of [`SHORTEST_CUT`] bytes leave it over `max` (very many members), strings
+/// are cut to 1 KiB and every array and object keeps its first members, as many as fit, then
+/// says how many it left out (an array's last item `… [12345 more items]`, an object's last
+/// member `"…": "[12345 more members]"`). Only when even one member each is too much (never
+/// for `max` of a few KiB and JSON of at most 128 levels) the string `… [truncated 4.0 MiB]`,
+/// the size of the whole.
 pub fn cut_to_size(value: Value, max: usize) -> Value {
     let size = json_size(&value);
     if size <= max {
         return value;
     }
     let mut lengths = Vec::new();
-    string_lengths(&value, &mut lengths);
+    text_lengths(&value, &mut lengths);
     lengths.sort_unstable_by(|a, b| b.cmp(a));
-    // About how many bytes cutting every string to `keep` bytes saves (escapes aside: the
-    // result is measured again below).
+    // How much cutting every string and key to `keep` bytes of JSON text saves, at least.
     let saved = |keep: usize| -> usize {
         let longer = lengths.iter().take_while(|&&l| l > keep);
         longer.map(|l| l - keep).sum()
     };
-    let (mut low, mut high) = (SHORTEST_CUT, lengths.first().copied().unwrap_or(0));
-    while low < high {
-        let mid = low + (high - low).div_ceil(2);
-        match size - saved(mid) <= max {
-            true => low = mid,
-            false => high = mid - 1,
+    if size - saved(SHORTEST_CUT) <= max {
+        let (mut low, mut high) = (SHORTEST_CUT, lengths.first().copied().unwrap_or(0));
+        while low < high {
+            let mid = low + (high - low).div_ceil(2);
+            match size - saved(mid) <= max {
+                true => low = mid,
+                false => high = mid - 1,
+            }
         }
+        return cut(&value, low, usize::MAX);
     }
-    let mut keep = low;
-    loop {
-        let cut = cut_strings(&value, keep);
-        if json_size(&cut) <= max {
-            return cut;
+    let mut widest = 0;
+    widest_container(&value, &mut widest);
+    for keep in [CUT_WITH_MEMBERS, SHORTEST_CUT] {
+        let fits = |members: usize| json_size(&cut(&value, keep, members)) <= max;
+        if !fits(1) {
+            continue;
         }
-        if keep == SHORTEST_CUT {
-            return Value::String(format!("… [truncated {}]", human_bytes(size)));
+        let (mut low, mut high) = (1, widest);
+        while low < high {
+            let mid = low + (high - low).div_ceil(2);
+            match fits(mid) {
+                true => low = mid,
+                false => high = mid - 1,
+            }
         }
-        keep = (keep / 2).max(SHORTEST_CUT);
+        return cut(&value, keep, low);
+    }
+    Value::String(format!("… [truncated {}]", human_bytes(size)))
+}
+
+/// The bytes `c` takes in a JSON string (serde_json's escapes: `\"`, `\\`, `\n` and the
+/// like, `\u001f` for the other control characters).
+fn escaped_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
     }
 }
 
-/// Pushes the byte length of every string in `value` (not object keys) onto `out`.
-fn string_lengths(value: &Value, out: &mut Vec<usize>) {
+/// The bytes `text` takes inside a JSON string's quotes.
+fn escaped_len(text: &str) -> usize {
+    text.chars().map(escaped_char_len).sum()
+}
+
+/// `text` when it takes at most `keep` bytes inside a JSON string; otherwise its start, as
+/// much as fits with [`truncate`]'s marker saying how many bytes (UTF-8) were left out.
+fn cut_text(text: &str, keep: usize) -> String {
+    if escaped_len(text) <= keep {
+        return text.to_string();
+    }
+    let room = keep.saturating_sub(MARKER_ROOM);
+    let (mut taken, mut end) = (0, 0);
+    for (i, c) in text.char_indices() {
+        taken += escaped_char_len(c);
+        if taken > room {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    format!(
+        "{}… [truncated {}]",
+        &text[..end],
+        human_bytes(text.len() - end)
+    )
+}
+
+/// Pushes the JSON-text length of every string and object key in `value` onto `out`.
+fn text_lengths(value: &Value, out: &mut Vec<usize>) {
     match value {
-        Value::String(s) => out.push(s.len()),
-        Value::Array(items) => items.iter().for_each(|v| string_lengths(v, out)),
-        Value::Object(members) => members.values().for_each(|v| string_lengths(v, out)),
+        Value::String(s) => out.push(escaped_len(s)),
+        Value::Array(items) => items.iter().for_each(|v| text_lengths(v, out)),
+        Value::Object(members) => members.iter().for_each(|(k, v)| {
+            out.push(escaped_len(k));
+            text_lengths(v, out)
+        }),
         _ => {}
     }
 }
 
-/// `value` with every string longer than `keep` bytes [`truncate`]d to `keep`.
-fn cut_strings(value: &Value, keep: usize) -> Value {
+/// Raises `widest` to the most members of an array or object in `value`.
+fn widest_container(value: &Value, widest: &mut usize) {
     match value {
-        Value::String(s) if s.len() > keep => Value::String(truncate(s.clone(), keep)),
-        Value::Array(items) => Value::Array(items.iter().map(|v| cut_strings(v, keep)).collect()),
-        Value::Object(members) => Value::Object(
-            members
+        Value::Array(items) => {
+            *widest = (*widest).max(items.len());
+            items.iter().for_each(|v| widest_container(v, widest));
+        }
+        Value::Object(members) => {
+            *widest = (*widest).max(members.len());
+            members.values().for_each(|v| widest_container(v, widest));
+        }
+        _ => {}
+    }
+}
+
+/// `value` with every string and object key over `keep` bytes of JSON text cut
+/// ([`cut_text`]), and every array and object cut to its first `members` members, with one
+/// more saying how many were left out.
+fn cut(value: &Value, keep: usize, members: usize) -> Value {
+    match value {
+        Value::String(s) => Value::String(cut_text(s, keep)),
+        Value::Array(items) => {
+            let mut kept: Vec<Value> = items
                 .iter()
-                .map(|(k, v)| (k.clone(), cut_strings(v, keep)))
-                .collect(),
-        ),
+                .take(members)
+                .map(|v| cut(v, keep, members))
+                .collect();
+            if items.len() > members {
+                kept.push(Value::String(format!(
+                    "… [{} more items]",
+                    items.len() - members
+                )));
+            }
+            Value::Array(kept)
+        }
+        Value::Object(all) => {
+            let mut kept: serde_json::Map<String, Value> = all
+                .iter()
+                .take(members)
+                .map(|(k, v)| (cut_text(k, keep), cut(v, keep, members)))
+                .collect();
+            if all.len() > members {
+                kept.insert(
+                    "…".into(),
+                    Value::String(format!("[{} more members]", all.len() - members)),
+                );
+            }
+            Value::Object(kept)
+        }
         other => other.clone(),
     }
 }
@@ -269,12 +366,32 @@ mod tests {
             "{}",
             &content[3900..]
         );
-        // Strings that need escapes still end up under the cap.
-        let quotes = json!({"a": "\"".repeat(100_000), "b": "\n".repeat(100_000)});
-        assert!(json_size(&cut_to_size(quotes, 8192)) <= 8192);
-        // Too many members to fit even cut: a marker giving the whole size.
-        let many = json!((0..10_000).map(|i| format!("item {i}")).collect::<Vec<_>>());
-        assert_eq!(cut_to_size(many, 1024), json!("… [truncated 116.1 KiB]"));
+        // Text JSON must escape is counted as written: what is kept still fills the cap.
+        for unit in ["abcdefg\n", "abc\"", "ab\u{1}", "x = \"abc\" # it's fine\n"] {
+            let text = unit.repeat((2 << 20) / unit.len());
+            let cut = cut_to_size(json!({"file_path": "/etc/a", "content": text}), 8192);
+            let size = json_size(&cut);
+            assert!((8000..=8192).contains(&size), "{unit:?}: {size}");
+            assert_eq!(cut["file_path"], "/etc/a");
+        }
+        // Very many members: strings of 1 KiB at most, and every array and object keeps its
+        // first members, saying how many it left out; the call's other members stay.
+        let many = json!({"file_path": "/etc/a", "items": (0..100_000).map(|i| format!("item {i}")).collect::<Vec<_>>()});
+        let cut = cut_to_size(many, 4096);
+        assert!(json_size(&cut) <= 4096, "{}", json_size(&cut));
+        assert_eq!(cut["file_path"], "/etc/a");
+        let items = cut["items"].as_array().unwrap();
+        assert_eq!(items[0], "item 0");
+        let last = items.last().unwrap().as_str().unwrap();
+        assert_eq!(
+            last,
+            format!("… [{} more items]", 100_000 - (items.len() - 1))
+        );
+        // A huge key is cut as a string is.
+        let key = json!({"file_path": "/etc/a", "k".repeat(1 << 20): 1});
+        let cut = cut_to_size(key, 4096);
+        assert!(json_size(&cut) <= 4096);
+        assert_eq!(cut["file_path"], "/etc/a");
     }
 
     #[test]
@@ -283,6 +400,9 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(1_992_294), "1.9 MiB");
         assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(human_bytes((1 << 20) - 1), "1.0 MiB");
+        assert_eq!(human_bytes((1 << 20) - 52), "1023.9 KiB");
+        assert_eq!(human_bytes((1 << 30) - 1), "1.0 GiB");
     }
 
     #[test]

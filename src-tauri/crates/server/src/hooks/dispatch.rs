@@ -211,18 +211,17 @@ impl Hooks {
     }
 
     /// Queues the audit record of `verdict` on `call` ([`super::records`]): the hook's answer
-    /// does not wait for it to be made or written (a call over 256 KiB only for room in the
-    /// queue). Taken after `answer_by` (Unix ms), the decision is recorded as abandoned
-    /// ([`PendingRecord::late`]).
+    /// does not wait for it to be made or written (an agent's call over 256 KiB only for room
+    /// among that agent's). Queued after `answer_by` (Unix ms), the decision is recorded as
+    /// abandoned ([`PendingRecord::answer_by`]).
     async fn record_in_background(
         &self,
         call: &HookCall<'_>,
         verdict: Verdict,
         answer_by: Option<i64>,
     ) {
-        let late = answer_by.is_some_and(|by| chrono::Utc::now().timestamp_millis() > by);
         self.records
-            .queue(PendingRecord::of(call, verdict, late))
+            .queue(PendingRecord::of(call, verdict, answer_by))
             .await;
     }
 }

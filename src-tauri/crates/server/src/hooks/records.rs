@@ -1,13 +1,17 @@
 //! The audit records of the decisions the policy takes on hook events, made and written after
 //! the hook has its answer: one worker takes them in the order decided, masks each call's
 //! credentials on a blocking thread (which reads every string of a call of up to 4 MiB) and
-//! writes the record. At most [`LARGE_PENDING`] records of calls over
+//! writes the record. At most [`LARGE_PENDING`] records of one principal's calls over
 //! [`limits::ARGUMENTS_MAX_BYTES`] wait at a time: an agent that sends large calls faster than
 //! they can be recorded waits for room before its next answer, so what is pending stays
-//! bounded and no decision goes unrecorded, while every other call's answer never waits. At a
-//! stop, [`Records::flush`] writes what is still waiting before the store is closed.
+//! bounded and no decision goes unrecorded, while the other agents' answers never wait for it.
+//! A decision whose hook stopped waiting meanwhile is recorded as abandoned. At a stop,
+//! [`Records::flush`] writes what is still waiting before the store is closed.
 
-use std::sync::Arc;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
 
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
@@ -16,8 +20,8 @@ use super::{Agent, decide::HookCall};
 use crate::policy::Verdict;
 use taskdeck_engine::{Engine, limits};
 
-/// How many records of calls over [`limits::ARGUMENTS_MAX_BYTES`] (as JSON) may wait to be
-/// made before the next such call's answer waits for room.
+/// How many records of one principal's calls over [`limits::ARGUMENTS_MAX_BYTES`] (as JSON)
+/// may wait to be made before its next such call's answer waits for room.
 pub const LARGE_PENDING: usize = 4;
 
 /// One decision to record: the call as the hook gave it and the policy's verdict.
@@ -34,17 +38,19 @@ pub struct PendingRecord {
     pub cwd: Option<String>,
     /// What the policy decided, and why.
     pub verdict: Verdict,
-    /// True when the decision was taken after the hook had stopped waiting for it (its
-    /// `taskdeck-hook-answer-by` had passed): it never reached the agent, so it is recorded as
-    /// `ask` by `abandoned`, saying what the policy said.
-    pub late: bool,
+    /// When the hook stops waiting for its answer (its `taskdeck-hook-answer-by`, Unix ms). A
+    /// decision queued after it never reached the agent: it is recorded as `ask` by
+    /// `abandoned`, saying what the policy said.
+    pub answer_by: Option<i64>,
+    /// Set when the record is queued: the decision came after `answer_by`.
+    late: bool,
     /// Held while a large call's record waits ([`Records::queue`]).
     room: Option<OwnedSemaphorePermit>,
 }
 
 impl PendingRecord {
-    /// `call`'s record of `verdict` to make later; `late` as [`PendingRecord::late`].
-    pub fn of(call: &HookCall, verdict: Verdict, late: bool) -> PendingRecord {
+    /// `call`'s record of `verdict` to make later; `answer_by` as [`PendingRecord::answer_by`].
+    pub fn of(call: &HookCall, verdict: Verdict, answer_by: Option<i64>) -> PendingRecord {
         PendingRecord {
             agent: call.agent,
             principal: call.principal.to_string(),
@@ -52,7 +58,8 @@ impl PendingRecord {
             tool_input: call.tool_input.clone(),
             cwd: call.cwd.map(str::to_string),
             verdict,
-            late,
+            answer_by,
+            late: false,
             room: None,
         }
     }
@@ -93,8 +100,9 @@ enum Job {
 pub struct Records {
     /// Records in the order decided.
     queue: mpsc::UnboundedSender<Job>,
-    /// One permit per large record that may wait ([`LARGE_PENDING`]).
-    large: Arc<Semaphore>,
+    /// Per principal, one permit per large record that may wait ([`LARGE_PENDING`]); a
+    /// principal's entry goes once none of its large records waits.
+    large: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
 }
 
 impl Records {
@@ -123,17 +131,32 @@ impl Records {
         });
         Records {
             queue,
-            large: Arc::new(Semaphore::new(LARGE_PENDING)),
+            large: Arc::default(),
         }
     }
 
     /// Queues `record`; a call over [`limits::ARGUMENTS_MAX_BYTES`] as JSON first waits until
-    /// fewer than [`LARGE_PENDING`] such records are waiting.
+    /// fewer than [`LARGE_PENDING`] such records of its principal are waiting. Whether the
+    /// decision came too late for its hook is judged once it is queued.
     pub async fn queue(&self, mut record: PendingRecord) {
         if limits::json_size(&record.tool_input) > limits::ARGUMENTS_MAX_BYTES {
+            let room = {
+                let mut large = self.large.lock().unwrap();
+                // Entries no record holds a permit of are dropped on the way.
+                large.retain(|_, s| {
+                    Arc::strong_count(s) > 1 || s.available_permits() < LARGE_PENDING
+                });
+                large
+                    .entry(record.principal.clone())
+                    .or_insert_with(|| Arc::new(Semaphore::new(LARGE_PENDING)))
+                    .clone()
+            };
             // The semaphore is never closed.
-            record.room = self.large.clone().acquire_owned().await.ok();
+            record.room = room.acquire_owned().await.ok();
         }
+        record.late = record
+            .answer_by
+            .is_some_and(|by| chrono::Utc::now().timestamp_millis() > by);
         if self.queue.send(Job::Record(Box::new(record))).is_err() {
             tracing::warn!("cannot record a hook's decision: the audit queue is closed");
         }
