@@ -165,12 +165,19 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
         "{reply}"
     );
     let (result, text) = result_text(&s, &agent, &id).await;
+    assert!(!text.contains("hunter10"), "{result}");
+    // The agent is told its call was changed, so it does not take the run for its own.
     assert!(
-        text.contains("PGPASSWORD=[redacted] echo edited-by-human")
-            && !text.contains("as-asked")
-            && !text.contains("hunter10"),
+        text.starts_with(
+            "A person edited this call before approving it: you asked for `echo as-asked`; \
+             `PGPASSWORD=[redacted] echo edited-by-human` ran instead.\n\
+             `PGPASSWORD=[redacted] echo edited-by-human` exited with code 0"
+        ),
         "{result}"
     );
+    let ran = &result["structuredContent"];
+    assert_eq!(ran["editedFrom"], "echo as-asked", "{result}");
+    assert_eq!(ran["command"], "PGPASSWORD=[redacted] echo edited-by-human");
     let (_, detail) = s.v1_get(Some(&s.admin), &format!("/v1/tasks/{id}")).await;
     let decision = detail["timeline"]
         .as_array()
@@ -575,10 +582,12 @@ async fn an_edit_answered_through_the_form_is_checked_like_a_decision() {
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["accepted"], json!([key]));
     let (result, text) = result_text(&s, &agent, &id).await;
+    // It ran as edited, and the agent is told so.
     assert!(
-        text.contains("via-form") && !text.contains("as-asked"),
+        text.contains("`echo via-form` exited with code 0 after"),
         "{result}"
     );
+    assert_eq!(result["structuredContent"]["editedFrom"], "echo as-asked");
 }
 
 #[tokio::test]

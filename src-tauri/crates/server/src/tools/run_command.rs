@@ -288,9 +288,11 @@ impl TaskTool for RunCommand {
             // A directory named with a credential is shown as given, masked: resolving it may
             // undo the mask (`a//b` reads `a/b`).
             let masked_cwd = arguments.cwd.as_deref().and_then(mask_string);
+            // The command as asked (as shown), when a person edited it before approving.
+            let mut edited_from = None;
             // Nothing to approve when the directory is missing: `execute` says so without running.
             if cwd.as_ref().is_some_and(|d| !d.is_dir()) {
-                return execute(ctx, arguments, (line, seen), cwd, log_path).await;
+                return execute(ctx, arguments, (line, seen, None), cwd, log_path).await;
             }
             // The human sees the directory the command will run in (the one "always allow" saves).
             let where_ = match (&cwd, std::env::current_dir()) {
@@ -423,6 +425,7 @@ impl TaskTool for RunCommand {
                     Ok(Answer::Expired(_)) => return expired(&seen),
                     Ok(Answer::Approved { edited, always, .. }) => {
                         if let Some(new) = edited {
+                            edited_from = Some(seen.clone());
                             // A credential the human typed into the edit is shown masked too.
                             let shown_edit = super::secrets::redact_value(&new);
                             let stored = shown_edit.clone().unwrap_or_else(|| new.clone());
@@ -458,7 +461,7 @@ impl TaskTool for RunCommand {
                     }
                 }
             }
-            execute(ctx, arguments, (line, seen), cwd, log_path).await
+            execute(ctx, arguments, (line, seen, edited_from), cwd, log_path).await
         }
         .boxed()
     }
@@ -519,12 +522,14 @@ fn expired(line: &str) -> Outcome {
     }))
 }
 
-/// Runs the command. `(line, seen)`: the command line as it runs (`sh -c` runs it) and as
-/// status messages and results show it (credentials masked).
+/// Runs the command. `(line, seen, edited_from)`: the command line as it runs (`sh -c` runs
+/// it), as status messages and results show it (credentials masked), and, when a person edited
+/// the call before approving it, the command as the agent asked it (shown): the result says
+/// so (in its text, and as `editedFrom`), so the agent does not take the run for its own call.
 async fn execute(
     ctx: TaskContext,
     arguments: RunCommandArguments,
-    (line, seen): (String, String),
+    (line, seen, edited_from): (String, String, Option<String>),
     cwd: Option<PathBuf>,
     log_path: PathBuf,
 ) -> Outcome {
@@ -636,11 +641,17 @@ async fn execute(
             c.as_str()
         )
     });
+    let edit_note = edited_from.as_ref().map_or(String::new(), |asked| {
+        format!(
+            "A person edited this call before approving it: you asked for `{asked}`; `{line}` \
+             ran instead.\n"
+        )
+    });
     let mut outcome = match ended {
         Ended::Cancelled(_) => return Outcome::Cancelled,
         Ended::TimedOut(_) => Outcome::Failed(TaskFailure::tool(
             format!(
-                "`{line}` timed out after {} ms and was stopped{cut_note}",
+                "{edit_note}`{line}` timed out after {} ms and was stopped{cut_note}",
                 timeout.map_or(0, |t| t.as_millis())
             ),
             Some(
@@ -648,13 +659,16 @@ async fn execute(
             ),
         )),
         Ended::Exited(_) => Outcome::Completed(json!({
-            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
+            "content": [{"type": "text", "text": format!("{edit_note}`{line}` {how} after {:.1} s.\n{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
             "isError": code != Some(0)
         })),
     };
     if let (Some(signal), Outcome::Completed(result)) = (signal, &mut outcome) {
         result["structuredContent"]["signal"] = Value::String(signal);
+    }
+    if let (Some(asked), Outcome::Completed(result)) = (edited_from, &mut outcome) {
+        result["structuredContent"]["editedFrom"] = Value::String(asked);
     }
     if let Some(cut) = cut {
         let fields = match &mut outcome {
