@@ -954,6 +954,49 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
     );
 }
 
+/// A progress bar an agent's command redraws with `\r` shows as it moves: each drawing becomes
+/// the status (with its `3/5`), and the log gets it at once; the result's tail keeps the bar's
+/// last drawing only, not every frame.
+#[tokio::test]
+async fn run_command_shows_a_progress_bar_redrawn_with_cr_as_it_moves() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    s.write_policy(
+        json!([{"principal": "*", "server": "taskdeck", "tool": "run_command",
+                           "decision": "allow"}]),
+    );
+    let script = "echo fetching; for i in 1 2 3 4 5 6; do printf '\\r[%d/6] crate-%d' $i $i; \
+                  sleep 0.4; done; printf '\\ndone\\n'";
+    let id = s
+        .call(&agent, "run_command", json!({"command": script}))
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let moving = s
+        .wait_for(&agent, &id, "a drawing of the bar while it runs", |v| {
+            assert_ne!(
+                v["status"], "completed",
+                "no drawing showed while it ran: {v}"
+            );
+            v["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("[3/6]") || m.starts_with("[4/6]"))
+        })
+        .await;
+    let (_, log) = s.v1_get(Some(&agent), &format!("/v1/tasks/{id}/log")).await;
+    let text = log["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("fetching\n\r[1/6] crate-1\r"),
+        "{text:?} ({moving})"
+    );
+    let done = s.wait_status(&agent, &id, "completed").await;
+    let tail = done["result"]["structuredContent"]["tail"]
+        .as_str()
+        .unwrap();
+    assert_eq!(tail, "fetching\n[6/6] crate-6\ndone", "{done}");
+}
+
 #[tokio::test]
 async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     // `script` (util-linux) runs `taskdeck run` with a terminal on its standard output.

@@ -201,6 +201,8 @@ pub struct OutputLog {
     /// The file's size from which the free space is checked again.
     next_space_check: u64,
     cut: Option<LogCut>,
+    /// The last drawing of the line a `\r` redraws, until the line ends.
+    redrawn: Option<String>,
 }
 
 /// The free space (bytes) an output log leaves to the task store on its file system: a log
@@ -274,6 +276,7 @@ impl OutputLog {
             max_file_bytes,
             next_space_check: 0,
             cut: None,
+            redrawn: None,
         }
     }
 
@@ -311,6 +314,7 @@ impl OutputLog {
             max_file_bytes,
             next_space_check: 0,
             cut: full.then_some(LogCut::SizeLimit),
+            redrawn: None,
         })
     }
 
@@ -425,11 +429,20 @@ impl OutputLog {
     /// escape sequences are removed ([`without_ansi`]), in the file and in the tail alike, so
     /// the Output panel, `/v1/tasks/{id}/logs` and the result an agent reads carry no colour
     /// codes whether or not the command thought it wrote to a terminal.
+    ///
+    /// After [`OutputLog::push_redraw`]s, `raw` is the line's last drawing: the file gets the
+    /// line as it was written, and the tail the drawing a terminal would show last (`raw`, or
+    /// the last redraw when `raw` is blank).
     pub fn push(&mut self, raw: &[u8]) {
         let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
         if self.file.is_some() {
             self.write(format!("{line}\n").as_bytes());
         }
+        let redrawn = self.redrawn.take();
+        let line = match redrawn {
+            Some(drawn) if line.trim().is_empty() => drawn,
+            _ => line,
+        };
         if self.tail.len() == self.max_lines {
             self.tail.pop_front();
         }
@@ -443,6 +456,19 @@ impl OutputLog {
             line.push('…');
         }
         self.tail.push_back(line);
+    }
+
+    /// Records one drawing of a line a `\r` redraws (a progress bar): the file gets it with
+    /// its `\r` at once, so a reader sees the bar move; the tail gets only the line's last
+    /// drawing, when the line ends ([`OutputLog::push`]).
+    pub fn push_redraw(&mut self, raw: &[u8]) {
+        let drawn = without_ansi(&String::from_utf8_lossy(raw));
+        if self.file.is_some() {
+            self.write(format!("{drawn}\r").as_bytes());
+        }
+        if !drawn.trim().is_empty() {
+            self.redrawn = Some(drawn);
+        }
     }
 
     /// The last lines, joined with newlines.
@@ -542,6 +568,23 @@ fn make_room(f: &mut std::fs::File, room: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redrawn_line_is_in_the_file_as_written_and_in_the_tail_as_last_drawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.log");
+        let mut log = OutputLog::new(Some(&path), 10, 1 << 20);
+        log.push(b"fetching");
+        log.push_redraw(b"");
+        log.push_redraw(b"[1/2]");
+        log.push_redraw(b"[2/2]");
+        log.push(b"");
+        log.push_redraw(b"ERROR: 3 failed");
+        log.push(b"OK");
+        assert_eq!(log.tail(), "fetching\n[2/2]\nOK");
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(file, "fetching\n\r[1/2]\r[2/2]\r\nERROR: 3 failed\rOK\n");
+    }
 
     #[test]
     fn a_reported_line_over_the_line_cap_is_split_between_characters() {

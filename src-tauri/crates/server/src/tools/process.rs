@@ -322,36 +322,68 @@ pub async fn stop_tagged(
     }
 }
 
-/// Reads `reader` and calls `on_line` for each line without its escape sequences
-/// ([`EscapeStripper`]) and its newline; a line longer than [`MAX_LINE_BYTES`] is split
-/// ([`line_split`]). Until end of file or an error.
+/// What [`read_lines`] reports of a command's output, escape sequences taken out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output<'a> {
+    /// A line ended by `\n` (or `\r\n`): its text since its start or its last redraw.
+    Line(&'a [u8]),
+    /// A drawing ended by a lone `\r`: a progress bar redrawn in place starts over after it.
+    Redraw(&'a [u8]),
+    /// What the current line (or drawing) holds so far, after a read that ended inside it: a
+    /// prompt, or a progress bar's latest frame before its `\r`. Reported again, whole, as a
+    /// `Line` or `Redraw` once it ends.
+    Partial(&'a [u8]),
+}
+
+/// Reads `reader` and calls `on_output` for each line and each `\r` redraw of a line, without
+/// its escape sequences ([`EscapeStripper`]) and its `\n`, `\r\n` or `\r`, and for what a read
+/// left unfinished ([`Output`]). A line longer than [`MAX_LINE_BYTES`] is split ([`line_split`]).
+/// Until end of file or an error.
 ///
 /// [`EscapeStripper`]: crate::tools::output::EscapeStripper
-pub async fn read_lines<R: AsyncRead + Unpin>(mut reader: R, mut on_line: impl FnMut(&[u8])) {
+pub async fn read_lines<R: AsyncRead + Unpin>(
+    mut reader: R,
+    mut on_output: impl FnMut(Output<'_>),
+) {
     let mut buf = vec![0u8; 16 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut stripper = crate::tools::output::EscapeStripper::default();
+    // A `\r` seen last: a redraw, unless a `\n` follows.
+    let mut after_cr = false;
     loop {
         let n = match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
         for &b in stripper.strip(&buf[..n]) {
-            if b == b'\n' {
-                on_line(&line);
+            if std::mem::take(&mut after_cr) && b != b'\n' {
+                on_output(Output::Redraw(&line));
                 line.clear();
-            } else {
-                line.push(b);
-                if line.len() > MAX_LINE_BYTES {
-                    let at = line_split(&line, MAX_LINE_BYTES);
-                    on_line(&line[..at]);
-                    line.drain(..at);
+            }
+            match b {
+                b'\n' => {
+                    on_output(Output::Line(&line));
+                    line.clear();
+                }
+                b'\r' => after_cr = true,
+                b => {
+                    line.push(b);
+                    if line.len() > MAX_LINE_BYTES {
+                        let at = line_split(&line, MAX_LINE_BYTES);
+                        on_output(Output::Line(&line[..at]));
+                        line.drain(..at);
+                    }
                 }
             }
         }
+        if !line.is_empty() && !after_cr {
+            on_output(Output::Partial(&line));
+        }
     }
-    if !line.is_empty() {
-        on_line(&line);
+    if after_cr {
+        on_output(Output::Redraw(&line));
+    } else if !line.is_empty() {
+        on_output(Output::Line(&line));
     }
 }
 
@@ -517,6 +549,36 @@ mod tests {
     }
 
     #[test]
+    fn lines_redraws_and_unfinished_lines_are_told_apart() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut seen = Vec::new();
+        let input = "a\r\nb\r 1/3\r\x1b[2K 2/3\r 3/3\n\r\rdone";
+        rt.block_on(super::read_lines(input.as_bytes(), |out| {
+            seen.push(match out {
+                super::Output::Line(l) => format!("line {}", String::from_utf8_lossy(l)),
+                super::Output::Redraw(l) => format!("redraw {}", String::from_utf8_lossy(l)),
+                super::Output::Partial(l) => format!("partial {}", String::from_utf8_lossy(l)),
+            })
+        }));
+        assert_eq!(
+            seen,
+            [
+                "line a",
+                "redraw b",
+                "redraw  1/3",
+                "redraw  2/3",
+                "line  3/3",
+                "redraw ",
+                "redraw ",
+                "partial done",
+                "line done"
+            ]
+        );
+    }
+
+    #[test]
     fn read_lines_gives_visible_text_split_between_whole_characters() {
         use rand::seq::IndexedRandom;
         let max = super::MAX_LINE_BYTES;
@@ -548,8 +610,10 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(super::read_lines(input.as_bytes(), |l| {
-            lines.push(l.to_vec())
+        rt.block_on(super::read_lines(input.as_bytes(), |out| {
+            if let super::Output::Line(l) = out {
+                lines.push(l.to_vec())
+            }
         }));
         let (last, rest) = lines.split_last().unwrap();
         let (exact, rest) = rest.split_last().unwrap();

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::{
     arguments::{WholeNumber, input_schema, parse, parse_for_run},
     output::{LatestStatus, OutputLog},
-    process::{Ended, describe_exit, killing_signal, read_lines, wait_or_stop},
+    process::{Ended, Output, describe_exit, killing_signal, read_lines, wait_or_stop},
     secrets::{REDACTED, mask_string},
 };
 use crate::{
@@ -593,21 +593,33 @@ async fn execute(
     )));
     ctx.status_message(format!("Running: {line}")).await;
     let latest = Arc::new(Mutex::new(LatestStatus::default()));
-    let on_line = {
+    // Each line and each `\r` redraw goes to the log, and becomes the status (with its
+    // progress, `12/50`), as does what a read left unfinished (a prompt, a bar's latest frame).
+    let on_output = {
         let (log, latest) = (log.clone(), latest.clone());
-        move |raw: &[u8]| {
-            log.lock().unwrap().push(raw);
-            latest.lock().unwrap().note(&String::from_utf8_lossy(raw));
+        move |out: Output<'_>| {
+            let text = match out {
+                Output::Line(raw) => {
+                    log.lock().unwrap().push(raw);
+                    raw
+                }
+                Output::Redraw(raw) => {
+                    log.lock().unwrap().push_redraw(raw);
+                    raw
+                }
+                Output::Partial(raw) => raw,
+            };
+            latest.lock().unwrap().note(&String::from_utf8_lossy(text));
         }
     };
     let stdout = child
         .stdout
         .take()
-        .map(|o| tokio::spawn(read_lines(o, on_line.clone())));
+        .map(|o| tokio::spawn(read_lines(o, on_output.clone())));
     let stderr = child
         .stderr
         .take()
-        .map(|e| tokio::spawn(read_lines(e, on_line)));
+        .map(|e| tokio::spawn(read_lines(e, on_output)));
     let timeout = arguments.timeout_ms.map(|ms| Duration::from_millis(ms.0));
     // Latest status line and progress, published at most every 250 ms.
     let ended = wait_or_stop(
