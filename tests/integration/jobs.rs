@@ -3033,5 +3033,19 @@ async fn tasks_watch_messages_shows_each_progress() {
         let line = watch.until(|l| l.contains(&id)).await;
         assert!(line.ends_with(&format!("{n}/3")), "{line}");
     }
+    // A report's progress and statusMessage (as `taskdeck run` sends them) are one change: no
+    // line pairs the new progress with the old message.
+    for n in 1..=3 {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                &format!("/v1/jobs/{id}/report"),
+                json!({"progress": {"current": n, "total": 3}, "statusMessage": format!("step {n}")}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let line = watch.until(|l| l.contains(&id)).await;
+        assert!(line.ends_with(&format!("{n}/3 · step {n}")), "{line}");
+    }
     watch.stop().await;
 }

@@ -457,20 +457,26 @@ pub(crate) async fn report(
     if let Some(text) = body.output.filter(|t| !t.is_empty()) {
         reports.push(Report::Output(text));
     }
-    if let Some(pr) = body.progress {
-        pr.check()?;
-        reports.push(Report::Progress {
-            current: pr.current,
-            total: pr.total,
-            message: pr.message,
-        });
-    }
     // With `cancelled`, the statusMessage says why the runner stopped (a Ctrl-C, its own
     // stop), and stays the job's status message once it ends.
     let cancel_reason = match body.cancelled {
         true => body.status_message.take(),
         false => None,
     };
+    if let Some(pr) = body.progress {
+        pr.check()?;
+        // Progress and the statusMessage of one report are one change (a watcher never sees
+        // the new progress beside the old message).
+        let message = match pr.message {
+            Some(m) => Some(m),
+            None => body.status_message.take(),
+        };
+        reports.push(Report::Progress {
+            current: pr.current,
+            total: pr.total,
+            message,
+        });
+    }
     if let Some(m) = body.status_message {
         reports.push(Report::StatusMessage(m));
     }
