@@ -426,7 +426,20 @@ function resultSummary(t) {
   if (t.status === 'cancelled') return t.statusMessage || 'Cancelled before it finished';
   if (t.status === 'completed' && t.result && Array.isArray(t.result.content)) {
     const text = t.result.content.find((c) => c && c.type === 'text' && typeof c.text === 'string');
-    if (text) return text.text;
+    if (text) return commandEnd(text.text, t.result.structuredContent) || text.text;
   }
   return '';
+}
+
+/**
+ * A command's result (run_command, `taskdeck run`: a `tail` of its output beside `exitCode`)
+ * as a row says it: its first line (how it ended), then its output's last line, which says
+ * why a failed one failed (`error: …`), where the text would go on with the tail's first.
+ * '' for any other result.
+ */
+function commandEnd(text, structured) {
+  if (!structured || typeof structured.tail !== 'string' || !('exitCode' in structured)) return '';
+  const last = structured.tail.split('\n').map((l) => l.trim()).filter(Boolean).pop();
+  const first = text.split('\n')[0];
+  return last && !first.includes(last) ? `${first} … ${last}` : '';
 }

@@ -27,3 +27,17 @@ test('the other rows keep their order: status message, progress message, argumen
   assert.equal(rowMessage(job({ status: 'failed', error: { code: -32000, message: 'runner lost' } })), 'Error -32000: runner lost');
   assert.equal(rowMessage(job({ status: 'cancelled' })), 'Cancelled before it finished');
 });
+
+test("a command's row says how it ended and its output's last line, which says why it failed", () => {
+  const failed = {
+    content: [{ type: 'text', text: '`./fail.sh` exited with code 3 after 10.0 s.\nstep 1 of 5: doing\nstep 2 of 5\nerror: something broke at step 5\n' }],
+    structuredContent: { exitCode: 3, durationMs: 10000, tail: 'step 1 of 5: doing\nstep 2 of 5\nerror: something broke at step 5\n' },
+    isError: true,
+  };
+  assert.equal(rowMessage(job({ status: 'completed', result: failed })), '`./fail.sh` exited with code 3 after 10.0 s. … error: something broke at step 5');
+  // No output: the text as it is; a result that is not a command's: as it is.
+  const quiet = { content: [{ type: 'text', text: '`true` exited with code 0 after 0.0 s.\n' }], structuredContent: { exitCode: 0, tail: '' } };
+  assert.equal(rowMessage(job({ status: 'completed', result: quiet })), '`true` exited with code 0 after 0.0 s.\n');
+  const other = { content: [{ type: 'text', text: 'line 1\nline 2' }], structuredContent: { tail: 'x' } };
+  assert.equal(rowMessage(job({ status: 'completed', result: other })), 'line 1\nline 2');
+});

@@ -53,8 +53,24 @@ pub fn row(t: &Value, now_ms: i64) -> String {
 /// The MESSAGE cell: what a waiting task asks, with the key `taskdeck tasks answer` takes
 /// (`approve-command: Allow deploy-bot to run make deploy?`), else its status message, after
 /// the progress of a working task (`12/50 · compiling`, `3 · copying`), or the progress's own
-/// message when the task has no status message.
+/// message when the task has no status message. A finished command (a result with a `tail`
+/// of its output and an `exitCode`: run_command, `taskdeck run`) adds its output's last line,
+/// which says why a failed one failed (`exited with code 3 after 10.0 s. … error: …`).
 fn message(t: &Value) -> String {
+    let said = live_message(t);
+    let ran = t.pointer("/result/structuredContent");
+    let last = ran
+        .filter(|r| r.get("exitCode").is_some())
+        .and_then(|r| r["tail"].as_str())
+        .and_then(|tail| tail.lines().map(str::trim).rfind(|l| !l.is_empty()));
+    match last {
+        Some(last) if !said.contains(last) => format!("{said} … {last}"),
+        _ => said,
+    }
+}
+
+/// [`message`] without a finished command's last line.
+fn live_message(t: &Value) -> String {
     let asked = t["inputRequests"].as_object().and_then(|requests| {
         let (key, request) = requests.iter().next()?;
         let question = request.pointer("/params/message").and_then(Value::as_str);
@@ -228,6 +244,24 @@ mod tests {
         assert_eq!(
             clamp(&"❤\u{fe0f}".repeat(30), 7),
             "❤\u{fe0f}❤\u{fe0f}❤\u{fe0f}…"
+        );
+    }
+
+    #[test]
+    fn a_finished_command_shows_its_outputs_last_line() {
+        let t = json!({"taskId": "t", "status": "completed", "isError": true,
+            "statusMessage": "`./fail.sh` exited with code 3 after 10.0 s.",
+            "result": {"structuredContent": {"exitCode": 3,
+                "tail": "step 1 of 5\nerror: something broke at step 5\n\n"}}});
+        assert_eq!(
+            message(&t),
+            "`./fail.sh` exited with code 3 after 10.0 s. … error: something broke at step 5"
+        );
+        let mut quiet = t.clone();
+        quiet["result"]["structuredContent"]["tail"] = json!("");
+        assert_eq!(
+            message(&quiet),
+            "`./fail.sh` exited with code 3 after 10.0 s."
         );
     }
 
