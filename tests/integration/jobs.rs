@@ -1445,7 +1445,7 @@ async fn taskdeck_run_wraps_a_command() {
         v["result"]["content"][0]["text"]
             .as_str()
             .unwrap()
-            .starts_with("`build` exited with code 7 after "),
+            .starts_with("build exited with code 7 after "),
         "{v}"
     );
 

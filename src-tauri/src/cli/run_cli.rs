@@ -129,7 +129,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     report_end(
         &link,
         &ending,
-        &name,
+        (&name, args.name.is_none()),
         duration_ms,
         tail,
         (last_status, last_output),
@@ -150,15 +150,16 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
 }
 
 /// The job's final report: a cancel, or the result (`exitCode`, `durationMs` and the output's
-/// `tail`, `signal` for a command killed by one; `isError` unless the exit code is 0); with
-/// `last` status and output (see
+/// `tail`, `signal` for a command killed by one; `isError` unless the exit code is 0), whose
+/// text names the job `(name, is_command)`: a command line in backticks, a `--name` as given;
+/// with `last` status and output (see
 /// [`status_report`]).
 /// Sent until Taskdeck records it or a signal in `stops` gives up ([`JobLink::report_final`]);
 /// not sent when Taskdeck already recorded the job's end ([`Ending::settled`]).
 async fn report_end(
     link: &JobLink,
     ending: &Ending,
-    name: &str,
+    (name, is_command): (&str, bool),
     duration_ms: u64,
     tail: String,
     last: (Option<StatusUpdate>, Option<String>),
@@ -189,7 +190,11 @@ async fn report_end(
     // The first line is the job's status message: the name on one line, so a name with line
     // breaks or escape sequences (a default name from a multi-line command) does not cut it.
     let after = format!(" {how} after {:.1} s.", duration_ms as f64 / 1000.0);
-    let text = format!("`{}`{after}\n{tail}", fitting_name(name, &after));
+    let name = fitting_name(name, &after);
+    let text = match is_command {
+        true => format!("`{name}`{after}\n{tail}"),
+        false => format!("{name}{after}\n{tail}"),
+    };
     let mut result = json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": {"exitCode": code, "durationMs": duration_ms, "tail": tail},
