@@ -55,7 +55,9 @@ export function callName(a, max = 60) {
   if (a.kind === 'question') return oneLine(a.message || a.tool, max);
   const args = a.arguments && typeof a.arguments === 'object' && !Array.isArray(a.arguments) ? a.arguments : {};
   const values = Object.values(args);
-  const what = values.length === 1 && typeof values[0] === 'string' ? values[0] : argsSummary(args, max, max);
+  // The summary gets the room the tool's name leaves, so that the line is cut once (one "…").
+  const room = Math.max(1, max - String(a.tool).length - 2);
+  const what = values.length === 1 && typeof values[0] === 'string' ? values[0] : argsSummary(args, room, room);
   return oneLine(what ? `${a.tool}: ${what}` : a.tool, max);
 }
 

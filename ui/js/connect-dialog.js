@@ -186,7 +186,7 @@ function showResult(agent, fallbackName) {
       'div',
       {},
       h('strong', {}, 'Copy it now: the token is shown only once.'),
-      h('p', { class: 'callout-text' }, 'Taskdeck keeps only a fingerprint of it. If it is lost, create a token under another name.'),
+      h('p', { class: 'callout-text' }, `Taskdeck keeps only a fingerprint of it. If it is lost, make a new one under the same name (its tasks stay its own): taskdeck token revoke ${name} && taskdeck token create ${name}.`),
     ),
   );
   const intro = h('p', { class: 'agent-intro' }, 'Token created for ', h('strong', {}, name), '. Set up its MCP client:');

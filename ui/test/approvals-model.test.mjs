@@ -146,6 +146,11 @@ test('a call is named in one short line: its one string argument, else its argum
   assert.equal(long.length, 60);
   assert.ok(long.endsWith('…'));
   assert.equal(callName(approval('t', 0, { kind: 'question', message: 'Delete the\nbackup?' })), 'Delete the backup?');
+  // Several arguments, cut: the line is cut once, never ending "……".
+  for (let n = 40; n < 120; n++) {
+    const several = callName(approval('t', 0, { tool: 'run_command', arguments: { command: `for i in 1 2 3; do ${'e'.repeat(n)}; done`, timeoutMs: 5000 } }));
+    assert.ok(several.length <= 60 && !several.includes('……') && several.startsWith('run_command: command: for i'), several);
+  }
 });
 
 test('only changes to waiting input refetch the approvals', () => {
