@@ -202,6 +202,10 @@ export class LogView {
     /** @type {Span[]} the output on screen, one text node each in `pre` */
     this.spans = [];
     this.next = 0; // where the next live read starts
+    // The log's last line, still open (no newline yet), as read and as shown: a progress bar
+    // redraws it with `\r` across reads, so each read draws it again with what came.
+    this.open = '';
+    this.openShown = 0;
     this.size = 0; // the log's size at the last answer
     this.keptFrom = 0; // where its kept output begins (the oldest is dropped past 16 MiB)
     this.found = false; // the log exists
@@ -296,13 +300,26 @@ export class LogView {
     return !this.complete && piece.end > piece.offset && answer.nextOffset < answer.size;
   }
 
-  /** Appends a piece read live, then drops the oldest output beyond the cap. */
+  /**
+   * Appends a piece read live, then drops the oldest output beyond the cap. The line left open
+   * by the reads before (a progress bar's drawings) is drawn again with the piece, so a `\r`
+   * that came in a later read writes over it, as on a terminal.
+   */
   add(piece) {
     this.next = piece.end;
     const spans = appendSpan(this.spans, piece);
     if (spans === this.spans) return;
-    if (spans.length === this.spans.length) this.pre.lastChild.appendData(asDrawn(piece.text));
-    else this.pre.appendChild(document.createTextNode(asDrawn(piece.text)));
+    const raw = this.open + piece.text;
+    const lineEnd = raw.lastIndexOf('\n') + 1;
+    const open = raw.slice(lineEnd);
+    const openShown = asDrawn(open);
+    const shown = asDrawn(raw.slice(0, lineEnd)) + openShown;
+    const last = this.pre.lastChild;
+    if (this.openShown && last) last.deleteData(last.length - this.openShown, this.openShown);
+    this.open = open;
+    this.openShown = openShown.length;
+    if (spans.length === this.spans.length) this.pre.lastChild.appendData(shown);
+    else this.pre.appendChild(document.createTextNode(shown));
     this.spans = spans;
     const trimmed = trimSpans(spans);
     if (!trimmed.dropped) return;
@@ -315,6 +332,8 @@ export class LogView {
 
   reset() {
     this.spans = [];
+    this.open = '';
+    this.openShown = 0;
     this.pre.replaceChildren();
     this.next = 0;
     this.found = false;
