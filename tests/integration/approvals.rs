@@ -168,11 +168,12 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
     assert!(!text.contains("hunter10"), "{result}");
     // The agent is told its call was changed, so it does not take the run for its own.
     assert!(
-        text.starts_with(
-            "A person edited this call before approving it: you asked for `echo as-asked`; \
-             `PGPASSWORD=[redacted] echo edited-by-human` ran instead.\n\
-             `PGPASSWORD=[redacted] echo edited-by-human` exited with code 0"
-        ),
+        text.starts_with("`PGPASSWORD=[redacted] echo edited-by-human` exited with code 0 after ")
+            && text.lines().nth(1)
+                == Some(
+                    "A person edited this call before approving it: you asked for \
+                     `echo as-asked`; `PGPASSWORD=[redacted] echo edited-by-human` ran instead."
+                ),
         "{result}"
     );
     let ran = &result["structuredContent"];

@@ -508,6 +508,18 @@ async fn permission_requests_follow_rules_at_once_and_ask_the_human_otherwise() 
     assert_eq!(task["principal"], "claude-code");
     assert_eq!(task["arguments"]["toolInput"], base["tool_input"]);
     assert_eq!(task["arguments"]["server"], "claude-code");
+    // The question shows the call as an edit must keep it (its directory, not the agent's
+    // description), then the description, in words.
+    let question = task["inputRequests"]["approve"]["params"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{task}"));
+    let description = base["tool_input"]["description"].as_str().unwrap();
+    assert!(
+        question.contains("\"cwd\"")
+            && !question.contains("\"description\"")
+            && question.ends_with(&format!("Claude says what it is for: {description}")),
+        "{question}"
+    );
     let id = task["taskId"].as_str().unwrap();
     s.answer(id, "approve", json!({"action": "accept", "content": {}}))
         .await;

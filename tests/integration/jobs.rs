@@ -3047,5 +3047,14 @@ async fn tasks_watch_messages_shows_each_progress() {
         let line = watch.until(|l| l.contains(&id)).await;
         assert!(line.ends_with(&format!("{n}/3 · step {n}")), "{line}");
     }
+    // Both a progress message and a statusMessage: one change, the statusMessage's.
+    let both = json!({"progress": {"current": 3, "total": 3, "message": "waiting on db"},
+                      "statusMessage": "db slow"});
+    let (status, body) = s
+        .v1_post(Some(&s.admin), &format!("/v1/jobs/{id}/report"), both)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let line = watch.until(|l| l.contains(&id)).await;
+    assert!(line.ends_with("3/3 · db slow"), "{line}");
     watch.stop().await;
 }

@@ -441,5 +441,5 @@ function commandEnd(text, structured) {
   if (!structured || typeof structured.tail !== 'string' || !('exitCode' in structured)) return '';
   const last = structured.tail.split('\n').map((l) => l.trim()).filter(Boolean).pop();
   const first = text.split('\n')[0];
-  return last && !first.includes(last) ? `${first} … ${last}` : '';
+  return last ? `${first} … ${last}` : '';
 }

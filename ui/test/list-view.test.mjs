@@ -35,6 +35,12 @@ test("a command's row says how it ended and its output's last line, which says w
     isError: true,
   };
   assert.equal(rowMessage(job({ status: 'completed', result: failed })), '`./fail.sh` exited with code 3 after 10.0 s. … error: something broke at step 5');
+  // A command line that holds its own last line still gets it (the line says why it failed).
+  const echoed = {
+    content: [{ type: 'text', text: '`seq 3; echo error: boom >&2; exit 1` exited with code 1 after 0.0 s.\n1\n2\n3\nerror: boom' }],
+    structuredContent: { exitCode: 1, tail: '1\n2\n3\nerror: boom' },
+  };
+  assert.equal(rowMessage(job({ status: 'completed', result: echoed })), '`seq 3; echo error: boom >&2; exit 1` exited with code 1 after 0.0 s. … error: boom');
   // No output: the text as it is; a result that is not a command's: as it is.
   const quiet = { content: [{ type: 'text', text: '`true` exited with code 0 after 0.0 s.\n' }], structuredContent: { exitCode: 0, tail: '' } };
   assert.equal(rowMessage(job({ status: 'completed', result: quiet })), '`true` exited with code 0 after 0.0 s.\n');

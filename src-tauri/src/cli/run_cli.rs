@@ -768,7 +768,7 @@ fn newlines_once(slave: &OwnedFd, ours: std::os::fd::BorrowedFd<'_>) -> nix::Res
 }
 
 /// The size of the terminal `ours` (80x24 when it cannot be read).
-fn terminal_size(ours: std::os::fd::BorrowedFd<'_>) -> nix::pty::Winsize {
+pub(super) fn terminal_size(ours: std::os::fd::BorrowedFd<'_>) -> nix::pty::Winsize {
     use std::os::fd::AsRawFd;
     let mut ws = nix::pty::Winsize {
         ws_row: 24,

@@ -9,7 +9,8 @@
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
-/// The columns: (header, most terminal columns). The last one is not padded.
+/// The columns: (header, most terminal columns). The last one is not padded, and takes the
+/// rest of a wider terminal ([`message_width`]).
 const COLUMNS: [(&str, usize); 6] = [
     ("TASK ID", 45),
     ("STATUS", 17),
@@ -64,8 +65,8 @@ fn message(t: &Value) -> String {
         .and_then(|r| r["tail"].as_str())
         .and_then(|tail| tail.lines().map(str::trim).rfind(|l| !l.is_empty()));
     match last {
-        Some(last) if !said.contains(last) => format!("{said} … {last}"),
-        _ => said,
+        Some(last) => format!("{said} … {last}"),
+        None => said,
     }
 }
 
@@ -111,6 +112,27 @@ fn live_message(t: &Value) -> String {
     }
 }
 
+/// The MESSAGE column's width: the rest of the terminal stdout is, once the other columns
+/// have theirs (a failed command's last line fits on a wide one); `COLUMNS`' 60 at least, and
+/// when stdout is not a terminal.
+fn message_width() -> usize {
+    static WIDTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *WIDTH.get_or_init(|| {
+        use std::{io::IsTerminal, os::fd::AsFd};
+        let least = COLUMNS[COLUMNS.len() - 1].1;
+        let out = std::io::stdout();
+        if !out.is_terminal() {
+            return least;
+        }
+        let columns = super::run_cli::terminal_size(out.as_fd()).ws_col as usize;
+        let others: usize = COLUMNS[..COLUMNS.len() - 1]
+            .iter()
+            .map(|(_, w)| w + 2)
+            .sum();
+        columns.saturating_sub(others).max(least)
+    })
+}
+
 /// The cells, each made one line, cut to its column and padded (but the last).
 fn line(cells: [String; 6]) -> String {
     let last = cells.len() - 1;
@@ -119,6 +141,7 @@ fn line(cells: [String; 6]) -> String {
         .zip(COLUMNS)
         .enumerate()
         .map(|(i, (cell, (_, width)))| {
+            let width = if i == last { message_width() } else { width };
             let cell = clamp(cell, width);
             if i == last {
                 cell
@@ -256,6 +279,15 @@ mod tests {
         assert_eq!(
             message(&t),
             "`./fail.sh` exited with code 3 after 10.0 s. … error: something broke at step 5"
+        );
+        // A command line that holds its own last line still gets it.
+        let mut echoed = t.clone();
+        echoed["statusMessage"] =
+            json!("`echo error: boom; exit 1` exited with code 1 after 0.0 s.");
+        echoed["result"]["structuredContent"]["tail"] = json!("error: boom");
+        assert_eq!(
+            message(&echoed),
+            "`echo error: boom; exit 1` exited with code 1 after 0.0 s. … error: boom"
         );
         let mut quiet = t.clone();
         quiet["result"]["structuredContent"]["tail"] = json!("");

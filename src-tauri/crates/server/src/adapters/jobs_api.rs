@@ -466,10 +466,11 @@ pub(crate) async fn report(
     if let Some(pr) = body.progress {
         pr.check()?;
         // Progress and the statusMessage of one report are one change (a watcher never sees
-        // the new progress beside the old message).
-        let message = match pr.message {
+        // the new progress beside the old message); the statusMessage wins over the
+        // progress's own message, as it did when it was applied after it.
+        let message = match body.status_message.take() {
             Some(m) => Some(m),
-            None => body.status_message.take(),
+            None => pr.message,
         };
         reports.push(Report::Progress {
             current: pr.current,

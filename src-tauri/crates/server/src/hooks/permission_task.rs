@@ -234,23 +234,30 @@ impl TaskTool for PermissionTool {
                 .map(|c| format!(" in {c}"))
                 .unwrap_or_default();
             let own_tool = args.server == agent.name();
-            let input = shown_value(&approvals::shown_arguments(&Value::Object(
-                args.tool_input.clone(),
-            )));
-            let (who, agent_name, tool) = (ctx.principal(), agent.display(), &args.tool);
-            let message = match own_tool {
-                true => format!("{who} ({agent_name}{place}) asks to use {tool}:\n\n{input}"),
-                false => format!(
-                    "{who} ({agent_name}{place}) wants to call {tool} on {} with:\n\n{input}",
-                    args.server
-                ),
-            };
             let arguments = super::decide::policy_input(
                 agent,
                 &args.server,
                 &Value::Object(args.tool_input.clone()),
                 args.cwd.as_deref(),
             );
+            // The call as the approval holds it (what an edit starts from and must keep the
+            // members of); the agent's own words about it after, for the person.
+            let input = shown_value(&approvals::shown_arguments(&arguments));
+            let said = match args.tool_input.get("description").and_then(Value::as_str) {
+                Some(d) if own_tool && !d.trim().is_empty() => {
+                    let d = crate::tools::secrets::mask_string(d).unwrap_or_else(|| d.to_string());
+                    format!("\n\n{} says what it is for: {d}", agent.display())
+                }
+                _ => String::new(),
+            };
+            let (who, agent_name, tool) = (ctx.principal(), agent.display(), &args.tool);
+            let message = match own_tool {
+                true => format!("{who} ({agent_name}{place}) asks to use {tool}:\n\n{input}{said}"),
+                false => format!(
+                    "{who} ({agent_name}{place}) wants to call {tool} on {} with:\n\n{input}",
+                    args.server
+                ),
+            };
             // An edit of the agent's own tool's call keeps its shape (the agent's tool takes
             // nothing else); another server's tool's schema is not known here.
             let edit_schema = own_tool.then(|| edit_schema(&arguments));

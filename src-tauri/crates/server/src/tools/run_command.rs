@@ -525,7 +525,8 @@ fn expired(line: &str) -> Outcome {
 /// Runs the command. `(line, seen, edited_from)`: the command line as it runs (`sh -c` runs
 /// it), as status messages and results show it (credentials masked), and, when a person edited
 /// the call before approving it, the command as the agent asked it (shown): the result says
-/// so (in its text, and as `editedFrom`), so the agent does not take the run for its own call.
+/// so (its text's second line, and `editedFrom`), so the agent does not take the run for its
+/// own call; the first line stays how the command ended (the task's status message).
 async fn execute(
     ctx: TaskContext,
     arguments: RunCommandArguments,
@@ -663,7 +664,7 @@ async fn execute(
         Ended::Cancelled(_) => return Outcome::Cancelled,
         Ended::TimedOut(_) => Outcome::Failed(TaskFailure::tool(
             format!(
-                "{edit_note}`{line}` timed out after {} ms and was stopped{cut_note}",
+                "`{line}` timed out after {} ms and was stopped.\n{edit_note}{cut_note}",
                 timeout.map_or(0, |t| t.as_millis())
             ),
             Some(
@@ -671,7 +672,7 @@ async fn execute(
             ),
         )),
         Ended::Exited(_) => Outcome::Completed(json!({
-            "content": [{"type": "text", "text": format!("{edit_note}`{line}` {how} after {:.1} s.\n{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
+            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{edit_note}{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
             "isError": code != Some(0)
         })),
