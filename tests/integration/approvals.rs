@@ -1697,3 +1697,32 @@ async fn each_approver_of_a_masked_call_reads_it_whole_first() {
         .collect();
     assert_eq!(readers, [&json!("bob"), &json!("alice")], "{detail}");
 }
+
+/// A command of several lines, asked and then edited: the result's first line still says how
+/// it ended, and the edit note is one line, each command written as one `$'…'` word.
+#[tokio::test]
+async fn a_multi_line_command_is_named_on_one_line_in_its_result() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let id = asking(&s, &agent, "echo one\necho two").await;
+    let edit = json!({"command": "echo three\nexit 2"});
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "arguments": edit}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    let (result, text) = result_text(&s, &agent, &id).await;
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("`$'echo three\\nexit 2'` exited with code 2 after "),
+        "{result}"
+    );
+    assert_eq!(
+        lines[1],
+        "A person edited this call before approving it: you asked for `$'echo one\\necho two'`; \
+         `$'echo three\\nexit 2'` ran instead.",
+        "{result}"
+    );
+    assert_eq!(lines[2], "three", "{result}");
+}

@@ -426,20 +426,21 @@ function resultSummary(t) {
   if (t.status === 'cancelled') return t.statusMessage || 'Cancelled before it finished';
   if (t.status === 'completed' && t.result && Array.isArray(t.result.content)) {
     const text = t.result.content.find((c) => c && c.type === 'text' && typeof c.text === 'string');
-    if (text) return commandEnd(text.text, t.result.structuredContent) || text.text;
+    if (text) return commandEnd(t.result.structuredContent) || text.text;
   }
   return '';
 }
 
 /**
  * A command's result (run_command, `taskdeck run`: a `tail` of its output beside `exitCode`)
- * as a row says it: its first line (how it ended), then its output's last line, which says
- * why a failed one failed (`error: …`), where the text would go on with the tail's first.
- * '' for any other result.
+ * as a row says it: how it ended (the row's title already names the command), then its
+ * output's last line, which says why a failed one failed: `exited with code 3 after 10.0 s …
+ * error: something broke`. '' for any other result.
  */
-function commandEnd(text, structured) {
+function commandEnd(structured) {
   if (!structured || typeof structured.tail !== 'string' || !('exitCode' in structured)) return '';
+  const how = typeof structured.signal === 'string' ? `killed by ${structured.signal}` : typeof structured.exitCode === 'number' ? `exited with code ${structured.exitCode}` : 'ended';
+  const after = typeof structured.durationMs === 'number' ? ` after ${(structured.durationMs / 1000).toFixed(1)} s` : '';
   const last = structured.tail.split('\n').map((l) => l.trim()).filter(Boolean).pop();
-  const first = text.split('\n')[0];
-  return last ? `${first} … ${last}` : '';
+  return `${how}${after}${last ? ` … ${last}` : ''}`;
 }

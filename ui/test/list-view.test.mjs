@@ -34,16 +34,19 @@ test("a command's row says how it ended and its output's last line, which says w
     structuredContent: { exitCode: 3, durationMs: 10000, tail: 'step 1 of 5: doing\nstep 2 of 5\nerror: something broke at step 5\n' },
     isError: true,
   };
-  assert.equal(rowMessage(job({ status: 'completed', result: failed })), '`./fail.sh` exited with code 3 after 10.0 s. … error: something broke at step 5');
+  assert.equal(rowMessage(job({ status: 'completed', result: failed })), 'exited with code 3 after 10.0 s … error: something broke at step 5');
   // A command line that holds its own last line still gets it (the line says why it failed).
   const echoed = {
     content: [{ type: 'text', text: '`seq 3; echo error: boom >&2; exit 1` exited with code 1 after 0.0 s.\n1\n2\n3\nerror: boom' }],
-    structuredContent: { exitCode: 1, tail: '1\n2\n3\nerror: boom' },
+    structuredContent: { exitCode: 1, durationMs: 4, tail: '1\n2\n3\nerror: boom' },
   };
-  assert.equal(rowMessage(job({ status: 'completed', result: echoed })), '`seq 3; echo error: boom >&2; exit 1` exited with code 1 after 0.0 s. … error: boom');
-  // No output: the text as it is; a result that is not a command's: as it is.
+  assert.equal(rowMessage(job({ status: 'completed', result: echoed })), 'exited with code 1 after 0.0 s … error: boom');
+  // Killed by a signal; no output.
+  const killed = { content: [{ type: 'text', text: '`sleep 9` was killed by signal 15 (SIGTERM) after 1.0 s.\n' }], structuredContent: { exitCode: null, signal: 'SIGTERM', durationMs: 1000, tail: '' } };
+  assert.equal(rowMessage(job({ status: 'completed', result: killed })), 'killed by SIGTERM after 1.0 s');
+  // No output: how it ended; a result that is not a command's: as it is.
   const quiet = { content: [{ type: 'text', text: '`true` exited with code 0 after 0.0 s.\n' }], structuredContent: { exitCode: 0, tail: '' } };
-  assert.equal(rowMessage(job({ status: 'completed', result: quiet })), '`true` exited with code 0 after 0.0 s.\n');
+  assert.equal(rowMessage(job({ status: 'completed', result: quiet })), 'exited with code 0');
   const other = { content: [{ type: 'text', text: 'line 1\nline 2' }], structuredContent: { tail: 'x' } };
   assert.equal(rowMessage(job({ status: 'completed', result: other })), 'line 1\nline 2');
 });

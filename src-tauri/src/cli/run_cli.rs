@@ -767,7 +767,7 @@ fn newlines_once(slave: &OwnedFd, ours: std::os::fd::BorrowedFd<'_>) -> nix::Res
     tcsetattr(slave, SetArg::TCSANOW, &theirs)
 }
 
-/// The size of the terminal `ours` (80x24 when it cannot be read).
+/// The size of the terminal `ours` (80 columns, 24 rows when it cannot be read or says 0).
 pub(super) fn terminal_size(ours: std::os::fd::BorrowedFd<'_>) -> nix::pty::Winsize {
     use std::os::fd::AsRawFd;
     let mut ws = nix::pty::Winsize {
@@ -778,9 +778,12 @@ pub(super) fn terminal_size(ours: std::os::fd::BorrowedFd<'_>) -> nix::pty::Wins
     };
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we pass; on failure it writes nothing.
     let ok = unsafe { nix::libc::ioctl(ours.as_raw_fd(), nix::libc::TIOCGWINSZ, &mut ws) } == 0;
-    if !ok || ws.ws_col == 0 || ws.ws_row == 0 {
-        ws.ws_row = 24;
+    // Each unknown (0, as `script` gives rows) is the usual default on its own.
+    if !ok || ws.ws_col == 0 {
         ws.ws_col = 80;
+    }
+    if !ok || ws.ws_row == 0 {
+        ws.ws_row = 24;
     }
     ws
 }

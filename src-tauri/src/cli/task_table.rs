@@ -55,22 +55,38 @@ pub fn row(t: &Value, now_ms: i64) -> String {
 /// (`approve-command: Allow deploy-bot to run make deploy?`), else its status message, after
 /// the progress of a working task (`12/50 · compiling`, `3 · copying`), or the progress's own
 /// message when the task has no status message. A finished command (a result with a `tail`
-/// of its output and an `exitCode`: run_command, `taskdeck run`) adds its output's last line,
-/// which says why a failed one failed (`exited with code 3 after 10.0 s. … error: …`).
+/// of its output and an `exitCode`: run_command, `taskdeck run`) says how it ended and its
+/// output's last line, which says why a failed one failed ([`command_end`]).
 fn message(t: &Value) -> String {
-    let said = live_message(t);
-    let ran = t.pointer("/result/structuredContent");
-    let last = ran
-        .filter(|r| r.get("exitCode").is_some())
-        .and_then(|r| r["tail"].as_str())
-        .and_then(|tail| tail.lines().map(str::trim).rfind(|l| !l.is_empty()));
-    match last {
-        Some(last) => format!("{said} … {last}"),
-        None => said,
+    match t.pointer("/result/structuredContent") {
+        Some(ran) if ran.get("exitCode").is_some() && ran["tail"].is_string() => command_end(ran),
+        _ => live_message(t),
     }
 }
 
-/// [`message`] without a finished command's last line.
+/// How a finished command ended (`exited with code 3 after 10.0 s`, `killed by SIGTERM`; the
+/// title names the command), then its output's last line, from its result's
+/// `structuredContent`.
+fn command_end(ran: &Value) -> String {
+    let how = match (ran["signal"].as_str(), ran["exitCode"].as_i64()) {
+        (Some(signal), _) => format!("killed by {signal}"),
+        (None, Some(code)) => format!("exited with code {code}"),
+        (None, None) => "ended".to_string(),
+    };
+    let after = ran["durationMs"]
+        .as_f64()
+        .map(|ms| format!(" after {:.1} s", ms / 1000.0))
+        .unwrap_or_default();
+    let last = ran["tail"]
+        .as_str()
+        .and_then(|tail| tail.lines().map(str::trim).rfind(|l| !l.is_empty()));
+    match last {
+        Some(last) => format!("{how}{after} … {last}"),
+        None => format!("{how}{after}"),
+    }
+}
+
+/// [`message`] of any task but a finished command.
 fn live_message(t: &Value) -> String {
     let asked = t["inputRequests"].as_object().and_then(|requests| {
         let (key, request) = requests.iter().next()?;
@@ -274,11 +290,11 @@ mod tests {
     fn a_finished_command_shows_its_outputs_last_line() {
         let t = json!({"taskId": "t", "status": "completed", "isError": true,
             "statusMessage": "`./fail.sh` exited with code 3 after 10.0 s.",
-            "result": {"structuredContent": {"exitCode": 3,
+            "result": {"structuredContent": {"exitCode": 3, "durationMs": 10000,
                 "tail": "step 1 of 5\nerror: something broke at step 5\n\n"}}});
         assert_eq!(
             message(&t),
-            "`./fail.sh` exited with code 3 after 10.0 s. … error: something broke at step 5"
+            "exited with code 3 after 10.0 s … error: something broke at step 5"
         );
         // A command line that holds its own last line still gets it.
         let mut echoed = t.clone();
@@ -287,14 +303,14 @@ mod tests {
         echoed["result"]["structuredContent"]["tail"] = json!("error: boom");
         assert_eq!(
             message(&echoed),
-            "`echo error: boom; exit 1` exited with code 1 after 0.0 s. … error: boom"
+            "exited with code 3 after 10.0 s … error: boom"
         );
         let mut quiet = t.clone();
         quiet["result"]["structuredContent"]["tail"] = json!("");
-        assert_eq!(
-            message(&quiet),
-            "`./fail.sh` exited with code 3 after 10.0 s."
-        );
+        assert_eq!(message(&quiet), "exited with code 3 after 10.0 s");
+        let killed = json!({"status": "completed", "result": {"structuredContent":
+            {"exitCode": null, "signal": "SIGTERM", "tail": ""}}});
+        assert_eq!(message(&killed), "killed by SIGTERM");
     }
 
     #[test]

@@ -654,17 +654,26 @@ async fn execute(
             c.as_str()
         )
     });
+    // The sentences name the command on one line: one of several lines is written as one
+    // `$'…'` word (as the approval question shows it), so the first line stays whole.
+    let one_line = |l: &str| match l.contains(['\n', '\r']) {
+        true => super::process::shell_word(l),
+        false => l.to_string(),
+    };
     let edit_note = edited_from.as_ref().map_or(String::new(), |asked| {
         format!(
-            "A person edited this call before approving it: you asked for `{asked}`; `{line}` \
-             ran instead.\n"
+            "A person edited this call before approving it: you asked for `{}`; `{}` ran \
+             instead.\n",
+            one_line(asked),
+            one_line(&line)
         )
     });
+    let shown_line = one_line(&line);
     let mut outcome = match ended {
         Ended::Cancelled(_) => return Outcome::Cancelled,
         Ended::TimedOut(_) => Outcome::Failed(TaskFailure::tool(
             format!(
-                "`{line}` timed out after {} ms and was stopped.\n{edit_note}{cut_note}",
+                "`{shown_line}` timed out after {} ms and was stopped.\n{edit_note}{cut_note}",
                 timeout.map_or(0, |t| t.as_millis())
             ),
             Some(
@@ -672,7 +681,7 @@ async fn execute(
             ),
         )),
         Ended::Exited(_) => Outcome::Completed(json!({
-            "content": [{"type": "text", "text": format!("`{line}` {how} after {:.1} s.\n{edit_note}{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
+            "content": [{"type": "text", "text": format!("`{shown_line}` {how} after {:.1} s.\n{edit_note}{tail}{cut_note}", duration_ms as f64 / 1000.0)}],
             "structuredContent": {"command": line, "exitCode": code, "durationMs": duration_ms, "tail": tail, "log": log_path},
             "isError": code != Some(0)
         })),
