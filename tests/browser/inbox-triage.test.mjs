@@ -208,8 +208,11 @@ test('approve with edited JSON: the agent gets the edited call, the timeline sho
   await page.locator('.toast-text', { hasText: 'Approved “run_command: echo original” with your edit.' }).waitFor();
   const done = await outcome(taskId);
   assert.equal(done.status, 'completed');
-  assert.match(resultText(done), /edited/);
-  assert.doesNotMatch(resultText(done), /original/);
+  // The edited call ran, and the agent is told it was not its own.
+  const [ran, note, output] = resultText(done).split('\n');
+  assert.match(ran, /^`echo edited` exited with code 0 after /);
+  assert.equal(note, 'A person edited this call before approving it: you asked for `echo original`; `echo edited` ran instead.');
+  assert.equal(output, 'edited');
   await row.waitFor({ state: 'detached' });
 
   await page.evaluate((id) => {
