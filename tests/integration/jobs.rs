@@ -955,8 +955,8 @@ async fn run_command_asks_first_and_stops_whole_process_groups() {
 }
 
 /// A progress bar an agent's command redraws with `\r` shows as it moves: each drawing becomes
-/// the status (with its `3/5`), and the log gets it at once; the result's tail keeps the bar's
-/// last drawing only, not every frame.
+/// the status (with its `3/5`), and the log gets it at once, before the `\r` that ends it; the
+/// result's tail keeps the bar's last drawing only, not every frame.
 #[tokio::test]
 async fn run_command_shows_a_progress_bar_redrawn_with_cr_as_it_moves() {
     let s = Server::start(&[]).await;
@@ -989,6 +989,14 @@ async fn run_command_shows_a_progress_bar_redrawn_with_cr_as_it_moves() {
     assert!(
         text.starts_with("fetching\n\r[1/6] crate-1\r"),
         "{text:?} ({moving})"
+    );
+    // The log has the drawing the status shows (or a later one), not only the one before it.
+    let frame = |t: &str| t.get(1..2).and_then(|n| n.parse::<u32>().ok());
+    let shown = frame(moving["statusMessage"].as_str().unwrap()).unwrap();
+    let last = text.rsplit('\r').next().unwrap();
+    assert!(
+        frame(last).is_some_and(|n| n >= shown),
+        "the log's latest drawing {last:?} is behind the status {shown}: {text:?}"
     );
     let done = s.wait_status(&agent, &id, "completed").await;
     let tail = done["result"]["structuredContent"]["tail"]

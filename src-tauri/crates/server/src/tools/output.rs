@@ -4,7 +4,7 @@
 
 use std::{collections::VecDeque, io::Write, path::Path};
 
-use super::process::{MAX_LINE_BYTES, line_split};
+use super::process::{MAX_LINE_BYTES, Output, line_split};
 
 /// Longest status message taken from an output line, in characters.
 pub const MAX_STATUS_CHARS: usize = 200;
@@ -203,6 +203,12 @@ pub struct OutputLog {
     cut: Option<LogCut>,
     /// The last drawing of the line a `\r` redraws, until the line ends.
     redrawn: Option<String>,
+    /// Per stream of the command (see [`OutputLog::take`]), its current line's (or drawing's)
+    /// text already in the file, written when a read ended inside it.
+    open: Vec<(usize, String)>,
+    /// The stream whose line the file ends inside (after its unfinished text, or its last
+    /// drawing's `\r`): another stream's line starts on a line of its own.
+    dangling: Option<usize>,
 }
 
 /// The free space (bytes) an output log leaves to the task store on its file system: a log
@@ -277,6 +283,8 @@ impl OutputLog {
             next_space_check: 0,
             cut: None,
             redrawn: None,
+            open: Vec::new(),
+            dangling: None,
         }
     }
 
@@ -315,6 +323,8 @@ impl OutputLog {
             next_space_check: 0,
             cut: full.then_some(LogCut::SizeLimit),
             redrawn: None,
+            open: Vec::new(),
+            dangling: None,
         })
     }
 
@@ -434,10 +444,13 @@ impl OutputLog {
     /// line as it was written, and the tail the drawing a terminal would show last (`raw`, or
     /// the last redraw when `raw` is blank).
     pub fn push(&mut self, raw: &[u8]) {
+        self.push_from(0, raw);
+    }
+
+    /// [`OutputLog::push`] for stream `from` ([`OutputLog::take`]).
+    fn push_from(&mut self, from: usize, raw: &[u8]) {
         let line = without_ansi(String::from_utf8_lossy(raw).trim_end_matches(['\n', '\r']));
-        if self.file.is_some() {
-            self.write(format!("{line}\n").as_bytes());
-        }
+        self.write_ended(from, &line, "\n");
         let redrawn = self.redrawn.take();
         let line = match redrawn {
             Some(drawn) if line.trim().is_empty() => drawn,
@@ -462,18 +475,112 @@ impl OutputLog {
     /// its `\r` at once, so a reader sees the bar move; the tail gets only the line's last
     /// drawing, when the line ends ([`OutputLog::push`]).
     pub fn push_redraw(&mut self, raw: &[u8]) {
+        self.push_redraw_from(0, raw);
+    }
+
+    /// [`OutputLog::push_redraw`] for stream `from` ([`OutputLog::take`]).
+    fn push_redraw_from(&mut self, from: usize, raw: &[u8]) {
         let drawn = without_ansi(&String::from_utf8_lossy(raw));
-        if self.file.is_some() {
-            self.write(format!("{drawn}\r").as_bytes());
-        }
+        self.write_ended(from, &drawn, "\r");
         if !drawn.trim().is_empty() {
             self.redrawn = Some(drawn);
+        }
+    }
+
+    /// Records what stream `from` of a command said (each stream a number of the caller's
+    /// choosing, e.g. 0 for stdout and 1 for stderr), as [`read_lines`] tells it: a line as
+    /// [`OutputLog::push`], a redraw as [`OutputLog::push_redraw`], and what a read left
+    /// unfinished at once in the file (not the tail), so a reader of the log sees a prompt or a
+    /// progress bar's latest frame while the command runs, not only once the next one comes.
+    /// When the line ends, the file gets only the rest of it. Another stream's line meanwhile
+    /// starts on a line of its own.
+    ///
+    /// [`read_lines`]: super::process::read_lines
+    pub fn take(&mut self, from: usize, out: Output<'_>) {
+        match out {
+            Output::Line(raw) => self.push_from(from, raw),
+            Output::Redraw(raw) => self.push_redraw_from(from, raw),
+            Output::Partial(raw) => self.write_unfinished(from, raw),
+        }
+    }
+
+    /// Writes what the file lacks of stream `from`'s unfinished line `raw` (its text up to its
+    /// last whole character, so that the whole line's text starts with it).
+    fn write_unfinished(&mut self, from: usize, raw: &[u8]) {
+        if self.file.is_none() {
+            return;
+        }
+        let text = without_ansi(&String::from_utf8_lossy(whole_characters(raw)));
+        let open = self.take_open(from);
+        match text.strip_prefix(open.as_str()) {
+            Some(rest) if !rest.is_empty() => {
+                self.write_piece(from, rest, "");
+                self.open.push((from, text));
+            }
+            _ => self.open.push((from, open)),
+        }
+    }
+
+    /// Writes stream `from`'s line (or drawing) `text`, ended by `end` (`"\n"` or `"\r"`):
+    /// only the part the file does not hold already.
+    fn write_ended(&mut self, from: usize, text: &str, end: &str) {
+        if self.file.is_none() {
+            return;
+        }
+        let open = self.take_open(from);
+        match text.strip_prefix(open.as_str()) {
+            Some(rest) => self.write_piece(from, rest, end),
+            // The text written before does not start this one: both stay, each on its line.
+            None => {
+                self.dangling = Some(usize::MAX);
+                self.write_piece(from, text, end)
+            }
+        }
+    }
+
+    /// Appends `piece` of stream `from`'s output and `end`, on a line of its own when the file
+    /// ends inside another stream's line. The end of a line the file has whole, which another
+    /// stream's output followed, is not written: that output started a new line already.
+    fn write_piece(&mut self, from: usize, piece: &str, end: &str) {
+        let apart = self.dangling.is_some_and(|s| s != from);
+        if apart && piece.is_empty() {
+            return;
+        }
+        let mut out = String::with_capacity(piece.len() + end.len() + 1);
+        if apart {
+            out.push('\n');
+        }
+        out.push_str(piece);
+        out.push_str(end);
+        self.dangling = (end != "\n").then_some(from);
+        self.write(out.as_bytes());
+    }
+
+    /// What of stream `from`'s current line the file holds already, no longer kept.
+    fn take_open(&mut self, from: usize) -> String {
+        match self.open.iter().position(|(s, _)| *s == from) {
+            Some(i) => self.open.swap_remove(i).1,
+            None => String::new(),
         }
     }
 
     /// The last lines, joined with newlines.
     pub fn tail(&self) -> String {
         self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// `raw` without a last character cut short by the end of a read (its text then starts the
+/// text of `raw` and what follows it, invalid bytes included, as `from_utf8_lossy` reads them).
+fn whole_characters(raw: &[u8]) -> &[u8] {
+    let Some(last) = raw.utf8_chunks().last() else {
+        return raw;
+    };
+    let cut = last.invalid();
+    // An invalid tail that is the start of a character (`error_len` None) may be completed.
+    match std::str::from_utf8(cut) {
+        Err(e) if e.error_len().is_none() => &raw[..raw.len() - cut.len()],
+        _ => raw,
     }
 }
 
@@ -584,6 +691,31 @@ mod tests {
         assert_eq!(log.tail(), "fetching\n[2/2]\nOK");
         let file = std::fs::read_to_string(&path).unwrap();
         assert_eq!(file, "fetching\n\r[1/2]\r[2/2]\r\nERROR: 3 failed\rOK\n");
+    }
+
+    /// What a read left unfinished is in the file at once, and not twice; another stream's
+    /// line meanwhile gets a line of its own; a character cut by a read waits for its end.
+    #[test]
+    fn unfinished_output_is_in_the_file_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.log");
+        let mut log = OutputLog::new(Some(&path), 10, 1 << 20);
+        let file = || std::fs::read_to_string(&path).unwrap();
+        let (out, err) = (1, 2);
+        log.take(err, Output::Redraw(b""));
+        log.take(err, Output::Partial(b"[1/2] a"));
+        assert_eq!(file(), "\r[1/2] a");
+        log.take(err, Output::Redraw(b"[1/2] a"));
+        log.take(err, Output::Partial(b"[2/2] b"));
+        assert_eq!(file(), "\r[1/2] a\r[2/2] b");
+        log.take(out, Output::Partial(b"caf\xc3"));
+        assert_eq!(file(), "\r[1/2] a\r[2/2] b\ncaf");
+        log.take(err, Output::Line(b"[2/2] b"));
+        log.take(out, Output::Partial(b"caf\xc3\xa9 ok"));
+        log.take(out, Output::Line(b"caf\xc3\xa9 ok!"));
+        assert_eq!(file(), "\r[1/2] a\r[2/2] b\ncaf\u{e9} ok!\n");
+        // The tail has each line whole, as it ended.
+        assert_eq!(log.tail(), "[2/2] b\ncaf\u{e9} ok!");
     }
 
     #[test]

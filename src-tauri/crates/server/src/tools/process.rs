@@ -329,9 +329,9 @@ pub enum Output<'a> {
     Line(&'a [u8]),
     /// A drawing ended by a lone `\r`: a progress bar redrawn in place starts over after it.
     Redraw(&'a [u8]),
-    /// What the current line (or drawing) holds so far, after a read that ended inside it: a
-    /// prompt, or a progress bar's latest frame before its `\r`. Reported again, whole, as a
-    /// `Line` or `Redraw` once it ends.
+    /// What the current line (or drawing) holds so far, after a read that ended inside it or
+    /// right after its `\r`: a prompt, or a progress bar's latest frame. Reported again, whole
+    /// (this as its start), as a `Line` or `Redraw` once the next byte says how it ended.
     Partial(&'a [u8]),
 }
 
@@ -376,7 +376,8 @@ pub async fn read_lines<R: AsyncRead + Unpin>(
                 }
             }
         }
-        if !line.is_empty() && !after_cr {
+        // A drawing whose `\r` came last is whole, but is a redraw only if no `\n` follows.
+        if !line.is_empty() {
             on_output(Output::Partial(&line));
         }
     }
@@ -548,22 +549,27 @@ mod tests {
         assert_eq!(line_split(&[0x80; 30], 20), 20);
     }
 
-    #[test]
-    fn lines_redraws_and_unfinished_lines_are_told_apart() {
+    /// What [`super::read_lines`] tells of `reader`: "line …", "redraw …" or "partial …" each.
+    fn told(reader: impl tokio::io::AsyncRead + Unpin) -> Vec<String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
         let mut seen = Vec::new();
-        let input = "a\r\nb\r 1/3\r\x1b[2K 2/3\r 3/3\n\r\rdone";
-        rt.block_on(super::read_lines(input.as_bytes(), |out| {
+        rt.block_on(super::read_lines(reader, |out| {
             seen.push(match out {
                 super::Output::Line(l) => format!("line {}", String::from_utf8_lossy(l)),
                 super::Output::Redraw(l) => format!("redraw {}", String::from_utf8_lossy(l)),
                 super::Output::Partial(l) => format!("partial {}", String::from_utf8_lossy(l)),
             })
         }));
+        seen
+    }
+
+    #[test]
+    fn lines_redraws_and_unfinished_lines_are_told_apart() {
+        let input = "a\r\nb\r 1/3\r\x1b[2K 2/3\r 3/3\n\r\rdone";
         assert_eq!(
-            seen,
+            told(input.as_bytes()),
             [
                 "line a",
                 "redraw b",
@@ -574,6 +580,27 @@ mod tests {
                 "redraw ",
                 "partial done",
                 "line done"
+            ]
+        );
+    }
+
+    /// A drawing is told at the end of the read that brought it, whether its `\r` came before
+    /// it or after it: the status and the log show the bar's latest frame, not the one before.
+    #[test]
+    fn a_drawing_is_told_when_its_read_ends() {
+        use tokio::io::AsyncReadExt;
+        let reads = "\r[1/3] a"
+            .as_bytes()
+            .chain("\r[2/3] b\r".as_bytes())
+            .chain("\n".as_bytes());
+        assert_eq!(
+            told(reads),
+            [
+                "redraw ",
+                "partial [1/3] a",
+                "redraw [1/3] a",
+                "partial [2/3] b",
+                "line [2/3] b"
             ]
         );
     }

@@ -594,33 +594,24 @@ async fn execute(
     )));
     ctx.status_message(format!("Running: {line}")).await;
     let latest = Arc::new(Mutex::new(LatestStatus::default()));
-    // Each line and each `\r` redraw goes to the log, and becomes the status (with its
-    // progress, `12/50`), as does what a read left unfinished (a prompt, a bar's latest frame).
-    let on_output = {
+    // Each line, each `\r` redraw and what a read left unfinished (a prompt, a bar's latest
+    // frame) goes to the log at once, and becomes the status (with its progress, `12/50`).
+    let on_output = |stream: usize| {
         let (log, latest) = (log.clone(), latest.clone());
         move |out: Output<'_>| {
-            let text = match out {
-                Output::Line(raw) => {
-                    log.lock().unwrap().push(raw);
-                    raw
-                }
-                Output::Redraw(raw) => {
-                    log.lock().unwrap().push_redraw(raw);
-                    raw
-                }
-                Output::Partial(raw) => raw,
-            };
+            log.lock().unwrap().take(stream, out);
+            let (Output::Line(text) | Output::Redraw(text) | Output::Partial(text)) = out;
             latest.lock().unwrap().note(&String::from_utf8_lossy(text));
         }
     };
     let stdout = child
         .stdout
         .take()
-        .map(|o| tokio::spawn(read_lines(o, on_output.clone())));
+        .map(|o| tokio::spawn(read_lines(o, on_output(1))));
     let stderr = child
         .stderr
         .take()
-        .map(|e| tokio::spawn(read_lines(e, on_output)));
+        .map(|e| tokio::spawn(read_lines(e, on_output(2))));
     let timeout = arguments.timeout_ms.map(|ms| Duration::from_millis(ms.0));
     // Latest status line and progress, published at most every 250 ms.
     let ended = wait_or_stop(
