@@ -1005,6 +1005,38 @@ async fn run_command_shows_a_progress_bar_redrawn_with_cr_as_it_moves() {
     assert_eq!(tail, "fetching\n[6/6] crate-6\ndone", "{done}");
 }
 
+/// An agent whose command a person cancels reads who stopped it, and the command stops.
+#[tokio::test]
+async fn an_agent_reads_who_cancelled_its_command() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let alice = s.human("alice").await;
+    s.write_policy(
+        json!([{"principal": "*", "server": "taskdeck", "tool": "run_command",
+                           "decision": "allow"}]),
+    );
+    let id = s
+        .call(
+            &agent,
+            "run_command",
+            json!({"command": "echo started; sleep 60"}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_for(&agent, &id, "the command to run", |v| {
+        v["statusMessage"] == "started"
+    })
+    .await;
+    let (code, _) = s
+        .v1_post(Some(&alice), &format!("/v1/tasks/{id}/cancel"), json!({}))
+        .await;
+    assert_eq!(code, 202);
+    let done = s.wait_status(&agent, &id, "cancelled").await;
+    assert_eq!(done["statusMessage"], "Cancelled by alice", "{done}");
+}
+
 #[tokio::test]
 async fn taskdeck_run_gives_the_command_a_terminal_when_it_runs_in_one() {
     // `script` (util-linux) runs `taskdeck run` with a terminal on its standard output.
@@ -1569,7 +1601,7 @@ async fn taskdeck_run_wraps_a_command() {
     assert_eq!(
         said,
         [
-            "Cancelled on request",
+            "Cancelled by admin",
             "Stopped: `taskdeck run` was terminated (SIGTERM)"
         ],
         "{list}"

@@ -718,9 +718,9 @@ impl Harness {
         self.wait_for(&id, "after the cancel", |t| t.status.is_terminal())
             .await?;
         let m = &mut self.tasks[i];
-        m.events
-            .push(event("cancelRequested", who.principal().name));
-        m.settle(TaskStatus::Cancelled, "Cancelled on request");
+        let by = who.principal().name;
+        m.events.push(event("cancelRequested", by.clone()));
+        m.settle(TaskStatus::Cancelled, &format!("Cancelled by {by}"));
         Ok(())
     }
 

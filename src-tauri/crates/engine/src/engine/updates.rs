@@ -26,7 +26,7 @@ impl Engine {
 
     /// [`Self::cancel`], saying why: `reason` (cut to the status message's limit) is
     /// recorded on the `cancelRequested` event (`{by, reason}`) and becomes the task's
-    /// statusMessage once it ends cancelled, in place of "Cancelled on request".
+    /// statusMessage once it ends cancelled, in place of "Cancelled by <principal>".
     ///
     /// Errors: [`EngineError::NotFound`].
     pub async fn cancel_because(

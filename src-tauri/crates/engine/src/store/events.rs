@@ -90,8 +90,9 @@ pub fn created_ttl(c: &Connection, task_id: &str) -> Result<Option<Option<u64>>,
         .map(|ttl| ttl.as_u64()))
 }
 
-/// Why the newest cancellation of a task was requested (its `cancelRequested` event's
-/// `reason`), when it was given.
+/// Why the newest cancellation of a task was requested: its `cancelRequested` event's
+/// `reason`, else who asked for it (`"Cancelled by alice"`, from the event's `by`). `None`
+/// when no cancellation was requested.
 pub fn cancel_reason(c: &Connection, task_id: &str) -> Result<Option<String>, EngineError> {
     let data: Option<String> = c
         .prepare_cached(
@@ -100,7 +101,14 @@ pub fn cancel_reason(c: &Connection, task_id: &str) -> Result<Option<String>, En
         )?
         .query_row(params![task_id], |r| r.get(0))
         .optional()?;
-    Ok(data
-        .map(parse_json)
-        .and_then(|d| d.get("reason").and_then(Value::as_str).map(str::to_string)))
+    Ok(data.map(parse_json).map(|d| {
+        match (
+            d.get("reason").and_then(Value::as_str),
+            d.get("by").and_then(Value::as_str),
+        ) {
+            (Some(reason), _) => reason.to_string(),
+            (None, Some(by)) => format!("Cancelled by {by}"),
+            (None, None) => "Cancelled on request".to_string(),
+        }
+    }))
 }
