@@ -716,6 +716,45 @@ test('a task removed when its TTL runs out leaves the list and the counts, live'
   }
 });
 
+test('a tab left on the address of a Taskdeck that stopped says so, and where to look once it runs again', async () => {
+  const first = await startServer();
+  const firstToken = fs.readFileSync(first.tokenFile, 'utf8').trim();
+  const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  let again = null;
+  try {
+    watchErrors(tab);
+    await tab.goto(`${first.url}/#token=${encodeURIComponent(firstToken)}`);
+    await tab.locator('#conn[data-state="open"]').waitFor();
+    const banner = tab.locator('#offline-banner');
+    assert.equal(await banner.isVisible(), false, 'no banner while live');
+    first.child.kill('SIGTERM');
+    await new Promise((r) => first.child.once('exit', r));
+    const stoppedAt = Date.now();
+    // Started again on the same data dir, on another port (the old one is not asked for).
+    again = await startServerIn(BIN, ['--conformance-fixtures'], first.dir);
+    assert.notEqual(again.url, first.url);
+    await tab.locator('#conn[data-state="reconnecting"]').waitFor();
+    // A moment's restart says nothing more than "Reconnecting…"; a longer absence, the banner.
+    await banner.waitFor({ timeout: 20_000 });
+    assert.ok(Date.now() - stoppedAt >= 9_000, 'not at the first failed retry');
+    const host = new URL(first.url).host;
+    assert.match(await banner.textContent(), new RegExp(`^Taskdeck has not answered at ${host.replace(/\./g, '\\.')} since \\d\\d:\\d\\d:\\d\\d; this page keeps trying\\. If Taskdeck was started again on another port, open the address it printed`));
+    // The address it printed works, and shows no banner.
+    await tab.goto(`${again.url}/#token=${encodeURIComponent(firstToken)}`);
+    await tab.locator('#conn[data-state="open"]').waitFor();
+    assert.equal(await banner.isVisible(), false);
+  } finally {
+    await tab.close();
+    for (const s of [first, again].filter(Boolean)) {
+      if (s.child.exitCode === null && s.child.signalCode === null) {
+        s.child.kill('SIGTERM');
+        await new Promise((r) => s.child.once('exit', r));
+      }
+    }
+    fs.rmSync(first.dir, { recursive: true, force: true });
+  }
+});
+
 test('an admin connects an agent; the Claude Code command carries a token that works', async () => {
   // In a plain browser the Notifications button is this browser's switch, not the desktop's settings.
   const notify = page.locator('#notify-btn');

@@ -12,6 +12,7 @@ import { reloadInbox, scheduleInboxRender, announceInput } from './inbox.js';
 import { renderBulk } from './selection.js';
 import { reloadApprovals, onApprovalChange } from './approvals-view.js';
 import { noteStore } from './store-banner.js';
+import { noteStreamState } from './offline-banner.js';
 import { renderConn } from './conn.js';
 
 /**
@@ -37,6 +38,7 @@ export function connectStream(resumeFrom) {
     onState: (s, info) => {
       state.streamState = s;
       renderConn(info ?? null);
+      noteStreamState(s);
       if (s === 'open') {
         // What the disk was before the gap no longer holds; a full disk is said again at once.
         noteStore(null);

@@ -91,7 +91,7 @@ const FIRST_LOAD = [
 /** What rest.js brings, after the first rows: none of it may come back into the first load. */
 const REST = [
   'approval-card.js', 'approvals-view.js', 'browser-notify.js', 'cancel.js', 'clamp.js', 'edited-arguments.js', 'event-stream.js', 'form-schema.js',
-  'inbox.js', 'json-diff.js', 'lazy.js', 'live.js', 'open-task.js', 'sse.js',
+  'inbox.js', 'json-diff.js', 'lazy.js', 'live.js', 'offline-banner.js', 'open-task.js', 'sse.js',
 ];
 
 test('the first load is exactly the modules the first rows and the keys need; rest.js and its modules are not in it', () => {
