@@ -177,7 +177,7 @@ async fn a_finished_command_reruns_as_a_new_approved_task_of_the_caller() {
     let (code, out, err) = tasks_cli(&s, &["rerun", &id]);
     assert_eq!(code, 0, "{err}");
     let new_id = out.split_whitespace().next().unwrap().to_string();
-    assert!(out.contains(&format!("re-runs {id}")), "{out}");
+    assert_eq!(out, format!("{new_id} re-runs {id}\n"));
     assert_ne!(new_id, id);
     let waiting = s.wait_status(&s.admin, &new_id, "input_required").await;
     assert!(

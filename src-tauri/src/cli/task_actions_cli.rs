@@ -93,10 +93,11 @@ fn run(cmd: TaskActionsCommand, target: &Target, as_json: bool) -> ExitCode {
             println!("{body}");
         } else {
             match &cmd {
+                // Not its status: the new task is `working` until the policy has decided,
+                // which may ask a person a moment later.
                 TaskActionsCommand::Rerun { task_id } => println!(
-                    "{} re-runs {task_id} ({})",
+                    "{} re-runs {task_id}",
                     body["task"]["taskId"].as_str().unwrap_or("?"),
-                    body["task"]["status"].as_str().unwrap_or("?")
                 ),
                 _ => println!("deleted {}", body["deleted"]),
             }
