@@ -1575,11 +1575,14 @@ test('a command approval’s form in the detail starts with the call as asked, a
   assert.ok(decided && decided.data.decision === 'allow' && decided.data.editedArguments == null, JSON.stringify(decided));
 });
 
-test('Cancel in a command approval’s form declines the command, and says so', async () => {
+test('a command approval’s form offers Approve and Deny, no “Cancel” beside “Cancel task…”; Deny says so', async () => {
   const taskId = await startTask('run_command', { command: 'seq 1 3' });
   await row(taskId).click();
   const card = page.locator('.prompt-card[data-key="approve-command"]');
-  await card.getByRole('button', { name: 'Cancel' }).click();
+  await card.getByRole('button', { name: 'Deny', exact: true }).waitFor();
+  assert.deepEqual(await card.locator('.prompt-actions button').allTextContents(), ['Approve', 'Deny']);
+  await card.getByText('Deny denies the call, with your reason if you typed one: it does not run.').waitFor();
+  await card.getByRole('button', { name: 'Deny', exact: true }).click();
   // Named as the queue names the call (not by its question, "admin wants to run in …").
   await page.locator('#toasts .toast', { hasText: /^Denied “run_command: seq 1 3”\./ }).first().waitFor();
   const done = await waitFor(async () => {
@@ -1588,6 +1591,18 @@ test('Cancel in a command approval’s form declines the command, and says so', 
   }, 'the declined command to end');
   assert.equal(done.result.isError, true);
   assert.match(done.result.content[0].text, /declined to run `seq 1 3`/);
+
+  // A question with no call behind it has Dismiss, which leaves it unanswered (MCP's `cancel`).
+  const questionId = await startTask('request_approval', { message: 'Ship it today?' });
+  await row(questionId).click();
+  const question = page.locator('.prompt-card[data-key="approval"]');
+  await question.getByText('Dismiss leaves the question without an answer.').waitFor();
+  await question.getByRole('button', { name: 'Dismiss', exact: true }).click();
+  const dismissed = await waitFor(async () => {
+    const t = await agentGet(questionId);
+    return t.status === 'completed' && t;
+  }, 'the dismissed question to end');
+  assert.equal(dismissed.result.structuredContent.action, 'cancel', JSON.stringify(dismissed.result));
 });
 
 test('the Policies dialog lists, adds, moves and revokes rules, and the server keeps their order', async () => {

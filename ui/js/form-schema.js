@@ -347,13 +347,14 @@ export function declineContent(fields, values, declineReason = '') {
  */
 export function answerHelp(fields, approval) {
   const asksReason = Boolean(declineContent(fields, { reason: '-' }, '-'));
-  if (approval) return `Deny denies the call${asksReason ? ', with your reason if you typed one' : ''}. Cancel denies it too, without a reason. Either way it does not run.`;
-  return `${asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.'} Cancel dismisses the question without an answer.`;
+  if (approval) return `Deny denies the call${asksReason ? ', with your reason if you typed one' : ''}: it does not run.`;
+  return `${asksReason ? 'Decline answers “no”, with your reason if you typed one.' : 'Decline answers “no”.'} Dismiss leaves the question without an answer.`;
 }
 
 /** What answer `action` ('accept', 'decline', 'cancel') did, in words. An approval (`approval`:
- *  its `_meta["taskdeck/approval"]`) reads as its buttons do: approved, or denied, which its
- *  Cancel does too (the call does not run); another question's Cancel dismissed it. */
+ *  its `_meta["taskdeck/approval"]`) reads as its buttons do: approved, or denied, which a
+ *  `cancel` sent by another client does too (the call does not run); another question's
+ *  `cancel` (its form's Dismiss) dismissed it. */
 export function answerVerb(action, approval) {
   if (approval) return action === 'accept' ? 'approved' : 'denied';
   if (action === 'accept') return 'accepted';

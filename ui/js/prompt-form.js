@@ -1,11 +1,12 @@
 // One outstanding input request rendered as a form (from its requestedSchema), checked in the
-// browser before it is sent, with Accept / Decline / Cancel. A form without a `reason` field of
+// browser before it is sent, with Accept / Decline / Dismiss. A form without a `reason` field of
 // its own gets an optional reason box next to Decline: a Decline sends what was typed in it as
 // `content.reason`, which the agent reads ("Declined. Their reason: …"); Enter in that box, or
 // in an approval's own reason field, declines (not the form's Accept). An approval question's
-// form (a call waiting for a person) reads as the approval queue does, Approve / Deny / Cancel,
-// starts its "Edited arguments" field with the call as asked, as the queue's editor does, and
-// says that Deny and Cancel both deny the call. A text field
+// form (a call waiting for a person) reads as the approval queue does, Approve / Deny (no
+// Dismiss: dismissing a call denies it, which Deny says plainly, and a "Cancel" there would read
+// as the pane's "Cancel task…"), and starts its "Edited arguments" field with the call as
+// asked, as the queue's editor does. A text field
 // whose name says it holds a credential (`api_password`, `token`: form-schema.js isSecretName)
 // is masked, with a Show / Hide toggle, and what is typed in it is written nowhere else.
 
@@ -379,7 +380,7 @@ export function promptCard(prompt, deps) {
   const words = prompt.approval ? { accept: 'Approve', decline: 'Deny' } : { accept: 'Accept', decline: 'Decline' };
   const acceptBtn = h('button', { type: 'submit', class: 'btn btn-primary', 'aria-keyshortcuts': 'a' }, words.accept);
   const declineBtn = h('button', { type: 'button', class: 'btn', 'aria-keyshortcuts': 'd' }, words.decline);
-  const cancelBtn = h('button', { type: 'button', class: 'btn btn-quiet' }, 'Cancel');
+  const cancelBtn = prompt.approval ? null : h('button', { type: 'button', class: 'btn btn-quiet' }, 'Dismiss');
   const status = h('span', { class: 'prompt-status', role: 'status' });
   if (prompt.mode && prompt.mode !== 'form') acceptBtn.disabled = true;
   const declineBox = hasOwnReason(fields) ? null : declineReasonBox(() => send('decline'));
@@ -392,7 +393,7 @@ export function promptCard(prompt, deps) {
 
   function setBusy(b, text = '') {
     busy = b;
-    for (const btn of [acceptBtn, declineBtn, cancelBtn]) btn.disabled = b || (btn === acceptBtn && prompt.mode && prompt.mode !== 'form');
+    for (const btn of [acceptBtn, declineBtn, cancelBtn].filter(Boolean)) btn.disabled = b || (btn === acceptBtn && prompt.mode && prompt.mode !== 'form');
     if (declineBox) declineBox.disabled = b;
     status.textContent = text;
   }
@@ -473,7 +474,7 @@ export function promptCard(prompt, deps) {
     send('accept');
   });
   declineBtn.addEventListener('click', () => send('decline'));
-  cancelBtn.addEventListener('click', () => send('cancel'));
+  if (cancelBtn) cancelBtn.addEventListener('click', () => send('cancel'));
 
   return {
     el: card,

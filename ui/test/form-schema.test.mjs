@@ -236,7 +236,7 @@ test('two choices with the same label are told apart by their values', () => {
   );
 });
 
-test('an approval’s form says that Decline and Cancel both deny the call; another question’s Cancel dismisses it', () => {
+test('an approval’s form says that Deny denies the call; another question’s Dismiss leaves it unanswered', () => {
   const { fields: approval } = describeForm({
     type: 'object',
     properties: {
@@ -246,14 +246,14 @@ test('an approval’s form says that Decline and Cancel both deny the call; anot
   });
   const meta = { server: 'taskdeck', tool: 'run_command', arguments: { argv: ['seq', '1', '300000'] }, editable: true };
   const help = answerHelp(approval, meta);
-  assert.equal(help, 'Deny denies the call, with your reason if you typed one. Cancel denies it too, without a reason. Either way it does not run.');
+  assert.equal(help, 'Deny denies the call, with your reason if you typed one: it does not run.');
   assert.doesNotMatch(help, /without an answer/);
   assert.equal(answerVerb('cancel', meta), 'denied');
   assert.equal(answerVerb('decline', meta), 'denied');
   assert.equal(answerVerb('accept', meta), 'approved');
-  // A request_approval question (no call behind it): Cancel dismisses it.
+  // A request_approval question (no call behind it): Dismiss leaves it unanswered.
   const { fields: question } = describeForm({ type: 'object', properties: {} });
-  assert.equal(answerHelp(question, undefined), 'Decline answers “no”, with your reason if you typed one. Cancel dismisses the question without an answer.');
+  assert.equal(answerHelp(question, undefined), 'Decline answers “no”, with your reason if you typed one. Dismiss leaves the question without an answer.');
   assert.equal(answerVerb('cancel', undefined), 'dismissed');
   assert.equal(answerVerb('decline', undefined), 'declined');
   assert.equal(answerVerb('accept', undefined), 'accepted');
