@@ -208,6 +208,35 @@ async fn a_malformed_file_is_reported_and_allows_nothing() {
     assert!(reason.contains("policy.json is not valid"), "{task}");
 }
 
+/// A typo in a file that held a deny rule does not lift it: the rules the file held when last
+/// valid apply until it is fixed, and the agent is told why.
+#[tokio::test]
+async fn a_typo_keeps_the_deny_rules_the_file_held() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    s.write_policy(json!([
+        {"id": "r-nodeploy", "principal": "*", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "make deploy*"}, "decision": "deny"},
+        {"id": "r-echo", "principal": "agent", "server": "taskdeck", "tool": "run_command",
+         "arguments": {"command": "*"}, "decision": "allow"}
+    ]));
+    let id = run(&s, &agent, "echo read while valid").await;
+    s.wait_status(&agent, &id, "completed").await;
+    let path = s.dir.join("cfg/policy.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("\"deny\"", "\"deny\",,", 1)).unwrap();
+    let (_, body) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert!(body["problem"].is_string(), "{body}");
+    let id = run(&s, &agent, "make deploy").await;
+    let v = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("rule r-nodeploy") && text.contains("the rules it held when last valid"),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn deny_refuses_allow_runs_and_a_declines_reason_reaches_the_agent() {
     let s = Server::start(&[]).await;

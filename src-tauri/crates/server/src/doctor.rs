@@ -103,8 +103,9 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     findings
 }
 
-/// `policy.json`: absent (every call gets its default), not valid (then none of its rules
-/// applies, which a start only logs), or holding rules that never match.
+/// `policy.json`: absent (every call gets its default), not valid (then the running Taskdeck
+/// keeps the rules it held when last valid, which a start only logs), or holding rules that
+/// never match.
 fn check_policy(opts: &DoctorOptions) -> Finding {
     const CHECK: &str = "policy";
     let file = PolicyFile::new(opts.config_dir.join(policy::FILE_NAME));
@@ -118,7 +119,10 @@ fn check_policy(opts: &DoctorOptions) -> Finding {
     match file.read().as_ref() {
         Err(problem) => Finding::problem(
             CHECK,
-            format!("{path} {problem}: none of its rules applies, every call gets its default"),
+            format!(
+                "{path} {problem}: Taskdeck keeps the rules it held when last valid (none when \
+                 it started with the file broken: then a call that would run by default is asked)"
+            ),
             "fix the file (docs/approvals.md says its shape); Taskdeck reads it again at once",
         ),
         Ok(doc) => match doc.never_matching().as_slice() {

@@ -49,8 +49,9 @@ pub(crate) struct PolicyView {
     /// The approval terms of every `ask` whose rule sets none (absent: the defaults).
     #[serde(skip_serializing_if = "ApprovalTerms::is_empty")]
     approval: ApprovalTerms,
-    /// Why the file is not valid (then no rule applies: every call gets its default), if it
-    /// is not.
+    /// Why the file is not valid, if it is not: `rules` is then empty, and the rules in force
+    /// are those the file held when last valid (none when Taskdeck started with the file
+    /// broken: a call that would run by default is then asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
     /// The file's version, as the `ETag` header says it (without quotes): for `If-Match`.

@@ -2,7 +2,8 @@
 //! modification time or length changed (so a human's edits apply at once, and an unchanged file
 //! is not parsed on every call), and written whole (a temporary file renamed over it) under a
 //! lock. A file that is not valid is reported once per version, with its path and the problem,
-//! and holds no rules. Each version of the file has a [`PolicyFile::version`] (a hash of its
+//! and holds no rules; the rules in force ([`PolicyFile::in_force`]) are then those it held when
+//! last valid, so a typo never lifts a deny rule. Each version of the file has a [`PolicyFile::version`] (a hash of its
 //! bytes), so that a writer that read one version can refuse to overwrite another
 //! ([`PolicyFile::replace_if`]).
 
@@ -105,6 +106,8 @@ fn version_of(bytes: &[u8]) -> String {
 pub struct PolicyFile {
     path: PathBuf,
     cache: Mutex<Option<Loaded>>,
+    /// What the file held when it was last read valid (by this process), if it ever was.
+    last_valid: Mutex<Option<Arc<Result<PolicyDocument, String>>>>,
     /// Held across read-change-write, so two writers never lose each other's change.
     write_lock: Mutex<()>,
 }
@@ -120,6 +123,7 @@ impl PolicyFile {
         PolicyFile {
             path,
             cache: Mutex::new(None),
+            last_valid: Mutex::new(None),
             write_lock: Mutex::new(()),
         }
     }
@@ -180,10 +184,13 @@ impl PolicyFile {
         let content = Arc::new(content);
         match content.as_ref() {
             Err(problem) => tracing::warn!(
-                "the policy file {} {problem}; no rule of it applies (every call gets its default) until it is fixed",
+                "the policy file {} {problem}; until it is fixed, the rules it held when last \
+                 valid apply (none when it was not valid since Taskdeck started: then every \
+                 call that would run by default is asked)",
                 self.path.display()
             ),
             Ok(doc) => {
+                *self.last_valid.lock().unwrap() = Some(content.clone());
                 for warning in doc.never_matching() {
                     tracing::warn!(
                         "the policy file {}: rule {} ({}) never matches: {}",
@@ -201,6 +208,20 @@ impl PolicyFile {
             content: content.clone(),
         });
         (version, content)
+    }
+
+    /// The rules that apply now: the file's when it is valid; while it is not, those it held
+    /// when last read valid since Taskdeck started (`None` when it never was), with why it is
+    /// not valid (the second member, `None` for a valid file).
+    pub fn in_force(&self) -> (Option<Arc<Result<PolicyDocument, String>>>, Option<String>) {
+        let now = self.read();
+        match now.as_ref() {
+            Ok(_) => (Some(now), None),
+            Err(problem) => (
+                self.last_valid.lock().unwrap().clone(),
+                Some(problem.clone()),
+            ),
+        }
     }
 
     /// Applies `change` to the rules and writes the file (pretty JSON, via a temporary file

@@ -12,7 +12,7 @@ pub mod migrate;
 pub mod rules;
 pub mod terms;
 
-use std::path::Path;
+use std::{path::Path, sync::Arc};
 
 use serde_json::Value;
 
@@ -105,44 +105,61 @@ impl Policy {
     /// agents' shell tools pass `command` when the line holds shell syntax
     /// ([`has_shell_syntax`]), so `cargo test *` cannot wave through `cargo test; rm -rf ~`.
     pub fn decide_exact(&self, call: &PolicyCall, exact_only: &[&str]) -> Verdict {
+        let (in_force, problem) = self.file.in_force();
         let file_terms = self.file_terms();
-        match self.matching_rule(call, exact_only) {
+        let mut verdict = match self.matching_rule(call, exact_only) {
             Some(rule) => Verdict {
                 decision: rule.decision,
                 reason: rule_reason(&rule),
                 terms: rule.approval.resolve(&file_terms),
                 rule_id: Some(rule.id),
             },
-            None => {
-                let mut verdict = Verdict {
-                    terms: file_terms.resolve(&ApprovalTerms::default()),
-                    ..defaults::default_verdict(call)
-                };
-                // Said wherever the verdict is shown (the question, a hook's answer, the
-                // audit log): a deny rule of a file with a typo protects nothing.
-                if self.file.read().is_err() {
-                    verdict.reason.push_str(
-                        " (policy.json is not valid, so none of its rules apply: see GET \
-                         /v1/policy or taskdeck doctor)",
-                    );
+            None => Verdict {
+                terms: file_terms.resolve(&ApprovalTerms::default()),
+                ..defaults::default_verdict(call)
+            },
+        };
+        // Said wherever the verdict is shown (the question, a hook's answer, the audit log).
+        // With no rules known, nothing runs by default: a deny rule the file may hold, a typo
+        // away, is never lifted.
+        match (problem, in_force) {
+            (None, _) => {}
+            (Some(_), Some(_)) => verdict.reason.push_str(
+                " (policy.json is not valid: the rules it held when last valid apply until it \
+                 is fixed; see GET /v1/policy or taskdeck doctor)",
+            ),
+            (Some(_), None) => {
+                if verdict.decision == Decision::Allow {
+                    verdict.decision = Decision::Ask;
                 }
-                verdict
+                verdict.reason.push_str(
+                    " (policy.json is not valid, and was not since Taskdeck started: no rule \
+                     applies, and a call that would run by default is asked; see GET \
+                     /v1/policy or taskdeck doctor)",
+                );
             }
         }
+        verdict
     }
 
-    /// The file's `approval` terms (none while the file is not valid).
+    /// The rules in force ([`file::PolicyFile::in_force`]), `None` when none are known.
+    fn in_force(&self) -> Option<Arc<Result<PolicyDocument, String>>> {
+        self.file.in_force().0
+    }
+
+    /// The `approval` terms of the rules in force (none when none are known).
     fn file_terms(&self) -> ApprovalTerms {
-        let doc = self.file.read();
-        doc.as_ref()
-            .as_ref()
+        let doc = self.in_force();
+        doc.as_deref()
+            .and_then(|d| d.as_ref().ok())
             .map(|d| d.approval.clone())
             .unwrap_or_default()
     }
 
-    /// The first rule that matches `call`, if any (none while the file is not valid).
+    /// The first rule in force that matches `call`, if any (none when no rules are known:
+    /// the file was not valid since Taskdeck started).
     pub fn matching_rule(&self, call: &PolicyCall, exact_only: &[&str]) -> Option<Rule> {
-        let doc = self.file.read();
+        let doc = self.in_force()?;
         let doc = doc.as_ref().as_ref().ok()?;
         doc.rules
             .iter()
@@ -183,7 +200,9 @@ impl Policy {
     /// True when some `deny` rule covers `tool` on `server` by `principal` for some arguments
     /// (its argument patterns not looked at): a cheap test before checking many arguments.
     pub fn may_deny(&self, principal: &str, server: &str, tool: &str) -> bool {
-        let doc = self.file.read();
+        let Some(doc) = self.in_force() else {
+            return false;
+        };
         let Ok(doc) = doc.as_ref().as_ref() else {
             return false;
         };
@@ -332,8 +351,10 @@ impl Policy {
     /// [`Rule::public_only`] do not count, and the first of the others decides (an allow
     /// naming the host → true; ask or deny → false).
     pub fn allows_host(&self, call: &PolicyCall, host: &str) -> bool {
-        let doc = self.file.read();
-        let Ok(doc) = doc.as_ref() else {
+        let Some(doc) = self.in_force() else {
+            return false;
+        };
+        let Ok(doc) = doc.as_ref().as_ref() else {
             return false;
         };
         let names_host = |rule: &Rule| {

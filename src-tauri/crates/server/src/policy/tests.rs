@@ -116,6 +116,50 @@ fn a_malformed_file_allows_no_more_than_the_defaults_and_is_not_overwritten() {
     );
 }
 
+/// A typo never lifts a deny rule: a file broken after it was valid keeps the rules it held;
+/// one broken since the start knows none, and what would run by default is asked instead.
+#[test]
+fn a_broken_file_keeps_its_last_valid_rules_and_one_never_valid_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path());
+    let secret = json!({"path": "/home/me/secret.txt"});
+    let mut read = call("a", "fs", "read_text_file", &secret);
+    read.hints.read_only = Some(true);
+    write(
+        dir.path(),
+        json!({"rules": [{"id": "r-no-secrets", "principal": "*", "server": "fs",
+                          "tool": "read_*", "arguments": {"path": "*secret*"},
+                          "decision": "deny"}]}),
+    );
+    assert_eq!(policy.decide(&read).decision, Decision::Deny);
+    let text = std::fs::read_to_string(policy.path()).unwrap();
+    std::fs::write(policy.path(), text.replace("\"deny\"", "\"deny\",,")).unwrap();
+    let v = policy.decide(&read);
+    assert_eq!(
+        (v.decision, v.rule_id.as_deref()),
+        (Decision::Deny, Some("r-no-secrets"))
+    );
+    assert!(
+        v.reason.contains("the rules it held when last valid apply"),
+        "{}",
+        v.reason
+    );
+    assert!(
+        policy.rules().is_err(),
+        "the file itself still reads as broken"
+    );
+    let fresh = Policy::new(dir.path());
+    let v = fresh.decide(&read);
+    assert_eq!((v.decision, v.rule_id), (Decision::Ask, None));
+    assert!(
+        v.reason.starts_with(
+            "default: readOnlyHint (policy.json is not valid, and was not since Taskdeck started"
+        ),
+        "{}",
+        v.reason
+    );
+}
+
 #[test]
 fn always_allow_writes_one_narrow_rule() {
     let dir = tempfile::tempdir().unwrap();
