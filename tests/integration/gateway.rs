@@ -384,6 +384,44 @@ async fn filesystem_read_answers_at_once_and_per_server_endpoint() {
     assert_eq!(nope.status, 404, "{:?}", nope.body);
 }
 
+/// A read-only tool runs at once, but not on Taskdeck's own files: reading the admin token
+/// waits for a person; a token that reaches an agent anyway (a copy in a file) comes back
+/// masked, so an agent never holds a person's token to decide its own calls.
+#[tokio::test]
+async fn an_agent_reads_no_taskdeck_token_through_an_upstream() {
+    let files = tempfile::tempdir().unwrap();
+    let deck = Deck::start(json!({"fs": filesystem(files.path())})).await;
+    deck.wait_tool("fs__read_text_file").await;
+    let token_file = deck.tmp.path().join("cfg/admin-token");
+    let id = deck
+        .call_task("fs__read_text_file", json!({"path": token_file}))
+        .await;
+    let asked = deck
+        .wait_detail(&id, "input_required", |d| {
+            d["task"]["status"] == "input_required"
+        })
+        .await;
+    let why = asked["inputRounds"][0]["request"]["params"]["_meta"]["taskdeck/approval"]["verdict"]
+        ["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(why.contains("it names Taskdeck's own files"), "{asked}");
+
+    let copy = files.path().join("notes.txt");
+    std::fs::write(&copy, format!("deploy key: {}\n", deck.s.admin)).unwrap();
+    let reply = deck.call("fs__read_text_file", json!({"path": copy})).await;
+    let text = text_of(&deck.outcome(&reply).await);
+    assert_eq!(text, "deploy key: [redacted]\n");
+    let stored = deck.tasks_of("fs__read_text_file").await;
+    assert!(
+        !serde_json::to_string(&stored)
+            .unwrap()
+            .contains(&deck.s.admin),
+        "{stored:?}"
+    );
+}
+
 #[tokio::test]
 async fn filesystem_write_waits_for_the_human() {
     let files = tempfile::tempdir().unwrap();

@@ -163,7 +163,7 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         .await
         .map_err(|e| refused(full_disk_or(&e, &cfg.data_dir)))?;
     let engine = Engine::new(store, cfg.engine.clone(), wire::task_error_object);
-    let policy = Arc::new(Policy::new(&cfg.config_dir));
+    let policy = Arc::new(Policy::new(&cfg.config_dir).keeping_to_itself(&cfg.data_dir));
     let gateway = Gateway::new(
         engine.clone(),
         policy.clone(),

@@ -169,12 +169,15 @@ impl TaskTool for GatewayCall {
             let outcome = match call_upstream(&ctx, &upstream, &tool, arguments, &settings).await
             {
                 Outcome::Completed(result) => {
-                    Outcome::Completed(super::passthrough::withhold_denied_resources(
+                    let result = super::passthrough::withhold_denied_resources(
                         &settings.policy,
                         ctx.principal(),
                         &server,
                         result,
-                    ))
+                    );
+                    Outcome::Completed(
+                        crate::tools::secrets::mask_taskdeck_tokens(&result).unwrap_or(result),
+                    )
                 }
                 other => other,
             };

@@ -280,7 +280,7 @@ impl Gateway {
                     // A 2025-11-25 upstream sends no `resultType`; every 2026-07-28 result
                     // carries one (rmcp leaves "complete" out again for older clients).
                     result.result_type.get_or_insert(ResultType::COMPLETE);
-                    return Ok(result);
+                    return Ok(without_taskdeck_tokens(result));
                 }
                 Err(e) => failures.push(format!("{}: {e}", u.name)),
             }
@@ -369,7 +369,19 @@ impl Gateway {
             ));
         }
         result.result_type.get_or_insert(ResultType::COMPLETE);
-        Ok(result)
+        Ok(without_taskdeck_tokens(result))
+    }
+}
+
+/// `answer` (an upstream's resource or prompt) with Taskdeck's own tokens in it masked
+/// ([`crate::tools::secrets::mask_taskdeck_tokens`]): the token file is a resource too.
+fn without_taskdeck_tokens<T: serde::Serialize + serde::de::DeserializeOwned>(answer: T) -> T {
+    let Ok(value) = serde_json::to_value(&answer) else {
+        return answer;
+    };
+    match crate::tools::secrets::mask_taskdeck_tokens(&value) {
+        Some(masked) => serde_json::from_value(masked).unwrap_or(answer),
+        None => answer,
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod defaults;
 pub mod file;
 pub mod migrate;
+pub mod own_files;
 pub mod rules;
 pub mod terms;
 
@@ -76,6 +77,8 @@ pub struct Verdict {
 /// tools and the gateway).
 pub struct Policy {
     file: file::PolicyFile,
+    /// Taskdeck's own dirs: a call naming them goes to a person ([`own_files`]).
+    own_files: own_files::OwnFiles,
 }
 
 impl Policy {
@@ -83,11 +86,21 @@ impl Policy {
     /// `http-policy.json` if they are there ([`migrate::migrate`]; a migration that fails is
     /// logged and tried again at the next start).
     pub fn new(config_dir: &Path) -> Policy {
+        let mut own_files = own_files::OwnFiles::default();
+        own_files.add(config_dir);
         let policy = Policy {
             file: file::PolicyFile::new(config_dir.join(FILE_NAME)),
+            own_files,
         };
         migrate::migrate(&policy.file, config_dir);
         policy
+    }
+
+    /// This policy, counting `dir` (the data dir: the store, every principal's command logs)
+    /// among Taskdeck's own files as it does the config dir ([`own_files`]).
+    pub fn keeping_to_itself(mut self, dir: &Path) -> Policy {
+        self.own_files.add(dir);
+        self
     }
 
     /// The file's path.
@@ -138,6 +151,15 @@ impl Policy {
                      /v1/policy or taskdeck doctor)",
                 );
             }
+        }
+        // Taskdeck's tokens and store are never given to an agent without a person's word.
+        if verdict.decision == Decision::Allow
+            && let Some(dir) = self.own_files.named_in(call.arguments)
+        {
+            verdict.decision = Decision::Ask;
+            verdict.reason.push_str(&format!(
+                " (it names Taskdeck's own files, {dir}: a person decides)"
+            ));
         }
         verdict
     }

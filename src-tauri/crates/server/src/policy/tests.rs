@@ -160,6 +160,47 @@ fn a_broken_file_keeps_its_last_valid_rules_and_one_never_valid_asks() {
     );
 }
 
+/// A call an allow rule or a default would run goes to a person when it names Taskdeck's own
+/// files: its config dir (the admin token) and its data dir; a deny stays a deny.
+#[test]
+fn a_call_naming_taskdecks_own_files_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let policy = Policy::new(dir.path()).keeping_to_itself(data.path());
+    write(
+        dir.path(),
+        json!({"rules": [
+            {"id": "r-cat", "principal": "*", "server": "taskdeck", "tool": "run_command",
+             "arguments": {"command": "cat *"}, "decision": "allow"},
+            {"id": "r-rm", "principal": "*", "server": "fs", "tool": "delete_*", "decision": "deny"}
+        ]}),
+    );
+    let token = json!({"path": dir.path().join("admin-token")});
+    let mut read = call("a", "fs", "read_text_file", &token);
+    read.hints.read_only = Some(true);
+    let v = policy.decide(&read);
+    assert_eq!(v.decision, Decision::Ask, "{}", v.reason);
+    assert!(
+        v.reason.ends_with(&format!(
+            "(it names Taskdeck's own files, {}: a person decides)",
+            dir.path().display()
+        )),
+        "{}",
+        v.reason
+    );
+    let store = json!({"command": format!("cat {}/taskdeck.sqlite3", data.path().display())});
+    let v = policy.decide(&call("a", TASKDECK_SERVER, "run_command", &store));
+    assert_eq!(
+        (v.decision, v.rule_id.as_deref()),
+        (Decision::Ask, Some("r-cat"))
+    );
+    let elsewhere = json!({"command": "cat /etc/hostname"});
+    let v = policy.decide(&call("a", TASKDECK_SERVER, "run_command", &elsewhere));
+    assert_eq!(v.decision, Decision::Allow);
+    let v = policy.decide(&call("a", "fs", "delete_file", &token));
+    assert_eq!(v.decision, Decision::Deny);
+}
+
 #[test]
 fn always_allow_writes_one_narrow_rule() {
     let dir = tempfile::tempdir().unwrap();
@@ -297,7 +338,9 @@ fn a_private_host_needs_a_rule_naming_it() {
 #[test]
 fn the_old_files_are_migrated_once_after_the_rules_already_there() {
     let dir = tempfile::tempdir().unwrap();
-    let app = dir.path().join("app");
+    // Where the commands run: outside the config dir, which is Taskdeck's own (own_files.rs).
+    let work = tempfile::tempdir().unwrap();
+    let app = work.path().join("app");
     std::fs::create_dir_all(&app).unwrap();
     write(
         dir.path(),
@@ -326,10 +369,10 @@ fn the_old_files_are_migrated_once_after_the_rules_already_there() {
             .decide(&call("claude-code", TASKDECK_SERVER, "run_command", &args))
             .decision
     };
-    assert_eq!(run("cargo test --all", dir.path()), Decision::Allow);
+    assert_eq!(run("cargo test --all", work.path()), Decision::Allow);
     assert_eq!(run("make", &app), Decision::Allow);
     assert_eq!(
-        run("make", dir.path()),
+        run("make", work.path()),
         Decision::Ask,
         "the cwd-bound rule holds only there"
     );

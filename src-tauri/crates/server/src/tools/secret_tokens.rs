@@ -47,6 +47,22 @@ const PREFIXES: &[(&str, usize)] = &[
 /// word that is no URL) is the name of what may run (`./ghp_…`, `/tmp/x/ghp_… --force`) and
 /// is shown, while a URL's (`https://ghp_…@github.com`, `https://h/hooks/glpat-…`) is masked.
 pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
+    mask_prefixed(value, with, PREFIXES)
+}
+
+/// Taskdeck's own tokens (`td_…`, [`PREFIXES`]) in `value` replaced by `[redacted]`, as
+/// [`mask_tokens`] finds them; `None` when it holds none. Whatever an upstream answers an agent
+/// (a file it read, a resource) goes through this: a token of Taskdeck's would let the agent
+/// act as whoever holds it, a person deciding its own calls included.
+pub(super) fn mask_taskdeck_tokens(value: &str) -> Option<String> {
+    if !value.contains("td_") {
+        return None;
+    }
+    mask_prefixed(value, super::secrets::REDACTED, &[("td_", 43)])
+}
+
+/// [`mask_tokens`] for the tokens of `prefixes`.
+fn mask_prefixed(value: &str, with: &str, prefixes: &[(&str, usize)]) -> Option<String> {
     let is_token_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     let mut out = String::new();
     let mut copied = 0;
@@ -62,7 +78,7 @@ pub(super) fn mask_tokens(value: &str, with: &str) -> Option<String> {
         let in_a_path = before == Some('/') && !url_word;
         if starts_word
             && !in_a_path
-            && let Some((p, min)) = PREFIXES.iter().find(|(p, _)| rest.starts_with(p))
+            && let Some((p, min)) = prefixes.iter().find(|(p, _)| rest.starts_with(p))
         {
             // (A token's characters end no word and start no `://`: skipping them keeps
             // `url_word` right.)

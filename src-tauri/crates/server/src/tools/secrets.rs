@@ -541,6 +541,47 @@ pub fn holds_masks(value: &Value) -> bool {
     marked(value) || redact_value(value).is_some()
 }
 
+/// `value` with every token of Taskdeck's own (`td_…`) in its strings, at any depth, member
+/// names too, replaced by [`REDACTED`]; `None` when it holds none. For what an upstream
+/// answers an agent: a file the agent had it read may be Taskdeck's token file.
+pub fn mask_taskdeck_tokens(value: &Value) -> Option<Value> {
+    fn walk(value: &Value) -> Option<Value> {
+        match value {
+            Value::String(s) => super::secret_tokens::mask_taskdeck_tokens(s).map(Value::String),
+            Value::Array(items) => {
+                let masked: Vec<Option<Value>> = items.iter().map(walk).collect();
+                masked.iter().any(Option::is_some).then(|| {
+                    Value::Array(
+                        masked
+                            .into_iter()
+                            .zip(items)
+                            .map(|(m, v)| m.unwrap_or_else(|| v.clone()))
+                            .collect(),
+                    )
+                })
+            }
+            Value::Object(members) => {
+                let mut changed = false;
+                let out = members
+                    .iter()
+                    .map(|(k, v)| {
+                        let name = super::secret_tokens::mask_taskdeck_tokens(k);
+                        let v2 = walk(v);
+                        changed |= name.is_some() || v2.is_some();
+                        (
+                            name.unwrap_or_else(|| k.clone()),
+                            v2.unwrap_or_else(|| v.clone()),
+                        )
+                    })
+                    .collect();
+                changed.then_some(Value::Object(out))
+            }
+            _ => None,
+        }
+    }
+    walk(value)
+}
+
 /// `value` as it may be stored and shown, or `None` when it holds no secret: at any depth,
 /// the value of a secret-named member ([`is_secret_name`]) replaced by [`REDACTED`] (a string,
 /// or an object or array, which may hold anything; numbers, booleans, null and `""` are no
