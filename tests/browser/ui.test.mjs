@@ -313,6 +313,31 @@ test('a form field named as a credential is a password box with Show / Hide, and
   assert.ok((await post(`/v1/jobs/${jobId}/report`, { cancelled: true, statusMessage: 'done' })).ok);
 });
 
+test('a secret typed in request_approval’s masked box reaches the agent and is written nowhere in the page', async () => {
+  const secret = 's3cr3t-value-typed';
+  const taskId = await startTask('request_approval', {
+    message: 'Deploy config?',
+    requestedSchema: { type: 'object', properties: { env: { type: 'string' }, api_token: { type: 'string' } }, required: ['env'] },
+  });
+  await row(taskId).click();
+  const card = page.locator('.prompt-card[data-key="approval"]');
+  await card.getByLabel('env').fill('prod');
+  await card.getByLabel('api_token', { exact: true }).fill(secret);
+  await card.getByRole('button', { name: 'Accept' }).click();
+  const done = await waitFor(async () => {
+    const t = await agentGet(taskId);
+    return t.status === 'completed' && t;
+  }, 'the task to complete');
+  assert.deepEqual(done.result.structuredContent, { action: 'accept', content: { env: 'prod', api_token: secret } });
+  assert.ok(done.result.content[0].text.includes(secret), 'the agent reads it in the text too');
+  await page.locator('#detail .outcome-good', { hasText: 'Completed' }).waitFor();
+  await row(taskId).locator('.badge', { hasText: 'Completed' }).waitFor();
+  await page.locator('#detail .round', { hasText: 'Accepted by admin' }).waitFor();
+  await waitFor(async () => (await row(taskId).textContent()).includes('"api_token":"[redacted]"'), 'the row to say how it was answered');
+  const text = await page.evaluate(() => document.body.innerText + [...document.querySelectorAll('[title], [aria-label]')].map((el) => `${el.title} ${el.getAttribute('aria-label')}`).join(' '));
+  assert.ok(!text.includes(secret), 'the secret is written nowhere in the page');
+});
+
 test('a prompt answered elsewhere disappears live', async () => {
   const taskId = await startTask('confirm_delete', { filename: 'old.log' });
   await row(taskId).click();

@@ -7,6 +7,48 @@ use serde_json::{Value, json};
 
 use crate::harness::Server;
 
+/// A secret a person types in a form's masked box reaches the agent, but not the task's
+/// statusMessage, which every list shows: the result's first line has it `[redacted]`.
+#[tokio::test]
+async fn a_secret_answered_in_a_form_stays_out_of_the_status_message() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let form = json!({"type": "object", "properties": {
+        "env": {"type": "string", "enum": ["staging", "prod"]},
+        "api_token": {"type": "string"}, "replicas": {"type": "integer"}}});
+    let id = s
+        .call(
+            &agent,
+            "request_approval",
+            json!({"message": "Deploy config?", "requestedSchema": form}),
+        )
+        .await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.wait_status(&agent, &id, "input_required").await;
+    let content = json!({"env": "prod", "api_token": "s3cr3t-value", "replicas": 3});
+    let (status, body) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/tasks/{id}/input"),
+            json!({"inputResponses": {"approval": {"action": "accept", "content": content}}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let done = s.wait_status(&agent, &id, "completed").await;
+    assert_eq!(
+        done["statusMessage"],
+        r#"Accepted: {"env":"prod","api_token":"[redacted]","replicas":3}"#
+    );
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        "Accepted: {\"env\":\"prod\",\"api_token\":\"[redacted]\",\"replicas\":3}\n\
+         Secret fields, as typed: {\"api_token\":\"s3cr3t-value\"}"
+    );
+    assert_eq!(done["result"]["structuredContent"]["content"], content);
+}
+
 #[tokio::test]
 async fn approval_round_trip_records_who_answered() {
     let s = Server::start(&[]).await;

@@ -63,6 +63,41 @@ export function hideSecrets(content) {
   return Object.fromEntries(Object.entries(content).map(([k, v]) => [k, isSecretName(k) && ((typeof v === 'string' && v !== '') || typeof v === 'number' || v instanceof ExactInteger) ? HIDDEN_SECRET : v]));
 }
 
+/**
+ * The secret values a task's `result` carries when it is an answer to a form (`structuredContent`
+ * `{action, content}`, as request_approval's): the values of `content` that hideSecrets hides, as
+ * text, those of 3 characters or more (a shorter one would hide every match of it). The page
+ * writes none of them out (withoutSecrets).
+ */
+export function answeredSecrets(result) {
+  const s = result && result.structuredContent;
+  const content = s && typeof s.action === 'string' && s.content;
+  if (!content || typeof content !== 'object' || Array.isArray(content)) return [];
+  const hidden = hideSecrets(content);
+  return Object.keys(content)
+    .filter((k) => hidden[k] === HIDDEN_SECRET && content[k] !== HIDDEN_SECRET)
+    .map((k) => String(content[k]))
+    .filter((v) => v.length >= 3);
+}
+
+/** `value` (text, or JSON at any depth) with each of `secrets`, as written and as JSON escapes
+ *  it, replaced by HIDDEN_SECRET in its strings. */
+export function withoutSecrets(value, secrets) {
+  if (!secrets.length) return value;
+  if (typeof value === 'string') {
+    let out = value;
+    for (const secret of secrets) {
+      for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)])) out = out.split(form).join(HIDDEN_SECRET);
+    }
+    return out;
+  }
+  if (Array.isArray(value)) return value.map((v) => withoutSecrets(v, secrets));
+  if (value && typeof value === 'object' && !(value instanceof ExactInteger)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutSecrets(v, secrets)]));
+  }
+  return value;
+}
+
 const STRING_FORMATS = { email: 'email', uri: 'uri', url: 'uri', date: 'date', 'date-time': 'date-time' };
 
 function num(v) {

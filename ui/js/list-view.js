@@ -426,7 +426,10 @@ function resultSummary(t) {
   if (t.status === 'cancelled') return t.statusMessage || 'Cancelled before it finished';
   if (t.status === 'completed' && t.result && Array.isArray(t.result.content)) {
     const text = t.result.content.find((c) => c && c.type === 'text' && typeof c.text === 'string');
-    if (text) return commandEnd(t.result.structuredContent) || text.text;
+    // An answer to a question (`{action, content}`): its first line, where a secret typed in
+    // the form is `[redacted]` (the next line has it as typed, for the agent).
+    const answer = t.result.structuredContent && typeof t.result.structuredContent.action === 'string';
+    if (text) return commandEnd(t.result.structuredContent) || (answer ? text.text.split('\n')[0] : text.text);
   }
   return '';
 }

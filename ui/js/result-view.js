@@ -4,6 +4,7 @@
 // built from a checked MIME type and base64 payload.
 
 import { h, copyButton, base64ToBytes, downloadBlob } from './dom.js';
+import { answeredSecrets, withoutSecrets } from './form-schema.js';
 import { truncate, formatCount, formatBytes, base64ByteLength, looksLikeBase64, prettyJson, parseJsonObject, shownText } from './format.js';
 
 export const TRUNCATE_AT = 10_000;
@@ -139,7 +140,9 @@ export function contentBlock(block, taskId) {
  * @param {object} result MCP CallToolResult
  */
 export function resultView(result, taskId, { declined = false, denied = false } = {}) {
-  const r = result && typeof result === 'object' ? result : { content: [] };
+  // A secret a person typed in a form's masked box reaches the agent, not the page again.
+  const secrets = answeredSecrets(result);
+  const r = result && typeof result === 'object' ? withoutSecrets(result, secrets) : { content: [] };
   const content = Array.isArray(r.content) ? r.content : [];
   const isError = r.isError === true;
   const returned = `The tool returned ${content.length} content item${content.length === 1 ? '' : 's'}${r.structuredContent !== undefined ? ' and structured content' : ''}.`;

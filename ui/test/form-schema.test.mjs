@@ -298,3 +298,19 @@ test('an answer shown once sent hides its secrets, keeps the rest', async () => 
   assert.equal(hideSecrets(undefined), undefined);
   assert.deepEqual(hideSecrets(['a']), ['a']);
 });
+
+test('an answer’s secret values are found by their field names and written out nowhere', async () => {
+  const { answeredSecrets, withoutSecrets } = await import('../js/form-schema.js');
+  const result = {
+    content: [{ type: 'text', text: 'Accepted: {"env":"prod","api_token":"[redacted]"}\nSecret fields, as typed: {"api_token":"s3\\"cr3t"}' }],
+    structuredContent: { action: 'accept', content: { env: 'prod', api_token: 's3"cr3t', pin: '12', note: 'token of thanks' } },
+  };
+  // The PIN is too short to hide without hiding every "12"; a field not named as a secret is no secret.
+  assert.deepEqual(answeredSecrets(result), ['s3"cr3t']);
+  const shown = withoutSecrets(result, answeredSecrets(result));
+  assert.equal(shown.structuredContent.content.api_token, '[redacted]');
+  assert.equal(shown.structuredContent.content.note, 'token of thanks');
+  assert.doesNotMatch(JSON.stringify(shown), /cr3t/);
+  // Not an answer (a tool's own structured content): nothing is taken for a secret.
+  assert.deepEqual(answeredSecrets({ structuredContent: { content: { api_token: 'x'.repeat(9) } } }), []);
+});

@@ -114,7 +114,7 @@ impl TaskTool for RequestApproval {
             // in the task's input rounds; the text does not guess.
             let text = match (&action[..], &content) {
                 ("accept", Some(c)) if c.as_object().is_some_and(|o| !o.is_empty()) => {
-                    format!("Accepted: {c}")
+                    accepted_text(c)
                 }
                 ("accept", _) => "Accepted.".to_string(),
                 ("decline", Some(c)) if c.get("reason").is_some_and(Value::is_string) => {
@@ -138,4 +138,39 @@ impl TaskTool for RequestApproval {
         }
         .boxed()
     }
+}
+
+/// The result's text for an accepted answer `content` (a JSON object): `Accepted: {…}`. The
+/// first line is the task's statusMessage, shown in every list: a field whose name says it is
+/// a credential (the form's masked box, [`super::secrets::is_secret_name`]) is `[redacted]`
+/// there, and its value as typed is on a second line, for the agent, which gets it in
+/// `structuredContent.content` too (the window does not write it out).
+fn accepted_text(content: &Value) -> String {
+    let Some(fields) = content.as_object() else {
+        return format!("Accepted: {content}");
+    };
+    let secret = |(name, v): &(&String, &Value)| {
+        super::secrets::is_secret_name(name)
+            && (v.as_str().is_some_and(|s| !s.is_empty()) || v.is_number())
+    };
+    let secrets: Map<String, Value> = fields
+        .iter()
+        .filter(secret)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if secrets.is_empty() {
+        return format!("Accepted: {content}");
+    }
+    let shown: Map<String, Value> = fields
+        .iter()
+        .map(|(k, v)| match secrets.contains_key(k) {
+            true => (k.clone(), Value::String(super::secrets::REDACTED.into())),
+            false => (k.clone(), v.clone()),
+        })
+        .collect();
+    format!(
+        "Accepted: {}\nSecret fields, as typed: {}",
+        Value::Object(shown),
+        Value::Object(secrets)
+    )
 }
