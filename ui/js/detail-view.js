@@ -530,7 +530,7 @@ export class DetailView {
   renderTimeline() {
     this.timelineTimer = null;
     if (!this.el) return;
-    // Keep folded progress runs the reader opened open across re-renders.
+    // Keep folded runs of reports the reader opened open across re-renders.
     for (const d of this.el.timelineBody.querySelectorAll('details[data-first]')) {
       if (d.open) this.openGroups.add(d.dataset.first);
       else this.openGroups.delete(d.dataset.first);

@@ -130,9 +130,14 @@ export function describeEvent(ev, context = {}) {
   }
 }
 
+/** The events a running task reports as it goes (its progress, its status messages: a
+ *  command's output lines), which a timeline folds when they come in runs. */
+const REPORTS = new Set(['progress', 'statusMessage']);
+
 /**
- * Folds runs of consecutive progress events into one item, so a task reporting every
- * second does not bury its other events. Other events stay as they are, in order.
+ * Folds runs of consecutive reports (progress and status messages) into one item, so a task
+ * reporting every second (a build printing its lines) does not bury its other events. Other
+ * events stay as they are, in order.
  * @returns {({type: 'event', event: object} | {type: 'progress', events: object[]})[]}
  */
 export function groupTimeline(events, minRun = 3) {
@@ -144,7 +149,7 @@ export function groupTimeline(events, minRun = 3) {
     run = [];
   };
   for (const e of events) {
-    if (e.kind === 'progress') run.push(e);
+    if (REPORTS.has(e.kind)) run.push(e);
     else {
       flush();
       out.push({ type: 'event', event: e });
@@ -154,11 +159,21 @@ export function groupTimeline(events, minRun = 3) {
   return out;
 }
 
-/** Summary line for a folded progress run: "Progress 1 / 10 → 10 / 10 (10 updates)". */
+/**
+ * Summary line for a folded run of reports: "Progress 1 / 10 → 10 / 10 (10 updates)"; with
+ * status messages, how many and the last one: "48 messages, the last: “line 48 of build
+ * output”", "Progress 1 / 10 → 4 / 10 and 3 messages (7 updates), the last: “linking”".
+ */
 export function describeProgressRun(events) {
-  const first = progressText(events[0].data || {});
-  const last = progressText(events[events.length - 1].data || {});
-  return `Progress ${first} → ${last} (${events.length} updates)`;
+  const progress = events.filter((e) => e.kind === 'progress');
+  const messages = events.filter((e) => e.kind === 'statusMessage');
+  const said = messages.length ? `, the last: “${oneLine(messages[messages.length - 1].data?.statusMessage ?? '', 120)}”` : '';
+  const count = (n) => `${n} message${n === 1 ? '' : 's'}`;
+  if (!progress.length) return `${count(messages.length)}${said}`;
+  const first = progressText(progress[0].data || {});
+  const last = progressText(progress[progress.length - 1].data || {});
+  const also = messages.length ? ` and ${count(messages.length)}` : '';
+  return `Progress ${first} → ${last}${also} (${events.length} updates)${said}`;
 }
 
 /**

@@ -51,14 +51,20 @@ test('a question asked keeps its lines, shown as prose (the detail clamps it)', 
   assert.equal(describeEvent({ kind: 'statusMessage', data: { statusMessage: 'a\nb' } }).prose, undefined, 'other details stay one line');
 });
 
-test('runs of three or more progress events fold into one item', () => {
+test('runs of three or more reports (progress, status messages) fold into one item', () => {
   const p = (id, n) => ({ id, kind: 'progress', data: { current: n, total: 10 } });
-  const evs = [{ id: 1, kind: 'created', data: {} }, p(2, 1), p(3, 2), p(4, 3), { id: 5, kind: 'statusMessage', data: {} }, p(6, 4), p(7, 5)];
+  const m = (id, text) => ({ id, kind: 'statusMessage', data: { statusMessage: text } });
+  const evs = [{ id: 1, kind: 'created', data: {} }, p(2, 1), p(3, 2), p(4, 3), { id: 5, kind: 'inputRequested', data: {} }, p(6, 4), m(7, 'linking')];
   const g = groupTimeline(evs);
   assert.deepEqual(g.map((x) => x.type), ['event', 'progress', 'event', 'event', 'event']);
   assert.deepEqual(g[1].events.map((e) => e.id), [2, 3, 4]);
   assert.equal(describeProgressRun(g[1].events), 'Progress 1 / 10 → 3 / 10 (3 updates)');
   assert.equal(groupTimeline([]).length, 0);
+  // A build printing its lines: one item, saying how many and the last.
+  const lines = groupTimeline([m(1, 'line 1'), m(2, 'line 2'), m(3, 'line 3\nmore')]);
+  assert.deepEqual(lines.map((x) => x.type), ['progress']);
+  assert.equal(describeProgressRun(lines[0].events), '3 messages, the last: “line 3 more”');
+  assert.equal(describeProgressRun([p(1, 1), m(2, 'a'), p(3, 4), m(4, 'linking')]), 'Progress 1 / 10 → 4 / 10 and 2 messages (4 updates), the last: “linking”');
 });
 
 test('input rounds say who answered what', () => {
