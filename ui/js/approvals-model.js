@@ -48,7 +48,9 @@ export function byWaiting(a, b) {
 
 /**
  * A call or question named in one short line, for notices ("run_command: echo a1"): a question
- * by its text; a call by its tool and its one string argument, or its arguments in short.
+ * by its text; a call by its tool and its one string argument, or its `command` (a shell line,
+ * with its `cwd` or a `description` beside it: "run_command: make test"), or its arguments in
+ * short.
  */
 export function callName(a, max = 60) {
   if (!a) return 'the call';
@@ -57,7 +59,7 @@ export function callName(a, max = 60) {
   const values = Object.values(args);
   // The summary gets the room the tool's name leaves, so that the line is cut once (one "…").
   const room = Math.max(1, max - String(a.tool).length - 2);
-  const what = values.length === 1 && typeof values[0] === 'string' ? values[0] : argsSummary(args, room, room);
+  const what = values.length === 1 && typeof values[0] === 'string' ? values[0] : typeof args.command === 'string' ? args.command : argsSummary(args, room, room);
   return oneLine(what ? `${a.tool}: ${what}` : a.tool, max);
 }
 

@@ -422,7 +422,8 @@ function askedText(t) {
 }
 
 function resultSummary(t) {
-  if (t.status === 'failed' && t.error) return `Error ${t.error.code ?? ''}: ${t.error.message ?? ''}`;
+  // The badge says it failed, the detail pane gives the JSON-RPC code: the row says why.
+  if (t.status === 'failed' && t.error) return String(t.error.message ?? `error ${t.error.code ?? ''}`);
   if (t.status === 'cancelled') return t.statusMessage || 'Cancelled before it finished';
   if (t.status === 'completed' && t.result && Array.isArray(t.result.content)) {
     const text = t.result.content.find((c) => c && c.type === 'text' && typeof c.text === 'string');

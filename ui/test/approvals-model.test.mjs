@@ -142,14 +142,19 @@ test('a call is named in one short line: its one string argument, else its argum
   assert.equal(callName(approval('t', 0, { tool: 'run_command', arguments: { command: 'echo a1\necho a2' } })), 'run_command: echo a1 echo a2');
   assert.equal(callName(approval('t', 0, { tool: 'write', arguments: { path: '/tmp/x', mode: 420 } })), 'write: path: /tmp/x · mode: 420');
   assert.equal(callName(approval('t', 0, { tool: 'ping', arguments: {} })), 'ping');
+  // A command is named by its line, whatever comes with it (its cwd, Claude's description).
+  assert.equal(callName(approval('t', 0, { tool: 'run_command', arguments: { command: './progress.sh', cwd: '/tmp/w' } })), 'run_command: ./progress.sh');
+  assert.equal(callName(approval('t', 0, { tool: 'Bash', arguments: { command: 'ls', description: 'List files' } })), 'Bash: ls');
   const long = callName(approval('t', 0, { tool: 'run_command', arguments: { command: `echo ${'x'.repeat(200)}` } }));
   assert.equal(long.length, 60);
   assert.ok(long.endsWith('…'));
   assert.equal(callName(approval('t', 0, { kind: 'question', message: 'Delete the\nbackup?' })), 'Delete the backup?');
-  // Several arguments, cut: the line is cut once, never ending "……".
+  // Cut: the line is cut once, never ending "……", with a command or several arguments.
   for (let n = 40; n < 120; n++) {
-    const several = callName(approval('t', 0, { tool: 'run_command', arguments: { command: `for i in 1 2 3; do ${'e'.repeat(n)}; done`, timeoutMs: 5000 } }));
-    assert.ok(several.length <= 60 && !several.includes('……') && several.startsWith('run_command: command: for i'), several);
+    const command = callName(approval('t', 0, { tool: 'run_command', arguments: { command: `for i in 1 2 3; do ${'e'.repeat(n)}; done`, timeoutMs: 5000 } }));
+    assert.ok(command.length <= 60 && !command.includes('……') && command.startsWith('run_command: for i'), command);
+    const several = callName(approval('t', 0, { tool: 'write', arguments: { path: `/tmp/${'e'.repeat(n)}`, mode: 420 } }));
+    assert.ok(several.length <= 60 && !several.includes('……') && several.startsWith('write: path: /tmp/e'), several);
   }
 });
 

@@ -24,7 +24,7 @@ test('the other rows keep their order: status message, progress message, argumen
   const done = { content: [{ type: 'text', text: 'exported 12 rows' }] };
   assert.equal(rowMessage(job({ status: 'completed', statusMessage: 'done', result: done })), 'exported 12 rows');
   assert.equal(rowMessage(job({ status: 'completed', statusMessage: 'done', result: { content: [] } })), 'done');
-  assert.equal(rowMessage(job({ status: 'failed', error: { code: -32000, message: 'runner lost' } })), 'Error -32000: runner lost');
+  assert.equal(rowMessage(job({ status: 'failed', error: { code: -32000, message: 'runner lost' } })), 'runner lost');
   assert.equal(rowMessage(job({ status: 'cancelled' })), 'Cancelled before it finished');
 });
 
