@@ -212,14 +212,7 @@ async fn a_malformed_file_is_reported_and_allows_nothing() {
 /// valid apply until it is fixed, and the agent is told why.
 #[tokio::test]
 async fn a_typo_keeps_the_deny_rules_the_file_held() {
-    let s = Server::start(&[]).await;
-    let agent = s.token("agent");
-    s.write_policy(json!([
-        {"id": "r-nodeploy", "principal": "*", "server": "taskdeck", "tool": "run_command",
-         "arguments": {"command": "make deploy*"}, "decision": "deny"},
-        {"id": "r-echo", "principal": "agent", "server": "taskdeck", "tool": "run_command",
-         "arguments": {"command": "*"}, "decision": "allow"}
-    ]));
+    let (s, agent) = no_deploys_allowing("*").await;
     let id = run(&s, &agent, "echo read while valid").await;
     s.wait_status(&agent, &id, "completed").await;
     let path = s.dir.join("cfg/policy.json");
@@ -227,31 +220,41 @@ async fn a_typo_keeps_the_deny_rules_the_file_held() {
     std::fs::write(&path, text.replacen("\"deny\"", "\"deny\",,", 1)).unwrap();
     let (_, body) = s.v1_get(Some(&s.admin), "/v1/policy").await;
     assert!(body["problem"].is_string(), "{body}");
-    let id = run(&s, &agent, "make deploy").await;
-    let v = s.wait_status(&agent, &id, "completed").await;
-    assert_eq!(v["result"]["isError"], true, "{v}");
-    let text = v["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(
-        text.contains("rule r-nodeploy") && text.contains("the rules it held when last valid"),
-        "{text}"
-    );
+    let text = denied(&s, &agent, "make deploy").await;
+    assert!(text.contains("the rules it held when last valid"), "{text}");
 }
 
-#[tokio::test]
-async fn deny_refuses_allow_runs_and_a_declines_reason_reaches_the_agent() {
+/// A Taskdeck whose policy denies `make deploy*` to everyone and allows `agent` the commands
+/// `allowed` matches; and `agent`'s token.
+async fn no_deploys_allowing(allowed: &str) -> (Server, String) {
     let s = Server::start(&[]).await;
     let agent = s.token("agent");
     s.write_policy(json!([
         {"id": "r-nodeploy", "principal": "*", "server": "taskdeck", "tool": "run_command",
          "arguments": {"command": "make deploy*"}, "decision": "deny"},
         {"id": "r-echo", "principal": "agent", "server": "taskdeck", "tool": "run_command",
-         "arguments": {"command": "echo *"}, "decision": "allow"}
+         "arguments": {"command": allowed}, "decision": "allow"}
     ]));
-    let id = run(&s, &agent, "make deploy").await;
-    let v = s.wait_status(&agent, &id, "completed").await;
+    (s, agent)
+}
+
+/// Runs `line` as `agent`, checks that rule r-nodeploy refused it, and returns the result's text.
+async fn denied(s: &Server, agent: &str, line: &str) -> String {
+    let id = run(s, agent, line).await;
+    let v = s.wait_status(agent, &id, "completed").await;
     assert_eq!(v["result"]["isError"], true, "{v}");
-    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    let text = v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(text.contains("rule r-nodeploy"), "{text}");
+    text
+}
+
+#[tokio::test]
+async fn deny_refuses_allow_runs_and_a_declines_reason_reaches_the_agent() {
+    let (s, agent) = no_deploys_allowing("echo *").await;
+    denied(&s, &agent, "make deploy").await;
 
     let id = run(&s, &agent, "echo waved through").await;
     let v = s.wait_status(&agent, &id, "completed").await;
