@@ -408,11 +408,39 @@ async fn an_agent_reads_no_taskdeck_token_through_an_upstream() {
         .to_string();
     assert!(why.contains("it names Taskdeck's own files"), "{asked}");
 
+    // Relative to a server's root, the token file is known by its name.
+    let id = deck
+        .call_task("fs__read_media_file", json!({"path": "cfg/admin-token"}))
+        .await;
+    deck.wait_detail(&id, "input_required", |d| {
+        d["task"]["status"] == "input_required"
+    })
+    .await;
+
     let copy = files.path().join("notes.txt");
     std::fs::write(&copy, format!("deploy key: {}\n", deck.s.admin)).unwrap();
     let reply = deck.call("fs__read_text_file", json!({"path": copy})).await;
     let text = text_of(&deck.outcome(&reply).await);
     assert_eq!(text, "deploy key: [redacted]\n");
+    // Read as media, the file comes as base64: masked inside it too.
+    let reply = deck
+        .call("fs__read_media_file", json!({"path": copy}))
+        .await;
+    let media = deck.outcome(&reply).await;
+    let block = &media["content"][0];
+    let data = block["data"]
+        .as_str()
+        .or(block["resource"]["blob"].as_str())
+        .unwrap_or_default();
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap_or_default();
+    assert_eq!(
+        String::from_utf8_lossy(&bytes),
+        "deploy key: [redacted]\n",
+        "{media}"
+    );
     let stored = deck.tasks_of("fs__read_text_file").await;
     assert!(
         !serde_json::to_string(&stored)
@@ -629,7 +657,8 @@ async fn an_approved_call_goes_to_the_server_as_servers_json_now_has_it() {
 }
 
 /// A restart that finds servers.json broken keeps the calls waiting for a human: each is asked
-/// again, and once the file is mended and approved, goes to its server.
+/// again; approved before the file is mended, it waits for it, saying so, then goes to its
+/// server.
 #[tokio::test]
 async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
     let files = tempfile::tempdir().unwrap();
@@ -647,14 +676,22 @@ async fn a_broken_servers_json_at_restart_keeps_waiting_calls() {
         d["task"]["status"] == "input_required"
     })
     .await;
+    deck.approve(&id, json!({"action": "accept", "content": {}}))
+        .await;
+    let held = deck
+        .wait_agent(&id, "the approved call held", |t| {
+            t["statusMessage"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Approved, not sent yet: "))
+        })
+        .await;
+    assert_eq!(held["status"], "working", "{held}");
+    assert!(!target.exists());
     std::fs::write(
         &servers_json,
         json!({"servers": {"fs": filesystem(files.path())}}).to_string(),
     )
     .unwrap();
-    deck.wait_tool("fs__write_file").await;
-    deck.approve(&id, json!({"action": "accept", "content": {}}))
-        .await;
     let done = deck.ended(&id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");

@@ -167,7 +167,9 @@ export function groupTimeline(events, minRun = 3) {
 export function describeProgressRun(events) {
   const progress = events.filter((e) => e.kind === 'progress');
   const messages = events.filter((e) => e.kind === 'statusMessage');
-  const said = messages.length ? `, the last: “${oneLine(messages[messages.length - 1].data?.statusMessage ?? '', 120)}”` : '';
+  // The newest word of the run: a status message, or a progress report's own message.
+  const words = events.map((e) => (e.kind === 'statusMessage' ? e.data?.statusMessage : e.data?.message)).filter((m) => typeof m === 'string' && m);
+  const said = messages.length && words.length ? `, the last: “${oneLine(words[words.length - 1], 120)}”` : '';
   const count = (n) => `${n} message${n === 1 ? '' : 's'}`;
   if (!progress.length) return `${count(messages.length)}${said}`;
   const first = progressText(progress[0].data || {});

@@ -65,6 +65,9 @@ test('runs of three or more reports (progress, status messages) fold into one it
   assert.deepEqual(lines.map((x) => x.type), ['progress']);
   assert.equal(describeProgressRun(lines[0].events), '3 messages, the last: “line 3 more”');
   assert.equal(describeProgressRun([p(1, 1), m(2, 'a'), p(3, 4), m(4, 'linking')]), 'Progress 1 / 10 → 4 / 10 and 2 messages (4 updates), the last: “linking”');
+  // A progress report's own message is newer than the status message before it.
+  const copying = (id, n) => ({ id, kind: 'progress', data: { current: n, total: 5, message: `copying ${n}/5` } });
+  assert.equal(describeProgressRun([m(1, 'preparing'), copying(2, 1), copying(3, 5)]), 'Progress 1 / 5 → 5 / 5 and 1 message (3 updates), the last: “copying 5/5”');
 });
 
 test('input rounds say who answered what', () => {

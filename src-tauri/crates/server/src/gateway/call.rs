@@ -142,28 +142,10 @@ impl TaskTool for GatewayCall {
             // The server as configured now: changed in servers.json while the call waited, it
             // runs as a new connection; removed, the call is not sent.
             let upstream = match gateway.upgrade() {
-                Some(g) => {
-                    let now = g.upstreams.lock().unwrap().get(&server).cloned();
-                    match now {
-                        Some(now) if now.spec.disabled => {
-                            return failed(format!(
-                                "upstream {server} is disabled in servers.json; {} was not sent",
-                                tool.name
-                            ));
-                        }
-                        Some(now) => now,
-                        None => {
-                            let why = match super::ServersConfig::load(&g.servers_path) {
-                                Err(e) => format!("{e}"),
-                                Ok(_) => "it was removed from servers.json".into(),
-                            };
-                            return failed(format!(
-                                "upstream {server} is not configured ({why}); {} was not sent",
-                                tool.name
-                            ));
-                        }
-                    }
-                }
+                Some(g) => match configured_now(&ctx, &g, &server, &tool.name, &settings).await {
+                    Ok(now) => now,
+                    Err(outcome) => return outcome,
+                },
                 None => upstream,
             };
             let outcome = match call_upstream(&ctx, &upstream, &tool, arguments, &settings).await
@@ -184,6 +166,81 @@ impl TaskTool for GatewayCall {
             scrubbed(outcome, &upstream)
         }
         .boxed()
+    }
+}
+
+/// How often an approved call whose servers.json cannot be read looks at it again.
+const MEND_POLL: Duration = Duration::from_millis(500);
+
+/// How long an approved call waits for the server a mended servers.json names to be started.
+const RELOAD_WAIT: Duration = Duration::from_secs(5);
+
+/// Server `server` as servers.json has it now, for an approved call of its `tool`. While the
+/// file cannot be read (a typo; the servers keep running as they were, but one the file could
+/// not name at Taskdeck's start has no connection), the call waits for it to be mended, its
+/// status message saying so, up to the server's call timeout, then goes out as the mended file
+/// has it. Errors (the outcome that ends the call, unsent): the server is disabled or removed,
+/// the file stayed broken, or the call was cancelled meanwhile.
+async fn configured_now(
+    ctx: &TaskContext,
+    g: &super::GatewayState,
+    server: &str,
+    tool: &str,
+    settings: &CallSettings,
+) -> Result<Arc<Upstream>, Outcome> {
+    let deadline = tokio::time::Instant::now() + settings.call_timeout;
+    let mut said = false;
+    // Since when the readable file has named the server without a connection for it.
+    let mut named_since: Option<tokio::time::Instant> = None;
+    loop {
+        let now = g.upstreams.lock().unwrap().get(server).cloned();
+        match now {
+            Some(now) if now.spec.disabled => {
+                return Err(failed(format!(
+                    "upstream {server} is disabled in servers.json; {tool} was not sent"
+                )));
+            }
+            Some(now) => return Ok(now),
+            None => {}
+        }
+        let problem = match super::ServersConfig::load(&g.servers_path) {
+            // Named there: mended a moment ago, and the reload is on its way (a few seconds at
+            // most; an entry the reload refuses never comes).
+            Ok(c) if c.servers.contains_key(server) => {
+                let since = *named_since.get_or_insert_with(tokio::time::Instant::now);
+                if since.elapsed() > RELOAD_WAIT {
+                    return Err(failed(format!(
+                        "upstream {server} is named in servers.json but not running (see \
+                         taskdeck servers list); {tool} was not sent"
+                    )));
+                }
+                None
+            }
+            Ok(_) => {
+                return Err(failed(format!(
+                    "upstream {server} is not configured (it was removed from servers.json); \
+                     {tool} was not sent"
+                )));
+            }
+            Err(e) => Some(e.to_string()),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            let why = problem.unwrap_or_else(|| "its connection did not come back".into());
+            return Err(failed(format!(
+                "upstream {server} is not configured ({why}); {tool} was not sent"
+            )));
+        }
+        if let (false, Some(why)) = (said, &problem) {
+            ctx.status_message(format!(
+                "Approved, not sent yet: {why}. Fix servers.json and the call goes to {server}"
+            ))
+            .await;
+            said = true;
+        }
+        tokio::select! {
+            _ = ctx.cancelled() => return Err(Outcome::Cancelled),
+            _ = tokio::time::sleep(MEND_POLL) => {}
+        }
     }
 }
 

@@ -137,7 +137,9 @@ impl PolicyFile {
     fn parse(&self) -> (String, Result<PolicyDocument, String>) {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (version_of(&[]), Ok(PolicyDocument::default()));
+            }
             Err(e) => return (version_of(&[]), Err(format!("cannot be read: {e}"))),
         };
         let version = version_of(&bytes);
@@ -145,8 +147,16 @@ impl PolicyFile {
             Ok(t) => t,
             Err(e) => return (version, Err(format!("is not UTF-8 text: {e}"))),
         };
+        // What a save cut short leaves: no rules is written `{"rules": []}`, or no file.
         if text.trim().is_empty() {
-            return (version, Ok(PolicyDocument::default()));
+            return (
+                version,
+                Err(
+                    "is empty (a save cut short?): write {\"rules\": []} for no rules, or \
+                     delete the file"
+                        .into(),
+                ),
+            );
         }
         let doc = serde_json::from_str::<PolicyDocument>(&text)
             .map_err(|e| format!("is not a valid policy: {e}"))
@@ -160,7 +170,7 @@ impl PolicyFile {
     }
 
     /// What the file holds now: its rules, or why it holds none (it is not valid JSON of the
-    /// policy's shape, or a rule is not valid). A missing or empty file holds no rules.
+    /// policy's shape, a rule is not valid, or it is empty). A missing file holds no rules.
     pub fn read(&self) -> Arc<Result<PolicyDocument, String>> {
         self.read_versioned().1
     }

@@ -152,8 +152,9 @@ impl Policy {
                 );
             }
         }
-        // Taskdeck's tokens and store are never given to an agent without a person's word.
-        if verdict.decision == Decision::Allow
+        // Taskdeck's tokens and store are never given to an agent without a person's word,
+        // and the person asked is told what the call touches.
+        if verdict.decision != Decision::Deny
             && let Some(dir) = self.own_files.named_in(call.arguments)
         {
             verdict.decision = Decision::Ask;

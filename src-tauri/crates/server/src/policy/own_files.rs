@@ -5,12 +5,30 @@
 //! read-only tool could otherwise decide its own calls as that person.
 //!
 //! A safeguard, not a sandbox: a path is recognized as written (absolute, `~/`, `$HOME/`,
-//! `..` segments, `file://` URIs) and through the dirs' real paths, not through every name a
-//! shell or a program may resolve to them.
+//! `..` segments, `file://` URIs; relative to any dir above, as a server rooted there takes
+//! it: `.config/taskdeck/…`), through the dirs' real paths, and by the names of Taskdeck's own
+//! files (`admin-token`, `taskdeck.sqlite3`, …) wherever they are; not through every name a
+//! shell or a program may resolve to them (a link the agent made).
 
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
+
+/// The names of the files Taskdeck keeps in its config and data dirs, which a call names in
+/// a path relative to a dir no form of [`OwnFiles`] covers (`taskdeck/admin-token` read by a
+/// server rooted at `~/.config`).
+const OWN_FILE_NAMES: [&str; 10] = [
+    "admin-token",
+    "servers.json",
+    "policy.json",
+    "taskdeck.sqlite3",
+    "taskdeck.sqlite3-wal",
+    "taskdeck.sqlite3-shm",
+    "taskdeck.sqlite3-journal",
+    "search.sqlite3",
+    "search.sqlite3-wal",
+    "search.sqlite3-shm",
+];
 
 /// The dirs whose files Taskdeck keeps for itself, in each form a call may write them.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +60,19 @@ impl OwnFiles {
                         .push((format!("{base}/{}", rest.display()), shown.clone()));
                 }
             }
+            // Relative to each dir above it (two names at least: `.config/taskdeck`), as a
+            // server rooted there reads it.
+            let names: Vec<&str> = text.split('/').filter(|n| !n.is_empty()).collect();
+            for from in 0..names.len().saturating_sub(1) {
+                self.forms.push((names[from..].join("/"), shown.clone()));
+            }
             self.forms.push((text, shown.clone()));
+        }
+        for name in OWN_FILE_NAMES {
+            if !self.forms.iter().any(|(f, _)| f == name) {
+                self.forms
+                    .push((name.to_string(), format!("a file named {name}")));
+            }
         }
         self.forms.dedup();
     }
@@ -135,11 +165,16 @@ mod tests {
             json!({"path": format!("{parent}/other/../cfg/./admin-token")}),
             json!({"uri": format!("file://{}/admin%2Dtoken", c)}),
             json!({"nested": {"deep": [{"p": format!("{c}//policy.json")}]}}),
+            // Relative to a dir above it, as a server rooted there reads it.
+            json!({"path": format!("{}/cfg/admin-token", dir.path().file_name().unwrap().to_str().unwrap())}),
+            // By a file's name, wherever it is (a server rooted in the dir itself).
+            json!({"path": "admin-token"}),
+            json!({"paths": ["notes/../taskdeck.sqlite3-wal"]}),
         ] {
             assert!(own.named_in(&named).is_some(), "{named}");
         }
         for other in [
-            json!({"path": format!("{c}-backup/admin-token")}),
+            json!({"path": format!("{c}-backup/notes.txt")}),
             json!({"path": format!("{parent}/cfgx")}),
             json!({"path": "/etc/hosts", "n": 3}),
             json!({"path": format!("{parent}/other/../notes.txt")}),

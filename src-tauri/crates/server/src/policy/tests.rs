@@ -132,6 +132,16 @@ fn a_broken_file_keeps_its_last_valid_rules_and_one_never_valid_asks() {
                           "decision": "deny"}]}),
     );
     assert_eq!(policy.decide(&read).decision, Decision::Deny);
+    // A save cut short leaves the file empty: that is no valid policy either.
+    std::fs::write(policy.path(), "  \n").unwrap();
+    assert_eq!(policy.decide(&read).decision, Decision::Deny);
+    assert!(policy.rules().unwrap_err().contains("is empty"));
+    write(
+        dir.path(),
+        json!({"rules": [{"id": "r-no-secrets", "principal": "*", "server": "fs",
+                          "tool": "read_*", "arguments": {"path": "*secret*"},
+                          "decision": "deny"}]}),
+    );
     let text = std::fs::read_to_string(policy.path()).unwrap();
     std::fs::write(policy.path(), text.replace("\"deny\"", "\"deny\",,")).unwrap();
     let v = policy.decide(&read);

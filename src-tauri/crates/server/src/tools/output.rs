@@ -209,6 +209,9 @@ pub struct OutputLog {
     /// The stream whose line the file ends inside (after its unfinished text, or its last
     /// drawing's `\r`): another stream's line starts on a line of its own.
     dangling: Option<usize>,
+    /// The streams whose unfinished line another stream's output broke off in the file: the
+    /// rest of it goes on a line of its own, and its end alone writes nothing.
+    broken: Vec<usize>,
 }
 
 /// The free space (bytes) an output log leaves to the task store on its file system: a log
@@ -285,6 +288,7 @@ impl OutputLog {
             redrawn: None,
             open: Vec::new(),
             dangling: None,
+            broken: Vec::new(),
         }
     }
 
@@ -325,6 +329,7 @@ impl OutputLog {
             redrawn: None,
             open: Vec::new(),
             dangling: None,
+            broken: Vec::new(),
         })
     }
 
@@ -543,8 +548,16 @@ impl OutputLog {
     /// stream's output followed, is not written: that output started a new line already.
     fn write_piece(&mut self, from: usize, piece: &str, end: &str) {
         let apart = self.dangling.is_some_and(|s| s != from);
-        if apart && piece.is_empty() {
+        let broken = self.broken.contains(&from);
+        if piece.is_empty() && (apart || broken) {
+            if !end.is_empty() {
+                self.broken.retain(|&s| s != from);
+            }
             return;
+        }
+        self.broken.retain(|&s| s != from);
+        if let Some(cut) = self.dangling.filter(|_| apart) {
+            self.broken.push(cut);
         }
         let mut out = String::with_capacity(piece.len() + end.len() + 1);
         if apart {
@@ -714,8 +727,24 @@ mod tests {
         log.take(out, Output::Partial(b"caf\xc3\xa9 ok"));
         log.take(out, Output::Line(b"caf\xc3\xa9 ok!"));
         assert_eq!(file(), "\r[1/2] a\r[2/2] b\ncaf\u{e9} ok!\n");
+        // A prompt another stream's line broke off: its end adds no empty line, and what
+        // follows it goes on a line of its own.
+        log.take(out, Output::Partial(b"Continue? "));
+        log.take(err, Output::Line(b"ERR 1"));
+        log.take(out, Output::Line(b"Continue? "));
+        log.take(out, Output::Partial(b"next"));
+        log.take(err, Output::Line(b"ERR 2"));
+        log.take(out, Output::Line(b"next, then more"));
+        log.take(out, Output::Line(b"last"));
+        assert_eq!(
+            file(),
+            "\r[1/2] a\r[2/2] b\ncaf\u{e9} ok!\nContinue? \nERR 1\nnext\nERR 2\n, then more\nlast\n"
+        );
         // The tail has each line whole, as it ended.
-        assert_eq!(log.tail(), "[2/2] b\ncaf\u{e9} ok!");
+        assert_eq!(
+            log.tail(),
+            "[2/2] b\ncaf\u{e9} ok!\nERR 1\nContinue? \nERR 2\nnext, then more\nlast"
+        );
     }
 
     #[test]

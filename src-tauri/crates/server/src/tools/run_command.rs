@@ -666,7 +666,9 @@ async fn execute(
             format!(
                 "`{shown_line}` timed out after {} ms and was stopped.\n{edit_note}{cut_note}",
                 timeout.map_or(0, |t| t.as_millis())
-            ),
+            )
+            .trim_end()
+            .to_string(),
             Some(
                 json!({"reason": "timeout", "durationMs": duration_ms, "tail": tail, "log": log_path}),
             ),

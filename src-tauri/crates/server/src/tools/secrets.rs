@@ -543,11 +543,15 @@ pub fn holds_masks(value: &Value) -> bool {
 
 /// `value` with every token of Taskdeck's own (`td_…`) in its strings, at any depth, member
 /// names too, replaced by [`REDACTED`]; `None` when it holds none. For what an upstream
-/// answers an agent: a file the agent had it read may be Taskdeck's token file.
+/// answers an agent: a file the agent had it read may be Taskdeck's token file. A string that
+/// is base64 (a file read as an image or a blob, `read_media_file`) is looked at decoded, and
+/// comes back as the base64 of its text with the token masked.
 pub fn mask_taskdeck_tokens(value: &Value) -> Option<Value> {
     fn walk(value: &Value) -> Option<Value> {
         match value {
-            Value::String(s) => super::secret_tokens::mask_taskdeck_tokens(s).map(Value::String),
+            Value::String(s) => super::secret_tokens::mask_taskdeck_tokens(s)
+                .or_else(|| masked_base64(s))
+                .map(Value::String),
             Value::Array(items) => {
                 let masked: Vec<Option<Value>> = items.iter().map(walk).collect();
                 masked.iter().any(Option::is_some).then(|| {
@@ -580,6 +584,24 @@ pub fn mask_taskdeck_tokens(value: &Value) -> Option<Value> {
         }
     }
     walk(value)
+}
+
+/// `text`, when it is base64 (standard or URL-safe, padded or not) of bytes holding a token of
+/// Taskdeck's own: the base64 (standard) of those bytes read as text with the token masked.
+fn masked_base64(text: &str) -> Option<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    // A token is 46 characters: its base64 at least 60.
+    let b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '-' | '_' | '=');
+    if text.len() < 60 || !text.chars().all(|c| b64(c) || c.is_ascii_whitespace()) {
+        return None;
+    }
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let bytes = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|engine| engine.decode(&compact).ok())?;
+    let masked = super::secret_tokens::mask_taskdeck_tokens(&String::from_utf8_lossy(&bytes))?;
+    Some(STANDARD.encode(masked))
 }
 
 /// `value` as it may be stored and shown, or `None` when it holds no secret: at any depth,
@@ -770,6 +792,28 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Taskdeck's tokens in an upstream's answer are masked as text and inside base64 (a file
+    /// read as media); other values, and base64 holding none, stay as they are.
+    #[test]
+    fn taskdeck_tokens_are_masked_in_text_and_in_base64() {
+        use base64::Engine as _;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let token = format!("td_{}", "Ab3_-x".repeat(7) + "z");
+        let answer = json!({"content": [
+            {"type": "text", "text": format!("key: {token}\n")},
+            {"type": "image", "mimeType": "image/png", "data": b64(&format!("{token}\n"))},
+            {"type": "text", "text": b64(&"plain bytes, no token at all. ".repeat(3))}
+        ]});
+        let masked = mask_taskdeck_tokens(&answer).unwrap();
+        assert_eq!(masked["content"][0]["text"], "key: [redacted]\n");
+        assert_eq!(masked["content"][1]["data"], b64("[redacted]\n"));
+        assert_eq!(masked["content"][2], answer["content"][2]);
+        assert_eq!(
+            mask_taskdeck_tokens(&json!({"n": 1, "s": "td_short"})),
+            None
+        );
+    }
 
     /// A private key's body is masked in data (a file's content), never in a shell line or an
     /// argument list, where its lines could be commands.
