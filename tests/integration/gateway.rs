@@ -1048,6 +1048,17 @@ async fn a_deny_rule_covers_resources_and_prompts() {
         "{:?}",
         reply.body
     );
+    // Taskdeck's own files are refused whatever the URI's spelling: a read answers at once,
+    // so no person can be asked (docs/security.md).
+    let cfg = deck.tmp.path().join("cfg").display().to_string();
+    let own = json!({"uri": format!("file://{cfg}/servers%2Ejson")});
+    let refused = deck
+        .s
+        .rpc(Some(&deck.agent), "resources/read", own, true)
+        .await;
+    assert_eq!(refused.error_code(), -32600, "{:?}", refused.body);
+    let why = refused.body["error"]["message"].as_str().unwrap();
+    assert!(why.contains("naming Taskdeck's own files"), "{why}");
     // What no upstream has and no rule denies is "not found" (-32602 since 2026-07-28).
     let nowhere = json!({"uri": "demo://resource/nowhere"});
     let reply = deck

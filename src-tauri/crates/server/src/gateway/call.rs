@@ -245,13 +245,18 @@ async fn configured_now(
 }
 
 /// `outcome` with the upstream's secrets taken out of a failure's message and data (an error
-/// from the transport may quote the URL whole).
+/// from the transport may quote the URL whole), and Taskdeck's own tokens (an upstream's error
+/// may quote what it read).
 fn scrubbed(outcome: Outcome, upstream: &Upstream) -> Outcome {
+    let masked = |v: Value| crate::tools::secrets::mask_taskdeck_tokens(&v).unwrap_or(v);
     match outcome {
         Outcome::Failed(mut f) => {
             f.message = upstream.scrub(&f.message);
+            if let Value::String(m) = masked(Value::String(f.message.clone())) {
+                f.message = m;
+            }
             f.data = f.data.map(|d| {
-                serde_json::from_str(&upstream.scrub(&d.to_string())).unwrap_or(Value::Null)
+                masked(serde_json::from_str(&upstream.scrub(&d.to_string())).unwrap_or(Value::Null))
             });
             Outcome::Failed(f)
         }

@@ -43,8 +43,10 @@ pub const GET_PROMPT: &str = "prompts/get";
 /// How long a pass-through request waits for an upstream to answer.
 const PASS_THROUGH_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The id of the policy's `deny` rule for `principal` doing `tool` ([`READ_RESOURCE`],
-/// [`GET_PROMPT`]) on `server` with `arguments`, when the first rule that matches denies.
+/// What denies `principal` doing `tool` ([`READ_RESOURCE`], [`GET_PROMPT`]) on `server` with
+/// `arguments`, when something does: `"rule r-…"` when the first rule that matches denies, or
+/// Taskdeck's own files named in them (the resource's URI, the prompt's arguments: these
+/// answer at once, so no person can be asked, and they are refused).
 fn denied_by(
     policy: &Policy,
     principal: &str,
@@ -52,6 +54,9 @@ fn denied_by(
     tool: &str,
     arguments: Value,
 ) -> Option<String> {
+    if let Some(dir) = policy.own_files_named(&arguments) {
+        return Some(format!("naming Taskdeck's own files, {dir}"));
+    }
     let call = PolicyCall {
         principal,
         server,
@@ -62,7 +67,7 @@ fn denied_by(
     policy
         .matching_rule(&call, &[])
         .filter(|rule| rule.decision == Decision::Deny)
-        .map(|rule| rule.id)
+        .map(|rule| format!("rule {}", rule.id))
 }
 
 /// The id of the `deny` rule for `principal` reading `uri` from `server`, as sent and as
@@ -113,7 +118,7 @@ pub(super) fn withhold_denied_resources(
         };
         if let Some(rule) = denied_uri(policy, principal, server, &uri) {
             *block = json!({"type": "text", "text": format!(
-                "[Taskdeck withheld the resource {uri}: the policy's rule {rule} denies {principal} reading it]"
+                "[Taskdeck withheld the resource {uri} from {principal}: denied by {rule}]"
             )});
         }
     }
@@ -255,7 +260,7 @@ impl Gateway {
             .filter(
                 |(u, c)| match self.denied_uri(principal, &u.name, &params.uri) {
                     Some(rule) => {
-                        denials.push(format!("{}'s by rule {rule}", u.name));
+                        denials.push(format!("{}'s by {rule}", u.name));
                         false
                     }
                     None => offers_resources(c),
@@ -274,7 +279,7 @@ impl Gateway {
                         return Err(denied_reading(
                             &uri,
                             principal,
-                            &format!("{}'s by rule {rule}", u.name),
+                            &format!("{}'s by {rule}", u.name),
                         ));
                     }
                     // A 2025-11-25 upstream sends no `resultType`; every 2026-07-28 result
@@ -343,12 +348,18 @@ impl Gateway {
         };
         let (server, prompt) = (server.to_string(), prompt.to_string());
         let upstream = self.upstream(&server).ok_or_else(unknown)?;
-        if let Some(rule) =
-            self.denied_by(principal, &server, GET_PROMPT, json!({ "name": prompt }))
+        // Its arguments too: a prompt that reads the file it is given answers at once.
+        let own = params
+            .arguments
+            .as_ref()
+            .and_then(|a| self.state.policy.own_files_named(&Value::Object(a.clone())))
+            .map(|dir| format!("naming Taskdeck's own files, {dir}"));
+        if let Some(rule) = own
+            .or_else(|| self.denied_by(principal, &server, GET_PROMPT, json!({ "name": prompt })))
         {
             return Err(McpError::invalid_request(
                 format!(
-                    "Taskdeck's policy denies {server}'s prompt {prompt} for {principal} (rule {rule})"
+                    "Taskdeck's policy denies {server}'s prompt {prompt} for {principal} ({rule})"
                 ),
                 None,
             ));
@@ -365,7 +376,7 @@ impl Gateway {
             return Err(denied_reading(
                 &uri,
                 principal,
-                &format!("{server}'s by rule {rule}"),
+                &format!("{server}'s by {rule}"),
             ));
         }
         result.result_type.get_or_insert(ResultType::COMPLETE);

@@ -165,6 +165,13 @@ impl Policy {
         verdict
     }
 
+    /// The dir (as shown) of Taskdeck's own files that `arguments` name ([`own_files`]), if any:
+    /// for what answers at once and so cannot be asked of a person (`resources/read`,
+    /// `prompts/get`), which is then refused.
+    pub fn own_files_named(&self, arguments: &Value) -> Option<String> {
+        self.own_files.named_in(arguments).map(str::to_string)
+    }
+
     /// The rules in force ([`file::PolicyFile::in_force`]), `None` when none are known.
     fn in_force(&self) -> Option<Arc<Result<PolicyDocument, String>>> {
         self.file.in_force().0

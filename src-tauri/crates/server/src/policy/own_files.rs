@@ -95,6 +95,18 @@ impl OwnFiles {
         if let Some(found) = self.named_as_written(text) {
             return Some(found);
         }
+        // Percent-encoded (`servers%2Ejson`, a URI's path): read decoded too.
+        if text.contains('%')
+            && let Some(decoded) = percent_decoded(text)
+            && decoded != text
+        {
+            return self.named_in_text(&decoded);
+        }
+        // Another process's open files and environment (`/proc/PID/fd/3`, `/proc/self/root/…`)
+        // reach the store and the upstreams' secrets under no name of theirs.
+        if reaches_through_proc(text) {
+            return Some("/proc (another process's files or environment)");
+        }
         // A path with `.` or `..` segments, or a file URI: each word that is one, resolved.
         if !(text.contains("/.") || text.contains("file:")) {
             return None;
@@ -120,6 +132,50 @@ impl OwnFiles {
             None
         })
     }
+}
+
+/// `text` with its `%XX` escapes decoded, when they decode to UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Whether `text` names what `/proc` gives of a process: its open files (`fd`, `map_files`),
+/// its root and working directory, its memory or its environment.
+fn reaches_through_proc(text: &str) -> bool {
+    text.match_indices("/proc/").any(|(at, _)| {
+        let rest = &text[at + "/proc/".len()..];
+        let mut parts = rest.split('/');
+        let _pid = parts.next();
+        let what = parts.next().unwrap_or_default();
+        let what = what
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default();
+        matches!(
+            what,
+            "fd" | "fdinfo" | "map_files" | "root" | "cwd" | "environ" | "mem" | "task"
+        )
+    })
 }
 
 /// `word` as the absolute path it names with its `.` and `..` segments taken out (`file://`
@@ -170,6 +226,11 @@ mod tests {
             // By a file's name, wherever it is (a server rooted in the dir itself).
             json!({"path": "admin-token"}),
             json!({"paths": ["notes/../taskdeck.sqlite3-wal"]}),
+            // Percent-encoded, in a URI of any scheme.
+            json!({"uri": format!("enc://hex{}%2Fservers%2Ejson", c)}),
+            // Through another process's open files or environment.
+            json!({"path": "/proc/4242/fd/13"}),
+            json!({"path": "/proc/self/environ"}),
         ] {
             assert!(own.named_in(&named).is_some(), "{named}");
         }
@@ -178,6 +239,7 @@ mod tests {
             json!({"path": format!("{parent}/cfgx")}),
             json!({"path": "/etc/hosts", "n": 3}),
             json!({"path": format!("{parent}/other/../notes.txt")}),
+            json!({"path": "/proc/cpuinfo", "pct": "100%"}),
         ] {
             assert_eq!(own.named_in(&other), None, "{other}");
         }
