@@ -38,35 +38,25 @@ pub struct OwnFiles {
 }
 
 impl OwnFiles {
-    /// Adds `dir` (made absolute): as given, as its real path, and under `~/`, `$HOME/` and
-    /// `${HOME}/` when it lies in the home directory.
+    /// Adds `dir` (made absolute), as given and as its real path. Each is looked for by its
+    /// last two names (`.config/taskdeck`): every longer way of writing it (absolute, under
+    /// `~/`, `$HOME/` or `${HOME}/`, relative to any dir above it) holds them, so one search
+    /// covers all of them. A dir of one name is looked for whole.
     pub fn add(&mut self, dir: &Path) {
         let given = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let shown = given.display().to_string();
-        let home = std::env::var_os("HOME").map(PathBuf::from);
         let real = std::fs::canonicalize(&given).ok();
-        for path in std::iter::once(given.clone()).chain(real) {
-            let text = path.display().to_string().trim_end_matches('/').to_string();
-            if text.is_empty() {
-                continue;
-            }
-            if let Some(rest) = home
-                .as_deref()
-                .and_then(|h| path.strip_prefix(h).ok())
-                .filter(|r| !r.as_os_str().is_empty())
-            {
-                for base in ["~", "$HOME", "${HOME}"] {
-                    self.forms
-                        .push((format!("{base}/{}", rest.display()), shown.clone()));
-                }
-            }
-            // Relative to each dir above it (two names at least: `.config/taskdeck`), as a
-            // server rooted there reads it.
+        for path in std::iter::once(given).chain(real) {
+            let text = path.display().to_string();
             let names: Vec<&str> = text.split('/').filter(|n| !n.is_empty()).collect();
-            for from in 0..names.len().saturating_sub(1) {
-                self.forms.push((names[from..].join("/"), shown.clone()));
+            let form = match names.len() {
+                0 => continue,
+                1 => text.trim_end_matches('/').to_string(),
+                n => names[n - 2..].join("/"),
+            };
+            if !self.forms.iter().any(|(f, _)| *f == form) {
+                self.forms.push((form, shown.clone()));
             }
-            self.forms.push((text, shown.clone()));
         }
         for name in OWN_FILE_NAMES {
             if !self.forms.iter().any(|(f, _)| f == name) {
@@ -74,7 +64,6 @@ impl OwnFiles {
                     .push((name.to_string(), format!("a file named {name}")));
             }
         }
-        self.forms.dedup();
     }
 
     /// The dir (as shown) of the first of Taskdeck's own files a string of `arguments` names,

@@ -556,7 +556,8 @@ impl OutputLog {
             return;
         }
         self.broken.retain(|&s| s != from);
-        if let Some(cut) = self.dangling.filter(|_| apart) {
+        // (`usize::MAX`: a line written apart after a mismatch, no stream's.)
+        if let Some(cut) = self.dangling.filter(|&s| apart && s != usize::MAX) {
             self.broken.push(cut);
         }
         let mut out = String::with_capacity(piece.len() + end.len() + 1);
