@@ -7,7 +7,9 @@
 # the decision is recorded. Prints the median and max answer time of RUNS posts per size, for
 # the same content on one line, and for what a misbehaving agent can send (one word of
 # token-like path names, a command's option over and over, key headers that never end). Each
-# binary runs against a fresh data dir of its own.
+# binary runs against a fresh data dir of its own. Each size and shape is posted twice over: under a
+# rule that denies the call, and under one that allows it, after which every string of the call is
+# also read for names of Taskdeck's own files (policy/own_files.rs), which a deny skips.
 # Then, for each binary, what large calls cost everyone else: while 0 to 3 agents post 3.9 MiB
 # `Bash` commands a rule denies, back to back, one client reads `GET /v1/tasks?limit=1` and
 # posts a small `PreToolUse` the rule denies, every 20 ms for 8 s; prints p50/p99/max of each
@@ -74,9 +76,10 @@ start() {
 }
 
 for bin in "${BINS[@]}"; do
+ for decision in deny allow; do
   start "$bin" '{"principal": "*", "server": "claude-code", "tool": "Write",
-                 "arguments": {"file_path": "/etc/*"}, "decision": "deny"}'
-  echo "$bin"
+                 "arguments": {"file_path": "/etc/*"}, "decision": "'"$decision"'"}'
+  echo "$bin: a rule that ${decision}s"
   for kib in 16 64 256; do
     for shape in lines one-line path-tokens options key-headers; do
       times=()
@@ -84,7 +87,7 @@ for bin in "${BINS[@]}"; do
         t=$(curl -s -o "$work/out.json" -w '%{time_total}' -X POST \
           -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
           --data-binary "@$work/$kib-$shape.json" "http://127.0.0.1:$port/v1/hooks/claude-code")
-        grep -q '"permissionDecision":"deny"' "$work/out.json" || { echo "no deny: $(head -c 300 "$work/out.json")"; exit 1; }
+        grep -q '"permissionDecision":"'"$decision"'"' "$work/out.json" || { echo "no $decision: $(head -c 300 "$work/out.json")"; exit 1; }
         times+=("$t")
       done
       printf '%s\n' "${times[@]}" | sort -n | awk -v kib="$kib" -v shape="$shape" '
@@ -92,6 +95,7 @@ for bin in "${BINS[@]}"; do
     done
   done
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
+ done
 done
 
 cat > "$work/crowd.py" <<'PY'

@@ -118,9 +118,11 @@ impl Policy {
     /// agents' shell tools pass `command` when the line holds shell syntax
     /// ([`has_shell_syntax`]), so `cargo test *` cannot wave through `cargo test; rm -rf ~`.
     pub fn decide_exact(&self, call: &PolicyCall, exact_only: &[&str]) -> Verdict {
+        // One read of the file's state for the whole verdict.
         let (in_force, problem) = self.file.in_force();
-        let file_terms = self.file_terms();
-        let mut verdict = match self.matching_rule(call, exact_only) {
+        let doc = in_force.as_deref().and_then(|d| d.as_ref().ok());
+        let file_terms = doc.map(|d| d.approval.clone()).unwrap_or_default();
+        let mut verdict = match doc.and_then(|d| rule_in(d, call, exact_only)) {
             Some(rule) => Verdict {
                 decision: rule.decision,
                 reason: rule_reason(&rule),
@@ -177,32 +179,11 @@ impl Policy {
         self.file.in_force().0
     }
 
-    /// The `approval` terms of the rules in force (none when none are known).
-    fn file_terms(&self) -> ApprovalTerms {
-        let doc = self.in_force();
-        doc.as_deref()
-            .and_then(|d| d.as_ref().ok())
-            .map(|d| d.approval.clone())
-            .unwrap_or_default()
-    }
-
     /// The first rule in force that matches `call`, if any (none when no rules are known:
     /// the file was not valid since Taskdeck started).
     pub fn matching_rule(&self, call: &PolicyCall, exact_only: &[&str]) -> Option<Rule> {
         let doc = self.in_force()?;
-        let doc = doc.as_ref().as_ref().ok()?;
-        doc.rules
-            .iter()
-            .find(|r| {
-                r.matches(
-                    call.principal,
-                    call.server,
-                    call.tool,
-                    call.arguments,
-                    exact_only,
-                )
-            })
-            .cloned()
+        rule_in(doc.as_ref().as_ref().ok()?, call, exact_only)
     }
 
     /// What the policy says of a human's edit of a call, `call` being the call as edited: it is
@@ -398,6 +379,22 @@ impl Policy {
             .find(|r| r.matches(call.principal, call.server, call.tool, call.arguments, &[]))
             .is_some_and(|r| r.decision == Decision::Allow)
     }
+}
+
+/// The first rule of `doc` that matches `call`, if any.
+fn rule_in(doc: &PolicyDocument, call: &PolicyCall, exact_only: &[&str]) -> Option<Rule> {
+    doc.rules
+        .iter()
+        .find(|r| {
+            r.matches(
+                call.principal,
+                call.server,
+                call.tool,
+                call.arguments,
+                exact_only,
+            )
+        })
+        .cloned()
 }
 
 /// Why `rule` decided, for people (the question, a refusal, the audit log): `rule ID`, with

@@ -12,6 +12,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use aho_corasick::AhoCorasick;
 use serde_json::Value;
 
 /// The names of the files Taskdeck keeps in its config and data dirs, which a call names in
@@ -35,6 +36,9 @@ const OWN_FILE_NAMES: [&str; 10] = [
 pub struct OwnFiles {
     /// (form as written in a call, the dir as shown in a verdict's reason)
     forms: Vec<(String, String)>,
+    /// Every form at once: a string is read once, whatever the number of forms (a hook event
+    /// can carry a file of several MiB, and every decision reads it).
+    searcher: Option<AhoCorasick>,
 }
 
 impl OwnFiles {
@@ -64,6 +68,7 @@ impl OwnFiles {
                     .push((name.to_string(), format!("a file named {name}")));
             }
         }
+        self.searcher = AhoCorasick::new(self.forms.iter().map(|(form, _)| form)).ok();
     }
 
     /// The dir (as shown) of the first of Taskdeck's own files a string of `arguments` names,
@@ -105,20 +110,16 @@ impl OwnFiles {
             .find_map(|p| self.named_as_written(&p))
     }
 
-    /// The first dir whose form `text` holds, as a whole path (followed by its end, a `/` or a
-    /// character no file name in it would take there).
+    /// The dir of the first form `text` holds as a whole path (followed by its end, a `/` or a
+    /// character no file name in it would take there), in one pass over `text`.
     fn named_as_written(&self, text: &str) -> Option<&str> {
-        self.forms.iter().find_map(|(form, shown)| {
-            let mut from = 0;
-            while let Some(i) = text[from..].find(form.as_str()) {
-                let end = from + i + form.len();
-                let next = text[end..].chars().next();
-                if next.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))) {
-                    return Some(shown.as_str());
-                }
-                from = end;
-            }
-            None
+        let searcher = self.searcher.as_ref()?;
+        // Overlapping: a form cut short by a name character (`policy.json5`) must not hide
+        // another ending at the same place or later.
+        searcher.find_overlapping_iter(text).find_map(|m| {
+            let next = text[m.end()..].chars().next();
+            next.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+                .then(|| self.forms[m.pattern().as_usize()].1.as_str())
         })
     }
 }
