@@ -519,6 +519,13 @@ async fn filesystem_write_waits_for_the_human() {
         "{done}"
     );
     assert!(!refused.exists(), "a declined write happened");
+    // Marked as Taskdeck's refusal, for the window's "Declined"; the approved write was not.
+    let mark = |t: &Value| t["result"]["_meta"]["io.taskdeck/refusal"].clone();
+    assert_eq!(mark(&done), "declined", "{done}");
+    let written = deck.tasks_of("fs__write_file").await;
+    assert_eq!(written.len(), 2, "{written:?}");
+    assert_eq!(mark(&written[0]), "declined", "{written:?}");
+    assert_eq!(mark(&written[1]), Value::Null, "{written:?}");
 
     // Approved edited: the call made is the human's, and the task shows it (title, arguments),
     // the one asked for kept in its timeline.
@@ -1838,6 +1845,89 @@ async fn a_tool_failing_with_method_not_found_runs_once() {
         std::fs::read_to_string(runs.path()).unwrap(),
         "refuse ran\n"
     );
+}
+
+/// An upstream that logs in a loop: every message is in the task's output log, and the
+/// timeline holds a few status messages (at most one per 250 ms), not one per message.
+#[tokio::test]
+async fn an_upstreams_log_messages_go_to_the_output_log_not_the_timeline() {
+    let deck = Deck::start(json!({"faulty": faulty(&[])})).await;
+    deck.wait_tool("faulty__chatty").await;
+    let started = Instant::now();
+    let reply = deck.call("faulty__chatty", json!({"count": 20000})).await;
+    assert_eq!(text_of(&deck.outcome(&reply).await), "logged 20000");
+    let took = started.elapsed();
+    let task = &deck.tasks_of("faulty__chatty").await[0];
+    let id = task["taskId"].as_str().unwrap();
+    let mut log = String::new();
+    let mut offset = 0;
+    loop {
+        let (status, chunk) = deck
+            .s
+            .v1_get(
+                Some(&deck.s.admin),
+                &format!("/v1/tasks/{id}/log?offset={offset}&limit=1048576"),
+            )
+            .await;
+        assert_eq!(status, 200, "{chunk}");
+        assert_eq!(chunk["exists"], true, "{chunk}");
+        log.push_str(chunk["text"].as_str().unwrap());
+        if chunk["nextOffset"] == chunk["size"] {
+            break;
+        }
+        offset = chunk["nextOffset"].as_u64().unwrap();
+    }
+    // rmcp handles each notification in a task of its own: every line, in whatever order.
+    let mut lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 20000, "{}", &log[..log.len().min(500)]);
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines.len(), 20000, "each line once");
+    assert!(
+        lines.contains(&"faulty [info]: line 1 of 20000")
+            && lines.contains(&"faulty [info]: line 20000 of 20000"),
+        "{lines:?}"
+    );
+    let detail = deck.detail(id).await;
+    let said = detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "statusMessage")
+        .count();
+    // One per 250 ms, the first at once, and the gateway's own "Waiting for faulty to answer".
+    let most = 3 + took.as_millis() as usize / 250;
+    assert!(
+        (1..=most).contains(&said),
+        "{said} status messages in {took:?}: {detail}"
+    );
+}
+
+#[tokio::test]
+async fn an_upstream_cannot_pass_its_result_off_as_taskdecks_refusal() {
+    let deck = Deck::start(json!({"faulty": faulty(&[])})).await;
+    deck.wait_tool("faulty__forge").await;
+    let reply = deck.call("faulty__forge", json!({})).await;
+    let result = deck.outcome(&reply).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let forged = &deck.tasks_of("faulty__forge").await[0];
+    for shown in [&result, &forged["result"]] {
+        assert_eq!(
+            shown["_meta"]["io.taskdeck/refusal"],
+            Value::Null,
+            "{shown}"
+        );
+        assert_eq!(shown["_meta"]["io.example/kept"], 1, "{shown}");
+    }
+    // Taskdeck's own refusal keeps its mark: a deny rule on the same tool.
+    deck.s.write_policy(
+        json!([{"id": "r-noforge", "principal": "*", "server": "faulty",
+        "tool": "forge", "decision": "deny"}]),
+    );
+    let reply = deck.call("faulty__forge", json!({})).await;
+    let result = deck.outcome(&reply).await;
+    assert_eq!(result["_meta"]["io.taskdeck/refusal"], "denied", "{result}");
+    assert!(text_of(&result).contains("r-noforge"), "{result}");
 }
 
 #[tokio::test]

@@ -243,6 +243,7 @@ async fn denied(s: &Server, agent: &str, line: &str) -> String {
     let id = run(s, agent, line).await;
     let v = s.wait_status(agent, &id, "completed").await;
     assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(v["result"]["_meta"]["io.taskdeck/refusal"], "denied", "{v}");
     let text = v["result"]["content"][0]["text"]
         .as_str()
         .unwrap()
@@ -277,6 +278,10 @@ async fn deny_refuses_allow_runs_and_a_declines_reason_reaches_the_agent() {
     let v = s.wait_status(&agent, &id, "completed").await;
     let text = v["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.ends_with("Their reason: no rm, please"), "{text}");
+    assert_eq!(
+        v["result"]["_meta"]["io.taskdeck/refusal"], "declined",
+        "{v}"
+    );
 
     // "Always allow" writes a narrow rule, listed by /v1/policy.
     let id = run(&s, &agent, "true && true").await;

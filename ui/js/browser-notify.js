@@ -8,6 +8,7 @@
 // so the browser shows it once, the newer replacing the older.
 
 import { shownText } from './format.js';
+import { statusBadge } from './status.js';
 
 /** localStorage key of the switch: "on" while notifications are wanted in this browser. */
 export const SWITCH_KEY = 'taskdeck.browserNotifications';
@@ -72,7 +73,8 @@ export function browserNotice(change, { focused }) {
       if (!longOrUnseen) return null;
       const result = task.result || {};
       const text = Array.isArray(result.content) ? (result.content.find((c) => c && c.type === 'text') || {}).text : '';
-      return notice(`${title} ${result.isError === true ? 'completed with error' : 'completed'}`, text || '');
+      // In the badge's words: "completed with error", "declined", "denied by policy".
+      return notice(`${title} ${statusBadge(task).label.toLowerCase()}`, text || '');
     }
     case 'failed':
       if (!longOrUnseen) return null;

@@ -1,5 +1,6 @@
 // The Output section of the detail pane: the output log (GET /v1/tasks/{id}/log) of a command
-// task, or of an external job whose runner reports its output (`taskdeck run`),
+// task, of an external job whose runner reports its output (`taskdeck run`), or of a gateway
+// call whose upstream logs (its `notifications/message`),
 // followed live without a timer. The panel reads on from where it stopped whenever the task
 // changes (each new output line changes its statusMessage, which the event stream brings), and
 // once more when the task ends, until the server says the log is complete. Before the command
@@ -33,11 +34,12 @@ export const MERGE_BYTES = 64 * 1024;
  */
 
 /**
- * Only run_command tasks and external jobs (whose runner may report output: `taskdeck run`
- * does) have an output log; the server answers 404 for the others.
+ * Only run_command tasks, external jobs (whose runner may report output: `taskdeck run` does)
+ * and gateway calls (`server__tool`, whose upstream may log) have an output log; the server
+ * answers 404 for the others.
  */
 export function hasOutputLog(task) {
-  return !!task && (task.tool === 'run_command' || task.tool === 'external');
+  return !!task && (task.tool === 'run_command' || task.tool === 'external' || String(task.tool).includes('__'));
 }
 
 /**

@@ -30,6 +30,8 @@ test('an end notifies when the task ran at least the threshold, or the page is n
   assert.equal(browserNotice(done, { focused: false }).title, 'make deploy completed');
   const long = change({ status: 'completed', lastUpdatedAt: at(THRESHOLD_MS), result: { content: [{ type: 'text', text: 'exit 2' }], isError: true } });
   assert.deepEqual(browserNotice(long, { focused: true }), { taskId: 't1', tag: 'taskdeck-t1', title: 'make deploy completed with error', body: 'exit 2' });
+  const declined = change({ status: 'completed', result: { content: [{ type: 'text', text: 'alice declined this call' }], isError: true, _meta: { 'io.taskdeck/refusal': 'declined' } } });
+  assert.equal(browserNotice(declined, { focused: false }).title, 'make deploy declined');
   const failed = change({ status: 'failed', lastUpdatedAt: at(60_000), error: { code: -32603, message: 'Task expired' } });
   assert.equal(browserNotice(failed, { focused: true }).body, 'Task expired');
 });

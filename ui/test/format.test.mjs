@@ -146,6 +146,12 @@ test('status badges pair a word with a symbol; isError is not "failed"', () => {
   assert.equal(refused('run_command', { denied: true, policy: 'rule r-1' }).label, 'Denied by policy');
   assert.equal(refused('run_command', { exitCode: 1 }).label, 'Completed with error');
   assert.equal(refused('some_upstream__tool', { declined: true }).label, 'Completed with error', 'only Taskdeck’s own tools that ask first');
+  // The refusal mark Taskdeck puts on a call it did not make (the server strips it from others').
+  const marked = (mark, status = 'completed') => statusBadge({ status, tool: 'fs__write_file', result: { isError: true, _meta: { 'io.taskdeck/refusal': mark } } });
+  assert.equal(marked('declined').label, 'Declined');
+  assert.equal(marked('denied').label, 'Denied by policy');
+  assert.equal(marked('maybe').label, 'Completed with error', 'an unknown mark is no mark');
+  assert.equal(marked('declined', 'failed').label, 'Failed');
   assert.equal(statusBadge({ status: 'failed' }).label, 'Failed');
   assert.equal(statusBadge({ status: 'weird' }).key, 'unknown');
 });

@@ -83,9 +83,10 @@ test('the log API client asks for byte ranges and reports a missing log as a 404
   await assert.rejects(api.taskLog('gone', { tail: 10 }), (e) => e instanceof ApiError && e.status === 404 && e.message === 'This task has no output log');
 });
 
-test('only command tasks and external jobs are expected to have an output log', () => {
+test('only command tasks, external jobs and gateway calls are expected to have an output log', () => {
   assert.equal(hasOutputLog({ tool: 'run_command' }), true);
   assert.equal(hasOutputLog({ tool: 'external' }), true);
+  assert.equal(hasOutputLog({ tool: 'fs__write_file' }), true);
   assert.equal(hasOutputLog({ tool: 'slow_compute' }), false);
   assert.equal(hasOutputLog(null), false);
 });

@@ -1,5 +1,6 @@
 //! The table `taskdeck tasks list` prints: a header row, then one line per task with its id,
-//! status (`completed (error)` for a completed task whose result is an error), age, principal,
+//! status (`completed (error)` for a completed task whose result is an error, `declined` or
+//! `denied` for a call a person or the policy refused), age, principal,
 //! title and latest status message. Every cell is one line of at most its column's width: a
 //! longer text is cut and ends with "…", so a 900 KB approval question prints as one short
 //! line (`--json` gives the whole task). Widths are terminal columns, as the terminal draws
@@ -28,10 +29,12 @@ pub fn header() -> String {
 /// One task (a `/v1` task view) as a row, its age measured at `now_ms` (ms since the epoch).
 pub fn row(t: &Value, now_ms: i64) -> String {
     let text = |key: &str| t[key].as_str().unwrap_or("").to_string();
-    let status = if t["isError"] == true {
-        format!("{} (error)", text("status"))
-    } else {
-        text("status")
+    // A call Taskdeck did not make (`approvals::refusal`) says so, as the window's badge does.
+    let refusal = t["result"]["_meta"][taskdeck_server::approvals::refusal::KEY].as_str();
+    let status = match refusal {
+        Some(how @ ("declined" | "denied")) => how.to_string(),
+        _ if t["isError"] == true => format!("{} (error)", text("status")),
+        _ => text("status"),
     };
     let age = taskdeck_engine::clock::parse_iso8601(&text("createdAt"))
         .map(|created| age(now_ms - created))
@@ -284,6 +287,26 @@ mod tests {
             clamp(&"❤\u{fe0f}".repeat(30), 7),
             "❤\u{fe0f}❤\u{fe0f}❤\u{fe0f}…"
         );
+    }
+
+    #[test]
+    fn a_refused_call_says_who_refused_it() {
+        let refused = |mark: &str| {
+            json!({"taskId": "t", "status": "completed", "isError": true,
+                "result": {"isError": true, "_meta": {"io.taskdeck/refusal": mark}}})
+        };
+        let status = |mark: &str| {
+            let r = row(&refused(mark), 0);
+            r[45..]
+                .trim_start()
+                .split("  ")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(status("declined"), "declined");
+        assert_eq!(status("denied"), "denied");
+        assert_eq!(status("something else"), "completed (error)");
     }
 
     #[test]

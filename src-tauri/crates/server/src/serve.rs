@@ -168,7 +168,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         engine.clone(),
         policy.clone(),
         &cfg.config_dir,
-        cfg.gateway.clone(),
+        GatewayOptions {
+            log_dir: Some(tools::output::log_dir(&cfg.data_dir)),
+            ..cfg.gateway.clone()
+        },
         addr.port(),
     );
     let external = tools::register_all(

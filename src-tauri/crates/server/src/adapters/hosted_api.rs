@@ -278,7 +278,11 @@ pub(crate) async fn settle(
 ) -> Result<Json<HostedSettled>, ApiError> {
     let body = json_body(body, "{\"completed\"} or {\"failed\"} or {\"cancelled\"}")?;
     let settlement = match body {
-        SettleHosted::Completed(result) => Settlement::Completed(Value::Object(result)),
+        SettleHosted::Completed(mut result) => {
+            // Only Taskdeck says a call was refused (`approvals::refusal`); a host's task ran.
+            crate::approvals::refusal::unmark_object(&mut result);
+            Settlement::Completed(Value::Object(result))
+        }
         SettleHosted::Failed(error) => {
             let mut object = json!({"code": error.code, "message": error.message});
             if let Some(data) = error.data {

@@ -418,6 +418,10 @@ pub(crate) async fn report(
     if let Some(result) = &body.result {
         call_tool_result::check(&Value::Object(result.clone())).map_err(ApiError::bad_request)?;
     }
+    // Only Taskdeck says a call was refused (`approvals::refusal`); a runner's job ran.
+    if let Some(result) = &mut body.result {
+        crate::approvals::refusal::unmark_object(result);
+    }
     let task = s.engine.get(&p, &id)?;
     if task.tool != EXTERNAL {
         return Err(ApiError::conflict("only external jobs take reports"));

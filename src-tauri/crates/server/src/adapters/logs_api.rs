@@ -9,8 +9,9 @@
 //! ran (declined, cancelled first, could not start) the log is empty, not missing: the answer is
 //! an empty range with `exists: false`, so a reader woken by every change of the task never meets
 //! an error in the normal course of a command. An external job's log holds the output its
-//! runner reports (`taskdeck run` does); it is empty, `exists: false`, until the first. Only
-//! tasks of other tools, which write no log, are a 404.
+//! runner reports (`taskdeck run` does), and a gateway call's the log messages of its upstream
+//! (`gateway::call_log`); each is empty, `exists: false`, until the first. Only tasks of other
+//! tools, which write no log, are a 404.
 
 use std::{
     io::{Read, Seek, SeekFrom},
@@ -25,6 +26,7 @@ use super::{
     api_error::{ApiError, ApiPath, ApiQuery, ProblemDocument},
     api_types::LogChunk,
 };
+use crate::gateway::catalog::SEPARATOR;
 use crate::tools::{
     external::EXTERNAL,
     output::{first_data, kept_from, log_path},
@@ -72,11 +74,17 @@ pub struct LogQuery {
     limit: Option<u64>,
 }
 
+/// True for the tools whose tasks have an output log: `run_command`, external jobs (their
+/// runner's output) and the gateway's calls (`server__tool`: the upstream's log messages).
+fn writes_log(tool: &str) -> bool {
+    tool == run_command::NAME || tool == EXTERNAL || tool.contains(SEPARATOR)
+}
+
 /// A byte range of a command task's output log.
 #[utoipa::path(get, path = "/v1/tasks/{taskId}/log", params(("taskId" = String, Path, description = "the task's id"), LogQuery), tag = "tasks",
     responses((status = 200, description = "bytes `offset..nextOffset` of the log (invalid UTF-8 replaced); `exists: false` with an empty range while the command has not started (an external job: until its runner reports output), and for good when it never ran", body = LogChunk),
               (status = 400, description = "a malformed query (e.g. a negative offset)", body = ProblemDocument, content_type = "application/problem+json"),
-              (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command and external jobs do)", body = ProblemDocument, content_type = "application/problem+json")))]
+              (status = 404, description = "unknown task, another principal's, or a task of a tool that writes no output log (only run_command, external jobs and gateway calls do)", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn read_log(
     State(s): State<LogsState>,
     Extension(p): Extension<Principal>,
@@ -84,7 +92,7 @@ pub async fn read_log(
     ApiQuery(q): ApiQuery<LogQuery>,
 ) -> Result<Json<LogChunk>, ApiError> {
     let task = s.engine.get(&p, &task_id)?;
-    if task.tool != run_command::NAME && task.tool != EXTERNAL {
+    if !writes_log(&task.tool) {
         return Err(ApiError::not_found("This task has no output log"));
     }
     let path = log_path(&s.log_dir, &task.task_id);

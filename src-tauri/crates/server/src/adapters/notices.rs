@@ -323,6 +323,25 @@ pub fn approval_notice(
 /// Most characters of a task's title in a notification's summary (its closing "…" included).
 const SUMMARY_TITLE_CHARS: usize = 80;
 
+/// How a completed task ended, in the words of the window's badge: "declined" or "denied by
+/// policy" (a call Taskdeck did not make: [`crate::approvals::refusal`]), "completed with
+/// error" (`isError`), else "completed".
+fn completed_how(result: Option<&Value>) -> &'static str {
+    let result = result.and_then(Value::as_object);
+    let mark = result
+        .and_then(|r| r.get("_meta"))
+        .and_then(|m| m.get(crate::approvals::refusal::KEY))
+        .and_then(Value::as_str);
+    match mark {
+        Some("declined") => "declined",
+        Some("denied") => "denied by policy",
+        _ if result.and_then(|r| r.get("isError")) == Some(&Value::Bool(true)) => {
+            "completed with error"
+        }
+        _ => "completed",
+    }
+}
+
 /// The task's title ([`task_title`]: a job's name, an approval's question, a command line),
 /// cut to [`SUMMARY_TITLE_CHARS`].
 fn summary_title(task: &TaskRecord) -> String {
@@ -488,12 +507,6 @@ fn notice_since(
             return Some(needs_input_notice(task));
         }
         TaskStatus::Completed if settings.completed && long_or_unseen => {
-            let is_error = task
-                .result
-                .as_ref()
-                .and_then(|r| r.get("isError"))
-                .and_then(|v| v.as_bool())
-                == Some(true);
             let text = task
                 .result
                 .as_ref()
@@ -501,11 +514,7 @@ fn notice_since(
                 .and_then(|t| t.as_str())
                 .unwrap_or("")
                 .to_string();
-            let what = if is_error {
-                "completed with error"
-            } else {
-                "completed"
-            };
+            let what = completed_how(task.result.as_ref());
             (format!("{} {what}", summary_title(task)), text)
         }
         TaskStatus::Failed if settings.failed && long_or_unseen => {

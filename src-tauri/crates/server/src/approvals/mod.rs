@@ -13,6 +13,7 @@ pub mod edit;
 pub mod inbox;
 pub mod question;
 pub mod record;
+pub mod refusal;
 
 use serde_json::Value;
 
@@ -99,6 +100,8 @@ pub enum Approval {
     Deny {
         /// For the agent.
         message: String,
+        /// Who or what refused it.
+        by: DeniedBy,
     },
     /// Nobody answered in time and the terms hand the decision back to the agent's own prompt
     /// (hooks); a call made through Taskdeck treats it as [`Approval::Deny`].
@@ -116,6 +119,17 @@ pub enum AllowedBy {
     /// These humans approved it, in order.
     Humans(Vec<String>),
     /// Nobody answered in time and the terms allow on expiry.
+    Expiry,
+}
+
+/// Who or what refused a call ([`Approval::Deny`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeniedBy {
+    /// A policy rule, or the policy's default, without asking anyone.
+    Policy,
+    /// A human answered no.
+    Human,
+    /// Nobody answered in time and the terms refuse on expiry.
     Expiry,
 }
 
@@ -162,6 +176,7 @@ pub async fn obtain(
                     ctx.principal(),
                     verdict.reason
                 ),
+                by: DeniedBy::Policy,
             });
         }
         Decision::Ask => {}
@@ -221,6 +236,7 @@ pub async fn obtain(
                     "{human} declined this call of {server}'s {tool}. Do not retry it unchanged."
                 ),
             },
+            by: DeniedBy::Human,
         },
         Answer::Expired(OnExpiry::Allow) => Approval::Allow {
             arguments: call.arguments.clone(),
@@ -236,6 +252,7 @@ pub async fn obtain(
             message: format!(
                 "Nobody answered the approval of this call of {server}'s {tool} in time; the policy refuses it when an approval expires."
             ),
+            by: DeniedBy::Expiry,
         },
     })
 }

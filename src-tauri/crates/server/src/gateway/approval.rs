@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::call::APPROVAL_KEY;
 use crate::{
-    approvals::{self, Approval, ApprovalCall},
+    approvals::{self, Approval, ApprovalCall, refusal},
     policy::{Policy, ToolHints},
 };
 use taskdeck_engine::{Outcome, TaskContext};
@@ -71,9 +71,8 @@ pub async fn obtain(
             }
             Ok(arguments)
         }
-        Ok(Approval::Deny { message } | Approval::AgentDecides { message }) => {
-            Err(refused(message))
-        }
+        Ok(Approval::Deny { message, by }) => Err(refused(message, refusal::mark_for(by))),
+        Ok(Approval::AgentDecides { message }) => Err(refused(message, None)),
         Err(e) => Err(Outcome::from(e)),
     }
 }
@@ -92,7 +91,12 @@ fn shown_arguments(arguments: &Value) -> String {
     shown
 }
 
-/// A tool error result (the call was not made): the agent reads `text`.
-fn refused(text: String) -> Outcome {
-    Outcome::Completed(json!({"content": [{"type": "text", "text": text}], "isError": true}))
+/// A tool error result (the call was not made): the agent reads `text`; `mark`: the
+/// [`refusal`] mark, when a human or the policy refused it.
+fn refused(text: String, mark: Option<&str>) -> Outcome {
+    let mut result = json!({"content": [{"type": "text", "text": text}], "isError": true});
+    if let Some(mark) = mark {
+        refusal::mark(&mut result, mark);
+    }
+    Outcome::Completed(result)
 }

@@ -51,6 +51,9 @@ pub struct CallSettings {
     pub connect_wait: Duration,
     /// How long an upstream may take to answer one call.
     pub call_timeout: Duration,
+    /// Where the calls' output logs go (`<data dir>/logs`): an upstream's log messages
+    /// ([`super::call_log`]); none, none kept.
+    pub log_dir: Option<std::path::PathBuf>,
 }
 
 /// The task tool for upstream tool `tool` of server `upstream`.
@@ -150,7 +153,9 @@ impl TaskTool for GatewayCall {
             };
             let outcome = match call_upstream(&ctx, &upstream, &tool, arguments, &settings).await
             {
-                Outcome::Completed(result) => {
+                Outcome::Completed(mut result) => {
+                    // Only Taskdeck says a call was refused; the upstream's answer ran.
+                    crate::approvals::refusal::unmark(&mut result);
                     let result = super::passthrough::withhold_denied_resources(
                         &settings.policy,
                         ctx.principal(),
@@ -343,7 +348,14 @@ async fn call_upstream(
                 ));
             }
         };
-        _in_flight = Some(upstream.in_flight.enter(ctx, &handle.progress_token));
+        // A call sent again drops its first record before it makes its next: both are the same
+        // task's, and the first one's guard would take the second with it.
+        drop(_in_flight.take());
+        _in_flight = Some(upstream.in_flight.enter(
+            ctx,
+            &handle.progress_token,
+            settings.log_dir.as_deref(),
+        ));
         let answer = match answer_to(ctx, handle, server, &tool.name, settings).await {
             Ok(answer) => answer,
             Err(outcome) => return outcome,

@@ -1,7 +1,8 @@
 //! What Taskdeck is to an upstream server: an MCP client (rmcp [`ClientHandler`]) that declares
 //! form and URL elicitation, and routes what the server sends during a call to that call's
 //! task: `notifications/progress` (matched by the progress token of the call's request) become
-//! the task's progress, `notifications/message` its status messages, and `elicitation/create`
+//! the task's progress, `notifications/message` its output log and status messages (both at
+//! most every 250 ms: [`CallLog`]), and `elicitation/create`
 //! an input request of the task (answered in the window, or by the agent when it can; SEP-2663
 //! §Input Requests). `notifications/tools/list_changed` makes the supervisor list the tools
 //! again.
@@ -10,9 +11,12 @@
 //! a log message is given to the call the server was sent last among those still running
 //! (with one call at a time, the only one).
 
-use std::sync::{
-    Arc, Mutex,
-    atomic::{AtomicU64, Ordering},
+use std::{
+    path::Path,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 #[allow(deprecated)] // LoggingMessageNotificationParam: see on_logging_message
@@ -28,6 +32,7 @@ use rmcp::{
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use super::call_log::CallLog;
 use taskdeck_engine::TaskContext;
 
 /// The calls under way on one upstream, oldest first.
@@ -37,9 +42,9 @@ pub struct InFlight {
     elicitations: AtomicU64,
 }
 
-/// One call under way: its task, and the progress token its request carries.
+/// One call under way: its task's reports, and the progress token its request carries.
 struct Call {
-    ctx: TaskContext,
+    log: Arc<CallLog>,
     progress_token: String,
 }
 
@@ -51,14 +56,15 @@ pub struct InFlightGuard {
 
 impl InFlight {
     /// Registers the call of task `ctx`, whose request carries `progress_token`, until the
-    /// guard is dropped.
+    /// guard is dropped; its log messages go to its output log under `log_dir`.
     pub fn enter(
         self: &Arc<Self>,
         ctx: &TaskContext,
         progress_token: &ProgressToken,
+        log_dir: Option<&Path>,
     ) -> InFlightGuard {
         self.calls.lock().unwrap().push(Call {
-            ctx: ctx.clone(),
+            log: CallLog::new(ctx, log_dir),
             progress_token: token_text(&progress_token.0),
         });
         InFlightGuard {
@@ -67,23 +73,23 @@ impl InFlight {
         }
     }
 
-    fn by_token(&self, token: &str) -> Option<TaskContext> {
+    fn by_token(&self, token: &str) -> Option<Arc<CallLog>> {
         let calls = self.calls.lock().unwrap();
         calls
             .iter()
             .find(|c| c.progress_token == token)
-            .map(|c| c.ctx.clone())
+            .map(|c| c.log.clone())
     }
 
-    fn latest(&self) -> Option<TaskContext> {
-        self.calls.lock().unwrap().last().map(|c| c.ctx.clone())
+    fn latest(&self) -> Option<Arc<CallLog>> {
+        self.calls.lock().unwrap().last().map(|c| c.log.clone())
     }
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
         let mut calls = self.in_flight.calls.lock().unwrap();
-        calls.retain(|c| c.ctx.task_id() != self.task_id);
+        calls.retain(|c| c.log.ctx().task_id() != self.task_id);
     }
 }
 
@@ -132,11 +138,11 @@ impl ClientHandler for UpstreamClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(ctx) = self
+        if let Some(log) = self
             .in_flight
             .by_token(&token_text(&params.progress_token.0))
         {
-            ctx.progress(params.progress, params.total, params.message);
+            log.progress((params.progress, params.total, params.message));
         }
     }
 
@@ -160,7 +166,7 @@ impl ClientHandler for UpstreamClient {
             None => format!("{} [{level}]: {text}", self.server),
         };
         match self.in_flight.latest() {
-            Some(ctx) => ctx.status_message(line).await,
+            Some(log) => log.message(line).await,
             None => tracing::info!(server = %self.server, "{line}"),
         }
     }
@@ -174,10 +180,11 @@ impl ClientHandler for UpstreamClient {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        let Some(ctx) = self.in_flight.latest() else {
+        let Some(log) = self.in_flight.latest() else {
             // Nothing of ours is running there: no one to ask.
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        let ctx = log.ctx();
         let n = self.in_flight.elicitations.fetch_add(1, Ordering::Relaxed);
         // Unique within the task: a gateway call never outlives its process (see `call.rs`).
         let key = format!("elicitation-{n}");

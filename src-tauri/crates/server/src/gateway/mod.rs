@@ -5,6 +5,7 @@
 
 pub mod approval;
 pub mod call;
+pub mod call_log;
 pub mod catalog;
 pub mod client_handler;
 pub mod era;
@@ -117,6 +118,10 @@ pub struct GatewayOptions {
     /// How long an upstream may take to answer one call, unless its servers.json entry sets
     /// `timeoutMs`; default 10 minutes.
     pub call_timeout: Duration,
+    /// Where calls' output logs go (`<data dir>/logs`; `serve` sets it): the log messages an
+    /// upstream sends during a call. `None`: they are not kept (the latest is still the task's
+    /// status message).
+    pub log_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for GatewayOptions {
@@ -125,6 +130,7 @@ impl Default for GatewayOptions {
             settle_ms: 1000,
             connect_wait: Duration::from_secs(30),
             call_timeout: Duration::from_secs(600),
+            log_dir: None,
         }
     }
 }
@@ -357,6 +363,7 @@ impl Gateway {
                 .timeout_ms()
                 .map(Duration::from_millis)
                 .unwrap_or(self.state.options.call_timeout),
+            log_dir: self.state.options.log_dir.clone(),
         })
     }
 

@@ -315,7 +315,7 @@ impl TaskTool for PermissionTool {
                     });
                     decided("allow", None, updated, Some(&by))
                 }
-                Ok(Approval::Deny { message }) => decided("deny", Some(message), None, None),
+                Ok(Approval::Deny { message, .. }) => decided("deny", Some(message), None, None),
                 Ok(Approval::AgentDecides { .. }) => decided("ask", None, None, None),
             }
         }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::{
     destination::Destination,
-    http_job::{ALLOW_PRIVATE_KEY, APPROVE_KEY, tool_error},
+    http_job::{ALLOW_PRIVATE_KEY, APPROVE_KEY, refusal, tool_error},
     http_reach::{Failure, shown},
 };
 use crate::approvals::{self, Answer, Ask};
@@ -205,12 +205,13 @@ impl Permission {
         let at = self.at(url);
         let verdict = self.policy.decide(&self.call_for(&at));
         if verdict.decision == Decision::Deny {
-            return Err(Failure::End(tool_error(
+            return Err(Failure::End(refusal(
                 format!(
                     "{what} was not sent: the policy denies it ({}).",
                     verdict.reason
                 ),
                 json!({"url": shown(url), "denied": true, "policy": verdict.reason}),
+                "denied",
             )));
         }
         if reachable {
@@ -314,7 +315,7 @@ impl Permission {
                         json!({"declined": true, "request": what, "reason": reason}),
                     ),
                 };
-                return Err(Failure::End(tool_error(text, data)));
+                return Err(Failure::End(refusal(text, data, "declined")));
             }
         };
         if always {

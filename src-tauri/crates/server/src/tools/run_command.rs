@@ -26,7 +26,7 @@ use super::{
     secrets::{REDACTED, mask_string},
 };
 use crate::{
-    approvals::{self, Answer, Ask},
+    approvals::{self, Answer, Ask, refusal},
     policy::{
         Decision, OnExpiry, Policy, PolicyCall, TASKDECK_SERVER, Terms, ToolHints, Verdict,
         has_shell_syntax,
@@ -150,20 +150,24 @@ fn declined(line: &str, reason: Option<&str>) -> Outcome {
         }
         None => format!("The human declined to run `{line}`; it was not started."),
     };
-    Outcome::Completed(json!({
+    let mut result = json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": {"declined": true, "command": line, "reason": reason},
         "isError": true
-    }))
+    });
+    refusal::mark(&mut result, "declined");
+    Outcome::Completed(result)
 }
 
 /// The result when a `deny` rule refuses the command (`why`: "rule r-5f2c0a1b").
 fn refused(line: &str, why: &str) -> Outcome {
-    Outcome::Completed(json!({
+    let mut result = json!({
         "content": [{"type": "text", "text": format!("`{line}` was not started: the policy denies it ({why}).")}],
         "structuredContent": {"denied": true, "command": line, "policy": why},
         "isError": true
-    }))
+    });
+    refusal::mark(&mut result, "denied");
+    Outcome::Completed(result)
 }
 
 impl TaskTool for RunCommand {

@@ -35,6 +35,19 @@ pub fn tool_error(text: String, data: Value) -> Outcome {
     )
 }
 
+/// [`tool_error`] for a request that was not sent because a human declined it (`mark`
+/// `"declined"`) or the policy denies it (`"denied"`): the result carries the
+/// [`refusal`](crate::approvals::refusal) mark.
+pub fn refusal(text: String, data: Value, mark: &str) -> Outcome {
+    match tool_error(text, data) {
+        Outcome::Completed(mut result) => {
+            crate::approvals::refusal::mark(&mut result, mark);
+            Outcome::Completed(result)
+        }
+        other => other,
+    }
+}
+
 /// The wait before the next poll: what `answer` asks for ([`retry_after`]), but never less than
 /// `interval` (the task's poll interval, at least [`MIN_POLL_MS`](super::MIN_POLL_MS)).
 pub fn next_poll(answer: &Answer, interval: Duration) -> Duration {

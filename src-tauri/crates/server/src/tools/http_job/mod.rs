@@ -46,7 +46,7 @@ use crate::policy::{Decision, Policy, PolicyCall, TASKDECK_SERVER, ToolHints};
 use status::Status;
 use taskdeck_engine::{Outcome, TaskContext, TaskFailure, TaskTool, ToolDescriptor, ToolMode};
 
-pub use answer::{MAX_POLL_MS, tool_error};
+pub use answer::{MAX_POLL_MS, refusal, tool_error};
 pub use arguments::{StartMethod, WaitForHttpJobArguments};
 pub use exchange::MAX_RETRIES;
 
@@ -182,12 +182,13 @@ impl TaskTool for WaitForHttpJob {
                 .await;
             }
             if verdict.decision == Decision::Deny {
-                return tool_error(
+                return refusal(
                     format!(
                         "Nothing was sent: the policy denies this request ({}).",
                         verdict.reason
                     ),
                     json!({"denied": true, "policy": verdict.reason}),
+                    "denied",
                 );
             }
             let permission = Permission::new(
