@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks what a large call costs Taskdeck to judge (BENCHMARKS.md, "Large calls"): a Claude
 # Code `PreToolUse` `Write` of a multi-line file, which a deny rule refuses, posted to
-# `/v1/hooks/claude-code` as `taskdeck hook` posts it, at 16, 64 and 256 KiB. The file's lines
+# `/v1/hooks/claude-code` as `taskdeck hook` posts it, at 16, 64, 256 and 3584 KiB (the most a /v1 body takes is 4 MiB). The file's lines
 # are code as agents write it: comments with an apostrophe, URLs with a password, assignments
 # of secret-named values, long paths; every line is read by the masking of credentials before
 # the decision is recorded. Prints the median and max answer time of RUNS posts per size, for
@@ -40,7 +40,7 @@ event = json.load(open("tests/fixtures/hooks/claude-code/PreToolUse.json"))
 event["tool_name"] = "Write"
 lines = []
 n = 0
-while sum(map(len, lines)) < 256 * 1024:
+while sum(map(len, lines)) < 3584 * 1024:
     lines.append(f"    # don't retry {n}: see https://ops:pw{n}@db.example/{n}?page={n}\n")
     lines.append(f"    token_{n}=ab'cd{n} ./build/out/{n}/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p\n")
     lines.append(f"    return fetch(url_{n}, timeout={n % 60}, headers={{'X-Request': '{n}'}})\n")
@@ -49,11 +49,11 @@ text = "".join(lines)
 # What a misbehaving agent can send: one word of token-like path names, a command's option
 # over and over, key headers that never end.
 adversarial = {
-    "path-tokens": "/ghp_x" * 50000,
-    "options": "curl -u a:b " * 30000,
-    "key-headers": "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n" * 10000,
+    "path-tokens": "/ghp_x" * 700000,
+    "options": "curl -u a:b " * 350000,
+    "key-headers": "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n" * 120000,
 }
-for kib in (16, 64, 256):
+for kib in (16, 64, 256, 3584):
     part = text[: kib * 1024]
     shapes = [("lines", part), ("one-line", part.replace("\n", " "))]
     shapes += [(name, t[: kib * 1024]) for name, t in adversarial.items()]
@@ -80,7 +80,7 @@ for bin in "${BINS[@]}"; do
   start "$bin" '{"principal": "*", "server": "claude-code", "tool": "Write",
                  "arguments": {"file_path": "/etc/*"}, "decision": "'"$decision"'"}'
   echo "$bin: a rule that ${decision}s"
-  for kib in 16 64 256; do
+  for kib in 16 64 256 3584; do
     for shape in lines one-line path-tokens options key-headers; do
       times=()
       for _ in $(seq "$RUNS"); do
