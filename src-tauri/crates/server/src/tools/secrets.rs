@@ -587,7 +587,8 @@ pub fn mask_taskdeck_tokens(value: &Value) -> Option<Value> {
 }
 
 /// `text`, when it is base64 (standard or URL-safe, padded or not) of bytes holding a token of
-/// Taskdeck's own: the base64 (standard) of those bytes read as text with the token masked.
+/// Taskdeck's own: the base64 (standard) of the same bytes with the token masked, every other
+/// byte as it was (an image or an archive stays one).
 fn masked_base64(text: &str) -> Option<String> {
     use base64::Engine as _;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
@@ -600,7 +601,14 @@ fn masked_base64(text: &str) -> Option<String> {
     let bytes = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
         .iter()
         .find_map(|engine| engine.decode(&compact).ok())?;
-    let masked = super::secret_tokens::mask_taskdeck_tokens(&String::from_utf8_lossy(&bytes))?;
+    // One char per byte (Latin-1), so that no byte is lost to a UTF-8 decoding: tokens and
+    // their mask are ASCII, which maps to itself.
+    let latin1: String = bytes.iter().map(|&b| char::from(b)).collect();
+    let masked = super::secret_tokens::mask_taskdeck_tokens(&latin1)?;
+    let masked: Vec<u8> = masked
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
     Some(STANDARD.encode(masked))
 }
 
@@ -812,6 +820,20 @@ mod tests {
         assert_eq!(
             mask_taskdeck_tokens(&json!({"n": 1, "s": "td_short"})),
             None
+        );
+        // A binary file keeps every byte but the token's.
+        let engine = base64::engine::general_purpose::STANDARD;
+        let mut binary = vec![0x89, b'P', b'N', b'G', 0xff, 0x00, 0xc3, b' '];
+        binary.extend(token.as_bytes());
+        binary.extend([b' ', 0xfe, 0x80, 0x00, 0xe9]);
+        let blob = json!({"blob": engine.encode(&binary)});
+        let masked = mask_taskdeck_tokens(&blob).unwrap();
+        let mut expected = binary[..8].to_vec();
+        expected.extend(b"[redacted]");
+        expected.extend([b' ', 0xfe, 0x80, 0x00, 0xe9]);
+        assert_eq!(
+            engine.decode(masked["blob"].as_str().unwrap()).unwrap(),
+            expected
         );
     }
 
