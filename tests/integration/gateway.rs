@@ -1901,6 +1901,30 @@ async fn an_upstreams_log_messages_go_to_the_output_log_not_the_timeline() {
         (1..=most).contains(&said),
         "{said} status messages in {took:?}: {detail}"
     );
+
+    // A Taskdeck token an upstream logs (it read the token file) is masked in the log and the
+    // status message.
+    let token = deck.s.admin.clone();
+    let reply = deck
+        .call(
+            "faulty__chatty",
+            json!({"count": 1, "text": format!("read: {token}")}),
+        )
+        .await;
+    deck.outcome(&reply).await;
+    let task = &deck.tasks_of("faulty__chatty").await[0];
+    let id = task["taskId"].as_str().unwrap();
+    let (_, chunk) = deck
+        .s
+        .v1_get(Some(&deck.s.admin), &format!("/v1/tasks/{id}/log"))
+        .await;
+    let log = chunk["text"].as_str().unwrap();
+    assert!(
+        log.starts_with("faulty [info]: read: [redacted]\n"),
+        "{log}"
+    );
+    let detail = deck.detail(id).await;
+    assert!(!detail.to_string().contains(&token), "{detail}");
 }
 
 #[tokio::test]

@@ -94,8 +94,11 @@ impl CallLog {
         }
     }
 
-    /// A progress notification: made the task's progress now or when [`REPORT_EVERY`] is up.
-    pub fn progress(self: &Arc<Self>, report: ProgressReport) {
+    /// A progress notification: made the task's progress now or when [`REPORT_EVERY`] is up
+    /// (its message with Taskdeck's tokens masked).
+    pub fn progress(self: &Arc<Self>, (current, total, message): ProgressReport) {
+        let message = message.map(crate::tools::secrets::mask_taskdeck_tokens_text);
+        let report = (current, total, message);
         let offer = self
             .state
             .lock()

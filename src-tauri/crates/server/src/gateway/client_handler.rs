@@ -165,6 +165,8 @@ impl ClientHandler for UpstreamClient {
             Some(logger) => format!("{} [{level}] {logger}: {text}", self.server),
             None => format!("{} [{level}]: {text}", self.server),
         };
+        // What an upstream read may be in what it logs: Taskdeck's tokens never reach the task.
+        let line = crate::tools::secrets::mask_taskdeck_tokens_text(line);
         match self.in_flight.latest() {
             Some(log) => log.message(line).await,
             None => tracing::info!(server = %self.server, "{line}"),
@@ -188,8 +190,10 @@ impl ClientHandler for UpstreamClient {
         let n = self.in_flight.elicitations.fetch_add(1, Ordering::Relaxed);
         // Unique within the task: a gateway call never outlives its process (see `call.rs`).
         let key = format!("elicitation-{n}");
-        let mut params = serde_json::to_value(&request)
+        let params = serde_json::to_value(&request)
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        // Nor in what it asks (a person or the agent reads the question).
+        let mut params = crate::tools::secrets::mask_taskdeck_tokens(&params).unwrap_or(params);
         if let Some(obj) = params.as_object_mut() {
             obj.entry("mode").or_insert(json!("form"));
             // Taskdeck's own metadata is Taskdeck's to write: an upstream's question cannot pose

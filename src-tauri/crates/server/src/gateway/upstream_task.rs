@@ -125,7 +125,7 @@ pub async fn follow_modern(
         let message = task
             .get("statusMessage")
             .and_then(Value::as_str)
-            .map(String::from);
+            .map(|m| crate::tools::secrets::mask_taskdeck_tokens_text(m.to_string()));
         if message.is_some() && message != last_message {
             ctx.status_message(format!(
                 "{server}: {}",
@@ -158,6 +158,9 @@ pub async fn follow_modern(
                     if answered.contains(&key) {
                         continue;
                     }
+                    // Taskdeck's tokens never reach the question a person or the agent reads.
+                    let request =
+                        crate::tools::secrets::mask_taskdeck_tokens(&request).unwrap_or(request);
                     // Waiting for an answer to the upstream's question now, not for the upstream.
                     let question = request["params"]["message"].as_str().unwrap_or_default();
                     ctx.status_message(format!("{server} asks: {question}"))
@@ -243,7 +246,7 @@ pub async fn follow(
             }
             _ = tokio::time::sleep(poll_every) => {
                 if let Ok(task) = send(peer, "tasks/get", json!({"taskId": task_id})).await {
-                    let message = task.get("statusMessage").and_then(Value::as_str).map(String::from);
+                    let message = task.get("statusMessage").and_then(Value::as_str).map(|m| crate::tools::secrets::mask_taskdeck_tokens_text(m.to_string()));
                     if message.is_some() && message != last_message {
                         ctx.status_message(format!("{server}: {}", message.as_deref().unwrap_or_default())).await;
                         last_message = message;

@@ -586,6 +586,12 @@ pub fn mask_taskdeck_tokens(value: &Value) -> Option<Value> {
     walk(value)
 }
 
+/// `text` with Taskdeck's own tokens masked: [`mask_taskdeck_tokens`] for one string (an
+/// upstream's log message, status message or question).
+pub fn mask_taskdeck_tokens_text(text: String) -> String {
+    super::secret_tokens::mask_taskdeck_tokens(&text).unwrap_or(text)
+}
+
 /// `text`, when it is base64 (standard or URL-safe, padded or not) of bytes holding a token of
 /// Taskdeck's own: the base64 (standard) of the same bytes with the token masked, every other
 /// byte as it was (an image or an archive stays one).
