@@ -1253,6 +1253,36 @@ test('a float past 2^53 shows with its exponent and is approved as asked from th
   await row.waitFor({ state: 'detached' });
 });
 
+test('at 420 px, Escape in a question opened from the queue closes it and goes back to its row; a group shows its command', async () => {
+  const wide = page.viewportSize();
+  await page.setViewportSize({ width: 420, height: 800 });
+  try {
+    const taskId = await askQuestion('Rotate the staging keys?');
+    await rowOf(taskId).locator('.approval-summary').click();
+    const card = page.locator('.prompt-card[data-key="approval"]');
+    await card.waitFor();
+    await waitFor(async () => card.evaluate((el) => el.contains(document.activeElement)), 'the focus in the question');
+    // The detail takes the whole window here: the queue is out of sight until it closes.
+    assert.equal(await page.locator('#approvals-list').isVisible(), false);
+    await page.keyboard.press('Escape');
+    await waitFor(async () => (await focused()) === taskId, 'the focus back on the question’s row');
+    assert.equal(await page.locator('#approvals-list').isVisible(), true);
+    await clearQueue();
+    // A group of identical calls gives its command a line of its own, as a single call does.
+    const command = 'ls -la /srv/releases/2026-12-07/build-artifacts';
+    for (let i = 0; i < 3; i++) await askToRun(command);
+    const toggle = page.locator('#approvals-list .approval-group .approval-group-toggle');
+    await toggle.waitFor();
+    const shown = await toggle.locator('.approval-args').evaluate((el) => el.clientWidth);
+    const line = await toggle.evaluate((el) => el.clientWidth);
+    assert.ok(shown >= 0.9 * line, `the command has ${shown} of the row's ${line} px`);
+    assert.ok(await toggle.locator('.approval-tool').evaluate((el) => el.clientWidth >= el.scrollWidth), 'the tool is cut');
+    await clearQueue();
+  } finally {
+    await page.setViewportSize(wide);
+  }
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });

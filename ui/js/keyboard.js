@@ -42,7 +42,8 @@ const APPROVAL_KEYS = {
  * (`inSelectionReason`), Enter asks to deny the selected calls (as "Deny selected…") and Escape
  * goes back to the queue's highlighted row, the reason kept. Escape in a field of a task's
  * answer form (`inPrompt`) goes back to the question's row in the approval queue when it has
- * one, else to the form itself, what was typed kept: the keys after it are shortcuts again.
+ * one (in a narrow window, where the pane hides the queue, closing the pane), else to the form
+ * itself, what was typed kept: the keys after it are shortcuts again.
  */
 export function shortcutFor(e, { dialogOpen, typing, inSearch, listFocused, inApprovals = false, onApprovalRow = false, inSelectionReason = false, inPrompt = false }) {
   if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return null;
@@ -238,8 +239,15 @@ export function onKey(e, later) {
       // so that j moves to the next approval; another prompt's form takes the focus.
       const taskId = new URLSearchParams(location.hash.slice(1)).get('task');
       const inQueue = taskId && [...$('approvals-list').querySelectorAll('.approval')].some((r) => r.dataset.taskId === taskId);
-      if (inQueue) later((rest) => rest.focusQuestionRow(taskId) || prompt.focus());
-      else prompt.focus();
+      if (inQueue) {
+        later((rest) => {
+          // A narrow window shows the detail in place of the list, queue included: the row is
+          // out of sight until the pane closes.
+          const narrow = !$('approvals-list').getClientRects().length;
+          if (narrow) rest.closeDetail();
+          if (!rest.focusQuestionRow(taskId) && !narrow) prompt.focus();
+        });
+      } else prompt.focus();
       return;
     }
     case 'search':
