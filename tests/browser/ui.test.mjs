@@ -753,6 +753,15 @@ test('a tab left on the address of a Taskdeck that stopped says so, and where to
     await tab.locator('#conn[data-state="open"]').waitFor();
     const banner = tab.locator('#offline-banner');
     assert.equal(await banner.isVisible(), false, 'no banner while live');
+    // A job that runs on, open in the detail: its running time ticks while Taskdeck answers.
+    const job = await fetch(`${first.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${firstToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ external: { name: 'nightly backfill', heartbeatMs: 600000 } }),
+    }).then((r) => r.json());
+    await tab.locator('#task-list .row', { has: tab.locator(`.row-id[title="${job.taskId}"]`) }).click();
+    const duration = tab.locator('#detail .meta-item', { hasText: 'Duration' }).locator('dd');
+    await waitFor(async () => /so far$/.test(await duration.textContent()), 'the running time');
     first.child.kill('SIGTERM');
     await new Promise((r) => first.child.once('exit', r));
     const stoppedAt = Date.now();
@@ -765,6 +774,11 @@ test('a tab left on the address of a Taskdeck that stopped says so, and where to
     assert.ok(Date.now() - stoppedAt >= 9_000, 'not at the first failed retry');
     const host = new URL(first.url).host;
     assert.match(await banner.textContent(), new RegExp(`^Taskdeck has not answered at ${host.replace(/\./g, '\\.')} since \\d\\d:\\d\\d:\\d\\d; this page keeps trying\\. If Taskdeck was started again on another port, open the address it printed`));
+    // The open job's running time stopped when Taskdeck stopped answering, and says so.
+    const frozen = await duration.textContent();
+    assert.match(frozen, /so far, when Taskdeck last answered$/);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(await duration.textContent(), frozen, 'the time does not run on');
     // The address it printed works, and shows no banner.
     await tab.goto(`${again.url}/#token=${encodeURIComponent(firstToken)}`);
     await tab.locator('#conn[data-state="open"]').waitFor();

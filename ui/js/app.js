@@ -177,6 +177,7 @@ function initApp() {
     onNearEnd: () => loadMore(),
     schedule: () => scheduleListRender(),
     needTick: (on) => state.ticker.need('list', on),
+    downSince: () => state.streamDownSince,
   });
   // The clocks of what shows a running time; each runs only while its part has something it
   // updates (the parts call state.ticker.need as they redraw): with nothing live, none is set.

@@ -14,6 +14,7 @@ import {
   formatTimestamp,
   formatClock,
   taskDurationMs,
+  ranBeforeEnd,
   ttlCountdown,
   isTerminal,
   progressFraction,
@@ -41,6 +42,7 @@ import { answerVerb } from './form-schema.js';
 import { resultView, errorView, jsonBlock, textBlock } from './result-view.js';
 import { LogView, hasOutputLog } from './log-view.js';
 import { coalesced } from './coalesced.js';
+import { state } from './state.js';
 import { canRerun, requestDelete, requestRerun } from './task-actions.js';
 import { stringifyJson } from './exact-json.js';
 
@@ -343,7 +345,13 @@ export class DetailView {
     const now = Date.now();
     this.el.createdAge.textContent = formatAge(t.createdAt, now);
     this.el.createdAt.textContent = formatTimestamp(t.createdAt);
-    this.el.duration.textContent = `${formatDuration(taskDurationMs(t, now))}${isTerminal(t.status) ? '' : ' so far'}`;
+    // A live task's state is known as of when the event stream went down, if it is down.
+    const down = isTerminal(t.status) ? null : state.streamDownSince;
+    const ran = ranBeforeEnd(t);
+    this.el.duration.textContent =
+      `${formatDuration(taskDurationMs(t, Math.min(now, down ?? now)))}` +
+      (isTerminal(t.status) ? '' : down === null ? ' so far' : ' so far, when Taskdeck last answered') +
+      (ran === null ? '' : ` (the command ran ${formatDuration(ran)}; before that it waited to start, for approval)`);
     this.el.updated.textContent = formatAge(t.lastUpdatedAt, now);
     const removed = this.events.some((e) => e.kind === 'deleted');
     const ttl = removed ? { text: 'Removed from Taskdeck: what is shown is its last state', urgent: false } : ttlCountdown(t, now);

@@ -69,6 +69,17 @@ export function taskDurationMs(task, now = Date.now()) {
 }
 
 /**
+ * How long a finished command ran (its result's `structuredContent.durationMs`, in ms), when
+ * that is at least a second less than the task took (`taskDurationMs`): the rest went before
+ * it started (waiting for approval). Null otherwise.
+ */
+export function ranBeforeEnd(task) {
+  const ran = task && task.status === 'completed' && task.result && task.result.structuredContent ? task.result.structuredContent.durationMs : undefined;
+  if (typeof ran !== 'number' || !Number.isFinite(ran)) return null;
+  return taskDurationMs(task) - ran >= 1000 ? ran : null;
+}
+
+/**
  * The retention line for a task: when the store will delete it. `ticking`: whether the text
  * changes every second (under an hour left, it counts seconds).
  * @returns {{text: string, urgent: boolean, ticking: boolean}}

@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { statusBadge } from './status.js';
-import { ageChangesIn, formatAge, formatDuration, taskDurationMs, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
+import { ageChangesIn, formatAge, formatDuration, taskDurationMs, ranBeforeEnd, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
 import { outstandingPrompts } from './tasks-model.js';
 
 export const ROW_HEIGHT = 64;
@@ -21,7 +21,9 @@ export class ListView {
    * @param {import('./tasks-model.js').TaskList} model
    * @param {{onOpen: (index: number, how: {focus: boolean}) => void, onToggle: (index: number, shift: boolean) => void,
    *          isSelected: (taskId: string) => boolean, openTaskId: () => string|null, onNearEnd: () => void,
-   *          schedule?: () => void, needTick?: (on: boolean) => void}} deps `schedule`, when given, asks
+   *          schedule?: () => void, needTick?: (on: boolean) => void, downSince?: () => number|null}} deps
+   *          `downSince`: when the event stream went down (ms), or null: a live row's time stops there.
+   *          `schedule`, when given, asks
    *          for the page's one frame callback (which calls `render()` before its other writes) instead
    *          of a frame of the list's own: two renders in one frame would make the second read the
    *          geometry after the first's writes, a forced layout. `needTick`, told after each render
@@ -302,7 +304,11 @@ export class ListView {
     if (r.tick !== this.tickCount) {
       r.tick = this.tickCount;
       const age = formatAge(t.createdAt, now);
-      const dur = `${isTerminal(t.status) ? 'took' : 'for'} ${formatDuration(taskDurationMs(t, now))}`;
+      // A live task's state is known as of when the stream went down, if it is down.
+      const dur = `${isTerminal(t.status) ? 'took' : 'for'} ${formatDuration(taskDurationMs(t, Math.min(now, (this.deps.downSince && this.deps.downSince()) ?? now)))}`;
+      const ran = ranBeforeEnd(t);
+      const durTitle = ran === null ? '' : `From the call to its end; the command ran ${formatDuration(ran)}, after waiting to start (for approval)`;
+      if (r.dur.title !== durTitle) r.dur.title = durTitle;
       if (r.age.textContent !== age) r.age.textContent = age;
       if (r.labelAge !== age) {
         r.labelAge = age;

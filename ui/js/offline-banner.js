@@ -4,15 +4,19 @@
 // goes as the stream opens again. The top bar's "Reconnecting…" says the rest of the time.
 
 import { $ } from './dom.js';
+import { state } from './state.js';
 
 /** How long the stream is down before the banner shows, in ms: longer than a restart takes. */
 export const OFFLINE_BANNER_MS = 10_000;
 
-/** When the stream went down (ms since the epoch), or null while it is open. */
+/** When the stream went down (ms since the epoch), or null while it is open (also kept in
+ * `state.streamDownSince`, which the list and the detail read). */
 let downSince = null;
 let timer = null;
 
 const pad = (n) => String(n).padStart(2, '0');
+
+
 
 /**
  * The banner's words for a page served from `host` ("127.0.0.1:4747") whose stream went down at
@@ -44,11 +48,13 @@ function render() {
 export function noteStreamState(s) {
   if (s === 'open' || s === 'closed') {
     downSince = null;
+    state.streamDownSince = null;
     clearTimeout(timer);
     timer = null;
     render();
   } else if (s === 'reconnecting' && downSince === null) {
     downSince = Date.now();
+    state.streamDownSince = downSince;
     timer = setTimeout(render, OFFLINE_BANNER_MS);
   }
 }

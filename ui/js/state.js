@@ -40,6 +40,9 @@ export const state = Object.seal({
   stream: null,
   /** The stream's state for the top bar: connecting | open | reconnecting | closed. */
   streamState: 'connecting',
+  /** When the stream went down (ms since the epoch; offline-banner.js), or null while it is
+   *  open: a live task's state is known as of then, so its running time stops there. */
+  streamDownSince: null,
   /** The clocks of what shows a running time (createTicker: 'list', 'detail', 'inbox',
    *  'approvals'), each running only while its part needs it; all stopped on sign-out. */
   ticker: createTicker(),

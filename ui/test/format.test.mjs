@@ -211,3 +211,17 @@ test('ageChangesIn: the time until formatAge shows another text', async () => {
   assert.equal(ageChangesIn('not a time', t0), Infinity);
   assert.equal(ageChangesIn(new Date(t0 + 3000).toISOString(), t0), 5000, 'a time ahead of the clock reads as just now');
 });
+
+test('a command that waited for approval says how long it ran', async () => {
+  const { ranBeforeEnd } = await import('../js/format.js');
+  const done = (durationMs, tookMs) => ({
+    status: 'completed',
+    createdAt: '2026-12-07T00:00:00.000Z',
+    lastUpdatedAt: new Date(Date.parse('2026-12-07T00:00:00.000Z') + tookMs).toISOString(),
+    result: { structuredContent: { durationMs } },
+  });
+  assert.equal(ranBeforeEnd(done(3014, 20_000)), 3014);
+  assert.equal(ranBeforeEnd(done(3014, 3_500)), null, 'started at once: nothing to tell apart');
+  assert.equal(ranBeforeEnd({ ...done(3014, 20_000), status: 'failed' }), null);
+  assert.equal(ranBeforeEnd({ status: 'completed', result: { content: [] } }), null);
+});
