@@ -26,9 +26,9 @@
 //   refuse {}     runs (appends "refuse ran" to the file named by RUN_LOG, when set), then fails
 //                 with -32601 "Method not found: sampling/createMessage", as a tool whose own
 //                 request to the client was refused does
-//   chatty {count, text?} sends `count` log messages (notifications/message, level info, data
-//                 "line N of COUNT"; `text` first, when given) as fast as it can, waits 300 ms,
-//                 then answers "logged COUNT"
+//   chatty {count, text?, tag?} sends `count` log messages (notifications/message, level info,
+//                 data "TAGline N of COUNT"; `text` first, when given) as fast as it can, waits
+//                 300 ms, then answers "logged COUNT"
 //   forge {}      runs, then answers a tool error that claims Taskdeck refused the call (the
 //                 `_meta` mark "io.taskdeck/refusal": "declined"), beside a mark of its own
 // Every `notifications/cancelled` the server receives appends its `requestId` (one per line)
@@ -116,11 +116,11 @@ server.registerTool(
 
 server.registerTool(
   "chatty",
-  { description: "Logs count messages, then answers", inputSchema: { count: z.number().int().min(1), text: z.string().optional() }, annotations: safe },
-  async ({ count, text: first }, extra) => {
+  { description: "Logs count messages, then answers", inputSchema: { count: z.number().int().min(1), text: z.string().optional(), tag: z.string().optional() }, annotations: safe },
+  async ({ count, text: first, tag = "" }, extra) => {
     if (first !== undefined) await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: first } });
     for (let i = 1; i <= count; i++) {
-      await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: `line ${i} of ${count}` } });
+      await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: `${tag}line ${i} of ${count}` } });
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
     return text(`logged ${count}`);

@@ -24,20 +24,11 @@ const SYMBOLS = {
   cancelled: '⊘',
 };
 
-/** Taskdeck's tools whose result is a person's decision: when the decision was no. */
-const SAID_NO = {
-  request_approval: (decision) => decision.action === 'decline',
-  permission_request: (decision) => decision.behavior === 'deny',
-};
-
-/** Taskdeck's tools that ask before they act: their result says `declined` (a person said no)
- * or `denied` (the policy did), and then nothing ran (a tool error for the agent, not one of the
- * tool's own). Tasks stored before results carried the refusal mark are read this way. */
-const ASKS_FIRST = new Set(['run_command', 'wait_for_http_job']);
-
-/** The `_meta` member Taskdeck puts on the result of a call it did not make, `"declined"` or
- * `"denied"`: a gateway call, a command, a request. The server takes it out of every result
- * that comes from elsewhere (an upstream, a runner, a host), so it can be trusted. */
+/** The `_meta` member Taskdeck puts on the result of a call it did not make (a gateway call, a
+ * command, a request) or of a question a person answered no to, `"declined"` or `"denied"`.
+ * The server takes it out of every result that comes from elsewhere (an upstream, a runner, a
+ * hosted task's host), so it can be trusted, where a tool's name and its structuredContent
+ * cannot (a hosted task may take any name and say anything). */
 export const REFUSAL_KEY = 'io.taskdeck/refusal';
 
 /** `"declined"`, `"denied"` or null: the refusal mark of a completed task's result. */
@@ -53,17 +44,16 @@ function refusalMark(result) {
  *   working | input_required | completed | completed-error | completed-declined |
  *   completed-denied | failed | cancelled ("Declined": a request_approval or permission_request
  *   a person answered no, or a call a person refused (a gateway call, a command); "Denied by
- *   policy": one the policy refused)
+ *   policy": one the policy refused, by a rule or once nobody answered in time), as the result's
+ *   refusal mark says")
  */
 export function statusBadge(task) {
   const status = task && task.status;
-  const decision = status === 'completed' && task.result && task.result.structuredContent;
-  const asked = decision && typeof decision === 'object' && ASKS_FIRST.has(task.tool);
   const mark = status === 'completed' ? refusalMark(task.result) : null;
-  if (mark === 'declined' || (decision && Object.hasOwn(SAID_NO, task.tool) && SAID_NO[task.tool](decision)) || (asked && decision.declined === true)) {
+  if (mark === 'declined') {
     return { key: 'completed-declined', label: 'Declined', symbol: SYMBOLS['completed-declined'] };
   }
-  if (mark === 'denied' || (asked && decision.denied === true)) {
+  if (mark === 'denied') {
     return { key: 'completed-denied', label: 'Denied by policy', symbol: SYMBOLS['completed-denied'] };
   }
   if (status === 'completed' && task.result && task.result.isError === true) {

@@ -132,20 +132,16 @@ test('status badges pair a word with a symbol; isError is not "failed"', () => {
   assert.deepEqual(statusBadge({ status: 'input_required' }), { key: 'input_required', label: 'Needs input', symbol: '!' });
   assert.equal(statusBadge({ status: 'completed', result: { isError: true } }).label, 'Completed with error');
   assert.equal(statusBadge({ status: 'completed', result: { isError: false } }).label, 'Completed');
-  // A person's no to a request_approval or a permission prompt is not shown as a success.
-  const said = (tool, structuredContent) => statusBadge({ status: 'completed', tool, result: { structuredContent } });
-  assert.deepEqual(said('permission_request', { behavior: 'deny', message: 'no' }), { key: 'completed-declined', label: 'Declined', symbol: '⊖' });
-  assert.equal(said('request_approval', { action: 'decline' }).label, 'Declined');
-  assert.equal(said('request_approval', { action: 'accept' }).label, 'Completed');
-  assert.equal(said('permission_request', { behavior: 'allow' }).label, 'Completed');
-  assert.equal(said('some_upstream__tool', { behavior: 'deny' }).label, 'Completed', 'only Taskdeck’s own decision tools');
-  // A command a person or the policy refused never ran: not "Completed with error".
-  const refused = (tool, structuredContent) => statusBadge({ status: 'completed', tool, result: { isError: true, structuredContent } });
-  assert.equal(refused('run_command', { declined: true, command: 'rm x' }).label, 'Declined');
-  assert.equal(refused('wait_for_http_job', { declined: true }).label, 'Declined');
-  assert.equal(refused('run_command', { denied: true, policy: 'rule r-1' }).label, 'Denied by policy');
-  assert.equal(refused('run_command', { exitCode: 1 }).label, 'Completed with error');
-  assert.equal(refused('some_upstream__tool', { declined: true }).label, 'Completed with error', 'only Taskdeck’s own tools that ask first');
+  // A person's no (to a request_approval, a permission prompt, a command) is said by the result's
+  // refusal mark, never by a tool's name and its structuredContent, which a hosted task may
+  // take and say: without the mark they are what they say of themselves.
+  const said = (tool, structuredContent, isError = false) => statusBadge({ status: 'completed', tool, result: { isError, structuredContent } });
+  assert.equal(said('request_approval', { action: 'decline' }).label, 'Completed');
+  assert.equal(said('permission_request', { behavior: 'deny', message: 'no' }).label, 'Completed');
+  assert.equal(said('run_command', { declined: true, command: 'rm x' }, true).label, 'Completed with error');
+  assert.equal(said('run_command', { denied: true, policy: 'rule r-1' }, true).label, 'Completed with error');
+  const withMark = (tool, mark) => statusBadge({ status: 'completed', tool, result: { structuredContent: { action: 'decline' }, _meta: { 'io.taskdeck/refusal': mark } } });
+  assert.deepEqual(withMark('request_approval', 'declined'), { key: 'completed-declined', label: 'Declined', symbol: '⊖' });
   // The refusal mark Taskdeck puts on a call it did not make (the server strips it from others').
   const marked = (mark, status = 'completed') => statusBadge({ status, tool: 'fs__write_file', result: { isError: true, _meta: { 'io.taskdeck/refusal': mark } } });
   assert.equal(marked('declined').label, 'Declined');

@@ -1,6 +1,7 @@
 //! The refusal mark: `_meta["io.taskdeck/refusal"]` on a CallToolResult that Taskdeck made in
-//! place of a call it did not make, `"declined"` (a human answered no) or `"denied"` (the
-//! policy refused it). The window shows such a task as "Declined" or "Denied by policy" rather
+//! place of a call it did not make, or for a question a person answered no to: `"declined"` (a
+//! human answered no) or `"denied"` (the policy refused it: a rule, or its terms once nobody
+//! answered in time). The window shows such a task as "Declined" or "Denied by policy" rather
 //! than "Completed with error". Only Taskdeck may set it: a result that comes from elsewhere
 //! (an upstream server through the gateway, a job runner's report, a hosted task's host) has
 //! the mark taken out ([`unmark`]) before it is stored, so it cannot pass a call that ran for
@@ -14,13 +15,11 @@ use super::DeniedBy;
 pub const KEY: &str = "io.taskdeck/refusal";
 
 /// The mark for a refusal by `by`: `Some("declined")` for a human, `Some("denied")` for the
-/// policy; `None` for an expiry, which is neither (the window says "Completed with error",
-/// as for a command nobody approved in time).
+/// policy, its rules or its terms for an approval nobody answered in time (`onExpiry`).
 pub fn mark_for(by: DeniedBy) -> Option<&'static str> {
     match by {
         DeniedBy::Human => Some("declined"),
-        DeniedBy::Policy => Some("denied"),
-        DeniedBy::Expiry => None,
+        DeniedBy::Policy | DeniedBy::Expiry => Some("denied"),
     }
 }
 
@@ -91,8 +90,8 @@ mod tests {
     }
 
     #[test]
-    fn expiry_has_no_mark() {
-        assert_eq!(mark_for(DeniedBy::Expiry), None);
+    fn an_expiry_is_the_policys_refusal() {
+        assert_eq!(mark_for(DeniedBy::Expiry), Some("denied"));
         assert_eq!(mark_for(DeniedBy::Human), Some("declined"));
         assert_eq!(mark_for(DeniedBy::Policy), Some("denied"));
     }

@@ -15,7 +15,7 @@ use std::{
 use tokio::time::Instant;
 
 use crate::tools::{
-    output::{OutputLog, log_path},
+    output::{OutputLog, log_path, status_line},
     run_command::MAX_LOG_BYTES,
 };
 use taskdeck_engine::TaskContext;
@@ -60,8 +60,9 @@ impl CallLog {
         &self.ctx
     }
 
-    /// A log message of the upstream, `line` as shown (`server [level] logger: text`): written
-    /// to the log file, and made the status message now or when [`REPORT_EVERY`] is up.
+    /// A log message of the upstream, `line` as shown (`server [level] logger: text`, each of
+    /// its lines so): written to the log file, and its last line (without terminal escapes)
+    /// made the status message now or when [`REPORT_EVERY`] is up.
     pub async fn message(self: &Arc<Self>, line: String) {
         let offer = {
             let mut state = self.state.lock().unwrap();
@@ -72,24 +73,19 @@ impl CallLog {
             if let Some(file) = file {
                 file.push_lines(format!("{line}\n").as_bytes());
             }
-            state.messages.offer(line, Instant::now())
+            // The status message as a command's: its last line, without terminal escapes.
+            match status_line(line.lines().last().unwrap_or_default()) {
+                Some(shown) => state.messages.offer(shown, Instant::now()),
+                None => Offer::Held,
+            }
         };
         match offer {
             Offer::Now(line) => self.ctx.status_message(line).await,
-            Offer::Later(mut at) => {
-                let me = self.clone();
-                tokio::spawn(async move {
-                    loop {
-                        tokio::time::sleep_until(at).await;
-                        let due = me.state.lock().unwrap().messages.due(Instant::now());
-                        match due {
-                            Due::Now(line) => break me.ctx.status_message(line).await,
-                            Due::At(later) => at = later,
-                            Due::Nothing => break,
-                        }
-                    }
-                });
-            }
+            Offer::Later(at) => self.report_at(
+                at,
+                |state| &mut state.messages,
+                |ctx, line| async move { ctx.status_message(line).await },
+            ),
             Offer::Held => {}
         }
     }
@@ -107,24 +103,43 @@ impl CallLog {
             .offer(report, Instant::now());
         match offer {
             Offer::Now((current, total, message)) => self.ctx.progress(current, total, message),
-            Offer::Later(mut at) => {
-                let me = self.clone();
-                tokio::spawn(async move {
-                    loop {
-                        tokio::time::sleep_until(at).await;
-                        let due = me.state.lock().unwrap().progress.due(Instant::now());
-                        match due {
-                            Due::Now((current, total, message)) => {
-                                break me.ctx.progress(current, total, message);
-                            }
-                            Due::At(later) => at = later,
-                            Due::Nothing => break,
-                        }
-                    }
-                });
+            Offer::Later(at) => {
+                self.report_at(
+                    at,
+                    |state| &mut state.progress,
+                    |ctx, (current, total, message)| async move {
+                        ctx.progress(current, total, message)
+                    },
+                )
             }
             Offer::Held => {}
         }
+    }
+
+    /// At `at`, reports with `report` what the [`Latest`] that `latest` picks holds back then
+    /// (waiting on while a report went at once meanwhile).
+    fn report_at<T, F, Fut>(
+        self: &Arc<Self>,
+        mut at: Instant,
+        latest: fn(&mut State) -> &mut Latest<T>,
+        report: F,
+    ) where
+        T: Send + 'static,
+        F: FnOnce(TaskContext, T) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let me = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep_until(at).await;
+                let due = latest(&mut me.state.lock().unwrap()).due(Instant::now());
+                match due {
+                    Due::Now(value) => break report(me.ctx.clone(), value).await,
+                    Due::At(later) => at = later,
+                    Due::Nothing => break,
+                }
+            }
+        });
     }
 }
 

@@ -9,7 +9,10 @@
 //!
 //! Stdio carries no link from a server's request to the call it belongs to; an elicitation or
 //! a log message is given to the call the server was sent last among those still running
-//! (with one call at a time, the only one).
+//! (with one call at a time, the only one), when all of them are the same principal's. While
+//! calls of several principals run on one server, such a message belongs to no task (a log
+//! message goes to Taskdeck's own log, a question is declined): it is never given to another
+//! principal's call.
 
 use std::{
     path::Path,
@@ -39,8 +42,15 @@ use taskdeck_engine::TaskContext;
 #[derive(Default)]
 pub struct InFlight {
     calls: Mutex<Vec<Call>>,
+    /// The calls that ended in the last [`LATE_LOG`], oldest first, with when: a log message
+    /// the server sent just before its answer can be handled after it (rmcp handles each
+    /// notification in a task of its own), and still goes to its call's log.
+    ended: Mutex<Vec<(std::time::Instant, Arc<CallLog>)>>,
     elicitations: AtomicU64,
 }
+
+/// How long after its call ended a log message still goes to that call's log.
+const LATE_LOG: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// One call under way: its task's reports, and the progress token its request carries.
 struct Call {
@@ -81,15 +91,57 @@ impl InFlight {
             .map(|c| c.log.clone())
     }
 
+    /// The call a question without a link to its request belongs to: the newest in flight,
+    /// when every call in flight is the same principal's (it is theirs whichever call it came
+    /// from); none while calls of several principals are in flight, as one principal's
+    /// upstream output must never reach another's task.
     fn latest(&self) -> Option<Arc<CallLog>> {
-        self.calls.lock().unwrap().last().map(|c| c.log.clone())
+        let calls = self.calls.lock().unwrap();
+        let logs: Vec<&Arc<CallLog>> = calls.iter().map(|c| &c.log).collect();
+        one_principals(&logs)
+    }
+
+    /// The call a log message belongs to: as [`Self::latest`], the calls that ended in the
+    /// last [`LATE_LOG`] counted too (after those in flight).
+    fn latest_for_log(&self) -> Option<Arc<CallLog>> {
+        let mut ended = self.ended.lock().unwrap();
+        ended.retain(|(at, _)| at.elapsed() < LATE_LOG);
+        let calls = self.calls.lock().unwrap();
+        let logs: Vec<&Arc<CallLog>> = ended
+            .iter()
+            .map(|(_, log)| log)
+            .chain(calls.iter().map(|c| &c.log))
+            .collect();
+        one_principals(&logs)
     }
 }
 
+/// The last of `logs` when all are one principal's calls; none when they are several's.
+fn one_principals(logs: &[&Arc<CallLog>]) -> Option<Arc<CallLog>> {
+    let last = logs.last()?;
+    let principal = last.ctx().principal();
+    logs.iter()
+        .all(|l| l.ctx().principal() == principal)
+        .then(|| (*last).clone())
+}
+
+impl InFlight {}
+
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
-        let mut calls = self.in_flight.calls.lock().unwrap();
-        calls.retain(|c| c.log.ctx().task_id() != self.task_id);
+        // One lock at a time: `latest_for_log` takes `ended`, then `calls`.
+        let gone: Vec<Call> = {
+            let mut calls = self.in_flight.calls.lock().unwrap();
+            let (gone, kept) = std::mem::take(&mut *calls)
+                .into_iter()
+                .partition(|c| c.log.ctx().task_id() == self.task_id);
+            *calls = kept;
+            gone
+        };
+        let now = std::time::Instant::now();
+        let mut ended = self.in_flight.ended.lock().unwrap();
+        ended.retain(|(at, _)| at.elapsed() < LATE_LOG);
+        ended.extend(gone.into_iter().map(|c| (now, c.log)));
     }
 }
 
@@ -161,13 +213,21 @@ impl ClientHandler for UpstreamClient {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
-        let line = match &params.logger {
-            Some(logger) => format!("{} [{level}] {logger}: {text}", self.server),
-            None => format!("{} [{level}]: {text}", self.server),
+        let prefix = match &params.logger {
+            Some(logger) => format!("{} [{level}] {logger}: ", self.server),
+            None => format!("{} [{level}]: ", self.server),
         };
+        // Each line of a message of several says whose it is: a line cannot pass for another
+        // server's or level's.
+        let line = text
+            .lines()
+            .map(|l| format!("{prefix}{l}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let line = if line.is_empty() { prefix } else { line };
         // What an upstream read may be in what it logs: Taskdeck's tokens never reach the task.
         let line = crate::tools::secrets::mask_taskdeck_tokens_text(line);
-        match self.in_flight.latest() {
+        match self.in_flight.latest_for_log() {
             Some(log) => log.message(line).await,
             None => tracing::info!(server = %self.server, "{line}"),
         }
@@ -183,7 +243,12 @@ impl ClientHandler for UpstreamClient {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
         let Some(log) = self.in_flight.latest() else {
-            // Nothing of ours is running there: no one to ask.
+            // Nothing of ours is running there, or calls of several principals are: no one to
+            // ask who is sure to be the one it is for.
+            tracing::warn!(
+                server = %self.server,
+                "declined a question from the server: no call of one principal is running there"
+            );
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         let ctx = log.ctx();

@@ -315,7 +315,15 @@ impl TaskTool for PermissionTool {
                     });
                     decided("allow", None, updated, Some(&by))
                 }
-                Ok(Approval::Deny { message, .. }) => decided("deny", Some(message), None, None),
+                Ok(Approval::Deny { message, by }) => {
+                    let mut denied = decided("deny", Some(message), None, None);
+                    if let (Outcome::Completed(result), Some(mark)) =
+                        (&mut denied, approvals::refusal::mark_for(by))
+                    {
+                        approvals::refusal::mark(result, mark);
+                    }
+                    denied
+                }
                 Ok(Approval::AgentDecides { .. }) => decided("ask", None, None, None),
             }
         }

@@ -130,11 +130,15 @@ impl TaskTool for RequestApproval {
             if let Some(c) = content {
                 structured["content"] = c;
             }
-            Outcome::Completed(json!({
+            let mut result = json!({
                 "content": [{"type": "text", "text": text}],
                 "structuredContent": structured,
                 "isError": false
-            }))
+            });
+            if action == "decline" {
+                crate::approvals::refusal::mark(&mut result, "declined");
+            }
+            Outcome::Completed(result)
         }
         .boxed()
     }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::{
     destination::Destination,
-    http_job::{ALLOW_PRIVATE_KEY, APPROVE_KEY, refusal, tool_error},
+    http_job::{ALLOW_PRIVATE_KEY, APPROVE_KEY, refusal},
     http_reach::{Failure, shown},
 };
 use crate::approvals::{self, Answer, Ask};
@@ -294,9 +294,10 @@ impl Permission {
             Answer::Approved { always, .. } => always,
             Answer::Expired(OnExpiry::Allow) => false,
             Answer::Expired(_) => {
-                return Err(Failure::End(tool_error(
+                return Err(Failure::End(refusal(
                     format!("Nobody answered in time: {what} was not sent."),
                     json!({"expired": true, "request": what}),
+                    "denied",
                 )));
             }
             Answer::Denied { reason, .. } => {

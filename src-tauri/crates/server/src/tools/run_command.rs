@@ -519,11 +519,14 @@ fn edited_call(arguments: Value) -> Result<RunCommandArguments, String> {
 
 /// The result when nobody approved in time and the policy refuses on expiry.
 fn expired(line: &str) -> Outcome {
-    Outcome::Completed(json!({
+    let mut result = json!({
         "content": [{"type": "text", "text": format!("`{line}` was not started: nobody approved it in time.")}],
         "structuredContent": {"expired": true, "command": line},
         "isError": true
-    }))
+    });
+    // The policy's terms refuse it once nobody answered in time.
+    refusal::mark(&mut result, "denied");
+    Outcome::Completed(result)
 }
 
 /// Runs the command. `(line, seen, edited_from)`: the command line as it runs (`sh -c` runs
