@@ -60,10 +60,12 @@ impl CallLog {
         &self.ctx
     }
 
-    /// A log message of the upstream, `line` as shown (`server [level] logger: text`, each of
-    /// its lines so): written to the log file, and its last line (without terminal escapes)
-    /// made the status message now or when [`REPORT_EVERY`] is up.
-    pub async fn message(self: &Arc<Self>, line: String) {
+    /// A log message of the upstream, `text` after `prefix` (`server [level] logger: `):
+    /// written to the log file, each of its lines after the prefix (so that no line can pass
+    /// for another server's or level's), and its last line as a command's status line (without
+    /// terminal escapes, from its last `\r`), after the prefix, made the status message now or
+    /// when [`REPORT_EVERY`] is up.
+    pub async fn message(self: &Arc<Self>, prefix: &str, text: &str) {
         let offer = {
             let mut state = self.state.lock().unwrap();
             let path = self.path.as_deref();
@@ -71,11 +73,16 @@ impl CallLog {
                 .file
                 .get_or_insert_with(|| path.and_then(|p| OutputLog::append(p, MAX_LOG_BYTES)));
             if let Some(file) = file {
-                file.push_lines(format!("{line}\n").as_bytes());
+                let mut lines: String = text.lines().map(|l| format!("{prefix}{l}\n")).collect();
+                if lines.is_empty() {
+                    lines = format!("{prefix}\n");
+                }
+                file.push_lines(lines.as_bytes());
             }
-            // The status message as a command's: its last line, without terminal escapes.
-            match status_line(line.lines().last().unwrap_or_default()) {
-                Some(shown) => state.messages.offer(shown, Instant::now()),
+            match status_line(text.lines().last().unwrap_or_default()) {
+                Some(shown) => state
+                    .messages
+                    .offer(format!("{prefix}{shown}"), Instant::now()),
                 None => Offer::Held,
             }
         };

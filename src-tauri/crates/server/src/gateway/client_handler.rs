@@ -213,23 +213,20 @@ impl ClientHandler for UpstreamClient {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
+        // The logger's name is the upstream's too: one line, nothing that acts on a terminal.
         let prefix = match &params.logger {
-            Some(logger) => format!("{} [{level}] {logger}: ", self.server),
+            Some(logger) => {
+                let logger: String = logger.chars().filter(|c| !c.is_control()).collect();
+                format!("{} [{level}] {logger}: ", self.server)
+            }
             None => format!("{} [{level}]: ", self.server),
         };
-        // Each line of a message of several says whose it is: a line cannot pass for another
-        // server's or level's.
-        let line = text
-            .lines()
-            .map(|l| format!("{prefix}{l}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let line = if line.is_empty() { prefix } else { line };
         // What an upstream read may be in what it logs: Taskdeck's tokens never reach the task.
-        let line = crate::tools::secrets::mask_taskdeck_tokens_text(line);
+        let prefix = crate::tools::secrets::mask_taskdeck_tokens_text(prefix);
+        let text = crate::tools::secrets::mask_taskdeck_tokens_text(text);
         match self.in_flight.latest_for_log() {
-            Some(log) => log.message(line).await,
-            None => tracing::info!(server = %self.server, "{line}"),
+            Some(log) => log.message(&prefix, &text).await,
+            None => tracing::info!(server = %self.server, "{prefix}{text}"),
         }
     }
 
