@@ -14,12 +14,12 @@ use super::DeniedBy;
 /// The `_meta` member that holds the mark (MCP `_meta` key naming: a reverse-DNS prefix).
 pub const KEY: &str = "io.taskdeck/refusal";
 
-/// The mark for a refusal by `by`: `Some("declined")` for a human, `Some("denied")` for the
-/// policy, its rules or its terms for an approval nobody answered in time (`onExpiry`).
-pub fn mark_for(by: DeniedBy) -> Option<&'static str> {
+/// The mark for a refusal by `by`: `"declined"` for a human, `"denied"` for the policy, its
+/// rules or its terms for an approval nobody answered in time (`onExpiry`).
+pub fn mark_for(by: DeniedBy) -> &'static str {
     match by {
-        DeniedBy::Human => Some("declined"),
-        DeniedBy::Policy | DeniedBy::Expiry => Some("denied"),
+        DeniedBy::Human => "declined",
+        DeniedBy::Policy | DeniedBy::Expiry => "denied",
     }
 }
 
@@ -91,8 +91,8 @@ mod tests {
 
     #[test]
     fn an_expiry_is_the_policys_refusal() {
-        assert_eq!(mark_for(DeniedBy::Expiry), Some("denied"));
-        assert_eq!(mark_for(DeniedBy::Human), Some("declined"));
-        assert_eq!(mark_for(DeniedBy::Policy), Some("denied"));
+        assert_eq!(mark_for(DeniedBy::Expiry), "denied");
+        assert_eq!(mark_for(DeniedBy::Human), "declined");
+        assert_eq!(mark_for(DeniedBy::Policy), "denied");
     }
 }

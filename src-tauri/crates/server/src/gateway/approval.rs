@@ -71,7 +71,7 @@ pub async fn obtain(
             }
             Ok(arguments)
         }
-        Ok(Approval::Deny { message, by }) => Err(refused(message, refusal::mark_for(by))),
+        Ok(Approval::Deny { message, by }) => Err(refused(message, Some(refusal::mark_for(by)))),
         Ok(Approval::AgentDecides { message }) => Err(refused(message, None)),
         Err(e) => Err(Outcome::from(e)),
     }

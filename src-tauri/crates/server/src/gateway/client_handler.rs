@@ -1,10 +1,10 @@
 //! What Taskdeck is to an upstream server: an MCP client (rmcp [`ClientHandler`]) that declares
 //! form and URL elicitation, and routes what the server sends during a call to that call's
 //! task: `notifications/progress` (matched by the progress token of the call's request) become
-//! the task's progress, `notifications/message` its output log and status messages (both at
-//! most every 250 ms: [`CallLog`]), and `elicitation/create`
-//! an input request of the task (answered in the window, or by the agent when it can; SEP-2663
-//! §Input Requests). `notifications/tools/list_changed` makes the supervisor list the tools
+//! the task's progress, `notifications/message` lines of its output log and its status
+//! messages (progress and status messages at most every 250 ms: [`CallLog`]), and
+//! `elicitation/create` an input request of the task (answered in the window, or by the agent
+//! when it can; SEP-2663 §Input Requests). `notifications/tools/list_changed` makes the supervisor list the tools
 //! again.
 //!
 //! Stdio carries no link from a server's request to the call it belongs to; an elicitation or

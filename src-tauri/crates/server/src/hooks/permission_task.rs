@@ -317,10 +317,8 @@ impl TaskTool for PermissionTool {
                 }
                 Ok(Approval::Deny { message, by }) => {
                     let mut denied = decided("deny", Some(message), None, None);
-                    if let (Outcome::Completed(result), Some(mark)) =
-                        (&mut denied, approvals::refusal::mark_for(by))
-                    {
-                        approvals::refusal::mark(result, mark);
+                    if let Outcome::Completed(result) = &mut denied {
+                        approvals::refusal::mark(result, approvals::refusal::mark_for(by));
                     }
                     denied
                 }
