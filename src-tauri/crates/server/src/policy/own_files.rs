@@ -37,7 +37,8 @@ pub struct OwnFiles {
     /// (form as written in a call, the dir as shown in a verdict's reason)
     forms: Vec<(String, String)>,
     /// Every form at once: a string is read once, whatever the number of forms (a hook event
-    /// can carry a file of several MiB, and every decision reads it).
+    /// can carry a file of several MiB, and every decision reads it). `None` only if building
+    /// it failed; [`Self::named_as_written`] then searches form by form.
     searcher: Option<AhoCorasick>,
 }
 
@@ -113,13 +114,25 @@ impl OwnFiles {
     /// The dir of the first form `text` holds as a whole path (followed by its end, a `/` or a
     /// character no file name in it would take there), in one pass over `text`.
     fn named_as_written(&self, text: &str) -> Option<&str> {
-        let searcher = self.searcher.as_ref()?;
+        let whole = |end: usize| {
+            text[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        };
+        let Some(searcher) = self.searcher.as_ref() else {
+            // No automaton (its construction failed): one search per form, so the guard never
+            // fails open.
+            return self.forms.iter().find_map(|(form, shown)| {
+                text.match_indices(form.as_str())
+                    .any(|(at, _)| whole(at + form.len()))
+                    .then_some(shown.as_str())
+            });
+        };
         // Overlapping: a form cut short by a name character (`policy.json5`) must not hide
         // another ending at the same place or later.
         searcher.find_overlapping_iter(text).find_map(|m| {
-            let next = text[m.end()..].chars().next();
-            next.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
-                .then(|| self.forms[m.pattern().as_usize()].1.as_str())
+            whole(m.end()).then(|| self.forms[m.pattern().as_usize()].1.as_str())
         })
     }
 }
@@ -201,6 +214,9 @@ mod tests {
         std::fs::create_dir_all(&cfg).unwrap();
         let mut own = OwnFiles::default();
         own.add(&cfg);
+        // The same answers form by form, as when the automaton could not be built.
+        let mut by_form = own.clone();
+        by_form.searcher = None;
         let c = cfg.display().to_string();
         let parent = dir.path().display().to_string();
         for named in [
@@ -223,6 +239,7 @@ mod tests {
             json!({"path": "/proc/self/environ"}),
         ] {
             assert!(own.named_in(&named).is_some(), "{named}");
+            assert_eq!(own.named_in(&named), by_form.named_in(&named), "{named}");
         }
         for other in [
             json!({"path": format!("{c}-backup/notes.txt")}),
@@ -232,6 +249,7 @@ mod tests {
             json!({"path": "/proc/cpuinfo", "pct": "100%"}),
         ] {
             assert_eq!(own.named_in(&other), None, "{other}");
+            assert_eq!(by_form.named_in(&other), None, "{other}");
         }
     }
 }
