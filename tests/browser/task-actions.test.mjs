@@ -4,6 +4,8 @@
 // task is deleted from its detail, and "Clear finished…" deletes every finished task after
 // asking (it says how many, and under a search that it ignores it), leaving the running one;
 // after a re-run the list's cursor is on the new task, the open one. The list follows through the event stream.
+// A task whose arguments and result the event stream carries cut to size (`abridged`) shows
+// them whole in its detail and in its re-run's confirmation.
 //
 //   cd tests/browser && npm ci && node --test task-actions.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -131,6 +133,37 @@ test('"Run again…" on a taskdeck run job shows the command line and directory 
   // Backing out runs nothing.
   await page.locator('#confirm-no').click();
   assert.equal(await page.locator('#confirm-dialog[open]').count(), 0);
+});
+
+test('a task the event stream carries cut to size shows whole in its detail and its re-run', async () => {
+  const word = `${'a'.repeat(3000)}-END`;
+  const post = async (url, body) => {
+    const resp = await fetch(`${base}${url}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await resp.text();
+    assert.ok(resp.ok, text);
+    return JSON.parse(text);
+  };
+  const { taskId: id } = await post('/v1/jobs', { external: { name: 'long line', command: ['echo', word], heartbeatMs: 600_000 } });
+  await row(id).click();
+  const detail = page.locator('#detail');
+  await detail.locator('.json', { hasText: word }).waitFor();
+  // Each report's event carries the arguments cut; the pane keeps them whole.
+  await post(`/v1/jobs/${id}/report`, { progress: { current: 1, total: 2, message: 'halfway there' } });
+  await detail.locator('.detail-progress', { hasText: 'halfway there' }).waitFor();
+  assert.ok((await detail.locator('.json').first().textContent()).includes(word), 'the arguments stay whole');
+  // The event that ends it carries its result cut too: the pane shows it whole.
+  const output = `${'o'.repeat(6000)}\nDONE`;
+  await post(`/v1/jobs/${id}/report`, { result: { content: [{ type: 'text', text: output }] } });
+  await detail.locator('.text-block', { hasText: 'DONE' }).waitFor();
+  assert.equal(await detail.locator('.text-block', { hasText: 'DONE' }).textContent(), output);
+  // "Run again…" confirms the command whole.
+  await detail.locator('.detail-rerun:not([hidden])').click();
+  await page.locator('#confirm-body .rerun-command', { hasText: word }).waitFor();
+  await page.locator('#confirm-no').click();
 });
 
 test('"Clear finished…" deletes every finished task after asking and keeps the running one', async () => {

@@ -887,3 +887,128 @@ async fn ui_assets_are_served_with_a_strict_csp_and_revalidate_by_etag() {
         "text/javascript"
     );
 }
+
+/// A list page and the event stream carry a task's large `arguments` and `result` cut to size,
+/// saying which (`abridged`); the task read alone is whole, and its questions are never cut.
+#[tokio::test]
+async fn lists_and_events_cut_large_members_and_the_task_alone_is_whole() {
+    let s = Server::start(&[]).await;
+    let t = s.admin.clone();
+    let notes = format!("first line\n{}\nlast line", "é".repeat(100_000));
+    let stream = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap();
+    let (status, job) = s
+        .v1_post(
+            Some(&t),
+            "/v1/jobs",
+            json!({"external": {"name": "big", "notes": notes, "many": (0..300).collect::<Vec<_>>()}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{job}");
+    // The jobs API's answer is the task whole.
+    assert_eq!(job["arguments"]["notes"], notes.as_str());
+    assert!(job.get("abridged").is_none());
+    let id = job["taskId"].as_str().unwrap().to_string();
+    let question = "q".repeat(5000);
+    let report = |body: Value| {
+        let (s, id) = (&s, id.clone());
+        async move {
+            let (status, answer) = s
+                .v1_post(Some(&s.admin), &format!("/v1/jobs/{id}/report"), body)
+                .await;
+            assert!(status.is_success(), "{answer}");
+        }
+    };
+    report(json!({"progress": {"current": 1, "total": 2}})).await;
+    report(json!({"inputRequests": {"ask": {"method": "elicitation/create",
+        "params": {"message": question, "requestedSchema": {"type": "object", "properties": {}}}}}}))
+    .await;
+    let (_, page) = s.v1_get(Some(&t), "/v1/tasks").await;
+    let listed = &page["tasks"][0];
+    assert_eq!(
+        listed["inputRequests"]["ask"]["params"]["message"],
+        question.as_str()
+    );
+    assert_eq!(listed["abridged"], json!(["arguments"]));
+    s.answer(&id, "ask", json!({"action": "accept", "content": {}}))
+        .await;
+    let output = format!("{}\nexit 0", "o".repeat(300_000));
+    report(
+        json!({"result": {"content": [{"type": "text", "text": output}],
+        "structuredContent": {"exitCode": 0}}}),
+    )
+    .await;
+
+    let frames = read_until(stream, |f| {
+        f.iter()
+            .any(|x| x.2["task"]["taskId"] == id.as_str() && x.2["task"]["status"] == "completed")
+    })
+    .await;
+    let cut_text = |text: &Value, first: &str, last: &str| {
+        let text = text.as_str().unwrap();
+        assert!(
+            text.chars().count() < 2100,
+            "{} chars",
+            text.chars().count()
+        );
+        assert!(text.starts_with(first) && text.ends_with(last), "{text}");
+        assert!(text.contains('…'));
+    };
+    for (_, _, frame) in frames
+        .iter()
+        .filter(|f| f.2["task"]["taskId"] == id.as_str())
+    {
+        assert!(
+            frame.to_string().len() < 20_000,
+            "{} bytes",
+            frame.to_string().len()
+        );
+        let task = &frame["task"];
+        cut_text(&task["arguments"]["notes"], "first line\n", "\nlast line");
+        assert_eq!(task["arguments"]["many"].as_array().unwrap().len(), 100);
+        if task["status"] == "completed" {
+            assert_eq!(task["abridged"], json!(["arguments", "result"]));
+            cut_text(&task["result"]["content"][0]["text"], "ooo", "\nexit 0");
+            assert_eq!(task["result"]["structuredContent"]["exitCode"], 0);
+        } else {
+            assert_eq!(task["abridged"], json!(["arguments"]));
+        }
+    }
+    // A replay from the store is cut the same way, as is the list page.
+    let replay = s
+        .http
+        .get(s.url("/v1/events"))
+        .bearer_auth(&t)
+        .header("Last-Event-ID", "0")
+        .send()
+        .await
+        .unwrap();
+    let replayed = read_until(replay, |f| {
+        f.iter()
+            .any(|x| x.2["task"]["taskId"] == id.as_str() && x.2["task"]["status"] == "completed")
+    })
+    .await;
+    assert!(replayed.iter().all(|f| f.2["task"]["abridged"].is_array()));
+    let (_, page) = s.v1_get(Some(&t), "/v1/tasks").await;
+    let listed = &page["tasks"][0];
+    assert_eq!(listed["abridged"], json!(["arguments", "result"]));
+    cut_text(&listed["result"]["content"][0]["text"], "ooo", "\nexit 0");
+    // Read alone, the task is whole.
+    let (_, alone) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
+    let whole = &alone["task"];
+    assert!(whole.get("abridged").is_none());
+    assert_eq!(whole["arguments"]["notes"], notes.as_str());
+    assert_eq!(whole["arguments"]["many"].as_array().unwrap().len(), 300);
+    assert_eq!(whole["result"]["content"][0]["text"], output.as_str());
+    // A task with nothing long is listed as it is, without `abridged`.
+    s.v1_post(Some(&t), "/v1/jobs", json!({"external": {"name": "small"}}))
+        .await;
+    let (_, page) = s.v1_get(Some(&t), "/v1/tasks").await;
+    assert_eq!(page["tasks"][0]["title"], "small");
+    assert!(page["tasks"][0].get("abridged").is_none());
+}

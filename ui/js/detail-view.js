@@ -35,7 +35,7 @@ const QUESTION_CLAMP = { lines: 4, chars: 400 };
  *  failure in a row, up to REFETCH_RETRY_MAX_MS. */
 const REFETCH_RETRY_MS = 2000;
 const REFETCH_RETRY_MAX_MS = 30_000;
-import { outstandingPrompts, isStale } from './tasks-model.js';
+import { outstandingPrompts, isStale, keepWhole } from './tasks-model.js';
 import { approvedBy, formAnswerText } from './approvals-model.js';
 import { promptCard, lockedPromptCard } from './prompt-form.js';
 import { answerVerb } from './form-schema.js';
@@ -471,11 +471,16 @@ export class DetailView {
       this.renderedOutcomeFor = null;
       return;
     }
-    if (this.renderedOutcomeFor === t.status) return; // a terminal task does not change again
-    this.renderedOutcomeFor = t.status;
+    // A terminal task does not change again, but its result or error may arrive cut to size
+    // (`abridged`) in the event that ended it: it is shown once read whole.
+    const cut = Array.isArray(t.abridged) && t.abridged.some((k) => k === 'result' || k === 'error');
+    const shown = cut ? `${t.status} cut` : t.status;
+    if (this.renderedOutcomeFor === shown) return;
+    this.renderedOutcomeFor = shown;
     clear(this.el.outcomeBody);
     this.el.outcome.hidden = false;
-    if (t.status === 'completed') {
+    if (cut) this.el.outcomeBody.appendChild(h('p', { class: 'muted outcome-reading' }, 'Reading the result…'));
+    else if (t.status === 'completed') {
       const { key } = statusBadge(t);
       this.el.outcomeBody.appendChild(resultView(t.result, t.taskId, { declined: key === 'completed-declined', denied: key === 'completed-denied' }));
     }
@@ -626,11 +631,16 @@ export class DetailView {
     this.timelineTimer = setTimeout(() => this.renderTimeline(), 150);
   }
 
-  /** Takes a newer version of the task (from an event or an API answer). */
+  /**
+   * Takes a newer version of the task (from an event or an API answer). An event's members cut
+   * to size (`abridged`) keep the whole ones the pane read; one it never read whole (the result
+   * of a task that just ended) is read again.
+   */
   applyTask(task) {
     if (!this.task || task.taskId !== this.task.taskId) return;
     if (isStale(this.task, task)) return;
-    this.task = task;
+    this.task = keepWhole(this.task, task);
+    if (this.task.abridged) this.scheduleRefetch();
     this.refresh();
   }
 

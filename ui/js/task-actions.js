@@ -83,6 +83,15 @@ export async function requestDelete(task) {
 
 /** Runs the finished command `task` again after a confirmation (which shows the command line), and opens the new task. */
 export async function requestRerun(task) {
+  // The command is confirmed as it will run: a list's copy may be cut (`abridged`).
+  if (task && Array.isArray(task.abridged) && task.abridged.includes('arguments')) {
+    try {
+      task = (await state.api.getTask(task.taskId)).task;
+    } catch (err) {
+      toast(`Could not read the command: ${err.message}`, 'bad');
+      return null;
+    }
+  }
   const cmd = rerunCommand(task);
   const ok = await confirmDialog({
     title: 'Run this command again?',

@@ -112,6 +112,27 @@ export function isStale(current, incoming) {
 }
 
 /**
+ * `incoming` (a task from a list page or `/v1/events`, whose `abridged` names its members cut to
+ * size) with each cut member taken from `current`, the same task read whole, where that has it
+ * whole; `abridged` then names only the members still cut (absent when none). Without a
+ * `current` of the same task, or when nothing was cut, `incoming` itself.
+ */
+export function keepWhole(current, incoming) {
+  const cut = incoming && Array.isArray(incoming.abridged) ? incoming.abridged : null;
+  if (!cut || !current || current.taskId !== incoming.taskId) return incoming;
+  const currentCut = Array.isArray(current.abridged) ? current.abridged : [];
+  const merged = { ...incoming };
+  const still = cut.filter((k) => {
+    if (!(k in current) || currentCut.includes(k)) return true;
+    merged[k] = current[k];
+    return false;
+  });
+  if (still.length) merged.abridged = still;
+  else delete merged.abridged;
+  return merged;
+}
+
+/**
  * A task's place in the list, newest first: the server's `seq` (its list order; higher is
  * newer), falling back to createdAt for a task without one. Compared with compareOrder.
  * @returns {number[]}

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts, orderKey, compareOrder, searchDelayMs } from '../js/tasks-model.js';
+import { TaskList, InputInbox, listQuery, matchesFilters, isStale, outstandingPrompts, orderKey, compareOrder, searchDelayMs, keepWhole } from '../js/tasks-model.js';
 
 let clock = Date.parse('2026-11-29T10:00:00Z');
 const iso = (ms) => new Date(ms).toISOString();
@@ -362,4 +362,26 @@ test('search runs at once when the server can use its index, after a pause when 
   assert.equal(searchDelayMs('nee'), 40);
   assert.equal(searchDelayMs(' needle 9 '), 40);
   assert.equal(searchDelayMs('ééé'), 40, 'characters, not bytes');
+});
+
+test('keepWhole: a cut member is taken from the task read whole, until that has it cut too', () => {
+  const whole = { taskId: 't', status: 'working', arguments: { content: 'x'.repeat(5000) } };
+  const event = { taskId: 't', status: 'working', statusMessage: 'half', arguments: { content: 'x…x' }, abridged: ['arguments'] };
+  const merged = keepWhole(whole, event);
+  assert.equal(merged.arguments, whole.arguments);
+  assert.equal(merged.statusMessage, 'half');
+  assert.equal('abridged' in merged, false);
+  // The task ended: its result was never read whole, so it stays cut (and says so).
+  const ended = { ...event, status: 'completed', result: { content: [{ type: 'text', text: 'a…b' }] }, abridged: ['arguments', 'result'] };
+  const next = keepWhole(merged, ended);
+  assert.equal(next.arguments, whole.arguments);
+  assert.deepEqual(next.result, ended.result);
+  assert.deepEqual(next.abridged, ['result']);
+  // Taken from a cut copy: still cut.
+  assert.deepEqual(keepWhole(next, ended).abridged, ['result']);
+  // Nothing cut, or another task: the incoming task itself.
+  const plain = { taskId: 't', status: 'working' };
+  assert.equal(keepWhole(whole, plain), plain);
+  assert.equal(keepWhole({ taskId: 'u', arguments: {} }, event), event);
+  assert.equal(keepWhole(null, event), event);
 });

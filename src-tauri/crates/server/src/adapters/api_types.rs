@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::task_title::task_title;
+use super::{abridged, task_title::task_title};
 use taskdeck_engine::{
     Progress, Role, TaskRecord, TaskStatus, TimelineEvent, clock::iso8601, model::InputRound,
 };
@@ -68,7 +68,8 @@ pub struct ProgressView {
 
 /// A task as `/v1` shows it: SEP-2663's `DetailedTask` (`inputRequests` while input_required,
 /// `result` when completed, `error` when failed) plus `seq`, `tool`, `title`, `isError`,
-/// `arguments`, `principal`, `progress`, `cancelRequested`, `expiresAt`. Times are ISO 8601 UTC
+/// `arguments`, `principal`, `progress`, `cancelRequested`, `expiresAt` (and `abridged` in lists
+/// and events, [`TaskView::listed`]). Times are ISO 8601 UTC
 /// with milliseconds. The MCP endpoint shows SEP-2663's shapes alone, without these.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -132,6 +133,34 @@ pub struct TaskView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
     pub expires_at: Option<String>,
+    /// The members cut to size, of `arguments`, `result` and `error` (absent when none): a
+    /// `GET /v1/tasks` page and a `/v1/events` change carry each string of over 2,048
+    /// characters as its first and last 1,024 with "…" between, and each array and object
+    /// as its first 100 members. `GET /v1/tasks/{taskId}` has the task whole; `inputRequests`
+    /// are never cut. See `abridged`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub abridged: Option<Vec<&'static str>>,
+}
+
+impl TaskView {
+    /// `t` as a list page and an event stream carry it: its `arguments`, `result` and `error`
+    /// cut to size ([`abridged::abridge`]), `abridged` naming the ones cut.
+    pub fn listed(t: &TaskRecord) -> TaskView {
+        let mut view = TaskView::from(t);
+        let mut cut = Vec::new();
+        if abridged::abridge(&mut view.arguments) {
+            cut.push("arguments");
+        }
+        if view.result.as_mut().is_some_and(abridged::abridge) {
+            cut.push("result");
+        }
+        if view.error.as_mut().is_some_and(abridged::abridge) {
+            cut.push("error");
+        }
+        view.abridged = (!cut.is_empty()).then_some(cut);
+        view
+    }
 }
 
 impl From<&TaskRecord> for TaskView {
@@ -158,6 +187,7 @@ impl From<&TaskRecord> for TaskView {
             progress: t.progress.clone(),
             cancel_requested: t.cancel_requested,
             expires_at: t.expires_at_ms().map(iso8601),
+            abridged: None,
         }
     }
 }
@@ -275,7 +305,7 @@ impl From<&InputRound> for InputRoundView {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskList {
-    /// The page's tasks, newest (highest `seq`) first.
+    /// The page's tasks, newest (highest `seq`) first, their large members cut (`abridged`).
     pub tasks: Vec<TaskView>,
     /// Opaque; the next page's `cursor` (null on the last page).
     pub next_cursor: Option<String>,

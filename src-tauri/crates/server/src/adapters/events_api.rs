@@ -55,7 +55,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub struct ChangeEvent {
     /// The timeline event.
     pub event: TimelineEventView,
-    /// The task after the event; for `deleted`, only `{taskId, status, tool, principal}`.
+    /// The task after the event, its large members cut as a list page's are (`abridged`); for
+    /// `deleted`, only `{taskId, status, tool, principal}`.
     #[schema(value_type = TaskView)]
     pub task: Value,
 }
@@ -89,7 +90,7 @@ fn change_frame(id: i64, data: &impl Serialize) -> Bytes {
 fn change_event(change: &Change) -> Bytes {
     let data = ChangeEventData {
         event: &TimelineEventView::from(&change.event),
-        task: &TaskView::from(&*change.task),
+        task: &TaskView::listed(&change.task),
     };
     change_frame(change.event.id, &data)
 }

@@ -151,7 +151,7 @@ async fn list_tasks(
             .next_seq
             .map(|seq| page_cursor::encode(&key, seq, &cursor_scope(&p, &filter)));
         Ok::<_, EngineError>(TaskList {
-            tasks: page.tasks.iter().map(TaskView::from).collect(),
+            tasks: page.tasks.iter().map(TaskView::listed).collect(),
             next_cursor,
             counts: page.counts,
             event_id: page.event_id.to_string(),

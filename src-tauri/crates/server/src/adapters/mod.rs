@@ -13,6 +13,7 @@
 //! - [`http_api`]: the `/v1` JSON API's task routes and the router of the engine's routes;
 //!   [`events_api`]: the `/v1/events` Server-Sent Events stream ([`sse_batch`] batches busy streams); [`agents_api`]: agent and human tokens.
 //! - [`api_types`], [`api_error`]: the typed `/v1` bodies and the problem-document errors;
+//!   [`abridged`]: a task's large members cut for lists and the event stream;
 //!   [`api_middleware`]: the body limit (413) and 405 problem documents; [`api_doc`]: the
 //!   OpenAPI document generated from the handlers.
 //! - [`jobs_api`]: `/v1/jobs` (202 + Location + Retry-After) and external jobs' reports, whose
@@ -27,6 +28,7 @@
 //! - [`audit_api`]: `/v1/audit`, the audit log of approval decisions: pages, JSON Lines and
 //!   CSV exports, verification (admin only).
 
+pub mod abridged;
 pub mod agent_view;
 pub mod agents_api;
 pub mod api_doc;

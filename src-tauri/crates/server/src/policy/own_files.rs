@@ -131,9 +131,9 @@ impl OwnFiles {
         };
         // Overlapping: a form cut short by a name character (`policy.json5`) must not hide
         // another ending at the same place or later.
-        searcher.find_overlapping_iter(text).find_map(|m| {
-            whole(m.end()).then(|| self.forms[m.pattern().as_usize()].1.as_str())
-        })
+        searcher
+            .find_overlapping_iter(text)
+            .find_map(|m| whole(m.end()).then(|| self.forms[m.pattern().as_usize()].1.as_str()))
     }
 }
 
