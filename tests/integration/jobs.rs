@@ -2224,6 +2224,10 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     let out = cli(&["list", "--status", "working,bogus"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"bogus\" is not a task status"));
+    // What the table's STATUS says of a refused call points to the filter that finds it.
+    let out = cli(&["list", "--status", "declined"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--errors lists them"));
 
     // Paging: a page says how to get the next one, and that cursor works.
     let agent = s.token("cli-agent");

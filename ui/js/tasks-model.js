@@ -75,7 +75,8 @@ export function foldCase(s) {
 
 /**
  * Client-side approximation of the server's `q` (case-insensitive substring of tool,
- * arguments, statusMessage, result or taskId), used for tasks that arrive live.
+ * arguments, statusMessage, result or taskId), used for tasks that arrive live: matched on what
+ * they carry, which for a large task is cut to size (`abridged`; see stillMatches).
  */
 export function matchesQuery(task, q) {
   const needle = foldCase(String(q || '').trim());
@@ -97,6 +98,17 @@ export function matchesStructuredFilters(task, filters) {
 /** Every filter, free text included. */
 export function matchesFilters(task, filters) {
   return matchesStructuredFilters(task, filters) && matchesQuery(task, filters.q);
+}
+
+/**
+ * Whether `task`, listed under `filters` by the server, stays listed after a change: as
+ * matchesFilters, except that a task whose members came cut to size (`abridged`) keeps its place
+ * under a search, which the server matched on its whole text (a word in the middle of a large
+ * file, which the change no longer carries).
+ */
+export function stillMatches(task, filters) {
+  if (Array.isArray(task.abridged) && task.abridged.length) return matchesStructuredFilters(task, filters);
+  return matchesFilters(task, filters);
 }
 
 /**
@@ -295,7 +307,7 @@ export class TaskList {
     }
     if (entry) {
       if (isStale(entry.task, task)) return { type: 'ignored' };
-      if (!matchesFilters(task, this.filters)) {
+      if (!stillMatches(task, this.filters)) {
         const index = this.rows.indexOf(entry);
         if (index >= 0) this.rows.splice(index, 1);
         this.byId.delete(task.taskId);

@@ -385,3 +385,22 @@ test('keepWhole: a cut member is taken from the task read whole, until that has 
   assert.equal(keepWhole({ taskId: 'u', arguments: {} }, event), event);
   assert.equal(keepWhole(null, event), event);
 });
+
+test('a listed task whose change comes cut to size stays under the search the server matched', () => {
+  const filters = { statuses: [], tool: '', principal: '', q: 'needle' };
+  const whole = task('big', { arguments: { content: `start ${'x'.repeat(3000)} needle ${'y'.repeat(3000)} end` } });
+  const list = new TaskList(filters);
+  list.reset({ tasks: [whole], nextCursor: null, counts: { working: 1 } });
+  // Its next change carries the arguments cut: the word is in the part cut out.
+  const cut = later(whole, { statusMessage: 'writing', arguments: { content: 'start x…y end' }, abridged: ['arguments'] });
+  assert.equal(list.apply(ev('statusMessage', cut)).type, 'updated');
+  assert.equal(list.rows.length, 1);
+  // Whole, a change that no longer matches leaves; other filters apply to a cut task too.
+  assert.equal(list.apply(ev('status', later(cut, { status: 'failed' }))).type, 'updated');
+  const other = new TaskList({ ...filters, statuses: ['working'] });
+  other.reset({ tasks: [whole], nextCursor: null, counts: { working: 1 } });
+  assert.equal(other.apply(ev('status', later(cut, { status: 'failed' }))).type, 'removed');
+  const plain = task('small', { arguments: { content: 'needle' } });
+  list.reset({ tasks: [plain], nextCursor: null, counts: { working: 1 } });
+  assert.equal(list.apply(ev('statusMessage', later(plain, { arguments: { content: 'thread' } }))).type, 'removed');
+});

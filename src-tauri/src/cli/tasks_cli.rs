@@ -556,8 +556,12 @@ fn parse_statuses(s: &str) -> Result<String, String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     for part in &parts {
         if taskdeck_engine::TaskStatus::parse(part).is_none() {
+            // The table's STATUS shows these for completed calls Taskdeck refused.
+            let refused = matches!(*part, "declined" | "denied")
+                .then_some(": a declined or denied call is a completed one; --errors lists them")
+                .unwrap_or("");
             return Err(format!(
-                "{part:?} is not a task status (working, input_required, completed, failed, cancelled)"
+                "{part:?} is not a task status (working, input_required, completed, failed, cancelled){refused}"
             ));
         }
     }
