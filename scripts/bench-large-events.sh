@@ -20,18 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-20}
 shift || true
-BINS=("$@")
-if [ ${#BINS[@]} -eq 0 ]; then
-  flock /tmp/cargo.lock cargo build --release --bin taskdeck -q
-  BINS=("$PWD/target/release/taskdeck")
-fi
-work=$(mktemp -d)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/lib/bench-server.sh
+bench_binaries "$@"
+bench_workdir
 
 python3 - "$work" <<'PY'
 import json, sys
@@ -65,13 +56,7 @@ PY
 # Starts BIN on a fresh data dir with the one policy rule RULE (JSON); sets server, port and a
 # claude-code token.
 start() {
-  rm -rf "$work/data" "$work/cfg"
-  mkdir -p "$work/cfg"
-  echo "{\"rules\": [$2]}" > "$work/cfg/policy.json"
-  "$1" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" > "$work/serve.log" 2>&1 &
-  server=$!
-  for _ in $(seq 600); do [ -s "$work/data/taskdeck.port" ] && break; sleep 0.05; done
-  port=$(cat "$work/data/taskdeck.port")
+  bench_serve "$1" "{\"rules\": [$2]}"
   token=$("$1" token create claude-code --data-dir "$work/data" 2>/dev/null)
 }
 
@@ -94,7 +79,7 @@ for bin in "${BINS[@]}"; do
         { v[NR] = $1 * 1000 } END { printf "  %3d KiB %-11s median %8.1f ms  max %8.1f ms\n", kib, shape, v[int((NR + 1) / 2)], v[NR] }'
     done
   done
-  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  bench_stop
  done
 done
 
@@ -157,5 +142,5 @@ for bin in "${BINS[@]}"; do
                  "arguments": {"command": "rm *"}, "decision": "deny"}'
   echo "$bin: a small read while agents post 3.9 MiB calls"
   for agents in 0 1 2 3; do python3 "$work/crowd.py" "$port" "$token" "$agents"; done
-  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  bench_stop
 done

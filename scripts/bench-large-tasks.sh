@@ -13,25 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-20}
 shift || true
-BINS=("$@")
-if [ ${#BINS[@]} -eq 0 ]; then
-  flock /tmp/cargo.lock cargo build --release --bin taskdeck -q
-  BINS=("$PWD/target/release/taskdeck")
-fi
-work=$(mktemp -d)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/lib/bench-server.sh
+bench_binaries "$@"
+bench_workdir
 
 for bin in "${BINS[@]}"; do
-  rm -rf "$work/data" "$work/cfg"
-  "$bin" serve --port 0 --data-dir "$work/data" --config-dir "$work/cfg" > "$work/serve.log" 2>&1 &
-  server=$!
-  for _ in $(seq 600); do [ -s "$work/data/taskdeck.port" ] && break; sleep 0.05; done
-  port=$(cat "$work/data/taskdeck.port")
+  bench_serve "$bin"
   agent=$("$bin" token create agent1 --data-dir "$work/data" 2>/dev/null)
   echo "$bin"
   python3 - "$port" "$agent" "$(cat "$work/cfg/admin-token")" "$RUNS" <<'PY'
@@ -92,5 +79,5 @@ time.sleep(1)
 ended.set()
 print(f"  /v1/events: created + 20 progress reports of a job with 192 KiB arguments: {received[0] / 1024:9.1f} KiB received")
 PY
-  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  bench_stop
 done

@@ -51,6 +51,15 @@ pub(crate) async fn read_until(
     frames
 }
 
+/// `GET /v1/events` as `token`, resumed after event `last` (`Last-Event-ID`) when given.
+async fn events(s: &Server, token: &str, last: Option<&str>) -> reqwest::Response {
+    let mut request = s.http.get(s.url("/v1/events")).bearer_auth(token);
+    if let Some(last) = last {
+        request = request.header("Last-Event-ID", last);
+    }
+    request.send().await.unwrap()
+}
+
 #[tokio::test]
 async fn list_filters_and_paginates_newest_first() {
     let s = Server::start(&["--conformance-fixtures"]).await;
@@ -214,14 +223,7 @@ async fn a_list_page_names_the_newest_change_it_reflects_and_the_stream_resumes_
     // A change after the page: a stream resumed from its eventId brings exactly that change
     // and what follows, nothing the page already had.
     let second = s.completed_task(&t, "after").await;
-    let resp = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .header("Last-Event-ID", event_id.clone())
-        .send()
-        .await
-        .unwrap();
+    let resp = events(&s, &t, Some(&event_id)).await;
     let frames = read_until(resp, |f| {
         f.iter().any(|x| {
             x.2["task"]["taskId"] == second.as_str()
@@ -314,13 +316,7 @@ async fn a_long_timeline_comes_newest_first_in_pages() {
 async fn events_stream_live_and_resume_from_last_event_id() {
     let s = Server::start(&["--conformance-fixtures"]).await;
     let t = s.admin.clone();
-    let resp = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .send()
-        .await
-        .unwrap();
+    let resp = events(&s, &t, None).await;
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     let id = s
         .call(&t, "slow_compute", json!({"seconds": 0.01, "label": "ev"}))
@@ -336,14 +332,7 @@ async fn events_stream_live_and_resume_from_last_event_id() {
     s.wait_status(&t, &id, "completed").await;
 
     // Resume after the first event: the rest is replayed from the store, in order.
-    let resp = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .header("Last-Event-ID", first_id.to_string())
-        .send()
-        .await
-        .unwrap();
+    let resp = events(&s, &t, Some(&first_id.to_string())).await;
     let replay = read_frames(resp, 2).await;
     let replay_ids: Vec<i64> = replay
         .iter()
@@ -357,14 +346,7 @@ async fn events_stream_live_and_resume_from_last_event_id() {
 
     // Another principal's events are not delivered.
     let other = s.token("other");
-    let resp = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&other)
-        .header("Last-Event-ID", "0")
-        .send()
-        .await
-        .unwrap();
+    let resp = events(&s, &other, Some("0")).await;
     let mine = s
         .call(
             &other,
@@ -419,13 +401,7 @@ async fn streams_open_together_each_get_every_change_with_its_own_data() {
     let t = s.admin.clone();
     let mut streams = Vec::new();
     for _ in 0..3 {
-        let resp = s
-            .http
-            .get(s.url("/v1/events"))
-            .bearer_auth(&t)
-            .send()
-            .await
-            .unwrap();
+        let resp = events(&s, &t, None).await;
         streams.push(resp);
     }
     let id = s
@@ -481,14 +457,7 @@ async fn streams_open_together_each_get_every_change_with_its_own_data() {
 async fn a_stream_that_falls_behind_catches_up_from_the_store_without_resync() {
     let s = Server::start(&["--conformance-fixtures"]).await;
     let t = s.admin.clone();
-    let mut paused = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .send()
-        .await
-        .unwrap()
-        .bytes_stream();
+    let mut paused = events(&s, &t, None).await.bytes_stream();
     // 6,000 tasks, about 18,000 changes (the feed keeps 4,096; the sockets hold a few MB).
     let mut makers = Vec::new();
     for m in 0..24 {
@@ -895,13 +864,7 @@ async fn lists_and_events_cut_large_members_and_the_task_alone_is_whole() {
     let s = Server::start(&[]).await;
     let t = s.admin.clone();
     let notes = format!("first line\n{}\nlast line", "é".repeat(100_000));
-    let stream = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .send()
-        .await
-        .unwrap();
+    let stream = events(&s, &t, None).await;
     let (status, job) = s
         .v1_post(
             Some(&t),
@@ -980,14 +943,7 @@ async fn lists_and_events_cut_large_members_and_the_task_alone_is_whole() {
         }
     }
     // A replay from the store is cut the same way, as is the list page.
-    let replay = s
-        .http
-        .get(s.url("/v1/events"))
-        .bearer_auth(&t)
-        .header("Last-Event-ID", "0")
-        .send()
-        .await
-        .unwrap();
+    let replay = events(&s, &t, Some("0")).await;
     let replayed = read_until(replay, |f| {
         f.iter()
             .any(|x| x.2["task"]["taskId"] == id.as_str() && x.2["task"]["status"] == "completed")
