@@ -5,7 +5,8 @@
 // asking (it says how many, and under a search that it ignores it), leaving the running one;
 // after a re-run the list's cursor is on the new task, the open one. The list follows through the event stream.
 // A task whose arguments and result the event stream carries cut to size (`abridged`) shows
-// them whole in its detail and in its re-run's confirmation.
+// them whole in its detail and in its re-run's confirmation; under a search, a task that matches
+// only in the part cut stays listed, and a new one shows.
 //
 //   cd tests/browser && npm ci && node --test task-actions.test.mjs
 //   TASKDECK_BIN=/path/to/taskdeck  CHROMIUM=/path/to/chromium
@@ -164,6 +165,33 @@ test('a task the event stream carries cut to size shows whole in its detail and 
   await detail.locator('.detail-rerun:not([hidden])').click();
   await page.locator('#confirm-body .rerun-command', { hasText: word }).waitFor();
   await page.locator('#confirm-no').click();
+});
+
+test('a search keeps and finds tasks that match only in the part their events carry cut', async () => {
+  const post = async (url, body) => {
+    const resp = await fetch(`${base}${url}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await resp.text();
+    assert.ok(resp.ok, text);
+    return JSON.parse(text);
+  };
+  const blob = (word) => `${'x'.repeat(5000)} ${word} ${'y'.repeat(5000)}`;
+  const { taskId: first } = await post('/v1/jobs', { external: { name: 'middle one', blob: blob('MIDONLY123'), heartbeatMs: 600_000 } });
+  await page.locator('#search').fill('MIDONLY123');
+  await row(first).waitFor();
+  // Its next change carries the blob cut: the row stays.
+  await post(`/v1/jobs/${first}/report`, { progress: { current: 1, total: 2, message: 'still matching' } });
+  await row(first).filter({ hasText: 'still matching' }).waitFor();
+  // A new task matching only in its middle shows too, once the search is read again.
+  const { taskId: second } = await post('/v1/jobs', { external: { name: 'middle two', blob: blob('MIDONLY123'), heartbeatMs: 600_000 } });
+  await row(second).waitFor({ timeout: 5000 });
+  await page.locator('#list-footer', { hasText: /^2 tasks$/ }).waitFor();
+  assert.equal(await row(first).count(), 1);
+  for (const id of [first, second]) await post(`/v1/jobs/${id}/report`, { cancelled: true });
+  await page.locator('#search').fill('');
 });
 
 test('"Clear finished…" deletes every finished task after asking and keeps the running one', async () => {

@@ -21,16 +21,25 @@ export const scheduleListRender = oncePerFrame(() => {
   renderEmpty();
 });
 
+/** How many of the newest tasks matching a search are read again with its counts. */
+const SEARCH_RECHECK = 20;
+
 let countsRefresh = null;
-/** Asks the server for the counts again in a second (under a search, changes may move them). */
+/**
+ * Asks the server for the counts and the newest matching tasks again in a second: under a
+ * search, changes may move the counts, and a new task may match in a part its event carried cut
+ * to size, which the client could not see (TaskList.admit).
+ */
 export function scheduleCountsRefresh() {
   if (countsRefresh) return;
   countsRefresh = setTimeout(async () => {
     countsRefresh = null;
     const gen = state.generation;
     try {
-      const page = await state.api.listTasks(listQuery(state.model.filters, { limit: 1 }));
+      const page = await state.api.listTasks(listQuery(state.model.filters, { limit: SEARCH_RECHECK }));
       if (gen !== state.generation || state.model.paused || !page.counts) return;
+      const anchor = state.list.captureAnchor();
+      if (state.model.admit(page.tasks || [])) state.list.restoreAnchor(anchor);
       state.model.counts = { ...page.counts };
       state.model.version++;
       scheduleListRender();

@@ -175,6 +175,8 @@ export class TaskList {
     this.rows = [];
     /** @type {Map<string, Entry>} */
     this.byId = new Map();
+    /** Ids of tasks a change took out of the list since its last load (admit leaves them out). */
+    this.dropped = new Set();
     this.filters = { ...filters };
     this.nextCursor = null;
     /** @type {Record<string, number>} */
@@ -226,6 +228,7 @@ export class TaskList {
   reset(page) {
     this.rows = [];
     this.byId = new Map();
+    this.dropped = new Set();
     this.addTasks(page.tasks || []);
     this.nextCursor = page.nextCursor || null;
     this.counts = { ...(page.counts || {}) };
@@ -311,6 +314,7 @@ export class TaskList {
         const index = this.rows.indexOf(entry);
         if (index >= 0) this.rows.splice(index, 1);
         this.byId.delete(task.taskId);
+        this.dropped.add(task.taskId);
         this.version++;
         return { type: 'removed', index };
       }
@@ -328,6 +332,30 @@ export class TaskList {
     this.byId.set(e.id, e);
     this.version++;
     return { type: 'inserted', index };
+  }
+
+  /**
+   * Inserts the tasks of a page the server just read for these filters that the list lacks: a
+   * task that arrived live matching the search only in a part its event carried cut to size
+   * (`abridged`), or that the client's approximation of the search missed. A task already
+   * listed, one a change took out since the last load (the page may be older than that change),
+   * or one older than the loaded pages is left out. Returns how many were inserted.
+   */
+  admit(tasks) {
+    let inserted = 0;
+    for (const task of tasks) {
+      if (!task || typeof task.taskId !== 'string' || this.byId.has(task.taskId) || this.dropped.has(task.taskId)) continue;
+      if (!matchesStructuredFilters(task, this.filters)) continue;
+      const key = orderKey(task);
+      const index = this.insertionIndex(key);
+      if (index === this.rows.length && this.nextCursor) continue;
+      const e = { id: task.taskId, task, key };
+      this.rows.splice(index, 0, e);
+      this.byId.set(e.id, e);
+      inserted++;
+    }
+    if (inserted) this.version++;
+    return inserted;
   }
 
   /** First index whose task is not newer than `key` (rows are newest first). */

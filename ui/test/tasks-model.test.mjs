@@ -404,3 +404,21 @@ test('a listed task whose change comes cut to size stays under the search the se
   list.reset({ tasks: [plain], nextCursor: null, counts: { working: 1 } });
   assert.equal(list.apply(ev('statusMessage', later(plain, { arguments: { content: 'thread' } }))).type, 'removed');
 });
+
+test('admit inserts the tasks a search page holds that the list lacks, in order, and no others', () => {
+  const filters = { statuses: ['working'], tool: '', principal: '', q: 'needle' };
+  const list = new TaskList(filters);
+  const old = task('old', { arguments: { content: 'needle' } });
+  const gone = task('gone', { arguments: { content: 'needle' } });
+  const newest = task('newest', { arguments: { content: 'start x…y end' }, abridged: ['arguments'] });
+  list.reset({ tasks: [gone, old], nextCursor: null, counts: { working: 2 } });
+  // Arrives cut: the client cannot see the match, and leaves it out.
+  assert.equal(list.apply(ev('created', newest, { status: 'working' })).type, 'ignored');
+  // A change takes `gone` out of the list (it no longer matches the status filter).
+  assert.equal(list.apply(ev('status', later(gone, { status: 'failed' }))).type, 'removed');
+  // The server's page, read before that change, still holds `gone`; a failed one is no match.
+  const failed = task('failed', { status: 'failed' });
+  assert.equal(list.admit([newest, gone, old, failed]), 1);
+  assert.deepEqual(list.rows.map((r) => r.id), ['newest', 'old']);
+  assert.equal(list.admit([newest]), 0);
+});
