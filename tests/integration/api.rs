@@ -944,12 +944,20 @@ async fn lists_and_events_cut_large_members_and_the_task_alone_is_whole() {
     }
     // A replay from the store is cut the same way, as is the list page.
     let replay = events(&s, &t, Some("0")).await;
+    // (A replay carries each task as it is now: it ends at the event that completed it.)
     let replayed = read_until(replay, |f| {
-        f.iter()
-            .any(|x| x.2["task"]["taskId"] == id.as_str() && x.2["task"]["status"] == "completed")
+        f.iter().any(|x| {
+            x.2["task"]["taskId"] == id.as_str() && x.2["event"]["data"]["to"] == "completed"
+        })
     })
     .await;
     assert!(replayed.iter().all(|f| f.2["task"]["abridged"].is_array()));
+    // The report's answer to the question: its event carries the (small) data whole.
+    let answered = replayed
+        .iter()
+        .find(|f| f.2["event"]["kind"] == "inputAnswered")
+        .expect("the answer's event");
+    assert!(answered.2["event"].get("abridged").is_none());
     let (_, page) = s.v1_get(Some(&t), "/v1/tasks").await;
     let listed = &page["tasks"][0];
     assert_eq!(listed["abridged"], json!(["arguments", "result"]));
@@ -967,4 +975,50 @@ async fn lists_and_events_cut_large_members_and_the_task_alone_is_whole() {
     let (_, page) = s.v1_get(Some(&t), "/v1/tasks").await;
     assert_eq!(page["tasks"][0]["title"], "small");
     assert!(page["tasks"][0].get("abridged").is_none());
+}
+
+/// A `/v1/events` change whose event data holds a large call (a `decision`'s) carries it cut
+/// and says so; the task's timeline has it whole.
+#[tokio::test]
+async fn the_stream_cuts_a_large_event_and_the_timeline_keeps_it_whole() {
+    let s = Server::start(&[]).await;
+    s.write_policy(
+        json!([{"principal": "*", "server": "taskdeck", "tool": "run_command",
+        "arguments": {"command": "echo *"}, "decision": "allow"}]),
+    );
+    let t = s.admin.clone();
+    let stream = events(&s, &t, None).await;
+    let command = format!("echo {} end", "a".repeat(6000));
+    let (status, job) = s
+        .v1_post(
+            Some(&t),
+            "/v1/jobs",
+            json!({"tool": "run_command", "arguments": {"command": command}}),
+        )
+        .await;
+    assert_eq!(status, 202, "{job}");
+    let id = job["taskId"].as_str().unwrap().to_string();
+    let frames = read_until(stream, |f| {
+        f.iter()
+            .any(|x| x.2["task"]["taskId"] == id.as_str() && x.2["event"]["kind"] == "decision")
+    })
+    .await;
+    let decision = &frames
+        .iter()
+        .find(|x| x.2["event"]["kind"] == "decision")
+        .unwrap()
+        .2["event"];
+    assert_eq!(decision["abridged"], true, "{decision}");
+    assert!(decision.to_string().len() < 6000, "{decision}");
+    assert!(!decision.to_string().contains(&command));
+    s.wait_status(&t, &id, "completed").await;
+    let (_, alone) = s.v1_get(Some(&t), &format!("/v1/tasks/{id}")).await;
+    let whole = alone["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "decision")
+        .unwrap();
+    assert!(whole.get("abridged").is_none());
+    assert!(whole.to_string().contains(&command), "{whole}");
 }

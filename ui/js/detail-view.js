@@ -601,7 +601,13 @@ export class DetailView {
   addEvents(events) {
     let unordered = false;
     for (const e of events) {
-      if (!e || this.eventIds.has(e.id)) continue;
+      if (!e) continue;
+      if (this.eventIds.has(e.id)) {
+        // The stream's copy cut to size (`abridged`) gives way to the timeline's whole one.
+        const i = e.abridged ? -1 : this.events.findIndex((x) => x.id === e.id && x.abridged);
+        if (i >= 0) this.events[i] = e;
+        continue;
+      }
       if (this.events.length && this.events[this.events.length - 1].id > e.id) unordered = true;
       this.eventIds.add(e.id);
       this.events.push(e);
@@ -661,8 +667,9 @@ export class DetailView {
     const ended = isTerminal(change.task.status) && !isTerminal(this.task.status);
     this.applyTask(change.task);
     // The input rounds are read again when a question changes, and once more when the task
-    // ends: its last answers are then final, whatever change the pane saw or missed.
-    if ((ev && ['inputRequested', 'inputAnswered', 'inputSuperseded'].includes(ev.kind)) || ended) this.scheduleRefetch();
+    // ends: its last answers are then final, whatever change the pane saw or missed. An event
+    // the stream cut to size is read whole with them.
+    if ((ev && (ev.abridged || ['inputRequested', 'inputAnswered', 'inputSuperseded'].includes(ev.kind))) || ended) this.scheduleRefetch();
   }
 
   /**

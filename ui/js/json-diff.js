@@ -78,7 +78,37 @@ export function diffLine(entry) {
       return plainJson(`+ ${entry.path}: ${short(entry.to)}`);
     case 'removed':
       return plainJson(`- ${entry.path}: ${short(entry.from)}`);
-    default:
-      return plainJson(`~ ${entry.path}: ${short(entry.from)} → ${short(entry.to)}`);
+    default: {
+      const [from, to] = changedTexts(entry.from, entry.to);
+      return plainJson(`~ ${entry.path}: ${from} → ${to}`);
+    }
   }
+}
+
+/** Characters of a long changed value shown before its first difference. */
+const BEFORE_CHANGE = 30;
+
+/**
+ * A changed leaf's old and new values on one line each, cut at `max` characters: where both
+ * are longer, each shows the part from just before their first difference ("…" where text is
+ * left out), so an edit near the end of a long value is seen, not two equal beginnings.
+ */
+function changedTexts(from, to, max = 120) {
+  const text = (v) => {
+    const s = stringifyJson(v);
+    return s === undefined ? String(v) : s;
+  };
+  const a = text(from);
+  const b = text(to);
+  if (a.length <= max || b.length <= max) return [short(from, max), short(to, max)];
+  let at = 0;
+  while (at < a.length && at < b.length && a[at] === b[at]) at++;
+  const around = (s) => {
+    const start = Math.max(0, at - BEFORE_CHANGE);
+    const lead = start > 0 ? '…' : '';
+    const room = max - lead.length;
+    const piece = s.slice(start, start + room);
+    return start + room < s.length ? `${lead}${piece.slice(0, room - 1)}…` : `${lead}${piece}`;
+  };
+  return [around(a), around(b)];
 }

@@ -46,3 +46,17 @@ test('each entry reads as one line', () => {
   assert.equal(diffLine({ path: 'cwd', kind: 'removed', from: null }), '- cwd: null');
   assert.equal(diffLine({ path: 'x', kind: 'added', to: 'y'.repeat(200) }).length, '+ x: '.length + 120);
 });
+
+test('a change near the end of two long values shows where they differ', () => {
+  const head = `HEAD-${'a'.repeat(40000)}`;
+  const line = diffLine({ path: 'content', kind: 'changed', from: `${head}old tail`, to: `${head}new tail` });
+  const [from, to] = line.slice('~ content: '.length).split(' → ');
+  assert.match(from, /^…a+old tail"$/);
+  assert.match(to, /^…a+new tail"$/);
+  assert.ok(from.length <= 120 && to.length <= 120, line);
+  // A change in the middle: both sides cut after it too.
+  const mid = diffLine({ path: 'c', kind: 'changed', from: `${'b'.repeat(500)}X${'c'.repeat(500)}`, to: `${'b'.repeat(500)}Y${'c'.repeat(500)}` });
+  assert.match(mid, /^~ c: …b{30}Xc+… → …b{30}Yc+…$/);
+  // Short values as they are.
+  assert.equal(diffLine({ path: 'n', kind: 'changed', from: 1, to: 2 }), '~ n: 1 → 2');
+});

@@ -211,6 +211,20 @@ pub struct TimelineEventView {
     /// The kind's details, a JSON object (e.g. `{key, by, action}` for `inputAnswered`).
     #[schema(value_type = Object)]
     pub data: Value,
+    /// `data` was cut to size as a task's members are (`/v1/events` only, absent when not:
+    /// a `decision`'s call, an `inputRequested`'s question); the task's timeline
+    /// (`GET /v1/tasks/{taskId}`) has it whole.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub abridged: bool,
+}
+
+impl TimelineEventView {
+    /// `e` as the event stream carries it: its `data` cut to size ([`abridged::abridge`]).
+    pub fn streamed(e: &TimelineEvent) -> TimelineEventView {
+        let mut view = TimelineEventView::from(e);
+        view.abridged = abridged::abridge(&mut view.data);
+        view
+    }
 }
 
 impl From<&TimelineEvent> for TimelineEventView {
@@ -221,6 +235,7 @@ impl From<&TimelineEvent> for TimelineEventView {
             at: iso8601(e.at_ms),
             kind: e.kind.clone(),
             data: e.data.clone(),
+            abridged: false,
         }
     }
 }

@@ -89,7 +89,7 @@ fn change_frame(id: i64, data: &impl Serialize) -> Bytes {
 /// The `change` frame of `change`.
 fn change_event(change: &Change) -> Bytes {
     let data = ChangeEventData {
-        event: &TimelineEventView::from(&change.event),
+        event: &TimelineEventView::streamed(&change.event),
         task: &TaskView::listed(&change.task),
     };
     change_frame(change.event.id, &data)
@@ -190,7 +190,7 @@ fn replay(
                 // The task is gone; its last status, tool and principal are in the event.
                 let task = json!({"taskId": ev.task_id, "status": ev.data["status"],
                     "tool": ev.data["tool"], "principal": ev.data["principal"]});
-                let data = json!({"event": TimelineEventView::from(&ev), "task": task});
+                let data = json!({"event": TimelineEventView::streamed(&ev), "task": task});
                 out.push(change_frame(ev.id, &data));
             } else if let Ok(task) = engine.get(p, &ev.task_id) {
                 out.push(change_event(&Change {
