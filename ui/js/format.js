@@ -108,11 +108,22 @@ export function ttlCountdown(task, now = Date.now()) {
 export function truncate(text, max = 10_000) {
   const s = String(text ?? '');
   if (s.length <= max) return { text: s, truncated: false, hidden: 0, total: s.length };
-  // Do not split a surrogate pair.
-  let cut = max;
-  const c = s.charCodeAt(cut - 1);
-  if (c >= 0xd800 && c <= 0xdbff) cut--;
-  return { text: s.slice(0, cut), truncated: true, hidden: s.length - cut, total: s.length };
+  const head = headOf(s, max);
+  return { text: head, truncated: true, hidden: s.length - head.length, total: s.length };
+}
+
+const isHighSurrogate = (c) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c) => c >= 0xdc00 && c <= 0xdfff;
+
+/** The first `n` UTF-16 units of `s`, one fewer rather than half a surrogate pair (an emoji). */
+export function headOf(s, n) {
+  return s.slice(0, n > 0 && n < s.length && isHighSurrogate(s.charCodeAt(n - 1)) ? n - 1 : n);
+}
+
+/** The last `n` UTF-16 units of `s`, one fewer rather than half a surrogate pair. */
+export function tailOf(s, n) {
+  const from = Math.max(0, s.length - n);
+  return s.slice(from > 0 && isLowSurrogate(s.charCodeAt(from)) ? from + 1 : from);
 }
 
 // Characters that reorder the text around them (bidi embeddings, overrides, isolates and
@@ -142,7 +153,7 @@ export function oneLine(text, max = 200) {
     .replace(NON_SPACE_CONTROLS, braced)
     .replace(/\s+/g, ' ')
     .trim();
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+  return s.length > max ? `${headOf(s, max - 1)}…` : s;
 }
 
 /**
@@ -320,7 +331,7 @@ export function middleCut(text, max) {
   const s = oneLine(text, Infinity);
   if (s.length <= max) return s;
   const tail = Math.floor((max - 1) * 0.4);
-  return `${s.slice(0, max - 1 - tail)}…${s.slice(s.length - tail)}`;
+  return `${headOf(s, max - 1 - tail)}…${tailOf(s, tail)}`;
 }
 
 /**

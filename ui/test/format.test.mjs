@@ -221,3 +221,15 @@ test('a command that waited for approval says how long it ran', async () => {
   assert.equal(ranBeforeEnd({ ...done(3014, 20_000), status: 'failed' }), null);
   assert.equal(ranBeforeEnd({ status: 'completed', result: { content: [] } }), null);
 });
+
+test('cut text never ends or starts with half an emoji', () => {
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  const text = '😀'.repeat(300);
+  for (let max = 2; max < 40; max++) {
+    assert.doesNotMatch(oneLine(text, max), lone, `oneLine ${max}`);
+    assert.doesNotMatch(middleCut(text, max), lone, `middleCut ${max}`);
+    assert.doesNotMatch(truncate(text, max).text, lone, `truncate ${max}`);
+    assert.ok(middleCut(text, max).length <= max);
+  }
+  assert.equal(oneLine('a😀b', 3), 'a…');
+});

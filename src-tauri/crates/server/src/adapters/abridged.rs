@@ -10,61 +10,110 @@
 //! What a person answers is never cut: `inputRequests` (an approval's call is in their `_meta`)
 //! stay whole, and `/v1/approvals` shows every call whole.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-/// A string longer than this many characters (Unicode scalar values) is cut.
+/// A string longer than this many characters (Unicode scalar values) is cut, in the first pass.
 pub const STRING_MAX_CHARS: usize = 2048;
 
-/// Characters a cut string keeps from each end: its first and last lines stay readable (a
-/// command's last output line is at the end of its `tail`).
-const STRING_END_CHARS: usize = STRING_MAX_CHARS / 2;
-
-/// An array or object with more members than this keeps its first this many.
+/// An array or object with more members than this keeps its first this many, in the first pass.
 pub const MEMBERS_MAX: usize = 100;
+
+/// About the most bytes one member (`arguments`, `result`, `error`, an event's `data`) keeps:
+/// while over it, the next pass cuts shorter.
+pub const BUDGET_BYTES: usize = 64 * 1024;
 
 /// What stands where a string was cut.
 pub const CUT_MARK: &str = "…";
 
-/// Cuts `value` in place, at any depth: each string longer than [`STRING_MAX_CHARS`] characters
-/// to its first and last 1,024 with [`CUT_MARK`] between, each array and object to its first
-/// [`MEMBERS_MAX`] members. Returns whether anything was cut. The result is never larger than
+/// The passes, each cutting strings to (at most) `.0` characters and arrays and objects to
+/// `.1` members: the first always, each next one while the value is still over
+/// [`BUDGET_BYTES`] (many strings just under the first pass's length).
+const PASSES: [(usize, usize); 4] = [
+    (STRING_MAX_CHARS, MEMBERS_MAX),
+    (512, 40),
+    (128, 16),
+    (32, 5),
+];
+
+/// Cuts `value` in place, at any depth: each string (an object's keys too) longer than
+/// [`STRING_MAX_CHARS`] characters to that many, its first 1,024 and last 1,023 with
+/// [`CUT_MARK`] between, each
+/// array and object to its first [`MEMBERS_MAX`] members; then, while it is still over
+/// [`BUDGET_BYTES`], again with 512 characters and 40 members, then 128 and 16, then 32 and 5. A cut string
+/// keeps both ends: its first and last lines stay readable (a command's last output line is at
+/// the end of its `tail`). Returns whether anything was cut. The result is never larger than
 /// `value` was.
 pub fn abridge(value: &mut Value) -> bool {
+    let mut cut = false;
+    for (chars, members) in PASSES {
+        let (this_cut, size) = cut_to(value, chars, members);
+        cut |= this_cut;
+        if size <= BUDGET_BYTES {
+            break;
+        }
+    }
+    cut
+}
+
+/// One pass of [`abridge`]: strings to `chars` characters, arrays and objects to `members`
+/// members. Returns whether anything was cut, and about how many bytes `value` then has as
+/// JSON (its strings' and keys' bytes, a few for each other value and separator).
+fn cut_to(value: &mut Value, chars: usize, members: usize) -> (bool, usize) {
     match value {
-        Value::String(s) => abridge_string(s),
+        Value::String(s) => (cut_string(s, chars), s.len() + 2),
         Value::Array(items) => {
-            let cut = items.len() > MEMBERS_MAX;
-            items.truncate(MEMBERS_MAX);
-            items.iter_mut().fold(cut, |cut, v| abridge(v) | cut)
-        }
-        Value::Object(members) => {
-            let cut = members.len() > MEMBERS_MAX;
-            if cut {
-                // The keys past the first MEMBERS_MAX, in the object's order.
-                let extra: Vec<String> = members.keys().skip(MEMBERS_MAX).cloned().collect();
-                for k in extra {
-                    members.shift_remove(&k);
-                }
+            let mut cut = items.len() > members;
+            items.truncate(members);
+            let mut size = 2;
+            for item in items.iter_mut() {
+                let (c, n) = cut_to(item, chars, members);
+                cut |= c;
+                size += n + 1;
             }
-            members.values_mut().fold(cut, |cut, v| abridge(v) | cut)
+            (cut, size)
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        Value::Object(object) => {
+            let mut cut = object.len() > members
+                || object
+                    .keys()
+                    .any(|k| k.len() > chars && k.chars().count() > chars);
+            if cut {
+                let kept: Map<String, Value> = std::mem::take(object)
+                    .into_iter()
+                    .take(members)
+                    .map(|(mut k, v)| {
+                        cut_string(&mut k, chars);
+                        (k, v)
+                    })
+                    .collect();
+                *object = kept;
+            }
+            let mut size = 2;
+            for (k, v) in object.iter_mut() {
+                let (c, n) = cut_to(v, chars, members);
+                cut |= c;
+                size += k.len() + 4 + n;
+            }
+            (cut, size)
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => (false, 8),
     }
 }
 
-/// Cuts `s` to its first and last [`STRING_END_CHARS`] characters when it is longer than
-/// [`STRING_MAX_CHARS`].
-fn abridge_string(s: &mut String) -> bool {
+/// Cuts `s` to `max` characters when it has more: its first `max / 2` and its last ones, with
+/// [`CUT_MARK`] between. Returns whether it did.
+fn cut_string(s: &mut String, max: usize) -> bool {
     // No more bytes than the most characters kept: not too long (the common case, at once).
-    if s.len() <= STRING_MAX_CHARS {
+    if s.len() <= max {
         return false;
     }
     let chars = s.chars().count();
-    if chars <= STRING_MAX_CHARS {
+    if chars <= max {
         return false;
     }
+    let (head, tail) = (max / 2, max - max / 2 - 1);
     let at = |n: usize| s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
-    let (head_end, tail_start) = (at(STRING_END_CHARS), at(chars - STRING_END_CHARS));
+    let (head_end, tail_start) = (at(head), at(chars - tail));
     s.replace_range(head_end..tail_start, CUT_MARK);
     true
 }
@@ -86,20 +135,42 @@ mod tests {
         let mut long = json!({"content": [{"type": "text", "text": text}]});
         assert!(abridge(&mut long));
         let cut = long["content"][0]["text"].as_str().unwrap();
-        assert_eq!(
-            cut.chars().count(),
-            STRING_MAX_CHARS + CUT_MARK.chars().count()
-        );
+        assert_eq!(cut.chars().count(), STRING_MAX_CHARS);
         assert!(cut.starts_with("first line\n"), "{cut}");
         assert!(cut.ends_with("\nlast line"), "{cut}");
         assert_eq!(cut.matches(CUT_MARK).count(), 1);
-        // One character over the most kept is cut too.
+        // One character over the most kept is cut too, to the most kept.
         let mut over = json!("y".repeat(STRING_MAX_CHARS + 1));
         assert!(abridge(&mut over));
+        assert_eq!(over.as_str().unwrap().chars().count(), STRING_MAX_CHARS);
+    }
+
+    #[test]
+    fn a_value_over_the_budget_is_cut_shorter_and_long_keys_are_cut() {
+        // 100 rows of 19 strings just under the first pass's length: 3.8 MB.
+        let row: Vec<String> = (0..19)
+            .map(|i| format!("{i}{}", "r".repeat(1999)))
+            .collect();
+        let mut rows = json!({"rows": vec![row; 100]});
+        assert!(abridge(&mut rows));
+        let size = rows.to_string().len();
+        assert!(size <= BUDGET_BYTES, "{size} bytes");
+        assert!(rows["rows"].as_array().unwrap().len() >= 5);
+        assert!(rows["rows"][0][0].as_str().unwrap().starts_with("0rrr"));
+        // Under the budget after the first pass: cut no further.
+        let mut fits = json!({"rows": vec![vec!["s".repeat(3000); 2]; 10]});
+        assert!(abridge(&mut fits));
         assert_eq!(
-            over.as_str().unwrap().len(),
-            STRING_MAX_CHARS + CUT_MARK.len()
+            fits["rows"][9][1].as_str().unwrap().chars().count(),
+            STRING_MAX_CHARS
         );
+        // A long key is cut as a string is.
+        let mut keyed = json!({"K".repeat(200_000): 1, "small": 2});
+        assert!(abridge(&mut keyed));
+        let keys: Vec<&String> = keyed.as_object().unwrap().keys().collect();
+        assert_eq!(keys[0].chars().count(), STRING_MAX_CHARS);
+        assert_eq!(keys[1], "small");
+        assert!(keyed.to_string().len() < 3000);
     }
 
     #[test]

@@ -135,9 +135,10 @@ pub struct TaskView {
     pub expires_at: Option<String>,
     /// The members cut to size, of `arguments`, `result` and `error` (absent when none): a
     /// `GET /v1/tasks` page and a `/v1/events` change carry each string of over 2,048
-    /// characters as its first and last 1,024 with "…" between, and each array and object
-    /// as its first 100 members. `GET /v1/tasks/{taskId}` has the task whole; `inputRequests`
-    /// are never cut. See `abridged`.
+    /// characters cut to 2,048 (its two ends, "…" between) and each array and object as its
+    /// first 100 members, and cut shorter a member still over about 64 KiB
+    /// (`abridged::abridge`). `GET /v1/tasks/{taskId}` has the task whole; `inputRequests` are
+    /// never cut.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<String>>)]
     pub abridged: Option<Vec<&'static str>>,
