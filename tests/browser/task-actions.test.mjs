@@ -161,6 +161,7 @@ test('a task the event stream carries cut to size shows whole in its detail and 
   await post(`/v1/jobs/${id}/report`, { result: { content: [{ type: 'text', text: output }] } });
   await detail.locator('.text-block', { hasText: 'DONE' }).waitFor();
   assert.equal(await detail.locator('.text-block', { hasText: 'DONE' }).textContent(), output);
+  assert.equal(await detail.locator('button[aria-label="Copy the text result"]').count(), 1);
   // "Run again…" confirms the command whole.
   await detail.locator('.detail-rerun:not([hidden])').click();
   await page.locator('#confirm-body .rerun-command', { hasText: word }).waitFor();

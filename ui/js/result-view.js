@@ -86,10 +86,12 @@ function blobBlock({ data, mimeType, name, kind, taskId }) {
   return box;
 }
 
-/** A text content block: JSON-looking text is shown formatted, with a raw toggle. */
+/** A text content block: JSON-looking text is shown formatted, with a raw toggle; "Copy"
+ *  copies it whole, as the tool gave it (the block shows a long one's start until "Show all"). */
 function textContent(text) {
   const parsed = parseJsonObject(text);
-  if (!parsed) return textBlock(text, { label: 'Text result' });
+  const copy = copyButton(() => text, 'Copy', 'Copy the text result');
+  if (!parsed) return h('div', { class: 'json-block' }, h('div', { class: 'block-head block-head-end' }, copy), textBlock(text, { label: 'Text result' }));
   const formatted = textBlock(prettyJson(parsed), { className: 'json', label: 'Text result (formatted JSON)' });
   const raw = textBlock(text, { label: 'Text result (raw)' });
   raw.hidden = true;
@@ -101,7 +103,7 @@ function textContent(text) {
     toggle.textContent = showRaw ? 'Show formatted' : 'Show raw';
     toggle.setAttribute('aria-pressed', String(showRaw));
   });
-  return h('div', {}, h('div', { class: 'block-head' }, h('span', { class: 'muted' }, 'Text (JSON, formatted)'), toggle), formatted, raw);
+  return h('div', {}, h('div', { class: 'block-head' }, h('span', { class: 'muted' }, 'Text (JSON, formatted)'), toggle, copy), formatted, raw);
 }
 
 /** One content block of a CallToolResult. */
