@@ -136,9 +136,8 @@ pub struct TaskView {
     /// The members cut to size, of `arguments`, `result` and `error` (absent when none): a
     /// `GET /v1/tasks` page and a `/v1/events` change carry each string of over 2,048
     /// characters cut to 2,048 (its two ends, "…" between) and each array and object as its
-    /// first 100 members, and cut shorter a member still over about 64 KiB
-    /// (`abridged::abridge`). `GET /v1/tasks/{taskId}` has the task whole; `inputRequests` are
-    /// never cut.
+    /// first 100 members, and cut shorter a member still over about 64 KiB.
+    /// `GET /v1/tasks/{taskId}` has the task whole; `inputRequests` are never cut.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<String>>)]
     pub abridged: Option<Vec<&'static str>>,
@@ -212,8 +211,8 @@ pub struct TimelineEventView {
     /// The kind's details, a JSON object (e.g. `{key, by, action}` for `inputAnswered`).
     #[schema(value_type = Object)]
     pub data: Value,
-    /// `data` was cut to size as a task's members are (`/v1/events` only, absent when not:
-    /// a `decision`'s call, an `inputRequested`'s question); the task's timeline
+    /// `true` when `data` was cut to size as a task's members are (a `decision`'s large call,
+    /// say): in `/v1/events` only, absent when nothing was cut. The task's timeline
     /// (`GET /v1/tasks/{taskId}`) has it whole.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub abridged: bool,
