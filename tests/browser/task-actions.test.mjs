@@ -191,7 +191,15 @@ test('a search keeps and finds tasks that match only in the part their events ca
   await row(second).waitFor({ timeout: 5000 });
   await page.locator('#list-footer', { hasText: /^2 tasks$/ }).waitFor();
   assert.equal(await row(first).count(), 1);
-  for (const id of [first, second]) await post(`/v1/jobs/${id}/report`, { cancelled: true });
+  // One created while the list is paused shows once it runs again.
+  await page.locator('#pause-btn').click();
+  await page.locator('#pause-btn[aria-pressed="true"]').waitFor();
+  const { taskId: third } = await post('/v1/jobs', { external: { name: 'middle three', blob: blob('MIDONLY123'), heartbeatMs: 600_000 } });
+  await page.waitForTimeout(1500);
+  assert.equal(await row(third).count(), 0, 'a paused list takes no rows');
+  await page.locator('#pause-btn[aria-pressed="true"]').click();
+  await row(third).waitFor({ timeout: 5000 });
+  for (const id of [first, second, third]) await post(`/v1/jobs/${id}/report`, { cancelled: true });
   await page.locator('#search').fill('');
 });
 

@@ -148,6 +148,20 @@ async fn an_edited_call_runs_as_edited_and_a_bad_edit_changes_nothing() {
             .contains("/nonexistent/dir does not exist"),
         "{problem}"
     );
+    // An edit too large to send as an answer says so in a person's words, and what to do.
+    let (status, problem) = decide(
+        &s,
+        json!({"items": item, "decision": "approve",
+            "arguments": {"command": format!("echo {}", "\"".repeat(20_000))}}),
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    let said = problem.to_string();
+    assert!(
+        said.contains("too large to send")
+            && said.contains("approve the call as asked, or deny it"),
+        "{problem}"
+    );
     s.wait_status(&s.admin, &id, "input_required").await;
     let (status, _) = decide(&s, json!({"items": [{"taskId": id}, {"taskId": id}], "decision": "approve", "arguments": {"command": "echo x"}})).await;
     assert_eq!(status, 422, "an edit applies to one call");

@@ -21,8 +21,11 @@ export const scheduleListRender = oncePerFrame(() => {
   renderEmpty();
 });
 
-/** How many of the newest tasks matching a search are read again with its counts. */
-const SEARCH_RECHECK = 20;
+/** How many of the newest tasks matching a search are read again with its counts (the first
+ *  page's size). */
+const SEARCH_RECHECK = FIRST_PAGE_SIZE;
+/** How long a failed re-read waits before it is tried again, in ms. */
+const RECHECK_RETRY_MS = 5000;
 
 let countsRefresh = null;
 /**
@@ -30,23 +33,33 @@ let countsRefresh = null;
  * search, changes may move the counts, and a new task may match in a part its event carried cut
  * to size, which the client could not see (TaskList.admit).
  */
-export function scheduleCountsRefresh() {
+export function scheduleCountsRefresh(delayMs = 1000) {
   if (countsRefresh) return;
   countsRefresh = setTimeout(async () => {
     countsRefresh = null;
+    // A paused list takes no rows: read again once it runs.
+    if (state.model.paused) {
+      if (state.model.filters.q && state.model.filters.q.trim()) scheduleCountsRefresh();
+      return;
+    }
     const gen = state.generation;
     try {
       const page = await state.api.listTasks(listQuery(state.model.filters, { limit: SEARCH_RECHECK }));
-      if (gen !== state.generation || state.model.paused || !page.counts) return;
+      if (gen !== state.generation || !page.counts) return;
+      if (state.model.paused) {
+        scheduleCountsRefresh();
+        return;
+      }
       const anchor = state.list.captureAnchor();
       if (state.model.admit(page.tasks || [])) state.list.restoreAnchor(anchor);
       state.model.counts = { ...page.counts };
       state.model.version++;
       scheduleListRender();
     } catch {
-      // the next change tries again
+      // Tried again: no change may come to ask (a reload after a reconnect supersedes it).
+      if (gen === state.generation) scheduleCountsRefresh(RECHECK_RETRY_MS);
     }
-  }, 1000);
+  }, delayMs);
 }
 
 /**

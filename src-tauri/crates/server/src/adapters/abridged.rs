@@ -35,11 +35,16 @@ const PASSES: [(usize, usize); 4] = [
     (32, 5),
 ];
 
+/// The depth below which the last resort ([`abridge`]) replaces every array and object by
+/// [`CUT_MARK`]: a task's `result.content[0].text` is at depth 3 and stays.
+const DEPTH_KEPT: usize = 4;
+
 /// Cuts `value` in place, at any depth: each string (an object's keys too) longer than
 /// [`STRING_MAX_CHARS`] characters to that many, its first 1,024 and last 1,023 with
 /// [`CUT_MARK`] between, each
 /// array and object to its first [`MEMBERS_MAX`] members; then, while it is still over
-/// [`BUDGET_BYTES`], again with 512 characters and 40 members, then 128 and 16, then 32 and 5. A cut string
+/// [`BUDGET_BYTES`], again with 512 characters and 40 members, then 128 and 16, then 32 and 5;
+/// as a last resort, every array and object deeper than 4 levels becomes [`CUT_MARK`]. A cut string
 /// keeps both ends: its first and last lines stay readable (a command's last output line is at
 /// the end of its `tail`). Returns whether anything was cut. The result is never larger than
 /// `value` was.
@@ -49,10 +54,30 @@ pub fn abridge(value: &mut Value) -> bool {
         let (this_cut, size) = cut_to(value, chars, members);
         cut |= this_cut;
         if size <= BUDGET_BYTES {
-            break;
+            return cut;
         }
     }
-    cut
+    // Still over (small values nested deep, a few to each level): what lies deeper than
+    // DEPTH_KEPT goes.
+    flatten_below(value, DEPTH_KEPT) | cut
+}
+
+/// Replaces every array and object deeper than `depth` levels in `value` by [`CUT_MARK`].
+/// Returns whether it replaced any.
+fn flatten_below(value: &mut Value, depth: usize) -> bool {
+    if !(value.is_array() || value.is_object()) {
+        return false;
+    }
+    if depth == 0 {
+        *value = Value::String(CUT_MARK.to_string());
+        return true;
+    }
+    let children: Box<dyn Iterator<Item = &mut Value>> = match value {
+        Value::Array(items) => Box::new(items.iter_mut()),
+        Value::Object(object) => Box::new(object.values_mut()),
+        _ => return false,
+    };
+    children.fold(false, |cut, v| flatten_below(v, depth - 1) | cut)
 }
 
 /// One pass of [`abridge`]: strings to `chars` characters, arrays and objects to `members`
@@ -78,14 +103,14 @@ fn cut_to(value: &mut Value, chars: usize, members: usize) -> (bool, usize) {
                     .keys()
                     .any(|k| k.len() > chars && k.chars().count() > chars);
             if cut {
-                let kept: Map<String, Value> = std::mem::take(object)
-                    .into_iter()
-                    .take(members)
-                    .map(|(mut k, v)| {
-                        cut_string(&mut k, chars);
-                        (k, v)
-                    })
-                    .collect();
+                let mut kept = Map::new();
+                for (mut k, v) in std::mem::take(object).into_iter().take(members) {
+                    // Two long keys that differ only where they are cut stay two members.
+                    if cut_string(&mut k, chars) && kept.contains_key(&k) {
+                        k = format!("{k} ({})", kept.len() + 1);
+                    }
+                    kept.insert(k, v);
+                }
                 *object = kept;
             }
             let mut size = 2;
@@ -171,6 +196,36 @@ mod tests {
         assert_eq!(keys[0].chars().count(), STRING_MAX_CHARS);
         assert_eq!(keys[1], "small");
         assert!(keyed.to_string().len() < 3000);
+        // Two long keys that differ only in their cut middle stay two members.
+        let (a, b) = (
+            format!("{}A{}", "k".repeat(1500), "k".repeat(1500)),
+            format!("{}B{}", "k".repeat(1500), "k".repeat(1500)),
+        );
+        let mut twins = json!({a: "first", b: "second"});
+        assert!(abridge(&mut twins));
+        let values: Vec<&Value> = twins.as_object().unwrap().values().collect();
+        assert_eq!(values, [&json!("first"), &json!("second")]);
+    }
+
+    #[test]
+    fn small_values_nested_deep_are_cut_below_a_depth() {
+        // 5 wide and 8 deep: 390,625 numbers, under every pass's member count.
+        let mut nested = json!(0);
+        for _ in 0..8 {
+            nested = Value::Array(vec![nested; 5]);
+        }
+        let mut result = json!({"content": [{"type": "text", "text": "kept"}], "structuredContent": {"rows": nested}});
+        assert!(abridge(&mut result));
+        assert!(
+            result.to_string().len() < BUDGET_BYTES,
+            "{} bytes",
+            result.to_string().len()
+        );
+        assert_eq!(result["content"][0]["text"], "kept");
+        assert_eq!(result["structuredContent"]["rows"][0][0], json!(CUT_MARK));
+        // Small enough after the passes: no level is replaced.
+        let mut shallow = json!({"a": [[1, 2], [3, 4]]});
+        assert!(!abridge(&mut shallow));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::{
     edit::{ArgumentError, argument_errors},
     question::{self, META_KEY},
 };
-use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord};
+use taskdeck_engine::{Engine, EngineError, Principal, TaskRecord, limits};
 
 /// Approve or deny.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
@@ -420,7 +420,26 @@ fn check_edit(
         .get(principal, &item.task_id)
         .map_err(|e| DecideError::Invalid(explain(e)))?;
     let key = question_key(&task, item.key.as_deref()).map_err(DecideError::Invalid)?;
-    check_edit_of(engine, &key, &task.input_requests[&key], arguments)
+    let text = check_edit_of(engine, &key, &task.input_requests[&key], arguments)?;
+    // The answer that carries it, with the most an approval adds.
+    let answer = json!({"action": "accept", "content": {"arguments": text, "alwaysAllow": true}});
+    edit_fits(serde_json::to_vec(&answer).map_or(0, |b| b.len()))?;
+    Ok(text)
+}
+
+/// Refuses an edit whose answer, `answer_bytes` of JSON, is over the engine's cap on an answer
+/// ([`limits::ANSWER_MAX_BYTES`]), in a person's words and saying what they can do instead (the
+/// engine's own refusal names the question's key and bytes).
+fn edit_fits(answer_bytes: usize) -> Result<(), DecideError> {
+    if answer_bytes <= limits::ANSWER_MAX_BYTES {
+        return Ok(());
+    }
+    Err(DecideError::Invalid(format!(
+        "the edited call is too large to send: an answer may be {} as JSON, and this one is {} \
+         (the call goes as JSON text, its quotes escaped); approve the call as asked, or deny it",
+        limits::human_bytes(limits::ANSWER_MAX_BYTES),
+        limits::human_bytes(answer_bytes)
+    )))
 }
 
 /// Checks the edits among `responses`, a person's answers to task `task_id`'s questions given
@@ -494,6 +513,7 @@ pub fn check_answered_edits(
             }
             Some(Err(why)) => return Err(DecideError::Invalid(format!("{key}: {why}"))),
             Some(Ok(arguments)) => {
+                edit_fits(serde_json::to_vec(response).map_or(0, |b| b.len()))?;
                 check_edit_of(engine, key, request, &arguments)?;
                 edits.keys.push(key.clone());
             }
