@@ -545,10 +545,27 @@ async fn filesystem_write_waits_for_the_human() {
         json!({"action": "accept", "content": {"arguments": edit}}),
     )
     .await;
-    deck.wait_agent(&id, "completed", |t| t["status"] == "completed")
+    let seen = deck
+        .wait_agent(&id, "completed", |t| t["status"] == "completed")
         .await;
     assert_eq!(std::fs::read_to_string(&written).unwrap(), "as edited");
     assert!(!asked_for.exists());
+    // The agent is told first that its call was edited, and with what it was made; the
+    // server's own answer follows.
+    let content = seen["result"]["content"].as_array().unwrap();
+    let told = content[0]["text"].as_str().unwrap();
+    assert!(
+        told.starts_with("A person edited this call before approving it")
+            && told.contains("edited.txt"),
+        "{seen}"
+    );
+    assert!(
+        content[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Successfully wrote"),
+        "{seen}"
+    );
     let detail = deck.detail(&id).await;
     assert_eq!(
         detail["task"]["arguments"]["path"],

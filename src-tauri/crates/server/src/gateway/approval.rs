@@ -18,15 +18,15 @@ use taskdeck_engine::{Outcome, TaskContext};
 /// arguments, shown beside it, are whole).
 const SHOWN_ARGUMENTS_BYTES: usize = 4000;
 
-/// The arguments to call `tool` with (the human's edit, when they edited the call), or the
-/// outcome the agent gets (`Err`: refused, or the task ended while asking).
+/// The arguments to call `tool` with and whether a person edited them (the edit, then), or
+/// the outcome the agent gets (`Err`: refused, or the task ended while asking).
 pub async fn obtain(
     ctx: &TaskContext,
     policy: &Policy,
     server: &str,
     tool: &Tool,
     arguments: &Value,
-) -> Result<Value, Outcome> {
+) -> Result<(Value, bool), Outcome> {
     let hints = tool
         .annotations
         .as_ref()
@@ -69,11 +69,39 @@ pub async fn obtain(
                 ctx.arguments_edited(shown.unwrap_or_else(|| arguments.clone()))
                     .await;
             }
-            Ok(arguments)
+            Ok((arguments, edited))
         }
         Ok(Approval::Deny { message, by }) => Err(refused(message, Some(refusal::mark_for(by)))),
         Ok(Approval::AgentDecides { message }) => Err(refused(message, None)),
         Err(e) => Err(Outcome::from(e)),
+    }
+}
+
+/// The result of a call a person edited before approving it, with what the agent must know
+/// first: a text block, before the server's own, saying so and naming the arguments it was
+/// called with (credentials masked, cut as the question cuts them), so that the agent does not
+/// take the outcome for its own call's (run_command's result says it the same way). `failed`:
+/// the call's failure message gets the same sentence.
+pub fn tell_edited(outcome: Outcome, called_with: &Value) -> Outcome {
+    let note = format!(
+        "A person edited this call before approving it: it was called with these arguments, \
+         not yours:\n{}",
+        shown_arguments(&approvals::shown_arguments(called_with))
+    );
+    match outcome {
+        Outcome::Completed(mut result) => {
+            let block = json!({"type": "text", "text": note});
+            match result.get_mut("content").and_then(Value::as_array_mut) {
+                Some(content) => content.insert(0, block),
+                None => result["content"] = json!([block]),
+            }
+            Outcome::Completed(result)
+        }
+        Outcome::Failed(mut failure) => {
+            failure.message = format!("{}\n{note}", failure.message);
+            Outcome::Failed(failure)
+        }
+        other => other,
     }
 }
 

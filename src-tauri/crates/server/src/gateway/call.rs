@@ -137,11 +137,12 @@ impl TaskTool for GatewayCall {
                     Some(json!({"server": server, "tool": tool.name})),
                 ));
             }
-            let arguments =
+            let (arguments, edited) =
                 match approval::obtain(&ctx, &settings.policy, &server, &tool, &arguments).await {
-                    Ok(arguments) => arguments,
+                    Ok(obtained) => obtained,
                     Err(outcome) => return outcome,
                 };
+            let called_with = edited.then(|| arguments.clone());
             // The server as configured now: changed in servers.json while the call waited, it
             // runs as a new connection; removed, the call is not sent.
             let upstream = match gateway.upgrade() {
@@ -167,6 +168,10 @@ impl TaskTool for GatewayCall {
                     )
                 }
                 other => other,
+            };
+            let outcome = match &called_with {
+                Some(args) => approval::tell_edited(outcome, args),
+                None => outcome,
             };
             scrubbed(outcome, &upstream)
         }
