@@ -80,6 +80,20 @@ export function ranBeforeEnd(task) {
 }
 
 /**
+ * A list row's duration: `for 12s` while the task lives (until `at`), `took 3m` once it ended;
+ * for a command that waited to start (ranBeforeEnd), how long it ran (`ran 40s`), the tooltip
+ * saying how long it took from the call.
+ * @returns {{text: string, title: string}}
+ */
+export function rowDuration(task, at = Date.now()) {
+  if (!isTerminal(task.status)) return { text: `for ${formatDuration(taskDurationMs(task, at))}`, title: '' };
+  const took = formatDuration(taskDurationMs(task));
+  const ran = ranBeforeEnd(task);
+  if (ran === null) return { text: `took ${took}`, title: '' };
+  return { text: `ran ${formatDuration(ran)}`, title: `The command ran ${formatDuration(ran)}, after waiting to start (for approval): ${took} from the call to its end` };
+}
+
+/**
  * The retention line for a task: when the store will delete it. `ticking`: whether the text
  * changes every second (under an hour left, it counts seconds).
  * @returns {{text: string, urgent: boolean, ticking: boolean}}

@@ -4,7 +4,7 @@
 
 import { h } from './dom.js';
 import { statusBadge } from './status.js';
-import { ageChangesIn, formatAge, formatDuration, taskDurationMs, ranBeforeEnd, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
+import { ageChangesIn, formatAge, rowDuration, isTerminal, progressFraction, progressText, shortId, oneLine, argsSummary } from './format.js';
 import { outstandingPrompts } from './tasks-model.js';
 
 export const ROW_HEIGHT = 64;
@@ -305,9 +305,7 @@ export class ListView {
       r.tick = this.tickCount;
       const age = formatAge(t.createdAt, now);
       // A live task's state is known as of when the stream went down, if it is down.
-      const dur = `${isTerminal(t.status) ? 'took' : 'for'} ${formatDuration(taskDurationMs(t, Math.min(now, (this.deps.downSince && this.deps.downSince()) ?? now)))}`;
-      const ran = ranBeforeEnd(t);
-      const durTitle = ran === null ? '' : `From the call to its end; the command ran ${formatDuration(ran)}, after waiting to start (for approval)`;
+      const { text: dur, title: durTitle } = rowDuration(t, Math.min(now, (this.deps.downSince && this.deps.downSince()) ?? now));
       if (r.dur.title !== durTitle) r.dur.title = durTitle;
       if (r.age.textContent !== age) r.age.textContent = age;
       if (r.labelAge !== age) {

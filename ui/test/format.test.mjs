@@ -17,6 +17,7 @@ import {
   formatCount,
   argsSummary,
   middleCut,
+  rowDuration,
   shortId,
   shownPlainly,
   shownText,
@@ -232,4 +233,16 @@ test('cut text never ends or starts with half an emoji', () => {
     assert.ok(middleCut(text, max).length <= max);
   }
   assert.equal(oneLine('a😀b', 3), 'a…');
+});
+
+test('a row says how long a command ran when it waited to start, and how long it took from the call', () => {
+  const t0 = Date.parse('2026-12-07T10:00:00Z');
+  const iso = (ms) => new Date(ms).toISOString();
+  const waited = { status: 'completed', createdAt: iso(t0), lastUpdatedAt: iso(t0 + 202_000), result: { structuredContent: { durationMs: 40_100 } } };
+  const row = rowDuration(waited);
+  assert.equal(row.text, `ran ${formatDuration(40_100)}`);
+  assert.match(row.title, new RegExp(`after waiting to start \\(for approval\\): ${formatDuration(202_000)} from the call`));
+  const quick = { ...waited, result: { structuredContent: { durationMs: 201_500 } } };
+  assert.deepEqual(rowDuration(quick), { text: `took ${formatDuration(202_000)}`, title: '' });
+  assert.deepEqual(rowDuration({ status: 'working', createdAt: iso(t0) }, t0 + 5000), { text: `for ${formatDuration(5000)}`, title: '' });
 });

@@ -126,7 +126,11 @@ fn check_policy(opts: &DoctorOptions) -> Finding {
             "fix the file (docs/approvals.md says its shape); Taskdeck reads it again at once",
         ),
         Ok(doc) => match doc.never_matching().as_slice() {
-            [] => Finding::ok(CHECK, format!("{path} is valid: {} rules", doc.rules.len())),
+            [] => {
+                let n = doc.rules.len();
+                let rules = if n == 1 { "rule" } else { "rules" };
+                Finding::ok(CHECK, format!("{path} is valid: {n} {rules}"))
+            }
             never => Finding::problem(
                 CHECK,
                 format!(
