@@ -93,6 +93,7 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
         eprintln!("taskdeck: {}: {e}", file_path.display());
         return ExitCode::from(1);
     }
+    let given_token = args.token.is_some();
     let token = match args.token {
         Some(t) => {
             agent_token::warn_unless_live(&ctx.data_dir, &t);
@@ -172,9 +173,16 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
             }
         }
     } else {
+        // The token this run gave is in the file printed: writing it needs that one again (a
+        // client's token is not kept, and a second one of the same name is refused).
+        let again = if given_token {
+            "--write"
+        } else {
+            "--write --token TOKEN (the token in the file above)"
+        };
         eprintln!(
-            "This is {} rewritten to reach them through Taskdeck; pass --write to write it \
-             (after a backup next to it).",
+            "This is {} rewritten to reach them through Taskdeck (its servers are in Taskdeck \
+             now); to write it, after a backup next to it, run this again with {again}.",
             file_path.display()
         );
     }
