@@ -38,6 +38,18 @@ async function runCommand(command) {
   return (await resp.json()).taskId;
 }
 
+/** POSTs `body` as JSON to `url` (a /v1 path) as the admin; resolves with the answer, which must be a success. */
+async function post(url, body) {
+  const resp = await fetch(`${base}${url}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await resp.text();
+  assert.ok(resp.ok, text);
+  return JSON.parse(text);
+}
+
 async function apiTask(taskId) {
   const resp = await fetch(`${base}/v1/tasks/${taskId}`, { headers: { Authorization: `Bearer ${token}` } });
   return resp.status === 200 ? (await resp.json()).task : null;
@@ -138,16 +150,6 @@ test('"Run again…" on a taskdeck run job shows the command line and directory 
 
 test('a task the event stream carries cut to size shows whole in its detail and its re-run', async () => {
   const word = `${'a'.repeat(3000)}-END`;
-  const post = async (url, body) => {
-    const resp = await fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await resp.text();
-    assert.ok(resp.ok, text);
-    return JSON.parse(text);
-  };
   const { taskId: id } = await post('/v1/jobs', { external: { name: 'long line', command: ['echo', word], heartbeatMs: 600_000 } });
   await row(id).click();
   const detail = page.locator('#detail');
@@ -169,16 +171,6 @@ test('a task the event stream carries cut to size shows whole in its detail and 
 });
 
 test('a search keeps and finds tasks that match only in the part their events carry cut', async () => {
-  const post = async (url, body) => {
-    const resp = await fetch(`${base}${url}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await resp.text();
-    assert.ok(resp.ok, text);
-    return JSON.parse(text);
-  };
   const blob = (word) => `${'x'.repeat(5000)} ${word} ${'y'.repeat(5000)}`;
   const { taskId: first } = await post('/v1/jobs', { external: { name: 'middle one', blob: blob('MIDONLY123'), heartbeatMs: 600_000 } });
   await page.locator('#search').fill('MIDONLY123');
