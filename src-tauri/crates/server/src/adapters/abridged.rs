@@ -41,13 +41,13 @@ const DEPTH_KEPT: usize = 4;
 
 /// Cuts `value` in place, at any depth: each string (an object's keys too) longer than
 /// [`STRING_MAX_CHARS`] characters to that many, its first 1,024 and last 1,023 with
-/// [`CUT_MARK`] between, each
-/// array and object to its first [`MEMBERS_MAX`] members; then, while it is still over
-/// [`BUDGET_BYTES`], again with 512 characters and 40 members, then 128 and 16, then 32 and 5;
-/// as a last resort, every array and object deeper than 4 levels becomes [`CUT_MARK`]. A cut string
-/// keeps both ends: its first and last lines stay readable (a command's last output line is at
-/// the end of its `tail`). Returns whether anything was cut. The result is never larger than
-/// `value` was.
+/// [`CUT_MARK`] between, each array and object to its first [`MEMBERS_MAX`] members; then,
+/// while it is still over [`BUDGET_BYTES`], again with 512 characters and 40 members, then 128
+/// and 16, then 32 and 5; as a last resort, every array and object deeper than 4 levels becomes
+/// [`CUT_MARK`]. A cut string keeps both ends: its first and last lines stay readable (a
+/// command's last output line is at the end of its `tail`). Returns whether anything was cut.
+/// What is cut only shrinks, but a cut key that collides gets a number (" (2)") and an empty
+/// array replaced by the mark grows by a byte: a few bytes over the input at most.
 pub fn abridge(value: &mut Value) -> bool {
     let mut cut = false;
     for (chars, members) in PASSES {
