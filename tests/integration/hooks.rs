@@ -732,8 +732,9 @@ async fn the_hook_never_hangs_when_taskdeck_is_down_or_silent() {
                 fixture("claude-code", event)
             };
             // The hook gives up 150 ms after its start; the wall time adds the start of a debug
-            // binary, which a machine busy with parallel tests can delay: the best of three runs
-            // must be within 200 ms, and none may come near hanging.
+            // binary, which a machine busy with parallel tests can delay by a second or more: the
+            // best of three runs must be within 200 ms, and none may come near hanging (the
+            // agent's own hook timeout is 60 s).
             let mut times = Vec::new();
             for _ in 0..3 {
                 let out = run(
@@ -744,7 +745,7 @@ async fn the_hook_never_hangs_when_taskdeck_is_down_or_silent() {
                 assert_eq!(out.code, Some(0));
                 assert_eq!(out.stdout, "", "no decision: the agent's own prompt");
                 assert!(
-                    out.elapsed < Duration::from_secs(1),
+                    out.elapsed < Duration::from_secs(5),
                     "{event} on {port}: {:?}",
                     out.elapsed
                 );
@@ -814,8 +815,9 @@ async fn a_waiting_hook_gives_up_when_taskdeck_falls_silent_after_answering() {
     .await;
     assert_eq!(out.code, Some(0));
     assert_eq!(out.stdout, "", "no decision: the agent's own prompt");
+    // Three seconds of silence, plus the start of a debug binary on a busy machine.
     assert!(
-        out.elapsed >= Duration::from_secs(3) && out.elapsed < Duration::from_millis(4500),
+        out.elapsed >= Duration::from_secs(3) && out.elapsed < Duration::from_millis(5500),
         "gave up after {:?} (3 heartbeats of silence)",
         out.elapsed
     );
