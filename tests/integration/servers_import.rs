@@ -1,8 +1,8 @@
 //! `taskdeck servers import` with the real binary on the client-configuration fixtures
 //! (`tests/fixtures/client-configs/`, written from each client's documented format): the
 //! servers land in servers.json, each entry is reported, the printed file reaches Taskdeck
-//! through one `taskdeck` entry in the client's own syntax, and `--write` keeps a backup and
-//! every other key of the file.
+//! through one `taskdeck` entry in the client's own syntax, `--write` keeps a backup and
+//! every other key of the file, and without `--write` or `--print` nothing changes.
 
 use std::path::{Path, PathBuf};
 
@@ -108,7 +108,7 @@ fn claude_desktop_is_rewritten_with_a_backup() {
         tmp.path(),
         "claude-desktop",
         &file,
-        &["--token", "td_given"],
+        &["--print", "--token", "td_given"],
     );
     assert!(r.ok, "{}", r.stderr);
     assert!(r.stderr.contains("is Taskdeck itself"), "{}", r.stderr);
@@ -192,7 +192,7 @@ fn a_projects_mcp_json_keeps_its_servers_in_the_project() {
         json!({"mcpServers": {"cfs": {"command": "fs-server", "args": ["."]}}}).to_string(),
     )
     .unwrap();
-    let r = import(tmp.path(), "claude-code", &file, &[]);
+    let r = import(tmp.path(), "claude-code", &file, &["--print"]);
     assert!(r.ok, "{}", r.stderr);
     assert_eq!(r.servers["cfs"]["cwd"], project.to_str().unwrap());
     assert!(
@@ -203,17 +203,17 @@ fn a_projects_mcp_json_keeps_its_servers_in_the_project() {
 }
 
 #[test]
-fn vscode_and_cursor_without_write_change_only_servers_json() {
+fn vscode_and_cursor_with_print_change_only_servers_json() {
     let tmp = tempfile::tempdir().unwrap();
     for (client, name) in [("vscode", "vscode-mcp.json"), ("cursor", "cursor-mcp.json")] {
         let file = tmp.path().join(name);
         std::fs::copy(fixture(name), &file).unwrap();
-        let r = import(tmp.path(), client, &file, &[]);
+        let r = import(tmp.path(), client, &file, &["--print"]);
         assert!(r.ok, "{client}: {}", r.stderr);
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             std::fs::read_to_string(fixture(name)).unwrap(),
-            "{client}: without --write the file stays"
+            "{client}: with --print the file stays"
         );
         match client {
             "vscode" => {
@@ -247,6 +247,62 @@ fn vscode_and_cursor_without_write_change_only_servers_json() {
         servers["servers"]["notes"],
         json!({"url": "http://localhost:8931/mcp"})
     );
+}
+
+/// Without `--write` or `--print`, an import is a preview: the report and the file as it would
+/// be, with no servers.json, no store and no token made; and it fails as the import would when
+/// the client's token would be refused.
+#[test]
+fn without_write_or_print_it_is_a_preview_that_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("claude_desktop_config.json");
+    std::fs::copy(fixture("claude_desktop_config.json"), &file).unwrap();
+    let original = std::fs::read_to_string(&file).unwrap();
+    let r = import(tmp.path(), "claude-desktop", &file, &[]);
+    assert!(r.ok, "{}", r.stderr);
+    for said in [
+        "Would create a token for principal \"claude-desktop\"",
+        "\"filesystem\": would be added as filesystem",
+        "\"taskdeck\": is Taskdeck itself; would be replaced",
+        "Nothing changed: this is a preview",
+    ] {
+        assert!(r.stderr.contains(said), "{said:?} in {}", r.stderr);
+    }
+    assert_eq!(keys(&r.stdout["mcpServers"]), ["taskdeck"]);
+    assert_eq!(
+        r.stdout["mcpServers"]["taskdeck"]["args"][4],
+        "Authorization:Bearer TOKEN"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    assert!(!tmp.path().join("cfg").exists(), "no servers.json");
+    assert!(!tmp.path().join("data").exists(), "no store, no token");
+
+    // Imported for real, a second preview says the servers are there, and that the import
+    // would be refused: the client's name has a token.
+    assert!(import(tmp.path(), "claude-desktop", &file, &["--print"]).ok);
+    let servers = std::fs::read_to_string(tmp.path().join("cfg/servers.json")).unwrap();
+    std::fs::write(&file, &original).unwrap();
+    let r = import(tmp.path(), "claude-desktop", &file, &[]);
+    assert!(!r.ok);
+    assert!(
+        r.stderr.contains("would be refused its token")
+            && r.stderr.contains("--name NEW-NAME or --token TOKEN"),
+        "{}",
+        r.stderr
+    );
+    let r = import(tmp.path(), "claude-desktop", &file, &["--name", "desk2"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("\"filesystem\": already in servers.json as filesystem"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("cfg/servers.json")).unwrap(),
+        servers
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
 
 #[test]

@@ -59,6 +59,28 @@ pub fn for_client(
     Ok((token, true))
 }
 
+/// Whether [`for_client`] would make a new token for principal `name` (`true`) or give the live
+/// one of the agent's token file (`false`), found without making or changing anything: no store
+/// is created in `data_dir` when there is none.
+///
+/// Errors: those [`for_client`] would meet (the name's, [`auth::AuthError::Exists`], the
+/// store's).
+pub fn would_make(data_dir: &Path, config_dir: &Path, name: &str) -> Result<bool, auth::AuthError> {
+    if !taskdeck_engine::store::Store::file_in(data_dir).exists() {
+        auth::check_name(name)?;
+        return Ok(true);
+    }
+    let tokens = auth::TokenCommands::open(data_dir)?;
+    let agent = Agent::from_name(name);
+    if let Some(kept) = agent.and_then(|a| read_token(config_dir, a))
+        && tokens.is_live(&kept)?
+    {
+        return Ok(false);
+    }
+    tokens.check_create(name)?;
+    Ok(true)
+}
+
 /// Says on stderr which token [`for_client`] gave for principal `name`: made now, or the one
 /// kept in the agent's token file.
 pub fn say_which(name: &str, made: bool, config_dir: &Path) {

@@ -75,8 +75,9 @@ pub enum ServersCommand {
         #[arg(long, env = "TASKDECK_TOKEN", hide_env_values = true)]
         token: Option<String>,
     },
-    /// Add a client's MCP servers to Taskdeck and print its configuration reaching them
-    /// through Taskdeck (--write: write it, after a backup next to it)
+    /// Add a client's MCP servers to Taskdeck and rewrite its configuration to reach them
+    /// through Taskdeck (--write: write it, after a backup; --print: print it; neither: a
+    /// preview that changes nothing)
     Import(ImportArgs),
 }
 

@@ -1,8 +1,11 @@
-//! `taskdeck servers import CLIENT [--file PATH] [--write]`: the file side of
-//! `taskdeck_server::gateway::import`. Reads the client's file, adds its servers to
-//! servers.json (reporting each entry on stderr), gets a token for the client, and prints the
-//! client's file rewritten to reach those servers through Taskdeck; with `--write`, writes it
-//! back after copying the original to `FILE.taskdeck-backup-<unix ms>`.
+//! `taskdeck servers import CLIENT [--file PATH] [--write | --print]`: the file side of
+//! `taskdeck_server::gateway::import`. Reads the client's file and reports each of its servers
+//! on stderr. Without `--write` or `--print` it is a preview and changes nothing: what would be
+//! imported, and the client's file as it would be (on stdout, the token left as `TOKEN` unless
+//! `--token` gives one). With either, it adds the servers to servers.json and gets a token for
+//! the client; `--print` prints the client's file rewritten to reach those servers through
+//! Taskdeck, `--write` writes it back after copying the original to
+//! `FILE.taskdeck-backup-<unix ms>`.
 
 use std::{io::Write, path::PathBuf, process::ExitCode};
 
@@ -32,9 +35,14 @@ pub struct ImportArgs {
     /// ~/.cursor/mcp.json]
     #[arg(long)]
     file: Option<PathBuf>,
-    /// Write the rewritten file back (after a backup next to it) instead of only printing it
-    #[arg(long)]
+    /// Import: add the servers, get the client's token, and write its file back rewritten
+    /// (after a backup next to it). Without --write or --print nothing changes (a preview)
+    #[arg(long, conflicts_with = "print")]
     write: bool,
+    /// Import as --write does, but print the rewritten file (it holds the token) instead of
+    /// writing it, for you to save it yourself
+    #[arg(long)]
+    print: bool,
     /// Principal name for the client's new token [default: the client's name]
     #[arg(long)]
     name: Option<String>,
@@ -89,17 +97,24 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
     // A project's own file: its stdio servers run in the project, as the client runs them.
     let project_dir = import::project_dir_of(client, &file_path);
     let project = project_dir.as_deref().and_then(|d| d.to_str());
-    if let Err(e) = import::plan(client, &file, &existing, (port, project)) {
-        eprintln!("taskdeck: {}: {e}", file_path.display());
-        return ExitCode::from(1);
+    let preview_plan = match import::plan(client, &file, &existing, (port, project)) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("taskdeck: {}: {e}", file_path.display());
+            return ExitCode::from(1);
+        }
+    };
+    if !args.write && !args.print {
+        return preview(&args, ctx, &preview_plan, (&file, &file_path, jsonc), port);
     }
+    let name = args.name.as_deref().unwrap_or(client.id());
     let given_token = args.token.is_some();
     let token = match args.token {
         Some(t) => {
             agent_token::warn_unless_live(&ctx.data_dir, &t);
             t
         }
-        None => match create_token(ctx, args.name.as_deref().unwrap_or(client.id())) {
+        None => match create_token(ctx, name) {
             Ok(t) => t,
             Err(code) => return code,
         },
@@ -120,36 +135,19 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
     if let Err(e) = applied {
         return file_error(e);
     }
-    report(&plan, &file_path);
-    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
-    let entry = mcp_config::server_entry(client.id(), &mcp_url, &token).expect("known client");
-    let rewritten = import::rewrite(client, &file, &plan, entry);
-    let text = serde_json::to_string_pretty(&rewritten).expect("JSON") + "\n";
+    report(&plan, &file_path, false);
+    let (rewritten, text) = rewritten_file(client, &file, &plan, port, &token);
     // Written back, the file (which holds the token) is not also printed; printed only when it
     // could not be written, for the person to save it themselves.
-    if !args.write {
+    if args.print {
         print!("{text}");
     }
-    if let Some(dir) = &project_dir {
-        eprintln!(
-            "note: {} belongs to the project in {}: the rewritten file holds the token; keep it \
-             out of version control (or give each person their own token there)",
-            file_path.display(),
-            dir.display()
-        );
-    }
-    if jsonc && rewritten != file {
-        eprintln!(
-            "note: {} has comments or trailing commas; the rewritten file is plain JSON without \
-             them{}",
-            file_path.display(),
-            if args.write {
-                " (the backup keeps them)"
-            } else {
-                ""
-            }
-        );
-    }
+    let backup = if args.write {
+        " (the backup keeps them)"
+    } else {
+        ""
+    };
+    notes(client, &file_path, (&file, jsonc), &rewritten, backup);
     if args.write && rewritten == file {
         eprintln!(
             "{} already reaches them through Taskdeck: nothing to write.",
@@ -182,11 +180,108 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
         };
         eprintln!(
             "This is {} rewritten to reach them through Taskdeck (its servers are in Taskdeck \
-             now); to write it, after a backup next to it, run this again with {again}.",
-            file_path.display()
+             now; the file holds the token, keep it private): save it there and restart {}, or \
+             have Taskdeck write it, after a backup next to it, with {again}.",
+            file_path.display(),
+            args.client
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The preview: the report and the client's file as an import would make them, on stderr and
+/// stdout, with nothing written and no token made. Exits 3, saying why, when the import would
+/// be refused its token.
+fn preview(
+    args: &ImportArgs,
+    ctx: &ServersContext,
+    plan: &ImportPlan,
+    (file, file_path, jsonc): (&Value, &std::path::Path, bool),
+    port: u16,
+) -> ExitCode {
+    let client = Client::from_id(&args.client).expect("clap checked the client");
+    let name = args.name.as_deref().unwrap_or(client.id());
+    let token = match &args.token {
+        Some(t) => {
+            agent_token::warn_unless_live(&ctx.data_dir, t);
+            t.as_str()
+        }
+        None => match agent_token::would_make(&ctx.data_dir, &ctx.config_dir, name) {
+            Ok(true) => {
+                eprintln!("Would create a token for principal {name:?} (TOKEN below).");
+                "TOKEN"
+            }
+            Ok(false) => {
+                eprintln!(
+                    "Would use principal {name:?}'s token from its token file (TOKEN below)."
+                );
+                "TOKEN"
+            }
+            Err(e) => {
+                eprintln!(
+                    "taskdeck: the import would be refused its token: {e} (pass --name NEW-NAME \
+                     or --token TOKEN)"
+                );
+                return ExitCode::from(3);
+            }
+        },
+    };
+    report(plan, file_path, true);
+    let (rewritten, text) = rewritten_file(client, file, plan, port, token);
+    print!("{text}");
+    let backup = " (--write's backup would keep them)";
+    notes(client, file_path, (file, jsonc), &rewritten, backup);
+    eprintln!(
+        "Nothing changed: this is a preview of {} as the import would make it. To import, run \
+         this again with --write (adds the servers to Taskdeck and writes the file, after a \
+         backup next to it) or --print (adds them and prints the file with its token, for you \
+         to save).",
+        file_path.display()
+    );
+    ExitCode::SUCCESS
+}
+
+/// `file` with the imported servers replaced by Taskdeck's entry reaching port `port` with
+/// `token`, and its text as written (pretty JSON, one newline at the end).
+fn rewritten_file(
+    client: Client,
+    file: &Value,
+    plan: &ImportPlan,
+    port: u16,
+    token: &str,
+) -> (Value, String) {
+    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
+    let entry = mcp_config::server_entry(client.id(), &mcp_url, token).expect("known client");
+    let rewritten = import::rewrite(client, file, plan, entry);
+    let text = serde_json::to_string_pretty(&rewritten).expect("JSON") + "\n";
+    (rewritten, text)
+}
+
+/// The notes on stderr about the rewritten file of `client`: a project's file holds the token;
+/// a JSONC file's comments are gone (`backup` says where they are kept, e.g. " (the backup
+/// keeps them)", or is empty).
+fn notes(
+    client: Client,
+    file_path: &std::path::Path,
+    (file, jsonc): (&Value, bool),
+    rewritten: &Value,
+    backup: &str,
+) {
+    if let Some(dir) = import::project_dir_of(client, file_path) {
+        eprintln!(
+            "note: {} belongs to the project in {}: the rewritten file holds the token; keep it \
+             out of version control (or give each person their own token there)",
+            file_path.display(),
+            dir.display()
+        );
+    }
+    if jsonc && rewritten != file {
+        eprintln!(
+            "note: {} has comments or trailing commas; the rewritten file is plain JSON without \
+             them{backup}",
+            file_path.display(),
+        );
+    }
 }
 
 fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
@@ -208,22 +303,32 @@ fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
     }
 }
 
-/// One line per entry of the client's file, on stderr.
-fn report(plan: &ImportPlan, file: &std::path::Path) {
+/// One line per entry of the client's file, on stderr; `preview`: what an import would do.
+fn report(plan: &ImportPlan, file: &std::path::Path, preview: bool) {
     eprintln!("From {}:", file.display());
     if plan.entries.is_empty() {
         eprintln!("  (no servers)");
     }
+    let (added, replaced, kept) = match preview {
+        true => (
+            "would be added as",
+            "would be replaced",
+            "would not be imported",
+        ),
+        false => ("added as", "replaced", "not imported"),
+    };
     for e in &plan.entries {
         let scope = match &e.scope {
             Scope::TopLevel => String::new(),
             Scope::Project(p) => format!(" (project {p})"),
         };
         let what = match &e.verdict {
-            Verdict::Added { name } => format!("added as {name}"),
+            Verdict::Added { name } => format!("{added} {name}"),
             Verdict::AlreadyThere { name } => format!("already in servers.json as {name}"),
-            Verdict::Taskdeck => "is Taskdeck itself; replaced by the new taskdeck entry".into(),
-            Verdict::Skipped { reason } => format!("not imported, kept in the file: {reason}"),
+            Verdict::Taskdeck => {
+                format!("is Taskdeck itself; {replaced} by the new taskdeck entry")
+            }
+            Verdict::Skipped { reason } => format!("{kept}, kept in the file: {reason}"),
         };
         eprintln!("  {:?}{scope}: {what}", e.client_name);
     }

@@ -123,16 +123,10 @@ fn new_secret() -> String {
     )
 }
 
-/// Creates a token for principal `name` with `role` (`Agent` or `Human`) in `store` and returns
-/// the secret (shown once; only its hash is kept). Errors: [`AuthError::Exists`],
-/// [`AuthError::CaseOf`],
-/// [`AuthError::BadName`], [`AuthError::Reserved`] for `admin` and `anonymous`,
-/// [`AuthError::AdminRole`] for `Role::Admin`, [`AuthError::Store`].
-pub async fn create_token_with_role(
-    store: &Store,
-    name: &str,
-    role: Role,
-) -> Result<String, AuthError> {
+/// The name's own rules for a new token of principal `name`: 1-64 ASCII letters, digits, `-`,
+/// `_` or `.`, and not `admin` or `anonymous` in any case. Errors: [`AuthError::BadName`],
+/// [`AuthError::Reserved`].
+pub fn check_name(name: &str) -> Result<(), AuthError> {
     let valid = !name.is_empty()
         && name.len() <= 64
         && name
@@ -144,17 +138,43 @@ pub async fn create_token_with_role(
     if name.eq_ignore_ascii_case(ADMIN) || name.eq_ignore_ascii_case(ANONYMOUS) {
         return Err(AuthError::Reserved(name.into()));
     }
+    Ok(())
+}
+
+/// Everything [`create_token_with_role`] checks before it writes, without writing: whether a
+/// token for principal `name` with `role` can be made in `store` now. Errors: as
+/// [`create_token_with_role`]'s.
+pub fn check_new_token(store: &Store, name: &str, role: Role) -> Result<(), AuthError> {
+    check_name(name)?;
     if role == Role::Admin {
         return Err(AuthError::AdminRole);
     }
-    if let Some(other) = store
-        .tokens()?
-        .into_iter()
+    let tokens = store.tokens()?;
+    if let Some(other) = tokens
+        .iter()
         .find(|t| t.name != name && t.name.eq_ignore_ascii_case(name))
     {
-        return Err(AuthError::CaseOf(name.into(), other.name));
+        return Err(AuthError::CaseOf(name.into(), other.name.clone()));
     }
+    if tokens.iter().any(|t| t.name == name && !t.revoked) {
+        return Err(AuthError::Exists(name.into()));
+    }
+    Ok(())
+}
+
+/// Creates a token for principal `name` with `role` (`Agent` or `Human`) in `store` and returns
+/// the secret (shown once; only its hash is kept). Errors: [`AuthError::Exists`],
+/// [`AuthError::CaseOf`],
+/// [`AuthError::BadName`], [`AuthError::Reserved`] for `admin` and `anonymous`,
+/// [`AuthError::AdminRole`] for `Role::Admin`, [`AuthError::Store`].
+pub async fn create_token_with_role(
+    store: &Store,
+    name: &str,
+    role: Role,
+) -> Result<String, AuthError> {
+    check_new_token(store, name, role)?;
     let secret = new_secret();
+    // Made between the check and here by another process: the insert says so.
     if store.add_token(name, &hash(&secret), role).await? {
         Ok(secret)
     } else {
@@ -224,6 +244,12 @@ impl TokenCommands {
     /// [`create_token`]: an agent's token.
     pub fn create(&self, name: &str) -> Result<String, AuthError> {
         self.runtime.block_on(create_token(&self.store, name))
+    }
+
+    /// [`check_new_token`] for an agent's token: whether [`TokenCommands::create`] of `name`
+    /// would succeed now.
+    pub fn check_create(&self, name: &str) -> Result<(), AuthError> {
+        check_new_token(&self.store, name, Role::Agent)
     }
 
     /// [`create_token_with_role`].
