@@ -637,6 +637,37 @@ async fn busy_port_is_a_clear_error() {
     );
 }
 
+/// A second `taskdeck serve` on a data dir in use, on the first one's port or on another, is
+/// refused and says where the first one runs, with the link that opens its UI.
+#[tokio::test]
+async fn a_second_serve_on_the_data_dir_leads_to_the_first() {
+    let s = Server::start(&[]).await;
+    for port in [s.port.to_string(), "0".to_string()] {
+        let out = tokio::process::Command::new(crate::harness::BIN)
+            .args(["serve", "--port", &port, "--data-dir"])
+            .arg(s.dir.join("data"))
+            .arg("--config-dir")
+            .arg(s.dir.join("cfg"))
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let running = format!(
+            "Taskdeck is already running on this data dir ({}) at http://127.0.0.1:{} (pid {});",
+            s.dir.join("data").display(),
+            s.port,
+            s.child.id().unwrap()
+        );
+        assert!(err.contains(&running), "--port {port}: {err}");
+        let link = format!(
+            "Open its UI:   http://127.0.0.1:{}/#token={}",
+            s.port, s.admin
+        );
+        assert!(err.contains(&link), "--port {port}: {err}");
+    }
+}
+
 #[tokio::test]
 async fn connect_an_agent_creates_a_working_token() {
     let s = Server::start(&[]).await;

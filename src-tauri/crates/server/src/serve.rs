@@ -73,6 +73,12 @@ pub enum ServeError {
         "port {0} on 127.0.0.1 is already in use (is Taskdeck already running? choose another with --port)"
     )]
     PortBusy(u16),
+    /// Another Taskdeck process holds the data dir (the path).
+    #[error(
+        "another Taskdeck is already using the data dir {} (stop it first, or use --data-dir)",
+        .0.display()
+    )]
+    DataDirBusy(PathBuf),
     /// The store failed its start check: the one paragraph that names the file and the way out.
     #[error("{0}")]
     DamagedStore(String),
@@ -134,7 +140,10 @@ pub async fn start(cfg: ServeConfig) -> Result<Running, ServeError> {
         lock,
         unclean,
         last_run: before,
-    } = data_dir_lock::acquire(&cfg.data_dir).map_err(|e| other(&e))?;
+    } = data_dir_lock::acquire(&cfg.data_dir).map_err(|e| match e {
+        data_dir_lock::LockError::Busy(dir) => ServeError::DataDirBusy(dir),
+        e => other(&e),
+    })?;
     // The last run's port is not this one's: until this start records its own, client tools
     // must not take the old one (another program may hold it now) for this Taskdeck's.
     let _ = std::fs::remove_file(port_path(&cfg.data_dir));
@@ -467,7 +476,10 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
         let running = match start(cfg.clone()).await {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("taskdeck: {e}");
+                match already_running(&e, &cfg) {
+                    Some(port) => say_already_running(port, &cfg, ui_link),
+                    None => eprintln!("taskdeck: {e}"),
+                }
                 return std::process::ExitCode::from(1);
             }
         };
@@ -489,6 +501,34 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
         }
         std::process::ExitCode::SUCCESS
     })
+}
+
+/// The port of the Taskdeck already running on `cfg`'s data dir when that is why `e` refused
+/// this start (its port or its data dir taken); `None` for any other refusal, or when no
+/// Taskdeck holds the data dir or its port file is missing.
+fn already_running(e: &ServeError, cfg: &ServeConfig) -> Option<u16> {
+    match e {
+        ServeError::PortBusy(_) | ServeError::DataDirBusy(_) => running_port(&cfg.data_dir),
+        _ => None,
+    }
+}
+
+/// What a start refused because Taskdeck already runs on its data dir prints on stderr: where
+/// it runs and, with `ui_link`, the link that opens its UI signed in as the admin (as the
+/// banner of [`print_banner`] gives it), so that a second `taskdeck serve` leads to the first.
+fn say_already_running(port: u16, cfg: &ServeConfig, ui_link: bool) {
+    let pid = data_dir_lock::holder(&cfg.data_dir)
+        .map(|p| format!(" (pid {p})"))
+        .unwrap_or_default();
+    eprintln!(
+        "taskdeck: Taskdeck is already running on this data dir ({}) at http://127.0.0.1:{port}{pid}; \
+         stop it first, or pass another --data-dir.",
+        cfg.data_dir.display()
+    );
+    let token = crate::adapters::auth::read_admin_token(&cfg.config_dir);
+    if ui_link && let Some(token) = token {
+        eprintln!("  Open its UI:   http://127.0.0.1:{port}/#token={token}");
+    }
 }
 
 /// At a clean stop, empties the store's write-ahead log into the store file
