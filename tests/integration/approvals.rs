@@ -711,6 +711,19 @@ async fn an_unanswered_approval_expires_into_the_policys_default() {
             .iter()
             .any(|e| e["kind"] == "inputExpired")
     );
+    assert_eq!(resumed_with(&detail), "No answer came in time", "{detail}");
+}
+
+/// The statusMessage of `detail`'s task as it went back from `input_required` to `working`:
+/// what it waited for no longer holds.
+fn resumed_with(detail: &Value) -> &str {
+    detail["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "status" && e["data"]["from"] == "input_required")
+        .and_then(|e| e["data"]["statusMessage"].as_str())
+        .unwrap_or_default()
 }
 
 /// A command still waiting for its approval when Taskdeck stops, cleanly or killed, is asked
@@ -863,6 +876,7 @@ async fn every_decision_is_in_the_audit_log_and_the_task_timeline() {
         json!({"command": "echo after"}),
         "{event}"
     );
+    assert_eq!(resumed_with(&detail), "Answered by admin", "{detail}");
     let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
     assert_eq!(verified["ok"], true, "{verified}");
 }

@@ -46,7 +46,8 @@ impl TaskContext {
                 t.input_requests.remove(&k);
                 t.last_updated_at_ms = now;
                 w.event(&t, now, "inputExpired", json!({"key": k}))?;
-                super::input_rounds::back_to_work(w, &mut t, now, ttl, "input expired")?;
+                let resumed = "No answer came in time".to_string();
+                super::input_rounds::back_to_work(w, &mut t, now, ttl, ("input expired", resumed))?;
                 w.save(t)?;
                 Ok(true)
             })

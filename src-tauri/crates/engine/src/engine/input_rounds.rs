@@ -117,7 +117,8 @@ impl Engine {
                 }
                 if !report.accepted.is_empty() {
                     t.last_updated_at_ms = now;
-                    back_to_work(w, &mut t, now, ttl, "input answered")?;
+                    let resumed = format!("Answered by {}", who.name);
+                    back_to_work(w, &mut t, now, ttl, ("input answered", resumed))?;
                     w.save(t)?;
                 }
                 Ok((report, delivered))
@@ -294,16 +295,21 @@ impl Drop for InputWaiter {
 /// Once no input request is outstanding, an `input_required` task goes back to `working` and
 /// its retention runs again from creation (`ttl` when it was created without one), with a
 /// `ttl` event saying `reason`; a hosted task's ttlMs is its host's and stays as it is.
+///
+/// Its statusMessage becomes `resumed` (e.g. "Answered by admin"): the one it had said what it
+/// was waiting for ("Waiting for a human in Taskdeck: …"), which no longer holds, and the
+/// `status` event of this transition carries the new one.
 pub(super) fn back_to_work(
     w: &mut store::WriteCtx<'_>,
     t: &mut super::TaskRecord,
     now: i64,
     ttl: Option<u64>,
-    reason: &str,
+    (reason, resumed): (&str, String),
 ) -> Result<(), EngineError> {
     if !t.input_requests.is_empty() || t.status != TaskStatus::InputRequired {
         return Ok(());
     }
+    t.status_message = Some(resumed);
     transition(w, t, TaskStatus::Working, now)?;
     if super::hosted::is_hosted(w.conn, &t.task_id)? {
         return Ok(());
