@@ -554,15 +554,23 @@ test('a call longer than its row is opened by Approve first, and approved only o
   const row = rowOf(id);
   await row.waitFor();
   assert.ok(!(await row.locator('.approval-args').textContent()).includes('middle-part'), 'the row cuts it');
-  await row.locator('.approval-approve').click();
+  // Its button says what a press does: it opens the call first.
+  const button = row.locator('.approval-approve');
+  assert.equal(await button.textContent(), 'Review…');
+  assert.match(await button.getAttribute('title'), /longer than its row/);
+  await button.click();
   await row.locator('.approval-args-full').waitFor();
   assert.ok((await row.locator('.approval-args-full').textContent()).includes('middle-part'));
   await page.locator('.toast', { hasText: 'longer than its row' }).waitFor();
   assert.ok((await pending()).some((p) => p.taskId === id), 'not approved unread');
-  await row.locator('.approval-approve').click();
+  assert.equal(await button.textContent(), 'Approve', 'open, it approves');
+  assert.equal(await button.getAttribute('title'), null);
+  await button.click();
   assert.equal((await outcome(id)).status, 'completed');
-  // A short call is approved at once.
+  // A short call is approved at once, and says so.
   const short = await askToRun('echo short');
+  await rowOf(short).waitFor();
+  assert.equal(await rowOf(short).locator('.approval-approve').textContent(), 'Approve');
   await rowOf(short).locator('.approval-approve').click();
   assert.equal((await outcome(short)).status, 'completed');
 });
@@ -603,6 +611,7 @@ test('a call with a masked credential is read whole with “Show hidden values�
   const row = rowOf(id);
   assert.equal(await row.locator('.approval-hidden').textContent(), 'values hidden', 'the row says so');
   // Approve on its row opens it instead: it is approved where it can be read whole.
+  assert.equal(await row.locator('.approval-approve').textContent(), 'Review…');
   await row.locator('.approval-approve').click();
   await page.locator('.toast', { hasText: 'hides values that look like credentials' }).waitFor();
   const full = row.locator('.approval-args-full');
@@ -620,8 +629,10 @@ test('a call with a masked credential is read whole with “Show hidden values�
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(await page.locator('.toast', { hasText: 'Read this call whole before approving it' }).count(), 1);
   assert.equal(await page.evaluate(() => document.activeElement.className), 'btn btn-small approval-reveal', 'the button that reads it has the focus');
+  assert.equal(await row.locator('.approval-approve').textContent(), 'Review…', 'open, not yet read whole');
   await reveal.click();
   await waitFor(async () => (await full.textContent()).includes('touch-me-42'), 'the call as the agent sent it');
+  await waitFor(async () => (await row.locator('.approval-approve').textContent()) === 'Approve', 'read whole, its button approves');
   assert.deepEqual(JSON.parse(await full.textContent()), { command: 'echo deployed', env: { API_TOKEN: 'touch-me-42' } });
   assert.equal(await full.getAttribute('aria-label'), 'Arguments as they would run');
   assert.equal(await reveal.textContent(), 'Hide values');

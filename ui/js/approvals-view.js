@@ -318,6 +318,37 @@ function approveAsAsked(a, id) {
   decide([a], 'approve');
 }
 
+/** Why a press of call `a`'s Approve (row `id`) opens it instead of approving it, as the
+ *  button's tooltip says it; '' when it approves. */
+function reviewFirst(a, id) {
+  if (a.hiddenValues && !readWhole(a)) return 'This call hides values that look like credentials: Review opens it, to read it whole (Show hidden values) before you approve it';
+  if (state.approvals.openId !== id && !rowShowsWhole(a, id)) return 'This call is longer than its row: Review opens it, to read it all before you approve it';
+  return '';
+}
+
+/** Names each row's Approve button by what a press does: "Review…" while it would open the
+ *  call first ([reviewFirst]), else "Approve". Measures every row before it writes any, so the
+ *  page is laid out once. */
+function labelApproveButtons() {
+  const found = [];
+  for (const row of state.approvals.rows) {
+    if (row.type !== 'approval') continue;
+    const button = rowEls.get(`${row.type}:${row.id}`)?.querySelector('.approval-approve');
+    if (button) found.push([button, row.approval, reviewFirst(row.approval, row.id)]);
+  }
+  for (const [button, a, why] of found) {
+    setText(button, why ? 'Review…' : 'Approve');
+    button.setAttribute('aria-label', `${why ? 'Review' : 'Approve'} ${rowWhat(a)}`);
+    if (why) button.title = why;
+    else button.removeAttribute('title');
+  }
+}
+
+/** How a row's controls name the call they act on, for screen readers. */
+function rowWhat(a) {
+  return a.kind === 'question' ? oneLine(a.message || a.tool, 80) : `${a.tool} from ${a.principal}: ${oneLine(argsSummary(a.arguments), 80)}`;
+}
+
 /** The most characters of a call's arguments its row shows. */
 const ROW_ARGS_MAX = 120;
 
@@ -345,7 +376,7 @@ function approvedByMe(a) {
 function approvalRow(a, inGroup) {
   const id = approvalId(a);
   // Screen readers name each row's controls by the call they act on, not "Approve" alone.
-  const what = a.kind === 'question' ? oneLine(a.message || a.tool, 80) : `${a.tool} from ${a.principal}: ${oneLine(argsSummary(a.arguments), 80)}`;
+  const what = rowWhat(a);
   const check = h('input', { type: 'checkbox', class: 'approval-check', 'aria-label': `Select ${what}` });
   check.addEventListener('click', (e) => {
     const index = state.approvals.rows.findIndex((r) => r.id === id);
@@ -492,7 +523,12 @@ function updateRow(el, row, now) {
         approve: (args) => decide([a], 'approve', { arguments: args }),
         deny: (reason) => decide([a], 'deny', { reason }),
         openTask: () => openTask(a.taskId, { focus: true }),
-        reveal: () => state.api.reveal(a.taskId),
+        // Read whole, its Approve approves: relabelled once the card has recorded the read.
+        reveal: () =>
+          state.api.reveal(a.taskId).then((revealed) => {
+            setTimeout(labelApproveButtons);
+            return revealed;
+          }),
         decides: rights(state.me).seesAll,
       });
       cards.set(id, card);
@@ -553,6 +589,7 @@ export function renderApprovals() {
   // A decided row leaves with the focus in it (its row, its reason box): the focus goes to the
   // row that took its place, so the next key acts on the queue, not on the page behind it.
   if (hadFocus && !ul.contains(document.activeElement)) refocus();
+  labelApproveButtons();
   // A short window shows the queue's first row only, until a call or a group is opened.
   ul.classList.toggle('has-open', inbox.openId !== null || inbox.rows.some((r) => r.type === 'group' && r.open));
   const n = inbox.selected.size;
@@ -660,6 +697,15 @@ export function initApprovals() {
   };
   $('approvals-list').addEventListener('focusout', onFocusOut);
   $('approvals-bar').addEventListener('focusout', onFocusOut);
+  // A narrower window cuts more rows: their Approve says "Review…" then, and back when wider.
+  if (typeof ResizeObserver !== 'undefined') {
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      if (entry.contentRect.width === width) return;
+      width = entry.contentRect.width;
+      labelApproveButtons();
+    }).observe($('approvals-list'));
+  }
 }
 
 /**
