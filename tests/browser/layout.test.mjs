@@ -765,6 +765,27 @@ test('the Policies table breaks a principal, server or tool name only when it mu
   }
 });
 
+test('at 420 px the Connect an agent dialog shows every client tab whole', async () => {
+  await page.setViewportSize({ width: 420, height: 800 });
+  await page.locator('#connect-btn').click();
+  const dialog = page.locator('#agent-dialog');
+  await dialog.getByLabel('Agent name').fill('layout-agent');
+  await dialog.getByLabel('Agent name').press('Enter');
+  await dialog.getByRole('tab', { name: 'Codex' }).waitFor();
+  const fit = await dialog.locator('[role="tablist"]').evaluate((list) => {
+    const box = list.getBoundingClientRect();
+    const cut = [...list.querySelectorAll('[role="tab"]')].filter((t) => {
+      const r = t.getBoundingClientRect();
+      return r.left < box.left - 1 || r.right > box.right + 1 || t.scrollWidth > t.clientWidth + 1;
+    });
+    return { scrolls: list.scrollWidth > list.clientWidth + 1, cut: cut.map((t) => t.textContent) };
+  });
+  assert.deepEqual(fit, { scrolls: false, cut: [] }, '420 px: every tab in view');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+  await page.setViewportSize({ width: 1280, height: 820 });
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });
