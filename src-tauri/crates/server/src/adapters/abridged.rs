@@ -11,6 +11,7 @@
 //! stay whole, and `/v1/approvals` shows every call whole.
 
 use serde_json::{Map, Value};
+use unicode_segmentation::GraphemeCursor;
 
 /// A string longer than this many characters (Unicode scalar values) is cut, in the first pass.
 pub const STRING_MAX_CHARS: usize = 2048;
@@ -126,7 +127,9 @@ fn cut_to(value: &mut Value, chars: usize, members: usize) -> (bool, usize) {
 }
 
 /// Cuts `s` to `max` characters when it has more: its first `max / 2` and its last ones, with
-/// [`CUT_MARK`] between. Returns whether it did.
+/// [`CUT_MARK`] between, moved out to the nearest grapheme-cluster boundary (so a flag or a
+/// family emoji is kept whole or left out, never split into another; then a few characters
+/// fewer are kept). Returns whether it did.
 fn cut_string(s: &mut String, max: usize) -> bool {
     // No more bytes than the most characters kept: not too long (the common case, at once).
     if s.len() <= max {
@@ -139,15 +142,60 @@ fn cut_string(s: &mut String, max: usize) -> bool {
     let (head, tail) = (max / 2, max - max / 2 - 1);
     let at = |n: usize| s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
     let (head_end, tail_start) = (at(head), at(chars - tail));
+    let (head_end, tail_start) = (
+        cluster_edge(s, head_end, false),
+        cluster_edge(s, tail_start, true),
+    );
     s.replace_range(head_end..tail_start, CUT_MARK);
     true
 }
+
+/// The grapheme-cluster boundary of `s` nearest to byte `i` (a char boundary) backwards, or
+/// forwards with `forward`: `i` itself when it is one. A cluster longer than
+/// [`CLUSTER_MAX_BYTES`] (a letter under hundreds of combining marks) is cut at `i` after all,
+/// so that a cut keeps about what it says.
+fn cluster_edge(s: &str, i: usize, forward: bool) -> usize {
+    let mut cursor = GraphemeCursor::new(i, s.len(), true);
+    if cursor.is_boundary(s, 0).unwrap_or(true) {
+        return i;
+    }
+    let edge = match forward {
+        true => cursor.next_boundary(s, 0),
+        false => cursor.prev_boundary(s, 0),
+    };
+    match edge {
+        Ok(Some(edge)) if edge.abs_diff(i) <= CLUSTER_MAX_BYTES => edge,
+        _ => i,
+    }
+}
+
+/// How far [`cluster_edge`] moves a cut, in bytes: the longest emoji sequences (a family of
+/// four with skin tones) are under 64.
+const CLUSTER_MAX_BYTES: usize = 64;
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_cut_never_splits_a_flag_or_a_joined_emoji() {
+        use unicode_segmentation::UnicodeSegmentation;
+        // An odd start puts the plain cut inside a flag (two regional indicators) at both ends.
+        for (lead, unit) in [("x", "🇫🇷"), ("xy", "👨‍👩‍👧"), ("x", "e\u{301}")] {
+            let mut v = json!(format!("{lead}{}", unit.repeat(3000)));
+            assert!(abridge(&mut v));
+            let cut = v.as_str().unwrap();
+            let (head, tail) = cut.split_once(CUT_MARK).unwrap();
+            let head = head.strip_prefix(lead).unwrap();
+            for part in [head, tail] {
+                assert!(part.graphemes(true).all(|g| g == unit), "{unit}: {part:?}");
+                assert!(!part.is_empty());
+            }
+            assert!(cut.chars().count() <= STRING_MAX_CHARS, "{unit}");
+        }
+    }
 
     #[test]
     fn long_strings_keep_both_ends_and_short_ones_stay() {
