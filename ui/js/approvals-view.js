@@ -288,6 +288,12 @@ function denySelected() {
  * not silently dropped.
  */
 function approveAsAsked(a, id) {
+  // Opened by a press of "Review…" a moment ago: a second press that fast (a double click, a
+  // key held or pressed twice) was aimed at "Review…", and nobody read the call in that time.
+  if (reviewedAt.get(id) > Date.now() - REVIEW_SETTLE_MS) {
+    toast('This call was opened for you to read it: read it, then approve it (a, or Approve).', 'info');
+    return;
+  }
   // A call that masks values may hide its command there: it is opened first, where "Show
   // hidden values" reads it whole.
   if (state.approvals.openId !== id && a.hiddenValues) {
@@ -304,6 +310,7 @@ function approveAsAsked(a, id) {
   // Approved as asked only once the person could read all of it: a call whose row cuts it
   // (a long value, or a row too narrow for its line) is opened first, in full.
   if (state.approvals.openId !== id && !rowShowsWhole(a, id)) {
+    reviewedAt.set(id, Date.now());
     openApproval(id, true);
     toast('This call is longer than its row, so it is open now: read it all, then approve it (a, or Approve).', 'info');
     return;
@@ -317,6 +324,13 @@ function approveAsAsked(a, id) {
   }
   decide([a], 'approve');
 }
+
+/** When (ms) a press of "Review…" opened each call (row id), so that the press right after it
+ *  does not approve what it just opened. */
+const reviewedAt = new Map();
+/** How long after "Review…" opened a call a press of Approve does not approve it (ms): longer
+ *  than a double click or a key's repeat, shorter than reading a call. */
+const REVIEW_SETTLE_MS = 1000;
 
 /** Why a press of call `a`'s Approve (row `id`) opens it instead of approving it, as the
  *  button's tooltip says it; '' when it approves. */
@@ -575,6 +589,7 @@ export function renderApprovals() {
     rowEls.delete(key);
   }
   for (const id of [...cards.keys()]) if (!inbox.get(id)) cards.delete(id);
+  for (const id of [...reviewedAt.keys()]) if (!inbox.get(id)) reviewedAt.delete(id);
   // Moving a focused node blurs it: reorder only when the order changed.
   const current = [...ul.children];
   if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i])) {
