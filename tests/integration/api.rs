@@ -666,6 +666,26 @@ async fn a_second_serve_on_the_data_dir_leads_to_the_first() {
         );
         assert!(err.contains(&link), "--port {port}: {err}");
     }
+    // From another config dir, whose admin token is not the running one's: no link that
+    // fails, but where to sign in.
+    std::fs::create_dir_all(s.dir.join("cfg2")).unwrap();
+    let other = format!("td_{}", "x".repeat(43));
+    std::fs::write(s.dir.join("cfg2/admin-token"), &other).unwrap();
+    let out = tokio::process::Command::new(crate::harness::BIN)
+        .args(["serve", "--port", "0", "--data-dir"])
+        .arg(s.dir.join("data"))
+        .arg("--config-dir")
+        .arg(s.dir.join("cfg2"))
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("#token="), "{err}");
+    assert!(
+        err.contains("admin-token does not hold its admin token"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

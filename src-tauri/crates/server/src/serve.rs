@@ -478,7 +478,15 @@ pub fn run_headless(cfg: ServeConfig, ui_link: bool) -> std::process::ExitCode {
             Err(e) => {
                 match already_running(&e, &cfg) {
                     Some(port) => say_already_running(port, &cfg, ui_link),
-                    None => eprintln!("taskdeck: {e}"),
+                    None => match (&e, data_dir_lock::holder(&cfg.data_dir)) {
+                        // Starting (its port not yet recorded), or its port file is gone.
+                        (ServeError::DataDirBusy(dir), Some(pid)) => eprintln!(
+                            "taskdeck: another Taskdeck (pid {pid}) is already using the data dir \
+                             {} (stop it first, or use --data-dir)",
+                            dir.display()
+                        ),
+                        _ => eprintln!("taskdeck: {e}"),
+                    },
                 }
                 return std::process::ExitCode::from(1);
             }
@@ -525,9 +533,27 @@ fn say_already_running(port: u16, cfg: &ServeConfig, ui_link: bool) {
          stop it first, or pass another --data-dir.",
         cfg.data_dir.display()
     );
-    let token = crate::adapters::auth::read_admin_token(&cfg.config_dir);
-    if ui_link && let Some(token) = token {
-        eprintln!("  Open its UI:   http://127.0.0.1:{port}/#token={token}");
+    if !ui_link {
+        return;
+    }
+    // The admin token of this config dir signs in only when the running one was started with
+    // it: another config dir's (or none) is said, not given as a link that fails.
+    use crate::adapters::auth;
+    let token = auth::read_admin_token(&cfg.config_dir).filter(|token| {
+        // TokenCommands runs its own runtime: not on this one's worker.
+        tokio::task::block_in_place(|| {
+            auth::TokenCommands::open(&cfg.data_dir)
+                .and_then(|tokens| tokens.is_admin(token))
+                .unwrap_or(false)
+        })
+    });
+    match token {
+        Some(token) => eprintln!("  Open its UI:   http://127.0.0.1:{port}/#token={token}"),
+        None => eprintln!(
+            "  Its UI:        http://127.0.0.1:{port}/ ({} does not hold its admin token: sign \
+             in with the one of the config dir it was started with)",
+            auth::admin_token_path(&cfg.config_dir).display()
+        ),
     }
 }
 

@@ -274,6 +274,12 @@ impl TokenCommands {
         Ok(self.store.live_token(&hash(token))?.map(|(_, role)| role))
     }
 
+    /// True when `token` is this store's live admin token (the one `<config dir>/admin-token`
+    /// of the Taskdeck using it holds). Errors: [`AuthError::Store`].
+    pub fn is_admin(&self, token: &str) -> Result<bool, AuthError> {
+        Ok(self.store.live_token_hash(ADMIN)?.as_deref() == Some(hash(token).as_str()))
+    }
+
     /// [`revoke_token`].
     pub fn revoke(&self, name: &str) -> Result<(), AuthError> {
         self.runtime.block_on(revoke_token(&self.store, name))
