@@ -305,6 +305,46 @@ fn without_write_or_print_it_is_a_preview_that_changes_nothing() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
 
+/// A client file kept as a symlink (a dotfile manager's) stays one: `--write` replaces the file
+/// it points to, with the backup beside that file. `--port 0` reaches nothing: refused.
+#[test]
+fn write_follows_a_symlinked_file_and_port_zero_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = tmp.path().join("dotfiles/mcp.json");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::copy(fixture("cursor-mcp.json"), &real).unwrap();
+    let link = tmp.path().join("mcp.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let r = import(tmp.path(), "cursor", &link, &["--write"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(keys(&written["mcpServers"]), ["linear", "taskdeck"]);
+    let backups = std::fs::read_dir(real.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy()
+                .starts_with("mcp.json.taskdeck-backup-")
+        })
+        .count();
+    assert_eq!(backups, 1);
+
+    let out = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(tmp.path().join("data0"))
+        .arg("--config-dir")
+        .arg(tmp.path().join("cfg0"))
+        .args(["servers", "import", "cursor", "--port", "0", "--file"])
+        .arg(fixture("cursor-mcp.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--port 0 is no port a client can reach")
+    );
+}
+
 #[test]
 fn a_malformed_client_file_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();

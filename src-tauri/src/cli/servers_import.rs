@@ -88,6 +88,10 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
         .port
         .or_else(|| serve::running_port(&ctx.data_dir))
         .unwrap_or(serve::DEFAULT_PORT);
+    if port == 0 {
+        eprintln!("taskdeck: --port 0 is no port a client can reach: give Taskdeck's own port");
+        return ExitCode::from(2);
+    }
     let servers_path = servers_file::servers_path(&ctx.config_dir);
     // Plan once before anything changes, so a malformed file changes nothing.
     let existing = match ServersConfig::load(&servers_path) {
@@ -201,6 +205,7 @@ fn preview(
 ) -> ExitCode {
     let client = Client::from_id(&args.client).expect("clap checked the client");
     let name = args.name.as_deref().unwrap_or(client.id());
+    report(plan, file_path, true);
     let token = match &args.token {
         Some(t) => {
             agent_token::warn_unless_live(&ctx.data_dir, t);
@@ -226,7 +231,6 @@ fn preview(
             }
         },
     };
-    report(plan, file_path, true);
     let (rewritten, text) = rewritten_file(client, file, plan, port, token);
     print!("{text}");
     let backup = " (--write's backup would keep them)";
@@ -336,8 +340,10 @@ fn report(plan: &ImportPlan, file: &std::path::Path, preview: bool) {
 
 /// Copies `path` to `path.taskdeck-backup-<unix ms>`, then replaces it with `text` through a
 /// temp file renamed over it; both end up readable by their owner only (mode 0600: they hold
-/// secrets). Returns the backup's path.
+/// secrets). A symlink (a dotfile manager's) is followed: the file it points to is the one
+/// backed up and replaced, and the link stays. Returns the backup's path.
 fn write_back(path: &std::path::Path, text: &str) -> std::io::Result<PathBuf> {
+    let path = &std::fs::canonicalize(path)?;
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
