@@ -688,7 +688,7 @@ async fn an_unanswered_approval_expires_into_the_policys_default() {
     assert_eq!(list["approvals"][1]["onExpiry"], "allow", "{list}");
     let (result, text) = result_text(&s, &agent, &strict).await;
     assert_eq!(result["structuredContent"]["expired"], true, "{result}");
-    assert!(text.contains("nobody approved it in time"), "{text}");
+    assert!(text.contains("was not approved in time"), "{text}");
     let (result, text) = result_text(&s, &agent, &lenient).await;
     assert_eq!(result["isError"], false, "{result}");
     assert!(text.contains("lenient"), "{text}");
@@ -877,6 +877,10 @@ async fn every_decision_is_in_the_audit_log_and_the_task_timeline() {
         "{event}"
     );
     assert_eq!(resumed_with(&detail), "Answered by admin", "{detail}");
+    let (_, detail) = s
+        .v1_get(Some(&s.admin), &format!("/v1/tasks/{denied}"))
+        .await;
+    assert_eq!(resumed_with(&detail), "Declined by admin", "{detail}");
     let (_, verified) = s.v1_get(Some(&s.admin), "/v1/audit/verify").await;
     assert_eq!(verified["ok"], true, "{verified}");
 }

@@ -102,9 +102,16 @@ impl Engine {
                     }
                     checked.push((key, response));
                 }
+                // What the task says once back at work: how the last answer went.
+                let mut resumed = format!("Answered by {}", who.name);
                 for (key, response) in checked {
                     store::answer_input(w.conn, &id, &key, &response, &who.name, now)?;
                     let action = response.get("action").cloned().unwrap_or(Value::Null);
+                    resumed = match action.as_str() {
+                        Some("decline") => format!("Declined by {}", who.name),
+                        Some("cancel") => format!("Dismissed by {}", who.name),
+                        _ => format!("Answered by {}", who.name),
+                    };
                     t.input_requests.remove(&key);
                     w.event(
                         &t,
@@ -117,7 +124,6 @@ impl Engine {
                 }
                 if !report.accepted.is_empty() {
                     t.last_updated_at_ms = now;
-                    let resumed = format!("Answered by {}", who.name);
                     back_to_work(w, &mut t, now, ttl, ("input answered", resumed))?;
                     w.save(t)?;
                 }
@@ -298,7 +304,8 @@ impl Drop for InputWaiter {
 ///
 /// Its statusMessage becomes `resumed` (e.g. "Answered by admin"): the one it had said what it
 /// was waiting for ("Waiting for a human in Taskdeck: …"), which no longer holds, and the
-/// `status` event of this transition carries the new one.
+/// `status` event of this transition carries the new one. A hosted task's messages are its
+/// program's: its own stays.
 pub(super) fn back_to_work(
     w: &mut store::WriteCtx<'_>,
     t: &mut super::TaskRecord,
@@ -309,9 +316,12 @@ pub(super) fn back_to_work(
     if !t.input_requests.is_empty() || t.status != TaskStatus::InputRequired {
         return Ok(());
     }
-    t.status_message = Some(resumed);
+    let hosted = super::hosted::is_hosted(w.conn, &t.task_id)?;
+    if !hosted {
+        t.status_message = Some(resumed);
+    }
     transition(w, t, TaskStatus::Working, now)?;
-    if super::hosted::is_hosted(w.conn, &t.task_id)? {
+    if hosted {
         return Ok(());
     }
     let base = store::created_ttl(w.conn, &t.task_id)?.unwrap_or(ttl);

@@ -517,10 +517,11 @@ fn edited_call(arguments: Value) -> Result<RunCommandArguments, String> {
     }
 }
 
-/// The result when nobody approved in time and the policy refuses on expiry.
+/// The result when the call was not approved in time (by nobody, or by fewer people than its
+/// rule needs) and the policy refuses on expiry.
 fn expired(line: &str) -> Outcome {
     let mut result = json!({
-        "content": [{"type": "text", "text": format!("`{line}` was not started: nobody approved it in time.")}],
+        "content": [{"type": "text", "text": format!("`{line}` was not started: it was not approved in time.")}],
         "structuredContent": {"expired": true, "command": line},
         "isError": true
     });
