@@ -286,7 +286,8 @@ fn without_write_or_print_it_is_a_preview_that_changes_nothing() {
     assert!(!r.ok);
     assert!(
         r.stderr.contains("would be refused its token")
-            && r.stderr.contains("--name NEW-NAME or --token TOKEN"),
+            && r.stderr
+                .contains("pass --token THAT-TOKEN to keep using it, or --name NEW-NAME"),
         "{}",
         r.stderr
     );

@@ -224,8 +224,8 @@ fn preview(
             }
             Err(e) => {
                 eprintln!(
-                    "taskdeck: the import would be refused its token: {e} (pass --name NEW-NAME \
-                     or --token TOKEN)"
+                    "taskdeck: the import would be refused its token: {}",
+                    token_refused(&e, name)
                 );
                 return ExitCode::from(3);
             }
@@ -301,9 +301,23 @@ fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
             Ok(t)
         }
         Err(e) => {
-            eprintln!("taskdeck: {e} (pass --name NEW-NAME or --token TOKEN)");
+            eprintln!("taskdeck: {}", token_refused(&e, name));
             Err(ExitCode::from(3))
         }
+    }
+}
+
+/// Why the client's token for principal `name` cannot be made, and the way on. A name that
+/// has a token already is most often this client's, from an earlier import: its file holds
+/// it, and `--token` keeps it (revoking it would cut the client off).
+fn token_refused(e: &auth::AuthError, name: &str) -> String {
+    match e {
+        auth::AuthError::Exists(_) => format!(
+            "principal {name:?} has a token already (from an earlier import, its client's file \
+             holds it in the taskdeck entry's Authorization header): pass --token THAT-TOKEN to \
+             keep using it, or --name NEW-NAME for a new principal"
+        ),
+        e => format!("{e} (pass --name NEW-NAME or --token TOKEN)"),
     }
 }
 
