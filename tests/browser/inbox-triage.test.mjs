@@ -577,6 +577,28 @@ test('a call longer than its row is opened by Approve first, and approved only o
   assert.equal((await outcome(short)).status, 'completed');
 });
 
+test('a key held on "Review…" (a, or Enter on the button) opens the call and approves nothing', async () => {
+  const command = `echo ${'c'.repeat(70)}; echo held-key; echo ${'d'.repeat(70)}`;
+  for (const how of ['a', 'Enter']) {
+    const id = await askToRun(`${command} ${how}`);
+    const row = rowOf(id);
+    const button = row.locator('.approval-approve');
+    assert.equal(await button.textContent(), 'Review…');
+    if (how === 'a') await row.focus();
+    else await button.focus();
+    // Held for 2 s: one press, then the key's repeats (keydown with repeat: true).
+    await page.keyboard.down(how);
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.down(how);
+      await new Promise((r) => setTimeout(r, 33));
+    }
+    await page.keyboard.up(how);
+    await row.locator('.approval-args-full').waitFor();
+    assert.ok((await pending()).some((p) => p.taskId === id), `${how} held: not approved unread`);
+    await clearQueue();
+  }
+});
+
 test('approving a selection lists each call whole in its confirmation, nothing cut from its middle', async () => {
   const command = `echo ${'a'.repeat(70)}; echo middle-of-bulk; echo ${'b'.repeat(70)}`;
   const id = await askToRun(command);

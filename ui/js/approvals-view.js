@@ -407,6 +407,11 @@ function approvalRow(a, inGroup) {
   summary.addEventListener('click', () => (a.kind === 'question' ? openTask(a.taskId, { focus: true, focusPrompt: true }) : openApproval(id)));
   const approve = h('button', { type: 'button', class: 'btn btn-small btn-primary approval-approve', 'aria-keyshortcuts': 'a', 'aria-label': `Approve ${what}` }, 'Approve');
   approve.addEventListener('click', () => approveAsAsked(a, id));
+  // Enter held on the button would press it again and again: after "Review…" opened the call,
+  // a repeat would approve it unread.
+  approve.addEventListener('keydown', (e) => {
+    if (e.repeat) e.preventDefault();
+  });
   const deny = h('button', { type: 'button', class: 'btn btn-small approval-deny', 'aria-keyshortcuts': 'd', 'aria-label': `Deny ${what}` }, 'Deny…');
   deny.addEventListener('click', () => openApproval(id, true)?.focusReason());
   const answer = h('button', { type: 'button', class: 'btn btn-small approval-answer', 'aria-label': `Answer ${what}` }, 'Answer →');

@@ -222,6 +222,12 @@ export function onKey(e, later) {
   // Inside a prompt's card: in a field or on a button, not on the card itself (whose Esc closes).
   const inPrompt = Boolean(prompt) && prompt !== target;
   const command = shortcutFor(e, { dialogOpen: dialogOpen(), typing, inSearch: target === $('search'), listFocused, inApprovals, onApprovalRow, inSelectionReason, inPrompt });
+  // A key held down decides nothing by its repeats: it would open a call ("Review…") and then
+  // approve it, and the next, with nobody reading them.
+  if (e.repeat && ['approval-approve', 'approval-approve-selected', 'accept'].includes(command)) {
+    e.preventDefault();
+    return;
+  }
   if (command && command.startsWith('approval-')) {
     e.preventDefault();
     const shift = e.shiftKey;
