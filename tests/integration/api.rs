@@ -618,19 +618,26 @@ async fn subscriptions_listen_delivers_notifications_tasks() {
     }
 }
 
-#[tokio::test]
-async fn busy_port_is_a_clear_error() {
-    let s = Server::start(&[]).await;
+/// Runs `taskdeck serve --port PORT` on `s.dir`'s `data` and `cfg` dirs (named), as a second
+/// start beside `s`; asserts it is refused (exit 1) and returns its stderr.
+async fn serve_again(s: &Server, port: &str, data: &str, cfg: &str) -> String {
     let out = tokio::process::Command::new(crate::harness::BIN)
-        .args(["serve", "--port", &s.port.to_string(), "--data-dir"])
-        .arg(s.dir.join("data2"))
+        .args(["serve", "--port", port, "--data-dir"])
+        .arg(s.dir.join(data))
         .arg("--config-dir")
-        .arg(s.dir.join("cfg2"))
+        .arg(s.dir.join(cfg))
         .output()
         .await
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
+}
+
+#[tokio::test]
+async fn busy_port_is_a_clear_error() {
+    let s = Server::start(&[]).await;
+    let err = serve_again(&s, &s.port.to_string(), "data2", "cfg2").await;
     assert!(
         err.contains(&format!("port {} on 127.0.0.1 is already in use", s.port)),
         "{err}"
@@ -643,16 +650,7 @@ async fn busy_port_is_a_clear_error() {
 async fn a_second_serve_on_the_data_dir_leads_to_the_first() {
     let s = Server::start(&[]).await;
     for port in [s.port.to_string(), "0".to_string()] {
-        let out = tokio::process::Command::new(crate::harness::BIN)
-            .args(["serve", "--port", &port, "--data-dir"])
-            .arg(s.dir.join("data"))
-            .arg("--config-dir")
-            .arg(s.dir.join("cfg"))
-            .output()
-            .await
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = serve_again(&s, &port, "data", "cfg").await;
         let running = format!(
             "Taskdeck is already running on this data dir ({}) at http://127.0.0.1:{} (pid {});",
             s.dir.join("data").display(),
@@ -671,16 +669,7 @@ async fn a_second_serve_on_the_data_dir_leads_to_the_first() {
     std::fs::create_dir_all(s.dir.join("cfg2")).unwrap();
     let other = format!("td_{}", "x".repeat(43));
     std::fs::write(s.dir.join("cfg2/admin-token"), &other).unwrap();
-    let out = tokio::process::Command::new(crate::harness::BIN)
-        .args(["serve", "--port", "0", "--data-dir"])
-        .arg(s.dir.join("data"))
-        .arg("--config-dir")
-        .arg(s.dir.join("cfg2"))
-        .output()
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = serve_again(&s, "0", "data", "cfg2").await;
     assert!(!err.contains("#token="), "{err}");
     assert!(
         err.contains("admin-token does not hold its admin token"),
