@@ -696,6 +696,8 @@ impl Harness {
             m.events.push(event("inputAnswered", key.clone()));
         }
         if !accepted.is_empty() && m.outstanding().is_empty() {
+            // Back at work, it says who answered (every answer here accepts).
+            m.status_message = Some(format!("Answered by {}", who.principal().name));
             m.status_change(TaskStatus::Working);
             m.has_ttl = true;
             m.events.push(event("ttl", "input answered"));
