@@ -285,18 +285,26 @@ class WebDriver:
         """Sends one key whose repetition is harmless (Enter in a search field)."""
         self.call("POST", self.s(f"/element/{self.eid(element)}/value"), {"text": key})
 
-    def fill(self, element, text: str) -> None:
-        """Replaces an input's text by typing (real key events)."""
-        self.clear_element(element)
-        if not text:
-            return
-        try:
-            self.type_into(element, text)
-        except TransportError:
-            # The keys may or may not have gone through: start over if the field is not right.
-            if self.js("return arguments[0].value", element) != text:
-                self.clear_element(element)
+    def fill(self, element, text: str, attempts: int = 4) -> None:
+        """Replaces an input's text by typing (real key events).
+
+        Typing is not idempotent (keys append), but clearing and then typing is: after a dropped
+        connection the keys may or may not have gone through, so the field is read back and the
+        pair is sent again until the field holds `text`, up to `attempts` times."""
+        for i in range(attempts):
+            self.clear_element(element)
+            if not text:
+                return
+            try:
                 self.type_into(element, text)
+                return
+            except TransportError as e:
+                if e.timed_out or i == attempts - 1:
+                    raise
+                self.drops += 1
+                if self.js("return arguments[0].value", element) == text:
+                    return
+                time.sleep(0.1 * (i + 1))
 
 
 # ----------------------------------------------------------------------------------- agent
@@ -1247,7 +1255,7 @@ class Suite:
         wait_for(lambda: subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True).stdout.strip() == "0", "dunst to show no notification")
         # Look at another task, then put the window away.
         other = self.ids["approved"]
-        self.wd.js("window.location.hash = 'task=' + arguments[0]", other, mutates=True)
+        self.wd.js("window.location.hash = 'task=' + arguments[0]", other)
         wait_for(lambda: self.wd.js(DETAIL_TASK_ID) == other, "the window to show another task first")
         for w in xdotool("search", "--onlyvisible", "--name", "Taskdeck"):
             xdotool("windowunmap", "--sync", w)
