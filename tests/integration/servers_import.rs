@@ -50,12 +50,28 @@ fn keys(v: &Value) -> Vec<String> {
     v.as_object().unwrap().keys().cloned().collect()
 }
 
+/// Fixture `name` copied into `dir` under its own name: its path and its text.
+fn copied(dir: &Path, name: &str) -> (PathBuf, String) {
+    let file = dir.join(name);
+    std::fs::copy(fixture(name), &file).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    (file, text)
+}
+
+/// The names of the backups of file `name` that an import made in `dir`.
+fn backups(dir: &Path, name: &str) -> Vec<String> {
+    let prefix = format!("{name}.taskdeck-backup-");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
 #[test]
 fn claude_desktop_is_rewritten_with_a_backup() {
     let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("claude_desktop_config.json");
-    std::fs::copy(fixture("claude_desktop_config.json"), &file).unwrap();
-    let original = std::fs::read_to_string(&file).unwrap();
+    let (file, original) = copied(tmp.path(), "claude_desktop_config.json");
     let r = import(tmp.path(), "claude-desktop", &file, &["--write"]);
     assert!(r.ok, "{}", r.stderr);
     assert_eq!(keys(&r.servers), ["filesystem", "github"]);
@@ -92,11 +108,7 @@ fn claude_desktop_is_rewritten_with_a_backup() {
     );
     assert_ne!(args[4], "Authorization:Bearer td_old");
 
-    let backups: Vec<_> = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("claude_desktop_config.json.taskdeck-backup-"))
-        .collect();
+    let backups = backups(tmp.path(), "claude_desktop_config.json");
     assert_eq!(backups.len(), 1, "{backups:?}");
     assert_eq!(
         std::fs::read_to_string(tmp.path().join(&backups[0])).unwrap(),
@@ -158,17 +170,7 @@ fn claude_code_scopes_and_skips() {
 
     // Again (the agent's token is used again): nothing changes, so nothing is written and no
     // other backup holding the token is made.
-    let backups = || {
-        std::fs::read_dir(tmp.path())
-            .unwrap()
-            .filter(|e| {
-                let name = e.as_ref().unwrap().file_name();
-                name.to_string_lossy()
-                    .starts_with(".claude.json.taskdeck-backup-")
-            })
-            .count()
-    };
-    let before = backups();
+    let before = backups(tmp.path(), ".claude.json");
     let again = import(tmp.path(), "claude-code", &file, &["--write"]);
     assert!(again.ok, "{}", again.stderr);
     assert!(
@@ -176,7 +178,7 @@ fn claude_code_scopes_and_skips() {
         "{}",
         again.stderr
     );
-    assert_eq!(backups(), before);
+    assert_eq!(backups(tmp.path(), ".claude.json"), before);
 }
 
 /// A project's own `.mcp.json`: its stdio servers run in the project's directory, as Claude
@@ -255,9 +257,7 @@ fn vscode_and_cursor_with_print_change_only_servers_json() {
 #[test]
 fn without_write_or_print_it_is_a_preview_that_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("claude_desktop_config.json");
-    std::fs::copy(fixture("claude_desktop_config.json"), &file).unwrap();
-    let original = std::fs::read_to_string(&file).unwrap();
+    let (file, original) = copied(tmp.path(), "claude_desktop_config.json");
     let r = import(tmp.path(), "claude-desktop", &file, &[]);
     assert!(r.ok, "{}", r.stderr);
     for said in [
@@ -321,15 +321,7 @@ fn write_follows_a_symlinked_file_and_port_zero_is_refused() {
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
     assert_eq!(keys(&written["mcpServers"]), ["linear", "taskdeck"]);
-    let backups = std::fs::read_dir(real.parent().unwrap())
-        .unwrap()
-        .filter(|e| {
-            let name = e.as_ref().unwrap().file_name();
-            name.to_string_lossy()
-                .starts_with("mcp.json.taskdeck-backup-")
-        })
-        .count();
-    assert_eq!(backups, 1);
+    assert_eq!(backups(real.parent().unwrap(), "mcp.json").len(), 1);
 
     let out = std::process::Command::new(BIN)
         .arg("--data-dir")

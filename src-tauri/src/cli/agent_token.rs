@@ -44,14 +44,11 @@ pub fn for_client(
     config_dir: &Path,
     name: &str,
 ) -> Result<(String, bool), auth::AuthError> {
-    let agent = Agent::from_name(name);
-    if let Some(kept) = agent.and_then(|a| read_token(config_dir, a))
-        && tokens.is_live(&kept)?
-    {
+    if let Some(kept) = kept_live(tokens, config_dir, name)? {
         return Ok((kept, false));
     }
     let token = tokens.create(name)?;
-    if let Some(agent) = agent
+    if let Some(agent) = Agent::from_name(name)
         && let Err(e) = write_token(config_dir, agent, &token)
     {
         eprintln!("taskdeck: {e}; `taskdeck hook install {name}` will not find this token");
@@ -71,14 +68,24 @@ pub fn would_make(data_dir: &Path, config_dir: &Path, name: &str) -> Result<bool
         return Ok(true);
     }
     let tokens = auth::TokenCommands::open(data_dir)?;
-    let agent = Agent::from_name(name);
-    if let Some(kept) = agent.and_then(|a| read_token(config_dir, a))
-        && tokens.is_live(&kept)?
-    {
+    if kept_live(&tokens, config_dir, name)?.is_some() {
         return Ok(false);
     }
     tokens.check_create(name)?;
     Ok(true)
+}
+
+/// The token kept in the token file of the agent named `name`, when `name` is an agent's and
+/// that token is still live in `tokens`' store; `None` otherwise. Errors: the store's.
+fn kept_live(
+    tokens: &auth::TokenCommands,
+    config_dir: &Path,
+    name: &str,
+) -> Result<Option<String>, auth::AuthError> {
+    match Agent::from_name(name).and_then(|a| read_token(config_dir, a)) {
+        Some(kept) if tokens.is_live(&kept)? => Ok(Some(kept)),
+        _ => Ok(None),
+    }
 }
 
 /// Says on stderr which token [`for_client`] gave for principal `name`: made now, or the one

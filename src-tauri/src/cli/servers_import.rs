@@ -108,10 +108,12 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    if !args.write && !args.print {
-        return preview(&args, ctx, &preview_plan, (&file, &file_path, jsonc), port);
-    }
     let name = args.name.as_deref().unwrap_or(client.id());
+    if !args.write && !args.print {
+        let given = args.token.as_deref();
+        let file = (&file, file_path.as_path(), jsonc);
+        return preview(ctx, (client, name, given), &preview_plan, file, port);
+    }
     let given_token = args.token.is_some();
     let token = match args.token {
         Some(t) => {
@@ -194,22 +196,20 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
 }
 
 /// The preview: the report and the client's file as an import would make them, on stderr and
-/// stdout, with nothing written and no token made. Exits 3, saying why, when the import would
-/// be refused its token.
+/// stdout, with nothing written and no token made. `name` is the client's principal, `given`
+/// the `--token` given, if any. Exits 3, saying why, when the import would be refused its token.
 fn preview(
-    args: &ImportArgs,
     ctx: &ServersContext,
+    (client, name, given): (Client, &str, Option<&str>),
     plan: &ImportPlan,
     (file, file_path, jsonc): (&Value, &std::path::Path, bool),
     port: u16,
 ) -> ExitCode {
-    let client = Client::from_id(&args.client).expect("clap checked the client");
-    let name = args.name.as_deref().unwrap_or(client.id());
     report(plan, file_path, true);
-    let token = match &args.token {
+    let token = match given {
         Some(t) => {
             agent_token::warn_unless_live(&ctx.data_dir, t);
-            t.as_str()
+            t
         }
         None => match agent_token::would_make(&ctx.data_dir, &ctx.config_dir, name) {
             Ok(true) => {

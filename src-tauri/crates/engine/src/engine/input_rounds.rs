@@ -102,16 +102,12 @@ impl Engine {
                     }
                     checked.push((key, response));
                 }
-                // What the task says once back at work: how the last answer went.
-                let mut resumed = format!("Answered by {}", who.name);
+                // The last answer's action, which says how the task resumes.
+                let mut last_action = Value::Null;
                 for (key, response) in checked {
                     store::answer_input(w.conn, &id, &key, &response, &who.name, now)?;
                     let action = response.get("action").cloned().unwrap_or(Value::Null);
-                    resumed = match action.as_str() {
-                        Some("decline") => format!("Declined by {}", who.name),
-                        Some("cancel") => format!("Dismissed by {}", who.name),
-                        _ => format!("Answered by {}", who.name),
-                    };
+                    last_action = action.clone();
                     t.input_requests.remove(&key);
                     w.event(
                         &t,
@@ -123,6 +119,12 @@ impl Engine {
                     report.accepted.push(key);
                 }
                 if !report.accepted.is_empty() {
+                    // What the task says once back at work: how the last answer went.
+                    let resumed = match last_action.as_str() {
+                        Some("decline") => format!("Declined by {}", who.name),
+                        Some("cancel") => format!("Dismissed by {}", who.name),
+                        _ => format!("Answered by {}", who.name),
+                    };
                     t.last_updated_at_ms = now;
                     back_to_work(w, &mut t, now, ttl, ("input answered", resumed))?;
                     w.save(t)?;
