@@ -280,9 +280,18 @@ test('keyboard on a group: d opens it in its reason box and Enter denies all (af
   await page.locator('#task-list').focus();
   await page.keyboard.press('i');
   await waitFor(async () => (await focused()).startsWith('.approval-group'), 'focus on the group');
+  // x on the closed group selects nothing it does not show, and says where to select them.
+  await page.keyboard.press('x');
+  await page.locator('.toast-text', { hasText: 'Open the group (Enter) to select its calls' }).waitFor();
+  assert.equal(await page.locator('#approvals-bar').isVisible(), false, 'nothing selected');
   // Enter opens it, Esc closes it and stays on it, Esc again goes back to the task list.
   await page.keyboard.press('Enter');
   await waitFor(async () => (await group.locator('.approval-group-toggle').getAttribute('aria-expanded')) === 'true', 'the group open');
+  // x on the open group selects its 4 calls; x again, none.
+  await page.keyboard.press('x');
+  await page.locator('#approvals-selected', { hasText: '4 selected' }).waitFor();
+  await page.keyboard.press('x');
+  await page.locator('#approvals-bar').waitFor({ state: 'hidden' });
   await page.keyboard.press('a');
   await page.locator('.toast-text', { hasText: 'Approve all 4 identical' }).waitFor();
   await page.keyboard.press('Escape');
@@ -567,14 +576,49 @@ test('a call longer than its row is opened by Approve first, and approved only o
   assert.equal(await button.textContent(), 'Approve', 'open, it approves');
   assert.equal(await button.getAttribute('title'), null);
   await new Promise((r) => setTimeout(r, 1100));
+  assert.equal(await page.locator('.toast', { hasText: 'longer than its row, so it is open now' }).count(), 1, 'what Review… asked is said');
   await button.click();
   assert.equal((await outcome(id)).status, 'completed');
+  // Approved, the call's notices (read it, then approve it) go: they ask for what is done.
+  await page.locator('.toast', { hasText: 'longer than its row' }).waitFor({ state: 'detached', timeout: 3000 });
+  await page.locator('.toast', { hasText: 'opened for you to read it' }).waitFor({ state: 'detached', timeout: 3000 });
   // A short call is approved at once, and says so.
   const short = await askToRun('echo short');
   await rowOf(short).waitFor();
   assert.equal(await rowOf(short).locator('.approval-approve').textContent(), 'Approve');
   await rowOf(short).locator('.approval-approve').click();
   assert.equal((await outcome(short)).status, 'completed');
+});
+
+test('"Always allow" in the opened call: approving with it ticked saves the rule, and the same call then runs unasked', async () => {
+  const policyOf = async () => (await (await fetch(`${base}/v1/policy`, { headers: { Authorization: `Bearer ${token}` } })).json()).rules;
+  const before = await policyOf();
+  const id = await askToRun('echo always-ok');
+  const row = rowOf(id);
+  await row.locator('.approval-summary').click();
+  const box = row.locator('.approval-always-allow');
+  await box.waitFor();
+  assert.match(await row.locator('.approval-always').textContent(), /Always allow/);
+  await box.check();
+  await row.locator('.approval-approve').click();
+  assert.equal((await outcome(id)).status, 'completed');
+  await page.locator('.toast-text', { hasText: 'It is always allowed from now on' }).waitFor();
+  const added = (await policyOf()).filter((r) => !before.some((b) => b.id === r.id));
+  assert.equal(added.length, 1, JSON.stringify(added));
+  assert.equal(added[0].tool, 'run_command');
+  // The same call again: the rule lets it run, with no question.
+  const again = await mcp('tools/call', 'run_command', { name: 'run_command', arguments: { command: 'echo always-ok' } });
+  assert.equal((await outcome(again.taskId)).status, 'completed');
+  assert.ok(!(await pending()).some((a) => a.taskId === again.taskId), 'not asked');
+  // Not ticked, an approval saves nothing.
+  const other = await askToRun('echo once-only');
+  await rowOf(other).locator('.approval-summary').click();
+  await rowOf(other).locator('.approval-always-allow').waitFor();
+  await rowOf(other).locator('.approval-approve').click();
+  assert.equal((await outcome(other)).status, 'completed');
+  assert.equal((await policyOf()).length, before.length + 1);
+  const put = await fetch(`${base}/v1/policy`, { method: 'PUT', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ rules: before }) });
+  assert.equal(put.status, 200);
 });
 
 test('a key held on "Review…" (a, or Enter on the button) opens the call and approves nothing', async () => {

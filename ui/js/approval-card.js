@@ -3,7 +3,8 @@
 // the agent sent it, since a masked value may be part of the command), an editor for approving it with edited arguments (JSON, or
 // the tool's form when its inputSchema is a flat object of simple fields), and a deny form whose
 // reason the agent receives. Errors of an edit (the page's checks, or the server's 422) show
-// next to the editor. `hasUnsentEdit` tells whether the editor holds an edit not yet sent (the
+// next to the editor. Where the question offers it, an "Always allow" box: ticked, approving
+// also saves the call's narrow policy rule. `hasUnsentEdit` tells whether the editor holds an edit not yet sent (the
 // queue's `a`, approving as asked, must not drop it unseen).
 
 import { h, uid } from './dom.js';
@@ -128,7 +129,7 @@ export function approvalCard(a, deps) {
   if (deps.decides === false) {
     el.append(h('p', { class: 'muted approval-person-only' }, 'A person decides this call (the admin or a human token); this page is signed in as an agent.'), openBtn);
     const nothing = () => {};
-    return { el, showErrors: nothing, focusReason: nothing, focusEditor: nothing, canEdit: false, hasUnsentEdit: () => false, readWhole: () => !a.hiddenValues, focusReveal: nothing };
+    return { el, showErrors: nothing, focusReason: nothing, focusEditor: nothing, canEdit: false, hasUnsentEdit: () => false, alwaysAllow: () => false, readWhole: () => !a.hiddenValues, focusReveal: nothing };
   }
 
   // ------------------------------------------------ edit, then approve
@@ -248,6 +249,16 @@ export function approvalCard(a, deps) {
     el.appendChild(h('p', { class: 'muted' }, 'This call cannot be edited: approve it as asked, or deny it.'));
   }
 
+  // ------------------------------------------------ always allow
+  // Offered where the question offers it (not for a call holding credentials, nor one an ask
+  // rule decided): checked, the approval (as asked, or edited) also saves its narrow rule.
+  const always = a.kind === 'call' ? a.requestedSchema?.properties?.alwaysAllow : null;
+  let alwaysBox = null;
+  if (always) {
+    alwaysBox = h('input', { type: 'checkbox', class: 'approval-always-allow' });
+    el.appendChild(h('label', { class: 'approval-always' }, alwaysBox, ` ${always.title || 'Always allow this call'}`, h('span', { class: 'muted' }, ' (when you approve: a rule is added to the policy)')));
+  }
+
   // ------------------------------------------------ deny with a reason
   const reasonId = uid('deny-reason');
   const reason = h('input', { id: reasonId, type: 'text', class: 'approval-reason', autocomplete: 'off', maxlength: String(REASON_MAX_CHARS), placeholder: 'e.g. use the staging database' });
@@ -272,6 +283,8 @@ export function approvalCard(a, deps) {
     focusEditor: () => (editor ? editor.focus() : reason.focus()),
     canEdit: Boolean(editor),
     hasUnsentEdit: () => Boolean(editor && editor.changed()),
+    /** Whether "Always allow" is ticked: the approval saves its narrow rule too. */
+    alwaysAllow: () => Boolean(alwaysBox && alwaysBox.checked),
     /** False for a call with hidden values until they were shown here once. */
     readWhole: () => !a.hiddenValues || wasReadWhole(`${a.taskId}/${a.key}`),
     focusReveal: () => reveal && reveal.focus(),

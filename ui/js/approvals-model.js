@@ -229,7 +229,7 @@ export function decideBody(approvals, decision, { reason, arguments: args, alway
  * arguments were edited before approving) says so, so that a toast tells which call went how.
  * @returns {{text: string, ok: number, failed: {taskId: string, error: string}[]}}
  */
-export function describeResults(results, decision, approvals = [], { edited = false } = {}) {
+export function describeResults(results, decision, approvals = [], { edited = false, alwaysAllow = false } = {}) {
   const failed = results.filter((r) => !r.ok).map((r) => ({ taskId: r.taskId, error: r.error || 'failed' }));
   const ok = results.length - failed.length;
   const verb = decision === 'approve' ? 'approved' : 'denied';
@@ -248,6 +248,15 @@ export function describeResults(results, decision, approvals = [], { edited = fa
     text = ok ? `${Verb} ${name}${how}.` : `Not ${verb} ${name}: ${failed[0].error}`;
   }
   if (waiting) text += results.length === 1 ? ' It still waits for another person to approve it.' : ` ${waiting} still wait for another person to approve them.`;
+  // What was not done as asked (no rule saved, an edit not used) is said; so is a rule saved.
+  const note = results.length === 1 && results[0].ok ? results[0].note : null;
+  if (note) text += ` ${note[0].toUpperCase()}${note.slice(1)}${/[.!?]$/.test(note) ? '' : '.'}`;
+  else if (alwaysAllow && ok && !waiting && decision === 'approve') {
+    // A rule lets the call run with no human at all: with several approvers, it takes each
+    // one's "Always allow" (docs/approvals.md).
+    const one = results.length === 1 ? asked.get(results[0].taskId) : null;
+    text += one && one.required > 1 ? ' Its rule is saved if everyone who approved it ticked “Always allow”.' : ' It is always allowed from now on: its rule is added at the end of the policy.';
+  }
   if (results.length > 1 && failed.length) text += ` Not decided: ${failed.map((f) => `${shortId(f.taskId)} (${f.error})`).join('; ')}.`;
   return { text, ok, failed };
 }
@@ -533,6 +542,17 @@ export class ApprovalInbox {
     if (last === null) return;
     this.lastToggled = last;
     for (const id of [...this.selected]) if (!this.get(id)) this.selected.delete(id);
+  }
+
+  /** Selects every call of `approvals` (a group's), or, when all of them are selected
+   *  already, none of them. */
+  toggleSelectAll(approvals) {
+    const ids = approvals.map(approvalId);
+    const all = ids.every((id) => this.selected.has(id));
+    for (const id of ids) {
+      if (all) this.selected.delete(id);
+      else this.selected.add(id);
+    }
   }
 
   /** The selected approvals, in queue order. */

@@ -9,7 +9,7 @@
 import { h, $, clear, setText } from './dom.js';
 import { oneLine, argsSummary, shortId, shownText, summaryIsWhole } from './format.js';
 import { state } from './state.js';
-import { toast, announce, noticeMs } from './notices.js';
+import { toast, announce, noticeMs, dropNotices } from './notices.js';
 import { confirmDialog, updateConfirm } from './dialogs.js';
 import { openTask } from './open-task.js';
 import { handleTaskSnapshot } from './live.js';
@@ -162,7 +162,7 @@ async function sendDecision(approvals, decision, opts) {
     return;
   }
   const results = Array.isArray(r && r.results) ? r.results : [];
-  const words = describeResults(results, decision, approvals, { edited: opts.arguments !== undefined });
+  const words = describeResults(results, decision, approvals, { edited: opts.arguments !== undefined, alwaysAllow: Boolean(opts.alwaysAllow) });
   for (const item of results) if (item.ok && item.task) handleTaskSnapshot(item.task);
   const byTask = new Map(approvals.map((a) => [a.taskId, a]));
   for (const f of words.failed) if (byTask.has(f.taskId)) state.approvals.failures.set(approvalId(byTask.get(f.taskId)), f.error);
@@ -291,38 +291,38 @@ function approveAsAsked(a, id) {
   // Opened by a press of "Review…" a moment ago: a second press that fast (a double click, a
   // key held or pressed twice) was aimed at "Review…", and nobody read the call in that time.
   if (reviewedAt.get(id) > Date.now() - REVIEW_SETTLE_MS) {
-    toast('This call was opened for you to read it: read it, then approve it (a, or Approve).', 'info');
+    toast('This call was opened for you to read it: read it, then approve it (a, or Approve).', 'info', { about: id });
     return;
   }
-  // A call that masks values may hide its command there: it is opened first, where "Show
-  // hidden values" reads it whole.
-  if (state.approvals.openId !== id && a.hiddenValues) {
-    openApproval(id, true);
-    toast('This call hides values that look like credentials, so it is open now: read it whole (Show hidden values), then approve it (a, or Approve).', 'info');
-    return;
-  }
-  // ... and approved once read whole there.
-  if (a.hiddenValues && !readWhole(a)) {
-    toast('Read this call whole before approving it: Show hidden values.', 'info');
-    cards.get(id)?.focusReveal();
-    return;
-  }
-  // Approved as asked only once the person could read all of it: a call whose row cuts it
-  // (a long value, or a row too narrow for its line) is opened first, in full.
-  if (state.approvals.openId !== id && !rowShowsWhole(a, id)) {
-    reviewedAt.set(id, Date.now());
-    openApproval(id, true);
-    toast('This call is longer than its row, so it is open now: read it all, then approve it (a, or Approve).', 'info');
-    return;
+  switch (reviewFirst(a, id)) {
+    // A call that masks values may hide its command there: it is opened first, where "Show
+    // hidden values" reads it whole, and approved once read whole there.
+    case 'hidden':
+      if (state.approvals.openId !== id) {
+        openApproval(id, true);
+        toast('This call hides values that look like credentials, so it is open now: read it whole (Show hidden values), then approve it (a, or Approve).', 'info', { about: id });
+      } else {
+        toast('Read this call whole before approving it: Show hidden values.', 'info', { about: id });
+        cards.get(id)?.focusReveal();
+      }
+      return;
+    // Approved as asked only once the person could read all of it: a call whose row cuts it
+    // (a long value, or a row too narrow for its line) is opened first, in full.
+    case 'cut':
+      reviewedAt.set(id, Date.now());
+      openApproval(id, true);
+      toast('This call is longer than its row, so it is open now: read it all, then approve it (a, or Approve).', 'info', { about: id });
+      return;
   }
   const card = cards.get(id);
   if (card && card.hasUnsentEdit()) {
-    toast('This call has an edit not sent: approve it with Ctrl+Enter in the editor, or undo the edit.', 'info');
+    toast('This call has an edit not sent: approve it with Ctrl+Enter in the editor, or undo the edit.', 'info', { about: id });
     openApproval(id, true);
     card.focusEditor();
     return;
   }
-  decide([a], 'approve');
+  // "Always allow" counts only while the person sees it ticked: in the call opened.
+  decide([a], 'approve', { alwaysAllow: state.approvals.openId === id && card?.alwaysAllow() });
 }
 
 /** When (ms) a press of "Review…" opened each call (row id), so that the press right after it
@@ -332,13 +332,20 @@ const reviewedAt = new Map();
  *  than a double click or a key's repeat, shorter than reading a call. */
 const REVIEW_SETTLE_MS = 1000;
 
-/** Why a press of call `a`'s Approve (row `id`) opens it instead of approving it, as the
- *  button's tooltip says it; '' when it approves. */
+/** Why a press of call `a`'s Approve (row `id`) opens it instead of approving it: 'hidden' (it
+ *  masks values not yet read whole), 'cut' (its row does not show it whole and it is not open),
+ *  or '' when a press approves it. The button's label and the press both follow it. */
 function reviewFirst(a, id) {
-  if (a.hiddenValues && !readWhole(a)) return 'This call hides values that look like credentials: Review opens it, to read it whole (Show hidden values) before you approve it';
-  if (state.approvals.openId !== id && !rowShowsWhole(a, id)) return 'This call is longer than its row: Review opens it, to read it all before you approve it';
+  if (a.hiddenValues && !readWhole(a)) return 'hidden';
+  if (state.approvals.openId !== id && !rowShowsWhole(a, id)) return 'cut';
   return '';
 }
+
+/** The tooltip of a "Review…" button, by [reviewFirst]'s reason. */
+const REVIEW_WHY = {
+  hidden: 'This call hides values that look like credentials: Review opens it, to read it whole (Show hidden values) before you approve it',
+  cut: 'This call is longer than its row: Review opens it, to read it all before you approve it',
+};
 
 /** Names each row's Approve button by what a press does: "Review…" while it would open the
  *  call first ([reviewFirst]), else "Approve". Measures every row before it writes any, so the
@@ -348,7 +355,7 @@ function labelApproveButtons() {
   for (const row of state.approvals.rows) {
     if (row.type !== 'approval') continue;
     const button = rowEls.get(`${row.type}:${row.id}`)?.querySelector('.approval-approve');
-    if (button) found.push([button, row.approval, reviewFirst(row.approval, row.id)]);
+    if (button) found.push([button, row.approval, REVIEW_WHY[reviewFirst(row.approval, row.id)]]);
   }
   for (const [button, a, why] of found) {
     setText(button, why ? 'Review…' : 'Approve');
@@ -539,7 +546,7 @@ function updateRow(el, row, now) {
   if (open) {
     if (!card) {
       card = approvalCard(a, {
-        approve: (args) => decide([a], 'approve', { arguments: args }),
+        approve: (args) => decide([a], 'approve', { arguments: args, alwaysAllow: cards.get(id)?.alwaysAllow() }),
         deny: (reason) => decide([a], 'deny', { reason }),
         openTask: () => openTask(a.taskId, { focus: true }),
         // Read whole, its Approve approves: relabelled once the card has recorded the read.
@@ -595,6 +602,8 @@ export function renderApprovals() {
   }
   for (const id of [...cards.keys()]) if (!inbox.get(id)) cards.delete(id);
   for (const id of [...reviewedAt.keys()]) if (!inbox.get(id)) reviewedAt.delete(id);
+  // What a notice asked of a call (read it, then approve it) is moot once it is decided.
+  dropNotices((id) => !inbox.get(id));
   // Moving a focused node blurs it: reorder only when the order changed.
   const current = [...ul.children];
   if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i])) {
@@ -792,7 +801,15 @@ export function onApprovalKey(command, shift) {
       return;
     }
     case 'approval-select':
-      if (row) {
+      if (row && row.type === 'group' && !shift) {
+        // Its calls are selected where they can be seen: in the opened group, all at once.
+        if (!row.open) {
+          toast('Open the group (Enter) to select its calls: x there selects them all.', 'info');
+          return;
+        }
+        inbox.toggleSelectAll(row.approvals);
+        renderApprovals();
+      } else if (row) {
         inbox.toggleSelect(inbox.activeIndex, shift);
         renderApprovals();
       }
