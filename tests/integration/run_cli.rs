@@ -87,6 +87,9 @@ async fn completed_job(s: &Server, output: &str) -> (String, Value) {
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no job announced: {output}"))
         .to_string();
+    // The announcement links to the job in the UI (no token in it: it goes to a terminal).
+    let link = format!("(watch it at http://127.0.0.1:{}/#task={id})", s.port);
+    assert!(output.contains(&link), "no {link} in: {output}");
     let started = Instant::now();
     loop {
         let (_, job) = s.v1_get(Some(&s.admin), &format!("/v1/jobs/{id}")).await;

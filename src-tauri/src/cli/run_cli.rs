@@ -100,7 +100,7 @@ async fn run_async(args: RunArgs, config_dir: &Path) -> ExitCode {
     let link = JobLink::start(&args, config_dir, &name).await;
     if let Some(id) = &link.job {
         eprintln!(
-            "taskdeck run: tracking as job {id} ({}/v1/jobs/{id})",
+            "taskdeck run: tracking as job {id} (watch it at {}/#task={id})",
             link.endpoint().base
         );
     }
