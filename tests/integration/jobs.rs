@@ -2337,7 +2337,7 @@ async fn tasks_cli_lists_shows_answers_and_cancels() {
     let out = cli(&["show", &id]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
-        shown.contains("inputAnswered") && shown.contains("completed"),
+        shown.contains("accepted approval") && shown.contains("status: working → completed"),
         "{shown}"
     );
     // --timeline N prints the newest N events, and says how to see more.
@@ -3054,6 +3054,115 @@ async fn tasks_watch_follows_jobs_across_a_restart() {
     let second = start_external(&s, &s.admin, json!({"name": "after the restart"})).await;
     watch.until(|l| l.contains(&second)).await;
     watch.stop().await;
+}
+
+/// The next line of a child's output (20 s at most).
+async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(lines: &mut tokio::io::Lines<R>) -> String {
+    tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("a line within 20 s")
+        .unwrap()
+        .expect("a line before the end")
+}
+
+/// `taskdeck tasks show` prints a job's timeline in words, and folds its run of 60 reports
+/// into one line, so its creation still shows among the newest 20 lines; its result's text is
+/// printed as lines, not JSON.
+#[tokio::test]
+async fn tasks_show_folds_a_run_of_reports_and_keeps_the_start_in_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let id = start_external(&s, &s.admin, json!({"name": "chatty export"})).await;
+    for n in 1..=60 {
+        let (status, body) = s
+            .v1_post(
+                Some(&s.admin),
+                &format!("/v1/jobs/{id}/report"),
+                json!({"progress": {"current": n, "total": 60}, "statusMessage": format!("row {n}")}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, _) = s
+        .v1_post(
+            Some(&s.admin),
+            &format!("/v1/jobs/{id}/report"),
+            json!({"result": {"content": [{"type": "text", "text": "exported 60 rows\nto out.csv"}]}}),
+        )
+        .await;
+    assert_eq!(status, 202);
+    s.wait_status(&s.admin, &id, "completed").await;
+    let out = on_data_dir(tmp.path(), &["tasks", "show", &id])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("result:\n  exported 60 rows\n  to out.csv\n"),
+        "{shown}"
+    );
+    let timeline: Vec<&str> = shown.lines().filter(|l| l.starts_with("  20")).collect();
+    assert!(
+        timeline[0].ends_with("created: tool external"),
+        "{timeline:#?}"
+    );
+    assert!(
+        timeline
+            .iter()
+            .any(|l| l.contains(" reports (progress, messages), the last: ")
+                && l.ends_with("row 60")),
+        "{timeline:#?}"
+    );
+    assert!(
+        timeline
+            .last()
+            .unwrap()
+            .contains("status: working → completed"),
+        "{timeline:#?}"
+    );
+    assert!(timeline.len() <= 20, "{timeline:#?}");
+}
+
+/// `taskdeck tasks watch` started before any Taskdeck runs on its data dir says so (not that
+/// one "went away"), waits, and follows the one that starts there.
+#[tokio::test]
+async fn tasks_watch_started_first_waits_for_taskdeck_to_start() {
+    use tokio::io::AsyncBufReadExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = on_data_dir(tmp.path(), &["tasks", "watch"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut err = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let said = next_line(&mut err).await;
+    assert!(
+        said.contains("no Taskdeck is running on")
+            && said.contains("waiting for it to start")
+            && !said.contains("come back"),
+        "{said}"
+    );
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let said = next_line(&mut err).await;
+    assert_eq!(
+        said,
+        format!(
+            "taskdeck: Taskdeck is running at http://127.0.0.1:{}",
+            s.port
+        )
+    );
+    let id = start_external(&s, &s.admin, json!({"name": "first of the day"})).await;
+    loop {
+        let line = next_line(&mut out).await;
+        if line.contains(&id) {
+            assert!(line.contains("first of the day"), "{line}");
+            break;
+        }
+    }
+    child.start_kill().unwrap();
+    let _ = child.wait().await;
 }
 
 /// `tasks watch --messages` prints each progress report of a job with its progress, so that

@@ -80,10 +80,17 @@ impl Target {
         }
     }
 
-    /// The endpoint, or (exit code 2, said on stderr) when there is no token at all: none given
-    /// and no admin-token file in the config dir.
+    /// The endpoint, or, said on stderr, an exit code when there is no token at all (none
+    /// given and no admin-token file in the config dir): 1 when no Taskdeck runs on the data
+    /// dir either (a Taskdeck that never ran there writes no admin token: that is what the
+    /// person needs to hear), else 2.
     pub(crate) fn locate_with_token(&self) -> Result<Endpoint, ExitCode> {
         if self.token.is_none() && auth::read_admin_token(&self.config_dir).is_none() {
+            let endpoint = self.locate();
+            if !endpoint.known && !serve::data_dir_in_use(&self.data_dir) {
+                eprintln!("taskdeck: {}", endpoint.not_running(self));
+                return Err(ExitCode::from(1));
+            }
             eprintln!(
                 "taskdeck: no token: {} does not exist (pass --token or TASKDECK_TOKEN, or \
                  --config-dir for the directory Taskdeck was started with)",

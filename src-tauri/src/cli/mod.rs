@@ -37,6 +37,7 @@ mod servers_import;
 pub mod task_actions_cli;
 pub use endpoint::Target;
 mod task_table;
+mod task_timeline;
 pub mod tasks_cli;
 mod tasks_watch;
 mod terminal_text;

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::{
     endpoint::{Target, block_on},
-    task_table,
+    task_table, task_timeline,
     terminal_text::{plain_json, shown, written_out_as_json},
 };
 
@@ -52,7 +52,8 @@ pub enum TasksCommand {
     Show {
         /// The task's id
         task_id: String,
-        /// How many of the newest timeline events to print (1 to 5000)
+        /// How many lines of the newest timeline to print, runs of progress and status
+        /// messages folded into one (1 to 5000; with --json: events)
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=5000))]
         timeline: u16,
     },
@@ -108,7 +109,12 @@ pub enum TasksCommand {
 
 /// Runs `cmd` against the Taskdeck `target` names.
 pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode {
-    let endpoint = match target.locate_with_token() {
+    // `watch` waits for a Taskdeck that has not started (nor written its admin token) yet.
+    let located = match cmd {
+        TasksCommand::Watch { .. } => Ok(target.locate()),
+        _ => target.locate_with_token(),
+    };
+    let endpoint = match located {
         Ok(endpoint) => endpoint,
         Err(code) => return code,
     };
@@ -160,9 +166,15 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 http.get(format!("{base}/v1/tasks")).query(&q)
             }
             TasksCommand::Show { task_id, timeline } => {
+                // Printed for a person, runs of reports fold into one line: more events are
+                // read than lines are printed, so the newest N lines are not all reports.
+                let limit = match as_json {
+                    true => *timeline,
+                    false => timeline.saturating_mul(SHOW_READ_PER_LINE).min(5000),
+                };
                 let mut url = task_url(base, task_id, None);
                 url.query_pairs_mut()
-                    .append_pair("timelineLimit", &timeline.to_string());
+                    .append_pair("timelineLimit", &limit.to_string());
                 http.get(url)
             }
             TasksCommand::Cancel { task_id } => http.post(task_url(base, task_id, Some("cancel"))),
@@ -222,12 +234,12 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                     eprintln!("(more: add --cursor {c})");
                 }
             }
-            TasksCommand::Show { task_id, .. } => {
+            TasksCommand::Show { task_id, timeline } => {
                 let t = &body["task"];
                 println!("{}", row(t));
                 println!("arguments: {}", plain_json(&t["arguments"]));
                 if let Some(r) = t.get("result") {
-                    println!("result: {}", plain_json(r));
+                    print_result(r);
                 }
                 if let Some(e) = t.get("error") {
                     println!("error: {}", plain_json(e));
@@ -239,20 +251,17 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                         shown(r["params"]["message"].as_str().unwrap_or(""))
                     );
                 }
-                let timeline = body["timeline"].as_array();
-                if body["timelineMore"] == true {
+                let events = body["timeline"].as_array().map_or(&[][..], Vec::as_slice);
+                let lines = task_timeline::lines(events);
+                let shown = &lines[lines.len().saturating_sub(usize::from(timeline))..];
+                println!("timeline:");
+                if body["timelineMore"] == true || shown.len() < lines.len() {
                     println!(
-                        "  (the newest {} events; more with `taskdeck tasks show {task_id} --timeline 5000`)",
-                        timeline.map_or(0, Vec::len)
+                        "  (its newest events only; more with `taskdeck tasks show {task_id} --timeline 5000`, every event with --json)"
                     );
                 }
-                for e in timeline.into_iter().flatten() {
-                    println!(
-                        "  {}  {:<17} {}",
-                        e["at"].as_str().unwrap_or(""),
-                        e["kind"].as_str().unwrap_or(""),
-                        plain_json(&e["data"])
-                    );
+                for line in shown {
+                    println!("{line}");
                 }
             }
             TasksCommand::Wait { .. } | TasksCommand::Watch { .. } => {}
@@ -532,6 +541,34 @@ async fn watch_changes(
         }
     }
 }
+
+/// A task's result as `tasks show` prints it for a person: `result:` (`result (error):`), its
+/// text blocks' lines indented under it, any other block as JSON; then its
+/// `structuredContent` as JSON, but for a finished command's, whose output tail the text
+/// holds already (`--json` has it all).
+fn print_result(r: &Value) {
+    let error = if r["isError"] == true { " (error)" } else { "" };
+    println!("result{error}:");
+    for block in r["content"].as_array().into_iter().flatten() {
+        match block["text"].as_str() {
+            Some(text) => {
+                for line in text.lines() {
+                    println!("  {}", shown(line));
+                }
+            }
+            None => println!("  {}", plain_json(block)),
+        }
+    }
+    let structured = &r["structuredContent"];
+    let command = structured.get("exitCode").is_some() && structured["tail"].is_string();
+    if !structured.is_null() && !command {
+        println!("structuredContent: {}", plain_json(structured));
+    }
+}
+
+/// How many timeline events `tasks show` reads for each line it prints (runs of reports fold
+/// into one line).
+const SHOW_READ_PER_LINE: u16 = 20;
 
 /// `/v1/tasks/{taskId}[/tail]` on `base`, the taskId escaped as one path segment (so that an
 /// id such as `../me` cannot name another endpoint).

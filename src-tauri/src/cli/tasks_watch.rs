@@ -61,6 +61,8 @@ pub(crate) async fn watch(
     }
     let mut last_id: Option<String> = None;
     let mut away = false;
+    // Whether a stream was ever opened: until then Taskdeck is not "back", it has not started.
+    let mut seen = false;
     loop {
         let followed = async {
             let mut request = http.get(format!("{}/v1/events", endpoint.base));
@@ -72,9 +74,11 @@ pub(crate) async fn watch(
                 Ok(None) => Ok(()),
                 Ok(Some(resp)) => {
                     if away {
-                        eprintln!("taskdeck: Taskdeck is back at {}", endpoint.base);
+                        let now = if seen { "back" } else { "running" };
+                        eprintln!("taskdeck: Taskdeck is {now} at {}", endpoint.base);
                         away = false;
                     }
+                    seen = true;
                     let mut events = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream());
                     while let Some(Ok(event)) = events.next().await {
                         if event.id.is_some() {
@@ -93,7 +97,13 @@ pub(crate) async fn watch(
         if let Err(code) = ended {
             return code;
         }
-        if !away {
+        if !away && !seen {
+            eprintln!(
+                "taskdeck: {}; waiting for it to start (Ctrl-C stops)",
+                endpoint.not_running(target)
+            );
+            away = true;
+        } else if !away {
             eprintln!(
                 "taskdeck: Taskdeck at {} is not answering; waiting for it to come back",
                 endpoint.base
