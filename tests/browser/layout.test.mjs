@@ -786,6 +786,24 @@ test('at 420 px the Connect an agent dialog shows every client tab whole', async
   await page.setViewportSize({ width: 1280, height: 820 });
 });
 
+test('at 420 px the top bar takes two lines, every button whole and named', async () => {
+  await page.setViewportSize({ width: 420, height: 800 });
+  try {
+    const bar = await page.locator('header.topbar').evaluate((bar) => {
+      const shown = [...bar.querySelectorAll('button')].filter((b) => !b.hidden && b.offsetParent !== null);
+      const tops = new Set(shown.map((b) => Math.round(b.getBoundingClientRect().top)));
+      const cut = shown.filter((b) => b.getBoundingClientRect().right > window.innerWidth || b.scrollWidth > b.clientWidth + 1);
+      return { lines: tops.size, buttons: shown.length, cut: cut.map((b) => b.id) };
+    });
+    assert.ok(bar.buttons >= 5, `the admin's buttons show: ${bar.buttons}`);
+    assert.deepEqual({ lines: bar.lines, cut: bar.cut }, { lines: 2, cut: [] }, JSON.stringify(bar));
+    // Shortened to "+ Connect" on screen, its name is whole.
+    await page.getByRole('button', { name: 'Connect an agent' }).waitFor();
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 820 });
+  }
+});
+
 test('the page logged no errors', () => {
   assert.deepEqual(pageErrors, []);
 });
