@@ -381,9 +381,17 @@ fn main() -> ExitCode {
         }) => {
             let port = port.or_else(|| serve::running_port(&data_dir));
             if port.is_none() {
+                // A token made here is this data dir's: one served from another refuses it.
+                let token_note = match token {
+                    Some(_) => "",
+                    None => {
+                        ", and its token is this data dir's: a Taskdeck started with another \
+                         --data-dir refuses it (pass that --data-dir here)"
+                    }
+                };
                 eprintln!(
                     "note: no Taskdeck is running on {}; the configuration uses port {} \
-                     (pass --port if Taskdeck will listen elsewhere)",
+                     (pass --port if Taskdeck will listen elsewhere){token_note}",
                     data_dir.display(),
                     serve::DEFAULT_PORT
                 );

@@ -800,6 +800,26 @@ async fn connect_an_agent_creates_a_working_token() {
         table["mcp_servers"]["taskdeck"]["http_headers"]["Authorization"].as_str(),
         Some(format!("Bearer {cli_token}").as_str())
     );
+
+    // On a data dir no Taskdeck serves, the token made is that data dir's: said, since the
+    // running one (on another data dir) would refuse it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["mcp-config", "cursor", "--data-dir"])
+        .arg(elsewhere.path().join("data"))
+        .arg("--config-dir")
+        .arg(elsewhere.path().join("cfg"))
+        .env_remove("TASKDECK_PORT")
+        .env_remove("TASKDECK_TOKEN")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("no Taskdeck is running on")
+            && said.contains("a Taskdeck started with another --data-dir refuses it"),
+        "{said}"
+    );
 }
 
 #[tokio::test]
