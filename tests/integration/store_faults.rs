@@ -18,12 +18,16 @@ use crate::harness::{BIN, LegacySession, Server, stop_cleanly};
 
 /// Runs `taskdeck ARGS --data-dir DIR/data --config-dir DIR/cfg`.
 fn taskdeck(dir: &Path, args: &[&str]) -> Output {
+    // A home of its own: doctor reads the MCP clients' files there.
     std::process::Command::new(BIN)
         .args(args)
         .arg("--data-dir")
         .arg(dir.join("data"))
         .arg("--config-dir")
         .arg(dir.join("cfg"))
+        .env("HOME", dir.join("home"))
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
         .output()
         .unwrap()
 }
@@ -388,15 +392,53 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     let out = taskdeck(tmp.path(), &["doctor"]);
     let lines = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{lines}");
-    assert_eq!(lines.lines().count(), 8, "{lines}");
+    assert_eq!(lines.lines().count(), 9, "{lines}");
     assert!(lines.contains("ok       disk: writable, "), "{lines}");
     assert!(lines.contains("ok       policy: "), "{lines}");
+    assert!(
+        lines.contains("ok       clients: no MCP client's file names Taskdeck"),
+        "{lines}"
+    );
     assert!(
         lines.contains(&format!("port: {} answers GET /v1/me", s.port)),
         "{lines}"
     );
     assert!(
         lines.contains(&format!("pid {}", s.child.id().unwrap())),
+        "{lines}"
+    );
+
+    // A client written for another port fails to connect: doctor names it and the fix.
+    let cursor = tmp.path().join("home/.cursor/mcp.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    let other = if s.port == 4747 { 4748 } else { 4747 };
+    let entry = |port: u16| {
+        json!({"mcpServers": {"taskdeck": {"url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": {"Authorization": "Bearer td_x"}}, "fs": {"command": "npx"}}})
+        .to_string()
+    };
+    std::fs::write(&cursor, entry(other)).unwrap();
+    let out = taskdeck(tmp.path(), &["doctor"]);
+    let lines = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{lines}");
+    assert!(
+        lines.contains(&format!(
+            "problem  clients: Taskdeck runs on port {}, but cursor reaches it elsewhere: \
+             cursor's {} (entry \"taskdeck\") on port {other} -> `taskdeck mcp-config cursor`",
+            s.port,
+            cursor.display()
+        )),
+        "{lines}"
+    );
+    std::fs::write(&cursor, entry(s.port)).unwrap();
+    let out = taskdeck(tmp.path(), &["doctor"]);
+    let lines = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{lines}");
+    assert!(
+        lines.contains(&format!(
+            "ok       clients: cursor reaches it on port {}",
+            s.port
+        )),
         "{lines}"
     );
 

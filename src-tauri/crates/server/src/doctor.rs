@@ -9,7 +9,10 @@
 //! (who holds `taskdeck.lock`, whether the last run stopped cleanly), `port` (the running one
 //! answers `GET /v1/me`; a stopped one's port is free), `admin token` (the file exists, is
 //! 0600, and is the store's admin token), `policy` (`policy.json` is valid and each of its
-//! rules can match a call). See docs/operations.md.
+//! rules can match a call), `clients` (the MCP clients whose files name Taskdeck reach the
+//! port it runs on: [`clients`]). See docs/operations.md.
+
+mod clients;
 
 use std::{
     os::unix::fs::PermissionsExt,
@@ -46,7 +49,7 @@ pub struct DoctorOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// Which check: `store`, `schema`, `search index`, `disk`, `lock`, `port`, `admin token`,
-    /// `policy`.
+    /// `policy`, `clients`.
     pub check: &'static str,
     /// Passed.
     pub ok: bool,
@@ -100,6 +103,11 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     findings.push(check_port(opts, running).await);
     findings.push(check_admin_token(opts, file.as_ref(), running));
     findings.push(check_policy(opts));
+    let port = running
+        .then(|| std::fs::read_to_string(serve::port_path(&opts.data_dir)).ok())
+        .flatten()
+        .and_then(|s| s.trim().parse::<u16>().ok());
+    findings.push(clients::check_clients(port));
     findings
 }
 

@@ -479,6 +479,31 @@ pub fn is_taskdeck_url(url: &str, port: Option<u16>) -> bool {
     })
 }
 
+/// The entries of `client`'s `file` (its parsed JSON) that reach a Taskdeck, on any port: each
+/// one's name and the Taskdeck URL it uses (its `url`, or the URL among a stdio entry's
+/// arguments). A file whose servers key is not an object names none.
+pub fn taskdeck_entries(client: Client, file: &Value) -> Vec<(String, String)> {
+    let Ok(maps) = server_maps(client, file) else {
+        return Vec::new();
+    };
+    let ours = |s: &&str| is_taskdeck_url(s, None);
+    maps.iter()
+        .flat_map(|m| m.servers.iter())
+        .filter_map(|(name, entry)| {
+            let url = entry.get("url").and_then(Value::as_str).filter(ours);
+            let arg = || {
+                entry
+                    .get("args")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .find(ours)
+            };
+            Some((name.clone(), url.or_else(arg)?.to_string()))
+        })
+        .collect()
+}
+
 /// True when the entry reaches Taskdeck on `port` (any port when `None`): its `url`, or a URL
 /// among a stdio entry's arguments (e.g. `npx mcp-remote http://127.0.0.1:4747/mcp`), is a
 /// loopback `/mcp` URL of that port.
