@@ -142,14 +142,19 @@ export function tailOf(s, n) {
 
 // Characters that reorder the text around them (bidi embeddings, overrides, isolates and
 // marks), or hide where it breaks (zero-width spaces, word joiners, the BOM, line and paragraph
-// separators, the soft hyphen): shown as escapes wherever text is shown, so that `a\u{202e}b c` cannot read as
-// `a c b`. Zero-width (non-)joiners stay: they join letters and emoji.
-const REORDERING = /[\u00ad\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+// separators, the soft hyphen), or draw as nothing (the Hangul fillers, the Mongolian vowel
+// separator, the interlinear annotation marks, the tag characters U+E0000-U+E007F: invisible
+// ASCII look-alikes that can smuggle text past a reader): shown as escapes wherever text is
+// shown, so that `a\u{202e}b c` cannot read as `a c b`. Zero-width (non-)joiners and
+// variation selectors stay: they join letters and emoji, and pick an emoji's look. The same
+// set as the server's (`tools::process::hidden`).
+const INVISIBLE = '\\u00ad\\u061c\\u115f\\u1160\\u180e\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2069\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb\\u{e0000}-\\u{e007f}';
+const REORDERING = new RegExp(`[\\u200b\\u200e\\u200f${INVISIBLE}]`, 'gu');
 // What else a person cannot see for what it is in a call's arguments: controls (newlines
 // included), zero-width characters, line and paragraph separators, the BOM.
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const HIDDEN = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f${INVISIBLE}]`, 'gu');
 // Of those, the ones JSON.stringify leaves as they are (it escapes U+0000-U+001F itself).
-const HIDDEN_IN_JSON = /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const HIDDEN_IN_JSON = new RegExp(`[\\u007f-\\u009f\\u200b-\\u200f${INVISIBLE}]`, 'gu');
 
 const braced = (c) => `\\u{${c.codePointAt(0).toString(16)}}`;
 
@@ -200,14 +205,15 @@ export function shownText(text) {
 
 /** True when a string anywhere in `value` holds a character `shownPlainly` writes out. */
 export function hidesText(value) {
-  if (typeof value === 'string') return new RegExp(HIDDEN.source).test(value);
+  if (typeof value === 'string') return new RegExp(HIDDEN.source, 'u').test(value);
   if (value && typeof value === 'object') return Object.values(value).some(hidesText);
   return false;
 }
 
 /** JSON text with the invisible characters JSON.stringify leaves in strings escaped as `\uXXXX`: the same JSON value. */
 export function plainJson(text) {
-  return text.replace(HIDDEN_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // A character past the BMP (a tag character) as its two UTF-16 halves, as JSON writes it.
+  return text.replace(HIDDEN_IN_JSON, (c) => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
 }
 
 /** "1,234,567" for a count (a non-negative integer). Not Intl.NumberFormat: creating one loads

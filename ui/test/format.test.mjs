@@ -182,6 +182,13 @@ test('a call reads as what runs: hidden and reordering characters are written ou
   // A status message or a question keeps its words; only what reorders them is written out.
   assert.equal(oneLine('ok \u202eabc'), 'ok \\u{202e}abc');
   assert.equal(oneLine('family 👨\u200d👩'), 'family 👨\u200d👩');
+  // Letters that draw as nothing are written out: tag characters (invisible ASCII), the Hangul
+  // filler, the Mongolian vowel separator; an emoji's variation selector stays.
+  assert.equal(shownPlainly('echo x\u{E0041}\u{E0042}y\u3164\u180e'), 'echo x\\u{e0041}\\u{e0042}y\\u{3164}\\u{180e}');
+  assert.equal(oneLine('ok \u{E0041} ❤️'), 'ok \\u{e0041} ❤️');
+  const tagged = prettyJson({ command: 'x\u{E0041}' });
+  assert.ok(tagged.includes('x\\udb40\\udc41'), tagged);
+  assert.deepEqual(JSON.parse(tagged), { command: 'x\u{E0041}' });
   // Prose keeps its lines; a carriage return or an escape that would hide or join words is
   // written out, a Windows line break is a line break.
   assert.equal(shownText('Approve?\r\nAlso\rOVERWRITTEN \u001b[2Kline\u202e'), 'Approve?\nAlso\\rOVERWRITTEN \\u{1b}[2Kline\\u{202e}');

@@ -29,9 +29,11 @@ pub fn written_out_as_json(text: &str) -> String {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         let line_break = c == '\n' || (c == '\r' && chars.peek() == Some(&'\n'));
-        // All of these are in the BMP: one `\uXXXX` each.
+        // One `\uXXXX` each, a character past the BMP (a tag character) as its UTF-16 pair.
         if hidden(c) && !line_break && c != '\t' {
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{:04x}", unit));
+            }
         } else {
             out.push(c);
         }
@@ -53,7 +55,8 @@ mod tests {
             "Approve report\\u{202e}fdp.exe? Also\\u{d}OVERWRITTEN \\u{1b}[2K\\u{1b}[1Gline\nnext"
         );
         let v = json!({"command": "echo safe \u{202e}; rm -rf ~ #\u{202c}", "cr": "a\rb",
-            "c1": "st \u{9b}2J\u{9d}0;t\u{9c} del\u{7f}"});
+            "c1": "st \u{9b}2J\u{9d}0;t\u{9c} del\u{7f}",
+            "blank": "x\u{E0041}\u{E0042}y \u{3164}\u{180E}"});
         let text = plain_json(&v);
         assert!(!text.chars().any(hidden), "{text}");
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
@@ -61,5 +64,14 @@ mod tests {
         let written = written_out_as_json(&lines);
         assert_eq!(written, lines, "nothing left to write out, lines kept");
         assert_eq!(written_out_as_json("a\rb\u{9b}\n"), "a\\u000db\\u009b\n");
+        // A tag character (invisible ASCII) as its UTF-16 pair; an emoji's selector stays.
+        assert_eq!(
+            written_out_as_json("x\u{E0041}\u{2764}\u{FE0F}"),
+            "x\\udb40\\udc41\u{2764}\u{FE0F}"
+        );
+        assert_eq!(
+            shown("echo x\u{E0041}y\u{3164}"),
+            "echo x\\u{e0041}y\\u{3164}"
+        );
     }
 }

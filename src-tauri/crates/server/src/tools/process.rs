@@ -71,6 +71,7 @@ pub fn shell_word(a: &str) -> String {
             '\\' => out.push_str(r"\\"),
             '\'' => out.push_str(r"\'"),
             c if hidden(c) && (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if hidden(c) && (c as u32) > 0xFFFF => out.push_str(&format!("\\U{:08x}", c as u32)),
             c if hidden(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
@@ -93,12 +94,18 @@ pub fn shown_script(script: &str) -> String {
 }
 
 /// Characters a human cannot see for what they are: controls (newlines, escapes), line and
-/// paragraph separators (shown as a line break or as nothing) and the invisible formatting
-/// characters that reorder or hide text (bidi overrides and isolates, zero-width characters).
+/// paragraph separators (shown as a line break or as nothing), the invisible formatting
+/// characters that reorder or hide text (bidi overrides and isolates, zero-width characters),
+/// the blank letters that draw as nothing (the Hangul fillers, the Mongolian vowel separator),
+/// the interlinear annotation marks, and the tag characters (U+E0000 to U+E007F: invisible
+/// ASCII look-alikes that can smuggle text past a reader). Variation selectors stay: they pick
+/// an emoji's look.
 pub fn hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{00AD}' | '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+        || matches!(c, '\u{00AD}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180E}'
+            | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}'
+            | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0000}'..='\u{E007F}')
 }
 
 /// Longest line handed on, in bytes; longer runs are split ([`line_split`]).
@@ -662,6 +669,8 @@ mod tests {
             r"ls $'x\'\n\nin /home/me/safe\n'"
         );
         assert_eq!(super::shell_word("a\u{202E}b\u{1b}"), r"$'a\u202eb\x1b'");
+        // Past the BMP (a tag character), bash's `\U` with 8 digits.
+        assert_eq!(super::shell_word("a\u{E0041}"), r"$'a\U000e0041'");
     }
 
     #[test]
