@@ -1147,6 +1147,38 @@ async fn always_allow_of_an_argument_list_never_allows_another_shell_line() {
     assert!(!marker.exists(), "{text}");
 }
 
+/// A call with extra environment asks whatever the rules say (the environment can change what
+/// an allowed command does), so a rule saved for it would never be used: its question offers
+/// no "always allow", and an approval asking for one says no rule was saved.
+#[tokio::test]
+async fn a_call_with_extra_environment_offers_no_always_allow() {
+    let s = Server::start(&[]).await;
+    let agent = s.token("agent");
+    let with_env = json!({"command": "echo env", "env": {"MODE": "fast"}});
+    let id = s.call(&agent, "run_command", with_env.clone()).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let waiting = s.wait_status(&s.admin, &id, "input_required").await;
+    let form = &waiting["inputRequests"]["approve-command"]["params"]["requestedSchema"];
+    assert!(form["properties"].get("alwaysAllow").is_none(), "{form}");
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    assert!(
+        reply["results"][0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("no rule was saved")),
+        "{reply}"
+    );
+    result_text(&s, &agent, &id).await;
+    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(policy["rules"], json!([]), "{policy}");
+}
+
 /// `taskdeck tasks reveal ID` as `token`: its exit code, stdout and stderr.
 fn reveal_cli(s: &Server, token: &str, id: &str) -> (Option<i32>, String, String) {
     tasks_cli(s, token, &["reveal", id])

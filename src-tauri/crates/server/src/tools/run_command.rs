@@ -379,8 +379,10 @@ impl TaskTool for RunCommand {
                             false => "",
                         }
                     ),
-                    // A rule would write the credentials down in policy.json.
-                    always_title: (!holds_secrets).then(|| {
+                    // A rule would write the credentials down in policy.json; and a call with
+                    // extra environment asks whatever the rules say, so its rule would never
+                    // be used.
+                    always_title: (!holds_secrets && env.is_none()).then(|| {
                         format!(
                             "Always allow this exact command in this directory for {}",
                             ctx.principal()
