@@ -144,13 +144,15 @@ impl Target {
     }
 
     /// [`Target::send`], but `None` (nothing said) when nothing answered at the endpoint: no
-    /// Taskdeck is known there, or the connection failed (it is not running, or restarting).
+    /// Taskdeck is known there, or the connection failed (it is not running, or restarting);
+    /// or there is no token yet (`tasks watch` before the first start has written the admin
+    /// token: sent without one, its 401 would read as a wrong token).
     pub(crate) async fn send_unless_away(
         &self,
         endpoint: &Endpoint,
         request: reqwest::RequestBuilder,
     ) -> Result<Option<reqwest::Response>, ExitCode> {
-        if !endpoint.known {
+        if !endpoint.known || endpoint.token.is_empty() {
             return Ok(None);
         }
         let resp = match request.bearer_auth(&endpoint.token).send().await {

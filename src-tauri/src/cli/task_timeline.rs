@@ -15,8 +15,10 @@ const EVENT_WIDTH: usize = 200;
 
 /// The lines for `events` (the task's `timeline`, oldest first: `{at, kind, data}`), oldest
 /// first. An answer to a question that approves a call (its request carries
-/// `_meta["taskdeck/approval"]`) reads "approved the call" / "denied the call".
-pub fn lines(events: &[Value]) -> Vec<String> {
+/// `_meta["taskdeck/approval"]`) reads "approved the call" / "denied the call". `older`: the
+/// task has events before these, so a run of reports that starts them may be longer than
+/// counted ("at least 400 reports").
+pub fn lines(events: &[Value], older: bool) -> Vec<String> {
     let approval_keys: Vec<String> = events
         .iter()
         .filter(|e| e["kind"] == "inputRequested")
@@ -34,9 +36,10 @@ pub fn lines(events: &[Value]) -> Vec<String> {
         if run >= 3 {
             let last = &events[i + run - 1];
             let said = describe(last, approval_keys);
+            let at_least = if older && i == 0 { "at least " } else { "" };
             out.push(line(
                 last,
-                &format!("{run} reports (progress, messages), the last: {said}"),
+                &format!("{at_least}{run} reports (progress, messages), the last: {said}"),
             ));
             i += run;
         } else {
@@ -126,7 +129,10 @@ fn describe(event: &Value, approval_keys: &[String]) -> String {
         "hiddenValuesShown" => format!("{by} read the call whole (its hidden values shown)"),
         "cancelRequested" => with_detail(format!("cancel requested by {by}"), text("reason")),
         "ttl" => match d["ttlMs"].as_u64() {
-            Some(ms) => with_detail(format!("retention: {ms} ms from creation"), text("reason")),
+            Some(ms) => with_detail(
+                format!("retention: {} from creation", duration(ms)),
+                text("reason"),
+            ),
             None => with_detail("retention: unlimited".into(), text("reason")),
         },
         "deleted" => "removed from Taskdeck".into(),
@@ -168,6 +174,18 @@ fn decision(d: &Value) -> String {
         format!("{how} {call}{by}{edited}").replace("  ", " "),
         text("reason"),
     )
+}
+
+/// `ms` in its two largest units, as the window says a duration: `1d 0h`, `2h 5m`, `3m 20s`,
+/// `45s`.
+fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        86_400.. => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+        3600.. => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        60.. => format!("{}m {}s", s / 60, s % 60),
+        _ => format!("{s}s"),
+    }
 }
 
 /// `words`, then `: detail` when there is one.
@@ -225,7 +243,7 @@ mod tests {
         ));
         events.push(ev("statusMessage", json!({"statusMessage": "one"})));
         events.push(ev("statusMessage", json!({"statusMessage": "two"})));
-        let words: Vec<String> = lines(&events)
+        let words: Vec<String> = lines(&events, false)
             .iter()
             .map(|l| l.split_once(":00  ").unwrap().1.to_string())
             .collect();
@@ -243,6 +261,14 @@ mod tests {
                 "message: two",
             ]
         );
+        // Reports that start a timeline with older events may run on before it.
+        let tail = lines(&events[6..], true);
+        assert!(
+            tail[0].ends_with(
+                "at least 40 reports (progress, messages), the last: progress 3/4: linking"
+            ),
+            "{tail:?}"
+        );
     }
 
     #[test]
@@ -255,5 +281,13 @@ mod tests {
         );
         let d = json!({"decision": "allow", "decidedBy": "rule", "rule": "r1", "tool": "x"});
         assert_eq!(decision(&d), "allowed x by rule r1");
+    }
+
+    #[test]
+    fn retention_reads_as_a_duration() {
+        let said = |ms: u64| describe(&ev("ttl", json!({"ttlMs": ms})), &[]);
+        assert_eq!(said(86_400_566), "retention: 1d 0h from creation");
+        assert_eq!(said(7_500_000), "retention: 2h 5m from creation");
+        assert_eq!(said(45_000), "retention: 45s from creation");
     }
 }

@@ -245,20 +245,25 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                     println!("error: {}", plain_json(e));
                 }
                 for (k, r) in t["inputRequests"].as_object().into_iter().flatten() {
+                    // A question's further lines indented under its first.
                     println!(
                         "waiting for input {}: {}",
                         shown(k),
-                        shown(r["params"]["message"].as_str().unwrap_or(""))
+                        shown(r["params"]["message"].as_str().unwrap_or("")).replace('\n', "\n  ")
                     );
                 }
                 let events = body["timeline"].as_array().map_or(&[][..], Vec::as_slice);
-                let lines = task_timeline::lines(events);
+                let older = body["timelineMore"] == true;
+                let lines = task_timeline::lines(events, older);
                 let shown = &lines[lines.len().saturating_sub(usize::from(timeline))..];
                 println!("timeline:");
-                if body["timelineMore"] == true || shown.len() < lines.len() {
-                    println!(
-                        "  (its newest events only; more with `taskdeck tasks show {task_id} --timeline 5000`, every event with --json)"
-                    );
+                if older || shown.len() < lines.len() {
+                    match timeline {
+                        5000.. => println!("  (its newest events only)"),
+                        _ => println!(
+                            "  (its newest events only; more with `taskdeck tasks show {task_id} --timeline 5000`)"
+                        ),
+                    }
                 }
                 for line in shown {
                     println!("{line}");
@@ -549,7 +554,11 @@ async fn watch_changes(
 fn print_result(r: &Value) {
     let error = if r["isError"] == true { " (error)" } else { "" };
     println!("result{error}:");
-    for block in r["content"].as_array().into_iter().flatten() {
+    for (i, block) in r["content"].as_array().into_iter().flatten().enumerate() {
+        // Blocks apart: one's last line does not run into the next one's first.
+        if i > 0 {
+            println!();
+        }
         match block["text"].as_str() {
             Some(text) => {
                 for line in text.lines() {
