@@ -287,6 +287,8 @@ test('keyboard on a group: d opens it in its reason box and Enter denies all (af
   // Enter opens it, Esc closes it and stays on it, Esc again goes back to the task list.
   await page.keyboard.press('Enter');
   await waitFor(async () => (await group.locator('.approval-group-toggle').getAttribute('aria-expanded')) === 'true', 'the group open');
+  // Opened, the notice that asked for it goes.
+  await page.locator('.toast-text', { hasText: 'Open the group (Enter) to select its calls' }).waitFor({ state: 'detached', timeout: 3000 });
   // x on the open group selects its 4 calls; x again, none.
   await page.keyboard.press('x');
   await page.locator('#approvals-selected', { hasText: '4 selected' }).waitFor();
@@ -619,6 +621,33 @@ test('"Always allow" in the opened call: approving with it ticked saves the rule
   assert.equal((await policyOf()).length, before.length + 1);
   const put = await fetch(`${base}/v1/policy`, { method: 'PUT', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ rules: before }) });
   assert.equal(put.status, 200);
+});
+
+test('a row that cuts its call by a fraction of a pixel says Review…; one that fits it says Approve', async () => {
+  const id = await askToRun('echo abcdefghij');
+  const row = rowOf(id);
+  await row.waitFor();
+  const args = row.locator('.approval-args');
+  const textWidth = await args.evaluate((el) => {
+    const r = document.createRange();
+    r.selectNodeContents(el);
+    return r.getBoundingClientRect().width;
+  });
+  const viewport = page.viewportSize();
+  // The args box made a set width, then the queue's width nudged so the rows are measured again.
+  const labelAt = async (px, nudge) => {
+    await args.evaluate((el, w) => Object.assign(el.style, { flex: `0 0 ${w}px`, minWidth: '0', maxWidth: 'none' }), px);
+    await page.setViewportSize({ width: viewport.width + nudge, height: viewport.height });
+    await page.waitForTimeout(200);
+    return row.locator('.approval-approve').textContent();
+  };
+  try {
+    assert.equal(await labelAt(textWidth - 0.4, 1), 'Review…', `text ${textWidth}px in ${textWidth - 0.4}px: its last letter is behind the "…"`);
+    assert.equal(await labelAt(textWidth + 0.4, 2), 'Approve', 'a box the text fits');
+  } finally {
+    await page.setViewportSize(viewport);
+  }
+  await clearQueue();
 });
 
 test('a key held on "Review…" (a, or Enter on the button) opens the call and approves nothing', async () => {

@@ -251,11 +251,14 @@ export function describeResults(results, decision, approvals = [], { edited = fa
   // What was not done as asked (no rule saved, an edit not used) is said; so is a rule saved.
   const note = results.length === 1 && results[0].ok ? results[0].note : null;
   if (note) text += ` ${note[0].toUpperCase()}${note.slice(1)}${/[.!?]$/.test(note) ? '' : '.'}`;
-  else if (alwaysAllow && ok && !waiting && decision === 'approve') {
+  else if (alwaysAllow && ok && decision === 'approve') {
     // A rule lets the call run with no human at all: with several approvers, it takes each
-    // one's "Always allow" (docs/approvals.md).
+    // one's "Always allow" (docs/approvals.md). An edited call's rule is for the call as edited.
     const one = results.length === 1 ? asked.get(results[0].taskId) : null;
-    text += one && one.required > 1 ? ' Its rule is saved if everyone who approved it ticked “Always allow”.' : ' It is always allowed from now on: its rule is added at the end of the policy.';
+    const it = edited ? 'The call as edited' : 'It';
+    if (waiting) text += ' Its rule is saved only if they tick “Always allow” too.';
+    else if (one && one.required > 1) text += ' Its rule is saved if everyone who approved it ticked “Always allow”.';
+    else text += ` ${it} is always allowed from now on: its rule is added at the end of the policy.`;
   }
   if (results.length > 1 && failed.length) text += ` Not decided: ${failed.map((f) => `${shortId(f.taskId)} (${f.error})`).join('; ')}.`;
   return { text, ok, failed };

@@ -378,7 +378,20 @@ const ROW_ARGS_MAX = 120;
 function rowShowsWhole(a, id) {
   if (!summaryIsWhole(a.arguments, ROW_ARGS_MAX)) return false;
   const el = rowEls.get(`approval:${id}`)?.querySelector('.approval-args');
-  return !el || el.scrollWidth <= el.clientWidth + 1;
+  return !el || textFits(el);
+}
+
+/** Whether `el`'s text fits its box, unclipped, measured in fractions of a pixel: the laid-out
+ *  text (a Range over it, whatever the ellipsis draws) against the box's content width.
+ *  scrollWidth and clientWidth are whole pixels: a text cut by a fraction of one (its last
+ *  letters behind the "…") can read as fitting there. */
+function textFits(el) {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const text = range.getBoundingClientRect().width;
+  const cs = getComputedStyle(el);
+  const inner = el.getBoundingClientRect().width - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - parseFloat(cs.borderLeftWidth) - parseFloat(cs.borderRightWidth);
+  return text <= inner + 0.01;
 }
 
 /** Opens (or closes) the approval `id`'s call and editor; returns its card when open. */
@@ -602,8 +615,13 @@ export function renderApprovals() {
   }
   for (const id of [...cards.keys()]) if (!inbox.get(id)) cards.delete(id);
   for (const id of [...reviewedAt.keys()]) if (!inbox.get(id)) reviewedAt.delete(id);
-  // What a notice asked of a call (read it, then approve it) is moot once it is decided.
-  dropNotices((id) => !inbox.get(id));
+  // What a notice asked of a call (read it, then approve it) is moot once it is decided; of a
+  // group (open it first), once it is open or gone.
+  dropNotices((about) => {
+    if (!about.startsWith('group:')) return !inbox.get(about);
+    const group = inbox.rows.find((r) => r.type === 'group' && r.id === about.slice('group:'.length));
+    return !group || group.open;
+  });
   // Moving a focused node blurs it: reorder only when the order changed.
   const current = [...ul.children];
   if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i])) {
@@ -773,7 +791,7 @@ export function onApprovalKey(command, shift) {
       if (approval && approval.kind === 'question') openTask(approval.taskId, { focus: true, focusPrompt: true });
       else if (approval) approveAsAsked(approval, row.id);
       else if (row && row.open) toast(`To approve them all: “Approve all ${row.approvals.length} identical” (it lists them and asks first); or j to one call and a.`, 'info');
-      else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info');
+      else if (row) toast('Open the group (Enter) to see its calls before approving them.', 'info', { about: `group:${row.id}` });
       return;
     case 'approval-deny':
     case 'approval-edit': {
@@ -804,7 +822,7 @@ export function onApprovalKey(command, shift) {
       if (row && row.type === 'group' && !shift) {
         // Its calls are selected where they can be seen: in the opened group, all at once.
         if (!row.open) {
-          toast('Open the group (Enter) to select its calls: x there selects them all.', 'info');
+          toast('Open the group (Enter) to select its calls: x there selects them all.', 'info', { about: `group:${row.id}` });
           return;
         }
         inbox.toggleSelectAll(row.approvals);

@@ -126,7 +126,8 @@ test('per-item results: a count, and each failure with its reason; one call is n
   // server's (what was not done as asked) is said instead.
   assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', one, { alwaysAllow: true }).text, 'Approved “run_command: echo a1”. It is always allowed from now on: its rule is added at the end of the policy.');
   assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', [{ ...one[0], required: 2, approvedBy: ['ann'] }], { alwaysAllow: true }).text, 'Approved “run_command: echo a1”. Its rule is saved if everyone who approved it ticked “Always allow”.');
-  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', twoPeople, { alwaysAllow: true }).text, 'Approved “run_command: echo a1”. It still waits for another person to approve it.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', twoPeople, { alwaysAllow: true }).text, 'Approved “run_command: echo a1”. It still waits for another person to approve it. Its rule is saved only if they tick “Always allow” too.');
+  assert.equal(describeResults([{ taskId: 't1', ok: true }], 'approve', one, { alwaysAllow: true, edited: true }).text, 'Approved “run_command: echo a1” with your edit. The call as edited is always allowed from now on: its rule is added at the end of the policy.');
   assert.equal(describeResults([{ taskId: 't1', ok: true, note: 'approved without "always allow": no rule was saved' }], 'approve', one, { alwaysAllow: true }).text, 'Approved “run_command: echo a1”. Approved without "always allow": no rule was saved.');
   const r = describeResults([{ taskId: 'aaaaaaaa-1111-2222-3333-444444444444', ok: true }, { taskId: 'bbbbbbbb-1111-2222-3333-444444444444', ok: false, error: 'already answered' }, { taskId: 'c', ok: true }], 'deny');
   assert.equal(r.ok, 2);
