@@ -3037,13 +3037,13 @@ async fn tasks_watch_follows_jobs_across_a_restart() {
         created.contains("working") && created.contains("nightly export"),
         "{created}"
     );
-    let (status, _) = s
-        .v1_post(
-            Some(&s.admin),
-            &format!("/v1/jobs/{first}/report"),
-            json!({"result": {"content": [{"type": "text", "text": "done"}]}}),
-        )
-        .await;
+    let (status, _) = send_report(
+        &s,
+        &s.admin,
+        &first,
+        json!({"result": {"content": [{"type": "text", "text": "done"}]}}),
+    )
+    .await;
     assert_eq!(status, 202);
     watch
         .until(|l| l.contains(&first) && l.contains("completed"))
@@ -3074,22 +3074,22 @@ async fn tasks_show_folds_a_run_of_reports_and_keeps_the_start_in_view() {
     let s = Server::start_in(tmp.path(), &[]).await;
     let id = start_external(&s, &s.admin, json!({"name": "chatty export"})).await;
     for n in 1..=60 {
-        let (status, body) = s
-            .v1_post(
-                Some(&s.admin),
-                &format!("/v1/jobs/{id}/report"),
-                json!({"progress": {"current": n, "total": 60}, "statusMessage": format!("row {n}")}),
-            )
-            .await;
-        assert_eq!(status, 200, "{body}");
-    }
-    let (status, _) = s
-        .v1_post(
-            Some(&s.admin),
-            &format!("/v1/jobs/{id}/report"),
-            json!({"result": {"content": [{"type": "text", "text": "exported 60 rows\nto out.csv"}]}}),
+        let (status, body) = send_report(
+            &s,
+            &s.admin,
+            &id,
+            json!({"progress": {"current": n, "total": 60}, "statusMessage": format!("row {n}")}),
         )
         .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, _) = send_report(
+        &s,
+        &s.admin,
+        &id,
+        json!({"result": {"content": [{"type": "text", "text": "exported 60 rows\nto out.csv"}]}}),
+    )
+    .await;
     assert_eq!(status, 202);
     s.wait_status(&s.admin, &id, "completed").await;
     let out = on_data_dir(tmp.path(), &["tasks", "show", &id])
@@ -3175,13 +3175,13 @@ async fn tasks_watch_messages_shows_each_progress() {
     let id = start_external(&s, &s.admin, json!({"name": "progress only"})).await;
     watch.until(|l| l.contains(&id)).await;
     for n in 1..=3 {
-        let (status, body) = s
-            .v1_post(
-                Some(&s.admin),
-                &format!("/v1/jobs/{id}/report"),
-                json!({"progress": {"current": n, "total": 3}}),
-            )
-            .await;
+        let (status, body) = send_report(
+            &s,
+            &s.admin,
+            &id,
+            json!({"progress": {"current": n, "total": 3}}),
+        )
+        .await;
         assert_eq!(status, 200, "{body}");
         let line = watch.until(|l| l.contains(&id)).await;
         assert!(line.ends_with(&format!("{n}/3")), "{line}");
@@ -3189,13 +3189,13 @@ async fn tasks_watch_messages_shows_each_progress() {
     // A report's progress and statusMessage (as `taskdeck run` sends them) are one change: no
     // line pairs the new progress with the old message.
     for n in 1..=3 {
-        let (status, body) = s
-            .v1_post(
-                Some(&s.admin),
-                &format!("/v1/jobs/{id}/report"),
-                json!({"progress": {"current": n, "total": 3}, "statusMessage": format!("step {n}")}),
-            )
-            .await;
+        let (status, body) = send_report(
+            &s,
+            &s.admin,
+            &id,
+            json!({"progress": {"current": n, "total": 3}, "statusMessage": format!("step {n}")}),
+        )
+        .await;
         assert_eq!(status, 200, "{body}");
         let line = watch.until(|l| l.contains(&id)).await;
         assert!(line.ends_with(&format!("{n}/3 · step {n}")), "{line}");
@@ -3203,9 +3203,7 @@ async fn tasks_watch_messages_shows_each_progress() {
     // Both a progress message and a statusMessage: one change, the statusMessage's.
     let both = json!({"progress": {"current": 3, "total": 3, "message": "waiting on db"},
                       "statusMessage": "db slow"});
-    let (status, body) = s
-        .v1_post(Some(&s.admin), &format!("/v1/jobs/{id}/report"), both)
-        .await;
+    let (status, body) = send_report(&s, &s.admin, &id, both).await;
     assert_eq!(status, 200, "{body}");
     let line = watch.until(|l| l.contains(&id)).await;
     assert!(line.ends_with("3/3 · db slow"), "{line}");
