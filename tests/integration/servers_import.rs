@@ -181,6 +181,36 @@ fn claude_code_scopes_and_skips() {
     assert_eq!(backups(tmp.path(), ".claude.json"), before);
 }
 
+/// Imported and written before, the client's file holds its live token: a second import (its
+/// preview too) takes that token, where it used to be refused for the name's existing token.
+#[test]
+fn a_second_import_keeps_the_token_its_file_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (file, _) = copied(tmp.path(), "claude_desktop_config.json");
+    let first = import(tmp.path(), "claude-desktop", &file, &["--write"]);
+    assert!(first.ok, "{}", first.stderr);
+    let written = std::fs::read_to_string(&file).unwrap();
+    let said = "Using principal \"claude-desktop\"'s token from";
+    let preview = import(tmp.path(), "claude-desktop", &file, &[]);
+    assert!(
+        preview.ok && preview.stderr.contains(said),
+        "{}",
+        preview.stderr
+    );
+    assert_eq!(
+        preview.stdout["mcpServers"]["taskdeck"]["args"][4], "Authorization:Bearer TOKEN",
+        "a preview writes no token out"
+    );
+    let again = import(tmp.path(), "claude-desktop", &file, &["--write"]);
+    assert!(again.ok, "{}", again.stderr);
+    assert!(
+        again.stderr.contains(said) && again.stderr.contains("nothing to write"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), written);
+}
+
 /// A project's own `.mcp.json`: its stdio servers run in the project's directory, as Claude
 /// Code runs them, and the person is told the rewritten file holds the token.
 #[test]
@@ -287,7 +317,7 @@ fn without_write_or_print_it_is_a_preview_that_changes_nothing() {
     assert!(
         r.stderr.contains("would be refused its token")
             && r.stderr
-                .contains("pass --token THAT-TOKEN to keep using it, or --name NEW-NAME"),
+                .contains("the client's file does not hold it: pass it with --token to keep using it, or --name NEW-NAME"),
         "{}",
         r.stderr
     );

@@ -109,13 +109,25 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
         }
     };
     let name = args.name.as_deref().unwrap_or(client.id());
-    if !args.write && !args.print {
-        let given = args.token.as_deref();
-        let file = (&file, file_path.as_path(), jsonc);
-        return preview(ctx, (client, name, given), &preview_plan, file, port);
+    // Imported before: the client's file holds this principal's live token, which it keeps.
+    let kept = match &args.token {
+        None => token_in_file(ctx, &file, name),
+        Some(_) => None,
+    };
+    if kept.is_some() {
+        eprintln!(
+            "Using principal {name:?}'s token from {}'s taskdeck entry.",
+            file_path.display()
+        );
     }
-    let given_token = args.token.is_some();
-    let token = match args.token {
+    if !args.write && !args.print {
+        let file = (&file, file_path.as_path(), jsonc);
+        let who = (client, name, args.token.as_deref(), kept.is_some());
+        return preview(ctx, who, &preview_plan, file, port);
+    }
+    let given = args.token.clone().or(kept);
+    let given_token = given.is_some();
+    let token = match given {
         Some(t) => {
             agent_token::warn_unless_live(&ctx.data_dir, &t);
             t
@@ -197,10 +209,12 @@ pub fn run(args: ImportArgs, ctx: &ServersContext) -> ExitCode {
 
 /// The preview: the report and the client's file as an import would make them, on stderr and
 /// stdout, with nothing written and no token made. `name` is the client's principal, `given`
-/// the `--token` given, if any. Exits 3, saying why, when the import would be refused its token.
+/// the `--token` given, if any, `kept`: the client's file holds that principal's live token,
+/// which the import keeps (written `TOKEN` here, as a token to be made is). Exits 3, saying
+/// why, when the import would be refused its token.
 fn preview(
     ctx: &ServersContext,
-    (client, name, given): (Client, &str, Option<&str>),
+    (client, name, given, kept): (Client, &str, Option<&str>, bool),
     plan: &ImportPlan,
     (file, file_path, jsonc): (&Value, &std::path::Path, bool),
     port: u16,
@@ -211,6 +225,7 @@ fn preview(
             agent_token::warn_unless_live(&ctx.data_dir, t);
             t
         }
+        None if kept => "TOKEN",
         None => match agent_token::would_make(&ctx.data_dir, &ctx.config_dir, name) {
             Ok(true) => {
                 eprintln!("Would create a token for principal {name:?} (TOKEN below).");
@@ -307,15 +322,46 @@ fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
     }
 }
 
-/// Why the client's token for principal `name` cannot be made, and the way on. A name that
-/// has a token already is most often this client's, from an earlier import: its file holds
-/// it, and `--token` keeps it (revoking it would cut the client off).
+/// The token of principal `name` that the client's `file` already holds (in a taskdeck
+/// entry's `Authorization: Bearer …`, as an earlier import or `mcp-config` wrote it), when it
+/// is live in the store of the data dir; else `None`. Reading only: no store is created.
+fn token_in_file(ctx: &ServersContext, file: &Value, name: &str) -> Option<String> {
+    fn bearers(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                if let Some(at) = s.find("Bearer ") {
+                    let token = s[at + "Bearer ".len()..].trim();
+                    if token.starts_with("td_") && !token.contains(char::is_whitespace) {
+                        out.push(token.to_string());
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| bearers(i, out)),
+            Value::Object(map) => map.values().for_each(|i| bearers(i, out)),
+            _ => {}
+        }
+    }
+    if !taskdeck_engine::store::Store::file_in(&ctx.data_dir).exists() {
+        return None;
+    }
+    let mut found = Vec::new();
+    bearers(file, &mut found);
+    let tokens = auth::TokenCommands::open(&ctx.data_dir).ok()?;
+    found
+        .into_iter()
+        .find(|t| tokens.live_principal(t).ok().flatten().as_deref() == Some(name))
+}
+
+/// Why the client's token for principal `name` cannot be made, and the way on. A name with a
+/// token already whose client's file does not hold it (an earlier `mcp-config`, the Connect
+/// dialog): `--token` keeps it; revoking it would cut off whatever uses it.
 fn token_refused(e: &auth::AuthError, name: &str) -> String {
     match e {
         auth::AuthError::Exists(_) => format!(
-            "principal {name:?} has a token already (from an earlier import, its client's file \
-             holds it in the taskdeck entry's Authorization header): pass --token THAT-TOKEN to \
-             keep using it, or --name NEW-NAME for a new principal"
+            "principal {name:?} has a token already (made by `taskdeck mcp-config`, the Connect \
+             dialog or an earlier import), and the client's file does not hold it: pass it with \
+             --token to keep using it, or --name NEW-NAME for a new principal (or `taskdeck \
+             token revoke {name}` first, which cuts off whatever uses it)"
         ),
         e => format!("{e} (pass --name NEW-NAME or --token TOKEN)"),
     }

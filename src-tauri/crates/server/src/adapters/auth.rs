@@ -274,6 +274,12 @@ impl TokenCommands {
         Ok(self.store.live_token(&hash(token))?.map(|(_, role)| role))
     }
 
+    /// The principal of `token` when it is one of the store's and not revoked. Errors:
+    /// [`AuthError::Store`].
+    pub fn live_principal(&self, token: &str) -> Result<Option<String>, AuthError> {
+        Ok(self.store.live_token(&hash(token))?.map(|(name, _)| name))
+    }
+
     /// True when `token` is this store's live admin token (the one `<config dir>/admin-token`
     /// of the Taskdeck using it holds). Errors: [`AuthError::Store`].
     pub fn is_admin(&self, token: &str) -> Result<bool, AuthError> {
