@@ -392,7 +392,8 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     let out = taskdeck(tmp.path(), &["doctor"]);
     let lines = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{lines}");
-    assert_eq!(lines.lines().count(), 9, "{lines}");
+    assert_eq!(lines.lines().count(), 10, "{lines}");
+    assert!(lines.contains("ok       servers: "), "{lines}");
     assert!(lines.contains("ok       disk: writable, "), "{lines}");
     assert!(lines.contains("ok       policy: "), "{lines}");
     assert!(
@@ -407,6 +408,15 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
         lines.contains(&format!("pid {}", s.child.id().unwrap())),
         "{lines}"
     );
+
+    // A servers.json that is not valid serves no upstream: doctor says so.
+    let servers = tmp.path().join("cfg/servers.json");
+    std::fs::write(&servers, "{\"servers\": {}} junk").unwrap();
+    let out = taskdeck(tmp.path(), &["doctor"]);
+    let lines = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{lines}");
+    assert!(lines.contains("problem  servers: "), "{lines}");
+    std::fs::remove_file(&servers).unwrap();
 
     // A client written for another port fails to connect: doctor names it and the fix.
     let cursor = tmp.path().join("home/.cursor/mcp.json");
@@ -424,9 +434,11 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     assert!(
         lines.contains(&format!(
             "problem  clients: Taskdeck runs on port {}, but cursor reaches it elsewhere: \
-             cursor's {} (entry \"taskdeck\") on port {other} -> `taskdeck mcp-config cursor`",
+             cursor's {} (entry \"taskdeck\") on port {other} -> in that entry's URL, change \
+             the port to {}",
             s.port,
-            cursor.display()
+            cursor.display(),
+            s.port
         )),
         "{lines}"
     );

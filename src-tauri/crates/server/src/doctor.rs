@@ -9,7 +9,7 @@
 //! (who holds `taskdeck.lock`, whether the last run stopped cleanly), `port` (the running one
 //! answers `GET /v1/me`; a stopped one's port is free), `admin token` (the file exists, is
 //! 0600, and is the store's admin token), `policy` (`policy.json` is valid and each of its
-//! rules can match a call), `clients` (the MCP clients whose files name Taskdeck reach the
+//! rules can match a call), `servers` (`servers.json` is valid), `clients` (the MCP clients whose files name Taskdeck reach the
 //! port it runs on: [`clients`]). See docs/operations.md.
 
 mod clients;
@@ -49,7 +49,7 @@ pub struct DoctorOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// Which check: `store`, `schema`, `search index`, `disk`, `lock`, `port`, `admin token`,
-    /// `policy`, `clients`.
+    /// `policy`, `servers`, `clients`.
     pub check: &'static str,
     /// Passed.
     pub ok: bool,
@@ -103,12 +103,68 @@ pub async fn diagnose(opts: &DoctorOptions) -> Vec<Finding> {
     findings.push(check_port(opts, running).await);
     findings.push(check_admin_token(opts, file.as_ref(), running));
     findings.push(check_policy(opts));
+    findings.push(check_servers(opts));
     let port = running
         .then(|| std::fs::read_to_string(serve::port_path(&opts.data_dir)).ok())
         .flatten()
         .and_then(|s| s.trim().parse::<u16>().ok());
     findings.push(clients::check_clients(port));
     findings
+}
+
+/// `servers.json`, the upstream MCP servers Taskdeck serves: absent (none), not valid (no
+/// upstream is served, and `taskdeck servers` and the Servers view refuse to change it), or with
+/// entries that are not a server's spec (those are not served).
+fn check_servers(opts: &DoctorOptions) -> Finding {
+    const CHECK: &str = "servers";
+    let path = crate::gateway::servers_file::servers_path(&opts.config_dir);
+    let shown = path.display();
+    if !path.exists() {
+        return Finding::ok(
+            CHECK,
+            format!("{shown} does not exist: no upstream servers"),
+        );
+    }
+    match crate::gateway::servers_file::ServersConfig::load(&path) {
+        Err(e) => Finding::problem(
+            CHECK,
+            e.to_string(),
+            format!(
+                "fix {shown} (`taskdeck servers list` says the same), or move it aside to \
+                 start with no upstream servers"
+            ),
+        ),
+        Ok(config) if !config.unreadable.is_empty() => {
+            let names: Vec<String> = config
+                .unreadable
+                .iter()
+                .map(|(name, u)| format!("{name:?} ({})", u.problem))
+                .collect();
+            Finding::problem(
+                CHECK,
+                format!(
+                    "{shown}: {} not a server's spec, so not served: {}",
+                    if names.len() == 1 {
+                        "an entry is"
+                    } else {
+                        "entries are"
+                    },
+                    names.join(", ")
+                ),
+                format!(
+                    "fix or remove {} in {shown} (`taskdeck servers list` says why)",
+                    names.join(", ")
+                ),
+            )
+        }
+        Ok(config) => Finding::ok(
+            CHECK,
+            format!(
+                "{shown} is valid: {} upstream server(s)",
+                config.servers.len()
+            ),
+        ),
+    }
 }
 
 /// `policy.json`: absent (every call gets its default), not valid (then the running Taskdeck

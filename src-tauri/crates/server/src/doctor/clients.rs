@@ -79,10 +79,8 @@ fn judge(entries: &[Entry], running_port: Option<u16>) -> Finding {
     let stale: Vec<String> = wrong.iter().map(|e| said(e)).collect();
     let mut clients: Vec<&str> = wrong.iter().map(|e| e.client).collect();
     clients.dedup();
-    let commands: Vec<String> = clients
-        .iter()
-        .map(|c| format!("`taskdeck mcp-config {c}`"))
-        .collect();
+    // The entry's token stays good: only its URL's port changes (a new entry from
+    // `mcp-config` would need a new token, refused while the client's name has one).
     Finding::problem(
         CHECK,
         format!(
@@ -92,10 +90,8 @@ fn judge(entries: &[Entry], running_port: Option<u16>) -> Finding {
             stale.join("; ")
         ),
         format!(
-            "{} print{} the entry for port {port} (with a token): put it in place of the old \
-             one and restart the client; or start Taskdeck with the port those files name",
-            commands.join(", "),
-            if commands.len() == 1 { "s" } else { "" },
+            "in that entry's URL, change the port to {port} (its token stays good) and restart \
+             the client; or start Taskdeck with the port the file names"
         ),
     )
 }
@@ -168,7 +164,7 @@ mod tests {
             f.fix
                 .as_deref()
                 .unwrap()
-                .starts_with("`taskdeck mcp-config cursor` prints the entry for port 4800")
+                .starts_with("in that entry's URL, change the port to 4800")
         );
         let f = judge(&[at("cursor", 4800)], Some(4800));
         assert!(f.ok);
