@@ -379,7 +379,29 @@ fn main() -> ExitCode {
             port,
             json,
         }) => {
-            let port = port.or_else(|| serve::running_port(&data_dir));
+            let running = serve::running_port(&data_dir);
+            // A token made here is this data dir's: a Taskdeck on another port serving
+            // another data dir refuses it.
+            if let (Some(asked), Some(theirs), None) = (port, running, &token)
+                && asked != theirs
+            {
+                eprintln!(
+                    "taskdeck: warning: the Taskdeck on {} runs on port {theirs}, not {asked}: \
+                     the token made here is its own, and a Taskdeck on port {asked} serving \
+                     another data dir refuses it (leave out --port, or pass that Taskdeck's \
+                     --data-dir and --config-dir)",
+                    data_dir.display()
+                );
+            }
+            if let (Some(asked), None, None) = (port, running, &token) {
+                eprintln!(
+                    "note: no Taskdeck is running on {}: the token made here is its own, and a \
+                     Taskdeck on port {asked} serving another data dir refuses it (pass that \
+                     Taskdeck's --data-dir and --config-dir)",
+                    data_dir.display()
+                );
+            }
+            let port = port.or(running);
             if port.is_none() {
                 // A token made here is this data dir's: one served from another refuses it.
                 let token_note = match token {

@@ -753,6 +753,23 @@ async fn connect_an_agent_creates_a_working_token() {
     let cli_token = auth.strip_prefix("Bearer ").unwrap();
     let (_, me) = s.v1_get(Some(cli_token), "/v1/me").await;
     assert_eq!(me["principal"], "cursor-1");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+
+    // A --port other than the one this data dir's Taskdeck runs on: the token made is this
+    // data dir's, which a Taskdeck there (serving another data dir) would refuse. Said.
+    let out = std::process::Command::new(crate::harness::BIN)
+        .args(["mcp-config", "cursor", "--name", "cursor-2", "--port"])
+        .arg((s.port + 1).to_string())
+        .arg("--data-dir")
+        .arg(s.dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("runs on port {}, not {}", s.port, s.port + 1)),
+        "{said}"
+    );
 
     // A --token this data dir does not know is still printed, with a warning: the client
     // would be refused at its first request.

@@ -3065,6 +3065,39 @@ async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(lines: &mut tokio::io::Li
         .expect("a line before the end")
 }
 
+/// A watch whose token is revoked meanwhile exits 4 saying the token is refused, without first
+/// saying Taskdeck is not answering (it answers: it ends the stream of a revoked token).
+#[tokio::test]
+async fn tasks_watch_with_a_revoked_token_says_so_not_that_taskdeck_is_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (_, made) = s
+        .v1_post(Some(&s.admin), "/v1/agents", json!({"name": "watcher"}))
+        .await;
+    let token = made["token"].as_str().unwrap().to_string();
+    let mut child = on_data_dir(tmp.path(), &["tasks", "watch", "--token", &token])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(next_line(&mut out).await.starts_with("TIME"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let revoked = on_data_dir(tmp.path(), &["token", "revoke", "watcher"])
+        .output()
+        .await
+        .unwrap();
+    assert!(revoked.status.success(), "{revoked:?}");
+    let ended = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("the watch ends")
+        .unwrap();
+    let said = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(4), "{said}");
+    assert!(!said.contains("not answering"), "{said}");
+}
+
 /// `taskdeck tasks show` prints a job's timeline in words, and folds its run of 60 reports
 /// into one line, so its creation still shows among the newest 20 lines; its result's text is
 /// printed as lines, not JSON.

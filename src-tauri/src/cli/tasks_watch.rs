@@ -63,7 +63,11 @@ pub(crate) async fn watch(
     let mut away = false;
     // Whether a stream was ever opened: until then Taskdeck is not "back", it has not started.
     let mut seen = false;
+    // A stream that ended is opened again at once, once, before anything is said: a refusal
+    // then (a revoked token) is the reason, not "not answering".
+    let mut reopened = false;
     loop {
+        let opened_at = std::time::Instant::now();
         let followed = async {
             let mut request = http.get(format!("{}/v1/events", endpoint.base));
             if let Some(id) = &last_id {
@@ -71,7 +75,7 @@ pub(crate) async fn watch(
             }
             match target.send_unless_away(&endpoint, request).await {
                 Err(code) => Err(code),
-                Ok(None) => Ok(()),
+                Ok(None) => Ok(false),
                 Ok(Some(resp)) => {
                     if away {
                         let now = if seen { "back" } else { "running" };
@@ -86,7 +90,7 @@ pub(crate) async fn watch(
                         }
                         print_event(&event, &filter, as_json);
                     }
-                    Ok(())
+                    Ok(true)
                 }
             }
         };
@@ -94,9 +98,18 @@ pub(crate) async fn watch(
             ended = followed => ended,
             _ = tokio::signal::ctrl_c() => return ExitCode::SUCCESS,
         };
-        if let Err(code) = ended {
-            return code;
+        let streamed = match ended {
+            Err(code) => return code,
+            Ok(streamed) => streamed,
+        };
+        // Once in a row, unless the stream lasted (one closed at once, again and again, is
+        // not reopened in a tight loop).
+        if streamed && (!reopened || opened_at.elapsed() > RETRY) {
+            reopened = true;
+            endpoint = target.locate();
+            continue;
         }
+        reopened = false;
         if !away && !seen {
             eprintln!(
                 "taskdeck: {}; waiting for it to start (Ctrl-C stops)",
