@@ -203,7 +203,8 @@ async fn a_backup_taken_while_writing_holds_every_acknowledged_task_and_restores
     assert_eq!(state(), "stopped\n");
     assert!(restored.status.success(), "{}", text(&restored.stderr));
     assert!(
-        text(&restored.stderr).contains("moved to"),
+        text(&restored.stderr).contains("moved to")
+            && text(&restored.stderr).contains("one revoked since works again"),
         "{}",
         text(&restored.stderr)
     );

@@ -89,6 +89,12 @@ pub fn run_restore(data_dir: &Path, backup_file: &Path) -> ExitCode {
             if let Some(aside) = &summary.moved_aside {
                 eprintln!("The replaced store was moved to {}", aside.display());
             }
+            // The store's tokens are the backup's too: what that undoes is for the person to know.
+            eprintln!(
+                "Tokens are as they were at the backup: one revoked since works again (revoke \
+                 it again; `taskdeck token list` shows them), and one made since no longer \
+                 works. Audit entries recorded since are gone."
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -280,7 +280,12 @@ pub(crate) fn run(cmd: TasksCommand, target: &Target, as_json: bool) -> ExitCode
                 Some(s @ ("completed" | "failed" | "cancelled")) => {
                     println!("already {s}, nothing to cancel: {}", row(&body["task"]))
                 }
-                _ => println!("cancel requested: {}", row(&body["task"])),
+                // The row is the task as it was asked to stop: it ends as cancelled once its
+                // tool stops (`tasks wait` sees it end).
+                _ => println!(
+                    "cancel requested (it ends as cancelled once its tool stops): {}",
+                    row(&body["task"])
+                ),
             },
             TasksCommand::Answer {
                 ref key,
