@@ -1177,6 +1177,27 @@ async fn a_call_with_extra_environment_offers_no_always_allow() {
     result_text(&s, &agent, &id).await;
     let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
     assert_eq!(policy["rules"], json!([]), "{policy}");
+
+    // Nor for a call that an edit gives extra environment: the rule, naming none, would let
+    // the command run without it, unasked.
+    let id = asking(&s, &agent, "echo plain").await;
+    let edited = json!({"command": "echo plain", "env": {"MODE": "fast"}});
+    let (status, reply) = decide(
+        &s,
+        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true,
+               "arguments": edited}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    assert!(
+        reply["results"][0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("extra environment")),
+        "{reply}"
+    );
+    result_text(&s, &agent, &id).await;
+    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+    assert_eq!(policy["rules"], json!([]), "{policy}");
 }
 
 /// `taskdeck tasks reveal ID` as `token`: its exit code, stdout and stderr.

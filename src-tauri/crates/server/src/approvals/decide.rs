@@ -205,14 +205,32 @@ async fn decide_one(
             let edit_hides = edited
                 .and_then(|text| serde_json::from_str::<Value>(text).ok())
                 .is_some_and(|e| super::shown_arguments(&e) != e);
+            // run_command's extra environment asks whatever the rules say: no rule is saved
+            // for an edit that adds it (tools/run_command.rs).
+            let edit_adds_env = task.tool == crate::tools::run_command::NAME
+                && edited
+                    .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                    .and_then(|e| {
+                        e.get("env")
+                            .and_then(Value::as_object)
+                            .map(|m| !m.is_empty())
+                    })
+                    .unwrap_or(false);
             if is_call && request.always_allow == Some(true) && edit_hides {
                 outcome.note = Some(
                     "approved without \"always allow\": the call as edited holds credentials, \
                      which a rule would write to policy.json, so no rule was saved"
                         .into(),
                 );
+            } else if is_call && request.always_allow == Some(true) && edit_adds_env {
+                outcome.note = Some(
+                    "approved without \"always allow\": the call as edited has extra \
+                     environment, which is asked about whatever the rules say, so no rule was \
+                     saved"
+                        .into(),
+                );
             }
-            if is_call && request.always_allow == Some(true) && !edit_hides {
+            if is_call && request.always_allow == Some(true) && !edit_hides && !edit_adds_env {
                 if offers("alwaysAllow") {
                     content.insert("alwaysAllow".into(), Value::Bool(true));
                 } else {

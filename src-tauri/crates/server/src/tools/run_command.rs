@@ -447,7 +447,15 @@ impl TaskTool for RunCommand {
                                 .map_or_else(|| line.clone(), |a| a.command_line());
                             cwd = resolve_cwd(&arguments);
                         }
-                        if always {
+                        // An edit that adds environment asks whatever the rules say: a rule
+                        // (which names no environment) would allow the command without it.
+                        if always && arguments.env_additions().is_some() {
+                            ctx.status_message(
+                                "\"Always allow\" was not saved: the call as edited has extra \
+                                 environment, which is asked about whatever the rules say",
+                            )
+                            .await;
+                        } else if always {
                             let note = format!("always allow, from task {}", ctx.task_id());
                             let policed =
                                 policed_arguments(&arguments.policy_line(), cwd.as_deref());
