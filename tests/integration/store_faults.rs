@@ -435,12 +435,31 @@ async fn doctor_passes_a_running_taskdeck_and_finds_a_readable_token_file() {
     assert!(
         lines.contains(&format!(
             "problem  clients: Taskdeck runs on port {}, but cursor reaches it elsewhere: \
-             cursor's {} (entry \"taskdeck\") on port {other} -> in that entry's URL, change \
-             the port to {}",
+             cursor's {} (entry \"taskdeck\") on port {other} -> in that entry's URL, make it \
+             http://…:{}/mcp",
             s.port,
             cursor.display(),
             s.port
         )),
+        "{lines}"
+    );
+    // Another local MCP server's /mcp on its own port is not Taskdeck; a file its client
+    // cannot read is said.
+    std::fs::write(
+        &cursor,
+        json!({"mcpServers": {"playwright": {"url": format!("http://localhost:{other}/mcp")}}})
+            .to_string(),
+    )
+    .unwrap();
+    let lines = text(&taskdeck(tmp.path(), &["doctor"]).stdout);
+    assert!(
+        lines.contains("ok       clients: no MCP client's file"),
+        "{lines}"
+    );
+    std::fs::write(&cursor, "{\"mcpServers\": {").unwrap();
+    let lines = text(&taskdeck(tmp.path(), &["doctor"]).stdout);
+    assert!(
+        lines.contains("problem  clients: not valid, so its client cannot read"),
         "{lines}"
     );
     std::fs::write(&cursor, entry(s.port)).unwrap();

@@ -14,34 +14,79 @@ use crate::gateway::import::{self, Client};
 const CHECK: &str = "clients";
 
 /// One client's entry that reaches a Taskdeck: the client (`mcp-config`'s id), its file, the
-/// entry's name and the port of its URL.
+/// entry's name, the port of its URL and whether it is `https` (Taskdeck listens on plain
+/// `http`).
 struct Entry {
     client: &'static str,
     file: PathBuf,
     name: String,
     port: u16,
+    https: bool,
 }
 
+/// The most bytes of a client's file read as JSON with comments (VS Code's): JSON5's parser is
+/// slow on a large file that is not valid, and the others are plain JSON.
+const JSONC_MAX_BYTES: usize = 1 << 20;
+
 /// The check, for a Taskdeck running on `running_port` (`None`: not running, or its port not
-/// recorded: the entries are listed, not judged).
+/// recorded: the entries are listed, not judged). An entry counts as Taskdeck's when it is
+/// named `taskdeck` (as `mcp-config` and `servers import` write it) or reaches the running
+/// Taskdeck's port: another local MCP server's `/mcp` on its own port is not Taskdeck. A
+/// client file that cannot be read as its client's format is a problem too: the client cannot
+/// read it either.
 pub(super) fn check_clients(running_port: Option<u16>) -> Finding {
     let mut entries = Vec::new();
+    let mut broken = Vec::new();
     for client in Client::ALL {
-        if let Some(file) = client.default_file()
-            && let Some(json) = read_json(&file)
-        {
-            entries.extend(
+        let Some(file) = client.default_file() else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        match parse(client, &text) {
+            Some(json) => entries.extend(
                 import::taskdeck_entries(client, &json)
                     .into_iter()
                     .filter_map(|(name, url)| entry(client.id(), &file, name, &url)),
-            );
+            ),
+            None => broken.push(format!("{}'s {}", client.id(), file.display())),
         }
     }
     if let Some(home) = crate::hooks::codex_servers::default_codex_home() {
         let file = home.join("config.toml");
-        entries.extend(codex_entries(&file));
+        match codex_entries(&file) {
+            Some(found) => entries.extend(found),
+            None => broken.push(format!("codex's {}", file.display())),
+        }
+    }
+    entries.retain(|e| {
+        e.name == crate::gateway::servers_file::RESERVED_NAME || Some(e.port) == running_port
+    });
+    if !broken.is_empty() {
+        return Finding::problem(
+            CHECK,
+            format!(
+                "not valid, so its client cannot read its servers either: {}",
+                broken.join("; ")
+            ),
+            "fix the file (its client's own settings may help), then run doctor again",
+        );
     }
     judge(&entries, running_port)
+}
+
+/// `text` as `client`'s file: JSON, or for VS Code JSON with comments; `None` when it is not,
+/// or its servers key is not an object.
+fn parse(client: Client, text: &str) -> Option<Value> {
+    let json = serde_json::from_str::<Value>(text).ok().or_else(|| {
+        (client == Client::Vscode && text.len() <= JSONC_MAX_BYTES)
+            .then(|| json5::from_str(text).ok())
+            .flatten()
+    })?;
+    import::plan(client, &json, &Default::default(), (0, None))
+        .is_ok()
+        .then_some(json)
 }
 
 /// The finding for `entries` and the running Taskdeck's port.
@@ -55,10 +100,11 @@ fn judge(entries: &[Entry], running_port: Option<u16>) -> Finding {
     }
     let said = |e: &Entry| {
         format!(
-            "{}'s {} (entry {:?}) on port {}",
+            "{}'s {} (entry {:?}) on {}port {}",
             e.client,
             e.file.display(),
             e.name,
+            if e.https { "https, " } else { "" },
             e.port
         )
     };
@@ -66,7 +112,8 @@ fn judge(entries: &[Entry], running_port: Option<u16>) -> Finding {
         let all: Vec<String> = entries.iter().map(said).collect();
         return Finding::ok(CHECK, format!("Taskdeck is named by {}", all.join("; ")));
     };
-    let (right, wrong): (Vec<&Entry>, Vec<&Entry>) = entries.iter().partition(|e| e.port == port);
+    let (right, wrong): (Vec<&Entry>, Vec<&Entry>) =
+        entries.iter().partition(|e| e.port == port && !e.https);
     if wrong.is_empty() {
         let mut all: Vec<&str> = right.iter().map(|e| e.client).collect();
         all.dedup();
@@ -90,8 +137,9 @@ fn judge(entries: &[Entry], running_port: Option<u16>) -> Finding {
             stale.join("; ")
         ),
         format!(
-            "in that entry's URL, change the port to {port} (its token stays good) and restart \
-             the client; or start Taskdeck with the port the file names"
+            "in that entry's URL, make it http://…:{port}/mcp (Taskdeck serves plain http; its \
+             token stays good) and restart the client; or start Taskdeck with the port the file \
+             names"
         ),
     )
 }
@@ -99,43 +147,46 @@ fn judge(entries: &[Entry], running_port: Option<u16>) -> Finding {
 /// The entry named `name` of `client`'s `file`, if `url` has a port (an `http` URL without one
 /// is port 80).
 fn entry(client: &'static str, file: &Path, name: String, url: &str) -> Option<Entry> {
-    let port = reqwest::Url::parse(url).ok()?.port_or_known_default()?;
+    let url = reqwest::Url::parse(url).ok()?;
     Some(Entry {
         client,
         file: file.to_path_buf(),
         name,
-        port,
+        port: url.port_or_known_default()?,
+        https: url.scheme() == "https",
     })
 }
 
-/// `path` as JSON (or JSON with comments, as VS Code's); `None` when it is missing or neither.
-fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text)
-        .ok()
-        .or_else(|| json5::from_str(&text).ok())
-}
-
-/// The `[mcp_servers.NAME]` tables of Codex's `file` whose `url` is a Taskdeck's.
-fn codex_entries(file: &Path) -> Vec<Entry> {
-    let Some(doc) = std::fs::read_to_string(file)
-        .ok()
-        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-    else {
-        return Vec::new();
+/// The `[mcp_servers.NAME]` tables of Codex's `file` that reach a Taskdeck: a `url` that is
+/// one, or one among a stdio server's `args` (`npx mcp-remote URL`). `None` when the file is
+/// there but is not TOML; empty when it is missing.
+fn codex_entries(file: &Path) -> Option<Vec<Entry>> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Some(Vec::new());
     };
+    let doc = text.parse::<toml_edit::DocumentMut>().ok()?;
     let Some(servers) = doc.get("mcp_servers").and_then(|s| s.as_table_like()) else {
-        return Vec::new();
+        return Some(Vec::new());
     };
-    servers
-        .iter()
-        .filter_map(|(name, server)| {
-            let url = server.as_table_like()?.get("url")?.as_str()?;
-            import::is_taskdeck_url(url, None)
-                .then(|| entry("codex", file, name.to_string(), url))
-                .flatten()
-        })
-        .collect()
+    let ours = |s: &&str| import::is_taskdeck_url(s, None);
+    Some(
+        servers
+            .iter()
+            .filter_map(|(name, server)| {
+                let server = server.as_table_like()?;
+                let url = server.get("url").and_then(|u| u.as_str()).filter(ours);
+                let arg = || {
+                    server
+                        .get("args")?
+                        .as_array()?
+                        .iter()
+                        .filter_map(|a| a.as_str())
+                        .find(ours)
+                };
+                entry("codex", file, name.to_string(), url.or_else(arg)?)
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -148,6 +199,7 @@ mod tests {
             file: PathBuf::from(format!("/home/me/{client}.json")),
             name: "taskdeck".into(),
             port,
+            https: false,
         }
     }
 
@@ -164,7 +216,7 @@ mod tests {
             f.fix
                 .as_deref()
                 .unwrap()
-                .starts_with("in that entry's URL, change the port to 4800")
+                .starts_with("in that entry's URL, make it http://…:4800/mcp")
         );
         let f = judge(&[at("cursor", 4800)], Some(4800));
         assert!(f.ok);
@@ -185,8 +237,18 @@ mod tests {
              [mcp_servers.fs]\ncommand = \"npx\"\n",
         )
         .unwrap();
-        let found = codex_entries(&file);
+        let found = codex_entries(&file).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!((found[0].name.as_str(), found[0].port), ("taskdeck", 4747));
+        // Through mcp-remote; and a file that is not TOML is said to be broken.
+        std::fs::write(
+            &file,
+            "[mcp_servers.td]\ncommand = \"npx\"\nargs = [\"-y\", \"mcp-remote\", \"http://localhost:4800/mcp\"]\n",
+        )
+        .unwrap();
+        let found = codex_entries(&file).unwrap();
+        assert_eq!((found[0].name.as_str(), found[0].port), ("td", 4800));
+        std::fs::write(&file, "[mcp_servers.td\nurl = ").unwrap();
+        assert!(codex_entries(&file).is_none());
     }
 }
