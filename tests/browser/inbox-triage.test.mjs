@@ -623,7 +623,7 @@ test('"Always allow" in the opened call: approving with it ticked saves the rule
   assert.equal(put.status, 200);
 });
 
-test('a row that cuts its call by a fraction of a pixel says Review…; one that fits it says Approve', async () => {
+test('a row that cuts its call (by a fraction of a pixel, or in its tool name) says Review…; one that fits it says Approve', async () => {
   const id = await askToRun('echo abcdefghij');
   const row = rowOf(id);
   await row.waitFor();
@@ -644,6 +644,13 @@ test('a row that cuts its call by a fraction of a pixel says Review…; one that
   try {
     assert.equal(await labelAt(textWidth - 0.4, 1), 'Review…', `text ${textWidth}px in ${textWidth - 0.4}px: its last letter is behind the "…"`);
     assert.equal(await labelAt(textWidth + 0.4, 2), 'Approve', 'a box the text fits');
+    // The tool's name cut (two tools may differ past the cut): Review… too, the name whole on hover.
+    const tool = row.locator('.approval-tool');
+    assert.equal(await tool.getAttribute('title'), 'taskdeck · run_command');
+    await tool.evaluate((el) => Object.assign(el.style, { flex: '0 0 40px', minWidth: '0' }));
+    await page.setViewportSize({ width: viewport.width + 3, height: viewport.height });
+    await page.waitForTimeout(200);
+    assert.equal(await row.locator('.approval-approve').textContent(), 'Review…', 'the tool name cut');
   } finally {
     await page.setViewportSize(viewport);
   }

@@ -377,8 +377,9 @@ const ROW_ARGS_MAX = 120;
  *  and the line not cut by the row's width. */
 function rowShowsWhole(a, id) {
   if (!summaryIsWhole(a.arguments, ROW_ARGS_MAX)) return false;
-  const el = rowEls.get(`approval:${id}`)?.querySelector('.approval-args');
-  return !el || textFits(el);
+  // The server and tool too: two tools may differ only past where the row cuts the name.
+  const row = rowEls.get(`approval:${id}`);
+  return !row || [...row.querySelectorAll('.approval-args, .approval-tool')].every(textFits);
 }
 
 /** Whether `el`'s text fits its box, unclipped, measured in fractions of a pixel: the laid-out
@@ -420,7 +421,7 @@ function approvalRow(a, inGroup) {
   const summary = h(
     'button',
     { type: 'button', class: 'approval-summary', 'aria-expanded': 'false' },
-    h('span', { class: 'approval-tool' }, a.kind === 'question' ? oneLine(a.message || a.tool, 200) : `${a.server} · ${a.tool}`),
+    h('span', { class: 'approval-tool', title: a.kind === 'question' ? undefined : `${a.server} · ${a.tool}` }, a.kind === 'question' ? oneLine(a.message || a.tool, 200) : `${a.server} · ${a.tool}`),
     h('span', { class: 'approval-args' }, a.kind === 'question' ? a.tool : argsSummary(a.arguments, ROW_ARGS_MAX)),
     h('span', { class: 'approval-principal', title: a.principal }, a.principal),
   );
