@@ -1162,42 +1162,32 @@ async fn a_call_with_extra_environment_offers_no_always_allow() {
     let waiting = s.wait_status(&s.admin, &id, "input_required").await;
     let form = &waiting["inputRequests"]["approve-command"]["params"]["requestedSchema"];
     assert!(form["properties"].get("alwaysAllow").is_none(), "{form}");
-    let (status, reply) = decide(
-        &s,
-        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true}),
-    )
-    .await;
-    assert_eq!(status, 200, "{reply}");
-    assert!(
-        reply["results"][0]["note"]
-            .as_str()
-            .is_some_and(|n| n.contains("no rule was saved")),
-        "{reply}"
-    );
-    result_text(&s, &agent, &id).await;
-    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
-    assert_eq!(policy["rules"], json!([]), "{policy}");
+    // Approved with "always allow" (and `edited` arguments): answered, with a note saying why
+    // no rule was saved, and none is.
+    let approve_always = async |id: &str, edited: Option<Value>, why: &str| {
+        let mut body =
+            json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true});
+        if let Some(edited) = edited {
+            body["arguments"] = edited;
+        }
+        let (status, reply) = decide(&s, body).await;
+        assert_eq!(status, 200, "{reply}");
+        let note = reply["results"][0]["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains("no rule was saved") && note.contains(why),
+            "{reply}"
+        );
+        result_text(&s, &agent, id).await;
+        let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
+        assert_eq!(policy["rules"], json!([]), "{policy}");
+    };
+    approve_always(&id, None, "offers none").await;
 
     // Nor for a call that an edit gives extra environment: the rule, naming none, would let
     // the command run without it, unasked.
     let id = asking(&s, &agent, "echo plain").await;
     let edited = json!({"command": "echo plain", "env": {"MODE": "fast"}});
-    let (status, reply) = decide(
-        &s,
-        json!({"items": [{"taskId": id}], "decision": "approve", "alwaysAllow": true,
-               "arguments": edited}),
-    )
-    .await;
-    assert_eq!(status, 200, "{reply}");
-    assert!(
-        reply["results"][0]["note"]
-            .as_str()
-            .is_some_and(|n| n.contains("extra environment")),
-        "{reply}"
-    );
-    result_text(&s, &agent, &id).await;
-    let (_, policy) = s.v1_get(Some(&s.admin), "/v1/policy").await;
-    assert_eq!(policy["rules"], json!([]), "{policy}");
+    approve_always(&id, Some(edited), "extra environment").await;
 }
 
 /// `taskdeck tasks reveal ID` as `token`: its exit code, stdout and stderr.
