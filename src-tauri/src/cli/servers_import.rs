@@ -322,9 +322,10 @@ fn create_token(ctx: &ServersContext, name: &str) -> Result<String, ExitCode> {
     }
 }
 
-/// The token of principal `name` that the client's `file` already holds (in a taskdeck
-/// entry's `Authorization: Bearer …`, as an earlier import or `mcp-config` wrote it), when it
-/// is live in the store of the data dir; else `None`. Reading only: no store is created.
+/// The token of principal `name` that the client's `file` already holds (a `Bearer td_…` in
+/// any of its strings: the taskdeck entry's Authorization, as an earlier import or
+/// `mcp-config` wrote it), when it is live in the store of the data dir and that principal's;
+/// else `None`. Reading only: no store is created.
 fn token_in_file(ctx: &ServersContext, file: &Value, name: &str) -> Option<String> {
     fn bearers(v: &Value, out: &mut Vec<String>) {
         match v {

@@ -44,13 +44,13 @@ pub(super) fn check_clients(running_port: Option<u16>) -> Finding {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
-        match parse(client, &text) {
-            Some(json) => entries.extend(
-                import::taskdeck_entries(client, &json)
+        match parse(client, &text).map(|json| import::taskdeck_entries(client, &json)) {
+            Some(Ok(found)) => entries.extend(
+                found
                     .into_iter()
                     .filter_map(|(name, url)| entry(client.id(), &file, name, &url)),
             ),
-            None => broken.push(format!("{}'s {}", client.id(), file.display())),
+            Some(Err(_)) | None => broken.push(format!("{}'s {}", client.id(), file.display())),
         }
     }
     if let Some(home) = crate::hooks::codex_servers::default_codex_home() {
@@ -76,17 +76,14 @@ pub(super) fn check_clients(running_port: Option<u16>) -> Finding {
     judge(&entries, running_port)
 }
 
-/// `text` as `client`'s file: JSON, or for VS Code JSON with comments; `None` when it is not,
-/// or its servers key is not an object.
+/// `text` as `client`'s file: JSON, or for VS Code JSON with comments; `None` when it is
+/// neither.
 fn parse(client: Client, text: &str) -> Option<Value> {
-    let json = serde_json::from_str::<Value>(text).ok().or_else(|| {
+    serde_json::from_str::<Value>(text).ok().or_else(|| {
         (client == Client::Vscode && text.len() <= JSONC_MAX_BYTES)
             .then(|| json5::from_str(text).ok())
             .flatten()
-    })?;
-    import::plan(client, &json, &Default::default(), (0, None))
-        .is_ok()
-        .then_some(json)
+    })
 }
 
 /// The finding for `entries` and the running Taskdeck's port.

@@ -481,13 +481,13 @@ pub fn is_taskdeck_url(url: &str, port: Option<u16>) -> bool {
 
 /// The entries of `client`'s `file` (its parsed JSON) that reach a Taskdeck, on any port: each
 /// one's name and the Taskdeck URL it uses (its `url`, or the URL among a stdio entry's
-/// arguments). A file whose servers key is not an object names none.
-pub fn taskdeck_entries(client: Client, file: &Value) -> Vec<(String, String)> {
-    let Ok(maps) = server_maps(client, file) else {
-        return Vec::new();
-    };
+/// arguments). Errors, as [`plan`]'s: the file is not a JSON object, or its servers key is not
+/// an object.
+pub fn taskdeck_entries(client: Client, file: &Value) -> Result<Vec<(String, String)>, String> {
+    let maps = server_maps(client, file)?;
     let ours = |s: &&str| is_taskdeck_url(s, None);
-    maps.iter()
+    Ok(maps
+        .iter()
         .flat_map(|m| m.servers.iter())
         .filter_map(|(name, entry)| {
             let url = entry.get("url").and_then(Value::as_str).filter(ours);
@@ -501,7 +501,7 @@ pub fn taskdeck_entries(client: Client, file: &Value) -> Vec<(String, String)> {
             };
             Some((name.clone(), url.or_else(arg)?.to_string()))
         })
-        .collect()
+        .collect())
 }
 
 /// True when the entry reaches Taskdeck on `port` (any port when `None`): its `url`, or a URL
